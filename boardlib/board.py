@@ -1,0 +1,1467 @@
+"""The board API: one method per verb of the seeds, every rule enforced inside one transaction.
+
+Each write method opens a `BEGIN IMMEDIATE` transaction through the store, re-reads the rows it
+judges, decides with `transitions`/`lifecycle`/`recovery`, writes, appends exactly one event per
+changed task, and returns the new records. A refusal raises `BoardError` before anything commits, so
+"refused" always means "changed nothing". Reads go through the store's query-only connection.
+
+Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
+"""
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import transitions as t
+from .clock import Clock, SystemClock
+from .config import MINUTE_MS, BoardConfig
+from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
+from .lifecycle import plan_move, verdict_blocks_done
+from .records import (
+    Ancestor,
+    AuditEntry,
+    Comment,
+    Event,
+    Execution,
+    Explanation,
+    LinkedTask,
+    ReconcileReport,
+    Task,
+    TaskView,
+    Workspace,
+)
+from .recovery import LeaseSweeper, release_expired_leases
+from .store.sqlite import SqliteStore, SqliteTx
+
+SYSTEM = "system"
+OPERATOR = "operator"
+AUTHOR_TYPES = ("agent", "user", "system")
+EXECUTION_OUTCOMES = ("succeeded", "failed", "timed_out", "cancelled")
+TITLE_MAX = 500
+TEXT_MAX = 20_000
+NAME_MAX = 200
+
+
+def _text(value: Any, name: str, *, limit: int = TEXT_MAX, required: bool = True) -> str | None:
+    """A stripped string within `limit`, or a typed refusal naming the field."""
+    if value is None:
+        if required:
+            raise invalid_input(f"{name} is required", field=name)
+        return None
+    if not isinstance(value, str):
+        raise invalid_input(f"{name} must be a string", field=name)
+    value = value.strip()
+    if required and not value:
+        raise invalid_input(f"{name} must not be empty", field=name)
+    if len(value) > limit:
+        raise invalid_input(f"{name} is longer than {limit} characters", field=name)
+    return value or None
+
+
+def _name(value: Any, name: str) -> str:
+    text = _text(value, name, limit=NAME_MAX)
+    assert text is not None
+    return text
+
+
+def _optional_name(value: Any, name: str) -> str | None:
+    return None if value is None else _name(value, name)
+
+
+def _integer(value: Any, name: str, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_input(f"{name} must be an integer", field=name)
+    if minimum is not None and value < minimum:
+        raise invalid_input(f"{name} must be at least {minimum}", field=name)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One task of a plan to create at once: `depends_on`/`parent` name other items by key or
+    existing tasks by id."""
+
+    key: str
+    title: str
+    description: str | None = None
+    role: str | None = None
+    priority: int = 0
+    depends_on: tuple[str, ...] = ()
+    status: str = t.TODO
+    team_id: str | None = None
+    kind: str = "code"
+    parent: str | None = None
+
+
+class Board:
+    """One shared board file. Thread-safe; open one per process (or per simulated agent)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        config: BoardConfig | None = None,
+        read_only: bool = False,
+        recover: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.clock = clock or SystemClock()
+        self.config = config or BoardConfig()
+        self.read_only = read_only
+        self.store = SqliteStore(self.path, self.config, read_only=read_only)
+        self._sweeper: LeaseSweeper | None = None
+        if recover and not read_only:
+            self.release_expired_leases()  # the orphan pass at open
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def __enter__(self) -> "Board":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+        self.store.close()
+
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    def _emit(
+        self,
+        tx: SqliteTx,
+        kind: str,
+        task: Task | None,
+        actor: str | None,
+        now: int,
+        **data: Any,
+    ) -> None:
+        tx.insert_event(
+            kind,
+            task.id if task else None,
+            actor,
+            data,
+            now,
+            self.config.event_ttl_seconds,
+            task.tenant_id if task else None,
+        )
+
+    @staticmethod
+    def _load(tx: SqliteTx, task_id: str) -> Task:
+        if not isinstance(task_id, str) or not task_id:
+            raise invalid_input("task id must be a non-empty string", field="id")
+        row = tx.task(task_id)
+        if row is None:
+            raise not_found("task", task_id)
+        return Task.from_row(row)
+
+    def _check_holder(self, task: Task, verb: str, agent: str, epoch: int | None, now: int) -> None:
+        """The lease-protected verbs: only the current holder, with a current claim, may act."""
+        if task.status != t.IN_PROGRESS:
+            raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
+        if task.assignee_agent_id != agent:
+            raise BoardError(
+                Reason.NOT_ASSIGNEE,
+                f"cannot {verb}: {task.id} is held by {task.assignee_agent_id}, not {agent}",
+                id=task.id,
+                assignee=task.assignee_agent_id,
+            )
+        if epoch is not None and epoch != task.claim_epoch:
+            raise BoardError(
+                Reason.STALE_CLAIM,
+                f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+                id=task.id,
+                epoch=epoch,
+                current_epoch=task.claim_epoch,
+            )
+        if task.lease_until is not None and task.lease_until < now:
+            raise BoardError(
+                Reason.STALE_CLAIM,
+                f"cannot {verb}: the lease on {task.id} expired at {task.lease_until}; "
+                "the task is being released for another claim",
+                id=task.id,
+                lease_until=task.lease_until,
+            )
+
+    def _apply_move(
+        self,
+        tx: SqliteTx,
+        task: Task,
+        target: str,
+        *,
+        actor: str,
+        now: int,
+        verb: str,
+        reason: str | None = None,
+        human_override: bool = False,
+        extra: dict[str, Any] | None = None,
+        event_data: dict[str, Any] | None = None,
+    ) -> Task:
+        """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
+        of dependents on done, executions of abandoned work, the audit row of an override, and one
+        event."""
+        move = plan_move(
+            task,
+            target,
+            actor=actor,
+            now=now,
+            lease_ms=self.config.lease_ms,
+            reason=reason,
+            human_override=human_override,
+        )
+        changes = {**move.changes, **(extra or {})}
+        if move.is_noop and not extra:
+            return task
+        if extra and "updated_at" not in changes:
+            changes["updated_at"] = now
+        new = Task.from_row(tx.update_task(task.id, changes))
+        if not move.is_noop:
+            if target == t.DONE:
+                tx.satisfy_dependents(task.id)
+            if target in (t.TODO, t.CANCELLED):
+                tx.close_running_executions(
+                    task.id, "cancelled", now, f"task moved to {target} by {actor} ({verb})"
+                )
+            if target == t.DONE and human_override:
+                tx.insert_audit(
+                    task_id=task.id,
+                    actor=actor,
+                    action="human_override",
+                    from_status=task.status,
+                    to_status=target,
+                    verdict_overridden=task.verification,
+                    detail=reason,
+                    now=now,
+                    tenant=task.tenant_id,
+                )
+        data: dict[str, Any] = {"verb": verb, **(event_data or {})}
+        if not move.is_noop:
+            data |= {"from": task.status, "to": target}
+        if reason:
+            data["reason"] = reason
+        if extra:
+            data["fields"] = sorted(key for key in extra if key != "updated_at")
+        kind = "task_updated" if move.is_noop else "status_changed"
+        self._emit(tx, kind, new, actor, now, **data)
+        return new
+
+    # -- creating -------------------------------------------------------------------------------
+
+    def _validate_new(
+        self,
+        tx: SqliteTx,
+        *,
+        title: Any,
+        description: Any,
+        status: Any,
+        priority: Any,
+        team_id: Any,
+        role: Any,
+        kind: Any,
+        parent_task_id: Any,
+        assignee_runtime: Any,
+        source_delegation_id: Any,
+        tenant_id: Any,
+        scheduled_by: Any,
+        now: int,
+    ) -> dict[str, Any]:
+        if status not in t.CREATABLE:
+            raise invalid_input(
+                f"a new task starts in backlog or todo, not {status!r}",
+                field="status",
+                allowed=sorted(t.CREATABLE),
+            )
+        if parent_task_id is not None:
+            parent_task_id = _name(parent_task_id, "parentTaskId")
+            if tx.task(parent_task_id) is None:
+                raise not_found("parent task", parent_task_id)
+        return {
+            "title": _text(title, "title", limit=TITLE_MAX),
+            "description": _text(description, "description", required=False),
+            "status": status,
+            "priority": _integer(priority, "priority"),
+            "team_id": _optional_name(team_id, "teamId"),
+            "role": _optional_name(role, "role"),
+            "kind": _name(kind, "kind"),
+            "parent_task_id": parent_task_id,
+            "assignee_runtime": _optional_name(assignee_runtime, "assigneeRuntime"),
+            "source_delegation_id": _optional_name(source_delegation_id, "sourceDelegationId"),
+            "tenant_id": _optional_name(tenant_id, "tenantId"),
+            "scheduled_by": _name(scheduled_by, "scheduledBy"),
+            "created_at": now,
+            "updated_at": now,
+            "holders": [],
+        }
+
+    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
+        """The capped create path (seed 000): depth, live children per parent, root-create rate."""
+        config = self.config
+        if parent_task_id is None:
+            since = now - config.root_create_window_ms
+            if tx.roots_created_since(since) >= config.root_create_limit:
+                raise BoardError(
+                    Reason.CAP_EXCEEDED,
+                    f"too many root tasks: {config.root_create_limit} created in the last "
+                    f"{config.root_create_window_ms // 1000} s",
+                    cap="root_rate",
+                    limit=config.root_create_limit,
+                )
+            return
+        chain = self._validated_ancestors(tx, parent_task_id)
+        if len(chain) >= config.max_depth:
+            raise BoardError(
+                Reason.CAP_EXCEEDED,
+                f"too deep: {parent_task_id} already has {len(chain)} ancestors "
+                f"(ceiling {config.max_depth})",
+                cap="depth",
+                limit=config.max_depth,
+            )
+        if tx.live_children(parent_task_id) >= config.max_live_children:
+            raise BoardError(
+                Reason.CAP_EXCEEDED,
+                f"too many live children under {parent_task_id} "
+                f"(ceiling {config.max_live_children})",
+                cap="children",
+                limit=config.max_live_children,
+            )
+
+    def _insert_task(
+        self, tx: SqliteTx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
+    ) -> Task:
+        values = {**values, "id": tx.next_id("tasks", "TASK-")}
+        row = tx.insert_task(values)
+        task_id = row["id"]
+        for blocker in depends_on:
+            if tx.task(blocker) is None:
+                raise not_found("dependency", blocker)
+            tx.insert_dependency(task_id, blocker, now, values.get("tenant_id"))
+        if depends_on:
+            unmet = tx.count_unmet_dependencies(task_id)
+            if unmet:
+                row = tx.update_task(task_id, {"unmet_deps": unmet})
+        task = Task.from_row(row)
+        self._emit(
+            tx, "task_created", task, actor, now, status=task.status, dependsOn=list(depends_on)
+        )
+        return task
+
+    def create_task(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        status: str = t.TODO,
+        priority: int = 0,
+        team_id: str | None = None,
+        role: str | None = None,
+        kind: str = "code",
+        parent_task_id: str | None = None,
+        depends_on: Iterable[str] = (),
+        assignee_runtime: str | None = None,
+        source_delegation_id: str | None = None,
+        tenant_id: str | None = None,
+        scheduled_by: str = "manual",
+        actor: str = OPERATOR,
+        capped: bool = False,
+    ) -> Task:
+        """File a task (todo by default, or backlog). `capped=True` is the path for unsupervised
+        creators (agents): depth, live-children and root-rate ceilings apply in the same
+        transaction, so racing creators cannot overshoot them."""
+        blockers = [_name(blocker, "dependsOn") for blocker in depends_on]
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            values = self._validate_new(
+                tx,
+                title=title,
+                description=description,
+                status=status,
+                priority=priority,
+                team_id=team_id,
+                role=role,
+                kind=kind,
+                parent_task_id=parent_task_id,
+                assignee_runtime=assignee_runtime,
+                source_delegation_id=source_delegation_id,
+                tenant_id=tenant_id,
+                scheduled_by=scheduled_by,
+                now=now,
+            )
+            if capped:
+                self._enforce_caps(tx, values["parent_task_id"], now)
+            return self._insert_task(tx, values, list(dict.fromkeys(blockers)), actor, now)
+
+        return self.store.write(work)
+
+    def create_plan(self, items: Sequence[PlanItem], *, actor: str = OPERATOR) -> dict[str, Task]:
+        """Create a whole plan in one transaction, or nothing: items refer to each other by key.
+        The plan must be acyclic (dependencies are created in topological order)."""
+        keys = [item.key for item in items]
+        if len(set(keys)) != len(keys):
+            raise invalid_input(
+                "duplicate plan keys", keys=sorted({k for k in keys if keys.count(k) > 1})
+            )
+        by_key = {item.key: item for item in items}
+        order = _topological_order(items)
+
+        def work(tx: SqliteTx) -> dict[str, Task]:
+            now = self.now()
+            created: dict[str, Task] = {}
+
+            def resolve(ref: str) -> str:
+                if ref in created:
+                    return created[ref].id
+                if tx.task(ref) is None:
+                    raise not_found("task or plan key", ref)
+                return ref
+
+            for key in order:
+                item = by_key[key]
+                parent = resolve(item.parent) if item.parent else None
+                values = self._validate_new(
+                    tx,
+                    title=item.title,
+                    description=item.description,
+                    status=item.status,
+                    priority=item.priority,
+                    team_id=item.team_id,
+                    role=item.role,
+                    kind=item.kind,
+                    parent_task_id=parent,
+                    assignee_runtime=None,
+                    source_delegation_id=None,
+                    tenant_id=None,
+                    scheduled_by="plan",
+                    now=now,
+                )
+                blockers = [resolve(ref) for ref in dict.fromkeys(item.depends_on)]
+                created[key] = self._insert_task(tx, values, blockers, actor, now)
+            return created
+
+        return self.store.write(work)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def get_task(self, task_id: str) -> Task:
+        return self.store.read(lambda tx: self._load(tx, task_id))
+
+    def find_task(self, task_id: str) -> Task | None:
+        row = self.store.read(lambda tx: tx.task(task_id))
+        return Task.from_row(row) if row is not None else None
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        limit: int | None = None,
+    ) -> list[Task]:
+        """Tasks, newest change first; `ready=True` gives the claimable ones in claim order."""
+        if status is not None and not t.is_status(status):
+            raise invalid_input(f"unknown status {status!r}", allowed=list(t.STATUSES))
+        rows = self.store.read(
+            lambda tx: tx.list_tasks(
+                status=status,
+                team_id=team_id,
+                assignee=assignee,
+                role=role,
+                include_dropped=include_dropped,
+                ready=ready,
+                limit=limit,
+            )
+        )
+        return [Task.from_row(row) for row in rows]
+
+    def ready_tasks(self, *, team_id: str | None = None, role: str | None = None) -> list[Task]:
+        return self.list_tasks(ready=True, team_id=team_id, role=role)
+
+    def search(self, text: str, *, include_dropped: bool = False, limit: int = 200) -> list[Task]:
+        """Tasks whose id is `text` or whose title or description contains it."""
+        query = _text(text, "text", limit=NAME_MAX)
+        rows = self.store.read(
+            lambda tx: tx.list_tasks(text=query, include_dropped=include_dropped, limit=limit)
+        )
+        return [Task.from_row(row) for row in rows]
+
+    def all_tasks(self) -> list[Task]:
+        """Every task, dropped included, in creation order: the TUI's snapshot."""
+        return [Task.from_row(row) for row in self.store.read(lambda tx: tx.all_tasks())]
+
+    def status_counts(self) -> dict[str, int]:
+        counts = self.store.read(lambda tx: tx.status_counts())
+        return {status: counts.get(status, 0) for status in t.STATUSES}
+
+    def comments(self, task_id: str) -> list[Comment]:
+        return self.store.read(
+            lambda tx: (
+                self._load(tx, task_id),
+                [Comment.from_row(r) for r in tx.comments(task_id)],
+            )
+        )[1]
+
+    def _validated_ancestors(self, tx: SqliteTx, task_id: str) -> list[Ancestor]:
+        from .models import AncestorRow  # raw recursive rows are checked, not trusted
+
+        chain = []
+        for row in tx.ancestors(task_id):
+            checked = AncestorRow.model_validate(dict(row))
+            chain.append(
+                Ancestor(
+                    id=checked.id,
+                    parent_task_id=checked.parent_task_id,
+                    title=checked.title,
+                    status=checked.status,
+                )
+            )
+        return chain
+
+    def ancestors(self, task_id: str) -> list[Ancestor]:
+        """The parent chain, nearest parent first."""
+
+        def work(tx: SqliteTx) -> list[Ancestor]:
+            self._load(tx, task_id)
+            return self._validated_ancestors(tx, task_id)
+
+        return self.store.read(work)
+
+    def dependencies(self, task_id: str) -> list[LinkedTask]:
+        def work(tx: SqliteTx) -> list[LinkedTask]:
+            self._load(tx, task_id)
+            return [LinkedTask.from_row(row) for row in tx.dependencies(task_id)]
+
+        return self.store.read(work)
+
+    def dependents(self, task_id: str) -> list[LinkedTask]:
+        def work(tx: SqliteTx) -> list[LinkedTask]:
+            self._load(tx, task_id)
+            return [LinkedTask.from_row(row) for row in tx.dependents(task_id)]
+
+        return self.store.read(work)
+
+    def executions(self, task_id: str) -> list[Execution]:
+        def work(tx: SqliteTx) -> list[Execution]:
+            self._load(tx, task_id)
+            return [Execution.from_row(row) for row in tx.executions(task_id)]
+
+        return self.store.read(work)
+
+    def get_execution(self, execution_id: str) -> Execution:
+        row = self.store.read(lambda tx: tx.execution(execution_id))
+        if row is None:
+            raise not_found("execution", execution_id)
+        return Execution.from_row(row)
+
+    def workspaces(self, task_id: str) -> list[Workspace]:
+        return [Workspace.from_row(r) for r in self.store.read(lambda tx: tx.workspaces(task_id))]
+
+    def view(self, task_id: str) -> TaskView:
+        """One task with its comments, parent chain, dependencies both ways, executions and
+        workspaces, read in one snapshot."""
+
+        def work(tx: SqliteTx) -> TaskView:
+            task = self._load(tx, task_id)
+            return TaskView(
+                task=task,
+                comments=[Comment.from_row(r) for r in tx.comments(task_id)],
+                ancestors=self._validated_ancestors(tx, task_id),
+                dependencies=[LinkedTask.from_row(r) for r in tx.dependencies(task_id)],
+                dependents=[LinkedTask.from_row(r) for r in tx.dependents(task_id)],
+                executions=[Execution.from_row(r) for r in tx.executions(task_id)],
+                workspaces=[Workspace.from_row(r) for r in tx.workspaces(task_id)],
+            )
+
+        return self.store.read(work)
+
+    def events(
+        self, *, since: int = 0, task_id: str | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """Events after cursor `since`, oldest first: follow the board by passing the last seq."""
+        rows = self.store.read(lambda tx: tx.events(since=since, task_id=task_id, limit=limit))
+        return [Event.from_row(row) for row in rows]
+
+    def audit(self, task_id: str | None = None) -> list[AuditEntry]:
+        return [AuditEntry.from_row(r) for r in self.store.read(lambda tx: tx.audit(task_id))]
+
+    def data_version(self) -> int:
+        return self.store.data_version()
+
+    def explain(self, task_id: str, *, role: str | None = None) -> Explanation:
+        """Why `task_id` is or is not claimable right now (by an agent of `role`, if given)."""
+
+        def work(tx: SqliteTx) -> Explanation:
+            task = self._load(tx, task_id)
+            now = self.now()
+            reasons: list[str] = []
+            unmet = [
+                LinkedTask.from_row(row)
+                for row in tx.dependencies(task_id)
+                if row["status"] != t.DONE
+            ]
+            if task.dropped:
+                reasons.append(f"{task.id} is dropped (restore it to make it claimable)")
+            if task.status == t.IN_PROGRESS:
+                if task.lease_until is not None and task.lease_until < now:
+                    reasons.append(
+                        f"lease held by {task.assignee_agent_id} expired at {task.lease_until}: "
+                        "the next claim releases and takes it"
+                    )
+                else:
+                    reasons.append(
+                        f"held by {task.assignee_agent_id} under a lease until {task.lease_until}"
+                    )
+            elif task.status == t.BLOCKED:
+                reasons.append(f"{task.id} is blocked: {task.blocked_reason}")
+            elif task.status != t.TODO:
+                reasons.append(f"{task.id} is {task.status}; only todo tasks are claimable")
+            for dep in unmet:
+                owner = f", held by {dep.assignee_agent_id}" if dep.assignee_agent_id else ""
+                dropped = ", dropped" if dep.dropped else ""
+                reasons.append(f"waits on {dep.id} ({dep.status}{owner}{dropped})")
+            if role is not None and task.role is not None and task.role != role:
+                reasons.append(f"{task.id} is for role {task.role}, not {role}")
+            expired = (
+                task.status == t.IN_PROGRESS
+                and task.lease_until is not None
+                and task.lease_until < now
+            )
+            claimable = (task.status == t.TODO or expired) and not task.dropped and not unmet
+            if role is not None and task.role not in (None, role):
+                claimable = False
+            return Explanation(
+                task_id=task.id,
+                claimable=claimable,
+                status=task.status,
+                reasons=reasons if not claimable else [],
+                unmet_dependencies=unmet,
+                lease_holder=task.assignee_agent_id if task.status == t.IN_PROGRESS else None,
+                lease_until=task.lease_until,
+                role=task.role,
+            )
+
+        return self.store.read(work)
+
+    def explain_idle(self, *, role: str | None = None) -> dict[str, Any]:
+        """Why claim-next found nothing: what the todo column is waiting on, and when the next
+        lease runs out."""
+
+        def work(tx: SqliteTx) -> dict[str, Any]:
+            todo = [Task.from_row(r) for r in tx.list_tasks(status=t.TODO)]
+            waiting = [task for task in todo if task.unmet_deps]
+            other_role = [
+                task for task in todo
+                if not task.unmet_deps and role is not None and task.role not in (None, role)
+            ]  # fmt: skip
+            held = [Task.from_row(r) for r in tx.list_tasks(status=t.IN_PROGRESS)]
+            leases = sorted(task.lease_until for task in held if task.lease_until is not None)
+            reasons = []
+            if not todo:
+                reasons.append("no todo tasks")
+            if waiting:
+                reasons.append(f"{len(waiting)} todo task(s) wait on unfinished dependencies")
+            if other_role:
+                reasons.append(f"{len(other_role)} ready task(s) are for other roles")
+            if held:
+                reasons.append(f"{len(held)} task(s) in progress under live leases")
+            return {
+                "claimable": False,
+                "role": role,
+                "reasons": reasons,
+                "todo": len(todo),
+                "waitingOnDependencies": [task.id for task in waiting[:20]],
+                "otherRoles": [task.id for task in other_role[:20]],
+                "inProgress": len(held),
+                "nextLeaseExpiry": leases[0] if leases else None,
+            }
+
+        return self.store.read(work)
+
+    # -- claiming -------------------------------------------------------------------------------
+
+    def _lease_ms(self, lease_ms: int | None) -> int:
+        if lease_ms is None:
+            return self.config.lease_ms
+        return _integer(lease_ms, "leaseMs", minimum=1)
+
+    def claim(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        runtime: str | None = None,
+        lease_ms: int | None = None,
+    ) -> Task:
+        """Claim one todo task by id (the atomic guarded UPDATE). Losing a race is `conflict`:
+        data, never to be retried. Unmet dependencies refuse the claim."""
+        agent = _name(agent, "agent")
+        runtime = _optional_name(runtime, "runtime")
+        lease = self._lease_ms(lease_ms)
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            release_expired_leases(tx, now, self.config.event_ttl_seconds)
+            row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if row is None:
+                current = self._load(tx, task_id)
+                if current.status == t.TODO and not current.dropped and current.unmet_deps:
+                    unmet = [r["id"] for r in tx.dependencies(task_id) if r["status"] != t.DONE]
+                    raise BoardError(
+                        Reason.UNMET_DEPENDENCIES,
+                        f"task {task_id} has unmet dependencies: {', '.join(unmet)}",
+                        id=task_id,
+                        unmet=unmet,
+                    )
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"task {task_id} is not claimable: it is {current.status}"
+                    + (
+                        f", held by {current.assignee_agent_id}"
+                        if current.assignee_agent_id
+                        else ""
+                    )
+                    + (", dropped" if current.dropped else ""),
+                    id=task_id,
+                    current=current.status,
+                    assignee=current.assignee_agent_id,
+                )
+            task = Task.from_row(row)
+            self._emit(tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim")
+            return task
+
+        return self.store.write(work)
+
+    def claim_next(
+        self,
+        agent: str,
+        *,
+        role: str | None = None,
+        respect_deps: bool = True,
+        runtime: str | None = None,
+        lease_ms: int | None = None,
+    ) -> Task | None:
+        """Claim the best ready task for `role` (role-less tasks suit every role), or None. Expired
+        leases are released first in the same transaction, so an abandoned task is claimable the
+        moment its lease lapses."""
+        agent = _name(agent, "agent")
+        role = _optional_name(role, "role")
+        runtime = _optional_name(runtime, "runtime")
+        lease = self._lease_ms(lease_ms)
+
+        def work(tx: SqliteTx) -> Task | None:
+            now = self.now()
+            release_expired_leases(tx, now, self.config.event_ttl_seconds)
+            row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
+            if row is None:
+                return None
+            task = Task.from_row(row)
+            self._emit(
+                tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim_next"
+            )
+            return task
+
+        return self.store.write(work)
+
+    # -- the holder's verbs (lease-protected) ---------------------------------------------------
+
+    def heartbeat(self, task_id: str, agent: str, *, epoch: int | None = None) -> Task:
+        """Renew the lease. Liveness has its own columns: `updated_at` does not move, so a heartbeat
+        never reorders a list."""
+        return self._renew(task_id, agent, epoch=epoch, verb="heartbeat", lease_ms=None, note=None)
+
+    def log_progress(
+        self, task_id: str, agent: str, note: str, *, epoch: int | None = None
+    ) -> Task:
+        """Record a progress note as the holder's comment and renew the lease."""
+        text = _text(note, "note")
+        return self._renew(
+            task_id, agent, epoch=epoch, verb="log_progress", lease_ms=None, note=text
+        )
+
+    def extend_lease(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        minutes: float | None = None,
+        epoch: int | None = None,
+    ) -> Task:
+        """Set the lease to now + `minutes` (default: the board's lease), for a long quiet step."""
+        lease_ms = None
+        if minutes is not None:
+            if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes <= 0:
+                raise invalid_input("minutes must be a positive number", field="minutes")
+            if minutes > 24 * 60:
+                raise invalid_input("a lease cannot be longer than 24 hours", field="minutes")
+            lease_ms = int(minutes * MINUTE_MS)
+        return self._renew(
+            task_id, agent, epoch=epoch, verb="extend_lease", lease_ms=lease_ms, note=None
+        )
+
+    def _renew(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        epoch: int | None,
+        verb: str,
+        lease_ms: int | None,
+        note: str | None,
+    ) -> Task:
+        agent = _name(agent, "agent")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_holder(task, verb.replace("_", "-"), agent, epoch, now)
+            lease_until = now + (lease_ms or self.config.lease_ms)
+            new = Task.from_row(
+                tx.update_task(task_id, {"lease_until": lease_until, "last_heartbeat_at": now})
+            )
+            if note is not None:
+                tx.insert_comment(task_id, note, "agent", agent, now, task.tenant_id)
+            kind = "progress_logged" if note is not None else "lease_renewed"
+            self._emit(tx, kind, new, agent, now, leaseUntil=lease_until, verb=verb)
+            return new
+
+        return self.store.write(work)
+
+    def complete(
+        self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None
+    ) -> Task:
+        """The holder is done building: in_review with no owner, awaiting a different judge."""
+        agent = _name(agent, "agent")
+        text = _text(summary, "summary", required=False)
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_holder(task, "complete", agent, epoch, now)
+            new = self._apply_move(tx, task, t.IN_REVIEW, actor=agent, now=now, verb="complete")
+            if text:
+                tx.insert_comment(task_id, text, "agent", agent, now, task.tenant_id)
+            return new
+
+        return self.store.write(work)
+
+    def block(self, task_id: str, agent: str, reason: str, *, epoch: int | None = None) -> Task:
+        """The holder cannot go on: blocked with a reason, lease cleared."""
+        agent = _name(agent, "agent")
+        text = _text(reason, "reason")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_holder(task, "block", agent, epoch, now)
+            return self._apply_move(
+                tx, task, t.BLOCKED, actor=agent, now=now, verb="block", reason=text
+            )
+
+        return self.store.write(work)
+
+    def release(self, task_id: str, agent: str, *, epoch: int | None = None) -> Task:
+        """The holder gives the task back to todo for someone else."""
+        agent = _name(agent, "agent")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_holder(task, "release", agent, epoch, now)
+            return self._apply_move(tx, task, t.TODO, actor=agent, now=now, verb="release")
+
+        return self.store.write(work)
+
+    def transfer(
+        self, task_id: str, from_agent: str, to_agent: str, *, epoch: int | None = None
+    ) -> Task:
+        """Hand an in-progress task to another agent with a fresh lease and a new epoch."""
+        from_agent = _name(from_agent, "agent")
+        to_agent = _name(to_agent, "to")
+        if to_agent == from_agent:
+            raise invalid_input("cannot transfer a task to yourself", field="to")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_holder(task, "transfer", from_agent, epoch, now)
+            holders = task.holders if to_agent in task.holders else [*task.holders, to_agent]
+            new = Task.from_row(
+                tx.update_task(
+                    task_id,
+                    {
+                        "assignee_agent_id": to_agent,
+                        "assignee_runtime": None,
+                        "holders": holders,
+                        "claim_epoch": task.claim_epoch + 1,
+                        "lease_until": now + self.config.lease_ms,
+                        "last_heartbeat_at": now,
+                        "updated_at": now,
+                    },
+                )
+            )
+            self._emit(
+                tx, "task_transferred", new, from_agent, now,
+                to=to_agent, epoch=new.claim_epoch, verb="transfer",
+            )  # fmt: skip
+            return new
+
+        return self.store.write(work)
+
+    # -- review ---------------------------------------------------------------------------------
+
+    def _check_reviewer(self, task: Task, verb: str, reviewer: str) -> None:
+        if task.status != t.IN_REVIEW:
+            raise wrong_state(verb, task.status, t.IN_REVIEW, id=task.id)
+        if reviewer in task.holders or reviewer == task.claimed_by:
+            raise BoardError(
+                Reason.SELF_REVIEW,
+                f"cannot {verb}: {reviewer} worked on {task.id}; another agent must review",
+                id=task.id,
+                holders=task.holders,
+            )
+
+    def approve(self, task_id: str, reviewer: str) -> Task:
+        """A different agent judges the work good: done, with a pass verdict recorded."""
+        reviewer = _name(reviewer, "agent")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_reviewer(task, "approve", reviewer)
+            if verdict_blocks_done(task.verification):
+                raise BoardError(
+                    Reason.VERIFICATION_REQUIRED,
+                    f"cannot approve {task_id}: its verification verdict is not promotable",
+                    id=task_id,
+                    verification=task.verification,
+                )
+            verdict = _with_review(task.verification, reviewer, "approve", now, None, status="pass")
+            return self._apply_move(
+                tx, task, t.DONE, actor=reviewer, now=now, verb="approve",
+                extra={"verification": verdict},
+            )  # fmt: skip
+
+        return self.store.write(work)
+
+    def reject(self, task_id: str, reviewer: str, reason: str) -> Task:
+        """A different agent sends the work back: todo for a fresh attempt, reason as a comment."""
+        reviewer = _name(reviewer, "agent")
+        text = _text(reason, "reason")
+        assert text is not None
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            self._check_reviewer(task, "reject", reviewer)
+            new = self._apply_move(
+                tx, task, t.TODO, actor=reviewer, now=now, verb="reject", reason=text
+            )
+            tx.insert_comment(task_id, f"rejected: {text}", "agent", reviewer, now, task.tenant_id)
+            return new
+
+        return self.store.write(work)
+
+    # -- the generic, gated move and field edits ------------------------------------------------
+
+    def update_task(
+        self,
+        task_id: str,
+        *,
+        status: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        priority: int | None = None,
+        role: str | None = None,
+        team_id: str | None = None,
+        kind: str | None = None,
+        human_override: bool = False,
+        reason: str | None = None,
+        actor: str = OPERATOR,
+    ) -> Task:
+        """Change the status (through the transition table and the done-gate) and/or edit fields,
+        all in one transaction: either everything applies or nothing does."""
+        actor = _name(actor, "actor")
+        edits: dict[str, Any] = {}
+        if title is not None:
+            edits["title"] = _text(title, "title", limit=TITLE_MAX)
+        if description is not None:
+            edits["description"] = _text(description, "description", required=False)
+        if priority is not None:
+            edits["priority"] = _integer(priority, "priority")
+        if role is not None:
+            edits["role"] = _text(role, "role", limit=NAME_MAX, required=False)
+        if team_id is not None:
+            edits["team_id"] = _text(team_id, "teamId", limit=NAME_MAX, required=False)
+        if kind is not None:
+            edits["kind"] = _name(kind, "kind")
+        if status is None and not edits:
+            raise invalid_input("at least one field is required")
+        if human_override and status != t.DONE:
+            raise invalid_input(
+                "humanOverride applies only to a move to done", field="humanOverride"
+            )
+        note = _text(reason, "reason", required=False)
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            target = task.status if status is None else status
+            return self._apply_move(
+                tx, task, target, actor=actor, now=now, verb="move",
+                reason=note, human_override=human_override, extra=edits or None,
+            )  # fmt: skip
+
+        return self.store.write(work)
+
+    def move(
+        self,
+        task_id: str,
+        to: str,
+        *,
+        actor: str = OPERATOR,
+        human_override: bool = False,
+        reason: str | None = None,
+    ) -> Task:
+        """The generic transition (an operator's drag): the table and the done-gate apply."""
+        return self.update_task(
+            task_id, status=to, actor=actor, human_override=human_override, reason=reason
+        )
+
+    def unblock(self, task_id: str, *, note: str | None = None, actor: str = OPERATOR) -> Task:
+        """blocked -> todo: released for a fresh claim, the note kept as a comment."""
+        actor = _name(actor, "actor")
+        text = _text(note, "note", required=False)
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            if task.status != t.BLOCKED:
+                raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
+            new = self._apply_move(
+                tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
+            )
+            if text:
+                tx.insert_comment(task_id, f"unblocked: {text}", "user", actor, now, task.tenant_id)
+            return new
+
+        return self.store.write(work)
+
+    def cancel(self, task_id: str, *, actor: str = OPERATOR, reason: str | None = None) -> Task:
+        return self.move(task_id, t.CANCELLED, actor=actor, reason=reason)
+
+    def drop(self, task_id: str, *, actor: str = OPERATOR) -> Task:
+        """Soft-delete: hidden from lists and never claimable, restorable. Actively owned tasks
+        cannot be dropped from under their worker."""
+        return self._set_dropped(task_id, 1, actor)
+
+    def restore(self, task_id: str, *, actor: str = OPERATOR) -> Task:
+        return self._set_dropped(task_id, 0, actor)
+
+    def _set_dropped(self, task_id: str, dropped: int, actor: str) -> Task:
+        actor = _name(actor, "actor")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            if task.dropped == dropped:
+                return task
+            if dropped and task.status in t.LOCKED:
+                allowed = tuple(s for s in t.STATUSES if s not in t.LOCKED)
+                raise wrong_state("drop", task.status, allowed, id=task_id)
+            new = Task.from_row(tx.update_task(task_id, {"dropped": dropped, "updated_at": now}))
+            self._emit(tx, "task_dropped" if dropped else "task_restored", new, actor, now)
+            return new
+
+        return self.store.write(work)
+
+    # -- dependencies ---------------------------------------------------------------------------
+
+    def link_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
+        """`task_id` will not be ready until `depends_on` is done. Re-linking is harmless; a link
+        that would close a cycle is refused by a reachability check in the same transaction as the
+        insert, so two writers racing A->B and B->A cannot both win."""
+        actor = _name(actor, "actor")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            blocker_row = tx.task(depends_on) if isinstance(depends_on, str) else None
+            if blocker_row is None:
+                raise not_found("dependency", str(depends_on))
+            blocker = Task.from_row(blocker_row)
+            if tx.depends_transitively(depends_on, task_id):
+                cycle = _cycle_path(tx, task_id, depends_on)
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}",
+                    id=task_id,
+                    dependsOn=depends_on,
+                    cycle=cycle,
+                )
+            if not tx.insert_dependency(task_id, depends_on, now, task.tenant_id):
+                return task  # already linked
+            if blocker.status != t.DONE:
+                tx.add_unmet_dependency(task_id, 1)
+            new = self._load(tx, task_id)
+            self._emit(tx, "dep_linked", new, actor, now, dependsOn=depends_on)
+            return new
+
+        return self.store.write(work)
+
+    def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
+        actor = _name(actor, "actor")
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            self._load(tx, task_id)
+            blocker_row = tx.task(depends_on)
+            if blocker_row is None or not tx.delete_dependency(task_id, depends_on):
+                raise not_found("dependency", depends_on)
+            if blocker_row["status"] != t.DONE:
+                tx.add_unmet_dependency(task_id, -1)
+            new = self._load(tx, task_id)
+            self._emit(tx, "dep_unlinked", new, actor, now, dependsOn=depends_on)
+            return new
+
+        return self.store.write(work)
+
+    def cancel_dependents(self, task_id: str, *, actor: str = OPERATOR) -> list[Task]:
+        """Cancel the still-pending (todo/backlog) transitive dependents of a failed blocker in one
+        statement; dependents already claimed, done or cancelled are left alone."""
+        actor = _name(actor, "actor")
+
+        def work(tx: SqliteTx) -> list[Task]:
+            now = self.now()
+            self._load(tx, task_id)
+            cancelled = [Task.from_row(r) for r in tx.cancel_pending_dependents(task_id, now)]
+            for task in cancelled:
+                self._emit(
+                    tx, "status_changed", task, actor, now,
+                    to=t.CANCELLED, reason="blocker_failed", blocker=task_id,
+                    verb="cancel_dependents",
+                )  # fmt: skip
+            return cancelled
+
+        return self.store.write(work)
+
+    # -- comments -------------------------------------------------------------------------------
+
+    def add_comment(
+        self,
+        task_id: str,
+        body: str,
+        *,
+        author_agent_id: str | None = None,
+        author_type: str = "agent",
+    ) -> Comment:
+        text = _text(body, "body")
+        assert text is not None
+        author = _optional_name(author_agent_id, "authorAgentId")
+        if author_type not in AUTHOR_TYPES:
+            raise invalid_input(
+                f"authorType must be one of {', '.join(AUTHOR_TYPES)}", field="authorType"
+            )
+
+        def work(tx: SqliteTx) -> Comment:
+            now = self.now()
+            task = self._load(tx, task_id)
+            comment = Comment.from_row(
+                tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id)
+            )
+            self._emit(tx, "comment_added", task, author, now, commentId=comment.id)
+            return comment
+
+        return self.store.write(work)
+
+    # -- executions -----------------------------------------------------------------------------
+
+    def open_execution(
+        self,
+        task_id: str,
+        executor_type: str,
+        *,
+        agent: str | None = None,
+        epoch: int | None = None,
+        workspace_id: str | None = None,
+        run_reason: str | None = None,
+        before_commit: str | None = None,
+    ) -> Execution:
+        """Open a run in the ledger: only for a claimed (in-progress) task, by its holder."""
+        executor = _text(executor_type, "executorType", limit=100)
+        reason = _text(run_reason, "runReason", limit=2000, required=False)
+        before = _text(before_commit, "beforeCommit", limit=NAME_MAX, required=False)
+
+        def work(tx: SqliteTx) -> Execution:
+            now = self.now()
+            task = self._load(tx, task_id)
+            holder = agent if agent is not None else task.assignee_agent_id or ""
+            self._check_holder(task, "open an execution", _name(holder, "agent"), epoch, now)
+            execution = Execution.from_row(
+                tx.insert_execution(
+                    {
+                        "task_id": task_id,
+                        "workspace_id": workspace_id,
+                        "executor_type": executor,
+                        "agent_id": holder,
+                        "claim_epoch": task.claim_epoch,
+                        "status": "running",
+                        "claimed_at": now,
+                        "started_at": now,
+                        "before_commit": before,
+                        "run_reason": reason,
+                        "tenant_id": task.tenant_id,
+                        "created_at": now,
+                    }
+                )
+            )
+            self._emit(tx, "execution_started", task, holder, now, executionId=execution.id)
+            return execution
+
+        return self.store.write(work)
+
+    def close_execution(
+        self,
+        execution_id: str,
+        status: str,
+        *,
+        epoch: int | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+        after_commit: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        cost_usd: float | None = None,
+    ) -> Execution:
+        """Close a running execution once, with its outcome and ledger; the task's cost becomes
+        the sum of its executions. A closed (or unknown) execution is `not_found`."""
+        if status not in EXECUTION_OUTCOMES:
+            raise invalid_input(
+                f"status must be one of {', '.join(EXECUTION_OUTCOMES)}", field="status"
+            )
+        changes: dict[str, Any] = {"status": status}
+        for name, count in (
+            ("input_tokens", input_tokens),
+            ("output_tokens", output_tokens),
+            ("cache_read", cache_read),
+            ("cache_write", cache_write),
+        ):
+            if count is not None:
+                changes[name] = _integer(count, name, minimum=0)
+        if cost_usd is not None:
+            if isinstance(cost_usd, bool) or not isinstance(cost_usd, (int, float)) or cost_usd < 0:
+                raise invalid_input("costUsd must be a non-negative number", field="costUsd")
+            changes["cost_usd"] = float(cost_usd)
+        for name, text, limit in (
+            ("summary", summary, TEXT_MAX),
+            ("error", error, TEXT_MAX),
+            ("after_commit", after_commit, NAME_MAX),
+        ):
+            if text is not None:
+                changes[name] = _text(text, name, limit=limit, required=False)
+
+        def work(tx: SqliteTx) -> Execution:
+            now = self.now()
+            existing = tx.execution(execution_id)
+            if existing is None or existing["status"] != "running":
+                raise not_found("execution", execution_id)
+            task = self._load(tx, existing["task_id"])
+            if epoch is not None and epoch != task.claim_epoch:
+                raise BoardError(
+                    Reason.STALE_CLAIM,
+                    f"cannot close {execution_id}: claim epoch {epoch} is stale "
+                    f"(current: {task.claim_epoch})",
+                    id=task.id,
+                    epoch=epoch,
+                    current_epoch=task.claim_epoch,
+                )
+            row = tx.close_running_execution(execution_id, {**changes, "completed_at": now})
+            if row is None:
+                raise not_found("execution", execution_id)
+            execution = Execution.from_row(row)
+            tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
+            self._emit(
+                tx, "execution_completed", task, execution.agent_id, now,
+                executionId=execution_id, status=status, costUsd=execution.cost_usd,
+                agentId=execution.agent_id, runtime=execution.executor_type,
+            )  # fmt: skip
+            return execution
+
+        return self.store.write(work)
+
+    # -- verification ---------------------------------------------------------------------------
+
+    def record_verification(
+        self, task_id: str, verdict_json: str, *, actor: str = SYSTEM, detail: str | None = None
+    ) -> Task:
+        """Store a verdict (validated `VerificationResult` JSON) on a task, audited."""
+        from .models import parse_verdict
+
+        try:
+            verdict = parse_verdict(verdict_json)
+        except ValueError as error:
+            raise invalid_input(f"invalid verification verdict: {error}") from None
+        stored = verdict.dumps()
+
+        def work(tx: SqliteTx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            new = Task.from_row(
+                tx.update_task(task_id, {"verification": stored, "updated_at": now})
+            )
+            tx.insert_audit(
+                task_id=task_id, actor=actor, action="verification", from_status=task.status,
+                to_status=task.status, verdict_overridden=None, detail=detail or verdict.status,
+                now=now, tenant=task.tenant_id,
+            )  # fmt: skip
+            self._emit(tx, "verification_recorded", new, actor, now, status=verdict.status)
+            return new
+
+        return self.store.write(work)
+
+    # -- recovery -------------------------------------------------------------------------------
+
+    def release_expired_leases(self) -> list[Task]:
+        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock."""
+        now = self.now()
+        if not self.store.read(lambda tx: tx.any_lease_expired(now)):
+            return []
+        return self.store.write(
+            lambda tx: release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
+        )
+
+    def purge_events(self) -> int:
+        """Delete events past their TTL (those of live tasks stay until the task finishes)."""
+        return self.store.write(lambda tx: tx.purge_expired_events(self.now()))
+
+    def reconcile(self) -> ReconcileReport:
+        """One recovery pass: release expired leases, time out their executions, purge events."""
+
+        def work(tx: SqliteTx) -> ReconcileReport:
+            now = self.now()
+            released, timed_out = release_expired_leases(tx, now, self.config.event_ttl_seconds)
+            purged = tx.purge_expired_events(now)
+            return ReconcileReport(
+                released=released, timed_out_executions=timed_out, purged_events=purged
+            )
+
+        return self.store.write(work)
+
+    def start_sweeper(self, interval_ms: int | None = None) -> LeaseSweeper:
+        """Reconcile on an interval in the background (for processes that outlive one command)."""
+        if self._sweeper is None:
+            interval = (interval_ms or self.config.reconcile_interval_ms) / 1000
+            self._sweeper = LeaseSweeper(self.reconcile, interval).start()
+        return self._sweeper
+
+    def check(self) -> dict[str, Any]:
+        """Integrity report: SQLite's own checks, schema version, and the readiness counters."""
+
+        def work(tx: SqliteTx) -> dict[str, Any]:
+            from .store.schema import SCHEMA_VERSION
+
+            problems = tx.integrity_problems()
+            drift = [dict(row) for row in tx.unmet_dependency_drift()]
+            problems += [
+                f"unmet_deps of {row['id']} is {row['kept']}, recount says {row['actual']}"
+                for row in drift
+            ]
+            version = tx.schema_version()
+            if version != SCHEMA_VERSION:
+                problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
+            return {
+                "ok": not problems,
+                "path": str(self.path),
+                "schemaVersion": version,
+                "expectedSchemaVersion": SCHEMA_VERSION,
+                "problems": problems,
+                "counts": tx.status_counts(),
+                "lastEventSeq": tx.last_event_seq(),
+            }
+
+        return self.store.read(work)
+
+
+def _with_review(
+    verification: str | None,
+    reviewer: str,
+    decision: str,
+    now: int,
+    reason: str | None,
+    *,
+    status: str,
+) -> str:
+    """The stored verdict with one more review appended (a new verdict when there was none)."""
+    from .models import Review, VerificationResult, parse_verdict
+
+    review = Review(reviewer=reviewer, decision=decision, at=now, reason=reason)  # type: ignore[arg-type,unused-ignore]
+    if verification:
+        verdict = parse_verdict(verification)
+        verdict = verdict.model_copy(
+            update={"status": status, "reviews": [*verdict.reviews, review], "updated_at": now}
+        )
+    else:
+        verdict = VerificationResult(status=status, reviews=[review], updated_at=now)  # type: ignore[arg-type,unused-ignore]
+    return verdict.dumps()
+
+
+def _cycle_path(tx: SqliteTx, task_id: str, depends_on: str) -> list[str]:
+    """The cycle a refused link would close, for the error: task -> depends_on -> ... -> task."""
+    if task_id == depends_on:
+        return [task_id, task_id]
+    edges: dict[str, list[str]] = {}
+    for source, target in tx.dependency_edges_from(depends_on):
+        edges.setdefault(source, []).append(target)
+    previous: dict[str, str | None] = {depends_on: None}
+    queue = deque([depends_on])
+    while queue:
+        node = queue.popleft()
+        if node == task_id:
+            break
+        for target in edges.get(node, ()):
+            if target not in previous:
+                previous[target] = node
+                queue.append(target)
+    path: list[str] = []
+    step: str | None = task_id
+    while step is not None:
+        path.append(step)
+        step = previous.get(step)
+    return [task_id, *reversed(path)]
+
+
+def _topological_order(items: Sequence[PlanItem]) -> list[str]:
+    """Plan keys ordered so every in-plan dependency and parent comes first; refuses a cycle."""
+    keys = {item.key for item in items}
+    needs = {
+        item.key: {
+            ref
+            for ref in (*item.depends_on, *([item.parent] if item.parent else []))
+            if ref in keys
+        }
+        for item in items
+    }
+    order: list[str] = []
+    done: set[str] = set()
+    while len(order) < len(items):
+        ready = [key for key in needs if key not in done and needs[key] <= done]
+        if not ready:
+            stuck = sorted(key for key in needs if key not in done)
+            raise BoardError(
+                Reason.DEPENDENCY_CYCLE,
+                f"the plan has a dependency cycle among {', '.join(stuck)}",
+                keys=stuck,
+            )  # fmt: skip
+        for key in ready:
+            done.add(key)
+            order.append(key)
+    return order

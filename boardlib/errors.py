@@ -1,0 +1,98 @@
+"""The board's refusal reasons, declared once and used by every surface.
+
+A refusal is data, not a crash: every board call either returns its result or raises `BoardError`
+carrying one `Reason`, a one-line message a person can act on, and structured details (the current
+and expected status, the cycle, the cap...). The CLI prints it as JSON and maps it to an exit code,
+the HTTP layer to the seed's envelope and status, the TUI to a notification. SQL errors never leak:
+the store turns them into `BoardError` (or, for lock contention, retries them).
+"""
+
+from enum import StrEnum
+from typing import Any
+
+
+class Reason(StrEnum):
+    NOT_FOUND = "not_found"
+    ILLEGAL_TRANSITION = "illegal_transition"  # the transition table refuses current -> requested
+    INVALID_STATE = "invalid_state"  # the verb needs another status (heartbeat on a done task...)
+    VERIFICATION_REQUIRED = "verification_required"  # -> done over a non-promotable verdict
+    CONFLICT = "conflict"  # lost the claim race, or the task is not claimable: data, never retry
+    UNMET_DEPENDENCIES = "unmet_dependencies"
+    DEPENDENCY_CYCLE = "dependency_cycle"
+    NOT_ASSIGNEE = "not_assignee"  # a lease-protected verb from an agent that does not hold it
+    STALE_CLAIM = "stale_claim"  # the caller's claim epoch is no longer current
+    SELF_REVIEW = "self_review"  # builder is not judge
+    CAP_EXCEEDED = "cap_exceeded"  # depth, live children or root-create rate ceiling
+    NO_ISOLATION = "no_isolation"  # worktree refused for a task kind that mutates no files
+    INVALID_INPUT = "invalid_input"
+    READ_ONLY = "read_only"
+    BUSY = "busy"  # the write lock stayed taken past the retry budget; nothing was written
+
+
+# HTTP status per reason: the REST surface maps with this table and nothing else.
+HTTP_STATUS: dict[Reason, int] = {
+    Reason.NOT_FOUND: 404,
+    Reason.ILLEGAL_TRANSITION: 409,
+    Reason.INVALID_STATE: 409,
+    Reason.VERIFICATION_REQUIRED: 409,
+    Reason.CONFLICT: 409,
+    Reason.UNMET_DEPENDENCIES: 409,
+    Reason.DEPENDENCY_CYCLE: 409,
+    Reason.NOT_ASSIGNEE: 403,
+    Reason.STALE_CLAIM: 409,
+    Reason.SELF_REVIEW: 403,
+    Reason.CAP_EXCEEDED: 429,
+    Reason.NO_ISOLATION: 422,
+    Reason.INVALID_INPUT: 400,
+    Reason.READ_ONLY: 403,
+    Reason.BUSY: 503,
+}
+
+
+class BoardError(Exception):
+    """A typed refusal from the board. Nothing was written when one is raised."""
+
+    def __init__(self, reason: Reason, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.details = {key: value for key, value in details.items() if value is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON error document: `{"error": message, "reason": ..., **details}`."""
+        return {"error": self.message, "reason": self.reason.value, **self.details}
+
+    def __repr__(self) -> str:
+        return f"BoardError({self.reason.value!r}, {self.message!r})"
+
+
+def not_found(what: str = "task", ident: str | None = None) -> BoardError:
+    return BoardError(Reason.NOT_FOUND, f"{what} not found", id=ident)
+
+
+def invalid_input(message: str, **details: Any) -> BoardError:
+    return BoardError(Reason.INVALID_INPUT, message, **details)
+
+
+def wrong_state(
+    verb: str, current: str, expected: str | tuple[str, ...], **details: Any
+) -> BoardError:
+    """The seed-002 style state error: it names the current and the expected state."""
+    wanted = expected if isinstance(expected, str) else " or ".join(expected)
+    return BoardError(
+        Reason.INVALID_STATE,
+        f"cannot {verb}: task is {current} (current state: {current}, expected: {wanted})",
+        current=current,
+        expected=wanted,
+        **details,
+    )
+
+
+def illegal_transition(current: str, requested: str, **details: Any) -> BoardError:
+    return BoardError(
+        Reason.ILLEGAL_TRANSITION,
+        f"illegal transition: {current} -> {requested}",
+        current=current,
+        requested=requested,
+        **details,
+    )

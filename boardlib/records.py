@@ -1,0 +1,269 @@
+"""The board's rows as plain frozen dataclasses: `Task`, `Comment`, `Execution`, `Workspace`,
+`Event`, `AuditEntry`, and the composite reads built from them.
+
+Why dataclasses and not pydantic models: an agent's `kanban task claim-next` pays for every import,
+and pydantic alone costs several times a bare interpreter start on this kind of machine. These
+records are the single declaration of each row's shape: field names are the SQL column names
+(snake_case), `to_json()` gives the camelCase JSON of seed 003, and pydantic can still validate them
+(FastAPI, `TypeAdapter`) through `__pydantic_config__`, which is a plain dict here so that importing
+this module never imports pydantic. Input validation lives in `models.py`.
+"""
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Self
+
+
+def camel(name: str) -> str:
+    """`assignee_agent_id` -> `assigneeAgentId`."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_JSON_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _json_names(cls: type) -> tuple[tuple[str, str], ...]:
+    names = _JSON_NAMES.get(cls)
+    if names is None:
+        names = tuple((f.name, camel(f.name)) for f in fields(cls))
+        _JSON_NAMES[cls] = names
+    return names
+
+
+class Record:
+    """Shared behaviour: build from a `sqlite3.Row`, serialise to camelCase JSON."""
+
+    __slots__ = ()
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        "alias_generator": camel,
+        "populate_by_name": True,
+    }
+    _json_columns: ClassVar[frozenset[str]] = frozenset()  # TEXT columns holding JSON
+
+    @classmethod
+    def from_row(cls, row: Any) -> Self:
+        keys = row.keys()
+        values = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.name in keys:
+                value = row[f.name]
+                if f.name in cls._json_columns and isinstance(value, str):
+                    value = json.loads(value)
+                values[f.name] = value
+        return cls(**values)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, key in _json_names(type(self)):
+            value = getattr(self, name)
+            if isinstance(value, Record):
+                value = value.to_json()
+            elif isinstance(value, (list, tuple)):
+                value = [item.to_json() if isinstance(item, Record) else item for item in value]
+            out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Task(Record):
+    """A board task: seed 003's `DbTask` plus the lease protocol's columns."""
+
+    _json_columns: ClassVar[frozenset[str]] = frozenset({"holders"})
+
+    id: str
+    title: str
+    status: str
+    created_at: int
+    updated_at: int
+    description: str | None = None
+    priority: int = 0
+    team_id: str | None = None
+    role: str | None = None
+    kind: str = "code"
+    assignee_agent_id: str | None = None
+    assignee_runtime: str | None = None
+    claimed_by: str | None = None  # the first claimer, kept for the review rule
+    holders: list[str] = field(default_factory=list)  # every holder of the current attempt
+    claim_epoch: int = 0  # bumped by every claim, transfer and lease-expiry release
+    lease_until: int | None = None
+    last_heartbeat_at: int | None = None
+    attempts: int = 0  # how many times the task has been claimed
+    unmet_deps: int = 0  # dependencies not yet done; 0 means ready when todo
+    blocked_reason: str | None = None
+    parent_task_id: str | None = None
+    source_delegation_id: str | None = None
+    worktree_ref: str | None = None
+    branch_ref: str | None = None
+    cost_usd: float = 0.0
+    parent_session_id: str | None = None
+    dropped: int = 0
+    tenant_id: str | None = None
+    scheduled_by: str = "manual"
+    verification: str | None = None  # typed VerificationResult JSON (models.VerificationResult)
+    completed_at: int | None = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == "todo" and not self.dropped and self.unmet_deps == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Record):
+    id: str
+    task_id: str
+    author_type: str
+    body: str
+    created_at: int
+    author_agent_id: str | None = None
+    tenant_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Execution(Record):
+    """One run of one task: the ledger crash recovery reads."""
+
+    id: str
+    task_id: str
+    executor_type: str
+    status: str
+    created_at: int
+    workspace_id: str | None = None
+    agent_id: str | None = None
+    claim_epoch: int | None = None
+    claimed_at: int | None = None
+    started_at: int | None = None
+    completed_at: int | None = None
+    before_commit: str | None = None
+    after_commit: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    cost_usd: float | None = None
+    summary: str | None = None
+    run_reason: str | None = None
+    error: str | None = None
+    recovery_tombstone: int = 0
+    tenant_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace(Record):
+    id: str
+    task_id: str
+    repo_path: str
+    status: str
+    created_at: int
+    branch: str | None = None
+    worktree_path: str | None = None
+    base_commit: str | None = None
+    tenant_id: str | None = None
+    last_used_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event(Record):
+    """One entry of the append-only mutation log; `seq` is the cursor readers follow."""
+
+    _json_columns: ClassVar[frozenset[str]] = frozenset({"data"})
+
+    seq: int
+    kind: str
+    created_at: int
+    task_id: str | None = None
+    actor: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    ttl_seconds: int | None = None
+    tenant_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry(Record):
+    """A human override or a verification-gate run, kept for governance."""
+
+    seq: int
+    actor: str
+    action: str
+    created_at: int
+    task_id: str | None = None
+    from_status: str | None = None
+    to_status: str | None = None
+    verdict_overridden: str | None = None
+    detail: str | None = None
+    tenant_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ancestor(Record):
+    """One link of a task's parent chain (seed 003 keeps these keys in snake_case)."""
+
+    id: str
+    title: str
+    status: str
+    parent_task_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parent_task_id": self.parent_task_id,
+            "title": self.title,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedTask(Record):
+    """The other end of a dependency edge, with what a reader needs to judge it."""
+
+    id: str
+    title: str
+    status: str
+    assignee_agent_id: str | None = None
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Claim(Record):
+    """What a successful claim hands the worker: the task and the epoch to quote back."""
+
+    task: Task
+    claim_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView(Record):
+    """One task with everything around it: comments, parent chain, both dependency directions,
+    executions and workspaces."""
+
+    task: Task
+    comments: list[Comment]
+    ancestors: list[Ancestor]
+    dependencies: list[LinkedTask]
+    dependents: list[LinkedTask]
+    executions: list[Execution]
+    workspaces: list[Workspace]
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation(Record):
+    """Why a task is or is not claimable right now, in words and in data."""
+
+    task_id: str
+    claimable: bool
+    status: str
+    reasons: list[str]
+    unmet_dependencies: list[LinkedTask]
+    lease_holder: str | None = None
+    lease_until: int | None = None
+    role: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport(Record):
+    """What one recovery pass did."""
+
+    released: list[Task]
+    timed_out_executions: list[str]
+    purged_events: int

@@ -1,0 +1,98 @@
+"""The contention recipe of seed 000: pragmas at every connection, `BEGIN IMMEDIATE` write
+transactions, and a jittered retry of the whole transaction on transient lock errors only.
+
+Everything that opens a connection calls `connect`; everything that writes goes through
+`run_transaction`. A 0-row result (a lost claim race) is the caller's data and is never retried
+here: only SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED are.
+"""
+
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from ..config import BoardConfig
+from ..errors import BoardError, Reason
+
+T = TypeVar("T")
+
+# Applied to every connection, in this order. journal_mode is persistent in the file; the rest are
+# per connection.
+PRAGMAS: tuple[tuple[str, str], ...] = (
+    ("journal_mode", "WAL"),
+    ("busy_timeout", "250"),
+    ("wal_autocheckpoint", "50"),
+    ("synchronous", "NORMAL"),
+    ("foreign_keys", "ON"),
+)
+
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+
+
+def is_transient_lock_error(error: BaseException) -> bool:
+    """BUSY, BUSY_SNAPSHOT (517 = BUSY | 2<<8), LOCKED and their extended forms: another writer has
+    the lock right now, so re-running the whole transaction later can succeed."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return "locked" in str(error) or "busy" in str(error)
+    return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
+
+
+def connect(path: str | Path, *, query_only: bool = False) -> sqlite3.Connection:
+    """A connection with the recipe applied. `isolation_level=None` stops the sqlite3 module from
+    opening implicit deferred transactions: we issue `BEGIN IMMEDIATE` ourselves."""
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=0.25)
+    conn.row_factory = sqlite3.Row
+    for name, value in PRAGMAS:
+        if query_only and name == "journal_mode":
+            continue  # a reader must not try to change the file; the writer set WAL already
+        conn.execute(f"PRAGMA {name}={value}")
+    if query_only:
+        conn.execute("PRAGMA query_only=1")
+    return conn
+
+
+def run_transaction(
+    conn: sqlite3.Connection,
+    work: Callable[[sqlite3.Connection], T],
+    *,
+    config: BoardConfig,
+    write: bool = True,
+) -> T:
+    """Run `work(conn)` inside one transaction (`BEGIN IMMEDIATE` for writes) and commit.
+
+    On a transient lock error the transaction is rolled back and re-run from scratch after a
+    jittered 20-150 ms sleep, until a wall-clock budget (monotonic, not an attempt count, so a
+    contended write cannot freeze the caller longer than the budget) runs out; then
+    `BoardError(BUSY)`. Any other error, including a `BoardError` refusal, rolls back and
+    propagates at once.
+    """
+    deadline = time.monotonic() + config.retry_budget_ms / 1000
+    low, high = config.retry_jitter_ms
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as error:
+            if not is_transient_lock_error(error):
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0 or attempt >= config.retry_max_attempts:
+                raise BoardError(
+                    Reason.BUSY, "database busy, try again", attempts=attempt
+                ) from error
+            time.sleep(min(random.uniform(low, high) / 1000, left))

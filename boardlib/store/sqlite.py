@@ -1,0 +1,740 @@
+"""The SQLite repository: the only door to the board's tables.
+
+`SqliteStore` owns two connections to one file, a writer and a `query_only` reader, and runs
+callables inside transactions (`write`, `read`). Inside, the callable gets a `SqliteTx`, whose
+methods are one readable SQL statement each. The board's rules (`board.py`, `lifecycle.py`,
+`recovery.py`) decide; this module only reads and writes rows, so a Postgres store can later sit
+beside it with the same methods.
+"""
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..config import BoardConfig
+from ..errors import BoardError, Reason
+from ..records import Task
+from .contention import connect, run_transaction
+from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
+
+T = TypeVar("T")
+
+Row = sqlite3.Row
+
+
+def _one(cursor: sqlite3.Cursor) -> Row | None:
+    row: Row | None = cursor.fetchone()
+    return row
+
+
+# Columns a caller may name in an update; the dataclass is the one declaration of them.
+TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
+_TASK_JSON_COLUMNS = {"holders"}
+
+_CLAIM_SET = """
+    status = 'in_progress',
+    assignee_agent_id = :agent,
+    assignee_runtime = :runtime,
+    claimed_by = COALESCE(claimed_by, :agent),
+    holders = CASE
+        WHEN EXISTS (SELECT 1 FROM json_each(holders) WHERE value = :agent) THEN holders
+        ELSE json_insert(holders, '$[#]', :agent)
+    END,
+    claim_epoch = claim_epoch + 1,
+    lease_until = :lease_until,
+    last_heartbeat_at = :now,
+    attempts = attempts + 1,
+    blocked_reason = NULL,
+    updated_at = :now
+"""
+
+# The guard of the atomic claim (seed 000): part of the same statement that writes.
+_CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class SqliteTx:
+    """The statements of one transaction. Every method is one SQL statement (or a short, fixed
+    sequence of them) with named parameters; no rule is decided here."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    # -- ids ------------------------------------------------------------------------------------
+
+    def next_id(self, table: str, prefix: str) -> str:
+        """The next short, typeable id of a table (`TASK-42`). Safe because writes hold the lock."""
+        assert table in {"tasks", "task_comments", "execution_processes", "workspaces"}
+        (last,) = self.conn.execute(f"SELECT IFNULL(MAX(seq), 0) FROM {table}").fetchone()
+        return f"{prefix}{last + 1}"
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    def task(self, task_id: str) -> Row | None:
+        return _one(self.conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)))
+
+    def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]:
+        ids = list(task_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.conn.execute(f"SELECT * FROM tasks WHERE id IN ({marks})", ids).fetchall()
+
+    def insert_task(self, values: dict[str, Any]) -> Row:
+        columns = ["id", *sorted(key for key in values if key in TASK_COLUMNS)]
+        params = [json.dumps(values[c]) if c in _TASK_JSON_COLUMNS else values[c] for c in columns]
+        sql = (
+            f"INSERT INTO tasks ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))}) RETURNING *"
+        )
+        row: Row = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
+        """Write the given columns of one task and return the new row."""
+        unknown = set(changes) - TASK_COLUMNS
+        assert not unknown, f"not task columns: {unknown}"
+        assignments = ", ".join(f"{column} = :{column}" for column in changes)
+        params = {
+            column: json.dumps(value) if column in _TASK_JSON_COLUMNS else value
+            for column, value in changes.items()
+        }
+        params["id"] = task_id
+        row: Row = self.conn.execute(
+            f"UPDATE tasks SET {assignments} WHERE id = :id RETURNING *", params
+        ).fetchone()
+        return row
+
+    def claim_by_id(
+        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+    ) -> Row | None:
+        """The atomic claim of seed 000: the guard is in the statement that writes, so of any number
+        of racing callers at most one gets the row back. Unmet dependencies refuse too."""
+        return _one(
+            self.conn.execute(
+                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {_CLAIMABLE} AND unmet_deps = 0 "
+                "RETURNING *",
+                {
+                    "id": task_id,
+                    "agent": agent,
+                    "runtime": runtime,
+                    "now": now,
+                    "lease_until": lease_until,
+                },
+            )
+        )
+
+    def claim_best_ready(
+        self,
+        agent: str,
+        role: str | None,
+        respect_deps: bool,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+    ) -> Row | None:
+        """Pick the best claimable task and claim it, in one statement. With dependencies respected
+        the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
+        the best role-less task, whichever ranks higher), never a scan past blocked tasks."""
+        # INDEXED BY pins the plan: on a file without statistics the planner would otherwise walk
+        # tasks_status and skip every blocked task inside the write lock.
+        if respect_deps:
+            ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+            source = (
+                "tasks INDEXED BY tasks_ready"
+                if role is None
+                else "tasks INDEXED BY tasks_ready_by_role"
+            )
+        else:
+            ready = "status = 'todo' AND dropped = 0"
+            source = "tasks INDEXED BY tasks_status"
+        order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
+        if role is None:
+            pick = f"SELECT id FROM {source} WHERE {ready} {order}"
+        else:
+            pick = (
+                "SELECT id FROM ("
+                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} "
+                f"WHERE {ready} AND role = :role {order}) "
+                "UNION ALL "
+                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} "
+                f"WHERE {ready} AND role IS NULL {order})"
+                f") {order}"
+            )
+        return _one(
+            self.conn.execute(
+                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} RETURNING *",
+                {
+                    "agent": agent,
+                    "runtime": runtime,
+                    "now": now,
+                    "lease_until": lease_until,
+                    "role": role,
+                },
+            )
+        )
+
+    def expired_leases(self, now: int) -> list[Row]:
+        """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
+        return self.conn.execute(
+            "SELECT * FROM tasks INDEXED BY tasks_lease "
+            "WHERE status = 'in_progress' AND lease_until < ? ORDER BY lease_until",
+            (now,),
+        ).fetchall()
+
+    def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
+        """Back to todo for a fresh claim, with a new epoch so the lapsed worker is stale. The
+        holders stay: a reclaim continues the same attempt, so none of them may review it."""
+        row: Row = self.conn.execute(
+            """
+            UPDATE tasks SET
+                status = 'todo',
+                assignee_agent_id = NULL,
+                assignee_runtime = NULL,
+                lease_until = NULL,
+                verification = NULL,
+                claim_epoch = claim_epoch + 1,
+                updated_at = :now
+            WHERE id = :id
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        ).fetchone()
+        return row
+
+    def any_lease_expired(self, now: int) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM tasks INDEXED BY tasks_lease "
+            "WHERE status = 'in_progress' AND lease_until < ? LIMIT 1",
+            (now,),
+        ).fetchone()
+        return row is not None
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        text: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """Filtered task list. Ready lists rank like claim-next; the rest newest change first."""
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if ready:
+            where.append("status = 'todo' AND dropped = 0 AND unmet_deps = 0")
+        else:
+            if status is not None:
+                where.append("status = :status")
+                params["status"] = status
+            if not include_dropped:
+                where.append("dropped = 0")
+        if team_id is not None:
+            where.append("team_id = :team_id")
+            params["team_id"] = team_id
+        if assignee is not None:
+            where.append("assignee_agent_id = :assignee")
+            params["assignee"] = assignee
+        if role is not None:
+            where.append("role = :role")
+            params["role"] = role
+        if text:
+            where.append(
+                "(id = :exact OR title LIKE :pattern ESCAPE '\\' "
+                "OR description LIKE :pattern ESCAPE '\\')"
+            )
+            params["exact"] = text
+            params["pattern"] = _like_pattern(text)
+        sql = "SELECT * FROM tasks"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += (
+            " ORDER BY priority DESC, updated_at DESC"
+            if ready
+            else " ORDER BY updated_at DESC, seq DESC"
+        )
+        if limit is not None:
+            sql += " LIMIT :limit"
+            params["limit"] = limit
+        return self.conn.execute(sql, params).fetchall()
+
+    def all_tasks(self) -> list[Row]:
+        """Every task, dropped ones included, in creation order (the TUI's snapshot)."""
+        return self.conn.execute("SELECT * FROM tasks ORDER BY seq").fetchall()
+
+    def status_counts(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            "SELECT status, COUNT(*) FROM tasks WHERE dropped = 0 GROUP BY status"
+        ).fetchall()
+        return {status: count for status, count in rows}
+
+    # -- parent chain and caps ------------------------------------------------------------------
+
+    def ancestors(self, task_id: str) -> list[Row]:
+        """The parent chain, nearest parent first. The depth bound keeps a corrupt (cyclic) chain
+        from running forever."""
+        return self.conn.execute(
+            """
+            WITH RECURSIVE chain(id, parent_task_id, title, status, depth) AS (
+                SELECT p.id, p.parent_task_id, p.title, p.status, 1
+                FROM tasks t JOIN tasks p ON p.id = t.parent_task_id
+                WHERE t.id = :id
+                UNION
+                SELECT p.id, p.parent_task_id, p.title, p.status, chain.depth + 1
+                FROM chain JOIN tasks p ON p.id = chain.parent_task_id
+                WHERE chain.depth < 1000
+            )
+            SELECT id, parent_task_id, title, status, depth FROM chain ORDER BY depth
+            """,
+            {"id": task_id},
+        ).fetchall()
+
+    def live_children(self, parent_id: str) -> int:
+        (count,) = self.conn.execute(
+            "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
+            "AND status NOT IN ('done', 'cancelled')",
+            (parent_id,),
+        ).fetchone()
+        return int(count)
+
+    def roots_created_since(self, since_ms: int) -> int:
+        (count,) = self.conn.execute(
+            "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
+            (since_ms,),
+        ).fetchone()
+        return int(count)
+
+    # -- dependencies ---------------------------------------------------------------------------
+
+    def insert_dependency(
+        self, task_id: str, depends_on: str, now: int, tenant: str | None
+    ) -> bool:
+        """Link `task_id -> depends_on`; re-linking is harmless. True when the edge is new."""
+        cursor = self.conn.execute(
+            "INSERT OR IGNORE INTO task_deps (task_id, depends_on_task_id, tenant_id, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (task_id, depends_on, tenant, now),
+        )
+        return cursor.rowcount == 1
+
+    def delete_dependency(self, task_id: str, depends_on: str) -> bool:
+        cursor = self.conn.execute(
+            "DELETE FROM task_deps WHERE task_id = ? AND depends_on_task_id = ?",
+            (task_id, depends_on),
+        )
+        return cursor.rowcount == 1
+
+    def depends_transitively(self, start: str, target: str) -> bool:
+        """Whether `target` is reachable from `start` along depends-on edges (start itself
+        included). `UNION`, not `UNION ALL`, so even a corrupt cyclic graph terminates."""
+        row = self.conn.execute(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT :start
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT 1 FROM reach WHERE id = :target LIMIT 1
+            """,
+            {"start": start, "target": target},
+        ).fetchone()
+        return row is not None
+
+    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]:
+        """Every depends-on edge reachable from `start`: used only to name a refused cycle."""
+        rows = self.conn.execute(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT :start
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            """,
+            {"start": start},
+        ).fetchall()
+        return [(a, b) for a, b in rows]
+
+    def dependencies(self, task_id: str) -> list[Row]:
+        """What `task_id` waits on, with each blocker's status."""
+        return self.conn.execute(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+            "WHERE d.task_id = ? ORDER BY t.seq",
+            (task_id,),
+        ).fetchall()
+
+    def dependents(self, task_id: str) -> list[Row]:
+        """What waits on `task_id`."""
+        return self.conn.execute(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.task_id "
+            "WHERE d.depends_on_task_id = ? ORDER BY t.seq",
+            (task_id,),
+        ).fetchall()
+
+    def count_unmet_dependencies(self, task_id: str) -> int:
+        (count,) = self.conn.execute(
+            "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+            "WHERE d.task_id = ? AND t.status != 'done'",
+            (task_id,),
+        ).fetchone()
+        return int(count)
+
+    def add_unmet_dependency(self, task_id: str, delta: int) -> None:
+        self.conn.execute(
+            "UPDATE tasks SET unmet_deps = unmet_deps + ? WHERE id = ?", (delta, task_id)
+        )
+
+    def satisfy_dependents(self, done_task_id: str) -> None:
+        """`done_task_id` just reached done: each direct dependent has one unmet dependency less."""
+        self.conn.execute(
+            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
+            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = ?)",
+            (done_task_id,),
+        )
+
+    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
+        """Cancel every still-pending transitive dependent of `task_id` in one statement, so a
+        dependent claimed a moment earlier is left alone rather than cancelled under its worker."""
+        return self.conn.execute(
+            """
+            WITH RECURSIVE downstream(id) AS (
+                SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
+                UNION
+                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
+            )
+            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = :now
+            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        ).fetchall()
+
+    def unmet_dependency_drift(self) -> list[Row]:
+        """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
+        return self.conn.execute(
+            """
+            SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
+            FROM tasks t
+            LEFT JOIN task_deps d ON d.task_id = t.id
+            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status != 'done'
+            GROUP BY t.id HAVING kept != actual
+            """
+        ).fetchall()
+
+    # -- comments -------------------------------------------------------------------------------
+
+    def insert_comment(
+        self,
+        task_id: str,
+        body: str,
+        author_type: str,
+        author_agent_id: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> Row:
+        comment_id = self.next_id("task_comments", "C-")
+        row: Row = self.conn.execute(
+            "INSERT INTO task_comments "
+            "(id, task_id, author_agent_id, author_type, body, tenant_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
+            (comment_id, task_id, author_agent_id, author_type, body, tenant, now),
+        ).fetchone()
+        return row
+
+    def comments(self, task_id: str) -> list[Row]:
+        return self.conn.execute(
+            "SELECT * FROM task_comments WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+
+    # -- executions -----------------------------------------------------------------------------
+
+    def insert_execution(self, values: dict[str, Any]) -> Row:
+        values = {**values, "id": self.next_id("execution_processes", "EXEC-")}
+        columns = sorted(values)
+        row: Row = self.conn.execute(
+            f"INSERT INTO execution_processes ({', '.join(columns)}) "
+            f"VALUES ({', '.join(':' + c for c in columns)}) RETURNING *",
+            values,
+        ).fetchone()
+        return row
+
+    def execution(self, execution_id: str) -> Row | None:
+        return _one(
+            self.conn.execute("SELECT * FROM execution_processes WHERE id = ?", (execution_id,))
+        )
+
+    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None:
+        """Close a still-running execution; a closed row is immutable, so a second close (or an
+        unknown id) matches nothing and returns None."""
+        allowed = {
+            "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
+            "cache_read", "cache_write", "cost_usd", "completed_at",
+        }  # fmt: skip
+        assert set(changes) <= allowed
+        assignments = ", ".join(f"{column} = :{column}" for column in changes)
+        return _one(
+            self.conn.execute(
+                f"UPDATE execution_processes SET {assignments} "
+                "WHERE id = :id AND status = 'running' RETURNING *",
+                {**changes, "id": execution_id},
+            )
+        )
+
+    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
+        """The lease of `task_id` expired: its running executions are over, tombstoned so a second
+        recovery pass finds nothing to do."""
+        return self.conn.execute(
+            "UPDATE execution_processes SET status = 'timed_out', completed_at = :now, "
+            "error = :error, recovery_tombstone = 1 "
+            "WHERE task_id = :task AND status = 'running' RETURNING *",
+            {"task": task_id, "now": now, "error": error},
+        ).fetchall()
+
+    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None:
+        self.conn.execute(
+            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error "
+            "WHERE task_id = :task AND status = 'running'",
+            {"task": task_id, "status": status, "now": now, "error": error},
+        )
+
+    def executions(self, task_id: str) -> list[Row]:
+        return self.conn.execute(
+            "SELECT * FROM execution_processes WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+
+    def execution_cost(self, task_id: str) -> float:
+        (total,) = self.conn.execute(
+            "SELECT IFNULL(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = ?",
+            (task_id,),
+        ).fetchone()
+        return float(total)
+
+    # -- workspaces -----------------------------------------------------------------------------
+
+    def insert_workspace(self, values: dict[str, Any]) -> Row:
+        values = {**values, "id": self.next_id("workspaces", "WS-")}
+        columns = sorted(values)
+        row: Row = self.conn.execute(
+            f"INSERT INTO workspaces ({', '.join(columns)}) "
+            f"VALUES ({', '.join(':' + c for c in columns)}) RETURNING *",
+            values,
+        ).fetchone()
+        return row
+
+    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
+        allowed = {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
+        assert set(changes) <= allowed
+        assignments = ", ".join(f"{column} = :{column}" for column in changes)
+        return _one(
+            self.conn.execute(
+                f"UPDATE workspaces SET {assignments} WHERE id = :id RETURNING *",
+                {**changes, "id": workspace_id},
+            )
+        )
+
+    def workspaces(self, task_id: str) -> list[Row]:
+        return self.conn.execute(
+            "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+
+    def latest_workspace(self, task_id: str) -> Row | None:
+        return _one(
+            self.conn.execute(
+                "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
+            )
+        )
+
+    def workspaces_with_status(self, status: str) -> list[Row]:
+        return self.conn.execute(
+            "SELECT * FROM workspaces WHERE status = ? ORDER BY seq", (status,)
+        ).fetchall()
+
+    # -- events and audit -----------------------------------------------------------------------
+
+    def insert_event(
+        self,
+        kind: str,
+        task_id: str | None,
+        actor: str | None,
+        data: dict[str, Any],
+        now: int,
+        ttl_seconds: int | None,
+        tenant: str | None = None,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO events (task_id, kind, actor, data, created_at, ttl_seconds, tenant_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                task_id,
+                kind,
+                actor,
+                json.dumps(data, separators=(",", ":")),
+                now,
+                ttl_seconds,
+                tenant,
+            ),
+        )
+
+    def events(self, *, since: int = 0, task_id: str | None = None, limit: int = 1000) -> list[Row]:
+        if task_id is None:
+            return self.conn.execute(
+                "SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (since, limit)
+            ).fetchall()
+        return self.conn.execute(
+            "SELECT * FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (task_id, since, limit),
+        ).fetchall()
+
+    def last_event_seq(self) -> int:
+        (seq,) = self.conn.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()
+        return int(seq)
+
+    def purge_expired_events(self, now: int) -> int:
+        """Delete events past their TTL, except those of tasks still in flight: a live task keeps
+        its whole history until it finishes, however long that takes."""
+        cursor = self.conn.execute(
+            """
+            DELETE FROM events
+            WHERE ttl_seconds IS NOT NULL
+              AND created_at + ttl_seconds * 1000 < :now
+              AND (task_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
+                    AND t.status NOT IN ('done', 'cancelled')))
+            """,
+            {"now": now},
+        )
+        return cursor.rowcount
+
+    def insert_audit(
+        self,
+        *,
+        task_id: str | None,
+        actor: str,
+        action: str,
+        from_status: str | None,
+        to_status: str | None,
+        verdict_overridden: str | None,
+        detail: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO audit (task_id, actor, action, from_status, to_status, "
+            "verdict_overridden, detail, created_at, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                task_id,
+                actor,
+                action,
+                from_status,
+                to_status,
+                verdict_overridden,
+                detail,
+                now,
+                tenant,
+            ),
+        )
+
+    def audit(self, task_id: str | None = None) -> list[Row]:
+        if task_id is None:
+            return self.conn.execute("SELECT * FROM audit ORDER BY seq").fetchall()
+        return self.conn.execute(
+            "SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,)
+        ).fetchall()
+
+    # -- health ---------------------------------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        rows = self.conn.execute("PRAGMA integrity_check").fetchall()
+        problems = [row[0] for row in rows if row[0] != "ok"]
+        problems += [
+            f"foreign key: {row[0]} row {row[1]} -> {row[2]}"
+            for row in self.conn.execute("PRAGMA foreign_key_check").fetchall()
+        ]
+        return problems
+
+    def schema_version(self) -> int:
+        return schema_version(self.conn)
+
+
+class SqliteStore:
+    """One board file: a writer connection, a `query_only` reader, and the transaction runners.
+
+    Each connection is guarded by its own lock so threads of one process (the TUI's workers, the
+    demo's agents) can share a store; separate processes coordinate through SQLite's file lock.
+    """
+
+    def __init__(self, path: str | Path, config: BoardConfig, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        self.config = config
+        self.read_only = read_only
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._reader_conn: sqlite3.Connection | None = None
+        if read_only:
+            if not self.path.exists():
+                raise BoardError(
+                    Reason.NOT_FOUND, f"board not found: {self.path}", path=str(self.path)
+                )
+            if schema_version(self._reader) == 0:
+                raise BoardError(
+                    Reason.INVALID_INPUT, f"not a kanban board: {self.path}", path=str(self.path)
+                )
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = connect(self.path)
+        if schema_version(self._writer) != SCHEMA_VERSION:
+            # Only a new or older file takes the write lock at open; the migration re-reads the
+            # version inside the transaction, so racing openers migrate once.
+            self.write(lambda tx: apply_pending_migrations(tx.conn))
+
+    @property
+    def _reader(self) -> sqlite3.Connection:
+        """The query-only connection, opened on first read (a claim never needs one)."""
+        if self._reader_conn is None:
+            self._reader_conn = connect(self.path, query_only=True)
+        return self._reader_conn
+
+    def write(self, work: Callable[[SqliteTx], T]) -> T:
+        """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors."""
+        if self._writer is None:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        writer = self._writer
+        with self._write_lock:
+            return run_transaction(writer, lambda conn: work(SqliteTx(conn)), config=self.config)
+
+    def read(self, work: Callable[[SqliteTx], T]) -> T:
+        """Run `work` in one read transaction on the query-only connection: one snapshot."""
+        with self._read_lock:
+            return run_transaction(
+                self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
+            )
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the file: a ~µs "did anything change"."""
+        with self._read_lock:
+            return int(self._reader.execute("PRAGMA data_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._read_lock:
+            if self._reader_conn is not None:
+                self._reader_conn.close()
+                self._reader_conn = None
+        if self._writer is not None:
+            with self._write_lock:
+                self._writer.close()
+                self._writer = None
