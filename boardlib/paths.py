@@ -1,0 +1,27 @@
+"""Where kanban keeps its files when nobody says otherwise.
+
+The board: `--db`, else `KANBAN_DB`, else `$XDG_STATE_HOME/kanban/board.db` (XDG_STATE_HOME defaults
+to `~/.local/state`). Per-task worktrees live beside it, under `<state>/worktrees`, unless
+`KANBAN_WORKTREES` says otherwise, so a user's repository never gains a stray checkout.
+"""
+
+import os
+from pathlib import Path
+
+
+def state_dir(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "kanban"
+
+
+def default_board_path(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    explicit = env.get("KANBAN_DB")
+    return Path(explicit) if explicit else state_dir(env) / "board.db"
+
+
+def worktrees_root(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    explicit = env.get("KANBAN_WORKTREES")
+    return Path(explicit) if explicit else state_dir(env) / "worktrees"
