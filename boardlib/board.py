@@ -33,7 +33,7 @@ from .records import (
     Workspace,
 )
 from .recovery import LeaseSweeper, release_expired_leases
-from .store.sqlite import SqliteStore, SqliteTx
+from .store.sqlite import Row, SqliteStore, SqliteTx
 
 SYSTEM = "system"
 OPERATOR = "operator"
@@ -772,19 +772,22 @@ class Board:
         runtime = _optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: SqliteTx) -> Task | None:
+        def work(tx: SqliteTx) -> Row | None:
+            # The hot path: keep Python work inside the write lock to the statements themselves;
+            # the record is built after the commit.
             now = self.now()
             release_expired_leases(tx, now, self.config.event_ttl_seconds)
             row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
-            if row is None:
-                return None
-            task = Task.from_row(row)
-            self._emit(
-                tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim_next"
-            )
-            return task
+            if row is not None:
+                tx.insert_event(
+                    "task_claimed", row["id"], agent,
+                    {"epoch": row["claim_epoch"], "verb": "claim_next"},
+                    now, self.config.event_ttl_seconds, row["tenant_id"],
+                )  # fmt: skip
+            return row
 
-        return self.store.write(work)
+        claimed = self.store.write(work)
+        return None if claimed is None else Task.from_row(claimed)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 

@@ -21,6 +21,14 @@ def camel(name: str) -> str:
 
 
 _JSON_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
+    return names
 
 
 def _json_names(cls: type) -> tuple[tuple[str, str], ...]:
@@ -44,14 +52,12 @@ class Record:
 
     @classmethod
     def from_row(cls, row: Any) -> Self:
-        keys = row.keys()
-        values = {}
-        for f in fields(cls):  # type: ignore[arg-type]
-            if f.name in keys:
-                value = row[f.name]
-                if f.name in cls._json_columns and isinstance(value, str):
-                    value = json.loads(value)
-                values[f.name] = value
+        """Build from a `sqlite3.Row` (or mapping): columns that are not fields are ignored."""
+        names = _field_names(cls)
+        values = {key: value for key, value in zip(row.keys(), row, strict=True) if key in names}
+        for column in cls._json_columns:
+            if isinstance(values.get(column), str):
+                values[column] = json.loads(values[column])
         return cls(**values)
 
     def to_json(self) -> dict[str, Any]:

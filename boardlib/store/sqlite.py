@@ -144,8 +144,8 @@ class SqliteTx:
         """Pick the best claimable task and claim it, in one statement. With dependencies respected
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
         the best role-less task, whichever ranks higher), never a scan past blocked tasks."""
-        # INDEXED BY pins the plan: on a file without statistics the planner would otherwise walk
-        # tasks_status and skip every blocked task inside the write lock.
+        # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
+        # another index and skip every blocked task inside the write lock.
         if respect_deps:
             ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
             source = (
@@ -155,7 +155,7 @@ class SqliteTx:
             )
         else:
             ready = "status = 'todo' AND dropped = 0"
-            source = "tasks INDEXED BY tasks_status"
+            source = "tasks INDEXED BY tasks_todo"
         order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
         if role is None:
             pick = f"SELECT id FROM {source} WHERE {ready} {order}"
