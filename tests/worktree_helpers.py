@@ -42,10 +42,14 @@ def make_repo(path: Path) -> Path:
 
 def repo_state(repo: Path) -> tuple[str, str, str]:
     """What a user sees of their repository: status, HEAD and the list of files on disk."""
-    files = "\n".join(sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git" not in p.parts))
-    return git(repo, "status", "--porcelain=v1", "--branch", "--untracked-files=all"), git(
-        repo, "rev-parse", "HEAD"
-    ), files
+    files = "\n".join(
+        sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git" not in p.parts)
+    )
+    return (
+        git(repo, "status", "--porcelain=v1", "--branch", "--untracked-files=all"),
+        git(repo, "rev-parse", "HEAD"),
+        files,
+    )
 
 
 @dataclass

@@ -316,18 +316,19 @@ class Worktrees:
         with self._lock(repo.root, task_id, "provision"):
             rows = self.board.workspaces(task_id)
             latest = rows[-1] if rows else None
-            if latest is not None and latest.status in ("active", "stale"):
-                if os.path.realpath(latest.repo_path) != str(repo.root):
-                    raise BoardError(
-                        Reason.CONFLICT,
-                        f"{task_id} already has a worktree of another repository "
-                        f"({latest.repo_path}); pause or complete it first",
-                        id=task_id,
-                        repoPath=latest.repo_path,
-                    )
+            same_repo = latest is not None and os.path.realpath(latest.repo_path) == str(repo.root)
+            if latest is not None and latest.status in ("active", "stale") and same_repo:
                 reused = self._reattach(task, latest, repo, actor)
                 if reused is not None:
                     return reused
+            elif latest is not None and latest.status == "active":
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{task_id} already has a worktree of another repository "
+                    f"({latest.repo_path}); complete it, or let it go stale, first",
+                    id=task_id,
+                    repoPath=latest.repo_path,
+                )
             return self._create(task, repo, base_commit, base, actor)
 
     def _clear_leftover(self, repo: Path, task_id: str) -> None:
