@@ -246,6 +246,13 @@ def test_another_repository_for_the_same_task_is_a_conflict(env, tmp_path):
         env.trees.provision(task_id, second)
     assert refused.value.reason == Reason.CONFLICT
     assert git(second, "branch", "--list") == "* main"
+    # Once the first workspace went stale (its checkout collected), another repository is fine.
+    first = env.board.workspaces(task_id)[0]
+    env.board.update_workspace(first.id, status="stale")
+    moved = env.trees.provision(task_id, second)
+    assert moved.workspace_id != first.id and not moved.reused
+    assert [w.status for w in env.board.workspaces(task_id)] == ["stale", "active"]
+    assert env.board.get_task(task_id).worktree_ref == moved.worktree.worktree_path
 
 
 def test_a_branch_left_by_a_crash_is_reattached_and_a_foreign_one_refused(env):
