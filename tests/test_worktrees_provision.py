@@ -307,3 +307,16 @@ def test_importing_boardlib_or_the_worktree_package_does_not_import_git(tmp_path
         [sys.executable, "-c", code, str(tmp_path / "b.db")], capture_output=True, text=True
     )
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_checkout_made_just_before_a_crash_is_adopted(env):
+    """git made the branch and the checkout, then the process died before the board recorded it."""
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    ws = env.board.workspaces(task_id)[0]
+    env.board.update_workspace(ws.id, status="archived")  # as if the row had never been written
+    again = env.trees.provision(task_id, env.repo)
+    assert again.worktree.worktree_path == made.worktree.worktree_path
+    assert again.worktree.base_commit == made.worktree.base_commit
+    assert [w.status for w in env.board.workspaces(task_id)] == ["archived", "active"]
+    assert git(env.repo, "worktree", "list", "--porcelain").count("worktree ") == 2

@@ -411,9 +411,11 @@ class Worktrees:
                     id=task.id,
                     branch=branch,
                 )
-            with self._repo_lock(repo.root, f"provision {task.id}"):
-                self._clear_leftover(repo.root, task.id)
-                gitrepo.add_worktree(repo.root, path, branch, start=None)
+            entry = gitrepo.registered(repo.root, path)
+            if entry is None or entry.prunable or entry.branch != branch or not path.is_dir():
+                with self._repo_lock(repo.root, f"provision {task.id}"):
+                    self._clear_leftover(repo.root, task.id)
+                    gitrepo.add_worktree(repo.root, path, branch, start=None)
         else:
             with self._repo_lock(repo.root, f"provision {task.id}"):
                 self._clear_leftover(repo.root, task.id)
