@@ -39,6 +39,7 @@ SYSTEM = "system"
 OPERATOR = "operator"
 AUTHOR_TYPES = ("agent", "user", "system")
 EXECUTION_OUTCOMES = ("succeeded", "failed", "timed_out", "cancelled")
+WORKSPACE_STATUSES = ("active", "archived", "stale")
 TITLE_MAX = 500
 TEXT_MAX = 20_000
 NAME_MAX = 200
@@ -1324,9 +1325,17 @@ class Board:
     # -- verification ---------------------------------------------------------------------------
 
     def record_verification(
-        self, task_id: str, verdict_json: str, *, actor: str = SYSTEM, detail: str | None = None
+        self,
+        task_id: str,
+        verdict_json: str,
+        *,
+        actor: str = SYSTEM,
+        detail: str | None = None,
+        expected_status: str | None = None,
     ) -> Task:
-        """Store a verdict (validated `VerificationResult` JSON) on a task, audited."""
+        """Store a verdict (validated `VerificationResult` JSON) on a task, audited.
+        `expected_status` refuses the write (`invalid_state`) when the task has moved on meanwhile,
+        e.g. a reviewer judged it while a slow gate was still running."""
         from .models import parse_verdict
 
         try:
@@ -1338,6 +1347,8 @@ class Board:
         def work(tx: SqliteTx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
+            if expected_status is not None and task.status != expected_status:
+                raise wrong_state("record a verdict", task.status, expected_status, id=task_id)
             new = Task.from_row(
                 tx.update_task(task_id, {"verification": stored, "updated_at": now})
             )
@@ -1350,6 +1361,108 @@ class Board:
             return new
 
         return self.store.write(work)
+
+    # -- workspaces (the worktree subsystem's pointers) ------------------------------------------
+
+    def record_workspace(
+        self,
+        task_id: str,
+        *,
+        repo_path: str,
+        branch: str,
+        worktree_path: str,
+        base_commit: str,
+        actor: str = SYSTEM,
+    ) -> Workspace:
+        """Record a provisioned worktree: a new `active` workspaces row, and the task's
+        `worktree_ref`/`branch_ref` pointing at it, in one transaction with one event. The checkout
+        itself is the worktree subsystem's business; the board keeps only the pointer."""
+        actor = _name(actor, "actor")
+        values = {
+            "repo_path": _text(repo_path, "repoPath", limit=4000),
+            "branch": _text(branch, "branch", limit=NAME_MAX),
+            "worktree_path": _text(worktree_path, "worktreePath", limit=4000),
+            "base_commit": _text(base_commit, "baseCommit", limit=NAME_MAX),
+        }
+
+        def work(tx: SqliteTx) -> Workspace:
+            now = self.now()
+            task = self._load(tx, task_id)
+            workspace = Workspace.from_row(
+                tx.insert_workspace(
+                    {
+                        **values,
+                        "task_id": task_id,
+                        "status": "active",
+                        "tenant_id": task.tenant_id,
+                        "created_at": now,
+                        "last_used_at": now,
+                    }
+                )
+            )
+            refs = {"worktree_ref": values["worktree_path"], "branch_ref": values["branch"]}
+            if (task.worktree_ref, task.branch_ref) != (refs["worktree_ref"], refs["branch_ref"]):
+                tx.update_task(task_id, {**refs, "updated_at": now})
+            self._emit(
+                tx, "workspace_provisioned", task, actor, now,
+                workspaceId=workspace.id, branch=workspace.branch,
+                worktreePath=workspace.worktree_path, baseCommit=workspace.base_commit,
+            )  # fmt: skip
+            return workspace
+
+        return self.store.write(work)
+
+    def update_workspace(
+        self,
+        workspace_id: str,
+        *,
+        status: str | None = None,
+        actor: str = SYSTEM,
+        reason: str | None = None,
+    ) -> Workspace:
+        """Move a workspace along its lifecycle (`active`, `archived` on cleanup, `stale` on garbage
+        collection) and mark it used now; one event either way, so live views see pauses and
+        handoffs too."""
+        actor = _name(actor, "actor")
+        note = _text(reason, "reason", limit=2000, required=False)
+        if status is not None and status not in WORKSPACE_STATUSES:
+            raise invalid_input(
+                f"workspace status must be one of {', '.join(WORKSPACE_STATUSES)}",
+                field="status",
+            )
+
+        def work(tx: SqliteTx) -> Workspace:
+            now = self.now()
+            row = tx.workspace(workspace_id) if isinstance(workspace_id, str) else None
+            if row is None:
+                raise not_found("workspace", str(workspace_id))
+            before = Workspace.from_row(row)
+            task = self._load(tx, before.task_id)
+            changes: dict[str, Any] = {"last_used_at": now}
+            if status is not None:
+                changes["status"] = status
+            updated = tx.update_workspace(workspace_id, changes)
+            assert updated is not None
+            workspace = Workspace.from_row(updated)
+            data: dict[str, Any] = {"workspaceId": workspace_id, "status": workspace.status}
+            if workspace.status != before.status:
+                data["from"] = before.status
+            if note:
+                data["reason"] = note
+            self._emit(tx, "workspace_updated", task, actor, now, **data)
+            return workspace
+
+        return self.store.write(work)
+
+    def workspaces_with_status(self, status: str) -> list[Workspace]:
+        """Every workspace in one lifecycle status, oldest first (garbage collection reads them)."""
+        if status not in WORKSPACE_STATUSES:
+            raise invalid_input(
+                f"workspace status must be one of {', '.join(WORKSPACE_STATUSES)}",
+                field="status",
+            )
+        rows = self.store.read(lambda tx: tx.workspaces_with_status(status))
+        return [Workspace.from_row(row) for row in rows]
 
     # -- recovery -------------------------------------------------------------------------------
 

@@ -5,9 +5,18 @@ Rows themselves are declared once in `records.py`; this module is imported lazil
 that validate, so an agent's claim never pays for pydantic.
 """
 
-from typing import Literal
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StringConstraints,
+)
 from pydantic.alias_generators import to_camel
 
 from . import transitions
@@ -86,6 +95,91 @@ class VerificationResult(CamelModel):
 
 def parse_verdict(raw: str) -> VerificationResult:
     return VerificationResult.model_validate_json(raw)
+
+
+# -- the clock-out handoff (seed 003, `POST .../workspace/handoff`) --------------------------------
+
+HANDOFF_TEXT_MAX = 20_000
+HANDOFF_LIST_MAX = 500
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(max_length=HANDOFF_TEXT_MAX)]
+Command = Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)]
+
+
+def iso_timestamp(epoch_ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC with a `Z`, the form handoffs carry."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _check_iso(value: str) -> str:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("timestamp must be an ISO-8601 date-time") from None
+    return value
+
+
+IsoTimestamp = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=64), AfterValidator(_check_iso)
+]
+
+
+class HandoffCommands(CamelModel):
+    """How to set up, verify and start the work; the verification gate runs `verify`."""
+
+    init: Command = "./init.sh"
+    verify: Command = ""
+    start: Command = ""
+
+
+class HandoffEvidence(CamelModel):
+    test_results: Text | None = None
+    lint_results: Text | None = None
+
+
+class RoomCursor(CamelModel):
+    room_id: Name
+    last_seen_seq: NonNegativeInt
+
+
+class AgentHandoff(CamelModel):
+    """`AGENT_HANDOFF.json`: structured clock-out state, so a different runtime (or a person) can
+    resume the task from the worktree alone. Fields and defaults are seed 003's handoff body;
+    unknown keys are refused so a misspelt field is an error rather than silently lost."""
+
+    handoff_from: Name
+    runtime: Name
+    timestamp: IsoTimestamp = Field(default_factory=lambda: iso_timestamp(time.time_ns() // 10**6))
+    completed_subtasks: list[Text] = Field(default_factory=list, max_length=HANDOFF_LIST_MAX)
+    broken_or_unverified: list[Text] = Field(default_factory=list, max_length=HANDOFF_LIST_MAX)
+    next_best_step: Text = ""
+    why_blocked: Text | None = None
+    commands: HandoffCommands = Field(default_factory=HandoffCommands)
+    evidence: HandoffEvidence | None = None
+    warnings: list[Text] = Field(default_factory=list, max_length=HANDOFF_LIST_MAX)
+    native_session_id: Name | None = None
+    room_cursor: RoomCursor | None = None
+
+
+def validation_details(error: Exception) -> dict[str, object]:
+    """A pydantic `ValidationError` flattened like zod's `flatten()` (seed 003's 400 `details`):
+    `formErrors` for the body as a whole, `fieldErrors` keyed by the camelCase path."""
+    from pydantic import ValidationError
+
+    form: list[str] = []
+    by_field: dict[str, list[str]] = {}
+    if isinstance(error, ValidationError):
+        for item in error.errors(include_url=False):
+            path = ".".join(str(part) for part in item["loc"])
+            if path:
+                by_field.setdefault(path, []).append(item["msg"])
+            else:
+                form.append(item["msg"])
+    else:
+        form.append(str(error))
+    return {"formErrors": form, "fieldErrors": by_field}
 
 
 class AncestorRow(BaseModel):

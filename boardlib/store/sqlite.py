@@ -546,6 +546,9 @@ class SqliteTx:
             )
         )
 
+    def workspace(self, workspace_id: str) -> Row | None:
+        return _one(self.conn.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)))
+
     def workspaces(self, task_id: str) -> list[Row]:
         return self.conn.execute(
             "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq", (task_id,)

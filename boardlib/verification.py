@@ -1,0 +1,455 @@
+"""The verification gate: the builder is not the judge.
+
+When a builder completes work in a task's worktree, the gate runs the task's verify command there
+(the handoff's `commands.verify`, else the `VERIFY_CMD` that `init.sh` assigns), with a timeout and
+in its own process group so a hung test run is killed whole. The command is configuration the
+builder wrote, run as one argument of `bash -c`; task text (title, description, id) is never
+formatted into it: the command learns its context from `KANBAN_*` environment variables.
+
+Each run becomes an attempt in the typed verdict (`models.VerificationResult`), which is stored on
+the task with `Board.record_verification` (an audit row), appended to `VERIFICATION.md` for the
+next reader of the worktree, and explained in a system comment (what failed, the tail, how to
+reproduce). Then the task moves: `pass` -> done; `fail` with attempts left -> back to in_progress
+for the builder; `fail` at the attempt budget, or `completed_with_debt` -> blocked with the reason.
+
+`completed_with_debt` has two sources: no verify command at all (the gate cannot judge; red, not
+promotable until an operator overrides), and a passing command while the handoff still lists items
+as broken or unverified (green: promotable by the done-gate, but blocked so a person looks first).
+"""
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import transitions as t
+from .errors import BoardError, Reason, invalid_input, wrong_state
+
+if TYPE_CHECKING:
+    from .board import Board
+    from .models import DeterministicResult, VerificationResult
+    from .records import Task
+
+GATE_ACTOR = "verification-gate"
+DEFAULT_TIMEOUT_S = 600.0
+TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
+COMMENT_TAIL_CHARS = 1500
+COMMENT_MAX = 18_000  # below the board's comment limit
+KILL_GRACE_S = 2.0
+
+# Environment variables that would point git (inside the verify command) at another repository.
+_GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyCommand:
+    """The command the gate will run, where it came from, and what made reading it awkward."""
+
+    command: str | None
+    source: str | None
+    warnings: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)  # the handoff's brokenOrUnverified
+    handoff_from: str | None = None
+
+
+def find_verify_command(worktree: Path) -> VerifyCommand:
+    """The handoff's `commands.verify` when set, else `init.sh`'s `VERIFY_CMD`, else None."""
+    from .worktrees.sor import INIT_SH, commands_from_init, read_handoff, read_sor_file
+
+    handoff, warnings = read_handoff(worktree)
+    broken = list(handoff["brokenOrUnverified"]) if handoff else []
+    author = handoff["handoffFrom"] if handoff else None
+    if handoff and handoff["commands"]["verify"]:
+        return VerifyCommand(
+            handoff["commands"]["verify"],
+            "AGENT_HANDOFF.json commands.verify",
+            warnings,
+            broken,
+            author,
+        )
+    commands, init_warnings = commands_from_init(read_sor_file(worktree, INIT_SH))
+    warnings += init_warnings
+    if commands["verify"]:
+        return VerifyCommand(commands["verify"], "init.sh VERIFY_CMD", warnings, broken, author)
+    return VerifyCommand(None, None, warnings, broken, author)
+
+
+def _tail(path: Path, chars: int) -> str:
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - chars * 4))
+        text = handle.read().decode("utf-8", errors="replace")
+    return text[-chars:]
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the whole process group, SIGKILL whatever is still there after a grace period."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    process.wait()
+
+
+def run_verify_command(
+    command: str,
+    cwd: Path,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+) -> "DeterministicResult":
+    """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
+    files so a chatty or hung command cannot stall us); kill its process group at the timeout."""
+    from .models import DeterministicResult
+
+    shell = shutil.which("bash") or "/bin/sh"
+    environment = {
+        key: value for key, value in os.environ.items() if key not in _GIT_LOCATION_VARIABLES
+    }
+    environment.update(env or {})
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kanban-verify-") as folder:
+        out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            try:
+                process = subprocess.Popen(
+                    [shell, "-c", command],
+                    cwd=cwd,
+                    env=environment,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+            except OSError as error:
+                return DeterministicResult(
+                    command=command,
+                    exit_code=None,
+                    passed=False,
+                    stderr_tail=f"could not start the verify command: {error}",
+                    duration_ms=int((time.monotonic() - started) * 1000),
+                )
+            timed_out = False
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(process)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        stderr_tail = _tail(err_path, TAIL_CHARS)
+        if timed_out:
+            note = f"[kanban: timed out after {timeout_s:g} s; the process group was killed]"
+            stderr_tail = f"{stderr_tail.rstrip()}\n{note}".lstrip()[-TAIL_CHARS:]
+        return DeterministicResult(
+            command=command,
+            exit_code=None if timed_out else process.returncode,
+            passed=not timed_out and process.returncode == 0,
+            stdout_tail=_tail(out_path, TAIL_CHARS),
+            stderr_tail=stderr_tail,
+            duration_ms=duration_ms,
+            timed_out=timed_out,
+        )
+
+
+def judge(
+    previous: "VerificationResult | None",
+    deterministic: "DeterministicResult | None",
+    *,
+    now: int,
+    found: VerifyCommand,
+) -> "VerificationResult":
+    """The new verdict: earlier attempts (and reviews) kept, this run appended, debt recomputed."""
+    from .models import DebtNote, VerificationAttempt, VerificationResult
+
+    attempts = list(previous.attempts) if previous else []
+    reviews = list(previous.reviews) if previous else []
+    debt: list[DebtNote] = []
+    if deterministic is None:
+        why = "no verify command is configured (AGENT_HANDOFF.json commands.verify or init.sh"
+        why += " VERIFY_CMD), so the gate cannot judge the work"
+        if found.warnings:
+            why += f"; {'; '.join(found.warnings)}"
+        debt.append(DebtNote(criterion="deterministic verification", severity="high",
+                             justification=why))  # fmt: skip
+        status = "completed_with_debt"
+    else:
+        attempts.append(
+            VerificationAttempt(
+                attempt=len(attempts) + 1,
+                at=now,
+                deterministic=deterministic,
+                status="pass" if deterministic.passed else "fail",
+            )
+        )
+        if not deterministic.passed:
+            status = "fail"
+        elif found.broken:
+            who = found.handoff_from or "the builder"
+            debt = [
+                DebtNote(criterion=item[:500], severity="medium",
+                         justification=f"listed as broken or unverified in the handoff by {who}")
+                for item in found.broken
+            ]  # fmt: skip
+            status = "completed_with_debt"
+        else:
+            status = "pass"
+    return VerificationResult(
+        status=status,
+        attempts=attempts,
+        debt_notes=debt,
+        reviews=reviews,
+        updated_at=now,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where the verdict sends the task, and why (the blocked reason when blocked)."""
+
+    target: str
+    reason: str
+    attempts_left: int
+
+
+def route(verdict: "VerificationResult", budget: int) -> Route:
+    if verdict.status == "pass":
+        return Route(t.DONE, "verification passed", 0)
+    if verdict.status == "completed_with_debt":
+        notes = "; ".join(note.criterion[:120] for note in verdict.debt_notes[:3])
+        if len(verdict.debt_notes) > 3:
+            notes += f"; and {len(verdict.debt_notes) - 3} more"
+        if verdict.promotable:
+            reason = (
+                f"verification passed with debt ({notes}); an operator reviews the debt, then "
+                "moves the task on (in_progress -> done needs no override)"
+            )
+        else:
+            reason = (
+                "verification could not judge the work: no verify command is configured; set "
+                "commands.verify in AGENT_HANDOFF.json or VERIFY_CMD in init.sh and complete "
+                "again, or an operator overrides"
+            )
+        return Route(t.BLOCKED, reason, 0)
+    failed = len(verdict.attempts)
+    left = max(0, budget - failed)
+    if left > 0:
+        return Route(t.IN_PROGRESS, f"verification failed (attempt {failed}/{budget})", left)
+    return Route(
+        t.BLOCKED,
+        f"verification failed {failed} time(s), the attempt budget of {budget} is spent; "
+        "an operator decides (fix and unblock, or override)",
+        0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """What one gate run decided and did."""
+
+    verdict: "VerificationResult"
+    task: "Task"  # the task after the gate's move (or as found, if someone moved it meanwhile)
+    route: Route
+    command: VerifyCommand
+    recorded: bool  # False when the task had left in_review before the verdict could be stored
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verified": self.verdict.status,
+            "verification": self.verdict.to_json(),
+            "taskStatus": self.task.status,
+            "recorded": self.recorded,
+            "attemptsLeft": self.route.attempts_left,
+            "command": self.command.command,
+            "commandSource": self.command.source,
+        }
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.1f} s"
+
+
+def _ending(result: "DeterministicResult") -> str:
+    if result.timed_out:
+        return f"timed out after {_seconds(result.duration_ms)} and was killed"
+    if result.exit_code is None:
+        return "could not be started"
+    return f"exited {result.exit_code} after {_seconds(result.duration_ms)}"
+
+
+def _fence(text: str) -> str:
+    body = text.rstrip() or "(empty)"
+    return f"~~~~\n{body.replace('~~~~', '~ ~ ~ ~')}\n~~~~"
+
+
+def journal_entry(
+    verdict: "VerificationResult", found: VerifyCommand, worktree: Path, at_iso: str
+) -> str:
+    """The human summary appended to VERIFICATION.md."""
+    last = verdict.attempts[-1] if verdict.attempts else None
+    result = last.deterministic if last is not None else None
+    if found.command is None or result is None:
+        notes = "\n".join(f"- {note.justification}" for note in verdict.debt_notes)
+        return f"## Gate run ({at_iso}): {verdict.status}\n\n{notes}\n"
+    assert last is not None
+    lines = [
+        f"## Attempt {last.attempt} ({at_iso}): {verdict.status}",
+        "",
+        f"- Command: `{found.command}` (from {found.source})",
+        f"- Result: {_ending(result)}",
+        f"- Reproduce: `cd {shlex.quote(str(worktree))} && {found.command}`",
+    ]
+    lines += [f"- Debt: {note.criterion} ({note.justification})" for note in verdict.debt_notes]
+    lines += ["", "stdout (tail):", _fence(result.stdout_tail)]
+    lines += ["", "stderr (tail):", _fence(result.stderr_tail), ""]
+    return "\n".join(lines)
+
+
+def comment_body(
+    verdict: "VerificationResult", found: VerifyCommand, worktree: Path, outcome: str
+) -> str:
+    """The system comment: what happened, what failed, the tail, how to reproduce."""
+    last = verdict.attempts[-1] if verdict.attempts else None
+    result = last.deterministic if last is not None else None
+    if found.command is None or result is None or last is None:
+        notes = " ".join(note.justification for note in verdict.debt_notes)
+        return _capped(f"Verification gate: {verdict.status}. {notes}. {outcome}")
+    parts = [
+        f"Verification gate, attempt {last.attempt}: {verdict.status}. "
+        f"`{found.command}` (from {found.source}) {_ending(result)}. {outcome}"
+    ]
+    if verdict.debt_notes:
+        parts.append("Debt: " + "; ".join(note.criterion[:200] for note in verdict.debt_notes))
+    if not result.passed:
+        tail = (result.stderr_tail.strip() or result.stdout_tail.strip())[-COMMENT_TAIL_CHARS:]
+        parts.append(f"Output (tail):\n{_fence(tail)}")
+    parts.append(f"Reproduce: cd {shlex.quote(str(worktree))} && {found.command}")
+    return _capped("\n\n".join(parts))
+
+
+def _capped(text: str, limit: int = COMMENT_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 20].rstrip() + "\n[... truncated]"
+
+
+def run_gate(
+    board: "Board",
+    task_id: str,
+    worktree: Path,
+    *,
+    builder: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    budget: int | None = None,
+) -> GateOutcome:
+    """Judge the work of an in_review task in `worktree`: run, record, journal, comment, move.
+    The caller serialises access to the worktree (the worktree lock)."""
+    from .models import iso_timestamp, parse_verdict
+
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+        raise invalid_input("timeout must be a positive number of seconds", field="timeout")
+    budget = board.config.verification_attempt_budget if budget is None else budget
+    task = board.get_task(task_id)
+    if task.status != t.IN_REVIEW:
+        raise wrong_state("run the verification gate", task.status, t.IN_REVIEW, id=task_id)
+    builder = builder or (task.holders[-1] if task.holders else task.claimed_by)
+    previous = None
+    if task.verification:
+        try:
+            previous = parse_verdict(task.verification)
+        except ValueError:
+            previous = None  # an unreadable verdict is replaced, not extended
+    found = find_verify_command(worktree)
+    attempt = len(previous.attempts) + 1 if previous else 1
+    deterministic = None
+    if found.command is not None:
+        deterministic = run_verify_command(
+            found.command,
+            worktree,
+            timeout_s=timeout_s,
+            env={
+                "KANBAN_TASK_ID": task_id,
+                "KANBAN_WORKTREE": str(worktree),
+                "KANBAN_VERIFY_ATTEMPT": str(attempt),
+            },
+        )
+    now = board.now()
+    verdict = judge(previous, deterministic, now=now, found=found)
+    plan = route(verdict, budget)
+    if plan.target == t.IN_PROGRESS and not builder:
+        plan = Route(t.BLOCKED, f"{plan.reason}; no builder to hand it back to", 0)
+
+    from .worktrees.sor import append_verification_entry
+
+    # The journal is a courtesy copy for the worktree's next reader; the board holds the record.
+    with contextlib.suppress(OSError):
+        append_verification_entry(
+            worktree, journal_entry(verdict, found, worktree, iso_timestamp(now))
+        )
+
+    summary = (
+        f"attempt {attempt}: {verdict.status}"
+        + (f" ({_ending(deterministic)})" if deterministic else " (no verify command)")
+        + f" -> {plan.target}"
+    )
+    try:
+        board.record_verification(
+            task_id, verdict.dumps(), actor=GATE_ACTOR, detail=summary, expected_status=t.IN_REVIEW
+        )
+    except BoardError as error:
+        if error.reason != Reason.INVALID_STATE:
+            raise
+        current = board.get_task(task_id)
+        board.add_comment(
+            task_id,
+            f"Verification gate finished ({verdict.status}) after {task_id} had already moved to "
+            f"{current.status}; the verdict was not recorded.",
+            author_agent_id=GATE_ACTOR,
+            author_type="system",
+        )
+        return GateOutcome(verdict, current, plan, found, recorded=False)
+
+    try:
+        if plan.target == t.IN_PROGRESS:
+            assert builder is not None
+            moved = board.move(task_id, t.IN_PROGRESS, actor=builder, reason=plan.reason)
+            outcome = (
+                f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
+                f"claim epoch {moved.claim_epoch})."
+            )
+        elif plan.target == t.DONE:
+            moved = board.move(task_id, t.DONE, actor=GATE_ACTOR)
+            outcome = "Moved to done."
+        else:
+            moved = board.move(task_id, t.BLOCKED, actor=GATE_ACTOR, reason=plan.reason)
+            outcome = f"Blocked: {plan.reason}."
+    except BoardError as error:
+        moved = board.get_task(task_id)
+        outcome = f"Could not move the task ({error.message}); it is {moved.status}."
+    board.add_comment(
+        task_id,
+        comment_body(verdict, found, worktree, outcome),
+        author_agent_id=GATE_ACTOR,
+        author_type="system",
+    )
+    return GateOutcome(verdict, moved, plan, found, recorded=True)

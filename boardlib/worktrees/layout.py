@@ -1,0 +1,101 @@
+"""Where a task's worktree lives, and the checks that keep every path we build or delete inside
+the state folder.
+
+Layout: `<root>/<sha1(realpath(repo))[:12]>/<task id>`, branch `kanban/task-<task id>`, lock files
+under `<root>/<repo hash>/.locks/`. The root is `KANBAN_WORKTREES`, else `<state>/worktrees`, so a
+user's repository never gains a stray checkout and its own `git status` stays clean.
+
+Nothing here trusts a path read back from the board: a path about to be deleted is rebuilt from the
+root, the repository and the task id, and must lie strictly inside the root.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+from ..errors import invalid_input
+from ..paths import worktrees_root
+
+BRANCH_PREFIX = "kanban/task-"
+
+# A task id becomes a folder name and part of a branch name: letters, digits, `.`, `_`, `-`, not
+# starting with a dot or dash. The board's own ids (`TASK-42`) always fit.
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_task_id(task_id: object) -> str:
+    """The id, or a typed refusal when it could not be a safe folder and branch name."""
+    if (
+        not isinstance(task_id, str)
+        or not _TASK_ID.fullmatch(task_id)
+        or ".." in task_id
+        or task_id.endswith((".lock", "."))
+    ):
+        raise invalid_input(
+            "task id cannot name a worktree (letters, digits, '.', '_' and '-' only)",
+            field="id",
+            id=task_id if isinstance(task_id, str) else None,
+        )
+    return task_id
+
+
+def branch_name(task_id: str) -> str:
+    return f"{BRANCH_PREFIX}{check_task_id(task_id)}"
+
+
+def repo_key(repo_root: Path) -> str:
+    """The namespace of one repository's worktrees: a hash of its real path."""
+    return hashlib.sha1(os.path.realpath(repo_root).encode()).hexdigest()[:12]
+
+
+def board_key(board_path: Path) -> str:
+    """A short fingerprint of the board file, written into each baseline commit so a branch left
+    by another board sharing the repository is never mistaken for ours."""
+    return hashlib.sha1(os.path.realpath(board_path).encode()).hexdigest()[:12]
+
+
+class Layout:
+    """Paths under one worktrees root."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(os.path.realpath(root if root is not None else worktrees_root()))
+
+    def repo_dir(self, repo_root: Path) -> Path:
+        return self.root / repo_key(repo_root)
+
+    def worktree_path(self, repo_root: Path, task_id: str) -> Path:
+        return self.repo_dir(repo_root) / check_task_id(task_id)
+
+    def lock_path(self, repo_root: Path, task_id: str) -> Path:
+        return self.repo_dir(repo_root) / ".locks" / f"task-{check_task_id(task_id)}.lock"
+
+    def repo_lock_path(self, repo_root: Path) -> Path:
+        return self.repo_dir(repo_root) / ".locks" / "repo.lock"
+
+    def contains(self, path: Path | str) -> bool:
+        """True when `path` (symlinks resolved) lies strictly inside the root."""
+        resolved = Path(os.path.realpath(path))
+        return resolved != self.root and resolved.is_relative_to(self.root)
+
+    def owns_worktree(self, repo_root: Path, task_id: str, path: Path | str) -> bool:
+        """True when `path` is exactly where this task's worktree belongs under this root."""
+        return os.path.realpath(path) == str(self.worktree_path(repo_root, task_id))
+
+    def remove_tree(self, repo_root: Path, task_id: str) -> bool:
+        """Recursively delete a task's worktree folder, but only after rebuilding its path from the
+        root, the repository and the task id and checking it lies two levels inside the root. A
+        symlink in its place is unlinked, never followed. Returns whether anything was removed."""
+        path = self.worktree_path(repo_root, task_id)
+        if path.parent.parent != self.root or not self.contains(path.parent):
+            raise RuntimeError(f"refusing to delete {path}: not inside {self.root}")
+        if path.is_symlink():
+            path.unlink()
+            return True
+        if not path.exists():
+            return False
+        if not self.contains(path) or Path(os.path.realpath(path)).parent.parent != self.root:
+            raise RuntimeError(f"refusing to delete {path}: not inside {self.root}")
+        shutil.rmtree(path)
+        return True

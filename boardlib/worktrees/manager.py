@@ -1,0 +1,831 @@
+"""Per-task git worktrees: provision, handoff, cold resume, pause, complete, detail.
+
+A file-mutating task gets its own checkout on branch `kanban/task-<id>`, outside the user's
+repository (see `layout`), with the system-of-record scaffold committed as the baseline every diff
+is taken against. The board keeps only pointers (`worktree_ref`/`branch_ref` on the task, a
+`workspaces` row per checkout) and changes them through `Board` methods; the checkout itself lives
+here. Every operation on one worktree holds its cross-process lock (`lock`), mutations
+exclusively, reads shared.
+
+Refusals are `BoardError`s raised before anything is created. A git command that fails after the
+operation began raises `GitFailure`, with whatever the operation had created rolled back.
+
+`resume` and `write_handoff` only read and write files, so they do not import git at all.
+"""
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import transitions as t
+from ..errors import BoardError, Reason, invalid_input, wrong_state
+from ..records import Task, Workspace
+from ..verification import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
+from . import sor
+from .layout import Layout, board_key, branch_name, check_task_id
+from .lock import WorktreeLock
+from .results import (
+    CompleteInfo,
+    CompleteResult,
+    DetailResult,
+    DiffStat,
+    HandoffResult,
+    PauseInfo,
+    PauseResult,
+    ProvisionResult,
+    ResumeResult,
+    WorktreeInfo,
+)
+
+if TYPE_CHECKING:
+    from ..board import Board
+    from .gitrepo import RepoInfo
+
+SYSTEM = "system"
+OPERATOR = "operator"
+NO_ISOLATION_KINDS = frozenset({"research", "review"})
+REPO_PATH_MAX = 4000
+BASE_REF_MAX = 400
+KIND_MAX = 100
+
+_HEX_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
+# What `git check-ref-format` refuses anywhere in a name, and whitespace: checked before git runs.
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def isolation_for(kind: str) -> str:
+    """Seed 003: `research`/`review` need no isolation; `code` and every other kind a worktree."""
+    return "none" if kind.strip().lower() in NO_ISOLATION_KINDS else "worktree"
+
+
+def _git() -> Any:
+    """The git-backed helpers, imported on first use: the file-only operations never pay for it."""
+    from . import gitrepo
+
+    return gitrepo
+
+
+def workspace_not_found(task_id: str, why: str | None = None) -> BoardError:
+    return BoardError(
+        Reason.NOT_FOUND,
+        "workspace not found" + (f": {why}" if why else ""),
+        id=task_id,
+    )
+
+
+class Worktrees:
+    """The worktree subsystem for one board. Cheap to build; safe to share between threads."""
+
+    def __init__(
+        self,
+        board: "Board",
+        *,
+        root: Path | str | None = None,
+        lock_timeout_s: float = 60.0,
+        read_lock_timeout_s: float = 2.0,
+        verify_timeout_s: float | None = None,
+    ) -> None:
+        self.board = board
+        self.layout = Layout(root)
+        self.lock_timeout_s = lock_timeout_s
+        self.read_lock_timeout_s = read_lock_timeout_s
+        if verify_timeout_s is None:
+            raw = os.environ.get("KANBAN_VERIFY_TIMEOUT_S")
+            try:
+                verify_timeout_s = float(raw) if raw else DEFAULT_TIMEOUT_S
+            except ValueError:
+                verify_timeout_s = DEFAULT_TIMEOUT_S
+        self.verify_timeout_s = verify_timeout_s
+        self.board_key = board_key(board.path)
+
+    # -- locks ----------------------------------------------------------------------------------
+
+    def _lock(
+        self, repo: Path, task_id: str, purpose: str, *, shared: bool = False
+    ) -> WorktreeLock:
+        return WorktreeLock(
+            self.layout.lock_path(repo, task_id),
+            purpose=f"{purpose} {task_id}",
+            shared=shared,
+            timeout_s=self.read_lock_timeout_s if shared else self.lock_timeout_s,
+            subject=task_id,
+        )
+
+    def _repo_lock(self, repo: Path, purpose: str) -> WorktreeLock:
+        """Serialises changes to the repository's shared worktree and branch metadata (worktree
+        add/remove/prune, branch delete) across tasks. Always taken after a task's lock."""
+        return WorktreeLock(
+            self.layout.repo_lock_path(repo),
+            purpose=purpose,
+            timeout_s=self.lock_timeout_s,
+            subject=f"repository {repo}",
+        )
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def _workspace(self, task_id: str) -> tuple[Task, Workspace]:
+        check_task_id(task_id)
+        task = self.board.get_task(task_id)
+        rows = self.board.workspaces(task_id)
+        if not rows or not rows[-1].worktree_path:
+            raise workspace_not_found(task_id)
+        return task, rows[-1]
+
+    def _checkout(self, ws: Workspace) -> tuple[Path | None, str | None]:
+        """The workspace's worktree folder when it is live, and a problem when the row cannot be
+        trusted: its path must be exactly where this root puts this task's checkout."""
+        repo = Path(ws.repo_path)
+        if not ws.worktree_path or not self.layout.owns_worktree(
+            repo, ws.task_id, ws.worktree_path
+        ):
+            return None, (
+                f"the workspace of {ws.task_id} is recorded at {ws.worktree_path}, outside this "
+                f"worktrees folder ({self.layout.root}); run with the same KANBAN_WORKTREES"
+            )
+        path = self.layout.worktree_path(repo, ws.task_id)
+        if path.is_symlink() or not path.is_dir():
+            return None, None
+        return path, None
+
+    def _live_checkout(self, ws: Workspace, verb: str) -> Path:
+        path, problem = self._checkout(ws)
+        if problem:
+            raise BoardError(Reason.CONFLICT, problem, id=ws.task_id)
+        if ws.status != "active" or path is None:
+            raise BoardError(
+                Reason.INVALID_STATE,
+                f"cannot {verb}: the worktree of {ws.task_id} is not checked out "
+                f"(workspace {ws.status}); provision it again to re-attach its branch",
+                id=ws.task_id,
+                workspaceStatus=ws.status,
+            )
+        return path
+
+    def _check_branch(self, path: Path, ws: Workspace, verb: str) -> None:
+        """Commits go to the task's branch only: refuse when someone switched the checkout."""
+        branch = ws.branch or branch_name(ws.task_id)
+        current = _git().current_branch(path)
+        if current != branch:
+            raise BoardError(
+                Reason.CONFLICT,
+                f"cannot {verb}: the worktree of {ws.task_id} has "
+                f"{current or 'a detached HEAD'} checked out, not {branch}; switch back first",
+                id=ws.task_id,
+                branch=current,
+                expected=branch,
+            )
+
+    # -- validation (nothing is created before these pass) ------------------------------------
+
+    def _check_repo(self, repo_path: Any) -> "RepoInfo":
+        if isinstance(repo_path, os.PathLike):
+            repo_path = os.fspath(repo_path)
+        if not isinstance(repo_path, str) or not repo_path.strip():
+            raise invalid_input("repoPath is required", field="repoPath")
+        if len(repo_path) > REPO_PATH_MAX:
+            raise invalid_input(
+                f"repoPath is longer than {REPO_PATH_MAX} characters", field="repoPath"
+            )
+        if any(ord(char) < 32 or ord(char) == 127 for char in repo_path):
+            raise invalid_input("repoPath contains control characters", field="repoPath")
+        if repo_path.startswith("-"):
+            raise invalid_input(
+                "repoPath must not start with '-' (git could read it as an option)",
+                field="repoPath",
+            )
+        real = Path(os.path.realpath(os.path.abspath(repo_path)))
+        if not real.is_dir():
+            raise invalid_input(
+                f"repoPath is not an existing directory: {repo_path}", field="repoPath"
+            )
+        if real == self.layout.root or self.layout.contains(real):
+            raise invalid_input(
+                "repoPath lies inside kanban's worktrees folder; give the original repository",
+                field="repoPath",
+            )
+        info: RepoInfo | None = _git().open_repo(real)
+        if info is None:
+            raise invalid_input(
+                f"repoPath is not inside a git work tree (bare repositories have none): "
+                f"{repo_path}",
+                field="repoPath",
+            )
+        if self.layout.contains(info.root):
+            raise invalid_input(
+                "repoPath lies inside kanban's worktrees folder; give the original repository",
+                field="repoPath",
+            )
+        if self.layout.root.is_relative_to(info.root):
+            raise invalid_input(
+                f"kanban's worktrees folder ({self.layout.root}) lies inside the repository, so "
+                "checkouts would show up in its git status; set KANBAN_WORKTREES elsewhere",
+                field="repoPath",
+            )
+        return info
+
+    @staticmethod
+    def _check_base(base_sha: Any, base_ref: Any) -> tuple[str, str]:
+        """("sha", hex) or ("ref", name), refusing anything git could read as an option or that
+        is not a well-formed ref name."""
+        if base_sha is not None:
+            if base_ref not in (None, "HEAD"):
+                raise invalid_input("give baseSha or baseRef, not both", field="baseSha")
+            if not isinstance(base_sha, str) or not _HEX_SHA.fullmatch(base_sha):
+                raise invalid_input(
+                    "baseSha must be a commit id of 4 to 64 hexadecimal digits", field="baseSha"
+                )
+            return "sha", base_sha.lower()
+        ref = "HEAD" if base_ref is None else base_ref
+        if (
+            not isinstance(ref, str)
+            or not ref
+            or len(ref) > BASE_REF_MAX
+            or ref.startswith(("-", "/", "."))
+            or ref.endswith(("/", ".", ".lock"))
+            or "/." in ref
+            or ref == "@"
+            or _REF_FORBIDDEN.search(ref)
+        ):
+            raise invalid_input(
+                "baseRef is not a valid ref name (a branch, tag or HEAD; it must not start with "
+                "'-' or hold spaces, '..', '~', '^', ':', '?', '*', '[', '\\' or '@{')",
+                field="baseRef",
+                baseRef=ref if isinstance(ref, str) and len(ref) <= BASE_REF_MAX else None,
+            )
+        return "ref", ref
+
+    def _resolve_base(self, repo: Path, base: tuple[str, str]) -> str:
+        gitrepo = _git()
+        kind, value = base
+        if kind == "ref" and value != "HEAD" and not gitrepo.ref_name_is_valid(repo, value):
+            raise invalid_input(f"baseRef is not a valid ref name: {value}", field="baseRef")
+        sha = gitrepo.resolve_commit(repo, value)
+        if sha is None:
+            field = "baseSha" if kind == "sha" else "baseRef"
+            raise invalid_input(
+                f"{field} {value} does not name a commit in {repo}", field=field, **{field: value}
+            )
+        return str(sha)
+
+    # -- provision ------------------------------------------------------------------------------
+
+    def provision(
+        self,
+        task_id: str,
+        repo_path: str | os.PathLike[str],
+        *,
+        base_sha: str | None = None,
+        base_ref: str | None = "HEAD",
+        kind: str | None = None,
+        actor: str = SYSTEM,
+    ) -> ProvisionResult:
+        """Give `task_id` its worktree on branch `kanban/task-<id>` from `repo_path` at `base_sha`
+        (or `base_ref`, default HEAD), with the SoR scaffold committed as the baseline, and record
+        it on the board. A live checkout is reused; a paused or collected one gets its branch
+        checked out again; no second workspace row either way. `kind` defaults to the task's own
+        kind; `research`/`review` are refused with `no_isolation`."""
+        check_task_id(task_id)
+        task = self.board.get_task(task_id)
+        effective = task.kind if kind is None else kind
+        if not isinstance(effective, str) or not effective.strip() or len(effective) > KIND_MAX:
+            raise invalid_input(f"kind must be 1 to {KIND_MAX} characters", field="kind")
+        if isolation_for(effective) == "none":
+            raise BoardError(
+                Reason.NO_ISOLATION,
+                f"a {effective} task mutates no files, so it gets no worktree",
+                isolation="none",
+                kind=effective,
+                id=task_id,
+            )
+        if task.status in t.TERMINAL:
+            live = tuple(status for status in t.STATUSES if status not in t.TERMINAL)
+            raise wrong_state("provision a worktree", task.status, live, id=task_id)
+        if task.dropped:
+            raise BoardError(
+                Reason.INVALID_STATE,
+                f"cannot provision a worktree: {task_id} is dropped (restore it first)",
+                id=task_id,
+            )
+        base = self._check_base(base_sha, base_ref)
+        repo = self._check_repo(repo_path)
+        base_commit = self._resolve_base(repo.root, base)
+        with self._lock(repo.root, task_id, "provision"):
+            rows = self.board.workspaces(task_id)
+            latest = rows[-1] if rows else None
+            same_repo = latest is not None and os.path.realpath(latest.repo_path) == str(repo.root)
+            if latest is not None and latest.status in ("active", "stale") and same_repo:
+                reused = self._reattach(task, latest, repo, actor)
+                if reused is not None:
+                    return reused
+            elif latest is not None and latest.status == "active":
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{task_id} already has a worktree of another repository "
+                    f"({latest.repo_path}); complete it, or let it go stale, first",
+                    id=task_id,
+                    repoPath=latest.repo_path,
+                )
+            return self._create(task, repo, base_commit, base, actor)
+
+    def _clear_leftover(self, repo: Path, task_id: str) -> None:
+        """Make room at the task's path: prune git's record of a vanished checkout; an empty
+        leftover folder goes, a non-empty unregistered one is refused (it may hold work)."""
+        gitrepo = _git()
+        path = self.layout.worktree_path(repo, task_id)
+        gitrepo.prune(repo)
+        if path.is_symlink():
+            self.layout.remove_tree(repo, task_id)
+        elif path.exists():
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+            else:
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{path} exists but is not a registered checkout of {task_id}; move it away "
+                    "(it may hold someone's files) and provision again",
+                    id=task_id,
+                    path=str(path),
+                )
+
+    def _reattach(
+        self, task: Task, ws: Workspace, repo: "RepoInfo", actor: str
+    ) -> ProvisionResult | None:
+        """Reuse a live checkout, or check the branch out again; None when the branch is gone and
+        a fresh worktree is needed."""
+        gitrepo = _git()
+        path = self.layout.worktree_path(repo.root, task.id)
+        branch = ws.branch or branch_name(task.id)
+        _, problem = self._checkout(ws)
+        if problem:
+            raise BoardError(Reason.CONFLICT, problem, id=task.id)
+        entry = gitrepo.registered(repo.root, path)
+        if entry is not None and not entry.prunable and path.is_dir() and not path.is_symlink():
+            if entry.branch != branch:
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"the worktree of {task.id} has {entry.branch or 'a detached HEAD'} checked "
+                    f"out, not {branch}",
+                    id=task.id,
+                )
+            status = "active" if ws.status != "active" else None
+            updated = self.board.update_workspace(
+                ws.id, status=status, actor=actor, reason="reused"
+            )
+            return self._provisioned(updated, reused=True)
+        if gitrepo.branch_head(repo.root, branch) is None:
+            if ws.status == "active":
+                self.board.update_workspace(
+                    ws.id, status="stale", actor=actor, reason=f"branch {branch} is gone"
+                )
+            return None
+        with self._repo_lock(repo.root, f"re-attach {task.id}"):
+            self._clear_leftover(repo.root, task.id)
+            gitrepo.add_worktree(repo.root, path, branch, start=None)
+        updated = self.board.update_workspace(
+            ws.id,
+            status="active" if ws.status != "active" else None,
+            actor=actor,
+            reason="re-attached",
+        )
+        return self._provisioned(updated, reattached=True)
+
+    def _create(
+        self, task: Task, repo: "RepoInfo", base_commit: str, base: tuple[str, str], actor: str
+    ) -> ProvisionResult:
+        gitrepo = _git()
+        path = self.layout.worktree_path(repo.root, task.id)
+        branch = branch_name(task.id)
+        created_branch = False
+        if gitrepo.branch_head(repo.root, branch) is not None:
+            # Left behind by a crash between git and the board, or by another board.
+            baseline = gitrepo.find_baseline(repo.root, branch, task.id, self.board_key)
+            if baseline is None:
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"branch {branch} already exists in {repo.root} and was not made by this "
+                    f"board for {task.id}; rename or delete it",
+                    id=task.id,
+                    branch=branch,
+                )
+            entry = gitrepo.registered(repo.root, path)
+            if entry is None or entry.prunable or entry.branch != branch or not path.is_dir():
+                with self._repo_lock(repo.root, f"provision {task.id}"):
+                    self._clear_leftover(repo.root, task.id)
+                    gitrepo.add_worktree(repo.root, path, branch, start=None)
+        else:
+            with self._repo_lock(repo.root, f"provision {task.id}"):
+                self._clear_leftover(repo.root, task.id)
+                gitrepo.add_worktree(repo.root, path, branch, start=base_commit)
+            created_branch = True
+            try:
+                baseline = self._scaffold(task, path, repo.root, branch, base_commit, base)
+            except BaseException:
+                self._rollback(repo.root, task.id, path, branch, created_branch)
+                raise
+        try:
+            ws = self.board.record_workspace(
+                task.id,
+                repo_path=str(repo.root),
+                branch=branch,
+                worktree_path=str(path),
+                base_commit=baseline,
+                actor=actor,
+            )
+        except BaseException:
+            self._rollback(repo.root, task.id, path, branch, created_branch)
+            raise
+        return self._provisioned(ws, reattached=not created_branch)
+
+    def _scaffold(
+        self,
+        task: Task,
+        path: Path,
+        repo: Path,
+        branch: str,
+        base_commit: str,
+        base: tuple[str, str],
+    ) -> str:
+        """Write the SoR files and commit them: that commit is the baseline of every diff."""
+        label = base[1] if base[0] == "ref" else "pinned sha"
+        files = {
+            sor.TASK_MD: sor.task_md(
+                task.id, task.title, task.description,
+                branch=branch, base_commit=base_commit, base_label=label, repo=str(repo),
+            ),
+            sor.PROGRESS_MD: sor.progress_md(task.id),
+            sor.DECISIONS_JSON: "[]\n",
+            sor.INIT_SH: sor.init_sh(task.id),
+            sor.VERIFICATION_MD: sor.verification_md(task.id),
+        }  # fmt: skip
+        for name, content in files.items():
+            sor.write_file(path, name, content, executable=name == sor.INIT_SH)
+        title = " ".join(task.title.split())[:200]
+        message = (
+            f"kanban: system-of-record scaffold for {task.id}\n\n{title}\n\n"
+            f"Kanban-Task: {task.id}\nKanban-Board: {self.board_key}\n"
+        )
+        return str(_git().commit_files(path, sor.SCAFFOLD_FILES, message))
+
+    def _rollback(
+        self, repo: Path, task_id: str, path: Path, branch: str, created_branch: bool
+    ) -> None:
+        """Undo a half-made provision, best effort (the original error is what the caller sees)."""
+        gitrepo = _git()
+        with self._repo_lock(repo, f"roll back {task_id}"):
+            for step in (
+                lambda: gitrepo.remove_worktree(repo, path),
+                lambda: self.layout.remove_tree(repo, task_id),
+                lambda: gitrepo.delete_branch(repo, branch) if created_branch else None,
+                lambda: gitrepo.prune(repo),
+            ):
+                try:
+                    step()
+                except Exception:  # keep undoing what can be undone
+                    continue
+
+    @staticmethod
+    def _provisioned(
+        ws: Workspace, *, reused: bool = False, reattached: bool = False
+    ) -> ProvisionResult:
+        assert ws.worktree_path and ws.branch and ws.base_commit
+        return ProvisionResult(
+            worktree=WorktreeInfo(
+                task_id=ws.task_id,
+                worktree_path=ws.worktree_path,
+                branch=ws.branch,
+                base_commit=ws.base_commit,
+            ),
+            workspace_id=ws.id,
+            reused=reused,
+            reattached=reattached,
+        )
+
+    # -- handoff and cold resume (files only: no git) ------------------------------------------
+
+    def write_handoff(
+        self, task_id: str, handoff: Mapping[str, Any] | str | bytes, *, actor: str | None = None
+    ) -> HandoffResult:
+        """Validate and write `AGENT_HANDOFF.json` into the live worktree (atomically).
+        `timestamp` defaults to the board's now. Invalid input raises `invalid_input` with the
+        message "invalid handoff" and zod-like `details` ({formErrors, fieldErrors})."""
+        from ..models import AgentHandoff, iso_timestamp, validation_details
+
+        if isinstance(handoff, (str, bytes)):
+            try:
+                handoff = json.loads(handoff)
+            except ValueError as error:
+                raise invalid_input(
+                    "invalid handoff",
+                    details={"formErrors": [f"not JSON: {error}"], "fieldErrors": {}},
+                ) from None
+        if not isinstance(handoff, Mapping):
+            raise invalid_input(
+                "invalid handoff",
+                details={"formErrors": ["the handoff must be a JSON object"], "fieldErrors": {}},
+            )
+        body = dict(handoff)
+        if body.get("timestamp") is None:
+            body["timestamp"] = iso_timestamp(self.board.now())
+        try:
+            parsed = AgentHandoff.model_validate(body)
+        except ValueError as error:
+            raise invalid_input("invalid handoff", details=validation_details(error)) from None
+        _, ws = self._workspace(task_id)
+        repo = Path(ws.repo_path)
+        with self._lock(repo, task_id, "write the handoff of"):
+            _, ws = self._workspace(task_id)
+            path, problem = self._checkout(ws)
+            if problem:
+                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+            if path is None or ws.status != "active":
+                raise workspace_not_found(
+                    task_id, "the worktree is not checked out; provision it to re-attach"
+                )
+            document = parsed.to_json()
+            sor.write_file(path, sor.HANDOFF_JSON, json.dumps(document, indent=2) + "\n")
+            self.board.update_workspace(
+                ws.id, actor=actor or parsed.handoff_from, reason="handoff written"
+            )
+        return HandoffResult(handoff=document, path=str(path / sor.HANDOFF_JSON))
+
+    def _read_lock(
+        self, repo: Path, task_id: str, purpose: str
+    ) -> tuple[Any, dict[str, Any] | None]:
+        """A shared lock for a read, or (no lock, who is busy) when a mutation holds it: reads
+        then show what is safe to show instead of waiting minutes behind a verification run."""
+        lock = self._lock(repo, task_id, purpose, shared=True)
+        try:
+            return lock.acquire(), None
+        except BoardError as error:
+            if error.reason != Reason.BUSY:
+                raise
+            return None, error.details.get("holder") or {"purpose": "unknown"}
+
+    def resume(self, task_id: str) -> ResumeResult:
+        """The cold-resume read: the workspace row and the resume state rebuilt only from the
+        worktree (the handoff when present, else task-progress.md + init.sh); `resume` and
+        `handoff` are None when the worktree is not checked out."""
+        _, ws = self._workspace(task_id)
+        path, problem = self._checkout(ws)
+        warnings = [problem] if problem else []
+        if path is None:
+            return ResumeResult(workspace=ws, resume=None, handoff=None, live=False,
+                                warnings=warnings)  # fmt: skip
+        lock, busy = self._read_lock(Path(ws.repo_path), task_id, "resume")
+        try:
+            resume, handoff = sor.resume_state(path)
+        finally:
+            if lock is not None:
+                lock.release()
+        if busy:
+            warnings.append(f"the worktree is busy ({busy.get('purpose')}); read without waiting")
+        return ResumeResult(
+            workspace=ws, resume=resume, handoff=handoff, live=True, warnings=warnings
+        )
+
+    # -- pause ----------------------------------------------------------------------------------
+
+    def pause(self, task_id: str, *, actor: str = OPERATOR) -> PauseResult:
+        """Commit uncommitted work to the task's branch, remove the checkout, keep the branch. The
+        workspace stays active: a later provision checks the branch out again. Pausing a paused
+        worktree changes nothing."""
+        gitrepo = _git()
+        _, ws = self._workspace(task_id)
+        repo = Path(ws.repo_path)
+        with self._lock(repo, task_id, "pause"):
+            _, ws = self._workspace(task_id)
+            if ws.status != "active":
+                raise BoardError(
+                    Reason.INVALID_STATE,
+                    f"cannot pause: the workspace of {task_id} is {ws.status}",
+                    id=task_id,
+                    workspaceStatus=ws.status,
+                )
+            path, problem = self._checkout(ws)
+            if problem:
+                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+            branch = ws.branch or branch_name(task_id)
+            if path is None:
+                return PauseResult(
+                    PauseInfo(committed=False, head=gitrepo.branch_head(repo, branch))
+                )
+            self._check_branch(path, ws, "pause")
+            sha = gitrepo.commit_all(
+                path, f"kanban: pause {task_id}\n\nWork in progress, committed by {actor}."
+            )
+            head = gitrepo.head(path)
+            with self._repo_lock(repo, f"pause {task_id}"):
+                gitrepo.remove_worktree(repo, path)
+                self.layout.remove_tree(repo, task_id)
+            self.board.update_workspace(ws.id, actor=actor, reason="paused")
+        return PauseResult(PauseInfo(committed=sha is not None, head=head))
+
+    # -- diffs ----------------------------------------------------------------------------------
+
+    def _stat(self, ws: Workspace, path: Path | None) -> tuple[DiffStat | None, str | None]:
+        """Diff-stat of the live worktree (or the paused branch) against the baseline, and the
+        tree or commit it describes."""
+        gitrepo = _git()
+        repo = Path(ws.repo_path)
+        if not ws.base_commit:
+            return None, None
+        if path is not None:
+            target = gitrepo.snapshot_tree(path)
+            return gitrepo.diff_stat(path, ws.base_commit, target), target
+        head = gitrepo.branch_head(repo, ws.branch or branch_name(ws.task_id))
+        if head is None:
+            return None, None
+        return gitrepo.diff_stat(repo, ws.base_commit, head), head
+
+    # -- complete -------------------------------------------------------------------------------
+
+    def complete(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        epoch: int | None = None,
+        summary: str | None = None,
+        verify_timeout_s: float | None = None,
+    ) -> CompleteResult:
+        """The builder (`agent`, the task's assignee) is done. The diff against the baseline, SoR
+        files excluded, decides: empty -> the checkout and branch are removed, the task goes to
+        done (nothing to verify) and the workspace is archived; otherwise the work is committed,
+        the task goes to in_review and the verification gate judges it (pass -> done, fail ->
+        back to the builder until the attempt budget is spent, then blocked; debt -> blocked).
+        On a blocked task nothing re-runs: the current status and verdict are returned."""
+        gitrepo = _git()
+        task, ws = self._workspace(task_id)
+        repo = Path(ws.repo_path)
+        with self._lock(repo, task_id, "complete"):
+            task, ws = self._workspace(task_id)
+            if task.status == t.BLOCKED:
+                return self._repeat_on_blocked(task, ws)
+            if task.status == t.IN_PROGRESS:
+                if task.assignee_agent_id != agent:
+                    raise BoardError(
+                        Reason.NOT_ASSIGNEE,
+                        f"cannot complete: {task_id} is held by {task.assignee_agent_id}, "
+                        f"not {agent}",
+                        id=task_id,
+                        assignee=task.assignee_agent_id,
+                    )
+            elif not (task.status == t.IN_REVIEW and agent in task.holders):
+                # in_review by one of its holders is a gate interrupted by a crash: run it again.
+                raise wrong_state("complete", task.status, t.IN_PROGRESS, id=task_id)
+            path = self._live_checkout(ws, "complete")
+            self._check_branch(path, ws, "complete")
+            stat, _ = self._stat(ws, path)
+            assert stat is not None
+            if not stat.dirty:
+                return self._complete_empty(task, ws, path, stat, agent, epoch, summary)
+            if task.status == t.IN_PROGRESS:
+                self.board.complete(task_id, agent, epoch=epoch, summary=summary)
+            gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
+            head = gitrepo.head(path)
+            outcome = run_gate(
+                self.board,
+                task_id,
+                path,
+                builder=agent,
+                timeout_s=verify_timeout_s or self.verify_timeout_s,
+            )
+            self.board.update_workspace(ws.id, actor=GATE_ACTOR, reason="verified")
+            back = outcome.task.status == t.IN_PROGRESS
+            return CompleteResult(
+                complete=CompleteInfo(dirty=True, diff_stat=stat, cleaned=False),
+                task_status=outcome.task.status,
+                verified=outcome.verdict.status,
+                verification=outcome.verdict.to_json(),
+                gate_ran=True,
+                claim_epoch=outcome.task.claim_epoch if back else None,
+                head=head,
+            )
+
+    def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:
+        from ..models import parse_verdict
+
+        path, _ = self._checkout(ws)
+        try:
+            stat, _ = self._stat(ws, path if ws.status == "active" else None)
+        except Exception:  # a read for the answer, not a decision
+            stat = None
+        verified = "fail"
+        if task.verification:
+            with suppress(ValueError):
+                verified = parse_verdict(task.verification).status
+        stat = stat or DiffStat(0, 0, 0, False)
+        return CompleteResult(
+            complete=CompleteInfo(dirty=stat.dirty, diff_stat=stat, cleaned=False),
+            task_status=task.status,
+            verified=verified,
+            verification=json.loads(task.verification) if task.verification else None,
+        )
+
+    def _complete_empty(
+        self,
+        task: Task,
+        ws: Workspace,
+        path: Path,
+        stat: DiffStat,
+        agent: str,
+        epoch: int | None,
+        summary: str | None,
+    ) -> CompleteResult:
+        """No deliverable: done without a gate run, checkout and branch removed, archived. A
+        failing verdict from an earlier attempt still refuses done (nothing is changed)."""
+        from ..lifecycle import verdict_blocks_done
+
+        if verdict_blocks_done(task.verification):
+            raise BoardError(
+                Reason.VERIFICATION_REQUIRED,
+                f"cannot complete {task.id} with an empty diff: it carries a failing verdict "
+                "from an earlier gate run; deliver the work again, or an operator overrides",
+                id=task.id,
+                verification=task.verification,
+            )
+        if task.status == t.IN_PROGRESS:
+            self.board.complete(task.id, agent, epoch=epoch, summary=summary)
+        done = self.board.move(
+            task.id, t.DONE, actor=GATE_ACTOR, reason="empty diff: nothing to verify"
+        )
+        cleaned = self._discard(ws, path)
+        self.board.update_workspace(
+            ws.id,
+            status="archived" if cleaned else None,
+            actor=GATE_ACTOR,
+            reason="empty diff: worktree and branch removed" if cleaned else "cleanup failed",
+        )
+        return CompleteResult(
+            complete=CompleteInfo(dirty=False, diff_stat=stat, cleaned=cleaned),
+            task_status=done.status,
+        )
+
+    def _discard(self, ws: Workspace, path: Path) -> bool:
+        """Remove a checkout and its branch (only for work with nothing to keep)."""
+        gitrepo = _git()
+        repo = Path(ws.repo_path)
+        try:
+            with self._repo_lock(repo, f"clean up {ws.task_id}"):
+                gitrepo.remove_worktree(repo, path)
+                self.layout.remove_tree(repo, ws.task_id)
+                gitrepo.delete_branch(repo, ws.branch or branch_name(ws.task_id))
+        except Exception:  # garbage collection retries a failed cleanup later
+            return False
+        return True
+
+    # -- detail ---------------------------------------------------------------------------------
+
+    def detail(self, task_id: str) -> DetailResult:
+        """The drawer's Workspace tab: the SoR files present (only those names), and the unified
+        diff and diff-stat against the baseline with the SoR files excluded. A live worktree is
+        read as it is on disk (untracked files included); a paused one from its branch."""
+        gitrepo = _git()
+        _, ws = self._workspace(task_id)
+        repo = Path(ws.repo_path)
+        path, problem = self._checkout(ws)
+        warnings = [problem] if problem else []
+        if ws.status != "active":
+            path = None
+        lock, busy = self._read_lock(repo, task_id, "read the detail of")
+        try:
+            files: dict[str, str] = {}
+            stat: DiffStat | None = None
+            diff, truncated = "", False
+            source: str | None = None
+            if path is not None:
+                files = sor.read_sor_files(path)
+            elif ws.branch and not problem:
+                source = gitrepo.branch_head(repo, ws.branch) if repo.is_dir() else None
+                if source is not None:
+                    for name in sor.SOR_FILES:
+                        text = gitrepo.read_blob(repo, source, name)
+                        if text is not None:
+                            files[name] = text
+            if busy is None and not problem and ws.base_commit:
+                try:
+                    stat, target = self._stat(ws, path)
+                    if target is not None:
+                        diff, truncated = gitrepo.diff_text(path or repo, ws.base_commit, target)
+                except gitrepo.GitFailure as error:
+                    warnings.append(f"no diff: {error}")
+                    stat = None
+            elif busy is not None:
+                warnings.append(f"the worktree is busy ({busy.get('purpose')}); diff skipped")
+        finally:
+            if lock is not None:
+                lock.release()
+        return DetailResult(
+            workspace=ws,
+            sor_files=files,
+            diff_stat=stat,
+            diff=diff,
+            diff_truncated=truncated,
+            live=path is not None,
+            busy=busy,
+            warnings=warnings,
+        )

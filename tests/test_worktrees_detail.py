@@ -1,0 +1,113 @@
+"""Detail (the drawer's Workspace tab): SoR files by fixed name only, diff and diff-stat against
+the baseline with the SoR files excluded, and no way to make it read another path."""
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from worktree_helpers import make_env
+
+from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    e = make_env(tmp_path, monkeypatch)
+    yield e
+    e.board.close()
+
+
+def test_detail_shows_sor_files_and_a_diff_that_excludes_them(env):
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    path = Path(made.worktree.worktree_path)
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    (path / "docs").mkdir()
+    (path / "docs" / "TASK.md").write_text("a real document, not bookkeeping\n")
+    (path / "task-progress.md").write_text("## Done\n- a lot\n")
+    (path / "DECISIONS.json").write_text('[{"decision": "x"}]\n')
+    env.trees.write_handoff(task_id, {"handoffFrom": "alice", "runtime": "r"})
+
+    detail = env.trees.detail(task_id)
+    assert detail.live and detail.busy is None and detail.warnings == []
+    assert list(detail.sor_files) == list(SOR_FILES)
+    assert detail.sor_files["task-progress.md"] == "## Done\n- a lot\n"
+    stat = detail.diff_stat
+    assert stat is not None and (stat.files_changed, stat.insertions, stat.deletions) == (2, 2, 1)
+    assert "+    return 41" in detail.diff and "docs/TASK.md" in detail.diff
+    for name in SOR_FILES:
+        assert f"a/{name}" not in detail.diff and f"b/{name}" not in detail.diff
+    body = detail.to_json()
+    assert set(body) >= {"workspace", "sorFiles", "diffStat", "diff"}
+    assert body["diffStat"]["dirty"] is True
+    # Reading changed nothing: the index and branch are as they were.
+    assert "app.py" in os.popen(f"git -C {path} status --porcelain").read()
+
+
+def test_only_sor_files_changed_is_a_clean_diff(env):
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    (Path(made.worktree.worktree_path) / "VERIFICATION.md").write_text("scribbles\n")
+    detail = env.trees.detail(task_id)
+    assert detail.diff == "" and detail.diff_stat is not None and not detail.diff_stat.dirty
+
+
+def test_a_symlinked_or_special_sor_file_is_never_followed(env, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the private key\n")
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    path = Path(made.worktree.worktree_path)
+    (path / "TASK.md").unlink()
+    (path / "TASK.md").symlink_to(secret)
+    (path / "DECISIONS.json").unlink()
+    os.mkfifo(path / "DECISIONS.json")  # would block a naive read forever
+    (path / "AGENT_HANDOFF.json").symlink_to("/etc/passwd")
+    detail = env.trees.detail(task_id)
+    assert "TASK.md" not in detail.sor_files and "DECISIONS.json" not in detail.sor_files
+    assert "AGENT_HANDOFF.json" not in detail.sor_files
+    assert all("private key" not in text for text in detail.sor_files.values())
+    assert "private key" not in detail.diff  # the link's target path, at most, never its content
+
+
+def test_a_tampered_workspace_row_cannot_point_detail_elsewhere(env, tmp_path):
+    task_id = env.task()
+    env.trees.provision(task_id, env.repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "TASK.md").write_text("not yours\n")
+    with sqlite3.connect(env.board.path) as conn:  # simulate a hand-edited board file
+        conn.execute("UPDATE workspaces SET worktree_path = ?", (str(elsewhere),))
+    detail = env.trees.detail(task_id)
+    assert detail.sor_files == {} and detail.diff_stat is None and not detail.live
+    assert detail.warnings and "outside this worktrees folder" in detail.warnings[0]
+    resume = env.trees.resume(task_id)
+    assert resume.resume is None and resume.warnings
+
+
+def test_detail_of_a_paused_worktree_reads_its_branch(env):
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    path = Path(made.worktree.worktree_path)
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    (path / "task-progress.md").write_text("## Next\n- finish\n")
+    env.trees.pause(task_id)
+    detail = env.trees.detail(task_id)
+    assert not detail.live
+    assert detail.sor_files["task-progress.md"] == "## Next\n- finish\n"
+    assert detail.diff_stat is not None and detail.diff_stat.files_changed == 1
+    assert "+    return 41" in detail.diff
+
+
+def test_detail_while_a_mutation_holds_the_worktree_skips_the_diff(env):
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    lock = env.trees.layout.lock_path(env.repo.resolve(), task_id)
+    impatient = Worktrees(env.board, read_lock_timeout_s=0.2)
+    with WorktreeLock(lock, purpose="verify TASK-x"):
+        detail = impatient.detail(task_id)
+    assert detail.busy is not None and detail.busy["purpose"] == "verify TASK-x"
+    assert detail.busy["pid"] == os.getpid()
+    assert detail.diff_stat is None and "TASK.md" in detail.sor_files
+    assert Path(made.worktree.worktree_path).exists()
