@@ -54,6 +54,13 @@ def plan_move(
         return Move(changes={}, is_noop=True)
     if not t.can_transition(current, target):
         raise illegal_transition(current, target, id=task.id)
+    if task.dropped and target in t.LOCKED:
+        raise BoardError(
+            Reason.INVALID_STATE,
+            f"cannot move {task.id} to {target}: it is dropped (restore it first)",
+            id=task.id,
+            current=current,
+        )
     overrode = False
     if target == t.DONE and verdict_blocks_done(task.verification):
         if not human_override:

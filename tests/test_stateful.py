@@ -220,6 +220,13 @@ class BoardMachine(RuleBasedStateMachine):
         task = self.pick(index)
         legal = target == task.status or target in MODEL_MOVES[task.status]
         reason = None if legal else "illegal_transition"
+        if (
+            legal
+            and target != task.status
+            and task.dropped
+            and target in ("in_progress", "in_review")
+        ):
+            reason = "invalid_state"  # a dropped task is restored before anyone works on it
         moved = self.expect(
             reason, lambda: self.board.move(task.id, target, actor="op", reason="r")
         )
@@ -258,7 +265,8 @@ class BoardMachine(RuleBasedStateMachine):
         now = self.clock.now_ms()
         task = self.pick(index)
         if drop:
-            reason = "invalid_state" if task.status in ("in_progress", "in_review") else None
+            locked = task.status in ("in_progress", "in_review")
+            reason = "invalid_state" if locked and not task.dropped else None
             if self.expect(reason, lambda: self.board.drop(task.id)) is not None:
                 if not task.dropped:
                     task.updated = now

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import pytest
-from worktree_helpers import make_env
 
 from boardlib import BoardError, Reason
 from boardlib.models import DeterministicResult, VerificationResult, parse_verdict
@@ -19,6 +18,7 @@ from boardlib.verification import (
     run_gate,
     run_verify_command,
 )
+from tests.worktree_helpers import make_env
 
 
 def test_pass_fail_and_output_tails(tmp_path):

@@ -6,11 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from worktree_helpers import git, make_env
 
 from boardlib import BoardError, Reason
 from boardlib.models import parse_verdict
 from boardlib.verification import GATE_ACTOR
+from tests.worktree_helpers import git, make_env
 
 
 @pytest.fixture

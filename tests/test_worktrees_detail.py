@@ -6,9 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from worktree_helpers import make_env
 
 from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees
+from tests.worktree_helpers import make_env
 
 
 @pytest.fixture

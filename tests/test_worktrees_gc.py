@@ -5,11 +5,11 @@ import time
 from pathlib import Path
 
 import pytest
-from worktree_helpers import git, make_env
 
 from boardlib import BoardError
 from boardlib.worktrees import Layout, collect_garbage, start_worktree_gc
 from boardlib.worktrees.gc import DAY_MS, GC_ACTOR
+from tests.worktree_helpers import git, make_env
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
-from worktree_helpers import make_env
 
 from boardlib import BoardError, Reason
 from boardlib.models import AgentHandoff
 from boardlib.worktrees.sor import commands_from_init, parse_progress
+from tests.worktree_helpers import make_env
 
 
 @pytest.fixture

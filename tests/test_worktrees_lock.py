@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from worktree_helpers import git, make_env
 
 from boardlib import BoardError, Reason
 from boardlib.worktrees import WorktreeLock
+from tests.worktree_helpers import git, make_env
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
-from worktree_helpers import git, make_env
 
 from boardlib import BoardError, Reason
+from tests.worktree_helpers import git, make_env
 
 
 @pytest.fixture

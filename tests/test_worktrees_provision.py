@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from worktree_helpers import git, make_env, make_repo, repo_state
 
 from boardlib import BoardError, Reason
 from boardlib.worktrees import SOR_FILES
+from tests.worktree_helpers import git, make_env, make_repo, repo_state
 
 
 @pytest.fixture
