@@ -30,7 +30,7 @@ from ..errors import BoardError
 from ..records import Task
 
 if TYPE_CHECKING:
-    from multiprocessing.synchronize import Event
+    from multiprocessing.synchronize import Event, Semaphore
 
 SIMULATED_CRASH_EXIT = 86  # how an agent tells its supervisor "that was a planned crash"
 RUNTIME = "demo-agent"
@@ -436,22 +436,34 @@ class Lead(_Member):
                     self.log(f"cancelled {len(cancelled)} task(s) stranded by {dependency.id}")
 
 
-def _main(spec: AgentSpec, stop: "Event", member: type[_Member]) -> None:
+@dataclass(frozen=True)
+class Signals:
+    """The supervisor's levers, shared with every member process: `ready` is released once a
+    member has its board open, `go` starts the whole team at once, `stop` ends it."""
+
+    stop: "Event"
+    ready: "Semaphore"
+    go: "Event"
+
+
+def _main(spec: AgentSpec, signals: Signals, member: type[_Member]) -> None:
     log = _detach(spec)
     try:
         with Board(Path(spec.db_path), config=spec.config) as board:
-            member(spec, board, stop, log).run()
+            signals.ready.release()
+            signals.go.wait()
+            member(spec, board, signals.stop, log).run()
     except Exception:
         log(f"FAILED unexpectedly:\n{traceback.format_exc()}")
         log.file.flush()
         sys.exit(1)
 
 
-def agent_main(spec: AgentSpec, stop: "Event") -> None:
+def agent_main(spec: AgentSpec, signals: Signals) -> None:
     """Process entry point of one agent incarnation."""
-    _main(spec, stop, Agent)
+    _main(spec, signals, Agent)
 
 
-def lead_main(spec: AgentSpec, stop: "Event") -> None:
+def lead_main(spec: AgentSpec, signals: Signals) -> None:
     """Process entry point of the lead."""
-    _main(spec, stop, Lead)
+    _main(spec, signals, Lead)

@@ -8,6 +8,7 @@ board sees a different agent, exactly as it would when a real agent is restarted
 """
 
 import multiprocessing
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from .agents import (
     SIMULATED_CRASH_EXIT,
     AgentSpec,
     Pace,
+    Signals,
     agent_main,
     agent_name,
     lead_main,
@@ -48,7 +50,7 @@ class _Slot:
     """One seat in the team: the current incarnation's process, or when the next one starts."""
 
     spec: AgentSpec
-    entry: Callable[[AgentSpec, object], None]
+    entry: Callable[[AgentSpec, Signals], None]
     base: str
     process: BaseProcess | None = None
     respawn_at: float | None = None
@@ -68,7 +70,9 @@ class Fleet:
         notify: Callable[[str], None],
     ) -> None:
         self._ctx = multiprocessing.get_context("spawn")
-        self._stop = self._ctx.Event()
+        self._signals = Signals(
+            stop=self._ctx.Event(), ready=self._ctx.Semaphore(0), go=self._ctx.Event()
+        )
         self._halt = threading.Event()
         self._lock = threading.Lock()
         self._notify = notify
@@ -86,7 +90,7 @@ class Fleet:
             )  # fmt: skip
 
         roles = agent_roles(agents)
-        self._slots = [_Slot(spec(LEAD, None, -1), lead_main, LEAD)]  # type: ignore[arg-type]
+        self._slots = [_Slot(spec(LEAD, None, -1), lead_main, LEAD)]
         for index, role in enumerate(roles):
             # Scripted moments of the first incarnations, so every run shows them early: the
             # first agent crashes during its first task, the second rejects its first review,
@@ -97,7 +101,7 @@ class Fleet:
                 "block_first": index == agents - 1 and agents > 1,
             }
             self._slots.append(
-                _Slot(spec(base_name(index), role, index, **script), agent_main, base_name(index))  # type: ignore[arg-type]
+                _Slot(spec(base_name(index), role, index, **script), agent_main, base_name(index))
             )
         self._thread = threading.Thread(target=self._supervise, name="demo-fleet", daemon=True)
 
@@ -105,16 +109,36 @@ class Fleet:
     def members(self) -> list[AgentSpec]:
         return [slot.spec for slot in self._slots]
 
-    def start(self) -> None:
+    def start(self, timeout_s: float = 60.0) -> bool:
+        """Start the lead and every agent and wait until each has its board open (process start-up
+        takes a while on a busy machine; the demo's clock should not run meanwhile). False when
+        someone was not up within `timeout_s`."""
         for slot in self._slots:
             self._launch(slot)
         self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        everyone = all(
+            self._signals.ready.acquire(timeout=max(0.0, deadline - time.monotonic()))
+            for _ in self._slots
+        )
+        self._signals.go.set()
+        return everyone
 
     def _launch(self, slot: _Slot) -> None:
         process = self._ctx.Process(
-            target=slot.entry, args=(slot.spec, self._stop), name=slot.spec.name, daemon=True
+            target=slot.entry,
+            args=(slot.spec, self._signals),
+            name=slot.spec.name,
+            daemon=True,
         )
-        process.start()
+        # Spawned with Ctrl-C blocked: a terminal's Ctrl-C reaches the whole process group, and an
+        # agent still importing would die of it instead of stopping through its stop event. The
+        # mask is inherited across exec and restored here at once.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         slot.process = process
         slot.respawn_at = None
         self.incarnations += 1
@@ -167,7 +191,8 @@ class Fleet:
         Idempotent."""
         with self._lock:
             self._halt.set()
-            self._stop.set()
+            self._signals.stop.set()
+            self._signals.go.set()
             processes = [slot.process for slot in self._slots if slot.process is not None]
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=1)

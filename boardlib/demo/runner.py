@@ -297,8 +297,11 @@ def run_demo(
             f"  {tasks} tasks, agents: {team}, lead; lease {pace.lease_ms / 1000:g} s; "
             f"speed {speed:g}; seed {seed}; log {log_path}"
         )
+        booting = time.monotonic()
+        if not fleet.start():
+            say("kanban demo: some agents were slow to start; going on without waiting")
         started, started_ms = time.monotonic(), board.now()
-        fleet.start()
+        say(f"  team up in {started - booting:.1f} s")
         deadline = None if duration is None else started + duration
         tui = _open_tui(db_path, poll_ms) if open_tui else None
         if tui is not None:
@@ -361,7 +364,7 @@ def _follow(
             tally.add(event)
             line = _describe(event, titles)
             if line is not None:
-                say(f"{(event.created_at - started_ms) / 1000:7.1f}s  {line}")
+                say(f"{max(0, event.created_at - started_ms) / 1000:7.1f}s  {line}")
         while not notices.empty():
             say(f"{time.monotonic() - started:7.1f}s  *** {notices.get()}")
         counts = board.status_counts()
