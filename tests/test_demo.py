@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections import defaultdict
 from pathlib import Path
 
@@ -371,3 +372,32 @@ def test_importing_the_demo_loads_no_ui_stack() -> None:
     )
     loaded = set(json.loads(result.stdout))
     assert loaded.isdisjoint({"textual", "rich", "click", "fastapi", "uvicorn", "git", "pydantic"})
+
+
+def test_the_demo_opens_the_board_while_the_team_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TUI contract: `run_tui(db_path, poll_ms=...)` is called while the agents work on that
+    board, and the team stops once it returns. The TUI itself belongs to another module, so a
+    stand-in with the same signature watches the real board until work gets done."""
+    calls: list[tuple[Path, int]] = []
+
+    def run_tui(db_path: Path, *, poll_ms: int = 500, **_: object) -> None:
+        calls.append((db_path, poll_ms))
+        deadline = time.monotonic() + 20
+        with Board(db_path, read_only=True) as board:
+            while board.status_counts()[t.DONE] == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    app = types.ModuleType("tui.app")
+    app.run_tui = run_tui  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tui", types.ModuleType("tui"))
+    monkeypatch.setitem(sys.modules, "tui.app", app)
+
+    code, out = _demo(tmp_path, open_tui=True, duration=None, poll_ms=123)
+    assert code == EXIT_OK, out
+    assert calls == [(tmp_path / "demo" / "board.db", 123)]
+    assert "closed after" in out
+    with Board(tmp_path / "demo" / "board.db", read_only=True) as board:
+        assert board.status_counts()[t.DONE] >= 1
+    assert multiprocessing.active_children() == []

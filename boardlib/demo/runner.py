@@ -292,7 +292,7 @@ def run_demo(
         team = ", ".join(f"{m.name} ({m.role or 'any'})" for m in fleet.members if m.name != LEAD)
         say(f"kanban demo: board at {db_path}")
         say(f"  watch it:   kanban tui --db {db_path}")
-        say(f"  or query:   KANBAN_DB={db_path} kanban task list")
+        say(f"  or query:   kanban task list --db {db_path}")
         say(
             f"  {tasks} tasks, agents: {team}, lead; lease {pace.lease_ms / 1000:g} s; "
             f"speed {speed:g}; seed {seed}; log {log_path}"
@@ -327,22 +327,22 @@ def run_demo(
         why = "failed"
     finally:
         with _sigint_ignored():
+            elapsed = time.monotonic() - started
             if fleet is not None:
                 fleet.stop()
+            stop_s = time.monotonic() - started - elapsed
             if board is not None:
                 for event in _events(board, tally.last_seq):
                     tally.add(event)
                 counts = board.status_counts()
                 board.close()
-                _report(say, why, time.monotonic() - started, counts, tally, fleet)
+                _report(say, why, elapsed, stop_s, counts, tally, fleet)
             if keep:
                 say(f"  kept: {folder}")
             else:
                 _clean_up(folder, created)
                 say(f"  removed {folder}" if created else f"  removed the demo files in {folder}")
     if why == "failed" or (fleet is not None and fleet.failures):
-        if keep or not created:
-            pass
         return EXIT_AGENT_FAILED
     return EXIT_OK
 
@@ -379,12 +379,13 @@ def _report(
     say: Callable[[str], None],
     why: str,
     elapsed: float,
+    stop_s: float,
     counts: dict[str, int],
     tally: Tally,
     fleet: Fleet | None,
 ) -> None:
     columns = ", ".join(f"{counts[s]} {s}" for s in t.STATUSES if counts.get(s))
-    say(f"kanban demo: {why} after {elapsed:.1f} s: {columns}")
+    say(f"kanban demo: {why} after {elapsed:.1f} s (team stopped in {stop_s:.1f} s): {columns}")
     crashes = fleet.crashes if fleet is not None else 0
     say(
         f"  {tally.claims} claims, {crashes} crash(es), {tally.recoveries} lease recovery(ies), "
