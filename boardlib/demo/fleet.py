@@ -117,12 +117,12 @@ class Fleet:
             self._launch(slot)
         self._thread.start()
         deadline = time.monotonic() + timeout_s
-        everyone = all(
-            self._signals.ready.acquire(timeout=max(0.0, deadline - time.monotonic()))
-            for _ in self._slots
-        )
+        up = 0
+        while up < len(self._slots) and time.monotonic() < deadline and not self.failures:
+            if self._signals.ready.acquire(timeout=0.1):
+                up += 1
         self._signals.go.set()
-        return everyone
+        return up == len(self._slots)
 
     def _launch(self, slot: _Slot) -> None:
         process = self._ctx.Process(

@@ -45,6 +45,10 @@ EXIT_AGENT_FAILED = 1  # an agent failed in a way that was not a simulated crash
 EXIT_USAGE = 2
 
 
+class _TeamFailed(Exception):
+    """An agent process died for real while the team was starting."""
+
+
 class DemoUsageError(ValueError):
     """An argument the demo cannot run with; nothing was created."""
 
@@ -299,6 +303,8 @@ def run_demo(
         )
         booting = time.monotonic()
         if not fleet.start():
+            if fleet.failures:
+                raise _TeamFailed
             say("kanban demo: some agents were slow to start; going on without waiting")
         started, started_ms = time.monotonic(), board.now()
         say(f"  team up in {started - booting:.1f} s")
@@ -322,6 +328,8 @@ def run_demo(
             )
     except KeyboardInterrupt:
         why = "interrupted"
+    except _TeamFailed:
+        why = "failed"
     except BoardError as error:
         print(f"kanban demo: {error.message}", file=sys.stderr)
         why = "failed"
@@ -337,6 +345,8 @@ def run_demo(
                 counts = board.status_counts()
                 board.close()
                 _report(say, why, elapsed, stop_s, counts, tally, fleet)
+            if fleet is not None and fleet.failures:
+                _show_failures(log_path)
             if keep:
                 say(f"  kept: {folder}")
             else:
@@ -373,6 +383,17 @@ def _follow(
         if deadline is not None and time.monotonic() >= deadline:
             return "duration"
         time.sleep(poll_ms / 1000)
+
+
+def _show_failures(log_path: Path, lines: int = 40) -> None:
+    """The end of the demo log on stderr: the folder may be about to be removed with it."""
+    try:
+        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return
+    print("kanban demo: an agent failed; the end of its log:", file=sys.stderr)
+    for line in tail:
+        print(f"  {line}", file=sys.stderr)
 
 
 def _report(
