@@ -134,6 +134,9 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
         "release": "released   {task:<8} -> todo",
         "cancel_dependents": "cancelled  {task:<8} (its blocker {blocker} failed)",
     }
+    if verb == "move" and data.get("to") == t.CANCELLED:
+        verb = "cancel"
+        words["cancel"] = "cancelled  {task:<8} {src} -> cancelled{reason}"
     line = words.get(verb, "moved      {task:<8} {src} -> {dst}{reason}")
     text = line.format(
         task=task, reason=reason.lstrip(":").strip() if verb == "block" else reason,
