@@ -401,3 +401,27 @@ def test_the_demo_opens_the_board_while_the_team_works(
     with Board(tmp_path / "demo" / "board.db", read_only=True) as board:
         assert board.status_counts()[t.DONE] >= 1
     assert multiprocessing.active_children() == []
+
+
+def test_a_closed_pipe_ends_the_demo_and_still_cleans_up(tmp_path: Path) -> None:
+    """`kanban demo --no-tui | head`: the reader goes away; the demo stops its team, removes its
+    folder and exits without a traceback."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "boardlib.demo", "--no-tui", "--speed", "10", "--seed", "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    assert "board at" in first
+    process.stdout.close()  # like `head -1` exiting
+    err = process.stderr.read()
+    assert process.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert list(tmp_path.iterdir()) == []
+    time.sleep(0.2)
+    assert _session_members(process.pid) == []

@@ -7,6 +7,7 @@ runs out, or on Ctrl-C. Either way the agents are stopped cleanly (a working age
 and releases its task) and the throwaway folder is removed unless `keep`.
 """
 
+import os
 import queue
 import random
 import shutil
@@ -16,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -47,6 +48,10 @@ EXIT_USAGE = 2
 
 class _TeamFailed(Exception):
     """An agent process died for real while the team was starting."""
+
+
+class _OutputClosed(Exception):
+    """Whoever read the feed went away."""
 
 
 class DemoUsageError(ValueError):
@@ -255,9 +260,25 @@ def run_demo(
     are real processes); the first crash, reject and block are scripted so every run shows them.
     """
     out = out or sys.stdout
+    output_open = True
 
     def say(message: str) -> None:
-        print(message, file=out, flush=True)
+        """Print a feed line. A closed pipe (`kanban demo --no-tui | head`) ends the demo, and
+        from then on the feed is silent, so the clean-up still runs."""
+        nonlocal output_open
+        if not output_open:
+            return
+        try:
+            print(message, file=out, flush=True)
+        except (BrokenPipeError, ValueError):  # ValueError: the stream was closed
+            output_open = False
+            if out is sys.stdout:
+                _silence_stdout()
+            raise _OutputClosed from None
+
+    def tell(message: str) -> None:
+        with suppress(_OutputClosed):
+            say(message)
 
     try:
         _validate(agents, tasks, speed, duration, poll_ms)
@@ -333,28 +354,38 @@ def run_demo(
         why = "interrupted"
     except _TeamFailed:
         why = "failed"
+    except _OutputClosed:
+        why = "output closed"
     except BoardError as error:
         print(f"kanban demo: {error.message}", file=sys.stderr)
         why = "failed"
     finally:
         with _sigint_ignored():
             elapsed = time.monotonic() - started
-            if fleet is not None:
-                fleet.stop()
-            stop_s = time.monotonic() - started - elapsed
-            if board is not None:
-                for event in _events(board, tally.last_seq):
-                    tally.add(event)
-                counts = board.status_counts()
-                board.close()
-                _report(say, why, elapsed, stop_s, counts, tally, fleet)
-            if fleet is not None and fleet.failures:
-                _show_failures(log_path)
-            if keep:
-                say(f"  kept: {folder}")
-            else:
-                _clean_up(folder, created)
-                say(f"  removed {folder}" if created else f"  removed the demo files in {folder}")
+            try:
+                if fleet is not None:
+                    fleet.stop()
+                stop_s = time.monotonic() - started - elapsed
+                if board is not None:
+                    for event in _events(board, tally.last_seq):
+                        tally.add(event)
+                    counts = board.status_counts()
+                    board.close()
+                    _report(tell, why, elapsed, stop_s, counts, tally, fleet)
+                if fleet is not None and fleet.failures:
+                    _show_failures(log_path)
+            finally:
+                if board is not None:
+                    board.close()
+                if keep:
+                    tell(f"  kept: {folder}")
+                else:
+                    _clean_up(folder, created)
+                    tell(
+                        f"  removed {folder}"
+                        if created
+                        else f"  removed the demo files in {folder}"
+                    )
     if why == "failed" or (fleet is not None and fleet.failures):
         return EXIT_AGENT_FAILED
     return EXIT_OK
@@ -386,6 +417,14 @@ def _follow(
         if deadline is not None and time.monotonic() >= deadline:
             return "duration"
         time.sleep(poll_ms / 1000)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush does not
+    complain (the recipe of the `signal` module's documentation)."""
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _show_failures(log_path: Path, lines: int = 40) -> None:
