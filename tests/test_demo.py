@@ -425,3 +425,30 @@ def test_a_closed_pipe_ends_the_demo_and_still_cleans_up(tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == []
     time.sleep(0.2)
     assert _session_members(process.pid) == []
+
+
+def test_the_owner_replay_catches_overlaps_and_impostors() -> None:
+    """The checker above must be able to fail: feed it the histories it exists to catch."""
+
+    def event(seq: int, kind: str, actor: str, **data: object) -> Event:
+        return Event(seq=seq, kind=kind, created_at=seq, task_id="TASK-1", actor=actor, data=data)
+
+    fine = [
+        event(1, "task_claimed", "ada"),
+        event(2, "lease_renewed", "ada"),
+        event(3, "lease_expired", "system", assignee="ada"),
+        event(4, "task_claimed", "grace"),
+        event(5, "status_changed", "grace", verb="complete", **{"from": "in_progress"}),
+        event(6, "task_claimed", "linus"),
+    ]
+    assert replay_holders(fine) == []
+    double = [event(1, "task_claimed", "ada"), event(2, "task_claimed", "grace")]
+    assert len(replay_holders(double)) == 1
+    impostor = [event(1, "task_claimed", "ada"), event(2, "progress_logged", "grace")]
+    assert len(replay_holders(impostor)) == 1
+    lapsed = [
+        event(1, "task_claimed", "ada"),
+        event(2, "lease_expired", "system", assignee="ada"),
+        event(3, "status_changed", "ada", verb="complete", **{"from": "in_progress"}),
+    ]
+    assert len(replay_holders(lapsed)) == 1
