@@ -1,6 +1,7 @@
 """Random operations against the board and against a plain in-memory model of the seed's rules;
 after every step the two must agree on status, owner, holders, readiness and refusals."""
 
+import copy
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,7 @@ class BoardMachine(RuleBasedStateMachine):
     @rule(index=PICK, agent=AGENTS)
     def claim(self, index: int, agent: str) -> None:
         now = self.clock.now_ms()
+        before = copy.deepcopy(self.tasks)
         self.reap(now)
         task = self.pick(index)
         if self.ready(task):
@@ -156,6 +158,8 @@ class BoardMachine(RuleBasedStateMachine):
             reason = "conflict"
         if self.expect(reason, lambda: self.board.claim(task.id, agent)) is not None:
             self.enter(task, "in_progress", agent, now)
+        else:
+            self.tasks = before  # a refused claim changes nothing, its lease sweep included
 
     @rule(agent=AGENTS)
     def claim_next(self, agent: str) -> None:
