@@ -350,44 +350,53 @@ def find_cycles(
     `[a, b, ..., a]` starting at its earliest key in `order`. Returns `(cycles, complete)`;
     `complete` is False when the MAX_CYCLES/MAX_CYCLE_STEPS bounds cut the search short.
 
-    Cycles only live inside strongly connected components, so each component is searched on its
-    own, from each of its nodes in turn, only through nodes later in `order` (so no cycle is found
-    twice)."""
+    Johnson's outline: cycles live inside strongly connected components; take a component's
+    earliest node, find the cycles through it, drop it, and split what is left of the component
+    again. A long chain closed by one back edge is thus one search, not one per node."""
     order = order or list(graph)
     rank = {key: position for position, key in enumerate(order)}
     cycles: list[list[str]] = []
     steps = 0
-    for component in _components(graph, order):
+    pending = [c for c in _components(graph, order, set(graph)) if _cyclic(graph, c)]
+    while pending:
+        component = pending.pop()
         members = set(component)
-        if len(component) == 1 and component[0] not in graph[component[0]]:
-            continue
-        for start in sorted(component, key=rank.__getitem__):
-            allowed = {node for node in members if rank[node] > rank[start]}
-            path = [start]
-            on_path = {start}
-            stack = [iter(graph[start])]
-            while stack:
-                steps += 1
-                if steps > MAX_CYCLE_STEPS:
-                    return cycles, False
-                step = next(stack[-1], None)
-                if step is None:
-                    stack.pop()
-                    on_path.discard(path.pop())
-                elif step == start:
-                    cycles.append([*path, start])
-                    if len(cycles) >= MAX_CYCLES:
-                        return cycles, False
-                elif step in allowed and step not in on_path:
-                    path.append(step)
-                    on_path.add(step)
-                    stack.append(iter(graph[step]))
-    cycles.sort(key=lambda cycle: rank[cycle[0]])
-    return cycles, True
+        start = min(component, key=rank.__getitem__)
+        path = [start]
+        on_path = {start}
+        stack = [iter(graph[start])]
+        while stack:
+            steps += 1
+            if steps > MAX_CYCLE_STEPS:
+                return _ordered(cycles, rank), False
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                on_path.discard(path.pop())
+            elif step == start:
+                cycles.append([*path, start])
+                if len(cycles) >= MAX_CYCLES:
+                    return _ordered(cycles, rank), False
+            elif step in members and step not in on_path:
+                path.append(step)
+                on_path.add(step)
+                stack.append(iter(graph[step]))
+        rest = [node for node in order if node in members and node != start]
+        pending += [c for c in _components(graph, rest, members - {start}) if _cyclic(graph, c)]
+    return _ordered(cycles, rank), True
 
 
-def _components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]]:
-    """Strongly connected components (Kosaraju, iterative: a plan may be thousands long)."""
+def _cyclic(graph: dict[str, list[str]], component: list[str]) -> bool:
+    return len(component) > 1 or component[0] in graph[component[0]]
+
+
+def _ordered(cycles: list[list[str]], rank: dict[str, int]) -> list[list[str]]:
+    return sorted(cycles, key=lambda cycle: [rank[node] for node in cycle])
+
+
+def _components(graph: dict[str, list[str]], order: list[str], within: set[str]) -> list[list[str]]:
+    """Strongly connected components of the subgraph on `within` (Kosaraju, iterative: a plan
+    may be thousands of tasks long)."""
     finished: list[str] = []
     seen: set[str] = set()
     for root in order:
@@ -401,13 +410,14 @@ def _components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]
             if step is None:
                 stack.pop()
                 finished.append(node)
-            elif step not in seen:
+            elif step in within and step not in seen:
                 seen.add(step)
                 stack.append((step, iter(graph[step])))
-    reverse: dict[str, list[str]] = {key: [] for key in graph}
-    for source, targets in graph.items():
-        for target in targets:
-            reverse[target].append(source)
+    reverse: dict[str, list[str]] = {key: [] for key in within}
+    for source in within:
+        for target in graph[source]:
+            if target in within:
+                reverse[target].append(source)
     components: list[list[str]] = []
     assigned: set[str] = set()
     for root in reversed(finished):

@@ -55,7 +55,9 @@ class Run:
         return json.loads(lines[0])  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
-        return f"kanban {' '.join(self.args)} -> {self.code}\nstdout: {self.out}\nstderr: {self.err}"
+        return (
+            f"kanban {' '.join(self.args)} -> {self.code}\nstdout: {self.out}\nstderr: {self.err}"
+        )
 
 
 class Kanban:
@@ -77,9 +79,7 @@ class Kanban:
         self.now += int(minutes * MINUTE_MS) + ms
         return self.now
 
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
-    ) -> Run:
+    def run(self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Run:
         done = subprocess.run(
             [str(KANBAN), *args],
             env=self.env(**(env or {})),

@@ -130,8 +130,13 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ),
     ("drop_locked", held, "task drop {0}", "invalid_state", "cannot drop"),
     ("unblock_todo", lambda b: b.create_task("t").id, "task unblock {0}", "invalid_state", "todo"),
-    ("exec_on_todo", lambda b: b.create_task("t").id, "task exec start {0} --executor x -a al",
-     "invalid_state", "in_progress"),  # fmt: skip
+    (
+        "exec_on_todo",
+        lambda b: b.create_task("t").id,
+        "task exec start {0} --executor x -a al",
+        "invalid_state",
+        "in_progress",
+    ),
     ("exec_unknown", None, "task exec finish EX-9 --status failed", "not_found", "not found"),
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),

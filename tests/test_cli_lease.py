@@ -73,7 +73,9 @@ def test_nothing_claimable_is_exit_3_with_task_null(kanban: Kanban) -> None:
     assert result.err == ""
 
     kanban.ok("task", "dispatch", "--title", "for reviewers", "--role", "reviewer")
-    explained = kanban.run("task", "claim-next", "--agent", "alice", "--role", "worker", "--explain")
+    explained = kanban.run(
+        "task", "claim-next", "--agent", "alice", "--role", "worker", "--explain"
+    )
     assert explained.code == 3
     assert explained.doc["explain"]["otherRoles"] == ["TASK-1"]
 
@@ -127,7 +129,9 @@ def test_heartbeat_and_extend_lease_renew_only_the_lease(kanban: Kanban) -> None
     assert default["leaseUntil"] == kanban.now + LEASE_MS
 
     for bad in ("0", "-5", "100000", "soon"):
-        result = kanban.run("task", "extend-lease", task["id"], "--agent", "alice", "--minutes", bad)
+        result = kanban.run(
+            "task", "extend-lease", task["id"], "--agent", "alice", "--minutes", bad
+        )
         assert result.code == 2, str(result)
         assert "--minutes" in result.err
     assert kanban.row(task["id"])["leaseUntil"] == default["leaseUntil"]

@@ -22,7 +22,9 @@ def claimed_by(kanban: Kanban, agent: str) -> dict[str, object]:
 def test_transfer_hands_over_with_a_fresh_lease_and_a_new_epoch(kanban: Kanban) -> None:
     task = claimed_by(kanban, "bob")
     kanban.advance(minutes=7)
-    moved = kanban.ok("task", "claim", task["id"], "--agent", "bob", "--transfer", "--to", "charlie")
+    moved = kanban.ok(
+        "task", "claim", task["id"], "--agent", "bob", "--transfer", "--to", "charlie"
+    )
     assert moved["assigneeAgentId"] == "charlie"
     assert moved["status"] == "in_progress"
     assert moved["leaseUntil"] == kanban.now + LEASE_MS
@@ -31,7 +33,9 @@ def test_transfer_hands_over_with_a_fresh_lease_and_a_new_epoch(kanban: Kanban) 
 
     # bob no longer holds it: his verbs are refused and change nothing.
     before = kanban.row(task["id"])
-    kanban.refused("task", "log-progress", task["id"], "-a", "bob", "-m", "x", reason="not_assignee")
+    kanban.refused(
+        "task", "log-progress", task["id"], "-a", "bob", "-m", "x", reason="not_assignee"
+    )
     kanban.refused(
         "task", "claim", task["id"], "-a", "bob", "--transfer", "--to", "dave",
         reason="not_assignee",
@@ -84,9 +88,7 @@ def test_only_an_in_progress_task_can_be_transferred(kanban: Kanban) -> None:
         ("--transfer", "--to", "eve"),  # no --agent
     ],
 )
-def test_claim_usage_errors_exit_2_with_clicks_usage(
-    kanban: Kanban, args: tuple[str, ...]
-) -> None:
+def test_claim_usage_errors_exit_2_with_clicks_usage(kanban: Kanban, args: tuple[str, ...]) -> None:
     task = claimed_by(kanban, "bob")
     before = kanban.snapshot()
     result = kanban.run("task", "claim", task["id"], *args)
@@ -103,7 +105,9 @@ def test_builder_is_not_judge(kanban: Kanban) -> None:
     before = kanban.snapshot()
     error = kanban.refused("task", "approve", task["id"], "--agent", "alice", reason="self_review")
     assert "another agent must review" in error["error"]
-    kanban.refused("task", "reject", task["id"], "-a", "alice", "--reason", "x", reason="self_review")
+    kanban.refused(
+        "task", "reject", task["id"], "-a", "alice", "--reason", "x", reason="self_review"
+    )
     assert kanban.snapshot() == before
     assert kanban.row(task["id"])["status"] == "in_review"
 
@@ -138,4 +142,6 @@ def test_reject_sends_work_back_with_the_reason_as_a_comment(kanban: Kanban) -> 
     assert comments[-1]["authorAgentId"] == "rita"
 
     error = kanban.refused("task", "approve", task["id"], "-a", "rita", reason="invalid_state")
-    assert error["error"] == "cannot approve: task is todo (current state: todo, expected: in_review)"
+    assert (
+        error["error"] == "cannot approve: task is todo (current state: todo, expected: in_review)"
+    )
