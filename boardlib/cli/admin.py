@@ -10,9 +10,10 @@ from .output import emit, error_line
 @click.command("reconcile")
 @global_options
 def reconcile() -> None:
-    """One recovery pass: release expired leases (their runs time out) and purge old events.
+    """Release expired leases now; print what was released.
 
-    Prints what it released; a second pass right after finds nothing.
+    One recovery pass: expired leases go back to todo, their runs time out, old events
+    are purged. Prints what it released; a second pass right after finds nothing.
     """
     with open_board(recover=False) as board:
         report = board.reconcile()

@@ -10,7 +10,10 @@ from .output import emit
 
 @click.group("deps")
 def deps() -> None:
-    """Link, unlink and list dependencies (ID waits until --on is done)."""
+    """Link, unlink and list dependencies.
+
+    `deps add ID --on OTHER`: ID waits until OTHER is done.
+    """
 
 
 @deps.command("add")

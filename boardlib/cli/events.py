@@ -55,7 +55,10 @@ def events(
     poll_ms: int,
     timeout: float | None,
 ) -> None:
-    """The event log: every mutation, oldest first, each with its seq cursor."""
+    """The event log, or --follow it live.
+
+    Every mutation, oldest first, each with its seq cursor.
+    """
     with open_board(recover=False) as board:
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)

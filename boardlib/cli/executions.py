@@ -11,7 +11,7 @@ from .output import emit
 
 @click.group("exec")
 def exec_group() -> None:
-    """Open, close and read execution records (runs of a task)."""
+    """Open, close and read the runs of a task."""
 
 
 @exec_group.command("start")

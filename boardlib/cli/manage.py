@@ -48,7 +48,10 @@ def dispatch(
     status: str,
     agent: str | None,
 ) -> None:
-    """Create a task (todo, or backlog for triage) and print it."""
+    """Create a task and print it.
+
+    It starts in todo (claimable) or, with --status backlog, in triage.
+    """
     with open_board() as board:
         task = board.create_task(
             title,
@@ -116,7 +119,11 @@ def edit(
 def move(
     task_id: str, to_status: str, human_override: bool, reason: str | None, actor: str
 ) -> None:
-    """Move a task through the transition table (the done-gate applies)."""
+    """Move a task to another status (table-checked).
+
+    Only the legal moves of the seven-status table; a move to done over a failing
+    verdict needs --human-override (audited).
+    """
     with open_board() as board:
         task = board.move(
             task_id, to_status, actor=actor, human_override=human_override, reason=reason
@@ -153,9 +160,10 @@ def cancel(task_id: str, reason: str | None, actor: str) -> None:
 @actor_option
 @global_options
 def cancel_dependents(task_id: str, actor: str) -> None:
-    """Cancel the still-pending (todo/backlog) tasks that transitively wait on ID.
+    """Cancel the pending tasks that wait on ID.
 
-    Prints the cancelled tasks; claimed, done or cancelled dependents are left alone.
+    Todo/backlog tasks that transitively depend on ID. Prints the cancelled tasks;
+    claimed, done or cancelled dependents are left alone.
     """
     with open_board() as board:
         cancelled = board.cancel_dependents(task_id, actor=actor)
@@ -167,7 +175,7 @@ def cancel_dependents(task_id: str, actor: str) -> None:
 @actor_option
 @global_options
 def drop(task_id: str, actor: str) -> None:
-    """Soft-delete: hidden from lists and never claimable, until restored."""
+    """Soft-delete: hidden and unclaimable until restored."""
     with open_board() as board:
         task = board.drop(task_id, actor=actor)
     emit(task.to_json(), kind="task")
@@ -190,7 +198,7 @@ def restore(task_id: str, actor: str) -> None:
 @click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Author (an agent).")
 @global_options
 def comment(task_id: str, body: str, agent: str | None) -> None:
-    """Add a comment (by an agent with --agent, else by a user)."""
+    """Add a comment (as an agent with --agent)."""
     with open_board() as board:
         note = board.add_comment(
             task_id, body, author_agent_id=agent, author_type="agent" if agent else "user"

@@ -9,13 +9,15 @@ import click
 
 from .context import global_options, lease_ms, open_board
 from .exitcodes import IDLE
-from .options import agent_option, epoch_option, minutes_option, role_option, task_id_argument
+from .options import agent_option, epoch_option, minutes_option, task_id_argument
 from .output import emit
 
 
 @click.command("claim-next")
 @agent_option
-@role_option
+@click.option(
+    "--role", "-r", metavar="ROLE", help="Your role: tasks for it, or for no role in particular."
+)
 @click.option(
     "--respect-deps",
     type=click.BOOL,
@@ -38,8 +40,9 @@ def claim_next(
     runtime: str | None,
     explain: bool,
 ) -> None:
-    """Claim the best ready task (todo, or in progress with an expired lease).
+    """Claim the best ready task for your role.
 
+    Ready: todo with every dependency done, or in progress with an expired lease.
     Prints the task (with its claimEpoch and leaseUntil). Nothing claimable: prints
     {"task": null} and exits 3.
     """
@@ -78,9 +81,10 @@ def claim(
     minutes: float | None,
     runtime: str | None,
 ) -> None:
-    """Claim one todo task by id (refused if its dependencies are unmet or someone holds it).
+    """Claim a todo task by id, or --transfer one you hold.
 
-    With --transfer --to B: hand the in-progress task you hold to B.
+    Refused if its dependencies are unmet or someone holds it. With --transfer --to B:
+    hand the in-progress task you hold to B.
     """
     if transfer:
         if not to_agent:
@@ -106,7 +110,10 @@ def claim(
 @epoch_option
 @global_options
 def transfer(task_id: str, agent: str, to_agent: str, epoch: int | None) -> None:
-    """Hand an in-progress task you hold to another agent (same as claim --transfer)."""
+    """Hand a task you hold to another agent.
+
+    Same as `claim ID --transfer --to NAME`: fresh lease, new claim epoch.
+    """
     with open_board(recover=False) as board:
         task = board.transfer(task_id, agent, to_agent, epoch=epoch)
     emit(task.to_json(), kind="task")
@@ -133,7 +140,10 @@ def heartbeat(task_id: str, agent: str, epoch: int | None) -> None:
 @epoch_option
 @global_options
 def log_progress(task_id: str, agent: str, note: str, epoch: int | None) -> None:
-    """Record progress and renew your lease (now + the board's lease)."""
+    """Record progress and renew your lease.
+
+    The note is kept as a comment; the lease becomes now + the board's lease.
+    """
     with open_board(recover=False) as board:
         task = board.log_progress(task_id, agent, note, epoch=epoch)
     emit(task.to_json(), kind="task")
@@ -146,7 +156,10 @@ def log_progress(task_id: str, agent: str, note: str, epoch: int | None) -> None
 @epoch_option
 @global_options
 def extend_lease(task_id: str, agent: str, minutes: float | None, epoch: int | None) -> None:
-    """Set your lease to now + N minutes, before a long quiet step."""
+    """Set your lease to now + N minutes.
+
+    For a long quiet step; without --minutes, the board's lease length.
+    """
     with open_board(recover=False) as board:
         task = board.extend_lease(task_id, agent, minutes=minutes, epoch=epoch)
     emit(task.to_json(), kind="task")
@@ -159,7 +172,10 @@ def extend_lease(task_id: str, agent: str, minutes: float | None, epoch: int | N
 @epoch_option
 @global_options
 def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -> None:
-    """Finish building: the task goes to in_review with no owner, for another agent to judge."""
+    """Finish: to in_review, for another agent to judge.
+
+    The task leaves you (no owner, no lease); whoever held it cannot approve it.
+    """
     with open_board(recover=False) as board:
         task = board.complete(task_id, agent, summary=summary, epoch=epoch)
     emit(task.to_json(), kind="task")
@@ -172,7 +188,10 @@ def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -
 @epoch_option
 @global_options
 def block(task_id: str, agent: str, reason: str, epoch: int | None) -> None:
-    """You cannot go on: blocked with a reason, lease cleared (unblock puts it back in todo)."""
+    """Stop: blocked with a reason, lease cleared.
+
+    `kanban task unblock ID` puts it back in todo.
+    """
     with open_board(recover=False) as board:
         task = board.block(task_id, agent, reason, epoch=epoch)
     emit(task.to_json(), kind="task")

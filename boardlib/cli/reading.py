@@ -12,7 +12,10 @@ from .output import emit
 @task_id_argument
 @global_options
 def view(task_id: str) -> None:
-    """A task with its comments, parent chain, dependencies both ways, executions, workspaces."""
+    """A task with comments, parents, dependencies, runs.
+
+    Also its dependents and workspaces, all read in one snapshot.
+    """
     with open_board() as board:
         doc = board.view(task_id).to_json()
     emit(doc, kind="view")
@@ -46,7 +49,10 @@ def list_tasks(
     dropped: bool,
     limit: int | None,
 ) -> None:
-    """Tasks, most recently changed first (--ready: claim order)."""
+    """List tasks, newest change first.
+
+    With --ready: only claimable tasks, in the order claim-next takes them.
+    """
     with open_board() as board:
         tasks = board.list_tasks(
             status=status,
@@ -66,7 +72,7 @@ def list_tasks(
 @click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True, metavar="N")
 @global_options
 def search(text: str, dropped: bool, limit: int) -> None:
-    """Tasks whose id is TEXT or whose title or description contains it."""
+    """Find tasks by id, title or description."""
     with open_board() as board:
         tasks = board.search(text, include_dropped=dropped, limit=limit)
     emit([task.to_json() for task in tasks], kind="tasks")
@@ -77,7 +83,10 @@ def search(text: str, dropped: bool, limit: int) -> None:
 @role_option
 @global_options
 def why(task_id: str, role: str | None) -> None:
-    """Why a task is or is not claimable right now (dependencies, lease, role, status)."""
+    """Why a task is or is not claimable right now.
+
+    Unfinished dependencies (with status and holder), the lease, the role, the status.
+    """
     with open_board() as board:
         doc = board.explain(task_id, role=role).to_json()
     emit(doc, kind="explain")

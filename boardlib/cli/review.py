@@ -13,7 +13,7 @@ from .output import emit
 @agent_option
 @global_options
 def approve(task_id: str, agent: str) -> None:
-    """Accept an in_review task: it becomes done, with a pass verdict recorded."""
+    """Accept in_review work: done, with a pass verdict."""
     with open_board() as board:
         task = board.approve(task_id, agent)
     emit(task.to_json(), kind="task")
@@ -27,7 +27,7 @@ def approve(task_id: str, agent: str) -> None:
 )
 @global_options
 def reject(task_id: str, agent: str, reason: str) -> None:
-    """Send an in_review task back to todo for a fresh attempt."""
+    """Send in_review work back to todo, with a reason."""
     with open_board() as board:
         task = board.reject(task_id, agent, reason)
     emit(task.to_json(), kind="task")
