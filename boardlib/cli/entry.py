@@ -32,11 +32,10 @@ def _unexpected(error: BaseException) -> int:
     if _debug():
         _traceback(error)
     if isinstance(error, sqlite3.Error):
-        message = f"database error: {error}"
         from .context import opened_path
 
-        if opened_path is not None:
-            message = f"database error on {opened_path}: {error}"
+        where = f" on {opened_path}" if opened_path is not None else ""
+        message = f"database error{where}: {error}"
     elif isinstance(error, OSError) and error.strerror:
         where = f": {error.filename}" if error.filename else ""
         message = f"{error.strerror}{where}"
