@@ -606,6 +606,11 @@ class Board:
         rows = self.store.read(lambda tx: tx.events(since=since, task_id=task_id, limit=limit))
         return [Event.from_row(row) for row in rows]
 
+    def last_event_seq(self) -> int:
+        """The newest event's cursor (0 on an empty log): where a follower that only wants what
+        happens from now on starts."""
+        return self.store.read(lambda tx: tx.last_event_seq())
+
     def audit(self, task_id: str | None = None) -> list[AuditEntry]:
         return [AuditEntry.from_row(r) for r in self.store.read(lambda tx: tx.audit(task_id))]
 

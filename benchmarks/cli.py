@@ -1,0 +1,120 @@
+"""Start-up cost of the `kanban` CLI against a bare interpreter, measured side by side.
+
+Agents call the CLI in loops, so its start-up is part of every claim. The issue's target: a
+`kanban task ...` call stays within 4x of `python -c pass` on the same machine. This runs each
+command and the baseline in interleaved rounds (so a burst of load on a shared machine hits both
+alike), and prints the median and minimum wall time of each, its ratio to the baseline, and one
+JSON line per command.
+
+The children run with PYTHONDONTWRITEBYTECODE unset (this environment sets it): an installed CLI
+keeps its bytecode cache, and without one every call would recompile the CLI's modules, which is
+a cost of this sandbox, not of the tool. A few warm-up calls write the cache first.
+
+    python benchmarks/cli.py [--rounds 30]
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from boardlib import Board
+
+BIN = Path(sys.executable).parent
+KANBAN = str(BIN / "kanban")
+
+
+def child_env(db: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KANBAN_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["KANBAN_DB"] = str(db)
+    return env
+
+
+def timed(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in expect:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()}")
+    return elapsed * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "board.db"
+        with Board(db) as board:
+            for n in range(args.rounds + 10):
+                board.create_task(f"bench task {n}", priority=n % 5)
+            held = board.create_task("held by the bench", priority=-1)
+            board.claim(held.id, "holder")
+        env = child_env(db)
+        python = sys.executable
+        commands: dict[str, tuple[list[str], tuple[int, ...]]] = {
+            "python -c pass": ([python, "-c", "pass"], (0,)),
+            "python -c 'import boardlib, click'": (
+                [python, "-c", "import boardlib, click"],
+                (0,),
+            ),
+            "kanban task claim-next": ([KANBAN, "task", "claim-next", "--agent", "bench"], (0, 3)),
+            "kanban task log-progress": (
+                [KANBAN, "task", "log-progress", held.id, "--agent", "holder", "--note", "tick"],
+                (0,),
+            ),
+            "kanban task get": ([KANBAN, "task", "get", held.id], (0,)),
+            "kanban task dispatch": ([KANBAN, "task", "dispatch", "--title", "bench"], (0,)),
+        }
+        for argv, expect in commands.values():  # warm the OS cache and the bytecode cache
+            for _ in range(3):
+                timed(argv, env, expect)
+
+        load_before = os.getloadavg()
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, (argv, expect) in commands.items():
+                samples[name].append(timed(argv, env, expect))
+        load_after = os.getloadavg()
+
+    base = samples["python -c pass"]
+    base_median, base_min = statistics.median(base), min(base)
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}; load average {load_before[0]:.1f} -> {load_after[0]:.1f}; "
+        f"{args.rounds} interleaved rounds; PYTHONDONTWRITEBYTECODE unset in the children"
+    )
+    print(f"{'command':40} {'median ms':>10} {'min ms':>8} {'ratio':>7} {'ratio(min)':>11}")
+    for name, times in samples.items():
+        median, fastest = statistics.median(times), min(times)
+        print(
+            f"{name:40} {median:10.1f} {fastest:8.1f} {median / base_median:7.2f} "
+            f"{fastest / base_min:11.2f}"
+        )
+    for name, times in samples.items():
+        median = statistics.median(times)
+        print(
+            json.dumps(
+                {
+                    "command": name,
+                    "median_ms": round(median, 1),
+                    "min_ms": round(min(times), 1),
+                    "baseline_median_ms": round(base_median, 1),
+                    "ratio": round(median / base_median, 2),
+                    "ratio_of_minimums": round(min(times) / base_min, 2),
+                    "within_4x": median / base_median <= 4,
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The full-screen surfaces, imported only when asked for: the live board (Textual) and the demo
+team of simulated agents. Both live outside this package; importing this module costs nothing."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from .context import board_path, db_option
+
+
+def require_terminal(what: str) -> None:
+    """A full-screen app needs a terminal; in a pipe or a CI job say so instead of scribbling."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError(f"{what} needs an interactive terminal; see `kanban --help`")
+
+
+def launch_tui(
+    path: Path, *, poll_ms: int = 500, read_only: bool = False, theme: str | None = None
+) -> None:
+    require_terminal("the live board")
+    try:
+        from tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as error:
+        raise click.ClickException(f"the live board is not available here: {error}") from None
+
+    run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme)
+
+
+@click.command("tui")
+@click.option(
+    "--poll-ms",
+    type=click.IntRange(min=20),
+    default=500,
+    show_default=True,
+    metavar="MS",
+    help="How often the board checks the file for changes.",
+)
+@click.option("--read-only", is_flag=True, help="Watch without the power to change anything.")
+@click.option("--theme", metavar="NAME", help="A Textual theme (e.g. ansi-dark over SSH).")
+@db_option
+def tui(poll_ms: int, read_only: bool, theme: str | None) -> None:
+    """Watch and steer the board live in the terminal."""
+    launch_tui(board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme)
+
+
+@click.command("demo")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="PATH",
+    help="Where the demo board and its repository go (default: a temporary folder).",
+)
+@click.option("--agents", type=click.IntRange(min=1, max=64), default=4, show_default=True)
+@click.option("--tasks", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Time multiplier for the simulated agents.",
+)
+@click.option("--keep", is_flag=True, help="Keep the demo folder afterwards.")
+@click.option("--no-tui", is_flag=True, help="Run the agents headless (no terminal needed).")
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop after this long (default: when the work is done or on quit).",
+)
+@click.option(
+    "--poll-ms",
+    type=click.IntRange(min=20),
+    default=500,
+    show_default=True,
+    metavar="MS",
+)
+def demo(
+    directory: Path | None,
+    agents: int,
+    tasks: int,
+    speed: float,
+    keep: bool,
+    no_tui: bool,
+    duration: float | None,
+    poll_ms: int,
+) -> None:
+    """A team of simulated agents working a demo board, shown live."""
+    if not no_tui:
+        require_terminal("the demo's live board (use --no-tui to run headless)")
+    try:
+        from boardlib.demo import run_demo  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as error:
+        raise click.ClickException(f"the demo is not available here: {error}") from None
+
+    code = run_demo(
+        directory=directory,
+        agents=agents,
+        tasks=tasks,
+        speed=speed,
+        keep=keep,
+        open_tui=not no_tui,
+        duration=duration,
+        poll_ms=poll_ms,
+    )
+    raise click.exceptions.Exit(code)

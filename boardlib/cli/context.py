@@ -1,0 +1,100 @@
+"""What every command shares: the board location, the output format, and how a board is opened.
+
+`--db` and `--format` are accepted on the root command and again on any subcommand (the innermost
+wins), so both `kanban --db b.db task list` and `kanban task list --db b.db` work. The board is
+`--db`, else `KANBAN_DB`, else the per-user default of `boardlib.paths`; the clock and limits come
+from the environment (`KANBAN_TEST_CLOCK`/`KANBAN_NOW_MS`, `KANBAN_LEASE_MS`, ...).
+"""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..board import Board
+from ..clock import clock_from_env
+from ..config import MINUTE_MS, BoardConfig
+from ..paths import default_board_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("json", "table")
+
+# The board this process opened, so an error escaping a command can name the file.
+opened_path: Path | None = None
+
+
+@dataclass
+class Settings:
+    db: Path | None = None
+    format: str = "json"
+
+
+def settings() -> Settings:
+    """The invocation's settings, kept on the root context."""
+    ctx = click.get_current_context()
+    return ctx.find_root().ensure_object(Settings)
+
+
+def _set_db(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.find_root().ensure_object(Settings).db = value
+
+
+def _set_format(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.find_root().ensure_object(Settings).format = value
+
+
+db_option = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    expose_value=False,
+    callback=_set_db,
+    metavar="PATH",
+    help="Board file (default: $KANBAN_DB, else $XDG_STATE_HOME/kanban/board.db).",
+)
+
+format_option = click.option(
+    "--format",
+    type=click.Choice(FORMATS),
+    expose_value=False,
+    callback=_set_format,
+    help="json (default: one document on stdout) or table (for people).",
+)
+
+
+def global_options(function: F) -> F:
+    """`--db` and `--format`, for commands that open a board and print a result."""
+    return db_option(format_option(function))
+
+
+def board_path() -> Path:
+    chosen = settings().db
+    return (chosen if chosen is not None else default_board_path()).expanduser()
+
+
+@contextmanager
+def open_board(*, recover: bool = True, read_only: bool = False) -> Iterator[Board]:
+    """The resolved board, closed on the way out. `recover=False` for verbs that release expired
+    leases in their own transaction anyway (claims, reconcile) or must not write (followers)."""
+    global opened_path
+    path = opened_path = board_path()
+    board = Board(
+        path,
+        clock=clock_from_env(),
+        config=BoardConfig.from_env(),
+        recover=recover and not read_only,
+        read_only=read_only,
+    )
+    try:
+        yield board
+    finally:
+        board.close()
+
+
+def lease_ms(minutes: float | None) -> int | None:
+    return None if minutes is None else max(1, round(minutes * MINUTE_MS))

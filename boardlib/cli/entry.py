@@ -1,0 +1,92 @@
+"""The console script: run the click app and turn every outcome into one exit code.
+
+Refusals from the board are data for the caller: `{"error": ..., "reason": ...}` on one stderr
+line and exit 2 (4 when the database stayed busy). Anything else that escapes a command is a bug
+or a broken environment: exit 1 with one line, and a traceback only when `KANBAN_DEBUG=1`, so an
+agent parsing stderr never has to skip over a Python stack.
+"""
+
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+
+import click
+
+from ..errors import BoardError, Reason
+from . import exitcodes
+from .output import error_line
+
+
+def _debug() -> bool:
+    return os.environ.get("KANBAN_DEBUG", "") not in ("", "0")
+
+
+def _traceback(error: BaseException) -> None:
+    import traceback
+
+    traceback.print_exception(error, file=sys.stderr)
+
+
+def _unexpected(error: BaseException) -> int:
+    if _debug():
+        _traceback(error)
+    if isinstance(error, sqlite3.Error):
+        from .context import opened_path
+
+        where = f" on {opened_path}" if opened_path is not None else ""
+        message = f"database error{where}: {error}"
+    elif isinstance(error, OSError) and error.strerror:
+        where = f": {error.filename}" if error.filename else ""
+        message = f"{error.strerror}{where}"
+    else:
+        message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    error_line({"error": message, "reason": "unexpected", "type": type(error).__name__})
+    return exitcodes.UNEXPECTED
+
+
+def _flush_stdout() -> int | None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _broken_pipe()
+    return None
+
+
+def _broken_pipe() -> int:
+    """The reader went away (`kanban events --follow | head`): stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+    return exitcodes.UNEXPECTED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .root import cli
+
+    try:
+        result = cli.main(args=argv, prog_name="kanban", standalone_mode=False)
+        code = result if isinstance(result, int) and not isinstance(result, bool) else 0
+    except BoardError as error:
+        if _debug():
+            _traceback(error)
+        error_line(error.to_dict())
+        code = exitcodes.BUSY if error.reason == Reason.BUSY else exitcodes.REFUSED
+    except click.exceptions.Abort as error:
+        interrupted = isinstance(error.__cause__, KeyboardInterrupt)
+        if not interrupted:
+            click.echo("Aborted!", err=True)
+        code = exitcodes.INTERRUPTED if interrupted else exitcodes.UNEXPECTED
+    except click.exceptions.ClickException as error:
+        error.show()
+        code = error.exit_code
+    except KeyboardInterrupt:
+        code = exitcodes.INTERRUPTED
+    except BrokenPipeError:
+        return _broken_pipe()
+    except Exception as error:
+        code = _unexpected(error)
+    flushed = _flush_stdout()
+    return flushed if flushed is not None else code

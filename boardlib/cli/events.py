@@ -1,0 +1,104 @@
+"""`kanban events`: the append-only mutation log, read from a cursor.
+
+Without `--follow` it prints one JSON array. With `--follow` it prints one event per line as they
+are committed by any process (NDJSON), polling `PRAGMA data_version` (microseconds) and reading the
+log only when the file changed. It starts from now unless `--since` says otherwise, and stops after
+`--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
+"""
+
+import time
+
+import click
+
+from ..board import Board
+from .context import global_options, open_board
+from .output import emit, emit_line
+
+PAGE = 500
+
+
+@click.command("events")
+@click.option("--task", "task_id", metavar="ID", help="Only this task's events.")
+@click.option(
+    "--since",
+    type=click.IntRange(min=0),
+    metavar="SEQ",
+    help="Events after this cursor (default: 0; with --follow: now).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="At most N events (default 1000; with --follow: no limit).",
+)
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new events, one per line.")
+@click.option(
+    "--poll-ms",
+    type=click.IntRange(min=10),
+    default=200,
+    show_default=True,
+    metavar="MS",
+    help="How often --follow looks for changes.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Stop following after this long.",
+)
+@global_options
+def events(
+    task_id: str | None,
+    since: int | None,
+    limit: int | None,
+    follow: bool,
+    poll_ms: int,
+    timeout: float | None,
+) -> None:
+    """The event log, or --follow it live.
+
+    Every mutation, oldest first, each with its seq cursor.
+    """
+    with open_board(recover=False) as board:
+        if not follow:
+            batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
+            emit([event.to_json() for event in batch], kind="events")
+            return
+        try:
+            _follow(board, task_id, since, limit, poll_ms / 1000, timeout)
+        except KeyboardInterrupt:
+            return
+
+
+def _follow(
+    board: Board,
+    task_id: str | None,
+    since: int | None,
+    limit: int | None,
+    poll_s: float,
+    timeout: float | None,
+) -> None:
+    cursor = board.last_event_seq() if since is None else since
+    deadline = None if timeout is None else time.monotonic() + timeout
+    printed = 0
+    seen_version: int | None = None
+    while True:
+        version = board.data_version()  # read before the log, so no commit slips between
+        if version != seen_version:
+            batch = board.events(since=cursor, task_id=task_id, limit=PAGE)
+            for event in batch:
+                emit_line(event.to_json(), kind="event")
+                cursor = event.seq
+                printed += 1
+                if limit is not None and printed >= limit:
+                    return
+            if len(batch) == PAGE:
+                continue  # more waiting: read on before sleeping
+            seen_version = version
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(poll_s, left))
+        else:
+            time.sleep(poll_s)

@@ -1,0 +1,113 @@
+"""`kanban task exec ...`: the execution ledger. A run opens only on a claimed task, by its
+holder, and closes once with its outcome, tokens and cost."""
+
+import click
+
+from ..board import EXECUTION_OUTCOMES
+from .context import global_options, open_board
+from .options import epoch_option, task_id_argument
+from .output import emit
+
+
+@click.group("exec")
+def exec_group() -> None:
+    """Open, close and read the runs of a task."""
+
+
+@exec_group.command("start")
+@task_id_argument
+@click.option("--executor", required=True, metavar="TYPE", help="e.g. claude-code, codex, script.")
+@click.option(
+    "--agent",
+    "-a",
+    envvar="KANBAN_AGENT",
+    metavar="NAME",
+    help="The holder (default: the task's assignee).",
+)
+@epoch_option
+@click.option("--reason", metavar="TEXT", help="Why this run.")
+@click.option("--before-commit", metavar="SHA")
+@global_options
+def start(
+    task_id: str,
+    executor: str,
+    agent: str | None,
+    epoch: int | None,
+    reason: str | None,
+    before_commit: str | None,
+) -> None:
+    """Open a running execution on a task you hold; prints it (its id closes it)."""
+    with open_board(recover=False) as board:
+        execution = board.open_execution(
+            task_id,
+            executor,
+            agent=agent,
+            epoch=epoch,
+            run_reason=reason,
+            before_commit=before_commit,
+        )
+    emit(execution.to_json(), kind="record")
+
+
+@exec_group.command("finish")
+@click.argument("execution_id", metavar="EXEC_ID")
+@click.option("--status", required=True, type=click.Choice(EXECUTION_OUTCOMES))
+@click.option("--cost", type=click.FloatRange(min=0), metavar="USD")
+@click.option("--input-tokens", type=click.IntRange(min=0), metavar="N")
+@click.option("--output-tokens", type=click.IntRange(min=0), metavar="N")
+@click.option("--cache-read", type=click.IntRange(min=0), metavar="N")
+@click.option("--cache-write", type=click.IntRange(min=0), metavar="N")
+@click.option("--summary", "-m", metavar="TEXT")
+@click.option("--error", metavar="TEXT")
+@click.option("--after-commit", metavar="SHA")
+@epoch_option
+@global_options
+def finish(
+    execution_id: str,
+    status: str,
+    cost: float | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cache_read: int | None,
+    cache_write: int | None,
+    summary: str | None,
+    error: str | None,
+    after_commit: str | None,
+    epoch: int | None,
+) -> None:
+    """Close a running execution once (a closed one is not_found); the task's cost is updated."""
+    with open_board(recover=False) as board:
+        execution = board.close_execution(
+            execution_id,
+            status,
+            epoch=epoch,
+            summary=summary,
+            error=error,
+            after_commit=after_commit,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            cost_usd=cost,
+        )
+    emit(execution.to_json(), kind="record")
+
+
+@exec_group.command("list")
+@task_id_argument
+@global_options
+def list_executions(task_id: str) -> None:
+    """A task's executions, oldest first."""
+    with open_board() as board:
+        executions = board.executions(task_id)
+    emit([execution.to_json() for execution in executions], kind="executions")
+
+
+@exec_group.command("show")
+@click.argument("execution_id", metavar="EXEC_ID")
+@global_options
+def show(execution_id: str) -> None:
+    """One execution."""
+    with open_board() as board:
+        execution = board.get_execution(execution_id)
+    emit(execution.to_json(), kind="record")

@@ -1,0 +1,206 @@
+"""Creating tasks and the operator's verbs: edits, the generic gated move, cancel, drop/restore,
+comments. Every rule (the transition table, the done-gate, caps) is the board's."""
+
+import click
+
+from .. import transitions
+from .context import global_options, open_board
+from .options import actor_option, split_ids, task_id_argument
+from .output import emit
+
+
+@click.command("dispatch")
+@click.option("--title", "-t", required=True, metavar="TEXT")
+@click.option("--description", "-d", metavar="TEXT")
+@click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it (none: any).")
+@click.option("--priority", "-p", type=int, default=0, show_default=True, help="Higher first.")
+@click.option(
+    "--depends-on",
+    multiple=True,
+    metavar="ID,ID",
+    help="Tasks that must be done first (comma-separated, repeatable).",
+)
+@click.option("--parent", metavar="ID", help="Parent task (delegation).")
+@click.option("--team", metavar="ID", help="Team id.")
+@click.option("--kind", default="code", show_default=True, metavar="KIND")
+@click.option(
+    "--status",
+    type=click.Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
+    default=transitions.TODO,
+    show_default=True,
+)
+@click.option(
+    "--agent",
+    "-a",
+    metavar="NAME",
+    help="File it as this agent: the board's caps on depth, children and root rate apply.",
+)
+@global_options
+def dispatch(
+    title: str,
+    description: str | None,
+    role: str | None,
+    priority: int,
+    depends_on: tuple[str, ...],
+    parent: str | None,
+    team: str | None,
+    kind: str,
+    status: str,
+    agent: str | None,
+) -> None:
+    """Create a task and print it.
+
+    It starts in todo (claimable) or, with --status backlog, in triage.
+    """
+    with open_board() as board:
+        task = board.create_task(
+            title,
+            description=description,
+            role=role,
+            priority=priority,
+            depends_on=split_ids(depends_on),
+            parent_task_id=parent,
+            team_id=team,
+            kind=kind,
+            status=status,
+            scheduled_by="agent" if agent else "manual",
+            actor=agent or "operator",
+            capped=agent is not None,
+        )
+    emit(task.to_json(), kind="task")
+
+
+@click.command("edit")
+@task_id_argument
+@click.option("--title", "-t", metavar="TEXT")
+@click.option("--description", "-d", metavar="TEXT")
+@click.option("--priority", "-p", type=int)
+@click.option("--role", "-r", metavar="ROLE", help="'' clears it.")
+@click.option("--team", metavar="ID", help="'' clears it.")
+@click.option("--kind", metavar="KIND")
+@actor_option
+@global_options
+def edit(
+    task_id: str,
+    title: str | None,
+    description: str | None,
+    priority: int | None,
+    role: str | None,
+    team: str | None,
+    kind: str | None,
+    actor: str,
+) -> None:
+    """Edit fields of a task, all at once or none."""
+    with open_board() as board:
+        task = board.update_task(
+            task_id,
+            title=title,
+            description=description,
+            priority=priority,
+            role=role,
+            team_id=team,
+            kind=kind,
+            actor=actor,
+        )
+    emit(task.to_json(), kind="task")
+
+
+@click.command("move")
+@task_id_argument
+@click.option("--to", "to_status", required=True, type=click.Choice(transitions.STATUSES))
+@click.option(
+    "--human-override",
+    is_flag=True,
+    help="Move to done over a failing verdict (audited).",
+)
+@click.option("--reason", metavar="TEXT", help="Why (kept in the event; the block reason).")
+@actor_option
+@global_options
+def move(
+    task_id: str, to_status: str, human_override: bool, reason: str | None, actor: str
+) -> None:
+    """Move a task to another status (table-checked).
+
+    Only the legal moves of the seven-status table; a move to done over a failing
+    verdict needs --human-override (audited).
+    """
+    with open_board() as board:
+        task = board.move(
+            task_id, to_status, actor=actor, human_override=human_override, reason=reason
+        )
+    emit(task.to_json(), kind="task")
+
+
+@click.command("unblock")
+@task_id_argument
+@click.option("--note", "-m", metavar="TEXT", help="What changed (kept as a comment).")
+@actor_option
+@global_options
+def unblock(task_id: str, note: str | None, actor: str) -> None:
+    """blocked -> todo, ready for a fresh claim."""
+    with open_board() as board:
+        task = board.unblock(task_id, note=note, actor=actor)
+    emit(task.to_json(), kind="task")
+
+
+@click.command("cancel")
+@task_id_argument
+@click.option("--reason", metavar="TEXT")
+@actor_option
+@global_options
+def cancel(task_id: str, reason: str | None, actor: str) -> None:
+    """Cancel a task (terminal)."""
+    with open_board() as board:
+        task = board.cancel(task_id, actor=actor, reason=reason)
+    emit(task.to_json(), kind="task")
+
+
+@click.command("cancel-dependents")
+@task_id_argument
+@actor_option
+@global_options
+def cancel_dependents(task_id: str, actor: str) -> None:
+    """Cancel the pending tasks that wait on ID.
+
+    Todo/backlog tasks that transitively depend on ID. Prints the cancelled tasks;
+    claimed, done or cancelled dependents are left alone.
+    """
+    with open_board() as board:
+        cancelled = board.cancel_dependents(task_id, actor=actor)
+    emit([task.to_json() for task in cancelled], kind="tasks")
+
+
+@click.command("drop")
+@task_id_argument
+@actor_option
+@global_options
+def drop(task_id: str, actor: str) -> None:
+    """Soft-delete: hidden and unclaimable until restored."""
+    with open_board() as board:
+        task = board.drop(task_id, actor=actor)
+    emit(task.to_json(), kind="task")
+
+
+@click.command("restore")
+@task_id_argument
+@actor_option
+@global_options
+def restore(task_id: str, actor: str) -> None:
+    """Undo a drop."""
+    with open_board() as board:
+        task = board.restore(task_id, actor=actor)
+    emit(task.to_json(), kind="task")
+
+
+@click.command("comment")
+@task_id_argument
+@click.option("--body", "-m", required=True, metavar="TEXT")
+@click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Author (an agent).")
+@global_options
+def comment(task_id: str, body: str, agent: str | None) -> None:
+    """Add a comment (as an agent with --agent)."""
+    with open_board() as board:
+        note = board.add_comment(
+            task_id, body, author_agent_id=agent, author_type="agent" if agent else "user"
+        )
+    emit(note.to_json(), kind="record")

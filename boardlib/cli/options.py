@@ -1,0 +1,56 @@
+"""Options shared by many verbs, declared once so their names and help never drift."""
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_LEASE_MINUTES = 24 * 60
+
+task_id_argument = click.argument("task_id", metavar="ID")
+
+agent_option = click.option(
+    "--agent",
+    "-a",
+    required=True,
+    envvar="KANBAN_AGENT",
+    metavar="NAME",
+    help="Who is acting (env: KANBAN_AGENT).",
+)
+
+actor_option = click.option(
+    "--agent",
+    "-a",
+    "actor",
+    envvar="KANBAN_AGENT",
+    default="operator",
+    show_default=True,
+    metavar="NAME",
+    help="Who is acting, for the event log (env: KANBAN_AGENT).",
+)
+
+epoch_option = click.option(
+    "--epoch",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="The claimEpoch your claim printed; refused (stale_claim) once the task was reclaimed.",
+)
+
+role_option = click.option("--role", "-r", metavar="ROLE", help="Only tasks for this role.")
+
+
+def minutes_option(help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--minutes",
+        type=click.FloatRange(min=0, min_open=True, max=MAX_LEASE_MINUTES),
+        metavar="N",
+        help=help_text,
+    )
+
+
+def split_ids(values: tuple[str, ...]) -> list[str]:
+    """`--depends-on A,B --depends-on C` -> [A, B, C] (order kept, duplicates dropped)."""
+    ids = [part.strip() for value in values for part in value.split(",")]
+    return list(dict.fromkeys(part for part in ids if part))

@@ -1,0 +1,47 @@
+"""Printing results: one JSON document on stdout (camelCase, as the records serialise), or a rich
+table for people with `--format table`. rich is imported only on that path."""
+
+import json
+import sys
+from typing import Any
+
+from .context import settings
+
+DocKind = str  # a hint for the table renderer: "task", "tasks", "view", "events", ...
+
+
+def _dumps(doc: Any, *, pretty: bool) -> str:
+    encoding = (sys.stdout.encoding or "").lower().replace("-", "")
+    return json.dumps(
+        doc,
+        ensure_ascii=encoding != "utf8",
+        indent=2 if pretty else None,
+        separators=None if pretty else (",", ":"),
+    )
+
+
+def emit(doc: Any, *, kind: DocKind = "record") -> None:
+    """Print one result. JSON is compact on one line, indented when stdout is a terminal."""
+    if settings().format == "table":
+        from .table import render
+
+        render(doc, kind)
+        return
+    sys.stdout.write(_dumps(doc, pretty=sys.stdout.isatty()) + "\n")
+
+
+def emit_line(doc: Any, *, kind: DocKind = "event") -> None:
+    """One item of a stream (`events --follow`): always one line, flushed at once."""
+    if settings().format == "table":
+        from .table import render_line
+
+        sys.stdout.write(render_line(doc, kind) + "\n")
+    else:
+        sys.stdout.write(_dumps(doc, pretty=False) + "\n")
+    sys.stdout.flush()
+
+
+def error_line(doc: dict[str, Any]) -> None:
+    """A refusal or failure: one JSON line on stderr, whatever the output format."""
+    sys.stderr.write(_dumps(doc, pretty=False) + "\n")
+    sys.stderr.flush()

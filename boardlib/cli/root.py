@@ -1,0 +1,59 @@
+"""The root `kanban` group. Plain `kanban` opens the live board (the TUI) on the resolved board."""
+
+import click
+
+from .context import board_path, global_options
+from .lazy import LazyGroup
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EPILOG = """\b
+Exit codes: 0 ok (one JSON document on stdout), 2 refused by the board
+(JSON on stderr) or bad usage, 3 nothing to claim ({"task": null}),
+4 database busy (nothing written, try again), 1 unexpected.
+"""
+
+
+@click.group(
+    cls=LazyGroup,
+    sections=[
+        (
+            "Board work",
+            {
+                "task": "boardlib.cli.task:task",
+                "events": "boardlib.cli.events:events",
+                "plan": "boardlib.cli.plan:plan",
+            },
+        ),
+        (
+            "Upkeep",
+            {
+                "reconcile": "boardlib.cli.admin:reconcile",
+                "db": "boardlib.cli.admin:db",
+            },
+        ),
+        (
+            "Watch",
+            {
+                "tui": "boardlib.cli.apps:tui",
+                "demo": "boardlib.cli.apps:demo",
+            },
+        ),
+    ],
+    invoke_without_command=True,
+    context_settings=CONTEXT_SETTINGS,
+    epilog=EPILOG,
+)
+@global_options
+@click.version_option(package_name="kanban", prog_name="kanban")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """A coordination board for teams of AI agents, in one SQLite file.
+
+    Agents claim tasks, renew their lease while they work, and finish into review; another agent
+    or a person judges the result. Run `kanban` alone to watch the board live.
+    """
+    if ctx.invoked_subcommand is None:
+        from .apps import launch_tui
+
+        launch_tui(board_path())

@@ -1,0 +1,457 @@
+"""Plan files: many tasks at once, with local keys and dependencies between them.
+
+A plan is YAML or JSON: a list of tasks (or `{"tasks": [...]}`), each with a `key` local to the
+file, a `title`, and optionally `description`, `role`, `priority`, `depends_on` (keys of the plan,
+or ids of tasks already on the board), `parent`, `status` (backlog|todo), `team` and `kind`.
+
+`lint` reports everything wrong at once, so a planner fixes a file in one pass: syntax, bad fields
+(unknown ones included), duplicate keys, references to keys that exist neither in the plan nor on
+the board, and every dependency cycle with the keys on it. It never writes. `to_items` turns a clean
+plan into `PlanItem`s for `Board.create_plan`, which creates all of them in one transaction or none.
+
+This module imports pydantic (and PyYAML when reading YAML): only `kanban plan ...` loads it.
+"""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
+
+from . import transitions
+from .board import NAME_MAX, TEXT_MAX, TITLE_MAX, PlanItem
+
+MAX_CYCLES = 100  # report this many cycles at most: a dense tangle has exponentially many
+MAX_CYCLE_STEPS = 200_000  # and never spend more than this many search steps finding them
+
+
+class PlanTask(BaseModel):
+    """One task of a plan file, as written (snake_case or camelCase keys)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        str_strip_whitespace=True,
+        coerce_numbers_to_str=True,
+        populate_by_name=True,
+    )
+
+    key: str = Field(min_length=1, max_length=NAME_MAX)
+    title: str = Field(min_length=1, max_length=TITLE_MAX)
+    description: str | None = Field(default=None, max_length=TEXT_MAX)
+    role: str | None = Field(default=None, min_length=1, max_length=NAME_MAX)
+    priority: StrictInt = 0
+    depends_on: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("depends_on", "dependsOn")
+    )
+    parent: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=NAME_MAX,
+        validation_alias=AliasChoices("parent", "parent_task_id", "parentTaskId"),
+    )
+    status: str = transitions.TODO
+    team: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=NAME_MAX,
+        validation_alias=AliasChoices("team", "team_id", "teamId"),
+    )
+    kind: str = Field(default="code", min_length=1, max_length=NAME_MAX)
+
+    @field_validator("depends_on", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """`depends_on: "a, b"` is as good as `[a, b]`; a lone key is a list of one."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        if value is None:
+            return []
+        return value
+
+    @field_validator("depends_on")
+    @classmethod
+    def _non_empty_refs(cls, value: list[str]) -> list[str]:
+        refs = [ref.strip() for ref in value]
+        if any(not ref for ref in refs):
+            raise ValueError("dependency keys must not be empty")
+        return list(dict.fromkeys(refs))
+
+    @field_validator("status")
+    @classmethod
+    def _creatable(cls, value: str) -> str:
+        if value not in transitions.CREATABLE:
+            allowed = " or ".join(s for s in transitions.STATUSES if s in transitions.CREATABLE)
+            raise ValueError(f"a new task starts in {allowed}, not {value!r}")
+        return value
+
+    def to_item(self) -> PlanItem:
+        return PlanItem(
+            key=self.key,
+            title=self.title,
+            description=self.description,
+            role=self.role,
+            priority=self.priority,
+            depends_on=tuple(self.depends_on),
+            status=self.status,
+            team_id=self.team,
+            kind=self.kind,
+            parent=self.parent,
+        )
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a plan. `kind` is syntax, shape, bad_field, duplicate_key,
+    unknown_key or cycle."""
+
+    kind: str
+    message: str
+    key: str | None = None
+    index: int | None = None
+    field: str | None = None
+    ref: str | None = None  # for unknown_key: the reference that resolves to nothing
+    keys: tuple[str, ...] | None = None  # for cycle: the keys on it, first one repeated at the end
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        for name in ("key", "index", "field", "ref"):
+            if getattr(self, name) is not None:
+                doc[name] = getattr(self, name)
+        if self.keys is not None:
+            doc["keys"] = list(self.keys)
+        return doc
+
+
+@dataclass
+class PlanReport:
+    """What lint found: the tasks that parsed, every problem, and (when clean) creation order."""
+
+    items: int = 0  # how many items the plan has, valid or not
+    tasks: list[PlanTask] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)  # references resolved to board tasks
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def cycles(self) -> list[list[str]]:
+        return [list(p.keys or ()) for p in self.problems if p.kind == "cycle"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "tasks": self.items,
+            "order": self.order,
+            "existing": self.existing,
+            "problems": [problem.to_json() for problem in self.problems],
+        }
+
+    def to_items(self) -> list[PlanItem]:
+        if not self.ok:
+            raise ValueError("a plan with problems cannot be applied")
+        return [task.to_item() for task in self.tasks]
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+class PlanSyntaxError(ValueError):
+    """The file is not valid YAML/JSON; the message names the line."""
+
+
+def parse_plan(text: str, *, name: str = "<plan>") -> Any:
+    """JSON for `.json` files, YAML otherwise (YAML also reads JSON)."""
+    if name.endswith(".json"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise PlanSyntaxError(
+                f"{name}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
+            ) from None
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise PlanSyntaxError(f"{name}: invalid YAML{where}: {problem}") from None
+
+
+def read_plan(path: Path) -> Any:
+    return parse_plan(path.read_text(encoding="utf-8"), name=path.name)
+
+
+# -- linting ------------------------------------------------------------------------------------
+
+
+def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> PlanReport:
+    """Check a parsed plan completely. `task_exists` resolves references that are not plan keys
+    against the board (read-only); without it such references are left to `Board.create_plan`,
+    which resolves them inside its transaction."""
+    report = PlanReport()
+    raw_items = _raw_items(data, report)
+    if raw_items is None:
+        return report
+    report.items = len(raw_items)
+    if not raw_items:
+        report.problems.append(Problem("shape", "the plan has no tasks"))
+        return report
+
+    raw_keys: list[str | None] = []
+    for index, raw in enumerate(raw_items):
+        key = raw.get("key") if isinstance(raw, dict) else None
+        written = str(key).strip() if isinstance(key, (str, int)) else ""
+        raw_keys.append(written or None)
+        if not isinstance(raw, dict):
+            report.problems.append(
+                Problem(
+                    "bad_field",
+                    f"tasks[{index}]: expected a mapping of fields, got {type(raw).__name__}",
+                    index=index,
+                )
+            )
+            continue
+        try:
+            report.tasks.append(PlanTask.model_validate(raw))
+        except ValidationError as error:
+            report.problems += _field_problems(error, index, raw_keys[index])
+
+    first_index: dict[str, int] = {}
+    for index, key in enumerate(raw_keys):
+        if key is None:
+            continue
+        if key in first_index:
+            report.problems.append(
+                Problem(
+                    "duplicate_key",
+                    f"key {key!r} is used by tasks[{first_index[key]}] and tasks[{index}]",
+                    key=key,
+                    index=index,
+                )
+            )
+        else:
+            first_index[key] = index
+
+    # References and cycles are judged on every item that names a key, even one with a bad field,
+    # so fixing a typo never reveals a cycle the first run kept quiet about.
+    refs_by_key: dict[str, list[tuple[str, str]]] = {}
+    for raw, key in zip(raw_items, raw_keys, strict=True):
+        if key is not None and key not in refs_by_key:
+            refs_by_key[key] = _raw_refs(raw)
+    graph: dict[str, list[str]] = {key: [] for key in refs_by_key}
+    existing: dict[str, None] = {}
+    for key, refs in refs_by_key.items():
+        for field_name, ref in refs:
+            if ref in graph:
+                graph[key].append(ref)
+            elif task_exists is None:
+                continue
+            elif task_exists(ref):
+                existing[ref] = None
+            else:
+                report.problems.append(
+                    Problem(
+                        "unknown_key",
+                        f"{key}.{field_name} refers to {ref!r}, which is neither a key "
+                        "of this plan nor a task on the board",
+                        key=key,
+                        field=field_name,
+                        ref=ref,
+                    )
+                )
+    report.existing = list(existing)
+
+    cycles, complete = find_cycles(graph, order=list(graph))
+    for cycle in cycles:
+        report.problems.append(
+            Problem("cycle", "dependency cycle: " + " -> ".join(cycle), keys=tuple(cycle))
+        )
+    if not complete:
+        report.problems.append(
+            Problem("cycle", f"more cycles than reported (stopped after {len(cycles)})")
+        )
+    if report.ok:
+        report.order = _topological(graph, list(graph))
+    return report
+
+
+def _raw_refs(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, reference) pairs of an item as written, read leniently: what a valid item would
+    point at, and whatever well-typed references an invalid one still names."""
+    refs: list[tuple[str, str]] = []
+    deps = next((raw[name] for name in ("depends_on", "dependsOn") if name in raw), None)
+    if isinstance(deps, (str, int)):
+        deps = str(deps).split(",")
+    if isinstance(deps, list):
+        for ref in deps:
+            if isinstance(ref, (str, int)) and str(ref).strip():
+                refs.append(("depends_on", str(ref).strip()))
+    parent = next(
+        (raw[name] for name in ("parent", "parent_task_id", "parentTaskId") if name in raw), None
+    )
+    if isinstance(parent, (str, int)) and str(parent).strip():
+        refs.append(("parent", str(parent).strip()))
+    return list(dict.fromkeys(refs))
+
+
+def _raw_items(data: Any, report: PlanReport) -> list[Any] | None:
+    if isinstance(data, dict):
+        extra = sorted(str(key) for key in data if key != "tasks")
+        if extra:
+            report.problems.append(
+                Problem("shape", f"unknown top-level field(s): {', '.join(extra)}")
+            )
+        data = data.get("tasks")
+    if not isinstance(data, list):
+        report.problems.append(
+            Problem("shape", "a plan is a list of tasks, or a mapping with a 'tasks' list")
+        )
+        return None
+    return data
+
+
+def _field_problems(error: ValidationError, index: int, key: str | None) -> list[Problem]:
+    label = f"tasks[{index}]" + (f" ({key})" if key else "")
+    problems = []
+    for detail in error.errors():
+        where = ".".join(str(part) for part in detail["loc"]) or "?"
+        if detail["type"] == "extra_forbidden":
+            message = f"{label}: unknown field {where!r}"
+        elif detail["type"] == "missing":
+            message = f"{label}: {where} is required"
+        else:
+            message = f"{label}: {where}: {detail['msg']}"
+        problems.append(Problem("bad_field", message, key=key, index=index, field=where))
+    return problems
+
+
+# -- graphs -------------------------------------------------------------------------------------
+
+
+def find_cycles(
+    graph: dict[str, list[str]], *, order: list[str] | None = None
+) -> tuple[list[list[str]], bool]:
+    """Every elementary cycle of `graph` (edges: key -> what it depends on), each once, as
+    `[a, b, ..., a]` starting at its earliest key in `order`. Returns `(cycles, complete)`;
+    `complete` is False when the MAX_CYCLES/MAX_CYCLE_STEPS bounds cut the search short.
+
+    Johnson's outline: cycles live inside strongly connected components; take a component's
+    earliest node, find the cycles through it, drop it, and split what is left of the component
+    again. A long chain closed by one back edge is thus one search, not one per node."""
+    order = order or list(graph)
+    rank = {key: position for position, key in enumerate(order)}
+    cycles: list[list[str]] = []
+    steps = 0
+    pending = [c for c in _components(graph, order, set(graph)) if _cyclic(graph, c)]
+    while pending:
+        component = pending.pop()
+        members = set(component)
+        start = min(component, key=rank.__getitem__)
+        path = [start]
+        on_path = {start}
+        stack = [iter(graph[start])]
+        while stack:
+            steps += 1
+            if steps > MAX_CYCLE_STEPS:
+                return _ordered(cycles, rank), False
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                on_path.discard(path.pop())
+            elif step == start:
+                cycles.append([*path, start])
+                if len(cycles) >= MAX_CYCLES:
+                    return _ordered(cycles, rank), False
+            elif step in members and step not in on_path:
+                path.append(step)
+                on_path.add(step)
+                stack.append(iter(graph[step]))
+        rest = [node for node in order if node in members and node != start]
+        pending += [c for c in _components(graph, rest, members - {start}) if _cyclic(graph, c)]
+    return _ordered(cycles, rank), True
+
+
+def _cyclic(graph: dict[str, list[str]], component: list[str]) -> bool:
+    return len(component) > 1 or component[0] in graph[component[0]]
+
+
+def _ordered(cycles: list[list[str]], rank: dict[str, int]) -> list[list[str]]:
+    return sorted(cycles, key=lambda cycle: [rank[node] for node in cycle])
+
+
+def _components(graph: dict[str, list[str]], order: list[str], within: set[str]) -> list[list[str]]:
+    """Strongly connected components of the subgraph on `within` (Kosaraju, iterative: a plan
+    may be thousands of tasks long)."""
+    finished: list[str] = []
+    seen: set[str] = set()
+    for root in order:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(graph[root]))]
+        while stack:
+            node, edges = stack[-1]
+            step = next(edges, None)
+            if step is None:
+                stack.pop()
+                finished.append(node)
+            elif step in within and step not in seen:
+                seen.add(step)
+                stack.append((step, iter(graph[step])))
+    reverse: dict[str, list[str]] = {key: [] for key in within}
+    for source in within:
+        for target in graph[source]:
+            if target in within:
+                reverse[target].append(source)
+    components: list[list[str]] = []
+    assigned: set[str] = set()
+    for root in reversed(finished):
+        if root in assigned:
+            continue
+        assigned.add(root)
+        component, todo = [], [root]
+        while todo:
+            node = todo.pop()
+            component.append(node)
+            for step in reverse[node]:
+                if step not in assigned:
+                    assigned.add(step)
+                    todo.append(step)
+        components.append(component)
+    return components
+
+
+def _topological(graph: dict[str, list[str]], order: list[str]) -> list[str]:
+    """Creation order of an acyclic plan: dependencies first, otherwise file order."""
+    done: set[str] = set()
+    result: list[str] = []
+    for root in order:
+        if root in done:
+            continue
+        stack = [(root, iter(graph[root]))]
+        while stack:
+            node, edges = stack[-1]
+            step = next(edges, None)
+            if step is None:
+                stack.pop()
+                if node not in done:
+                    done.add(node)
+                    result.append(node)
+            elif step not in done:
+                stack.append((step, iter(graph[step])))
+    return result
