@@ -10,7 +10,7 @@ Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothin
 
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -202,12 +202,23 @@ class Board:
         human_override: bool = False,
         extra: dict[str, Any] | None = None,
         event_data: dict[str, Any] | None = None,
+        via: tuple[str, ...] = (),
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
-        event."""
+        event. `via` names intermediate statuses for a verb the table only allows in legal steps
+        (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
+        result is written once."""
+        changes: dict[str, Any] = {}
+        passing = task
+        for step in via:
+            hop = plan_move(
+                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
+            )
+            changes |= hop.changes
+            passing = replace(passing, **hop.changes)
         move = plan_move(
-            task,
+            passing,
             target,
             actor=actor,
             now=now,
@@ -215,7 +226,10 @@ class Board:
             reason=reason,
             human_override=human_override,
         )
-        changes = {**move.changes, **(extra or {})}
+        changes |= move.changes
+        if via:
+            changes["attempts"] = task.attempts  # passing through is not a new attempt
+        changes |= extra or {}
         if move.is_noop and not extra:
             return task
         if extra and "updated_at" not in changes:
@@ -243,6 +257,8 @@ class Board:
         data: dict[str, Any] = {"verb": verb, **(event_data or {})}
         if not move.is_noop:
             data |= {"from": task.status, "to": target}
+            if via:
+                data["via"] = list(via)
         if reason:
             data["reason"] = reason
         if extra:
@@ -980,7 +996,9 @@ class Board:
         return self.store.write(work)
 
     def reject(self, task_id: str, reviewer: str, reason: str) -> Task:
-        """A different agent sends the work back: todo for a fresh attempt, reason as a comment."""
+        """A different agent sends the work back: todo for a fresh attempt, reason as a comment.
+        The table has no in_review -> todo, so the reviewer takes the task back (in_progress) and
+        releases it (todo) in the same transaction: two legal moves, one event."""
         reviewer = _name(reviewer, "agent")
         text = _text(reason, "reason")
         assert text is not None
@@ -990,8 +1008,9 @@ class Board:
             task = self._load(tx, task_id)
             self._check_reviewer(task, "reject", reviewer)
             new = self._apply_move(
-                tx, task, t.TODO, actor=reviewer, now=now, verb="reject", reason=text
-            )
+                tx, task, t.TODO, actor=reviewer, now=now, verb="reject", reason=text,
+                via=(t.IN_PROGRESS,),
+            )  # fmt: skip
             tx.insert_comment(task_id, f"rejected: {text}", "agent", reviewer, now, task.tenant_id)
             return new
 
@@ -1224,14 +1243,15 @@ class Board:
     ) -> Execution:
         """Open a run in the ledger: only for a claimed (in-progress) task, by its holder."""
         executor = _text(executor_type, "executorType", limit=100)
+        opener = _optional_name(agent, "agent")
         reason = _text(run_reason, "runReason", limit=2000, required=False)
         before = _text(before_commit, "beforeCommit", limit=NAME_MAX, required=False)
 
         def work(tx: SqliteTx) -> Execution:
             now = self.now()
             task = self._load(tx, task_id)
-            holder = agent if agent is not None else task.assignee_agent_id or ""
-            self._check_holder(task, "open an execution", _name(holder, "agent"), epoch, now)
+            holder = opener or task.assignee_agent_id or ""
+            self._check_holder(task, "open an execution", holder, epoch, now)
             execution = Execution.from_row(
                 tx.insert_execution(
                     {

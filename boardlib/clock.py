@@ -9,6 +9,7 @@ agent's environment cannot freeze its board's time.
 import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Protocol
 
 TEST_CLOCK_FLAG = "KANBAN_TEST_CLOCK"
@@ -47,7 +48,7 @@ class ManualClock:
             self._now = now_ms
 
 
-def clock_from_env(environ: dict[str, str] | None = None) -> Clock:
+def clock_from_env(environ: Mapping[str, str] | None = None) -> Clock:
     """The clock for this process: a fixed test time when both test variables are set."""
     env = os.environ if environ is None else environ
     if env.get(TEST_CLOCK_FLAG) == "1" and env.get(NOW_VARIABLE):

@@ -2,6 +2,7 @@
 `KANBAN_` prefix so an operator can tune a fleet without touching code."""
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -25,7 +26,7 @@ class BoardConfig:
     reconcile_interval_ms: int = 30_000  # how often long-running processes sweep leases
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "BoardConfig":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "BoardConfig":
         """Defaults, overridden by `KANBAN_<FIELD>` integers (e.g. `KANBAN_LEASE_MS=60000`)."""
         env = os.environ if environ is None else environ
         overrides: dict[str, Any] = {}

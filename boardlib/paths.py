@@ -6,22 +6,23 @@ to `~/.local/state`). Per-task worktrees live beside it, under `<state>/worktree
 """
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def state_dir(environ: dict[str, str] | None = None) -> Path:
+def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "kanban"
 
 
-def default_board_path(environ: dict[str, str] | None = None) -> Path:
+def default_board_path(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_DB")
     return Path(explicit) if explicit else state_dir(env) / "board.db"
 
 
-def worktrees_root(environ: dict[str, str] | None = None) -> Path:
+def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_WORKTREES")
     return Path(explicit) if explicit else state_dir(env) / "worktrees"

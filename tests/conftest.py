@@ -1,0 +1,50 @@
+"""Shared fixtures: a real board file in a temp folder with a clock the test drives."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardConfig, ManualClock, Task
+from boardlib import transitions as t
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start_ms=1_800_000_000_000)
+
+
+@pytest.fixture
+def board_path(tmp_path: Path) -> Path:
+    return tmp_path / "board.db"
+
+
+@pytest.fixture
+def board(board_path: Path, clock: ManualClock) -> Iterator[Board]:
+    with Board(board_path, clock=clock, config=BoardConfig()) as opened:
+        yield opened
+
+
+def task_in(board: Board, status: str, *, title: str = "task", builder: str = "builder") -> Task:
+    """A fresh task driven to `status` through the board's own verbs."""
+    initial = t.BACKLOG if status == t.BACKLOG else t.TODO
+    task = board.create_task(title, status=initial)
+    if status in (t.BACKLOG, t.TODO):
+        return task
+    if status == t.CANCELLED:
+        return board.cancel(task.id)
+    board.claim(task.id, builder)
+    if status == t.IN_PROGRESS:
+        return board.get_task(task.id)
+    if status == t.BLOCKED:
+        return board.block(task.id, builder, "waiting on a human")
+    board.complete(task.id, builder)
+    if status == t.IN_REVIEW:
+        return board.get_task(task.id)
+    assert status == t.DONE
+    return board.approve(task.id, "reviewer")
+
+
+def row(board: Board, task_id: str) -> Task:
+    """The task as stored right now (for "refused and changed nothing" checks)."""
+    return board.get_task(task_id)

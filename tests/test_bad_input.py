@@ -1,0 +1,104 @@
+"""Bad input gets a clear, typed error and changes nothing (read back to prove it)."""
+
+from typing import Any
+
+import pytest
+
+from boardlib import Board, BoardError, Reason
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"title": ""}, Reason.INVALID_INPUT),
+        ({"title": "   "}, Reason.INVALID_INPUT),
+        ({"title": "x" * 501}, Reason.INVALID_INPUT),
+        ({"title": 42}, Reason.INVALID_INPUT),
+        ({"title": "ok", "description": "d" * 20_001}, Reason.INVALID_INPUT),
+        ({"title": "ok", "priority": "high"}, Reason.INVALID_INPUT),
+        ({"title": "ok", "priority": True}, Reason.INVALID_INPUT),
+        ({"title": "ok", "status": "in_progress"}, Reason.INVALID_INPUT),
+        ({"title": "ok", "status": "archived"}, Reason.INVALID_INPUT),
+        ({"title": "ok", "team_id": ""}, Reason.INVALID_INPUT),
+        ({"title": "ok", "kind": ""}, Reason.INVALID_INPUT),
+        ({"title": "ok", "parent_task_id": "TASK-9"}, Reason.NOT_FOUND),
+        ({"title": "ok", "depends_on": ["TASK-9"]}, Reason.NOT_FOUND),
+    ],
+)
+def test_bad_create_creates_nothing(board: Board, kwargs: dict[str, Any], reason: Reason) -> None:
+    title = kwargs.pop("title")
+    with pytest.raises(BoardError) as refused:
+        board.create_task(title, **kwargs)
+    assert refused.value.reason is reason
+    assert refused.value.message
+    assert board.list_tasks(include_dropped=True) == []
+    assert board.events() == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({}, Reason.INVALID_INPUT),
+        ({"title": ""}, Reason.INVALID_INPUT),
+        ({"priority": 1.5}, Reason.INVALID_INPUT),
+        ({"status": "archived"}, Reason.INVALID_INPUT),
+        (
+            {"status": "done", "title": "ok", "human_override": True, "actor": ""},
+            Reason.INVALID_INPUT,
+        ),
+        ({"status": "in_review"}, Reason.ILLEGAL_TRANSITION),
+    ],
+)
+def test_bad_update_changes_nothing(board: Board, kwargs: dict[str, Any], reason: Reason) -> None:
+    task = board.create_task("stable", priority=2)
+    with pytest.raises(BoardError) as refused:
+        board.update_task(task.id, **kwargs)
+    assert refused.value.reason is reason
+    assert board.get_task(task.id) == task
+    assert len(board.events()) == 1
+
+
+@pytest.mark.parametrize("agent", ["", "   ", None, "x" * 201])
+def test_bad_agent_names_are_refused(board: Board, agent: Any) -> None:
+    task = board.create_task("job")
+    with pytest.raises(BoardError) as refused:
+        board.claim(task.id, agent)
+    assert refused.value.reason is Reason.INVALID_INPUT
+    assert board.claim_next("ok") is not None  # the task was still there to take
+    with pytest.raises(BoardError):
+        board.claim_next(agent)
+
+
+def test_unknown_task_everywhere_is_not_found(board: Board) -> None:
+    calls = [
+        lambda: board.get_task("TASK-1"),
+        lambda: board.view("TASK-1"),
+        lambda: board.explain("TASK-1"),
+        lambda: board.heartbeat("TASK-1", "a"),
+        lambda: board.complete("TASK-1", "a"),
+        lambda: board.approve("TASK-1", "a"),
+        lambda: board.move("TASK-1", "done"),
+        lambda: board.drop("TASK-1"),
+        lambda: board.ancestors("TASK-1"),
+        lambda: board.open_execution("TASK-1", "sh"),
+        lambda: board.close_execution("EXEC-1", "failed"),
+    ]
+    for call in calls:
+        with pytest.raises(BoardError) as missing:
+            call()
+        assert missing.value.reason is Reason.NOT_FOUND
+        assert missing.value.to_dict()["error"].endswith("not found")
+
+
+def test_error_documents_are_json_ready(board: Board) -> None:
+    task = board.create_task("job")
+    board.claim(task.id, "alice")
+    with pytest.raises(BoardError) as refused:
+        board.claim(task.id, "bob")
+    assert refused.value.to_dict() == {
+        "error": f"task {task.id} is not claimable: it is in_progress, held by alice",
+        "reason": "conflict",
+        "id": task.id,
+        "current": "in_progress",
+        "assignee": "alice",
+    }

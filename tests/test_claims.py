@@ -1,0 +1,156 @@
+"""The atomic claim and claim-next: guards, ordering, roles, readiness."""
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import transitions as t
+from tests.conftest import row, task_in
+
+
+def test_claim_takes_a_todo_task_with_a_lease_and_epoch(board: Board) -> None:
+    task = board.create_task("parse")
+    claimed = board.claim(task.id, "alice", runtime="claude-code")
+    assert claimed.status == t.IN_PROGRESS
+    assert claimed.assignee_agent_id == "alice"
+    assert claimed.assignee_runtime == "claude-code"
+    assert claimed.claimed_by == "alice"
+    assert claimed.holders == ["alice"]
+    assert claimed.claim_epoch == 1
+    assert claimed.attempts == 1
+    assert claimed.lease_until == board.now() + board.config.lease_ms
+
+
+def test_the_loser_gets_conflict_and_the_row_is_untouched(board: Board) -> None:
+    task = board.create_task("parse")
+    board.claim(task.id, "alice")
+    before = row(board, task.id)
+    with pytest.raises(BoardError) as lost:
+        board.claim(task.id, "bob")
+    assert lost.value.reason is Reason.CONFLICT
+    assert lost.value.details == {"id": task.id, "current": "in_progress", "assignee": "alice"}
+    assert row(board, task.id) == before
+
+
+def test_unknown_id_is_not_found_not_conflict(board: Board) -> None:
+    with pytest.raises(BoardError) as missing:
+        board.claim("TASK-999", "alice")
+    assert missing.value.reason is Reason.NOT_FOUND
+
+
+@pytest.mark.parametrize("status", [t.BACKLOG, t.IN_REVIEW, t.BLOCKED, t.DONE, t.CANCELLED])
+def test_only_todo_is_claimable(board: Board, status: str) -> None:
+    task = task_in(board, status)
+    before = row(board, task.id)
+    with pytest.raises(BoardError) as refused:
+        board.claim(task.id, "carol")
+    assert refused.value.reason is Reason.CONFLICT
+    assert row(board, task.id) == before
+
+
+def test_dropped_task_is_not_claimable(board: Board) -> None:
+    task = board.create_task("hidden")
+    board.drop(task.id)
+    with pytest.raises(BoardError) as refused:
+        board.claim(task.id, "alice")
+    assert refused.value.reason is Reason.CONFLICT
+    assert board.claim_next("alice") is None
+    board.restore(task.id)
+    assert board.claim(task.id, "alice").status == t.IN_PROGRESS
+
+
+def test_claim_by_id_refuses_unmet_dependencies(board: Board) -> None:
+    first = board.create_task("first")
+    second = board.create_task("second", depends_on=[first.id])
+    with pytest.raises(BoardError) as refused:
+        board.claim(second.id, "alice")
+    assert refused.value.reason is Reason.UNMET_DEPENDENCIES
+    assert refused.value.details["unmet"] == [first.id]
+    assert row(board, second.id).status == t.TODO
+
+
+def test_claim_next_ranks_by_priority_then_most_recent_change(
+    board: Board, clock: ManualClock
+) -> None:
+    low = board.create_task("low", priority=1)
+    clock.advance(ms=5)
+    old_high = board.create_task("old high", priority=5)
+    clock.advance(ms=5)
+    new_high = board.create_task("new high", priority=5)
+    assert [task.id for task in board.ready_tasks()] == [new_high.id, old_high.id, low.id]
+    assert board.claim_next("a").id == new_high.id  # type: ignore[union-attr]
+    assert board.claim_next("b").id == old_high.id  # type: ignore[union-attr]
+    assert board.claim_next("c").id == low.id  # type: ignore[union-attr]
+    assert board.claim_next("d") is None
+
+
+def test_a_heartbeat_does_not_reorder_but_an_edit_does(board: Board, clock: ManualClock) -> None:
+    older = board.create_task("older")
+    clock.advance(ms=10)
+    newer = board.create_task("newer")
+    clock.advance(ms=10)
+    held = board.create_task("held", priority=9)
+    board.claim(held.id, "alice")
+    clock.advance(ms=10)
+    beat = board.heartbeat(held.id, "alice")
+    assert beat.updated_at == row(board, held.id).updated_at < clock.now_ms()
+    assert [task.id for task in board.ready_tasks()] == [newer.id, older.id]
+    board.update_task(older.id, title="older, retitled")
+    assert [task.id for task in board.ready_tasks()] == [older.id, newer.id]
+
+
+def test_claim_next_skips_tasks_waiting_on_dependencies(board: Board) -> None:
+    blocker = board.create_task("blocker", priority=0)
+    board.create_task("waits", priority=10, depends_on=[blocker.id])
+    assert board.claim_next("alice").id == blocker.id  # type: ignore[union-attr]
+    assert board.claim_next("bob") is None
+
+
+def test_respect_deps_false_takes_the_blocked_one_too(board: Board) -> None:
+    blocker = board.create_task("blocker", priority=0)
+    waits = board.create_task("waits", priority=10, depends_on=[blocker.id])
+    assert board.claim_next("alice", respect_deps=False).id == waits.id  # type: ignore[union-attr]
+
+
+def test_roles_match_exactly_and_roleless_tasks_suit_everyone(board: Board) -> None:
+    review = board.create_task("review it", role="reviewer", priority=3)
+    build = board.create_task("build it", role="worker", priority=2)
+    anyone = board.create_task("anyone", priority=1)
+    assert board.claim_next("w1", role="worker").id == build.id  # type: ignore[union-attr]
+    assert board.claim_next("w2", role="worker").id == anyone.id  # type: ignore[union-attr]
+    assert board.claim_next("w3", role="worker") is None
+    assert board.claim_next("r1", role="reviewer").id == review.id  # type: ignore[union-attr]
+
+
+def test_roleless_agent_takes_any_role(board: Board) -> None:
+    review = board.create_task("review it", role="reviewer")
+    assert board.claim_next("generalist").id == review.id  # type: ignore[union-attr]
+
+
+def test_completing_a_blocker_makes_its_dependent_ready(board: Board) -> None:
+    a = board.create_task("a")
+    b = board.create_task("b")
+    c = board.create_task("c", depends_on=[a.id, b.id])
+    assert row(board, c.id).unmet_deps == 2
+    for blocker in (a, b):
+        board.claim(blocker.id, "builder")
+        board.complete(blocker.id, "builder")
+        board.approve(blocker.id, "judge")
+    assert row(board, c.id).unmet_deps == 0
+    assert [task.id for task in board.ready_tasks()] == [c.id]
+    assert board.claim_next("alice").id == c.id  # type: ignore[union-attr]
+
+
+def test_explain_names_what_blocks_a_claim(board: Board, clock: ManualClock) -> None:
+    blocker = board.create_task("blocker")
+    board.claim(blocker.id, "alice")
+    waits = board.create_task("waits", depends_on=[blocker.id], role="reviewer")
+    why = board.explain(waits.id, role="worker")
+    assert not why.claimable
+    assert [dep.id for dep in why.unmet_dependencies] == [blocker.id]
+    assert any("in_progress, held by alice" in reason for reason in why.reasons)
+    assert any("role reviewer" in reason for reason in why.reasons)
+    held = board.explain(blocker.id)
+    assert not held.claimable and held.lease_holder == "alice"
+    clock.advance(ms=board.config.lease_ms + 1)
+    assert board.explain(blocker.id).claimable  # the lease lapsed: the next claim takes it
+    assert board.explain_idle(role="worker")["waitingOnDependencies"] == [waits.id]

@@ -1,0 +1,120 @@
+"""Events (one per mutation, TTL purge), atomic edits, comments, soft delete, search."""
+
+import pytest
+
+from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
+from boardlib import transitions as t
+from tests.conftest import row, task_in
+
+
+def test_every_mutation_appends_exactly_one_event(board: Board) -> None:
+    steps = [
+        ("task_created", lambda: board.create_task("a")),
+        ("task_claimed", lambda: board.claim("TASK-1", "alice")),
+        ("lease_renewed", lambda: board.heartbeat("TASK-1", "alice")),
+        ("progress_logged", lambda: board.log_progress("TASK-1", "alice", "half way")),
+        ("execution_started", lambda: board.open_execution("TASK-1", "sh")),
+        ("execution_completed", lambda: board.close_execution("EXEC-1", "succeeded")),
+        ("comment_added", lambda: board.add_comment("TASK-1", "note")),
+        ("status_changed", lambda: board.complete("TASK-1", "alice")),
+        ("status_changed", lambda: board.approve("TASK-1", "bob")),
+        ("task_created", lambda: board.create_task("b")),
+        ("dep_linked", lambda: board.link_dependency("TASK-2", "TASK-1")),
+        ("task_updated", lambda: board.update_task("TASK-2", priority=3)),
+        ("task_dropped", lambda: board.drop("TASK-2")),
+        ("task_restored", lambda: board.restore("TASK-2")),
+    ]
+    for kind, step in steps:
+        before = board.events()
+        step()
+        after = board.events(since=before[-1].seq if before else 0)
+        assert [event.kind for event in after] == [kind]
+
+
+def test_events_follow_a_cursor(board: Board) -> None:
+    board.create_task("a")
+    cursor = board.events()[-1].seq
+    board.create_task("b")
+    newer = board.events(since=cursor)
+    assert [event.data.get("status") for event in newer] == ["todo"]
+    assert newer[0].task_id == "TASK-2"
+
+
+def test_purge_drops_expired_events_but_keeps_live_tasks_history(
+    board_path: object, clock: ManualClock
+) -> None:
+    config = BoardConfig(event_ttl_seconds=60)
+    with Board(board_path, clock=clock, config=config) as board:  # type: ignore[arg-type]
+        finished = task_in(board, t.CANCELLED)
+        live = board.create_task("live")
+        clock.advance(seconds=61)
+        purged = board.purge_events()
+        assert purged == 2  # the cancelled task's create + cancel
+        assert {event.task_id for event in board.events()} == {live.id}
+        assert finished.id not in {event.task_id for event in board.events()}
+
+
+def test_status_and_fields_change_together_or_not_at_all(board: Board) -> None:
+    task = task_in(board, t.DONE)
+    with pytest.raises(BoardError):
+        board.update_task(task.id, status=t.TODO, title="renamed")
+    assert row(board, task.id).title == "task"
+    todo = board.create_task("todo")
+    moved = board.update_task(todo.id, status=t.BACKLOG, title="later", priority=4)
+    assert (moved.status, moved.title, moved.priority) == (t.BACKLOG, "later", 4)
+    assert board.events(task_id=todo.id)[-1].data["fields"] == ["priority", "title"]
+
+
+def test_drop_hides_and_restore_returns(board: Board) -> None:
+    task = board.create_task("hide me")
+    board.drop(task.id)
+    assert board.list_tasks() == []
+    assert [x.id for x in board.list_tasks(include_dropped=True)] == [task.id]
+    assert board.search("hide") == []
+    board.restore(task.id)
+    assert [x.id for x in board.search("HIDE")] == [task.id]
+
+
+def test_active_tasks_cannot_be_dropped(board: Board) -> None:
+    task = task_in(board, t.IN_PROGRESS)
+    with pytest.raises(BoardError) as refused:
+        board.drop(task.id)
+    assert refused.value.reason is Reason.INVALID_STATE
+    assert row(board, task.id).dropped == 0
+
+
+def test_search_matches_id_title_description_and_escapes_wildcards(board: Board) -> None:
+    board.create_task("Parser", description="handles 100% of input")
+    board.create_task("Lexer")
+    assert [x.title for x in board.search("100%")] == ["Parser"]
+    assert [x.title for x in board.search("%")] == ["Parser"]
+    assert [x.title for x in board.search("TASK-2")] == ["Lexer"]
+    assert [x.title for x in board.search("ex")] == ["Lexer"]
+
+
+def test_list_filters(board: Board) -> None:
+    a = board.create_task("a", team_id="red", role="worker")
+    board.create_task("b", team_id="blue", role="reviewer")
+    board.claim(a.id, "alice")
+    assert [x.id for x in board.list_tasks(team_id="red")] == [a.id]
+    assert [x.id for x in board.list_tasks(assignee="alice")] == [a.id]
+    assert [x.title for x in board.list_tasks(role="reviewer")] == ["b"]
+    assert [x.title for x in board.list_tasks(status=t.TODO)] == ["b"]
+    with pytest.raises(BoardError):
+        board.list_tasks(status="archived")
+
+
+def test_comments_are_typed_and_ordered(board: Board) -> None:
+    task = board.create_task("a")
+    board.add_comment(task.id, "first", author_agent_id="alice")
+    board.add_comment(task.id, "second", author_type="user", author_agent_id="maria")
+    assert [(c.body, c.author_type) for c in board.comments(task.id)] == [
+        ("first", "agent"), ("second", "user"),
+    ]  # fmt: skip
+    with pytest.raises(BoardError) as bad:
+        board.add_comment(task.id, "x", author_type="robot")
+    assert bad.value.reason is Reason.INVALID_INPUT
+    with pytest.raises(BoardError) as missing:
+        board.add_comment("TASK-99", "x")
+    assert missing.value.reason is Reason.NOT_FOUND
+    assert len(board.comments(task.id)) == 2

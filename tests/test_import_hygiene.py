@@ -1,0 +1,36 @@
+"""Headless code stays headless: importing boardlib and running an agent's claim loop loads none
+of the UI, server or git stacks (nor pydantic, which costs more than the claim itself)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FORBIDDEN = ("textual", "fastapi", "uvicorn", "starlette", "git", "click", "rich", "pydantic")
+
+SCRIPT = """
+import json, sys
+from boardlib import Board
+with Board(sys.argv[1]) as board:
+    task = board.create_task("job")
+    claimed = board.claim_next("alice")
+    board.heartbeat(claimed.id, "alice", epoch=claimed.claim_epoch)
+    board.log_progress(claimed.id, "alice", "half way")
+    run = board.open_execution(claimed.id, "sh")
+    board.close_execution(run.id, "succeeded", cost_usd=0.01)
+    board.complete(claimed.id, "alice")
+    board.claim_next("bob")
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def test_claim_path_imports_nothing_heavy(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "board.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout))
+    assert "boardlib" in loaded
+    assert loaded.isdisjoint(FORBIDDEN), sorted(loaded & set(FORBIDDEN))

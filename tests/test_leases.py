@@ -1,0 +1,159 @@
+"""Leases, heartbeats, epochs and recovery: one mechanism (issue 2 items 9 and 11)."""
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import transitions as t
+from tests.conftest import row
+
+
+def test_seed_002_walkthrough(board: Board, clock: ManualClock) -> None:
+    task = board.create_task("TASK-1 work", role="worker")
+    alice = board.claim_next("alice", role="worker")
+    assert alice is not None and alice.lease_until == clock.now_ms() + 15 * 60_000
+    clock.advance(minutes=10)
+    renewed = board.log_progress(task.id, "alice", "Working")
+    assert renewed.lease_until == clock.now_ms() + 15 * 60_000
+    # alice crashes; 15 minutes pass
+    clock.advance(minutes=15, ms=1)
+    bob = board.claim_next("bob", role="worker")
+    assert bob is not None and bob.id == task.id
+    assert bob.assignee_agent_id == "bob"
+    assert bob.claim_epoch == alice.claim_epoch + 2  # the expiry release, then bob's claim
+    assert bob.holders == ["alice", "bob"]
+    kinds = [event.kind for event in board.events(task_id=task.id)]
+    assert kinds[-2:] == ["lease_expired", "task_claimed"]
+
+
+def test_lapsed_worker_cannot_write_over_its_successor(board: Board, clock: ManualClock) -> None:
+    task = board.create_task("job")
+    first = board.claim(task.id, "alice")
+    clock.advance(ms=board.config.lease_ms + 1)
+    second = board.claim_next("alice")  # same agent name, new incarnation
+    assert second is not None and second.claim_epoch > first.claim_epoch
+    before = row(board, task.id)
+    with pytest.raises(BoardError) as stale:
+        board.complete(task.id, "alice", epoch=first.claim_epoch)
+    assert stale.value.reason is Reason.STALE_CLAIM
+    assert row(board, task.id) == before
+    assert board.complete(task.id, "alice", epoch=second.claim_epoch).status == t.IN_REVIEW
+
+
+@pytest.mark.parametrize("verb", ["heartbeat", "log_progress", "extend_lease", "complete", "block"])
+def test_lease_protected_verbs_refuse_other_agents(board: Board, verb: str) -> None:
+    task = board.create_task("job")
+    board.claim(task.id, "alice")
+    before = row(board, task.id)
+    call = {
+        "heartbeat": lambda: board.heartbeat(task.id, "mallory"),
+        "log_progress": lambda: board.log_progress(task.id, "mallory", "hi"),
+        "extend_lease": lambda: board.extend_lease(task.id, "mallory", minutes=60),
+        "complete": lambda: board.complete(task.id, "mallory"),
+        "block": lambda: board.block(task.id, "mallory", "why not"),
+    }[verb]
+    with pytest.raises(BoardError) as refused:
+        call()
+    assert refused.value.reason is Reason.NOT_ASSIGNEE
+    assert row(board, task.id) == before
+
+
+def test_an_expired_lease_is_stale_even_before_the_sweep(board: Board, clock: ManualClock) -> None:
+    task = board.create_task("job")
+    board.claim(task.id, "alice")
+    clock.advance(ms=board.config.lease_ms + 1)
+    with pytest.raises(BoardError) as stale:
+        board.heartbeat(task.id, "alice")
+    assert stale.value.reason is Reason.STALE_CLAIM
+
+
+def test_extend_lease_sets_the_requested_length(board: Board, clock: ManualClock) -> None:
+    task = board.create_task("long step")
+    board.claim(task.id, "alice")
+    extended = board.extend_lease(task.id, "alice", minutes=90)
+    assert extended.lease_until == clock.now_ms() + 90 * 60_000
+    for bad in (0, -5, 24 * 60 + 1, True):
+        with pytest.raises(BoardError) as refused:
+            board.extend_lease(task.id, "alice", minutes=bad)
+        assert refused.value.reason is Reason.INVALID_INPUT
+    assert row(board, task.id).lease_until == extended.lease_until
+
+
+def test_heartbeat_on_a_task_not_in_progress_names_the_states(board: Board) -> None:
+    task = board.create_task("job")
+    with pytest.raises(BoardError) as refused:
+        board.heartbeat(task.id, "alice")
+    assert refused.value.reason is Reason.INVALID_STATE
+    assert "(current state: todo, expected: in_progress)" in refused.value.message
+
+
+def test_block_clears_the_lease_and_complete_leaves_no_owner(board: Board) -> None:
+    a = board.create_task("a")
+    board.claim(a.id, "alice")
+    blocked = board.block(a.id, "alice", "needs credentials")
+    assert (blocked.status, blocked.lease_until, blocked.blocked_reason) == (
+        t.BLOCKED, None, "needs credentials",
+    )  # fmt: skip
+    b = board.create_task("b")
+    board.claim(b.id, "alice")
+    done = board.complete(b.id, "alice", summary="wrote it")
+    assert (done.status, done.assignee_agent_id, done.lease_until) == (t.IN_REVIEW, None, None)
+    assert done.claimed_by == "alice"
+    assert board.comments(b.id)[-1].body == "wrote it"
+
+
+def test_orphan_pass_at_open_times_out_running_executions_once(
+    board_path: object, clock: ManualClock
+) -> None:
+    with Board(board_path, clock=clock) as first:  # type: ignore[arg-type]
+        task = first.create_task("job")
+        first.claim(task.id, "alice")
+        execution = first.open_execution(task.id, "claude-code", agent="alice")
+    clock.advance(ms=first.config.lease_ms + 1)
+    with Board(board_path, clock=clock) as reopened:  # type: ignore[arg-type]
+        released = reopened.get_task(task.id)
+        assert released.status == t.TODO and released.assignee_agent_id is None
+        ran = reopened.get_execution(execution.id)
+        assert ran.status == "timed_out" and ran.recovery_tombstone == 1
+        events_before = reopened.events()
+        assert reopened.reconcile().released == []  # a second pass is a no-op
+        assert reopened.events() == events_before
+        with pytest.raises(BoardError) as closed:
+            reopened.close_execution(execution.id, "succeeded")
+        assert closed.value.reason is Reason.NOT_FOUND
+
+
+def test_reconcile_reports_what_it_released(board: Board, clock: ManualClock) -> None:
+    live = board.create_task("live")
+    dead = board.create_task("dead")
+    board.claim(dead.id, "ghost")
+    clock.advance(minutes=10)
+    board.claim(live.id, "alice")
+    clock.advance(minutes=6)
+    report = board.reconcile()
+    assert [task.id for task in report.released] == [dead.id]
+    assert row(board, live.id).status == t.IN_PROGRESS
+
+
+def test_transfer_rules(board: Board, clock: ManualClock) -> None:
+    task = board.create_task("job")
+    claimed = board.claim(task.id, "bob")
+    for agent, to, reason in (
+        ("mallory", "charlie", Reason.NOT_ASSIGNEE),
+        ("bob", "bob", Reason.INVALID_INPUT),
+        ("bob", "  ", Reason.INVALID_INPUT),
+    ):
+        with pytest.raises(BoardError) as refused:
+            board.transfer(task.id, agent, to)
+        assert refused.value.reason is reason
+    clock.advance(minutes=5)
+    moved = board.transfer(task.id, "bob", "charlie", epoch=claimed.claim_epoch)
+    assert moved.assignee_agent_id == "charlie"
+    assert moved.lease_until == clock.now_ms() + board.config.lease_ms
+    assert moved.claim_epoch == claimed.claim_epoch + 1
+    with pytest.raises(BoardError) as stale:
+        board.heartbeat(task.id, "charlie", epoch=claimed.claim_epoch)
+    assert stale.value.reason is Reason.STALE_CLAIM
+    todo = board.create_task("not started")
+    with pytest.raises(BoardError) as wrong:
+        board.transfer(todo.id, "bob", "charlie")
+    assert wrong.value.reason is Reason.INVALID_STATE

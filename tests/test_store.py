@@ -1,0 +1,113 @@
+"""The store: schema versioning, the contention recipe, the retry budget, read-only opening."""
+
+import multiprocessing
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardConfig, BoardError, Reason
+from boardlib.store.contention import PRAGMAS, connect, is_transient_lock_error
+from boardlib.store.schema import SCHEMA_VERSION
+
+
+def test_every_connection_gets_the_recipe(board_path: Path) -> None:
+    Board(board_path).close()
+    conn = connect(board_path)
+    values = {name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name, _ in PRAGMAS}
+    assert values == {
+        "journal_mode": "wal",
+        "busy_timeout": 250,
+        "wal_autocheckpoint": 50,
+        "synchronous": 1,  # NORMAL
+        "foreign_keys": 1,
+    }
+    reader = connect(board_path, query_only=True)
+    assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
+    with pytest.raises(sqlite3.OperationalError):
+        reader.execute("DELETE FROM tasks")
+
+
+def test_schema_is_versioned_and_a_newer_file_is_refused(board_path: Path) -> None:
+    with Board(board_path) as board:
+        assert board.check()["schemaVersion"] == SCHEMA_VERSION
+        assert board.check()["ok"]
+    conn = sqlite3.connect(board_path)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(RuntimeError, match="newer"):
+        Board(board_path)
+
+
+def test_read_only_board_refuses_every_write(board_path: Path) -> None:
+    with Board(board_path) as board:
+        task = board.create_task("job")
+    with Board(board_path, read_only=True) as viewer:
+        assert viewer.get_task(task.id).title == "job"
+        with pytest.raises(BoardError) as refused:
+            viewer.move(task.id, "cancelled")
+        assert refused.value.reason is Reason.READ_ONLY
+        with pytest.raises(BoardError):
+            viewer.create_task("nope")
+    with Board(board_path) as board:
+        assert board.get_task(task.id).status == "todo"
+        assert len(board.list_tasks()) == 1
+
+
+def test_read_only_on_a_missing_file_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(BoardError) as missing:
+        Board(tmp_path / "nope.db", read_only=True)
+    assert missing.value.reason is Reason.NOT_FOUND
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_transient_errors_are_recognised() -> None:
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorcode = 5  # type: ignore[attr-defined]
+    snapshot = sqlite3.OperationalError("database is locked")
+    snapshot.sqlite_errorcode = 517  # type: ignore[attr-defined]
+    other = sqlite3.OperationalError("no such table: x")
+    other.sqlite_errorcode = 1  # type: ignore[attr-defined]
+    assert is_transient_lock_error(busy) and is_transient_lock_error(snapshot)
+    assert not is_transient_lock_error(other)
+    assert not is_transient_lock_error(sqlite3.IntegrityError("UNIQUE"))
+
+
+def _hold_write_lock(path: str, seconds: float, ready: "multiprocessing.synchronize.Event") -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    ready.set()
+    time.sleep(seconds)
+    conn.execute("ROLLBACK")
+
+
+def _with_lock_held(path: Path, seconds: float) -> multiprocessing.Process:
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_write_lock, args=(str(path), seconds, ready))
+    holder.start()
+    assert ready.wait(20)
+    return holder
+
+
+def test_a_lock_held_past_the_budget_is_busy_and_writes_nothing(board_path: Path) -> None:
+    with Board(board_path, config=BoardConfig(retry_budget_ms=600)) as board:
+        holder = _with_lock_held(board_path, 3.0)
+        started = time.monotonic()
+        with pytest.raises(BoardError) as busy:
+            board.create_task("never")
+        waited = time.monotonic() - started
+        holder.join()
+        assert busy.value.reason is Reason.BUSY
+        assert busy.value.message == "database busy, try again"
+        assert 0.5 < waited < 1.5  # bounded by the wall-clock budget, not by attempts
+        assert board.list_tasks() == []
+
+
+def test_a_lock_released_within_the_budget_is_waited_out(board_path: Path) -> None:
+    with Board(board_path) as board:
+        holder = _with_lock_held(board_path, 0.4)
+        task = board.create_task("eventually")
+        holder.join()
+        assert board.get_task(task.id).title == "eventually"
