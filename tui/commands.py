@@ -100,5 +100,8 @@ def board_commands(app: "KanbanApp", screen: Screen[object]) -> Iterator[SystemC
     yield SystemCommand("Refresh now", "re-read the whole board", app.refresh_now)
     yield SystemCommand("Show or hide dropped tasks", ".", app.toggle_dropped)
     yield SystemCommand("Fold or unfold done and cancelled", "z", app.toggle_finished)
-    yield SystemCommand("Use the terminal's colours", "theme ansi-dark (for SSH)",
-                        partial(setattr, app, "theme", "ansi-dark"))  # fmt: skip
+    yield SystemCommand(
+        "Use the terminal's colours",
+        "theme ansi-dark (for SSH)",
+        partial(setattr, app, "theme", "ansi-dark"),
+    )

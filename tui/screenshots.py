@@ -62,18 +62,18 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
                 role="builder",
                 priority=2,
                 depends_on=("schema",),
-            ),  # fmt: skip
+            ),
             PlanItem(
                 "api",
                 "REST endpoints for tasks",
                 role="builder",
                 priority=2,
                 depends_on=("schema",),
-            ),  # fmt: skip
+            ),
             PlanItem("cli", "CLI: kanban task claim-next", role="builder", priority=1),
             PlanItem(
                 "docs", "Write the quick-start guide", role="writer", depends_on=("api", "cli")
-            ),  # fmt: skip
+            ),
             PlanItem("bench", "Benchmark claim throughput", role="builder", priority=1),
             PlanItem("ui", "Terminal board: seven live columns", role="builder", priority=4),
             PlanItem("auth", "Token auth for the REST API", role="builder", team_id="platform"),
@@ -91,8 +91,14 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         # Done, with a reviewed pass.
         board.claim(ids["schema"], "agent-ada", runtime="claude-code")
         run = board.open_execution(ids["schema"], "claude-code")
-        board.close_execution(run.id, "succeeded", summary="schema v1", input_tokens=48_000,
-                              output_tokens=9_100, cost_usd=0.84)  # fmt: skip
+        board.close_execution(
+            run.id,
+            "succeeded",
+            summary="schema v1",
+            input_tokens=48_000,
+            output_tokens=9_100,
+            cost_usd=0.84,
+        )
         board.complete(ids["schema"], "agent-ada", summary="schema and migrations in")
         clock.advance(seconds=40)
         board.approve(ids["schema"], "agent-grace")
@@ -102,8 +108,14 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         board.claim(ids["ui"], "agent-linus", runtime="codex", lease_ms=4 * 60_000)
         board.claim(ids["retry"], "agent-barbara", runtime="script", lease_ms=60_000)
         run = board.open_execution(ids["ui"], "codex")
-        board.close_execution(run.id, "failed", error="context window exceeded",
-                              input_tokens=190_000, output_tokens=2_000, cost_usd=2.31)  # fmt: skip
+        board.close_execution(
+            run.id,
+            "failed",
+            error="context window exceeded",
+            input_tokens=190_000,
+            output_tokens=2_000,
+            cost_usd=2.31,
+        )
         board.open_execution(ids["ui"], "codex", run_reason="second attempt")
         board.log_progress(ids["parser"], "agent-ada", "tokenizer done, parser next")
 
@@ -111,8 +123,12 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         board.claim(ids["api"], "agent-grace", runtime="claude-code")
         board.complete(ids["api"], "agent-grace", summary="endpoints + tests")
         board.record_verification(ids["api"], json.dumps(FAILED_VERDICT))
-        board.add_comment(ids["api"], "Unicode titles still crash; see the debt note.",
-                          author_agent_id="agent-linus", author_type="agent")  # fmt: skip
+        board.add_comment(
+            ids["api"],
+            "Unicode titles still crash; see the debt note.",
+            author_agent_id="agent-linus",
+            author_type="agent",
+        )
         # In review, clean.
         board.claim(ids["cli"], "agent-barbara", runtime="script")
         board.complete(ids["cli"], "agent-barbara")
@@ -122,8 +138,12 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         board.block(ids["auth"], "agent-ada", "needs a decision on token lifetime")
         board.cancel(ids["i18n"], reason="out of scope for v1")
         board.drop(ids["gc"])
-        board.add_comment(ids["flaky"], "Seen twice on CI this week.", author_agent_id=OPERATOR,
-                          author_type="user")  # fmt: skip
+        board.add_comment(
+            ids["flaky"],
+            "Seen twice on CI this week.",
+            author_agent_id=OPERATOR,
+            author_type="user",
+        )
 
         # Time passes: the short lease is now about to run out, the 1-minute one has expired.
         clock.advance(minutes=3, seconds=20)

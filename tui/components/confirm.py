@@ -31,8 +31,11 @@ class ConfirmDialog(ModalScreen[bool]):
             yield Static(self.title_text, id="dialog-title")
             yield Static(self.body, id="dialog-body")
             with Horizontal(id="dialog-buttons"):
-                yield Button(f"{self.confirm_label} (y)", id="yes", variant="error"
-                             if self.has_class("-danger") else "primary")  # fmt: skip
+                yield Button(
+                    f"{self.confirm_label} (y)",
+                    id="yes",
+                    variant="error" if self.has_class("-danger") else "primary",
+                )
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:

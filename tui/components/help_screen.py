@@ -28,8 +28,15 @@ def key_text(binding: Binding, remapped: Mapping[str, str]) -> str:
         shown = [binding.key_display, *keys.split(",")[1:]]
     else:
         shown = keys.split(",")
-    names = {"question_mark": "?", "slash": "/", "full_stop": ".", "plus": "+", "minus": "-",
-             "equals_sign": "=", "escape": "esc"}  # fmt: skip
+    names = {
+        "question_mark": "?",
+        "slash": "/",
+        "full_stop": ".",
+        "plus": "+",
+        "minus": "-",
+        "equals_sign": "=",
+        "escape": "esc",
+    }
     return " ".join(names.get(key, key) for key in shown)
 
 
