@@ -198,12 +198,19 @@ def main(argv: list[str] | None = None) -> int:
     time.tzset()
     os.environ.setdefault("TEXTUAL_COLOR_SYSTEM", "truecolor")
     args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out.absolute()
+    here = Path.cwd()
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "board.db"
-        clock = ManualClock(START_MS)
-        ids = build_demo_board(db, clock)
-        for path in asyncio.run(_shoot(db, clock, args.out, ids)):
-            print(path)
+        os.chdir(folder)  # the header shows the board's path: keep it the same every run
+        try:
+            db = Path("board.db")
+            clock = ManualClock(START_MS)
+            ids = build_demo_board(db, clock)
+            saved = asyncio.run(_shoot(db, clock, out, ids))
+        finally:
+            os.chdir(here)
+    for path in saved:
+        print(path)
     return 0
 
 

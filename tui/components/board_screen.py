@@ -91,9 +91,11 @@ class BoardScreen(TaskActions, Screen[None]):
     def on_filter_bar_done(self, _message: FilterBar.Done) -> None:
         self.query_one(FilterBar).close()
         self.set_focus(None)
+        self.refresh_bindings()
 
     def action_back(self) -> None:
         self.app.set_filter("")
+        self.refresh_bindings()
 
     def action_toggle_dropped(self) -> None:
         self.app.toggle_dropped()

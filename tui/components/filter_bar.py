@@ -23,13 +23,13 @@ class FilterBar(Input):
 
     def open(self, value: str) -> None:
         self.can_focus = True
-        self.add_class("-open")
+        self.display = True  # inline, so the focus below lands before the next key arrives
         self.value = value
         self.cursor_position = len(value)
         self.focus()
 
     def close(self) -> None:
-        self.remove_class("-open")
+        self.display = False
         self.can_focus = False
 
     def action_clear_filter(self) -> None:

@@ -18,6 +18,11 @@ from . import tcss
 
 
 def short_path(path: Path) -> str:
+    """Relative to the working folder when inside it, else with `~` for home."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        pass
     text = str(path)
     home = os.path.expanduser("~")
     if home != "/" and text.startswith(home + os.sep):

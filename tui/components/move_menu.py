@@ -49,6 +49,10 @@ class MoveMenu(ModalScreen[str | None]):
             else:
                 yield Static(f"{label(self.task_row.status)} is final: no move is legal.")
 
+    def on_mount(self) -> None:
+        if self.targets:
+            self.query_one(OptionList).highlighted = 0
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
