@@ -124,15 +124,25 @@ class KanbanApp(App[None]):
         if not self.is_headless:
             self._watch_terminal()
 
-    @work(thread=True, group="open", exit_on_error=False)
     def _open_board(self) -> None:
-        """Create or migrate the board off the event loop, then start the live feed."""
+        """Start the live feed at once on an existing board; a new one is created (off the event
+        loop) before the feed starts, so it does not flash "stale" while the file appears."""
+        if self.read_only or self.db_path.exists():
+            self.reader.start()
+            if not self.read_only:
+                self._open_writer(start_reader=False)
+        else:
+            self._open_writer(start_reader=True)
+
+    @work(thread=True, group="open", exit_on_error=False)
+    def _open_writer(self, *, start_reader: bool) -> None:
         try:
             self.gateway.open()
         except BoardError as error:
             self.call_from_thread(self.refused, "open the board", error)
         finally:
-            self.reader.start()
+            if start_reader:
+                self.reader.start()
 
     def on_unmount(self) -> None:
         self.reader.stop()
@@ -206,7 +216,7 @@ class KanbanApp(App[None]):
         """Re-evaluate which keys apply, only when the selected task's kind of state changed (so
         moving the cursor does not repaint the footer)."""
         task = self.selected_task()
-        signature = None if task is None else (task.id, task.status, task.dropped)
+        signature = None if task is None else (task.status, task.dropped)
         if signature != self._binding_signature:
             self._binding_signature = signature
             self.screen.refresh_bindings()

@@ -19,7 +19,7 @@ from . import tcss
 from .column import TaskColumn
 
 MIN_COLUMN_WIDTH = 26  # a card stays readable: id, priority, a title of about 20 cells
-FOLDED_COLUMN_WIDTH = 16
+FOLDED_COLUMN_WIDTH = 17
 START_ORDER = (t.TODO, t.IN_PROGRESS, t.IN_REVIEW, t.BLOCKED, t.BACKLOG, t.DONE, t.CANCELLED)
 
 
