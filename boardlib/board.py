@@ -514,6 +514,34 @@ class Board:
         """Every task, dropped included, in creation order: the TUI's snapshot."""
         return [Task.from_row(row) for row in self.store.read(lambda tx: tx.all_tasks())]
 
+    def snapshot(self) -> tuple[list[Task], int]:
+        """Every task (as `all_tasks`) and the event cursor they are current to, read in one
+        transaction: where a live view starts before it follows `changes_since`."""
+
+        def work(tx: SqliteTx) -> tuple[list[Task], int]:
+            return [Task.from_row(row) for row in tx.all_tasks()], tx.last_event_seq()
+
+        return self.store.read(work)
+
+    def changes_since(self, seq: int, *, limit: int = 500) -> tuple[list[Event], list[Task], int]:
+        """What changed after event cursor `seq`, in one snapshot: up to `limit` events, the current
+        rows of the tasks they name plus those tasks' direct dependents (a move to done changes a
+        dependent's unmet-dependency count without an event of its own), and the new cursor.
+        Costs one indexed range read when nothing happened, so a live view polls it freely."""
+        since = _integer(seq, "since", minimum=0)
+        limit = _integer(limit, "limit", minimum=1)
+
+        def work(tx: SqliteTx) -> tuple[list[Event], list[Task], int]:
+            events = [Event.from_row(row) for row in tx.events(since=since, limit=limit)]
+            named = list(dict.fromkeys(e.task_id for e in events if e.task_id is not None))
+            touched = dict.fromkeys(named)
+            for task_id in named:
+                touched.update(dict.fromkeys(row["id"] for row in tx.dependents(task_id)))
+            tasks = [Task.from_row(row) for row in tx.tasks_by_id(list(touched))]
+            return events, tasks, events[-1].seq if events else since
+
+        return self.store.read(work)
+
     def status_counts(self) -> dict[str, int]:
         counts = self.store.read(lambda tx: tx.status_counts())
         return {status: counts.get(status, 0) for status in t.STATUSES}

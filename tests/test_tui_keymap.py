@@ -1,0 +1,37 @@
+"""Keys are remappable by binding id, and a typo in the keymap file is refused, not ignored."""
+
+from pathlib import Path
+
+import pytest
+
+from boardlib import transitions as t
+from tui.keymap import known_ids, load_user_keymap
+
+from .tui_helpers import demo_board, loaded, make_app, utc
+
+
+def test_keymap_file_is_read_and_checked(tmp_path: Path) -> None:
+    good = tmp_path / "keymap.toml"
+    good.write_text('"board.down" = "n"\n"task.create" = "ctrl+n"\n')
+    assert load_user_keymap(good) == {"board.down": "n", "task.create": "ctrl+n"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('"board.dwon" = "n"\n')
+    with pytest.raises(ValueError, match=r"board\.dwon"):
+        load_user_keymap(bad)
+    assert load_user_keymap(tmp_path / "missing.toml") == {}
+    assert {"task.move", "task.done", "board.pause", "app.quit"} <= known_ids()
+
+
+async def test_a_remapped_key_drives_its_action(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    app = make_app(path, clock)
+    app.set_keymap({"board.down": "ctrl+n"})
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        todo = app.state.columns[t.TODO]
+        await pilot.press("ctrl+n")
+        assert app.selected_task().id == todo[1]  # type: ignore[union-attr]
+        await pilot.press("j")  # the old key no longer moves
+        assert app.selected_task().id == todo[1]  # type: ignore[union-attr]

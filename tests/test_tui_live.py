@@ -1,0 +1,161 @@
+"""Live updates from other processes: a change committed by another process is on screen within
+the poll interval; a vanished board shows "stale since ..." and recovers by itself; `p` pauses; and
+when the terminal goes away the app exits instead of spinning."""
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board
+from boardlib import transitions as t
+from tui.components.header_bar import HeaderBar
+
+from .tui_helpers import demo_board, loaded, make_app, until, utc
+
+POLL_MS = 100
+
+AGENT = """
+import sys
+from boardlib import Board
+with Board(sys.argv[1]) as board:
+    task = board.claim(sys.argv[2], "agent-remote", runtime="sh")
+    board.log_progress(task.id, "agent-remote", "started from another process")
+"""
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    utc()
+    return demo_board(tmp_path)
+
+
+async def test_another_process_change_shows_within_the_poll_interval(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    target = ids["flaky"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(target)
+        assert app.state.tasks[target].status == t.TODO
+        subprocess.run([sys.executable, "-c", AGENT, str(path), target], check=True)
+        committed = time.monotonic()
+        await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS, timeout=3)
+        seen = time.monotonic() - committed
+        # One poll interval plus a frame (and scheduling slack on a loaded 2-core machine).
+        assert seen < POLL_MS / 1000 + 0.4, seen
+        assert app.state.tasks[target].assignee_agent_id == "agent-remote"
+        assert app.is_changed(target)  # highlighted for a few seconds
+        # The selection followed the task into in progress.
+        assert app.selected_task().id == target  # type: ignore[union-attr]
+        header = app.screen.query_one(HeaderBar).facts
+        assert header.in_progress == app.state.counts[t.IN_PROGRESS]
+
+
+async def test_pause_holds_the_screen_until_resumed(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    target = ids["flaky"]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("p")
+        header = app.screen.query_one(HeaderBar)
+        assert header.facts.paused
+        with Board(path, clock=clock) as agent:
+            agent.claim(target, "agent-zed")
+        await until(pilot, lambda: header.facts.waiting, timeout=3)
+        assert app.state.tasks[target].status == t.TODO  # the card under the cursor held still
+        await pilot.press("p")
+        await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS, timeout=3)
+        assert not header.facts.paused and not header.facts.waiting
+
+
+async def test_vanished_board_goes_stale_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    moved = path.with_name("elsewhere.db")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        header = app.screen.query_one(HeaderBar)
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                os.replace(source, f"{moved}{suffix}")
+        await until(pilot, lambda: header.facts.stale_since is not None, timeout=3)
+        assert "gone" in (header.facts.stale_reason or "")
+        assert "stale since" in str(header.render())
+        await pilot.press("j", "k")  # still responsive
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{moved}{suffix}")
+            if source.exists():
+                os.replace(source, f"{path}{suffix}")
+        with Board(path, clock=clock) as agent:
+            agent.claim(ids["flaky"], "agent-zed")
+        await until(pilot, lambda: header.facts.stale_since is None, timeout=3)
+        await until(pilot, lambda: app.state.tasks[ids["flaky"]].status == t.IN_PROGRESS)
+
+
+async def test_locked_board_goes_stale_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    path, clock, ids = demo
+    # Another process holds an exclusive lock (WAL in exclusive locking mode shuts everyone
+    # else out) while the operator starts the board.
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute("UPDATE tasks SET priority = priority + 10 WHERE id = ?", (ids["flaky"],))
+    locker.execute("COMMIT")
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            header = app.screen.query_one(HeaderBar)
+            await until(pilot, lambda: header.facts.stale_since is not None, timeout=8)
+            assert "locked" in (header.facts.stale_reason or "")
+            await pilot.press("j")  # the event loop never waits on the database
+            locker.close()
+            await until(pilot, lambda: header.facts.stale_since is None, timeout=8)
+            await until(pilot, lambda: app.loaded)
+            assert app.state.tasks[ids["flaky"]].priority >= 10
+    finally:
+        locker.close()
+
+
+def test_the_app_exits_when_its_terminal_goes_away(tmp_path: Path) -> None:
+    path, _clock, _ids = demo_board(tmp_path)
+    pid, master = pty.fork()
+    if pid == 0:  # the child: the board in a terminal of its own
+        os.environ.update(TERM="xterm-256color", TEXTUAL_COLOR_SYSTEM="256")
+        os.execv(sys.executable, [sys.executable, "-m", "tui", "--db", str(path)])
+    try:
+        deadline = time.monotonic() + 15
+        seen = b""
+        while b"live" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+        assert b"live" in seen, seen[-500:]
+        os.close(master)  # the SSH session drops
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+            time.sleep(0.1)
+        raise AssertionError("the app kept running after its terminal went away")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass

@@ -1,0 +1,70 @@
+"""Shared pieces of the TUI tests: a deterministic board, the app on it, and waiting helpers."""
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+from textual.notifications import Notify
+from textual.pilot import Pilot
+
+from boardlib import ManualClock
+from tui.app import KanbanApp
+from tui.screenshots import START_MS, build_demo_board
+
+OPERATOR = "operator:test"
+
+
+def utc() -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+
+
+def demo_board(folder: Path) -> tuple[Path, ManualClock, dict[str, str]]:
+    clock = ManualClock(START_MS)
+    path = folder / "board.db"
+    ids = build_demo_board(path, clock)
+    return path, clock, ids
+
+
+def make_app(path: Path, clock: ManualClock, **options: Any) -> KanbanApp:
+    return KanbanApp(
+        path, poll_ms=options.pop("poll_ms", 30), clock=clock, operator=OPERATOR,
+        user_keymap={}, **options,
+    )  # fmt: skip
+
+
+class Notes:
+    """Collects the notifications the app raises (a `run_test` message hook)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Notify] = []
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, Notify):
+            self.seen.append(message)
+
+    def errors(self) -> list[str]:
+        return [
+            f"{n.notification.title}: {n.notification.message}"
+            for n in self.seen
+            if n.notification.severity == "error"
+        ]
+
+
+async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+async def loaded(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, KanbanApp)
+    await until(pilot, lambda: app.loaded)
+    await pilot.pause(0.05)

@@ -1,0 +1,29 @@
+"""`python -m tui --db PATH`: the board without the CLI (for development and manual testing)."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from boardlib.paths import default_board_path
+
+from .app import run_tui
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
+    parser.add_argument("--db", type=Path, default=None, help="board file (default: KANBAN_DB)")
+    parser.add_argument("--poll-ms", type=int, default=500, help="live update interval")
+    parser.add_argument("--read-only", action="store_true", help="query-only, every write off")
+    parser.add_argument("--theme", default=None, help="e.g. ansi-dark over SSH")
+    args = parser.parse_args(argv)
+    run_tui(
+        args.db or default_board_path(),
+        poll_ms=args.poll_ms,
+        read_only=args.read_only,
+        theme=args.theme,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

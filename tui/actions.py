@@ -1,0 +1,343 @@
+"""What the operator can do to a task, shared by the board screen and the task drawer.
+
+Every action asks the board and renders its answer: the moves offered are the transition table's
+(`legal_targets`, `neighbour_target`), whether a move to done needs an override is the lifecycle's
+`verdict_blocks_done`, and every write goes through `KanbanApp.write`, which runs it in a worker
+thread and turns a refusal into a notification. Nothing here changes the screen directly: the
+screen changes when the live feed reports what the database now says, so after a refusal it still
+shows the truth.
+
+`check_action` greys out (returns None for) what cannot apply to the selected task, and every write
+in read-only mode, so the footer and the palette show it.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+
+from boardlib import transitions as t
+from boardlib.lifecycle import verdict_blocks_done
+from boardlib.records import Task
+
+from .components.column import label
+from .components.confirm import ConfirmDialog
+from .components.dependency_picker import DependencyPicker
+from .components.info_dialog import InfoDialog
+from .components.move_menu import MoveMenu
+from .components.prompt import PromptDialog
+from .components.task_form import TaskForm
+from .keymap import TASK_ACTIONS, WRITE_ACTIONS
+from .task_view import describe_verdict
+
+if TYPE_CHECKING:
+    from .app import KanbanApp
+
+
+def applicable(action: str, task: Task, parameters: tuple[object, ...] = ()) -> bool:
+    """Whether `action` makes sense for `task` as it is now (the board still has the last word)."""
+    status = task.status
+    if action == "move_menu":
+        return bool(t.legal_targets(status))
+    if action == "move_step":
+        step = parameters[0] if parameters else 1
+        return isinstance(step, int) and t.neighbour_target(status, step) is not None
+    if action == "release":
+        return status != t.TODO and t.can_transition(status, t.TODO)
+    if action == "block":
+        return status != t.BLOCKED and t.can_transition(status, t.BLOCKED)
+    if action == "cancel":
+        return status != t.CANCELLED and t.can_transition(status, t.CANCELLED)
+    if action == "force_done":
+        return status != t.DONE and t.can_transition(status, t.DONE)
+    if action == "drop":
+        return bool(task.dropped) or status not in t.LOCKED
+    return True
+
+
+class TaskActions:
+    """Mixin for a screen with a current task (`current_task`)."""
+
+    app: "KanbanApp"
+
+    def current_task(self) -> Task | None:
+        raise NotImplementedError
+
+    def check_task_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in WRITE_ACTIONS and action not in TASK_ACTIONS:
+            return True
+        if action in WRITE_ACTIONS and self.app.read_only:
+            return None
+        if action not in TASK_ACTIONS:
+            return True
+        task = self.current_task()
+        if task is None:
+            return None
+        return True if applicable(action, task, parameters) else None
+
+    def _target_task(self) -> Task | None:
+        task = self.current_task()
+        if task is None:
+            self.app.notify("No task selected.", severity="warning")
+        return task
+
+    # -- moves ----------------------------------------------------------------------------------
+
+    def action_move_menu(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+
+        def chosen(target: str | None) -> None:
+            if target:
+                self.request_move(task, target)
+
+        self.app.push_screen(MoveMenu(task), chosen)
+
+    def action_move_step(self, step: int) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        target = t.neighbour_target(task.status, step)
+        if target is None:
+            self.app.notify(f"No legal column on that side of {label(task.status)}.")
+            return
+        self.request_move(task, target)
+
+    def action_release(self) -> None:
+        if task := self._target_task():
+            self.request_move(task, t.TODO)
+
+    def action_block(self) -> None:
+        if task := self._target_task():
+            self.request_move(task, t.BLOCKED)
+
+    def action_cancel(self) -> None:
+        if task := self._target_task():
+            self.request_move(task, t.CANCELLED)
+
+    def action_force_done(self) -> None:
+        if task := self._target_task():
+            self.confirm_override(task)
+
+    def request_move(self, task: Task, target: str) -> None:
+        """One move, with the question it needs first: a reason for blocked, a confirmation for
+        cancelling or releasing someone's work, an override for a verdict that blocks done."""
+        app = self.app
+        move = f"{task.id} → {label(target)}"
+        if target == t.BLOCKED:
+
+            def blocked(reason: str | None) -> None:
+                if reason:
+                    app.write(
+                        move,
+                        lambda b: b.move(task.id, t.BLOCKED, actor=app.operator, reason=reason),
+                    )
+
+            app.push_screen(
+                PromptDialog(f"Block {task.id}", "Why is it blocked? (kept on the task)"),
+                blocked,
+            )
+            return
+        if target == t.DONE and verdict_blocks_done(task.verification):
+            self.confirm_override(task)
+            return
+        if target == t.TODO and task.assignee_agent_id:
+            body = Text(
+                f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
+                "ends that claim: owner, lease and verdict are cleared, running executions are "
+                "cancelled, and any agent may claim it again."
+            )
+            self._confirm(
+                f"Release {task.id} to todo?",
+                body,
+                "Release",
+                lambda: app.write(move, lambda b: b.move(task.id, t.TODO, actor=app.operator)),
+            )
+            return
+        if target == t.CANCELLED:
+            body = Text(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
+            self._confirm(
+                f"Cancel {task.id}?",
+                body,
+                "Cancel task",
+                lambda: app.write(move, lambda b: b.cancel(task.id, actor=app.operator)),
+                danger=True,
+            )
+            return
+        app.write(move, lambda b: b.move(task.id, target, actor=app.operator))
+
+    def confirm_override(self, task: Task) -> None:
+        app = self.app
+        blocks = verdict_blocks_done(task.verification)
+        lead = (
+            "The verdict below blocks done. Overriding it moves the task to done anyway."
+            if blocks
+            else "No verdict blocks done, but this is still recorded as a human override."
+            if task.verification
+            else "No verdict is recorded, so none is overridden; the move is still recorded as a "
+            "human override."
+        )
+        body = Group(
+            Text(lead),
+            Text(""),
+            Text("Verdict being overridden:", style="bold"),
+            describe_verdict(task.verification, app.now_ms()),
+            Text(""),
+            Text(f"Written to the audit table as {app.operator}.", style="dim"),
+        )
+        self._confirm(
+            f"Mark {task.id} done with a human override?",
+            body,
+            "Override",
+            lambda: app.write(
+                f"{task.id} → done (override)",
+                lambda b: b.move(task.id, t.DONE, actor=app.operator, human_override=True),
+            ),
+            danger=True,
+        )
+
+    def _confirm(
+        self, title: str, body: Any, verb: str, then: Any, *, danger: bool = False
+    ) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+
+        self.app.push_screen(ConfirmDialog(title, body, confirm=verb, danger=danger), answered)
+
+    # -- the other overrides --------------------------------------------------------------------
+
+    def action_cancel_dependents(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+
+        def done(cancelled: list[Task]) -> None:
+            if not cancelled:
+                app.push_screen(
+                    InfoDialog(
+                        f"Nothing cancelled under {task.id}",
+                        Text("No pending (todo or backlog) task depends on it."),
+                    )
+                )
+                return
+            lines = [Text(f"{len(cancelled)} task(s) cancelled:", style="bold")]
+            lines += [Text(f"  {c.id}  {c.title}") for c in cancelled]
+            app.push_screen(InfoDialog(f"Cancelled the dependents of {task.id}", Group(*lines)))
+
+        body = Text(
+            f"Every task still waiting (todo or backlog) on {task.id}, directly or through "
+            "other tasks, will be cancelled in one step. Tasks already being worked on are left "
+            "alone. This cannot be undone."
+        )
+        self._confirm(
+            f"Cancel the dependents of {task.id}?",
+            body,
+            "Cancel dependents",
+            lambda: app.write(
+                f"cancel dependents of {task.id}",
+                lambda b: b.cancel_dependents(task.id, actor=app.operator),
+                then=done,
+            ),
+            danger=True,
+        )
+
+    def action_priority(self, delta: int) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+
+        def bump(board: Any) -> Task:
+            current = board.get_task(task.id).priority  # fresh: two quick presses add up
+            return board.update_task(  # type: ignore[no-any-return]
+                task.id, priority=current + delta, actor=app.operator
+            )
+
+        app.write(f"{task.id} priority", bump)
+
+    def action_edit(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+
+        def edited(changes: dict[str, Any] | None) -> None:
+            if changes:
+                app.write(
+                    f"edit {task.id}",
+                    lambda b: b.update_task(task.id, actor=app.operator, **changes),
+                    success=f"{task.id} saved",
+                )
+
+        app.push_screen(TaskForm(task), edited)
+
+    def action_comment(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+
+        def written(body: str | None) -> None:
+            if body:
+                app.write(
+                    f"comment on {task.id}",
+                    lambda b: b.add_comment(
+                        task.id, body, author_agent_id=app.operator, author_type="user"
+                    ),
+                    success=f"Comment added to {task.id}",
+                )
+
+        app.push_screen(
+            PromptDialog(f"Comment on {task.id}", f"As {app.operator}:", multiline=True), written
+        )
+
+    def action_link_dependency(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+
+        def picked(blocker: str | None) -> None:
+            if blocker:
+                app.write(
+                    f"{task.id} waits on {blocker}",
+                    lambda b: b.link_dependency(task.id, blocker, actor=app.operator),
+                    success=f"{task.id} now waits on {blocker}",
+                )
+
+        app.push_screen(DependencyPicker(task, app.state.tasks.values()), picked)
+
+    def action_drop(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.app
+        if task.dropped:
+            app.write(f"restore {task.id}", lambda b: b.restore(task.id, actor=app.operator))
+            return
+        self._confirm(
+            f"Drop {task.id}?",
+            Text(
+                "Dropped tasks are hidden and never claimed; `.` shows them and `delete` "
+                "restores one."
+            ),
+            "Drop",
+            lambda: app.write(f"drop {task.id}", lambda b: b.drop(task.id, actor=app.operator)),
+        )
+
+    def action_create(self) -> None:
+        app = self.app
+
+        def filled(values: dict[str, Any] | None) -> None:
+            if values:
+                app.write(
+                    "new task",
+                    lambda b: b.create_task(actor=app.operator, **values),
+                    then=lambda task: app.select_when_shown(task.id),
+                    success="Task created",
+                )
+
+        app.push_screen(TaskForm(), filled)

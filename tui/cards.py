@@ -1,0 +1,242 @@
+"""One task drawn as a card of fixed height: plain functions from a `Task` to lines of segments.
+
+Kept apart from the column widget so the look can be read (and tested) without a running app.
+Times are absolute wall-clock times (`14:35:07`), never "3 min ago": a relative time would have to
+repaint every second, and an idle board must write nothing to the terminal. What does change with
+time alone, a lease running out, changes the card's *state* (ok, soon, expired) at moments we can
+compute in advance (`next_lease_change`), so the app repaints only then.
+"""
+
+import json
+import time
+from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from boardlib import transitions as t
+from boardlib.records import Task
+
+CARD_LINES = 3  # lines of text per card
+CARD_HEIGHT = CARD_LINES + 1  # and a gap between cards
+LEASE_WARN_MAX_MS = 120_000  # warn at most this long before a lease runs out...
+LEASE_WARN_FRACTION = 4  # ...or in its last quarter, for short leases
+
+OK, SOON, EXPIRED, NO_LEASE = "ok", "soon", "expired", "none"
+
+VERDICTS = {
+    "pass": ("✓ pass", "success"),
+    "fail": ("✗ fail", "error"),
+    "completed_with_debt": ("≈ debt", "warning"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CardPalette:
+    """Rich styles for the parts of a card, resolved from the column's component classes."""
+
+    card: Style
+    selected: Style
+    cursor: Style  # the remembered selection of a column that does not have focus
+    gap: Style
+    ident: Style
+    title: Style
+    muted: Style
+    accent: Style
+    success: Style
+    warning: Style
+    error: Style
+    changed: Style
+
+
+def _warn_window(task: Task) -> int:
+    if task.lease_until is None:
+        return 0
+    length = task.lease_until - (task.last_heartbeat_at or task.lease_until)
+    return min(LEASE_WARN_MAX_MS, max(length // LEASE_WARN_FRACTION, 1000))
+
+
+def lease_state(task: Task, now_ms: int) -> str:
+    if task.status != t.IN_PROGRESS or task.lease_until is None:
+        return NO_LEASE
+    if task.lease_until <= now_ms:
+        return EXPIRED
+    if task.lease_until - now_ms <= _warn_window(task):
+        return SOON
+    return OK
+
+
+def next_lease_change(task: Task, now_ms: int) -> int | None:
+    """When this card's lease state will next change by the passing of time alone."""
+    if task.status != t.IN_PROGRESS or task.lease_until is None:
+        return None
+    warn_at = task.lease_until - _warn_window(task)
+    if now_ms < warn_at:
+        return warn_at
+    if now_ms < task.lease_until:
+        return task.lease_until
+    return None
+
+
+def verdict_of(task: Task) -> str | None:
+    """The verdict's status word, read without pydantic (a card must not pay for validation)."""
+    if not task.verification:
+        return None
+    try:
+        status = json.loads(task.verification).get("status")
+    except (ValueError, AttributeError):
+        return "unreadable"
+    return status if isinstance(status, str) else "unreadable"
+
+
+def clock_text(ms: int, now_ms: int) -> str:
+    """`14:35:07` today, `11-03 14:35` on another day (local time)."""
+    moment = time.localtime(ms / 1000)
+    if time.localtime(now_ms / 1000)[:3] == moment[:3]:
+        return time.strftime("%H:%M:%S", moment)
+    return time.strftime("%m-%d %H:%M", moment)
+
+
+def fit(text: str, width: int) -> str:
+    """Exactly `width` cells: padded, or cut with an ellipsis."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + "…"
+
+
+def money(cost: float) -> str:
+    return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.3f}"
+
+
+class _Line:
+    """Left- and right-aligned parts of one card line. Optional parts are left out whole when they
+    do not fit; the last required part is cut with an ellipsis."""
+
+    def __init__(self) -> None:
+        self.left: list[tuple[str, Style, bool]] = []
+        self.right: list[tuple[str, Style]] = []
+
+    def add(self, text: str, style: Style, *, optional: bool = False) -> "_Line":
+        if text:
+            self.left.append((text, style, optional))
+        return self
+
+    def add_right(self, text: str, style: Style) -> "_Line":
+        if text:
+            self.right.append((text, style))
+        return self
+
+    def segments(self, width: int, base: Style) -> list[Segment]:
+        right = list(self.right)
+        while right and cell_len(" ".join(text for text, _ in right)) + 1 > width - 8:
+            right.pop()  # the left part keeps at least an id's worth of room
+        right_width = cell_len(" ".join(text for text, _ in right))
+        left_room = width - (right_width + 1 if right else 0)
+        segments: list[Segment] = []
+        used = 0
+        for text, style, optional in self.left:
+            piece = (" " if used else "") + text
+            room = left_room - used
+            if room <= 0:
+                break
+            if cell_len(piece) > room:
+                if optional:
+                    continue
+                piece = fit(piece, room)
+            segments.append(Segment(piece, base + style))
+            used += cell_len(piece)
+        if used < left_room:
+            segments.append(Segment(" " * (left_room - used), base))
+        for text, style in right:
+            segments.append(Segment(" ", base))
+            segments.append(Segment(text, base + style))
+        return segments
+
+
+def card_lines(
+    task: Task,
+    width: int,
+    palette: CardPalette,
+    *,
+    now_ms: int,
+    selected: bool = False,
+    cursor: bool = False,
+    changed: bool = False,
+) -> list[Strip]:
+    """The CARD_HEIGHT strips of one card at `width` cells (a bar, the text, a right margin)."""
+    base = palette.selected if selected else palette.cursor if cursor else palette.card
+    inner = max(width - 2, 1)
+    p = palette
+
+    head = _Line().add(task.id, p.ident)
+    if task.priority:
+        head.add(f"P{task.priority}", p.warning if task.priority >= 3 else p.accent)
+    if task.unmet_deps and task.status not in t.TERMINAL:
+        head.add(f"deps:{task.unmet_deps}", p.warning, optional=True)
+    verdict = verdict_of(task)
+    if verdict is not None:
+        text, tone = VERDICTS.get(verdict, ("? verdict", "warning"))
+        head.add_right(text, getattr(p, tone))
+    if task.cost_usd:
+        head.add_right(money(task.cost_usd), p.muted)
+
+    title = _Line()
+    if task.dropped:
+        title.add("[dropped]", p.muted)
+    title.add(task.title, p.muted if task.dropped else p.title)
+
+    meta = _Line()
+    status = task.status
+    if status == t.IN_PROGRESS:
+        who = task.assignee_agent_id or "?"
+        if task.assignee_runtime:
+            who += f"·{task.assignee_runtime}"
+        meta.add(who, p.accent)
+        if task.last_heartbeat_at is not None:
+            meta.add(f"♥{clock_text(task.last_heartbeat_at, now_ms)}", p.muted, optional=True)
+        state = lease_state(task, now_ms)
+        if task.lease_until is not None:
+            until = clock_text(task.lease_until, now_ms)
+            if state == EXPIRED:
+                meta.add_right(f"EXPIRED {until}", p.error)
+            elif state == SOON:
+                meta.add_right(f"→{until}!", p.warning)
+            else:
+                meta.add_right(f"→{until}", p.muted)
+    elif status == t.BLOCKED:
+        meta.add(f"⚠ {task.blocked_reason or 'blocked'}", p.warning)
+    elif status == t.IN_REVIEW:
+        meta.add("review", p.accent)
+        if task.claimed_by:
+            meta.add(f"by {task.claimed_by}", p.muted)
+    elif status in (t.TODO, t.BACKLOG):
+        if task.role:
+            meta.add(f"[{task.role}]", p.accent)
+        if task.is_ready:
+            meta.add("ready", p.success)
+        elif task.unmet_deps:
+            meta.add("waiting", p.muted)
+        if task.team_id:
+            meta.add(f"team:{task.team_id}", p.muted, optional=True)
+    elif status == t.DONE:
+        who = task.claimed_by or ""
+        meta.add(who, p.muted)
+        if task.completed_at is not None:
+            meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)
+    else:
+        meta.add(status, p.muted)
+
+    bar_style = p.changed if changed else base
+    bar = "▌" if (changed or selected) else " "
+    if selected and not changed:
+        bar_style = base + p.accent
+    lines: list[Strip] = []
+    for line in (head, title, meta):
+        segments = [Segment(bar, bar_style), *line.segments(inner, base), Segment(" ", base)]
+        lines.append(Strip(segments, width))
+    lines.append(Strip.blank(width, p.gap))
+    return lines

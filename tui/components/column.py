@@ -1,0 +1,323 @@
+"""One status column drawn with Textual's line API: no widget per card.
+
+`TaskColumn` is a `ScrollView` whose `render_line(y)` maps a screen line to (card, line of card)
+and returns a cached `Strip`. With 10,000 tasks only the visible lines are ever rendered; a change
+to one card repaints its four lines (`refresh_lines`), a card arriving or leaving repaints from its
+row down. Scroll position and selection are kept by task id, so an update that inserts cards above
+the viewport does not move what the operator is looking at.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.segment import Segment
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from boardlib.records import Task
+
+from ..board_state import BoardState, ColumnChange
+from ..cards import CARD_HEIGHT, CardPalette, card_lines, lease_state
+from . import tcss
+
+LABELS = {"in_progress": "in progress", "in_review": "in review"}
+
+
+def label(status: str) -> str:
+    return LABELS.get(status, status)
+
+
+class TaskColumn(ScrollView, can_focus=False):
+    """The cards of one status, in the board's display order."""
+
+    DEFAULT_CSS = tcss(__file__)
+    COMPONENT_CLASSES = {
+        "task-column--card",
+        "task-column--selected",
+        "task-column--cursor",
+        "task-column--gap",
+        "task-column--id",
+        "task-column--title",
+        "task-column--muted",
+        "task-column--accent",
+        "task-column--success",
+        "task-column--warning",
+        "task-column--error",
+        "task-column--changed",
+        "task-column--collapsed",
+    }
+
+    class Clicked(Message):
+        def __init__(self, column: "TaskColumn", task_id: str, double: bool) -> None:
+            super().__init__()
+            self.column = column
+            self.task_id = task_id
+            self.double = double
+
+    def __init__(
+        self,
+        status: str,
+        state: BoardState,
+        *,
+        now_ms: Callable[[], int],
+        is_changed: Callable[[str], bool],
+    ) -> None:
+        super().__init__(id=f"column-{status}", classes="task-column")
+        self.status = status
+        self.state = state
+        self.now_ms = now_ms
+        self.is_changed = is_changed
+        self.cursor = 0
+        self.selected_id: str | None = None
+        self.active = False
+        self.collapsed = False
+        self._palette: CardPalette | None = None
+        self._cache: LRUCache[str, tuple[tuple[Any, ...], list[Strip]]] = LRUCache(1024)
+
+    # -- geometry -------------------------------------------------------------------------------
+
+    @property
+    def ids(self) -> list[str]:
+        return self.state.columns[self.status]
+
+    @property
+    def line_width(self) -> int:
+        return self.scrollable_content_region.width
+
+    def on_mount(self) -> None:
+        self._sync()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self._cache.clear()
+        self._sync()
+
+    def _sync(self) -> None:
+        """Virtual height and border title from the current ids."""
+        height = 0 if self.collapsed else len(self.ids) * CARD_HEIGHT
+        size = Size(0, height)
+        if self.virtual_size != size:
+            self.virtual_size = size
+        count = self.state.counts.get(self.status, 0)
+        shown = len(self.ids)
+        if self.collapsed:
+            title = f"{label(self.status)} {count}"
+            subtitle = ""
+        else:
+            title = f"{label(self.status)} · {count}"
+            subtitle = f"{shown} shown" if shown != count else ""
+        if self.border_title != title:
+            self.border_title = title
+        if (self.border_subtitle or "") != subtitle:
+            self.border_subtitle = subtitle
+
+    # -- styles ---------------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._palette = None
+        self._cache.clear()
+
+    @property
+    def palette(self) -> CardPalette:
+        if self._palette is None:
+            style = self.get_component_rich_style
+
+            def part(name: str) -> Any:
+                return style(f"task-column--{name}", partial=True)
+
+            self._palette = CardPalette(
+                card=style("task-column--card"),
+                selected=style("task-column--selected"),
+                cursor=style("task-column--cursor"),
+                gap=self.rich_style,
+                ident=part("id"),
+                title=part("title"),
+                muted=part("muted"),
+                accent=part("accent"),
+                success=part("success"),
+                warning=part("warning"),
+                error=part("error"),
+                changed=part("changed"),
+            )
+        return self._palette
+
+    # -- drawing --------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width = self.line_width
+        if self.collapsed:
+            return self._collapsed_line(y, width)
+        line = self.scroll_offset.y + y
+        index, row = divmod(line, CARD_HEIGHT)
+        ids = self.ids
+        if index >= len(ids):
+            return Strip.blank(width, self.rich_style)
+        return self._card(self.state.tasks[ids[index]], index, width)[row]
+
+    def _card(self, task: Task, index: int, width: int) -> list[Strip]:
+        now = self.now_ms()
+        selected = index == self.cursor and self.active
+        cursor = index == self.cursor and not self.active
+        changed = self.is_changed(task.id)
+        key = (width, selected, cursor, changed, lease_state(task, now))
+        cached = self._cache.get(task.id)
+        if cached is not None and cached[0][0] is task and cached[0][1:] == key:
+            return cached[1]
+        lines = card_lines(
+            task,
+            width,
+            self.palette,
+            now_ms=now,
+            selected=selected,
+            cursor=cursor,
+            changed=changed,
+        )
+        self._cache[task.id] = ((task, *key), lines)
+        return lines
+
+    def _collapsed_line(self, y: int, width: int) -> Strip:
+        texts = {1: "folded", 2: "z opens"}
+        text = texts.get(y, "")
+        style = self.get_component_rich_style("task-column--collapsed")
+        if not text:
+            return Strip.blank(width, self.rich_style)
+        return Strip([Segment(text.center(width)[:width], style)], width)
+
+    def refresh_card(self, index: int) -> None:
+        if 0 <= index < len(self.ids):
+            self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
+
+    def refresh_task(self, task_id: str) -> None:
+        index = self.state.index_of(task_id)
+        task = self.state.tasks.get(task_id)
+        if index is not None and task is not None and task.status == self.status:
+            self.refresh_card(index)
+
+    # -- selection ------------------------------------------------------------------------------
+
+    @property
+    def selected_task(self) -> Task | None:
+        if self.selected_id is None:
+            return None
+        return self.state.tasks.get(self.selected_id)
+
+    def set_active(self, active: bool) -> None:
+        if self.active != active:
+            self.active = active
+            self.set_class(active, "-active")
+            self.refresh_card(self.cursor)
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        if self.collapsed != collapsed:
+            self.collapsed = collapsed
+            self.set_class(collapsed, "-collapsed")
+            self._sync()
+            self.refresh()
+
+    def move_to(self, index: int) -> None:
+        """Put the cursor on row `index` (clamped) and scroll it into view."""
+        ids = self.ids
+        if not ids:
+            self.cursor, self.selected_id = 0, None
+            return
+        index = max(0, min(index, len(ids) - 1))
+        if index != self.cursor:
+            old = self.cursor
+            self.cursor = index
+            self.refresh_card(old)
+            self.refresh_card(index)
+        self.selected_id = ids[index]
+        self.scroll_to_region(
+            Region(0, index * CARD_HEIGHT, 1, CARD_HEIGHT - 1),
+            animate=False,
+            force=True,
+            immediate=True,
+        )
+
+    def select(self, task_id: str) -> bool:
+        index = self.state.index_of(task_id)
+        if index is None or self.state.tasks[task_id].status != self.status:
+            return False
+        self.move_to(index)
+        return True
+
+    @property
+    def page_cards(self) -> int:
+        return max(1, self.scrollable_content_region.height // CARD_HEIGHT)
+
+    # -- updates --------------------------------------------------------------------------------
+
+    def apply(self, change: ColumnChange) -> None:
+        """Repaint what `change` says changed, keeping the selection and the view on their
+        tasks."""
+        if change.reset or change.shifted_from is not None:
+            self._restructure(change)
+            return
+        self._sync()
+        for task_id in change.rows:
+            self.refresh_task(task_id)
+
+    def _restructure(self, change: ColumnChange) -> None:
+        ids = self.ids
+        scroll_y = int(self.scroll_offset.y)
+        selected_row = self.cursor * CARD_HEIGHT - scroll_y  # where the selection was on screen
+        top_index, top_offset = divmod(scroll_y, CARD_HEIGHT)
+        top_id = self._top_id
+        # The selection stays on its task; if that task left the column, on the same row.
+        index = self.state.index_of(self.selected_id) if self.selected_id else None
+        if index is None or self.state.tasks[self.selected_id or ""].status != self.status:
+            index = min(self.cursor, max(len(ids) - 1, 0))
+        self.cursor = index
+        self.selected_id = ids[index] if ids else None
+        self._sync()
+        # The view stays on the selected card (active column) or on the card that was on top.
+        if self.active and 0 <= selected_row < self.scrollable_content_region.height:
+            target = self.cursor * CARD_HEIGHT - selected_row
+        else:
+            anchor = self.state.index_of(top_id) if top_id is not None else None
+            if anchor is None or self.state.tasks[top_id or ""].status != self.status:
+                anchor = top_index
+            target = anchor * CARD_HEIGHT + top_offset
+        max_y = max(0, len(ids) * CARD_HEIGHT - self.scrollable_content_region.height)
+        target = max(0, min(target, max_y))
+        if change.reset or target != scroll_y:
+            self.scroll_to(y=target, animate=False, immediate=True)
+            self.refresh()
+        elif change.shifted_from is not None:
+            start = change.shifted_from * CARD_HEIGHT
+            end = scroll_y + self.scrollable_content_region.height
+            if start < end:
+                self.refresh_lines(start, end - start)
+        self._top_id = ids[min(target // CARD_HEIGHT, len(ids) - 1)] if ids else None
+        for task_id in change.rows:
+            self.refresh_task(task_id)
+
+    _top_id: str | None = None
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        ids = self.ids
+        index = int(new_value) // CARD_HEIGHT
+        self._top_id = ids[index] if 0 <= index < len(ids) else None
+
+    def refresh_lease_cards(self, now_ms: int, previous_ms: int) -> None:
+        """Repaint the visible cards whose lease state changed between two moments."""
+        top = int(self.scroll_offset.y) // CARD_HEIGHT
+        bottom = top + self.page_cards + 1
+        for index, task_id in enumerate(self.ids[top:bottom], start=top):
+            task = self.state.tasks[task_id]
+            if lease_state(task, now_ms) != lease_state(task, previous_ms):
+                self.refresh_card(index)
+
+    # -- mouse ----------------------------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        if self.collapsed:
+            return
+        index = (int(self.scroll_offset.y) + event.y) // CARD_HEIGHT
+        if 0 <= index < len(self.ids):
+            self.post_message(self.Clicked(self, self.ids[index], event.chain >= 2))

@@ -1,0 +1,73 @@
+"""`enter`: everything about one task, in a drawer over the right of the board. It re-reads the
+task (`Board.view`) whenever the live feed says something about it changed, comments included, so
+it never shows a stale picture; the same task keys as on the board act on this task."""
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from boardlib import BoardError
+from boardlib.records import Task, TaskView
+
+from .. import keymap
+from ..actions import TaskActions
+from ..task_view import render_task_view
+from . import tcss
+from .column import label
+
+
+class TaskDrawer(TaskActions, ModalScreen[None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = [*keymap.DRAWER_BINDINGS, *keymap.TASK_BINDINGS]
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.view: TaskView | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="drawer"):
+            yield Static(self.task_id, id="drawer-title")
+            with VerticalScroll(id="drawer-body"):
+                yield Static("loading…", id="drawer-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def current_task(self) -> Task | None:
+        return self.app.state.tasks.get(self.task_id) or (self.view.task if self.view else None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "create":
+            return False  # a new task belongs to the board, not to this task
+        return self.check_task_action(action, parameters)
+
+    @work(thread=True, exclusive=True, group="drawer")
+    def reload(self) -> None:
+        try:
+            view = self.app.gateway.read(lambda board: board.view(self.task_id))
+        except BoardError as error:
+            self.app.call_from_thread(self._failed, error)
+            return
+        self.app.call_from_thread(self._show, view)
+
+    def _show(self, view: TaskView) -> None:
+        self.view = view
+        task = view.task
+        self.query_one("#drawer-title", Static).update(
+            f"[b]{task.id}[/]  {label(task.status)}  [dim]esc back · m move · c comment[/]"
+        )
+        self.query_one("#drawer-view", Static).update(render_task_view(view, self.app.now_ms()))
+        self.refresh_bindings()
+
+    def _failed(self, error: BoardError) -> None:
+        self.query_one("#drawer-view", Static).update(f"Cannot read {self.task_id}: {error}")
+
+    def action_scroll(self, step: int) -> None:
+        self.query_one("#drawer-body", VerticalScroll).scroll_relative(y=step * 2, animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

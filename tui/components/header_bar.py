@@ -1,0 +1,94 @@
+"""The one-line header: which board, how much is on it, whether it is live, when it last changed.
+
+Every field is an absolute fact (a path, counts, a state, a wall-clock time), so the header is
+repainted only when one of them changes: an idle board writes nothing, there is no clock here.
+"""
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from textual.content import Content
+from textual.markup import escape
+from textual.widget import Widget
+
+from ..cards import clock_text
+from . import tcss
+
+
+def short_path(path: Path) -> str:
+    """Relative to the working folder when inside it, else with `~` for home."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        pass
+    text = str(path)
+    home = os.path.expanduser("~")
+    if home != "/" and text.startswith(home + os.sep):
+        text = "~" + text[len(home) :]
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderFacts:
+    path: str = ""
+    total: int = 0
+    shown: int = 0
+    in_progress: int = 0
+    blocked: int = 0
+    loaded: bool = False
+    paused: bool = False
+    waiting: bool = False  # paused and the board changed meanwhile
+    stale_since: int | None = None
+    stale_reason: str | None = None
+    last_change_ms: int | None = None
+    filter: str = ""
+    read_only: bool = False
+
+
+class HeaderBar(Widget):
+    DEFAULT_CSS = tcss(__file__)
+
+    def __init__(self, path: Path, *, read_only: bool, now_ms: Callable[[], int]) -> None:
+        super().__init__(id="header")
+        self.now_ms = now_ms
+        self.facts = HeaderFacts(path=short_path(path), read_only=read_only)
+
+    def update_facts(self, **changes: object) -> None:
+        facts = replace(self.facts, **changes)  # type: ignore[arg-type]
+        if facts != self.facts:
+            self.facts = facts
+            self.refresh()
+
+    def render(self) -> Content:
+        f = self.facts
+        now = self.now_ms()
+
+        def clock(ms: int) -> str:
+            return clock_text(ms, now)
+
+        parts = ["[b $accent]kanban[/]"]
+        if f.stale_since is not None:
+            reason = f" ({escape(f.stale_reason)})" if f.stale_reason else ""
+            parts.append(f"[b $text-error]⚠ stale since {clock(f.stale_since)}{reason}[/]")
+        elif not f.loaded:
+            parts.append("[$text-muted]loading…[/]")
+        elif f.paused:
+            waiting = " · changes waiting (p)" if f.waiting else ""
+            parts.append(f"[b $text-warning]❚❚ paused{waiting}[/]")
+        else:
+            parts.append("[b $text-success]● live[/]")
+        if f.read_only:
+            parts.append("[b $text-warning]read-only[/]")
+        if f.loaded:
+            count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
+            extra = f" · {f.in_progress} running" if f.in_progress else ""
+            extra += f" · {f.blocked} blocked" if f.blocked else ""
+            parts.append(f"{count}{extra}")
+        if f.last_change_ms is not None:
+            parts.append(f"[$text-muted]changed[/] {clock(f.last_change_ms)}")
+        if f.filter:
+            parts.append(f"[$text-accent]filter:[/] {escape(f.filter)}")
+        parts.append(f"[$text-muted]{escape(f.path)}[/]")  # last: what a narrow screen cuts
+        return Content.from_markup(" │ ".join(parts))

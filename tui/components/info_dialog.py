@@ -1,0 +1,30 @@
+"""A result to read and dismiss: what cancel-dependents cancelled, say."""
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from . import tcss
+
+
+class InfoDialog(ModalScreen[None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = [Binding("escape,enter,q", "close", "Close", id="info.close")]
+
+    def __init__(self, title: str, body: RenderableType) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, id="dialog-title")
+            with VerticalScroll(id="dialog-body"):
+                yield Static(self.body)
+            yield Static("enter / esc close", classes="hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,60 @@
+"""`m`: where the selected card may go. The list is exactly `transitions.legal_targets(current)`,
+in column order; a terminal task has nowhere to go and the menu says so."""
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from boardlib import transitions as t
+from boardlib.records import Task
+
+from . import tcss
+from .column import label
+
+HINTS = {
+    t.TODO: "release: owner and lease cleared",
+    t.BLOCKED: "asks for a reason",
+    t.DONE: "through the verification gate",
+    t.CANCELLED: "asks to confirm",
+    t.IN_PROGRESS: "you take it, with a fresh lease",
+}
+
+
+class MoveMenu(ModalScreen[str | None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = [Binding("escape,q", "cancel", "Back", id="move.cancel")]
+
+    def __init__(self, task: Task) -> None:
+        super().__init__()
+        self.task_row = task
+        self.targets = t.legal_targets(task.status)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(
+                f"Move {self.task_row.id} from {label(self.task_row.status)} to…",
+                id="dialog-title",
+            )
+            if self.targets:
+                yield OptionList(
+                    *[
+                        Option(f"{label(target):<12} [dim]{HINTS.get(target, '')}[/]", id=target)
+                        for target in self.targets
+                    ],
+                    id="targets",
+                )
+            else:
+                yield Static(f"{label(self.task_row.status)} is final: no move is legal.")
+
+    def on_mount(self) -> None:
+        if self.targets:
+            self.query_one(OptionList).highlighted = 0
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

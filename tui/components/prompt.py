@@ -1,0 +1,67 @@
+"""Ask for one piece of text: a block reason, a comment. Required text cannot be submitted empty
+(the board would refuse it anyway; saying so here saves a round trip)."""
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static, TextArea
+
+from . import tcss
+
+
+class PromptDialog(ModalScreen[str | None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = [
+        Binding("escape", "cancel", "Back", id="prompt.cancel"),
+        Binding("ctrl+s", "submit", "Save", id="prompt.submit"),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        label: str,
+        *,
+        initial: str = "",
+        multiline: bool = False,
+        required: bool = True,
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.label_text = label
+        self.initial = initial
+        self.multiline = multiline
+        self.required = required
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, id="dialog-title")
+            yield Label(self.label_text)
+            if self.multiline:
+                yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
+                yield Static("ctrl+s save · esc back", classes="hint")
+            else:
+                yield Input(self.initial, id="answer")
+                yield Static("enter save · esc back", classes="hint")
+            yield Static("", id="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#answer").focus()
+
+    def _value(self) -> str:
+        widget = self.query_one("#answer")
+        return widget.text if isinstance(widget, TextArea) else widget.value  # type: ignore[attr-defined,no-any-return]
+
+    def action_submit(self) -> None:
+        value = self._value().strip()
+        if self.required and not value:
+            self.query_one("#error", Static).update("This cannot be empty.")
+            return
+        self.dismiss(value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

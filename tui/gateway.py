@@ -1,0 +1,66 @@
+"""The app's one door to the board for everything but the live feed: on-demand reads (the drawer,
+the dependency picker) and every write. Read-only mode is enforced here, in the data layer, not per
+view: a read-only gateway has no writable `Board` at all, and asking it to write is a `read_only`
+refusal like any other.
+
+Writes are serialised by a lock so that a read-modify-write (bump priority twice quickly) sees the
+result of the one before it. They run in worker threads; this object never touches the UI.
+"""
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from boardlib import Board, BoardError, Reason
+from boardlib.clock import Clock
+
+T = TypeVar("T")
+
+
+class BoardGateway:
+    def __init__(self, path: Path, *, read_only: bool, clock: Clock, operator: str) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        self.clock = clock
+        self.operator = operator
+        self._open_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._writer: Board | None = None
+        self._reader: Board | None = None
+
+    def open(self) -> None:
+        """Create or migrate the board (writable mode) so the reader finds it. Runs the orphan
+        pass, like any process that opens a board for writing."""
+        if not self.read_only:
+            self._writable()
+
+    def _writable(self) -> Board:
+        if self.read_only:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only (--read-only)")
+        with self._open_lock:
+            if self._writer is None:
+                self._writer = Board(self.path, clock=self.clock)
+            return self._writer
+
+    def read(self, work: Callable[[Board], T]) -> T:
+        """An on-demand read on a query-only connection (never the live feed's)."""
+        if not self.read_only:
+            return work(self._writable())
+        with self._open_lock:
+            if self._reader is None:
+                self._reader = Board(self.path, read_only=True, clock=self.clock)
+            board = self._reader
+        return work(board)
+
+    def write(self, work: Callable[[Board], T]) -> T:
+        board = self._writable()
+        with self._write_lock:
+            return work(board)
+
+    def close(self) -> None:
+        with self._open_lock:
+            for board in (self._writer, self._reader):
+                if board is not None:
+                    board.close()
+            self._writer = self._reader = None

@@ -1,0 +1,237 @@
+"""The live feed: one reader thread, one long-lived read-only connection, one message per change.
+
+Why a dedicated thread and not a timer or a thread worker: a query inside a timer callback blocks
+the event loop (keys stall while SQLite reads), and thread workers run on a pool, so a connection
+would hop between threads. Here the thread opens its own `Board(read_only=True)` and keeps it. Every
+poll it asks `PRAGMA data_version` (a few microseconds, no lock) whether anyone committed; only then
+does it read what changed since its event cursor (`Board.changes_since`) and post ONE `BoardUpdate`.
+A full snapshot is read at start, after a recovery, on `r`, and when a burst outran the cursor.
+
+A locked, vanished or replaced file does not freeze anything: the thread posts `BoardHealth` with
+the time the feed went stale, closes its connection and retries every poll until it recovers, then
+resynchronises from a full snapshot.
+"""
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.message import Message
+
+from boardlib import Board, BoardError
+from boardlib.clock import Clock
+from boardlib.records import Task
+
+BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
+
+
+class BoardUpdate(Message):
+    """Rows that changed (or, when `full`, every row), in one message per change."""
+
+    def __init__(
+        self,
+        tasks: list[Task],
+        *,
+        full: bool,
+        touched: frozenset[str],
+        last_change_ms: int | None,
+    ) -> None:
+        super().__init__()
+        self.tasks = tasks
+        self.full = full
+        self.touched = touched  # every task id an event named, changed row or not (comments...)
+        self.last_change_ms = last_change_ms
+
+
+class BoardHealth(Message):
+    """The feed went stale (`stale_since` set) or recovered (`stale_since` None)."""
+
+    def __init__(self, stale_since: int | None, reason: str | None = None) -> None:
+        super().__init__()
+        self.stale_since = stale_since
+        self.reason = reason
+
+
+class ChangesWaiting(Message):
+    """While paused: the board changed and the operator is not seeing it yet."""
+
+
+class BoardReplaced(OSError):
+    """The path now names another file than the one the connection reads."""
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """Which file the path names right now: a deleted or replaced board is not the one we read."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino
+
+
+def _last_change(tasks: list[Task]) -> int | None:
+    stamps = [
+        stamp
+        for task in tasks
+        for stamp in (task.updated_at, task.last_heartbeat_at, task.completed_at)
+        if stamp is not None
+    ]
+    return max(stamps) if stamps else None
+
+
+class BoardReader:
+    """Owns the read connection and the poll loop; talks to the app only through `post`."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        poll_ms: int,
+        post: Callable[[Message], object],
+        clock: Clock,
+    ) -> None:
+        self.path = Path(path)
+        self.poll_s = max(poll_ms, 10) / 1000
+        self._post = post
+        self._clock = clock
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._paused = False
+        self._want_full = True
+        self._thread = threading.Thread(target=self._run, name="kanban-reader", daemon=True)
+        # State below is touched by the reader thread only.
+        self._board: Board | None = None
+        self._identity: tuple[int, int] | None = None
+        self._version: int | None = None
+        self._cursor = 0
+        self._known: dict[str, Task] = {}
+        self._stale_since: int | None = None
+        self._waiting_flagged = False
+
+    # -- called from the app's thread -----------------------------------------------------------
+
+    def start(self) -> "BoardReader":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def poke(self, *, full: bool = False) -> None:
+        """Poll now instead of at the next tick (after our own write, or `r`)."""
+        with self._lock:
+            self._want_full = self._want_full or full
+        self._wake.set()
+
+    def pause(self, paused: bool) -> None:
+        with self._lock:
+            self._paused = paused
+        if not paused:
+            self._wake.set()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    # -- the reader thread ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._poll()
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+        finally:
+            self._close()
+
+    def _poll(self) -> None:
+        try:
+            board = self._open()
+            if self._identity != _identity(self.path):
+                raise BoardReplaced(self.path)
+            version = board.data_version()
+            with self._lock:
+                paused, full = self._paused, self._want_full
+                self._want_full = False
+            if paused and not full:
+                if version != self._version and not self._waiting_flagged:
+                    self._waiting_flagged = True
+                    self._post(ChangesWaiting())
+                return
+            self._waiting_flagged = False
+            if full or self._version is None:
+                self._read_full(board)
+            elif version != self._version:
+                self._read_changes(board)
+            self._version = version
+            if self._stale_since is not None:
+                self._stale_since = None
+                self._post(BoardHealth(None))
+        except (BoardError, sqlite3.Error, OSError) as error:
+            self._went_stale(error)
+
+    def _open(self) -> Board:
+        if self._board is None:
+            identity = _identity(self.path)  # raises when the file is not there
+            self._board = Board(self.path, read_only=True, recover=False, clock=self._clock)
+            self._identity = identity
+            self._version = None
+        return self._board
+
+    def _close(self) -> None:
+        if self._board is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._board.close()
+            self._board = None
+
+    def _went_stale(self, error: Exception) -> None:
+        self._close()
+        with self._lock:
+            self._want_full = True  # whatever we missed, the next good read resynchronises
+        if self._stale_since is None:
+            self._stale_since = self._clock.now_ms()
+            self._post(BoardHealth(self._stale_since, _describe(error, self.path)))
+
+    def _read_full(self, board: Board) -> None:
+        tasks, cursor = board.snapshot()
+        self._cursor = cursor
+        self._known = {task.id: task for task in tasks}
+        self._post(
+            BoardUpdate(tasks, full=True, touched=frozenset(), last_change_ms=_last_change(tasks))
+        )
+
+    def _read_changes(self, board: Board) -> None:
+        events, tasks, cursor = board.changes_since(self._cursor, limit=BURST_LIMIT)
+        if len(events) >= BURST_LIMIT:
+            self._read_full(board)
+            return
+        if not events:
+            return  # a commit that changed no task (an event purge): nothing to show
+        self._cursor = cursor
+        changed = [task for task in tasks if self._known.get(task.id) != task]
+        for task in changed:
+            self._known[task.id] = task
+        touched = frozenset(event.task_id for event in events if event.task_id is not None)
+        self._post(
+            BoardUpdate(
+                changed,
+                full=False,
+                touched=touched,
+                last_change_ms=max(event.created_at for event in events),
+            )
+        )
+
+
+def _describe(error: Exception, path: Path) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"{path.name} is gone"
+    if isinstance(error, BoardReplaced):
+        return f"{path.name} was replaced"
+    if isinstance(error, BoardError):
+        return error.message
+    text = str(error) or type(error).__name__
+    return "database is locked" if "locked" in text or "busy" in text else text

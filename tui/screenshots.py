@@ -1,0 +1,218 @@
+"""`python -m tui.screenshots [--out screenshots/]`: a deterministic board, photographed.
+
+Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
+fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
+a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu and the
+human-override dialog. Regenerate whenever the look changes; the README shows them.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from boardlib import Board, ManualClock, PlanItem
+
+START_MS = 1_767_261_600_000  # a fixed moment, so every timestamp on screen is the same each run
+OPERATOR = "operator:ana"
+
+FAILED_VERDICT = {
+    "status": "completed_with_debt",
+    "attempts": [
+        {
+            "attempt": 1,
+            "at": START_MS - 300_000,
+            "status": "fail",
+            "deterministic": {
+                "command": "pytest -q",
+                "exitCode": 1,
+                "passed": False,
+                "stderrTail": "FAILED tests/test_parser.py::test_unicode - AssertionError",
+                "durationMs": 5400,
+            },
+        }
+    ],
+    "debtNotes": [
+        {
+            "criterion": "handles unicode titles",
+            "severity": "high",
+            "justification": "emoji in titles crash the tokenizer; needs a grapheme-aware split",
+        },
+        {
+            "criterion": "docs updated",
+            "severity": "low",
+            "justification": "README example still shows the old flag",
+        },
+    ],
+    "updatedAt": START_MS - 240_000,
+}
+
+
+def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
+    """A board with one of everything; returns notable task ids by role in the story."""
+    with Board(path, clock=clock) as board:
+        plan = [
+            PlanItem("schema", "Design the task schema", role="builder", priority=3),
+            PlanItem(
+                "parser",
+                "Parse plan files into tasks",
+                role="builder",
+                priority=2,
+                depends_on=("schema",),
+            ),
+            PlanItem(
+                "api",
+                "REST endpoints for tasks",
+                role="builder",
+                priority=2,
+                depends_on=("schema",),
+            ),
+            PlanItem("cli", "CLI: kanban task claim-next", role="builder", priority=1),
+            PlanItem(
+                "docs", "Write the quick-start guide", role="writer", depends_on=("api", "cli")
+            ),
+            PlanItem("bench", "Benchmark claim throughput", role="builder", priority=1),
+            PlanItem("ui", "Terminal board: seven live columns", role="builder", priority=4),
+            PlanItem("auth", "Token auth for the REST API", role="builder", team_id="platform"),
+            PlanItem("retry", "Retry budget for busy databases", role="builder", priority=2),
+            PlanItem("audit", "Audit table for human overrides", role="reviewer"),
+            PlanItem("metrics", "Export Prometheus metrics", status="backlog"),
+            PlanItem("pg", "Postgres store behind the same API", status="backlog", priority=-1),
+            PlanItem("i18n", "Translate the board's labels", status="backlog"),
+            PlanItem("flaky", "Fix the flaky lease test", role="builder", priority=3),
+            PlanItem("gc", "Garbage-collect old worktrees", role="builder"),
+            PlanItem("ssh", "Legible colours over SSH", role="builder", priority=1),
+        ]
+        ids = {key: task.id for key, task in board.create_plan(plan).items()}
+
+        # Done, with a reviewed pass.
+        board.claim(ids["schema"], "agent-ada", runtime="claude-code")
+        run = board.open_execution(ids["schema"], "claude-code")
+        board.close_execution(
+            run.id,
+            "succeeded",
+            summary="schema v1",
+            input_tokens=48_000,
+            output_tokens=9_100,
+            cost_usd=0.84,
+        )
+        board.complete(ids["schema"], "agent-ada", summary="schema and migrations in")
+        clock.advance(seconds=40)
+        board.approve(ids["schema"], "agent-grace")
+
+        # In progress: a healthy lease, one about to run out, one expired.
+        board.claim(ids["parser"], "agent-ada", runtime="claude-code", lease_ms=15 * 60_000)
+        board.claim(ids["ui"], "agent-linus", runtime="codex", lease_ms=4 * 60_000)
+        board.claim(ids["retry"], "agent-barbara", runtime="script", lease_ms=60_000)
+        run = board.open_execution(ids["ui"], "codex")
+        board.close_execution(
+            run.id,
+            "failed",
+            error="context window exceeded",
+            input_tokens=190_000,
+            output_tokens=2_000,
+            cost_usd=2.31,
+        )
+        board.open_execution(ids["ui"], "codex", run_reason="second attempt")
+        board.log_progress(ids["parser"], "agent-ada", "tokenizer done, parser next")
+
+        # In review with a failing verdict (the override dialog's subject).
+        board.claim(ids["api"], "agent-grace", runtime="claude-code")
+        board.complete(ids["api"], "agent-grace", summary="endpoints + tests")
+        board.record_verification(ids["api"], json.dumps(FAILED_VERDICT))
+        board.add_comment(
+            ids["api"],
+            "Unicode titles still crash; see the debt note.",
+            author_agent_id="agent-linus",
+            author_type="agent",
+        )
+        # In review, clean.
+        board.claim(ids["cli"], "agent-barbara", runtime="script")
+        board.complete(ids["cli"], "agent-barbara")
+
+        # Blocked with a reason; cancelled; dropped.
+        board.claim(ids["auth"], "agent-ada", runtime="claude-code")
+        board.block(ids["auth"], "agent-ada", "needs a decision on token lifetime")
+        board.cancel(ids["i18n"], reason="out of scope for v1")
+        board.drop(ids["gc"])
+        board.add_comment(
+            ids["flaky"],
+            "Seen twice on CI this week.",
+            author_agent_id=OPERATOR,
+            author_type="user",
+        )
+
+        # Time passes: the short lease is now about to run out, the 1-minute one has expired.
+        clock.advance(minutes=3, seconds=20)
+        board.heartbeat(ids["parser"], "agent-ada")
+    return ids
+
+
+async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -> list[Path]:
+    from .app import KanbanApp
+
+    saved: list[Path] = []
+
+    def app() -> KanbanApp:
+        return KanbanApp(db, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={})
+
+    async def settle(pilot: object) -> None:
+        for _ in range(20):
+            await pilot.pause(0.05)  # type: ignore[attr-defined]
+            if kanban.loaded:
+                break
+        await pilot.pause(0.1)  # type: ignore[attr-defined]
+
+    for size, name in (((80, 24), "board-80x24"), ((160, 48), "board-160x48")):
+        kanban = app()
+        async with kanban.run_test(size=size) as pilot:
+            await settle(pilot)
+            saved.append(Path(kanban.save_screenshot(f"{name}.svg", str(out))))
+    kanban = app()
+    async with kanban.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        kanban.jump_to(ids["ui"])
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        saved.append(Path(kanban.save_screenshot("move-menu.svg", str(out))))
+        await pilot.press("escape")
+        kanban.jump_to(ids["api"])
+        await pilot.press("d")
+        await pilot.pause(0.2)
+        saved.append(Path(kanban.save_screenshot("override-dialog.svg", str(out))))
+        await pilot.press("n")
+        await pilot.press("enter")
+        await pilot.pause(0.4)
+        saved.append(Path(kanban.save_screenshot("drawer.svg", str(out))))
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("screenshots"))
+    args = parser.parse_args(argv)
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    os.environ.setdefault("TEXTUAL_COLOR_SYSTEM", "truecolor")
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out.absolute()
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)  # the header shows the board's path: keep it the same every run
+        try:
+            db = Path("board.db")
+            clock = ManualClock(START_MS)
+            ids = build_demo_board(db, clock)
+            saved = asyncio.run(_shoot(db, clock, out, ids))
+        finally:
+            os.chdir(here)
+    for path in saved:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

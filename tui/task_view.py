@@ -1,0 +1,196 @@
+"""The drawer's contents: one `TaskView` (task, comments, both dependency directions, executions,
+verdict, lease) as Rich renderables.
+
+The verdict is parsed with the board's own model (`boardlib.models.parse_verdict`), so debt notes,
+gate attempts and reviews render as what they are (a criterion, a severity, a justification), never
+as an object dumped into text.
+"""
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from boardlib import transitions as t
+from boardlib.records import Execution, LinkedTask, Task, TaskView
+
+from .cards import EXPIRED, SOON, clock_text, lease_state, money
+
+SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red"}
+VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "completed_with_debt": "bold yellow"}
+
+
+def heading(text: str) -> Text:
+    return Text(f"\n{text}", style="bold underline")
+
+
+def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
+    """A verdict as text: status, whether it may reach done, gate attempts, debt notes, reviews."""
+    if not verification:
+        return Text("No verdict recorded.", style="dim")
+    from boardlib.models import parse_verdict  # pydantic only when a verdict is shown
+
+    try:
+        verdict = parse_verdict(verification)
+    except ValueError as error:
+        return Text(f"Unreadable verdict ({error.__class__.__name__}): {verification[:200]}")
+    parts: list[RenderableType] = []
+    line = Text()
+    line.append(verdict.status.upper(), style=VERDICT_STYLE.get(verdict.status, "bold"))
+    promotable = "may reach done" if verdict.promotable else "blocks done (override required)"
+    line.append(f"  {promotable}  ·  updated {clock_text(verdict.updated_at, now_ms)}", "dim")
+    parts.append(line)
+    for attempt in verdict.attempts:
+        text = Text(f"  attempt {attempt.attempt} at {clock_text(attempt.at, now_ms)}: ")
+        text.append(attempt.status, style=VERDICT_STYLE.get(attempt.status, ""))
+        gate = attempt.deterministic
+        if gate is not None:
+            ran = f"  `{gate.command}` exit {gate.exit_code}"
+            ran += " (timed out)" if gate.timed_out else ""
+            text.append(ran, style="dim")
+            tail = (gate.stderr_tail or gate.stdout_tail).strip().splitlines()[-3:]
+            for row in tail:
+                text.append(f"\n      {row}", style="dim")
+        parts.append(text)
+    if verdict.debt_notes:
+        notes = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+        notes.add_column("severity")
+        notes.add_column("criterion")
+        notes.add_column("justification", ratio=1)
+        for note in verdict.debt_notes:
+            notes.add_row(
+                Text(note.severity, style=SEVERITY_STYLE.get(note.severity, "")),
+                escape(note.criterion),
+                escape(note.justification),
+            )
+        parts.append(Text("  debt notes:", style="bold yellow"))
+        parts.append(Padding(notes, (0, 0, 0, 2)))
+    for review in verdict.reviews:
+        text = Text(f"  {review.decision} by {review.reviewer} at {clock_text(review.at, now_ms)}")
+        if review.reason:
+            text.append(f": {review.reason}", style="italic")
+        parts.append(text)
+    return Group(*parts)
+
+
+def _facts(task: Task, now_ms: int) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", justify="right")
+    table.add_column()
+
+    def row(name: str, value: object, style: str = "") -> None:
+        if value not in (None, "", [], 0) or name in ("priority",):
+            table.add_row(name, Text(str(value), style=style))
+
+    row("status", task.status + (" (dropped)" if task.dropped else ""), "bold")
+    row("priority", task.priority)
+    row("role", task.role)
+    row("team", task.team_id)
+    row("kind", task.kind)
+    who = task.assignee_agent_id
+    if who and task.assignee_runtime:
+        who += f" · {task.assignee_runtime}"
+    row("assignee", who)
+    row("claimed by", task.claimed_by)
+    row("holders", ", ".join(task.holders))
+    row("attempts", task.attempts)
+    row("claim epoch", task.claim_epoch)
+    if task.lease_until is not None:
+        state = lease_state(task, now_ms)
+        style = "bold red" if state == EXPIRED else "bold yellow" if state == SOON else ""
+        suffix = " (expired)" if state == EXPIRED else " (about to expire)" if state == SOON else ""
+        row("lease until", clock_text(task.lease_until, now_ms) + suffix, style)
+    if task.last_heartbeat_at is not None:
+        row("heartbeat", clock_text(task.last_heartbeat_at, now_ms))
+    row("waits on", f"{task.unmet_deps} unfinished" if task.unmet_deps else None, "yellow")
+    row("created", clock_text(task.created_at, now_ms))
+    row("updated", clock_text(task.updated_at, now_ms))
+    if task.completed_at is not None:
+        row("completed", clock_text(task.completed_at, now_ms))
+    row("cost", money(task.cost_usd) if task.cost_usd else None)
+    row("branch", task.branch_ref)
+    row("worktree", task.worktree_ref)
+    return table
+
+
+def _links(tasks: list[LinkedTask], empty: str) -> RenderableType:
+    if not tasks:
+        return Text(f"  {empty}", style="dim")
+    table = Table.grid(padding=(0, 2))
+    for linked in tasks:
+        done = linked.status == t.DONE
+        table.add_row(
+            Text(f"  {linked.id}", style="bold"),
+            Text(linked.status, style="green" if done else "yellow"),
+            Text(linked.title),
+            Text(linked.assignee_agent_id or "", style="dim"),
+        )
+    return table
+
+
+def _executions(executions: list[Execution], now_ms: int) -> RenderableType:
+    if not executions:
+        return Text("  none yet", style="dim")
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    for name in ("id", "agent", "runtime", "status", "started", "tokens in/out", "cost", "note"):
+        table.add_column(name)
+    for run in executions:
+        tokens = (
+            f"{run.input_tokens or 0}/{run.output_tokens or 0}"
+            if run.input_tokens or run.output_tokens
+            else ""
+        )
+        style = {"succeeded": "green", "failed": "red", "timed_out": "yellow"}.get(run.status, "")
+        note = run.error or run.summary or ""
+        if run.recovery_tombstone:
+            note = f"(recovered) {note}"
+        table.add_row(
+            run.id,
+            run.agent_id or "",
+            run.executor_type,
+            Text(run.status, style=style),
+            clock_text(run.started_at, now_ms) if run.started_at else "",
+            tokens,
+            money(run.cost_usd) if run.cost_usd else "",
+            escape(note[:160]),
+        )
+    return table
+
+
+def render_task_view(view: TaskView, now_ms: int) -> RenderableType:
+    task = view.task
+    parts: list[RenderableType] = [
+        Text(task.title, style="bold"),
+        _facts(task, now_ms),
+    ]
+    if task.blocked_reason:
+        parts += [heading("Blocked because"), Text(f"  {task.blocked_reason}", style="yellow")]
+    if task.description:
+        parts += [heading("Description"), Padding(Text(task.description), (0, 0, 0, 2))]
+    parts += [heading("Verdict"), describe_verdict(task.verification, now_ms)]
+    parts += [heading("Waits on"), _links(view.dependencies, "nothing")]
+    parts += [heading("Blocks"), _links(view.dependents, "nothing waits on this task")]
+    if view.ancestors:
+        chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
+        parts += [heading("Parent chain"), Text(f"  {chain}")]
+    parts += [heading(f"Executions ({len(view.executions)})"), _executions(view.executions, now_ms)]
+    if view.workspaces:
+        parts.append(heading("Workspaces"))
+        for space in view.workspaces:
+            parts.append(
+                Text(
+                    f"  {space.id} {space.status} {space.branch or ''} {space.worktree_path or ''}"
+                )
+            )
+    parts.append(heading(f"Comments ({len(view.comments)})"))
+    if not view.comments:
+        parts.append(Text("  none", style="dim"))
+    for comment in view.comments:
+        who = comment.author_agent_id or comment.author_type
+        line = Text(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
+        line.append(who, style="bold cyan" if comment.author_type == "user" else "bold")
+        line.append(f" ({comment.author_type})", style="dim")
+        parts.append(line)
+        parts.append(Padding(Text(comment.body), (0, 0, 0, 4)))
+    return Group(*parts)
