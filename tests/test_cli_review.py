@@ -126,11 +126,6 @@ def test_every_holder_since_todo_is_excluded_from_review(kanban: Kanban) -> None
     assert kanban.ok("task", "approve", task["id"], "-a", "dave")["status"] == "done"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Board.reject moves in_review -> todo, which the seven-status table of seed 000 "
-    "does not list (illegal_transition); the core test of reject fails the same way",
-)
 def test_reject_sends_work_back_with_the_reason_as_a_comment(kanban: Kanban) -> None:
     task = claimed_by(kanban, "alice")
     kanban.ok("task", "complete", task["id"], "-a", "alice")

@@ -11,7 +11,7 @@ shows the truth.
 in read-only mode, so the footer and the palette show it.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group
 from rich.text import Text
@@ -58,7 +58,10 @@ def applicable(action: str, task: Task, parameters: tuple[object, ...] = ()) -> 
 class TaskActions:
     """Mixin for a screen with a current task (`current_task`)."""
 
-    app: "KanbanApp"
+    @property
+    def kanban(self) -> "KanbanApp":
+        """The app, typed: the screens mixing this in run inside `KanbanApp`."""
+        return cast("KanbanApp", self.app)  # type: ignore[attr-defined]
 
     def current_task(self) -> Task | None:
         raise NotImplementedError
@@ -66,7 +69,7 @@ class TaskActions:
     def check_task_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in WRITE_ACTIONS and action not in TASK_ACTIONS:
             return True
-        if action in WRITE_ACTIONS and self.app.read_only:
+        if action in WRITE_ACTIONS and self.kanban.read_only:
             return None
         if action not in TASK_ACTIONS:
             return True
@@ -78,7 +81,7 @@ class TaskActions:
     def _target_task(self) -> Task | None:
         task = self.current_task()
         if task is None:
-            self.app.notify("No task selected.", severity="warning")
+            self.kanban.notify("No task selected.", severity="warning")
         return task
 
     # -- moves ----------------------------------------------------------------------------------
@@ -92,7 +95,7 @@ class TaskActions:
             if target:
                 self.request_move(task, target)
 
-        self.app.push_screen(MoveMenu(task), chosen)
+        self.kanban.push_screen(MoveMenu(task), chosen)
 
     def action_move_step(self, step: int) -> None:
         task = self._target_task()
@@ -100,7 +103,7 @@ class TaskActions:
             return
         target = t.neighbour_target(task.status, step)
         if target is None:
-            self.app.notify(f"No legal column on that side of {label(task.status)}.")
+            self.kanban.notify(f"No legal column on that side of {label(task.status)}.")
             return
         self.request_move(task, target)
 
@@ -123,7 +126,7 @@ class TaskActions:
     def request_move(self, task: Task, target: str) -> None:
         """One move, with the question it needs first: a reason for blocked, a confirmation for
         cancelling or releasing someone's work, an override for a verdict that blocks done."""
-        app = self.app
+        app = self.kanban
         move = f"{task.id} → {label(target)}"
         if target == t.BLOCKED:
 
@@ -168,7 +171,7 @@ class TaskActions:
         app.write(move, lambda b: b.move(task.id, target, actor=app.operator))
 
     def confirm_override(self, task: Task) -> None:
-        app = self.app
+        app = self.kanban
         blocks = verdict_blocks_done(task.verification)
         lead = (
             "The verdict below blocks done. Overriding it moves the task to done anyway."
@@ -204,7 +207,7 @@ class TaskActions:
             if yes:
                 then()
 
-        self.app.push_screen(ConfirmDialog(title, body, confirm=verb, danger=danger), answered)
+        self.kanban.push_screen(ConfirmDialog(title, body, confirm=verb, danger=danger), answered)
 
     # -- the other overrides --------------------------------------------------------------------
 
@@ -212,7 +215,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
 
         def done(cancelled: list[Task]) -> None:
             if not cancelled:
@@ -248,7 +251,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
 
         def bump(board: Any) -> Task:
             current = board.get_task(task.id).priority  # fresh: two quick presses add up
@@ -262,7 +265,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
 
         def edited(changes: dict[str, Any] | None) -> None:
             if changes:
@@ -278,7 +281,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
 
         def written(body: str | None) -> None:
             if body:
@@ -298,7 +301,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
 
         def picked(blocker: str | None) -> None:
             if blocker:
@@ -314,7 +317,7 @@ class TaskActions:
         task = self._target_task()
         if task is None:
             return
-        app = self.app
+        app = self.kanban
         if task.dropped:
             app.write(f"restore {task.id}", lambda b: b.restore(task.id, actor=app.operator))
             return
@@ -329,7 +332,7 @@ class TaskActions:
         )
 
     def action_create(self) -> None:
-        app = self.app
+        app = self.kanban
 
         def filled(values: dict[str, Any] | None) -> None:
             if values:

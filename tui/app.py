@@ -13,10 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -56,7 +57,7 @@ def default_operator() -> str:
 class KanbanApp(App[None]):
     TITLE = "kanban"
     CSS_PATH = "app.tcss"
-    BINDINGS = keymap.APP_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*keymap.APP_BINDINGS]
     COMMANDS = App.COMMANDS | {TaskJumpProvider}
 
     def __init__(

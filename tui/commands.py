@@ -6,7 +6,7 @@ keys).
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -61,7 +61,7 @@ class TaskJumpProvider(Provider):
             )
 
 
-def board_commands(app: "KanbanApp", screen: Screen[object]) -> Iterator[SystemCommand]:
+def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[SystemCommand]:
     """The board's own commands, only those that apply right now (as the footer greys them)."""
 
     def allowed(action: str, *parameters: object) -> bool:

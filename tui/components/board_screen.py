@@ -24,14 +24,14 @@ class BoardScreen(TaskActions, Screen[None]):
     AUTO_FOCUS = None
 
     def compose(self) -> ComposeResult:
-        app = self.app
+        app = self.kanban
         yield HeaderBar(app.db_path, read_only=app.read_only, now_ms=app.now_ms)
         yield BoardView(app.state, now_ms=app.now_ms, is_changed=app.is_changed)
         yield FilterBar()
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.app.size.width < FOLD_BELOW_COLUMNS:
+        if self.kanban.size.width < FOLD_BELOW_COLUMNS:
             self.board.set_collapsed((t.DONE, t.CANCELLED), True)
 
     @property
@@ -47,7 +47,7 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self.app.state.filter.active
+            return self.kanban.state.filter.active
         return self.check_task_action(action, parameters)
 
     # -- navigation -----------------------------------------------------------------------------
@@ -70,23 +70,23 @@ class BoardScreen(TaskActions, Screen[None]):
     def action_open_drawer(self) -> None:
         task = self.current_task()
         if task is not None:
-            self.app.open_drawer(task.id)
+            self.kanban.open_drawer(task.id)
 
     def on_task_column_clicked(self, message: TaskColumn.Clicked) -> None:
         if message.double:
-            self.app.open_drawer(message.task_id)
+            self.kanban.open_drawer(message.task_id)
 
     def on_board_view_selection_changed(self, _message: BoardView.SelectionChanged) -> None:
-        self.app.selection_changed()
+        self.kanban.selection_changed()
 
     # -- board-wide toggles ---------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        self.query_one(FilterBar).open(self.app.state.filter.describe())
+        self.query_one(FilterBar).open(self.kanban.state.filter.describe())
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if isinstance(event.input, FilterBar):
-            self.app.set_filter(event.value)
+            self.kanban.set_filter(event.value)
 
     def on_filter_bar_done(self, _message: FilterBar.Done) -> None:
         self.query_one(FilterBar).close()
@@ -94,17 +94,17 @@ class BoardScreen(TaskActions, Screen[None]):
         self.refresh_bindings()
 
     def action_back(self) -> None:
-        self.app.set_filter("")
+        self.kanban.set_filter("")
         self.refresh_bindings()
 
     def action_toggle_dropped(self) -> None:
-        self.app.toggle_dropped()
+        self.kanban.toggle_dropped()
 
     def action_toggle_finished(self) -> None:
-        self.app.toggle_finished()
+        self.kanban.toggle_finished()
 
     def action_toggle_pause(self) -> None:
-        self.app.toggle_pause()
+        self.kanban.toggle_pause()
 
     def action_refresh(self) -> None:
-        self.app.refresh_now()
+        self.kanban.refresh_now()

@@ -38,7 +38,7 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
         self.reload()
 
     def current_task(self) -> Task | None:
-        return self.app.state.tasks.get(self.task_id) or (self.view.task if self.view else None)
+        return self.kanban.state.tasks.get(self.task_id) or (self.view.task if self.view else None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "create":
@@ -48,11 +48,11 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
     @work(thread=True, exclusive=True, group="drawer")
     def reload(self) -> None:
         try:
-            view = self.app.gateway.read(lambda board: board.view(self.task_id))
+            view = self.kanban.gateway.read(lambda board: board.view(self.task_id))
         except BoardError as error:
-            self.app.call_from_thread(self._failed, error)
+            self.kanban.call_from_thread(self._failed, error)
             return
-        self.app.call_from_thread(self._show, view)
+        self.kanban.call_from_thread(self._show, view)
 
     def _show(self, view: TaskView) -> None:
         self.view = view
@@ -60,7 +60,7 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
         self.query_one("#drawer-title", Static).update(
             f"[b]{task.id}[/]  {label(task.status)}  [dim]esc back · m move · c comment[/]"
         )
-        self.query_one("#drawer-view", Static).update(render_task_view(view, self.app.now_ms()))
+        self.query_one("#drawer-view", Static).update(render_task_view(view, self.kanban.now_ms()))
         self.refresh_bindings()
 
     def _failed(self, error: BoardError) -> None:

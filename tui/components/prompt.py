@@ -50,7 +50,7 @@ class PromptDialog(ModalScreen[str | None]):
 
     def _value(self) -> str:
         widget = self.query_one("#answer")
-        return widget.text if isinstance(widget, TextArea) else widget.value  # type: ignore[attr-defined,no-any-return]
+        return str(widget.text if isinstance(widget, TextArea) else widget.value)  # type: ignore[attr-defined]
 
     def action_submit(self) -> None:
         value = self._value().strip()
