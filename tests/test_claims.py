@@ -154,3 +154,15 @@ def test_explain_names_what_blocks_a_claim(board: Board, clock: ManualClock) -> 
     clock.advance(ms=board.config.lease_ms + 1)
     assert board.explain(blocker.id).claimable  # the lease lapsed: the next claim takes it
     assert board.explain_idle(role="worker")["waitingOnDependencies"] == [waits.id]
+
+
+def test_respect_deps_false_with_a_role_ranks_waiting_and_ready_together(board: Board) -> None:
+    blocker = board.create_task("blocker", priority=0, role="worker")
+    board.create_task("other role waits", priority=9, role="reviewer", depends_on=[blocker.id])
+    waits = board.create_task("waits", priority=5, depends_on=[blocker.id])
+    ready = board.create_task("ready", priority=3, role="worker")
+    take = board.claim_next
+    assert take("w1", role="worker", respect_deps=False).id == waits.id  # type: ignore[union-attr]
+    assert take("w2", role="worker", respect_deps=False).id == ready.id  # type: ignore[union-attr]
+    assert take("w3", role="worker", respect_deps=False).id == blocker.id  # type: ignore[union-attr]
+    assert take("w4", role="worker", respect_deps=False) is None

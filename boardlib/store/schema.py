@@ -12,6 +12,9 @@ one partial-index lookup whatever the dependency graph looks like.
 Indexes are few on purpose: each one a claim touches is another page in every commit's WAL, and with
 `wal_autocheckpoint=50` pages per claim decide how often a checkpoint (with its fsync) runs. Lists
 sort by `updated_at` without an index (milliseconds at 100,000 tasks) and the event purge scans.
+For the same reason `events.seq` is a plain rowid, not AUTOINCREMENT (which writes
+`sqlite_sequence` on every insert); the purge always keeps the newest event, so a seq is never
+handed out twice and a follower's cursor stays valid.
 """
 
 import sqlite3
@@ -71,10 +74,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         # The lease sweep: only in-progress tasks carry a lease worth checking.
         "CREATE INDEX tasks_lease ON tasks (lease_until) WHERE status = 'in_progress'",
-        # claim-next with dependencies ignored: todo tasks in claim order.
+        # claim-next with dependencies ignored picks the better of the ready index and this one
+        # (todo tasks still waiting on a dependency); a normal claim never touches it.
         """
-        CREATE INDEX tasks_todo ON tasks (priority DESC, updated_at DESC)
-        WHERE status = 'todo' AND dropped = 0
+        CREATE INDEX tasks_waiting ON tasks (priority DESC, updated_at DESC)
+        WHERE status = 'todo' AND dropped = 0 AND unmet_deps > 0
         """,
         "CREATE INDEX tasks_parent ON tasks (parent_task_id) WHERE parent_task_id IS NOT NULL",
         "CREATE INDEX tasks_root_created ON tasks (created_at) WHERE parent_task_id IS NULL",
@@ -149,7 +153,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX executions_running ON execution_processes (task_id) WHERE status = 'running'",
         """
         CREATE TABLE events (
-            seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+            seq         INTEGER PRIMARY KEY,
             task_id     TEXT,
             kind        TEXT    NOT NULL,
             actor       TEXT,

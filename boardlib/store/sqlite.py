@@ -146,29 +146,32 @@ class SqliteTx:
         the best role-less task, whichever ranks higher), never a scan past blocked tasks."""
         # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
         # another index and skip every blocked task inside the write lock.
-        if respect_deps:
-            ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
-            source = (
-                "tasks INDEXED BY tasks_ready"
-                if role is None
-                else "tasks INDEXED BY tasks_ready_by_role"
-            )
-        else:
-            ready = "status = 'todo' AND dropped = 0"
-            source = "tasks INDEXED BY tasks_todo"
         order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
+        ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+        waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
         if role is None:
-            pick = f"SELECT id FROM {source} WHERE {ready} {order}"
+            candidates = [f"tasks INDEXED BY tasks_ready WHERE {ready}"]
+            if not respect_deps:
+                candidates.append(f"tasks INDEXED BY tasks_waiting WHERE {waiting}")
         else:
-            pick = (
-                "SELECT id FROM ("
-                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} "
-                f"WHERE {ready} AND role = :role {order}) "
-                "UNION ALL "
-                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} "
-                f"WHERE {ready} AND role IS NULL {order})"
-                f") {order}"
+            by_role = "tasks INDEXED BY tasks_ready_by_role"
+            candidates = [
+                f"{by_role} WHERE {ready} AND role = :role",
+                f"{by_role} WHERE {ready} AND role IS NULL",
+            ]
+            if not respect_deps:
+                candidates.append(
+                    f"tasks INDEXED BY tasks_waiting WHERE {waiting} "
+                    "AND (role = :role OR role IS NULL)"
+                )
+        if len(candidates) == 1:
+            pick = f"SELECT id FROM {candidates[0]} {order}"
+        else:
+            best_of_each = " UNION ALL ".join(
+                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} {order})"
+                for source in candidates
             )
+            pick = f"SELECT id FROM ({best_of_each}) {order}"
         return _one(
             self.conn.execute(
                 f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} RETURNING *",
@@ -607,13 +610,14 @@ class SqliteTx:
         return int(seq)
 
     def purge_expired_events(self, now: int) -> int:
-        """Delete events past their TTL, except those of tasks still in flight: a live task keeps
-        its whole history until it finishes, however long that takes."""
+        """Delete events past their TTL, except those of tasks still in flight (a live task keeps
+        its whole history until it finishes) and the newest event (so seqs only ever grow)."""
         cursor = self.conn.execute(
             """
             DELETE FROM events
             WHERE ttl_seconds IS NOT NULL
               AND created_at + ttl_seconds * 1000 < :now
+              AND seq < (SELECT MAX(seq) FROM events)
               AND (task_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM tasks t WHERE t.id = events.task_id
                     AND t.status NOT IN ('done', 'cancelled')))
