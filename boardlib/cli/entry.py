@@ -31,6 +31,10 @@ def _traceback(error: BaseException) -> None:
 def _unexpected(error: BaseException) -> int:
     if _debug():
         _traceback(error)
+    report = getattr(error, "to_dict", None)
+    if callable(report):  # an environment failure that describes itself (e.g. git_failed)
+        error_line(report())
+        return exitcodes.UNEXPECTED
     if isinstance(error, sqlite3.Error):
         from .context import opened_path
 

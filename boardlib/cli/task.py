@@ -62,7 +62,7 @@ READING = "boardlib.cli.reading"
             "Runs",
             {
                 "exec": "boardlib.cli.executions:exec_group",
-                # "workspace": "boardlib.cli.workspace:workspace",
+                "workspace": "boardlib.cli.workspace:workspace",
             },
         ),
     ],

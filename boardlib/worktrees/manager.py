@@ -296,7 +296,8 @@ class Worktrees:
         if isolation_for(effective) == "none":
             raise BoardError(
                 Reason.NO_ISOLATION,
-                f"a {effective} task mutates no files, so it gets no worktree",
+                "no_isolation",  # the seed's error string, verbatim; the sentence is in `why`
+                why=f"a {effective} task mutates no files, so it gets no worktree",
                 isolation="none",
                 kind=effective,
                 id=task_id,

@@ -1,0 +1,166 @@
+"""`kanban task workspace ...`: a file-mutating task's own git worktree, its system-of-record
+files, the clock-out handoff, and completion through the verification gate.
+
+Each command prints the JSON of seed 003's workspace routes (without their HTTP `ok` flag);
+gitpython loads only here, never on the claim path. A git command that fails is exit 1 with
+`{"error": ..., "reason": "git_failed"}`; refusals from the board are exit 2 as everywhere else.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+import click
+
+from .context import global_options, open_board
+from .options import epoch_option, task_id_argument
+from .output import emit
+
+if TYPE_CHECKING:
+    from ..worktrees import Worktrees
+
+
+@contextmanager
+def open_worktrees() -> "Iterator[Worktrees]":
+    from ..worktrees import Worktrees
+
+    with open_board() as board:
+        yield Worktrees(board)
+
+
+@click.group("workspace")
+def workspace() -> None:
+    """Per-task git worktrees: provision, handoff, resume, pause, complete, detail."""
+
+
+@workspace.command("provision")
+@task_id_argument
+@click.option(
+    "--repo",
+    "repo_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="PATH",
+    help="The git repository to branch from.",
+)
+@click.option("--base-ref", metavar="REF", help="Branch point (default HEAD).")
+@click.option("--base-sha", metavar="SHA", help="Pin the branch point to a commit.")
+@click.option(
+    "--kind", metavar="KIND", help="Task kind (default: the task's); research/review refuse."
+)
+@global_options
+def provision(
+    task_id: str,
+    repo_path: Path,
+    base_ref: str | None,
+    base_sha: str | None,
+    kind: str | None,
+) -> None:
+    """Create (or reuse) the task's worktree and branch outside the repo, with the SoR scaffold."""
+    if base_ref is not None and base_sha is not None:
+        raise click.UsageError("give --base-ref or --base-sha, not both")
+    with open_worktrees() as trees:
+        result = trees.provision(
+            task_id,
+            str(repo_path),
+            base_sha=base_sha,
+            base_ref=base_ref if base_ref is not None else "HEAD",
+            kind=kind,
+        )
+    emit(result.to_json())
+
+
+@workspace.command("resume")
+@task_id_argument
+@global_options
+def resume(task_id: str) -> None:
+    """The cold-resume read: the workspace and the state rebuilt from its files alone."""
+    with open_worktrees() as trees:
+        emit(trees.resume(task_id).to_json())
+
+
+@workspace.command("handoff")
+@task_id_argument
+@click.option(
+    "--file",
+    "source",
+    required=True,
+    type=click.File("rb"),
+    metavar="FILE",
+    help="AGENT_HANDOFF JSON to write ('-' reads stdin).",
+)
+@click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Who hands off.")
+@global_options
+def handoff(task_id: str, source: BinaryIO, agent: str | None) -> None:
+    """Validate and write AGENT_HANDOFF.json into the task's worktree."""
+    payload = source.read()
+    with open_worktrees() as trees:
+        emit(trees.write_handoff(task_id, payload, actor=agent).to_json())
+
+
+@workspace.command("pause")
+@task_id_argument
+@click.option("--agent", "-a", "actor", envvar="KANBAN_AGENT", default="operator", metavar="NAME")
+@global_options
+def pause(task_id: str, actor: str) -> None:
+    """Commit uncommitted work on the branch and remove the checkout; the branch stays."""
+    with open_worktrees() as trees:
+        emit(trees.pause(task_id, actor=actor).to_json())
+
+
+@workspace.command("complete")
+@task_id_argument
+@click.option(
+    "--agent",
+    "-a",
+    envvar="KANBAN_AGENT",
+    metavar="NAME",
+    help="The builder (default: the task's assignee).",
+)
+@epoch_option
+@click.option("--summary", metavar="TEXT", help="What was done (kept as a comment).")
+@click.option(
+    "--verify-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Limit for the verify command (default 600 s, env KANBAN_VERIFY_TIMEOUT_S).",
+)
+@global_options
+def complete(
+    task_id: str,
+    agent: str | None,
+    epoch: int | None,
+    summary: str | None,
+    verify_timeout: float | None,
+) -> None:
+    """Diff against the baseline; empty -> done and cleaned up; otherwise the verification gate
+    decides (pass -> done, fail -> back to the builder or blocked, debt -> blocked)."""
+    with open_worktrees() as trees:
+        builder = agent or trees.board.get_task(task_id).assignee_agent_id
+        if builder is None:
+            raise click.UsageError(f"{task_id} has no assignee: say who built it with --agent")
+        result = trees.complete(
+            task_id, builder, epoch=epoch, summary=summary, verify_timeout_s=verify_timeout
+        )
+    emit(result.to_json())
+
+
+@workspace.command("detail")
+@task_id_argument
+@global_options
+def detail(task_id: str) -> None:
+    """The SoR files, and the diff and diff-stat against the baseline (SoR files excluded)."""
+    with open_worktrees() as trees:
+        emit(trees.detail(task_id).to_json())
+
+
+@workspace.command("gc")
+@global_options
+def gc() -> None:
+    """One garbage-collection pass: stale worktrees committed to their branch and pruned."""
+    from ..worktrees import collect_garbage
+
+    with open_board() as board:
+        report = collect_garbage(board)
+    emit(report.to_json())
