@@ -10,6 +10,8 @@ the store turns them into `BoardError` (or, for lock contention, retries them).
 from enum import StrEnum
 from typing import Any
 
+from .naming import camel
+
 
 class Reason(StrEnum):
     NOT_FOUND = "not_found"
@@ -59,8 +61,10 @@ class BoardError(Exception):
         self.details = {key: value for key, value in details.items() if value is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON error document: `{"error": message, "reason": ..., **details}`."""
-        return {"error": self.message, "reason": self.reason.value, **self.details}
+        """The JSON error document: `{"error": message, "reason": ..., **details}`, detail keys in
+        camelCase like every other JSON the board prints."""
+        details = {camel(key): value for key, value in self.details.items()}
+        return {"error": self.message, "reason": self.reason.value, **details}
 
     def __repr__(self) -> str:
         return f"BoardError({self.reason.value!r}, {self.message!r})"

@@ -17,12 +17,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self
 
-
-def camel(name: str) -> str:
-    """`assignee_agent_id` -> `assigneeAgentId`."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
+from .naming import camel
 
 _JSON_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
 _FIELD_NAMES: dict[type, frozenset[str]] = {}

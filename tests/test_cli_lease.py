@@ -94,7 +94,7 @@ def test_a_reclaimed_task_fences_the_stale_worker_by_epoch(kanban: Kanban) -> No
         "task", "complete", first["id"], "--agent", "alice", "--epoch", str(first["claimEpoch"]),
         reason="stale_claim",
     )  # fmt: skip
-    assert error["current_epoch"] == second["claimEpoch"]
+    assert error["currentEpoch"] == second["claimEpoch"]
     assert kanban.row(first["id"]) == before
 
     done = kanban.ok(

@@ -159,3 +159,22 @@ def test_the_app_exits_when_its_terminal_goes_away(tmp_path: Path) -> None:
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+async def test_an_abandoned_lease_is_released_while_the_app_runs(
+    demo, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The app keeps recovery going: a dead agent's card goes back to todo without any agent
+    having to claim first."""
+    path, clock, ids = demo
+    monkeypatch.setenv("KANBAN_RECONCILE_INTERVAL_MS", "100")
+    target = ids["flaky"]
+    with Board(path, clock=clock) as board:
+        board.claim(target, "ghost")
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert app.state.tasks[target].status == t.IN_PROGRESS
+        clock.advance(minutes=16)  # the ghost's 15-minute lease lapses
+        await until(pilot, lambda: app.state.tasks[target].status == t.TODO, timeout=5)
+        assert app.state.tasks[target].assignee_agent_id is None

@@ -10,10 +10,13 @@ result of the one before it. They run in worker threads; this object never touch
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from boardlib import Board, BoardError, Reason
+from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.clock import Clock
+
+if TYPE_CHECKING:
+    from boardlib.worktrees import WorktreeJanitor
 
 T = TypeVar("T")
 
@@ -28,19 +31,30 @@ class BoardGateway:
         self._write_lock = threading.Lock()
         self._writer: Board | None = None
         self._reader: Board | None = None
+        self._janitor: WorktreeJanitor | None = None
 
     def open(self) -> None:
         """Create or migrate the board (writable mode) so the reader finds it. Runs the orphan
-        pass, like any process that opens a board for writing."""
-        if not self.read_only:
-            self._writable()
+        pass, like any process that opens a board for writing, then keeps recovery going while
+        the app lives: expired leases are released on an interval (an abandoned card does not sit
+        red until some agent happens to claim), and worktrees are garbage-collected now and on an
+        interval."""
+        if self.read_only:
+            return
+        board = self._writable()
+        with self._open_lock:
+            if self._janitor is None:
+                from boardlib.worktrees import start_worktree_gc
+
+                board.start_sweeper()
+                self._janitor = start_worktree_gc(board)
 
     def _writable(self) -> Board:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only (--read-only)")
         with self._open_lock:
             if self._writer is None:
-                self._writer = Board(self.path, clock=self.clock)
+                self._writer = Board(self.path, clock=self.clock, config=BoardConfig.from_env())
             return self._writer
 
     def read(self, work: Callable[[Board], T]) -> T:
@@ -60,6 +74,9 @@ class BoardGateway:
 
     def close(self) -> None:
         with self._open_lock:
+            if self._janitor is not None:
+                self._janitor.stop()
+                self._janitor = None
             for board in (self._writer, self._reader):
                 if board is not None:
                     board.close()

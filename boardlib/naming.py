@@ -1,0 +1,7 @@
+"""snake_case in Python and SQL, camelCase in JSON: the one conversion every surface uses."""
+
+
+def camel(name: str) -> str:
+    """`assignee_agent_id` -> `assigneeAgentId`."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
