@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .. import demo as demo_limits
 from .context import board_path, db_option
 
 
@@ -50,16 +51,22 @@ def tui(poll_ms: int, read_only: bool, theme: str | None) -> None:
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="PATH",
-    help="Where the demo board and its repository go (default: a temporary folder).",
+    help="Where the demo board goes (default: a temporary folder, removed afterwards).",
 )
-@click.option("--agents", type=click.IntRange(min=1, max=64), default=4, show_default=True)
-@click.option("--tasks", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option(
+    "--agents", type=click.IntRange(min=1, max=demo_limits.MAX_AGENTS),
+    default=demo_limits.DEFAULT_AGENTS, show_default=True, help="Simulated agents.",
+)  # fmt: skip
+@click.option(
+    "--tasks", type=click.IntRange(min=1, max=demo_limits.MAX_TASKS),
+    default=demo_limits.DEFAULT_TASKS, show_default=True, help="Tasks in the demo plan.",
+)  # fmt: skip
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1.0,
+    type=click.FloatRange(min=0, min_open=True, max=demo_limits.MAX_SPEED),
+    default=demo_limits.DEFAULT_SPEED,
     show_default=True,
-    help="Time multiplier for the simulated agents.",
+    help="Time multiplier for the simulated agents (10 = ten times faster).",
 )
 @click.option("--keep", is_flag=True, help="Keep the demo folder afterwards.")
 @click.option("--no-tui", is_flag=True, help="Run the agents headless (no terminal needed).")
@@ -67,15 +74,16 @@ def tui(poll_ms: int, read_only: bool, theme: str | None) -> None:
     "--duration",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help="Stop after this long (default: when the work is done or on quit).",
+    help="Stop the agents after this long (default: when the work is done, or on quit).",
 )
 @click.option(
     "--poll-ms",
     type=click.IntRange(min=20),
-    default=500,
+    default=demo_limits.DEFAULT_POLL_MS,
     show_default=True,
     metavar="MS",
 )
+@click.option("--seed", type=int, metavar="N", help="Repeat a run's plan and agent choices.")
 def demo(
     directory: Path | None,
     agents: int,
@@ -85,16 +93,12 @@ def demo(
     no_tui: bool,
     duration: float | None,
     poll_ms: int,
+    seed: int | None,
 ) -> None:
     """A team of simulated agents working a demo board, shown live."""
     if not no_tui:
         require_terminal("the demo's live board (use --no-tui to run headless)")
-    try:
-        from boardlib.demo import run_demo  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as error:
-        raise click.ClickException(f"the demo is not available here: {error}") from None
-
-    code = run_demo(
+    code = demo_limits.run_demo(
         directory=directory,
         agents=agents,
         tasks=tasks,
@@ -103,5 +107,6 @@ def demo(
         open_tui=not no_tui,
         duration=duration,
         poll_ms=poll_ms,
+        seed=seed,
     )
     raise click.exceptions.Exit(code)

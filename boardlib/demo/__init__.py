@@ -10,6 +10,9 @@ from .runner import (
     EXIT_AGENT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    MAX_AGENTS,
+    MAX_SPEED,
+    MAX_TASKS,
     run_demo,
 )
 
@@ -21,5 +24,8 @@ __all__ = [
     "EXIT_AGENT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "MAX_AGENTS",
+    "MAX_SPEED",
+    "MAX_TASKS",
     "run_demo",
 ]
