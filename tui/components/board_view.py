@@ -18,7 +18,7 @@ from ..board_state import Applied, BoardState
 from . import tcss
 from .column import TaskColumn
 
-MIN_COLUMN_WIDTH = 26  # a card stays readable: id, priority, a title of about 20 cells
+MIN_COLUMN_WIDTH = 25  # a card stays readable (id, priority, ~20 cells of title); 7 fit in 160
 FOLDED_COLUMN_WIDTH = 17
 START_ORDER = (t.TODO, t.IN_PROGRESS, t.IN_REVIEW, t.BLOCKED, t.BACKLOG, t.DONE, t.CANCELLED)
 
