@@ -497,7 +497,7 @@ class Board:
                 limit=limit,
             )
         )
-        return [Task.from_row(row) for row in rows]
+        return Task.from_rows(rows)
 
     def ready_tasks(self, *, team_id: str | None = None, role: str | None = None) -> list[Task]:
         return self.list_tasks(ready=True, team_id=team_id, role=role)
@@ -508,18 +508,18 @@ class Board:
         rows = self.store.read(
             lambda tx: tx.list_tasks(text=query, include_dropped=include_dropped, limit=limit)
         )
-        return [Task.from_row(row) for row in rows]
+        return Task.from_rows(rows)
 
     def all_tasks(self) -> list[Task]:
         """Every task, dropped included, in creation order: the TUI's snapshot."""
-        return [Task.from_row(row) for row in self.store.read(lambda tx: tx.all_tasks())]
+        return Task.from_rows(self.store.read(lambda tx: tx.all_tasks()))
 
     def snapshot(self) -> tuple[list[Task], int]:
         """Every task (as `all_tasks`) and the event cursor they are current to, read in one
         transaction: where a live view starts before it follows `changes_since`."""
 
         def work(tx: SqliteTx) -> tuple[list[Task], int]:
-            return [Task.from_row(row) for row in tx.all_tasks()], tx.last_event_seq()
+            return Task.from_rows(tx.all_tasks()), tx.last_event_seq()
 
         return self.store.read(work)
 
@@ -537,7 +537,7 @@ class Board:
             touched = dict.fromkeys(named)
             for task_id in named:
                 touched.update(dict.fromkeys(row["id"] for row in tx.dependents(task_id)))
-            tasks = [Task.from_row(row) for row in tx.tasks_by_id(list(touched))]
+            tasks = Task.from_rows(tx.tasks_by_id(list(touched)))
             return events, tasks, events[-1].seq if events else since
 
         return self.store.read(work)
@@ -705,13 +705,13 @@ class Board:
         lease runs out."""
 
         def work(tx: SqliteTx) -> dict[str, Any]:
-            todo = [Task.from_row(r) for r in tx.list_tasks(status=t.TODO)]
+            todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             waiting = [task for task in todo if task.unmet_deps]
             other_role = [
                 task for task in todo
                 if not task.unmet_deps and role is not None and task.role not in (None, role)
             ]  # fmt: skip
-            held = [Task.from_row(r) for r in tx.list_tasks(status=t.IN_PROGRESS)]
+            held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
             leases = sorted(task.lease_until for task in held if task.lease_until is not None)
             reasons = []
             if not todo:
@@ -1197,7 +1197,7 @@ class Board:
         def work(tx: SqliteTx) -> list[Task]:
             now = self.now()
             self._load(tx, task_id)
-            cancelled = [Task.from_row(r) for r in tx.cancel_pending_dependents(task_id, now)]
+            cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
             for task in cancelled:
                 self._emit(
                     tx, "status_changed", task, actor, now,

@@ -14,6 +14,7 @@ through `object.__setattr__`, which made building a 10,000-task snapshot several
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self
 
@@ -85,6 +86,31 @@ class Record:
             if isinstance(args[position], str):
                 args[position] = json.loads(args[position])
         return cls(*args)
+
+    @classmethod
+    def from_rows(cls, rows: "Sequence[Any]") -> list[Self]:
+        """Build many records from rows of one query: the column layout is worked out once."""
+        if not rows:
+            return []
+        keys = tuple(rows[0].keys())
+        layout = _LAYOUTS.get((cls, keys))
+        if layout is None:
+            layout = _LAYOUTS[(cls, keys)] = _layout(cls, keys)
+        positions, json_positions = layout
+        if positions is None:
+            return [cls.from_row(row) for row in rows]
+        loads = json.loads
+        built = []
+        for row in rows:
+            args = [row[index] for index in positions]
+            for position in json_positions:
+                value = args[position]
+                if value == "[]":
+                    args[position] = []
+                elif isinstance(value, str):
+                    args[position] = loads(value)
+            built.append(cls(*args))
+        return built
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -389,10 +389,10 @@ def test_the_demo_opens_the_board_while_the_team_works(
             while board.status_counts()[t.DONE] == 0 and time.monotonic() < deadline:
                 time.sleep(0.05)
 
-    app = types.ModuleType("tui.app")
+    app = types.ModuleType("tui.launch")
     app.run_tui = run_tui  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tui", types.ModuleType("tui"))
-    monkeypatch.setitem(sys.modules, "tui.app", app)
+    monkeypatch.setitem(sys.modules, "tui.launch", app)
 
     code, out = _demo(tmp_path, open_tui=True, duration=None, poll_ms=123)
     assert code == EXIT_OK, out

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from boardlib.paths import default_board_path
 
-from .app import run_tui
+from .launch import run_tui
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from .components.drawer import TaskDrawer
 from .components.help_screen import HelpScreen
 from .gateway import BoardGateway
 from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting
+from .prefetch import Prefetch
 
 T = TypeVar("T")
 
@@ -70,6 +71,7 @@ class KanbanApp(App[None]):
         clock: Clock | None = None,
         operator: str | None = None,
         user_keymap: dict[str, str] | None = None,
+        prefetch: Prefetch | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path).expanduser().absolute()
@@ -82,7 +84,11 @@ class KanbanApp(App[None]):
             self.db_path, read_only=read_only, clock=self.clock, operator=self.operator
         )
         self.reader = BoardReader(
-            self.db_path, poll_ms=poll_ms, post=self.post_message, clock=self.clock
+            self.db_path,
+            poll_ms=poll_ms,
+            post=self.post_message,
+            clock=self.clock,
+            prefetch=prefetch,
         )
         self.loaded = False
         self.paused = False
@@ -374,19 +380,31 @@ def _exit_soon(delay: float) -> None:
     os._exit(129)
 
 
-def run_tui(
+def run_app(
     db_path: Path,
     *,
     poll_ms: int = 500,
     read_only: bool = False,
     theme: str | None = None,
     operator: str | None = None,
+    prefetch: Prefetch | None = None,
 ) -> None:
-    """Run the board on `db_path` until the operator quits. The board file is created when it
-    does not exist, unless `read_only` (then the header says it is missing until it appears)."""
-    if poll_ms < 10:
-        raise ValueError("poll_ms must be at least 10")
-    app = KanbanApp(db_path, poll_ms=poll_ms, read_only=read_only, theme=theme, operator=operator)
+    """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
+    app = KanbanApp(
+        db_path,
+        poll_ms=poll_ms,
+        read_only=read_only,
+        theme=theme,
+        operator=operator,
+        prefetch=prefetch,
+    )
     app.run()
     if app.return_code == 129:
         os._exit(129)  # the terminal went away; threads may be stuck writing to it
+
+
+def run_tui(db_path: Path, **options: Any) -> None:
+    """Kept for callers of the original entry point; prefer `tui.launch.run_tui`."""
+    from .launch import run_tui as launch
+
+    launch(db_path, **options)

@@ -13,7 +13,6 @@ resynchronises from a full snapshot.
 """
 
 import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -24,6 +23,8 @@ from textual.message import Message
 from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.records import Task
+
+from .prefetch import Prefetch, board_identity
 
 BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
 
@@ -63,12 +64,6 @@ class BoardReplaced(OSError):
     """The path now names another file than the one the connection reads."""
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    """Which file the path names right now: a deleted or replaced board is not the one we read."""
-    stat = os.stat(path)
-    return stat.st_dev, stat.st_ino
-
-
 def _last_change(tasks: list[Task]) -> int | None:
     stamps = [
         stamp
@@ -89,8 +84,10 @@ class BoardReader:
         poll_ms: int,
         post: Callable[[Message], object],
         clock: Clock,
+        prefetch: Prefetch | None = None,
     ) -> None:
         self.path = Path(path)
+        self._prefetch = prefetch
         self.poll_s = max(poll_ms, 10) / 1000
         self._post = post
         self._clock = clock
@@ -141,6 +138,7 @@ class BoardReader:
 
     def _run(self) -> None:
         try:
+            self._adopt_prefetch()
             while not self._stop.is_set():
                 self._poll()
                 self._wake.wait(self.poll_s)
@@ -151,7 +149,7 @@ class BoardReader:
     def _poll(self) -> None:
         try:
             board = self._open()
-            if self._identity != _identity(self.path):
+            if self._identity != board_identity(self.path):
                 raise BoardReplaced(self.path)
             version = board.data_version()
             with self._lock:
@@ -174,9 +172,30 @@ class BoardReader:
         except (BoardError, sqlite3.Error, OSError) as error:
             self._went_stale(error)
 
+    def _adopt_prefetch(self) -> None:
+        """Take over the connection and snapshot read before Textual loaded, and post it as the
+        first update; the first poll then catches whatever changed since."""
+        first = self._prefetch.take() if self._prefetch is not None else None
+        self._prefetch = None
+        if first is None:
+            return
+        self._board, self._identity, self._version = first.board, first.identity, first.version
+        self._cursor = first.cursor
+        self._known = {task.id: task for task in first.tasks}
+        with self._lock:
+            self._want_full = False
+        self._post(
+            BoardUpdate(
+                first.tasks,
+                full=True,
+                touched=frozenset(),
+                last_change_ms=_last_change(first.tasks),
+            )
+        )
+
     def _open(self) -> Board:
         if self._board is None:
-            identity = _identity(self.path)  # raises when the file is not there
+            identity = board_identity(self.path)  # raises when the file is not there
             self._board = Board(self.path, read_only=True, recover=False, clock=self._clock)
             self._identity = identity
             self._version = None

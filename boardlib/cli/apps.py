@@ -21,7 +21,7 @@ def launch_tui(
 ) -> None:
     require_terminal("the live board")
     try:
-        from tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+        from tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
 

@@ -227,7 +227,7 @@ def seed_board(board: Board, *, tasks: int, agents: int, rng: random.Random) -> 
 def _open_tui(db_path: Path, poll_ms: int) -> Callable[[], None] | None:
     """The TUI's entry point, imported only now (the demo itself never needs textual)."""
     try:
-        from tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+        from tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
     except ImportError as error:
         print(
             f"kanban demo: the terminal UI is not available ({error}); running without it",

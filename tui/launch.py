@@ -1,0 +1,33 @@
+"""`run_tui`: the entry point the CLI and the demo call. It reads the board before it imports
+Textual (see `tui.prefetch`), then runs the app."""
+
+from pathlib import Path
+
+from boardlib.clock import SystemClock
+
+from .prefetch import Prefetch
+
+
+def run_tui(
+    db_path: Path,
+    *,
+    poll_ms: int = 500,
+    read_only: bool = False,
+    theme: str | None = None,
+    operator: str | None = None,
+) -> None:
+    """Run the board on `db_path` until the operator quits. The board file is created when it
+    does not exist, unless `read_only` (then the header says it is missing until it appears)."""
+    if poll_ms < 10:
+        raise ValueError("poll_ms must be at least 10")
+    prefetch = Prefetch(db_path, SystemClock()) if Path(db_path).exists() else None
+    from .app import run_app  # Textual loads only now
+
+    run_app(
+        db_path,
+        poll_ms=poll_ms,
+        read_only=read_only,
+        theme=theme,
+        operator=operator,
+        prefetch=prefetch,
+    )
