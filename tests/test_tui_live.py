@@ -178,3 +178,20 @@ async def test_an_abandoned_lease_is_released_while_the_app_runs(
         clock.advance(minutes=16)  # the ghost's 15-minute lease lapses
         await until(pilot, lambda: app.state.tasks[target].status == t.TODO, timeout=5)
         assert app.state.tasks[target].assignee_agent_id is None
+
+
+async def test_the_prefetched_snapshot_is_adopted_and_followed(demo) -> None:  # type: ignore[no-untyped-def]
+    """`tui.launch` reads the board before Textual loads; the reader adopts that connection and
+    snapshot, posts it first, and still catches a change committed after the prefetch."""
+    from tui.prefetch import Prefetch
+
+    path, clock, ids = demo
+    prefetch = Prefetch(path, clock)
+    target = ids["flaky"]
+    subprocess.run([sys.executable, "-c", AGENT, str(path), target], check=True)  # after it
+    app = make_app(path, clock, poll_ms=POLL_MS, prefetch=prefetch)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert prefetch.take() is None  # consumed by the reader
+        assert app.state.total == len(Board(path, read_only=True).all_tasks())
+        await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS, timeout=3)
