@@ -193,5 +193,5 @@ async def test_the_prefetched_snapshot_is_adopted_and_followed(demo) -> None:  #
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
         assert prefetch.take() is None  # consumed by the reader
-        assert app.state.total == len(Board(path, read_only=True).all_tasks())
+        assert len(app.state.tasks) == len(Board(path, read_only=True).all_tasks())
         await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS, timeout=3)
