@@ -239,7 +239,7 @@ class Board:
         if not move.is_noop:
             if target == t.DONE:
                 tx.satisfy_dependents(task.id)
-            if target in (t.TODO, t.CANCELLED):
+            if target in (*t.PENDING, t.CANCELLED):
                 tx.close_running_executions(
                     task.id, "cancelled", now, f"task moved to {target} by {actor} ({verb})"
                 )

@@ -77,9 +77,10 @@ def plan_move(
     changes: dict[str, Any] = {"status": target, "updated_at": now}
     if current == t.BLOCKED:
         changes["blocked_reason"] = None
-    if target == t.TODO:
-        # The release path: back to claimable, owner, lease and verdict gone (a rebind boundary:
-        # the previous runtime's verdict must not gate the next one), a fresh attempt begins.
+    if target in t.PENDING:
+        # The release path: back to claimable (todo) or to triage (backlog), owner, lease and
+        # verdict gone (a rebind boundary: the previous runtime's verdict must not gate the next
+        # one), a fresh attempt begins. Nobody owns work that has not started.
         changes |= {
             "assignee_agent_id": None,
             "assignee_runtime": None,

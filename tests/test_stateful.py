@@ -107,7 +107,7 @@ class BoardMachine(RuleBasedStateMachine):
 
     def enter(self, task: ModelTask, target: str, actor: str, now: int) -> None:
         """The model's side effects of a legal move."""
-        if target == "todo":
+        if target in ("todo", "backlog"):
             task.assignee, task.lease, task.holders = None, None, []
         elif target == "in_progress":
             task.lease = now + LEASE

@@ -117,3 +117,10 @@ def test_operator_moving_unowned_task_to_in_progress_takes_it_with_a_lease(
     assert taken.lease_until == board.now() + board.config.lease_ms
     assert taken.claim_epoch == task.claim_epoch + 1
     assert "ops" in taken.holders
+
+
+def test_back_to_backlog_releases_the_owner_too(board: Board) -> None:
+    task = task_in(board, t.BLOCKED)  # blocked keeps its owner, without a lease
+    assert task.assignee_agent_id == "builder"
+    parked = board.move(task.id, t.BACKLOG)
+    assert (parked.assignee_agent_id, parked.lease_until, parked.holders) == (None, None, [])

@@ -261,3 +261,21 @@ async def test_read_only_writes_nothing_and_greys_every_write(demo) -> None:  # 
     with Board(path, read_only=True) as board:
         after = (board.all_tasks(), board.audit(), board.comments(ids["flaky"]))
     assert after == before
+
+
+async def test_move_menu_takes_j_and_k_like_the_board(demo) -> None:  # type: ignore[no-untyped-def]
+    """Keyboard-only, k9s style: j/k move inside the menu too, enter picks."""
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("l", "l", "l")  # from todo: in_progress, in_review, blocked
+        task_id = app.selected_task().id  # type: ignore[union-attr]
+        assert fresh(path, task_id).status == t.BLOCKED
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, MoveMenu))
+        # blocked -> backlog, todo, in_progress, cancelled: j, j, k = todo; then confirm it
+        await pilot.press("j", "j", "k", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(path, task_id).status == t.TODO)

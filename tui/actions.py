@@ -145,17 +145,18 @@ class TaskActions:
         if target == t.DONE and verdict_blocks_done(task.verification):
             self.confirm_override(task)
             return
-        if target == t.TODO and task.assignee_agent_id:
+        if target in t.PENDING and task.assignee_agent_id:
+            after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
             body = Text(
                 f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
                 "ends that claim: owner, lease and verdict are cleared, running executions are "
-                "cancelled, and any agent may claim it again."
+                f"cancelled, and {after}."
             )
             self._confirm(
-                f"Release {task.id} to todo?",
+                f"Release {task.id} to {label(target)}?",
                 body,
                 "Release",
-                lambda: app.write(move, lambda b: b.move(task.id, t.TODO, actor=app.operator)),
+                lambda: app.write(move, lambda b: b.move(task.id, target, actor=app.operator)),
             )
             return
         if target == t.CANCELLED:

@@ -210,9 +210,10 @@ def card_lines(
     elif status == t.BLOCKED:
         meta.add(f"⚠ {task.blocked_reason or 'blocked'}", p.warning)
     elif status == t.IN_REVIEW:
-        meta.add("review", p.accent)
-        if task.claimed_by:
-            meta.add(f"by {task.claimed_by}", p.muted)
+        meta.add("to review", p.accent)
+        builder = task.holders[-1] if task.holders else task.claimed_by
+        if builder:
+            meta.add(f"from {builder}", p.muted)  # the builder, who may not judge it
     elif status in (t.TODO, t.BACKLOG):
         if task.role:
             meta.add(f"[{task.role}]", p.accent)

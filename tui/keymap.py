@@ -86,10 +86,17 @@ DRAWER_BINDINGS = [
     Binding("k,up", "scroll(-1)", "Scroll up", show=False, id="drawer.up"),
 ]
 
+# Lists in dialogs (the move menu, the dependency picker): the board's j/k work there too.
+MENU_BINDINGS = [
+    Binding("j", "cursor_down", "Down", show=False, id="menu.down"),
+    Binding("k", "cursor_up", "Up", show=False, id="menu.up"),
+]
+
 SECTIONS = (
     ("Board", BOARD_BINDINGS),
     ("Selected task", TASK_BINDINGS),
     ("Task drawer", DRAWER_BINDINGS),
+    ("Menus", MENU_BINDINGS),
     ("Everywhere", APP_BINDINGS),
 )
 

@@ -16,6 +16,7 @@ from boardlib.records import Task
 
 from . import tcss
 from .column import label
+from .menu_list import MenuList
 
 SHOWN = 50
 
@@ -36,7 +37,7 @@ class DependencyPicker(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Static(f"{self.task_row.id} waits on…", id="dialog-title")
             yield Input(placeholder="type an id or words of a title", id="query")
-            yield OptionList(id="matches")
+            yield MenuList(id="matches")
             yield Static("enter link · ↓ to the list · esc back", classes="hint")
 
     def on_mount(self) -> None:

@@ -13,8 +13,10 @@ from boardlib.records import Task
 
 from . import tcss
 from .column import label
+from .menu_list import MenuList
 
 HINTS = {
+    t.BACKLOG: "release to triage: owner and lease cleared",
     t.TODO: "release: owner and lease cleared",
     t.BLOCKED: "asks for a reason",
     t.DONE: "through the verification gate",
@@ -39,7 +41,7 @@ class MoveMenu(ModalScreen[str | None]):
                 id="dialog-title",
             )
             if self.targets:
-                yield OptionList(
+                yield MenuList(
                     *[
                         Option(f"{label(target):<12} [dim]{HINTS.get(target, '')}[/]", id=target)
                         for target in self.targets
