@@ -26,3 +26,17 @@ def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_WORKTREES")
     return Path(explicit) if explicit else state_dir(env) / "worktrees"
+
+
+# What one board is on disk: the SQLite file, its write-ahead log and shared memory, and the lock
+# file writers queue on (store/writer_queue.py).
+WRITERS_SUFFIX = "-writers"
+BOARD_FILE_SUFFIXES = ("", "-wal", "-shm", WRITERS_SUFFIX)
+
+
+def board_files(board: Path) -> list[Path]:
+    return [board.with_name(board.name + suffix) for suffix in BOARD_FILE_SUFFIXES]
+
+
+def writers_lock_path(board: Path) -> Path:
+    return board.with_name(board.name + WRITERS_SUFFIX)

@@ -111,3 +111,58 @@ def test_a_lock_released_within_the_budget_is_waited_out(board_path: Path) -> No
         task = board.create_task("eventually")
         holder.join()
         assert board.get_task(task.id).title == "eventually"
+
+
+def _hold_writer_turn(
+    path: str, seconds: float, ready: "multiprocessing.synchronize.Event"
+) -> None:
+    import fcntl
+    import os
+
+    fd = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    ready.set()
+    time.sleep(seconds)  # a stalled writer (stopped in a debugger, say)
+
+
+def _writer_turn_held(path: Path, seconds: float) -> multiprocessing.Process:
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_writer_turn, args=(str(path), seconds, ready))
+    holder.start()
+    assert ready.wait(20)
+    return holder
+
+
+def test_a_stalled_writer_turn_is_busy_within_the_budget(board_path: Path) -> None:
+    with Board(board_path, config=BoardConfig(retry_budget_ms=500)) as board:
+        holder = _writer_turn_held(board_path, 2.0)
+        started = time.monotonic()
+        with pytest.raises(BoardError) as busy:
+            board.create_task("never")
+        assert busy.value.reason is Reason.BUSY
+        assert 0.4 < time.monotonic() - started < 1.2
+        assert board.list_tasks() == []
+        holder.join()
+        # the abandoned wait handed the turn straight on: the next write does not hang
+        started = time.monotonic()
+        board.create_task("now")
+        assert time.monotonic() - started < 0.5
+
+
+def test_a_dead_writer_never_wedges_the_board(board_path: Path) -> None:
+    with Board(board_path) as board:
+        holder = _writer_turn_held(board_path, 60.0)
+        holder.kill()  # the kernel drops its lock with it
+        holder.join()
+        assert board.create_task("after the crash").title == "after the crash"
+
+
+def test_writers_queue_behind_a_held_turn_then_proceed(board_path: Path) -> None:
+    with Board(board_path) as board:
+        holder = _writer_turn_held(board_path, 0.5)
+        started = time.monotonic()
+        board.create_task("waited its turn")
+        waited = time.monotonic() - started
+        holder.join()
+        assert 0.2 < waited < 1.4

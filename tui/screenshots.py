@@ -145,9 +145,12 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
             author_type="user",
         )
 
-        # Time passes: the short lease is now about to run out, the 1-minute one has expired.
+        # Time passes: the short lease is now about to run out, the 1-minute one has expired and
+        # recovery puts its task back in todo (as any writable opener would at once: doing it
+        # here keeps the app's first frame its only one, so screenshots are deterministic).
         clock.advance(minutes=3, seconds=20)
         board.heartbeat(ids["parser"], "agent-ada")
+        board.release_expired_leases()
     return ids
 
 

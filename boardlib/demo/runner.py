@@ -26,6 +26,7 @@ from .. import transitions as t
 from ..board import Board
 from ..config import BoardConfig
 from ..errors import BoardError
+from ..paths import board_files
 from ..records import Event
 from .agents import LEAD, Pace
 from .fleet import Fleet, agent_roles
@@ -197,8 +198,8 @@ def _clean_up(folder: Path, created: bool) -> None:
     if created:
         shutil.rmtree(folder, ignore_errors=True)
         return
-    for name in (BOARD_FILE, f"{BOARD_FILE}-wal", f"{BOARD_FILE}-shm", LOG_FILE):
-        (folder / name).unlink(missing_ok=True)
+    for path in (*board_files(folder / BOARD_FILE), folder / LOG_FILE):
+        path.unlink(missing_ok=True)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from ..config import BoardConfig
 from ..errors import BoardError, Reason
+from .writer_queue import WriterQueue
 
 T = TypeVar("T")
 
@@ -63,6 +64,7 @@ def run_transaction(
     *,
     config: BoardConfig,
     write: bool = True,
+    queue: WriterQueue | None = None,
 ) -> T:
     """Run `work(conn)` inside one transaction (`BEGIN IMMEDIATE` for writes) and commit.
 
@@ -70,9 +72,28 @@ def run_transaction(
     jittered 20-150 ms sleep, until a wall-clock budget (monotonic, not an attempt count, so a
     contended write cannot freeze the caller longer than the budget) runs out; then
     `BoardError(BUSY)`. Any other error, including a `BoardError` refusal, rolls back and
-    propagates at once.
+    propagates at once. A writer first waits for its turn in `queue` (see `writer_queue`), within
+    the same budget.
     """
     deadline = time.monotonic() + config.retry_budget_ms / 1000
+    if queue is None:
+        return _attempts(conn, work, config=config, write=write, deadline=deadline)
+    if not queue.acquire(deadline - time.monotonic()):
+        raise BoardError(Reason.BUSY, "database busy, try again", waited="writer queue")
+    try:
+        return _attempts(conn, work, config=config, write=write, deadline=deadline)
+    finally:
+        queue.release()
+
+
+def _attempts(
+    conn: sqlite3.Connection,
+    work: Callable[[sqlite3.Connection], T],
+    *,
+    config: BoardConfig,
+    write: bool,
+    deadline: float,
+) -> T:
     low, high = config.retry_jitter_ms
     attempt = 0
     while True:

@@ -20,6 +20,7 @@ from ..errors import BoardError, Reason
 from ..records import Task
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
+from .writer_queue import WriterQueue
 
 T = TypeVar("T")
 
@@ -691,6 +692,7 @@ class SqliteStore:
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
+        self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
         if read_only:
             if not self.path.exists():
@@ -704,6 +706,7 @@ class SqliteStore:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = connect(self.path)
+        self._queue = WriterQueue(self.path)
         if schema_version(self._writer) != SCHEMA_VERSION:
             # Only a new or older file takes the write lock at open; the migration re-reads the
             # version inside the transaction, so racing openers migrate once.
@@ -722,7 +725,9 @@ class SqliteStore:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         writer = self._writer
         with self._write_lock:
-            return run_transaction(writer, lambda conn: work(SqliteTx(conn)), config=self.config)
+            return run_transaction(
+                writer, lambda conn: work(SqliteTx(conn)), config=self.config, queue=self._queue
+            )
 
     def read(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
@@ -745,3 +750,6 @@ class SqliteStore:
             with self._write_lock:
                 self._writer.close()
                 self._writer = None
+                if self._queue is not None:
+                    self._queue.close()
+                    self._queue = None
