@@ -166,3 +166,35 @@ def test_writers_queue_behind_a_held_turn_then_proceed(board_path: Path) -> None
         waited = time.monotonic() - started
         holder.join()
         assert 0.2 < waited < 1.4
+
+
+def test_writes_from_other_threads_queue_through_the_helper_and_give_up_in_time(
+    board_path: Path,
+) -> None:
+    """The TUI writes from worker threads, where no alarm can end a wait: the queue's helper
+    thread waits instead, and a caller that runs out of budget leaves nothing held behind."""
+    import threading
+
+    outcome: dict[str, object] = {}
+
+    def write(title: str) -> None:
+        started = time.monotonic()
+        try:
+            board.create_task(title)
+            outcome[title] = ("created", time.monotonic() - started)
+        except BoardError as error:
+            outcome[title] = (error.reason.value, time.monotonic() - started)
+
+    with Board(board_path, config=BoardConfig(retry_budget_ms=500)) as board:
+        holder = _writer_turn_held(board_path, 1.5)
+        thread = threading.Thread(target=write, args=("too late",))
+        thread.start()
+        thread.join()
+        assert outcome["too late"][0] == "busy"  # type: ignore[index]
+        assert 0.4 < outcome["too late"][1] < 1.2  # type: ignore[index,operator]
+        holder.join()
+        thread = threading.Thread(target=write, args=("in time",))
+        thread.start()
+        thread.join()
+        assert outcome["in time"][0] == "created"  # type: ignore[index]
+        assert [task.title for task in board.list_tasks()] == ["in time"]

@@ -6,19 +6,24 @@ nearly always a process that has just committed and comes straight back, so a sl
 round after round: measured here with 16 claiming processes on 2 cores, p99 claim latency was
 130-180 ms, sitting exactly on the ladder's cumulative sleeps. Waiting on a kernel lock instead
 wakes the waiters the moment the lock is released, and the process that just committed has its
-own work to do before it can ask again: p99 fell to about 40 ms (at the cost of some throughput,
-since turns are now handed over rather than grabbed).
+own work to do before it can ask again, so turns go round (at some cost in throughput: a turn is
+handed over rather than grabbed).
 
 How: an exclusive `flock` on a lock file beside the board (`<board>-writers`) is held for the
 whole write transaction. The kernel drops it if the holder dies, so a crash never wedges the
-board. The wait is bounded by the transaction's wall-clock budget: when the lock is taken, a
-helper thread blocks on it (on its own file description) while the caller waits for it with a
-timeout; a caller that gives up leaves the helper to release the lock as soon as it gets it.
+board. The wait is bounded by the transaction's wall-clock budget. In the main thread (an agent's
+CLI call, a worker process) the caller blocks in `flock` itself and a one-shot SIGALRM ends the
+wait at the deadline; that is used only while nobody else has claimed SIGALRM, and the previous
+handler is put back. Elsewhere (the TUI's workers) this queue's helper thread blocks on the lock
+on its own file description while the caller waits for the hand-over with a timeout; if the
+caller gives up, the helper passes the lock on the moment it gets it. The helper costs two thread
+wake-ups per turn, which measurably lowered claim throughput, hence the main-thread path.
 SQLite's own locking and the contention recipe still apply underneath, so writers that do not
 take part (the sqlite3 shell, an older kanban) stay correct, merely unqueued.
 """
 
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -31,12 +36,13 @@ except ImportError:  # pragma: no cover - no flock (Windows): SQLite's locking a
 
 
 class WriterQueue:
-    """One per writable store; not shared between threads (the store serialises its writers)."""
+    """One per writable store; one caller at a time (the store serialises its own writers)."""
 
     def __init__(self, board_path: Path) -> None:
         self.path = str(writers_lock_path(Path(board_path)))
-        self._fd: int | None = None
+        self._fd: int | None = None  # the caller's own description: the uncontended fast path
         self._held: int | None = None
+        self._helper: _Helper | None = None
         if fcntl is not None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
 
@@ -51,51 +57,117 @@ class WriterQueue:
             return True
         except BlockingIOError:
             pass
-        held = _BlockingWait(self.path).wait(max(timeout_s, 0.0))
-        self._held = held
-        return held is not None
+        if _can_use_alarm():
+            return self._wait_here(timeout_s)
+        if self._helper is None:
+            self._helper = _Helper(self.path)
+        if self._helper.wait_for_turn(max(timeout_s, 0.0)):
+            self._held = self._helper.fd
+            return True
+        return False
+
+    def _wait_here(self, timeout_s: float) -> bool:
+        """Block in this (main) thread, woken at the deadline by a one-shot SIGALRM."""
+        assert fcntl is not None and self._fd is not None
+        if timeout_s <= 0:
+            return False
+        previous = signal.signal(signal.SIGALRM, _time_up)
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except _TimeUp:
+            return False
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        self._held = self._fd
+        return True
 
     def release(self) -> None:
         held, self._held = self._held, None
         if held is None or fcntl is None:
             return
-        fcntl.flock(held, fcntl.LOCK_UN)
-        if held != self._fd:
-            os.close(held)
+        if self._helper is not None and held == self._helper.fd:
+            self._helper.hand_back()
+        else:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
     def close(self) -> None:
         self.release()
+        if self._helper is not None:
+            self._helper.stop()
+            self._helper = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
 
-class _BlockingWait:
-    """A blocking `flock` in a helper thread, so the caller can stop waiting at its deadline."""
+class _TimeUp(Exception):
+    pass
+
+
+def _time_up(_signum: int, _frame: object) -> None:
+    raise _TimeUp
+
+
+def _can_use_alarm() -> bool:
+    """Only in the main thread, and only when nobody else uses SIGALRM."""
+    return (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
+class _Helper:
+    """A daemon thread that blocks in `flock` on the caller's behalf, so the caller can stop
+    waiting at its deadline. Each wait is numbered; the lock is handed over only to the wait that
+    is still open when the helper gets it, otherwise passed straight on."""
 
     def __init__(self, path: str) -> None:
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        self._got = threading.Event()
-        self._guard = threading.Lock()
-        self._abandoned = False
-        threading.Thread(target=self._wait, name="kanban-writer-turn", daemon=True).start()
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        self._cond = threading.Condition()
+        self._issued = 0
+        self._waiting: int | None = None  # the open wait, if any
+        self._granted: int | None = None  # the wait that holds the lock, if any
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name="kanban-writer-turn", daemon=True)
+        self._thread.start()
 
-    def _wait(self) -> None:
+    def wait_for_turn(self, timeout_s: float) -> bool:
+        with self._cond:
+            self._issued += 1
+            ticket = self._waiting = self._issued
+            self._cond.notify_all()
+            got = self._cond.wait_for(lambda: self._granted == ticket, timeout_s)
+            self._waiting = None  # answered, or withdrawn: either way no longer open
+            return got
+
+    def hand_back(self) -> None:
         assert fcntl is not None
-        fcntl.flock(self._fd, fcntl.LOCK_EX)  # releases the GIL while it blocks
-        with self._guard:
-            if self._abandoned:  # the caller gave up: hand the turn straight on
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-                os.close(self._fd)
-                return
-        self._got.set()
+        with self._cond:
+            self._granted = None
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            self._cond.notify_all()
 
-    def wait(self, timeout_s: float) -> int | None:
-        """The file descriptor now holding the lock, or None when `timeout_s` passed first."""
-        if self._got.wait(timeout_s):
-            return self._fd
-        with self._guard:
-            if self._got.is_set():
-                return self._fd
-            self._abandoned = True
-        return None
+    def stop(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        assert fcntl is not None
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._closing or self._waiting is not None)
+                if self._closing:
+                    os.close(self.fd)
+                    return
+            fcntl.flock(self.fd, fcntl.LOCK_EX)  # blocks with the GIL released
+            with self._cond:
+                if self._closing or self._waiting is None:
+                    fcntl.flock(self.fd, fcntl.LOCK_UN)  # its caller gave up: pass the turn on
+                    continue
+                self._granted = self._waiting
+                self._cond.notify_all()
+                self._cond.wait_for(lambda: self._granted is None or self._closing)
