@@ -8,18 +8,22 @@ changed task, and returns the new records. A refusal raises `BoardError` before 
 Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
 """
 
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import transitions as t
+from . import validation as validate
 from .clock import Clock, SystemClock
 from .config import MINUTE_MS, BoardConfig
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
+from .graph import cycle_path, topological_order
 from .lifecycle import plan_move, verdict_blocks_done
 from .records import (
+    AUTHOR_TYPES,
+    EXECUTION_OUTCOMES,
+    WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
     Comment,
@@ -37,46 +41,6 @@ from .store.sqlite import Row, SqliteStore, SqliteTx
 
 SYSTEM = "system"
 OPERATOR = "operator"
-AUTHOR_TYPES = ("agent", "user", "system")
-EXECUTION_OUTCOMES = ("succeeded", "failed", "timed_out", "cancelled")
-WORKSPACE_STATUSES = ("active", "archived", "stale")
-TITLE_MAX = 500
-TEXT_MAX = 20_000
-NAME_MAX = 200
-
-
-def _text(value: Any, name: str, *, limit: int = TEXT_MAX, required: bool = True) -> str | None:
-    """A stripped string within `limit`, or a typed refusal naming the field."""
-    if value is None:
-        if required:
-            raise invalid_input(f"{name} is required", field=name)
-        return None
-    if not isinstance(value, str):
-        raise invalid_input(f"{name} must be a string", field=name)
-    value = value.strip()
-    if required and not value:
-        raise invalid_input(f"{name} must not be empty", field=name)
-    if len(value) > limit:
-        raise invalid_input(f"{name} is longer than {limit} characters", field=name)
-    return value or None
-
-
-def _name(value: Any, name: str) -> str:
-    text = _text(value, name, limit=NAME_MAX)
-    assert text is not None
-    return text
-
-
-def _optional_name(value: Any, name: str) -> str | None:
-    return None if value is None else _name(value, name)
-
-
-def _integer(value: Any, name: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise invalid_input(f"{name} must be an integer", field=name)
-    if minimum is not None and value < minimum:
-        raise invalid_input(f"{name} must be at least {minimum}", field=name)
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,22 +259,24 @@ class Board:
                 allowed=sorted(t.CREATABLE),
             )
         if parent_task_id is not None:
-            parent_task_id = _name(parent_task_id, "parentTaskId")
+            parent_task_id = validate.name(parent_task_id, "parentTaskId")
             if tx.task(parent_task_id) is None:
                 raise not_found("parent task", parent_task_id)
         return {
-            "title": _text(title, "title", limit=TITLE_MAX),
-            "description": _text(description, "description", required=False),
+            "title": validate.text(title, "title", limit=validate.TITLE_MAX),
+            "description": validate.text(description, "description", required=False),
             "status": status,
-            "priority": _integer(priority, "priority"),
-            "team_id": _optional_name(team_id, "teamId"),
-            "role": _optional_name(role, "role"),
-            "kind": _name(kind, "kind"),
+            "priority": validate.integer(priority, "priority"),
+            "team_id": validate.optional_name(team_id, "teamId"),
+            "role": validate.optional_name(role, "role"),
+            "kind": validate.name(kind, "kind"),
             "parent_task_id": parent_task_id,
-            "assignee_runtime": _optional_name(assignee_runtime, "assigneeRuntime"),
-            "source_delegation_id": _optional_name(source_delegation_id, "sourceDelegationId"),
-            "tenant_id": _optional_name(tenant_id, "tenantId"),
-            "scheduled_by": _name(scheduled_by, "scheduledBy"),
+            "assignee_runtime": validate.optional_name(assignee_runtime, "assigneeRuntime"),
+            "source_delegation_id": validate.optional_name(
+                source_delegation_id, "sourceDelegationId"
+            ),
+            "tenant_id": validate.optional_name(tenant_id, "tenantId"),
+            "scheduled_by": validate.name(scheduled_by, "scheduledBy"),
             "created_at": now,
             "updated_at": now,
             "holders": [],
@@ -390,7 +356,7 @@ class Board:
         """File a task (todo by default, or backlog). `capped=True` is the path for unsupervised
         creators (agents): depth, live-children and root-rate ceilings apply in the same
         transaction, so racing creators cannot overshoot them."""
-        blockers = [_name(blocker, "dependsOn") for blocker in depends_on]
+        blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -425,7 +391,7 @@ class Board:
                 "duplicate plan keys", keys=sorted({k for k in keys if keys.count(k) > 1})
             )
         by_key = {item.key: item for item in items}
-        order = _topological_order(items)
+        order = topological_order(items)
 
         def work(tx: SqliteTx) -> dict[str, Task]:
             now = self.now()
@@ -504,7 +470,7 @@ class Board:
 
     def search(self, text: str, *, include_dropped: bool = False, limit: int = 200) -> list[Task]:
         """Tasks whose id is `text` or whose title or description contains it."""
-        query = _text(text, "text", limit=NAME_MAX)
+        query = validate.text(text, "text", limit=validate.NAME_MAX)
         rows = self.store.read(
             lambda tx: tx.list_tasks(text=query, include_dropped=include_dropped, limit=limit)
         )
@@ -528,8 +494,8 @@ class Board:
         rows of the tasks they name plus those tasks' direct dependents (a move to done changes a
         dependent's unmet-dependency count without an event of its own), and the new cursor.
         Costs one indexed range read when nothing happened, so a live view polls it freely."""
-        since = _integer(seq, "since", minimum=0)
-        limit = _integer(limit, "limit", minimum=1)
+        since = validate.integer(seq, "since", minimum=0)
+        limit = validate.integer(limit, "limit", minimum=1)
 
         def work(tx: SqliteTx) -> tuple[list[Event], list[Task], int]:
             events = [Event.from_row(row) for row in tx.events(since=since, limit=limit)]
@@ -740,7 +706,7 @@ class Board:
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
             return self.config.lease_ms
-        return _integer(lease_ms, "leaseMs", minimum=1)
+        return validate.integer(lease_ms, "leaseMs", minimum=1)
 
     def claim(
         self,
@@ -752,8 +718,8 @@ class Board:
     ) -> Task:
         """Claim one todo task by id (the atomic guarded UPDATE). Losing a race is `conflict`:
         data, never to be retried. Unmet dependencies refuse the claim."""
-        agent = _name(agent, "agent")
-        runtime = _optional_name(runtime, "runtime")
+        agent = validate.name(agent, "agent")
+        runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
         def work(tx: SqliteTx) -> Task:
@@ -801,9 +767,9 @@ class Board:
         """Claim the best ready task for `role` (role-less tasks suit every role), or None. Expired
         leases are released first in the same transaction, so an abandoned task is claimable the
         moment its lease lapses."""
-        agent = _name(agent, "agent")
-        role = _optional_name(role, "role")
-        runtime = _optional_name(runtime, "runtime")
+        agent = validate.name(agent, "agent")
+        role = validate.optional_name(role, "role")
+        runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
         def work(tx: SqliteTx) -> Row | None:
@@ -834,7 +800,7 @@ class Board:
         self, task_id: str, agent: str, note: str, *, epoch: int | None = None
     ) -> Task:
         """Record a progress note as the holder's comment and renew the lease."""
-        text = _text(note, "note")
+        text = validate.text(note, "note")
         return self._renew(
             task_id, agent, epoch=epoch, verb="log_progress", lease_ms=None, note=text
         )
@@ -869,7 +835,7 @@ class Board:
         lease_ms: int | None,
         note: str | None,
     ) -> Task:
-        agent = _name(agent, "agent")
+        agent = validate.name(agent, "agent")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -891,8 +857,8 @@ class Board:
         self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None
     ) -> Task:
         """The holder is done building: in_review with no owner, awaiting a different judge."""
-        agent = _name(agent, "agent")
-        text = _text(summary, "summary", required=False)
+        agent = validate.name(agent, "agent")
+        text = validate.text(summary, "summary", required=False)
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -907,8 +873,8 @@ class Board:
 
     def block(self, task_id: str, agent: str, reason: str, *, epoch: int | None = None) -> Task:
         """The holder cannot go on: blocked with a reason, lease cleared."""
-        agent = _name(agent, "agent")
-        text = _text(reason, "reason")
+        agent = validate.name(agent, "agent")
+        text = validate.text(reason, "reason")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -922,7 +888,7 @@ class Board:
 
     def release(self, task_id: str, agent: str, *, epoch: int | None = None) -> Task:
         """The holder gives the task back to todo for someone else."""
-        agent = _name(agent, "agent")
+        agent = validate.name(agent, "agent")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -936,8 +902,8 @@ class Board:
         self, task_id: str, from_agent: str, to_agent: str, *, epoch: int | None = None
     ) -> Task:
         """Hand an in-progress task to another agent with a fresh lease and a new epoch."""
-        from_agent = _name(from_agent, "agent")
-        to_agent = _name(to_agent, "to")
+        from_agent = validate.name(from_agent, "agent")
+        to_agent = validate.name(to_agent, "to")
         if to_agent == from_agent:
             raise invalid_input("cannot transfer a task to yourself", field="to")
 
@@ -983,7 +949,7 @@ class Board:
 
     def approve(self, task_id: str, reviewer: str) -> Task:
         """A different agent judges the work good: done, with a pass verdict recorded."""
-        reviewer = _name(reviewer, "agent")
+        reviewer = validate.name(reviewer, "agent")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1008,8 +974,8 @@ class Board:
         """A different agent sends the work back: todo for a fresh attempt, reason as a comment.
         The table has no in_review -> todo, so the reviewer takes the task back (in_progress) and
         releases it (todo) in the same transaction: two legal moves, one event."""
-        reviewer = _name(reviewer, "agent")
-        text = _text(reason, "reason")
+        reviewer = validate.name(reviewer, "agent")
+        text = validate.text(reason, "reason")
         assert text is not None
 
         def work(tx: SqliteTx) -> Task:
@@ -1044,27 +1010,29 @@ class Board:
     ) -> Task:
         """Change the status (through the transition table and the done-gate) and/or edit fields,
         all in one transaction: either everything applies or nothing does."""
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
         edits: dict[str, Any] = {}
         if title is not None:
-            edits["title"] = _text(title, "title", limit=TITLE_MAX)
+            edits["title"] = validate.text(title, "title", limit=validate.TITLE_MAX)
         if description is not None:
-            edits["description"] = _text(description, "description", required=False)
+            edits["description"] = validate.text(description, "description", required=False)
         if priority is not None:
-            edits["priority"] = _integer(priority, "priority")
+            edits["priority"] = validate.integer(priority, "priority")
         if role is not None:
-            edits["role"] = _text(role, "role", limit=NAME_MAX, required=False)
+            edits["role"] = validate.text(role, "role", limit=validate.NAME_MAX, required=False)
         if team_id is not None:
-            edits["team_id"] = _text(team_id, "teamId", limit=NAME_MAX, required=False)
+            edits["team_id"] = validate.text(
+                team_id, "teamId", limit=validate.NAME_MAX, required=False
+            )
         if kind is not None:
-            edits["kind"] = _name(kind, "kind")
+            edits["kind"] = validate.name(kind, "kind")
         if status is None and not edits:
             raise invalid_input("at least one field is required")
         if human_override and status != t.DONE:
             raise invalid_input(
                 "humanOverride applies only to a move to done", field="humanOverride"
             )
-        note = _text(reason, "reason", required=False)
+        note = validate.text(reason, "reason", required=False)
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1093,8 +1061,8 @@ class Board:
 
     def unblock(self, task_id: str, *, note: str | None = None, actor: str = OPERATOR) -> Task:
         """blocked -> todo: released for a fresh claim, the note kept as a comment."""
-        actor = _name(actor, "actor")
-        text = _text(note, "note", required=False)
+        actor = validate.name(actor, "actor")
+        text = validate.text(note, "note", required=False)
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1122,7 +1090,7 @@ class Board:
         return self._set_dropped(task_id, 0, actor)
 
     def _set_dropped(self, task_id: str, dropped: int, actor: str) -> Task:
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1144,7 +1112,7 @@ class Board:
         """`task_id` will not be ready until `depends_on` is done. Re-linking is harmless; a link
         that would close a cycle is refused by a reachability check in the same transaction as the
         insert, so two writers racing A->B and B->A cannot both win."""
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1154,7 +1122,7 @@ class Board:
                 raise not_found("dependency", str(depends_on))
             blocker = Task.from_row(blocker_row)
             if tx.depends_transitively(depends_on, task_id):
-                cycle = _cycle_path(tx, task_id, depends_on)
+                cycle = cycle_path(task_id, depends_on, tx.dependency_edges_from(depends_on))
                 raise BoardError(
                     Reason.DEPENDENCY_CYCLE,
                     f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}",
@@ -1173,7 +1141,7 @@ class Board:
         return self.store.write(work)
 
     def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1192,7 +1160,7 @@ class Board:
     def cancel_dependents(self, task_id: str, *, actor: str = OPERATOR) -> list[Task]:
         """Cancel the still-pending (todo/backlog) transitive dependents of a failed blocker in one
         statement; dependents already claimed, done or cancelled are left alone."""
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
 
         def work(tx: SqliteTx) -> list[Task]:
             now = self.now()
@@ -1218,9 +1186,9 @@ class Board:
         author_agent_id: str | None = None,
         author_type: str = "agent",
     ) -> Comment:
-        text = _text(body, "body")
+        text = validate.text(body, "body")
         assert text is not None
-        author = _optional_name(author_agent_id, "authorAgentId")
+        author = validate.optional_name(author_agent_id, "authorAgentId")
         if author_type not in AUTHOR_TYPES:
             raise invalid_input(
                 f"authorType must be one of {', '.join(AUTHOR_TYPES)}", field="authorType"
@@ -1251,10 +1219,12 @@ class Board:
         before_commit: str | None = None,
     ) -> Execution:
         """Open a run in the ledger: only for a claimed (in-progress) task, by its holder."""
-        executor = _text(executor_type, "executorType", limit=100)
-        opener = _optional_name(agent, "agent")
-        reason = _text(run_reason, "runReason", limit=2000, required=False)
-        before = _text(before_commit, "beforeCommit", limit=NAME_MAX, required=False)
+        executor = validate.text(executor_type, "executorType", limit=100)
+        opener = validate.optional_name(agent, "agent")
+        reason = validate.text(run_reason, "runReason", limit=2000, required=False)
+        before = validate.text(
+            before_commit, "beforeCommit", limit=validate.NAME_MAX, required=False
+        )
 
         def work(tx: SqliteTx) -> Execution:
             now = self.now()
@@ -1313,18 +1283,18 @@ class Board:
             ("cache_write", cache_write),
         ):
             if count is not None:
-                changes[name] = _integer(count, name, minimum=0)
+                changes[name] = validate.integer(count, name, minimum=0)
         if cost_usd is not None:
             if isinstance(cost_usd, bool) or not isinstance(cost_usd, (int, float)) or cost_usd < 0:
                 raise invalid_input("costUsd must be a non-negative number", field="costUsd")
             changes["cost_usd"] = float(cost_usd)
         for name, text, limit in (
-            ("summary", summary, TEXT_MAX),
-            ("error", error, TEXT_MAX),
-            ("after_commit", after_commit, NAME_MAX),
+            ("summary", summary, validate.TEXT_MAX),
+            ("error", error, validate.TEXT_MAX),
+            ("after_commit", after_commit, validate.NAME_MAX),
         ):
             if text is not None:
-                changes[name] = _text(text, name, limit=limit, required=False)
+                changes[name] = validate.text(text, name, limit=limit, required=False)
 
         def work(tx: SqliteTx) -> Execution:
             now = self.now()
@@ -1410,12 +1380,12 @@ class Board:
         """Record a provisioned worktree: a new `active` workspaces row, and the task's
         `worktree_ref`/`branch_ref` pointing at it, in one transaction with one event. The checkout
         itself is the worktree subsystem's business; the board keeps only the pointer."""
-        actor = _name(actor, "actor")
+        actor = validate.name(actor, "actor")
         values = {
-            "repo_path": _text(repo_path, "repoPath", limit=4000),
-            "branch": _text(branch, "branch", limit=NAME_MAX),
-            "worktree_path": _text(worktree_path, "worktreePath", limit=4000),
-            "base_commit": _text(base_commit, "baseCommit", limit=NAME_MAX),
+            "repo_path": validate.text(repo_path, "repoPath", limit=4000),
+            "branch": validate.text(branch, "branch", limit=validate.NAME_MAX),
+            "worktree_path": validate.text(worktree_path, "worktreePath", limit=4000),
+            "base_commit": validate.text(base_commit, "baseCommit", limit=validate.NAME_MAX),
         }
 
         def work(tx: SqliteTx) -> Workspace:
@@ -1456,8 +1426,8 @@ class Board:
         """Move a workspace along its lifecycle (`active`, `archived` on cleanup, `stale` on garbage
         collection) and mark it used now; one event either way, so live views see pauses and
         handoffs too."""
-        actor = _name(actor, "actor")
-        note = _text(reason, "reason", limit=2000, required=False)
+        actor = validate.name(actor, "actor")
+        note = validate.text(reason, "reason", limit=2000, required=False)
         if status is not None and status not in WORKSPACE_STATUSES:
             raise invalid_input(
                 f"workspace status must be one of {', '.join(WORKSPACE_STATUSES)}",
@@ -1581,56 +1551,3 @@ def _with_review(
     else:
         verdict = VerificationResult(status=status, reviews=[review], updated_at=now)  # type: ignore[arg-type,unused-ignore]
     return verdict.dumps()
-
-
-def _cycle_path(tx: SqliteTx, task_id: str, depends_on: str) -> list[str]:
-    """The cycle a refused link would close, for the error: task -> depends_on -> ... -> task."""
-    if task_id == depends_on:
-        return [task_id, task_id]
-    edges: dict[str, list[str]] = {}
-    for source, target in tx.dependency_edges_from(depends_on):
-        edges.setdefault(source, []).append(target)
-    previous: dict[str, str | None] = {depends_on: None}
-    queue = deque([depends_on])
-    while queue:
-        node = queue.popleft()
-        if node == task_id:
-            break
-        for target in edges.get(node, ()):
-            if target not in previous:
-                previous[target] = node
-                queue.append(target)
-    path: list[str] = []
-    step: str | None = task_id
-    while step is not None:
-        path.append(step)
-        step = previous.get(step)
-    return [task_id, *reversed(path)]
-
-
-def _topological_order(items: Sequence[PlanItem]) -> list[str]:
-    """Plan keys ordered so every in-plan dependency and parent comes first; refuses a cycle."""
-    keys = {item.key for item in items}
-    needs = {
-        item.key: {
-            ref
-            for ref in (*item.depends_on, *([item.parent] if item.parent else []))
-            if ref in keys
-        }
-        for item in items
-    }
-    order: list[str] = []
-    done: set[str] = set()
-    while len(order) < len(items):
-        ready = [key for key in needs if key not in done and needs[key] <= done]
-        if not ready:
-            stuck = sorted(key for key in needs if key not in done)
-            raise BoardError(
-                Reason.DEPENDENCY_CYCLE,
-                f"the plan has a dependency cycle among {', '.join(stuck)}",
-                keys=stuck,
-            )  # fmt: skip
-        for key in ready:
-            done.add(key)
-            order.append(key)
-    return order

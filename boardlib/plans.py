@@ -29,7 +29,8 @@ from pydantic import (
 )
 
 from . import transitions
-from .board import NAME_MAX, TEXT_MAX, TITLE_MAX, PlanItem
+from .board import PlanItem
+from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 MAX_CYCLES = 100  # report this many cycles at most: a dense tangle has exponentially many
 MAX_CYCLE_STEPS = 200_000  # and never spend more than this many search steps finding them

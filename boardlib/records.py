@@ -20,6 +20,13 @@ from typing import Any, ClassVar, Self
 
 from .naming import camel
 
+# The values some columns may hold, declared once: the schema's CHECK constraints and the board's
+# input checks both read them.
+AUTHOR_TYPES = ("agent", "user", "system")
+EXECUTION_OUTCOMES = ("succeeded", "failed", "timed_out", "cancelled")
+EXECUTION_STATUSES = ("queued", "running", *EXECUTION_OUTCOMES)
+WORKSPACE_STATUSES = ("active", "archived", "stale")
+
 _JSON_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
 _FIELD_NAMES: dict[type, frozenset[str]] = {}
 

@@ -20,9 +20,14 @@ handed out twice and a follower's cursor stays valid.
 import sqlite3
 
 from .. import transitions
+from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
 
-_STATUS_LIST = ", ".join(f"'{status}'" for status in transitions.STATUSES)
-_EXECUTION_STATUSES = "'queued', 'running', 'succeeded', 'failed', 'timed_out', 'cancelled'"
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+_STATUS_LIST = _sql_list(transitions.STATUSES)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the board of seed 000 plus the lease protocol of seed 002
@@ -92,20 +97,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID
         """,
         "CREATE INDEX task_deps_reverse ON task_deps (depends_on_task_id, task_id)",
-        """
+        f"""
         CREATE TABLE task_comments (
             seq             INTEGER PRIMARY KEY,
             id              TEXT    NOT NULL UNIQUE,
             task_id         TEXT    NOT NULL REFERENCES tasks(id),
             author_agent_id TEXT,
-            author_type     TEXT    NOT NULL CHECK (author_type IN ('agent', 'user', 'system')),
+            author_type     TEXT    NOT NULL CHECK (author_type IN ({_sql_list(AUTHOR_TYPES)})),
             body            TEXT    NOT NULL,
             tenant_id       TEXT,
             created_at      INTEGER NOT NULL
         )
         """,
         "CREATE INDEX task_comments_task ON task_comments (task_id, seq)",
-        """
+        f"""
         CREATE TABLE workspaces (
             seq           INTEGER PRIMARY KEY,
             id            TEXT    NOT NULL UNIQUE,
@@ -114,7 +119,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             branch        TEXT,
             worktree_path TEXT,
             base_commit   TEXT,
-            status        TEXT    NOT NULL CHECK (status IN ('active', 'archived', 'stale')),
+            status        TEXT    NOT NULL CHECK (status IN ({_sql_list(WORKSPACE_STATUSES)})),
             tenant_id     TEXT,
             created_at    INTEGER NOT NULL,
             last_used_at  INTEGER
@@ -130,7 +135,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             executor_type      TEXT    NOT NULL,
             agent_id           TEXT,
             claim_epoch        INTEGER,
-            status             TEXT    NOT NULL CHECK (status IN ({_EXECUTION_STATUSES})),
+            status             TEXT    NOT NULL CHECK (status IN ({_sql_list(EXECUTION_STATUSES)})),
             claimed_at         INTEGER,
             started_at         INTEGER,
             completed_at       INTEGER,
