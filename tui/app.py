@@ -72,8 +72,10 @@ class KanbanApp(App[None]):
         operator: str | None = None,
         user_keymap: dict[str, str] | None = None,
         prefetch: Prefetch | None = None,
+        on_terminal_gone: Callable[[], object] | None = None,
     ) -> None:
         super().__init__()
+        self.on_terminal_gone = on_terminal_gone
         self.db_path = Path(db_path).expanduser().absolute()
         self.poll_ms = poll_ms
         self.read_only = read_only
@@ -162,9 +164,15 @@ class KanbanApp(App[None]):
 
     def _terminal_gone(self) -> None:
         self.reader.stop(timeout=0.5)
-        # Restoring a terminal that is gone can block on its writes: do not wait for it long.
-        threading.Thread(target=_exit_soon, args=(2.0,), daemon=True).start()
-        self.exit(return_code=129)
+        # Try to leave normally. Restoring a terminal that is gone can block on its writes, so a
+        # backstop ends the process soon after, first running the owner's clean-up (the demo
+        # stops its agents and removes its folder), which the blocked unwind would never reach.
+        threading.Thread(
+            target=_exit_soon,
+            args=(TERMINAL_GONE_BACKSTOP_S, self.on_terminal_gone),
+            daemon=True,
+        ).start()
+        self.exit(return_code=TERMINAL_GONE)
 
     # -- the live feed --------------------------------------------------------------------------
 
@@ -375,9 +383,16 @@ class KanbanApp(App[None]):
             yield SystemCommand("Back to the board", "", self.pop_screen)
 
 
-def _exit_soon(delay: float) -> None:
+TERMINAL_GONE = 129  # 128 + SIGHUP, as a shell reports a hang-up
+TERMINAL_GONE_BACKSTOP_S = 2.0
+
+
+def _exit_soon(delay: float, clean_up: Callable[[], object] | None) -> None:
     time.sleep(delay)
-    os._exit(129)
+    if clean_up is not None:
+        with contextlib.suppress(Exception):
+            clean_up()
+    os._exit(TERMINAL_GONE)
 
 
 def run_app(
@@ -388,6 +403,7 @@ def run_app(
     theme: str | None = None,
     operator: str | None = None,
     prefetch: Prefetch | None = None,
+    on_terminal_gone: Callable[[], object] | None = None,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -397,10 +413,11 @@ def run_app(
         theme=theme,
         operator=operator,
         prefetch=prefetch,
+        on_terminal_gone=on_terminal_gone,
     )
     app.run()
-    if app.return_code == 129:
-        os._exit(129)  # the terminal went away; threads may be stuck writing to it
+    if app.return_code == TERMINAL_GONE:
+        raise SystemExit(TERMINAL_GONE)  # the terminal went away: unwind, cleaning up on the way
 
 
 def run_tui(db_path: Path, **options: Any) -> None:

@@ -1,6 +1,7 @@
 """`run_tui`: the entry point the CLI and the demo call. It reads the board before it imports
 Textual (see `tui.prefetch`), then runs the app."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 from boardlib.clock import SystemClock
@@ -15,9 +16,12 @@ def run_tui(
     read_only: bool = False,
     theme: str | None = None,
     operator: str | None = None,
+    on_terminal_gone: Callable[[], object] | None = None,
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
-    does not exist, unless `read_only` (then the header says it is missing until it appears)."""
+    does not exist, unless `read_only` (then the header says it is missing until it appears).
+    `on_terminal_gone` is the caller's clean-up for a dropped terminal (an SSH session that
+    ends), when the process may have to end without unwinding."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
     prefetch = Prefetch(db_path, SystemClock()) if Path(db_path).exists() else None
@@ -30,4 +34,5 @@ def run_tui(
         theme=theme,
         operator=operator,
         prefetch=prefetch,
+        on_terminal_gone=on_terminal_gone,
     )

@@ -225,7 +225,9 @@ def seed_board(board: Board, *, tasks: int, agents: int, rng: random.Random) -> 
     return {task.id: task.title for task in created.values()}
 
 
-def _open_tui(db_path: Path, poll_ms: int) -> Callable[[], None] | None:
+def _open_tui(
+    db_path: Path, poll_ms: int, on_terminal_gone: Callable[[], None]
+) -> Callable[[], None] | None:
     """The TUI's entry point, imported only now (the demo itself never needs textual)."""
     try:
         from tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
@@ -237,7 +239,7 @@ def _open_tui(db_path: Path, poll_ms: int) -> Callable[[], None] | None:
         return None
 
     def run() -> None:
-        run_tui(db_path, poll_ms=poll_ms)
+        run_tui(db_path, poll_ms=poll_ms, on_terminal_gone=on_terminal_gone)
 
     return run
 
@@ -334,7 +336,16 @@ def run_demo(
         started, started_ms = time.monotonic(), board.now()
         say(f"  team up in {started - booting:.1f} s")
         deadline = None if duration is None else started + duration
-        tui = _open_tui(db_path, poll_ms) if open_tui else None
+        crew = fleet
+
+        def terminal_gone() -> None:
+            """The operator's terminal vanished and the process is about to end without
+            unwinding: stop the agents and remove what the demo made, now."""
+            crew.stop(timeout_s=1.0)
+            if not keep:
+                _clean_up(folder, created)
+
+        tui = _open_tui(db_path, poll_ms, terminal_gone) if open_tui else None
         if tui is not None:
             timer = None
             if duration is not None:
