@@ -391,7 +391,12 @@ class Board:
                 "duplicate plan keys", keys=sorted({k for k in keys if keys.count(k) > 1})
             )
         by_key = {item.key: item for item in items}
-        order = topological_order(items)
+        order = topological_order(
+            {
+                item.key: [*item.depends_on, *([item.parent] if item.parent else [])]
+                for item in items
+            }
+        )
 
         def work(tx: SqliteTx) -> dict[str, Task]:
             now = self.now()

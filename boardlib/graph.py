@@ -2,13 +2,9 @@
 close, and ordering a plan so every task is created after what it depends on."""
 
 from collections import deque
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
 
 from .errors import BoardError, Reason
-
-if TYPE_CHECKING:
-    from .board import PlanItem
 
 
 def cycle_path(
@@ -39,29 +35,36 @@ def cycle_path(
     return [task_id, *reversed(path)]
 
 
-def topological_order(items: Sequence["PlanItem"]) -> list[str]:
-    """Plan keys ordered so every in-plan dependency and parent comes first; refuses a cycle."""
-    keys = {item.key for item in items}
-    needs = {
-        item.key: {
-            ref
-            for ref in (*item.depends_on, *([item.parent] if item.parent else []))
-            if ref in keys
-        }
-        for item in items
-    }
+def topological_order(needs: Mapping[str, Sequence[str]]) -> list[str]:
+    """The keys ordered so each comes after everything it needs, and otherwise in the mapping's
+    own order (a plan is created in file order where it can be). Refs to keys outside `needs`
+    are ignored; a cycle is refused, naming the keys on it."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: placed
     order: list[str] = []
-    done: set[str] = set()
-    while len(order) < len(items):
-        ready = [key for key in needs if key not in done and needs[key] <= done]
-        if not ready:
-            stuck = sorted(key for key in needs if key not in done)
-            raise BoardError(
-                Reason.DEPENDENCY_CYCLE,
-                f"the plan has a dependency cycle among {', '.join(stuck)}",
-                keys=stuck,
-            )  # fmt: skip
-        for key in ready:
-            done.add(key)
-            order.append(key)
+    for root in needs:
+        if root in state:
+            continue
+        state[root] = 1
+        path = [root]
+        stack = [iter(needs[root])]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                node = path.pop()
+                stack.pop()
+                state[node] = 2
+                order.append(node)
+            elif step not in needs or state.get(step) == 2:
+                continue
+            elif state.get(step) == 1:
+                cycle = [*path[path.index(step) :], step]
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"the plan has a dependency cycle: {' -> '.join(cycle)}",
+                    keys=cycle,
+                )
+            else:
+                state[step] = 1
+                path.append(step)
+                stack.append(iter(needs[step]))
     return order

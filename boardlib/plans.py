@@ -30,6 +30,7 @@ from pydantic import (
 
 from . import transitions
 from .board import PlanItem
+from .graph import topological_order
 from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 MAX_CYCLES = 100  # report this many cycles at most: a dense tangle has exponentially many
@@ -287,7 +288,7 @@ def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> Plan
             Problem("cycle", f"more cycles than reported (stopped after {len(cycles)})")
         )
     if report.ok:
-        report.order = _topological(graph, list(graph))
+        report.order = topological_order(graph)
     return report
 
 
@@ -435,24 +436,3 @@ def _components(graph: dict[str, list[str]], order: list[str], within: set[str])
                     todo.append(step)
         components.append(component)
     return components
-
-
-def _topological(graph: dict[str, list[str]], order: list[str]) -> list[str]:
-    """Creation order of an acyclic plan: dependencies first, otherwise file order."""
-    done: set[str] = set()
-    result: list[str] = []
-    for root in order:
-        if root in done:
-            continue
-        stack = [(root, iter(graph[root]))]
-        while stack:
-            node, edges = stack[-1]
-            step = next(edges, None)
-            if step is None:
-                stack.pop()
-                if node not in done:
-                    done.add(node)
-                    result.append(node)
-            elif step not in done:
-                stack.append((step, iter(graph[step])))
-    return result

@@ -111,3 +111,27 @@ def test_ancestors_nearest_first(board: Board) -> None:
     assert board.view(grandchild.id).ancestors[0].to_json() == {
         "id": child.id, "parent_task_id": root.id, "title": "child", "status": "todo",
     }  # fmt: skip
+
+
+def test_create_plan_orders_by_dependencies_and_refuses_a_cyclic_plan(board: Board) -> None:
+    from boardlib import PlanItem
+
+    created = board.create_plan(
+        [
+            PlanItem(key="docs", title="Document it", depends_on=("impl",)),
+            PlanItem(key="impl", title="Implement it", depends_on=("api",)),
+            PlanItem(key="api", title="Design the API"),
+        ]
+    )
+    assert [created[k].id for k in ("api", "impl", "docs")] == ["TASK-1", "TASK-2", "TASK-3"]
+    assert row(board, created["docs"].id).unmet_deps == 1
+    with pytest.raises(BoardError) as refused:
+        board.create_plan(
+            [
+                PlanItem(key="a", title="a", depends_on=("b",)),
+                PlanItem(key="b", title="b", depends_on=("a",)),
+            ]
+        )
+    assert refused.value.reason is Reason.DEPENDENCY_CYCLE
+    assert refused.value.details["keys"] == ["a", "b", "a"]
+    assert len(board.list_tasks()) == 3  # nothing of the refused plan was created
