@@ -82,13 +82,18 @@ def _hold_write_lock(path: str, seconds: float, ready: "multiprocessing.synchron
     conn.execute("ROLLBACK")
 
 
-def _with_lock_held(path: Path, seconds: float) -> multiprocessing.Process:
+def _held_in_another_process(hold: object, path: Path, seconds: float) -> multiprocessing.Process:
+    """Start `hold(path, seconds, ready)` in a spawned process; return once it holds its lock."""
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Event()
-    holder = ctx.Process(target=_hold_write_lock, args=(str(path), seconds, ready))
+    holder = ctx.Process(target=hold, args=(str(path), seconds, ready))
     holder.start()
     assert ready.wait(20)
     return holder
+
+
+def _with_lock_held(path: Path, seconds: float) -> multiprocessing.Process:
+    return _held_in_another_process(_hold_write_lock, path, seconds)
 
 
 def test_a_lock_held_past_the_budget_is_busy_and_writes_nothing(board_path: Path) -> None:
@@ -126,12 +131,7 @@ def _hold_writer_turn(
 
 
 def _writer_turn_held(path: Path, seconds: float) -> multiprocessing.Process:
-    ctx = multiprocessing.get_context("spawn")
-    ready = ctx.Event()
-    holder = ctx.Process(target=_hold_writer_turn, args=(str(path), seconds, ready))
-    holder.start()
-    assert ready.wait(20)
-    return holder
+    return _held_in_another_process(_hold_writer_turn, path, seconds)
 
 
 def test_a_stalled_writer_turn_is_busy_within_the_budget(board_path: Path) -> None:
