@@ -2,11 +2,15 @@
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from boardlib import Board, BoardConfig, ManualClock, Task
 from boardlib import transitions as t
+
+if TYPE_CHECKING:
+    from tests.worktree_helpers import Env
 
 
 @pytest.fixture
@@ -23,6 +27,17 @@ def board_path(tmp_path: Path) -> Path:
 def board(board_path: Path, clock: ManualClock) -> Iterator[Board]:
     with Board(board_path, clock=clock, config=BoardConfig()) as opened:
         yield opened
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator["Env"]:
+    """A board, a real temporary git repository and `Worktrees` rooted in a temp folder (the
+    worktree and gate tests; test_worktrees_complete overrides it with a verify timeout)."""
+    from tests.worktree_helpers import make_env
+
+    made = make_env(tmp_path, monkeypatch)
+    yield made
+    made.board.close()
 
 
 def task_in(board: Board, status: str, *, title: str = "task", builder: str = "builder") -> Task:

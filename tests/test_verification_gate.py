@@ -18,7 +18,6 @@ from boardlib.verification import (
     run_gate,
     run_verify_command,
 )
-from tests.worktree_helpers import make_env
 
 
 def test_pass_fail_and_output_tails(tmp_path):
@@ -109,13 +108,6 @@ def test_debt_verdicts_and_their_promotability():
     red = judge(judge(None, det(False), now=1, found=VerifyCommand("c", "s")), None, now=2,
                 found=VerifyCommand(None, None))  # fmt: skip
     assert red.status == "completed_with_debt" and len(red.attempts) == 1 and not red.promotable
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
 
 
 def test_the_gate_only_judges_tasks_in_review(env):

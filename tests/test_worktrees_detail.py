@@ -5,17 +5,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees
-from tests.worktree_helpers import make_env
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
 
 
 def test_detail_shows_sor_files_and_a_diff_that_excludes_them(env):

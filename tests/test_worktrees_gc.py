@@ -9,14 +9,7 @@ import pytest
 from boardlib import BoardError
 from boardlib.worktrees import Layout, collect_garbage, start_worktree_gc
 from boardlib.worktrees.gc import DAY_MS, GC_ACTOR
-from tests.worktree_helpers import git, make_env
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
+from tests.worktree_helpers import git
 
 
 def status(env, task_id):

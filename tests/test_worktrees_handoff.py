@@ -10,14 +10,6 @@ from boardlib.models import AgentHandoff
 from boardlib.worktrees.sor import commands_from_init, parse_progress
 from tests.worktree_helpers import make_env
 
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
-
-
 FULL = {
     "handoffFrom": "native-specialist-abc",
     "runtime": "claude-code",

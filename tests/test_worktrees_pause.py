@@ -5,14 +5,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
-from tests.worktree_helpers import git, make_env
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
+from tests.worktree_helpers import git
 
 
 def test_pause_commits_removes_the_checkout_and_reprovision_keeps_the_work(env):

@@ -11,14 +11,7 @@ import pytest
 
 from boardlib import BoardError, Reason
 from boardlib.worktrees import SOR_FILES
-from tests.worktree_helpers import git, make_env, make_repo, repo_state
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    e = make_env(tmp_path, monkeypatch)
-    yield e
-    e.board.close()
+from tests.worktree_helpers import git, make_repo, repo_state
 
 
 def test_provision_creates_branch_worktree_and_scaffold_outside_the_repo(env):
