@@ -15,8 +15,9 @@ from typing import Any
 
 from . import transitions as t
 from . import validation as validate
+from .actors import OPERATOR, SYSTEM
 from .clock import Clock, SystemClock
-from .config import MINUTE_MS, BoardConfig
+from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, topological_order
 from .lifecycle import plan_move, verdict_blocks_done
@@ -26,10 +27,12 @@ from .records import (
     WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
+    CheckReport,
     Comment,
     Event,
     Execution,
     Explanation,
+    IdleExplanation,
     LinkedTask,
     ReconcileReport,
     Task,
@@ -38,9 +41,6 @@ from .records import (
 )
 from .recovery import LeaseSweeper, release_expired_leases
 from .store.sqlite import Row, SqliteStore, SqliteTx
-
-SYSTEM = "system"
-OPERATOR = "operator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +145,7 @@ class Board:
                 epoch=epoch,
                 current_epoch=task.claim_epoch,
             )
-        if task.lease_until is not None and task.lease_until < now:
+        if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
                 f"cannot {verb}: the lease on {task.id} expired at {task.lease_until}; "
@@ -631,7 +631,7 @@ class Board:
             if task.dropped:
                 reasons.append(f"{task.id} is dropped (restore it to make it claimable)")
             if task.status == t.IN_PROGRESS:
-                if task.lease_until is not None and task.lease_until < now:
+                if task.lease_expired(now):
                     reasons.append(
                         f"lease held by {task.assignee_agent_id} expired at {task.lease_until}: "
                         "the next claim releases and takes it"
@@ -650,11 +650,7 @@ class Board:
                 reasons.append(f"waits on {dep.id} ({dep.status}{owner}{dropped})")
             if role is not None and task.role is not None and task.role != role:
                 reasons.append(f"{task.id} is for role {task.role}, not {role}")
-            expired = (
-                task.status == t.IN_PROGRESS
-                and task.lease_until is not None
-                and task.lease_until < now
-            )
+            expired = task.status == t.IN_PROGRESS and task.lease_expired(now)
             claimable = (task.status == t.TODO or expired) and not task.dropped and not unmet
             if role is not None and task.role not in (None, role):
                 claimable = False
@@ -671,11 +667,11 @@ class Board:
 
         return self.store.read(work)
 
-    def explain_idle(self, *, role: str | None = None) -> dict[str, Any]:
+    def explain_idle(self, *, role: str | None = None) -> IdleExplanation:
         """Why claim-next found nothing: what the todo column is waiting on, and when the next
         lease runs out."""
 
-        def work(tx: SqliteTx) -> dict[str, Any]:
+        def work(tx: SqliteTx) -> IdleExplanation:
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             waiting = [task for task in todo if task.unmet_deps]
             other_role = [
@@ -693,16 +689,16 @@ class Board:
                 reasons.append(f"{len(other_role)} ready task(s) are for other roles")
             if held:
                 reasons.append(f"{len(held)} task(s) in progress under live leases")
-            return {
-                "claimable": False,
-                "role": role,
-                "reasons": reasons,
-                "todo": len(todo),
-                "waitingOnDependencies": [task.id for task in waiting[:20]],
-                "otherRoles": [task.id for task in other_role[:20]],
-                "inProgress": len(held),
-                "nextLeaseExpiry": leases[0] if leases else None,
-            }
+            return IdleExplanation(
+                claimable=False,
+                role=role,
+                reasons=reasons,
+                todo=len(todo),
+                waiting_on_dependencies=[task.id for task in waiting[:20]],
+                other_roles=[task.id for task in other_role[:20]],
+                in_progress=len(held),
+                next_lease_expiry=leases[0] if leases else None,
+            )
 
         return self.store.read(work)
 
@@ -821,11 +817,8 @@ class Board:
         """Set the lease to now + `minutes` (default: the board's lease), for a long quiet step."""
         lease_ms = None
         if minutes is not None:
-            if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes <= 0:
-                raise invalid_input("minutes must be a positive number", field="minutes")
-            if minutes > 24 * 60:
-                raise invalid_input("a lease cannot be longer than 24 hours", field="minutes")
-            lease_ms = int(minutes * MINUTE_MS)
+            minutes = validate.positive_number(minutes, "minutes", maximum=MAX_LEASE_MINUTES)
+            lease_ms = minutes_to_ms(minutes)
         return self._renew(
             task_id, agent, epoch=epoch, verb="extend_lease", lease_ms=lease_ms, note=None
         )
@@ -1507,10 +1500,10 @@ class Board:
             self._sweeper = LeaseSweeper(self.reconcile, interval).start()
         return self._sweeper
 
-    def check(self) -> dict[str, Any]:
+    def check(self) -> CheckReport:
         """Integrity report: SQLite's own checks, schema version, and the readiness counters."""
 
-        def work(tx: SqliteTx) -> dict[str, Any]:
+        def work(tx: SqliteTx) -> CheckReport:
             from .store.schema import SCHEMA_VERSION
 
             problems = tx.integrity_problems()
@@ -1522,15 +1515,15 @@ class Board:
             version = tx.schema_version()
             if version != SCHEMA_VERSION:
                 problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
-            return {
-                "ok": not problems,
-                "path": str(self.path),
-                "schemaVersion": version,
-                "expectedSchemaVersion": SCHEMA_VERSION,
-                "problems": problems,
-                "counts": tx.status_counts(),
-                "lastEventSeq": tx.last_event_seq(),
-            }
+            return CheckReport(
+                ok=not problems,
+                path=str(self.path),
+                schema_version=version,
+                expected_schema_version=SCHEMA_VERSION,
+                problems=problems,
+                counts=tx.status_counts(),
+                last_event_seq=tx.last_event_seq(),
+            )
 
         return self.store.read(work)
 

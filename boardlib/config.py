@@ -9,6 +9,14 @@ from typing import Any
 MINUTE_MS = 60_000
 
 
+def minutes_to_ms(minutes: float) -> int:
+    """Minutes as whole milliseconds (rounded, at least 1): every surface converts with this."""
+    return max(1, round(minutes * MINUTE_MS))
+
+
+MAX_LEASE_MINUTES = 24 * 60  # no lease is longer than a day
+
+
 @dataclass(frozen=True, slots=True)
 class BoardConfig:
     lease_ms: int = 15 * MINUTE_MS  # a claim's lease; heartbeats renew it

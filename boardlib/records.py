@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self
 
+from .leases import lease_expired
 from .naming import camel
+from .transitions import TODO
 
 # The values some columns may hold, declared once: the schema's CHECK constraints and the board's
 # input checks both read them.
@@ -171,7 +173,16 @@ class Task(Record):
 
     @property
     def is_ready(self) -> bool:
-        return self.status == "todo" and not self.dropped and self.unmet_deps == 0
+        return self.status == TODO and not self.dropped and self.unmet_deps == 0
+
+    @property
+    def builder(self) -> str | None:
+        """Who built the current attempt: the last holder, else the first claimer."""
+        return self.holders[-1] if self.holders else self.claimed_by
+
+    def lease_expired(self, now: int) -> bool:
+        """Whether this task's lease has run out at `now` (see `leases.lease_expired`)."""
+        return lease_expired(self.lease_until, now)
 
 
 @dataclass(slots=True)
@@ -323,6 +334,33 @@ class Explanation(Record):
     lease_holder: str | None = None
     lease_until: int | None = None
     role: str | None = None
+
+
+@dataclass(slots=True)
+class IdleExplanation(Record):
+    """Why claim-next found nothing: what the todo column waits on, and when a lease runs out."""
+
+    claimable: bool
+    role: str | None
+    reasons: list[str]
+    todo: int
+    waiting_on_dependencies: list[str]  # up to 20 ids
+    other_roles: list[str]  # up to 20 ids
+    in_progress: int
+    next_lease_expiry: int | None = None
+
+
+@dataclass(slots=True)
+class CheckReport(Record):
+    """`kanban db check`: SQLite's own checks, the schema version and the kept counters."""
+
+    ok: bool
+    path: str
+    schema_version: int
+    expected_schema_version: int
+    problems: list[str]
+    counts: dict[str, int]
+    last_event_seq: int
 
 
 @dataclass(slots=True)

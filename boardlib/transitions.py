@@ -69,3 +69,8 @@ def neighbour_target(current: str, step: int) -> str | None:
             return STATUSES[index]
         index += step
     return None
+
+
+def label(status: str) -> str:
+    """How people read a status: `in_progress` -> `in progress`."""
+    return status.replace("_", " ")

@@ -1,6 +1,7 @@
 """Checks of what callers hand the board, each a typed `invalid_input` refusal naming the field.
 Every surface gets the same limits because the board applies them, not the surface."""
 
+import math
 from typing import Any
 
 from .errors import invalid_input
@@ -41,4 +42,21 @@ def integer(value: Any, field: str, *, minimum: int | None = None) -> int:
         raise invalid_input(f"{field} must be an integer", field=field)
     if minimum is not None and value < minimum:
         raise invalid_input(f"{field} must be at least {minimum}", field=field)
+    return value
+
+
+def positive_number(
+    value: Any, field: str, *, maximum: float | None = None, unit: str = ""
+) -> float:
+    """A finite number above zero, at most `maximum` (booleans, NaN and infinities refused)."""
+    unit_text = f" {unit}" if unit else ""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise invalid_input(f"{field} must be a positive number{unit_text}", field=field)
+    if maximum is not None and value > maximum:
+        raise invalid_input(f"{field} must be at most {maximum:g}{unit_text}", field=field)
     return value

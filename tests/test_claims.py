@@ -153,7 +153,7 @@ def test_explain_names_what_blocks_a_claim(board: Board, clock: ManualClock) -> 
     assert not held.claimable and held.lease_holder == "alice"
     clock.advance(ms=board.config.lease_ms + 1)
     assert board.explain(blocker.id).claimable  # the lease lapsed: the next claim takes it
-    assert board.explain_idle(role="worker")["waitingOnDependencies"] == [waits.id]
+    assert board.explain_idle(role="worker").waiting_on_dependencies == [waits.id]
 
 
 def test_respect_deps_false_with_a_role_ranks_waiting_and_ready_together(board: Board) -> None:

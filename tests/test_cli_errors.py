@@ -283,5 +283,5 @@ def test_errors_are_reported_the_same_under_parallel_callers(kanban: Kanban) -> 
 
 def test_the_console_script_is_the_installed_entry_point() -> None:
     text = KANBAN.read_text()
-    assert "from boardlib.cli import main" in text
+    assert "from kanban.cli import main" in text
     assert clean_env().get("KANBAN_DB") is None

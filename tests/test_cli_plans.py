@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from boardlib.plans import MAX_CYCLES, find_cycles, lint
+from boardlib.graph import MAX_CYCLES, find_cycles
+from boardlib.plans import lint
 
 from .cli_support import Kanban
 

@@ -26,9 +26,9 @@ import pytest
 
 from boardlib import Board, Event
 from boardlib import transitions as t
-from boardlib.demo import EXIT_OK, EXIT_USAGE, run_demo
-from boardlib.demo.plan import covered_roles
-from boardlib.demo.runner import seed_board
+from kanban.demo import EXIT_OK, EXIT_USAGE, run_demo
+from kanban.demo.plan import covered_roles
+from kanban.demo.runner import seed_board
 
 # Verbs only the current holder of a task may perform; each event's actor must be that holder.
 HOLDER_EVENTS = {"lease_renewed", "progress_logged", "execution_started", "execution_completed"}
@@ -193,7 +193,7 @@ def test_a_timed_stop_hands_work_back_and_removes_the_temp_folder(
         seen["path"] = board.path
         return original(board, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("boardlib.demo.runner.seed_board", watching_seed_board)
+    monkeypatch.setattr("kanban.demo.runner.seed_board", watching_seed_board)
     code, out = _demo(tmp_path, directory=None, keep=False, tasks=36, speed=10.0, duration=1.5)
     assert code == EXIT_OK, out
     path = seen["path"]
@@ -224,7 +224,7 @@ def test_a_timed_stop_with_keep_leaves_a_consistent_board(tmp_path: Path) -> Non
         ]  # fmt: skip
         assert running == []
         assert replay_holders(events) == []
-        assert board.check()["ok"]
+        assert board.check().ok
     log = (tmp_path / "demo" / "demo.log").read_text()
     for name in ("lead", "grace", "linus", "barbara"):
         assert f"{name}: stopped" in log
@@ -277,7 +277,7 @@ def test_an_existing_board_is_never_overwritten(tmp_path: Path) -> None:
 def test_the_plan_has_the_asked_size_and_only_roles_someone_takes(
     tmp_path: Path, tasks: int, agents: int
 ) -> None:
-    from boardlib.demo.fleet import agent_roles
+    from kanban.demo.fleet import agent_roles
 
     with Board(tmp_path / f"{tasks}-{agents}.db") as board:
         titles = seed_board(board, tasks=tasks, agents=agents, rng=random.Random(tasks))
@@ -292,7 +292,7 @@ def test_the_plan_has_the_asked_size_and_only_roles_someone_takes(
             assert epic is not None
             children = {task.id for task in created if task.parent_task_id == epic}
             assert {dep.id for dep in board.dependencies(epic)} == children
-        assert board.check()["ok"]
+        assert board.check().ok
 
 
 def test_the_same_seed_files_the_same_plan(tmp_path: Path) -> None:
@@ -330,12 +330,12 @@ def _session_members(session: int) -> list[int]:
 
 
 def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
-    """The real thing: `python -m boardlib.demo --no-tui` in its own session, Ctrl-C delivered to
+    """The real thing: `python -m kanban.demo --no-tui` in its own session, Ctrl-C delivered to
     the whole process group as a terminal would. The demo exits 0, no agent outlives it, and its
     temp folder is gone."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "boardlib.demo", "--no-tui", "--speed", "5", "--seed", "3"],
+        [sys.executable, "-m", "kanban.demo", "--no-tui", "--speed", "5", "--seed", "3"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -364,7 +364,7 @@ def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
 
 def test_importing_the_demo_loads_no_ui_stack() -> None:
     script = (
-        "import json, sys, boardlib.demo, boardlib.demo.agents, boardlib.demo.fleet;"
+        "import json, sys, kanban.demo, kanban.demo.agents, kanban.demo.fleet;"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     result = subprocess.run(
@@ -408,7 +408,7 @@ def test_a_closed_pipe_ends_the_demo_and_still_cleans_up(tmp_path: Path) -> None
     folder and exits without a traceback."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "boardlib.demo", "--no-tui", "--speed", "10", "--seed", "4"],
+        [sys.executable, "-m", "kanban.demo", "--no-tui", "--speed", "10", "--seed", "4"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,5 +1,7 @@
 """Leases, heartbeats, epochs and recovery: one mechanism (issue 2 items 9 and 11)."""
 
+from pathlib import Path
+
 import pytest
 
 from boardlib import Board, BoardError, ManualClock, Reason
@@ -157,3 +159,27 @@ def test_transfer_rules(board: Board, clock: ManualClock) -> None:
     with pytest.raises(BoardError) as wrong:
         board.transfer(todo.id, "bob", "charlie")
     assert wrong.value.reason is Reason.INVALID_STATE
+
+
+def test_lease_liveness_is_one_rule_at_the_boundary_millisecond(tmp_path: Path) -> None:
+    """At `lease_until` itself the holder still holds the task everywhere: the holder check, the
+    SQL sweep, `explain` and the TUI's card; a millisecond later every one of them says expired."""
+    from boardlib.leases import lease_expired
+    from tui.cards import EXPIRED, SOON, lease_state
+
+    clock = ManualClock(1_800_000_000_000)
+    with Board(tmp_path / "b.db", clock=clock) as board:
+        task = board.claim(board.create_task("x").id, "ada", lease_ms=60_000)
+        assert task.lease_until is not None
+        clock.set(task.lease_until)
+        assert not lease_expired(task.lease_until, clock.now_ms())
+        assert lease_state(task, clock.now_ms()) == SOON
+        assert board.explain(task.id).claimable is False
+        assert board.heartbeat(task.id, "ada", epoch=task.claim_epoch).lease_until is not None
+        assert board.release_expired_leases() == []  # the SQL predicate agrees: still live
+        renewed = board.get_task(task.id)
+        clock.set(renewed.lease_until + 1)  # type: ignore[operator]
+        assert lease_expired(renewed.lease_until, clock.now_ms())
+        assert lease_state(renewed, clock.now_ms()) == EXPIRED
+        assert board.explain(task.id).claimable is True
+        assert [t.id for t in board.release_expired_leases()] == [task.id]

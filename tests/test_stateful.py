@@ -301,7 +301,7 @@ class BoardMachine(RuleBasedStateMachine):
 
     @invariant()
     def integrity(self) -> None:
-        assert self.board.check()["problems"] == []
+        assert self.board.check().problems == []
 
 
 BoardMachine.TestCase.settings = settings(

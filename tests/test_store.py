@@ -31,8 +31,8 @@ def test_every_connection_gets_the_recipe(board_path: Path) -> None:
 
 def test_schema_is_versioned_and_a_newer_file_is_refused(board_path: Path) -> None:
     with Board(board_path) as board:
-        assert board.check()["schemaVersion"] == SCHEMA_VERSION
-        assert board.check()["ok"]
+        assert board.check().schema_version == SCHEMA_VERSION
+        assert board.check().ok
     conn = sqlite3.connect(board_path)
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     conn.close()

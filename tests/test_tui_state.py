@@ -99,7 +99,9 @@ def test_lease_states_change_only_at_computed_moments(tmp_path: Path) -> None:
         warn_at = next_lease_change(task, clock.now_ms())
         assert warn_at == task.lease_until - 2 * 60_000  # the last quarter, capped at 2 minutes
         assert lease_state(task, warn_at) == SOON
-        assert next_lease_change(task, warn_at) == task.lease_until
-        assert lease_state(task, task.lease_until) == EXPIRED
-        assert next_lease_change(task, task.lease_until) is None
+        expires_at = task.lease_until + 1  # live through its last millisecond, as the board says
+        assert next_lease_change(task, warn_at) == expires_at
+        assert lease_state(task, task.lease_until) == SOON
+        assert lease_state(task, expires_at) == EXPIRED
+        assert next_lease_change(task, expires_at) is None
         assert lease_state(board.create_task("y"), clock.now_ms()) == NO_LEASE

@@ -9,7 +9,7 @@ import pytest
 
 from boardlib import BoardError, Reason
 from boardlib.models import DeterministicResult, VerificationResult, parse_verdict
-from boardlib.verification import (
+from boardlib.worktrees.gate import (
     TAIL_CHARS,
     VerifyCommand,
     find_verify_command,

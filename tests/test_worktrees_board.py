@@ -18,7 +18,7 @@ def record(board, task_id, **kw):
 
 def test_record_workspace_writes_the_row_the_task_refs_and_one_event(board):
     task = board.create_task("t")
-    seq = board.check()["lastEventSeq"]
+    seq = board.check().last_event_seq
     ws = record(board, task.id, actor="alice")
     assert (ws.status, ws.repo_path, ws.base_commit) == ("active", "/r", "abc")
     fresh = board.get_task(task.id)
@@ -44,7 +44,7 @@ def test_update_workspace_moves_the_lifecycle_with_one_event(board):
     task = board.create_task("t")
     ws = record(board, task.id)
     board.clock.advance(seconds=5)
-    seq = board.check()["lastEventSeq"]
+    seq = board.check().last_event_seq
     stale = board.update_workspace(ws.id, status="stale", actor="gc", reason="vanished")
     assert stale.status == "stale" and stale.last_used_at == ws.last_used_at + 5000
     [event] = board.events(since=seq)

@@ -9,7 +9,7 @@ import pytest
 
 from boardlib import BoardError, Reason
 from boardlib.models import parse_verdict
-from boardlib.verification import GATE_ACTOR
+from boardlib.worktrees.gate import GATE_ACTOR
 from tests.worktree_helpers import git, make_env
 
 

@@ -292,7 +292,7 @@ def test_importing_boardlib_or_the_worktree_package_does_not_import_git(tmp_path
         "import sys, boardlib\n"
         "b = boardlib.Board(sys.argv[1]); t = b.create_task('x'); b.claim_next('a')\n"
         "assert 'git' not in sys.modules, 'boardlib imported git'\n"
-        "import boardlib.worktrees, boardlib.verification\n"
+        "import boardlib.worktrees, boardlib.worktrees.gate\n"
         "assert 'git' not in sys.modules, 'boardlib.worktrees imported git at import'\n"
         "print('ok')\n"
     )

@@ -19,8 +19,8 @@ from rich.text import Text
 from boardlib import transitions as t
 from boardlib.lifecycle import verdict_blocks_done
 from boardlib.records import Task
+from boardlib.transitions import label
 
-from .components.column import label
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog

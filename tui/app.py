@@ -418,10 +418,3 @@ def run_app(
     app.run()
     if app.return_code == TERMINAL_GONE:
         raise SystemExit(TERMINAL_GONE)  # the terminal went away: unwind, cleaning up on the way
-
-
-def run_tui(db_path: Path, **options: Any) -> None:
-    """Kept for callers of the original entry point; prefer `tui.launch.run_tui`."""
-    from .launch import run_tui as launch
-
-    launch(db_path, **options)

@@ -61,7 +61,7 @@ def _warn_window(task: Task) -> int:
 def lease_state(task: Task, now_ms: int) -> str:
     if task.status != t.IN_PROGRESS or task.lease_until is None:
         return NO_LEASE
-    if task.lease_until <= now_ms:
+    if task.lease_expired(now_ms):
         return EXPIRED
     if task.lease_until - now_ms <= _warn_window(task):
         return SOON
@@ -75,8 +75,8 @@ def next_lease_change(task: Task, now_ms: int) -> int | None:
     warn_at = task.lease_until - _warn_window(task)
     if now_ms < warn_at:
         return warn_at
-    if now_ms < task.lease_until:
-        return task.lease_until
+    if not task.lease_expired(now_ms):
+        return task.lease_until + 1  # the first millisecond the board treats it as expired
     return None
 
 
@@ -211,7 +211,7 @@ def card_lines(
         meta.add(f"⚠ {task.blocked_reason or 'blocked'}", p.warning)
     elif status == t.IN_REVIEW:
         meta.add("to review", p.accent)
-        builder = task.holders[-1] if task.holders else task.claimed_by
+        builder = task.builder
         if builder:
             meta.add(f"from {builder}", p.muted)  # the builder, who may not judge it
     elif status in (t.TODO, t.BACKLOG):

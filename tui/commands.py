@@ -13,8 +13,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from boardlib import transitions as t
-
-from .components.column import label
+from boardlib.transitions import label
 
 if TYPE_CHECKING:
     from .app import KanbanApp

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from ..config import BoardConfig
 from ..errors import BoardError, Reason
+from ..leases import EXPIRED_SQL
 from ..records import Task
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
@@ -190,7 +191,7 @@ class SqliteTx:
         """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
         return self.conn.execute(
             "SELECT * FROM tasks INDEXED BY tasks_lease "
-            "WHERE status = 'in_progress' AND lease_until < ? ORDER BY lease_until",
+            "WHERE status = 'in_progress' AND " + EXPIRED_SQL + " ORDER BY lease_until",
             (now,),
         ).fetchall()
 
@@ -217,7 +218,7 @@ class SqliteTx:
     def any_lease_expired(self, now: int) -> bool:
         row = self.conn.execute(
             "SELECT 1 FROM tasks INDEXED BY tasks_lease "
-            "WHERE status = 'in_progress' AND lease_until < ? LIMIT 1",
+            "WHERE status = 'in_progress' AND " + EXPIRED_SQL + " LIMIT 1",
             (now,),
         ).fetchone()
         return row is not None
@@ -557,13 +558,6 @@ class SqliteTx:
         return self.conn.execute(
             "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq", (task_id,)
         ).fetchall()
-
-    def latest_workspace(self, task_id: str) -> Row | None:
-        return _one(
-            self.conn.execute(
-                "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq DESC LIMIT 1", (task_id,)
-            )
-        )
 
     def workspaces_with_status(self, status: str) -> list[Row]:
         return self.conn.execute(

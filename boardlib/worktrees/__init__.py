@@ -10,7 +10,8 @@
         result = trees.complete("TASK-1", "alice")  # diff, then the verification gate
 
 Importing this package does not import git: the git-backed steps load gitpython on first use, so
-`resume` and `write_handoff` stay file-only. `boardlib` itself never imports this package.
+`resume` and `write_handoff` stay file-only. The core below it (board, rules, store) never
+imports this package: worktrees are a layer on top of the board.
 """
 
 from .gc import GC_ACTOR, WorktreeJanitor, collect_garbage, start_worktree_gc

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
+from ..actors import OPERATOR, SYSTEM
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..records import Task, Workspace
-from ..verification import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
 from . import sor
+from .gate import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id
 from .lock import WorktreeLock
 from .results import (
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from ..board import Board
     from .gitrepo import RepoInfo
 
-SYSTEM = "system"
-OPERATOR = "operator"
 NO_ISOLATION_KINDS = frozenset({"research", "review"})
 REPO_PATH_MAX = 4000
 BASE_REF_MAX = 400

@@ -19,16 +19,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from boardlib.records import Task
+from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
 from ..cards import CARD_HEIGHT, CardPalette, card_lines, lease_state
 from . import tcss
-
-LABELS = {"in_progress": "in progress", "in_review": "in review"}
-
-
-def label(status: str) -> str:
-    return LABELS.get(status, status)
 
 
 class TaskColumn(ScrollView, can_focus=False):

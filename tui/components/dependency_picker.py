@@ -13,9 +13,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from boardlib.records import Task
+from boardlib.transitions import label
 
 from . import tcss
-from .column import label
 from .menu_list import MenuList
 
 SHOWN = 50

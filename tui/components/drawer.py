@@ -10,12 +10,12 @@ from textual.widgets import Footer, Static
 
 from boardlib import BoardError
 from boardlib.records import Task, TaskView
+from boardlib.transitions import label
 
 from .. import keymap
 from ..actions import TaskActions
 from ..task_view import render_task_view
 from . import tcss
-from .column import label
 
 
 class TaskDrawer(TaskActions, ModalScreen[None]):

@@ -10,9 +10,9 @@ from textual.widgets.option_list import Option
 
 from boardlib import transitions as t
 from boardlib.records import Task
+from boardlib.transitions import label
 
 from . import tcss
-from .column import label
 from .menu_list import MenuList
 
 HINTS = {

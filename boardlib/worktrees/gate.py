@@ -29,13 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import transitions as t
-from .errors import BoardError, Reason, invalid_input, wrong_state
+from .. import transitions as t
+from .. import validation as validate
+from ..errors import BoardError, Reason, wrong_state
+from .sor import (
+    INIT_SH,
+    append_verification_entry,
+    commands_from_init,
+    read_handoff,
+    read_sor_file,
+)
 
 if TYPE_CHECKING:
-    from .board import Board
-    from .models import DeterministicResult, VerificationResult
-    from .records import Task
+    from ..board import Board
+    from ..models import DeterministicResult, VerificationResult
+    from ..records import Task
 
 GATE_ACTOR = "verification-gate"
 DEFAULT_TIMEOUT_S = 600.0
@@ -70,8 +78,6 @@ class VerifyCommand:
 
 def find_verify_command(worktree: Path) -> VerifyCommand:
     """The handoff's `commands.verify` when set, else `init.sh`'s `VERIFY_CMD`, else None."""
-    from .worktrees.sor import INIT_SH, commands_from_init, read_handoff, read_sor_file
-
     handoff, warnings = read_handoff(worktree)
     broken = list(handoff["brokenOrUnverified"]) if handoff else []
     author = handoff["handoffFrom"] if handoff else None
@@ -123,7 +129,7 @@ def run_verify_command(
 ) -> "DeterministicResult":
     """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
     files so a chatty or hung command cannot stall us); kill its process group at the timeout."""
-    from .models import DeterministicResult
+    from ..models import DeterministicResult
 
     shell = shutil.which("bash") or "/bin/sh"
     environment = {
@@ -182,7 +188,7 @@ def judge(
     found: VerifyCommand,
 ) -> "VerificationResult":
     """The new verdict: earlier attempts (and reviews) kept, this run appended, debt recomputed."""
-    from .models import DebtNote, VerificationAttempt, VerificationResult
+    from ..models import DebtNote, VerificationAttempt, VerificationResult
 
     attempts = list(previous.attempts) if previous else []
     reviews = list(previous.reviews) if previous else []
@@ -364,15 +370,14 @@ def run_gate(
 ) -> GateOutcome:
     """Judge the work of an in_review task in `worktree`: run, record, journal, comment, move.
     The caller serialises access to the worktree (the worktree lock)."""
-    from .models import iso_timestamp, parse_verdict
+    from ..models import iso_timestamp, parse_verdict
 
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
-        raise invalid_input("timeout must be a positive number of seconds", field="timeout")
+    timeout_s = validate.positive_number(timeout_s, "timeout", unit="seconds")
     budget = board.config.verification_attempt_budget if budget is None else budget
     task = board.get_task(task_id)
     if task.status != t.IN_REVIEW:
         raise wrong_state("run the verification gate", task.status, t.IN_REVIEW, id=task_id)
-    builder = builder or (task.holders[-1] if task.holders else task.claimed_by)
+    builder = builder or task.builder
     previous = None
     if task.verification:
         try:
@@ -398,8 +403,6 @@ def run_gate(
     plan = route(verdict, budget)
     if plan.target == t.IN_PROGRESS and not builder:
         plan = Route(t.BLOCKED, f"{plan.reason}; no builder to hand it back to", 0)
-
-    from .worktrees.sor import append_verification_entry
 
     # The journal is a courtesy copy for the worktree's next reader; the board holds the record.
     with contextlib.suppress(OSError):

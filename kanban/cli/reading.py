@@ -2,7 +2,8 @@
 
 import click
 
-from .. import transitions
+from boardlib import transitions
+
 from .context import global_options, open_board
 from .options import role_option, task_id_argument
 from .output import emit

@@ -3,7 +3,8 @@ comments. Every rule (the transition table, the done-gate, caps) is the board's.
 
 import click
 
-from .. import transitions
+from boardlib import transitions
+
 from .context import global_options, open_board
 from .options import actor_option, split_ids, task_id_argument
 from .output import emit

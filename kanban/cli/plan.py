@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ..errors import BoardError, Reason
+from boardlib.errors import BoardError, Reason
+
 from .context import board_path, global_options, open_board
 from .options import actor_option
 from .output import emit
@@ -30,7 +31,7 @@ def plan() -> None:
 
 def _load(plan_file: Path) -> tuple[Any, Any]:
     """(plans module, parsed document); a syntax error is a refusal naming the line."""
-    from .. import plans
+    from boardlib import plans
 
     try:
         if str(plan_file) == "-":

@@ -10,7 +10,8 @@ import time
 
 import click
 
-from ..board import Board
+from boardlib.board import Board
+
 from .context import global_options, open_board
 from .output import emit, emit_line
 

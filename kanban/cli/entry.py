@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import click
 
-from ..errors import BoardError, Reason
+from boardlib.errors import BoardError, Reason
+
 from . import exitcodes
 from .output import error_line
 

@@ -57,7 +57,7 @@ def claim_next(
         if task is None:
             doc: dict[str, object] = {"task": None}
             if explain:
-                doc["explain"] = board.explain_idle(role=role)
+                doc["explain"] = board.explain_idle(role=role).to_json()
             emit(doc, kind="idle")
             raise click.exceptions.Exit(IDLE)
     emit(task.to_json(), kind="task")

@@ -1,4 +1,4 @@
-"""`python -m boardlib.demo`: the demo without the CLI (the flags of `kanban demo`, and --seed)."""
+"""`python -m kanban.demo`: the demo without the CLI (the flags of `kanban demo`, and --seed)."""
 
 import argparse
 import sys
@@ -8,7 +8,7 @@ from .runner import DEFAULT_AGENTS, DEFAULT_POLL_MS, DEFAULT_SPEED, DEFAULT_TASK
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m boardlib.demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kanban.demo", description=__doc__)
     parser.add_argument("--dir", type=Path, default=None, help="board folder (default: temp)")
     parser.add_argument("--agents", type=int, default=DEFAULT_AGENTS)
     parser.add_argument("--tasks", type=int, default=DEFAULT_TASKS)

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from .. import transitions as t
-from ..board import Board
-from ..config import BoardConfig
-from ..errors import BoardError
-from ..records import Task
+from boardlib import transitions as t
+from boardlib.board import Board
+from boardlib.config import BoardConfig
+from boardlib.errors import BoardError
+from boardlib.records import Task
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Event, Semaphore

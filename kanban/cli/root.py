@@ -20,23 +20,23 @@ Exit codes: 0 ok (one JSON document on stdout), 2 refused by the board
         (
             "Board work",
             {
-                "task": "boardlib.cli.task:task",
-                "events": "boardlib.cli.events:events",
-                "plan": "boardlib.cli.plan:plan",
+                "task": "kanban.cli.task:task",
+                "events": "kanban.cli.events:events",
+                "plan": "kanban.cli.plan:plan",
             },
         ),
         (
             "Upkeep",
             {
-                "reconcile": "boardlib.cli.admin:reconcile",
-                "db": "boardlib.cli.admin:db",
+                "reconcile": "kanban.cli.admin:reconcile",
+                "db": "kanban.cli.admin:db",
             },
         ),
         (
             "Watch",
             {
-                "tui": "boardlib.cli.apps:tui",
-                "demo": "boardlib.cli.apps:demo",
+                "tui": "kanban.cli.apps:tui",
+                "demo": "kanban.cli.apps:demo",
             },
         ),
     ],

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from boardlib import transitions as t
+
 TASK_COLUMNS = (
     ("id", "ID"),
     ("status", "Status"),
@@ -20,13 +22,13 @@ TASK_COLUMNS = (
 )
 
 STATUS_STYLE = {
-    "backlog": "dim",
-    "todo": "cyan",
-    "in_progress": "yellow",
-    "in_review": "magenta",
-    "blocked": "red",
-    "done": "green",
-    "cancelled": "dim strike",
+    t.BACKLOG: "dim",
+    t.TODO: "cyan",
+    t.IN_PROGRESS: "yellow",
+    t.IN_REVIEW: "magenta",
+    t.BLOCKED: "red",
+    t.DONE: "green",
+    t.CANCELLED: "dim strike",
 }
 
 

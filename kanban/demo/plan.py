@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..board import PlanItem
+from boardlib.board import PlanItem
 
 # The roles tasks are filed under; agents take them in this order (None: a generalist who claims
 # anything). A task whose role no running agent covers is filed role-less, so it cannot starve.

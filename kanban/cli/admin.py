@@ -34,9 +34,9 @@ def check() -> None:
     """
     with open_board(read_only=True) as board:
         report = board.check()
-    emit(report, kind="check")
-    if not report["ok"]:
-        problems = report["problems"]
+    emit(report.to_json(), kind="check")
+    if not report.ok:
+        problems = report.problems
         error_line(
             {
                 "error": f"board check found {len(problems)} problem(s)",

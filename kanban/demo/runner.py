@@ -22,12 +22,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from .. import transitions as t
-from ..board import Board
-from ..config import BoardConfig
-from ..errors import BoardError
-from ..paths import board_files
-from ..records import Event
+from boardlib import transitions as t
+from boardlib import validation as validate
+from boardlib.board import Board
+from boardlib.config import BoardConfig
+from boardlib.errors import BoardError
+from boardlib.paths import board_files
+from boardlib.records import Event
+
 from .agents import LEAD, Pace
 from .fleet import Fleet, agent_roles
 from .plan import build_plan
@@ -170,8 +172,11 @@ def _validate(agents: int, tasks: int, speed: float, duration: float | None, pol
         raise bad(f"--tasks must be an integer from 1 to {MAX_TASKS}")
     if not isinstance(speed, (int, float)) or not 0 < speed <= MAX_SPEED:
         raise bad(f"--speed must be a number above 0 and at most {MAX_SPEED:g}")
-    if duration is not None and (not isinstance(duration, (int, float)) or duration <= 0):
-        raise bad("--duration must be a positive number of seconds")
+    if duration is not None:
+        try:
+            validate.positive_number(duration, "--duration", unit="seconds")
+        except BoardError as refused:
+            raise bad(refused.message) from None
     if isinstance(poll_ms, bool) or not isinstance(poll_ms, int) or poll_ms < 10:
         raise bad("--poll-ms must be an integer of at least 10")
 
@@ -230,7 +235,7 @@ def _open_tui(
 ) -> Callable[[], None] | None:
     """The TUI's entry point, imported only now (the demo itself never needs textual)."""
     try:
-        from tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
+        from tui.launch import run_tui
     except ImportError as error:
         print(
             f"kanban demo: the terminal UI is not available ({error}); running without it",

@@ -18,12 +18,12 @@ from .options import epoch_option, task_id_argument
 from .output import emit
 
 if TYPE_CHECKING:
-    from ..worktrees import Worktrees
+    from boardlib.worktrees import Worktrees
 
 
 @contextmanager
 def open_worktrees() -> "Iterator[Worktrees]":
-    from ..worktrees import Worktrees
+    from boardlib.worktrees import Worktrees
 
     with open_board() as board:
         yield Worktrees(board)
@@ -159,7 +159,7 @@ def detail(task_id: str) -> None:
 @global_options
 def gc() -> None:
     """One garbage-collection pass: stale worktrees committed to their branch and pruned."""
-    from ..worktrees import collect_garbage
+    from boardlib.worktrees import collect_garbage
 
     with open_board() as board:
         report = collect_garbage(board)

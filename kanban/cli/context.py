@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import click
 
-from ..board import Board
-from ..clock import clock_from_env
-from ..config import MINUTE_MS, BoardConfig
-from ..paths import default_board_path
+from boardlib.board import Board
+from boardlib.clock import clock_from_env
+from boardlib.config import BoardConfig, minutes_to_ms
+from boardlib.paths import default_board_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,4 +97,4 @@ def open_board(*, recover: bool = True, read_only: bool = False) -> Iterator[Boa
 
 
 def lease_ms(minutes: float | None) -> int | None:
-    return None if minutes is None else max(1, round(minutes * MINUTE_MS))
+    return None if minutes is None else minutes_to_ms(minutes)

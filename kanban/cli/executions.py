@@ -3,7 +3,8 @@ holder, and closes once with its outcome, tokens and cost."""
 
 import click
 
-from ..records import EXECUTION_OUTCOMES
+from boardlib.records import EXECUTION_OUTCOMES
+
 from .context import global_options, open_board
 from .options import epoch_option, task_id_argument
 from .output import emit

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from .. import demo as demo_limits
+from kanban import demo as demo_limits
+
 from .context import board_path, db_option
 
 
@@ -21,7 +22,7 @@ def launch_tui(
 ) -> None:
     require_terminal("the live board")
     try:
-        from tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
+        from tui.launch import run_tui
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
 

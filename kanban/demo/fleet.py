@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from ..config import BoardConfig
+from boardlib.config import BoardConfig
+
 from .agents import (
     LEAD,
     SIMULATED_CRASH_EXIT,

@@ -4,9 +4,9 @@ import click
 
 from .lazy import LazyGroup
 
-PROTOCOL = "boardlib.cli.protocol"
-MANAGE = "boardlib.cli.manage"
-READING = "boardlib.cli.reading"
+PROTOCOL = "kanban.cli.protocol"
+MANAGE = "kanban.cli.manage"
+READING = "kanban.cli.reading"
 
 
 @click.group(
@@ -29,8 +29,8 @@ READING = "boardlib.cli.reading"
         (
             "Review",
             {
-                "approve": "boardlib.cli.review:approve",
-                "reject": "boardlib.cli.review:reject",
+                "approve": "kanban.cli.review:approve",
+                "reject": "kanban.cli.review:reject",
             },
         ),
         (
@@ -45,7 +45,7 @@ READING = "boardlib.cli.reading"
                 "drop": f"{MANAGE}:drop",
                 "restore": f"{MANAGE}:restore",
                 "comment": f"{MANAGE}:comment",
-                "deps": "boardlib.cli.deps:deps",
+                "deps": "kanban.cli.deps:deps",
             },
         ),
         (
@@ -61,8 +61,8 @@ READING = "boardlib.cli.reading"
         (
             "Runs",
             {
-                "exec": "boardlib.cli.executions:exec_group",
-                "workspace": "boardlib.cli.workspace:workspace",
+                "exec": "kanban.cli.executions:exec_group",
+                "workspace": "kanban.cli.workspace:workspace",
             },
         ),
     ],

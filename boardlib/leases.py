@@ -1,0 +1,15 @@
+"""Lease liveness, declared once: the Python check and the SQL predicate say the same thing.
+
+A lease is live through its last millisecond: it has expired only once `now` is strictly past
+`lease_until`. The store's sweeps use `EXPIRED_SQL`, the board's holder check and the TUI's card
+use `lease_expired`, so at the boundary millisecond every surface agrees that the worker still
+holds the task (a test pins it). Imports nothing, like `transitions`.
+"""
+
+# The SQL twin of `lease_expired`, with the current time bound as a parameter (`?`).
+EXPIRED_SQL = "lease_until < ?"
+
+
+def lease_expired(lease_until: int | None, now: int) -> bool:
+    """Whether a lease ending at `lease_until` has run out at `now` (no lease: never expires)."""
+    return lease_until is not None and lease_until < now
