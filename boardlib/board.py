@@ -40,7 +40,8 @@ from .records import (
     Workspace,
 )
 from .recovery import LeaseSweeper, release_expired_leases
-from .store.sqlite import Row, SqliteStore, SqliteTx
+from .store.base import Row, Store, Tx
+from .store.sqlite import SqliteStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class Board:
         self.clock = clock or SystemClock()
         self.config = config or BoardConfig()
         self.read_only = read_only
-        self.store = SqliteStore(self.path, self.config, read_only=read_only)
+        self.store: Store = SqliteStore(self.path, self.config, read_only=read_only)
         self._sweeper: LeaseSweeper | None = None
         if recover and not read_only:
             self.release_expired_leases()  # the orphan pass at open
@@ -100,7 +101,7 @@ class Board:
 
     def _emit(
         self,
-        tx: SqliteTx,
+        tx: Tx,
         kind: str,
         task: Task | None,
         actor: str | None,
@@ -118,7 +119,7 @@ class Board:
         )
 
     @staticmethod
-    def _load(tx: SqliteTx, task_id: str) -> Task:
+    def _load(tx: Tx, task_id: str) -> Task:
         if not isinstance(task_id, str) or not task_id:
             raise invalid_input("task id must be a non-empty string", field="id")
         row = tx.task(task_id)
@@ -156,7 +157,7 @@ class Board:
 
     def _apply_move(
         self,
-        tx: SqliteTx,
+        tx: Tx,
         task: Task,
         target: str,
         *,
@@ -236,7 +237,7 @@ class Board:
 
     def _validate_new(
         self,
-        tx: SqliteTx,
+        tx: Tx,
         *,
         title: Any,
         description: Any,
@@ -282,7 +283,7 @@ class Board:
             "holders": [],
         }
 
-    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
+    def _enforce_caps(self, tx: Tx, parent_task_id: str | None, now: int) -> None:
         """The capped create path (seed 000): depth, live children per parent, root-create rate."""
         config = self.config
         if parent_task_id is None:
@@ -315,7 +316,7 @@ class Board:
             )
 
     def _insert_task(
-        self, tx: SqliteTx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
+        self, tx: Tx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
     ) -> Task:
         values = {**values, "id": tx.next_id("tasks", "TASK-")}
         row = tx.insert_task(values)
@@ -358,7 +359,7 @@ class Board:
         transaction, so racing creators cannot overshoot them."""
         blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             values = self._validate_new(
                 tx,
@@ -398,7 +399,7 @@ class Board:
             }
         )
 
-        def work(tx: SqliteTx) -> dict[str, Task]:
+        def work(tx: Tx) -> dict[str, Task]:
             now = self.now()
             created: dict[str, Task] = {}
 
@@ -489,7 +490,7 @@ class Board:
         """Every task (as `all_tasks`) and the event cursor they are current to, read in one
         transaction: where a live view starts before it follows `changes_since`."""
 
-        def work(tx: SqliteTx) -> tuple[list[Task], int]:
+        def work(tx: Tx) -> tuple[list[Task], int]:
             return Task.from_rows(tx.all_tasks()), tx.last_event_seq()
 
         return self.store.read(work)
@@ -502,7 +503,7 @@ class Board:
         since = validate.integer(seq, "since", minimum=0)
         limit = validate.integer(limit, "limit", minimum=1)
 
-        def work(tx: SqliteTx) -> tuple[list[Event], list[Task], int]:
+        def work(tx: Tx) -> tuple[list[Event], list[Task], int]:
             events = [Event.from_row(row) for row in tx.events(since=since, limit=limit)]
             named = list(dict.fromkeys(e.task_id for e in events if e.task_id is not None))
             touched = dict.fromkeys(named)
@@ -525,7 +526,7 @@ class Board:
             )
         )[1]
 
-    def _validated_ancestors(self, tx: SqliteTx, task_id: str) -> list[Ancestor]:
+    def _validated_ancestors(self, tx: Tx, task_id: str) -> list[Ancestor]:
         from .models import AncestorRow  # raw recursive rows are checked, not trusted
 
         chain = []
@@ -544,28 +545,28 @@ class Board:
     def ancestors(self, task_id: str) -> list[Ancestor]:
         """The parent chain, nearest parent first."""
 
-        def work(tx: SqliteTx) -> list[Ancestor]:
+        def work(tx: Tx) -> list[Ancestor]:
             self._load(tx, task_id)
             return self._validated_ancestors(tx, task_id)
 
         return self.store.read(work)
 
     def dependencies(self, task_id: str) -> list[LinkedTask]:
-        def work(tx: SqliteTx) -> list[LinkedTask]:
+        def work(tx: Tx) -> list[LinkedTask]:
             self._load(tx, task_id)
             return [LinkedTask.from_row(row) for row in tx.dependencies(task_id)]
 
         return self.store.read(work)
 
     def dependents(self, task_id: str) -> list[LinkedTask]:
-        def work(tx: SqliteTx) -> list[LinkedTask]:
+        def work(tx: Tx) -> list[LinkedTask]:
             self._load(tx, task_id)
             return [LinkedTask.from_row(row) for row in tx.dependents(task_id)]
 
         return self.store.read(work)
 
     def executions(self, task_id: str) -> list[Execution]:
-        def work(tx: SqliteTx) -> list[Execution]:
+        def work(tx: Tx) -> list[Execution]:
             self._load(tx, task_id)
             return [Execution.from_row(row) for row in tx.executions(task_id)]
 
@@ -584,7 +585,7 @@ class Board:
         """One task with its comments, parent chain, dependencies both ways, executions and
         workspaces, read in one snapshot."""
 
-        def work(tx: SqliteTx) -> TaskView:
+        def work(tx: Tx) -> TaskView:
             task = self._load(tx, task_id)
             return TaskView(
                 task=task,
@@ -613,13 +614,19 @@ class Board:
     def audit(self, task_id: str | None = None) -> list[AuditEntry]:
         return [AuditEntry.from_row(r) for r in self.store.read(lambda tx: tx.audit(task_id))]
 
+    def change_token(self) -> int:
+        """A cheap "has anything changed since I last asked": equal tokens mean nothing new for a
+        live view (see `Store.change_token`). Ask it before reading, so no commit slips between."""
+        return self.store.change_token()
+
     def data_version(self) -> int:
-        return self.store.data_version()
+        """The former name of `change_token`, for callers written when the board was SQLite only."""
+        return self.store.change_token()
 
     def explain(self, task_id: str, *, role: str | None = None) -> Explanation:
         """Why `task_id` is or is not claimable right now (by an agent of `role`, if given)."""
 
-        def work(tx: SqliteTx) -> Explanation:
+        def work(tx: Tx) -> Explanation:
             task = self._load(tx, task_id)
             now = self.now()
             reasons: list[str] = []
@@ -671,7 +678,7 @@ class Board:
         """Why claim-next found nothing: what the todo column is waiting on, and when the next
         lease runs out."""
 
-        def work(tx: SqliteTx) -> IdleExplanation:
+        def work(tx: Tx) -> IdleExplanation:
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             waiting = [task for task in todo if task.unmet_deps]
             other_role = [
@@ -723,7 +730,7 @@ class Board:
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             release_expired_leases(tx, now, self.config.event_ttl_seconds)
             row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
@@ -754,7 +761,7 @@ class Board:
             self._emit(tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim")
             return task
 
-        return self.store.write(work)
+        return self.store.write(work, shared=True)
 
     def claim_next(
         self,
@@ -773,7 +780,7 @@ class Board:
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: SqliteTx) -> Row | None:
+        def work(tx: Tx) -> Row | None:
             # The hot path: keep Python work inside the write lock to the statements themselves;
             # the record is built after the commit.
             now = self.now()
@@ -787,7 +794,7 @@ class Board:
                 )  # fmt: skip
             return row
 
-        claimed = self.store.write(work)
+        claimed = self.store.write(work, shared=True)
         return None if claimed is None else Task.from_row(claimed)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
@@ -835,7 +842,7 @@ class Board:
     ) -> Task:
         agent = validate.name(agent, "agent")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, verb.replace("_", "-"), agent, epoch, now)
@@ -858,7 +865,7 @@ class Board:
         agent = validate.name(agent, "agent")
         text = validate.text(summary, "summary", required=False)
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "complete", agent, epoch, now)
@@ -874,7 +881,7 @@ class Board:
         agent = validate.name(agent, "agent")
         text = validate.text(reason, "reason")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "block", agent, epoch, now)
@@ -888,7 +895,7 @@ class Board:
         """The holder gives the task back to todo for someone else."""
         agent = validate.name(agent, "agent")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "release", agent, epoch, now)
@@ -905,7 +912,7 @@ class Board:
         if to_agent == from_agent:
             raise invalid_input("cannot transfer a task to yourself", field="to")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "transfer", from_agent, epoch, now)
@@ -949,7 +956,7 @@ class Board:
         """A different agent judges the work good: done, with a pass verdict recorded."""
         reviewer = validate.name(reviewer, "agent")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_reviewer(task, "approve", reviewer)
@@ -976,7 +983,7 @@ class Board:
         text = validate.text(reason, "reason")
         assert text is not None
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_reviewer(task, "reject", reviewer)
@@ -1032,7 +1039,7 @@ class Board:
             )
         note = validate.text(reason, "reason", required=False)
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             target = task.status if status is None else status
@@ -1062,7 +1069,7 @@ class Board:
         actor = validate.name(actor, "actor")
         text = validate.text(note, "note", required=False)
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             if task.status != t.BLOCKED:
@@ -1090,7 +1097,7 @@ class Board:
     def _set_dropped(self, task_id: str, dropped: int, actor: str) -> Task:
         actor = validate.name(actor, "actor")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             if task.dropped == dropped:
@@ -1112,7 +1119,7 @@ class Board:
         insert, so two writers racing A->B and B->A cannot both win."""
         actor = validate.name(actor, "actor")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             blocker_row = tx.task(depends_on) if isinstance(depends_on, str) else None
@@ -1141,7 +1148,7 @@ class Board:
     def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
         actor = validate.name(actor, "actor")
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             self._load(tx, task_id)
             blocker_row = tx.task(depends_on)
@@ -1160,7 +1167,7 @@ class Board:
         statement; dependents already claimed, done or cancelled are left alone."""
         actor = validate.name(actor, "actor")
 
-        def work(tx: SqliteTx) -> list[Task]:
+        def work(tx: Tx) -> list[Task]:
             now = self.now()
             self._load(tx, task_id)
             cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
@@ -1192,7 +1199,7 @@ class Board:
                 f"authorType must be one of {', '.join(AUTHOR_TYPES)}", field="authorType"
             )
 
-        def work(tx: SqliteTx) -> Comment:
+        def work(tx: Tx) -> Comment:
             now = self.now()
             task = self._load(tx, task_id)
             comment = Comment.from_row(
@@ -1224,7 +1231,7 @@ class Board:
             before_commit, "beforeCommit", limit=validate.NAME_MAX, required=False
         )
 
-        def work(tx: SqliteTx) -> Execution:
+        def work(tx: Tx) -> Execution:
             now = self.now()
             task = self._load(tx, task_id)
             holder = opener or task.assignee_agent_id or ""
@@ -1294,7 +1301,7 @@ class Board:
             if text is not None:
                 changes[name] = validate.text(text, name, limit=limit, required=False)
 
-        def work(tx: SqliteTx) -> Execution:
+        def work(tx: Tx) -> Execution:
             now = self.now()
             existing = tx.execution(execution_id)
             if existing is None or existing["status"] != "running":
@@ -1345,7 +1352,7 @@ class Board:
             raise invalid_input(f"invalid verification verdict: {error}") from None
         stored = verdict.dumps()
 
-        def work(tx: SqliteTx) -> Task:
+        def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             if expected_status is not None and task.status != expected_status:
@@ -1386,7 +1393,7 @@ class Board:
             "base_commit": validate.text(base_commit, "baseCommit", limit=validate.NAME_MAX),
         }
 
-        def work(tx: SqliteTx) -> Workspace:
+        def work(tx: Tx) -> Workspace:
             now = self.now()
             task = self._load(tx, task_id)
             workspace = Workspace.from_row(
@@ -1432,7 +1439,7 @@ class Board:
                 field="status",
             )
 
-        def work(tx: SqliteTx) -> Workspace:
+        def work(tx: Tx) -> Workspace:
             now = self.now()
             row = tx.workspace(workspace_id) if isinstance(workspace_id, str) else None
             if row is None:
@@ -1483,7 +1490,7 @@ class Board:
     def reconcile(self) -> ReconcileReport:
         """One recovery pass: release expired leases, time out their executions, purge events."""
 
-        def work(tx: SqliteTx) -> ReconcileReport:
+        def work(tx: Tx) -> ReconcileReport:
             now = self.now()
             released, timed_out = release_expired_leases(tx, now, self.config.event_ttl_seconds)
             purged = tx.purge_expired_events(now)
@@ -1503,7 +1510,7 @@ class Board:
     def check(self) -> CheckReport:
         """Integrity report: SQLite's own checks, schema version, and the readiness counters."""
 
-        def work(tx: SqliteTx) -> CheckReport:
+        def work(tx: Tx) -> CheckReport:
             from .store.schema import SCHEMA_VERSION
 
             problems = tx.integrity_problems()

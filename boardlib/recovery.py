@@ -11,11 +11,11 @@ import threading
 from collections.abc import Callable
 
 from .records import Task
-from .store.sqlite import SqliteTx
+from .store.base import Tx
 
 
 def release_expired_leases(
-    tx: SqliteTx, now: int, ttl_seconds: int | None
+    tx: Tx, now: int, ttl_seconds: int | None
 ) -> tuple[list[Task], list[str]]:
     """Release every in-progress task whose lease expired; return the released tasks and the ids of
     the executions timed out. A second pass finds nothing, so it is safe to run anywhere."""

@@ -10,7 +10,7 @@ beside it with the same methods.
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,13 +19,15 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL
 from ..records import Task
+from .base import TABLES, Row, Tx
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
 T = TypeVar("T")
 
-Row = sqlite3.Row
+
+# Rows are `sqlite3.Row`s, typed as the interface's `Row` (by name or position, `keys()`).
 
 
 def _one(cursor: sqlite3.Cursor) -> Row | None:
@@ -671,6 +673,21 @@ class SqliteTx:
     def schema_version(self) -> int:
         return schema_version(self.conn)
 
+    def table_rows(self, table: str) -> list[Row]:
+        keys = dict(TABLES)[table]
+        return self.conn.execute(f"SELECT * FROM {table} ORDER BY {', '.join(keys)}").fetchall()
+
+    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        assert table in dict(TABLES)
+        cursor = self.conn.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            rows,
+        )
+        return cursor.rowcount
+
+    def finish_load(self) -> None:
+        """Nothing to do: rowids follow MAX(seq) and AUTOINCREMENT saw the explicit seqs."""
+
 
 class SqliteStore:
     """One board file: a writer connection, a `query_only` reader, and the transaction runners.
@@ -704,7 +721,7 @@ class SqliteStore:
         if schema_version(self._writer) != SCHEMA_VERSION:
             # Only a new or older file takes the write lock at open; the migration re-reads the
             # version inside the transaction, so racing openers migrate once.
-            self.write(lambda tx: apply_pending_migrations(tx.conn))
+            self._write_conn(apply_pending_migrations)
 
     @property
     def _reader(self) -> sqlite3.Connection:
@@ -713,25 +730,36 @@ class SqliteStore:
             self._reader_conn = connect(self.path, query_only=True)
         return self._reader_conn
 
-    def write(self, work: Callable[[SqliteTx], T]) -> T:
-        """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors."""
+    @property
+    def backend(self) -> str:
+        return "sqlite"
+
+    @property
+    def display(self) -> str:
+        return str(self.path)
+
+    def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
+        """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors. Every SQLite
+        write takes the file's one write lock, so `shared` changes nothing here."""
+        return self._write_conn(lambda conn: work(SqliteTx(conn)))
+
+    def _write_conn(self, work: Callable[[sqlite3.Connection], T]) -> T:
         if self._writer is None:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         writer = self._writer
         with self._write_lock:
-            return run_transaction(
-                writer, lambda conn: work(SqliteTx(conn)), config=self.config, queue=self._queue
-            )
+            return run_transaction(writer, work, config=self.config, queue=self._queue)
 
-    def read(self, work: Callable[[SqliteTx], T]) -> T:
+    def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
         with self._read_lock:
             return run_transaction(
                 self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
             )
 
-    def data_version(self) -> int:
-        """Changes whenever another connection commits to the file: a ~µs "did anything change"."""
+    def change_token(self) -> int:
+        """`PRAGMA data_version`: changes whenever another connection commits to the file, a ~µs
+        "did anything change" that takes no lock."""
         with self._read_lock:
             return int(self._reader.execute("PRAGMA data_version").fetchone()[0])
 

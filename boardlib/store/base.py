@@ -1,0 +1,266 @@
+"""The one interface every board store implements: `Store` runs transactions, `Tx` is the SQL.
+
+`Board` and the recovery rules are typed against these protocols only, so mypy --strict checks that
+the SQLite store (`sqlite.py`) and the PostgreSQL store (`postgres.py`) offer the same methods with
+the same signatures: a method added to one store and called by the board fails the type check until
+the other store has its twin. The rules (transitions, lifecycle, caps, leases, events) live above
+this line and are never repeated per backend; below it, only the SQL that must differ differs.
+
+Every `Tx` method is one readable statement (or a short fixed sequence) with no rule in it. A write
+transaction either commits whole or changes nothing. What "a transaction" costs is the store's
+business: SQLite serialises every write (`BEGIN IMMEDIATE` behind its writer queue), Postgres runs
+claims side by side on row locks and serialises the rest on one advisory lock per board.
+"""
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+# Every table of a board, parents before children: the order copies load them in and checks count
+# them in. Each is ordered by its first key column when dumped.
+TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("tasks", ("seq",)),
+    ("task_deps", ("task_id", "depends_on_task_id")),
+    ("task_comments", ("seq",)),
+    ("workspaces", ("seq",)),
+    ("execution_processes", ("seq",)),
+    ("events", ("seq",)),
+    ("audit", ("seq",)),
+)
+
+
+class Row(Protocol):
+    """A result row, by column name or position: `sqlite3.Row` and the Postgres store's rows."""
+
+    def keys(self) -> list[str]: ...
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __len__(self) -> int: ...
+
+
+class Tx(Protocol):
+    """The statements of one transaction. Write methods may only be called inside `Store.write`."""
+
+    # -- ids
+    def next_id(self, table: str, prefix: str) -> str:
+        """The next short, typeable id of a table (`TASK-42`); unique because writes that create
+        rows are serialised."""
+        ...
+
+    # -- tasks
+    def task(self, task_id: str) -> Row | None:
+        """One task. Inside a serialised write it is also locked until the transaction ends, so
+        the row the board judges is the row it writes."""
+        ...
+
+    def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]: ...
+
+    def insert_task(self, values: dict[str, Any]) -> Row: ...
+
+    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row: ...
+
+    def claim_by_id(
+        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+    ) -> Row | None: ...
+
+    def claim_best_ready(
+        self,
+        agent: str,
+        role: str | None,
+        respect_deps: bool,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+    ) -> Row | None: ...
+
+    def expired_leases(self, now: int) -> list[Row]:
+        """In-progress tasks whose lease ran out, each taken by this transaction alone: of many
+        sweepers running at once, each expired task goes to exactly one."""
+        ...
+
+    def release_after_lease_expiry(self, task_id: str, now: int) -> Row: ...
+
+    def any_lease_expired(self, now: int) -> bool: ...
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        text: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]: ...
+
+    def all_tasks(self) -> list[Row]: ...
+
+    def status_counts(self) -> dict[str, int]: ...
+
+    # -- parent chain and caps
+    def ancestors(self, task_id: str) -> list[Row]: ...
+
+    def live_children(self, parent_id: str) -> int: ...
+
+    def roots_created_since(self, since_ms: int) -> int: ...
+
+    # -- dependencies
+    def insert_dependency(
+        self, task_id: str, depends_on: str, now: int, tenant: str | None
+    ) -> bool: ...
+
+    def delete_dependency(self, task_id: str, depends_on: str) -> bool: ...
+
+    def depends_transitively(self, start: str, target: str) -> bool: ...
+
+    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]: ...
+
+    def dependencies(self, task_id: str) -> list[Row]: ...
+
+    def dependents(self, task_id: str) -> list[Row]: ...
+
+    def count_unmet_dependencies(self, task_id: str) -> int: ...
+
+    def add_unmet_dependency(self, task_id: str, delta: int) -> None: ...
+
+    def satisfy_dependents(self, done_task_id: str) -> None: ...
+
+    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]: ...
+
+    def unmet_dependency_drift(self) -> list[Row]: ...
+
+    # -- comments
+    def insert_comment(
+        self,
+        task_id: str,
+        body: str,
+        author_type: str,
+        author_agent_id: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> Row: ...
+
+    def comments(self, task_id: str) -> list[Row]: ...
+
+    # -- executions
+    def insert_execution(self, values: dict[str, Any]) -> Row: ...
+
+    def execution(self, execution_id: str) -> Row | None: ...
+
+    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None: ...
+
+    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]: ...
+
+    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None: ...
+
+    def executions(self, task_id: str) -> list[Row]: ...
+
+    def execution_cost(self, task_id: str) -> float: ...
+
+    # -- workspaces
+    def insert_workspace(self, values: dict[str, Any]) -> Row: ...
+
+    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None: ...
+
+    def workspace(self, workspace_id: str) -> Row | None: ...
+
+    def workspaces(self, task_id: str) -> list[Row]: ...
+
+    def workspaces_with_status(self, status: str) -> list[Row]: ...
+
+    # -- events and audit
+    def insert_event(
+        self,
+        kind: str,
+        task_id: str | None,
+        actor: str | None,
+        data: dict[str, Any],
+        now: int,
+        ttl_seconds: int | None,
+        tenant: str | None = None,
+    ) -> None: ...
+
+    def events(self, *, since: int = 0, task_id: str | None = None, limit: int = 1000) -> list[Row]:
+        """Events after cursor `since`, oldest first, never skipping one that could still commit
+        below a seq it returns: a follower that passes back the last seq it got misses nothing."""
+        ...
+
+    def last_event_seq(self) -> int:
+        """The cursor a follower that wants only what happens from now on starts at."""
+        ...
+
+    def purge_expired_events(self, now: int) -> int: ...
+
+    def insert_audit(
+        self,
+        *,
+        task_id: str | None,
+        actor: str,
+        action: str,
+        from_status: str | None,
+        to_status: str | None,
+        verdict_overridden: str | None,
+        detail: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> None: ...
+
+    def audit(self, task_id: str | None = None) -> list[Row]: ...
+
+    # -- health and whole-board copies
+    def integrity_problems(self) -> list[str]: ...
+
+    def schema_version(self) -> int: ...
+
+    def table_rows(self, table: str) -> list[Row]:
+        """Every row of one of `TABLES`, in key order (copies and content hashes read these)."""
+        ...
+
+    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Insert rows verbatim (keys included) into an empty table; returns how many."""
+        ...
+
+    def finish_load(self) -> None:
+        """After `load_rows`: whatever makes the loaded board hand out fresh ids and seqs."""
+        ...
+
+
+class Store(Protocol):
+    """One board's storage: runs callables inside transactions and says when something changed."""
+
+    read_only: bool
+
+    @property
+    def backend(self) -> str:
+        """`sqlite` or `postgres`."""
+        ...
+
+    @property
+    def display(self) -> str:
+        """Where the board is, safe to print: a path, or a URL without its password."""
+        ...
+
+    def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
+        """Run `work` in one write transaction, retried whole on transient contention within the
+        board's wall-clock budget, then `BoardError(BUSY)`. `shared=True` marks a transaction whose
+        statements guard themselves (the claims: row locks, `SKIP LOCKED`, guarded updates), which
+        a store may run beside other shared writers instead of taking its whole-board write turn."""
+        ...
+
+    def read(self, work: Callable[[Tx], T]) -> T:
+        """Run `work` in one read-only transaction: one consistent snapshot."""
+        ...
+
+    def change_token(self) -> int:
+        """A cheap "has anything changed": equal tokens mean no change a live view has not seen.
+        SQLite: `PRAGMA data_version` (~4 µs, no lock). Postgres: the event log's safe horizon,
+        re-read only when a NOTIFY arrived or the fallback poll is due."""
+        ...
+
+    def close(self) -> None: ...
