@@ -21,6 +21,7 @@ from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, topological_order
 from .lifecycle import plan_move, verdict_blocks_done
+from .location import BoardLocation, DatabaseUrl, board_location
 from .records import (
     AUTHOR_TYPES,
     EXECUTION_OUTCOMES,
@@ -40,8 +41,8 @@ from .records import (
     Workspace,
 )
 from .recovery import LeaseSweeper, release_expired_leases
+from .store import open_store
 from .store.base import Row, Store, Tx
-from .store.sqlite import SqliteStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,22 +63,30 @@ class PlanItem:
 
 
 class Board:
-    """One shared board file. Thread-safe; open one per process (or per simulated agent)."""
+    """One shared board: a SQLite file or a PostgreSQL schema. Thread-safe; open one per process
+    (or per simulated agent)."""
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | Path | DatabaseUrl,
         *,
         clock: Clock | None = None,
         config: BoardConfig | None = None,
         read_only: bool = False,
         recover: bool = True,
+        pool_size: int | None = None,
     ) -> None:
-        self.path = Path(path)
+        """Open the board at `path`: a file path (SQLite) or a `postgresql://` URL (see
+        `location.board_location`). `pool_size` is for processes that live long and write from
+        several threads (server, TUI, MCP): a Postgres board then keeps a connection pool."""
+        self.location: BoardLocation = board_location(path)
+        self.path = self.location  # the file on SQLite; the URL (printed without password) on PG
         self.clock = clock or SystemClock()
         self.config = config or BoardConfig()
         self.read_only = read_only
-        self.store: Store = SqliteStore(self.path, self.config, read_only=read_only)
+        self.store: Store = open_store(
+            self.location, self.config, read_only=read_only, pool_size=pool_size
+        )
         self._sweeper: LeaseSweeper | None = None
         if recover and not read_only:
             self.release_expired_leases()  # the orphan pass at open
@@ -1524,7 +1533,7 @@ class Board:
                 problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")
             return CheckReport(
                 ok=not problems,
-                path=str(self.path),
+                path=self.store.display,
                 schema_version=version,
                 expected_schema_version=SCHEMA_VERSION,
                 problems=problems,

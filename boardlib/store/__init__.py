@@ -1,2 +1,27 @@
-"""The store layer: the only code that speaks SQL. `contention` opens connections and retries,
-`schema` migrates, `sqlite` is the repository every board rule reads and writes through."""
+"""The store layer: the only code that speaks SQL. `base` is the interface every store implements,
+`sqlite` (with `contention`, `schema` and `writer_queue`) the embedded default, `postgres` (with
+`postgres_schema`) the store for a board on a PostgreSQL server. `open_store` picks one from the
+board's location; nothing else in the project names a store class."""
+
+from ..config import BoardConfig
+from ..location import BoardLocation, DatabaseUrl
+from .base import Store
+
+
+def open_store(
+    location: BoardLocation,
+    config: BoardConfig,
+    *,
+    read_only: bool = False,
+    pool_size: int | None = None,
+) -> Store:
+    """The store for a board location: a `DatabaseUrl` is PostgreSQL (psycopg is imported here and
+    only here, so a SQLite agent never loads it), a path is SQLite. `pool_size` gives a
+    long-running process a connection pool (Postgres; SQLite keeps its two connections)."""
+    if isinstance(location, DatabaseUrl):
+        from .postgres import PostgresStore
+
+        return PostgresStore(location, config, read_only=read_only, pool_size=pool_size)
+    from .sqlite import SqliteStore
+
+    return SqliteStore(location, config, read_only=read_only)

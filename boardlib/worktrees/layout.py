@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import invalid_input
+from ..location import BoardLocation, location_key
 from ..paths import worktrees_root
 
 BRANCH_PREFIX = "kanban/task-"
@@ -50,10 +51,11 @@ def repo_key(repo_root: Path) -> str:
     return hashlib.sha1(os.path.realpath(repo_root).encode()).hexdigest()[:12]
 
 
-def board_key(board_path: Path) -> str:
-    """A short fingerprint of the board file, written into each baseline commit so a branch left
-    by another board sharing the repository is never mistaken for ours."""
-    return hashlib.sha1(os.path.realpath(board_path).encode()).hexdigest()[:12]
+def board_key(board: BoardLocation) -> str:
+    """A short fingerprint of the board (its file, or its database without credentials), written
+    into each baseline commit so a branch left by another board sharing the repository is never
+    mistaken for ours."""
+    return location_key(board)
 
 
 class Layout:

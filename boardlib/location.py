@@ -1,0 +1,136 @@
+"""Where a board lives: a SQLite file, or a PostgreSQL URL. The one place that tells them apart.
+
+`board_location("board.db")` is a `Path`; `board_location("postgresql://kanban@db/board")` is a
+`DatabaseUrl`. Both `--db` and `KANBAN_DB` go through here, so no surface guesses.
+
+A `DatabaseUrl` never shows its password: `str()`, `repr()` and `display` give the URL with the
+password replaced by `***` (in the user part and in a `password=` query parameter), so a URL can be
+put into an error, a log line or the TUI's header without a second thought. Only the store reads
+`conninfo`, the URL as typed, and hands it to libpq, which then applies its own rules for
+everything the URL leaves out: `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGPASSFILE` (else
+`~/.pgpass`), `PGSSLMODE`, `PGSERVICE` and the rest, exactly as `psql` would.
+"""
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from .errors import BoardError, Reason
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.*)$", re.DOTALL)
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+MASK = "***"
+
+
+@dataclass(frozen=True)
+class DatabaseUrl:
+    """A PostgreSQL board's URL. Printing it never prints the password."""
+
+    conninfo: str = field(repr=False)
+
+    @property
+    def display(self) -> str:
+        return redact_url(self.conninfo)
+
+    @property
+    def password(self) -> str | None:
+        """The password written in the URL itself, if any (libpq may still find one elsewhere)."""
+        parts = urlsplit(self.conninfo)
+        from_query = dict(parse_qsl(parts.query)).get("password")
+        return parts.password or from_query or None
+
+    @property
+    def identity(self) -> str:
+        """A stable name for this board without credentials (host, port, database, options): the
+        key of its worktree folders and its lock-file-free identity."""
+        parts = urlsplit(self.conninfo)
+        host = parts.hostname or os.environ.get("PGHOST", "")
+        port = parts.port or os.environ.get("PGPORT", "")
+        query = sorted(
+            (k, v) for k, v in parse_qsl(parts.query) if k not in _SECRET_PARAMETERS | {"user"}
+        )
+        return f"postgresql://{host}:{port}{parts.path}?{urlencode(query)}"
+
+    def scrub(self, text: str) -> str:
+        """`text` (an error message, say) with this URL's password removed wherever it appears."""
+        secret = self.password
+        text = text.replace(self.conninfo, self.display)
+        if secret:
+            text = text.replace(secret, MASK)
+        return text
+
+    def __str__(self) -> str:
+        return self.display
+
+    def __repr__(self) -> str:
+        return f"DatabaseUrl({self.display!r})"
+
+
+BoardLocation = Path | DatabaseUrl
+
+
+def is_database_url(raw: str | os.PathLike[str]) -> bool:
+    match = _URL.match(os.fspath(raw))
+    return match is not None and match["scheme"].lower() in POSTGRES_SCHEMES
+
+
+def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation:
+    """A board location from what a user typed: `postgresql://...` (or `postgres://...`) is a
+    PostgreSQL board, `sqlite:///abs/path` and anything without a scheme a SQLite file. Any other
+    `scheme://` is refused (`unsupported_backend`) rather than taken for a folder name."""
+    if isinstance(raw, DatabaseUrl):
+        return raw
+    text = os.fspath(raw)
+    match = _URL.match(text)
+    if match is None:
+        return Path(text).expanduser()
+    scheme = match["scheme"].lower()
+    if scheme in POSTGRES_SCHEMES:
+        return DatabaseUrl(text)
+    if scheme == "sqlite" and match["rest"].startswith("/"):
+        return Path(match["rest"]).expanduser()
+    raise BoardError(
+        Reason.INVALID_INPUT,
+        f"{scheme!r} boards are not supported: --db/KANBAN_DB takes a SQLite file path "
+        "(or sqlite:///path) or a postgresql:// URL",
+        scheme=scheme,
+    )
+
+
+def display_location(location: BoardLocation) -> str:
+    """A location as it may be printed anywhere."""
+    return location.display if isinstance(location, DatabaseUrl) else str(location)
+
+
+def location_key(location: BoardLocation) -> str:
+    """12 hex characters naming one board (its worktrees live under this key)."""
+    name = location.identity if isinstance(location, DatabaseUrl) else os.path.realpath(location)
+    return hashlib.sha1(name.encode()).hexdigest()[:12]
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password (user part or query parameter) replaced by `***`."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, hostinfo = netloc.rsplit("@", 1)
+            if ":" in userinfo:
+                user = userinfo.split(":", 1)[0]
+                netloc = f"{user}:{MASK}@{hostinfo}"
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            if any(key in _SECRET_PARAMETERS for key, _ in pairs):
+                query = urlencode(
+                    [(k, MASK if k in _SECRET_PARAMETERS else v) for k, v in pairs],
+                    safe="*",
+                    quote_via=quote,
+                )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return f"{url.split('://', 1)[0]}://{MASK}"  # unparseable: show nothing of it

@@ -1,0 +1,1137 @@
+"""The PostgreSQL store: the same `Tx` statements as `sqlite.py` for a board on a database server.
+
+Imported only when a board location is a `postgresql://` URL, so an agent's SQLite claim path never
+loads psycopg (tests/test_import_hygiene.py).
+
+How the SQLite store's guarantees carry over, with concurrency instead of one writer at a time:
+- **Claims** (`write(shared=True)`) run side by side in READ COMMITTED. claim-next is one statement:
+  `SELECT id ... FOR UPDATE SKIP LOCKED` over the ready partial index, then the guarded
+  `UPDATE ... RETURNING` of that row. A claimer skips rows another claimer has locked instead of
+  queueing behind it, and the guard in the UPDATE means no row is ever claimed twice.
+- **Every other write** takes the board's transaction-scoped advisory lock first, so writes that
+  judge several rows (cycle checks, `cancel_dependents`, caps, readiness counters, the next id) see
+  exactly what SQLite's `BEGIN IMMEDIATE` would show them. Inside those writes `task()` reads with
+  `FOR UPDATE`, so a claim cannot change the row the board is judging before it writes.
+- **The lease sweep** takes expired rows with `FOR UPDATE SKIP LOCKED` and releases them with a
+  guarded update: any number of servers may sweep at once and each expired task is released by
+  exactly one of them.
+- **Retries**: deadlocks, serialisation failures and lock timeouts re-run the whole transaction
+  within the board's wall-clock budget (`lock_timeout` is set to what is left of it), then
+  `BoardError(BUSY)`, as on SQLite.
+- **Events** get their seq from a sequence (claims never wait on each other for a number) and are
+  written in one statement just before COMMIT. Seqs are thus handed out in call order, not commit
+  order: seq 10 may commit after seq 11. A reader must never hand out 11 while 10 may still come,
+  or a follower that resumes after 11 loses 10. So readers see only the *safe horizon*: the longest
+  gap-free prefix of the log, where a gap counts as closed once it is proven final (its
+  transaction aborted). The proof: a transaction takes its xid before its seq, so whoever holds a
+  missing seq below a visible one was running when the reader's snapshot was taken and is in that
+  snapshot's in-progress list; once every one of those xids has finished, the missing seqs are
+  final. Each store remembers that proof between reads (`_EventHorizon`); reconciles persist it.
+- **Change feed**: after a commit that wrote events the writer sends `NOTIFY` on the board's
+  channel, as a separate statement after COMMIT (a NOTIFY inside the transaction would serialise
+  every committing writer on Postgres's notify lock). `change_token()` listens on its own connection
+  and recomputes the safe horizon only when notified, or every `FALLBACK_POLL_S` in case a
+  notification was lost (a writer killed between COMMIT and NOTIFY, an aborted seq to close).
+- **Connections**: one plain connection for a one-shot CLI call; a `psycopg_pool` pool for
+  long-running processes (`pool_size`). Every connection runs in autocommit mode and the store
+  issues BEGIN/COMMIT itself, as the SQLite store does.
+"""
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.rows import BaseRowFactory, RowMaker
+
+if TYPE_CHECKING:
+    from psycopg._cursor_base import BaseCursor
+
+from ..config import BoardConfig
+from ..errors import BoardError, Reason
+from ..location import DatabaseUrl
+from ..records import Task
+from .base import TABLES, Row, Tx
+from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
+
+T = TypeVar("T")
+
+FALLBACK_POLL_S = 2.0  # change_token re-reads the horizon at least this often without a NOTIFY
+CONNECT_TIMEOUT_S = 10
+
+TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
+_TASK_JSON_COLUMNS = {"holders"}
+
+# The transient errors: re-running the whole transaction later can succeed.
+_RETRYABLE = (
+    pg_errors.SerializationFailure,
+    pg_errors.DeadlockDetected,
+    pg_errors.LockNotAvailable,
+)
+
+
+class StoreUnavailable(Exception):
+    """The database could not be reached or dropped the connection. The message never holds the
+    password; `to_dict` lets the CLI print it as its one JSON error line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.message, "reason": "database_unavailable"}
+
+
+class PgRow:
+    """A result row readable like `sqlite3.Row`: by column name, by position, `keys()`."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, values: Sequence[Any], names: dict[str, int]) -> None:
+        self._values = values
+        self._names = names
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def __getitem__(self, key: int | str, /) -> Any:
+        if isinstance(key, str):
+            return self._values[self._names[key]]
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"PgRow({dict(zip(self._names, self._values, strict=True))!r})"
+
+
+def _pg_row(cursor: "BaseCursor[Any, Any]") -> "RowMaker[PgRow]":
+    names = {column.name: i for i, column in enumerate(cursor.description or ())}
+
+    def make(values: Sequence[Any]) -> PgRow:
+        return PgRow(values, names)
+
+    return make
+
+
+_ROW_FACTORY: BaseRowFactory[PgRow] = _pg_row
+Conn = psycopg.Connection[PgRow]
+
+
+_CLAIM_SET = """
+    status = 'in_progress',
+    assignee_agent_id = %(agent)s,
+    assignee_runtime = %(runtime)s,
+    claimed_by = COALESCE(claimed_by, %(agent)s),
+    holders = CASE
+        WHEN holders::jsonb ? %(agent)s THEN holders
+        ELSE (holders::jsonb || jsonb_build_array(%(agent)s::text))::text
+    END,
+    claim_epoch = claim_epoch + 1,
+    lease_until = %(lease_until)s,
+    last_heartbeat_at = %(now)s,
+    attempts = attempts + 1,
+    blocked_reason = NULL,
+    updated_at = %(now)s
+"""
+
+_READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+_WAITING = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+_CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
+_CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class PostgresTx:
+    """The statements of one transaction on Postgres (see `base.Tx` for what each promises)."""
+
+    def __init__(self, conn: Conn, store: "PostgresStore", *, locking: bool) -> None:
+        self.conn = conn
+        self.store = store
+        self.locking = locking  # a serialised write: rows read to be judged are locked
+        self._events: list[tuple[Any, ...]] = []
+
+    def _all(self, query: str, params: Any = None) -> list[Row]:
+        rows: list[Row] = [*self.conn.execute(query, params).fetchall()]
+        return rows
+
+    def _one(self, query: str, params: Any = None) -> Row | None:
+        row: Row | None = self.conn.execute(query, params).fetchone()
+        return row
+
+    def _value(self, query: str, params: Any = None) -> Any:
+        row = self._one(query, params)
+        assert row is not None
+        return row[0]
+
+    # -- ids ------------------------------------------------------------------------------------
+
+    def next_id(self, table: str, prefix: str) -> str:
+        """Safe because every write that creates rows holds the board lock."""
+        assert table in {"tasks", "task_comments", "execution_processes", "workspaces"}
+        last = self._value(f"SELECT COALESCE(MAX(seq), 0) FROM {table}")
+        return f"{prefix}{last + 1}"
+
+    def _next_seq(self, table: str) -> str:
+        # the same number `next_id` just gave, so ids and seqs agree as they do on SQLite
+        return f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM {table})"
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    def task(self, task_id: str) -> Row | None:
+        lock = " FOR UPDATE" if self.locking else ""
+        return self._one(f"SELECT * FROM tasks WHERE id = %s{lock}", (task_id,))
+
+    def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]:
+        ids = list(task_ids)
+        if not ids:
+            return []
+        return self._all("SELECT * FROM tasks WHERE id = ANY(%s) ORDER BY seq", (ids,))
+
+    def insert_task(self, values: dict[str, Any]) -> Row:
+        columns = ["id", *sorted(key for key in values if key in TASK_COLUMNS)]
+        params = [json.dumps(values[c]) if c in _TASK_JSON_COLUMNS else values[c] for c in columns]
+        row = self._one(
+            f"INSERT INTO tasks (seq, {', '.join(columns)}) "
+            f"VALUES ({self._next_seq('tasks')}, {', '.join(['%s'] * len(columns))}) RETURNING *",
+            params,
+        )
+        assert row is not None
+        return row
+
+    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
+        unknown = set(changes) - TASK_COLUMNS
+        assert not unknown, f"not task columns: {unknown}"
+        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
+        params = {
+            column: json.dumps(value) if column in _TASK_JSON_COLUMNS else value
+            for column, value in changes.items()
+        }
+        params["id"] = task_id
+        row = self._one(f"UPDATE tasks SET {assignments} WHERE id = %(id)s RETURNING *", params)
+        assert row is not None
+        return row
+
+    def claim_by_id(
+        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+    ) -> Row | None:
+        """The guarded UPDATE: a racing claimer waits for the row lock, then re-checks the guard
+        against the committed row and matches nothing."""
+        return self._one(
+            f"UPDATE tasks SET {_CLAIM_SET} "
+            f"WHERE id = %(id)s AND {_CLAIMABLE} AND unmet_deps = 0 RETURNING *",
+            {
+                "id": task_id,
+                "agent": agent,
+                "runtime": runtime,
+                "now": now,
+                "lease_until": lease_until,
+            },
+        )
+
+    def claim_best_ready(
+        self,
+        agent: str,
+        role: str | None,
+        respect_deps: bool,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+    ) -> Row | None:
+        """Lock the best ready row nobody else has locked (`FOR UPDATE SKIP LOCKED` down the ready
+        partial index), then claim it with the guarded UPDATE, in one statement. With a role, the
+        role's own tasks and role-less ones are two index ranges: each gives its best unlocked row
+        and the better one is claimed (the other stays locked until COMMIT, so a concurrent claimer
+        takes the next one instead)."""
+        candidates = [_READY] if role is None else [f"{_READY} AND role = %(role)s",
+                                                    f"{_READY} AND role IS NULL"]  # fmt: skip
+        if not respect_deps:
+            candidates.append(
+                _WAITING if role is None else f"{_WAITING} AND (role = %(role)s OR role IS NULL)"
+            )
+        picks = [
+            f"SELECT id, priority, updated_at FROM tasks WHERE {where} {_CLAIM_ORDER} "
+            "LIMIT 1 FOR UPDATE SKIP LOCKED"
+            for where in candidates
+        ]
+        if len(picks) == 1:
+            ctes = f"pick AS ({picks[0]})"
+        else:
+            # a locking clause is not allowed under UNION: each candidate locks in its own CTE
+            ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
+            union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
+            ctes += f", pick AS (SELECT id FROM ({union}) c {_CLAIM_ORDER} LIMIT 1)"
+        return self._one(
+            f"WITH {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
+            f"WHERE tasks.id = pick.id AND {_CLAIMABLE} RETURNING tasks.*",
+            {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
+             "role": role},
+        )  # fmt: skip
+
+    def expired_leases(self, now: int) -> list[Row]:
+        """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
+        return self._all(
+            "SELECT * FROM tasks WHERE status = 'in_progress' AND lease_until < %s "
+            "ORDER BY lease_until FOR UPDATE SKIP LOCKED",
+            (now,),
+        )
+
+    def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
+        row = self._one(
+            """
+            UPDATE tasks SET
+                status = 'todo',
+                assignee_agent_id = NULL,
+                assignee_runtime = NULL,
+                lease_until = NULL,
+                verification = NULL,
+                claim_epoch = claim_epoch + 1,
+                updated_at = %(now)s
+            WHERE id = %(id)s
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        )
+        assert row is not None
+        return row
+
+    def any_lease_expired(self, now: int) -> bool:
+        return (
+            self._one(
+                "SELECT 1 FROM tasks WHERE status = 'in_progress' AND lease_until < %s LIMIT 1",
+                (now,),
+            )
+            is not None
+        )
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        text: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if ready:
+            where.append(_READY)
+        else:
+            if status is not None:
+                where.append("status = %(status)s")
+                params["status"] = status
+            if not include_dropped:
+                where.append("dropped = 0")
+        if team_id is not None:
+            where.append("team_id = %(team_id)s")
+            params["team_id"] = team_id
+        if assignee is not None:
+            where.append("assignee_agent_id = %(assignee)s")
+            params["assignee"] = assignee
+        if role is not None:
+            where.append("role = %(role)s")
+            params["role"] = role
+        if text:
+            # ILIKE: SQLite's LIKE ignores case (for ASCII), so the same search finds the same rows
+            where.append(
+                "(id = %(exact)s OR title ILIKE %(pattern)s ESCAPE '\\' "
+                "OR description ILIKE %(pattern)s ESCAPE '\\')"
+            )
+            params["exact"] = text
+            params["pattern"] = _like_pattern(text)
+        query = "SELECT * FROM tasks"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += f" {_CLAIM_ORDER}" if ready else " ORDER BY updated_at DESC, seq DESC"
+        if limit is not None:
+            query += " LIMIT %(limit)s"
+            params["limit"] = limit
+        return self._all(query, params)
+
+    def all_tasks(self) -> list[Row]:
+        return self._all("SELECT * FROM tasks ORDER BY seq")
+
+    def status_counts(self) -> dict[str, int]:
+        rows = self._all("SELECT status, COUNT(*) FROM tasks WHERE dropped = 0 GROUP BY status")
+        return {row[0]: int(row[1]) for row in rows}
+
+    # -- parent chain and caps ------------------------------------------------------------------
+
+    def ancestors(self, task_id: str) -> list[Row]:
+        return self._all(
+            """
+            WITH RECURSIVE chain(id, parent_task_id, title, status, depth) AS (
+                SELECT p.id, p.parent_task_id, p.title, p.status, 1
+                FROM tasks t JOIN tasks p ON p.id = t.parent_task_id
+                WHERE t.id = %(id)s
+                UNION
+                SELECT p.id, p.parent_task_id, p.title, p.status, chain.depth + 1
+                FROM chain JOIN tasks p ON p.id = chain.parent_task_id
+                WHERE chain.depth < 1000
+            )
+            SELECT id, parent_task_id, title, status, depth FROM chain ORDER BY depth
+            """,
+            {"id": task_id},
+        )
+
+    def live_children(self, parent_id: str) -> int:
+        return int(
+            self._value(
+                "SELECT COUNT(*) FROM tasks WHERE parent_task_id = %s AND dropped = 0 "
+                "AND status NOT IN ('done', 'cancelled')",
+                (parent_id,),
+            )
+        )
+
+    def roots_created_since(self, since_ms: int) -> int:
+        return int(
+            self._value(
+                "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= %s",
+                (since_ms,),
+            )
+        )
+
+    # -- dependencies ---------------------------------------------------------------------------
+
+    def insert_dependency(
+        self, task_id: str, depends_on: str, now: int, tenant: str | None
+    ) -> bool:
+        cursor = self.conn.execute(
+            "INSERT INTO task_deps (task_id, depends_on_task_id, tenant_id, created_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (task_id, depends_on, tenant, now),
+        )
+        return cursor.rowcount == 1
+
+    def delete_dependency(self, task_id: str, depends_on: str) -> bool:
+        cursor = self.conn.execute(
+            "DELETE FROM task_deps WHERE task_id = %s AND depends_on_task_id = %s",
+            (task_id, depends_on),
+        )
+        return cursor.rowcount == 1
+
+    def depends_transitively(self, start: str, target: str) -> bool:
+        """`UNION`, not `UNION ALL`: even a corrupt cyclic graph terminates. Race-free because
+        every link is written under the board lock."""
+        row = self._one(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT %(start)s::text
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT 1 FROM reach WHERE id = %(target)s LIMIT 1
+            """,
+            {"start": start, "target": target},
+        )
+        return row is not None
+
+    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]:
+        rows = self._all(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT %(start)s::text
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            """,
+            {"start": start},
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def dependencies(self, task_id: str) -> list[Row]:
+        return self._all(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+            "WHERE d.task_id = %s ORDER BY t.seq",
+            (task_id,),
+        )
+
+    def dependents(self, task_id: str) -> list[Row]:
+        return self._all(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.task_id "
+            "WHERE d.depends_on_task_id = %s ORDER BY t.seq",
+            (task_id,),
+        )
+
+    def count_unmet_dependencies(self, task_id: str) -> int:
+        return int(
+            self._value(
+                "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+                "WHERE d.task_id = %s AND t.status <> 'done'",
+                (task_id,),
+            )
+        )
+
+    def add_unmet_dependency(self, task_id: str, delta: int) -> None:
+        self.conn.execute(
+            "UPDATE tasks SET unmet_deps = unmet_deps + %s WHERE id = %s", (delta, task_id)
+        )
+
+    def satisfy_dependents(self, done_task_id: str) -> None:
+        self.conn.execute(
+            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
+            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = %s)",
+            (done_task_id,),
+        )
+
+    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
+        """One statement under the board lock. A dependent a claimer holds the row lock of is
+        waited for, then re-checked against its committed status: claimed means left alone."""
+        return self._all(
+            """
+            WITH RECURSIVE downstream(id) AS (
+                SELECT task_id FROM task_deps WHERE depends_on_task_id = %(id)s
+                UNION
+                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
+            )
+            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = %(now)s
+            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        )
+
+    def unmet_dependency_drift(self) -> list[Row]:
+        return self._all(
+            """
+            SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
+            FROM tasks t
+            LEFT JOIN task_deps d ON d.task_id = t.id
+            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status <> 'done'
+            GROUP BY t.id, t.unmet_deps HAVING t.unmet_deps <> COUNT(b.id)
+            """
+        )
+
+    # -- comments -------------------------------------------------------------------------------
+
+    def insert_comment(
+        self,
+        task_id: str,
+        body: str,
+        author_type: str,
+        author_agent_id: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> Row:
+        comment_id = self.next_id("task_comments", "C-")
+        row = self._one(
+            "INSERT INTO task_comments "
+            "(seq, id, task_id, author_agent_id, author_type, body, tenant_id, created_at) "
+            f"VALUES ({self._next_seq('task_comments')}, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
+            (comment_id, task_id, author_agent_id, author_type, body, tenant, now),
+        )
+        assert row is not None
+        return row
+
+    def comments(self, task_id: str) -> list[Row]:
+        return self._all("SELECT * FROM task_comments WHERE task_id = %s ORDER BY seq", (task_id,))
+
+    # -- executions -----------------------------------------------------------------------------
+
+    def _insert_numbered(self, table: str, prefix: str, values: dict[str, Any]) -> Row:
+        values = {**values, "id": self.next_id(table, prefix)}
+        columns = sorted(values)
+        row = self._one(
+            f"INSERT INTO {table} (seq, {', '.join(columns)}) VALUES ({self._next_seq(table)}, "
+            f"{', '.join(f'%({c})s' for c in columns)}) RETURNING *",
+            values,
+        )
+        assert row is not None
+        return row
+
+    def insert_execution(self, values: dict[str, Any]) -> Row:
+        return self._insert_numbered("execution_processes", "EXEC-", values)
+
+    def execution(self, execution_id: str) -> Row | None:
+        return self._one("SELECT * FROM execution_processes WHERE id = %s", (execution_id,))
+
+    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None:
+        allowed = {
+            "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
+            "cache_read", "cache_write", "cost_usd", "completed_at",
+        }  # fmt: skip
+        assert set(changes) <= allowed
+        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
+        return self._one(
+            f"UPDATE execution_processes SET {assignments} "
+            "WHERE id = %(id)s AND status = 'running' RETURNING *",
+            {**changes, "id": execution_id},
+        )
+
+    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
+        return self._all(
+            "UPDATE execution_processes SET status = 'timed_out', completed_at = %(now)s, "
+            "error = %(error)s, recovery_tombstone = 1 "
+            "WHERE task_id = %(task)s AND status = 'running' RETURNING *",
+            {"task": task_id, "now": now, "error": error},
+        )
+
+    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None:
+        self.conn.execute(
+            "UPDATE execution_processes SET status = %(status)s, completed_at = %(now)s, "
+            "error = %(error)s WHERE task_id = %(task)s AND status = 'running'",
+            {"task": task_id, "status": status, "now": now, "error": error},
+        )
+
+    def executions(self, task_id: str) -> list[Row]:
+        return self._all(
+            "SELECT * FROM execution_processes WHERE task_id = %s ORDER BY seq", (task_id,)
+        )
+
+    def execution_cost(self, task_id: str) -> float:
+        return float(
+            self._value(
+                "SELECT COALESCE(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = %s",
+                (task_id,),
+            )
+        )
+
+    # -- workspaces -----------------------------------------------------------------------------
+
+    def insert_workspace(self, values: dict[str, Any]) -> Row:
+        return self._insert_numbered("workspaces", "WS-", values)
+
+    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
+        allowed = {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
+        assert set(changes) <= allowed
+        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
+        return self._one(
+            f"UPDATE workspaces SET {assignments} WHERE id = %(id)s RETURNING *",
+            {**changes, "id": workspace_id},
+        )
+
+    def workspace(self, workspace_id: str) -> Row | None:
+        return self._one("SELECT * FROM workspaces WHERE id = %s", (workspace_id,))
+
+    def workspaces(self, task_id: str) -> list[Row]:
+        return self._all("SELECT * FROM workspaces WHERE task_id = %s ORDER BY seq", (task_id,))
+
+    def workspaces_with_status(self, status: str) -> list[Row]:
+        return self._all("SELECT * FROM workspaces WHERE status = %s ORDER BY seq", (status,))
+
+    # -- events and audit -----------------------------------------------------------------------
+
+    def insert_event(
+        self,
+        kind: str,
+        task_id: str | None,
+        actor: str | None,
+        data: dict[str, Any],
+        now: int,
+        ttl_seconds: int | None,
+        tenant: str | None = None,
+    ) -> None:
+        """Queued, and written in one statement just before COMMIT (`flush_events`): the seq is
+        taken as late as possible, which keeps the window in which a later seq can commit first
+        as short as the COMMIT itself."""
+        payload = json.dumps(data, separators=(",", ":"))
+        self._events.append((task_id, kind, actor, payload, now, ttl_seconds, tenant))
+
+    def flush_events(self) -> int:
+        """Write the queued events. `pg_current_xact_id()` is evaluated before `nextval` (it is in
+        the FROM clause): the transaction has its xid before it holds a seq, which the safe
+        horizon's proof relies on."""
+        queued, self._events = self._events, []
+        if not queued:
+            return 0
+        columns = list(zip(*queued, strict=True))
+        self.conn.execute(
+            """
+            INSERT INTO events (seq, task_id, kind, actor, data, created_at, ttl_seconds, tenant_id)
+            SELECT nextval('event_seq'), e.task_id, e.kind, e.actor, e.data, e.created_at,
+                   e.ttl_seconds, e.tenant_id
+            FROM (SELECT pg_current_xact_id()) AS xid,
+                 unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[],
+                        %s::bigint[], %s::text[])
+                     AS e(task_id, kind, actor, data, created_at, ttl_seconds, tenant_id)
+            """,
+            [list(column) for column in columns],
+        )
+        return len(queued)
+
+    def events(self, *, since: int = 0, task_id: str | None = None, limit: int = 1000) -> list[Row]:
+        horizon = self.safe_horizon()
+        if task_id is None:
+            return self._all(
+                "SELECT * FROM events WHERE seq > %s AND seq <= %s ORDER BY seq LIMIT %s",
+                (since, horizon, limit),
+            )
+        return self._all(
+            "SELECT * FROM events WHERE task_id = %s AND seq > %s AND seq <= %s "
+            "ORDER BY seq LIMIT %s",
+            (task_id, since, horizon, limit),
+        )
+
+    def last_event_seq(self) -> int:
+        return self.safe_horizon()
+
+    def safe_horizon(self) -> int:
+        """The highest seq at or below which this snapshot's log is complete for good."""
+        self.flush_events()
+        return self.store.horizon.advance(self.conn)
+
+    def purge_expired_events(self, now: int) -> int:
+        self.flush_events()
+        cursor = self.conn.execute(
+            """
+            DELETE FROM events
+            WHERE ttl_seconds IS NOT NULL
+              AND created_at + ttl_seconds * 1000 < %(now)s
+              AND seq < (SELECT MAX(seq) FROM events)
+              AND (task_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
+                    AND t.status NOT IN ('done', 'cancelled')))
+            """,
+            {"now": now},
+        )
+        self.store.horizon.persist(self.conn)
+        return cursor.rowcount
+
+    def insert_audit(
+        self,
+        *,
+        task_id: str | None,
+        actor: str,
+        action: str,
+        from_status: str | None,
+        to_status: str | None,
+        verdict_overridden: str | None,
+        detail: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO audit (task_id, actor, action, from_status, to_status, "
+            "verdict_overridden, detail, created_at, tenant_id) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                task_id, actor, action, from_status, to_status, verdict_overridden, detail, now,
+                tenant,
+            ),
+        )  # fmt: skip
+
+    def audit(self, task_id: str | None = None) -> list[Row]:
+        if task_id is None:
+            return self._all("SELECT * FROM audit ORDER BY seq")
+        return self._all("SELECT * FROM audit WHERE task_id = %s ORDER BY seq", (task_id,))
+
+    # -- health and whole-board copies -----------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        """What Postgres can still get wrong for us: an index left invalid by a failed concurrent
+        build, a sequence behind the rows it numbers (after a careless restore), a table missing."""
+        problems: list[str] = []
+        present = {
+            row[0]
+            for row in self._all(
+                "SELECT c.relname FROM pg_class c "
+                "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'"
+            )
+        }
+        for table, _ in TABLES:
+            if table not in present:
+                problems.append(f"table {table} is missing")
+        for row in self._all(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relnamespace = current_schema()::regnamespace "
+            "AND NOT (i.indisvalid AND i.indisready)"
+        ):
+            problems.append(f"index {row[0]} is invalid (rebuild it with REINDEX)")
+        if "events" in present:
+            numbers = self._one(
+                "SELECT (SELECT last_value FROM event_seq), (SELECT COALESCE(MAX(seq), 0) "
+                "FROM events)"
+            )
+            assert numbers is not None
+            if numbers[0] < numbers[1]:
+                problems.append(
+                    f"event_seq is at {numbers[0]}, behind the newest event {numbers[1]}"
+                )
+        return problems
+
+    def schema_version(self) -> int:
+        row = self._one("SELECT schema_version FROM board_meta")
+        return int(row[0]) if row is not None and row[0] is not None else 0
+
+    def table_rows(self, table: str) -> list[Row]:
+        keys = dict(TABLES)[table]
+        return self._all(f"SELECT * FROM {table} ORDER BY {', '.join(keys)}")
+
+    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        assert table in dict(TABLES)
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        count = 0
+        with self.conn.cursor().copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+                count += 1
+        return count
+
+    def finish_load(self) -> None:
+        """Sequences past the loaded keys, and the loaded log known complete up to its end."""
+        self.conn.execute(
+            "SELECT setval('event_seq', GREATEST((SELECT COALESCE(MAX(seq), 0) FROM events), 1), "
+            "(SELECT COUNT(*) > 0 FROM events))"
+        )
+        self.conn.execute(
+            "SELECT setval(pg_get_serial_sequence('audit', 'seq'), "
+            "GREATEST((SELECT COALESCE(MAX(seq), 0) FROM audit), 1), "
+            "(SELECT COUNT(*) > 0 FROM audit))"
+        )
+        self.conn.execute(
+            "UPDATE event_horizon SET safe_seq = (SELECT COALESCE(MAX(seq), 0) FROM events)"
+        )
+
+
+class _EventHorizon:
+    """The proof that the event log is complete up to some seq, kept between reads.
+
+    `safe` is the highest seq at or below which every seq is committed or final. `final_below`:
+    every missing seq below it will never appear. `pending` is a claim waiting to be proven: every
+    missing seq at or below `pending_top` is final once all of `pending_xids` have finished.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.safe = -1  # unknown until the first read (then at least the persisted value)
+        self.final_below = 0
+        self.pending: tuple[int, frozenset[int]] | None = None
+
+    def advance(self, conn: Conn) -> int:
+        """Update the proof with this transaction's snapshot and return the safe horizon for it.
+        Two statements at most; the second (a gap scan) only while other transactions run."""
+        row = conn.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events), "
+            "ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) AS x), "
+            "(SELECT safe_seq FROM event_horizon)"
+        ).fetchone()
+        assert row is not None
+        top, xip, persisted = int(row[0]), frozenset(row[1]), int(row[2] or 0)
+        with self._lock:
+            if self.safe < persisted:
+                self.safe = persisted
+                self.final_below = max(self.final_below, persisted + 1)
+            if self.pending is not None and not (self.pending[1] & xip):
+                self.final_below = max(self.final_below, self.pending[0] + 1)
+            if not xip:
+                self.final_below = max(self.final_below, top + 1)
+                self.pending = None
+            else:
+                self.pending = (top, xip)
+            start, final_below = self.safe + 1, self.final_below
+        if top < start:
+            return start - 1
+        if final_below > top:
+            safe = top
+        else:
+            gap = conn.execute(
+                """
+                SELECT MIN(s.prev) FROM (
+                    SELECT seq, lag(seq, 1, %(start)s - 1) OVER (ORDER BY seq) AS prev
+                    FROM events WHERE seq >= %(start)s AND seq <= %(top)s
+                ) s
+                WHERE s.seq > s.prev + 1 AND s.seq - 1 >= %(final_below)s
+                """,
+                {"start": start, "top": top, "final_below": final_below},
+            ).fetchone()
+            safe = top if gap is None or gap[0] is None else int(gap[0])
+        with self._lock:
+            self.safe = max(self.safe, safe)
+            return self.safe
+
+    def persist(self, conn: Conn) -> None:
+        """Record the proven horizon for every other reader (run inside a write)."""
+        with self._lock:
+            safe = self.safe
+        if safe > 0:
+            conn.execute("UPDATE event_horizon SET safe_seq = GREATEST(safe_seq, %s)", (safe,))
+
+
+def _board_key(schema: str) -> tuple[int, str]:
+    """The board's advisory lock key and NOTIFY channel, from its schema (a database can hold one
+    board per schema; advisory locks are per database already)."""
+    digest = hashlib.sha256(f"kanban:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True), f"kanban_{digest[8:16].hex()}"
+
+
+class PostgresStore:
+    """A board in a Postgres schema. Thread-safe: a plain connection behind a lock, or a pool."""
+
+    def __init__(
+        self,
+        url: DatabaseUrl,
+        config: BoardConfig,
+        *,
+        read_only: bool = False,
+        pool_size: int | None = None,
+    ) -> None:
+        self.url = url
+        self.config = config
+        self.read_only = read_only
+        self.horizon = _EventHorizon()
+        self._lock = threading.Lock()
+        self._conn: Conn | None = None
+        self._pool: Any = None
+        self._listener: Conn | None = None
+        self._token: int | None = None
+        self._token_read_at = 0.0
+        if pool_size is not None and pool_size > 1:
+            from psycopg_pool import ConnectionPool
+
+            self._pool = ConnectionPool(
+                url.conninfo,
+                min_size=1,
+                max_size=pool_size,
+                kwargs=self._connect_kwargs(),
+                open=False,
+                name="kanban",
+            )
+            try:
+                self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+            except Exception as error:
+                self._pool.close()
+                raise self._unavailable(error) from None
+        with self._connection() as conn:
+            schema = conn.execute("SELECT current_schema()").fetchone()
+            if schema is None or schema[0] is None:
+                raise StoreUnavailable(
+                    f"{url.display}: no schema to keep the board in (check search_path)"
+                )
+            self.schema = str(schema[0])
+            self.lock_key, self.channel = _board_key(self.schema)
+            version = self._version(conn)
+            if version is None or version != SCHEMA_VERSION:
+                if read_only:
+                    if version is None:
+                        raise BoardError(
+                            Reason.NOT_FOUND,
+                            f"no kanban board at {url.display}",
+                            path=url.display,
+                        )
+                else:
+                    self._migrate(conn)
+
+    # -- connections ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _connect_kwargs() -> dict[str, Any]:
+        return {
+            "autocommit": True,
+            "row_factory": _ROW_FACTORY,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "application_name": "kanban",
+        }
+
+    def _unavailable(self, error: BaseException) -> StoreUnavailable:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return StoreUnavailable(
+            f"database unavailable at {self.url.display}: {self.url.scrub(detail)}"
+        )
+
+    def _connect(self) -> Conn:
+        try:
+            conn: Conn = psycopg.connect(self.url.conninfo, **self._connect_kwargs())
+        except psycopg.Error as error:
+            raise self._unavailable(error) from None
+        return conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        """A connection for one transaction: from the pool, or the one plain connection (opened
+        on first use, reopened after the server dropped it)."""
+        if self._pool is not None:
+            try:
+                with self._pool.connection(timeout=self.config.retry_budget_ms / 1000) as conn:
+                    yield conn
+            except psycopg.OperationalError as error:
+                raise self._unavailable(error) from None
+            return
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = self._connect()
+            try:
+                yield self._conn
+            except psycopg.OperationalError as error:
+                if self._conn.broken or self._conn.closed:
+                    self._conn = None
+                    raise self._unavailable(error) from None
+                raise
+
+    @property
+    def backend(self) -> str:
+        return "postgres"
+
+    @property
+    def display(self) -> str:
+        return self.url.display
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _version(conn: Conn) -> int | None:
+        """The board's schema version, or None when this schema holds no board."""
+        row = conn.execute("SELECT to_regclass('board_meta') IS NOT NULL").fetchone()
+        if row is None or not row[0]:
+            return None
+        version = conn.execute("SELECT schema_version FROM board_meta").fetchone()
+        return int(version[0]) if version is not None and version[0] is not None else 0
+
+    def _migrate(self, conn: Conn) -> int:
+        """Create or upgrade the board under its advisory lock; a schema holding other tables and
+        no board is refused, never written to."""
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
+            current = self._version(conn)
+            if current is None:
+                foreign = conn.execute(
+                    "SELECT count(*) FROM pg_class WHERE relnamespace = "
+                    "current_schema()::regnamespace AND relkind IN ('r', 'p') "
+                    "AND relname = ANY(%s)",
+                    ([table for table, _ in TABLES],),
+                ).fetchone()
+                if foreign is not None and foreign[0]:
+                    raise BoardError(
+                        Reason.INVALID_INPUT,
+                        f"not a kanban board: {self.url.display} (schema {self.schema} has "
+                        "kanban-named tables but no board_meta)",
+                        path=self.url.display,
+                    )
+                conn.execute(META_DDL)
+                conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 0)")
+                current = 0
+            if current > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"board schema version {current} is newer than this kanban "
+                    f"({SCHEMA_VERSION}); upgrade"
+                )
+            for version in range(current, SCHEMA_VERSION):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("UPDATE board_meta SET schema_version = %s", (version + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+            raise
+        return SCHEMA_VERSION - current
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
+        if self.read_only:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        return self._run(work, write=True, shared=shared)
+
+    def read(self, work: Callable[[Tx], T]) -> T:
+        return self._run(work, write=False, shared=True)
+
+    def _run(self, work: Callable[[Tx], T], *, write: bool, shared: bool) -> T:
+        """One transaction, re-run whole on transient contention until the wall-clock budget is
+        spent. Any other error (a `BoardError` refusal included) rolls back and propagates."""
+        deadline = time.monotonic() + self.config.retry_budget_ms / 1000
+        low, high = self.config.retry_jitter_ms
+        attempt = 0
+        while True:
+            attempt += 1
+            left_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            try:
+                with self._connection() as conn:
+                    return self._attempt(conn, work, write=write, shared=shared, left_ms=left_ms)
+            except _RETRYABLE as error:
+                left = deadline - time.monotonic()
+                if left <= 0 or attempt >= self.config.retry_max_attempts:
+                    raise BoardError(
+                        Reason.BUSY, "database busy, try again", attempts=attempt
+                    ) from error
+                time.sleep(min(random.uniform(low, high) / 1000, left))
+
+    def _attempt(
+        self, conn: Conn, work: Callable[[Tx], T], *, write: bool, shared: bool, left_ms: int
+    ) -> T:
+        if write:
+            begin = f"BEGIN; SET LOCAL lock_timeout = {left_ms}"
+            if not shared:
+                begin += f"; SELECT pg_advisory_xact_lock({self.lock_key})"
+        else:
+            begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        tx = PostgresTx(conn, self, locking=write and not shared)
+        try:
+            conn.execute(begin)
+            result = work(tx)
+            wrote_events = tx.flush_events() if write else 0
+            if wrote_events:
+                # COMMIT, then NOTIFY in its own xid-less transaction: no WAL flush, no notify
+                # lock held across anyone's COMMIT. One round trip for both.
+                conn.execute(f"COMMIT; NOTIFY {self.channel}")
+            else:
+                conn.execute("COMMIT")
+            return result
+        except BaseException:
+            if not conn.closed and not conn.broken:
+                conn.execute("ROLLBACK")
+            raise
+
+    # -- the change feed ------------------------------------------------------------------------
+
+    def change_token(self) -> int:
+        """The safe horizon of the event log, re-read when a NOTIFY arrived on the board's channel
+        or `FALLBACK_POLL_S` passed; otherwise the last value, at the cost of a non-blocking
+        check of the listening socket."""
+        now = time.monotonic()
+        notified = self._drain_notifications()
+        if self._token is None or notified or now - self._token_read_at >= FALLBACK_POLL_S:
+            self._token_read_at = now
+            self._token = self.read(lambda tx: tx.last_event_seq())
+        return self._token
+
+    def _drain_notifications(self) -> bool:
+        """Whether any NOTIFY arrived since the last call (opens the LISTEN connection at first)."""
+        try:
+            if self._listener is None or self._listener.closed or self._listener.broken:
+                self._listener = self._connect()
+                self._listener.execute(f"LISTEN {self.channel}")
+                return True  # anything may have happened while nobody listened
+            return any(True for _ in self._listener.notifies(timeout=0))
+        except (psycopg.Error, StoreUnavailable):
+            if self._listener is not None:
+                self._listener.close()
+            self._listener = None
+            return True  # no listener: fall back to reading the horizon every time
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,209 @@
+"""The board's tables on PostgreSQL: the twin of `schema.py`, one migration for each of SQLite's.
+
+Versions are shared: version N here holds the same columns as version N of the SQLite file, so
+`kanban db copy` moves a board either way and `db check` compares both against one
+`SCHEMA_VERSION`. A SQLite migration without its Postgres twin fails at import (below).
+
+One board per schema (`public` unless the URL's `options=-csearch_path=...` says otherwise). The
+version lives in `board_meta`; migrations run under the board's advisory lock and re-read the
+version first, so racing openers migrate once.
+
+Types, chosen so that a copy is lossless both ways and rows read back the same through `records`:
+- timestamps are epoch milliseconds in BIGINT (as in SQLite), never `timestamptz`;
+- `cost_usd` is DOUBLE PRECISION (SQLite's REAL is an 8-byte double; Postgres's REAL is not);
+- the JSON columns (`holders`, `events.data`, `verification`) stay TEXT, not JSONB. JSONB would
+  re-serialise what it stores (key order, spacing), so a copied board would no longer hash the same
+  as its source, and the records would need a second decoding path. The one JSON operation in SQL,
+  adding a holder on claim, casts to JSONB for that statement only.
+- `events.seq` comes from a sequence, so concurrent claims never wait on each other for a number.
+  Seqs are then handed out in call order, not commit order; readers only ever see a gap-free
+  prefix of them (the "safe horizon", see `postgres.py`).
+"""
+
+from .. import transitions
+from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
+from .schema import MIGRATIONS as SQLITE_MIGRATIONS
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+_STATUS_LIST = _sql_list(transitions.STATUSES)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: the board of seed 000 plus the lease protocol of seed 002 (schema.py's migration 1)
+    (
+        f"""
+        CREATE TABLE tasks (
+            seq                  BIGINT  PRIMARY KEY,
+            id                   TEXT    NOT NULL UNIQUE,
+            title                TEXT    NOT NULL,
+            description          TEXT,
+            status               TEXT    NOT NULL CHECK (status IN ({_STATUS_LIST})),
+            priority             BIGINT  NOT NULL DEFAULT 0,
+            team_id              TEXT,
+            role                 TEXT,
+            kind                 TEXT    NOT NULL DEFAULT 'code',
+            assignee_agent_id    TEXT,
+            assignee_runtime     TEXT,
+            claimed_by           TEXT,
+            holders              TEXT    NOT NULL DEFAULT '[]',
+            claim_epoch          BIGINT  NOT NULL DEFAULT 0,
+            lease_until          BIGINT,
+            last_heartbeat_at    BIGINT,
+            attempts             BIGINT  NOT NULL DEFAULT 0,
+            unmet_deps           BIGINT  NOT NULL DEFAULT 0,
+            blocked_reason       TEXT,
+            parent_task_id       TEXT REFERENCES tasks(id),
+            source_delegation_id TEXT,
+            worktree_ref         TEXT,
+            branch_ref           TEXT,
+            cost_usd             DOUBLE PRECISION NOT NULL DEFAULT 0,
+            parent_session_id    TEXT,
+            dropped              BIGINT  NOT NULL DEFAULT 0 CHECK (dropped IN (0, 1)),
+            tenant_id            TEXT,
+            scheduled_by         TEXT    NOT NULL DEFAULT 'manual',
+            verification         TEXT,
+            created_at           BIGINT  NOT NULL,
+            updated_at           BIGINT  NOT NULL,
+            completed_at         BIGINT
+        )
+        """,
+        # The claim-next pick (`FOR UPDATE SKIP LOCKED` walks this index in claim order).
+        """
+        CREATE INDEX tasks_ready ON tasks (priority DESC, updated_at DESC)
+        WHERE status = 'todo' AND dropped = 0 AND unmet_deps = 0
+        """,
+        """
+        CREATE INDEX tasks_ready_by_role ON tasks (role, priority DESC, updated_at DESC)
+        WHERE status = 'todo' AND dropped = 0 AND unmet_deps = 0
+        """,
+        "CREATE INDEX tasks_lease ON tasks (lease_until) WHERE status = 'in_progress'",
+        """
+        CREATE INDEX tasks_waiting ON tasks (priority DESC, updated_at DESC)
+        WHERE status = 'todo' AND dropped = 0 AND unmet_deps > 0
+        """,
+        "CREATE INDEX tasks_parent ON tasks (parent_task_id) WHERE parent_task_id IS NOT NULL",
+        "CREATE INDEX tasks_root_created ON tasks (created_at) WHERE parent_task_id IS NULL",
+        """
+        CREATE TABLE task_deps (
+            task_id            TEXT    NOT NULL REFERENCES tasks(id),
+            depends_on_task_id TEXT    NOT NULL REFERENCES tasks(id),
+            tenant_id          TEXT,
+            created_at         BIGINT  NOT NULL,
+            PRIMARY KEY (task_id, depends_on_task_id)
+        )
+        """,
+        "CREATE INDEX task_deps_reverse ON task_deps (depends_on_task_id, task_id)",
+        f"""
+        CREATE TABLE task_comments (
+            seq             BIGINT  PRIMARY KEY,
+            id              TEXT    NOT NULL UNIQUE,
+            task_id         TEXT    NOT NULL REFERENCES tasks(id),
+            author_agent_id TEXT,
+            author_type     TEXT    NOT NULL CHECK (author_type IN ({_sql_list(AUTHOR_TYPES)})),
+            body            TEXT    NOT NULL,
+            tenant_id       TEXT,
+            created_at      BIGINT  NOT NULL
+        )
+        """,
+        "CREATE INDEX task_comments_task ON task_comments (task_id, seq)",
+        f"""
+        CREATE TABLE workspaces (
+            seq           BIGINT  PRIMARY KEY,
+            id            TEXT    NOT NULL UNIQUE,
+            task_id       TEXT    NOT NULL REFERENCES tasks(id),
+            repo_path     TEXT    NOT NULL,
+            branch        TEXT,
+            worktree_path TEXT,
+            base_commit   TEXT,
+            status        TEXT    NOT NULL CHECK (status IN ({_sql_list(WORKSPACE_STATUSES)})),
+            tenant_id     TEXT,
+            created_at    BIGINT  NOT NULL,
+            last_used_at  BIGINT
+        )
+        """,
+        "CREATE INDEX workspaces_task ON workspaces (task_id, seq)",
+        f"""
+        CREATE TABLE execution_processes (
+            seq                BIGINT  PRIMARY KEY,
+            id                 TEXT    NOT NULL UNIQUE,
+            task_id            TEXT    NOT NULL REFERENCES tasks(id),
+            workspace_id       TEXT,
+            executor_type      TEXT    NOT NULL,
+            agent_id           TEXT,
+            claim_epoch        BIGINT,
+            status             TEXT    NOT NULL CHECK (status IN ({_sql_list(EXECUTION_STATUSES)})),
+            claimed_at         BIGINT,
+            started_at         BIGINT,
+            completed_at       BIGINT,
+            before_commit      TEXT,
+            after_commit       TEXT,
+            input_tokens       BIGINT,
+            output_tokens      BIGINT,
+            cache_read         BIGINT,
+            cache_write        BIGINT,
+            cost_usd           DOUBLE PRECISION,
+            summary            TEXT,
+            run_reason         TEXT,
+            error              TEXT,
+            recovery_tombstone BIGINT  NOT NULL DEFAULT 0,
+            tenant_id          TEXT,
+            created_at         BIGINT  NOT NULL
+        )
+        """,
+        "CREATE INDEX executions_task ON execution_processes (task_id, seq)",
+        "CREATE INDEX executions_running ON execution_processes (task_id) WHERE status = 'running'",
+        "CREATE SEQUENCE event_seq",
+        """
+        CREATE TABLE events (
+            seq         BIGINT  PRIMARY KEY DEFAULT nextval('event_seq'),
+            task_id     TEXT,
+            kind        TEXT    NOT NULL,
+            actor       TEXT,
+            data        TEXT    NOT NULL DEFAULT '{}',
+            created_at  BIGINT  NOT NULL,
+            ttl_seconds BIGINT,
+            tenant_id   TEXT
+        )
+        """,
+        "ALTER SEQUENCE event_seq OWNED BY events.seq",
+        "CREATE INDEX events_task ON events (task_id, seq)",
+        """
+        CREATE TABLE audit (
+            seq                BIGINT  GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            task_id            TEXT,
+            actor              TEXT    NOT NULL,
+            action             TEXT    NOT NULL,
+            from_status        TEXT,
+            to_status          TEXT,
+            verdict_overridden TEXT,
+            detail             TEXT,
+            created_at         BIGINT  NOT NULL,
+            tenant_id          TEXT
+        )
+        """,
+        "CREATE INDEX audit_task ON audit (task_id, seq)",
+        # Postgres only: how far the event log is known gap-free (every seq at or below it is
+        # committed or never will be), so a new reader need not re-prove the whole log.
+        """
+        CREATE TABLE event_horizon (
+            id       INTEGER PRIMARY KEY CHECK (id = 1),
+            safe_seq BIGINT  NOT NULL
+        )
+        """,
+        "INSERT INTO event_horizon (id, safe_seq) VALUES (1, 0)",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+if len(MIGRATIONS) != len(SQLITE_MIGRATIONS):  # pragma: no cover - a developer's mistake
+    raise ImportError(
+        f"postgres_schema has {len(MIGRATIONS)} migrations, schema.py {len(SQLITE_MIGRATIONS)}: "
+        "every SQLite migration needs its Postgres twin"
+    )
+
+# The one table that says "this schema holds a kanban board", and its version.
+META_DDL = "CREATE TABLE board_meta (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER)"
