@@ -134,3 +134,13 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return f"{url.split('://', 1)[0]}://{MASK}"  # unparseable: show nothing of it
+
+
+def absolute_location(location: BoardLocation) -> BoardLocation:
+    """A file path made absolute (`~` expanded); a URL as it is."""
+    return location if isinstance(location, DatabaseUrl) else location.expanduser().absolute()
+
+
+def location_exists(location: BoardLocation) -> bool:
+    """Whether there is a board file to open. A server is not probed here: opening it tells."""
+    return True if isinstance(location, DatabaseUrl) else location.exists()

@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from .location import BoardLocation, board_location
+
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
@@ -16,10 +18,11 @@ def state_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "kanban"
 
 
-def default_board_path(environ: Mapping[str, str] | None = None) -> Path:
+def default_board_path(environ: Mapping[str, str] | None = None) -> BoardLocation:
+    """`KANBAN_DB` (a path or a `postgresql://` URL), else the per-user file."""
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_DB")
-    return Path(explicit) if explicit else state_dir(env) / "board.db"
+    return board_location(explicit) if explicit else state_dir(env) / "board.db"
 
 
 def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:

@@ -1,5 +1,14 @@
-"""Shared fixtures: a real board file in a temp folder with a clock the test drives."""
+"""Shared fixtures: a real board with a clock the test drives, on both backends.
 
+Every test that asks for `board_path` (or `board`, or the CLI's `Kanban` built on it) runs twice:
+`[sqlite]` on a file in a temp folder, `[postgres]` in a fresh schema of a throwaway cluster the
+session starts (tests/pg_cluster.py). A module or test marked `sqlite_only` (it checks the file
+itself: pragmas, the writer queue, the WAL) runs on SQLite alone. Without Postgres binaries the
+`[postgres]` half fails in CI and is skipped, with the reason, elsewhere.
+"""
+
+import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +19,61 @@ from boardlib import Board, BoardConfig, ManualClock, Task
 from boardlib import transitions as t
 
 if TYPE_CHECKING:
+    from tests.pg_cluster import Cluster
     from tests.worktree_helpers import Env
+
+BACKENDS = ("sqlite", "postgres")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only: the test inspects the SQLite file itself; one backend only"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        only_sqlite = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        chosen = os.environ.get("KANBAN_TEST_BACKENDS")  # e.g. "postgres" to run one half
+        backends = ["sqlite"] if only_sqlite else list(BACKENDS)
+        if chosen:
+            backends = [b for b in backends if b in chosen.split(",")]
+        metafunc.parametrize("backend", backends, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator["Cluster"]:
+    """One cluster per test process (each xdist worker has its own), started on first use."""
+    from tests.pg_cluster import MISSING, find_binaries, in_ci, start_cluster
+
+    binaries = find_binaries()
+    if binaries is None:
+        if in_ci():
+            pytest.fail(f"CI must run the Postgres tests: {MISSING}", pytrace=False)
+        pytest.skip(MISSING)
+    cluster = start_cluster(binaries)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+_schemas = itertools.count(1)
+
+
+def new_postgres_board(cluster: "Cluster") -> str:
+    """A URL naming a fresh, empty schema: one board per test."""
+    import psycopg
+
+    name = f"board_{os.getpid()}_{next(_schemas)}"
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+    return f"{cluster.url}?options=-csearch_path%3D{name}"
 
 
 @pytest.fixture
@@ -19,7 +82,12 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def board_path(tmp_path: Path) -> Path:
+def board_path(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """Where the test's board lives: a file path, or (typed loosely, as tests pass it straight to
+    `Board` and `KANBAN_DB`) a `postgresql://` URL."""
+    if backend == "postgres":
+        cluster = request.getfixturevalue("postgres_cluster")
+        return new_postgres_board(cluster)  # type: ignore[return-value]
     return tmp_path / "board.db"
 
 

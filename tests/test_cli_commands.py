@@ -8,8 +8,8 @@ from .cli_support import Kanban
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def test_dispatch_takes_every_field_of_the_issue(kanban: Kanban) -> None:

@@ -3,7 +3,6 @@ refusal wrote nothing (every task and the event cursor are the same before and a
 
 import json
 import shlex
-import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,14 +11,15 @@ import pytest
 
 from boardlib import Board
 
+from .backends import hold_write_lock, is_postgres
 from .cli_support import KANBAN, Kanban, clean_env
 
 FAIL_VERDICT = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def in_review(board: Board, builder: str = "alice") -> str:
@@ -195,21 +195,26 @@ def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
     with kanban.board() as board:
         task = board.create_task("contended")
     before = kanban.snapshot()
-    holder = sqlite3.connect(kanban.db, isolation_level=None, timeout=0)
-    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock past the retry budget
-    try:
-        result = kanban.run(
-            "task", "claim-next", "--agent", "alice", env={"KANBAN_RETRY_BUDGET_MS": "300"}
-        )
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    assert result.code == 4, str(result)
-    assert result.out == ""
-    assert result.error["reason"] == "busy"
-    assert result.error["error"] == "database busy, try again"
-    assert kanban.snapshot() == before
-    assert kanban.ok("task", "claim-next", "--agent", "alice")["id"] == task.id
+    # On SQLite every write waits for the file's lock, claims included; on Postgres the other
+    # writes wait for the board's advisory lock while claims run beside it.
+    busy = [("task", "comment", task.id, "-m", "hello", "--agent", "bob")]
+    if not is_postgres(kanban.db):
+        busy.append(("task", "claim-next", "--agent", "alice"))
+    with hold_write_lock(kanban.db):  # another writer holds the lock past the retry budget
+        results = [kanban.run(*args, env={"KANBAN_RETRY_BUDGET_MS": "300"}) for args in busy]
+        if is_postgres(kanban.db):
+            claimed = kanban.ok("task", "claim-next", "--agent", "alice")
+            assert claimed["id"] == task.id
+    for result in results:
+        assert result.code == 4, str(result)
+        assert result.out == ""
+        assert result.error["reason"] == "busy"
+        assert result.error["error"] == "database busy, try again"
+    if not is_postgres(kanban.db):
+        assert kanban.snapshot() == before
+        assert kanban.ok("task", "claim-next", "--agent", "alice")["id"] == task.id
+    with kanban.board() as board:
+        assert board.comments(task.id) == []
 
 
 @pytest.mark.parametrize(

@@ -1,18 +1,18 @@
 """`kanban events` (listing and a bounded `--follow`) and `kanban db check|path`."""
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
+from .backends import raw_execute
 from .cli_support import Kanban
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def test_events_list_from_a_cursor_and_per_task(kanban: Kanban) -> None:
@@ -89,8 +89,8 @@ def test_db_check_exits_1_on_drifted_counters_and_never_repairs(kanban: Kanban) 
     with kanban.board() as board:
         blocker = board.create_task("blocker")
         board.create_task("waiter", depends_on=[blocker.id])
-    with sqlite3.connect(kanban.db) as raw:  # simulate corruption behind the board's back
-        raw.execute("UPDATE tasks SET unmet_deps = 5 WHERE id = 'TASK-2'")
+    # simulate corruption behind the board's back
+    raw_execute(kanban.db, "UPDATE tasks SET unmet_deps = 5 WHERE id = 'TASK-2'")
     before = kanban.snapshot()
     result = kanban.run("db", "check")
     assert result.code == 1, str(result)
@@ -120,6 +120,10 @@ def test_board_location_flag_env_and_default(tmp_path: Path) -> None:
     state = tmp_path / "state"
     env = {"KANBAN_DB": "", "XDG_STATE_HOME": str(state)}
     where = kanban.ok("db", "path", env=env)
-    assert where == {"path": str(state / "kanban" / "board.db"), "exists": False}
+    assert where == {
+        "path": str(state / "kanban" / "board.db"),
+        "backend": "sqlite",
+        "exists": False,
+    }
     kanban.ok("task", "dispatch", "-t", "default place", env=env)
     assert (state / "kanban" / "board.db").exists()

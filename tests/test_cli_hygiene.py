@@ -35,8 +35,8 @@ def imported_modules(kanban: Kanban, *args: str) -> tuple[int, set[str]]:
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    kanban = Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    kanban = Kanban(board_path)
     with kanban.board() as board:
         board.create_task("one")
         board.create_task("two")

@@ -8,8 +8,8 @@ from .cli_support import LEASE_MS, MINUTE_MS, START_MS, Kanban
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def test_seed_002_walkthrough_alice_crashes_and_bob_reclaims(kanban: Kanban) -> None:

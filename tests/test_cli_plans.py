@@ -9,12 +9,13 @@ import pytest
 from boardlib.graph import MAX_CYCLES, find_cycles
 from boardlib.plans import lint
 
+from .backends import board_created
 from .cli_support import Kanban
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -47,7 +48,7 @@ def test_lint_names_every_cycle_and_never_touches_the_board(kanban: Kanban, tmp_
     error = result.error
     assert error["reason"] == "dependency_cycle"
     assert error["cycles"] == cycles
-    assert not kanban.db.exists()  # lint never creates (or writes) the board
+    assert not board_created(kanban.db)  # lint never creates (or writes) the board
 
 
 def test_lint_reports_bad_fields_unknown_and_duplicate_keys_together(

@@ -12,8 +12,8 @@ WORKERS = 16
 TASKS = 200
 
 
-def test_sixteen_claim_next_processes_claim_each_task_exactly_once(tmp_path: Path) -> None:
-    kanban = Kanban(tmp_path / "board.db", test_clock=False)  # real time, like real agents
+def test_sixteen_claim_next_processes_claim_each_task_exactly_once(board_path: Path) -> None:
+    kanban = Kanban(board_path, test_clock=False)  # real time, like real agents
     with kanban.board() as board:
         created = {board.create_task(f"task {n}", priority=n % 7).id for n in range(TASKS)}
 

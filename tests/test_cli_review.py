@@ -9,8 +9,8 @@ from .cli_support import LEASE_MS, Kanban
 
 
 @pytest.fixture
-def kanban(tmp_path: Path) -> Kanban:
-    return Kanban(tmp_path / "board.db")
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
 
 
 def claimed_by(kanban: Kanban, agent: str) -> dict[str, object]:

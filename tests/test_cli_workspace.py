@@ -18,13 +18,13 @@ HANDOFF = {
 
 
 @pytest.fixture
-def setup(tmp_path: Path) -> tuple[Kanban, Path, dict[str, str]]:
+def setup(tmp_path: Path, board_path: Path) -> tuple[Kanban, Path, dict[str, str]]:
     repo = make_repo(tmp_path / "repo")
     env = {
         "KANBAN_WORKTREES": str(tmp_path / "state" / "worktrees"),
         **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
     }
-    return Kanban(tmp_path / "board.db"), repo, env
+    return Kanban(board_path), repo, env
 
 
 def claimed(kanban: Kanban, title: str = "Fix answer", **fields: str) -> str:

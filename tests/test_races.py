@@ -43,8 +43,8 @@ def _run(target: Any, args_per_worker: list[tuple[Any, ...]]) -> list[Any]:
     return collected
 
 
-def test_eight_processes_claim_a_thousand_tasks_each_exactly_once(tmp_path: Path) -> None:
-    path = tmp_path / "board.db"
+def test_eight_processes_claim_a_thousand_tasks_each_exactly_once(board_path: Path) -> None:
+    path = board_path
     with Board(path) as board:
         from boardlib.board import PlanItem
 
@@ -78,8 +78,8 @@ def _claim_one(path: str, task_ids: list[str], agent: str, barrier: Any, results
     results.put(outcome)
 
 
-def test_twenty_simultaneous_claims_have_one_winner(tmp_path: Path) -> None:
-    path = tmp_path / "board.db"
+def test_twenty_simultaneous_claims_have_one_winner(board_path: Path) -> None:
+    path = board_path
     with Board(path) as board:
         ids = [board.create_task(f"contested {i}").id for i in range(5)]
     outcomes = _run(_claim_one, [(str(path), ids, f"racer-{n}") for n in range(20)])
@@ -101,8 +101,8 @@ def _link(path: str, pairs: list[tuple[str, str]], barrier: Any, results: Any) -
     results.put(outcome)
 
 
-def test_racing_opposite_links_cannot_both_win(tmp_path: Path) -> None:
-    path = tmp_path / "board.db"
+def test_racing_opposite_links_cannot_both_win(board_path: Path) -> None:
+    path = board_path
     with Board(path) as board:
         ids = [board.create_task(f"node {i}").id for i in range(60)]
     # each round: A->B against B->A, and a three-way ring x->y, y->z, z->x
@@ -149,8 +149,8 @@ def _create_child(path: str, parent: str, barrier: Any, results: Any) -> None:
             results.put(error.details.get("cap", error.reason.value))
 
 
-def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(tmp_path: Path) -> None:
-    path = tmp_path / "board.db"
+def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(board_path: Path) -> None:
+    path = board_path
     with Board(path) as board:
         parent = board.create_task("parent").id
     outcomes = _run(_create_child, [(str(path), parent) for _ in range(20)])

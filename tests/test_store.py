@@ -11,6 +11,10 @@ from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.store.contention import PRAGMAS, connect, is_transient_lock_error
 from boardlib.store.schema import SCHEMA_VERSION
 
+# The SQLite store's own machinery: pragmas, file locks, the writer queue (tests/test_postgres.py
+# covers the Postgres store's).
+pytestmark = pytest.mark.sqlite_only
+
 
 def test_every_connection_gets_the_recipe(board_path: Path) -> None:
     Board(board_path).close()

@@ -12,7 +12,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual import work
@@ -24,6 +23,7 @@ from textual.timer import Timer
 from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.clock import Clock, SystemClock
+from boardlib.location import BoardLocation, absolute_location, board_location, location_exists
 from boardlib.records import Task
 
 from . import keymap
@@ -63,7 +63,7 @@ class KanbanApp(App[None]):
 
     def __init__(
         self,
-        db_path: Path | str,
+        db_path: BoardLocation | str,
         *,
         poll_ms: int = 500,
         read_only: bool = False,
@@ -76,7 +76,7 @@ class KanbanApp(App[None]):
     ) -> None:
         super().__init__()
         self.on_terminal_gone = on_terminal_gone
-        self.db_path = Path(db_path).expanduser().absolute()
+        self.db_path = absolute_location(board_location(db_path))
         self.poll_ms = poll_ms
         self.read_only = read_only
         self.clock = clock or SystemClock()
@@ -136,7 +136,7 @@ class KanbanApp(App[None]):
     def _open_board(self) -> None:
         """Start the live feed at once on an existing board; a new one is created (off the event
         loop) before the feed starts, so it does not flash "stale" while the file appears."""
-        if self.read_only or self.db_path.exists():
+        if self.read_only or location_exists(self.db_path):
             self.reader.start()
             if not self.read_only:
                 self._open_writer(start_reader=False)
@@ -396,7 +396,7 @@ def _exit_soon(delay: float, clean_up: Callable[[], object] | None) -> None:
 
 
 def run_app(
-    db_path: Path,
+    db_path: BoardLocation,
     *,
     poll_ms: int = 500,
     read_only: bool = False,

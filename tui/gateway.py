@@ -9,11 +9,11 @@ result of the one before it. They run in worker threads; this object never touch
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.clock import Clock
+from boardlib.location import BoardLocation
 
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
@@ -22,8 +22,10 @@ T = TypeVar("T")
 
 
 class BoardGateway:
-    def __init__(self, path: Path, *, read_only: bool, clock: Clock, operator: str) -> None:
-        self.path = Path(path)
+    def __init__(
+        self, path: BoardLocation, *, read_only: bool, clock: Clock, operator: str
+    ) -> None:
+        self.path = path
         self.read_only = read_only
         self.clock = clock
         self.operator = operator
@@ -54,7 +56,10 @@ class BoardGateway:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only (--read-only)")
         with self._open_lock:
             if self._writer is None:
-                self._writer = Board(self.path, clock=self.clock, config=BoardConfig.from_env())
+                # writes come from worker threads and the sweeper: a Postgres board pools
+                self._writer = Board(
+                    self.path, clock=self.clock, config=BoardConfig.from_env(), pool_size=4
+                )
             return self._writer
 
     def read(self, work: Callable[[Board], T]) -> T:

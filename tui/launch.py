@@ -2,15 +2,15 @@
 Textual (see `tui.prefetch`), then runs the app."""
 
 from collections.abc import Callable
-from pathlib import Path
 
 from boardlib.clock import SystemClock
+from boardlib.location import BoardLocation, location_exists
 
 from .prefetch import Prefetch
 
 
 def run_tui(
-    db_path: Path,
+    db_path: BoardLocation,
     *,
     poll_ms: int = 500,
     read_only: bool = False,
@@ -24,7 +24,7 @@ def run_tui(
     ends), when the process may have to end without unwinding."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
-    prefetch = Prefetch(db_path, SystemClock()) if Path(db_path).exists() else None
+    prefetch = Prefetch(db_path, SystemClock()) if location_exists(db_path) else None
     from .app import run_app  # Textual loads only now
 
     run_app(

@@ -16,13 +16,14 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 from textual.message import Message
 
 from boardlib import Board, BoardError
 from boardlib.clock import Clock
+from boardlib.location import BoardLocation, DatabaseUrl
 from boardlib.records import Task
+from boardlib.store.base import StoreError
 
 from .prefetch import Prefetch, board_identity
 
@@ -79,14 +80,14 @@ class BoardReader:
 
     def __init__(
         self,
-        path: Path,
+        path: BoardLocation,
         *,
         poll_ms: int,
         post: Callable[[Message], object],
         clock: Clock,
         prefetch: Prefetch | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = path
         self._prefetch = prefetch
         self.poll_s = max(poll_ms, 10) / 1000
         self._post = post
@@ -169,7 +170,7 @@ class BoardReader:
             if self._stale_since is not None:
                 self._stale_since = None
                 self._post(BoardHealth(None))
-        except (BoardError, sqlite3.Error, OSError) as error:
+        except (BoardError, StoreError, sqlite3.Error, OSError) as error:
             self._went_stale(error)
 
     def _adopt_prefetch(self) -> None:
@@ -203,7 +204,7 @@ class BoardReader:
 
     def _close(self) -> None:
         if self._board is not None:
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(sqlite3.Error, StoreError):
                 self._board.close()
             self._board = None
 
@@ -245,7 +246,9 @@ class BoardReader:
         )
 
 
-def _describe(error: Exception, path: Path) -> str:
+def _describe(error: Exception, path: BoardLocation) -> str:
+    if isinstance(path, DatabaseUrl):
+        return path.scrub(error.message if isinstance(error, BoardError) else str(error))
     if isinstance(error, FileNotFoundError):
         return f"{path.name} is gone"
     if isinstance(error, BoardReplaced):

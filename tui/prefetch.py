@@ -10,15 +10,18 @@ snapshot as its first update. This module must not import Textual: that is the p
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from boardlib import Board
 from boardlib.clock import Clock
+from boardlib.location import BoardLocation, DatabaseUrl, absolute_location
 from boardlib.records import Task
 
 
-def board_identity(path: Path) -> tuple[int, int]:
-    """Which file the path names right now: a deleted or replaced board is not the one we read."""
+def board_identity(path: BoardLocation) -> tuple[int, int] | None:
+    """Which file the path names right now: a deleted or replaced board is not the one we read.
+    A database board has no file to replace (None): its store reports a lost server itself."""
+    if isinstance(path, DatabaseUrl):
+        return None
     stat = os.stat(path)
     return stat.st_dev, stat.st_ino
 
@@ -28,7 +31,7 @@ class FirstRead:
     """A read-only connection and what it saw: the reader thread takes all of it over."""
 
     board: Board
-    identity: tuple[int, int]
+    identity: tuple[int, int] | None
     version: int
     tasks: list[Task]
     cursor: int
@@ -37,8 +40,8 @@ class FirstRead:
 class Prefetch:
     """The first read, done at construction; the reader thread `take`s it once."""
 
-    def __init__(self, path: Path, clock: Clock) -> None:
-        self.path = Path(path).expanduser().absolute()
+    def __init__(self, path: BoardLocation, clock: Clock) -> None:
+        self.path = absolute_location(path)
         self._result = self._read(clock)
 
     def _read(self, clock: Clock) -> FirstRead | None:

@@ -17,6 +17,21 @@ from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
+
+class StoreError(Exception):
+    """The database itself failed (unreachable, connection dropped): not a refusal, not a bug in
+    the caller. Messages never contain a password. `to_dict` is the CLI's one JSON error line."""
+
+    reason = "database_unavailable"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.message, "reason": self.reason}
+
+
 # Every table of a board, parents before children: the order copies load them in and checks count
 # them in. Each is ordered by its first key column when dumped.
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (

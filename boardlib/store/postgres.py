@@ -59,7 +59,7 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason
 from ..location import DatabaseUrl
 from ..records import Task
-from .base import TABLES, Row, Tx
+from .base import TABLES, Row, StoreError, Tx
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -78,16 +78,8 @@ _RETRYABLE = (
 )
 
 
-class StoreUnavailable(Exception):
-    """The database could not be reached or dropped the connection. The message never holds the
-    password; `to_dict` lets the CLI print it as its one JSON error line."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"error": self.message, "reason": "database_unavailable"}
+class StoreUnavailable(StoreError):
+    """The server could not be reached or dropped the connection (password never shown)."""
 
 
 class PgRow:
@@ -872,7 +864,7 @@ class _EventHorizon:
             conn.execute("UPDATE event_horizon SET safe_seq = GREATEST(safe_seq, %s)", (safe,))
 
 
-def _board_key(schema: str) -> tuple[int, str]:
+def board_lock_and_channel(schema: str) -> tuple[int, str]:
     """The board's advisory lock key and NOTIFY channel, from its schema (a database can hold one
     board per schema; advisory locks are per database already)."""
     digest = hashlib.sha256(f"kanban:{schema}".encode()).digest()
@@ -923,7 +915,7 @@ class PostgresStore:
                     f"{url.display}: no schema to keep the board in (check search_path)"
                 )
             self.schema = str(schema[0])
-            self.lock_key, self.channel = _board_key(self.schema)
+            self.lock_key, self.channel = board_lock_and_channel(self.schema)
             version = self._version(conn)
             if version is None or version != SCHEMA_VERSION:
                 if read_only:

@@ -2,6 +2,8 @@
 
 import click
 
+from boardlib.location import DatabaseUrl, display_location, location_exists
+
 from .context import board_path, global_options, open_board
 from .exitcodes import UNEXPECTED
 from .output import emit, error_line
@@ -52,4 +54,11 @@ def check() -> None:
 def path() -> None:
     """Where the board is (after --db, KANBAN_DB and the default); does not create it."""
     where = board_path()
-    emit({"path": str(where), "exists": where.exists()}, kind="record")
+    emit(
+        {
+            "path": display_location(where),
+            "backend": "postgres" if isinstance(where, DatabaseUrl) else "sqlite",
+            "exists": location_exists(where),
+        },
+        kind="record",
+    )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from boardlib.location import BoardLocation
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option
@@ -18,7 +19,7 @@ def require_terminal(what: str) -> None:
 
 
 def launch_tui(
-    path: Path, *, poll_ms: int = 500, read_only: bool = False, theme: str | None = None
+    path: BoardLocation, *, poll_ms: int = 500, read_only: bool = False, theme: str | None = None
 ) -> None:
     require_terminal("the live board")
     try:

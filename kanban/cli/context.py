@@ -9,7 +9,6 @@ from the environment (`KANBAN_TEST_CLOCK`/`KANBAN_NOW_MS`, `KANBAN_LEASE_MS`, ..
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -17,19 +16,21 @@ import click
 from boardlib.board import Board
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
+from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("json", "table")
 
-# The board this process opened, so an error escaping a command can name the file.
-opened_path: Path | None = None
+# The board this process opened, so an error escaping a command can name it (URLs print without
+# their password).
+opened_path: BoardLocation | None = None
 
 
 @dataclass
 class Settings:
-    db: Path | None = None
+    db: str | None = None
     format: str = "json"
 
 
@@ -39,7 +40,7 @@ def settings() -> Settings:
     return ctx.find_root().ensure_object(Settings)
 
 
-def _set_db(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
         ctx.find_root().ensure_object(Settings).db = value
 
@@ -51,11 +52,12 @@ def _set_format(ctx: click.Context, _param: click.Parameter, value: str | None) 
 
 db_option = click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=str,
     expose_value=False,
     callback=_set_db,
-    metavar="PATH",
-    help="Board file (default: $KANBAN_DB, else $XDG_STATE_HOME/kanban/board.db).",
+    metavar="PATH|URL",
+    help="Board file, or postgresql://user@host/db (default: $KANBAN_DB, else "
+    "$XDG_STATE_HOME/kanban/board.db).",
 )
 
 format_option = click.option(
@@ -72,9 +74,11 @@ def global_options(function: F) -> F:
     return db_option(format_option(function))
 
 
-def board_path() -> Path:
+def board_path() -> BoardLocation:
+    """The board this invocation means: `--db`, else `KANBAN_DB`, else the per-user file. A
+    `postgresql://` URL is a Postgres board (see `boardlib.location`)."""
     chosen = settings().db
-    return (chosen if chosen is not None else default_board_path()).expanduser()
+    return board_location(chosen) if chosen is not None else default_board_path()
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import click
 
 from boardlib.errors import BoardError, Reason
 
-from .context import board_path, global_options, open_board
+from .context import global_options, open_board
 from .options import actor_option
 from .output import emit
 
@@ -72,10 +72,12 @@ def lint(plan_file: Path) -> None:
     problems: bad fields, duplicate keys, unknown keys, dependency cycles (with their keys).
     """
     plans, data = _load(plan_file)
-    if board_path().exists():
-        with open_board(read_only=True) as board:
+    try:
+        with open_board(read_only=True) as board:  # read-only: a missing board stays missing
             report = plans.lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
-    else:
+    except BoardError as error:
+        if error.reason is not Reason.NOT_FOUND:
+            raise
         report = plans.lint(data, task_exists=lambda _ref: False)
     emit(report.to_json(), kind="plan")
     if not report.ok:

@@ -13,12 +13,17 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
+from boardlib.location import BoardLocation, DatabaseUrl
+
 from ..cards import clock_text
 from . import tcss
 
 
-def short_path(path: Path) -> str:
-    """Relative to the working folder when inside it, else with `~` for home."""
+def short_path(path: BoardLocation) -> str:
+    """Relative to the working folder when inside it, else with `~` for home; a database URL
+    without its password."""
+    if isinstance(path, DatabaseUrl):
+        return path.display
     try:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
@@ -50,7 +55,7 @@ class HeaderFacts:
 class HeaderBar(Widget):
     DEFAULT_CSS = tcss(__file__)
 
-    def __init__(self, path: Path, *, read_only: bool, now_ms: Callable[[], int]) -> None:
+    def __init__(self, path: BoardLocation, *, read_only: bool, now_ms: Callable[[], int]) -> None:
         super().__init__(id="header")
         self.now_ms = now_ms
         self.facts = HeaderFacts(path=short_path(path), read_only=read_only)

@@ -1,0 +1,70 @@
+"""What a test needs to do to a board behind the board's back, on either backend: hold its write
+lock from another connection, run raw SQL (to simulate corruption), ask whether a board was
+created at all. The board itself is only ever used through `boardlib`."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from boardlib.location import DatabaseUrl, board_location
+
+
+def is_postgres(location: Any) -> bool:
+    return isinstance(board_location(location), DatabaseUrl)
+
+
+def _schema(url: str) -> str:
+    options = dict(parse_qsl(urlsplit(url).query)).get("options", "")
+    return options.split("search_path=", 1)[1] if "search_path=" in options else "public"
+
+
+@contextmanager
+def hold_write_lock(location: Any) -> Iterator[None]:
+    """Another writer holds the board's write turn: SQLite's file lock (`BEGIN IMMEDIATE`), or the
+    Postgres board's advisory lock (claims do not take it: they run beside it)."""
+    if is_postgres(location):
+        import psycopg
+
+        from boardlib.store.postgres import board_lock_and_channel
+
+        key, _channel = board_lock_and_channel(_schema(str(location)))
+        with psycopg.connect(str(location), autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            yield
+        return
+    import sqlite3
+
+    holder = sqlite3.connect(Path(location), isolation_level=None, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def raw_execute(location: Any, statement: str) -> None:
+    """One SQL statement written straight to the board's tables, committed."""
+    if is_postgres(location):
+        import psycopg
+
+        with psycopg.connect(str(location), autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]
+        return
+    import sqlite3
+
+    with sqlite3.connect(Path(location)) as conn:
+        conn.execute(statement)
+
+
+def board_created(location: Any) -> bool:
+    """Whether anything made a board there: the file, or the schema's `board_meta` table."""
+    if is_postgres(location):
+        import psycopg
+
+        with psycopg.connect(str(location), autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass('board_meta') IS NOT NULL").fetchone()
+            return bool(row and row[0])
+    return Path(location).exists()

@@ -1,0 +1,122 @@
+"""A throwaway PostgreSQL cluster for the test session: the distribution's own binaries, a temp
+folder, a free loopback port, stopped and deleted at the end.
+
+Postgres refuses to run as root, and CI runs as root: then the cluster runs as the `postgres`
+system user (`runuser -u postgres --`), in a folder under /tmp that user owns (pytest's own temp
+root is mode 700 and out of its reach). Durability is switched off (fsync, synchronous_commit,
+full_page_writes): nothing here must survive a crash, and the suite runs several times faster.
+
+Without server binaries the Postgres half of the suite cannot run. In CI (`KANBAN_CI=1`, set by
+`.ci/run`, or the conventional `CI`) that is a failure with a message; locally, a skip with the
+same message. It never passes silently.
+"""
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SERVER_SETTINGS = {
+    "listen_addresses": "127.0.0.1",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "300",
+    "shared_buffers": "64MB",
+}
+
+
+def in_ci() -> bool:
+    return os.environ.get("KANBAN_CI") == "1" or os.environ.get("CI", "").lower() in ("1", "true")
+
+
+def find_binaries() -> Path | None:
+    """`KANBAN_PG_BIN`, else the newest /usr/lib/postgresql/*/bin, else `pg_ctl` on PATH."""
+    explicit = os.environ.get("KANBAN_PG_BIN")
+    candidates = [Path(explicit)] if explicit else []
+    candidates += sorted(
+        (Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        candidates.append(Path(on_path).parent)
+    for folder in candidates:
+        if (folder / "initdb").exists() and (folder / "pg_ctl").exists():
+            return folder
+    return None
+
+
+MISSING = (
+    "PostgreSQL server binaries not found (initdb, pg_ctl): install the distribution's package "
+    "(apt-get install -y postgresql) or point KANBAN_PG_BIN at their folder"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Cluster:
+    folder: Path
+    port: int
+    binaries: Path
+    as_postgres: bool
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        command = list(args)
+        if self.as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+
+    def stop(self) -> None:
+        self._run(
+            str(self.binaries / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate",
+            "-w", "stop", check=False,
+        )  # fmt: skip
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_cluster(binaries: Path, settings: dict[str, str] | None = None) -> Cluster:
+    """initdb + pg_ctl start on a free port; retried on a port taken in between."""
+    as_postgres = os.geteuid() == 0
+    folder = Path(tempfile.mkdtemp(prefix="kanban-pg-", dir="/tmp"))
+    if as_postgres:
+        shutil.chown(folder, "postgres", "postgres")
+    cluster = Cluster(folder, 0, binaries, as_postgres)
+    data = folder / "data"
+    done = cluster._run(
+        str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+        "--no-sync", "-E", "UTF8", "--locale", "C", check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise RuntimeError(f"initdb failed: {done.stderr.strip()}")
+    options = {**SERVER_SETTINGS, **(settings or {}), "unix_socket_directories": str(folder)}
+    last_error = ""
+    for _ in range(5):
+        cluster.port = _free_port()
+        flags = " ".join(f"-c {key}={value}" for key, value in options.items())
+        started = cluster._run(
+            str(binaries / "pg_ctl"), "-D", str(data), "-l", str(folder / "server.log"),
+            "-o", f"-p {cluster.port} {flags}", "-w", "-t", "60", "start", check=False,
+        )  # fmt: skip
+        if started.returncode == 0:
+            return cluster
+        last_error = started.stderr.strip() or (folder / "server.log").read_text()[-2000:]
+        time.sleep(0.2)
+    cluster.stop()
+    raise RuntimeError(f"pg_ctl start failed: {last_error}")
