@@ -250,6 +250,7 @@ class Store(Protocol):
     """One board's storage: runs callables inside transactions and says when something changed."""
 
     read_only: bool
+    migrations_applied: int  # how many schema migrations opening this store ran (0: current)
 
     @property
     def backend(self) -> str:

@@ -892,6 +892,7 @@ class PostgresStore:
         self._listener: Conn | None = None
         self._token: int | None = None
         self._token_read_at = 0.0
+        self.migrations_applied = 0
         if pool_size is not None and pool_size > 1:
             from psycopg_pool import ConnectionPool
 
@@ -926,7 +927,7 @@ class PostgresStore:
                             path=url.display,
                         )
                 else:
-                    self._migrate(conn)
+                    self.migrations_applied = self._migrate(conn)
 
     # -- connections ----------------------------------------------------------------------------
 

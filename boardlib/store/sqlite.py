@@ -705,6 +705,7 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
+        self.migrations_applied = 0
         if read_only:
             if not self.path.exists():
                 raise BoardError(
@@ -721,7 +722,7 @@ class SqliteStore:
         if schema_version(self._writer) != SCHEMA_VERSION:
             # Only a new or older file takes the write lock at open; the migration re-reads the
             # version inside the transaction, so racing openers migrate once.
-            self._write_conn(apply_pending_migrations)
+            self.migrations_applied = self._write_conn(apply_pending_migrations)
 
     @property
     def _reader(self) -> sqlite3.Connection:

@@ -2,7 +2,9 @@
 
 import click
 
-from boardlib.location import DatabaseUrl, display_location, location_exists
+from boardlib.config import BoardConfig
+from boardlib.errors import BoardError, Reason
+from boardlib.location import DatabaseUrl, board_location, display_location, location_exists
 
 from .context import board_path, global_options, open_board
 from .exitcodes import UNEXPECTED
@@ -62,3 +64,48 @@ def path() -> None:
         },
         kind="record",
     )
+
+
+@db.command("migrate")
+@global_options
+def migrate() -> None:
+    """Bring an existing board's schema up to this kanban's version.
+
+    Works on a SQLite file and on a PostgreSQL URL alike. Prints the schema version and how many
+    migrations ran (0 when it was already current); a missing board is refused, not created.
+    """
+    where = board_path()
+    if not location_exists(where):
+        raise BoardError(
+            Reason.NOT_FOUND, f"board not found: {display_location(where)}", path=str(where)
+        )
+    with open_board(recover=False) as board:
+        doc = {
+            "path": board.store.display,
+            "backend": board.store.backend,
+            "schemaVersion": board.check().schema_version,
+            "applied": board.store.migrations_applied,
+        }
+    emit(doc, kind="record")
+
+
+@db.command("copy")
+@click.option("--from", "source", required=True, metavar="PATH|URL", help="The board to copy.")
+@click.option(
+    "--to", "target", required=True, metavar="PATH|URL", help="An empty or new board to fill."
+)
+@global_options
+def copy(source: str, target: str) -> None:
+    """Copy a whole board between SQLite and PostgreSQL, losing nothing.
+
+    Every row of every table moves with its ids, seqs and event cursors, in one transaction on
+    the target, which must be empty (a new file, an empty schema). Row counts and a content hash
+    of every table are compared before it commits; any difference rolls the copy back. Prints
+    the counts and hashes.
+    """
+    from boardlib.store.copy import copy_board
+
+    report = copy_board(
+        board_location(source), board_location(target), config=BoardConfig.from_env()
+    )
+    emit(report.to_json(), kind="record")
