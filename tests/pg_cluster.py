@@ -36,10 +36,13 @@ def in_ci() -> bool:
 
 
 def find_binaries() -> Path | None:
-    """`KANBAN_PG_BIN`, else the newest /usr/lib/postgresql/*/bin, else `pg_ctl` on PATH."""
+    """`KANBAN_PG_BIN` (that folder only), else the newest /usr/lib/postgresql/*/bin, else
+    `pg_ctl` on PATH."""
     explicit = os.environ.get("KANBAN_PG_BIN")
-    candidates = [Path(explicit)] if explicit else []
-    candidates += sorted(
+    if explicit:
+        folder = Path(explicit)
+        return folder if (folder / "initdb").exists() and (folder / "pg_ctl").exists() else None
+    candidates = sorted(
         (Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")),
         key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
         reverse=True,
@@ -57,6 +60,15 @@ MISSING = (
     "PostgreSQL server binaries not found (initdb, pg_ctl): install the distribution's package "
     "(apt-get install -y postgresql) or point KANBAN_PG_BIN at their folder"
 )
+
+
+PASSWORD_ROLE = "kanban_secret"
+
+
+def _write_as(cluster: "Cluster", path: Path, text: str) -> None:
+    path.write_text(text)
+    if cluster.as_postgres:
+        shutil.chown(path, "postgres", "postgres")
 
 
 def _free_port() -> int:
@@ -105,6 +117,10 @@ def start_cluster(binaries: Path, settings: dict[str, str] | None = None) -> Clu
     if done.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {done.stderr.strip()}")
+    # One role must prove a password (tests of .pgpass, PGPASSWORD and redaction); all else: trust.
+    hba = data / "pg_hba.conf"
+    hba_text = f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n" + hba.read_text()
+    _write_as(cluster, hba, hba_text)
     options = {**SERVER_SETTINGS, **(settings or {}), "unix_socket_directories": str(folder)}
     last_error = ""
     for _ in range(5):

@@ -157,3 +157,62 @@ def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(board_path: Path)
     assert Counter(outcomes) == {"created": 5, "children": 15}
     with Board(path) as board:
         assert len(board.list_tasks()) == 6
+
+
+def _claim_ignoring_deps(path: str, agent: str, barrier: Any, results: Any) -> None:
+    with Board(path, config=RACE_CONFIG, recover=False) as board:
+        barrier.wait()
+        mine = []
+        while (task := board.claim_next(agent, respect_deps=False)) is not None:
+            mine.append(task.id)
+        results.put(("claimed", mine))
+
+
+def _cancel_dependents_of(path: str, blocker: str, barrier: Any, results: Any) -> None:
+    with Board(path, config=RACE_CONFIG, recover=False) as board:
+        barrier.wait()
+        results.put(("cancelled", [task.id for task in board.cancel_dependents(blocker)]))
+
+
+def test_cancel_dependents_never_cancels_a_task_claimed_meanwhile(board_path: Path) -> None:
+    """Four claimers take dependents while a fifth process cancels them all: each dependent ends
+    claimed or cancelled, never both (lessons: the Clawboo race, cancelled under its worker)."""
+    from boardlib.board import PlanItem
+
+    path = str(board_path)
+    with Board(path) as board:
+        items = [PlanItem(key="blocker", title="blocker", priority=-1)]
+        items += [PlanItem(key=f"d{i}", title=f"d{i}", depends_on=("blocker",)) for i in range(200)]
+        blocker = board.create_plan(items)["blocker"].id
+    args: list[tuple[Any, ...]] = [(path, f"agent-{n}") for n in range(4)]
+    collected = _run_mixed(
+        [(_claim_ignoring_deps, a) for a in args] + [(_cancel_dependents_of, (path, blocker))]
+    )
+    claimed = [task for kind, ids in collected if kind == "claimed" for task in ids]
+    cancelled = [task for kind, ids in collected if kind == "cancelled" for task in ids]
+    assert len(claimed) == len(set(claimed))
+    assert not set(claimed) & set(cancelled)
+    with Board(path) as board:
+        for task in board.list_tasks():
+            if task.id == blocker:
+                continue
+            assert (task.status, task.id in claimed) in {
+                (t.IN_PROGRESS, True),
+                (t.CANCELLED, False),
+            }
+            if task.status == t.CANCELLED:
+                assert task.assignee_agent_id is None
+        assert board.check().ok
+
+
+def _run_mixed(jobs: list[tuple[Any, tuple[Any, ...]]]) -> list[Any]:
+    results = CTX.Queue()
+    barrier = CTX.Barrier(len(jobs))
+    workers = [CTX.Process(target=job, args=(*args, barrier, results)) for job, args in jobs]
+    for worker in workers:
+        worker.start()
+    collected = [results.get(timeout=120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+        assert worker.exitcode == 0
+    return collected

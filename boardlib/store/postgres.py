@@ -857,9 +857,8 @@ class _EventHorizon:
             return self.safe
 
     def persist(self, conn: Conn) -> None:
-        """Record the proven horizon for every other reader (run inside a write)."""
-        with self._lock:
-            safe = self.safe
+        """Prove the horizon now and record it for every other reader (inside a write)."""
+        safe = self.advance(conn)
         if safe > 0:
             conn.execute("UPDATE event_horizon SET safe_seq = GREATEST(safe_seq, %s)", (safe,))
 
@@ -988,7 +987,12 @@ class PostgresStore:
     @staticmethod
     def _version(conn: Conn) -> int | None:
         """The board's schema version, or None when this schema holds no board."""
-        row = conn.execute("SELECT to_regclass('board_meta') IS NOT NULL").fetchone()
+        # a catalog scan, not to_regclass: the cache behind to_regclass may not yet show a table
+        # another opener created while this one waited for the lock
+        row = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'board_meta' "
+            "AND relnamespace = current_schema()::regnamespace)"
+        ).fetchone()
         if row is None or not row[0]:
             return None
         version = conn.execute("SELECT schema_version FROM board_meta").fetchone()
