@@ -3,9 +3,11 @@
 Why a dedicated thread and not a timer or a thread worker: a query inside a timer callback blocks
 the event loop (keys stall while SQLite reads), and thread workers run on a pool, so a connection
 would hop between threads. Here the thread opens its own `Board(read_only=True)` and keeps it. Every
-poll it asks `PRAGMA data_version` (a few microseconds, no lock) whether anyone committed; only then
-does it read what changed since its event cursor (`Board.changes_since`) and post ONE `BoardUpdate`.
-A full snapshot is read at start, after a recovery, on `r`, and when a burst outran the cursor.
+poll it asks the board's change token whether anyone committed (SQLite: `PRAGMA data_version`,
+a few microseconds, no lock; Postgres: a NOTIFY check, with a fallback read of the event cursor);
+only then does it read what changed since its event cursor (`Board.changes_since`) and post ONE
+`BoardUpdate`. A full snapshot is read at start, after a recovery, on `r`, and when a burst outran
+the cursor.
 
 A locked, vanished or replaced file does not freeze anything: the thread posts `BoardHealth` with
 the time the feed went stale, closes its connection and retries every poll until it recovers, then
@@ -152,7 +154,7 @@ class BoardReader:
             board = self._open()
             if self._identity != board_identity(self.path):
                 raise BoardReplaced(self.path)
-            version = board.data_version()
+            version = board.change_token()
             with self._lock:
                 paused, full = self._paused, self._want_full
                 self._want_full = False

@@ -51,7 +51,7 @@ class Prefetch:
         except Exception:  # a missing or unreadable board: the reader reports it itself
             return None
         try:
-            version = board.data_version()
+            version = board.change_token()
             tasks, cursor = board.snapshot()
         except Exception:
             board.close()

@@ -1,9 +1,10 @@
 """`kanban events`: the append-only mutation log, read from a cursor.
 
 Without `--follow` it prints one JSON array. With `--follow` it prints one event per line as they
-are committed by any process (NDJSON), polling `PRAGMA data_version` (microseconds) and reading the
-log only when the file changed. It starts from now unless `--since` says otherwise, and stops after
-`--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
+are committed by any process (NDJSON). Each poll asks the board's change token (SQLite: `PRAGMA
+data_version`, microseconds; Postgres: a LISTEN/NOTIFY check with a fallback read of the event
+cursor) and reads the log only when it moved. It starts from now unless `--since` says otherwise,
+and stops after `--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
 """
 
 import time
@@ -84,7 +85,7 @@ def _follow(
     printed = 0
     seen_version: int | None = None
     while True:
-        version = board.data_version()  # read before the log, so no commit slips between
+        version = board.change_token()  # read before the log, so no commit slips between
         if version != seen_version:
             batch = board.events(since=cursor, task_id=task_id, limit=PAGE)
             for event in batch:
