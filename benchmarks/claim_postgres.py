@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
@@ -25,7 +25,7 @@ def with_schema(url: str, schema: str) -> str:
     pairs = parse_qsl(parts.query)
     options = " ".join([v for k, v in pairs if k == "options"] + [f"-csearch_path={schema}"])
     query = [(k, v) for k, v in pairs if k != "options"] + [("options", options)]
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
 def server_facts(url: str) -> dict[str, str]:
