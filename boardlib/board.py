@@ -222,6 +222,8 @@ class Board:
         data: dict[str, Any] = {"verb": verb, **(event_data or {})}
         if not move.is_noop:
             data |= {"from": task.status, "to": target}
+            if human_override and target == t.DONE:
+                data["humanOverride"] = True  # also in the audit table; said in the event feed
             if via:
                 data["via"] = list(via)
         if reason:

@@ -29,7 +29,7 @@ from .components.info_dialog import InfoDialog
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
-from .task_view import describe_verdict
+from .task_view import describe_verdict, plain
 
 if TYPE_CHECKING:
     from .app import KanbanApp
@@ -125,7 +125,7 @@ class TaskActions:
             return
         if target in t.PENDING and task.assignee_agent_id:
             after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
-            body = Text(
+            body = plain(
                 f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
                 "ends that claim: owner, lease and verdict are cleared, running executions are "
                 f"cancelled, and {after}."
@@ -138,7 +138,7 @@ class TaskActions:
             )
             return
         if target == t.CANCELLED:
-            body = Text(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
+            body = plain(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
             self._confirm(
                 f"Cancel {task.id}?",
                 body,
@@ -166,7 +166,7 @@ class TaskActions:
             Text("Verdict being overridden:", style="bold"),
             describe_verdict(task.verification, app.now_ms()),
             Text(""),
-            Text(f"Written to the audit table as {app.operator}.", style="dim"),
+            plain(f"Written to the audit table as {app.operator}.", "dim"),
         )
         self._confirm(
             f"Mark {task.id} done with a human override?",
@@ -206,7 +206,7 @@ class TaskActions:
                 )
                 return
             lines = [Text(f"{len(cancelled)} task(s) cancelled:", style="bold")]
-            lines += [Text(f"  {c.id}  {c.title}") for c in cancelled]
+            lines += [plain(f"  {c.id}  {c.title}") for c in cancelled]
             app.push_screen(InfoDialog(f"Cancelled the dependents of {task.id}", Group(*lines)))
 
         body = Text(

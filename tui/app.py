@@ -12,24 +12,27 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 
 from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.clock import Clock, SystemClock
+from boardlib.inert import inert
 from boardlib.records import Task
 
 from . import keymap, registry
 from .board_state import Applied, BoardState, TaskFilter
 from .cards import next_lease_change
-from .commands import TaskJumpProvider, board_commands
+from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
 from .components.help_screen import HelpScreen
@@ -59,7 +62,7 @@ class KanbanApp(App[None]):
     TITLE = "kanban"
     CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = registry.bindings_for(registry.APP)
-    COMMANDS = App.COMMANDS | {TaskJumpProvider}
+    COMMANDS = App.COMMANDS | {TaskJumpProvider, BoardActionsProvider}
 
     def __init__(
         self,
@@ -310,6 +313,26 @@ class KanbanApp(App[None]):
         if then is not None:
             self.call_from_thread(then, result)
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification of the app passes here: a refusal's message or a title can quote
+        agent text, so both are made inert and shown as plain text, never markup."""
+        del markup
+        super().notify(
+            inert(message, multiline=True),
+            title=inert(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
     def refused(self, label: str, error: BoardError) -> None:
         self.notify(
             error.message,
@@ -377,9 +400,12 @@ class KanbanApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)
-        if isinstance(screen, BoardScreen | TaskDrawer):
-            yield from board_commands(self, screen)
-        else:
+        yield SystemCommand(
+            "Use the terminal's colours",
+            "theme ansi-dark (for SSH)",
+            partial(setattr, self, "theme", "ansi-dark"),
+        )
+        if not isinstance(screen, BoardScreen | TaskDrawer):
             yield SystemCommand("Back to the board", "", self.pop_screen)
 
 

@@ -2,10 +2,13 @@
 overridden). `y`/`enter` confirms, `n`/`esc` backs out; nothing is written before a yes."""
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from boardlib.inert import inert
 
 from .. import registry
 from . import tcss
@@ -25,7 +28,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.title_text, id="dialog-title")
+            yield Static(Text(inert(self.title_text)), id="dialog-title")
             yield Static(self.body, id="dialog-body")
             with Horizontal(id="dialog-buttons"):
                 yield Button(

@@ -2,6 +2,7 @@
 task (`Board.view`) whenever the live feed says something about it changed, comments included, so
 it never shows a stale picture; the same task keys as on the board act on this task."""
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -9,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from boardlib import BoardError
+from boardlib.inert import inert
 from boardlib.records import Task, TaskView
 from boardlib.transitions import label
 
@@ -30,7 +32,7 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="drawer"):
-            yield Static(self.task_id, id="drawer-title")
+            yield Static(Text(inert(self.task_id)), id="drawer-title")
             with VerticalScroll(id="drawer-body"):
                 yield Static("loading…", id="drawer-view")
         yield Footer()
@@ -58,7 +60,8 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
         self.refresh_bindings()
 
     def _failed(self, error: BoardError) -> None:
-        self.query_one("#drawer-view", Static).update(f"Cannot read {self.task_id}: {error}")
+        message = Text(inert(f"Cannot read {self.task_id}: {error.message}"))
+        self.query_one("#drawer-view", Static).update(message)
 
     def action_scroll(self, step: int) -> None:
         self.query_one("#drawer-body", VerticalScroll).scroll_relative(y=step * 2, animate=False)

@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual.content import Content
-from textual.markup import escape
 from textual.widget import Widget
+
+from boardlib.inert import inert
 
 from ..cards import clock_text
 from . import tcss
@@ -62,33 +63,46 @@ class HeaderBar(Widget):
             self.refresh()
 
     def render(self) -> Content:
+        """Markup is ours; every fact is passed as a variable, which Textual inserts as plain
+        text, after `inert` (a path or an error message can hold anything)."""
         f = self.facts
         now = self.now_ms()
 
         def clock(ms: int) -> str:
             return clock_text(ms, now)
 
-        parts = ["[b $accent]kanban[/]"]
+        parts = [Content.from_markup("[b $accent]kanban[/]")]
         if f.stale_since is not None:
-            reason = f" ({escape(f.stale_reason)})" if f.stale_reason else ""
-            parts.append(f"[b $text-error]⚠ stale since {clock(f.stale_since)}{reason}[/]")
+            reason = f" ({f.stale_reason})" if f.stale_reason else ""
+            parts.append(
+                _markup(
+                    "[b $text-error]⚠ stale since $when$reason[/]",
+                    when=clock(f.stale_since),
+                    reason=reason,
+                )
+            )
         elif not f.loaded:
-            parts.append("[$text-muted]loading…[/]")
+            parts.append(Content.from_markup("[$text-muted]loading…[/]"))
         elif f.paused:
             waiting = " · changes waiting (p)" if f.waiting else ""
-            parts.append(f"[b $text-warning]❚❚ paused{waiting}[/]")
+            parts.append(_markup("[b $text-warning]❚❚ paused$waiting[/]", waiting=waiting))
         else:
-            parts.append("[b $text-success]● live[/]")
+            parts.append(Content.from_markup("[b $text-success]● live[/]"))
         if f.read_only:
-            parts.append("[b $text-warning]read-only[/]")
+            parts.append(Content.from_markup("[b $text-warning]read-only[/]"))
         if f.loaded:
             count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
             extra = f" · {f.in_progress} running" if f.in_progress else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
-            parts.append(f"{count}{extra}")
+            parts.append(Content(count + extra))
         if f.last_change_ms is not None:
-            parts.append(f"[$text-muted]changed[/] {clock(f.last_change_ms)}")
+            parts.append(_markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms)))
         if f.filter:
-            parts.append(f"[$text-accent]filter:[/] {escape(f.filter)}")
-        parts.append(f"[$text-muted]{escape(f.path)}[/]")  # last: what a narrow screen cuts
-        return Content.from_markup(" │ ".join(parts))
+            parts.append(_markup("[$text-accent]filter:[/] $filter", filter=f.filter))
+        parts.append(_markup("[$text-muted]$path[/]", path=f.path))  # last: a narrow screen cuts it
+        return Content(" │ ").join(parts)
+
+
+def _markup(markup: str, **facts: str) -> Content:
+    """Our markup with the facts inserted as inert plain text."""
+    return Content.from_markup(markup, **{name: inert(value) for name, value in facts.items()})
