@@ -23,28 +23,40 @@ FILTER_KEYS = {"team": "team", "assignee": "assignee", "role": "role", "status":
 
 @dataclass(frozen=True, slots=True)
 class TaskFilter:
-    """`team:x role:y assignee:z` (or `@z`) plus free text matched against id, title and
-    description, all case-insensitive."""
+    """`team:x role:y assignee:z` (or `@z`) `status:s` plus free text matched against id, title
+    and description, all case-insensitive. What it does not understand it says (`problems`),
+    instead of silently matching nothing: a `key:value` with an unknown key is searched as text,
+    an unknown status matches nothing."""
 
     text: str = ""
     team: str | None = None
     assignee: str | None = None
     role: str | None = None
     status: str | None = None
+    problems: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, query: str) -> "TaskFilter":
         words: list[str] = []
         fields: dict[str, str] = {}
+        problems: list[str] = []
         for token in query.split():
             key, colon, value = token.partition(":")
             if colon and key.lower() in FILTER_KEYS and value:
-                fields[FILTER_KEYS[key.lower()]] = value.lower()
+                value = value.lower()
+                if key.lower() == "status":
+                    value = value.replace("-", "_").replace(" ", "_")
+                    if value not in t.STATUSES:
+                        problems.append(f"no status {value!r} (statuses: {', '.join(t.STATUSES)})")
+                fields[FILTER_KEYS[key.lower()]] = value
             elif token.startswith("@") and len(token) > 1:
                 fields["assignee"] = token[1:].lower()
             else:
+                if colon and value and key.isidentifier():
+                    keys = ", ".join(f"{name}:" for name in FILTER_KEYS)
+                    problems.append(f"{key}: is not a filter key ({keys}); searched as text")
                 words.append(token.lower())
-        return cls(text=" ".join(words), **fields)
+        return cls(text=" ".join(words), problems=tuple(problems), **fields)
 
     @property
     def active(self) -> bool:

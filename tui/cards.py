@@ -37,6 +37,19 @@ VERDICTS = {
 
 
 @dataclass(frozen=True, slots=True)
+class CardNotes:
+    """What the app knows about a card beyond its row: a human override (the audit table), and
+    for a short while after recovery released it, whose lease expired (the row no longer says)."""
+
+    overridden: bool = False
+    expired_lease_of: str | None = None
+
+
+NO_NOTES = CardNotes()
+OVERRIDE_MARK = "⚑"
+
+
+@dataclass(frozen=True, slots=True)
 class CardPalette:
     """Rich styles for the parts of a card, resolved from the column's component classes."""
 
@@ -169,6 +182,7 @@ def card_lines(
     selected: bool = False,
     cursor: bool = False,
     changed: bool = False,
+    notes: CardNotes = NO_NOTES,
 ) -> list[Strip]:
     """The CARD_HEIGHT strips of one card at `width` cells (a bar, the text, a right margin)."""
     base = palette.selected if selected else palette.cursor if cursor else palette.card
@@ -176,6 +190,8 @@ def card_lines(
     p = palette
 
     head = _Line().add(inert(task.id), p.ident)
+    if notes.overridden:
+        head.add(OVERRIDE_MARK, p.warning)  # done over the verdict by a person (audited)
     if task.priority:
         head.add(f"P{task.priority}", p.warning if task.priority >= 3 else p.accent)
     if task.unmet_deps and task.status not in t.TERMINAL:
@@ -194,7 +210,9 @@ def card_lines(
 
     meta = _Line()
     status = task.status
-    if status == t.IN_PROGRESS:
+    if notes.expired_lease_of is not None and status != t.IN_PROGRESS:
+        meta.add(f"⌛ lease expired: {inert(notes.expired_lease_of)}", p.error)
+    elif status == t.IN_PROGRESS:
         who = inert(task.assignee_agent_id or "?")
         if task.assignee_runtime:
             who += f"·{inert(task.assignee_runtime)}"

@@ -17,7 +17,8 @@ from rich.text import Text
 
 from boardlib import transitions as t
 from boardlib.inert import inert
-from boardlib.records import Execution, LinkedTask, Task, TaskView
+from boardlib.narration import ROUTINE, narrate
+from boardlib.records import AuditEntry, Event, Execution, LinkedTask, Task, TaskView
 
 from .cards import EXPIRED, SOON, clock_text, lease_state, money
 
@@ -167,10 +168,51 @@ def _executions(executions: list[Execution], now_ms: int) -> RenderableType:
     return table
 
 
-def render_task_view(view: TaskView, now_ms: int) -> RenderableType:
+HISTORY_LINES = 15
+
+
+def _overrides(audit: list[AuditEntry], now_ms: int) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    for entry in audit:
+        if entry.action != "human_override":
+            continue
+        line = Text("⚑ human override: ", style="bold yellow")
+        line.append(
+            inert(
+                f"{entry.actor} moved it from {entry.from_status or '?'} to "
+                f"{entry.to_status or '?'} over the verdict at "
+                f"{clock_text(entry.created_at, now_ms)}"
+            )
+        )
+        lines.append(line)
+    return lines
+
+
+def _history(events: list[Event], now_ms: int) -> RenderableType:
+    shown = [event for event in events if event.kind not in ROUTINE][:HISTORY_LINES]
+    if not shown:
+        return Text("  nothing recorded", style="dim")
+    lines = []
+    for event in shown:
+        line = Text(f"  {clock_text(event.created_at, now_ms)}  ", style="dim")
+        line.append(inert(narrate(event)), style="red" if event.kind == "lease_expired" else "")
+        lines.append(line)
+    return Group(*lines)
+
+
+def render_task_view(
+    view: TaskView,
+    now_ms: int,
+    *,
+    audit: list[AuditEntry] | None = None,
+    history: list[Event] | None = None,
+) -> RenderableType:
+    """The drawer's body. `audit` marks a human override; `history` (newest first) is the
+    task's recent events in words."""
     task = view.task
     parts: list[RenderableType] = [
         plain(task.title, "bold"),
+        *_overrides(audit or [], now_ms),
         _facts(task, now_ms),
     ]
     if task.blocked_reason:
@@ -193,6 +235,8 @@ def render_task_view(view: TaskView, now_ms: int) -> RenderableType:
                     f"  {space.id} {space.status} {space.branch or ''} {space.worktree_path or ''}"
                 )
             )
+    if history is not None:
+        parts += [heading("History (newest first)"), _history(history, now_ms)]
     parts.append(heading(f"Comments ({len(view.comments)})"))
     if not view.comments:
         parts.append(Text("  none", style="dim"))

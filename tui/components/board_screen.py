@@ -27,7 +27,9 @@ class BoardScreen(TaskActions, Screen[None]):
     def compose(self) -> ComposeResult:
         app = self.kanban
         yield HeaderBar(app.db_path, read_only=app.read_only, now_ms=app.now_ms)
-        yield BoardView(app.state, now_ms=app.now_ms, is_changed=app.is_changed)
+        yield BoardView(
+            app.state, now_ms=app.now_ms, is_changed=app.is_changed, notes_of=app.notes_of
+        )
         yield FilterBar()
         yield Footer()
 
@@ -93,6 +95,9 @@ class BoardScreen(TaskActions, Screen[None]):
         self.query_one(FilterBar).close()
         self.set_focus(None)
         self.refresh_bindings()
+        problems = self.kanban.state.filter.problems
+        if problems:
+            self.notify("\n".join(problems), title="Filter: not understood", severity="warning")
 
     def action_back(self) -> None:
         self.kanban.set_filter("")

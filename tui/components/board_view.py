@@ -15,6 +15,7 @@ from boardlib import transitions as t
 from boardlib.records import Task
 
 from ..board_state import Applied, BoardState
+from ..cards import CardNotes
 from . import tcss
 from .column import TaskColumn
 
@@ -37,11 +38,14 @@ class BoardView(HorizontalScroll, can_focus=False):
         *,
         now_ms: Callable[[], int],
         is_changed: Callable[[str], bool],
+        notes_of: Callable[[str], CardNotes],
     ) -> None:
         super().__init__(id="board")
         self.state = state
         self.columns = {
-            status: TaskColumn(status, state, now_ms=now_ms, is_changed=is_changed)
+            status: TaskColumn(
+                status, state, now_ms=now_ms, is_changed=is_changed, notes_of=notes_of
+            )
             for status in t.STATUSES
         }
         self.active_status = t.TODO

@@ -22,7 +22,7 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
-from ..cards import CARD_HEIGHT, CardPalette, card_lines, lease_state
+from ..cards import CARD_HEIGHT, CardNotes, CardPalette, card_lines, lease_state
 from . import tcss
 
 
@@ -60,12 +60,14 @@ class TaskColumn(ScrollView, can_focus=False):
         *,
         now_ms: Callable[[], int],
         is_changed: Callable[[str], bool],
+        notes_of: Callable[[str], CardNotes],
     ) -> None:
         super().__init__(id=f"column-{status}", classes="task-column")
         self.status = status
         self.state = state
         self.now_ms = now_ms
         self.is_changed = is_changed
+        self.notes_of = notes_of
         self.cursor = 0
         self.selected_id: str | None = None
         self.active = False
@@ -158,7 +160,8 @@ class TaskColumn(ScrollView, can_focus=False):
         selected = index == self.cursor and self.active
         cursor = index == self.cursor and not self.active
         changed = self.is_changed(task.id)
-        key = (width, selected, cursor, changed, lease_state(task, now))
+        notes = self.notes_of(task.id)
+        key = (width, selected, cursor, changed, lease_state(task, now), notes)
         cached = self._cache.get(task.id)
         if cached is not None and cached[0][0] is task and cached[0][1:] == key:
             return cached[1]
@@ -170,6 +173,7 @@ class TaskColumn(ScrollView, can_focus=False):
             selected=selected,
             cursor=cursor,
             changed=changed,
+            notes=notes,
         )
         self._cache[task.id] = ((task, *key), lines)
         return lines

@@ -1,5 +1,9 @@
 """A yes/no question that names exactly what will happen (and, for an override, what is being
-overridden). `y`/`enter` confirms, `n`/`esc` backs out; nothing is written before a yes."""
+overridden). `y` confirms, `n`/`esc` backs out; nothing is written before a yes.
+
+The dialog opens with the focus on the safe button, so `enter` (the key a hurried operator
+presses to get a dialog out of the way) backs out: only an explicit `y`, or tab then enter, or a
+click, says yes."""
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -39,7 +43,7 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -37,6 +37,7 @@ class HeaderFacts:
     total: int = 0
     shown: int = 0
     in_progress: int = 0
+    in_review: int = 0
     blocked: int = 0
     loaded: bool = False
     paused: bool = False
@@ -45,7 +46,11 @@ class HeaderFacts:
     stale_reason: str | None = None
     last_change_ms: int | None = None
     filter: str = ""
+    filter_problems: tuple[str, ...] = ()  # parts of the filter that are not understood
     read_only: bool = False
+    schema_newer: bool = False  # the file was written by a newer kanban
+    hidden_left: int = 0  # columns scrolled out of view on each side
+    hidden_right: int = 0
 
 
 class HeaderBar(Widget):
@@ -88,17 +93,34 @@ class HeaderBar(Widget):
             parts.append(_markup("[b $text-warning]❚❚ paused$waiting[/]", waiting=waiting))
         else:
             parts.append(Content.from_markup("[b $text-success]● live[/]"))
-        if f.read_only:
+        if f.schema_newer:
+            parts.append(
+                Content.from_markup("[b $text-warning]read-only: schema newer than this kanban[/]")
+            )
+        elif f.read_only:
             parts.append(Content.from_markup("[b $text-warning]read-only[/]"))
         if f.loaded:
             count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
             extra = f" · {f.in_progress} running" if f.in_progress else ""
+            extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
             parts.append(Content(count + extra))
+        if f.hidden_left or f.hidden_right:
+            parts.append(
+                _markup(
+                    "[$text-accent]$left columns $right[/]",
+                    left=f"◀ {f.hidden_left}" if f.hidden_left else "",
+                    right=f"{f.hidden_right} ▶" if f.hidden_right else "",
+                )
+            )
         if f.last_change_ms is not None:
             parts.append(_markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms)))
         if f.filter:
             parts.append(_markup("[$text-accent]filter:[/] $filter", filter=f.filter))
+        if f.filter_problems:
+            parts.append(
+                _markup("[b $text-warning]⚠ $problems[/]", problems="; ".join(f.filter_problems))
+            )
         parts.append(_markup("[$text-muted]$path[/]", path=f.path))  # last: a narrow screen cuts it
         return Content(" │ ").join(parts)
 
