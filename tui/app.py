@@ -28,9 +28,10 @@ from boardlib import transitions as t
 from boardlib.clock import Clock, SystemClock
 from boardlib.inert import inert
 from boardlib.records import Task
+from boardlib.transitions import label
 
 from . import keymap, registry
-from .board_state import Applied, BoardState, TaskFilter
+from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
@@ -43,7 +44,6 @@ from .prefetch import Prefetch
 
 T = TypeVar("T")
 
-FINISHED = (t.DONE, t.CANCELLED)
 DEFAULT_THEME = "textual-dark"
 
 
@@ -102,6 +102,8 @@ class KanbanApp(App[None]):
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
         self.schema_newer = False
+        self.left_task: str | None = None  # the selected task that last left its column
+        self._last_actors: dict[str, str] = {}  # task -> who acted on it in the last update
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
@@ -214,6 +216,7 @@ class KanbanApp(App[None]):
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
         now = time.monotonic()
+        self._last_actors = {e.task_id: e.actor for e in message.events if e.task_id and e.actor}
         marked: set[str] = set()
         if message.overridden is not None:
             marked |= self.marks.set_overridden(message.overridden)
@@ -432,6 +435,20 @@ class KanbanApp(App[None]):
             self.state.filter = TaskFilter()
             self._apply_view_change(self.state.refilter())
         self.board_screen.board.select_task(task_id)
+
+    def selection_left(self, task_id: str, to_status: str) -> None:
+        """The selected task left the focused column: the cursor stayed; say where it went."""
+        self.left_task = task_id
+        actor = self._last_actors.get(task_id)
+        by = "" if actor is None else " (you)" if actor == self.operator else f" by {actor}"
+        keys = keymap.key_text(registry.BY_ID["board.follow"], self.user_keymap)
+        self.notify(f"{task_id} → {label(to_status)}{by} · {keys} follows it", timeout=5)
+
+    def follow_left_task(self) -> None:
+        if self.left_task is None:
+            self.notify("No task left the column yet.", timeout=2)
+            return
+        self.jump_to(self.left_task)
 
     def select_when_shown(self, task_id: str) -> None:
         if task_id in self.state.tasks:

@@ -178,6 +178,14 @@ ACTIONS: tuple[Action, ...] = (
     ),
     _board("board.back", "back", "Clear filter", "escape"),
     _board(
+        "board.follow",
+        "follow",
+        "Follow the task that left",
+        "f",
+        palette="Follow the task that just left the column",
+        palette_help="where an agent (or you) moved it",
+    ),
+    _board(
         "board.dropped",
         "toggle_dropped",
         "Show dropped",

@@ -4,11 +4,11 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from boardlib import transitions as t
 from boardlib.records import Task
 
 from .. import registry
 from ..actions import TaskActions
+from ..board_state import FINISHED
 from . import tcss
 from .board_view import BoardView
 from .column import TaskColumn
@@ -27,15 +27,17 @@ class BoardScreen(TaskActions, Screen[None]):
     def compose(self) -> ComposeResult:
         app = self.kanban
         yield HeaderBar(app.db_path, read_only=app.read_only, now_ms=app.now_ms)
+        # Narrow terminals start with done/cancelled folded; decided before the first paint.
+        folded = FINISHED if app.size.width < FOLD_BELOW_COLUMNS else ()
         yield BoardView(
-            app.state, now_ms=app.now_ms, is_changed=app.is_changed, notes_of=app.notes_of
+            app.state,
+            now_ms=app.now_ms,
+            is_changed=app.is_changed,
+            notes_of=app.notes_of,
+            folded=folded,
         )
         yield FilterBar()
         yield Footer()
-
-    def on_mount(self) -> None:
-        if self.kanban.size.width < FOLD_BELOW_COLUMNS:
-            self.board.set_collapsed((t.DONE, t.CANCELLED), True)
 
     @property
     def header(self) -> HeaderBar:
@@ -81,6 +83,15 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def on_board_view_selection_changed(self, _message: BoardView.SelectionChanged) -> None:
         self.kanban.selection_changed()
+
+    def on_board_view_selection_left(self, message: BoardView.SelectionLeft) -> None:
+        self.kanban.selection_left(message.task_id, message.to_status)
+
+    def on_board_view_columns_hidden(self, message: BoardView.ColumnsHidden) -> None:
+        self.header.update_facts(hidden_left=message.left, hidden_right=message.right)
+
+    def action_follow(self) -> None:
+        self.kanban.follow_left_task()
 
     # -- board-wide toggles ---------------------------------------------------------------------
 
