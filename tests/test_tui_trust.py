@@ -3,6 +3,7 @@ key never takes work, the palette never writes on the wrong task) and nothing si
 no-op write says why, overrides and expired leases leave a mark, `r` and `n` say what they did, a
 newer schema and a misunderstood filter are said in words). Each against a real board file."""
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -285,3 +286,47 @@ async def test_a_filter_it_does_not_understand_is_said(demo) -> None:  # type: i
         await pilot.press("slash", *"status:in_progress", "enter")
         assert header(app).filter_problems == ()
         assert app.state.shown == app.state.counts[t.IN_PROGRESS]
+
+
+# -- what k9s and lazygit users expect ------------------------------------------------------------
+
+
+async def test_the_activity_pane_tells_the_live_feed_in_words(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock, poll_ms=50)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        pane = app.board_screen.activity
+        assert not pane.display
+        await until(pilot, lambda: app.gateway._janitor is not None)  # recovery threads are up
+        threads = {thread.name for thread in threading.enumerate()}
+        await pilot.press("A")
+        assert pane.display
+        # What happened before the app started is already there, newest first.
+        first = str(pane.render()).splitlines()[0]
+        assert f"lease of agent-barbara on {ids['retry']} expired → todo" in first
+        target = ids["flaky"]
+        with Board(path, clock=clock) as agent:
+            agent.claim(target, "agent-remote")
+            agent.heartbeat(target, "agent-remote")
+            agent.block(target, "agent-remote", "waiting on \x1b[2Jops")
+        await until(pilot, lambda: "blocked" in str(pane.render()).splitlines()[0])
+        lines = str(pane.render()).splitlines()
+        assert lines[0].endswith(f"agent-remote blocked {target}: waiting on ␛[2Jops")
+        assert lines[1].endswith(f"agent-remote claimed {target}")  # the heartbeat is left out
+        # Fed by the reader thread that was already there: no thread (no second poll) started.
+        assert {thread.name for thread in threading.enumerate()} <= threads
+        await pilot.press("A")
+        assert not pane.display
+
+
+async def test_y_copies_the_selected_id(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["bench"])
+        await pilot.press("y")
+        assert app.clipboard == ids["bench"]
+        assert any(f"Copied {ids['bench']}" in note for note in notes.infos())

@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -27,7 +28,7 @@ from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.clock import Clock, SystemClock
 from boardlib.inert import inert
-from boardlib.records import Task
+from boardlib.records import Event, Task
 from boardlib.transitions import label
 
 from . import keymap, registry
@@ -40,7 +41,7 @@ from .components.help_screen import HelpScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting, SchemaNewer
 from .marks import Marks
-from .prefetch import Prefetch
+from .prefetch import RECENT_EVENTS, Prefetch
 
 T = TypeVar("T")
 
@@ -102,6 +103,7 @@ class KanbanApp(App[None]):
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
         self.schema_newer = False
+        self.activity: deque[Event] = deque(maxlen=RECENT_EVENTS)  # the feed, oldest first
         self.left_task: str | None = None  # the selected task that last left its column
         self._last_actors: dict[str, str] = {}  # task -> who acted on it in the last update
         self._lease_timer: Timer | None = None
@@ -215,6 +217,9 @@ class KanbanApp(App[None]):
         self.loaded = True
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
+        if message.full and message.events:
+            self.activity.clear()
+        self.activity.extend(message.events)
         now = time.monotonic()
         self._last_actors = {e.task_id: e.actor for e in message.events if e.task_id and e.actor}
         marked: set[str] = set()
@@ -228,6 +233,8 @@ class KanbanApp(App[None]):
             self.board_screen.board.apply(applied)
             self.board_screen.board.refresh_changed(marked - applied.changed)
             self._update_header()
+            if message.events and self.board_screen.activity.has_class("-open"):
+                self.board_screen.activity.show(self.activity)
         if message.full and self._refresh_asked:
             self._refresh_asked = False
             state, now_ms = self.state, self.now_ms()

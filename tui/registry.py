@@ -201,6 +201,23 @@ ACTIONS: tuple[Action, ...] = (
         palette="Fold or unfold done and cancelled",
     ),
     _board(
+        "board.activity",
+        "toggle_activity",
+        "Activity",
+        "A",
+        palette="Show or hide the activity pane",
+        palette_help="what just happened, in words",
+    ),
+    _board(
+        "board.copy_id",
+        "copy_id",
+        "Copy id",
+        "y",
+        needs_task=True,
+        palette="Copy {task} to the clipboard",
+        palette_help="through the terminal (OSC 52)",
+    ),
+    _board(
         "board.pause",
         "toggle_pause",
         "Pause",

@@ -10,6 +10,7 @@ from .. import registry
 from ..actions import TaskActions
 from ..board_state import FINISHED
 from . import tcss
+from .activity_pane import ActivityPane
 from .board_view import BoardView
 from .column import TaskColumn
 from .filter_bar import FilterBar
@@ -36,6 +37,7 @@ class BoardScreen(TaskActions, Screen[None]):
             notes_of=app.notes_of,
             folded=folded,
         )
+        yield ActivityPane(now_ms=app.now_ms)
         yield FilterBar()
         yield Footer()
 
@@ -92,6 +94,23 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def action_follow(self) -> None:
         self.kanban.follow_left_task()
+
+    @property
+    def activity(self) -> ActivityPane:
+        return self.query_one(ActivityPane)
+
+    def action_toggle_activity(self) -> None:
+        pane = self.activity
+        opening = not pane.has_class("-open")
+        if opening:
+            pane.show(self.kanban.activity)
+        pane.set_class(opening, "-open")
+
+    def action_copy_id(self) -> None:
+        task = self.current_task()
+        if task is not None:
+            self.kanban.copy_to_clipboard(task.id)
+            self.notify(f"Copied {task.id} to the clipboard.", timeout=2)
 
     # -- board-wide toggles ---------------------------------------------------------------------
 
