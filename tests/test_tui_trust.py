@@ -215,7 +215,7 @@ async def test_an_expired_lease_leaves_a_short_lived_mark_and_history(demo) -> N
         with Board(path, clock=clock) as recovery:  # (or the app's own sweeper, first)
             recovery.release_expired_leases()
         await until(pilot, lambda: app.state.tasks[target].status == t.TODO)
-        await until(pilot, lambda: "⌛ lease expired: ag" in card_text(app, target))
+        await until(pilot, lambda: "lease expired: ag" in card_text(app, target))
         app.jump_to(target)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TaskDrawer) and app.screen.view)

@@ -211,7 +211,7 @@ def card_lines(
     meta = _Line()
     status = task.status
     if notes.expired_lease_of is not None and status != t.IN_PROGRESS:
-        meta.add(f"⌛ lease expired: {inert(notes.expired_lease_of)}", p.error)
+        meta.add(f"lease expired: {inert(notes.expired_lease_of)}", p.error)
     elif status == t.IN_PROGRESS:
         who = inert(task.assignee_agent_id or "?")
         if task.assignee_runtime:

@@ -3,7 +3,7 @@
 - A card an agent just changed carries a bar for `HIGHLIGHT_S`.
 - A card a person moved to done over the verdict carries `⚑` for good (the audit table says so;
   the row does not).
-- A card whose lease ran out and that recovery put back in todo says "⌛ lease of ada expired" for
+- A card whose lease ran out and that recovery put back in todo says "lease expired: ada" for
   `EXPIRED_LEASE_S`: recovery acts within one poll, so without it the red EXPIRED is never seen.
 
 Plain bookkeeping with deadlines on the monotonic clock (no Textual here): the app asks
