@@ -107,8 +107,8 @@ class HeaderBar(Widget):
             parts.append((8, Content(count + extra)))
         compact: dict[int, Content] = {}
         if f.hidden_left or f.hidden_right:
-            left = f"◀ {f.hidden_left} columns" if f.hidden_left else ""
-            right = f"{f.hidden_right} columns ▶" if f.hidden_right else ""
+            left = f"◀ {_columns(f.hidden_left)}" if f.hidden_left else ""
+            right = f"{_columns(f.hidden_right)} ▶" if f.hidden_right else ""
             hidden = " · ".join(side for side in (left, right) if side)
             compact[len(parts)] = _markup(
                 "[$text-accent]$hidden[/]",
@@ -146,6 +146,10 @@ class HeaderBar(Widget):
             del parts[least]
             compact = {i - (i > least): c for i, c in compact.items() if i != least}
         return Content(" │ ").join(part for _, part in parts)
+
+
+def _columns(count: int) -> str:
+    return f"{count} column" if count == 1 else f"{count} columns"
 
 
 def _markup(markup: str, **facts: str) -> Content:
