@@ -147,6 +147,15 @@ class Terminal:
             return None, None, 0
         return chunks[0][0], chunks[-1][0], sum(len(data) for _, data in chunks)
 
+    def settle(self, mark: int, quiet_s: float = 0.5, timeout: float = 10) -> None:
+        """Wait for output after `mark`, then until the terminal has been quiet for `quiet_s`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunks = self.since(mark)
+            if chunks and time.monotonic() - chunks[-1][0] >= quiet_s:
+                return
+            time.sleep(0.05)
+
     def send(self, keys: bytes) -> float:
         stamp = time.monotonic()
         os.write(self.fd, keys)
@@ -217,8 +226,9 @@ def main() -> None:
             idle_cpu = (term.cpu_s() - cpu0) / (time.monotonic() - t0) * 100
 
             # The activity pane open (A), idle: it repaints only when an event arrives.
+            mark = term.mark()
             term.send(b"A")
-            time.sleep(0.5)
+            term.settle(mark)  # the pane's own opening frame (slow on a loaded machine)
             mark = term.mark()
             time.sleep(10 * poll_s)
             activity_idle_bytes = sum(len(data) for _, data in term.since(mark))

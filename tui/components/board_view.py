@@ -83,6 +83,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         self._spacer = Static("", id="board-end")
         self._spacer_width = 0
         self._capacity = 0  # the widest the view may be (the terminal)
+        self._laid_out_for = 0
         self._sideways = False  # not every column fits: the view scrolls by whole columns
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -96,8 +97,9 @@ class BoardView(HorizontalScroll, can_focus=False):
         self.layout_columns(self.app.size.width)
 
     def on_resize(self) -> None:
-        self.layout_columns()
-        self._snap(self.active)
+        if self.app.size.width != self._laid_out_for:  # a taller or shorter board: same widths
+            self.layout_columns()
+            self._snap(self.active)
 
     def layout_columns(self, width: int | None = None) -> None:
         """Share the width between open columns, never below a readable card; what does not fit
@@ -115,7 +117,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         else:  # as many whole columns as fit, each as wide as they can share
             fitting = max(width // MIN_COLUMN_WIDTH, 1)
             each, extra = max(width // fitting, MIN_COLUMN_WIDTH), 0
-        self._capacity = width
+        self._capacity = self._laid_out_for = width
         widths = []
         index = 0
         for column in self.columns.values():

@@ -75,6 +75,7 @@ class TaskColumn(ScrollView, can_focus=False):
         self.active = False
         self.collapsed = False
         self.new_above: set[str] = set()  # arrived above the viewport since the operator looked
+        self._drawn_width = 0
         self._palette: CardPalette | None = None
         self._cache: LRUCache[str, tuple[tuple[Any, ...], list[Strip]]] = LRUCache(1024)
 
@@ -91,8 +92,10 @@ class TaskColumn(ScrollView, can_focus=False):
     def on_mount(self) -> None:
         self._sync()
 
-    def on_resize(self, _event: events.Resize) -> None:
-        self._cache.clear()
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._drawn_width:  # a card's strips depend on the width only
+            self._drawn_width = event.size.width
+            self._cache.clear()
         self._sync()
 
     def _sync(self) -> None:
