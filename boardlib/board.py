@@ -71,15 +71,22 @@ class Board:
         config: BoardConfig | None = None,
         read_only: bool = False,
         recover: bool = True,
+        create: bool = True,
     ) -> None:
+        """Open the board file at `path`. `create=False` refuses a missing file (`no_board`)
+        instead of making a new board there; a file that is not a kanban board is always refused
+        (`not_a_board`) and left untouched. `created` says whether this call made the board.
+        With `recover`, expired leases are released at open, best effort: skipped when another
+        writer holds the lock or the file is read-only (the next writer's claim does it)."""
         self.path = Path(path)
         self.clock = clock or SystemClock()
         self.config = config or BoardConfig()
         self.read_only = read_only
-        self.store = SqliteStore(self.path, self.config, read_only=read_only)
+        self.store = SqliteStore(self.path, self.config, read_only=read_only, create=create)
+        self.created = self.store.created
         self._sweeper: LeaseSweeper | None = None
         if recover and not read_only:
-            self.release_expired_leases()  # the orphan pass at open
+            self.release_expired_leases(best_effort=True)  # the orphan pass at open
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -1467,14 +1474,20 @@ class Board:
 
     # -- recovery -------------------------------------------------------------------------------
 
-    def release_expired_leases(self) -> list[Task]:
-        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock."""
+    def release_expired_leases(self, *, best_effort: bool = False) -> list[Task]:
+        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock.
+        `best_effort` gives up at once (returning []) when the write lock is taken or the file is
+        read-only, so opening a board to read it never waits on, or fails for, a writer."""
         now = self.now()
         if not self.store.read(lambda tx: tx.any_lease_expired(now)):
             return []
-        return self.store.write(
-            lambda tx: release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
-        )
+
+        def work(tx: SqliteTx) -> list[Task]:
+            return release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
+
+        if best_effort:
+            return self.store.try_write(work) or []
+        return self.store.write(work)
 
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes)."""

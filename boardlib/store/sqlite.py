@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL
 from ..records import Task
+from . import board_file
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
@@ -26,6 +27,17 @@ from .writer_queue import WriterQueue
 T = TypeVar("T")
 
 Row = sqlite3.Row
+
+_SQLITE_READONLY = 8
+
+
+def _read_only_file(path: Path, error: BaseException) -> BoardError:
+    return BoardError(
+        Reason.READ_ONLY,
+        f"cannot write to the board {path}: the file or its folder is read-only for this user "
+        f"({error})",
+        path=str(path),
+    )
 
 
 def _one(cursor: sqlite3.Cursor) -> Row | None:
@@ -679,7 +691,19 @@ class SqliteStore:
     demo's agents) can share a store; separate processes coordinate through SQLite's file lock.
     """
 
-    def __init__(self, path: str | Path, config: BoardConfig, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        config: BoardConfig,
+        *,
+        read_only: bool = False,
+        create: bool = True,
+    ) -> None:
+        """Open the board at `path`. Nothing is written to look: a missing file is `no_board`
+        unless `create` (then the folder and a new board are made), a file that is not a kanban
+        board is `not_a_board` and stays untouched (see `board_file`). The writer connection and
+        the writers' lock file are opened on the first write, so a reader never needs write
+        access to the file or its folder."""
         self.path = Path(path)
         self.config = config
         self.read_only = read_only
@@ -688,23 +712,27 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
-        if read_only:
-            if not self.path.exists():
-                raise BoardError(
-                    Reason.NOT_FOUND, f"board not found: {self.path}", path=str(self.path)
-                )
-            if schema_version(self._reader) == 0:
-                raise BoardError(
-                    Reason.INVALID_INPUT, f"not a kanban board: {self.path}", path=str(self.path)
-                )
+        found = board_file.probe(self.path)
+        self.created = found in (board_file.MISSING, board_file.EMPTY)
+        if self.created and (read_only or not create):
+            raise board_file.no_board(self.path)
+        if found == SCHEMA_VERSION or read_only:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = connect(self.path)
-        self._queue = WriterQueue(self.path)
-        if schema_version(self._writer) != SCHEMA_VERSION:
-            # Only a new or older file takes the write lock at open; the migration re-reads the
-            # version inside the transaction, so racing openers migrate once.
-            self.write(lambda tx: apply_pending_migrations(tx.conn))
+        if found == board_file.MISSING:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A new or older file: the migration re-reads the version inside the transaction, so
+        # racing openers migrate once.
+        self.write(lambda tx: apply_pending_migrations(tx.conn))
+
+    def _open_writer(self) -> tuple[sqlite3.Connection, WriterQueue]:
+        """The writer connection and the writers' queue, made on first use."""
+        if self._writer is None or self._queue is None:
+            try:
+                self._queue = self._queue or WriterQueue(self.path)
+                self._writer = self._writer or connect(self.path)
+            except PermissionError as error:
+                raise _read_only_file(self.path, error) from None
+        return self._writer, self._queue
 
     @property
     def _reader(self) -> sqlite3.Connection:
@@ -715,13 +743,33 @@ class SqliteStore:
 
     def write(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors."""
-        if self._writer is None:
+        return self._write(work, self.config)
+
+    def try_write(self, work: Callable[[SqliteTx], T]) -> T | None:
+        """`write` if it can be done at once: None (nothing written) when another writer holds
+        the lock or the file is read-only for this process. For best-effort upkeep, such as the
+        recovery pass at open, that the next writer does anyway."""
+        once = replace(self.config, retry_budget_ms=0, retry_max_attempts=1)
+        try:
+            return self._write(work, once)
+        except BoardError as error:
+            if error.reason in (Reason.BUSY, Reason.READ_ONLY):
+                return None
+            raise
+
+    def _write(self, work: Callable[[SqliteTx], T], config: BoardConfig) -> T:
+        if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
-        writer = self._writer
         with self._write_lock:
-            return run_transaction(
-                writer, lambda conn: work(SqliteTx(conn)), config=self.config, queue=self._queue
-            )
+            writer, queue = self._open_writer()
+            try:
+                return run_transaction(
+                    writer, lambda conn: work(SqliteTx(conn)), config=config, queue=queue
+                )
+            except sqlite3.OperationalError as error:
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:
+                    raise _read_only_file(self.path, error) from None
+                raise
 
     def read(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
@@ -740,10 +788,10 @@ class SqliteStore:
             if self._reader_conn is not None:
                 self._reader_conn.close()
                 self._reader_conn = None
-        if self._writer is not None:
-            with self._write_lock:
+        with self._write_lock:
+            if self._writer is not None:
                 self._writer.close()
                 self._writer = None
-                if self._queue is not None:
-                    self._queue.close()
-                    self._queue = None
+            if self._queue is not None:
+                self._queue.close()
+                self._queue = None

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
+from ..actors import GATE
 from .. import validation as validate
 from ..errors import BoardError, Reason, wrong_state
 from .sor import (
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from ..models import DeterministicResult, VerificationResult
     from ..records import Task
 
-GATE_ACTOR = "verification-gate"
+GATE_ACTOR = GATE  # declared in boardlib.actors
 DEFAULT_TIMEOUT_S = 600.0
 TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
 COMMENT_TAIL_CHARS = 1500

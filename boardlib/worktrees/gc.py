@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import transitions as t
+from ..actors import GC
 from ..errors import BoardError, Reason
 from .layout import Layout, branch_name
 from .lock import WorktreeLock
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..board import Board
     from ..records import Task, Workspace
 
-GC_ACTOR = "worktree-gc"
+GC_ACTOR = GC  # declared in boardlib.actors
 DAY_MS = 24 * 3600 * 1000
 DEFAULT_RETENTION_MS = DAY_MS
 DEFAULT_INTERVAL_MS = 10 * 60 * 1000
