@@ -15,12 +15,12 @@ from typing import Any
 
 from . import transitions as t
 from . import validation as validate
-from .actors import OPERATOR, SYSTEM
-from .clock import Clock, SystemClock
+from .actors import OPERATOR, SYSTEM, is_agent
+from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, topological_order
-from .lifecycle import plan_move, verdict_blocks_done
+from .lifecycle import check_mover, plan_move, verdict_blocks_done
 from .records import (
     AUTHOR_TYPES,
     EXECUTION_OUTCOMES,
@@ -155,7 +155,8 @@ class Board:
         if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
-                f"cannot {verb}: the lease on {task.id} expired at {task.lease_until}; "
+                f"cannot {verb}: the lease on {task.id} expired "
+                f"({moment(task.lease_until or 0, now)}); "
                 "the task is being released for another claim",
                 id=task.id,
                 lease_until=task.lease_until,
@@ -175,6 +176,7 @@ class Board:
         extra: dict[str, Any] | None = None,
         event_data: dict[str, Any] | None = None,
         via: tuple[str, ...] = (),
+        holder: str | None = None,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
@@ -197,6 +199,7 @@ class Board:
             lease_ms=self.config.lease_ms,
             reason=reason,
             human_override=human_override,
+            holder=holder,
         )
         changes |= move.changes
         if via:
@@ -640,12 +643,14 @@ class Board:
             if task.status == t.IN_PROGRESS:
                 if task.lease_expired(now):
                     reasons.append(
-                        f"lease held by {task.assignee_agent_id} expired at {task.lease_until}: "
+                        f"lease held by {task.assignee_agent_id} expired "
+                        f"({moment(task.lease_until or 0, now)}): "
                         "the next claim releases and takes it"
                     )
                 else:
                     reasons.append(
-                        f"held by {task.assignee_agent_id} under a lease until {task.lease_until}"
+                        f"held by {task.assignee_agent_id} under a lease until "
+                        f"{moment(task.lease_until or 0, now)}"
                     )
             elif task.status == t.BLOCKED:
                 reasons.append(f"{task.id} is blocked: {task.blocked_reason}")
@@ -696,6 +701,8 @@ class Board:
                 reasons.append(f"{len(other_role)} ready task(s) are for other roles")
             if held:
                 reasons.append(f"{len(held)} task(s) in progress under live leases")
+            if leases:
+                reasons.append(f"the next lease runs out at {moment(leases[0], self.now())}")
             return IdleExplanation(
                 claimable=False,
                 role=role,
@@ -1012,10 +1019,20 @@ class Board:
         human_override: bool = False,
         reason: str | None = None,
         actor: str = OPERATOR,
+        epoch: int | None = None,
+        holder: str | None = None,
     ) -> Task:
-        """Change the status (through the transition table and the done-gate) and/or edit fields,
-        all in one transaction: either everything applies or nothing does."""
+        """Change the status (through the transition table, the done-gate and the agent contract
+        of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
+        applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
+        names who takes an unowned task moved to in_progress (default: the mover), for operators
+        and the board's own passes (the gate hands failed work back to its builder)."""
         actor = validate.name(actor, "actor")
+        holder = validate.optional_name(holder, "holder")
+        if holder is not None and is_agent(actor):
+            raise invalid_input("only an operator names who takes a task", field="holder")
+        if epoch is not None:
+            epoch = validate.integer(epoch, "epoch", minimum=0)
         edits: dict[str, Any] = {}
         if title is not None:
             edits["title"] = validate.text(title, "title", limit=validate.TITLE_MAX)
@@ -1043,9 +1060,10 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             target = task.status if status is None else status
+            check_mover(task, target, actor=actor, now=now, epoch=epoch)
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
-                reason=note, human_override=human_override, extra=edits or None,
+                reason=note, human_override=human_override, extra=edits or None, holder=holder,
             )  # fmt: skip
 
         return self.store.write(work)
@@ -1058,11 +1076,15 @@ class Board:
         actor: str = OPERATOR,
         human_override: bool = False,
         reason: str | None = None,
+        epoch: int | None = None,
+        holder: str | None = None,
     ) -> Task:
-        """The generic transition (an operator's drag): the table and the done-gate apply."""
+        """The generic transition (an operator's drag): the table, the done-gate and the agent
+        contract apply (an identified agent moves only a task it holds, never into done)."""
         return self.update_task(
-            task_id, status=to, actor=actor, human_override=human_override, reason=reason
-        )
+            task_id, status=to, actor=actor, human_override=human_override, reason=reason,
+            epoch=epoch, holder=holder,
+        )  # fmt: skip
 
     def unblock(self, task_id: str, *, note: str | None = None, actor: str = OPERATOR) -> Task:
         """blocked -> todo: released for a fresh claim, the note kept as a comment."""
@@ -1074,6 +1096,7 @@ class Board:
             task = self._load(tx, task_id)
             if task.status != t.BLOCKED:
                 raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
+            check_mover(task, t.TODO, actor=actor, now=now, verb="unblock")
             new = self._apply_move(
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
             )

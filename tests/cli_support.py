@@ -63,11 +63,17 @@ class Run:
 class Kanban:
     """The CLI on one board file, at a time the test controls."""
 
-    def __init__(self, db: Path, *, now_ms: int = START_MS, test_clock: bool = True) -> None:
+    def __init__(
+        self, db: Path, *, now_ms: int = START_MS, test_clock: bool = True, init: bool = True
+    ) -> None:
+        """`init` creates the board first, as `kanban db init` would (the CLI's verbs refuse a
+        missing board); `init=False` leaves the path as it is."""
         assert KANBAN.exists(), f"the console script is not installed at {KANBAN}"
         self.db = db
         self.now = now_ms
         self.test_clock = test_clock
+        if init and not db.exists():
+            Board(db, recover=False).close()
 
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env(KANBAN_DB=str(self.db))
@@ -105,6 +111,14 @@ class Kanban:
         result = self.run(*args, **kwargs)
         assert result.code == 0, str(result)
         assert result.err == "", str(result)
+        return result.doc
+
+    def created(self, *args: str, board: Path | None = None, **kwargs: Any) -> Any:
+        """Run a command that must succeed by making a new board: exit 0, one JSON document on
+        stdout, and on stderr only the one line that says where the board was created."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, str(result)
+        assert result.err == f"kanban: created a new board at {board or self.db}\n", str(result)
         return result.doc
 
     def refused(self, *args: str, reason: str, **kwargs: Any) -> dict[str, Any]:

@@ -33,7 +33,8 @@ tasks:
 """
 
 
-def test_lint_names_every_cycle_and_never_touches_the_board(kanban: Kanban, tmp_path: Path) -> None:
+def test_lint_names_every_cycle_and_never_touches_the_board(tmp_path: Path) -> None:
+    kanban = Kanban(tmp_path / "board.db", init=False)
     plan = write(tmp_path, "plan.yaml", CYCLIC)
     result = kanban.run("plan", "lint", plan)
     assert result.code == 2, str(result)

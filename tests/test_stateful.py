@@ -232,10 +232,10 @@ class BoardMachine(RuleBasedStateMachine):
         ):
             reason = "invalid_state"  # a dropped task is restored before anyone works on it
         moved = self.expect(
-            reason, lambda: self.board.move(task.id, target, actor="op", reason="r")
+            reason, lambda: self.board.move(task.id, target, actor="operator:op", reason="r")
         )
         if moved is not None and target != task.status:
-            self.enter(task, target, "op", now)
+            self.enter(task, target, "operator:op", now)
 
     @precondition(lambda self: len(self.tasks) >= 2)
     @rule(a=PICK, b=PICK)

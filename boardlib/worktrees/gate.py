@@ -436,7 +436,9 @@ def run_gate(
     try:
         if plan.target == t.IN_PROGRESS:
             assert builder is not None
-            moved = board.move(task_id, t.IN_PROGRESS, actor=builder, reason=plan.reason)
+            moved = board.move(
+                task_id, t.IN_PROGRESS, actor=GATE_ACTOR, holder=builder, reason=plan.reason
+            )
             outcome = (
                 f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
                 f"claim epoch {moved.claim_epoch})."

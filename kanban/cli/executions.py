@@ -99,7 +99,7 @@ def finish(
 @global_options
 def list_executions(task_id: str) -> None:
     """A task's executions, oldest first."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         executions = board.executions(task_id)
     emit([execution.to_json() for execution in executions], kind="executions")
 
@@ -109,6 +109,6 @@ def list_executions(task_id: str) -> None:
 @global_options
 def show(execution_id: str) -> None:
     """One execution."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         execution = board.get_execution(execution_id)
     emit(execution.to_json(), kind="record")

@@ -53,7 +53,7 @@ def dispatch(
 
     It starts in todo (claimable) or, with --status backlog, in triage.
     """
-    with open_board() as board:
+    with open_board(create=True) as board:
         task = board.create_task(
             title,
             description=description,

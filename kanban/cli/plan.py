@@ -95,7 +95,7 @@ def apply(plan_file: Path, actor: str) -> None:
     report = plans.lint(data)
     if not report.ok:
         raise _refuse(report)
-    with open_board() as board:
+    with open_board(create=True) as board:
         created = board.create_plan(report.to_items(), actor=actor)
     emit(
         {

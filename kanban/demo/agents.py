@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from boardlib.actors import operator_named
 from boardlib import transitions as t
 from boardlib.board import Board
 from boardlib.config import BoardConfig
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 SIMULATED_CRASH_EXIT = 86  # how an agent tells its supervisor "that was a planned crash"
 RUNTIME = "demo-agent"
 LEAD = "lead"
+# The lead also plays the operator: unblocking and cancelling others' tasks is an operator's move
+# under the agent contract, so it does those as `operator:lead`.
+LEAD_OPERATOR = operator_named(LEAD)
 
 LEASE_S = 6.0
 LEASE_FLOOR_MS = 1000  # below this, a busy 2-core machine makes agents lose leases by accident
@@ -398,12 +402,12 @@ class Lead(_Member):
             if now - task.updated_at < self.pace.blocked_patience_s * 1000:
                 continue
             if len(self._waiting_on(task.id)) <= 2 and self.rng.random() < GIVE_UP_CHANCE:
-                self.board.cancel(task.id, actor=LEAD, reason=f"giving up: {task.blocked_reason}")
+                self.board.cancel(task.id, actor=LEAD_OPERATOR, reason=f"giving up: {task.blocked_reason}")
                 cancelled = self.board.cancel_dependents(task.id, actor=LEAD)
                 self.log(f"cancelled {task.id} and {len(cancelled)} dependent(s)")
             else:
                 answer = self.rng.choice(_ANSWERS)
-                self.board.unblock(task.id, note=answer, actor=LEAD)
+                self.board.unblock(task.id, note=answer, actor=LEAD_OPERATOR)
                 self.log(f"unblocked {task.id}: {answer}")
         for task in self.board.list_tasks(status=t.IN_REVIEW):
             if now - task.updated_at >= self.pace.review_patience_s * 1000:
