@@ -210,13 +210,16 @@ class Board:
         if extra and "updated_at" not in changes:
             changes["updated_at"] = now
         new = Task.from_row(tx.update_task(task.id, changes))
+        closed: list[Row] = []
         if not move.is_noop:
             if target == t.DONE:
                 tx.satisfy_dependents(task.id)
-            if target in (*t.PENDING, t.CANCELLED):
-                tx.close_running_executions(
-                    task.id, "cancelled", now, f"task moved to {target} by {actor} ({verb})"
-                )
+            if task.status == t.IN_PROGRESS or target in (*t.PENDING, t.CANCELLED):
+                # Runs belong to a holder's stay in progress: leaving it ends them.
+                closed = tx.close_running_executions(
+                    task.id, "cancelled", now,
+                    f"still running when the task moved to {target} by {actor} ({verb})",
+                )  # fmt: skip
             if target == t.DONE and human_override:
                 tx.insert_audit(
                     task_id=task.id,
@@ -234,6 +237,8 @@ class Board:
             data |= {"from": task.status, "to": target}
             if via:
                 data["via"] = list(via)
+            if closed:
+                data["closedExecutions"] = [row["id"] for row in closed]
         if reason:
             data["reason"] = reason
         if extra:
@@ -923,6 +928,10 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "transfer", from_agent, epoch, now)
+            closed = tx.close_running_executions(
+                task_id, "cancelled", now,
+                f"still running when {from_agent} transferred the task to {to_agent}",
+            )  # fmt: skip
             holders = task.holders if to_agent in task.holders else [*task.holders, to_agent]
             new = Task.from_row(
                 tx.update_task(
@@ -941,6 +950,7 @@ class Board:
             self._emit(
                 tx, "task_transferred", new, from_agent, now,
                 to=to_agent, epoch=new.claim_epoch, verb="transfer",
+                **({"closedExecutions": [row["id"] for row in closed]} if closed else {}),
             )  # fmt: skip
             return new
 
@@ -1287,6 +1297,7 @@ class Board:
         execution_id: str,
         status: str,
         *,
+        agent: str,
         epoch: int | None = None,
         summary: str | None = None,
         error: str | None = None,
@@ -1298,7 +1309,15 @@ class Board:
         cost_usd: float | None = None,
     ) -> Execution:
         """Close a running execution once, with its outcome and ledger; the task's cost becomes
-        the sum of its executions. A closed (or unknown) execution is `not_found`."""
+        the sum of its executions. A closed (or unknown) execution is `not_found`.
+
+        `agent` is who closes it. An identified agent must be the run's holder: the task's
+        current assignee, in progress under a live lease (`not_assignee`, `invalid_state`,
+        `stale_claim` otherwise), with `epoch` current when given; so nobody closes another
+        agent's run or rewrites a finished task's cost. Operators may close any running run."""
+        closer = validate.name(agent, "agent")
+        if epoch is not None:
+            epoch = validate.integer(epoch, "epoch", minimum=0)
         if status not in EXECUTION_OUTCOMES:
             raise invalid_input(
                 f"status must be one of {', '.join(EXECUTION_OUTCOMES)}", field="status"
@@ -1330,7 +1349,18 @@ class Board:
             if existing is None or existing["status"] != "running":
                 raise not_found("execution", execution_id)
             task = self._load(tx, existing["task_id"])
-            if epoch is not None and epoch != task.claim_epoch:
+            if is_agent(closer):
+                self._check_holder(task, f"close {execution_id}", closer, epoch, now)
+                if existing["agent_id"] not in (None, closer):
+                    raise BoardError(
+                        Reason.NOT_ASSIGNEE,
+                        f"cannot close {execution_id}: it is the run of {existing['agent_id']}, "
+                        f"not {closer}",
+                        id=task.id,
+                        execution_id=execution_id,
+                        assignee=existing["agent_id"],
+                    )
+            elif epoch is not None and epoch != task.claim_epoch:
                 raise BoardError(
                     Reason.STALE_CLAIM,
                     f"cannot close {execution_id}: claim epoch {epoch} is stale "
@@ -1345,7 +1375,7 @@ class Board:
             execution = Execution.from_row(row)
             tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
             self._emit(
-                tx, "execution_completed", task, execution.agent_id, now,
+                tx, "execution_completed", task, closer, now,
                 executionId=execution_id, status=status, costUsd=execution.cost_usd,
                 agentId=execution.agent_id, runtime=execution.executor_type,
             )  # fmt: skip

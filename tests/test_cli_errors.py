@@ -137,7 +137,7 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
         "invalid_state",
         "in_progress",
     ),
-    ("exec_unknown", None, "task exec finish EX-9 --status failed", "not_found", "not found"),
+    ("exec_unknown", None, "task exec finish EX-9 --status failed -a bo", "not_found", "not found"),
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
 ]

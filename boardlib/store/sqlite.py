@@ -521,12 +521,14 @@ class SqliteTx:
             {"task": task_id, "now": now, "error": error},
         ).fetchall()
 
-    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None:
-        self.conn.execute(
-            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error "
-            "WHERE task_id = :task AND status = 'running'",
+    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> list[Row]:
+        """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
+        like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
+        return self.conn.execute(
+            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
+            "recovery_tombstone = 1 WHERE task_id = :task AND status = 'running' RETURNING *",
             {"task": task_id, "status": status, "now": now, "error": error},
-        )
+        ).fetchall()
 
     def executions(self, task_id: str) -> list[Row]:
         return self.conn.execute(

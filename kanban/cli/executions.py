@@ -6,7 +6,7 @@ import click
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
-from .options import epoch_option, task_id_argument
+from .options import agent_option, epoch_option, task_id_argument
 from .output import emit
 
 
@@ -61,10 +61,12 @@ def start(
 @click.option("--summary", "-m", metavar="TEXT")
 @click.option("--error", metavar="TEXT")
 @click.option("--after-commit", metavar="SHA")
+@agent_option
 @epoch_option
 @global_options
 def finish(
     execution_id: str,
+    agent: str,
     status: str,
     cost: float | None,
     input_tokens: int | None,
@@ -76,11 +78,16 @@ def finish(
     after_commit: str | None,
     epoch: int | None,
 ) -> None:
-    """Close a running execution once (a closed one is not_found); the task's cost is updated."""
+    """Close your running execution once; the task's cost is updated.
+
+    Only the run's holder closes it (a closed or unknown run is not_found); a run still
+    open when its task leaves in_progress was already closed as cancelled.
+    """
     with open_board(recover=False) as board:
         execution = board.close_execution(
             execution_id,
             status,
+            agent=agent,
             epoch=epoch,
             summary=summary,
             error=error,

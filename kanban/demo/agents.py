@@ -304,7 +304,7 @@ class Agent(_Member):
         error: str | None = None,
     ) -> None:
         self.board.close_execution(
-            execution_id, status, epoch=epoch, summary=summary, error=error,
+            execution_id, status, agent=self.name, epoch=epoch, summary=summary, error=error,
             input_tokens=ledger.input_tokens, output_tokens=ledger.output_tokens,
             cache_read=ledger.cache_read, cost_usd=ledger.cost_usd,
         )  # fmt: skip
@@ -333,7 +333,9 @@ class Agent(_Member):
 
     def _hand_back(self, task_id: str, epoch: int, execution_id: str) -> None:
         """A clean stop: close the run as cancelled and release the task for whoever comes next."""
-        self.board.close_execution(execution_id, "cancelled", epoch=epoch, summary="demo stopped")
+        self.board.close_execution(
+            execution_id, "cancelled", agent=self.name, epoch=epoch, summary="demo stopped"
+        )
         self.board.release(task_id, self.name, epoch=epoch)
         self.log(f"released {task_id}: demo stopping")
 
