@@ -19,7 +19,7 @@ from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
-from .graph import cycle_path, topological_order
+from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import check_mover, plan_move, verdict_blocks_done
 from .records import (
     AUTHOR_TYPES,
@@ -41,6 +41,19 @@ from .records import (
 )
 from .recovery import LeaseSweeper, release_expired_leases
 from .store.sqlite import Row, SqliteStore, SqliteTx
+
+
+def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
+    """The problem a plan reference to nothing is reported as, by `plans.lint` and by
+    `Board.create_plan` alike: the same kind, words and fields."""
+    return {
+        "kind": "unknown_key",
+        "message": f"{key}.{field} refers to {ref!r}, which is neither a key of this plan nor a "
+        "task on the board",
+        "key": key,
+        "field": field,
+        "ref": ref,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,36 +310,70 @@ class Board:
             "holders": [],
         }
 
-    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
-        """The capped create path (seed 000): depth, live children per parent, root-create rate."""
+    def _cap_violations(
+        self, tx: SqliteTx, new_tasks: Sequence[tuple[str, str | None, bool]], now: int
+    ) -> list[dict[str, Any]]:
+        """The capped create path (seed 000) for tasks about to be created together, in creation
+        order: each `(key, parent, parent_is_new)` names its parent by id (an existing task) or by
+        the key of an earlier new task. Returns one violation per task that would break a
+        ceiling (depth, live children per parent, parentless tasks per rolling window), counting
+        the batch's own tasks, so a plan cannot do in one go what single creates may not."""
         config = self.config
-        if parent_task_id is None:
-            since = now - config.root_create_window_ms
-            if tx.roots_created_since(since) >= config.root_create_limit:
-                raise BoardError(
-                    Reason.CAP_EXCEEDED,
-                    f"too many root tasks: {config.root_create_limit} created in the last "
-                    f"{config.root_create_window_ms // 1000} s",
-                    cap="root_rate",
-                    limit=config.root_create_limit,
-                )
-            return
-        chain = self._validated_ancestors(tx, parent_task_id)
-        if len(chain) >= config.max_depth:
+        depth: dict[str, int] = {}  # ancestors of each new task
+        ancestors: dict[str, int] = {}  # of existing parents, read once
+        children: dict[str, int] = {}  # live children per parent so far
+        roots: int | None = None
+        violations: list[dict[str, Any]] = []
+
+        def refuse(key: str, cap: str, limit: int, message: str, **extra: Any) -> None:
+            violations.append({"key": key, "cap": cap, "limit": limit, "message": message, **extra})
+
+        for key, parent, parent_is_new in new_tasks:
+            if parent is None:
+                depth[key] = 0
+                if roots is None:
+                    roots = tx.roots_created_since(now - config.root_create_window_ms)
+                if roots >= config.root_create_limit:
+                    refuse(
+                        key, "root_rate", config.root_create_limit,
+                        f"too many root tasks: {config.root_create_limit} created in the last "
+                        f"{config.root_create_window_ms // 1000} s",
+                    )  # fmt: skip
+                roots += 1
+                continue
+            if parent_is_new:
+                above = depth[parent]
+            else:
+                if parent not in ancestors:
+                    ancestors[parent] = len(self._validated_ancestors(tx, parent))
+                above = ancestors[parent]
+            depth[key] = above + 1
+            if above >= config.max_depth:
+                refuse(
+                    key, "depth", config.max_depth,
+                    f"too deep: {parent} already has {above} ancestors "
+                    f"(ceiling {config.max_depth})",
+                    parent=parent,
+                )  # fmt: skip
+            if parent not in children:
+                children[parent] = 0 if parent_is_new else tx.live_children(parent)
+            if children[parent] >= config.max_live_children:
+                refuse(
+                    key, "children", config.max_live_children,
+                    f"too many live children under {parent} "
+                    f"(ceiling {config.max_live_children})",
+                    parent=parent,
+                )  # fmt: skip
+            children[parent] += 1
+        return violations
+
+    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
+        """The caps for one new task: the first violation, as the refusal."""
+        violations = self._cap_violations(tx, [("new", parent_task_id, False)], now)
+        if violations:
+            first = violations[0]
             raise BoardError(
-                Reason.CAP_EXCEEDED,
-                f"too deep: {parent_task_id} already has {len(chain)} ancestors "
-                f"(ceiling {config.max_depth})",
-                cap="depth",
-                limit=config.max_depth,
-            )
-        if tx.live_children(parent_task_id) >= config.max_live_children:
-            raise BoardError(
-                Reason.CAP_EXCEEDED,
-                f"too many live children under {parent_task_id} "
-                f"(ceiling {config.max_live_children})",
-                cap="children",
-                limit=config.max_live_children,
+                Reason.CAP_EXCEEDED, first["message"], cap=first["cap"], limit=first["limit"]
             )
 
     def _insert_task(
@@ -336,6 +383,15 @@ class Board:
         row = tx.insert_task(values)
         task_id = row["id"]
         for blocker in depends_on:
+            if blocker == task_id:
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"{task_id} would depend on itself (its own id, given before it existed): "
+                    "it could never become ready",
+                    id=task_id,
+                    dependsOn=blocker,
+                    cycle=[task_id, task_id],
+                )
             if tx.task(blocker) is None:
                 raise not_found("dependency", blocker)
             tx.insert_dependency(task_id, blocker, now, values.get("tenant_id"))
@@ -366,11 +422,15 @@ class Board:
         tenant_id: str | None = None,
         scheduled_by: str = "manual",
         actor: str = OPERATOR,
-        capped: bool = False,
+        capped: bool | None = None,
     ) -> Task:
-        """File a task (todo by default, or backlog). `capped=True` is the path for unsupervised
-        creators (agents): depth, live-children and root-rate ceilings apply in the same
-        transaction, so racing creators cannot overshoot them."""
+        """File a task (todo by default, or backlog). An identified agent's create is capped
+        (`actors.is_agent(actor)`; `capped` overrides that, for tests and tools): depth,
+        live-children and root-rate ceilings apply in the same transaction, so racing creators
+        cannot overshoot them. Operators' creates are not capped; only the board's config
+        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings."""
+        actor = validate.name(actor, "actor")
+        capped = is_agent(actor) if capped is None else capped
         blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
 
         def work(tx: SqliteTx) -> Task:
@@ -397,9 +457,17 @@ class Board:
 
         return self.store.write(work)
 
-    def create_plan(self, items: Sequence[PlanItem], *, actor: str = OPERATOR) -> dict[str, Task]:
+    def create_plan(
+        self, items: Sequence[PlanItem], *, actor: str = OPERATOR, capped: bool | None = None
+    ) -> dict[str, Task]:
         """Create a whole plan in one transaction, or nothing: items refer to each other by key.
-        The plan must be acyclic (dependencies are created in topological order)."""
+        The plan must be acyclic (dependencies are created in topological order). References
+        that are neither keys nor tasks on the board are refused all at once (`invalid_input`
+        with one `unknown_key` problem each, as `plans.lint` reports them). An identified agent's
+        plan is capped like its single creates (`capped` overrides): every task that would break
+        a ceiling is named by key in one `cap_exceeded` refusal, and nothing is written."""
+        actor = validate.name(actor, "actor")
+        capped = is_agent(actor) if capped is None else capped
         keys = [item.key for item in items]
         if len(set(keys)) != len(keys):
             raise invalid_input(
@@ -416,13 +484,39 @@ class Board:
         def work(tx: SqliteTx) -> dict[str, Task]:
             now = self.now()
             created: dict[str, Task] = {}
+            unknown = [
+                unknown_reference(item.key, field, ref)
+                for item in items
+                for field, refs in (("depends_on", item.depends_on), ("parent", (item.parent,)))
+                for ref in dict.fromkeys(refs)
+                if ref is not None and ref not in by_key and tx.task(ref) is None
+            ]
+            if unknown:
+                raise BoardError(
+                    Reason.INVALID_INPUT,
+                    f"the plan has {len(unknown)} problem(s): "
+                    + "; ".join(problem["message"] for problem in unknown[:3])
+                    + (f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""),
+                    problems=unknown,
+                )
+            if capped:
+                violations = self._cap_violations(
+                    tx,
+                    [(key, by_key[key].parent, by_key[key].parent in by_key) for key in order],
+                    now,
+                )
+                if violations:
+                    named = ", ".join(f"{v['key']} ({v['cap']})" for v in violations[:5])
+                    more = f" and {len(violations) - 5} more" if len(violations) > 5 else ""
+                    raise BoardError(
+                        Reason.CAP_EXCEEDED,
+                        f"the plan breaks the create caps for {len(violations)} task(s): "
+                        f"{named}{more}; nothing was created",
+                        violations=violations,
+                    )
 
             def resolve(ref: str) -> str:
-                if ref in created:
-                    return created[ref].id
-                if tx.task(ref) is None:
-                    raise not_found("task or plan key", ref)
-                return ref
+                return created[ref].id if ref in created else ref
 
             for key in order:
                 item = by_key[key]
@@ -1578,6 +1672,17 @@ class Board:
                 f"unmet_deps of {row['id']} is {row['kept']}, recount says {row['actual']}"
                 for row in drift
             ]
+            graph: dict[str, list[str]] = {}
+            for source, target in tx.dependency_cycle_edges():
+                graph.setdefault(source, []).append(target)
+                graph.setdefault(target, [])
+            cycles, complete = find_cycles(graph)
+            problems += [
+                f"dependency cycle: {' -> '.join(cycle)} (none of them can become ready)"
+                for cycle in cycles
+            ]
+            if not complete:
+                problems.append(f"more dependency cycles than reported ({len(cycles)})")
             version = tx.schema_version()
             if version != SCHEMA_VERSION:
                 problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")

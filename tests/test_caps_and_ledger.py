@@ -69,9 +69,17 @@ def test_close_once_and_cost_is_the_sum(board: Board) -> None:
     board.claim(task.id, "alice")
     first = board.open_execution(task.id, "claude-code")
     second = board.open_execution(task.id, "claude-code")
-    board.close_execution(first.id, "failed", agent="alice", error="oom", cost_usd=0.25, input_tokens=1000)
+    board.close_execution(
+        first.id, "failed", agent="alice", error="oom", cost_usd=0.25, input_tokens=1000
+    )
     closed = board.close_execution(
-        second.id, "succeeded", agent="alice", cost_usd=0.5, input_tokens=10, output_tokens=20, summary="ok"
+        second.id,
+        "succeeded",
+        agent="alice",
+        cost_usd=0.5,
+        input_tokens=10,
+        output_tokens=20,
+        summary="ok",
     )
     assert (closed.status, closed.output_tokens, closed.summary) == ("succeeded", 20, "ok")
     assert row(board, task.id).cost_usd == pytest.approx(0.75)

@@ -97,7 +97,8 @@ def test_execution_ledger(kanban: Kanban) -> None:
     assert (run["status"], run["agentId"], run["runReason"]) == ("running", "alice", "first try")
     finished = kanban.ok(
         "task", "exec", "finish", run["id"], "--status", "succeeded", "--cost", "0.25",
-        "--agent", "alice", "--input-tokens", "1200", "--output-tokens", "300", "--summary", "green",
+        "--agent", "alice", "--input-tokens", "1200", "--output-tokens", "300",
+        "--summary", "green",
     )  # fmt: skip
     assert (finished["status"], finished["costUsd"], finished["inputTokens"]) == (
         "succeeded", 0.25, 1200,

@@ -69,8 +69,7 @@ def probe(path: Path) -> int:
         conn.close()
     if version == 0 and not tables:
         return EMPTY
-    if version == 0 or not BOARD_TABLES <= tables:
+    if version == 0 or not tables >= BOARD_TABLES:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise not_a_board(path, f"a SQLite database with other tables: {shown}")
     return version
-

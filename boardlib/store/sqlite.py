@@ -440,6 +440,21 @@ class SqliteTx:
             {"id": task_id, "now": now},
         ).fetchall()
 
+    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
+        """Every depends-on edge that can lie on a cycle: both ends have dependencies of their
+        own (a task that depends on nothing, or that nothing depends on, closes no cycle), and
+        every self-loop. `db check` walks these; on a healthy board it is a short list."""
+        rows = self.conn.execute(
+            """
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
+            WHERE d.task_id = d.depends_on_task_id
+               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
+                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
+            ORDER BY d.task_id, d.depends_on_task_id
+            """
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
     def unmet_dependency_drift(self) -> list[Row]:
         """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
         return self.conn.execute(
@@ -521,7 +536,9 @@ class SqliteTx:
             {"task": task_id, "now": now, "error": error},
         ).fetchall()
 
-    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> list[Row]:
+    def close_running_executions(
+        self, task_id: str, status: str, now: int, error: str
+    ) -> list[Row]:
         """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
         like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
         return self.conn.execute(

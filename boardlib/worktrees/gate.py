@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
-from ..actors import GATE
 from .. import validation as validate
+from ..actors import GATE
 from ..errors import BoardError, Reason, wrong_state
 from .sor import (
     INIT_SH,

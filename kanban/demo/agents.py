@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from boardlib.actors import operator_named
 from boardlib import transitions as t
+from boardlib.actors import operator_named
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
@@ -404,7 +404,9 @@ class Lead(_Member):
             if now - task.updated_at < self.pace.blocked_patience_s * 1000:
                 continue
             if len(self._waiting_on(task.id)) <= 2 and self.rng.random() < GIVE_UP_CHANCE:
-                self.board.cancel(task.id, actor=LEAD_OPERATOR, reason=f"giving up: {task.blocked_reason}")
+                self.board.cancel(
+                    task.id, actor=LEAD_OPERATOR, reason=f"giving up: {task.blocked_reason}"
+                )
                 cancelled = self.board.cancel_dependents(task.id, actor=LEAD)
                 self.log(f"cancelled {task.id} and {len(cancelled)} dependent(s)")
             else:
