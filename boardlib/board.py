@@ -17,7 +17,7 @@ from . import transitions as t
 from . import validation as validate
 from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
-from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
+from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import check_mover, plan_move, verdict_blocks_done
@@ -820,7 +820,7 @@ class Board:
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
             return self.config.lease_ms
-        return validate.integer(lease_ms, "leaseMs", minimum=1)
+        return validate.integer(lease_ms, "leaseMs", minimum=1, maximum=MAX_LEASE_MS)
 
     def claim(
         self,

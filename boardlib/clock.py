@@ -52,7 +52,15 @@ def clock_from_env(environ: Mapping[str, str] | None = None) -> Clock:
     """The clock for this process: a fixed test time when both test variables are set."""
     env = os.environ if environ is None else environ
     if env.get(TEST_CLOCK_FLAG) == "1" and env.get(NOW_VARIABLE):
-        return ManualClock(int(env[NOW_VARIABLE]))
+        raw = env[NOW_VARIABLE].strip()
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 15):
+            from .errors import invalid_input
+
+            raise invalid_input(
+                f"{NOW_VARIABLE} must be epoch milliseconds (digits), not {raw!r}",
+                variable=NOW_VARIABLE,
+            )
+        return ManualClock(int(raw))
     return SystemClock()
 
 

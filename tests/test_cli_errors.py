@@ -227,14 +227,14 @@ def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
         (("--format", "xml", "task", "list"), "Invalid value for '--format'"),
     ],
 )
-def test_usage_errors_exit_2_with_clicks_message(
+def test_usage_errors_exit_2_with_one_json_line_carrying_clicks_message(
     kanban: Kanban, args: tuple[str, ...], says: str
 ) -> None:
     result = kanban.run(*args)
     assert result.code == 2, str(result)
     assert result.out == ""
-    assert says in result.err
-    assert "Traceback" not in result.err
+    assert result.error["reason"] == "usage"  # one JSON line, not Click's usage text
+    assert says in result.error["error"]
 
 
 def test_unexpected_failures_exit_1_with_one_line_and_a_traceback_only_on_request(

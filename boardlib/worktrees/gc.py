@@ -19,13 +19,13 @@ other sweeper (e.g. `boardlib.recovery.LeaseSweeper(lambda: collect_garbage(boar
 """
 
 import contextlib
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import transitions as t
 from ..actors import GC
+from ..config import env_number
 from ..errors import BoardError, Reason
 from .layout import Layout, branch_name
 from .lock import WorktreeLock
@@ -42,11 +42,8 @@ DEFAULT_INTERVAL_MS = 10 * 60 * 1000
 
 
 def _env_ms(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    try:
-        return int(raw) if raw else default
-    except ValueError:
-        return default
+    """A duration setting; a bad value is `invalid_input` naming the variable."""
+    return int(env_number(name, default, minimum=0, maximum=10**12))
 
 
 def retention_ms_from_env() -> int:

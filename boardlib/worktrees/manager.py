@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
 from ..actors import OPERATOR, SYSTEM
+from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..records import Task, Workspace
 from . import sor
@@ -93,11 +94,9 @@ class Worktrees:
         self.lock_timeout_s = lock_timeout_s
         self.read_lock_timeout_s = read_lock_timeout_s
         if verify_timeout_s is None:
-            raw = os.environ.get("KANBAN_VERIFY_TIMEOUT_S")
-            try:
-                verify_timeout_s = float(raw) if raw else DEFAULT_TIMEOUT_S
-            except ValueError:
-                verify_timeout_s = DEFAULT_TIMEOUT_S
+            verify_timeout_s = env_number(
+                "KANBAN_VERIFY_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.001, maximum=7 * 86_400
+            )
         self.verify_timeout_s = verify_timeout_s
         self.board_key = board_key(board.path)
 

@@ -19,6 +19,8 @@ from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
 from boardlib.paths import board_location, default_board_path, is_default_board
 
+from .usage import Choice
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("json", "table")
@@ -60,7 +62,7 @@ db_option = click.option(
 
 format_option = click.option(
     "--format",
-    type=click.Choice(FORMATS),
+    type=Choice(FORMATS),
     expose_value=False,
     callback=_set_format,
     help="json (default: one document on stdout) or table (for people).",
@@ -101,12 +103,12 @@ def open_board(
         read_only=read_only,
         create=may_create and not read_only,
     )
-    if board.created:
-        announce_created(path)
     try:
         yield board
     finally:
         board.close()
+    if board.created:  # said once the command succeeded: a refusal stays one stderr line
+        announce_created(path)
 
 
 def ensure_board(path: Path, *, create: bool) -> None:

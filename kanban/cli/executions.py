@@ -8,6 +8,7 @@ from boardlib.records import EXECUTION_OUTCOMES
 from .context import global_options, open_board
 from .options import agent_option, epoch_option, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.group("exec")
@@ -52,7 +53,7 @@ def start(
 
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
-@click.option("--status", required=True, type=click.Choice(EXECUTION_OUTCOMES))
+@click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES))
 @click.option("--cost", type=click.FloatRange(min=0), metavar="USD")
 @click.option("--input-tokens", type=click.IntRange(min=0), metavar="N")
 @click.option("--output-tokens", type=click.IntRange(min=0), metavar="N")

@@ -8,6 +8,7 @@ from boardlib import transitions
 from .context import global_options, open_board
 from .options import actor_option, split_ids, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.command("dispatch")
@@ -26,7 +27,7 @@ from .output import emit
 @click.option("--kind", default="code", show_default=True, metavar="KIND")
 @click.option(
     "--status",
-    type=click.Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
+    type=Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
     default=transitions.TODO,
     show_default=True,
 )
@@ -108,7 +109,7 @@ def edit(
 
 @click.command("move")
 @task_id_argument
-@click.option("--to", "to_status", required=True, type=click.Choice(transitions.STATUSES))
+@click.option("--to", "to_status", required=True, type=Choice(transitions.STATUSES))
 @click.option(
     "--human-override",
     is_flag=True,

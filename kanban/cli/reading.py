@@ -7,6 +7,7 @@ from boardlib import transitions
 from .context import global_options, open_board
 from .options import role_option, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.command("view")
@@ -33,7 +34,7 @@ def get(task_id: str) -> None:
 
 
 @click.command("list")
-@click.option("--status", "-s", type=click.Choice(transitions.STATUSES))
+@click.option("--status", "-s", type=Choice(transitions.STATUSES))
 @role_option
 @click.option("--assignee", metavar="NAME")
 @click.option("--team", metavar="ID")

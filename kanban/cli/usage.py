@@ -1,0 +1,61 @@
+"""Usage errors as data: one JSON line on stderr, like every other refusal.
+
+An agent parses stderr; Click's multi-line usage text ("Usage: ... Try ... Error: ...") is for
+people and breaks that. So a usage error (a mistyped command or option, a missing `--agent`, a
+bad `--status`) is printed as `{"error": ..., "reason": "usage", ...}` with exit 2, carrying
+Click's own "did you mean" (and ours, for commands and choices) as `suggestion`, and the help
+command to run as `help`. `--help` itself still prints Click's help.
+"""
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+import click
+
+USAGE = "usage"
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a typo most likely meant, if any is close enough."""
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """`click.Choice` whose refusal also says which choice was probably meant."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message: str = super().get_invalid_choice_message(value, ctx)
+        guess = closest(str(value), [str(choice) for choice in self.choices])
+        return f"{message} Did you mean {guess!r}?" if guess else message
+
+
+def no_such_command(ctx: click.Context, name: str, commands: Iterable[str]) -> click.UsageError:
+    guess = closest(name, commands)
+    hint = f" Did you mean {guess!r}?" if guess else ""
+    error = click.UsageError(f"No such command {name!r}.{hint}", ctx)
+    error.suggestion = guess  # type: ignore[attr-defined]
+    return error
+
+
+def usage_document(error: click.UsageError) -> dict[str, Any]:
+    """The JSON line for a usage error."""
+    doc: dict[str, Any] = {"error": error.format_message(), "reason": USAGE}
+    suggestion = getattr(error, "suggestion", None)
+    possibilities = getattr(error, "possibilities", None)
+    if suggestion is None and possibilities:
+        suggestion = sorted(possibilities)[0]
+    if suggestion is None and isinstance(error, click.BadParameter) and error.param is not None:
+        choices = getattr(error.param.type, "choices", None)
+        message = error.format_message()
+        if choices and "Did you mean " in message:
+            suggestion = message.rsplit("Did you mean ", 1)[1].strip("?'\" ")
+    if suggestion:
+        doc["suggestion"] = suggestion
+    ctx = error.ctx
+    if ctx is not None:
+        doc["command"] = ctx.command_path
+        help_option = next(iter(ctx.help_option_names), "--help")
+        doc["help"] = f"{ctx.command_path} {help_option}"
+    return doc
