@@ -1,6 +1,7 @@
 """Printing results: one JSON document on stdout (camelCase, as the records serialise), or a rich
 table for people with `--format table`. rich is imported only on that path."""
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -24,10 +25,8 @@ def _verdicts_as_objects(doc: Any) -> Any:
     out = {}
     for key, value in doc.items():
         if key in VERDICT_FIELDS and isinstance(value, str):
-            try:
+            with contextlib.suppress(ValueError):  # not JSON after all: shown as stored
                 value = json.loads(value)
-            except ValueError:
-                pass  # not JSON after all: shown as stored
         else:
             value = _verdicts_as_objects(value)
         out[key] = value
