@@ -55,21 +55,47 @@ def probe(path: Path) -> int:
     if path.stat().st_size == 0:
         return EMPTY
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise not_a_board(path, f"SQLite cannot open it: {error}") from None
-    try:
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        version, tables = _look(f"file:{quote(str(path))}?mode=ro")
+    except sqlite3.OperationalError as error:
+        if not _cannot_open(error):
+            raise
+        # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
+        # `immutable` look can read it, and that is safe exactly when no log is pending.
+        version, tables = _look(read_only_uri(path))
     except sqlite3.DatabaseError as error:
-        if "not a database" in str(error) or "malformed" in str(error):
-            raise not_a_board(path, f"not a SQLite database: {error}") from None
-        raise
-    finally:
-        conn.close()
+        raise not_a_board(path, f"not a SQLite database: {error}") from None
     if version == 0 and not tables:
         return EMPTY
     if version == 0 or not tables >= BOARD_TABLES:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise not_a_board(path, f"a SQLite database with other tables: {shown}")
     return version
+
+
+def _look(uri: str) -> tuple[int, set[str]]:
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    return version, tables
+
+
+def _cannot_open(error: sqlite3.OperationalError) -> bool:
+    return "unable to open" in str(error)
+
+
+def read_only_uri(path: Path) -> str:
+    """How to read a board this process cannot write (a read-only folder or file): `mode=ro`
+    while a write-ahead log is pending (its `-shm` then exists too), else `immutable=1`, which
+    needs no `-shm` and cannot miss anything because everything is in the main file."""
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.exists() and wal.stat().st_size > 0
+    return f"file:{quote(str(path))}?{'mode=ro' if pending else 'immutable=1'}"
+
+
+def cannot_open(error: BaseException) -> bool:
+    """SQLite's "unable to open database file": on a board the probe already found, that means
+    the file or its folder is read-only for this process."""
+    return isinstance(error, sqlite3.OperationalError) and _cannot_open(error)

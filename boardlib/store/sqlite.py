@@ -7,6 +7,7 @@ methods are one readable SQL statement each. The board's rules (`board.py`, `lif
 beside it with the same methods.
 """
 
+import errno
 import json
 import sqlite3
 import threading
@@ -749,15 +750,34 @@ class SqliteStore:
             try:
                 self._queue = self._queue or WriterQueue(self.path)
                 self._writer = self._writer or connect(self.path)
-            except PermissionError as error:
+            except OSError as error:
+                if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    raise
+                raise _read_only_file(self.path, error) from None
+            except sqlite3.OperationalError as error:
+                if not board_file.cannot_open(error):
+                    raise
                 raise _read_only_file(self.path, error) from None
         return self._writer, self._queue
 
     @property
     def _reader(self) -> sqlite3.Connection:
-        """The query-only connection, opened on first read (a claim never needs one)."""
+        """The query-only connection, opened on first read (a claim never needs one). On a board
+        this process may read but not write (a read-only folder, someone else's file), the normal
+        open fails for want of a `-shm`; the read-only URI of `board_file` reads it instead."""
         if self._reader_conn is None:
-            self._reader_conn = connect(self.path, query_only=True)
+            try:
+                conn = connect(self.path, query_only=True)
+                try:
+                    conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                except BaseException:
+                    conn.close()
+                    raise
+            except sqlite3.OperationalError as error:
+                if not board_file.cannot_open(error):
+                    raise
+                conn = connect(board_file.read_only_uri(self.path), query_only=True, uri=True)
+            self._reader_conn = conn
         return self._reader_conn
 
     def write(self, work: Callable[[SqliteTx], T]) -> T:
