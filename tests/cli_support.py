@@ -7,8 +7,10 @@ library in-process (`board()`), on the same file and the same clock, which is mu
 subprocess per step.
 """
 
+import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -148,3 +150,35 @@ class Kanban:
         with self.board() as board:
             tasks = [task.to_json() for task in board.all_tasks()]
             return tasks, board.last_event_seq()
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes (None when it does not exist)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def board_digest(db: Path) -> tuple[str | None, str]:
+    """The board file and its write-ahead log, byte for byte (the `-shm` index is not data, and
+    an empty log is no log: the last connection to close deletes it)."""
+    wal = db.with_name(db.name + "-wal")
+    return file_digest(db), hashlib.sha256(wal.read_bytes() if wal.exists() else b"").hexdigest()
+
+
+@contextmanager
+def unchanged(db: Path) -> Iterator[None]:
+    """Assert that the block wrote nothing to the board at `db`: the same bytes in the file and
+    its WAL, and the same `PRAGMA data_version` on a connection held open across the block (it
+    moves on every commit by anyone else, even one a checkpoint has not reached the file yet).
+    The set-up's log is checkpointed first, so a reader's closing checkpoint moves nothing."""
+    settle = sqlite3.connect(db)
+    settle.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    settle.close()
+    before = board_digest(db)
+    watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        (version,) = watcher.execute("PRAGMA data_version").fetchone()
+        yield
+        assert watcher.execute("PRAGMA data_version").fetchone()[0] == version, "a commit happened"
+    finally:
+        watcher.close()
+    assert board_digest(db) == before, "the board's bytes changed"

@@ -103,12 +103,17 @@ def open_board(
         read_only=read_only,
         create=may_create and not read_only,
     )
+    succeeded = False
     try:
         yield board
+        succeeded = True
+    except click.exceptions.Exit:  # a deliberate exit code (claim-next's idle 3) is not a failure
+        succeeded = True
+        raise
     finally:
         board.close()
-    if board.created:  # said once the command succeeded: a refusal stays one stderr line
-        announce_created(path)
+        if board.created and succeeded:  # a refusal stays one stderr line
+            announce_created(path)
 
 
 def ensure_board(path: Path, *, create: bool) -> None:

@@ -4,9 +4,10 @@ comments. Every rule (the transition table, the done-gate, caps) is the board's.
 import click
 
 from boardlib import transitions
+from boardlib.actors import OPERATOR
 
 from .context import global_options, open_board
-from .options import actor_option, split_ids, task_id_argument
+from .options import actor_option, epoch_option, split_ids, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -34,8 +35,10 @@ from .usage import Choice
 @click.option(
     "--agent",
     "-a",
+    envvar="KANBAN_AGENT",
     metavar="NAME",
-    help="File it as this agent: the board's caps on depth, children and root rate apply.",
+    help="File it as this agent: the board's caps on depth, children and root rate apply "
+    "(env: KANBAN_AGENT).",
 )
 @global_options
 def dispatch(
@@ -66,8 +69,7 @@ def dispatch(
             kind=kind,
             status=status,
             scheduled_by="agent" if agent else "manual",
-            actor=agent or "operator",
-            capped=agent is not None,
+            actor=agent or OPERATOR,
         )
     emit(task.to_json(), kind="task")
 
@@ -117,18 +119,30 @@ def edit(
 )
 @click.option("--reason", metavar="TEXT", help="Why (kept in the event; the block reason).")
 @actor_option
+@epoch_option
 @global_options
 def move(
-    task_id: str, to_status: str, human_override: bool, reason: str | None, actor: str
+    task_id: str,
+    to_status: str,
+    human_override: bool,
+    reason: str | None,
+    actor: str,
+    epoch: int | None,
 ) -> None:
     """Move a task to another status (table-checked).
 
-    Only the legal moves of the seven-status table; a move to done over a failing
-    verdict needs --human-override (audited).
+    The operator's tool: only the legal moves of the seven-status table, and a move to
+    done over a failing verdict needs --human-override (audited). As an agent (--agent or
+    KANBAN_AGENT) you move only a task you hold, never into done (self_review, not_assignee).
     """
     with open_board() as board:
         task = board.move(
-            task_id, to_status, actor=actor, human_override=human_override, reason=reason
+            task_id,
+            to_status,
+            actor=actor,
+            human_override=human_override,
+            reason=reason,
+            epoch=epoch,
         )
     emit(task.to_json(), kind="task")
 
