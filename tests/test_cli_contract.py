@@ -231,7 +231,8 @@ def test_under_the_operator_policy_only_the_provisioned_command_judges(tmp_path:
     attempt = result["verification"]["attempts"][-1]
     assert attempt["deterministic"]["command"] == check
     assert (attempt["source"], attempt["author"]) == ("init.sh", "operator")
-    (tree / "app.py").write_text("def answer():\n    return 43\n")
+    # (a different length: the first run's cached bytecode must not pass for the new source)
+    (tree / "app.py").write_text("def answer():\n    return 40 + 3\n")
     passed = kanban.ok("task", "workspace", "complete", task_id, "--agent", "dana", env=env)
     assert (passed["verified"], passed["taskStatus"]) == ("pass", "done")
 
