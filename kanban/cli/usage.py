@@ -7,7 +7,6 @@ Click's own "did you mean" (and ours, for commands and choices) as `suggestion`,
 command to run as `help`. `--help` itself still prints Click's help.
 """
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +17,8 @@ USAGE = "usage"
 
 def closest(word: str, candidates: Iterable[str]) -> str | None:
     """The candidate a typo most likely meant, if any is close enough."""
+    import difflib  # only on the error path: an agent's claim does not pay for it
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return matches[0] if matches else None
 
