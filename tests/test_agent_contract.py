@@ -370,3 +370,14 @@ def test_sentences_carry_readable_times(board: Board, clock: ManualClock) -> Non
     error = refused(board, Reason.STALE_CLAIM, lambda: board.heartbeat(task.id, "dana"))
     assert "5 s ago" in error.message and str(task.lease_until) not in error.message
     assert json.dumps(board.explain(task.id).to_json())  # the JSON still has milliseconds
+
+
+def test_the_tui_always_acts_as_an_operator(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui.app import default_operator
+
+    monkeypatch.setenv("KANBAN_OPERATOR", "olga")
+    assert default_operator() == "operator:olga"
+    monkeypatch.setenv("KANBAN_OPERATOR", "operator:olga")
+    assert default_operator() == "operator:olga"
+    monkeypatch.delenv("KANBAN_OPERATOR")
+    assert is_operator(default_operator())
