@@ -543,9 +543,11 @@ def test_invalid_utf8_in_argv_is_invalid_input(kanban: Kanban) -> None:
     [
         (("task", "lst"), "list"),
         (("tsk", "list"), "task"),
+        (("task", "exec", "finsh", "EXEC-1"), "finish"),
         (("task", "list", "--stauts", "todo"), "--status"),
         (("task", "list", "--status", "in-progress"), "in_progress"),
         (("task", "claim-next"), None),  # a missing --agent
+        (("task",), None),  # a group without its command
     ],
 )
 def test_usage_errors_are_one_json_line_with_a_suggestion(
@@ -553,10 +555,14 @@ def test_usage_errors_are_one_json_line_with_a_suggestion(
 ) -> None:
     error = refused_unchanged(kanban, *args, reason="usage")
     assert error.get("suggestion") == suggestion
-    assert error["help"].endswith("-h")
-    helped = kanban.run(*args[:2], "--help") if args[0] == "task" and args[1] != "lst" else None
-    if helped is not None:
-        assert helped.code == 0 and helped.out.startswith("Usage:")  # help stays Click's
+    if suggestion is not None:
+        assert f"Did you mean {suggestion!r}?" in error["error"]
+    assert error["help"] == f"{error['command']} -h"
+
+
+def test_help_is_still_clicks_help(kanban: Kanban) -> None:
+    helped = kanban.run("task", "list", "--help")
+    assert helped.code == 0 and helped.out.startswith("Usage: kanban task list")
 
 
 def test_verification_is_a_json_object_everywhere(kanban: Kanban) -> None:

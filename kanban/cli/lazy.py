@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 import click
 
-from .usage import no_such_command
-
 Section = tuple[str, dict[str, str]]
 
 
@@ -36,15 +34,6 @@ class LazyGroup(click.Group):
         if cmd_name in self._targets:
             return self._load(cmd_name)
         return super().get_command(ctx, cmd_name)
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        """Click's lookup, with "did you mean" for a mistyped command."""
-        name = args[0]
-        if self.get_command(ctx, name) is None and not name.startswith("-"):
-            raise no_such_command(ctx, name, self.list_commands(ctx))
-        return super().resolve_command(ctx, args)
 
     def _load(self, name: str) -> click.Command:
         command = self._loaded.get(name)

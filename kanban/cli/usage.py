@@ -7,6 +7,7 @@ Click's own "did you mean" (and ours, for commands and choices) as `suggestion`,
 command to run as `help`. `--help` itself still prints Click's help.
 """
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,18 +33,35 @@ class Choice(click.Choice):  # type: ignore[type-arg]
         return f"{message} Did you mean {guess!r}?" if guess else message
 
 
-def no_such_command(ctx: click.Context, name: str, commands: Iterable[str]) -> click.UsageError:
-    guess = closest(name, commands)
-    hint = f" Did you mean {guess!r}?" if guess else ""
-    error = click.UsageError(f"No such command {name!r}.{hint}", ctx)
-    error.suggestion = guess  # type: ignore[attr-defined]
-    return error
+_NO_SUCH_COMMAND = re.compile(r"No such command '(?P<name>.+)'\.")
+
+
+def _subcommands(ctx: click.Context | None) -> list[str]:
+    command = ctx.command if ctx is not None else None
+    return command.list_commands(ctx) if isinstance(command, click.Group) and ctx else []
+
+
+def _message(error: click.UsageError) -> tuple[str, str | None]:
+    """Click's message and a suggestion. A group called without a command gets one line naming
+    its commands (Click's "message" is then the whole help page); a mistyped command gets the
+    closest one."""
+    ctx = error.ctx
+    if isinstance(error, click.exceptions.NoArgsIsHelpError) and ctx is not None:
+        names = ", ".join(_subcommands(ctx))
+        return f"Missing command: {ctx.command_path} needs one of {names}.", None
+    message = error.format_message()
+    typo = _NO_SUCH_COMMAND.fullmatch(message)
+    if typo is not None:
+        guess = closest(typo["name"], _subcommands(ctx))
+        if guess is not None:
+            return f"{message} Did you mean {guess!r}?", guess
+    return message, None
 
 
 def usage_document(error: click.UsageError) -> dict[str, Any]:
     """The JSON line for a usage error."""
-    doc: dict[str, Any] = {"error": error.format_message(), "reason": USAGE}
-    suggestion = getattr(error, "suggestion", None)
+    message, suggestion = _message(error)
+    doc: dict[str, Any] = {"error": message, "reason": USAGE}
     possibilities = getattr(error, "possibilities", None)
     if suggestion is None and possibilities:
         suggestion = sorted(possibilities)[0]
