@@ -35,9 +35,10 @@ def not_a_board(path: Path, why: str) -> BoardError:
 
 
 def no_board(path: Path) -> BoardError:
+    where = f"{path} is an empty file, not a board yet" if path.exists() else f"no board at {path}"
     return BoardError(
         Reason.NO_BOARD,
-        f"no board at {path}: check --db/KANBAN_DB, or create one with `kanban db init {path}` "
+        f"{where}: check --db/KANBAN_DB, or create one with `kanban db init {path}` "
         "(or `kanban task dispatch`, which creates the board it files into)",
         path=str(path),
     )
