@@ -241,7 +241,7 @@ def hostile_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
         board.link_dependency(first.id, other.id)
         board.claim(other.id, "agent\x1b[2J", runtime="rt\x1b]52;c;eA==\x07")
         run = board.open_execution(other.id, "[@click=screen.priority(1000)]BUMP[/]")
-        board.close_execution(run.id, "failed", error=EVIL)
+        board.close_execution(run.id, "failed", agent="agent\x1b[2J", error=EVIL)
         board.add_comment(first.id, EVIL, author_agent_id="[@click=app.quit]", author_type="agent")
         board.block(other.id, "agent\x1b[2J", EVIL)
     return path, clock
