@@ -99,7 +99,7 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
     if scheme == "sqlite" and match["rest"].startswith("/"):
         return Path(match["rest"]).expanduser()
     raise BoardError(
-        Reason.INVALID_INPUT,
+        Reason.UNSUPPORTED_BACKEND,
         f"{scheme!r} boards are not supported: --db/KANBAN_DB takes a SQLite file path "
         "(or sqlite:///path) or a postgresql:// URL",
         scheme=scheme,

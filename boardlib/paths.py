@@ -9,7 +9,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .location import BoardLocation, board_location
+# The one function that tells a file from a URL lives in location.py (re-exported here).
+from .location import BoardLocation, DatabaseUrl
+from .location import board_location as board_location
 
 
 def state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -19,10 +21,19 @@ def state_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def default_board_path(environ: Mapping[str, str] | None = None) -> BoardLocation:
-    """`KANBAN_DB` (a path or a `postgresql://` URL), else the per-user file."""
+    """`KANBAN_DB` (a path or a `postgresql://` URL, see `board_location`), else the per-user
+    default file."""
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_DB")
     return board_location(explicit) if explicit else state_dir(env) / "board.db"
+
+
+def is_default_board(path: BoardLocation, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether `path` is the per-user default board, which any first write may create."""
+    if isinstance(path, DatabaseUrl):
+        return False
+    env = os.environ if environ is None else environ
+    return path.expanduser() == (state_dir(env) / "board.db").expanduser()
 
 
 def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:

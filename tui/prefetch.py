@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from boardlib import Board
 from boardlib.clock import Clock
 from boardlib.location import BoardLocation, DatabaseUrl, absolute_location
-from boardlib.records import Task
+from boardlib.records import Event, Task
+
+RECENT_EVENTS = 200  # what a full read hands the activity pane
 
 
 def board_identity(path: BoardLocation) -> tuple[int, int] | None:
@@ -26,6 +28,11 @@ def board_identity(path: BoardLocation) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def recent_events(board: Board, count: int) -> list[Event]:
+    """The newest `count` events, oldest first (the order the live feed delivers them)."""
+    return board.recent_events(limit=count)[::-1]
+
+
 @dataclass
 class FirstRead:
     """A read-only connection and what it saw: the reader thread takes all of it over."""
@@ -35,6 +42,9 @@ class FirstRead:
     version: int
     tasks: list[Task]
     cursor: int
+    events: list[Event]
+    overridden: frozenset[str]
+    schema_newer: bool
 
 
 class Prefetch:
@@ -53,10 +63,13 @@ class Prefetch:
         try:
             version = board.change_token()
             tasks, cursor = board.snapshot()
+            events = recent_events(board, RECENT_EVENTS)
+            overridden = frozenset(board.overridden_task_ids())
+            newer = board.schema_is_newer()
         except Exception:
             board.close()
             return None
-        return FirstRead(board, identity, version, tasks, cursor)
+        return FirstRead(board, identity, version, tasks, cursor, events, overridden, newer)
 
     def take(self) -> FirstRead | None:
         """The prefetched read (once), or None when there is none to adopt."""

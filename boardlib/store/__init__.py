@@ -13,6 +13,7 @@ def open_store(
     config: BoardConfig,
     *,
     read_only: bool = False,
+    create: bool = True,
     pool_size: int | None = None,
 ) -> Store:
     """The store for a board location: a `DatabaseUrl` is PostgreSQL (psycopg is imported here and
@@ -21,7 +22,9 @@ def open_store(
     if isinstance(location, DatabaseUrl):
         from .postgres import PostgresStore
 
-        return PostgresStore(location, config, read_only=read_only, pool_size=pool_size)
+        return PostgresStore(
+            location, config, read_only=read_only, create=create, pool_size=pool_size
+        )
     from .sqlite import SqliteStore
 
-    return SqliteStore(location, config, read_only=read_only)
+    return SqliteStore(location, config, read_only=read_only, create=create)

@@ -150,6 +150,8 @@ class Tx(Protocol):
 
     def unmet_dependency_drift(self) -> list[Row]: ...
 
+    def dependency_cycle_edges(self) -> list[tuple[str, str]]: ...
+
     # -- comments
     def insert_comment(
         self,
@@ -172,7 +174,9 @@ class Tx(Protocol):
 
     def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]: ...
 
-    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None: ...
+    def close_running_executions(
+        self, task_id: str, status: str, now: int, error: str
+    ) -> list[Row]: ...
 
     def executions(self, task_id: str) -> list[Row]: ...
 
@@ -206,6 +210,8 @@ class Tx(Protocol):
         below a seq it returns: a follower that passes back the last seq it got misses nothing."""
         ...
 
+    def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Row]: ...
+
     def last_event_seq(self) -> int:
         """The cursor a follower that wants only what happens from now on starts at."""
         ...
@@ -227,6 +233,8 @@ class Tx(Protocol):
     ) -> None: ...
 
     def audit(self, task_id: str | None = None) -> list[Row]: ...
+
+    def overridden_task_ids(self) -> list[str]: ...
 
     # -- health and whole-board copies
     def integrity_problems(self) -> list[str]: ...
@@ -250,6 +258,7 @@ class Store(Protocol):
     """One board's storage: runs callables inside transactions and says when something changed."""
 
     read_only: bool
+    created: bool  # opening this store made the board (a new file, an empty schema)
     migrations_applied: int  # how many schema migrations opening this store ran (0: current)
 
     @property
@@ -267,6 +276,11 @@ class Store(Protocol):
         board's wall-clock budget, then `BoardError(BUSY)`. `shared=True` marks a transaction whose
         statements guard themselves (the claims: row locks, `SKIP LOCKED`, guarded updates), which
         a store may run beside other shared writers instead of taking its whole-board write turn."""
+        ...
+
+    def try_write(self, work: Callable[[Tx], T]) -> T | None:
+        """`write` if it can be done at once; None (nothing written) when another writer holds
+        the board's write turn or this process may not write. For best-effort upkeep."""
         ...
 
     def read(self, work: Callable[[Tx], T]) -> T:

@@ -513,6 +513,18 @@ class PostgresTx:
             {"id": task_id, "now": now},
         )
 
+    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
+        rows = self._all(
+            """
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
+            WHERE d.task_id = d.depends_on_task_id
+               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
+                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
+            ORDER BY d.task_id, d.depends_on_task_id
+            """
+        )
+        return [(row[0], row[1]) for row in rows]
+
     def unmet_dependency_drift(self) -> list[Row]:
         return self._all(
             """
@@ -588,10 +600,13 @@ class PostgresTx:
             {"task": task_id, "now": now, "error": error},
         )
 
-    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None:
-        self.conn.execute(
+    def close_running_executions(
+        self, task_id: str, status: str, now: int, error: str
+    ) -> list[Row]:
+        return self._all(
             "UPDATE execution_processes SET status = %(status)s, completed_at = %(now)s, "
-            "error = %(error)s WHERE task_id = %(task)s AND status = 'running'",
+            "error = %(error)s, recovery_tombstone = 1 "
+            "WHERE task_id = %(task)s AND status = 'running' RETURNING *",
             {"task": task_id, "status": status, "now": now, "error": error},
         )
 
@@ -684,6 +699,19 @@ class PostgresTx:
             (task_id, since, horizon, limit),
         )
 
+    def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Row]:
+        """Newest first, up to the safe horizon: what a live view shows is what its cursor will
+        then follow from, with nothing shown twice."""
+        horizon = self.safe_horizon()
+        if task_id is None:
+            return self._all(
+                "SELECT * FROM events WHERE seq <= %s ORDER BY seq DESC LIMIT %s", (horizon, limit)
+            )
+        return self._all(
+            "SELECT * FROM events WHERE task_id = %s AND seq <= %s ORDER BY seq DESC LIMIT %s",
+            (task_id, horizon, limit),
+        )
+
     def last_event_seq(self) -> int:
         return self.safe_horizon()
 
@@ -738,6 +766,13 @@ class PostgresTx:
         if task_id is None:
             return self._all("SELECT * FROM audit ORDER BY seq")
         return self._all("SELECT * FROM audit WHERE task_id = %s ORDER BY seq", (task_id,))
+
+    def overridden_task_ids(self) -> list[str]:
+        rows = self._all(
+            "SELECT DISTINCT task_id FROM audit "
+            "WHERE action = 'human_override' AND task_id IS NOT NULL"
+        )
+        return [row[0] for row in rows]
 
     # -- health and whole-board copies -----------------------------------------------------------
 
@@ -888,8 +923,12 @@ class PostgresStore:
         config: BoardConfig,
         *,
         read_only: bool = False,
+        create: bool = True,
         pool_size: int | None = None,
     ) -> None:
+        """Open the board in the URL's schema. Nothing is written to look: a schema without a
+        board is `no_board` unless `create` (then the board's tables are made in it), a schema
+        holding tables of kanban's names but no board is `not_a_board` and stays untouched."""
         self.url = url
         self.config = config
         self.read_only = read_only
@@ -901,6 +940,7 @@ class PostgresStore:
         self._token: int | None = None
         self._token_read_at = 0.0
         self.migrations_applied = 0
+        self.created = False
         if pool_size is not None and pool_size > 1:
             from psycopg_pool import ConnectionPool
 
@@ -937,16 +977,18 @@ class PostgresStore:
             )  # fmt: skip
             self._take_board_lock = f"SELECT pg_advisory_xact_lock({self.lock_key})"
             version = self._version(conn)
-            if version is None or version != SCHEMA_VERSION:
-                if read_only:
-                    if version is None:
-                        raise BoardError(
-                            Reason.NOT_FOUND,
-                            f"no kanban board at {url.display}",
-                            path=url.display,
-                        )
-                else:
-                    self.migrations_applied = self._migrate(conn)
+            if version is None:
+                self._refuse_foreign_tables(conn)
+                self.created = True
+                if read_only or not create:
+                    raise BoardError(
+                        Reason.NO_BOARD,
+                        f"no board in schema {self.schema} at {url.display}: check "
+                        f"--db/KANBAN_DB, or create one with `kanban db init '{url.display}'`",
+                        path=url.display,
+                    )
+            if version != SCHEMA_VERSION and not read_only:
+                self.migrations_applied = self._migrate(conn)
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -1026,19 +1068,7 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
             current = self._version(conn)
             if current is None:
-                foreign = conn.execute(
-                    "SELECT count(*) FROM pg_class WHERE relnamespace = "
-                    "current_schema()::regnamespace AND relkind IN ('r', 'p') "
-                    "AND relname = ANY(%s)",
-                    ([table for table, _ in TABLES],),
-                ).fetchone()
-                if foreign is not None and foreign[0]:
-                    raise BoardError(
-                        Reason.INVALID_INPUT,
-                        f"not a kanban board: {self.url.display} (schema {self.schema} has "
-                        "kanban-named tables but no board_meta)",
-                        path=self.url.display,
-                    )
+                self._refuse_foreign_tables(conn)
                 conn.execute(META_DDL)
                 conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 0)")
                 current = 0
@@ -1058,6 +1088,22 @@ class PostgresStore:
             raise
         return SCHEMA_VERSION - current
 
+    def _refuse_foreign_tables(self, conn: Conn) -> None:
+        """A schema with tables of kanban's names and no `board_meta` belongs to someone else."""
+        row = conn.execute(
+            "SELECT array_agg(relname::text ORDER BY relname) FROM pg_class WHERE relnamespace = "
+            "current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname = ANY(%s)",
+            ([table for table, _ in TABLES],),
+        ).fetchone()
+        if row is not None and row[0]:
+            raise BoardError(
+                Reason.NOT_A_BOARD,
+                f"{self.url.display} is not a kanban board (schema {self.schema} holds tables "
+                f"named {', '.join(row[0])} but no board); it was left untouched. Point "
+                "--db/KANBAN_DB at a board, or at an empty schema",
+                path=self.url.display,
+            )
+
     # -- transactions ---------------------------------------------------------------------------
 
     def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
@@ -1065,13 +1111,27 @@ class PostgresStore:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         return self._run(work, write=True, shared=shared)
 
+    def try_write(self, work: Callable[[Tx], T]) -> T | None:
+        """One attempt that waits for no lock (a 1 ms lock timeout); None when it would have."""
+        if self.read_only:
+            return None
+        try:
+            return self._run(work, write=True, shared=False, budget_ms=0)
+        except BoardError as error:
+            if error.reason in (Reason.BUSY, Reason.READ_ONLY):
+                return None
+            raise
+
     def read(self, work: Callable[[Tx], T]) -> T:
         return self._run(work, write=False, shared=True)
 
-    def _run(self, work: Callable[[Tx], T], *, write: bool, shared: bool) -> T:
+    def _run(
+        self, work: Callable[[Tx], T], *, write: bool, shared: bool, budget_ms: int | None = None
+    ) -> T:
         """One transaction, re-run whole on transient contention until the wall-clock budget is
         spent. Any other error (a `BoardError` refusal included) rolls back and propagates."""
-        deadline = time.monotonic() + self.config.retry_budget_ms / 1000
+        budget = self.config.retry_budget_ms if budget_ms is None else budget_ms
+        deadline = time.monotonic() + budget / 1000
         low, high = self.config.retry_jitter_ms
         attempt = 0
         while True:
@@ -1082,7 +1142,7 @@ class PostgresStore:
                     return self._attempt(conn, work, write=write, shared=shared, left_ms=left_ms)
             except _RETRYABLE as error:
                 left = deadline - time.monotonic()
-                if left <= 0 or attempt >= self.config.retry_max_attempts:
+                if left <= 0 or budget == 0 or attempt >= self.config.retry_max_attempts:
                     raise BoardError(
                         Reason.BUSY, "database busy, try again", attempts=attempt
                     ) from error

@@ -3,10 +3,9 @@
 import click
 
 from boardlib.config import BoardConfig
-from boardlib.errors import BoardError, Reason
 from boardlib.location import DatabaseUrl, board_location, display_location, location_exists
 
-from .context import board_path, global_options, open_board
+from .context import board_path, global_options, open_board, settings
 from .exitcodes import UNEXPECTED
 from .output import emit, error_line
 
@@ -74,12 +73,7 @@ def migrate() -> None:
     Works on a SQLite file and on a PostgreSQL URL alike. Prints the schema version and how many
     migrations ran (0 when it was already current); a missing board is refused, not created.
     """
-    where = board_path()
-    if not location_exists(where):
-        raise BoardError(
-            Reason.NOT_FOUND, f"board not found: {display_location(where)}", path=str(where)
-        )
-    with open_board(recover=False) as board:
+    with open_board(recover=False, create=False) as board:
         doc = {
             "path": board.store.display,
             "backend": board.store.backend,
@@ -109,3 +103,26 @@ def copy(source: str, target: str) -> None:
         board_location(source), board_location(target), config=BoardConfig.from_env()
     )
     emit(report.to_json(), kind="record")
+
+
+@db.command("init")
+@click.argument("location", metavar="[PATH]", required=False)
+@global_options
+def init(location: str | None) -> None:
+    """Create a board (PATH, else --db, KANBAN_DB or the default): a SQLite file, or the schema
+    of a postgresql:// URL.
+
+    Creating is explicit: other verbs refuse a missing file (no_board) rather than start an
+    empty board on a mistyped path. An existing board is left as it is ("created": false); a
+    file that is not a kanban board is refused (not_a_board) and left untouched.
+    """
+    if location is not None:
+        settings().db = location
+    with open_board(create=True, recover=False) as board:
+        doc = {
+            "path": board.store.display,
+            "backend": board.store.backend,
+            "created": board.created,
+            "schemaVersion": board.check().schema_version,
+        }
+    emit(doc, kind="record")

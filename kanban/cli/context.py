@@ -17,7 +17,9 @@ from boardlib.board import Board
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
 from boardlib.location import BoardLocation, board_location
-from boardlib.paths import default_board_path
+from boardlib.paths import default_board_path, is_default_board
+
+from .usage import Choice
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,7 +64,7 @@ db_option = click.option(
 
 format_option = click.option(
     "--format",
-    type=click.Choice(FORMATS),
+    type=Choice(FORMATS),
     expose_value=False,
     callback=_set_format,
     help="json (default: one document on stdout) or table (for people).",
@@ -82,22 +84,54 @@ def board_path() -> BoardLocation:
 
 
 @contextmanager
-def open_board(*, recover: bool = True, read_only: bool = False) -> Iterator[Board]:
+def open_board(
+    *, recover: bool = True, read_only: bool = False, create: bool | None = None
+) -> Iterator[Board]:
     """The resolved board, closed on the way out. `recover=False` for verbs that release expired
-    leases in their own transaction anyway (claims, reconcile) or must not write (followers)."""
+    leases in their own transaction anyway (claims, reconcile) or must not write (followers).
+
+    Creating a board is explicit, so a typo in `--db` is `no_board` rather than an empty board
+    an agent loop idles on forever: `create=True` for the verbs that make one (`db init`, `task
+    dispatch`, `plan apply`), `create=False` for reads, and the default (None) lets a write
+    create only the per-user default board. A created board is announced on stderr."""
     global opened_path
     path = opened_path = board_path()
+    may_create = create if create is not None else is_default_board(path)
     board = Board(
         path,
         clock=clock_from_env(),
         config=BoardConfig.from_env(),
         recover=recover and not read_only,
         read_only=read_only,
+        create=may_create and not read_only,
     )
+    succeeded = False
     try:
         yield board
+        succeeded = True
+    except click.exceptions.Exit:  # a deliberate exit code (claim-next's idle 3) is not a failure
+        succeeded = True
+        raise
     finally:
         board.close()
+        if board.created and succeeded:  # a refusal stays one stderr line
+            announce_created(path)
+
+
+def ensure_board(path: BoardLocation, *, create: bool) -> None:
+    """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
+    file or a missing one is refused here, as JSON, before the screen is taken over."""
+    with Board(path, config=BoardConfig.from_env(), recover=False, create=create) as board:
+        if board.created:
+            announce_created(path)
+
+
+def announce_created(path: BoardLocation) -> None:
+    """The one stderr line of a command that made a new board (stdout stays one JSON document)."""
+    click.echo(f"{CREATED_NOTICE} {path}", err=True)
+
+
+CREATED_NOTICE = "kanban: created a new board at"
 
 
 def lease_ms(minutes: float | None) -> int | None:
