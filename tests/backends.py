@@ -15,6 +15,34 @@ def is_postgres(location: Any) -> bool:
     return isinstance(board_location(location), DatabaseUrl)
 
 
+def conninfo(location: Any) -> str:
+    """The URL to hand libpq (a `DatabaseUrl` prints without its password; this does not)."""
+    found = board_location(location)
+    assert isinstance(found, DatabaseUrl)
+    return found.conninfo
+
+
+def content_digest(location: Any) -> tuple[Any, ...]:
+    """Everything a Postgres board holds, for "changed nothing" checks: every table's rows and
+    content hash (as `db copy` compares them) and where its sequences stand."""
+    import psycopg
+
+    from boardlib.store.copy import board_digest
+    from boardlib.store.postgres import PostgresStore
+
+    with psycopg.connect(conninfo(location), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT (SELECT last_value FROM event_seq), (SELECT last_value FROM audit_seq_seq)"
+        ).fetchone()
+    store = PostgresStore(board_location(location), __import__("boardlib").BoardConfig(),
+                          read_only=True)  # fmt: skip
+    try:
+        tables = store.read(board_digest)
+    finally:
+        store.close()
+    return (tuple(sorted((k, v.rows, v.sha256) for k, v in tables.items())), row)
+
+
 def _schema(url: str) -> str:
     options = dict(parse_qsl(urlsplit(url).query)).get("options", "")
     return options.split("search_path=", 1)[1] if "search_path=" in options else "public"
@@ -30,7 +58,7 @@ def hold_write_lock(location: Any) -> Iterator[None]:
         from boardlib.store.postgres import board_lock_and_channel
 
         key, _channel = board_lock_and_channel(_schema(str(location)))
-        with psycopg.connect(str(location), autocommit=True) as conn:
+        with psycopg.connect(conninfo(location), autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (key,))
             yield
         return
@@ -50,7 +78,7 @@ def raw_execute(location: Any, statement: str) -> None:
     if is_postgres(location):
         import psycopg
 
-        with psycopg.connect(str(location), autocommit=True) as conn:
+        with psycopg.connect(conninfo(location), autocommit=True) as conn:
             conn.execute(statement)  # type: ignore[arg-type]
         return
     import sqlite3
@@ -64,7 +92,7 @@ def board_created(location: Any) -> bool:
     if is_postgres(location):
         import psycopg
 
-        with psycopg.connect(str(location), autocommit=True) as conn:
+        with psycopg.connect(conninfo(location), autocommit=True) as conn:
             row = conn.execute("SELECT to_regclass('board_meta') IS NOT NULL").fetchone()
             return bool(row and row[0])
     return Path(location).exists()

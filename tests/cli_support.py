@@ -21,6 +21,8 @@ from typing import Any
 
 from boardlib import Board, ManualClock
 
+from .backends import board_created, content_digest, is_postgres
+
 BIN = Path(sys.executable).parent
 KANBAN = BIN / "kanban"
 START_MS = 1_800_000_000_000
@@ -74,7 +76,7 @@ class Kanban:
         self.db = db
         self.now = now_ms
         self.test_clock = test_clock
-        if init and not db.exists():
+        if init and not board_created(db):
             Board(db, recover=False).close()
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -169,7 +171,13 @@ def unchanged(db: Path) -> Iterator[None]:
     """Assert that the block wrote nothing to the board at `db`: the same bytes in the file and
     its WAL, and the same `PRAGMA data_version` on a connection held open across the block (it
     moves on every commit by anyone else, even one a checkpoint has not reached the file yet).
-    The set-up's log is checkpointed first, so a reader's closing checkpoint moves nothing."""
+    The set-up's log is checkpointed first, so a reader's closing checkpoint moves nothing.
+    On Postgres: the same rows in every table (content hashes) and the same sequence values."""
+    if is_postgres(db):
+        before_content = content_digest(db)
+        yield
+        assert content_digest(db) == before_content, "the board's rows changed"
+        return
     settle = sqlite3.connect(db)
     settle.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     settle.close()

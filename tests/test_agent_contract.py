@@ -15,8 +15,10 @@ from boardlib.actors import GATE, OPERATOR, is_agent, is_operator, is_system, op
 from boardlib.board import PlanItem
 from boardlib.clock import moment
 from boardlib.errors import HTTP_STATUS
+from boardlib.location import DatabaseUrl
 from boardlib.paths import board_location
 
+from .backends import hold_write_lock, raw_execute
 from .cli_support import file_digest, unchanged
 from .conftest import task_in
 
@@ -208,15 +210,13 @@ def test_a_task_cannot_depend_on_its_own_future_id(board: Board) -> None:
 
 def test_db_check_names_dependency_cycles(board: Board) -> None:
     a, b = board.create_task("a"), board.create_task("b")
-    conn = sqlite3.connect(board.path)
-    conn.executemany(
-        "INSERT INTO task_deps (task_id, depends_on_task_id, created_at) VALUES (?, ?, 0)",
-        [(a.id, b.id), (b.id, a.id), (b.id, b.id)],
-    )
-    conn.execute("UPDATE tasks SET unmet_deps = 2 WHERE id = ?", (b.id,))
-    conn.execute("UPDATE tasks SET unmet_deps = 1 WHERE id = ?", (a.id,))
-    conn.commit()
-    conn.close()
+    for statement in (
+        "INSERT INTO task_deps (task_id, depends_on_task_id, created_at) VALUES "
+        f"('{a.id}', '{b.id}', 0), ('{b.id}', '{a.id}', 0), ('{b.id}', '{b.id}', 0)",
+        f"UPDATE tasks SET unmet_deps = 2 WHERE id = '{b.id}'",
+        f"UPDATE tasks SET unmet_deps = 1 WHERE id = '{a.id}'",
+    ):
+        raw_execute(board.path, statement)  # behind the board's back
     problems = board.check().problems
     assert any(p.startswith(f"dependency cycle: {a.id} -> {b.id} -> {a.id}") for p in problems)
     assert any(p.startswith(f"dependency cycle: {b.id} -> {b.id}") for p in problems)
@@ -266,8 +266,11 @@ def test_a_missing_file_is_no_board_unless_created(tmp_path: Path) -> None:
         assert not opened.created
 
 
-def test_a_database_url_is_refused_in_one_place(tmp_path: Path) -> None:
-    for url in ("postgresql://u:pw@host/db", "postgres://h/d", "mysql://h/d"):
+def test_a_database_url_is_told_from_a_path_in_one_place(tmp_path: Path) -> None:
+    for url in ("postgresql://u:pw@host/db", "postgres://h/d"):
+        assert isinstance(board_location(url), DatabaseUrl)
+        assert "pw" not in str(board_location(url))
+    for url in ("mysql://u:pw@h/d", "redis://h"):
         with pytest.raises(BoardError) as caught:
             board_location(url)
         assert caught.value.reason is Reason.UNSUPPORTED_BACKEND
@@ -281,14 +284,8 @@ def test_opening_to_read_never_needs_the_write_lock(board_path: Path, clock: Man
         task = board.create_task("held")
         board.claim(task.id, "dana")
     clock.advance(ms=BoardConfig().lease_ms + 1)
-    blocker = sqlite3.connect(board_path, isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")
-    try:
-        with unchanged(board_path), Board(board_path, clock=clock) as reader:
-            assert reader.get_task(task.id).status == t.IN_PROGRESS  # recovery skipped
-    finally:
-        blocker.execute("ROLLBACK")
-        blocker.close()
+    with hold_write_lock(board_path), unchanged(board_path), Board(board_path, clock=clock) as r:
+        assert r.get_task(task.id).status == t.IN_PROGRESS  # recovery skipped
     with Board(board_path, clock=clock) as writer:  # the next open does it
         assert writer.get_task(task.id).status == t.TODO
 

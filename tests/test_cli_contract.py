@@ -324,9 +324,11 @@ def test_the_default_board_is_created_by_the_first_write(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    "url", ["postgresql://kanban:secret@db.example/kanban", "postgres://localhost/k"]
+    "url", ["postgresql://kanban:secret@127.0.0.1:1/kanban", "postgres://127.0.0.1:1/k"]
 )
-def test_a_database_url_is_refused_not_made_into_a_folder(tmp_path: Path, url: str) -> None:
+def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> None:
+    """A URL selects the Postgres store (here a closed port): no folder named `postgresql:`, one
+    JSON error line, and the password never echoed."""
     env = clean_env()
     for where in (["--db", url], []):
         run = subprocess.run(
@@ -334,10 +336,18 @@ def test_a_database_url_is_refused_not_made_into_a_folder(tmp_path: Path, url: s
             env={**env, "KANBAN_DB": url} if not where else env,
             cwd=tmp_path, capture_output=True, text=True, check=False,
         )  # fmt: skip
-        assert run.returncode == 2, run.stderr
+        assert run.returncode == 1, run.stderr
         error = json.loads(run.stderr)
-        assert error["reason"] == "unsupported_backend" and "PostgreSQL" in error["error"]
+        assert error["reason"] == "database_unavailable" and "127.0.0.1" in error["error"]
         assert "secret" not in run.stderr  # the URL's password is never echoed
+    for scheme in ("mysql", "redis"):
+        run = subprocess.run(
+            [str(KANBAN), "--db", f"{scheme}://u:secret@h/d", "task", "list"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 2, run.stderr
+        assert json.loads(run.stderr)["reason"] == "unsupported_backend"
+        assert "secret" not in run.stderr
     assert list(tmp_path.iterdir()) == []
 
 

@@ -223,19 +223,27 @@ def test_a_pooled_board_serves_many_threads(url: str) -> None:
 # -- opening, refusing, migrating ---------------------------------------------------------------
 
 
-def test_read_only_on_an_empty_schema_is_not_found_and_creates_nothing(url: str) -> None:
-    with pytest.raises(BoardError) as missing:
-        Board(url, read_only=True)
-    assert missing.value.reason is Reason.NOT_FOUND
+def test_an_empty_schema_is_no_board_unless_created(url: str) -> None:
+    for kwargs in ({"read_only": True}, {"create": False}):
+        with pytest.raises(BoardError) as missing:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert missing.value.reason is Reason.NO_BOARD
+        assert "db init" in missing.value.message
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT to_regclass('board_meta')").fetchone() == (None,)
+    with Board(url) as made:
+        assert made.created
+    with Board(url, create=False) as opened:
+        assert not opened.created
 
 
 def test_a_schema_holding_someone_elses_tasks_table_is_refused_untouched(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE tasks (id int)")
-    with pytest.raises(BoardError, match="not a kanban board"):
-        Board(url)
+    for kwargs in ({}, {"read_only": True}, {"create": False}):
+        with pytest.raises(BoardError) as refused:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert refused.value.reason is Reason.NOT_A_BOARD
     with psycopg.connect(url) as conn:
         tables = conn.execute(
             "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
@@ -310,7 +318,7 @@ def test_a_wrong_password_is_refused_without_printing_it(postgres_cluster: Clust
     with pytest.raises(StoreUnavailable) as refused:
         Board(wrong)
     assert "not-sesame" not in refused.value.message and "***" in refused.value.message
-    kanban = Kanban(wrong)  # type: ignore[arg-type]
+    kanban = Kanban(wrong, init=False)  # type: ignore[arg-type]
     result = kanban.run("task", "list")
     assert result.code == 1, str(result)
     assert result.error["reason"] == "database_unavailable"
@@ -325,15 +333,17 @@ def test_libpq_finds_the_password_in_pgpassfile_and_pg_variables(
     base = _password_role(postgres_cluster)
     schema_url = new_postgres_board(postgres_cluster)
     options = schema_url.split("?", 1)[1]
-    kanban = Kanban(f"{base}?{options}")  # type: ignore[arg-type]
+    kanban = Kanban(f"{base}?{options}", init=False)  # type: ignore[arg-type]
     without = kanban.run("task", "list", env={"PGPASSFILE": str(tmp_path / "none")})
     assert without.code == 1 and without.error["reason"] == "database_unavailable"
     passfile = tmp_path / "pgpass"
     passfile.write_text(f"127.0.0.1:{postgres_cluster.port}:*:{PASSWORD_ROLE}:sesame-42\n")
     passfile.chmod(0o600)
+    created = kanban.created("db", "init", env={"PGPASSFILE": str(passfile)})
+    assert created["backend"] == "postgres" and created["created"] is True
     assert kanban.ok("task", "list", env={"PGPASSFILE": str(passfile)}) == []
     # PG* variables fill in what the URL leaves out, as for psql
-    bare = Kanban(f"postgresql:///postgres?{options}")  # type: ignore[arg-type]
+    bare = Kanban(f"postgresql:///postgres?{options}", init=False)  # type: ignore[arg-type]
     env = {
         "PGHOST": "127.0.0.1", "PGPORT": str(postgres_cluster.port), "PGUSER": PASSWORD_ROLE,
         "PGPASSWORD": "sesame-42",
@@ -343,7 +353,7 @@ def test_libpq_finds_the_password_in_pgpassfile_and_pg_variables(
 
 def test_an_unreachable_server_is_one_json_line_and_exit_1(tmp_path: Path) -> None:
     with socket_closed_port() as port:
-        kanban = Kanban(f"postgresql://nobody:pw-123@127.0.0.1:{port}/x")  # type: ignore[arg-type]
+        kanban = Kanban(f"postgresql://nobody:pw-123@127.0.0.1:{port}/x", init=False)  # type: ignore[arg-type]
         result = kanban.run("task", "list", env={"PGCONNECT_TIMEOUT": "2"})
     assert result.code == 1, str(result)
     assert result.out == ""
@@ -369,7 +379,7 @@ def _populate(board: Board) -> None:
     board.create_task("child", parent_task_id=a.id)
     claimed = board.claim(a.id, "alice")
     run = board.open_execution(a.id, "sh", agent="alice")
-    board.close_execution(run.id, "succeeded", cost_usd=0.1 + 0.2, input_tokens=12)
+    board.close_execution(run.id, "succeeded", agent="alice", cost_usd=0.1 + 0.2, input_tokens=12)
     board.add_comment(b.id, "a 'quoted' \\ comment\nwith a newline")
     board.record_workspace(
         a.id, repo_path="/r", branch="kanban/task-1", worktree_path="/w", base_commit="abc"
