@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = ("textual", "fastapi", "uvicorn", "starlette", "git", "click", "rich", "pydantic")
+# The Postgres store is imported only for a postgresql:// board: a SQLite agent never pays for it.
+POSTGRES = ("psycopg", "psycopg_pool", "psycopg_binary")
 
 SCRIPT = """
 import json, sys
@@ -34,3 +36,4 @@ def test_claim_path_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = set(json.loads(result.stdout))
     assert "boardlib" in loaded
     assert loaded.isdisjoint(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
+    assert loaded.isdisjoint(POSTGRES), sorted(loaded & set(POSTGRES))

@@ -302,6 +302,13 @@ def test_urls_never_print_their_password() -> None:
     assert url.conninfo.count("hunter2") == 2  # libpq still gets it
 
 
+def test_the_tui_header_shows_a_url_without_its_password() -> None:
+    from tui.components.header_bar import short_path
+
+    shown = short_path(DatabaseUrl("postgresql://ops:hunter2@db.example/boards"))
+    assert shown == "postgresql://ops:***@db.example/boards"
+
+
 def _password_role(cluster: Cluster) -> str:
     with psycopg.connect(cluster.url, autocommit=True) as conn:
         exists = conn.execute(
