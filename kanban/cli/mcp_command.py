@@ -1,0 +1,42 @@
+"""`kanban mcp`: serve the board to one agent over MCP on stdin/stdout.
+
+The identity is fixed here, for the whole session: `--agent` or `KANBAN_AGENT`. No tool takes an
+agent name, so the model behind the session cannot act as anyone else. The SDK is imported only
+when the command runs, so the rest of the CLI never pays for it.
+"""
+
+import click
+
+from boardlib.actors import SYSTEM, is_operator
+from boardlib.validation import name
+
+from .context import board_path, db_option
+from .options import agent_option
+
+
+@click.command("mcp")
+@agent_option
+@click.option(
+    "--role",
+    "-r",
+    metavar="ROLE",
+    help="Your role: claim_next and explain use it unless a call names another.",
+)
+@db_option
+def mcp(agent: str, role: str | None) -> None:
+    """Serve the board's tools to an agent runtime over MCP (stdio).
+
+    The session acts as --agent for every call; a claim's epoch is kept by the server and
+    quoted on each lease-protected call. Register it with your runtime, e.g.
+    `claude mcp add kanban -e KANBAN_AGENT=alice -- kanban mcp`.
+    """
+    agent = name(agent, "agent")
+    if is_operator(agent) or agent == SYSTEM:
+        raise click.BadParameter(
+            f"{agent!r} is not an agent name: an MCP session acts as an agent, under the "
+            "board's rules for agents",
+            param_hint="--agent",
+        )
+    from kanban.mcp.server import serve_stdio
+
+    serve_stdio(board_path(), agent, role=role)
