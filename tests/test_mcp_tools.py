@@ -117,3 +117,51 @@ def test_the_lease_rule_follows_the_boards_lease(lease_ms: int, sentence: str) -
     from kanban.mcp.server import lease_rule
 
     assert lease_rule(lease_ms).startswith(sentence)
+
+
+def _readme_section() -> str:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index("## Agents over MCP")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+async def test_the_readme_snippets_start_a_working_server(tmp_path: Path) -> None:
+    """The `.mcp.json` and `claude mcp add` of the README, run as written (the board moved to a
+    temp folder), answer a claim; the tool table lists every tool."""
+    import json
+    import shlex
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.cli_support import KANBAN, clean_env
+
+    section = _readme_section()
+    config = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    server = config["mcpServers"]["kanban"]
+    add_line = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = shlex.split(add_line)
+    assert words[:4] == ["claude", "mcp", "add", "kanban"]
+    command = words[words.index("--") + 1 :]
+    env_pairs = [words[i + 1] for i, word in enumerate(words) if word == "--env"]
+    added = {pair.split("=", 1)[0]: pair.split("=", 1)[1] for pair in env_pairs}
+    assert set(added) == set(server["env"]) == {"KANBAN_DB", "KANBAN_AGENT"}
+    assert command == [server["command"], *server["args"]]
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        task = board.create_task("From the README", role="worker")
+    assert server["command"] == "kanban"
+    params = StdioServerParameters(
+        command=str(KANBAN),
+        args=server["args"],
+        env=clean_env(**{**server["env"], "KANBAN_DB": str(db)}),
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("claim_next", {})
+    assert not result.is_error
+    assert result.structured_content["id"] == task.id
+    assert result.structured_content["assigneeAgentId"] == server["env"]["KANBAN_AGENT"]
+
+    listed = re.findall(r"^\| `([a-z_]+)\(", section, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(EXPECTED)
