@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Implementation, TextContent
 
 from tests.cli_support import KANBAN, clean_env
 
@@ -29,9 +29,13 @@ def server_parameters(db: Path, agent: str | None, *args: str, **env: str) -> St
 
 
 @asynccontextmanager
-async def mcp_session(db: Path, agent: str, *args: str, **env: str) -> AsyncIterator[Client]:
-    """A `kanban mcp --agent AGENT` session, closed (and its process ended) on the way out."""
-    async with Client(server_parameters(db, agent, *args, **env)) as client:
+async def mcp_session(
+    db: Path, agent: str, *args: str, runtime: str = "mcp", **env: str
+) -> AsyncIterator[Client]:
+    """A `kanban mcp --agent AGENT` session, closed (and its process ended) on the way out.
+    `runtime` is the client's name in the handshake (the SDK's default is "mcp")."""
+    info = Implementation(name=runtime, version="1")
+    async with Client(server_parameters(db, agent, *args, **env), client_info=info) as client:
         yield client
 
 

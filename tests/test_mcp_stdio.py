@@ -41,9 +41,10 @@ def cli_json(db: Path, *args: str) -> object:
 
 async def test_the_agent_loop_claim_heartbeat_progress_complete(db: Path) -> None:
     task_id = add_task(db, "Write the parser", role="worker", description="parse it all")
-    async with mcp_session(db, "alice", "--role", "worker") as alice:
+    async with mcp_session(db, "alice", "--role", "worker", runtime="claude-code") as alice:
         claimed = await ok(alice, "claim_next")
         assert (claimed["id"], claimed["status"]) == (task_id, "in_progress")
+        assert claimed["assigneeRuntime"] == "claude-code"  # from the client's handshake
         assert claimed["assigneeAgentId"] == "alice" and claimed["claimEpoch"] == 1
         await asyncio.sleep(0.01)
         beat = await ok(alice, "heartbeat", task_id=task_id)

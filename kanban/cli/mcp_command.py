@@ -5,6 +5,8 @@ agent name, so the model behind the session cannot act as anyone else. The SDK i
 when the command runs, so the rest of the CLI never pays for it.
 """
 
+import sys
+
 import click
 
 from boardlib.actors import SYSTEM, is_operator
@@ -36,6 +38,12 @@ def mcp(agent: str, role: str | None) -> None:
             f"{agent!r} is not an agent name: an MCP session acts as an agent, under the "
             "board's rules for agents",
             param_hint="--agent",
+        )
+    if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
+        click.echo(
+            f"kanban mcp: serving the board to agent {agent!r} over MCP on stdin/stdout; "
+            "register it with your agent runtime (see README, Agents over MCP). Ctrl-C ends it.",
+            err=True,
         )
     from kanban.mcp.server import serve_stdio
 

@@ -14,13 +14,14 @@ an answer, not a failure: the session goes on.
 
 import inspect
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.context import CallNext, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -134,6 +135,17 @@ def call_board(work: Callable[[], Doc]) -> CallToolResult:
         return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
 
 
+def runtime_name(ctx: Context) -> str | None:
+    """The client's name from its handshake (`claude-code`, `cursor`...), recorded on a claim as
+    the task's runtime so operators see what holds it. Trimmed to a name the board accepts."""
+    try:
+        params = ctx.session.client_params
+    except ValueError:  # called outside a client's request (in-process, by the server itself)
+        return None
+    name = params.client_info.name.strip()[:NAME_MAX] if params is not None else ""
+    return name or None
+
+
 class BoardTools:
     """The tools, one method each; `register` adds them to a server under their method names.
 
@@ -148,11 +160,12 @@ class BoardTools:
 
     # -- claiming and the lease ------------------------------------------------------------------
 
-    def claim_next(self, role: Role = None) -> CallToolResult:
+    def claim_next(self, ctx: Context, role: Role = None) -> CallToolResult:
         """Claim the best ready task for your role and start working on it. Use it when you need
         work. Returns the task (keep its id); when nothing is claimable it returns
         {"task": null}, not an error: call explain to learn why, or wait and try again. {lease}"""
-        return call_board(lambda: self.session.claim_next(role))
+        runtime = runtime_name(ctx)
+        return call_board(lambda: self.session.claim_next(role, runtime=runtime))
 
     def heartbeat(self, task_id: TaskId) -> CallToolResult:
         """Renew the lease on a task you hold, without a note. Use it during long steps with
@@ -430,9 +443,15 @@ class BoardTools:
         return described
 
     def parameters(self) -> dict[str, tuple[str, ...]]:
-        """Each tool's parameter names, in signature order."""
+        """Each tool's parameter names as the model sees them, in signature order (the SDK fills
+        a `Context` parameter itself)."""
         return {
-            name: tuple(inspect.signature(getattr(self, name)).parameters) for name in self.TOOLS
+            name: tuple(
+                parameter.name
+                for parameter in inspect.signature(getattr(self, name)).parameters.values()
+                if parameter.annotation is not Context
+            )
+            for name in self.TOOLS
         }
 
     def register(self, server: MCPServer) -> None:
@@ -484,7 +503,7 @@ def build_server(session: AgentSession) -> MCPServer:
         SERVER_NAME,
         instructions=instructions(session.agent, session.config.lease_ms),
         version=_version(),
-        log_level="WARNING",
+        log_level="DEBUG" if os.environ.get("KANBAN_DEBUG", "") not in ("", "0") else "WARNING",
     )
     BoardTools(session).register(server)
     return server

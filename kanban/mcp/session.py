@@ -91,8 +91,10 @@ class AgentSession:
 
     # -- claiming and the holder's verbs ---------------------------------------------------------
 
-    def claim_next(self, role: str | None = None) -> Doc:
-        task = self.board.claim_next(self.agent, role=role if role is not None else self.role)
+    def claim_next(self, role: str | None = None, *, runtime: str | None = None) -> Doc:
+        task = self.board.claim_next(
+            self.agent, role=role if role is not None else self.role, runtime=runtime
+        )
         if task is None:
             return {"task": None}
         self._epochs[task.id] = task.claim_epoch
