@@ -54,7 +54,10 @@ HINTS: dict[str, str] = {
     ),
 }
 
-UNEXPECTED_HINT = "Nothing was changed by this call; tell an operator if it happens again."
+UNEXPECTED_HINT = (
+    "Something outside the board's rules went wrong; call get_task to see where things stand, "
+    "and tell an operator if it happens again."
+)
 
 
 def hint_for(reason: str) -> str:
