@@ -6,9 +6,11 @@ import asyncio
 import json
 import sqlite3
 import subprocess
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from boardlib import Board
 from tests.cli_support import KANBAN, clean_env
@@ -266,3 +268,28 @@ def test_kanban_mcp_needs_an_agent_and_refuses_operator_names(db: Path) -> None:
         )
         assert done.returncode == 2, done
         assert "agent" in done.stderr and done.stdout == ""
+
+
+async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> None:
+    """Four `kanban mcp` processes call claim_next at the same moment on a board with one task:
+    one gets it, the others hear {"task": null}, and the board records one claim."""
+    task_id = add_task(db, "Only one")
+    agents = ["w1", "w2", "w3", "w4"]
+    results: dict[str, object] = {}
+    async with AsyncExitStack() as stack:
+        sessions = [await stack.enter_async_context(mcp_session(db, name)) for name in agents]
+        await asyncio.gather(*(ok(session, "list_tasks") for session in sessions))  # all open
+
+        async def claim(name: str, session: Client) -> None:
+            results[name] = await ok(session, "claim_next")
+
+        await asyncio.gather(*(claim(name, s) for name, s in zip(agents, sessions, strict=True)))
+    winners = [name for name, doc in results.items() if doc != {"task": None}]
+    assert len(winners) == 1
+    with Board(db, recover=False) as board:
+        task = board.get_task(task_id)
+        assert (task.assignee_agent_id, task.claim_epoch) == (winners[0], 1)
+        assert [event.kind for event in board.events(task_id=task_id)] == [
+            "task_created",
+            "task_claimed",
+        ]
