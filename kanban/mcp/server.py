@@ -65,11 +65,14 @@ if TYPE_CHECKING:
 else:  # the schema's enum comes from the one list of statuses
     Status = Literal[transitions.STATUSES]
 
+# What each tool does to the board, as MCP tool annotations (hints a runtime may use to decide
+# what to run without asking): reads, changes, idempotent changes, additions. The board is a
+# closed world.
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-HOLDER = ToolAnnotations(
+CHANGES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
-RENEWS = ToolAnnotations(
+IDEMPOTENT = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -406,22 +409,22 @@ class BoardTools:
     # -- registration ----------------------------------------------------------------------------
 
     TOOLS: dict[str, ToolAnnotations] = {
-        "claim_next": HOLDER,
-        "heartbeat": RENEWS,
+        "claim_next": CHANGES,
+        "heartbeat": IDEMPOTENT,
         "log_progress": ADDS,
-        "extend_lease": RENEWS,
-        "complete_task": HOLDER,
-        "block_task": HOLDER,
-        "release_task": HOLDER,
+        "extend_lease": IDEMPOTENT,
+        "complete_task": CHANGES,
+        "block_task": CHANGES,
+        "release_task": CHANGES,
         "get_task": READ_ONLY,
         "list_tasks": READ_ONLY,
         "explain": READ_ONLY,
         "create_task": ADDS,
         "create_subtask": ADDS,
         "add_comment": ADDS,
-        "link_dependency": RENEWS,
-        "approve_task": HOLDER,
-        "reject_task": HOLDER,
+        "link_dependency": IDEMPOTENT,
+        "approve_task": CHANGES,
+        "reject_task": CHANGES,
     }
 
     def descriptions(self) -> dict[str, str]:
