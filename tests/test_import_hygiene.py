@@ -43,7 +43,7 @@ from kanban.cli.mcp_command import mcp
 from kanban.mcp.server import build_server
 from kanban.mcp.session import AgentSession
 
-session = AgentSession(sys.argv[1], "alice")
+session = AgentSession(sys.argv[1], "alice", create=True)
 server = build_server(session)
 result = anyio.run(server.call_tool, "claim_next", {})
 session.close()

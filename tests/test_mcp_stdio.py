@@ -97,9 +97,8 @@ async def test_builder_is_not_judge_and_another_agent_approves(db: Path) -> None
         assert fingerprint(db) == before
         approved = await ok(bob, "approve_task", task_id=task_id)
         assert approved["status"] == "done"
-        verdict = approved["verification"]  # a JSON string until the verdict is one form
-        verdict = json.loads(verdict) if isinstance(verdict, str) else verdict
-        assert verdict["reviews"][-1]["reviewer"] == "bob"
+        assert approved["verification"]["reviews"][-1]["reviewer"] == "bob"  # an object, as the CLI
+        assert await ok(bob, "get_task", task_id=task_id) == cli_json(db, "task", "get", task_id)
         await refused(bob, "approve_task", "invalid_state", task_id=task_id)
 
 
@@ -255,8 +254,29 @@ async def test_a_busy_board_is_a_transient_tool_error(db: Path) -> None:
         assert (await ok(alice, "claim_next"))["id"] == task_id
 
 
+async def test_a_missing_board_is_a_tool_error_and_nothing_is_created(tmp_path: Path) -> None:
+    """A typo in KANBAN_DB does not start an agent idling on a fresh empty board: every call says
+    no_board (with the path), the session stays up, and no file appears."""
+    typo = tmp_path / "bored.db"
+    async with mcp_session(typo, "alice") as alice:
+        for tool, arguments in (
+            ("claim_next", {}),
+            ("list_tasks", {}),
+            ("create_task", {"title": "x"}),
+        ):
+            doc = await refused(alice, tool, "no_board", **arguments)
+            assert str(typo) in doc["error"] and "KANBAN_DB" in doc["hint"]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_kanban_mcp_needs_an_agent_and_refuses_operator_names(db: Path) -> None:
-    for args in (["mcp"], ["mcp", "--agent", "operator"], ["mcp", "--agent", "operator:ann"]):
+    for args in (
+        ["mcp"],
+        ["mcp", "--agent", "operator"],
+        ["mcp", "--agent", "operator:ann"],
+        ["mcp", "--agent", "system"],
+        ["mcp", "--agent", "verification-gate"],
+    ):
         done = subprocess.run(
             [str(KANBAN), *args],
             env=clean_env(KANBAN_DB=str(db)),

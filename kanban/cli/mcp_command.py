@@ -9,7 +9,8 @@ import sys
 
 import click
 
-from boardlib.actors import SYSTEM, is_operator
+from boardlib.actors import is_agent
+from boardlib.paths import is_default_board
 from boardlib.validation import name
 
 from .context import board_path, db_option
@@ -33,7 +34,7 @@ def mcp(agent: str, role: str | None) -> None:
     `claude mcp add kanban -e KANBAN_AGENT=alice -- kanban mcp`.
     """
     agent = name(agent, "agent")
-    if is_operator(agent) or agent == SYSTEM:
+    if not is_agent(agent):
         raise click.BadParameter(
             f"{agent!r} is not an agent name: an MCP session acts as an agent, under the "
             "board's rules for agents",
@@ -47,4 +48,5 @@ def mcp(agent: str, role: str | None) -> None:
         )
     from kanban.mcp.server import serve_stdio
 
-    serve_stdio(board_path(), agent, role=role)
+    path = board_path()
+    serve_stdio(path, agent, role=role, create=is_default_board(path))

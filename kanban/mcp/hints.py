@@ -48,6 +48,18 @@ HINTS: dict[str, str] = {
     Reason.NO_ISOLATION: "This task kind gets no worktree; work without one.",
     Reason.INVALID_INPUT: "Fix the argument the message names and call again.",
     Reason.READ_ONLY: "This board is open read-only; nothing can be changed through it.",
+    Reason.NO_BOARD: (
+        "The board file this session was started on does not exist; an operator must fix "
+        "KANBAN_DB/--db or create it (kanban db init). Tell them; retrying will not help."
+    ),
+    Reason.NOT_A_BOARD: (
+        "The file this session was started on is not a kanban board; an operator must point "
+        "KANBAN_DB/--db at the team's board. Tell them; retrying will not help."
+    ),
+    Reason.UNSUPPORTED_BACKEND: (
+        "This kanban cannot open that database URL; an operator must fix KANBAN_DB/--db. "
+        "Tell them; retrying will not help."
+    ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "
         "same call in a moment."

@@ -29,6 +29,7 @@ from boardlib import transitions
 from boardlib.config import MAX_LEASE_MINUTES, MINUTE_MS
 from boardlib.errors import BoardError, Reason
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from kanban.documents import verdicts_as_objects
 
 from .hints import hint_for
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
@@ -104,8 +105,9 @@ def instructions(agent: str, lease_ms: int) -> str:
 
 
 def answer(doc: Doc) -> CallToolResult:
-    """A result: the board's JSON as structured content and, for runtimes that show the model
-    only text, as the text."""
+    """A result: the board's JSON as the CLI prints it (verdicts as objects), as structured
+    content and, for runtimes that show the model only text, as the text."""
+    doc = verdicts_as_objects(doc)
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
 
@@ -521,9 +523,12 @@ def _version() -> str:
         return "0"
 
 
-def serve_stdio(location: str | Path, agent: str, *, role: str | None = None) -> None:
-    """Serve one agent's session over stdin/stdout until the client closes it."""
-    session = AgentSession(location, agent, role=role)
+def serve_stdio(
+    location: str | Path, agent: str, *, role: str | None = None, create: bool = False
+) -> None:
+    """Serve one agent's session over stdin/stdout until the client closes it. `create`: the
+    first call may create the board (the per-user default only, as the CLI does)."""
+    session = AgentSession(location, agent, role=role, create=create)
     try:
         build_server(session).run("stdio")
     finally:

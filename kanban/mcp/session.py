@@ -45,8 +45,10 @@ class AgentSession:
         role: str | None = None,
         config: BoardConfig | None = None,
         clock: Clock | None = None,
+        create: bool = False,
     ) -> None:
         self.location = location
+        self.create = create
         self.agent = agent
         self.role = role
         self.config = config if config is not None else BoardConfig.from_env()
@@ -60,7 +62,8 @@ class AgentSession:
     @property
     def board(self) -> Board:
         """The board, opened on first use. Claims release expired leases in their own
-        transaction, so opening skips the recovery pass (no write before the first call)."""
+        transaction, so opening skips the recovery pass (no write before the first call). A
+        missing board is `no_board` unless `create` (the per-user default board, as the CLI)."""
         with self._opening:
             if self._board is None:
                 self._board = Board(
@@ -68,6 +71,7 @@ class AgentSession:
                     clock=self._clock if self._clock is not None else clock_from_env(),
                     config=self.config,
                     recover=False,
+                    create=self.create,
                 )
             return self._board
 
@@ -183,8 +187,8 @@ class AgentSession:
         depends_on: Sequence[str] = (),
         parent_task_id: str | None = None,
     ) -> Doc:
-        """Every create by an agent is capped: depth, live children per parent and the root-create
-        rate are the board's ceilings, checked in the insert's transaction."""
+        """The session's agent is the actor, so the board caps the create (depth, live children
+        per parent, root-create rate), checked in the insert's transaction."""
         return self.board.create_task(
             title,
             description=description,
@@ -194,7 +198,6 @@ class AgentSession:
             parent_task_id=parent_task_id,
             scheduled_by="agent",
             actor=self.agent,
-            capped=True,
         ).to_json()
 
     # -- collaboration and review ---------------------------------------------------------------
