@@ -1020,10 +1020,18 @@ class PostgresStore:
         on first use, reopened after the server dropped it)."""
         if self._pool is not None:
             try:
-                with self._pool.connection(timeout=self.config.retry_budget_ms / 1000) as conn:
-                    yield conn
-            except psycopg.OperationalError as error:
+                conn = self._pool.getconn(timeout=self.config.retry_budget_ms / 1000)
+            except psycopg.OperationalError as error:  # no connection to be had (PoolTimeout)
                 raise self._unavailable(error) from None
+            try:
+                yield conn
+            except psycopg.OperationalError as error:
+                # a lock timeout is contention (retried by the caller); a dead link is not
+                if conn.broken or conn.closed:
+                    raise self._unavailable(error) from None
+                raise
+            finally:
+                self._pool.putconn(conn)  # discards a broken one, rolls back a stray transaction
             return
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
