@@ -275,6 +275,8 @@ class AuditEntry(Record):
 class Ancestor(Record):
     """One link of a task's parent chain (seed 003 keeps these keys in snake_case)."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = {}  # snake_case in JSON schemas too
+
     id: str
     title: str
     status: str
