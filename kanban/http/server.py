@@ -1,0 +1,127 @@
+"""`kanban serve`: the app under uvicorn, bound safely, shut down cleanly.
+
+- **Binding.** 127.0.0.1 by default. A host that is not loopback is refused unless a token
+  guards it: an open board on a network is anyone's board.
+- **Ready line.** Once listening, one JSON line on stdout names the URL (with the real port when
+  `--port 0` asked for any free one), so scripts and tests can wait for it.
+- **Shutdown.** SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish (up to
+  `graceful_s`), stop the upkeep, checkpoint the WAL into the board file, close it, exit 0.
+"""
+
+import ipaddress
+import json
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+
+from boardlib import Board
+
+from .app import ServerSettings, create_app
+
+
+class UnsafeBinding(ValueError):
+    """The server would expose an unguarded board; the message says why and what to do."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, settings: ServerSettings) -> None:
+    if settings.tokens is None and not is_loopback(host):
+        raise UnsafeBinding(
+            f"refusing to serve on {host} without a token: anyone who can reach this address "
+            "could claim, approve and cancel tasks. Pass --token (or KANBAN_TOKEN), or "
+            "--tokens FILE for per-agent identities, or bind to 127.0.0.1."
+        )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else starts so a taken port fails fast."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_ready()
+
+
+def serve(
+    settings: ServerSettings,
+    board: Board,
+    sock: socket.socket,
+    *,
+    access_log: bool = False,
+    graceful_s: float = 30.0,
+    announce: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """Serve `board` on the bound `sock` until SIGTERM/SIGINT; 0 on a clean shutdown. The board
+    is checkpointed and closed on the way out."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    ready = {
+        "listening": f"http://{shown}:{port}",
+        "db": str(settings.db),
+        "auth": "tokens"
+        if settings.tokens is not None and settings.tokens.per_caller
+        else ("token" if settings.tokens is not None else "none"),
+    }
+    app = create_app(settings, board=board)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=int(graceful_s) if graceful_s else None,
+        server_header=False,
+    )
+    server = _Server(config, lambda: (announce or _print_line)(ready))
+    # uvicorn re-raises the signal it caught once it has shut down; with these no-op handlers
+    # in place that re-raise is harmless and the exit code is ours (0), not death by SIGTERM.
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[sock])
+    except SystemExit as stop:  # uvicorn exits 3 when the app's startup failed
+        return int(stop.code) if isinstance(stop.code, int) else 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        try:
+            board.checkpoint()
+        finally:
+            board.close()
+    return 0 if server.started else 1
+
+
+def _ignore(_signum: int, _frame: object) -> None:
+    return None
+
+
+def _print_line(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()
