@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 from fastapi.testclient import TestClient
 
 from boardlib import Board, BoardConfig, Event, ManualClock, Task
@@ -44,7 +45,7 @@ def bearer(name: str) -> dict[str, str]:
 
 @dataclass
 class Api:
-    client: TestClient
+    client: httpx.Client  # a TestClient in-process, or a real client of a live server
     board: Board
     clock: ManualClock
     path: Path
@@ -100,11 +101,12 @@ def serving(
     *,
     tokens: TokenBook | None = None,
     headers: dict[str, str] | None = None,
+    board_config: BoardConfig | None = None,
     **settings: Any,
 ) -> Iterator[Api]:
     clock = ManualClock(start_ms=START_MS)
     path = tmp_path / "board.db"
-    board = Board(path, clock=clock, config=BoardConfig())
+    board = Board(path, clock=clock, config=board_config or BoardConfig())
     settings.setdefault("upkeep", False)
     settings.setdefault("worktrees_root", tmp_path / "state" / "worktrees")
     config = ServerSettings(db=path, tokens=tokens, **settings)
@@ -113,4 +115,49 @@ def serving(
         with TestClient(app, raise_server_exceptions=False, headers=headers or {}) as client:
             yield Api(client=client, board=board, clock=clock, path=path)
     finally:
+        board.close()
+
+
+@dataclass
+class Live:
+    """The app under a real uvicorn on a free loopback port, in a thread of the test process."""
+
+    url: str
+    api: Api
+
+
+@contextmanager
+def live_server(tmp_path: Path, **settings: Any) -> Iterator[Live]:
+    import threading
+
+    import uvicorn
+
+    from kanban.http.server import bind
+
+    clock = ManualClock(start_ms=START_MS)
+    path = tmp_path / "board.db"
+    board = Board(path, clock=clock, config=BoardConfig())
+    settings.setdefault("upkeep", False)
+    settings.setdefault("worktrees_root", tmp_path / "state" / "worktrees")
+    app = create_app(ServerSettings(db=path, **settings), board=board)
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = 200
+        while not server.started and deadline:
+            threading.Event().wait(0.05)
+            deadline -= 1
+        assert server.started, "uvicorn did not start"
+        url = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield Live(url=url, api=Api(client=client, board=board, clock=clock, path=path))
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
         board.close()
