@@ -200,14 +200,17 @@ DESCRIPTIONS = {
 
 
 def error_responses(
-    style: Style, *codes: int, body: bool = True, ok_codes: tuple[int, ...] = ()
+    style: Style,
+    *codes: int,
+    body: bool = True,
+    ok_codes: tuple[int, ...] = (),
+    either_codes: tuple[int, ...] = (),
 ) -> dict[int | str, Any]:
     """The `responses=` of a route: its own refusal codes in its style, plus those every route
-    shares (401, 413, 500, 503; with a body or query, 400)."""
+    shares: 400 (a body, query or path parameter the board refuses), 401, 413, 500, 503."""
+    del body  # every route can meet a 400: an id the board refuses is one too
     refusal = Refusal if style != "plain" else ErrorBody
-    shared = {401, 413, 500, 503}
-    if body:
-        shared.add(400)
+    shared = {400, 401, 413, 500, 503}
     out: dict[int | str, Any] = {}
     for code in sorted(set(codes) | shared):
         if code == 400:
@@ -216,5 +219,8 @@ def error_responses(
             model = ErrorBody
         else:
             model = Refusal if code in ok_codes else refusal
+        if code in either_codes:  # the route answers in one form or the other (PATCH's 404)
+            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
+            continue
         out[code] = {"model": model, "description": DESCRIPTIONS[code]}
     return out

@@ -134,7 +134,10 @@ FIELD_EDIT = Envelope("plain", not_found="task not found")
 @router.patch(
     "/{task_id}",
     response_model=None,
-    responses={200: {"model": TaskReply}, **error_responses("reason", 403, 404, 409)},
+    responses={
+        200: {"model": TaskReply},
+        **error_responses("reason", 403, 404, 409, either_codes=(404,)),
+    },
     summary="Transition status (verification-gated) and/or edit metadata, in one transaction",
 )
 @envelope("reason")
