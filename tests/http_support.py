@@ -124,6 +124,7 @@ class Live:
 
     url: str
     api: Api
+    app: Any
 
 
 @contextmanager
@@ -155,7 +156,8 @@ def live_server(tmp_path: Path, **settings: Any) -> Iterator[Live]:
         assert server.started, "uvicorn did not start"
         url = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=url, timeout=30) as client:
-            yield Live(url=url, api=Api(client=client, board=board, clock=clock, path=path))
+            api = Api(client=client, board=board, clock=clock, path=path)
+            yield Live(url=url, api=api, app=app)
     finally:
         server.should_exit = True
         thread.join(timeout=15)

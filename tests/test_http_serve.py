@@ -21,7 +21,7 @@ import pytest
 
 from boardlib import Board
 
-from .cli_support import KANBAN, clean_env
+from .cli_support import KANBAN, Kanban, clean_env
 from .worktree_helpers import GIT_ENV, make_repo
 
 
@@ -266,3 +266,16 @@ def test_sigterm_lets_in_flight_requests_finish_checkpoints_and_exits_0(
     assert not wal.exists() or wal.stat().st_size == 0
     with Board(served.db, read_only=True) as board:
         assert board.get_task(task["id"]).status == "done"
+
+
+def test_serve_help_names_its_options_and_imports_no_web_stack(tmp_path: Path) -> None:
+    from .test_cli_hygiene import imported_modules
+
+    kanban = Kanban(tmp_path / "board.db")
+    result = kanban.run("serve", "--help")
+    assert result.code == 0
+    for option in ("--host", "--port", "--token", "--tokens", "--repo-root", "--graceful"):
+        assert option in result.out
+    code, modules = imported_modules(kanban, "serve", "--help")
+    assert code == 0 and not modules & {"fastapi", "uvicorn", "starlette", "sse_starlette"}
+    assert "  serve " in kanban.run("--help").out
