@@ -99,7 +99,7 @@ def build_board(path: Path, tasks: int, mixed: bool, seed: int) -> dict[str, int
     conn.close()
     with Board(path, recover=False) as board:
         report = board.check()
-        assert report["ok"], report["problems"]
+        assert report.ok, report.problems
         ready = len(board.list_tasks(ready=True))
     counts = Counter(statuses)
     return {**counts, "ready": ready}

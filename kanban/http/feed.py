@@ -18,18 +18,16 @@ PAGE = 500
 
 
 class ChangeFeed:
-    """Wakes followers when the board's newest event seq grows."""
+    """Wakes followers when the board's newest event seq grows. The poller runs only while
+    someone follows: a server nobody streams from pays nothing for it."""
 
     def __init__(self, board: Board, poll_s: float) -> None:
         self.board = board
         self.poll_s = poll_s
         self.latest = 0
+        self._followers = 0
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self.latest = await to_thread.run_sync(self.board.last_event_seq)
-        self._task = asyncio.create_task(self._poll(), name="kanban-change-feed")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -40,7 +38,7 @@ class ChangeFeed:
 
     async def _poll(self) -> None:
         version = -1
-        while True:
+        while self._followers:
             try:
                 now = await to_thread.run_sync(self.board.data_version)
                 if now != version:
@@ -53,6 +51,7 @@ class ChangeFeed:
             except Exception:  # a busy or briefly locked board: try again next tick
                 pass
             await asyncio.sleep(self.poll_s)
+        self._task = None
 
     async def _wait_past(self, seq: int, timeout_s: float) -> None:
         async with self._changed:
@@ -64,6 +63,16 @@ class ChangeFeed:
 
     async def follow(self, since: int, task_id: str | None = None) -> AsyncIterator[Event]:
         """Every event after `since`, then each new one as it is written, forever."""
+        self._followers += 1
+        if self._task is None:
+            self._task = asyncio.create_task(self._poll(), name="kanban-change-feed")
+        try:
+            async for event in self._follow(since, task_id):
+                yield event
+        finally:
+            self._followers -= 1
+
+    async def _follow(self, since: int, task_id: str | None) -> AsyncIterator[Event]:
         cursor = since
         while True:
             horizon = self.latest  # every event up to here exists, whichever task it names
