@@ -248,29 +248,27 @@ def main() -> None:
         )
         if "library" in parts:
             print(json.dumps(lines["library"]), flush=True)
-        if "http" not in parts:
-            return
-
-        http_copy = tmp / "http.db"
-        shutil.copy(template, http_copy)
-        served = http_claims(http_copy, args.clients, args.duration)
-        lines["http"] = {
-            "measure": "claim_next",
-            "via": "http",
-            "clients": args.clients,
-            "claims_per_s": round(served["claims_per_s"], 1),
-            "p50_ms": round(served["p50_ms"], 2),
-            "p99_ms": round(served["p99_ms"], 2),
-            "ratio_to_library": round(served["claims_per_s"] / library["claims_per_s"], 3)
-            if "library" in parts
-            else None,
-            "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
-            "double_claims": served["double_claims"],
-            "status_5xx": served["status_5xx"],
-            "statuses": served["statuses"],
-            "server_exit": served["server_exit"],
-        }
-        print(json.dumps(lines["http"]), flush=True)
+        if "http" in parts:
+            http_copy = tmp / "http.db"
+            shutil.copy(template, http_copy)
+            served = http_claims(http_copy, args.clients, args.duration)
+            lines["http"] = {
+                "measure": "claim_next",
+                "via": "http",
+                "clients": args.clients,
+                "claims_per_s": round(served["claims_per_s"], 1),
+                "p50_ms": round(served["p50_ms"], 2),
+                "p99_ms": round(served["p99_ms"], 2),
+                "ratio_to_library": round(served["claims_per_s"] / library["claims_per_s"], 3)
+                if "library" in parts
+                else None,
+                "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
+                "double_claims": served["double_claims"],
+                "status_5xx": served["status_5xx"],
+                "statuses": served["statuses"],
+                "server_exit": served["server_exit"],
+            }
+            print(json.dumps(lines["http"]), flush=True)
 
         if "lists" in parts:
             read_copy = tmp / "read.db"
@@ -295,6 +293,8 @@ def main() -> None:
             }
             print(json.dumps(lines["detail"]), flush=True)
 
+    if "http" not in lines:
+        return
     http = lines["http"]
     summary = {
         "summary": f"{args.clients} clients, {args.tasks} tasks",
