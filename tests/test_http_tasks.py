@@ -513,3 +513,18 @@ def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
     assert b"\x1b" not in answer.content and b"\x07" not in answer.content
     assert b"\\u001b]52" in answer.content
     assert answer.json()["task"]["title"] == hostile.strip()
+
+
+def test_an_unexpected_failure_is_500_in_the_plain_envelope_without_internals(api: Api) -> None:
+    """A damaged file (a table gone, dropped behind the server's back): the one failure the
+    board cannot type. 500 `{error}`, no traceback, no SQL; the server goes on serving."""
+    import sqlite3
+
+    task = api.create()
+    damage = sqlite3.connect(api.path, isolation_level=None)
+    damage.execute("DROP TABLE task_comments")
+    damage.close()
+    answer = api.client.post(f"/api/board/{task['id']}/comments", json={"body": "hello"})
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "internal error (OperationalError)", "reason": "unexpected"}
+    assert api.client.get(f"/api/board/{task['id']}/executions").status_code == 200

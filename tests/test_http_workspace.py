@@ -294,3 +294,17 @@ def test_detail_without_a_workspace_is_404(api: Api) -> None:
     answer = api.client.get(f"/api/board/{task['id']}/workspace/detail")
     assert answer.status_code == 404
     assert answer.json()["error"] == "workspace not found" and "ok" not in answer.json()
+
+
+def test_a_failing_git_is_500_git_failed_in_the_plain_envelope(api: Api, repo: Path) -> None:
+    """An environment failure, not a refusal: the worktree's index is corrupt, so git itself
+    fails. 500 with the failing command, never a traceback."""
+    task_id, path = provisioned(api, repo)
+    (path / "app.py").write_text("def answer():\n    return 43\n")
+    (index,) = (repo / ".git" / "worktrees").glob("*/index")
+    index.write_bytes(b"not an index")
+    answer = api.client.patch(f"/api/board/{task_id}/workspace", json={"action": "pause"})
+    assert answer.status_code == 500, answer.text
+    body = answer.json()
+    assert (body["reason"], body["command"][0]) == ("git_failed", "git")
+    assert "ok" not in body and "Traceback" not in answer.text
