@@ -10,6 +10,7 @@
 
 import ipaddress
 import json
+import math
 import signal
 import socket
 import sys
@@ -97,7 +98,7 @@ def serve(
         log_level="warning",
         access_log=access_log,
         lifespan="on",
-        timeout_graceful_shutdown=int(graceful_s) if graceful_s else None,
+        timeout_graceful_shutdown=math.ceil(graceful_s),
         server_header=False,
     )
     server = _Server(config, lambda: (announce or _print_line)(ready))
