@@ -67,3 +67,20 @@ def test_kanban_serve_releases_dead_claims_as_it_starts(tmp_path: Path) -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=30) == 0
+
+
+def test_the_app_runs_the_lease_pass_as_it_starts(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from kanban.http.app import ServerSettings, create_app
+
+    clock = ManualClock(start_ms=1_800_000_000_000)
+    with Board(tmp_path / "board.db", clock=clock) as board:
+        task = board.create_task("abandoned")
+        board.claim(task.id, "ghost")
+        clock.advance(ms=BoardConfig().lease_ms + 1)
+        settings = ServerSettings(
+            db=board.path, sweep_interval_ms=3_600_000, worktrees_root=tmp_path / "trees"
+        )
+        with TestClient(create_app(settings, board=board)):
+            assert board.get_task(task.id).status == "todo"  # before any request

@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,6 @@ class ServerSettings:
     body_limit: int = BODY_LIMIT
     clock: Clock | None = None
     config: BoardConfig | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Service:
@@ -92,7 +91,10 @@ class Service:
         )
 
     async def start(self) -> None:
+        """The upkeep that keeps the board healthy with nobody calling: the lease/orphan pass
+        now (one read when nothing expired) and on an interval, and worktree garbage collection."""
         if self.settings.upkeep:
+            await to_thread.run_sync(self.board.release_expired_leases)
             self.sweeper = self.board.start_sweeper(self.settings.sweep_interval_ms)
             self.janitor = start_worktree_gc(
                 self.board,
