@@ -8,7 +8,8 @@
    board, and `--clients` spawned processes, each one httpx keep-alive client, calling
    `POST /api/board/claim-next` for the same time. Claims/s, p50, p99, 5xx count and double claims
    (every claimed id is checked against the stored row), and the server's CPU time per claim (from
-   /proc: less sensitive to what else the machine runs than wall-clock rates).
+   /proc) beside one library claim's CPU time in this process: less sensitive to what else the
+   machine runs than wall-clock rates.
 2. `GET /api/board?ready=true` and `GET /api/board` on the untouched board (p50/p99 of 20 calls).
 3. `GET .../workspace/detail` on a worktree where 500 files changed (p50/p99 of 10 calls).
 
@@ -151,6 +152,17 @@ def http_claims(db: Path, clients: int, seconds: float) -> dict[str, Any]:
     }
 
 
+def library_cpu_per_claim(db: Path, claims: int = 2000) -> float:
+    """CPU ms of one `claim_next` in this process: what a claim costs the board itself, the
+    floor under the server's CPU per claim."""
+    with Board(db, recover=False) as board:
+        board.claim_next("warm-up")
+        started = time.process_time()
+        for _ in range(claims):
+            board.claim_next("cpu")
+        return 1000 * (time.process_time() - started) / claims
+
+
 def timed_gets(url: str, path: str, n: int) -> dict[str, Any]:
     samples = []
     size = 0
@@ -252,6 +264,9 @@ def main() -> None:
             http_copy = tmp / "http.db"
             shutil.copy(template, http_copy)
             served = http_claims(http_copy, args.clients, args.duration)
+            cpu_copy = tmp / "cpu.db"
+            shutil.copy(template, cpu_copy)
+            cpu_floor = library_cpu_per_claim(cpu_copy)
             lines["http"] = {
                 "measure": "claim_next",
                 "via": "http",
@@ -263,6 +278,7 @@ def main() -> None:
                 if "library" in parts
                 else None,
                 "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
+                "library_cpu_ms_per_claim": round(cpu_floor, 3),
                 "double_claims": served["double_claims"],
                 "status_5xx": served["status_5xx"],
                 "statuses": served["statuses"],
