@@ -18,7 +18,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from .http_support import Live, live_server
+from .http_support import Live, bearer, live_server, token_book
 
 EXAMPLES = int(os.environ.get("KANBAN_SCHEMATHESIS_EXAMPLES", "25"))
 
@@ -52,6 +52,43 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         api.client.post(f"/api/board/{held['id']}/complete", json={"agent": "alice"})
         api.claimed("bob", title="in progress")
         yield server
+
+
+@pytest.fixture(scope="module")
+def agent_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """The same board behind per-caller tokens, called as an agent: identity refusals too."""
+    with live_server(tmp_path_factory.mktemp("schemathesis-tokens"), tokens=token_book()) as server:
+        api = server.api
+        api.client.headers.update(bearer("ops"))
+        api.create("for anyone")
+        api.client.headers.update(bearer("bob"))
+        api.client.post("/api/board/claim-next")
+        yield server
+
+
+@pytest.fixture(scope="module")
+def agent_schema(agent_live: Live) -> schemathesis.BaseSchema:
+    document = agent_live.api.client.get("/openapi.json").json()
+    return schemathesis.openapi.from_dict(document)
+
+
+as_agent = schemathesis.pytest.from_fixture("agent_schema")
+
+
+@as_agent.parametrize()
+@settings(
+    max_examples=max(5, EXAMPLES // 3),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_every_route_keeps_its_contract_for_an_agent_token(
+    case: schemathesis.Case, agent_live: Live
+) -> None:
+    if case.operation.path.endswith("/events") and case.operation.method.upper() == "GET":
+        case.headers = {**(case.headers or {}), "Accept": "application/json"}
+    case.call_and_validate(
+        base_url=agent_live.url, checks=CHECKS, timeout=30, headers=bearer("alice")
+    )
 
 
 @pytest.fixture(scope="module")

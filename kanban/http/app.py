@@ -253,7 +253,18 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 answers = operation.get("responses", {})
                 if answers.get("422", {}).get("description") == "Validation Error":
                     del answers["422"]
-        schemas = document.get("components", {}).get("schemas", {})
+        # Bearer tokens: optional (an open loopback server takes none), /healthz never needs one.
+        components = document.setdefault("components", {})
+        components["securitySchemes"] = {
+            "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "--token / KANBAN_TOKEN, or a per-caller token of --tokens FILE",
+            }
+        }
+        document["security"] = [{"bearer": []}, {}]
+        document["paths"]["/healthz"]["get"]["security"] = [{}]
+        schemas = components.get("schemas", {})
         text = json.dumps(document["paths"])
         for name in ("HTTPValidationError", "ValidationError"):
             if f'/{name}"' not in text:
