@@ -102,9 +102,15 @@ def serve(
         server_header=False,
     )
     server = _Server(config, lambda: (announce or _print_line)(ready))
-    # uvicorn re-raises the signal it caught once it has shut down; with these no-op handlers
-    # in place that re-raise is harmless and the exit code is ours (0), not death by SIGTERM.
-    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def stop_soon(_signum: int, _frame: object) -> None:
+        server.should_exit = True
+
+    # uvicorn handles SIGTERM/SIGINT while it serves, and re-raises the signal once it has shut
+    # down. These handlers cover both ends: a signal before uvicorn listens still stops it (right
+    # after start-up), and the re-raise lands here, so the exit code is ours (0), not death by
+    # SIGTERM.
+    previous = {sig: signal.signal(sig, stop_soon) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run(sockets=[sock])
     except SystemExit as stop:  # uvicorn exits 3 when the app's startup failed
@@ -117,10 +123,6 @@ def serve(
         finally:
             board.close()
     return 0 if server.started else 1
-
-
-def _ignore(_signum: int, _frame: object) -> None:
-    return None
 
 
 def _print_line(doc: dict[str, Any]) -> None:
