@@ -73,3 +73,16 @@ def test_checkpoint_truncates_the_write_ahead_log(board_path: Path) -> None:
         assert board.checkpoint() is True
         assert wal.stat().st_size == 0
         assert board.schema_current() is True
+
+
+def test_an_agent_edits_only_a_task_it_holds(board: Board) -> None:
+    held = board.create_task("held by alice")
+    board.claim(held.id, "alice")
+    queued = board.create_task("in the queue", priority=1)
+    before = (row(board, held.id), row(board, queued.id))
+    error = refused(Reason.NOT_ASSIGNEE, lambda: board.update_task(held.id, title="x", actor="bob"))
+    assert error.details["fields"] == ["title"] and error.details["assignee"] == "alice"
+    refused(Reason.NOT_ASSIGNEE, lambda: board.update_task(queued.id, priority=99, actor="bob"))
+    assert (row(board, held.id), row(board, queued.id)) == before
+    assert board.update_task(held.id, title="mine", actor="alice").title == "mine"
+    assert board.update_task(queued.id, priority=99, actor="operator:dana").priority == 99

@@ -12,6 +12,7 @@ from boardlib import transitions as t
 from kanban.http.auth import OPEN, Identity, TokenBook, TokenFileError
 
 from .http_support import SHARED_TOKEN, TOKENS, Api, bearer, serving, token_book
+from .test_http_tasks import failing_verdict
 
 
 @pytest.fixture
@@ -270,3 +271,34 @@ def test_tokens_in_the_helper_are_what_the_tests_use() -> None:
         "agent:carol",
         "operator:ops",
     }
+
+
+def test_only_an_operator_token_moves_edits_and_overrides_freely(api: Api) -> None:
+    queued = as_(api, "ops", "POST", "/api/board", {"title": "queued", "priority": 1})
+    queued_id = queued.json()["task"]["id"]
+    held = as_(api, "ops", "POST", "/api/board", {"title": "held", "priority": 9}).json()["task"]
+    as_(api, "alice", "POST", "/api/board/claim-next")
+    api.board.record_verification(held["id"], failing_verdict())
+    before = api.fingerprint()
+    for who, body, reason in [
+        ("bob", {"status": "todo"}, "not_assignee"),  # someone else's work
+        ("bob", {"title": "mine now"}, "not_assignee"),
+        ("bob", {"priority": 99}, "not_assignee"),  # no queue jumping either
+        ("alice", {"status": "done"}, "self_review"),  # builder is not judge
+        ("alice", {"status": "done", "humanOverride": True}, "self_review"),
+    ]:
+        path = f"/api/board/{held['id']}"
+        answer = as_(api, who, "PATCH", path, body)
+        assert answer.status_code == 403, (who, body, answer.text)
+        assert answer.json()["reason"] == reason
+    jump = as_(api, "bob", "PATCH", f"/api/board/{queued_id}", {"priority": 99})
+    assert jump.status_code == 403
+    assert api.fingerprint() == before
+    own = as_(api, "alice", "PATCH", f"/api/board/{held['id']}", {"description": "notes"})
+    assert own.status_code == 200 and api.stored(held["id"]).description == "notes"
+    forced = as_(
+        api, "ops", "PATCH", f"/api/board/{held['id']}", {"status": "done", "humanOverride": True}
+    )
+    assert forced.status_code == 200 and api.stored(held["id"]).status == t.DONE
+    with api.reader() as other:
+        assert other.audit(held["id"])[-1].actor == "operator:ops"

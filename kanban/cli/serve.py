@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .context import board_path, db_option
+from .context import announce_created, board_path, db_option
 
 DEFAULT_PORT = 18790
 
@@ -97,10 +97,14 @@ def serve(
         raise click.ClickException(
             f"cannot listen on {host}:{port}: {error.strerror or error}"
         ) from None
-    try:
-        board = Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
+    try:  # like `kanban tui`, a server may start a new board, and says so on stderr
+        board = Board(
+            settings.db, clock=clock_from_env(), config=BoardConfig.from_env(), create=True
+        )
     except BaseException:
         sock.close()
         raise
+    if board.created:
+        announce_created(Path(str(settings.db)))
     code = run(settings, board, sock, access_log=access_log, graceful_s=graceful)
     raise click.exceptions.Exit(code)

@@ -79,8 +79,7 @@ def create_task(body: CreateTaskBody, who: Annotated[Caller, Depends(caller)]) -
         assignee_runtime=body.assignee_runtime,
         source_delegation_id=body.source_delegation_id,
         tenant_id=body.tenant_id,
-        actor=who.actor,
-        capped=who.identity.is_agent,
+        actor=who.actor,  # an agent token's creates are capped by the board, from the actor
     )
     return reply({"task": task.to_json()})
 
