@@ -264,3 +264,13 @@ def test_busy_is_503_with_retry_after(tmp_path: Path) -> None:
         assert api.fingerprint() == before
         retried = api.client.post(f"/api/board/{task['id']}/claim", json={"assigneeAgentId": "a"})
         assert retried.status_code == 200
+
+
+def test_a_database_url_is_shown_without_its_password() -> None:
+    from kanban.http.app import shown_location
+
+    assert shown_location("postgresql://kb:s3cret@db.example:5432/board") == (
+        "postgresql://kb:***@db.example:5432/board"
+    )
+    assert shown_location("postgresql://db.example/board") == "postgresql://db.example/board"
+    assert shown_location(Path("/srv/board.db")) == "/srv/board.db"

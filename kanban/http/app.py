@@ -67,6 +67,22 @@ class ServerSettings:
     config: BoardConfig | None = None
 
 
+def shown_location(location: str | Path) -> str:
+    """The board's location as it may be shown (ready line, /readyz): a database URL loses its
+    password, so a probe never hands out credentials."""
+    text = str(location)
+    if "://" not in text:
+        return text
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(text)
+    if parts.password is None:
+        return text
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 class Service:
     """The server's long-lived parts: one board (thread-safe), the worktree subsystem, the
     change feed and the background upkeep."""

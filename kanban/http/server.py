@@ -21,7 +21,7 @@ import uvicorn
 
 from boardlib import Board
 
-from .app import ServerSettings, create_app
+from .app import ServerSettings, create_app, shown_location
 
 
 class UnsafeBinding(ValueError):
@@ -87,7 +87,7 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     ready = {
         "listening": f"http://{shown}:{port}",
-        "db": str(settings.db),
+        "db": shown_location(settings.db),
         "auth": "tokens"
         if settings.tokens is not None and settings.tokens.per_caller
         else ("token" if settings.tokens is not None else "none"),

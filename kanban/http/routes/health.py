@@ -4,7 +4,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..app import reply
+from ..app import reply, shown_location
 from ..envelopes import error_responses
 from ..replies import Health, Readiness
 
@@ -35,7 +35,7 @@ def healthz() -> JSONResponse:
 )
 async def readyz(request: Request) -> JSONResponse:
     service = request.app.state.service
-    database = str(service.settings.db)
+    database = shown_location(service.settings.db)
     try:
         current = await to_thread.run_sync(service.board.schema_current)
     except Exception as error:  # unreachable, locked past the budget, not a board...
