@@ -279,3 +279,44 @@ def test_serve_help_names_its_options_and_imports_no_web_stack(tmp_path: Path) -
     code, modules = imported_modules(kanban, "serve", "--help")
     assert code == 0 and not modules & {"fastapi", "uvicorn", "starlette", "sse_starlette"}
     assert "  serve " in kanban.run("--help").out
+
+
+def test_workers_share_the_port_and_the_board(tmp_path: Path) -> None:
+    """`--workers 2`: two server processes on one socket, each with its own connection to the
+    board. Claims stay atomic across them, and SIGTERM stops both cleanly."""
+    with kanban_serve(tmp_path, "--workers", "2") as served:
+        workers = Path(f"/proc/{served.process.pid}/task/{served.process.pid}/children")
+        pids = [int(pid) for pid in workers.read_text().split()]
+        assert len(pids) == 2
+        with Board(served.db) as board:
+            ids = [board.create_task(f"task {n}").id for n in range(100)]
+        barrier = threading.Barrier(8)
+        won: list[str] = []
+        statuses: Counter[int] = Counter()
+        lock = threading.Lock()
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=served.url, timeout=60) as http:
+                barrier.wait()
+                while True:
+                    answer = http.post("/api/board/claim-next", json={"agent": f"a{n}"})
+                    with lock:
+                        statuses[answer.status_code] += 1
+                        if answer.status_code == 200:
+                            won.append(answer.json()["task"]["id"])
+                    if answer.status_code != 200:
+                        return
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert statuses == {200: 100, 204: 8}
+        assert sorted(won) == sorted(ids)
+        assert served.stop() == 0
+        for pid in pids:
+            assert (
+                not Path(f"/proc/{pid}").exists()
+                or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+            )

@@ -44,6 +44,13 @@ DEFAULT_PORT = 18790
     metavar="DIR",
     help="Only provision worktrees of repositories under DIR (repeatable).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port (more than one uses more cores).",
+)
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @click.option(
     "--graceful",
@@ -60,6 +67,7 @@ def serve(
     token: str | None,
     tokens_file: Path | None,
     repo_roots: tuple[Path, ...],
+    workers: int,
     access_log: bool,
     graceful: float,
 ) -> None:
@@ -73,7 +81,7 @@ def serve(
     from kanban.http.app import ServerSettings
     from kanban.http.auth import TokenBook, TokenFileError
     from kanban.http.server import UnsafeBinding, bind, check_binding
-    from kanban.http.server import serve as run
+    from kanban.http.server import serve_workers as run
 
     token = token if token is not None else os.environ.get("KANBAN_TOKEN") or None
     if token is not None and tokens_file is not None:
@@ -97,6 +105,10 @@ def serve(
         raise click.ClickException(
             f"cannot listen on {host}:{port}: {error.strerror or error}"
         ) from None
+
+    def open_board() -> "Board":
+        return Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
+
     try:  # like `kanban tui`, a server may start a new board, and says so on stderr
         board = Board(
             settings.db, clock=clock_from_env(), config=BoardConfig.from_env(), create=True
@@ -106,5 +118,14 @@ def serve(
         raise
     if board.created:
         announce_created(Path(str(settings.db)))
-    code = run(settings, board, sock, access_log=access_log, graceful_s=graceful)
+    if workers > 1:
+        board.close()  # each worker opens its own, after the fork
+    code = run(
+        settings,
+        open_board if workers > 1 else lambda: board,
+        sock,
+        workers=workers,
+        access_log=access_log,
+        graceful_s=graceful,
+    )
     raise click.exceptions.Exit(code)

@@ -8,13 +8,16 @@
   `graceful_s`), stop the upkeep, checkpoint the WAL into the board file, close it, exit 0.
 """
 
+import contextlib
 import ipaddress
 import json
 import math
+import os
 import signal
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import uvicorn
@@ -123,6 +126,90 @@ def serve(
         finally:
             board.close()
     return 0 if server.started else 1
+
+
+def serve_workers(
+    settings: ServerSettings,
+    open_board: Callable[[], Board],
+    sock: socket.socket,
+    *,
+    workers: int = 1,
+    access_log: bool = False,
+    graceful_s: float = 30.0,
+    announce: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """`serve` in `workers` processes sharing the one listening socket (the kernel hands each
+    connection to one of them), so the server uses more than one core despite the GIL. Each
+    worker opens its own board after the fork (SQLite and the writer queue coordinate them as
+    they do any processes); only the first runs the upkeep and prints the ready line. SIGTERM or
+    SIGINT to this process is passed on; a worker that dies unasked stops the others (exit 1)."""
+    if workers <= 1:
+        return serve(
+            settings,
+            open_board(),
+            sock,
+            access_log=access_log,
+            graceful_s=graceful_s,
+            announce=announce,
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children: list[int] = []
+    for index in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: serve, then leave without running the parent's clean-up
+            code = 1
+            try:
+                own = replace(settings, upkeep=settings.upkeep and index == 0)
+                say = (announce or _print_line) if index == 0 else _quiet
+
+                def ready(doc: dict[str, Any], say: Callable[[dict[str, Any]], None] = say) -> None:
+                    say({**doc, "workers": workers})
+
+                code = serve(
+                    own,
+                    open_board(),
+                    sock,
+                    access_log=access_log,
+                    graceful_s=graceful_s,
+                    announce=ready,
+                )
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+    stopping = False
+
+    def pass_on(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, pass_on) for sig in (signal.SIGTERM, signal.SIGINT)}
+    failed = False
+    try:
+        while children:
+            pid, status = os.wait()
+            if pid not in children:
+                continue
+            children.remove(pid)
+            if os.waitstatus_to_exitcode(status) != 0:
+                failed = True
+                if not stopping:
+                    pass_on(signal.SIGTERM, None)
+            elif not stopping:  # a worker left on its own: the server is going down
+                pass_on(signal.SIGTERM, None)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 1 if failed else 0
+
+
+def _quiet(_doc: dict[str, Any]) -> None:
+    return None
 
 
 def _print_line(doc: dict[str, Any]) -> None:
