@@ -528,3 +528,13 @@ def test_an_unexpected_failure_is_500_in_the_plain_envelope_without_internals(ap
     assert answer.status_code == 500
     assert answer.json() == {"error": "internal error (OperationalError)", "reason": "unexpected"}
     assert api.client.get(f"/api/board/{task['id']}/executions").status_code == 200
+
+
+def test_patch_honours_a_quoted_epoch(api: Api) -> None:
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    stale = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 0})
+    assert stale.status_code == 409 and stale.json()["error"] == "stale_claim"
+    assert api.fingerprint() == before
+    moved = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 1})
+    assert moved.status_code == 200 and api.stored(task["id"]).status == "todo"

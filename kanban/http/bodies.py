@@ -103,7 +103,8 @@ class ClaimBody(Body):
 
 class UpdateTaskBody(Body):
     """`updateTaskBody`: a status change and/or field edits, at least one; `reason` is kept with
-    the change (and in the audit log of an override)."""
+    the change (and in the audit log of an override); `epoch` refuses a move of a task that was
+    reclaimed since (`stale_claim`)."""
 
     status: Status | None = None
     priority: Priority | None = None
@@ -111,6 +112,7 @@ class UpdateTaskBody(Body):
     description: Text | None = None
     human_override: bool | None = None
     reason: Annotated[str, Field(max_length=2000)] | None = None
+    epoch: Epoch | None = None
 
     @model_validator(mode="after")
     def _something(self) -> "UpdateTaskBody":

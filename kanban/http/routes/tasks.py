@@ -156,6 +156,7 @@ def update_task(
         human_override=bool(body.human_override),
         reason=body.reason,
         actor=who.actor,
+        epoch=body.epoch,
     )
     return reply({"ok": True, "task": task.to_json()})
 
