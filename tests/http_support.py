@@ -112,7 +112,9 @@ def serving(
     config = ServerSettings(db=path, tokens=tokens, **settings)
     app = create_app(config, board=board)
     try:
-        with TestClient(app, raise_server_exceptions=False, headers=headers or {}) as client:
+        with TestClient(
+            app, base_url="http://localhost", raise_server_exceptions=False, headers=headers or {}
+        ) as client:
             yield Api(client=client, board=board, clock=clock, path=path)
     finally:
         board.close()

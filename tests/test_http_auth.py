@@ -302,3 +302,40 @@ def test_only_an_operator_token_moves_edits_and_overrides_freely(api: Api) -> No
     assert forced.status_code == 200 and api.stored(held["id"]).status == t.DONE
     with api.reader() as other:
         assert other.audit(held["id"])[-1].actor == "operator:ops"
+
+
+# -- web pages are kept out ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Host": "evil.example:18790"},  # DNS rebinding onto an open loopback server
+    ],
+    ids=["origin", "null-origin", "fetch-metadata", "rebound-host"],
+)
+def test_a_web_page_cannot_drive_an_open_server(tmp_path: Path, headers: dict[str, str]) -> None:
+    """A page in the operator's browser can fire a bodiless POST at 127.0.0.1 with no preflight
+    (`<form method=post>`, `fetch(..., {mode: "no-cors"})`); on an open server that would approve
+    or cancel work. The browser always marks such requests; they are refused."""
+    from .http_support import serving as open_serving
+
+    with open_serving(tmp_path) as api:
+        task = api.create()
+        before = api.fingerprint()
+        for method, path in [
+            ("POST", f"/api/board/{task['id']}/drop"),
+            ("POST", f"/api/board/{task['id']}/cancel-dependents"),
+            ("GET", "/api/board"),
+        ]:
+            answer = api.client.request(method, path, headers=headers)
+            assert answer.status_code == 403, (method, path, answer.text)
+            assert answer.json()["reason"] == "forbidden"
+        assert api.fingerprint() == before
+        same_origin = api.client.post(
+            f"/api/board/{task['id']}/drop", headers={"Origin": "http://localhost"}
+        )
+        assert same_origin.status_code == 200  # the server's own origin (e.g. /docs) may call

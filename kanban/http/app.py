@@ -26,7 +26,7 @@ from boardlib.recovery import LeaseSweeper
 from boardlib.worktrees import GitFailure, WorktreeJanitor, Worktrees, start_worktree_gc
 
 from .acting import Caller, Forbidden, identity_of
-from .auth import BearerAuth, TokenBook
+from .auth import BearerAuth, BrowserGuard, TokenBook
 from .envelopes import (
     ENVELOPE_ATTRIBUTE,
     INVALID_QUERY,
@@ -323,7 +323,8 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(GitFailure, _git_failure)
     app.add_exception_handler(Exception, _unexpected)
-    # Outermost first: authenticate, then cap the body, then FastAPI.
+    # Outermost first: keep web pages out, authenticate, cap the body, then FastAPI.
     app.add_middleware(BodyLimit, limit=settings.body_limit)
     app.add_middleware(BearerAuth, book=settings.tokens)
+    app.add_middleware(BrowserGuard, open_server=settings.tokens is None)
     return app

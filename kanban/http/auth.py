@@ -234,3 +234,71 @@ async def _unauthorized(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _host_only(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_loopback_host(host: str) -> bool:
+    name = _host_only(host)
+    return name in LOOPBACK_NAMES or name.startswith("127.")
+
+
+class BrowserGuard:
+    """ASGI middleware keeping web pages out. Agents and curl send no `Origin`; a browser does on
+    every cross-origin write, even one a page fires blind (`<form method=post>`, `fetch` with
+    `no-cors`), which needs no preflight and could otherwise approve or cancel tasks on an open
+    loopback server. So a request whose `Origin` is not this server, or that a browser marks
+    `Sec-Fetch-Site: cross-site`, is refused (403). On an open server the `Host` must also be a
+    loopback name, which defeats DNS rebinding (a page on evil.example resolving to 127.0.0.1)."""
+
+    def __init__(self, app: ASGIApp, *, open_server: bool) -> None:
+        self.app = app
+        self.open_server = open_server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = _header(scope, b"host") or ""
+        origin = _header(scope, b"origin")
+        site = (_header(scope, b"sec-fetch-site") or "").lower()
+        why = None
+        if self.open_server and host and not _is_loopback_host(host):
+            why = f"this open server answers only on a loopback name, not {host[:100]!r}"
+        elif site in ("cross-site", "same-site"):
+            why = "requests from other web sites are refused"
+        elif origin is not None and origin != "null":
+            if origin.split("://", 1)[-1].rstrip("/").lower() != host.lower():
+                why = "cross-origin requests are refused"
+        elif origin == "null":
+            why = "requests from sandboxed or file pages are refused"
+        if why is None:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": why, "reason": "forbidden"}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
