@@ -271,7 +271,7 @@ class BrowserGuard:
         self.open_server = open_server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
         host = _header(scope, b"host") or ""

@@ -202,15 +202,14 @@ DESCRIPTIONS = {
 def error_responses(
     style: Style,
     *codes: int,
-    body: bool = True,
     ok_codes: tuple[int, ...] = (),
     either_codes: tuple[int, ...] = (),
 ) -> dict[int | str, Any]:
     """The `responses=` of a route: its own refusal codes in its style, plus those every route
-    shares: 400 (a body, query or path parameter the board refuses), 401, 413, 500, 503."""
-    del body  # every route can meet a 400: an id the board refuses is one too
+    shares: 400 (a body, query or path parameter the board refuses: an id is one too), 401,
+    403 (a request a browser marks as cross-site), 413, 500, 503."""
     refusal = Refusal if style != "plain" else ErrorBody
-    shared = {400, 401, 413, 500, 503}
+    shared = {400, 401, 403, 413, 500, 503}
     out: dict[int | str, Any] = {}
     for code in sorted(set(codes) | shared):
         if code == 400:
@@ -219,6 +218,9 @@ def error_responses(
             model = ErrorBody
         else:
             model = Refusal if code in ok_codes else refusal
+        if code == 403 and style != "plain":  # the board's refusal, or the browser guard's
+            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
+            continue
         if code in either_codes:  # the route answers in one form or the other (PATCH's 404)
             out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
             continue

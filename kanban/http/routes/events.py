@@ -31,7 +31,7 @@ STREAM = "text/event-stream"
             "description": "A page of events (JSON), or a live stream with "
             "`Accept: text/event-stream`: each event is `id: <seq>`, `data: <event JSON>`.",
         },
-        **error_responses("plain", body=True),
+        **error_responses("plain"),
     },
     summary="The change feed: events after a cursor, paged or streamed live",
 )

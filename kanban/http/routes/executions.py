@@ -17,7 +17,7 @@ router = APIRouter(prefix="/api/board", tags=["executions"])
 @router.get(
     "/{task_id}/executions",
     response_model=None,
-    responses={200: {"model": ExecutionList}, **error_responses("plain", 404, body=False)},
+    responses={200: {"model": ExecutionList}, **error_responses("plain", 404)},
     summary="The run ledger of a task, oldest first",
 )
 @envelope("plain", not_found="task not found")

@@ -14,7 +14,7 @@ router = APIRouter(tags=["health"])
 @router.get(
     "/healthz",
     response_model=None,
-    responses={200: {"model": Health}, 500: error_responses("plain", body=False)[500]},
+    responses={200: {"model": Health}, 500: error_responses("plain")[500]},
     summary="Liveness: the process answers (no token needed, touches nothing)",
 )
 def healthz() -> JSONResponse:
@@ -27,9 +27,7 @@ def healthz() -> JSONResponse:
     responses={
         200: {"model": Readiness},
         503: {"model": Readiness, "description": "The database is unreachable or outdated."},
-        **{
-            code: spec for code, spec in error_responses("plain", body=False).items() if code != 503
-        },
+        **{code: spec for code, spec in error_responses("plain").items() if code != 503},
     },
     summary="Readiness: the database answers and its schema is current",
 )

@@ -32,7 +32,7 @@ TaskId = Annotated[str, "the task's id (TASK-n)"]
 @router.get(
     "",
     response_model=None,
-    responses={200: {"model": TaskList}, **error_responses("plain", body=True)},
+    responses={200: {"model": TaskList}, **error_responses("plain")},
     summary="List tasks (or ready-to-work tasks) for a team",
 )
 @envelope("plain", invalid=INVALID_QUERY)
@@ -87,7 +87,7 @@ def create_task(body: CreateTaskBody, who: Annotated[Caller, Depends(caller)]) -
 @router.get(
     "/{task_id}",
     response_model=None,
-    responses={200: {"model": TaskDetail}, **error_responses("plain", 404, body=False)},
+    responses={200: {"model": TaskDetail}, **error_responses("plain", 404)},
     summary="One task, its comments, its ancestor chain and its dependencies",
 )
 @envelope("plain", not_found="task not found")
@@ -202,7 +202,7 @@ def link_dependency(
 @router.post(
     "/{task_id}/cancel-dependents",
     response_model=None,
-    responses={200: {"model": CancelledList}, **error_responses("plain", 403, 404, body=False)},
+    responses={200: {"model": CancelledList}, **error_responses("plain", 403, 404)},
     summary="Cancel the still-pending dependents of a failed task, in one transaction",
 )
 @envelope("plain", not_found="task not found")

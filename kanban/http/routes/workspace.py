@@ -42,7 +42,7 @@ def write_handoff(
 @router.get(
     "/{task_id}/workspace/detail",
     response_model=None,
-    responses={200: {"model": WorkspaceDetail}, **error_responses("plain", 404, body=False)},
+    responses={200: {"model": WorkspaceDetail}, **error_responses("plain", 404)},
     summary="The SoR files and the unified diff against the baseline (the drawer view)",
 )
 @envelope("plain", not_found="workspace not found")
@@ -85,7 +85,7 @@ def provision(
 @router.get(
     "/{task_id}/workspace",
     response_model=None,
-    responses={200: {"model": Resumed}, **error_responses("plain", 404, body=False)},
+    responses={200: {"model": Resumed}, **error_responses("plain", 404)},
     summary="Cold-resume read: the workspace and the state rebuilt from its files",
 )
 @envelope("plain", not_found="workspace not found")
