@@ -142,6 +142,8 @@ class Record:
         return built
 
     def to_json(self) -> dict[str, Any]:
+        """The camelCase JSON document. Lists and dicts of scalars are the record's own objects,
+        not copies: treat the document as read-only, as the record is."""
         getter, keys, nested = _json_plan(type(self))
         values = getter(self)
         out = dict(zip(keys, values, strict=False))  # equal lengths by construction
