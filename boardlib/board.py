@@ -20,7 +20,14 @@ from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, find_cycles, topological_order
-from .lifecycle import check_editor, check_epoch, check_mover, plan_move, verdict_blocks_done
+from .lifecycle import (
+    check_editor,
+    check_epoch,
+    check_mover,
+    plan_move,
+    stale_claim,
+    verdict_blocks_done,
+)
 from .records import (
     AUTHOR_TYPES,
     EXECUTION_OUTCOMES,
@@ -147,7 +154,15 @@ class Board:
         return Task.from_row(row)
 
     def _check_holder(self, task: Task, verb: str, agent: str, epoch: int | None, now: int) -> None:
-        """The lease-protected verbs: only the current holder, with a current claim, may act."""
+        """The lease-protected verbs: only the current holder, with a current claim, may act.
+
+        A caller quoting an epoch older than the task's has had its claim superseded (its lease
+        lapsed and the task was claimed again, by anyone): that is `stale_claim` whatever the
+        task became since, so a lapsed worker learns its claim is gone rather than that someone
+        else holds the task (`not_assignee`) or that the task moved on (`invalid_state`).
+        """
+        if epoch is not None and epoch < task.claim_epoch:
+            raise stale_claim(task, verb, epoch)
         if task.status != t.IN_PROGRESS:
             raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
         if task.assignee_agent_id != agent:

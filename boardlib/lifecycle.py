@@ -38,17 +38,22 @@ def verdict_blocks_done(verification: str | None) -> bool:
         return True  # an unreadable verdict is not evidence that the work passed
 
 
+def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
+    """The refusal of a caller quoting a claim epoch that is not the task's current one."""
+    return BoardError(
+        Reason.STALE_CLAIM,
+        f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+        id=task.id,
+        epoch=epoch,
+        current_epoch=task.claim_epoch,
+    )
+
+
 def check_epoch(task: Task, verb: str, epoch: int | None) -> None:
     """`epoch`, when the caller quotes one, must be the task's current claim epoch: a caller that
     read an earlier attempt is refused (`stale_claim`) instead of acting on a later one."""
     if epoch is not None and epoch != task.claim_epoch:
-        raise BoardError(
-            Reason.STALE_CLAIM,
-            f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
-            id=task.id,
-            epoch=epoch,
-            current_epoch=task.claim_epoch,
-        )
+        raise stale_claim(task, verb, epoch)
 
 
 def check_mover(
