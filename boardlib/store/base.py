@@ -90,6 +90,7 @@ class Tx(Protocol):
         runtime: str | None,
         now: int,
         lease_until: int,
+        team_id: str | None = None,
     ) -> Row | None: ...
 
     def expired_leases(self, now: int) -> list[Row]:
@@ -291,6 +292,15 @@ class Store(Protocol):
         """A cheap "has anything changed": equal tokens mean no change a live view has not seen.
         SQLite: `PRAGMA data_version` (~4 µs, no lock). Postgres: the event log's safe horizon,
         re-read only when a NOTIFY arrived or the fallback poll is due."""
+        ...
+
+    def checkpoint(self) -> bool:
+        """Make the board whole on its own storage at a clean shutdown (SQLite: fold the WAL into
+        the file). True when done."""
+        ...
+
+    def schema_version(self) -> int:
+        """The board's schema version, cheaply (a readiness probe, no transaction of the board)."""
         ...
 
     def close(self) -> None: ...

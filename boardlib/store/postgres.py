@@ -247,17 +247,22 @@ class PostgresTx:
         runtime: str | None,
         now: int,
         lease_until: int,
+        team_id: str | None = None,
     ) -> Row | None:
         """Lock the best ready row nobody else has locked (`FOR UPDATE SKIP LOCKED` down the ready
         partial index), then claim it with the guarded UPDATE, in one statement. With a role, the
         role's own tasks and role-less ones are two index ranges: each gives its best unlocked row
         and the better one is claimed (the other stays locked until COMMIT, so a concurrent claimer
         takes the next one instead)."""
-        candidates = [_READY] if role is None else [f"{_READY} AND role = %(role)s",
-                                                    f"{_READY} AND role IS NULL"]  # fmt: skip
+        ready, waiting = _READY, _WAITING
+        if team_id is not None:  # a filter on the same index walk
+            ready += " AND team_id = %(team)s"
+            waiting += " AND team_id = %(team)s"
+        candidates = [ready] if role is None else [f"{ready} AND role = %(role)s",
+                                                   f"{ready} AND role IS NULL"]  # fmt: skip
         if not respect_deps:
             candidates.append(
-                _WAITING if role is None else f"{_WAITING} AND (role = %(role)s OR role IS NULL)"
+                waiting if role is None else f"{waiting} AND (role = %(role)s OR role IS NULL)"
             )
         picks = [
             f"SELECT id, priority, updated_at FROM tasks WHERE {where} {_CLAIM_ORDER} "
@@ -275,7 +280,7 @@ class PostgresTx:
             f"WITH {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
             f"WHERE tasks.id = pick.id AND {_CLAIMABLE} RETURNING tasks.*",
             {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
-             "role": role},
+             "role": role, "team": team_id},
         )  # fmt: skip
 
     def expired_leases(self, now: int) -> list[Row]:
@@ -1211,6 +1216,14 @@ class PostgresStore:
                 self._listener.close()
             self._listener = None
             return True  # no listener: fall back to reading the horizon every time
+
+    def checkpoint(self) -> bool:
+        """Nothing to fold: the server owns its write-ahead log and checkpoints it itself."""
+        return True
+
+    def schema_version(self) -> int:
+        with self._connection() as conn:
+            return self._version(conn) or 0
 
     def close(self) -> None:
         if self._listener is not None:
