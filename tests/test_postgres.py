@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.postgres import StoreUnavailable
 from tests.cli_support import Kanban
@@ -449,3 +449,40 @@ def test_postgres_tests_never_pass_silently_without_a_server(ci: str, outcome: s
     )  # fmt: skip
     assert outcome in done.stdout, done.stdout
     assert "PostgreSQL server binaries not found" in done.stdout, done.stdout
+
+
+def _hold_board_lock_then_hang(url: str, ready: Any) -> None:
+    """A writer that takes the board's write turn and then stops (killed while inside it)."""
+    with Board(url, recover=False) as board:
+
+        def work(tx: Any) -> None:
+            tx.insert_comment("TASK-1", "half-written", "agent", "ghost", START, None)
+            ready.set()
+            time.sleep(600)
+
+        board.store.write(work)
+
+
+def test_a_writer_killed_inside_its_transaction_never_wedges_the_board(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        task = board.create_task("survives")
+    ready = CTX.Event()
+    holder = CTX.Process(target=_hold_board_lock_then_hang, args=(url, ready))
+    holder.start()
+    assert ready.wait(30)
+    with Board(url, clock=ManualClock(START), config=BoardConfig(retry_budget_ms=300)) as board:
+        with pytest.raises(BoardError) as busy:
+            board.add_comment(task.id, "blocked behind the hung writer")
+        assert busy.value.reason is Reason.BUSY
+        assert board.claim_next("alice") is not None  # claims never wait for the board lock
+        holder.kill()  # SIGKILL: the server sees the connection drop and rolls it back
+        holder.join()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                board.add_comment(task.id, "after the crash")
+                break
+            except BoardError:
+                assert time.monotonic() < deadline, "the dead writer's lock was never released"
+        bodies = [comment.body for comment in board.comments(task.id)]
+        assert bodies == ["after the crash"]  # nothing of the dead transaction survived

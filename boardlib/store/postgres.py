@@ -5,16 +5,20 @@ loads psycopg (tests/test_import_hygiene.py).
 
 How the SQLite store's guarantees carry over, with concurrency instead of one writer at a time:
 - **Claims** (`write(shared=True)`) run side by side in READ COMMITTED. claim-next is one statement:
-  `SELECT id ... FOR UPDATE SKIP LOCKED` over the ready partial index, then the guarded
+  `SELECT id ... FOR NO KEY UPDATE SKIP LOCKED` over the ready partial index, then the guarded
   `UPDATE ... RETURNING` of that row. A claimer skips rows another claimer has locked instead of
   queueing behind it, and the guard in the UPDATE means no row is ever claimed twice.
 - **Every other write** takes the board's transaction-scoped advisory lock first, so writes that
   judge several rows (cycle checks, `cancel_dependents`, caps, readiness counters, the next id) see
-  exactly what SQLite's `BEGIN IMMEDIATE` would show them. Inside those writes `task()` reads with
-  `FOR UPDATE`, so a claim cannot change the row the board is judging before it writes.
-- **The lease sweep** takes expired rows with `FOR UPDATE SKIP LOCKED` and releases them with a
-  guarded update: any number of servers may sweep at once and each expired task is released by
-  exactly one of them.
+  exactly what SQLite's `BEGIN IMMEDIATE` would show them. Inside those writes `task()` locks the
+  row it reads, so a claim cannot change the row the board is judging before it writes.
+- **Row locks are `FOR NO KEY UPDATE`** (the lock an UPDATE that keeps the key takes), not `FOR
+  UPDATE`: inserting a comment, a run or a link takes `FOR KEY SHARE` on its task (the foreign-key
+  check) until COMMIT, and `FOR UPDATE SKIP LOCKED` would skip every task someone was commenting
+  on (found by a test: claim-next saw no task while another process wrote a comment).
+- **The lease sweep** takes expired rows with `FOR NO KEY UPDATE SKIP LOCKED` and releases them
+  with a guarded update: any number of servers may sweep at once and each expired task is
+  released by exactly one of them.
 - **Retries**: deadlocks, serialisation failures and lock timeouts re-run the whole transaction
   within the board's wall-clock budget (`lock_timeout` is set to what is left of it), then
   `BoardError(BUSY)`, as on SQLite.
@@ -189,7 +193,7 @@ class PostgresTx:
     # -- tasks ----------------------------------------------------------------------------------
 
     def task(self, task_id: str) -> Row | None:
-        lock = " FOR UPDATE" if self.locking else ""
+        lock = " FOR NO KEY UPDATE" if self.locking else ""
         return self._one(f"SELECT * FROM tasks WHERE id = %s{lock}", (task_id,))
 
     def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]:
@@ -266,7 +270,7 @@ class PostgresTx:
             )
         picks = [
             f"SELECT id, priority, updated_at FROM tasks WHERE {where} {_CLAIM_ORDER} "
-            "LIMIT 1 FOR UPDATE SKIP LOCKED"
+            "LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
             for where in candidates
         ]
         if len(picks) == 1:
@@ -287,7 +291,7 @@ class PostgresTx:
         """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
         return self._all(
             "SELECT * FROM tasks WHERE status = 'in_progress' AND lease_until < %s "
-            "ORDER BY lease_until FOR UPDATE SKIP LOCKED",
+            "ORDER BY lease_until FOR NO KEY UPDATE SKIP LOCKED",
             (now,),
         )
 
