@@ -73,8 +73,10 @@ class KanbanApp(App[None]):
         user_keymap: dict[str, str] | None = None,
         prefetch: Prefetch | None = None,
         on_terminal_gone: Callable[[], object] | None = None,
+        open_task: str | None = None,
     ) -> None:
         super().__init__()
+        self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
         self.db_path = Path(db_path).expanduser().absolute()
         self.poll_ms = poll_ms
@@ -193,6 +195,11 @@ class KanbanApp(App[None]):
         if self._pending_select and self._pending_select in self.state.tasks:
             self.jump_to(self._pending_select)
             self._pending_select = None
+        if first and self._open_on_load:
+            task_id, self._open_on_load = self._open_on_load, None
+            if task_id in self.state.tasks:
+                self.jump_to(task_id)
+            self.open_drawer(task_id)
         touched = set(message.touched) | applied.changed
         for screen in self.screen_stack:
             if isinstance(screen, TaskDrawer) and (message.full or screen.task_id in touched):
@@ -404,6 +411,7 @@ def run_app(
     operator: str | None = None,
     prefetch: Prefetch | None = None,
     on_terminal_gone: Callable[[], object] | None = None,
+    open_task: str | None = None,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -414,6 +422,7 @@ def run_app(
         operator=operator,
         prefetch=prefetch,
         on_terminal_gone=on_terminal_gone,
+        open_task=open_task,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

@@ -17,11 +17,13 @@ def run_tui(
     theme: str | None = None,
     operator: str | None = None,
     on_terminal_gone: Callable[[], object] | None = None,
+    open_task: str | None = None,
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
     does not exist, unless `read_only` (then the header says it is missing until it appears).
     `on_terminal_gone` is the caller's clean-up for a dropped terminal (an SSH session that
-    ends), when the process may have to end without unwinding."""
+    ends), when the process may have to end without unwinding. `open_task`: start with that
+    task's drawer open."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
     prefetch = Prefetch(db_path, SystemClock()) if Path(db_path).exists() else None
@@ -35,4 +37,5 @@ def run_tui(
         operator=operator,
         prefetch=prefetch,
         on_terminal_gone=on_terminal_gone,
+        open_task=open_task,
     )

@@ -588,6 +588,38 @@ class Worktrees:
             )
         return HandoffResult(handoff=document, path=str(path / sor.HANDOFF_JSON))
 
+    def handoff_template(self, task_id: str, *, agent: str | None = None) -> dict[str, Any]:
+        """A valid `AGENT_HANDOFF.json` skeleton for `task_id`, to fill in and pass to
+        `write_handoff`: every field of the schema with its default, `handoffFrom`/`runtime` from
+        `agent` or the task's holder, and the commands `init.sh` already assigns in a live
+        checkout. `timestamp` is left out: the board stamps it when the handoff is written.
+        Files only (no git); a task without a workspace still gets a skeleton."""
+        from ..models import AgentHandoff
+
+        check_task_id(task_id)
+        task = self.board.get_task(task_id)
+        commands = {"init": "./init.sh", "verify": "", "start": ""}
+        rows = self.board.workspaces(task_id)
+        if rows and rows[-1].worktree_path and rows[-1].status == "active":
+            path, problem = self._checkout(rows[-1])
+            if path is not None and not problem:
+                commands, _ = sor.commands_from_init(sor.read_sor_file(path, sor.INIT_SH))
+        skeleton: dict[str, Any] = {
+            "handoffFrom": agent or task.assignee_agent_id or "your-agent-name",
+            "runtime": task.assignee_runtime or "your-runtime",
+            "completedSubtasks": [],
+            "brokenOrUnverified": [],
+            "nextBestStep": "",
+            "whyBlocked": None,
+            "commands": commands,
+            "evidence": {"testResults": None, "lintResults": None},
+            "warnings": [],
+            "nativeSessionId": None,
+            "roomCursor": None,
+        }
+        AgentHandoff.model_validate(skeleton)  # the skeleton is always valid as printed
+        return skeleton
+
     def _read_lock(
         self, repo: Path, task_id: str, purpose: str
     ) -> tuple[Any, dict[str, Any] | None]:
