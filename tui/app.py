@@ -74,8 +74,10 @@ class KanbanApp(App[None]):
         prefetch: Prefetch | None = None,
         on_terminal_gone: Callable[[], object] | None = None,
         open_task: str | None = None,
+        announce: Callable[[dict[str, int]], str | None] | None = None,
     ) -> None:
         super().__init__()
+        self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
         self.db_path = Path(db_path).expanduser().absolute()
@@ -195,6 +197,11 @@ class KanbanApp(App[None]):
         if self._pending_select and self._pending_select in self.state.tasks:
             self.jump_to(self._pending_select)
             self._pending_select = None
+        if self.announce is not None:
+            note = self.announce(dict(self.state.counts))
+            if note:
+                self.announce = None
+                self.notify(note, title="kanban demo", timeout=24 * 3600)
         if first and self._open_on_load:
             task_id, self._open_on_load = self._open_on_load, None
             if task_id in self.state.tasks:
@@ -412,6 +419,7 @@ def run_app(
     prefetch: Prefetch | None = None,
     on_terminal_gone: Callable[[], object] | None = None,
     open_task: str | None = None,
+    announce: Callable[[dict[str, int]], str | None] | None = None,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -423,6 +431,7 @@ def run_app(
         prefetch=prefetch,
         on_terminal_gone=on_terminal_gone,
         open_task=open_task,
+        announce=announce,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

@@ -66,9 +66,7 @@ def check_task_exists(path: Path, task_id: str) -> None:
 @db_option
 def tui(poll_ms: int, read_only: bool, theme: str | None, open_task: str | None) -> None:
     """Watch and steer the board live in the terminal."""
-    launch_tui(
-        board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task
-    )
+    launch_tui(board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
 
 
 @click.command("demo")
