@@ -32,6 +32,7 @@ from .cards import next_lease_change
 from .commands import TaskJumpProvider, board_commands
 from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
+from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .gateway import BoardGateway
 from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting
@@ -40,6 +41,8 @@ from .prefetch import Prefetch
 T = TypeVar("T")
 
 HIGHLIGHT_S = 4.0  # how long a card an agent just changed stays marked
+DRAWER_BESIDE_MIN_COLUMNS = 140  # from this width the drawer sits beside the board
+FOLLOW_DELAY_S = 0.12  # the side drawer follows the selection once the cursor rests
 FINISHED = (t.DONE, t.CANCELLED)
 DEFAULT_THEME = "textual-dark"
 
@@ -104,6 +107,7 @@ class KanbanApp(App[None]):
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
+        self._follow_timer: Timer | None = None
         self._binding_signature: object = None
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
         self.set_keymap(self.user_keymap)
@@ -128,8 +132,8 @@ class KanbanApp(App[None]):
 
     def selected_task(self) -> Task | None:
         screen = self.screen
-        if isinstance(screen, TaskDrawer):
-            return screen.current_task()
+        if isinstance(screen, DrawerScreen):
+            return screen.drawer.current_task()
         return self.board_screen.current_task()
 
     def on_mount(self) -> None:
@@ -208,9 +212,9 @@ class KanbanApp(App[None]):
                 self.jump_to(task_id)
             self.open_drawer(task_id)
         touched = set(message.touched) | applied.changed
-        for screen in self.screen_stack:
-            if isinstance(screen, TaskDrawer) and (message.full or screen.task_id in touched):
-                screen.reload()
+        for drawer in self.drawers():
+            if message.full or drawer.task_id in touched:
+                drawer.reload()
         self.selection_changed()
         self._schedule_lease_check()
 
@@ -249,6 +253,20 @@ class KanbanApp(App[None]):
         if signature != self._binding_signature:
             self._binding_signature = signature
             self.screen.refresh_bindings()
+        side = self.board_screen.drawer
+        if side is not None and task is not None and task.id != side.task_id:
+            if self._follow_timer is not None:
+                self._follow_timer.stop()
+            self._follow_timer = self.set_timer(FOLLOW_DELAY_S, self._follow_selection)
+
+    def _follow_selection(self) -> None:
+        """The drawer beside the board shows the selected card (once the cursor rests, so running
+        down a column does not read every task on the way)."""
+        self._follow_timer = None
+        side = self.board_screen.drawer
+        task = self.board_screen.current_task()
+        if side is not None and task is not None:
+            side.show_task(task.id)
 
     # -- highlights and lease states: the only repaints that time alone causes -----------------
 
@@ -367,8 +385,12 @@ class KanbanApp(App[None]):
         if task is None:
             self.notify(f"{task_id} is not on this board.", severity="warning")
             return
-        if isinstance(self.screen, TaskDrawer):
-            self.screen.dismiss(None)
+        if isinstance(self.screen, DrawerScreen):
+            self.pop_screen()
+        self._select_on_board(task_id)
+
+    def _select_on_board(self, task_id: str) -> None:
+        task = self.state.tasks[task_id]
         if not self.state.visible(task):
             if task.dropped:
                 self.state.show_dropped = True
@@ -382,8 +404,66 @@ class KanbanApp(App[None]):
         else:
             self._pending_select = task_id
 
-    def open_drawer(self, task_id: str) -> None:
-        self.push_screen(TaskDrawer(task_id))
+    # -- the task drawer: beside the board when there is room, else full screen ------------------
+
+    def drawers(self) -> list[TaskDrawer]:
+        found: list[TaskDrawer] = []
+        for screen in self.screen_stack:
+            found += list(screen.query(TaskDrawer))
+        return found
+
+    def drawer_task_id(self) -> str | None:
+        """The task the drawer on top shows (None when no drawer is open)."""
+        if isinstance(self.screen, DrawerScreen):
+            return self.screen.drawer.task_id
+        side = self.board_screen.drawer
+        return side.task_id if side is not None else None
+
+    def open_drawer(self, task_id: str, tab: str | None = None) -> None:
+        if self.size.width >= DRAWER_BESIDE_MIN_COLUMNS:
+            if task_id in self.state.tasks:
+                self._select_on_board(task_id)
+            self.board_screen.show_drawer(task_id, tab)
+        elif isinstance(self.screen, DrawerScreen):
+            self.screen.drawer.show_task(task_id)
+            if tab:
+                self.screen.drawer.action_tab(tab)
+        else:
+            self.push_screen(DrawerScreen(task_id, tab=tab or "overview"))
+
+    def close_drawer(self) -> None:
+        if isinstance(self.screen, DrawerScreen):
+            self.pop_screen()
+        else:
+            self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
+
+    def go_to_linked(self, task_id: str) -> None:
+        """From the drawer to a task it waits on or that waits on it: the board selects it and
+        the drawer shows it."""
+        if task_id not in self.state.tasks:
+            self.notify(f"{task_id} is not on this board.", severity="warning")
+            return
+        self._select_on_board(task_id)
+        if isinstance(self.screen, DrawerScreen):
+            self.screen.drawer.show_task(task_id)
+        elif self.board_screen.drawer is not None:
+            self.board_screen.drawer.show_task(task_id)
+
+    def on_resize(self) -> None:
+        """Crossing `DRAWER_BESIDE_MIN_COLUMNS` moves an open drawer between its two layouts,
+        keeping its task and tab."""
+        if not self.screen_stack or not isinstance(self.screen_stack[0], BoardScreen):
+            return
+        wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS
+        side = self.board_screen.drawer
+        if not wide and side is not None and self.screen is self.board_screen:
+            task_id, tab = side.task_id, side.active_tab
+            self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
+            self.push_screen(DrawerScreen(task_id, tab=tab))
+        elif wide and isinstance(self.screen, DrawerScreen):
+            task_id, tab = self.screen.drawer.task_id, self.screen.drawer.active_tab
+            self.pop_screen()
+            self.open_drawer(task_id, tab)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -391,8 +471,10 @@ class KanbanApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)
-        if isinstance(screen, BoardScreen | TaskDrawer):
+        if isinstance(screen, BoardScreen):
             yield from board_commands(self, screen)
+        elif isinstance(screen, DrawerScreen):
+            yield from board_commands(self, screen.drawer)
         else:
             yield SystemCommand("Back to the board", "", self.pop_screen)
 

@@ -6,11 +6,11 @@ reached over SSH, quit, keys).
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.screen import Screen
+from textual.widget import Widget
 
 from boardlib import transitions as t
 from boardlib.transitions import label
@@ -63,8 +63,9 @@ class TaskJumpProvider(Provider):
             )
 
 
-def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[SystemCommand]:
-    """The registry's palette entries for this screen, only those that apply right now (as the
+def board_commands(app: "KanbanApp", screen: Widget) -> Iterator[SystemCommand]:
+    """The registry's palette entries for this screen (or the drawer widget that holds a full
+    screen drawer's keys), only those that apply right now (as the
     footer greys them), each naming the task it acts on; "move" offers exactly the legal
     targets of the selected task."""
     name = getattr(screen, "SCREEN", None)

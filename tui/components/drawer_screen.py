@@ -1,0 +1,35 @@
+"""The task drawer full screen, for terminals too narrow to show it beside the board (below
+`DRAWER_BESIDE_MIN_COLUMNS`). The drawer widget brings its own keys; this screen only holds it and
+the footer generated from them."""
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from .drawer import TaskDrawer
+
+
+class DrawerScreen(Screen[None]):
+    DEFAULT_CSS = """
+    DrawerScreen { layout: vertical; }
+    """
+    AUTO_FOCUS = "TaskDrawer"
+
+    def __init__(self, task_id: str, *, tab: str = "overview") -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.tab = tab
+
+    def compose(self) -> ComposeResult:
+        yield TaskDrawer(self.task_id, beside=False, tab=self.tab)
+        yield Footer()
+
+    @property
+    def drawer(self) -> TaskDrawer:
+        return self.query_one(TaskDrawer)
+
+    def on_screen_resume(self) -> None:
+        self.drawer.visibility_changed()
+
+    def on_screen_suspend(self) -> None:
+        self.drawer.visibility_changed()
