@@ -449,9 +449,9 @@ class KanbanApp(App[None]):
         elif self.board_screen.drawer is not None:
             self.board_screen.drawer.show_task(task_id)
 
-    def on_resize(self) -> None:
+    def relayout_drawer(self) -> None:
         """Crossing `DRAWER_BESIDE_MIN_COLUMNS` moves an open drawer between its two layouts,
-        keeping its task and tab."""
+        keeping its task and tab (the screens call this when they are resized)."""
         if not self.screen_stack or not isinstance(self.screen_stack[0], BoardScreen):
             return
         wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
-from boardlib.records import AuditEntry, Event, Execution, TaskView
+from boardlib.records import AuditEntry, Comment, Event, Execution, TaskView
 from boardlib.worktrees import DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
@@ -150,34 +150,31 @@ def _duration(run: Execution) -> str:
 
 
 def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
-    """The execution ledger, newest first, and the task's total cost."""
+    """The execution ledger, newest first: executor, status, started, duration, tokens, cost, and
+    the summary or error on its own lines; then the task's total cost."""
     if not executions:
         return Text("No runs recorded for this task.", style="dim")
     table = Table(box=None, padding=(0, 1), header_style="bold", expand=True)
-    for name, options in (
-        ("executor", {}),
-        ("status", {}),
-        ("started", {"no_wrap": True}),
-        ("took", {"no_wrap": True, "justify": "right"}),
-        ("tokens in/out", {"no_wrap": True, "justify": "right"}),
-        ("cost", {"no_wrap": True, "justify": "right"}),
-        ("summary or error", {"ratio": 1}),
+    for name, justify in (
+        ("executor", "left"),
+        ("status", "left"),
+        ("started", "left"),
+        ("took", "right"),
+        ("tokens in/out", "right"),
+        ("cost", "right"),
     ):
-        table.add_column(name, **options)
+        table.add_column(name, justify=justify, no_wrap=name != "executor")  # type: ignore[arg-type]
     ordered = sorted(executions, key=lambda run: (run.started_at or run.created_at, run.id))
     for run in reversed(ordered):
-        executor = plain(run.executor_type)
+        executor = plain(run.executor_type, "bold")
         if run.agent_id:
-            executor.append("\n")
-            executor.append_text(plain(run.agent_id, "dim"))
+            executor.append(" · ")
+            executor.append_text(plain(run.agent_id))
         tokens = (
             f"{run.input_tokens or 0:,}/{run.output_tokens or 0:,}"
             if run.input_tokens or run.output_tokens
             else ""
         )
-        note = plain(run.error or run.summary or "", "red" if run.error else "", multiline=True)
-        if run.recovery_tombstone:
-            note = Text("(recovered by the lease sweep) ", style="yellow") + note
         table.add_row(
             executor,
             plain(run.status, RUN_STYLE.get(run.status, "")),
@@ -185,8 +182,12 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
             Text(_duration(run)),
             Text(tokens),
             Text(money(run.cost_usd) if run.cost_usd else ""),
-            note,
         )
+        note = plain(run.error or run.summary or "", "red" if run.error else "dim", multiline=True)
+        if run.recovery_tombstone:
+            note = Text("(recovered by the lease sweep) ", style="yellow") + note
+        if note.plain:
+            table.add_row(Padding(note, (0, 0, 0, 2)), "", "", "", "", "")
     total = sum(run.cost_usd or 0 for run in executions)
     tokens_in = sum(run.input_tokens or 0 for run in executions)
     tokens_out = sum(run.output_tokens or 0 for run in executions)
@@ -201,11 +202,19 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
 # -- History -------------------------------------------------------------------------------------
 
 
-def history_lines(events: Sequence[Event], audit: Sequence[AuditEntry], now_ms: int) -> list[Text]:
+def history_lines(
+    events: Sequence[Event],
+    audit: Sequence[AuditEntry],
+    now_ms: int,
+    *,
+    comments: Sequence[Comment] = (),
+) -> list[Text]:
     """Everything done to the task, newest first, in words. The audit table says what the events
     say less well (the gate's summary of a run, a human override with the verdict it overrode),
-    so those rows replace their events; runs of routine heartbeats fold into one line."""
+    so those rows replace their events; runs of routine heartbeats fold into one line; a comment
+    shows its first line."""
     entries: list[tuple[int, int, Text]] = []
+    bodies = {comment.id: comment.body for comment in comments}
     overrides = {(row.created_at, row.actor) for row in audit if row.action == "human_override"}
     for row in audit:
         style = "bold magenta" if row.action == "human_override" else "cyan"
@@ -237,11 +246,23 @@ def history_lines(events: Sequence[Event], audit: Sequence[AuditEntry], now_ms: 
             continue  # the gate's audit row says it with the command and the outcome
         if event.kind == "status_changed" and (event.created_at, event.actor) in overrides:
             continue  # the audit row names the verdict overridden
-        entries.append((event.created_at, 0, plain(narrate(event), _event_style(event))))
+        words = plain(narrate(event), _event_style(event))
+        body = (
+            bodies.get(str(event.data.get("commentId"))) if event.kind == "comment_added" else None
+        )
+        if body:
+            first = body.strip().splitlines()[0] if body.strip() else ""
+            words.append_text(
+                plain(f": {first[:120]}" + ("…" if len(first) > 120 else ""), "italic")
+            )
+        entries.append((event.created_at, 0, words))
     fold()
-    entries.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
+    # Newest first; within one millisecond, the later record first (the list is in record order).
+    order = sorted(
+        range(len(entries)), key=lambda i: (entries[i][0], entries[i][1], i), reverse=True
+    )
     lines = []
-    for at, _, words in entries:
+    for at, _, words in (entries[i] for i in order):
         line = Text(f"{clock_text(at, now_ms)}  ", style="dim")
         line.append_text(words)
         lines.append(line)

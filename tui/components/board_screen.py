@@ -88,6 +88,9 @@ class BoardScreen(TaskActions, Screen[None]):
         if self.drawer is not None:
             self.drawer.focus()
 
+    def on_resize(self) -> None:
+        self.kanban.relayout_drawer()
+
     def on_screen_resume(self) -> None:
         if self.drawer is not None:
             self.drawer.visibility_changed()

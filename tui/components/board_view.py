@@ -56,6 +56,8 @@ class BoardView(HorizontalScroll, can_focus=False):
 
     def on_resize(self) -> None:
         self.layout_columns()
+        # Narrowed (a drawer docked beside it): the selected card stays on screen.
+        self.call_after_refresh(self.scroll_to_widget, self.active, animate=False, immediate=True)
 
     def layout_columns(self) -> None:
         """Share the width between open columns, never below a readable card; what does not fit

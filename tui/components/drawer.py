@@ -137,7 +137,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.data = data
         task = data.view.task
         title = plain(task.id, "bold")
-        title.append(f"  {task.status.replace('_', ' ')}  ", style="reverse")
+        title.append(" ")
+        title.append(f" {task.status.replace('_', ' ')} ", style="reverse")
         title.append(" ")
         title.append_text(plain(task.title))
         self.query_one("#drawer-title", Static).update(title)
@@ -145,7 +146,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         detail = self.workspace.detail if self.workspace is not None else None
         await self.query_one(OverviewPane).show(data.view, detail, now)
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
-        lines = history_lines(data.events, data.audit, now)
+        lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
         self.query_one("#history-pane", TextPane).show(history)
         self._workspace_stale = True  # a board change may come with a worktree change
@@ -217,7 +218,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             return
         parts = []
         if detail.checkout is not None:
-            parts.append(f"{detail.checkout.state.replace('_', ' ')}: {detail.checkout.summary}")
+            parts.append(detail.checkout.summary)
         parts += detail.warnings
         if data.problem:
             parts.append(data.problem)

@@ -17,19 +17,19 @@ class DrawerScreen(Screen[None]):
 
     def __init__(self, task_id: str, *, tab: str = "overview") -> None:
         super().__init__()
-        self.task_id = task_id
-        self.tab = tab
+        self.drawer = TaskDrawer(task_id, beside=False, tab=tab)
 
     def compose(self) -> ComposeResult:
-        yield TaskDrawer(self.task_id, beside=False, tab=self.tab)
+        yield self.drawer
         yield Footer()
 
-    @property
-    def drawer(self) -> TaskDrawer:
-        return self.query_one(TaskDrawer)
+    def on_resize(self) -> None:
+        self.app.relayout_drawer()  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
-        self.drawer.visibility_changed()
+        if self.drawer.is_mounted:
+            self.drawer.visibility_changed()
 
     def on_screen_suspend(self) -> None:
-        self.drawer.visibility_changed()
+        if self.drawer.is_mounted:
+            self.drawer.visibility_changed()
