@@ -65,6 +65,7 @@ def make_repository(folder: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "gc.auto", "0")  # no detached `git gc` outliving the demo's clean-up
     _git(repo, "add", "-A")
     _git(
         repo, *IDENTITY, "commit", "-q", "--no-verify", "-m", "The demo shop: a cart and its tests"

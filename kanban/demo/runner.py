@@ -212,7 +212,11 @@ def _prepare_folder(directory: Path | None) -> tuple[Path, bool]:
 def _clean_up(folder: Path, created: bool) -> None:
     """Remove what the demo made: the whole folder if it made it, else only its own files."""
     if created:
-        shutil.rmtree(folder, ignore_errors=True)
+        for _ in range(10):  # a git process finishing meanwhile can add a file behind rmtree
+            shutil.rmtree(folder, ignore_errors=True)
+            if not folder.exists():
+                return
+            time.sleep(0.2)
         return
     for path in (*board_files(folder / BOARD_FILE), folder / LOG_FILE):
         path.unlink(missing_ok=True)
