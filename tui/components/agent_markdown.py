@@ -6,16 +6,11 @@ open anything (`open_links=False`; a click is ignored)."""
 from textual.widgets import Markdown
 
 from ..drawer_render import safe_markdown
+from . import tcss
 
 
 class AgentMarkdown(Markdown):
-    DEFAULT_CSS = """
-    AgentMarkdown {
-        margin: 0;
-        padding: 0 1;
-        background: $surface;
-    }
-    """
+    DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         self.agent_text = text

@@ -6,13 +6,12 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from . import tcss
 from .drawer import TaskDrawer
 
 
 class DrawerScreen(Screen[None]):
-    DEFAULT_CSS = """
-    DrawerScreen { layout: vertical; }
-    """
+    DEFAULT_CSS = tcss(__file__)
     AUTO_FOCUS = "TaskDrawer"
 
     def __init__(self, task_id: str, *, tab: str = "overview") -> None:

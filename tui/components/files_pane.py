@@ -32,6 +32,7 @@ from ..drawer_render import (
     pretty_json,
     text_file,
 )
+from . import tcss
 from .agent_markdown import AgentMarkdown
 
 MARKDOWN_FILES = frozenset({"TASK.md", "task-progress.md"})
@@ -44,11 +45,7 @@ def _body_id(name: str) -> str:
 
 
 class FilesPane(VerticalScroll, can_focus=False):
-    DEFAULT_CSS = """
-    FilesPane { height: 1fr; padding: 0 1; }
-    FilesPane .sor-heading { margin: 1 0 0 0; text-style: bold reverse; padding: 0 1; }
-    FilesPane .sor-body { padding: 0 1; }
-    """
+    DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

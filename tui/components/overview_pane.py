@@ -20,14 +20,12 @@ from ..drawer_render import (
     workspace_line,
 )
 from ..task_view import _facts, describe_verdict
+from . import tcss
 from .agent_markdown import AgentMarkdown
 
 
 class OverviewPane(VerticalScroll, can_focus=False):
-    DEFAULT_CSS = """
-    OverviewPane { height: 1fr; padding: 0 1; }
-    OverviewPane > #overview-description { margin: 0 0 0 2; }
-    """
+    DEFAULT_CSS = tcss(__file__)
 
     def compose(self) -> ComposeResult:
         yield Static("loading…", id="overview-head")

@@ -6,12 +6,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from . import tcss
+
 
 class TextPane(VerticalScroll, can_focus=False):
-    DEFAULT_CSS = """
-    TextPane { height: 1fr; padding: 0 1; }
-    TextPane > Static { width: 1fr; }
-    """
+    DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, placeholder: str = "loading…", *, id: str | None = None) -> None:
         super().__init__(id=id)
