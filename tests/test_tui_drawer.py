@@ -353,3 +353,34 @@ async def test_the_demo_says_it_finished_on_the_board(review) -> None:  # type: 
             agent.add_comment(board.ids["base"], "later change")
         await pilot.pause(0.5)
         assert len(calls) == 1 and len(notes.seen) == 1  # said once, and it stays
+
+
+def test_agent_markdown_loses_its_links_html_and_controls() -> None:
+    from tui.drawer_render import safe_markdown
+
+    text = safe_markdown(
+        "see [docs](app.quit) and ![x](file:///etc/passwd) <https://evil.example> "
+        "<script>alert(1)</script> \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+    )
+    assert "](" not in text and "<script>" not in text.replace("`<script>`", "")
+    assert "docs (`link: app.quit`)" in text and "x (`image: file:///etc/passwd`)" in text
+    assert "`https://evil.example`" in text and "\x1b" not in text and "␛]8;;" in text
+
+
+def test_a_cut_diff_names_the_files_it_could_not_show() -> None:
+    from boardlib.worktrees.diffs import parse_diff
+    from tui.components.diff_view import NOTE, ListedFile, build_rows
+
+    text = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n-x\n+y\n"
+    files = parse_diff(text, truncated=True)
+    rows = build_rows(
+        files,
+        [ListedFile("a.py", 3, 3), ListedFile("b.py", 10, 0)],
+        truncated=True,
+        limit_bytes=2 * 1024 * 1024,
+    )
+    texts = [row.text for row in rows]
+    assert texts[0] == "2 files changed, +13 -3"
+    assert "the diff was cut at 2.0 MB; 1 file(s) not shown (marked below)" in texts
+    assert any(t.startswith("? b.py  +10 -0  (cut: not shown)") for t in texts)
+    assert any(row.kind == NOTE and "cut here" in row.text for row in rows)
