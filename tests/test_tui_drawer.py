@@ -54,6 +54,18 @@ async def shows(pilot: Any, app: KanbanApp, *needles: str) -> str:
     return screen_text(app)
 
 
+def overview_text(drawer: TaskDrawer) -> str:
+    """The Overview's text below the description, whatever is scrolled into view."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Static
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(drawer.query_one("#overview-rest", Static).content)
+    return console.export_text()
+
+
 def drawer_of(app: KanbanApp) -> TaskDrawer:
     [drawer] = [d for d in app.drawers() if d.screen is app.screen]
     return drawer
@@ -139,6 +151,7 @@ async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         drawer = await opened(pilot, app, board.ids["paused"])
         assert isinstance(app.screen, DrawerScreen) and not drawer.beside  # 80x24: full screen
+        await until(pilot, lambda: "paused  paused: all work committed" in overview_text(drawer))
         await on_tab(pilot, drawer, "2", "files")
         text = await shows(pilot, app, "PAUSED", "What a cold resume rebuilds")
         assert "all work committed on kanban/task-" in text
@@ -150,6 +163,12 @@ async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> N
                     and drawer.workspace.task_id == board.ids["research"])  # fmt: skip
         text = await shows(pilot, app, "No workspace")
         assert "research task" in text
+        # Done with an empty diff: the Overview says cleaned, not the row's "active".
+        app.go_to_linked(board.ids["empty"])
+        await on_tab(pilot, drawer, "1", "overview")
+        await until(
+            pilot, lambda: "cleaned  worktree and branch kanban/task-" in overview_text(drawer)
+        )
 
 
 async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from boardlib import Board, BoardError, Reason
 from boardlib.records import AuditEntry, Event, TaskView
-from boardlib.worktrees import DetailResult, GitFailure, Worktrees
+from boardlib.worktrees import CheckoutState, DetailResult, GitFailure, Worktrees
 from boardlib.worktrees.diffs import DiffFile, parse_diff
 
 EVENT_PAGE = 1000
@@ -26,6 +26,7 @@ class TaskData:
     view: TaskView
     events: list[Event]  # oldest first
     audit: list[AuditEntry]
+    checkout: CheckoutState | None = None  # the workspace's true state, when it has one
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +51,19 @@ def task_events(board: Board, task_id: str) -> list[Event]:
 
 
 def read_task(board: Board, task_id: str) -> TaskData:
+    view = board.view(task_id)
+    checkout = None
+    if view.workspaces:  # the row alone can say "active" of a cleaned worktree: ask git
+        try:
+            checkout = Worktrees(board).checkout_state(task_id)
+        except (BoardError, GitFailure, OSError):
+            checkout = None
     return TaskData(
         task_id=task_id,
-        view=board.view(task_id),
+        view=view,
         events=task_events(board, task_id),
         audit=board.audit(task_id),
+        checkout=checkout,
     )
 
 

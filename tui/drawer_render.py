@@ -21,7 +21,7 @@ from rich.text import Text
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
 from boardlib.records import AuditEntry, Comment, Event, Execution, TaskView
-from boardlib.worktrees import DetailResult
+from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
 from .cards import clock_text, money
@@ -95,17 +95,16 @@ def links_table(view: TaskView) -> RenderableType:
     return Group(table, Text("  o: go to one of them", style="dim"))
 
 
-def workspace_line(view: TaskView, detail: DetailResult | None) -> RenderableType:
-    """The workspace in one line: the checkout's true state once the worktree has been read."""
-    if detail is not None:
-        state = detail.checkout
-        if state is not None:
-            line = Text("  ")
-            line.append(state.state.replace("_", " "), STATE_STYLE.get(state.state, "bold"))
-            line.append("  ")
-            line.append_text(plain(state.summary))
-            line.append("  (2 Files, 3 Diff)", style="dim")
-            return line
+def workspace_line(view: TaskView, state: CheckoutState | None) -> RenderableType:
+    """The workspace in one line: the checkout's true state (checked out, paused, kept on its
+    branch, cleaned), never the row's bare `active`."""
+    if state is not None:
+        line = Text("  ")
+        line.append(state.state.replace("_", " "), STATE_STYLE.get(state.state, "bold"))
+        line.append("  ")
+        line.append_text(plain(state.summary))
+        line.append("  (2 Files, 3 Diff)", style="dim")
+        return line
     if not view.workspaces:
         return Text("  no worktree: this task changes no files, or was never provisioned", "dim")
     space = view.workspaces[-1]

@@ -11,6 +11,7 @@ fixed, so the same build gives the same shas and the same screens.
 - `gated`: done through the gate, whose first run failed (VERIFICATION.md shows both runs);
 - `paused`: paused, its work committed on its branch (the cold-resume state is shown);
 - `research`: a research task: no worktree;
+- `empty`: done with an empty diff: its worktree and branch were cleaned away;
 - `big`: in progress with a 20,000-line diff (only with `big_diff=True`: for the benchmark).
 """
 
@@ -202,6 +203,7 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
             description="Compare **two** providers; write the outcome in a comment.",
         ),
         PlanItem("later", "Email a receipt", role="backend", depends_on=("review",)),
+        PlanItem("empty", "Tidy the imports", role="backend"),
     ]
     if big_diff:
         items.append(PlanItem("big", "Regenerate the bindings", role="backend"))
@@ -287,6 +289,11 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
         _progress(["header label"], [], "render the total next to the label"),
     )
     trees.pause(ids["paused"], actor="agent-barbara")
+
+    # empty: nothing delivered: done, worktree and branch cleaned away.
+    task = board.claim(ids["empty"], "agent-linus", runtime="codex")
+    trees.provision(ids["empty"], repo, actor="agent-linus")
+    trees.complete(ids["empty"], "agent-linus", epoch=task.claim_epoch)
 
     # research: no worktree; in progress.
     board.claim(ids["research"], "agent-grace", runtime="claude-code")

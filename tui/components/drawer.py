@@ -143,8 +143,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         title.append_text(plain(task.title))
         self.query_one("#drawer-title", Static).update(title)
         now = self.kanban.now_ms()
-        detail = self.workspace.detail if self.workspace is not None else None
-        await self.query_one(OverviewPane).show(data.view, detail, now)
+        await self.query_one(OverviewPane).show(data.view, data.checkout, now)
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
@@ -198,9 +197,9 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.workspace = data
         await self.query_one(FilesPane).show(data, self.current_task())
         self._show_diff(data)
-        if self.data is not None:  # the Overview's workspace line
+        if self.data is not None and data.detail is not None:  # the Overview's workspace line
             await self.query_one(OverviewPane).show(
-                self.data.view, data.detail, self.kanban.now_ms()
+                self.data.view, data.detail.checkout, self.kanban.now_ms()
             )
         if self._workspace_stale and self._worktree_visible():
             self.read_workspace()

@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from boardlib.records import TaskView
-from boardlib.worktrees import DetailResult
+from boardlib.worktrees import CheckoutState
 
 from ..drawer_render import (
     comments_block,
@@ -33,7 +33,7 @@ class OverviewPane(VerticalScroll, can_focus=False):
         yield AgentMarkdown(id="overview-description")
         yield Static("", id="overview-rest")
 
-    async def show(self, view: TaskView, detail: DetailResult | None, now_ms: int) -> None:
+    async def show(self, view: TaskView, checkout: CheckoutState | None, now_ms: int) -> None:
         task = view.task
         head: list[RenderableType] = [plain(task.title, "bold"), _facts(task, now_ms)]
         if task.blocked_reason:
@@ -52,7 +52,7 @@ class OverviewPane(VerticalScroll, can_focus=False):
         if view.ancestors:
             chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
             rest += [heading("Parent chain"), plain(f"  {chain}")]
-        rest += [heading("Workspace"), workspace_line(view, detail)]
+        rest += [heading("Workspace"), workspace_line(view, checkout)]
         rest += [heading("Runs"), runs_summary(view.executions)]
         rest += comments_block(view, now_ms)
         rest.append(Text(""))
