@@ -7,7 +7,10 @@ strips are cached by row and cropped to the viewport, so a 20,000-line diff show
 as fast as a 20-line one and a keystroke repaints one screen. Toolong's log view is the model.
 
 Every line keeps git's `+`/`-`/` ` in a gutter beside the old and new line numbers, so the diff
-reads without colour (16-colour terminals, colour-blind operators); colour only adds to it. Diff
+reads without colour (16-colour terminals, colour-blind operators); colour only adds to it. Syntax
+is marked where it is cheap: a Pygments lexer chosen by file name tokenises each visible line once
+(cached with its strip), and tokens change only the text's weight and slant (keywords bold,
+comments dim italic, strings italic), never its colour, which stays the meaning of the line. Diff
 text is agent text: tabs are expanded and the rest goes through `boardlib.inert` before it becomes
 a `Segment`, so no escape sequence or control character reaches the terminal, and no markup is
 ever parsed.
@@ -40,6 +43,10 @@ HUNK = "hunk"
 LINE = "line"
 NOTE = "note"
 BLANK = "blank"
+
+_BOLD = Style(bold=True)
+_ITALIC = Style(italic=True)
+_DIM_ITALIC = Style(dim=True, italic=True)
 
 _CHANGE_MARK = {"modified": "M", "added": "A", "deleted": "D", "renamed": "R"}
 
@@ -169,10 +176,12 @@ class DiffView(ScrollView, can_focus=False):
         self._cache: LRUCache[int, Strip] = LRUCache(2048)
         self._styles: dict[str, Style] | None = None
         self._signature: object = None
+        self.paths: list[str] = []  # each file's path, for its lexer
+        self._lexers: dict[int, Any] = {}
 
     # -- content --------------------------------------------------------------------------------
 
-    def show(self, rows: list[Row], *, signature: object = None) -> None:
+    def show(self, rows: list[Row], *, signature: object = None, paths: Sequence[str] = ()) -> None:
         """Replace the rows, keeping the scroll position (clamped): a live refresh of the same
         task must not throw the reader back to the top. `signature`: rows with the same signature
         as the current ones are not redrawn at all."""
@@ -180,6 +189,8 @@ class DiffView(ScrollView, can_focus=False):
             return
         self._signature = signature
         self.rows = rows
+        self.paths = list(paths)
+        self._lexers = {}
         self.file_rows = [i for i, row in enumerate(rows) if row.kind == HEADER]
         highest = max(
             (max(r.old_no or 0, r.new_no or 0) for r in rows if r.kind == LINE), default=0
@@ -262,13 +273,52 @@ class DiffView(ScrollView, can_focus=False):
             segments = [
                 Segment(f"{old:>{width}} {new:>{width}} ", base + styles["gutter"]),
                 Segment(f"{sign} ", base + style + Style(bold=sign != CONTEXT)),
-                Segment(row.text, base + style),
+                *self._marked(row, base + style),
             ]
         elif row.kind == BLANK:
             segments = []
         else:
             segments = [Segment(row.text, base + styles[row.kind])]
         return Strip(segments)
+
+    def _lexer(self, file: int | None) -> Any:
+        if file is None or file >= len(self.paths):
+            return None
+        if file not in self._lexers:
+            from pygments.lexers import get_lexer_for_filename  # type: ignore[import-untyped]
+            from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+            try:
+                self._lexers[file] = get_lexer_for_filename(
+                    self.paths[file], stripnl=False, ensurenl=False
+                )
+            except ClassNotFound:
+                self._lexers[file] = None
+        return self._lexers[file]
+
+    def _marked(self, row: Row, style: Style) -> list[Segment]:
+        """The line's text, its syntax marked by weight and slant only (see the module doc)."""
+        lexer = self._lexer(row.file)
+        if lexer is None or not row.text:
+            return [Segment(row.text, style)]
+        from pygments.token import Comment, Keyword, String  # type: ignore[import-untyped]
+
+        segments = []
+        for token, value in lexer.get_tokens(row.text):
+            if not value or "\n" in value:
+                value = value.replace("\n", "")
+                if not value:
+                    continue
+            if token in Keyword:
+                extra = _BOLD
+            elif token in Comment:
+                extra = _DIM_ITALIC
+            elif token in String:
+                extra = _ITALIC
+            else:
+                extra = None
+            segments.append(Segment(value, style + extra if extra else style))
+        return segments
 
     def text_of_screen(self) -> list[str]:
         """The visible rows as plain text (for tests and for reading aloud)."""

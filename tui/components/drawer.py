@@ -228,7 +228,11 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             truncated=detail.diff_truncated,
             limit_bytes=detail.diff_limit_bytes,
         )
-        view.show(rows, signature=(data.task_id, detail.diff, tuple(detail.diff_files)))
+        view.show(
+            rows,
+            signature=(data.task_id, detail.diff, tuple(detail.diff_files)),
+            paths=[file.path for file in data.files],
+        )
 
     def _poll(self) -> None:
         if not self._worktree_visible() or self._reading_workspace:
