@@ -285,15 +285,7 @@ class DiffView(ScrollView, can_focus=False):
         if file is None or file >= len(self.paths):
             return None
         if file not in self._lexers:
-            from pygments.lexers import get_lexer_for_filename  # type: ignore[import-untyped]
-            from pygments.util import ClassNotFound  # type: ignore[import-untyped]
-
-            try:
-                self._lexers[file] = get_lexer_for_filename(
-                    self.paths[file], stripnl=False, ensurenl=False
-                )
-            except ClassNotFound:
-                self._lexers[file] = None
+            self._lexers[file] = lexer_for(self.paths[file])
         return self._lexers[file]
 
     def _marked(self, row: Row, style: Style) -> list[Segment]:
@@ -326,6 +318,33 @@ class DiffView(ScrollView, can_focus=False):
         return [
             "".join(segment.text for segment in self.render_line(y)).rstrip() for y in range(height)
         ]
+
+
+_LEXERS: dict[str, Any] = {}
+
+
+def lexer_for(path: str) -> Any:
+    """The Pygments lexer for a file name, or None; cached. The first call imports Pygments'
+    lexer (tens of ms): `warm_lexers` does that in the worker that read the diff, off the event
+    loop."""
+    name = path.rsplit("/", 1)[-1]
+    if name not in _LEXERS:
+        from pygments.lexers import get_lexer_for_filename  # type: ignore[import-untyped]
+        from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+        try:
+            _LEXERS[name] = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            _LEXERS[name] = None
+    return _LEXERS[name]
+
+
+def warm_lexers(paths: Sequence[str]) -> None:
+    for path in paths:
+        lexer = lexer_for(path)
+        if lexer is not None:
+            for _ in lexer.get_tokens("x = 1"):  # the lexer's own first-use set-up
+                pass
 
 
 def listed_files(diff_files: Sequence[Any]) -> list[ListedFile]:

@@ -33,7 +33,7 @@ from ..actions import TaskActions
 from ..drawer_data import TaskData, WorkspaceData, fingerprint, read_task, read_workspace
 from ..drawer_render import history_lines, plain, runs_table
 from . import tcss
-from .diff_view import DiffView, Row, build_rows, listed_files
+from .diff_view import DiffView, Row, build_rows, listed_files, warm_lexers
 from .files_pane import FilesPane
 from .link_menu import LinkMenu
 from .overview_pane import OverviewPane
@@ -186,6 +186,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             data = self.kanban.gateway.read(lambda board: read_workspace(board, task_id))
         except BoardError as error:
             data = WorkspaceData(task_id, "", None, problem=error.message)
+        warm_lexers([file.path for file in data.files])  # here, not on the event loop
         self.kanban.call_from_thread(self._show_workspace, data)  # type: ignore[arg-type]
 
     async def _show_workspace(self, data: WorkspaceData) -> None:
