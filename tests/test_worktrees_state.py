@@ -132,3 +132,21 @@ def test_the_fingerprint_changes_exactly_when_the_worktree_does(env):
     env.trees.pause(task_id)
     assert "branch:" in env.trees.fingerprint(task_id)
     assert env.trees.fingerprint(env.task(claim_by=None)) == "none"
+
+
+def test_audit_rows_in_words():
+    from boardlib.narration import narrate_audit
+    from boardlib.records import AuditEntry
+
+    override = AuditEntry(
+        seq=1, actor="operator:sam", action="human_override", created_at=0, task_id="TASK-4",
+        from_status="in_review", to_status="done", verdict_overridden='{"status": "fail"}',
+    )  # fmt: skip
+    assert (
+        narrate_audit(override) == "human override: TASK-4 done over a fail verdict by operator:sam"
+    )
+    gate = AuditEntry(
+        seq=2, actor="verification-gate", action="verification", created_at=0, task_id="TASK-1",
+        detail="attempt 1: fail (exited 1 after 0.2 s) -> in_progress",
+    )  # fmt: skip
+    assert narrate_audit(gate).startswith("verification gate on TASK-1: attempt 1: fail")

@@ -33,6 +33,7 @@ from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
 from boardlib.paths import board_files
 from boardlib.records import Event
+from boardlib.worktrees.gate import GATE_ACTOR
 
 from . import project
 from .agents import LEAD, Pace
@@ -147,6 +148,9 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
         "release": "released   {task:<8} -> todo",
         "cancel_dependents": "cancelled  {task:<8} (its blocker {blocker} failed)",
     }
+    if actor == GATE_ACTOR and verb == "move":
+        judged = "verified" if data.get("to") == t.DONE else "gate fail"
+        return f"{'gate':<12} {judged:<10} {task:<8} -> {data.get('to')}{reason}"
     if verb == "move" and data.get("to") == t.CANCELLED:
         verb = "cancel"
         words["cancel"] = "cancelled  {task:<8} {src} -> cancelled{reason}"
