@@ -403,3 +403,49 @@ def test_a_cut_diff_names_the_files_it_could_not_show() -> None:
     assert "the diff was cut at 2.0 MB; 1 file(s) not shown (marked below)" in texts
     assert any(t.startswith("? b.py  +10 -0  (cut: not shown)") for t in texts)
     assert any(row.kind == NOTE and "cut here" in row.text for row in rows)
+
+
+async def test_drawer_keys_tabs_files_ends_links_and_comments(review) -> None:  # type: ignore[no-untyped-def]
+    from tui.components.link_menu import LinkMenu
+
+    board, clock = review
+    task_id = board.ids["review"]
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await pilot.press("right_square_bracket")
+        assert drawer.active_tab == "files"
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert drawer.active_tab == "history"  # cycles round
+        await on_tab(pilot, drawer, "3", "diff")
+        view = drawer.query_one(DiffView)
+        await until(pilot, lambda: len(view.file_rows) == 3)
+        await pilot.press("n")
+        assert view.scroll_offset.y == view.file_rows[0]
+        await pilot.press("n")
+        assert view.scroll_offset.y == view.file_rows[1]
+        await pilot.press("p")
+        assert view.scroll_offset.y == view.file_rows[0]
+        await pilot.press("G")
+        assert view.scroll_offset.y == view.max_scroll_y > 0
+        await pilot.press("g")
+        assert view.scroll_offset.y == 0
+        # `o`: to a task it waits on, or one waiting on it.
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, LinkMenu))
+        await pilot.press("enter")  # the first: what it waits on
+        await until(pilot, lambda: drawer.task_id == board.ids["base"])
+        assert app.selected_task().id == board.ids["base"]  # type: ignore[union-attr]
+        # `c`: a comment as the operator.
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        app.screen.query_one(TextArea).insert("looks right to me")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: _comments(board, board.ids["base"])[-1:] == [
+            (OPERATOR, "looks right to me")
+        ])  # fmt: skip
+
+
+def _comments(board: ReviewBoard, task_id: str) -> list[tuple[str | None, str]]:
+    with Board(board.db, read_only=True) as reader:
+        return [(c.author_agent_id, c.body) for c in reader.comments(task_id)]
