@@ -148,9 +148,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
         self.query_one("#history-pane", TextPane).show(history)
-        self._workspace_stale = True  # a board change may come with a worktree change
+        # A board change may come with a worktree change (a commit, a pause): on screen, the
+        # cheap fingerprint decides whether to read it again; hidden, it is read when shown.
         if self._worktree_visible():
-            self.read_workspace()
+            self._poll()
+        else:
+            self._workspace_stale = True
         self.screen.refresh_bindings()
 
     def _failed(self, task_id: str, error: BoardError) -> None:
