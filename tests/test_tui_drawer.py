@@ -322,7 +322,7 @@ async def test_hostile_agent_text_renders_literally_and_runs_nothing(review) -> 
         runner = agent.create_task("victim")
         agent.claim(runner.id, "agent-linus")
         run = agent.open_execution(runner.id, HOSTILE.replace("\r", ""), agent="agent-linus")
-        agent.close_execution(run.id, "failed", error=HOSTILE)
+        agent.close_execution(run.id, "failed", agent="agent-linus", error=HOSTILE)
     worktree = next(board.worktrees.glob(f"*/{task_id}"))
     (worktree / "task-progress.md").write_text(f"# {HOSTILE}\n\n[{HOSTILE}](app.quit)\n")
     (worktree / "hostile.txt").write_text(f"{HOSTILE}\n")

@@ -16,8 +16,8 @@ def test_open_of_an_unknown_task_is_refused_before_any_screen(tmp_path: Path) ->
         board.create_task("only one")
     error = kanban.refused("tui", "--open", "TASK-99", reason="not_found")
     assert error["id"] == "TASK-99"
-    missing = Kanban(tmp_path / "nowhere.db")
-    assert "no board at" in missing.refused("tui", "--open", "TASK-1", reason="not_found")["error"]
+    missing = Kanban(tmp_path / "nowhere.db", init=False)
+    missing.refused("tui", "--open", "TASK-1", reason="no_board")
     assert not (tmp_path / "nowhere.db").exists()
 
 

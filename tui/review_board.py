@@ -257,7 +257,7 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
         actor=BUILDER,
     )
     board.close_execution(
-        run.id, "succeeded", epoch=task.claim_epoch, summary="discount with tests",
+        run.id, "succeeded", agent=BUILDER, epoch=task.claim_epoch, summary="discount with tests",
         input_tokens=41_200, output_tokens=6_300, cost_usd=0.21,
     )  # fmt: skip
     board.complete(ids["review"], BUILDER, summary="ready for review", epoch=task.claim_epoch)

@@ -8,7 +8,7 @@ import click
 
 from kanban import demo as demo_limits
 
-from .context import board_path, db_option
+from .context import board_path, db_option, ensure_board
 
 
 def require_terminal(what: str) -> None:
@@ -32,16 +32,16 @@ def launch_tui(
         from tui.launch import run_tui
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
+    ensure_board(path, create=not read_only)
 
     run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
 
 
 def check_task_exists(path: Path, task_id: str) -> None:
-    """`--open TASK-ID` names a task of this board, or the usual `not_found` refusal (exit 2)."""
-    from boardlib import Board, BoardError, Reason
+    """`--open TASK-ID` names a task of this board, or the usual refusal (exit 2): `no_board`
+    when there is no board there, `not_found` when it has no such task."""
+    from boardlib import Board
 
-    if not path.exists():
-        raise BoardError(Reason.NOT_FOUND, f"no board at {path}", id=task_id)
     with Board(path, read_only=True) as board:
         board.get_task(task_id)
 
