@@ -248,6 +248,8 @@ class Board:
         data: dict[str, Any] = {"verb": verb, **(event_data or {})}
         if not move.is_noop:
             data |= {"from": task.status, "to": target}
+            if target == t.IN_PROGRESS and new.assignee_agent_id != actor:
+                data["assignee"] = new.assignee_agent_id  # handed to someone (the gate's handback)
             if via:
                 data["via"] = list(via)
             if closed:

@@ -89,7 +89,8 @@ def replay_holders(events: list[Event]) -> list[str]:
             if event.data.get("from") == t.IN_PROGRESS:
                 holder[task] = None
             if event.data.get("to") == t.IN_PROGRESS:
-                holder[task] = event.actor
+                # the gate hands failed work back to its builder: the event names the holder
+                holder[task] = event.data.get("assignee") or event.actor
     return problems
 
 
