@@ -250,6 +250,8 @@ class Board:
             data |= {"from": task.status, "to": target}
             if target == t.IN_PROGRESS and new.assignee_agent_id != actor:
                 data["assignee"] = new.assignee_agent_id  # handed to someone (the gate's handback)
+            if human_override and target == t.DONE:
+                data["humanOverride"] = True  # also in the audit table; said in the event feed
             if via:
                 data["via"] = list(via)
             if closed:
@@ -716,6 +718,12 @@ class Board:
         rows = self.store.read(lambda tx: tx.events(since=since, task_id=task_id, limit=limit))
         return [Event.from_row(row) for row in rows]
 
+    def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Event]:
+        """The newest events (of one task, if given), newest first: what a person reads to learn
+        what just happened (the TUI's activity pane, a task's history)."""
+        rows = self.store.read(lambda tx: tx.recent_events(task_id=task_id, limit=limit))
+        return [Event.from_row(row) for row in rows]
+
     def last_event_seq(self) -> int:
         """The newest event's cursor (0 on an empty log): where a follower that only wants what
         happens from now on starts."""
@@ -726,6 +734,19 @@ class Board:
 
     def data_version(self) -> int:
         return self.store.data_version()
+
+    def schema_is_newer(self) -> bool:
+        """Whether this file was written by a newer kanban than this code: it can still be read,
+        but nothing here may write to it (a writable open refuses it). A live view checks this to
+        open read-only and say so, instead of failing every write."""
+        from .store.schema import SCHEMA_VERSION
+
+        return self.store.read(lambda tx: tx.schema_version()) > SCHEMA_VERSION
+
+    def overridden_task_ids(self) -> set[str]:
+        """Tasks a person moved to done over the verdict (`human_override` audit rows): a
+        board view marks them, since the override is otherwise invisible on the task itself."""
+        return self.store.read(lambda tx: set(tx.overridden_task_ids()))
 
     def explain(self, task_id: str, *, role: str | None = None) -> Explanation:
         """Why `task_id` is or is not claimable right now (by an agent of `role`, if given)."""

@@ -25,6 +25,8 @@ from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
 from .cards import clock_text, money
+from .task_view import heading as heading  # re-exported: the drawer panes use them
+from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
 
 MARKDOWN_MAX = 64 * 1024  # larger Markdown is shown as text: a widget per block would crawl
 TEXT_LINES_MAX = 2000  # lines of a file shown as text
@@ -38,15 +40,6 @@ STATE_STYLE = {
     MISSING: "bold red",
 }
 RUN_STYLE = {"succeeded": "green", "failed": "red", "timed_out": "yellow", "cancelled": "dim"}
-
-
-def plain(text: object, style: str = "", *, multiline: bool = False) -> Text:
-    """Anything from the database or a worktree as inert `Text`."""
-    return Text(inert("" if text is None else str(text), multiline=multiline), style=style)
-
-
-def heading(text: str) -> Text:
-    return Text(f"\n{text}", style="bold underline")
 
 
 # -- Markdown ------------------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
-a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu and the
-human-override dialog; and the task drawer on a board with real worktrees (`review_board`): each
-tab beside the board at 160x48, Overview and Diff full screen at 80x24. Regenerate whenever the
-look changes; the README shows them.
+a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
+human-override dialog and the activity pane; and the task drawer on a board with real worktrees
+(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24.
+Regenerate whenever the look changes; the README shows them.
 """
 
 import argparse
@@ -190,6 +190,10 @@ async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -
         await pilot.press("d")
         await pilot.pause(0.2)
         saved.append(Path(kanban.save_screenshot("override-dialog.svg", str(out))))
+        await pilot.press("n")
+        await pilot.press("A")
+        await pilot.pause(0.2)
+        saved.append(Path(kanban.save_screenshot("activity.svg", str(out))))
     return saved
 
 

@@ -632,6 +632,15 @@ class SqliteTx:
             (task_id, since, limit),
         ).fetchall()
 
+    def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Row]:
+        if task_id is None:
+            return self.conn.execute(
+                "SELECT * FROM events ORDER BY seq DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return self.conn.execute(
+            "SELECT * FROM events WHERE task_id = ? ORDER BY seq DESC LIMIT ?", (task_id, limit)
+        ).fetchall()
+
     def last_event_seq(self) -> int:
         (seq,) = self.conn.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()
         return int(seq)
@@ -688,6 +697,13 @@ class SqliteTx:
         return self.conn.execute(
             "SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,)
         ).fetchall()
+
+    def overridden_task_ids(self) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT task_id FROM audit "
+            "WHERE action = 'human_override' AND task_id IS NOT NULL"
+        ).fetchall()
+        return [row[0] for row in rows]
 
     # -- health ---------------------------------------------------------------------------------
 

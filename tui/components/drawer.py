@@ -143,7 +143,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         title.append_text(plain(task.title))
         self.query_one("#drawer-title", Static).update(title)
         now = self.kanban.now_ms()
-        await self.query_one(OverviewPane).show(data.view, data.checkout, now)
+        await self.query_one(OverviewPane).show(data.view, data.checkout, now, data.audit)
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
@@ -203,7 +203,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._show_diff(data)
         if self.data is not None and data.detail is not None:  # the Overview's workspace line
             await self.query_one(OverviewPane).show(
-                self.data.view, data.detail.checkout, self.kanban.now_ms()
+                self.data.view, data.detail.checkout, self.kanban.now_ms(), self.data.audit
             )
         if self._workspace_stale and self._worktree_visible():
             self.read_workspace()

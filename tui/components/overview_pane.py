@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from boardlib.records import TaskView
+from boardlib.records import AuditEntry, TaskView
 from boardlib.worktrees import CheckoutState
 
 from ..drawer_render import (
@@ -19,7 +19,7 @@ from ..drawer_render import (
     runs_summary,
     workspace_line,
 )
-from ..task_view import _facts, describe_verdict
+from ..task_view import _facts, _overrides, describe_verdict
 from . import tcss
 from .agent_markdown import AgentMarkdown
 
@@ -33,9 +33,16 @@ class OverviewPane(VerticalScroll, can_focus=False):
         yield AgentMarkdown(id="overview-description")
         yield Static("", id="overview-rest")
 
-    async def show(self, view: TaskView, checkout: CheckoutState | None, now_ms: int) -> None:
+    async def show(
+        self,
+        view: TaskView,
+        checkout: CheckoutState | None,
+        now_ms: int,
+        audit: list[AuditEntry] | None = None,
+    ) -> None:
         task = view.task
         head: list[RenderableType] = [plain(task.title, "bold"), _facts(task, now_ms)]
+        head += _overrides(audit or [], now_ms)  # a human override is marked
         if task.blocked_reason:
             head += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
         self.query_one("#overview-head", Static).update(Group(*head))
