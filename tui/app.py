@@ -307,7 +307,7 @@ class KanbanApp(App[None]):
         if signature != self._binding_signature:
             self._binding_signature = signature
             self.screen.refresh_bindings()
-        side = self.board_screen.drawer
+        side = self.board_screen.drawer if self.screen_stack else None
         if side is not None and task is not None and task.id != side.task_id:
             if self._follow_timer is not None:
                 self._follow_timer.stop()
@@ -317,6 +317,8 @@ class KanbanApp(App[None]):
         """The drawer beside the board shows the selected card (once the cursor rests, so running
         down a column does not read every task on the way)."""
         self._follow_timer = None
+        if not self.screen_stack:
+            return
         side = self.board_screen.drawer
         task = self.board_screen.current_task()
         if side is not None and task is not None:
@@ -510,6 +512,8 @@ class KanbanApp(App[None]):
 
     def drawer_task_id(self) -> str | None:
         """The task the drawer on top shows (None when no drawer is open)."""
+        if not self.screen_stack:  # starting or stopping
+            return None
         if isinstance(self.screen, DrawerScreen):
             return self.screen.drawer.task_id
         side = self.board_screen.drawer
