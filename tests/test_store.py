@@ -19,7 +19,7 @@ def test_every_connection_gets_the_recipe(board_path: Path) -> None:
     assert values == {
         "journal_mode": "wal",
         "busy_timeout": 250,
-        "wal_autocheckpoint": 50,
+        "wal_autocheckpoint": 1000,
         "synchronous": 1,  # NORMAL
         "foreign_keys": 1,
     }

@@ -21,10 +21,20 @@ T = TypeVar("T")
 
 # Applied to every connection, in this order. journal_mode is persistent in the file; the rest are
 # per connection.
+#
+# wal_autocheckpoint is SQLite's default of 1000 pages, not seed 000's 50. A checkpoint runs inside
+# the committing writer's turn (it follows the COMMIT, before the writer queue is released) and
+# costs the same fixed work and fsyncs whatever it copies, so its frequency decides the claim rate:
+# a claim writes ~7 pages, so 50 pages checkpointed every ~7 claims. Measured on a 2-core machine,
+# 100,000-task board: 1 process 158 -> 89 us CPU per claim (COMMIT 145 -> 60 us); 16 processes
+# 282 -> 125 us CPU per claim, 4.0 -> 0.6 context switches per claim, the writer turn held 718 ->
+# 226 us. 2000 pages gained nothing more. The WAL stays bounded (~4 MB before it is reused), and
+# with synchronous=NORMAL a power loss (not a crash of the process) can lose at most the commits
+# since the last checkpoint, as before, only more of them.
 PRAGMAS: tuple[tuple[str, str], ...] = (
     ("journal_mode", "WAL"),
     ("busy_timeout", "250"),
-    ("wal_autocheckpoint", "50"),
+    ("wal_autocheckpoint", "1000"),
     ("synchronous", "NORMAL"),
     ("foreign_keys", "ON"),
 )
