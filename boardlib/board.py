@@ -704,6 +704,12 @@ class Board:
 
     # -- claiming -------------------------------------------------------------------------------
 
+    def _released_expired_leases(self, tx: SqliteTx, now: int) -> bool:
+        """The sweep of a claim that came back empty: whether it released anything (then the claim
+        is worth another try, inside the same transaction)."""
+        released, _ = release_expired_leases(tx, now, self.config.event_ttl_seconds)
+        return bool(released)
+
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
             return self.config.lease_ms
@@ -725,8 +731,9 @@ class Board:
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
-            release_expired_leases(tx, now, self.config.event_ttl_seconds)
             row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if row is None and self._released_expired_leases(tx, now):
+                row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
             if row is None:
                 current = self._load(tx, task_id)
                 if current.status == t.TODO and not current.dropped and current.unmet_deps:
@@ -766,8 +773,9 @@ class Board:
         lease_ms: int | None = None,
     ) -> Task | None:
         """Claim the best ready task for `role` (role-less tasks suit every role), or None. Expired
-        leases are released first in the same transaction, so an abandoned task is claimable the
-        moment its lease lapses."""
+        leases are released in the same transaction, so an abandoned task is claimable the moment
+        its lease lapses: the claim statement claims nothing while any lease has expired, and the
+        sweep runs then (and on an empty board) instead of before every claim."""
         agent = validate.name(agent, "agent")
         role = validate.optional_name(role, "role")
         runtime = validate.optional_name(runtime, "runtime")
@@ -777,8 +785,9 @@ class Board:
             # The hot path: keep Python work inside the write lock to the statements themselves;
             # the record is built after the commit.
             now = self.now()
-            release_expired_leases(tx, now, self.config.event_ttl_seconds)
             row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
+            if row is None and self._released_expired_leases(tx, now):
+                row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
             if row is not None:
                 tx.insert_event(
                     "task_claimed", row["id"], agent,

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ..config import BoardConfig
 from ..errors import BoardError, Reason
-from ..leases import EXPIRED_SQL
+from ..leases import EXPIRED_SQL, expired_sql
 from ..records import Task
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
@@ -56,6 +56,15 @@ _CLAIM_SET = """
 
 # The guard of the atomic claim (seed 000): part of the same statement that writes.
 _CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
+
+# The claim statements also claim nothing while any lease on the board has expired: one probe of
+# the first entry of the lease index, evaluated once per statement. The caller then sweeps and
+# claims again, so an abandoned task competes the moment its lease lapses, while the common claim
+# needs no sweep statement of its own (5 -> 4 statements per claim).
+_NO_LEASE_EXPIRED = (
+    "NOT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease "
+    f"WHERE status = 'in_progress' AND {expired_sql(':now')})"
+)
 
 
 def _like_pattern(text: str) -> str:
@@ -119,11 +128,12 @@ class SqliteTx:
         self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
     ) -> Row | None:
         """The atomic claim of seed 000: the guard is in the statement that writes, so of any number
-        of racing callers at most one gets the row back. Unmet dependencies refuse too."""
+        of racing callers at most one gets the row back. Unmet dependencies refuse too, and so does
+        any expired lease on the board (sweep, then claim again)."""
         return _one(
             self.conn.execute(
                 f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {_CLAIMABLE} AND unmet_deps = 0 "
-                "RETURNING *",
+                f"AND {_NO_LEASE_EXPIRED} RETURNING *",
                 {
                     "id": task_id,
                     "agent": agent,
@@ -145,7 +155,9 @@ class SqliteTx:
     ) -> Row | None:
         """Pick the best claimable task and claim it, in one statement. With dependencies respected
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
-        the best role-less task, whichever ranks higher), never a scan past blocked tasks."""
+        the best role-less task, whichever ranks higher), never a scan past blocked tasks. None
+        when nothing is ready or when any lease on the board has expired (sweep, then claim
+        again)."""
         # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
         # another index and skip every blocked task inside the write lock.
         order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
@@ -176,7 +188,8 @@ class SqliteTx:
             pick = f"SELECT id FROM ({best_of_each}) {order}"
         return _one(
             self.conn.execute(
-                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} RETURNING *",
+                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} "
+                f"AND {_NO_LEASE_EXPIRED} RETURNING *",
                 {
                     "agent": agent,
                     "runtime": runtime,
