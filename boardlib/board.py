@@ -40,7 +40,7 @@ from .records import (
     Workspace,
 )
 from .recovery import LeaseSweeper, release_expired_leases
-from .store.sqlite import Row, SqliteStore, SqliteTx
+from .store.sqlite import SqliteStore, SqliteTx
 
 
 @dataclass(frozen=True, slots=True)
@@ -731,10 +731,10 @@ class Board:
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
-            row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
-            if row is None and self._released_expired_leases(tx, now):
-                row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
-            if row is None:
+            task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if task is None and self._released_expired_leases(tx, now):
+                task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if task is None:
                 current = self._load(tx, task_id)
                 if current.status == t.TODO and not current.dropped and current.unmet_deps:
                     unmet = [r["id"] for r in tx.dependencies(task_id) if r["status"] != t.DONE]
@@ -757,7 +757,6 @@ class Board:
                     current=current.status,
                     assignee=current.assignee_agent_id,
                 )
-            task = Task.from_row(row)
             self._emit(tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim")
             return task
 
@@ -781,23 +780,21 @@ class Board:
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: SqliteTx) -> Row | None:
-            # The hot path: keep Python work inside the write lock to the statements themselves;
-            # the record is built after the commit.
+        def work(tx: SqliteTx) -> Task | None:
+            # The hot path: keep Python work inside the write lock to the statements themselves.
             now = self.now()
-            row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
-            if row is None and self._released_expired_leases(tx, now):
-                row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
-            if row is not None:
+            task = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
+            if task is None and self._released_expired_leases(tx, now):
+                task = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
+            if task is not None:
                 tx.insert_event(
-                    "task_claimed", row["id"], agent,
-                    {"epoch": row["claim_epoch"], "verb": "claim_next"},
-                    now, self.config.event_ttl_seconds, row["tenant_id"],
+                    "task_claimed", task.id, agent,
+                    {"epoch": task.claim_epoch, "verb": "claim_next"},
+                    now, self.config.event_ttl_seconds, task.tenant_id,
                 )  # fmt: skip
-            return row
+            return task
 
-        claimed = self.store.write(work)
-        return None if claimed is None else Task.from_row(claimed)
+        return self.store.write(work)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 
