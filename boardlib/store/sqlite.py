@@ -7,6 +7,7 @@ methods are one readable SQL statement each. The board's rules (`board.py`, `lif
 beside it with the same methods.
 """
 
+import functools
 import json
 import sqlite3
 import threading
@@ -76,7 +77,10 @@ def _json_returning(record: type) -> tuple[str, tuple[int, ...]]:
 
 
 _TASK_RETURNING, _TASK_REAL_POSITIONS = _json_returning(Task)
-_loads = json.loads
+# The documented one-value decoder, without json.loads's wrapper and whitespace checks.
+_decode_json = json.JSONDecoder().raw_decode
+# json.dumps(data, separators=...) builds a new encoder on every call; this one is built once.
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
@@ -84,7 +88,7 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
     row = cursor.fetchone()
     if row is None:
         return None
-    values = _loads(row[0])
+    values, _ = _decode_json(row[0])
     for column, position in enumerate(_TASK_REAL_POSITIONS, start=1):
         values[position] = row[column]
     return Task(*values)
@@ -101,6 +105,44 @@ _NO_LEASE_EXPIRED = (
     "NOT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease "
     f"WHERE status = 'in_progress' AND {expired_sql(':now')})"
 )
+
+
+@functools.cache
+def _claim_best_ready_sql(by_role: bool, respect_deps: bool) -> str:
+    """The claim-next statement for an agent with or without a role, built once per shape: the
+    sqlite3 module finds its prepared statement by the text, and the same string object hashes
+    once."""
+    # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
+    # another index and skip every blocked task inside the write lock.
+    order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
+    ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+    waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+    if not by_role:
+        candidates = [f"tasks INDEXED BY tasks_ready WHERE {ready}"]
+        if not respect_deps:
+            candidates.append(f"tasks INDEXED BY tasks_waiting WHERE {waiting}")
+    else:
+        role_index = "tasks INDEXED BY tasks_ready_by_role"
+        candidates = [
+            f"{role_index} WHERE {ready} AND role = :role",
+            f"{role_index} WHERE {ready} AND role IS NULL",
+        ]
+        if not respect_deps:
+            candidates.append(
+                f"tasks INDEXED BY tasks_waiting WHERE {waiting} AND (role = :role OR role IS NULL)"
+            )
+    if len(candidates) == 1:
+        pick = f"SELECT id FROM {candidates[0]} {order}"
+    else:
+        best_of_each = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} {order})"
+            for source in candidates
+        )
+        pick = f"SELECT id FROM ({best_of_each}) {order}"
+    return (
+        f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} "
+        f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}"
+    )
 
 
 def _like_pattern(text: str) -> str:
@@ -194,38 +236,9 @@ class SqliteTx:
         the best role-less task, whichever ranks higher), never a scan past blocked tasks. None
         when nothing is ready or when any lease on the board has expired (sweep, then claim
         again)."""
-        # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
-        # another index and skip every blocked task inside the write lock.
-        order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
-        ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
-        waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
-        if role is None:
-            candidates = [f"tasks INDEXED BY tasks_ready WHERE {ready}"]
-            if not respect_deps:
-                candidates.append(f"tasks INDEXED BY tasks_waiting WHERE {waiting}")
-        else:
-            by_role = "tasks INDEXED BY tasks_ready_by_role"
-            candidates = [
-                f"{by_role} WHERE {ready} AND role = :role",
-                f"{by_role} WHERE {ready} AND role IS NULL",
-            ]
-            if not respect_deps:
-                candidates.append(
-                    f"tasks INDEXED BY tasks_waiting WHERE {waiting} "
-                    "AND (role = :role OR role IS NULL)"
-                )
-        if len(candidates) == 1:
-            pick = f"SELECT id FROM {candidates[0]} {order}"
-        else:
-            best_of_each = " UNION ALL ".join(
-                f"SELECT * FROM (SELECT id, priority, updated_at FROM {source} {order})"
-                for source in candidates
-            )
-            pick = f"SELECT id FROM ({best_of_each}) {order}"
         return _task_returned(
             self.conn.execute(
-                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} "
-                f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}",
+                _claim_best_ready_sql(role is not None, respect_deps),
                 {
                     "agent": agent,
                     "runtime": runtime,
@@ -632,7 +645,7 @@ class SqliteTx:
                 task_id,
                 kind,
                 actor,
-                json.dumps(data, separators=(",", ":")),
+                _compact_json(data),
                 now,
                 ttl_seconds,
                 tenant,
