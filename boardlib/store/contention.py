@@ -6,7 +6,6 @@ Everything that opens a connection calls `connect`; everything that writes goes 
 here: only SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED are.
 """
 
-import random
 import sqlite3
 import time
 from collections.abc import Callable
@@ -126,4 +125,6 @@ def _attempts(
                 raise BoardError(
                     Reason.BUSY, "database busy, try again", attempts=attempt
                 ) from error
+            import random  # only a retried write needs it: a CLI call that never waits skips ~1 ms
+
             time.sleep(min(random.uniform(low, high) / 1000, left))
