@@ -8,7 +8,8 @@ screen changes when the live feed reports what the database now says, so after a
 shows the truth.
 
 `check_action` greys out (returns None for) what cannot apply to the selected task, and every write
-in read-only mode, so the footer and the palette show it.
+in read-only mode, so the footer and the palette show it: the registry (`tui.registry`) says which
+action writes, which needs a task and when it applies.
 """
 
 from typing import TYPE_CHECKING, Any, cast
@@ -21,42 +22,24 @@ from boardlib.lifecycle import verdict_blocks_done
 from boardlib.records import Task
 from boardlib.transitions import label
 
+from . import registry
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
-from .keymap import TASK_ACTIONS, WRITE_ACTIONS
 from .task_view import describe_verdict
 
 if TYPE_CHECKING:
     from .app import KanbanApp
 
 
-def applicable(action: str, task: Task, parameters: tuple[object, ...] = ()) -> bool:
-    """Whether `action` makes sense for `task` as it is now (the board still has the last word)."""
-    status = task.status
-    if action == "move_menu":
-        return bool(t.legal_targets(status))
-    if action == "move_step":
-        step = parameters[0] if parameters else 1
-        return isinstance(step, int) and t.neighbour_target(status, step) is not None
-    if action == "release":
-        return status != t.TODO and t.can_transition(status, t.TODO)
-    if action == "block":
-        return status != t.BLOCKED and t.can_transition(status, t.BLOCKED)
-    if action == "cancel":
-        return status != t.CANCELLED and t.can_transition(status, t.CANCELLED)
-    if action == "force_done":
-        return status != t.DONE and t.can_transition(status, t.DONE)
-    if action == "drop":
-        return bool(task.dropped) or status not in t.LOCKED
-    return True
-
-
 class TaskActions:
-    """Mixin for a screen with a current task (`current_task`)."""
+    """Mixin for a screen with a current task (`current_task`); `SCREEN` names it in the
+    registry."""
+
+    SCREEN: str
 
     @property
     def kanban(self) -> "KanbanApp":
@@ -66,17 +49,12 @@ class TaskActions:
     def current_task(self) -> Task | None:
         raise NotImplementedError
 
-    def check_task_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action not in WRITE_ACTIONS and action not in TASK_ACTIONS:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        entry = registry.lookup(self.SCREEN, action, parameters)
+        if entry is None:
             return True
-        if action in WRITE_ACTIONS and self.kanban.read_only:
-            return None
-        if action not in TASK_ACTIONS:
-            return True
-        task = self.current_task()
-        if task is None:
-            return None
-        return True if applicable(action, task, parameters) else None
+        task = self.current_task() if entry.needs_task else None
+        return registry.availability(entry, read_only=self.kanban.read_only, task=task)
 
     def _target_task(self) -> Task | None:
         task = self.current_task()

@@ -26,7 +26,7 @@ from boardlib import transitions as t
 from boardlib.clock import Clock, SystemClock
 from boardlib.records import Task
 
-from . import keymap
+from . import keymap, registry
 from .board_state import Applied, BoardState, TaskFilter
 from .cards import next_lease_change
 from .commands import TaskJumpProvider, board_commands
@@ -58,7 +58,7 @@ def default_operator() -> str:
 class KanbanApp(App[None]):
     TITLE = "kanban"
     CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [*keymap.APP_BINDINGS]
+    BINDINGS: ClassVar[list[BindingType]] = registry.bindings_for(registry.APP)
     COMMANDS = App.COMMANDS | {TaskJumpProvider}
 
     def __init__(

@@ -1,7 +1,7 @@
 """`ctrl+p`: the command palette. Two sources: jump to any task by id or title words, and the
-board's actions (including "move to <status>" for exactly the legal targets of the selected task),
-next to Textual's own commands (themes, such as `ansi-dark` for terminals reached over SSH, quit,
-keys).
+board's actions from the registry (including "move to <status>" for exactly the legal targets of
+the selected task), next to Textual's own commands (themes, such as `ansi-dark` for terminals
+reached over SSH, quit, keys).
 """
 
 from collections.abc import Iterator
@@ -14,6 +14,9 @@ from textual.screen import Screen
 
 from boardlib import transitions as t
 from boardlib.transitions import label
+
+from . import registry
+from .keymap import key_text
 
 if TYPE_CHECKING:
     from .app import KanbanApp
@@ -61,46 +64,35 @@ class TaskJumpProvider(Provider):
 
 
 def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[SystemCommand]:
-    """The board's own commands, only those that apply right now (as the footer greys them)."""
-
-    def allowed(action: str, *parameters: object) -> bool:
-        return screen.check_action(action, parameters) is True
-
+    """The registry's palette entries for this screen, only those that apply right now (as the
+    footer greys them), each naming the task it acts on; "move" offers exactly the legal
+    targets of the selected task."""
+    name = getattr(screen, "SCREEN", None)
+    if name is None:
+        return
     task = app.selected_task()
-    if task is not None and allowed("move_menu"):
+    move = registry.BY_ID["task.move"]
+    if task is not None and screen.check_action(move.name, move.parameters) is True:
         for target in t.legal_targets(task.status):
             yield SystemCommand(
                 f"Move {task.id} to {label(target)}",
-                f"from {label(task.status)} (legal move)",
+                f"{_keys(app, move)} · from {label(task.status)}, {move.palette_help}",
                 partial(screen.request_move, task, target),  # type: ignore[attr-defined]
             )
-    entries = (
-        ("force_done", "Mark done with human override", "written to the audit table"),
-        ("release", "Release to todo", "owner, lease and verdict cleared"),
-        ("block", "Block", "asks for a reason"),
-        ("cancel", "Cancel task", "asks to confirm"),
-        ("cancel_dependents", "Cancel dependents", "pending tasks waiting on this one"),
-        ("edit", "Edit title/description", ""),
-        ("comment", "Comment as operator", ""),
-        ("link_dependency", "Add a dependency", "pick the task this one waits on"),
-        ("drop", "Drop or restore task", ""),
-        ("create", "New task", ""),
-    )
-    for action, title, help_text in entries:
-        if allowed(action):
-            name = f"{title} ({task.id})" if task is not None and action != "create" else title
-            yield SystemCommand(name, help_text, partial(screen.run_action, action))
-    yield SystemCommand("Filter tasks", "text, team:, role:, assignee:", app.start_filter)
-    yield SystemCommand(
-        "Resume live updates" if app.paused else "Pause live updates",
-        "p",
-        app.toggle_pause,
-    )
-    yield SystemCommand("Refresh now", "re-read the whole board", app.refresh_now)
-    yield SystemCommand("Show or hide dropped tasks", ".", app.toggle_dropped)
-    yield SystemCommand("Fold or unfold done and cancelled", "z", app.toggle_finished)
+    for action in registry.palette_entries(name):
+        runner = app if registry.APP in action.screens else screen
+        if runner.check_action(action.name, action.parameters) is not True:
+            continue
+        help_text = " · ".join(part for part in (_keys(app, action), action.palette_help) if part)
+        yield SystemCommand(
+            action.palette_title(task), help_text, partial(runner.run_action, action.call)
+        )
     yield SystemCommand(
         "Use the terminal's colours",
         "theme ansi-dark (for SSH)",
         partial(setattr, app, "theme", "ansi-dark"),
     )
+
+
+def _keys(app: "KanbanApp", action: registry.Action) -> str:
+    return key_text(action, app.user_keymap)

@@ -7,7 +7,7 @@ from textual.widgets import Footer, Input
 from boardlib import transitions as t
 from boardlib.records import Task
 
-from .. import keymap
+from .. import registry
 from ..actions import TaskActions
 from . import tcss
 from .board_view import BoardView
@@ -20,7 +20,8 @@ FOLD_BELOW_COLUMNS = 180  # narrower terminals start with done/cancelled folded 
 
 class BoardScreen(TaskActions, Screen[None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [*keymap.BOARD_BINDINGS, *keymap.TASK_BINDINGS]
+    SCREEN = registry.BOARD
+    BINDINGS = registry.bindings_for(registry.BOARD)
     AUTO_FOCUS = None
 
     def compose(self) -> ComposeResult:
@@ -48,7 +49,7 @@ class BoardScreen(TaskActions, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             return self.kanban.state.filter.active
-        return self.check_task_action(action, parameters)
+        return super().check_action(action, parameters)
 
     # -- navigation -----------------------------------------------------------------------------
 

@@ -3,20 +3,17 @@ overridden). `y`/`enter` confirms, `n`/`esc` backs out; nothing is written befor
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from .. import registry
 from . import tcss
 
 
 class ConfirmDialog(ModalScreen[bool]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
-    ]
+    BINDINGS = registry.bindings_for(registry.CONFIRM)
 
     def __init__(
         self, title: str, body: RenderableType, *, confirm: str = "Yes", danger: bool = False

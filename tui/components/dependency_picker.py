@@ -5,7 +5,6 @@ link that would close a cycle and says which; the picker does not guess."""
 from collections.abc import Iterable
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
@@ -15,6 +14,7 @@ from textual.widgets.option_list import Option
 from boardlib.records import Task
 from boardlib.transitions import label
 
+from .. import registry
 from . import tcss
 from .menu_list import MenuList
 
@@ -23,10 +23,7 @@ SHOWN = 50
 
 class DependencyPicker(ModalScreen[str | None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [
-        Binding("escape", "cancel", "Back", id="picker.cancel"),
-        Binding("down", "focus_list", "Matches", show=False, id="picker.list"),
-    ]
+    BINDINGS = registry.bindings_for(registry.PICKER)
 
     def __init__(self, task: Task, candidates: Iterable[Task]) -> None:
         super().__init__()

@@ -12,7 +12,7 @@ from boardlib import BoardError
 from boardlib.records import Task, TaskView
 from boardlib.transitions import label
 
-from .. import keymap
+from .. import registry
 from ..actions import TaskActions
 from ..task_view import render_task_view
 from . import tcss
@@ -20,7 +20,8 @@ from . import tcss
 
 class TaskDrawer(TaskActions, ModalScreen[None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [*keymap.DRAWER_BINDINGS, *keymap.TASK_BINDINGS]
+    SCREEN = registry.DRAWER
+    BINDINGS = registry.bindings_for(registry.DRAWER)
 
     def __init__(self, task_id: str) -> None:
         super().__init__()
@@ -40,11 +41,6 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
     def current_task(self) -> Task | None:
         return self.kanban.state.tasks.get(self.task_id) or (self.view.task if self.view else None)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "create":
-            return False  # a new task belongs to the board, not to this task
-        return self.check_task_action(action, parameters)
-
     @work(thread=True, exclusive=True, group="drawer")
     def reload(self) -> None:
         try:
@@ -57,9 +53,7 @@ class TaskDrawer(TaskActions, ModalScreen[None]):
     def _show(self, view: TaskView) -> None:
         self.view = view
         task = view.task
-        self.query_one("#drawer-title", Static).update(
-            f"[b]{task.id}[/]  {label(task.status)}  [dim]esc back · m move · c comment[/]"
-        )
+        self.query_one("#drawer-title", Static).update(f"[b]{task.id}[/]  {label(task.status)}")
         self.query_one("#drawer-view", Static).update(render_task_view(view, self.kanban.now_ms()))
         self.refresh_bindings()
 

@@ -1,10 +1,10 @@
 """`/`: the filter line at the bottom, k9s style. Typing filters as you go; enter keeps the filter
 and returns to the board; escape clears it."""
 
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
+from .. import registry
 from . import tcss
 
 PLACEHOLDER = "filter: text  team:x  role:x  assignee:x (or @x)  status:x   enter keep · esc clear"
@@ -12,7 +12,7 @@ PLACEHOLDER = "filter: text  team:x  role:x  assignee:x (or @x)  status:x   ente
 
 class FilterBar(Input):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [Binding("escape", "clear_filter", "Clear filter", id="filter.clear")]
+    BINDINGS = registry.bindings_for(registry.FILTER)
 
     class Done(Message):
         """The operator left the filter line (the filter itself was already applied)."""

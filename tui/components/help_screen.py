@@ -1,17 +1,17 @@
-"""`?`: every key, generated from the keymap (with the operator's remappings applied), so the help
-can never disagree with what the keys do."""
+"""`?`: every key, generated from the action registry (with the operator's remappings applied),
+so the help can never disagree with what the keys do."""
 
 from collections.abc import Mapping
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .. import keymap
+from .. import registry
+from ..keymap import key_text
 from . import tcss
 
 FILTER_HELP = (
@@ -22,43 +22,21 @@ FILTER_HELP = (
 )
 
 
-def key_text(binding: Binding, remapped: Mapping[str, str]) -> str:
-    keys = remapped.get(binding.id or "", binding.key)
-    if binding.key_display and binding.id not in remapped:
-        shown = [binding.key_display, *keys.split(",")[1:]]
-    else:
-        shown = keys.split(",")
-    names = {
-        "question_mark": "?",
-        "slash": "/",
-        "full_stop": ".",
-        "plus": "+",
-        "minus": "-",
-        "equals_sign": "=",
-        "escape": "esc",
-    }
-    return " ".join(names.get(key, key) for key in shown)
-
-
 def help_table(remapped: Mapping[str, str]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(justify="right", style="bold")
     table.add_column()
-    for title, bindings in keymap.SECTIONS:
+    for title, actions in registry.help_sections():
         table.add_row(Text(title, style="bold underline"), "")
-        for binding in bindings:
-            table.add_row(key_text(binding, remapped), binding.description)
+        for action in actions:
+            table.add_row(key_text(action, remapped), action.title)
         table.add_row("", "")
     return table
 
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [
-        Binding("escape,q,question_mark", "close", "Close", id="help.close"),
-        Binding("j,down", "scroll(1)", "Down", show=False, id="help.down"),
-        Binding("k,up", "scroll(-1)", "Up", show=False, id="help.up"),
-    ]
+    BINDINGS = registry.bindings_for(registry.HELP)
 
     def __init__(self, remapped: Mapping[str, str]) -> None:
         super().__init__()

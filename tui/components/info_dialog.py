@@ -2,17 +2,17 @@
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .. import registry
 from . import tcss
 
 
 class InfoDialog(ModalScreen[None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [Binding("escape,enter,q", "close", "Close", id="info.close")]
+    BINDINGS = registry.bindings_for(registry.INFO)
 
     def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()

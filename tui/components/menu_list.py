@@ -3,8 +3,8 @@ the arrows inside a dialog (the move menu, the dependency picker)."""
 
 from textual.widgets import OptionList
 
-from .. import keymap
+from .. import registry
 
 
 class MenuList(OptionList):
-    BINDINGS = [*OptionList.BINDINGS, *keymap.MENU_BINDINGS]
+    BINDINGS = [*OptionList.BINDINGS, *registry.bindings_for(registry.MENU)]

@@ -2,7 +2,6 @@
 in column order; a terminal task has nowhere to go and the menu says so."""
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -12,6 +11,7 @@ from boardlib import transitions as t
 from boardlib.records import Task
 from boardlib.transitions import label
 
+from .. import registry
 from . import tcss
 from .menu_list import MenuList
 
@@ -27,7 +27,7 @@ HINTS = {
 
 class MoveMenu(ModalScreen[str | None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [Binding("escape,q", "cancel", "Back", id="move.cancel")]
+    BINDINGS = registry.bindings_for(registry.MOVE)
 
     def __init__(self, task: Task) -> None:
         super().__init__()

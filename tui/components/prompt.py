@@ -2,20 +2,17 @@
 (the board would refuse it anyway; saying so here saves a round trip)."""
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static, TextArea
 
+from .. import registry
 from . import tcss
 
 
 class PromptDialog(ModalScreen[str | None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [
-        Binding("escape", "cancel", "Back", id="prompt.cancel"),
-        Binding("ctrl+s", "submit", "Save", id="prompt.submit"),
-    ]
+    BINDINGS = registry.bindings_for(registry.PROMPT)
 
     def __init__(
         self,

@@ -8,7 +8,6 @@ The form returns only what the operator changed; the board validates and refuses
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
@@ -16,15 +15,13 @@ from textual.widgets import Input, Label, Select, Static, TextArea
 from boardlib import transitions as t
 from boardlib.records import Task
 
+from .. import registry
 from . import tcss
 
 
 class TaskForm(ModalScreen[dict[str, Any] | None]):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [
-        Binding("escape", "cancel", "Back", id="form.cancel"),
-        Binding("ctrl+s", "submit", "Save", id="form.submit"),
-    ]
+    BINDINGS = registry.bindings_for(registry.FORM)
 
     def __init__(self, task: Task | None = None) -> None:
         super().__init__()

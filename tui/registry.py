@@ -1,0 +1,424 @@
+"""Every operator action of the app, declared once.
+
+One `Action` says everything about one thing the operator can do: its binding id (what a keymap
+file remaps), the Textual action it runs, its title, its default keys, which screens it belongs
+to, whether it writes to the board (greyed in read-only mode), whether it needs a selected task
+and when it applies to that task, and how it is offered in the command palette. Everything else
+is generated from `ACTIONS`:
+
+- each screen's `BINDINGS` (`bindings_for`), keeping `Binding(id=...)` so keys can be remapped;
+- the footer (an action's `footer` screens) and the `?` help screen (`help_sections`);
+- `check_action` (`availability`): greyed when read-only, without a task, or not applicable;
+- the command palette's board commands (`palette_entries`);
+- the ids a keymap file may name (`known_ids`).
+
+So a new action is one entry here plus its `action_*` method on the screen that runs it.
+
+Keys follow k9s and lazygit: `h/j/k/l` and arrows to move, `H/L` to move the card itself, `enter`
+to open, `esc` (or `q`) to go back, `/` to filter, `ctrl+p` for the palette, `?` for help, `q` on
+the board to quit.
+"""
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from textual.actions import parse
+from textual.binding import Binding, BindingType
+
+from boardlib import transitions as t
+from boardlib.records import Task
+
+# The screens an action can belong to. "app" is every screen (the App's own bindings).
+APP = "app"
+BOARD = "board"
+DRAWER = "drawer"
+MENU = "menu"  # the lists inside dialogs (move menu, dependency picker)
+HELP = "help"
+CONFIRM = "confirm"
+INFO = "info"
+PROMPT = "prompt"
+FORM = "form"
+PICKER = "picker"
+MOVE = "move"
+FILTER = "filter"
+
+TaskTest = Callable[[Task], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One thing the operator can do, and everything the app needs to know about it."""
+
+    id: str  # the binding id a keymap file remaps, e.g. "task.cancel"
+    call: str  # the Textual action, e.g. "cancel" or "move_step(-1)"
+    title: str  # the footer's and the help screen's words
+    keys: str  # default keys, comma-separated Textual key names
+    screens: tuple[str, ...]
+    section: str  # the help screen's heading
+    key_display: str | None = None
+    footer: tuple[str, ...] = ()  # screens whose footer shows it
+    writes: bool = False  # greyed (and refused) in read-only mode
+    needs_task: bool = False  # greyed when no task is selected
+    applies: TaskTest | None = None  # greyed when it cannot apply to the selected task
+    palette: str | None = None  # the palette's title; "{task}" names the selected task
+    palette_help: str = ""
+    priority: bool = False
+
+    @property
+    def name(self) -> str:
+        return _parsed(self.call)[0]
+
+    @property
+    def parameters(self) -> tuple[object, ...]:
+        return _parsed(self.call)[1]
+
+    def binding(self, screen: str) -> Binding:
+        return Binding(
+            self.keys,
+            self.call,
+            self.title,
+            show=screen in self.footer,
+            key_display=self.key_display,
+            priority=self.priority,
+            id=self.id,
+        )
+
+    def palette_title(self, task: Task | None) -> str:
+        assert self.palette is not None
+        return self.palette.format(task=task.id if task is not None else "")
+
+
+@cache
+def _parsed(call: str) -> tuple[str, tuple[object, ...]]:
+    _namespace, name, parameters = parse(call)
+    return name, tuple(parameters)
+
+
+# -- when a task action applies (the board still has the last word) -------------------------------
+
+
+def _can_reach(target: str) -> TaskTest:
+    def test(task: Task) -> bool:
+        return task.status != target and t.can_transition(task.status, target)
+
+    return test
+
+
+def _has_neighbour(step: int) -> TaskTest:
+    return lambda task: t.neighbour_target(task.status, step) is not None
+
+
+def _has_targets(task: Task) -> bool:
+    return bool(t.legal_targets(task.status))
+
+
+def _droppable(task: Task) -> bool:
+    return bool(task.dropped) or task.status not in t.LOCKED
+
+
+# -- the registry ----------------------------------------------------------------------------------
+
+NAVIGATION = "Board"
+SELECTED = "Selected task (board and drawer)"
+IN_DRAWER = "Task drawer"
+IN_DIALOGS = "Dialogs"
+EVERYWHERE = "Everywhere"
+
+_ON_BOARD = (BOARD,)
+_ON_TASK = (BOARD, DRAWER)
+
+
+def _board(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
+    return Action(id, call, title, keys, _ON_BOARD, NAVIGATION, **more)
+
+
+def _task(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
+    return Action(id, call, title, keys, _ON_TASK, SELECTED, needs_task=True, **more)
+
+
+def _write(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
+    return _task(id, call, title, keys, writes=True, **more)
+
+
+def _dialog(id: str, call: str, title: str, keys: str, screen: str, **more: Any) -> Action:
+    return Action(id, call, title, keys, (screen,), IN_DIALOGS, **more)
+
+
+ACTIONS: tuple[Action, ...] = (
+    # The board: moving around and the board-wide toggles.
+    _board("board.down", "cursor(1)", "Down", "j,down"),
+    _board("board.up", "cursor(-1)", "Up", "k,up"),
+    _board("board.left", "column(-1)", "Column left", "h,left"),
+    _board("board.right", "column(1)", "Column right", "l,right"),
+    _board("board.home", "home", "First card", "g,home"),
+    _board("board.end", "end", "Last card", "G,end"),
+    _board("board.page_down", "page(1)", "Page down", "ctrl+d,pagedown"),
+    _board("board.page_up", "page(-1)", "Page up", "ctrl+u,pageup"),
+    _board(
+        "board.open",
+        "open_drawer",
+        "Open",
+        "enter",
+        footer=_ON_BOARD,
+        needs_task=True,
+        palette="Open {task}",
+        palette_help="everything about it, in the drawer",
+    ),
+    _board(
+        "board.filter",
+        "filter",
+        "Filter",
+        "slash",
+        key_display="/",
+        footer=_ON_BOARD,
+        palette="Filter tasks",
+        palette_help="text, team:, role:, assignee:, status:",
+    ),
+    _board("board.back", "back", "Clear filter", "escape"),
+    _board(
+        "board.dropped",
+        "toggle_dropped",
+        "Show dropped",
+        "full_stop",
+        key_display=".",
+        palette="Show or hide dropped tasks",
+    ),
+    _board(
+        "board.fold",
+        "toggle_finished",
+        "Fold done/cancelled",
+        "z",
+        palette="Fold or unfold done and cancelled",
+    ),
+    _board(
+        "board.pause",
+        "toggle_pause",
+        "Pause",
+        "p",
+        footer=_ON_BOARD,
+        palette="Pause or resume live updates",
+    ),
+    _board(
+        "board.refresh",
+        "refresh",
+        "Refresh",
+        "r",
+        palette="Refresh now",
+        palette_help="re-read the whole board",
+    ),
+    # The drawer (first, so its footer starts with the way back).
+    Action("drawer.close", "close", "Back", "escape,q", (DRAWER,), IN_DRAWER, footer=(DRAWER,)),
+    Action("drawer.down", "scroll(1)", "Scroll down", "j,down", (DRAWER,), IN_DRAWER),
+    Action("drawer.up", "scroll(-1)", "Scroll up", "k,up", (DRAWER,), IN_DRAWER),
+    # What can be done to the selected task: on the board and in the drawer alike.
+    _write(
+        "task.move",
+        "move_menu",
+        "Move",
+        "m",
+        footer=_ON_TASK,
+        applies=_has_targets,
+        palette_help="a legal move",
+    ),
+    _write("task.move_left", "move_step(-1)", "Move left", "H", applies=_has_neighbour(-1)),
+    _write("task.move_right", "move_step(1)", "Move right", "L", applies=_has_neighbour(1)),
+    _write(
+        "task.release",
+        "release",
+        "To todo",
+        "t",
+        applies=_can_reach(t.TODO),
+        palette="Release {task} to todo",
+        palette_help="owner, lease and verdict cleared",
+    ),
+    _write(
+        "task.block",
+        "block",
+        "Block",
+        "b",
+        applies=_can_reach(t.BLOCKED),
+        palette="Block {task}",
+        palette_help="asks for a reason",
+    ),
+    _write(
+        "task.cancel",
+        "cancel",
+        "Cancel",
+        "x",
+        applies=_can_reach(t.CANCELLED),
+        palette="Cancel {task}",
+        palette_help="asks to confirm",
+    ),
+    _write(
+        "task.done",
+        "force_done",
+        "Done (override)",
+        "d",
+        applies=_can_reach(t.DONE),
+        palette="Mark {task} done with a human override",
+        palette_help="asks to confirm; written to the audit table",
+    ),
+    _write(
+        "task.cancel_dependents",
+        "cancel_dependents",
+        "Cancel dependents",
+        "X",
+        palette="Cancel the dependents of {task}",
+        palette_help="pending tasks waiting on it; asks to confirm",
+    ),
+    _write(
+        "task.priority_up",
+        "priority(1)",
+        "Priority up",
+        "plus,equals_sign",
+        key_display="+",
+        palette="Raise the priority of {task}",
+    ),
+    _write(
+        "task.priority_down",
+        "priority(-1)",
+        "Priority down",
+        "minus",
+        key_display="-",
+        palette="Lower the priority of {task}",
+    ),
+    _write(
+        "task.edit",
+        "edit",
+        "Edit",
+        "e",
+        footer=(DRAWER,),
+        palette="Edit {task}",
+        palette_help="title and description",
+    ),
+    _write(
+        "task.comment",
+        "comment",
+        "Comment",
+        "c",
+        footer=(DRAWER,),
+        palette="Comment on {task}",
+        palette_help="as the operator",
+    ),
+    _write(
+        "task.link",
+        "link_dependency",
+        "Add dependency",
+        "D",
+        palette="Make {task} wait on another task",
+        palette_help="pick the task it waits on",
+    ),
+    _write(
+        "task.drop",
+        "drop",
+        "Drop/restore",
+        "delete",
+        applies=_droppable,
+        palette="Drop or restore {task}",
+    ),
+    Action(
+        "task.create",
+        "create",
+        "New task",
+        "n",
+        _ON_BOARD,
+        NAVIGATION,
+        footer=_ON_BOARD,
+        writes=True,
+        palette="New task",
+    ),
+    _board("app.quit", "app.quit", "Quit", "q", footer=_ON_BOARD),
+    # Inside dialogs.
+    _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
+    _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
+    _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM),
+    _dialog("confirm.no", "answer(False)", "No", "n,escape", CONFIRM),
+    _dialog("prompt.submit", "submit", "Save", "ctrl+s", PROMPT),
+    _dialog("prompt.cancel", "cancel", "Back", "escape", PROMPT),
+    _dialog("form.submit", "submit", "Save", "ctrl+s", FORM),
+    _dialog("form.cancel", "cancel", "Back", "escape", FORM),
+    _dialog("move.cancel", "cancel", "Back", "escape,q", MOVE),
+    _dialog("picker.list", "focus_list", "To the matches", "down", PICKER),
+    _dialog("picker.cancel", "cancel", "Back", "escape", PICKER),
+    _dialog("info.close", "close", "Close", "escape,enter,q", INFO),
+    _dialog("filter.clear", "clear_filter", "Clear filter", "escape", FILTER),
+    _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
+    _dialog("help.up", "scroll(-1)", "Up", "k,up", HELP),
+    _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),
+    # Everywhere.
+    Action(
+        "app.help",
+        "help",
+        "Help",
+        "question_mark",
+        (APP,),
+        EVERYWHERE,
+        key_display="?",
+        footer=(APP,),
+    ),
+    Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
+)
+
+SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_DIALOGS, EVERYWHERE)
+
+BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}
+assert len(BY_ID) == len(ACTIONS), "two actions share an id"
+
+
+@dataclass(slots=True)
+class _Index:
+    """Screen -> its actions by (name, parameters), for `availability` on every repaint."""
+
+    by_call: dict[tuple[str, str, tuple[object, ...]], Action] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for action in ACTIONS:
+            for screen in action.screens:
+                self.by_call[(screen, action.name, action.parameters)] = action
+
+
+_INDEX = _Index()
+
+
+def bindings_for(screen: str) -> list[BindingType]:
+    """The `BINDINGS` of one screen, in registry order."""
+    return [action.binding(screen) for action in ACTIONS if screen in action.screens]
+
+
+def actions_for(screen: str) -> Iterator[Action]:
+    return (action for action in ACTIONS if screen in action.screens)
+
+
+def lookup(screen: str, name: str, parameters: Iterable[object] = ()) -> Action | None:
+    """The registry entry a screen's `check_action(name, parameters)` is asked about."""
+    return _INDEX.by_call.get((screen, name, tuple(parameters)))
+
+
+def known_ids() -> set[str]:
+    return set(BY_ID)
+
+
+def availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
+    """What `check_action` answers: True to run, None to grey out (shown, disabled)."""
+    if action is None:
+        return True
+    if action.writes and read_only:
+        return None
+    if action.needs_task:
+        if task is None:
+            return None
+        if action.applies is not None and not action.applies(task):
+            return None
+    return True
+
+
+def help_sections() -> list[tuple[str, list[Action]]]:
+    """The help screen's sections, in order, each with its actions."""
+    return [(section, [a for a in ACTIONS if a.section == section]) for section in SECTIONS]
+
+
+def palette_entries(screen: str) -> list[Action]:
+    """The actions the command palette offers on `screen` (before `availability`)."""
+    return [a for a in ACTIONS if a.palette and (screen in a.screens or APP in a.screens)]
