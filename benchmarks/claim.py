@@ -8,10 +8,10 @@ Two boards of `--tasks` tasks, 55% of them todo:
          tasks wait on an unfinished dependency (the board that sank a NOT EXISTS pick to ~100/s).
 For each board and worker count, N spawned processes (each with its own `Board`) start on one
 barrier and call `claim_next` for `--duration` seconds. The ceiling is the raw single-row
-autocommit UPDATE rate of a copy of the same file (WAL, the board's pragmas), measured in the same
-run. One JSON line per board and worker count, then one summary line checking the issue's targets.
-Every claimed id is checked: no task may be claimed twice, and each must be in progress under its
-claimer.
+autocommit UPDATE rate of a copy of the same file (WAL, the board's pragmas), measured right
+before each run. One JSON line per board and worker count, then one summary line checking the
+issue's targets. Every claimed id is checked: no task may be claimed twice, and each must be in
+progress under its claimer.
 
 Claims per second move with the machine and with whatever else runs on it; the ratio to a ceiling
 taken in the same run is partly robust to that. The CPU time of the claiming processes per claim
@@ -230,10 +230,11 @@ def main() -> None:
             template = Path(tmp) / f"{name}.db"
             built = build_board(template, args.tasks, mixed=name == "mixed", seed=7)
             print(json.dumps({"board": name, "built": built}), file=sys.stderr)
-            probe = Path(tmp) / f"{name}-ceiling.db"
-            shutil.copy(template, probe)
-            top, top_cpu_us = ceiling(probe, 2.0)
             for workers in counts:
+                # The ceiling is taken right before each run, so the two share the machine's load.
+                probe = Path(tmp) / f"{name}-{workers}-ceiling.db"
+                shutil.copy(template, probe)
+                top, top_cpu_us = ceiling(probe, 2.0)
                 copy = Path(tmp) / f"{name}-{workers}.db"
                 shutil.copy(template, copy)
                 outcome = run(copy, workers, args.duration)
