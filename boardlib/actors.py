@@ -1,15 +1,26 @@
 """Who acts on the board, declared once.
 
-An *agent* acts under its own name (`alice`, `worker-1`). The *operator* is a person steering the
-board by hand (the TUI, `kanban task move` without `--agent`, an operator token over HTTP): it acts
-as `operator`, or `operator:<name>` when the surface knows who is at the keyboard. The board's own
-passes act as `system`; the worktree subsystem names its gate and garbage collector in
-`worktrees.gate.GATE_ACTOR` and `worktrees.gc.GC_ACTOR`.
+Three kinds of actor, told apart by the actor string alone, so every surface (CLI, HTTP, MCP, TUI)
+gets the same rules from the same decision:
+
+- An *identified agent* acts under its own name (`alice`, `worker-1`): the CLI with `--agent` or
+  `KANBAN_AGENT`, an HTTP agent token, an MCP session. The board holds it to the agent contract:
+  it moves only a task it holds and never into done (builder is not judge), and its creates are
+  capped (depth, live children, root rate).
+- The *operator* is a person steering the board by hand (the TUI, `kanban task move` without
+  `--agent`, an operator token over HTTP): it acts as `operator`, or `operator:<name>` when the
+  surface knows who is at the keyboard. It may override, and its creates are uncapped.
+- The board's own passes act as `system`: the lease sweep, the verification gate (`GATE`) and the
+  worktree garbage collector (`GC`). They follow the transition table but not the agent contract.
 """
 
 SYSTEM = "system"
 OPERATOR = "operator"
 OPERATOR_PREFIX = OPERATOR + ":"
+GATE = "verification-gate"  # the verification gate's moves and verdicts
+GC = "worktree-gc"  # worktree garbage collection
+
+SYSTEM_ACTORS: frozenset[str] = frozenset({SYSTEM, GATE, GC})
 
 
 def operator_named(name: str) -> str:
@@ -20,3 +31,14 @@ def operator_named(name: str) -> str:
 def is_operator(actor: str | None) -> bool:
     """True for `operator` and `operator:<name>`."""
     return actor is not None and (actor == OPERATOR or actor.startswith(OPERATOR_PREFIX))
+
+
+def is_system(actor: str | None) -> bool:
+    """True for the board's own passes (`system`, the verification gate, garbage collection)."""
+    return actor in SYSTEM_ACTORS
+
+
+def is_agent(actor: str | None) -> bool:
+    """True for an identified agent: any named actor that is neither an operator nor the system.
+    The agent contract (moves, caps, runs) applies to exactly these."""
+    return actor is not None and not is_operator(actor) and not is_system(actor)

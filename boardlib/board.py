@@ -15,12 +15,12 @@ from typing import Any
 
 from . import transitions as t
 from . import validation as validate
-from .actors import OPERATOR, SYSTEM
-from .clock import Clock, SystemClock
-from .config import MAX_LEASE_MINUTES, BoardConfig, minutes_to_ms
+from .actors import OPERATOR, SYSTEM, is_agent
+from .clock import Clock, SystemClock, moment
+from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
-from .graph import cycle_path, topological_order
-from .lifecycle import plan_move, verdict_blocks_done
+from .graph import cycle_path, find_cycles, topological_order
+from .lifecycle import check_mover, plan_move, verdict_blocks_done
 from .records import (
     AUTHOR_TYPES,
     EXECUTION_OUTCOMES,
@@ -40,7 +40,20 @@ from .records import (
     Workspace,
 )
 from .recovery import LeaseSweeper, release_expired_leases
-from .store.sqlite import SqliteStore, SqliteTx
+from .store.sqlite import Row, SqliteStore, SqliteTx
+
+
+def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
+    """The problem a plan reference to nothing is reported as, by `plans.lint` and by
+    `Board.create_plan` alike: the same kind, words and fields."""
+    return {
+        "kind": "unknown_key",
+        "message": f"{key}.{field} refers to {ref!r}, which is neither a key of this plan nor a "
+        "task on the board",
+        "key": key,
+        "field": field,
+        "ref": ref,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +84,22 @@ class Board:
         config: BoardConfig | None = None,
         read_only: bool = False,
         recover: bool = True,
+        create: bool = True,
     ) -> None:
+        """Open the board file at `path`. `create=False` refuses a missing file (`no_board`)
+        instead of making a new board there; a file that is not a kanban board is always refused
+        (`not_a_board`) and left untouched. `created` says whether this call made the board.
+        With `recover`, expired leases are released at open, best effort: skipped when another
+        writer holds the lock or the file is read-only (the next writer's claim does it)."""
         self.path = Path(path)
         self.clock = clock or SystemClock()
         self.config = config or BoardConfig()
         self.read_only = read_only
-        self.store = SqliteStore(self.path, self.config, read_only=read_only)
+        self.store = SqliteStore(self.path, self.config, read_only=read_only, create=create)
+        self.created = self.store.created
         self._sweeper: LeaseSweeper | None = None
         if recover and not read_only:
-            self.release_expired_leases()  # the orphan pass at open
+            self.release_expired_leases(best_effort=True)  # the orphan pass at open
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -148,7 +168,8 @@ class Board:
         if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
-                f"cannot {verb}: the lease on {task.id} expired at {task.lease_until}; "
+                f"cannot {verb}: the lease on {task.id} expired "
+                f"({moment(task.lease_until or 0, now)}); "
                 "the task is being released for another claim",
                 id=task.id,
                 lease_until=task.lease_until,
@@ -168,6 +189,7 @@ class Board:
         extra: dict[str, Any] | None = None,
         event_data: dict[str, Any] | None = None,
         via: tuple[str, ...] = (),
+        holder: str | None = None,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
@@ -190,6 +212,7 @@ class Board:
             lease_ms=self.config.lease_ms,
             reason=reason,
             human_override=human_override,
+            holder=holder,
         )
         changes |= move.changes
         if via:
@@ -200,13 +223,16 @@ class Board:
         if extra and "updated_at" not in changes:
             changes["updated_at"] = now
         new = Task.from_row(tx.update_task(task.id, changes))
+        closed: list[Row] = []
         if not move.is_noop:
             if target == t.DONE:
                 tx.satisfy_dependents(task.id)
-            if target in (*t.PENDING, t.CANCELLED):
-                tx.close_running_executions(
-                    task.id, "cancelled", now, f"task moved to {target} by {actor} ({verb})"
-                )
+            if task.status == t.IN_PROGRESS or target in (*t.PENDING, t.CANCELLED):
+                # Runs belong to a holder's stay in progress: leaving it ends them.
+                closed = tx.close_running_executions(
+                    task.id, "cancelled", now,
+                    f"still running when the task moved to {target} by {actor} ({verb})",
+                )  # fmt: skip
             if target == t.DONE and human_override:
                 tx.insert_audit(
                     task_id=task.id,
@@ -224,6 +250,8 @@ class Board:
             data |= {"from": task.status, "to": target}
             if via:
                 data["via"] = list(via)
+            if closed:
+                data["closedExecutions"] = [row["id"] for row in closed]
         if reason:
             data["reason"] = reason
         if extra:
@@ -282,36 +310,70 @@ class Board:
             "holders": [],
         }
 
-    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
-        """The capped create path (seed 000): depth, live children per parent, root-create rate."""
+    def _cap_violations(
+        self, tx: SqliteTx, new_tasks: Sequence[tuple[str, str | None, bool]], now: int
+    ) -> list[dict[str, Any]]:
+        """The capped create path (seed 000) for tasks about to be created together, in creation
+        order: each `(key, parent, parent_is_new)` names its parent by id (an existing task) or by
+        the key of an earlier new task. Returns one violation per task that would break a
+        ceiling (depth, live children per parent, parentless tasks per rolling window), counting
+        the batch's own tasks, so a plan cannot do in one go what single creates may not."""
         config = self.config
-        if parent_task_id is None:
-            since = now - config.root_create_window_ms
-            if tx.roots_created_since(since) >= config.root_create_limit:
-                raise BoardError(
-                    Reason.CAP_EXCEEDED,
-                    f"too many root tasks: {config.root_create_limit} created in the last "
-                    f"{config.root_create_window_ms // 1000} s",
-                    cap="root_rate",
-                    limit=config.root_create_limit,
-                )
-            return
-        chain = self._validated_ancestors(tx, parent_task_id)
-        if len(chain) >= config.max_depth:
+        depth: dict[str, int] = {}  # ancestors of each new task
+        ancestors: dict[str, int] = {}  # of existing parents, read once
+        children: dict[str, int] = {}  # live children per parent so far
+        roots: int | None = None
+        violations: list[dict[str, Any]] = []
+
+        def refuse(key: str, cap: str, limit: int, message: str, **extra: Any) -> None:
+            violations.append({"key": key, "cap": cap, "limit": limit, "message": message, **extra})
+
+        for key, parent, parent_is_new in new_tasks:
+            if parent is None:
+                depth[key] = 0
+                if roots is None:
+                    roots = tx.roots_created_since(now - config.root_create_window_ms)
+                if roots >= config.root_create_limit:
+                    refuse(
+                        key, "root_rate", config.root_create_limit,
+                        f"too many root tasks: {config.root_create_limit} created in the last "
+                        f"{config.root_create_window_ms // 1000} s",
+                    )  # fmt: skip
+                roots += 1
+                continue
+            if parent_is_new:
+                above = depth[parent]
+            else:
+                if parent not in ancestors:
+                    ancestors[parent] = len(self._validated_ancestors(tx, parent))
+                above = ancestors[parent]
+            depth[key] = above + 1
+            if above >= config.max_depth:
+                refuse(
+                    key, "depth", config.max_depth,
+                    f"too deep: {parent} already has {above} ancestors "
+                    f"(ceiling {config.max_depth})",
+                    parent=parent,
+                )  # fmt: skip
+            if parent not in children:
+                children[parent] = 0 if parent_is_new else tx.live_children(parent)
+            if children[parent] >= config.max_live_children:
+                refuse(
+                    key, "children", config.max_live_children,
+                    f"too many live children under {parent} "
+                    f"(ceiling {config.max_live_children})",
+                    parent=parent,
+                )  # fmt: skip
+            children[parent] += 1
+        return violations
+
+    def _enforce_caps(self, tx: SqliteTx, parent_task_id: str | None, now: int) -> None:
+        """The caps for one new task: the first violation, as the refusal."""
+        violations = self._cap_violations(tx, [("new", parent_task_id, False)], now)
+        if violations:
+            first = violations[0]
             raise BoardError(
-                Reason.CAP_EXCEEDED,
-                f"too deep: {parent_task_id} already has {len(chain)} ancestors "
-                f"(ceiling {config.max_depth})",
-                cap="depth",
-                limit=config.max_depth,
-            )
-        if tx.live_children(parent_task_id) >= config.max_live_children:
-            raise BoardError(
-                Reason.CAP_EXCEEDED,
-                f"too many live children under {parent_task_id} "
-                f"(ceiling {config.max_live_children})",
-                cap="children",
-                limit=config.max_live_children,
+                Reason.CAP_EXCEEDED, first["message"], cap=first["cap"], limit=first["limit"]
             )
 
     def _insert_task(
@@ -321,6 +383,15 @@ class Board:
         row = tx.insert_task(values)
         task_id = row["id"]
         for blocker in depends_on:
+            if blocker == task_id:
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"{task_id} would depend on itself (its own id, given before it existed): "
+                    "it could never become ready",
+                    id=task_id,
+                    dependsOn=blocker,
+                    cycle=[task_id, task_id],
+                )
             if tx.task(blocker) is None:
                 raise not_found("dependency", blocker)
             tx.insert_dependency(task_id, blocker, now, values.get("tenant_id"))
@@ -351,11 +422,15 @@ class Board:
         tenant_id: str | None = None,
         scheduled_by: str = "manual",
         actor: str = OPERATOR,
-        capped: bool = False,
+        capped: bool | None = None,
     ) -> Task:
-        """File a task (todo by default, or backlog). `capped=True` is the path for unsupervised
-        creators (agents): depth, live-children and root-rate ceilings apply in the same
-        transaction, so racing creators cannot overshoot them."""
+        """File a task (todo by default, or backlog). An identified agent's create is capped
+        (`actors.is_agent(actor)`; `capped` overrides that, for tests and tools): depth,
+        live-children and root-rate ceilings apply in the same transaction, so racing creators
+        cannot overshoot them. Operators' creates are not capped; only the board's config
+        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings."""
+        actor = validate.name(actor, "actor")
+        capped = is_agent(actor) if capped is None else capped
         blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
 
         def work(tx: SqliteTx) -> Task:
@@ -382,9 +457,17 @@ class Board:
 
         return self.store.write(work)
 
-    def create_plan(self, items: Sequence[PlanItem], *, actor: str = OPERATOR) -> dict[str, Task]:
+    def create_plan(
+        self, items: Sequence[PlanItem], *, actor: str = OPERATOR, capped: bool | None = None
+    ) -> dict[str, Task]:
         """Create a whole plan in one transaction, or nothing: items refer to each other by key.
-        The plan must be acyclic (dependencies are created in topological order)."""
+        The plan must be acyclic (dependencies are created in topological order). References
+        that are neither keys nor tasks on the board are refused all at once (`invalid_input`
+        with one `unknown_key` problem each, as `plans.lint` reports them). An identified agent's
+        plan is capped like its single creates (`capped` overrides): every task that would break
+        a ceiling is named by key in one `cap_exceeded` refusal, and nothing is written."""
+        actor = validate.name(actor, "actor")
+        capped = is_agent(actor) if capped is None else capped
         keys = [item.key for item in items]
         if len(set(keys)) != len(keys):
             raise invalid_input(
@@ -401,13 +484,39 @@ class Board:
         def work(tx: SqliteTx) -> dict[str, Task]:
             now = self.now()
             created: dict[str, Task] = {}
+            unknown = [
+                unknown_reference(item.key, field, ref)
+                for item in items
+                for field, refs in (("depends_on", item.depends_on), ("parent", (item.parent,)))
+                for ref in dict.fromkeys(refs)
+                if ref is not None and ref not in by_key and tx.task(ref) is None
+            ]
+            if unknown:
+                raise BoardError(
+                    Reason.INVALID_INPUT,
+                    f"the plan has {len(unknown)} problem(s): "
+                    + "; ".join(problem["message"] for problem in unknown[:3])
+                    + (f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""),
+                    problems=unknown,
+                )
+            if capped:
+                violations = self._cap_violations(
+                    tx,
+                    [(key, by_key[key].parent, by_key[key].parent in by_key) for key in order],
+                    now,
+                )
+                if violations:
+                    named = ", ".join(f"{v['key']} ({v['cap']})" for v in violations[:5])
+                    more = f" and {len(violations) - 5} more" if len(violations) > 5 else ""
+                    raise BoardError(
+                        Reason.CAP_EXCEEDED,
+                        f"the plan breaks the create caps for {len(violations)} task(s): "
+                        f"{named}{more}; nothing was created",
+                        violations=violations,
+                    )
 
             def resolve(ref: str) -> str:
-                if ref in created:
-                    return created[ref].id
-                if tx.task(ref) is None:
-                    raise not_found("task or plan key", ref)
-                return ref
+                return created[ref].id if ref in created else ref
 
             for key in order:
                 item = by_key[key]
@@ -633,12 +742,14 @@ class Board:
             if task.status == t.IN_PROGRESS:
                 if task.lease_expired(now):
                     reasons.append(
-                        f"lease held by {task.assignee_agent_id} expired at {task.lease_until}: "
+                        f"lease held by {task.assignee_agent_id} expired "
+                        f"({moment(task.lease_until or 0, now)}): "
                         "the next claim releases and takes it"
                     )
                 else:
                     reasons.append(
-                        f"held by {task.assignee_agent_id} under a lease until {task.lease_until}"
+                        f"held by {task.assignee_agent_id} under a lease until "
+                        f"{moment(task.lease_until or 0, now)}"
                     )
             elif task.status == t.BLOCKED:
                 reasons.append(f"{task.id} is blocked: {task.blocked_reason}")
@@ -689,6 +800,8 @@ class Board:
                 reasons.append(f"{len(other_role)} ready task(s) are for other roles")
             if held:
                 reasons.append(f"{len(held)} task(s) in progress under live leases")
+            if leases:
+                reasons.append(f"the next lease runs out at {moment(leases[0], self.now())}")
             return IdleExplanation(
                 claimable=False,
                 role=role,
@@ -713,7 +826,7 @@ class Board:
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
             return self.config.lease_ms
-        return validate.integer(lease_ms, "leaseMs", minimum=1)
+        return validate.integer(lease_ms, "leaseMs", minimum=1, maximum=MAX_LEASE_MS)
 
     def claim(
         self,
@@ -915,6 +1028,10 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(task, "transfer", from_agent, epoch, now)
+            closed = tx.close_running_executions(
+                task_id, "cancelled", now,
+                f"still running when {from_agent} transferred the task to {to_agent}",
+            )  # fmt: skip
             holders = task.holders if to_agent in task.holders else [*task.holders, to_agent]
             new = Task.from_row(
                 tx.update_task(
@@ -933,6 +1050,7 @@ class Board:
             self._emit(
                 tx, "task_transferred", new, from_agent, now,
                 to=to_agent, epoch=new.claim_epoch, verb="transfer",
+                **({"closedExecutions": [row["id"] for row in closed]} if closed else {}),
             )  # fmt: skip
             return new
 
@@ -1011,10 +1129,20 @@ class Board:
         human_override: bool = False,
         reason: str | None = None,
         actor: str = OPERATOR,
+        epoch: int | None = None,
+        holder: str | None = None,
     ) -> Task:
-        """Change the status (through the transition table and the done-gate) and/or edit fields,
-        all in one transaction: either everything applies or nothing does."""
+        """Change the status (through the transition table, the done-gate and the agent contract
+        of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
+        applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
+        names who takes an unowned task moved to in_progress (default: the mover), for operators
+        and the board's own passes (the gate hands failed work back to its builder)."""
         actor = validate.name(actor, "actor")
+        holder = validate.optional_name(holder, "holder")
+        if holder is not None and is_agent(actor):
+            raise invalid_input("only an operator names who takes a task", field="holder")
+        if epoch is not None:
+            epoch = validate.integer(epoch, "epoch", minimum=0)
         edits: dict[str, Any] = {}
         if title is not None:
             edits["title"] = validate.text(title, "title", limit=validate.TITLE_MAX)
@@ -1042,9 +1170,10 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             target = task.status if status is None else status
+            check_mover(task, target, actor=actor, now=now, epoch=epoch)
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
-                reason=note, human_override=human_override, extra=edits or None,
+                reason=note, human_override=human_override, extra=edits or None, holder=holder,
             )  # fmt: skip
 
         return self.store.write(work)
@@ -1057,11 +1186,15 @@ class Board:
         actor: str = OPERATOR,
         human_override: bool = False,
         reason: str | None = None,
+        epoch: int | None = None,
+        holder: str | None = None,
     ) -> Task:
-        """The generic transition (an operator's drag): the table and the done-gate apply."""
+        """The generic transition (an operator's drag): the table, the done-gate and the agent
+        contract apply (an identified agent moves only a task it holds, never into done)."""
         return self.update_task(
-            task_id, status=to, actor=actor, human_override=human_override, reason=reason
-        )
+            task_id, status=to, actor=actor, human_override=human_override, reason=reason,
+            epoch=epoch, holder=holder,
+        )  # fmt: skip
 
     def unblock(self, task_id: str, *, note: str | None = None, actor: str = OPERATOR) -> Task:
         """blocked -> todo: released for a fresh claim, the note kept as a comment."""
@@ -1073,6 +1206,7 @@ class Board:
             task = self._load(tx, task_id)
             if task.status != t.BLOCKED:
                 raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
+            check_mover(task, t.TODO, actor=actor, now=now, verb="unblock")
             new = self._apply_move(
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
             )
@@ -1263,6 +1397,7 @@ class Board:
         execution_id: str,
         status: str,
         *,
+        agent: str,
         epoch: int | None = None,
         summary: str | None = None,
         error: str | None = None,
@@ -1274,7 +1409,15 @@ class Board:
         cost_usd: float | None = None,
     ) -> Execution:
         """Close a running execution once, with its outcome and ledger; the task's cost becomes
-        the sum of its executions. A closed (or unknown) execution is `not_found`."""
+        the sum of its executions. A closed (or unknown) execution is `not_found`.
+
+        `agent` is who closes it. An identified agent must be the run's holder: the task's
+        current assignee, in progress under a live lease (`not_assignee`, `invalid_state`,
+        `stale_claim` otherwise), with `epoch` current when given; so nobody closes another
+        agent's run or rewrites a finished task's cost. Operators may close any running run."""
+        closer = validate.name(agent, "agent")
+        if epoch is not None:
+            epoch = validate.integer(epoch, "epoch", minimum=0)
         if status not in EXECUTION_OUTCOMES:
             raise invalid_input(
                 f"status must be one of {', '.join(EXECUTION_OUTCOMES)}", field="status"
@@ -1306,7 +1449,18 @@ class Board:
             if existing is None or existing["status"] != "running":
                 raise not_found("execution", execution_id)
             task = self._load(tx, existing["task_id"])
-            if epoch is not None and epoch != task.claim_epoch:
+            if is_agent(closer):
+                self._check_holder(task, f"close {execution_id}", closer, epoch, now)
+                if existing["agent_id"] not in (None, closer):
+                    raise BoardError(
+                        Reason.NOT_ASSIGNEE,
+                        f"cannot close {execution_id}: it is the run of {existing['agent_id']}, "
+                        f"not {closer}",
+                        id=task.id,
+                        execution_id=execution_id,
+                        assignee=existing["agent_id"],
+                    )
+            elif epoch is not None and epoch != task.claim_epoch:
                 raise BoardError(
                     Reason.STALE_CLAIM,
                     f"cannot close {execution_id}: claim epoch {epoch} is stale "
@@ -1321,7 +1475,7 @@ class Board:
             execution = Execution.from_row(row)
             tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
             self._emit(
-                tx, "execution_completed", task, execution.agent_id, now,
+                tx, "execution_completed", task, closer, now,
                 executionId=execution_id, status=status, costUsd=execution.cost_usd,
                 agentId=execution.agent_id, runtime=execution.executor_type,
             )  # fmt: skip
@@ -1473,14 +1627,20 @@ class Board:
 
     # -- recovery -------------------------------------------------------------------------------
 
-    def release_expired_leases(self) -> list[Task]:
-        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock."""
+    def release_expired_leases(self, *, best_effort: bool = False) -> list[Task]:
+        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock.
+        `best_effort` gives up at once (returning []) when the write lock is taken or the file is
+        read-only, so opening a board to read it never waits on, or fails for, a writer."""
         now = self.now()
         if not self.store.read(lambda tx: tx.any_lease_expired(now)):
             return []
-        return self.store.write(
-            lambda tx: release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
-        )
+
+        def work(tx: SqliteTx) -> list[Task]:
+            return release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
+
+        if best_effort:
+            return self.store.try_write(work) or []
+        return self.store.write(work)
 
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes)."""
@@ -1518,6 +1678,17 @@ class Board:
                 f"unmet_deps of {row['id']} is {row['kept']}, recount says {row['actual']}"
                 for row in drift
             ]
+            graph: dict[str, list[str]] = {}
+            for source, target in tx.dependency_cycle_edges():
+                graph.setdefault(source, []).append(target)
+                graph.setdefault(target, [])
+            cycles, complete = find_cycles(graph)
+            problems += [
+                f"dependency cycle: {' -> '.join(cycle)} (none of them can become ready)"
+                for cycle in cycles
+            ]
+            if not complete:
+                problems.append(f"more dependency cycles than reported ({len(cycles)})")
             version = tx.schema_version()
             if version != SCHEMA_VERSION:
                 problems.append(f"schema version {version}, expected {SCHEMA_VERSION}")

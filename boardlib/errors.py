@@ -29,6 +29,9 @@ class Reason(StrEnum):
     INVALID_INPUT = "invalid_input"
     READ_ONLY = "read_only"
     BUSY = "busy"  # the write lock stayed taken past the retry budget; nothing was written
+    NO_BOARD = "no_board"  # the board file does not exist (creating one is explicit)
+    NOT_A_BOARD = "not_a_board"  # the file exists but is not a kanban board: left untouched
+    UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
 
 
 # HTTP status per reason: the REST surface maps with this table and nothing else.
@@ -48,6 +51,9 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.INVALID_INPUT: 400,
     Reason.READ_ONLY: 403,
     Reason.BUSY: 503,
+    Reason.NO_BOARD: 404,
+    Reason.NOT_A_BOARD: 422,
+    Reason.UNSUPPORTED_BACKEND: 422,
 }
 
 

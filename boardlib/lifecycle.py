@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import transitions as t
+from .actors import is_agent
+from .clock import moment
 from .errors import BoardError, Reason, illegal_transition, invalid_input
 from .records import Task
 
@@ -35,6 +37,69 @@ def verdict_blocks_done(verification: str | None) -> bool:
         return True  # an unreadable verdict is not evidence that the work passed
 
 
+def check_mover(
+    task: Task, target: str, *, actor: str, now: int, epoch: int | None = None, verb: str = "move"
+) -> None:
+    """The agent contract on a move (builder is not judge), decided from the actor alone.
+
+    The generic move is the operator's tool. An identified agent (`actors.is_agent`) may move only
+    a task it holds, and never into done: a builder's move into done, or of its own task out of
+    in_review, is `self_review` (done comes from another agent's approve or from the gate);
+    anyone else's task, or a task nobody holds, is `not_assignee`; a holder whose lease ran out,
+    or who quotes a stale epoch, is `stale_claim`. Operators and the board's own passes are not
+    bound by it (their moves are audited). A same-status "move" moves nothing and is not judged.
+    """
+    if target == task.status:
+        return
+    if epoch is not None and epoch != task.claim_epoch:
+        raise BoardError(
+            Reason.STALE_CLAIM,
+            f"cannot {verb} {task.id}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+            id=task.id,
+            epoch=epoch,
+            current_epoch=task.claim_epoch,
+        )
+    if not is_agent(actor):
+        return
+    built_it = actor == task.assignee_agent_id or actor in task.holders or actor == task.claimed_by
+    if built_it and (target == t.DONE or task.status == t.IN_REVIEW):
+        why = "into done" if target == t.DONE else f"out of in_review (to {target})"
+        raise BoardError(
+            Reason.SELF_REVIEW,
+            f"cannot {verb} {task.id} {why}: {actor} worked on it, and builder is not judge; "
+            "another agent approves or rejects it, or an operator moves it",
+            id=task.id,
+            current=task.status,
+            requested=target,
+            holders=task.holders,
+        )
+    if target == t.DONE or task.assignee_agent_id != actor:
+        holder = task.assignee_agent_id
+        why = (
+            "an agent's move never lands in done (another agent approves, or an operator moves it)"
+            if target == t.DONE
+            else f"it is held by {holder}"
+            if holder
+            else "nobody holds it (claim it first, or an operator moves it)"
+        )
+        raise BoardError(
+            Reason.NOT_ASSIGNEE,
+            f"cannot {verb} {task.id} to {target} as {actor}: {why}",
+            id=task.id,
+            assignee=holder,
+            current=task.status,
+            requested=target,
+        )
+    if task.status == t.IN_PROGRESS and task.lease_expired(now):
+        raise BoardError(
+            Reason.STALE_CLAIM,
+            f"cannot {verb} {task.id}: the lease of {actor} expired "
+            f"({moment(task.lease_until or 0, now)})",
+            id=task.id,
+            lease_until=task.lease_until,
+        )
+
+
 def plan_move(
     task: Task,
     target: str,
@@ -44,6 +109,7 @@ def plan_move(
     lease_ms: int,
     reason: str | None = None,
     human_override: bool = False,
+    holder: str | None = None,
 ) -> Move:
     """The row changes for `task -> target`, or a refusal (`illegal_transition`,
     `verification_required`, `invalid_input` for a block without a reason)."""
@@ -91,12 +157,14 @@ def plan_move(
     elif target == t.IN_PROGRESS:
         changes |= {"lease_until": now + lease_ms, "last_heartbeat_at": now}
         if task.assignee_agent_id is None:
-            # Nobody owns it (back from review, or an operator's drag): the mover takes it, and it
-            # counts as a claim so the lease sweep and the review rule see a real holder.
-            holders = task.holders if actor in task.holders else [*task.holders, actor]
+            # Nobody owns it (back from review, or an operator's drag): `holder` (default: the
+            # mover) takes it, and it counts as a claim so the lease sweep and the review rule see
+            # a real holder.
+            taker = holder or actor
+            holders = task.holders if taker in task.holders else [*task.holders, taker]
             changes |= {
-                "assignee_agent_id": actor,
-                "claimed_by": task.claimed_by or actor,
+                "assignee_agent_id": taker,
+                "claimed_by": task.claimed_by or taker,
                 "holders": holders,
                 "claim_epoch": task.claim_epoch + 1,
                 "attempts": task.attempts + 1,

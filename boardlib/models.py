@@ -45,11 +45,17 @@ class DeterministicResult(CamelModel):
     timed_out: bool = False
 
 
+CommandSource = Literal["handoff", "init.sh"]
+VerifyFrom = Literal["builder", "operator"]
+
+
 class VerificationAttempt(CamelModel):
     attempt: int = Field(ge=1)
     at: int  # epoch ms
     deterministic: DeterministicResult | None = None
     status: Literal["pass", "fail"]
+    source: CommandSource | None = None  # where this run's command came from
+    author: str | None = None  # who wrote that command (the builder, or `operator`)
 
 
 class DebtNote(CamelModel):
@@ -77,6 +83,12 @@ class VerificationResult(CamelModel):
     debt_notes: list[DebtNote] = []
     reviews: list[Review] = []
     updated_at: int
+    # Who judged, for everyone who reads the verdict: the latest gate run's command came from the
+    # handoff or init.sh, written by `command_author` (the builder chose its own judge when that
+    # is the builder), under the board's `verify_from` policy (`KANBAN_VERIFY_FROM`).
+    command_source: CommandSource | None = None
+    command_author: str | None = None
+    verify_from: VerifyFrom | None = None
 
     @property
     def promotable(self) -> bool:

@@ -9,6 +9,10 @@ or ids of tasks already on the board), `parent`, `status` (backlog|todo), `team`
 the board, and every dependency cycle with the keys on it. It never writes. `to_items` turns a clean
 plan into `PlanItem`s for `Board.create_plan`, which creates all of them in one transaction or none.
 
+`refusal` turns a report with problems into the one `BoardError` every surface shows, and `apply`
+is lint-then-create against one board: `plan lint` and `plan apply` share this validator, so they
+report the same problems with the same reasons.
+
 This module imports pydantic (and PyYAML when reading YAML): only `kanban plan ...` loads it.
 """
 
@@ -29,8 +33,10 @@ from pydantic import (
 )
 
 from . import transitions
-from .board import PlanItem
+from .board import Board, PlanItem, unknown_reference
+from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
+from .records import Task
 from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 
@@ -263,16 +269,7 @@ def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> Plan
             elif task_exists(ref):
                 existing[ref] = None
             else:
-                report.problems.append(
-                    Problem(
-                        "unknown_key",
-                        f"{key}.{field_name} refers to {ref!r}, which is neither a key "
-                        "of this plan nor a task on the board",
-                        key=key,
-                        field=field_name,
-                        ref=ref,
-                    )
-                )
+                report.problems.append(Problem(**unknown_reference(key, field_name, ref)))
     report.existing = list(existing)
 
     cycles, complete = find_cycles(graph, order=list(graph))
@@ -337,3 +334,39 @@ def _field_problems(error: ValidationError, index: int, key: str | None) -> list
             message = f"{label}: {where}: {detail['msg']}"
         problems.append(Problem("bad_field", message, key=key, index=index, field=where))
     return problems
+
+
+# -- refusing and applying ----------------------------------------------------------------------
+
+
+def refusal(report: PlanReport) -> BoardError:
+    """The refusal for a plan with problems: `dependency_cycle` when every problem is a cycle,
+    else `invalid_input`; every problem listed (with the cycles' keys)."""
+    problems = report.problems
+    cycles = report.cycles()
+    summary = "; ".join(problem.message for problem in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return BoardError(
+        Reason.DEPENDENCY_CYCLE
+        if cycles and len(cycles) == len(problems)
+        else Reason.INVALID_INPUT,
+        f"the plan has {len(problems)} problem(s): {summary}{more}",
+        problems=[problem.to_json() for problem in problems],
+        cycles=cycles or None,
+    )
+
+
+def lint_against(board: Board | None, data: Any) -> PlanReport:
+    """`lint` with references resolved against `board` (no board: nothing exists yet)."""
+    if board is None:
+        return lint(data, task_exists=lambda _ref: False)
+    return lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
+
+
+def apply(board: Board, data: Any, *, actor: str, capped: bool | None = None) -> dict[str, Task]:
+    """Lint the parsed plan against `board` and create it whole, or refuse with the same
+    problems `plan lint` reports (and the create caps for an identified agent's plan)."""
+    report = lint_against(board, data)
+    if not report.ok:
+        raise refusal(report)
+    return board.create_plan(report.to_items(), actor=actor, capped=capped)

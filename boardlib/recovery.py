@@ -13,6 +13,7 @@ every claim.
 import threading
 from collections.abc import Callable
 
+from .clock import local_time
 from .records import Task
 from .store.sqlite import SqliteTx
 
@@ -30,7 +31,8 @@ def release_expired_leases(
         executions = tx.time_out_running_executions(
             task.id,
             now,
-            f"lease expired at {previous.lease_until} (holder {previous.assignee_agent_id})",
+            f"lease expired at {local_time(previous.lease_until or now)} "
+            f"(holder {previous.assignee_agent_id})",
         )
         timed_out += [execution["id"] for execution in executions]
         tx.insert_event(

@@ -19,12 +19,26 @@ def text(value: Any, field: str, *, limit: int = TEXT_MAX, required: bool = True
         return None
     if not isinstance(value, str):
         raise invalid_input(f"{field} must be a string", field=field)
+    if not _encodable(value):
+        raise invalid_input(
+            f"{field} is not valid text: it holds bytes that are not UTF-8", field=field
+        )
     value = value.strip()
     if required and not value:
         raise invalid_input(f"{field} must not be empty", field=field)
     if len(value) > limit:
         raise invalid_input(f"{field} is longer than {limit} characters", field=field)
     return value or None
+
+
+def _encodable(value: str) -> bool:
+    """False for strings carrying lone surrogates: how Python hands over argv or file names
+    that were not valid UTF-8 (`surrogateescape`), which SQLite cannot store."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def name(value: Any, field: str) -> str:
@@ -37,11 +51,26 @@ def optional_name(value: Any, field: str) -> str | None:
     return None if value is None else name(value, field)
 
 
-def integer(value: Any, field: str, *, minimum: int | None = None) -> int:
+# SQLite stores integers in 64 bits; a bigger Python int would fail as OverflowError at the write.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+def integer(
+    value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """A whole number (not a bool) within `minimum`..`maximum`, and always within SQLite's
+    64-bit integers."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise invalid_input(f"{field} must be an integer", field=field)
     if minimum is not None and value < minimum:
         raise invalid_input(f"{field} must be at least {minimum}", field=field)
+    if maximum is not None and value > maximum:
+        raise invalid_input(f"{field} must be at most {maximum}", field=field)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise invalid_input(
+            f"{field} must be between {INT64_MIN} and {INT64_MAX} (a 64-bit integer)", field=field
+        )
     return value
 
 

@@ -7,8 +7,10 @@ library in-process (`board()`), on the same file and the same clock, which is mu
 subprocess per step.
 """
 
+import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -63,11 +65,17 @@ class Run:
 class Kanban:
     """The CLI on one board file, at a time the test controls."""
 
-    def __init__(self, db: Path, *, now_ms: int = START_MS, test_clock: bool = True) -> None:
+    def __init__(
+        self, db: Path, *, now_ms: int = START_MS, test_clock: bool = True, init: bool = True
+    ) -> None:
+        """`init` creates the board first, as `kanban db init` would (the CLI's verbs refuse a
+        missing board); `init=False` leaves the path as it is."""
         assert KANBAN.exists(), f"the console script is not installed at {KANBAN}"
         self.db = db
         self.now = now_ms
         self.test_clock = test_clock
+        if init and not db.exists():
+            Board(db, recover=False).close()
 
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env(KANBAN_DB=str(self.db))
@@ -107,6 +115,14 @@ class Kanban:
         assert result.err == "", str(result)
         return result.doc
 
+    def created(self, *args: str, board: Path | None = None, **kwargs: Any) -> Any:
+        """Run a command that must succeed by making a new board: exit 0, one JSON document on
+        stdout, and on stderr only the one line that says where the board was created."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, str(result)
+        assert result.err == f"kanban: created a new board at {board or self.db}\n", str(result)
+        return result.doc
+
     def refused(self, *args: str, reason: str, **kwargs: Any) -> dict[str, Any]:
         """Run a command the board must refuse: exit 2, nothing on stdout, one JSON line naming
         `reason` on stderr."""
@@ -134,3 +150,35 @@ class Kanban:
         with self.board() as board:
             tasks = [task.to_json() for task in board.all_tasks()]
             return tasks, board.last_event_seq()
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes (None when it does not exist)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def board_digest(db: Path) -> tuple[str | None, str]:
+    """The board file and its write-ahead log, byte for byte (the `-shm` index is not data, and
+    an empty log is no log: the last connection to close deletes it)."""
+    wal = db.with_name(db.name + "-wal")
+    return file_digest(db), hashlib.sha256(wal.read_bytes() if wal.exists() else b"").hexdigest()
+
+
+@contextmanager
+def unchanged(db: Path) -> Iterator[None]:
+    """Assert that the block wrote nothing to the board at `db`: the same bytes in the file and
+    its WAL, and the same `PRAGMA data_version` on a connection held open across the block (it
+    moves on every commit by anyone else, even one a checkpoint has not reached the file yet).
+    The set-up's log is checkpointed first, so a reader's closing checkpoint moves nothing."""
+    settle = sqlite3.connect(db)
+    settle.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    settle.close()
+    before = board_digest(db)
+    watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        (version,) = watcher.execute("PRAGMA data_version").fetchone()
+        yield
+        assert watcher.execute("PRAGMA data_version").fetchone()[0] == version, "a commit happened"
+    finally:
+        watcher.close()
+    assert board_digest(db) == before, "the board's bytes changed"

@@ -81,7 +81,7 @@ def test_unknown_task_everywhere_is_not_found(board: Board) -> None:
         lambda: board.drop("TASK-1"),
         lambda: board.ancestors("TASK-1"),
         lambda: board.open_execution("TASK-1", "sh"),
-        lambda: board.close_execution("EXEC-1", "failed"),
+        lambda: board.close_execution("EXEC-1", "failed", agent="a"),
     ]
     for call in calls:
         with pytest.raises(BoardError) as missing:

@@ -69,14 +69,22 @@ def test_close_once_and_cost_is_the_sum(board: Board) -> None:
     board.claim(task.id, "alice")
     first = board.open_execution(task.id, "claude-code")
     second = board.open_execution(task.id, "claude-code")
-    board.close_execution(first.id, "failed", error="oom", cost_usd=0.25, input_tokens=1000)
+    board.close_execution(
+        first.id, "failed", agent="alice", error="oom", cost_usd=0.25, input_tokens=1000
+    )
     closed = board.close_execution(
-        second.id, "succeeded", cost_usd=0.5, input_tokens=10, output_tokens=20, summary="ok"
+        second.id,
+        "succeeded",
+        agent="alice",
+        cost_usd=0.5,
+        input_tokens=10,
+        output_tokens=20,
+        summary="ok",
     )
     assert (closed.status, closed.output_tokens, closed.summary) == ("succeeded", 20, "ok")
     assert row(board, task.id).cost_usd == pytest.approx(0.75)
     with pytest.raises(BoardError) as again:
-        board.close_execution(second.id, "failed")
+        board.close_execution(second.id, "failed", agent="alice")
     assert again.value.reason is Reason.NOT_FOUND
     assert board.get_execution(second.id).status == "succeeded"  # immutable once closed
 
@@ -98,7 +106,7 @@ def test_bad_close_is_refused_and_changes_nothing(
     board.claim(task.id, "alice")
     run = board.open_execution(task.id, "claude-code")
     with pytest.raises(BoardError) as refused:
-        board.close_execution(run.id, status, **kwargs)  # type: ignore[arg-type]
+        board.close_execution(run.id, status, agent="alice", **kwargs)  # type: ignore[arg-type]
     assert refused.value.reason is Reason.INVALID_INPUT
     assert board.get_execution(run.id) == run
 

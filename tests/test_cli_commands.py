@@ -97,7 +97,8 @@ def test_execution_ledger(kanban: Kanban) -> None:
     assert (run["status"], run["agentId"], run["runReason"]) == ("running", "alice", "first try")
     finished = kanban.ok(
         "task", "exec", "finish", run["id"], "--status", "succeeded", "--cost", "0.25",
-        "--input-tokens", "1200", "--output-tokens", "300", "--summary", "green",
+        "--agent", "alice", "--input-tokens", "1200", "--output-tokens", "300",
+        "--summary", "green",
     )  # fmt: skip
     assert (finished["status"], finished["costUsd"], finished["inputTokens"]) == (
         "succeeded", 0.25, 1200,
@@ -105,7 +106,10 @@ def test_execution_ledger(kanban: Kanban) -> None:
     assert kanban.row(task.id)["costUsd"] == 0.25
     assert [e["id"] for e in kanban.ok("task", "exec", "list", task.id)] == [run["id"]]
     assert kanban.ok("task", "exec", "show", run["id"]) == finished
-    kanban.refused("task", "exec", "finish", run["id"], "--status", "failed", reason="not_found")
+    kanban.refused(
+        "task", "exec", "finish", run["id"], "--status", "failed", "--agent", "alice",
+        reason="not_found",
+    )  # fmt: skip
 
 
 def test_edit_move_cancel_drop_restore(kanban: Kanban) -> None:

@@ -137,7 +137,7 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
         "invalid_state",
         "in_progress",
     ),
-    ("exec_unknown", None, "task exec finish EX-9 --status failed", "not_found", "not found"),
+    ("exec_unknown", None, "task exec finish EX-9 --status failed -a bo", "not_found", "not found"),
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
 ]
@@ -166,7 +166,7 @@ def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban:
         task_id = failing_verdict(board)
     moved = kanban.ok(
         "task", "move", task_id, "--to", "done", "--human-override", "--reason", "shipped anyway",
-        "--agent", "olivia",
+        "--agent", "operator:olivia",
     )  # fmt: skip
     assert moved["status"] == "done"
     with kanban.board() as board:
@@ -174,7 +174,7 @@ def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban:
     overrides = [entry for entry in audit if entry.action == "human_override"]
     assert len(overrides) == 1
     assert (overrides[0].actor, overrides[0].from_status, overrides[0].to_status) == (
-        "olivia", "in_review", "done",
+        "operator:olivia", "in_review", "done",
     )  # fmt: skip
 
 
@@ -227,21 +227,27 @@ def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
         (("--format", "xml", "task", "list"), "Invalid value for '--format'"),
     ],
 )
-def test_usage_errors_exit_2_with_clicks_message(
+def test_usage_errors_exit_2_with_one_json_line_carrying_clicks_message(
     kanban: Kanban, args: tuple[str, ...], says: str
 ) -> None:
     result = kanban.run(*args)
     assert result.code == 2, str(result)
     assert result.out == ""
-    assert says in result.err
-    assert "Traceback" not in result.err
+    assert result.error["reason"] == "usage"  # one JSON line, not Click's usage text
+    assert says in result.error["error"]
 
 
 def test_unexpected_failures_exit_1_with_one_line_and_a_traceback_only_on_request(
     tmp_path: Path,
 ) -> None:
-    junk = tmp_path / "not-a-board.db"
-    junk.write_bytes(b"this is not sqlite" * 400)
+    junk = tmp_path / "damaged.db"
+    with Board(junk) as board:
+        for _ in range(300):
+            board.create_task("x" * 200)
+    size = junk.stat().st_size
+    with junk.open("r+b") as damage:  # the header survives: a board, with broken pages
+        damage.seek(size // 2)
+        damage.write(b"\xff" * (size // 2))
     kanban = Kanban(junk)
     quiet = kanban.run("task", "list")
     assert quiet.code == 1, str(quiet)

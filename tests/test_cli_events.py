@@ -101,8 +101,8 @@ def test_db_check_exits_1_on_drifted_counters_and_never_repairs(kanban: Kanban) 
 
 
 def test_db_check_on_a_missing_board_is_refused_and_creates_nothing(tmp_path: Path) -> None:
-    kanban = Kanban(tmp_path / "nowhere" / "board.db")
-    kanban.refused("db", "check", reason="not_found")
+    kanban = Kanban(tmp_path / "nowhere" / "board.db", init=False)
+    kanban.refused("db", "check", reason="no_board")
     assert not kanban.db.parent.exists()
 
 
@@ -110,8 +110,8 @@ def test_board_location_flag_env_and_default(tmp_path: Path) -> None:
     kanban = Kanban(tmp_path / "env.db")
     flag_db = tmp_path / "flag.db"
     leaf_db = tmp_path / "leaf.db"
-    kanban.ok("--db", str(flag_db), "task", "dispatch", "-t", "root flag")
-    kanban.ok("task", "dispatch", "-t", "leaf flag", "--db", str(leaf_db))
+    kanban.created("--db", str(flag_db), "task", "dispatch", "-t", "root flag", board=flag_db)
+    kanban.created("task", "dispatch", "-t", "leaf flag", "--db", str(leaf_db), board=leaf_db)
     kanban.ok("task", "dispatch", "-t", "from KANBAN_DB")
     assert kanban.ok("--db", str(flag_db), "task", "get", "TASK-1")["title"] == "root flag"
     assert kanban.ok("task", "get", "TASK-1", "--db", str(leaf_db))["title"] == "leaf flag"
@@ -121,5 +121,7 @@ def test_board_location_flag_env_and_default(tmp_path: Path) -> None:
     env = {"KANBAN_DB": "", "XDG_STATE_HOME": str(state)}
     where = kanban.ok("db", "path", env=env)
     assert where == {"path": str(state / "kanban" / "board.db"), "exists": False}
-    kanban.ok("task", "dispatch", "-t", "default place", env=env)
+    kanban.created(
+        "task", "dispatch", "-t", "default place", env=env, board=state / "kanban" / "board.db"
+    )
     assert (state / "kanban" / "board.db").exists()

@@ -14,7 +14,10 @@ def test_every_mutation_appends_exactly_one_event(board: Board) -> None:
         ("lease_renewed", lambda: board.heartbeat("TASK-1", "alice")),
         ("progress_logged", lambda: board.log_progress("TASK-1", "alice", "half way")),
         ("execution_started", lambda: board.open_execution("TASK-1", "sh")),
-        ("execution_completed", lambda: board.close_execution("EXEC-1", "succeeded")),
+        (
+            "execution_completed",
+            lambda: board.close_execution("EXEC-1", "succeeded", agent="alice"),
+        ),
         ("comment_added", lambda: board.add_comment("TASK-1", "note")),
         ("status_changed", lambda: board.complete("TASK-1", "alice")),
         ("status_changed", lambda: board.approve("TASK-1", "bob")),

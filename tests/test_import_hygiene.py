@@ -17,7 +17,7 @@ with Board(sys.argv[1]) as board:
     board.heartbeat(claimed.id, "alice", epoch=claimed.claim_epoch)
     board.log_progress(claimed.id, "alice", "half way")
     run = board.open_execution(claimed.id, "sh")
-    board.close_execution(run.id, "succeeded", cost_usd=0.01)
+    board.close_execution(run.id, "succeeded", agent="alice", cost_usd=0.01)
     board.complete(claimed.id, "alice")
     board.claim_next("bob")
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))

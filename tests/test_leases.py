@@ -160,7 +160,7 @@ def test_orphan_pass_at_open_times_out_running_executions_once(
         assert reopened.reconcile().released == []  # a second pass is a no-op
         assert reopened.events() == events_before
         with pytest.raises(BoardError) as closed:
-            reopened.close_execution(execution.id, "succeeded")
+            reopened.close_execution(execution.id, "succeeded", agent="alice")
         assert closed.value.reason is Reason.NOT_FOUND
 
 

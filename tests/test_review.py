@@ -110,11 +110,11 @@ def test_done_gate(board: Board, verdict: str, blocks: bool) -> None:
 def test_human_override_bypasses_the_gate_and_is_audited(board: Board) -> None:
     task = task_in(board, t.IN_PROGRESS)
     board.record_verification(task.id, FAIL)
-    done = board.move(task.id, t.DONE, human_override=True, actor="maria", reason="hotfix")
+    done = board.move(task.id, t.DONE, human_override=True, actor="operator:maria", reason="hotfix")
     assert done.status == t.DONE
     override = board.audit(task.id)[-1]
     assert (override.actor, override.action, override.from_status, override.to_status) == (
-        "maria", "human_override", t.IN_PROGRESS, t.DONE,
+        "operator:maria", "human_override", t.IN_PROGRESS, t.DONE,
     )  # fmt: skip
     assert override.verdict_overridden == row(board, task.id).verification
     assert override.detail == "hotfix"

@@ -1,5 +1,9 @@
 """Random operations against the board and against a plain in-memory model of the seed's rules;
-after every step the two must agree on status, owner, holders, readiness and refusals."""
+after every step the two must agree on status, owner, holders, readiness, runs and refusals.
+
+The model includes the agent contract (issue 9): the generic move by an identified agent (only a
+task it holds, never into done, never its own work out of review), the operator's overrides, and
+runs that belong to their holder (closed only by it, closed for it when the task moves on)."""
 
 import copy
 import tempfile
@@ -40,6 +44,14 @@ class ModelTask:
     lease: int | None = None
     deps: set[str] = field(default_factory=set)
     dropped: bool = False
+    claimed_by: str | None = None  # the first claimer ever: never judges the task
+
+
+@dataclass
+class ModelRun:
+    task: str
+    agent: str
+    status: str = "running"
 
 
 class BoardMachine(RuleBasedStateMachine):
@@ -53,6 +65,7 @@ class BoardMachine(RuleBasedStateMachine):
             Path(self.dir.name) / "b.db", clock=self.clock, config=BoardConfig(lease_ms=LEASE)
         )
         self.tasks: dict[str, ModelTask] = {}
+        self.runs: dict[str, ModelRun] = {}
 
     def teardown(self) -> None:
         self.board.close()
@@ -74,6 +87,12 @@ class BoardMachine(RuleBasedStateMachine):
         for task in self.tasks.values():
             if task.status == "in_progress" and task.lease is not None and task.lease < now:
                 task.status, task.assignee, task.lease, task.updated = "todo", None, None, now
+                self.end_runs(task, "timed_out")
+
+    def end_runs(self, task: ModelTask, status: str) -> None:
+        for run in self.runs.values():
+            if run.task == task.id and run.status == "running":
+                run.status = status
 
     def reaches(self, start: str, target: str) -> bool:
         seen, stack = set(), [start]
@@ -105,14 +124,39 @@ class BoardMachine(RuleBasedStateMachine):
             return "stale_claim"
         return None
 
+    def mover_refusal(self, task: ModelTask, target: str, agent: str, now: int) -> str | None:
+        """The agent contract on a move, written out again from the issue's words."""
+        if target == task.status:
+            return None
+        built = agent == task.assignee or agent in task.holders or agent == task.claimed_by
+        if built and (target == "done" or task.status == "in_review"):
+            return "self_review"
+        if target == "done" or task.assignee != agent:
+            return "not_assignee"
+        if task.status == "in_progress" and task.lease is not None and task.lease < now:
+            return "stale_claim"
+        return None
+
+    def table_refusal(self, task: ModelTask, target: str) -> str | None:
+        if target != task.status and target not in MODEL_MOVES[task.status]:
+            return "illegal_transition"
+        if target != task.status and task.dropped and target in ("in_progress", "in_review"):
+            return "invalid_state"  # a dropped task is restored before anyone works on it
+        return None
+
     def enter(self, task: ModelTask, target: str, actor: str, now: int) -> None:
         """The model's side effects of a legal move."""
+        if task.status != target and (
+            task.status == "in_progress" or target in ("todo", "backlog", "cancelled")
+        ):
+            self.end_runs(task, "cancelled")  # runs end when their task leaves in progress
         if target in ("todo", "backlog"):
             task.assignee, task.lease, task.holders = None, None, []
         elif target == "in_progress":
             task.lease = now + LEASE
             if task.assignee is None:
                 task.assignee = actor
+                task.claimed_by = task.claimed_by or actor
                 if actor not in task.holders:
                     task.holders.append(actor)
         elif target in ("in_review",):
@@ -142,7 +186,7 @@ class BoardMachine(RuleBasedStateMachine):
     @rule(index=PICK, agent=AGENTS)
     def claim(self, index: int, agent: str) -> None:
         now = self.clock.now_ms()
-        before = copy.deepcopy(self.tasks)
+        before = copy.deepcopy((self.tasks, self.runs))
         self.reap(now)
         task = self.pick(index)
         if self.ready(task):
@@ -159,10 +203,11 @@ class BoardMachine(RuleBasedStateMachine):
         if self.expect(reason, lambda: self.board.claim(task.id, agent)) is not None:
             self.enter(task, "in_progress", agent, now)
         else:
-            self.tasks = before  # a refused claim changes nothing, its lease sweep included
+            self.tasks, self.runs = before  # a refused claim changes nothing, its sweep included
 
-    @rule(agent=AGENTS)
-    def claim_next(self, agent: str) -> None:
+    @rule(agent=AGENTS, start_run=st.booleans())
+    def claim_next(self, agent: str, start_run: bool) -> None:
+        """Claim the best ready task; with `start_run`, open a run on it as the agent loop does."""
         now = self.clock.now_ms()
         self.reap(now)
         ready = [task for task in self.tasks.values() if self.ready(task)]
@@ -174,6 +219,9 @@ class BoardMachine(RuleBasedStateMachine):
         best = {task.id for task in ready if (task.priority, task.updated) == top}
         assert claimed is not None and claimed.id in best
         self.enter(self.tasks[claimed.id], "in_progress", agent, now)
+        if start_run:
+            run = self.board.open_execution(claimed.id, "sh", agent=agent)
+            self.runs[run.id] = ModelRun(claimed.id, agent)
 
     @precondition(lambda self: self.tasks)
     @rule(
@@ -206,7 +254,7 @@ class BoardMachine(RuleBasedStateMachine):
         task = self.pick(index)
         if task.status != "in_review":
             reason: str | None = "invalid_state"
-        elif reviewer in task.holders:
+        elif reviewer in task.holders or reviewer == task.claimed_by:
             reason = "self_review"
         else:
             reason = None
@@ -222,20 +270,86 @@ class BoardMachine(RuleBasedStateMachine):
         target = to
         now = self.clock.now_ms()
         task = self.pick(index)
-        legal = target == task.status or target in MODEL_MOVES[task.status]
-        reason = None if legal else "illegal_transition"
-        if (
-            legal
-            and target != task.status
-            and task.dropped
-            and target in ("in_progress", "in_review")
-        ):
-            reason = "invalid_state"  # a dropped task is restored before anyone works on it
+        reason = self.table_refusal(task, target)
         moved = self.expect(
-            reason, lambda: self.board.move(task.id, target, actor="op", reason="r")
+            reason, lambda: self.board.move(task.id, target, actor="operator:op", reason="r")
         )
         if moved is not None and target != task.status:
-            self.enter(task, target, "op", now)
+            self.enter(task, target, "operator:op", now)
+
+    @precondition(lambda self: self.tasks)
+    @rule(index=PICK, agent=AGENTS, to=st.sampled_from(t.STATUSES), unblock=st.booleans())
+    def agent_move(self, index: int, agent: str, to: str, unblock: bool) -> None:
+        """The generic move (or unblock) by an identified agent: the contract first, then the
+        table."""
+        now = self.clock.now_ms()
+        task = self.pick(index)
+        if unblock:
+            target = "todo"
+            reason = (
+                "invalid_state"
+                if task.status != "blocked"
+                else self.mover_refusal(task, target, agent, now)
+            )
+            call = lambda: self.board.unblock(task.id, actor=agent)  # noqa: E731
+        else:
+            target = to
+            reason = self.mover_refusal(task, target, agent, now) or self.table_refusal(
+                task, target
+            )
+            call = lambda: self.board.move(task.id, target, actor=agent, reason="r")  # noqa: E731
+        if self.expect(reason, call) is not None and target != task.status:
+            self.enter(task, target, agent, now)
+
+    @precondition(lambda self: self.tasks)
+    @rule(index=PICK, agent=AGENTS, as_holder=st.booleans())
+    def open_run(self, index: int, agent: str, as_holder: bool) -> None:
+        """By anyone on any task, or (half the time) by the holder of a task in progress, so
+        runs exist often enough for the close rule to judge them."""
+        now = self.clock.now_ms()
+        task = self.pick(index)
+        held = [
+            task
+            for task in self.tasks.values()
+            if task.status == "in_progress" and task.lease is not None and task.lease >= now
+        ]
+        if as_holder and held:
+            task = held[index % len(held)]
+            agent = task.assignee or agent
+        reason = self.holder_refusal(task, agent, now)
+        run = self.expect(reason, lambda: self.board.open_execution(task.id, "sh", agent=agent))
+        if run is not None:
+            self.runs[run.id] = ModelRun(task.id, agent)  # type: ignore[attr-defined]
+
+    @precondition(lambda self: self.runs)
+    @rule(index=PICK, agent=AGENTS, who=st.sampled_from(["holder", "other", "operator"]))
+    def close_run(self, index: int, agent: str, who: str) -> None:
+        """Only the run's holder closes it (an operator may close any running run)."""
+        now = self.clock.now_ms()
+        running = [run_id for run_id, run in self.runs.items() if run.status == "running"]
+        pool = running if running and index % 3 else list(self.runs)
+        run_id = pool[index % len(pool)]
+        run = self.runs[run_id]
+        task = self.tasks[run.task]
+        operator = who == "operator"
+        if who == "holder":
+            agent = run.agent
+        elif who == "other" and agent == run.agent:
+            agent = next(name for name in ("ann", "ben", "cat") if name != run.agent)
+        closer = "operator" if operator else agent
+        if run.status != "running":
+            reason: str | None = "not_found"
+        elif operator:
+            reason = None
+        else:
+            reason = self.holder_refusal(task, agent, now)
+            if reason is None and run.agent != agent:
+                reason = "not_assignee"
+        closed = self.expect(
+            reason, lambda: self.board.close_execution(run_id, "succeeded", agent=closer)
+        )
+        if closed is not None:
+            run.status = "succeeded"
 
     @precondition(lambda self: len(self.tasks) >= 2)
     @rule(a=PICK, b=PICK)
@@ -296,8 +410,19 @@ class BoardMachine(RuleBasedStateMachine):
             assert bool(stored.dropped) == model.dropped, task_id
             assert stored.unmet_deps == self.unmet(model), task_id
             assert stored.updated_at == model.updated, task_id
+            assert stored.claimed_by == model.claimed_by, task_id
             if stored.status == "in_progress":
                 assert stored.assignee_agent_id and stored.lease_until
+
+    @invariant()
+    def runs_agree_with_model(self) -> None:
+        for task_id in self.tasks:
+            for execution in self.board.executions(task_id):
+                model = self.runs[execution.id]
+                assert (execution.status, execution.agent_id) == (model.status, model.agent)
+                if execution.status == "running":  # a run never outlives its holder's stay
+                    assert self.tasks[task_id].status == "in_progress"
+                    assert self.tasks[task_id].assignee == execution.agent_id
 
     @invariant()
     def integrity(self) -> None:

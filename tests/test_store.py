@@ -58,7 +58,7 @@ def test_read_only_board_refuses_every_write(board_path: Path) -> None:
 def test_read_only_on_a_missing_file_creates_nothing(tmp_path: Path) -> None:
     with pytest.raises(BoardError) as missing:
         Board(tmp_path / "nope.db", read_only=True)
-    assert missing.value.reason is Reason.NOT_FOUND
+    assert missing.value.reason is Reason.NO_BOARD
     assert not (tmp_path / "nope.db").exists()
 
 

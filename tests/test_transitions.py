@@ -112,11 +112,11 @@ def test_operator_moving_unowned_task_to_in_progress_takes_it_with_a_lease(
     board: Board,
 ) -> None:
     task = task_in(board, t.IN_REVIEW)
-    taken = board.move(task.id, t.IN_PROGRESS, actor="ops")
-    assert taken.assignee_agent_id == "ops"
+    taken = board.move(task.id, t.IN_PROGRESS, actor="operator:ops")
+    assert taken.assignee_agent_id == "operator:ops"
     assert taken.lease_until == board.now() + board.config.lease_ms
     assert taken.claim_epoch == task.claim_epoch + 1
-    assert "ops" in taken.holders
+    assert "operator:ops" in taken.holders
 
 
 def test_back_to_backlog_releases_the_owner_too(board: Board) -> None:

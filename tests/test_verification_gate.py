@@ -70,7 +70,7 @@ def test_where_the_command_comes_from(tmp_path):
     assert find_verify_command(tmp_path).command is None
     (tmp_path / "init.sh").write_text("VERIFY_CMD='make check'\n")
     found = find_verify_command(tmp_path)
-    assert (found.command, found.source) == ("make check", "init.sh VERIFY_CMD")
+    assert (found.command, found.source) == ("make check", "init.sh")
     (tmp_path / "AGENT_HANDOFF.json").write_text(
         '{"handoffFrom": "a", "runtime": "r", "commands": {"verify": "pytest"}}'
     )
@@ -84,7 +84,7 @@ def det(passed: bool) -> DeterministicResult:
 
 
 def test_attempts_accumulate_and_route_by_the_budget():
-    found = VerifyCommand("c", "init.sh VERIFY_CMD")
+    found = VerifyCommand("c", "init.sh")
     verdict: VerificationResult | None = None
     targets = []
     for at in range(1, 5):
@@ -101,11 +101,11 @@ def test_debt_verdicts_and_their_promotability():
     none = judge(None, None, now=1, found=VerifyCommand(None, None))
     assert none.status == "completed_with_debt" and not none.promotable
     assert route(none, 3).target == "blocked"
-    green = judge(None, det(True), now=1, found=VerifyCommand("c", "s", broken=["flaky e2e"]))
+    green = judge(None, det(True), now=1, found=VerifyCommand("c", "init.sh", broken=["flaky e2e"]))
     assert green.status == "completed_with_debt" and green.promotable
     assert route(green, 3).target == "blocked" and "flaky e2e" in route(green, 3).reason
     # Earlier failures stay in the history; a new no-command run does not hide them.
-    red = judge(judge(None, det(False), now=1, found=VerifyCommand("c", "s")), None, now=2,
+    red = judge(judge(None, det(False), now=1, found=VerifyCommand("c", "init.sh")), None, now=2,
                 found=VerifyCommand(None, None))  # fmt: skip
     assert red.status == "completed_with_debt" and len(red.attempts) == 1 and not red.promotable
 
@@ -143,7 +143,7 @@ def test_a_reviewer_who_judges_during_the_run_wins_and_the_late_verdict_is_not_s
 
 def test_record_verification_with_an_expected_status_refuses_and_writes_nothing(env):
     task_id = env.task()
-    verdict = judge(None, det(True), now=1, found=VerifyCommand("c", "s")).dumps()
+    verdict = judge(None, det(True), now=1, found=VerifyCommand("c", "init.sh")).dumps()
     audit = len(env.board.audit(task_id))
     with pytest.raises(BoardError) as refused:
         env.board.record_verification(task_id, verdict, expected_status="in_review")

@@ -23,6 +23,7 @@ from textual.timer import Timer
 
 from boardlib import Board, BoardError
 from boardlib import transitions as t
+from boardlib.actors import OPERATOR, is_operator, operator_named
 from boardlib.clock import Clock, SystemClock
 from boardlib.records import Task
 
@@ -47,12 +48,12 @@ DEFAULT_THEME = "textual-dark"
 def default_operator() -> str:
     """Who the audit table names for this operator's overrides."""
     explicit = os.environ.get("KANBAN_OPERATOR")
-    if explicit:
-        return explicit
+    if explicit:  # always an operator identity: a bare name would be an agent to the board
+        return explicit if is_operator(explicit) else operator_named(explicit)
     try:
-        return f"operator:{getpass.getuser()}"
+        return operator_named(getpass.getuser())
     except (KeyError, OSError):
-        return "operator"
+        return OPERATOR
 
 
 class KanbanApp(App[None]):

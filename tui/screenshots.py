@@ -94,6 +94,7 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         board.close_execution(
             run.id,
             "succeeded",
+            agent="agent-ada",
             summary="schema v1",
             input_tokens=48_000,
             output_tokens=9_100,
@@ -111,6 +112,7 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         board.close_execution(
             run.id,
             "failed",
+            agent="agent-linus",
             error="context window exceeded",
             input_tokens=190_000,
             output_tokens=2_000,

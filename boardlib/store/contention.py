@@ -53,10 +53,13 @@ def is_transient_lock_error(error: BaseException) -> bool:
     return code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
-def connect(path: str | Path, *, query_only: bool = False) -> sqlite3.Connection:
+def connect(path: str | Path, *, query_only: bool = False, uri: bool = False) -> sqlite3.Connection:
     """A connection with the recipe applied. `isolation_level=None` stops the sqlite3 module from
-    opening implicit deferred transactions: we issue `BEGIN IMMEDIATE` ourselves."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=0.25)
+    opening implicit deferred transactions: we issue `BEGIN IMMEDIATE` ourselves. `uri=True` takes
+    `path` as a `file:` URI (the read-only fallbacks of `board_file.read_only_uri`)."""
+    conn = sqlite3.connect(
+        str(path), isolation_level=None, check_same_thread=False, timeout=0.25, uri=uri
+    )
     conn.row_factory = sqlite3.Row
     for name, value in PRAGMAS:
         if query_only and name == "journal_mode":

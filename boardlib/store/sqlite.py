@@ -7,12 +7,13 @@ methods are one readable SQL statement each. The board's rules (`board.py`, `lif
 beside it with the same methods.
 """
 
+import errno
 import functools
 import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import Task
+from . import board_file
 from .contention import connect, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
@@ -27,6 +29,17 @@ from .writer_queue import WriterQueue
 T = TypeVar("T")
 
 Row = sqlite3.Row
+
+_SQLITE_READONLY = 8
+
+
+def _read_only_file(path: Path, error: BaseException) -> BoardError:
+    return BoardError(
+        Reason.READ_ONLY,
+        f"cannot write to the board {path}: the file or its folder is read-only for this user "
+        f"({error})",
+        path=str(path),
+    )
 
 
 def _one(cursor: sqlite3.Cursor) -> Row | None:
@@ -490,6 +503,21 @@ class SqliteTx:
             {"id": task_id, "now": now},
         ).fetchall()
 
+    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
+        """Every depends-on edge that can lie on a cycle: both ends have dependencies of their
+        own (a task that depends on nothing, or that nothing depends on, closes no cycle), and
+        every self-loop. `db check` walks these; on a healthy board it is a short list."""
+        rows = self.conn.execute(
+            """
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
+            WHERE d.task_id = d.depends_on_task_id
+               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
+                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
+            ORDER BY d.task_id, d.depends_on_task_id
+            """
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
     def unmet_dependency_drift(self) -> list[Row]:
         """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
         return self.conn.execute(
@@ -571,12 +599,16 @@ class SqliteTx:
             {"task": task_id, "now": now, "error": error},
         ).fetchall()
 
-    def close_running_executions(self, task_id: str, status: str, now: int, error: str) -> None:
-        self.conn.execute(
-            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error "
-            "WHERE task_id = :task AND status = 'running'",
+    def close_running_executions(
+        self, task_id: str, status: str, now: int, error: str
+    ) -> list[Row]:
+        """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
+        like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
+        return self.conn.execute(
+            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
+            "recovery_tombstone = 1 WHERE task_id = :task AND status = 'running' RETURNING *",
             {"task": task_id, "status": status, "now": now, "error": error},
-        )
+        ).fetchall()
 
     def executions(self, task_id: str) -> list[Row]:
         return self.conn.execute(
@@ -741,7 +773,19 @@ class SqliteStore:
     demo's agents) can share a store; separate processes coordinate through SQLite's file lock.
     """
 
-    def __init__(self, path: str | Path, config: BoardConfig, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        config: BoardConfig,
+        *,
+        read_only: bool = False,
+        create: bool = True,
+    ) -> None:
+        """Open the board at `path`. Nothing is written to look: a missing file is `no_board`
+        unless `create` (then the folder and a new board are made), a file that is not a kanban
+        board is `not_a_board` and stays untouched (see `board_file`). The writer connection and
+        the writers' lock file are opened on the first write, so a reader never needs write
+        access to the file or its folder."""
         self.path = Path(path)
         self.config = config
         self.read_only = read_only
@@ -750,40 +794,83 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
-        if read_only:
-            if not self.path.exists():
-                raise BoardError(
-                    Reason.NOT_FOUND, f"board not found: {self.path}", path=str(self.path)
-                )
-            if schema_version(self._reader) == 0:
-                raise BoardError(
-                    Reason.INVALID_INPUT, f"not a kanban board: {self.path}", path=str(self.path)
-                )
+        found = board_file.probe(self.path)
+        self.created = found in (board_file.MISSING, board_file.EMPTY)
+        if self.created and (read_only or not create):
+            raise board_file.no_board(self.path)
+        if found == SCHEMA_VERSION or read_only:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = connect(self.path)
-        self._queue = WriterQueue(self.path)
-        if schema_version(self._writer) != SCHEMA_VERSION:
-            # Only a new or older file takes the write lock at open; the migration re-reads the
-            # version inside the transaction, so racing openers migrate once.
-            self.write(lambda tx: apply_pending_migrations(tx.conn))
+        if found == board_file.MISSING:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A new or older file: the migration re-reads the version inside the transaction, so
+        # racing openers migrate once.
+        self.write(lambda tx: apply_pending_migrations(tx.conn))
+
+    def _open_writer(self) -> tuple[sqlite3.Connection, WriterQueue]:
+        """The writer connection and the writers' queue, made on first use."""
+        if self._writer is None or self._queue is None:
+            try:
+                self._queue = self._queue or WriterQueue(self.path)
+                self._writer = self._writer or connect(self.path)
+            except OSError as error:
+                if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    raise
+                raise _read_only_file(self.path, error) from None
+            except sqlite3.OperationalError as error:
+                if not board_file.cannot_open(error):
+                    raise
+                raise _read_only_file(self.path, error) from None
+        return self._writer, self._queue
 
     @property
     def _reader(self) -> sqlite3.Connection:
-        """The query-only connection, opened on first read (a claim never needs one)."""
+        """The query-only connection, opened on first read (a claim never needs one). On a board
+        this process may read but not write (a read-only folder, someone else's file), the normal
+        open fails for want of a `-shm`; the read-only URI of `board_file` reads it instead."""
         if self._reader_conn is None:
-            self._reader_conn = connect(self.path, query_only=True)
+            try:
+                conn = connect(self.path, query_only=True)
+                try:
+                    conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                except BaseException:
+                    conn.close()
+                    raise
+            except sqlite3.OperationalError as error:
+                if not board_file.cannot_open(error):
+                    raise
+                conn = connect(board_file.read_only_uri(self.path), query_only=True, uri=True)
+            self._reader_conn = conn
         return self._reader_conn
 
     def write(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors."""
-        if self._writer is None:
+        return self._write(work, self.config)
+
+    def try_write(self, work: Callable[[SqliteTx], T]) -> T | None:
+        """`write` if it can be done at once: None (nothing written) when another writer holds
+        the lock or the file is read-only for this process. For best-effort upkeep, such as the
+        recovery pass at open, that the next writer does anyway."""
+        once = replace(self.config, retry_budget_ms=0, retry_max_attempts=1)
+        try:
+            return self._write(work, once)
+        except BoardError as error:
+            if error.reason in (Reason.BUSY, Reason.READ_ONLY):
+                return None
+            raise
+
+    def _write(self, work: Callable[[SqliteTx], T], config: BoardConfig) -> T:
+        if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
-        writer = self._writer
         with self._write_lock:
-            return run_transaction(
-                writer, lambda conn: work(SqliteTx(conn)), config=self.config, queue=self._queue
-            )
+            writer, queue = self._open_writer()
+            try:
+                return run_transaction(
+                    writer, lambda conn: work(SqliteTx(conn)), config=config, queue=queue
+                )
+            except sqlite3.OperationalError as error:
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:
+                    raise _read_only_file(self.path, error) from None
+                raise
 
     def read(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
@@ -802,10 +889,10 @@ class SqliteStore:
             if self._reader_conn is not None:
                 self._reader_conn.close()
                 self._reader_conn = None
-        if self._writer is not None:
-            with self._write_lock:
+        with self._write_lock:
+            if self._writer is not None:
                 self._writer.close()
                 self._writer = None
-                if self._queue is not None:
-                    self._queue.close()
-                    self._queue = None
+            if self._queue is not None:
+                self._queue.close()
+                self._queue = None

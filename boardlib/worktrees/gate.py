@@ -1,10 +1,13 @@
 """The verification gate: the builder is not the judge.
 
 When a builder completes work in a task's worktree, the gate runs the task's verify command there
-(the handoff's `commands.verify`, else the `VERIFY_CMD` that `init.sh` assigns), with a timeout and
-in its own process group so a hung test run is killed whole. The command is configuration the
-builder wrote, run as one argument of `bash -c`; task text (title, description, id) is never
-formatted into it: the command learns its context from `KANBAN_*` environment variables.
+(the handoff's `commands.verify`, else the `VERIFY_CMD` that `init.sh` assigns; under the
+operator's policy `KANBAN_VERIFY_FROM=operator`, only the `VERIFY_CMD` fixed at provision time),
+with a timeout and in its own process group so a hung test run is killed whole. The verdict names
+where its command came from and who wrote it, so a builder that chose its own judge is visible.
+The command is configuration, run as one argument of `bash -c`; task text (title, description,
+id) is never formatted into it: the command learns its context from `KANBAN_*` environment
+variables.
 
 Each run becomes an attempt in the typed verdict (`models.VerificationResult`), which is stored on
 the task with `Board.record_verification` (an audit row), appended to `VERIFICATION.md` for the
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
 from .. import validation as validate
+from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
 from .sor import (
     INIT_SH,
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
     from ..models import DeterministicResult, VerificationResult
     from ..records import Task
 
-GATE_ACTOR = "verification-gate"
+GATE_ACTOR = GATE  # declared in boardlib.actors
 DEFAULT_TIMEOUT_S = 600.0
 TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
 COMMENT_TAIL_CHARS = 1500
@@ -65,35 +69,85 @@ _GIT_LOCATION_VARIABLES = (
 )
 
 
+HANDOFF = "handoff"
+INIT_SH_SOURCE = "init.sh"
+
+
 @dataclass(frozen=True, slots=True)
 class VerifyCommand:
-    """The command the gate will run, where it came from, and what made reading it awkward."""
+    """The command the gate will run, where it came from (`handoff` or `init.sh`), who wrote it
+    (the builder, or `operator` for the command fixed at provision time), and what made reading
+    it awkward."""
 
     command: str | None
     source: str | None
     warnings: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)  # the handoff's brokenOrUnverified
     handoff_from: str | None = None
+    author: str | None = None
+    verify_from: str = "builder"
+
+    def describe(self) -> str:
+        """`the handoff, written by alice` / `init.sh, fixed at provision by the operator`."""
+        where = "the handoff" if self.source == HANDOFF else "init.sh"
+        if self.author == OPERATOR:
+            return f"{where}, fixed at provision by the operator"
+        return f"{where}, written by {self.author}" if self.author else where
 
 
-def find_verify_command(worktree: Path) -> VerifyCommand:
-    """The handoff's `commands.verify` when set, else `init.sh`'s `VERIFY_CMD`, else None."""
+def find_verify_command(
+    worktree: Path,
+    *,
+    verify_from: str = "builder",
+    provisioned: str | None = None,
+    builder: str | None = None,
+) -> VerifyCommand:
+    """The command the gate runs, by the board's policy (`BoardConfig.verify_from`):
+
+    - `builder` (the default, seed 003): the handoff's `commands.verify` when set, else the
+      worktree's `init.sh` `VERIFY_CMD`. The builder may thereby choose its own judge; the verdict
+      says so (`commandSource`, `commandAuthor`).
+    - `operator`: only the `VERIFY_CMD` of `provisioned`, the `init.sh` text of the scaffold
+      commit (fixed at provision from the operator's setting), can promote to done; the handoff's
+      command and edits to the worktree's `init.sh` are ignored, with a warning. No such command:
+      no command (the gate records `completed_with_debt`).
+
+    `provisioned` also tells who wrote the worktree's `VERIFY_CMD` under the builder policy: the
+    operator when it is still the provision-time command, else the builder."""
     handoff, warnings = read_handoff(worktree)
     broken = list(handoff["brokenOrUnverified"]) if handoff else []
-    author = handoff["handoffFrom"] if handoff else None
-    if handoff and handoff["commands"]["verify"]:
-        return VerifyCommand(
-            handoff["commands"]["verify"],
-            "AGENT_HANDOFF.json commands.verify",
-            warnings,
-            broken,
-            author,
-        )
+    handoff_from = handoff["handoffFrom"] if handoff else None
+    handoff_verify = handoff["commands"]["verify"] if handoff else ""
     commands, init_warnings = commands_from_init(read_sor_file(worktree, INIT_SH))
     warnings += init_warnings
+    fixed = commands_from_init(provisioned)[0]["verify"] if provisioned is not None else None
+
+    def found(
+        command: str | None, source: str | None = None, author: str | None = None
+    ) -> VerifyCommand:
+        return VerifyCommand(
+            command, source, warnings, broken, handoff_from, author, verify_from=verify_from
+        )
+
+    if verify_from == "operator":
+        if handoff_verify:
+            warnings.append(
+                f"the handoff's commands.verify ({handoff_verify!r}) was not run: under "
+                "KANBAN_VERIFY_FROM=operator only the command fixed at provision time judges"
+            )
+        if commands["verify"] and commands["verify"] != (fixed or ""):
+            warnings.append(
+                f"init.sh's VERIFY_CMD was changed in the worktree ({commands['verify']!r}); "
+                "the command fixed at provision time runs instead"
+            )
+        return found(fixed, INIT_SH_SOURCE, OPERATOR) if fixed else found(None)
+    if handoff_verify:
+        return found(handoff_verify, HANDOFF, handoff_from or builder)
     if commands["verify"]:
-        return VerifyCommand(commands["verify"], "init.sh VERIFY_CMD", warnings, broken, author)
-    return VerifyCommand(None, None, warnings, broken, author)
+        if fixed is not None and commands["verify"] == fixed:
+            return found(commands["verify"], INIT_SH_SOURCE, OPERATOR)
+        return found(commands["verify"], INIT_SH_SOURCE, builder)
+    return found(None)
 
 
 def _tail(path: Path, chars: int) -> str:
@@ -194,8 +248,13 @@ def judge(
     reviews = list(previous.reviews) if previous else []
     debt: list[DebtNote] = []
     if deterministic is None:
-        why = "no verify command is configured (AGENT_HANDOFF.json commands.verify or init.sh"
-        why += " VERIFY_CMD), so the gate cannot judge the work"
+        if found.verify_from == "operator":
+            why = "no verify command was fixed at provision time (the repository's git config "
+            why += "kanban.verify or the board's KANBAN_VERIFY_CMD), and under "
+            why += "KANBAN_VERIFY_FROM=operator nothing else may judge the work"
+        else:
+            why = "no verify command is configured (AGENT_HANDOFF.json commands.verify or init.sh"
+            why += " VERIFY_CMD), so the gate cannot judge the work"
         if found.warnings:
             why += f"; {'; '.join(found.warnings)}"
         debt.append(DebtNote(criterion="deterministic verification", severity="high",
@@ -208,6 +267,8 @@ def judge(
                 at=now,
                 deterministic=deterministic,
                 status="pass" if deterministic.passed else "fail",
+                source=found.source,
+                author=found.author,
             )
         )
         if not deterministic.passed:
@@ -228,6 +289,9 @@ def judge(
         debt_notes=debt,
         reviews=reviews,
         updated_at=now,
+        command_source=found.source,
+        command_author=found.author,
+        verify_from=found.verify_from,
     )
 
 
@@ -251,6 +315,12 @@ def route(verdict: "VerificationResult", budget: int) -> Route:
             reason = (
                 f"verification passed with debt ({notes}); an operator reviews the debt, then "
                 "moves the task on (in_progress -> done needs no override)"
+            )
+        elif verdict.verify_from == "operator":
+            reason = (
+                "verification could not judge the work: no verify command was fixed at provision "
+                "time (KANBAN_VERIFY_FROM=operator); an operator sets the repository's git config "
+                "kanban.verify or KANBAN_VERIFY_CMD for new worktrees, or overrides"
             )
         else:
             reason = (
@@ -290,6 +360,9 @@ class GateOutcome:
             "attemptsLeft": self.route.attempts_left,
             "command": self.command.command,
             "commandSource": self.command.source,
+            "commandAuthor": self.command.author,
+            "verifyFrom": self.command.verify_from,
+            "warnings": self.command.warnings,
         }
 
 
@@ -323,7 +396,7 @@ def journal_entry(
     lines = [
         f"## Attempt {last.attempt} ({at_iso}): {verdict.status}",
         "",
-        f"- Command: `{found.command}` (from {found.source})",
+        f"- Command: `{found.command}` (from {found.describe()})",
         f"- Result: {_ending(result)}",
         f"- Reproduce: `cd {shlex.quote(str(worktree))} && {found.command}`",
     ]
@@ -344,7 +417,7 @@ def comment_body(
         return _capped(f"Verification gate: {verdict.status}. {notes}. {outcome}")
     parts = [
         f"Verification gate, attempt {last.attempt}: {verdict.status}. "
-        f"`{found.command}` (from {found.source}) {_ending(result)}. {outcome}"
+        f"`{found.command}` (from {found.describe()}) {_ending(result)}. {outcome}"
     ]
     if verdict.debt_notes:
         parts.append("Debt: " + "; ".join(note.criterion[:200] for note in verdict.debt_notes))
@@ -367,9 +440,11 @@ def run_gate(
     builder: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     budget: int | None = None,
+    provisioned_init: str | None = None,
 ) -> GateOutcome:
     """Judge the work of an in_review task in `worktree`: run, record, journal, comment, move.
-    The caller serialises access to the worktree (the worktree lock)."""
+    `provisioned_init` is `init.sh` as the scaffold commit has it (the operator's command, see
+    `find_verify_command`). The caller serialises access to the worktree (the worktree lock)."""
     from ..models import iso_timestamp, parse_verdict
 
     timeout_s = validate.positive_number(timeout_s, "timeout", unit="seconds")
@@ -384,7 +459,12 @@ def run_gate(
             previous = parse_verdict(task.verification)
         except ValueError:
             previous = None  # an unreadable verdict is replaced, not extended
-    found = find_verify_command(worktree)
+    found = find_verify_command(
+        worktree,
+        verify_from=board.config.verify_from,
+        provisioned=provisioned_init,
+        builder=builder,
+    )
     attempt = len(previous.attempts) + 1 if previous else 1
     deterministic = None
     if found.command is not None:
@@ -435,7 +515,9 @@ def run_gate(
     try:
         if plan.target == t.IN_PROGRESS:
             assert builder is not None
-            moved = board.move(task_id, t.IN_PROGRESS, actor=builder, reason=plan.reason)
+            moved = board.move(
+                task_id, t.IN_PROGRESS, actor=GATE_ACTOR, holder=builder, reason=plan.reason
+            )
             outcome = (
                 f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
                 f"claim epoch {moved.claim_epoch})."

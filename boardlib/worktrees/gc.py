@@ -19,12 +19,13 @@ other sweeper (e.g. `boardlib.recovery.LeaseSweeper(lambda: collect_garbage(boar
 """
 
 import contextlib
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import transitions as t
+from ..actors import GC
+from ..config import env_number
 from ..errors import BoardError, Reason
 from .layout import Layout, branch_name
 from .lock import WorktreeLock
@@ -34,18 +35,15 @@ if TYPE_CHECKING:
     from ..board import Board
     from ..records import Task, Workspace
 
-GC_ACTOR = "worktree-gc"
+GC_ACTOR = GC  # declared in boardlib.actors
 DAY_MS = 24 * 3600 * 1000
 DEFAULT_RETENTION_MS = DAY_MS
 DEFAULT_INTERVAL_MS = 10 * 60 * 1000
 
 
 def _env_ms(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    try:
-        return int(raw) if raw else default
-    except ValueError:
-        return default
+    """A duration setting; a bad value is `invalid_input` naming the variable."""
+    return int(env_number(name, default, minimum=0, maximum=10**12))
 
 
 def retention_ms_from_env() -> int:

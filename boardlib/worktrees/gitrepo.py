@@ -181,6 +181,14 @@ def read_blob(repo: Path, commit: str, name: str, *, limit: int = SOR_READ_LIMIT
     return text
 
 
+def config_value(repo: Path, key: str) -> str | None:
+    """A git config value as the repository sees it (`git config --get`), or None when unset."""
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*\.[A-Za-z][A-Za-z0-9.-]*", key)
+    status, stdout, _ = run(repo, "config", "--get", key, check=False)
+    value = stdout.decode("utf-8", errors="replace").strip()
+    return value if status == 0 and value else None
+
+
 def _identity(worktree: Path) -> list[str]:
     """`-c` options for a commit: no signing, and an identity when the repository has none."""
     options = ["-c", "commit.gpgsign=false"]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
 from ..actors import OPERATOR, SYSTEM
+from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..records import Task, Workspace
 from . import sor
@@ -93,11 +94,9 @@ class Worktrees:
         self.lock_timeout_s = lock_timeout_s
         self.read_lock_timeout_s = read_lock_timeout_s
         if verify_timeout_s is None:
-            raw = os.environ.get("KANBAN_VERIFY_TIMEOUT_S")
-            try:
-                verify_timeout_s = float(raw) if raw else DEFAULT_TIMEOUT_S
-            except ValueError:
-                verify_timeout_s = DEFAULT_TIMEOUT_S
+            verify_timeout_s = env_number(
+                "KANBAN_VERIFY_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.001, maximum=7 * 86_400
+            )
         self.verify_timeout_s = verify_timeout_s
         self.board_key = board_key(board.path)
 
@@ -449,8 +448,10 @@ class Worktrees:
         base_commit: str,
         base: tuple[str, str],
     ) -> str:
-        """Write the SoR files and commit them: that commit is the baseline of every diff."""
+        """Write the SoR files and commit them: that commit is the baseline of every diff, and its
+        `init.sh` holds the operator's verify command (see `operator_verify_command`)."""
         label = base[1] if base[0] == "ref" else "pinned sha"
+        verify, origin = self.operator_verify_command(repo)
         files = {
             sor.TASK_MD: sor.task_md(
                 task.id, task.title, task.description,
@@ -458,7 +459,7 @@ class Worktrees:
             ),
             sor.PROGRESS_MD: sor.progress_md(task.id),
             sor.DECISIONS_JSON: "[]\n",
-            sor.INIT_SH: sor.init_sh(task.id),
+            sor.INIT_SH: sor.init_sh(task.id, verify, fixed_by=origin),
             sor.VERIFICATION_MD: sor.verification_md(task.id),
         }  # fmt: skip
         for name, content in files.items():
@@ -469,6 +470,17 @@ class Worktrees:
             f"Kanban-Task: {task.id}\nKanban-Board: {self.board_key}\n"
         )
         return str(_git().commit_files(path, sor.SCAFFOLD_FILES, message))
+
+    def operator_verify_command(self, repo: Path) -> tuple[str | None, str]:
+        """The verify command the operator fixed for new worktrees, and where it was set: the
+        repository's `git config kanban.verify`, else the board's `KANBAN_VERIFY_CMD`
+        (`BoardConfig.verify_command`). Written into the scaffold's `init.sh`."""
+        from_repo = _git().config_value(repo, "kanban.verify")
+        if from_repo and "\n" not in from_repo:
+            return from_repo, "git config kanban.verify"
+        if self.board.config.verify_command:
+            return self.board.config.verify_command, "KANBAN_VERIFY_CMD"
+        return None, ""
 
     def _rollback(
         self, repo: Path, task_id: str, path: Path, branch: str, created_branch: bool
@@ -687,12 +699,16 @@ class Worktrees:
                 self.board.complete(task_id, agent, epoch=epoch, summary=summary)
             gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
             head = gitrepo.head(path)
+            provisioned = (
+                gitrepo.read_blob(path, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
+            )
             outcome = run_gate(
                 self.board,
                 task_id,
                 path,
                 builder=agent,
                 timeout_s=verify_timeout_s or self.verify_timeout_s,
+                provisioned_init=provisioned,
             )
             self.board.update_workspace(ws.id, actor=GATE_ACTOR, reason="verified")
             back = outcome.task.status == t.IN_PROGRESS

@@ -98,16 +98,33 @@ def progress_md(task_id: str) -> str:
     )
 
 
-def init_sh(task_id: str) -> str:
+def shell_quoted(value: str) -> str:
+    """A one-line value as `init_commands` reads it back: single quotes, or double quotes with
+    `\\ " $ ``` escaped when the value holds a single quote."""
+    if "'" not in value:
+        return f"'{value}'"
+    return '"' + re.sub(r'([\\"$`])', r"\\\1", value) + '"'
+
+
+def init_sh(task_id: str, verify_command: str | None = None, *, fixed_by: str = "") -> str:
+    """The scaffold's `init.sh`. `verify_command` is the operator's (the repository's or the
+    board's setting): written here at provision time, it is the only command the gate runs under
+    `KANBAN_VERIFY_FROM=operator`, read back from the scaffold commit, not from the worktree."""
+    origin = (
+        f"# VERIFY_CMD was fixed at provision time by the operator ({fixed_by}).\n"
+        if verify_command
+        else ""
+    )
     return (
         "#!/usr/bin/env bash\n"
         f"# {task_id}: set up this worktree so the work can be built and verified.\n"
         "# The verification gate runs VERIFY_CMD in this worktree (unless AGENT_HANDOFF.json\n"
         "# names commands.verify); START_CMD is how to start the work. Keep each on one line,\n"
         "# in single quotes, e.g. VERIFY_CMD='pytest -q'.\n"
+        f"{origin}"
         "set -euo pipefail\n"
         'cd "$(dirname "$0")"\n\n'
-        "VERIFY_CMD=''\n"
+        f"VERIFY_CMD={shell_quoted(verify_command or '')}\n"
         "START_CMD=''\n\n"
         "# Set-up steps (install dependencies, build...) go below.\n"
     )

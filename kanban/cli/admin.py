@@ -2,7 +2,7 @@
 
 import click
 
-from .context import board_path, global_options, open_board
+from .context import board_path, global_options, open_board, settings
 from .exitcodes import UNEXPECTED
 from .output import emit, error_line
 
@@ -53,3 +53,24 @@ def path() -> None:
     """Where the board is (after --db, KANBAN_DB and the default); does not create it."""
     where = board_path()
     emit({"path": str(where), "exists": where.exists()}, kind="record")
+
+
+@db.command("init")
+@click.argument("location", metavar="[PATH]", required=False)
+@global_options
+def init(location: str | None) -> None:
+    """Create a board (PATH, else --db, KANBAN_DB or the default).
+
+    Creating is explicit: other verbs refuse a missing file (no_board) rather than start an
+    empty board on a mistyped path. An existing board is left as it is ("created": false); a
+    file that is not a kanban board is refused (not_a_board) and left untouched.
+    """
+    if location is not None:
+        settings().db = location
+    with open_board(create=True, recover=False) as board:
+        doc = {
+            "path": str(board.path),
+            "created": board.created,
+            "schemaVersion": board.check().schema_version,
+        }
+    emit(doc, kind="record")

@@ -8,7 +8,7 @@ import click
 
 from kanban import demo as demo_limits
 
-from .context import board_path, db_option
+from .context import board_path, db_option, ensure_board
 
 
 def require_terminal(what: str) -> None:
@@ -25,6 +25,7 @@ def launch_tui(
         from tui.launch import run_tui
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
+    ensure_board(path, create=not read_only)
 
     run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme)
 

@@ -17,7 +17,9 @@ import click
 from boardlib.board import Board
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
-from boardlib.paths import default_board_path
+from boardlib.paths import board_location, default_board_path, is_default_board
+
+from .usage import Choice
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,7 +31,7 @@ opened_path: Path | None = None
 
 @dataclass
 class Settings:
-    db: Path | None = None
+    db: str | None = None
     format: str = "json"
 
 
@@ -39,7 +41,7 @@ def settings() -> Settings:
     return ctx.find_root().ensure_object(Settings)
 
 
-def _set_db(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+def _set_db(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
         ctx.find_root().ensure_object(Settings).db = value
 
@@ -51,7 +53,7 @@ def _set_format(ctx: click.Context, _param: click.Parameter, value: str | None) 
 
 db_option = click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=str,
     expose_value=False,
     callback=_set_db,
     metavar="PATH",
@@ -60,7 +62,7 @@ db_option = click.option(
 
 format_option = click.option(
     "--format",
-    type=click.Choice(FORMATS),
+    type=Choice(FORMATS),
     expose_value=False,
     callback=_set_format,
     help="json (default: one document on stdout) or table (for people).",
@@ -73,27 +75,61 @@ def global_options(function: F) -> F:
 
 
 def board_path() -> Path:
+    """`--db`, else `KANBAN_DB`, else the per-user default; a database URL is refused here
+    (`boardlib.paths.board_location`)."""
     chosen = settings().db
-    return (chosen if chosen is not None else default_board_path()).expanduser()
+    return board_location(chosen) if chosen is not None else default_board_path()
 
 
 @contextmanager
-def open_board(*, recover: bool = True, read_only: bool = False) -> Iterator[Board]:
+def open_board(
+    *, recover: bool = True, read_only: bool = False, create: bool | None = None
+) -> Iterator[Board]:
     """The resolved board, closed on the way out. `recover=False` for verbs that release expired
-    leases in their own transaction anyway (claims, reconcile) or must not write (followers)."""
+    leases in their own transaction anyway (claims, reconcile) or must not write (followers).
+
+    Creating a board is explicit, so a typo in `--db` is `no_board` rather than an empty board
+    an agent loop idles on forever: `create=True` for the verbs that make one (`db init`, `task
+    dispatch`, `plan apply`), `create=False` for reads, and the default (None) lets a write
+    create only the per-user default board. A created board is announced on stderr."""
     global opened_path
     path = opened_path = board_path()
+    may_create = create if create is not None else is_default_board(path)
     board = Board(
         path,
         clock=clock_from_env(),
         config=BoardConfig.from_env(),
         recover=recover and not read_only,
         read_only=read_only,
+        create=may_create and not read_only,
     )
+    succeeded = False
     try:
         yield board
+        succeeded = True
+    except click.exceptions.Exit:  # a deliberate exit code (claim-next's idle 3) is not a failure
+        succeeded = True
+        raise
     finally:
         board.close()
+        if board.created and succeeded:  # a refusal stays one stderr line
+            announce_created(path)
+
+
+def ensure_board(path: Path, *, create: bool) -> None:
+    """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
+    file or a missing one is refused here, as JSON, before the screen is taken over."""
+    with Board(path, config=BoardConfig.from_env(), recover=False, create=create) as board:
+        if board.created:
+            announce_created(path)
+
+
+def announce_created(path: Path) -> None:
+    """The one stderr line of a command that made a new board (stdout stays one JSON document)."""
+    click.echo(f"{CREATED_NOTICE} {path}", err=True)
+
+
+CREATED_NOTICE = "kanban: created a new board at"
 
 
 def lease_ms(minutes: float | None) -> int | None:

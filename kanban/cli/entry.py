@@ -1,7 +1,9 @@
 """The console script: run the click app and turn every outcome into one exit code.
 
 Refusals from the board are data for the caller: `{"error": ..., "reason": ...}` on one stderr
-line and exit 2 (4 when the database stayed busy). Anything else that escapes a command is a bug
+line and exit 2 (4 when the database stayed busy). Usage errors too: `"reason": "usage"`, exit 2,
+with a "did you mean" `suggestion` where there is one (`usage.py`); `--help` prints Click's help.
+Anything else that escapes a command is a bug
 or a broken environment: exit 1 with one line, and a traceback only when `KANBAN_DEBUG=1`, so an
 agent parsing stderr never has to skip over a Python stack.
 """
@@ -17,6 +19,7 @@ from boardlib.errors import BoardError, Reason
 
 from . import exitcodes
 from .output import error_line
+from .usage import usage_document
 
 
 def _debug() -> bool:
@@ -68,11 +71,33 @@ def _broken_pipe() -> int:
     return exitcodes.UNEXPECTED
 
 
+def _undecodable(args: Sequence[str]) -> int | None:
+    """The position of the first argument that was not valid UTF-8 (Python passes such bytes on
+    as lone surrogates, which no board field can store), or None."""
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return position
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from .root import cli
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    position = _undecodable(args)
+    if position is not None:
+        error_line(
+            {
+                "error": f"argument {position} is not valid UTF-8 text",
+                "reason": Reason.INVALID_INPUT.value,
+                "argument": position,
+            }
+        )
+        return exitcodes.REFUSED
     try:
-        result = cli.main(args=argv, prog_name="kanban", standalone_mode=False)
+        result = cli.main(args=args, prog_name="kanban", standalone_mode=False)
         code = result if isinstance(result, int) and not isinstance(result, bool) else 0
     except BoardError as error:
         if _debug():
@@ -84,9 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not interrupted:
             click.echo("Aborted!", err=True)
         code = exitcodes.INTERRUPTED if interrupted else exitcodes.UNEXPECTED
+    except click.exceptions.UsageError as error:
+        error_line(usage_document(error))
+        code = exitcodes.REFUSED
     except click.exceptions.ClickException as error:
-        error.show()
+        error_line({"error": error.format_message(), "reason": "unavailable"})
         code = error.exit_code
+    except UnicodeError as error:  # text that is not UTF-8 reached a field: bad input, not a bug
+        if _debug():
+            _traceback(error)
+        error_line({"error": f"text that is not valid UTF-8: {error}", "reason": "invalid_input"})
+        code = exitcodes.REFUSED
     except KeyboardInterrupt:
         code = exitcodes.INTERRUPTED
     except BrokenPipeError:

@@ -6,8 +6,9 @@ import click
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
-from .options import epoch_option, task_id_argument
+from .options import agent_option, epoch_option, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.group("exec")
@@ -52,7 +53,7 @@ def start(
 
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
-@click.option("--status", required=True, type=click.Choice(EXECUTION_OUTCOMES))
+@click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES))
 @click.option("--cost", type=click.FloatRange(min=0), metavar="USD")
 @click.option("--input-tokens", type=click.IntRange(min=0), metavar="N")
 @click.option("--output-tokens", type=click.IntRange(min=0), metavar="N")
@@ -61,10 +62,12 @@ def start(
 @click.option("--summary", "-m", metavar="TEXT")
 @click.option("--error", metavar="TEXT")
 @click.option("--after-commit", metavar="SHA")
+@agent_option
 @epoch_option
 @global_options
 def finish(
     execution_id: str,
+    agent: str,
     status: str,
     cost: float | None,
     input_tokens: int | None,
@@ -76,11 +79,16 @@ def finish(
     after_commit: str | None,
     epoch: int | None,
 ) -> None:
-    """Close a running execution once (a closed one is not_found); the task's cost is updated."""
+    """Close your running execution once; the task's cost is updated.
+
+    Only the run's holder closes it (a closed or unknown run is not_found); a run still
+    open when its task leaves in_progress was already closed as cancelled.
+    """
     with open_board(recover=False) as board:
         execution = board.close_execution(
             execution_id,
             status,
+            agent=agent,
             epoch=epoch,
             summary=summary,
             error=error,
@@ -99,7 +107,7 @@ def finish(
 @global_options
 def list_executions(task_id: str) -> None:
     """A task's executions, oldest first."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         executions = board.executions(task_id)
     emit([execution.to_json() for execution in executions], kind="executions")
 
@@ -109,6 +117,6 @@ def list_executions(task_id: str) -> None:
 @global_options
 def show(execution_id: str) -> None:
     """One execution."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         execution = board.get_execution(execution_id)
     emit(execution.to_json(), kind="record")

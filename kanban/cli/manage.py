@@ -4,10 +4,12 @@ comments. Every rule (the transition table, the done-gate, caps) is the board's.
 import click
 
 from boardlib import transitions
+from boardlib.actors import OPERATOR
 
 from .context import global_options, open_board
-from .options import actor_option, split_ids, task_id_argument
+from .options import actor_option, epoch_option, split_ids, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.command("dispatch")
@@ -26,15 +28,17 @@ from .output import emit
 @click.option("--kind", default="code", show_default=True, metavar="KIND")
 @click.option(
     "--status",
-    type=click.Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
+    type=Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
     default=transitions.TODO,
     show_default=True,
 )
 @click.option(
     "--agent",
     "-a",
+    envvar="KANBAN_AGENT",
     metavar="NAME",
-    help="File it as this agent: the board's caps on depth, children and root rate apply.",
+    help="File it as this agent: the board's caps on depth, children and root rate apply "
+    "(env: KANBAN_AGENT).",
 )
 @global_options
 def dispatch(
@@ -53,7 +57,7 @@ def dispatch(
 
     It starts in todo (claimable) or, with --status backlog, in triage.
     """
-    with open_board() as board:
+    with open_board(create=True) as board:
         task = board.create_task(
             title,
             description=description,
@@ -65,8 +69,7 @@ def dispatch(
             kind=kind,
             status=status,
             scheduled_by="agent" if agent else "manual",
-            actor=agent or "operator",
-            capped=agent is not None,
+            actor=agent or OPERATOR,
         )
     emit(task.to_json(), kind="task")
 
@@ -108,7 +111,7 @@ def edit(
 
 @click.command("move")
 @task_id_argument
-@click.option("--to", "to_status", required=True, type=click.Choice(transitions.STATUSES))
+@click.option("--to", "to_status", required=True, type=Choice(transitions.STATUSES))
 @click.option(
     "--human-override",
     is_flag=True,
@@ -116,18 +119,30 @@ def edit(
 )
 @click.option("--reason", metavar="TEXT", help="Why (kept in the event; the block reason).")
 @actor_option
+@epoch_option
 @global_options
 def move(
-    task_id: str, to_status: str, human_override: bool, reason: str | None, actor: str
+    task_id: str,
+    to_status: str,
+    human_override: bool,
+    reason: str | None,
+    actor: str,
+    epoch: int | None,
 ) -> None:
     """Move a task to another status (table-checked).
 
-    Only the legal moves of the seven-status table; a move to done over a failing
-    verdict needs --human-override (audited).
+    The operator's tool: only the legal moves of the seven-status table, and a move to
+    done over a failing verdict needs --human-override (audited). As an agent (--agent or
+    KANBAN_AGENT) you move only a task you hold, never into done (self_review, not_assignee).
     """
     with open_board() as board:
         task = board.move(
-            task_id, to_status, actor=actor, human_override=human_override, reason=reason
+            task_id,
+            to_status,
+            actor=actor,
+            human_override=human_override,
+            reason=reason,
+            epoch=epoch,
         )
     emit(task.to_json(), kind="task")
 

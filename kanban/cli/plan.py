@@ -47,21 +47,6 @@ def _load(plan_file: Path) -> tuple[Any, Any]:
     return plans, data
 
 
-def _refuse(report: Any) -> BoardError:
-    problems = report.problems
-    cycles = report.cycles()
-    summary = "; ".join(problem.message for problem in problems[:3])
-    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    return BoardError(
-        Reason.DEPENDENCY_CYCLE
-        if cycles and len(cycles) == len(problems)
-        else Reason.INVALID_INPUT,
-        f"the plan has {len(problems)} problem(s): {summary}{more}",
-        problems=[problem.to_json() for problem in problems],
-        cycles=cycles or None,
-    )
-
-
 @plan.command("lint")
 @plan_file
 @global_options
@@ -74,12 +59,12 @@ def lint(plan_file: Path) -> None:
     plans, data = _load(plan_file)
     if board_path().exists():
         with open_board(read_only=True) as board:
-            report = plans.lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
+            report = plans.lint_against(board, data)
     else:
-        report = plans.lint(data, task_exists=lambda _ref: False)
+        report = plans.lint_against(None, data)
     emit(report.to_json(), kind="plan")
     if not report.ok:
-        raise _refuse(report)
+        raise plans.refusal(report)
 
 
 @plan.command("apply")
@@ -89,14 +74,16 @@ def lint(plan_file: Path) -> None:
 def apply(plan_file: Path, actor: str) -> None:
     """Create every task of a plan in one transaction, or none.
 
-    Prints {"count", "keys": {key: id}, "tasks": [...]} in creation order.
+    Prints {"count", "keys": {key: id}, "tasks": [...]} in creation order. Refused with the
+    problems `plan lint` reports; as an agent (--agent), the create caps apply to the whole plan.
     """
     plans, data = _load(plan_file)
-    report = plans.lint(data)
-    if not report.ok:
-        raise _refuse(report)
-    with open_board() as board:
-        created = board.create_plan(report.to_items(), actor=actor)
+    if not board_path().exists():
+        report = plans.lint_against(None, data)  # refused before a board is made for it
+        if not report.ok:
+            raise plans.refusal(report)
+    with open_board(create=True) as board:
+        created = plans.apply(board, data, actor=actor)
     emit(
         {
             "count": len(created),

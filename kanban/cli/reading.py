@@ -7,6 +7,7 @@ from boardlib import transitions
 from .context import global_options, open_board
 from .options import role_option, task_id_argument
 from .output import emit
+from .usage import Choice
 
 
 @click.command("view")
@@ -17,7 +18,7 @@ def view(task_id: str) -> None:
 
     Also its dependents and workspaces, all read in one snapshot.
     """
-    with open_board() as board:
+    with open_board(create=False) as board:
         doc = board.view(task_id).to_json()
     emit(doc, kind="view")
 
@@ -27,13 +28,13 @@ def view(task_id: str) -> None:
 @global_options
 def get(task_id: str) -> None:
     """Just the task."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         task = board.get_task(task_id)
     emit(task.to_json(), kind="task")
 
 
 @click.command("list")
-@click.option("--status", "-s", type=click.Choice(transitions.STATUSES))
+@click.option("--status", "-s", type=Choice(transitions.STATUSES))
 @role_option
 @click.option("--assignee", metavar="NAME")
 @click.option("--team", metavar="ID")
@@ -54,7 +55,7 @@ def list_tasks(
 
     With --ready: only claimable tasks, in the order claim-next takes them.
     """
-    with open_board() as board:
+    with open_board(create=False) as board:
         tasks = board.list_tasks(
             status=status,
             role=role,
@@ -74,7 +75,7 @@ def list_tasks(
 @global_options
 def search(text: str, dropped: bool, limit: int) -> None:
     """Find tasks by id, title or description."""
-    with open_board() as board:
+    with open_board(create=False) as board:
         tasks = board.search(text, include_dropped=dropped, limit=limit)
     emit([task.to_json() for task in tasks], kind="tasks")
 
@@ -88,6 +89,6 @@ def why(task_id: str, role: str | None) -> None:
 
     Unfinished dependencies (with status and holder), the lease, the role, the status.
     """
-    with open_board() as board:
+    with open_board(create=False) as board:
         doc = board.explain(task_id, role=role).to_json()
     emit(doc, kind="explain")

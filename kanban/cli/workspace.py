@@ -22,10 +22,10 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def open_worktrees() -> "Iterator[Worktrees]":
+def open_worktrees(*, create: bool | None = None) -> "Iterator[Worktrees]":
     from boardlib.worktrees import Worktrees
 
-    with open_board() as board:
+    with open_board(create=create) as board:
         yield Worktrees(board)
 
 
@@ -76,7 +76,7 @@ def provision(
 @global_options
 def resume(task_id: str) -> None:
     """The cold-resume read: the workspace and the state rebuilt from its files alone."""
-    with open_worktrees() as trees:
+    with open_worktrees(create=False) as trees:
         emit(trees.resume(task_id).to_json())
 
 
@@ -151,7 +151,7 @@ def complete(
 @global_options
 def detail(task_id: str) -> None:
     """The SoR files, and the diff and diff-stat against the baseline (SoR files excluded)."""
-    with open_worktrees() as trees:
+    with open_worktrees(create=False) as trees:
         emit(trees.detail(task_id).to_json())
 
 

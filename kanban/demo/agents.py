@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from boardlib import transitions as t
+from boardlib.actors import operator_named
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 SIMULATED_CRASH_EXIT = 86  # how an agent tells its supervisor "that was a planned crash"
 RUNTIME = "demo-agent"
 LEAD = "lead"
+# The lead also plays the operator: unblocking and cancelling others' tasks is an operator's move
+# under the agent contract, so it does those as `operator:lead`.
+LEAD_OPERATOR = operator_named(LEAD)
 
 LEASE_S = 6.0
 LEASE_FLOOR_MS = 1000  # below this, a busy 2-core machine makes agents lose leases by accident
@@ -300,7 +304,7 @@ class Agent(_Member):
         error: str | None = None,
     ) -> None:
         self.board.close_execution(
-            execution_id, status, epoch=epoch, summary=summary, error=error,
+            execution_id, status, agent=self.name, epoch=epoch, summary=summary, error=error,
             input_tokens=ledger.input_tokens, output_tokens=ledger.output_tokens,
             cache_read=ledger.cache_read, cost_usd=ledger.cost_usd,
         )  # fmt: skip
@@ -329,7 +333,9 @@ class Agent(_Member):
 
     def _hand_back(self, task_id: str, epoch: int, execution_id: str) -> None:
         """A clean stop: close the run as cancelled and release the task for whoever comes next."""
-        self.board.close_execution(execution_id, "cancelled", epoch=epoch, summary="demo stopped")
+        self.board.close_execution(
+            execution_id, "cancelled", agent=self.name, epoch=epoch, summary="demo stopped"
+        )
         self.board.release(task_id, self.name, epoch=epoch)
         self.log(f"released {task_id}: demo stopping")
 
@@ -398,12 +404,14 @@ class Lead(_Member):
             if now - task.updated_at < self.pace.blocked_patience_s * 1000:
                 continue
             if len(self._waiting_on(task.id)) <= 2 and self.rng.random() < GIVE_UP_CHANCE:
-                self.board.cancel(task.id, actor=LEAD, reason=f"giving up: {task.blocked_reason}")
+                self.board.cancel(
+                    task.id, actor=LEAD_OPERATOR, reason=f"giving up: {task.blocked_reason}"
+                )
                 cancelled = self.board.cancel_dependents(task.id, actor=LEAD)
                 self.log(f"cancelled {task.id} and {len(cancelled)} dependent(s)")
             else:
                 answer = self.rng.choice(_ANSWERS)
-                self.board.unblock(task.id, note=answer, actor=LEAD)
+                self.board.unblock(task.id, note=answer, actor=LEAD_OPERATOR)
                 self.log(f"unblocked {task.id}: {answer}")
         for task in self.board.list_tasks(status=t.IN_REVIEW):
             if now - task.updated_at >= self.pace.review_patience_s * 1000:

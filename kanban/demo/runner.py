@@ -30,7 +30,7 @@ from boardlib.errors import BoardError
 from boardlib.paths import board_files
 from boardlib.records import Event
 
-from .agents import LEAD, Pace
+from .agents import LEAD, LEAD_OPERATOR, Pace
 from .fleet import Fleet, agent_roles
 from .plan import build_plan
 
@@ -224,7 +224,7 @@ def seed_board(board: Board, *, tasks: int, agents: int, rng: random.Random) -> 
     """File the demo plan in one transaction, then make each epic wait on its children.
     Returns task id -> title."""
     plan = build_plan(tasks, agent_roles(agents), rng)
-    created = board.create_plan(plan.items, actor=LEAD)
+    created = board.create_plan(plan.items, actor=LEAD_OPERATOR)  # the operator's plan: uncapped
     for epic, child in plan.epic_links:
         board.link_dependency(created[epic].id, created[child].id, actor=LEAD)
     return {task.id: task.title for task in created.values()}

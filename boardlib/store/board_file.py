@@ -1,0 +1,102 @@
+"""What is at a board path, found out without changing a byte of it.
+
+Opening a file with the normal read-write connection is not harmless: the connection recipe
+switches the file to WAL (a write), the migrations add kanban's tables, and closing the last
+connection checkpoints someone else's write-ahead log. So before any of that the store looks at the
+path through a read-only URI connection (`mode=ro`), which never writes, and decides:
+
+- nothing there: `MISSING` (created only when the caller said it may create a board);
+- an empty SQLite file (0 bytes, or no tables and `user_version` 0): `EMPTY`, treated like missing;
+- a kanban board: its schema version;
+- anything else (another application's database, a text file, a folder): `not_a_board`, and the
+  file is left byte for byte as it was.
+"""
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import BoardError, Reason
+
+MISSING = -1
+EMPTY = 0
+
+# The tables that make a file a kanban board (the first migration creates them all).
+BOARD_TABLES = frozenset({"tasks", "task_deps", "events"})
+
+
+def not_a_board(path: Path, why: str) -> BoardError:
+    return BoardError(
+        Reason.NOT_A_BOARD,
+        f"{path} is not a kanban board ({why}); it was left untouched. Point --db/KANBAN_DB at a "
+        "board file, or create one with `kanban db init PATH`",
+        path=str(path),
+    )
+
+
+def no_board(path: Path) -> BoardError:
+    where = f"{path} is an empty file, not a board yet" if path.exists() else f"no board at {path}"
+    return BoardError(
+        Reason.NO_BOARD,
+        f"{where}: check --db/KANBAN_DB, or create one with `kanban db init {path}` "
+        "(or `kanban task dispatch`, which creates the board it files into)",
+        path=str(path),
+    )
+
+
+def probe(path: Path) -> int:
+    """`MISSING`, `EMPTY`, or the schema version of the kanban board at `path`; `not_a_board`
+    for anything else. Reads only, through a connection that cannot write."""
+    if not path.exists():
+        if path.is_symlink():  # creating through it would put a board wherever it points
+            raise not_a_board(path, "it is a dangling symbolic link")
+        return MISSING
+    if path.is_dir():
+        raise not_a_board(path, "it is a folder")
+    if path.stat().st_size == 0:
+        return EMPTY
+    try:
+        version, tables = _look(f"file:{quote(str(path))}?mode=ro")
+    except sqlite3.OperationalError as error:
+        if not _cannot_open(error):
+            raise
+        # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
+        # `immutable` look can read it, and that is safe exactly when no log is pending.
+        version, tables = _look(read_only_uri(path))
+    except sqlite3.DatabaseError as error:
+        raise not_a_board(path, f"not a SQLite database: {error}") from None
+    if version == 0 and not tables:
+        return EMPTY
+    if version == 0 or not tables >= BOARD_TABLES:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise not_a_board(path, f"a SQLite database with other tables: {shown}")
+    return version
+
+
+def _look(uri: str) -> tuple[int, set[str]]:
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    return version, tables
+
+
+def _cannot_open(error: sqlite3.OperationalError) -> bool:
+    return "unable to open" in str(error)
+
+
+def read_only_uri(path: Path) -> str:
+    """How to read a board this process cannot write (a read-only folder or file): `mode=ro`
+    while a write-ahead log is pending (its `-shm` then exists too), else `immutable=1`, which
+    needs no `-shm` and cannot miss anything because everything is in the main file."""
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.exists() and wal.stat().st_size > 0
+    return f"file:{quote(str(path))}?{'mode=ro' if pending else 'immutable=1'}"
+
+
+def cannot_open(error: BaseException) -> bool:
+    """SQLite's "unable to open database file": on a board the probe already found, that means
+    the file or its folder is read-only for this process."""
+    return isinstance(error, sqlite3.OperationalError) and _cannot_open(error)

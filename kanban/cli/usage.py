@@ -1,0 +1,80 @@
+"""Usage errors as data: one JSON line on stderr, like every other refusal.
+
+An agent parses stderr; Click's multi-line usage text ("Usage: ... Try ... Error: ...") is for
+people and breaks that. So a usage error (a mistyped command or option, a missing `--agent`, a
+bad `--status`) is printed as `{"error": ..., "reason": "usage", ...}` with exit 2, carrying
+Click's own "did you mean" (and ours, for commands and choices) as `suggestion`, and the help
+command to run as `help`. `--help` itself still prints Click's help.
+"""
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import click
+
+USAGE = "usage"
+
+
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate a typo most likely meant, if any is close enough."""
+    import difflib  # only on the error path: an agent's claim does not pay for it
+
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """`click.Choice` whose refusal also says which choice was probably meant."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message: str = super().get_invalid_choice_message(value, ctx)
+        guess = closest(str(value), [str(choice) for choice in self.choices])
+        return f"{message} Did you mean {guess!r}?" if guess else message
+
+
+_NO_SUCH_COMMAND = re.compile(r"No such command '(?P<name>.+)'\.")
+
+
+def _subcommands(ctx: click.Context | None) -> list[str]:
+    command = ctx.command if ctx is not None else None
+    return command.list_commands(ctx) if isinstance(command, click.Group) and ctx else []
+
+
+def _message(error: click.UsageError) -> tuple[str, str | None]:
+    """Click's message and a suggestion. A group called without a command gets one line naming
+    its commands (Click's "message" is then the whole help page); a mistyped command gets the
+    closest one."""
+    ctx = error.ctx
+    if isinstance(error, click.exceptions.NoArgsIsHelpError) and ctx is not None:
+        names = ", ".join(_subcommands(ctx))
+        return f"Missing command: {ctx.command_path} needs one of {names}.", None
+    message = error.format_message()
+    typo = _NO_SUCH_COMMAND.fullmatch(message)
+    if typo is not None:
+        guess = closest(typo["name"], _subcommands(ctx))
+        if guess is not None:
+            return f"{message} Did you mean {guess!r}?", guess
+    return message, None
+
+
+def usage_document(error: click.UsageError) -> dict[str, Any]:
+    """The JSON line for a usage error."""
+    message, suggestion = _message(error)
+    doc: dict[str, Any] = {"error": message, "reason": USAGE}
+    possibilities = getattr(error, "possibilities", None)
+    if suggestion is None and possibilities:
+        suggestion = sorted(possibilities)[0]
+    if suggestion is None and isinstance(error, click.BadParameter) and error.param is not None:
+        choices = getattr(error.param.type, "choices", None)
+        message = error.format_message()
+        if choices and "Did you mean " in message:
+            suggestion = message.rsplit("Did you mean ", 1)[1].strip("?'\" ")
+    if suggestion:
+        doc["suggestion"] = suggestion
+    ctx = error.ctx
+    if ctx is not None:
+        doc["command"] = ctx.command_path
+        help_option = next(iter(ctx.help_option_names), "--help")
+        doc["help"] = f"{ctx.command_path} {help_option}"
+    return doc
