@@ -6,8 +6,10 @@
 Prints one JSON line: time to first frame (the board with its cards), peak RSS, keystroke-to-frame
 while moving through the cards, change-to-screen latency for one agent write, and CPU and bytes
 written to the terminal per poll while idle and for a one-card change (plus, for reference, a card
-moving between columns and the highlight ending). Targets (issue 5): first frame <= 1 s, RSS <= 150
-MB, keystroke-to-frame <= 50 ms, idle 0 bytes and < 1% CPU, a one-card change < 2 KB.
+moving between columns and the highlight ending), and bytes per poll while the activity pane is
+open and idle. Targets (issues 5 and 10): first frame <= 1 s, RSS <= 150 MB, keystroke-to-frame
+<= 50 ms, idle 0 bytes and < 1% CPU (the activity pane open too: 0 bytes), a one-card change
+< 2 KB.
 """
 
 import argparse
@@ -145,6 +147,15 @@ class Terminal:
             return None, None, 0
         return chunks[0][0], chunks[-1][0], sum(len(data) for _, data in chunks)
 
+    def settle(self, mark: int, quiet_s: float = 0.5, timeout: float = 10) -> None:
+        """Wait for output after `mark`, then until the terminal has been quiet for `quiet_s`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            chunks = self.since(mark)
+            if chunks and time.monotonic() - chunks[-1][0] >= quiet_s:
+                return
+            time.sleep(0.05)
+
     def send(self, keys: bytes) -> float:
         stamp = time.monotonic()
         os.write(self.fd, keys)
@@ -214,6 +225,16 @@ def main() -> None:
             idle_bytes = sum(len(data) for _, data in term.since(mark))
             idle_cpu = (term.cpu_s() - cpu0) / (time.monotonic() - t0) * 100
 
+            # The activity pane open (A), idle: it repaints only when an event arrives.
+            mark = term.mark()
+            term.send(b"A")
+            term.settle(mark)  # the pane's own opening frame (slow on a loaded machine)
+            mark = term.mark()
+            time.sleep(10 * poll_s)
+            activity_idle_bytes = sum(len(data) for _, data in term.since(mark))
+            term.send(b"A")
+            time.sleep(0.5)
+
             # One agent write to one visible card (a heartbeat: its lease moves).
             agent = Board(db)
             holder = agent.get_task(ids["watched"]).assignee_agent_id or ""
@@ -253,6 +274,7 @@ def main() -> None:
         "keystroke_to_frame_ms_max": round(max(ends), 1),
         "idle_bytes_per_poll": round(idle_bytes / 10, 1),
         "idle_cpu_percent": round(idle_cpu, 2),
+        "activity_pane_idle_bytes_per_poll": round(activity_idle_bytes / 10, 1),
         "change_to_screen_ms_p50": round(statistics.median(change_ms), 1),
         "change_to_screen_ms_max": round(max(change_ms), 1),
         "one_card_change_bytes_p50": int(statistics.median(change_bytes)),
@@ -265,6 +287,7 @@ def main() -> None:
             "rss": rss <= 150,
             "keystroke_to_frame": statistics.median(ends) <= 50,
             "idle_bytes": idle_bytes == 0,
+            "activity_pane_idle_bytes": activity_idle_bytes == 0,
             "idle_cpu": idle_cpu < 1.0,
             "one_card_change": statistics.median(change_bytes) < 2048,
         },

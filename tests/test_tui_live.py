@@ -53,8 +53,9 @@ async def test_another_process_change_shows_within_the_poll_interval(demo) -> No
         assert seen < POLL_MS / 1000 + 0.4, seen
         assert app.state.tasks[target].assignee_agent_id == "agent-remote"
         assert app.is_changed(target)  # highlighted for a few seconds
-        # The selection followed the task into in progress.
-        assert app.selected_task().id == target  # type: ignore[union-attr]
+        # The cursor stayed in todo, on the neighbour that took the task's place; `f` follows.
+        assert app.selected_task().status == t.TODO  # type: ignore[union-attr]
+        assert app.left_task == target
         header = app.screen.query_one(HeaderBar).facts
         assert header.in_progress == app.state.counts[t.IN_PROGRESS]
 

@@ -69,8 +69,69 @@ def test_filter_and_dropped(board: Board) -> None:
     state.show_dropped = True
     state.refilter()
     assert state.columns[t.TODO] == [a.id, c.id]
-    assert state.counts[t.TODO] == 2  # counts are live tasks, whatever is shown
+    # Counts are the tasks in scope (dropped ones while shown), whatever the filter matches:
+    # the header's "shown" can never exceed its total, and a column agrees with the header.
+    assert state.counts[t.TODO] == 3
+    assert state.shown <= state.total == 3
     assert TaskFilter.parse("team:core @ada x").describe() == "x team:core assignee:ada"
+
+
+def test_counts_agree_with_dropped_tasks_shown(board: Board) -> None:
+    """The issue saw `71/70 shown` in the header and `todo · 60` on the column."""
+    live = [board.create_task(f"live {i}") for i in range(3)]
+    for task in [board.create_task(f"gone {i}") for i in range(2)]:
+        board.drop(task.id)
+    state = BoardState()
+    state.load(board.all_tasks())
+    assert (state.shown, state.total, state.counts[t.TODO]) == (3, 3, 3)
+    state.show_dropped = True
+    state.refilter()
+    assert (state.shown, state.total, state.counts[t.TODO]) == (5, 5, 5)
+    # Incremental updates keep the same rule: a dropped task restored, a live one dropped.
+    state.apply([board.drop(live[0].id)])
+    assert (state.shown, state.total, state.counts[t.TODO]) == (5, 5, 5)
+    state.show_dropped = False
+    state.refilter()
+    assert (state.shown, state.total, state.counts[t.TODO]) == (2, 2, 2)
+
+
+def test_done_and_cancelled_are_newest_first(board: Board, clock: ManualClock) -> None:
+    """Finished work is history: the latest at the top, whatever its priority."""
+    tasks = [board.create_task(f"t{i}", priority=p) for i, p in enumerate((5, 0, 3))]
+    for task in tasks:
+        clock.advance(seconds=10)
+        board.claim(task.id, "ada")
+        board.move(task.id, t.DONE)
+    cancelled = [board.create_task(f"c{i}", priority=p) for i, p in enumerate((9, 1))]
+    for task in cancelled:
+        clock.advance(seconds=10)
+        board.cancel(task.id)
+    state = BoardState()
+    state.load(board.all_tasks())
+    assert state.columns[t.DONE] == [tasks[2].id, tasks[1].id, tasks[0].id]
+    assert state.columns[t.CANCELLED] == [cancelled[1].id, cancelled[0].id]
+    # One more finishes: it arrives on top (an insertion at row 0).
+    late = board.create_task("late", priority=-5)
+    clock.advance(seconds=10)
+    board.claim(late.id, "ada")
+    applied = state.apply([board.move(late.id, t.DONE)])
+    assert state.columns[t.DONE][0] == late.id
+    assert applied.columns[t.DONE].shifted_from == 0
+    # A priority edit on a finished task does not move it.
+    applied = state.apply([board.update_task(tasks[0].id, priority=50)])
+    assert state.columns[t.DONE][-1] == tasks[0].id
+    assert applied.columns[t.DONE].shifted_from is None
+
+
+def test_filter_problems_are_named() -> None:
+    parsed = TaskFilter.parse("status:dnoe foo:bar CLI: http")
+    assert parsed.status == "dnoe"
+    assert any("dnoe" in problem for problem in parsed.problems)
+    assert any(problem.startswith("foo:") for problem in parsed.problems)
+    assert "foo:bar" in parsed.text and "cli:" in parsed.text
+    assert len(parsed.problems) == 2
+    assert TaskFilter.parse("status:in-progress role:x").problems == ()
+    assert TaskFilter.parse("status:in-progress").status == t.IN_PROGRESS
 
 
 def test_changes_since_follows_the_board(board: Board) -> None:

@@ -47,10 +47,22 @@ class Notes:
             self.seen.append(message)
 
     def errors(self) -> list[str]:
+        return self.of("error")
+
+    def warnings(self) -> list[str]:
+        return self.of("warning")
+
+    def infos(self) -> list[str]:
+        return self.of("information")
+
+    def seen_text(self) -> list[str]:
+        return [f"{n.notification.title}: {n.notification.message}" for n in self.seen]
+
+    def of(self, severity: str) -> list[str]:
         return [
             f"{n.notification.title}: {n.notification.message}"
             for n in self.seen
-            if n.notification.severity == "error"
+            if n.notification.severity == severity
         ]
 
 

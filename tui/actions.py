@@ -12,6 +12,7 @@ in read-only mode, so the footer and the palette show it: the registry (`tui.reg
 action writes, which needs a task and when it applies.
 """
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group
@@ -29,7 +30,7 @@ from .components.info_dialog import InfoDialog
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
-from .task_view import describe_verdict
+from .task_view import describe_verdict, plain
 
 if TYPE_CHECKING:
     from .app import KanbanApp
@@ -83,6 +84,20 @@ class TaskActions:
         if target is None:
             self.kanban.notify(f"No legal column on that side of {label(task.status)}.")
             return
+        if target == t.IN_PROGRESS:
+            # One key must not take work for the operator: ask, as the move menu's explicit
+            # "in progress: you take it" line does.
+            app = self.kanban
+            self._confirm(
+                f"Take {task.id} yourself?",
+                plain(
+                    f"Moving {task.id} to in progress claims it for {app.operator} with a fresh "
+                    "lease: no agent will claim it while you hold it."
+                ),
+                "Take it",
+                lambda: self.request_move(task, target),
+            )
+            return
         self.request_move(task, target)
 
     def action_release(self) -> None:
@@ -113,6 +128,8 @@ class TaskActions:
                     app.write(
                         move,
                         lambda b: b.move(task.id, t.BLOCKED, actor=app.operator, reason=reason),
+                        expect=task,
+                        then=self._landed(task, t.BLOCKED),
                     )
 
             app.push_screen(
@@ -125,7 +142,7 @@ class TaskActions:
             return
         if target in t.PENDING and task.assignee_agent_id:
             after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
-            body = Text(
+            body = plain(
                 f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
                 "ends that claim: owner, lease and verdict are cleared, running executions are "
                 f"cancelled, and {after}."
@@ -134,20 +151,48 @@ class TaskActions:
                 f"Release {task.id} to {label(target)}?",
                 body,
                 "Release",
-                lambda: app.write(move, lambda b: b.move(task.id, target, actor=app.operator)),
+                lambda: app.write(
+                    move,
+                    lambda b: b.move(task.id, target, actor=app.operator),
+                    expect=task,
+                    then=self._landed(task, target),
+                ),
             )
             return
         if target == t.CANCELLED:
-            body = Text(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
+            body = plain(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
             self._confirm(
                 f"Cancel {task.id}?",
                 body,
                 "Cancel task",
-                lambda: app.write(move, lambda b: b.cancel(task.id, actor=app.operator)),
+                lambda: app.write(
+                    move,
+                    lambda b: b.cancel(task.id, actor=app.operator),
+                    expect=task,
+                    then=self._landed(task, t.CANCELLED),
+                ),
                 danger=True,
             )
             return
-        app.write(move, lambda b: b.move(task.id, target, actor=app.operator))
+        app.write(
+            move,
+            lambda b: b.move(task.id, target, actor=app.operator),
+            expect=task,
+            then=self._landed(task, target),
+        )
+
+    def _landed(self, task: Task, target: str) -> Callable[[Task], None]:
+        """After a move: a write that changed nothing says so (never a silent no-op)."""
+
+        def check(new: Task) -> None:
+            if new.status != target:
+                self.kanban.notify(
+                    f"{task.id} is {label(new.status)}: nothing changed.",
+                    title=f"{task.id} → {label(target)}",
+                    severity="warning",
+                )
+
+        return check
 
     def confirm_override(self, task: Task) -> None:
         app = self.kanban
@@ -166,7 +211,7 @@ class TaskActions:
             Text("Verdict being overridden:", style="bold"),
             describe_verdict(task.verification, app.now_ms()),
             Text(""),
-            Text(f"Written to the audit table as {app.operator}.", style="dim"),
+            plain(f"Written to the audit table as {app.operator}.", "dim"),
         )
         self._confirm(
             f"Mark {task.id} done with a human override?",
@@ -175,6 +220,8 @@ class TaskActions:
             lambda: app.write(
                 f"{task.id} → done (override)",
                 lambda b: b.move(task.id, t.DONE, actor=app.operator, human_override=True),
+                expect=task,
+                then=self._landed(task, t.DONE),
             ),
             danger=True,
         )
@@ -206,7 +253,7 @@ class TaskActions:
                 )
                 return
             lines = [Text(f"{len(cancelled)} task(s) cancelled:", style="bold")]
-            lines += [Text(f"  {c.id}  {c.title}") for c in cancelled]
+            lines += [plain(f"  {c.id}  {c.title}") for c in cancelled]
             app.push_screen(InfoDialog(f"Cancelled the dependents of {task.id}", Group(*lines)))
 
         body = Text(
@@ -298,7 +345,12 @@ class TaskActions:
             return
         app = self.kanban
         if task.dropped:
-            app.write(f"restore {task.id}", lambda b: b.restore(task.id, actor=app.operator))
+            app.write(
+                f"restore {task.id}",
+                lambda b: b.restore(task.id, actor=app.operator),
+                expect=task,
+                success=f"{task.id} restored",
+            )
             return
         self._confirm(
             f"Drop {task.id}?",
@@ -307,7 +359,12 @@ class TaskActions:
                 "restores one."
             ),
             "Drop",
-            lambda: app.write(f"drop {task.id}", lambda b: b.drop(task.id, actor=app.operator)),
+            lambda: app.write(
+                f"drop {task.id}",
+                lambda b: b.drop(task.id, actor=app.operator),
+                expect=task,
+                success=f"{task.id} dropped (. shows dropped tasks)",
+            ),
         )
 
     def action_create(self) -> None:
@@ -319,7 +376,7 @@ class TaskActions:
                     "new task",
                     lambda b: b.create_task(actor=app.operator, **values),
                     then=lambda task: app.select_when_shown(task.id),
-                    success="Task created",
+                    success=lambda task: f"Created {task.id}",
                 )
 
         app.push_screen(TaskForm(), filled)

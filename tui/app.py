@@ -11,13 +11,16 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -25,23 +28,24 @@ from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.actors import OPERATOR, is_operator, operator_named
 from boardlib.clock import Clock, SystemClock
-from boardlib.records import Task
+from boardlib.inert import inert
+from boardlib.records import Event, Task
+from boardlib.transitions import label
 
 from . import keymap, registry
-from .board_state import Applied, BoardState, TaskFilter
-from .cards import next_lease_change
-from .commands import TaskJumpProvider, board_commands
+from .board_state import FINISHED, Applied, BoardState, TaskFilter
+from .cards import CardNotes, clock_text, next_lease_change
+from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
 from .components.help_screen import HelpScreen
-from .gateway import BoardGateway
-from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting
-from .prefetch import Prefetch
+from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
+from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting, SchemaNewer
+from .marks import Marks
+from .prefetch import RECENT_EVENTS, Prefetch
 
 T = TypeVar("T")
 
-HIGHLIGHT_S = 4.0  # how long a card an agent just changed stays marked
-FINISHED = (t.DONE, t.CANCELLED)
 DEFAULT_THEME = "textual-dark"
 
 
@@ -60,7 +64,7 @@ class KanbanApp(App[None]):
     TITLE = "kanban"
     CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = registry.bindings_for(registry.APP)
-    COMMANDS = App.COMMANDS | {TaskJumpProvider}
+    COMMANDS = App.COMMANDS | {TaskJumpProvider, BoardActionsProvider}
 
     def __init__(
         self,
@@ -96,8 +100,13 @@ class KanbanApp(App[None]):
         self.loaded = False
         self.paused = False
         self.last_change_ms: int | None = None
-        self.changed_until: dict[str, float] = {}
-        self._highlight_timer: Timer | None = None
+        self.marks = Marks()
+        self._marks_timer: Timer | None = None
+        self._refresh_asked = False
+        self.schema_newer = False
+        self.activity: deque[Event] = deque(maxlen=RECENT_EVENTS)  # the feed, oldest first
+        self.left_task: str | None = None  # the selected task that last left its column
+        self._last_actors: dict[str, str] = {}  # task -> who acted on it in the last update
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
@@ -121,7 +130,10 @@ class KanbanApp(App[None]):
         return self.clock.now_ms()
 
     def is_changed(self, task_id: str) -> bool:
-        return task_id in self.changed_until
+        return self.marks.is_changed(task_id)
+
+    def notes_of(self, task_id: str) -> CardNotes:
+        return self.marks.notes_of(task_id)
 
     def selected_task(self) -> Task | None:
         screen = self.screen
@@ -153,6 +165,26 @@ class KanbanApp(App[None]):
         finally:
             if start_reader:
                 self.reader.start()
+        if self.gateway.read_only and not self.read_only:
+            self.call_from_thread(self.open_read_only_for_newer_schema)
+
+    def on_schema_newer(self, _message: SchemaNewer) -> None:
+        self.open_read_only_for_newer_schema()
+
+    def open_read_only_for_newer_schema(self) -> None:
+        """A board written by a newer kanban: say so in the header and stop writing (every write
+        would fail), instead of showing "live" and refusing each write with a raw error."""
+        if self.schema_newer:
+            return
+        self.schema_newer = True
+        if not self.gateway.read_only:
+            self.gateway.refuse_writes(NEWER_SCHEMA)
+        self.read_only = True
+        self.board_screen.header.update_facts(read_only=True, schema_newer=True)
+        self.screen.refresh_bindings()
+        self.notify(
+            NEWER_SCHEMA[0].upper() + NEWER_SCHEMA[1:] + ".", severity="warning", timeout=15
+        )
 
     def on_unmount(self) -> None:
         self.reader.stop()
@@ -186,11 +218,30 @@ class KanbanApp(App[None]):
         self.loaded = True
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
+        if message.full and message.events:
+            self.activity.clear()
+        self.activity.extend(message.events)
+        now = time.monotonic()
+        self._last_actors = {e.task_id: e.actor for e in message.events if e.task_id and e.actor}
+        marked: set[str] = set()
+        if message.overridden is not None:
+            marked |= self.marks.set_overridden(message.overridden)
+        marked |= self.marks.note_events(message.events, now_ms=self.now_ms(), now=now)
         if not first and applied.changed:
-            self._highlight(applied.changed)
+            self.marks.highlight(applied.changed, now)
+        self._schedule_marks()
         with self.batch_update():
             self.board_screen.board.apply(applied)
+            self.board_screen.board.refresh_changed(marked - applied.changed)
             self._update_header()
+            if message.events and self.board_screen.activity.has_class("-open"):
+                self.board_screen.activity.show(self.activity)
+        if message.full and self._refresh_asked:
+            self._refresh_asked = False
+            state, now_ms = self.state, self.now_ms()
+            shown = "" if state.shown == state.total else f", {state.shown} shown"
+            at = clock_text(now_ms, now_ms)
+            self.notify(f"Re-read {state.total} tasks{shown} at {at}.", timeout=3)
         if self._pending_select and self._pending_select in self.state.tasks:
             self.jump_to(self._pending_select)
             self._pending_select = None
@@ -216,9 +267,11 @@ class KanbanApp(App[None]):
             total=state.total,
             shown=state.shown,
             in_progress=state.counts[t.IN_PROGRESS],
+            in_review=state.counts[t.IN_REVIEW],
             blocked=state.counts[t.BLOCKED],
             last_change_ms=self.last_change_ms,
             filter=state.filter.describe() + (" +dropped" if state.show_dropped else ""),
+            filter_problems=state.filter.problems,
             paused=self.paused,
         )
 
@@ -239,24 +292,22 @@ class KanbanApp(App[None]):
 
     # -- highlights and lease states: the only repaints that time alone causes -----------------
 
-    def _highlight(self, task_ids: set[str]) -> None:
-        until = time.monotonic() + HIGHLIGHT_S
-        for task_id in task_ids:
-            self.changed_until[task_id] = until
-        if self._highlight_timer is None:
-            self._highlight_timer = self.set_timer(HIGHLIGHT_S, self._expire_highlights)
+    def _schedule_marks(self) -> None:
+        """One timer, for the next mark to run out (none while nothing is marked)."""
+        if self._marks_timer is not None:
+            self._marks_timer.stop()
+            self._marks_timer = None
+        deadline = self.marks.next_deadline()
+        if deadline is not None:
+            delay = max(deadline - time.monotonic(), 0.05)
+            self._marks_timer = self.set_timer(delay, self._expire_marks)
 
-    def _expire_highlights(self) -> None:
-        self._highlight_timer = None
-        now = time.monotonic()
-        expired = {task_id for task_id, until in self.changed_until.items() if until <= now + 0.05}
-        for task_id in expired:
-            del self.changed_until[task_id]
+    def _expire_marks(self) -> None:
+        self._marks_timer = None
+        expired = self.marks.expire(time.monotonic() + 0.05)
         with self.batch_update():
             self.board_screen.board.refresh_changed(expired)
-        if self.changed_until:
-            delay = max(min(self.changed_until.values()) - now, 0.05)
-            self._highlight_timer = self.set_timer(delay, self._expire_highlights)
+        self._schedule_marks()
 
     def _schedule_lease_check(self) -> None:
         if self._lease_timer is not None:
@@ -290,14 +341,22 @@ class KanbanApp(App[None]):
         work: Callable[[Board], T],
         *,
         then: Callable[[T], object] | None = None,
-        success: str | None = None,
+        success: str | Callable[[T], str] | None = None,
+        expect: Task | None = None,
     ) -> None:
-        """Run one board call off the event loop. A refusal becomes a notification; the screen is
-        never changed here: the live feed (poked right away) shows what the database says."""
+        """Run one board call off the event loop. A refusal becomes a notification; so does a
+        task that changed under the operator's decision (`expect`: nothing is written then). The
+        screen is never changed here: the live feed (poked right away) shows what the database
+        says."""
         try:
-            result = self.gateway.write(work)
+            result = self.gateway.write(work, expect=expect)
         except BoardError as error:
             self.call_from_thread(self.refused, label, error)
+            return
+        except ChangedMeanwhile as stale:
+            self.call_from_thread(
+                self.notify, stale.describe(), title=label, severity="warning", timeout=10
+            )
             return
         except Exception as error:  # a defect, but the operator must still see it
             self.call_from_thread(
@@ -307,9 +366,30 @@ class KanbanApp(App[None]):
         finally:
             self.reader.poke()
         if success:
-            self.call_from_thread(self.notify, success, timeout=3)
+            said = success(result) if callable(success) else success
+            self.call_from_thread(self.notify, said, timeout=3)
         if then is not None:
             self.call_from_thread(then, result)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification of the app passes here: a refusal's message or a title can quote
+        agent text, so both are made inert and shown as plain text, never markup."""
+        del markup
+        super().notify(
+            inert(message, multiline=True),
+            title=inert(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def refused(self, label: str, error: BoardError) -> None:
         self.notify(
@@ -347,6 +427,7 @@ class KanbanApp(App[None]):
         self.board_screen.header.update_facts(paused=self.paused, waiting=False)
 
     def refresh_now(self) -> None:
+        self._refresh_asked = True  # the full read, when it arrives, says what it read
         self.reader.poke(full=True)
 
     def jump_to(self, task_id: str) -> None:
@@ -363,6 +444,20 @@ class KanbanApp(App[None]):
             self._apply_view_change(self.state.refilter())
         self.board_screen.board.select_task(task_id)
 
+    def selection_left(self, task_id: str, to_status: str) -> None:
+        """The selected task left the focused column: the cursor stayed; say where it went."""
+        self.left_task = task_id
+        actor = self._last_actors.get(task_id)
+        by = "" if actor is None else " (you)" if actor == self.operator else f" by {actor}"
+        keys = keymap.key_text(registry.BY_ID["board.follow"], self.user_keymap)
+        self.notify(f"{task_id} → {label(to_status)}{by} · {keys} follows it", timeout=5)
+
+    def follow_left_task(self) -> None:
+        if self.left_task is None:
+            self.notify("No task left the column yet.", timeout=2)
+            return
+        self.jump_to(self.left_task)
+
     def select_when_shown(self, task_id: str) -> None:
         if task_id in self.state.tasks:
             self.jump_to(task_id)
@@ -378,9 +473,12 @@ class KanbanApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)
-        if isinstance(screen, BoardScreen | TaskDrawer):
-            yield from board_commands(self, screen)
-        else:
+        yield SystemCommand(
+            "Use the terminal's colours",
+            "theme ansi-dark (for SSH)",
+            partial(setattr, self, "theme", "ansi-dark"),
+        )
+        if not isinstance(screen, BoardScreen | TaskDrawer):
             yield SystemCommand("Back to the board", "", self.pop_screen)
 
 

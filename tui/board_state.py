@@ -8,7 +8,11 @@ one-card change at a few hundred bytes on the wire with 10,000 tasks on the boar
 
 Order inside a column is priority (highest first), then creation order. It deliberately ignores
 `updated_at`: a card that jumps to the top whenever an agent touches it would move under the
-operator's cursor.
+operator's cursor. Done and cancelled are history, read newest first: they are ordered by when
+they finished (`completed_at`, or the cancel's `updated_at`), then creation order.
+
+Counts agree everywhere: a column's count, the header's total and "N shown" all count the tasks
+in scope (dropped ones only while `.` shows them), so "shown" never exceeds the total.
 """
 
 from bisect import bisect_left
@@ -18,33 +22,46 @@ from dataclasses import dataclass, field
 from boardlib import transitions as t
 from boardlib.records import Task
 
+FINISHED = tuple(status for status in t.STATUSES if status in t.TERMINAL)  # done, cancelled
 FILTER_KEYS = {"team": "team", "assignee": "assignee", "role": "role", "status": "status"}
 
 
 @dataclass(frozen=True, slots=True)
 class TaskFilter:
-    """`team:x role:y assignee:z` (or `@z`) plus free text matched against id, title and
-    description, all case-insensitive."""
+    """`team:x role:y assignee:z` (or `@z`) `status:s` plus free text matched against id, title
+    and description, all case-insensitive. What it does not understand it says (`problems`),
+    instead of silently matching nothing: a `key:value` with an unknown key is searched as text,
+    an unknown status matches nothing."""
 
     text: str = ""
     team: str | None = None
     assignee: str | None = None
     role: str | None = None
     status: str | None = None
+    problems: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, query: str) -> "TaskFilter":
         words: list[str] = []
         fields: dict[str, str] = {}
+        problems: list[str] = []
         for token in query.split():
             key, colon, value = token.partition(":")
             if colon and key.lower() in FILTER_KEYS and value:
-                fields[FILTER_KEYS[key.lower()]] = value.lower()
+                value = value.lower()
+                if key.lower() == "status":
+                    value = value.replace("-", "_").replace(" ", "_")
+                    if value not in t.STATUSES:
+                        problems.append(f"no status {value!r} (statuses: {', '.join(t.STATUSES)})")
+                fields[FILTER_KEYS[key.lower()]] = value
             elif token.startswith("@") and len(token) > 1:
                 fields["assignee"] = token[1:].lower()
             else:
+                if colon and value and key.isidentifier():
+                    keys = ", ".join(f"{name}:" for name in FILTER_KEYS)
+                    problems.append(f"{key}: is not a filter key ({keys}); searched as text")
                 words.append(token.lower())
-        return cls(text=" ".join(words), **fields)
+        return cls(text=" ".join(words), problems=tuple(problems), **fields)
 
     @property
     def active(self) -> bool:
@@ -72,6 +89,14 @@ class TaskFilter:
         return all(word in haystack for word in self.text.split())
 
 
+def sort_key(task: Task, rank: int) -> tuple[int, int]:
+    """Where a task sits in its column: finished work newest first, the rest by priority."""
+    if task.status in FINISHED:
+        finished = task.completed_at if task.completed_at is not None else task.updated_at
+        return (-finished, rank)
+    return (-task.priority, rank)
+
+
 @dataclass(slots=True)
 class ColumnChange:
     """How one column changed: rows repainted in place, and the first row from which cards moved
@@ -80,6 +105,7 @@ class ColumnChange:
     rows: set[str] = field(default_factory=set)  # task ids changed in place
     shifted_from: int | None = None
     reset: bool = False  # rebuilt wholesale (first load, new filter)
+    inserted: set[str] = field(default_factory=set)  # task ids that arrived in this column
 
     def shift(self, index: int) -> None:
         self.shifted_from = index if self.shifted_from is None else min(self.shifted_from, index)
@@ -92,6 +118,7 @@ class Applied:
     columns: dict[str, ColumnChange] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)  # tasks whose row differs from before
     moved: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (from, to) status
+    refiltered: bool = False  # the filter (or the dropped toggle) changed: a new question
 
     def column(self, status: str) -> ColumnChange:
         change = self.columns.get(status)
@@ -119,7 +146,11 @@ class BoardState:
     # -- queries --------------------------------------------------------------------------------
 
     def key(self, task_id: str) -> tuple[int, int]:
-        return (-self.tasks[task_id].priority, self.rank[task_id])
+        return sort_key(self.tasks[task_id], self.rank[task_id])
+
+    def in_scope(self, task: Task) -> bool:
+        """Counted: every live task, and dropped ones while they are shown."""
+        return not task.dropped or self.show_dropped
 
     def index_of(self, task_id: str) -> int | None:
         """Row of a visible task in its column, by binary search on the display order."""
@@ -175,7 +206,7 @@ class BoardState:
 
     def refilter(self) -> Applied:
         """Rebuild every column after the filter or the dropped toggle changed."""
-        applied = Applied()
+        applied = Applied(refiltered=True)
         self._rebuild(applied)
         return applied
 
@@ -185,7 +216,7 @@ class BoardState:
         for task in self.tasks.values():
             if task.status not in columns:
                 continue  # an unknown status is not guessed into a column
-            if not task.dropped:
+            if self.in_scope(task):
                 counts[task.status] += 1
             if self.visible(task):
                 columns[task.status].append(task.id)
@@ -211,14 +242,14 @@ class BoardState:
             else:
                 if old.status != task.status:
                     applied.moved[task.id] = (old.status, task.status)
-                if not old.dropped and old.status in self.counts:
+                if self.in_scope(old) and old.status in self.counts:
                     self.counts[old.status] -= 1
             was_at = self.index_of(task.id) if old is not None else None
             same_slot = (
                 old is not None
                 and was_at is not None
                 and old.status == task.status
-                and old.priority == task.priority
+                and sort_key(old, 0) == sort_key(task, 0)
                 and self.visible(task)
             )
             if same_slot:
@@ -234,7 +265,8 @@ class BoardState:
                     index = bisect_left(ids, self.key(task.id), key=self.key)
                     ids.insert(index, task.id)
                     applied.column(task.status).shift(index)
-            if not task.dropped and task.status in self.counts:
+                    applied.column(task.status).inserted.add(task.id)
+            if self.in_scope(task) and task.status in self.counts:
                 self.counts[task.status] += 1
         for task_id in in_place:
             applied.column(self.tasks[task_id].status).rows.add(task_id)

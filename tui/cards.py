@@ -1,6 +1,8 @@
 """One task drawn as a card of fixed height: plain functions from a `Task` to lines of segments.
 
 Kept apart from the column widget so the look can be read (and tested) without a running app.
+Every string that came from the database passes through `boardlib.inert` here, and cards are built
+from segments, never markup: a title is drawn as its characters, whatever they are.
 Times are absolute wall-clock times (`14:35:07`), never "3 min ago": a relative time would have to
 repaint every second, and an idle board must write nothing to the terminal. What does change with
 time alone, a lease running out, changes the card's *state* (ok, soon, expired) at moments we can
@@ -17,6 +19,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from boardlib import transitions as t
+from boardlib.inert import inert
 from boardlib.records import Task
 
 CARD_LINES = 3  # lines of text per card
@@ -31,6 +34,19 @@ VERDICTS = {
     "fail": ("✗ fail", "error"),
     "completed_with_debt": ("≈ debt", "warning"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class CardNotes:
+    """What the app knows about a card beyond its row: a human override (the audit table), and
+    for a short while after recovery released it, whose lease expired (the row no longer says)."""
+
+    overridden: bool = False
+    expired_lease_of: str | None = None
+
+
+NO_NOTES = CardNotes()
+OVERRIDE_MARK = "⚑"
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,13 +182,16 @@ def card_lines(
     selected: bool = False,
     cursor: bool = False,
     changed: bool = False,
+    notes: CardNotes = NO_NOTES,
 ) -> list[Strip]:
     """The CARD_HEIGHT strips of one card at `width` cells (a bar, the text, a right margin)."""
     base = palette.selected if selected else palette.cursor if cursor else palette.card
     inner = max(width - 2, 1)
     p = palette
 
-    head = _Line().add(task.id, p.ident)
+    head = _Line().add(inert(task.id), p.ident)
+    if notes.overridden:
+        head.add(OVERRIDE_MARK, p.warning)  # done over the verdict by a person (audited)
     if task.priority:
         head.add(f"P{task.priority}", p.warning if task.priority >= 3 else p.accent)
     if task.unmet_deps and task.status not in t.TERMINAL:
@@ -187,14 +206,16 @@ def card_lines(
     title = _Line()
     if task.dropped:
         title.add("[dropped]", p.muted)
-    title.add(task.title, p.muted if task.dropped else p.title)
+    title.add(inert(task.title), p.muted if task.dropped else p.title)
 
     meta = _Line()
     status = task.status
-    if status == t.IN_PROGRESS:
-        who = task.assignee_agent_id or "?"
+    if notes.expired_lease_of is not None and status != t.IN_PROGRESS:
+        meta.add(f"lease expired: {inert(notes.expired_lease_of)}", p.error)
+    elif status == t.IN_PROGRESS:
+        who = inert(task.assignee_agent_id or "?")
         if task.assignee_runtime:
-            who += f"·{task.assignee_runtime}"
+            who += f"·{inert(task.assignee_runtime)}"
         meta.add(who, p.accent)
         if task.last_heartbeat_at is not None:
             meta.add(f"♥{clock_text(task.last_heartbeat_at, now_ms)}", p.muted, optional=True)
@@ -208,28 +229,27 @@ def card_lines(
             else:
                 meta.add_right(f"→{until}", p.muted)
     elif status == t.BLOCKED:
-        meta.add(f"⚠ {task.blocked_reason or 'blocked'}", p.warning)
+        meta.add(f"⚠ {inert(task.blocked_reason or 'blocked')}", p.warning)
     elif status == t.IN_REVIEW:
         meta.add("to review", p.accent)
         builder = task.builder
         if builder:
-            meta.add(f"from {builder}", p.muted)  # the builder, who may not judge it
+            meta.add(f"from {inert(builder)}", p.muted)  # the builder, who may not judge it
     elif status in (t.TODO, t.BACKLOG):
         if task.role:
-            meta.add(f"[{task.role}]", p.accent)
+            meta.add(f"[{inert(task.role)}]", p.accent)
         if task.is_ready:
             meta.add("ready", p.success)
         elif task.unmet_deps:
             meta.add("waiting", p.muted)
         if task.team_id:
-            meta.add(f"team:{task.team_id}", p.muted, optional=True)
+            meta.add(f"team:{inert(task.team_id)}", p.muted, optional=True)
     elif status == t.DONE:
-        who = task.claimed_by or ""
-        meta.add(who, p.muted)
+        meta.add(inert(task.claimed_by or ""), p.muted)
         if task.completed_at is not None:
             meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)
     else:
-        meta.add(status, p.muted)
+        meta.add(inert(status), p.muted)
 
     bar_style = p.changed if changed else base
     bar = "▌" if (changed or selected) else " "

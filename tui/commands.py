@@ -1,18 +1,30 @@
-"""`ctrl+p`: the command palette. Two sources: jump to any task by id or title words, and the
+"""`ctrl+p`: the command palette. Two providers: jump to a task by id or title words, and the
 board's actions from the registry (including "move to <status>" for exactly the legal targets of
 the selected task), next to Textual's own commands (themes, such as `ansi-dark` for terminals
 reached over SSH, quit, keys).
+
+Safety rules, because a palette entry can write to the board:
+- a query that looks like a task id (`TASK-7`) jumps to exactly that task when it exists (its hit
+  outranks everything), and no action is offered at all for such a query;
+- actions are matched on their words only, never on the task id in their title, so a write can
+  never be chosen through a fuzzy match of an id; every write's title names its task;
+- what is shown is plain text: titles are made inert and never parsed as markup (Textual's own
+  `Matcher.highlight` parses its candidate as markup, so it is not used for task text).
 """
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual.app import SystemCommand
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
+from textual.markup import escape
 from textual.screen import Screen
 
 from boardlib import transitions as t
+from boardlib.inert import inert
 from boardlib.transitions import label
 
 from . import registry
@@ -22,6 +34,25 @@ if TYPE_CHECKING:
     from .app import KanbanApp
 
 MAX_HITS = 30
+EXACT_ID = 100.0  # fuzzy scores reach 2.0 for a substring; an exact id must outrank them all
+FUZZY_CEILING = 0.9
+ID_QUERY = re.compile(r"[A-Za-z][A-Za-z0-9_]*-\d+")
+
+
+def looks_like_id(query: str) -> bool:
+    return ID_QUERY.fullmatch(query.strip()) is not None
+
+
+def plain_highlight(matcher: Matcher, text: str) -> Content:
+    """`text` as plain content with the fuzzy match marked (no markup parsing)."""
+    content = Content(text)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    if not score:
+        return content
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
 
 
 class TaskJumpProvider(Provider):
@@ -31,39 +62,67 @@ class TaskJumpProvider(Provider):
     def kanban(self) -> "KanbanApp":
         return self.app  # type: ignore[return-value]
 
+    def _hit(self, task_id: str, score: float, matcher: Matcher) -> Hit:
+        task = self.kanban.state.tasks[task_id]
+        text = inert(f"{task.id}  {task.title}")
+        return Hit(
+            score,
+            plain_highlight(matcher, text),
+            partial(self.kanban.jump_to, task.id),
+            text=text,
+            help=escape(inert(f"go to {task.id} ({label(task.status)})")),
+        )
+
     async def search(self, query: str) -> Hits:
         words = query.lower().split()
         if not words:
             return
         matcher = self.matcher(query)
-        exact = query.strip().upper()
+        tasks = self.kanban.state.tasks
+        if looks_like_id(query):
+            wanted = query.strip().upper()
+            exact = next((task_id for task_id in tasks if task_id.upper() == wanted), None)
+            if exact is not None:
+                yield self._hit(exact, EXACT_ID, matcher)
+            else:
+                yield Hit(
+                    EXACT_ID,
+                    Content(inert(f"{wanted} is not on this board")),
+                    partial(self.kanban.notify, f"{wanted} is not on this board."),
+                    text=wanted,
+                )
+            found = 0
+            for task_id in tasks:  # longer ids that start with it, below the exact one
+                if task_id.upper().startswith(wanted) and task_id != exact:
+                    yield self._hit(task_id, 0.5, matcher)
+                    found += 1
+                    if found >= MAX_HITS:
+                        return
+            return
         found = 0
-        for task in self.kanban.state.tasks.values():
+        for task in tasks.values():
             haystack = f"{task.id} {task.title}".lower()
-            if task.id.upper() != exact and not all(word in haystack for word in words):
+            if not all(word in haystack for word in words):
                 continue
-            text = f"{task.id}  {task.title}"
-            score = 1.0 if task.id.upper() == exact else max(matcher.match(text), 0.1)
-            yield Hit(
-                score,
-                matcher.highlight(text),
-                partial(self.kanban.jump_to, task.id),
-                text=text,
-                help=f"go to {task.id} ({label(task.status)})",
-            )
+            score = min(max(matcher.match(inert(f"{task.id}  {task.title}")), 0.1), FUZZY_CEILING)
+            yield self._hit(task.id, score, matcher)
             found += 1
             if found >= MAX_HITS:
                 return
 
-    async def discover(self) -> Hits:
-        task = self.kanban.selected_task()
-        if task is not None:
-            yield DiscoveryHit(
-                f"Open {task.id}", partial(self.kanban.open_drawer, task.id), help=task.title
-            )
+
+@dataclass(frozen=True, slots=True)
+class BoardCommand:
+    """One palette entry: `title` is shown (naming its task), `words` is what a query matches."""
+
+    title: str
+    words: str
+    help: str
+    run: Callable[[], object]
+    writes: bool
 
 
-def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[SystemCommand]:
+def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[BoardCommand]:
     """The registry's palette entries for this screen, only those that apply right now (as the
     footer greys them), each naming the task it acts on; "move" offers exactly the legal
     targets of the selected task."""
@@ -74,25 +133,56 @@ def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[SystemComm
     move = registry.BY_ID["task.move"]
     if task is not None and screen.check_action(move.name, move.parameters) is True:
         for target in t.legal_targets(task.status):
-            yield SystemCommand(
-                f"Move {task.id} to {label(target)}",
+            yield BoardCommand(
+                inert(f"Move {task.id} to {label(target)}"),
+                f"Move to {label(target)}",
                 f"{_keys(app, move)} · from {label(task.status)}, {move.palette_help}",
                 partial(screen.request_move, task, target),  # type: ignore[attr-defined]
+                writes=True,
             )
     for action in registry.palette_entries(name):
         runner = app if registry.APP in action.screens else screen
         if runner.check_action(action.name, action.parameters) is not True:
             continue
         help_text = " · ".join(part for part in (_keys(app, action), action.palette_help) if part)
-        yield SystemCommand(
-            action.palette_title(task), help_text, partial(runner.run_action, action.call)
+        assert action.palette is not None
+        yield BoardCommand(
+            inert(action.palette_title(task)),
+            action.palette.replace("{task}", "").replace("  ", " ").strip(),
+            help_text,
+            partial(runner.run_action, action.call),
+            writes=action.writes,
         )
-    yield SystemCommand(
-        "Use the terminal's colours",
-        "theme ansi-dark (for SSH)",
-        partial(setattr, app, "theme", "ansi-dark"),
-    )
 
 
 def _keys(app: "KanbanApp", action: registry.Action) -> str:
     return key_text(action, app.user_keymap)
+
+
+class BoardActionsProvider(Provider):
+    """The board's actions. Nothing at all for an id-looking query: that is a jump."""
+
+    @property
+    def kanban(self) -> "KanbanApp":
+        return self.app  # type: ignore[return-value]
+
+    async def search(self, query: str) -> Hits:
+        if not query.strip() or looks_like_id(query):
+            return
+        matcher = self.matcher(query)
+        for command in board_commands(self.kanban, self.screen):
+            score = matcher.match(command.words)
+            if score > 0:
+                yield Hit(
+                    min(score, FUZZY_CEILING),
+                    plain_highlight(matcher, command.title),
+                    command.run,
+                    text=command.title,
+                    help=escape(command.help),
+                )
+
+    async def discover(self) -> Hits:
+        for command in board_commands(self.kanban, self.screen):
+            yield DiscoveryHit(
+                Content(command.title), command.run, text=command.title, help=escape(command.help)
+            )

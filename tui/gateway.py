@@ -13,12 +13,52 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from boardlib import Board, BoardConfig, BoardError, Reason
+from boardlib import transitions as t
 from boardlib.clock import Clock
+from boardlib.records import Task
 
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
 
 T = TypeVar("T")
+
+
+NEWER_SCHEMA = (
+    "this board was written by a newer kanban: it is open read-only; upgrade to change it"
+)
+
+
+class ChangedMeanwhile(Exception):
+    """The task is not what the operator decided on any more: another process moved it, took it
+    or dropped it between the screen and the write. Nothing is written; the operator is told what
+    it is now, so they can look again and choose."""
+
+    def __init__(self, seen: Task, now: Task) -> None:
+        super().__init__(seen.id)
+        self.seen = seen
+        self.now = now
+
+    def describe(self) -> str:
+        seen, now = self.seen, self.now
+        parts = []
+        if now.status != seen.status:
+            parts.append(f"it is {t.label(now.status)} now (you saw {t.label(seen.status)})")
+        if now.assignee_agent_id != seen.assignee_agent_id:
+            holder = now.assignee_agent_id
+            parts.append(f"held by {holder}" if holder else "no longer held by anyone")
+        if now.dropped != seen.dropped:
+            parts.append("dropped" if now.dropped else "restored")
+        what = ", ".join(parts) or "it changed"
+        return f"{seen.id} changed while you decided: {what}. Nothing was written."
+
+
+def changed_meanwhile(seen: Task, now: Task) -> bool:
+    """Whether a move decided on `seen` would act on something else in `now`."""
+    return (seen.status, seen.assignee_agent_id, seen.dropped) != (
+        now.status,
+        now.assignee_agent_id,
+        now.dropped,
+    )
 
 
 class BoardGateway:
@@ -32,6 +72,7 @@ class BoardGateway:
         self._writer: Board | None = None
         self._reader: Board | None = None
         self._janitor: WorktreeJanitor | None = None
+        self.read_only_because = "the board is open read-only (--read-only)"
 
     def open(self) -> None:
         """Create or migrate the board (writable mode) so the reader finds it. Runs the orphan
@@ -41,6 +82,12 @@ class BoardGateway:
         interval."""
         if self.read_only:
             return
+        if self.path.exists():
+            with Board(self.path, read_only=True, recover=False, clock=self.clock) as probe:
+                newer = probe.schema_is_newer()
+            if newer:
+                self.refuse_writes(NEWER_SCHEMA)
+                return
         board = self._writable()
         with self._open_lock:
             if self._janitor is None:
@@ -49,9 +96,21 @@ class BoardGateway:
                 board.start_sweeper()
                 self._janitor = start_worktree_gc(board)
 
+    def refuse_writes(self, because: str) -> None:
+        """From now on every write is a `read_only` refusal that says `because`."""
+        with self._open_lock:
+            self.read_only = True
+            self.read_only_because = because
+            if self._janitor is not None:
+                self._janitor.stop()
+                self._janitor = None
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
     def _writable(self) -> Board:
         if self.read_only:
-            raise BoardError(Reason.READ_ONLY, "the board is open read-only (--read-only)")
+            raise BoardError(Reason.READ_ONLY, self.read_only_because)
         with self._open_lock:
             if self._writer is None:
                 self._writer = Board(self.path, clock=self.clock, config=BoardConfig.from_env())
@@ -67,9 +126,15 @@ class BoardGateway:
             board = self._reader
         return work(board)
 
-    def write(self, work: Callable[[Board], T]) -> T:
+    def write(self, work: Callable[[Board], T], *, expect: Task | None = None) -> T:
+        """Run one write. With `expect`, first check (under the write lock) that the task is
+        still what the operator saw; otherwise raise `ChangedMeanwhile` and write nothing."""
         board = self._writable()
         with self._write_lock:
+            if expect is not None:
+                now = board.get_task(expect.id)
+                if changed_meanwhile(expect, now):
+                    raise ChangedMeanwhile(expect, now)
             return work(board)
 
     def close(self) -> None:

@@ -22,9 +22,9 @@ from textual.message import Message
 
 from boardlib import Board, BoardError
 from boardlib.clock import Clock
-from boardlib.records import Task
+from boardlib.records import Event, Task
 
-from .prefetch import Prefetch, board_identity
+from .prefetch import RECENT_EVENTS, Prefetch, board_identity, recent_events
 
 BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
 
@@ -39,12 +39,22 @@ class BoardUpdate(Message):
         full: bool,
         touched: frozenset[str],
         last_change_ms: int | None,
+        events: list[Event] | None = None,
+        overridden: frozenset[str] | None = None,
     ) -> None:
         super().__init__()
         self.tasks = tasks
         self.full = full
         self.touched = touched  # every task id an event named, changed row or not (comments...)
         self.last_change_ms = last_change_ms
+        # The events read with this update, oldest first (on a full read: the most recent ones,
+        # for the activity pane); the same feed as `kanban events --follow`, read once.
+        self.events = events or []
+        self.overridden = overridden  # on a full read: every task done by a human override
+
+
+class SchemaNewer(Message):
+    """The board was written by a newer kanban: readable, but this app must not write to it."""
 
 
 class BoardHealth(Message):
@@ -105,6 +115,7 @@ class BoardReader:
         self._known: dict[str, Task] = {}
         self._stale_since: int | None = None
         self._waiting_flagged = False
+        self._schema_said = False
 
     # -- called from the app's thread -----------------------------------------------------------
 
@@ -184,12 +195,17 @@ class BoardReader:
         self._known = {task.id: task for task in first.tasks}
         with self._lock:
             self._want_full = False
+        if first.schema_newer:
+            self._schema_said = True
+            self._post(SchemaNewer())
         self._post(
             BoardUpdate(
                 first.tasks,
                 full=True,
                 touched=frozenset(),
                 last_change_ms=_last_change(first.tasks),
+                events=first.events,
+                overridden=first.overridden,
             )
         )
 
@@ -199,6 +215,9 @@ class BoardReader:
             self._board = Board(self.path, read_only=True, recover=False, clock=self._clock)
             self._identity = identity
             self._version = None
+            if not self._schema_said and self._board.schema_is_newer():
+                self._schema_said = True
+                self._post(SchemaNewer())
         return self._board
 
     def _close(self) -> None:
@@ -220,7 +239,14 @@ class BoardReader:
         self._cursor = cursor
         self._known = {task.id: task for task in tasks}
         self._post(
-            BoardUpdate(tasks, full=True, touched=frozenset(), last_change_ms=_last_change(tasks))
+            BoardUpdate(
+                tasks,
+                full=True,
+                touched=frozenset(),
+                last_change_ms=_last_change(tasks),
+                events=recent_events(board, RECENT_EVENTS),
+                overridden=frozenset(board.overridden_task_ids()),
+            )
         )
 
     def _read_changes(self, board: Board) -> None:
@@ -241,6 +267,7 @@ class BoardReader:
                 full=False,
                 touched=touched,
                 last_change_ms=max(event.created_at for event in events),
+                events=events,
             )
         )
 

@@ -14,13 +14,20 @@ from pathlib import Path
 
 from boardlib import Board
 from boardlib.clock import Clock
-from boardlib.records import Task
+from boardlib.records import Event, Task
+
+RECENT_EVENTS = 200  # what a full read hands the activity pane
 
 
 def board_identity(path: Path) -> tuple[int, int]:
     """Which file the path names right now: a deleted or replaced board is not the one we read."""
     stat = os.stat(path)
     return stat.st_dev, stat.st_ino
+
+
+def recent_events(board: Board, count: int) -> list[Event]:
+    """The newest `count` events, oldest first (the order the live feed delivers them)."""
+    return board.recent_events(limit=count)[::-1]
 
 
 @dataclass
@@ -32,6 +39,9 @@ class FirstRead:
     version: int
     tasks: list[Task]
     cursor: int
+    events: list[Event]
+    overridden: frozenset[str]
+    schema_newer: bool
 
 
 class Prefetch:
@@ -50,10 +60,13 @@ class Prefetch:
         try:
             version = board.data_version()
             tasks, cursor = board.snapshot()
+            events = recent_events(board, RECENT_EVENTS)
+            overridden = frozenset(board.overridden_task_ids())
+            newer = board.schema_is_newer()
         except Exception:
             board.close()
             return None
-        return FirstRead(board, identity, version, tasks, cursor)
+        return FirstRead(board, identity, version, tasks, cursor, events, overridden, newer)
 
     def take(self) -> FirstRead | None:
         """The prefetched read (once), or None when there is none to adopt."""

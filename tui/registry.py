@@ -178,6 +178,14 @@ ACTIONS: tuple[Action, ...] = (
     ),
     _board("board.back", "back", "Clear filter", "escape"),
     _board(
+        "board.follow",
+        "follow",
+        "Follow the task that left",
+        "f",
+        palette="Follow the task that just left the column",
+        palette_help="where an agent (or you) moved it",
+    ),
+    _board(
         "board.dropped",
         "toggle_dropped",
         "Show dropped",
@@ -191,6 +199,23 @@ ACTIONS: tuple[Action, ...] = (
         "Fold done/cancelled",
         "z",
         palette="Fold or unfold done and cancelled",
+    ),
+    _board(
+        "board.activity",
+        "toggle_activity",
+        "Activity",
+        "A",
+        palette="Show or hide the activity pane",
+        palette_help="what just happened, in words",
+    ),
+    _board(
+        "board.copy_id",
+        "copy_id",
+        "Copy id",
+        "y",
+        needs_task=True,
+        palette="Copy {task} to the clipboard",
+        palette_help="through the terminal (OSC 52)",
     ),
     _board(
         "board.pause",

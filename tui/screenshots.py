@@ -2,8 +2,9 @@
 
 Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
-a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu and the
-human-override dialog. Regenerate whenever the look changes; the README shows them.
+a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
+human-override dialog, the drawer and the activity pane. Regenerate whenever the look changes;
+the README shows them.
 """
 
 import argparse
@@ -192,6 +193,10 @@ async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -
         await pilot.press("enter")
         await pilot.pause(0.4)
         saved.append(Path(kanban.save_screenshot("drawer.svg", str(out))))
+        await pilot.press("escape")
+        await pilot.press("A")
+        await pilot.pause(0.2)
+        saved.append(Path(kanban.save_screenshot("activity.svg", str(out))))
     return saved
 
 

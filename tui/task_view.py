@@ -1,19 +1,24 @@
 """The drawer's contents: one `TaskView` (task, comments, both dependency directions, executions,
 verdict, lease) as Rich renderables.
 
+Agent text is data: every string from the database goes through `boardlib.inert` and into a
+`rich.text.Text` (never markup, never a plain `str` cell, which a Rich table would parse as
+markup), so `[@click=...]` in an executor name is drawn as those characters and runs nothing.
+
 The verdict is parsed with the board's own model (`boardlib.models.parse_verdict`), so debt notes,
 gate attempts and reviews render as what they are (a criterion, a severity, a justification), never
 as an object dumped into text.
 """
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.records import Execution, LinkedTask, Task, TaskView
+from boardlib.inert import inert
+from boardlib.narration import ROUTINE, narrate
+from boardlib.records import AuditEntry, Event, Execution, LinkedTask, Task, TaskView
 
 from .cards import EXPIRED, SOON, clock_text, lease_state, money
 
@@ -25,6 +30,11 @@ def heading(text: str) -> Text:
     return Text(f"\n{text}", style="bold underline")
 
 
+def plain(text: object, style: str = "", *, multiline: bool = False) -> Text:
+    """Agent text (or anything from the database) as inert `Text`."""
+    return Text(inert("" if text is None else str(text), multiline=multiline), style=style)
+
+
 def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
     """A verdict as text: status, whether it may reach done, gate attempts, debt notes, reviews."""
     if not verification:
@@ -34,24 +44,24 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
     try:
         verdict = parse_verdict(verification)
     except ValueError as error:
-        return Text(f"Unreadable verdict ({error.__class__.__name__}): {verification[:200]}")
+        return plain(f"Unreadable verdict ({error.__class__.__name__}): {verification[:200]}")
     parts: list[RenderableType] = []
     line = Text()
-    line.append(verdict.status.upper(), style=VERDICT_STYLE.get(verdict.status, "bold"))
+    line.append(inert(verdict.status.upper()), style=VERDICT_STYLE.get(verdict.status, "bold"))
     promotable = "may reach done" if verdict.promotable else "blocks done (override required)"
     line.append(f"  {promotable}  ·  updated {clock_text(verdict.updated_at, now_ms)}", "dim")
     parts.append(line)
     for attempt in verdict.attempts:
         text = Text(f"  attempt {attempt.attempt} at {clock_text(attempt.at, now_ms)}: ")
-        text.append(attempt.status, style=VERDICT_STYLE.get(attempt.status, ""))
+        text.append(inert(attempt.status), style=VERDICT_STYLE.get(attempt.status, ""))
         gate = attempt.deterministic
         if gate is not None:
-            ran = f"  `{gate.command}` exit {gate.exit_code}"
+            ran = f"  `{inert(gate.command)}` exit {gate.exit_code}"
             ran += " (timed out)" if gate.timed_out else ""
             text.append(ran, style="dim")
             tail = (gate.stderr_tail or gate.stdout_tail).strip().splitlines()[-3:]
             for row in tail:
-                text.append(f"\n      {row}", style="dim")
+                text.append(f"\n      {inert(row)}", style="dim")
         parts.append(text)
     if verdict.debt_notes:
         notes = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
@@ -60,16 +70,16 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
         notes.add_column("justification", ratio=1)
         for note in verdict.debt_notes:
             notes.add_row(
-                Text(note.severity, style=SEVERITY_STYLE.get(note.severity, "")),
-                escape(note.criterion),
-                escape(note.justification),
+                plain(note.severity, SEVERITY_STYLE.get(note.severity, "")),
+                plain(note.criterion),
+                plain(note.justification, multiline=True),
             )
         parts.append(Text("  debt notes:", style="bold yellow"))
         parts.append(Padding(notes, (0, 0, 0, 2)))
     for review in verdict.reviews:
-        text = Text(f"  {review.decision} by {review.reviewer} at {clock_text(review.at, now_ms)}")
+        text = plain(f"  {review.decision} by {review.reviewer} at {clock_text(review.at, now_ms)}")
         if review.reason:
-            text.append(f": {review.reason}", style="italic")
+            text.append(f": {inert(review.reason)}", style="italic")
         parts.append(text)
     return Group(*parts)
 
@@ -81,7 +91,7 @@ def _facts(task: Task, now_ms: int) -> Table:
 
     def row(name: str, value: object, style: str = "") -> None:
         if value not in (None, "", [], 0) or name in ("priority",):
-            table.add_row(name, Text(str(value), style=style))
+            table.add_row(Text(name), plain(value, style))
 
     row("status", task.status + (" (dropped)" if task.dropped else ""), "bold")
     row("priority", task.priority)
@@ -121,10 +131,10 @@ def _links(tasks: list[LinkedTask], empty: str) -> RenderableType:
     for linked in tasks:
         done = linked.status == t.DONE
         table.add_row(
-            Text(f"  {linked.id}", style="bold"),
-            Text(linked.status, style="green" if done else "yellow"),
-            Text(linked.title),
-            Text(linked.assignee_agent_id or "", style="dim"),
+            plain(f"  {linked.id}", "bold"),
+            plain(linked.status, "green" if done else "yellow"),
+            plain(linked.title),
+            plain(linked.assignee_agent_id, "dim"),
         )
     return table
 
@@ -146,51 +156,95 @@ def _executions(executions: list[Execution], now_ms: int) -> RenderableType:
         if run.recovery_tombstone:
             note = f"(recovered) {note}"
         table.add_row(
-            run.id,
-            run.agent_id or "",
-            run.executor_type,
-            Text(run.status, style=style),
-            clock_text(run.started_at, now_ms) if run.started_at else "",
-            tokens,
-            money(run.cost_usd) if run.cost_usd else "",
-            escape(note[:160]),
+            plain(run.id),
+            plain(run.agent_id),
+            plain(run.executor_type),
+            plain(run.status, style),
+            Text(clock_text(run.started_at, now_ms) if run.started_at else ""),
+            Text(tokens),
+            Text(money(run.cost_usd) if run.cost_usd else ""),
+            plain(note[:160]),
         )
     return table
 
 
-def render_task_view(view: TaskView, now_ms: int) -> RenderableType:
+HISTORY_LINES = 15
+
+
+def _overrides(audit: list[AuditEntry], now_ms: int) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    for entry in audit:
+        if entry.action != "human_override":
+            continue
+        line = Text("⚑ human override: ", style="bold yellow")
+        line.append(
+            inert(
+                f"{entry.actor} moved it from {entry.from_status or '?'} to "
+                f"{entry.to_status or '?'} over the verdict at "
+                f"{clock_text(entry.created_at, now_ms)}"
+            )
+        )
+        lines.append(line)
+    return lines
+
+
+def _history(events: list[Event], now_ms: int) -> RenderableType:
+    shown = [event for event in events if event.kind not in ROUTINE][:HISTORY_LINES]
+    if not shown:
+        return Text("  nothing recorded", style="dim")
+    lines = []
+    for event in shown:
+        line = Text(f"  {clock_text(event.created_at, now_ms)}  ", style="dim")
+        line.append(inert(narrate(event)), style="red" if event.kind == "lease_expired" else "")
+        lines.append(line)
+    return Group(*lines)
+
+
+def render_task_view(
+    view: TaskView,
+    now_ms: int,
+    *,
+    audit: list[AuditEntry] | None = None,
+    history: list[Event] | None = None,
+) -> RenderableType:
+    """The drawer's body. `audit` marks a human override; `history` (newest first) is the
+    task's recent events in words."""
     task = view.task
     parts: list[RenderableType] = [
-        Text(task.title, style="bold"),
+        plain(task.title, "bold"),
+        *_overrides(audit or [], now_ms),
         _facts(task, now_ms),
     ]
     if task.blocked_reason:
-        parts += [heading("Blocked because"), Text(f"  {task.blocked_reason}", style="yellow")]
+        parts += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
     if task.description:
-        parts += [heading("Description"), Padding(Text(task.description), (0, 0, 0, 2))]
+        description = plain(task.description, multiline=True)
+        parts += [heading("Description"), Padding(description, (0, 0, 0, 2))]
     parts += [heading("Verdict"), describe_verdict(task.verification, now_ms)]
     parts += [heading("Waits on"), _links(view.dependencies, "nothing")]
     parts += [heading("Blocks"), _links(view.dependents, "nothing waits on this task")]
     if view.ancestors:
         chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
-        parts += [heading("Parent chain"), Text(f"  {chain}")]
+        parts += [heading("Parent chain"), plain(f"  {chain}")]
     parts += [heading(f"Executions ({len(view.executions)})"), _executions(view.executions, now_ms)]
     if view.workspaces:
         parts.append(heading("Workspaces"))
         for space in view.workspaces:
             parts.append(
-                Text(
+                plain(
                     f"  {space.id} {space.status} {space.branch or ''} {space.worktree_path or ''}"
                 )
             )
+    if history is not None:
+        parts += [heading("History (newest first)"), _history(history, now_ms)]
     parts.append(heading(f"Comments ({len(view.comments)})"))
     if not view.comments:
         parts.append(Text("  none", style="dim"))
     for comment in view.comments:
         who = comment.author_agent_id or comment.author_type
         line = Text(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
-        line.append(who, style="bold cyan" if comment.author_type == "user" else "bold")
-        line.append(f" ({comment.author_type})", style="dim")
+        line.append(inert(who), style="bold cyan" if comment.author_type == "user" else "bold")
+        line.append(f" ({inert(comment.author_type)})", style="dim")
         parts.append(line)
-        parts.append(Padding(Text(comment.body), (0, 0, 0, 4)))
+        parts.append(Padding(plain(comment.body, multiline=True), (0, 0, 0, 4)))
     return Group(*parts)

@@ -121,15 +121,18 @@ _NO_LEASE_EXPIRED = (
 
 
 @functools.cache
-def _claim_best_ready_sql(by_role: bool, respect_deps: bool) -> str:
-    """The claim-next statement for an agent with or without a role, built once per shape: the
-    sqlite3 module finds its prepared statement by the text, and the same string object hashes
-    once."""
+def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> str:
+    """The claim-next statement for an agent with or without a role (and a team), built once per
+    shape: the sqlite3 module finds its prepared statement by the text, and the same string
+    object hashes once."""
     # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
     # another index and skip every blocked task inside the write lock.
     order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
     ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
     waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+    if by_team:
+        ready += " AND team_id = :team"
+        waiting += " AND team_id = :team"
     if not by_role:
         candidates = [f"tasks INDEXED BY tasks_ready WHERE {ready}"]
         if not respect_deps:
@@ -243,21 +246,23 @@ class SqliteTx:
         runtime: str | None,
         now: int,
         lease_until: int,
+        team_id: str | None = None,
     ) -> Task | None:
         """Pick the best claimable task and claim it, in one statement. With dependencies respected
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
-        the best role-less task, whichever ranks higher), never a scan past blocked tasks. None
-        when nothing is ready or when any lease on the board has expired (sweep, then claim
-        again)."""
+        the best role-less task, whichever ranks higher), never a scan past blocked tasks. A team
+        narrows the pick by a filter on the same index walk. None when nothing is ready or when
+        any lease on the board has expired (sweep, then claim again)."""
         return _task_returned(
             self.conn.execute(
-                _claim_best_ready_sql(role is not None, respect_deps),
+                _claim_best_ready_sql(role is not None, respect_deps, team_id is not None),
                 {
                     "agent": agent,
                     "runtime": runtime,
                     "now": now,
                     "lease_until": lease_until,
                     "role": role,
+                    "team": team_id,
                 },
             )
         )
@@ -694,6 +699,15 @@ class SqliteTx:
             (task_id, since, limit),
         ).fetchall()
 
+    def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Row]:
+        if task_id is None:
+            return self.conn.execute(
+                "SELECT * FROM events ORDER BY seq DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return self.conn.execute(
+            "SELECT * FROM events WHERE task_id = ? ORDER BY seq DESC LIMIT ?", (task_id, limit)
+        ).fetchall()
+
     def last_event_seq(self) -> int:
         (seq,) = self.conn.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()
         return int(seq)
@@ -750,6 +764,13 @@ class SqliteTx:
         return self.conn.execute(
             "SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,)
         ).fetchall()
+
+    def overridden_task_ids(self) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT task_id FROM audit "
+            "WHERE action = 'human_override' AND task_id IS NOT NULL"
+        ).fetchall()
+        return [row[0] for row in rows]
 
     # -- health ---------------------------------------------------------------------------------
 
@@ -883,6 +904,21 @@ class SqliteStore:
         """Changes whenever another connection commits to the file: a ~µs "did anything change"."""
         with self._read_lock:
             return int(self._reader.execute("PRAGMA data_version").fetchone()[0])
+
+    def checkpoint(self) -> bool:
+        """Fold the write-ahead log into the main file and truncate it: a long-running process's
+        last step at a clean shutdown, so the file is whole on its own. False when a reader in
+        another process kept part of the log (it is folded in later, by the last one out)."""
+        if self._writer is None:
+            return False
+        with self._write_lock:
+            busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+
+    def schema_version(self) -> int:
+        """The file's schema version, read on the query-only connection (no write lock)."""
+        with self._read_lock:
+            return schema_version(self._reader)
 
     def close(self) -> None:
         with self._read_lock:

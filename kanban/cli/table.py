@@ -1,4 +1,10 @@
-"""`--format table`: the same documents, drawn for people with rich. Imported only on that path."""
+"""`--format table`: the same documents, drawn for people with rich. Imported only on that path.
+
+Every value comes from the board, so every value is agent text: it goes through
+`boardlib.inert` (no escape sequence, control character or bidi override reaches the terminal)
+and into a `rich.text.Text` cell, never into markup (a `str` cell would be parsed as markup, and
+`rich.markup.escape` leaves control characters alone). Only this module's own words use markup.
+"""
 
 import json
 import time
@@ -6,10 +12,13 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.inert import inert
+from boardlib.narration import narrate
+from boardlib.records import Event
 
 TASK_COLUMNS = (
     ("id", "ID"),
@@ -36,36 +45,47 @@ def _time(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
-def _cell(key: str, value: Any) -> str:
-    """A value as (escaped) table text: times readable, nested values as JSON."""
+def _text(value: Any, style: str = "") -> Text:
+    return Text(inert(str(value), multiline=True), style=style)
+
+
+def _cell(key: str, value: Any, style: str = "") -> Text:
+    """A value as an inert table cell: times readable, nested values as JSON."""
     if value is None:
-        return ""
+        return Text("")
     if isinstance(value, int) and not isinstance(value, bool) and key.endswith(("At", "Until")):
-        return _time(value)
+        return Text(_time(value), style=style)
     if isinstance(value, (dict, list)):
-        return escape(json.dumps(value, ensure_ascii=False))
-    return escape(str(value))
+        return _text(json.dumps(value, ensure_ascii=False), style)
+    return _text(value, style)
+
+
+def _title(value: Any) -> Text | None:
+    return None if value is None else Text(inert(str(value)), style="bold")
 
 
 def _tasks_table(tasks: list[dict[str, Any]], title: str | None = None) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left")
     for _, header in TASK_COLUMNS:
         table.add_column(header, overflow="fold")
     for task in tasks:
-        cells = [_cell(key, task.get(key)) for key, _ in TASK_COLUMNS]
         style = STATUS_STYLE.get(str(task.get("status")), "")
-        cells[1] = f"[{style}]{cells[1]}[/]" if style else cells[1]
-        table.add_row(*cells)
+        table.add_row(
+            *(
+                _cell(key, task.get(key), style if key == "status" else "")
+                for key, _ in TASK_COLUMNS
+            )
+        )
     return table
 
 
 def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
-    table = Table(box=box.SIMPLE, show_header=False, title=title, title_justify="left")
+    table = Table(box=box.SIMPLE, show_header=False, title=_title(title), title_justify="left")
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in record.items():
         if value not in (None, [], {}, ""):
-            table.add_row(key, _cell(key, value))
+            table.add_row(_text(key), _cell(key, value))
     return table
 
 
@@ -73,11 +93,38 @@ def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> Table:
     columns: list[str] = []
     for row in rows:
         columns += [key for key in row if key not in columns]
-    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left")
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(_text(column), overflow="fold")
     for row in rows:
         table.add_row(*(_cell(column, row.get(column)) for column in columns))
+    return table
+
+
+def _event(doc: dict[str, Any]) -> Event:
+    return Event(
+        seq=int(doc.get("seq") or 0),
+        kind=str(doc.get("kind") or ""),
+        created_at=int(doc.get("createdAt") or 0),
+        task_id=doc.get("taskId"),
+        actor=doc.get("actor"),
+        data=doc.get("data") or {},
+    )
+
+
+def _events_table(events: list[dict[str, Any]]) -> Table:
+    """The log in words (`boardlib.narration`), with the fields a script would grep beside."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("Seq", "Time", "Kind", "Task", "What happened"):
+        table.add_column(header, overflow="fold")
+    for doc in events:
+        table.add_row(
+            Text(str(doc.get("seq", ""))),
+            Text(_time(doc["createdAt"]) if doc.get("createdAt") else ""),
+            _text(doc.get("kind") or "", "dim"),
+            _text(doc.get("taskId") or "-"),
+            _text(narrate(_event(doc))),
+        )
     return table
 
 
@@ -86,11 +133,13 @@ def render(doc: Any, kind: str) -> None:
     if kind == "idle":
         console.print("[bold]nothing claimable[/]")
         for reason in (doc.get("explain") or {}).get("reasons", []):
-            console.print(f"  - {escape(reason)}")
+            console.print(Text.assemble("  - ", inert(str(reason))))
     elif kind == "tasks":
         console.print(_tasks_table(doc) if doc else "[dim]no tasks[/]")
+    elif kind == "events":
+        console.print(_events_table(doc) if doc else "[dim]no events[/]")
     elif kind == "view":
-        console.print(_record_table(doc["task"], title=escape(str(doc["task"]["id"]))))
+        console.print(_record_table(doc["task"], title=str(doc["task"]["id"])))
         for section in ("ancestors", "dependencies", "dependents"):
             if doc.get(section):
                 console.print(_rows_table(doc[section], title=section))
@@ -110,7 +159,9 @@ def render(doc: Any, kind: str) -> None:
         verdict = "[green]ok[/]" if doc["ok"] else f"[red]{len(doc['problems'])} problem(s)[/]"
         console.print(f"{doc['tasks']} task(s): {verdict}")
         for problem in doc["problems"]:
-            console.print(f"  - {escape(problem['kind'])}: {escape(problem['message'])}")
+            console.print(
+                Text.assemble("  - ", inert(str(problem["kind"])), ": ", inert(problem["message"]))
+            )
     elif kind == "plan-applied":
         console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
     elif isinstance(doc, list):
@@ -118,19 +169,19 @@ def render(doc: Any, kind: str) -> None:
     elif isinstance(doc, dict):
         console.print(_record_table(doc))
     else:
-        console.print(str(doc))
+        console.print(_text(doc))
 
 
 def render_line(doc: dict[str, Any], kind: str) -> str:
-    """One streamed event as a plain line: seq, time, kind, task, actor, data."""
-    data = json.dumps(doc.get("data") or {}, ensure_ascii=False, separators=(",", ":"))
-    return "  ".join(
-        [
-            str(doc.get("seq", "")),
-            _time(doc["createdAt"]) if doc.get("createdAt") else "",
-            str(doc.get("kind", "")),
-            str(doc.get("taskId") or "-"),
-            str(doc.get("actor") or "-"),
-            data,
-        ]
+    """One streamed event as a plain, inert line: seq, time, kind, task, what happened."""
+    return inert(
+        "  ".join(
+            [
+                str(doc.get("seq", "")),
+                _time(doc["createdAt"]) if doc.get("createdAt") else "",
+                str(doc.get("kind", "")),
+                str(doc.get("taskId") or "-"),
+                narrate(_event(doc)),
+            ]
+        )
     )

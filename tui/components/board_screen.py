@@ -4,12 +4,13 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from boardlib import transitions as t
 from boardlib.records import Task
 
 from .. import registry
 from ..actions import TaskActions
+from ..board_state import FINISHED
 from . import tcss
+from .activity_pane import ActivityPane
 from .board_view import BoardView
 from .column import TaskColumn
 from .filter_bar import FilterBar
@@ -27,13 +28,18 @@ class BoardScreen(TaskActions, Screen[None]):
     def compose(self) -> ComposeResult:
         app = self.kanban
         yield HeaderBar(app.db_path, read_only=app.read_only, now_ms=app.now_ms)
-        yield BoardView(app.state, now_ms=app.now_ms, is_changed=app.is_changed)
+        # Narrow terminals start with done/cancelled folded; decided before the first paint.
+        folded = FINISHED if app.size.width < FOLD_BELOW_COLUMNS else ()
+        yield BoardView(
+            app.state,
+            now_ms=app.now_ms,
+            is_changed=app.is_changed,
+            notes_of=app.notes_of,
+            folded=folded,
+        )
+        yield ActivityPane(now_ms=app.now_ms)
         yield FilterBar()
         yield Footer()
-
-    def on_mount(self) -> None:
-        if self.kanban.size.width < FOLD_BELOW_COLUMNS:
-            self.board.set_collapsed((t.DONE, t.CANCELLED), True)
 
     @property
     def header(self) -> HeaderBar:
@@ -80,6 +86,32 @@ class BoardScreen(TaskActions, Screen[None]):
     def on_board_view_selection_changed(self, _message: BoardView.SelectionChanged) -> None:
         self.kanban.selection_changed()
 
+    def on_board_view_selection_left(self, message: BoardView.SelectionLeft) -> None:
+        self.kanban.selection_left(message.task_id, message.to_status)
+
+    def on_board_view_columns_hidden(self, message: BoardView.ColumnsHidden) -> None:
+        self.header.update_facts(hidden_left=message.left, hidden_right=message.right)
+
+    def action_follow(self) -> None:
+        self.kanban.follow_left_task()
+
+    @property
+    def activity(self) -> ActivityPane:
+        return self.query_one(ActivityPane)
+
+    def action_toggle_activity(self) -> None:
+        pane = self.activity
+        opening = not pane.has_class("-open")
+        if opening:
+            pane.show(self.kanban.activity)
+        pane.set_class(opening, "-open")
+
+    def action_copy_id(self) -> None:
+        task = self.current_task()
+        if task is not None:
+            self.kanban.copy_to_clipboard(task.id)
+            self.notify(f"Copied {task.id} to the clipboard.", timeout=2)
+
     # -- board-wide toggles ---------------------------------------------------------------------
 
     def action_filter(self) -> None:
@@ -93,6 +125,9 @@ class BoardScreen(TaskActions, Screen[None]):
         self.query_one(FilterBar).close()
         self.set_focus(None)
         self.refresh_bindings()
+        problems = self.kanban.state.filter.problems
+        if problems:
+            self.notify("\n".join(problems), title="Filter: not understood", severity="warning")
 
     def action_back(self) -> None:
         self.kanban.set_filter("")

@@ -1,20 +1,28 @@
 """The seven columns side by side, and the one selection that moves across them.
 
-The selection is a task id, not a position: when an agent moves the selected task to another
-column, the selection follows it there; when it disappears (filtered out, say), the cursor stays on
-the same row of its column. Columns never narrower than a readable card scroll horizontally (80x24
-shows three at a time) and the focused one is always kept in view.
+The view stays where the operator put it:
+- the cursor stays in its column. When the selected task leaves (an agent moved it, or the
+  operator did), the cursor lands on the neighbour that took its place, as in a triage list, and
+  `SelectionLeft` lets the app say where the task went (with a key to follow it);
+- columns never get narrower than a readable card; what does not fit scrolls sideways by whole
+  columns (80x24 shows three), and `ColumnsHidden` says how many are off screen on each side;
+- `h`/`l` reach every column, folded ones included; a column folds or unfolds only when the
+  operator asks (`z`, or jumping to a task in it);
+- a new filter scrolls every column to its first match, and focuses the first column that has
+  one when the focused column has none.
 """
 
 from collections.abc import Callable
 
 from textual.containers import HorizontalScroll
 from textual.message import Message
+from textual.widgets import Static
 
 from boardlib import transitions as t
 from boardlib.records import Task
 
 from ..board_state import Applied, BoardState
+from ..cards import CardNotes
 from . import tcss
 from .column import TaskColumn
 
@@ -31,52 +39,150 @@ class BoardView(HorizontalScroll, can_focus=False):
             super().__init__()
             self.task = task
 
+    class SelectionLeft(Message):
+        """The selected task left the focused column; the cursor stayed."""
+
+        def __init__(self, task_id: str, from_status: str, to_status: str) -> None:
+            super().__init__()
+            self.task_id = task_id
+            self.from_status = from_status
+            self.to_status = to_status
+
+    class ColumnsHidden(Message):
+        def __init__(self, left: int, right: int) -> None:
+            super().__init__()
+            self.left = left
+            self.right = right
+
     def __init__(
         self,
         state: BoardState,
         *,
         now_ms: Callable[[], int],
         is_changed: Callable[[str], bool],
+        notes_of: Callable[[str], CardNotes],
+        folded: tuple[str, ...] = (),
     ) -> None:
         super().__init__(id="board")
         self.state = state
         self.columns = {
-            status: TaskColumn(status, state, now_ms=now_ms, is_changed=is_changed)
+            status: TaskColumn(
+                status, state, now_ms=now_ms, is_changed=is_changed, notes_of=notes_of
+            )
             for status in t.STATUSES
         }
+        for status in folded:
+            self.columns[status].set_collapsed(True)
         self.active_status = t.TODO
         self._placed = False  # the first data picks the starting column
         self._last_selected: str | None = None
+        self._widths: list[int] = []
+        self._hidden: tuple[int, int] | None = None
+        # Room after the last column, so that scrolling to the far right still starts at a
+        # column's edge (folded columns are narrower than the others).
+        self._spacer = Static("", id="board-end")
+        self._spacer_width = 0
+        self._capacity = 0  # the widest the view may be (the terminal)
+        self._laid_out_for = 0
+        self._sideways = False  # not every column fits: the view scrolls by whole columns
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield from self.columns.values()
+        yield self._spacer
 
     def on_mount(self) -> None:
         self.columns[self.active_status].set_active(True)
+        # The terminal's width is known before the first paint: lay out now, so the first frame
+        # is already the final one (not CSS widths re-laid out a moment later).
+        self.layout_columns(self.app.size.width)
 
     def on_resize(self) -> None:
-        self.layout_columns()
+        if self.app.size.width != self._laid_out_for:  # a taller or shorter board: same widths
+            self.layout_columns()
+            self._snap(self.active)
 
-    def layout_columns(self) -> None:
+    def layout_columns(self, width: int | None = None) -> None:
         """Share the width between open columns, never below a readable card; what does not fit
         scrolls sideways (at 80 columns, three are visible and `h`/`l` bring the others in)."""
-        width = self.size.width
+        width = width or self.app.size.width  # the board spans the terminal
         if not width:
             return
         open_columns = [c for c in self.columns.values() if not c.collapsed]
         folded = len(self.columns) - len(open_columns)
         room = width - folded * FOLDED_COLUMN_WIDTH
         count = max(len(open_columns), 1)
-        if room >= count * MIN_COLUMN_WIDTH:
+        self._sideways = room < count * MIN_COLUMN_WIDTH
+        if not self._sideways:
             each, extra = divmod(room, count)
-        else:  # scroll sideways: as many whole columns as fit fill the screen exactly
+        else:  # as many whole columns as fit, each as wide as they can share
             fitting = max(width // MIN_COLUMN_WIDTH, 1)
             each, extra = max(width // fitting, MIN_COLUMN_WIDTH), 0
-        for index, column in enumerate(open_columns):
-            column.styles.width = each + (1 if index < extra else 0)
+        self._capacity = self._laid_out_for = width
+        widths = []
+        index = 0
         for column in self.columns.values():
             if column.collapsed:
                 column.styles.width = FOLDED_COLUMN_WIDTH
+                widths.append(FOLDED_COLUMN_WIDTH)
+            else:
+                column.styles.width = each + (1 if index < extra else 0)
+                widths.append(each + (1 if index < extra else 0))
+                index += 1
+        self._widths = widths
+        # Room after the last column, so the far right also starts at a column's edge.
+        total = sum(widths)
+        starts = [sum(widths[:i]) for i in range(len(widths))]
+        last_start = next((x for x in starts if total - x <= width), 0)
+        self._spacer_width = max(0, last_start - (total - width)) if self._sideways else 0
+        self._spacer.styles.width = self._spacer_width
+        self._clip(int(self.scroll_offset.x))
+
+    # -- whole columns sideways -----------------------------------------------------------------
+
+    def _edges(self) -> list[tuple[int, int]]:
+        edges, x = [], 0
+        for width in self._widths:
+            edges.append((x, x + width))
+            x += width
+        return edges
+
+    def _snap(self, column: TaskColumn) -> None:
+        """Scroll sideways so `column` is in view and the left edge is a column's edge."""
+        width = self._capacity
+        edges = self._edges()
+        if not edges or not width:
+            return
+        index = list(self.columns.values()).index(column)
+        left, right = edges[index]
+        x = int(self.scroll_offset.x)
+        starts = [start for start, _end in edges]
+        if not self._sideways:
+            x = 0
+        elif left < x or right - left >= width:
+            x = left
+        elif right > x + width:
+            x = next((start for start in starts if right - start <= width), left)
+        elif x not in starts:
+            x = max((start for start in starts if start <= x), default=0)
+        if x != int(self.scroll_offset.x):
+            self.scroll_to(x=x, animate=False, immediate=True)
+        self._clip(x)
+
+    def _clip(self, x: int) -> None:
+        """The view is as wide as the whole columns it shows from `x`: never a sliver at the
+        right edge either. Then say how many columns are off screen on each side."""
+        edges = self._edges()
+        if self._sideways:
+            shown = [end for start, end in edges if start >= x and end <= x + self._capacity]
+            self.styles.width = (max(shown) - x) if shown else self._capacity
+        else:
+            self.styles.width = "1fr"
+        visible = (max(shown) - x) if self._sideways and shown else self._capacity
+        left = sum(1 for start, _end in edges if start < x)
+        right = sum(1 for _start, end in edges if end > x + visible)
+        if (left, right) != self._hidden:
+            self._hidden = (left, right)
+            self.post_message(self.ColumnsHidden(left, right))
 
     # -- what is selected -----------------------------------------------------------------------
 
@@ -86,6 +192,9 @@ class BoardView(HorizontalScroll, can_focus=False):
 
     @property
     def selected_task(self) -> Task | None:
+        """The task under the cursor; none on a folded column (its cards are not on screen)."""
+        if self.active.collapsed:
+            return None
         return self.active.selected_task
 
     def _announce(self) -> None:
@@ -97,9 +206,9 @@ class BoardView(HorizontalScroll, can_focus=False):
 
     # -- navigation -----------------------------------------------------------------------------
 
-    def focus_column(self, status: str) -> None:
+    def focus_column(self, status: str, *, unfold: bool = False) -> None:
         column = self.columns[status]
-        if column.collapsed:
+        if unfold and column.collapsed:
             column.set_collapsed(False)
             self.layout_columns()
         if status != self.active_status:
@@ -108,20 +217,20 @@ class BoardView(HorizontalScroll, can_focus=False):
             column.set_active(True)
             if column.selected_id is None and column.ids:
                 column.move_to(0)
-        self.scroll_to_widget(column, animate=False, immediate=True)
+        self._snap(column)
         self._announce()
 
     def move_column(self, step: int) -> None:
+        """The next column on that side, folded or not."""
         order = list(t.STATUSES)
         index = order.index(self.active_status) + step
-        while 0 <= index < len(order):
-            if not self.columns[order[index]].collapsed:
-                self.focus_column(order[index])
-                return
-            index += step
+        if 0 <= index < len(order):
+            self.focus_column(order[index])
 
     def move_cursor(self, step: int) -> None:
         column = self.active
+        if column.collapsed:
+            return
         column.move_to(column.cursor + step)
         self._announce()
 
@@ -129,22 +238,25 @@ class BoardView(HorizontalScroll, can_focus=False):
         self.move_cursor(step * self.active.page_cards)
 
     def home(self) -> None:
-        self.active.move_to(0)
+        if not self.active.collapsed:
+            self.active.move_to(0)
         self._announce()
 
     def end(self) -> None:
-        self.active.move_to(len(self.active.ids) - 1)
+        if not self.active.collapsed:
+            self.active.move_to(len(self.active.ids) - 1)
         self._announce()
 
     def select_task(self, task_id: str) -> bool:
-        """Focus the column holding `task_id` and put the cursor on it."""
+        """Focus the column holding `task_id` and put the cursor on it: the operator asked for
+        this task, so a folded column opens."""
         task = self.state.tasks.get(task_id)
         if task is None or task.status not in self.columns:
             return False
         column = self.columns[task.status]
         if self.state.index_of(task_id) is None:
             return False
-        self.focus_column(task.status)
+        self.focus_column(task.status, unfold=True)
         column.select(task_id)
         self._announce()
         return True
@@ -153,28 +265,32 @@ class BoardView(HorizontalScroll, can_focus=False):
         for status in statuses:
             self.columns[status].set_collapsed(collapsed)
         self.layout_columns()
-        if self.active.collapsed:
-            self.move_column(-1)
+        self._snap(self.active)
+        self._announce()
 
     # -- updates --------------------------------------------------------------------------------
 
     def apply(self, applied: Applied) -> None:
-        """Hand each column its part of an update, then let the selection follow its task."""
-        followed = self.active.selected_id
+        """Hand each column its part of an update; the cursor stays in its column."""
+        selected = self.active.selected_id
         for status, change in applied.columns.items():
-            self.columns[status].apply(change)
+            self.columns[status].apply(change, to_top=applied.refiltered)
         if not self._placed and self.state.tasks:
             self._placed = True
             for status in START_ORDER:
                 if self.state.columns[status] and not self.columns[status].collapsed:
                     self.focus_column(status)
                     break
-        if followed is not None and followed in applied.moved:
-            task = self.state.tasks[followed]
-            if self.state.index_of(followed) is not None:
-                self.focus_column(task.status)
-                self.columns[task.status].select(followed)
-        elif self.active.selected_id is None and self.active.ids:
+        elif applied.refiltered and not self.active.ids:
+            # Bring the first match into view: the focused column has none.
+            first = next((s for s in t.STATUSES if self.state.columns[s]), None)
+            if first is not None:
+                self.focus_column(first, unfold=True)
+        if selected is not None and selected in applied.moved:
+            from_status, to_status = applied.moved[selected]
+            if to_status != self.active_status:
+                self.post_message(self.SelectionLeft(selected, from_status, to_status))
+        if self.active.selected_id is None and self.active.ids:
             self.active.move_to(0)
         self._announce()
 

@@ -4,7 +4,9 @@
 and returns a cached `Strip`. With 10,000 tasks only the visible lines are ever rendered; a change
 to one card repaints its four lines (`refresh_lines`), a card arriving or leaving repaints from its
 row down. Scroll position and selection are kept by task id, so an update that inserts cards above
-the viewport does not move what the operator is looking at.
+the viewport does not move what the operator is looking at; a column scrolled to its top stays at
+its top (new urgent work arrives in view), and a scrolled one counts what arrived above it in its
+title ("↑2 new") until the operator scrolls up to it.
 """
 
 from collections.abc import Callable
@@ -22,7 +24,7 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
-from ..cards import CARD_HEIGHT, CardPalette, card_lines, lease_state
+from ..cards import CARD_HEIGHT, CardNotes, CardPalette, card_lines, lease_state
 from . import tcss
 
 
@@ -60,16 +62,20 @@ class TaskColumn(ScrollView, can_focus=False):
         *,
         now_ms: Callable[[], int],
         is_changed: Callable[[str], bool],
+        notes_of: Callable[[str], CardNotes],
     ) -> None:
         super().__init__(id=f"column-{status}", classes="task-column")
         self.status = status
         self.state = state
         self.now_ms = now_ms
         self.is_changed = is_changed
+        self.notes_of = notes_of
         self.cursor = 0
         self.selected_id: str | None = None
         self.active = False
         self.collapsed = False
+        self.new_above: set[str] = set()  # arrived above the viewport since the operator looked
+        self._drawn_width = 0
         self._palette: CardPalette | None = None
         self._cache: LRUCache[str, tuple[tuple[Any, ...], list[Strip]]] = LRUCache(1024)
 
@@ -86,8 +92,10 @@ class TaskColumn(ScrollView, can_focus=False):
     def on_mount(self) -> None:
         self._sync()
 
-    def on_resize(self, _event: events.Resize) -> None:
-        self._cache.clear()
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._drawn_width:  # a card's strips depend on the width only
+            self._drawn_width = event.size.width
+            self._cache.clear()
         self._sync()
 
     def _sync(self) -> None:
@@ -103,6 +111,8 @@ class TaskColumn(ScrollView, can_focus=False):
             subtitle = ""
         else:
             title = f"{label(self.status)} · {count}"
+            if self.new_above:
+                title += f" ↑{len(self.new_above)} new"
             subtitle = f"{shown} shown" if shown != count else ""
         if self.border_title != title:
             self.border_title = title
@@ -158,7 +168,8 @@ class TaskColumn(ScrollView, can_focus=False):
         selected = index == self.cursor and self.active
         cursor = index == self.cursor and not self.active
         changed = self.is_changed(task.id)
-        key = (width, selected, cursor, changed, lease_state(task, now))
+        notes = self.notes_of(task.id)
+        key = (width, selected, cursor, changed, lease_state(task, now), notes)
         cached = self._cache.get(task.id)
         if cached is not None and cached[0][0] is task and cached[0][1:] == key:
             return cached[1]
@@ -170,6 +181,7 @@ class TaskColumn(ScrollView, can_focus=False):
             selected=selected,
             cursor=cursor,
             changed=changed,
+            notes=notes,
         )
         self._cache[task.id] = ((task, *key), lines)
         return lines
@@ -246,9 +258,17 @@ class TaskColumn(ScrollView, can_focus=False):
 
     # -- updates --------------------------------------------------------------------------------
 
-    def apply(self, change: ColumnChange) -> None:
+    def apply(self, change: ColumnChange, *, to_top: bool = False) -> None:
         """Repaint what `change` says changed, keeping the selection and the view on their
-        tasks."""
+        tasks (or, `to_top`, showing the first card: a new filter asks a new question)."""
+        if to_top:
+            self.new_above.clear()
+            self.cursor, self.selected_id = 0, (self.ids[0] if self.ids else None)
+            self._sync()
+            self.scroll_to(y=0, animate=False, immediate=True)
+            self._top_id = self.ids[0] if self.ids else None
+            self.refresh()
+            return
         if change.reset or change.shifted_from is not None:
             self._restructure(change)
             return
@@ -256,29 +276,46 @@ class TaskColumn(ScrollView, can_focus=False):
         for task_id in change.rows:
             self.refresh_task(task_id)
 
+    def _mine(self, task_id: str | None) -> int | None:
+        """Row of `task_id` if it is (still) shown in this column."""
+        if task_id is None:
+            return None
+        task = self.state.tasks.get(task_id)
+        if task is None or task.status != self.status:
+            return None
+        return self.state.index_of(task_id)
+
     def _restructure(self, change: ColumnChange) -> None:
         ids = self.ids
         scroll_y = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
         selected_row = self.cursor * CARD_HEIGHT - scroll_y  # where the selection was on screen
         top_index, top_offset = divmod(scroll_y, CARD_HEIGHT)
         top_id = self._top_id
-        # The selection stays on its task; if that task left the column, on the same row.
-        index = self.state.index_of(self.selected_id) if self.selected_id else None
-        if index is None or self.state.tasks[self.selected_id or ""].status != self.status:
+        # The selection stays on its task; if that task left the column, on the same row (the
+        # neighbour that took its place), as in a triage list.
+        index = self._mine(self.selected_id)
+        if index is None:
             index = min(self.cursor, max(len(ids) - 1, 0))
         self.cursor = index
         self.selected_id = ids[index] if ids else None
-        self._sync()
-        # The view stays on the selected card (active column) or on the card that was on top.
-        if self.active and 0 <= selected_row < self.scrollable_content_region.height:
+        # The view: at the top it stays at the top, so what arrives there is seen; otherwise on
+        # the selected card (active column) or on the card that was on top.
+        if scroll_y == 0:
+            target = 0
+        elif self.active and 0 <= selected_row < height:
             target = self.cursor * CARD_HEIGHT - selected_row
         else:
-            anchor = self.state.index_of(top_id) if top_id is not None else None
-            if anchor is None or self.state.tasks[top_id or ""].status != self.status:
-                anchor = top_index
-            target = anchor * CARD_HEIGHT + top_offset
-        max_y = max(0, len(ids) * CARD_HEIGHT - self.scrollable_content_region.height)
+            anchor = self._mine(top_id)
+            target = (top_index if anchor is None else anchor) * CARD_HEIGHT + top_offset
+        max_y = max(0, len(ids) * CARD_HEIGHT - height)
         target = max(0, min(target, max_y))
+        for task_id in change.inserted:
+            row = self._mine(task_id)
+            if row is not None and (row + 1) * CARD_HEIGHT <= target:
+                self.new_above.add(task_id)
+        self._prune_new_above(target)
+        self._sync()
         if change.reset or target != scroll_y:
             self.scroll_to(y=target, animate=False, immediate=True)
             self.refresh()
@@ -298,6 +335,19 @@ class TaskColumn(ScrollView, can_focus=False):
         ids = self.ids
         index = int(new_value) // CARD_HEIGHT
         self._top_id = ids[index] if 0 <= index < len(ids) else None
+        if self.new_above and self._prune_new_above(int(new_value)):
+            self._sync()
+
+    def _prune_new_above(self, scroll_y: int) -> bool:
+        """Forget the arrivals now in view (or gone); returns whether the count changed."""
+        keep = {
+            task_id
+            for task_id in self.new_above
+            if (row := self._mine(task_id)) is not None and (row + 1) * CARD_HEIGHT <= scroll_y
+        }
+        changed = keep != self.new_above
+        self.new_above = keep
+        return changed
 
     def refresh_lease_cards(self, now_ms: int, previous_ms: int) -> None:
         """Repaint the visible cards whose lease state changed between two moments."""

@@ -4,13 +4,14 @@ link that would close a cycle and says which; the picker does not guess."""
 
 from collections.abc import Iterable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from boardlib.inert import inert
 from boardlib.records import Task
 from boardlib.transitions import label
 
@@ -32,7 +33,7 @@ class DependencyPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(f"{self.task_row.id} waits on…", id="dialog-title")
+            yield Static(Text(inert(f"{self.task_row.id} waits on…")), id="dialog-title")
             yield Input(placeholder="type an id or words of a title", id="query")
             yield MenuList(id="matches")
             yield Static("enter link · ↓ to the list · esc back", classes="hint")
@@ -60,7 +61,13 @@ class DependencyPicker(ModalScreen[str | None]):
         options.clear_options()
         options.add_options(
             Option(
-                f"[b]{task.id}[/] [dim]{label(task.status)}[/]  {escape(task.title)}",
+                Text.assemble(
+                    (inert(task.id), "bold"),
+                    " ",
+                    (label(task.status), "dim"),
+                    "  ",
+                    inert(task.title),
+                ),
                 id=task.id,
             )
             for task in self.matches(query)

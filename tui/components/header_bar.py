@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual.content import Content
-from textual.markup import escape
 from textual.widget import Widget
+
+from boardlib.inert import inert
 
 from ..cards import clock_text
 from . import tcss
@@ -36,6 +37,7 @@ class HeaderFacts:
     total: int = 0
     shown: int = 0
     in_progress: int = 0
+    in_review: int = 0
     blocked: int = 0
     loaded: bool = False
     paused: bool = False
@@ -44,7 +46,11 @@ class HeaderFacts:
     stale_reason: str | None = None
     last_change_ms: int | None = None
     filter: str = ""
+    filter_problems: tuple[str, ...] = ()  # parts of the filter that are not understood
     read_only: bool = False
+    schema_newer: bool = False  # the file was written by a newer kanban
+    hidden_left: int = 0  # columns scrolled out of view on each side
+    hidden_right: int = 0
 
 
 class HeaderBar(Widget):
@@ -62,33 +68,90 @@ class HeaderBar(Widget):
             self.refresh()
 
     def render(self) -> Content:
+        """Markup is ours; every fact is passed as a variable, which Textual inserts as plain
+        text, after `inert` (a path or an error message can hold anything). Facts keep their
+        order; when they do not all fit, the least important go first (the path, then the time
+        of the last change), never the state, the counts or the filter."""
         f = self.facts
         now = self.now_ms()
 
         def clock(ms: int) -> str:
             return clock_text(ms, now)
 
-        parts = ["[b $accent]kanban[/]"]
+        parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
         if f.stale_since is not None:
-            reason = f" ({escape(f.stale_reason)})" if f.stale_reason else ""
-            parts.append(f"[b $text-error]⚠ stale since {clock(f.stale_since)}{reason}[/]")
+            reason = f" ({f.stale_reason})" if f.stale_reason else ""
+            stale = _markup(
+                "[b $text-error]⚠ stale since $when$reason[/]",
+                when=clock(f.stale_since),
+                reason=reason,
+            )
+            parts.append((9, stale))
         elif not f.loaded:
-            parts.append("[$text-muted]loading…[/]")
+            parts.append((9, Content.from_markup("[$text-muted]loading…[/]")))
         elif f.paused:
             waiting = " · changes waiting (p)" if f.waiting else ""
-            parts.append(f"[b $text-warning]❚❚ paused{waiting}[/]")
+            parts.append((9, _markup("[b $text-warning]❚❚ paused$waiting[/]", waiting=waiting)))
         else:
-            parts.append("[b $text-success]● live[/]")
-        if f.read_only:
-            parts.append("[b $text-warning]read-only[/]")
+            parts.append((9, Content.from_markup("[b $text-success]● live[/]")))
+        if f.schema_newer:
+            newer = "[b $text-warning]read-only: schema newer than this kanban[/]"
+            parts.append((9, Content.from_markup(newer)))
+        elif f.read_only:
+            parts.append((9, Content.from_markup("[b $text-warning]read-only[/]")))
         if f.loaded:
             count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
             extra = f" · {f.in_progress} running" if f.in_progress else ""
+            extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
-            parts.append(f"{count}{extra}")
+            parts.append((8, Content(count + extra)))
+        compact: dict[int, Content] = {}
+        if f.hidden_left or f.hidden_right:
+            left = f"◀ {_columns(f.hidden_left)}" if f.hidden_left else ""
+            right = f"{_columns(f.hidden_right)} ▶" if f.hidden_right else ""
+            hidden = " · ".join(side for side in (left, right) if side)
+            compact[len(parts)] = _markup(
+                "[$text-accent]$hidden[/]",
+                hidden=" ".join(
+                    side
+                    for side in (
+                        f"◀{f.hidden_left}" if f.hidden_left else "",
+                        f"{f.hidden_right}▶" if f.hidden_right else "",
+                    )
+                    if side
+                ),
+            )
+            parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
         if f.last_change_ms is not None:
-            parts.append(f"[$text-muted]changed[/] {clock(f.last_change_ms)}")
+            changed = _markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms))
+            parts.append((3, changed))
         if f.filter:
-            parts.append(f"[$text-accent]filter:[/] {escape(f.filter)}")
-        parts.append(f"[$text-muted]{escape(f.path)}[/]")  # last: what a narrow screen cuts
-        return Content.from_markup(" │ ".join(parts))
+            parts.append((7, _markup("[$text-accent]filter:[/] $filter", filter=f.filter)))
+        if f.filter_problems:
+            problems = "; ".join(f.filter_problems)
+            parts.append((6, _markup("[b $text-warning]⚠ $problems[/]", problems=problems)))
+        parts.append((1, _markup("[$text-muted]$path[/]", path=f.path)))
+        width = self.size.width
+
+        def used() -> int:
+            return sum(part.cell_length for _, part in parts) + 3 * (len(parts) - 1)
+
+        while width and used() > width and len(parts) > 2:
+            least = min(range(len(parts)), key=lambda i: parts[i][0])
+            if parts[least][0] >= 8 and compact:  # before losing a fact, say it shorter
+                for index, short in compact.items():
+                    parts[index] = (parts[index][0], short)
+                compact.clear()
+                continue
+            del parts[least]
+            compact = {i - (i > least): c for i, c in compact.items() if i != least}
+        return Content(" │ ").join(part for _, part in parts)
+
+
+def _columns(count: int) -> str:
+    return f"{count} column" if count == 1 else f"{count} columns"
+
+
+def _markup(markup: str, **facts: str) -> Content:
+    """Our markup with the facts inserted as inert plain text."""
+    return Content.from_markup(markup, **{name: inert(value) for name, value in facts.items()})

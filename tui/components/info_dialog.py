@@ -1,10 +1,13 @@
 """A result to read and dismiss: what cancel-dependents cancelled, say."""
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from boardlib.inert import inert
 
 from .. import registry
 from . import tcss
@@ -21,7 +24,7 @@ class InfoDialog(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.title_text, id="dialog-title")
+            yield Static(Text(inert(self.title_text)), id="dialog-title")
             with VerticalScroll(id="dialog-body"):
                 yield Static(self.body)
             yield Static("enter / esc close", classes="hint")

@@ -1,6 +1,7 @@
 """`m`: where the selected card may go. The list is exactly `transitions.legal_targets(current)`,
 in column order; a terminal task has nowhere to go and the menu says so."""
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -8,6 +9,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from boardlib import transitions as t
+from boardlib.inert import inert
 from boardlib.records import Task
 from boardlib.transitions import label
 
@@ -36,20 +38,22 @@ class MoveMenu(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(
-                f"Move {self.task_row.id} from {label(self.task_row.status)} to…",
-                id="dialog-title",
-            )
+            title = f"Move {self.task_row.id} from {label(self.task_row.status)} to…"
+            yield Static(Text(inert(title)), id="dialog-title")
             if self.targets:
                 yield MenuList(
                     *[
-                        Option(f"{label(target):<12} [dim]{HINTS.get(target, '')}[/]", id=target)
+                        Option(
+                            Text.assemble(f"{label(target):<12} ", (HINTS.get(target, ""), "dim")),
+                            id=target,
+                        )
                         for target in self.targets
                     ],
                     id="targets",
                 )
             else:
-                yield Static(f"{label(self.task_row.status)} is final: no move is legal.")
+                final = f"{label(self.task_row.status)} is final: no move is legal."
+                yield Static(Text(inert(final)))
 
     def on_mount(self) -> None:
         if self.targets:

@@ -1,10 +1,13 @@
 """Ask for one piece of text: a block reason, a comment. Required text cannot be submitted empty
 (the board would refuse it anyway; saying so here saves a round trip)."""
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static, TextArea
+
+from boardlib.inert import inert
 
 from .. import registry
 from . import tcss
@@ -32,8 +35,8 @@ class PromptDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.title_text, id="dialog-title")
-            yield Label(self.label_text)
+            yield Static(Text(inert(self.title_text)), id="dialog-title")
+            yield Label(Text(inert(self.label_text)))
             if self.multiline:
                 yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
                 yield Static("ctrl+s save · esc back", classes="hint")

@@ -7,12 +7,14 @@ The form returns only what the operator changed; the board validates and refuses
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 from boardlib import transitions as t
+from boardlib.inert import inert
 from boardlib.records import Task
 
 from .. import registry
@@ -31,16 +33,27 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
     def creating(self) -> bool:
         return self.task_row is None
 
+    @property
+    def shown_title(self) -> str:
+        """The title as the form shows it: inert, like everywhere else. Saving the form unchanged
+        changes nothing; editing it saves what the operator saw and edited."""
+        return inert(self.task_row.title) if self.task_row else ""
+
+    @property
+    def shown_description(self) -> str:
+        task = self.task_row
+        return inert(task.description or "", multiline=True) if task else ""
+
     def compose(self) -> ComposeResult:
         task = self.task_row
         heading = "New task" if task is None else f"Edit {task.id}"
         with Vertical(id="dialog"):
-            yield Static(heading, id="dialog-title")
+            yield Static(Text(inert(heading)), id="dialog-title")
             yield Label("Title")
-            yield Input(task.title if task else "", id="title")
+            yield Input(self.shown_title, id="title")
             yield Label("Description")
             yield TextArea(
-                (task.description or "") if task else "",
+                self.shown_description,
                 id="description",
                 soft_wrap=True,
                 show_line_numbers=False,
@@ -83,9 +96,9 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
             return
         if self.task_row is not None:
             changes: dict[str, Any] = {}
-            if title != self.task_row.title:
+            if title != self.shown_title.strip():
                 changes["title"] = title
-            if description != (self.task_row.description or ""):
+            if description != self.shown_description.strip():
                 changes["description"] = description
             self.dismiss(changes)
             return

@@ -1,0 +1,170 @@
+"""End to end in a real terminal (tmux): a task title built to attack the operator's terminal
+(an OSC 52 clipboard write, a clear-screen, an OSC 8 hyperlink, a carriage return, a Textual
+action in markup) is dispatched with the real CLI, then drawn by the real app and by
+`kanban --format table task list`. Everything the programs write to the terminal is recorded
+(`tmux pipe-pane`): no escape sequence from the title reaches it, the clipboard stays untouched
+(tmux honours OSC 52 here: `set-clipboard on`), the header is not wiped, nothing is drawn over
+column 0, and the app is still running with nothing changed."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board
+
+KANBAN = str(Path(sys.executable).with_name("kanban"))
+TITLE = (
+    "clip\x1b]52;c;ZXZpbA==\x07END wipe\x1b[2J "
+    "\x1b]8;;https://evil.example/\x1b\\link abc\rOVERWRITE [@click=app.quit]Q[/]"
+)
+TEXTUAL_OSC = re.compile(rb"\x1b\]22;[a-z-]*\x07")  # Textual's own pointer-shape request
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Tmux:
+    """A private tmux server (its own socket) running one program in a recorded pane."""
+
+    def __init__(self, folder: Path) -> None:
+        self.socket = f"tui-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.folder = folder
+        self.raw = folder / f"{self.socket}.raw"
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=self.folder,
+        ).stdout
+
+    def start(self, command: list[str], size: tuple[int, int] = (160, 48)) -> None:
+        line = " ".join(_quote(part) for part in command)
+        # Wait for the recorder before the program writes its first byte.
+        self.tmux(
+            "new-session", "-d", "-s", "main", "-x", str(size[0]), "-y", str(size[1]),
+            f"sleep 0.5; exec env -u COLUMNS -u LINES TERM=xterm-256color {line}",
+        )  # fmt: skip
+        self.tmux("set-option", "-g", "set-clipboard", "on")
+        self.tmux("pipe-pane", "-o", "-t", "main", f"cat >> {_quote(str(self.raw))}")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-e", "-t", "main")
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, needle: str, timeout: float = 20) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            if needle in text:
+                return text
+            time.sleep(0.1)
+        raise AssertionError(f"{needle!r} never appeared:\n{self.text()}")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "main", *keys)
+
+    def clipboard(self) -> str:
+        try:
+            return self.tmux("show-buffer")
+        except subprocess.CalledProcessError:
+            return ""  # no buffer at all
+
+    def recorded(self) -> bytes:
+        return self.raw.read_bytes() if self.raw.exists() else b""
+
+    def stop(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    session = Tmux(tmp_path)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def assert_nothing_live_from_the_title(raw: bytes) -> None:
+    assert raw, "nothing was recorded"
+    assert b"\x1b]52" not in raw  # no clipboard write
+    assert b"\x1b]8;" not in raw  # no hyperlink
+    assert b"\x1b[2J" not in raw  # no clear-screen
+    rest = TEXTUAL_OSC.sub(b"", raw)
+    assert b"\x07" not in rest  # no other OSC terminator or bell
+    assert re.search(rb"\r(?!\n)", raw) is None  # no bare carriage return
+    assert b"\xe2\x90\x9b]52;c;ZXZpbA==\xe2\x90\x87" in raw  # drawn as pictures: ␛]52;c;ZXZpbA==␇
+
+
+def dispatch(db: Path) -> str:
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    made = subprocess.run(
+        [KANBAN, "--db", str(db), "task", "dispatch", "--title", TITLE, "--priority", "5"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    subprocess.run(
+        [KANBAN, "--db", str(db), "task", "dispatch", "--title", "a neighbour"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    return str(__import__("json").loads(made.stdout)["id"])
+
+
+def test_the_app_in_a_real_terminal_draws_the_title_inert(tmp_path: Path, tmux: Tmux) -> None:
+    db = tmp_path / "board.db"
+    task_id = dispatch(db)
+    with Board(db, read_only=True) as board:
+        before = board.all_tasks()
+    tmux.start([KANBAN, "tui", "--db", str(db)])
+    board_text = tmux.wait_for("a neighbour")
+    header = board_text.splitlines()[0]
+    assert header.lstrip().startswith("kanban") and "live" in header  # not wiped
+    assert not any(line.startswith("OVERWRITE") for line in board_text.splitlines())
+    tmux.keys("Enter")  # the drawer shows the whole title
+    drawer = tmux.wait_for("[@click=app.quit]Q[/]")
+    assert "␛]52;c;ZXZpbA==␇END wipe␛[2J" in drawer
+    assert "␍OVERWRITE" in drawer
+    tmux.keys("Escape")
+    tmux.wait_for("a neighbour")
+    time.sleep(0.5)
+    assert "kanban" in tmux.text()  # still running: the markup ran no action
+    assert "evil" not in tmux.clipboard() and "ZXZpbA" not in tmux.clipboard()
+    assert_nothing_live_from_the_title(tmux.recorded())
+    with Board(db, read_only=True) as board:
+        assert board.all_tasks() == before
+    assert task_id in board_text
+
+
+def test_the_cli_table_in_a_real_terminal_draws_the_title_inert(tmp_path: Path, tmux: Tmux) -> None:
+    db = tmp_path / "board.db"
+    dispatch(db)
+    listing = f"{KANBAN} --db {db} --format table task list; echo LISTED; sleep 30"
+    tmux.start(["sh", "-c", listing])
+    text = tmux.wait_for("LISTED")
+    assert "␛]52;c;ZXZpbA==␇" in text.replace("\n", "").replace(" ", "").replace("│", "") or (
+        "␛]52" in text
+    )
+    assert not any(line.startswith("OVERWRITE") for line in text.splitlines())
+    assert "evil" not in tmux.clipboard()
+    raw = tmux.recorded()
+    assert b"\x1b[" in raw, "rich drew no colour: the table did not see a terminal"
+    assert_nothing_live_from_the_title(raw)
