@@ -15,6 +15,8 @@ claims side by side on row locks and serialises the rest on one advisory lock pe
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
+from ..records import Task
+
 T = TypeVar("T")
 
 
@@ -80,7 +82,10 @@ class Tx(Protocol):
 
     def claim_by_id(
         self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
-    ) -> Row | None: ...
+    ) -> Task | None:
+        """The guarded claim of one task: None when it is not claimable, or when an expired lease
+        waits to be swept (the board sweeps, then claims again)."""
+        ...
 
     def claim_best_ready(
         self,
@@ -91,7 +96,10 @@ class Tx(Protocol):
         now: int,
         lease_until: int,
         team_id: str | None = None,
-    ) -> Row | None: ...
+    ) -> Task | None:
+        """The best ready task, claimed in one statement: None when nothing is ready, or when an
+        expired lease waits to be swept (the board sweeps, then claims again)."""
+        ...
 
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out, each taken by this transaction alone: of many

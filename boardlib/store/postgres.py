@@ -151,6 +151,23 @@ _CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
 _CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 
 
+# The claims also claim nothing while an expired lease waits to be swept (as on SQLite: the board
+# then sweeps and claims again, so an abandoned task competes the moment its lease lapses, and a
+# claim needs no sweep statement of its own). With claims side by side, "an expired lease exists"
+# is not enough: another claimer may be sweeping it right now, and this one's sweep would skip it
+# (SKIP LOCKED), find nothing, and report an empty board. So the probe locks one expired row nobody
+# else holds (this transaction's own sweep then takes it) and ignores rows other sweepers hold.
+_EXPIRED_UNTAKEN = (
+    "expired_untaken AS (SELECT 1 FROM tasks WHERE status = 'in_progress' "
+    "AND lease_until < %(now)s LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED)"
+)
+_NO_EXPIRED_UNTAKEN = "NOT EXISTS (SELECT 1 FROM expired_untaken)"
+
+
+def _task(row: Row | None) -> Task | None:
+    return None if row is None else Task.from_row(row)
+
+
 def _like_pattern(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -228,19 +245,22 @@ class PostgresTx:
 
     def claim_by_id(
         self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
-    ) -> Row | None:
+    ) -> Task | None:
         """The guarded UPDATE: a racing claimer waits for the row lock, then re-checks the guard
         against the committed row and matches nothing."""
-        return self._one(
-            f"UPDATE tasks SET {_CLAIM_SET} "
-            f"WHERE id = %(id)s AND {_CLAIMABLE} AND unmet_deps = 0 RETURNING *",
-            {
-                "id": task_id,
-                "agent": agent,
-                "runtime": runtime,
-                "now": now,
-                "lease_until": lease_until,
-            },
+        return _task(
+            self._one(
+                f"WITH {_EXPIRED_UNTAKEN} UPDATE tasks SET {_CLAIM_SET} "
+                f"WHERE id = %(id)s AND {_CLAIMABLE} AND unmet_deps = 0 "
+                f"AND {_NO_EXPIRED_UNTAKEN} RETURNING *",
+                {
+                    "id": task_id,
+                    "agent": agent,
+                    "runtime": runtime,
+                    "now": now,
+                    "lease_until": lease_until,
+                },
+            )
         )
 
     def claim_best_ready(
@@ -252,7 +272,7 @@ class PostgresTx:
         now: int,
         lease_until: int,
         team_id: str | None = None,
-    ) -> Row | None:
+    ) -> Task | None:
         """Lock the best ready row nobody else has locked (`FOR UPDATE SKIP LOCKED` down the ready
         partial index), then claim it with the guarded UPDATE, in one statement. With a role, the
         role's own tasks and role-less ones are two index ranges: each gives its best unlocked row
@@ -269,8 +289,8 @@ class PostgresTx:
                 waiting if role is None else f"{waiting} AND (role = %(role)s OR role IS NULL)"
             )
         picks = [
-            f"SELECT id, priority, updated_at FROM tasks WHERE {where} {_CLAIM_ORDER} "
-            "LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
+            f"SELECT id, priority, updated_at FROM tasks WHERE {where} "
+            f"AND {_NO_EXPIRED_UNTAKEN} {_CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
             for where in candidates
         ]
         if len(picks) == 1:
@@ -280,12 +300,12 @@ class PostgresTx:
             ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
             union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
             ctes += f", pick AS (SELECT id FROM ({union}) c {_CLAIM_ORDER} LIMIT 1)"
-        return self._one(
-            f"WITH {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
+        return _task(self._one(
+            f"WITH {_EXPIRED_UNTAKEN}, {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
             f"WHERE tasks.id = pick.id AND {_CLAIMABLE} RETURNING tasks.*",
             {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
              "role": role, "team": team_id},
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def expired_leases(self, now: int) -> list[Row]:
         """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
