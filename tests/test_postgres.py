@@ -486,3 +486,25 @@ def test_a_writer_killed_inside_its_transaction_never_wedges_the_board(url: str)
                 assert time.monotonic() < deadline, "the dead writer's lock was never released"
         bodies = [comment.body for comment in board.comments(task.id)]
         assert bodies == ["after the crash"]  # nothing of the dead transaction survived
+
+
+def test_a_lease_another_process_is_sweeping_does_not_hide_the_ready_tasks(url: str) -> None:
+    """Claims claim nothing while an expired lease waits to be swept (the board sweeps first);
+    but an expired lease that another sweeper holds right now is that sweeper's: this claimer's
+    sweep would skip it, so the claim must go ahead with the ready tasks, not report none."""
+    clock = ManualClock(START)
+    with Board(url, clock=clock) as board:
+        abandoned = board.create_task("abandoned", priority=1)
+        ready = board.create_task("ready")
+        board.claim(abandoned.id, "ghost", lease_ms=1_000)
+        clock.advance(seconds=5)
+        with psycopg.connect(url, autocommit=True) as sweeper:
+            sweeper.execute("BEGIN")
+            sweeper.execute("SELECT 1 FROM tasks WHERE id = %s FOR NO KEY UPDATE", (abandoned.id,))
+            claimed = board.claim_next("alice")
+            assert claimed is not None and claimed.id == ready.id
+            sweeper.execute("ROLLBACK")
+        # nobody holds it now: the next claim sweeps it and takes it, in one transaction
+        retaken = board.claim_next("bob")
+        assert retaken is not None and retaken.id == abandoned.id
+        assert retaken.claim_epoch == 3  # claim, lease-expiry release, reclaim
