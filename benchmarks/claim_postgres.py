@@ -28,6 +28,27 @@ def with_schema(url: str, schema: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
+def server_cpu_s() -> float | None:
+    """CPU seconds (user + system) used so far by this machine's `postgres` processes: the
+    server's share of a claim, when the server runs here (None when it does not)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, seen = 0, False
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)
+            if not fields[0].endswith("(postgres"):
+                continue
+            values = fields[1].split()
+            total += int(values[11]) + int(values[12])  # utime, stime
+            seen = True
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick if seen else None
+
+
 def server_facts(url: str) -> dict[str, str]:
     with psycopg.connect(url, autocommit=True) as conn:
         facts = {}
@@ -79,7 +100,9 @@ def run_postgres(
         for name, template in templates.items():
             for workers in counts:
                 target = boards.fresh(template)
+                cpu_before = server_cpu_s()
                 outcome = run(target, workers, duration)
+                cpu_after = server_cpu_s()
                 line = {
                     "backend": "postgres",
                     "board": name,
@@ -95,6 +118,11 @@ def run_postgres(
                 for key in ("cpu_us_per_claim", "switches_per_claim"):
                     if key in outcome:
                         line[key] = round(outcome[key], 2)
+                if cpu_before is not None and cpu_after is not None and outcome["claims"]:
+                    # the server's CPU over the whole run (worker start-up included) per claim
+                    line["server_cpu_us_per_claim"] = round(
+                        1e6 * (cpu_after - cpu_before) / outcome["claims"], 1
+                    )
                 results[(name, workers)] = line
                 emit(line)
     finally:

@@ -64,6 +64,7 @@ def test_claim_next_narrows_to_a_team(board: Board) -> None:
     assert other is not None and other.id == blue.id
 
 
+@pytest.mark.sqlite_only  # the file's own write-ahead log (a Postgres server checkpoints itself)
 def test_checkpoint_truncates_the_write_ahead_log(board_path: Path) -> None:
     with Board(board_path) as board:
         for n in range(20):
