@@ -508,3 +508,9 @@ def test_a_lease_another_process_is_sweeping_does_not_hide_the_ready_tasks(url: 
         retaken = board.claim_next("bob")
         assert retaken is not None and retaken.id == abandoned.id
         assert retaken.claim_epoch == 3  # claim, lease-expiry release, reclaim
+
+
+def test_a_clean_shutdown_checkpoint_and_the_readiness_probe(url: str) -> None:
+    with Board(url) as board:
+        assert board.checkpoint() is True  # the server owns its log: nothing to fold
+        assert board.schema_current() is True
