@@ -30,7 +30,10 @@ def with_schema(url: str, schema: str) -> str:
 
 def server_cpu_s() -> float | None:
     """CPU seconds (user + system) used so far by this machine's `postgres` processes: the
-    server's share of a claim, when the server runs here (None when it does not)."""
+    server's share of a claim, when the server runs here (None when it does not). A backend that
+    exits between two readings moves its time into the postmaster's children's time (cutime,
+    cstime), so those are counted too: without them a run whose connections closed in between
+    reported a negative server CPU per claim."""
     tick = os.sysconf("SC_CLK_TCK")
     total, seen = 0, False
     for entry in os.scandir("/proc"):
@@ -42,7 +45,7 @@ def server_cpu_s() -> float | None:
             if not fields[0].endswith("(postgres"):
                 continue
             values = fields[1].split()
-            total += int(values[11]) + int(values[12])  # utime, stime
+            total += sum(int(value) for value in values[11:15])  # utime, stime, cutime, cstime
             seen = True
         except (OSError, IndexError, ValueError):
             continue
