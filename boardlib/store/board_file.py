@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import BoardError, Reason
+from .contention import is_transient_lock_error
 
 MISSING = -1
 EMPTY = 0
@@ -44,9 +45,30 @@ def no_board(path: Path) -> BoardError:
     )
 
 
-def probe(path: Path) -> int:
+def newer_schema(path: Path, version: int, supported: int) -> BoardError:
+    return BoardError(
+        Reason.NEWER_SCHEMA,
+        f"{path} was written by a newer kanban (board schema {version}, this kanban knows "
+        f"{supported}); it was left untouched: upgrade kanban to work on it",
+        path=str(path),
+        schema_version=version,
+        supported_schema_version=supported,
+    )
+
+
+def locked(path: Path) -> BoardError:
+    return BoardError(
+        Reason.BUSY,
+        f"database busy, try again: another process holds {path.name} locked",
+        path=str(path),
+    )
+
+
+def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     """`MISSING`, `EMPTY`, or the schema version of the kanban board at `path`; `not_a_board`
-    for anything else. Reads only, through a connection that cannot write."""
+    for anything else. Reads only, through a connection that cannot write. A file another
+    process holds exclusively locked is waited for up to `timeout_s` (the write budget), then
+    `busy`: never a hang, never an untyped "database is locked"."""
     if not path.exists():
         if path.is_symlink():  # creating through it would put a board wherever it points
             raise not_a_board(path, "it is a dangling symbolic link")
@@ -56,13 +78,18 @@ def probe(path: Path) -> int:
     if path.stat().st_size == 0:
         return EMPTY
     try:
-        version, tables = _look(f"file:{quote(str(path))}?mode=ro")
+        try:
+            version, tables = _look(f"file:{quote(str(path))}?mode=ro", timeout_s)
+        except sqlite3.OperationalError as error:
+            if not _cannot_open(error):
+                raise
+            # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
+            # `immutable` look can read it, and that is safe exactly when no log is pending.
+            version, tables = _look(read_only_uri(path), timeout_s)
     except sqlite3.OperationalError as error:
-        if not _cannot_open(error):
-            raise
-        # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
-        # `immutable` look can read it, and that is safe exactly when no log is pending.
-        version, tables = _look(read_only_uri(path))
+        if is_transient_lock_error(error):
+            raise locked(path) from None
+        raise
     except sqlite3.DatabaseError as error:
         raise not_a_board(path, f"not a SQLite database: {error}") from None
     if version == 0 and not tables:
@@ -73,8 +100,8 @@ def probe(path: Path) -> int:
     return version
 
 
-def _look(uri: str) -> tuple[int, set[str]]:
-    conn = sqlite3.connect(uri, uri=True)
+def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
+    conn = sqlite3.connect(uri, uri=True, timeout=max(timeout_s, 0.0))
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}

@@ -21,7 +21,7 @@ from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL
 from ..records import Task
 from . import board_file
-from .contention import connect, run_transaction
+from .contention import connect, is_transient_lock_error, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
@@ -748,10 +748,12 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
-        found = board_file.probe(self.path)
+        found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
         if self.created and (read_only or not create):
             raise board_file.no_board(self.path)
+        if found > SCHEMA_VERSION and not read_only:  # readable; writing could corrupt it
+            raise board_file.newer_schema(self.path, found, SCHEMA_VERSION)
         if found == SCHEMA_VERSION or read_only:
             return
         if found == board_file.MISSING:
@@ -786,6 +788,10 @@ class SqliteStore:
                 conn = connect(self.path, query_only=True)
                 try:
                     conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                except sqlite3.OperationalError as error:
+                    if not is_transient_lock_error(error):  # locked: the read's retries wait
+                        conn.close()
+                        raise
                 except BaseException:
                     conn.close()
                     raise
