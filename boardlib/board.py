@@ -147,7 +147,15 @@ class Board:
         return Task.from_row(row)
 
     def _check_holder(self, task: Task, verb: str, agent: str, epoch: int | None, now: int) -> None:
-        """The lease-protected verbs: only the current holder, with a current claim, may act."""
+        """The lease-protected verbs: only the current holder, with a current claim, may act.
+
+        A caller quoting an epoch older than the task's has had its claim superseded (its lease
+        lapsed and the task was claimed again, by anyone): that is `stale_claim` whatever the
+        task became since, so a lapsed worker learns its claim is gone rather than that someone
+        else holds the task (`not_assignee`) or that the task moved on (`invalid_state`).
+        """
+        if epoch is not None and epoch < task.claim_epoch:
+            raise self._stale_epoch(task, verb, epoch)
         if task.status != t.IN_PROGRESS:
             raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
         if task.assignee_agent_id != agent:
@@ -158,13 +166,7 @@ class Board:
                 assignee=task.assignee_agent_id,
             )
         if epoch is not None and epoch != task.claim_epoch:
-            raise BoardError(
-                Reason.STALE_CLAIM,
-                f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
-                id=task.id,
-                epoch=epoch,
-                current_epoch=task.claim_epoch,
-            )
+            raise self._stale_epoch(task, verb, epoch)
         if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
@@ -174,6 +176,16 @@ class Board:
                 id=task.id,
                 lease_until=task.lease_until,
             )
+
+    @staticmethod
+    def _stale_epoch(task: Task, verb: str, epoch: int) -> BoardError:
+        return BoardError(
+            Reason.STALE_CLAIM,
+            f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+            id=task.id,
+            epoch=epoch,
+            current_epoch=task.claim_epoch,
+        )
 
     def _apply_move(
         self,

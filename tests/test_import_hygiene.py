@@ -34,3 +34,35 @@ def test_claim_path_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = set(json.loads(result.stdout))
     assert "boardlib" in loaded
     assert loaded.isdisjoint(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
+
+
+MCP_SCRIPT = """
+import anyio, json, sys
+from kanban.cli.root import cli
+from kanban.cli.mcp_command import mcp
+from kanban.mcp.server import build_server
+from kanban.mcp.session import AgentSession
+
+session = AgentSession(sys.argv[1], "alice", create=True)
+server = build_server(session)
+result = anyio.run(server.call_tool, "claim_next", {})
+session.close()
+assert not result.is_error, result
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def test_the_mcp_server_imports_no_ui_git_or_http_framework(tmp_path: Path) -> None:
+    """`kanban mcp` is a long-running process, but its start-up is paid before the first tool
+    call: the SDK is its cost (it loads rich for its log handler, and starlette), the TUI, git,
+    FastAPI and the plan parser are not."""
+    result = subprocess.run(
+        [sys.executable, "-c", MCP_SCRIPT, str(tmp_path / "board.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout))
+    assert {"mcp", "kanban", "boardlib"} <= loaded
+    heavy = {"textual", "git", "fastapi", "tui", "yaml", "unidiff"}
+    assert loaded.isdisjoint(heavy), sorted(loaded & heavy)

@@ -183,3 +183,31 @@ def test_lease_liveness_is_one_rule_at_the_boundary_millisecond(tmp_path: Path) 
         assert lease_state(renewed, clock.now_ms()) == EXPIRED
         assert board.explain(task.id).claimable is True
         assert [t.id for t in board.release_expired_leases()] == [task.id]
+
+
+@pytest.mark.parametrize("then", ["held", "completed"])
+def test_a_superseded_epoch_is_stale_whoever_reclaimed(
+    board: Board, clock: ManualClock, then: str
+) -> None:
+    """A lapsed worker quoting its epoch learns its claim is gone (`stale_claim`), not that bob
+    holds the task (`not_assignee`) or that it moved on (`invalid_state`)."""
+    task = board.create_task("job")
+    first = board.claim(task.id, "alice")
+    clock.advance(ms=board.config.lease_ms + 1)
+    board.claim_next("bob")
+    if then == "completed":
+        board.complete(task.id, "bob")
+    before = row(board, task.id)
+    for call in (
+        lambda: board.heartbeat(task.id, "alice", epoch=first.claim_epoch),
+        lambda: board.complete(task.id, "alice", epoch=first.claim_epoch),
+        lambda: board.release(task.id, "alice", epoch=first.claim_epoch),
+    ):
+        with pytest.raises(BoardError) as stale:
+            call()
+        assert stale.value.reason is Reason.STALE_CLAIM
+        assert "is stale" in stale.value.message
+    assert row(board, task.id) == before
+    with pytest.raises(BoardError) as other:  # without an epoch, the holder check speaks
+        board.heartbeat(task.id, "alice")
+    assert other.value.reason is (Reason.NOT_ASSIGNEE if then == "held" else Reason.INVALID_STATE)

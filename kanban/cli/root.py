@@ -23,6 +23,7 @@ Exit codes: 0 ok (one JSON document on stdout), 2 refused by the board
                 "task": "kanban.cli.task:task",
                 "events": "kanban.cli.events:events",
                 "plan": "kanban.cli.plan:plan",
+                "mcp": "kanban.cli.mcp_command:mcp",
             },
         ),
         (

@@ -1,0 +1,52 @@
+"""`kanban mcp`: serve the board to one agent over MCP on stdin/stdout.
+
+The identity is fixed here, for the whole session: `--agent` or `KANBAN_AGENT`. No tool takes an
+agent name, so the model behind the session cannot act as anyone else. The SDK is imported only
+when the command runs, so the rest of the CLI never pays for it.
+"""
+
+import sys
+
+import click
+
+from boardlib.actors import is_agent
+from boardlib.paths import is_default_board
+from boardlib.validation import name
+
+from .context import board_path, db_option
+from .options import agent_option
+
+
+@click.command("mcp")
+@agent_option
+@click.option(
+    "--role",
+    "-r",
+    metavar="ROLE",
+    help="Your role: claim_next and explain use it unless a call names another.",
+)
+@db_option
+def mcp(agent: str, role: str | None) -> None:
+    """Serve the board's tools to an agent runtime over MCP (stdio).
+
+    The session acts as --agent for every call; a claim's epoch is kept by the server and
+    quoted on each lease-protected call. Register it with your runtime, e.g.
+    `claude mcp add kanban -e KANBAN_AGENT=alice -- kanban mcp`.
+    """
+    agent = name(agent, "agent")
+    if not is_agent(agent):
+        raise click.BadParameter(
+            f"{agent!r} is not an agent name: an MCP session acts as an agent, under the "
+            "board's rules for agents",
+            param_hint="--agent",
+        )
+    if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
+        click.echo(
+            f"kanban mcp: serving the board to agent {agent!r} over MCP on stdin/stdout; "
+            "register it with your agent runtime (see README, Agents over MCP). Ctrl-C ends it.",
+            err=True,
+        )
+    from kanban.mcp.server import serve_stdio
+
+    path = board_path()
+    serve_stdio(path, agent, role=role, create=is_default_board(path))

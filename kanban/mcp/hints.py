@@ -1,0 +1,77 @@
+"""What a model should do next after each refusal: one line per reason, in one table.
+
+The reason and its message come from the board (`boardlib.errors.BoardError`); the hint is
+presentation for a model reading a tool error, so it lives with the MCP surface. Each hint names
+the tool to call next, because a model recovers by calling tools, not by reading prose.
+"""
+
+from boardlib.errors import Reason
+
+HINTS: dict[str, str] = {
+    Reason.NOT_FOUND: "Check the id with list_tasks or get_task; task ids look like TASK-12.",
+    Reason.ILLEGAL_TRANSITION: (
+        "The board's transition table refuses that move; call get_task to see where the task is."
+    ),
+    Reason.INVALID_STATE: (
+        "The task is not in the state this tool needs; call get_task to see where it is, "
+        "or claim_next for new work."
+    ),
+    Reason.VERIFICATION_REQUIRED: (
+        "Its verification verdict does not allow done: reject_task with what must change, "
+        "or leave it for an operator."
+    ),
+    Reason.CONFLICT: (
+        "Someone else has it or it is not claimable; call claim_next for other work "
+        "(retrying this one will not help)."
+    ),
+    Reason.UNMET_DEPENDENCIES: (
+        "Its dependencies are not done yet; explain(task_id) lists them. Take other work with "
+        "claim_next."
+    ),
+    Reason.DEPENDENCY_CYCLE: "That link would close a cycle; leave it out or link the other way.",
+    Reason.NOT_ASSIGNEE: (
+        "You do not hold this task, and only its holder may do this; call claim_next to get "
+        "work of your own."
+    ),
+    Reason.STALE_CLAIM: (
+        "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
+        "working on it and call claim_next."
+    ),
+    Reason.SELF_REVIEW: (
+        "You worked on this task, so you may not judge it; leave it in review for another "
+        "agent or a person."
+    ),
+    Reason.CAP_EXCEEDED: (
+        "A create ceiling was reached (depth, live children per parent, or new root tasks per "
+        "window); do the work in the tasks you have, or ask an operator."
+    ),
+    Reason.NO_ISOLATION: "This task kind gets no worktree; work without one.",
+    Reason.INVALID_INPUT: "Fix the argument the message names and call again.",
+    Reason.READ_ONLY: "This board is open read-only; nothing can be changed through it.",
+    Reason.NO_BOARD: (
+        "The board file this session was started on does not exist; an operator must fix "
+        "KANBAN_DB/--db or create it (kanban db init). Tell them; retrying will not help."
+    ),
+    Reason.NOT_A_BOARD: (
+        "The file this session was started on is not a kanban board; an operator must point "
+        "KANBAN_DB/--db at the team's board. Tell them; retrying will not help."
+    ),
+    Reason.UNSUPPORTED_BACKEND: (
+        "This kanban cannot open that database URL; an operator must fix KANBAN_DB/--db. "
+        "Tell them; retrying will not help."
+    ),
+    Reason.BUSY: (
+        "Transient: the board stayed busy and nothing was written; it is safe to retry the "
+        "same call in a moment."
+    ),
+}
+
+UNEXPECTED_HINT = (
+    "Something outside the board's rules went wrong; call get_task to see where things stand, "
+    "and tell an operator if it happens again."
+)
+
+
+def hint_for(reason: str) -> str:
+    """The next step for `reason`; a reason this table does not know yet gets a safe default."""
+    return HINTS.get(reason, UNEXPECTED_HINT)

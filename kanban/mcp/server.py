@@ -1,0 +1,535 @@
+"""`kanban mcp`: the board's tools for agent runtimes (Claude Code, Codex, Cursor...) over MCP.
+
+Each tool is one method of `BoardTools`, a thin call into the agent's `AgentSession` (and through it
+into `boardlib.Board`). The method's docstring is the description the model reads, so it says when
+to use the tool; parameter descriptions and bounds live in the `Annotated` types, from which the SDK
+builds each tool's JSON schema.
+
+Results are `CallToolResult`s built here rather than by the SDK: a result carries the board's
+camelCase JSON both as structured content and as its text (many runtimes show the model only the
+text), and a refusal is `is_error` with the board's reason, its message and a one-line hint of
+what to do next (`hints.py`), with the whole error document as structured content. A refusal is
+an answer, not a failure: the session goes on.
+"""
+
+import inspect
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.context import CallNext, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from boardlib import transitions
+from boardlib.config import MAX_LEASE_MINUTES, MINUTE_MS
+from boardlib.errors import BoardError, Reason
+from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from kanban.documents import verdicts_as_objects
+
+from .hints import hint_for
+from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
+
+SERVER_NAME = "kanban"
+
+# The parameter types, declared once: the SDK turns each into a JSON schema property with this
+# description and these bounds (the board checks them again).
+TaskId = Annotated[
+    str, Field(description="The task's id, e.g. TASK-12.", min_length=1, max_length=NAME_MAX)
+]
+Role = Annotated[
+    str | None,
+    Field(
+        description="A role, e.g. worker or reviewer (tasks with no role suit every role). "
+        "Default: the role this session was started with.",
+        max_length=NAME_MAX,
+    ),
+]
+Title = Annotated[
+    str, Field(description="A short imperative title.", min_length=1, max_length=TITLE_MAX)
+]
+Description = Annotated[
+    str | None,
+    Field(description="What done looks like: context, acceptance criteria.", max_length=TEXT_MAX),
+]
+Priority = Annotated[int, Field(description="Higher is claimed first (default 0).")]
+DependsOn = Annotated[
+    list[str] | None,
+    Field(description="Ids of tasks that must be done before this one can be claimed."),
+]
+if TYPE_CHECKING:
+    Status = str
+else:  # the schema's enum comes from the one list of statuses
+    Status = Literal[transitions.STATUSES]
+
+# What each tool does to the board, as MCP tool annotations (hints a runtime may use to decide
+# what to run without asking): reads, changes, idempotent changes, additions. The board is a
+# closed world.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+CHANGES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+IDEMPOTENT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+def _minutes(ms: int) -> str:
+    minutes = ms / MINUTE_MS
+    if minutes >= 1:
+        return f"{minutes:g} minute" + ("" if minutes == 1 else "s")
+    return f"{ms / 1000:g} seconds"
+
+
+def lease_rule(lease_ms: int) -> str:
+    """The one sentence every lease-related description carries, with this board's lease."""
+    return (
+        f"A claim holds a lease of {_minutes(lease_ms)}: call heartbeat or log_progress at least "
+        f"every {_minutes(max(1, lease_ms // 3))} while working, or the task is released to "
+        "someone else; complete when done; never approve your own work."
+    )
+
+
+def instructions(agent: str, lease_ms: int) -> str:
+    return (
+        f"A shared kanban board for a team of agents. You act as agent {agent!r}; every call is "
+        "made under that name. The loop: claim_next, do the work, log_progress as you go, "
+        "complete_task with a summary (it goes to review; another agent approves or rejects "
+        "it). When claim_next finds nothing, explain says why. " + lease_rule(lease_ms)
+    )
+
+
+def answer(doc: Doc) -> CallToolResult:
+    """A result: the board's JSON as the CLI prints it (verdicts as objects), as structured
+    content and, for runtimes that show the model only text, as the text."""
+    doc = verdicts_as_objects(doc)
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
+
+
+def refusal(reason: str, message: str, document: dict[str, Any]) -> CallToolResult:
+    """A refusal as a tool error: `<reason>: <message>` and the next step on the line below."""
+    hint = hint_for(reason)
+    text = f"{reason}: {message}\nNext: {hint}"
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content={**document, "hint": hint},
+        is_error=True,
+    )
+
+
+def call_board(work: Callable[[], Doc]) -> CallToolResult:
+    """Run one board call and turn its outcome into a tool result. A refusal (`BoardError`) or an
+    environment failure (an unreadable file, a broken database) is a tool error the model can
+    read; anything else is a bug, left to the SDK (a generic tool error, the traceback logged)."""
+    try:
+        return answer(work())
+    except BoardError as refused:
+        return refusal(refused.reason.value, refused.message, refused.to_dict())
+    except sqlite3.Error as broken:
+        message = f"database error: {broken}"
+        return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
+    except OSError as broken:
+        where = f": {broken.filename}" if broken.filename else ""
+        message = f"{broken.strerror or broken}{where}"
+        return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
+
+
+def runtime_name(ctx: Context) -> str | None:
+    """The client's name from its handshake (`claude-code`, `cursor`...), recorded on a claim as
+    the task's runtime so operators see what holds it. Trimmed to a name the board accepts."""
+    try:
+        params = ctx.session.client_params
+    except ValueError:  # called outside a client's request (in-process, by the server itself)
+        return None
+    name = params.client_info.name.strip()[:NAME_MAX] if params is not None else ""
+    return name or None
+
+
+class BoardTools:
+    """The tools, one method each; `register` adds them to a server under their method names.
+
+    Docstrings are the descriptions a model reads; `{lease}` and the caps' `{names}` in them
+    become this board's settings (`descriptions`).
+    """
+
+    HOLDER_TOOLS = ("heartbeat", "log_progress", "extend_lease")
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+
+    # -- claiming and the lease ------------------------------------------------------------------
+
+    def claim_next(self, ctx: Context, role: Role = None) -> CallToolResult:
+        """Claim the best ready task for your role and start working on it. Use it when you need
+        work. Returns the task (keep its id); when nothing is claimable it returns
+        {"task": null}, not an error: call explain to learn why, or wait and try again. {lease}"""
+        runtime = runtime_name(ctx)
+        return call_board(lambda: self.session.claim_next(role, runtime=runtime))
+
+    def heartbeat(self, task_id: TaskId) -> CallToolResult:
+        """Renew the lease on a task you hold, without a note. Use it during long steps with
+        nothing to report. {lease}"""
+        return call_board(lambda: self.session.heartbeat(task_id))
+
+    def log_progress(
+        self,
+        task_id: TaskId,
+        note: Annotated[
+            str,
+            Field(description="What you did or found (kept as a comment).", max_length=TEXT_MAX),
+        ],
+    ) -> CallToolResult:
+        """Record progress on a task you hold (kept as a comment for reviewers and operators) and
+        renew its lease. Prefer it over heartbeat whenever there is something to say. {lease}"""
+        return call_board(lambda: self.session.log_progress(task_id, note))
+
+    def extend_lease(
+        self,
+        task_id: TaskId,
+        minutes: Annotated[
+            float | None,
+            Field(
+                description="New lease length from now, in minutes (default: the board's lease).",
+                gt=0,
+                le=MAX_LEASE_MINUTES,
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Set the lease on a task you hold to now + minutes, before one long quiet step (a build,
+        a long test run). {lease}"""
+        return call_board(lambda: self.session.extend_lease(task_id, minutes))
+
+    # -- finishing -------------------------------------------------------------------------------
+
+    def complete_task(
+        self,
+        task_id: TaskId,
+        summary: Annotated[
+            str | None,
+            Field(
+                description="What you did and how to check it (kept as a comment for the "
+                "reviewer).",
+                max_length=TEXT_MAX,
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Finish a task you hold: it goes to in_review with no owner, for another agent or a
+        person to approve or reject. You cannot approve it yourself. Call it when the work is
+        done and checked."""
+        return call_board(lambda: self.session.complete_task(task_id, summary))
+
+    def block_task(
+        self,
+        task_id: TaskId,
+        reason: Annotated[
+            str,
+            Field(
+                description="Why you cannot go on and what would unblock it.",
+                max_length=TEXT_MAX,
+            ),
+        ],
+    ) -> CallToolResult:
+        """Stop work on a task you hold because something outside your reach is missing (access,
+        a decision, a broken dependency). The task is blocked with your reason and the lease
+        ends; an operator unblocks it."""
+        return call_board(lambda: self.session.block_task(task_id, reason))
+
+    def release_task(self, task_id: TaskId) -> CallToolResult:
+        """Give a task you hold back to todo, untouched or handed over, for another agent to
+        claim. Use it when you cannot or should not finish it yourself."""
+        return call_board(lambda: self.session.release_task(task_id))
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def get_task(
+        self,
+        task_id: TaskId,
+        detail: Annotated[
+            bool,
+            Field(
+                description="Also return comments, parents, dependencies both ways, runs and "
+                "workspaces (use it before reviewing)."
+            ),
+        ] = False,
+    ) -> CallToolResult:
+        """Read one task: its status, holder, lease (leaseUntil, epoch milliseconds) and fields;
+        with detail=true, everything around it."""
+        return call_board(lambda: self.session.get_task(task_id, detail=detail))
+
+    def list_tasks(
+        self,
+        status: Annotated[Status | None, Field(description="Only tasks in this status.")] = None,
+        ready: Annotated[
+            bool, Field(description="Only claimable tasks, in the order claim_next takes them.")
+        ] = False,
+        role: Annotated[
+            str | None, Field(description="Only tasks for this role.", max_length=NAME_MAX)
+        ] = None,
+        mine: Annotated[bool, Field(description="Only tasks you hold.")] = False,
+        limit: Annotated[
+            int, Field(description="How many tasks at most in this page.", ge=1, le=LIST_LIMIT_MAX)
+        ] = LIST_LIMIT_DEFAULT,
+    ) -> CallToolResult:
+        """List tasks, newest change first (ready=true: in claim order). Returns one page,
+        {"tasks": [...], "count": n, "truncated": bool}; narrow with the filters when truncated.
+        Use it to find work to review (status=in_review) or to see the board."""
+        return call_board(
+            lambda: self.session.list_tasks(
+                status=status, ready=ready, role=role, mine=mine, limit=limit
+            )
+        )
+
+    def explain(
+        self,
+        task_id: Annotated[
+            str | None,
+            Field(
+                description="The task to explain; leave it out to ask why claim_next finds "
+                "nothing.",
+                max_length=NAME_MAX,
+            ),
+        ] = None,
+        role: Role = None,
+    ) -> CallToolResult:
+        """Say why nothing is claimable for you (no task_id: what the todo column waits on, and
+        when the next lease runs out), or why one task is or is not claimable (its status,
+        holder, lease, unfinished dependencies, role)."""
+        return call_board(lambda: self.session.explain(task_id, role))
+
+    # -- creating --------------------------------------------------------------------------------
+
+    def create_task(
+        self,
+        title: Title,
+        description: Description = None,
+        priority: Priority = 0,
+        role: Annotated[
+            str | None,
+            Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
+        ] = None,
+        depends_on: DependsOn = None,
+    ) -> CallToolResult:
+        """File a new top-level task in todo, for any agent to claim. Only for work that is
+        really separate from yours; to split your own task, use create_subtask. The board takes
+        at most {root_create_limit} new top-level tasks per {root_window} (cap_exceeded)."""
+        return call_board(
+            lambda: self.session.create_task(
+                title,
+                description=description,
+                priority=priority,
+                role=role,
+                depends_on=depends_on or (),
+            )
+        )
+
+    def create_subtask(
+        self,
+        parent_task_id: TaskId,
+        title: Title,
+        description: Description = None,
+        priority: Priority = 0,
+        role: Annotated[
+            str | None,
+            Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
+        ] = None,
+        depends_on: DependsOn = None,
+    ) -> CallToolResult:
+        """File a subtask under a parent task, in todo, for any agent to claim. The board caps
+        delegation: a parent chain at most {max_depth} deep, {max_live_children} unfinished
+        children per parent (cap_exceeded past either); do small work yourself instead of
+        splitting it."""
+        return call_board(
+            lambda: self.session.create_task(
+                title,
+                description=description,
+                priority=priority,
+                role=role,
+                depends_on=depends_on or (),
+                parent_task_id=parent_task_id,
+            )
+        )
+
+    # -- collaborating ---------------------------------------------------------------------------
+
+    def add_comment(
+        self,
+        task_id: TaskId,
+        body: Annotated[
+            str, Field(description="The comment, plain text.", min_length=1, max_length=TEXT_MAX)
+        ],
+    ) -> CallToolResult:
+        """Leave a comment on any task (a question, a finding, a note for its holder or
+        reviewer). It does not renew a lease: on your own task, use log_progress."""
+        return call_board(lambda: self.session.add_comment(task_id, body))
+
+    def link_dependency(
+        self,
+        task_id: TaskId,
+        depends_on: Annotated[
+            str,
+            Field(
+                description="The task that must be done first.",
+                min_length=1,
+                max_length=NAME_MAX,
+            ),
+        ],
+    ) -> CallToolResult:
+        """Make task_id wait until depends_on is done: it is not claimable before. A link that
+        would close a cycle is refused (dependency_cycle)."""
+        return call_board(lambda: self.session.link_dependency(task_id, depends_on))
+
+    # -- reviewing -------------------------------------------------------------------------------
+
+    def approve_task(self, task_id: TaskId) -> CallToolResult:
+        """Accept finished work another agent completed: in_review becomes done. Read it first
+        (get_task with detail=true). Never approve your own work: the board refuses
+        (self_review) for anyone who held the task."""
+        return call_board(lambda: self.session.approve_task(task_id))
+
+    def reject_task(
+        self,
+        task_id: TaskId,
+        reason: Annotated[
+            str,
+            Field(
+                description="What must change (kept as a comment for the next attempt).",
+                min_length=1,
+                max_length=TEXT_MAX,
+            ),
+        ],
+    ) -> CallToolResult:
+        """Send finished work another agent completed back to todo for a fresh attempt, saying
+        what must change. Never judge your own work (self_review)."""
+        return call_board(lambda: self.session.reject_task(task_id, reason))
+
+    # -- registration ----------------------------------------------------------------------------
+
+    TOOLS: dict[str, ToolAnnotations] = {
+        "claim_next": CHANGES,
+        "heartbeat": IDEMPOTENT,
+        "log_progress": ADDS,
+        "extend_lease": IDEMPOTENT,
+        "complete_task": CHANGES,
+        "block_task": CHANGES,
+        "release_task": CHANGES,
+        "get_task": READ_ONLY,
+        "list_tasks": READ_ONLY,
+        "explain": READ_ONLY,
+        "create_task": ADDS,
+        "create_subtask": ADDS,
+        "add_comment": ADDS,
+        "link_dependency": IDEMPOTENT,
+        "approve_task": CHANGES,
+        "reject_task": CHANGES,
+    }
+
+    def descriptions(self) -> dict[str, str]:
+        """Each tool's description: its docstring on one line, with this board's settings."""
+        config = self.session.config
+        settings = {
+            "{lease}": lease_rule(config.lease_ms),
+            "{max_depth}": str(config.max_depth),
+            "{max_live_children}": str(config.max_live_children),
+            "{root_create_limit}": str(config.root_create_limit),
+            "{root_window}": _minutes(config.root_create_window_ms),
+        }
+        described = {}
+        for name in self.TOOLS:
+            text = " ".join((getattr(self, name).__doc__ or "").split())
+            for placeholder, value in settings.items():
+                text = text.replace(placeholder, value)
+            described[name] = text
+        return described
+
+    def parameters(self) -> dict[str, tuple[str, ...]]:
+        """Each tool's parameter names as the model sees them, in signature order (the SDK fills
+        a `Context` parameter itself)."""
+        return {
+            name: tuple(
+                parameter.name
+                for parameter in inspect.signature(getattr(self, name)).parameters.values()
+                if parameter.annotation is not Context
+            )
+            for name in self.TOOLS
+        }
+
+    def register(self, server: MCPServer) -> None:
+        for name, description in self.descriptions().items():
+            server.add_tool(
+                getattr(self, name),
+                name=name,
+                description=description,
+                annotations=self.TOOLS[name],
+            )
+        server.middleware.append(UnknownArgumentsRefused(self.parameters()))
+
+
+class UnknownArgumentsRefused:
+    """Refuse a tool call carrying an argument the tool does not take, instead of dropping it
+    silently (the SDK's default): a model passing `agent`, or a filter list_tasks does not have,
+    learns so at once rather than acting on an answer it misreads. Runs before the SDK validates
+    the arguments, on the raw request."""
+
+    def __init__(self, parameters: dict[str, tuple[str, ...]]) -> None:
+        self.parameters = parameters
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+        params = ctx.params
+        if ctx.method == "tools/call" and params is not None:
+            known = self.parameters.get(str(params.get("name")))
+            arguments = params.get("arguments")
+            if known is not None and isinstance(arguments, dict):
+                unknown = sorted(set(arguments) - set(known))
+                if unknown:
+                    message = (
+                        f"{params['name']} takes no argument {', '.join(map(repr, unknown))}; "
+                        f"its arguments: {', '.join(known) or 'none'}"
+                    )
+                    return refusal(
+                        Reason.INVALID_INPUT.value,
+                        message,
+                        {
+                            "error": message,
+                            "reason": Reason.INVALID_INPUT.value,
+                            "unknown": unknown,
+                        },
+                    )
+        return await call_next(ctx)
+
+
+def build_server(session: AgentSession) -> MCPServer:
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        instructions=instructions(session.agent, session.config.lease_ms),
+        version=_version(),
+        log_level="DEBUG" if os.environ.get("KANBAN_DEBUG", "") not in ("", "0") else "WARNING",
+    )
+    BoardTools(session).register(server)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kanban")
+    except PackageNotFoundError:
+        return "0"
+
+
+def serve_stdio(
+    location: str | Path, agent: str, *, role: str | None = None, create: bool = False
+) -> None:
+    """Serve one agent's session over stdin/stdout until the client closes it. `create`: the
+    first call may create the board (the per-user default only, as the CLI does)."""
+    session = AgentSession(location, agent, role=role, create=create)
+    try:
+        build_server(session).run("stdio")
+    finally:
+        session.close()

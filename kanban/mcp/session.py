@@ -1,0 +1,215 @@
+"""One agent's session on the board, as the MCP tools see it: a thin layer over `boardlib.Board`.
+
+The session holds three things a model must never handle itself:
+
+- **who it is**, fixed when the server starts (`--agent` / `KANBAN_AGENT`): no tool takes an agent
+  name, so a model cannot act as another agent, approve its own work under a second name, or
+  create rows outside the caps;
+- **the board**, opened on the first tool call rather than at start-up, so a missing or refused
+  board becomes a tool error the model can read (the session goes on) instead of a server that
+  never starts, and the handshake pays nothing for it;
+- **the claim epoch** of every task this session claimed, quoted back on each lease-protected call:
+  a session whose lease lapsed and whose task was claimed again is refused (`stale_claim`) instead
+  of writing over its successor.
+
+Every method returns the camelCase JSON document the CLI prints (`Task.to_json()` and friends) and
+raises the board's `BoardError` on a refusal. No rule is decided here: the board decides, with this
+session's agent as the actor.
+"""
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from boardlib.board import Board
+from boardlib.clock import Clock, clock_from_env
+from boardlib.config import BoardConfig
+from boardlib.records import Task
+
+Doc = dict[str, Any]
+
+LIST_LIMIT_DEFAULT = 50
+LIST_LIMIT_MAX = 200  # a page a model can read; filters narrow it further
+
+
+class AgentSession:
+    """The board as one agent sees it over MCP. Thread-safe: the SDK runs tools on worker
+    threads, and `Board` serialises its own connections."""
+
+    def __init__(
+        self,
+        location: str | Path,
+        agent: str,
+        *,
+        role: str | None = None,
+        config: BoardConfig | None = None,
+        clock: Clock | None = None,
+        create: bool = False,
+    ) -> None:
+        self.location = location
+        self.create = create
+        self.agent = agent
+        self.role = role
+        self.config = config if config is not None else BoardConfig.from_env()
+        self._clock = clock
+        self._board: Board | None = None
+        self._opening = threading.Lock()
+        self._epochs: dict[str, int] = {}  # task id -> the claim epoch this session holds
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def board(self) -> Board:
+        """The board, opened on first use. Claims release expired leases in their own
+        transaction, so opening skips the recovery pass (no write before the first call). A
+        missing board is `no_board` unless `create` (the per-user default board, as the CLI)."""
+        with self._opening:
+            if self._board is None:
+                self._board = Board(
+                    self.location,
+                    clock=self._clock if self._clock is not None else clock_from_env(),
+                    config=self.config,
+                    recover=False,
+                    create=self.create,
+                )
+            return self._board
+
+    def close(self) -> None:
+        with self._opening:
+            if self._board is not None:
+                self._board.close()
+                self._board = None
+
+    def held_epochs(self) -> dict[str, int]:
+        """The claims this session remembers (task id -> epoch)."""
+        return dict(self._epochs)
+
+    def _as_holder(self, task_id: str, act: Callable[[int | None], Task]) -> Doc:
+        """A lease-protected verb, quoting the epoch this session claimed the task under. The
+        epoch is kept after the task leaves the session (complete, block, release, a lapse): if
+        the session comes back to the task once someone else claimed it, it hears `stale_claim`,
+        its claim is gone, which is the truth it needs. A task this session never claimed
+        (a restarted server) is judged by holder and lease alone."""
+        return act(self._epochs.get(task_id)).to_json()
+
+    # -- claiming and the holder's verbs ---------------------------------------------------------
+
+    def claim_next(self, role: str | None = None, *, runtime: str | None = None) -> Doc:
+        task = self.board.claim_next(
+            self.agent, role=role if role is not None else self.role, runtime=runtime
+        )
+        if task is None:
+            return {"task": None}
+        self._epochs[task.id] = task.claim_epoch
+        return task.to_json()
+
+    def heartbeat(self, task_id: str) -> Doc:
+        return self._as_holder(
+            task_id, lambda epoch: self.board.heartbeat(task_id, self.agent, epoch=epoch)
+        )
+
+    def log_progress(self, task_id: str, note: str) -> Doc:
+        return self._as_holder(
+            task_id, lambda epoch: self.board.log_progress(task_id, self.agent, note, epoch=epoch)
+        )
+
+    def extend_lease(self, task_id: str, minutes: float | None = None) -> Doc:
+        return self._as_holder(
+            task_id,
+            lambda epoch: self.board.extend_lease(
+                task_id, self.agent, minutes=minutes, epoch=epoch
+            ),
+        )
+
+    def complete_task(self, task_id: str, summary: str | None = None) -> Doc:
+        return self._as_holder(
+            task_id,
+            lambda epoch: self.board.complete(task_id, self.agent, summary=summary, epoch=epoch),
+        )
+
+    def block_task(self, task_id: str, reason: str) -> Doc:
+        return self._as_holder(
+            task_id, lambda epoch: self.board.block(task_id, self.agent, reason, epoch=epoch)
+        )
+
+    def release_task(self, task_id: str) -> Doc:
+        return self._as_holder(
+            task_id, lambda epoch: self.board.release(task_id, self.agent, epoch=epoch)
+        )
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def get_task(self, task_id: str, *, detail: bool = False) -> Doc:
+        if detail:
+            return self.board.view(task_id).to_json()
+        return self.board.get_task(task_id).to_json()
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        ready: bool = False,
+        role: str | None = None,
+        mine: bool = False,
+        limit: int = LIST_LIMIT_DEFAULT,
+    ) -> Doc:
+        """One bounded page: `truncated` says more tasks matched than were returned."""
+        page = max(1, min(limit, LIST_LIMIT_MAX))
+        tasks = self.board.list_tasks(
+            status=status,
+            ready=ready,
+            role=role,
+            assignee=self.agent if mine else None,
+            limit=page + 1,
+        )
+        return {
+            "tasks": [task.to_json() for task in tasks[:page]],
+            "count": min(len(tasks), page),
+            "truncated": len(tasks) > page,
+        }
+
+    def explain(self, task_id: str | None = None, role: str | None = None) -> Doc:
+        role = role if role is not None else self.role
+        if task_id is None:
+            return self.board.explain_idle(role=role).to_json()
+        return self.board.explain(task_id, role=role).to_json()
+
+    # -- creating (the capped path) --------------------------------------------------------------
+
+    def create_task(
+        self,
+        title: str,
+        *,
+        description: str | None = None,
+        priority: int = 0,
+        role: str | None = None,
+        depends_on: Sequence[str] = (),
+        parent_task_id: str | None = None,
+    ) -> Doc:
+        """The session's agent is the actor, so the board caps the create (depth, live children
+        per parent, root-create rate), checked in the insert's transaction."""
+        return self.board.create_task(
+            title,
+            description=description,
+            priority=priority,
+            role=role,
+            depends_on=depends_on,
+            parent_task_id=parent_task_id,
+            scheduled_by="agent",
+            actor=self.agent,
+        ).to_json()
+
+    # -- collaboration and review ---------------------------------------------------------------
+
+    def add_comment(self, task_id: str, body: str) -> Doc:
+        return self.board.add_comment(task_id, body, author_agent_id=self.agent).to_json()
+
+    def link_dependency(self, task_id: str, depends_on: str) -> Doc:
+        return self.board.link_dependency(task_id, depends_on, actor=self.agent).to_json()
+
+    def approve_task(self, task_id: str) -> Doc:
+        return self.board.approve(task_id, self.agent).to_json()
+
+    def reject_task(self, task_id: str, reason: str) -> Doc:
+        return self.board.reject(task_id, self.agent, reason).to_json()
