@@ -16,6 +16,7 @@ from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib import transitions as t
 from boardlib.clock import Clock
 from boardlib.records import Task
+from boardlib.store.board_file import may_write
 
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
@@ -25,6 +26,10 @@ T = TypeVar("T")
 
 NEWER_SCHEMA = (
     "this board was written by a newer kanban: it is open read-only; upgrade to change it"
+)
+NOT_WRITABLE = (
+    "this user may not write the board file or its folder: it is open read-only; ask its owner "
+    "for write access to change it"
 )
 
 
@@ -87,6 +92,9 @@ class BoardGateway:
                 newer = probe.schema_is_newer()
             if newer:
                 self.refuse_writes(NEWER_SCHEMA)
+                return
+            if not may_write(self.path):
+                self.refuse_writes(NOT_WRITABLE)
                 return
         board = self._writable()
         with self._open_lock:

@@ -75,8 +75,12 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
         return MISSING
     if path.is_dir():
         raise not_a_board(path, "it is a folder")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         return EMPTY
+    torn = _torn(path, size)
+    if torn is not None:
+        raise not_a_board(path, torn)
     try:
         try:
             version, tables = _look(f"file:{quote(str(path))}?mode=ro", timeout_s)
@@ -91,13 +95,46 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
             raise locked(path) from None
         raise
     except sqlite3.DatabaseError as error:
-        raise not_a_board(path, f"not a SQLite database: {error}") from None
+        damaged = "malformed" in str(error)
+        why = f"a damaged database ({error})" if damaged else f"not a SQLite database: {error}"
+        raise not_a_board(path, why) from None
     if version == 0 and not tables:
         return EMPTY
     if version == 0 or not tables >= BOARD_TABLES:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise not_a_board(path, f"a SQLite database with other tables: {shown}")
     return version
+
+
+def _torn(path: Path, size: int) -> str | None:
+    """Why a SQLite file is cut short, from its 100-byte header alone, or None. SQLite itself
+    reads a truncated file as far as it goes (the lost pages come back as missing rows, and a
+    write lands in a damaged file), so the probe compares the file with what its header says:
+    whole pages, and at least as many as the header counts. Only without a pending write-ahead
+    log or rollback journal: a checkpoint in flight may leave the file short, and the log then
+    still holds every page."""
+    for suffix in ("-wal", "-journal"):
+        side = path.with_name(path.name + suffix)
+        if side.exists() and side.stat().st_size > 0:
+            return None
+    with path.open("rb") as file:
+        header = file.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return None  # not SQLite at all: SQLite's own error says so
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter = header[24:28]
+    pages = int.from_bytes(header[28:32], "big")
+    if page_size < 512 or page_size & (page_size - 1):
+        return None
+    if size % page_size:
+        return f"a damaged database: {size} bytes is not a whole number of {page_size}-byte pages"
+    if header[92:96] == change_counter and size < pages * page_size:
+        return (
+            f"a damaged database: {size} bytes where its header counts {pages} pages of "
+            f"{page_size} ({pages * page_size} bytes); it was cut short, restore it from a backup"
+        )
+    return None
 
 
 def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
@@ -112,6 +149,21 @@ def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
 
 def _cannot_open(error: sqlite3.OperationalError) -> bool:
     return "unable to open" in str(error)
+
+
+def may_write(path: Path) -> bool:
+    """Whether this process may write the board at `path`, as the operating system says: the
+    file, and its folder or else the `-wal`/`-shm` beside it. SQLite opens a file it may not
+    write without a word and only refuses the first write, so a live view asks here first and
+    opens read-only, saying why, instead of failing each write. (Root may write anything.)"""
+    import os
+
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK):
+        return True
+    sides = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return all(side.exists() and os.access(side, os.W_OK) for side in sides)
 
 
 def read_only_uri(path: Path) -> str:
