@@ -57,7 +57,7 @@ def build_board(path: Path, tasks: int, mixed: bool, seed: int) -> dict[str, int
                 continue
             chosen = {rng.randrange(i) for _ in range(rng.randint(1, 3))}
         else:
-            earlier_done = [d for d in done_ids[:64] if d != i]
+            earlier_done = [d for d in done_ids[:64] if d < i]  # earlier: acyclic
             chosen = set(rng.sample(earlier_done, k=min(len(earlier_done), rng.randint(1, 3))))
         deps += [(i, d) for d in chosen]
     unmet = Counter(i for i, d in deps if statuses[d] != "done")
@@ -99,7 +99,7 @@ def build_board(path: Path, tasks: int, mixed: bool, seed: int) -> dict[str, int
     conn.close()
     with Board(path, recover=False) as board:
         report = board.check()
-        assert report["ok"], report["problems"]
+        assert report.ok, report.problems
         ready = len(board.list_tasks(ready=True))
     counts = Counter(statuses)
     return {**counts, "ready": ready}

@@ -20,7 +20,14 @@ from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .graph import cycle_path, find_cycles, topological_order
-from .lifecycle import check_mover, plan_move, verdict_blocks_done
+from .lifecycle import (
+    check_editor,
+    check_epoch,
+    check_mover,
+    plan_move,
+    stale_claim,
+    verdict_blocks_done,
+)
 from .records import (
     AUTHOR_TYPES,
     EXECUTION_OUTCOMES,
@@ -155,7 +162,7 @@ class Board:
         else holds the task (`not_assignee`) or that the task moved on (`invalid_state`).
         """
         if epoch is not None and epoch < task.claim_epoch:
-            raise self._stale_epoch(task, verb, epoch)
+            raise stale_claim(task, verb, epoch)
         if task.status != t.IN_PROGRESS:
             raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
         if task.assignee_agent_id != agent:
@@ -165,8 +172,7 @@ class Board:
                 id=task.id,
                 assignee=task.assignee_agent_id,
             )
-        if epoch is not None and epoch != task.claim_epoch:
-            raise self._stale_epoch(task, verb, epoch)
+        check_epoch(task, verb, epoch)
         if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
@@ -176,16 +182,6 @@ class Board:
                 id=task.id,
                 lease_until=task.lease_until,
             )
-
-    @staticmethod
-    def _stale_epoch(task: Task, verb: str, epoch: int) -> BoardError:
-        return BoardError(
-            Reason.STALE_CLAIM,
-            f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
-            id=task.id,
-            epoch=epoch,
-            current_epoch=task.claim_epoch,
-        )
 
     def _apply_move(
         self,
@@ -910,12 +906,14 @@ class Board:
         respect_deps: bool = True,
         runtime: str | None = None,
         lease_ms: int | None = None,
+        team_id: str | None = None,
     ) -> Task | None:
-        """Claim the best ready task for `role` (role-less tasks suit every role), or None. Expired
-        leases are released first in the same transaction, so an abandoned task is claimable the
-        moment its lease lapses."""
+        """Claim the best ready task for `role` (role-less tasks suit every role), of `team_id`
+        when given, or None. Expired leases are released first in the same transaction, so an
+        abandoned task is claimable the moment its lease lapses."""
         agent = validate.name(agent, "agent")
         role = validate.optional_name(role, "role")
+        team = validate.optional_name(team_id, "teamId")
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
@@ -924,7 +922,7 @@ class Board:
             # the record is built after the commit.
             now = self.now()
             release_expired_leases(tx, now, self.config.event_ttl_seconds)
-            row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease)
+            row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease, team)
             if row is not None:
                 tx.insert_event(
                     "task_claimed", row["id"], agent,
@@ -1096,14 +1094,16 @@ class Board:
                 holders=task.holders,
             )
 
-    def approve(self, task_id: str, reviewer: str) -> Task:
-        """A different agent judges the work good: done, with a pass verdict recorded."""
+    def approve(self, task_id: str, reviewer: str, *, epoch: int | None = None) -> Task:
+        """A different agent judges the work good: done, with a pass verdict recorded. `epoch`
+        (the claim epoch of the attempt the reviewer read) refuses a verdict on a later attempt."""
         reviewer = validate.name(reviewer, "agent")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_reviewer(task, "approve", reviewer)
+            check_epoch(task, "approve", epoch)
             if verdict_blocks_done(task.verification):
                 raise BoardError(
                     Reason.VERIFICATION_REQUIRED,
@@ -1119,7 +1119,7 @@ class Board:
 
         return self.store.write(work)
 
-    def reject(self, task_id: str, reviewer: str, reason: str) -> Task:
+    def reject(self, task_id: str, reviewer: str, reason: str, *, epoch: int | None = None) -> Task:
         """A different agent sends the work back: todo for a fresh attempt, reason as a comment.
         The table has no in_review -> todo, so the reviewer takes the task back (in_progress) and
         releases it (todo) in the same transaction: two legal moves, one event."""
@@ -1131,6 +1131,7 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_reviewer(task, "reject", reviewer)
+            check_epoch(task, "reject", epoch)
             new = self._apply_move(
                 tx, task, t.TODO, actor=reviewer, now=now, verb="reject", reason=text,
                 via=(t.IN_PROGRESS,),
@@ -1198,6 +1199,7 @@ class Board:
             task = self._load(tx, task_id)
             target = task.status if status is None else status
             check_mover(task, target, actor=actor, now=now, epoch=epoch)
+            check_editor(task, edits, actor=actor)
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=note, human_override=human_override, extra=edits or None, holder=holder,
@@ -1223,7 +1225,14 @@ class Board:
             epoch=epoch, holder=holder,
         )  # fmt: skip
 
-    def unblock(self, task_id: str, *, note: str | None = None, actor: str = OPERATOR) -> Task:
+    def unblock(
+        self,
+        task_id: str,
+        *,
+        note: str | None = None,
+        actor: str = OPERATOR,
+        epoch: int | None = None,
+    ) -> Task:
         """blocked -> todo: released for a fresh claim, the note kept as a comment."""
         actor = validate.name(actor, "actor")
         text = validate.text(note, "note", required=False)
@@ -1233,7 +1242,7 @@ class Board:
             task = self._load(tx, task_id)
             if task.status != t.BLOCKED:
                 raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
-            check_mover(task, t.TODO, actor=actor, now=now, verb="unblock")
+            check_mover(task, t.TODO, actor=actor, now=now, epoch=epoch, verb="unblock")
             new = self._apply_move(
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
             )
@@ -1246,20 +1255,21 @@ class Board:
     def cancel(self, task_id: str, *, actor: str = OPERATOR, reason: str | None = None) -> Task:
         return self.move(task_id, t.CANCELLED, actor=actor, reason=reason)
 
-    def drop(self, task_id: str, *, actor: str = OPERATOR) -> Task:
+    def drop(self, task_id: str, *, actor: str = OPERATOR, epoch: int | None = None) -> Task:
         """Soft-delete: hidden from lists and never claimable, restorable. Actively owned tasks
         cannot be dropped from under their worker."""
-        return self._set_dropped(task_id, 1, actor)
+        return self._set_dropped(task_id, 1, actor, epoch)
 
-    def restore(self, task_id: str, *, actor: str = OPERATOR) -> Task:
-        return self._set_dropped(task_id, 0, actor)
+    def restore(self, task_id: str, *, actor: str = OPERATOR, epoch: int | None = None) -> Task:
+        return self._set_dropped(task_id, 0, actor, epoch)
 
-    def _set_dropped(self, task_id: str, dropped: int, actor: str) -> Task:
+    def _set_dropped(self, task_id: str, dropped: int, actor: str, epoch: int | None) -> Task:
         actor = validate.name(actor, "actor")
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
+            check_epoch(task, "drop" if dropped else "restore", epoch)
             if task.dropped == dropped:
                 return task
             if dropped and task.status in t.LOCKED:
@@ -1487,15 +1497,8 @@ class Board:
                         execution_id=execution_id,
                         assignee=existing["agent_id"],
                     )
-            elif epoch is not None and epoch != task.claim_epoch:
-                raise BoardError(
-                    Reason.STALE_CLAIM,
-                    f"cannot close {execution_id}: claim epoch {epoch} is stale "
-                    f"(current: {task.claim_epoch})",
-                    id=task.id,
-                    epoch=epoch,
-                    current_epoch=task.claim_epoch,
-                )
+            else:
+                check_epoch(task, f"close {execution_id}", epoch)
             row = tx.close_running_execution(execution_id, {**changes, "completed_at": now})
             if row is None:
                 raise not_found("execution", execution_id)
@@ -1692,6 +1695,17 @@ class Board:
             interval = (interval_ms or self.config.reconcile_interval_ms) / 1000
             self._sweeper = LeaseSweeper(self.reconcile, interval).start()
         return self._sweeper
+
+    def checkpoint(self) -> bool:
+        """Fold the write-ahead log into the board file (a server's clean shutdown calls it)."""
+        return self.store.checkpoint()
+
+    def schema_current(self) -> bool:
+        """Whether the file's schema is the one this code expects: a cheap readiness probe (one
+        pragma read), unlike `check`, which reads the whole file."""
+        from .store.schema import SCHEMA_VERSION
+
+        return self.store.schema_version() == SCHEMA_VERSION
 
     def check(self) -> CheckReport:
         """Integrity report: SQLite's own checks, schema version, and the readiness counters."""

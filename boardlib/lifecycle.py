@@ -6,6 +6,7 @@ it just read, so every surface (verbs, the generic move, the TUI's overrides) ge
 effects from one place.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,24 @@ def verdict_blocks_done(verification: str | None) -> bool:
         return True  # an unreadable verdict is not evidence that the work passed
 
 
+def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
+    """The refusal of a caller quoting a claim epoch that is not the task's current one."""
+    return BoardError(
+        Reason.STALE_CLAIM,
+        f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+        id=task.id,
+        epoch=epoch,
+        current_epoch=task.claim_epoch,
+    )
+
+
+def check_epoch(task: Task, verb: str, epoch: int | None) -> None:
+    """`epoch`, when the caller quotes one, must be the task's current claim epoch: a caller that
+    read an earlier attempt is refused (`stale_claim`) instead of acting on a later one."""
+    if epoch is not None and epoch != task.claim_epoch:
+        raise stale_claim(task, verb, epoch)
+
+
 def check_mover(
     task: Task, target: str, *, actor: str, now: int, epoch: int | None = None, verb: str = "move"
 ) -> None:
@@ -51,14 +70,7 @@ def check_mover(
     """
     if target == task.status:
         return
-    if epoch is not None and epoch != task.claim_epoch:
-        raise BoardError(
-            Reason.STALE_CLAIM,
-            f"cannot {verb} {task.id}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
-            id=task.id,
-            epoch=epoch,
-            current_epoch=task.claim_epoch,
-        )
+    check_epoch(task, f"{verb} {task.id}", epoch)
     if not is_agent(actor):
         return
     built_it = actor == task.assignee_agent_id or actor in task.holders or actor == task.claimed_by
@@ -98,6 +110,25 @@ def check_mover(
             id=task.id,
             lease_until=task.lease_until,
         )
+
+
+def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
+    """The agent contract on field edits: an identified agent edits only a task it holds (its
+    own title, description, priority...), so one agent cannot reorder or rewrite another's work
+    or the queue; operators edit anything. A refusal is `not_assignee`."""
+    edited = sorted(fields)
+    if not edited or not is_agent(actor) or task.assignee_agent_id == actor:
+        return
+    holder = task.assignee_agent_id
+    raise BoardError(
+        Reason.NOT_ASSIGNEE,
+        f"cannot edit {', '.join(edited)} of {task.id} as {actor}: "
+        + (f"it is held by {holder}" if holder else "an agent edits only a task it holds")
+        + " (an operator edits any task)",
+        id=task.id,
+        assignee=holder,
+        fields=edited,
+    )
 
 
 def plan_move(

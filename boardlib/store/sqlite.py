@@ -155,15 +155,20 @@ class SqliteTx:
         runtime: str | None,
         now: int,
         lease_until: int,
+        team_id: str | None = None,
     ) -> Row | None:
         """Pick the best claimable task and claim it, in one statement. With dependencies respected
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
-        the best role-less task, whichever ranks higher), never a scan past blocked tasks."""
+        the best role-less task, whichever ranks higher), never a scan past blocked tasks. A team
+        narrows the pick by a filter on the same index walk."""
         # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
         # another index and skip every blocked task inside the write lock.
         order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
         ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
         waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+        if team_id is not None:
+            ready += " AND team_id = :team"
+            waiting += " AND team_id = :team"
         if role is None:
             candidates = [f"tasks INDEXED BY tasks_ready WHERE {ready}"]
             if not respect_deps:
@@ -196,6 +201,7 @@ class SqliteTx:
                     "now": now,
                     "lease_until": lease_until,
                     "role": role,
+                    "team": team_id,
                 },
             )
         )
@@ -843,6 +849,21 @@ class SqliteStore:
         """Changes whenever another connection commits to the file: a ~µs "did anything change"."""
         with self._read_lock:
             return int(self._reader.execute("PRAGMA data_version").fetchone()[0])
+
+    def checkpoint(self) -> bool:
+        """Fold the write-ahead log into the main file and truncate it: a long-running process's
+        last step at a clean shutdown, so the file is whole on its own. False when a reader in
+        another process kept part of the log (it is folded in later, by the last one out)."""
+        if self._writer is None:
+            return False
+        with self._write_lock:
+            busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+
+    def schema_version(self) -> int:
+        """The file's schema version, read on the query-only connection (no write lock)."""
+        with self._read_lock:
+            return schema_version(self._reader)
 
     def close(self) -> None:
         with self._read_lock:

@@ -40,6 +40,12 @@ Exit codes: 0 ok (one JSON document on stdout), 2 refused by the board
                 "demo": "kanban.cli.apps:demo",
             },
         ),
+        (
+            "Serve",
+            {
+                "serve": "kanban.cli.serve:serve",
+            },
+        ),
     ],
     invoke_without_command=True,
     context_settings=CONTEXT_SETTINGS,

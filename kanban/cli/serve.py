@@ -1,0 +1,131 @@
+"""`kanban serve`: the REST API (seed 003's routes and the lease protocol) over this board.
+
+Imported only when `serve` runs: FastAPI and uvicorn never load on an agent's claim path.
+"""
+
+import os
+from pathlib import Path
+
+import click
+
+from .context import announce_created, board_path, db_option
+
+DEFAULT_PORT = 18790
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port (0: any free one; the ready line on stdout says which).",
+)
+@click.option(
+    "--token",
+    metavar="T",
+    help="One shared Bearer token for every route but /healthz (prefer $KANBAN_TOKEN: "
+    "arguments show in `ps`).",
+)
+@click.option(
+    "--tokens",
+    "tokens_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Per-caller tokens: lines of `TOKEN agent:NAME [ROLE,...]` or `TOKEN operator:NAME` "
+    "(mode 600).",
+)
+@click.option(
+    "--repo-root",
+    "repo_roots",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Only provision worktrees of repositories under DIR (repeatable).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port (more than one uses more cores).",
+)
+@click.option("--access-log", is_flag=True, help="Log every request on stderr.")
+@click.option(
+    "--graceful",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="On SIGTERM, how long in-flight requests may take to finish.",
+)
+@db_option
+def serve(
+    host: str,
+    port: int,
+    token: str | None,
+    tokens_file: Path | None,
+    repo_roots: tuple[Path, ...],
+    workers: int,
+    access_log: bool,
+    graceful: float,
+) -> None:
+    """Serve the board over HTTP (REST + live events) until SIGTERM.
+
+    Binds 127.0.0.1 by default; any other address needs --token or --tokens. Prints one JSON
+    line on stdout when it is listening: {"listening": URL, "db": ..., "auth": ...}.
+    """
+    from boardlib import Board, BoardConfig
+    from boardlib.clock import clock_from_env
+    from kanban.http.app import ServerSettings
+    from kanban.http.auth import TokenBook, TokenFileError
+    from kanban.http.server import UnsafeBinding, bind, check_binding
+    from kanban.http.server import serve_workers as run
+
+    token = token if token is not None else os.environ.get("KANBAN_TOKEN") or None
+    if token is not None and tokens_file is not None:
+        raise click.UsageError("give --token (or KANBAN_TOKEN) or --tokens FILE, not both")
+    try:
+        book = (
+            TokenBook.load(tokens_file)
+            if tokens_file is not None
+            else (TokenBook.shared(token) if token is not None else None)
+        )
+    except TokenFileError as error:
+        raise click.UsageError(str(error)) from None
+    settings = ServerSettings(db=board_path(), tokens=book, repo_roots=repo_roots)
+    try:
+        check_binding(host, settings)
+    except UnsafeBinding as error:
+        raise click.UsageError(str(error)) from None
+    try:
+        sock = bind(host, port)
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {error.strerror or error}"
+        ) from None
+
+    def open_board() -> "Board":
+        return Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
+
+    try:  # like `kanban tui`, a server may start a new board, and says so on stderr
+        board = Board(
+            settings.db, clock=clock_from_env(), config=BoardConfig.from_env(), create=True
+        )
+    except BaseException:
+        sock.close()
+        raise
+    if board.created:
+        announce_created(Path(str(settings.db)))
+    if workers > 1:
+        board.close()  # each worker opens its own, after the fork
+    code = run(
+        settings,
+        open_board if workers > 1 else lambda: board,
+        sock,
+        workers=workers,
+        access_log=access_log,
+        graceful_s=graceful,
+    )
+    raise click.exceptions.Exit(code)

@@ -1,0 +1,128 @@
+"""Turning the caller's identity into the actor the board judges, and HTTP's own refusals.
+
+The board decides every rule from the actor string (`boardlib.actors`): an identified agent may
+move only what it holds and never judge its own work, its creates are capped, an operator may
+override. This module only makes sure the actor is the right one: with per-caller tokens it is
+the token's identity, and a body naming someone else is refused here (`forbidden`), before the
+board is asked.
+"""
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+
+from boardlib import Board
+from boardlib.errors import invalid_input
+from boardlib.worktrees import Worktrees
+
+from .auth import OPEN, Identity
+
+
+class Forbidden(Exception):
+    """The identity may not do this; rendered as 403 in the route's envelope."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """One request's view of the server: who calls, and the board it acts on."""
+
+    identity: Identity
+    board: Board
+    trees: Worktrees
+    repo_roots: Sequence[Path]
+
+    @property
+    def actor(self) -> str:
+        return self.identity.actor
+
+    def agent(self, named: str | None, *, field: str = "agent") -> str:
+        """The agent a lease verb acts for: the token's agent (a body naming another is
+        forbidden), else the body's, which is then required."""
+        identity = self.identity
+        if identity.is_agent:
+            assert identity.name is not None
+            if named is not None and named != identity.name:
+                raise Forbidden(
+                    f"this token is agent {identity.name}; it cannot act as {named}",
+                    agent=identity.name,
+                    named=named,
+                )
+            return identity.name
+        if named is None:
+            raise invalid_input(f"{field} is required: name the agent that acts", field=field)
+        return named
+
+    def reviewer(self, named: str | None) -> str:
+        """Who judges: the token's agent, else the body's agent, else the operator itself."""
+        if self.identity.is_agent or named is not None:
+            return self.agent(named)
+        return self.actor
+
+    def comment_author(self, author: str | None, author_type: str | None) -> tuple[str | None, str]:
+        """Who a comment is from. An agent token writes as itself, as an agent; an operator
+        token as the operator, as a user (unless it says otherwise); an open server takes the
+        body's word, defaulting to seed 003's `agent`."""
+        identity = self.identity
+        if identity.is_agent:
+            if author_type not in (None, "agent"):
+                raise Forbidden(
+                    f"agent {identity.name} writes comments as an agent, not as {author_type}"
+                )
+            return self.agent(author, field="authorAgentId"), "agent"
+        if identity.kind == "operator":
+            return author or self.actor, author_type or "user"
+        return author, author_type or "agent"
+
+    def role(self, role: str | None) -> str | None:
+        """The role a claim-next acts in. An agent token with roles claims only for them: one
+        role is implied, several must be chosen from."""
+        roles = self.identity.roles
+        if not self.identity.is_agent or not roles:
+            return role
+        if role is None:
+            if len(roles) == 1:
+                return next(iter(roles))
+            raise invalid_input(
+                f"role is required: this agent claims as one of {', '.join(sorted(roles))}",
+                field="role",
+            )
+        if role not in roles:
+            raise Forbidden(
+                f"agent {self.identity.name} does not claim as {role}",
+                roles=sorted(roles),
+            )
+        return role
+
+    def may_claim_role(self, task_role: str | None) -> None:
+        """A role-limited agent token claims a task by id only if the task suits its roles."""
+        roles = self.identity.roles
+        if self.identity.is_agent and roles and task_role is not None and task_role not in roles:
+            raise Forbidden(
+                f"agent {self.identity.name} does not claim tasks for role {task_role}",
+                roles=sorted(roles),
+            )
+
+    def check_repo(self, repo_path: str) -> None:
+        """With `--repo-root`, provisioning is limited to repositories under those folders."""
+        if not self.repo_roots:
+            return
+        real = Path(os.path.realpath(repo_path))
+        if not any(real == root or root in real.parents for root in self.repo_roots):
+            raise Forbidden(
+                "repoPath is outside the repositories this server serves",
+                repoRoots=[str(root) for root in self.repo_roots],
+            )
+
+
+def identity_of(request: Request) -> Identity:
+    identity = getattr(request.state, "identity", None)
+    return identity if isinstance(identity, Identity) else OPEN

@@ -1,0 +1,241 @@
+"""Request bodies: seed 003's zod schemas as pydantic models, plus the lease verbs' bodies.
+
+Field names are the seed's camelCase; limits come from `boardlib.validation` and the worktree
+subsystem, so every surface refuses the same input. Unknown fields are refused (a misspelt
+`humanOveride` is an error, not a silent no-op), and types are strict: `"5"` is not a priority.
+The board validates again when it is called; these models exist so a bad body gets seed 003's
+400 with per-field details, and so `/openapi.json` describes every body exactly.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from boardlib import transitions as t
+from boardlib.config import MAX_LEASE_MINUTES
+from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES
+from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
+
+INT64 = 2**63
+
+
+def _status(value: str) -> str:
+    if not t.is_status(value):
+        raise ValueError(f"must be one of {', '.join(t.STATUSES)}")
+    return value
+
+
+def _one_of(allowed: tuple[str, ...]) -> Any:
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+
+    return AfterValidator(check)
+
+
+Status = Annotated[
+    str, AfterValidator(_status), Field(json_schema_extra={"enum": list(t.STATUSES)})
+]
+AuthorType = Annotated[
+    str, _one_of(AUTHOR_TYPES), Field(json_schema_extra={"enum": list(AUTHOR_TYPES)})
+]
+Outcome = Annotated[
+    str,
+    _one_of(EXECUTION_OUTCOMES),
+    Field(json_schema_extra={"enum": list(EXECUTION_OUTCOMES)}),
+]
+Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
+Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
+Text = Annotated[str, Field(max_length=TEXT_MAX)]
+RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+Priority = Annotated[int, Field(ge=-INT64, lt=INT64)]
+Count = Annotated[int, Field(ge=0, lt=INT64)]
+Epoch = Annotated[
+    int,
+    Field(
+        ge=0,
+        lt=INT64,
+        description="The claimEpoch your claim returned: refused as stale_claim once the task "
+        "has moved to another claim.",
+    ),
+]
+Minutes = Annotated[float, Field(gt=0, le=MAX_LEASE_MINUTES, allow_inf_nan=False)]
+
+
+class Body(BaseModel):
+    """camelCase keys, unknown keys refused, no type coercion."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
+
+
+# -- seed 003 ---------------------------------------------------------------------------------
+
+
+class CreateTaskBody(Body):
+    """`createTaskBody`, plus `role`, `kind` and `dependsOn` (the board's own task fields)."""
+
+    title: Title
+    description: Text | None = None
+    status: Status = t.TODO
+    priority: Priority = 0
+    team_id: Name | None = None
+    assignee_runtime: Name | None = None
+    parent_task_id: Name | None = None
+    source_delegation_id: Name | None = None
+    tenant_id: Name | None = None
+    role: Name | None = None
+    kind: Annotated[str, Field(min_length=1, max_length=KIND_MAX)] = "code"
+    depends_on: list[Name] = Field(default_factory=list, max_length=100)
+
+
+class ClaimBody(Body):
+    """`claimBody`, plus an optional lease length."""
+
+    assignee_agent_id: Name
+    assignee_runtime: Name | None = None
+    minutes: Minutes | None = Field(default=None, description="Lease length (default 15).")
+
+
+class UpdateTaskBody(Body):
+    """`updateTaskBody`: a status change and/or field edits, at least one; `reason` is kept with
+    the change (and in the audit log of an override); `epoch` refuses a move of a task that was
+    reclaimed since (`stale_claim`)."""
+
+    status: Status | None = None
+    priority: Priority | None = None
+    title: Title | None = None
+    description: Text | None = None
+    human_override: bool | None = None
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+    epoch: Epoch | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> "UpdateTaskBody":
+        fields = (self.status, self.priority, self.title, self.description)
+        if all(value is None for value in fields):
+            raise ValueError("at least one field required")
+        return self
+
+
+class CommentBody(Body):
+    body: RequiredText
+    author_agent_id: Name | None = None
+    author_type: AuthorType | None = None
+
+
+class CreateExecutionBody(Body):
+    """`createExecutionBody`, plus the holder's `epoch`."""
+
+    executor_type: Annotated[str, Field(min_length=1, max_length=100)]
+    workspace_id: Name | None = None
+    run_reason: Annotated[str, Field(max_length=2000)] | None = None
+    before_commit: Annotated[str, Field(max_length=NAME_MAX)] | None = None
+    epoch: Epoch | None = None
+
+
+class CompleteExecutionBody(Body):
+    """`completeExecutionBody`, plus the holder's `epoch`."""
+
+    status: Outcome
+    summary: Text | None = None
+    error: Text | None = None
+    after_commit: Annotated[str, Field(max_length=NAME_MAX)] | None = None
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cache_read: Count | None = None
+    cache_write: Count | None = None
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    epoch: Epoch | None = None
+
+
+class LinkDepBody(Body):
+    depends_on_task_id: Name
+
+
+class ProvisionBody(Body):
+    """`provisionWorkspaceBody`."""
+
+    repo_path: Annotated[str, Field(min_length=1, max_length=REPO_PATH_MAX)]
+    base_sha: Annotated[str, Field(max_length=NAME_MAX)] | None = None
+    base_ref: Annotated[str, Field(max_length=BASE_REF_MAX)] | None = None
+    kind: Annotated[str, Field(max_length=KIND_MAX)] | None = None
+
+
+class WorkspaceActionBody(Body):
+    """`workspaceActionBody`, plus, for `complete`, the builder's `epoch` and a `summary`."""
+
+    action: Literal["pause", "complete"]
+    epoch: Epoch | None = None
+    summary: Text | None = None
+
+
+# -- the lease protocol (beyond the seed) -----------------------------------------------------
+
+AgentField = Field(
+    default=None,
+    description="Who acts. With an agent token it is the token's agent (naming another is "
+    "refused); otherwise required.",
+)
+
+
+class ClaimNextBody(Body):
+    agent: Name | None = AgentField
+    role: Name | None = None
+    team: Name | None = None
+    runtime: Name | None = None
+    minutes: Minutes | None = Field(default=None, description="Lease length (default 15).")
+    respect_deps: bool = True
+
+
+class HolderBody(Body):
+    """heartbeat, release: the holder and its epoch."""
+
+    agent: Name | None = AgentField
+    epoch: Epoch | None = None
+
+
+class ProgressBody(HolderBody):
+    note: RequiredText
+
+
+class ExtendLeaseBody(HolderBody):
+    minutes: Minutes | None = Field(default=None, description="New lease from now (default 15).")
+
+
+class CompleteBody(HolderBody):
+    summary: Text | None = None
+
+
+class BlockBody(HolderBody):
+    reason: RequiredText
+
+
+class TransferBody(HolderBody):
+    to: Name
+
+
+class ReviewBody(Body):
+    """approve: the reviewer, and the epoch of the attempt it judged."""
+
+    agent: Name | None = AgentField
+    epoch: Epoch | None = None
+
+
+class RejectBody(ReviewBody):
+    reason: RequiredText
+
+
+class UnblockBody(Body):
+    note: Text | None = None
+    epoch: Epoch | None = None
+
+
+class EpochBody(Body):
+    """drop, restore."""
+
+    epoch: Epoch | None = None

@@ -1,0 +1,228 @@
+"""Seed 003's error envelopes, and which route answers in which.
+
+The board refuses with a `BoardError` carrying one `Reason`; `boardlib.errors.HTTP_STATUS` gives
+the status and this module gives the body, in the shape the route's seed entry shows:
+
+- `reason`:  `{ok: false, error: <reason>}`, e.g. the claim route's `{ok:false, error:"conflict"}`;
+- `message`: `{ok: false, error: <message>}`, e.g. provision's `{ok:false, error:"task not found"}`;
+- `plain`:   `{error: <message>}`, every other route.
+
+Each body also carries `reason` (the board's reason), `message` (a sentence a person can act on)
+and the refusal's details in camelCase, so a client never has to parse prose. Body validation
+failures are 400 `{error: "invalid body", details: {formErrors, fieldErrors}}` everywhere (the
+handoff route says `"invalid handoff"`). Busy is 503 with `Retry-After`, the one refusal worth
+retrying; a 409 never carries one.
+
+A route declares its envelope with `@envelope(...)` on its endpoint; the exception handlers read it
+from the matched route, so it applies even to failures raised before the endpoint runs (a body
+that is not JSON).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from boardlib.errors import HTTP_STATUS, BoardError, Reason
+from boardlib.naming import camel
+
+Style = Literal["reason", "message", "plain"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+RETRY_AFTER_S = 1
+INVALID_BODY = "invalid body"
+INVALID_HANDOFF = "invalid handoff"
+INVALID_QUERY = "invalid query"
+RESERVED_KEYS = frozenset({"ok", "error", "reason", "message", "details"})
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """How one route answers a refusal: its style, the seed's fixed 404 text (when it has one)
+    and the 400 text for a body that fails validation."""
+
+    style: Style = "plain"
+    not_found: str | None = None
+    invalid: str = INVALID_BODY
+    # Reasons this route answers as `{ok: false, error: <text>}` whatever its style, with the
+    # seed's spelling (the deps route's `task_dependency_cycle`).
+    ok_forms: tuple[tuple[Reason, str], ...] = ()
+
+    def style_for(self, error: BoardError) -> Style:
+        return "reason" if error.reason in dict(self.ok_forms) else self.style
+
+    def error_text(self, error: BoardError) -> str:
+        spelled = dict(self.ok_forms).get(error.reason)
+        if spelled is not None:
+            return spelled
+        if self.style == "reason":
+            return error.reason.value
+        if error.reason is Reason.NOT_FOUND and self.not_found is not None:
+            return self.not_found
+        return error.message
+
+
+PLAIN = Envelope()
+ENVELOPE_ATTRIBUTE = "__kanban_envelope__"
+
+
+def envelope(
+    style: Style = "plain",
+    *,
+    not_found: str | None = None,
+    invalid: str = INVALID_BODY,
+    ok_forms: dict[Reason, str] | None = None,
+) -> Callable[[F], F]:
+    """Declare the refusal envelope of the decorated endpoint."""
+    spec = Envelope(style, not_found, invalid, tuple((ok_forms or {}).items()))
+
+    def mark(endpoint: F) -> F:
+        setattr(endpoint, ENVELOPE_ATTRIBUTE, spec)
+        return endpoint
+
+    return mark
+
+
+# -- bodies -----------------------------------------------------------------------------------
+
+
+def details_of(error: BoardError) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in error.to_dict().items()
+        if key not in RESERVED_KEYS and key not in ("field",)
+    }
+
+
+def refusal_body(error: BoardError, spec: Envelope) -> dict[str, Any]:
+    text = spec.error_text(error)
+    body: dict[str, Any] = {"error": text}
+    if spec.style_for(error) != "plain":
+        body = {"ok": False, **body}
+    body["reason"] = error.reason.value
+    if text != error.message:
+        body["message"] = error.message
+    body.update(details_of(error))
+    return body
+
+
+def flattened(form: list[str], fields: dict[str, list[str]]) -> dict[str, Any]:
+    return {"formErrors": form, "fieldErrors": fields}
+
+
+def invalid_details(error: BoardError) -> dict[str, Any]:
+    """zod-like details for a board `invalid_input`: the field it names, else the whole body."""
+    given = error.details.get("details")
+    if isinstance(given, dict) and "formErrors" in given:
+        return given
+    field = error.details.get("field")
+    if isinstance(field, str) and field:
+        return flattened([], {camel(field): [error.message]})
+    return flattened([error.message], {})
+
+
+def invalid_body(text: str, details: dict[str, Any]) -> dict[str, Any]:
+    return {"error": text, "reason": Reason.INVALID_INPUT.value, "details": details}
+
+
+def status_of(error: BoardError) -> int:
+    return HTTP_STATUS.get(error.reason, 500)
+
+
+def forbidden(message: str, spec: Envelope, **details: Any) -> tuple[int, dict[str, Any]]:
+    """An identity that may not do this (an agent token naming another agent, a role it does not
+    have). HTTP's own refusal: the board never sees the request."""
+    body: dict[str, Any] = {"error": "forbidden" if spec.style == "reason" else message}
+    if spec.style != "plain":
+        body = {"ok": False, **body}
+    body["reason"] = "forbidden"
+    if body["error"] != message:
+        body["message"] = message
+    body.update({camel(key): value for key, value in details.items() if value is not None})
+    return 403, body
+
+
+# -- OpenAPI: every error shape, declared once -------------------------------------------------
+
+
+class ValidationDetails(BaseModel):
+    """zod's `flatten()`: errors about the body as a whole, and per field (camelCase path)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    form_errors: list[str] = Field(alias="formErrors")
+    field_errors: dict[str, list[str]] = Field(alias="fieldErrors")
+
+
+class InvalidBody(BaseModel):
+    """400: the body (or query) failed validation; nothing was written."""
+
+    error: str = Field(examples=[INVALID_BODY, INVALID_HANDOFF, INVALID_QUERY])
+    reason: str | None = None
+    details: ValidationDetails
+
+
+class ErrorBody(BaseModel):
+    """`{error: string}`, with the board's `reason` and the refusal's details beside it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str
+    reason: str | None = None
+    message: str | None = None
+
+
+class Refusal(BaseModel):
+    """`{ok: false, error}`: `error` is the reason (claim, status change) or the seed's text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ok: Literal[False]
+    error: str
+    reason: str | None = None
+    message: str | None = None
+
+
+DESCRIPTIONS = {
+    400: "Invalid body or query: nothing was written.",
+    401: "Missing or unknown Bearer token (only when the server was started with tokens).",
+    403: "Refused for this identity (not the holder, builder is not judge, forbidden).",
+    404: "Not found.",
+    409: "Refused by the board's rules. Data, not a transient error: do not retry.",
+    413: "Body over 2 MB: refused before it was read.",
+    422: "The task kind needs no worktree (no_isolation).",
+    429: "A create cap (depth, live children, root rate) was reached.",
+    500: "Unexpected server failure (a failed git command says git_failed).",
+    503: "The database stayed busy past the retry budget; nothing was written. Retry after "
+    "the Retry-After header's seconds.",
+}
+
+
+def error_responses(
+    style: Style,
+    *codes: int,
+    ok_codes: tuple[int, ...] = (),
+    either_codes: tuple[int, ...] = (),
+) -> dict[int | str, Any]:
+    """The `responses=` of a route: its own refusal codes in its style, plus those every route
+    shares: 400 (a body, query or path parameter the board refuses: an id is one too), 401,
+    403 (a request a browser marks as cross-site), 413, 500, 503."""
+    refusal = Refusal if style != "plain" else ErrorBody
+    shared = {400, 401, 403, 413, 500, 503}
+    out: dict[int | str, Any] = {}
+    for code in sorted(set(codes) | shared):
+        if code == 400:
+            model: type[BaseModel] = InvalidBody
+        elif code in (401, 413, 500, 503):
+            model = ErrorBody
+        else:
+            model = Refusal if code in ok_codes else refusal
+        if code == 403 and style != "plain":  # the board's refusal, or the browser guard's
+            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
+            continue
+        if code in either_codes:  # the route answers in one form or the other (PATCH's 404)
+            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
+            continue
+        out[code] = {"model": model, "description": DESCRIPTIONS[code]}
+    return out

@@ -1,0 +1,86 @@
+"""Request bodies are capped at 2 MB (seed 003's `express.json({limit: '2mb'})`), refused with 413
+before they are read whole: a declared `Content-Length` over the cap is refused at once, and a body
+without one (chunked) is counted as it streams and cut off the moment it passes the cap."""
+
+from typing import Any
+
+from starlette.exceptions import HTTPException
+
+from .auth import ASGIApp, Message, Receive, Scope, Send
+
+BODY_LIMIT = 2 * 1024 * 1024
+TOO_LARGE_MESSAGE = "request entity too large"
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from `receive` when a streamed body passes the cap. An `HTTPException`, because
+    FastAPI turns any other exception met while reading a body into a 400."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, TOO_LARGE_MESSAGE)
+        self.limit = limit
+
+
+def too_large_body(limit: int) -> bytes:
+    return f'{{"error":"{TOO_LARGE_MESSAGE}","reason":"too_large","limit":{limit}}}'.encode()
+
+
+class BodyLimit:
+    """ASGI middleware enforcing `limit` bytes per request body."""
+
+    def __init__(self, app: ASGIApp, limit: int = BODY_LIMIT) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.limit:
+            await _refuse(send, self.limit)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise BodyTooLarge(self.limit)
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except BodyTooLarge:
+            if not started:
+                await _refuse(send, self.limit)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope["headers"]:
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _refuse(send: Send, limit: int) -> None:
+    body = too_large_body(limit)
+    headers: list[Any] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

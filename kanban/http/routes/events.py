@@ -1,0 +1,76 @@
+"""`GET /api/board/events`: the board's event log after a cursor, as a JSON page or, with
+`Accept: text/event-stream`, as a live Server-Sent Events stream (a comment every 15 s keeps
+proxies from closing it; reconnecting with `Last-Event-ID` resumes where it stopped)."""
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from anyio import to_thread
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from ..acting import Caller
+from ..app import caller, reply
+from ..envelopes import INVALID_QUERY, envelope, error_responses
+from ..replies import EventPage
+
+router = APIRouter(prefix="/api/board", tags=["events"])
+
+STREAM = "text/event-stream"
+
+
+@router.get(
+    "/events",
+    response_model=None,
+    responses={
+        200: {
+            "model": EventPage,
+            "content": {STREAM: {"schema": {"type": "string"}}},
+            "description": "A page of events (JSON), or a live stream with "
+            "`Accept: text/event-stream`: each event is `id: <seq>`, `data: <event JSON>`.",
+        },
+        **error_responses("plain"),
+    },
+    summary="The change feed: events after a cursor, paged or streamed live",
+)
+@envelope("plain", invalid=INVALID_QUERY)
+async def events(
+    request: Request,
+    who: Annotated[Caller, Depends(caller)],
+    since: Annotated[int, Query(ge=0, lt=2**63, description="Events after this seq.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+    task_id: Annotated[str | None, Query(alias="taskId", min_length=1, max_length=200)] = None,
+    accept: Annotated[str | None, Header()] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Response:
+    if accept is not None and STREAM in accept:
+        cursor = since
+        if last_event_id is not None and last_event_id.strip().isdigit():
+            cursor = int(last_event_id.strip())
+        return EventSourceResponse(
+            _stream(request, cursor, task_id),
+            ping=request.app.state.service.settings.sse_ping_s,
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+    page = await to_thread.run_sync(
+        lambda: who.board.events(since=since, task_id=task_id, limit=limit)
+    )
+    return reply(
+        {
+            "events": [event.to_json() for event in page],
+            "next": page[-1].seq if page else since,
+        }
+    )
+
+
+async def _stream(request: Request, since: int, task_id: str | None) -> AsyncIterator[object]:
+    feed = request.app.state.service.feed
+    async for event in feed.follow(since, task_id):
+        yield ServerSentEvent(
+            id=str(event.seq), data=json.dumps(event.to_json(), separators=(",", ":"))
+        )
+
+
+__all__ = ["JSONResponse", "router"]

@@ -1,0 +1,211 @@
+"""Seed 003's task routes: list, create, read, claim, transition/edit, comment, link a
+dependency, cancel a dead chain. Each asks the board as the caller's actor and answers in the
+seed's envelope; the board decides every rule."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+
+from boardlib.config import minutes_to_ms
+from boardlib.errors import Reason
+
+from ..acting import Caller
+from ..app import caller, reply
+from ..bodies import (
+    ClaimBody,
+    CommentBody,
+    CreateTaskBody,
+    LinkDepBody,
+    Name,
+    Status,
+    UpdateTaskBody,
+)
+from ..envelopes import INVALID_QUERY, Envelope, envelope, error_responses
+from ..replies import CancelledList, CommentReply, CreatedTask, Ok, TaskDetail, TaskList, TaskReply
+
+router = APIRouter(prefix="/api/board", tags=["board"])
+
+TaskId = Annotated[str, "the task's id (TASK-n)"]
+
+
+@router.get(
+    "",
+    response_model=None,
+    responses={200: {"model": TaskList}, **error_responses("plain")},
+    summary="List tasks (or ready-to-work tasks) for a team",
+)
+@envelope("plain", invalid=INVALID_QUERY)
+def list_tasks(
+    who: Annotated[Caller, Depends(caller)],
+    team_id: Annotated[Name | None, Query(alias="teamId")] = None,
+    status: Annotated[Status | None, Query(description="Ignored when ready=true.")] = None,
+    ready: Annotated[bool, Query(description="Only todo tasks whose deps are done.")] = False,
+    include_dropped: Annotated[bool, Query(alias="includeDropped")] = False,
+    role: Annotated[Name | None, Query()] = None,
+    assignee: Annotated[Name | None, Query(description="Tasks held by this agent.")] = None,
+    limit: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+) -> JSONResponse:
+    tasks = who.board.list_tasks(
+        status=None if ready else status,
+        team_id=team_id,
+        role=role,
+        assignee=assignee,
+        include_dropped=include_dropped,
+        ready=ready,
+        limit=limit,
+    )
+    return reply({"tasks": [task.to_json() for task in tasks]})
+
+
+@router.post(
+    "",
+    response_model=None,
+    responses={200: {"model": CreatedTask}, **error_responses("plain", 403, 404, 409, 429)},
+    summary="Create a task (an agent token's creates are capped)",
+)
+@envelope("plain")
+def create_task(body: CreateTaskBody, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+    task = who.board.create_task(
+        body.title,
+        description=body.description,
+        status=body.status,
+        priority=body.priority,
+        team_id=body.team_id,
+        role=body.role,
+        kind=body.kind,
+        parent_task_id=body.parent_task_id,
+        depends_on=body.depends_on,
+        assignee_runtime=body.assignee_runtime,
+        source_delegation_id=body.source_delegation_id,
+        tenant_id=body.tenant_id,
+        actor=who.actor,  # an agent token's creates are capped by the board, from the actor
+    )
+    return reply({"task": task.to_json()})
+
+
+@router.get(
+    "/{task_id}",
+    response_model=None,
+    responses={200: {"model": TaskDetail}, **error_responses("plain", 404)},
+    summary="One task, its comments, its ancestor chain and its dependencies",
+)
+@envelope("plain", not_found="task not found")
+def get_task(task_id: TaskId, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+    view = who.board.view(task_id)
+    return reply(
+        {
+            "task": view.task.to_json(),
+            "comments": [comment.to_json() for comment in view.comments],
+            "ancestors": [ancestor.to_json() for ancestor in view.ancestors],
+            "dependencies": [linked.to_json() for linked in view.dependencies],
+            "dependents": [linked.to_json() for linked in view.dependents],
+        }
+    )
+
+
+@router.post(
+    "/{task_id}/claim",
+    response_model=None,
+    responses={200: {"model": TaskReply}, **error_responses("reason", 403, 404, 409)},
+    summary="Atomically claim a todo task (409 is data: do not retry)",
+)
+@envelope("reason")
+def claim(
+    task_id: TaskId, body: ClaimBody, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    agent = who.agent(body.assignee_agent_id, field="assigneeAgentId")
+    if who.identity.roles:
+        who.may_claim_role(who.board.get_task(task_id).role)
+    task = who.board.claim(
+        task_id,
+        agent,
+        runtime=body.assignee_runtime,
+        lease_ms=None if body.minutes is None else minutes_to_ms(body.minutes),
+    )
+    return reply({"ok": True, "task": task.to_json()})
+
+
+STATUS_CHANGE = Envelope("reason")
+FIELD_EDIT = Envelope("plain", not_found="task not found")
+
+
+@router.patch(
+    "/{task_id}",
+    response_model=None,
+    responses={
+        200: {"model": TaskReply},
+        **error_responses("reason", 403, 404, 409, either_codes=(404,)),
+    },
+    summary="Transition status (verification-gated) and/or edit metadata, in one transaction",
+)
+@envelope("reason")
+def update_task(
+    request: Request,
+    task_id: TaskId,
+    body: UpdateTaskBody,
+    who: Annotated[Caller, Depends(caller)],
+) -> JSONResponse:
+    request.state.envelope = STATUS_CHANGE if body.status is not None else FIELD_EDIT
+    task = who.board.update_task(
+        task_id,
+        status=body.status,
+        title=body.title,
+        description=body.description,
+        priority=body.priority,
+        human_override=bool(body.human_override),
+        reason=body.reason,
+        actor=who.actor,
+        epoch=body.epoch,
+    )
+    return reply({"ok": True, "task": task.to_json()})
+
+
+@router.post(
+    "/{task_id}/comments",
+    response_model=None,
+    responses={200: {"model": CommentReply}, **error_responses("plain", 403, 404)},
+    summary="Add a comment",
+)
+@envelope("plain", not_found="task not found")
+def add_comment(
+    task_id: TaskId, body: CommentBody, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    author, author_type = who.comment_author(body.author_agent_id, body.author_type)
+    comment = who.board.add_comment(
+        task_id, body.body, author_agent_id=author, author_type=author_type
+    )
+    return reply({"ok": True, "comment": comment.to_json()})
+
+
+@router.post(
+    "/{task_id}/deps",
+    response_model=None,
+    responses={
+        200: {"model": Ok},
+        **error_responses("plain", 403, 404, 409, ok_codes=(409,)),
+    },
+    summary="Link a dependency: the task waits until dependsOnTaskId is done",
+)
+@envelope(
+    "plain",
+    not_found="task not found",
+    ok_forms={Reason.DEPENDENCY_CYCLE: "task_dependency_cycle"},
+)
+def link_dependency(
+    task_id: TaskId, body: LinkDepBody, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    task = who.board.link_dependency(task_id, body.depends_on_task_id, actor=who.actor)
+    return reply({"ok": True, "task": task.to_json()})
+
+
+@router.post(
+    "/{task_id}/cancel-dependents",
+    response_model=None,
+    responses={200: {"model": CancelledList}, **error_responses("plain", 403, 404)},
+    summary="Cancel the still-pending dependents of a failed task, in one transaction",
+)
+@envelope("plain", not_found="task not found")
+def cancel_dependents(task_id: TaskId, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+    cancelled = who.board.cancel_dependents(task_id, actor=who.actor)
+    return reply({"cancelled": [{"id": task.id, "title": task.title} for task in cancelled]})

@@ -1,0 +1,129 @@
+"""Seed 003's workspace routes: a file-mutating task's own git worktree, its system-of-record
+files, the clock-out handoff, and completion through the verification gate. The worktree
+subsystem (`boardlib.worktrees`) touches only the task's worktree, its branch and the state
+folder; the detail route serves the SoR files by their fixed names and nothing else."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from boardlib.errors import wrong_state
+from boardlib.models import AgentHandoff
+
+from ..acting import Caller
+from ..app import caller, reply
+from ..bodies import ProvisionBody, WorkspaceActionBody
+from ..envelopes import INVALID_HANDOFF, envelope, error_responses
+from ..replies import Completed, Ok, Paused, Provisioned, Resumed, WorkspaceDetail
+
+router = APIRouter(prefix="/api/board", tags=["workspace"])
+
+# The worktree routes share a prefix: the two-segment paths first, as the seed's router does.
+
+
+@router.post(
+    "/{task_id}/workspace/handoff",
+    response_model=None,
+    responses={200: {"model": Ok}, **error_responses("message", 403, 404, 409)},
+    summary="Write the clock-out AGENT_HANDOFF.json into the task's worktree",
+)
+@envelope("message", not_found="workspace not found", invalid=INVALID_HANDOFF)
+def write_handoff(
+    task_id: str, body: AgentHandoff, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    given = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    who.trees.write_handoff(
+        task_id, given, actor=who.identity.name if who.identity.is_agent else None
+    )
+    return reply({"ok": True})
+
+
+@router.get(
+    "/{task_id}/workspace/detail",
+    response_model=None,
+    responses={200: {"model": WorkspaceDetail}, **error_responses("plain", 404)},
+    summary="The SoR files and the unified diff against the baseline (the drawer view)",
+)
+@envelope("plain", not_found="workspace not found")
+def workspace_detail(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+    detail = who.trees.detail(task_id)
+    return reply(
+        {
+            "ok": True,
+            "workspace": detail.workspace.to_json(),
+            "sorFiles": dict(detail.sor_files),
+            "diffStat": None if detail.diff_stat is None else detail.diff_stat.to_json(),
+            "diff": detail.diff,
+            "diffTruncated": detail.diff_truncated,
+        }
+    )
+
+
+@router.post(
+    "/{task_id}/workspace",
+    response_model=None,
+    responses={200: {"model": Provisioned}, **error_responses("message", 403, 404, 409, 422)},
+    summary="Provision a worktree, branch and SoR scaffold (reused when live)",
+)
+@envelope("message", not_found="task not found")
+def provision(
+    task_id: str, body: ProvisionBody, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    who.check_repo(body.repo_path)
+    made = who.trees.provision(
+        task_id,
+        body.repo_path,
+        base_sha=body.base_sha,
+        base_ref=body.base_ref,
+        kind=body.kind,
+        actor=who.actor,
+    )
+    return reply({"ok": True, **made.to_json()})
+
+
+@router.get(
+    "/{task_id}/workspace",
+    response_model=None,
+    responses={200: {"model": Resumed}, **error_responses("plain", 404)},
+    summary="Cold-resume read: the workspace and the state rebuilt from its files",
+)
+@envelope("plain", not_found="workspace not found")
+def resume(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+    state = who.trees.resume(task_id)
+    return reply(
+        {
+            "ok": True,
+            "workspace": state.workspace.to_json(),
+            "resume": state.resume,
+            "handoff": state.handoff,
+        }
+    )
+
+
+@router.patch(
+    "/{task_id}/workspace",
+    response_model=None,
+    responses={
+        200: {"model": Paused | Completed},
+        **error_responses("message", 403, 404, 409),
+    },
+    summary="Pause (commit, drop the checkout, keep the branch) or complete (the gate decides)",
+)
+@envelope("message", not_found="workspace not found")
+def workspace_action(
+    task_id: str, body: WorkspaceActionBody, who: Annotated[Caller, Depends(caller)]
+) -> JSONResponse:
+    if body.action == "pause":
+        return reply({"ok": True, **who.trees.pause(task_id, actor=who.actor).to_json()})
+    if who.identity.is_agent:
+        assert who.identity.name is not None
+        builder = who.identity.name
+    else:
+        task = who.board.get_task(task_id)
+        found = task.assignee_agent_id or task.builder
+        if found is None:
+            raise wrong_state("complete", task.status, "in_progress", id=task_id)
+        builder = found
+    result = who.trees.complete(task_id, builder, epoch=body.epoch, summary=body.summary)
+    return reply({"ok": True, **result.to_json()})

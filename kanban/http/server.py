@@ -1,0 +1,217 @@
+"""`kanban serve`: the app under uvicorn, bound safely, shut down cleanly.
+
+- **Binding.** 127.0.0.1 by default. A host that is not loopback is refused unless a token
+  guards it: an open board on a network is anyone's board.
+- **Ready line.** Once listening, one JSON line on stdout names the URL (with the real port when
+  `--port 0` asked for any free one), so scripts and tests can wait for it.
+- **Shutdown.** SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish (up to
+  `graceful_s`), stop the upkeep, checkpoint the WAL into the board file, close it, exit 0.
+"""
+
+import contextlib
+import ipaddress
+import json
+import math
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import uvicorn
+
+from boardlib import Board
+
+from .app import ServerSettings, create_app, shown_location
+
+
+class UnsafeBinding(ValueError):
+    """The server would expose an unguarded board; the message says why and what to do."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, settings: ServerSettings) -> None:
+    if settings.tokens is None and not is_loopback(host):
+        raise UnsafeBinding(
+            f"refusing to serve on {host} without a token: anyone who can reach this address "
+            "could claim, approve and cancel tasks. Pass --token (or KANBAN_TOKEN), or "
+            "--tokens FILE for per-agent identities, or bind to 127.0.0.1."
+        )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else starts so a taken port fails fast."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_ready()
+
+
+def serve(
+    settings: ServerSettings,
+    board: Board,
+    sock: socket.socket,
+    *,
+    access_log: bool = False,
+    graceful_s: float = 30.0,
+    announce: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """Serve `board` on the bound `sock` until SIGTERM/SIGINT; 0 on a clean shutdown. The board
+    is checkpointed and closed on the way out."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    ready = {
+        "listening": f"http://{shown}:{port}",
+        "db": shown_location(settings.db),
+        "auth": "tokens"
+        if settings.tokens is not None and settings.tokens.per_caller
+        else ("token" if settings.tokens is not None else "none"),
+    }
+    app = create_app(settings, board=board)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=math.ceil(graceful_s),
+        server_header=False,
+    )
+    server = _Server(config, lambda: (announce or _print_line)(ready))
+
+    def stop_soon(_signum: int, _frame: object) -> None:
+        server.should_exit = True
+
+    # uvicorn handles SIGTERM/SIGINT while it serves, and re-raises the signal once it has shut
+    # down. These handlers cover both ends: a signal before uvicorn listens still stops it (right
+    # after start-up), and the re-raise lands here, so the exit code is ours (0), not death by
+    # SIGTERM.
+    previous = {sig: signal.signal(sig, stop_soon) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[sock])
+    except SystemExit as stop:  # uvicorn exits 3 when the app's startup failed
+        return int(stop.code) if isinstance(stop.code, int) else 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        try:
+            board.checkpoint()
+        finally:
+            board.close()
+    return 0 if server.started else 1
+
+
+def serve_workers(
+    settings: ServerSettings,
+    open_board: Callable[[], Board],
+    sock: socket.socket,
+    *,
+    workers: int = 1,
+    access_log: bool = False,
+    graceful_s: float = 30.0,
+    announce: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """`serve` in `workers` processes sharing the one listening socket (the kernel hands each
+    connection to one of them), so the server uses more than one core despite the GIL. Each
+    worker opens its own board after the fork (SQLite and the writer queue coordinate them as
+    they do any processes); only the first runs the upkeep and prints the ready line. SIGTERM or
+    SIGINT to this process is passed on; a worker that dies unasked stops the others (exit 1)."""
+    if workers <= 1:
+        return serve(
+            settings,
+            open_board(),
+            sock,
+            access_log=access_log,
+            graceful_s=graceful_s,
+            announce=announce,
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children: list[int] = []
+    for index in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: serve, then leave without running the parent's clean-up
+            code = 1
+            try:
+                own = replace(settings, upkeep=settings.upkeep and index == 0)
+                say = (announce or _print_line) if index == 0 else _quiet
+
+                def ready(doc: dict[str, Any], say: Callable[[dict[str, Any]], None] = say) -> None:
+                    say({**doc, "workers": workers})
+
+                code = serve(
+                    own,
+                    open_board(),
+                    sock,
+                    access_log=access_log,
+                    graceful_s=graceful_s,
+                    announce=ready,
+                )
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+    stopping = False
+
+    def pass_on(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, pass_on) for sig in (signal.SIGTERM, signal.SIGINT)}
+    failed = False
+    try:
+        while children:
+            pid, status = os.wait()
+            if pid not in children:
+                continue
+            children.remove(pid)
+            if os.waitstatus_to_exitcode(status) != 0:
+                failed = True
+                if not stopping:
+                    pass_on(signal.SIGTERM, None)
+            elif not stopping:  # a worker left on its own: the server is going down
+                pass_on(signal.SIGTERM, None)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 1 if failed else 0
+
+
+def _quiet(_doc: dict[str, Any]) -> None:
+    return None
+
+
+def _print_line(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()
