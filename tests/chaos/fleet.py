@@ -231,7 +231,7 @@ class HttpClient:
     def __init__(self) -> None:
         import httpx
 
-        token = os.environ.get("KANBAN_TOKEN")
+        token = os.environ.get("KANBAN_TOKEN")  # this agent's own token: the server knows who
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=os.environ["KANBAN_URL"], headers=headers, timeout=60)
 
@@ -261,12 +261,8 @@ class HttpClient:
         return None if doc is None else self._task(doc)
 
     def open_run(self, task_id: str, agent: str, epoch: int) -> str:
-        doc = self._call(
-            "POST",
-            f"/api/board/{task_id}/executions",
-            {"agent": agent, "epoch": epoch, "executorType": "chaos"},
-        )
-        return str((doc.get("execution") or doc)["id"])
+        body = {"executorType": "chaos", "epoch": epoch}  # the agent is the token's
+        return str(self._call("POST", f"/api/board/{task_id}/executions", body)["execution"]["id"])
 
     def heartbeat(self, task_id: str, agent: str, epoch: int) -> dict[str, Any]:
         body = {"agent": agent, "epoch": epoch}
@@ -277,14 +273,8 @@ class HttpClient:
         return self._task(self._call("POST", f"/api/board/{task_id}/progress", body))
 
     def close_run(self, run_id: str, agent: str, epoch: int, cost: float) -> dict[str, Any]:
-        body = {
-            "agent": agent,
-            "epoch": epoch,
-            "status": "succeeded",
-            "costUsd": cost,
-            "inputTokens": 1000,
-        }
-        return dict(self._call("POST", f"/api/executions/{run_id}/finish", body))
+        body = {"status": "succeeded", "epoch": epoch, "costUsd": cost, "inputTokens": 1000}
+        return dict(self._call("PATCH", f"/api/board/executions/{run_id}", body)["execution"])
 
     def complete(self, task_id: str, agent: str, epoch: int, summary: str) -> dict[str, Any]:
         body = {"agent": agent, "epoch": epoch, "summary": summary}

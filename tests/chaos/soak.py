@@ -57,7 +57,7 @@ LATE_REFUSALS = frozenset({"stale_claim", "not_assignee", "invalid_state", "not_
 class SoakConfig:
     seconds: float = 60.0
     workers: int = 12
-    surfaces: tuple[str, ...] = ("lib", "cli")
+    surfaces: tuple[str, ...] = ("lib", "cli", "http")
     reviewers: int = 2
     lease_ms: int = 3000
     kill_every_s: tuple[float, float] = (0.2, 1.0)
@@ -143,7 +143,10 @@ class Soak:
         ]
         if slot is not None:
             command += ["--slot", str(slot)]
-        env = self.env | ({"KANBAN_URL": self.url} if self.url else {})
+        env = self.env
+        if surface == "http":
+            assert self.url is not None
+            env = env | {"KANBAN_URL": self.url, "KANBAN_TOKEN": self.token(name)}
         with (self.dir / "logs" / f"{name}.err").open("ab") as errors:
             popen = subprocess.Popen(
                 command,
@@ -165,10 +168,19 @@ class Soak:
             surface = surfaces[(index + 1) % len(surfaces)]
             self.members[name] = self.spawn(name, "reviewer", surface, None)
 
+    def token(self, name: str) -> str:
+        return f"chaos-{name}-" + "0123456789abcdef"
+
     def start_server(self) -> None:
-        """`kanban serve` on a free loopback port, for the HTTP workers."""
+        """`kanban serve` on a free loopback port for the HTTP workers, with a token per agent:
+        the server, not the request body, says who each HTTP worker is."""
+        tokens = self.dir / "tokens"
+        names = [f"worker-{i + 1}" for i in range(self.config.workers)]
+        names += [f"reviewer-{i + 1}" for i in range(self.config.reviewers)]
+        tokens.write_text("".join(f"{self.token(name)} agent:{name}\n" for name in names))
+        tokens.chmod(0o600)
         self.server = subprocess.Popen(
-            [str(KANBAN), "serve", "--port", "0"],
+            [str(KANBAN), "serve", "--port", "0", "--tokens", str(tokens)],
             cwd=REPO,
             env=self.env,
             stdout=subprocess.PIPE,
@@ -516,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=12)
-    parser.add_argument("--surfaces", default="lib,cli")
+    parser.add_argument("--surfaces", default="lib,cli,http")
     parser.add_argument("--lease-ms", type=int, default=3000)
     parser.add_argument("--db", help="board file or URL (default: a new file in --dir)")
     parser.add_argument("--dir", type=Path, help="run folder (default: a new temp folder)")

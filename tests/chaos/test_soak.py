@@ -18,7 +18,7 @@ CI_SECONDS = 45.0
 
 def test_kill_freeze_restart_soak(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     option = request.config.getoption
-    surfaces = option("--soak-surfaces") or "lib,cli"
+    surfaces = option("--soak-surfaces") or "lib,cli,http"
     config = SoakConfig(
         seconds=option("--soak-seconds") or CI_SECONDS,
         workers=option("--soak-workers"),
