@@ -71,8 +71,10 @@ def _event(raw: Any) -> tuple[int, str, str | None, str | None, int, dict[str, A
     return raw.seq, raw.kind, raw.task_id, raw.actor, raw.created_at, raw.data or {}
 
 
-def replay(events: list[Any], *, lease_ms: int) -> Verdict:
-    """Replay `events` (Event records or their JSON, in seq order) and judge them."""
+def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = None) -> Verdict:
+    """Replay `events` (Event records or their JSON, in seq order) and judge them. `leases`
+    names the agents that claimed with another lease than the board's (`claim(lease_ms=...)`)."""
+    leases = leases or {}
     verdict = Verdict()
     tasks: dict[str, Holding] = {}
     runs: dict[str, tuple[str, str, int]] = {}  # open run -> (task, holder, epoch)
@@ -126,7 +128,7 @@ def replay(events: list[Any], *, lease_ms: int) -> Verdict:
                 )
             state.status, state.holder = "in_progress", actor
             state.epoch = int(data.get("epoch", state.epoch + 1))
-            state.lease_until = at + lease_ms
+            state.lease_until = at + leases.get(str(actor), lease_ms)
         elif kind in HOLDER_WRITES:
             check_holder(seq, kind, task_id, state, actor, at)
             if "leaseUntil" in data and kind != "execution_started":
