@@ -853,11 +853,19 @@ class SqliteStore:
     def checkpoint(self) -> bool:
         """Fold the write-ahead log into the main file and truncate it: a long-running process's
         last step at a clean shutdown, so the file is whole on its own. False when a reader in
-        another process kept part of the log (it is folded in later, by the last one out)."""
+        another process kept part of the log (it is folded in later, by the last one out), and
+        when this process may not write the file (a server on a read-only board must still shut
+        down cleanly: there is nothing of its own to fold in)."""
         if self._writer is None:
             return False
         with self._write_lock:
-            busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            try:
+                busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.OperationalError as error:
+                code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+                if code != _SQLITE_READONLY and not is_transient_lock_error(error):
+                    raise
+                return False
         return not busy
 
     def schema_version(self) -> int:

@@ -1,24 +1,30 @@
 """Guarantee 3: a stuck writer costs the others their budget, never a hang or a half write.
 
-One connection holds the board's write lock for 3 s while 8 processes (4 through the library, 4
-through the CLI) each write a plan of five tasks, starting at staggered moments of the hold. Each
-either succeeds after the hold (all five tasks) or is refused `busy` (library: `BoardError`, CLI:
-exit 4) within the 1.5 s retry budget with none of its tasks written. Reads answer throughout (WAL:
-readers never wait on a writer), and the live board stays live and says busy for its own write.
-The one lock that does stop readers (another program's exclusive locking mode) turns reads into
-`busy` within the budget, and the live board's header into "stale since", until it lets go; the
-board then recovers by itself.
+One connection holds the board's write lock for 3 s while 8 writers start at staggered moments of
+the hold: 3 through the library and 3 through the CLI (a plan of five tasks each), 2 through
+`kanban serve` (a task each). Each either succeeds after the hold (all of its tasks) or is refused
+`busy` (library: `BoardError`, CLI: exit 4, HTTP: 503 with Retry-After) within the 1.5 s retry
+budget with none of its tasks written. Reads answer throughout, through all three (WAL: readers
+never wait on a writer), and the live board stays live and says busy for its own write. The one
+lock that does stop readers (another program's exclusive locking mode, which can only be taken
+while no connection is open) turns reads into `busy` within the budget instead of a 5 s wait and
+an untyped error; the live board started under it shows "stale since" and recovers by itself
+(tests/test_tui_live.py::test_locked_board_goes_stale_and_recovers).
 """
 
 import asyncio
 import json
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from boardlib import Board
@@ -71,62 +77,103 @@ def integrity(db: Path) -> str:
         conn.close()
 
 
+def start_server(db: Path) -> tuple["subprocess.Popen[str]", str]:
+    server = subprocess.Popen(
+        [str(KANBAN), "serve", "--port", "0"],
+        env=clean_env(KANBAN_DB=str(db)),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert server.stdout is not None
+    ready = server.stdout.readline()
+    assert ready, server.stderr.read() if server.stderr else ""
+    return server, str(json.loads(ready)["listening"])
+
+
+class HttpCall(threading.Thread):
+    """One request at a moment of the hold, timed around the request alone."""
+
+    def __init__(self, url: str, method: str, path: str, body: dict[str, Any] | None) -> None:
+        super().__init__(daemon=True)
+        self.url, self.method, self.path, self.body = url, method, path, body
+        self.status = 0
+        self.doc: Any = None
+        self.headers: dict[str, str] = {}
+        self.elapsed_ms = 0.0
+        self.end_ms = 0
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.url, timeout=60) as client:
+            started = time.monotonic()
+            answer = client.request(self.method, self.path, json=self.body)
+            self.elapsed_ms = (time.monotonic() - started) * 1000
+            self.end_ms = time.time_ns() // 1_000_000
+        self.status, self.headers = answer.status_code, dict(answer.headers)
+        self.doc = answer.json() if answer.content else None
+
+
 @pytest.mark.parametrize("holder_kind", ["kanban", "foreign"])
 def test_writers_wait_out_a_held_write_or_are_refused_busy_within_the_budget(
     tmp_path: Path, holder_kind: str
 ) -> None:
+    """8 writers: 3 through the library, 3 through the CLI (a plan of five each), 2 through
+    `kanban serve` (one task each); readers of all three kinds meanwhile."""
     db = tmp_path / "board.db"
     with Board(db) as board:
         board.create_task("the holder's task")
     plans = []
-    for i in range(4):
+    for i in range(3):
         plan = tmp_path / f"cli-{i}.yaml"
         plan.write_text("".join(f"- {{key: k{j}, title: cli-{i}-{j}}}\n" for j in range(5)))
         plans.append(plan)
-    writers = [python("write", str(db), f"lib-{i}") for i in range(4)]
+    writers = [python("write", str(db), f"lib-{i}") for i in range(3)]
     readers = [python("read", str(db)) for _ in range(2)]
     cli_env = clean_env(KANBAN_DB=str(db))
-
-    holder = python("hold", str(db), "--kind", holder_kind, "--seconds", str(HOLD_S))
-    held_at = time.monotonic()
-    line(holder)  # {"held": ...}
-    cli: dict[str, tuple[subprocess.Popen[str], float]] = {}
-    schedule: list[tuple[float, str, int]] = [
-        (0.1, "lib", 0),
-        (0.2, "cli", 0),
-        (0.3, "read", 0),
-        (0.5, "lib", 1),
-        (0.6, "cli-read", 0),
-        (0.9, "cli", 1),
-        (1.2, "read", 1),
-        (1.7, "cli", 2),
-        (2.3, "lib", 2),
-        (2.6, "cli", 3),
-        (2.8, "lib", 3),
-    ]
-    for offset, what, index in schedule:
-        time.sleep(max(0.0, held_at + offset - time.monotonic()))
-        if what == "lib":
-            assert writers[index].stdin is not None
-            writers[index].stdin.write("go\n")
-            writers[index].stdin.flush()
-        elif what == "read":
-            assert readers[index].stdin is not None
-            readers[index].stdin.write("go\n")
-            readers[index].stdin.flush()
-        else:
-            args = ["plan", "apply", str(plans[index])] if what == "cli" else ["task", "list"]
-            started = time.monotonic()
-            proc = subprocess.Popen(
-                [str(KANBAN), *args],
-                env=cli_env,
-                text=True,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            cli[f"{what}-{index}"] = (proc, started)
-    released = line(holder)["released"]
-    holder.wait(timeout=30)
+    server, url = start_server(db)
+    http = {
+        "http-write-0": HttpCall(url, "POST", "/api/board", {"title": "http-0"}),
+        "http-read": HttpCall(url, "GET", "/api/board", None),
+        "http-write-1": HttpCall(url, "POST", "/api/board", {"title": "http-1"}),
+    }
+    try:
+        holder = python("hold", str(db), "--kind", holder_kind, "--seconds", str(HOLD_S))
+        held_at = time.monotonic()
+        line(holder)  # {"held": ...}
+        cli: dict[str, tuple[subprocess.Popen[str], float]] = {}
+        schedule: list[tuple[float, str, int]] = [
+            (0.1, "lib", 0), (0.2, "cli", 0), (0.3, "read", 0), (0.4, "http-write-0", 0),
+            (0.5, "lib", 1), (0.6, "cli-read", 0), (0.7, "http-read", 0), (0.9, "cli", 1),
+            (1.2, "read", 1), (2.3, "http-write-1", 0), (2.6, "cli", 2), (2.8, "lib", 2),
+        ]  # fmt: skip
+        for offset, what, index in schedule:
+            time.sleep(max(0.0, held_at + offset - time.monotonic()))
+            if what in ("lib", "read"):
+                proc = (writers if what == "lib" else readers)[index]
+                assert proc.stdin is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            elif what.startswith("http"):
+                http[what].start()
+            else:
+                args = ["plan", "apply", str(plans[index])] if what == "cli" else ["task", "list"]
+                started = time.monotonic()
+                proc = subprocess.Popen(
+                    [str(KANBAN), *args],
+                    env=cli_env,
+                    text=True,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+                cli[f"{what}-{index}"] = (proc, started)
+        released = line(holder)["released"]
+        holder.wait(timeout=30)
+        for call in http.values():
+            call.join(timeout=60)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
 
     outcomes = []
     for proc in writers:
@@ -156,12 +203,28 @@ def test_writers_wait_out_a_held_write_or_are_refused_busy_within_the_budget(
         else:
             outcomes.append("ok")
         assert took < BUDGET_MS / 1000 + CLI_SLACK_S, (name, took)
+    read = http.pop("http-read")
+    assert read.status == 200 and read.elapsed_ms < BUDGET_MS, (read.status, read.elapsed_ms)
+    for name, call in http.items():
+        assert call.status in (200, 503), (name, call.status, call.doc)
+        if call.status == 503:
+            assert call.doc["reason"] == "busy" and call.headers.get("retry-after"), call.doc
+            assert call.elapsed_ms <= BUDGET_MS + LIBRARY_SLACK_MS, (name, call.elapsed_ms)
+            outcomes.append("busy")
+        else:
+            assert call.end_ms >= released, name
+            outcomes.append("ok")
 
     on_board = titles(db)
-    for prefix in [f"lib-{i}-" for i in range(4)] + [f"cli-{i}-" for i in range(4)]:
+    prefixes = [f"lib-{i}-" for i in range(3)] + [f"cli-{i}-" for i in range(3)]
+    for prefix in prefixes:
         written = [title for title in on_board if title.startswith(prefix)]
         assert len(written) in (0, 5), written  # all of the plan or none of it
-    assert len(on_board) == 1 + 5 * outcomes.count("ok")
+    http_ok = [name for name, call in http.items() if call.status == 200]
+    assert sorted(t for t in on_board if t.startswith("http-")) == sorted(
+        f"http-{name[-1]}" for name in http_ok
+    )
+    assert len(on_board) == 1 + 5 * (outcomes.count("ok") - len(http_ok)) + len(http_ok)
     assert "busy" in outcomes and "ok" in outcomes, outcomes  # the hold was felt, and outlived
     assert integrity(db) == "ok"
     check = subprocess.run(

@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -274,3 +275,37 @@ async def test_the_mcp_server_answers_each_torn_board_with_tool_errors(
         # The session stays up after the refusals: the same answer again, not a dead pipe.
         again = await client.call_tool("claim_next", {})
         assert again.is_error and text_of(again).startswith(f"{write_reason}: ")
+
+
+# -- the REST server ----------------------------------------------------------------------------
+
+
+def test_the_server_refuses_to_start_on_a_torn_board_or_serves_it_read_only(
+    torn: tuple[str, Path],
+) -> None:
+    kind, path = torn
+    server = subprocess.Popen(
+        as_user(kind, [str(KANBAN), "serve", "--port", "0"]),
+        env=clean_env(KANBAN_DB=str(path)),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if kind != "read_only":
+        out, err = server.communicate(timeout=60)
+        assert server.returncode == 2 and out == "", (out, err)
+        assert one_error(err)["reason"] == REFUSALS[kind][1]
+        return
+    try:
+        assert server.stdout is not None
+        url = json.loads(server.stdout.readline())["listening"]
+        with httpx.Client(base_url=url, timeout=30) as client:
+            listed = client.get("/api/board")
+            assert listed.status_code == 200 and len(listed.json()["tasks"]) == 60
+            claimed = client.post("/api/board/claim-next", json={"agent": "ada"})
+            assert claimed.status_code == 403, claimed.text
+            assert claimed.json()["reason"] == "read_only"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    assert server.returncode == 0
