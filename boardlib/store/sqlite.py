@@ -30,6 +30,7 @@ T = TypeVar("T")
 Row = sqlite3.Row
 
 _SQLITE_READONLY = 8
+_SQLITE_FULL = 13
 
 
 def _read_only_file(path: Path, error: BaseException) -> BoardError:
@@ -38,6 +39,24 @@ def _read_only_file(path: Path, error: BaseException) -> BoardError:
         f"cannot write to the board {path}: the file or its folder is read-only for this user "
         f"({error})",
         path=str(path),
+    )
+
+
+def _disk_full(path: Path, error: BaseException) -> BoardError:
+    return BoardError(
+        Reason.DISK_FULL,
+        f"no space left on the device holding the board {path}: nothing was written; free some "
+        f"space and try again ({error})",
+        path=str(path),
+    )
+
+
+def _is_disk_full(error: BaseException) -> bool:
+    if isinstance(error, OSError):
+        return error.errno == errno.ENOSPC
+    return (
+        isinstance(error, sqlite3.OperationalError)
+        and getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL
     )
 
 
@@ -820,7 +839,7 @@ class SqliteStore:
         try:
             return self._write(work, once)
         except BoardError as error:
-            if error.reason in (Reason.BUSY, Reason.READ_ONLY):
+            if error.reason in (Reason.BUSY, Reason.READ_ONLY, Reason.DISK_FULL):
                 return None
             raise
 
@@ -828,12 +847,14 @@ class SqliteStore:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         with self._write_lock:
-            writer, queue = self._open_writer()
             try:
+                writer, queue = self._open_writer()
                 return run_transaction(
                     writer, lambda conn: work(SqliteTx(conn)), config=config, queue=queue
                 )
-            except sqlite3.OperationalError as error:
+            except (sqlite3.OperationalError, OSError) as error:
+                if _is_disk_full(error):  # rolled back: what was committed before stays
+                    raise _disk_full(self.path, error) from None
                 if getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:
                     raise _read_only_file(self.path, error) from None
                 raise
@@ -841,9 +862,14 @@ class SqliteStore:
     def read(self, work: Callable[[SqliteTx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
         with self._read_lock:
-            return run_transaction(
-                self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
-            )
+            try:
+                return run_transaction(
+                    self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
+                )
+            except (sqlite3.OperationalError, OSError) as error:
+                if _is_disk_full(error):  # a reader's first look may need room for the -shm
+                    raise _disk_full(self.path, error) from None
+                raise
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file: a ~µs "did anything change"."""
