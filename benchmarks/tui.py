@@ -10,6 +10,14 @@ moving between columns and the highlight ending), and bytes per poll while the a
 open and idle. Targets (issues 5 and 10): first frame <= 1 s, RSS <= 150 MB, keystroke-to-frame
 <= 50 ms, idle 0 bytes and < 1% CPU (the activity pane open too: 0 bytes), a one-card change
 < 2 KB.
+
+    python benchmarks/tui.py --drawer
+
+Prints one JSON line of task-drawer figures (issue 11) on a board with real git worktrees
+(`tui.review_board`), in the same pseudo-terminal: opening the drawer on a typical task, the first
+screen of a 20,000-line diff after `3`, and keystroke-to-frame while scrolling it; each with its
+ratio to a baseline measured in the same run (a cursor move on the board; a 23-line diff). Targets:
+the 20,000-line diff's first screen < 1 s, scrolling at keystroke speed (<= 50 ms).
 """
 
 import argparse
@@ -82,17 +90,25 @@ def build_board(path: Path, count: int) -> dict[str, str]:
 class Terminal:
     """The app in a pty: everything it writes is timestamped and counted."""
 
-    def __init__(self, db: Path, poll_ms: int) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(
+    def __init__(
+        self,
+        db: Path,
+        poll_ms: int,
+        *,
+        extra: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
+        environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        environ.update(
             TERM="xterm-256color", COLORTERM="truecolor", COLUMNS=str(COLUMNS), LINES=str(ROWS)
         )
+        environ.update(env or {})
         self.started = time.monotonic()
         pid, fd = pty.fork()
         if pid == 0:
             fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
-            args = ["-m", "tui", "--db", str(db), "--poll-ms", str(poll_ms)]
-            os.execve(sys.executable, [sys.executable, *args], env)
+            args = ["-m", "tui", "--db", str(db), "--poll-ms", str(poll_ms), *extra]
+            os.execve(sys.executable, [sys.executable, *args], environ)
         self.pid, self.fd = pid, fd
         self.chunks: list[tuple[float, bytes]] = []
         self.lock = threading.Lock()
@@ -121,10 +137,11 @@ class Terminal:
         with self.lock:
             return list(self.chunks[mark:])
 
-    def wait_for(self, needle: bytes, timeout: float = 20) -> float:
+    def wait_for(self, needle: bytes, timeout: float = 20, start: int = 0) -> float:
+        """When `needle` first appeared in the output after chunk `start` (a `mark()`)."""
         deadline = time.monotonic() + timeout
         seen = b""
-        index = 0
+        index = start
         while time.monotonic() < deadline:
             for stamp, data in self.since(index):
                 index += 1
@@ -187,11 +204,119 @@ class Terminal:
             pass
 
 
+def _keystrokes(term: Terminal, keys: list[bytes], gap_s: float = 0.12) -> tuple[list, list]:
+    """(first byte, frame end) latencies in ms for each key, sent one at a time."""
+    firsts, ends = [], []
+    for key in keys:
+        mark = term.mark()
+        sent = term.send(key)
+        first, last, _ = term.burst(mark)
+        if first is not None and last is not None:
+            firsts.append((first - sent) * 1000)
+            ends.append((last - sent) * 1000)
+        time.sleep(gap_s)
+    return firsts, ends
+
+
+def drawer_figures(poll_ms: int) -> dict[str, object]:
+    """The drawer on the review board: open, a 20,000-line diff, scrolling it."""
+    here = Path(__file__).resolve().parent  # this script is tui.py: keep it from hiding the app
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
+    from boardlib import ManualClock
+    from tui.review_board import START_MS, build_review_board
+
+    with tempfile.TemporaryDirectory(prefix="kanban-bench-drawer-") as folder:
+        before = os.environ.get("KANBAN_WORKTREES")
+        board = build_review_board(Path(folder), ManualClock(START_MS), big_diff=True)
+        if before is None:
+            os.environ.pop("KANBAN_WORKTREES", None)
+        env = {"KANBAN_WORKTREES": str(board.worktrees)}
+        term = Terminal(board.db, poll_ms, env=env)
+        try:
+            term.wait_for(board.ids["review"].encode())
+            time.sleep(1.5)
+            # Baseline: moving the cursor on the board.
+            _, cursor = _keystrokes(term, [b"j", b"k"] * 5)
+            # Open the drawer on a typical task (in review, a 23-line diff), from the board.
+            opens, open_cpu = [], []
+            for _ in range(5):
+                term.send(b"G")  # somewhere else first, so enter opens afresh
+                time.sleep(0.3)
+                mark, cpu0 = term.mark(), term.cpu_s()
+                sent = term.send(b"\x1b")  # close any drawer
+                time.sleep(0.4)
+                mark, cpu0 = term.mark(), term.cpu_s()
+                sent = term.send(b"\r")
+                term.wait_for(b"5 History", timeout=10, start=mark)
+                _first, last, _ = term.burst(mark, timeout=3)
+                opens.append(((last or time.monotonic()) - sent) * 1000)
+                open_cpu.append((term.cpu_s() - cpu0) * 1000)
+            term.close()
+
+            def first_screen(task: str, needle: bytes) -> tuple[float, float]:
+                """Start on the task's drawer, then `3`: ms to the diff's first screen."""
+                shell = Terminal(board.db, poll_ms, extra=("--open", board.ids[task]), env=env)
+                try:
+                    shell.wait_for(b"5 History", timeout=30)
+                    time.sleep(1.0)
+                    mark, cpu0 = shell.mark(), shell.cpu_s()
+                    sent = shell.send(b"3")
+                    shown = shell.wait_for(needle, timeout=30, start=mark)
+                    shell.burst(mark, timeout=3)
+                    return (shown - sent) * 1000, (shell.cpu_s() - cpu0) * 1000
+                finally:
+                    shell.close()
+
+            small_ms, small_cpu = first_screen("review", b"shop/cart.py")
+            big_ms, big_cpu = first_screen("big", b"generated/module_00.py")
+            # Scrolling the 20,000-line diff: j, page down, G, g, n.
+            shell = Terminal(board.db, poll_ms, extra=("--open", board.ids["big"]), env=env)
+            try:
+                shell.wait_for(b"5 History", timeout=30)
+                shell.send(b"3")
+                shell.wait_for(b"generated/module_00.py", timeout=30)
+                time.sleep(1.0)
+                keys = [b"j"] * 10 + [b"\x04"] * 10 + [b"G", b"g"] + [b"n"] * 5
+                _, scroll = _keystrokes(shell, keys)
+                rss = shell.peak_rss_mb()
+            finally:
+                shell.close()
+        finally:
+            term.close()
+    base = statistics.median(cursor)
+    return {
+        "board": "tui.review_board: 7 tasks with real git worktrees",
+        "terminal": f"{COLUMNS}x{ROWS}",
+        "cursor_move_ms_p50": round(base, 1),
+        "open_drawer_ms_p50": round(statistics.median(opens), 1),
+        "open_drawer_cpu_ms_p50": round(statistics.median(open_cpu), 1),
+        "open_drawer_ratio_to_cursor_move": round(statistics.median(opens) / base, 1),
+        "diff_23_lines_first_screen_ms": round(small_ms, 1),
+        "diff_20000_lines_first_screen_ms": round(big_ms, 1),
+        "diff_23_lines_cpu_ms": round(small_cpu, 1),
+        "diff_20000_lines_cpu_ms": round(big_cpu, 1),
+        "diff_20000_ratio_to_23_lines": round(big_ms / small_ms, 2),
+        "diff_scroll_keystroke_to_frame_ms_p50": round(statistics.median(scroll), 1),
+        "diff_scroll_keystroke_to_frame_ms_max": round(max(scroll), 1),
+        "diff_scroll_ratio_to_cursor_move": round(statistics.median(scroll) / base, 2),
+        "peak_rss_mb_with_20000_line_diff": round(rss, 1),
+        "loadavg_1m": os.getloadavg()[0],
+        "targets_met": {
+            "diff_first_screen_under_1s": big_ms < 1000,
+            "diff_scroll_keystroke_speed": statistics.median(scroll) <= 50,
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--poll-ms", type=int, default=500)
+    parser.add_argument("--drawer", action="store_true", help="the task drawer's figures")
     args = parser.parse_args()
+    if args.drawer:
+        print(json.dumps(drawer_figures(args.poll_ms)))
+        return
     poll_s = args.poll_ms / 1000
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "board.db"

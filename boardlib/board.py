@@ -256,6 +256,8 @@ class Board:
         data: dict[str, Any] = {"verb": verb, **(event_data or {})}
         if not move.is_noop:
             data |= {"from": task.status, "to": target}
+            if target == t.IN_PROGRESS and new.assignee_agent_id != actor:
+                data["assignee"] = new.assignee_agent_id  # handed to someone (the gate's handback)
             if human_override and target == t.DONE:
                 data["humanOverride"] = True  # also in the audit table; said in the event feed
             if via:

@@ -13,10 +13,10 @@ surface showing a short feed may leave them out: on a busy board they would drow
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .records import Event
+from .records import AuditEntry, Event
 from .transitions import label
 
-__all__ = ["ROUTINE", "narrate"]
+__all__ = ["ROUTINE", "narrate", "narrate_audit"]
 
 ROUTINE = frozenset({"lease_renewed"})
 
@@ -131,3 +131,30 @@ def narrate(event: Event) -> str:
     if saying is not None:
         return saying(event)
     return f"{_who(event)}: {event.kind.replace('_', ' ')} {_task(event)}"
+
+
+def _verdict_status(raw: str | None) -> str | None:
+    """The status of a stored verdict (JSON), without loading the verdict model."""
+    if not raw:
+        return None
+    import json
+
+    try:
+        status = json.loads(raw).get("status")
+    except (ValueError, AttributeError):
+        return None
+    return status if isinstance(status, str) else None
+
+
+def narrate_audit(entry: AuditEntry) -> str:
+    """One audit row (a human override, a verification-gate run) as one line of plain words, e.g.
+    "human override: done over a fail verdict by operator:sam"."""
+    task = entry.task_id or "the board"
+    if entry.action == "human_override":
+        overridden = _verdict_status(entry.verdict_overridden)
+        over = f" over a {overridden} verdict" if overridden else " (no verdict to override)"
+        why = f": {entry.detail}" if entry.detail else ""
+        return f"human override: {task} {_status(entry.to_status)}{over} by {entry.actor}{why}"
+    if entry.action == "verification":
+        return f"verification gate on {task}: {entry.detail or '?'}"
+    return f"{entry.actor}: {entry.action.replace('_', ' ')} on {task}"

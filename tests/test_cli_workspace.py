@@ -1,11 +1,13 @@
 """`kanban task workspace ...` through the real console script, on real temporary git repos."""
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli_support import Kanban
+from tests.cli_support import BIN, Kanban, clean_env
 from tests.worktree_helpers import GIT_ENV, git, make_repo, repo_state
 
 HANDOFF = {
@@ -135,3 +137,73 @@ def test_empty_diff_completes_to_done_and_cleans_up(setup) -> None:  # type: ign
     }
     assert not Path(made["worktree"]["worktreePath"]).exists()
     assert git(repo, "branch", "--list", f"kanban/task-{task_id}") == ""
+
+
+def readme_block(heading: str) -> str:
+    """The first ```sh block under `heading` in the README, as a user would copy it."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    section = text[text.index(heading) :]
+    start = section.index("```sh\n") + len("```sh\n")
+    return section[start : section.index("```", start)]
+
+
+def test_the_readme_worktree_example_runs_in_the_order_shown(tmp_path: Path) -> None:
+    """Copied from the README as it is, with only HOME and the editor set: every line succeeds
+    and the task ends done through the gate."""
+    home = tmp_path / "home"
+    make_repo(home / "src" / "shop")
+    (home / "src" / "shop" / "cart.py").write_text("def total(items):\n    return sum(items)\n")
+    git(home / "src" / "shop", "add", "-A")
+    git(home / "src" / "shop", "commit", "-q", "-m", "cart")
+    editor = tmp_path / "editor.sh"
+    editor.write_text(
+        '#!/bin/sh\nprintf "\\n\\ndef count(items):\\n    return len(items)\\n" >> "$1"\n'
+    )
+    editor.chmod(0o755)
+    kanban = Kanban(tmp_path / "board.db")
+    with kanban.board() as board:
+        for index in range(7):  # the example's TASK-7
+            board.create_task(f"task {index + 1}")
+    script = "set -euo pipefail\n" + readme_block("## Worktrees and the verification gate")
+    env = {
+        **clean_env(),
+        "HOME": str(home),
+        "EDITOR": str(editor),
+        "KANBAN_DB": str(tmp_path / "board.db"),
+        "KANBAN_WORKTREES": str(tmp_path / "state" / "worktrees"),
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
+    }
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["taskStatus"] == "done" and last["verified"] == "pass" and last["reattached"]
+    handoff = json.loads((tmp_path / "handoff.json").read_text())
+    assert handoff["handoffFrom"] == "worker-1" and handoff["nextBestStep"] == "add a test"
+
+
+def test_handoff_template_is_valid_and_prefilled_from_the_worktree(setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, repo, env = setup
+    task_id = claimed(kanban)
+    bare = kanban.ok("task", "workspace", "handoff", task_id, "--template", env=env)
+    assert bare["handoffFrom"] == "alice" and bare["commands"]["init"] == "./init.sh"
+    assert "timestamp" not in bare
+    made = kanban.ok("task", "workspace", "provision", task_id, "--repo", str(repo), env=env)
+    init = Path(made["worktree"]["worktreePath"]) / "init.sh"
+    init.write_text(init.read_text().replace("VERIFY_CMD=''", "VERIFY_CMD='make check'"))
+    template = kanban.ok(
+        "task", "workspace", "handoff", task_id, "--template", "--agent", "bob", env=env
+    )
+    assert template["handoffFrom"] == "bob" and template["commands"]["verify"] == "make check"
+    written = kanban.run(
+        "task", "workspace", "handoff", task_id, "--file", "-", env=env,
+        stdin=json.dumps(template),
+    )  # fmt: skip
+    assert written.code == 0, written
+    neither = kanban.run("task", "workspace", "handoff", task_id, env=env)
+    assert neither.code == 2 and "--template" in neither.err
+    kanban.refused(
+        "task", "workspace", "handoff", "TASK-99", "--template", reason="not_found", env=env
+    )

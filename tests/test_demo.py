@@ -89,13 +89,24 @@ def replay_holders(events: list[Event]) -> list[str]:
             if event.data.get("from") == t.IN_PROGRESS:
                 holder[task] = None
             if event.data.get("to") == t.IN_PROGRESS:
-                holder[task] = event.actor
+                # the gate hands failed work back to its builder: the event names the holder
+                holder[task] = event.data.get("assignee") or event.actor
     return problems
 
 
-def test_the_demo_finishes_its_plan_with_one_live_owner_per_task(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def finished_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One demo run to the end of its plan (kept), shared by the tests that read its board."""
+    tmp_path = tmp_path_factory.mktemp("finished")
     code, out = _demo(tmp_path)
     assert code == EXIT_OK, out
+    return tmp_path, out
+
+
+def test_the_demo_finishes_its_plan_with_one_live_owner_per_task(
+    finished_demo: tuple[Path, str],
+) -> None:
+    tmp_path, out = finished_demo
     db = tmp_path / "demo" / "board.db"
     assert f"kanban tui --db {db}" in out
     assert "finished after" in out
@@ -177,6 +188,67 @@ def test_the_demo_finishes_its_plan_with_one_live_owner_per_task(tmp_path: Path)
     }
     assert answers & {"unblock", "move"}, answers
     assert multiprocessing.active_children() == []
+
+
+def test_the_demo_does_real_work_in_real_worktrees(
+    finished_demo: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code tasks were built in git worktrees of the throwaway repository and judged by the gate
+    running the package's tests; one run failed the gate once and was fixed; research work was
+    reviewed, with the lead rejecting now and then; the finish was announced."""
+    from boardlib.worktrees import Worktrees
+    from boardlib.worktrees.diffs import parse_diff
+    from kanban.demo import project
+
+    tmp_path, out = finished_demo
+    folder = tmp_path / "demo"
+    counts = re.search(r"demo finished: (\d+) done, (\d+) cancelled; the folder is kept", out)
+    assert counts is not None, out
+    monkeypatch.setenv("KANBAN_WORKTREES", str(folder / project.WORKTREES_DIR))
+    with Board(folder / "board.db", read_only=True) as board:
+        assert int(counts[1]) == board.status_counts()[t.DONE]
+        trees = Worktrees(board)
+        code = [task for task in board.all_tasks() if task.kind == "code"]
+        research = [task for task in board.all_tasks() if task.kind == "research"]
+        assert code and research
+        built = [task for task in code if task.status == t.DONE]
+        assert len(built) >= len(code) // 2
+        for task in built:
+            detail = trees.detail(task.id)
+            paths = {file.path for file in parse_diff(detail.diff)}
+            assert f"shop/{project.slug(task.title)}.py" in paths, (task.id, paths)
+            assert not paths & {"TASK.md", "task-progress.md", "AGENT_HANDOFF.json"}
+            assert "## Done" in detail.sor_files["task-progress.md"]
+            assert '"handoffFrom"' in detail.sor_files["AGENT_HANDOFF.json"]
+            assert "VERIFY_CMD='" in detail.sor_files["init.sh"]
+            assert "pass" in detail.sor_files["VERIFICATION.md"]
+            assert detail.checkout is not None and detail.checkout.state == "checked_out"
+        # The gate ran the real tests: one task failed once, then passed.
+        gate = [row for row in board.audit() if row.action == "verification"]
+        by_task: dict[str, list[str]] = defaultdict(list)
+        for row in gate:
+            by_task[row.task_id or ""].append((row.detail or "").split(":")[1].split()[0])
+
+        def fixed(runs: list[str]) -> bool:  # a failed gate run, then a passing one
+            return "fail" in runs and "pass" in runs[runs.index("fail") :]
+
+        assert any(fixed(runs) for runs in by_task.values()), by_task
+        failed = next(task for task, runs in by_task.items() if fixed(runs))
+        assert "FAIL: test_total" in trees.detail(failed).sor_files["VERIFICATION.md"]
+        # Research work went to review; the lead rejected some of it.
+        events = _all_events(board)
+        lead_rejects = [
+            e for e in events
+            if e.kind == "status_changed" and e.data.get("verb") == "reject" and e.actor == "lead"
+        ]  # fmt: skip
+        assert lead_rejects
+        assert {e.task_id for e in lead_rejects} <= {task.id for task in research}
+    # The repository itself was never touched: the work lives on the task branches.
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=folder / project.REPO_DIR,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert status.stdout == ""
 
 
 def test_a_timed_stop_hands_work_back_and_removes_the_temp_folder(

@@ -247,6 +247,11 @@ def hostile_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     return path, clock
 
 
+def _drawer_on(app: Any, task_id: str) -> bool:
+    drawers = app.drawers()
+    return bool(drawers) and drawers[0].data is not None and drawers[0].data.task_id == task_id
+
+
 async def test_the_app_writes_no_agent_control_sequence(hostile_board) -> None:  # type: ignore[no-untyped-def]
     path, clock = hostile_board
     notes = Notes()
@@ -259,21 +264,22 @@ async def test_the_app_writes_no_agent_control_sequence(hostile_board) -> None: 
         first = next(task for task in app.state.tasks.values() if task.title == EVIL)
         app.jump_to(first.id)
         await pilot.press("enter")
-        await until(pilot, lambda: getattr(app.screen, "view", None) is not None)
+        await until(pilot, lambda: _drawer_on(app, first.id))
         await pilot.pause(0.1)
         assert_terminal_safe(screen_bytes(app))
         await pilot.press("escape")
         blocked = app.state.columns[t.BLOCKED][0]
         app.jump_to(blocked)
         await pilot.press("enter")
-        await until(pilot, lambda: getattr(app.screen, "view", None) is not None)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: _drawer_on(app, blocked))
+        await pilot.press("4")  # the Runs tab names the executor
+        await pilot.pause(0.3)
         drawer = screen_bytes(app)
         assert_terminal_safe(drawer)
         assert "[@click=screen.priorit" in SGR_OR_MOVE.sub("", drawer)  # drawn, not parsed
         # Clicking the executor's name runs nothing: the priority stays.
         before = app.state.tasks[blocked].priority
-        region = app.screen.query_one("#drawer-view").region
+        region = app.drawers()[0].region
         for y in range(region.y, region.bottom):
             await pilot.click(offset=(region.x + 2, y))
         await pilot.pause(0.3)

@@ -55,7 +55,8 @@ async def test_another_process_change_shows_within_the_poll_interval(demo) -> No
         assert app.is_changed(target)  # highlighted for a few seconds
         # The cursor stayed in todo, on the neighbour that took the task's place; `f` follows.
         assert app.selected_task().status == t.TODO  # type: ignore[union-attr]
-        assert app.left_task == target
+        # The note is a message the board view posts after the update: wait for it, not a frame.
+        await until(pilot, lambda: app.left_task == target, timeout=3)
         header = app.screen.query_one(HeaderBar).facts
         assert header.in_progress == app.state.counts[t.IN_PROGRESS]
 

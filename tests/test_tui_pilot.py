@@ -55,12 +55,12 @@ async def test_navigation_moves_one_selection_across_columns(demo) -> None:  # t
         await pilot.press("h", "h")
         assert app.selected_task().status == t.BACKLOG  # type: ignore[union-attr]
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TaskDrawer))
-        drawer = app.screen
-        assert isinstance(drawer, TaskDrawer)
-        await until(pilot, lambda: drawer.view is not None)
+        await until(pilot, lambda: app.drawer_task_id() is not None)
+        [drawer] = app.drawers()
+        assert isinstance(drawer, TaskDrawer) and drawer.beside  # 160 wide: beside the board
+        await until(pilot, lambda: drawer.data is not None)
         await pilot.press("escape")
-        assert not isinstance(app.screen, TaskDrawer)
+        await until(pilot, lambda: app.drawer_task_id() is None)
         await pilot.press("slash", *"schema", "enter")
         assert app.state.filter.text == "schema"
         assert app.state.shown == 1

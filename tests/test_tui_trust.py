@@ -15,7 +15,6 @@ from boardlib import transitions as t
 from tui.app import KanbanApp
 from tui.cards import OVERRIDE_MARK
 from tui.components.confirm import ConfirmDialog
-from tui.components.drawer import TaskDrawer
 from tui.components.header_bar import HeaderBar
 from tui.components.move_menu import MoveMenu
 
@@ -182,7 +181,7 @@ async def test_an_override_leaves_a_mark_on_card_and_drawer(demo) -> None:  # ty
         await until(pilot, lambda: OVERRIDE_MARK in card_text(app, reviewed))
         app.jump_to(reviewed)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TaskDrawer) and app.screen.view)
+        await until(pilot, lambda: _drawer_read(app, reviewed))
         await pilot.pause(0.1)
         assert f"⚑ human override: {OPERATOR} moved it from in_review to done" in _text(app)
     # A new session reads the mark from the audit table.
@@ -194,11 +193,19 @@ async def test_an_override_leaves_a_mark_on_card_and_drawer(demo) -> None:  # ty
         assert OVERRIDE_MARK not in card_text(again, ids["schema"])  # approved, not overridden
 
 
+def _drawer_read(app: KanbanApp, task_id: str) -> bool:
+    drawers = app.drawers()
+    return bool(drawers) and drawers[0].data is not None and drawers[0].data.task_id == task_id
+
+
 def _text(app: KanbanApp) -> str:
+    """The drawer's Overview head (fields, override marks) and its History, as text."""
     from rich.console import Console
 
     console = Console(width=120, record=True, file=__import__("io").StringIO())
-    console.print(app.screen.query_one("#drawer-view").content)  # type: ignore[attr-defined]
+    drawer = app.drawers()[0]
+    for part in ("#overview-head", "#history-pane Static"):
+        console.print(drawer.query_one(part).content)  # type: ignore[attr-defined]
     return console.export_text()
 
 
@@ -218,7 +225,7 @@ async def test_an_expired_lease_leaves_a_short_lived_mark_and_history(demo) -> N
         await until(pilot, lambda: "lease expired: ag" in card_text(app, target))
         app.jump_to(target)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TaskDrawer) and app.screen.view)
+        await until(pilot, lambda: _drawer_read(app, target))
         await pilot.pause(0.1)
         assert f"lease of agent-ada on {target} expired → todo" in _text(app)
         await pilot.press("escape")

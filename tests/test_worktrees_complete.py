@@ -220,15 +220,33 @@ def test_an_empty_diff_over_a_failing_verdict_is_refused(env):
     assert env.board.get_task(task_id).status == "in_progress" and path.exists()
 
 
-def test_complete_on_a_paused_worktree_asks_to_reattach(env):
-    task_id, _, path = provisioned(env, verify="true")
+def test_complete_on_a_paused_worktree_reattaches_it_first(env):
+    task_id, made, path = provisioned(env, verify="true")
+    change(path)
+    paused = env.trees.pause(task_id)
+    assert not path.exists()
+    result = env.trees.complete(task_id, "alice")
+    assert (result.task_status, result.verified, result.reattached) == ("done", "pass", True)
+    assert result.to_json()["reattached"] is True
+    assert path.is_dir() and (path / "app.py").read_text() == "def answer():\n    return 41\n"
+    assert result.head == paused.pause.head  # the gate judged exactly the paused work
+    [ws] = env.board.workspaces(task_id)
+    assert ws.status == "active" and ws.id == made.workspace_id
+
+
+def test_complete_on_a_paused_worktree_whose_branch_is_gone_names_the_command(env):
+    task_id, made, path = provisioned(env, verify="true")
     change(path)
     env.trees.pause(task_id)
+    git(env.repo, "branch", "-D", made.worktree.branch)
+    before = env.board.get_task(task_id)
     with pytest.raises(BoardError) as refused:
         env.trees.complete(task_id, "alice")
-    assert refused.value.reason == Reason.INVALID_STATE and "provision" in refused.value.message
-    env.trees.provision(task_id, env.repo)
-    assert env.trees.complete(task_id, "alice").verified == "pass"
+    command = f"kanban task workspace provision {task_id} --repo {env.repo.resolve()}"
+    assert refused.value.reason == Reason.INVALID_STATE
+    assert f"`{command}`" in refused.value.message
+    assert refused.value.details["command"] == command
+    assert env.board.get_task(task_id) == before  # refused, nothing changed
 
 
 def test_a_gate_interrupted_in_review_is_rerun_by_its_builder(env):

@@ -15,12 +15,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--poll-ms", type=int, default=500, help="live update interval")
     parser.add_argument("--read-only", action="store_true", help="query-only, every write off")
     parser.add_argument("--theme", default=None, help="e.g. ansi-dark over SSH")
+    parser.add_argument("--open", dest="open_task", default=None, help="open this task's drawer")
     args = parser.parse_args(argv)
     run_tui(
         args.db or default_board_path(),
         poll_ms=args.poll_ms,
         read_only=args.read_only,
         theme=args.theme,
+        open_task=args.open_task,
     )
     return 0
 

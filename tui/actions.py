@@ -303,6 +303,43 @@ class TaskActions:
 
         app.push_screen(TaskForm(task), edited)
 
+    # -- review: the operator judges, through the same board rules as `kanban task approve/reject`
+
+    def action_approve(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.kanban
+        app.write(
+            f"approve {task.id}",
+            lambda b: b.approve(task.id, app.operator),
+            success=f"{task.id} approved: done",
+        )
+
+    def action_reject(self) -> None:
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.kanban
+
+        def rejected(reason: str | None) -> None:
+            if reason and reason.strip():
+                app.write(
+                    f"reject {task.id}",
+                    lambda b: b.reject(task.id, app.operator, reason.strip()),
+                    success=f"{task.id} rejected: back to todo",
+                )
+
+        app.push_screen(
+            PromptDialog(
+                f"Reject {task.id}",
+                f"Why? Kept on the task as a comment by {app.operator}; the task goes back to "
+                "todo for a fresh attempt.",
+                multiline=True,
+            ),
+            rejected,
+        )
+
     def action_comment(self) -> None:
         task = self._target_task()
         if task is None:

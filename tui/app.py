@@ -38,6 +38,7 @@ from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
+from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting, SchemaNewer
@@ -46,6 +47,8 @@ from .prefetch import RECENT_EVENTS, Prefetch
 
 T = TypeVar("T")
 
+DRAWER_BESIDE_MIN_COLUMNS = 140  # from this width the drawer sits beside the board
+FOLLOW_DELAY_S = 0.12  # the side drawer follows the selection once the cursor rests
 DEFAULT_THEME = "textual-dark"
 
 
@@ -78,8 +81,12 @@ class KanbanApp(App[None]):
         user_keymap: dict[str, str] | None = None,
         prefetch: Prefetch | None = None,
         on_terminal_gone: Callable[[], object] | None = None,
+        open_task: str | None = None,
+        announce: Callable[[dict[str, int]], str | None] | None = None,
     ) -> None:
         super().__init__()
+        self.announce = announce  # asked after each update; its first sentence stays on screen
+        self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
         self.db_path = Path(db_path).expanduser().absolute()
         self.poll_ms = poll_ms
@@ -110,6 +117,7 @@ class KanbanApp(App[None]):
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
+        self._follow_timer: Timer | None = None
         self._binding_signature: object = None
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
         self.set_keymap(self.user_keymap)
@@ -137,8 +145,8 @@ class KanbanApp(App[None]):
 
     def selected_task(self) -> Task | None:
         screen = self.screen
-        if isinstance(screen, TaskDrawer):
-            return screen.current_task()
+        if isinstance(screen, DrawerScreen):
+            return screen.drawer.current_task()
         return self.board_screen.current_task()
 
     def on_mount(self) -> None:
@@ -252,10 +260,20 @@ class KanbanApp(App[None]):
         if self._pending_select and self._pending_select in self.state.tasks:
             self.jump_to(self._pending_select)
             self._pending_select = None
+        if self.announce is not None:
+            note = self.announce(dict(self.state.counts))
+            if note:
+                self.announce = None
+                self.notify(note, title="kanban demo", timeout=24 * 3600)
+        if first and self._open_on_load:
+            task_id, self._open_on_load = self._open_on_load, None
+            if task_id in self.state.tasks:
+                self.jump_to(task_id)
+            self.open_drawer(task_id)
         touched = set(message.touched) | applied.changed
-        for screen in self.screen_stack:
-            if isinstance(screen, TaskDrawer) and (message.full or screen.task_id in touched):
-                screen.reload()
+        for drawer in self.drawers():
+            if message.full or drawer.task_id in touched:
+                drawer.reload()
         self.selection_changed()
         self._schedule_lease_check()
 
@@ -296,6 +314,22 @@ class KanbanApp(App[None]):
         if signature != self._binding_signature:
             self._binding_signature = signature
             self.screen.refresh_bindings()
+        side = self.board_screen.drawer if self.screen_stack else None
+        if side is not None and task is not None and task.id != side.task_id:
+            if self._follow_timer is not None:
+                self._follow_timer.stop()
+            self._follow_timer = self.set_timer(FOLLOW_DELAY_S, self._follow_selection)
+
+    def _follow_selection(self) -> None:
+        """The drawer beside the board shows the selected card (once the cursor rests, so running
+        down a column does not read every task on the way)."""
+        self._follow_timer = None
+        if not self.screen_stack:
+            return
+        side = self.board_screen.drawer
+        task = self.board_screen.current_task()
+        if side is not None and task is not None:
+            side.show_task(task.id)
 
     # -- highlights and lease states: the only repaints that time alone causes -----------------
 
@@ -442,8 +476,12 @@ class KanbanApp(App[None]):
         if task is None:
             self.notify(f"{task_id} is not on this board.", severity="warning")
             return
-        if isinstance(self.screen, TaskDrawer):
-            self.screen.dismiss(None)
+        if isinstance(self.screen, DrawerScreen):
+            self.pop_screen()
+        self._select_on_board(task_id)
+
+    def _select_on_board(self, task_id: str) -> None:
+        task = self.state.tasks[task_id]
         if not self.state.visible(task):
             if task.dropped:
                 self.state.show_dropped = True
@@ -471,8 +509,68 @@ class KanbanApp(App[None]):
         else:
             self._pending_select = task_id
 
-    def open_drawer(self, task_id: str) -> None:
-        self.push_screen(TaskDrawer(task_id))
+    # -- the task drawer: beside the board when there is room, else full screen ------------------
+
+    def drawers(self) -> list[TaskDrawer]:
+        found: list[TaskDrawer] = []
+        for screen in self.screen_stack:
+            found += list(screen.query(TaskDrawer))
+        return found
+
+    def drawer_task_id(self) -> str | None:
+        """The task the drawer on top shows (None when no drawer is open)."""
+        if not self.screen_stack:  # starting or stopping
+            return None
+        if isinstance(self.screen, DrawerScreen):
+            return self.screen.drawer.task_id
+        side = self.board_screen.drawer
+        return side.task_id if side is not None else None
+
+    def open_drawer(self, task_id: str, tab: str | None = None) -> None:
+        if self.size.width >= DRAWER_BESIDE_MIN_COLUMNS:
+            if task_id in self.state.tasks:
+                self._select_on_board(task_id)
+            self.board_screen.show_drawer(task_id, tab)
+        elif isinstance(self.screen, DrawerScreen):
+            self.screen.drawer.show_task(task_id)
+            if tab:
+                self.screen.drawer.action_tab(tab)
+        else:
+            self.push_screen(DrawerScreen(task_id, tab=tab or "overview"))
+
+    def close_drawer(self) -> None:
+        if isinstance(self.screen, DrawerScreen):
+            self.pop_screen()
+        else:
+            self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
+
+    def go_to_linked(self, task_id: str) -> None:
+        """From the drawer to a task it waits on or that waits on it: the board selects it and
+        the drawer shows it."""
+        if task_id not in self.state.tasks:
+            self.notify(f"{task_id} is not on this board.", severity="warning")
+            return
+        self._select_on_board(task_id)
+        if isinstance(self.screen, DrawerScreen):
+            self.screen.drawer.show_task(task_id)
+        elif self.board_screen.drawer is not None:
+            self.board_screen.drawer.show_task(task_id)
+
+    def relayout_drawer(self) -> None:
+        """Crossing `DRAWER_BESIDE_MIN_COLUMNS` moves an open drawer between its two layouts,
+        keeping its task and tab (the screens call this when they are resized)."""
+        if not self.screen_stack or not isinstance(self.screen_stack[0], BoardScreen):
+            return
+        wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS
+        side = self.board_screen.drawer
+        if not wide and side is not None and self.screen is self.board_screen:
+            task_id, tab = side.task_id, side.active_tab
+            self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
+            self.push_screen(DrawerScreen(task_id, tab=tab))
+        elif wide and isinstance(self.screen, DrawerScreen):
+            task_id, tab = self.screen.drawer.task_id, self.screen.drawer.active_tab
+            self.pop_screen()
+            self.open_drawer(task_id, tab)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -485,7 +583,7 @@ class KanbanApp(App[None]):
             "theme ansi-dark (for SSH)",
             partial(setattr, self, "theme", "ansi-dark"),
         )
-        if not isinstance(screen, BoardScreen | TaskDrawer):
+        if not isinstance(screen, BoardScreen | DrawerScreen):
             yield SystemCommand("Back to the board", "", self.pop_screen)
 
 
@@ -510,6 +608,8 @@ def run_app(
     operator: str | None = None,
     prefetch: Prefetch | None = None,
     on_terminal_gone: Callable[[], object] | None = None,
+    open_task: str | None = None,
+    announce: Callable[[dict[str, int]], str | None] | None = None,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -520,6 +620,8 @@ def run_app(
         operator=operator,
         prefetch=prefetch,
         on_terminal_gone=on_terminal_gone,
+        open_task=open_task,
+        announce=announce,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

@@ -22,6 +22,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 from textual.screen import Screen
+from textual.widget import Widget
 
 from boardlib import transitions as t
 from boardlib.inert import inert
@@ -122,8 +123,9 @@ class BoardCommand:
     writes: bool
 
 
-def board_commands(app: "KanbanApp", screen: Screen[Any]) -> Iterator[BoardCommand]:
-    """The registry's palette entries for this screen, only those that apply right now (as the
+def board_commands(app: "KanbanApp", screen: Widget) -> Iterator[BoardCommand]:
+    """The registry's palette entries for this screen (or, for a full-screen drawer, the drawer
+    widget that holds its keys), only those that apply right now (as the
     footer greys them), each naming the task it acts on; "move" offers exactly the legal
     targets of the selected task."""
     name = getattr(screen, "SCREEN", None)
@@ -159,6 +161,14 @@ def _keys(app: "KanbanApp", action: registry.Action) -> str:
     return key_text(action, app.user_keymap)
 
 
+def _runner(screen: Screen[Any]) -> Widget:
+    """Who runs the palette's actions: the screen, or the drawer widget of a full-screen drawer
+    (its keys live on the widget, so it serves both layouts)."""
+    from .components.drawer_screen import DrawerScreen
+
+    return screen.drawer if isinstance(screen, DrawerScreen) else screen
+
+
 class BoardActionsProvider(Provider):
     """The board's actions. Nothing at all for an id-looking query: that is a jump."""
 
@@ -170,7 +180,7 @@ class BoardActionsProvider(Provider):
         if not query.strip() or looks_like_id(query):
             return
         matcher = self.matcher(query)
-        for command in board_commands(self.kanban, self.screen):
+        for command in board_commands(self.kanban, _runner(self.screen)):
             score = matcher.match(command.words)
             if score > 0:
                 yield Hit(
@@ -182,7 +192,7 @@ class BoardActionsProvider(Provider):
                 )
 
     async def discover(self) -> Hits:
-        for command in board_commands(self.kanban, self.screen):
+        for command in board_commands(self.kanban, _runner(self.screen)):
             yield DiscoveryHit(
                 Content(command.title), command.run, text=command.title, help=escape(command.help)
             )

@@ -17,11 +17,15 @@ def run_tui(
     theme: str | None = None,
     operator: str | None = None,
     on_terminal_gone: Callable[[], object] | None = None,
+    open_task: str | None = None,
+    announce: Callable[[dict[str, int]], str | None] | None = None,
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
     does not exist, unless `read_only` (then the header says it is missing until it appears).
     `on_terminal_gone` is the caller's clean-up for a dropped terminal (an SSH session that
-    ends), when the process may have to end without unwinding."""
+    ends), when the process may have to end without unwinding. `open_task`: start with that
+    task's drawer open. `announce`: asked after each board update with the status counts; the
+    first sentence it returns stays on screen (the demo's "demo finished: ...")."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
     prefetch = Prefetch(db_path, SystemClock()) if Path(db_path).exists() else None
@@ -35,4 +39,6 @@ def run_tui(
         operator=operator,
         prefetch=prefetch,
         on_terminal_gone=on_terminal_gone,
+        open_task=open_task,
+        announce=announce,
     )

@@ -114,6 +114,10 @@ def _has_targets(task: Task) -> bool:
     return bool(t.legal_targets(task.status))
 
 
+def _in_review(task: Task) -> bool:
+    return task.status == t.IN_REVIEW
+
+
 def _droppable(task: Task) -> bool:
     return bool(task.dropped) or task.status not in t.LOCKED
 
@@ -140,6 +144,10 @@ def _task(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
 
 def _write(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
     return _task(id, call, title, keys, writes=True, **more)
+
+
+def _drawer(id: str, call: str, title: str, keys: str, **more: Any) -> Action:
+    return Action(id, call, title, keys, (DRAWER,), IN_DRAWER, **more)
 
 
 def _dialog(id: str, call: str, title: str, keys: str, screen: str, **more: Any) -> Action:
@@ -233,10 +241,35 @@ ACTIONS: tuple[Action, ...] = (
         palette="Refresh now",
         palette_help="re-read the whole board",
     ),
+    _board(
+        "board.drawer",
+        "focus_drawer",
+        "To the drawer",
+        "tab",
+        palette="Go to the open drawer",
+        palette_help="its keys: tabs 1-5, j/k, n/p",
+    ),
     # The drawer (first, so its footer starts with the way back).
     Action("drawer.close", "close", "Back", "escape,q", (DRAWER,), IN_DRAWER, footer=(DRAWER,)),
     Action("drawer.down", "scroll(1)", "Scroll down", "j,down", (DRAWER,), IN_DRAWER),
     Action("drawer.up", "scroll(-1)", "Scroll up", "k,up", (DRAWER,), IN_DRAWER),
+    _drawer("drawer.page_down", "page(1)", "Page down", "ctrl+d,pagedown,space"),
+    _drawer("drawer.page_up", "page(-1)", "Page up", "ctrl+u,pageup"),
+    _drawer("drawer.top", "top", "Top", "g,home"),
+    _drawer("drawer.end", "end", "End", "G,end"),
+    _drawer("drawer.overview", "tab('overview')", "Overview tab", "1"),
+    _drawer("drawer.files", "tab('files')", "Files tab (SoR files)", "2"),
+    _drawer("drawer.diff", "tab('diff')", "Diff tab", "3"),
+    _drawer("drawer.runs", "tab('runs')", "Runs tab", "4"),
+    _drawer("drawer.history", "tab('history')", "History tab", "5"),
+    _drawer("drawer.next_tab", "cycle(1)", "Next tab", "right_square_bracket", key_display="]"),
+    _drawer(
+        "drawer.previous_tab", "cycle(-1)", "Previous tab", "left_square_bracket", key_display="["
+    ),
+    _drawer("drawer.next_file", "next_file", "Next file (diff)", "n"),
+    _drawer("drawer.previous_file", "previous_file", "Previous file (diff)", "p"),
+    _drawer("drawer.links", "links", "Go to a linked task", "o"),
+    _drawer("drawer.board", "focus_board", "To the board", "tab", footer=(DRAWER,)),
     # What can be done to the selected task: on the board and in the drawer alike.
     _write(
         "task.move",
@@ -317,6 +350,26 @@ ACTIONS: tuple[Action, ...] = (
         footer=(DRAWER,),
         palette="Edit {task}",
         palette_help="title and description",
+    ),
+    _write(
+        "task.approve",
+        "approve",
+        "Approve",
+        "a",
+        footer=(DRAWER,),
+        applies=_in_review,
+        palette="Approve {task}",
+        palette_help="as the operator: done, with a pass verdict",
+    ),
+    _write(
+        "task.reject",
+        "reject",
+        "Reject",
+        "R",
+        footer=(DRAWER,),
+        applies=_in_review,
+        palette="Reject {task}",
+        palette_help="asks for a reason, kept as a comment; back to todo",
     ),
     _write(
         "task.comment",

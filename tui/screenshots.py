@@ -3,8 +3,9 @@
 Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
 a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
-human-override dialog, the drawer and the activity pane. Regenerate whenever the look changes;
-the README shows them.
+human-override dialog and the activity pane; and the task drawer on a board with real worktrees
+(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24.
+Regenerate whenever the look changes; the README shows them.
 """
 
 import argparse
@@ -190,13 +191,55 @@ async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -
         await pilot.pause(0.2)
         saved.append(Path(kanban.save_screenshot("override-dialog.svg", str(out))))
         await pilot.press("n")
-        await pilot.press("enter")
-        await pilot.pause(0.4)
-        saved.append(Path(kanban.save_screenshot("drawer.svg", str(out))))
-        await pilot.press("escape")
         await pilot.press("A")
         await pilot.pause(0.2)
         saved.append(Path(kanban.save_screenshot("activity.svg", str(out))))
+    return saved
+
+
+async def _shoot_drawer(out: Path) -> list[Path]:
+    """The task drawer on a board with real worktrees: each tab beside the board at 160x48, and
+    full screen at 80x24."""
+    import shutil
+
+    from .app import KanbanApp
+    from .review_board import build_review_board
+
+    folder = Path("review")
+    shutil.rmtree(folder, ignore_errors=True)
+    clock = ManualClock(START_MS)
+    board = build_review_board(folder.absolute(), clock)
+    clock.advance(minutes=5)
+    saved: list[Path] = []
+
+    async def wait_for(pilot: object, check: object, limit: float = 10.0) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and not check():  # type: ignore[operator]
+            await pilot.pause(0.05)  # type: ignore[attr-defined]
+        await pilot.pause(0.3)  # type: ignore[attr-defined]
+
+    for size, prefix in (((160, 48), "drawer"), ((80, 24), "drawer-80x24")):
+        kanban = KanbanApp(
+            board.db, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={},
+            open_task=board.ids["review"],
+        )  # fmt: skip
+        async with kanban.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda k=kanban: k.drawers() and k.drawers()[0].data)
+            drawer = kanban.drawers()[0]
+            tabs = ("overview", "files", "diff", "runs", "history")
+            for number, tab in enumerate(tabs, start=1):
+                await pilot.press(str(number))
+                await wait_for(
+                    pilot,
+                    lambda tab=tab, d=drawer: (
+                        d.active_tab == tab
+                        and (tab not in ("files", "diff") or d.workspace is not None)
+                    ),
+                )
+                name = prefix if tab == "overview" else f"{prefix}-{tab}"
+                if size == (80, 24) and tab not in ("overview", "diff"):
+                    continue  # full screen: two are enough to show the layout
+                saved.append(Path(kanban.save_screenshot(f"{name}.svg", str(out))))
     return saved
 
 
@@ -217,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             clock = ManualClock(START_MS)
             ids = build_demo_board(db, clock)
             saved = asyncio.run(_shoot(db, clock, out, ids))
+            saved += asyncio.run(_shoot_drawer(out))
         finally:
             os.chdir(here)
     for path in saved:

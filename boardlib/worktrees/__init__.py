@@ -19,9 +19,11 @@ from .layout import BRANCH_PREFIX, Layout, branch_name
 from .lock import WorktreeLock
 from .manager import NO_ISOLATION_KINDS, Worktrees, isolation_for
 from .results import (
+    CheckoutState,
     CompleteResult,
     DetailResult,
     DiffStat,
+    FileStat,
     GcReport,
     GitFailure,
     HandoffResult,
@@ -37,9 +39,11 @@ __all__ = [
     "GC_ACTOR",
     "NO_ISOLATION_KINDS",
     "SOR_FILES",
+    "CheckoutState",
     "CompleteResult",
     "DetailResult",
     "DiffStat",
+    "FileStat",
     "GcReport",
     "GitFailure",
     "HandoffResult",

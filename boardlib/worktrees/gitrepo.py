@@ -6,22 +6,30 @@ are ones this package built or validated (its own paths, `kanban/task-<id>`, hex
 names). Commits the board makes for bookkeeping skip the repository's pre-commit hooks and commit
 signing, and fall back to a `kanban` identity when the repository has none configured.
 
-This module is the only importer of `git`, and nothing on the claim path imports it.
+This module is the only importer of `git`, and nothing on the claim path imports it. One reader,
+`run_capped`, starts git through `subprocess` itself: it must stop reading at a byte cap and kill
+git at a timeout, which gitpython's buffered `execute` cannot do.
 """
 
+import contextlib
+import hashlib
 import os
 import re
+import signal
+import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
-from .results import DiffStat, GitFailure
+from .results import DiffStat, FileStat, GitFailure
 from .sor import SOR_FILES, SOR_READ_LIMIT
 
 FALLBACK_IDENTITY = ("kanban", "kanban@localhost")
 DIFF_LIMIT = 2 * 1024 * 1024  # bytes of unified diff returned to a reader
+DIFF_TIMEOUT_S = 30.0  # a diff that takes longer is killed and reported, never waited on
 
 # Exclude the SoR bookkeeping files at the worktree's top level (a docs/TASK.md is real work).
 SOR_EXCLUDES: tuple[str, ...] = (":(top)", *(f":(top,exclude,literal){name}" for name in SOR_FILES))
@@ -169,6 +177,13 @@ def current_branch(worktree: Path) -> str | None:
     return stdout.decode(errors="replace").strip() if status == 0 else None
 
 
+def has_uncommitted(worktree: Path) -> bool:
+    """git's "dirty": a change to a tracked file, or an untracked file that is not ignored. Takes
+    no optional lock, so it never collides with an agent's own git commands."""
+    stdout = run(worktree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
+    return bool(stdout[1].strip())
+
+
 def read_blob(repo: Path, commit: str, name: str, *, limit: int = SOR_READ_LIMIT) -> str | None:
     """One top-level file of a commit (for the SoR files of a paused worktree), or None."""
     assert _HEX.fullmatch(commit) and "/" not in name and not name.startswith("-")
@@ -234,10 +249,15 @@ def snapshot_tree(worktree: Path) -> str:
 _DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--find-renames")
 
 
-def diff_stat(cwd: Path, base: str, target: str) -> DiffStat:
-    """Files changed, insertions and deletions between two tree-ishes, SoR files excluded."""
+def _name(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def diff_numstat(cwd: Path, base: str, target: str) -> list[FileStat]:
+    """Each file changed between two tree-ishes, SoR files excluded, with its line counts (None
+    for a binary file), in git's order (the order of the unified diff)."""
     raw = run(cwd, "diff", *_DIFF_OPTIONS, "--numstat", "-z", base, target, "--", *SOR_EXCLUDES)[1]
-    files = insertions = deletions = 0
+    files: list[FileStat] = []
     parts = raw.split(b"\0")
     index = 0
     while index < len(parts):
@@ -246,19 +266,134 @@ def diff_stat(cwd: Path, base: str, target: str) -> DiffStat:
         if not record:
             continue
         added, removed, path = [*record.split(b"\t", 2), b"", b""][:3]
+        old_path: str | None = None
         if not path:  # a rename or copy: the old and new names follow as their own fields
+            old_path = _name(parts[index])
+            path = parts[index + 1] if index + 1 < len(parts) else b""
             index += 2
-        files += 1
-        insertions += int(added) if added.isdigit() else 0
-        deletions += int(removed) if removed.isdigit() else 0
-    return DiffStat(files, insertions, deletions, files > 0)
+        files.append(
+            FileStat(
+                path=_name(path),
+                old_path=old_path,
+                insertions=int(added) if added.isdigit() else None,
+                deletions=int(removed) if removed.isdigit() else None,
+            )
+        )
+    return files
 
 
-def diff_text(cwd: Path, base: str, target: str, *, limit: int = DIFF_LIMIT) -> tuple[str, bool]:
-    """The unified diff between two tree-ishes, SoR files excluded; (text, truncated)."""
-    raw = run(cwd, "diff", *_DIFF_OPTIONS, base, target, "--", *SOR_EXCLUDES)[1]
-    truncated = len(raw) > limit
-    return raw[:limit].decode("utf-8", errors="replace"), truncated
+def stat_of(files: list[FileStat]) -> DiffStat:
+    insertions = sum(file.insertions or 0 for file in files)
+    deletions = sum(file.deletions or 0 for file in files)
+    return DiffStat(len(files), insertions, deletions, bool(files))
+
+
+def diff_stat(cwd: Path, base: str, target: str) -> DiffStat:
+    """Files changed, insertions and deletions between two tree-ishes, SoR files excluded."""
+    return stat_of(diff_numstat(cwd, base, target))
+
+
+def run_capped(
+    cwd: Path, *args: str, limit: int, timeout_s: float = DIFF_TIMEOUT_S
+) -> tuple[bytes, bool]:
+    """`git <args>`'s stdout, at most `limit` bytes, and whether there was more. git is killed as
+    soon as the cap is reached (a 500 MB diff is never read whole) or when `timeout_s` passes
+    (raised as `GitFailure` with status None)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
+        )  # fmt: skip
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            """The whole group: a helper git started (a hook, a filter) must not keep the pipe
+            open after git is gone."""
+            timed_out.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout_s, kill)
+        timer.start()
+        chunks: list[bytes] = []
+        size = 0
+        more = False
+        try:
+            assert process.stdout is not None
+            fd = process.stdout.fileno()
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    more = True
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    break
+            process.stdout.close()
+            status = process.wait()
+        finally:
+            timer.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if timed_out.is_set():
+            raise GitFailure(list(args), None, f"timed out after {timeout_s:g} s and was killed")
+        if status != 0 and not more:
+            errors.seek(0)
+            raise GitFailure(list(args), status, errors.read()[-4000:].decode(errors="replace"))
+    return b"".join(chunks)[:limit], more
+
+
+def diff_text(
+    cwd: Path,
+    base: str,
+    target: str,
+    *,
+    limit: int = DIFF_LIMIT,
+    timeout_s: float = DIFF_TIMEOUT_S,
+) -> tuple[str, bool]:
+    """The unified diff between two tree-ishes, SoR files excluded; (text, truncated). A cut diff
+    ends at a line boundary, so every line it holds is whole."""
+    raw, truncated = run_capped(
+        cwd, "diff", *_DIFF_OPTIONS, base, target, "--", *SOR_EXCLUDES,
+        limit=limit, timeout_s=timeout_s,
+    )  # fmt: skip
+    if truncated:
+        raw = raw[: raw.rfind(b"\n") + 1]
+    return raw.decode("utf-8", errors="replace"), truncated
+
+
+def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str:
+    """A cheap digest of a checkout's state: one `git status` (it uses the index's stat cache, so
+    unchanged files are not hashed) with HEAD in its header, plus the size and mtime of every file
+    it lists and of `extra_names` (an already-modified file edited again keeps its status line).
+    Any edit an agent makes changes it; reading it changes nothing."""
+    digest = hashlib.sha1()
+    _, stdout, _ = run(
+        worktree, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z",
+        "--untracked-files=all", "--no-renames", check=False,
+    )  # fmt: skip
+    digest.update(stdout)
+    names: list[str] = []
+    for entry in stdout.split(b"\0"):
+        if entry.startswith(b"1 "):
+            names.append(_name(entry.split(b" ", 8)[-1]))
+        elif entry.startswith(b"u "):
+            names.append(_name(entry.split(b" ", 10)[-1]))
+        elif entry.startswith(b"? "):
+            names.append(_name(entry[2:]))
+    for name in [*names, *extra_names]:
+        try:
+            info = os.lstat(worktree / name)
+        except OSError:
+            digest.update(b"-")
+            continue
+        digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns};".encode())
+    return digest.hexdigest()
 
 
 def find_baseline(repo: Path, branch: str, task_id: str, board: str) -> str | None:

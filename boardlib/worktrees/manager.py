@@ -16,8 +16,10 @@ operation began raises `GitFailure`, with whatever the operation had created rol
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +33,17 @@ from .gate import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id
 from .lock import WorktreeLock
 from .results import (
+    CHECKED_OUT,
+    CLEANED,
+    KEPT,
+    MISSING,
+    PAUSED,
+    CheckoutState,
     CompleteInfo,
     CompleteResult,
     DetailResult,
     DiffStat,
+    FileStat,
     HandoffResult,
     PauseInfo,
     PauseResult,
@@ -69,6 +78,11 @@ def _git() -> Any:
     return gitrepo
 
 
+def provision_command(task_id: str, repo_path: str) -> str:
+    """The exact shell command that checks a task's branch out again (or makes a fresh worktree)."""
+    return f"kanban task workspace provision {task_id} --repo {shlex.quote(repo_path)}"
+
+
 def workspace_not_found(task_id: str, why: str | None = None) -> BoardError:
     return BoardError(
         Reason.NOT_FOUND,
@@ -88,9 +102,11 @@ class Worktrees:
         lock_timeout_s: float = 60.0,
         read_lock_timeout_s: float = 2.0,
         verify_timeout_s: float | None = None,
+        diff_limit_bytes: int | None = None,
     ) -> None:
         self.board = board
         self.layout = Layout(root)
+        self.diff_limit_bytes = diff_limit_bytes  # None: gitrepo.DIFF_LIMIT
         self.lock_timeout_s = lock_timeout_s
         self.read_lock_timeout_s = read_lock_timeout_s
         if verify_timeout_s is None:
@@ -154,13 +170,31 @@ class Worktrees:
         if problem:
             raise BoardError(Reason.CONFLICT, problem, id=ws.task_id)
         if ws.status != "active" or path is None:
+            command = provision_command(ws.task_id, ws.repo_path)
             raise BoardError(
                 Reason.INVALID_STATE,
                 f"cannot {verb}: the worktree of {ws.task_id} is not checked out "
-                f"(workspace {ws.status}); provision it again to re-attach its branch",
+                f"(workspace {ws.status}); run `{command}` to check its branch out again",
                 id=ws.task_id,
                 workspaceStatus=ws.status,
+                command=command,
             )
+        return path
+
+    def _reattach_paused(self, ws: Workspace, actor: str) -> Path:
+        """Check a paused worktree's branch out again, in place, for an operation that needs the
+        files (complete). The caller holds the task's lock. A branch that is gone is refused with
+        the command that makes a fresh worktree."""
+        gitrepo = _git()
+        repo = Path(ws.repo_path)
+        branch = ws.branch or branch_name(ws.task_id)
+        if not repo.is_dir() or gitrepo.branch_head(repo, branch) is None:
+            return self._live_checkout(ws, "re-attach")  # raises, naming the command
+        path = self.layout.worktree_path(repo, ws.task_id)
+        with self._repo_lock(repo, f"re-attach {ws.task_id}"):
+            self._clear_leftover(repo, ws.task_id)
+            gitrepo.add_worktree(repo, path, branch, start=None)
+        self.board.update_workspace(ws.id, actor=actor, reason="re-attached")
         return path
 
     def _check_branch(self, path: Path, ws: Workspace, verb: str) -> None:
@@ -555,7 +589,9 @@ class Worktrees:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
             if path is None or ws.status != "active":
                 raise workspace_not_found(
-                    task_id, "the worktree is not checked out; provision it to re-attach"
+                    task_id,
+                    "the worktree is not checked out; run "
+                    f"`{provision_command(task_id, ws.repo_path)}` to check it out again",
                 )
             document = parsed.to_json()
             sor.write_file(path, sor.HANDOFF_JSON, json.dumps(document, indent=2) + "\n")
@@ -563,6 +599,38 @@ class Worktrees:
                 ws.id, actor=actor or parsed.handoff_from, reason="handoff written"
             )
         return HandoffResult(handoff=document, path=str(path / sor.HANDOFF_JSON))
+
+    def handoff_template(self, task_id: str, *, agent: str | None = None) -> dict[str, Any]:
+        """A valid `AGENT_HANDOFF.json` skeleton for `task_id`, to fill in and pass to
+        `write_handoff`: every field of the schema with its default, `handoffFrom`/`runtime` from
+        `agent` or the task's holder, and the commands `init.sh` already assigns in a live
+        checkout. `timestamp` is left out: the board stamps it when the handoff is written.
+        Files only (no git); a task without a workspace still gets a skeleton."""
+        from ..models import AgentHandoff
+
+        check_task_id(task_id)
+        task = self.board.get_task(task_id)
+        commands = {"init": "./init.sh", "verify": "", "start": ""}
+        rows = self.board.workspaces(task_id)
+        if rows and rows[-1].worktree_path and rows[-1].status == "active":
+            path, problem = self._checkout(rows[-1])
+            if path is not None and not problem:
+                commands, _ = sor.commands_from_init(sor.read_sor_file(path, sor.INIT_SH))
+        skeleton: dict[str, Any] = {
+            "handoffFrom": agent or task.assignee_agent_id or "your-agent-name",
+            "runtime": task.assignee_runtime or "your-runtime",
+            "completedSubtasks": [],
+            "brokenOrUnverified": [],
+            "nextBestStep": "",
+            "whyBlocked": None,
+            "commands": commands,
+            "evidence": {"testResults": None, "lintResults": None},
+            "warnings": [],
+            "nativeSessionId": None,
+            "roomCursor": None,
+        }
+        AgentHandoff.model_validate(skeleton)  # the skeleton is always valid as printed
+        return skeleton
 
     def _read_lock(
         self, repo: Path, task_id: str, purpose: str
@@ -689,12 +757,18 @@ class Worktrees:
             elif not (task.status == t.IN_REVIEW and agent in task.holders):
                 # in_review by one of its holders is a gate interrupted by a crash: run it again.
                 raise wrong_state("complete", task.status, t.IN_PROGRESS, id=task_id)
+            live, problem = self._checkout(ws)
+            reattached = False
+            if live is None and not problem and ws.status == "active":
+                self._reattach_paused(ws, agent)  # paused: bring the branch back, then judge it
+                reattached = True
             path = self._live_checkout(ws, "complete")
             self._check_branch(path, ws, "complete")
             stat, _ = self._stat(ws, path)
             assert stat is not None
             if not stat.dirty:
-                return self._complete_empty(task, ws, path, stat, agent, epoch, summary)
+                empty = self._complete_empty(task, ws, path, stat, agent, epoch, summary)
+                return replace(empty, reattached=reattached)
             if task.status == t.IN_PROGRESS:
                 self.board.complete(task_id, agent, epoch=epoch, summary=summary)
             gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
@@ -720,6 +794,7 @@ class Worktrees:
                 gate_ran=True,
                 claim_epoch=outcome.task.claim_epoch if back else None,
                 head=head,
+                reattached=reattached,
             )
 
     def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:
@@ -794,14 +869,96 @@ class Worktrees:
             return False
         return True
 
-    # -- detail ---------------------------------------------------------------------------------
+    # -- checkout state and detail -------------------------------------------------------------
+
+    def checkout_state(self, task_id: str) -> CheckoutState:
+        """What is true of the task's checkout now (see `CheckoutState`), whatever the row says."""
+        task, ws = self._workspace(task_id)
+        path, problem = self._checkout(ws)
+        return self._checkout_state(task, ws, path if ws.status == "active" else None, problem)
+
+    def _checkout_state(
+        self, task: Task, ws: Workspace, path: Path | None, problem: str | None
+    ) -> CheckoutState:
+        gitrepo = _git()
+        repo = Path(ws.repo_path)
+        branch = ws.branch or branch_name(ws.task_id)
+        if problem:
+            return CheckoutState(MISSING, problem, branch=branch)
+        if path is not None:
+            try:
+                head = gitrepo.head(path)
+                uncommitted = gitrepo.has_uncommitted(path)
+            except gitrepo.GitFailure as error:
+                return CheckoutState(
+                    CHECKED_OUT, f"checked out at {path}, but git cannot read it: {error}",
+                    branch=branch, path=str(path),
+                )  # fmt: skip
+            state = "with uncommitted changes" if uncommitted else "everything committed"
+            return CheckoutState(
+                CHECKED_OUT,
+                f"checked out at {path} on {branch} ({state})",
+                branch=branch,
+                head=head,
+                path=str(path),
+                uncommitted=uncommitted,
+            )
+        head = gitrepo.branch_head(repo, branch) if repo.is_dir() else None
+        if head is None:
+            if ws.status == "active":
+                return CheckoutState(
+                    MISSING,
+                    f"the checkout and its branch {branch} are gone (garbage collection will "
+                    "mark the workspace stale)",
+                    branch=branch,
+                )
+            why = " (an empty diff: nothing to keep)" if ws.status == "archived" else ""
+            return CheckoutState(CLEANED, f"worktree and branch {branch} removed{why}")
+        command = None if task.status in t.TERMINAL else provision_command(task.id, ws.repo_path)
+        if ws.status == "active":
+            summary = f"paused: all work committed on {branch} at {head[:12]}"
+            if command:
+                summary += f"; `{command}` checks it out again (complete does it by itself)"
+            return CheckoutState(
+                PAUSED, summary, branch=branch, head=head, uncommitted=False,
+                resume_command=command,
+            )  # fmt: skip
+        summary = f"checkout removed; the work is kept on branch {branch} at {head[:12]}"
+        return CheckoutState(
+            KEPT, summary, branch=branch, head=head, uncommitted=False, resume_command=command
+        )
+
+    def fingerprint(self, task_id: str) -> str:
+        """A cheap token that changes whenever the task's workspace changes (an agent editing files
+        in the checkout, a commit, a pause, a new row): what a viewer polls to know when to read
+        `detail` again. One `git status` for a checkout, one `rev-parse` otherwise; no lock."""
+        gitrepo = _git()
+        try:
+            _, ws = self._workspace(task_id)
+        except BoardError as error:
+            if error.reason != Reason.NOT_FOUND:
+                raise
+            return "none"
+        path, problem = self._checkout(ws)
+        row = f"{ws.id}:{ws.status}:{ws.last_used_at}"
+        if problem:
+            return f"{row}:problem"
+        if path is not None and ws.status == "active":
+            return f"{row}:live:{gitrepo.fingerprint(path)}"
+        repo = Path(ws.repo_path)
+        head = gitrepo.branch_head(repo, ws.branch) if ws.branch and repo.is_dir() else None
+        return f"{row}:branch:{head}"
 
     def detail(self, task_id: str) -> DetailResult:
-        """The drawer's Workspace tab: the SoR files present (only those names), and the unified
-        diff and diff-stat against the baseline with the SoR files excluded. A live worktree is
-        read as it is on disk (untracked files included); a paused one from its branch."""
+        """The drawer's Workspace tab: the SoR files present (only those names), the unified diff
+        and diff-stat against the baseline with the SoR files excluded, every changed file with
+        its counts, the true checkout state and the cold-resume state. A live worktree is read as
+        it is on disk (untracked files included); a paused one from its branch. The diff is capped
+        (`diff_limit_bytes`, cut at a line) and git is killed past a timeout."""
+        from .sor import resume_state_from
+
         gitrepo = _git()
-        _, ws = self._workspace(task_id)
+        task, ws = self._workspace(task_id)
         repo = Path(ws.repo_path)
         path, problem = self._checkout(ws)
         warnings = [problem] if problem else []
@@ -811,6 +968,7 @@ class Worktrees:
         try:
             files: dict[str, str] = {}
             stat: DiffStat | None = None
+            diff_files: list[FileStat] = []
             diff, truncated = "", False
             source: str | None = None
             if path is not None:
@@ -822,19 +980,27 @@ class Worktrees:
                         text = gitrepo.read_blob(repo, source, name)
                         if text is not None:
                             files[name] = text
+            checkout = self._checkout_state(task, ws, path, problem)
             if busy is None and not problem and ws.base_commit:
                 try:
-                    stat, target = self._stat(ws, path)
+                    target = gitrepo.snapshot_tree(path) if path is not None else source
                     if target is not None:
-                        diff, truncated = gitrepo.diff_text(path or repo, ws.base_commit, target)
+                        cwd = path or repo
+                        diff_files = gitrepo.diff_numstat(cwd, ws.base_commit, target)
+                        stat = gitrepo.stat_of(diff_files)
+                        limit = self.diff_limit_bytes or gitrepo.DIFF_LIMIT
+                        diff, truncated = gitrepo.diff_text(
+                            cwd, ws.base_commit, target, limit=limit
+                        )
                 except gitrepo.GitFailure as error:
                     warnings.append(f"no diff: {error}")
-                    stat = None
+                    stat, diff_files = None, []
             elif busy is not None:
                 warnings.append(f"the worktree is busy ({busy.get('purpose')}); diff skipped")
         finally:
             if lock is not None:
                 lock.release()
+        resume = resume_state_from(files.get)[0] if files else None
         return DetailResult(
             workspace=ws,
             sor_files=files,
@@ -844,4 +1010,8 @@ class Worktrees:
             live=path is not None,
             busy=busy,
             warnings=warnings,
+            checkout=checkout,
+            diff_files=diff_files,
+            diff_limit_bytes=(self.diff_limit_bytes or gitrepo.DIFF_LIMIT) if truncated else None,
+            resume=resume,
         )

@@ -17,6 +17,42 @@ class DiffStat(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class FileStat(Record):
+    """One changed file of a diff-stat, in the unified diff's order. Line counts are None for a
+    binary file; `old_path` is set for a rename."""
+
+    path: str
+    old_path: str | None = None
+    insertions: int | None = None
+    deletions: int | None = None
+
+
+# What `CheckoutState.state` can be, derived from the workspace row, the folder and the branch.
+CHECKED_OUT = "checked_out"  # the folder is there, on the task's branch
+PAUSED = "paused"  # workspace active, checkout removed by `pause`, branch kept: resumable
+KEPT = "kept"  # checkout removed (garbage-collected or finished), the work kept on its branch
+CLEANED = "cleaned"  # checkout and branch removed (an empty diff: nothing to keep)
+MISSING = "missing"  # the row says active but neither the folder nor the branch is there
+CHECKOUT_STATES = (CHECKED_OUT, PAUSED, KEPT, CLEANED, MISSING)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutState(Record):
+    """What is true of a workspace's checkout right now, whatever its row says: the drawer and
+    `detail` show this, so a paused or cleaned worktree never reads as a live one. `uncommitted`
+    is git's "dirty" (None when there is no checkout to ask); a diff-stat's `dirty` is the seed's
+    "any change against the baseline", committed or not."""
+
+    state: str
+    summary: str  # one sentence for a person
+    branch: str | None = None
+    head: str | None = None  # the branch's commit
+    path: str | None = None  # the folder, when checked out
+    uncommitted: bool | None = None
+    resume_command: str | None = None  # what brings the checkout back, when it can come back
+
+
+@dataclass(frozen=True, slots=True)
 class WorktreeInfo(Record):
     task_id: str
     worktree_path: str
@@ -78,17 +114,25 @@ class CompleteResult(Record):
     claim_epoch: int | None = None  # the builder's new epoch when the task came back to them
     head: str | None = None  # the commit the gate judged
     action: str = "complete"
+    reattached: bool = False  # a paused worktree was checked out again first
 
     def to_json(self) -> dict[str, Any]:
         out = Record.to_json(self)
         for key in ("verified", "verification", "claimEpoch", "head"):
             if out[key] is None:
                 del out[key]
+        if not out["reattached"]:
+            del out["reattached"]
         return out
 
 
 @dataclass(frozen=True, slots=True)
 class DetailResult(Record):
+    """Seed 003's detail body (`workspace`, `sorFiles`, `diffStat`, `diff`) and what a reviewer
+    needs beside it: the true checkout state, every changed file with its counts (`diffFiles`:
+    when `diffTruncated`, the files missing from `diff` are the ones that were cut), and the
+    cold-resume state rebuilt from the SoR files (from the branch when paused)."""
+
     workspace: Workspace
     sor_files: dict[str, str]
     diff_stat: DiffStat | None
@@ -97,6 +141,10 @@ class DetailResult(Record):
     live: bool = False
     busy: dict[str, Any] | None = None  # who holds the worktree when the diff was skipped
     warnings: list[str] = field(default_factory=list)
+    checkout: CheckoutState | None = None
+    diff_files: list[FileStat] = field(default_factory=list)
+    diff_limit_bytes: int | None = None  # the cap `diff` was cut at, when it was
+    resume: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

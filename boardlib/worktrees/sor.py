@@ -14,6 +14,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -273,10 +274,9 @@ def parse_progress(text: str | None) -> dict[str, Any]:
     }
 
 
-def read_handoff(folder: Path) -> tuple[dict[str, Any] | None, list[str]]:
-    """The parsed, validated `AGENT_HANDOFF.json` as camelCase JSON, or None with a warning saying
-    why it could not be used."""
-    raw = read_sor_file(folder, HANDOFF_JSON)
+def parse_handoff(raw: str | None) -> tuple[dict[str, Any] | None, list[str]]:
+    """`AGENT_HANDOFF.json`'s text parsed and validated, as camelCase JSON, or None with a warning
+    saying why it could not be used."""
     if raw is None:
         return None, []
     from ..models import AgentHandoff  # pydantic only when there is a handoff to check
@@ -289,12 +289,24 @@ def read_handoff(folder: Path) -> tuple[dict[str, Any] | None, list[str]]:
     return handoff.to_json(), []
 
 
+def read_handoff(folder: Path) -> tuple[dict[str, Any] | None, list[str]]:
+    """The worktree's `AGENT_HANDOFF.json`, parsed and validated (see `parse_handoff`)."""
+    return parse_handoff(read_sor_file(folder, HANDOFF_JSON))
+
+
 def resume_state(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The resume state rebuilt from the worktree alone: the handoff when present and valid, else
     `task-progress.md` + `init.sh`. Returns (resume, handoff)."""
-    init_text = read_sor_file(folder, INIT_SH)
+    return resume_state_from(lambda name: read_sor_file(folder, name))
+
+
+def resume_state_from(
+    read: Callable[[str], str | None],
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """`resume_state` over any source of SoR texts: a live folder, or a paused branch's files."""
+    init_text = read(INIT_SH)
     init_cmds, warnings = commands_from_init(init_text)
-    handoff, handoff_warnings = read_handoff(folder)
+    handoff, handoff_warnings = parse_handoff(read(HANDOFF_JSON))
     warnings = handoff_warnings + warnings
     if handoff is not None:
         commands = dict(handoff["commands"])
@@ -314,7 +326,7 @@ def resume_state(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
             "nativeSessionId": handoff["nativeSessionId"],
         }
         return resume, handoff
-    progress = parse_progress(read_sor_file(folder, PROGRESS_MD))
+    progress = parse_progress(read(PROGRESS_MD))
     if init_text is None:
         warnings.append("init.sh is missing")
     resume = {

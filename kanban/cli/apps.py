@@ -19,8 +19,15 @@ def require_terminal(what: str) -> None:
 
 
 def launch_tui(
-    path: Path, *, poll_ms: int = 500, read_only: bool = False, theme: str | None = None
+    path: Path,
+    *,
+    poll_ms: int = 500,
+    read_only: bool = False,
+    theme: str | None = None,
+    open_task: str | None = None,
 ) -> None:
+    if open_task is not None:
+        check_task_exists(path, open_task)  # a typo is refused here, not on a full screen
     require_terminal("the live board")
     try:
         from tui.launch import run_tui
@@ -30,7 +37,16 @@ def launch_tui(
     # operator then watches; only the per-user default board is made on first use.
     ensure_board(path, create=not read_only and is_default_board(path))
 
-    run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme)
+    run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
+
+
+def check_task_exists(path: Path, task_id: str) -> None:
+    """`--open TASK-ID` names a task of this board, or the usual refusal (exit 2): `no_board`
+    when there is no board there, `not_found` when it has no such task."""
+    from boardlib import Board
+
+    with Board(path, read_only=True) as board:
+        board.get_task(task_id)
 
 
 @click.command("tui")
@@ -44,10 +60,16 @@ def launch_tui(
 )
 @click.option("--read-only", is_flag=True, help="Watch without the power to change anything.")
 @click.option("--theme", metavar="NAME", help="A Textual theme (e.g. ansi-dark over SSH).")
+@click.option(
+    "--open",
+    "open_task",
+    metavar="TASK-ID",
+    help="Start with this task's drawer open (for a link in a chat or a log).",
+)
 @db_option
-def tui(poll_ms: int, read_only: bool, theme: str | None) -> None:
+def tui(poll_ms: int, read_only: bool, theme: str | None, open_task: str | None) -> None:
     """Watch and steer the board live in the terminal."""
-    launch_tui(board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme)
+    launch_tui(board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
 
 
 @click.command("demo")

@@ -6,6 +6,8 @@ gitpython loads only here, never on the claim path. A git command that fails is 
 `{"error": ..., "reason": "git_failed"}`; refusals from the board are exit 2 as everywhere else.
 """
 
+import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,18 +87,32 @@ def resume(task_id: str) -> None:
 @click.option(
     "--file",
     "source",
-    required=True,
     type=click.File("rb"),
     metavar="FILE",
     help="AGENT_HANDOFF JSON to write ('-' reads stdin).",
 )
+@click.option(
+    "--template",
+    is_flag=True,
+    help="Print a valid AGENT_HANDOFF.json skeleton for the task instead of writing one.",
+)
 @click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Who hands off.")
 @global_options
-def handoff(task_id: str, source: BinaryIO, agent: str | None) -> None:
-    """Validate and write AGENT_HANDOFF.json into the task's worktree."""
-    payload = source.read()
+def handoff(task_id: str, source: BinaryIO | None, template: bool, agent: str | None) -> None:
+    """Validate and write AGENT_HANDOFF.json into the task's worktree (--file), or print a
+    skeleton to fill in (--template). The schema: handoffFrom and runtime (required),
+    completedSubtasks, brokenOrUnverified, nextBestStep, whyBlocked, commands {init, verify,
+    start}, evidence {testResults, lintResults}, warnings, nativeSessionId, roomCursor
+    {roomId, lastSeenSeq}, timestamp (ISO-8601, stamped when left out)."""
+    if template == (source is not None):
+        raise click.UsageError("give --file FILE to write a handoff, or --template to print one")
     with open_worktrees() as trees:
-        emit(trees.write_handoff(task_id, payload, actor=agent).to_json())
+        if template:  # indented even in a pipe: it is written to a file and edited by hand
+            sys.stdout.write(json.dumps(trees.handoff_template(task_id, agent=agent), indent=2))
+            sys.stdout.write("\n")
+            return
+        assert source is not None
+        emit(trees.write_handoff(task_id, source.read(), actor=agent).to_json())
 
 
 @workspace.command("pause")

@@ -6,6 +6,12 @@ complete into review; review someone else's work; block with a reason), and they
 refusal the way a real agent must: as data. A lost lease, a task the operator moved away from
 under them, a review another reviewer won first: log it, drop it, move on.
 
+A code task is real work in a real git worktree of the demo's throwaway repository
+(`project.py`): the agent provisions the worktree, edits files step by step with progress notes,
+writes a handoff, and completes through the verification gate, which runs the package's tests.
+One scripted run fails the gate once and is fixed. Research tasks (no files) go to review, where
+other agents and the lead approve or, now and then, reject.
+
 Once in a while an agent crashes on purpose: it stops heartbeating and vanishes (`os._exit`, no
 cleanup), leaving its task in progress with an open execution, so the lease recovery has something
 to recover. The supervisor (`fleet.py`) starts a new incarnation later under a new name.
@@ -17,8 +23,11 @@ import os
 import random
 import signal
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
@@ -29,6 +38,9 @@ from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
 from boardlib.records import Task
+from boardlib.worktrees import GitFailure, Worktrees, isolation_for
+
+from . import project
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Event, Semaphore
@@ -51,6 +63,7 @@ LEAD_TICK_S = 0.5
 CRASH_CHANCE = 0.04  # per task, from an agent's third task on (after its scripted moments)
 BLOCK_CHANCE = 0.05
 REJECT_CHANCE = 0.15  # per review, while the task has had fewer than three attempts
+LEAD_REJECT_CHANCE = 0.3  # the lead's look at a research attempt, after the first (a reject)
 REVIEW_FIRST_CHANCE = 0.5  # an agent with reviewable work looks at it before claiming more
 GIVE_UP_CHANCE = 0.35  # the lead cancels a blocked task (and its pending dependents)
 
@@ -120,6 +133,11 @@ class Pace:
     def review_patience_s(self) -> float:
         return 4 * self.lease_ms / 1000
 
+    @property
+    def lead_review_s(self) -> float:
+        """How long research work in review is the lead's alone to look at, before peers may."""
+        return 0.5 * self.lease_ms / 1000
+
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
@@ -138,6 +156,9 @@ class AgentSpec:
     crash_first: bool = False  # scripted: vanish during the first task
     reject_first: bool = False  # scripted: reject the first review
     block_first: bool = False  # scripted: block the first task
+    fail_verify_first: bool = False  # scripted: the first gate run of this agent fails once
+    repo_path: str | None = None  # the demo's repository: code tasks get worktrees of it
+    worktrees_root: str | None = None
 
     def rng(self) -> random.Random:
         return random.Random(f"{self.seed}/{self.index}/{self.incarnation}")
@@ -219,7 +240,14 @@ class Agent(_Member):
         super().__init__(spec, board, stop, log)
         self.tasks_started = 0
         self.reviews_done = 0
+        self.gate_runs = 0
+        self.blocks = 0
         self._renewed = 0.0
+        self.trees = (
+            Worktrees(board, root=spec.worktrees_root, verify_timeout_s=120)
+            if spec.repo_path
+            else None
+        )
 
     def run(self) -> None:
         self.log(f"incarnation {self.spec.incarnation} up, role {self.spec.role or 'any'}")
@@ -248,13 +276,16 @@ class Agent(_Member):
         fate: Literal["crash", "block", "finish"] = "finish"
         if self.spec.crash_first and first:
             fate = "crash"
-        elif self.spec.block_first and first:
+        elif self.spec.block_first and self.blocks == 0:  # until the scripted block is shown
             fate = "block"
         elif self._may_crash() and self.rng.random() < CRASH_CHANCE:
             fate = "crash"
-        elif self.rng.random() < BLOCK_CHANCE:
-            fate = "block"
+        elif self.tasks_started > 1 and self.rng.random() < BLOCK_CHANCE:
+            fate = "block"  # random blocks, like crashes, wait until the scripted moments are shown
         fate_step = self.rng.randint(1, steps - 1)
+        if self._builds_files(task):
+            self.build_in_worktree(task, fate, fate_step, steps)
+            return
         ledger = Ledger()
         try:
             execution = self.board.open_execution(
@@ -283,6 +314,7 @@ class Agent(_Member):
                         execution.id, "failed", epoch, ledger, error=f"blocked: {reason}"
                     )
                     self.board.block(task.id, self.name, reason, epoch=epoch)
+                    self.blocks += 1
                     self.log(f"blocked {task.id}: {reason}")
                     return
             summary = self.rng.choice(_SUMMARIES)
@@ -292,6 +324,138 @@ class Agent(_Member):
         except BoardError as error:
             # The lease lapsed, or an operator moved, cancelled or dropped it: not ours any more.
             self.log(f"lost {task.id}: {error.reason.value}: {error.message}")
+
+    def _judged_by_the_gate(self, task: Task) -> bool:
+        """Code tasks are judged by the verification gate (which may be running right now), not
+        by a peer."""
+        return self.trees is not None and isolation_for(task.kind) == "worktree"
+
+    def _builds_files(self, task: Task) -> bool:
+        return self.trees is not None and isolation_for(task.kind) == "worktree"
+
+    @contextmanager
+    def _keep_alive(self, task_id: str, epoch: int) -> Iterator[None]:
+        """Heartbeat from a thread while a long git step runs (provision, the gate): a real agent
+        renews its lease while its tools work, or a busy machine makes it lose the task. Stops at
+        the first refusal (the task left in_progress, e.g. into review)."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.pace.heartbeat_s):
+                try:
+                    self.board.heartbeat(task_id, self.name, epoch=epoch)
+                except BoardError:
+                    return
+
+        thread = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            self._renewed = time.monotonic()
+
+    def build_in_worktree(self, task: Task, fate: str, fate_step: int, steps: int) -> None:
+        """A code task: provision (or take over) the worktree, edit real files step by step with
+        progress notes, hand off, and complete through the verification gate; fix and complete
+        again when the gate fails."""
+        assert self.trees is not None and self.spec.repo_path is not None
+        epoch = task.claim_epoch
+        ledger = Ledger()
+        try:
+            with self._keep_alive(task.id, epoch):
+                made = self.trees.provision(task.id, self.spec.repo_path, actor=self.name)
+            worktree = Path(made.worktree.worktree_path)
+            if made.reused:
+                resumed = self.trees.resume(task.id).resume or {}
+                self.board.log_progress(
+                    task.id, self.name,
+                    f"took over the worktree; its notes say next: {resumed.get('next') or '?'}",
+                    epoch=epoch,
+                )  # fmt: skip
+            execution = self.board.open_execution(
+                task.id, RUNTIME, agent=self.name, epoch=epoch,
+                run_reason=f"attempt {task.attempts}",
+            )  # fmt: skip
+            self._renewed = time.monotonic()
+            broken = self.spec.fail_verify_first and self.gate_runs == 0
+            done: list[str] = []
+            for step in range(1, steps + 1):
+                if not self._work(task.id, epoch, self.between(STEP_S)):
+                    self._hand_back(task.id, epoch, execution.id)
+                    return
+                ledger.add_step(self.rng)
+                note = project.work_step(
+                    worktree, task_id=task.id, title=task.title, step=step, steps=steps,
+                    done=done, rng=self.rng, broken=broken,
+                )  # fmt: skip
+                done.append(note)
+                self.board.log_progress(task.id, self.name, f"{step}/{steps}: {note}", epoch=epoch)
+                self._renewed = time.monotonic()
+                if fate == "crash" and step == fate_step:
+                    self._vanish(task.id)
+                if fate == "block" and step == fate_step:
+                    reason = self.rng.choice(_BLOCKERS)
+                    self._close_run(
+                        execution.id, "failed", epoch, ledger, error=f"blocked: {reason}"
+                    )
+                    self.board.block(task.id, self.name, reason, epoch=epoch)
+                    self.blocks += 1
+                    self.log(f"blocked {task.id}: {reason}")
+                    return
+            summary = self.rng.choice(_SUMMARIES)
+            self._hand_off(task, done, "review the diff in the drawer")
+            self._close_run(execution.id, "succeeded", epoch, ledger, summary=summary)
+            self._complete_through_gate(task, worktree, epoch, summary)
+        except BoardError as error:
+            self.log(f"lost {task.id}: {error.reason.value}: {error.message}")
+        except GitFailure as error:
+            self.log(f"git failed on {task.id}: {error}")
+
+    def _hand_off(self, task: Task, done: list[str], next_step: str) -> None:
+        assert self.trees is not None
+        self.trees.write_handoff(
+            task.id,
+            {
+                "handoffFrom": self.name,
+                "runtime": RUNTIME,
+                "completedSubtasks": done,
+                "nextBestStep": next_step,
+                "commands": {"verify": project.verify_command()},
+                "evidence": {"testResults": "ran the new test locally"},
+            },
+            actor=self.name,
+        )
+
+    def _complete_through_gate(self, task: Task, worktree: Path, epoch: int, summary: str) -> None:
+        """Complete; the gate judges. A failure comes back to this agent with a new epoch: read
+        it, fix the test, complete again (the attempt budget caps the loop)."""
+        assert self.trees is not None
+        for _ in range(self.board.config.verification_attempt_budget):
+            with self._keep_alive(task.id, epoch):  # until the task reaches review
+                result = self.trees.complete(task.id, self.name, epoch=epoch, summary=summary)
+            self.gate_runs += 1
+            self.log(f"completed {task.id}: gate {result.verified or 'skipped'} -> "
+                     f"{result.task_status}")  # fmt: skip
+            if result.task_status != t.IN_PROGRESS or result.claim_epoch is None:
+                return
+            epoch = result.claim_epoch
+            self._renewed = time.monotonic()
+            if not self._work(task.id, epoch, self.between(STEP_S)):
+                self.board.release(task.id, self.name, epoch=epoch)  # stopping: hand it back
+                self.log(f"released {task.id}: demo stopping")
+                return
+            execution = self.board.open_execution(
+                task.id, RUNTIME, agent=self.name, epoch=epoch,
+                run_reason="fix after a failed verification",
+            )  # fmt: skip
+            note = project.fix_the_test(worktree, task.title)
+            self.board.log_progress(task.id, self.name, note, epoch=epoch)
+            ledger = Ledger()
+            ledger.add_step(self.rng)
+            self._hand_off(task, [note], "the gate should pass now")
+            self._close_run(execution.id, "succeeded", epoch, ledger, summary=note)
 
     def _close_run(
         self,
@@ -354,10 +518,14 @@ class Agent(_Member):
         except BoardError as error:
             self.log(f"could not list reviews: {error.message}")
             return False
+        now = self.board.now()
         mine = [
             task
             for task in waiting
-            if self.name not in task.holders and task.claimed_by != self.name
+            if self.name not in task.holders
+            and task.claimed_by != self.name
+            and not self._judged_by_the_gate(task)
+            and now - task.updated_at >= self.pace.lead_review_s * 1000  # the lead looks first
         ]
         if not mine:
             return False
@@ -389,7 +557,10 @@ class Lead(_Member):
     waited on them), reviews work nobody else may review, and cancels work stranded behind a
     cancelled dependency, so the board never stalls for good."""
 
+    looked_at: set[tuple[str, int]]
+
     def run(self) -> None:
+        self.looked_at = set()
         self.log("lead up")
         while not self.pause(LEAD_TICK_S):
             try:
@@ -414,9 +585,22 @@ class Lead(_Member):
                 self.board.unblock(task.id, note=answer, actor=LEAD_OPERATOR)
                 self.log(f"unblocked {task.id}: {answer}")
         for task in self.board.list_tasks(status=t.IN_REVIEW):
-            if now - task.updated_at >= self.pace.review_patience_s * 1000:
+            waited = now - task.updated_at
+            if waited >= self.pace.review_patience_s * 1000:
                 self.board.approve(task.id, LEAD)
                 self.log(f"approved {task.id} (nobody else could review it)")
+            elif (
+                isolation_for(task.kind) == "none"
+                and (task.id, task.attempts) not in self.looked_at
+            ):
+                # The lead looks at each research attempt first (peers wait `lead_review_s`):
+                # the very first look is a reject, later ones now and then.
+                first = not self.looked_at
+                self.looked_at.add((task.id, task.attempts))
+                if task.attempts < 3 and (first or self.rng.random() < LEAD_REJECT_CHANCE):
+                    reason = self.rng.choice(_REJECTIONS)
+                    self.board.reject(task.id, LEAD, reason)
+                    self.log(f"rejected {task.id}: {reason}")
         self._cancel_stranded()
 
     def _waiting_on(self, task_id: str) -> set[str]:

@@ -69,6 +69,8 @@ class Fleet:
         seed: int,
         agents: int,
         notify: Callable[[str], None],
+        repo_path: Path | None = None,
+        worktrees_root: Path | None = None,
     ) -> None:
         self._ctx = multiprocessing.get_context("spawn")
         self._signals = Signals(
@@ -87,7 +89,10 @@ class Fleet:
             return AgentSpec(
                 name=name, role=role, index=index, incarnation=1, seed=seed,
                 db_path=str(db_path), log_path=str(log_path), config=config, pace=pace,
-                parent_pid=parent, **script,
+                parent_pid=parent,
+                repo_path=str(repo_path) if repo_path else None,
+                worktrees_root=str(worktrees_root) if worktrees_root else None,
+                **script,
             )  # fmt: skip
 
         roles = agent_roles(agents)
@@ -95,10 +100,11 @@ class Fleet:
         for index, role in enumerate(roles):
             # Scripted moments of the first incarnations, so every run shows them early: the
             # first agent crashes during its first task, the second rejects its first review,
-            # the last blocks its first task.
+            # the third fails its first verification once, the last blocks its first task.
             script = {
                 "crash_first": index == 0,
                 "reject_first": index == 1 % agents,
+                "fail_verify_first": index == (2 if agents > 3 else agents - 1),
                 "block_first": index == agents - 1 and agents > 1,
             }
             self._slots.append(
@@ -182,6 +188,7 @@ class Fleet:
                 incarnation=incarnation,
                 crash_first=False,
                 reject_first=False,
+                fail_verify_first=False,
                 block_first=False,
             )
             self._launch(slot)

@@ -9,9 +9,11 @@ and epics whose children carry a parent link and which themselves wait on those 
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from boardlib.board import PlanItem
+
+from . import project
 
 # The roles tasks are filed under; agents take them in this order (None: a generalist who claims
 # anything). A task whose role no running agent covers is filed role-less, so it cannot starve.
@@ -22,8 +24,8 @@ AGENT_ROLES: tuple[str | None, ...] = (BACKEND, FRONTEND, None, DOCS)
 
 _FOUNDATION: tuple[tuple[str, str | None], ...] = (
     ("Set up the repository and CI", None),
+    ("Pick the component library", FRONTEND),  # research: the first work a reviewer judges
     ("Design the database schema", BACKEND),
-    ("Pick the component library", FRONTEND),
     ("Write the contributor guide", DOCS),
 )
 
@@ -93,7 +95,32 @@ _EPICS: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = (
     ),
 )
 
-MIN_TASKS_FOR_EPIC = (12, 24)  # the first epic from 12 tasks, the second from 24
+MIN_TASKS_FOR_EPIC = (12, 24)
+
+# Work that changes no files (kind `research`: no worktree): it goes to review, where a peer or
+# the lead judges it. Everything else is code, built in a worktree and judged by the gate.
+RESEARCH = "research"
+_RESEARCH_TITLES = frozenset(
+    {
+        "Pick the component library",
+        "Triage the open bug reports",
+        "Profile the slow pages",
+        "Record the architecture decisions",
+        *(epic for epic, _children in _EPICS),
+    }
+)
+
+
+def _shaped(item: PlanItem) -> PlanItem:
+    """The item's kind and its Markdown description (what the drawer's Overview renders)."""
+    base = item.title.split(" (part ")[0]
+    research = base in _RESEARCH_TITLES
+    text = project.description(item.title, research=research)
+    return replace(
+        item,
+        kind=RESEARCH if research else "code",
+        description=f"{item.description}\n\n{text}" if item.description else text,
+    )  # the first epic from 12 tasks, the second from 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,4 +218,4 @@ def build_plan(tasks: int, agent_roles: Sequence[str | None], rng: random.Random
         )
         general.append(key)
     assert len(items) == tasks, (len(items), tasks)
-    return DemoPlan(items=tuple(items), epic_links=tuple(links))
+    return DemoPlan(items=tuple(_shaped(item) for item in items), epic_links=tuple(links))

@@ -1,5 +1,8 @@
 """`kanban demo`: a throwaway board, a plan, a team of simulated agents, and (usually) the TUI on
-top, so a newcomer sees claims, heartbeats, reviews, blocks and a crash recovery within seconds.
+top, so a newcomer sees claims, heartbeats, reviews, blocks and a crash recovery within seconds,
+and real work: code tasks are built in git worktrees of a throwaway repository (`project.py`) and
+judged by the verification gate, so the drawer's Files, Diff, Runs and History have something true
+to show. When the plan is finished the demo says so, on the board or in the feed.
 
 Without the TUI the demo prints a live feed of what happens, read from the board's events table
 (the same cursor any watcher would follow), and stops when the plan is finished, when `duration`
@@ -12,6 +15,7 @@ import queue
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -29,7 +33,9 @@ from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
 from boardlib.paths import board_files
 from boardlib.records import Event
+from boardlib.worktrees.gate import GATE_ACTOR
 
+from . import project
 from .agents import LEAD, LEAD_OPERATOR, Pace
 from .fleet import Fleet, agent_roles
 from .plan import build_plan
@@ -142,6 +148,9 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
         "release": "released   {task:<8} -> todo",
         "cancel_dependents": "cancelled  {task:<8} (its blocker {blocker} failed)",
     }
+    if actor == GATE_ACTOR and verb == "move":
+        judged = "verified" if data.get("to") == t.DONE else "gate fail"
+        return f"{'gate':<12} {judged:<10} {task:<8} -> {data.get('to')}{reason}"
     if verb == "move" and data.get("to") == t.CANCELLED:
         verb = "cancel"
         words["cancel"] = "cancelled  {task:<8} {src} -> cancelled{reason}"
@@ -193,6 +202,12 @@ def _prepare_folder(directory: Path | None) -> tuple[Path, bool]:
             f"{directory / BOARD_FILE} already exists; the demo only writes a fresh board "
             "(pick another --dir, or point `kanban tui --db` at the existing one)"
         )
+    for name in (project.REPO_DIR, project.WORKTREES_DIR):
+        if (directory / name).exists():
+            raise DemoUsageError(
+                f"{directory / name} already exists; the demo makes its own repository and "
+                "worktrees there (pick another --dir)"
+            )
     created = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     return directory, created
@@ -201,10 +216,16 @@ def _prepare_folder(directory: Path | None) -> tuple[Path, bool]:
 def _clean_up(folder: Path, created: bool) -> None:
     """Remove what the demo made: the whole folder if it made it, else only its own files."""
     if created:
-        shutil.rmtree(folder, ignore_errors=True)
+        for _ in range(10):  # a git process finishing meanwhile can add a file behind rmtree
+            shutil.rmtree(folder, ignore_errors=True)
+            if not folder.exists():
+                return
+            time.sleep(0.2)
         return
     for path in (*board_files(folder / BOARD_FILE), folder / LOG_FILE):
         path.unlink(missing_ok=True)
+    for name in (project.REPO_DIR, project.WORKTREES_DIR):
+        shutil.rmtree(folder / name, ignore_errors=True)
 
 
 @contextmanager
@@ -230,8 +251,30 @@ def seed_board(board: Board, *, tasks: int, agents: int, rng: random.Random) -> 
     return {task.id: task.title for task in created.values()}
 
 
+def finished_note(
+    counts: dict[str, int], *, keep: bool, folder: Path, created: bool, on_board: bool = False
+) -> str | None:
+    """What the demo says once every task is done or cancelled (None while work remains), e.g.
+    "demo finished: 35 done, 1 cancelled; q quits, the folder is removed" on the board."""
+    if not any(counts.values()) or any(
+        counts.get(status, 0) for status in t.STATUSES if status not in t.TERMINAL
+    ):
+        return None
+    if keep:
+        what = f"the folder is kept: {folder}"
+    else:
+        what = "the folder is removed" if created else "the demo files are removed"
+    finished = (
+        f"demo finished: {counts.get(t.DONE, 0)} done, {counts.get(t.CANCELLED, 0)} cancelled"
+    )
+    return f"{finished}; q quits, {what}" if on_board else f"{finished}; {what}"
+
+
 def _open_tui(
-    db_path: Path, poll_ms: int, on_terminal_gone: Callable[[], None]
+    db_path: Path,
+    poll_ms: int,
+    on_terminal_gone: Callable[[], None],
+    announce: Callable[[dict[str, int]], str | None],
 ) -> Callable[[], None] | None:
     """The TUI's entry point, imported only now (the demo itself never needs textual)."""
     try:
@@ -244,7 +287,7 @@ def _open_tui(
         return None
 
     def run() -> None:
-        run_tui(db_path, poll_ms=poll_ms, on_terminal_gone=on_terminal_gone)
+        run_tui(db_path, poll_ms=poll_ms, on_terminal_gone=on_terminal_gone, announce=announce)
 
     return run
 
@@ -305,6 +348,7 @@ def run_demo(
     )
     db_path = folder / BOARD_FILE
     log_path = folder / LOG_FILE
+    worktrees_before = os.environ.get("KANBAN_WORKTREES")
     notices: queue.SimpleQueue[str] = queue.SimpleQueue()
     board: Board | None = None
     fleet: Fleet | None = None
@@ -312,6 +356,10 @@ def run_demo(
     why = "interrupted"
     tally = Tally()
     try:
+        repo = project.make_repository(folder)
+        worktrees = folder / project.WORKTREES_DIR
+        # The TUI's drawer (this process) and the agents find the demo's worktrees here.
+        os.environ["KANBAN_WORKTREES"] = str(worktrees)
         board = Board(db_path, config=config)
         titles = seed_board(board, tasks=tasks, agents=agents, rng=random.Random(seed))
         board.start_sweeper(config.reconcile_interval_ms)
@@ -323,10 +371,10 @@ def run_demo(
 
         fleet = Fleet(
             db_path=db_path, log_path=log_path, config=config, pace=pace, seed=seed,
-            agents=agents, notify=notify,
+            agents=agents, notify=notify, repo_path=repo, worktrees_root=worktrees,
         )  # fmt: skip
         team = ", ".join(f"{m.name} ({m.role or 'any'})" for m in fleet.members if m.name != LEAD)
-        say(f"kanban demo: board at {db_path}")
+        say(f"kanban demo: board at {db_path}, repository {repo}")
         say(f"  watch it:   kanban tui --db {db_path}")
         say(f"  or query:   kanban task list --db {db_path}")
         say(
@@ -350,7 +398,10 @@ def run_demo(
             if not keep:
                 _clean_up(folder, created)
 
-        tui = _open_tui(db_path, poll_ms, terminal_gone) if open_tui else None
+        def announce(counts: dict[str, int]) -> str | None:
+            return finished_note(counts, keep=keep, folder=folder, created=created, on_board=True)
+
+        tui = _open_tui(db_path, poll_ms, terminal_gone, announce) if open_tui else None
         if tui is not None:
             timer = None
             if duration is not None:
@@ -367,12 +418,18 @@ def run_demo(
             why = _follow(
                 board, titles, tally, notices, say, started, started_ms, deadline, poll_ms
             )
+            note = finished_note(board.status_counts(), keep=keep, folder=folder, created=created)
+            if why == "finished" and note:
+                say(note)
     except KeyboardInterrupt:
         why = "interrupted"
     except _TeamFailed:
         why = "failed"
     except _OutputClosed:
         why = "output closed"
+    except (OSError, subprocess.CalledProcessError) as error:
+        print(f"kanban demo: could not make the demo repository: {error}", file=sys.stderr)
+        why = "failed"
     except BoardError as error:
         print(f"kanban demo: {error.message}", file=sys.stderr)
         why = "failed"
@@ -394,6 +451,10 @@ def run_demo(
             finally:
                 if board is not None:
                     board.close()
+                if worktrees_before is None:
+                    os.environ.pop("KANBAN_WORKTREES", None)
+                else:
+                    os.environ["KANBAN_WORKTREES"] = worktrees_before
                 if keep:
                     tell(f"  kept: {folder}")
                 else:

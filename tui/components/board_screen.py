@@ -1,4 +1,6 @@
-"""The main screen: header, the seven columns, the filter line and the generated footer."""
+"""The main screen: header, the seven columns, the filter line and the generated footer; on wide
+terminals the task drawer docks on its right, and the board beside it stays live and navigable
+(the drawer follows the selected card; `tab` moves the keys between them)."""
 
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -13,6 +15,7 @@ from . import tcss
 from .activity_pane import ActivityPane
 from .board_view import BoardView
 from .column import TaskColumn
+from .drawer import TaskDrawer
 from .filter_bar import FilterBar
 from .header_bar import HeaderBar
 
@@ -55,7 +58,52 @@ class BoardScreen(TaskActions, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
             return self.kanban.state.filter.active
+        if action == "focus_drawer":
+            return self.drawer is not None or None
         return super().check_action(action, parameters)
+
+    # -- the drawer beside the board --------------------------------------------------------------
+
+    @property
+    def drawer(self) -> TaskDrawer | None:
+        found = self.query(TaskDrawer)
+        return found.first() if found else None
+
+    def show_drawer(self, task_id: str, tab: str | None = None) -> TaskDrawer:
+        """Open the drawer beside the board on `task_id` (or turn the open one to it), with the
+        keys in it."""
+        drawer = self.drawer
+        if drawer is None:
+            drawer = TaskDrawer(task_id, beside=True, tab=tab or "overview")
+            self.mount(drawer, before=self.query_one(FilterBar))
+        else:
+            drawer.show_task(task_id)
+            if tab:
+                drawer.action_tab(tab)
+        self.call_after_refresh(drawer.focus)
+        return drawer
+
+    async def hide_drawer(self) -> None:
+        drawer = self.drawer
+        if drawer is not None:
+            await drawer.remove()
+        self.set_focus(None)
+        self.refresh_bindings()
+
+    def action_focus_drawer(self) -> None:
+        if self.drawer is not None:
+            self.drawer.focus()
+
+    def on_resize(self) -> None:
+        self.kanban.relayout_drawer()
+
+    def on_screen_resume(self) -> None:
+        if self.drawer is not None:
+            self.drawer.visibility_changed()
+
+    def on_screen_suspend(self) -> None:
+        if self.drawer is not None:
+            self.drawer.visibility_changed()
 
     # -- navigation -----------------------------------------------------------------------------
 
@@ -82,6 +130,8 @@ class BoardScreen(TaskActions, Screen[None]):
     def on_task_column_clicked(self, message: TaskColumn.Clicked) -> None:
         if message.double:
             self.kanban.open_drawer(message.task_id)
+        elif self.drawer is not None:
+            self.set_focus(None)  # a click on the board gives it the keys back
 
     def on_board_view_selection_changed(self, _message: BoardView.SelectionChanged) -> None:
         self.kanban.selection_changed()

@@ -97,14 +97,23 @@ class BoardView(HorizontalScroll, can_focus=False):
         self.layout_columns(self.app.size.width)
 
     def on_resize(self) -> None:
-        if self.app.size.width != self._laid_out_for:  # a taller or shorter board: same widths
+        # A taller or shorter board keeps its widths; a drawer docking beside it narrows it, and
+        # the selected card stays on screen.
+        if self._room() != self._laid_out_for:
             self.layout_columns()
             self._snap(self.active)
+
+    def _room(self) -> int:
+        """The board's width: the terminal's, less a task drawer docked beside it."""
+        width = self.app.size.width
+        for drawer in self.screen.query(".-beside"):
+            width -= drawer.outer_size.width
+        return max(width, 0)
 
     def layout_columns(self, width: int | None = None) -> None:
         """Share the width between open columns, never below a readable card; what does not fit
         scrolls sideways (at 80 columns, three are visible and `h`/`l` bring the others in)."""
-        width = width or self.app.size.width  # the board spans the terminal
+        width = width or self._room()  # the terminal, less a drawer beside the board
         if not width:
             return
         open_columns = [c for c in self.columns.values() if not c.collapsed]

@@ -1,0 +1,93 @@
+"""What the task drawer reads, in a worker thread, through the library: never on the event loop,
+never git or SQL of its own.
+
+Two reads, because they cost very differently:
+- `read_task`: the task with everything around it (`Board.view`), its events and audit rows
+  (the History tab). A few SQLite reads, done again whenever the live feed says the task changed.
+- `read_workspace`: `Worktrees.detail` (the SoR files, the diff against the baseline, the checkout
+  state) with the diff parsed into files and hunks. It runs git, so it is read only while the
+  Files or Diff tab is on screen, and again only when `Worktrees.fingerprint` (one `git status`)
+  says the worktree changed: agents edit files without touching the database.
+"""
+
+from dataclasses import dataclass, field
+
+from boardlib import Board, BoardError, Reason
+from boardlib.records import AuditEntry, Event, TaskView
+from boardlib.worktrees import CheckoutState, DetailResult, GitFailure, Worktrees
+from boardlib.worktrees.diffs import DiffFile, parse_diff
+
+EVENT_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TaskData:
+    task_id: str
+    view: TaskView
+    events: list[Event]  # oldest first
+    audit: list[AuditEntry]
+    checkout: CheckoutState | None = None  # the workspace's true state, when it has one
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceData:
+    task_id: str
+    fingerprint: str
+    detail: DetailResult | None  # None: the task has no workspace
+    files: list[DiffFile] = field(default_factory=list)
+    problem: str | None = None  # why the workspace could not be read (git failed, unreadable diff)
+
+
+def task_events(board: Board, task_id: str) -> list[Event]:
+    """Every event of one task, oldest first (paged: a long task has thousands of heartbeats)."""
+    events: list[Event] = []
+    since = 0
+    while True:
+        page = board.events(since=since, task_id=task_id, limit=EVENT_PAGE)
+        events += page
+        if len(page) < EVENT_PAGE:
+            return events
+        since = page[-1].seq
+
+
+def read_task(board: Board, task_id: str) -> TaskData:
+    view = board.view(task_id)
+    checkout = None
+    if view.workspaces:  # the row alone can say "active" of a cleaned worktree: ask git
+        try:
+            checkout = Worktrees(board).checkout_state(task_id)
+        except (BoardError, GitFailure, OSError):
+            checkout = None
+    return TaskData(
+        task_id=task_id,
+        view=view,
+        events=task_events(board, task_id),
+        audit=board.audit(task_id),
+        checkout=checkout,
+    )
+
+
+def fingerprint(board: Board, task_id: str) -> str:
+    """Changes whenever the task's worktree does (see `Worktrees.fingerprint`)."""
+    try:
+        return Worktrees(board).fingerprint(task_id)
+    except (GitFailure, OSError) as error:
+        return f"unreadable: {error}"
+
+
+def read_workspace(board: Board, task_id: str) -> WorkspaceData:
+    trees = Worktrees(board)
+    mark = fingerprint(board, task_id)  # taken first: a change during the read is seen next time
+    try:
+        detail = trees.detail(task_id)
+    except BoardError as error:
+        if error.reason == Reason.NOT_FOUND:
+            return WorkspaceData(task_id, mark, None)
+        return WorkspaceData(task_id, mark, None, problem=error.message)
+    except (GitFailure, OSError) as error:
+        return WorkspaceData(task_id, mark, None, problem=str(error))
+    try:
+        files = parse_diff(detail.diff, truncated=detail.diff_truncated)
+    except ValueError as error:
+        return WorkspaceData(task_id, mark, detail, problem=str(error))
+    return WorkspaceData(task_id, mark, detail, files)

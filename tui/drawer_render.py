@@ -1,0 +1,370 @@
+"""The task drawer's tabs as Rich renderables: plain functions of what the library returned, kept
+apart from the widgets so they can be read and tested without a running app.
+
+Agent text is data: every string that came from the board or a worktree goes through
+`boardlib.inert` into a `rich.text.Text` (never markup, never a bare `str` cell, which a Rich
+table parses as markup). Markdown (a description, `TASK.md`, `task-progress.md`) goes through
+`safe_markdown` before Textual's Markdown widget sees it.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from boardlib.inert import inert
+from boardlib.narration import ROUTINE, narrate, narrate_audit
+from boardlib.records import AuditEntry, Comment, Event, Execution, TaskView
+from boardlib.worktrees import CheckoutState, DetailResult
+from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
+
+from .cards import clock_text, money
+from .task_view import heading as heading  # re-exported: the drawer panes use them
+from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
+
+MARKDOWN_MAX = 64 * 1024  # larger Markdown is shown as text: a widget per block would crawl
+TEXT_LINES_MAX = 2000  # lines of a file shown as text
+TAIL_FILES = frozenset({"VERIFICATION.md"})  # the newest entries are at the end: show the tail
+
+STATE_STYLE = {
+    CHECKED_OUT: "bold green",
+    PAUSED: "bold yellow",
+    KEPT: "bold cyan",
+    CLEANED: "dim",
+    MISSING: "bold red",
+}
+RUN_STYLE = {"succeeded": "green", "failed": "red", "timed_out": "yellow", "cancelled": "dim"}
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+
+_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(([^)\n]*)\)")
+_AUTOLINK = re.compile(r"<((?:https?|file|ftp|mailto|javascript|data):[^>\s]*)>", re.IGNORECASE)
+_HTML = re.compile(r"<(/?[A-Za-z][^>\n]*)>")
+
+
+def safe_markdown(text: str) -> str:
+    """Agent-written Markdown made safe to render: control characters made visible (inert), links
+    and images reduced to their words with the target shown as code (a Markdown link would become
+    a clickable action), and raw HTML tags shown as text."""
+    text = inert(text, multiline=True)
+
+    def link(match: "re.Match[str]") -> str:
+        bang, words, target = match.groups()
+        what = "image" if bang else "link"
+        target = target.replace("`", "'")
+        return f"{words} (`{what}: {target}`)" if target else words
+
+    text = _LINK.sub(link, text)
+    text = _AUTOLINK.sub(lambda m: f"`{m[1].replace('`', chr(39))}`", text)
+    return _HTML.sub(lambda m: f"`<{m[1].replace('`', chr(39))}>`", text)
+
+
+# -- Overview ------------------------------------------------------------------------------------
+
+
+def links_table(view: TaskView) -> RenderableType:
+    """Both dependency directions, numbered the way the link menu (`o`) offers them."""
+    rows = [("waits on", linked) for linked in view.dependencies] + [
+        ("blocks", linked) for linked in view.dependents
+    ]
+    if not rows:
+        return Text("  no dependencies either way", style="dim")
+    table = Table.grid(padding=(0, 2))
+    for relation, linked in rows:
+        done = linked.status == "done"
+        table.add_row(
+            Text(f"  {relation}", style="dim"),
+            plain(linked.id, "bold"),
+            plain(linked.status, "green" if done else "yellow"),
+            plain(linked.title),
+        )
+    return Group(table, Text("  o: go to one of them", style="dim"))
+
+
+def workspace_line(view: TaskView, state: CheckoutState | None) -> RenderableType:
+    """The workspace in one line: the checkout's true state (checked out, paused, kept on its
+    branch, cleaned), never the row's bare `active`."""
+    if state is not None:
+        line = Text("  ")
+        line.append(state.state.replace("_", " "), STATE_STYLE.get(state.state, "bold"))
+        line.append("  ")
+        line.append_text(plain(state.summary))
+        line.append("  (2 Files, 3 Diff)", style="dim")
+        return line
+    if not view.workspaces:
+        return Text("  no worktree: this task changes no files, or was never provisioned", "dim")
+    space = view.workspaces[-1]
+    line = plain(f"  {space.id} on {space.branch or '?'}")
+    line.append("  (2 Files and 3 Diff read the worktree)", style="dim")
+    return line
+
+
+def runs_summary(executions: Sequence[Execution]) -> Text:
+    if not executions:
+        return Text("  no runs yet", style="dim")
+    cost = sum(run.cost_usd or 0 for run in executions)
+    line = Text(f"  {len(executions)} run(s), {money(cost)} in total", style="")
+    line.append("  (4 Runs)", style="dim")
+    return line
+
+
+def comments_block(view: TaskView, now_ms: int) -> list[RenderableType]:
+    parts: list[RenderableType] = [heading(f"Comments ({len(view.comments)})")]
+    if not view.comments:
+        parts.append(Text("  none", style="dim"))
+    for comment in view.comments:
+        who = comment.author_agent_id or comment.author_type
+        line = Text(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
+        line.append_text(plain(who, "bold cyan" if comment.author_type == "user" else "bold"))
+        line.append(f" ({comment.author_type})", style="dim")
+        parts.append(line)
+        parts.append(Padding(plain(comment.body, multiline=True), (0, 0, 0, 4)))
+    return parts
+
+
+# -- Runs ----------------------------------------------------------------------------------------
+
+
+def _duration(run: Execution) -> str:
+    if run.started_at is None or run.completed_at is None:
+        return "running" if run.status == "running" else ""
+    seconds = max(0, run.completed_at - run.started_at) / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
+    """The execution ledger, newest first: executor, status, started, duration, tokens, cost, and
+    the summary or error on its own lines; then the task's total cost."""
+    if not executions:
+        return Text("No runs recorded for this task.", style="dim")
+    table = Table(box=None, padding=(0, 1), header_style="bold", expand=True)
+    for name, justify in (
+        ("executor", "left"),
+        ("status", "left"),
+        ("started", "left"),
+        ("took", "right"),
+        ("tokens in/out", "right"),
+        ("cost", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=name != "executor")  # type: ignore[arg-type]
+    ordered = sorted(executions, key=lambda run: (run.started_at or run.created_at, run.id))
+    for run in reversed(ordered):
+        executor = plain(run.executor_type, "bold")
+        if run.agent_id:
+            executor.append(" · ")
+            executor.append_text(plain(run.agent_id))
+        tokens = (
+            f"{run.input_tokens or 0:,}/{run.output_tokens or 0:,}"
+            if run.input_tokens or run.output_tokens
+            else ""
+        )
+        table.add_row(
+            executor,
+            plain(run.status, RUN_STYLE.get(run.status, "")),
+            Text(clock_text(run.started_at, now_ms) if run.started_at else ""),
+            Text(_duration(run)),
+            Text(tokens),
+            Text(money(run.cost_usd) if run.cost_usd else ""),
+        )
+        note = plain(run.error or run.summary or "", "red" if run.error else "dim", multiline=True)
+        if run.recovery_tombstone:
+            note = Text("(recovered by the lease sweep) ", style="yellow") + note
+        if note.plain:
+            table.add_row(Padding(note, (0, 0, 0, 2)), "", "", "", "", "")
+    total = sum(run.cost_usd or 0 for run in executions)
+    tokens_in = sum(run.input_tokens or 0 for run in executions)
+    tokens_out = sum(run.output_tokens or 0 for run in executions)
+    footer = Text(
+        f"\n{len(executions)} run(s); total cost {money(total)}; "
+        f"tokens {tokens_in:,} in / {tokens_out:,} out",
+        style="bold",
+    )
+    return Group(table, footer)
+
+
+# -- History -------------------------------------------------------------------------------------
+
+
+def history_lines(
+    events: Sequence[Event],
+    audit: Sequence[AuditEntry],
+    now_ms: int,
+    *,
+    comments: Sequence[Comment] = (),
+) -> list[Text]:
+    """Everything done to the task, newest first, in words. The audit table says what the events
+    say less well (the gate's summary of a run, a human override with the verdict it overrode),
+    so those rows replace their events; runs of routine heartbeats fold into one line; a comment
+    shows its first line."""
+    entries: list[tuple[int, int, Text]] = []
+    bodies = {comment.id: comment.body for comment in comments}
+    overrides = {(row.created_at, row.actor) for row in audit if row.action == "human_override"}
+    for row in audit:
+        style = "bold magenta" if row.action == "human_override" else "cyan"
+        entries.append((row.created_at, 1, plain(narrate_audit(row), style)))
+    routine: list[Event] = []
+
+    def fold() -> None:
+        if not routine:
+            return
+        first, last = routine[0], routine[-1]
+        if len(routine) == 1:
+            words = narrate(first)
+        else:
+            words = (
+                f"{first.actor or 'someone'} renewed the lease {len(routine)} times "
+                f"({clock_text(first.created_at, now_ms)} to {clock_text(last.created_at, now_ms)})"
+            )
+        entries.append((last.created_at, 0, plain(words, "dim")))
+        routine.clear()
+
+    for event in events:
+        if event.kind in ROUTINE:
+            if routine and routine[-1].actor != event.actor:
+                fold()
+            routine.append(event)
+            continue
+        fold()
+        if event.kind == "verification_recorded":
+            continue  # the gate's audit row says it with the command and the outcome
+        if event.kind == "status_changed" and (event.created_at, event.actor) in overrides:
+            continue  # the audit row names the verdict overridden
+        words = plain(narrate(event), _event_style(event))
+        body = (
+            bodies.get(str(event.data.get("commentId"))) if event.kind == "comment_added" else None
+        )
+        if body:
+            first = body.strip().splitlines()[0] if body.strip() else ""
+            words.append_text(
+                plain(f": {first[:120]}" + ("…" if len(first) > 120 else ""), "italic")
+            )
+        entries.append((event.created_at, 0, words))
+    fold()
+    # Newest first; within one millisecond, the later record first (the list is in record order).
+    order = sorted(
+        range(len(entries)), key=lambda i: (entries[i][0], entries[i][1], i), reverse=True
+    )
+    lines = []
+    for at, _, words in (entries[i] for i in order):
+        line = Text(f"{clock_text(at, now_ms)}  ", style="dim")
+        line.append_text(words)
+        lines.append(line)
+    return lines
+
+
+def _event_style(event: Event) -> str:
+    if event.kind == "lease_expired":
+        return "yellow"
+    if event.kind == "status_changed":
+        verb = event.data.get("verb")
+        if verb == "reject":
+            return "red"
+        if verb == "approve" or event.data.get("to") == "done":
+            return "green"
+        return "bold"
+    return ""
+
+
+# -- Files ---------------------------------------------------------------------------------------
+
+
+def checkout_block(detail: DetailResult) -> RenderableType:
+    """The checkout's true state; for a paused worktree, what the cold-resume read rebuilt."""
+    parts: list[RenderableType] = []
+    state = detail.checkout
+    if state is not None:
+        line = Text(state.state.replace("_", " ").upper(), STATE_STYLE.get(state.state, "bold"))
+        line.append("  ")
+        line.append_text(plain(state.summary))
+        parts.append(line)
+    for warning in detail.warnings:
+        parts.append(plain(f"! {warning}", "yellow"))
+    if state is not None and state.state == PAUSED and detail.resume:
+        parts.append(heading("What a cold resume rebuilds from the branch"))
+        parts.append(resume_block(detail.resume))
+    return Group(*parts)
+
+
+def resume_block(resume: dict[str, Any]) -> RenderableType:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", justify="right")
+    table.add_column()
+    table.add_row("from", Text("AGENT_HANDOFF.json" if resume.get("hasHandoff") else
+                               "task-progress.md and init.sh"))  # fmt: skip
+    table.add_row("next", plain(resume.get("next") or "(not said)", "bold"))
+    if resume.get("whyBlocked"):
+        table.add_row("blocked", plain(resume["whyBlocked"], "yellow", multiline=True))
+    for name in ("done", "broken"):
+        items = resume.get(name) or []
+        if items:
+            table.add_row(name, plain("\n".join(f"• {item}" for item in items), multiline=True))
+    commands = resume.get("commands") or {}
+    if commands.get("verify"):
+        table.add_row("verify", plain(commands["verify"]))
+    for warning in resume.get("warnings") or []:
+        table.add_row("warning", plain(warning, "yellow"))
+    return table
+
+
+def handoff_callout(text: str) -> RenderableType | None:
+    """The handoff's next step and blockers, called out above the files."""
+    try:
+        handoff = json.loads(text)
+    except ValueError:
+        return plain("AGENT_HANDOFF.json is not valid JSON", "bold red")
+    if not isinstance(handoff, dict):
+        return None
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", justify="right")
+    table.add_column()
+    who = plain(f"{handoff.get('handoffFrom') or '?'} ({handoff.get('runtime') or '?'})")
+    if handoff.get("timestamp"):
+        who.append(f" at {inert(str(handoff['timestamp']))}", style="dim")
+    table.add_row("handoff from", who)
+    table.add_row("next step", plain(handoff.get("nextBestStep") or "(none given)", "bold green"))
+    blocked = handoff.get("whyBlocked")
+    if blocked:
+        table.add_row("blocked", plain(blocked, "bold yellow", multiline=True))
+    broken = handoff.get("brokenOrUnverified") or []
+    if isinstance(broken, list) and broken:
+        table.add_row(
+            "broken",
+            plain("\n".join(f"• {item}" for item in broken), "yellow", multiline=True),
+        )
+    return table
+
+
+def pretty_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def text_file(name: str, text: str, lexer: str) -> RenderableType:
+    """A file as highlighted text (Rich's `Syntax`: a lexer, never markup), inert first; long files
+    are cut to their head, or their tail for a journal whose newest entries are last."""
+    lines = inert(text, multiline=True).splitlines()
+    note = None
+    if len(lines) > TEXT_LINES_MAX:
+        cut = len(lines) - TEXT_LINES_MAX
+        if name in TAIL_FILES:
+            lines = lines[-TEXT_LINES_MAX:]
+            note = Text(f"(the first {cut} lines are not shown)", style="dim")
+        else:
+            lines = lines[:TEXT_LINES_MAX]
+            note = Text(f"(the last {cut} lines are not shown)", style="dim")
+    syntax = Syntax("\n".join(lines), lexer, theme="ansi_dark", word_wrap=True,
+                    background_color="default")  # fmt: skip
+    if note is None:
+        return syntax
+    return Group(note, syntax) if name in TAIL_FILES else Group(syntax, note)
