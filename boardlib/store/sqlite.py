@@ -51,6 +51,15 @@ def _disk_full(path: Path, error: BaseException) -> BoardError:
     )
 
 
+def _not_utf8() -> BoardError:
+    """Text SQLite cannot store (a lone surrogate: how Python carries bytes that were not UTF-8),
+    met at the statement that would have stored or searched it. Every field check refuses it
+    first; this is the one backstop for every other argument a caller can hand the board."""
+    return BoardError(
+        Reason.INVALID_INPUT, "text that is not valid UTF-8 (it holds bytes that are not UTF-8)"
+    )
+
+
 def _is_disk_full(error: BaseException) -> bool:
     if isinstance(error, OSError):
         return error.errno == errno.ENOSPC
@@ -852,6 +861,8 @@ class SqliteStore:
                 return run_transaction(
                     writer, lambda conn: work(SqliteTx(conn)), config=config, queue=queue
                 )
+            except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
+                raise _not_utf8() from None
             except (sqlite3.OperationalError, OSError) as error:
                 if _is_disk_full(error):  # rolled back: what was committed before stays
                     raise _disk_full(self.path, error) from None
@@ -866,6 +877,8 @@ class SqliteStore:
                 return run_transaction(
                     self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
                 )
+            except UnicodeEncodeError:
+                raise _not_utf8() from None
             except (sqlite3.OperationalError, OSError) as error:
                 if _is_disk_full(error):  # a reader's first look may need room for the -shm
                     raise _disk_full(self.path, error) from None
