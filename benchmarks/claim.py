@@ -8,10 +8,16 @@ Two boards of `--tasks` tasks, 55% of them todo:
          tasks wait on an unfinished dependency (the board that sank a NOT EXISTS pick to ~100/s).
 For each board and worker count, N spawned processes (each with its own `Board`) start on one
 barrier and call `claim_next` for `--duration` seconds. The ceiling is the raw single-row
-autocommit UPDATE rate of a copy of the same file (WAL, the board's pragmas), measured in the same
-run. One JSON line per board and worker count, then one summary line checking the issue's targets.
-Every claimed id is checked: no task may be claimed twice, and each must be in progress under its
-claimer.
+autocommit UPDATE rate of a copy of the same file (WAL, the board's pragmas), measured right
+before each run. One JSON line per board and worker count, then one summary line checking the
+issue's targets. Every claimed id is checked: no task may be claimed twice, and each must be in
+progress under its claimer.
+
+Claims per second move with the machine and with whatever else runs on it; the ratio to a ceiling
+taken in the same run is partly robust to that. The CPU time of the claiming processes per claim
+attempt (user + system, from getrusage) is the load-independent measure of the claim path's own
+cost, printed beside it with the ceiling's CPU per commit and voluntary context switches per claim
+(the writer queue's hand-overs).
 
 The boards are bulk-loaded with executemany for speed (building 100,000 tasks through the API takes
 minutes); `Board.check()` then recounts every readiness counter, so a wrong load cannot pass.
@@ -20,7 +26,9 @@ minutes); `Board.check()` then recounts every readiness counter, so a wrong load
 import argparse
 import json
 import multiprocessing
+import os
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -105,13 +113,15 @@ def build_board(path: Path, tasks: int, mixed: bool, seed: int) -> dict[str, int
     return {**counts, "ready": ready}
 
 
-def ceiling(path: Path, seconds: float) -> float:
-    """Raw single-row autocommit UPDATEs per second on `path` (one process, the board's pragmas)."""
+def ceiling(path: Path, seconds: float) -> tuple[float, float]:
+    """Raw single-row autocommit UPDATEs per second on `path` (one process, the board's pragmas),
+    and the CPU time (user + system) of one such commit in microseconds."""
     conn = connect(path)
     (count,) = conn.execute("SELECT COUNT(*) FROM tasks").fetchone()
     rng = random.Random(1)
     done = 0
     deadline = time.perf_counter() + seconds
+    cpu_started = time.process_time()
     started = time.perf_counter()
     while time.perf_counter() < deadline:
         for _ in range(200):
@@ -120,8 +130,9 @@ def ceiling(path: Path, seconds: float) -> float:
             )
         done += 200
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     conn.close()
-    return done / elapsed
+    return done / elapsed, 1e6 * cpu / done
 
 
 def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) -> None:
@@ -132,6 +143,7 @@ def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) ->
         claimed: list[str] = []
         failed = 0
         barrier.wait()
+        usage_before = resource.getrusage(resource.RUSAGE_SELF)
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             started = time.perf_counter()
@@ -146,7 +158,18 @@ def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) ->
             if task is None:
                 break
             claimed.append(task.id)
-        results.put({"agent": agent, "latencies": latencies, "claimed": claimed, "failed": failed})
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        results.put(
+            {
+                "agent": agent,
+                "latencies": latencies,
+                "claimed": claimed,
+                "failed": failed,
+                "user_s": usage.ru_utime - usage_before.ru_utime,
+                "system_s": usage.ru_stime - usage_before.ru_stime,
+                "switches": usage.ru_nvcsw - usage_before.ru_nvcsw,
+            }
+        )
 
 
 def run(path: Path, workers: int, seconds: float) -> dict[str, Any]:
@@ -175,7 +198,15 @@ def run(path: Path, workers: int, seconds: float) -> dict[str, Any]:
             if board.get_task(task_id).assignee_agent_id != agent
         )
     claims = sum(len(outcome["claimed"]) for outcome in outcomes)
+    user = sum(outcome["user_s"] for outcome in outcomes)
+    system = sum(outcome["system_s"] for outcome in outcomes)
+    attempts = max(1, sum(len(outcome["latencies"]) + outcome["failed"] for outcome in outcomes))
     return {
+        # CPU of the claiming processes per claim: load-independent, unlike claims/s.
+        "cpu_us_per_claim": 1e6 * (user + system) / attempts,
+        "user_us_per_claim": 1e6 * user / attempts,
+        "system_us_per_claim": 1e6 * system / attempts,
+        "switches_per_claim": sum(outcome["switches"] for outcome in outcomes) / attempts,
         "claims": claims,
         "claims_per_s": claims / elapsed,
         "p50_ms": 1000 * statistics.median(latencies) if latencies else None,
@@ -193,15 +224,17 @@ def main() -> None:
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     results: dict[tuple[str, int], dict[str, Any]] = {}
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kanban-bench-") as tmp:
         for name in ("ready", "mixed"):
             template = Path(tmp) / f"{name}.db"
             built = build_board(template, args.tasks, mixed=name == "mixed", seed=7)
             print(json.dumps({"board": name, "built": built}), file=sys.stderr)
-            probe = Path(tmp) / f"{name}-ceiling.db"
-            shutil.copy(template, probe)
-            top = ceiling(probe, 2.0)
             for workers in counts:
+                # The ceiling is taken right before each run, so the two share the machine's load.
+                probe = Path(tmp) / f"{name}-{workers}-ceiling.db"
+                shutil.copy(template, probe)
+                top, top_cpu_us = ceiling(probe, 2.0)
                 copy = Path(tmp) / f"{name}-{workers}.db"
                 shutil.copy(template, copy)
                 outcome = run(copy, workers, args.duration)
@@ -214,23 +247,33 @@ def main() -> None:
                     "failed": outcome["failed"],
                     "ceiling_commits_per_s": round(top, 1),
                     "ratio": round(outcome["claims_per_s"] / top, 3),
+                    "cpu_us_per_claim": round(outcome["cpu_us_per_claim"], 1),
+                    "user_us_per_claim": round(outcome["user_us_per_claim"], 1),
+                    "system_us_per_claim": round(outcome["system_us_per_claim"], 1),
+                    "ceiling_cpu_us_per_commit": round(top_cpu_us, 1),
+                    "switches_per_claim": round(outcome["switches_per_claim"], 2),
                     "double_claims": outcome["double_claims"],
                     "claims": outcome["claims"],
                 }
                 results[(name, workers)] = line
                 print(json.dumps(line), flush=True)
-    most = max(counts)
+    least, most = min(counts), max(counts)
     ready, mixed = results[("ready", most)], results[("mixed", most)]
     summary = {
-        "summary": f"{most} workers",
-        "ratio_ready>=0.1": ready["ratio"] >= 0.1,
-        "ratio_mixed>=0.1": mixed["ratio"] >= 0.1,
-        "mixed_within_80pct_of_ready": mixed["claims_per_s"] >= 0.8 * ready["claims_per_s"],
-        "no_failed_claims": all(line["failed"] == 0 for line in results.values()),
+        "summary": f"{least} and {most} workers",
+        f"ratio_{least}_worker>=0.2": all(
+            results[(name, least)]["ratio"] >= 0.2 for name in ("ready", "mixed")
+        ),
+        f"ratio_ready_{most}>=0.12": ready["ratio"] >= 0.12,
+        f"ratio_mixed_{most}>=0.12": mixed["ratio"] >= 0.12,
+        "mixed>=0.9*ready": mixed["claims_per_s"] >= 0.9 * ready["claims_per_s"],
+        f"p99_{most}<=30ms": ready["p99_ms"] <= 30 and mixed["p99_ms"] <= 30,
         "p99<=50ms": all(line["p99_ms"] <= 50 for line in results.values()),
+        "no_failed_claims": all(line["failed"] == 0 for line in results.values()),
         "zero_double_claims": all(line["double_claims"] == 0 for line in results.values()),
         "machine": f"{multiprocessing.cpu_count()} cores, Python {sys.version.split()[0]}, "
         f"SQLite {sqlite3.sqlite_version}",
+        "load_average": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
     }
     print(json.dumps(summary), flush=True)
 

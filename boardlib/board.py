@@ -50,6 +50,15 @@ from .recovery import LeaseSweeper, release_expired_leases
 from .store.sqlite import Row, SqliteStore, SqliteTx
 
 
+def _import_models_before_the_turn() -> None:
+    """Import the pydantic schemas (ancestor rows, verdicts) before a write that may check with
+    them. They load lazily so a claim never pays for pydantic, but never inside a write
+    transaction: there the first import (~0.4 s, seconds under load) held the writers' turn, and
+    of 20 agents racing capped creates on a loaded 2-core machine 10-15 waited out their 30 s
+    budget (busy) behind one import after another."""
+    from . import models  # noqa: F401
+
+
 def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
     """The problem a plan reference to nothing is reported as, by `plans.lint` and by
     `Board.create_plan` alike: the same kind, words and fields."""
@@ -449,6 +458,8 @@ class Board:
         if not isinstance(depends_on, (list, tuple, set, frozenset)):  # a str would be its letters
             raise invalid_input("dependsOn must be a list of task ids", field="dependsOn")
         blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
+        if capped and parent_task_id is not None:
+            _import_models_before_the_turn()  # the depth cap validates the ancestor chain
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -496,6 +507,8 @@ class Board:
                 validate.identifier(ref, f"{item.key}.depends_on")
             validate.optional_identifier(item.parent, f"{item.key}.parent")
         capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
+        if capped:
+            _import_models_before_the_turn()  # the depth cap validates ancestor chains
         keys = [item.key for item in items]
         if len(set(keys)) != len(keys):
             raise invalid_input(
@@ -881,6 +894,12 @@ class Board:
 
     # -- claiming -------------------------------------------------------------------------------
 
+    def _released_expired_leases(self, tx: SqliteTx, now: int) -> bool:
+        """The sweep of a claim that came back empty: whether it released anything (then the claim
+        is worth another try, inside the same transaction)."""
+        released, _ = release_expired_leases(tx, now, self.config.event_ttl_seconds)
+        return bool(released)
+
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
             return self.config.lease_ms
@@ -903,9 +922,10 @@ class Board:
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
-            release_expired_leases(tx, now, self.config.event_ttl_seconds)
-            row = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
-            if row is None:
+            task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if task is None and self._released_expired_leases(tx, now):
+                task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            if task is None:
                 current = self._load(tx, task_id)
                 if current.status == t.TODO and not current.dropped and current.unmet_deps:
                     unmet = [r["id"] for r in tx.dependencies(task_id) if r["status"] != t.DONE]
@@ -928,7 +948,6 @@ class Board:
                     current=current.status,
                     assignee=current.assignee_agent_id,
                 )
-            task = Task.from_row(row)
             self._emit(tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim")
             return task
 
@@ -945,30 +964,33 @@ class Board:
         team_id: str | None = None,
     ) -> Task | None:
         """Claim the best ready task for `role` (role-less tasks suit every role), of `team_id`
-        when given, or None. Expired leases are released first in the same transaction, so an
-        abandoned task is claimable the moment its lease lapses."""
+        when given, or None. Expired leases are released in the same transaction, so an abandoned
+        task is claimable the moment its lease lapses: the claim statement claims nothing while
+        any lease has expired, and the sweep runs then (and on an empty board) instead of before
+        every claim."""
         agent = validate.name(agent, "agent")
         role = validate.optional_name(role, "role")
         team = validate.optional_name(team_id, "teamId")
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: SqliteTx) -> Row | None:
-            # The hot path: keep Python work inside the write lock to the statements themselves;
-            # the record is built after the commit.
+        def work(tx: SqliteTx) -> Task | None:
+            # The hot path: keep Python work inside the write lock to the statements themselves.
             now = self.now()
-            release_expired_leases(tx, now, self.config.event_ttl_seconds)
-            row = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease, team)
-            if row is not None:
+            task = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease, team)
+            if task is None and self._released_expired_leases(tx, now):
+                task = tx.claim_best_ready(
+                    agent, role, respect_deps, runtime, now, now + lease, team
+                )
+            if task is not None:
                 tx.insert_event(
-                    "task_claimed", row["id"], agent,
-                    {"epoch": row["claim_epoch"], "verb": "claim_next"},
-                    now, self.config.event_ttl_seconds, row["tenant_id"],
+                    "task_claimed", task.id, agent,
+                    {"epoch": task.claim_epoch, "verb": "claim_next"},
+                    now, self.config.event_ttl_seconds, task.tenant_id,
                 )  # fmt: skip
-            return row
+            return task
 
-        claimed = self.store.write(work)
-        return None if claimed is None else Task.from_row(claimed)
+        return self.store.write(work)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 
@@ -1134,6 +1156,7 @@ class Board:
         """A different agent judges the work good: done, with a pass verdict recorded. `epoch`
         (the claim epoch of the attempt the reviewer read) refuses a verdict on a later attempt."""
         reviewer = validate.name(reviewer, "agent")
+        _import_models_before_the_turn()  # the done-gate and the review read verdicts
 
         def work(tx: SqliteTx) -> Task:
             now = self.now()
@@ -1224,6 +1247,8 @@ class Board:
             edits["kind"] = validate.name(kind, "kind")
         if status is None and not edits:
             raise invalid_input("at least one field is required")
+        if status == t.DONE:
+            _import_models_before_the_turn()  # the done-gate reads the verdict
         if human_override and status != t.DONE:
             raise invalid_input(
                 "humanOverride applies only to a move to done", field="humanOverride"

@@ -6,8 +6,14 @@ use `lease_expired`, so at the boundary millisecond every surface agrees that th
 holds the task (a test pins it). Imports nothing, like `transitions`.
 """
 
-# The SQL twin of `lease_expired`, with the current time bound as a parameter (`?`).
-EXPIRED_SQL = "lease_until < ?"
+
+def expired_sql(now: str = "?") -> str:
+    """The SQL twin of `lease_expired`, with the current time bound as the parameter `now` (`?`
+    or a named one such as `:now`)."""
+    return f"lease_until < {now}"
+
+
+EXPIRED_SQL = expired_sql()
 
 
 def lease_expired(lease_until: int | None, now: int) -> bool:

@@ -4,7 +4,10 @@ A claim gives the worker a lease; heartbeats and progress renew it. When it runs
 presumed dead: `release_expired_leases` puts the task back in todo (new claim epoch, so the lapsed
 worker can no longer write) and times out its running executions with a recovery tombstone. The same
 function is the orphan pass at open, the interval sweep of long-running processes (`LeaseSweeper`),
-and the first step of every claim, inside the claim's own transaction.
+and a claim's second step inside its own transaction: the claim statement claims nothing while any
+lease on the board has expired (one probe of the lease index), the claim then sweeps and claims
+again, so an abandoned task competes the moment its lease lapses without a sweep statement in
+every claim.
 """
 
 import threading

@@ -166,3 +166,32 @@ def test_respect_deps_false_with_a_role_ranks_waiting_and_ready_together(board: 
     assert take("w2", role="worker", respect_deps=False).id == ready.id  # type: ignore[union-attr]
     assert take("w3", role="worker", respect_deps=False).id == blocker.id  # type: ignore[union-attr]
     assert take("w4", role="worker", respect_deps=False) is None
+
+
+@pytest.mark.parametrize("verb", ["claim", "claim_next"])
+def test_a_claimed_task_is_the_stored_row_value_for_value(board: Board, verb: str) -> None:
+    """Claims hand back the task as one JSON array (see `store.sqlite._json_returning`): every
+    field must come back exactly as a read gives it, agent text, nulls and doubles included."""
+    parent = board.create_task("parent")
+    awkward = 'quote " backslash \\ tab \t newline \n nul-free \x1b[2J bell \x07 é 漢字 🚀 \u2028'
+    task = board.create_task(
+        awkward,
+        description=awkward * 3,
+        priority=7,
+        team_id="team ü",
+        role="röle",
+        kind="research",
+        parent_task_id=parent.id,
+        assignee_runtime="claude-code",
+        source_delegation_id="d-1",
+        scheduled_by="orchestrator",
+    )
+    cost = 0.1 + 0.2  # 0.30000000000000004: not round-tripped by SQLite's 15-digit JSON
+    board.store.write(lambda tx: tx.update_task(task.id, {"cost_usd": cost, "holders": ['x"y']}))
+    if verb == "claim":
+        claimed = board.claim(task.id, 'agent " \\ ü', runtime="rt é")
+    else:
+        claimed = board.claim_next('agent " \\ ü', role="röle", runtime="rt é")
+    assert claimed is not None and claimed.id == task.id
+    assert claimed == row(board, task.id)
+    assert claimed.cost_usd == cost and claimed.holders == ['x"y', 'agent " \\ ü']

@@ -205,6 +205,16 @@ def test_the_verdict_says_the_builder_chose_its_own_judge(tmp_path: Path) -> Non
     assert verdict["verifyFrom"] == "builder"
     shown = kanban.ok("task", "get", task_id)["verification"]
     assert (shown["commandSource"], shown["commandAuthor"]) == ("handoff", "dana")
+    # The operator's drawer says it too, in words.
+    from rich.console import Console
+
+    from tui.task_view import describe_verdict
+
+    console = Console(width=160, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(describe_verdict(json.dumps(verdict), verdict["updatedAt"]))
+    drawn = console.export_text()
+    assert "judged by the verify command from the handoff, written by dana" in drawn
+    assert "the builder chose its own judge" in drawn
 
 
 def test_under_the_operator_policy_the_handoff_cannot_judge(tmp_path: Path) -> None:

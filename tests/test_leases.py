@@ -6,7 +6,7 @@ import pytest
 
 from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib import transitions as t
-from tests.conftest import row
+from tests.conftest import row, task_in
 
 
 def test_seed_002_walkthrough(board: Board, clock: ManualClock) -> None:
@@ -66,6 +66,46 @@ def test_an_expired_lease_is_stale_even_before_the_sweep(board: Board, clock: Ma
     with pytest.raises(BoardError) as stale:
         board.heartbeat(task.id, "alice")
     assert stale.value.reason is Reason.STALE_CLAIM
+
+
+def test_claim_next_takes_a_lapsed_task_the_moment_its_lease_lapses(
+    board: Board, clock: ManualClock
+) -> None:
+    """The claim statement claims nothing while any lease has expired; the claim then sweeps and
+    tries again in its own transaction, so the released task competes at once (ranked first here,
+    although other tasks are ready), and not a millisecond earlier."""
+    abandoned = board.create_task("abandoned", priority=9)
+    held = board.claim(abandoned.id, "ghost", lease_ms=60_000)
+    assert held.lease_until is not None
+    low = {board.create_task(f"low {n}", priority=1).id for n in range(3)}
+    clock.set(held.lease_until)  # its last live millisecond
+    first = board.claim_next("bob")
+    assert first is not None and first.id in low
+    clock.advance(ms=1)
+    taken = board.claim_next("bob")
+    assert taken is not None and taken.id == abandoned.id
+    assert taken.claim_epoch == held.claim_epoch + 2  # the expiry release, then bob's claim
+    kinds = [event.kind for event in board.events()]
+    assert kinds[-2:] == ["lease_expired", "task_claimed"]
+
+
+def test_a_claim_by_id_releases_expired_leases_and_a_refused_one_keeps_them(
+    board: Board, clock: ManualClock
+) -> None:
+    lapsed = board.create_task("lapsed")
+    board.claim(lapsed.id, "ghost")
+    reviewed = task_in(board, t.IN_REVIEW)
+    other = board.create_task("other")
+    clock.advance(ms=board.config.lease_ms + 1)
+    before = row(board, lapsed.id)
+    with pytest.raises(BoardError) as refused:
+        board.claim(reviewed.id, "bob")
+    assert refused.value.reason is Reason.CONFLICT
+    assert row(board, lapsed.id) == before  # the refusal rolled its sweep back too
+    assert board.claim(other.id, "bob").status == t.IN_PROGRESS
+    released = row(board, lapsed.id)
+    assert (released.status, released.assignee_agent_id) == (t.TODO, None)
+    assert [event.kind for event in board.events()][-2:] == ["lease_expired", "task_claimed"]
 
 
 def test_extend_lease_sets_the_requested_length(board: Board, clock: ManualClock) -> None:

@@ -19,7 +19,7 @@ def test_every_connection_gets_the_recipe(board_path: Path) -> None:
     assert values == {
         "journal_mode": "wal",
         "busy_timeout": 250,
-        "wal_autocheckpoint": 50,
+        "wal_autocheckpoint": 1000,
         "synchronous": 1,  # NORMAL
         "foreign_keys": 1,
     }
@@ -204,3 +204,53 @@ def test_writes_from_other_threads_queue_through_the_helper_and_give_up_in_time(
         thread.join()
         assert outcome["in time"][0] == "created"  # type: ignore[index]
         assert [task.title for task in board.list_tasks()] == ["in time"]
+
+
+_TURN_WATCH = r"""
+import json, sys
+import boardlib.store.writer_queue as writer_queue
+from boardlib import Board, PlanItem
+
+imported = []
+acquire, release = writer_queue.WriterQueue.acquire, writer_queue.WriterQueue.release
+
+
+def watched_acquire(self, timeout_s):
+    got = acquire(self, timeout_s)
+    self.modules_at_turn = set(sys.modules)
+    return got
+
+
+def watched_release(self):
+    imported.extend(sorted(set(sys.modules) - self.modules_at_turn))
+    release(self)
+
+
+writer_queue.WriterQueue.acquire = watched_acquire
+writer_queue.WriterQueue.release = watched_release
+with Board(sys.argv[1]) as board:
+    parent = board.create_task("parent")
+    child = board.create_task("child", parent_task_id=parent.id, capped=True)
+    board.create_plan([PlanItem(key="a", title="a", parent=child.id)], capped=True)
+    board.claim(child.id, "builder")
+    board.complete(child.id, "builder")
+    board.approve(child.id, "reviewer")
+print(json.dumps(imported))
+"""
+
+
+def test_nothing_is_imported_while_a_write_holds_the_writers_turn(tmp_path: Path) -> None:
+    """Lazy imports (pydantic for the depth cap's ancestor check and for verdicts) happen before
+    a write takes its turn: a first import inside it held every other writer for ~0.4 s (seconds
+    under load), and 20 agents racing capped creates ran out of their budget behind it."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _TURN_WATCH, str(tmp_path / "board.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []

@@ -51,6 +51,9 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
     promotable = "may reach done" if verdict.promotable else "blocks done (override required)"
     line.append(f"  {promotable}  ·  updated {clock_text(verdict.updated_at, now_ms)}", "dim")
     parts.append(line)
+    if verdict.command_source is not None:
+        source, author = verdict.command_source, verdict.command_author
+        parts.append(_judged_by(source, author, verdict.verify_from))
     for attempt in verdict.attempts:
         text = Text(f"  attempt {attempt.attempt} at {clock_text(attempt.at, now_ms)}: ")
         text.append(inert(attempt.status), style=VERDICT_STYLE.get(attempt.status, ""))
@@ -82,6 +85,20 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
             text.append(f": {inert(review.reason)}", style="italic")
         parts.append(text)
     return Group(*parts)
+
+
+def _judged_by(source: str, author: str | None, verify_from: str | None) -> Text:
+    """Where the gate's command came from: the operator sees when a builder chose its own judge."""
+    text = Text("  judged by the verify command from ", style="dim")
+    text.append("the handoff" if source == "handoff" else "init.sh (fixed at provision)")
+    if author:
+        text.append(", written by ")
+        text.append(inert(author), style="bold")
+    if source == "handoff":
+        text.append("  (the builder chose its own judge)", style="yellow")
+    if verify_from == "operator":
+        text.append("  · policy: only the operator's command promotes", style="dim")
+    return text
 
 
 def _facts(task: Task, now_ms: int) -> Table:

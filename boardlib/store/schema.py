@@ -9,8 +9,8 @@ Every table carries the dormant `tenant_id` seam of seed 000. Timestamps are epo
 maintained in the same transaction as every link and every move to done, so claim-next picks with
 one partial-index lookup whatever the dependency graph looks like.
 
-Indexes are few on purpose: each one a claim touches is another page in every commit's WAL, and with
-`wal_autocheckpoint=50` pages per claim decide how often a checkpoint (with its fsync) runs. Lists
+Indexes are few on purpose: each one a claim touches is another page in every commit's WAL, written
+and later checkpointed (with its fsync) inside the writer's turn. Lists
 sort by `updated_at` without an index (milliseconds at 100,000 tasks) and the event purge scans.
 For the same reason `events.seq` is a plain rowid, not AUTOINCREMENT (which writes
 `sqlite_sequence` on every insert); the purge always keeps the newest event, so a seq is never

@@ -23,7 +23,6 @@ take part (the sqlite3 shell, an older kanban) stay correct, merely unqueued.
 """
 
 import os
-import signal
 import threading
 from pathlib import Path
 
@@ -68,6 +67,8 @@ class WriterQueue:
 
     def _wait_here(self, timeout_s: float) -> bool:
         """Block in this (main) thread, woken at the deadline by a one-shot SIGALRM."""
+        import signal
+
         assert fcntl is not None and self._fd is not None
         if timeout_s <= 0:
             return False
@@ -111,7 +112,10 @@ def _time_up(_signum: int, _frame: object) -> None:
 
 
 def _can_use_alarm() -> bool:
-    """Only in the main thread, and only when nobody else uses SIGALRM."""
+    """Only in the main thread, and only when nobody else uses SIGALRM. (`signal` is imported
+    here, on the first contended turn: an uncontended CLI call never needs it.)"""
+    import signal
+
     return (
         threading.current_thread() is threading.main_thread()
         and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
