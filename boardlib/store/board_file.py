@@ -114,11 +114,13 @@ def _torn(path: Path, size: int) -> str | None:
     log or rollback journal: a checkpoint in flight may leave the file short, and the log then
     still holds every page."""
     for suffix in ("-wal", "-journal"):
-        side = path.with_name(path.name + suffix)
-        if side.exists() and side.stat().st_size > 0:
+        if _size(path.with_name(path.name + suffix)):
             return None
-    with path.open("rb") as file:
-        header = file.read(100)
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError:
+        return None  # gone or unreadable meanwhile: SQLite's own open says which
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
         return None  # not SQLite at all: SQLite's own error says so
     page_size = int.from_bytes(header[16:18], "big")
@@ -135,6 +137,16 @@ def _torn(path: Path, size: int) -> str | None:
             f"{page_size} ({pages * page_size} bytes); it was cut short, restore it from a backup"
         )
     return None
+
+
+def _size(path: Path) -> int:
+    """A file's size, 0 when it is not there: a write-ahead log comes and goes under other
+    processes (the last connection to close deletes it), so asking whether it exists and then
+    its size races with them."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
@@ -170,8 +182,7 @@ def read_only_uri(path: Path) -> str:
     """How to read a board this process cannot write (a read-only folder or file): `mode=ro`
     while a write-ahead log is pending (its `-shm` then exists too), else `immutable=1`, which
     needs no `-shm` and cannot miss anything because everything is in the main file."""
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.exists() and wal.stat().st_size > 0
+    pending = _size(path.with_name(path.name + "-wal")) > 0
     return f"file:{quote(str(path))}?{'mode=ro' if pending else 'immutable=1'}"
 
 
