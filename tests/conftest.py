@@ -71,5 +71,5 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--soak-seconds", type=float, help="soak time before the drain (CI: 45)")
     group.addoption("--soak-workers", type=int, default=12, help="workers in the soak")
     group.addoption("--soak-surfaces", help="surfaces the workers cycle over (lib,cli[,http])")
-    group.addoption("--soak-db", help="the soak's board: a file or a URL (default: a temp file)")
+    group.addoption("--soak-db", help="the soak's board: a file, a URL, or 'postgres' (a temp one)")
     group.addoption("--soak-report", help="write the soak's JSON report to this file")

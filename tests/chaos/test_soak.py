@@ -4,6 +4,8 @@ CI runs the soak for 45 s (plus the drain); `pytest tests/chaos/test_soak.py --s
 --soak-report soak.json` runs it longer and keeps the report that `python -m
 tests.chaos.guarantees soak.json` writes into the README. The assertions are about correctness
 only (they hold under any load); a busier machine merely does less work in the same time.
+`--soak-db PATH|postgresql://...` puts the board elsewhere; `--soak-db postgres` uses a fresh
+schema of the session's throwaway Postgres cluster.
 """
 
 import json
@@ -19,11 +21,20 @@ CI_SECONDS = 45.0
 def test_kill_freeze_restart_soak(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     option = request.config.getoption
     surfaces = option("--soak-surfaces") or "lib,cli,http"
+    db = option("--soak-db")
+    if db == "postgres":  # a fresh schema in the throwaway cluster of tests/conftest.py
+        try:
+            from tests.conftest import new_postgres_board  # type: ignore[attr-defined]
+
+            cluster = request.getfixturevalue("postgres_cluster")
+        except (ImportError, pytest.FixtureLookupError):
+            pytest.skip("--soak-db postgres needs the Postgres store and its test cluster")
+        db = new_postgres_board(cluster)
     config = SoakConfig(
         seconds=option("--soak-seconds") or CI_SECONDS,
         workers=option("--soak-workers"),
         surfaces=tuple(surfaces.split(",")),
-        db=option("--soak-db"),
+        db=db,
     )
     report = run_soak(config, tmp_path / "soak")
     if option("--soak-report"):
