@@ -73,13 +73,19 @@ class WriterQueue:
         if timeout_s <= 0:
             return False
         previous = signal.signal(signal.SIGALRM, _time_up)
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                signal.setitimer(signal.ITIMER_REAL, timeout_s)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except _TimeUp:
+            # The alarm can land just after flock took the lock, before the timer is cleared (a
+            # Python handler runs between bytecodes): give back whatever we may hold (a no-op
+            # when we hold nothing), since the caller is told the time ran out.
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
             return False
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         self._held = self._fd
         return True
