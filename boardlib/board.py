@@ -167,6 +167,7 @@ class Board:
     def _load(tx: Tx, task_id: str) -> Task:
         if not isinstance(task_id, str) or not task_id:
             raise invalid_input("task id must be a non-empty string", field="id")
+        validate.identifier(task_id, "id")
         row = tx.task(task_id)
         if row is None:
             raise not_found("task", task_id)
@@ -180,6 +181,8 @@ class Board:
         task became since, so a lapsed worker learns its claim is gone rather than that someone
         else holds the task (`not_assignee`) or that the task moved on (`invalid_state`).
         """
+        if epoch is not None:
+            validate.integer(epoch, "epoch", minimum=0)
         if epoch is not None and epoch < task.claim_epoch:
             raise stale_claim(task, verb, epoch)
         if task.status != t.IN_PROGRESS:
@@ -461,7 +464,9 @@ class Board:
         cannot overshoot them. Operators' creates are not capped; only the board's config
         (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings."""
         actor = validate.name(actor, "actor")
-        capped = is_agent(actor) if capped is None else capped
+        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
+        if not isinstance(depends_on, (list, tuple, set, frozenset)):  # a str would be its letters
+            raise invalid_input("dependsOn must be a list of task ids", field="dependsOn")
         blockers = [validate.name(blocker, "dependsOn") for blocker in depends_on]
         if capped and parent_task_id is not None:
             _import_models_before_the_turn()  # the depth cap validates the ancestor chain
@@ -500,7 +505,18 @@ class Board:
         plan is capped like its single creates (`capped` overrides): every task that would break
         a ceiling is named by key in one `cap_exceeded` refusal, and nothing is written."""
         actor = validate.name(actor, "actor")
-        capped = is_agent(actor) if capped is None else capped
+        if not isinstance(items, (list, tuple)) or not all(
+            isinstance(item, PlanItem) for item in items
+        ):
+            raise invalid_input("a plan is a list of PlanItem", field="items")
+        for item in items:  # the references, before any of them is looked up or hashed
+            validate.identifier(item.key, "key")
+            if not isinstance(item.depends_on, (list, tuple)):
+                raise invalid_input(f"{item.key}.depends_on must be a list", field="depends_on")
+            for ref in item.depends_on:
+                validate.identifier(ref, f"{item.key}.depends_on")
+            validate.optional_identifier(item.parent, f"{item.key}.parent")
+        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
         if capped:
             _import_models_before_the_turn()  # the depth cap validates ancestor chains
         keys = [item.key for item in items]
@@ -584,6 +600,7 @@ class Board:
         return self.store.read(lambda tx: self._load(tx, task_id))
 
     def find_task(self, task_id: str) -> Task | None:
+        task_id = validate.identifier(task_id, "id")
         row = self.store.read(lambda tx: tx.task(task_id))
         return Task.from_row(row) if row is not None else None
 
@@ -599,7 +616,13 @@ class Board:
         limit: int | None = None,
     ) -> list[Task]:
         """Tasks, newest change first; `ready=True` gives the claimable ones in claim order."""
-        if status is not None and not t.is_status(status):
+        team_id = validate.optional_name(team_id, "teamId")
+        assignee = validate.optional_name(assignee, "assignee")
+        role = validate.optional_name(role, "role")
+        include_dropped = validate.flag(include_dropped, "includeDropped")
+        ready = validate.flag(ready, "ready")
+        limit = validate.optional_integer(limit, "limit", minimum=1)
+        if status is not None and (not isinstance(status, str) or not t.is_status(status)):
             raise invalid_input(f"unknown status {status!r}", allowed=list(t.STATUSES))
         rows = self.store.read(
             lambda tx: tx.list_tasks(
@@ -620,6 +643,8 @@ class Board:
     def search(self, text: str, *, include_dropped: bool = False, limit: int = 200) -> list[Task]:
         """Tasks whose id is `text` or whose title or description contains it."""
         query = validate.text(text, "text", limit=validate.NAME_MAX)
+        include_dropped = validate.flag(include_dropped, "includeDropped")
+        limit = validate.integer(limit, "limit", minimum=1)
         rows = self.store.read(
             lambda tx: tx.list_tasks(text=query, include_dropped=include_dropped, limit=limit)
         )
@@ -716,12 +741,14 @@ class Board:
         return self.store.read(work)
 
     def get_execution(self, execution_id: str) -> Execution:
+        execution_id = validate.identifier(execution_id, "executionId")
         row = self.store.read(lambda tx: tx.execution(execution_id))
         if row is None:
             raise not_found("execution", execution_id)
         return Execution.from_row(row)
 
     def workspaces(self, task_id: str) -> list[Workspace]:
+        task_id = validate.identifier(task_id, "id")
         return [Workspace.from_row(r) for r in self.store.read(lambda tx: tx.workspaces(task_id))]
 
     def view(self, task_id: str) -> TaskView:
@@ -746,12 +773,17 @@ class Board:
         self, *, since: int = 0, task_id: str | None = None, limit: int = 1000
     ) -> list[Event]:
         """Events after cursor `since`, oldest first: follow the board by passing the last seq."""
+        since = validate.integer(since, "since", minimum=0)
+        task_id = validate.optional_identifier(task_id, "taskId")
+        limit = validate.integer(limit, "limit", minimum=1)
         rows = self.store.read(lambda tx: tx.events(since=since, task_id=task_id, limit=limit))
         return [Event.from_row(row) for row in rows]
 
     def recent_events(self, *, task_id: str | None = None, limit: int = 50) -> list[Event]:
         """The newest events (of one task, if given), newest first: what a person reads to learn
         what just happened (the TUI's activity pane, a task's history)."""
+        task_id = validate.optional_identifier(task_id, "taskId")
+        limit = validate.integer(limit, "limit", minimum=1)
         rows = self.store.read(lambda tx: tx.recent_events(task_id=task_id, limit=limit))
         return [Event.from_row(row) for row in rows]
 
@@ -761,6 +793,7 @@ class Board:
         return self.store.read(lambda tx: tx.last_event_seq())
 
     def audit(self, task_id: str | None = None) -> list[AuditEntry]:
+        task_id = validate.optional_identifier(task_id, "taskId")
         return [AuditEntry.from_row(r) for r in self.store.read(lambda tx: tx.audit(task_id))]
 
     def change_token(self) -> int:
@@ -898,6 +931,7 @@ class Board:
     ) -> Task:
         """Claim one todo task by id (the atomic guarded UPDATE). Losing a race is `conflict`:
         data, never to be retried. Unmet dependencies refuse the claim."""
+        task_id = validate.identifier(task_id, "id")
         agent = validate.name(agent, "agent")
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
@@ -954,6 +988,7 @@ class Board:
         role = validate.optional_name(role, "role")
         team = validate.optional_name(team_id, "teamId")
         runtime = validate.optional_name(runtime, "runtime")
+        respect_deps = validate.flag(respect_deps, "respectDeps")
         lease = self._lease_ms(lease_ms)
 
         def work(tx: Tx) -> Task | None:
@@ -1331,6 +1366,7 @@ class Board:
         that would close a cycle is refused by a reachability check in the same transaction as the
         insert, so two writers racing A->B and B->A cannot both win."""
         actor = validate.name(actor, "actor")
+        depends_on = validate.identifier(depends_on, "dependsOn")
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1360,6 +1396,7 @@ class Board:
 
     def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
         actor = validate.name(actor, "actor")
+        depends_on = validate.identifier(depends_on, "dependsOn")
 
         def work(tx: Tx) -> Task:
             now = self.now()

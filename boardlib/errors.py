@@ -32,6 +32,8 @@ class Reason(StrEnum):
     NO_BOARD = "no_board"  # the board file does not exist (creating one is explicit)
     NOT_A_BOARD = "not_a_board"  # the file exists but is not a kanban board: left untouched
     UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
+    NEWER_SCHEMA = "newer_schema"  # written by a newer kanban: readable, never written by this one
+    DISK_FULL = "disk_full"  # no space left where the board lives: nothing was written
 
 
 # HTTP status per reason: the REST surface maps with this table and nothing else.
@@ -54,6 +56,8 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.NO_BOARD: 404,
     Reason.NOT_A_BOARD: 422,
     Reason.UNSUPPORTED_BACKEND: 422,
+    Reason.NEWER_SCHEMA: 422,
+    Reason.DISK_FULL: 507,
 }
 
 

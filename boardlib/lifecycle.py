@@ -15,6 +15,7 @@ from .actors import is_agent
 from .clock import moment
 from .errors import BoardError, Reason, illegal_transition, invalid_input
 from .records import Task
+from .validation import integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,10 @@ def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
 def check_epoch(task: Task, verb: str, epoch: int | None) -> None:
     """`epoch`, when the caller quotes one, must be the task's current claim epoch: a caller that
     read an earlier attempt is refused (`stale_claim`) instead of acting on a later one."""
-    if epoch is not None and epoch != task.claim_epoch:
+    if epoch is None:
+        return
+    integer(epoch, "epoch", minimum=0)
+    if epoch != task.claim_epoch:
         raise stale_claim(task, verb, epoch)
 
 

@@ -51,6 +51,27 @@ def optional_name(value: Any, field: str) -> str | None:
     return None if value is None else name(value, field)
 
 
+def identifier(value: Any, field: str) -> str:
+    """An id as given (not stripped: ids are exact): a non-empty string SQLite can store, no
+    longer than a name. Anything else is refused before it reaches a query."""
+    if not isinstance(value, str) or not value:
+        raise invalid_input(f"{field} must be a non-empty string", field=field)
+    if len(value) > NAME_MAX or not _encodable(value):
+        raise invalid_input(f"{field} is not a valid id", field=field)
+    return value
+
+
+def optional_identifier(value: Any, field: str) -> str | None:
+    return None if value is None else identifier(value, field)
+
+
+def flag(value: Any, field: str) -> bool:
+    """A yes/no option: only `True` or `False` (a string "false" is not false)."""
+    if not isinstance(value, bool):
+        raise invalid_input(f"{field} must be true or false", field=field)
+    return value
+
+
 # SQLite stores integers in 64 bits; a bigger Python int would fail as OverflowError at the write.
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -72,6 +93,12 @@ def integer(
             f"{field} must be between {INT64_MIN} and {INT64_MAX} (a 64-bit integer)", field=field
         )
     return value
+
+
+def optional_integer(
+    value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int | None:
+    return None if value is None else integer(value, field, minimum=minimum, maximum=maximum)
 
 
 def positive_number(

@@ -131,3 +131,13 @@ def task_in(board: Board, status: str, *, title: str = "task", builder: str = "b
 def row(board: Board, task_id: str) -> Task:
     """The task as stored right now (for "refused and changed nothing" checks)."""
     return board.get_task(task_id)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The chaos suite's soak (tests/chaos/test_soak.py): bounded in CI, longer on request."""
+    group = parser.getgroup("chaos", "the chaos suite's kill -9 soak")
+    group.addoption("--soak-seconds", type=float, help="soak time before the drain (CI: 45)")
+    group.addoption("--soak-workers", type=int, default=12, help="workers in the soak")
+    group.addoption("--soak-surfaces", help="surfaces the workers cycle over (lib,cli[,http])")
+    group.addoption("--soak-db", help="the soak's board: a file, a URL, or 'postgres' (a temp one)")
+    group.addoption("--soak-report", help="write the soak's JSON report to this file")

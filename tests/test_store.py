@@ -41,8 +41,14 @@ def test_schema_is_versioned_and_a_newer_file_is_refused(board_path: Path) -> No
     conn = sqlite3.connect(board_path)
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     conn.close()
-    with pytest.raises(RuntimeError, match="newer"):
+    before = board_path.read_bytes()
+    with pytest.raises(BoardError) as refused:
         Board(board_path)
+    assert refused.value.reason is Reason.NEWER_SCHEMA
+    assert refused.value.details["schema_version"] == SCHEMA_VERSION + 1
+    assert board_path.read_bytes() == before  # refused before anything touched it
+    with Board(board_path, read_only=True) as viewer:  # still readable
+        assert viewer.schema_is_newer()
 
 
 def test_read_only_board_refuses_every_write(board_path: Path) -> None:

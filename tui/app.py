@@ -174,7 +174,11 @@ class KanbanApp(App[None]):
             if start_reader:
                 self.reader.start()
         if self.gateway.read_only and not self.read_only:
-            self.call_from_thread(self.open_read_only_for_newer_schema)
+            because = self.gateway.read_only_because
+            if because == NEWER_SCHEMA:
+                self.call_from_thread(self.open_read_only_for_newer_schema)
+            else:
+                self.call_from_thread(self.open_read_only, because)
 
     def on_schema_newer(self, _message: SchemaNewer) -> None:
         self.open_read_only_for_newer_schema()
@@ -185,14 +189,17 @@ class KanbanApp(App[None]):
         if self.schema_newer:
             return
         self.schema_newer = True
+        self.open_read_only(NEWER_SCHEMA, schema_newer=True)
+
+    def open_read_only(self, because: str, *, schema_newer: bool = False) -> None:
+        """The board cannot be written from here (a newer schema, a file this user may not
+        write): the header says read-only, every write is greyed out, one notification says why."""
         if not self.gateway.read_only:
-            self.gateway.refuse_writes(NEWER_SCHEMA)
+            self.gateway.refuse_writes(because)
         self.read_only = True
-        self.board_screen.header.update_facts(read_only=True, schema_newer=True)
+        self.board_screen.header.update_facts(read_only=True, schema_newer=schema_newer)
         self.screen.refresh_bindings()
-        self.notify(
-            NEWER_SCHEMA[0].upper() + NEWER_SCHEMA[1:] + ".", severity="warning", timeout=15
-        )
+        self.notify(because[0].upper() + because[1:] + ".", severity="warning", timeout=15)
 
     def on_unmount(self) -> None:
         self.reader.stop()

@@ -9,6 +9,7 @@ result of the one before it. They run in worker threads; this object never touch
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from boardlib import Board, BoardConfig, BoardError, Reason
@@ -16,6 +17,7 @@ from boardlib import transitions as t
 from boardlib.clock import Clock
 from boardlib.location import BoardLocation, location_exists
 from boardlib.records import Task
+from boardlib.store.board_file import may_write
 
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
@@ -25,6 +27,10 @@ T = TypeVar("T")
 
 NEWER_SCHEMA = (
     "this board was written by a newer kanban: it is open read-only; upgrade to change it"
+)
+NOT_WRITABLE = (
+    "this user may not write the board file or its folder: it is open read-only; ask its owner "
+    "for write access to change it"
 )
 
 
@@ -89,6 +95,10 @@ class BoardGateway:
                 newer = probe.schema_is_newer()
             if newer:
                 self.refuse_writes(NEWER_SCHEMA)
+                return
+            # a file's modes say; a database server answers for itself, on the first write
+            if isinstance(self.path, Path) and not may_write(self.path):
+                self.refuse_writes(NOT_WRITABLE)
                 return
         board = self._writable()
         with self._open_lock:

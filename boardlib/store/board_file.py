@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import BoardError, Reason
+from .contention import is_transient_lock_error
 
 MISSING = -1
 EMPTY = 0
@@ -44,27 +45,59 @@ def no_board(path: Path) -> BoardError:
     )
 
 
-def probe(path: Path) -> int:
+def newer_schema(path: Path, version: int, supported: int) -> BoardError:
+    return BoardError(
+        Reason.NEWER_SCHEMA,
+        f"{path} was written by a newer kanban (board schema {version}, this kanban knows "
+        f"{supported}); it was left untouched: upgrade kanban to work on it",
+        path=str(path),
+        schema_version=version,
+        supported_schema_version=supported,
+    )
+
+
+def locked(path: Path) -> BoardError:
+    return BoardError(
+        Reason.BUSY,
+        f"database busy, try again: another process holds {path.name} locked",
+        path=str(path),
+    )
+
+
+def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     """`MISSING`, `EMPTY`, or the schema version of the kanban board at `path`; `not_a_board`
-    for anything else. Reads only, through a connection that cannot write."""
+    for anything else. Reads only, through a connection that cannot write. A file another
+    process holds exclusively locked is waited for up to `timeout_s` (the write budget), then
+    `busy`: never a hang, never an untyped "database is locked"."""
     if not path.exists():
         if path.is_symlink():  # creating through it would put a board wherever it points
             raise not_a_board(path, "it is a dangling symbolic link")
         return MISSING
     if path.is_dir():
         raise not_a_board(path, "it is a folder")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         return EMPTY
+    torn = _torn(path, size)
+    if torn is not None:
+        raise not_a_board(path, torn)
     try:
-        version, tables = _look(f"file:{quote(str(path))}?mode=ro")
+        try:
+            version, tables = _look(f"file:{quote(str(path))}?mode=ro", timeout_s)
+        except sqlite3.OperationalError as error:
+            if not _cannot_open(error):
+                raise
+            # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
+            # `immutable` look can read it, and that is safe exactly when no log is pending.
+            version, tables = _look(read_only_uri(path), timeout_s)
     except sqlite3.OperationalError as error:
-        if not _cannot_open(error):
-            raise
-        # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
-        # `immutable` look can read it, and that is safe exactly when no log is pending.
-        version, tables = _look(read_only_uri(path))
+        if is_transient_lock_error(error):
+            raise locked(path) from None
+        raise
     except sqlite3.DatabaseError as error:
-        raise not_a_board(path, f"not a SQLite database: {error}") from None
+        damaged = "malformed" in str(error)
+        why = f"a damaged database ({error})" if damaged else f"not a SQLite database: {error}"
+        raise not_a_board(path, why) from None
     if version == 0 and not tables:
         return EMPTY
     if version == 0 or not tables >= BOARD_TABLES:
@@ -73,8 +106,51 @@ def probe(path: Path) -> int:
     return version
 
 
-def _look(uri: str) -> tuple[int, set[str]]:
-    conn = sqlite3.connect(uri, uri=True)
+def _torn(path: Path, size: int) -> str | None:
+    """Why a SQLite file is cut short, from its 100-byte header alone, or None. SQLite itself
+    reads a truncated file as far as it goes (the lost pages come back as missing rows, and a
+    write lands in a damaged file), so the probe compares the file with what its header says:
+    whole pages, and at least as many as the header counts. Only without a pending write-ahead
+    log or rollback journal: a checkpoint in flight may leave the file short, and the log then
+    still holds every page."""
+    for suffix in ("-wal", "-journal"):
+        if _size(path.with_name(path.name + suffix)):
+            return None
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError:
+        return None  # gone or unreadable meanwhile: SQLite's own open says which
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return None  # not SQLite at all: SQLite's own error says so
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter = header[24:28]
+    pages = int.from_bytes(header[28:32], "big")
+    if page_size < 512 or page_size & (page_size - 1):
+        return None
+    if size % page_size:
+        return f"a damaged database: {size} bytes is not a whole number of {page_size}-byte pages"
+    if header[92:96] == change_counter and size < pages * page_size:
+        return (
+            f"a damaged database: {size} bytes where its header counts {pages} pages of "
+            f"{page_size} ({pages * page_size} bytes); it was cut short, restore it from a backup"
+        )
+    return None
+
+
+def _size(path: Path) -> int:
+    """A file's size, 0 when it is not there: a write-ahead log comes and goes under other
+    processes (the last connection to close deletes it), so asking whether it exists and then
+    its size races with them."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
+    conn = sqlite3.connect(uri, uri=True, timeout=max(timeout_s, 0.0))
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
@@ -87,12 +163,26 @@ def _cannot_open(error: sqlite3.OperationalError) -> bool:
     return "unable to open" in str(error)
 
 
+def may_write(path: Path) -> bool:
+    """Whether this process may write the board at `path`, as the operating system says: the
+    file, and its folder or else the `-wal`/`-shm` beside it. SQLite opens a file it may not
+    write without a word and only refuses the first write, so a live view asks here first and
+    opens read-only, saying why, instead of failing each write. (Root may write anything.)"""
+    import os
+
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK):
+        return True
+    sides = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return all(side.exists() and os.access(side, os.W_OK) for side in sides)
+
+
 def read_only_uri(path: Path) -> str:
     """How to read a board this process cannot write (a read-only folder or file): `mode=ro`
     while a write-ahead log is pending (its `-shm` then exists too), else `immutable=1`, which
     needs no `-shm` and cannot miss anything because everything is in the main file."""
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.exists() and wal.stat().st_size > 0
+    pending = _size(path.with_name(path.name + "-wal")) > 0
     return f"file:{quote(str(path))}?{'mode=ro' if pending else 'immutable=1'}"
 
 

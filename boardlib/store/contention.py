@@ -64,7 +64,15 @@ def connect(path: str | Path, *, query_only: bool = False, uri: bool = False) ->
     for name, value in PRAGMAS:
         if query_only and name == "journal_mode":
             continue  # a reader must not try to change the file; the writer set WAL already
-        conn.execute(f"PRAGMA {name}={value}")
+        try:
+            conn.execute(f"PRAGMA {name}={value}")
+        except sqlite3.OperationalError as error:
+            # journal_mode reads the file, which another process may hold exclusively locked
+            # right now. The mode is stored in the file, so the connection that set it before
+            # (or the next one) covers it; the transaction's retries wait for the lock.
+            if name != "journal_mode" or not is_transient_lock_error(error):
+                conn.close()
+                raise
     if query_only:
         conn.execute("PRAGMA query_only=1")
     return conn

@@ -18,6 +18,7 @@ handed out twice and a follower's cursor stays valid.
 """
 
 import sqlite3
+from pathlib import Path
 
 from .. import transitions
 from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
@@ -198,10 +199,11 @@ def apply_pending_migrations(conn: sqlite3.Connection) -> int:
     """Bring the file to `SCHEMA_VERSION`. Runs inside the caller's write transaction; returns how
     many migrations it applied. A file newer than this code is refused rather than guessed at."""
     current = schema_version(conn)
-    if current > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"board schema version {current} is newer than this kanban ({SCHEMA_VERSION}); upgrade"
-        )
+    if current > SCHEMA_VERSION:  # a newer kanban migrated it since this process looked
+        from .board_file import newer_schema
+
+        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        raise newer_schema(Path(path), current, SCHEMA_VERSION)
     for version in range(current, SCHEMA_VERSION):
         for statement in MIGRATIONS[version]:
             conn.execute(statement)

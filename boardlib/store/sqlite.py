@@ -23,7 +23,7 @@ from ..leases import EXPIRED_SQL, expired_sql
 from ..records import Task
 from . import board_file
 from .base import TABLES, Row, Tx
-from .contention import connect, run_transaction
+from .contention import connect, is_transient_lock_error, run_transaction
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
@@ -32,6 +32,7 @@ T = TypeVar("T")
 # Rows are `sqlite3.Row`s, typed as the interface's `Row` (by name or position, `keys()`).
 
 _SQLITE_READONLY = 8
+_SQLITE_FULL = 13
 
 
 def _read_only_file(path: Path, error: BaseException) -> BoardError:
@@ -40,6 +41,33 @@ def _read_only_file(path: Path, error: BaseException) -> BoardError:
         f"cannot write to the board {path}: the file or its folder is read-only for this user "
         f"({error})",
         path=str(path),
+    )
+
+
+def _disk_full(path: Path, error: BaseException) -> BoardError:
+    return BoardError(
+        Reason.DISK_FULL,
+        f"no space left on the device holding the board {path}: nothing was written; free some "
+        f"space and try again ({error})",
+        path=str(path),
+    )
+
+
+def _not_utf8() -> BoardError:
+    """Text SQLite cannot store (a lone surrogate: how Python carries bytes that were not UTF-8),
+    met at the statement that would have stored or searched it. Every field check refuses it
+    first; this is the one backstop for every other argument a caller can hand the board."""
+    return BoardError(
+        Reason.INVALID_INPUT, "text that is not valid UTF-8 (it holds bytes that are not UTF-8)"
+    )
+
+
+def _is_disk_full(error: BaseException) -> bool:
+    if isinstance(error, OSError):
+        return error.errno == errno.ENOSPC
+    return (
+        isinstance(error, sqlite3.OperationalError)
+        and getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL
     )
 
 
@@ -832,10 +860,12 @@ class SqliteStore:
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
         self.migrations_applied = 0
-        found = board_file.probe(self.path)
+        found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
         if self.created and (read_only or not create):
             raise board_file.no_board(self.path)
+        if found > SCHEMA_VERSION and not read_only:  # readable; writing could corrupt it
+            raise board_file.newer_schema(self.path, found, SCHEMA_VERSION)
         if found == SCHEMA_VERSION or read_only:
             return
         if found == board_file.MISSING:
@@ -870,6 +900,10 @@ class SqliteStore:
                 conn = connect(self.path, query_only=True)
                 try:
                     conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                except sqlite3.OperationalError as error:
+                    if not is_transient_lock_error(error):  # locked: the read's retries wait
+                        conn.close()
+                        raise
                 except BaseException:
                     conn.close()
                     raise
@@ -901,7 +935,7 @@ class SqliteStore:
         try:
             return self._write(work, once)
         except BoardError as error:
-            if error.reason in (Reason.BUSY, Reason.READ_ONLY):
+            if error.reason in (Reason.BUSY, Reason.READ_ONLY, Reason.DISK_FULL):
                 return None
             raise
 
@@ -912,10 +946,14 @@ class SqliteStore:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         with self._write_lock:
-            writer, queue = self._open_writer()
             try:
+                writer, queue = self._open_writer()
                 return run_transaction(writer, work, config=config, queue=queue)
-            except sqlite3.OperationalError as error:
+            except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
+                raise _not_utf8() from None
+            except (sqlite3.OperationalError, OSError) as error:
+                if _is_disk_full(error):  # rolled back: what was committed before stays
+                    raise _disk_full(self.path, error) from None
                 if getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:
                     raise _read_only_file(self.path, error) from None
                 raise
@@ -923,9 +961,16 @@ class SqliteStore:
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
         with self._read_lock:
-            return run_transaction(
-                self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
-            )
+            try:
+                return run_transaction(
+                    self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
+                )
+            except UnicodeEncodeError:
+                raise _not_utf8() from None
+            except (sqlite3.OperationalError, OSError) as error:
+                if _is_disk_full(error):  # a reader's first look may need room for the -shm
+                    raise _disk_full(self.path, error) from None
+                raise
 
     def change_token(self) -> int:
         """`PRAGMA data_version`: changes whenever another connection commits to the file, a ~µs
@@ -936,11 +981,19 @@ class SqliteStore:
     def checkpoint(self) -> bool:
         """Fold the write-ahead log into the main file and truncate it: a long-running process's
         last step at a clean shutdown, so the file is whole on its own. False when a reader in
-        another process kept part of the log (it is folded in later, by the last one out)."""
+        another process kept part of the log (it is folded in later, by the last one out), and
+        when this process may not write the file (a server on a read-only board must still shut
+        down cleanly: there is nothing of its own to fold in)."""
         if self._writer is None:
             return False
         with self._write_lock:
-            busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            try:
+                busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.OperationalError as error:
+                code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+                if code != _SQLITE_READONLY and not is_transient_lock_error(error):
+                    raise
+                return False
         return not busy
 
     def schema_version(self) -> int:

@@ -82,8 +82,12 @@ class Layout:
         return resolved != self.root and resolved.is_relative_to(self.root)
 
     def owns_worktree(self, repo_root: Path, task_id: str, path: Path | str) -> bool:
-        """True when `path` is exactly where this task's worktree belongs under this root."""
-        return os.path.realpath(path) == str(self.worktree_path(repo_root, task_id))
+        """True when `path` is exactly where this task's worktree belongs under this root. The
+        last component is not resolved: a symlink planted in the checkout's place is still the
+        checkout's place (to be unlinked, never followed), not a path somewhere else."""
+        given = Path(path)
+        where = Path(os.path.realpath(given.parent)) / given.name
+        return where == self.worktree_path(repo_root, task_id)
 
     def remove_tree(self, repo_root: Path, task_id: str) -> bool:
         """Recursively delete a task's worktree folder, but only after rebuilding its path from the

@@ -10,10 +10,12 @@ Mutations take the lock exclusively and write who holds it into the file, so a c
 up waiting can say what it waited for. Reads take it shared.
 """
 
+import errno
 import fcntl
 import json
 import os
 import random
+import stat
 import time
 from pathlib import Path
 from types import TracebackType
@@ -43,8 +45,7 @@ class WorktreeLock:
         self._fd: int | None = None
 
     def acquire(self) -> "WorktreeLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_lock_file(self.path)
         mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
         deadline = time.monotonic() + self.timeout_s
         while True:
@@ -93,6 +94,46 @@ class WorktreeLock:
         _traceback: TracebackType | None,
     ) -> None:
         self.release()
+
+
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def _open_lock_file(path: Path) -> int:
+    """The lock file, opened without following anything planted in its place. A builder works
+    in a checkout beside `.locks/`, so it could put a symlink there (or make `.locks` one) to a
+    file of the operator's: the exclusive holder truncates and rewrites its lock file, which would
+    then truncate that file. A symlink, FIFO or socket in the way is replaced, never followed;
+    a folder in the way is refused."""
+    for folder in (path.parent.parent, path.parent):
+        if folder.is_symlink():
+            folder.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(2):
+        try:
+            fd = os.open(path, _FLAGS, 0o644)
+        except OSError as error:
+            if error.errno != errno.ELOOP or attempt:
+                if error.errno == errno.EISDIR:
+                    raise _not_a_lock(path) from None
+                raise
+            path.unlink()  # a symlink: replaced, never followed
+            continue
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+        if attempt:
+            break
+        path.unlink()  # a FIFO or a socket
+    raise _not_a_lock(path)
+
+
+def _not_a_lock(path: Path) -> BoardError:
+    return BoardError(
+        Reason.INVALID_STATE,
+        f"{path} is not a lock file (something else was put in its place); remove it",
+        path=str(path),
+    )
 
 
 def _read_holder(fd: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from boardlib.location import BoardLocation
+from boardlib.paths import is_default_board
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option, ensure_board
@@ -33,7 +34,9 @@ def launch_tui(
         from tui.launch import run_tui
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
-    ensure_board(path, create=not read_only)
+    # Like every other verb: a typo in --db is `no_board`, never a new empty board the
+    # operator then watches; only the per-user default board is made on first use.
+    ensure_board(path, create=not read_only and is_default_board(path))
 
     run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
 

@@ -16,6 +16,7 @@ import click
 from boardlib.board import Board
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
+from boardlib.errors import BoardError, Reason
 from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path, is_default_board
 
@@ -121,9 +122,14 @@ def open_board(
 def ensure_board(path: BoardLocation, *, create: bool) -> None:
     """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
     file or a missing one is refused here, as JSON, before the screen is taken over."""
-    with Board(path, config=BoardConfig.from_env(), recover=False, create=create) as board:
-        if board.created:
-            announce_created(path)
+    try:
+        with Board(path, config=BoardConfig.from_env(), recover=False, create=create) as board:
+            if board.created:
+                announce_created(path)
+    except BoardError as error:
+        if error.reason != Reason.NEWER_SCHEMA:
+            raise
+        # A newer kanban's board: the live board opens it read-only and says so in its header.
 
 
 def announce_created(path: BoardLocation) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from boardlib.paths import is_default_board
+
 from .context import announce_created, board_path, db_option
 
 DEFAULT_PORT = 18790
@@ -109,9 +111,12 @@ def serve(
     def open_board() -> "Board":
         return Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
 
-    try:  # like `kanban tui`, a server may start a new board, and says so on stderr
+    try:  # like every verb, a typo in --db is no_board; only the default board is made here
         board = Board(
-            settings.db, clock=clock_from_env(), config=BoardConfig.from_env(), create=True
+            settings.db,
+            clock=clock_from_env(),
+            config=BoardConfig.from_env(),
+            create=is_default_board(Path(str(settings.db))),
         )
     except BaseException:
         sock.close()

@@ -10,7 +10,6 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import click
@@ -42,7 +41,7 @@ def workspace() -> None:
     "--repo",
     "repo_path",
     required=True,
-    type=click.Path(path_type=Path),
+    type=str,  # as typed: a Path would make "" the current folder; the board checks the text
     metavar="PATH",
     help="The git repository to branch from.",
 )
@@ -54,7 +53,7 @@ def workspace() -> None:
 @global_options
 def provision(
     task_id: str,
-    repo_path: Path,
+    repo_path: str,
     base_ref: str | None,
     base_sha: str | None,
     kind: str | None,
@@ -65,7 +64,7 @@ def provision(
     with open_worktrees() as trees:
         result = trees.provision(
             task_id,
-            str(repo_path),
+            repo_path,
             base_sha=base_sha,
             base_ref=base_ref if base_ref is not None else "HEAD",
             kind=kind,

@@ -60,6 +60,14 @@ HINTS: dict[str, str] = {
         "This kanban cannot open that database URL; an operator must fix KANBAN_DB/--db. "
         "Tell them; retrying will not help."
     ),
+    Reason.NEWER_SCHEMA: (
+        "The board was written by a newer kanban than this server; an operator must upgrade "
+        "kanban. Tell them; retrying will not help."
+    ),
+    Reason.DISK_FULL: (
+        "The disk holding the board is full; nothing was written. Tell an operator; the same "
+        "call works again once space is freed."
+    ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "
         "same call in a moment."

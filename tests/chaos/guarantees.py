@@ -1,0 +1,175 @@
+"""The README's "Guarantees" section, written from a soak's JSON report (never by hand).
+
+    pytest tests/chaos/test_soak.py --soak-seconds 1800 --soak-report soak.json
+    python -m tests.chaos.guarantees soak.json
+
+The second command keeps the report as `tests/chaos/last-soak.json` and rewrites the section of
+README.md between its two marker comments: each promise, the tests that prove it, and the figures
+of that soak. tests/chaos/test_guarantees.py fails when the section is not exactly what this
+script writes from the kept report, or when a test it names does not exist.
+"""
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+KEPT = Path(__file__).with_name("last-soak.json")
+BEGIN = "<!-- guarantees:begin (written by python -m tests.chaos.guarantees; do not edit) -->"
+END = "<!-- guarantees:end -->"
+
+# (promise, [test node ids that prove it])
+PROMISES: list[tuple[str, list[str]]] = [
+    (
+        "Agents killed with SIGKILL at any moment (half the time inside a board call), frozen past "
+        "their lease and restarted under the same name lose no work and never double-assign it: "
+        "every task is done exactly once, no task ever has two live holders, no late write of a "
+        "lapsed holder is accepted (it is `stale_claim`), every run is closed (`succeeded`, or "
+        "`timed_out`/`cancelled` with a recovery tombstone), `integrity_check` and `kanban db "
+        "check` stay clean. Library, CLI and HTTP workers alike, on SQLite and on PostgreSQL.",
+        [
+            "tests/chaos/test_soak.py::test_kill_freeze_restart_soak",
+            "tests/chaos/test_replay.py",
+        ],
+    ),
+    (
+        "`kanban serve` killed with SIGKILL mid-flight and restarted on the same file: its orphan "
+        "pass releases exactly the runs whose leases lapsed in the outage (tombstoned), keeps "
+        "every live claim, a second pass releases nothing, and the clients finish the plan.",
+        [
+            "tests/chaos/test_restart.py::"
+            "test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_runs"
+        ],
+    ),
+    (
+        "A writer stuck inside its transaction costs the others their 1.5 s budget, never a hang "
+        "or a half write: each write succeeds after it or is refused `busy` (exit 4, HTTP 503) "
+        "with nothing written; reads answer throughout; another program's exclusive lock makes "
+        "reads `busy` within the budget too, and the live board says stale and recovers.",
+        [
+            "tests/chaos/test_starvation.py",
+            "tests/test_tui_live.py::test_locked_board_goes_stale_and_recovers",
+        ],
+    ),
+    (
+        "A board file that is missing, read-only for this user, a folder, not SQLite, another "
+        "program's database, cut short, or written by a newer kanban gets one clear error from the "
+        "CLI, `kanban tui`, `kanban mcp` and `kanban serve` (or is opened read-only, saying why), "
+        "and is left byte for byte as it was.",
+        ["tests/chaos/test_torn_files.py"],
+    ),
+    (
+        "A full disk refuses writes cleanly (`disk_full`: CLI exit 2, HTTP 507) with nothing "
+        "half-written, loses nothing committed, and the board works again once space is freed.",
+        [
+            "tests/chaos/test_disk_full.py::"
+            "test_a_full_disk_refuses_writes_cleanly_keeps_what_was_committed_and_recovers"
+        ],
+    ),
+    (
+        "Whatever a caller sends (every library entry point, every REST body, every MCP tool "
+        "argument) gets an answer or a typed refusal, never a 500 or a crash; a refusal writes "
+        "nothing; text is stored as given and drawn inert on the board and in `--format table`.",
+        [
+            "tests/chaos/test_fuzz_library.py",
+            "tests/chaos/test_fuzz_surfaces.py",
+            "tests/test_tui_inert_rendering.py",
+        ],
+    ),
+    (
+        "No hostile repository path, task id or ref reaches git as an option: each is refused "
+        "with nothing created; user values only ever follow `--`/`--end-of-options`; a symlink "
+        "planted where kanban writes is replaced, where it reads never read through.",
+        ["tests/chaos/test_worktree_paths.py"],
+    ),
+    (
+        "Over HTTP, off loopback a token is required; a wrong or missing token gets the same 401 "
+        "in the same time however close the guess; a body over 2 MB is refused without being read "
+        "whole; an agent's token cannot act as another agent on any route.",
+        ["tests/chaos/test_http_guards.py", "tests/test_http_serve.py"],
+    ),
+]
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The section, from a soak report (`tests.chaos.soak`)."""
+    f = report["figures"]
+    machine = report.get("machine", {})
+    config = report.get("config", {})
+    surfaces = ", ".join(f"{n} {s}" for s, n in sorted(f["surfaces"].items()))
+    runs = ", ".join(f"{_count(n)} {s}" for s, n in sorted(f["runs"].items()))
+    refused = ", ".join(f"{_count(n)} {r}" for r, n in sorted(f["lateCallsRefused"].items()))
+    load = machine.get("loadBefore", ["?"])[0]
+    lines = [
+        BEGIN,
+        "## Guarantees",
+        "",
+        "What holds however agents fail, each promise with the tests that prove it (in CI, "
+        "`tests/chaos/`; the soak runs 45 s there and as long as you like with "
+        "`pytest tests/chaos/test_soak.py --soak-seconds N`).",
+        "",
+        "| promise | proven by |",
+        "| --- | --- |",
+    ]
+    for promise, tests in PROMISES:
+        lines.append(f"| {promise} | {'<br>'.join(f'`{test}`' for test in tests)} |")
+    lines += [
+        "",
+        f"**The last long soak** ({report.get('startedAt', '?')}, {config.get('backend', 'sqlite')}"
+        f", {machine.get('cores', '?')} cores, load average {load} at the start; "
+        f"{'passed' if report.get('ok') else 'FAILED'}):",
+        "",
+        "| workers | kills (inside a call) | freezes | tasks | minutes | lost | double-held "
+        "| late writes accepted |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {f['workers']} ({surfaces}) + {f['reviewers']} reviewers "
+        f"| {_count(f['kills'])} ({_count(f['killsInsideACall'])}) | {_count(f['freezes'])} "
+        f"| {_count(f['tasks'])} | {f['minutes']} | {f['lost']} | {f['doubleHeld']} "
+        f"| {f['lateWritesAccepted']} |",
+        "",
+        f"Leases of {f['leaseMs']} ms; {_count(f['claims'])} claims, "
+        f"{_count(f['leaseExpiries'])} leases expired and released; runs: {runs}; "
+        f"late calls refused: {refused or 'none'}; {_count(f['calls'])} board calls, "
+        f"{_count(f['busyAnswers'])} of them answered busy. Reproduce: `pytest "
+        f"tests/chaos/test_soak.py --soak-seconds {round(f['soakSeconds'])} --soak-report "
+        "soak.json && python -m tests.chaos.guarantees soak.json`.",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def replace_section(readme: str, section: str) -> str:
+    if BEGIN in readme:
+        head, rest = readme.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        return head + section + tail
+    anchor = "\n## Architecture"
+    head, tail = readme.split(anchor, 1)
+    return head + section + "\n" + anchor + tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.chaos.guarantees", description=__doc__)
+    parser.add_argument("report", type=Path, help="a soak's JSON report")
+    parser.add_argument("--readme", type=Path, default=README)
+    args = parser.parse_args(argv)
+    report = json.loads(args.report.read_text())
+    if report.get("kind") != "kanban-soak":
+        parser.error(f"{args.report} is not a soak report")
+    if args.report.resolve() != KEPT.resolve():
+        shutil.copyfile(args.report, KEPT)
+    args.readme.write_text(replace_section(args.readme.read_text(), render(report)))
+    print(f"wrote the Guarantees section of {args.readme} from {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
