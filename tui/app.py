@@ -345,6 +345,8 @@ class KanbanApp(App[None]):
 
     def _expire_marks(self) -> None:
         self._marks_timer = None
+        if not self.screen_stack:  # a timer that fired while the app was closing
+            return
         expired = self.marks.expire(time.monotonic() + 0.05)
         with self.batch_update():
             self.board_screen.board.refresh_changed(expired)
@@ -366,6 +368,8 @@ class KanbanApp(App[None]):
 
     def _lease_tick(self) -> None:
         self._lease_timer = None
+        if not self.screen_stack:
+            return
         now = self.now_ms()
         self.board_screen.board.columns[t.IN_PROGRESS].refresh_lease_cards(
             now, self._lease_checked_ms
