@@ -44,6 +44,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.store.contention import connect
 

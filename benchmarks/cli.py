@@ -33,6 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
 from boardlib import Board
 
 BIN = Path(sys.executable).parent

@@ -33,18 +33,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-# This file is named http.py: keep its folder after the standard library on the path, or
-# `import http.client` (inside httpx) would find this script instead of the stdlib package.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
-sys.path.append(str(HERE))
+import script_path  # noqa: F401  (first: see its docstring)
 
-import httpx  # noqa: E402
-from claim import build_board  # noqa: E402
-from claim import run as library_run  # noqa: E402
+# isort: split
 
-from boardlib import Board  # noqa: E402
+import httpx
+from claim import build_board
+from claim import run as library_run
+
+from boardlib import Board
 
 CTX = multiprocessing.get_context("spawn")
 KANBAN = Path(sys.executable).parent / "kanban"

@@ -36,6 +36,10 @@ import threading
 import time
 from pathlib import Path
 
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
 from boardlib import Board, PlanItem
 from boardlib import transitions as t
 
@@ -220,8 +224,6 @@ def _keystrokes(term: Terminal, keys: list[bytes], gap_s: float = 0.12) -> tuple
 
 def drawer_figures(poll_ms: int) -> dict[str, object]:
     """The drawer on the review board: open, a 20,000-line diff, scrolling it."""
-    here = Path(__file__).resolve().parent  # this script is tui.py: keep it from hiding the app
-    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
     from boardlib import ManualClock
     from tui.review_board import START_MS, build_review_board
 

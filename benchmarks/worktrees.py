@@ -14,13 +14,14 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
 
 from boardlib import Board
 

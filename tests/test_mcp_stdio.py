@@ -102,6 +102,16 @@ async def test_builder_is_not_judge_and_another_agent_approves(db: Path) -> None
         await refused(bob, "approve_task", "invalid_state", task_id=task_id)
 
 
+async def test_claim_next_takes_only_the_named_teams_work(db: Path) -> None:
+    ours = add_task(db, "Ours", team_id="payments", priority=1)
+    add_task(db, "Theirs, ranked higher", team_id="search", priority=9)
+    async with mcp_session(db, "alice") as alice:
+        claimed = await ok(alice, "claim_next", team_id="payments")
+        assert (claimed["id"], claimed["teamId"]) == (ours, "payments")
+        assert await ok(alice, "claim_next", team_id="payments") == {"task": None}
+        assert (await ok(alice, "claim_next"))["teamId"] == "search"  # no team: any team
+
+
 async def test_a_lapsed_session_is_stale_once_another_agent_reclaimed(db: Path) -> None:
     task_id = add_task(db, "Slow work")
     async with mcp_session(db, "alice") as alice, mcp_session(db, "bob") as bob:

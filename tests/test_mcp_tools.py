@@ -14,7 +14,7 @@ from tests.mcp_support import mcp_session
 
 # The tools and their parameters, as issue 13 names them.
 EXPECTED = {
-    "claim_next": ["role"],
+    "claim_next": ["role", "team_id"],
     "heartbeat": ["task_id"],
     "log_progress": ["task_id", "note"],
     "extend_lease": ["task_id", "minutes"],

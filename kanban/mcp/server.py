@@ -42,6 +42,13 @@ SERVER_NAME = "kanban"
 TaskId = Annotated[
     str, Field(description="The task's id, e.g. TASK-12.", min_length=1, max_length=NAME_MAX)
 ]
+Team = Annotated[
+    str | None,
+    Field(
+        description="Only tasks of this team (a task's teamId). Default: any team.",
+        max_length=NAME_MAX,
+    ),
+]
 Role = Annotated[
     str | None,
     Field(
@@ -166,12 +173,12 @@ class BoardTools:
 
     # -- claiming and the lease ------------------------------------------------------------------
 
-    def claim_next(self, ctx: Context, role: Role = None) -> CallToolResult:
+    def claim_next(self, ctx: Context, role: Role = None, team_id: Team = None) -> CallToolResult:
         """Claim the best ready task for your role and start working on it. Use it when you need
         work. Returns the task (keep its id); when nothing is claimable it returns
         {"task": null}, not an error: call explain to learn why, or wait and try again. {lease}"""
         runtime = runtime_name(ctx)
-        return call_board(lambda: self.session.claim_next(role, runtime=runtime))
+        return call_board(lambda: self.session.claim_next(role, team_id=team_id, runtime=runtime))
 
     def heartbeat(self, task_id: TaskId) -> CallToolResult:
         """Renew the lease on a task you hold, without a note. Use it during long steps with

@@ -97,9 +97,14 @@ class AgentSession:
 
     # -- claiming and the holder's verbs ---------------------------------------------------------
 
-    def claim_next(self, role: str | None = None, *, runtime: str | None = None) -> Doc:
+    def claim_next(
+        self, role: str | None = None, *, team_id: str | None = None, runtime: str | None = None
+    ) -> Doc:
         task = self.board.claim_next(
-            self.agent, role=role if role is not None else self.role, runtime=runtime
+            self.agent,
+            role=role if role is not None else self.role,
+            team_id=team_id,
+            runtime=runtime,
         )
         if task is None:
             return {"task": None}
