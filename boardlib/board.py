@@ -872,31 +872,42 @@ class Board:
         return self.store.read(work)
 
     def explain_idle(self, *, role: str | None = None) -> IdleExplanation:
-        """Why claim-next found nothing: what the todo column is waiting on, and when the next
-        lease runs out."""
+        """What claim-next would find for `role` now: the ready tasks and the lapsed leases it would
+        take (then `claimable`), else what the todo column is waiting on and when the next lease
+        runs out. An agent asks before or after an empty claim; either way the answer is true."""
+        role = validate.optional_name(role, "role")
 
         def work(tx: Tx) -> IdleExplanation:
+            now = self.now()
+
+            def suits(task: Task) -> bool:
+                return role is None or task.role in (None, role)
+
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             waiting = [task for task in todo if task.unmet_deps]
-            other_role = [
-                task for task in todo
-                if not task.unmet_deps and role is not None and task.role not in (None, role)
-            ]  # fmt: skip
+            ready = [task for task in todo if not task.unmet_deps and suits(task)]
+            other_role = [task for task in todo if not task.unmet_deps and not suits(task)]
             held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
-            leases = sorted(task.lease_until for task in held if task.lease_until is not None)
+            lapsed = [task for task in held if task.lease_expired(now)]
+            live = [task for task in held if not task.lease_expired(now)]
+            leases = sorted(task.lease_until for task in live if task.lease_until is not None)
             reasons = []
+            if ready:
+                reasons.append(f"{len(ready)} task(s) are ready to claim now")
+            if any(suits(task) for task in lapsed):
+                reasons.append(f"{len(lapsed)} lease(s) ran out: claim-next takes those tasks back")
             if not todo:
                 reasons.append("no todo tasks")
             if waiting:
                 reasons.append(f"{len(waiting)} todo task(s) wait on unfinished dependencies")
             if other_role:
                 reasons.append(f"{len(other_role)} ready task(s) are for other roles")
-            if held:
-                reasons.append(f"{len(held)} task(s) in progress under live leases")
+            if live:
+                reasons.append(f"{len(live)} task(s) in progress under live leases")
             if leases:
                 reasons.append(f"the next lease runs out at {moment(leases[0], self.now())}")
             return IdleExplanation(
-                claimable=False,
+                claimable=bool(ready) or any(suits(task) for task in lapsed),
                 role=role,
                 reasons=reasons,
                 todo=len(todo),
@@ -904,6 +915,7 @@ class Board:
                 other_roles=[task.id for task in other_role[:20]],
                 in_progress=len(held),
                 next_lease_expiry=leases[0] if leases else None,
+                ready=[task.id for task in ready[:20]],
             )
 
         return self.store.read(work)

@@ -387,7 +387,8 @@ class Explanation(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class IdleExplanation(Record):
-    """Why claim-next found nothing: what the todo column waits on, and when a lease runs out."""
+    """What claim-next would find: the ready tasks (then `claimable`), else what the todo column
+    waits on and when a lease runs out."""
 
     claimable: bool
     role: str | None
@@ -397,6 +398,7 @@ class IdleExplanation(Record):
     other_roles: list[str]  # up to 20 ids
     in_progress: int
     next_lease_expiry: int | None = None
+    ready: list[str] = field(default_factory=list)  # up to 20 ids, in no promised order
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -153,7 +153,22 @@ def test_explain_names_what_blocks_a_claim(board: Board, clock: ManualClock) -> 
     assert not held.claimable and held.lease_holder == "alice"
     clock.advance(ms=board.config.lease_ms + 1)
     assert board.explain(blocker.id).claimable  # the lease lapsed: the next claim takes it
-    assert board.explain_idle(role="worker").waiting_on_dependencies == [waits.id]
+    idle = board.explain_idle(role="worker")
+    assert idle.waiting_on_dependencies == [waits.id]
+    assert idle.claimable and idle.ready == [] and any("ran out" in r for r in idle.reasons)
+
+
+def test_explain_idle_says_claimable_when_claim_next_would_find_work(board: Board) -> None:
+    """Asked before a claim (an MCP agent's `explain`), it must not say 'nothing' while a task waits."""
+    mine = board.create_task("for anyone")
+    theirs = board.create_task("for reviewers", role="reviewer")
+    worker = board.explain_idle(role="worker")
+    assert worker.claimable and worker.ready == [mine.id] and worker.other_roles == [theirs.id]
+    assert sorted(board.explain_idle().ready) == sorted([mine.id, theirs.id])  # no role: any task
+    board.claim(mine.id, "alice")
+    after = board.explain_idle(role="worker")
+    assert not after.claimable and after.ready == []
+    assert board.claim_next("bob", role="worker") is None  # the two agree
 
 
 def test_respect_deps_false_with_a_role_ranks_waiting_and_ready_together(board: Board) -> None:
