@@ -159,7 +159,7 @@ def test_explain_names_what_blocks_a_claim(board: Board, clock: ManualClock) -> 
 
 
 def test_explain_idle_says_claimable_when_claim_next_would_find_work(board: Board) -> None:
-    """Asked before a claim (an MCP agent's `explain`), it must not say 'nothing' while a task waits."""
+    """Asked before a claim (an MCP agent's `explain`): never 'nothing' while a task waits."""
     mine = board.create_task("for anyone")
     theirs = board.create_task("for reviewers", role="reviewer")
     worker = board.explain_idle(role="worker")
