@@ -430,7 +430,7 @@ def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
     os.killpg(process.pid, signal.SIGINT)
     rest, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
-    assert "interrupted after" in rest
+    assert "interrupted after" in rest, rest  # the whole feed when not: CI saw it fail once
     assert not folder.exists()
     time.sleep(0.2)
     assert _session_members(process.pid) == []

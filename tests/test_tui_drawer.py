@@ -72,7 +72,13 @@ def drawer_of(app: KanbanApp) -> TaskDrawer:
 
 
 async def opened(pilot: Any, app: KanbanApp, task_id: str) -> TaskDrawer:
-    await until(pilot, lambda: app.drawer_task_id() == task_id, timeout=10)
+    # The drawer's screen names its task before the drawer is mounted on it: wait for both (under
+    # a loaded CI machine the query found no drawer yet).
+    def shown() -> bool:
+        drawers = [d for d in app.drawers() if d.screen is app.screen]
+        return app.drawer_task_id() == task_id and len(drawers) == 1
+
+    await until(pilot, shown, timeout=10)
     drawer = drawer_of(app)
     await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == task_id)
     await pilot.pause(0.1)
@@ -293,6 +299,12 @@ async def test_beside_the_board_the_board_stays_navigable_and_the_drawer_follows
         await pilot.press("tab")  # the keys go back to the board; the drawer stays open
         assert app.focused is None and app.drawer_task_id() == board.ids["paused"]
         await pilot.press("j")
+
+        def moved() -> bool:
+            task = app.selected_task()
+            return task is not None and task.id != board.ids["paused"]
+
+        await until(pilot, moved)
         selected = app.selected_task()
         assert selected is not None and selected.id != board.ids["paused"]
         await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == selected.id)
