@@ -28,7 +28,7 @@ from boardlib import Board, Event
 from boardlib import transitions as t
 from kanban.demo import EXIT_OK, EXIT_USAGE, run_demo
 from kanban.demo.plan import covered_roles
-from kanban.demo.runner import seed_board
+from kanban.demo.runner import _feed_line, seed_board
 
 # Verbs only the current holder of a task may perform; each event's actor must be that holder.
 HOLDER_EVENTS = {"lease_renewed", "progress_logged", "execution_started", "execution_completed"}
@@ -526,3 +526,18 @@ def test_the_owner_replay_catches_overlaps_and_impostors() -> None:
         event(3, "status_changed", "ada", verb="complete", **{"from": "in_progress"}),
     ]
     assert len(replay_holders(lapsed)) == 1
+
+
+def test_the_feed_draws_agent_text_inert() -> None:
+    """`kanban demo --no-tui` prints titles and reasons to the operator's terminal: an escape
+    sequence in either reaches it as a visible picture, never as a control."""
+    hostile = "clip\x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\nOVERWRITE \u202eevil"
+    claimed = Event(seq=1, kind="task_claimed", created_at=1_500, task_id="T-1", actor="ada")
+    blocked = Event(
+        seq=2, kind="status_changed", created_at=2_000, task_id="T-1", actor="ada",
+        data={"verb": "block", "reason": hostile, "to": t.BLOCKED},
+    )  # fmt: skip
+    for event in (claimed, blocked):
+        line = _feed_line(event, {"T-1": hostile}, started_ms=1_000)
+        assert line is not None and "\N{SYMBOL FOR ESCAPE}]52" in line
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\u202e" for c in line)

@@ -31,6 +31,7 @@ from boardlib import validation as validate
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
+from boardlib.inert import inert
 from boardlib.paths import board_files
 from boardlib.records import Event
 from boardlib.worktrees.gate import GATE_ACTOR
@@ -120,6 +121,15 @@ _RUN_OUTCOMES = {
     "cancelled": "run stop",
     "timed_out": "run lost",
 }
+
+
+def _feed_line(event: Event, titles: dict[str, str], started_ms: int) -> str | None:
+    """The feed's line for `event`, timed from the start. Titles and reasons are agent text, so
+    the line is made inert: nothing in it reaches the terminal as a control."""
+    line = _describe(event, titles)
+    if line is None:
+        return None
+    return f"{max(0, event.created_at - started_ms) / 1000:7.1f}s  {inert(line)}"
 
 
 def _describe(event: Event, titles: dict[str, str]) -> str | None:
@@ -484,9 +494,9 @@ def _follow(
     while True:
         for event in _events(board, tally.last_seq):
             tally.add(event)
-            line = _describe(event, titles)
+            line = _feed_line(event, titles, started_ms)
             if line is not None:
-                say(f"{max(0, event.created_at - started_ms) / 1000:7.1f}s  {line}")
+                say(line)
         while not notices.empty():
             say(f"{time.monotonic() - started:7.1f}s  *** {notices.get()}")
         counts = board.status_counts()
