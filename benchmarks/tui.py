@@ -96,7 +96,7 @@ class Terminal:
 
     def __init__(
         self,
-        db: Path,
+        db: Path | str,
         poll_ms: int,
         *,
         extra: tuple[str, ...] = (),
@@ -315,15 +315,28 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--poll-ms", type=int, default=500)
     parser.add_argument("--drawer", action="store_true", help="the task drawer's figures")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="the same board on this PostgreSQL database (a fresh schema, dropped after): the "
+        "live view then follows LISTEN/NOTIFY instead of the file's data_version",
+    )
     args = parser.parse_args()
     if args.drawer:
         print(json.dumps(drawer_figures(args.poll_ms)))
         return
     poll_s = args.poll_ms / 1000
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "board.db"
+        template = Path(folder) / "board.db"
         built = time.monotonic()
-        ids = build_board(db, args.tasks)
+        ids = build_board(template, args.tasks)
+        db: Path | str = template
+        boards = None
+        if args.db:
+            from claim_postgres import Boards
+
+            boards = Boards(args.db)
+            db = boards.fresh(template)
         build_s = time.monotonic() - built
         term = Terminal(db, args.poll_ms)
         try:
@@ -388,7 +401,10 @@ def main() -> None:
             rss = term.peak_rss_mb()
         finally:
             term.close()
+            if boards is not None:
+                boards.close()
     result = {
+        "backend": "postgres" if args.db else "sqlite",
         "tasks": args.tasks,
         "poll_ms": args.poll_ms,
         "terminal": f"{COLUMNS}x{ROWS}",

@@ -40,7 +40,12 @@ def test_kill_freeze_restart_soak(
     )
     report = run_soak(config, tmp_path / "soak")
     if option("--soak-report"):
-        Path(option("--soak-report")).write_text(json.dumps(report, indent=2) + "\n")
+        # soak.json for the [sqlite] run (what the README's section is written from), and
+        # soak.postgres.json beside it for the [postgres] one, so neither overwrites the other
+        target = Path(option("--soak-report"))
+        if backend == "postgres" and not option("--soak-db"):
+            target = target.with_name(f"{target.stem}.postgres{target.suffix}")
+        target.write_text(json.dumps(report, indent=2) + "\n")
     failed = {name: check for name, check in report["checks"].items() if not check["ok"]}
     assert not failed, json.dumps({"failed": failed, "figures": report["figures"]}, indent=2)
     figures = report["figures"]
