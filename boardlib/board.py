@@ -888,13 +888,13 @@ class Board:
             ready = [task for task in todo if not task.unmet_deps and suits(task)]
             other_role = [task for task in todo if not task.unmet_deps and not suits(task)]
             held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
-            lapsed = [task for task in held if task.lease_expired(now)]
+            lapsed = [task for task in held if task.lease_expired(now) and suits(task)]
             live = [task for task in held if not task.lease_expired(now)]
             leases = sorted(task.lease_until for task in live if task.lease_until is not None)
             reasons = []
             if ready:
                 reasons.append(f"{len(ready)} task(s) are ready to claim now")
-            if any(suits(task) for task in lapsed):
+            if lapsed:
                 reasons.append(f"{len(lapsed)} lease(s) ran out: claim-next takes those tasks back")
             if not todo:
                 reasons.append("no todo tasks")
@@ -907,7 +907,7 @@ class Board:
             if leases:
                 reasons.append(f"the next lease runs out at {moment(leases[0], self.now())}")
             return IdleExplanation(
-                claimable=bool(ready) or any(suits(task) for task in lapsed),
+                claimable=bool(ready or lapsed),
                 role=role,
                 reasons=reasons,
                 todo=len(todo),
