@@ -1,9 +1,10 @@
-"""`python -m tui --db PATH`: the board without the CLI (for development and manual testing)."""
+"""`python -m tui --db PATH|URL`: the board without the CLI (for development, manual testing and
+benchmarks/tui.py)."""
 
 import argparse
 import sys
-from pathlib import Path
 
+from boardlib.location import board_location
 from boardlib.paths import default_board_path
 
 from .launch import run_tui
@@ -11,7 +12,12 @@ from .launch import run_tui
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
-    parser.add_argument("--db", type=Path, default=None, help="board file (default: KANBAN_DB)")
+    parser.add_argument(
+        "--db",
+        type=board_location,
+        default=None,
+        help="board file or postgresql:// URL (default: KANBAN_DB)",
+    )
     parser.add_argument("--poll-ms", type=int, default=500, help="live update interval")
     parser.add_argument("--read-only", action="store_true", help="query-only, every write off")
     parser.add_argument("--theme", default=None, help="e.g. ansi-dark over SSH")
