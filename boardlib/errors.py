@@ -88,6 +88,14 @@ def invalid_input(message: str, **details: Any) -> BoardError:
     return BoardError(Reason.INVALID_INPUT, message, **details)
 
 
+def not_utf8() -> BoardError:
+    """Text no store can keep (a lone surrogate: how Python carries bytes that were not UTF-8),
+    met at the statement that would have stored or searched it. Every field check refuses it
+    first; each store turns it into this at its one door, for any other argument a caller hands
+    the board."""
+    return invalid_input("text that is not valid UTF-8 (it holds bytes that are not UTF-8)")
+
+
 def wrong_state(
     verb: str, current: str, expected: str | tuple[str, ...], **details: Any
 ) -> BoardError:

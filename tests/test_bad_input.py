@@ -103,3 +103,16 @@ def test_error_documents_are_json_ready(board: Board) -> None:
         "current": "in_progress",
         "assignee": "alice",
     }
+
+
+def test_text_no_store_can_keep_is_invalid_input_at_either_stores_door(board: Board) -> None:
+    """Past every field check (here: straight at the store), a lone surrogate reaching a statement
+    is the typed `invalid_input` on SQLite and on PostgreSQL, not a UnicodeEncodeError (a 500 over
+    HTTP), and the write it was part of leaves nothing behind."""
+    task = board.create_task("kept")
+    before = board.last_event_seq()
+    for door in (board.store.read, board.store.write):
+        with pytest.raises(BoardError) as refused:
+            door(lambda tx: tx.task("T-\udcff"))
+        assert refused.value.reason is Reason.INVALID_INPUT
+    assert board.get_task(task.id).title == "kept" and board.last_event_seq() == before

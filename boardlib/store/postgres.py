@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from psycopg._cursor_base import BaseCursor
 
 from ..config import BoardConfig
-from ..errors import BoardError, Reason
+from ..errors import BoardError, Reason, not_utf8
 from ..location import DatabaseUrl
 from ..records import Task
 from .base import TABLES, Row, StoreError, Tx
@@ -1193,6 +1193,14 @@ class PostgresStore:
             try:
                 with self._connection() as conn:
                     return self._attempt(conn, work, write=write, shared=shared, left_ms=left_ms)
+            except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
+                raise not_utf8() from None
+            except pg_errors.DiskFull as error:  # rolled back: what was committed before stays
+                raise BoardError(
+                    Reason.DISK_FULL,
+                    "no space left on the database server: nothing was written; free some space "
+                    f"and try again ({error.sqlstate})",
+                ) from None
             except _RETRYABLE as error:
                 left = deadline - time.monotonic()
                 if left <= 0 or budget == 0 or attempt >= self.config.retry_max_attempts:

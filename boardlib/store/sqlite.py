@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..config import BoardConfig
-from ..errors import BoardError, Reason
+from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import Task
 from . import board_file
@@ -50,15 +50,6 @@ def _disk_full(path: Path, error: BaseException) -> BoardError:
         f"no space left on the device holding the board {path}: nothing was written; free some "
         f"space and try again ({error})",
         path=str(path),
-    )
-
-
-def _not_utf8() -> BoardError:
-    """Text SQLite cannot store (a lone surrogate: how Python carries bytes that were not UTF-8),
-    met at the statement that would have stored or searched it. Every field check refuses it
-    first; this is the one backstop for every other argument a caller can hand the board."""
-    return BoardError(
-        Reason.INVALID_INPUT, "text that is not valid UTF-8 (it holds bytes that are not UTF-8)"
     )
 
 
@@ -950,7 +941,7 @@ class SqliteStore:
                 writer, queue = self._open_writer()
                 return run_transaction(writer, work, config=config, queue=queue)
             except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
-                raise _not_utf8() from None
+                raise not_utf8() from None
             except (sqlite3.OperationalError, OSError) as error:
                 if _is_disk_full(error):  # rolled back: what was committed before stays
                     raise _disk_full(self.path, error) from None
@@ -966,7 +957,7 @@ class SqliteStore:
                     self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
                 )
             except UnicodeEncodeError:
-                raise _not_utf8() from None
+                raise not_utf8() from None
             except (sqlite3.OperationalError, OSError) as error:
                 if _is_disk_full(error):  # a reader's first look may need room for the -shm
                     raise _disk_full(self.path, error) from None
