@@ -415,6 +415,10 @@ def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
         text=True,
         env=env,
         start_new_session=True,
+        # A shell without job control starts background jobs with SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler: CI launched that way ran the demo to the
+        # end through the Ctrl-C. A terminal's foreground job has the default action.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdout is not None
     lines = []
