@@ -141,3 +141,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--soak-surfaces", help="surfaces the workers cycle over (lib,cli[,http])")
     group.addoption("--soak-db", help="the soak's board: a file, a URL, or 'postgres' (a temp one)")
     group.addoption("--soak-report", help="write the soak's JSON report to this file")
+
+
+@pytest.fixture
+def demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, ManualClock, dict[str, str]]:
+    """The TUI tests' fixed board (the screenshots' demo board) in a temp folder that the test
+    runs in, in UTC: its path, the clock it was built with, and its ids by story."""
+    from tests.tui_helpers import demo_board, utc  # Textual only for the tests that ask
+
+    monkeypatch.chdir(tmp_path)
+    utc()
+    return demo_board(tmp_path)

@@ -17,7 +17,7 @@ from boardlib import Board
 from boardlib import transitions as t
 from tui.components.header_bar import HeaderBar
 
-from .tui_helpers import demo_board, loaded, make_app, until, utc
+from .tui_helpers import demo_board, loaded, make_app, until
 
 POLL_MS = 100
 
@@ -28,13 +28,6 @@ with Board(sys.argv[1]) as board:
     task = board.claim(sys.argv[2], "agent-remote", runtime="sh")
     board.log_progress(task.id, "agent-remote", "started from another process")
 """
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
 
 
 async def test_another_process_change_shows_within_the_poll_interval(demo) -> None:  # type: ignore[no-untyped-def]

@@ -2,8 +2,6 @@
 menu against the transition table, every override (row and audit checked in the database),
 refusals (a notification, nothing changed) and read-only mode (nothing written, writes greyed)."""
 
-from pathlib import Path
-
 import pytest
 from textual.widgets import Input, OptionList, TextArea
 
@@ -17,19 +15,7 @@ from tui.components.drawer import TaskDrawer
 from tui.components.info_dialog import InfoDialog
 from tui.components.move_menu import MoveMenu
 
-from .tui_helpers import OPERATOR, Notes, demo_board, loaded, make_app, until, utc
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, object, dict[str, str]]:
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
-
-
-def fresh(path: Path, task_id: str):  # type: ignore[no-untyped-def]
-    with Board(path, read_only=True) as board:
-        return board.get_task(task_id)
+from .tui_helpers import OPERATOR, Notes, fresh, loaded, make_app, until
 
 
 def task_in(app: KanbanApp, status: str) -> str:

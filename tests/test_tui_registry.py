@@ -4,7 +4,6 @@ generated from `tui.registry.ACTIONS`, so they cannot drift apart."""
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.command import CommandPalette
 
 from boardlib import transitions as t
@@ -24,7 +23,7 @@ from tui.components.prompt import PromptDialog
 from tui.components.task_form import TaskForm
 from tui.keymap import key_text, load_user_keymap
 
-from .tui_helpers import demo_board, loaded, make_app, until, utc
+from .tui_helpers import loaded, make_app, until
 
 OWNERS: dict[str, Any] = {
     registry.APP: KanbanApp,
@@ -40,13 +39,6 @@ OWNERS: dict[str, Any] = {
     registry.MOVE: MoveMenu,
     registry.FILTER: FilterBar,
 }
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
 
 
 def test_every_entry_runs_a_method_of_each_screen_it_names() -> None:

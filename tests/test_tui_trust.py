@@ -18,19 +18,7 @@ from tui.components.confirm import ConfirmDialog
 from tui.components.header_bar import HeaderBar
 from tui.components.move_menu import MoveMenu
 
-from .tui_helpers import OPERATOR, Notes, demo_board, loaded, make_app, until, utc
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
-
-
-def fresh(path: Path, task_id: str):  # type: ignore[no-untyped-def]
-    with Board(path, read_only=True) as board:
-        return board.get_task(task_id)
+from .tui_helpers import OPERATOR, Notes, fresh, loaded, make_app, until
 
 
 def everything(path: Path) -> tuple[Any, ...]:
@@ -253,10 +241,8 @@ async def test_refresh_and_create_say_what_they_did(demo) -> None:  # type: igno
         assert fresh(path, created).title == "Write the release notes"
 
 
-async def test_a_newer_schema_opens_read_only_and_says_so(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    path, clock, ids = demo_board(tmp_path)
+async def test_a_newer_schema_opens_read_only_and_says_so(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
     import sqlite3
 
     with sqlite3.connect(path) as conn:

@@ -26,14 +26,7 @@ from tui.cards import CARD_HEIGHT
 from tui.components.board_view import BoardView
 from tui.components.header_bar import HeaderBar
 
-from .tui_helpers import Notes, demo_board, loaded, make_app, until, utc
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
+from .tui_helpers import Notes, loaded, make_app, until, utc
 
 
 @pytest.fixture

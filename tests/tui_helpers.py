@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 
-from boardlib import ManualClock
+from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
 from tui.screenshots import START_MS, build_demo_board
 
@@ -27,6 +27,12 @@ def demo_board(folder: Path) -> tuple[Path, ManualClock, dict[str, str]]:
     path = folder / "board.db"
     ids = build_demo_board(path, clock)
     return path, clock, ids
+
+
+def fresh(path: Path, task_id: str) -> Task:
+    """The task as the file holds it now (not as the app shows it)."""
+    with Board(path, read_only=True) as board:
+        return board.get_task(task_id)
 
 
 def make_app(path: Path, clock: ManualClock, **options: Any) -> KanbanApp:

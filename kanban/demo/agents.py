@@ -164,6 +164,10 @@ class AgentSpec:
         return random.Random(f"{self.seed}/{self.index}/{self.incarnation}")
 
 
+# What happens to a task an agent works on, drawn at the claim: it crashes, blocks or finishes.
+Fate = Literal["crash", "block", "finish"]
+
+
 @dataclass
 class Ledger:
     """Tokens spent on one run, priced like a mid-size model ($3 / $15 per million in / out)."""
@@ -273,7 +277,7 @@ class Agent(_Member):
         epoch = task.claim_epoch
         self.log(f"claimed {task.id} (epoch {epoch}): {task.title}")
         steps = self.rng.randint(*STEPS)
-        fate: Literal["crash", "block", "finish"] = "finish"
+        fate: Fate = "finish"
         if self.spec.crash_first and first:
             fate = "crash"
         elif self.spec.block_first and self.blocks == 0:  # until the scripted block is shown
@@ -306,16 +310,9 @@ class Agent(_Member):
                     task.id, self.name, f"{step}/{steps}: {notes[step - 1]}", epoch=epoch
                 )
                 self._renewed = time.monotonic()
-                if fate == "crash" and step == fate_step:
-                    self._vanish(task.id)
-                if fate == "block" and step == fate_step:
-                    reason = self.rng.choice(_BLOCKERS)
-                    self._close_run(
-                        execution.id, "failed", epoch, ledger, error=f"blocked: {reason}"
-                    )
-                    self.board.block(task.id, self.name, reason, epoch=epoch)
-                    self.blocks += 1
-                    self.log(f"blocked {task.id}: {reason}")
+                if step == fate_step and self._meet_fate(
+                    fate, task.id, epoch, execution.id, ledger
+                ):
                     return
             summary = self.rng.choice(_SUMMARIES)
             self._close_run(execution.id, "succeeded", epoch, ledger, summary=summary)
@@ -356,7 +353,7 @@ class Agent(_Member):
             thread.join()
             self._renewed = time.monotonic()
 
-    def build_in_worktree(self, task: Task, fate: str, fate_step: int, steps: int) -> None:
+    def build_in_worktree(self, task: Task, fate: Fate, fate_step: int, steps: int) -> None:
         """A code task: provision (or take over) the worktree, edit real files step by step with
         progress notes, hand off, and complete through the verification gate; fix and complete
         again when the gate fails."""
@@ -393,16 +390,9 @@ class Agent(_Member):
                 done.append(note)
                 self.board.log_progress(task.id, self.name, f"{step}/{steps}: {note}", epoch=epoch)
                 self._renewed = time.monotonic()
-                if fate == "crash" and step == fate_step:
-                    self._vanish(task.id)
-                if fate == "block" and step == fate_step:
-                    reason = self.rng.choice(_BLOCKERS)
-                    self._close_run(
-                        execution.id, "failed", epoch, ledger, error=f"blocked: {reason}"
-                    )
-                    self.board.block(task.id, self.name, reason, epoch=epoch)
-                    self.blocks += 1
-                    self.log(f"blocked {task.id}: {reason}")
+                if step == fate_step and self._meet_fate(
+                    fate, task.id, epoch, execution.id, ledger
+                ):
                     return
             summary = self.rng.choice(_SUMMARIES)
             self._hand_off(task, done, "review the diff in the drawer")
@@ -502,6 +492,27 @@ class Agent(_Member):
         )
         self.board.release(task_id, self.name, epoch=epoch)
         self.log(f"released {task_id}: demo stopping")
+
+    def _meet_fate(
+        self,
+        fate: Fate,
+        task_id: str,
+        epoch: int,
+        execution_id: str,
+        ledger: Ledger,
+    ) -> bool:
+        """At the step the fate was drawn for: a crash ends the process; a block closes the run
+        failed and blocks the task (True: the work on it is over); a finish goes on."""
+        if fate == "crash":
+            self._vanish(task_id)
+        if fate != "block":
+            return False
+        reason = self.rng.choice(_BLOCKERS)
+        self._close_run(execution_id, "failed", epoch, ledger, error=f"blocked: {reason}")
+        self.board.block(task_id, self.name, reason, epoch=epoch)
+        self.blocks += 1
+        self.log(f"blocked {task_id}: {reason}")
+        return True
 
     def _vanish(self, task_id: str) -> None:
         self.log(f"CRASH (simulated) while holding {task_id}: no more heartbeats")

@@ -44,6 +44,11 @@ class Caller:
     def actor(self) -> str:
         return self.identity.actor
 
+    @property
+    def token_agent(self) -> str | None:
+        """The agent an agent token names; None for an operator token or an open server."""
+        return self.identity.name if self.identity.is_agent else None
+
     def agent(self, named: str | None, *, field: str = "agent") -> str:
         """The agent a lease verb acts for: the token's agent (a body naming another is
         forbidden), else the body's, which is then required."""

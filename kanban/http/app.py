@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from anyio import to_thread
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -136,6 +136,10 @@ async def caller(request: Request) -> Caller:
     I/O: a sync dependency would cost every request a trip through the thread pool."""
     service: Service = request.app.state.service
     return service.caller(request)
+
+
+# A route's `who: Who` parameter: the caller, resolved once per request by `caller`.
+Who = Annotated[Caller, Depends(caller)]
 
 
 # -- failures -> envelopes --------------------------------------------------------------------

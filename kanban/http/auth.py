@@ -211,35 +211,38 @@ class BearerAuth:
 
     def _identify(self, scope: Scope) -> Identity | None:
         assert self.book is not None
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                scheme, _, token = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and token.strip():
-                    return self.book.identify(token.strip())
-                return None
+        scheme, _, token = (header(scope, b"authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return self.book.identify(token.strip())
         return None
 
 
-async def _unauthorized(send: Send) -> None:
-    body = b'{"error":"unauthorized","reason":"unauthorized"}'
+async def send_json(send: Send, status: int, body: bytes, *headers: tuple[bytes, bytes]) -> None:
+    """A whole JSON response from a middleware that answers before the app (no framework below
+    it to build one)."""
     await send(
         {
             "type": "http.response.start",
-            "status": 401,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer realm="kanban"'),
+                *headers,
             ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
+async def _unauthorized(send: Send) -> None:
+    body = b'{"error":"unauthorized","reason":"unauthorized"}'
+    await send_json(send, 401, body, (b"www-authenticate", b'Bearer realm="kanban"'))
+
+
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
             return str(value.decode("latin-1"))
@@ -274,9 +277,9 @@ class BrowserGuard:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        host = _header(scope, b"host") or ""
-        origin = _header(scope, b"origin")
-        site = (_header(scope, b"sec-fetch-site") or "").lower()
+        host = header(scope, b"host") or ""
+        origin = header(scope, b"origin")
+        site = (header(scope, b"sec-fetch-site") or "").lower()
         why = None
         if self.open_server and host and not _is_loopback_host(host):
             why = f"this open server answers only on a loopback name, not {host[:100]!r}"
@@ -290,15 +293,4 @@ class BrowserGuard:
         if why is None:
             await self.app(scope, receive, send)
             return
-        body = json.dumps({"error": why, "reason": "forbidden"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 403,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_json(send, 403, json.dumps({"error": why, "reason": "forbidden"}).encode())

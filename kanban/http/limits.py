@@ -2,11 +2,9 @@
 before they are read whole: a declared `Content-Length` over the cap is refused at once, and a body
 without one (chunked) is counted as it streams and cut off the moment it passes the cap."""
 
-from typing import Any
-
 from starlette.exceptions import HTTPException
 
-from .auth import ASGIApp, Message, Receive, Scope, Send
+from .auth import ASGIApp, Message, Receive, Scope, Send, header, send_json
 
 BODY_LIMIT = 2 * 1024 * 1024
 TOO_LARGE_MESSAGE = "request entity too large"
@@ -66,21 +64,12 @@ class BodyLimit:
 
 
 def _content_length(scope: Scope) -> int | None:
-    for key, value in scope["headers"]:
-        if key == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    declared = header(scope, b"content-length")
+    try:
+        return None if declared is None else int(declared)
+    except ValueError:
+        return None
 
 
 async def _refuse(send: Send, limit: int) -> None:
-    body = too_large_body(limit)
-    headers: list[Any] = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-    ]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, 413, too_large_body(limit), (b"connection", b"close"))

@@ -65,6 +65,10 @@ Description = Annotated[
     Field(description="What done looks like: context, acceptance criteria.", max_length=TEXT_MAX),
 ]
 Priority = Annotated[int, Field(description="Higher is claimed first (default 0).")]
+ClaimedBy = Annotated[
+    str | None,
+    Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
+]
 DependsOn = Annotated[
     list[str] | None,
     Field(description="Ids of tasks that must be done before this one can be claimed."),
@@ -317,10 +321,7 @@ class BoardTools:
         title: Title,
         description: Description = None,
         priority: Priority = 0,
-        role: Annotated[
-            str | None,
-            Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
-        ] = None,
+        role: ClaimedBy = None,
         depends_on: DependsOn = None,
     ) -> CallToolResult:
         """File a new top-level task in todo, for any agent to claim. Only for work that is
@@ -342,10 +343,7 @@ class BoardTools:
         title: Title,
         description: Description = None,
         priority: Priority = 0,
-        role: Annotated[
-            str | None,
-            Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
-        ] = None,
+        role: ClaimedBy = None,
         depends_on: DependsOn = None,
     ) -> CallToolResult:
         """File a subtask under a parent task, in todo, for any agent to claim. The board caps

@@ -29,7 +29,7 @@ import pytest
 
 from boardlib import Board
 from tests.cli_support import KANBAN, clean_env
-from tests.tui_helpers import Notes, demo_board, loaded, make_app, until, utc
+from tests.tui_helpers import Notes, loaded, make_app, until
 from tui.components.header_bar import HeaderBar
 
 REPO = Path(__file__).resolve().parents[2]
@@ -283,13 +283,6 @@ def test_an_exclusive_lock_turns_reads_busy_within_the_budget(tmp_path: Path) ->
         [str(KANBAN), "task", "list"], env=env, capture_output=True, text=True, check=False
     )
     assert ok.returncode == 0 and len(json.loads(ok.stdout)) == 1
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.chdir(tmp_path)
-    utc()
-    return demo_board(tmp_path)
 
 
 async def wait_line(proc: "subprocess.Popen[str]") -> dict[str, Any]:

@@ -7,12 +7,11 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from anyio import to_thread
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ..acting import Caller
-from ..app import caller, reply
+from ..app import Who, reply
 from ..envelopes import INVALID_QUERY, envelope, error_responses
 from ..replies import EventPage
 
@@ -38,7 +37,7 @@ STREAM = "text/event-stream"
 @envelope("plain", invalid=INVALID_QUERY)
 async def events(
     request: Request,
-    who: Annotated[Caller, Depends(caller)],
+    who: Who,
     since: Annotated[int, Query(ge=0, lt=2**63, description="Events after this seq.")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 500,
     task_id: Annotated[str | None, Query(alias="taskId", min_length=1, max_length=200)] = None,

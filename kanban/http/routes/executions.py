@@ -1,12 +1,9 @@
 """Seed 003's execution ledger: the runs of a task, opened after a claim and closed once."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from ..acting import Caller
-from ..app import caller, reply
+from ..app import Who, reply
 from ..bodies import CompleteExecutionBody, CreateExecutionBody
 from ..envelopes import envelope, error_responses
 from ..replies import ExecutionList, ExecutionReply
@@ -21,7 +18,7 @@ router = APIRouter(prefix="/api/board", tags=["executions"])
     summary="The run ledger of a task, oldest first",
 )
 @envelope("plain", not_found="task not found")
-def list_executions(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def list_executions(task_id: str, who: Who) -> JSONResponse:
     runs = who.board.executions(task_id)
     return reply({"ok": True, "executions": [run.to_json() for run in runs]})
 
@@ -33,13 +30,11 @@ def list_executions(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JS
     summary="Open a run (by the task's holder, after a claim)",
 )
 @envelope("plain", not_found="task not found")
-def open_execution(
-    task_id: str, body: CreateExecutionBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def open_execution(task_id: str, body: CreateExecutionBody, who: Who) -> JSONResponse:
     run = who.board.open_execution(
         task_id,
         body.executor_type,
-        agent=who.identity.name if who.identity.is_agent else None,
+        agent=who.token_agent,
         epoch=body.epoch,
         workspace_id=body.workspace_id,
         run_reason=body.run_reason,
@@ -55,9 +50,7 @@ def open_execution(
     summary="Close a running execution with its outcome and ledger",
 )
 @envelope("plain", not_found="execution not found")
-def close_execution(
-    exec_id: str, body: CompleteExecutionBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def close_execution(exec_id: str, body: CompleteExecutionBody, who: Who) -> JSONResponse:
     closed = who.board.close_execution(
         exec_id,
         body.status,

@@ -7,14 +7,13 @@ is the token's; a body naming another agent is refused (`forbidden`)."""
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body
 from fastapi.responses import JSONResponse, Response
 
 from boardlib import Task
 from boardlib.config import minutes_to_ms
 
-from ..acting import Caller
-from ..app import caller, reply
+from ..app import Who, reply
 from ..bodies import (
     BlockBody,
     ClaimNextBody,
@@ -33,7 +32,6 @@ from ..replies import TaskReply
 
 router = APIRouter(prefix="/api/board", tags=["lease"])
 
-WHO = Annotated[Caller, Depends(caller)]
 VERB_RESPONSES: dict[int | str, Any] = {
     200: {"model": TaskReply},
     **error_responses("reason", 403, 404, 409),
@@ -55,7 +53,7 @@ def _task(task: Task) -> JSONResponse:
     summary="Claim the best ready task for your role and team: 200 with it, 204 if none",
 )
 @envelope("reason")
-def claim_next(who: WHO, body: Annotated[ClaimNextBody | None, Body()] = None) -> Response:
+def claim_next(who: Who, body: Annotated[ClaimNextBody | None, Body()] = None) -> Response:
     body = body or ClaimNextBody()
     task = who.board.claim_next(
         who.agent(body.agent),
@@ -85,21 +83,21 @@ def _verb(
 
 @_verb("heartbeat", "Renew the lease (the holder, with its epoch)")
 def heartbeat(
-    task_id: str, who: WHO, body: Annotated[HolderBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[HolderBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or HolderBody()
     return _task(who.board.heartbeat(task_id, who.agent(body.agent), epoch=body.epoch))
 
 
 @_verb("progress", "Log a progress note (kept as a comment) and renew the lease")
-def progress(task_id: str, body: ProgressBody, who: WHO) -> JSONResponse:
+def progress(task_id: str, body: ProgressBody, who: Who) -> JSONResponse:
     agent = who.agent(body.agent)
     return _task(who.board.log_progress(task_id, agent, body.note, epoch=body.epoch))
 
 
 @_verb("extend-lease", "Set the lease to now + minutes, for a long quiet step")
 def extend_lease(
-    task_id: str, who: WHO, body: Annotated[ExtendLeaseBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[ExtendLeaseBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or ExtendLeaseBody()
     agent = who.agent(body.agent)
@@ -108,7 +106,7 @@ def extend_lease(
 
 @_verb("complete", "The holder is done building: in_review, awaiting another judge")
 def complete(
-    task_id: str, who: WHO, body: Annotated[CompleteBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[CompleteBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or CompleteBody()
     agent = who.agent(body.agent)
@@ -117,27 +115,27 @@ def complete(
 
 @_verb("approve", "Judge the work good: done (never by one of its builders)")
 def approve(
-    task_id: str, who: WHO, body: Annotated[ReviewBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[ReviewBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or ReviewBody()
     return _task(who.board.approve(task_id, who.reviewer(body.agent), epoch=body.epoch))
 
 
 @_verb("reject", "Send the work back to todo with a reason (never by one of its builders)")
-def reject(task_id: str, body: RejectBody, who: WHO) -> JSONResponse:
+def reject(task_id: str, body: RejectBody, who: Who) -> JSONResponse:
     reviewer = who.reviewer(body.agent)
     return _task(who.board.reject(task_id, reviewer, body.reason, epoch=body.epoch))
 
 
 @_verb("block", "The holder cannot go on: blocked with a reason")
-def block(task_id: str, body: BlockBody, who: WHO) -> JSONResponse:
+def block(task_id: str, body: BlockBody, who: Who) -> JSONResponse:
     agent = who.agent(body.agent)
     return _task(who.board.block(task_id, agent, body.reason, epoch=body.epoch))
 
 
 @_verb("unblock", "blocked -> todo, for a fresh claim")
 def unblock(
-    task_id: str, who: WHO, body: Annotated[UnblockBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[UnblockBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or UnblockBody()
     return _task(who.board.unblock(task_id, note=body.note, actor=who.actor, epoch=body.epoch))
@@ -145,27 +143,27 @@ def unblock(
 
 @_verb("release", "The holder gives the task back to todo")
 def release(
-    task_id: str, who: WHO, body: Annotated[HolderBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[HolderBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or HolderBody()
     return _task(who.board.release(task_id, who.agent(body.agent), epoch=body.epoch))
 
 
 @_verb("transfer", "Hand a task you hold to another agent (fresh lease, new epoch)")
-def transfer(task_id: str, body: TransferBody, who: WHO) -> JSONResponse:
+def transfer(task_id: str, body: TransferBody, who: Who) -> JSONResponse:
     agent = who.agent(body.agent)
     return _task(who.board.transfer(task_id, agent, body.to, epoch=body.epoch))
 
 
 @_verb("drop", "Soft-delete: hidden and never claimable, restorable")
-def drop(task_id: str, who: WHO, body: Annotated[EpochBody | None, Body()] = None) -> JSONResponse:
+def drop(task_id: str, who: Who, body: Annotated[EpochBody | None, Body()] = None) -> JSONResponse:
     body = body or EpochBody()
     return _task(who.board.drop(task_id, actor=who.actor, epoch=body.epoch))
 
 
 @_verb("restore", "Undo a drop")
 def restore(
-    task_id: str, who: WHO, body: Annotated[EpochBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[EpochBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or EpochBody()
     return _task(who.board.restore(task_id, actor=who.actor, epoch=body.epoch))

@@ -4,14 +4,13 @@ seed's envelope; the board decides every rule."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from boardlib.config import minutes_to_ms
 from boardlib.errors import Reason
 
-from ..acting import Caller
-from ..app import caller, reply
+from ..app import Who, reply
 from ..bodies import (
     ClaimBody,
     CommentBody,
@@ -37,7 +36,7 @@ TaskId = Annotated[str, "the task's id (TASK-n)"]
 )
 @envelope("plain", invalid=INVALID_QUERY)
 def list_tasks(
-    who: Annotated[Caller, Depends(caller)],
+    who: Who,
     team_id: Annotated[Name | None, Query(alias="teamId")] = None,
     status: Annotated[Status | None, Query(description="Ignored when ready=true.")] = None,
     ready: Annotated[bool, Query(description="Only todo tasks whose deps are done.")] = False,
@@ -65,7 +64,7 @@ def list_tasks(
     summary="Create a task (an agent token's creates are capped)",
 )
 @envelope("plain")
-def create_task(body: CreateTaskBody, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def create_task(body: CreateTaskBody, who: Who) -> JSONResponse:
     task = who.board.create_task(
         body.title,
         description=body.description,
@@ -91,7 +90,7 @@ def create_task(body: CreateTaskBody, who: Annotated[Caller, Depends(caller)]) -
     summary="One task, its comments, its ancestor chain and its dependencies",
 )
 @envelope("plain", not_found="task not found")
-def get_task(task_id: TaskId, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def get_task(task_id: TaskId, who: Who) -> JSONResponse:
     view = who.board.view(task_id)
     return reply(
         {
@@ -111,9 +110,7 @@ def get_task(task_id: TaskId, who: Annotated[Caller, Depends(caller)]) -> JSONRe
     summary="Atomically claim a todo task (409 is data: do not retry)",
 )
 @envelope("reason")
-def claim(
-    task_id: TaskId, body: ClaimBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def claim(task_id: TaskId, body: ClaimBody, who: Who) -> JSONResponse:
     agent = who.agent(body.assignee_agent_id, field="assigneeAgentId")
     if who.identity.roles:
         who.may_claim_role(who.board.get_task(task_id).role)
@@ -144,7 +141,7 @@ def update_task(
     request: Request,
     task_id: TaskId,
     body: UpdateTaskBody,
-    who: Annotated[Caller, Depends(caller)],
+    who: Who,
 ) -> JSONResponse:
     request.state.envelope = STATUS_CHANGE if body.status is not None else FIELD_EDIT
     task = who.board.update_task(
@@ -168,9 +165,7 @@ def update_task(
     summary="Add a comment",
 )
 @envelope("plain", not_found="task not found")
-def add_comment(
-    task_id: TaskId, body: CommentBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def add_comment(task_id: TaskId, body: CommentBody, who: Who) -> JSONResponse:
     author, author_type = who.comment_author(body.author_agent_id, body.author_type)
     comment = who.board.add_comment(
         task_id, body.body, author_agent_id=author, author_type=author_type
@@ -192,9 +187,7 @@ def add_comment(
     not_found="task not found",
     ok_forms={Reason.DEPENDENCY_CYCLE: "task_dependency_cycle"},
 )
-def link_dependency(
-    task_id: TaskId, body: LinkDepBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def link_dependency(task_id: TaskId, body: LinkDepBody, who: Who) -> JSONResponse:
     task = who.board.link_dependency(task_id, body.depends_on_task_id, actor=who.actor)
     return reply({"ok": True, "task": task.to_json()})
 
@@ -206,6 +199,6 @@ def link_dependency(
     summary="Cancel the still-pending dependents of a failed task, in one transaction",
 )
 @envelope("plain", not_found="task not found")
-def cancel_dependents(task_id: TaskId, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def cancel_dependents(task_id: TaskId, who: Who) -> JSONResponse:
     cancelled = who.board.cancel_dependents(task_id, actor=who.actor)
     return reply({"cancelled": [{"id": task.id, "title": task.title} for task in cancelled]})

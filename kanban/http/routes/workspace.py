@@ -3,16 +3,13 @@ files, the clock-out handoff, and completion through the verification gate. The 
 subsystem (`boardlib.worktrees`) touches only the task's worktree, its branch and the state
 folder; the detail route serves the SoR files by their fixed names and nothing else."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from boardlib.errors import wrong_state
 from boardlib.models import AgentHandoff
 
-from ..acting import Caller
-from ..app import caller, reply
+from ..app import Who, reply
 from ..bodies import ProvisionBody, WorkspaceActionBody
 from ..envelopes import INVALID_HANDOFF, envelope, error_responses
 from ..replies import Completed, Ok, Paused, Provisioned, Resumed, WorkspaceDetail
@@ -29,13 +26,9 @@ router = APIRouter(prefix="/api/board", tags=["workspace"])
     summary="Write the clock-out AGENT_HANDOFF.json into the task's worktree",
 )
 @envelope("message", not_found="workspace not found", invalid=INVALID_HANDOFF)
-def write_handoff(
-    task_id: str, body: AgentHandoff, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def write_handoff(task_id: str, body: AgentHandoff, who: Who) -> JSONResponse:
     given = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    who.trees.write_handoff(
-        task_id, given, actor=who.identity.name if who.identity.is_agent else None
-    )
+    who.trees.write_handoff(task_id, given, actor=who.token_agent)
     return reply({"ok": True})
 
 
@@ -46,7 +39,7 @@ def write_handoff(
     summary="The SoR files and the unified diff against the baseline (the drawer view)",
 )
 @envelope("plain", not_found="workspace not found")
-def workspace_detail(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def workspace_detail(task_id: str, who: Who) -> JSONResponse:
     detail = who.trees.detail(task_id)
     return reply(
         {
@@ -67,9 +60,7 @@ def workspace_detail(task_id: str, who: Annotated[Caller, Depends(caller)]) -> J
     summary="Provision a worktree, branch and SoR scaffold (reused when live)",
 )
 @envelope("message", not_found="task not found")
-def provision(
-    task_id: str, body: ProvisionBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def provision(task_id: str, body: ProvisionBody, who: Who) -> JSONResponse:
     who.check_repo(body.repo_path)
     made = who.trees.provision(
         task_id,
@@ -89,7 +80,7 @@ def provision(
     summary="Cold-resume read: the workspace and the state rebuilt from its files",
 )
 @envelope("plain", not_found="workspace not found")
-def resume(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONResponse:
+def resume(task_id: str, who: Who) -> JSONResponse:
     state = who.trees.resume(task_id)
     return reply(
         {
@@ -111,9 +102,7 @@ def resume(task_id: str, who: Annotated[Caller, Depends(caller)]) -> JSONRespons
     summary="Pause (commit, drop the checkout, keep the branch) or complete (the gate decides)",
 )
 @envelope("message", not_found="workspace not found")
-def workspace_action(
-    task_id: str, body: WorkspaceActionBody, who: Annotated[Caller, Depends(caller)]
-) -> JSONResponse:
+def workspace_action(task_id: str, body: WorkspaceActionBody, who: Who) -> JSONResponse:
     if body.action == "pause":
         return reply({"ok": True, **who.trees.pause(task_id, actor=who.actor).to_json()})
     if who.identity.is_agent:
