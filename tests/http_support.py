@@ -134,6 +134,16 @@ class Live:
     app: Any
 
 
+def seed_every_state(api: Api) -> None:
+    """Three todo tasks, one in review (built by alice) and one in progress (bob's): a board on
+    which every route has something to act on, for the schema-driven tests."""
+    for n in range(3):
+        api.create(f"task {n}")
+    held = api.claimed("alice", title="held")
+    api.client.post(f"/api/board/{held['id']}/complete", json={"agent": "alice"})
+    api.claimed("bob", title="in progress")
+
+
 @contextmanager
 def live_server(tmp_path: Path, db: Any = None, **settings: Any) -> Iterator[Live]:
     import threading

@@ -18,7 +18,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from .http_support import Live, bearer, live_server, token_book
+from .http_support import Live, bearer, live_server, seed_every_state, token_book
 
 EXAMPLES = int(os.environ.get("KANBAN_SCHEMATHESIS_EXAMPLES", "25"))
 
@@ -45,12 +45,7 @@ CHECKS = [
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     with live_server(tmp_path_factory.mktemp("schemathesis")) as server:
-        api = server.api
-        for n in range(3):
-            api.create(f"task {n}")
-        held = api.claimed("alice", title="held")
-        api.client.post(f"/api/board/{held['id']}/complete", json={"agent": "alice"})
-        api.claimed("bob", title="in progress")
+        seed_every_state(server.api)
         yield server
 
 

@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, Tool
 
 from boardlib import Board
 from tests.cli_support import KANBAN, clean_env
-from tests.http_support import Live, live_server
+from tests.http_support import Live, live_server, seed_every_state
 from tests.test_http_schema import CHECKS
 from tests.test_inert import HOSTILE
 from tests.test_tui_inert_rendering import PALETTE, check_segments
@@ -57,12 +57,7 @@ class Watcher:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     with live_server(tmp_path_factory.mktemp("chaos-schemathesis")) as server:
-        api = server.api
-        for n in range(3):
-            api.create(f"task {n}")
-        held = api.claimed("alice", title="held")
-        api.client.post(f"/api/board/{held['id']}/complete", json={"agent": "alice"})
-        api.claimed("bob", title="in progress")
+        seed_every_state(server.api)
         yield server
 
 
