@@ -28,12 +28,28 @@ def with_schema(url: str, schema: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
-def server_cpu_s() -> float | None:
-    """CPU seconds (user + system) used so far by this machine's `postgres` processes: the
-    server's share of a claim, when the server runs here (None when it does not). A backend that
-    exits between two readings moves its time into the postmaster's children's time (cutime,
-    cstime), so those are counted too: without them a run whose connections closed in between
-    reported a negative server CPU per claim."""
+def postmaster_pid(url: str) -> int | None:
+    """The pid of the server behind `url` when it runs on this machine (the parent of this
+    connection's backend), else None."""
+    with psycopg.connect(url, autocommit=True) as conn:  # read while the backend lives
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        try:
+            with open(f"/proc/{row[0] if row else 0}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)
+        except OSError:
+            return None
+    return int(fields[1].split()[1]) if fields[0].endswith("(postgres") else None
+
+
+def server_cpu_s(postmaster: int | None) -> float | None:
+    """CPU seconds (user + system) used so far by the server whose postmaster is `postmaster`
+    (it and its children: backends, WAL writer, checkpointer, autovacuum): the server's share of
+    a claim, when the server runs here (None when it does not). Only that server's processes: the
+    machine may run other clusters. A backend that exits between two readings moves its time into
+    the postmaster's children's time (cutime, cstime), so those are counted too: without them a
+    run whose connections closed in between reported a negative server CPU per claim."""
+    if postmaster is None:
+        return None
     tick = os.sysconf("SC_CLK_TCK")
     total, seen = 0, False
     for entry in os.scandir("/proc"):
@@ -42,9 +58,9 @@ def server_cpu_s() -> float | None:
         try:
             with open(f"/proc/{entry.name}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)
-            if not fields[0].endswith("(postgres"):
-                continue
             values = fields[1].split()
+            if int(entry.name) != postmaster and int(values[1]) != postmaster:
+                continue
             total += sum(int(value) for value in values[11:15])  # utime, stime, cutime, cstime
             seen = True
         except (OSError, IndexError, ValueError):
@@ -96,6 +112,7 @@ def run_postgres(
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """Run every board and worker count on Postgres; emit one line each; return them."""
     facts = server_facts(url)
+    postmaster = postmaster_pid(url)
     emit({"backend": "postgres", "server": redact_url(url), **facts})
     boards = Boards(url)
     results: dict[tuple[str, int], dict[str, Any]] = {}
@@ -103,9 +120,9 @@ def run_postgres(
         for name, template in templates.items():
             for workers in counts:
                 target = boards.fresh(template)
-                cpu_before = server_cpu_s()
+                cpu_before = server_cpu_s(postmaster)
                 outcome = run(target, workers, duration)
-                cpu_after = server_cpu_s()
+                cpu_after = server_cpu_s(postmaster)
                 line = {
                     "backend": "postgres",
                     "board": name,

@@ -1,0 +1,202 @@
+"""The floor of a Postgres claim on this machine: the cheapest correct claim, without the board.
+
+    python benchmarks/claim_floor.py --db postgresql://user@host/db [--workers 1,4,16,64]
+
+What `benchmarks/claim.py --db` measures for the board's own claim path, this measures for the
+least a claim can be: one statement, one round trip, autocommit (its COMMIT is the statement's
+own), that picks the best ready row with `FOR NO KEY UPDATE SKIP LOCKED` down the ready partial
+index, claims it with the guarded `UPDATE ... RETURNING` and writes its `task_claimed` event, on
+the same 100,000-task board (`claim.py`'s "ready" board, copied into a fresh schema), from N
+spawned processes with one psycopg connection each. Variants (`--variants`):
+
+  floor       that statement, a server-side prepared statement from the first call
+              (`prepare_threshold=0`);
+  unprepared  the same with `prepare_threshold=None`: parsed and planned on every call;
+  notify    `floor` plus `pg_notify()` of the board's channel inside the same transaction;
+  board     the board's own `claim_next` (everything `claim.py` runs), for the ratio.
+
+Per line: claims/s, p50/p99 ms, the client processes' CPU per claim (getrusage) and the server's
+(every `postgres` process on this machine, from /proc; run the server here for that figure), with
+the server's durability settings. Wall-clock figures move with the machine's load; CPU per claim
+far less.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
+import psycopg
+from claim import build_board
+from claim_postgres import Boards, postmaster_pid, server_cpu_s, server_facts
+
+from boardlib import Board
+
+CTX = multiprocessing.get_context("spawn")
+
+_FLOOR = """
+WITH pick AS (
+    SELECT id FROM tasks WHERE status = 'todo' AND dropped = 0 AND unmet_deps = 0
+    ORDER BY priority DESC, updated_at DESC LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE tasks SET status = 'in_progress', assignee_agent_id = %(agent)s,
+        claimed_by = COALESCE(claimed_by, %(agent)s),
+        holders = (holders::jsonb || jsonb_build_array(%(agent)s::text))::text,
+        claim_epoch = claim_epoch + 1, lease_until = %(lease)s, last_heartbeat_at = %(now)s,
+        attempts = attempts + 1, updated_at = %(now)s
+    FROM pick WHERE tasks.id = pick.id AND tasks.status = 'todo'
+        AND tasks.assignee_agent_id IS NULL AND tasks.dropped = 0
+    RETURNING tasks.*
+), event AS (
+    INSERT INTO events (seq, task_id, kind, actor, data, created_at, ttl_seconds, tenant_id)
+    SELECT nextval('event_seq'), id, 'task_claimed', %(agent)s,
+           '{"epoch":' || claim_epoch || ',"verb":"claim_next"}', %(now)s, 259200, tenant_id
+    FROM claimed
+)
+SELECT * FROM claimed{notify}
+"""
+
+
+def floor_worker(
+    url: str, variant: str, agent: str, seconds: float, barrier: Any, out: Any
+) -> None:
+    threshold = None if variant == "unprepared" else 0
+    notify = ", pg_notify('kanban_floor', '')" if variant == "notify" else ""
+    statement = _FLOOR.replace("{notify}", notify)
+    notify_after = "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY kanban_floor; COMMIT"
+    claims: list[str] = []
+    latencies: list[float] = []
+    if variant == "board":
+        board = Board(url, recover=False)
+        board.claim_next(agent + "-warmup", role="nobody")
+
+        def claim() -> str | None:
+            task = board.claim_next(agent)
+            return None if task is None else task.id
+    elif variant == "one_trip":
+        conn = psycopg.connect(url, autocommit=True)
+        named = statement.replace("%(agent)s", "$1").replace("%(now)s", "$2")
+        named = named.replace("%(lease)s", "$3")
+        conn.execute(f"PREPARE floor_claim(text, bigint, bigint) AS {named}")  # type: ignore[arg-type]
+        cursor = psycopg.ClientCursor(conn)
+
+        def claim() -> str | None:
+            now = int(time.time() * 1000)
+            text = cursor.mogrify(
+                "BEGIN; EXECUTE floor_claim(%s, %s, %s); COMMIT; " + notify_after,
+                (agent, now, now + 600_000),
+            )
+            cursor.execute(text)  # type: ignore[arg-type]
+            cursor.nextset()
+            row = cursor.fetchone()
+            return None if row is None else str(row[1])
+    else:
+        conn = psycopg.connect(url, autocommit=True, prepare_threshold=threshold)
+
+        def claim() -> str | None:
+            now = int(time.time() * 1000)
+            row = conn.execute(
+                statement,  # type: ignore[arg-type]
+                {"agent": agent, "now": now, "lease": now + 600_000},
+            ).fetchone()
+            if variant == "floor_notify":
+                conn.execute(notify_after, prepare=False)  # type: ignore[arg-type]
+            return None if row is None else str(row[1])
+
+    barrier.wait()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        started = time.perf_counter()
+        task = claim()
+        latencies.append(time.perf_counter() - started)
+        if task is None:
+            break
+        claims.append(task)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    out.put({"agent": agent, "claims": claims, "latencies": latencies, "cpu_s": cpu})
+
+
+def run(
+    url: str, variant: str, workers: int, seconds: float, postmaster: int | None
+) -> dict[str, Any]:
+    barrier = CTX.Barrier(workers + 1)
+    out = CTX.Queue()
+    procs = [
+        CTX.Process(target=floor_worker, args=(url, variant, f"w{n}", seconds, barrier, out))
+        for n in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    server_before = server_cpu_s(postmaster)
+    started = time.perf_counter()
+    results = [out.get(timeout=seconds * 20 + 120) for _ in procs]
+    elapsed = time.perf_counter() - started
+    server_after = server_cpu_s(postmaster)
+    for proc in procs:
+        proc.join()
+    ids = Counter(task for result in results for task in result["claims"])
+    latencies = sorted(x for result in results for x in result["latencies"])
+    claims = sum(ids.values())
+    line: dict[str, Any] = {
+        "variant": variant,
+        "workers": workers,
+        "claims_per_s": round(claims / elapsed, 1),
+        "p50_ms": round(1000 * statistics.median(latencies), 2),
+        "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2),
+        "client_cpu_us_per_claim": round(1e6 * sum(r["cpu_s"] for r in results) / claims, 1),
+        "double_claims": sum(count - 1 for count in ids.values() if count > 1),
+        "claims": claims,
+    }
+    if server_before is not None and server_after is not None:
+        # from the barrier to the last worker's report: its start-up is not counted
+        line["server_cpu_us_per_claim"] = round(1e6 * (server_after - server_before) / claims, 1)
+    return line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", metavar="URL", required=True)
+    parser.add_argument("--tasks", type=int, default=100_000)
+    parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--workers", default="1,4,16,64")
+    parser.add_argument("--variants", default="floor,unprepared,notify,board")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
+    facts = server_facts(args.db)
+    with psycopg.connect(args.db, autocommit=True) as conn:
+        for name in ("full_page_writes", "shared_buffers", "wal_sync_method", "commit_delay"):
+            row = conn.execute(f"SHOW {name}").fetchone()  # type: ignore[arg-type]
+            facts[name] = str(row[0]) if row else "?"
+    print(json.dumps({"server": facts, "load_average": os.getloadavg()[0]}), flush=True)
+    postmaster = postmaster_pid(args.db)
+    boards = Boards(args.db)
+    try:
+        with tempfile.TemporaryDirectory(prefix="kanban-floor-") as tmp:
+            template = Path(tmp) / "ready.db"
+            build_board(template, args.tasks, mixed=False, seed=7)
+            for workers in counts:
+                for variant in args.variants.split(","):
+                    target = boards.fresh(template)
+                    line = run(target, variant, workers, args.duration, postmaster)
+                    line["load_average"] = round(os.getloadavg()[0], 1)
+                    print(json.dumps(line), flush=True)
+    finally:
+        boards.close()
+
+
+if __name__ == "__main__":
+    main()
