@@ -3,6 +3,7 @@ commits, LISTEN/NOTIFY, concurrent lease sweepers, claims that never queue, cred
 never printed, libpq's own ways of finding a password, pooled boards, and refusals on schemas that
 are not boards. (Everything the two stores share runs on both through the `board_path` fixture.)"""
 
+import json
 import multiprocessing
 import os
 import subprocess
@@ -107,6 +108,35 @@ def test_change_token_moves_on_notify_and_stays_while_idle(url: str) -> None:
         assert reader.change_token() == token + 1
         listener = reader.store._listener  # type: ignore[attr-defined]
         assert listener is not None, "the reader listens instead of polling"
+
+
+def test_events_written_in_as_literals_read_back_exactly(url: str) -> None:
+    """The events of a transaction travel as quoted literals with its COMMIT: quotes, backslashes
+    (which would turn a literal into an E'' escape string), non-ASCII text and NULLs come back as
+    they went in, in order, several to one statement."""
+    texts = ["it's", "back\\slash \\n", "E'\\x41'", "ünïcødé ✓", '"; DROP TABLE tasks; --']
+
+    def write(tx: Any) -> None:
+        for n, text in enumerate(texts):
+            tx.insert_event("note", None if n == 0 else text, text, {"text": text}, START + n, None)
+        tx.insert_event("last", "t", None, {}, START, 60, "tenant's")
+
+    with Board(url, clock=ManualClock(START)) as board:
+        since = board.last_event_seq()
+        board.store.write(write)
+        rows = board.store.read(lambda tx: tx.events(since=since))
+    assert [(r["kind"], r["task_id"], r["actor"]) for r in rows] == [
+        ("note", None, texts[0]),
+        *[("note", t, t) for t in texts[1:]],
+        ("last", "t", None),
+    ]
+    assert [r["data"] for r in rows[:-1]] == [
+        json.dumps({"text": t}, separators=(",", ":")) for t in texts
+    ]
+    assert [(r["created_at"], r["ttl_seconds"], r["tenant_id"]) for r in rows[-1:]] == [
+        (START, 60, "tenant's")
+    ]
+    assert rows[0]["ttl_seconds"] is None and rows[0]["tenant_id"] is None
 
 
 def test_the_tui_reader_follows_a_postgres_board(url: str) -> None:
