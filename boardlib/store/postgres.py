@@ -32,10 +32,11 @@ How the SQLite store's guarantees carry over, with concurrency instead of one wr
   snapshot's in-progress list; once every one of those xids has finished, the missing seqs are
   final. Each store remembers that proof between reads (`_EventHorizon`); reconciles persist it.
 - **Change feed**: after a commit that wrote events the writer sends `NOTIFY` on the board's
-  channel, as a separate statement after COMMIT (a NOTIFY inside the transaction would serialise
-  every committing writer on Postgres's notify lock). `change_token()` listens on its own connection
-  and recomputes the safe horizon only when notified, or every `FALLBACK_POLL_S` in case a
-  notification was lost (a writer killed between COMMIT and NOTIFY, an aborted seq to close).
+  channel, as a separate statement after COMMIT in the same round trip (a NOTIFY inside the
+  transaction would serialise every committing writer on Postgres's notify lock, held through
+  the commit's WAL flush; on its own it never waits for one). `change_token()` listens on its
+  own connection and recomputes the safe horizon only when notified, or every `FALLBACK_POLL_S` in
+  case a notification was lost (a writer killed between COMMIT and NOTIFY, an aborted seq to close).
 - **Connections**: one plain connection for a one-shot CLI call; a `psycopg_pool` pool for
   long-running processes (`pool_size`). Every connection runs in autocommit mode and the store
   issues BEGIN/COMMIT itself, as the SQLite store does.
@@ -1231,7 +1232,9 @@ class PostgresStore:
         queued events with COMMIT and the NOTIFY), so a claim is three round trips: begin, the
         claim, commit. psycopg's pipeline mode gets the same three round trips for more client
         CPU per claim, and on a machine shared with the server client CPU is what a claim's rate
-        is made of."""
+        is made of. Sending BEGIN in one pipeline with the claim (two round trips) was measured
+        too: the round trip it saves costs as much client CPU in psycopg's pipeline machinery
+        (client 282-337 -> 306-417 us per claim, server within noise, 1 process)."""
         tx = PostgresTx(conn, self, locking=write and not shared)
         try:
             if write:
