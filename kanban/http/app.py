@@ -9,6 +9,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,14 @@ def shown_location(location: "str | Path | DatabaseUrl") -> str:
     return redact_url(str(location)) if "://" in str(location) else str(location)
 
 
+POOL_SIZE = 8
+# Threads for the lease verbs' fast lane, by store. A SQLite board has one writer connection
+# per process, so a second thread would only wait on its lock: under 16 claiming clients the
+# server spent 0.31-0.32 ms of CPU a claim with one thread, 0.35-0.36 with two, 0.39-0.44 with
+# four. A Postgres board claims in parallel on its pool's connections.
+LEASE_THREADS = {"sqlite": 1}
+
+
 class Service:
     """The server's long-lived parts: one board (thread-safe), the worktree subsystem, the
     change feed and the background upkeep."""
@@ -90,6 +99,10 @@ class Service:
         self.board = board if board is not None else self._open_board()
         self.trees = Worktrees(self.board, root=settings.worktrees_root)
         self.feed = ChangeFeed(self.board, settings.feed_poll_s)
+        self.lease_pool = ThreadPoolExecutor(
+            max_workers=LEASE_THREADS.get(self.board.store.backend, POOL_SIZE),
+            thread_name_prefix="kanban-lease",
+        )
         self.sweeper: LeaseSweeper | None = None
         self.janitor: WorktreeJanitor | None = None
         self.repo_roots = tuple(Path(os.path.realpath(root)) for root in settings.repo_roots)
@@ -101,7 +114,7 @@ class Service:
             clock=settings.clock,
             config=settings.config or BoardConfig.from_env(),
             recover=True,  # the lease/orphan pass at start
-            pool_size=8,  # requests run on worker threads (Postgres; SQLite ignores it)
+            pool_size=POOL_SIZE,  # requests run on worker threads (Postgres; SQLite ignores it)
         )
 
     async def start(self) -> None:
@@ -119,6 +132,7 @@ class Service:
     async def stop(self) -> None:
         """Stop the upkeep, fold the WAL into the board file and close it."""
         await self.feed.stop()
+        await to_thread.run_sync(self.lease_pool.shutdown)
         if self.janitor is not None:
             await to_thread.run_sync(self.janitor.stop)
             self.janitor = None
