@@ -435,6 +435,14 @@ def main() -> None:
                     "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
                     "library_cpu_ms_per_claim": round(cpu_floor, 3),
                     "client_cpu_ms_per_request": round(served["client_cpu_ms_per_request"], 3),
+                    # The rate the cores allow when clients and server have them to themselves:
+                    # a figure other load on the machine moves far less than claims/s.
+                    "cores_bound_per_s": round(
+                        (os.cpu_count() or 1)
+                        * 1000
+                        / (served["server_cpu_ms_per_claim"] + served["client_cpu_ms_per_request"]),
+                        1,
+                    ),
                     "double_claims": served["double_claims"],
                     "status_5xx": served["status_5xx"],
                     "statuses": served["statuses"],
@@ -492,6 +500,9 @@ def main() -> None:
         "zero_double_claims": all(line["double_claims"] == 0 for line in served)
         and lines["library"]["double_claims"] == 0,
         "zero_5xx": all(line["status_5xx"] == 0 for line in served),
+        "cores_bound_ratio": round(best["cores_bound_per_s"] / library["claims_per_s"], 3)
+        if "library" in parts
+        else None,
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, "
         f"load {os.getloadavg()[0]:.1f}",
     }
