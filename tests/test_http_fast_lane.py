@@ -29,11 +29,13 @@ from kanban.http.routes import lease
 
 from .http_support import TOKENS, Api, live_server, serving, token_book
 
-VERBS = sorted(route.path.rsplit("/", 1)[1] for route in lease.router.routes)  # type: ignore[attr-defined]
+# The lease verbs, and seed 003's claim by id.
+VERBS = [*sorted(route.path.rsplit("/", 1)[1] for route in lease.router.routes), "claim"]  # type: ignore[attr-defined]
 TASK_IDS = ["TASK-1", "TASK-2", "TASK-3", "TASK-4", "TASK-5", "TASK-6", "TASK-99", "task-1", " "]
 NAMES = ["alice", "bob", "carol", "ops", ""]
 KEYS = [
     "agent",
+    "assigneeAgentId",
     "role",
     "team",
     "runtime",
@@ -91,6 +93,10 @@ bodies = st.one_of(
     st.sampled_from(ODD_BODIES),
 )
 # Bodies a lease verb may well accept: the plain case the lane answers itself.
+claim_bodies = st.fixed_dictionaries(
+    {"assigneeAgentId": st.sampled_from(NAMES[:3])},
+    optional={"minutes": st.integers(1, 30), "assigneeRuntime": st.just("claude")},
+)
 likely_bodies = st.fixed_dictionaries(
     {"agent": st.sampled_from(NAMES[:3])},
     optional={
@@ -119,7 +125,7 @@ plain_requests = st.fixed_dictionaries(
         "method": st.just("POST"),
         "verb": st.sampled_from(VERBS),
         "task_id": st.sampled_from(TASK_IDS),
-        "body": likely_bodies | st.just(b""),
+        "body": likely_bodies | claim_bodies.map(lambda d: json.dumps(d).encode()) | st.just(b""),
         "content_type": st.just("application/json"),
         "chunked": st.just(False),
         "token": st.sampled_from(list(TOKENS)),
@@ -208,7 +214,7 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
     assert lane.answered > 20 and lane.handed_on > 20, (lane.answered, lane.handed_on)
 
 
-def test_a_plain_claim_is_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_path: Path) -> None:
+def test_plain_claims_are_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_path: Path) -> None:
     with serving(tmp_path) as api:
         lane = lane_of_app(api)
         assert lane is not None
@@ -216,15 +222,19 @@ def test_a_plain_claim_is_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_pat
         answer = api.client.post("/api/board/claim-next", json={"agent": "alice"})
         assert answer.status_code == 200 and answer.json()["task"]["id"] == task["id"]
         assert (lane.answered, lane.handed_on) == (1, 0)
+        other = api.create("two")
+        by_id = api.client.post(f"/api/board/{other['id']}/claim", json={"assigneeAgentId": "bob"})
+        assert by_id.status_code == 200 and api.stored(other["id"]).assignee_agent_id == "bob"
+        assert (lane.answered, lane.handed_on) == (2, 0)
         before = api.fingerprint()
         bad = api.client.post(f"/api/board/{task['id']}/heartbeat", json={"agent": "a" * 201})
         assert bad.status_code == 400
         assert bad.json()["details"]["fieldErrors"]["agent"]
-        assert (lane.answered, lane.handed_on) == (1, 1)
+        assert (lane.answered, lane.handed_on) == (2, 1)
         refused = api.client.post(f"/api/board/{task['id']}/heartbeat", json={"agent": "bob"})
         assert refused.status_code == 403
         assert (refused.json()["ok"], refused.json()["reason"]) == (False, "not_assignee")
-        assert (lane.answered, lane.handed_on) == (2, 1)
+        assert (lane.answered, lane.handed_on) == (3, 1)
         assert api.fingerprint() == before
 
 

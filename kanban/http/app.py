@@ -347,7 +347,7 @@ NO_TELEMETRY: dict[str, Any] = (
 def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastAPI:
     """The app for `settings`. Pass `board` to serve an already open board (tests, embedding);
     it is then neither checkpointed nor closed at shutdown."""
-    from .fastpath import LeaseFastLane
+    from .fastpath import LeaseFastLane, route_endpoint
     from .routes import events, executions, health, lease, tasks, workspace
 
     @asynccontextmanager
@@ -382,8 +382,11 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
     app.add_exception_handler(Exception, _unexpected)
     # Outermost first: keep web pages out, authenticate, cap the body, the lease verbs' fast
     # lane, then FastAPI.
-    if settings.fast_lane:
-        app.add_middleware(LeaseFastLane, routes=lease.router.routes)
+    if settings.fast_lane:  # the lease protocol, and seed 003's claim by id
+        claim_by_id = [
+            route for route in tasks.router.routes if route_endpoint(route) is tasks.claim
+        ]
+        app.add_middleware(LeaseFastLane, routes=[*lease.router.routes, *claim_by_id])
     app.add_middleware(BodyLimit, limit=settings.body_limit)
     app.add_middleware(BearerAuth, book=settings.tokens)
     app.add_middleware(BrowserGuard, open_server=settings.tokens is None)
