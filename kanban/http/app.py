@@ -232,6 +232,11 @@ async def _forbidden(request: Request, error: Exception) -> JSONResponse:
     return forbidden_reply(error, _envelope(request))
 
 
+# FastAPI reads a body sent without `Content-Type: application/json` as no object at all, and
+# said "Input should be a valid dictionary or object to extract fields from".
+NOT_JSON_TYPE = "the body must be a JSON object sent with Content-Type: application/json"
+
+
 def _message(item: dict[str, Any]) -> str:
     text = str(item.get("msg", "invalid"))
     return text.removeprefix("Value error, ")
@@ -243,9 +248,13 @@ async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
     form: list[str] = []
     fields: dict[str, list[str]] = {}
     in_body = False
+    said_json = "json" in request.headers.get("content-type", "").lower()
     for item in error.errors():
         where, *path = item.get("loc", ()) or ("body",)
         in_body = in_body or where == "body"
+        if where == "body" and not path and not said_json:  # `curl -d` sends a form type
+            form.append(NOT_JSON_TYPE)
+            continue
         if item.get("type") == "json_invalid":
             form.append(f"malformed JSON: {item.get('ctx', {}).get('error', 'cannot parse')}")
             continue
