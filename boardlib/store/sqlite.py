@@ -2,9 +2,10 @@
 
 `SqliteStore` owns two connections to one file, a writer and a `query_only` reader, and runs
 callables inside transactions (`write`, `read`). Inside, the callable gets a `SqliteTx`, whose
-methods are one readable SQL statement each. The board's rules (`board.py`, `lifecycle.py`,
-`recovery.py`) decide; this module only reads and writes rows. `postgres.py` sits beside it with
-the same methods: both implement `base.Tx` and `base.Store`, which mypy checks.
+methods are one readable SQL statement each: the statements both stores share come from
+`queries.SharedTx`, those that must differ are here. The board's rules (`board.py`,
+`lifecycle.py`, `recovery.py`) decide; this module only reads and writes rows. `postgres.py` sits
+beside it: both implement `base.Tx` and `base.Store`, which mypy checks.
 """
 
 import errno
