@@ -18,6 +18,12 @@ before each run. One JSON line per board and worker count, then one summary line
 issue's targets. Every claimed id is checked: no task may be claimed twice, and each must be in
 progress under its claimer.
 
+Then one more row per board at the most workers (up to 16), "agents with think time": the same
+workers pausing a random 0 to 2x `--think-ms` (default 5 ms) between claims, asleep, as an agent
+is while it works. Without a pause, a few processes that are running when the writers' turn frees
+take nearly all the turns while the rest sleep in its queue, and p99 measures that starvation (see
+benchmarks/claim_tail.py); this row measures a busy board that is not a tight loop.
+
 Claims per second move with the machine and with whatever else runs on it; the ratio to a ceiling
 taken in the same run is partly robust to that. The CPU time of the claiming processes per claim
 attempt (user + system, from getrusage) is the load-independent measure of the claim path's own
@@ -144,8 +150,11 @@ def ceiling(path: Path, seconds: float) -> tuple[float, float]:
     return done / elapsed, 1e6 * cpu / done
 
 
-def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) -> None:
+def worker(
+    path: str, agent: str, seconds: float, barrier: Any, results: Any, think_ms: float = 0.0
+) -> None:
     config = BoardConfig()
+    pause = random.Random(agent)
     with Board(path, config=config, recover=False) as board:
         try:
             board.claim_next(agent + "-warmup", role="nobody")  # open connections, warm caches
@@ -171,6 +180,8 @@ def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) ->
             if task is None:
                 break
             claimed.append(task.id)
+            if think_ms:  # an agent's pause between claims (asleep: no CPU, no turn)
+                time.sleep(pause.uniform(0, 2 * think_ms) / 1000)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         results.put(
             {
@@ -185,11 +196,11 @@ def worker(path: str, agent: str, seconds: float, barrier: Any, results: Any) ->
         )
 
 
-def run(path: Path, workers: int, seconds: float) -> dict[str, Any]:
+def run(path: Path, workers: int, seconds: float, think_ms: float = 0.0) -> dict[str, Any]:
     barrier = CTX.Barrier(workers + 1)
     results = CTX.Queue()
     procs = [
-        CTX.Process(target=worker, args=(str(path), f"w{n}", seconds, barrier, results))
+        CTX.Process(target=worker, args=(str(path), f"w{n}", seconds, barrier, results, think_ms))
         for n in range(workers)
     ]
     for proc in procs:
@@ -235,9 +246,18 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--workers", default=None, help="default 1,4,16 (1,4,16,64 with --db)")
     parser.add_argument("--db", metavar="URL", help="also run on this PostgreSQL database")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=5.0,
+        help="the extra row's mean pause between one agent's claims (uniform 0-2x; 0: no row)",
+    )
     args = parser.parse_args()
     counts = [int(n) for n in (args.workers or ("1,4,16,64" if args.db else "1,4,16")).split(",")]
+    # SQLite's own targets are for up to 16 workers (64 runs only beside Postgres, for comparison)
+    least, most = min(counts), max([n for n in counts if n <= 16] or counts)
     results: dict[tuple[str, int], dict[str, Any]] = {}
+    thinking: dict[str, dict[str, Any]] = {}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kanban-bench-") as tmp:
         for name in ("ready", "mixed"):
@@ -271,6 +291,29 @@ def main() -> None:
                 }
                 results[(name, workers)] = line
                 print(json.dumps(line), flush=True)
+            if args.think_ms:
+                # The same workers as agents are: a pause between claims. (The loop above never
+                # pauses, so a few running processes take nearly every turn: claim_tail.py.)
+                copy = Path(tmp) / f"{name}-{most}-thinking.db"
+                shutil.copy(template, copy)
+                outcome = run(copy, most, args.duration, args.think_ms)
+                thinking[name] = {
+                    "board": name,
+                    "workers": most,
+                    "think_ms": args.think_ms,
+                    "offered_at_most_per_s": round(most * 1000 / args.think_ms),
+                    "claims_per_s": round(outcome["claims_per_s"], 1),
+                    "p50_ms": round(outcome["p50_ms"], 2),
+                    "p99_ms": round(outcome["p99_ms"], 2),
+                    "failed": outcome["failed"],
+                    "cpu_us_per_claim": round(outcome["cpu_us_per_claim"], 1),
+                    "user_us_per_claim": round(outcome["user_us_per_claim"], 1),
+                    "system_us_per_claim": round(outcome["system_us_per_claim"], 1),
+                    "switches_per_claim": round(outcome["switches_per_claim"], 2),
+                    "double_claims": outcome["double_claims"],
+                    "claims": outcome["claims"],
+                }
+                print(json.dumps(thinking[name]), flush=True)
         if args.db:
             from claim_postgres import postgres_summary, run_postgres
 
@@ -280,8 +323,6 @@ def main() -> None:
                 lambda line: print(json.dumps(line), flush=True),
             )  # fmt: skip
             print(json.dumps(postgres_summary(results, on_postgres, counts)), flush=True)
-    # SQLite's own targets are for up to 16 workers (64 runs only beside Postgres, for comparison)
-    least, most = min(counts), max([n for n in counts if n <= 16] or counts)
     ready, mixed = results[("ready", most)], results[("mixed", most)]
     summary = {
         "summary": f"{least} and {most} workers",
@@ -295,8 +336,12 @@ def main() -> None:
         "p99<=50ms": all(line["p99_ms"] <= 50 for (_, n), line in results.items() if n <= most),
         "no_failed_claims": all(
             line["failed"] == 0 for (_, n), line in results.items() if n <= most
+        )
+        and all(line["failed"] == 0 for line in thinking.values()),
+        "zero_double_claims": all(
+            line["double_claims"] == 0 for line in [*results.values(), *thinking.values()]
         ),
-        "zero_double_claims": all(line["double_claims"] == 0 for line in results.values()),
+        f"p99_{most}_thinking_ms": [line["p99_ms"] for line in thinking.values()],
         "machine": f"{multiprocessing.cpu_count()} cores, Python {sys.version.split()[0]}, "
         f"SQLite {sqlite3.sqlite_version}",
         "load_average": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",

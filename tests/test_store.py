@@ -287,3 +287,37 @@ def test_a_deadline_landing_as_the_turn_is_taken_leaves_nothing_held(tmp_path: P
     finally:
         os.close(other)
         queue.close()
+
+
+def _write_from_another_process(path: Path, code: str) -> None:
+    """One short-lived process that opens the board, writes, and closes (the last one out, if it
+    believes nobody else has the file open, checkpoints and deletes the write-ahead log)."""
+    import subprocess
+    import sys
+
+    program = f"from boardlib import Board\nwith Board({str(path)!r}) as board:\n    {code}"
+    subprocess.run([sys.executable, "-c", program], check=True, timeout=60)
+
+
+def test_a_second_store_in_a_process_leaves_the_first_one_seeing_every_commit(
+    board_path: Path,
+) -> None:
+    """Opening a second store on the board (the TUI's reader, then the operator's writer) must
+    not cost the first one its SQLite locks: the probe had read the file's header with a plain
+    descriptor, and closing it dropped every POSIX lock of the process on the file. The next
+    agent process to close then deleted the write-ahead log under the reader, which never saw
+    another commit (the TUI kept showing a cancelled task as running)."""
+    with Board(board_path) as board:
+        task = board.create_task("watched")
+    reader = Board(board_path, read_only=True)
+    try:
+        assert reader.snapshot()[0][0].status == "todo"
+        Board(board_path).close()  # a second store, opened and closed in this process
+        _write_from_another_process(board_path, f"board.claim({task.id!r}, 'ada')")
+        seen_claim = reader.change_token()
+        assert reader.snapshot()[0][0].status == "in_progress"
+        _write_from_another_process(board_path, f"board.move({task.id!r}, 'cancelled')")
+        assert reader.change_token() != seen_claim
+        assert reader.snapshot()[0][0].status == "cancelled"
+    finally:
+        reader.close()

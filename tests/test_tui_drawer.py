@@ -406,7 +406,15 @@ async def test_the_demo_says_it_finished_on_the_board(review) -> None:  # type: 
         with Board(board.db) as agent:
             agent.add_comment(board.ids["base"], "later change")
         await pilot.pause(0.5)
-        assert len(calls) == 1 and len(notes.seen) == 1  # said once, and it stays
+        assert len(calls) == 1 and len(notes.seen) == 1  # said once
+        assert notes.seen[0].notification.timeout <= 15  # a toast that goes: it covered the diff
+        header = app.board_screen.header  # ... and the header keeps it
+        assert header.facts.note.startswith("demo finished: 5 done, 1 cancelled; q quits")
+    app = app_on(board, clock, announce=announce)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.board_screen.header.facts.note != "")
+        shown = str(app.board_screen.header.render())
+        assert "demo finished: 5 done, 1 cancelled" in shown and "q quits" not in shown
 
 
 def test_agent_markdown_loses_its_links_html_and_controls() -> None:

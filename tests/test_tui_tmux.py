@@ -168,3 +168,55 @@ def test_the_cli_table_in_a_real_terminal_draws_the_title_inert(tmp_path: Path, 
     raw = tmux.recorded()
     assert b"\x1b[" in raw, "rich drew no colour: the table did not see a terminal"
     assert_nothing_live_from_the_title(raw)
+
+
+ANNOUNCING_APP = """
+import sys
+from pathlib import Path
+
+from tui.launch import run_tui
+
+def announce(counts):
+    return "demo finished: 1 cancelled; q quits" if counts.get("cancelled") else None
+
+run_tui(Path(sys.argv[1]), poll_ms=100, announce=announce)
+"""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_toasts_leave_the_screen_when_they_time_out(
+    tmp_path: Path, tmux: Tmux, size: tuple[int, int]
+) -> None:
+    """Over a still board, a toast's place is repainted when it goes. The selected task leaves
+    its column (a 5 s "follows it" toast), then the board finishes, as the demo's does (its 15 s
+    announcement), and goes still: both had stayed drawn for minutes, the announcement over the
+    drawer's diff at 80x24."""
+    import tui.app
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        task = board.create_task("one quiet task")
+    program = tmp_path / "announcing_app.py"
+    program.write_text(ANNOUNCING_APP)
+    tmux.start([sys.executable, str(program), str(db)], size=size)
+    tmux.wait_for("one quiet task")
+    with Board(db) as board:
+        board.claim(task.id, "ada")
+    tmux.wait_for("follows it")
+    time.sleep(1)
+    with Board(db) as board:
+        board.move(task.id, "cancelled")
+    tmux.wait_for("q quits")
+    gone_by = time.monotonic() + tui.app.ANNOUNCED_TOAST_S + 3
+
+    def under_the_header() -> str:
+        return "\n".join(tmux.text().splitlines()[1:])
+
+    def toasts_shown() -> bool:
+        shown = under_the_header()
+        return "follows it" in shown or "q quits" in shown
+
+    while toasts_shown() and time.monotonic() < gone_by:
+        time.sleep(0.5)
+    assert not toasts_shown(), under_the_header()
+    assert "demo finished: 1 cancelled" in tmux.text().splitlines()[0]  # the header keeps it

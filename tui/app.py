@@ -50,6 +50,10 @@ T = TypeVar("T")
 DRAWER_BESIDE_MIN_COLUMNS = 140  # from this width the drawer sits beside the board
 FOLLOW_DELAY_S = 0.12  # the side drawer follows the selection once the cursor rests
 DEFAULT_THEME = "textual-dark"
+# An announcement (the demo finished) is a toast this long, then a header fact: a toast that
+# stayed covered the drawer's diff at 80x24.
+ANNOUNCED_TOAST_S = 15
+TOAST_GONE_REPAINT_S = 0.1  # after its timeout, once Textual has removed it
 
 
 def default_operator() -> str:
@@ -262,9 +266,10 @@ class KanbanApp(App[None]):
             self._pending_select = None
         if self.announce is not None:
             note = self.announce(dict(self.state.counts))
-            if note:
+            if note:  # said once as a toast, then kept in the header, where it covers nothing
                 self.announce = None
-                self.notify(note, title="kanban demo", timeout=24 * 3600)
+                self.notify(note, title="kanban demo", timeout=ANNOUNCED_TOAST_S)
+                self.board_screen.header.update_facts(note=note)
         if first and self._open_on_load:
             task_id, self._open_on_load = self._open_on_load, None
             if task_id in self.state.tasks:
@@ -435,6 +440,16 @@ class KanbanApp(App[None]):
             timeout=timeout,
             markup=False,
         )
+        shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
+
+    def _repaint_where_toasts_were(self) -> None:
+        """Repaint the screen once a toast has gone. Over a still board, the place a toast had
+        covered kept showing it after Textual removed it (seen in tmux at 80x24 and 160x48: the
+        "demo finished" toast and a "follows it" toast stayed on screen for minutes; a bare
+        Textual app did not show it), so a toast's end repaints once, as a board change would."""
+        if self.screen_stack:
+            self.screen.refresh()
 
     def refused(self, label: str, error: BoardError) -> None:
         self.notify(

@@ -8,10 +8,10 @@ the generated hints.
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .registry import Action, known_ids
+from .registry import Action, actions_for, known_ids
 
 KEY_NAMES = {
     "question_mark": "?",
@@ -63,3 +63,33 @@ def key_names(action: Action, remapped: Mapping[str, str]) -> list[str]:
 
 def key_text(action: Action, remapped: Mapping[str, str]) -> str:
     return " ".join(key_names(action, remapped))
+
+
+def operator_keymap(app: object) -> Mapping[str, str]:
+    """The keys the operator remapped in the running app (none in an app that loads no keymap,
+    as a dialog's own test app)."""
+    remapped = getattr(app, "user_keymap", None)
+    return remapped if isinstance(remapped, Mapping) else {}
+
+
+def hint_line(
+    screen: str,
+    remapped: Mapping[str, str],
+    *,
+    widget_keys: Mapping[str, str] | None = None,
+    before: Iterable[str] = (),
+    also: Iterable[str] = (),
+) -> str:
+    """A dialog's hint line, generated from the registry and the operator's keymap, so a remapped
+    key is hinted as it now is: `ctrl+s save · esc back`. Each action shows its first key.
+
+    `widget_keys` names the key a widget handles itself for an action (enter in a one-line Input
+    submits it), shown instead of the binding's. `before` and `also` add hints for keys no action
+    declares (enter in a search box, tab between a form's fields): first, or after the first
+    action's."""
+    keys = widget_keys or {}
+    parts = [
+        f"{keys.get(action.id) or key_names(action, remapped)[0]} {action.title.lower()}"
+        for action in actions_for(screen)
+    ]
+    return " · ".join([*before, *parts[:1], *also, *parts[1:]])

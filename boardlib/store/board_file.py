@@ -12,7 +12,10 @@ path through a read-only URI connection (`mode=ro`), which never writes, and dec
   file is left byte for byte as it was.
 """
 
+import os
 import sqlite3
+import threading
+from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,6 +27,42 @@ EMPTY = 0
 
 # The tables that make a file a kanban board (the first migration creates them all).
 BOARD_TABLES = frozenset({"tasks", "task_deps", "events"})
+
+
+# The board files this process has stores open on, by (device, inode), counted per store.
+_open_here: Counter[tuple[int, int]] = Counter()
+_open_here_lock = threading.Lock()
+
+
+def hold(path: Path) -> tuple[int, int] | None:
+    """Count a store of this process as open on the file at `path` (see `_torn`, the reason);
+    the key for `release`, None when there is no file."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (stat.st_dev, stat.st_ino)
+    with _open_here_lock:
+        _open_here[key] += 1
+    return key
+
+
+def release(key: tuple[int, int] | None) -> None:
+    if key is None:
+        return
+    with _open_here_lock:
+        _open_here[key] -= 1
+        if _open_here[key] <= 0:
+            del _open_here[key]
+
+
+def _open_in_this_process(path: Path) -> bool:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    with _open_here_lock:
+        return (stat.st_dev, stat.st_ino) in _open_here
 
 
 def not_a_board(path: Path, why: str) -> BoardError:
@@ -78,7 +117,7 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     size = path.stat().st_size
     if size == 0:
         return EMPTY
-    torn = _torn(path, size)
+    torn = None if _open_in_this_process(path) else _torn(path, size)
     if torn is not None:
         raise not_a_board(path, torn)
     try:
@@ -112,7 +151,14 @@ def _torn(path: Path, size: int) -> str | None:
     write lands in a damaged file), so the probe compares the file with what its header says:
     whole pages, and at least as many as the header counts. Only without a pending write-ahead
     log or rollback journal: a checkpoint in flight may leave the file short, and the log then
-    still holds every page."""
+    still holds every page.
+
+    It reads the header with a plain file descriptor, so it runs only on a file no store of this
+    process has open (`hold`): closing any descriptor of a file drops every POSIX lock the process
+    holds on it, SQLite's own locks included. Another process then takes itself for the last one
+    out, deletes the write-ahead log and its index from under our connections, and they never see
+    another commit. Measured: a TUI whose app opened a second store on its board stopped showing
+    changes made by agents; a reader missed every commit after the next writer closed."""
     for suffix in ("-wal", "-journal"):
         if _size(path.with_name(path.name + suffix)):
             return None

@@ -381,6 +381,7 @@ class SqliteStore:
         self._writer: sqlite3.Connection | None = None
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
+        self._held: tuple[int, int] | None = None
         self.migrations_applied = 0
         found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
@@ -388,13 +389,13 @@ class SqliteStore:
             raise board_file.no_board(self.path)
         if found > SCHEMA_VERSION and not read_only:  # readable; writing could corrupt it
             raise board_file.newer_schema(self.path, found, SCHEMA_VERSION)
-        if found == SCHEMA_VERSION or read_only:
-            return
-        if found == board_file.MISSING:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A new or older file: the migration re-reads the version inside the transaction, so
-        # racing openers migrate once.
-        self.migrations_applied = self._write_conn(apply_pending_migrations, self.config)
+        if found != SCHEMA_VERSION and not read_only:
+            if found == board_file.MISSING:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            # A new or older file: the migration re-reads the version inside the transaction, so
+            # racing openers migrate once.
+            self.migrations_applied = self._write_conn(apply_pending_migrations, self.config)
+        self._held = board_file.hold(self.path)  # no plain read of the file while we are open
 
     def _open_writer(self) -> tuple[sqlite3.Connection, WriterQueue]:
         """The writer connection and the writers' queue, made on first use."""
@@ -535,3 +536,5 @@ class SqliteStore:
             if self._queue is not None:
                 self._queue.close()
                 self._queue = None
+        board_file.release(self._held)
+        self._held = None

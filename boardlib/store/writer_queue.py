@@ -20,6 +20,18 @@ caller gives up, the helper passes the lock on the moment it gets it. The helper
 wake-ups per turn, which measurably lowered claim throughput, hence the main-thread path.
 SQLite's own locking and the contention recipe still apply underneath, so writers that do not
 take part (the sqlite3 shell, an older kanban) stay correct, merely unqueued.
+
+Why not first come, first served: the kernel wakes a waiter when the lock is released but does not
+hand it over, so a process that is running (the one that just committed, say) takes it before the
+woken waiter gets a core. In a tight claim loop (16 processes, 2 cores; benchmarks/claim_tail.py)
+~3 running processes take ~95% of the turns while the rest sleep, and a slow claim is woken ~11
+times and loses each time: p99 38-45 ms on a quiet machine, 80-100 ms on a loaded one. Handing the
+turn to a waiter instead costs a wake-up and a cold-cache turn (held 0.26 ms, not 0.09) every
+time, measured in the same runs: a strict FIFO ticket queue (byte-range locks) brought p99 to
+25-46 ms but cut claims/s by a half to two thirds (p50 6-13 ms, a convoy that never drains);
+reserving the next turn for a writer that waited over 20 ms, p99 -55% at -30% claims/s (over 5-10
+ms: -50%); yielding the core after a contended release, -60%. Agents that pause between claims
+do not starve (p99 13-24 ms with 0-10 ms pauses), so throughput keeps the barging.
 """
 
 import os

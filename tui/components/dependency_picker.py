@@ -16,6 +16,7 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from .. import registry
+from ..keymap import hint_line, operator_keymap
 from . import tcss
 from .menu_list import MenuList
 
@@ -36,7 +37,8 @@ class DependencyPicker(ModalScreen[str | None]):
             yield Static(Text(inert(f"{self.task_row.id} waits on…")), id="dialog-title")
             yield Input(placeholder="type an id or words of a title", id="query")
             yield MenuList(id="matches")
-            yield Static("enter link · ↓ to the list · esc back", classes="hint")
+            hint = hint_line(registry.PICKER, operator_keymap(self.app), before=["enter link"])
+            yield Static(hint, classes="hint")
 
     def on_mount(self) -> None:
         self._show("")

@@ -55,6 +55,7 @@ class HeaderFacts:
     schema_newer: bool = False  # the file was written by a newer kanban
     hidden_left: int = 0  # columns scrolled out of view on each side
     hidden_right: int = 0
+    note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
 
 
 class HeaderBar(Widget):
@@ -126,6 +127,11 @@ class HeaderBar(Widget):
                 ),
             )
             parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
+        shorter_note: tuple[int, Content] | None = None
+        if f.note:
+            first_clause = f.note.split(";")[0]
+            shorter_note = (len(parts), _markup("[b $text-success]$note[/]", note=first_clause))
+            parts.append((5, _markup("[b $text-success]$note[/]", note=f.note)))
         if f.last_change_ms is not None:
             changed = _markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms))
             parts.append((3, changed))
@@ -147,8 +153,14 @@ class HeaderBar(Widget):
                     parts[index] = (parts[index][0], short)
                 compact.clear()
                 continue
+            if shorter_note is not None and least == shorter_note[0]:
+                parts[least] = (8, shorter_note[1])  # its first clause stays with the counts
+                shorter_note = None
+                continue
             del parts[least]
             compact = {i - (i > least): c for i, c in compact.items() if i != least}
+            if shorter_note is not None and shorter_note[0] > least:
+                shorter_note = (shorter_note[0] - 1, shorter_note[1])
         return Content(" │ ").join(part for _, part in parts)
 
 

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from boardlib.inert import inert
 
 from .. import registry
+from ..keymap import hint_line, operator_keymap
 from . import tcss
 
 
@@ -27,7 +28,7 @@ class InfoDialog(ModalScreen[None]):
             yield Static(Text(inert(self.title_text)), id="dialog-title")
             with VerticalScroll(id="dialog-body"):
                 yield Static(self.body)
-            yield Static("enter / esc close", classes="hint")
+            yield Static(hint_line(registry.INFO, operator_keymap(self.app)), classes="hint")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -10,6 +10,7 @@ from textual.widgets import Input, Label, Static, TextArea
 from boardlib.inert import inert
 
 from .. import registry
+from ..keymap import hint_line, operator_keymap
 from . import tcss
 
 
@@ -39,10 +40,12 @@ class PromptDialog(ModalScreen[str | None]):
             yield Label(Text(inert(self.label_text)))
             if self.multiline:
                 yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
-                yield Static("ctrl+s save · esc back", classes="hint")
+                yield Static(hint_line(registry.PROMPT, operator_keymap(self.app)), classes="hint")
             else:
                 yield Input(self.initial, id="answer")
-                yield Static("enter save · esc back", classes="hint")
+                enter = {"prompt.submit": "enter"}  # the one-line Input submits on enter
+                hint = hint_line(registry.PROMPT, operator_keymap(self.app), widget_keys=enter)
+                yield Static(hint, classes="hint")
             yield Static("", id="error")
 
     def on_mount(self) -> None:

@@ -18,6 +18,7 @@ from boardlib.inert import inert
 from boardlib.records import Task
 
 from .. import registry
+from ..keymap import hint_line, operator_keymap
 from . import tcss
 
 
@@ -78,7 +79,8 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
                     with Vertical():
                         yield Label("Team")
                         yield Input("", id="team", placeholder="none")
-            yield Static("ctrl+s save · tab next field · esc back", classes="hint")
+            hint = hint_line(registry.FORM, operator_keymap(self.app), also=["tab next field"])
+            yield Static(hint, classes="hint")
             yield Static("", id="error")
 
     def on_mount(self) -> None:
