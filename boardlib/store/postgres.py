@@ -201,7 +201,7 @@ class PostgresTx(SharedTx):
             self.task_by_id = _TASK_BY_ID_LOCKED
         self._events: list[tuple[Any, ...]] = []
 
-    # -- the seam: the shared `:name` text in psycopg's style, converted once per text ----------
+    # -- the seam: the shared `?` / `:name` text in psycopg's style, converted once per text ----
 
     def _fetchall(self, query: str, params: Params = ()) -> list[Row]:
         return self._all(pyformat(query), params)
