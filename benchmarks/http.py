@@ -45,6 +45,7 @@ from boardlib import Board
 
 CTX = multiprocessing.get_context("spawn")
 KANBAN = Path(sys.executable).parent / "kanban"
+CLAIM_NEXT = "/api/board/claim-next"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -86,50 +87,74 @@ class Server:
         return self.process.wait(timeout=60)
 
 
-def http_worker(url: str, agent: str, seconds: float, barrier: Any, results: Any) -> None:
+def http_worker(
+    url: str, agent: str, seconds: float, barrier: Any, results: Any, path: str = CLAIM_NEXT
+) -> None:
+    """One client process: one httpx keep-alive connection, POSTing `{"agent": ...}` to `path`
+    as fast as answers come back. Its own CPU time is measured too: the clients share the
+    machine's cores with the server, so what a request costs them caps the rate as surely as
+    what it costs the server."""
     latencies: list[float] = []
     claimed: list[str] = []
     statuses: Counter[int] = Counter()
     with httpx.Client(base_url=url, timeout=30) as client:
         client.get("/healthz")  # open the keep-alive connection
         barrier.wait()
+        cpu_started = time.process_time()
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             started = time.perf_counter()
-            answer = client.post("/api/board/claim-next", json={"agent": agent})
+            answer = client.post(path, json={"agent": agent})
             latencies.append(time.perf_counter() - started)
             statuses[answer.status_code] += 1
             if answer.status_code == 204:
                 break
             if answer.status_code == 200:
                 claimed.append(answer.json()["task"]["id"])
+        cpu_used = time.process_time() - cpu_started
     results.put(
-        {"agent": agent, "latencies": latencies, "claimed": claimed, "statuses": dict(statuses)}
+        {
+            "agent": agent,
+            "latencies": latencies,
+            "claimed": claimed,
+            "statuses": dict(statuses),
+            "cpu_s": cpu_used,
+        }
     )
+
+
+def drive(
+    server: "Server | BareServer", clients: int, seconds: float, path: str = CLAIM_NEXT
+) -> dict[str, Any]:
+    """`clients` spawned client processes against `server` for `seconds`: their outcomes, the
+    wall time and the server's CPU seconds (all its processes) over the run."""
+    barrier = CTX.Barrier(clients + 1)
+    results = CTX.Queue()
+    procs = [
+        CTX.Process(target=http_worker, args=(server.url, f"h{n}", seconds, barrier, results, path))
+        for n in range(clients)
+    ]
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    pids = server_pids(server.process.pid)
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    started = time.perf_counter()
+    outcomes = [results.get(timeout=seconds * 20 + 120) for _ in procs]
+    elapsed = time.perf_counter() - started
+    cpu_used = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+    for proc in procs:
+        proc.join()
+    return {"outcomes": outcomes, "elapsed": elapsed, "server_cpu_s": cpu_used}
 
 
 def http_claims(db: Path, clients: int, seconds: float, workers: int = 1) -> dict[str, Any]:
     server = Server(db, workers=workers)
     try:
-        barrier = CTX.Barrier(clients + 1)
-        results = CTX.Queue()
-        procs = [
-            CTX.Process(target=http_worker, args=(server.url, f"h{n}", seconds, barrier, results))
-            for n in range(clients)
-        ]
-        for proc in procs:
-            proc.start()
-        barrier.wait()
-        pids = server_pids(server.process.pid)
-        cpu_before = sum(cpu_seconds(pid) for pid in pids)
-        started = time.perf_counter()
-        outcomes = [results.get(timeout=seconds * 20 + 120) for _ in procs]
-        elapsed = time.perf_counter() - started
-        cpu_used = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-        for proc in procs:
-            proc.join()
+        run = drive(server, clients, seconds)
     finally:
         code = server.stop()
+    outcomes, elapsed, cpu_used = run["outcomes"], run["elapsed"], run["server_cpu_s"]
     latencies = [x for outcome in outcomes for x in outcome["latencies"]]
     ids = Counter(task_id for outcome in outcomes for task_id in outcome["claimed"])
     owner = {task_id: o["agent"] for o in outcomes for task_id in o["claimed"]}
@@ -149,10 +174,123 @@ def http_claims(db: Path, clients: int, seconds: float, workers: int = 1) -> dic
         "p50_ms": 1000 * statistics.median(latencies),
         "p99_ms": 1000 * percentile(latencies, 0.99),
         "server_cpu_ms_per_claim": 1000 * cpu_used / max(claims, 1),
+        "client_cpu_ms_per_request": client_cpu_ms(outcomes),
         "double_claims": sum(n - 1 for n in ids.values() if n > 1) + wrong_owner,
         "status_5xx": sum(n for status, n in statuses.items() if status >= 500),
         "statuses": dict(statuses),
         "server_exit": code,
+    }
+
+
+def client_cpu_ms(outcomes: list[dict[str, Any]]) -> float:
+    requests = sum(len(outcome["latencies"]) for outcome in outcomes)
+    return 1000 * float(sum(outcome["cpu_s"] for outcome in outcomes)) / max(requests, 1)
+
+
+# -- the ceiling: the same clients against a server that does nothing -------------------------
+
+# A claim's answer as `kanban serve` sends it (632 bytes), so the bare servers move as many bytes.
+CANNED = (
+    b'{"ok":true,"task":{"id":"TASK-1","title":"a task title of moderate length",'
+    b'"status":"in_progress","createdAt":1796048986770,"updatedAt":1796048986770,'
+    b'"description":null,"priority":0,"teamId":null,"role":null,"kind":"code",'
+    b'"assigneeAgentId":"h1","assigneeRuntime":null,"claimedBy":"h1","holders":["h1"],'
+    b'"claimEpoch":1,"leaseUntil":1796049886770,"lastHeartbeatAt":1796048986770,"attempts":1,'
+    b'"unmetDeps":0,"blockedReason":null,"parentTaskId":null,"sourceDelegationId":null,'
+    b'"worktreeRef":null,"branchRef":null,"costUsd":0,"parentSessionId":null,"dropped":0,'
+    b'"tenantId":null,"scheduledBy":"manual","verification":null,"completedAt":null}}'
+)
+BARE_KINDS = ("asgi", "fastapi")
+
+
+def bare_app(kind: str) -> Any:
+    """`asgi`: a raw ASGI callable that reads the body and answers `CANNED`, the least any ASGI
+    server can do per request. `fastapi`: FastAPI's least for a JSON POST (a pydantic body, a
+    sync endpoint on the thread pool, a ready-made Response)."""
+    if kind == "asgi":
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(CANNED)).encode()),
+        ]
+
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            more = True
+            while more:
+                more = (await receive()).get("more_body", False)
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": CANNED})
+
+        return app
+    from fastapi import FastAPI, Response
+    from pydantic import BaseModel
+
+    class Agent(BaseModel):
+        agent: str
+
+    fast = FastAPI()
+
+    @fast.get("/healthz")
+    def healthz() -> Response:
+        return Response(b"{}", media_type="application/json")
+
+    @fast.post(CLAIM_NEXT)
+    def claim(body: Agent) -> Response:
+        return Response(CANNED, media_type="application/json")
+
+    return fast
+
+
+def serve_bare(kind: str) -> None:
+    """The child process of `BareServer`: uvicorn with `kanban serve`'s settings (httptools,
+    uvloop, no access log) on a free loopback port, announced as `kanban serve` does."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(2048)
+    print(json.dumps({"listening": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
+    config = uvicorn.Config(
+        bare_app(kind), log_level="warning", access_log=False, server_header=False, lifespan="off"
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class BareServer(Server):
+    def __init__(self, kind: str) -> None:  # not super().__init__: that starts `kanban serve`
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--bare-server", kind],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(self.process.stderr.read() if self.process.stderr else "no output")
+        self.url = json.loads(line)["listening"]
+
+
+def ceiling(kind: str, clients: int, seconds: float) -> dict[str, Any]:
+    server = BareServer(kind)
+    try:
+        run = drive(server, clients, seconds)
+    finally:
+        server.stop()
+    outcomes = run["outcomes"]
+    requests = sum(len(outcome["latencies"]) for outcome in outcomes)
+    latencies = [x for outcome in outcomes for x in outcome["latencies"]]
+    server_ms = 1000 * run["server_cpu_s"] / max(requests, 1)
+    client_ms = client_cpu_ms(outcomes)
+    return {
+        "requests_per_s": requests / run["elapsed"],
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * percentile(latencies, 0.99),
+        "server_cpu_ms_per_request": server_ms,
+        "client_cpu_ms_per_request": client_ms,
+        # What the machine's cores could serve if clients and server had them all to themselves.
+        "cores_bound_per_s": (os.cpu_count() or 1) * 1000 / (server_ms + client_ms),
     }
 
 
@@ -238,9 +376,15 @@ def main() -> None:
     parser.add_argument(
         "--parts",
         default="library,http,lists,detail",
-        help="Which measurements to run (comma-separated; the summary needs library and http).",
+        help="Which measurements to run (comma-separated; the summary needs library and http). "
+        "`ceiling` adds the same clients against bare servers (a raw ASGI app, a minimal "
+        "FastAPI route) answering a canned claim: the most this machine can serve.",
     )
+    parser.add_argument("--bare-server", choices=BARE_KINDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.bare_server:
+        serve_bare(args.bare_server)
+        return
     parts = set(args.parts.split(","))
     lines: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kanban-bench-http-") as folder:
@@ -290,6 +434,15 @@ def main() -> None:
                     else None,
                     "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
                     "library_cpu_ms_per_claim": round(cpu_floor, 3),
+                    "client_cpu_ms_per_request": round(served["client_cpu_ms_per_request"], 3),
+                    # The rate the cores allow when clients and server have them to themselves:
+                    # a figure other load on the machine moves far less than claims/s.
+                    "cores_bound_per_s": round(
+                        (os.cpu_count() or 1)
+                        * 1000
+                        / (served["server_cpu_ms_per_claim"] + served["client_cpu_ms_per_request"]),
+                        1,
+                    ),
                     "double_claims": served["double_claims"],
                     "status_5xx": served["status_5xx"],
                     "statuses": served["statuses"],
@@ -297,6 +450,20 @@ def main() -> None:
                 }
                 lines[f"http-{workers}"] = line
                 print(json.dumps(line), flush=True)
+
+        if "ceiling" in parts:
+            for kind in BARE_KINDS:
+                bare = ceiling(kind, args.clients, args.duration)
+                lines[f"ceiling-{kind}"] = {
+                    "measure": "ceiling",
+                    "via": f"bare {kind} app under uvicorn",
+                    "clients": args.clients,
+                    **{key: round(value, 3) for key, value in bare.items()},
+                    "ratio_to_library": round(bare["requests_per_s"] / library["claims_per_s"], 3)
+                    if "library" in parts
+                    else None,
+                }
+                print(json.dumps(lines[f"ceiling-{kind}"]), flush=True)
 
         if "lists" in parts:
             read_copy = tmp / "read.db"
@@ -333,6 +500,9 @@ def main() -> None:
         "zero_double_claims": all(line["double_claims"] == 0 for line in served)
         and lines["library"]["double_claims"] == 0,
         "zero_5xx": all(line["status_5xx"] == 0 for line in served),
+        "cores_bound_ratio": round(best["cores_bound_per_s"] / library["claims_per_s"], 3)
+        if "library" in parts
+        else None,
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, "
         f"load {os.getloadavg()[0]:.1f}",
     }

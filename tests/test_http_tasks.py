@@ -104,6 +104,21 @@ def test_create_stores_the_task_and_emits_task_created(api: Api) -> None:
     assert api.events()[0].actor == "operator"
 
 
+def test_a_body_without_a_json_content_type_is_told_which_header_to_send(api: Api) -> None:
+    """`curl -d '{...}'` sends `application/x-www-form-urlencoded`: the 400 names the header,
+    through FastAPI and through the lease verbs' fast lane alike, and nothing is written."""
+    before = api.client.get("/api/board").json()
+    for path in ("/api/board", "/api/board/claim-next"):
+        answer = api.client.post(
+            path,
+            content=b'{"title": "x", "agent": "ada"}',
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        body = invalid(answer, form=True)
+        assert "Content-Type: application/json" in body["details"]["formErrors"][0], body
+    assert api.client.get("/api/board").json() == before
+
+
 def test_create_defaults_to_todo_and_links_dependencies(api: Api) -> None:
     first = api.create("first")
     second = api.create("second", dependsOn=[first["id"]], parentTaskId=first["id"])

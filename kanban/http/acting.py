@@ -8,12 +8,10 @@ board is asked.
 """
 
 import os
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from fastapi import Request
 
 from boardlib import Board
 from boardlib.errors import invalid_input
@@ -128,6 +126,7 @@ class Caller:
             )
 
 
-def identity_of(request: Request) -> Identity:
-    identity = getattr(request.state, "identity", None)
+def identity_in(scope: MutableMapping[str, Any]) -> Identity:
+    """The identity `BearerAuth` put in the request's state (`OPEN` if none)."""
+    identity = scope.get("state", {}).get("identity")
     return identity if isinstance(identity, Identity) else OPEN

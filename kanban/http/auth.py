@@ -261,6 +261,26 @@ def _is_loopback_host(host: str) -> bool:
     return name in LOOPBACK_NAMES or name.startswith("127.")
 
 
+def _browser_headers(scope: Scope) -> tuple[str, str | None, str]:
+    """`Host`, `Origin` and `Sec-Fetch-Site` (lowercased) in one pass over the headers; the first
+    of each counts, as `header` reads it."""
+    host: bytes | None = None
+    origin: bytes | None = None
+    site: bytes | None = None
+    for key, value in scope["headers"]:
+        if key == b"host":
+            host = value if host is None else host
+        elif key == b"origin":
+            origin = value if origin is None else origin
+        elif key == b"sec-fetch-site":
+            site = value if site is None else site
+    return (
+        "" if host is None else host.decode("latin-1"),
+        None if origin is None else origin.decode("latin-1"),
+        "" if site is None else site.decode("latin-1").lower(),
+    )
+
+
 class BrowserGuard:
     """ASGI middleware keeping web pages out. Agents and curl send no `Origin`; a browser does on
     every cross-origin write, even one a page fires blind (`<form method=post>`, `fetch` with
@@ -277,9 +297,7 @@ class BrowserGuard:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        host = header(scope, b"host") or ""
-        origin = header(scope, b"origin")
-        site = (header(scope, b"sec-fetch-site") or "").lower()
+        host, origin, site = _browser_headers(scope)
         why = None
         if self.open_server and host and not _is_loopback_host(host):
             why = f"this open server answers only on a loopback name, not {host[:100]!r}"
