@@ -4,7 +4,8 @@
 the SQLite store (`sqlite.py`) and the PostgreSQL store (`postgres.py`) offer the same methods with
 the same signatures: a method added to one store and called by the board fails the type check until
 the other store has its twin. The rules (transitions, lifecycle, caps, leases, events) live above
-this line and are never repeated per backend; below it, only the SQL that must differ differs.
+this line and are never repeated per backend; below it, only the SQL that must differ differs
+(`queries.SharedTx` holds every statement the stores share, once).
 
 Every `Tx` method is one readable statement (or a short fixed sequence) with no rule in it. A write
 transaction either commits whole or changes nothing. What "a transaction" costs is the store's

@@ -49,12 +49,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg.rows import BaseRowFactory, RowMaker
 
@@ -63,19 +61,18 @@ if TYPE_CHECKING:
 
 from ..config import BoardConfig
 from ..errors import BoardError, Reason, not_utf8
+from ..leases import expired_sql
 from ..location import DatabaseUrl
 from ..records import Task
 from .base import TABLES, Row, StoreError, Tx
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
+from .queries import TASK_BY_ID, Params, SharedTx, pyformat
 
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
 
 FALLBACK_POLL_S = 2.0  # change_token re-reads the horizon at least this often without a NOTIFY
 CONNECT_TIMEOUT_S = 10
-
-TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
-_TASK_JSON_COLUMNS = {"holders"}
 
 # The transient errors: re-running the whole transaction later can succeed.
 _RETRYABLE = (
@@ -159,6 +156,8 @@ _CLAIM_SET = """
 _READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
 _WAITING = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
 _CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
+_EXPIRED = expired_sql("%s")
+_TASK_BY_ID_LOCKED = f"{TASK_BY_ID} FOR NO KEY UPDATE"
 _CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 
 
@@ -191,19 +190,35 @@ def _task(row: Row | None) -> Task | None:
     return None if row is None else Task.from_row(row)
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+class PostgresTx(SharedTx):
+    """The statements of one transaction on Postgres (see `base.Tx` for what each promises). The
+    statements both stores share are `SharedTx`'s, run through the seam below; here are only the
+    ones that must differ, each saying why, written in psycopg's own `%s` style."""
 
-
-class PostgresTx:
-    """The statements of one transaction on Postgres (see `base.Tx` for what each promises)."""
+    LIKE_ANY_CASE = "ILIKE"  # SQLite's LIKE ignores case (for ASCII): the same search, same rows
 
     def __init__(self, conn: Conn, store: "PostgresStore", *, locking: bool) -> None:
         self.conn = conn
         self.store = store
         self.locking = locking  # a serialised write: rows read to be judged are locked
+        if locking:  # FOR NO KEY UPDATE, not FOR UPDATE: see the module's docstring
+            self.task_by_id = _TASK_BY_ID_LOCKED
         self._events: list[tuple[Any, ...]] = []
+
+    # -- the seam: the shared `?` / `:name` text in psycopg's style, converted once per text ----
+
+    def _fetchall(self, query: str, params: Params = ()) -> list[Row]:
+        return self._all(pyformat(query), params)
+
+    def _fetchone(self, query: str, params: Params = ()) -> Row | None:
+        return self._one(pyformat(query), params)
+
+    def _execute(self, query: str, params: Params = ()) -> int:
+        return self.conn.execute(pyformat(query), params).rowcount
+
+    def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None:
+        # executemany streams in pipeline mode (COPY cannot run inside a pipeline)
+        self.conn.cursor().executemany(pyformat(query), rows)
 
     def _all(self, query: str, params: Any = None) -> list[Row]:
         rows: list[Row] = [*self.conn.execute(query, params).fetchall()]
@@ -213,59 +228,17 @@ class PostgresTx:
         row: Row | None = self.conn.execute(query, params).fetchone()
         return row
 
-    def _value(self, query: str, params: Any = None) -> Any:
-        row = self._one(query, params)
-        assert row is not None
-        return row[0]
-
-    # -- ids ------------------------------------------------------------------------------------
-
-    def next_id(self, table: str, prefix: str) -> str:
-        """Safe because every write that creates rows holds the board lock."""
-        assert table in {"tasks", "task_comments", "execution_processes", "workspaces"}
-        last = self._value(f"SELECT COALESCE(MAX(seq), 0) FROM {table}")
-        return f"{prefix}{last + 1}"
-
-    def _next_seq(self, table: str) -> str:
-        # the same number `next_id` just gave, so ids and seqs agree as they do on SQLite
-        return f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM {table})"
-
     # -- tasks ----------------------------------------------------------------------------------
 
-    def task(self, task_id: str) -> Row | None:
-        lock = " FOR NO KEY UPDATE" if self.locking else ""
-        return self._one(f"SELECT * FROM tasks WHERE id = %s{lock}", (task_id,))
-
+    # Differs: Postgres binds the ids as one array (one statement text for any number of ids).
     def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]:
         ids = list(task_ids)
         if not ids:
             return []
         return self._all("SELECT * FROM tasks WHERE id = ANY(%s) ORDER BY seq", (ids,))
 
-    def insert_task(self, values: dict[str, Any]) -> Row:
-        columns = ["id", *sorted(key for key in values if key in TASK_COLUMNS)]
-        params = [json.dumps(values[c]) if c in _TASK_JSON_COLUMNS else values[c] for c in columns]
-        row = self._one(
-            f"INSERT INTO tasks (seq, {', '.join(columns)}) "
-            f"VALUES ({self._next_seq('tasks')}, {', '.join(['%s'] * len(columns))}) RETURNING *",
-            params,
-        )
-        assert row is not None
-        return row
-
-    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
-        unknown = set(changes) - TASK_COLUMNS
-        assert not unknown, f"not task columns: {unknown}"
-        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
-        params = {
-            column: json.dumps(value) if column in _TASK_JSON_COLUMNS else value
-            for column, value in changes.items()
-        }
-        params["id"] = task_id
-        row = self._one(f"UPDATE tasks SET {assignments} WHERE id = %(id)s RETURNING *", params)
-        assert row is not None
-        return row
-
+    # Differs: the claims are each store's own protocol (Postgres: claims run side by side, so the
+    # pick is FOR NO KEY UPDATE SKIP LOCKED and holders are kept with jsonb operators).
     def claim_by_id(
         self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
     ) -> Task | None:
@@ -330,376 +303,27 @@ class PostgresTx:
              "role": role, "team": team_id},
         ))  # fmt: skip
 
+    # Differs: sweepers run side by side here, so each locks what it sweeps (SKIP LOCKED); SQLite
+    # pins its lease index instead.
     def expired_leases(self, now: int) -> list[Row]:
         """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
         return self._all(
-            "SELECT * FROM tasks WHERE status = 'in_progress' AND lease_until < %s "
+            f"SELECT * FROM tasks WHERE status = 'in_progress' AND {_EXPIRED} "
             "ORDER BY lease_until FOR NO KEY UPDATE SKIP LOCKED",
             (now,),
         )
 
-    def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
-        row = self._one(
-            """
-            UPDATE tasks SET
-                status = 'todo',
-                assignee_agent_id = NULL,
-                assignee_runtime = NULL,
-                lease_until = NULL,
-                verification = NULL,
-                claim_epoch = claim_epoch + 1,
-                updated_at = %(now)s
-            WHERE id = %(id)s
-            RETURNING *
-            """,
-            {"id": task_id, "now": now},
-        )
-        assert row is not None
-        return row
-
+    # Differs: SQLite's twin pins its lease index with INDEXED BY (Postgres has no index hints).
     def any_lease_expired(self, now: int) -> bool:
-        return (
-            self._one(
-                "SELECT 1 FROM tasks WHERE status = 'in_progress' AND lease_until < %s LIMIT 1",
-                (now,),
-            )
-            is not None
-        )
-
-    def list_tasks(
-        self,
-        *,
-        status: str | None = None,
-        team_id: str | None = None,
-        assignee: str | None = None,
-        role: str | None = None,
-        include_dropped: bool = False,
-        ready: bool = False,
-        text: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        where: list[str] = []
-        params: dict[str, Any] = {}
-        if ready:
-            where.append(_READY)
-        else:
-            if status is not None:
-                where.append("status = %(status)s")
-                params["status"] = status
-            if not include_dropped:
-                where.append("dropped = 0")
-        if team_id is not None:
-            where.append("team_id = %(team_id)s")
-            params["team_id"] = team_id
-        if assignee is not None:
-            where.append("assignee_agent_id = %(assignee)s")
-            params["assignee"] = assignee
-        if role is not None:
-            where.append("role = %(role)s")
-            params["role"] = role
-        if text:
-            # ILIKE: SQLite's LIKE ignores case (for ASCII), so the same search finds the same rows
-            where.append(
-                "(id = %(exact)s OR title ILIKE %(pattern)s ESCAPE '\\' "
-                "OR description ILIKE %(pattern)s ESCAPE '\\')"
-            )
-            params["exact"] = text
-            params["pattern"] = _like_pattern(text)
-        query = "SELECT * FROM tasks"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        query += f" {_CLAIM_ORDER}" if ready else " ORDER BY updated_at DESC, seq DESC"
-        if limit is not None:
-            query += " LIMIT %(limit)s"
-            params["limit"] = limit
-        return self._all(query, params)
-
-    def all_tasks(self) -> list[Row]:
-        return self._all("SELECT * FROM tasks ORDER BY seq")
-
-    def status_counts(self) -> dict[str, int]:
-        rows = self._all("SELECT status, COUNT(*) FROM tasks WHERE dropped = 0 GROUP BY status")
-        return {row[0]: int(row[1]) for row in rows}
-
-    # -- parent chain and caps ------------------------------------------------------------------
-
-    def ancestors(self, task_id: str) -> list[Row]:
-        return self._all(
-            """
-            WITH RECURSIVE chain(id, parent_task_id, title, status, depth) AS (
-                SELECT p.id, p.parent_task_id, p.title, p.status, 1
-                FROM tasks t JOIN tasks p ON p.id = t.parent_task_id
-                WHERE t.id = %(id)s
-                UNION
-                SELECT p.id, p.parent_task_id, p.title, p.status, chain.depth + 1
-                FROM chain JOIN tasks p ON p.id = chain.parent_task_id
-                WHERE chain.depth < 1000
-            )
-            SELECT id, parent_task_id, title, status, depth FROM chain ORDER BY depth
-            """,
-            {"id": task_id},
-        )
-
-    def live_children(self, parent_id: str) -> int:
-        return int(
-            self._value(
-                "SELECT COUNT(*) FROM tasks WHERE parent_task_id = %s AND dropped = 0 "
-                "AND status NOT IN ('done', 'cancelled')",
-                (parent_id,),
-            )
-        )
-
-    def roots_created_since(self, since_ms: int) -> int:
-        return int(
-            self._value(
-                "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= %s",
-                (since_ms,),
-            )
-        )
-
-    # -- dependencies ---------------------------------------------------------------------------
-
-    def insert_dependency(
-        self, task_id: str, depends_on: str, now: int, tenant: str | None
-    ) -> bool:
-        # RETURNING, not rowcount: in pipeline mode only a fetched result is known
-        return (
-            self._one(
-                "INSERT INTO task_deps (task_id, depends_on_task_id, tenant_id, created_at) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1",
-                (task_id, depends_on, tenant, now),
-            )
-            is not None
-        )
-
-    def delete_dependency(self, task_id: str, depends_on: str) -> bool:
-        return (
-            self._one(
-                "DELETE FROM task_deps WHERE task_id = %s AND depends_on_task_id = %s RETURNING 1",
-                (task_id, depends_on),
-            )
-            is not None
-        )
-
-    def depends_transitively(self, start: str, target: str) -> bool:
-        """`UNION`, not `UNION ALL`: even a corrupt cyclic graph terminates. Race-free because
-        every link is written under the board lock."""
         row = self._one(
-            """
-            WITH RECURSIVE reach(id) AS (
-                SELECT %(start)s::text
-                UNION
-                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            )
-            SELECT 1 FROM reach WHERE id = %(target)s LIMIT 1
-            """,
-            {"start": start, "target": target},
+            f"SELECT 1 FROM tasks WHERE status = 'in_progress' AND {_EXPIRED} LIMIT 1", (now,)
         )
         return row is not None
 
-    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]:
-        rows = self._all(
-            """
-            WITH RECURSIVE reach(id) AS (
-                SELECT %(start)s::text
-                UNION
-                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            )
-            SELECT d.task_id, d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            """,
-            {"start": start},
-        )
-        return [(row[0], row[1]) for row in rows]
+    # -- events ---------------------------------------------------------------------------------
 
-    def dependencies(self, task_id: str) -> list[Row]:
-        return self._all(
-            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
-            "FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-            "WHERE d.task_id = %s ORDER BY t.seq",
-            (task_id,),
-        )
-
-    def dependents(self, task_id: str) -> list[Row]:
-        return self._all(
-            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
-            "FROM task_deps d JOIN tasks t ON t.id = d.task_id "
-            "WHERE d.depends_on_task_id = %s ORDER BY t.seq",
-            (task_id,),
-        )
-
-    def count_unmet_dependencies(self, task_id: str) -> int:
-        return int(
-            self._value(
-                "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-                "WHERE d.task_id = %s AND t.status <> 'done'",
-                (task_id,),
-            )
-        )
-
-    def add_unmet_dependency(self, task_id: str, delta: int) -> None:
-        self.conn.execute(
-            "UPDATE tasks SET unmet_deps = unmet_deps + %s WHERE id = %s", (delta, task_id)
-        )
-
-    def satisfy_dependents(self, done_task_id: str) -> None:
-        self.conn.execute(
-            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
-            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = %s)",
-            (done_task_id,),
-        )
-
-    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
-        """One statement under the board lock. A dependent a claimer holds the row lock of is
-        waited for, then re-checked against its committed status: claimed means left alone."""
-        return self._all(
-            """
-            WITH RECURSIVE downstream(id) AS (
-                SELECT task_id FROM task_deps WHERE depends_on_task_id = %(id)s
-                UNION
-                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
-            )
-            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = %(now)s
-            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
-            RETURNING *
-            """,
-            {"id": task_id, "now": now},
-        )
-
-    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
-        rows = self._all(
-            """
-            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
-            WHERE d.task_id = d.depends_on_task_id
-               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
-                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
-            ORDER BY d.task_id, d.depends_on_task_id
-            """
-        )
-        return [(row[0], row[1]) for row in rows]
-
-    def unmet_dependency_drift(self) -> list[Row]:
-        return self._all(
-            """
-            SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
-            FROM tasks t
-            LEFT JOIN task_deps d ON d.task_id = t.id
-            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status <> 'done'
-            GROUP BY t.id, t.unmet_deps HAVING t.unmet_deps <> COUNT(b.id)
-            """
-        )
-
-    # -- comments -------------------------------------------------------------------------------
-
-    def insert_comment(
-        self,
-        task_id: str,
-        body: str,
-        author_type: str,
-        author_agent_id: str | None,
-        now: int,
-        tenant: str | None,
-    ) -> Row:
-        comment_id = self.next_id("task_comments", "C-")
-        row = self._one(
-            "INSERT INTO task_comments "
-            "(seq, id, task_id, author_agent_id, author_type, body, tenant_id, created_at) "
-            f"VALUES ({self._next_seq('task_comments')}, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
-            (comment_id, task_id, author_agent_id, author_type, body, tenant, now),
-        )
-        assert row is not None
-        return row
-
-    def comments(self, task_id: str) -> list[Row]:
-        return self._all("SELECT * FROM task_comments WHERE task_id = %s ORDER BY seq", (task_id,))
-
-    # -- executions -----------------------------------------------------------------------------
-
-    def _insert_numbered(self, table: str, prefix: str, values: dict[str, Any]) -> Row:
-        values = {**values, "id": self.next_id(table, prefix)}
-        columns = sorted(values)
-        row = self._one(
-            f"INSERT INTO {table} (seq, {', '.join(columns)}) VALUES ({self._next_seq(table)}, "
-            f"{', '.join(f'%({c})s' for c in columns)}) RETURNING *",
-            values,
-        )
-        assert row is not None
-        return row
-
-    def insert_execution(self, values: dict[str, Any]) -> Row:
-        return self._insert_numbered("execution_processes", "EXEC-", values)
-
-    def execution(self, execution_id: str) -> Row | None:
-        return self._one("SELECT * FROM execution_processes WHERE id = %s", (execution_id,))
-
-    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None:
-        allowed = {
-            "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
-            "cache_read", "cache_write", "cost_usd", "completed_at",
-        }  # fmt: skip
-        assert set(changes) <= allowed
-        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
-        return self._one(
-            f"UPDATE execution_processes SET {assignments} "
-            "WHERE id = %(id)s AND status = 'running' RETURNING *",
-            {**changes, "id": execution_id},
-        )
-
-    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
-        return self._all(
-            "UPDATE execution_processes SET status = 'timed_out', completed_at = %(now)s, "
-            "error = %(error)s, recovery_tombstone = 1 "
-            "WHERE task_id = %(task)s AND status = 'running' RETURNING *",
-            {"task": task_id, "now": now, "error": error},
-        )
-
-    def close_running_executions(
-        self, task_id: str, status: str, now: int, error: str
-    ) -> list[Row]:
-        return self._all(
-            "UPDATE execution_processes SET status = %(status)s, completed_at = %(now)s, "
-            "error = %(error)s, recovery_tombstone = 1 "
-            "WHERE task_id = %(task)s AND status = 'running' RETURNING *",
-            {"task": task_id, "status": status, "now": now, "error": error},
-        )
-
-    def executions(self, task_id: str) -> list[Row]:
-        return self._all(
-            "SELECT * FROM execution_processes WHERE task_id = %s ORDER BY seq", (task_id,)
-        )
-
-    def execution_cost(self, task_id: str) -> float:
-        return float(
-            self._value(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = %s",
-                (task_id,),
-            )
-        )
-
-    # -- workspaces -----------------------------------------------------------------------------
-
-    def insert_workspace(self, values: dict[str, Any]) -> Row:
-        return self._insert_numbered("workspaces", "WS-", values)
-
-    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
-        allowed = {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
-        assert set(changes) <= allowed
-        assignments = ", ".join(f"{column} = %({column})s" for column in changes)
-        return self._one(
-            f"UPDATE workspaces SET {assignments} WHERE id = %(id)s RETURNING *",
-            {**changes, "id": workspace_id},
-        )
-
-    def workspace(self, workspace_id: str) -> Row | None:
-        return self._one("SELECT * FROM workspaces WHERE id = %s", (workspace_id,))
-
-    def workspaces(self, task_id: str) -> list[Row]:
-        return self._all("SELECT * FROM workspaces WHERE task_id = %s ORDER BY seq", (task_id,))
-
-    def workspaces_with_status(self, status: str) -> list[Row]:
-        return self._all("SELECT * FROM workspaces WHERE status = %s ORDER BY seq", (status,))
-
-    # -- events and audit -----------------------------------------------------------------------
-
+    # Differs: events are queued and numbered from a sequence just before COMMIT (see the module's
+    # docstring); SQLite writes each at once, numbered by its rowid.
     def insert_event(
         self,
         kind: str,
@@ -747,6 +371,7 @@ class PostgresTx:
         )
         return _INSERT_EVENTS.format(rows=rows)
 
+    # Differs, as the next two: seqs commit out of order here, so reads stop at the safe horizon.
     def events(self, *, since: int = 0, task_id: str | None = None, limit: int = 1000) -> list[Row]:
         horizon = self.safe_horizon()
         if task_id is None:
@@ -781,62 +406,16 @@ class PostgresTx:
         self.flush_events()
         return self.store.horizon.advance(self.conn)
 
+    # Differs: the shared purge, with the queued events written first and the horizon persisted.
     def purge_expired_events(self, now: int) -> int:
         self.flush_events()
-        purged = self._value(
-            """
-            WITH purged AS (DELETE FROM events
-            WHERE ttl_seconds IS NOT NULL
-              AND created_at + ttl_seconds * 1000 < %(now)s
-              AND seq < (SELECT MAX(seq) FROM events)
-              AND (task_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
-                    AND t.status NOT IN ('done', 'cancelled')))
-                RETURNING 1)
-            SELECT count(*) FROM purged
-            """,
-            {"now": now},
-        )
+        purged = super().purge_expired_events(now)
         self.store.horizon.persist(self.conn)
-        return int(purged)
-
-    def insert_audit(
-        self,
-        *,
-        task_id: str | None,
-        actor: str,
-        action: str,
-        from_status: str | None,
-        to_status: str | None,
-        verdict_overridden: str | None,
-        detail: str | None,
-        now: int,
-        tenant: str | None,
-    ) -> None:
-        self.conn.execute(
-            "INSERT INTO audit (task_id, actor, action, from_status, to_status, "
-            "verdict_overridden, detail, created_at, tenant_id) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                task_id, actor, action, from_status, to_status, verdict_overridden, detail, now,
-                tenant,
-            ),
-        )  # fmt: skip
-
-    def audit(self, task_id: str | None = None) -> list[Row]:
-        if task_id is None:
-            return self._all("SELECT * FROM audit ORDER BY seq")
-        return self._all("SELECT * FROM audit WHERE task_id = %s ORDER BY seq", (task_id,))
-
-    def overridden_task_ids(self) -> list[str]:
-        rows = self._all(
-            "SELECT DISTINCT task_id FROM audit "
-            "WHERE action = 'human_override' AND task_id IS NOT NULL"
-        )
-        return [row[0] for row in rows]
+        return purged
 
     # -- health and whole-board copies -----------------------------------------------------------
 
+    # Differs, as the next two: the catalog and board_meta, not SQLite's PRAGMAs; sequences to move.
     def integrity_problems(self) -> list[str]:
         """What Postgres can still get wrong for us: an index left invalid by a failed concurrent
         build, a sequence behind the rows it numbers (after a careless restore), a table missing."""
@@ -873,22 +452,6 @@ class PostgresTx:
         row = self._one("SELECT schema_version FROM board_meta")
         return int(row[0]) if row is not None and row[0] is not None else 0
 
-    def table_rows(self, table: str) -> list[Row]:
-        keys = dict(TABLES)[table]
-        return self._all(f"SELECT * FROM {table} ORDER BY {', '.join(keys)}")
-
-    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-        assert table in dict(TABLES)
-        statement = sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
-            sql.Identifier(table),
-            sql.SQL(", ").join(map(sql.Identifier, columns)),
-            sql.SQL(", ").join(sql.Placeholder() * len(columns)),
-        )
-        batch = list(rows)
-        # executemany streams in pipeline mode (COPY cannot run inside a pipeline)
-        self.conn.cursor().executemany(statement, batch)
-        return len(batch)
-
     def finish_load(self) -> None:
         """Sequences past the loaded keys, and the loaded log known complete up to its end."""
         self.conn.execute(
@@ -903,6 +466,10 @@ class PostgresTx:
         self.conn.execute(
             "UPDATE event_horizon SET safe_seq = (SELECT COALESCE(MAX(seq), 0) FROM events)"
         )
+
+
+# mypy --strict checks here that the shared statements and Postgres's own make the whole `Tx`.
+_IMPLEMENTS_TX: type[Tx] = PostgresTx
 
 
 class _EventHorizon:

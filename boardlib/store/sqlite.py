@@ -2,9 +2,10 @@
 
 `SqliteStore` owns two connections to one file, a writer and a `query_only` reader, and runs
 callables inside transactions (`write`, `read`). Inside, the callable gets a `SqliteTx`, whose
-methods are one readable SQL statement each. The board's rules (`board.py`, `lifecycle.py`,
-`recovery.py`) decide; this module only reads and writes rows. `postgres.py` sits beside it with
-the same methods: both implement `base.Tx` and `base.Store`, which mypy checks.
+methods are one readable SQL statement each: the statements both stores share come from
+`queries.SharedTx`, those that must differ are here. The board's rules (`board.py`,
+`lifecycle.py`, `recovery.py`) decide; this module only reads and writes rows. `postgres.py` sits
+beside it: both implement `base.Tx` and `base.Store`, which mypy checks.
 """
 
 import errno
@@ -22,8 +23,9 @@ from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import Task
 from . import board_file
-from .base import TABLES, Row, Tx
+from .base import Row, Tx
 from .contention import connect, is_transient_lock_error, run_transaction
+from .queries import Params, SharedTx
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
@@ -61,15 +63,6 @@ def _is_disk_full(error: BaseException) -> bool:
         and getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL
     )
 
-
-def _one(cursor: sqlite3.Cursor) -> Row | None:
-    row: Row | None = cursor.fetchone()
-    return row
-
-
-# Columns a caller may name in an update; the dataclass is the one declaration of them.
-TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
-_TASK_JSON_COLUMNS = {"holders"}
 
 _CLAIM_SET = """
     status = 'in_progress',
@@ -181,31 +174,32 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> s
     )
 
 
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-class SqliteTx:
-    """The statements of one transaction. Every method is one SQL statement (or a short, fixed
-    sequence of them) with named parameters; no rule is decided here."""
+class SqliteTx(SharedTx):
+    """The statements of one transaction on the board file. The statements both stores share
+    are `SharedTx`'s; here are the seam (`sqlite3` takes the shared `:name` text as written) and
+    the statements that must differ, each saying why. No rule is decided here."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    # -- ids ------------------------------------------------------------------------------------
+    # -- the seam -------------------------------------------------------------------------------
 
-    def next_id(self, table: str, prefix: str) -> str:
-        """The next short, typeable id of a table (`TASK-42`). Safe because writes hold the lock."""
-        assert table in {"tasks", "task_comments", "execution_processes", "workspaces"}
-        (last,) = self.conn.execute(f"SELECT IFNULL(MAX(seq), 0) FROM {table}").fetchone()
-        return f"{prefix}{last + 1}"
+    def _fetchall(self, query: str, params: Params = ()) -> list[Row]:
+        return self.conn.execute(query, params).fetchall()
+
+    def _fetchone(self, query: str, params: Params = ()) -> Row | None:
+        row: Row | None = self.conn.execute(query, params).fetchone()
+        return row
+
+    def _execute(self, query: str, params: Params = ()) -> int:
+        return self.conn.execute(query, params).rowcount
+
+    def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None:
+        self.conn.executemany(query, rows)
 
     # -- tasks ----------------------------------------------------------------------------------
 
-    def task(self, task_id: str) -> Row | None:
-        return _one(self.conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)))
-
+    # Differs: SQLite has no array parameter, so the ids are one `?` each.
     def tasks_by_id(self, task_ids: Iterable[str]) -> list[Row]:
         ids = list(task_ids)
         if not ids:
@@ -213,31 +207,8 @@ class SqliteTx:
         marks = ",".join("?" * len(ids))
         return self.conn.execute(f"SELECT * FROM tasks WHERE id IN ({marks})", ids).fetchall()
 
-    def insert_task(self, values: dict[str, Any]) -> Row:
-        columns = ["id", *sorted(key for key in values if key in TASK_COLUMNS)]
-        params = [json.dumps(values[c]) if c in _TASK_JSON_COLUMNS else values[c] for c in columns]
-        sql = (
-            f"INSERT INTO tasks ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' * len(columns))}) RETURNING *"
-        )
-        row: Row = self.conn.execute(sql, params).fetchone()
-        return row
-
-    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
-        """Write the given columns of one task and return the new row."""
-        unknown = set(changes) - TASK_COLUMNS
-        assert not unknown, f"not task columns: {unknown}"
-        assignments = ", ".join(f"{column} = :{column}" for column in changes)
-        params = {
-            column: json.dumps(value) if column in _TASK_JSON_COLUMNS else value
-            for column, value in changes.items()
-        }
-        params["id"] = task_id
-        row: Row = self.conn.execute(
-            f"UPDATE tasks SET {assignments} WHERE id = :id RETURNING *", params
-        ).fetchone()
-        return row
-
+    # Differs: the claims are each store's own protocol (SQLite: one guarded UPDATE pinned to the
+    # ready indexes with INDEXED BY, holders kept with json_each, the row returned as one JSON).
     def claim_by_id(
         self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
     ) -> Task | None:
@@ -287,6 +258,7 @@ class SqliteTx:
             )
         )
 
+    # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it sweeps instead.
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
         return self.conn.execute(
@@ -295,26 +267,7 @@ class SqliteTx:
             (now,),
         ).fetchall()
 
-    def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
-        """Back to todo for a fresh claim, with a new epoch so the lapsed worker is stale. The
-        holders stay: a reclaim continues the same attempt, so none of them may review it."""
-        row: Row = self.conn.execute(
-            """
-            UPDATE tasks SET
-                status = 'todo',
-                assignee_agent_id = NULL,
-                assignee_runtime = NULL,
-                lease_until = NULL,
-                verification = NULL,
-                claim_epoch = claim_epoch + 1,
-                updated_at = :now
-            WHERE id = :id
-            RETURNING *
-            """,
-            {"id": task_id, "now": now},
-        ).fetchone()
-        return row
-
+    # Differs: INDEXED BY, as above (Postgres has no index hints).
     def any_lease_expired(self, now: int) -> bool:
         row = self.conn.execute(
             "SELECT 1 FROM tasks INDEXED BY tasks_lease "
@@ -323,368 +276,10 @@ class SqliteTx:
         ).fetchone()
         return row is not None
 
-    def list_tasks(
-        self,
-        *,
-        status: str | None = None,
-        team_id: str | None = None,
-        assignee: str | None = None,
-        role: str | None = None,
-        include_dropped: bool = False,
-        ready: bool = False,
-        text: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        """Filtered task list. Ready lists rank like claim-next; the rest newest change first."""
-        where: list[str] = []
-        params: dict[str, Any] = {}
-        if ready:
-            where.append("status = 'todo' AND dropped = 0 AND unmet_deps = 0")
-        else:
-            if status is not None:
-                where.append("status = :status")
-                params["status"] = status
-            if not include_dropped:
-                where.append("dropped = 0")
-        if team_id is not None:
-            where.append("team_id = :team_id")
-            params["team_id"] = team_id
-        if assignee is not None:
-            where.append("assignee_agent_id = :assignee")
-            params["assignee"] = assignee
-        if role is not None:
-            where.append("role = :role")
-            params["role"] = role
-        if text:
-            where.append(
-                "(id = :exact OR title LIKE :pattern ESCAPE '\\' "
-                "OR description LIKE :pattern ESCAPE '\\')"
-            )
-            params["exact"] = text
-            params["pattern"] = _like_pattern(text)
-        sql = "SELECT * FROM tasks"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += (
-            " ORDER BY priority DESC, updated_at DESC"
-            if ready
-            else " ORDER BY updated_at DESC, seq DESC"
-        )
-        if limit is not None:
-            sql += " LIMIT :limit"
-            params["limit"] = limit
-        return self.conn.execute(sql, params).fetchall()
+    # -- events ---------------------------------------------------------------------------------
 
-    def all_tasks(self) -> list[Row]:
-        """Every task, dropped ones included, in creation order (the TUI's snapshot)."""
-        return self.conn.execute("SELECT * FROM tasks ORDER BY seq").fetchall()
-
-    def status_counts(self) -> dict[str, int]:
-        rows = self.conn.execute(
-            "SELECT status, COUNT(*) FROM tasks WHERE dropped = 0 GROUP BY status"
-        ).fetchall()
-        return {status: count for status, count in rows}
-
-    # -- parent chain and caps ------------------------------------------------------------------
-
-    def ancestors(self, task_id: str) -> list[Row]:
-        """The parent chain, nearest parent first. The depth bound keeps a corrupt (cyclic) chain
-        from running forever."""
-        return self.conn.execute(
-            """
-            WITH RECURSIVE chain(id, parent_task_id, title, status, depth) AS (
-                SELECT p.id, p.parent_task_id, p.title, p.status, 1
-                FROM tasks t JOIN tasks p ON p.id = t.parent_task_id
-                WHERE t.id = :id
-                UNION
-                SELECT p.id, p.parent_task_id, p.title, p.status, chain.depth + 1
-                FROM chain JOIN tasks p ON p.id = chain.parent_task_id
-                WHERE chain.depth < 1000
-            )
-            SELECT id, parent_task_id, title, status, depth FROM chain ORDER BY depth
-            """,
-            {"id": task_id},
-        ).fetchall()
-
-    def live_children(self, parent_id: str) -> int:
-        (count,) = self.conn.execute(
-            "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
-            "AND status NOT IN ('done', 'cancelled')",
-            (parent_id,),
-        ).fetchone()
-        return int(count)
-
-    def roots_created_since(self, since_ms: int) -> int:
-        (count,) = self.conn.execute(
-            "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
-            (since_ms,),
-        ).fetchone()
-        return int(count)
-
-    # -- dependencies ---------------------------------------------------------------------------
-
-    def insert_dependency(
-        self, task_id: str, depends_on: str, now: int, tenant: str | None
-    ) -> bool:
-        """Link `task_id -> depends_on`; re-linking is harmless. True when the edge is new."""
-        cursor = self.conn.execute(
-            "INSERT OR IGNORE INTO task_deps (task_id, depends_on_task_id, tenant_id, created_at) "
-            "VALUES (?, ?, ?, ?)",
-            (task_id, depends_on, tenant, now),
-        )
-        return cursor.rowcount == 1
-
-    def delete_dependency(self, task_id: str, depends_on: str) -> bool:
-        cursor = self.conn.execute(
-            "DELETE FROM task_deps WHERE task_id = ? AND depends_on_task_id = ?",
-            (task_id, depends_on),
-        )
-        return cursor.rowcount == 1
-
-    def depends_transitively(self, start: str, target: str) -> bool:
-        """Whether `target` is reachable from `start` along depends-on edges (start itself
-        included). `UNION`, not `UNION ALL`, so even a corrupt cyclic graph terminates."""
-        row = self.conn.execute(
-            """
-            WITH RECURSIVE reach(id) AS (
-                SELECT :start
-                UNION
-                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            )
-            SELECT 1 FROM reach WHERE id = :target LIMIT 1
-            """,
-            {"start": start, "target": target},
-        ).fetchone()
-        return row is not None
-
-    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]:
-        """Every depends-on edge reachable from `start`: used only to name a refused cycle."""
-        rows = self.conn.execute(
-            """
-            WITH RECURSIVE reach(id) AS (
-                SELECT :start
-                UNION
-                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            )
-            SELECT d.task_id, d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
-            """,
-            {"start": start},
-        ).fetchall()
-        return [(a, b) for a, b in rows]
-
-    def dependencies(self, task_id: str) -> list[Row]:
-        """What `task_id` waits on, with each blocker's status."""
-        return self.conn.execute(
-            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
-            "FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-            "WHERE d.task_id = ? ORDER BY t.seq",
-            (task_id,),
-        ).fetchall()
-
-    def dependents(self, task_id: str) -> list[Row]:
-        """What waits on `task_id`."""
-        return self.conn.execute(
-            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
-            "FROM task_deps d JOIN tasks t ON t.id = d.task_id "
-            "WHERE d.depends_on_task_id = ? ORDER BY t.seq",
-            (task_id,),
-        ).fetchall()
-
-    def count_unmet_dependencies(self, task_id: str) -> int:
-        (count,) = self.conn.execute(
-            "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-            "WHERE d.task_id = ? AND t.status != 'done'",
-            (task_id,),
-        ).fetchone()
-        return int(count)
-
-    def add_unmet_dependency(self, task_id: str, delta: int) -> None:
-        self.conn.execute(
-            "UPDATE tasks SET unmet_deps = unmet_deps + ? WHERE id = ?", (delta, task_id)
-        )
-
-    def satisfy_dependents(self, done_task_id: str) -> None:
-        """`done_task_id` just reached done: each direct dependent has one unmet dependency less."""
-        self.conn.execute(
-            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
-            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = ?)",
-            (done_task_id,),
-        )
-
-    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
-        """Cancel every still-pending transitive dependent of `task_id` in one statement, so a
-        dependent claimed a moment earlier is left alone rather than cancelled under its worker."""
-        return self.conn.execute(
-            """
-            WITH RECURSIVE downstream(id) AS (
-                SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
-                UNION
-                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
-            )
-            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = :now
-            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
-            RETURNING *
-            """,
-            {"id": task_id, "now": now},
-        ).fetchall()
-
-    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
-        """Every depends-on edge that can lie on a cycle: both ends have dependencies of their
-        own (a task that depends on nothing, or that nothing depends on, closes no cycle), and
-        every self-loop. `db check` walks these; on a healthy board it is a short list."""
-        rows = self.conn.execute(
-            """
-            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
-            WHERE d.task_id = d.depends_on_task_id
-               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
-                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
-            ORDER BY d.task_id, d.depends_on_task_id
-            """
-        ).fetchall()
-        return [(row[0], row[1]) for row in rows]
-
-    def unmet_dependency_drift(self) -> list[Row]:
-        """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
-        return self.conn.execute(
-            """
-            SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
-            FROM tasks t
-            LEFT JOIN task_deps d ON d.task_id = t.id
-            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status != 'done'
-            GROUP BY t.id HAVING kept != actual
-            """
-        ).fetchall()
-
-    # -- comments -------------------------------------------------------------------------------
-
-    def insert_comment(
-        self,
-        task_id: str,
-        body: str,
-        author_type: str,
-        author_agent_id: str | None,
-        now: int,
-        tenant: str | None,
-    ) -> Row:
-        comment_id = self.next_id("task_comments", "C-")
-        row: Row = self.conn.execute(
-            "INSERT INTO task_comments "
-            "(id, task_id, author_agent_id, author_type, body, tenant_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
-            (comment_id, task_id, author_agent_id, author_type, body, tenant, now),
-        ).fetchone()
-        return row
-
-    def comments(self, task_id: str) -> list[Row]:
-        return self.conn.execute(
-            "SELECT * FROM task_comments WHERE task_id = ? ORDER BY seq", (task_id,)
-        ).fetchall()
-
-    # -- executions -----------------------------------------------------------------------------
-
-    def insert_execution(self, values: dict[str, Any]) -> Row:
-        values = {**values, "id": self.next_id("execution_processes", "EXEC-")}
-        columns = sorted(values)
-        row: Row = self.conn.execute(
-            f"INSERT INTO execution_processes ({', '.join(columns)}) "
-            f"VALUES ({', '.join(':' + c for c in columns)}) RETURNING *",
-            values,
-        ).fetchone()
-        return row
-
-    def execution(self, execution_id: str) -> Row | None:
-        return _one(
-            self.conn.execute("SELECT * FROM execution_processes WHERE id = ?", (execution_id,))
-        )
-
-    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None:
-        """Close a still-running execution; a closed row is immutable, so a second close (or an
-        unknown id) matches nothing and returns None."""
-        allowed = {
-            "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
-            "cache_read", "cache_write", "cost_usd", "completed_at",
-        }  # fmt: skip
-        assert set(changes) <= allowed
-        assignments = ", ".join(f"{column} = :{column}" for column in changes)
-        return _one(
-            self.conn.execute(
-                f"UPDATE execution_processes SET {assignments} "
-                "WHERE id = :id AND status = 'running' RETURNING *",
-                {**changes, "id": execution_id},
-            )
-        )
-
-    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
-        """The lease of `task_id` expired: its running executions are over, tombstoned so a second
-        recovery pass finds nothing to do."""
-        return self.conn.execute(
-            "UPDATE execution_processes SET status = 'timed_out', completed_at = :now, "
-            "error = :error, recovery_tombstone = 1 "
-            "WHERE task_id = :task AND status = 'running' RETURNING *",
-            {"task": task_id, "now": now, "error": error},
-        ).fetchall()
-
-    def close_running_executions(
-        self, task_id: str, status: str, now: int, error: str
-    ) -> list[Row]:
-        """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
-        like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
-        return self.conn.execute(
-            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
-            "recovery_tombstone = 1 WHERE task_id = :task AND status = 'running' RETURNING *",
-            {"task": task_id, "status": status, "now": now, "error": error},
-        ).fetchall()
-
-    def executions(self, task_id: str) -> list[Row]:
-        return self.conn.execute(
-            "SELECT * FROM execution_processes WHERE task_id = ? ORDER BY seq", (task_id,)
-        ).fetchall()
-
-    def execution_cost(self, task_id: str) -> float:
-        (total,) = self.conn.execute(
-            "SELECT IFNULL(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = ?",
-            (task_id,),
-        ).fetchone()
-        return float(total)
-
-    # -- workspaces -----------------------------------------------------------------------------
-
-    def insert_workspace(self, values: dict[str, Any]) -> Row:
-        values = {**values, "id": self.next_id("workspaces", "WS-")}
-        columns = sorted(values)
-        row: Row = self.conn.execute(
-            f"INSERT INTO workspaces ({', '.join(columns)}) "
-            f"VALUES ({', '.join(':' + c for c in columns)}) RETURNING *",
-            values,
-        ).fetchone()
-        return row
-
-    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
-        allowed = {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
-        assert set(changes) <= allowed
-        assignments = ", ".join(f"{column} = :{column}" for column in changes)
-        return _one(
-            self.conn.execute(
-                f"UPDATE workspaces SET {assignments} WHERE id = :id RETURNING *",
-                {**changes, "id": workspace_id},
-            )
-        )
-
-    def workspace(self, workspace_id: str) -> Row | None:
-        return _one(self.conn.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)))
-
-    def workspaces(self, task_id: str) -> list[Row]:
-        return self.conn.execute(
-            "SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq", (task_id,)
-        ).fetchall()
-
-    def workspaces_with_status(self, status: str) -> list[Row]:
-        return self.conn.execute(
-            "SELECT * FROM workspaces WHERE status = ? ORDER BY seq", (status,)
-        ).fetchall()
-
-    # -- events and audit -----------------------------------------------------------------------
-
+    # Differs: SQLite writes an event at once, numbered by its rowid; Postgres queues them and
+    # numbers them from a sequence just before COMMIT.
     def insert_event(
         self,
         kind: str,
@@ -709,6 +304,8 @@ class SqliteTx:
             ),
         )
 
+    # Differs, as the next two: SQLite commits seqs in order, so the log is whole up to its newest
+    # row; Postgres reads only up to its safe horizon.
     def events(self, *, since: int = 0, task_id: str | None = None, limit: int = 1000) -> list[Row]:
         if task_id is None:
             return self.conn.execute(
@@ -732,68 +329,10 @@ class SqliteTx:
         (seq,) = self.conn.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()
         return int(seq)
 
-    def purge_expired_events(self, now: int) -> int:
-        """Delete events past their TTL, except those of tasks still in flight (a live task keeps
-        its whole history until it finishes) and the newest event (so seqs only ever grow)."""
-        cursor = self.conn.execute(
-            """
-            DELETE FROM events
-            WHERE ttl_seconds IS NOT NULL
-              AND created_at + ttl_seconds * 1000 < :now
-              AND seq < (SELECT MAX(seq) FROM events)
-              AND (task_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
-                    AND t.status NOT IN ('done', 'cancelled')))
-            """,
-            {"now": now},
-        )
-        return cursor.rowcount
-
-    def insert_audit(
-        self,
-        *,
-        task_id: str | None,
-        actor: str,
-        action: str,
-        from_status: str | None,
-        to_status: str | None,
-        verdict_overridden: str | None,
-        detail: str | None,
-        now: int,
-        tenant: str | None,
-    ) -> None:
-        self.conn.execute(
-            "INSERT INTO audit (task_id, actor, action, from_status, to_status, "
-            "verdict_overridden, detail, created_at, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                task_id,
-                actor,
-                action,
-                from_status,
-                to_status,
-                verdict_overridden,
-                detail,
-                now,
-                tenant,
-            ),
-        )
-
-    def audit(self, task_id: str | None = None) -> list[Row]:
-        if task_id is None:
-            return self.conn.execute("SELECT * FROM audit ORDER BY seq").fetchall()
-        return self.conn.execute(
-            "SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,)
-        ).fetchall()
-
-    def overridden_task_ids(self) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT DISTINCT task_id FROM audit "
-            "WHERE action = 'human_override' AND task_id IS NOT NULL"
-        ).fetchall()
-        return [row[0] for row in rows]
-
     # -- health ---------------------------------------------------------------------------------
 
+    # Differs, as the next two: SQLite checks and versions its file with PRAGMAs; a whole-board
+    # load needs no sequence moved.
     def integrity_problems(self) -> list[str]:
         rows = self.conn.execute("PRAGMA integrity_check").fetchall()
         problems = [row[0] for row in rows if row[0] != "ok"]
@@ -806,20 +345,12 @@ class SqliteTx:
     def schema_version(self) -> int:
         return schema_version(self.conn)
 
-    def table_rows(self, table: str) -> list[Row]:
-        keys = dict(TABLES)[table]
-        return self.conn.execute(f"SELECT * FROM {table} ORDER BY {', '.join(keys)}").fetchall()
-
-    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-        assert table in dict(TABLES)
-        cursor = self.conn.executemany(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-            rows,
-        )
-        return cursor.rowcount
-
     def finish_load(self) -> None:
         """Nothing to do: rowids follow MAX(seq) and AUTOINCREMENT saw the explicit seqs."""
+
+
+# mypy --strict checks here that the shared statements and SQLite's own make the whole `Tx`.
+_IMPLEMENTS_TX: type[Tx] = SqliteTx
 
 
 class SqliteStore:

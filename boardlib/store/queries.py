@@ -1,0 +1,628 @@
+"""The statements both stores run: one text per query, written once, and the rows they return.
+
+`SharedTx` is the base of `SqliteTx` and `PostgresTx`. Every statement whose meaning and text can
+be the same on SQLite 3.35+ and PostgreSQL 13+ lives here, once; each store keeps only the
+statements that must differ (the claims, the lease sweep, the event log, health checks, sequences),
+each with a line saying why (tests/test_queries.py holds the list). Before this class, 43 of the
+56 statements were written twice, differing only in calling convention (`?` against `%s`, fetch
+helpers) or in spellings one dialect lacks.
+
+The SQL is written in SQLite's parameter style: `?` for a statement's few positional values (the
+cheaper binding: a named one costs sqlite3 ~1,600 more instructions per statement), `:name` where
+a value is used twice or a statement takes many.
+The seam a store fills in is small:
+- `_fetchall`, `_fetchone`, `_execute`, `_executemany`: run one statement. SQLite hands the text
+  straight to `sqlite3`; Postgres rewrites it to psycopg's `%(name)s` style with `pyformat`, once
+  per distinct text (cached), never per call.
+- `task_by_id`: the read of a task, which a serialised write on Postgres makes lock the row.
+- `LIKE_ANY_CASE`: the case-blind `LIKE` (SQLite's `LIKE` already is; Postgres says `ILIKE`).
+
+Portable spellings chosen on purpose: `COALESCE` (not SQLite's `IFNULL`), `<>` (not `!=`),
+`CAST(:x AS TEXT)` (not Postgres's `::text`), `ON CONFLICT DO NOTHING` (not `INSERT OR IGNORE`),
+`RETURNING` (not `rowcount`), and a GROUP BY that names every column it keeps.
+"""
+
+import functools
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
+from typing import Any, ClassVar
+
+from ..records import Task
+from .base import TABLES, Row
+
+Params = Mapping[str, Any] | Sequence[Any]
+
+# Columns a caller may name in an update; the dataclass is the one declaration of them.
+TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
+TASK_JSON_COLUMNS = Task._json_columns  # TEXT columns holding JSON, on both stores
+EXECUTION_CLOSE_COLUMNS = frozenset({
+    "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
+    "cache_read", "cache_write", "cost_usd", "completed_at",
+})  # fmt: skip
+WORKSPACE_UPDATE_COLUMNS = frozenset(
+    {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
+)
+# The tables whose rows get a short typeable id (`TASK-42`) numbered like their seq.
+NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "workspaces"})
+
+# Ready lists rank like claim-next: the one declaration of that order for the shared reads.
+CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
+READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
+_PYFORMAT_TOKEN = re.compile(r"'(?:[^']|'')*'|::|:([A-Za-z_][A-Za-z0-9_]*)|\?|%")
+
+
+def _pyformat_token(match: "re.Match[str]") -> str:
+    token = match.group(0)
+    if match.group(1) is not None:
+        return f"%({match.group(1)})s"
+    if token == "?":
+        return "%s"
+    if token == "::":
+        return token
+    return token.replace("%", "%%")  # a lone `%`, or a literal that may hold one
+
+
+@functools.lru_cache(maxsize=1024)
+def pyformat(query: str) -> str:
+    """`query` in psycopg's placeholder style: `:name` becomes `%(name)s`, `?` becomes `%s`, and
+    every literal `%` is doubled (psycopg reads `%` as a placeholder even inside quotes). Cached:
+    a statement's text is converted the first time it runs, then found by its text. The texts
+    are a small fixed set (dynamic ones vary only by which filters or columns a caller names)."""
+    return _PYFORMAT_TOKEN.sub(_pyformat_token, query)
+
+
+def like_pattern(text: str) -> str:
+    """A `LIKE ... ESCAPE '\\'` pattern matching `text` anywhere, its wildcards taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# Statement texts built from a table and column names, built once per shape: building one costs
+# more than running it (an 8-column INSERT's text: ~12,000 instructions, its SQLite execution
+# ~58,000), and the same text object is found at once in sqlite3's statement cache and `pyformat`'s.
+
+
+@functools.lru_cache(maxsize=256)
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """Insert one row numbered by the next `seq`, the number its id was given, so ids and seqs
+    agree. SQLite would pick MAX(seq) + 1 for an INTEGER PRIMARY KEY by itself; Postgres has no
+    such default (a DEFAULT cannot hold a subquery), so the statement names it for both (SQLite
+    pays ~3,800 instructions for it, ~1% of a create). Safe because every write that creates rows
+    is serialised (see `SharedTx.next_id`)."""
+    return (
+        f"INSERT INTO {table} (seq, {', '.join(columns)}) "
+        f"VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM {table}), "
+        f"{', '.join('?' * len(columns))}) RETURNING *"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(table: str, columns: tuple[str, ...], where: str) -> str:
+    assignments = ", ".join(f"{column} = :{column}" for column in columns)
+    return f"UPDATE {table} SET {assignments} WHERE {where} RETURNING *"
+
+
+_NEXT_NUMBER = {table: f"SELECT COALESCE(MAX(seq), 0) FROM {table}" for table in NUMBERED_TABLES}
+TASK_BY_ID = "SELECT * FROM tasks WHERE id = ?"
+
+
+def _task_params(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Task values as bound: the JSON columns (`holders`) are TEXT holding JSON on both stores."""
+    return {
+        column: json.dumps(value) if column in TASK_JSON_COLUMNS else value
+        for column, value in values.items()
+    }
+
+
+class SharedTx(ABC):
+    """The statements of one transaction that both stores run alike (see `base.Tx` for what each
+    promises). A store subclasses it, fills in the seam and adds the statements that must differ;
+    mypy --strict checks the result against `base.Tx` (`_IMPLEMENTS_TX` in each store)."""
+
+    LIKE_ANY_CASE: ClassVar[str] = "LIKE"
+    task_by_id = TASK_BY_ID  # Postgres locks the row inside a serialised write
+
+    # -- the seam: one statement each, in this module's `?` / `:name` style ----------------------
+
+    @abstractmethod
+    def _fetchall(self, query: str, params: Params = ()) -> list[Row]: ...
+
+    @abstractmethod
+    def _fetchone(self, query: str, params: Params = ()) -> Row | None: ...
+
+    @abstractmethod
+    def _execute(self, query: str, params: Params = ()) -> int:
+        """Run a statement that returns no rows; how many rows it changed."""
+
+    @abstractmethod
+    def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None: ...
+
+    def _scalar(self, query: str, params: Params = ()) -> Any:
+        """The first column of the one row a query returns (a count, a sum, a maximum)."""
+        row = self._fetchone(query, params)
+        assert row is not None
+        return row[0]
+
+    def _insert_numbered(self, table: str, prefix: str, values: Mapping[str, Any]) -> Row:
+        """Insert a row under the next id of its table (`next_id`)."""
+        return self._insert_row(
+            table, ("id", *values), (self.next_id(table, prefix), *values.values())
+        )
+
+    def _insert_row(self, table: str, columns: tuple[str, ...], params: Sequence[Any]) -> Row:
+        row = self._fetchone(_insert_sql(table, columns), params)
+        assert row is not None
+        return row
+
+    # -- ids ------------------------------------------------------------------------------------
+
+    def next_id(self, table: str, prefix: str) -> str:
+        """The next short, typeable id of a table (`TASK-42`): unique because every write that
+        creates rows is serialised (SQLite's write lock, the Postgres board's advisory lock)."""
+        last = self._scalar(_NEXT_NUMBER[table])
+        return f"{prefix}{last + 1}"
+
+    # -- tasks ----------------------------------------------------------------------------------
+
+    def task(self, task_id: str) -> Row | None:
+        return self._fetchone(self.task_by_id, (task_id,))
+
+    def insert_task(self, values: dict[str, Any]) -> Row:
+        """`values` names its own id (from `next_id`); unknown keys are not columns, left out."""
+        columns = ("id", *sorted(key for key in values if key in TASK_COLUMNS))
+        params = [json.dumps(values[c]) if c in TASK_JSON_COLUMNS else values[c] for c in columns]
+        return self._insert_row("tasks", columns, params)
+
+    def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
+        """Write the given columns of one task and return the new row."""
+        unknown = set(changes) - TASK_COLUMNS
+        assert not unknown, f"not task columns: {unknown}"
+        row = self._fetchone(
+            _update_sql("tasks", tuple(changes), "id = :id"),
+            {**_task_params(changes), "id": task_id},
+        )
+        assert row is not None
+        return row
+
+    def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
+        """Back to todo for a fresh claim, with a new epoch so the lapsed worker is stale. The
+        holders stay: a reclaim continues the same attempt, so none of them may review it."""
+        row = self._fetchone(
+            """
+            UPDATE tasks SET
+                status = 'todo',
+                assignee_agent_id = NULL,
+                assignee_runtime = NULL,
+                lease_until = NULL,
+                verification = NULL,
+                claim_epoch = claim_epoch + 1,
+                updated_at = :now
+            WHERE id = :id
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        )
+        assert row is not None
+        return row
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        text: str | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """Filtered task list. Ready lists rank like claim-next; the rest newest change first.
+        A text search matches an exact id, or the title or description ignoring case."""
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if ready:
+            where.append(READY)
+        else:
+            if status is not None:
+                where.append("status = :status")
+                params["status"] = status
+            if not include_dropped:
+                where.append("dropped = 0")
+        if team_id is not None:
+            where.append("team_id = :team_id")
+            params["team_id"] = team_id
+        if assignee is not None:
+            where.append("assignee_agent_id = :assignee")
+            params["assignee"] = assignee
+        if role is not None:
+            where.append("role = :role")
+            params["role"] = role
+        if text:
+            like = self.LIKE_ANY_CASE
+            where.append(
+                f"(id = :exact OR title {like} :pattern ESCAPE '\\' "
+                f"OR description {like} :pattern ESCAPE '\\')"
+            )
+            params["exact"] = text
+            params["pattern"] = like_pattern(text)
+        query = "SELECT * FROM tasks"
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += f" {CLAIM_ORDER}" if ready else " ORDER BY updated_at DESC, seq DESC"
+        if limit is not None:
+            query += " LIMIT :limit"
+            params["limit"] = limit
+        return self._fetchall(query, params)
+
+    def all_tasks(self) -> list[Row]:
+        """Every task, dropped ones included, in creation order (the TUI's snapshot)."""
+        return self._fetchall("SELECT * FROM tasks ORDER BY seq")
+
+    def status_counts(self) -> dict[str, int]:
+        rows = self._fetchall(
+            "SELECT status, COUNT(*) FROM tasks WHERE dropped = 0 GROUP BY status"
+        )
+        return {row[0]: int(row[1]) for row in rows}
+
+    # -- parent chain and caps ------------------------------------------------------------------
+
+    def ancestors(self, task_id: str) -> list[Row]:
+        """The parent chain, nearest parent first. The depth bound keeps a corrupt (cyclic) chain
+        from running forever."""
+        return self._fetchall(
+            """
+            WITH RECURSIVE chain(id, parent_task_id, title, status, depth) AS (
+                SELECT p.id, p.parent_task_id, p.title, p.status, 1
+                FROM tasks t JOIN tasks p ON p.id = t.parent_task_id
+                WHERE t.id = :id
+                UNION
+                SELECT p.id, p.parent_task_id, p.title, p.status, chain.depth + 1
+                FROM chain JOIN tasks p ON p.id = chain.parent_task_id
+                WHERE chain.depth < 1000
+            )
+            SELECT id, parent_task_id, title, status, depth FROM chain ORDER BY depth
+            """,
+            {"id": task_id},
+        )
+
+    def live_children(self, parent_id: str) -> int:
+        return int(
+            self._scalar(
+                "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
+                "AND status NOT IN ('done', 'cancelled')",
+                (parent_id,),
+            )
+        )
+
+    def roots_created_since(self, since_ms: int) -> int:
+        return int(
+            self._scalar(
+                "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
+                (since_ms,),
+            )
+        )
+
+    # -- dependencies ---------------------------------------------------------------------------
+
+    def insert_dependency(
+        self, task_id: str, depends_on: str, now: int, tenant: str | None
+    ) -> bool:
+        """Link `task_id -> depends_on`; re-linking is harmless. True when the edge is new."""
+        row = self._fetchone(
+            "INSERT INTO task_deps (task_id, depends_on_task_id, tenant_id, created_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1",
+            (task_id, depends_on, tenant, now),
+        )
+        return row is not None
+
+    def delete_dependency(self, task_id: str, depends_on: str) -> bool:
+        row = self._fetchone(
+            "DELETE FROM task_deps WHERE task_id = ? AND depends_on_task_id = ? RETURNING 1",
+            (task_id, depends_on),
+        )
+        return row is not None
+
+    def depends_transitively(self, start: str, target: str) -> bool:
+        """Whether `target` is reachable from `start` along depends-on edges (start itself
+        included). `UNION`, not `UNION ALL`, so even a corrupt cyclic graph terminates. Race-free
+        because every link is written inside a serialised write."""
+        row = self._fetchone(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT CAST(:start AS TEXT)
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT 1 FROM reach WHERE id = :target LIMIT 1
+            """,
+            {"start": start, "target": target},
+        )
+        return row is not None
+
+    def dependency_edges_from(self, start: str) -> list[tuple[str, str]]:
+        """Every depends-on edge reachable from `start`: used only to name a refused cycle."""
+        rows = self._fetchall(
+            """
+            WITH RECURSIVE reach(id) AS (
+                SELECT CAST(:start AS TEXT)
+                UNION
+                SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            )
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
+            """,
+            {"start": start},
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def dependencies(self, task_id: str) -> list[Row]:
+        """What `task_id` waits on, with each blocker's status."""
+        return self._fetchall(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+            "WHERE d.task_id = ? ORDER BY t.seq",
+            (task_id,),
+        )
+
+    def dependents(self, task_id: str) -> list[Row]:
+        """What waits on `task_id`."""
+        return self._fetchall(
+            "SELECT t.id, t.title, t.status, t.assignee_agent_id, t.dropped "
+            "FROM task_deps d JOIN tasks t ON t.id = d.task_id "
+            "WHERE d.depends_on_task_id = ? ORDER BY t.seq",
+            (task_id,),
+        )
+
+    def count_unmet_dependencies(self, task_id: str) -> int:
+        return int(
+            self._scalar(
+                "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+                "WHERE d.task_id = ? AND t.status <> 'done'",
+                (task_id,),
+            )
+        )
+
+    def add_unmet_dependency(self, task_id: str, delta: int) -> None:
+        self._execute("UPDATE tasks SET unmet_deps = unmet_deps + ? WHERE id = ?", (delta, task_id))
+
+    def satisfy_dependents(self, done_task_id: str) -> None:
+        """`done_task_id` just reached done: each direct dependent has one unmet dependency less."""
+        self._execute(
+            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
+            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = ?)",
+            (done_task_id,),
+        )
+
+    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
+        """Cancel every still-pending transitive dependent of `task_id` in one statement, so a
+        dependent claimed a moment earlier is left alone rather than cancelled under its worker
+        (on Postgres the claimer's row lock is waited for, then its committed status re-read)."""
+        return self._fetchall(
+            """
+            WITH RECURSIVE downstream(id) AS (
+                SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
+                UNION
+                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
+            )
+            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = :now
+            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
+            RETURNING *
+            """,
+            {"id": task_id, "now": now},
+        )
+
+    def dependency_cycle_edges(self) -> list[tuple[str, str]]:
+        """Every depends-on edge that can lie on a cycle: both ends have dependencies of their
+        own (a task that depends on nothing, or that nothing depends on, closes no cycle), and
+        every self-loop. `db check` walks these; on a healthy board it is a short list."""
+        rows = self._fetchall(
+            """
+            SELECT d.task_id, d.depends_on_task_id FROM task_deps d
+            WHERE d.task_id = d.depends_on_task_id
+               OR (EXISTS (SELECT 1 FROM task_deps x WHERE x.task_id = d.depends_on_task_id)
+                   AND EXISTS (SELECT 1 FROM task_deps y WHERE y.depends_on_task_id = d.task_id))
+            ORDER BY d.task_id, d.depends_on_task_id
+            """
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def unmet_dependency_drift(self) -> list[Row]:
+        """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
+        return self._fetchall(
+            """
+            SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
+            FROM tasks t
+            LEFT JOIN task_deps d ON d.task_id = t.id
+            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status <> 'done'
+            GROUP BY t.id, t.unmet_deps HAVING t.unmet_deps <> COUNT(b.id)
+            """
+        )
+
+    # -- comments -------------------------------------------------------------------------------
+
+    def insert_comment(
+        self,
+        task_id: str,
+        body: str,
+        author_type: str,
+        author_agent_id: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> Row:
+        row = self._fetchone(
+            """
+            INSERT INTO task_comments
+                (seq, id, task_id, author_agent_id, author_type, body, tenant_id, created_at)
+            VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM task_comments), ?, ?, ?, ?, ?, ?, ?)
+            RETURNING *
+            """,
+            (
+                self.next_id("task_comments", "C-"),
+                task_id,
+                author_agent_id,
+                author_type,
+                body,
+                tenant,
+                now,
+            ),
+        )
+        assert row is not None
+        return row
+
+    def comments(self, task_id: str) -> list[Row]:
+        return self._fetchall(
+            "SELECT * FROM task_comments WHERE task_id = ? ORDER BY seq", (task_id,)
+        )
+
+    # -- executions -----------------------------------------------------------------------------
+
+    def insert_execution(self, values: dict[str, Any]) -> Row:
+        return self._insert_numbered("execution_processes", "EXEC-", values)
+
+    def execution(self, execution_id: str) -> Row | None:
+        return self._fetchone("SELECT * FROM execution_processes WHERE id = ?", (execution_id,))
+
+    def close_running_execution(self, execution_id: str, changes: dict[str, Any]) -> Row | None:
+        """Close a still-running execution; a closed row is immutable, so a second close (or an
+        unknown id) matches nothing and returns None."""
+        assert set(changes) <= EXECUTION_CLOSE_COLUMNS
+        return self._fetchone(
+            _update_sql("execution_processes", tuple(changes), "id = :id AND status = 'running'"),
+            {**changes, "id": execution_id},
+        )
+
+    def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
+        """The lease of `task_id` expired: its running executions are over, tombstoned so a second
+        recovery pass finds nothing to do."""
+        return self.close_running_executions(task_id, "timed_out", now, error)
+
+    def close_running_executions(
+        self, task_id: str, status: str, now: int, error: str
+    ) -> list[Row]:
+        """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
+        like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
+        return self._fetchall(
+            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
+            "recovery_tombstone = 1 WHERE task_id = :task AND status = 'running' RETURNING *",
+            {"task": task_id, "status": status, "now": now, "error": error},
+        )
+
+    def executions(self, task_id: str) -> list[Row]:
+        return self._fetchall(
+            "SELECT * FROM execution_processes WHERE task_id = ? ORDER BY seq", (task_id,)
+        )
+
+    def execution_cost(self, task_id: str) -> float:
+        return float(
+            self._scalar(
+                "SELECT COALESCE(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = ?",
+                (task_id,),
+            )
+        )
+
+    # -- workspaces -----------------------------------------------------------------------------
+
+    def insert_workspace(self, values: dict[str, Any]) -> Row:
+        return self._insert_numbered("workspaces", "WS-", values)
+
+    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
+        assert set(changes) <= WORKSPACE_UPDATE_COLUMNS
+        return self._fetchone(
+            _update_sql("workspaces", tuple(changes), "id = :id"),
+            {**changes, "id": workspace_id},
+        )
+
+    def workspace(self, workspace_id: str) -> Row | None:
+        return self._fetchone("SELECT * FROM workspaces WHERE id = ?", (workspace_id,))
+
+    def workspaces(self, task_id: str) -> list[Row]:
+        return self._fetchall("SELECT * FROM workspaces WHERE task_id = ? ORDER BY seq", (task_id,))
+
+    def workspaces_with_status(self, status: str) -> list[Row]:
+        return self._fetchall("SELECT * FROM workspaces WHERE status = ? ORDER BY seq", (status,))
+
+    # -- events and audit -----------------------------------------------------------------------
+
+    def purge_expired_events(self, now: int) -> int:
+        """Delete events past their TTL, except those of tasks still in flight (a live task keeps
+        its whole history until it finishes) and the newest event (so seqs only ever grow)."""
+        return self._execute(
+            """
+            DELETE FROM events
+            WHERE ttl_seconds IS NOT NULL
+              AND created_at + ttl_seconds * 1000 < :now
+              AND seq < (SELECT MAX(seq) FROM events)
+              AND (task_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
+                    AND t.status NOT IN ('done', 'cancelled')))
+            """,
+            {"now": now},
+        )
+
+    def insert_audit(
+        self,
+        *,
+        task_id: str | None,
+        actor: str,
+        action: str,
+        from_status: str | None,
+        to_status: str | None,
+        verdict_overridden: str | None,
+        detail: str | None,
+        now: int,
+        tenant: str | None,
+    ) -> None:
+        self._execute(
+            """
+            INSERT INTO audit (task_id, actor, action, from_status, to_status,
+                               verdict_overridden, detail, created_at, tenant_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            (
+                task_id,
+                actor,
+                action,
+                from_status,
+                to_status,
+                verdict_overridden,
+                detail,
+                now,
+                tenant,
+            ),
+        )
+
+    def audit(self, task_id: str | None = None) -> list[Row]:
+        if task_id is None:
+            return self._fetchall("SELECT * FROM audit ORDER BY seq")
+        return self._fetchall("SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,))
+
+    def overridden_task_ids(self) -> list[str]:
+        rows = self._fetchall(
+            "SELECT DISTINCT task_id FROM audit "
+            "WHERE action = 'human_override' AND task_id IS NOT NULL"
+        )
+        return [row[0] for row in rows]
+
+    # -- whole-board copies ---------------------------------------------------------------------
+
+    def table_rows(self, table: str) -> list[Row]:
+        keys = dict(TABLES)[table]
+        return self._fetchall(f"SELECT * FROM {table} ORDER BY {', '.join(keys)}")
+
+    def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Insert rows verbatim (keys included) into an empty table; returns how many. The column
+        names come from the source board's rows and are checked to be plain identifiers."""
+        assert table in dict(TABLES)
+        assert all(_IDENTIFIER.fullmatch(column) for column in columns), columns
+        batch = list(rows)
+        self._executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            batch,
+        )
+        return len(batch)

@@ -1,0 +1,120 @@
+"""The statements both stores share (`boardlib/store/queries.py`): one text per query, converted to
+psycopg's placeholder style once per text, and each store keeping only what must differ."""
+
+from typing import Any
+
+import pytest
+
+from boardlib import Board, BoardConfig, ManualClock
+from boardlib.store.base import Tx
+from boardlib.store.queries import SharedTx, like_pattern, pyformat
+from boardlib.store.sqlite import SqliteTx
+
+
+@pytest.mark.parametrize(
+    ("shared", "psycopg"),
+    [
+        ("SELECT * FROM tasks WHERE id = :id", "SELECT * FROM tasks WHERE id = %(id)s"),
+        ("INSERT INTO t (a, b) VALUES (?, ?)", "INSERT INTO t (a, b) VALUES (%s, %s)"),
+        # a named parameter used twice stays one name
+        ("a = :x OR b = :x", "a = %(x)s OR b = %(x)s"),
+        # literals keep their colons and question marks; every `%` is doubled, inside them too
+        (
+            "SELECT ':nope', 'why?', 'it''s 50%' WHERE t LIKE :p ESCAPE '\\'",
+            "SELECT ':nope', 'why?', 'it''s 50%%' WHERE t LIKE %(p)s ESCAPE '\\'",
+        ),
+        # a Postgres cast is not a parameter; a modulo is not a placeholder
+        ("SELECT x::text, 10 % 3", "SELECT x::text, 10 %% 3"),
+    ],
+)
+def test_pyformat_rewrites_placeholders_and_leaves_literals_alone(
+    shared: str, psycopg: str
+) -> None:
+    assert pyformat(shared) == psycopg
+
+
+def test_like_pattern_takes_wildcards_literally() -> None:
+    assert like_pattern("50%_a\\b") == "%50\\%\\_a\\\\b%"
+
+
+def _round(board: Board, n: int) -> None:
+    """One pass over most shared statements: writes, reads, a search, the health check."""
+    first = board.create_task(f"first {n}")
+    second = board.create_task(f"second {n}", depends_on=[first.id])
+    board.add_comment(first.id, "a note")
+    board.claim(first.id, "alice")
+    run = board.open_execution(first.id, "sh")
+    board.close_execution(run.id, "succeeded", agent="alice")
+    board.complete(first.id, "alice")
+    board.approve(first.id, "bob")
+    board.update_task(second.id, priority=2)
+    board.get_task(second.id)
+    board.list_tasks(ready=True, limit=10)
+    board.search(f"second {n}")
+    board.comments(first.id)
+    board.check()
+
+
+def test_each_statement_text_is_converted_once_never_per_call(
+    board_path: Any, backend: str
+) -> None:
+    """SQLite runs the shared text as written (no conversion at all); Postgres converts each text
+    the first time it runs and then only finds it: a second round of the same work converts
+    nothing."""
+    with Board(board_path, clock=ManualClock(1_800_000_000_000), config=BoardConfig()) as board:
+        _round(board, 1)
+        before = pyformat.cache_info()
+        _round(board, 2)
+        after = pyformat.cache_info()
+    assert after.misses == before.misses
+    if backend == "postgres":
+        assert after.hits > before.hits + 20
+    else:
+        assert after.hits == before.hits
+
+
+def test_a_search_finds_the_same_rows_on_both_stores(board: Board) -> None:
+    """The one shared search: an exact id, or title/description ignoring case, wildcards literal
+    (`%` travels as a parameter on Postgres, not as a placeholder)."""
+    wanted = board.create_task("Half: 50% done")
+    board.create_task("500 items")
+    board.create_task("half_way", description="5_0")
+    assert [task.id for task in board.search("50%")] == [wanted.id]
+    assert [task.id for task in board.search("HALF:")] == [wanted.id]
+    assert [task.id for task in board.search(wanted.id)] == [wanted.id]
+
+
+# What each store still says for itself, and why (the rest is `SharedTx`'s, said once).
+MUST_DIFFER = {
+    "tasks_by_id": "Postgres binds the ids as one array; SQLite has no array parameter",
+    "claim_by_id": "the claim protocol: SQLite's guarded UPDATE vs Postgres's row locks",
+    "claim_best_ready": "the claim protocol: INDEXED BY pick vs FOR NO KEY UPDATE SKIP LOCKED",
+    "expired_leases": "SQLite pins the lease index; Postgres sweepers lock what they take",
+    "any_lease_expired": "SQLite pins the lease index with INDEXED BY",
+    "insert_event": "SQLite numbers by rowid at once; Postgres queues, numbers at COMMIT",
+    "events": "Postgres reads only up to the safe horizon",
+    "recent_events": "Postgres reads only up to the safe horizon",
+    "last_event_seq": "Postgres's cursor is the safe horizon",
+    "integrity_problems": "PRAGMAs vs the catalog",
+    "schema_version": "PRAGMA user_version vs board_meta",
+    "finish_load": "Postgres moves its sequences and horizon past the loaded rows",
+}
+POSTGRES_WRAPS = {"purge_expired_events": "flush the queued events first, persist the horizon"}
+
+
+def _own_interface_methods(cls: type) -> set[str]:
+    interface = {name for name in vars(Tx) if not name.startswith("_")}
+    return {name for name in vars(cls) if name in interface}
+
+
+def test_each_store_keeps_only_the_statements_that_must_differ() -> None:
+    """A statement added to one store that could be shared fails here: put it in `SharedTx`
+    (or, when it truly must differ, add it above with the reason)."""
+    from boardlib.store.postgres import PostgresTx
+
+    assert _own_interface_methods(SqliteTx) == set(MUST_DIFFER)
+    assert _own_interface_methods(PostgresTx) == set(MUST_DIFFER) | set(POSTGRES_WRAPS)
+    shared = _own_interface_methods(SharedTx)
+    assert not shared & set(MUST_DIFFER)
+    # together they are the whole interface (mypy --strict checks the signatures)
+    assert shared | set(MUST_DIFFER) == {name for name in vars(Tx) if not name.startswith("_")}
