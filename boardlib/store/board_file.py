@@ -117,7 +117,7 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     size = path.stat().st_size
     if size == 0:
         return EMPTY
-    torn = None if _open_in_this_process(path) else _torn(path, size)
+    torn = None if _open_in_this_process(path) else _torn(path)
     if torn is not None:
         raise not_a_board(path, torn)
     try:
@@ -145,13 +145,17 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     return version
 
 
-def _torn(path: Path, size: int) -> str | None:
+def _torn(path: Path) -> str | None:
     """Why a SQLite file is cut short, from its 100-byte header alone, or None. SQLite itself
     reads a truncated file as far as it goes (the lost pages come back as missing rows, and a
     write lands in a damaged file), so the probe compares the file with what its header says:
     whole pages, and at least as many as the header counts. Only without a pending write-ahead
     log or rollback journal: a checkpoint in flight may leave the file short, and the log then
-    still holds every page.
+    still holds every page. The log is looked for before and after the header is read, and the
+    size is taken last: a writer that closed meanwhile checkpointed into the file (its header
+    counting the new pages) and deleted its log only once the file was whole, so a size read
+    before the header (as it was) could call a healthy, growing board cut short (seen once as
+    `not_a_board` in a 16-process claim race).
 
     It reads the header with a plain file descriptor, so it runs only on a file no store of this
     process has open (`hold`): closing any descriptor of a file drops every POSIX lock the process
@@ -159,14 +163,16 @@ def _torn(path: Path, size: int) -> str | None:
     out, deletes the write-ahead log and its index from under our connections, and they never see
     another commit. Measured: a TUI whose app opened a second store on its board stopped showing
     changes made by agents; a reader missed every commit after the next writer closed."""
-    for suffix in ("-wal", "-journal"):
-        if _size(path.with_name(path.name + suffix)):
-            return None
+    if _log_pending(path):
+        return None
     try:
         with path.open("rb") as file:
             header = file.read(100)
     except OSError:
         return None  # gone or unreadable meanwhile: SQLite's own open says which
+    if _log_pending(path):
+        return None
+    size = _size(path)
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
         return None  # not SQLite at all: SQLite's own error says so
     page_size = int.from_bytes(header[16:18], "big")
@@ -183,6 +189,10 @@ def _torn(path: Path, size: int) -> str | None:
             f"{page_size} ({pages * page_size} bytes); it was cut short, restore it from a backup"
         )
     return None
+
+
+def _log_pending(path: Path) -> bool:
+    return any(_size(path.with_name(path.name + suffix)) for suffix in ("-wal", "-journal"))
 
 
 def _size(path: Path) -> int:
