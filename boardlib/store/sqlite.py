@@ -389,13 +389,20 @@ class SqliteStore:
             raise board_file.no_board(self.path)
         if found > SCHEMA_VERSION and not read_only:  # readable; writing could corrupt it
             raise board_file.newer_schema(self.path, found, SCHEMA_VERSION)
+        # From here on no plain read of the file in this process while we are open (a new file
+        # is counted once the migration has made it).
+        self._held = board_file.hold(self.path)
         if found != SCHEMA_VERSION and not read_only:
             if found == board_file.MISSING:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             # A new or older file: the migration re-reads the version inside the transaction, so
             # racing openers migrate once.
-            self.migrations_applied = self._write_conn(apply_pending_migrations, self.config)
-        self._held = board_file.hold(self.path)  # no plain read of the file while we are open
+            try:
+                self.migrations_applied = self._write_conn(apply_pending_migrations, self.config)
+            except BaseException:
+                self.close()  # and counted no more
+                raise
+            self._held = self._held or board_file.hold(self.path)
 
     def _open_writer(self) -> tuple[sqlite3.Connection, WriterQueue]:
         """The writer connection and the writers' queue, made on first use."""
