@@ -29,3 +29,18 @@ def test_a_task_compares_every_field_and_prints_them() -> None:
         hash(task)
     assert repr(task).startswith("Task(id='TASK-1', title='x', status='todo', created_at=1, ")
     assert repr(task).endswith("verification=None, completed_at=None)")
+
+
+def test_cost_reads_back_as_a_float_on_every_path(board_path) -> None:  # type: ignore[no-untyped-def]
+    """The same task's `costUsd` is `0.0` whichever statement read it: SQLite's `RETURNING` gives
+    an integral REAL as an integer where `SELECT` gives a float (found by the HTTP fast lane's
+    differential test: a second drop answered `0.0`, the first `0`)."""
+    from boardlib import Board
+
+    with Board(board_path) as board:
+        created = board.create_task("priced")
+        dropped = board.drop(created.id)
+        again = board.drop(created.id)
+        listed = board.list_tasks(include_dropped=True)
+        for task in (created, dropped, again, *listed):
+            assert type(task.to_json()["costUsd"]) is float, task
