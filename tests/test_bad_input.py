@@ -116,3 +116,35 @@ def test_text_no_store_can_keep_is_invalid_input_at_either_stores_door(board: Bo
             door(lambda tx: tx.task("T-\udcff"))
         assert refused.value.reason is Reason.INVALID_INPUT
     assert board.get_task(task.id).title == "kept" and board.last_event_seq() == before
+
+
+def test_copy_refuses_a_source_whose_column_names_could_carry_sql(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`kanban db copy` builds its INSERTs from the source's column names: a board file whose
+    table has a quoted column name holding SQL is refused (`invalid_input`, exit 2), the target
+    is not written, and the source is left byte for byte as it was."""
+    import hashlib
+    import sqlite3
+
+    from .cli_support import Kanban
+
+    source = tmp_path / "source.db"
+    with Board(source) as board:
+        board.create_task("one")
+    conn = sqlite3.connect(source)
+    conn.execute('ALTER TABLE task_comments ADD COLUMN "x) VALUES (1); DROP TABLE tasks; --"')
+    conn.execute(
+        "INSERT INTO task_comments (id, task_id, body, author_type, created_at, seq) "
+        "VALUES ('C-1', 'TASK-1', 'hi', 'user', 0, 1)"
+    )
+    conn.commit()
+    conn.close()  # the last connection out: the file is whole before it is hashed
+    before = hashlib.sha256(source.read_bytes()).hexdigest()
+    target = tmp_path / "target.db"
+    error = Kanban(source).refused(
+        "db", "copy", "--from", str(source), "--to", str(target), reason="invalid_input"
+    )
+    assert "not plain identifiers" in error["error"]
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == before
+    if target.exists():
+        with Board(target, read_only=True) as copied:
+            assert copied.all_tasks() == []

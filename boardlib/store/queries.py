@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, ClassVar
 
+from ..errors import BoardError, Reason
 from ..records import Task
 from .base import TABLES, Row
 
@@ -618,8 +619,16 @@ class SharedTx(ABC):
     def load_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Insert rows verbatim (keys included) into an empty table; returns how many. The column
         names come from the source board's rows and are checked to be plain identifiers."""
-        assert table in dict(TABLES)
-        assert all(_IDENTIFIER.fullmatch(column) for column in columns), columns
+        # Checked, not asserted: the names come from a file being copied, and an assert is gone
+        # under `python -O`; a quoted column name could otherwise carry SQL into the target.
+        odd = [column for column in columns if not _IDENTIFIER.fullmatch(column)]
+        if table not in dict(TABLES) or odd:
+            raise BoardError(
+                Reason.INVALID_INPUT,
+                f"cannot copy table {table!r}: it is not a board table, or has column names that "
+                f"are not plain identifiers ({', '.join(map(repr, odd))})",
+                table=table,
+            )
         batch = list(rows)
         self._executemany(
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
