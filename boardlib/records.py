@@ -40,6 +40,7 @@ _JSON_PLANS: dict[
     type, tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...], tuple[int, ...]]
 ] = {}
 _FIELD_NAMES: dict[type, frozenset[str]] = {}
+_FLOAT_FIELDS: dict[type, frozenset[str]] = {}
 
 
 Layout = tuple[tuple[int, ...] | None, tuple[int, ...], tuple[int, ...]]
@@ -50,9 +51,8 @@ def _layout(cls: type, keys: tuple[str, ...]) -> Layout:
     """For rows with these columns: the column index of each field in declaration order (None
     when a field is missing: keyword construction then), which positions hold JSON, and which
     hold a float (see `_as_float`)."""
-    declared = fields(cls)
-    names = [f.name for f in declared]
-    floats = tuple(i for i, f in enumerate(declared) if f.type in (float, float | None))
+    names = [f.name for f in fields(cls)]
+    floats = tuple(i for i, name in enumerate(names) if name in _float_fields(cls))
     if not set(names) <= set(keys):
         return None, (), floats
     json_columns: frozenset[str] = getattr(cls, "_json_columns", frozenset())
@@ -70,7 +70,13 @@ def _as_float(args: list[Any], positions: tuple[int, ...]) -> None:
 
 
 def _float_fields(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in fields(cls) if f.type in (float, float | None))
+    """The fields declared `float` (or `float | None`): REAL columns, read as floats."""
+    names = _FLOAT_FIELDS.get(cls)
+    if names is None:
+        names = _FLOAT_FIELDS[cls] = frozenset(
+            f.name for f in fields(cls) if f.type in (float, float | None)
+        )
+    return names
 
 
 def _field_names(cls: type) -> frozenset[str]:
@@ -146,9 +152,9 @@ class Record:
             for column in cls._json_columns:
                 if isinstance(values.get(column), str):
                     values[column] = json.loads(values[column])
-            for column, value in list(values.items()):
-                if value.__class__ is int and column in _float_fields(cls):
-                    values[column] = float(value)
+            for column in _float_fields(cls):
+                if values.get(column).__class__ is int:
+                    values[column] = float(values[column])
             return cls(**values)
         args = [row[index] for index in positions]
         for position in json_positions:

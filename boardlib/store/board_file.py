@@ -37,13 +37,10 @@ _open_here_lock = threading.Lock()
 def hold(path: Path) -> tuple[int, int] | None:
     """Count a store of this process as open on the file at `path` (see `_torn`, the reason);
     the key for `release`, None when there is no file."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    key = (stat.st_dev, stat.st_ino)
-    with _open_here_lock:
-        _open_here[key] += 1
+    key = _file_key(path)
+    if key is not None:
+        with _open_here_lock:
+            _open_here[key] += 1
     return key
 
 
@@ -57,12 +54,18 @@ def release(key: tuple[int, int] | None) -> None:
 
 
 def _open_in_this_process(path: Path) -> bool:
+    key = _file_key(path)
+    with _open_here_lock:
+        return key is not None and key in _open_here
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    """Which file `path` names now, by (device, inode); None when there is none."""
     try:
         stat = os.stat(path)
     except OSError:
-        return False
-    with _open_here_lock:
-        return (stat.st_dev, stat.st_ino) in _open_here
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def not_a_board(path: Path, why: str) -> BoardError:

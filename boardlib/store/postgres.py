@@ -66,7 +66,16 @@ from ..location import DatabaseUrl
 from ..records import Task
 from .base import TABLES, Row, StoreError, Tx
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
-from .queries import TASK_BY_ID, Params, SharedTx, pyformat
+from .queries import (
+    CLAIM_ORDER,
+    CLAIMABLE,
+    READY,
+    TASK_BY_ID,
+    WAITING,
+    Params,
+    SharedTx,
+    pyformat,
+)
 
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
@@ -153,12 +162,8 @@ _CLAIM_SET = """
     updated_at = %(now)s
 """
 
-_READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
-_WAITING = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
-_CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
 _EXPIRED = expired_sql("%s")
 _TASK_BY_ID_LOCKED = f"{TASK_BY_ID} FOR NO KEY UPDATE"
-_CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 
 
 # The claims also claim nothing while an expired lease waits to be swept (as on SQLite: the board
@@ -169,7 +174,7 @@ _CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 # else holds (this transaction's own sweep then takes it) and ignores rows other sweepers hold.
 _EXPIRED_UNTAKEN = (
     "expired_untaken AS (SELECT 1 FROM tasks WHERE status = 'in_progress' "
-    "AND lease_until < %(now)s LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED)"
+    f"AND {expired_sql('%(now)s')} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED)"
 )
 _NO_EXPIRED_UNTAKEN = "NOT EXISTS (SELECT 1 FROM expired_untaken)"
 
@@ -247,7 +252,7 @@ class PostgresTx(SharedTx):
         return _task(
             self._one(
                 f"WITH {_EXPIRED_UNTAKEN} UPDATE tasks SET {_CLAIM_SET} "
-                f"WHERE id = %(id)s AND {_CLAIMABLE} AND unmet_deps = 0 "
+                f"WHERE id = %(id)s AND {CLAIMABLE} AND unmet_deps = 0 "
                 f"AND {_NO_EXPIRED_UNTAKEN} RETURNING *",
                 {
                     "id": task_id,
@@ -274,7 +279,7 @@ class PostgresTx(SharedTx):
         role's own tasks and role-less ones are two index ranges: each gives its best unlocked row
         and the better one is claimed (the other stays locked until COMMIT, so a concurrent claimer
         takes the next one instead)."""
-        ready, waiting = _READY, _WAITING
+        ready, waiting = READY, WAITING
         if team_id is not None:  # a filter on the same index walk
             ready += " AND team_id = %(team)s"
             waiting += " AND team_id = %(team)s"
@@ -286,7 +291,7 @@ class PostgresTx(SharedTx):
             )
         picks = [
             f"SELECT id, priority, updated_at FROM tasks WHERE {where} "
-            f"AND {_NO_EXPIRED_UNTAKEN} {_CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
+            f"AND {_NO_EXPIRED_UNTAKEN} {CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
             for where in candidates
         ]
         if len(picks) == 1:
@@ -295,10 +300,10 @@ class PostgresTx(SharedTx):
             # a locking clause is not allowed under UNION: each candidate locks in its own CTE
             ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
             union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
-            ctes += f", pick AS (SELECT id FROM ({union}) c {_CLAIM_ORDER} LIMIT 1)"
+            ctes += f", pick AS (SELECT id FROM ({union}) c {CLAIM_ORDER} LIMIT 1)"
         return _task(self._one(
             f"WITH {_EXPIRED_UNTAKEN}, {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
-            f"WHERE tasks.id = pick.id AND {_CLAIMABLE} RETURNING tasks.*",
+            f"WHERE tasks.id = pick.id AND {CLAIMABLE} RETURNING tasks.*",
             {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
              "role": role, "team": team_id},
         ))  # fmt: skip

@@ -49,9 +49,13 @@ WORKSPACE_UPDATE_COLUMNS = frozenset(
 # The tables whose rows get a short typeable id (`TASK-42`) numbered like their seq.
 NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "workspaces"})
 
-# Ready lists rank like claim-next: the one declaration of that order for the shared reads.
+# Seed 000's claim rules as SQL, declared once for both stores' claims and the shared reads: the
+# order claim-next picks in (ready lists rank the same), a ready task, a todo task still waiting
+# on a dependency, and the guard that is part of the very statement that claims.
 CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
+WAITING = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.

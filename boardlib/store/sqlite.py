@@ -25,7 +25,7 @@ from ..records import Task
 from . import board_file
 from .base import Row, Tx
 from .contention import connect, is_transient_lock_error, run_transaction
-from .queries import Params, SharedTx
+from .queries import CLAIM_ORDER, CLAIMABLE, READY, WAITING, Params, SharedTx
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
@@ -120,9 +120,6 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
     return Task(*values)
 
 
-# The guard of the atomic claim (seed 000): part of the same statement that writes.
-_CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
-
 # The claim statements also claim nothing while any lease on the board has expired: one probe of
 # the first entry of the lease index, evaluated once per statement. The caller then sweeps and
 # claims again, so an abandoned task competes the moment its lease lapses, while the common claim
@@ -140,9 +137,8 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> s
     object hashes once."""
     # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
     # another index and skip every blocked task inside the write lock.
-    order = "ORDER BY priority DESC, updated_at DESC LIMIT 1"
-    ready = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
-    waiting = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
+    order = f"{CLAIM_ORDER} LIMIT 1"
+    ready, waiting = READY, WAITING
     if by_team:
         ready += " AND team_id = :team"
         waiting += " AND team_id = :team"
@@ -169,7 +165,7 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> s
         )
         pick = f"SELECT id FROM ({best_of_each}) {order}"
     return (
-        f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {_CLAIMABLE} "
+        f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {CLAIMABLE} "
         f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}"
     )
 
@@ -217,7 +213,7 @@ class SqliteTx(SharedTx):
         any expired lease on the board (sweep, then claim again)."""
         return _task_returned(
             self.conn.execute(
-                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {_CLAIMABLE} AND unmet_deps = 0 "
+                f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {CLAIMABLE} AND unmet_deps = 0 "
                 f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}",
                 {
                     "id": task_id,

@@ -127,11 +127,13 @@ class HeaderBar(Widget):
                 ),
             )
             parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
-        shorter_note: tuple[int, Content] | None = None
+        # A fact that is said shorter before it goes, by the part it replaces.
+        said_shorter: dict[int, tuple[int, Content]] = {}
         if f.note:
-            first_clause = f.note.split(";")[0]
-            shorter_note = (len(parts), _markup("[b $text-success]$note[/]", note=first_clause))
-            parts.append((5, _markup("[b $text-success]$note[/]", note=f.note)))
+            note = _markup("[b $text-success]$note[/]", note=f.note)
+            first_clause = _markup("[b $text-success]$note[/]", note=f.note.split(";")[0])
+            said_shorter[id(note)] = (8, first_clause)  # then it stays with the counts
+            parts.append((5, note))
         if f.last_change_ms is not None:
             changed = _markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms))
             parts.append((3, changed))
@@ -153,14 +155,12 @@ class HeaderBar(Widget):
                     parts[index] = (parts[index][0], short)
                 compact.clear()
                 continue
-            if shorter_note is not None and least == shorter_note[0]:
-                parts[least] = (8, shorter_note[1])  # its first clause stays with the counts
-                shorter_note = None
+            shorter = said_shorter.pop(id(parts[least][1]), None)
+            if shorter is not None:
+                parts[least] = shorter
                 continue
             del parts[least]
             compact = {i - (i > least): c for i, c in compact.items() if i != least}
-            if shorter_note is not None and shorter_note[0] > least:
-                shorter_note = (shorter_note[0] - 1, shorter_note[1])
         return Content(" │ ").join(part for _, part in parts)
 
 
