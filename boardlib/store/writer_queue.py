@@ -21,21 +21,37 @@ wake-ups per turn, which measurably lowered claim throughput, hence the main-thr
 SQLite's own locking and the contention recipe still apply underneath, so writers that do not
 take part (the sqlite3 shell, an older kanban) stay correct, merely unqueued.
 
-Why not first come, first served: the kernel wakes a waiter when the lock is released but does not
-hand it over, so a process that is running (the one that just committed, say) takes it before the
-woken waiter gets a core. In a tight claim loop (16 processes, 2 cores; benchmarks/claim_tail.py)
-~3 running processes take ~95% of the turns while the rest sleep, and a slow claim is woken ~11
-times and loses each time: p99 38-45 ms on a quiet machine, 80-100 ms on a loaded one. Handing the
-turn to a waiter instead costs a wake-up and a cold-cache turn (held 0.26 ms, not 0.09) every
-time, measured in the same runs: a strict FIFO ticket queue (byte-range locks) brought p99 to
-25-46 ms but cut claims/s by a half to two thirds (p50 6-13 ms, a convoy that never drains);
-reserving the next turn for a writer that waited over 20 ms, p99 -55% at -30% claims/s (over 5-10
-ms: -50%); yielding the core after a contended release, -60%. Agents that pause between claims
-do not starve (p99 13-24 ms with 0-10 ms pauses), so throughput keeps the barging.
+Why a gate: the kernel wakes a waiter when the lock is released but does not hand it over, so a
+process that is running (the one that just committed, say) takes it before the woken waiter gets
+a core. In a tight claim loop (16 processes, 2 cores; benchmarks/claim_tail.py) ~3 running
+processes took ~95% of the turns while the rest slept, and a slow claim was woken ~11 times and
+lost each time: p99 38-45 ms on a quiet machine. Serving every waiter in order is no answer: a
+turn handed to a sleeper waits for it to wake and runs on cold caches (held 0.26 ms, not 0.09),
+and a strict FIFO ticket queue cut claims/s by a half to two thirds. So, as in Go's `sync.Mutex`,
+running writers barge while nobody starves, and a writer that has waited `PATIENCE_S` for the
+turn closes a gate that stops newcomers from barging until it has the turn:
+- the gate is an open-file-description lock on byte 0 of the lock file (Linux's: like `flock` it
+  belongs to the description, so it dies with its process and closing another descriptor of the
+  file never drops it; it does not interact with the `flock` that is the turn). Each starving
+  writer holds it shared, so they never queue behind one another (an exclusive gate had them wait
+  ~4 ms each for it), and it is closed while any of them does;
+- every writer looks at the gate before trying the turn (one system call, 0.7 us). One that finds
+  it closed sits out, for at most `PATIENCE_S`, so a frozen starving writer slows newcomers but
+  cannot stop them; then it waits for the turn like any other.
+Measured with benchmarks/claim.py, 16 processes on 2 cores, quiet machine, two runs of each
+interleaved: p99 37-42 -> 21-24 ms; claims/s 7,184-8,477 -> 5,861-7,055 (ratio to the ceiling
+0.17-0.20 -> 0.14-0.18; issue 16 asks p99 <= 30 ms and >= 0.12); 1 and 4 processes unchanged
+within noise. The cost is the starving writers' cold turns (CPU per claim 109-127 -> 142-176 us).
+Patience 10 ms gave p99 23-25 ms at ratio 0.12-0.14, 20 ms p99 28-30 ms. Agents that pause
+between claims rarely starve (p99 5-7 ms with 0-10 ms pauses, either way). Where the kernel has
+no such locks (not Linux) the bare `flock` is the queue.
 """
 
 import os
+import struct
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..paths import writers_lock_path
@@ -44,6 +60,10 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - no flock (Windows): SQLite's locking alone applies
     fcntl = None  # type: ignore[assignment]
+
+# How long a writer waits among the others, for the turn or at a closed gate, before it closes the
+# gate itself (or, at a gate, stops sitting out). See the module docstring for the measurements.
+PATIENCE_S = 0.015
 
 
 class WriterQueue:
@@ -54,20 +74,18 @@ class WriterQueue:
         self._fd: int | None = None  # the caller's own description: the uncontended fast path
         self._held: int | None = None
         self._helper: _Helper | None = None
+        self._gate: _Gate | None = None
         if fcntl is not None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            self._gate = _Gate.on(self._fd)
 
     def acquire(self, timeout_s: float) -> bool:
         """Take the turn within `timeout_s`; False when the time ran out (nothing is held)."""
         if self._fd is None:
             return True
-        assert fcntl is not None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if (self._gate is None or not self._gate.is_closed()) and _try_turn(self._fd):
             self._held = self._fd
             return True
-        except BlockingIOError:
-            pass
         if _can_use_alarm():
             return self._wait_here(timeout_s)
         if self._helper is None:
@@ -78,29 +96,62 @@ class WriterQueue:
         return False
 
     def _wait_here(self, timeout_s: float) -> bool:
-        """Block in this (main) thread, woken at the deadline by a one-shot SIGALRM."""
+        """Block in this (main) thread, woken by a one-shot SIGALRM at the deadline, and before it
+        when this writer's patience runs out."""
         import signal
 
-        assert fcntl is not None and self._fd is not None
         if timeout_s <= 0:
             return False
-        previous = signal.signal(signal.SIGALRM, _time_up)
+        alarm = _Alarm()
+        previous = signal.signal(signal.SIGALRM, alarm.ring)
         try:
-            try:
-                signal.setitimer(signal.ITIMER_REAL, timeout_s)
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+            got = self._wait_for_turn(alarm, time.monotonic() + timeout_s)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if got:
+            self._held = self._fd
+        return got
+
+    def _wait_for_turn(self, alarm: "_Alarm", deadline: float) -> bool:
+        """Sit out a closed gate (within patience), wait for the turn among the others (within
+        patience), then close the gate and wait on until the deadline."""
+        assert fcntl is not None and self._fd is not None
+        fd, gate = self._fd, self._gate
+        take_turn = lambda: fcntl.flock(fd, fcntl.LOCK_EX)  # noqa: E731
+        starving = False
+        try:
+            if gate is not None:
+                if gate.is_closed():
+                    alarm.set(min(deadline, time.monotonic() + PATIENCE_S))
+                    try:
+                        alarm.interrupts(gate.wait_until_open)
+                    except _TimeUp:
+                        gate.open()  # it may have opened as the alarm landed
+                alarm.set(min(deadline, time.monotonic() + PATIENCE_S))
+                try:
+                    alarm.interrupts(take_turn)
+                    return True
+                except _TimeUp:
+                    if _try_turn(fd):  # the alarm landed as the turn was taken
+                        return True
+                starving = True
+                alarm.set(deadline)
+                alarm.interrupts(gate.close)
+            else:
+                alarm.set(deadline)
+            alarm.interrupts(take_turn)
+            return True
         except _TimeUp:
-            # The alarm can land just after flock took the lock, before the timer is cleared (a
-            # Python handler runs between bytecodes): give back whatever we may hold (a no-op
-            # when we hold nothing), since the caller is told the time ran out.
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            # The deadline can land just after a lock call succeeded (a Python handler runs
+            # between bytecodes): give back whatever we may hold (a no-op when we hold nothing),
+            # since the caller is told the time ran out.
+            fcntl.flock(fd, fcntl.LOCK_UN)
             return False
         finally:
-            signal.signal(signal.SIGALRM, previous)
-        self._held = self._fd
-        return True
+            if starving:
+                assert gate is not None
+                gate.open()
 
     def release(self) -> None:
         held, self._held = self._held, None
@@ -121,12 +172,122 @@ class WriterQueue:
             self._fd = None
 
 
+def _try_turn(fd: int) -> bool:
+    """The turn if it is free now (or already this description's)."""
+    assert fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 class _TimeUp(Exception):
     pass
 
 
-def _time_up(_signum: int, _frame: object) -> None:
-    raise _TimeUp
+class _Alarm:
+    """A one-shot SIGALRM that ends only the lock waits run through `interrupts`. Landing anywhere
+    else (just after a wait returned, say) it is noted and ends the next wait at once, so it never
+    escapes into the caller's code: a patience alarm that escaped after the turn was taken had the
+    caller give the turn back and report the time as up, 1.5 s early (2 failed claims a run). An
+    alarm replaced before it rang, whose signal arrives late, is ignored by its time."""
+
+    def __init__(self) -> None:
+        self.rung = False
+        self._moment = 0.0
+        self._waiting = False
+
+    def set(self, moment: float) -> None:
+        """Ring at `moment` (monotonic), or now if it is that close; replaces any earlier one."""
+        import signal
+
+        self._moment = moment
+        self.rung = False
+        left = moment - time.monotonic()
+        if left < _TIMER_RESOLUTION_S:  # a shorter interval can round to 0, which disarms
+            self.rung = True
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        else:
+            signal.setitimer(signal.ITIMER_REAL, left)
+
+    def ring(self, _signum: int, _frame: object) -> None:
+        if time.monotonic() < self._moment - _TIMER_RESOLUTION_S:
+            return  # an earlier alarm's late signal
+        self.rung = True
+        if self._waiting:
+            raise _TimeUp
+
+    def interrupts(self, wait: Callable[[], object]) -> None:
+        """Run the blocking `wait`, ended by `_TimeUp` if the alarm rings first (or has rung)."""
+        self._waiting = True
+        try:
+            if self.rung:
+                raise _TimeUp
+            wait()
+        finally:
+            self._waiting = False
+
+
+_TIMER_RESOLUTION_S = 0.0001
+
+
+class _Gate:
+    """The starving writers' gate (see the module docstring): byte 0 of the writers' lock file,
+    locked shared by each starving writer until it has the turn."""
+
+    def __init__(self, fd: int, calls: tuple[int, int, int]) -> None:
+        self.fd = fd
+        self._set, self._set_wait, self._get = calls
+
+    @classmethod
+    def on(cls, fd: int) -> "_Gate | None":
+        """The gate of `fd`'s file, or None where the kernel lacks these locks."""
+        calls: list[int] = []
+        for name in ("F_OFD_SETLK", "F_OFD_SETLKW", "F_OFD_GETLK"):
+            call = getattr(fcntl, name, None)
+            if not isinstance(call, int):
+                return None
+            calls.append(call)
+        gate = cls(fd, (calls[0], calls[1], calls[2]))
+        try:
+            gate.open()  # a no-op, which fails where the kernel lacks them
+        except OSError:
+            return None
+        return gate
+
+    def is_closed(self) -> bool:
+        """Whether another writer is starving: one system call, on every turn."""
+        assert fcntl is not None
+        found = fcntl.fcntl(self.fd, self._get, _ANY_LOCK_ON_BYTE_ZERO)
+        kind: int = struct.unpack(_FLOCK, found)[0]
+        return kind != fcntl.F_UNLCK
+
+    def close(self) -> None:
+        assert fcntl is not None
+        fcntl.fcntl(self.fd, self._set_wait, _byte_zero(fcntl.F_RDLCK))
+
+    def wait_until_open(self) -> None:
+        """An exclusive lock waits for every starving writer's shared one; it is dropped at once."""
+        assert fcntl is not None
+        fcntl.fcntl(self.fd, self._set_wait, _byte_zero(fcntl.F_WRLCK))
+        self.open()
+
+    def open(self) -> None:
+        """Drop whatever this description holds on the gate (a no-op when nothing)."""
+        assert fcntl is not None
+        fcntl.fcntl(self.fd, self._set, _byte_zero(fcntl.F_UNLCK))
+
+
+_FLOCK = "hhqqi4x"  # struct flock: type, whence, start, len, pid (0 for these locks), padding
+
+
+def _byte_zero(kind: int) -> bytes:
+    return struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 1, 0)
+
+
+# Asking for an exclusive lock finds any lock another description holds.
+_ANY_LOCK_ON_BYTE_ZERO = _byte_zero(fcntl.F_WRLCK) if fcntl is not None else b""
 
 
 def _can_use_alarm() -> bool:
