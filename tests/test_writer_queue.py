@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from boardlib.store import writer_queue
-from boardlib.store.writer_queue import PATIENCE_S, WriterQueue
+from boardlib.store.writer_queue import PATIENCE_MAX_S, PATIENCE_S, WriterQueue
 
 pytestmark = [
     pytest.mark.sqlite_only,
@@ -104,7 +104,7 @@ def test_a_writer_past_its_patience_has_the_turn_before_a_running_newcomer(tmp_p
 
 def test_a_frozen_starving_writer_slows_newcomers_but_does_not_stop_them(tmp_path: Path) -> None:
     """A writer can be stopped (SIGSTOP, a debugger, a laptop lid) while it holds the gate closed.
-    Newcomers sit out a closed gate for at most their patience, then wait for the turn as usual."""
+    Newcomers sit out a closed gate for at most `PATIENCE_S`, then wait for the turn as usual."""
     board = tmp_path / "b.db"
     newcomer = WriterQueue(board)
     holder = _hold_turn(newcomer.path)
@@ -117,14 +117,20 @@ def test_a_frozen_starving_writer_slows_newcomers_but_does_not_stop_them(tmp_pat
         # be woken in the queue and take the turn on its way to stopping.
         _until(lambda: _state(starving.pid) == "T", within_s=5)
         fcntl.flock(holder, fcntl.LOCK_UN)
-        for _ in range(5):
+        for _ in range(6):
             started = time.monotonic()
             assert newcomer.acquire(2)
             newcomer.release()
             assert time.monotonic() - started < PATIENCE_S + 0.5
         assert newcomer._gate.is_closed()  # still frozen, still starving
+        # Each sit ran out with the gate still closed (a convoy, as far as it can tell): the
+        # newcomer's patience doubled each time, up to its ceiling.
+        assert newcomer._patience_s == PATIENCE_MAX_S < PATIENCE_S * 2**6
         os.kill(starving.pid, signal.SIGCONT)
         assert "got" in _lines(starving)
+        assert newcomer.acquire(2)  # the gate is open again: a tenth of it back
+        newcomer.release()
+        assert newcomer._patience_s == pytest.approx(0.45)
     finally:
         starving.send_signal(signal.SIGCONT)  # a no-op once it has been waited for
         starving.kill()
