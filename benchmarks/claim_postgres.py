@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
+from proc_stat import command_name, cpu_seconds, stat_fields
 
 from boardlib.location import board_location, redact_url
 from boardlib.store.copy import copy_board
@@ -34,11 +35,12 @@ def postmaster_pid(url: str) -> int | None:
     with psycopg.connect(url, autocommit=True) as conn:  # read while the backend lives
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
         try:
-            with open(f"/proc/{row[0] if row else 0}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)
+            backend = row[0] if row else 0
+            is_postgres = command_name(backend) == "postgres"
+            parent = int(stat_fields(backend)[1])
         except OSError:
             return None
-    return int(fields[1].split()[1]) if fields[0].endswith("(postgres") else None
+    return parent if is_postgres else None
 
 
 def server_cpu_s(postmaster: int | None) -> float | None:
@@ -50,22 +52,19 @@ def server_cpu_s(postmaster: int | None) -> float | None:
     run whose connections closed in between reported a negative server CPU per claim."""
     if postmaster is None:
         return None
-    tick = os.sysconf("SC_CLK_TCK")
-    total, seen = 0, False
+    total, seen = 0.0, False
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)
-            values = fields[1].split()
-            if int(entry.name) != postmaster and int(values[1]) != postmaster:
+            pid = int(entry.name)
+            if pid != postmaster and int(stat_fields(pid)[1]) != postmaster:
                 continue
-            total += sum(int(value) for value in values[11:15])  # utime, stime, cutime, cstime
+            total += cpu_seconds(pid, with_children=True)
             seen = True
         except (OSError, IndexError, ValueError):
             continue
-    return total / tick if seen else None
+    return total if seen else None
 
 
 def server_facts(url: str) -> dict[str, str]:

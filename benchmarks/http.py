@@ -40,23 +40,18 @@ import script_path  # noqa: F401  (first: see its docstring)
 import httpx
 from claim import build_board
 from claim import run as library_run
+from proc_stat import cpu_seconds
 
 from boardlib import Board
 
 CTX = multiprocessing.get_context("spawn")
 KANBAN = Path(sys.executable).parent / "kanban"
 CLAIM_NEXT = "/api/board/claim-next"
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[int(fraction * (len(ordered) - 1))]
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
 def server_pids(pid: int) -> list[int]:

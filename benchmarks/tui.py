@@ -40,12 +40,13 @@ import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
 
+from proc_stat import cpu_seconds
+
 from boardlib import Board, PlanItem
 from boardlib import transitions as t
 
 COLUMNS, ROWS = 200, 50
 QUIET_S = 0.03  # a frame is over when the terminal has been quiet this long
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def build_board(path: Path, count: int) -> dict[str, str]:
@@ -183,8 +184,7 @@ class Terminal:
         return stamp
 
     def cpu_s(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
+        return cpu_seconds(self.pid)
 
     def peak_rss_mb(self) -> float:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
