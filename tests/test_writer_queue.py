@@ -8,6 +8,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -185,21 +186,38 @@ def test_an_alarm_replaced_before_it_rang_is_ignored_when_its_signal_comes_late(
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def test_an_alarm_due_within_the_timers_resolution_rings_at_once() -> None:
-    """`setitimer` with less than a microsecond left rounds to 0, which disarms the timer: the
-    wait it was to end blocked for good (a test hung in flock, its deadline never rung)."""
-    previous = signal.signal(signal.SIGALRM, signal.SIG_IGN)
+def test_a_lost_alarm_signal_does_not_leave_the_wait_unbounded(tmp_path: Path) -> None:
+    """A signal landing in the instant before flock starts to block runs no Python handler: the
+    wait then lasted until the lock came free (a test hung so). Here the first ring is dropped, as
+    if lost; the alarm rings again, and the wait ends within a few milliseconds of its time."""
+    queue = WriterQueue(tmp_path / "b.db")
+    holder = _hold_turn(queue.path)
+    alarm = writer_queue._Alarm()
+    rings: list[float] = []
+
+    def lose_the_first(signum: int, frame: object) -> None:
+        rings.append(time.monotonic())
+        if len(rings) > 1:
+            alarm.ring(signum, frame)
+
+    previous = signal.signal(signal.SIGALRM, lose_the_first)
+    # Without a second ring the wait would block for good: the turn comes free after 3 s.
+    freed = threading.Timer(3, fcntl.flock, (holder, fcntl.LOCK_UN))
+    freed.start()
     try:
-        alarm = writer_queue._Alarm()
-        signal.signal(signal.SIGALRM, alarm.ring)
         started = time.monotonic()
-        alarm.set(time.monotonic() + 1e-7)
+        alarm.set(started + 0.02)
         with pytest.raises(writer_queue._TimeUp):
-            alarm.interrupts(lambda: time.sleep(2))
-        assert time.monotonic() - started < 1
+            alarm.interrupts(lambda: fcntl.flock(queue._fd, fcntl.LOCK_EX))  # type: ignore[arg-type]
+        assert len(rings) == 2
+        assert time.monotonic() - started < 0.5
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        freed.cancel()
+        freed.join()
+        os.close(holder)
+        queue.close()
 
 
 def test_a_deadline_landing_as_the_turn_is_taken_leaves_nothing_held(tmp_path: Path) -> None:

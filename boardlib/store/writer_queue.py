@@ -198,11 +198,15 @@ class _TimeUp(Exception):
 
 
 class _Alarm:
-    """A one-shot SIGALRM that ends only the lock waits run through `interrupts`. Landing anywhere
-    else (just after a wait returned, say) it is noted and ends the next wait at once, so it never
+    """A SIGALRM that ends only the lock waits run through `interrupts`. Landing anywhere else
+    (just after a wait returned, say) it is noted and ends the next wait at once, so it never
     escapes into the caller's code: a patience alarm that escaped after the turn was taken had the
-    caller give the turn back and report the time as up, 1.5 s early (2 failed claims a run). An
-    alarm replaced before it rang, whose signal arrives late, is ignored by its time."""
+    caller give the turn back and report the time as up, 1.5 s early (2 failed claims a run). Once
+    due it rings again every `_RING_AGAIN_S` until replaced or cancelled: a signal that lands in
+    the instant before a wait's system call starts to block runs no Python handler and is lost,
+    and without a second one the wait would last until the lock came free (a test of this module
+    once hung so, a deadline landing microseconds after it was set). A replaced alarm's late
+    signal is ignored by its time."""
 
     def __init__(self) -> None:
         self.rung = False
@@ -210,20 +214,20 @@ class _Alarm:
         self._waiting = False
 
     def set(self, moment: float) -> None:
-        """Ring at `moment` (monotonic), or now if it is that close; replaces any earlier one."""
+        """Ring at `moment` (monotonic), or now if it has passed; replaces any earlier one."""
         import signal
 
         self._moment = moment
         self.rung = False
         left = moment - time.monotonic()
-        if left < _TIMER_RESOLUTION_S:  # a shorter interval can round to 0, which disarms
+        if left <= 0:
             self.rung = True
             signal.setitimer(signal.ITIMER_REAL, 0)
         else:
-            signal.setitimer(signal.ITIMER_REAL, left)
+            signal.setitimer(signal.ITIMER_REAL, left, _RING_AGAIN_S)
 
     def ring(self, _signum: int, _frame: object) -> None:
-        if time.monotonic() < self._moment - _TIMER_RESOLUTION_S:
+        if time.monotonic() < self._moment - _RING_AGAIN_S:
             return  # an earlier alarm's late signal
         self.rung = True
         if self._waiting:
@@ -240,7 +244,7 @@ class _Alarm:
             self._waiting = False
 
 
-_TIMER_RESOLUTION_S = 0.0001
+_RING_AGAIN_S = 0.005
 
 
 class _Gate:
