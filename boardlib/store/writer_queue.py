@@ -12,7 +12,7 @@ handed over rather than grabbed).
 How: an exclusive `flock` on a lock file beside the board (`<board>-writers`) is held for the
 whole write transaction. The kernel drops it if the holder dies, so a crash never wedges the
 board. The wait is bounded by the transaction's wall-clock budget. In the main thread (an agent's
-CLI call, a worker process) the caller blocks in `flock` itself and a one-shot SIGALRM ends the
+CLI call, a worker process) the caller blocks in `flock` itself and a SIGALRM (`_Alarm`) ends the
 wait at the deadline; that is used only while nobody else has claimed SIGALRM, and the previous
 handler is put back. Elsewhere (the TUI's workers) this queue's helper thread blocks on the lock
 on its own file description while the caller waits for the hand-over with a timeout; if the
@@ -106,7 +106,7 @@ class WriterQueue:
         return False
 
     def _wait_here(self, timeout_s: float) -> bool:
-        """Block in this (main) thread, woken by a one-shot SIGALRM at the deadline, and before it
+        """Block in this (main) thread, woken by a SIGALRM at the deadline, and before it
         when this writer's patience runs out."""
         import signal
 
