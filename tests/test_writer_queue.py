@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,9 +69,9 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-def _until(condition: object, within_s: float) -> None:
+def _until(condition: Callable[[], bool], within_s: float) -> None:
     deadline = time.monotonic() + within_s
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.002)
 
