@@ -25,40 +25,26 @@ pytestmark = [
 
 # A writer in its own process: waits for the turn, says when it got it, holds it, says when it
 # gave it back. Times are CLOCK_MONOTONIC, which every process on the machine shares.
-# In "thread", the wait runs off the main thread (as in `kanban serve` and the TUI), where no
-# signal can end it and the queue's helper thread waits instead.
 _WRITER = r"""
-import sys, threading, time
+import sys, time
 from pathlib import Path
 from boardlib.store.writer_queue import WriterQueue
 
-
-def write():
-    queue = WriterQueue(Path(sys.argv[1]))
-    print("waiting", flush=True)
-    got = queue.acquire(float(sys.argv[2]))
-    print("got" if got else "time up", time.monotonic(), flush=True)
-    if got:
-        time.sleep(float(sys.argv[3]))
-        released = time.monotonic()
-        queue.release()
-        print("released", released, flush=True)
-
-
-if sys.argv[4] == "thread":
-    writer = threading.Thread(target=write)
-    writer.start()
-    writer.join()
-else:
-    write()
+queue = WriterQueue(Path(sys.argv[1]))
+print("waiting", flush=True)
+got = queue.acquire(float(sys.argv[2]))
+print("got" if got else "time up", time.monotonic(), flush=True)
+if got:
+    time.sleep(float(sys.argv[3]))
+    released = time.monotonic()
+    queue.release()
+    print("released", released, flush=True)
 """
 
 
-def _writer(
-    board: Path, budget_s: float, hold_s: float, waits_in: str = "main"
-) -> subprocess.Popen[str]:
+def _writer(board: Path, budget_s: float, hold_s: float) -> subprocess.Popen[str]:
     process = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(board), str(budget_s), str(hold_s), waits_in],
+        [sys.executable, "-c", _WRITER, str(board), str(budget_s), str(hold_s)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -90,19 +76,15 @@ def _until(condition: Callable[[], bool], within_s: float) -> None:
         time.sleep(0.002)
 
 
-@pytest.mark.parametrize("waits_in", ["main", "thread"])
-def test_a_writer_past_its_patience_has_the_turn_before_a_running_newcomer(
-    tmp_path: Path, waits_in: str
-) -> None:
+def test_a_writer_past_its_patience_has_the_turn_before_a_running_newcomer(tmp_path: Path) -> None:
     """The kernel wakes a sleeping waiter when the turn is given back but lets whoever asks first
     take it, and a running writer asks first: without the gate this newcomer had the turn at once,
-    ahead of a writer that had been waiting for half a second (in a thread: with the gate only on
-    the main thread's wait)."""
+    ahead of a writer that had been waiting for half a second."""
     board = tmp_path / "b.db"
     newcomer = WriterQueue(board)
     watcher = WriterQueue(board)  # another description, to look at the gate from outside
     holder = _hold_turn(newcomer.path)
-    starving = _writer(board, budget_s=10, hold_s=0.3, waits_in=waits_in)
+    starving = _writer(board, budget_s=10, hold_s=0.3)
     try:
         assert watcher._gate is not None
         _until(watcher._gate.is_closed, within_s=5)  # it waited its patience and closed the gate

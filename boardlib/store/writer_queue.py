@@ -51,7 +51,6 @@ with 0-10 ms pauses, either way). Where the kernel has no such locks (not Linux)
 is the queue.
 """
 
-import errno
 import os
 import struct
 import threading
@@ -99,39 +98,12 @@ class WriterQueue:
                 return True
         if _can_use_alarm():
             return self._wait_here(timeout_s)
-        return self._wait_by_helper(timeout_s)
-
-    def _wait_by_helper(self, timeout_s: float) -> bool:
-        """Off the main thread no signal can end a wait: the helper thread waits in the kernel's
-        queue for the turn while this thread keeps the time, with the same patience and gate as
-        the main thread's wait. Here the helper keeps its place in the queue when this writer's
-        patience runs out (no signal interrupts its wait); a closed gate is sat out by looking
-        every millisecond."""
         if self._helper is None:
             self._helper = _Helper(self.path)
-        deadline = time.monotonic() + max(timeout_s, 0.0)
-        helper, gate = self._helper, self._gate
-        if gate is None:
-            got = helper.wait_for_turn(max(timeout_s, 0.0))
-        else:
-            sit_until = min(deadline, time.monotonic() + PATIENCE_S)
-            while gate.is_closed():
-                if time.monotonic() >= sit_until:
-                    self._patience_s = min(self._patience_s * 2, PATIENCE_MAX_S)
-                    break
-                time.sleep(0.001)
-            patience_ends = min(deadline, time.monotonic() + self._patience_s)
-            got = helper.wait_for_turn(max(patience_ends - time.monotonic(), 0.0))
-            if not got and time.monotonic() < deadline:
-                closed = gate.close_at_once()
-                try:
-                    got = helper.wait_for_turn(max(deadline - time.monotonic(), 0.0))
-                finally:
-                    if closed:
-                        gate.open()
-        if got:
-            self._held = helper.fd
-        return got
+        if self._helper.wait_for_turn(max(timeout_s, 0.0)):
+            self._held = self._helper.fd
+            return True
+        return False
 
     def _wait_here(self, timeout_s: float) -> bool:
         """Block in this (main) thread, woken by a SIGALRM at the deadline, and before it
@@ -309,18 +281,6 @@ class _Gate:
     def close(self) -> None:
         assert fcntl is not None
         fcntl.fcntl(self.fd, self._set_wait, _byte_zero(fcntl.F_RDLCK))
-
-    def close_at_once(self) -> bool:
-        """Close it unless a sitter holds it this instant (False then: nothing is held). For a
-        wait no alarm can end: a sitter stopped in that instant must not hold it up."""
-        assert fcntl is not None
-        try:
-            fcntl.fcntl(self.fd, self._set, _byte_zero(fcntl.F_RDLCK))
-        except OSError as error:
-            if error.errno in (errno.EAGAIN, errno.EACCES):
-                return False
-            raise
-        return True
 
     def wait_until_open(self) -> None:
         """An exclusive lock waits for every starving writer's shared one; it is dropped at once."""
