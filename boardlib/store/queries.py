@@ -154,6 +154,10 @@ class SharedTx(ABC):
         assert row is not None
         return row[0]
 
+    def _count(self, query: str, params: Params = ()) -> int:
+        """The `COUNT(*)` a query returns."""
+        return int(self._scalar(query, params))
+
     def _insert_numbered(self, table: str, prefix: str, values: Mapping[str, Any]) -> Row:
         """Insert a row under the next id of its table (`next_id`)."""
         return self._insert_row(
@@ -298,20 +302,16 @@ class SharedTx(ABC):
         )
 
     def live_children(self, parent_id: str) -> int:
-        return int(
-            self._scalar(
-                "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
-                "AND status NOT IN ('done', 'cancelled')",
-                (parent_id,),
-            )
+        return self._count(
+            "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
+            "AND status NOT IN ('done', 'cancelled')",
+            (parent_id,),
         )
 
     def roots_created_since(self, since_ms: int) -> int:
-        return int(
-            self._scalar(
-                "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
-                (since_ms,),
-            )
+        return self._count(
+            "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
+            (since_ms,),
         )
 
     # -- dependencies ---------------------------------------------------------------------------
@@ -385,12 +385,10 @@ class SharedTx(ABC):
         )
 
     def count_unmet_dependencies(self, task_id: str) -> int:
-        return int(
-            self._scalar(
-                "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-                "WHERE d.task_id = ? AND t.status <> 'done'",
-                (task_id,),
-            )
+        return self._count(
+            "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
+            "WHERE d.task_id = ? AND t.status <> 'done'",
+            (task_id,),
         )
 
     def add_unmet_dependency(self, task_id: str, delta: int) -> None:
