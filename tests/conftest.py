@@ -20,7 +20,7 @@ from boardlib import transitions as t
 
 if TYPE_CHECKING:
     from tests.pg_cluster import Cluster
-    from tests.worktree_helpers import Env
+    from tests.worktrees.conftest import Env
 
 BACKENDS = ("sqlite", "postgres")
 
@@ -101,7 +101,7 @@ def board(board_path: Path, clock: ManualClock) -> Iterator[Board]:
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator["Env"]:
     """A board, a real temporary git repository and `Worktrees` rooted in a temp folder (the
     worktree and gate tests; test_worktrees_complete overrides it with a verify timeout)."""
-    from tests.worktree_helpers import make_env
+    from tests.worktrees.conftest import make_env
 
     made = make_env(tmp_path, monkeypatch)
     yield made
@@ -149,7 +149,7 @@ def demo(
 ) -> tuple[Path, ManualClock, dict[str, str]]:
     """The TUI tests' fixed board (the screenshots' demo board) in a temp folder that the test
     runs in, in UTC: its path, the clock it was built with, and its ids by story."""
-    from tests.tui_helpers import demo_board, utc  # Textual only for the tests that ask
+    from tests.tui.conftest import demo_board, utc  # Textual only for the tests that ask
 
     monkeypatch.chdir(tmp_path)
     utc()

@@ -1,7 +1,7 @@
 """The PostgreSQL store: the same `Tx` statements as `sqlite.py` for a board on a database server.
 
 Imported only when a board location is a `postgresql://` URL, so an agent's SQLite claim path never
-loads psycopg (tests/test_import_hygiene.py).
+loads psycopg (tests/walls/test_import_hygiene.py).
 
 How the SQLite store's guarantees carry over, with concurrency instead of one writer at a time:
 - **Claims** (`write(shared=True)`) run side by side in READ COMMITTED. claim-next is one statement:

@@ -3,8 +3,8 @@
 `SharedTx` is the base of `SqliteTx` and `PostgresTx`. Every statement whose meaning and text can
 be the same on SQLite 3.35+ and PostgreSQL 13+ lives here, once; each store keeps only the
 statements that must differ (the claims, the lease sweep, the event log, health checks, sequences),
-each with a line saying why (tests/test_queries.py holds the list). Before this class, 43 of the
-56 statements were written twice, differing only in calling convention (`?` against `%s`, fetch
+each with a line saying why (tests/core/test_queries.py holds the list). Before this class, 43 of
+the 56 statements were written twice, differing only in calling convention (`?` against `%s`, fetch
 helpers) or in spellings one dialect lacks.
 
 The SQL is written in SQLite's parameter style: `?` for a statement's few positional values (the

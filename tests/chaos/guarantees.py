@@ -52,7 +52,7 @@ PROMISES: list[tuple[str, list[str]]] = [
         "reads `busy` within the budget too, and the live board says stale and recovers.",
         [
             "tests/chaos/test_starvation.py",
-            "tests/test_tui_live.py::test_locked_board_goes_stale_and_recovers",
+            "tests/tui/test_live.py::test_locked_board_goes_stale_and_recovers",
         ],
     ),
     (
@@ -77,7 +77,7 @@ PROMISES: list[tuple[str, list[str]]] = [
         [
             "tests/chaos/test_fuzz_library.py",
             "tests/chaos/test_fuzz_surfaces.py",
-            "tests/test_tui_inert_rendering.py",
+            "tests/tui/test_inert_rendering.py",
         ],
     ),
     (
@@ -90,7 +90,7 @@ PROMISES: list[tuple[str, list[str]]] = [
         "Over HTTP, off loopback a token is required; a wrong or missing token gets the same 401 "
         "in the same time however close the guess; a body over 2 MB is refused without being read "
         "whole; an agent's token cannot act as another agent on any route.",
-        ["tests/chaos/test_http_guards.py", "tests/test_http_serve.py"],
+        ["tests/chaos/test_http_guards.py", "tests/http/test_serve.py"],
     ),
 ]
 

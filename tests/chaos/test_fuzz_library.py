@@ -2,7 +2,7 @@
 can think of, either answers or refuses with a typed `BoardError`, and a refusal writes nothing.
 Text it accepts is stored as given (only stripped), and the stored task is drawn inert by the
 live board's card renderer and `--format table` (the renderers' own fuzzing is in
-tests/test_tui_inert_rendering.py; here the text has been through the board first).
+tests/tui/test_inert_rendering.py; here the text has been through the board first).
 
 The entry points are read from the class itself, so a new method is fuzzed from the day it is
 added: its parameters get values by their names and annotations. Each example runs on a fresh copy
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from boardlib import Board, BoardConfig, BoardError, ManualClock, PlanItem
 from boardlib import transitions as t
 from kanban.cli.table import _tasks_table
-from tests.test_inert import HOSTILE
-from tests.test_tui_inert_rendering import PALETTE, check_segments, terminal_output
+from tests.core.test_inert import HOSTILE
+from tests.tui.test_inert_rendering import PALETTE, check_segments, terminal_output
 from tui.cards import card_lines
 
 START = 1_800_000_000_000

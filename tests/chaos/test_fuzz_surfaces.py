@@ -1,7 +1,7 @@
 """Guarantee 6 (the surfaces): every REST body and every MCP tool argument, generated.
 
 - REST: schemathesis over `/openapi.json` with a larger budget than CI's route tests
-  (tests/test_http_schema.py: 25 examples a route; here 100, `KANBAN_CHAOS_EXAMPLES` for more),
+  (tests/http/test_schema.py: 25 examples a route; here 100, `KANBAN_CHAOS_EXAMPLES` for more),
   with their checks (no 500, every status and body as declared) plus two of its own: a refused
   call (any 4xx or 5xx) writes nothing, and a task created from a generated title stores that
   title as given (stripped) and draws it inert.
@@ -30,11 +30,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult, Tool
 
 from boardlib import Board
-from tests.cli_support import KANBAN, clean_env
-from tests.http_support import Live, live_server, seed_every_state
-from tests.test_http_schema import CHECKS
-from tests.test_inert import HOSTILE
-from tests.test_tui_inert_rendering import PALETTE, check_segments
+from tests.cli.conftest import KANBAN, clean_env
+from tests.core.test_inert import HOSTILE
+from tests.http.conftest import Live, live_server, seed_every_state
+from tests.http.test_schema import CHECKS
+from tests.tui.test_inert_rendering import PALETTE, check_segments
 from tui.cards import card_lines
 
 EXAMPLES = int(os.environ.get("KANBAN_CHAOS_EXAMPLES", "100"))

@@ -1,6 +1,6 @@
 """Guarantee 8: the REST server's guards, against the real `kanban serve` on a loopback port.
 
-- Off loopback a token is required (tests/test_http_serve.py starts and refuses 0.0.0.0); here:
+- Off loopback a token is required (tests/http/test_serve.py starts and refuses 0.0.0.0); here:
   a wrong or missing token gets the same 401, whatever the guess, and the token check takes no
   time that depends on how much of a guess was right (measured on the check itself, with a
   control that shows the measurement sees a leak when there is one, and over HTTP against the
@@ -30,7 +30,7 @@ import pytest
 
 from boardlib import Board
 from kanban.http.auth import Identity, TokenBook
-from tests.cli_support import KANBAN, clean_env
+from tests.cli.conftest import KANBAN, clean_env
 
 TOKENS = {
     "alice": "alice-chaos-token-0123456789abcdef",

@@ -9,7 +9,7 @@ never wait on a writer), and the live board stays live and says busy for its own
 lock that does stop readers (another program's exclusive locking mode, which can only be taken
 while no connection is open) turns reads into `busy` within the budget instead of a 5 s wait and
 an untyped error; the live board started under it shows "stale since" and recovers by itself
-(tests/test_tui_live.py::test_locked_board_goes_stale_and_recovers).
+(tests/tui/test_live.py::test_locked_board_goes_stale_and_recovers).
 """
 
 import asyncio
@@ -28,8 +28,8 @@ import httpx
 import pytest
 
 from boardlib import Board
-from tests.cli_support import KANBAN, clean_env
-from tests.tui_helpers import Notes, loaded, make_app, until
+from tests.cli.conftest import KANBAN, clean_env
+from tests.tui.conftest import Notes, loaded, make_app, until
 from tui.components.header_bar import HeaderBar
 
 REPO = Path(__file__).resolve().parents[2]

@@ -32,8 +32,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from boardlib import Board
 from boardlib.store.schema import SCHEMA_VERSION
-from tests.cli_support import KANBAN, clean_env
-from tests.mcp_support import text_of
+from tests.cli.conftest import KANBAN, clean_env
+from tests.mcp.conftest import text_of
 
 KINDS = (
     "missing",

@@ -28,10 +28,10 @@ import httpx
 import pytest
 
 from boardlib import Board
-from tests.cli_support import KANBAN, clean_env
-from tests.test_worktrees_handoff import FULL
-from tests.test_worktrees_provision import HOSTILE_REFS
-from tests.worktree_helpers import git, make_repo, repo_state
+from tests.cli.conftest import KANBAN, clean_env
+from tests.worktrees.conftest import git, make_repo, repo_state
+from tests.worktrees.test_handoff import FULL
+from tests.worktrees.test_provision import HOSTILE_REFS
 
 OPTION_ENDS = ("--", "--end-of-options")
 

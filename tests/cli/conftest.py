@@ -1,0 +1,191 @@
+"""Running the real `kanban` console script in subprocesses against a temp board.
+
+Every call gets a clean environment (no stray `KANBAN_*` from the developer's shell) and the test
+clock: `KANBAN_TEST_CLOCK=1` with `KANBAN_NOW_MS` set to the time the test chose, so lease expiry is
+tested by moving that number, never by sleeping. Set-up that is not under test goes through the
+library in-process (`board()`), on the same file and the same clock, which is much faster than a
+subprocess per step.
+"""
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boardlib import Board, ManualClock
+from tests.backends import board_created, content_digest, is_postgres
+
+BIN = Path(sys.executable).parent
+KANBAN = BIN / "kanban"
+START_MS = 1_800_000_000_000
+MINUTE_MS = 60_000
+LEASE_MS = 15 * MINUTE_MS
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The developer's environment without kanban's variables. Bytecode caching is left on so
+    each of the hundreds of subprocesses does not recompile the CLI's modules."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KANBAN_")}
+    env.pop("XDG_STATE_HOME", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Run:
+    args: tuple[str, ...]
+    code: int
+    out: str
+    err: str
+
+    @property
+    def doc(self) -> Any:
+        return json.loads(self.out)
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The refusal: exactly one JSON line on stderr."""
+        lines = self.err.splitlines()
+        assert len(lines) == 1, f"expected one stderr line, got {self.err!r}"
+        return json.loads(lines[0])  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return (
+            f"kanban {' '.join(self.args)} -> {self.code}\nstdout: {self.out}\nstderr: {self.err}"
+        )
+
+
+class Kanban:
+    """The CLI on one board file, at a time the test controls."""
+
+    def __init__(
+        self, db: Path, *, now_ms: int = START_MS, test_clock: bool = True, init: bool = True
+    ) -> None:
+        """`init` creates the board first, as `kanban db init` would (the CLI's verbs refuse a
+        missing board); `init=False` leaves the path as it is."""
+        assert KANBAN.exists(), f"the console script is not installed at {KANBAN}"
+        self.db = db
+        self.now = now_ms
+        self.test_clock = test_clock
+        if init and not board_created(db):
+            Board(db, recover=False).close()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = clean_env(KANBAN_DB=str(self.db))
+        if self.test_clock:
+            env |= {"KANBAN_TEST_CLOCK": "1", "KANBAN_NOW_MS": str(self.now)}
+        return env | extra
+
+    def advance(self, *, minutes: float = 0, ms: int = 0) -> int:
+        self.now += int(minutes * MINUTE_MS) + ms
+        return self.now
+
+    def run(self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Run:
+        done = subprocess.run(
+            [str(KANBAN), *args],
+            env=self.env(**(env or {})),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        return Run(tuple(args), done.returncode, done.stdout, done.stderr)
+
+    def popen(self, *args: str, **extra: str) -> "subprocess.Popen[str]":
+        return subprocess.Popen(
+            [str(KANBAN), *args],
+            env=self.env(**extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def ok(self, *args: str, **kwargs: Any) -> Any:
+        """Run a command that must succeed: exit 0, nothing on stderr, one JSON document."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, str(result)
+        assert result.err == "", str(result)
+        return result.doc
+
+    def created(self, *args: str, board: Path | None = None, **kwargs: Any) -> Any:
+        """Run a command that must succeed by making a new board: exit 0, one JSON document on
+        stdout, and on stderr only the one line that says where the board was created."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, str(result)
+        assert result.err == f"kanban: created a new board at {board or self.db}\n", str(result)
+        return result.doc
+
+    def refused(self, *args: str, reason: str, **kwargs: Any) -> dict[str, Any]:
+        """Run a command the board must refuse: exit 2, nothing on stdout, one JSON line naming
+        `reason` on stderr."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 2, str(result)
+        assert result.out == "", str(result)
+        error = result.error
+        assert error["reason"] == reason, str(result)
+        assert error["error"], str(result)
+        return error
+
+    @contextmanager
+    def board(self) -> Iterator[Board]:
+        """The same file through the library, at the test's time, without the orphan pass (so
+        reading never changes what the CLI is about to judge)."""
+        with Board(self.db, clock=ManualClock(self.now), recover=False) as opened:
+            yield opened
+
+    def row(self, task_id: str) -> dict[str, Any]:
+        with self.board() as board:
+            return board.get_task(task_id).to_json()
+
+    def snapshot(self) -> tuple[list[dict[str, Any]], int]:
+        """Every task and the event cursor: equal before and after means nothing was written."""
+        with self.board() as board:
+            tasks = [task.to_json() for task in board.all_tasks()]
+            return tasks, board.last_event_seq()
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes (None when it does not exist)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def board_digest(db: Path) -> tuple[str | None, str]:
+    """The board file and its write-ahead log, byte for byte (the `-shm` index is not data, and
+    an empty log is no log: the last connection to close deletes it)."""
+    wal = db.with_name(db.name + "-wal")
+    return file_digest(db), hashlib.sha256(wal.read_bytes() if wal.exists() else b"").hexdigest()
+
+
+@contextmanager
+def unchanged(db: Path) -> Iterator[None]:
+    """Assert that the block wrote nothing to the board at `db`: the same bytes in the file and
+    its WAL, and the same `PRAGMA data_version` on a connection held open across the block (it
+    moves on every commit by anyone else, even one a checkpoint has not reached the file yet).
+    The set-up's log is checkpointed first, so a reader's closing checkpoint moves nothing.
+    On Postgres: the same rows in every table (content hashes) and the same sequence values."""
+    if is_postgres(db):
+        before_content = content_digest(db)
+        yield
+        assert content_digest(db) == before_content, "the board's rows changed"
+        return
+    settle = sqlite3.connect(db)
+    settle.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    settle.close()
+    before = board_digest(db)
+    watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        (version,) = watcher.execute("PRAGMA data_version").fetchone()
+        yield
+        assert watcher.execute("PRAGMA data_version").fetchone()[0] == version, "a commit happened"
+    finally:
+        watcher.close()
+    assert board_digest(db) == before, "the board's bytes changed"

@@ -1,0 +1,154 @@
+"""The operator and reading verbs: what each prints, and that it is what the board stored."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Kanban
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def test_dispatch_takes_every_field_of_the_issue(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        a = board.create_task("a").id
+        b = board.create_task("b").id
+        c = board.create_task("c").id
+        parent = board.create_task("parent").id
+    task = kanban.ok(
+        "task", "dispatch", "--title", "Write tests", "--description", "all of them",
+        "--role", "worker", "--priority", "7", "--depends-on", f"{a},{b}", "--depends-on", c,
+        "--parent", parent, "--team", "core", "--status", "backlog", "--kind", "research",
+    )  # fmt: skip
+    assert task["title"] == "Write tests"
+    assert task["description"] == "all of them"
+    assert (task["role"], task["priority"], task["teamId"]) == ("worker", 7, "core")
+    assert (task["status"], task["kind"], task["parentTaskId"]) == ("backlog", "research", parent)
+    assert task["unmetDeps"] == 3
+    assert kanban.row(task["id"]) == task
+    deps = kanban.ok("task", "deps", "list", task["id"])
+    assert [linked["id"] for linked in deps["dependencies"]] == sorted([a, b, c])
+
+
+def test_list_filters_and_ready_order(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        low = board.create_task("low", role="worker", priority=1)
+        high = board.create_task("high", role="worker", priority=9)
+        other = board.create_task("other role", role="reviewer", team_id="t1")
+        held = board.create_task("held")
+        board.claim(held.id, "alice")
+        gone = board.create_task("dropped")
+        board.drop(gone.id)
+        board.create_task("waiting", depends_on=[held.id], priority=99)
+
+    def ids(*args: str) -> list[str]:
+        return [task["id"] for task in kanban.ok("task", "list", *args)]
+
+    assert ids("--ready", "--role", "worker") == [high.id, low.id]
+    assert set(ids("--status", "in_progress")) == {held.id}
+    assert ids("--assignee", "alice") == [held.id]
+    assert ids("--team", "t1") == [other.id]
+    assert gone.id not in ids()
+    assert gone.id in ids("--dropped")
+    assert len(ids("--limit", "2")) == 2
+    assert [t["id"] for t in kanban.ok("task", "search", "other")] == [other.id]
+    assert kanban.ok("task", "search", "nothing like it") == []
+
+
+def test_view_why_and_dependency_links(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        blocker = board.create_task("blocker")
+        board.claim(blocker.id, "bob")
+        task = board.create_task("task")
+    linked = kanban.ok("task", "deps", "add", task.id, "--on", blocker.id)
+    assert linked["unmetDeps"] == 1
+    kanban.ok("task", "comment", task.id, "--body", "waiting on bob", "--agent", "carol")
+    kanban.ok("task", "comment", task.id, "--body", "from a person")
+
+    why = kanban.ok("task", "why", task.id)
+    assert why["claimable"] is False
+    assert why["unmetDependencies"][0]["id"] == blocker.id
+    assert any("held by bob" in reason for reason in why["reasons"])
+
+    view = kanban.ok("task", "view", task.id)
+    assert view["task"]["id"] == task.id
+    assert [d["id"] for d in view["dependencies"]] == [blocker.id]
+    assert [(c["authorType"], c["body"]) for c in view["comments"]] == [
+        ("agent", "waiting on bob"), ("user", "from a person"),
+    ]  # fmt: skip
+    assert kanban.ok("task", "view", blocker.id)["dependents"][0]["id"] == task.id
+
+    unlinked = kanban.ok("task", "deps", "remove", task.id, "--on", blocker.id)
+    assert unlinked["unmetDeps"] == 0
+    assert kanban.ok("task", "why", task.id)["claimable"] is True
+
+
+def test_execution_ledger(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task = board.create_task("run me")
+    claimed = kanban.ok("task", "claim", task.id, "--agent", "alice")
+    run = kanban.ok(
+        "task", "exec", "start", task.id, "--executor", "claude-code", "--agent", "alice",
+        "--epoch", str(claimed["claimEpoch"]), "--reason", "first try",
+    )  # fmt: skip
+    assert (run["status"], run["agentId"], run["runReason"]) == ("running", "alice", "first try")
+    finished = kanban.ok(
+        "task", "exec", "finish", run["id"], "--status", "succeeded", "--cost", "0.25",
+        "--agent", "alice", "--input-tokens", "1200", "--output-tokens", "300",
+        "--summary", "green",
+    )  # fmt: skip
+    assert (finished["status"], finished["costUsd"], finished["inputTokens"]) == (
+        "succeeded", 0.25, 1200,
+    )  # fmt: skip
+    assert kanban.row(task.id)["costUsd"] == 0.25
+    assert [e["id"] for e in kanban.ok("task", "exec", "list", task.id)] == [run["id"]]
+    assert kanban.ok("task", "exec", "show", run["id"]) == finished
+    kanban.refused(
+        "task", "exec", "finish", run["id"], "--status", "failed", "--agent", "alice",
+        reason="not_found",
+    )  # fmt: skip
+
+
+def test_edit_move_cancel_drop_restore(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task = board.create_task("draft", status="backlog")
+    edited = kanban.ok("task", "edit", task.id, "--title", "final", "--priority", "3")
+    assert (edited["title"], edited["priority"]) == ("final", 3)
+    assert kanban.ok("task", "move", task.id, "--to", "todo")["status"] == "todo"
+    dropped = kanban.ok("task", "drop", task.id)
+    assert dropped["dropped"] == 1
+    assert kanban.run("task", "claim-next", "--agent", "a").code == 3
+    assert kanban.ok("task", "restore", task.id)["dropped"] == 0
+    cancelled = kanban.ok("task", "cancel", task.id, "--reason", "not needed")
+    assert cancelled["status"] == "cancelled"
+
+
+def test_cancel_dependents_cancels_only_pending_work(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        root = board.create_task("root")
+        left = board.create_task("left", depends_on=[root.id])
+        right = board.create_task("right", depends_on=[root.id])
+        bottom = board.create_task("bottom", depends_on=[left.id, right.id])
+        board.link_dependency(right.id, root.id)
+    with kanban.board() as board:
+        board.update_task(right.id, status="blocked", reason="manual")
+    cancelled = kanban.ok("task", "cancel-dependents", root.id)
+    assert {task["id"] for task in cancelled} == {left.id, bottom.id}
+    assert kanban.row(right.id)["status"] == "blocked"
+
+
+def test_table_format_is_for_people(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task = board.create_task("[bold]not markup[/bold]", role="worker")
+    listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "200"})
+    assert listing.code == 0, str(listing)
+    assert task.id in listing.out and "[bold]not markup[/bold]" in listing.out
+    assert not listing.out.lstrip().startswith("[")
+    idle = kanban.run("--format", "table", "task", "claim-next", "-a", "x", "--role", "other")
+    assert idle.code == 3
+    assert "nothing claimable" in idle.out
+    view = kanban.run("task", "view", task.id, "--format", "table")
+    assert view.code == 0 and "status" in view.out and "todo" in view.out

@@ -1,0 +1,297 @@
+"""Every way a command can fail, with its exit code and its one stderr line, and proof that a
+refusal wrote nothing (every task and the event cursor are the same before and after)."""
+
+import json
+import shlex
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board
+from tests.backends import hold_write_lock, is_postgres
+from tests.cli.conftest import KANBAN, Kanban, clean_env
+
+FAIL_VERDICT = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def in_review(board: Board, builder: str = "alice") -> str:
+    task = board.create_task("reviewed work")
+    board.claim(task.id, builder)
+    board.complete(task.id, builder)
+    return task.id
+
+
+def held(board: Board, agent: str = "alice") -> str:
+    task = board.create_task("held work")
+    board.claim(task.id, agent)
+    return task.id
+
+
+def done(board: Board) -> str:
+    task_id = in_review(board)
+    board.approve(task_id, "judge")
+    return task_id
+
+
+def waiting(board: Board) -> str:
+    blocker = board.create_task("blocker")
+    return board.create_task("waiter", depends_on=[blocker.id]).id
+
+
+def chain(board: Board) -> str:
+    first = board.create_task("first")
+    second = board.create_task("second", depends_on=[first.id])
+    return f"{first.id} {second.id}"
+
+
+def failing_verdict(board: Board) -> str:
+    task_id = in_review(board)
+    board.record_verification(task_id, FAIL_VERDICT)
+    return task_id
+
+
+Setup = Callable[[Board], str]
+
+# (setup returning the ids the command needs, command with {0}/{1} for them, reason, message part)
+REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
+    ("not_found", None, "task claim TASK-404 -a bob", "not_found", "task not found"),
+    ("not_found_view", None, "task view TASK-404", "not_found", "task not found"),
+    (
+        "illegal_transition",
+        done,
+        "task move {0} --to todo",
+        "illegal_transition",
+        "illegal transition: done -> todo",
+    ),
+    (
+        "invalid_state",
+        lambda b: b.create_task("todo").id,
+        "task approve {0} -a judge",
+        "invalid_state",
+        "cannot approve: task is todo (current state: todo, expected: in_review)",
+    ),
+    (
+        "invalid_state_complete",
+        lambda b: b.create_task("todo").id,
+        "task complete {0} -a alice",
+        "invalid_state",
+        "(current state: todo, expected: in_progress)",
+    ),
+    (
+        "unmet_dependencies",
+        waiting,
+        "task claim {0} -a bob",
+        "unmet_dependencies",
+        "has unmet dependencies: TASK-1",
+    ),
+    ("conflict", held, "task claim {0} -a bob", "conflict", "held by alice"),
+    ("not_assignee", held, "task complete {0} -a bob", "not_assignee", "held by alice, not bob"),
+    ("not_assignee_block", held, "task block {0} -a bob --reason x", "not_assignee", "not bob"),
+    ("stale_claim", held, "task heartbeat {0} -a alice --epoch 7", "stale_claim", "is stale"),
+    ("self_review", in_review, "task approve {0} -a alice", "self_review", "must review"),
+    (
+        "dependency_cycle",
+        chain,
+        "task deps add {0} --on {1}",
+        "dependency_cycle",
+        "would close a cycle: TASK-1 -> TASK-2 -> TASK-1",
+    ),
+    ("self_dependency", held, "task deps add {0} --on {0}", "dependency_cycle", "cycle"),
+    (
+        "verification_required",
+        failing_verdict,
+        "task move {0} --to done",
+        "verification_required",
+        "not promotable",
+    ),
+    (
+        "verification_required_approve",
+        failing_verdict,
+        "task approve {0} -a judge",
+        "verification_required",
+        "not promotable",
+    ),
+    ("invalid_input_title", None, "task dispatch --title ''", "invalid_input", "title"),
+    ("invalid_input_edit", held, "task edit {0}", "invalid_input", "at least one field"),
+    (
+        "invalid_input_override",
+        held,
+        "task move {0} --to blocked --human-override",
+        "invalid_input",
+        "humanOverride",
+    ),
+    ("drop_locked", held, "task drop {0}", "invalid_state", "cannot drop"),
+    ("unblock_todo", lambda b: b.create_task("t").id, "task unblock {0}", "invalid_state", "todo"),
+    (
+        "exec_on_todo",
+        lambda b: b.create_task("t").id,
+        "task exec start {0} --executor x -a al",
+        "invalid_state",
+        "in_progress",
+    ),
+    ("exec_unknown", None, "task exec finish EX-9 --status failed -a bo", "not_found", "not found"),
+    ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
+    ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
+]
+
+
+@pytest.mark.parametrize(
+    ("setup", "command", "reason", "says"),
+    [case[1:] for case in REFUSALS],
+    ids=[case[0] for case in REFUSALS],
+)
+def test_refusals_exit_2_with_one_json_line_and_change_nothing(
+    kanban: Kanban, setup: Setup | None, command: str, reason: str, says: str
+) -> None:
+    ids: list[str] = []
+    if setup is not None:
+        with kanban.board() as board:
+            ids = setup(board).split()
+    before = kanban.snapshot()
+    error = kanban.refused(*shlex.split(command.format(*ids)), reason=reason)
+    assert says in error["error"]
+    assert kanban.snapshot() == before
+
+
+def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task_id = failing_verdict(board)
+    moved = kanban.ok(
+        "task", "move", task_id, "--to", "done", "--human-override", "--reason", "shipped anyway",
+        "--agent", "operator:olivia",
+    )  # fmt: skip
+    assert moved["status"] == "done"
+    with kanban.board() as board:
+        audit = board.audit(task_id)
+    overrides = [entry for entry in audit if entry.action == "human_override"]
+    assert len(overrides) == 1
+    assert (overrides[0].actor, overrides[0].from_status, overrides[0].to_status) == (
+        "operator:olivia", "in_review", "done",
+    )  # fmt: skip
+
+
+def test_root_create_cap_applies_to_agent_dispatch(kanban: Kanban) -> None:
+    limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
+    kanban.ok("task", "dispatch", "-t", "first", "--agent", "planner", env=limited)
+    before = kanban.snapshot()
+    error = kanban.refused(
+        "task", "dispatch", "-t", "second", "--agent", "planner", reason="cap_exceeded", env=limited
+    )
+    assert error["cap"] == "root_rate"
+    assert kanban.snapshot() == before
+    # An operator's dispatch (no --agent) is not capped.
+    assert kanban.ok("task", "dispatch", "-t", "third", env=limited)["scheduledBy"] == "manual"
+
+
+def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task = board.create_task("contended")
+    before = kanban.snapshot()
+    # On SQLite every write waits for the file's lock, claims included; on Postgres the other
+    # writes wait for the board's advisory lock while claims run beside it.
+    busy = [("task", "comment", task.id, "-m", "hello", "--agent", "bob")]
+    if not is_postgres(kanban.db):
+        busy.append(("task", "claim-next", "--agent", "alice"))
+    with hold_write_lock(kanban.db):  # another writer holds the lock past the retry budget
+        results = [kanban.run(*args, env={"KANBAN_RETRY_BUDGET_MS": "300"}) for args in busy]
+        if is_postgres(kanban.db):
+            claimed = kanban.ok("task", "claim-next", "--agent", "alice")
+            assert claimed["id"] == task.id
+    for result in results:
+        assert result.code == 4, str(result)
+        assert result.out == ""
+        assert result.error["reason"] == "busy"
+        assert result.error["error"] == "database busy, try again"
+    if not is_postgres(kanban.db):
+        assert kanban.snapshot() == before
+        assert kanban.ok("task", "claim-next", "--agent", "alice")["id"] == task.id
+    with kanban.board() as board:
+        assert board.comments(task.id) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("task", "claim-next"), "Missing option '--agent'"),
+        (("task", "dispatch"), "Missing option '--title'"),
+        (("task", "dispatch", "-t", "x", "--priority", "high"), "'high' is not a valid integer"),
+        (("task", "dispatch", "-t", "x", "--status", "done"), "Invalid value for '--status'"),
+        (("task", "list", "--status", "doing"), "Invalid value for '--status'"),
+        (("task", "frobnicate"), "No such command 'frobnicate'"),
+        (("task", "claim-next", "-a", "x", "--respect-deps=maybe"), "not a valid boolean"),
+        (("task", "exec", "finish", "EX-1", "--status", "won"), "Invalid value for '--status'"),
+        (("events", "--since", "-1"), "Invalid value for '--since'"),
+        (("--format", "xml", "task", "list"), "Invalid value for '--format'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_json_line_carrying_clicks_message(
+    kanban: Kanban, args: tuple[str, ...], says: str
+) -> None:
+    result = kanban.run(*args)
+    assert result.code == 2, str(result)
+    assert result.out == ""
+    assert result.error["reason"] == "usage"  # one JSON line, not Click's usage text
+    assert says in result.error["error"]
+
+
+def test_unexpected_failures_exit_1_with_one_line_and_a_traceback_only_on_request(
+    tmp_path: Path,
+) -> None:
+    junk = tmp_path / "damaged.db"
+    with Board(junk) as board:
+        for _ in range(300):
+            board.create_task("x" * 200)
+    size = junk.stat().st_size
+    with junk.open("r+b") as damage:  # the header survives: a board, with broken pages
+        damage.seek(size // 2)
+        damage.write(b"\xff" * (size // 2))
+    kanban = Kanban(junk)
+    quiet = kanban.run("task", "list")
+    assert quiet.code == 1, str(quiet)
+    assert quiet.out == ""
+    assert quiet.error["reason"] == "unexpected"
+    assert str(junk) in quiet.error["error"]
+    assert "Traceback" not in quiet.err
+
+    loud = kanban.run("task", "list", env={"KANBAN_DEBUG": "1"})
+    assert loud.code == 1
+    assert "Traceback (most recent call last)" in loud.err
+    assert json.loads(loud.err.splitlines()[-1])["reason"] == "unexpected"
+
+
+def test_plain_kanban_without_a_terminal_says_so(kanban: Kanban) -> None:
+    result = kanban.run()
+    assert result.code == 2, str(result)
+    assert "needs an interactive terminal" in result.err
+
+
+def test_errors_are_reported_the_same_under_parallel_callers(kanban: Kanban) -> None:
+    """Many refused callers at once: each gets its own exit 2 and line, none a traceback."""
+    with kanban.board() as board:
+        task_id = held(board)
+    results = []
+
+    def refuse(agent: str) -> None:
+        results.append(kanban.run("task", "complete", task_id, "--agent", agent))
+
+    threads = [threading.Thread(target=refuse, args=(f"agent-{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [result.code for result in results] == [2] * 6
+    assert all(result.error["reason"] == "not_assignee" for result in results)
+    assert kanban.row(task_id)["status"] == "in_progress"
+
+
+def test_the_console_script_is_the_installed_entry_point() -> None:
+    text = KANBAN.read_text()
+    assert "from kanban.cli import main" in text
+    assert clean_env().get("KANBAN_DB") is None

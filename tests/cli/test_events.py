@@ -1,0 +1,131 @@
+"""`kanban events` (listing and a bounded `--follow`) and `kanban db check|path`."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.backends import raw_execute
+from tests.cli.conftest import Kanban
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def test_events_list_from_a_cursor_and_per_task(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        first = board.create_task("one")
+        second = board.create_task("two")
+        board.claim(first.id, "alice")
+    events = kanban.ok("events")
+    assert [(e["kind"], e["taskId"]) for e in events] == [
+        ("task_created", first.id), ("task_created", second.id), ("task_claimed", first.id),
+    ]  # fmt: skip
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+    assert kanban.ok("events", "--since", str(events[0]["seq"]), "--limit", "1") == events[1:2]
+    assert [e["kind"] for e in kanban.ok("events", "--task", first.id)] == [
+        "task_created", "task_claimed",
+    ]  # fmt: skip
+
+
+def test_follow_prints_new_events_as_lines_and_stops_at_its_limit(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        board.create_task("old news")
+        cursor = board.last_event_seq()
+    follower = kanban.popen("events", "--follow", "--since", str(cursor), "--limit", "3",
+                            "--poll-ms", "50", "--timeout", "60")  # fmt: skip
+    try:
+        kanban.ok("task", "dispatch", "--title", "fresh")
+        kanban.ok("task", "claim", "TASK-2", "--agent", "alice")
+        kanban.ok("task", "log-progress", "TASK-2", "--agent", "alice", "--note", "going")
+        kanban.ok("task", "dispatch", "--title", "beyond the limit")
+        out, err = follower.communicate(timeout=60)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 3
+    events = [json.loads(line) for line in lines]
+    assert [e["kind"] for e in events] == ["task_created", "task_claimed", "progress_logged"]
+    assert all(e["taskId"] == "TASK-2" for e in events)
+    assert events[0]["seq"] == cursor + 1
+
+
+def test_follow_starts_from_now_and_honours_its_timeout(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        board.create_task("history, not news")
+    started = time.monotonic()
+    result = kanban.run("events", "--follow", "--timeout", "1", "--poll-ms", "50")
+    assert result.code == 0, str(result)
+    assert result.out == ""  # the old event is not replayed
+    assert time.monotonic() - started >= 1
+
+
+def test_follow_in_table_format_prints_one_readable_line_per_event(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task = board.create_task("shown")
+    result = kanban.run(
+        "events", "--follow", "--since", "0", "--limit", "1", "--format", "table", "--timeout", "30"
+    )
+    assert result.code == 0, str(result)
+    assert result.out.split()[0] == "1"
+    assert "task_created" in result.out and task.id in result.out
+
+
+def test_db_check_reports_a_healthy_board(kanban: Kanban) -> None:
+    kanban.ok("task", "dispatch", "--title", "x")
+    report = kanban.ok("db", "check")
+    assert report["ok"] is True
+    assert report["problems"] == []
+    assert report["schemaVersion"] == report["expectedSchemaVersion"] >= 1
+    assert report["counts"] == {"todo": 1}
+    assert report["path"] == str(kanban.db)
+
+
+def test_db_check_exits_1_on_drifted_counters_and_never_repairs(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        blocker = board.create_task("blocker")
+        board.create_task("waiter", depends_on=[blocker.id])
+    # simulate corruption behind the board's back
+    raw_execute(kanban.db, "UPDATE tasks SET unmet_deps = 5 WHERE id = 'TASK-2'")
+    before = kanban.snapshot()
+    result = kanban.run("db", "check")
+    assert result.code == 1, str(result)
+    assert result.doc["ok"] is False
+    assert any("TASK-2" in problem for problem in result.doc["problems"])
+    assert result.error["reason"] == "integrity"
+    assert kanban.snapshot() == before
+
+
+def test_db_check_on_a_missing_board_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    kanban = Kanban(tmp_path / "nowhere" / "board.db", init=False)
+    kanban.refused("db", "check", reason="no_board")
+    assert not kanban.db.parent.exists()
+
+
+def test_board_location_flag_env_and_default(tmp_path: Path) -> None:
+    kanban = Kanban(tmp_path / "env.db")
+    flag_db = tmp_path / "flag.db"
+    leaf_db = tmp_path / "leaf.db"
+    kanban.created("--db", str(flag_db), "task", "dispatch", "-t", "root flag", board=flag_db)
+    kanban.created("task", "dispatch", "-t", "leaf flag", "--db", str(leaf_db), board=leaf_db)
+    kanban.ok("task", "dispatch", "-t", "from KANBAN_DB")
+    assert kanban.ok("--db", str(flag_db), "task", "get", "TASK-1")["title"] == "root flag"
+    assert kanban.ok("task", "get", "TASK-1", "--db", str(leaf_db))["title"] == "leaf flag"
+    assert kanban.ok("task", "get", "TASK-1")["title"] == "from KANBAN_DB"
+
+    state = tmp_path / "state"
+    env = {"KANBAN_DB": "", "XDG_STATE_HOME": str(state)}
+    where = kanban.ok("db", "path", env=env)
+    assert where == {
+        "path": str(state / "kanban" / "board.db"),
+        "backend": "sqlite",
+        "exists": False,
+    }
+    kanban.created(
+        "task", "dispatch", "-t", "default place", env=env, board=state / "kanban" / "board.db"
+    )
+    assert (state / "kanban" / "board.db").exists()

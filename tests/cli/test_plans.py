@@ -1,0 +1,209 @@
+"""`kanban plan lint|apply`: every problem reported at once, cycles named by their keys, and a plan
+created entirely or not at all."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from boardlib.graph import MAX_CYCLES, find_cycles
+from boardlib.plans import lint
+from tests.backends import board_created
+from tests.cli.conftest import Kanban
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+CYCLIC = """\
+tasks:
+  - {key: design, title: Design the API, depends_on: [review]}
+  - {key: build, title: Build it, depends_on: [design]}
+  - {key: review, title: Review it, depends_on: [build]}
+  - {key: docs, title: Write docs, depends_on: docs}
+  - {key: ship, title: Ship, depends_on: [review, docs]}
+"""
+
+
+def test_lint_names_every_cycle_and_never_touches_the_board(tmp_path: Path) -> None:
+    kanban = Kanban(tmp_path / "board.db", init=False)
+    plan = write(tmp_path, "plan.yaml", CYCLIC)
+    result = kanban.run("plan", "lint", plan)
+    assert result.code == 2, str(result)
+    report = result.doc
+    assert report["ok"] is False
+    assert report["tasks"] == 5
+    cycles = [p["keys"] for p in report["problems"] if p["kind"] == "cycle"]
+    assert cycles == [["design", "review", "build", "design"], ["docs", "docs"]]
+    messages = [p["message"] for p in report["problems"]]
+    assert "dependency cycle: design -> review -> build -> design" in messages
+    error = result.error
+    assert error["reason"] == "dependency_cycle"
+    assert error["cycles"] == cycles
+    assert not board_created(kanban.db)  # lint never creates (or writes) the board
+
+
+def test_lint_reports_bad_fields_unknown_and_duplicate_keys_together(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    with kanban.board() as board:
+        existing = board.create_task("already on the board")
+    before = kanban.snapshot()
+    plan = write(
+        tmp_path,
+        "plan.yaml",
+        f"""\
+- key: a
+  title: A
+  priority: high
+  depends_on: [ghost, {existing.id}]
+- key: b
+  title: ""
+  colour: red
+- key: a
+  title: A again
+- key: c
+  title: C
+  status: done
+  parent: nowhere
+- title: no key
+""",
+    )
+    result = kanban.run("plan", "lint", plan)
+    assert result.code == 2, str(result)
+    problems = result.doc["problems"]
+    kinds = sorted((p["kind"], p.get("field"), p.get("key")) for p in problems)
+    assert kinds == [
+        ("bad_field", "colour", "b"),
+        ("bad_field", "key", None),
+        ("bad_field", "priority", "a"),
+        ("bad_field", "status", "c"),
+        ("bad_field", "title", "b"),
+        ("duplicate_key", None, "a"),
+        ("unknown_key", "depends_on", "a"),
+        ("unknown_key", "parent", "c"),
+    ]
+    unknown = {p["ref"] for p in problems if p["kind"] == "unknown_key"}
+    assert unknown == {"ghost", "nowhere"}
+    assert result.doc["existing"] == [existing.id]
+    assert result.error["reason"] == "invalid_input"
+    assert kanban.snapshot() == before
+
+
+def test_lint_finds_every_cycle_even_through_items_with_bad_fields(tmp_path: Path) -> None:
+    report = lint(
+        [
+            {"key": "a", "title": "A", "depends_on": ["b"], "colour": "red"},
+            {"key": "b", "title": "B", "depends_on": ["a", "c"], "priority": "x"},
+            {"key": "c", "title": "C", "depends_on": "b"},
+        ]
+    )
+    assert report.cycles() == [["a", "b", "a"], ["b", "c", "b"]]
+
+
+def test_find_cycles_enumerates_each_elementary_cycle_once() -> None:
+    nodes = "abcd"
+    complete = {node: [other for other in nodes if other != node] for node in nodes}
+    cycles, finished = find_cycles(complete)
+    assert finished
+    assert len(cycles) == 20  # 6 two-cycles + 8 three-cycles + 6 four-cycles
+    assert len({tuple(cycle) for cycle in cycles}) == 20
+    assert all(cycle[0] == cycle[-1] for cycle in cycles)
+
+
+def test_find_cycles_is_bounded_on_a_dense_tangle_and_iterative_on_a_long_chain() -> None:
+    nodes = [f"n{i}" for i in range(9)]
+    dense = {node: [other for other in nodes if other != node] for node in nodes}
+    cycles, finished = find_cycles(dense)
+    assert not finished
+    assert len(cycles) == MAX_CYCLES
+
+    chain = {f"k{i}": [f"k{i + 1}"] for i in range(5000)}
+    chain["k5000"] = ["k0"]
+    cycles, finished = find_cycles(chain)
+    assert finished
+    assert len(cycles) == 1
+    assert len(cycles[0]) == 5002
+
+
+def test_apply_creates_the_plan_with_its_links(kanban: Kanban, tmp_path: Path) -> None:
+    with kanban.board() as board:
+        existing = board.create_task("spec", status="todo")
+    plan = write(
+        tmp_path,
+        "plan.json",
+        json.dumps(
+            {
+                "tasks": [
+                    {"key": "api", "title": "API", "role": "worker", "priority": 5},
+                    {"key": "ui", "title": "UI", "dependsOn": ["api", existing.id]},
+                    {"key": "qa", "title": "QA", "depends_on": "api, ui", "status": "backlog"},
+                    {"key": "sub", "title": "Sub", "parent": "api", "team": "core"},
+                ]
+            }
+        ),
+    )
+    assert kanban.ok("plan", "lint", plan)["order"] == ["api", "ui", "qa", "sub"]
+    applied = kanban.ok("plan", "apply", plan, "--agent", "planner")
+    assert applied["count"] == 4
+    ids = applied["keys"]
+    assert set(ids) == {"api", "ui", "qa", "sub"}
+    by_id = {task["id"]: task for task in applied["tasks"]}
+    assert by_id[ids["api"]]["priority"] == 5
+    assert by_id[ids["ui"]]["unmetDeps"] == 2
+    assert by_id[ids["qa"]]["status"] == "backlog"
+    assert by_id[ids["sub"]]["parentTaskId"] == ids["api"]
+    assert by_id[ids["sub"]]["teamId"] == "core"
+    deps = kanban.ok("task", "deps", "list", ids["ui"])
+    assert {linked["id"] for linked in deps["dependencies"]} == {ids["api"], existing.id}
+    assert kanban.ok("events")[-1]["actor"] == "planner"
+
+
+def test_apply_is_all_or_nothing(kanban: Kanban, tmp_path: Path) -> None:
+    """The third item fails inside the transaction, after the first two were inserted: the
+    whole plan rolls back, events included."""
+    with kanban.board() as board:
+        board.create_task("before the plan")
+    before = kanban.snapshot()
+    plan = write(
+        tmp_path,
+        "plan.yaml",
+        """\
+- {key: a, title: A}
+- {key: b, title: B, depends_on: [a]}
+- {key: c, title: C, depends_on: [b, TASK-404]}
+""",
+    )
+    error = kanban.refused("plan", "apply", plan, reason="invalid_input")
+    assert [p["kind"] for p in error["problems"]] == ["unknown_key"]
+    assert error["problems"][0]["ref"] == "TASK-404"
+    assert kanban.snapshot() == before
+
+    cyclic = write(tmp_path, "cyclic.yaml", CYCLIC)
+    refused = kanban.refused("plan", "apply", cyclic, reason="dependency_cycle")
+    assert len(refused["problems"]) == 2
+    assert kanban.snapshot() == before
+
+
+def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -> None:
+    applied = kanban.ok("plan", "apply", "-", stdin="- {key: one, title: One}\n")
+    assert applied["count"] == 1
+    error = kanban.refused("plan", "lint", "-", stdin="- key: [\n", reason="invalid_input")
+    assert "line 2" in error["error"]
+    empty = kanban.refused("plan", "apply", "-", stdin="[]", reason="invalid_input")
+    assert "no tasks" in empty["error"]
+    shape = kanban.run("plan", "lint", "-", stdin="just text")
+    assert shape.code == 2
+    assert shape.doc["ok"] is False
+    assert "a plan is a list of tasks" in shape.error["error"]
+    missing = kanban.run("plan", "lint", "/nonexistent/plan.yaml")
+    assert missing.code == 2
+    assert "does not exist" in missing.err

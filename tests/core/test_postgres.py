@@ -1,0 +1,546 @@
+"""What only the PostgreSQL store has to prove: the event log's safe horizon under out-of-order
+commits, LISTEN/NOTIFY, concurrent lease sweepers, claims that never queue, credentials that are
+never printed, libpq's own ways of finding a password, pooled boards, and refusals on schemas that
+are not boards. (Everything the two stores share runs on both through the `board_path` fixture.)"""
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
+from boardlib.location import DatabaseUrl, board_location, redact_url
+from boardlib.store.postgres import StoreUnavailable
+from tests.cli.conftest import Kanban
+from tests.conftest import new_postgres_board
+from tests.pg_cluster import PASSWORD_ROLE, Cluster
+
+CTX = multiprocessing.get_context("spawn")
+START = 1_800_000_000_000
+
+
+@pytest.fixture
+def url(postgres_cluster: Cluster) -> str:
+    return new_postgres_board(postgres_cluster)
+
+
+@contextmanager
+def event_in_flight(url: str) -> Iterator[psycopg.Connection[Any]]:
+    """Another writer that has taken its event seq (as the store does: xid first, then nextval)
+    and not committed yet. The caller commits or rolls back the yielded connection."""
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("BEGIN")
+    conn.execute(
+        "INSERT INTO events (seq, kind, data, created_at) "
+        "SELECT nextval('event_seq'), 'slow_writer', '{}', 0 FROM (SELECT pg_current_xact_id()) x"
+    )
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+# -- the event log's safe horizon ---------------------------------------------------------------
+
+
+def test_a_later_seq_is_held_back_until_an_earlier_one_commits(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        board.create_task("one")
+        cursor = board.last_event_seq()
+        with event_in_flight(url) as slow:
+            board.create_task("two")  # commits seq cursor+2 while cursor+1 is still open
+            assert board.events(since=cursor) == []  # handing out +2 would lose +1 for good
+            assert board.last_event_seq() == cursor
+            assert board.changes_since(cursor)[2] == cursor
+            slow.execute("COMMIT")
+        events = board.events(since=cursor)
+        assert [e.seq for e in events] == [cursor + 1, cursor + 2]
+        assert [e.kind for e in events] == ["slow_writer", "task_created"]
+        assert board.last_event_seq() == cursor + 2
+
+
+def test_a_seq_taken_by_an_aborted_writer_is_skipped_once_proven_gone(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        board.create_task("one")
+        cursor = board.last_event_seq()
+        with event_in_flight(url) as slow:
+            board.create_task("two")
+            assert board.events(since=cursor) == []
+            slow.execute("ROLLBACK")
+        # the writer that held cursor+1 has finished without it: the gap is final
+        assert [e.seq for e in board.events(since=cursor)] == [cursor + 2]
+    with Board(url, read_only=True) as fresh:  # a new reader proves it again for itself
+        assert [e.seq for e in fresh.events(since=cursor)] == [cursor + 2]
+
+
+def test_the_horizon_is_persisted_by_reconcile_for_new_readers(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        for n in range(5):
+            board.create_task(f"t{n}")
+        board.reconcile()
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT safe_seq FROM event_horizon").fetchone()
+    assert row is not None and row[0] == 5
+
+
+# -- the change feed ----------------------------------------------------------------------------
+
+
+def test_change_token_moves_on_notify_and_stays_while_idle(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as writer, Board(url, read_only=True) as reader:
+        token = reader.change_token()
+        assert reader.change_token() == token  # nothing happened
+        writer.create_task("hello")
+        deadline = time.monotonic() + 5
+        while reader.change_token() == token and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert reader.change_token() == token + 1
+        listener = reader.store._listener  # type: ignore[attr-defined]
+        assert listener is not None, "the reader listens instead of polling"
+
+
+def test_events_written_in_as_literals_read_back_exactly(url: str) -> None:
+    """The events of a transaction travel as quoted literals with its COMMIT: quotes, backslashes
+    (which would turn a literal into an E'' escape string), non-ASCII text and NULLs come back as
+    they went in, in order, several to one statement."""
+    texts = ["it's", "back\\slash \\n", "E'\\x41'", "ünïcødé ✓", '"; DROP TABLE tasks; --']
+
+    def write(tx: Any) -> None:
+        for n, text in enumerate(texts):
+            tx.insert_event("note", None if n == 0 else text, text, {"text": text}, START + n, None)
+        tx.insert_event("last", "t", None, {}, START, 60, "tenant's")
+
+    with Board(url, clock=ManualClock(START)) as board:
+        since = board.last_event_seq()
+        board.store.write(write)
+        rows = board.store.read(lambda tx: tx.events(since=since))
+    assert [(r["kind"], r["task_id"], r["actor"]) for r in rows] == [
+        ("note", None, texts[0]),
+        *[("note", t, t) for t in texts[1:]],
+        ("last", "t", None),
+    ]
+    assert [r["data"] for r in rows[:-1]] == [
+        json.dumps({"text": t}, separators=(",", ":")) for t in texts
+    ]
+    assert [(r["created_at"], r["ttl_seconds"], r["tenant_id"]) for r in rows[-1:]] == [
+        (START, 60, "tenant's")
+    ]
+    assert rows[0]["ttl_seconds"] is None and rows[0]["tenant_id"] is None
+
+
+def test_the_tui_reader_follows_a_postgres_board(url: str) -> None:
+    from tui.live import BoardReader, BoardUpdate
+
+    with Board(url, clock=ManualClock(START)) as board:
+        first = board.create_task("first")
+        posted: list[Any] = []
+        reader = BoardReader(
+            board_location(url), poll_ms=50, post=posted.append, clock=ManualClock(START)
+        ).start()
+        try:
+            _wait_for(lambda: any(isinstance(m, BoardUpdate) and m.full for m in posted))
+            board.claim(first.id, "alice")
+            _wait_for(
+                lambda: any(
+                    isinstance(m, BoardUpdate) and not m.full and m.tasks
+                    and m.tasks[0].assignee_agent_id == "alice"
+                    for m in posted
+                )
+            )  # fmt: skip
+        finally:
+            reader.stop()
+
+
+def _wait_for(condition: Any, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+# -- claims and sweeps side by side -------------------------------------------------------------
+
+
+def test_claim_next_skips_a_row_another_transaction_holds_instead_of_waiting(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        best = board.create_task("best", priority=9)
+        other = board.create_task("other")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("BEGIN")
+            conn.execute("SELECT 1 FROM tasks WHERE id = %s FOR UPDATE", (best.id,))
+            started = time.monotonic()
+            claimed = board.claim_next("alice")
+            assert time.monotonic() - started < 0.5
+            assert claimed is not None and claimed.id == other.id
+            conn.execute("ROLLBACK")
+        assert board.claim_next("bob").id == best.id  # type: ignore[union-attr]
+
+
+def test_a_role_claim_takes_the_better_of_its_own_and_role_less_tasks(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        board.create_task("anyone", priority=1)
+        mine = board.create_task("reviewer's", role="reviewer", priority=5)
+        board.create_task("builder's", role="builder", priority=9)
+        assert board.claim_next("r", role="reviewer").id == mine.id  # type: ignore[union-attr]
+        assert board.claim_next("r2", role="reviewer").title == "anyone"  # type: ignore[union-attr]
+        assert board.claim_next("r3", role="reviewer") is None
+
+
+def _sweep(url: str, now: int, barrier: Any, results: Any) -> None:
+    with Board(url, clock=ManualClock(now), recover=False) as board:
+        barrier.wait()
+        report = board.reconcile()
+        results.put([task.id for task in report.released])
+
+
+def test_many_sweepers_release_each_expired_lease_exactly_once(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        for n in range(60):
+            board.create_task(f"t{n}")
+        for n in range(60):
+            board.claim_next(f"w{n}", lease_ms=1_000)
+    sweepers = 6
+    barrier, results = CTX.Barrier(sweepers), CTX.Queue()
+    workers = [
+        CTX.Process(target=_sweep, args=(url, START + 60_000, barrier, results))
+        for _ in range(sweepers)
+    ]
+    for worker in workers:
+        worker.start()
+    released = [task for _ in workers for task in results.get(timeout=60)]
+    for worker in workers:
+        worker.join(30)
+        assert worker.exitcode == 0
+    assert Counter(released) == {f"TASK-{n}": 1 for n in range(1, 61)}
+    with Board(url, read_only=True) as board:
+        kinds = Counter(event.kind for event in board.events(limit=10_000))
+        assert kinds["lease_expired"] == 60
+        assert {task.status for task in board.list_tasks()} == {"todo"}
+        assert board.check().ok
+
+
+def test_a_pooled_board_serves_many_threads(url: str) -> None:
+    with Board(url, clock=ManualClock(START), pool_size=4) as board:
+        for n in range(40):
+            board.create_task(f"t{n}")
+        claimed: list[str] = []
+        lock = threading.Lock()
+
+        def claim(agent: str) -> None:
+            while (task := board.claim_next(agent)) is not None:
+                with lock:
+                    claimed.append(task.id)
+
+        threads = [threading.Thread(target=claim, args=(f"a{n}",)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(claimed) == sorted(f"TASK-{n}" for n in range(1, 41))
+
+
+# -- opening, refusing, migrating ---------------------------------------------------------------
+
+
+def test_an_empty_schema_is_no_board_unless_created(url: str) -> None:
+    for kwargs in ({"read_only": True}, {"create": False}):
+        with pytest.raises(BoardError) as missing:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert missing.value.reason is Reason.NO_BOARD
+        assert "db init" in missing.value.message
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('board_meta')").fetchone() == (None,)
+    with Board(url) as made:
+        assert made.created
+    with Board(url, create=False) as opened:
+        assert not opened.created
+
+
+def test_a_schema_holding_someone_elses_tasks_table_is_refused_untouched(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE tasks (id int)")
+    for kwargs in ({}, {"read_only": True}, {"create": False}):
+        with pytest.raises(BoardError) as refused:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert refused.value.reason is Reason.NOT_A_BOARD
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+            "AND relkind = 'r'"
+        ).fetchall()
+    assert tables == [("tasks",)]
+
+
+def test_a_newer_schema_is_refused(url: str) -> None:
+    Board(url).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE board_meta SET schema_version = schema_version + 1")
+    with pytest.raises(RuntimeError, match="newer"):
+        Board(url)
+
+
+def test_racing_openers_migrate_a_new_schema_once(url: str) -> None:
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            Board(url).close()
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with Board(url) as board:
+        assert board.check().ok
+
+
+def test_db_migrate_and_check_on_postgres(url: str) -> None:
+    kanban = Kanban(url)  # type: ignore[arg-type]
+    with kanban.board() as board:
+        board.create_task("x")
+    migrated = kanban.ok("db", "migrate")
+    assert migrated == {
+        "path": url, "backend": "postgres", "schemaVersion": 1, "applied": 0,
+    }  # fmt: skip
+    assert kanban.ok("db", "check")["ok"] is True
+
+
+# -- credentials --------------------------------------------------------------------------------
+
+
+def test_urls_never_print_their_password() -> None:
+    url = DatabaseUrl("postgresql://kanban:hunter2@db.example:5432/board?password=hunter2&x=1")
+    for text in (str(url), repr(url), url.display, f"{url}", redact_url(url.conninfo)):
+        assert "hunter2" not in text
+        assert "***" in text
+    assert "hunter2" not in url.scrub("failed for postgresql://kanban:hunter2@db: hunter2")
+    assert url.conninfo.count("hunter2") == 2  # libpq still gets it
+
+
+def test_the_tui_header_shows_a_url_without_its_password() -> None:
+    from tui.components.header_bar import short_path
+
+    shown = short_path(DatabaseUrl("postgresql://ops:hunter2@db.example/boards"))
+    assert shown == "postgresql://ops:***@db.example/boards"
+
+
+def _password_role(cluster: Cluster) -> str:
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_roles WHERE rolname = %s", (PASSWORD_ROLE,)
+        ).fetchone()
+        if not exists:
+            conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD 'sesame-42' SUPERUSER")
+    return f"postgresql://{PASSWORD_ROLE}@127.0.0.1:{cluster.port}/postgres"
+
+
+def test_a_wrong_password_is_refused_without_printing_it(postgres_cluster: Cluster) -> None:
+    base = _password_role(postgres_cluster)
+    wrong = base.replace(f"{PASSWORD_ROLE}@", f"{PASSWORD_ROLE}:not-sesame@")
+    with pytest.raises(StoreUnavailable) as refused:
+        Board(wrong)
+    assert "not-sesame" not in refused.value.message and "***" in refused.value.message
+    kanban = Kanban(wrong, init=False)  # type: ignore[arg-type]
+    result = kanban.run("task", "list")
+    assert result.code == 1, str(result)
+    assert result.error["reason"] == "database_unavailable"
+    assert "not-sesame" not in result.err + result.out
+    where = kanban.ok("db", "path")
+    assert "not-sesame" not in str(where) and where["backend"] == "postgres"
+
+
+def test_libpq_finds_the_password_in_pgpassfile_and_pg_variables(
+    postgres_cluster: Cluster, tmp_path: Path
+) -> None:
+    base = _password_role(postgres_cluster)
+    schema_url = new_postgres_board(postgres_cluster)
+    options = schema_url.split("?", 1)[1]
+    kanban = Kanban(f"{base}?{options}", init=False)  # type: ignore[arg-type]
+    without = kanban.run("task", "list", env={"PGPASSFILE": str(tmp_path / "none")})
+    assert without.code == 1 and without.error["reason"] == "database_unavailable"
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"127.0.0.1:{postgres_cluster.port}:*:{PASSWORD_ROLE}:sesame-42\n")
+    passfile.chmod(0o600)
+    created = kanban.created("db", "init", env={"PGPASSFILE": str(passfile)})
+    assert created["backend"] == "postgres" and created["created"] is True
+    assert kanban.ok("task", "list", env={"PGPASSFILE": str(passfile)}) == []
+    # PG* variables fill in what the URL leaves out, as for psql
+    bare = Kanban(f"postgresql:///postgres?{options}", init=False)  # type: ignore[arg-type]
+    env = {
+        "PGHOST": "127.0.0.1", "PGPORT": str(postgres_cluster.port), "PGUSER": PASSWORD_ROLE,
+        "PGPASSWORD": "sesame-42",
+    }  # fmt: skip
+    assert bare.ok("task", "dispatch", "-t", "via PG*", env=env)["title"] == "via PG*"
+
+
+def test_an_unreachable_server_is_one_json_line_and_exit_1(tmp_path: Path) -> None:
+    with socket_closed_port() as port:
+        kanban = Kanban(f"postgresql://nobody:pw-123@127.0.0.1:{port}/x", init=False)  # type: ignore[arg-type]
+        result = kanban.run("task", "list", env={"PGCONNECT_TIMEOUT": "2"})
+    assert result.code == 1, str(result)
+    assert result.out == ""
+    assert result.error["reason"] == "database_unavailable"
+    assert "pw-123" not in result.err
+
+
+@contextmanager
+def socket_closed_port() -> Iterator[int]:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        yield int(probe.getsockname()[1])  # bound, never listening: connections are refused
+
+
+# -- copies -------------------------------------------------------------------------------------
+
+
+def _populate(board: Board) -> None:
+    a = board.create_task("alpha ünïcödé", priority=3, role="builder")
+    b = board.create_task("beta", depends_on=[a.id])
+    board.create_task("child", parent_task_id=a.id)
+    claimed = board.claim(a.id, "alice")
+    run = board.open_execution(a.id, "sh", agent="alice")
+    board.close_execution(run.id, "succeeded", agent="alice", cost_usd=0.1 + 0.2, input_tokens=12)
+    board.add_comment(b.id, "a 'quoted' \\ comment\nwith a newline")
+    board.record_workspace(
+        a.id, repo_path="/r", branch="kanban/task-1", worktree_path="/w", base_commit="abc"
+    )
+    board.complete(a.id, "alice", epoch=claimed.claim_epoch)
+    board.move(a.id, "done", human_override=True, reason="trust me")
+
+
+def test_copy_sqlite_to_postgres_and_back_loses_nothing(url: str, tmp_path: Path) -> None:
+    source = tmp_path / "source.db"
+    with Board(source, clock=ManualClock(START)) as board:
+        _populate(board)
+        before = [task.to_json() for task in board.all_tasks()]
+        events = [event.to_json() for event in board.events(limit=10_000)]
+    kanban = Kanban(source)
+    there = kanban.ok("db", "copy", "--from", str(source), "--to", url)
+    assert there["rows"] > 15 and there["targetBackend"] == "postgres"
+    back = kanban.ok("db", "copy", "--from", url, "--to", str(tmp_path / "back.db"))
+    assert back["tables"] == there["tables"]  # the same counts and hashes all the way round
+    for where in (url, tmp_path / "back.db"):
+        with Board(where, read_only=True) as board:
+            assert [task.to_json() for task in board.all_tasks()] == before
+            assert [event.to_json() for event in board.events(limit=10_000)] == events
+            assert board.check().ok
+    with Board(url, clock=ManualClock(START)) as board:  # the copy hands out fresh ids and seqs
+        fresh = board.create_task("after the copy")
+        assert fresh.id == "TASK-4"
+        assert board.events(since=len(events))[0].seq == len(events) + 1
+
+
+def test_copy_refuses_a_non_empty_target_and_changes_nothing(url: str, tmp_path: Path) -> None:
+    source = tmp_path / "source.db"
+    with Board(source) as board:
+        board.create_task("one")
+    with Board(url) as board:
+        board.create_task("already here")
+    kanban = Kanban(source)
+    error = kanban.refused("db", "copy", "--from", str(source), "--to", url, reason="invalid_input")
+    assert "not empty" in error["error"]
+    with Board(url, read_only=True) as board:
+        assert [task.title for task in board.all_tasks()] == ["already here"]
+    kanban.refused("db", "copy", "--from", url, "--to", url, reason="invalid_input")
+
+
+def test_the_cluster_probe(postgres_cluster: Cluster) -> None:
+    """The session's cluster is up (the probe the next test runs without binaries)."""
+    with psycopg.connect(postgres_cluster.url) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("1", "1 error"), ("0", "1 skipped")])
+def test_postgres_tests_never_pass_silently_without_a_server(ci: str, outcome: str) -> None:
+    """No server binaries: the Postgres tests fail in CI and skip elsewhere, naming the cause."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_XDIST_WORKER")}
+    env |= {"KANBAN_PG_BIN": "/nonexistent", "KANBAN_CI": ci}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q",
+         "-rs", "tests/core/test_postgres.py::test_the_cluster_probe"],
+        capture_output=True, text=True, cwd=Path(__file__).parents[2], env=env, timeout=300,
+    )  # fmt: skip
+    assert outcome in done.stdout, done.stdout
+    assert "PostgreSQL server binaries not found" in done.stdout, done.stdout
+
+
+def _hold_board_lock_then_hang(url: str, ready: Any) -> None:
+    """A writer that takes the board's write turn and then stops (killed while inside it)."""
+    with Board(url, recover=False) as board:
+
+        def work(tx: Any) -> None:
+            tx.insert_comment("TASK-1", "half-written", "agent", "ghost", START, None)
+            ready.set()
+            time.sleep(600)
+
+        board.store.write(work)
+
+
+def test_a_writer_killed_inside_its_transaction_never_wedges_the_board(url: str) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        task = board.create_task("survives")
+    ready = CTX.Event()
+    holder = CTX.Process(target=_hold_board_lock_then_hang, args=(url, ready))
+    holder.start()
+    assert ready.wait(30)
+    with Board(url, clock=ManualClock(START), config=BoardConfig(retry_budget_ms=300)) as board:
+        with pytest.raises(BoardError) as busy:
+            board.add_comment(task.id, "blocked behind the hung writer")
+        assert busy.value.reason is Reason.BUSY
+        assert board.claim_next("alice") is not None  # claims never wait for the board lock
+        holder.kill()  # SIGKILL: the server sees the connection drop and rolls it back
+        holder.join()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                board.add_comment(task.id, "after the crash")
+                break
+            except BoardError:
+                assert time.monotonic() < deadline, "the dead writer's lock was never released"
+        bodies = [comment.body for comment in board.comments(task.id)]
+        assert bodies == ["after the crash"]  # nothing of the dead transaction survived
+
+
+def test_a_lease_another_process_is_sweeping_does_not_hide_the_ready_tasks(url: str) -> None:
+    """Claims claim nothing while an expired lease waits to be swept (the board sweeps first);
+    but an expired lease that another sweeper holds right now is that sweeper's: this claimer's
+    sweep would skip it, so the claim must go ahead with the ready tasks, not report none."""
+    clock = ManualClock(START)
+    with Board(url, clock=clock) as board:
+        abandoned = board.create_task("abandoned", priority=1)
+        ready = board.create_task("ready")
+        board.claim(abandoned.id, "ghost", lease_ms=1_000)
+        clock.advance(seconds=5)
+        with psycopg.connect(url, autocommit=True) as sweeper:
+            sweeper.execute("BEGIN")
+            sweeper.execute("SELECT 1 FROM tasks WHERE id = %s FOR NO KEY UPDATE", (abandoned.id,))
+            claimed = board.claim_next("alice")
+            assert claimed is not None and claimed.id == ready.id
+            sweeper.execute("ROLLBACK")
+        # nobody holds it now: the next claim sweeps it and takes it, in one transaction
+        retaken = board.claim_next("bob")
+        assert retaken is not None and retaken.id == abandoned.id
+        assert retaken.claim_epoch == 3  # claim, lease-expiry release, reclaim
+
+
+def test_a_clean_shutdown_checkpoint_and_the_readiness_probe(url: str) -> None:
+    with Board(url) as board:
+        assert board.checkpoint() is True  # the server owns its log: nothing to fold
+        assert board.schema_current() is True

@@ -1,0 +1,340 @@
+"""Tokens: the shared token guards every route but /healthz; per-caller tokens are identities,
+and an agent cannot act as anyone else. Through the real app, with the stored rows checked."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import transitions as t
+from kanban.http.auth import OPEN, Identity, TokenBook, TokenFileError
+from tests.http.conftest import SHARED_TOKEN, TOKENS, Api, bearer, serving, token_book
+from tests.http.test_tasks import failing_verdict
+
+
+@pytest.fixture
+def shared(tmp_path: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, tokens=TokenBook.shared(SHARED_TOKEN), db=board_path) as opened:
+        yield opened
+
+
+@pytest.fixture
+def api(tmp_path: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, tokens=token_book(), db=board_path) as opened:
+        yield opened
+
+
+def as_(api: Api, who: str, method: str, path: str, body: Any = None) -> Any:
+    return api.client.request(method, path, json=body, headers=bearer(who))
+
+
+# -- one shared token --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer wrong-token-0123456789", "Basic c2hhcmVk", f"bearer{SHARED_TOKEN}", "Bearer "],
+)
+def test_every_route_but_healthz_needs_the_token(shared: Api, header: str | None) -> None:
+    headers = {} if header is None else {"Authorization": header}
+    before = shared.fingerprint()
+    for method, path in [
+        ("GET", "/api/board"),
+        ("POST", "/api/board"),
+        ("GET", "/api/board/events"),
+        ("GET", "/readyz"),
+        ("GET", "/openapi.json"),
+        ("GET", "/docs"),
+        ("GET", "/no/such/route"),
+    ]:
+        answer = shared.client.request(method, path, headers=headers, json={"title": "x"})
+        assert answer.status_code == 401, (method, path)
+        assert answer.json() == {"error": "unauthorized", "reason": "unauthorized"}
+        assert answer.headers["www-authenticate"].startswith("Bearer")
+    assert shared.fingerprint() == before
+    assert shared.client.get("/healthz", headers=headers).json() == {"ok": True}
+
+
+def test_the_right_token_opens_every_route(shared: Api) -> None:
+    headers = {"Authorization": f"Bearer {SHARED_TOKEN}"}
+    created = shared.client.post("/api/board", json={"title": "x"}, headers=headers)
+    assert created.status_code == 200
+    assert shared.client.get("/openapi.json", headers=headers).status_code == 200
+    claimed = shared.client.post("/api/board/claim-next", json={"agent": "anyone"}, headers=headers)
+    assert claimed.json()["task"]["assigneeAgentId"] == "anyone"
+
+
+# -- per-caller tokens -------------------------------------------------------------------------
+
+
+def test_the_agent_is_the_token_not_the_body(api: Api) -> None:
+    task = as_(api, "ops", "POST", "/api/board", {"title": "work"}).json()["task"]
+    before = api.fingerprint()
+    impostor = as_(
+        api, "alice", "POST", f"/api/board/{task['id']}/claim", {"assigneeAgentId": "bob"}
+    )
+    assert impostor.status_code == 403
+    assert impostor.json()["ok"] is False and impostor.json()["error"] == "forbidden"
+    assert api.fingerprint() == before
+    mine = as_(api, "alice", "POST", "/api/board/claim-next", {})
+    assert mine.json()["task"]["assigneeAgentId"] == "alice"
+    assert api.stored(task["id"]).assignee_agent_id == "alice"
+    for verb, body in [
+        ("heartbeat", {"agent": "alice"}),
+        ("progress", {"agent": "alice", "note": "as alice"}),
+        ("complete", {"agent": "alice"}),
+        ("release", {"agent": "alice"}),
+    ]:
+        before = api.fingerprint()
+        stolen = as_(api, "bob", "POST", f"/api/board/{task['id']}/{verb}", body)
+        assert stolen.status_code == 403, verb
+        assert stolen.json()["reason"] == "forbidden"
+        assert api.fingerprint() == before
+    # Without naming anyone, bob is bob: the board says he is not the holder.
+    bob = as_(api, "bob", "POST", f"/api/board/{task['id']}/heartbeat")
+    assert bob.status_code == 403 and bob.json()["error"] == "not_assignee"
+    assert as_(api, "alice", "POST", f"/api/board/{task['id']}/heartbeat").status_code == 200
+
+
+def test_builder_is_not_judge_across_tokens(api: Api) -> None:
+    task = as_(api, "ops", "POST", "/api/board", {"title": "work"}).json()["task"]
+    as_(api, "alice", "POST", "/api/board/claim-next")
+    assert as_(api, "alice", "POST", f"/api/board/{task['id']}/complete").status_code == 200
+    before = api.fingerprint()
+    own = as_(api, "alice", "POST", f"/api/board/{task['id']}/approve")
+    assert own.status_code == 403 and own.json()["error"] == "self_review"
+    as_bob = as_(api, "alice", "POST", f"/api/board/{task['id']}/approve", {"agent": "bob"})
+    assert as_bob.status_code == 403 and as_bob.json()["error"] == "forbidden"
+    assert api.fingerprint() == before
+    judged = as_(api, "carol", "POST", f"/api/board/{task['id']}/approve")
+    assert judged.status_code == 200
+    assert api.stored(task["id"]).status == t.DONE
+    review = api.events()[-1]
+    assert (review.kind, review.actor) == ("status_changed", "carol")
+
+
+def test_role_limited_tokens_claim_only_for_their_roles(api: Api) -> None:
+    as_(api, "ops", "POST", "/api/board", {"title": "build", "role": "builder"})
+    review = as_(api, "ops", "POST", "/api/board", {"title": "review", "role": "reviewer"})
+    review_id = review.json()["task"]["id"]
+    wrong = as_(api, "carol", "POST", "/api/board/claim-next", {"role": "builder"})
+    assert wrong.status_code == 403 and wrong.json()["roles"] == ["reviewer"]
+    mine = as_(api, "carol", "POST", "/api/board/claim-next")  # the one role is implied
+    assert mine.status_code == 200 and mine.json()["task"]["id"] == review_id
+    build = as_(api, "ops", "POST", "/api/board", {"title": "build 2", "role": "builder"})
+    by_id = as_(
+        api,
+        "carol",
+        "POST",
+        f"/api/board/{build.json()['task']['id']}/claim",
+        {"assigneeAgentId": "carol"},
+    )
+    assert by_id.status_code == 403
+
+
+def test_comments_are_written_as_the_token(api: Api) -> None:
+    task = as_(api, "ops", "POST", "/api/board", {"title": "x"}).json()["task"]
+    path = f"/api/board/{task['id']}/comments"
+    mine = as_(api, "alice", "POST", path, {"body": "from alice"})
+    assert (mine.json()["comment"]["authorAgentId"], mine.json()["comment"]["authorType"]) == (
+        "alice",
+        "agent",
+    )
+    assert as_(api, "alice", "POST", path, {"body": "x", "authorAgentId": "bob"}).status_code == 403
+    assert as_(api, "alice", "POST", path, {"body": "x", "authorType": "system"}).status_code == 403
+    person = as_(api, "ops", "POST", path, {"body": "from ops"}).json()["comment"]
+    assert (person["authorAgentId"], person["authorType"]) == ("operator:ops", "user")
+
+
+def test_creates_are_recorded_as_the_token_and_capped_for_agents(api: Api) -> None:
+    root = as_(api, "alice", "POST", "/api/board", {"title": "root"}).json()["task"]
+    assert api.events()[-1].actor == "alice"
+    child = as_(api, "alice", "POST", "/api/board", {"title": "c", "parentTaskId": root["id"]})
+    grandchild = as_(
+        api,
+        "alice",
+        "POST",
+        "/api/board",
+        {"title": "gc", "parentTaskId": child.json()["task"]["id"]},
+    )
+    assert grandchild.status_code == 200
+    before = api.fingerprint()
+    too_deep = as_(
+        api,
+        "alice",
+        "POST",
+        "/api/board",
+        {"title": "too deep", "parentTaskId": grandchild.json()["task"]["id"]},
+    )
+    assert too_deep.status_code == 429
+    assert (too_deep.json()["reason"], too_deep.json()["cap"]) == ("cap_exceeded", "depth")
+    assert api.fingerprint() == before
+    operator = as_(
+        api,
+        "ops",
+        "POST",
+        "/api/board",
+        {"title": "deep is fine", "parentTaskId": grandchild.json()["task"]["id"]},
+    )
+    assert operator.status_code == 200
+    assert api.events()[-1].actor == "operator:ops"
+
+
+def test_an_execution_is_closed_only_by_its_agent(api: Api) -> None:
+    as_(api, "ops", "POST", "/api/board", {"title": "x"})
+    task = as_(api, "alice", "POST", "/api/board/claim-next").json()["task"]
+    run = as_(
+        api, "alice", "POST", f"/api/board/{task['id']}/executions", {"executorType": "cc"}
+    ).json()["execution"]
+    assert run["agentId"] == "alice"
+    stolen = as_(api, "bob", "PATCH", f"/api/board/executions/{run['id']}", {"status": "failed"})
+    assert stolen.status_code == 403
+    with api.reader() as other:
+        assert other.get_execution(run["id"]).status == "running"
+    closed = as_(api, "alice", "PATCH", f"/api/board/executions/{run['id']}", {"status": "failed"})
+    assert closed.status_code == 200
+
+
+# -- the tokens file ---------------------------------------------------------------------------
+
+
+def write_private(path: Path, text: str) -> Path:
+    path.write_text(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def test_a_tokens_file_maps_tokens_to_identities(tmp_path: Path) -> None:
+    path = write_private(
+        tmp_path / "tokens",
+        "# who may use this board\n"
+        "a0123456789abcdef agent:alice builder,reviewer\n"
+        "\n"
+        "o0123456789abcdef operator:dana\n",
+    )
+    book = TokenBook.load(path)
+    assert book.per_caller
+    assert book.identify("a0123456789abcdef") == Identity(
+        "agent", "alice", frozenset({"builder", "reviewer"})
+    )
+    assert book.identify("o0123456789abcdef") == Identity("operator", "dana")
+    assert book.identify("a0123456789abcdeF") is None
+    assert book.identify("") is None
+    as_json = write_private(
+        tmp_path / "tokens.json",
+        '[{"token": "j0123456789abcdef", "identity": "agent:bob", "roles": ["x"]}]',
+    )
+    assert TokenBook.load(as_json).identify("j0123456789abcdef") == Identity(
+        "agent", "bob", frozenset({"x"})
+    )
+    assert not TokenBook.shared("s" * 20).per_caller
+    assert TokenBook.shared("s" * 20).identify("s" * 20) == OPEN
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("short agent:alice\n", "at least 16 characters"),
+        ("a0123456789abcdef robot:alice\n", "agent:NAME or operator:NAME"),
+        ("a0123456789abcdef agent:\n", "agent:NAME or operator:NAME"),
+        ("a0123456789abcdef operator:dana admin\n", "roles apply to agent tokens only"),
+        ("a0123456789abcdef agent:a\na0123456789abcdef agent:b\n", "appears twice"),
+        ("a0123456789abcdef\n", "expected TOKEN IDENTITY"),
+        ("# nothing\n", "holds no tokens"),
+        ('[{"token": 5}]', "must be strings"),
+    ],
+)
+def test_a_bad_tokens_file_is_refused_with_its_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write_private(tmp_path / "tokens", text)
+    with pytest.raises(TokenFileError, match=message):
+        TokenBook.load(path)
+
+
+def test_a_tokens_file_readable_by_others_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("a0123456789abcdef agent:alice\n")
+    os.chmod(path, 0o644)
+    with pytest.raises(TokenFileError, match="chmod 600"):
+        TokenBook.load(path)
+
+
+def test_tokens_in_the_helper_are_what_the_tests_use() -> None:
+    book = token_book()
+    assert {book.identify(token).label for token in TOKENS.values()} == {  # type: ignore[union-attr]
+        "agent:alice",
+        "agent:bob",
+        "agent:carol",
+        "operator:ops",
+    }
+
+
+def test_only_an_operator_token_moves_edits_and_overrides_freely(api: Api) -> None:
+    queued = as_(api, "ops", "POST", "/api/board", {"title": "queued", "priority": 1})
+    queued_id = queued.json()["task"]["id"]
+    held = as_(api, "ops", "POST", "/api/board", {"title": "held", "priority": 9}).json()["task"]
+    as_(api, "alice", "POST", "/api/board/claim-next")
+    api.board.record_verification(held["id"], failing_verdict())
+    before = api.fingerprint()
+    for who, body, reason in [
+        ("bob", {"status": "todo"}, "not_assignee"),  # someone else's work
+        ("bob", {"title": "mine now"}, "not_assignee"),
+        ("bob", {"priority": 99}, "not_assignee"),  # no queue jumping either
+        ("alice", {"status": "done"}, "self_review"),  # builder is not judge
+        ("alice", {"status": "done", "humanOverride": True}, "self_review"),
+    ]:
+        path = f"/api/board/{held['id']}"
+        answer = as_(api, who, "PATCH", path, body)
+        assert answer.status_code == 403, (who, body, answer.text)
+        assert answer.json()["reason"] == reason
+    jump = as_(api, "bob", "PATCH", f"/api/board/{queued_id}", {"priority": 99})
+    assert jump.status_code == 403
+    assert api.fingerprint() == before
+    own = as_(api, "alice", "PATCH", f"/api/board/{held['id']}", {"description": "notes"})
+    assert own.status_code == 200 and api.stored(held["id"]).description == "notes"
+    forced = as_(
+        api, "ops", "PATCH", f"/api/board/{held['id']}", {"status": "done", "humanOverride": True}
+    )
+    assert forced.status_code == 200 and api.stored(held["id"]).status == t.DONE
+    with api.reader() as other:
+        assert other.audit(held["id"])[-1].actor == "operator:ops"
+
+
+# -- web pages are kept out ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Host": "evil.example:18790"},  # DNS rebinding onto an open loopback server
+    ],
+    ids=["origin", "null-origin", "fetch-metadata", "rebound-host"],
+)
+def test_a_web_page_cannot_drive_an_open_server(tmp_path: Path, headers: dict[str, str]) -> None:
+    """A page in the operator's browser can fire a bodiless POST at 127.0.0.1 with no preflight
+    (`<form method=post>`, `fetch(..., {mode: "no-cors"})`); on an open server that would approve
+    or cancel work. The browser always marks such requests; they are refused."""
+    from tests.http.conftest import serving as open_serving
+
+    with open_serving(tmp_path) as api:
+        task = api.create()
+        before = api.fingerprint()
+        for method, path in [
+            ("POST", f"/api/board/{task['id']}/drop"),
+            ("POST", f"/api/board/{task['id']}/cancel-dependents"),
+            ("GET", "/api/board"),
+        ]:
+            answer = api.client.request(method, path, headers=headers)
+            assert answer.status_code == 403, (method, path, answer.text)
+            assert answer.json()["reason"] == "forbidden"
+        assert api.fingerprint() == before
+        same_origin = api.client.post(
+            f"/api/board/{task['id']}/drop", headers={"Origin": "http://localhost"}
+        )
+        assert same_origin.status_code == 200  # the server's own origin (e.g. /docs) may call

@@ -1,0 +1,275 @@
+"""The change feed (a JSON page after a cursor, or a live SSE stream resumable with Last-Event-ID),
+the health probes, and the body limits, against a real uvicorn on a free loopback port."""
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from boardlib import Board, BoardConfig
+from kanban.http.app import ServerSettings, create_app
+from tests.http.conftest import Live, live_server, serving
+
+
+@pytest.fixture
+def live(tmp_path: Path, board_path: Path) -> Iterator[Live]:
+    with live_server(tmp_path, board_path, sse_ping_s=0.5, feed_poll_s=0.05) as server:
+        yield server
+
+
+def read_sse(
+    response: httpx.Response, want: int, timeout_s: float = 20
+) -> tuple[list[dict], list[str]]:
+    """Read `want` events (and the comments seen meanwhile) from a streaming SSE response."""
+    events: list[dict] = []
+    comments: list[str] = []
+    current: dict[str, Any] = {}
+    deadline = time.monotonic() + timeout_s
+    for line in response.iter_lines():
+        assert time.monotonic() < deadline, "timed out reading the stream"
+        if line.startswith(":"):
+            comments.append(line)
+        elif line.startswith("id:"):
+            current["id"] = line[3:].strip()
+        elif line.startswith("data:"):
+            current["data"] = json.loads(line[5:].strip())
+        elif line == "" and current:
+            events.append(current)
+            current = {}
+            if len(events) >= want:
+                break
+    return events, comments
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+
+def test_events_page_after_a_cursor(tmp_path: Path) -> None:
+    with serving(tmp_path) as api:
+        first = api.create("one")
+        api.client.post(f"/api/board/{first['id']}/claim", json={"assigneeAgentId": "a"})
+        api.create("two")
+        page = api.client.get("/api/board/events").json()
+        assert [event["kind"] for event in page["events"]] == [
+            "task_created",
+            "task_claimed",
+            "task_created",
+        ]
+        assert page["next"] == page["events"][-1]["seq"] == api.last_seq()
+        after = api.client.get("/api/board/events", params={"since": page["events"][0]["seq"]})
+        assert [event["kind"] for event in after.json()["events"]] == [
+            "task_claimed",
+            "task_created",
+        ]
+        one = api.client.get("/api/board/events", params={"taskId": first["id"], "limit": 1})
+        assert [event["kind"] for event in one.json()["events"]] == ["task_created"]
+        empty = api.client.get("/api/board/events", params={"since": page["next"]}).json()
+        assert empty == {"events": [], "next": page["next"]}
+        bad = api.client.get("/api/board/events", params={"since": -1})
+        assert bad.status_code == 400 and bad.json()["error"] == "invalid query"
+
+
+# -- the stream --------------------------------------------------------------------------------
+
+
+def test_the_stream_delivers_new_events_live_and_resumes(live: Live) -> None:
+    api = live.api
+    api.create("before")
+    headers = {"Accept": "text/event-stream"}
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", "/api/board/events", headers=headers) as stream,
+    ):
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+
+        def write_later() -> None:
+            time.sleep(0.3)
+            api.create("while watching")
+            # a write from another process's connection is seen too
+            with Board(api.path, recover=False) as other:
+                other.create_task("from elsewhere")
+
+        writer = threading.Thread(target=write_later)
+        writer.start()
+        events, _ = read_sse(stream, want=3)
+        writer.join()
+    titles = [event["data"]["kind"] for event in events]
+    assert titles == ["task_created"] * 3
+    assert [int(event["id"]) for event in events] == [1, 2, 3]
+    assert [event["data"]["seq"] for event in events] == [1, 2, 3]
+    # Resume after the second event: only the third (and nothing twice).
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        resume = {**headers, "Last-Event-ID": "2"}
+        with client.stream("GET", "/api/board/events", headers=resume) as stream:
+            again, _ = read_sse(stream, want=1)
+    assert [event["id"] for event in again] == ["3"]
+
+
+def test_the_stream_sends_heartbeat_comments(live: Live) -> None:
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        headers = {"Accept": "text/event-stream"}
+        with client.stream("GET", "/api/board/events", headers=headers) as stream:
+            seen: list[str] = []
+            started = time.monotonic()
+            for line in stream.iter_lines():
+                if line.startswith(":"):
+                    seen.append(line)
+                if len(seen) >= 2 or time.monotonic() - started > 10:
+                    break
+    assert len(seen) >= 2, "no heartbeat comments within 10 s at a 0.5 s interval"
+
+
+def test_the_default_heartbeat_is_every_15_seconds() -> None:
+    assert ServerSettings(db="x").sse_ping_s == 15.0
+
+
+# -- health ------------------------------------------------------------------------------------
+
+
+def test_healthz_and_readyz(tmp_path: Path) -> None:
+    with serving(tmp_path) as api:
+        assert api.client.get("/healthz").json() == {"ok": True}
+        ready = api.client.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json() == {"ok": True, "database": str(api.path), "schemaCurrent": True}
+
+
+def test_readyz_is_503_when_the_schema_is_not_current(tmp_path: Path) -> None:
+    with serving(tmp_path) as api:
+        with Board(api.path, recover=False) as other:
+            other.store.write(lambda tx: tx.conn.execute("PRAGMA user_version = 999"))
+        ready = api.client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["schemaCurrent"] is False
+
+
+# -- body limits -------------------------------------------------------------------------------
+
+LIMIT = 2 * 1024 * 1024
+
+
+def test_a_declared_oversized_body_is_413_at_once(tmp_path: Path) -> None:
+    with serving(tmp_path) as api:
+        before = api.fingerprint()
+        answer = api.client.post(
+            "/api/board",
+            content=json.dumps({"title": "x", "description": "d" * LIMIT}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert answer.status_code == 413
+        assert answer.json()["error"] == "request entity too large"
+        assert api.fingerprint() == before
+        at_limit = api.client.post("/api/board", json={"title": "x", "description": "d" * 20_000})
+        assert at_limit.status_code == 200
+
+
+def test_a_streamed_body_is_cut_off_without_being_read_whole(tmp_path: Path) -> None:
+    """No Content-Length: the limit counts chunks as they arrive and refuses as soon as the count
+    passes 2 MB; the rest of a 64 MB body is never pulled from the connection."""
+    path = tmp_path / "board.db"
+    board = Board(path)
+    app = create_app(ServerSettings(db=path, upkeep=False), board=board)
+    chunk = b"x" * 65536
+    pulled = 0
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": pulled < 64 * 1024 * 1024}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/board",
+        "raw_path": b"/api/board",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"content-type", b"application/json"), (b"transfer-encoding", b"chunked")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+        "state": {},
+    }
+
+    async def run() -> None:
+        async with app.router.lifespan_context(app):
+            await app(scope, receive, send)
+
+    asyncio.run(run())
+    board.close()
+    assert sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["error"] == "request entity too large"
+    assert pulled <= LIMIT + len(chunk)
+    with Board(path, read_only=True) as reader:
+        assert reader.all_tasks() == []
+
+
+def test_over_http_a_chunked_oversized_body_gets_413(live: Live) -> None:
+    def body() -> Iterator[bytes]:
+        yield b'{"title": "x", "description": "'
+        for _ in range(40):
+            yield b"d" * 65536
+        yield b'"}'
+
+    with httpx.Client(base_url=live.url, timeout=30) as client:
+        answer = client.post(
+            "/api/board", content=body(), headers={"Content-Type": "application/json"}
+        )
+    assert answer.status_code == 413
+    assert live.api.client.get("/api/board").json()["tasks"] == []
+
+
+def test_busy_is_503_with_retry_after(tmp_path: Path) -> None:
+    """Another writer holds the lock past the retry budget: 503 with Retry-After, and nothing
+    written. The one refusal a client should retry."""
+    with serving(tmp_path, board_config=BoardConfig(retry_budget_ms=300)) as api:
+        task = api.create()
+        before = api.fingerprint()
+        holder = sqlite3.connect(api.path, isolation_level=None, timeout=0)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            answer = api.client.post(
+                f"/api/board/{task['id']}/claim", json={"assigneeAgentId": "a"}
+            )
+            created = api.client.post("/api/board", json={"title": "no"})
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert answer.status_code == 503
+        assert answer.headers["retry-after"] == "1"
+        body = answer.json()  # the claim route's {ok: false, error: <reason>}
+        assert (body["ok"], body["error"], body["message"]) == (
+            False,
+            "busy",
+            "database busy, try again",
+        )
+        assert created.status_code == 503 and created.headers["retry-after"] == "1"
+        assert created.json()["error"] == "database busy, try again"
+        assert created.json()["reason"] == "busy" and "ok" not in created.json()
+        assert api.fingerprint() == before
+        retried = api.client.post(f"/api/board/{task['id']}/claim", json={"assigneeAgentId": "a"})
+        assert retried.status_code == 200
+
+
+def test_a_database_url_is_shown_without_its_password() -> None:
+    from kanban.http.app import shown_location
+
+    assert shown_location("postgresql://kb:s3cret@db.example:5432/board") == (
+        "postgresql://kb:***@db.example:5432/board"
+    )
+    assert shown_location("postgresql://db.example/board") == "postgresql://db.example/board"
+    assert shown_location(Path("/srv/board.db")) == "/srv/board.db"

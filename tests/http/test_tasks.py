@@ -1,0 +1,552 @@
+"""Seed 003's task routes through the real app: every route and every status code it documents,
+asserting the body, the row stored afterwards, and the event appended (or, on a refusal, that
+the board file did not change)."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib import transitions as t
+from boardlib.models import VerificationResult
+from tests.backends import is_postgres, raw_execute
+from tests.http.conftest import Api, serving
+
+
+@pytest.fixture
+def api(tmp_path: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, db=board_path) as opened:
+        yield opened
+
+
+def invalid(answer: object, *, fields: set[str] | None = None, form: bool = False) -> dict:
+    """A seed 400: `{error: 'invalid body', details: {formErrors, fieldErrors}}`."""
+    assert answer.status_code == 400, answer.text  # type: ignore[attr-defined]
+    body = answer.json()  # type: ignore[attr-defined]
+    assert body["error"] == "invalid body"
+    assert set(body["details"]) == {"formErrors", "fieldErrors"}
+    if fields is not None:
+        assert set(body["details"]["fieldErrors"]) == fields
+    if form:
+        assert body["details"]["formErrors"]
+    return body  # type: ignore[no-any-return]
+
+
+# -- GET /api/board ----------------------------------------------------------------------------
+
+
+def test_list_is_newest_change_first_and_filters(api: Api) -> None:
+    old = api.create("old", teamId="red")
+    api.clock.advance(ms=1000)
+    new = api.create("new", teamId="blue", status="backlog")
+    listed = api.client.get("/api/board").json()["tasks"]
+    assert [task["id"] for task in listed] == [new["id"], old["id"]]
+    assert listed[0] == api.stored(new["id"]).to_json()
+    red = api.client.get("/api/board", params={"teamId": "red"}).json()["tasks"]
+    assert [task["id"] for task in red] == [old["id"]]
+    backlog = api.client.get("/api/board", params={"status": "backlog"}).json()["tasks"]
+    assert [task["id"] for task in backlog] == [new["id"]]
+
+
+def test_ready_ranks_by_priority_and_skips_waiting_and_dropped(api: Api) -> None:
+    low = api.create("low", priority=1)
+    high = api.create("high", priority=9)
+    waiting = api.create("waits", priority=5, dependsOn=[low["id"]])
+    dropped = api.create("gone", priority=7)
+    assert api.client.post(f"/api/board/{dropped['id']}/drop").status_code == 200
+    ready = api.client.get("/api/board", params={"ready": "true", "status": "done"}).json()
+    assert [task["id"] for task in ready["tasks"]] == [high["id"], low["id"]]
+    assert waiting["unmetDeps"] == 1
+    plain = api.client.get("/api/board").json()["tasks"]
+    assert dropped["id"] not in {task["id"] for task in plain}
+    everything = api.client.get("/api/board", params={"includeDropped": "true"}).json()["tasks"]
+    assert dropped["id"] in {task["id"] for task in everything}
+
+
+def test_list_refuses_an_unknown_status(api: Api) -> None:
+    answer = api.client.get("/api/board", params={"status": "finished"})
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "invalid query"
+    assert "status" in answer.json()["details"]["fieldErrors"]
+
+
+# -- POST /api/board ---------------------------------------------------------------------------
+
+
+def test_create_stores_the_task_and_emits_task_created(api: Api) -> None:
+    answer = api.client.post(
+        "/api/board",
+        json={
+            "title": "Implement /api/foo",
+            "description": "details",
+            "priority": 3,
+            "teamId": "red",
+            "status": "backlog",
+            "assigneeRuntime": "claude-code",
+            "sourceDelegationId": "d-1",
+            "tenantId": "t-1",
+        },
+    )
+    assert answer.status_code == 200
+    task = answer.json()["task"]
+    stored = api.stored(task["id"])
+    assert task == stored.to_json()
+    assert (stored.title, stored.status, stored.priority, stored.team_id) == (
+        "Implement /api/foo",
+        "backlog",
+        3,
+        "red",
+    )
+    assert (stored.assignee_runtime, stored.tenant_id) == ("claude-code", "t-1")
+    assert api.kinds() == ["task_created"]
+    assert api.events()[0].actor == "operator"
+
+
+def test_a_body_without_a_json_content_type_is_told_which_header_to_send(api: Api) -> None:
+    """`curl -d '{...}'` sends `application/x-www-form-urlencoded`: the 400 names the header,
+    through FastAPI and through the lease verbs' fast lane alike, and nothing is written."""
+    before = api.client.get("/api/board").json()
+    for path in ("/api/board", "/api/board/claim-next"):
+        answer = api.client.post(
+            path,
+            content=b'{"title": "x", "agent": "ada"}',
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        body = invalid(answer, form=True)
+        assert "Content-Type: application/json" in body["details"]["formErrors"][0], body
+    assert api.client.get("/api/board").json() == before
+
+
+def test_create_defaults_to_todo_and_links_dependencies(api: Api) -> None:
+    first = api.create("first")
+    second = api.create("second", dependsOn=[first["id"]], parentTaskId=first["id"])
+    stored = api.stored(second["id"])
+    assert (stored.status, stored.unmet_deps, stored.parent_task_id) == ("todo", 1, first["id"])
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({}, {"title"}),
+        ({"title": ""}, {"title"}),
+        ({"title": "x" * 501}, {"title"}),
+        ({"title": "ok", "description": "d" * 20_001}, {"description"}),
+        ({"title": "ok", "priority": "5"}, {"priority"}),
+        ({"title": "ok", "priority": 1.5}, {"priority"}),
+        ({"title": "ok", "status": "finished"}, {"status"}),
+        ({"title": "ok", "teamId": ""}, {"teamId"}),
+        ({"title": "ok", "tenantId": ""}, {"tenantId"}),
+        ({"title": "ok", "humanOveride": True}, {"humanOveride"}),
+        ({"title": "ok", "status": "done"}, {"status"}),  # the board: new tasks start in todo
+        ({"title": "   "}, {"title"}),  # the board: blank after stripping
+    ],
+)
+def test_create_refuses_a_bad_body_and_writes_nothing(
+    api: Api, body: dict, fields: set[str]
+) -> None:
+    before = api.fingerprint()
+    invalid(api.client.post("/api/board", json=body), fields=fields)
+    assert api.fingerprint() == before
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"{not json", b"[1, 2]", b'"a string"', b"", b"null"],
+    ids=["malformed", "array", "string", "empty", "null"],
+)
+def test_create_refuses_a_body_that_is_not_an_object(api: Api, raw: bytes) -> None:
+    before = api.fingerprint()
+    answer = api.client.post(
+        "/api/board", content=raw, headers={"Content-Type": "application/json"}
+    )
+    invalid(answer, form=True)
+    assert api.fingerprint() == before
+
+
+def test_create_under_a_missing_parent_is_404(api: Api) -> None:
+    before = api.fingerprint()
+    answer = api.client.post("/api/board", json={"title": "orphan", "parentTaskId": "TASK-404"})
+    assert answer.status_code == 404
+    assert answer.json()["error"] == "parent task not found"
+    assert "ok" not in answer.json()
+    assert api.fingerprint() == before
+
+
+# -- GET /api/board/:taskId -------------------------------------------------------------------
+
+
+def test_get_returns_the_task_its_comments_and_its_ancestor_chain(api: Api) -> None:
+    root = api.create("root")
+    child = api.create("child", parentTaskId=root["id"])
+    grandchild = api.create("grandchild", parentTaskId=child["id"], dependsOn=[root["id"]])
+    api.client.post(f"/api/board/{grandchild['id']}/comments", json={"body": "first"})
+    api.client.post(f"/api/board/{grandchild['id']}/comments", json={"body": "second"})
+    body = api.client.get(f"/api/board/{grandchild['id']}").json()
+    assert body["task"] == api.stored(grandchild["id"]).to_json()
+    assert [comment["body"] for comment in body["comments"]] == ["first", "second"]
+    assert body["ancestors"] == [
+        {"id": child["id"], "parent_task_id": root["id"], "title": "child", "status": "todo"},
+        {"id": root["id"], "parent_task_id": None, "title": "root", "status": "todo"},
+    ]
+    assert [dep["id"] for dep in body["dependencies"]] == [root["id"]]
+
+
+def test_get_a_missing_task_is_404(api: Api) -> None:
+    answer = api.client.get("/api/board/TASK-404")
+    assert answer.status_code == 404
+    assert answer.json()["error"] == "task not found"
+
+
+# -- POST /api/board/:taskId/claim -------------------------------------------------------------
+
+
+def test_claim_wins_and_emits_task_claimed(api: Api) -> None:
+    task = api.create("claim me")
+    answer = api.client.post(
+        f"/api/board/{task['id']}/claim",
+        json={"assigneeAgentId": "native-leader-abc", "assigneeRuntime": "clawboo-native"},
+    )
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["ok"] is True
+    stored = api.stored(task["id"])
+    assert body["task"] == stored.to_json()
+    assert (stored.status, stored.assignee_agent_id, stored.assignee_runtime) == (
+        "in_progress",
+        "native-leader-abc",
+        "clawboo-native",
+    )
+    assert stored.claim_epoch == 1 and stored.lease_until is not None
+    assert api.kinds()[-1] == "task_claimed"
+
+
+def test_a_lost_claim_is_409_conflict_and_never_invites_a_retry(api: Api) -> None:
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    answer = api.client.post(f"/api/board/{task['id']}/claim", json={"assigneeAgentId": "bob"})
+    assert answer.status_code == 409
+    body = answer.json()
+    assert (body["ok"], body["error"], body["assignee"]) == (False, "conflict", "alice")
+    assert "retry-after" not in answer.headers
+    assert "try again" not in json.dumps(body)
+    assert api.fingerprint() == before
+    assert api.stored(task["id"]).assignee_agent_id == "alice"
+
+
+def test_claim_of_a_task_waiting_on_dependencies_is_409(api: Api) -> None:
+    blocker = api.create("first")
+    waiting = api.create("second", dependsOn=[blocker["id"]])
+    answer = api.client.post(f"/api/board/{waiting['id']}/claim", json={"assigneeAgentId": "a"})
+    assert answer.status_code == 409
+    assert answer.json()["error"] == "unmet_dependencies"
+    assert answer.json()["unmet"] == [blocker["id"]]
+
+
+def test_claim_of_a_missing_task_is_404_in_the_ok_false_form(api: Api) -> None:
+    answer = api.client.post("/api/board/TASK-404/claim", json={"assigneeAgentId": "alice"})
+    assert answer.status_code == 404
+    assert answer.json()["ok"] is False and answer.json()["error"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "body", [{}, {"assigneeAgentId": ""}, {"assigneeAgentId": 7}, {"assigneeAgentId": "a", "x": 1}]
+)
+def test_claim_refuses_a_bad_body(api: Api, body: dict) -> None:
+    task = api.create()
+    before = api.fingerprint()
+    invalid(api.client.post(f"/api/board/{task['id']}/claim", json=body))
+    assert api.fingerprint() == before
+
+
+# -- PATCH /api/board/:taskId ------------------------------------------------------------------
+
+
+def test_patch_moves_and_edits_in_one_transaction_with_one_event(api: Api) -> None:
+    task = api.create("draft")
+    seq = api.last_seq()
+    answer = api.client.patch(
+        f"/api/board/{task['id']}", json={"status": "backlog", "priority": 5, "title": "Updated"}
+    )
+    assert answer.status_code == 200
+    stored = api.stored(task["id"])
+    assert answer.json() == {"ok": True, "task": stored.to_json()}
+    assert (stored.status, stored.priority, stored.title) == ("backlog", 5, "Updated")
+    assert api.kinds(seq) == ["status_changed"]
+
+
+def test_patch_fields_only_emits_a_task_update(api: Api) -> None:
+    task = api.create("draft")
+    seq = api.last_seq()
+    answer = api.client.patch(f"/api/board/{task['id']}", json={"description": "more"})
+    assert answer.status_code == 200
+    assert api.stored(task["id"]).description == "more"
+    assert api.kinds(seq) == ["task_updated"]
+
+
+def test_patch_to_todo_releases_the_holder(api: Api) -> None:
+    task = api.claimed("alice")
+    answer = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo"})
+    assert answer.status_code == 200
+    stored = api.stored(task["id"])
+    assert (stored.status, stored.assignee_agent_id) == ("todo", None)
+
+
+def test_empty_patch_is_400_with_the_seed_form_error(api: Api) -> None:
+    task = api.create()
+    before = api.fingerprint()
+    body = invalid(api.client.patch(f"/api/board/{task['id']}", json={}))
+    assert body["details"] == {"formErrors": ["at least one field required"], "fieldErrors": {}}
+    assert api.fingerprint() == before
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"status": "finished"}, {"status"}),
+        ({"priority": "high"}, {"priority"}),
+        ({"title": ""}, {"title"}),
+        ({"title": "x" * 501}, {"title"}),
+        ({"status": "todo", "humanOverride": "yes"}, {"humanOverride"}),
+        ({"status": "todo", "humanOverride": True}, {"humanOverride"}),  # the board: done only
+    ],
+)
+def test_patch_refuses_a_bad_body(api: Api, body: dict, fields: set[str]) -> None:
+    task = api.create()
+    before = api.fingerprint()
+    invalid(api.client.patch(f"/api/board/{task['id']}", json=body), fields=fields)
+    assert api.fingerprint() == before
+
+
+def test_patch_of_a_missing_task_is_404_in_either_seed_form(api: Api) -> None:
+    moved = api.client.patch("/api/board/TASK-404", json={"status": "todo"})
+    assert moved.status_code == 404
+    assert moved.json()["ok"] is False and moved.json()["error"] == "not_found"
+    edited = api.client.patch("/api/board/TASK-404", json={"title": "x"})
+    assert edited.status_code == 404
+    assert edited.json()["error"] == "task not found" and "ok" not in edited.json()
+
+
+def test_an_illegal_transition_is_409_and_changes_nothing(api: Api) -> None:
+    task = api.create()
+    before = api.fingerprint()
+    answer = api.client.patch(f"/api/board/{task['id']}", json={"status": "done", "title": "x"})
+    assert answer.status_code == 409
+    body = answer.json()
+    assert (body["ok"], body["error"]) == (False, "illegal_transition")
+    assert (body["current"], body["requested"]) == ("todo", "done")
+    assert "retry-after" not in answer.headers
+    assert api.fingerprint() == before
+    assert api.stored(task["id"]).title == "task"
+
+
+def failing_verdict() -> str:
+    return VerificationResult(status="fail", updated_at=1).dumps()
+
+
+def test_the_done_gate_is_409_verification_required_unless_overridden(api: Api) -> None:
+    task = api.claimed("alice")
+    api.board.record_verification(task["id"], failing_verdict())
+    before = api.fingerprint()
+    refused = api.client.patch(f"/api/board/{task['id']}", json={"status": "done"})
+    assert refused.status_code == 409
+    assert refused.json()["error"] == "verification_required"
+    assert api.fingerprint() == before
+    forced = api.client.patch(
+        f"/api/board/{task['id']}",
+        json={"status": "done", "humanOverride": True, "reason": "shipping anyway"},
+    )
+    assert forced.status_code == 200
+    assert api.stored(task["id"]).status == t.DONE
+    with api.reader() as other:
+        audit = other.audit(task["id"])
+    assert [entry.action for entry in audit][-1] == "human_override"
+    assert audit[-1].detail == "shipping anyway"
+
+
+# -- POST /api/board/:taskId/comments ---------------------------------------------------------
+
+
+def test_comment_is_stored_and_emits_comment_added(api: Api) -> None:
+    task = api.create()
+    answer = api.client.post(
+        f"/api/board/{task['id']}/comments",
+        json={"body": "Blocked on the upstream schema.", "authorAgentId": "native-leader-abc"},
+    )
+    assert answer.status_code == 200
+    comment = answer.json()["comment"]
+    assert answer.json()["ok"] is True
+    assert (comment["authorType"], comment["authorAgentId"]) == ("agent", "native-leader-abc")
+    with api.reader() as other:
+        assert [c.to_json() for c in other.comments(task["id"])] == [comment]
+    assert api.kinds()[-1] == "comment_added"
+
+
+def test_comment_refusals(api: Api) -> None:
+    task = api.create()
+    before = api.fingerprint()
+    invalid(
+        api.client.post(f"/api/board/{task['id']}/comments", json={"body": ""}), fields={"body"}
+    )
+    invalid(
+        api.client.post(
+            f"/api/board/{task['id']}/comments", json={"body": "x", "authorType": "robot"}
+        ),
+        fields={"authorType"},
+    )
+    missing = api.client.post("/api/board/TASK-404/comments", json={"body": "hello"})
+    assert missing.status_code == 404 and missing.json()["error"] == "task not found"
+    assert api.fingerprint() == before
+
+
+# -- executions --------------------------------------------------------------------------------
+
+
+def test_the_execution_ledger_opens_lists_and_closes(api: Api) -> None:
+    task = api.claimed("alice")
+    opened = api.client.post(
+        f"/api/board/{task['id']}/executions",
+        json={"executorType": "claude-code", "beforeCommit": "abc123", "runReason": "first run"},
+    )
+    assert opened.status_code == 200
+    run = opened.json()["execution"]
+    assert (run["status"], run["executorType"], run["agentId"]) == (
+        "running",
+        "claude-code",
+        "alice",
+    )
+    assert api.kinds()[-1] == "execution_started"
+    listed = api.client.get(f"/api/board/{task['id']}/executions").json()
+    assert listed == {"ok": True, "executions": [run]}
+    closed = api.client.patch(
+        f"/api/board/executions/{run['id']}",
+        json={"status": "succeeded", "inputTokens": 1200, "outputTokens": 340, "costUsd": 0.012},
+    )
+    assert closed.status_code == 200 and closed.json()["ok"] is True
+    with api.reader() as other:
+        stored = other.get_execution(run["id"])
+    assert (stored.status, stored.input_tokens, stored.cost_usd) == ("succeeded", 1200, 0.012)
+    assert api.stored(task["id"]).cost_usd == pytest.approx(0.012)
+    last = api.events()[-1]
+    assert last.kind == "execution_completed"
+    assert (last.data["agentId"], last.data["runtime"]) == ("alice", "claude-code")
+    again = api.client.patch(f"/api/board/executions/{run['id']}", json={"status": "failed"})
+    assert again.status_code == 404 and again.json()["error"] == "execution not found"
+
+
+def test_execution_refusals(api: Api) -> None:
+    task = api.create()  # not claimed
+    before = api.fingerprint()
+    not_claimed = api.client.post(
+        f"/api/board/{task['id']}/executions", json={"executorType": "claude-code"}
+    )
+    assert not_claimed.status_code == 409
+    assert not_claimed.json()["reason"] == "invalid_state"
+    invalid(
+        api.client.post(f"/api/board/{task['id']}/executions", json={"executorType": ""}),
+        fields={"executorType"},
+    )
+    missing = api.client.post("/api/board/TASK-404/executions", json={"executorType": "x"})
+    assert missing.status_code == 404 and missing.json()["error"] == "task not found"
+    unknown = api.client.patch("/api/board/executions/EXEC-404", json={"status": "succeeded"})
+    assert unknown.status_code == 404 and unknown.json()["error"] == "execution not found"
+    invalid(
+        api.client.patch("/api/board/executions/EXEC-404", json={"status": "running"}),
+        fields={"status"},
+    )
+    invalid(
+        api.client.patch(
+            "/api/board/executions/EXEC-404", json={"status": "failed", "inputTokens": -1}
+        ),
+        fields={"inputTokens"},
+    )
+    assert api.client.get("/api/board/TASK-404/executions").status_code == 404
+    assert api.fingerprint() == before
+
+
+# -- dependencies ------------------------------------------------------------------------------
+
+
+def test_link_dependency_and_its_refusals(api: Api) -> None:
+    step1 = api.create("step 1")
+    step2 = api.create("step 2")
+    linked = api.client.post(
+        f"/api/board/{step2['id']}/deps", json={"dependsOnTaskId": step1["id"]}
+    )
+    assert linked.status_code == 200 and linked.json()["ok"] is True
+    assert api.stored(step2["id"]).unmet_deps == 1
+    assert api.kinds()[-1] == "dep_linked"
+
+    before = api.fingerprint()
+    cycle = api.client.post(f"/api/board/{step1['id']}/deps", json={"dependsOnTaskId": step2["id"]})
+    assert cycle.status_code == 409
+    assert (cycle.json()["ok"], cycle.json()["error"]) == (False, "task_dependency_cycle")
+    assert cycle.json()["cycle"] == [step1["id"], step2["id"], step1["id"]]
+    for path, blocker in (("TASK-404", step1["id"]), (step1["id"], "TASK-404")):
+        missing = api.client.post(f"/api/board/{path}/deps", json={"dependsOnTaskId": blocker})
+        assert missing.status_code == 404
+        assert missing.json()["error"] == "task not found" and "ok" not in missing.json()
+    invalid(api.client.post(f"/api/board/{step1['id']}/deps", json={}), fields={"dependsOnTaskId"})
+    assert api.fingerprint() == before
+
+
+def test_cancel_dependents_cancels_the_pending_chain(api: Api) -> None:
+    failed = api.claimed("alice", title="failed")
+    pending = api.create("pending", dependsOn=[failed["id"]])
+    downstream = api.create("downstream", dependsOn=[pending["id"]], status="backlog")
+    seq = api.last_seq()
+    answer = api.client.post(f"/api/board/{failed['id']}/cancel-dependents")
+    assert answer.status_code == 200
+    assert sorted(answer.json()["cancelled"], key=lambda c: c["id"]) == [
+        {"id": pending["id"], "title": "pending"},
+        {"id": downstream["id"], "title": "downstream"},
+    ]
+    assert api.stored(pending["id"]).status == t.CANCELLED
+    assert api.stored(downstream["id"]).status == t.CANCELLED
+    events = api.events(seq)
+    assert [event.kind for event in events] == ["status_changed", "status_changed"]
+    assert {event.data["reason"] for event in events} == {"blocker_failed"}
+    missing = api.client.post("/api/board/TASK-404/cancel-dependents")
+    assert missing.status_code == 404 and missing.json()["error"] == "task not found"
+
+
+# -- anything else -----------------------------------------------------------------------------
+
+
+def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> None:
+    assert api.client.get("/api/nothing").json() == {"error": "not found"}
+    wrong = api.client.delete("/api/board")
+    assert wrong.status_code == 405 and wrong.json() == {"error": "method not allowed"}
+
+
+def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
+    hostile = "\x1b]52;c;aGk=\x07<script>alert(1)</script>\r\n"
+    task = api.create(hostile)
+    answer = api.client.get(f"/api/board/{task['id']}")
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert b"\x1b" not in answer.content and b"\x07" not in answer.content
+    assert b"\\u001b]52" in answer.content
+    assert answer.json()["task"]["title"] == hostile.strip()
+
+
+def test_an_unexpected_failure_is_500_in_the_plain_envelope_without_internals(api: Api) -> None:
+    """A damaged file (a table gone, dropped behind the server's back): the one failure the
+    board cannot type. 500 `{error}`, no traceback, no SQL; the server goes on serving."""
+    task = api.create()
+    raw_execute(api.path, "DROP TABLE task_comments")
+    answer = api.client.post(f"/api/board/{task['id']}/comments", json={"body": "hello"})
+    assert answer.status_code == 500
+    kind = "UndefinedTable" if is_postgres(api.path) else "OperationalError"
+    assert answer.json() == {"error": f"internal error ({kind})", "reason": "unexpected"}
+    assert api.client.get(f"/api/board/{task['id']}/executions").status_code == 200
+
+
+def test_patch_honours_a_quoted_epoch(api: Api) -> None:
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    stale = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 0})
+    assert stale.status_code == 409 and stale.json()["error"] == "stale_claim"
+    assert api.fingerprint() == before
+    moved = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 1})
+    assert moved.status_code == 200 and api.stored(task["id"]).status == "todo"

@@ -1,0 +1,325 @@
+"""`kanban mcp` as an agent runtime meets it: the SDK's own client over stdio against the real
+process (issue 13). Each refusal is checked as a tool error carrying the board's reason and a
+hint, with the board's bytes unchanged, and the session still answering afterwards."""
+
+import asyncio
+import json
+import subprocess
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from boardlib import Board
+from tests.backends import hold_write_lock, is_postgres
+from tests.cli.conftest import KANBAN, clean_env
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
+
+
+@pytest.fixture
+def db(board_path: Path) -> Path:
+    """An empty board (a file, or a Postgres schema), as `kanban db init` leaves it."""
+    with Board(board_path):
+        pass
+    return board_path
+
+
+def add_task(db: Path, title: str, **fields: object) -> str:
+    with Board(db, recover=False) as board:
+        return board.create_task(title, **fields).id  # type: ignore[arg-type]
+
+
+def cli_json(db: Path, *args: str) -> object:
+    done = subprocess.run(
+        [str(KANBAN), *args],
+        env=clean_env(KANBAN_DB=str(db)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+async def test_the_agent_loop_claim_heartbeat_progress_complete(db: Path) -> None:
+    task_id = add_task(db, "Write the parser", role="worker", description="parse it all")
+    async with mcp_session(db, "alice", "--role", "worker", runtime="claude-code") as alice:
+        claimed = await ok(alice, "claim_next")
+        assert (claimed["id"], claimed["status"]) == (task_id, "in_progress")
+        assert claimed["assigneeRuntime"] == "claude-code"  # from the client's handshake
+        assert claimed["assigneeAgentId"] == "alice" and claimed["claimEpoch"] == 1
+        await asyncio.sleep(0.01)
+        beat = await ok(alice, "heartbeat", task_id=task_id)
+        assert beat["leaseUntil"] > claimed["leaseUntil"]
+        assert beat["lastHeartbeatAt"] > claimed["lastHeartbeatAt"]
+        noted = await ok(alice, "log_progress", task_id=task_id, note="lexer done")
+        assert noted["leaseUntil"] >= beat["leaseUntil"]
+        longer = await ok(alice, "extend_lease", task_id=task_id, minutes=60)
+        assert longer["leaseUntil"] >= noted["lastHeartbeatAt"] + 60 * 60_000
+        done = await ok(alice, "complete_task", task_id=task_id, summary="parser and tests")
+        assert (done["status"], done["assigneeAgentId"], done["leaseUntil"]) == (
+            "in_review",
+            None,
+            None,
+        )
+        view = await ok(alice, "get_task", task_id=task_id, detail=True)
+        assert [c["body"] for c in view["comments"]] == ["lexer done", "parser and tests"]
+        assert {c["authorAgentId"] for c in view["comments"]} == {"alice"}
+        # The same camelCase JSON as the CLI prints.
+        assert await ok(alice, "get_task", task_id=task_id) == cli_json(db, "task", "get", task_id)
+        events = cli_json(db, "events", "--task", task_id)
+        assert isinstance(events, list)
+        assert [event["kind"] for event in events] == [
+            "task_created", "task_claimed", "lease_renewed", "progress_logged",
+            "lease_renewed", "status_changed",
+        ]  # fmt: skip
+        assert {event["actor"] for event in events[1:]} == {"alice"}
+
+
+async def test_claim_next_on_an_empty_board_is_task_null_not_an_error(db: Path) -> None:
+    async with mcp_session(db, "alice") as alice:
+        assert await ok(alice, "claim_next") == {"task": None}
+        idle = await ok(alice, "explain")
+        assert idle["claimable"] is False and idle["reasons"] == ["no todo tasks"]
+        assert await ok(alice, "list_tasks") == {"tasks": [], "count": 0, "truncated": False}
+
+
+async def test_builder_is_not_judge_and_another_agent_approves(db: Path) -> None:
+    task_id = add_task(db, "Fix the bug")
+    async with mcp_session(db, "alice") as alice, mcp_session(db, "bob") as bob:
+        await ok(alice, "claim_next")
+        await ok(alice, "complete_task", task_id=task_id)
+        before = fingerprint(db)
+        for tool, extra in (("approve_task", {}), ("reject_task", {"reason": "meh"})):
+            doc = await refused(alice, tool, "self_review", task_id=task_id, **extra)
+            assert doc["id"] == task_id and doc["holders"] == ["alice"]
+            assert "may not judge it" in doc["hint"]
+        assert fingerprint(db) == before
+        approved = await ok(bob, "approve_task", task_id=task_id)
+        assert approved["status"] == "done"
+        assert approved["verification"]["reviews"][-1]["reviewer"] == "bob"  # an object, as the CLI
+        assert await ok(bob, "get_task", task_id=task_id) == cli_json(db, "task", "get", task_id)
+        await refused(bob, "approve_task", "invalid_state", task_id=task_id)
+
+
+async def test_claim_next_takes_only_the_named_teams_work(db: Path) -> None:
+    ours = add_task(db, "Ours", team_id="payments", priority=1)
+    add_task(db, "Theirs, ranked higher", team_id="search", priority=9)
+    async with mcp_session(db, "alice") as alice:
+        claimed = await ok(alice, "claim_next", team_id="payments")
+        assert (claimed["id"], claimed["teamId"]) == (ours, "payments")
+        assert await ok(alice, "claim_next", team_id="payments") == {"task": None}
+        assert (await ok(alice, "claim_next"))["teamId"] == "search"  # no team: any team
+
+
+async def test_a_lapsed_session_is_stale_once_another_agent_reclaimed(db: Path) -> None:
+    task_id = add_task(db, "Slow work")
+    async with mcp_session(db, "alice") as alice, mcp_session(db, "bob") as bob:
+        mine = await ok(alice, "claim_next")
+        short = await ok(alice, "extend_lease", task_id=task_id, minutes=0.01)  # 600 ms
+        assert short["leaseUntil"] - short["lastHeartbeatAt"] == 600
+        await asyncio.sleep(0.8)
+        lapsed = await refused(alice, "heartbeat", "stale_claim", task_id=task_id)
+        assert lapsed["leaseUntil"] == short["leaseUntil"]  # lapsed, not yet reclaimed
+        theirs = await ok(bob, "claim_next")
+        assert theirs["id"] == task_id and theirs["claimEpoch"] > mine["claimEpoch"]
+        before = fingerprint(db)
+        for tool, extra in (
+            ("heartbeat", {}),
+            ("log_progress", {"note": "still here"}),
+            ("complete_task", {"summary": "mine"}),
+            ("release_task", {}),
+        ):
+            doc = await refused(alice, tool, "stale_claim", task_id=task_id, **extra)
+            assert (doc["epoch"], doc["currentEpoch"]) == (mine["claimEpoch"], theirs["claimEpoch"])
+            assert "claim_next" in doc["hint"]
+        assert fingerprint(db) == before
+        # bob, whose claim is current, goes on; alice's session still answers.
+        assert (await ok(bob, "complete_task", task_id=task_id))["status"] == "in_review"
+        assert await ok(alice, "claim_next") == {"task": None}
+
+
+@pytest.mark.parametrize("cap", ["depth", "children"])
+async def test_create_subtask_is_refused_past_each_cap_and_writes_nothing(
+    db: Path, cap: str
+) -> None:
+    """The seed's ceilings at their defaults: a parent chain of 2, 24 live children."""
+    async with mcp_session(db, "planner") as planner:
+        root = await ok(planner, "create_task", title="Ship v1")
+        assert (root["scheduledBy"], root["parentTaskId"]) == ("agent", None)
+        if cap == "depth":
+            child = await ok(planner, "create_subtask", parent_task_id=root["id"], title="API")
+            grandchild = await ok(
+                planner, "create_subtask", parent_task_id=child["id"], title="Routes"
+            )
+            assert grandchild["parentTaskId"] == child["id"]
+            parent = grandchild["id"]
+        else:
+            for n in range(24):
+                await ok(planner, "create_subtask", parent_task_id=root["id"], title=f"part {n}")
+            parent = root["id"]
+        before = fingerprint(db)
+        doc = await refused(
+            planner, "create_subtask", "cap_exceeded", parent_task_id=parent, title="one more"
+        )
+        assert doc["cap"] == cap and doc["limit"] == (2 if cap == "depth" else 24)
+        assert fingerprint(db) == before
+        # Refused, not ended: the session creates where the cap allows.
+        assert (await ok(planner, "create_task", title="Elsewhere"))["title"] == "Elsewhere"
+
+
+async def test_create_task_is_refused_past_the_root_rate_and_writes_nothing(db: Path) -> None:
+    async with mcp_session(db, "planner") as planner:
+        for n in range(30):
+            await ok(planner, "create_task", title=f"root {n}")
+        before = fingerprint(db)
+        doc = await refused(planner, "create_task", "cap_exceeded", title="the 31st")
+        assert (doc["cap"], doc["limit"]) == ("root_rate", 30)
+        assert fingerprint(db) == before
+
+
+async def test_board_settings_move_the_caps_and_the_descriptions_say_so(db: Path) -> None:
+    settings = {
+        "KANBAN_MAX_DEPTH": "1",
+        "KANBAN_MAX_LIVE_CHILDREN": "2",
+        "KANBAN_ROOT_CREATE_LIMIT": "2",
+    }
+    async with mcp_session(db, "planner", **settings) as planner:
+        tools = {tool.name: tool for tool in (await planner.list_tools()).tools}
+        assert "at most 2 new top-level tasks per 5 minutes" in (
+            tools["create_task"].description or ""
+        )
+        assert "at most 1 deep, 2 unfinished children" in (
+            tools["create_subtask"].description or ""
+        )
+        root = await ok(planner, "create_task", title="one")
+        await ok(planner, "create_task", title="two")
+        assert (await refused(planner, "create_task", "cap_exceeded", title="three"))["cap"] == (
+            "root_rate"
+        )
+        child = await ok(planner, "create_subtask", parent_task_id=root["id"], title="a")
+        await ok(planner, "create_subtask", parent_task_id=root["id"], title="b")
+        before = fingerprint(db)
+        for parent, cap in ((root["id"], "children"), (child["id"], "depth")):
+            doc = await refused(
+                planner, "create_subtask", "cap_exceeded", parent_task_id=parent, title="c"
+            )
+            assert doc["cap"] == cap
+        assert fingerprint(db) == before
+
+
+async def test_refusals_and_bad_arguments_leave_the_session_usable(db: Path) -> None:
+    task_id = add_task(db, "Real work")
+    other = add_task(db, "Someone else's")
+    later = add_task(db, "After someone else's")
+    with Board(db, recover=False) as board:
+        board.claim(other, "carol")
+        board.link_dependency(later, other)
+    async with mcp_session(db, "alice") as alice:
+        before = fingerprint(db)
+        await refused(alice, "get_task", "not_found", task_id="TASK-999")
+        await refused(alice, "heartbeat", "not_assignee", task_id=other)
+        await refused(alice, "complete_task", "invalid_state", task_id=task_id)
+        await refused(alice, "log_progress", "invalid_input", task_id=other, note="   ")
+        await refused(alice, "create_subtask", "not_found", parent_task_id="TASK-404", title="x")
+        await refused(alice, "link_dependency", "dependency_cycle", task_id=other, depends_on=later)
+        schema = await alice.call_tool("list_tasks", {"status": "finished", "limit": 0})
+        assert schema.is_error and "status" in text_of(schema) and "limit" in text_of(schema)
+        assert fingerprint(db) == before
+        claimed = await ok(alice, "claim_next")
+        assert claimed["id"] == task_id
+
+
+async def test_the_identity_is_the_sessions_not_the_models(db: Path) -> None:
+    task_id = add_task(db, "Mine")
+    async with mcp_session(db, "alice") as alice:
+        for tool in (await alice.list_tools()).tools:
+            names = set(tool.input_schema.get("properties", {}))
+            assert not names & {"agent", "actor", "reviewer", "agent_id", "epoch"}, tool.name
+        before = fingerprint(db)
+        doc = await refused(alice, "claim_next", "invalid_input", agent="mallory")
+        assert doc["unknown"] == ["agent"] and "its arguments: role" in doc["error"]
+        doc = await refused(alice, "list_tasks", "invalid_input", assignee="bob", ready=True)
+        assert doc["unknown"] == ["assignee"]
+        assert fingerprint(db) == before
+        assert (await ok(alice, "claim_next"))["assigneeAgentId"] == "alice"
+        with Board(db, recover=False) as board:
+            assert board.get_task(task_id).holders == ["alice"]
+
+
+async def test_a_busy_board_is_a_transient_tool_error(db: Path) -> None:
+    task_id = add_task(db, "Contended")
+    async with mcp_session(db, "alice", KANBAN_RETRY_BUDGET_MS="300") as alice:
+        await ok(alice, "list_tasks")  # the board is open before the lock is taken
+        before = fingerprint(db)
+        with hold_write_lock(db):  # another writer holds the lock past the budget
+            # SQLite: every write waits for the file's lock. Postgres: claims run beside the
+            # board lock (SKIP LOCKED), the other writes wait for it.
+            if is_postgres(db):
+                doc = await refused(alice, "add_comment", "busy", task_id=task_id, body="hi")
+            else:
+                doc = await refused(alice, "claim_next", "busy")
+        assert "safe to retry" in doc["hint"] and "Transient" in doc["hint"]
+        assert fingerprint(db) == before
+        assert (await ok(alice, "claim_next"))["id"] == task_id
+
+
+async def test_a_missing_board_is_a_tool_error_and_nothing_is_created(tmp_path: Path) -> None:
+    """A typo in KANBAN_DB does not start an agent idling on a fresh empty board: every call says
+    no_board (with the path), the session stays up, and no file appears."""
+    typo = tmp_path / "bored.db"
+    async with mcp_session(typo, "alice") as alice:
+        for tool, arguments in (
+            ("claim_next", {}),
+            ("list_tasks", {}),
+            ("create_task", {"title": "x"}),
+        ):
+            doc = await refused(alice, tool, "no_board", **arguments)
+            assert str(typo) in doc["error"] and "KANBAN_DB" in doc["hint"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_kanban_mcp_needs_an_agent_and_refuses_operator_names(db: Path) -> None:
+    for args in (
+        ["mcp"],
+        ["mcp", "--agent", "operator"],
+        ["mcp", "--agent", "operator:ann"],
+        ["mcp", "--agent", "system"],
+        ["mcp", "--agent", "verification-gate"],
+    ):
+        done = subprocess.run(
+            [str(KANBAN), *args],
+            env=clean_env(KANBAN_DB=str(db)),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done
+        assert "agent" in done.stderr and done.stdout == ""
+
+
+async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> None:
+    """Four `kanban mcp` processes call claim_next at the same moment on a board with one task:
+    one gets it, the others hear {"task": null}, and the board records one claim."""
+    task_id = add_task(db, "Only one")
+    agents = ["w1", "w2", "w3", "w4"]
+    results: dict[str, object] = {}
+    async with AsyncExitStack() as stack:
+        sessions = [await stack.enter_async_context(mcp_session(db, name)) for name in agents]
+        await asyncio.gather(*(ok(session, "list_tasks") for session in sessions))  # all open
+
+        async def claim(name: str, session: Client) -> None:
+            results[name] = await ok(session, "claim_next")
+
+        await asyncio.gather(*(claim(name, s) for name, s in zip(agents, sessions, strict=True)))
+    winners = [name for name, doc in results.items() if doc != {"task": None}]
+    assert len(winners) == 1
+    with Board(db, recover=False) as board:
+        task = board.get_task(task_id)
+        assert (task.assignee_agent_id, task.claim_epoch) == (winners[0], 1)
+        assert [event.kind for event in board.events(task_id=task_id)] == [
+            "task_created",
+            "task_claimed",
+        ]

@@ -1,0 +1,167 @@
+"""What a model reads before its first call: every tool named as the issue names it, described
+(when to use it, what the lease means), with a schema whose every parameter is described; and a
+hint for every refusal reason the board can give."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, transitions
+from boardlib.errors import Reason
+from kanban.mcp.hints import HINTS, UNEXPECTED_HINT, hint_for
+from tests.mcp.conftest import mcp_session
+
+# The tools and their parameters, as issue 13 names them.
+EXPECTED = {
+    "claim_next": ["role", "team_id"],
+    "heartbeat": ["task_id"],
+    "log_progress": ["task_id", "note"],
+    "extend_lease": ["task_id", "minutes"],
+    "complete_task": ["task_id", "summary"],
+    "block_task": ["task_id", "reason"],
+    "release_task": ["task_id"],
+    "get_task": ["task_id", "detail"],
+    "list_tasks": ["status", "ready", "role", "mine", "limit"],
+    "explain": ["task_id", "role"],
+    "create_task": ["title", "description", "priority", "role", "depends_on"],
+    "create_subtask": ["parent_task_id", "title", "description", "priority", "role", "depends_on"],
+    "add_comment": ["task_id", "body"],
+    "link_dependency": ["task_id", "depends_on"],
+    "approve_task": ["task_id"],
+    "reject_task": ["task_id", "reason"],
+}
+REQUIRED = {
+    "heartbeat": ["task_id"],
+    "log_progress": ["task_id", "note"],
+    "extend_lease": ["task_id"],
+    "complete_task": ["task_id"],
+    "block_task": ["task_id", "reason"],
+    "release_task": ["task_id"],
+    "get_task": ["task_id"],
+    "create_task": ["title"],
+    "create_subtask": ["parent_task_id", "title"],
+    "add_comment": ["task_id", "body"],
+    "link_dependency": ["task_id", "depends_on"],
+    "approve_task": ["task_id"],
+    "reject_task": ["task_id", "reason"],
+}
+LEASE_RULE = (
+    "A claim holds a lease of 15 minutes: call heartbeat or log_progress at least every "
+    "5 minutes while working, or the task is released to someone else; complete when done; "
+    "never approve your own work."
+)
+
+
+async def test_every_tool_is_described_with_a_described_schema(tmp_path: Path) -> None:
+    db = tmp_path / "board.db"
+    with Board(db):
+        pass
+    async with mcp_session(db, "alice") as client:
+        assert client.instructions is not None
+        assert "agent 'alice'" in client.instructions and LEASE_RULE in client.instructions
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == sorted(EXPECTED)
+    for name, tool in tools.items():
+        description = tool.description or ""
+        assert len(description) > 80, name
+        assert "\n" not in description and "  " not in description, name
+        assert not re.search(r"\{[a-z_]+\}", description), f"unfilled setting in {name}"
+        schema = tool.input_schema
+        assert schema["type"] == "object", name
+        properties = schema.get("properties", {})
+        assert list(properties) == EXPECTED[name], name
+        assert sorted(schema.get("required", [])) == sorted(REQUIRED.get(name, [])), name
+        for parameter, spec in properties.items():
+            assert re.fullmatch(r"[a-z]+(_[a-z]+)*", parameter), parameter
+            assert len(spec.get("description", "")) > 10, f"{name}.{parameter}"
+            assert "type" in spec or "anyOf" in spec, f"{name}.{parameter}"
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+        assert tool.annotations.read_only_hint is (name in ("get_task", "list_tasks", "explain"))
+    for name in ("claim_next", "heartbeat", "log_progress", "extend_lease"):
+        assert LEASE_RULE in (tools[name].description or ""), name
+    for name in ("approve_task", "reject_task", "complete_task"):
+        assert "your own work" in (
+            tools[name].description or ""
+        ) or "cannot approve it yourself" in (tools[name].description or ""), name
+    status = tools["list_tasks"].input_schema["properties"]["status"]["anyOf"][0]
+    assert sorted(status["enum"]) == sorted(transitions.STATUSES)
+
+
+def test_every_refusal_reason_has_a_hint_naming_what_to_do() -> None:
+    assert set(HINTS) == {reason.value for reason in Reason}
+    for reason in Reason:
+        hint = hint_for(reason.value)
+        assert hint and "\n" not in hint, reason
+    assert hint_for("something_new") == UNEXPECTED_HINT
+    assert "safe to retry" in hint_for(Reason.BUSY)
+    assert "claim_next" in hint_for(Reason.STALE_CLAIM)
+
+
+@pytest.mark.parametrize(
+    ("lease_ms", "sentence"),
+    [
+        (
+            60_000,
+            "A claim holds a lease of 1 minute: call heartbeat or log_progress at least every "
+            "20 seconds",
+        ),
+        (
+            3_600_000,
+            "A claim holds a lease of 60 minutes: call heartbeat or log_progress at least every "
+            "20 minutes",
+        ),
+    ],
+)
+def test_the_lease_rule_follows_the_boards_lease(lease_ms: int, sentence: str) -> None:
+    from kanban.mcp.server import lease_rule
+
+    assert lease_rule(lease_ms).startswith(sentence)
+
+
+def _readme_section() -> str:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    start = readme.index("## Agents over MCP")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+async def test_the_readme_snippets_start_a_working_server(tmp_path: Path) -> None:
+    """The `.mcp.json` and `claude mcp add` of the README, run as written (the board moved to a
+    temp folder), answer a claim; the tool table lists every tool."""
+    import json
+    import shlex
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from tests.cli.conftest import KANBAN, clean_env
+
+    section = _readme_section()
+    config = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    server = config["mcpServers"]["kanban"]
+    add_line = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = shlex.split(add_line)
+    assert words[:4] == ["claude", "mcp", "add", "kanban"]
+    command = words[words.index("--") + 1 :]
+    env_pairs = [words[i + 1] for i, word in enumerate(words) if word == "--env"]
+    added = {pair.split("=", 1)[0]: pair.split("=", 1)[1] for pair in env_pairs}
+    assert set(added) == set(server["env"]) == {"KANBAN_DB", "KANBAN_AGENT"}
+    assert command == [server["command"], *server["args"]]
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        task = board.create_task("From the README", role="worker")
+    assert server["command"] == "kanban"
+    params = StdioServerParameters(
+        command=str(KANBAN),
+        args=server["args"],
+        env=clean_env(**{**server["env"], "KANBAN_DB": str(db)}),
+    )
+    async with Client(params) as client:
+        result = await client.call_tool("claim_next", {})
+    assert not result.is_error
+    assert result.structured_content["id"] == task.id
+    assert result.structured_content["assigneeAgentId"] == server["env"]["KANBAN_AGENT"]
+
+    listed = re.findall(r"^\| `([a-z_]+)\(", section, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(EXPECTED)

@@ -1,0 +1,493 @@
+"""The task drawer on a board built with real git worktrees (`tui.review_board`), driven by
+Textual's pilot: every tab shows what the library and the database say, a live change refreshes
+the open tab without losing its scroll, the worktree is read only while its tab is visible, and
+the review keys go through the board's rules."""
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import TextArea
+
+from boardlib import Board, ManualClock
+from boardlib.narration import ROUTINE, narrate
+from boardlib.worktrees import SOR_FILES, Worktrees
+from tests.tui.conftest import OPERATOR, Notes, until, utc
+from tui.app import KanbanApp
+from tui.components.confirm import ConfirmDialog
+from tui.components.diff_view import HEADER, LINE, DiffView
+from tui.components.drawer import TaskDrawer
+from tui.components.drawer_screen import DrawerScreen
+from tui.components.files_pane import FilesPane
+from tui.components.prompt import PromptDialog
+from tui.review_board import START_MS, ReviewBoard, build_review_board
+
+
+@pytest.fixture
+def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
+    utc()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))  # restored afterwards
+    clock = ManualClock(START_MS + 3_600_000)
+    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+
+
+def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None, **kw: Any) -> KanbanApp:
+    return KanbanApp(
+        board.db, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={},
+        open_task=board.ids[task] if task else None, **kw,
+    )  # fmt: skip
+
+
+def screen_text(app: KanbanApp) -> str:
+    """What the terminal shows, line by line (the compositor's strips as plain text)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+
+async def shows(pilot: Any, app: KanbanApp, *needles: str) -> str:
+    """Wait until the screen shows every needle (a drawer renders in steps); its text."""
+    await until(pilot, lambda: all(n in screen_text(app) for n in needles), timeout=10)
+    return screen_text(app)
+
+
+def overview_text(drawer: TaskDrawer) -> str:
+    """The Overview's text below the description, whatever is scrolled into view."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Static
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(drawer.query_one("#overview-rest", Static).content)
+    return console.export_text()
+
+
+def _board_state(app: KanbanApp, task_id: str) -> str:
+    view = app.board_screen.board
+    column = view.active
+    task = app.state.tasks.get(task_id)
+    return (
+        f"active column {view.active_status} (collapsed {column.collapsed}, ids "
+        f"{column.ids[:5]}, selected {column.selected_id}); {task_id} is "
+        f"{task.status if task else 'gone'}"
+    )
+
+
+def drawer_of(app: KanbanApp) -> TaskDrawer:
+    [drawer] = [d for d in app.drawers() if d.screen is app.screen]
+    return drawer
+
+
+async def opened(pilot: Any, app: KanbanApp, task_id: str) -> TaskDrawer:
+    # The drawer's screen names its task before the drawer is mounted on it: wait for both (under
+    # a loaded CI machine the query found no drawer yet).
+    def shown() -> bool:
+        drawers = [d for d in app.drawers() if d.screen is app.screen]
+        return app.drawer_task_id() == task_id and len(drawers) == 1
+
+    await until(pilot, shown, timeout=10)
+    drawer = drawer_of(app)
+    await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == task_id)
+    await pilot.pause(0.1)
+    return drawer
+
+
+async def on_tab(pilot: Any, drawer: TaskDrawer, key: str, name: str) -> None:
+    await pilot.press(key)
+    await until(pilot, lambda: drawer.active_tab == name)
+    if name in ("files", "diff"):
+        await until(
+            pilot,
+            lambda: drawer.workspace is not None and drawer.workspace.task_id == drawer.task_id,
+            timeout=10,
+        )
+    await pilot.pause(0.1)
+
+
+async def test_every_tab_shows_what_the_board_and_the_worktree_hold(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["review"]
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        assert drawer.beside and isinstance(app.screen, type(app.board_screen))  # beside the board
+        assert app.focused is drawer
+        text = await shows(pilot, app, "1 Overview", "5 History", "link: https://example.com")
+        assert "Add a percentage discount to the cart" in text
+        assert "percentage discount" in text and "**" not in text  # Markdown, rendered
+        assert "link: https://example.com/pricing" in text  # a link is words, not an action
+        assert "waits on" in text and board.ids["base"] in text
+
+        await on_tab(pilot, drawer, "2", "files")
+        with Board(board.db, read_only=True) as reader:
+            detail = Worktrees(reader).detail(task_id)
+        files = drawer.query_one(FilesPane)
+        assert list(files.shown) == [name for name in SOR_FILES if name in detail.sor_files]
+        assert files.shown == detail.sor_files  # exactly the detail route's contents
+        text = await shows(pilot, app, "CHECKED OUT", "review the rounding rule with the product")
+        assert "rounding of negative totals is untested" in text  # blockers called out
+
+        await on_tab(pilot, drawer, "3", "diff")
+        view = drawer.query_one(DiffView)
+        headers = [row.text for row in view.rows if row.kind == HEADER]
+        assert [h.split()[0] for h in headers] == ["shop/cart.py", "shop/discounts.py",
+                                                    "tests/test_discounts.py"]  # fmt: skip
+        assert not any(name in row.text for row in view.rows for name in SOR_FILES)
+        signs = {row.sign for row in view.rows if row.kind == LINE}
+        assert {"+", "-", " "} <= signs
+        shown = "\n".join(view.text_of_screen())
+        assert "3 files changed, +23 -2" in shown
+        assert "- def total(items):" in shown and "+ def total(items, percent=0):" in shown
+
+        await on_tab(pilot, drawer, "4", "runs")
+        with Board(board.db, read_only=True) as reader:
+            runs = reader.executions(task_id)
+        text = screen_text(app)
+        for run in runs:
+            assert run.executor_type in text and run.status in text
+        assert "total cost $0.21" in text and "41,200/6,300" in text
+
+        await on_tab(pilot, drawer, "5", "history")
+        with Board(board.db, read_only=True) as reader:
+            events = [e for e in reader.events(task_id=task_id) if e.kind not in ROUTINE]
+        text = screen_text(app)
+        for event in events:
+            if event.kind != "verification_recorded":
+                assert narrate(event).split(":")[0][:60] in text, event
+        lines = [line for line in text.splitlines() if "finished" in line or "claimed" in line]
+        assert lines and text.index("finished") < text.index("claimed")  # newest first
+
+
+async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    app = app_on(board, clock, "paused")
+    async with app.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, app, board.ids["paused"])
+        assert isinstance(app.screen, DrawerScreen) and not drawer.beside  # 80x24: full screen
+        await until(pilot, lambda: "paused  paused: all work committed" in overview_text(drawer))
+        await on_tab(pilot, drawer, "2", "files")
+        text = await shows(pilot, app, "PAUSED", "What a cold resume rebuilds")
+        assert "all work committed on kanban/task-" in text
+        await pilot.press("end")
+        await pilot.pause(0.1)
+        app.go_to_linked(board.ids["research"])
+        await until(pilot, lambda: drawer.task_id == board.ids["research"])
+        await until(pilot, lambda: drawer.workspace is not None
+                    and drawer.workspace.task_id == board.ids["research"])  # fmt: skip
+        text = await shows(pilot, app, "No workspace")
+        assert "research task" in text
+        # Done with an empty diff: the Overview says cleaned, not the row's "active".
+        app.go_to_linked(board.ids["empty"])
+        await on_tab(pilot, drawer, "1", "overview")
+        await until(
+            pilot, lambda: "cleaned  worktree and branch kanban/task-" in overview_text(drawer)
+        )
+
+
+async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["review"]
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await on_tab(pilot, drawer, "3", "diff")
+        view = drawer.query_one(DiffView)
+        await pilot.press("j", "j", "j", "j", "j")
+        assert view.scroll_offset.y == 5
+        before = len(view.rows)
+        # An agent edits the worktree; the database does not change. The open Diff tab notices.
+        worktree = board.worktrees.glob(f"*/{task_id}").__next__()
+        with (worktree / "shop" / "discounts.py").open("a") as handle:
+            handle.write("\n\nFREE_SHIPPING_FROM = 5000\n")
+        await until(pilot, lambda: len(view.rows) == before + 3, timeout=10)
+        assert any("FREE_SHIPPING_FROM" in row.text for row in view.rows)
+        assert view.scroll_offset.y == 5  # the reader stays where they were
+
+        # A board change (a comment from another process) refreshes History in place.
+        await on_tab(pilot, drawer, "5", "history")
+        with Board(board.db) as agent:
+            agent.add_comment(task_id, "one more look please", author_agent_id="agent-linus")
+        await until(pilot, lambda: "one more look please" in screen_text(app), timeout=10)
+
+        # Hidden tabs are not polled: on Overview an edit is not read...
+        await on_tab(pilot, drawer, "1", "overview")
+        seen = drawer.workspace.fingerprint if drawer.workspace else None
+        with (worktree / "shop" / "discounts.py").open("a") as handle:
+            handle.write("MORE = 1\n")
+        await pilot.pause(3.0)  # longer than the poll interval
+        assert drawer.workspace is not None and drawer.workspace.fingerprint == seen
+        # ...until Files or Diff is on screen again.
+        await on_tab(pilot, drawer, "3", "diff")
+        await until(pilot, lambda: any("MORE = 1" in row.text for row in view.rows), timeout=10)
+
+
+async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["review"]
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await on_tab(pilot, drawer, "3", "diff")  # the operator reads the diff, then judges
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        app.screen.query_one(TextArea).insert("rounding negative totals must be tested")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: _row(board, task_id)["status"] == "todo", timeout=10)
+        with Board(board.db, read_only=True) as reader:
+            comments = reader.comments(task_id)
+            events = reader.events(task_id=task_id)
+        assert comments[-1].body == "rejected: rounding negative totals must be tested"
+        assert comments[-1].author_agent_id == OPERATOR
+        assert events[-1].data["verb"] == "reject" and events[-1].actor == OPERATOR
+        assert not notes.errors()
+
+    # Self-review is refused: the operator built this one (held it), so may not approve it.
+    with Board(board.db, clock=clock) as operator_board:
+        operator_board.claim(task_id, OPERATOR)
+        operator_board.complete(task_id, OPERATOR, summary="fixed it myself")
+    before = _row(board, task_id)
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await pilot.press("a")
+        await until(pilot, lambda: notes.errors(), timeout=10)
+        assert "self_review" in notes.errors()[0]
+        assert _row(board, task_id) == before  # refused, nothing changed
+
+        # Another agent's work in review: approve from the drawer.
+        with Board(board.db, clock=clock) as agents:
+            other = agents.create_task("Another change")
+            agents.claim(other.id, "agent-linus")
+            agents.complete(other.id, "agent-linus")
+        await until(pilot, lambda: other.id in app.state.tasks)
+        app.go_to_linked(other.id)
+        await until(pilot, lambda: drawer.task_id == other.id and drawer.data is not None
+                    and drawer.data.task_id == other.id)  # fmt: skip
+        drawer.focus()
+        await pilot.press("a")
+        await until(pilot, lambda: _row(board, other.id)["status"] == "done", timeout=10)
+        assert json.loads(_row(board, other.id)["verification"])["reviews"][-1]["reviewer"] == (
+            OPERATOR
+        )
+
+        # `d` is done-with-override, as on the board: confirmed, then audited.
+        with Board(board.db, clock=clock) as agents:
+            held = agents.create_task("Held by an agent")
+            agents.claim(held.id, "agent-linus")
+        await until(pilot, lambda: held.id in app.state.tasks)
+        app.go_to_linked(held.id)
+        await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == held.id)
+        drawer.focus()
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: _row(board, held.id)["status"] == "done", timeout=10)
+        with Board(board.db, read_only=True) as reader:
+            assert reader.audit(held.id)[-1].action == "human_override"
+
+
+def _row(board: ReviewBoard, task_id: str) -> dict[str, Any]:
+    with sqlite3.connect(board.db) as conn:
+        conn.row_factory = sqlite3.Row
+        return dict(conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
+
+
+async def test_beside_the_board_the_board_stays_navigable_and_the_drawer_follows(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    app = app_on(board, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.loaded)
+        # The app's clock is an hour on: the orphan pass of its writable open releases the two
+        # lapsed leases, moving cards out of in_progress. Navigate once that has happened (under
+        # load it used to land between the jump and `j`, emptying the column under the cursor).
+        await until(pilot, lambda: app.state.tasks[board.ids["paused"]].status == "todo")
+        app.jump_to(board.ids["paused"])
+        await pilot.press("enter")
+        drawer = await opened(pilot, app, board.ids["paused"])
+        assert drawer.beside and app.focused is drawer
+        await pilot.press("tab")  # the keys go back to the board; the drawer stays open
+        assert app.focused is None and app.drawer_task_id() == board.ids["paused"]
+        await pilot.press("j")
+
+        def moved() -> bool:
+            task = app.selected_task()
+            return task is not None and task.id != board.ids["paused"]
+
+        try:
+            await until(pilot, moved)
+        except AssertionError:  # seen twice in CI under load, never locally: say what was there
+            task = app.selected_task()
+            raise AssertionError(
+                f"j did not move off {board.ids['paused']}: selected "
+                f"{task.id if task else None}, focused {app.focused!r}, screen {app.screen!r}, "
+                f"drawer {app.drawer_task_id()}; {_board_state(app, board.ids['paused'])}"
+            ) from None
+        selected = app.selected_task()
+        assert selected is not None and selected.id != board.ids["paused"]
+        await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == selected.id)
+        await pilot.press("tab")
+        assert app.focused is drawer
+        await pilot.press("escape")
+        await until(pilot, lambda: app.drawer_task_id() is None)
+        # Narrowing the terminal moves an open drawer to full screen, same task and tab.
+        await pilot.press("enter")
+        drawer = await opened(pilot, app, selected.id)
+        await pilot.press("4")
+        await pilot.resize_terminal(100, 30)
+        await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+        await until(pilot, lambda: drawer_of(app).active_tab == "runs")
+        assert app.drawer_task_id() == selected.id
+
+
+HOSTILE = "pwn[@click=app.quit]x[/] \x1b]52;c;ZXZpbA==\x07 \x1b[2J \r end"
+
+
+async def test_hostile_agent_text_renders_literally_and_runs_nothing(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["review"]
+    with Board(board.db, clock=clock) as agent:
+        agent.update_task(task_id, title=HOSTILE.replace("\r", " "))
+        agent.add_comment(task_id, HOSTILE, author_agent_id="agent-linus")
+        runner = agent.create_task("victim")
+        agent.claim(runner.id, "agent-linus")
+        run = agent.open_execution(runner.id, HOSTILE.replace("\r", ""), agent="agent-linus")
+        agent.close_execution(run.id, "failed", agent="agent-linus", error=HOSTILE)
+    worktree = next(board.worktrees.glob(f"*/{task_id}"))
+    (worktree / "task-progress.md").write_text(f"# {HOSTILE}\n\n[{HOSTILE}](app.quit)\n")
+    (worktree / "hostile.txt").write_text(f"{HOSTILE}\n")
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(200, 60)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        for key, name in (("1", "overview"), ("2", "files"), ("3", "diff")):
+            await on_tab(pilot, drawer, key, name)
+            if name == "diff":
+                view = drawer.query_one(DiffView)
+                await until(pilot, lambda v=view: any("pwn" in row.text for row in v.rows))
+                row = next(i for i, r in enumerate(view.rows) if "pwn" in r.text)
+                view.scroll_to(y=row, animate=False, immediate=True)
+            text = await shows(pilot, app, "[@click=app.quit]")  # drawn as the characters it is
+            assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+            assert "␛]52;c;ZXZpbA==␇" in text  # the attempt, visible
+            # Clicking the planted "action" does nothing: the app is still here.
+            for y, line in enumerate(text.splitlines()):
+                if "[@click=app.quit]" in line:
+                    await pilot.click(offset=(line.index("[@click") + 3, y))
+                    break
+            await pilot.pause(0.1)
+            assert app.is_running
+        app.go_to_linked(runner.id)
+        await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == runner.id)
+        await on_tab(pilot, drawer, "4", "runs")
+        text = await shows(pilot, app, "[@click=app.quit]")
+        assert "\x1b" not in text
+        await on_tab(pilot, drawer, "5", "history")
+        assert app.is_running
+
+
+async def test_the_demo_says_it_finished_on_the_board(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    notes = Notes()
+    calls: list[dict[str, int]] = []
+
+    def announce(counts: dict[str, int]) -> str | None:
+        calls.append(counts)
+        return "demo finished: 5 done, 1 cancelled; q quits, the folder is removed"
+
+    app = app_on(board, clock, announce=announce)
+    async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+        await until(pilot, lambda: notes.seen)
+        assert notes.seen[0].notification.message.startswith("demo finished: 5 done")
+        with Board(board.db) as agent:
+            agent.add_comment(board.ids["base"], "later change")
+        await pilot.pause(0.5)
+        assert len(calls) == 1 and len(notes.seen) == 1  # said once
+        assert notes.seen[0].notification.timeout <= 15  # a toast that goes: it covered the diff
+        header = app.board_screen.header  # ... and the header keeps it
+        assert header.facts.note.startswith("demo finished: 5 done, 1 cancelled; q quits")
+    app = app_on(board, clock, announce=announce)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.board_screen.header.facts.note != "")
+        shown = str(app.board_screen.header.render())
+        assert "demo finished: 5 done, 1 cancelled" in shown and "q quits" not in shown
+
+
+def test_agent_markdown_loses_its_links_html_and_controls() -> None:
+    from tui.drawer_render import safe_markdown
+
+    text = safe_markdown(
+        "see [docs](app.quit) and ![x](file:///etc/passwd) <https://evil.example> "
+        "<script>alert(1)</script> \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+    )
+    assert "](" not in text and "<script>" not in text.replace("`<script>`", "")
+    assert "docs (`link: app.quit`)" in text and "x (`image: file:///etc/passwd`)" in text
+    assert "`https://evil.example`" in text and "\x1b" not in text and "␛]8;;" in text
+
+
+def test_a_cut_diff_names_the_files_it_could_not_show() -> None:
+    from boardlib.worktrees.diffs import parse_diff
+    from tui.components.diff_view import NOTE, ListedFile, build_rows
+
+    text = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n-x\n+y\n"
+    files = parse_diff(text, truncated=True)
+    rows = build_rows(
+        files,
+        [ListedFile("a.py", 3, 3), ListedFile("b.py", 10, 0)],
+        truncated=True,
+        limit_bytes=2 * 1024 * 1024,
+    )
+    texts = [row.text for row in rows]
+    assert texts[0] == "2 files changed, +13 -3"
+    assert "the diff was cut at 2.0 MB; 1 file(s) not shown (marked below)" in texts
+    assert any(t.startswith("? b.py  +10 -0  (cut: not shown)") for t in texts)
+    assert any(row.kind == NOTE and "cut here" in row.text for row in rows)
+
+
+async def test_drawer_keys_tabs_files_ends_links_and_comments(review) -> None:  # type: ignore[no-untyped-def]
+    from tui.components.link_menu import LinkMenu
+
+    board, clock = review
+    task_id = board.ids["review"]
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await pilot.press("right_square_bracket")
+        assert drawer.active_tab == "files"
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert drawer.active_tab == "history"  # cycles round
+        await on_tab(pilot, drawer, "3", "diff")
+        view = drawer.query_one(DiffView)
+        await until(pilot, lambda: len(view.file_rows) == 3)
+        await pilot.press("n")
+        assert view.scroll_offset.y == view.file_rows[0]
+        await pilot.press("n")
+        assert view.scroll_offset.y == view.file_rows[1]
+        await pilot.press("p")
+        assert view.scroll_offset.y == view.file_rows[0]
+        await pilot.press("G")
+        assert view.scroll_offset.y == view.max_scroll_y > 0
+        await pilot.press("g")
+        assert view.scroll_offset.y == 0
+        # `o`: to a task it waits on, or one waiting on it.
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, LinkMenu))
+        await pilot.press("enter")  # the first: what it waits on
+        await until(pilot, lambda: drawer.task_id == board.ids["base"])
+        assert app.selected_task().id == board.ids["base"]  # type: ignore[union-attr]
+        # `c`: a comment as the operator.
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        app.screen.query_one(TextArea).insert("looks right to me")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: _comments(board, board.ids["base"])[-1:] == [
+            (OPERATOR, "looks right to me")
+        ])  # fmt: skip
+
+
+def _comments(board: ReviewBoard, task_id: str) -> list[tuple[str | None, str]]:
+    with Board(board.db, read_only=True) as reader:
+        return [(c.author_agent_id, c.body) for c in reader.comments(task_id)]

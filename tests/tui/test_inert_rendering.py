@@ -1,0 +1,303 @@
+"""Agent text is data, checked where it is drawn: whatever an agent wrote, the TUI's cards, header,
+drawer, dialogs, palette, activity lines and notifications, and the CLI's `--format table`, put no
+control character (C0 but a newline where allowed, DEL, C1) on screen and create no markup action
+(`[@click=...]`) or hyperlink. Hypothesis feeds the renderers; a pilot test then renders the whole
+app on a hostile board and checks the exact bytes Textual would write to the terminal."""
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console, RenderableType
+from rich.segment import Segment
+from textual.command import Matcher
+from textual.content import Content
+
+from boardlib import Board, ManualClock
+from boardlib import transitions as t
+from boardlib.inert import inert
+from boardlib.narration import narrate
+from boardlib.records import Comment, Event, Execution, LinkedTask, Task, TaskView, Workspace
+from kanban.cli.table import _events_table, _record_table, _rows_table, _tasks_table, render_line
+from tests.core.test_inert import HOSTILE
+from tests.tui.conftest import Notes, loaded, make_app, until, utc
+from tui.cards import CardPalette, card_lines
+from tui.commands import plain_highlight
+from tui.components.header_bar import HeaderBar
+from tui.task_view import render_task_view
+
+NOW = 1_767_261_600_000
+HOSTILE_TEXT = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.text(max_size=80),
+    st.lists(st.sampled_from([*HOSTILE, "a", " ", "\n", "[", "]", "@", "=", "/"]), max_size=8).map(
+        "".join
+    ),
+)
+SGR_OR_MOVE = re.compile(r"\x1b\[[0-9;:?]*[mHlhJK]")
+
+
+def unsafe(text: str, *, newline: bool) -> list[str]:
+    return [
+        repr(char)
+        for char in text
+        if (ord(char) < 0x20 and not (newline and char == "\n")) or 0x7F <= ord(char) <= 0x9F
+    ]
+
+
+def check_segments(segments: list[Segment], *, newline: bool) -> str:
+    """No unsafe character in any segment, no action or link in any style; returns the text."""
+    drawn = []
+    for segment in segments:
+        if segment.control:
+            continue
+        assert not unsafe(segment.text, newline=newline), segment
+        style = segment.style
+        if style is not None:
+            assert not style.link, segment
+            assert not any(key.startswith("@") for key in (style.meta or {})), segment
+        drawn.append(segment.text)
+    return "".join(drawn)
+
+
+def check_content(content: Content) -> str:
+    assert not unsafe(content.plain, newline=False), content.plain
+    for span in content.spans:
+        style = str(span.style)
+        assert "@click" not in style and "link" not in style, span
+    return content.plain
+
+
+def rendered(renderable: RenderableType, width: int = 100) -> str:
+    console = Console(
+        width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True
+    )
+    return check_segments(list(console.render(renderable)), newline=True)
+
+
+def terminal_output(renderable: RenderableType, width: int = 120) -> str:
+    """What a real terminal would receive: only our own SGR codes may carry an ESC."""
+    out = io.StringIO()
+    Console(width=width, file=out, color_system="truecolor", force_terminal=True).print(renderable)
+    text = SGR_OR_MOVE.sub("", out.getvalue())
+    assert not unsafe(text, newline=True), text
+    return text
+
+
+def hostile_task(text: str, status: str = t.IN_PROGRESS, **more: Any) -> Task:
+    return Task(
+        id="TASK-1",
+        title=text,
+        status=status,
+        created_at=NOW,
+        updated_at=NOW,
+        description=text,
+        priority=3,
+        team_id=text,
+        role=text,
+        assignee_agent_id=text,
+        assignee_runtime=text,
+        claimed_by=text,
+        holders=[text],
+        lease_until=NOW + 60_000,
+        last_heartbeat_at=NOW,
+        blocked_reason=text,
+        branch_ref=text,
+        worktree_ref=text,
+        **more,
+    )
+
+
+PALETTE = CardPalette(*([Console().get_style("none")] * 12))  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(HOSTILE_TEXT)
+def test_cards_draw_no_control_character_and_no_action(text: str) -> None:
+    for status in (*t.STATUSES, "unknown"):
+        task = hostile_task(text, status, completed_at=NOW, dropped=int(status == t.BACKLOG))
+        for width in (12, 30, 80):
+            for strip in card_lines(task, width, PALETTE, now_ms=NOW, selected=True):
+                check_segments(list(strip), newline=False)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(HOSTILE_TEXT)
+def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
+    verdict = {
+        "status": "completed_with_debt",
+        "attempts": [
+            {
+                "attempt": 1,
+                "at": NOW,
+                "status": "fail",
+                "deterministic": {
+                    "command": text or "x",
+                    "exitCode": 1,
+                    "passed": False,
+                    "stderrTail": text,
+                    "durationMs": 5,
+                },
+            }
+        ],
+        "debtNotes": [{"criterion": text or "x", "severity": "high", "justification": text or "x"}],
+        "updatedAt": NOW,
+    }
+    task = hostile_task(text, verification=json.dumps(verdict))
+    view = TaskView(
+        task=task,
+        comments=[Comment("C-1", "TASK-1", "agent", text, NOW, author_agent_id=text)],
+        ancestors=[],
+        dependencies=[LinkedTask("TASK-2", text, t.TODO, assignee_agent_id=text)],
+        dependents=[LinkedTask("TASK-3", text, t.DONE)],
+        executions=[
+            Execution(
+                "EXEC-1", "TASK-1", text, "running", NOW, agent_id=text, error=text, summary=text
+            )
+        ],
+        workspaces=[
+            Workspace("W-1", "TASK-1", text, "active", NOW, branch=text, worktree_path=text)
+        ],
+    )
+    drawn = rendered(render_task_view(view, NOW))
+    if "[@click=app.quit]" in text:
+        assert "[@click=app.quit]" in drawn  # drawn as its characters, not run
+
+
+@settings(max_examples=100, deadline=None)
+@given(HOSTILE_TEXT)
+def test_header_palette_and_narration_are_inert(text: str) -> None:
+    header = HeaderBar(Path(text or "board.db"), read_only=True, now_ms=lambda: NOW)
+    header.facts = header.facts.__class__(
+        path=text,
+        loaded=True,
+        total=3,
+        shown=2,
+        stale_since=NOW,
+        stale_reason=text,
+        filter=text,
+        read_only=True,
+    )
+    check_content(header.render())
+    check_content(plain_highlight(Matcher(text[:3] or "a"), inert(f"TASK-1  {text}")))
+    event = Event(1, "status_changed", NOW, "TASK-1", text, {"verb": "reject", "reason": text})
+    assert not unsafe(inert(narrate(event)), newline=False)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(HOSTILE_TEXT)
+def test_cli_tables_write_no_control_sequence(text: str) -> None:
+    task = hostile_task(text).to_json()
+    out = terminal_output(_tasks_table([task], title=text))
+    if "[@click" in text:
+        assert "@click" in out.replace("\n", "").replace(" ", "") or len(text) > 40
+    terminal_output(_record_table(task, title=text))
+    terminal_output(_rows_table([{"body": text, text or "k": 1}], title=text))
+    event = {"seq": 1, "kind": "status_changed", "createdAt": NOW, "taskId": "TASK-1"}
+    event |= {"actor": text, "data": {"verb": "block", "reason": text}}
+    terminal_output(_events_table([event]))
+    line = render_line(event, "event")
+    assert not unsafe(line, newline=False)
+
+
+# -- the real app, on a hostile board ---------------------------------------------------------
+
+
+EVIL = (
+    "clip\x1b]52;c;ZXZpbA==\x07END wipe\x1b[2J "
+    "\x1b]8;;https://evil.example/\x1b\\link abc\rOVERWRITE [@click=app.quit]Q[/]"
+)
+
+
+def screen_bytes(app: Any) -> str:
+    """The exact terminal sequence Textual would write for a full repaint of the screen."""
+    update = app.screen._compositor.render_update(full=True)
+    return str(update.render_segments(app.console))
+
+
+def assert_terminal_safe(sequence: str) -> None:
+    assert "\x1b]" not in sequence  # no OSC: no clipboard write, no hyperlink
+    assert "\x07" not in sequence and "\r" not in sequence
+    rest = SGR_OR_MOVE.sub("", sequence)
+    assert "\x1b" not in rest, rest[max(rest.find("\x1b") - 40, 0) : rest.find("\x1b") + 40]
+    assert not unsafe(rest, newline=True)
+
+
+@pytest.fixture
+def hostile_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(NOW)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        first = board.create_task(EVIL, description=EVIL, role="builder", priority=5)
+        other = board.create_task("blocker " + EVIL, priority=4)
+        board.link_dependency(first.id, other.id)
+        board.claim(other.id, "agent\x1b[2J", runtime="rt\x1b]52;c;eA==\x07")
+        run = board.open_execution(other.id, "[@click=screen.priority(1000)]BUMP[/]")
+        board.close_execution(run.id, "failed", agent="agent\x1b[2J", error=EVIL)
+        board.add_comment(first.id, EVIL, author_agent_id="[@click=app.quit]", author_type="agent")
+        board.block(other.id, "agent\x1b[2J", EVIL)
+    return path, clock
+
+
+def _drawer_on(app: Any, task_id: str) -> bool:
+    drawers = app.drawers()
+    return bool(drawers) and drawers[0].data is not None and drawers[0].data.task_id == task_id
+
+
+async def test_the_app_writes_no_agent_control_sequence(hostile_board) -> None:  # type: ignore[no-untyped-def]
+    path, clock = hostile_board
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        board_bytes = screen_bytes(app)
+        assert_terminal_safe(board_bytes)
+        assert "␛]52;c;ZXZpbA==␇" in board_bytes.replace("\x1b", "")  # shown, harmless
+        first = next(task for task in app.state.tasks.values() if task.title == EVIL)
+        app.jump_to(first.id)
+        await pilot.press("enter")
+        await until(pilot, lambda: _drawer_on(app, first.id))
+        await pilot.pause(0.1)
+        assert_terminal_safe(screen_bytes(app))
+        await pilot.press("escape")
+        blocked = app.state.columns[t.BLOCKED][0]
+        app.jump_to(blocked)
+        await pilot.press("enter")
+        await until(pilot, lambda: _drawer_on(app, blocked))
+        await pilot.press("4")  # the Runs tab names the executor
+        await pilot.pause(0.3)
+        drawer = screen_bytes(app)
+        assert_terminal_safe(drawer)
+        assert "[@click=screen.priorit" in SGR_OR_MOVE.sub("", drawer)  # drawn, not parsed
+        # Clicking the executor's name runs nothing: the priority stays.
+        before = app.state.tasks[blocked].priority
+        region = app.drawers()[0].region
+        for y in range(region.y, region.bottom):
+            await pilot.click(offset=(region.x + 2, y))
+        await pilot.pause(0.3)
+        with Board(path, read_only=True) as board:
+            assert board.get_task(blocked).priority == before
+        assert app.is_running
+        await pilot.press("escape")
+        # Dialogs, the palette and notifications.
+        app.jump_to(first.id)
+        await pilot.press("x")
+        await pilot.pause(0.1)
+        assert_terminal_safe(screen_bytes(app))
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.1)
+        await pilot.press(*"clip")
+        await pilot.pause(0.4)
+        assert_terminal_safe(screen_bytes(app))
+        await pilot.press("escape")
+        app.notify(EVIL, title=EVIL)
+        await pilot.pause(0.2)
+        assert_terminal_safe(screen_bytes(app))

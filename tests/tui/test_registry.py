@@ -1,0 +1,189 @@
+"""One action registry: every key, footer entry, help line, greying rule and palette entry is
+generated from `tui.registry.ACTIONS`, so they cannot drift apart."""
+
+from pathlib import Path
+from typing import Any
+
+from textual.command import CommandPalette
+
+from boardlib import transitions as t
+from tests.tui.conftest import loaded, make_app, until
+from tui import registry
+from tui.app import KanbanApp
+from tui.commands import board_commands
+from tui.components.board_screen import BoardScreen
+from tui.components.confirm import ConfirmDialog
+from tui.components.dependency_picker import DependencyPicker
+from tui.components.drawer import TaskDrawer
+from tui.components.filter_bar import FilterBar
+from tui.components.help_screen import HelpScreen, help_table
+from tui.components.info_dialog import InfoDialog
+from tui.components.menu_list import MenuList
+from tui.components.move_menu import MoveMenu
+from tui.components.prompt import PromptDialog
+from tui.components.task_form import TaskForm
+from tui.keymap import key_text, load_user_keymap
+
+OWNERS: dict[str, Any] = {
+    registry.APP: KanbanApp,
+    registry.BOARD: BoardScreen,
+    registry.DRAWER: TaskDrawer,
+    registry.MENU: MenuList,
+    registry.HELP: HelpScreen,
+    registry.CONFIRM: ConfirmDialog,
+    registry.INFO: InfoDialog,
+    registry.PROMPT: PromptDialog,
+    registry.FORM: TaskForm,
+    registry.PICKER: DependencyPicker,
+    registry.MOVE: MoveMenu,
+    registry.FILTER: FilterBar,
+}
+
+
+def test_every_entry_runs_a_method_of_each_screen_it_names() -> None:
+    for action in registry.ACTIONS:
+        assert action.screens and action.section in registry.SECTIONS, action.id
+        for screen in action.screens:
+            owner = KanbanApp if action.call.startswith("app.") else OWNERS[screen]
+            assert hasattr(owner, f"action_{action.name}"), (action.id, screen)
+
+
+def test_every_binding_of_every_screen_comes_from_the_registry() -> None:
+    for screen, owner in OWNERS.items():
+        ours = [b for b in owner.BINDINGS if getattr(b, "id", None) in registry.BY_ID]
+        foreign = [b for b in owner.BINDINGS if b not in ours]
+        if owner is MenuList:  # OptionList's own arrows, enter and paging are kept
+            assert all(getattr(b, "id", None) is None for b in foreign)
+            continue
+        assert not foreign, (screen, foreign)
+        assert [b.id for b in ours] == [a.id for a in registry.actions_for(screen)]  # type: ignore[union-attr]
+
+
+def test_a_key_lives_once_per_screen() -> None:
+    for screen in OWNERS:
+        seen: dict[str, str] = {}
+        for action in registry.actions_for(screen):
+            for key in action.keys.split(","):
+                assert key not in seen, f"{screen}: {key} is {seen[key]} and {action.id}"
+                seen[key] = action.id
+
+
+def test_dialog_keys_are_remappable_too(tmp_path: Path) -> None:
+    """Before the registry, only board/task/drawer ids were known, so a keymap file remapping
+    the confirm dialog's `y` was refused as a typo."""
+    path = tmp_path / "keymap.toml"
+    path.write_text('"confirm.yes" = "enter"\n"drawer.close" = "escape,backspace"\n')
+    assert load_user_keymap(path) == {"confirm.yes": "enter", "drawer.close": "escape,backspace"}
+
+
+def test_help_is_generated_with_the_remapped_keys() -> None:
+    cancel = registry.BY_ID["task.cancel"]
+    assert key_text(cancel, {}) == "x"
+    assert key_text(cancel, {"task.cancel": "ctrl+x"}) == "ctrl+x"
+    assert key_text(registry.BY_ID["app.help"], {}) == "?"
+    from rich.console import Console
+
+    console = Console(width=100, record=True)
+    console.print(help_table({"task.cancel": "ctrl+x"}))
+    text = console.export_text()
+    for action in registry.ACTIONS:
+        assert action.title in text, action.id
+    assert "ctrl+x  Cancel" in text
+    for section in registry.SECTIONS:
+        assert section in text
+
+
+async def test_check_action_follows_the_registry(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.toggle_finished()
+        for status in t.STATUSES:
+            app.jump_to(app.state.columns[status][0])
+            await pilot.pause()
+            task = app.selected_task()
+            assert task is not None and task.status == status
+            for action in registry.actions_for(registry.BOARD):
+                expected = registry.availability(action, read_only=False, task=task)
+                got = app.screen.check_action(action.name, action.parameters)
+                if action.id in ("board.back", "board.drawer"):
+                    continue  # depends on the filter or an open drawer, not on the task
+                assert got == expected, (status, action.id)
+        # A done task: nothing moves it, so the move keys are greyed (shown, disabled).
+        app.jump_to(app.state.columns[t.DONE][0])
+        await pilot.pause()
+        assert app.screen.check_action("move_menu", ()) is None
+        assert app.screen.check_action("move_step", (1,)) is None
+        assert app.screen.check_action("filter", ()) is True
+
+
+async def test_palette_entries_come_from_the_registry_and_name_their_task(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["flaky"])
+        await pilot.pause()
+        titles = [command.title for command in board_commands(app, app.screen)]
+        flaky = ids["flaky"]
+        for target in t.legal_targets(t.TODO):
+            assert f"Move {flaky} to {t.label(target)}" in titles
+        assert f"Cancel {flaky}" in titles
+        assert "New task" in titles and "Refresh now" in titles
+        assert f"Drop or restore {flaky}" in titles
+        # Nothing written by a palette command offers a task other than the selected one.
+        for title in titles:
+            assert not any(
+                task_id in title.split() for task_id in app.state.tasks if task_id != flaky
+            )
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("escape")
+
+
+async def test_read_only_palette_offers_no_write(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock, read_only=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["flaky"])
+        await pilot.pause()
+        titles = {command.title for command in board_commands(app, app.screen)}
+        writes = {
+            a.palette_title(app.selected_task()) for a in registry.ACTIONS if a.writes and a.palette
+        }
+        assert titles and not titles & writes
+        assert not any(title.startswith("Move ") for title in titles)
+        assert f"Open {ids['flaky']}" in titles
+
+
+async def test_drawer_footer_is_generated_and_q_goes_back(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock)
+    app.set_keymap({"drawer.close": "escape,q,backspace"})
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["api"])  # in review: the review keys apply too
+        await pilot.press("enter")
+        await until(pilot, lambda: app.drawer_task_id() is not None)
+        await until(pilot, lambda: app.focused is app.drawers()[0])
+        drawer = app.screen
+        shown = {
+            binding.id
+            for (_node, binding, enabled, _tip) in drawer.active_bindings.values()
+            if binding.show and enabled
+        }
+        expected = {
+            a.id for a in registry.actions_for(registry.DRAWER) if registry.DRAWER in a.footer
+        }
+        assert expected <= shown
+        assert "task.create" not in {b.id for b in TaskDrawer.BINDINGS}  # type: ignore[union-attr]
+        await pilot.press("q")  # as help says: back, not quit
+        await until(pilot, lambda: app.drawer_task_id() is None)
+        assert app.is_running
+        await pilot.press("enter")
+        await until(pilot, lambda: app.drawer_task_id() is not None)
+        await until(pilot, lambda: app.focused is app.drawers()[0])
+        await pilot.press("backspace")  # the remapped key
+        await until(pilot, lambda: app.drawer_task_id() is None)

@@ -1,0 +1,254 @@
+"""The view stays where the operator put it (issue 10): new work at the top of a column is seen,
+arrivals above a scrolled column are counted, the cursor stays in its column when its task leaves
+(with a note and a key to follow), the board scrolls sideways by whole columns and says what is
+off screen, folded columns are reachable and fold only on request, the first paint is final, the
+counts agree, and a filter brings its first match into view."""
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import Board, ManualClock, PlanItem
+from boardlib import transitions as t
+from tests.tui.conftest import Notes, loaded, make_app, until, utc
+from tui.app import KanbanApp
+from tui.cards import CARD_HEIGHT
+from tui.components.board_view import BoardView
+from tui.components.header_bar import HeaderBar
+
+
+@pytest.fixture
+def long_todo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+    """64 todo tasks (the issue's column), a few elsewhere."""
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(1_767_261_600_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_plan([PlanItem(str(i), f"Todo task {i}", priority=i % 5) for i in range(64)])
+        for i in range(3):
+            task = board.create_task(f"Review me {i}")
+            board.claim(task.id, "agent-ada")
+            board.complete(task.id, "agent-ada")
+    return path, clock
+
+
+def board_view(app: KanbanApp) -> BoardView:
+    return app.board_screen.board
+
+
+def header(app: KanbanApp) -> Any:
+    return app.board_screen.query_one(HeaderBar).facts
+
+
+def dispatch(path: Path, clock: ManualClock, title: str, priority: int) -> str:
+    with Board(path, clock=clock) as agent:
+        return agent.create_task(title, priority=priority).id
+
+
+async def test_a_column_at_its_top_shows_new_top_work(long_todo) -> None:  # type: ignore[no-untyped-def]
+    path, clock = long_todo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        todo = board_view(app).columns[t.TODO]
+        selected = app.selected_task().id  # type: ignore[union-attr]
+        assert todo.scroll_offset.y == 0 and todo.cursor == 0
+        urgent = dispatch(path, clock, "Urgent: production is down", 99)
+        await until(pilot, lambda: urgent in app.state.tasks)
+        await pilot.pause(0.1)
+        assert todo.scroll_offset.y == 0  # still at the top: the urgent card is in view
+        assert app.state.columns[t.TODO][0] == urgent
+        assert app.selected_task().id == selected  # type: ignore[union-attr]
+        assert "new" not in str(todo.border_title)
+
+
+async def test_a_scrolled_column_counts_what_arrived_above(long_todo) -> None:  # type: ignore[no-untyped-def]
+    path, clock = long_todo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        todo = board_view(app).columns[t.TODO]
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        scrolled = todo.scroll_offset.y
+        selected = app.selected_task().id  # type: ignore[union-attr]
+        on_screen = todo.cursor * CARD_HEIGHT - scrolled
+        assert scrolled > 0
+        for n in range(2):
+            dispatch(path, clock, f"Urgent {n}", 99)
+        await until(pilot, lambda: len(todo.new_above) == 2)
+        assert "↑2 new" in str(todo.border_title)
+        # What the operator looks at did not move.
+        assert app.selected_task().id == selected  # type: ignore[union-attr]
+        assert todo.cursor * CARD_HEIGHT - todo.scroll_offset.y == on_screen
+        await pilot.press("g")  # back to the top: seen
+        await pilot.pause(0.1)
+        assert not todo.new_above and "new" not in str(todo.border_title)
+
+
+async def test_the_cursor_stays_when_its_task_leaves(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        target = ids["flaky"]  # the top of todo
+        app.jump_to(target)
+        below = app.state.columns[t.TODO][1]
+        x_before = board_view(app).scroll_offset.x
+        with Board(path, clock=clock) as agent:
+            agent.claim(target, "agent-zed")
+        await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS)
+        await pilot.pause(0.1)
+        assert board_view(app).active_status == t.TODO
+        assert app.selected_task().id == below  # type: ignore[union-attr]
+        assert board_view(app).scroll_offset.x == x_before
+        said = [note for note in notes.infos() if target in note]
+        assert said and "in progress" in said[-1] and "agent-zed" in said[-1]
+        assert "f follows" in said[-1]
+        await pilot.press("f")
+        assert app.selected_task().id == target  # type: ignore[union-attr]
+
+
+async def test_sideways_scrolling_shows_whole_columns_and_counts_the_rest(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        for key in ["l"] * 6 + ["h"] * 6 + ["z"] + ["l"] * 6:
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            left, right = view.region.x, view.region.right
+            shown = hidden_left = hidden_right = 0
+            for column in view.columns.values():
+                region = column.region
+                if region.width == 0 or region.right <= left or region.x >= right:
+                    if column.virtual_region.x < view.scroll_offset.x:
+                        hidden_left += 1
+                    else:
+                        hidden_right += 1
+                    continue
+                assert left <= region.x and region.right <= right, (key, column.status)
+                shown += 1
+            assert shown >= 3
+            facts = header(app)
+            assert (facts.hidden_left, facts.hidden_right) == (hidden_left, hidden_right), key
+            assert view.active.region.width != 0
+
+
+async def test_l_reaches_folded_columns_and_folding_is_asked(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        assert view.columns[t.DONE].collapsed and view.columns[t.CANCELLED].collapsed
+        for _ in range(6):
+            await pilot.press("l")
+        assert view.active_status == t.CANCELLED
+        assert view.columns[t.CANCELLED].collapsed  # reached, still folded
+        assert app.selected_task() is None  # a folded column's cards are not on screen
+        assert app.screen.check_action("cancel", ()) is None
+        await pilot.press("z")
+        assert not view.columns[t.CANCELLED].collapsed
+        assert app.selected_task().status == t.CANCELLED  # type: ignore[union-attr]
+        await pilot.press("z")
+        # An agent finishing work does not unfold done either.
+        with Board(path, clock=clock) as agent:
+            agent.approve(ids["cli"], "agent-grace")
+        await until(pilot, lambda: app.state.tasks[ids["cli"]].status == t.DONE)
+        await pilot.pause(0.1)
+        assert view.columns[t.DONE].collapsed
+
+
+def column_edges(row: str) -> list[int]:
+    return [i for i, char in enumerate(row) if char == "╮"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48), (200, 50)])
+def test_the_first_paint_is_the_final_layout(demo, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    """In a real pseudo-terminal: every time the columns' title row is written during start-up,
+    the columns have the same widths (before, the first frame used the stylesheet's widths and
+    was laid out again a moment later)."""
+    path, _clock, _ids = demo
+    width, height = size
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the app, at this size
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        env["TERM"] = "xterm-256color"
+        os.execve(sys.executable, [sys.executable, "-m", "tui", "--db", str(path)], env)
+    output = b""
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and b"TASK-" not in output:
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                output += os.read(fd, 1 << 16)
+        settle = time.monotonic() + 1.0  # the start-up frames that follow
+        while time.monotonic() < settle:
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if ready:
+                output += os.read(fd, 1 << 16)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    text = output.decode("utf-8", "replace")
+    rows = [
+        re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", match.group(1))
+        for match in re.finditer(r"\x1b\[2;1H(.*?)(?=\x1b\[\d+;\d+H|$)", text, re.S)
+    ]
+    full = [row for row in rows if row.count("╮") >= 3]  # whole title rows, not single cards
+    assert full, text[-2000:]
+    assert {tuple(column_edges(row)) for row in full} == {tuple(column_edges(full[-1]))}
+
+
+async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("full_stop")
+        await pilot.pause(0.1)
+        facts = header(app)
+        assert facts.shown == facts.total == sum(app.state.counts.values())
+        for status, column in board_view(app).columns.items():
+            assert str(app.state.counts[status]) in str(column.border_title)
+        await pilot.press("slash", *"parse", "enter")
+        facts = header(app)
+        assert facts.shown < facts.total
+
+
+async def test_a_filter_brings_its_first_match_into_view(long_todo) -> None:  # type: ignore[no-untyped-def]
+    path, clock = long_todo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        todo = view.columns[t.TODO]
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        assert todo.scroll_offset.y > 0
+        await pilot.press("slash", *"task 1", "enter")  # Todo task 1, 10..19
+        await pilot.pause(0.1)
+        assert todo.scroll_offset.y == 0
+        assert app.selected_task().id == app.state.columns[t.TODO][0]  # type: ignore[union-attr]
+        await pilot.press("escape")
+        await pilot.press("slash", *"review me", "enter")  # nothing in todo matches
+        await pilot.pause(0.1)
+        assert view.active_status == t.IN_REVIEW
+        assert app.selected_task().title.startswith("Review me")  # type: ignore[union-attr]

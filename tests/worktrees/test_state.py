@@ -1,0 +1,152 @@
+"""What `detail` says about a checkout is true in every state (checked out, paused, kept on its
+branch, cleaned, missing); the diff is capped with what was cut named; git is killed at a timeout;
+the worktree fingerprint changes exactly when the worktree does."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib.worktrees import GitFailure, Worktrees, collect_garbage, gitrepo
+from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
+from tests.worktrees.conftest import git
+
+
+def provisioned(env, **kw):
+    task_id = env.task(**kw)
+    made = env.trees.provision(task_id, env.repo)
+    return task_id, made, Path(made.worktree.worktree_path)
+
+
+def test_a_live_checkout_says_whether_work_is_uncommitted(env):
+    task_id, made, path = provisioned(env)
+    state = env.trees.detail(task_id).checkout
+    assert state is not None and state.state == CHECKED_OUT and state.uncommitted is False
+    assert state.path == str(path) and state.head == made.worktree.base_commit
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    detail = env.trees.detail(task_id)
+    assert detail.checkout is not None and detail.checkout.uncommitted is True
+    assert "uncommitted changes" in detail.checkout.summary
+    assert detail.to_json()["checkout"]["state"] == "checked_out"
+
+
+def test_detail_after_a_pause_is_true(env):
+    task_id, made, path = provisioned(env)
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    (path / "task-progress.md").write_text("## Done\n- fixed it\n\n## Next\n- add a test\n")
+    paused = env.trees.pause(task_id)
+    detail = env.trees.detail(task_id)
+    state = detail.checkout
+    assert state is not None and state.state == PAUSED
+    assert state.uncommitted is False and state.head == paused.pause.head
+    assert state.branch == made.worktree.branch and state.path is None
+    command = f"kanban task workspace provision {task_id} --repo {env.repo.resolve()}"
+    assert state.resume_command == command and command in state.summary
+    assert detail.workspace.status == "active"  # the seed: "active and resumable"
+    # The work against the baseline (the seed's diffStat.dirty), read from the branch.
+    assert detail.diff_stat is not None and detail.diff_stat.dirty
+    assert [f.path for f in detail.diff_files] == ["app.py"]
+    # The cold-resume state, rebuilt from the branch's SoR files.
+    assert detail.resume is not None and detail.resume["next"] == "add a test"
+    assert detail.resume["done"] == ["fixed it"]
+
+
+def test_done_with_an_empty_diff_shows_cleaned(env):
+    task_id, _, path = provisioned(env)
+    env.trees.complete(task_id, "alice")
+    assert env.board.get_task(task_id).status == "done" and not path.exists()
+    state = env.trees.checkout_state(task_id)
+    assert state.state == CLEANED and "removed" in state.summary
+    assert state.resume_command is None
+    detail = env.trees.detail(task_id)
+    assert detail.checkout == state and detail.sor_files == {} and detail.diff == ""
+
+
+def test_done_then_collected_shows_the_branch_that_keeps_the_work(env):
+    task_id, made, path = provisioned(env)
+    (path / "init.sh").write_text("VERIFY_CMD='true'\n")
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    assert env.trees.complete(task_id, "alice").task_status == "done"
+    assert env.trees.checkout_state(task_id).state == CHECKED_OUT  # kept until collected
+    report = collect_garbage(env.board, retention_ms=0)
+    assert report.removed and not path.exists()
+    state = env.trees.checkout_state(task_id)
+    assert state.state == KEPT and state.branch == made.worktree.branch
+    assert state.head == git(env.repo, "rev-parse", made.worktree.branch)
+    assert state.resume_command is None  # a done task is not provisioned again
+    detail = env.trees.detail(task_id)
+    assert "+    return 41" in detail.diff  # still reviewable from the branch
+
+
+def test_a_vanished_checkout_and_branch_is_missing(env):
+    task_id, made, _ = provisioned(env)
+    env.trees.pause(task_id)
+    git(env.repo, "branch", "-D", made.worktree.branch)
+    state = env.trees.checkout_state(task_id)
+    assert state.state == MISSING and made.worktree.branch in state.summary
+
+
+def test_a_diff_past_the_cap_is_cut_at_a_line_and_names_what_was_cut(env, tmp_path):
+    task_id, _, path = provisioned(env)
+    for index in range(6):
+        body = "".join(f"line {index}-{n}\n" for n in range(400))
+        (path / f"file{index}.txt").write_text(body)
+    small = Worktrees(env.board, diff_limit_bytes=12_000)
+    detail = small.detail(task_id)
+    assert detail.diff_truncated and detail.diff_limit_bytes == 12_000
+    assert len(detail.diff.encode()) <= 12_000 and detail.diff.endswith("\n")
+    assert [f.path for f in detail.diff_files] == [f"file{i}.txt" for i in range(6)]
+    assert all(f.insertions == 400 and f.deletions == 0 for f in detail.diff_files)
+    assert "file5.txt" not in detail.diff  # cut, but listed in diffFiles
+    whole = env.trees.detail(task_id)
+    assert not whole.diff_truncated and whole.diff_limit_bytes is None
+    assert whole.diff.startswith(detail.diff)
+
+
+def test_git_is_killed_at_the_timeout_with_its_children(env):
+    started = time.monotonic()
+    with pytest.raises(GitFailure) as failed:
+        gitrepo.run_capped(
+            env.repo, "-c", "alias.sleepy=!sleep 30", "sleepy", limit=1000, timeout_s=0.5
+        )
+    assert time.monotonic() - started < 10
+    assert "timed out" in str(failed.value) and failed.value.status is None
+
+
+def test_the_fingerprint_changes_exactly_when_the_worktree_does(env):
+    task_id, _, path = provisioned(env)
+    first = env.trees.fingerprint(task_id)
+    assert env.trees.fingerprint(task_id) == first  # reading changes nothing
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    second = env.trees.fingerprint(task_id)
+    assert second != first
+    time.sleep(0.01)
+    (path / "app.py").write_text("def answer():\n    return 40\n")  # same status line, new content
+    third = env.trees.fingerprint(task_id)
+    assert third != second
+    (path / "task-progress.md").write_text("## Next\n- more\n")
+    fourth = env.trees.fingerprint(task_id)
+    assert fourth != third
+    (path / "notes.txt").write_text("untracked\n")
+    assert env.trees.fingerprint(task_id) != fourth
+    env.trees.pause(task_id)
+    assert "branch:" in env.trees.fingerprint(task_id)
+    assert env.trees.fingerprint(env.task(claim_by=None)) == "none"
+
+
+def test_audit_rows_in_words():
+    from boardlib.narration import narrate_audit
+    from boardlib.records import AuditEntry
+
+    override = AuditEntry(
+        seq=1, actor="operator:sam", action="human_override", created_at=0, task_id="TASK-4",
+        from_status="in_review", to_status="done", verdict_overridden='{"status": "fail"}',
+    )  # fmt: skip
+    assert (
+        narrate_audit(override) == "human override: TASK-4 done over a fail verdict by operator:sam"
+    )
+    gate = AuditEntry(
+        seq=2, actor="verification-gate", action="verification", created_at=0, task_id="TASK-1",
+        detail="attempt 1: fail (exited 1 after 0.2 s) -> in_progress",
+    )  # fmt: skip
+    assert narrate_audit(gate).startswith("verification gate on TASK-1: attempt 1: fail")

@@ -1,0 +1,154 @@
+"""The verification gate on its own: running the command, judging, routing, recording."""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib import BoardError, Reason
+from boardlib.models import DeterministicResult, VerificationResult, parse_verdict
+from boardlib.worktrees.gate import (
+    TAIL_CHARS,
+    VerifyCommand,
+    find_verify_command,
+    judge,
+    route,
+    run_gate,
+    run_verify_command,
+)
+
+
+def test_pass_fail_and_output_tails(tmp_path):
+    ok = run_verify_command("echo hello; echo oops >&2", tmp_path, timeout_s=10)
+    assert ok.passed and ok.exit_code == 0 and not ok.timed_out
+    assert ok.stdout_tail == "hello\n" and ok.stderr_tail == "oops\n"
+    bad = run_verify_command("exit 7", tmp_path, timeout_s=10)
+    assert not bad.passed and bad.exit_code == 7
+    chatty = run_verify_command("seq 1 200000", tmp_path, timeout_s=30)
+    assert len(chatty.stdout_tail) == TAIL_CHARS and chatty.stdout_tail.endswith("200000\n")
+
+
+def test_a_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    started = time.monotonic()
+    result = run_verify_command(f"sleep 60 & echo $! > {pid_file}; wait", tmp_path, timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    assert result.timed_out and result.exit_code is None and not result.passed
+    assert "timed out" in result.stderr_tail
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        # A zombie child of a dead shell is reaped by init; give it a moment.
+        time.sleep(0.05)
+    else:
+        stat = Path(f"/proc/{child}/stat")
+        assert stat.exists() and stat.read_text().split()[2] == "Z", "grandchild still running"
+
+
+def test_the_command_runs_in_the_worktree_with_context_in_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_DIR", "/somewhere/else")
+    result = run_verify_command(
+        'pwd; echo "$KANBAN_TASK_ID ${GIT_DIR:-unset}"', tmp_path,
+        env={"KANBAN_TASK_ID": "TASK-9"},
+    )  # fmt: skip
+    assert result.stdout_tail.splitlines() == [str(tmp_path), "TASK-9 unset"]
+
+
+def test_a_missing_worktree_is_a_failed_run_not_a_crash(tmp_path):
+    result = run_verify_command("true", tmp_path / "gone", timeout_s=5)
+    assert not result.passed and result.exit_code is None
+    assert "could not start" in result.stderr_tail
+
+
+def test_where_the_command_comes_from(tmp_path):
+    assert find_verify_command(tmp_path).command is None
+    (tmp_path / "init.sh").write_text("VERIFY_CMD='make check'\n")
+    found = find_verify_command(tmp_path)
+    assert (found.command, found.source) == ("make check", "init.sh")
+    (tmp_path / "AGENT_HANDOFF.json").write_text(
+        '{"handoffFrom": "a", "runtime": "r", "commands": {"verify": "pytest"}}'
+    )
+    assert find_verify_command(tmp_path).command == "pytest"
+    (tmp_path / "AGENT_HANDOFF.json").write_text('{"handoffFrom": "a", "runtime": "r"}')
+    assert find_verify_command(tmp_path).command == "make check"
+
+
+def det(passed: bool) -> DeterministicResult:
+    return DeterministicResult(command="c", exit_code=0 if passed else 1, passed=passed)
+
+
+def test_attempts_accumulate_and_route_by_the_budget():
+    found = VerifyCommand("c", "init.sh")
+    verdict: VerificationResult | None = None
+    targets = []
+    for at in range(1, 5):
+        verdict = judge(verdict, det(False), now=at, found=found)
+        targets.append((route(verdict, 3).target, route(verdict, 3).attempts_left))
+    assert targets == [("in_progress", 2), ("in_progress", 1), ("blocked", 0), ("blocked", 0)]
+    assert [a.attempt for a in verdict.attempts] == [1, 2, 3, 4]
+    passed = judge(verdict, det(True), now=9, found=found)
+    assert passed.status == "pass" and route(passed, 3).target == "done"
+    assert len(passed.attempts) == 5 and passed.debt_notes == []
+
+
+def test_debt_verdicts_and_their_promotability():
+    none = judge(None, None, now=1, found=VerifyCommand(None, None))
+    assert none.status == "completed_with_debt" and not none.promotable
+    assert route(none, 3).target == "blocked"
+    green = judge(None, det(True), now=1, found=VerifyCommand("c", "init.sh", broken=["flaky e2e"]))
+    assert green.status == "completed_with_debt" and green.promotable
+    assert route(green, 3).target == "blocked" and "flaky e2e" in route(green, 3).reason
+    # Earlier failures stay in the history; a new no-command run does not hide them.
+    red = judge(judge(None, det(False), now=1, found=VerifyCommand("c", "init.sh")), None, now=2,
+                found=VerifyCommand(None, None))  # fmt: skip
+    assert red.status == "completed_with_debt" and len(red.attempts) == 1 and not red.promotable
+
+
+def test_the_gate_only_judges_tasks_in_review(env):
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    with pytest.raises(BoardError) as refused:
+        run_gate(env.board, task_id, Path(made.worktree.worktree_path))
+    assert refused.value.reason == Reason.INVALID_STATE
+    assert env.board.get_task(task_id).verification is None
+
+
+def test_a_reviewer_who_judges_during_the_run_wins_and_the_late_verdict_is_not_stored(env):
+    """The verify command itself plays the other agent: it approves the task mid-run."""
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    path = Path(made.worktree.worktree_path)
+    (path / "app.py").write_text("changed\n")
+    approve = (
+        f"{sys.executable} -c \"import sys; sys.path.insert(0, '{Path(__file__).parents[2]}');"
+        f"from boardlib import Board; Board('{env.board.path}').approve('{task_id}', 'bob')\""
+        "; exit 1"
+    )
+    env.trees.write_handoff(
+        task_id, {"handoffFrom": "alice", "runtime": "r", "commands": {"verify": approve}}
+    )
+    env.board.complete(task_id, "alice")
+    outcome = run_gate(env.board, task_id, path, builder="alice")
+    assert outcome.recorded is False and outcome.verdict.status == "fail"
+    task = env.board.get_task(task_id)
+    assert task.status == "done" and parse_verdict(task.verification).status == "pass"
+    assert "not recorded" in env.board.comments(task_id)[-1].body
+
+
+def test_record_verification_with_an_expected_status_refuses_and_writes_nothing(env):
+    task_id = env.task()
+    verdict = judge(None, det(True), now=1, found=VerifyCommand("c", "init.sh")).dumps()
+    audit = len(env.board.audit(task_id))
+    with pytest.raises(BoardError) as refused:
+        env.board.record_verification(task_id, verdict, expected_status="in_review")
+    assert refused.value.reason == Reason.INVALID_STATE
+    assert env.board.get_task(task_id).verification is None
+    assert len(env.board.audit(task_id)) == audit
+    stored = env.board.record_verification(task_id, verdict, expected_status="in_progress")
+    assert parse_verdict(stored.verification).status == "pass"
