@@ -37,11 +37,9 @@ minutes); `Board.check()` then recounts every readiness counter, so a wrong load
 import argparse
 import json
 import multiprocessing
-import os
 import random
 import resource
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -53,6 +51,8 @@ from typing import Any
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
+
+import record
 
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.store.contention import connect
@@ -252,13 +252,18 @@ def main() -> None:
         default=5.0,
         help="the extra row's mean pause between one agent's claims (uniform 0-2x; 0: no row)",
     )
+    record.add_arguments(parser)
     args = parser.parse_args()
+    with record.Run("claim", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     counts = [int(n) for n in (args.workers or ("1,4,16,64" if args.db else "1,4,16")).split(",")]
     # SQLite's own targets are for up to 16 workers (64 runs only beside Postgres, for comparison)
     least, most = min(counts), max([n for n in counts if n <= 16] or counts)
     results: dict[tuple[str, int], dict[str, Any]] = {}
     thinking: dict[str, dict[str, Any]] = {}
-    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kanban-bench-") as tmp:
         for name in ("ready", "mixed"):
             template = Path(tmp) / f"{name}.db"
@@ -273,6 +278,7 @@ def main() -> None:
                 shutil.copy(template, copy)
                 outcome = run(copy, workers, args.duration)
                 line = {
+                    "backend": "sqlite",
                     "board": name,
                     "workers": workers,
                     "claims_per_s": round(outcome["claims_per_s"], 1),
@@ -290,7 +296,7 @@ def main() -> None:
                     "claims": outcome["claims"],
                 }
                 results[(name, workers)] = line
-                print(json.dumps(line), flush=True)
+                bench.emit(line)
             if args.think_ms:
                 # The same workers as agents are: a pause between claims. (The loop above never
                 # pauses, so a few running processes take nearly every turn: claim_tail.py.)
@@ -298,6 +304,7 @@ def main() -> None:
                 shutil.copy(template, copy)
                 outcome = run(copy, most, args.duration, args.think_ms)
                 thinking[name] = {
+                    "backend": "sqlite",
                     "board": name,
                     "workers": most,
                     "think_ms": args.think_ms,
@@ -313,16 +320,13 @@ def main() -> None:
                     "double_claims": outcome["double_claims"],
                     "claims": outcome["claims"],
                 }
-                print(json.dumps(thinking[name]), flush=True)
+                bench.emit(thinking[name])
         if args.db:
             from claim_postgres import postgres_summary, run_postgres
 
             templates = {name: Path(tmp) / f"{name}.db" for name in ("ready", "mixed")}
-            on_postgres = run_postgres(
-                args.db, templates, counts, args.duration, run,
-                lambda line: print(json.dumps(line), flush=True),
-            )  # fmt: skip
-            print(json.dumps(postgres_summary(results, on_postgres, counts)), flush=True)
+            on_postgres = run_postgres(args.db, templates, counts, args.duration, run, bench.emit)
+            bench.emit(postgres_summary(results, on_postgres, counts))
     ready, mixed = results[("ready", most)], results[("mixed", most)]
     summary = {
         "summary": f"{least} and {most} workers",
@@ -342,11 +346,8 @@ def main() -> None:
             line["double_claims"] == 0 for line in [*results.values(), *thinking.values()]
         ),
         f"p99_{most}_thinking_ms": [line["p99_ms"] for line in thinking.values()],
-        "machine": f"{multiprocessing.cpu_count()} cores, Python {sys.version.split()[0]}, "
-        f"SQLite {sqlite3.sqlite_version}",
-        "load_average": f"{load_before:.1f} -> {os.getloadavg()[0]:.1f}",
     }
-    print(json.dumps(summary), flush=True)
+    bench.emit(summary)
 
 
 if __name__ == "__main__":

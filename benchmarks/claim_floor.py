@@ -22,9 +22,7 @@ far less.
 """
 
 import argparse
-import json
 import multiprocessing
-import os
 import resource
 import statistics
 import tempfile
@@ -38,6 +36,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 # isort: split
 
 import psycopg
+import record
 from claim import build_board
 from claim_postgres import Boards, postmaster_pid, server_cpu_s, server_facts
 
@@ -174,14 +173,20 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--workers", default="1,4,16,64")
     parser.add_argument("--variants", default="floor,unprepared,notify,board")
+    record.add_arguments(parser)
     args = parser.parse_args()
+    with record.Run("claim_floor", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     counts = [int(n) for n in args.workers.split(",")]
     facts = server_facts(args.db)
     with psycopg.connect(args.db, autocommit=True) as conn:
         for name in ("full_page_writes", "shared_buffers", "wal_sync_method", "commit_delay"):
             row = conn.execute(f"SHOW {name}").fetchone()  # type: ignore[arg-type]
             facts[name] = str(row[0]) if row else "?"
-    print(json.dumps({"server": facts, "load_average": os.getloadavg()[0]}), flush=True)
+    bench.emit({"server": facts})
     postmaster = postmaster_pid(args.db)
     boards = Boards(args.db)
     try:
@@ -191,9 +196,7 @@ def main() -> None:
             for workers in counts:
                 for variant in args.variants.split(","):
                     target = boards.fresh(template)
-                    line = run(target, variant, workers, args.duration, postmaster)
-                    line["load_average"] = round(os.getloadavg()[0], 1)
-                    print(json.dumps(line), flush=True)
+                    bench.emit(run(target, variant, workers, args.duration, postmaster))
     finally:
         boards.close()
 

@@ -17,7 +17,6 @@ waiting for a core while it held the lock. One JSON line per view.
 """
 
 import argparse
-import json
 import multiprocessing
 import os
 import resource
@@ -34,6 +33,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
 
+import record
 from claim import CTX, build_board
 
 from boardlib import Board, BoardConfig, BoardError, Reason
@@ -297,7 +297,13 @@ def main() -> None:
     parser.add_argument(
         "--think-ms", default="0", help="mean pause between claims (uniform 0-2x), comma-separated"
     )
+    record.add_arguments(parser)
     args = parser.parse_args()
+    with record.Run("claim_tail", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     with tempfile.TemporaryDirectory(prefix="tail-bench-") as tmp:
         template = Path(tmp) / "ready.db"
         build_board(template, args.tasks, mixed=False, seed=7)
@@ -311,10 +317,9 @@ def main() -> None:
                 copy = Path(tmp) / f"ready-{i}-{think}-{pragma}.db"
                 shutil.copy(template, copy)
                 rows, runnable = run(copy, args.workers, args.duration, think, pragma)
-                load = round(os.getloadavg()[0], 1)
-                head = {"run": i, "think_ms": think, "pragma": pragma, "load": load, **runnable}
+                head = {"run": i, "think_ms": think, "pragma": pragma, **runnable}
                 for line in analyse(rows, args.slow_ms):
-                    print(json.dumps({**head, **line}), flush=True)
+                    bench.emit({**head, **line})
 
 
 if __name__ == "__main__":

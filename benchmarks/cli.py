@@ -20,7 +20,6 @@ It then measures `kanban mcp` from spawn to its first tool result, separately (`
 """
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -36,6 +35,8 @@ from pathlib import Path
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
+
+import record
 
 from boardlib import Board
 
@@ -78,8 +79,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--instructions", action="store_true", help="also count instructions")
+    record.add_arguments(parser)
     args = parser.parse_args()
+    with record.Run("cli", args) as bench:
+        measure(args, bench)
 
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "board.db"
         with Board(db) as board:
@@ -136,7 +142,8 @@ def main() -> None:
     for name, times in samples.items():
         median = statistics.median(times)
         line: dict[str, object] = {
-            "command": name,
+            "measurement": "cli_startup",
+            "process": name,
             "median_ms": round(median, 1),
             "min_ms": round(min(times), 1),
             "baseline_median_ms": round(base_median, 1),
@@ -148,8 +155,8 @@ def main() -> None:
         if count is not None and base_instructions:
             line["instructions_m"] = round(count / 1e6, 1)
             line["instructions_ratio"] = round(count / base_instructions, 2)
-        print(json.dumps(line))
-    mcp_startup(args.rounds)
+        bench.emit(line)
+    mcp_startup(args.rounds, bench)
 
 
 # -- `kanban mcp`: start-up to the first tool result (issue 13), a separate measurement ------------
@@ -189,7 +196,7 @@ async def _mcp_first_result(env: dict[str, str]) -> tuple[float, float]:
     return wall, _children_cpu_ms() - cpu  # the server is reaped when the client closes
 
 
-def mcp_startup(rounds: int) -> None:
+def mcp_startup(rounds: int, bench: record.Run) -> None:
     import anyio
 
     with tempfile.TemporaryDirectory() as folder:
@@ -244,7 +251,7 @@ def mcp_startup(rounds: int) -> None:
         }
         if name == first:
             doc["within_1s"] = median <= MCP_TARGET_MS
-        print(json.dumps(doc))
+        bench.emit(doc)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 # isort: split
 
 import httpx
+import record
 from claim import build_board
 from claim import run as library_run
 from proc_stat import cpu_seconds
@@ -376,10 +377,16 @@ def main() -> None:
         "FastAPI route) answering a canned claim: the most this machine can serve.",
     )
     parser.add_argument("--bare-server", choices=BARE_KINDS, help=argparse.SUPPRESS)
+    record.add_arguments(parser)
     args = parser.parse_args()
     if args.bare_server:
         serve_bare(args.bare_server)
         return
+    with record.Run("http", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     parts = set(args.parts.split(","))
     lines: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="kanban-bench-http-") as folder:
@@ -407,7 +414,7 @@ def main() -> None:
             else {"double_claims": 0}
         )
         if "library" in parts:
-            print(json.dumps(lines["library"]), flush=True)
+            bench.emit(lines["library"])
         if "http" in parts:
             cpu_copy = tmp / "cpu.db"
             shutil.copy(template, cpu_copy)
@@ -444,7 +451,7 @@ def main() -> None:
                     "server_exit": served["server_exit"],
                 }
                 lines[f"http-{workers}"] = line
-                print(json.dumps(line), flush=True)
+                bench.emit(line)
 
         if "ceiling" in parts:
             for kind in BARE_KINDS:
@@ -458,7 +465,7 @@ def main() -> None:
                     if "library" in parts
                     else None,
                 }
-                print(json.dumps(lines[f"ceiling-{kind}"]), flush=True)
+                bench.emit(lines[f"ceiling-{kind}"])
 
         if "lists" in parts:
             read_copy = tmp / "read.db"
@@ -472,7 +479,7 @@ def main() -> None:
                         "listed": built.get("ready") if name == "ready" else args.tasks,
                         **timed_gets(server.url, path, 20),
                     }
-                    print(json.dumps(lines[name]), flush=True)
+                    bench.emit(lines[name])
             finally:
                 server.stop()
         if "detail" in parts:
@@ -481,7 +488,7 @@ def main() -> None:
                 "files_changed": args.files,
                 **detail_latency(tmp, args.files),
             }
-            print(json.dumps(lines["detail"]), flush=True)
+            bench.emit(lines["detail"])
 
     served = [line for name, line in lines.items() if name.startswith("http-")]
     if not served:
@@ -498,10 +505,8 @@ def main() -> None:
         "cores_bound_ratio": round(best["cores_bound_per_s"] / library["claims_per_s"], 3)
         if "library" in parts
         else None,
-        "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-        f"load {os.getloadavg()[0]:.1f}",
     }
-    print(json.dumps(summary), flush=True)
+    bench.emit(summary)
 
 
 if __name__ == "__main__":

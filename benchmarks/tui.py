@@ -22,7 +22,6 @@ the 20,000-line diff's first screen < 1 s, scrolling at keystroke speed (<= 50 m
 
 import argparse
 import fcntl
-import json
 import os
 import pty
 import random
@@ -35,11 +34,13 @@ import termios
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
 
+import record
 from proc_stat import cpu_seconds
 
 from boardlib import Board, PlanItem
@@ -302,7 +303,6 @@ def drawer_figures(poll_ms: int) -> dict[str, object]:
         "diff_scroll_keystroke_to_frame_ms_max": round(max(scroll), 1),
         "diff_scroll_ratio_to_cursor_move": round(statistics.median(scroll) / base, 2),
         "peak_rss_mb_with_20000_line_diff": round(rss, 1),
-        "loadavg_1m": os.getloadavg()[0],
         "targets_met": {
             "diff_first_screen_under_1s": big_ms < 1000,
             "diff_scroll_keystroke_speed": statistics.median(scroll) <= 50,
@@ -321,10 +321,14 @@ def main() -> None:
         help="the same board on this PostgreSQL database (a fresh schema, dropped after): the "
         "live view then follows LISTEN/NOTIFY instead of the file's data_version",
     )
+    record.add_arguments(parser)
     args = parser.parse_args()
-    if args.drawer:
-        print(json.dumps(drawer_figures(args.poll_ms)))
-        return
+    name = "tui_drawer" if args.drawer else "tui_postgres" if args.db else "tui"
+    with record.Run(name, args) as bench:
+        bench.emit(drawer_figures(args.poll_ms) if args.drawer else board_figures(args))
+
+
+def board_figures(args: argparse.Namespace) -> dict[str, Any]:
     poll_s = args.poll_ms / 1000
     with tempfile.TemporaryDirectory() as folder:
         template = Path(folder) / "board.db"
@@ -424,7 +428,6 @@ def main() -> None:
         "one_card_change_cpu_ms_p50": round(statistics.median(change_cpu) * 1000, 1),
         "highlight_end_bytes_p50": int(statistics.median(clear_bytes)),
         "card_moves_column_bytes": move_bytes,
-        "loadavg_1m": os.getloadavg()[0],
         "targets_met": {
             "first_frame": first_frame <= 1.0,
             "rss": rss <= 150,
@@ -435,7 +438,7 @@ def main() -> None:
             "one_card_change": statistics.median(change_bytes) < 2048,
         },
     }
-    print(json.dumps(result))
+    return result
 
 
 if __name__ == "__main__":

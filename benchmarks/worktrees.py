@@ -10,7 +10,6 @@ This is a benchmark, not a test: nothing is asserted.
 """
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
+
+import record
 
 from boardlib import Board
 
@@ -55,7 +56,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--files", type=int, default=500)
+    record.add_arguments(parser)
     args = parser.parse_args()
+    with record.Run("worktrees", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     os.environ.update({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"})
     with tempfile.TemporaryDirectory(prefix="kanban-bench-") as folder:
         tmp = Path(folder)
@@ -121,7 +128,7 @@ def main() -> None:
                 }
             )
         for row in rows:
-            print(json.dumps(row))
+            bench.emit(row)
 
 
 if __name__ == "__main__":
