@@ -1,19 +1,8 @@
 """Plan files: many tasks at once, with local keys and dependencies between them.
 
-A plan is YAML or JSON: a list of tasks (or `{"tasks": [...]}`), each with a `key` local to the
-file, a `title`, and optionally `description`, `role`, `priority`, `depends_on` (keys of the plan,
-or ids of tasks already on the board), `parent`, `status` (backlog|todo), `team` and `kind`.
-
-`lint` reports everything wrong at once, so a planner fixes a file in one pass: syntax, bad fields
-(unknown ones included), duplicate keys, references to keys that exist neither in the plan nor on
-the board, and every dependency cycle with the keys on it. It never writes. `to_items` turns a clean
-plan into `PlanItem`s for `Board.create_plan`, which creates all of them in one transaction or none.
-
-`refusal` turns a report with problems into the one `BoardError` every surface shows, and `apply`
-is lint-then-create against one board: `plan lint` and `plan apply` share this validator, so they
-report the same problems with the same reasons.
-
-This module imports pydantic (and PyYAML when reading YAML): only `kanban plan ...` loads it.
+`lint` reports everything wrong at once and never writes; `apply` is lint-then-create in one
+transaction, so `plan lint` and `plan apply` report the same problems. This module imports pydantic
+(and PyYAML for YAML): only `kanban plan ...` loads it. The file format: docs/architecture.md#plans
 """
 
 import json

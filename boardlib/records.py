@@ -1,22 +1,9 @@
 """The board's rows as plain slotted dataclasses: `Task`, `Comment`, `Execution`, `Workspace`,
 `Event`, `AuditEntry`, and the composite reads built from them.
 
-Why dataclasses and not pydantic models: an agent's `kanban task claim-next` pays for every import,
-and pydantic alone costs several times a bare interpreter start on this kind of machine. These
-records are the single declaration of each row's shape: field names are the SQL column names
-(snake_case), `to_json()` gives the camelCase JSON of seed 003, and pydantic can still validate them
-(FastAPI, `TypeAdapter`) through `__pydantic_config__`, which is a plain dict here so that importing
-this module never imports pydantic. Input validation lives in `models.py`.
-
-Records are values: nothing mutates one after it is built (`dataclasses.replace` makes a changed
-copy). They are not declared frozen only because a frozen dataclass's constructor sets every field
-through `object.__setattr__`, which made building a 10,000-task snapshot several times slower.
-
-They compare and print through `Record`'s one `__eq__` and `__repr__` (`eq=False, repr=False` on
-the dataclasses), with the dataclass semantics: equal when of the same class with equal fields,
-shown as `Task(id='TASK-1', ...)`. Generating and compiling those methods per class on every
-import was ~19 million instructions, 8% of what a `kanban task claim-next` call costs beyond a bare
-interpreter (callgrind). `Task` alone keeps a generated `__eq__` (see there).
+Dataclasses, not pydantic, so an agent's claim path never imports pydantic; field names are the
+SQL columns, `to_json()` the camelCase JSON. Records are values and compare through `Record`'s one
+`__eq__`/`__repr__`. Why each choice: docs/architecture.md#the-boards-rows
 """
 
 import json

@@ -1,18 +1,9 @@
 """What the board screen shows, apart from how it is drawn: every task by id, the filter, and for
 each status the visible task ids in display order.
 
-The reader thread hands over either a full snapshot or the rows that changed; `BoardState` applies
-them as a keyed diff by task id and reports, per column, which rows changed in place and from which
-row the cards shifted. The columns repaint exactly that and nothing else, which is what keeps a
-one-card change at a few hundred bytes on the wire with 10,000 tasks on the board.
-
-Order inside a column is priority (highest first), then creation order. It deliberately ignores
-`updated_at`: a card that jumps to the top whenever an agent touches it would move under the
-operator's cursor. Done and cancelled are history, read newest first: they are ordered by when
-they finished (`completed_at`, or the cancel's `updated_at`), then creation order.
-
-Counts agree everywhere: a column's count, the header's total and "N shown" all count the tasks
-in scope (dropped ones only while `.` shows them), so "shown" never exceeds the total.
+Snapshots and changed rows are applied as a keyed diff by task id, reporting per column what to
+repaint. Columns order by priority, then creation (never `updated_at`); done and cancelled newest
+first. Why: docs/architecture.md#the-terminal-boards-state
 """
 
 from bisect import bisect_left

@@ -1,22 +1,9 @@
 """Every operator action of the app, declared once.
 
-One `Action` says everything about one thing the operator can do: its binding id (what a keymap
-file remaps), the Textual action it runs, its title, its default keys, which screens it belongs
-to, whether it writes to the board (greyed in read-only mode), whether it needs a selected task
-and when it applies to that task, and how it is offered in the command palette. Everything else
-is generated from `ACTIONS`:
-
-- each screen's `BINDINGS` (`bindings_for`), keeping `Binding(id=...)` so keys can be remapped;
-- the footer (an action's `footer` screens) and the `?` help screen (`help_sections`);
-- `check_action` (`availability`): greyed when read-only, without a task, or not applicable;
-- the command palette's board commands (`palette_entries`);
-- the ids a keymap file may name (`known_ids`).
-
-So a new action is one entry here plus its `action_*` method on the screen that runs it.
-
-Keys follow k9s and lazygit: `h/j/k/l` and arrows to move, `H/L` to move the card itself, `enter`
-to open, `esc` (or `q`) to go back, `/` to filter, `ctrl+p` for the palette, `?` for help, `q` on
-the board to quit.
+One `Action` per thing the operator can do; bindings (`Binding(id=...)`), the footer, `?` help,
+`check_action` and the palette's commands are all generated from `ACTIONS`, so a new action is
+one entry here plus its `action_*` method. What each field drives:
+docs/architecture.md#the-action-registry
 """
 
 from collections.abc import Callable, Iterable, Iterator

@@ -1,18 +1,9 @@
 """A deterministic board whose code tasks have real git worktrees: the task drawer's fixture for
 the screenshots, the pilot tests and the drawer benchmark.
 
-It is built the way agents build one: a user's repository made with `git`, then every worktree
-step through `boardlib.worktrees` (provision, edits on disk, progress notes, a decision, a handoff,
-pause, complete through the verification gate). The clock is a `ManualClock` and git's dates are
-fixed, so the same build gives the same shas and the same screens.
-
-- `review`: in review, checked out, a diff of a modified file, a new module and its test, a full
-  set of SoR files with a handoff naming its next step and what is unverified;
-- `gated`: done through the gate, whose first run failed (VERIFICATION.md shows both runs);
-- `paused`: paused, its work committed on its branch (the cold-resume state is shown);
-- `research`: a research task: no worktree;
-- `empty`: done with an empty diff: its worktree and branch were cleaned away;
-- `big`: in progress with a 20,000-line diff (only with `big_diff=True`: for the benchmark).
+Built the way agents build one, through `boardlib.worktrees`, on a `ManualClock` with fixed git
+dates, so the same build gives the same shas and the same screens. Its tasks (`review`, `gated`,
+`paused`, `research`, `empty`, `big`): docs/architecture.md#the-demo-and-the-review-board
 """
 
 import json

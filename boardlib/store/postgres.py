@@ -1,45 +1,9 @@
 """The PostgreSQL store: the same `Tx` statements as `sqlite.py` for a board on a database server.
 
 Imported only when a board location is a `postgresql://` URL, so an agent's SQLite claim path never
-loads psycopg (tests/walls/test_import_hygiene.py).
-
-How the SQLite store's guarantees carry over, with concurrency instead of one writer at a time:
-- **Claims** (`write(shared=True)`) run side by side in READ COMMITTED. claim-next is one statement:
-  `SELECT id ... FOR NO KEY UPDATE SKIP LOCKED` over the ready partial index, then the guarded
-  `UPDATE ... RETURNING` of that row. A claimer skips rows another claimer has locked instead of
-  queueing behind it, and the guard in the UPDATE means no row is ever claimed twice.
-- **Every other write** takes the board's transaction-scoped advisory lock first, so writes that
-  judge several rows (cycle checks, `cancel_dependents`, caps, readiness counters, the next id) see
-  exactly what SQLite's `BEGIN IMMEDIATE` would show them. Inside those writes `task()` locks the
-  row it reads, so a claim cannot change the row the board is judging before it writes.
-- **Row locks are `FOR NO KEY UPDATE`** (the lock an UPDATE that keeps the key takes), not `FOR
-  UPDATE`: inserting a comment, a run or a link takes `FOR KEY SHARE` on its task (the foreign-key
-  check) until COMMIT, and `FOR UPDATE SKIP LOCKED` would skip every task someone was commenting
-  on (found by a test: claim-next saw no task while another process wrote a comment).
-- **The lease sweep** takes expired rows with `FOR NO KEY UPDATE SKIP LOCKED` and releases them
-  with a guarded update: any number of servers may sweep at once and each expired task is
-  released by exactly one of them.
-- **Retries**: deadlocks, serialisation failures and lock timeouts re-run the whole transaction
-  within the board's wall-clock budget (`lock_timeout` is set to what is left of it), then
-  `BoardError(BUSY)`, as on SQLite.
-- **Events** get their seq from a sequence (claims never wait on each other for a number) and are
-  written in one statement just before COMMIT. Seqs are thus handed out in call order, not commit
-  order: seq 10 may commit after seq 11. A reader must never hand out 11 while 10 may still come,
-  or a follower that resumes after 11 loses 10. So readers see only the *safe horizon*: the longest
-  gap-free prefix of the log, where a gap counts as closed once it is proven final (its
-  transaction aborted). The proof: a transaction takes its xid before its seq, so whoever holds a
-  missing seq below a visible one was running when the reader's snapshot was taken and is in that
-  snapshot's in-progress list; once every one of those xids has finished, the missing seqs are
-  final. Each store remembers that proof between reads (`_EventHorizon`); reconciles persist it.
-- **Change feed**: after a commit that wrote events the writer sends `NOTIFY` on the board's
-  channel, as a separate statement after COMMIT in the same round trip (a NOTIFY inside the
-  transaction would serialise every committing writer on Postgres's notify lock, held through
-  the commit's WAL flush; on its own it never waits for one). `change_token()` listens on its
-  own connection and recomputes the safe horizon only when notified, or every `FALLBACK_POLL_S` in
-  case a notification was lost (a writer killed between COMMIT and NOTIFY, an aborted seq to close).
-- **Connections**: one plain connection for a one-shot CLI call; a `psycopg_pool` pool for
-  long-running processes (`pool_size`). Every connection runs in autocommit mode and the store
-  issues BEGIN/COMMIT itself, as the SQLite store does.
+loads psycopg (tests/walls/test_import_hygiene.py). Claims run side by side (`SKIP LOCKED`), every
+other write under the board's advisory lock, and readers see events only up to the safe horizon.
+How each of the SQLite store's guarantees carries over: docs/architecture.md#postgresql
 """
 
 import hashlib
@@ -206,7 +170,7 @@ class PostgresTx(SharedTx):
         self.conn = conn
         self.store = store
         self.locking = locking  # a serialised write: rows read to be judged are locked
-        if locking:  # FOR NO KEY UPDATE, not FOR UPDATE: see the module's docstring
+        if locking:  # FOR NO KEY UPDATE, not FOR UPDATE: docs/architecture.md#postgresql
             self.task_by_id = _TASK_BY_ID_LOCKED
         self._events: list[tuple[Any, ...]] = []
 

@@ -1,23 +1,8 @@
 """The board's tables on PostgreSQL: the twin of `schema.py`, one migration for each of SQLite's.
 
-Versions are shared: version N here holds the same columns as version N of the SQLite file, so
-`kanban db copy` moves a board either way and `db check` compares both against one
-`SCHEMA_VERSION`. A SQLite migration without its Postgres twin fails at import (below).
-
-One board per schema (`public` unless the URL's `options=-csearch_path=...` says otherwise). The
-version lives in `board_meta`; migrations run under the board's advisory lock and re-read the
-version first, so racing openers migrate once.
-
-Types, chosen so that a copy is lossless both ways and rows read back the same through `records`:
-- timestamps are epoch milliseconds in BIGINT (as in SQLite), never `timestamptz`;
-- `cost_usd` is DOUBLE PRECISION (SQLite's REAL is an 8-byte double; Postgres's REAL is not);
-- the JSON columns (`holders`, `events.data`, `verification`) stay TEXT, not JSONB. JSONB would
-  re-serialise what it stores (key order, spacing), so a copied board would no longer hash the same
-  as its source, and the records would need a second decoding path. The one JSON operation in SQL,
-  adding a holder on claim, casts to JSONB for that statement only.
-- `events.seq` comes from a sequence, so concurrent claims never wait on each other for a number.
-  Seqs are then handed out in call order, not commit order; readers only ever see a gap-free
-  prefix of them (the "safe horizon", see `postgres.py`).
+Versions are shared with the SQLite file, so `kanban db copy` moves a board either way; a SQLite
+migration without its Postgres twin fails at import (below). The column types keep a copy
+lossless both ways: docs/architecture.md#postgresql
 """
 
 from .. import transitions

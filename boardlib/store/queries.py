@@ -1,25 +1,8 @@
 """The statements both stores run: one text per query, written once, and the rows they return.
 
-`SharedTx` is the base of `SqliteTx` and `PostgresTx`. Every statement whose meaning and text can
-be the same on SQLite 3.35+ and PostgreSQL 13+ lives here, once; each store keeps only the
-statements that must differ (the claims, the lease sweep, the event log, health checks, sequences),
-each with a line saying why (tests/core/test_queries.py holds the list). Before this class, 43 of
-the 56 statements were written twice, differing only in calling convention (`?` against `%s`, fetch
-helpers) or in spellings one dialect lacks.
-
-The SQL is written in SQLite's parameter style: `?` for a statement's few positional values (the
-cheaper binding: a named one costs sqlite3 ~1,600 more instructions per statement), `:name` where
-a value is used twice or a statement takes many.
-The seam a store fills in is small:
-- `_fetchall`, `_fetchone`, `_execute`, `_executemany`: run one statement. SQLite hands the text
-  straight to `sqlite3`; Postgres rewrites it to psycopg's `%(name)s` style with `pyformat`, once
-  per distinct text (cached), never per call.
-- `task_by_id`: the read of a task, which a serialised write on Postgres makes lock the row.
-- `LIKE_ANY_CASE`: the case-blind `LIKE` (SQLite's `LIKE` already is; Postgres says `ILIKE`).
-
-Portable spellings chosen on purpose: `COALESCE` (not SQLite's `IFNULL`), `<>` (not `!=`),
-`CAST(:x AS TEXT)` (not Postgres's `::text`), `ON CONFLICT DO NOTHING` (not `INSERT OR IGNORE`),
-`RETURNING` (not `rowcount`), and a GROUP BY that names every column it keeps.
+`SharedTx` is the base of `SqliteTx` and `PostgresTx`; each store keeps only the statements that
+must differ, each saying why (tests/core/test_queries.py holds the list). The SQL is written in
+SQLite's parameter style and portable spellings: docs/architecture.md#statements-written-once
 """
 
 import functools

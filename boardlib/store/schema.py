@@ -1,20 +1,8 @@
 """The board's tables, versioned with `PRAGMA user_version` and migrated in code.
 
-Each migration is a tuple of statements run in one `BEGIN IMMEDIATE` transaction that re-reads the
-version first, so two processes opening a new file at once cannot both migrate it. Append new
-migrations; never edit a released one.
-
-Every table carries the dormant `tenant_id` seam of seed 000. Timestamps are epoch milliseconds.
-`tasks.unmet_deps` is readiness kept incrementally (the count of dependencies not yet done),
-maintained in the same transaction as every link and every move to done, so claim-next picks with
-one partial-index lookup whatever the dependency graph looks like.
-
-Indexes are few on purpose: each one a claim touches is another page in every commit's WAL, written
-and later checkpointed (with its fsync) inside the writer's turn. Lists
-sort by `updated_at` without an index (milliseconds at 100,000 tasks) and the event purge scans.
-For the same reason `events.seq` is a plain rowid, not AUTOINCREMENT (which writes
-`sqlite_sequence` on every insert); the purge always keeps the newest event, so a seq is never
-handed out twice and a follower's cursor stays valid.
+Each migration runs in one `BEGIN IMMEDIATE` transaction that re-reads the version first; append
+new migrations, never edit a released one. Readiness is kept in `tasks.unmet_deps`, and indexes
+are few on purpose: docs/architecture.md#the-sqlite-schema
 """
 
 import sqlite3

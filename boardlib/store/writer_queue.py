@@ -1,54 +1,10 @@
 """A fair turn for each write transaction on one board file, across processes.
 
-Why: SQLite's busy handler (`busy_timeout`) sleeps a waiting writer on a 1, 2, 5, 10 ... 100 ms
-ladder and gives the lock to whoever asks at the moment it is free. Under many writers that is
-nearly always a process that has just committed and comes straight back, so a sleeper can lose
-round after round: measured here with 16 claiming processes on 2 cores, p99 claim latency was
-130-180 ms, sitting exactly on the ladder's cumulative sleeps. Waiting on a kernel lock instead
-wakes the waiters the moment the lock is released, and the process that just committed has its
-own work to do before it can ask again, so turns go round (at some cost in throughput: a turn is
-handed over rather than grabbed).
-
-How: an exclusive `flock` on a lock file beside the board (`<board>-writers`) is held for the
-whole write transaction. The kernel drops it if the holder dies, so a crash never wedges the
-board. The wait is bounded by the transaction's wall-clock budget. In the main thread (an agent's
-CLI call, a worker process) the caller blocks in `flock` itself and a SIGALRM (`_Alarm`) ends the
-wait at the deadline; that is used only while nobody else has claimed SIGALRM, and the previous
-handler is put back. Elsewhere (the TUI's workers) this queue's helper thread blocks on the lock
-on its own file description while the caller waits for the hand-over with a timeout; if the
-caller gives up, the helper passes the lock on the moment it gets it. The helper costs two thread
-wake-ups per turn, which measurably lowered claim throughput, hence the main-thread path.
-SQLite's own locking and the contention recipe still apply underneath, so writers that do not
-take part (the sqlite3 shell, an older kanban) stay correct, merely unqueued.
-
-Why a gate: the kernel wakes a waiter when the lock is released but does not hand it over, so a
-process that is running (the one that just committed, say) takes it before the woken waiter gets
-a core. In a tight claim loop (16 processes, 2 cores; benchmarks/claim_tail.py) ~3 running
-processes took ~95% of the turns while the rest slept, and a slow claim was woken ~11 times and
-lost each time: p99 38-45 ms on a quiet machine. Serving every waiter in order is no answer: a
-turn handed to a sleeper waits for it to wake and runs on cold caches (held 0.26 ms, not 0.09),
-and a strict FIFO ticket queue cut claims/s by a half to two thirds. So, as in Go's `sync.Mutex`,
-running writers barge while nobody starves, and a writer that has waited `PATIENCE_S` for the
-turn closes a gate that stops newcomers from barging until it has the turn:
-- the gate is an open-file-description lock on byte 0 of the lock file (Linux's: like `flock` it
-  belongs to the description, so it dies with its process and closing another descriptor of the
-  file never drops it; it does not interact with the `flock` that is the turn). Each starving
-  writer holds it shared, so they never queue behind one another (an exclusive gate had them wait
-  ~4 ms each for it), and it is closed while any of them does;
-- every writer looks at the gate before trying the turn (one system call, 0.7 us). One that finds
-  it closed sits out, for at most `PATIENCE_S`, so a frozen starving writer slows newcomers but
-  cannot stop them; then it waits for the turn like any other.
-Measured with benchmarks/claim.py, 16 processes on 2 cores, quiet machine, two runs of each
-interleaved: p99 37-42 -> 21-24 ms; claims/s 7,184-8,477 -> 5,861-7,055 (ratio to the ceiling
-0.17-0.20 -> 0.14-0.18; issue 16 asks p99 <= 30 ms and >= 0.12); 1 and 4 processes unchanged
-within noise. The cost is the starving writers' cold turns (CPU per claim 109-127 -> 142-176 us).
-Patience 10 ms gave p99 23-25 ms at ratio 0.12-0.14, 20 ms p99 28-30 ms. At 64 processes a
-fixed patience ran into a convoy: every writer starved, the gate never opened and every turn went
-to a cold sleeper (claims/s 4,883 -> 1,948-2,470, p50 0.08 -> 25-28 ms); a writer whose sit runs
-out now doubles its own patience (see `PATIENCE_MAX_S`): 3,117-3,308 claims/s, p99 136-140 ->
-70-86 ms, and 16 processes as above. Agents that pause between claims rarely starve (p99 5-7 ms
-with 0-10 ms pauses, either way). Where the kernel has no such locks (not Linux) the bare `flock`
-is the queue.
+An exclusive `flock` on `<board>-writers` is held for the whole write transaction, within its
+wall-clock budget; the kernel drops it if the holder dies. A writer that has waited `PATIENCE_S`
+closes a gate (an open-file-description lock on byte 0) so running writers stop barging past it.
+Why SQLite's busy handler is not enough, how the wait is bounded off the main thread, and what
+the gate cost and bought: docs/architecture.md#writers-take-turns
 """
 
 import os
@@ -68,7 +24,8 @@ except ImportError:  # pragma: no cover - no flock (Windows): SQLite's locking a
 # How long a writer waits among the others for the turn before it closes the gate, and at most
 # sits out a closed gate. A writer whose sit ran out (the gate stayed closed: so many writers
 # starve that it never opens, a convoy) doubles its own patience, up to PATIENCE_MAX_S; each turn
-# that finds the gate open takes a tenth of it back, down to PATIENCE_S. See the module docstring.
+# that finds the gate open takes a tenth of it back, down to PATIENCE_S.
+# See docs/architecture.md#writers-take-turns.
 PATIENCE_S = 0.015
 PATIENCE_MAX_S = 0.5
 
@@ -248,8 +205,8 @@ _RING_AGAIN_S = 0.005
 
 
 class _Gate:
-    """The starving writers' gate (see the module docstring): byte 0 of the writers' lock file,
-    locked shared by each starving writer until it has the turn."""
+    """The starving writers' gate (docs/architecture.md#writers-take-turns): byte 0 of the
+    writers' lock file, locked shared by each starving writer until it has the turn."""
 
     def __init__(self, fd: int, calls: tuple[int, int, int]) -> None:
         self.fd = fd

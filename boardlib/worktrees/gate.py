@@ -1,23 +1,9 @@
 """The verification gate: the builder is not the judge.
 
-When a builder completes work in a task's worktree, the gate runs the task's verify command there
-(the handoff's `commands.verify`, else the `VERIFY_CMD` that `init.sh` assigns; under the
-operator's policy `KANBAN_VERIFY_FROM=operator`, only the `VERIFY_CMD` fixed at provision time),
-with a timeout and in its own process group so a hung test run is killed whole. The verdict names
-where its command came from and who wrote it, so a builder that chose its own judge is visible.
-The command is configuration, run as one argument of `bash -c`; task text (title, description,
-id) is never formatted into it: the command learns its context from `KANBAN_*` environment
-variables.
-
-Each run becomes an attempt in the typed verdict (`models.VerificationResult`), which is stored on
-the task with `Board.record_verification` (an audit row), appended to `VERIFICATION.md` for the
-next reader of the worktree, and explained in a system comment (what failed, the tail, how to
-reproduce). Then the task moves: `pass` -> done; `fail` with attempts left -> back to in_progress
-for the builder; `fail` at the attempt budget, or `completed_with_debt` -> blocked with the reason.
-
-`completed_with_debt` has two sources: no verify command at all (the gate cannot judge; red, not
-promotable until an operator overrides), and a passing command while the handoff still lists items
-as broken or unverified (green: promotable by the done-gate, but blocked so a person looks first).
+It runs the task's verify command in its worktree (with a timeout, in its own process group; task
+text never reaches the command), records the typed verdict, and moves the task: pass -> done, fail
+-> back to the builder until the attempt budget, then blocked; no command -> `completed_with_debt`.
+Where the command comes from and what debt means: docs/architecture.md#the-verification-gate
 """
 
 import contextlib

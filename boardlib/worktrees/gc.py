@@ -1,21 +1,8 @@
 """Garbage collection of worktrees, at open and on an interval (not only at start-up).
 
-An `active` workspace becomes `stale` when
-- its task has been terminal (done/cancelled) for longer than the retention period: uncommitted work
-  is committed to its branch first, then the checkout is removed and pruned; the branch stays, so
-  nothing is lost;
-- its checkout vanished (deleted behind git's back: git still lists it, as prunable) or its branch
-  is gone: git's record is pruned.
-A paused workspace (checkout removed by `pause`, branch kept, git's record gone) is left alone: it
-is resumable by design.
-
-Every recursive delete goes through `Layout.remove_tree`, which rebuilds the path from the root, the
-repository and the task id and checks it lies inside the worktrees folder. A worktree that is busy
-(its lock held) is skipped and retried next pass.
-
-Long-running processes (the TUI, the demo, a server) call `start_worktree_gc(board)`: one pass at
-once in a background thread, then one per interval. `collect_garbage` is the plain callable for any
-other sweeper (e.g. `boardlib.recovery.LeaseSweeper(lambda: collect_garbage(board), 300)`).
+A finished task's checkout is committed and removed after the retention period (its branch stays);
+a vanished checkout or branch is pruned; a paused workspace is left alone. Every recursive delete
+goes through `Layout.remove_tree`. The rules: docs/architecture.md#worktree-garbage-collection
 """
 
 import contextlib

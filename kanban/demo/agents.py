@@ -1,22 +1,9 @@
 """The demo's simulated agents and their lead, each run in its own process.
 
-They make exactly the library calls a real agent makes (claim_next by role, open an execution,
-heartbeat and log progress while working, close the execution with its token and cost figures,
-complete into review; review someone else's work; block with a reason), and they treat every
-refusal the way a real agent must: as data. A lost lease, a task the operator moved away from
-under them, a review another reviewer won first: log it, drop it, move on.
-
-A code task is real work in a real git worktree of the demo's throwaway repository
-(`project.py`): the agent provisions the worktree, edits files step by step with progress notes,
-writes a handoff, and completes through the verification gate, which runs the package's tests.
-One scripted run fails the gate once and is fixed. Research tasks (no files) go to review, where
-other agents and the lead approve or, now and then, reject.
-
-Once in a while an agent crashes on purpose: it stops heartbeating and vanishes (`os._exit`, no
-cleanup), leaving its task in progress with an open execution, so the lease recovery has something
-to recover. The supervisor (`fleet.py`) starts a new incarnation later under a new name.
-
-Every number here is "seconds at speed 1"; `Pace` divides them by the speed.
+They make exactly the library calls a real agent makes and treat every refusal as data; code tasks
+are real work in real worktrees through the verification gate, and now and then an agent crashes
+on purpose for the lease recovery to recover. Every number here is "seconds at speed 1"; `Pace`
+divides them by the speed. The story: docs/architecture.md#the-demo-and-the-review-board
 """
 
 import os

@@ -1,21 +1,9 @@
 """Seed 003's error envelopes, and which route answers in which.
 
-The board refuses with a `BoardError` carrying one `Reason`; `boardlib.errors.HTTP_STATUS` gives
-the status and this module gives the body, in the shape the route's seed entry shows:
-
-- `reason`:  `{ok: false, error: <reason>}`, e.g. the claim route's `{ok:false, error:"conflict"}`;
-- `message`: `{ok: false, error: <message>}`, e.g. provision's `{ok:false, error:"task not found"}`;
-- `plain`:   `{error: <message>}`, every other route.
-
-Each body also carries `reason` (the board's reason), `message` (a sentence a person can act on)
-and the refusal's details in camelCase, so a client never has to parse prose. Body validation
-failures are 400 `{error: "invalid body", details: {formErrors, fieldErrors}}` everywhere (the
-handoff route says `"invalid handoff"`). Busy is 503 with `Retry-After`, the one refusal worth
-retrying; a 409 never carries one.
-
-A route declares its envelope with `@envelope(...)` on its endpoint; the exception handlers read it
-from the matched route, so it applies even to failures raised before the endpoint runs (a body
-that is not JSON).
+`reason` (`{ok: false, error: <reason>}`), `message` (`{ok: false, error: <message>}`) or `plain`
+(`{error: <message>}`), each with the board's reason, a message and the details in camelCase. A
+route declares its envelope with `@envelope(...)`; the exception handlers read it from the matched
+route. The shapes: docs/architecture.md#http-envelopes
 """
 
 from collections.abc import Callable

@@ -2,31 +2,10 @@
 answered without FastAPI's request pipeline, because agents call them far more often than
 anything else.
 
-A claim over FastAPI cost the server 0.60-0.66 ms of CPU, the claim itself 0.08 ms: routing
-through every route's regular expression, the dependency solver, the body read through a
-`Request`, validation, the exception middlewares. This ASGI middleware sits in front of FastAPI,
-behind the browser guard, the token check and the body cap (so their rules apply unchanged), and
-takes a request only when it can answer it exactly as FastAPI would:
-
-- **The routes are FastAPI's.** Each lane is built from a lease route `routes/lease.py` declares
-  (path, endpoint, body model, envelope): the same endpoint function runs, and OpenAPI still
-  describes it. Nothing about a verb is declared here.
-- **Never on the event loop.** A claim can wait on the write lock (up to the retry budget), so
-  the endpoint runs on the service's `lease_pool`, a plain executor: its hand-over costs ~124k
-  instructions a request against ~183k for anyio's `to_thread` (whose cancel scopes and limiter
-  FastAPI needs for arbitrary endpoints, these not), and it keeps lease verbs from queueing
-  behind slow listings on the shared pool.
-- **Only the plain case.** A JSON object body declared `application/json` (or an empty body
-  where the body is optional) with a `Content-Length`, which the body model accepts. Anything
-  else (a malformed or non-object body, a failed validation, no or another content type, a
-  chunked body) goes on to FastAPI with the bytes replayed, so every 400 and its details come
-  from the one place that makes them.
-- **Same refusals.** The board's and the identity's refusals are rendered by the functions
-  FastAPI's exception handlers use, in the route's declared envelope; anything unexpected
-  propagates to the same outer handler (500, logged).
-
-JSON is parsed by orjson, which refuses what `json.loads` would read differently (NaN, integers
-past 64 bits, lone surrogates): such a body is passed to FastAPI, which judges it as before.
+An ASGI middleware in front of FastAPI, behind the browser guard, the token check and the body
+cap, built from the lease routes FastAPI declares. It takes only the plain case and passes
+everything else to FastAPI with the bytes replayed, so answers stay byte for byte FastAPI's:
+docs/architecture.md#the-http-fast-lane
 """
 
 import asyncio

@@ -1,20 +1,8 @@
 """One agent's session on the board, as the MCP tools see it: a thin layer over `boardlib.Board`.
 
-The session holds three things a model must never handle itself:
-
-- **who it is**, fixed when the server starts (`--agent` / `KANBAN_AGENT`): no tool takes an agent
-  name, so a model cannot act as another agent, approve its own work under a second name, or
-  create rows outside the caps;
-- **the board**, opened on the first tool call rather than at start-up, so a missing or refused
-  board becomes a tool error the model can read (the session goes on) instead of a server that
-  never starts, and the handshake pays nothing for it;
-- **the claim epoch** of every task this session claimed, quoted back on each lease-protected call:
-  a session whose lease lapsed and whose task was claimed again is refused (`stale_claim`) instead
-  of writing over its successor.
-
-Every method returns the camelCase JSON document the CLI prints (`Task.to_json()` and friends) and
-raises the board's `BoardError` on a refusal. No rule is decided here: the board decides, with this
-session's agent as the actor.
+It holds what a model must never handle itself: who it is (fixed at start-up), the board (opened
+on the first tool call, so a refused board is a tool error) and the claim epoch of every task it
+claimed. No rule is decided here. Why: docs/architecture.md#the-mcp-session
 """
 
 import threading

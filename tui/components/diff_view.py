@@ -1,19 +1,9 @@
 """The drawer's Diff tab: the diff-stat, the changed files, then the unified diff, drawn with
 Textual's line API.
 
-`DiffView` is a `ScrollView` over a flat list of rows (a stat line, one line per file, then each
-file's header, hunk headers and lines). `render_line(y)` builds only the visible rows, each once:
-strips are cached by row and cropped to the viewport, so a 20,000-line diff shows its first screen
-as fast as a 20-line one and a keystroke repaints one screen. Toolong's log view is the model.
-
-Every line keeps git's `+`/`-`/` ` in a gutter beside the old and new line numbers, so the diff
-reads without colour (16-colour terminals, colour-blind operators); colour only adds to it. Syntax
-is marked where it is cheap: a Pygments lexer chosen by file name tokenises each visible line once
-(cached with its strip), and tokens change only the text's weight and slant (keywords bold,
-comments dim italic, strings italic), never its colour, which stays the meaning of the line. Diff
-text is agent text: tabs are expanded and the rest goes through `boardlib.inert` before it becomes
-a `Segment`, so no escape sequence or control character reaches the terminal, and no markup is
-ever parsed.
+A `ScrollView` that builds only the visible rows, each once (cached strips), with git's `+`/`-`
+in a gutter so it reads without colour; diff text goes through `boardlib.inert`. Why:
+docs/architecture.md#the-task-drawer
 """
 
 from collections.abc import Sequence

@@ -1,19 +1,8 @@
 """The task drawer: everything about one task, and the work itself, in five tabs.
 
-1 Overview (fields, Markdown description, verdict, dependencies, workspace state, comments),
-2 Files (the system-of-record files of its worktree), 3 Diff (against the baseline, SoR files
-excluded), 4 Runs (the execution ledger), 5 History (events and audit rows in words).
-
-One widget serves both layouts: beside the board on wide terminals (`BoardScreen`, where the board
-stays live and navigable and the drawer follows the selected card) and full screen on narrow ones
-(`DrawerScreen`). The same task keys as on the board act on its task, plus the review keys: `a`
-approves and `R` rejects as the operator, through the board's rules (a holder is refused,
-`self_review`).
-
-It follows the live board: when the live feed says the task changed, the task is read again and
-the tabs refresh in place, keeping their scroll. The worktree is read (git, in a worker) only
-while Files or Diff is on screen, and polled cheaply (`Worktrees.fingerprint`, one `git status`)
-every couple of seconds while it is; never while the tab or the drawer is hidden.
+1 Overview, 2 Files, 3 Diff, 4 Runs, 5 History. One widget serves both layouts (beside the board on
+wide terminals, full screen on narrow ones); it follows the live board, and reads the worktree
+only while Files or Diff is on screen. How: docs/architecture.md#the-task-drawer
 """
 
 from typing import ClassVar
