@@ -5,7 +5,7 @@ fine, about to run out and expired, verdicts with debt notes, costs, dependencie
 a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
 human-override dialog and the activity pane; and the task drawer on a board with real worktrees
 (`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24.
-Regenerate whenever the look changes; the README shows them.
+Regenerate whenever the look changes; the README and docs/tui.md show them.
 """
 
 import argparse

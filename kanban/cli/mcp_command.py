@@ -43,7 +43,7 @@ def mcp(agent: str, role: str | None) -> None:
     if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
         click.echo(
             f"kanban mcp: serving the board to agent {agent!r} over MCP on stdin/stdout; "
-            "register it with your agent runtime (see README, Agents over MCP). Ctrl-C ends it.",
+            "register it with your agent runtime (see docs/mcp.md). Ctrl-C ends it.",
             err=True,
         )
     from kanban.mcp.server import serve_stdio

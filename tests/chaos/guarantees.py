@@ -1,12 +1,13 @@
-"""The README's "Guarantees" section, written from a soak's JSON report (never by hand).
+"""The table of docs/guarantees.md, written from a soak's JSON report (never by hand).
 
     pytest tests/chaos/test_soak.py --soak-seconds 1800 --soak-report soak.json
     python -m tests.chaos.guarantees soak.json
 
-The second command keeps the report as `tests/chaos/last-soak.json` and rewrites the section of
-README.md between its two marker comments: each promise, the tests that prove it, and the figures
-of that soak. tests/chaos/test_guarantees.py fails when the section is not exactly what this
-script writes from the kept report, or when a test it names does not exist.
+The second command keeps the report as `benchmarks/results/soak.json` (beside the benchmarks'
+stored results) and rewrites the part of docs/guarantees.md between its two marker comments: each
+promise, the tests that prove it, and the figures of that soak. tests/chaos/test_guarantees.py
+fails when that part is not exactly what this script writes from the kept report, or when a test
+it names does not exist.
 """
 
 import argparse
@@ -17,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
-KEPT = Path(__file__).with_name("last-soak.json")
+PAGE = REPO / "docs" / "guarantees.md"
+KEPT = REPO / "benchmarks" / "results" / "soak.json"
 BEGIN = "<!-- guarantees:begin (written by python -m tests.chaos.guarantees; do not edit) -->"
 END = "<!-- guarantees:end -->"
 
@@ -100,7 +101,7 @@ def _count(value: Any) -> str:
 
 
 def render(report: dict[str, Any]) -> str:
-    """The section, from a soak report (`tests.chaos.soak`)."""
+    """The generated part of the page, from a soak report (`tests.chaos.soak`)."""
     f = report["figures"]
     machine = report.get("machine", {})
     config = report.get("config", {})
@@ -110,8 +111,6 @@ def render(report: dict[str, Any]) -> str:
     load = machine.get("loadBefore", ["?"])[0]
     lines = [
         BEGIN,
-        "## Guarantees",
-        "",
         "What holds however agents fail, each promise with the tests that prove it (in CI, "
         "`tests/chaos/`; the soak runs 45 s there and as long as you like with "
         "`pytest tests/chaos/test_soak.py --soak-seconds N`).",
@@ -146,28 +145,24 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def replace_section(readme: str, section: str) -> str:
-    if BEGIN in readme:
-        head, rest = readme.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        return head + section + tail
-    anchor = "\n## Architecture"
-    head, tail = readme.split(anchor, 1)
-    return head + section + "\n" + anchor + tail
+def replace_section(page: str, section: str) -> str:
+    head, rest = page.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + section + tail
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.chaos.guarantees", description=__doc__)
     parser.add_argument("report", type=Path, help="a soak's JSON report")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
     report = json.loads(args.report.read_text())
     if report.get("kind") != "kanban-soak":
         parser.error(f"{args.report} is not a soak report")
     if args.report.resolve() != KEPT.resolve():
         shutil.copyfile(args.report, KEPT)
-    args.readme.write_text(replace_section(args.readme.read_text(), render(report)))
-    print(f"wrote the Guarantees section of {args.readme} from {args.report}")
+    args.page.write_text(replace_section(args.page.read_text(), render(report)))
+    print(f"wrote the guarantees of {args.page} from {args.report}")
     return 0
 
 

@@ -22,7 +22,7 @@ the soak judges (see `judge`): every task done exactly once, every run closed (`
 `timed_out`/`cancelled` with a recovery tombstone), the event log replayed without a double holder,
 a late write, or an early release, no late call a worker made accepted, no unexpected answer from
 any surface, `PRAGMA integrity_check` ok and `kanban db check` clean. The JSON report carries the
-figures the README's Guarantees section is written from (`tests.chaos.guarantees`).
+figures docs/guarantees.md is written from (`tests.chaos.guarantees`).
 """
 
 import argparse

@@ -2,8 +2,9 @@
 
 CI runs the soak for 45 s (plus the drain); `pytest tests/chaos/test_soak.py --soak-seconds 600
 --soak-report soak.json` runs it longer and keeps the report that `python -m
-tests.chaos.guarantees soak.json` writes into the README. The assertions are about correctness
-only (they hold under any load); a busier machine merely does less work in the same time.
+tests.chaos.guarantees soak.json` writes into docs/guarantees.md. The assertions are about
+correctness only (they hold under any load); a busier machine merely does less work in the same
+time.
 It runs on both backends, as every board test does; `--soak-db PATH|postgresql://...` soaks that
 one board instead, and `--soak-db postgres` a fresh schema of the session's throwaway cluster.
 """
@@ -40,7 +41,7 @@ def test_kill_freeze_restart_soak(
     )
     report = run_soak(config, tmp_path / "soak")
     if option("--soak-report"):
-        # soak.json for the [sqlite] run (what the README's section is written from), and
+        # soak.json for the [sqlite] run (what docs/guarantees.md is written from), and
         # soak.postgres.json beside it for the [postgres] one, so neither overwrites the other
         target = Path(option("--soak-report"))
         if backend == "postgres" and not option("--soak-db"):

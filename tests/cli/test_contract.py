@@ -623,9 +623,13 @@ def test_times_in_sentences_are_readable(kanban: Kanban) -> None:
     assert not re.search(r"\d{13}", " ".join(idle.doc["explain"]["reasons"]))
 
 
-def test_the_readme_shows_how_to_create_a_board_and_a_task() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert "kanban task dispatch" in readme and "kanban db init" in readme
+def test_the_docs_show_how_to_create_a_board_and_a_task() -> None:
+    from tests.doc_examples import REPO
+
+    agents = (REPO / "docs" / "agents.md").read_text()
+    assert "kanban task dispatch" in agents and "kanban db init" in agents
     for promise in ("self_review", "not_assignee", "no_board", "not_a_board", '"usage"'):
-        assert promise in readme, promise
-    assert "KANBAN_VERIFY_FROM=operator" in readme
+        assert promise in agents, promise
+    readme = (REPO / "README.md").read_text()
+    assert "kanban task dispatch" in readme and "kanban db init" in readme
+    assert "KANBAN_VERIFY_FROM=operator" in (REPO / "docs" / "worktrees.md").read_text()

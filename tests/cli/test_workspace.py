@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import BIN, Kanban, clean_env
+from tests.doc_examples import example
 from tests.worktrees.conftest import GIT_ENV, git, make_repo, repo_state
 
 HANDOFF = {
@@ -139,17 +140,9 @@ def test_empty_diff_completes_to_done_and_cleans_up(setup) -> None:  # type: ign
     assert git(repo, "branch", "--list", f"kanban/task-{task_id}") == ""
 
 
-def readme_block(heading: str) -> str:
-    """The first ```sh block under `heading` in the README, as a user would copy it."""
-    text = (Path(__file__).parents[2] / "README.md").read_text()
-    section = text[text.index(heading) :]
-    start = section.index("```sh\n") + len("```sh\n")
-    return section[start : section.index("```", start)]
-
-
-def test_the_readme_worktree_example_runs_in_the_order_shown(tmp_path: Path) -> None:
-    """Copied from the README as it is, with only HOME and the editor set: every line succeeds
-    and the task ends done through the gate."""
+def test_the_docs_worktree_example_runs_in_the_order_shown(tmp_path: Path) -> None:
+    """Copied from docs/worktrees.md as it is, with only HOME and the editor set: every line
+    succeeds and the task ends done through the gate."""
     home = tmp_path / "home"
     make_repo(home / "src" / "shop")
     (home / "src" / "shop" / "cart.py").write_text("def total(items):\n    return sum(items)\n")
@@ -164,7 +157,7 @@ def test_the_readme_worktree_example_runs_in_the_order_shown(tmp_path: Path) -> 
     with kanban.board() as board:
         for index in range(7):  # the example's TASK-7
             board.create_task(f"task {index + 1}")
-    script = "set -euo pipefail\n" + readme_block("## Worktrees and the verification gate")
+    script = "set -euo pipefail\n" + example("docs/worktrees.md#worktree-session")
     env = {
         **clean_env(),
         "HOME": str(home),

@@ -119,14 +119,8 @@ def test_the_lease_rule_follows_the_boards_lease(lease_ms: int, sentence: str) -
     assert lease_rule(lease_ms).startswith(sentence)
 
 
-def _readme_section() -> str:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    start = readme.index("## Agents over MCP")
-    return readme[start : readme.index("\n## ", start + 1)]
-
-
-async def test_the_readme_snippets_start_a_working_server(tmp_path: Path) -> None:
-    """The `.mcp.json` and `claude mcp add` of the README, run as written (the board moved to a
+async def test_the_docs_snippets_start_a_working_server(tmp_path: Path) -> None:
+    """The `.mcp.json` and `claude mcp add` of docs/mcp.md, run as written (the board moved to a
     temp folder), answer a claim; the tool table lists every tool."""
     import json
     import shlex
@@ -135,11 +129,12 @@ async def test_the_readme_snippets_start_a_working_server(tmp_path: Path) -> Non
     from mcp.client.stdio import StdioServerParameters
 
     from tests.cli.conftest import KANBAN, clean_env
+    from tests.doc_examples import REPO, example
 
-    section = _readme_section()
-    config = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    section = (REPO / "docs" / "mcp.md").read_text()
+    config = json.loads(example("docs/mcp.md#mcp-json"))
     server = config["mcpServers"]["kanban"]
-    add_line = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    add_line = example("docs/mcp.md#claude-mcp-add").replace("\\\n", " ")
     words = shlex.split(add_line)
     assert words[:4] == ["claude", "mcp", "add", "kanban"]
     command = words[words.index("--") + 1 :]

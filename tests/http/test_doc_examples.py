@@ -1,5 +1,6 @@
-"""The README's "HTTP API" section works as written: its curl examples run against the real
-`kanban serve`, its Python agent loop works the board, and its tokens file loads."""
+"""docs/http.md works as written: `kanban serve` prints the ready line it shows, the curl session
+runs against the real server, the Python agent loop works the board, the tokens file loads, and
+the routes table lists every route the server declares."""
 
 import json
 import os
@@ -11,28 +12,7 @@ from pathlib import Path
 from boardlib import Board
 from kanban.http.auth import Identity, TokenBook
 from tests.cli.conftest import KANBAN, clean_env
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def section_blocks(language: str) -> list[str]:
-    """The fenced blocks of the HTTP API section whose info string is `language`."""
-    text = README.read_text()
-    section = text.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
-    blocks: list[str] = []
-    current: list[str] | None = None
-    info = ""
-    for line in section.splitlines():
-        if line.startswith("```"):
-            if current is None:
-                current, info = [], line[3:].strip()
-            else:
-                if info == language:
-                    blocks.append("\n".join(current) + "\n")
-                current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
+from tests.doc_examples import REPO, example
 
 
 def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str, Path]:
@@ -51,9 +31,20 @@ def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str, Path]:
     return process, ready["listening"], db
 
 
-def test_the_curl_examples_work_as_written(tmp_path: Path) -> None:
-    start, examples = section_blocks("sh")[:2]
-    assert "kanban serve" in start and "export KANBAN_URL=" in start
+def test_serve_prints_the_ready_line_the_page_shows(tmp_path: Path) -> None:
+    command, shown, export = example("docs/http.md#serve").splitlines()
+    assert command.split("#")[0].split() == ["kanban", "serve"] and "--port 0" in command
+    documented = json.loads(shown.removeprefix("# "))
+    assert export == f"export KANBAN_URL={documented['listening']}"
+    process, url, _db = serve(tmp_path)  # `kanban serve` on --port 0, as the comment says
+    process.terminate()
+    assert process.wait(timeout=30) == 0
+    assert url.startswith("http://127.0.0.1:")
+    assert set(documented) == {"listening", "db", "auth"} and documented["auth"] == "none"
+
+
+def test_the_curl_session_works_as_written(tmp_path: Path) -> None:
+    examples = example("docs/http.md#curl-session")
     process, url, db = serve(tmp_path)
     try:
         done = subprocess.run(
@@ -87,7 +78,7 @@ def test_the_curl_examples_work_as_written(tmp_path: Path) -> None:
 
 
 def test_the_python_agent_loop_works_the_board(tmp_path: Path) -> None:
-    (loop,) = section_blocks("python")
+    loop = example("docs/http.md#python-agent")
     script = tmp_path / "agent.py"
     script.write_text(loop)
     process, url, db = serve(tmp_path)
@@ -116,12 +107,38 @@ def test_the_python_agent_loop_works_the_board(tmp_path: Path) -> None:
 
 
 def test_the_tokens_file_example_loads(tmp_path: Path) -> None:
-    (example,) = [block for block in section_blocks("") if "operator:dana" in block]
     path = tmp_path / "tokens"
-    path.write_text(example)
+    path.write_text(example("docs/http.md#tokens-file"))
     os.chmod(path, 0o600)
     book = TokenBook.load(path)
     assert book.identify("6f1c04e2d98b3a7f5c21e0b9a4d8e6a9") == Identity(
         "agent", "worker-1", frozenset({"worker"})
     )
     assert book.identify("91ae3f5d7c2b8e0a4f6d1c9b3e7a5f0b") == Identity("operator", "dana")
+
+
+def test_the_routes_table_lists_every_route_the_server_declares(tmp_path: Path) -> None:
+    from kanban.http.app import ServerSettings, create_app
+
+    db = tmp_path / "board.db"
+    Board(db).close()
+    declared = create_app(ServerSettings(db=db, upkeep=False)).openapi()["paths"]
+    page = (REPO / "docs" / "http.md").read_text()
+    table = page.split("\n## Routes\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`/" in line]
+    listed: set[tuple[str, str]] = set()
+    for row in rows:
+        methods, paths = row.strip("| ").split(" | ")[0:2]
+        names = re.findall(r"`([^`]+)`", paths)
+        # a full path, or a verb that follows the row's first path (".../heartbeat", `progress`)
+        full = [name if name.startswith("/") else f"{names[0]}".rsplit("/", 1)[0] + "/" + name
+                for name in names]  # fmt: skip
+        listed |= {(method, path) for method in methods.split(", ") for path in full}
+    camel = {"{task_id}": "{taskId}", "{exec_id}": "{execId}"}
+    served: set[tuple[str, str]] = set()
+    for path, operations in declared.items():
+        for word, shown in camel.items():
+            path = path.replace(word, shown)
+        served |= {(method.upper(), path) for method in operations}
+    assert sorted(served - listed) == [], "routes the table leaves out"
+    assert sorted(listed - served) == [], "routes the table names that the server does not have"
