@@ -12,9 +12,11 @@ import click
 from boardlib.actors import is_agent
 from boardlib.paths import is_default_board
 from boardlib.validation import name
+from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS, TOOL_SETS_ENV
 
 from .context import board_path, db_option
 from .options import agent_option
+from .usage import Choice
 
 
 @click.command("mcp")
@@ -25,8 +27,18 @@ from .options import agent_option
     metavar="ROLE",
     help="Your role: claim_next and explain use it unless a call names another.",
 )
+@click.option(
+    "--tools",
+    "tool_set",
+    type=Choice(tuple(TOOL_SETS)),
+    default=DEFAULT_TOOL_SET,
+    show_default=True,
+    envvar=TOOL_SETS_ENV,
+    help="Which tools to list: worker (claim, renew, finish, comment), reviewer (read, approve, "
+    f"reject, comment) or all (env: {TOOL_SETS_ENV}).",
+)
 @db_option
-def mcp(agent: str, role: str | None) -> None:
+def mcp(agent: str, role: str | None, tool_set: str) -> None:
     """Serve the board's tools to an agent runtime over MCP (stdio).
 
     The session acts as --agent for every call; a claim's epoch is kept by the server and
@@ -49,4 +61,4 @@ def mcp(agent: str, role: str | None) -> None:
     from kanban.mcp.server import serve_stdio
 
     path = board_path()
-    serve_stdio(path, agent, role=role, create=is_default_board(path))
+    serve_stdio(path, agent, role=role, create=is_default_board(path), tool_set=tool_set)

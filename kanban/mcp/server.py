@@ -22,16 +22,19 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from boardlib import transitions
-from boardlib.config import MAX_LEASE_MINUTES, MINUTE_MS
+from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.location import DatabaseUrl
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from kanban.documents import verdicts_as_objects
 
+from . import catalog
+from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, lease_reminder, lease_rule, minutes_text
 from .hints import hint_for
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
 
@@ -91,28 +94,22 @@ IDEMPOTENT = ToolAnnotations(
 ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
 
-def _minutes(ms: int) -> str:
-    minutes = ms / MINUTE_MS
-    if minutes >= 1:
-        return f"{minutes:g} minute" + ("" if minutes == 1 else "s")
-    return f"{ms / 1000:g} seconds"
-
-
-def lease_rule(lease_ms: int) -> str:
-    """The one sentence every lease-related description carries, with this board's lease."""
-    return (
-        f"A claim holds a lease of {_minutes(lease_ms)}: call heartbeat or log_progress at least "
-        f"every {_minutes(max(1, lease_ms // 3))} while working, or the task is released to "
-        "someone else; complete when done; never approve your own work."
-    )
-
-
-def instructions(agent: str, lease_ms: int) -> str:
-    return (
+def instructions(agent: str, lease_ms: int, tool_set: str = DEFAULT_TOOL_SET) -> str:
+    """What the model reads about the server as a whole, for the tools it was given."""
+    board = (
         f"A shared kanban board for a team of agents. You act as agent {agent!r}; every call is "
-        "made under that name. The loop: claim_next, do the work, log_progress as you go, "
-        "complete_task with a summary (it goes to review; another agent approves or rejects "
-        "it). When claim_next finds nothing, explain says why. " + lease_rule(lease_ms)
+        "made under that name. "
+    )
+    if "claim_next" not in TOOL_SETS[tool_set]:
+        return board + (
+            "You review finished work: list_tasks with status=in_review, read each task with "
+            "get_task detail=true, then approve_task it or reject_task it saying what must "
+            "change. Never judge work you held yourself (self_review)."
+        )
+    return board + (
+        "The loop: claim_next, do the work, log_progress as you go, complete_task with a "
+        "summary (it goes to review; another agent approves or rejects it). When claim_next "
+        "finds nothing, explain says why. " + lease_rule(lease_ms)
     )
 
 
@@ -164,10 +161,11 @@ def runtime_name(ctx: Context) -> str | None:
 
 
 class BoardTools:
-    """The tools, one method each; `register` adds them to a server under their method names.
+    """The tools, one method each; `tools` builds them under their method names, for one of the
+    tool sets of `catalog.TOOL_SETS`.
 
-    Docstrings are the descriptions a model reads; `{lease}` and the caps' `{names}` in them
-    become this board's settings (`descriptions`).
+    Docstrings are the descriptions a model reads; `{lease}`, `{lease_short}` and the caps'
+    `{names}` in them become this board's settings (`descriptions`).
     """
 
     HOLDER_TOOLS = ("heartbeat", "log_progress", "extend_lease")
@@ -186,7 +184,7 @@ class BoardTools:
 
     def heartbeat(self, task_id: TaskId) -> CallToolResult:
         """Renew the lease on a task you hold, without a note. Use it during long steps with
-        nothing to report. {lease}"""
+        nothing to report. {lease_short}"""
         return call_board(lambda: self.session.heartbeat(task_id))
 
     def log_progress(
@@ -198,7 +196,8 @@ class BoardTools:
         ],
     ) -> CallToolResult:
         """Record progress on a task you hold (kept as a comment for reviewers and operators) and
-        renew its lease. Prefer it over heartbeat whenever there is something to say. {lease}"""
+        renew its lease. Prefer it over heartbeat whenever there is something to say.
+        {lease_short}"""
         return call_board(lambda: self.session.log_progress(task_id, note))
 
     def extend_lease(
@@ -214,7 +213,7 @@ class BoardTools:
         ] = None,
     ) -> CallToolResult:
         """Set the lease on a task you hold to now + minutes, before one long quiet step (a build,
-        a long test run). {lease}"""
+        a long test run). {lease_short}"""
         return call_board(lambda: self.session.extend_lease(task_id, minutes))
 
     # -- finishing -------------------------------------------------------------------------------
@@ -435,25 +434,26 @@ class BoardTools:
         "reject_task": CHANGES,
     }
 
-    def descriptions(self) -> dict[str, str]:
+    def descriptions(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, str]:
         """Each tool's description: its docstring on one line, with this board's settings."""
         config = self.session.config
         settings = {
             "{lease}": lease_rule(config.lease_ms),
+            "{lease_short}": lease_reminder(config.lease_ms),
             "{max_depth}": str(config.max_depth),
             "{max_live_children}": str(config.max_live_children),
             "{root_create_limit}": str(config.root_create_limit),
-            "{root_window}": _minutes(config.root_create_window_ms),
+            "{root_window}": minutes_text(config.root_create_window_ms),
         }
         described = {}
-        for name in self.TOOLS:
+        for name in names:
             text = " ".join((getattr(self, name).__doc__ or "").split())
             for placeholder, value in settings.items():
                 text = text.replace(placeholder, value)
             described[name] = text
         return described
 
-    def parameters(self) -> dict[str, tuple[str, ...]]:
+    def parameters(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, tuple[str, ...]]:
         """Each tool's parameter names as the model sees them, in signature order (the SDK fills
         a `Context` parameter itself)."""
         return {
@@ -462,18 +462,50 @@ class BoardTools:
                 for parameter in inspect.signature(getattr(self, name)).parameters.values()
                 if parameter.annotation is not Context
             )
-            for name in self.TOOLS
+            for name in names
         }
 
-    def register(self, server: MCPServer) -> None:
-        for name, description in self.descriptions().items():
-            server.add_tool(
-                getattr(self, name),
-                name=name,
-                description=description,
-                annotations=self.TOOLS[name],
+    def tools(self, tool_set: str = DEFAULT_TOOL_SET) -> list[Tool]:
+        """The tools of `tool_set`, each with its description and a compact input schema."""
+        return [
+            tool.model_copy(update={"parameters": compact_schema(tool.parameters)})
+            for tool in (
+                Tool.from_function(
+                    getattr(self, name),
+                    name=name,
+                    description=description,
+                    annotations=self.TOOLS[name],
+                )
+                for name, description in self.descriptions(TOOL_SETS[tool_set]).items()
             )
-        server.middleware.append(UnknownArgumentsRefused(self.parameters()))
+        ]
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The input schema pydantic generates, without what only costs a model's context: the
+    `title` of the schema and of each property (the name again, "Task Id"), and for an optional
+    parameter the `anyOf [T, null]` with `default: null` (it is simply not required). Defaults
+    that say something (`false`, `50`) stay. Arguments are still validated by the tool's pydantic
+    model, so a client that sends `null` for an optional parameter is answered as before."""
+    compact = {key: value for key, value in schema.items() if key != "title"}
+    properties: dict[str, Any] = {}
+    for name, spec in schema.get("properties", {}).items():
+        spec = {key: value for key, value in spec.items() if key != "title"}
+        options = spec.get("anyOf")
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and {"type": "null"} in options
+            and "default" in spec
+            and spec["default"] is None
+        ):
+            (kept,) = [option for option in options if option != {"type": "null"}]
+            rest = {key: value for key, value in spec.items() if key not in ("anyOf", "default")}
+            spec = {**kept, **rest}
+        properties[name] = spec
+    if "properties" in schema:
+        compact["properties"] = properties
+    return compact
 
 
 class UnknownArgumentsRefused:
@@ -509,14 +541,17 @@ class UnknownArgumentsRefused:
         return await call_next(ctx)
 
 
-def build_server(session: AgentSession) -> MCPServer:
+def build_server(session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> MCPServer:
+    """The server for one session, listing the tools of `tool_set` (see `catalog.TOOL_SETS`)."""
+    board_tools = BoardTools(session)
     server: MCPServer = MCPServer(
         SERVER_NAME,
-        instructions=instructions(session.agent, session.config.lease_ms),
+        instructions=instructions(session.agent, session.config.lease_ms, tool_set),
         version=_version(),
         log_level="DEBUG" if os.environ.get("KANBAN_DEBUG", "") not in ("", "0") else "WARNING",
+        tools=board_tools.tools(tool_set),
     )
-    BoardTools(session).register(server)
+    server.middleware.append(UnknownArgumentsRefused(board_tools.parameters(TOOL_SETS[tool_set])))
     return server
 
 
@@ -535,11 +570,13 @@ def serve_stdio(
     *,
     role: str | None = None,
     create: bool = False,
+    tool_set: str = DEFAULT_TOOL_SET,
 ) -> None:
     """Serve one agent's session over stdin/stdout until the client closes it. `create`: the
-    first call may create the board (the per-user default only, as the CLI does)."""
+    first call may create the board (the per-user default only, as the CLI does); `tool_set`:
+    which tools it lists (`catalog.TOOL_SETS`)."""
     session = AgentSession(location, agent, role=role, create=create)
     try:
-        build_server(session).run("stdio")
+        build_server(session, tool_set).run("stdio")
     finally:
         session.close()

@@ -1,0 +1,114 @@
+"""The tool list stays cheap in a model's context (issue 26): every tool set within 4,000
+estimated tokens, a worker's and a reviewer's session listing only their tools, and the compact
+schemas still accepting what the full ones did."""
+
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board
+from kanban.mcp import catalog
+from kanban.mcp.footprint import approx_tokens, footprint
+from kanban.mcp.server import BoardTools, compact_schema
+from tests.mcp.conftest import mcp_session, ok, text_of
+
+BUDGET = 4_000
+
+
+def test_the_catalog_names_every_tool_the_server_has() -> None:
+    assert tuple(BoardTools.TOOLS) == catalog.TOOLS
+    for name, tools in catalog.TOOL_SETS.items():
+        assert set(tools) <= set(catalog.TOOLS), name
+        assert len(set(tools)) == len(tools), name
+    worker = set(catalog.TOOL_SETS["worker"])
+    # claim, renew, complete, comment (issue 26), and the ways out of a claim
+    assert {"claim_next", "heartbeat", "log_progress", "complete_task", "add_comment"} <= worker
+    assert {"block_task", "release_task"} <= worker
+    assert not worker & {"approve_task", "reject_task", "create_task", "create_subtask"}
+    reviewer = set(catalog.TOOL_SETS["reviewer"])
+    assert {"list_tasks", "get_task", "approve_task", "reject_task", "add_comment"} == reviewer
+
+
+@pytest.mark.parametrize("tool_set", list(catalog.TOOL_SETS))
+def test_every_tool_set_fits_the_budget(tool_set: str) -> None:
+    size = footprint(tool_set)
+    assert size["tools"] == list(catalog.TOOL_SETS[tool_set])
+    assert size["withInstructionsApproxTokens"] <= BUDGET, size
+    assert size["approxTokens"] > size["chars"] / 5  # the estimate counts something real
+
+
+def test_the_estimate_rounds_up_bytes_over_four() -> None:
+    assert [approx_tokens(text) for text in ("", "a", "abcd", "abcde", "é")] == [0, 1, 1, 2, 1]
+
+
+def test_compact_schemas_drop_titles_and_null_options_only() -> None:
+    schema = {
+        "type": "object",
+        "title": "claim_nextArguments",
+        "properties": {
+            "role": {
+                "anyOf": [{"type": "string", "maxLength": 200}, {"type": "null"}],
+                "default": None,
+                "description": "A role.",
+                "title": "Role",
+            },
+            "limit": {
+                "type": "integer",
+                "default": 50,
+                "title": "Limit",
+                "description": "At most.",
+            },
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "Two."},
+        },
+        "required": [],
+    }
+    assert compact_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "role": {"type": "string", "maxLength": 200, "description": "A role."},
+            "limit": {"type": "integer", "default": 50, "description": "At most."},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "Two."},
+        },
+        "required": [],
+    }
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "board.db"
+    with Board(path) as board:
+        board.create_task("Build it", role="worker")
+    return path
+
+
+async def test_a_worker_session_lists_the_worker_tools_and_no_others(db: Path) -> None:
+    async with mcp_session(db, "w1", "--tools", "worker") as worker:
+        listed = [tool.name for tool in (await worker.list_tools()).tools]
+        assert listed == list(catalog.TOOL_SETS["worker"])
+        assert worker.instructions is not None and "claim_next" in worker.instructions
+        # an optional parameter sent as null is still accepted, as the full schema allowed
+        claimed = await ok(worker, "claim_next", role=None)
+        assert claimed["assigneeAgentId"] == "w1"
+        done = await ok(worker, "complete_task", task_id=claimed["id"], summary="built")
+        assert done["status"] == "in_review"
+        refused = await worker.call_tool("approve_task", {"task_id": claimed["id"]})
+        assert refused.is_error and "approve_task" in text_of(refused)
+
+
+async def test_a_reviewer_session_reviews_and_cannot_claim(db: Path) -> None:
+    with Board(db, recover=False) as board:
+        task = board.claim_next("w1")
+        assert task is not None
+        board.complete(task.id, "w1", epoch=task.claim_epoch)
+    env = {"KANBAN_MCP_TOOLS": "reviewer"}  # the variable works as the option does
+    async with mcp_session(db, "r1", **env) as reviewer:
+        listed = [tool.name for tool in (await reviewer.list_tools()).tools]
+        assert listed == list(catalog.TOOL_SETS["reviewer"])
+        assert reviewer.instructions is not None
+        assert "claim_next" not in reviewer.instructions
+        waiting = await ok(reviewer, "list_tasks", status="in_review")
+        assert [t["id"] for t in waiting["tasks"]] == [task.id]
+        approved = await ok(reviewer, "approve_task", task_id=task.id)
+        assert approved["status"] == "done"
+        refused = await reviewer.call_tool("claim_next", {})
+        assert refused.is_error
