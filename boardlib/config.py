@@ -109,6 +109,25 @@ class BoardConfig:
             variable = _variable(str(error.details.get("field", "")))
             raise invalid_input(f"{variable}: {error.message}", variable=variable) from None
 
+    def to_env(self) -> dict[str, str]:
+        """The `KANBAN_<FIELD>` variables that give another process this config (a server
+        `kanban init` registers, say): the settings that differ from the defaults, written as
+        `from_env` reads them back."""
+        defaults = type(self)()
+        return {
+            _variable(field.name): _format(getattr(self, field.name))
+            for field in fields(self)
+            if getattr(self, field.name) != getattr(defaults, field.name)
+        }
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "none"  # event_ttl_seconds: keep events forever (verify_command has no default)
+    if isinstance(value, tuple):
+        return ",".join(str(part) for part in value)
+    return str(value)
+
 
 def _variable(field_name: str) -> str:
     return "KANBAN_VERIFY_CMD" if field_name == "verify_command" else f"KANBAN_{field_name.upper()}"

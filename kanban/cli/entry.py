@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _debug():
             _traceback(error)
         error_line(error.to_dict())
-        code = exitcodes.BUSY if error.reason == Reason.BUSY else exitcodes.REFUSED
+        code = exitcodes.refusal_code(error.reason)
     except click.exceptions.Abort as error:
         interrupted = isinstance(error.__cause__, KeyboardInterrupt)
         if not interrupted:

@@ -1,22 +1,30 @@
 """The root `kanban` group. Plain `kanban` opens the live board (the TUI) on the resolved board."""
 
+import textwrap
+
 import click
 
 from .context import board_path, global_options
+from .exitcodes import MEANINGS
 from .lazy import LazyGroup
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-EPILOG = """\b
-Exit codes: 0 ok (one JSON document on stdout), 2 refused by the board
-(JSON on stderr) or bad usage, 3 nothing to claim ({"task": null}),
-4 database busy (nothing written, try again), 1 unexpected.
-"""
+EPILOG = "\b\n" + textwrap.fill(
+    "Exit codes: " + ", ".join(f"{code} {meaning}" for code, meaning in MEANINGS.items()) + ".",
+    width=72,
+)
 
 
 @click.group(
     cls=LazyGroup,
     sections=[
+        (
+            "Set up",
+            {
+                "init": "kanban.cli.init:init",
+            },
+        ),
         (
             "Board work",
             {

@@ -2,40 +2,60 @@
 
 The reason and its message come from the board (`boardlib.errors.BoardError`); the hint is
 presentation for a model reading a tool error, so it lives with the MCP surface. Each hint names
-the tool to call next, because a model recovers by calling tools, not by reading prose.
+the tool to call next, because a model recovers by calling tools, not by reading prose. The tools
+are placeholders (`{claim_next}`), so the same table also speaks CLI (`CLI_VERBS`): the agent
+instructions `kanban init` writes list each reason with this hint, in commands.
 """
+
+from collections.abc import Mapping
 
 from boardlib.errors import Reason
 
+# What each placeholder of a hint becomes for a model calling tools, and for one using the CLI.
+MCP_VERBS: dict[str, str] = {
+    "claim_next": "claim_next",
+    "get_task": "get_task",
+    "list_tasks": "list_tasks",
+    "explain_task": "explain(task_id)",
+    "reject_task": "reject_task",
+}
+CLI_VERBS: dict[str, str] = {
+    "claim_next": "`kanban task claim-next`",
+    "get_task": "`kanban task get ID`",
+    "list_tasks": "`kanban task list`",
+    "explain_task": "`kanban task why ID`",
+    "reject_task": "`kanban task reject ID --reason ...`",
+}
+
 HINTS: dict[str, str] = {
-    Reason.NOT_FOUND: "Check the id with list_tasks or get_task; task ids look like TASK-12.",
+    Reason.NOT_FOUND: "Check the id with {list_tasks} or {get_task}; task ids look like TASK-12.",
     Reason.ILLEGAL_TRANSITION: (
-        "The board's transition table refuses that move; call get_task to see where the task is."
+        "The board's transition table refuses that move; call {get_task} to see where the task is."
     ),
     Reason.INVALID_STATE: (
-        "The task is not in the state this tool needs; call get_task to see where it is, "
-        "or claim_next for new work."
+        "The task is not in the state this tool needs; call {get_task} to see where it is, "
+        "or {claim_next} for new work."
     ),
     Reason.VERIFICATION_REQUIRED: (
-        "Its verification verdict does not allow done: reject_task with what must change, "
+        "Its verification verdict does not allow done: {reject_task} with what must change, "
         "or leave it for an operator."
     ),
     Reason.CONFLICT: (
-        "Someone else has it or it is not claimable; call claim_next for other work "
+        "Someone else has it or it is not claimable; call {claim_next} for other work "
         "(retrying this one will not help)."
     ),
     Reason.UNMET_DEPENDENCIES: (
-        "Its dependencies are not done yet; explain(task_id) lists them. Take other work with "
-        "claim_next."
+        "Its dependencies are not done yet; {explain_task} lists them. Take other work with "
+        "{claim_next}."
     ),
     Reason.DEPENDENCY_CYCLE: "That link would close a cycle; leave it out or link the other way.",
     Reason.NOT_ASSIGNEE: (
-        "You do not hold this task, and only its holder may do this; call claim_next to get "
+        "You do not hold this task, and only its holder may do this; call {claim_next} to get "
         "work of your own."
     ),
     Reason.STALE_CLAIM: (
         "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
-        "working on it and call claim_next."
+        "working on it and call {claim_next}."
     ),
     Reason.SELF_REVIEW: (
         "You worked on this task, so you may not judge it; leave it in review for another "
@@ -75,11 +95,12 @@ HINTS: dict[str, str] = {
 }
 
 UNEXPECTED_HINT = (
-    "Something outside the board's rules went wrong; call get_task to see where things stand, "
+    "Something outside the board's rules went wrong; call {get_task} to see where things stand, "
     "and tell an operator if it happens again."
 )
 
 
-def hint_for(reason: str) -> str:
-    """The next step for `reason`; a reason this table does not know yet gets a safe default."""
-    return HINTS.get(reason, UNEXPECTED_HINT)
+def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS) -> str:
+    """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands); a reason
+    this table does not know yet gets a safe default."""
+    return HINTS.get(reason, UNEXPECTED_HINT).format_map(verbs)

@@ -1,0 +1,80 @@
+"""Which files each agent runtime reads, and in which format: its documented convention.
+
+- Claude Code reads `CLAUDE.md`, not `AGENTS.md`, and imports another file with an `@path`
+  line, its documented way to share AGENTS.md (code.claude.com/docs/en/memory). Project MCP
+  servers live in `.mcp.json` at the repository root, `{"mcpServers": {name: {"type": "stdio",
+  "command", "args", "env"}}}`, the file `claude mcp add --scope project` writes
+  (code.claude.com/docs/en/mcp); Claude Code asks once before it starts a project's servers.
+- Codex reads `AGENTS.md`. Its MCP servers are `[mcp_servers.<name>]` tables (command, args, env)
+  in `~/.codex/config.toml`, or in a project's `.codex/config.toml`, which Codex loads only for a
+  trusted project (developers.openai.com/codex/config-basic, /codex/mcp). kanban init writes the
+  project file: the user file applies to every project, and a board is one project's.
+- Cursor reads `AGENTS.md` at the project root (cursor.com/docs/rules) and project MCP servers
+  from `.cursor/mcp.json`, `{"mcpServers": {name: {"command", "args", "env"}}}`
+  (cursor.com/docs/mcp).
+- `generic`: AGENTS.md alone, the convention most runtimes share; the MCP entry is printed for
+  the operator to register by hand.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+FileKind = Literal["agents", "claude", "mcp_json", "codex_toml"]
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # relative to the repository root, with `/`
+    kind: FileKind
+
+
+@dataclass(frozen=True)
+class Harness:
+    name: str
+    targets: tuple[Target, ...]
+    stdio_type: bool  # whether its JSON entries carry "type": "stdio"
+    note: str
+
+
+AGENTS = Target("AGENTS.md", "agents")
+
+HARNESSES: dict[str, Harness] = {
+    harness.name: harness
+    for harness in (
+        Harness(
+            "claude-code",
+            (AGENTS, Target("CLAUDE.md", "claude"), Target(".mcp.json", "mcp_json")),
+            stdio_type=True,
+            note="Claude Code reads CLAUDE.md (it imports AGENTS.md) and the project's .mcp.json; "
+            "it asks once before starting the project's MCP servers (see `claude mcp list`).",
+        ),
+        Harness(
+            "codex",
+            (AGENTS, Target(".codex/config.toml", "codex_toml")),
+            stdio_type=False,
+            note="Codex reads AGENTS.md, and .codex/config.toml only once you trust the project; "
+            "~/.codex/config.toml is left alone (see `codex mcp list`).",
+        ),
+        Harness(
+            "cursor",
+            (AGENTS, Target(".cursor/mcp.json", "mcp_json")),
+            stdio_type=False,
+            note="Cursor reads AGENTS.md and .cursor/mcp.json; turn the kanban server on in "
+            "Cursor's MCP settings if it is off.",
+        ),
+        Harness(
+            "generic",
+            (AGENTS,),
+            stdio_type=False,
+            note="AGENTS.md only: register the MCP server printed under mcpServer with your "
+            "runtime, if it speaks MCP.",
+        ),
+    )
+}
+DEFAULT_HARNESS = "generic"
+SERVER_NAME = "kanban"  # the entry's name in every MCP config
+
+
+def default_agent(harness: str) -> str:
+    """The agent name a runtime's sessions act under unless `--agent` says otherwise."""
+    return "agent" if harness == "generic" else harness

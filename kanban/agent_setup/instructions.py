@@ -1,0 +1,177 @@
+"""The agent instructions `kanban init` writes into AGENTS.md (and points CLAUDE.md at).
+
+Every number and name in them comes from a declaration the CLI or the MCP server uses, so the
+text cannot drift from what the board does: the exit codes and their meanings
+(`kanban.cli.exitcodes`), each refusal reason (`boardlib.errors.Reason`) with the next step the
+MCP server gives for it (`kanban.mcp.hints`, in CLI words), the lease and how often to renew it
+(`boardlib.config`, `kanban.mcp.catalog`), and the tools of the configured tool set.
+
+The shell commands are written to run as they stand, against this board, under this agent's
+name: a test extracts them and runs them.
+"""
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from boardlib.errors import Reason
+from kanban.cli import exitcodes
+from kanban.mcp.catalog import TOOL_SETS, minutes_text, renew_every_ms
+from kanban.mcp.hints import CLI_VERBS, hint_for
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """What the instructions are about: the board, who the agent is, and how it is served."""
+
+    board: str  # the location as the configs carry it (an absolute path or a URL)
+    agent: str
+    role: str | None
+    tool_set: str
+    lease_ms: int
+    settings: Mapping[str, str]  # board settings that differ from the defaults (KANBAN_*)
+    command: str = "kanban"  # how to start kanban here: "kanban" when PATH finds it, else a path
+
+    def environment(self) -> dict[str, str]:
+        """The variables a process needs to act on this board as this agent."""
+        return {"KANBAN_DB": self.board, "KANBAN_AGENT": self.agent, **self.settings}
+
+
+def export_line(briefing: Briefing) -> str:
+    words = [f"{key}={shlex.quote(value)}" for key, value in briefing.environment().items()]
+    return "export " + " ".join(words)
+
+
+def _role(briefing: Briefing) -> str:
+    return f" --role {shlex.quote(briefing.role)}" if briefing.role else ""
+
+
+def path_line(briefing: Briefing) -> list[str]:
+    """When PATH does not find this kanban, a shell function that does (as the MCP config
+    names it by path)."""
+    if briefing.command == "kanban":
+        return []
+    return [f'kanban() {{ {shlex.quote(briefing.command)} "$@"; }}   # kanban is not on PATH']
+
+
+def work_commands(briefing: Briefing) -> list[str]:
+    """The worker's loop, one command a line: claim, renew twice over, finish."""
+    return [
+        *path_line(briefing),
+        export_line(briefing),
+        f"claim=$(kanban task claim-next{_role(briefing)})"
+        "   # the task as JSON; exit 3: nothing to claim",
+        "id=$(printf '%s' \"$claim\" | jq -r .id)",
+        "epoch=$(printf '%s' \"$claim\" | jq -r .claimEpoch)",
+        'kanban task log-progress "$id" --epoch "$epoch" --note "what you did"'
+        "   # renews the lease",
+        'kanban task heartbeat "$id" --epoch "$epoch"   # renews it without a note',
+        'kanban task complete "$id" --epoch "$epoch" --summary "what changed, how to check it"',
+    ]
+
+
+def review_commands(briefing: Briefing) -> list[str]:
+    """The reviewer's loop, for work another agent did."""
+    return [
+        *path_line(briefing),
+        export_line(briefing),
+        "id=$(kanban task list --status in_review | jq -r '.[0].id')   # work waiting for review",
+        'kanban task view "$id"   # the task with its comments, dependencies and runs',
+        'kanban task approve "$id"   # accept it: done',
+    ]
+
+
+# The commands the bullets name inline, each in backticks: the extend, block, release and
+# explain steps of the loop and the reviewer's reject.
+EXTEND = 'kanban task extend-lease "$id" --epoch "$epoch" --minutes 60'
+BLOCK = 'kanban task block "$id" --epoch "$epoch" --reason "what would unblock it"'
+RELEASE = 'kanban task release "$id" --epoch "$epoch"'
+REJECT = 'kanban task reject "$id" --reason "what must change"'
+
+
+def explain_command(briefing: Briefing) -> str:
+    return f"kanban task claim-next{_role(briefing)} --explain"
+
+
+def _fence(lines: list[str]) -> str:
+    return "```sh\n" + "\n".join(lines) + "\n```"
+
+
+def _mcp_paragraph(briefing: Briefing) -> str:
+    tools = TOOL_SETS[briefing.tool_set]
+    if "claim_next" in tools:
+        how = (
+            "`claim_next`, then `log_progress` as you go (it renews the lease), `complete_task` "
+            "with a summary; the server keeps your claim epoch and quotes it for you."
+        )
+    else:
+        how = (
+            "`list_tasks` with status in_review, `get_task` with detail, then `approve_task` or "
+            "`reject_task`."
+        )
+    return (
+        f"Over MCP, the `kanban` server acts as agent `{briefing.agent}` with "
+        f"tool set `{briefing.tool_set}` ({len(tools)} tools): {how} A refusal is a tool error: "
+        "`reason: message`, then `Next:` what to do."
+    )
+
+
+def _exit_codes() -> str:
+    return "Exit codes: " + "; ".join(
+        f"{code} {meaning}" for code, meaning in exitcodes.MEANINGS.items()
+    )
+
+
+def _reasons() -> list[str]:
+    lines = []
+    for reason in Reason:
+        code = exitcodes.refusal_code(reason.value)
+        exit_note = "" if code == exitcodes.REFUSED else f" (exit {code})"
+        lines.append(f"- `{reason.value}`{exit_note}: {hint_for(reason.value, CLI_VERBS)}")
+    return lines
+
+
+def agents_block(briefing: Briefing) -> str:
+    """The body of the marked block in AGENTS.md (Markdown, ending in a newline)."""
+    lease = minutes_text(briefing.lease_ms)
+    renew = minutes_text(renew_every_ms(briefing.lease_ms))
+    refused = exitcodes.REFUSED
+    sections = [
+        "## The task board (kanban)",
+        "Work in this project is shared on a kanban board. Claim a task before you work on it, "
+        "keep its lease alive while you work, and finish it into review, where another agent "
+        "or a person judges it. Never approve your own work.",
+        _mcp_paragraph(briefing),
+        "From a shell, the same board under the same name (each command prints one JSON document):",
+        _fence(work_commands(briefing)),
+        "\n".join(
+            [
+                f"- **Lease:** a claim holds the task for {lease}. Renew it at least every "
+                f"{renew} (`log-progress` or `heartbeat`); before one long quiet step, "
+                f"`{EXTEND}`. A lapsed lease gives the task to someone else.",
+                "- **Epoch:** pass the claim's `claimEpoch` as `--epoch` on every call about a "
+                "task you hold. `stale_claim` means your claim is gone: stop work on it and "
+                "claim again.",
+                f"- **Stuck:** `{BLOCK}`; to give it back untouched, `{RELEASE}`.",
+                f"- **Nothing to claim** (exit {exitcodes.IDLE}): `{explain_command(briefing)}` "
+                "says why.",
+            ]
+        ),
+        "Reviewing work other agents finished (whoever held a task cannot judge it):",
+        _fence(review_commands(briefing)),
+        f"or send it back to todo: `{REJECT}`.",
+        _exit_codes() + ".",
+        f'A refusal is one JSON line on stderr, `{{"error": ..., "reason": ...}}`, exit '
+        f"{refused} unless noted. What each reason means for you:",
+        "\n".join(_reasons()),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+CLAUDE_IMPORT = "@AGENTS.md"
+
+
+def claude_block() -> str:
+    """The body of the marked block in CLAUDE.md: Claude Code reads CLAUDE.md, not AGENTS.md,
+    and imports another file with `@path` (its documented way to share AGENTS.md)."""
+    return f"The task board's protocol for agents is in AGENTS.md:\n\n{CLAUDE_IMPORT}\n"

@@ -1,0 +1,436 @@
+"""`kanban init` in a scratch repository (issue 26): for each runtime its files are written and a
+second run leaves the same bytes ("up to date"); text outside kanban's block survives; a block
+edited by hand is refused with the diff (and replaced only with --force); --print writes nothing;
+the instructions are generated from the CLI's own declarations; and the commands they show run
+as written against a live board."""
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import Board
+from boardlib.errors import Reason
+from kanban.agent_setup.files import outside_block
+from kanban.cli import exitcodes
+from kanban.mcp.catalog import TOOL_SETS
+from tests.cli.conftest import KANBAN, Run, clean_env
+
+FILES = {
+    "generic": ["AGENTS.md"],
+    "claude-code": ["AGENTS.md", "CLAUDE.md", ".mcp.json"],
+    "codex": ["AGENTS.md", ".codex/config.toml"],
+    "cursor": ["AGENTS.md", ".cursor/mcp.json"],
+}
+BEGIN = re.compile(r"^<!-- kanban:begin .*-->$", re.MULTILINE)
+
+
+def kanban_init(repo: Path, db: Path | str, *args: str, **env: str) -> Run:
+    argv = ["init", "--repo", str(repo), "--db", str(db), *args]
+    done = subprocess.run(
+        [str(KANBAN), *argv],
+        env=clean_env(**env),
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Run(tuple(argv), done.returncode, done.stdout, done.stderr)
+
+
+def ok(run: Run) -> dict[str, Any]:
+    assert run.code == 0, str(run)
+    doc: dict[str, Any] = run.doc
+    return doc
+
+
+def digests(repo: Path) -> dict[str, str]:
+    """Every file under the scratch repository, by content."""
+    return {
+        str(path.relative_to(repo)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(repo.rglob("*"))
+        if path.is_file()
+    }
+
+
+def block_of(text: str) -> str:
+    start = BEGIN.search(text)
+    assert start is not None, text
+    return text[start.end() : text.index("<!-- kanban:end -->")]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "board.db"
+
+
+@pytest.mark.parametrize("harness", list(FILES))
+def test_init_writes_the_runtimes_files_and_a_second_run_changes_no_byte(
+    harness: str, repo: Path, db: Path
+) -> None:
+    db.parent.mkdir()
+    first = kanban_init(repo, db, "--harness", harness)
+    doc = ok(first)
+    assert first.err == f"kanban: created a new board at {db}\n"
+    assert [(f["path"], f["status"]) for f in doc["files"]] == [
+        (path, "created") for path in FILES[harness]
+    ]
+    assert sorted(digests(repo)) == sorted(FILES[harness])
+    assert doc["board"] == {"path": str(db), "backend": "sqlite", "created": True}
+    assert doc["upToDate"] is False and "created the board" in doc["message"]
+    with Board(db, recover=False) as board:
+        assert board.all_tasks() == []
+    entry = doc["mcpServer"]
+    assert entry["env"] == {"KANBAN_DB": str(db), "KANBAN_AGENT": doc["agent"]}
+    assert entry["args"] == ["mcp", "--tools", "all"]
+    agents = (repo / "AGENTS.md").read_text()
+    assert f"export KANBAN_DB={db} KANBAN_AGENT={doc['agent']}" in block_of(agents)
+
+    before = digests(repo)
+    again = kanban_init(repo, db, "--harness", harness)
+    doc = ok(again)
+    assert again.err == ""
+    assert doc["upToDate"] is True and doc["message"] == "up to date"
+    assert {f["status"] for f in doc["files"]} == {"up_to_date"}
+    assert digests(repo) == before
+
+
+def test_the_mcp_configs_are_in_each_runtimes_format(repo: Path, db: Path) -> None:
+    for harness in ("claude-code", "cursor", "codex"):
+        ok(kanban_init(repo, db, "--harness", harness, "--agent", "w1", "--tools", "worker"))
+    claude = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["kanban"]
+    cursor = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]["kanban"]
+    codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["kanban"]
+    assert claude["type"] == "stdio" and "type" not in cursor and "type" not in codex
+    for entry in (claude, cursor, codex):
+        assert entry["args"] == ["mcp", "--tools", "worker"]
+        assert entry["env"] == {"KANBAN_DB": str(db), "KANBAN_AGENT": "w1"}
+        assert Path(entry["command"]).name == "kanban"
+    claude_md = (repo / "CLAUDE.md").read_text()
+    assert "\n@AGENTS.md\n" in claude_md  # Claude Code reads CLAUDE.md, which imports AGENTS.md
+
+
+def test_lines_outside_the_block_survive_every_rewrite(repo: Path, db: Path) -> None:
+    mine = "# Our project\n\nUse tabs.\r\n"  # the user's own text, a CRLF line included
+    (repo / "AGENTS.md").write_text(mine, newline="")
+    ok(kanban_init(repo, db, "--harness", "claude-code"))
+    text = (repo / "AGENTS.md").read_bytes().decode()
+    assert text.startswith(mine)
+    with (repo / "AGENTS.md").open("a", newline="") as out:
+        out.write("\r\nA line the user added after the block.\r\n")
+    with (repo / "CLAUDE.md").open("a") as out:
+        out.write("Claude-only notes.\n")
+    outside = {
+        name: outside_block((repo / name).read_bytes().decode(), "markdown")
+        for name in ("AGENTS.md", "CLAUDE.md")
+    }
+    changed = ok(kanban_init(repo, db, "--harness", "claude-code", "--tools", "worker"))
+    statuses = {f["path"]: f["status"] for f in changed["files"]}
+    assert statuses == {"AGENTS.md": "updated", "CLAUDE.md": "up_to_date", ".mcp.json": "updated"}
+    for name, text in outside.items():
+        assert outside_block((repo / name).read_bytes().decode(), "markdown") == text, name
+    assert "tool set `worker`" in (repo / "AGENTS.md").read_text()
+
+
+def test_a_block_edited_by_hand_is_refused_with_the_diff_and_replaced_only_with_force(
+    repo: Path, db: Path
+) -> None:
+    ok(kanban_init(repo, db, "--harness", "claude-code"))
+    agents = repo / "AGENTS.md"
+    agents.write_text(agents.read_text().replace("Never approve", "Please never approve"))
+    server = repo / ".mcp.json"
+    config = json.loads(server.read_text())
+    config["mcpServers"]["kanban"]["env"]["KANBAN_AGENT"] = "renamed"
+    server.write_text(json.dumps(config, indent=2) + "\n")
+    before = digests(repo)
+
+    refused = kanban_init(repo, db, "--harness", "claude-code")
+    assert refused.code == 2 and refused.out == "", str(refused)
+    error = refused.error
+    assert error["reason"] == "edited"
+    assert [f["path"] for f in error["files"]] == ["AGENTS.md", ".mcp.json"]
+    diff = error["files"][0]["diff"]
+    assert "-Work in" in diff and "Please never approve" in diff and "+Work in" in diff
+    assert '-        "KANBAN_AGENT": "renamed"' in error["files"][1]["diff"]
+    assert digests(repo) == before  # nothing written, not even the unedited files
+
+    printed = kanban_init(repo, db, "--harness", "claude-code", "--print")
+    assert printed.code == 2 and digests(repo) == before
+
+    forced = ok(kanban_init(repo, db, "--harness", "claude-code", "--force"))
+    statuses = {f["path"]: (f["status"], f.get("forced")) for f in forced["files"]}
+    assert statuses == {
+        "AGENTS.md": ("updated", True),
+        "CLAUDE.md": ("up_to_date", None),
+        ".mcp.json": ("updated", True),
+    }
+    assert "Please never" not in agents.read_text()
+    assert ok(kanban_init(repo, db, "--harness", "claude-code"))["message"] == "up to date"
+
+
+def test_print_writes_nothing_and_shows_what_a_run_writes(repo: Path, db: Path) -> None:
+    (repo / "AGENTS.md").write_text("# Mine\n")
+    before = digests(repo)
+    printed = kanban_init(repo, db, "--harness", "codex", "--print")
+    doc = ok(printed)
+    assert printed.err == ""
+    assert digests(repo) == before and not db.exists() and not db.parent.exists()
+    assert doc["printed"] is True and doc["board"]["wouldCreate"] is True
+    assert doc["message"].startswith("would have ") and doc["upToDate"] is False
+    contents = {f["path"]: f["content"] for f in doc["files"]}
+    assert set(contents) == {"AGENTS.md", ".codex/config.toml"}
+    assert doc["files"][1]["diff"].startswith("--- /dev/null\n+++ b/.codex/config.toml\n")
+    ok(kanban_init(repo, db, "--harness", "codex"))
+    for path, content in contents.items():
+        assert (repo / path).read_text() == content, path
+
+
+def test_a_json_config_keeps_the_users_servers_and_formatting(repo: Path, db: Path) -> None:
+    folder = repo / ".cursor"
+    folder.mkdir()
+    theirs = (
+        '{\n    "mcpServers": {\n        "github": {"command": "gh-mcp", "args": []}\n    },\n'
+        '    "other": [1, 2]\n}\n'
+    )
+    (folder / "mcp.json").write_text(theirs)
+    ok(kanban_init(repo, db, "--harness", "cursor"))
+    text = (folder / "mcp.json").read_text()
+    head = '{\n    "mcpServers": {\n        "github": {"command": "gh-mcp", "args": []}'
+    assert text.startswith(head + ',\n        "kanban": {\n            "command"')
+    assert text.endswith('\n    },\n    "other": [1, 2]\n}\n')
+    parsed = json.loads(text)
+    assert parsed["other"] == [1, 2] and parsed["mcpServers"]["github"]["command"] == "gh-mcp"
+
+    # the same entry written another way is still kanban's: up to date, not rewritten
+    compact = json.dumps(parsed, separators=(",", ":"))
+    (folder / "mcp.json").write_text(compact)
+    assert ok(kanban_init(repo, db, "--harness", "cursor"))["upToDate"] is True
+    assert (folder / "mcp.json").read_text() == compact
+
+    # an empty servers object, and a file with no servers at all
+    (folder / "mcp.json").write_text('{"mcpServers": {}}')
+    ok(kanban_init(repo, db, "--harness", "cursor"))
+    assert set(json.loads((folder / "mcp.json").read_text())["mcpServers"]) == {"kanban"}
+    (folder / "mcp.json").write_text('{\n  "theme": "dark"\n}\n')
+    ok(kanban_init(repo, db, "--harness", "cursor"))
+    assert json.loads((folder / "mcp.json").read_text())["theme"] == "dark"
+
+
+def test_a_config_that_does_not_parse_is_refused_and_left_alone(repo: Path, db: Path) -> None:
+    (repo / ".mcp.json").write_text('{"mcpServers": {,}')
+    (repo / ".codex").mkdir()
+    (repo / ".codex/config.toml").write_text("model = \n")
+    before = digests(repo)
+    for harness, name in (("claude-code", ".mcp.json"), ("codex", ".codex/config.toml")):
+        run = kanban_init(repo, db, "--harness", harness)
+        assert run.code == 2 and run.out == "", str(run)
+        assert run.error["reason"] == "invalid_input" and run.error["file"] == name
+    assert digests(repo) == before and not db.exists()
+
+
+def test_codex_toml_keeps_the_users_config_and_refuses_a_second_kanban_table(
+    repo: Path, db: Path
+) -> None:
+    (repo / ".codex").mkdir()
+    config = repo / ".codex/config.toml"
+    theirs = 'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+    config.write_text(theirs)
+    ok(kanban_init(repo, db, "--harness", "codex"))
+    text = config.read_text()
+    assert text.startswith(theirs + "\n# kanban:begin ")
+    parsed = tomllib.loads(text)
+    assert parsed["model"] == "gpt-5" and set(parsed["mcp_servers"]) == {"docs", "kanban"}
+
+    config.write_text(theirs + '\n[mcp_servers.kanban]\ncommand = "mine"\n')
+    before = digests(repo)
+    run = kanban_init(repo, db, "--harness", "codex", "--force")
+    assert run.code == 2 and run.error["reason"] == "edited", str(run)
+    assert "outside kanban's block" in run.error["error"]
+    assert digests(repo) == before
+
+
+def test_claude_md_that_already_imports_agents_md_or_is_it_is_left_alone(
+    repo: Path, db: Path
+) -> None:
+    (repo / "CLAUDE.md").write_text("@AGENTS.md\n\nClaude notes.\n")
+    doc = ok(kanban_init(repo, db, "--harness", "claude-code"))
+    assert {f["path"]: f["status"] for f in doc["files"]}["CLAUDE.md"] == "up_to_date"
+    assert (repo / "CLAUDE.md").read_text() == "@AGENTS.md\n\nClaude notes.\n"
+
+    other = repo / "linked"
+    other.mkdir()
+    (other / "CLAUDE.md").symlink_to("AGENTS.md")
+    doc = ok(kanban_init(other, db, "--harness", "claude-code"))
+    assert [f["path"] for f in doc["files"]] == ["AGENTS.md", ".mcp.json"]
+    assert (other / "CLAUDE.md").is_symlink()
+    assert "<!-- kanban:begin" in (other / "CLAUDE.md").read_text()
+
+
+def test_the_instructions_come_from_the_clis_declarations(repo: Path, db: Path) -> None:
+    env = {"KANBAN_LEASE_MS": "60000"}
+    doc = ok(kanban_init(repo, db, "--harness", "generic", "--agent", "bot-7", **env))
+    block = block_of((repo / "AGENTS.md").read_text())
+    for reason in Reason:
+        code = exitcodes.refusal_code(reason.value)
+        assert f"- `{reason.value}`" + ("" if code == 2 else f" (exit {code})") in block
+    for code, meaning in exitcodes.MEANINGS.items():
+        assert f"{code} {meaning}" in block
+    assert "holds the task for 1 minute. Renew it at least every 20 seconds" in block
+    # the board's settings travel with the server, so it quotes and applies the same lease
+    assert doc["mcpServer"]["env"]["KANBAN_LEASE_MS"] == "60000"
+    assert "KANBAN_LEASE_MS=60000" in block
+    assert f"tool set `all` ({len(TOOL_SETS['all'])} tools)" in block
+    # every command a hint names is a real one
+    for verb in sorted(set(re.findall(r"`kanban task ([a-z-]+)", block))):
+        run = subprocess.run(
+            [str(KANBAN), "task", verb, "--help"], capture_output=True, env=clean_env()
+        )
+        assert run.returncode == 0, verb
+
+
+def test_bad_settings_are_refused_before_anything_is_written(repo: Path, db: Path) -> None:
+    secret = kanban_init(repo, "postgresql://kanban:hunter2@localhost/board")
+    assert secret.code == 2 and secret.error["reason"] == "invalid_input", str(secret)
+    assert "hunter2" not in secret.err and "PGPASSWORD" in secret.error["error"]
+    operator = kanban_init(repo, db, "--agent", "operator")
+    assert operator.code == 2 and operator.error["reason"] == "usage", str(operator)
+    harness = kanban_init(repo, db, "--harness", "claude")
+    assert harness.code == 2 and "claude-code" in harness.error["error"], str(harness)
+    assert digests(repo) == {} and not db.exists()
+    foreign = repo.parent / "notes.txt"
+    foreign.write_text("not a board\n")
+    refused = kanban_init(repo, foreign)
+    assert refused.code == 2 and refused.error["reason"] == "not_a_board", str(refused)
+    assert digests(repo) == {} and foreign.read_text() == "not a board\n"
+
+
+def test_without_repo_it_finds_the_git_repository_around_the_current_folder(
+    tmp_path: Path, db: Path
+) -> None:
+    top = tmp_path / "project"
+    (top / "src" / "deep").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    done = subprocess.run(
+        [str(KANBAN), "init", "--db", str(db)],
+        cwd=top / "src" / "deep",
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["repo"] == str(top)
+    assert (top / "AGENTS.md").exists() and not (top / "src" / "deep" / "AGENTS.md").exists()
+
+
+# -- the commands of the instructions, run as written ----------------------------------------------
+
+
+def fences(block: str) -> list[list[str]]:
+    return [body.splitlines() for body in re.findall(r"```sh\n(.*?)```", block, re.DOTALL)]
+
+
+def inline_commands(block: str) -> list[str]:
+    """The commands the prose names in backticks, before the exit codes and reasons (whose
+    commands take an ID to fill in, checked by --help above)."""
+    prose = block[: block.index("Exit codes:")]
+    return re.findall(r"`(kanban [^`]+)`", prose)
+
+
+def bash(lines: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    script = "set -eu\n" + "\n".join(lines) + "\n"
+    return subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) -> None:
+    assert shutil.which("jq"), "the instructions use jq; install it (apt-get install jq)"
+    ok(kanban_init(repo, db, "--harness", "claude-code", "--role", "worker"))
+    block = block_of((repo / "AGENTS.md").read_text())
+    work, review = fences(block)
+    inline = inline_commands(block)
+    env = {key: value for key, value in clean_env().items() if key != "KANBAN_DB"}
+    claim_prefix = [line for line in work if not line.startswith("kanban task")]
+    assert len(claim_prefix) in (4, 5)  # [kanban function,] export, claim, id, epoch
+
+    with Board(db, recover=False) as board:
+        built = board.create_task("Build the parser", role="worker")
+    done = bash(work, env)
+    assert done.returncode == 0, done.stderr
+    with Board(db, recover=False) as board:
+        view = board.view(built.id)
+        events = [event.kind for event in board.events(task_id=built.id)]
+    assert view.task.status == "in_review"
+    assert [c.body for c in view.comments] == ["what you did", "what changed, how to check it"]
+    assert {"progress_logged", "lease_renewed"} <= set(events)  # log-progress, heartbeat
+
+    ran = set(work)
+    by_command = {command.split('"$id"')[0].strip(): command for command in inline}
+    for verb, status in (("extend-lease", "in_progress"), ("block", "blocked")):
+        with Board(db, recover=False) as board:
+            task = board.create_task(f"for {verb}", role="worker")
+        command = by_command[f"kanban task {verb}"]
+        result = bash([*claim_prefix, command], env)
+        assert result.returncode == 0, result.stderr
+        with Board(db, recover=False) as board:
+            after = board.get_task(task.id)
+        assert after.status == status, verb
+        if verb == "extend-lease":
+            assert after.lease_until is not None and after.last_heartbeat_at is not None
+            assert after.lease_until - after.last_heartbeat_at >= 59 * 60_000
+        ran.add(command)
+    with Board(db, recover=False) as board:
+        task = board.create_task("for release", role="worker")
+    command = by_command["kanban task release"]
+    result = bash([*claim_prefix, command], env)
+    assert result.returncode == 0, result.stderr
+    with Board(db, recover=False) as board:
+        assert board.get_task(task.id).status == "todo"
+        board.cancel(task.id)  # nothing claimable is left
+    ran.add(command)
+
+    explain = next(c for c in inline if "--explain" in c)
+    before_claim = claim_prefix[: next(i for i, line in enumerate(work) if "claim-next" in line)]
+    result = bash([*before_claim, explain], env)
+    assert result.returncode == exitcodes.IDLE, result.stderr
+    idle = json.loads(result.stdout)
+    assert idle["task"] is None and "explain" in idle
+    ran.add(explain)
+
+    finished = []
+    for title in ("send me back", "judge me"):  # work another agent finished, newest last
+        with Board(db, recover=False) as board:
+            task = board.create_task(title)
+            held = board.claim(task.id, "worker-x")
+            board.complete(task.id, "worker-x", epoch=held.claim_epoch)
+            finished.append(task.id)
+    sent_back, judged = finished
+    result = bash(review, env)  # the newest in review comes first: "judge me"
+    assert result.returncode == 0, result.stderr
+    ran.update(review)
+    reject = by_command["kanban task reject"]
+    before_id = [line for line in review if not line.startswith("kanban task")]
+    result = bash([*before_id, reject], env)  # now "send me back" is the newest in review
+    assert result.returncode == 0, result.stderr
+    ran.add(reject)
+    with Board(db, recover=False) as board:
+        assert board.get_task(judged).status == "done"
+        assert board.get_task(sent_back).status == "todo"
+        assert board.get_task(built.id).status == "in_review"  # its builder may not judge it
+
+    assert ran == set(work) | set(review) | set(inline)  # every command shown was run
