@@ -94,13 +94,16 @@ HINTS: dict[str, str] = {
     ),
 }
 
-UNEXPECTED_HINT = (
+_UNEXPECTED = (
     "Something outside the board's rules went wrong; call {get_task} to see where things stand, "
     "and tell an operator if it happens again."
 )
 
 
+UNEXPECTED_HINT = _UNEXPECTED.format_map(MCP_VERBS)
+
+
 def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS) -> str:
     """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands); a reason
     this table does not know yet gets a safe default."""
-    return HINTS.get(reason, UNEXPECTED_HINT).format_map(verbs)
+    return HINTS.get(reason, _UNEXPECTED).format_map(verbs)

@@ -434,3 +434,20 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
         assert board.get_task(built.id).status == "in_review"  # its builder may not judge it
 
     assert ran == set(work) | set(review) | set(inline)  # every command shown was run
+
+
+def test_a_json_entry_edited_by_hand_is_refused_though_agents_md_was_not(
+    repo: Path, db: Path
+) -> None:
+    ok(kanban_init(repo, db, "--harness", "claude-code"))
+    server = repo / ".mcp.json"
+    config = json.loads(server.read_text())
+    config["mcpServers"]["kanban"]["env"]["EXTRA"] = "mine"
+    server.write_text(json.dumps(config, indent=2) + "\n")
+    before = digests(repo)
+    for options in ((), ("--tools", "worker")):  # same options, or new ones: still refused
+        run = kanban_init(repo, db, "--harness", "claude-code", *options)
+        assert run.code == 2 and run.error["reason"] == "edited", str(run)
+        assert [f["path"] for f in run.error["files"]] == [".mcp.json"]
+        assert '-        "EXTRA": "mine"' in run.error["files"][0]["diff"]
+        assert digests(repo) == before

@@ -112,3 +112,16 @@ async def test_a_reviewer_session_reviews_and_cannot_claim(db: Path) -> None:
         assert approved["status"] == "done"
         refused = await reviewer.call_tool("claim_next", {})
         assert refused.is_error
+
+
+def test_every_hint_speaks_tools_and_commands_alike() -> None:
+    from boardlib.errors import Reason
+    from kanban.mcp.hints import CLI_VERBS, MCP_VERBS, hint_for
+
+    assert set(CLI_VERBS) == set(MCP_VERBS)
+    for reason in Reason:
+        for verbs in (MCP_VERBS, CLI_VERBS):
+            hint = hint_for(reason.value, verbs)
+            assert "{" not in hint and "}" not in hint, (reason, hint)
+    assert "`kanban task claim-next`" in hint_for(Reason.STALE_CLAIM, CLI_VERBS)
+    assert "claim_next" not in hint_for(Reason.STALE_CLAIM, CLI_VERBS)
