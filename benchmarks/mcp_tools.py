@@ -11,18 +11,18 @@ Claude's tokenizer is not public.
 The baseline, counted in the same run: the same tools with the schemas pydantic generates
 (titles, `anyOf [T, null]`), as the server listed them before `compact_schema`.
 
-    python benchmarks/mcp_tools.py
+    python benchmarks/mcp_tools.py [--save] [--note TEXT]
 """
 
-import json
-import platform
+import argparse
+from pathlib import Path
 from typing import Any
 
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
 
-from pathlib import Path
+import record
 
 from boardlib.config import BoardConfig
 from kanban.mcp.catalog import TOOL_SETS
@@ -53,12 +53,15 @@ def raw_texts(tool_set: str) -> list[str]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    record.add_arguments(parser)
+    args = parser.parse_args()
+    with record.Run("mcp_tools", args) as bench:
+        measure(bench)
+
+
+def measure(bench: record.Run) -> None:
     counters = exact_counters()
-    print(
-        f"machine: {platform.platform()}, Python {platform.python_version()}; estimate "
-        f"{TOKENIZER}; exact: {', '.join(counters) or 'none (pip install bpe-openai)'}; "
-        f"budget {BUDGET} tokens"
-    )
     for tool_set in TOOL_SETS:
         tools, instructions = listed_tools(tool_set)
         texts = [tool_text(tool) for tool in tools]
@@ -73,6 +76,7 @@ def main() -> None:
             "approx_tokens": tokens,
             "with_instructions_approx_tokens": tokens + approx_tokens(instructions),
             "tokenizer": TOKENIZER,
+            "exact_tokenizers": sorted(counters) or "none (pip install bpe-openai)",
             "budget_tokens": BUDGET,
             "budget_ratio": round(tokens / BUDGET, 3),
             "within_budget": tokens <= BUDGET,
@@ -85,7 +89,7 @@ def main() -> None:
             line[f"{name}_with_instructions_tokens"] = exact + len(encode(instructions))
             line[f"baseline_{name}_tokens"] = sum(len(encode(text)) for text in baseline)
             line[f"estimate_over_{name}"] = round(tokens / exact, 3)
-        print(json.dumps(line))
+        bench.emit(line)
 
 
 if __name__ == "__main__":

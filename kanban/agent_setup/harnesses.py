@@ -1,19 +1,14 @@
 """Which files each agent runtime reads, and in which format: its documented convention.
 
-- Claude Code reads `CLAUDE.md`, not `AGENTS.md`, and imports another file with an `@path`
-  line, its documented way to share AGENTS.md (code.claude.com/docs/en/memory). Project MCP
-  servers live in `.mcp.json` at the repository root, `{"mcpServers": {name: {"type": "stdio",
-  "command", "args", "env"}}}`, the file `claude mcp add --scope project` writes
-  (code.claude.com/docs/en/mcp); Claude Code asks once before it starts a project's servers.
-- Codex reads `AGENTS.md`. Its MCP servers are `[mcp_servers.<name>]` tables (command, args, env)
-  in `~/.codex/config.toml`, or in a project's `.codex/config.toml`, which Codex loads only for a
-  trusted project (developers.openai.com/codex/config-basic, /codex/mcp). kanban init writes the
-  project file: the user file applies to every project, and a board is one project's.
-- Cursor reads `AGENTS.md` at the project root (cursor.com/docs/rules) and project MCP servers
-  from `.cursor/mcp.json`, `{"mcpServers": {name: {"command", "args", "env"}}}`
-  (cursor.com/docs/mcp).
-- `generic`: AGENTS.md alone, the convention most runtimes share; the MCP entry is printed for
-  the operator to register by hand.
+- Claude Code reads CLAUDE.md, not AGENTS.md, and imports a file with an `@path` line
+  (code.claude.com/docs/en/memory); project MCP servers are `.mcp.json` at the root, as
+  `claude mcp add --scope project` writes it (code.claude.com/docs/en/mcp).
+- Codex reads AGENTS.md; MCP servers are `[mcp_servers.<name>]` tables in ~/.codex/config.toml
+  or a project's `.codex/config.toml`, loaded only for a trusted project
+  (developers.openai.com/codex/config-basic). kanban init writes the project file: the user
+  file applies to every project, a board to one.
+- Cursor reads AGENTS.md (cursor.com/docs/rules) and `.cursor/mcp.json` (cursor.com/docs/mcp).
+- `generic`: AGENTS.md alone; the MCP entry is printed for the operator to register.
 """
 
 from dataclasses import dataclass
