@@ -80,10 +80,10 @@ def serve(
     """
     from boardlib import Board, BoardConfig
     from boardlib.clock import clock_from_env
-    from kanban.http.app import ServerSettings
     from kanban.http.auth import TokenBook, TokenFileError
     from kanban.http.server import UnsafeBinding, bind, check_binding
     from kanban.http.server import serve_workers as run
+    from kanban.http.service import ServerSettings
 
     token = token if token is not None else os.environ.get("KANBAN_TOKEN") or None
     if token is not None and tokens_file is not None:

@@ -25,9 +25,10 @@ from starlette.routing import BaseRoute
 from boardlib.errors import BoardError
 
 from .acting import Forbidden
-from .app import Service, board_error_reply, forbidden_reply
 from .auth import ASGIApp, Message, Receive, Scope, Send
 from .envelopes import ENVELOPE_ATTRIBUTE, PLAIN, Envelope
+from .replies import board_error_reply, forbidden_reply
+from .service import Service
 
 TASK_ID = "{task_id}"
 # The endpoint parameters a lane knows how to fill; a lease route with any other is refused at

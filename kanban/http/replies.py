@@ -1,4 +1,6 @@
-"""Success bodies, for `/openapi.json`: seed 003's envelopes around the board's own records.
+"""Every answer the server sends: the one JSON response class (`reply`), the board's and the
+identity's refusals in a route's envelope (`envelopes.py` shapes the bodies), and, for
+`/openapi.json`, the success bodies: seed 003's envelopes around the board's own records.
 
 The records (`boardlib.records`, `boardlib.worktrees.results`) are the one declaration of each
 row; pydantic reads them through their `__pydantic_config__` (camelCase aliases), so the schema a
@@ -9,10 +11,73 @@ request (a 10,000-task list would pay for that twice).
 
 from typing import Any, Literal
 
+import orjson
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from boardlib.errors import BoardError, Reason
 from boardlib.records import Ancestor, Comment, Event, Execution, LinkedTask, Task, Workspace
 from boardlib.worktrees.results import CompleteInfo, DiffStat, PauseInfo, WorktreeInfo
+
+from .acting import Forbidden
+from .envelopes import (
+    RETRY_AFTER_S,
+    Envelope,
+    forbidden,
+    invalid_body,
+    invalid_details,
+    refusal_body,
+    status_of,
+)
+
+HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_RAW_HEADERS = [(name.lower().encode(), value.encode()) for name, value in HEADERS.items()]
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
+class Json(JSONResponse):
+    """JSON encoded by orjson: a 10,000-task list in 21-28 ms instead of 69-179 ms with the
+    standard library. Control characters in agent text come out escaped (\\u001b), as with json.
+    The header block is built from a prepared list rather than Starlette's generic
+    `init_headers` (the same headers, in the same order): every answer pays for it."""
+
+    def __init__(
+        self, content: Any, status_code: int = 200, headers: dict[str, str] | None = None
+    ) -> None:
+        self.status_code = status_code
+        self.background = None
+        self.body = orjson.dumps(content)
+        if headers:
+            merged = {**HEADERS, **headers}
+            raw = [
+                (name.lower().encode("latin-1"), v.encode("latin-1")) for name, v in merged.items()
+            ]
+        else:
+            raw = _RAW_HEADERS.copy()
+        raw += ((b"content-length", str(len(self.body)).encode()), _JSON_TYPE)
+        self.raw_headers = raw
+
+
+def reply(content: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return Json(content, status, headers)
+
+
+def board_error_reply(error: BoardError, spec: Envelope) -> JSONResponse:
+    """The board's refusal in the route's envelope (shared with the lease verbs' fast lane)."""
+    if error.reason is Reason.INVALID_INPUT:
+        return reply(invalid_body(spec.invalid, invalid_details(error)), 400)
+    body = refusal_body(error, spec)
+    if error.reason is Reason.BUSY:
+        return reply(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
+    return reply(body, status_of(error))
+
+
+def forbidden_reply(error: Forbidden, spec: Envelope) -> JSONResponse:
+    status, body = forbidden(error.message, spec, **error.details)
+    return reply(body, status)
+
+
+# -- success bodies, for OpenAPI ----------------------------------------------------------------
 
 
 class Reply(BaseModel):

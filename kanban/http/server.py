@@ -24,7 +24,8 @@ import uvicorn
 
 from boardlib import Board
 
-from .app import ServerSettings, create_app, shown_location
+from .app import create_app
+from .service import ServerSettings, shown_location
 
 
 class UnsafeBinding(ValueError):

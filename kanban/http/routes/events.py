@@ -11,9 +11,9 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ..app import Who, reply
+from ..deps import Who
 from ..envelopes import INVALID_QUERY, envelope, error_responses
-from ..replies import EventPage
+from ..replies import EventPage, reply
 
 router = APIRouter(prefix="/api/board", tags=["events"])
 

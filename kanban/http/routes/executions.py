@@ -3,10 +3,10 @@
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from ..app import Who, reply
 from ..bodies import CompleteExecutionBody, CreateExecutionBody
+from ..deps import Who
 from ..envelopes import envelope, error_responses
-from ..replies import ExecutionList, ExecutionReply
+from ..replies import ExecutionList, ExecutionReply, reply
 
 router = APIRouter(prefix="/api/board", tags=["executions"])
 

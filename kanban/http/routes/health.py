@@ -4,9 +4,9 @@ from anyio import to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..app import reply, shown_location
 from ..envelopes import error_responses
-from ..replies import Health, Readiness
+from ..replies import Health, Readiness, reply
+from ..service import shown_location
 
 router = APIRouter(tags=["health"])
 

@@ -13,7 +13,6 @@ from fastapi.responses import JSONResponse, Response
 from boardlib import Task
 from boardlib.config import minutes_to_ms
 
-from ..app import Who, reply
 from ..bodies import (
     BlockBody,
     ClaimNextBody,
@@ -27,8 +26,9 @@ from ..bodies import (
     TransferBody,
     UnblockBody,
 )
+from ..deps import Who
 from ..envelopes import envelope, error_responses
-from ..replies import TaskReply
+from ..replies import TaskReply, reply
 
 router = APIRouter(prefix="/api/board", tags=["lease"])
 

@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse
 from boardlib.config import minutes_to_ms
 from boardlib.errors import Reason
 
-from ..app import Who, reply
 from ..bodies import (
     ClaimBody,
     CommentBody,
@@ -20,8 +19,18 @@ from ..bodies import (
     Status,
     UpdateTaskBody,
 )
+from ..deps import Who
 from ..envelopes import INVALID_QUERY, Envelope, envelope, error_responses
-from ..replies import CancelledList, CommentReply, CreatedTask, Ok, TaskDetail, TaskList, TaskReply
+from ..replies import (
+    CancelledList,
+    CommentReply,
+    CreatedTask,
+    Ok,
+    TaskDetail,
+    TaskList,
+    TaskReply,
+    reply,
+)
 
 router = APIRouter(prefix="/api/board", tags=["board"])
 

@@ -9,10 +9,10 @@ from fastapi.responses import JSONResponse
 from boardlib.errors import wrong_state
 from boardlib.models import AgentHandoff
 
-from ..app import Who, reply
 from ..bodies import ProvisionBody, WorkspaceActionBody
+from ..deps import Who
 from ..envelopes import INVALID_HANDOFF, envelope, error_responses
-from ..replies import Completed, Ok, Paused, Provisioned, Resumed, WorkspaceDetail
+from ..replies import Completed, Ok, Paused, Provisioned, Resumed, WorkspaceDetail, reply
 
 router = APIRouter(prefix="/api/board", tags=["workspace"])
 

@@ -1,0 +1,122 @@
+"""Failures -> the seed's envelopes: FastAPI's exception handlers, one per kind of failure, each
+answering in the envelope the matched route declared (`@envelope`), so it applies even to a
+failure raised before the endpoint runs (a body that is not JSON). `app.py` installs
+`EXCEPTION_HANDLERS` as they are listed."""
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from boardlib.errors import BoardError
+from boardlib.worktrees import GitFailure
+
+from .acting import Forbidden
+from .envelopes import (
+    ENVELOPE_ATTRIBUTE,
+    INVALID_QUERY,
+    PLAIN,
+    Envelope,
+    flattened,
+    invalid_body,
+)
+from .limits import TOO_LARGE_MESSAGE
+from .replies import board_error_reply, forbidden_reply, reply
+
+log = logging.getLogger("kanban.http")
+
+
+def _envelope(request: Request) -> Envelope:
+    chosen = getattr(request.state, "envelope", None)
+    if isinstance(chosen, Envelope):
+        return chosen
+    route = request.scope.get("route")
+    endpoint = getattr(route, "endpoint", None)
+    spec = getattr(endpoint, ENVELOPE_ATTRIBUTE, None)
+    return spec if isinstance(spec, Envelope) else PLAIN
+
+
+async def _board_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, BoardError)
+    return board_error_reply(error, _envelope(request))
+
+
+async def _forbidden(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, Forbidden)
+    return forbidden_reply(error, _envelope(request))
+
+
+# FastAPI reads a body sent without `Content-Type: application/json` as no object at all, and
+# said "Input should be a valid dictionary or object to extract fields from".
+NOT_JSON_TYPE = "the body must be a JSON object sent with Content-Type: application/json"
+
+
+def _message(item: dict[str, Any]) -> str:
+    text = str(item.get("msg", "invalid"))
+    return text.removeprefix("Value error, ")
+
+
+async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's validation failures as seed 003's zod-flatten 400 (never FastAPI's 422)."""
+    assert isinstance(error, RequestValidationError)
+    form: list[str] = []
+    fields: dict[str, list[str]] = {}
+    in_body = False
+    said_json = "json" in request.headers.get("content-type", "").lower()
+    for item in error.errors():
+        where, *path = item.get("loc", ()) or ("body",)
+        in_body = in_body or where == "body"
+        if where == "body" and not path and not said_json:  # `curl -d` sends a form type
+            form.append(NOT_JSON_TYPE)
+            continue
+        if item.get("type") == "json_invalid":
+            form.append(f"malformed JSON: {item.get('ctx', {}).get('error', 'cannot parse')}")
+            continue
+        if item.get("type") == "missing" and not path and where == "body":
+            form.append("a JSON object body is required")
+            continue
+        key = ".".join(str(part) for part in path)
+        if key:
+            fields.setdefault(key, []).append(_message(item))
+        else:
+            form.append(_message(item))
+    text = _envelope(request).invalid if in_body else INVALID_QUERY
+    return reply(invalid_body(text, flattened(form, fields)), 400)
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    if error.status_code == 413:
+        return reply({"error": TOO_LARGE_MESSAGE, "reason": "too_large"}, 413)
+    if error.status_code == 400:  # a body FastAPI could not read at all
+        details = flattened([str(error.detail)], {})
+        return reply(invalid_body(_envelope(request).invalid, details), 400)
+    text = {404: "not found", 405: "method not allowed"}.get(error.status_code, str(error.detail))
+    return reply({"error": text}, error.status_code, dict(error.headers or {}))
+
+
+async def _git_failure(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, GitFailure)
+    return reply(error.to_dict(), 500)
+
+
+async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+    log.error("unexpected failure on %s %s", request.method, request.url.path, exc_info=error)
+    return reply({"error": f"internal error ({type(error).__name__})", "reason": "unexpected"}, 500)
+
+
+Handler = Callable[[Request, Exception], Awaitable[JSONResponse]]
+
+# In the order app.py installs them; `Exception` last, the catch-all (500, logged).
+EXCEPTION_HANDLERS: tuple[tuple[type[Exception], Handler], ...] = (
+    (BoardError, _board_error),
+    (Forbidden, _forbidden),
+    (RequestValidationError, _invalid_request),
+    (HTTPException, _http_error),
+    (GitFailure, _git_failure),
+    (Exception, _unexpected),
+)
