@@ -1,8 +1,9 @@
 """The board API: one method per verb of the seeds, every rule enforced inside one transaction.
 
 Each write method opens a `BEGIN IMMEDIATE` transaction through the store, re-reads the rows it
-judges, decides with `transitions`/`lifecycle`/`recovery`, writes, appends exactly one event per
-changed task, and returns the new records. A refusal raises `BoardError` before anything commits, so
+judges, decides with the rule modules (`transitions`, `lifecycle`, `caps`, `recovery`; `explain`
+for the reads that say why), writes, appends exactly one event per changed task, and returns the
+new records. A refusal raises `BoardError` before anything commits, so
 "refused" always means "changed nothing". Reads go through the store's query-only connection.
 
 Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
@@ -13,12 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import caps
 from . import transitions as t
 from . import validation as validate
 from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
+from .explain import explain_idle, explain_task
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
     check_editor,
@@ -345,70 +348,22 @@ class Board:
         }
 
     def _cap_violations(
-        self, tx: Tx, new_tasks: Sequence[tuple[str, str | None, bool]], now: int
+        self, tx: Tx, new_tasks: Sequence[caps.NewTask], now: int
     ) -> list[dict[str, Any]]:
-        """The capped create path (seed 000) for tasks about to be created together, in creation
-        order: each `(key, parent, parent_is_new)` names its parent by id (an existing task) or by
-        the key of an earlier new task. Returns one violation per task that would break a
-        ceiling (depth, live children per parent, parentless tasks per rolling window), counting
-        the batch's own tasks, so a plan cannot do in one go what single creates may not."""
-        config = self.config
-        depth: dict[str, int] = {}  # ancestors of each new task
-        ancestors: dict[str, int] = {}  # of existing parents, read once
-        children: dict[str, int] = {}  # live children per parent so far
-        roots: int | None = None
-        violations: list[dict[str, Any]] = []
-
-        def refuse(key: str, cap: str, limit: int, message: str, **extra: Any) -> None:
-            violations.append({"key": key, "cap": cap, "limit": limit, "message": message, **extra})
-
-        for key, parent, parent_is_new in new_tasks:
-            if parent is None:
-                depth[key] = 0
-                if roots is None:
-                    roots = tx.roots_created_since(now - config.root_create_window_ms)
-                if roots >= config.root_create_limit:
-                    refuse(
-                        key, "root_rate", config.root_create_limit,
-                        f"too many root tasks: {config.root_create_limit} created in the last "
-                        f"{config.root_create_window_ms // 1000} s",
-                    )  # fmt: skip
-                roots += 1
-                continue
-            if parent_is_new:
-                above = depth[parent]
-            else:
-                if parent not in ancestors:
-                    ancestors[parent] = len(self._validated_ancestors(tx, parent))
-                above = ancestors[parent]
-            depth[key] = above + 1
-            if above >= config.max_depth:
-                refuse(
-                    key, "depth", config.max_depth,
-                    f"too deep: {parent} already has {above} ancestors "
-                    f"(ceiling {config.max_depth})",
-                    parent=parent,
-                )  # fmt: skip
-            if parent not in children:
-                children[parent] = 0 if parent_is_new else tx.live_children(parent)
-            if children[parent] >= config.max_live_children:
-                refuse(
-                    key, "children", config.max_live_children,
-                    f"too many live children under {parent} "
-                    f"(ceiling {config.max_live_children})",
-                    parent=parent,
-                )  # fmt: skip
-            children[parent] += 1
-        return violations
+        """The capped create path (`caps.py`) for tasks about to be created together, with the
+        counts read from this transaction."""
+        reads = caps.CapReads(
+            roots_created_since=tx.roots_created_since,
+            ancestor_count=lambda parent: len(self._validated_ancestors(tx, parent)),
+            live_children=tx.live_children,
+        )
+        return caps.cap_violations(new_tasks, self.config, now, reads)
 
     def _enforce_caps(self, tx: Tx, parent_task_id: str | None, now: int) -> None:
         """The caps for one new task: the first violation, as the refusal."""
         violations = self._cap_violations(tx, [("new", parent_task_id, False)], now)
         if violations:
-            first = violations[0]
-            raise BoardError(
-                Reason.CAP_EXCEEDED, first["message"], cap=first["cap"], limit=first["limit"]
-            )
+            raise caps.create_refusal(violations)
 
     def _insert_task(
         self, tx: Tx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
@@ -557,14 +512,7 @@ class Board:
                     now,
                 )
                 if violations:
-                    named = ", ".join(f"{v['key']} ({v['cap']})" for v in violations[:5])
-                    more = f" and {len(violations) - 5} more" if len(violations) > 5 else ""
-                    raise BoardError(
-                        Reason.CAP_EXCEEDED,
-                        f"the plan breaks the create caps for {len(violations)} task(s): "
-                        f"{named}{more}; nothing was created",
-                        violations=violations,
-                    )
+                    raise caps.plan_refusal(violations)
 
             def resolve(ref: str) -> str:
                 return created[ref].id if ref in created else ref
@@ -819,104 +767,30 @@ class Board:
         return self.store.read(lambda tx: set(tx.overridden_task_ids()))
 
     def explain(self, task_id: str, *, role: str | None = None) -> Explanation:
-        """Why `task_id` is or is not claimable right now (by an agent of `role`, if given)."""
+        """Why `task_id` is or is not claimable right now (by an agent of `role`, if given):
+        `explain.explain_task` over the task and its unmet dependencies, read together."""
 
         def work(tx: Tx) -> Explanation:
             task = self._load(tx, task_id)
-            now = self.now()
-            reasons: list[str] = []
             unmet = [
                 LinkedTask.from_row(row)
                 for row in tx.dependencies(task_id)
                 if row["status"] != t.DONE
             ]
-            if task.dropped:
-                reasons.append(f"{task.id} is dropped (restore it to make it claimable)")
-            if task.status == t.IN_PROGRESS:
-                if task.lease_expired(now):
-                    reasons.append(
-                        f"lease held by {task.assignee_agent_id} expired "
-                        f"({moment(task.lease_until or 0, now)}): "
-                        "the next claim releases and takes it"
-                    )
-                else:
-                    reasons.append(
-                        f"held by {task.assignee_agent_id} under a lease until "
-                        f"{moment(task.lease_until or 0, now)}"
-                    )
-            elif task.status == t.BLOCKED:
-                reasons.append(f"{task.id} is blocked: {task.blocked_reason}")
-            elif task.status != t.TODO:
-                reasons.append(f"{task.id} is {task.status}; only todo tasks are claimable")
-            for dep in unmet:
-                owner = f", held by {dep.assignee_agent_id}" if dep.assignee_agent_id else ""
-                dropped = ", dropped" if dep.dropped else ""
-                reasons.append(f"waits on {dep.id} ({dep.status}{owner}{dropped})")
-            if role is not None and task.role is not None and task.role != role:
-                reasons.append(f"{task.id} is for role {task.role}, not {role}")
-            expired = task.status == t.IN_PROGRESS and task.lease_expired(now)
-            claimable = (task.status == t.TODO or expired) and not task.dropped and not unmet
-            if role is not None and task.role not in (None, role):
-                claimable = False
-            return Explanation(
-                task_id=task.id,
-                claimable=claimable,
-                status=task.status,
-                reasons=reasons if not claimable else [],
-                unmet_dependencies=unmet,
-                lease_holder=task.assignee_agent_id if task.status == t.IN_PROGRESS else None,
-                lease_until=task.lease_until,
-                role=task.role,
-            )
+            return explain_task(task, unmet, self.now(), role)
 
         return self.store.read(work)
 
     def explain_idle(self, *, role: str | None = None) -> IdleExplanation:
-        """What claim-next would find for `role` now: the ready tasks and the lapsed leases it would
-        take (then `claimable`), else what the todo column is waiting on and when the next lease
-        runs out. An agent asks before or after an empty claim; either way the answer is true."""
+        """What claim-next would find for `role` now (`explain.explain_idle`). An agent asks
+        before or after an empty claim; either way the answer is true."""
         role = validate.optional_name(role, "role")
 
         def work(tx: Tx) -> IdleExplanation:
             now = self.now()
-
-            def suits(task: Task) -> bool:
-                return role is None or task.role in (None, role)
-
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
-            waiting = [task for task in todo if task.unmet_deps]
-            ready = [task for task in todo if not task.unmet_deps and suits(task)]
-            other_role = [task for task in todo if not task.unmet_deps and not suits(task)]
             held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
-            lapsed = [task for task in held if task.lease_expired(now) and suits(task)]
-            live = [task for task in held if not task.lease_expired(now)]
-            leases = sorted(task.lease_until for task in live if task.lease_until is not None)
-            reasons = []
-            if ready:
-                reasons.append(f"{len(ready)} task(s) are ready to claim now")
-            if lapsed:
-                reasons.append(f"{len(lapsed)} lease(s) ran out: claim-next takes those tasks back")
-            if not todo:
-                reasons.append("no todo tasks")
-            if waiting:
-                reasons.append(f"{len(waiting)} todo task(s) wait on unfinished dependencies")
-            if other_role:
-                reasons.append(f"{len(other_role)} ready task(s) are for other roles")
-            if live:
-                reasons.append(f"{len(live)} task(s) in progress under live leases")
-            if leases:
-                reasons.append(f"the next lease runs out at {moment(leases[0], self.now())}")
-            return IdleExplanation(
-                claimable=bool(ready or lapsed),
-                role=role,
-                reasons=reasons,
-                todo=len(todo),
-                waiting_on_dependencies=[task.id for task in waiting[:20]],
-                other_roles=[task.id for task in other_role[:20]],
-                in_progress=len(held),
-                next_lease_expiry=leases[0] if leases else None,
-                ready=[task.id for task in ready[:20]],
-            )
+            return explain_idle(todo, held, now, role)
 
         return self.store.read(work)
 

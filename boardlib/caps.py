@@ -1,0 +1,104 @@
+"""The capped create path (seed 000): the ceilings on an identified agent's creates.
+
+- **delegation depth**: a child is refused once its parent's ancestor chain is `max_depth` long;
+- **live children per parent**: at most `max_live_children` non-terminal children;
+- **root-creation rate**: at most `root_create_limit` parentless tasks per rolling
+  `root_create_window_ms`.
+
+The rules are pure: the board hands in the three counts as reads (SQL stays in `store/`), and
+runs them inside the create's write transaction, so racing creators cannot overshoot. A plan is
+judged as a whole, counting its own tasks.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .config import BoardConfig
+from .errors import BoardError, Reason
+
+
+@dataclass(frozen=True, slots=True)
+class CapReads:
+    """What the caps read of the board, each asked at most once per parent (or once at all)."""
+
+    roots_created_since: Callable[[int], int]  # parentless tasks created since this instant
+    ancestor_count: Callable[[str], int]  # length of a task's (validated) ancestor chain
+    live_children: Callable[[str], int]  # non-terminal children of a task
+
+
+# A task about to be created: (key, parent, parent_is_new). The parent is a task id, or the key
+# of an earlier new task when `parent_is_new`.
+NewTask = tuple[str, str | None, bool]
+
+
+def cap_violations(
+    new_tasks: Sequence[NewTask], config: BoardConfig, now: int, reads: CapReads
+) -> list[dict[str, Any]]:
+    """One violation per task (in creation order) that would break a ceiling, counting the
+    batch's own tasks, so a plan cannot do in one go what single creates may not."""
+    depth: dict[str, int] = {}  # ancestors of each new task
+    ancestors: dict[str, int] = {}  # of existing parents, read once
+    children: dict[str, int] = {}  # live children per parent so far
+    roots: int | None = None
+    violations: list[dict[str, Any]] = []
+
+    def refuse(key: str, cap: str, limit: int, message: str, **extra: Any) -> None:
+        violations.append({"key": key, "cap": cap, "limit": limit, "message": message, **extra})
+
+    for key, parent, parent_is_new in new_tasks:
+        if parent is None:
+            depth[key] = 0
+            if roots is None:
+                roots = reads.roots_created_since(now - config.root_create_window_ms)
+            if roots >= config.root_create_limit:
+                refuse(
+                    key, "root_rate", config.root_create_limit,
+                    f"too many root tasks: {config.root_create_limit} created in the last "
+                    f"{config.root_create_window_ms // 1000} s",
+                )  # fmt: skip
+            roots += 1
+            continue
+        if parent_is_new:
+            above = depth[parent]
+        else:
+            if parent not in ancestors:
+                ancestors[parent] = reads.ancestor_count(parent)
+            above = ancestors[parent]
+        depth[key] = above + 1
+        if above >= config.max_depth:
+            refuse(
+                key, "depth", config.max_depth,
+                f"too deep: {parent} already has {above} ancestors "
+                f"(ceiling {config.max_depth})",
+                parent=parent,
+            )  # fmt: skip
+        if parent not in children:
+            children[parent] = 0 if parent_is_new else reads.live_children(parent)
+        if children[parent] >= config.max_live_children:
+            refuse(
+                key, "children", config.max_live_children,
+                f"too many live children under {parent} "
+                f"(ceiling {config.max_live_children})",
+                parent=parent,
+            )  # fmt: skip
+        children[parent] += 1
+    return violations
+
+
+def create_refusal(violations: Sequence[dict[str, Any]]) -> BoardError:
+    """A single create's refusal: its first violation, as `cap_exceeded`."""
+    first = violations[0]
+    return BoardError(Reason.CAP_EXCEEDED, first["message"], cap=first["cap"], limit=first["limit"])
+
+
+def plan_refusal(violations: Sequence[dict[str, Any]]) -> BoardError:
+    """A plan's refusal: every task that would break a ceiling, by key, in one `cap_exceeded`."""
+    named = ", ".join(f"{v['key']} ({v['cap']})" for v in violations[:5])
+    more = f" and {len(violations) - 5} more" if len(violations) > 5 else ""
+    return BoardError(
+        Reason.CAP_EXCEEDED,
+        f"the plan breaks the create caps for {len(violations)} task(s): "
+        f"{named}{more}; nothing was created",
+        violations=list(violations),
+    )
