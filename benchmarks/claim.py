@@ -120,7 +120,7 @@ def build_board(path: Path, tasks: int, mixed: bool, seed: int) -> dict[str, int
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
     conn.close()
-    with Board(path, recover=False) as board:
+    with Board(path, reconcile_orphans=False) as board:
         report = board.check()
         assert report.ok, report.problems
         ready = len(board.list_tasks(ready=True))
@@ -155,7 +155,7 @@ def worker(
 ) -> None:
     config = BoardConfig()
     pause = random.Random(agent)
-    with Board(path, config=config, recover=False) as board:
+    with Board(path, config=config, reconcile_orphans=False) as board:
         try:
             board.claim_next(agent + "-warmup", role="nobody")  # open connections, warm caches
         except BoardError as error:  # 64 processes starting at once can outwait the budget
@@ -215,7 +215,7 @@ def run(path: Path, workers: int, seconds: float, think_ms: float = 0.0) -> dict
     ids = Counter(task_id for outcome in outcomes for task_id in outcome["claimed"])
     double = sum(count - 1 for count in ids.values() if count > 1)
     owner = {task_id: o["agent"] for o in outcomes for task_id in o["claimed"]}
-    with Board(path, recover=False) as board:
+    with Board(path, reconcile_orphans=False) as board:
         wrong_owner = sum(
             1
             for task_id, agent in owner.items()

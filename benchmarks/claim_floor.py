@@ -77,7 +77,7 @@ def floor_worker(
     claims: list[str] = []
     latencies: list[float] = []
     if variant == "board":
-        board = Board(url, recover=False)
+        board = Board(url, reconcile_orphans=False)
         board.claim_next(agent + "-warmup", role="nobody")
 
         def claim() -> str | None:

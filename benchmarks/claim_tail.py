@@ -123,7 +123,7 @@ def worker(
     _install_probe(record)
     stat_fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     rows: list[dict[str, int]] = []
-    with Board(path, config=BoardConfig(), recover=False) as board:
+    with Board(path, config=BoardConfig(), reconcile_orphans=False) as board:
         board.claim_next(agent + "-warmup", role="nobody")
         barrier.wait()
         deadline = time.perf_counter() + seconds

@@ -293,7 +293,7 @@ def ceiling(kind: str, clients: int, seconds: float) -> dict[str, Any]:
 def library_cpu_per_claim(db: Path, claims: int = 2000) -> float:
     """CPU ms of one `claim_next` in this process: what a claim costs the board itself, the
     floor under the server's CPU per claim."""
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         board.claim_next("warm-up")
         started = time.process_time()
         for _ in range(claims):

@@ -10,8 +10,8 @@ gets the same rules from the same decision:
 - The *operator* is a person steering the board by hand (the TUI, `kanban task move` without
   `--agent`, an operator token over HTTP): it acts as `operator`, or `operator:<name>` when the
   surface knows who is at the keyboard. It may override, and its creates are uncapped.
-- The board's own passes act as `system`: the lease sweep, the verification gate (`GATE`) and the
-  worktree garbage collector (`GC`). They follow the transition table but not the agent contract.
+- The board's own passes act as `system`: reconciliation, the verification gate (`GATE`) and
+  the worktree garbage collector (`GC`). They follow the transition table, not the agent contract.
 """
 
 SYSTEM = "system"

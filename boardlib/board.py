@@ -50,7 +50,7 @@ from .records import (
     TaskView,
     Workspace,
 )
-from .recovery import LeaseSweeper, release_expired_leases
+from .recovery import StaleTaskReconciler, release_expired_leases
 from .store import open_store
 from .store.base import Row, Store, Tx
 
@@ -105,7 +105,7 @@ class Board:
         clock: Clock | None = None,
         config: BoardConfig | None = None,
         read_only: bool = False,
-        recover: bool = True,
+        reconcile_orphans: bool = True,
         create: bool = True,
         pool_size: int | None = None,
     ) -> None:
@@ -113,8 +113,8 @@ class Board:
         `location.board_location`). `create=False` refuses a missing board (`no_board`) instead
         of making a new one there; a file or schema that is not a kanban board is always refused
         (`not_a_board`) and left untouched. `created` says whether this call made the board.
-        With `recover`, expired leases are released at open, best effort: skipped when another
-        writer holds the lock or the board is read-only (the next writer's claim does it).
+        With `reconcile_orphans`, orphan reconciliation runs at open, best effort: skipped when
+        another writer holds the lock or the board is read-only (the next claim reclaims).
         `pool_size` is for processes that live long and write from several threads (server, TUI,
         MCP): a Postgres board then keeps a connection pool."""
         self.location: BoardLocation = board_location(path)
@@ -126,9 +126,9 @@ class Board:
             self.location, self.config, read_only=read_only, create=create, pool_size=pool_size
         )
         self.created = self.store.created
-        self._sweeper: LeaseSweeper | None = None
-        if recover and not read_only:
-            self.release_expired_leases(best_effort=True)  # the orphan pass at open
+        self._reconciler: StaleTaskReconciler | None = None
+        if reconcile_orphans and not read_only:
+            self.reconcile_orphans(best_effort=True)
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -139,9 +139,9 @@ class Board:
         self.close()
 
     def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
+        if self._reconciler is not None:
+            self._reconciler.stop()
+            self._reconciler = None
         self.store.close()
 
     def now(self) -> int:
@@ -796,9 +796,9 @@ class Board:
 
     # -- claiming -------------------------------------------------------------------------------
 
-    def _released_expired_leases(self, tx: Tx, now: int) -> bool:
-        """The sweep of a claim that came back empty: whether it released anything (then the claim
-        is worth another try, inside the same transaction)."""
+    def _reclaim_expired_leases(self, tx: Tx, now: int) -> bool:
+        """Seed 002's expired-lease reclaim, for a claim that came back empty: whether it released
+        anything (then the claim is worth another try, inside the same transaction)."""
         released, _ = release_expired_leases(tx, now, self.config.event_ttl_seconds)
         return bool(released)
 
@@ -825,7 +825,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
-            if task is None and self._released_expired_leases(tx, now):
+            if task is None and self._reclaim_expired_leases(tx, now):
                 task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
             if task is None:
                 current = self._load(tx, task_id)
@@ -868,7 +868,7 @@ class Board:
         """Claim the best ready task for `role` (role-less tasks suit every role), of `team_id`
         when given, or None. Expired leases are released in the same transaction, so an abandoned
         task is claimable the moment its lease lapses: the claim statement claims nothing while
-        any lease has expired, and the sweep runs then (and on an empty board) instead of before
+        any lease has expired, and the reclaim runs then (and on an empty board) instead of before
         every claim."""
         agent = validate.name(agent, "agent")
         role = validate.optional_name(role, "role")
@@ -881,7 +881,7 @@ class Board:
             # The hot path: keep Python work inside the write lock to the statements themselves.
             now = self.now()
             task = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease, team)
-            if task is None and self._released_expired_leases(tx, now):
+            if task is None and self._reclaim_expired_leases(tx, now):
                 task = tx.claim_best_ready(
                     agent, role, respect_deps, runtime, now, now + lease, team
                 )
@@ -1621,10 +1621,11 @@ class Board:
         rows = self.store.read(lambda tx: tx.workspaces_with_status(status))
         return [Workspace.from_row(row) for row in rows]
 
-    # -- recovery -------------------------------------------------------------------------------
+    # -- reconciliation (recovery.py) -----------------------------------------------------------
 
-    def release_expired_leases(self, *, best_effort: bool = False) -> list[Task]:
-        """The orphan pass / stale sweep. Cheap when nothing expired: one read, no write lock.
+    def reconcile_orphans(self, *, best_effort: bool = False) -> list[Task]:
+        """Orphan reconciliation (seed 000: once at startup; `recovery.py`): release the tasks
+        whose lease expired while nobody watched. Cheap when nothing expired: one read, no lock.
         `best_effort` gives up at once (returning []) when the write lock is taken or the file is
         read-only, so opening a board to read it never waits on, or fails for, a writer."""
         now = self.now()
@@ -1642,8 +1643,9 @@ class Board:
         """Delete events past their TTL (those of live tasks stay until the task finishes)."""
         return self.store.write(lambda tx: tx.purge_expired_events(self.now()))
 
-    def reconcile(self) -> ReconcileReport:
-        """One recovery pass: release expired leases, time out their executions, purge events."""
+    def reconcile_stale_tasks(self) -> ReconcileReport:
+        """One stale-task reconciliation pass (seed 000: on an interval; `recovery.py`): release
+        expired leases, time out their executions, purge events past their TTL."""
 
         def work(tx: Tx) -> ReconcileReport:
             now = self.now()
@@ -1655,12 +1657,13 @@ class Board:
 
         return self.store.write(work)
 
-    def start_sweeper(self, interval_ms: int | None = None) -> LeaseSweeper:
-        """Reconcile on an interval in the background (for processes that outlive one command)."""
-        if self._sweeper is None:
+    def start_stale_task_reconciler(self, interval_ms: int | None = None) -> StaleTaskReconciler:
+        """Stale-task reconciliation every `interval_ms` (default: the config's) in a background
+        thread, for processes that outlive one command; `close()` stops it."""
+        if self._reconciler is None:
             interval = (interval_ms or self.config.reconcile_interval_ms) / 1000
-            self._sweeper = LeaseSweeper(self.reconcile, interval).start()
-        return self._sweeper
+            self._reconciler = StaleTaskReconciler(self.reconcile_stale_tasks, interval).start()
+        return self._reconciler
 
     def checkpoint(self) -> bool:
         """Fold the write-ahead log into the board file (a server's clean shutdown calls it)."""

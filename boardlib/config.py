@@ -61,7 +61,7 @@ class BoardConfig:
     retry_jitter_ms: tuple[int, int] = (20, 150)
     retry_max_attempts: int = 24  # backstop under the wall-clock budget
     verification_attempt_budget: int = 3  # failed gate runs before a task is blocked
-    reconcile_interval_ms: int = 30_000  # how often long-running processes sweep leases
+    reconcile_interval_ms: int = 30_000  # stale-task reconciliation, in long-running processes
     # Who chooses the gate's verify command: "builder" (the handoff's commands.verify, else
     # init.sh's VERIFY_CMD) or "operator" (only the command fixed at provision time).
     verify_from: str = "builder"

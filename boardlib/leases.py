@@ -1,9 +1,9 @@
 """Lease liveness, declared once: the Python check and the SQL predicate say the same thing.
 
 A lease is live through its last millisecond: it has expired only once `now` is strictly past
-`lease_until`. The store's sweeps use `EXPIRED_SQL`, the board's holder check and the TUI's card
-use `lease_expired`, so at the boundary millisecond every surface agrees that the worker still
-holds the task (a test pins it). Imports nothing, like `transitions`.
+`lease_until`. The store's release of expired leases uses `EXPIRED_SQL`; the board's holder
+check and the TUI's card use `lease_expired`, so at the boundary millisecond every surface agrees
+that the worker still holds the task (a test pins it). Imports nothing, like `transitions`.
 """
 
 

@@ -193,7 +193,7 @@ def plan_move(
         changes |= {"lease_until": now + lease_ms, "last_heartbeat_at": now}
         if task.assignee_agent_id is None:
             # Nobody owns it (back from review, or an operator's drag): `holder` (default: the
-            # mover) takes it, and it counts as a claim so the lease sweep and the review rule see
+            # mover) takes it, and it counts as a claim so reconciliation and the review rule see
             # a real holder.
             taker = holder or actor
             holders = task.holders if taker in task.holders else [*task.holders, taker]

@@ -431,7 +431,7 @@ class CheckReport(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class ReconcileReport(Record):
-    """What one recovery pass did."""
+    """What one stale-task reconciliation pass did (`Board.reconcile_stale_tasks`)."""
 
     released: list[Task]
     timed_out_executions: list[str]

@@ -1,13 +1,17 @@
-"""Leases, heartbeats and crash recovery: one mechanism.
+"""Lease expiry and reconciliation: how abandoned work gets back to todo, by one function.
 
-A claim gives the worker a lease; heartbeats and progress renew it. When it runs out, the worker is
-presumed dead: `release_expired_leases` puts the task back in todo (new claim epoch, so the lapsed
-worker can no longer write) and times out its running executions with a recovery tombstone. The same
-function is the orphan pass at open, the interval sweep of long-running processes (`LeaseSweeper`),
-and a claim's second step inside its own transaction: the claim statement claims nothing while any
-lease on the board has expired (one probe of the lease index), the claim then sweeps and claims
-again, so an abandoned task competes the moment its lease lapses without a sweep statement in
-every claim.
+When a lease runs out, `release_expired_leases` puts the task back in todo (a new claim epoch:
+the lapsed holder's late calls are `stale_claim`) and times out its running executions with a
+recovery tombstone, so a second pass finds nothing. The seeds' passes, and where each runs it:
+
+- orphan reconciliation, once at startup (seed 000): `Board.reconcile_orphans`, at open
+  (`Board(..., reconcile_orphans=True)`, best effort) and when a server starts;
+- stale-task reconciliation, on an interval (seed 000): `Board.reconcile_stale_tasks` (it also
+  purges old events; `kanban reconcile` runs one) in a `StaleTaskReconciler` thread
+  (`Board.start_stale_task_reconciler`);
+- expired-lease reclaim on claim-next (seed 002): `Board._reclaim_expired_leases`, inside the
+  claim's transaction, when its statement claimed nothing (it does while any lease has lapsed).
+A workspace's `stale` status (seed 000: garbage collection found it gone) is not about leases.
 """
 
 import threading
@@ -55,25 +59,27 @@ def release_expired_leases(
     return released, timed_out
 
 
-class LeaseSweeper:
-    """Runs a recovery pass on an interval in a daemon thread, for processes that live longer than
-    one command (the TUI, the demo, a server). `stop()` ends it promptly."""
+class StaleTaskReconciler:
+    """Stale-task reconciliation on an interval, in a daemon thread, for processes that live
+    longer than one command (the TUI, the demo, a server). `stop()` ends it promptly."""
 
-    def __init__(self, sweep: Callable[[], object], interval_s: float) -> None:
-        self._sweep = sweep
+    def __init__(self, reconcile: Callable[[], object], interval_s: float) -> None:
+        self._reconcile = reconcile
         self._interval = interval_s
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kanban-lease-sweeper", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="kanban-stale-task-reconciler", daemon=True
+        )
 
-    def start(self) -> "LeaseSweeper":
+    def start(self) -> "StaleTaskReconciler":
         self._thread.start()
         return self
 
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             try:
-                self._sweep()
-            except Exception:  # a busy or vanished board must not kill the sweeper
+                self._reconcile()
+            except Exception:  # a busy or vanished board must not kill the reconciler
                 continue
 
     def stop(self) -> None:

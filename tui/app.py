@@ -160,7 +160,7 @@ class KanbanApp(App[None]):
 
     def _open_board(self) -> None:
         """Start the live feed at once on an existing board; a new one is created (off the event
-        loop) before the feed starts, so it does not flash "stale" while the file appears."""
+        loop) before the feed starts, so it does not flash "unreadable" while the file appears."""
         if self.read_only or location_exists(self.db_path):
             self.reader.start()
             if not self.read_only:
@@ -284,7 +284,7 @@ class KanbanApp(App[None]):
 
     def on_board_health(self, message: BoardHealth) -> None:
         self.board_screen.header.update_facts(
-            stale_since=message.stale_since, stale_reason=message.reason
+            unreadable_since=message.unreadable_since, unreadable_reason=message.reason
         )
 
     def on_changes_waiting(self, _message: ChangesWaiting) -> None:
@@ -403,9 +403,9 @@ class KanbanApp(App[None]):
         except BoardError as error:
             self.call_from_thread(self.refused, label, error)
             return
-        except ChangedMeanwhile as stale:
+        except ChangedMeanwhile as changed:
             self.call_from_thread(
-                self.notify, stale.describe(), title=label, severity="warning", timeout=10
+                self.notify, changed.describe(), title=label, severity="warning", timeout=10
             )
             return
         except Exception as error:  # a defect, but the operator must still see it

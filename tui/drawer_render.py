@@ -177,7 +177,7 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
         )
         note = plain(run.error or run.summary or "", "red" if run.error else "dim", multiline=True)
         if run.recovery_tombstone:
-            note = Text("(recovered by the lease sweep) ", style="yellow") + note
+            note = Text("(timed out by reconciliation) ", style="yellow") + note
         if note.plain:
             table.add_row(Padding(note, (0, 0, 0, 2)), "", "", "", "", "")
     total = sum(run.cost_usd or 0 for run in executions)

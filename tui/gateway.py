@@ -91,7 +91,9 @@ class BoardGateway:
         if self.read_only:
             return
         if location_exists(self.path):
-            with Board(self.path, read_only=True, recover=False, clock=self.clock) as probe:
+            with Board(
+                self.path, read_only=True, reconcile_orphans=False, clock=self.clock
+            ) as probe:
                 newer = probe.schema_is_newer()
             if newer:
                 self.refuse_writes(NEWER_SCHEMA)
@@ -105,7 +107,7 @@ class BoardGateway:
             if self._janitor is None:
                 from boardlib.worktrees import start_worktree_gc
 
-                board.start_sweeper()
+                board.start_stale_task_reconciler()
                 self._janitor = start_worktree_gc(board)
 
     def refuse_writes(self, because: str) -> None:
@@ -125,7 +127,7 @@ class BoardGateway:
             raise BoardError(Reason.READ_ONLY, self.read_only_because)
         with self._open_lock:
             if self._writer is None:
-                # writes come from worker threads and the sweeper: a Postgres board pools
+                # writes come from worker threads and the reconciler: a Postgres board pools
                 self._writer = Board(
                     self.path, clock=self.clock, config=BoardConfig.from_env(), pool_size=4
                 )

@@ -10,8 +10,8 @@ only then does it read what changed since its event cursor (`Board.changes_since
 the cursor.
 
 A locked, vanished or replaced file does not freeze anything: the thread posts `BoardHealth` with
-the time the feed went stale, closes its connection and retries every poll until it recovers, then
-resynchronises from a full snapshot.
+the time the board became unreadable, closes its connection and retries every poll until it
+recovers, then resynchronises from a full snapshot.
 """
 
 import contextlib
@@ -61,11 +61,11 @@ class SchemaNewer(Message):
 
 
 class BoardHealth(Message):
-    """The feed went stale (`stale_since` set) or recovered (`stale_since` None)."""
+    """The board became unreadable (`unreadable_since` set) or readable again (None)."""
 
-    def __init__(self, stale_since: int | None, reason: str | None = None) -> None:
+    def __init__(self, unreadable_since: int | None, reason: str | None = None) -> None:
         super().__init__()
-        self.stale_since = stale_since
+        self.unreadable_since = unreadable_since
         self.reason = reason
 
 
@@ -116,7 +116,7 @@ class BoardReader:
         self._version: int | None = None
         self._cursor = 0
         self._known: dict[str, Task] = {}
-        self._stale_since: int | None = None
+        self._unreadable_since: int | None = None
         self._waiting_flagged = False
         self._schema_said = False
 
@@ -180,11 +180,11 @@ class BoardReader:
             elif version != self._version:
                 self._read_changes(board)
             self._version = version
-            if self._stale_since is not None:
-                self._stale_since = None
+            if self._unreadable_since is not None:
+                self._unreadable_since = None
                 self._post(BoardHealth(None))
         except (BoardError, StoreError, sqlite3.Error, OSError) as error:
-            self._went_stale(error)
+            self._went_unreadable(error)
 
     def _adopt_prefetch(self) -> None:
         """Take over the connection and snapshot read before Textual loaded, and post it as the
@@ -215,7 +215,9 @@ class BoardReader:
     def _open(self) -> Board:
         if self._board is None:
             identity = board_identity(self.path)  # raises when the file is not there
-            self._board = Board(self.path, read_only=True, recover=False, clock=self._clock)
+            self._board = Board(
+                self.path, read_only=True, reconcile_orphans=False, clock=self._clock
+            )
             self._identity = identity
             self._version = None
             if not self._schema_said and self._board.schema_is_newer():
@@ -229,13 +231,13 @@ class BoardReader:
                 self._board.close()
             self._board = None
 
-    def _went_stale(self, error: Exception) -> None:
+    def _went_unreadable(self, error: Exception) -> None:
         self._close()
         with self._lock:
             self._want_full = True  # whatever we missed, the next good read resynchronises
-        if self._stale_since is None:
-            self._stale_since = self._clock.now_ms()
-            self._post(BoardHealth(self._stale_since, _describe(error, self.path)))
+        if self._unreadable_since is None:
+            self._unreadable_since = self._clock.now_ms()
+            self._post(BoardHealth(self._unreadable_since, _describe(error, self.path)))
 
     def _read_full(self, board: Board) -> None:
         tasks, cursor = board.snapshot()

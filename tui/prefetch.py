@@ -57,7 +57,7 @@ class Prefetch:
     def _read(self, clock: Clock) -> FirstRead | None:
         try:
             identity = board_identity(self.path)
-            board = Board(self.path, read_only=True, recover=False, clock=clock)
+            board = Board(self.path, read_only=True, reconcile_orphans=False, clock=clock)
         except Exception:  # a missing or unreadable board: the reader reports it itself
             return None
         try:

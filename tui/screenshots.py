@@ -154,7 +154,7 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         # here keeps the app's first frame its only one, so screenshots are deterministic).
         clock.advance(minutes=3, seconds=20)
         board.heartbeat(ids["parser"], "agent-ada")
-        board.release_expired_leases()
+        board.reconcile_orphans()
     return ids
 
 

@@ -1,4 +1,4 @@
-"""Board upkeep: the recovery pass on demand, and the integrity check."""
+"""Board upkeep: a stale-task reconciliation pass on demand, and the integrity check."""
 
 import click
 
@@ -15,11 +15,11 @@ from .output import emit, error_line
 def reconcile() -> None:
     """Release expired leases now; print what was released.
 
-    One recovery pass: expired leases go back to todo, their runs time out, old events
-    are purged. Prints what it released; a second pass right after finds nothing.
+    One stale-task reconciliation pass: expired leases go back to todo, their runs time out,
+    old events are purged. Prints what it released; a second pass right after finds nothing.
     """
-    with open_board(recover=False) as board:
-        report = board.reconcile()
+    with open_board(reconcile_orphans=False) as board:
+        report = board.reconcile_stale_tasks()
     emit(report.to_json(), kind="reconcile")
 
 
@@ -73,7 +73,7 @@ def migrate() -> None:
     Works on a SQLite file and on a PostgreSQL URL alike. Prints the schema version and how many
     migrations ran (0 when it was already current); a missing board is refused, not created.
     """
-    with open_board(recover=False, create=False) as board:
+    with open_board(reconcile_orphans=False, create=False) as board:
         doc = {
             "path": board.store.display,
             "backend": board.store.backend,
@@ -118,7 +118,7 @@ def init(location: str | None) -> None:
     """
     if location is not None:
         settings().db = location
-    with open_board(create=True, recover=False) as board:
+    with open_board(create=True, reconcile_orphans=False) as board:
         doc = {
             "path": board.store.display,
             "backend": board.store.backend,

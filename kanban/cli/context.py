@@ -86,10 +86,11 @@ def board_path() -> BoardLocation:
 
 @contextmanager
 def open_board(
-    *, recover: bool = True, read_only: bool = False, create: bool | None = None
+    *, reconcile_orphans: bool = True, read_only: bool = False, create: bool | None = None
 ) -> Iterator[Board]:
-    """The resolved board, closed on the way out. `recover=False` for verbs that release expired
-    leases in their own transaction anyway (claims, reconcile) or must not write (followers).
+    """The resolved board, closed on the way out. `reconcile_orphans=False` for verbs that
+    release expired leases in their own transaction anyway (claims, reconcile) or must not write
+    (followers).
 
     Creating a board is explicit, so a typo in `--db` is `no_board` rather than an empty board
     an agent loop idles on forever: `create=True` for the verbs that make one (`db init`, `task
@@ -102,7 +103,7 @@ def open_board(
         path,
         clock=clock_from_env(),
         config=BoardConfig.from_env(),
-        recover=recover and not read_only,
+        reconcile_orphans=reconcile_orphans and not read_only,
         read_only=read_only,
         create=may_create and not read_only,
     )
@@ -123,7 +124,9 @@ def ensure_board(path: BoardLocation, *, create: bool) -> None:
     """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
     file or a missing one is refused here, as JSON, before the screen is taken over."""
     try:
-        with Board(path, config=BoardConfig.from_env(), recover=False, create=create) as board:
+        with Board(
+            path, config=BoardConfig.from_env(), reconcile_orphans=False, create=create
+        ) as board:
             if board.created:
                 announce_created(path)
     except BoardError as error:

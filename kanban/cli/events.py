@@ -61,7 +61,7 @@ def events(
 
     Every mutation, oldest first, each with its seq cursor.
     """
-    with open_board(recover=False, create=False) as board:
+    with open_board(reconcile_orphans=False, create=False) as board:
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
             emit([event.to_json() for event in batch], kind="events")

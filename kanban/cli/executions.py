@@ -39,7 +39,7 @@ def start(
     before_commit: str | None,
 ) -> None:
     """Open a running execution on a task you hold; prints it (its id closes it)."""
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         execution = board.open_execution(
             task_id,
             executor,
@@ -84,7 +84,7 @@ def finish(
     Only the run's holder closes it (a closed or unknown run is not_found); a run still
     open when its task leaves in_progress was already closed as cancelled.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         execution = board.close_execution(
             execution_id,
             status,

@@ -46,7 +46,7 @@ def claim_next(
     Prints the task (with its claimEpoch and leaseUntil). Nothing claimable: prints
     {"task": null} and exits 3.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.claim_next(
             agent,
             role=role,
@@ -91,14 +91,14 @@ def claim(
             raise click.UsageError("--transfer needs --to NAME")
         if minutes is not None or runtime is not None:
             raise click.UsageError("--minutes and --runtime apply to a claim, not a transfer")
-        with open_board(recover=False) as board:
+        with open_board(reconcile_orphans=False) as board:
             task = board.transfer(task_id, agent, to_agent, epoch=epoch)
     else:
         if to_agent:
             raise click.UsageError("--to needs --transfer")
         if epoch is not None:
             raise click.UsageError("--epoch applies to --transfer; a claim starts a new epoch")
-        with open_board(recover=False) as board:
+        with open_board(reconcile_orphans=False) as board:
             task = board.claim(task_id, agent, runtime=runtime, lease_ms=lease_ms(minutes))
     emit(task.to_json(), kind="task")
 
@@ -114,7 +114,7 @@ def transfer(task_id: str, agent: str, to_agent: str, epoch: int | None) -> None
 
     Same as `claim ID --transfer --to NAME`: fresh lease, new claim epoch.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.transfer(task_id, agent, to_agent, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -126,7 +126,7 @@ def transfer(task_id: str, agent: str, to_agent: str, epoch: int | None) -> None
 @global_options
 def heartbeat(task_id: str, agent: str, epoch: int | None) -> None:
     """Renew your lease without a note."""
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.heartbeat(task_id, agent, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -144,7 +144,7 @@ def log_progress(task_id: str, agent: str, note: str, epoch: int | None) -> None
 
     The note is kept as a comment; the lease becomes now + the board's lease.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.log_progress(task_id, agent, note, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -160,7 +160,7 @@ def extend_lease(task_id: str, agent: str, minutes: float | None, epoch: int | N
 
     For a long quiet step; without --minutes, the board's lease length.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.extend_lease(task_id, agent, minutes=minutes, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -176,7 +176,7 @@ def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -
 
     The task leaves you (no owner, no lease); whoever held it cannot approve it.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.complete(task_id, agent, summary=summary, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -192,7 +192,7 @@ def block(task_id: str, agent: str, reason: str, epoch: int | None) -> None:
 
     `kanban task unblock ID` puts it back in todo.
     """
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.block(task_id, agent, reason, epoch=epoch)
     emit(task.to_json(), kind="task")
 
@@ -204,6 +204,6 @@ def block(task_id: str, agent: str, reason: str, epoch: int | None) -> None:
 @global_options
 def release(task_id: str, agent: str, epoch: int | None) -> None:
     """Give a task you hold back to todo for someone else."""
-    with open_board(recover=False) as board:
+    with open_board(reconcile_orphans=False) as board:
         task = board.release(task_id, agent, epoch=epoch)
     emit(task.to_json(), kind="task")

@@ -372,7 +372,7 @@ def run_demo(
         os.environ["KANBAN_WORKTREES"] = str(worktrees)
         board = Board(db_path, config=config)
         titles = seed_board(board, tasks=tasks, agents=agents, rng=random.Random(seed))
-        board.start_sweeper(config.reconcile_interval_ms)
+        board.start_stale_task_reconciler(config.reconcile_interval_ms)
 
         def notify(message: str) -> None:
             with log_path.open("a", encoding="utf-8") as log:

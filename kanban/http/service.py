@@ -14,7 +14,7 @@ from fastapi import Request
 
 from boardlib import Board, BoardConfig, Clock
 from boardlib.location import DatabaseUrl, redact_url
-from boardlib.recovery import LeaseSweeper
+from boardlib.recovery import StaleTaskReconciler
 from boardlib.worktrees import WorktreeJanitor, Worktrees, start_worktree_gc
 
 from .acting import Caller, identity_in
@@ -34,7 +34,7 @@ class ServerSettings:
     sse_ping_s: float = 15.0
     feed_poll_s: float = 0.1
     upkeep: bool = True
-    sweep_interval_ms: int | None = None
+    reconcile_interval_ms: int | None = None
     gc_interval_ms: int | None = None
     worktrees_root: Path | None = None
     body_limit: int = BODY_LIMIT
@@ -75,7 +75,7 @@ class Service:
             max_workers=LEASE_THREADS.get(self.board.store.backend, POOL_SIZE),
             thread_name_prefix="kanban-lease",
         )
-        self.sweeper: LeaseSweeper | None = None
+        self.reconciler: StaleTaskReconciler | None = None
         self.janitor: WorktreeJanitor | None = None
         self.repo_roots = tuple(Path(os.path.realpath(root)) for root in settings.repo_roots)
 
@@ -85,16 +85,19 @@ class Service:
             settings.db,
             clock=settings.clock,
             config=settings.config or BoardConfig.from_env(),
-            recover=True,  # the lease/orphan pass at start
+            reconcile_orphans=True,  # orphan reconciliation at start
             pool_size=POOL_SIZE,  # requests run on worker threads (Postgres; SQLite ignores it)
         )
 
     async def start(self) -> None:
-        """The upkeep that keeps the board healthy with nobody calling: the lease/orphan pass
-        now (one read when nothing expired) and on an interval, and worktree garbage collection."""
+        """The upkeep that keeps the board healthy with nobody calling: orphan reconciliation
+        now (one read when nothing expired), stale-task reconciliation on an interval, and
+        worktree garbage collection."""
         if self.settings.upkeep:
-            await to_thread.run_sync(self.board.release_expired_leases)
-            self.sweeper = self.board.start_sweeper(self.settings.sweep_interval_ms)
+            await to_thread.run_sync(self.board.reconcile_orphans)
+            self.reconciler = self.board.start_stale_task_reconciler(
+                self.settings.reconcile_interval_ms
+            )
             self.janitor = start_worktree_gc(
                 self.board,
                 interval_ms=self.settings.gc_interval_ms,
@@ -108,9 +111,9 @@ class Service:
         if self.janitor is not None:
             await to_thread.run_sync(self.janitor.stop)
             self.janitor = None
-        if self.sweeper is not None:
-            await to_thread.run_sync(self.sweeper.stop)
-            self.sweeper = None
+        if self.reconciler is not None:
+            await to_thread.run_sync(self.reconciler.stop)
+            self.reconciler = None
         if self._owns_board:
             try:
                 await to_thread.run_sync(self.board.checkpoint)

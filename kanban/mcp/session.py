@@ -51,7 +51,7 @@ class AgentSession:
     @property
     def board(self) -> Board:
         """The board, opened on first use. Claims release expired leases in their own
-        transaction, so opening skips the recovery pass (no write before the first call). A
+        transaction, so opening skips orphan reconciliation (no write before the first call). A
         missing board is `no_board` unless `create` (the per-user default board, as the CLI)."""
         with self._opening:
             if self._board is None:
@@ -59,7 +59,7 @@ class AgentSession:
                     self.location,
                     clock=self._clock if self._clock is not None else clock_from_env(),
                     config=self.config,
-                    recover=False,
+                    reconcile_orphans=False,
                     create=self.create,
                     pool_size=4,  # tools run on the SDK's worker threads (Postgres pools)
                 )

@@ -24,7 +24,7 @@ KANBAN = Path(sys.executable).parent / "kanban"
 
 
 def contents(db: Path) -> list[Any]:
-    with Board(db, read_only=True, recover=False) as board:
+    with Board(db, read_only=True, reconcile_orphans=False) as board:
         return [task.to_json() for task in board.all_tasks()]
 
 

@@ -50,10 +50,10 @@ PROMISES: list[tuple[str, list[str]]] = [
         "A writer stuck inside its transaction costs the others their 1.5 s budget, never a hang "
         "or a half write: each write succeeds after it or is refused `busy` (exit 4, HTTP 503) "
         "with nothing written; reads answer throughout; another program's exclusive lock makes "
-        "reads `busy` within the budget too, and the live board says stale and recovers.",
+        "reads `busy` within the budget too, and the live board says unreadable and recovers.",
         [
             "tests/chaos/test_starvation.py",
-            "tests/tui/test_live.py::test_locked_board_goes_stale_and_recovers",
+            "tests/tui/test_live.py::test_locked_board_goes_unreadable_and_recovers",
         ],
     ),
     (

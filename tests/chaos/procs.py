@@ -37,7 +37,7 @@ def hold(db: str, kind: str, seconds: float) -> None:
     if kind == "kanban":
         from boardlib import Board
 
-        with Board(db, recover=False, create=False) as board:
+        with Board(db, reconcile_orphans=False, create=False) as board:
 
             def stuck(tx: Any) -> None:
                 tx.conn.execute("UPDATE tasks SET priority = priority + 1 WHERE seq = 1")
@@ -73,7 +73,9 @@ def write(db: str, name: str) -> None:
     sys.stdin.readline()
     started = time.monotonic()
     try:
-        with Board(db, config=BoardConfig.from_env(), recover=False, create=False) as board:
+        with Board(
+            db, config=BoardConfig.from_env(), reconcile_orphans=False, create=False
+        ) as board:
             board.create_plan(items)
         outcome = "ok"
     except BoardError as error:
@@ -89,7 +91,7 @@ def read(db: str) -> None:
     sys.stdin.readline()
     started = time.monotonic()
     try:
-        with Board(db, read_only=True, recover=False) as board:
+        with Board(db, read_only=True, reconcile_orphans=False) as board:
             tasks = board.list_tasks()
             board.status_counts()
         outcome, count = "ok", len(tasks)

@@ -397,7 +397,9 @@ class Soak:
     def judge(self, *, drained: bool, leases: dict[str, int] | None = None) -> dict[str, Any]:
         """The verdict and figures of the run (see the module's docstring). `leases`: agents
         that claimed with a lease of their own (for the replay)."""
-        with Board(self.db, config=self.board_config, recover=False, create=False) as board:
+        with Board(
+            self.db, config=self.board_config, reconcile_orphans=False, create=False
+        ) as board:
             tasks = board.all_tasks()
             events = []
             cursor = 0

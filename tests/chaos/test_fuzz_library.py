@@ -32,7 +32,7 @@ START = 1_800_000_000_000
 EXAMPLES = int(os.environ.get("KANBAN_FUZZ_EXAMPLES", "400"))
 
 # Plumbing, not verbs: they take no input worth fuzzing or start threads.
-NOT_FUZZED = {"close", "start_sweeper", "checkpoint", "now"}
+NOT_FUZZED = {"close", "start_stale_task_reconciler", "checkpoint", "now"}
 
 WRONG_TYPES = st.sampled_from([None, 0, -1, True, 1.5, float("nan"), [], {}, b"bytes", ("t",)])
 TEXT = st.one_of(
@@ -226,7 +226,7 @@ def test_every_entry_point_answers_or_refuses_typed_and_a_refusal_writes_nothing
     path = fresh()
     watcher = committed(path)
     before_version = next(watcher)
-    with Board(path, clock=ManualClock(START + 60_000), recover=False) as board:
+    with Board(path, clock=ManualClock(START + 60_000), reconcile_orphans=False) as board:
         before_seq = board.last_event_seq()
         try:
             result = getattr(board, name)(**kwargs)

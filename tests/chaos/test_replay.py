@@ -29,7 +29,7 @@ def test_a_real_boards_log_with_a_lapsed_lease_is_clean(tmp_path) -> None:  # ty
         assert first is not None
         run = board.open_execution(task.id, "x", agent="ada", epoch=first.claim_epoch)
         clock.advance(ms=LEASE + 1)
-        second = board.claim_next("bob")  # the sweep times ada's run out, bob takes over
+        second = board.claim_next("bob")  # the reclaim times ada's run out, bob takes over
         assert second is not None
         board.heartbeat(task.id, "bob", epoch=second.claim_epoch)
         mine = board.open_execution(task.id, "x", agent="bob", epoch=second.claim_epoch)

@@ -74,7 +74,7 @@ def test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_
             os.killpg(soak.server.pid, signal.SIGKILL)  # mid-flight: requests die with it
             soak.server.wait()
             signal_workers(soak, signal.SIGSTOP)
-            with Board(soak.db, read_only=True, recover=False) as view:
+            with Board(soak.db, read_only=True, reconcile_orphans=False) as view:
                 held = [t for t in view.list_tasks(status="in_progress")]
                 running = {
                     t.id: [r.id for r in view.executions(t.id) if r.status == "running"]
@@ -86,7 +86,7 @@ def test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_
             time.sleep(max(0.0, latest / 1000 - time.time()) + 0.3)  # every dead lease is out
 
             soak.start_server(port=port)  # same file, same port: the clients' URL still works
-            with Board(soak.db, read_only=True, recover=False) as view:
+            with Board(soak.db, read_only=True, reconcile_orphans=False) as view:
                 after = view.events(since=seq)
                 released = [e for e in after if e.kind == "lease_expired"]
                 first = released[0].created_at if released else None

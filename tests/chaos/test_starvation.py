@@ -8,8 +8,8 @@ budget with none of its tasks written. Reads answer throughout, through all thre
 never wait on a writer), and the live board stays live and says busy for its own write. The one
 lock that does stop readers (another program's exclusive locking mode, which can only be taken
 while no connection is open) turns reads into `busy` within the budget instead of a 5 s wait and
-an untyped error; the live board started under it shows "stale since" and recovers by itself
-(tests/tui/test_live.py::test_locked_board_goes_stale_and_recovers).
+an untyped error; the live board started under it shows "unreadable since" and recovers by itself
+(tests/tui/test_live.py::test_locked_board_goes_unreadable_and_recovers).
 """
 
 import asyncio
@@ -303,7 +303,7 @@ async def test_the_live_board_stays_live_under_a_stuck_writer_and_says_busy(demo
         await wait_line(holder)
         await pilot.press("+")  # the operator's write meets the stuck writer
         await until(pilot, lambda: any("busy" in text for text in notes.seen_text()), timeout=8)
-        assert header.facts.stale_since is None  # reading never waited: the board is live
+        assert header.facts.unreadable_since is None  # reading never waited: the board is live
         await wait_line(holder)  # released
         holder.wait(timeout=30)
         with Board(path, clock=clock) as agent:  # the first write after the hold
@@ -313,4 +313,4 @@ async def test_the_live_board_stays_live_under_a_stuck_writer_and_says_busy(demo
         # A read that met the holder's exit (its last connection folds and deletes the log) may
         # have flagged the feed stale for a moment; the health message follows the update that
         # proved the feed good, so wait for it: the promise is that the board recovers by itself.
-        await until(pilot, lambda: header.facts.stale_since is None, timeout=5)
+        await until(pilot, lambda: header.facts.unreadable_since is None, timeout=5)

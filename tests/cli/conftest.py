@@ -76,7 +76,7 @@ class Kanban:
         self.now = now_ms
         self.test_clock = test_clock
         if init and not board_created(db):
-            Board(db, recover=False).close()
+            Board(db, reconcile_orphans=False).close()
 
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env(KANBAN_DB=str(self.db))
@@ -139,7 +139,7 @@ class Kanban:
     def board(self) -> Iterator[Board]:
         """The same file through the library, at the test's time, without the orphan pass (so
         reading never changes what the CLI is about to judge)."""
-        with Board(self.db, clock=ManualClock(self.now), recover=False) as opened:
+        with Board(self.db, clock=ManualClock(self.now), reconcile_orphans=False) as opened:
             yield opened
 
     def row(self, task_id: str) -> dict[str, Any]:

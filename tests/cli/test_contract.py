@@ -362,7 +362,8 @@ def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> 
 
 def test_reads_do_not_wait_on_a_writer_holding_the_lock(kanban: Kanban) -> None:
     """Another process holds the write lock (the writers' queue and SQLite's own), and a lease
-    has expired, so the open's recovery pass wants to write: the read still answers at once."""
+    has expired, so the open's orphan reconciliation wants to write: the read still answers at
+    once."""
     task_id = str(claimed(kanban, "dana")["id"])
     kanban.advance(ms=LEASE_MS + 1)
     holder = subprocess.Popen(
@@ -386,7 +387,7 @@ def test_reads_do_not_wait_on_a_writer_holding_the_lock(kanban: Kanban) -> None:
             listed = kanban.ok("task", "list")
             explained = kanban.ok("task", "why", task_id)
         assert [t["id"] for t in listed] == [task_id]
-        assert listed[0]["status"] == "in_progress"  # the sweep was skipped, not waited for
+        assert listed[0]["status"] == "in_progress"  # reconciliation was skipped, not waited for
         assert explained["claimable"] is True  # expired: the next claim takes it
     finally:
         holder.kill()

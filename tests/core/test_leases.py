@@ -59,7 +59,9 @@ def test_lease_protected_verbs_refuse_other_agents(board: Board, verb: str) -> N
     assert row(board, task.id) == before
 
 
-def test_an_expired_lease_is_stale_even_before_the_sweep(board: Board, clock: ManualClock) -> None:
+def test_an_expired_lease_is_stale_even_before_it_is_released(
+    board: Board, clock: ManualClock
+) -> None:
     task = board.create_task("job")
     board.claim(task.id, "alice")
     clock.advance(ms=board.config.lease_ms + 1)
@@ -71,7 +73,7 @@ def test_an_expired_lease_is_stale_even_before_the_sweep(board: Board, clock: Ma
 def test_claim_next_takes_a_lapsed_task_the_moment_its_lease_lapses(
     board: Board, clock: ManualClock
 ) -> None:
-    """The claim statement claims nothing while any lease has expired; the claim then sweeps and
+    """The claim statement claims nothing while any lease has expired; the claim then reclaims and
     tries again in its own transaction, so the released task competes at once (ranked first here,
     although other tasks are ready), and not a millisecond earlier."""
     abandoned = board.create_task("abandoned", priority=9)
@@ -101,7 +103,7 @@ def test_a_claim_by_id_releases_expired_leases_and_a_refused_one_keeps_them(
     with pytest.raises(BoardError) as refused:
         board.claim(reviewed.id, "bob")
     assert refused.value.reason is Reason.CONFLICT
-    assert row(board, lapsed.id) == before  # the refusal rolled its sweep back too
+    assert row(board, lapsed.id) == before  # the refusal rolled its reclaim back too
     assert board.claim(other.id, "bob").status == t.IN_PROGRESS
     released = row(board, lapsed.id)
     assert (released.status, released.assignee_agent_id) == (t.TODO, None)
@@ -157,7 +159,7 @@ def test_orphan_pass_at_open_times_out_running_executions_once(
         ran = reopened.get_execution(execution.id)
         assert ran.status == "timed_out" and ran.recovery_tombstone == 1
         events_before = reopened.events()
-        assert reopened.reconcile().released == []  # a second pass is a no-op
+        assert reopened.reconcile_stale_tasks().released == []  # a second pass is a no-op
         assert reopened.events() == events_before
         with pytest.raises(BoardError) as closed:
             reopened.close_execution(execution.id, "succeeded", agent="alice")
@@ -171,7 +173,7 @@ def test_reconcile_reports_what_it_released(board: Board, clock: ManualClock) ->
     clock.advance(minutes=10)
     board.claim(live.id, "alice")
     clock.advance(minutes=6)
-    report = board.reconcile()
+    report = board.reconcile_stale_tasks()
     assert [task.id for task in report.released] == [dead.id]
     assert row(board, live.id).status == t.IN_PROGRESS
 
@@ -203,7 +205,7 @@ def test_transfer_rules(board: Board, clock: ManualClock) -> None:
 
 def test_lease_liveness_is_one_rule_at_the_boundary_millisecond(tmp_path: Path) -> None:
     """At `lease_until` itself the holder still holds the task everywhere: the holder check, the
-    SQL sweep, `explain` and the TUI's card; a millisecond later every one of them says expired."""
+    SQL predicate, `explain` and the TUI's card; a millisecond later all of them say expired."""
     from boardlib.leases import lease_expired
     from tui.cards import EXPIRED, SOON, lease_state
 
@@ -216,13 +218,13 @@ def test_lease_liveness_is_one_rule_at_the_boundary_millisecond(tmp_path: Path) 
         assert lease_state(task, clock.now_ms()) == SOON
         assert board.explain(task.id).claimable is False
         assert board.heartbeat(task.id, "ada", epoch=task.claim_epoch).lease_until is not None
-        assert board.release_expired_leases() == []  # the SQL predicate agrees: still live
+        assert board.reconcile_orphans() == []  # the SQL predicate agrees: still live
         renewed = board.get_task(task.id)
         clock.set(renewed.lease_until + 1)  # type: ignore[operator]
         assert lease_expired(renewed.lease_until, clock.now_ms())
         assert lease_state(renewed, clock.now_ms()) == EXPIRED
         assert board.explain(task.id).claimable is True
-        assert [t.id for t in board.release_expired_leases()] == [task.id]
+        assert [t.id for t in board.reconcile_orphans()] == [task.id]
 
 
 @pytest.mark.parametrize("then", ["held", "completed"])

@@ -1,5 +1,5 @@
 """What only the PostgreSQL store has to prove: the event log's safe horizon under out-of-order
-commits, LISTEN/NOTIFY, concurrent lease sweepers, claims that never queue, credentials that are
+commits, LISTEN/NOTIFY, concurrent reconcilers, claims that never queue, credentials that are
 never printed, libpq's own ways of finding a password, pooled boards, and refusals on schemas that
 are not boards. (Everything the two stores share runs on both through the `board_path` fixture.)"""
 
@@ -88,7 +88,7 @@ def test_the_horizon_is_persisted_by_reconcile_for_new_readers(url: str) -> None
     with Board(url, clock=ManualClock(START)) as board:
         for n in range(5):
             board.create_task(f"t{n}")
-        board.reconcile()
+        board.reconcile_stale_tasks()
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute("SELECT safe_seq FROM event_horizon").fetchone()
     assert row is not None and row[0] == 5
@@ -169,7 +169,7 @@ def _wait_for(condition: Any, seconds: float = 10) -> None:
         time.sleep(0.02)
 
 
-# -- claims and sweeps side by side -------------------------------------------------------------
+# -- claims and reconciliations side by side ----------------------------------------------------
 
 
 def test_claim_next_skips_a_row_another_transaction_holds_instead_of_waiting(url: str) -> None:
@@ -197,24 +197,24 @@ def test_a_role_claim_takes_the_better_of_its_own_and_role_less_tasks(url: str) 
         assert board.claim_next("r3", role="reviewer") is None
 
 
-def _sweep(url: str, now: int, barrier: Any, results: Any) -> None:
-    with Board(url, clock=ManualClock(now), recover=False) as board:
+def _reconcile(url: str, now: int, barrier: Any, results: Any) -> None:
+    with Board(url, clock=ManualClock(now), reconcile_orphans=False) as board:
         barrier.wait()
-        report = board.reconcile()
+        report = board.reconcile_stale_tasks()
         results.put([task.id for task in report.released])
 
 
-def test_many_sweepers_release_each_expired_lease_exactly_once(url: str) -> None:
+def test_many_reconcilers_release_each_expired_lease_exactly_once(url: str) -> None:
     with Board(url, clock=ManualClock(START)) as board:
         for n in range(60):
             board.create_task(f"t{n}")
         for n in range(60):
             board.claim_next(f"w{n}", lease_ms=1_000)
-    sweepers = 6
-    barrier, results = CTX.Barrier(sweepers), CTX.Queue()
+    reconcilers = 6
+    barrier, results = CTX.Barrier(reconcilers), CTX.Queue()
     workers = [
-        CTX.Process(target=_sweep, args=(url, START + 60_000, barrier, results))
-        for _ in range(sweepers)
+        CTX.Process(target=_reconcile, args=(url, START + 60_000, barrier, results))
+        for _ in range(reconcilers)
     ]
     for worker in workers:
         worker.start()
@@ -483,7 +483,7 @@ def test_postgres_tests_never_pass_silently_without_a_server(ci: str, outcome: s
 
 def _hold_board_lock_then_hang(url: str, ready: Any) -> None:
     """A writer that takes the board's write turn and then stops (killed while inside it)."""
-    with Board(url, recover=False) as board:
+    with Board(url, reconcile_orphans=False) as board:
 
         def work(tx: Any) -> None:
             tx.insert_comment("TASK-1", "half-written", "agent", "ghost", START, None)
@@ -518,23 +518,23 @@ def test_a_writer_killed_inside_its_transaction_never_wedges_the_board(url: str)
         assert bodies == ["after the crash"]  # nothing of the dead transaction survived
 
 
-def test_a_lease_another_process_is_sweeping_does_not_hide_the_ready_tasks(url: str) -> None:
-    """Claims claim nothing while an expired lease waits to be swept (the board sweeps first);
-    but an expired lease that another sweeper holds right now is that sweeper's: this claimer's
-    sweep would skip it, so the claim must go ahead with the ready tasks, not report none."""
+def test_a_lease_another_process_is_releasing_does_not_hide_the_ready_tasks(url: str) -> None:
+    """Claims claim nothing while an expired lease waits to be reclaimed (the board releases it
+    first); but an expired lease that another process holds right now is that process's: this
+    claimer's reclaim would skip it, so the claim must go ahead with the ready tasks."""
     clock = ManualClock(START)
     with Board(url, clock=clock) as board:
         abandoned = board.create_task("abandoned", priority=1)
         ready = board.create_task("ready")
         board.claim(abandoned.id, "ghost", lease_ms=1_000)
         clock.advance(seconds=5)
-        with psycopg.connect(url, autocommit=True) as sweeper:
-            sweeper.execute("BEGIN")
-            sweeper.execute("SELECT 1 FROM tasks WHERE id = %s FOR NO KEY UPDATE", (abandoned.id,))
+        with psycopg.connect(url, autocommit=True) as releaser:
+            releaser.execute("BEGIN")
+            releaser.execute("SELECT 1 FROM tasks WHERE id = %s FOR NO KEY UPDATE", (abandoned.id,))
             claimed = board.claim_next("alice")
             assert claimed is not None and claimed.id == ready.id
-            sweeper.execute("ROLLBACK")
-        # nobody holds it now: the next claim sweeps it and takes it, in one transaction
+            releaser.execute("ROLLBACK")
+        # nobody holds it now: the next claim reclaims it and takes it, in one transaction
         retaken = board.claim_next("bob")
         assert retaken is not None and retaken.id == abandoned.id
         assert retaken.claim_epoch == 3  # claim, lease-expiry release, reclaim

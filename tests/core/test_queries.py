@@ -89,7 +89,7 @@ MUST_DIFFER = {
     "tasks_by_id": "Postgres binds the ids as one array; SQLite has no array parameter",
     "claim_by_id": "the claim protocol: SQLite's guarded UPDATE vs Postgres's row locks",
     "claim_best_ready": "the claim protocol: INDEXED BY pick vs FOR NO KEY UPDATE SKIP LOCKED",
-    "expired_leases": "SQLite pins the lease index; Postgres sweepers lock what they take",
+    "expired_leases": "SQLite pins the lease index; Postgres reconcilers lock what they take",
     "any_lease_expired": "SQLite pins the lease index with INDEXED BY",
     "insert_event": "SQLite numbers by rowid at once; Postgres queues, numbers at COMMIT",
     "events": "Postgres reads only up to the safe horizon",

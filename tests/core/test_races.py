@@ -19,7 +19,7 @@ RACE_CONFIG = BoardConfig(retry_budget_ms=30_000, retry_max_attempts=10_000)
 
 
 def _claim_until_empty(path: str, agent: str, barrier: Any, results: Any) -> None:
-    with Board(path, config=RACE_CONFIG, recover=False) as board:
+    with Board(path, config=RACE_CONFIG, reconcile_orphans=False) as board:
         barrier.wait()
         mine = []
         while (task := board.claim_next(agent)) is not None:
@@ -67,7 +67,7 @@ def test_eight_processes_claim_a_thousand_tasks_each_exactly_once(board_path: Pa
 
 def _claim_one(path: str, task_ids: list[str], agent: str, barrier: Any, results: Any) -> None:
     outcome = {}
-    with Board(path, config=RACE_CONFIG, recover=False) as board:
+    with Board(path, config=RACE_CONFIG, reconcile_orphans=False) as board:
         for task_id in task_ids:
             barrier.wait()
             try:
@@ -90,7 +90,7 @@ def test_twenty_simultaneous_claims_have_one_winner(board_path: Path) -> None:
 
 def _link(path: str, pairs: list[tuple[str, str]], barrier: Any, results: Any) -> None:
     outcome = []
-    with Board(path, config=RACE_CONFIG, recover=False) as board:
+    with Board(path, config=RACE_CONFIG, reconcile_orphans=False) as board:
         for task_id, depends_on in pairs:
             barrier.wait()
             try:
@@ -140,7 +140,7 @@ def _assert_acyclic(board: Board, ids: list[str]) -> None:
 
 def _create_child(path: str, parent: str, barrier: Any, results: Any) -> None:
     config = BoardConfig(max_live_children=5, retry_budget_ms=30_000, retry_max_attempts=10_000)
-    with Board(path, config=config, recover=False) as board:
+    with Board(path, config=config, reconcile_orphans=False) as board:
         barrier.wait()
         try:
             board.create_task("child", parent_task_id=parent, capped=True)
@@ -160,7 +160,7 @@ def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(board_path: Path)
 
 
 def _claim_ignoring_deps(path: str, agent: str, barrier: Any, results: Any) -> None:
-    with Board(path, config=RACE_CONFIG, recover=False) as board:
+    with Board(path, config=RACE_CONFIG, reconcile_orphans=False) as board:
         barrier.wait()
         mine = []
         while (task := board.claim_next(agent, respect_deps=False)) is not None:
@@ -169,7 +169,7 @@ def _claim_ignoring_deps(path: str, agent: str, barrier: Any, results: Any) -> N
 
 
 def _cancel_dependents_of(path: str, blocker: str, barrier: Any, results: Any) -> None:
-    with Board(path, config=RACE_CONFIG, recover=False) as board:
+    with Board(path, config=RACE_CONFIG, reconcile_orphans=False) as board:
         barrier.wait()
         results.put(("cancelled", [task.id for task in board.cancel_dependents(blocker)]))
 

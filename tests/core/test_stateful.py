@@ -203,7 +203,7 @@ class BoardMachine(RuleBasedStateMachine):
         if self.expect(reason, lambda: self.board.claim(task.id, agent)) is not None:
             self.enter(task, "in_progress", agent, now)
         else:
-            self.tasks, self.runs = before  # a refused claim changes nothing, its sweep included
+            self.tasks, self.runs = before  # a refused claim changes nothing, its reclaim included
 
     @rule(agent=AGENTS, start_run=st.booleans())
     def claim_next(self, agent: str, start_run: bool) -> None:

@@ -55,7 +55,7 @@ class Api:
 
     @contextmanager
     def reader(self) -> Iterator[Board]:
-        with Board(self.path, read_only=True, recover=False) as other:
+        with Board(self.path, read_only=True, reconcile_orphans=False) as other:
             yield other
 
     def stored(self, task_id: str) -> Task:

@@ -94,7 +94,7 @@ def test_the_stream_delivers_new_events_live_and_resumes(live: Live) -> None:
             time.sleep(0.3)
             api.create("while watching")
             # a write from another process's connection is seen too
-            with Board(api.path, recover=False) as other:
+            with Board(api.path, reconcile_orphans=False) as other:
                 other.create_task("from elsewhere")
 
         writer = threading.Thread(target=write_later)
@@ -144,7 +144,7 @@ def test_healthz_and_readyz(tmp_path: Path) -> None:
 
 def test_readyz_is_503_when_the_schema_is_not_current(tmp_path: Path) -> None:
     with serving(tmp_path) as api:
-        with Board(api.path, recover=False) as other:
+        with Board(api.path, reconcile_orphans=False) as other:
             other.store.write(lambda tx: tx.conn.execute("PRAGMA user_version = 999"))
         ready = api.client.get("/readyz")
         assert ready.status_code == 503

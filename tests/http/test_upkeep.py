@@ -1,5 +1,5 @@
-"""The server keeps the board healthy with nobody calling it: the lease/orphan pass at start and
-on an interval, and worktree garbage collection."""
+"""The server keeps the board healthy with nobody calling it: orphan reconciliation at start,
+stale-task reconciliation on an interval, and worktree garbage collection."""
 
 import json
 import subprocess
@@ -23,7 +23,7 @@ def wait_for(predicate, timeout_s: float = 15.0) -> bool:  # type: ignore[no-unt
 
 
 def test_expired_leases_are_released_on_an_interval(tmp_path: Path) -> None:
-    with live_server(tmp_path, upkeep=True, sweep_interval_ms=100) as live:
+    with live_server(tmp_path, upkeep=True, reconcile_interval_ms=100) as live:
         api = live.api
         task = api.claimed("alice")
         assert api.stored(task["id"]).status == "in_progress"
@@ -79,7 +79,7 @@ def test_the_app_runs_the_lease_pass_as_it_starts(tmp_path: Path) -> None:
         board.claim(task.id, "ghost")
         clock.advance(ms=BoardConfig().lease_ms + 1)
         settings = ServerSettings(
-            db=board.path, sweep_interval_ms=3_600_000, worktrees_root=tmp_path / "trees"
+            db=board.path, reconcile_interval_ms=3_600_000, worktrees_root=tmp_path / "trees"
         )
         with TestClient(create_app(settings, board=board)):
             assert board.get_task(task.id).status == "todo"  # before any request

@@ -26,7 +26,7 @@ def db(board_path: Path) -> Path:
 
 
 def add_task(db: Path, title: str, **fields: object) -> str:
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         return board.create_task(title, **fields).id  # type: ignore[arg-type]
 
 
@@ -212,7 +212,7 @@ async def test_refusals_and_bad_arguments_leave_the_session_usable(db: Path) -> 
     task_id = add_task(db, "Real work")
     other = add_task(db, "Someone else's")
     later = add_task(db, "After someone else's")
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         board.claim(other, "carol")
         board.link_dependency(later, other)
     async with mcp_session(db, "alice") as alice:
@@ -243,7 +243,7 @@ async def test_the_identity_is_the_sessions_not_the_models(db: Path) -> None:
         assert doc["unknown"] == ["assignee"]
         assert fingerprint(db) == before
         assert (await ok(alice, "claim_next"))["assigneeAgentId"] == "alice"
-        with Board(db, recover=False) as board:
+        with Board(db, reconcile_orphans=False) as board:
             assert board.get_task(task_id).holders == ["alice"]
 
 
@@ -316,7 +316,7 @@ async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> Non
         await asyncio.gather(*(claim(name, s) for name, s in zip(agents, sessions, strict=True)))
     winners = [name for name, doc in results.items() if doc != {"task": None}]
     assert len(winners) == 1
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         task = board.get_task(task_id)
         assert (task.assignee_agent_id, task.claim_epoch) == (winners[0], 1)
         assert [event.kind for event in board.events(task_id=task_id)] == [

@@ -178,8 +178,8 @@ def test_header_palette_and_narration_are_inert(text: str) -> None:
         loaded=True,
         total=3,
         shown=2,
-        stale_since=NOW,
-        stale_reason=text,
+        unreadable_since=NOW,
+        unreadable_reason=text,
         filter=text,
         read_only=True,
     )

@@ -1,6 +1,6 @@
 """Live updates from other processes: a change committed by another process is on screen within
-the poll interval; a vanished board shows "stale since ..." and recovers by itself; `p` pauses; and
-when the terminal goes away the app exits instead of spinning."""
+the poll interval; a vanished board shows "unreadable since ..." and recovers by itself; `p`
+pauses; and when the terminal goes away the app exits instead of spinning."""
 
 import os
 import pty
@@ -70,7 +70,7 @@ async def test_pause_holds_the_screen_until_resumed(demo) -> None:  # type: igno
         assert not header.facts.paused and not header.facts.waiting
 
 
-async def test_vanished_board_goes_stale_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
+async def test_vanished_board_goes_unreadable_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock, poll_ms=POLL_MS)
     moved = path.with_name("elsewhere.db")
@@ -81,9 +81,9 @@ async def test_vanished_board_goes_stale_and_recovers(demo) -> None:  # type: ig
             source = Path(f"{path}{suffix}")
             if source.exists():
                 os.replace(source, f"{moved}{suffix}")
-        await until(pilot, lambda: header.facts.stale_since is not None, timeout=3)
-        assert "gone" in (header.facts.stale_reason or "")
-        assert "stale since" in str(header.render())
+        await until(pilot, lambda: header.facts.unreadable_since is not None, timeout=3)
+        assert "gone" in (header.facts.unreadable_reason or "")
+        assert "unreadable since" in str(header.render())
         await pilot.press("j", "k")  # still responsive
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{moved}{suffix}")
@@ -91,11 +91,11 @@ async def test_vanished_board_goes_stale_and_recovers(demo) -> None:  # type: ig
                 os.replace(source, f"{path}{suffix}")
         with Board(path, clock=clock) as agent:
             agent.claim(ids["flaky"], "agent-zed")
-        await until(pilot, lambda: header.facts.stale_since is None, timeout=3)
+        await until(pilot, lambda: header.facts.unreadable_since is None, timeout=3)
         await until(pilot, lambda: app.state.tasks[ids["flaky"]].status == t.IN_PROGRESS)
 
 
-async def test_locked_board_goes_stale_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
+async def test_locked_board_goes_unreadable_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
     import sqlite3
 
     path, clock, ids = demo
@@ -110,11 +110,11 @@ async def test_locked_board_goes_stale_and_recovers(demo) -> None:  # type: igno
     try:
         async with app.run_test(size=(160, 48)) as pilot:
             header = app.screen.query_one(HeaderBar)
-            await until(pilot, lambda: header.facts.stale_since is not None, timeout=8)
-            assert "locked" in (header.facts.stale_reason or "")
+            await until(pilot, lambda: header.facts.unreadable_since is not None, timeout=8)
+            assert "locked" in (header.facts.unreadable_reason or "")
             await pilot.press("j")  # the event loop never waits on the database
             locker.close()
-            await until(pilot, lambda: header.facts.stale_since is None, timeout=8)
+            await until(pilot, lambda: header.facts.unreadable_since is None, timeout=8)
             await until(pilot, lambda: app.loaded)
             assert app.state.tasks[ids["flaky"]].priority >= 10
     finally:

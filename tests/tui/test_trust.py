@@ -1,7 +1,8 @@
 """What an operator must be able to trust (issue 10): safe defaults (enter never destroys, one
-key never takes work, the palette never writes on the wrong task) and nothing silent (a stale or
-no-op write says why, overrides and expired leases leave a mark, `r` and `n` say what they did, a
-newer schema and a misunderstood filter are said in words). Each against a real board file."""
+key never takes work, the palette never writes on the wrong task) and nothing silent (a write on
+a card that changed meanwhile, or a no-op, says why, overrides and expired leases leave a mark,
+`r` and `n` say what they did, a newer schema and a misunderstood filter are said in words).
+Each against a real board file."""
 
 import threading
 from pathlib import Path
@@ -130,7 +131,7 @@ async def test_an_id_query_jumps_to_exactly_that_id_and_offers_no_write(demo) ->
 # -- nothing silent -------------------------------------------------------------------------------
 
 
-async def test_a_stale_take_says_why_and_writes_nothing(demo) -> None:  # type: ignore[no-untyped-def]
+async def test_a_take_on_a_changed_card_says_why_and_writes_nothing(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     notes = Notes()
     racing = ids["flaky"]
@@ -206,8 +207,8 @@ async def test_an_expired_lease_leaves_a_short_lived_mark_and_history(demo) -> N
             agent.claim(target, "agent-ada", lease_ms=1_000)
         await until(pilot, lambda: app.state.tasks[target].status == t.IN_PROGRESS)
         clock.advance(seconds=5)
-        with Board(path, clock=clock) as recovery:  # (or the app's own sweeper, first)
-            recovery.release_expired_leases()
+        with Board(path, clock=clock) as recovery:  # (or the app's own reconciler, first)
+            recovery.reconcile_orphans()
         await until(pilot, lambda: app.state.tasks[target].status == t.TODO)
         await until(pilot, lambda: "lease expired: ag" in card_text(app, target))
         app.jump_to(target)

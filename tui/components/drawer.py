@@ -52,7 +52,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.initial_tab = tab if tab in TABS else "overview"
         self.data: TaskData | None = None
         self.workspace: WorkspaceData | None = None
-        self._workspace_stale = True  # read the worktree next time Files/Diff is on screen
+        self._workspace_outdated = True  # read the worktree next time Files/Diff is on screen
         self._reading_workspace = False
         self._poll_timer: Timer | None = None
 
@@ -102,7 +102,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.task_id = task_id
         self.data = None
         self.workspace = None
-        self._workspace_stale = True
+        self._workspace_outdated = True
         self.query_one("#drawer-title", Static).update(plain(task_id, "bold"))
         self.query_one(DiffView).show([], signature=("empty", task_id))
         self.reload()
@@ -142,7 +142,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if self._worktree_visible():
             self._poll()
         else:
-            self._workspace_stale = True
+            self._workspace_outdated = True
         self.screen.refresh_bindings()
 
     def _failed(self, task_id: str, error: BoardError) -> None:
@@ -164,10 +164,10 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
     def read_workspace(self) -> None:
         if self._reading_workspace:
-            self._workspace_stale = True  # read again when this read is in
+            self._workspace_outdated = True  # read again when this read is in
             return
         self._reading_workspace = True
-        self._workspace_stale = False
+        self._workspace_outdated = False
         if self.workspace is None:
             self.query_one("#diff-note", Static).update(Text("reading the worktree…", "dim"))
         self._read_workspace(self.task_id)
@@ -194,7 +194,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             await self.query_one(OverviewPane).show(
                 self.data.view, data.detail.checkout, self.kanban.now_ms(), self.data.audit
             )
-        if self._workspace_stale and self._worktree_visible():
+        if self._workspace_outdated and self._worktree_visible():
             self.read_workspace()
 
     def _show_diff(self, data: WorkspaceData) -> None:
@@ -248,12 +248,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._tab_changed()
 
     def _tab_changed(self) -> None:
-        """Poll the worktree only while its tab is on screen; read it when it is stale."""
+        """Poll the worktree only while its tab is on screen; read it when it is outdated."""
         if self._poll_timer is None:
             return
         if self.active_tab in WORKTREE_TABS:
             self._poll_timer.resume()
-            if self._workspace_stale or self.workspace is None:
+            if self._workspace_outdated or self.workspace is None:
                 self.read_workspace()
         else:
             self._poll_timer.pause()

@@ -46,8 +46,8 @@ class HeaderFacts:
     loaded: bool = False
     paused: bool = False
     waiting: bool = False  # paused and the board changed meanwhile
-    stale_since: int | None = None
-    stale_reason: str | None = None
+    unreadable_since: int | None = None
+    unreadable_reason: str | None = None
     last_change_ms: int | None = None
     filter: str = ""
     filter_problems: tuple[str, ...] = ()  # parts of the filter that are not understood
@@ -84,14 +84,14 @@ class HeaderBar(Widget):
             return clock_text(ms, now)
 
         parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
-        if f.stale_since is not None:
-            reason = f" ({f.stale_reason})" if f.stale_reason else ""
-            stale = _markup(
-                "[b $text-error]⚠ stale since $when$reason[/]",
-                when=clock(f.stale_since),
+        if f.unreadable_since is not None:
+            reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
+            unreadable = _markup(
+                "[b $text-error]⚠ unreadable since $when$reason[/]",
+                when=clock(f.unreadable_since),
                 reason=reason,
             )
-            parts.append((9, stale))
+            parts.append((9, unreadable))
         elif not f.loaded:
             parts.append((9, Content.from_markup("[$text-muted]loading…[/]")))
         elif f.paused:
