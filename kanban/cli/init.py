@@ -203,11 +203,11 @@ def init(
 
     exists = location_exists(location)
     if exists:  # refuse a file that is not a board before writing anything
-        Board(location, config=config, recover=False, read_only=True).close()
+        Board(location, config=config, reconcile_orphans=False, read_only=True).close()
     board_created = False
     if not printed:
         if not exists:
-            with Board(location, config=config, recover=False, create=True) as board:
+            with Board(location, config=config, reconcile_orphans=False, create=True) as board:
                 board_created = board.created
         write(setup.repo, changes)
         if board_created:

@@ -92,7 +92,7 @@ def test_init_writes_the_runtimes_files_and_a_second_run_changes_no_byte(
     assert sorted(digests(repo)) == sorted(FILES[harness])
     assert doc["board"] == {"path": str(db), "backend": "sqlite", "created": True}
     assert doc["upToDate"] is False and "created the board" in doc["message"]
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         assert board.all_tasks() == []
     entry = doc["mcpServer"]
     assert entry["env"] == {"KANBAN_DB": str(db), "KANBAN_AGENT": doc["agent"]}
@@ -368,11 +368,11 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     claim_prefix = [line for line in work if not line.startswith("kanban task")]
     assert len(claim_prefix) in (4, 5)  # [kanban function,] export, claim, id, epoch
 
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         built = board.create_task("Build the parser", role="worker")
     done = bash(work, env)
     assert done.returncode == 0, done.stderr
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         view = board.view(built.id)
         events = [event.kind for event in board.events(task_id=built.id)]
     assert view.task.status == "in_review"
@@ -382,24 +382,24 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     ran = set(work)
     by_command = {command.split('"$id"')[0].strip(): command for command in inline}
     for verb, status in (("extend-lease", "in_progress"), ("block", "blocked")):
-        with Board(db, recover=False) as board:
+        with Board(db, reconcile_orphans=False) as board:
             task = board.create_task(f"for {verb}", role="worker")
         command = by_command[f"kanban task {verb}"]
         result = bash([*claim_prefix, command], env)
         assert result.returncode == 0, result.stderr
-        with Board(db, recover=False) as board:
+        with Board(db, reconcile_orphans=False) as board:
             after = board.get_task(task.id)
         assert after.status == status, verb
         if verb == "extend-lease":
             assert after.lease_until is not None and after.last_heartbeat_at is not None
             assert after.lease_until - after.last_heartbeat_at >= 59 * 60_000
         ran.add(command)
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         task = board.create_task("for release", role="worker")
     command = by_command["kanban task release"]
     result = bash([*claim_prefix, command], env)
     assert result.returncode == 0, result.stderr
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         assert board.get_task(task.id).status == "todo"
         board.cancel(task.id)  # nothing claimable is left
     ran.add(command)
@@ -414,7 +414,7 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
 
     finished = []
     for title in ("send me back", "judge me"):  # work another agent finished, newest last
-        with Board(db, recover=False) as board:
+        with Board(db, reconcile_orphans=False) as board:
             task = board.create_task(title)
             held = board.claim(task.id, "worker-x")
             board.complete(task.id, "worker-x", epoch=held.claim_epoch)
@@ -428,7 +428,7 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     result = bash([*before_id, reject], env)  # now "send me back" is the newest in review
     assert result.returncode == 0, result.stderr
     ran.add(reject)
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         assert board.get_task(judged).status == "done"
         assert board.get_task(sent_back).status == "todo"
         assert board.get_task(built.id).status == "in_review"  # its builder may not judge it

@@ -53,7 +53,7 @@ async def test_the_written_config_starts_a_server_that_completes_a_claim(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         task = board.create_task("Wire it up", role="worker")
         board.create_task("Not for workers", role="designer")
 

@@ -96,7 +96,7 @@ async def test_a_worker_session_lists_the_worker_tools_and_no_others(db: Path) -
 
 
 async def test_a_reviewer_session_reviews_and_cannot_claim(db: Path) -> None:
-    with Board(db, recover=False) as board:
+    with Board(db, reconcile_orphans=False) as board:
         task = board.claim_next("w1")
         assert task is not None
         board.complete(task.id, "w1", epoch=task.claim_epoch)
