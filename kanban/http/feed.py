@@ -3,12 +3,19 @@
 Writers in other processes (agents' CLI calls) never pass through this server, so a change is
 noticed from the database itself: one poller per server asks the board's change token (SQLite:
 `PRAGMA data_version`, ~4 µs; Postgres: a LISTEN/NOTIFY check) every `poll_s`, and only when it
-moved reads the newest event's seq. Every open stream waits on
-that one poller, so a hundred followers cost one probe per interval, not a hundred.
+moved reads the newest event's seq. Every open stream waits on that one poller, so a hundred
+followers cost one probe per interval, not a hundred.
+
+Waiting is a plain `asyncio.Event` per generation: the poller sets the current one and puts a
+fresh one in its place. A follower that leaves (its task cancelled, as sse-starlette does on a
+disconnect) only takes its own future off that event; it holds no lock, so it cannot leave one
+half-held for the others (issue 29: `Condition.wait_for` under `asyncio.wait_for`, cancelled
+twice, did on Python 3.11). `close()` at shutdown wakes every follower for the last time.
 """
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from anyio import to_thread
@@ -16,6 +23,8 @@ from anyio import to_thread
 from boardlib import Board, Event
 
 PAGE = 500
+
+log = logging.getLogger(__name__)
 
 
 class ChangeFeed:
@@ -26,62 +35,101 @@ class ChangeFeed:
         self.board = board
         self.poll_s = poll_s
         self.latest = 0
+        self.closing = False
         self._followers = 0
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()  # this generation's; set once, then replaced
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def followers(self) -> int:
+        return self._followers
+
+    @property
+    def polling(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _wake(self) -> None:
+        """Wake everyone waiting now; later waiters wait on the next generation."""
+        woken, self._changed = self._changed, asyncio.Event()
+        woken.set()
+
+    def close(self) -> None:
+        """Shutdown begins: every stream ends now (`follow` returns) and no new one starts, so
+        open streams are not waited on as in-flight requests."""
+        self.closing = True
+        self._wake()
+
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        """Close, then cancel the poller and wait for it to leave (at once: see `_poll`)."""
+        self.close()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task
+
+    def _ensure_poller(self) -> None:
+        if self._task is None and not self.closing:
+            self._task = asyncio.create_task(self._poll(), name="kanban-change-feed")
+            self._task.add_done_callback(self._poller_ended)
+
+    def _poller_ended(self, task: asyncio.Task[None]) -> None:
+        if self._task is task:
             self._task = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("the change feed's poller failed", exc_info=task.exception())
+        self._wake()  # anyone still following re-checks, and starts a new poller
 
     async def _poll(self) -> None:
         version = -1
-        while self._followers:
+        while self._followers and not self.closing:
             try:
-                now = await to_thread.run_sync(self.board.change_token)
+                # Abandoned if the poller is cancelled: shutdown does not wait on a probe that a
+                # slow database holds up (the thread finishes or is left behind, server.py).
+                now = await to_thread.run_sync(self.board.change_token, abandon_on_cancel=True)
                 if now != version:
                     version = now
-                    seq = await to_thread.run_sync(self.board.last_event_seq)
+                    seq = await to_thread.run_sync(
+                        self.board.last_event_seq, abandon_on_cancel=True
+                    )
                     if seq != self.latest:
                         self.latest = seq
-                        async with self._changed:
-                            self._changed.notify_all()
+                        self._wake()
             except Exception:  # a busy or briefly locked board: try again next tick
-                pass
+                log.debug("change feed probe failed; trying again", exc_info=True)
             await asyncio.sleep(self.poll_s)
-        self._task = None
 
-    async def _wait_past(self, seq: int, timeout_s: float) -> None:
-        async with self._changed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait_for(lambda: self.latest > seq), timeout_s)
+    async def _wait_past(self, seq: int) -> None:
+        """Until the newest seq passes `seq`, or the feed closes. No timeout is needed: only the
+        poller wakes followers, and if it ends for any reason its done callback wakes them."""
+        changed = self._changed  # taken before the check: a change after it sets this one
+        if self.latest > seq or self.closing:
+            return
+        self._ensure_poller()
+        await changed.wait()
 
     def _page(self, since: int, task_id: str | None) -> list[Event]:
         return self.board.events(since=since, task_id=task_id, limit=PAGE)
 
     async def follow(self, since: int, task_id: str | None = None) -> AsyncIterator[Event]:
-        """Every event after `since`, then each new one as it is written, forever."""
+        """Every event after `since`, then each new one as it is written, until the feed closes
+        (the caller then says goodbye). A follower that leaves is logged at debug, once."""
         self._followers += 1
-        if self._task is None:
-            self._task = asyncio.create_task(self._poll(), name="kanban-change-feed")
-        try:
-            async for event in self._follow(since, task_id):
-                yield event
-        finally:
-            self._followers -= 1
-
-    async def _follow(self, since: int, task_id: str | None) -> AsyncIterator[Event]:
         cursor = since
-        while True:
-            horizon = self.latest  # every event up to here exists, whichever task it names
-            events = await to_thread.run_sync(self._page, cursor, task_id)
-            for event in events:
-                yield event
-            if events:
-                cursor = events[-1].seq
+        try:
+            while not self.closing:
+                horizon = self.latest  # every event up to here exists, whichever task it names
+                events = await to_thread.run_sync(self._page, cursor, task_id)
+                for event in events:
+                    if self.closing:
+                        return
+                    yield event
+                    cursor = event.seq
                 if len(events) == PAGE:
                     continue
-            await self._wait_past(max(cursor, horizon), timeout_s=max(self.poll_s * 20, 1.0))
+                await self._wait_past(max(cursor, horizon))
+        except (asyncio.CancelledError, GeneratorExit):
+            log.debug("a follower left at seq %d (task %s)", cursor, task_id or "any")
+            raise
+        finally:
+            self._followers -= 1

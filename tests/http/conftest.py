@@ -11,12 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
 
 from boardlib import Board, BoardConfig, Event, ManualClock, Task
 from kanban.http.app import ServerSettings, create_app
 from kanban.http.auth import Identity, TokenBook
 from tests.backends import content_digest, is_postgres
+
+
+def pytest_configure(config: "pytest.Config") -> None:
+    # The suite-wide registration belongs in tests/conftest.py; until it lands there, this one
+    # keeps `-m "not slow"` and --strict-markers working for the HTTP wing.
+    config.addinivalue_line("markers", "slow: a long test (real processes, many rounds)")
+
 
 START_MS = 1_800_000_000_000
 
