@@ -82,7 +82,9 @@ class StaleTaskReconciler:
             except Exception:  # a busy or vanished board must not kill the reconciler
                 continue
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask the loop to end and wait up to `timeout_s` for a pass under way (a daemon thread:
+        one still running then does not keep the process alive)."""
         self._stopped.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=timeout_s)

@@ -194,10 +194,12 @@ class WorktreeJanitor:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Ask the loop to end and wait up to `timeout_s` for a pass under way (a daemon thread:
+        one still running then does not keep the process alive)."""
         self._stopped.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=timeout_s)
 
 
 def start_worktree_gc(

@@ -60,7 +60,7 @@ DEFAULT_PORT = 18790
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="On SIGTERM, how long in-flight requests may take to finish.",
+    help="On SIGTERM, how long shutdown may take, in-flight requests included.",
 )
 @db_option
 def serve(

@@ -4,18 +4,29 @@
   guards it: an open board on a network is anyone's board.
 - **Ready line.** Once listening, one JSON line on stdout names the URL (with the real port when
   `--port 0` asked for any free one), so scripts and tests can wait for it.
-- **Shutdown.** SIGTERM or Ctrl-C: stop accepting, let in-flight requests finish (up to
-  `graceful_s`), stop the upkeep, checkpoint the WAL into the board file, close it, exit 0.
+- **Shutdown.** SIGTERM or Ctrl-C: stop accepting, end every live event stream at once (with a
+  reconnect hint: a stream is not an in-flight request to wait for), let in-flight requests
+  finish, stop the change feed's poller and the upkeep, checkpoint the WAL into the board file,
+  close it, exit 0; all within `graceful_s`. In-flight requests get `graceful_s` less the
+  `TAIL_S` kept for the steps after them; a request thread still running at the deadline (a
+  long verify gate) is left behind rather than waited for.
+- **Watchdog.** Whatever else shutdown gets stuck on (a task that will not be cancelled, a
+  lifespan step that does not return), the process is gone `graceful_s` + 2 s after the signal:
+  a watchdog thread logs it, dumps every thread's stack to stderr, tries a short checkpoint and
+  exits 1.
 """
 
 import contextlib
+import faulthandler
 import ipaddress
 import json
-import math
+import logging
 import os
 import signal
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -26,6 +37,19 @@ from boardlib import Board
 
 from .app import create_app
 from .service import ServerSettings, shown_location
+
+log = logging.getLogger("kanban.http")
+
+# What shutdown keeps, out of --graceful, for its steps after the in-flight requests: cancelling
+# what is left, the lifespan's stop (the feed's poller, the upkeep threads), the checkpoint.
+TAIL_S = 1.0
+# The watchdog fires this long after the signal past --graceful, and its own last steps (the
+# checkpoint try, the stack dump) take at most WATCHDOG_CHECKPOINT_S more: gone within + 2 s.
+WATCHDOG_AFTER_S = 1.5
+WATCHDOG_CHECKPOINT_S = 0.3
+WATCHDOG_EXIT = 1
+# Request threads may run until this long before the --graceful deadline: leaving takes a moment.
+EXIT_MARGIN_S = 0.25
 
 
 class UnsafeBinding(ValueError):
@@ -65,15 +89,80 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class ShutdownWatchdog:
+    """Ends the process if it is still alive `limit_s` after shutdown began. Armed by the first
+    signal (or by shutdown itself), once; a daemon thread, so a process that finished in time
+    never waits for it."""
+
+    def __init__(self, limit_s: float, board: Board) -> None:
+        self.limit_s = limit_s
+        self._board = board
+        self._timer: threading.Timer | None = None
+        self.armed_at: float | None = None
+
+    def arm(self) -> None:
+        if self._timer is not None:
+            return
+        self.armed_at = time.monotonic()
+        self._timer = threading.Timer(self.limit_s, self._expire)
+        self._timer.name = "kanban-shutdown-watchdog"
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        log.error(
+            "shutdown did not finish within --graceful + 2 s (%.1f s): exiting now; "
+            "the threads' stacks follow",
+            self.limit_s + WATCHDOG_CHECKPOINT_S,
+        )
+        with contextlib.suppress(Exception):
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        # The WAL is durable as it is (the next open folds it in); try to fold it now anyway,
+        # but never wait on a board that whatever got stuck may be holding.
+        folding = threading.Thread(target=self._checkpoint, daemon=True)
+        folding.start()
+        folding.join(WATCHDOG_CHECKPOINT_S)
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(WATCHDOG_EXIT)
+
+    def _checkpoint(self) -> None:
+        with contextlib.suppress(Exception):
+            self._board.checkpoint()
+
+
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        on_ready: Callable[[], None],
+        on_shutdown: Callable[[], None],
+        watchdog: ShutdownWatchdog,
+    ) -> None:
         super().__init__(config)
         self._on_ready = on_ready
+        self._on_shutdown = on_shutdown
+        self._watchdog = watchdog
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
             self._on_ready()
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self._watchdog.arm()
+        super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Live streams end first, so uvicorn does not wait for them as in-flight requests."""
+        self._watchdog.arm()
+        self._on_shutdown()
+        await super().shutdown(sockets)
+
+
+def in_flight_budget(graceful_s: float) -> float:
+    """How long in-flight requests may take at shutdown: --graceful less the tail it keeps."""
+    return max(0.0, graceful_s - min(TAIL_S, graceful_s / 2))
 
 
 def serve(
@@ -102,12 +191,21 @@ def serve(
         log_level="warning",
         access_log=access_log,
         lifespan="on",
-        timeout_graceful_shutdown=math.ceil(graceful_s),
         server_header=False,
     )
-    server = _Server(config, lambda: (announce or _print_line)(ready))
+    # uvicorn types it as whole seconds but hands it to asyncio.wait_for, which takes a float.
+    config.timeout_graceful_shutdown = in_flight_budget(graceful_s)  # type: ignore[assignment]
+    watchdog = ShutdownWatchdog(graceful_s + WATCHDOG_AFTER_S, board)
+
+    def end_streams() -> None:
+        service = getattr(app.state, "service", None)
+        if service is not None:
+            service.feed.close()
+
+    server = _Server(config, lambda: (announce or _print_line)(ready), end_streams, watchdog)
 
     def stop_soon(_signum: int, _frame: object) -> None:
+        watchdog.arm()
         server.should_exit = True
 
     # uvicorn handles SIGTERM/SIGINT while it serves, and re-raises the signal once it has shut
@@ -117,8 +215,9 @@ def serve(
     previous = {sig: signal.signal(sig, stop_soon) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run(sockets=[sock])
+        code = 0 if server.started else 1
     except SystemExit as stop:  # uvicorn exits 3 when the app's startup failed
-        return int(stop.code) if isinstance(stop.code, int) else 1
+        code = int(stop.code) if isinstance(stop.code, int) else 1
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -126,7 +225,33 @@ def serve(
             board.checkpoint()
         finally:
             board.close()
-    return 0 if server.started else 1
+    if watchdog.armed_at is not None:  # the watchdog stays armed until the process is gone
+        leave_threads_behind(code, deadline=watchdog.armed_at + graceful_s - EXIT_MARGIN_S)
+    return code
+
+
+def leave_threads_behind(code: int, *, deadline: float) -> None:
+    """Exit now if request threads are still running when shutdown is done: uvicorn cancelled
+    their requests past the in-flight budget, but a thread cannot be cancelled, and the
+    interpreter would wait for it at exit (a `sleep 20` verify gate: 20 s). They may finish
+    until the --graceful deadline; after it the process leaves without them."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    stuck = sorted(
+        {
+            thread.name
+            for thread in threading.enumerate()
+            if thread is not threading.main_thread() and not thread.daemon and thread.is_alive()
+        }
+    )
+    if stuck:
+        log.warning(
+            "exiting with request threads still running past --graceful: %s", ", ".join(stuck)
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def serve_workers(

@@ -6,6 +6,7 @@ import os
 from collections.abc import MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ POOL_SIZE = 8
 # server spent 0.31-0.32 ms of CPU a claim with one thread, 0.35-0.36 with two, 0.39-0.44 with
 # four. A Postgres board claims in parallel on its pool's connections.
 LEASE_THREADS = {"sqlite": 1}
+# How long shutdown waits for an upkeep pass under way (the loops are daemon threads).
+UPKEEP_STOP_S = 0.5
 
 
 class Service:
@@ -105,14 +108,15 @@ class Service:
             )
 
     async def stop(self) -> None:
-        """Stop the upkeep, fold the WAL into the board file and close it."""
+        """Stop the feed and the upkeep, fold the WAL into the board file and close it. Each
+        wait is bounded: shutdown has to fit in `kanban serve --graceful` (server.py)."""
         await self.feed.stop()
-        await to_thread.run_sync(self.lease_pool.shutdown)
+        await to_thread.run_sync(partial(self.lease_pool.shutdown, cancel_futures=True))
         if self.janitor is not None:
-            await to_thread.run_sync(self.janitor.stop)
+            await to_thread.run_sync(self.janitor.stop, UPKEEP_STOP_S)
             self.janitor = None
         if self.reconciler is not None:
-            await to_thread.run_sync(self.reconciler.stop)
+            await to_thread.run_sync(self.reconciler.stop, UPKEEP_STOP_S)
             self.reconciler = None
         if self._owns_board:
             try:

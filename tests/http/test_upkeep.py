@@ -83,3 +83,24 @@ def test_the_app_runs_the_lease_pass_as_it_starts(tmp_path: Path) -> None:
         )
         with TestClient(create_app(settings, board=board)):
             assert board.get_task(task.id).status == "todo"  # before any request
+
+
+def test_stopping_the_upkeep_waits_for_a_pass_under_way_only_as_long_as_asked() -> None:
+    """Shutdown has to fit in --graceful: a pass that takes long is left to its daemon thread."""
+    import threading
+
+    from boardlib.recovery import StaleTaskReconciler
+
+    running, release = threading.Event(), threading.Event()
+
+    def slow_pass() -> None:
+        running.set()
+        release.wait(10)
+
+    reconciler = StaleTaskReconciler(slow_pass, interval_s=0.01).start()
+    assert running.wait(5)
+    started = time.monotonic()
+    reconciler.stop(timeout_s=0.2)
+    took = time.monotonic() - started
+    release.set()
+    assert 0.15 < took < 1.0, took

@@ -1,6 +1,8 @@
 """`GET /api/board/events`: the board's event log after a cursor, as a JSON page or, with
 `Accept: text/event-stream`, as a live Server-Sent Events stream (a comment every 15 s keeps
-proxies from closing it; reconnecting with `Last-Event-ID` resumes where it stopped)."""
+proxies from closing it; reconnecting with `Last-Event-ID` resumes where it stopped). At shutdown
+the stream ends at once with a comment and a `retry:` hint, so the client reconnects (to this
+server once it is back, or to another behind the same address) instead of holding the old one."""
 
 import json
 from collections.abc import AsyncIterator
@@ -18,6 +20,10 @@ from ..replies import EventPage, reply
 router = APIRouter(prefix="/api/board", tags=["events"])
 
 STREAM = "text/event-stream"
+RECONNECT_MS = 1000  # the `retry:` hint of a stream the server ends at shutdown
+# sse-starlette also ends streams on shutdown (it watches uvicorn's exit flag every 0.5 s); this
+# long it lets ours finish on its own, goodbye included, before it cancels them.
+SHUTDOWN_GRACE_S = 1.0
 
 
 @router.get(
@@ -52,6 +58,7 @@ async def events(
             _stream(request, cursor, task_id),
             ping=request.app.state.service.settings.sse_ping_s,
             headers={"X-Content-Type-Options": "nosniff"},
+            shutdown_grace_period=SHUTDOWN_GRACE_S,
         )
     page = await to_thread.run_sync(
         lambda: who.board.events(since=since, task_id=task_id, limit=limit)
@@ -70,6 +77,7 @@ async def _stream(request: Request, since: int, task_id: str | None) -> AsyncIte
         yield ServerSentEvent(
             id=str(event.seq), data=json.dumps(event.to_json(), separators=(",", ":"))
         )
+    yield ServerSentEvent(comment="the server is shutting down: reconnect", retry=RECONNECT_MS)
 
 
 __all__ = ["JSONResponse", "router"]
