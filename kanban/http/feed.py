@@ -9,8 +9,8 @@ followers cost one probe per interval, not a hundred.
 Waiting is a plain `asyncio.Event` per generation: the poller sets the current one and puts a
 fresh one in its place. A follower that leaves (its task cancelled, as sse-starlette does on a
 disconnect) only takes its own future off that event; it holds no lock, so it cannot leave one
-half-held for the others (issue 29: `Condition.wait_for` under `asyncio.wait_for`, cancelled
-twice, did on Python 3.11). `close()` at shutdown wakes every follower for the last time.
+half-held for the others, as a Condition under `asyncio.wait_for` did on Python 3.11
+(docs/architecture.md, "The change feed and shutdown"). `close()` ends every follower at once.
 """
 
 import asyncio

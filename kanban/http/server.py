@@ -4,16 +4,11 @@
   guards it: an open board on a network is anyone's board.
 - **Ready line.** Once listening, one JSON line on stdout names the URL (with the real port when
   `--port 0` asked for any free one), so scripts and tests can wait for it.
-- **Shutdown.** SIGTERM or Ctrl-C: stop accepting, end every live event stream at once (with a
-  reconnect hint: a stream is not an in-flight request to wait for), let in-flight requests
-  finish, stop the change feed's poller and the upkeep, checkpoint the WAL into the board file,
-  close it, exit 0; all within `graceful_s`. In-flight requests get `graceful_s` less the
-  `TAIL_S` kept for the steps after them; a request thread still running at the deadline (a
-  long verify gate) is left behind rather than waited for.
-- **Watchdog.** Whatever else shutdown gets stuck on (a task that will not be cancelled, a
-  lifespan step that does not return), the process is gone `graceful_s` + 2 s after the signal:
-  a watchdog thread logs it, dumps every thread's stack to stderr, tries a short checkpoint and
-  exits 1.
+- **Shutdown.** SIGTERM or Ctrl-C: end the live event streams at once, let in-flight requests
+  finish, stop the feed and the upkeep, checkpoint the WAL, close the board, exit 0; all within
+  `graceful_s` (a request thread still running then is left behind).
+- **Watchdog.** If shutdown gets stuck anyway, the process exits 1 at `graceful_s` + 2 s at the
+  latest. docs/architecture.md, "The change feed and shutdown", has the steps and their budgets.
 """
 
 import contextlib
