@@ -21,6 +21,27 @@ from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
+from .events import (
+    CommentAdded,
+    DepLinked,
+    DepUnlinked,
+    EventKind,
+    ExecutionCompleted,
+    ExecutionStarted,
+    LeaseRenewed,
+    Payload,
+    ProgressLogged,
+    StatusChanged,
+    TaskClaimed,
+    TaskCreated,
+    TaskDropped,
+    TaskRestored,
+    TaskTransferred,
+    VerificationRecorded,
+    WorkspaceProvisioned,
+    WorkspaceUpdated,
+    wire,
+)
 from .explain import explain_idle, explain_task
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
@@ -150,17 +171,17 @@ class Board:
     def _emit(
         self,
         tx: Tx,
-        kind: str,
+        kind: EventKind,
         task: Task | None,
         actor: str | None,
         now: int,
-        **data: Any,
+        payload: Payload,
     ) -> None:
         tx.insert_event(
             kind,
             task.id if task else None,
             actor,
-            data,
+            wire(payload),
             now,
             self.config.event_ttl_seconds,
             task.tenant_id if task else None,
@@ -220,7 +241,7 @@ class Board:
         reason: str | None = None,
         human_override: bool = False,
         extra: dict[str, Any] | None = None,
-        event_data: dict[str, Any] | None = None,
+        event_data: StatusChanged | None = None,
         via: tuple[str, ...] = (),
         holder: str | None = None,
     ) -> Task:
@@ -278,23 +299,26 @@ class Board:
                     now=now,
                     tenant=task.tenant_id,
                 )
-        data: dict[str, Any] = {"verb": verb, **(event_data or {})}
+        data = StatusChanged(verb=verb)
+        if event_data:
+            data.update(event_data)
         if not move.is_noop:
-            data |= {"from": task.status, "to": target}
+            data["from_"], data["to"] = task.status, target
             if target == t.IN_PROGRESS and new.assignee_agent_id != actor:
                 data["assignee"] = new.assignee_agent_id  # handed to someone (the gate's handback)
             if human_override and target == t.DONE:
-                data["humanOverride"] = True  # also in the audit table; said in the event feed
+                data["human_override"] = True  # also in the audit table; said in the event feed
             if via:
                 data["via"] = list(via)
             if closed:
-                data["closedExecutions"] = [row["id"] for row in closed]
+                data["closed_executions"] = [row["id"] for row in closed]
         if reason:
             data["reason"] = reason
         if extra:
             data["fields"] = sorted(key for key in extra if key != "updated_at")
-        kind = "task_updated" if move.is_noop else "status_changed"
-        self._emit(tx, kind, new, actor, now, **data)
+        # A move that moved nothing is an edit: the same payload minus from/to (TaskUpdated).
+        kind = EventKind.TASK_UPDATED if move.is_noop else EventKind.STATUS_CHANGED
+        self._emit(tx, kind, new, actor, now, data)
         return new
 
     # -- creating -------------------------------------------------------------------------------
@@ -390,8 +414,9 @@ class Board:
                 row = tx.update_task(task_id, {"unmet_deps": unmet})
         task = Task.from_row(row)
         self._emit(
-            tx, "task_created", task, actor, now, status=task.status, dependsOn=list(depends_on)
-        )
+            tx, EventKind.TASK_CREATED, task, actor, now,
+            TaskCreated(status=task.status, depends_on=list(depends_on)),
+        )  # fmt: skip
         return task
 
     def create_task(
@@ -850,7 +875,10 @@ class Board:
                     current=current.status,
                     assignee=current.assignee_agent_id,
                 )
-            self._emit(tx, "task_claimed", task, agent, now, epoch=task.claim_epoch, verb="claim")
+            self._emit(
+                tx, EventKind.TASK_CLAIMED, task, agent, now,
+                TaskClaimed(epoch=task.claim_epoch, verb="claim"),
+            )  # fmt: skip
             return task
 
         return self.store.write(work, shared=True)
@@ -887,8 +915,8 @@ class Board:
                 )
             if task is not None:
                 tx.insert_event(
-                    "task_claimed", task.id, agent,
-                    {"epoch": task.claim_epoch, "verb": "claim_next"},
+                    EventKind.TASK_CLAIMED, task.id, agent,
+                    wire(TaskClaimed(epoch=task.claim_epoch, verb="claim_next")),
                     now, self.config.event_ttl_seconds, task.tenant_id,
                 )  # fmt: skip
             return task
@@ -950,8 +978,12 @@ class Board:
             )
             if note is not None:
                 tx.insert_comment(task_id, note, "agent", agent, now, task.tenant_id)
-            kind = "progress_logged" if note is not None else "lease_renewed"
-            self._emit(tx, kind, new, agent, now, leaseUntil=lease_until, verb=verb)
+            if note is not None:
+                logged = ProgressLogged(lease_until=lease_until, verb=verb)
+                self._emit(tx, EventKind.PROGRESS_LOGGED, new, agent, now, logged)
+            else:
+                renewed = LeaseRenewed(lease_until=lease_until, verb=verb)
+                self._emit(tx, EventKind.LEASE_RENEWED, new, agent, now, renewed)
             return new
 
         return self.store.write(work)
@@ -1033,11 +1065,10 @@ class Board:
                     },
                 )
             )
-            self._emit(
-                tx, "task_transferred", new, from_agent, now,
-                to=to_agent, epoch=new.claim_epoch, verb="transfer",
-                **({"closedExecutions": [row["id"] for row in closed]} if closed else {}),
-            )  # fmt: skip
+            transferred = TaskTransferred(to=to_agent, epoch=new.claim_epoch, verb="transfer")
+            if closed:
+                transferred["closed_executions"] = [row["id"] for row in closed]
+            self._emit(tx, EventKind.TASK_TRANSFERRED, new, from_agent, now, transferred)
             return new
 
         return self.store.write(work)
@@ -1240,7 +1271,10 @@ class Board:
                 allowed = tuple(s for s in t.STATUSES if s not in t.LOCKED)
                 raise wrong_state("drop", task.status, allowed, id=task_id)
             new = Task.from_row(tx.update_task(task_id, {"dropped": dropped, "updated_at": now}))
-            self._emit(tx, "task_dropped" if dropped else "task_restored", new, actor, now)
+            if dropped:
+                self._emit(tx, EventKind.TASK_DROPPED, new, actor, now, TaskDropped())
+            else:
+                self._emit(tx, EventKind.TASK_RESTORED, new, actor, now, TaskRestored())
             return new
 
         return self.store.write(work)
@@ -1275,7 +1309,7 @@ class Board:
             if blocker.status != t.DONE:
                 tx.add_unmet_dependency(task_id, 1)
             new = self._load(tx, task_id)
-            self._emit(tx, "dep_linked", new, actor, now, dependsOn=depends_on)
+            self._emit(tx, EventKind.DEP_LINKED, new, actor, now, DepLinked(depends_on=depends_on))
             return new
 
         return self.store.write(work)
@@ -1293,7 +1327,8 @@ class Board:
             if blocker_row["status"] != t.DONE:
                 tx.add_unmet_dependency(task_id, -1)
             new = self._load(tx, task_id)
-            self._emit(tx, "dep_unlinked", new, actor, now, dependsOn=depends_on)
+            unlinked = DepUnlinked(depends_on=depends_on)
+            self._emit(tx, EventKind.DEP_UNLINKED, new, actor, now, unlinked)
             return new
 
         return self.store.write(work)
@@ -1309,9 +1344,11 @@ class Board:
             cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
             for task in cancelled:
                 self._emit(
-                    tx, "status_changed", task, actor, now,
-                    to=t.CANCELLED, reason="blocker_failed", blocker=task_id,
-                    verb="cancel_dependents",
+                    tx, EventKind.STATUS_CHANGED, task, actor, now,
+                    StatusChanged(
+                        to=t.CANCELLED, reason="blocker_failed", blocker=task_id,
+                        verb="cancel_dependents",
+                    ),
                 )  # fmt: skip
             return cancelled
 
@@ -1341,7 +1378,8 @@ class Board:
             comment = Comment.from_row(
                 tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id)
             )
-            self._emit(tx, "comment_added", task, author, now, commentId=comment.id)
+            added = CommentAdded(comment_id=comment.id)
+            self._emit(tx, EventKind.COMMENT_ADDED, task, author, now, added)
             return comment
 
         return self.store.write(work)
@@ -1390,7 +1428,8 @@ class Board:
                     }
                 )
             )
-            self._emit(tx, "execution_started", task, holder, now, executionId=execution.id)
+            started = ExecutionStarted(execution_id=execution.id)
+            self._emit(tx, EventKind.EXECUTION_STARTED, task, holder, now, started)
             return execution
 
         return self.store.write(work)
@@ -1471,9 +1510,11 @@ class Board:
             execution = Execution.from_row(row)
             tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
             self._emit(
-                tx, "execution_completed", task, closer, now,
-                executionId=execution_id, status=status, costUsd=execution.cost_usd,
-                agentId=execution.agent_id, runtime=execution.executor_type,
+                tx, EventKind.EXECUTION_COMPLETED, task, closer, now,
+                ExecutionCompleted(
+                    execution_id=execution_id, status=status, cost_usd=execution.cost_usd,
+                    agent_id=execution.agent_id, runtime=execution.executor_type,
+                ),
             )  # fmt: skip
             return execution
 
@@ -1514,7 +1555,8 @@ class Board:
                 to_status=task.status, verdict_overridden=None, detail=detail or verdict.status,
                 now=now, tenant=task.tenant_id,
             )  # fmt: skip
-            self._emit(tx, "verification_recorded", new, actor, now, status=verdict.status)
+            recorded = VerificationRecorded(status=verdict.status)
+            self._emit(tx, EventKind.VERIFICATION_RECORDED, new, actor, now, recorded)
             return new
 
         return self.store.write(work)
@@ -1561,9 +1603,11 @@ class Board:
             if (task.worktree_ref, task.branch_ref) != (refs["worktree_ref"], refs["branch_ref"]):
                 tx.update_task(task_id, {**refs, "updated_at": now})
             self._emit(
-                tx, "workspace_provisioned", task, actor, now,
-                workspaceId=workspace.id, branch=workspace.branch,
-                worktreePath=workspace.worktree_path, baseCommit=workspace.base_commit,
+                tx, EventKind.WORKSPACE_PROVISIONED, task, actor, now,
+                WorkspaceProvisioned(
+                    workspace_id=workspace.id, branch=workspace.branch,
+                    worktree_path=workspace.worktree_path, base_commit=workspace.base_commit,
+                ),
             )  # fmt: skip
             return workspace
 
@@ -1601,12 +1645,12 @@ class Board:
             updated = tx.update_workspace(workspace_id, changes)
             assert updated is not None
             workspace = Workspace.from_row(updated)
-            data: dict[str, Any] = {"workspaceId": workspace_id, "status": workspace.status}
+            data = WorkspaceUpdated(workspace_id=workspace_id, status=workspace.status)
             if workspace.status != before.status:
-                data["from"] = before.status
+                data["from_"] = before.status
             if note:
                 data["reason"] = note
-            self._emit(tx, "workspace_updated", task, actor, now, **data)
+            self._emit(tx, EventKind.WORKSPACE_UPDATED, task, actor, now, data)
             return workspace
 
         return self.store.write(work)

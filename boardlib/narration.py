@@ -10,15 +10,31 @@ Routine events (`ROUTINE`: a lease renewed by a heartbeat) are described like an
 surface showing a short feed may leave them out: on a busy board they would drown the rest.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
+from .events import (
+    DepLinked,
+    DepUnlinked,
+    EventKind,
+    ExecutionCompleted,
+    ExecutionStarted,
+    LeaseExpired,
+    StatusChanged,
+    TaskClaimed,
+    TaskCreated,
+    TaskTransferred,
+    TaskUpdated,
+    VerificationRecorded,
+    WorkspaceProvisioned,
+    read,
+)
 from .records import AuditEntry, Event
 from .transitions import label
 
 __all__ = ["ROUTINE", "narrate", "narrate_audit"]
 
-ROUTINE = frozenset({"lease_renewed"})
+ROUTINE = frozenset({EventKind.LEASE_RENEWED})
 
 
 def _who(event: Event) -> str:
@@ -33,95 +49,120 @@ def _status(value: Any) -> str:
     return label(value) if isinstance(value, str) and value else "?"
 
 
-def _because(data: Mapping[str, Any]) -> str:
-    reason = data.get("reason")
+def _because(reason: object) -> str:
     return f": {reason}" if isinstance(reason, str) and reason else ""
 
 
 def _status_changed(event: Event) -> str:
-    data = event.data
+    data: StatusChanged = read(event.data)
     who, task, to = _who(event), _task(event), _status(data.get("to"))
-    verb = data.get("verb")
-    if data.get("humanOverride"):
-        return f"{who} overrode the verdict: {task} → {to}{_because(data)}"
+    verb, because = data.get("verb"), _because(data.get("reason"))
+    if data.get("human_override"):
+        return f"{who} overrode the verdict: {task} → {to}{because}"
     if verb == "complete":
         return f"{who} finished {task} → {to}"
     if verb == "approve":
         return f"{who} approved {task} → {to}"
     if verb == "reject":
-        return f"{who} rejected {task}{_because(data)}"
+        return f"{who} rejected {task}{because}"
     if verb == "block":
-        return f"{who} blocked {task}{_because(data)}"
+        return f"{who} blocked {task}{because}"
     if verb == "release":
         return f"{who} released {task} → {to}"
     if verb == "unblock":
-        return f"{who} unblocked {task} → {to}{_because(data)}"
+        return f"{who} unblocked {task} → {to}{because}"
     if verb == "cancel_dependents":
         return f"{who} cancelled {task}: it waited on {data.get('blocker') or '?'}"
-    source = f" from {_status(data['from'])}" if data.get("from") else ""
-    return f"{who} moved {task}{source} to {to}{_because(data)}"
+    source = f" from {_status(data['from_'])}" if data.get("from_") else ""
+    return f"{who} moved {task}{source} to {to}{because}"
 
 
 def _claimed(event: Event) -> str:
-    how = " (next ready)" if event.data.get("verb") == "claim_next" else ""
+    data: TaskClaimed = read(event.data)
+    how = " (next ready)" if data.get("verb") == "claim_next" else ""
     return f"{_who(event)} claimed {_task(event)}{how}"
 
 
 def _created(event: Event) -> str:
-    waits = event.data.get("dependsOn") or []
+    data: TaskCreated = read(event.data)
+    waits = data.get("depends_on") or []
     after = f", waiting on {', '.join(map(str, waits))}" if waits else ""
-    return f"{_who(event)} created {_task(event)} in {_status(event.data.get('status'))}{after}"
+    return f"{_who(event)} created {_task(event)} in {_status(data.get('status'))}{after}"
 
 
 def _updated(event: Event) -> str:
-    fields = event.data.get("fields") or []
+    data: TaskUpdated = read(event.data)
+    fields = data.get("fields") or []
     what = f" ({', '.join(map(str, fields))})" if fields else ""
     return f"{_who(event)} edited {_task(event)}{what}"
 
 
 def _lease_expired(event: Event) -> str:
-    holder = event.data.get("assignee") or "?"
-    return f"lease of {holder} on {_task(event)} expired → {_status(event.data.get('to'))}"
+    data: LeaseExpired = read(event.data)
+    holder = data.get("assignee") or "?"
+    return f"lease of {holder} on {_task(event)} expired → {_status(data.get('to'))}"
 
 
 def _execution_completed(event: Event) -> str:
-    data = event.data
-    cost = data.get("costUsd")
+    data: ExecutionCompleted = read(event.data)
+    cost = data.get("cost_usd")
     spent = f" (${cost:.2f})" if isinstance(cost, int | float) and cost else ""
-    runner = data.get("agentId") or event.actor or "?"
+    runner = data.get("agent_id") or event.actor or "?"
     return (
-        f"run {data.get('executionId') or '?'} of {_task(event)} by {runner} "
+        f"run {data.get('execution_id') or '?'} of {_task(event)} by {runner} "
         f"{data.get('status') or 'ended'}{spent}"
     )
 
 
+def _transferred(event: Event) -> str:
+    data: TaskTransferred = read(event.data)
+    return f"{_who(event)} handed {_task(event)} to {data.get('to') or '?'}"
+
+
+def _linked(event: Event) -> str:
+    data: DepLinked = read(event.data)
+    return f"{_who(event)} made {_task(event)} wait on {data.get('depends_on') or '?'}"
+
+
+def _unlinked(event: Event) -> str:
+    data: DepUnlinked = read(event.data)
+    return f"{_who(event)} unlinked {_task(event)} from {data.get('depends_on') or '?'}"
+
+
+def _run_started(event: Event) -> str:
+    data: ExecutionStarted = read(event.data)
+    return f"{_who(event)} started run {data.get('execution_id') or '?'} on {_task(event)}"
+
+
+def _verdict(event: Event) -> str:
+    data: VerificationRecorded = read(event.data)
+    return f"verdict on {_task(event)}: {data.get('status') or '?'} (by {_who(event)})"
+
+
+def _provisioned(event: Event) -> str:
+    data: WorkspaceProvisioned = read(event.data)
+    return f"{_who(event)} provisioned a worktree for {_task(event)} on {data.get('branch') or '?'}"
+
+
 _SAYINGS: dict[str, Callable[[Event], str]] = {
-    "task_created": _created,
-    "task_claimed": _claimed,
-    "status_changed": _status_changed,
-    "task_updated": _updated,
-    "lease_expired": _lease_expired,
-    "execution_completed": _execution_completed,
-    "lease_renewed": lambda e: f"{_who(e)} renewed the lease on {_task(e)}",
-    "progress_logged": lambda e: f"{_who(e)} logged progress on {_task(e)}",
-    "task_transferred": lambda e: f"{_who(e)} handed {_task(e)} to {e.data.get('to') or '?'}",
-    "task_dropped": lambda e: f"{_who(e)} dropped {_task(e)}",
-    "task_restored": lambda e: f"{_who(e)} restored {_task(e)}",
-    "dep_linked": lambda e: f"{_who(e)} made {_task(e)} wait on {e.data.get('dependsOn') or '?'}",
-    "dep_unlinked": lambda e: (
-        f"{_who(e)} unlinked {_task(e)} from {e.data.get('dependsOn') or '?'}"
-    ),
-    "comment_added": lambda e: f"{_who(e)} commented on {_task(e)}",
-    "execution_started": lambda e: (
-        f"{_who(e)} started run {e.data.get('executionId') or '?'} on {_task(e)}"
-    ),
-    "verification_recorded": lambda e: (
-        f"verdict on {_task(e)}: {e.data.get('status') or '?'} (by {_who(e)})"
-    ),
-    "workspace_provisioned": lambda e: (
-        f"{_who(e)} provisioned a worktree for {_task(e)} on {e.data.get('branch') or '?'}"
-    ),
-    "workspace_updated": lambda e: f"{_who(e)} updated the workspace of {_task(e)}",
+    EventKind.TASK_CREATED: _created,
+    EventKind.TASK_CLAIMED: _claimed,
+    EventKind.STATUS_CHANGED: _status_changed,
+    EventKind.TASK_UPDATED: _updated,
+    EventKind.LEASE_EXPIRED: _lease_expired,
+    EventKind.EXECUTION_COMPLETED: _execution_completed,
+    EventKind.LEASE_RENEWED: lambda e: f"{_who(e)} renewed the lease on {_task(e)}",
+    EventKind.PROGRESS_LOGGED: lambda e: f"{_who(e)} logged progress on {_task(e)}",
+    EventKind.TASK_TRANSFERRED: _transferred,
+    EventKind.TASK_DROPPED: lambda e: f"{_who(e)} dropped {_task(e)}",
+    EventKind.TASK_RESTORED: lambda e: f"{_who(e)} restored {_task(e)}",
+    EventKind.DEP_LINKED: _linked,
+    EventKind.DEP_UNLINKED: _unlinked,
+    EventKind.COMMENT_ADDED: lambda e: f"{_who(e)} commented on {_task(e)}",
+    EventKind.EXECUTION_STARTED: _run_started,
+    EventKind.VERIFICATION_RECORDED: _verdict,
+    EventKind.WORKSPACE_PROVISIONED: _provisioned,
+    EventKind.WORKSPACE_UPDATED: lambda e: f"{_who(e)} updated the workspace of {_task(e)}",
 }
 
 

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 
 from .clock import local_time
+from .events import EventKind, LeaseExpired, wire
 from .records import Task
 from .store.base import Tx
 
@@ -40,17 +41,19 @@ def release_expired_leases(
         )
         timed_out += [execution["id"] for execution in executions]
         tx.insert_event(
-            "lease_expired",
+            EventKind.LEASE_EXPIRED,
             task.id,
             "system",
-            {
-                "from": previous.status,
-                "to": task.status,
-                "assignee": previous.assignee_agent_id,
-                "leaseUntil": previous.lease_until,
-                "claimEpoch": task.claim_epoch,
-                "timedOutExecutions": [execution["id"] for execution in executions],
-            },
+            wire(
+                LeaseExpired(
+                    from_=previous.status,
+                    to=task.status,
+                    assignee=previous.assignee_agent_id,
+                    lease_until=previous.lease_until,
+                    claim_epoch=task.claim_epoch,
+                    timed_out_executions=[execution["id"] for execution in executions],
+                )
+            ),
             now,
             ttl_seconds,
             task.tenant_id,
