@@ -55,7 +55,9 @@ from .lifecycle import (
 from .location import BoardLocation, DatabaseUrl, board_location
 from .records import (
     AUTHOR_TYPES,
+    EXECUTION_CANCELLED,
     EXECUTION_OUTCOMES,
+    EXECUTION_RUNNING,
     WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
@@ -284,7 +286,7 @@ class Board:
             if task.status == t.IN_PROGRESS or target in (*t.PENDING, t.CANCELLED):
                 # Runs belong to a holder's stay in progress: leaving it ends them.
                 closed = tx.close_running_executions(
-                    task.id, "cancelled", now,
+                    task.id, EXECUTION_CANCELLED, now,
                     f"still running when the task moved to {target} by {actor} ({verb})",
                 )  # fmt: skip
             if target == t.DONE and human_override:
@@ -1047,7 +1049,7 @@ class Board:
             task = self._load(tx, task_id)
             self._check_holder(task, "transfer", from_agent, epoch, now)
             closed = tx.close_running_executions(
-                task_id, "cancelled", now,
+                task_id, EXECUTION_CANCELLED, now,
                 f"still running when {from_agent} transferred the task to {to_agent}",
             )  # fmt: skip
             holders = task.holders if to_agent in task.holders else [*task.holders, to_agent]
@@ -1418,7 +1420,7 @@ class Board:
                         "executor_type": executor,
                         "agent_id": holder,
                         "claim_epoch": task.claim_epoch,
-                        "status": "running",
+                        "status": EXECUTION_RUNNING,
                         "claimed_at": now,
                         "started_at": now,
                         "before_commit": before,
@@ -1488,7 +1490,7 @@ class Board:
         def work(tx: Tx) -> Execution:
             now = self.now()
             existing = tx.execution(execution_id)
-            if existing is None or existing["status"] != "running":
+            if existing is None or existing["status"] != EXECUTION_RUNNING:
                 raise not_found("execution", execution_id)
             task = self._load(tx, existing["task_id"])
             if is_agent(closer):

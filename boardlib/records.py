@@ -16,11 +16,22 @@ from .leases import lease_expired
 from .naming import camel
 from .transitions import TODO
 
-# The values some columns may hold, declared once: the schema's CHECK constraints and the board's
-# input checks both read them.
+# The values some columns may hold, declared once: the schema's CHECK constraints, the board's
+# input checks and every surface read them.
 AUTHOR_TYPES = ("agent", "user", "system")
-EXECUTION_OUTCOMES = ("succeeded", "failed", "timed_out", "cancelled")
-EXECUTION_STATUSES = ("queued", "running", *EXECUTION_OUTCOMES)
+# An execution (one agent's run on a task) is opened running and closed once with an outcome: by
+# its agent, by recovery when the task's lease expires (timed out), or cancelled when the task
+# leaves in_progress under it. Queued is reserved by the schema for runs waiting to start.
+EXECUTION_QUEUED = "queued"
+EXECUTION_RUNNING = "running"
+EXECUTION_SUCCEEDED = "succeeded"
+EXECUTION_FAILED = "failed"
+EXECUTION_TIMED_OUT = "timed_out"
+EXECUTION_CANCELLED = "cancelled"  # the task status's word, a different fact
+EXECUTION_OUTCOMES = (
+    EXECUTION_SUCCEEDED, EXECUTION_FAILED, EXECUTION_TIMED_OUT, EXECUTION_CANCELLED
+)  # fmt: skip
+EXECUTION_STATUSES = (EXECUTION_QUEUED, EXECUTION_RUNNING, *EXECUTION_OUTCOMES)
 WORKSPACE_STATUSES = ("active", "archived", "stale")
 
 _JSON_PLANS: dict[

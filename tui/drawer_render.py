@@ -18,13 +18,16 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from boardlib import transitions as t
+from boardlib.events import CommentAdded, EventKind, StatusChanged, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
-from boardlib.records import AuditEntry, Comment, Event, Execution, TaskView
+from boardlib.records import EXECUTION_RUNNING, AuditEntry, Comment, Event, Execution, TaskView
 from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
 from .cards import clock_text, money
+from .task_view import RUN_STYLE
 from .task_view import heading as heading  # re-exported: the drawer panes use them
 from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
 
@@ -39,7 +42,6 @@ STATE_STYLE = {
     CLEANED: "dim",
     MISSING: "bold red",
 }
-RUN_STYLE = {"succeeded": "green", "failed": "red", "timed_out": "yellow", "cancelled": "dim"}
 
 
 # -- Markdown ------------------------------------------------------------------------------------
@@ -78,7 +80,7 @@ def links_table(view: TaskView) -> RenderableType:
         return Text("  no dependencies either way", style="dim")
     table = Table.grid(padding=(0, 2))
     for relation, linked in rows:
-        done = linked.status == "done"
+        done = linked.status == t.DONE
         table.add_row(
             Text(f"  {relation}", style="dim"),
             plain(linked.id, "bold"),
@@ -134,7 +136,7 @@ def comments_block(view: TaskView, now_ms: int) -> list[RenderableType]:
 
 def _duration(run: Execution) -> str:
     if run.started_at is None or run.completed_at is None:
-        return "running" if run.status == "running" else ""
+        return run.status if run.status == EXECUTION_RUNNING else ""  # the word itself
     seconds = max(0, run.completed_at - run.started_at) / 1000
     if seconds < 60:
         return f"{seconds:.1f} s"
@@ -234,14 +236,15 @@ def history_lines(
             routine.append(event)
             continue
         fold()
-        if event.kind == "verification_recorded":
+        if event.kind == EventKind.VERIFICATION_RECORDED:
             continue  # the gate's audit row says it with the command and the outcome
-        if event.kind == "status_changed" and (event.created_at, event.actor) in overrides:
+        if event.kind == EventKind.STATUS_CHANGED and (event.created_at, event.actor) in overrides:
             continue  # the audit row names the verdict overridden
         words = plain(narrate(event), _event_style(event))
-        body = (
-            bodies.get(str(event.data.get("commentId"))) if event.kind == "comment_added" else None
-        )
+        body = None
+        if event.kind == EventKind.COMMENT_ADDED:
+            added: CommentAdded = read(event.data)
+            body = bodies.get(str(added.get("comment_id")))
         if body:
             first = body.strip().splitlines()[0] if body.strip() else ""
             words.append_text(
@@ -262,13 +265,14 @@ def history_lines(
 
 
 def _event_style(event: Event) -> str:
-    if event.kind == "lease_expired":
+    if event.kind == EventKind.LEASE_EXPIRED:
         return "yellow"
-    if event.kind == "status_changed":
-        verb = event.data.get("verb")
+    if event.kind == EventKind.STATUS_CHANGED:
+        changed: StatusChanged = read(event.data)
+        verb = changed.get("verb")
         if verb == "reject":
             return "red"
-        if verb == "approve" or event.data.get("to") == "done":
+        if verb == "approve" or changed.get("to") == t.DONE:
             return "green"
         return "bold"
     return ""

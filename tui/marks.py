@@ -14,6 +14,7 @@ mark running out writes nothing.
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from boardlib.events import EventKind, LeaseExpired, StatusChanged, read
 from boardlib.records import Event
 
 from .cards import NO_NOTES, CardNotes
@@ -58,16 +59,19 @@ class Marks:
             task_id = event.task_id
             if task_id is None:
                 continue
-            if event.kind == "status_changed" and event.data.get("humanOverride"):
-                self.overridden.add(task_id)
-                touched.add(task_id)
-            elif event.kind == "lease_expired":
+            if event.kind == EventKind.STATUS_CHANGED:
+                changed: StatusChanged = read(event.data)
+                if changed.get("human_override"):
+                    self.overridden.add(task_id)
+                    touched.add(task_id)
+            elif event.kind == EventKind.LEASE_EXPIRED:
                 left = EXPIRED_LEASE_S - max(now_ms - event.created_at, 0) / 1000
                 if left > 0:
-                    holder = str(event.data.get("assignee") or "?")
+                    expired: LeaseExpired = read(event.data)
+                    holder = str(expired.get("assignee") or "?")
                     self.expired_leases[task_id] = (holder, now + left)
                     touched.add(task_id)
-            elif event.kind == "task_claimed":
+            elif event.kind == EventKind.TASK_CLAIMED:
                 touched |= {task_id} if self.expired_leases.pop(task_id, None) else set()
         return touched
 

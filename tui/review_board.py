@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlib import Board, ManualClock, PlanItem
+from boardlib.records import EXECUTION_SUCCEEDED
 from boardlib.worktrees import Worktrees
 
 START_MS = 1_767_261_600_000
@@ -248,7 +249,8 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
         actor=BUILDER,
     )
     board.close_execution(
-        run.id, "succeeded", agent=BUILDER, epoch=task.claim_epoch, summary="discount with tests",
+        run.id, EXECUTION_SUCCEEDED, agent=BUILDER, epoch=task.claim_epoch,
+        summary="discount with tests",
         input_tokens=41_200, output_tokens=6_300, cost_usd=0.21,
     )  # fmt: skip
     board.complete(ids["review"], BUILDER, summary="ready for review", epoch=task.claim_epoch)

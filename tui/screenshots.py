@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from boardlib import Board, ManualClock, PlanItem
+from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
 
 START_MS = 1_767_261_600_000  # a fixed moment, so every timestamp on screen is the same each run
 OPERATOR = "operator:ana"
@@ -95,7 +96,7 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         run = board.open_execution(ids["schema"], "claude-code")
         board.close_execution(
             run.id,
-            "succeeded",
+            EXECUTION_SUCCEEDED,
             agent="agent-ada",
             summary="schema v1",
             input_tokens=48_000,
@@ -113,7 +114,7 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
         run = board.open_execution(ids["ui"], "codex")
         board.close_execution(
             run.id,
-            "failed",
+            EXECUTION_FAILED,
             agent="agent-linus",
             error="context window exceeded",
             input_tokens=190_000,

@@ -16,14 +16,32 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.events import EventKind
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate
-from boardlib.records import AuditEntry, Event, Execution, LinkedTask, Task, TaskView
+from boardlib.records import (
+    EXECUTION_CANCELLED,
+    EXECUTION_FAILED,
+    EXECUTION_SUCCEEDED,
+    EXECUTION_TIMED_OUT,
+    AuditEntry,
+    Event,
+    Execution,
+    LinkedTask,
+    Task,
+    TaskView,
+)
 
 from .cards import EXPIRED, SOON, clock_text, lease_state, money
 
 SEVERITY_STYLE = {"low": "dim", "medium": "yellow", "high": "bold red"}
 VERDICT_STYLE = {"pass": "bold green", "fail": "bold red", "completed_with_debt": "bold yellow"}
+RUN_STYLE = {  # how each outcome of a run is shown, in the task view and the drawer alike
+    EXECUTION_SUCCEEDED: "green",
+    EXECUTION_FAILED: "red",
+    EXECUTION_TIMED_OUT: "yellow",
+    EXECUTION_CANCELLED: "dim",
+}
 
 
 def heading(text: str) -> Text:
@@ -168,7 +186,7 @@ def _executions(executions: list[Execution], now_ms: int) -> RenderableType:
             if run.input_tokens or run.output_tokens
             else ""
         )
-        style = {"succeeded": "green", "failed": "red", "timed_out": "yellow"}.get(run.status, "")
+        style = RUN_STYLE.get(run.status, "")
         note = run.error or run.summary or ""
         if run.recovery_tombstone:
             note = f"(recovered) {note}"
@@ -212,7 +230,9 @@ def _history(events: list[Event], now_ms: int) -> RenderableType:
     lines = []
     for event in shown:
         line = Text(f"  {clock_text(event.created_at, now_ms)}  ", style="dim")
-        line.append(inert(narrate(event)), style="red" if event.kind == "lease_expired" else "")
+        line.append(
+            inert(narrate(event)), style="red" if event.kind == EventKind.LEASE_EXPIRED else ""
+        )
         lines.append(line)
     return Group(*lines)
 

@@ -29,6 +29,7 @@ from ..leases import expired_sql
 from ..location import DatabaseUrl
 from ..records import Task
 from .base import TABLES, Row, StoreError, Tx
+from .literals import IN_PROGRESS
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from .queries import (
     CLAIM_ORDER,
@@ -109,8 +110,8 @@ _ROW_FACTORY: BaseRowFactory[PgRow] = _pg_row
 Conn = psycopg.Connection[PgRow]
 
 
-_CLAIM_SET = """
-    status = 'in_progress',
+_CLAIM_SET = f"""
+    status = {IN_PROGRESS},
     assignee_agent_id = %(agent)s,
     assignee_runtime = %(runtime)s,
     claimed_by = COALESCE(claimed_by, %(agent)s),
@@ -137,7 +138,7 @@ _TASK_BY_ID_LOCKED = f"{TASK_BY_ID} FOR NO KEY UPDATE"
 # (SKIP LOCKED), find nothing, and report an empty board. So the probe locks one expired row nobody
 # else holds (this transaction's own sweep then takes it) and ignores rows other sweepers hold.
 _EXPIRED_UNTAKEN = (
-    "expired_untaken AS (SELECT 1 FROM tasks WHERE status = 'in_progress' "
+    f"expired_untaken AS (SELECT 1 FROM tasks WHERE status = {IN_PROGRESS} "
     f"AND {expired_sql('%(now)s')} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED)"
 )
 _NO_EXPIRED_UNTAKEN = "NOT EXISTS (SELECT 1 FROM expired_untaken)"
@@ -277,7 +278,7 @@ class PostgresTx(SharedTx):
     def expired_leases(self, now: int) -> list[Row]:
         """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
         return self._all(
-            f"SELECT * FROM tasks WHERE status = 'in_progress' AND {_EXPIRED} "
+            f"SELECT * FROM tasks WHERE status = {IN_PROGRESS} AND {_EXPIRED} "
             "ORDER BY lease_until FOR NO KEY UPDATE SKIP LOCKED",
             (now,),
         )
@@ -285,7 +286,7 @@ class PostgresTx(SharedTx):
     # Differs: SQLite's twin pins its lease index with INDEXED BY (Postgres has no index hints).
     def any_lease_expired(self, now: int) -> bool:
         row = self._one(
-            f"SELECT 1 FROM tasks WHERE status = 'in_progress' AND {_EXPIRED} LIMIT 1", (now,)
+            f"SELECT 1 FROM tasks WHERE status = {IN_PROGRESS} AND {_EXPIRED} LIMIT 1", (now,)
         )
         return row is not None
 

@@ -14,8 +14,9 @@ from dataclasses import fields
 from typing import Any, ClassVar
 
 from ..errors import BoardError, Reason
-from ..records import Task
+from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
+from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
 
 Params = Mapping[str, Any] | Sequence[Any]
 
@@ -36,9 +37,9 @@ NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "w
 # order claim-next picks in (ready lists rank the same), a ready task, a todo task still waiting
 # on a dependency, and the guard that is part of the very statement that claims.
 CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
-READY = "status = 'todo' AND dropped = 0 AND unmet_deps = 0"
-WAITING = "status = 'todo' AND dropped = 0 AND unmet_deps > 0"
-CLAIMABLE = "status = 'todo' AND assignee_agent_id IS NULL AND dropped = 0"
+READY = f"status = {TODO} AND dropped = 0 AND unmet_deps = 0"
+WAITING = f"status = {TODO} AND dropped = 0 AND unmet_deps > 0"
+CLAIMABLE = f"status = {TODO} AND assignee_agent_id IS NULL AND dropped = 0"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
@@ -186,9 +187,9 @@ class SharedTx(ABC):
         """Back to todo for a fresh claim, with a new epoch so the lapsed worker is stale. The
         holders stay: a reclaim continues the same attempt, so none of them may review it."""
         row = self._fetchone(
-            """
+            f"""
             UPDATE tasks SET
-                status = 'todo',
+                status = {TODO},
                 assignee_agent_id = NULL,
                 assignee_runtime = NULL,
                 lease_until = NULL,
@@ -287,7 +288,7 @@ class SharedTx(ABC):
     def live_children(self, parent_id: str) -> int:
         return self._count(
             "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
-            "AND status NOT IN ('done', 'cancelled')",
+            f"AND status NOT IN ({TERMINAL})",
             (parent_id,),
         )
 
@@ -370,7 +371,7 @@ class SharedTx(ABC):
     def count_unmet_dependencies(self, task_id: str) -> int:
         return self._count(
             "SELECT COUNT(*) FROM task_deps d JOIN tasks t ON t.id = d.depends_on_task_id "
-            "WHERE d.task_id = ? AND t.status <> 'done'",
+            f"WHERE d.task_id = ? AND t.status <> {DONE}",
             (task_id,),
         )
 
@@ -390,14 +391,14 @@ class SharedTx(ABC):
         dependent claimed a moment earlier is left alone rather than cancelled under its worker
         (on Postgres the claimer's row lock is waited for, then its committed status re-read)."""
         return self._fetchall(
-            """
+            f"""
             WITH RECURSIVE downstream(id) AS (
                 SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
                 UNION
                 SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
             )
-            UPDATE tasks SET status = 'cancelled', lease_until = NULL, updated_at = :now
-            WHERE id IN (SELECT id FROM downstream) AND status IN ('todo', 'backlog')
+            UPDATE tasks SET status = {CANCELLED}, lease_until = NULL, updated_at = :now
+            WHERE id IN (SELECT id FROM downstream) AND status IN ({PENDING})
             RETURNING *
             """,
             {"id": task_id, "now": now},
@@ -421,11 +422,11 @@ class SharedTx(ABC):
     def unmet_dependency_drift(self) -> list[Row]:
         """Tasks whose kept `unmet_deps` disagrees with a recount (should always be empty)."""
         return self._fetchall(
-            """
+            f"""
             SELECT t.id, t.unmet_deps AS kept, COUNT(b.id) AS actual
             FROM tasks t
             LEFT JOIN task_deps d ON d.task_id = t.id
-            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status <> 'done'
+            LEFT JOIN tasks b ON b.id = d.depends_on_task_id AND b.status <> {DONE}
             GROUP BY t.id, t.unmet_deps HAVING t.unmet_deps <> COUNT(b.id)
             """
         )
@@ -479,14 +480,16 @@ class SharedTx(ABC):
         unknown id) matches nothing and returns None."""
         assert set(changes) <= EXECUTION_CLOSE_COLUMNS
         return self._fetchone(
-            _update_sql("execution_processes", tuple(changes), "id = :id AND status = 'running'"),
+            _update_sql(
+                "execution_processes", tuple(changes), f"id = :id AND status = {RUN_RUNNING}"
+            ),
             {**changes, "id": execution_id},
         )
 
     def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:
         """The lease of `task_id` expired: its running executions are over, tombstoned so a second
         recovery pass finds nothing to do."""
-        return self.close_running_executions(task_id, "timed_out", now, error)
+        return self.close_running_executions(task_id, EXECUTION_TIMED_OUT, now, error)
 
     def close_running_executions(
         self, task_id: str, status: str, now: int, error: str
@@ -495,7 +498,7 @@ class SharedTx(ABC):
         like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
         return self._fetchall(
             "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
-            "recovery_tombstone = 1 WHERE task_id = :task AND status = 'running' RETURNING *",
+            f"recovery_tombstone = 1 WHERE task_id = :task AND status = {RUN_RUNNING} RETURNING *",
             {"task": task_id, "status": status, "now": now, "error": error},
         )
 
@@ -539,14 +542,14 @@ class SharedTx(ABC):
         """Delete events past their TTL, except those of tasks still in flight (a live task keeps
         its whole history until it finishes) and the newest event (so seqs only ever grow)."""
         return self._execute(
-            """
+            f"""
             DELETE FROM events
             WHERE ttl_seconds IS NOT NULL
               AND created_at + ttl_seconds * 1000 < :now
               AND seq < (SELECT MAX(seq) FROM events)
               AND (task_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM tasks t WHERE t.id = events.task_id
-                    AND t.status NOT IN ('done', 'cancelled')))
+                    AND t.status NOT IN ({TERMINAL})))
             """,
             {"now": now},
         )

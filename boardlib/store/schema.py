@@ -8,15 +8,8 @@ are few on purpose: docs/architecture.md#the-sqlite-schema
 import sqlite3
 from pathlib import Path
 
-from .. import transitions
 from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
-
-
-def _sql_list(values: tuple[str, ...]) -> str:
-    return ", ".join(f"'{value}'" for value in values)
-
-
-_STATUS_LIST = _sql_list(transitions.STATUSES)
+from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the board of seed 000 plus the lease protocol of seed 002
@@ -27,7 +20,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             id                   TEXT    NOT NULL UNIQUE,
             title                TEXT    NOT NULL,
             description          TEXT,
-            status               TEXT    NOT NULL CHECK (status IN ({_STATUS_LIST})),
+            status               TEXT    NOT NULL CHECK (status IN ({TASK_STATUSES})),
             priority             INTEGER NOT NULL DEFAULT 0,
             team_id              TEXT,
             role                 TEXT,
@@ -58,21 +51,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         # The claim-next pick: ready tasks by priority, then most recently changed.
-        """
+        f"""
         CREATE INDEX tasks_ready ON tasks (priority DESC, updated_at DESC)
-        WHERE status = 'todo' AND dropped = 0 AND unmet_deps = 0
+        WHERE status = {TODO} AND dropped = 0 AND unmet_deps = 0
         """,
-        """
+        f"""
         CREATE INDEX tasks_ready_by_role ON tasks (role, priority DESC, updated_at DESC)
-        WHERE status = 'todo' AND dropped = 0 AND unmet_deps = 0
+        WHERE status = {TODO} AND dropped = 0 AND unmet_deps = 0
         """,
         # The lease sweep: only in-progress tasks carry a lease worth checking.
-        "CREATE INDEX tasks_lease ON tasks (lease_until) WHERE status = 'in_progress'",
+        f"CREATE INDEX tasks_lease ON tasks (lease_until) WHERE status = {IN_PROGRESS}",
         # claim-next with dependencies ignored picks the better of the ready index and this one
         # (todo tasks still waiting on a dependency); a normal claim never touches it.
-        """
+        f"""
         CREATE INDEX tasks_waiting ON tasks (priority DESC, updated_at DESC)
-        WHERE status = 'todo' AND dropped = 0 AND unmet_deps > 0
+        WHERE status = {TODO} AND dropped = 0 AND unmet_deps > 0
         """,
         "CREATE INDEX tasks_parent ON tasks (parent_task_id) WHERE parent_task_id IS NOT NULL",
         "CREATE INDEX tasks_root_created ON tasks (created_at) WHERE parent_task_id IS NULL",
@@ -92,7 +85,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             id              TEXT    NOT NULL UNIQUE,
             task_id         TEXT    NOT NULL REFERENCES tasks(id),
             author_agent_id TEXT,
-            author_type     TEXT    NOT NULL CHECK (author_type IN ({_sql_list(AUTHOR_TYPES)})),
+            author_type     TEXT    NOT NULL CHECK (author_type IN ({sql_list(AUTHOR_TYPES)})),
             body            TEXT    NOT NULL,
             tenant_id       TEXT,
             created_at      INTEGER NOT NULL
@@ -108,7 +101,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             branch        TEXT,
             worktree_path TEXT,
             base_commit   TEXT,
-            status        TEXT    NOT NULL CHECK (status IN ({_sql_list(WORKSPACE_STATUSES)})),
+            status        TEXT    NOT NULL CHECK (status IN ({sql_list(WORKSPACE_STATUSES)})),
             tenant_id     TEXT,
             created_at    INTEGER NOT NULL,
             last_used_at  INTEGER
@@ -124,7 +117,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             executor_type      TEXT    NOT NULL,
             agent_id           TEXT,
             claim_epoch        INTEGER,
-            status             TEXT    NOT NULL CHECK (status IN ({_sql_list(EXECUTION_STATUSES)})),
+            status             TEXT    NOT NULL CHECK (status IN ({sql_list(EXECUTION_STATUSES)})),
             claimed_at         INTEGER,
             started_at         INTEGER,
             completed_at       INTEGER,
@@ -144,7 +137,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         "CREATE INDEX executions_task ON execution_processes (task_id, seq)",
-        "CREATE INDEX executions_running ON execution_processes (task_id) WHERE status = 'running'",
+        "CREATE INDEX executions_running ON execution_processes (task_id) "
+        f"WHERE status = {RUN_RUNNING}",
         """
         CREATE TABLE events (
             seq         INTEGER PRIMARY KEY,

@@ -25,6 +25,7 @@ from ..records import Task
 from . import board_file
 from .base import Row, Tx
 from .contention import connect, is_transient_lock_error, run_transaction
+from .literals import IN_PROGRESS
 from .queries import CLAIM_ORDER, CLAIMABLE, READY, WAITING, Params, SharedTx
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
@@ -64,8 +65,8 @@ def _is_disk_full(error: BaseException) -> bool:
     )
 
 
-_CLAIM_SET = """
-    status = 'in_progress',
+_CLAIM_SET = f"""
+    status = {IN_PROGRESS},
     assignee_agent_id = :agent,
     assignee_runtime = :runtime,
     claimed_by = COALESCE(claimed_by, :agent),
@@ -126,7 +127,7 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
 # needs no sweep statement of its own (5 -> 4 statements per claim).
 _NO_LEASE_EXPIRED = (
     "NOT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease "
-    f"WHERE status = 'in_progress' AND {expired_sql(':now')})"
+    f"WHERE status = {IN_PROGRESS} AND {expired_sql(':now')})"
 )
 
 
@@ -259,7 +260,7 @@ class SqliteTx(SharedTx):
         """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
         return self.conn.execute(
             "SELECT * FROM tasks INDEXED BY tasks_lease "
-            "WHERE status = 'in_progress' AND " + EXPIRED_SQL + " ORDER BY lease_until",
+            f"WHERE status = {IN_PROGRESS} AND {EXPIRED_SQL} ORDER BY lease_until",
             (now,),
         ).fetchall()
 
@@ -267,7 +268,7 @@ class SqliteTx(SharedTx):
     def any_lease_expired(self, now: int) -> bool:
         row = self.conn.execute(
             "SELECT 1 FROM tasks INDEXED BY tasks_lease "
-            "WHERE status = 'in_progress' AND " + EXPIRED_SQL + " LIMIT 1",
+            f"WHERE status = {IN_PROGRESS} AND {EXPIRED_SQL} LIMIT 1",
             (now,),
         ).fetchone()
         return row is not None

@@ -24,7 +24,7 @@ from boardlib.actors import operator_named
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
-from boardlib.records import Task
+from boardlib.records import EXECUTION_CANCELLED, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
 from boardlib.worktrees import GitFailure, Worktrees, isolation_for
 
 from . import project
@@ -302,7 +302,7 @@ class Agent(_Member):
                 ):
                     return
             summary = self.rng.choice(_SUMMARIES)
-            self._close_run(execution.id, "succeeded", epoch, ledger, summary=summary)
+            self._close_run(execution.id, EXECUTION_SUCCEEDED, epoch, ledger, summary=summary)
             self.board.complete(task.id, self.name, summary=summary, epoch=epoch)
             self.log(f"completed {task.id} -> in_review")
         except BoardError as error:
@@ -383,7 +383,7 @@ class Agent(_Member):
                     return
             summary = self.rng.choice(_SUMMARIES)
             self._hand_off(task, done, "review the diff in the drawer")
-            self._close_run(execution.id, "succeeded", epoch, ledger, summary=summary)
+            self._close_run(execution.id, EXECUTION_SUCCEEDED, epoch, ledger, summary=summary)
             self._complete_through_gate(task, worktree, epoch, summary)
         except BoardError as error:
             self.log(f"lost {task.id}: {error.reason.value}: {error.message}")
@@ -432,7 +432,7 @@ class Agent(_Member):
             ledger = Ledger()
             ledger.add_step(self.rng)
             self._hand_off(task, [note], "the gate should pass now")
-            self._close_run(execution.id, "succeeded", epoch, ledger, summary=note)
+            self._close_run(execution.id, EXECUTION_SUCCEEDED, epoch, ledger, summary=note)
 
     def _close_run(
         self,
@@ -475,7 +475,7 @@ class Agent(_Member):
     def _hand_back(self, task_id: str, epoch: int, execution_id: str) -> None:
         """A clean stop: close the run as cancelled and release the task for whoever comes next."""
         self.board.close_execution(
-            execution_id, "cancelled", agent=self.name, epoch=epoch, summary="demo stopped"
+            execution_id, EXECUTION_CANCELLED, agent=self.name, epoch=epoch, summary="demo stopped"
         )
         self.board.release(task_id, self.name, epoch=epoch)
         self.log(f"released {task_id}: demo stopping")
@@ -495,7 +495,7 @@ class Agent(_Member):
         if fate != "block":
             return False
         reason = self.rng.choice(_BLOCKERS)
-        self._close_run(execution_id, "failed", epoch, ledger, error=f"blocked: {reason}")
+        self._close_run(execution_id, EXECUTION_FAILED, epoch, ledger, error=f"blocked: {reason}")
         self.board.block(task_id, self.name, reason, epoch=epoch)
         self.blocks += 1
         self.log(f"blocked {task_id}: {reason}")

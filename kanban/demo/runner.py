@@ -31,9 +31,16 @@ from boardlib import validation as validate
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
+from boardlib.events import EventKind, ExecutionCompleted, LeaseExpired, StatusChanged, read
 from boardlib.inert import inert
 from boardlib.paths import board_files
-from boardlib.records import Event
+from boardlib.records import (
+    EXECUTION_CANCELLED,
+    EXECUTION_FAILED,
+    EXECUTION_SUCCEEDED,
+    EXECUTION_TIMED_OUT,
+    Event,
+)
 from boardlib.worktrees.gate import GATE_ACTOR
 
 from . import project
@@ -87,20 +94,22 @@ class Tally:
 
     def add(self, event: Event) -> None:
         self.last_seq = event.seq
-        data = event.data
         task = event.task_id or ""
-        if event.kind == "task_claimed":
+        if event.kind == EventKind.TASK_CLAIMED:
             self.claims += 1
             lost = self._pending.pop(task, None)
             if lost is not None:
                 self.recovered_by.append((task, lost, event.actor or ""))
-        elif event.kind == "lease_expired":
+        elif event.kind == EventKind.LEASE_EXPIRED:
+            expired: LeaseExpired = read(event.data)
             self.recoveries += 1
-            self._pending[task] = str(data.get("assignee"))
-        elif event.kind == "execution_completed":
-            self.cost_usd += float(data.get("costUsd") or 0)
-        elif event.kind == "status_changed":
-            verb, target = data.get("verb"), data.get("to")
+            self._pending[task] = str(expired.get("assignee"))
+        elif event.kind == EventKind.EXECUTION_COMPLETED:
+            completed: ExecutionCompleted = read(event.data)
+            self.cost_usd += float(completed.get("cost_usd") or 0)
+        elif event.kind == EventKind.STATUS_CHANGED:
+            changed: StatusChanged = read(event.data)
+            verb, target = changed.get("verb"), changed.get("to")
             if verb == "complete":
                 self.completed += 1
             elif verb == "approve":
@@ -116,10 +125,10 @@ class Tally:
 
 
 _RUN_OUTCOMES = {
-    "succeeded": "run ok",
-    "failed": "run failed",
-    "cancelled": "run stop",
-    "timed_out": "run lost",
+    EXECUTION_SUCCEEDED: "run ok",
+    EXECUTION_FAILED: "run failed",
+    EXECUTION_CANCELLED: "run stop",
+    EXECUTION_TIMED_OUT: "run lost",
 }
 
 
@@ -134,19 +143,23 @@ def _feed_line(event: Event, titles: dict[str, str], started_ms: int) -> str | N
 
 def _describe(event: Event, titles: dict[str, str]) -> str | None:
     """One feed line for the events worth watching (heartbeats and bookkeeping are skipped)."""
-    data = event.data
     task = event.task_id or ""
     title = titles.get(task, "")
     actor = event.actor or "?"
-    if event.kind == "task_claimed":
+    if event.kind == EventKind.TASK_CLAIMED:
         return f"{actor:<12} claimed    {task:<8} {title}"
-    if event.kind == "lease_expired":
-        return f"{'board':<12} recovered  {task:<8} lease of {data.get('assignee')} expired -> todo"
-    if event.kind == "execution_completed":
-        outcome = _RUN_OUTCOMES.get(str(data.get("status")), str(data.get("status")))
-        return f"{actor:<12} {outcome:<10} {task:<8} ${float(data.get('costUsd') or 0):.4f}"
-    if event.kind != "status_changed":
+    if event.kind == EventKind.LEASE_EXPIRED:
+        expired: LeaseExpired = read(event.data)
+        holder = expired.get("assignee")
+        return f"{'board':<12} recovered  {task:<8} lease of {holder} expired -> todo"
+    if event.kind == EventKind.EXECUTION_COMPLETED:
+        completed: ExecutionCompleted = read(event.data)
+        status = str(completed.get("status"))
+        cost = float(completed.get("cost_usd") or 0)
+        return f"{actor:<12} {_RUN_OUTCOMES.get(status, status):<10} {task:<8} ${cost:.4f}"
+    if event.kind != EventKind.STATUS_CHANGED:
         return None
+    data: StatusChanged = read(event.data)
     verb = str(data.get("verb", "move"))
     reason = f": {data['reason']}" if data.get("reason") else ""
     words = {
@@ -167,7 +180,7 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
     line = words.get(verb, "moved      {task:<8} {src} -> {dst}{reason}")
     text = line.format(
         task=task, reason=reason.lstrip(":").strip() if verb == "block" else reason,
-        blocker=data.get("blocker"), src=data.get("from"), dst=data.get("to"),
+        blocker=data.get("blocker"), src=data.get("from_"), dst=data.get("to"),
     )  # fmt: skip
     return f"{actor:<12} {text}"
 

@@ -17,12 +17,17 @@ claim made at `created_at` holds until `created_at + lease_ms`, exactly as the b
 from dataclasses import dataclass, field
 from typing import Any
 
-HOLDER_WRITES = frozenset({"lease_renewed", "progress_logged", "execution_started"})
+from boardlib import transitions as t
+from boardlib.events import EventKind, read
+
+HOLDER_WRITES = frozenset(
+    {EventKind.LEASE_RENEWED, EventKind.PROGRESS_LOGGED, EventKind.EXECUTION_STARTED}
+)
 
 
 @dataclass
 class Holding:
-    status: str = "todo"
+    status: str = t.TODO
     holder: str | None = None
     epoch: int = 0
     lease_until: int | None = None
@@ -59,6 +64,7 @@ class Verdict:
 
 
 def _event(raw: Any) -> tuple[int, str, str | None, str | None, int, dict[str, Any]]:
+    """An event as (seq, kind, task, actor, at, payload), its payload read back in snake_case."""
     if isinstance(raw, dict):
         return (
             raw["seq"],
@@ -66,9 +72,9 @@ def _event(raw: Any) -> tuple[int, str, str | None, str | None, int, dict[str, A
             raw.get("taskId"),
             raw.get("actor"),
             raw["createdAt"],
-            raw.get("data") or {},
+            read(raw.get("data") or {}),
         )
-    return raw.seq, raw.kind, raw.task_id, raw.actor, raw.created_at, raw.data or {}
+    return raw.seq, raw.kind, raw.task_id, raw.actor, raw.created_at, read(raw.data or {})
 
 
 def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = None) -> Verdict:
@@ -91,7 +97,7 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
     def check_holder(
         seq: int, what: str, task_id: str, state: Holding, actor: str | None, at: int
     ) -> None:
-        if state.status != "in_progress" or state.holder != actor:
+        if state.status != t.IN_PROGRESS or state.holder != actor:
             fault(
                 "late",
                 f"#{seq} {what} on {task_id} by {actor}, but it is {state.status} "
@@ -113,36 +119,36 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
         seq, kind, task_id, actor, at, data = _event(raw)
         if task_id is None:
             continue
-        if kind == "task_created":
-            tasks[task_id] = Holding(status=str(data.get("status", "todo")))
+        if kind == EventKind.TASK_CREATED:
+            tasks[task_id] = Holding(status=str(data.get("status", t.TODO)))
             continue
         state = tasks.setdefault(task_id, Holding())
-        if kind == "task_claimed":
+        if kind == EventKind.TASK_CLAIMED:
             verdict.claims += 1
-            if state.status != "todo" or state.holder is not None:
+            if state.status != t.TODO or state.holder is not None:
                 live = state.lease_until is not None and state.lease_until >= at
                 fault(
                     "double",
                     f"#{seq} {actor} claimed {task_id} while it was {state.status} "
                     f"held by {state.holder}" + (" under a live lease" if live else ""),
                 )
-            state.status, state.holder = "in_progress", actor
+            state.status, state.holder = t.IN_PROGRESS, actor
             state.epoch = int(data.get("epoch", state.epoch + 1))
             state.lease_until = at + leases.get(str(actor), lease_ms)
         elif kind in HOLDER_WRITES:
             check_holder(seq, kind, task_id, state, actor, at)
-            if "leaseUntil" in data and kind != "execution_started":
-                state.lease_until = int(data["leaseUntil"])
-            if kind == "execution_started":
+            if "lease_until" in data and kind != EventKind.EXECUTION_STARTED:
+                state.lease_until = int(data["lease_until"])
+            if kind == EventKind.EXECUTION_STARTED:
                 verdict.runs_opened += 1
-                runs[str(data["executionId"])] = (task_id, str(actor), state.epoch)
-        elif kind == "execution_completed":
-            run_id = str(data["executionId"])
+                runs[str(data["execution_id"])] = (task_id, str(actor), state.epoch)
+        elif kind == EventKind.EXECUTION_COMPLETED:
+            run_id = str(data["execution_id"])
             opened = runs.get(run_id)
             if opened is None:
                 fault("late", f"#{seq} {run_id} closed by {actor} but it was not running")
             elif actor == opened[1]:
-                check_holder(seq, "execution_completed", task_id, state, actor, at)
+                check_holder(seq, EventKind.EXECUTION_COMPLETED, task_id, state, actor, at)
                 if state.epoch != opened[2]:
                     fault(
                         "late",
@@ -150,9 +156,9 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
                         f"opened under {opened[2]}",
                     )
             close_runs([run_id])
-        elif kind == "lease_expired":
+        elif kind == EventKind.LEASE_EXPIRED:
             verdict.lease_expiries += 1
-            if state.status != "in_progress" or state.holder != data.get("assignee"):
+            if state.status != t.IN_PROGRESS or state.holder != data.get("assignee"):
                 fault(
                     "early",
                     f"#{seq} lease of {data.get('assignee')} on {task_id} released, "
@@ -164,22 +170,22 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
                     f"#{seq} lease on {task_id} released at {at}, still live until "
                     f"{state.lease_until}",
                 )
-            close_runs([str(run) for run in data.get("timedOutExecutions", [])])
-            state.status, state.holder, state.lease_until = "todo", None, None
-            state.epoch = int(data.get("claimEpoch", state.epoch + 1))
-        elif kind == "status_changed":
-            source, target = data.get("from"), str(data.get("to"))
-            if source == "in_progress" and data.get("verb") == "complete":
+            close_runs([str(run) for run in data.get("timed_out_executions", [])])
+            state.status, state.holder, state.lease_until = t.TODO, None, None
+            state.epoch = int(data.get("claim_epoch", state.epoch + 1))
+        elif kind == EventKind.STATUS_CHANGED:
+            source, target = data.get("from_"), str(data.get("to"))
+            if source == t.IN_PROGRESS and data.get("verb") == "complete":
                 check_holder(seq, "complete", task_id, state, actor, at)
-            if target == "done":
+            if target == t.DONE:
                 state.done += 1
-            close_runs([str(run) for run in data.get("closedExecutions", [])])
+            close_runs([str(run) for run in data.get("closed_executions", [])])
             state.status = target
-            if target != "in_progress":
+            if target != t.IN_PROGRESS:
                 state.holder, state.lease_until = None, None
-        elif kind == "task_transferred":
+        elif kind == EventKind.TASK_TRANSFERRED:
             check_holder(seq, "transfer", task_id, state, actor, at)
-            close_runs([str(run) for run in data.get("closedExecutions", [])])
+            close_runs([str(run) for run in data.get("closed_executions", [])])
             state.holder = str(data.get("to"))
             state.epoch = int(data.get("epoch", state.epoch + 1))
             state.lease_until = at + lease_ms

@@ -7,18 +7,32 @@ that break each promise on purpose, and against a real board's log that breaks n
 from typing import Any
 
 from boardlib import Board, BoardConfig, ManualClock
+from boardlib import transitions as t
+from boardlib.events import EventKind, wire
+from boardlib.records import EXECUTION_SUCCEEDED
 
 from .replay import replay
 
 LEASE = 1000
 
 
-def ev(seq: int, kind: str, task: str, actor: str | None, at: int, **data: Any) -> dict[str, Any]:
-    return {"seq": seq, "kind": kind, "taskId": task, "actor": actor, "createdAt": at, "data": data}
+def ev(
+    seq: int, kind: EventKind, task: str, actor: str | None, at: int, **data: Any
+) -> dict[str, Any]:
+    """An event as the board serves it, from its payload's snake_case fields."""
+    payload = wire(data)  # type: ignore[arg-type]  # partial payloads, on purpose
+    return {
+        "seq": seq,
+        "kind": kind,
+        "taskId": task,
+        "actor": actor,
+        "createdAt": at,
+        "data": payload,
+    }
 
 
 def created(seq: int = 1) -> dict[str, Any]:
-    return ev(seq, "task_created", "T", "operator", 0, status="todo")
+    return ev(seq, EventKind.TASK_CREATED, "T", "operator", 0, status=t.TODO)
 
 
 def test_a_real_boards_log_with_a_lapsed_lease_is_clean(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -33,7 +47,7 @@ def test_a_real_boards_log_with_a_lapsed_lease_is_clean(tmp_path) -> None:  # ty
         assert second is not None
         board.heartbeat(task.id, "bob", epoch=second.claim_epoch)
         mine = board.open_execution(task.id, "x", agent="bob", epoch=second.claim_epoch)
-        board.close_execution(mine.id, "succeeded", agent="bob", epoch=second.claim_epoch)
+        board.close_execution(mine.id, EXECUTION_SUCCEEDED, agent="bob", epoch=second.claim_epoch)
         board.complete(task.id, "bob", epoch=second.claim_epoch)
         board.reject(task.id, "rita", "again")
         third = board.claim_next("bob")
@@ -51,8 +65,8 @@ def test_a_claim_of_a_held_task_is_a_double_holder() -> None:
     verdict = replay(
         [
             created(),
-            ev(2, "task_claimed", "T", "ada", 10, epoch=1),
-            ev(3, "task_claimed", "T", "bob", 20, epoch=2),
+            ev(2, EventKind.TASK_CLAIMED, "T", "ada", 10, epoch=1),
+            ev(3, EventKind.TASK_CLAIMED, "T", "bob", 20, epoch=2),
         ],
         lease_ms=LEASE,
     )
@@ -64,18 +78,18 @@ def test_a_write_after_the_lease_or_by_another_is_late() -> None:
     verdict = replay(
         [
             created(),
-            ev(2, "task_claimed", "T", "ada", 10, epoch=1),
-            ev(3, "lease_renewed", "T", "ada", 10 + LEASE + 1, leaseUntil=5000),
-            ev(4, "progress_logged", "T", "bob", 30, leaseUntil=5000),
+            ev(2, EventKind.TASK_CLAIMED, "T", "ada", 10, epoch=1),
+            ev(3, EventKind.LEASE_RENEWED, "T", "ada", 10 + LEASE + 1, lease_until=5000),
+            ev(4, EventKind.PROGRESS_LOGGED, "T", "bob", 30, lease_until=5000),
             ev(
                 5,
-                "status_changed",
+                EventKind.STATUS_CHANGED,
                 "T",
                 "bob",
                 40,
                 verb="complete",
-                **{"from": "in_progress"},
-                to="in_review",
+                from_=t.IN_PROGRESS,
+                to=t.IN_REVIEW,
             ),
         ],
         lease_ms=LEASE,
@@ -87,8 +101,8 @@ def test_releasing_a_live_lease_is_early() -> None:
     verdict = replay(
         [
             created(),
-            ev(2, "task_claimed", "T", "ada", 10, epoch=1),
-            ev(3, "lease_expired", "T", "system", 500, assignee="ada", claimEpoch=2),
+            ev(2, EventKind.TASK_CLAIMED, "T", "ada", 10, epoch=1),
+            ev(3, EventKind.LEASE_EXPIRED, "T", "system", 500, assignee="ada", claim_epoch=2),
         ],
         lease_ms=LEASE,
     )
@@ -99,29 +113,29 @@ def test_done_twice_and_open_runs_are_counted() -> None:
     verdict = replay(
         [
             created(),
-            ev(2, "task_claimed", "T", "ada", 10, epoch=1),
-            ev(3, "execution_started", "T", "ada", 11, executionId="E1"),
+            ev(2, EventKind.TASK_CLAIMED, "T", "ada", 10, epoch=1),
+            ev(3, EventKind.EXECUTION_STARTED, "T", "ada", 11, execution_id="E1"),
             ev(
                 4,
-                "status_changed",
+                EventKind.STATUS_CHANGED,
                 "T",
                 "ada",
                 12,
                 verb="complete",
-                to="in_review",
-                **{"from": "in_progress"},
+                to=t.IN_REVIEW,
+                from_=t.IN_PROGRESS,
             ),
             ev(
                 5,
-                "status_changed",
+                EventKind.STATUS_CHANGED,
                 "T",
                 "rita",
                 13,
                 verb="approve",
-                to="done",
-                **{"from": "in_review"},
+                to=t.DONE,
+                from_=t.IN_REVIEW,
             ),
-            ev(6, "status_changed", "T", "op", 14, verb="move", to="done", **{"from": "todo"}),
+            ev(6, EventKind.STATUS_CHANGED, "T", "op", 14, verb="move", to=t.DONE, from_=t.TODO),
         ],
         lease_ms=LEASE,
     )

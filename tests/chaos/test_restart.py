@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from boardlib import Board, BoardConfig, PlanItem
+from boardlib.events import EventKind, LeaseExpired, read
+from boardlib.records import EXECUTION_RUNNING, EXECUTION_SUCCEEDED, EXECUTION_TIMED_OUT
 
 from .soak import KANBAN, Soak, SoakConfig
 
@@ -77,7 +79,7 @@ def test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_
             with Board(soak.db, read_only=True, reconcile_orphans=False) as view:
                 held = [t for t in view.list_tasks(status="in_progress")]
                 running = {
-                    t.id: [r.id for r in view.executions(t.id) if r.status == "running"]
+                    t.id: [r.id for r in view.executions(t.id) if r.status == EXECUTION_RUNNING]
                     for t in held
                 }
                 seq = view.last_event_seq()
@@ -88,17 +90,18 @@ def test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_
             soak.start_server(port=port)  # same file, same port: the clients' URL still works
             with Board(soak.db, read_only=True, reconcile_orphans=False) as view:
                 after = view.events(since=seq)
-                released = [e for e in after if e.kind == "lease_expired"]
+                released = [e for e in after if e.kind == EventKind.LEASE_EXPIRED]
                 first = released[0].created_at if released else None
                 first_pass = {e.task_id for e in released if e.created_at == first}
                 assert first_pass == dead, (cycle, first_pass, dead)
                 for event in released:
                     assert event.actor == "system"
-                    assert event.data["timedOutExecutions"] == running[str(event.task_id)]
+                    expired: LeaseExpired = read(event.data)
+                    assert expired["timed_out_executions"] == running[str(event.task_id)]
                 for task_id in dead:
                     for run in view.executions(task_id):
                         if run.id in running[task_id]:
-                            assert run.status == "timed_out" and run.recovery_tombstone, run
+                            assert run.status == EXECUTION_TIMED_OUT and run.recovery_tombstone, run
                             assert run.error and "lease expired" in run.error
                 still = view.get_task(steady.id)
                 assert (still.status, still.assignee_agent_id, still.claim_epoch) == (
@@ -122,7 +125,7 @@ def test_a_killed_server_restarts_and_its_orphan_pass_releases_exactly_the_dead_
         # The library agent finishes its long task; everyone else finishes the plan.
         steady_board = Board(soak.db, config=BoardConfig(lease_ms=STEADY_LEASE_MS))
         steady_board.close_execution(
-            steady_run.id, "succeeded", agent="steady", epoch=steady.claim_epoch
+            steady_run.id, EXECUTION_SUCCEEDED, agent="steady", epoch=steady.claim_epoch
         )
         steady_board.complete(steady.id, "steady", epoch=steady.claim_epoch)
         steady_board.close()

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from rich.text import Text
 from textual.widget import Widget
 
+from boardlib.events import EventKind, StatusChanged, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate
 from boardlib.records import Event
@@ -20,14 +21,16 @@ from boardlib.records import Event
 from ..cards import clock_text
 from . import tcss
 
-TONES = {"lease_expired": "bold red", "task_created": "green"}
+TONES: dict[str, str] = {EventKind.LEASE_EXPIRED: "bold red", EventKind.TASK_CREATED: "green"}
 
 
 def activity_line(event: Event, now_ms: int) -> Text:
     line = Text(f"{clock_text(event.created_at, now_ms)} ", style="dim")
     tone = TONES.get(event.kind, "")
-    if event.kind == "status_changed" and event.data.get("humanOverride"):
-        tone = "bold yellow"
+    if event.kind == EventKind.STATUS_CHANGED:
+        changed: StatusChanged = read(event.data)
+        if changed.get("human_override"):
+            tone = "bold yellow"
     line.append(inert(narrate(event)), style=tone)
     return line
 

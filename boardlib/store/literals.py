@@ -1,0 +1,42 @@
+"""The status words SQL names, written as SQL literals from their one declaration (`transitions`,
+`records`), for the schema's CHECKs and partial indexes and for the stores' conditions.
+
+Literals, not bound parameters, on purpose: a partial index (`WHERE status = 'todo'`) serves only
+a query whose condition names the same constant, and a constant lets each statement keep one text
+(one entry in sqlite3's statement cache and in `queries.pyformat`'s). Sets are listed in column
+order, never in a frozenset's (per-process) order, so every text is the same in every process:
+the migrations built from these must stay byte for byte what boards were migrated with.
+"""
+
+from collections.abc import Iterable
+
+from .. import transitions as t
+from ..records import EXECUTION_RUNNING
+
+
+def sql_literal(word: str) -> str:
+    """A declared word as a SQL string literal: `todo` -> `'todo'`. Only plain words: nothing here
+    quotes agent text, which is always bound."""
+    if not word.isidentifier():
+        raise ValueError(f"not a plain word: {word!r}")
+    return f"'{word}'"
+
+
+def sql_list(words: Iterable[str]) -> str:
+    """`('todo', 'backlog')` -> `'todo', 'backlog'`, for an `IN (...)`."""
+    return ", ".join(sql_literal(word) for word in words)
+
+
+def in_column_order(statuses: frozenset[str]) -> tuple[str, ...]:
+    return tuple(status for status in t.STATUSES if status in statuses)
+
+
+TODO = sql_literal(t.TODO)
+IN_PROGRESS = sql_literal(t.IN_PROGRESS)
+DONE = sql_literal(t.DONE)
+CANCELLED = sql_literal(t.CANCELLED)
+TERMINAL = sql_list(in_column_order(t.TERMINAL))  # 'done', 'cancelled'
+PENDING = sql_list(in_column_order(t.PENDING))  # 'backlog', 'todo'
+TASK_STATUSES = sql_list(t.STATUSES)
+
+RUN_RUNNING = sql_literal(EXECUTION_RUNNING)
