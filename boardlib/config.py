@@ -16,6 +16,7 @@ from typing import Any
 from .errors import BoardError, invalid_input
 
 MINUTE_MS = 60_000
+DEFAULT_LEASE_MINUTES = 15  # a claim's lease unless the board says otherwise (help texts quote it)
 MAX_LEASE_MINUTES = 24 * 60  # no lease is longer than a day
 MAX_LEASE_MS = MAX_LEASE_MINUTES * MINUTE_MS
 _FAR = 10**12  # an upper bound for counts and durations that keeps every sum inside SQLite's int64
@@ -49,7 +50,7 @@ _RANGES: dict[str, tuple[int, int, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class BoardConfig:
-    lease_ms: int = 15 * MINUTE_MS  # a claim's lease; heartbeats renew it
+    lease_ms: int = DEFAULT_LEASE_MINUTES * MINUTE_MS  # a claim's lease; heartbeats renew it
     max_depth: int = (
         2  # capped create: refuse a child once the parent's ancestor chain is this long
     )

@@ -17,9 +17,9 @@ from pydantic import (
     NonNegativeInt,
     StringConstraints,
 )
-from pydantic.alias_generators import to_camel
 
 from . import transitions
+from .naming import camel
 
 Verdict = Literal["pass", "fail", "completed_with_debt"]
 
@@ -27,7 +27,7 @@ Verdict = Literal["pass", "fail", "completed_with_debt"]
 class CamelModel(BaseModel):
     """camelCase in JSON, snake_case in Python, unknown keys refused."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=camel, populate_by_name=True, extra="forbid")
 
     def to_json(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True)
@@ -76,7 +76,7 @@ class Review(CamelModel):
 class VerificationResult(CamelModel):
     """The typed verdict stored in `tasks.verification` (seed 003's `verification` field)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=camel, populate_by_name=True, extra="ignore")
 
     status: Verdict
     attempts: list[VerificationAttempt] = []

@@ -7,6 +7,8 @@ the task, the stale worker is refused instead of overwriting its successor.
 
 import click
 
+from boardlib.config import DEFAULT_LEASE_MINUTES
+
 from .context import global_options, lease_ms, open_board
 from .exitcodes import IDLE
 from .options import agent_option, epoch_option, minutes_option, task_id_argument
@@ -28,7 +30,7 @@ from .output import emit
     metavar="BOOL",
     help="Skip tasks whose dependencies are not all done (--respect-deps=false to ignore them).",
 )
-@minutes_option("Lease length (default: the board's, 15 min).")
+@minutes_option(f"Lease length (default: the board's, {DEFAULT_LEASE_MINUTES} min).")
 @click.option("--runtime", metavar="NAME", help="The agent runtime, recorded on the task.")
 @click.option("--explain", is_flag=True, help="When nothing is claimable, say why.")
 @global_options
@@ -69,7 +71,7 @@ def claim_next(
 @click.option("--transfer", is_flag=True, help="Hand a task you hold to --to (fresh lease).")
 @click.option("--to", "to_agent", metavar="NAME", help="The new holder, with --transfer.")
 @epoch_option
-@minutes_option("Lease length (default: the board's, 15 min).")
+@minutes_option(f"Lease length (default: the board's, {DEFAULT_LEASE_MINUTES} min).")
 @click.option("--runtime", metavar="NAME", help="The agent runtime, recorded on the task.")
 @global_options
 def claim(
@@ -152,7 +154,7 @@ def log_progress(task_id: str, agent: str, note: str, epoch: int | None) -> None
 @click.command("extend-lease")
 @task_id_argument
 @agent_option
-@minutes_option("New lease length from now (default: the board's, 15 min).")
+@minutes_option(f"New lease length from now (default: the board's, {DEFAULT_LEASE_MINUTES} min).")
 @epoch_option
 @global_options
 def extend_lease(task_id: str, agent: str, minutes: float | None, epoch: int | None) -> None:

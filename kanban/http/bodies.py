@@ -10,10 +10,10 @@ The board validates again when it is called; these models exist so a bad body ge
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
 
 from boardlib import transitions as t
-from boardlib.config import MAX_LEASE_MINUTES
+from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
+from boardlib.naming import camel
 from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
@@ -69,7 +69,7 @@ class Body(BaseModel):
     """camelCase keys, unknown keys refused, no type coercion."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+        alias_generator=camel, populate_by_name=True, extra="forbid", strict=True
     )
 
 
@@ -98,7 +98,9 @@ class ClaimBody(Body):
 
     assignee_agent_id: Name
     assignee_runtime: Name | None = None
-    minutes: Minutes | None = Field(default=None, description="Lease length (default 15).")
+    minutes: Minutes | None = Field(
+        default=None, description=f"Lease length (default {DEFAULT_LEASE_MINUTES})."
+    )
 
 
 class UpdateTaskBody(Body):
@@ -188,7 +190,9 @@ class ClaimNextBody(Body):
     role: Name | None = None
     team: Name | None = None
     runtime: Name | None = None
-    minutes: Minutes | None = Field(default=None, description="Lease length (default 15).")
+    minutes: Minutes | None = Field(
+        default=None, description=f"Lease length (default {DEFAULT_LEASE_MINUTES})."
+    )
     respect_deps: bool = True
 
 
@@ -204,7 +208,9 @@ class ProgressBody(HolderBody):
 
 
 class ExtendLeaseBody(HolderBody):
-    minutes: Minutes | None = Field(default=None, description="New lease from now (default 15).")
+    minutes: Minutes | None = Field(
+        default=None, description=f"New lease from now (default {DEFAULT_LEASE_MINUTES})."
+    )
 
 
 class CompleteBody(HolderBody):

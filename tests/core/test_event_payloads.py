@@ -1,0 +1,114 @@
+"""Every event the board writes is of a declared kind and carries its kind's payload: the keys
+`boardlib.events` declares for it (camelized by the one rule), the required ones always. The stored
+spellings are pinned here too, as agents and scripts read them from `kanban events` and the feed."""
+
+import json
+from typing import Any
+
+from boardlib import Board, ManualClock
+from boardlib import transitions as t
+from boardlib.events import PAYLOADS, EventKind, read, wire, wire_key
+from boardlib.records import EXECUTION_SUCCEEDED, Event
+
+# The log's contract as stored: kind -> its payload's keys. A change here changes what every
+# reader of the log sees.
+STORED: dict[str, set[str]] = {
+    "task_created": {"status", "dependsOn"},
+    "task_claimed": {"epoch", "verb"},
+    "status_changed": {
+        "verb", "from", "to", "assignee", "humanOverride", "via", "closedExecutions", "reason",
+        "fields", "blocker",
+    },
+    "task_updated": {"verb", "reason", "fields"},
+    "lease_renewed": {"leaseUntil", "verb"},
+    "progress_logged": {"leaseUntil", "verb"},
+    "lease_expired": {
+        "from", "to", "assignee", "leaseUntil", "claimEpoch", "timedOutExecutions",
+    },
+    "task_transferred": {"to", "epoch", "verb", "closedExecutions"},
+    "task_dropped": set(),
+    "task_restored": set(),
+    "dep_linked": {"dependsOn"},
+    "dep_unlinked": {"dependsOn"},
+    "comment_added": {"commentId"},
+    "execution_started": {"executionId"},
+    "execution_completed": {"executionId", "status", "costUsd", "agentId", "runtime"},
+    "verification_recorded": {"status"},
+    "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
+    "workspace_updated": {"workspaceId", "status", "from", "reason"},
+}  # fmt: skip
+
+FAIL = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
+PASS = json.dumps({"status": "pass", "attempts": [], "updatedAt": 1})
+
+
+def declared(kind: EventKind) -> tuple[set[str], set[str]]:
+    """The stored keys a kind may carry, and those it always carries."""
+    payload: Any = PAYLOADS[kind]
+    return (
+        {wire_key(name) for name in payload.__annotations__},
+        {wire_key(name) for name in payload.__required_keys__},
+    )
+
+
+def test_the_declarations_store_the_keys_they_always_stored() -> None:
+    assert {kind.value: declared(kind)[0] for kind in EventKind} == STORED
+
+
+def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
+    first = board.create_task("first")
+    waits = board.create_task("waits", depends_on=[first.id])
+    board.link_dependency(waits.id, board.create_task("other").id)
+    board.unlink_dependency(waits.id, "TASK-3")
+    held = board.claim(first.id, "ada")
+    board.heartbeat(first.id, "ada", epoch=held.claim_epoch)
+    board.log_progress(first.id, "ada", "half way")
+    board.extend_lease(first.id, "ada", minutes=30)
+    run = board.open_execution(first.id, "sh", agent="ada")
+    board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="ada", cost_usd=0.5)
+    board.add_comment(first.id, "a note")
+    board.open_execution(first.id, "sh", agent="ada")  # still open: the transfer closes it
+    board.transfer(first.id, "ada", "bob")
+    space = board.record_workspace(
+        first.id, repo_path="/r", branch="b", worktree_path="/w", base_commit="abc"
+    )
+    board.update_workspace(space.id, status="archived", reason="paused")
+    board.open_execution(first.id, "sh", agent="bob")  # still open: the move closes it
+    board.complete(first.id, "bob")
+    board.reject(first.id, "rita", "again")
+    board.claim(first.id, "bob")
+    board.complete(first.id, "bob")
+    board.record_verification(first.id, PASS)
+    board.approve(first.id, "rita")
+    board.update_task("TASK-3", priority=3)
+    board.drop("TASK-3")
+    board.restore("TASK-3")
+    lapsing = board.create_task("lapsing")
+    board.claim(lapsing.id, "eve", lease_ms=1000)
+    clock.advance(ms=1001)
+    board.release_expired_leases()
+    blocker = board.create_task("blocker")
+    board.create_task("downstream", depends_on=[blocker.id])
+    board.cancel_dependents(blocker.id)
+    overridden = board.create_task("overridden")
+    board.claim(overridden.id, "fay")
+    board.record_verification(overridden.id, FAIL)
+    board.move(overridden.id, t.DONE, human_override=True, actor="operator:maria", reason="ship")
+    board.claim_next("gus")
+    return board.events(limit=10_000)
+
+
+def test_every_event_carries_its_kinds_payload(board: Board, clock: ManualClock) -> None:
+    events = a_life_with_every_kind(board, clock)
+    assert {event.kind for event in events} == set(EventKind)
+    seen: dict[str, set[str]] = {}
+    for event in events:
+        allowed, required = declared(EventKind(event.kind))
+        keys = set(event.data)
+        assert required <= keys <= allowed, (event.kind, keys)
+        seen.setdefault(event.kind, set()).update(keys)
+        assert wire(read(event.data)) == event.data  # read and wire are each other's inverse
+        assert list(wire(read(event.data))) == list(event.data)  # key order kept
+    assert seen["status_changed"] == STORED["status_changed"] - {"assignee"}
+    assert seen["task_transferred"] == STORED["task_transferred"]
+    assert seen["workspace_updated"] == STORED["workspace_updated"]
