@@ -12,7 +12,7 @@ Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothin
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import caps
 from . import transitions as t
@@ -21,27 +21,7 @@ from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
-from .events import (
-    CommentAdded,
-    DepLinked,
-    DepUnlinked,
-    EventKind,
-    ExecutionCompleted,
-    ExecutionStarted,
-    LeaseRenewed,
-    Payload,
-    ProgressLogged,
-    StatusChanged,
-    TaskClaimed,
-    TaskCreated,
-    TaskDropped,
-    TaskRestored,
-    TaskTransferred,
-    VerificationRecorded,
-    WorkspaceProvisioned,
-    WorkspaceUpdated,
-    wire,
-)
+from .events import EventKind, wire
 from .explain import explain_idle, explain_task
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
@@ -76,6 +56,27 @@ from .records import (
 from .recovery import StaleTaskReconciler, release_expired_leases
 from .store import open_store
 from .store.base import Row, Store, Tx
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from .payloads import (
+        CommentAdded,
+        DepLinked,
+        DepUnlinked,
+        ExecutionCompleted,
+        ExecutionStarted,
+        LeaseRenewed,
+        Payload,
+        ProgressLogged,
+        StatusChanged,
+        TaskClaimed,
+        TaskCreated,
+        TaskDropped,
+        TaskRestored,
+        TaskTransferred,
+        VerificationRecorded,
+        WorkspaceProvisioned,
+        WorkspaceUpdated,
+    )
 
 
 def _import_models_before_the_turn() -> None:
@@ -177,10 +178,10 @@ class Board:
         task: Task | None,
         actor: str | None,
         now: int,
-        payload: Payload,
+        payload: "Payload",
     ) -> None:
         tx.insert_event(
-            kind,
+            str(kind),  # a plain str: sqlite3 binds a str subclass through its adapter lookup
             task.id if task else None,
             actor,
             wire(payload),
@@ -243,7 +244,7 @@ class Board:
         reason: str | None = None,
         human_override: bool = False,
         extra: dict[str, Any] | None = None,
-        event_data: StatusChanged | None = None,
+        event_data: "StatusChanged | None" = None,
         via: tuple[str, ...] = (),
         holder: str | None = None,
     ) -> Task:
@@ -301,11 +302,11 @@ class Board:
                     now=now,
                     tenant=task.tenant_id,
                 )
-        data = StatusChanged(verb=verb)
+        data: StatusChanged = {"verb": verb}
         if event_data:
             data.update(event_data)
         if not move.is_noop:
-            data["from_"], data["to"] = task.status, target
+            data["from"], data["to"] = task.status, target
             if target == t.IN_PROGRESS and new.assignee_agent_id != actor:
                 data["assignee"] = new.assignee_agent_id  # handed to someone (the gate's handback)
             if human_override and target == t.DONE:
@@ -415,10 +416,8 @@ class Board:
             if unmet:
                 row = tx.update_task(task_id, {"unmet_deps": unmet})
         task = Task.from_row(row)
-        self._emit(
-            tx, EventKind.TASK_CREATED, task, actor, now,
-            TaskCreated(status=task.status, depends_on=list(depends_on)),
-        )  # fmt: skip
+        created: TaskCreated = {"status": task.status, "depends_on": list(depends_on)}
+        self._emit(tx, EventKind.TASK_CREATED, task, actor, now, created)
         return task
 
     def create_task(
@@ -877,10 +876,8 @@ class Board:
                     current=current.status,
                     assignee=current.assignee_agent_id,
                 )
-            self._emit(
-                tx, EventKind.TASK_CLAIMED, task, agent, now,
-                TaskClaimed(epoch=task.claim_epoch, verb="claim"),
-            )  # fmt: skip
+            claimed: TaskClaimed = {"epoch": task.claim_epoch, "verb": "claim"}
+            self._emit(tx, EventKind.TASK_CLAIMED, task, agent, now, claimed)
             return task
 
         return self.store.write(work, shared=True)
@@ -916,9 +913,9 @@ class Board:
                     agent, role, respect_deps, runtime, now, now + lease, team
                 )
             if task is not None:
+                claimed: TaskClaimed = {"epoch": task.claim_epoch, "verb": "claim_next"}
                 tx.insert_event(
-                    EventKind.TASK_CLAIMED, task.id, agent,
-                    wire(TaskClaimed(epoch=task.claim_epoch, verb="claim_next")),
+                    str(EventKind.TASK_CLAIMED), task.id, agent, wire(claimed),
                     now, self.config.event_ttl_seconds, task.tenant_id,
                 )  # fmt: skip
             return task
@@ -981,10 +978,10 @@ class Board:
             if note is not None:
                 tx.insert_comment(task_id, note, "agent", agent, now, task.tenant_id)
             if note is not None:
-                logged = ProgressLogged(lease_until=lease_until, verb=verb)
+                logged: ProgressLogged = {"lease_until": lease_until, "verb": verb}
                 self._emit(tx, EventKind.PROGRESS_LOGGED, new, agent, now, logged)
             else:
-                renewed = LeaseRenewed(lease_until=lease_until, verb=verb)
+                renewed: LeaseRenewed = {"lease_until": lease_until, "verb": verb}
                 self._emit(tx, EventKind.LEASE_RENEWED, new, agent, now, renewed)
             return new
 
@@ -1067,7 +1064,9 @@ class Board:
                     },
                 )
             )
-            transferred = TaskTransferred(to=to_agent, epoch=new.claim_epoch, verb="transfer")
+            transferred: TaskTransferred = {
+                "to": to_agent, "epoch": new.claim_epoch, "verb": "transfer"
+            }  # fmt: skip
             if closed:
                 transferred["closed_executions"] = [row["id"] for row in closed]
             self._emit(tx, EventKind.TASK_TRANSFERRED, new, from_agent, now, transferred)
@@ -1274,9 +1273,11 @@ class Board:
                 raise wrong_state("drop", task.status, allowed, id=task_id)
             new = Task.from_row(tx.update_task(task_id, {"dropped": dropped, "updated_at": now}))
             if dropped:
-                self._emit(tx, EventKind.TASK_DROPPED, new, actor, now, TaskDropped())
+                nothing_dropped: TaskDropped = {}
+                self._emit(tx, EventKind.TASK_DROPPED, new, actor, now, nothing_dropped)
             else:
-                self._emit(tx, EventKind.TASK_RESTORED, new, actor, now, TaskRestored())
+                nothing_restored: TaskRestored = {}
+                self._emit(tx, EventKind.TASK_RESTORED, new, actor, now, nothing_restored)
             return new
 
         return self.store.write(work)
@@ -1311,7 +1312,8 @@ class Board:
             if blocker.status != t.DONE:
                 tx.add_unmet_dependency(task_id, 1)
             new = self._load(tx, task_id)
-            self._emit(tx, EventKind.DEP_LINKED, new, actor, now, DepLinked(depends_on=depends_on))
+            linked: DepLinked = {"depends_on": depends_on}
+            self._emit(tx, EventKind.DEP_LINKED, new, actor, now, linked)
             return new
 
         return self.store.write(work)
@@ -1329,7 +1331,7 @@ class Board:
             if blocker_row["status"] != t.DONE:
                 tx.add_unmet_dependency(task_id, -1)
             new = self._load(tx, task_id)
-            unlinked = DepUnlinked(depends_on=depends_on)
+            unlinked: DepUnlinked = {"depends_on": depends_on}
             self._emit(tx, EventKind.DEP_UNLINKED, new, actor, now, unlinked)
             return new
 
@@ -1345,13 +1347,11 @@ class Board:
             self._load(tx, task_id)
             cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
             for task in cancelled:
-                self._emit(
-                    tx, EventKind.STATUS_CHANGED, task, actor, now,
-                    StatusChanged(
-                        to=t.CANCELLED, reason="blocker_failed", blocker=task_id,
-                        verb="cancel_dependents",
-                    ),
-                )  # fmt: skip
+                changed: StatusChanged = {
+                    "to": t.CANCELLED, "reason": "blocker_failed", "blocker": task_id,
+                    "verb": "cancel_dependents",
+                }  # fmt: skip
+                self._emit(tx, EventKind.STATUS_CHANGED, task, actor, now, changed)
             return cancelled
 
         return self.store.write(work)
@@ -1380,7 +1380,7 @@ class Board:
             comment = Comment.from_row(
                 tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id)
             )
-            added = CommentAdded(comment_id=comment.id)
+            added: CommentAdded = {"comment_id": comment.id}
             self._emit(tx, EventKind.COMMENT_ADDED, task, author, now, added)
             return comment
 
@@ -1430,7 +1430,7 @@ class Board:
                     }
                 )
             )
-            started = ExecutionStarted(execution_id=execution.id)
+            started: ExecutionStarted = {"execution_id": execution.id}
             self._emit(tx, EventKind.EXECUTION_STARTED, task, holder, now, started)
             return execution
 
@@ -1511,13 +1511,11 @@ class Board:
                 raise not_found("execution", execution_id)
             execution = Execution.from_row(row)
             tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
-            self._emit(
-                tx, EventKind.EXECUTION_COMPLETED, task, closer, now,
-                ExecutionCompleted(
-                    execution_id=execution_id, status=status, cost_usd=execution.cost_usd,
-                    agent_id=execution.agent_id, runtime=execution.executor_type,
-                ),
-            )  # fmt: skip
+            completed: ExecutionCompleted = {
+                "execution_id": execution_id, "status": status, "cost_usd": execution.cost_usd,
+                "agent_id": execution.agent_id, "runtime": execution.executor_type,
+            }  # fmt: skip
+            self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
             return execution
 
         return self.store.write(work)
@@ -1557,7 +1555,7 @@ class Board:
                 to_status=task.status, verdict_overridden=None, detail=detail or verdict.status,
                 now=now, tenant=task.tenant_id,
             )  # fmt: skip
-            recorded = VerificationRecorded(status=verdict.status)
+            recorded: VerificationRecorded = {"status": verdict.status}
             self._emit(tx, EventKind.VERIFICATION_RECORDED, new, actor, now, recorded)
             return new
 
@@ -1604,13 +1602,11 @@ class Board:
             refs = {"worktree_ref": values["worktree_path"], "branch_ref": values["branch"]}
             if (task.worktree_ref, task.branch_ref) != (refs["worktree_ref"], refs["branch_ref"]):
                 tx.update_task(task_id, {**refs, "updated_at": now})
-            self._emit(
-                tx, EventKind.WORKSPACE_PROVISIONED, task, actor, now,
-                WorkspaceProvisioned(
-                    workspace_id=workspace.id, branch=workspace.branch,
-                    worktree_path=workspace.worktree_path, base_commit=workspace.base_commit,
-                ),
-            )  # fmt: skip
+            provisioned: WorkspaceProvisioned = {
+                "workspace_id": workspace.id, "branch": workspace.branch,
+                "worktree_path": workspace.worktree_path, "base_commit": workspace.base_commit,
+            }  # fmt: skip
+            self._emit(tx, EventKind.WORKSPACE_PROVISIONED, task, actor, now, provisioned)
             return workspace
 
         return self.store.write(work)
@@ -1647,9 +1643,9 @@ class Board:
             updated = tx.update_workspace(workspace_id, changes)
             assert updated is not None
             workspace = Workspace.from_row(updated)
-            data = WorkspaceUpdated(workspace_id=workspace_id, status=workspace.status)
+            data: WorkspaceUpdated = {"workspace_id": workspace_id, "status": workspace.status}
             if workspace.status != before.status:
-                data["from_"] = before.status
+                data["from"] = before.status
             if note:
                 data["reason"] = note
             self._emit(tx, EventKind.WORKSPACE_UPDATED, task, actor, now, data)

@@ -11,26 +11,28 @@ surface showing a short feed may leave them out: on a busy board they would drow
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .events import (
-    DepLinked,
-    DepUnlinked,
-    EventKind,
-    ExecutionCompleted,
-    ExecutionStarted,
-    LeaseExpired,
-    StatusChanged,
-    TaskClaimed,
-    TaskCreated,
-    TaskTransferred,
-    TaskUpdated,
-    VerificationRecorded,
-    WorkspaceProvisioned,
-    read,
-)
+from .events import EventKind, read
 from .records import AuditEntry, Event
 from .transitions import label
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from .payloads import (
+        DepLinked,
+        DepUnlinked,
+        ExecutionCompleted,
+        ExecutionStarted,
+        LeaseExpired,
+        StatusChanged,
+        TaskClaimed,
+        TaskCreated,
+        TaskTransferred,
+        TaskUpdated,
+        VerificationRecorded,
+        WorkspaceProvisioned,
+    )
+
 
 __all__ = ["ROUTINE", "narrate", "narrate_audit"]
 
@@ -73,7 +75,7 @@ def _status_changed(event: Event) -> str:
         return f"{who} unblocked {task} → {to}{because}"
     if verb == "cancel_dependents":
         return f"{who} cancelled {task}: it waited on {data.get('blocker') or '?'}"
-    source = f" from {_status(data['from_'])}" if data.get("from_") else ""
+    source = f" from {_status(data['from'])}" if data.get("from") else ""
     return f"{who} moved {task}{source} to {to}{because}"
 
 

@@ -16,11 +16,15 @@ A workspace's `stale` status (seed 000: garbage collection found it gone) is not
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .clock import local_time
-from .events import EventKind, LeaseExpired, wire
+from .events import EventKind, wire
 from .records import Task
 from .store.base import Tx
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from .payloads import LeaseExpired
 
 
 def release_expired_leases(
@@ -40,20 +44,19 @@ def release_expired_leases(
             f"(holder {previous.assignee_agent_id})",
         )
         timed_out += [execution["id"] for execution in executions]
+        expired: LeaseExpired = {
+            "from": previous.status,
+            "to": task.status,
+            "assignee": previous.assignee_agent_id,
+            "lease_until": previous.lease_until,
+            "claim_epoch": task.claim_epoch,
+            "timed_out_executions": [execution["id"] for execution in executions],
+        }
         tx.insert_event(
-            EventKind.LEASE_EXPIRED,
+            str(EventKind.LEASE_EXPIRED),
             task.id,
             "system",
-            wire(
-                LeaseExpired(
-                    from_=previous.status,
-                    to=task.status,
-                    assignee=previous.assignee_agent_id,
-                    lease_until=previous.lease_until,
-                    claim_epoch=task.claim_epoch,
-                    timed_out_executions=[execution["id"] for execution in executions],
-                )
-            ),
+            wire(expired),
             now,
             ttl_seconds,
             task.tenant_id,

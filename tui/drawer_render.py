@@ -10,7 +10,7 @@ table parses as markup). Markdown (a description, `TASK.md`, `task-progress.md`)
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.events import CommentAdded, EventKind, StatusChanged, read
+from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
 from boardlib.records import EXECUTION_RUNNING, AuditEntry, Comment, Event, Execution, TaskView
@@ -30,6 +30,10 @@ from .cards import clock_text, money
 from .task_view import RUN_STYLE
 from .task_view import heading as heading  # re-exported: the drawer panes use them
 from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from boardlib.payloads import CommentAdded, StatusChanged
+
 
 MARKDOWN_MAX = 64 * 1024  # larger Markdown is shown as text: a widget per block would crawl
 TEXT_LINES_MAX = 2000  # lines of a file shown as text

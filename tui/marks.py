@@ -13,11 +13,16 @@ mark running out writes nothing.
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from boardlib.events import EventKind, LeaseExpired, StatusChanged, read
+from boardlib.events import EventKind, read
 from boardlib.records import Event
 
 from .cards import NO_NOTES, CardNotes
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from boardlib.payloads import LeaseExpired, StatusChanged
+
 
 HIGHLIGHT_S = 4.0
 EXPIRED_LEASE_S = 60.0

@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from boardlib import transitions as t
 from boardlib import validation as validate
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
-from boardlib.events import EventKind, ExecutionCompleted, LeaseExpired, StatusChanged, read
+from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.paths import board_files
 from boardlib.records import (
@@ -47,6 +47,10 @@ from . import project
 from .agents import LEAD, LEAD_OPERATOR, Pace
 from .fleet import Fleet, agent_roles
 from .plan import build_plan
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from boardlib.payloads import ExecutionCompleted, LeaseExpired, StatusChanged
+
 
 DEFAULT_AGENTS = 4
 DEFAULT_TASKS = 36
@@ -180,7 +184,7 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
     line = words.get(verb, "moved      {task:<8} {src} -> {dst}{reason}")
     text = line.format(
         task=task, reason=reason.lstrip(":").strip() if verb == "block" else reason,
-        blocker=data.get("blocker"), src=data.get("from_"), dst=data.get("to"),
+        blocker=data.get("blocker"), src=data.get("from"), dst=data.get("to"),
     )  # fmt: skip
     return f"{actor:<12} {text}"
 

@@ -174,7 +174,7 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
             state.status, state.holder, state.lease_until = t.TODO, None, None
             state.epoch = int(data.get("claim_epoch", state.epoch + 1))
         elif kind == EventKind.STATUS_CHANGED:
-            source, target = data.get("from_"), str(data.get("to"))
+            source, target = data.get("from"), str(data.get("to"))
             if source == t.IN_PROGRESS and data.get("verb") == "complete":
                 check_holder(seq, "complete", task_id, state, actor, at)
             if target == t.DONE:

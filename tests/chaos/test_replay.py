@@ -20,7 +20,7 @@ def ev(
     seq: int, kind: EventKind, task: str, actor: str | None, at: int, **data: Any
 ) -> dict[str, Any]:
     """An event as the board serves it, from its payload's snake_case fields."""
-    payload = wire(data)  # type: ignore[arg-type]  # partial payloads, on purpose
+    payload = wire(data)  # partial payloads, on purpose: each test breaks one promise
     return {
         "seq": seq,
         "kind": kind,
@@ -88,7 +88,7 @@ def test_a_write_after_the_lease_or_by_another_is_late() -> None:
                 "bob",
                 40,
                 verb="complete",
-                from_=t.IN_PROGRESS,
+                **{"from": t.IN_PROGRESS},
                 to=t.IN_REVIEW,
             ),
         ],
@@ -123,7 +123,7 @@ def test_done_twice_and_open_runs_are_counted() -> None:
                 12,
                 verb="complete",
                 to=t.IN_REVIEW,
-                from_=t.IN_PROGRESS,
+                **{"from": t.IN_PROGRESS},
             ),
             ev(
                 5,
@@ -133,9 +133,18 @@ def test_done_twice_and_open_runs_are_counted() -> None:
                 13,
                 verb="approve",
                 to=t.DONE,
-                from_=t.IN_REVIEW,
+                **{"from": t.IN_REVIEW},
             ),
-            ev(6, EventKind.STATUS_CHANGED, "T", "op", 14, verb="move", to=t.DONE, from_=t.TODO),
+            ev(
+                6,
+                EventKind.STATUS_CHANGED,
+                "T",
+                "op",
+                14,
+                verb="move",
+                to=t.DONE,
+                **{"from": t.TODO},
+            ),
         ],
         lease_ms=LEASE,
     )

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from boardlib import Board, BoardConfig, PlanItem
-from boardlib.events import EventKind, LeaseExpired, read
+from boardlib.events import EventKind, read
+from boardlib.payloads import LeaseExpired
 from boardlib.records import EXECUTION_RUNNING, EXECUTION_SUCCEEDED, EXECUTION_TIMED_OUT
 
 from .soak import KANBAN, Soak, SoakConfig

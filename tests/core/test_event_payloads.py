@@ -7,7 +7,8 @@ from typing import Any
 
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
-from boardlib.events import PAYLOADS, EventKind, read, wire, wire_key
+from boardlib.events import EventKind, read, wire, wire_key
+from boardlib.payloads import PAYLOADS
 from boardlib.records import EXECUTION_SUCCEEDED, Event
 
 # The log's contract as stored: kind -> its payload's keys. A change here changes what every

@@ -16,8 +16,9 @@ from pathlib import Path
 from pydantic.alias_generators import to_camel
 
 from boardlib import transitions as t
-from boardlib.events import PAYLOADS, EventKind, wire_key
-from boardlib.naming import camel
+from boardlib.events import EventKind, read, wire, wire_key
+from boardlib.naming import camel, snake
+from boardlib.payloads import PAYLOADS
 from boardlib.records import EXECUTION_STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,7 +194,36 @@ def test_one_camel_rule_gives_the_names_pydantic_gave() -> None:
             if inspect.isclass(model) and issubclass(model, BaseModel):
                 names |= set(model.model_fields)
     assert len(names) > 50
-    for payload in PAYLOADS.values():
-        names |= {name for name in payload.__annotations__ if not name.endswith("_")}
+    fields = {name for payload in PAYLOADS.values() for name in payload.__annotations__}
+    names |= fields
     assert {name: camel(name) for name in names} == {name: to_camel(name) for name in names}
-    assert wire_key("from_") == "from"  # a keyword field keeps its plain name when stored
+    # `read` undoes `wire` for every declared field, which is what lets it need no declarations.
+    assert {snake(wire_key(name)) for name in fields} == fields
+    every = {name: index for index, name in enumerate(sorted(fields))}
+    assert read(wire(every)) == every
+
+
+CLAIM_LOOP = """
+import sys
+from boardlib import Board
+with Board(sys.argv[1]) as board:
+    task = board.create_task("job")
+    claimed = board.claim_next("alice")
+    board.heartbeat(claimed.id, "alice", epoch=claimed.claim_epoch)
+    board.complete(claimed.id, "alice")
+import kanban.cli.protocol, boardlib.narration, tui.marks
+print(sorted(name for name in sys.modules if name.endswith("payloads")))
+"""
+
+
+def test_the_payload_types_cost_no_command_its_start_up(tmp_path: Path) -> None:
+    """`boardlib.payloads` is for the type checker and the tests: the board, the CLI and the
+    readers import it under TYPE_CHECKING only (its classes are ~3.5 M instructions)."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", CLAIM_LOOP, str(tmp_path / "board.db")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert loaded.strip() == "[]"

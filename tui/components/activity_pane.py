@@ -9,17 +9,22 @@ board with the pane open writes nothing to the terminal.
 """
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widget import Widget
 
-from boardlib.events import EventKind, StatusChanged, read
+from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate
 from boardlib.records import Event
 
 from ..cards import clock_text
 from . import tcss
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from boardlib.payloads import StatusChanged
+
 
 TONES: dict[str, str] = {EventKind.LEASE_EXPIRED: "bold red", EventKind.TASK_CREATED: "green"}
 

@@ -1,0 +1,198 @@
+"""The payload each event kind carries, one `TypedDict` per kind, declared once: the fields in
+snake_case, stored and served in camelCase (`events.wire`, by `naming.camel`). Three payloads name a
+field `from`, a Python keyword, so they use the functional syntax.
+
+Types only, on the product's paths: an emitter builds its payload as a dict literal annotated with
+the kind's type, a reader annotates what `events.read` returns, and mypy checks every key either
+writes against the declaration (tests/walls/test_declarations.py checks the `.get` reads mypy
+does not). Those modules import this one under `TYPE_CHECKING`, because building these classes
+cost ~3.5 M instructions of every `kanban` command's start-up (about 1.3% of a `claim-next`) for
+no run-time use; the tests import it to hold every stored event to its kind's payload.
+"""
+
+from typing import NotRequired, TypedDict
+
+from .events import EventKind
+
+__all__ = [
+    "PAYLOADS",
+    "CommentAdded",
+    "DepLinked",
+    "DepUnlinked",
+    "ExecutionCompleted",
+    "ExecutionStarted",
+    "LeaseExpired",
+    "LeaseRenewed",
+    "Payload",
+    "ProgressLogged",
+    "StatusChanged",
+    "TaskClaimed",
+    "TaskCreated",
+    "TaskDropped",
+    "TaskRestored",
+    "TaskTransferred",
+    "TaskUpdated",
+    "VerificationRecorded",
+    "WorkspaceProvisioned",
+    "WorkspaceUpdated",
+]
+
+
+class TaskCreated(TypedDict):
+    status: str
+    depends_on: list[str]
+
+
+class TaskClaimed(TypedDict):
+    epoch: int
+    verb: str  # claim, claim_next
+
+
+# A move between statuses, by a verb (`complete`, `approve`, `reject`, `move`...).
+StatusChanged = TypedDict(
+    "StatusChanged",
+    {
+        "verb": str,
+        "from": NotRequired[str],  # absent when the mover did not read the task (cancel_dependents)
+        "to": NotRequired[str],
+        "assignee": NotRequired[str | None],  # handed to someone else (the gate's handback)
+        "human_override": NotRequired[bool],  # done over the verdict (the audit table has the row)
+        "via": NotRequired[list[str]],  # the intermediate statuses of a multi-step verb (reject)
+        "closed_executions": NotRequired[list[str]],  # runs open when the task left in_progress
+        "reason": NotRequired[str],
+        "fields": NotRequired[list[str]],  # columns an edit changed along with the move
+        "blocker": NotRequired[str],  # cancel_dependents: the failed task this one waited on
+    },
+)
+
+
+class TaskUpdated(TypedDict):
+    """An edit that moved nothing (a same-status move with field changes, a bare edit)."""
+
+    verb: str
+    reason: NotRequired[str]
+    fields: NotRequired[list[str]]
+
+
+class LeaseRenewed(TypedDict):
+    lease_until: int
+    verb: str  # heartbeat, extend_lease
+
+
+class ProgressLogged(TypedDict):
+    lease_until: int
+    verb: str  # log_progress
+
+
+LeaseExpired = TypedDict(
+    "LeaseExpired",
+    {
+        "from": str,
+        "to": str,
+        "assignee": str | None,
+        "lease_until": int | None,
+        "claim_epoch": int,
+        "timed_out_executions": list[str],
+    },
+)
+
+
+class TaskTransferred(TypedDict):
+    to: str
+    epoch: int
+    verb: str  # transfer
+    closed_executions: NotRequired[list[str]]
+
+
+class TaskDropped(TypedDict):
+    pass
+
+
+class TaskRestored(TypedDict):
+    pass
+
+
+class DepLinked(TypedDict):
+    depends_on: str
+
+
+class DepUnlinked(TypedDict):
+    depends_on: str
+
+
+class CommentAdded(TypedDict):
+    comment_id: str
+
+
+class ExecutionStarted(TypedDict):
+    execution_id: str
+
+
+class ExecutionCompleted(TypedDict):
+    execution_id: str
+    status: str  # one of executions.OUTCOMES
+    cost_usd: float | None
+    agent_id: str | None
+    runtime: str
+
+
+class VerificationRecorded(TypedDict):
+    status: str  # the verdict's status
+
+
+class WorkspaceProvisioned(TypedDict):
+    workspace_id: str
+    branch: str | None
+    worktree_path: str | None
+    base_commit: str | None
+
+
+WorkspaceUpdated = TypedDict(
+    "WorkspaceUpdated",
+    {"workspace_id": str, "status": str, "from": NotRequired[str], "reason": NotRequired[str]},
+)
+
+
+Payload = (
+    TaskCreated
+    | TaskClaimed
+    | StatusChanged
+    | TaskUpdated
+    | LeaseRenewed
+    | ProgressLogged
+    | LeaseExpired
+    | TaskTransferred
+    | TaskDropped
+    | TaskRestored
+    | DepLinked
+    | DepUnlinked
+    | CommentAdded
+    | ExecutionStarted
+    | ExecutionCompleted
+    | VerificationRecorded
+    | WorkspaceProvisioned
+    | WorkspaceUpdated
+)
+
+# Each kind's payload: the keys an event of that kind may carry (tests hold every emitted event to
+# it).
+PAYLOADS: dict[EventKind, type] = {
+    EventKind.TASK_CREATED: TaskCreated,
+    EventKind.TASK_CLAIMED: TaskClaimed,
+    EventKind.STATUS_CHANGED: StatusChanged,
+    EventKind.TASK_UPDATED: TaskUpdated,
+    EventKind.LEASE_RENEWED: LeaseRenewed,
+    EventKind.PROGRESS_LOGGED: ProgressLogged,
+    EventKind.LEASE_EXPIRED: LeaseExpired,
+    EventKind.TASK_TRANSFERRED: TaskTransferred,
+    EventKind.TASK_DROPPED: TaskDropped,
+    EventKind.TASK_RESTORED: TaskRestored,
+    EventKind.DEP_LINKED: DepLinked,
+    EventKind.DEP_UNLINKED: DepUnlinked,
+    EventKind.COMMENT_ADDED: CommentAdded,
+    EventKind.EXECUTION_STARTED: ExecutionStarted,
+    EventKind.EXECUTION_COMPLETED: ExecutionCompleted,
+    EventKind.VERIFICATION_RECORDED: VerificationRecorded,
+    EventKind.WORKSPACE_PROVISIONED: WorkspaceProvisioned,
+    EventKind.WORKSPACE_UPDATED: WorkspaceUpdated,
+}
