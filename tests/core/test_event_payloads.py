@@ -87,7 +87,7 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
     lapsing = board.create_task("lapsing")
     board.claim(lapsing.id, "eve", lease_ms=1000)
     clock.advance(ms=1001)
-    board.release_expired_leases()
+    board.reconcile_orphans()
     blocker = board.create_task("blocker")
     board.create_task("downstream", depends_on=[blocker.id])
     board.cancel_dependents(blocker.id)
