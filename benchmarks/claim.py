@@ -53,6 +53,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 # isort: split
 
 import record
+from postgres_url import postgres_url
 
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib.store.contention import connect
@@ -245,7 +246,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--workers", default=None, help="default 1,4,16 (1,4,16,64 with --db)")
-    parser.add_argument("--db", metavar="URL", help="also run on this PostgreSQL database")
+    parser.add_argument(
+        "--db", metavar="URL", type=postgres_url, help="also run on this PostgreSQL database"
+    )
     parser.add_argument(
         "--think-ms",
         type=float,

@@ -39,6 +39,7 @@ import psycopg
 import record
 from claim import build_board
 from claim_postgres import Boards, postmaster_pid, server_cpu_s, server_facts
+from postgres_url import postgres_url
 
 from boardlib import Board
 
@@ -168,7 +169,7 @@ def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--db", metavar="URL", required=True)
+    parser.add_argument("--db", metavar="URL", type=postgres_url, required=True)
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--workers", default="1,4,16,64")

@@ -41,6 +41,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 # isort: split
 
 import record
+from postgres_url import postgres_url
 from proc_stat import cpu_seconds
 
 from boardlib import Board, PlanItem
@@ -318,6 +319,7 @@ def main() -> None:
     parser.add_argument(
         "--db",
         metavar="URL",
+        type=postgres_url,
         help="the same board on this PostgreSQL database (a fresh schema, dropped after): the "
         "live view then follows LISTEN/NOTIFY instead of the file's data_version",
     )

@@ -23,6 +23,9 @@ from .errors import BoardError, Reason
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.*)$", re.DOTALL)
+# `scheme:/rest`: a URL that lost a slash on its way through `Path()` (`Path("postgresql://u@h/db")`
+# is `postgresql:/u@h/db`). Two letters at least, so a drive letter (`C:/boards`) stays a path.
+_MANGLED_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):/(?P<rest>.*)$", re.DOTALL)
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 MASK = "***"
 
@@ -85,14 +88,15 @@ def is_database_url(raw: str | os.PathLike[str]) -> bool:
 
 def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation:
     """A board location from what a user typed: `postgresql://...` (or `postgres://...`) is a
-    PostgreSQL board, `sqlite:///abs/path` and anything without a scheme a SQLite file. Any other
-    `scheme://` is refused (`unsupported_backend`) rather than taken for a folder name."""
+    PostgreSQL board, `sqlite:///abs/path` and anything without a scheme a SQLite file. Anything
+    else shaped like a URL (`scheme://`, or `scheme:/` as `Path()` leaves a URL) is refused
+    (`unsupported_backend`), never taken for a folder name: a board file is never made from it."""
     if isinstance(raw, DatabaseUrl):
         return raw
     text = os.fspath(raw)
     match = _URL.match(text)
     if match is None:
-        return Path(text).expanduser()
+        return _path_or_refusal(text)
     scheme = match["scheme"].lower()
     if scheme in POSTGRES_SCHEMES:
         return DatabaseUrl(text)
@@ -102,6 +106,27 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
         Reason.UNSUPPORTED_BACKEND,
         f"{scheme!r} boards are not supported: --db/KANBAN_DB takes a SQLite file path "
         "(or sqlite:///path) or a postgresql:// URL",
+        scheme=scheme,
+    )
+
+
+def _path_or_refusal(text: str) -> Path:
+    """A SQLite file path, unless `text` is a URL that lost a slash (`scheme:/...`)."""
+    mangled = _MANGLED_URL.match(text)
+    if mangled is None:
+        return Path(text).expanduser()
+    scheme = mangled["scheme"].lower()
+    if scheme == "sqlite":  # `Path("sqlite:///abs/board.db")`: still the file /abs/board.db
+        return Path("/" + mangled["rest"]).expanduser()
+    hint = (
+        f" (a {scheme}:// URL that went through a file path lost a slash: pass the URL as text)"
+        if scheme in POSTGRES_SCHEMES
+        else ""
+    )
+    raise BoardError(
+        Reason.UNSUPPORTED_BACKEND,
+        f"{scheme + ':/'!r} is not a board location{hint}: --db/KANBAN_DB takes a SQLite file "
+        "path (or sqlite:///path) or a postgresql:// URL",
         scheme=scheme,
     )
 

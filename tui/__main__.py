@@ -4,17 +4,26 @@ benchmarks/tui.py)."""
 import argparse
 import sys
 
-from boardlib.location import board_location
+from boardlib.errors import BoardError
+from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path
 
 from .launch import run_tui
+
+
+def _location(text: str) -> BoardLocation:
+    """`--db` as `kanban tui` reads it: a refused location is a usage error, not a traceback."""
+    try:
+        return board_location(text)
+    except BoardError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
     parser.add_argument(
         "--db",
-        type=board_location,
+        type=_location,
         default=None,
         help="board file or postgresql:// URL (default: KANBAN_DB)",
     )
@@ -23,8 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--theme", default=None, help="e.g. ansi-dark over SSH")
     parser.add_argument("--open", dest="open_task", default=None, help="open this task's drawer")
     args = parser.parse_args(argv)
+    try:
+        location = args.db or default_board_path()
+    except BoardError as error:
+        parser.error(f"KANBAN_DB: {error}")
     run_tui(
-        args.db or default_board_path(),
+        location,
         poll_ms=args.poll_ms,
         read_only=args.read_only,
         theme=args.theme,

@@ -96,7 +96,8 @@ def serve(
         )
     except TokenFileError as error:
         raise click.UsageError(str(error)) from None
-    settings = ServerSettings(db=board_path(), tokens=book, repo_roots=repo_roots)
+    location = board_path()
+    settings = ServerSettings(db=location, tokens=book, repo_roots=repo_roots)
     try:
         check_binding(host, settings)
     except UnsafeBinding as error:
@@ -116,13 +117,13 @@ def serve(
             settings.db,
             clock=clock_from_env(),
             config=BoardConfig.from_env(),
-            create=is_default_board(Path(str(settings.db))),
+            create=is_default_board(location),
         )
     except BaseException:
         sock.close()
         raise
     if board.created:
-        announce_created(Path(str(settings.db)))
+        announce_created(location)
     if workers > 1:
         board.close()  # each worker opens its own, after the fork
     code = run(

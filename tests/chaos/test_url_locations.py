@@ -1,0 +1,155 @@
+"""A URL is never a file path, on any surface.
+
+`Path("postgresql://u@h/db")` is the relative path `postgresql:/u@h/db`: once, a URL that went
+through `Path()` made 152 SQLite boards in a folder named `postgresql:`. `boardlib.location` now
+refuses anything shaped like a URL that is not a `postgresql://` one (`scheme://` and `scheme:/`
+alike) with `unsupported_backend`, and every surface passes that refusal on: the library, the CLI
+(`--db` and `KANBAN_DB`), `kanban serve`, `kanban mcp` (and its session in-process), the terminal
+board (`kanban tui`, `python -m tui`) and the benchmarks' `--db`. Each test runs in an empty
+folder and proves nothing appeared in it.
+"""
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardError, Reason
+from boardlib.location import DatabaseUrl, board_location
+from kanban.mcp.server import build_server
+from kanban.mcp.session import AgentSession
+from tests.cli.conftest import KANBAN, clean_env
+
+ROOT = Path(__file__).resolve().parents[2]
+URL = "postgresql://kanban:pw@127.0.0.1:1/kanban?options=-csearch_path%3Dboard_1"
+# What the URLs become after `Path()`: one slash gone. None of them may ever name a file.
+LOST_A_SLASH = [str(Path(URL)), "postgres:/127.0.0.1:1/k", "mysql:/u:pw@h/d", "redis:/h"]
+REFUSED = [*LOST_A_SLASH, "mysql://u:pw@h/d", "sqlite://relative/board.db"]
+
+
+@pytest.fixture
+def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's working folder, which must still be empty at the end."""
+    folder = tmp_path / "cwd"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    yield folder
+    assert sorted(p.name for p in folder.rglob("*")) == [], "a file was made from a URL"
+
+
+def one_error(stderr: str) -> dict[str, str]:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return dict(json.loads(lines[0]))
+
+
+def test_the_one_parser_tells_urls_from_paths() -> None:
+    assert str(Path(URL)).startswith("postgresql:/kanban:pw@")  # the trap itself
+    assert isinstance(board_location(URL), DatabaseUrl)
+    for text in REFUSED:
+        with pytest.raises(BoardError) as caught:
+            board_location(text)
+        assert caught.value.reason is Reason.UNSUPPORTED_BACKEND, text
+        assert "pw" not in str(caught.value) and "pw" not in json.dumps(caught.value.details)
+    with pytest.raises(BoardError, match="lost a slash"):
+        board_location(Path(URL))
+    # Still paths: a SQLite URL that lost its slashes, a drive letter, an explicit relative path.
+    assert board_location(Path("sqlite:///srv/kanban/board.db")) == Path("/srv/kanban/board.db")
+    assert board_location("C:/boards/board.db") == Path("C:/boards/board.db")
+    assert board_location("./postgresql:/board.db") == Path("postgresql:/board.db")
+    assert board_location("boards/team:a.db") == Path("boards/team:a.db")
+
+
+@pytest.mark.parametrize("text", LOST_A_SLASH)
+def test_the_library_refuses_a_url_that_went_through_path(empty: Path, text: str) -> None:
+    for location in (text, Path(text)):
+        for create in (True, False):
+            with pytest.raises(BoardError) as caught:
+                Board(location, create=create)
+            assert caught.value.reason is Reason.UNSUPPORTED_BACKEND
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_the_cli_refuses_it_from_the_flag_and_the_environment(empty: Path, text: str) -> None:
+    env = clean_env()
+    for where, extra in (([], {"KANBAN_DB": text}), (["--db", text], {})):
+        for verb in (["task", "list"], ["task", "dispatch", "-t", "x"], ["db", "init"]):
+            run = subprocess.run(
+                [str(KANBAN), *where, *verb], env={**env, **extra}, cwd=empty,
+                capture_output=True, text=True, check=False, timeout=60,
+            )  # fmt: skip
+            assert (run.returncode, run.stdout) == (2, ""), (verb, run)
+            error = one_error(run.stderr)
+            assert error["reason"] == "unsupported_backend", (verb, error)
+            assert "pw" not in run.stderr
+
+
+def test_kanban_db_init_refuses_it_as_its_argument(empty: Path) -> None:
+    run = subprocess.run(
+        [str(KANBAN), "db", "init", str(Path(URL))], env=clean_env(), cwd=empty,
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
+
+
+def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
+    for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
+        run = subprocess.run(
+            [str(KANBAN), *where, "serve", "--port", "0"], env=clean_env(**extra), cwd=empty,
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert (run.returncode, run.stdout) == (2, ""), run
+        assert one_error(run.stderr)["reason"] == "unsupported_backend"
+
+
+def test_the_mcp_server_refuses_to_start_on_it(empty: Path) -> None:
+    run = subprocess.run(
+        [str(KANBAN), "mcp", "--agent", "ada"], env=clean_env(KANBAN_DB=str(Path(URL))),
+        cwd=empty, capture_output=True, text=True, check=False, timeout=60,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert (run.returncode, run.stdout) == (2, ""), run
+    assert one_error(run.stderr)["reason"] == "unsupported_backend"
+
+
+async def test_an_embedded_mcp_session_answers_it_with_a_tool_error(empty: Path) -> None:
+    session = AgentSession(Path(URL), "ada", create=True)
+    try:
+        server = build_server(session)
+        for tool in ("claim_next", "list_tasks"):
+            result = await server.call_tool(tool, {})
+            assert result.is_error
+            assert isinstance(result.structured_content, dict)
+            assert result.structured_content["reason"] == "unsupported_backend"
+    finally:
+        session.close()
+
+
+def test_the_terminal_board_refuses_it_before_taking_the_screen(empty: Path) -> None:
+    """`kanban tui` answers like every verb; `python -m tui` with a usage error, no traceback."""
+    run = subprocess.run(
+        [str(KANBAN), "tui", "--db", str(Path(URL))], env=clean_env(), cwd=empty,
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
+    for argv, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
+        run = subprocess.run(
+            [sys.executable, "-m", "tui", *argv], env=clean_env(**extra), cwd=empty,
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 2, run
+        assert "Traceback" not in run.stderr and "lost a slash" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("script", ["claim.py", "claim_floor.py", "tui.py"])
+def test_the_benchmarks_db_takes_a_postgres_url_only(empty: Path, script: str) -> None:
+    for given in (str(Path(URL)), "board.db", "mysql://h/d"):
+        run = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / script), "--db", given],
+            env=clean_env(), cwd=empty, capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 2, run
+        assert "argument --db" in run.stderr and "Traceback" not in run.stderr, run.stderr
