@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 BACKENDS = ("sqlite", "postgres")
 
+# The session fails when the tests leave a file in the repository tree (tests/tree_guard.py).
+pytest_plugins = ["tests.tree_guard"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
