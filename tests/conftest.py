@@ -3,12 +3,14 @@
 Every test that asks for `board_path` (or `board`, or the CLI's `Kanban` built on it) runs twice:
 `[sqlite]` on a file in a temp folder, `[postgres]` in a fresh schema of a throwaway cluster the
 session starts (tests/pg_cluster.py). A module or test marked `sqlite_only` (it checks the file
-itself: pragmas, the writer queue, the WAL) runs on SQLite alone. Without Postgres binaries the
-`[postgres]` half fails in CI and is skipped, with the reason, elsewhere.
+itself: pragmas, the writer queue, the WAL) runs on SQLite alone. Where no cluster can start (no
+server binaries; as root, no `runuser`) the `[postgres]` half says so once: one failure in CI,
+one skip elsewhere, the rest deselected.
 """
 
 import itertools
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,26 +46,79 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", backends, indirect=True)
 
 
+def _needs_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    on_postgres = callspec is not None and callspec.params.get("backend") == "postgres"
+    return on_postgres or "postgres_cluster" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have chosen
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """When no cluster can start here (tests/pg_cluster.py says why), one Postgres test stays to
+    say so (a failure in CI, a skip elsewhere) and the others are deselected: one message
+    instead of one per test. Every xdist worker collects alike, so they keep the same one."""
+    from tests.pg_cluster import missing_prerequisite
+
+    postgres = [item for item in items if _needs_postgres(item)]
+    if len(postgres) < 2 or missing_prerequisite() is None:
+        return
+    _deselected.append(len(postgres) - 1)
+    dropped = set(postgres[1:])
+    items[:] = [item for item in items if item not in dropped]
+    config.hook.pytest_deselected(items=postgres[1:])
+
+
+_deselected: list[int] = []  # how many Postgres tests were deselected for want of a cluster
+
+
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator["Cluster"]:
-    """One cluster per test process (each xdist worker has its own), started on first use."""
-    from tests.pg_cluster import MISSING, find_binaries, in_ci, start_cluster
+def _cluster_or_why_not() -> Iterator["Cluster | str"]:
+    """One cluster per test process (each xdist worker has its own), started on first use; or,
+    when it cannot start, the one sentence that says why."""
+    from tests.pg_cluster import find_binaries, missing_prerequisite, start_cluster
 
+    problem = missing_prerequisite()
     binaries = find_binaries()
-    if binaries is None:
-        if in_ci():
-            pytest.fail(f"CI must run the Postgres tests: {MISSING}", pytrace=False)
-        pytest.skip(MISSING)
-    cluster = start_cluster(binaries)
+    if problem is not None or binaries is None:
+        yield problem or "no PostgreSQL binaries"
+        return
+    try:
+        cluster = start_cluster(binaries)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as error:
+        yield f"the test cluster did not start: {error}"
+        return
     try:
         yield cluster
     finally:
         cluster.stop()
+
+
+_told: list[str] = []  # the reason this process already reported as a failure (CI)
+
+
+@pytest.fixture
+def postgres_cluster(_cluster_or_why_not: "Cluster | str") -> "Cluster":
+    """The session's cluster. Without one: locally every Postgres test is skipped with the reason
+    (one line of `-ra`); in CI the first one in each process fails with it, the rest are skipped
+    pointing there: one message, not a traceback per test."""
+    from tests.pg_cluster import in_ci
+
+    if not isinstance(_cluster_or_why_not, str):
+        return _cluster_or_why_not
+    why = _cluster_or_why_not
+    if _deselected:
+        why += f" ({_deselected[0]} more Postgres tests deselected)"
+    if not in_ci():
+        pytest.skip(why)
+    if not _told:
+        _told.append(why)
+        pytest.fail(f"CI must run the Postgres tests: {why}", pytrace=False)
+    pytest.skip(f"no Postgres cluster (the first Postgres test failed with the reason): {why}")
 
 
 _schemas = itertools.count(1)

@@ -6,13 +6,15 @@ system user (`runuser -u postgres --`), in a folder under /tmp that user owns (p
 root is mode 700 and out of its reach). Durability is switched off (fsync, synchronous_commit,
 full_page_writes): nothing here must survive a crash, and the suite runs several times faster.
 
-Without server binaries the Postgres half of the suite cannot run. In CI (`KANBAN_CI=1`, set by
-`.ci/run`, or the conventional `CI`) that is a failure with a message; locally, a skip with the
-same message. It never passes silently.
+Without server binaries (or, as root, without `runuser` or the `postgres` user) the Postgres half
+of the suite cannot run. `missing_prerequisite` says why in one sentence, before anything is
+started; tests/conftest.py turns it into one failure in CI (`KANBAN_CI=1`, set by `.ci/run`, or
+the conventional `CI`) and one skip reason locally. It never passes silently.
 """
 
 import glob
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -62,6 +64,40 @@ MISSING = (
 )
 
 
+NO_RUNUSER = (
+    "runuser not found (on PATH, /usr/sbin or /sbin): as root the test cluster runs as the "
+    "postgres user through it; install util-linux, point KANBAN_RUNUSER at it, or run the tests "
+    "as a non-root user"
+)
+NO_POSTGRES_USER = (
+    "the postgres system user does not exist: as root the test cluster runs as that user "
+    "(the distribution's postgresql package creates it), or run the tests as a non-root user"
+)
+
+
+def find_runuser() -> str | None:
+    """`KANBAN_RUNUSER`, else `runuser` on PATH, else in /usr/sbin or /sbin (a PATH without the
+    sbin folders is common outside a login shell)."""
+    explicit = os.environ.get("KANBAN_RUNUSER")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    return shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+
+
+def missing_prerequisite() -> str | None:
+    """Why no cluster can be started here, in one sentence; None when it can."""
+    if find_binaries() is None:
+        return MISSING
+    if os.geteuid() == 0:
+        if find_runuser() is None:
+            return NO_RUNUSER
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return NO_POSTGRES_USER
+    return None
+
+
 PASSWORD_ROLE = "kanban_secret"
 
 
@@ -83,6 +119,7 @@ class Cluster:
     port: int
     binaries: Path
     as_postgres: bool
+    runuser: str = "runuser"
 
     @property
     def url(self) -> str:
@@ -91,7 +128,7 @@ class Cluster:
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         command = list(args)
         if self.as_postgres:
-            command = ["runuser", "-u", "postgres", "--", *command]
+            command = [self.runuser, "-u", "postgres", "--", *command]
         return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
 
     def stop(self) -> None:
@@ -108,7 +145,7 @@ def start_cluster(binaries: Path, settings: dict[str, str] | None = None) -> Clu
     folder = Path(tempfile.mkdtemp(prefix="kanban-pg-", dir="/tmp"))
     if as_postgres:
         shutil.chown(folder, "postgres", "postgres")
-    cluster = Cluster(folder, 0, binaries, as_postgres)
+    cluster = Cluster(folder, 0, binaries, as_postgres, find_runuser() or "runuser")
     data = folder / "data"
     done = cluster._run(
         str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",

@@ -467,18 +467,51 @@ def test_the_cluster_probe(postgres_cluster: Cluster) -> None:
         assert conn.execute("SELECT 1").fetchone() == (1,)
 
 
-@pytest.mark.parametrize(("ci", "outcome"), [("1", "1 error"), ("0", "1 skipped")])
-def test_postgres_tests_never_pass_silently_without_a_server(ci: str, outcome: str) -> None:
-    """No server binaries: the Postgres tests fail in CI and skip elsewhere, naming the cause."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_XDIST_WORKER")}
-    env |= {"KANBAN_PG_BIN": "/nonexistent", "KANBAN_CI": ci}
+PROBES = [
+    "tests/core/test_postgres.py::test_the_cluster_probe",
+    "tests/core/test_postgres.py::test_a_wrong_password_is_refused_without_printing_it",
+]
+
+
+def _pytest_probes(**env: str) -> str:
+    """The two probes in a pytest of their own (no xdist), with `env` over this environment."""
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_XDIST_WORKER")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q",
-         "-rs", "tests/core/test_postgres.py::test_the_cluster_probe"],
-        capture_output=True, text=True, cwd=Path(__file__).parents[2], env=env, timeout=300,
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q", "-ra",
+         *PROBES],
+        capture_output=True, text=True, cwd=Path(__file__).parents[2], env=base | env, timeout=300,
     )  # fmt: skip
-    assert outcome in done.stdout, done.stdout
-    assert "PostgreSQL server binaries not found" in done.stdout, done.stdout
+    return done.stdout
+
+
+WITHOUT = [("KANBAN_PG_BIN", "/nonexistent", "PostgreSQL server binaries not found")]
+if os.geteuid() == 0:  # only root runs the cluster through runuser
+    WITHOUT.append(("KANBAN_RUNUSER", "/nonexistent/runuser", "runuser not found"))
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), WITHOUT)
+def test_without_a_cluster_the_postgres_tests_say_why_once(
+    variable: str, value: str, message: str
+) -> None:
+    """No server binaries (or, as root, no runuser): in CI the first Postgres test fails with the
+    reason, locally it skips with it, and the rest are deselected: one message, however many
+    Postgres tests there are, no traceback, and never a silent pass."""
+    in_ci = _pytest_probes(**{variable: value, "KANBAN_CI": "1"})
+    assert "1 deselected, 1 error in" in in_ci, in_ci
+    assert message in in_ci and "1 more Postgres tests deselected" in in_ci, in_ci
+    assert "Traceback" not in in_ci, in_ci
+    local = _pytest_probes(**{variable: value, "KANBAN_CI": "0"})
+    assert "1 skipped, 1 deselected in" in local, local
+    skips = [line for line in local.splitlines() if line.startswith("SKIPPED")]
+    assert len(skips) == 1 and message in skips[0], local
+
+
+def test_runuser_is_found_without_the_sbin_folders_on_path() -> None:
+    """A root shell whose PATH lacks /usr/sbin (runuser's home) still starts the cluster."""
+    path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not p.rstrip("/").endswith("sbin")
+    )
+    assert "2 passed" in (out := _pytest_probes(PATH=path, KANBAN_CI="1")), out
 
 
 def _hold_board_lock_then_hang(url: str, ready: Any) -> None:
