@@ -3,7 +3,8 @@
 Every test that asks for `board_path` (or `board`, or the CLI's `Kanban` built on it) runs twice:
 `[sqlite]` on a file in a temp folder, `[postgres]` in a fresh schema of a throwaway cluster the
 session starts (tests/pg_cluster.py). A module or test marked `sqlite_only` (it checks the file
-itself: pragmas, the writer queue, the WAL) runs on SQLite alone. Where no cluster can start (no
+itself: pragmas, the writer queue, the WAL) runs on SQLite alone. Every test that needs Postgres
+is `slow`: `pytest -m "not slow"` is the SQLite-only fast loop. Where no cluster can start (no
 server binaries; as root, no `runuser`) the `[postgres]` half says so once: one failure in CI,
 one skip elsewhere, the rest deselected.
 """
@@ -30,12 +31,6 @@ BACKENDS = ("sqlite", "postgres")
 pytest_plugins = ["tests.tree_guard"]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "sqlite_only: the test inspects the SQLite file itself; one backend only"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
         only_sqlite = metafunc.definition.get_closest_marker("sqlite_only") is not None
@@ -50,6 +45,13 @@ def _needs_postgres(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     on_postgres = callspec is not None and callspec.params.get("backend") == "postgres"
     return on_postgres or "postgres_cluster" in getattr(item, "fixturenames", ())
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every test that needs the Postgres cluster is `slow`, so `pytest -m "not slow"` (the fast
+    loop, docs/development.md) runs every wing on SQLite alone."""
+    if _needs_postgres(item):
+        item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have chosen

@@ -207,6 +207,7 @@ def test_every_entry_point_is_fuzzed() -> None:
             assert strategy_for(p.name, str(p.annotation), known) is not None
 
 
+@pytest.mark.slow  # the library fuzz
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

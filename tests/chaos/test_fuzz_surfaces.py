@@ -69,6 +69,7 @@ def chaos_schema(live: Live) -> schemathesis.BaseSchema:
 rest = schemathesis.pytest.from_fixture("chaos_schema")
 
 
+@pytest.mark.slow  # the REST body fuzz
 @rest.parametrize()
 @settings(
     max_examples=EXAMPLES,
@@ -202,6 +203,7 @@ def arguments_for(tool: Tool) -> Any:
     ).map(lambda drawn: (drawn[0], {**drawn[1], **drawn[2]}))
 
 
+@pytest.mark.slow  # the MCP argument fuzz
 @settings(
     max_examples=EXAMPLES * 3,
     deadline=None,

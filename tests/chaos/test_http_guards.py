@@ -32,6 +32,8 @@ from boardlib import Board
 from kanban.http.auth import Identity, TokenBook
 from tests.cli.conftest import KANBAN, clean_env
 
+pytestmark = pytest.mark.slow  # a 50 MB stream and timing-equal 401s
+
 TOKENS = {
     "alice": "alice-chaos-token-0123456789abcdef",
     "bob": "bob-chaos-token-0123456789abcdef00",

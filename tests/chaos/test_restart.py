@@ -19,12 +19,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from boardlib import Board, BoardConfig, PlanItem
 from boardlib.events import EventKind, read
 from boardlib.payloads import LeaseExpired
 from boardlib.records import EXECUTION_RUNNING, EXECUTION_SUCCEEDED, EXECUTION_TIMED_OUT
 
 from .soak import KANBAN, Soak, SoakConfig
+
+pytestmark = pytest.mark.slow  # a server killed and restarted mid-plan
 
 LEASE_MS = 2000
 STEADY_LEASE_MS = 10 * 60_000

@@ -18,6 +18,8 @@ from tests.conftest import new_postgres_board
 
 from .soak import SoakConfig, run_soak
 
+pytestmark = pytest.mark.slow  # 45 s of kill -9 per backend
+
 CI_SECONDS = 45.0
 
 

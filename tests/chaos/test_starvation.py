@@ -32,6 +32,8 @@ from tests.cli.conftest import KANBAN, clean_env
 from tests.tui.conftest import Notes, loaded, make_app, until
 from tui.components.header_bar import HeaderBar
 
+pytestmark = pytest.mark.slow  # writers held past their budget, timed
+
 REPO = Path(__file__).resolve().parents[2]
 BUDGET_MS = 1500
 HOLD_S = 3.0

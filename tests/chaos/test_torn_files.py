@@ -35,6 +35,8 @@ from boardlib.store.schema import SCHEMA_VERSION
 from tests.cli.conftest import KANBAN, clean_env
 from tests.mcp.conftest import text_of
 
+pytestmark = pytest.mark.slow  # every torn board on every surface, each a process
+
 KINDS = (
     "missing",
     "read_only",

@@ -33,6 +33,8 @@ from tests.worktrees.conftest import git, make_repo, repo_state
 from tests.worktrees.test_handoff import FULL
 from tests.worktrees.test_provision import HOSTILE_REFS
 
+pytestmark = pytest.mark.slow  # hostile paths through real git and the CLI
+
 OPTION_ENDS = ("--", "--end-of-options")
 
 

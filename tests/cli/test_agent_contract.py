@@ -278,6 +278,7 @@ def test_a_database_url_is_told_from_a_path_in_one_place(tmp_path: Path) -> None
     assert board_location("boards/x.db") == Path("boards/x.db")
 
 
+@pytest.mark.slow  # a lock held for seconds by another process
 def test_opening_to_read_never_needs_the_write_lock(board_path: Path, clock: ManualClock) -> None:
     with Board(board_path, clock=clock) as board:
         task = board.create_task("held")

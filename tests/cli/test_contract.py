@@ -360,6 +360,7 @@ def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # a lock held for seconds by another process
 def test_reads_do_not_wait_on_a_writer_holding_the_lock(kanban: Kanban) -> None:
     """Another process holds the write lock (the writers' queue and SQLite's own), and a lease
     has expired, so the open's orphan reconciliation wants to write: the read still answers at

@@ -6,7 +6,11 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Kanban
+
+pytestmark = pytest.mark.slow  # 16 processes racing
 
 WORKERS = 16
 TASKS = 200

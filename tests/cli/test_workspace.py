@@ -80,6 +80,7 @@ def test_hostile_base_ref_is_refused_and_creates_nothing(setup, ref: str) -> Non
     assert (kanban.snapshot(), repo_state(repo), git(repo, "branch", "--list")) == before
 
 
+@pytest.mark.slow  # the whole worktree story through the CLI
 def test_handoff_resume_detail_pause_and_complete_through_the_gate(setup) -> None:  # type: ignore[no-untyped-def]
     kanban, repo, env = setup
     task_id = claimed(kanban)

@@ -489,6 +489,7 @@ if os.geteuid() == 0:  # only root runs the cluster through runuser
     WITHOUT.append(("KANBAN_RUNUSER", "/nonexistent/runuser", "runuser not found"))
 
 
+@pytest.mark.slow  # four pytest sessions of their own
 @pytest.mark.parametrize(("variable", "value", "message"), WITHOUT)
 def test_without_a_cluster_the_postgres_tests_say_why_once(
     variable: str, value: str, message: str
@@ -506,6 +507,7 @@ def test_without_a_cluster_the_postgres_tests_say_why_once(
     assert len(skips) == 1 and message in skips[0], local
 
 
+@pytest.mark.slow  # starts a cluster of its own
 def test_runuser_is_found_without_the_sbin_folders_on_path() -> None:
     """A root shell whose PATH lacks /usr/sbin (runuser's home) still starts the cluster."""
     path = os.pathsep.join(

@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib import transitions as t
 
@@ -149,6 +151,7 @@ def _create_child(path: str, parent: str, barrier: Any, results: Any) -> None:
             results.put(error.details.get("cap", error.reason.value))
 
 
+@pytest.mark.slow  # twenty racing processes
 def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(board_path: Path) -> None:
     path = board_path
     with Board(path) as board:

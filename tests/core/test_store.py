@@ -107,6 +107,7 @@ def _with_lock_held(path: Path, seconds: float) -> multiprocessing.Process:
     return _held_in_another_process(_hold_write_lock, path, seconds)
 
 
+@pytest.mark.slow  # waits out the busy budget
 def test_a_lock_held_past_the_budget_is_busy_and_writes_nothing(board_path: Path) -> None:
     with Board(board_path, config=BoardConfig(retry_budget_ms=600)) as board:
         holder = _with_lock_held(board_path, 3.0)

@@ -3,10 +3,13 @@
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board
 from tests.cli.conftest import KANBAN, clean_env
 
 
+@pytest.mark.slow  # the demo team works for seconds
 def test_demo_runs_headless_for_a_bounded_time_and_keeps_its_board(tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     done = subprocess.run(
@@ -34,6 +37,7 @@ def test_demo_refuses_bad_options_before_creating_anything(tmp_path: Path) -> No
     assert not folder.exists()
 
 
+@pytest.mark.slow  # the demo team works for seconds
 def test_a_dropped_terminal_still_cleans_up_the_demo(tmp_path: Path) -> None:
     """`kanban demo` over SSH, and the session drops: the agents stop and the demo's folder goes,
     even though the app cannot unwind normally on a terminal that is gone."""

@@ -277,6 +277,7 @@ def test_a_timed_stop_hands_work_back_and_removes_the_temp_folder(
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow  # the demo team works for seconds
 def test_a_timed_stop_with_keep_leaves_a_consistent_board(tmp_path: Path) -> None:
     code, out = _demo(tmp_path, tasks=36, speed=10.0, duration=3.0)
     assert code == EXIT_OK, out

@@ -20,6 +20,8 @@ from schemathesis.checks import (
 
 from tests.http.conftest import Live, bearer, live_server, seed_every_state, token_book
 
+pytestmark = pytest.mark.slow  # schemathesis over every route, twice
+
 EXAMPLES = int(os.environ.get("KANBAN_SCHEMATHESIS_EXAMPLES", "25"))
 
 

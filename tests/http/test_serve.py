@@ -70,6 +70,7 @@ def test_the_ready_line_names_the_url_and_the_board(tmp_path: Path, board_path: 
         assert served.stop() == 0
 
 
+@pytest.mark.slow  # 16 clients racing
 def test_16_clients_race_for_200_tasks_each_won_exactly_once(
     tmp_path: Path, board_path: Path
 ) -> None:
@@ -223,6 +224,7 @@ def git_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return {key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")}
 
 
+@pytest.mark.slow  # a server drained on SIGTERM
 def test_sigterm_lets_in_flight_requests_finish_checkpoints_and_exits_0(
     tmp_path: Path, git_env: dict[str, str]
 ) -> None:

@@ -300,6 +300,7 @@ def test_kanban_mcp_needs_an_agent_and_refuses_operator_names(db: Path) -> None:
         assert "agent" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.slow  # MCP sessions racing
 async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> None:
     """Four `kanban mcp` processes call claim_next at the same moment on a board with one task:
     one gets it, the others hear {"task": null}, and the board records one claim."""

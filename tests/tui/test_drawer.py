@@ -107,6 +107,7 @@ async def on_tab(pilot: Any, drawer: TaskDrawer, key: str, name: str) -> None:
     await pilot.pause(0.1)
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_every_tab_shows_what_the_board_and_the_worktree_hold(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     task_id = board.ids["review"]
@@ -161,6 +162,7 @@ async def test_every_tab_shows_what_the_board_and_the_worktree_hold(review) -> N
         assert lines and text.index("finished") < text.index("claimed")  # newest first
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     app = app_on(board, clock, "paused")
@@ -187,6 +189,7 @@ async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> N
         )
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     task_id = board.ids["review"]
@@ -224,6 +227,7 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
         await until(pilot, lambda: any("MORE = 1" in row.text for row in view.rows), timeout=10)
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     task_id = board.ids["review"]
@@ -297,6 +301,7 @@ def _row(board: ReviewBoard, task_id: str) -> dict[str, Any]:
         return dict(conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_beside_the_board_the_board_stays_navigable_and_the_drawer_follows(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     app = app_on(board, clock)
@@ -347,6 +352,7 @@ async def test_beside_the_board_the_board_stays_navigable_and_the_drawer_follows
 HOSTILE = "pwn[@click=app.quit]x[/] \x1b]52;c;ZXZpbA==\x07 \x1b[2J \r end"
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_hostile_agent_text_renders_literally_and_runs_nothing(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     task_id = board.ids["review"]
@@ -447,6 +453,7 @@ def test_a_cut_diff_names_the_files_it_could_not_show() -> None:
     assert any(row.kind == NOTE and "cut here" in row.text for row in rows)
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_drawer_keys_tabs_files_ends_links_and_comments(review) -> None:  # type: ignore[no-untyped-def]
     from tui.components.link_menu import LinkMenu
 

@@ -251,6 +251,7 @@ def _drawer_on(app: Any, task_id: str) -> bool:
     return bool(drawers) and drawers[0].data is not None and drawers[0].data.task_id == task_id
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_the_app_writes_no_agent_control_sequence(hostile_board) -> None:  # type: ignore[no-untyped-def]
     path, clock = hostile_board
     notes = Notes()

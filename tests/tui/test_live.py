@@ -121,6 +121,7 @@ async def test_locked_board_goes_unreadable_and_recovers(demo) -> None:  # type:
         locker.close()
 
 
+@pytest.mark.slow  # a real terminal closed under the app
 def test_the_app_exits_when_its_terminal_goes_away(tmp_path: Path) -> None:
     path, _clock, _ids = demo_board(tmp_path)
     pid, master = pty.fork()

@@ -53,6 +53,7 @@ async def test_navigation_moves_one_selection_across_columns(demo) -> None:  # t
         assert not app.state.filter.active
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_move_menu_lists_exactly_the_legal_targets(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     app = make_app(path, clock)
@@ -76,6 +77,7 @@ async def test_move_menu_lists_exactly_the_legal_targets(demo) -> None:  # type:
             await pilot.press("escape")
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_release_block_cancel_and_priority(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)
@@ -156,6 +158,7 @@ async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type:
         assert ids["docs"] in str(app.screen.body.renderables[1])  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # a long scripted session of the app
 async def test_edit_comment_link_and_create(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     notes = Notes()

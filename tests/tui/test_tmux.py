@@ -26,7 +26,10 @@ TITLE = (
 )
 TEXTUAL_OSC = re.compile(rb"\x1b\]22;[a-z-]*\x07")  # Textual's own pointer-shape request
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = [
+    pytest.mark.slow,  # the app in real tmux terminals, timed toasts
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 
 class Tmux:

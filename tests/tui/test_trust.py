@@ -98,6 +98,7 @@ async def palette_results(pilot: Any, query: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_an_id_query_jumps_to_exactly_that_id_and_offers_no_write(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     before = everything(path)
@@ -264,6 +265,7 @@ async def test_a_newer_schema_opens_read_only_and_says_so(demo) -> None:  # type
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 999
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_a_filter_it_does_not_understand_is_said(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     notes = Notes()

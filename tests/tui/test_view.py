@@ -122,6 +122,7 @@ async def test_the_cursor_stays_when_its_task_leaves(demo) -> None:  # type: ign
         assert app.selected_task().id == target  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_sideways_scrolling_shows_whole_columns_and_counts_the_rest(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     app = make_app(path, clock)
@@ -233,6 +234,7 @@ async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ign
         assert facts.shown < facts.total
 
 
+@pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_a_filter_brings_its_first_match_into_view(long_todo) -> None:  # type: ignore[no-untyped-def]
     path, clock = long_todo
     app = make_app(path, clock)

@@ -67,6 +67,7 @@ def interleaved(lines: list[str]) -> bool:
     return False
 
 
+@pytest.mark.slow  # processes queueing on the lock
 def test_the_lock_serialises_processes(tmp_path):
     lines = run_holders(tmp_path, use_lock=True)
     assert len(lines) == 4 * 8 * 2
