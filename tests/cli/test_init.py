@@ -78,6 +78,7 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "state" / "board.db"
 
 
+@pytest.mark.slow  # kanban init run again and again
 @pytest.mark.parametrize("harness", list(FILES))
 def test_init_writes_the_runtimes_files_and_a_second_run_changes_no_byte(
     harness: str, repo: Path, db: Path
@@ -109,6 +110,7 @@ def test_init_writes_the_runtimes_files_and_a_second_run_changes_no_byte(
     assert digests(repo) == before
 
 
+@pytest.mark.slow  # kanban init run again and again
 def test_the_mcp_configs_are_in_each_runtimes_format(repo: Path, db: Path) -> None:
     for harness in ("claude-code", "cursor", "codex"):
         ok(kanban_init(repo, db, "--harness", harness, "--agent", "w1", "--tools", "worker"))
@@ -124,6 +126,7 @@ def test_the_mcp_configs_are_in_each_runtimes_format(repo: Path, db: Path) -> No
     assert "\n@AGENTS.md\n" in claude_md  # Claude Code reads CLAUDE.md, which imports AGENTS.md
 
 
+@pytest.mark.slow  # kanban init run again and again
 def test_lines_outside_the_block_survive_every_rewrite(repo: Path, db: Path) -> None:
     mine = "# Our project\n\nUse tabs.\r\n"  # the user's own text, a CRLF line included
     (repo / "AGENTS.md").write_text(mine, newline="")
@@ -199,6 +202,7 @@ def test_print_writes_nothing_and_shows_what_a_run_writes(repo: Path, db: Path) 
         assert (repo / path).read_text() == content, path
 
 
+@pytest.mark.slow  # kanban init run again and again
 def test_a_json_config_keeps_the_users_servers_and_formatting(repo: Path, db: Path) -> None:
     folder = repo / ".cursor"
     folder.mkdir()
@@ -263,6 +267,7 @@ def test_codex_toml_keeps_the_users_config_and_refuses_a_second_kanban_table(
     assert digests(repo) == before
 
 
+@pytest.mark.slow  # kanban init run again and again
 def test_claude_md_that_already_imports_agents_md_or_is_it_is_left_alone(
     repo: Path, db: Path
 ) -> None:
@@ -358,6 +363,7 @@ def bash(lines: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow  # every command of the blocks, run
 def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) -> None:
     assert shutil.which("jq"), "the instructions use jq; install it (apt-get install jq)"
     ok(kanban_init(repo, db, "--harness", "claude-code", "--role", "worker"))

@@ -103,6 +103,7 @@ def finished_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return tmp_path, out
 
 
+@pytest.mark.slow  # the demo team works its whole plan
 def test_the_demo_finishes_its_plan_with_one_live_owner_per_task(
     finished_demo: tuple[Path, str],
 ) -> None:
@@ -190,6 +191,7 @@ def test_the_demo_finishes_its_plan_with_one_live_owner_per_task(
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow  # the demo team works its whole plan
 def test_the_demo_does_real_work_in_real_worktrees(
     finished_demo: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,6 +35,7 @@ def server_entry(repo: Path, harness: str) -> dict[str, Any]:
     return entry
 
 
+@pytest.mark.slow  # an MCP server per runtime
 @pytest.mark.parametrize(
     ("harness", "tool_set"), [("claude-code", "all"), ("cursor", "worker"), ("codex", "worker")]
 )
