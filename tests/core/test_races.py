@@ -15,6 +15,8 @@ import pytest
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib import transitions as t
 
+pytestmark = pytest.mark.slow  # processes racing, each spawned afresh
+
 CTX = multiprocessing.get_context("spawn")
 # Generous budget: 16 processes on 2 cores can starve one worker; the test is about correctness.
 RACE_CONFIG = BoardConfig(retry_budget_ms=30_000, retry_max_attempts=10_000)
@@ -151,7 +153,6 @@ def _create_child(path: str, parent: str, barrier: Any, results: Any) -> None:
             results.put(error.details.get("cap", error.reason.value))
 
 
-@pytest.mark.slow  # twenty racing processes
 def test_a_cap_of_five_under_twenty_racers_admits_exactly_five(board_path: Path) -> None:
     path = board_path
     with Board(path) as board:
