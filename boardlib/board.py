@@ -247,12 +247,14 @@ class Board:
         event_data: "StatusChanged | None" = None,
         via: tuple[str, ...] = (),
         holder: str | None = None,
+        emit: bool = True,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
         event. `via` names intermediate statuses for a verb the table only allows in legal steps
         (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
-        result is written once."""
+        result is written once. `emit=False` leaves the one event to a verb that has its own kind
+        (a landing's `task_landed`, which also carries the move)."""
         changes: dict[str, Any] = {}
         passing = task
         for step in via:
@@ -321,7 +323,8 @@ class Board:
             data["fields"] = sorted(key for key in extra if key != "updated_at")
         # A move that moved nothing is an edit: the same payload minus from/to (TaskUpdated).
         kind = EventKind.TASK_UPDATED if move.is_noop else EventKind.STATUS_CHANGED
-        self._emit(tx, kind, new, actor, now, data)
+        if emit:
+            self._emit(tx, kind, new, actor, now, data)
         return new
 
     # -- creating -------------------------------------------------------------------------------
@@ -1571,6 +1574,7 @@ class Board:
         branch: str,
         worktree_path: str,
         base_commit: str,
+        base_ref: str | None = None,
         actor: str = SYSTEM,
     ) -> Workspace:
         """Record a provisioned worktree: a new `active` workspaces row, and the task's
@@ -1582,6 +1586,7 @@ class Board:
             "branch": validate.text(branch, "branch", limit=validate.NAME_MAX),
             "worktree_path": validate.text(worktree_path, "worktreePath", limit=4000),
             "base_commit": validate.text(base_commit, "baseCommit", limit=validate.NAME_MAX),
+            "base_ref": validate.text(base_ref, "baseRef", limit=validate.NAME_MAX, required=False),
         }
 
         def work(tx: Tx) -> Workspace:
@@ -1618,11 +1623,13 @@ class Board:
         status: str | None = None,
         actor: str = SYSTEM,
         reason: str | None = None,
+        base_commit: str | None = None,
     ) -> Workspace:
         """Move a workspace along its lifecycle (`active`, `archived` on cleanup, `stale` on garbage
         collection) and mark it used now; one event either way, so live views see pauses and
-        handoffs too."""
+        handoffs too. `base_commit` moves the baseline (a sync with the base branch)."""
         actor = validate.name(actor, "actor")
+        baseline = validate.text(base_commit, "baseCommit", limit=validate.NAME_MAX, required=False)
         note = validate.text(reason, "reason", limit=2000, required=False)
         if status is not None and status not in WORKSPACE_STATUSES:
             raise invalid_input(
@@ -1640,12 +1647,16 @@ class Board:
             changes: dict[str, Any] = {"last_used_at": now}
             if status is not None:
                 changes["status"] = status
+            if baseline is not None:
+                changes["base_commit"] = baseline
             updated = tx.update_workspace(workspace_id, changes)
             assert updated is not None
             workspace = Workspace.from_row(updated)
             data: WorkspaceUpdated = {"workspace_id": workspace_id, "status": workspace.status}
             if workspace.status != before.status:
                 data["from"] = before.status
+            if baseline is not None and baseline != before.base_commit:
+                data["base_commit"] = baseline
             if note:
                 data["reason"] = note
             self._emit(tx, EventKind.WORKSPACE_UPDATED, task, actor, now, data)

@@ -34,6 +34,12 @@ class Reason(StrEnum):
     UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
     NEWER_SCHEMA = "newer_schema"  # written by a newer kanban: readable, never written by this one
     DISK_FULL = "disk_full"  # no space left where the board lives: nothing was written
+    # Landing a task's work onto its base branch (boardlib.worktrees.landing): nothing landed.
+    NOT_LANDABLE = "not_landable"  # no worktree, not reviewed, nothing to land, already landed
+    MERGE_CONFLICT = "merge_conflict"  # the change does not merge with the base; `files` says where
+    VERIFICATION_FAILED = "verification_failed"  # the verify command failed on the merged tree
+    BASE_MOVED = "base_moved"  # the base kept moving while landing, past the rebuild budget
+    BASE_CHECKED_OUT_DIRTY = "base_checked_out_dirty"  # a checkout of the base has local changes
 
 
 # HTTP status per reason: the REST surface maps with this table and nothing else.
@@ -58,6 +64,11 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.UNSUPPORTED_BACKEND: 422,
     Reason.NEWER_SCHEMA: 422,
     Reason.DISK_FULL: 507,
+    Reason.NOT_LANDABLE: 409,
+    Reason.MERGE_CONFLICT: 409,
+    Reason.VERIFICATION_FAILED: 409,
+    Reason.BASE_MOVED: 409,
+    Reason.BASE_CHECKED_OUT_DIRTY: 409,
 }
 
 

@@ -40,6 +40,7 @@ class EventKind(StrEnum):
     VERIFICATION_RECORDED = "verification_recorded"
     WORKSPACE_PROVISIONED = "workspace_provisioned"
     WORKSPACE_UPDATED = "workspace_updated"
+    TASK_LANDED = "task_landed"
 
 
 class _Converted(dict[str, str]):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         StatusChanged,
         TaskClaimed,
         TaskCreated,
+        TaskLanded,
         TaskTransferred,
         TaskUpdated,
         VerificationRecorded,
@@ -77,6 +78,15 @@ def _status_changed(event: Event) -> str:
         return f"{who} cancelled {task}: it waited on {data.get('blocker') or '?'}"
     source = f" from {_status(data['from'])}" if data.get("from") else ""
     return f"{who} moved {task}{source} to {to}{because}"
+
+
+def _landed(event: Event) -> str:
+    data: TaskLanded = read(event.data)
+    commit = str(data.get("landed_commit") or "?")[:7]
+    into = data.get("landed_into") or "?"
+    how = "approved and landed" if data.get("to") == "done" else "landed"
+    again = " (recovered after a crash)" if data.get("recovered") else ""
+    return f"{_who(event)} {how} {_task(event)} on {into} as {commit}{again}"
 
 
 def _claimed(event: Event) -> str:
@@ -165,6 +175,7 @@ _SAYINGS: dict[str, Callable[[Event], str]] = {
     EventKind.VERIFICATION_RECORDED: _verdict,
     EventKind.WORKSPACE_PROVISIONED: _provisioned,
     EventKind.WORKSPACE_UPDATED: lambda e: f"{_who(e)} updated the workspace of {_task(e)}",
+    EventKind.TASK_LANDED: _landed,
 }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "TaskClaimed",
     "TaskCreated",
     "TaskDropped",
+    "TaskLanded",
     "TaskRestored",
     "TaskTransferred",
     "TaskUpdated",
@@ -149,7 +150,32 @@ class WorkspaceProvisioned(TypedDict):
 
 WorkspaceUpdated = TypedDict(
     "WorkspaceUpdated",
-    {"workspace_id": str, "status": str, "from": NotRequired[str], "reason": NotRequired[str]},
+    {
+        "workspace_id": str,
+        "status": str,
+        "from": NotRequired[str],
+        "reason": NotRequired[str],
+        "base_commit": NotRequired[str],  # the baseline moved (a sync with the base branch)
+    },
+)
+
+
+# A task's work landed on its base branch (`boardlib.landings`); from in_review the same event
+# carries the move to done (`from`/`to`), as approve-and-land is one decision.
+TaskLanded = TypedDict(
+    "TaskLanded",
+    {
+        "verb": str,  # land
+        "landed_commit": str,
+        "landed_into": str,
+        "strategy": str,  # squash, rebase, merge
+        "base_before": str | None,  # the branch's tip it was built on
+        "from": NotRequired[str],
+        "to": NotRequired[str],
+        "fields": NotRequired[list[str]],
+        "recovered": NotRequired[bool],  # recorded by the next lander after a crash
+        "unverified": NotRequired[bool],  # an operator landed it without a verify command
+    },
 )
 
 
@@ -172,6 +198,7 @@ Payload = (
     | VerificationRecorded
     | WorkspaceProvisioned
     | WorkspaceUpdated
+    | TaskLanded
 )
 
 # Each kind's payload: the keys an event of that kind may carry (tests hold every emitted event to
@@ -195,4 +222,5 @@ PAYLOADS: dict[EventKind, type] = {
     EventKind.VERIFICATION_RECORDED: VerificationRecorded,
     EventKind.WORKSPACE_PROVISIONED: WorkspaceProvisioned,
     EventKind.WORKSPACE_UPDATED: WorkspaceUpdated,
+    EventKind.TASK_LANDED: TaskLanded,
 }

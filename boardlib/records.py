@@ -33,6 +33,8 @@ EXECUTION_OUTCOMES = (
 )  # fmt: skip
 EXECUTION_STATUSES = (EXECUTION_QUEUED, EXECUTION_RUNNING, *EXECUTION_OUTCOMES)
 WORKSPACE_STATUSES = ("active", "archived", "stale")
+LAND_STRATEGIES = ("squash", "rebase", "merge")  # how a task's work lands on its base branch
+LAND_QUEUE_STATES = ("waiting", "active")  # a landing waits its turn, then has it
 
 _JSON_PLANS: dict[
     type, tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...], tuple[int, ...]]
@@ -243,6 +245,12 @@ class Task(Record):
     scheduled_by: str = "manual"
     verification: str | None = None  # typed VerificationResult JSON (models.VerificationResult)
     completed_at: int | None = None
+    # Where the task's work landed (`boardlib.worktrees.landing`): set once, by the landing.
+    landed_commit: str | None = None  # the commit on the base branch that carries the work
+    landed_into: str | None = None  # the branch, e.g. main
+    landed_at: int | None = None
+    landed_by: str | None = None  # who landed it (the reviewer or operator)
+    landed_strategy: str | None = None  # one of LAND_STRATEGIES
 
     @property
     def is_ready(self) -> bool:
@@ -310,6 +318,7 @@ class Workspace(Record):
     base_commit: str | None = None
     tenant_id: str | None = None
     last_used_at: int | None = None
+    base_ref: str | None = None  # the branch the worktree was made from (its landing target)
 
 
 @dataclass(slots=True, eq=False, repr=False)

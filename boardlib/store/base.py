@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ..records import Task
+from .landing_sql import LandingTx
 
 T = TypeVar("T")
 
@@ -45,6 +46,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("execution_processes", ("seq",)),
     ("events", ("seq",)),
     ("audit", ("seq",)),
+    ("land_queue", ("seq",)),
 )
 
 
@@ -60,7 +62,7 @@ class Row(Protocol):
     def __len__(self) -> int: ...
 
 
-class Tx(Protocol):
+class Tx(LandingTx, Protocol):
     """The statements of one transaction. Write methods may only be called inside `Store.write`."""
 
     # -- ids

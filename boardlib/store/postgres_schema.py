@@ -5,7 +5,13 @@ migration without its Postgres twin fails at import (below). The column types ke
 lossless both ways: docs/architecture.md#postgresql
 """
 
-from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
+from ..records import (
+    AUTHOR_TYPES,
+    EXECUTION_STATUSES,
+    LAND_QUEUE_STATES,
+    LAND_STRATEGIES,
+    WORKSPACE_STATUSES,
+)
 from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
 
@@ -173,6 +179,40 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         "INSERT INTO event_horizon (id, safe_seq) VALUES (1, 0)",
+    ),
+    # 2: landing (schema.py's migration 2)
+    (
+        "ALTER TABLE tasks ADD COLUMN landed_commit TEXT",
+        "ALTER TABLE tasks ADD COLUMN landed_into TEXT",
+        "ALTER TABLE tasks ADD COLUMN landed_at BIGINT",
+        "ALTER TABLE tasks ADD COLUMN landed_by TEXT",
+        f"ALTER TABLE tasks ADD COLUMN landed_strategy TEXT "
+        f"CHECK (landed_strategy IN ({sql_list(LAND_STRATEGIES)}))",
+        "ALTER TABLE workspaces ADD COLUMN base_ref TEXT",
+        f"""
+        CREATE TABLE land_queue (
+            seq         BIGINT  PRIMARY KEY,
+            id          TEXT    NOT NULL UNIQUE,
+            repo_path   TEXT    NOT NULL,
+            ref         TEXT    NOT NULL,
+            task_id     TEXT    NOT NULL REFERENCES tasks(id),
+            lander      TEXT    NOT NULL,
+            holder      TEXT    NOT NULL,
+            state       TEXT    NOT NULL CHECK (state IN ({sql_list(LAND_QUEUE_STATES)})),
+            lease_until BIGINT  NOT NULL,
+            strategy    TEXT    NOT NULL CHECK (strategy IN ({sql_list(LAND_STRATEGIES)})),
+            from_status TEXT    NOT NULL,
+            fence       TEXT    NOT NULL,
+            old_tip     TEXT,
+            new_commit  TEXT,
+            options     TEXT    NOT NULL DEFAULT '{{}}',
+            tenant_id   TEXT,
+            created_at  BIGINT  NOT NULL,
+            updated_at  BIGINT  NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX land_queue_task ON land_queue (task_id)",
+        "CREATE INDEX land_queue_order ON land_queue (repo_path, ref, seq)",
     ),
 )
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from ..errors import BoardError, Reason
 from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
+from .landing_sql import LandingStatements
 from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
 
 Params = Mapping[str, Any] | Sequence[Any]
@@ -109,7 +110,7 @@ def _task_params(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class SharedTx(ABC):
+class SharedTx(LandingStatements, ABC):
     """The statements of one transaction that both stores run alike (see `base.Tx` for what each
     promises). A store subclasses it, fills in the seam and adds the statements that must differ;
     mypy --strict checks the result against `base.Tx` (`_IMPLEMENTS_TX` in each store)."""

@@ -8,7 +8,13 @@ are few on purpose: docs/architecture.md#the-sqlite-schema
 import sqlite3
 from pathlib import Path
 
-from ..records import AUTHOR_TYPES, EXECUTION_STATUSES, WORKSPACE_STATUSES
+from ..records import (
+    AUTHOR_TYPES,
+    EXECUTION_STATUSES,
+    LAND_QUEUE_STATES,
+    LAND_STRATEGIES,
+    WORKSPACE_STATUSES,
+)
 from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -167,6 +173,41 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
         "CREATE INDEX audit_task ON audit (task_id, seq)",
+    ),
+    # 2: landing (boardlib.landings): where a task's work landed, the branch a worktree was made
+    # from, and the per-branch landing queue with its lease and its intent
+    (
+        "ALTER TABLE tasks ADD COLUMN landed_commit TEXT",
+        "ALTER TABLE tasks ADD COLUMN landed_into TEXT",
+        "ALTER TABLE tasks ADD COLUMN landed_at INTEGER",
+        "ALTER TABLE tasks ADD COLUMN landed_by TEXT",
+        f"ALTER TABLE tasks ADD COLUMN landed_strategy TEXT "
+        f"CHECK (landed_strategy IN ({sql_list(LAND_STRATEGIES)}))",
+        "ALTER TABLE workspaces ADD COLUMN base_ref TEXT",
+        f"""
+        CREATE TABLE land_queue (
+            seq         INTEGER PRIMARY KEY,
+            id          TEXT    NOT NULL UNIQUE,
+            repo_path   TEXT    NOT NULL,
+            ref         TEXT    NOT NULL,
+            task_id     TEXT    NOT NULL REFERENCES tasks(id),
+            lander      TEXT    NOT NULL,
+            holder      TEXT    NOT NULL,
+            state       TEXT    NOT NULL CHECK (state IN ({sql_list(LAND_QUEUE_STATES)})),
+            lease_until INTEGER NOT NULL,
+            strategy    TEXT    NOT NULL CHECK (strategy IN ({sql_list(LAND_STRATEGIES)})),
+            from_status TEXT    NOT NULL,
+            fence       TEXT    NOT NULL,
+            old_tip     TEXT,
+            new_commit  TEXT,
+            options     TEXT    NOT NULL DEFAULT '{{}}',
+            tenant_id   TEXT,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX land_queue_task ON land_queue (task_id)",
+        "CREATE INDEX land_queue_order ON land_queue (repo_path, ref, seq)",
     ),
 )
 

@@ -8,11 +8,15 @@
         made = trees.provision("TASK-1", "/path/to/repo")
         ...
         result = trees.complete("TASK-1", "alice")  # diff, then the verification gate
+        trees.landing_preview("TASK-1")  # would it land cleanly onto its base branch?
+        trees.land("TASK-1", actor="operator")  # verified merge onto the base branch
 
 Importing this package does not import git: the git-backed steps load gitpython on first use, so
 `resume` and `write_handoff` stay file-only. The core below it (board, rules, store) never
 imports this package: worktrees are a layer on top of the board.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .gc import GC_ACTOR, WorktreeJanitor, collect_garbage, start_worktree_gc
 from .layout import BRANCH_PREFIX, Layout, branch_name
@@ -34,9 +38,34 @@ from .results import (
 )
 from .sor import SOR_FILES
 
+if TYPE_CHECKING:
+    from .landing import STEPS as LAND_STEPS
+    from .landing import Lander, LandingPreview, LandResult
+    from .sync import SyncResult
+
+# Landing and sync run git at import (gitpython): their names load on first use.
+_LAZY = {
+    "LAND_STEPS": ("landing", "STEPS"),
+    "Lander": ("landing", "Lander"),
+    "LandingPreview": ("landing", "LandingPreview"),
+    "LandResult": ("landing", "LandResult"),
+    "SyncResult": ("sync", "SyncResult"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    return getattr(importlib.import_module(f".{module}", __name__), attribute)
+
+
 __all__ = [
     "BRANCH_PREFIX",
     "GC_ACTOR",
+    "LAND_STEPS",
     "NO_ISOLATION_KINDS",
     "SOR_FILES",
     "CheckoutState",
@@ -47,10 +76,14 @@ __all__ = [
     "GcReport",
     "GitFailure",
     "HandoffResult",
+    "LandResult",
+    "Lander",
+    "LandingPreview",
     "Layout",
     "PauseResult",
     "ProvisionResult",
     "ResumeResult",
+    "SyncResult",
     "WorktreeInfo",
     "WorktreeJanitor",
     "WorktreeLock",

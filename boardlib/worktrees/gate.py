@@ -14,6 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +24,11 @@ from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
 from .sor import (
+    HANDOFF_JSON,
     INIT_SH,
     append_verification_entry,
     commands_from_init,
-    read_handoff,
+    parse_handoff,
     read_sor_file,
 )
 
@@ -100,11 +102,28 @@ def find_verify_command(
 
     `provisioned` also tells who wrote the worktree's `VERIFY_CMD` under the builder policy: the
     operator when it is still the provision-time command, else the builder."""
-    handoff, warnings = read_handoff(worktree)
+    return find_verify_command_from(
+        lambda name: read_sor_file(worktree, name),
+        verify_from=verify_from,
+        provisioned=provisioned,
+        builder=builder,
+    )
+
+
+def find_verify_command_from(
+    read: Callable[[str], str | None],
+    *,
+    verify_from: str = "builder",
+    provisioned: str | None = None,
+    builder: str | None = None,
+) -> VerifyCommand:
+    """`find_verify_command` over any source of SoR texts (a live folder, a branch's files: a
+    landing reads a paused task's command from its branch)."""
+    handoff, warnings = parse_handoff(read(HANDOFF_JSON))
     broken = list(handoff["brokenOrUnverified"]) if handoff else []
     handoff_from = handoff["handoffFrom"] if handoff else None
     handoff_verify = handoff["commands"]["verify"] if handoff else ""
-    commands, init_warnings = commands_from_init(read_sor_file(worktree, INIT_SH))
+    commands, init_warnings = commands_from_init(read(INIT_SH))
     warnings += init_warnings
     fixed = commands_from_init(provisioned)[0]["verify"] if provisioned is not None else None
 
@@ -166,9 +185,11 @@ def run_verify_command(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: dict[str, str] | None = None,
+    pass_fds: Collection[int] = (),
 ) -> "DeterministicResult":
     """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
-    files so a chatty or hung command cannot stall us); kill its process group at the timeout."""
+    files so a chatty or hung command cannot stall us); kill its process group at the timeout.
+    `pass_fds` stay open in the command (a landing's scratch-checkout lock, held while it runs)."""
     from ..models import DeterministicResult
 
     shell = shutil.which("bash") or "/bin/sh"
@@ -189,6 +210,7 @@ def run_verify_command(
                     stdout=out,
                     stderr=err,
                     start_new_session=True,
+                    pass_fds=tuple(pass_fds),
                 )
             except OSError as error:
                 return DeterministicResult(

@@ -73,6 +73,11 @@ class WorktreeLock:
         self._fd = fd
         return self
 
+    @property
+    def fd(self) -> int | None:
+        """The locked descriptor while held: a child handed it keeps the lock until it exits."""
+        return self._fd
+
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is None:

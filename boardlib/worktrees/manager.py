@@ -55,6 +55,8 @@ from .results import (
 if TYPE_CHECKING:
     from ..board import Board
     from .gitrepo import RepoInfo
+    from .landing import Lander, LandingPreview, LandResult
+    from .sync import SyncResult
 
 NO_ISOLATION_KINDS = frozenset({"research", "review"})
 REPO_PATH_MAX = 4000
@@ -466,12 +468,28 @@ class Worktrees:
                 branch=branch,
                 worktree_path=str(path),
                 base_commit=baseline,
+                base_ref=self._base_branch_name(repo.root, base),
                 actor=actor,
             )
         except BaseException:
             self._rollback(repo.root, task.id, path, branch, created_branch)
             raise
         return self._provisioned(ws, reattached=not created_branch)
+
+    @staticmethod
+    def _base_branch_name(repo: Path, base: tuple[str, str]) -> str | None:
+        """The branch a worktree is made from (where its work lands by default): the branch
+        HEAD is on, or the branch `baseRef` names; None for a commit, a tag or a detached HEAD."""
+        gitrepo = _git()
+        kind, value = base
+        if kind != "ref":
+            return None
+        if value == "HEAD":
+            status, out, _ = gitrepo.run(repo, "symbolic-ref", "--quiet", "HEAD", check=False)
+            ref = out.decode(errors="replace").strip() if status == 0 else ""
+            return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+        name = value.removeprefix("refs/heads/")
+        return name if gitrepo.branch_head(repo, name) is not None else None
 
     def _scaffold(
         self,
@@ -1015,3 +1033,33 @@ class Worktrees:
             diff_limit_bytes=(self.diff_limit_bytes or gitrepo.DIFF_LIMIT) if truncated else None,
             resume=resume,
         )
+
+    # -- landing and catching up with the base (see `landing`, `sync`) -------------------------
+
+    def lander(self, **options: Any) -> "Lander":
+        """A `landing.Lander` for this board (options: `on_step`, `max_builds`,
+        `queue_timeout_s`, `lease_ms`)."""
+        from .landing import Lander
+
+        return Lander(self, **options)
+
+    def land(self, task_id: str, *, actor: str, **options: Any) -> "LandResult":
+        """Land the task's reviewed work onto its base branch (`landing.Lander.land`)."""
+        return self.lander().land(task_id, actor=actor, **options)
+
+    def landing_preview(self, task_id: str, *, into: str | None = None) -> "LandingPreview":
+        """Would the task land now, and how (`landing.LandingPreview`): a few git commands, no
+        verification; run it off a UI thread."""
+        return self.lander().preview(task_id, into=into)
+
+    def landing_stamp(self, task_id: str) -> str:
+        """Changes whenever `landing_preview` may have (the base moved, the worktree changed)."""
+        return self.lander().stamp(task_id)
+
+    def sync(
+        self, task_id: str, *, actor: str, strategy: str = "merge", into: str | None = None
+    ) -> "SyncResult":
+        """Bring the base branch's tip into the task's worktree (`sync.sync_with_base`)."""
+        from .sync import sync_with_base
+
+        return sync_with_base(self, task_id, actor=actor, strategy=strategy, into=into)

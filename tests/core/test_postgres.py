@@ -22,6 +22,7 @@ import pytest
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.postgres import StoreUnavailable
+from boardlib.store.postgres_schema import SCHEMA_VERSION
 from tests.cli.conftest import Kanban
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import PASSWORD_ROLE, Cluster
@@ -315,7 +316,7 @@ def test_db_migrate_and_check_on_postgres(url: str) -> None:
         board.create_task("x")
     migrated = kanban.ok("db", "migrate")
     assert migrated == {
-        "path": url, "backend": "postgres", "schemaVersion": 1, "applied": 0,
+        "path": url, "backend": "postgres", "schemaVersion": SCHEMA_VERSION, "applied": 0,
     }  # fmt: skip
     assert kanban.ok("db", "check")["ok"] is True
 

@@ -1,0 +1,444 @@
+"""The board's side of landing: who may land a task, the per-branch landing queue, and the record
+of a landing on the task.
+
+Landing itself (the git work: build, verify, compare-and-swap the branch) is
+`boardlib.worktrees.landing`; this module holds what must be shared across processes and
+machines, so it lives in the board (a table: SQLite and Postgres alike):
+
+- **the queue** (`LandQueue`): one row per landing in flight, per repository and branch, served in
+  `seq` order. A lander joins, waits until it is first, takes the turn under a lease and renews it
+  while it works. A lander that died (its lease ran out, or on this machine its process is gone)
+  is recovered by the next lander of that queue, which decides from the row's *intent* whether
+  the dead landing reached the branch.
+- **the intent**: before the branch moves, the turn holder writes the tip it builds on and the
+  commit it will move the branch to; after the move it records the landing, which removes the
+  row in the same transaction. So a row with an intent whose commit is on the branch is a landing
+  to record, and any other dead row is a landing that never happened.
+- **the record** (`LandQueue.record_landed`): the task's `landed_*` columns, one `task_landed`
+  event, an audit row (and one more when an operator landed without verification). Landing from
+  in_review is approve-and-land: the same transaction moves the task to done with the review.
+
+Design notes: docs/landing.md.
+"""
+
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from . import transitions as t
+from .actors import is_operator, is_system
+from .config import env_number
+from .errors import BoardError, Reason
+from .events import EventKind
+from .lifecycle import check_epoch, verdict_blocks_done
+from .records import LAND_STRATEGIES, Record, Task
+
+if TYPE_CHECKING:
+    from .board import Board
+    from .payloads import TaskLanded
+    from .store.base import Tx
+
+T = TypeVar("T")
+
+LAND_VERB = "land"
+DEFAULT_LEASE_MS = 30_000
+
+
+def lease_ms_from_env() -> int:
+    """`KANBAN_LAND_LEASE_MS`: how long a lander's turn (or place in the queue) lasts without a
+    renewal; the lander renews it every third of that while it works."""
+    return int(env_number("KANBAN_LAND_LEASE_MS", DEFAULT_LEASE_MS, minimum=100, maximum=3_600_000))
+
+
+# -- who may land -------------------------------------------------------------------------------
+
+
+def not_landable(message: str, why: str, **details: Any) -> BoardError:
+    """`not_landable` with a machine-readable `why`: no_worktree, not_reviewed, already_landed,
+    empty, no_base_branch, dropped, changed_since_review."""
+    return BoardError(Reason.NOT_LANDABLE, message, why=why, **details)
+
+
+def check_lander(task: Task, actor: str, verb: str = LAND_VERB) -> None:
+    """Builder is not judge, for landing as for approval: no holder of the task's current attempt
+    (nor its first claimer) may land it. Operators and the board's own passes may."""
+    if is_operator(actor) or is_system(actor):
+        return
+    if actor in task.holders or actor in (task.claimed_by, task.assignee_agent_id):
+        raise BoardError(
+            Reason.SELF_REVIEW,
+            f"cannot {verb} {task.id}: {actor} worked on it; another agent or an operator lands it",
+            id=task.id,
+            holders=task.holders,
+        )
+
+
+def check_landable(task: Task, actor: str, *, epoch: int | None = None) -> bool:
+    """Refuse what may not land (nothing is written); True when landing also approves (the task
+    is in review), False when it lands work approved earlier (done)."""
+    if task.landed_commit is not None:
+        raise not_landable(
+            f"{task.id} already landed: {task.landed_commit[:12]} on {task.landed_into} "
+            f"(by {task.landed_by}); landing twice changes nothing",
+            "already_landed",
+            id=task.id,
+            landed_commit=task.landed_commit,
+            landed_into=task.landed_into,
+            landed_by=task.landed_by,
+            landed_at=task.landed_at,
+        )
+    if task.dropped:
+        raise not_landable(f"cannot land {task.id}: it is dropped", "dropped", id=task.id)
+    if task.status not in (t.IN_REVIEW, t.DONE):
+        raise not_landable(
+            f"cannot land {task.id}: it is {task.status}; only reviewed work lands (in_review: "
+            "approve and land in one decision; done: land work approved earlier)",
+            "not_reviewed",
+            id=task.id,
+            current=task.status,
+        )
+    check_lander(task, actor)
+    check_epoch(task, LAND_VERB, epoch)
+    if task.status == t.IN_REVIEW and verdict_blocks_done(task.verification):
+        raise BoardError(
+            Reason.VERIFICATION_REQUIRED,
+            f"cannot approve and land {task.id}: its verification verdict is not promotable",
+            id=task.id,
+            verification=task.verification,
+        )
+    return task.status == t.IN_REVIEW
+
+
+# -- who holds a place in a queue ---------------------------------------------------------------
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _host_key() -> str:
+    """This machine and pid namespace: the boot id and the namespace's inode (empty off Linux),
+    so a process id is only ever judged on the machine that gave it out."""
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    if not boot:
+        return ""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return f"{boot}:{namespace}"
+
+
+def _started(pid: int) -> str:
+    """When process `pid` started (clock ticks since boot), so a reused pid is told apart."""
+    stat = _read(f"/proc/{pid}/stat")
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def holder_token() -> str:
+    """A landing's unique token: machine, process (and its start), and a random part."""
+    pid = os.getpid()
+    return f"{_host_key()}/{pid}/{_started(pid)}/{uuid.uuid4().hex[:12]}"
+
+
+def holder_gone(holder: str) -> bool:
+    """True when `holder` names a process of this machine that is no longer running. A holder of
+    another machine is never judged gone here: only its lease says."""
+    host, _, rest = holder.partition("/")
+    pid_text, _, rest = rest.partition("/")
+    started, _, _ = rest.partition("/")
+    if not host or host != _host_key() or not pid_text.isdigit():
+        return False
+    return _started(int(pid_text)) != started
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class QueueEntry(Record):
+    """One landing in its branch's queue (table `land_queue`)."""
+
+    _json_columns: ClassVar[frozenset[str]] = frozenset({"options"})
+
+    seq: int
+    id: str
+    repo_path: str
+    ref: str
+    task_id: str
+    lander: str  # who lands (the actor)
+    holder: str  # the landing's token (`holder_token`)
+    state: str  # waiting | active
+    lease_until: int
+    strategy: str
+    from_status: str  # in_review (approve and land) or done
+    fence: str  # the commit this landing fences the branch with while it holds the turn
+    created_at: int
+    updated_at: int
+    old_tip: str | None = None  # the intent: the tip it builds on...
+    new_commit: str | None = None  # ...and the commit the branch moves to
+    options: dict[str, Any] = field(default_factory=dict)
+    tenant_id: str | None = None
+
+    def dead(self, now: int) -> bool:
+        """Its lander can no longer act: the lease ran out, or its process is gone."""
+        return self.lease_until < now or holder_gone(self.holder)
+
+
+class LandQueue:
+    """The landing queue and the landing record of one board. Each method is one transaction."""
+
+    def __init__(self, board: "Board", *, lease_ms: int | None = None) -> None:
+        self.board = board
+        self.lease_ms = lease_ms_from_env() if lease_ms is None else lease_ms
+
+    def _write(self, work: "Callable[[Tx], T]") -> T:
+        return self.board.store.write(work)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def entries(self, repo_path: str, ref: str) -> list[QueueEntry]:
+        return QueueEntry.from_rows(self.board.store.read(lambda tx: tx.land_queue(repo_path, ref)))
+
+    def entry(self, entry_id: str) -> QueueEntry | None:
+        row = self.board.store.read(lambda tx: tx.land_queue_entry(entry_id))
+        return None if row is None else QueueEntry.from_row(row)
+
+    def entry_of_task(self, task_id: str) -> QueueEntry | None:
+        row = self.board.store.read(lambda tx: tx.land_queue_entry_of_task(task_id))
+        return None if row is None else QueueEntry.from_row(row)
+
+    def all_entries(self) -> list[QueueEntry]:
+        return QueueEntry.from_rows(self.board.store.read(lambda tx: tx.land_queue_all()))
+
+    # -- a lander's own row ---------------------------------------------------------------------
+
+    def join(
+        self,
+        task_id: str,
+        *,
+        repo_path: str,
+        ref: str,
+        lander: str,
+        holder: str,
+        strategy: str,
+        fence: str,
+        options: dict[str, Any] | None = None,
+    ) -> QueueEntry:
+        """Take a place at the end of the branch's queue. One landing per task at a time: a task
+        already queued is `conflict` with that entry (a dead one is recovered first by the
+        caller). The task's landability is checked again here, inside the transaction."""
+        assert strategy in LAND_STRATEGIES
+
+        def work(tx: "Tx") -> QueueEntry:
+            now = self.board.now()
+            task = self.board._load(tx, task_id)
+            if task.landed_commit is not None or task.status not in (t.IN_REVIEW, t.DONE):
+                check_landable(task, lander)  # raises the precise refusal
+            existing = tx.land_queue_entry_of_task(task_id)
+            if existing is not None:
+                found = QueueEntry.from_row(existing)
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{task_id} is already being landed by {found.lander} ({found.id}, "
+                    f"{found.state})",
+                    id=task_id,
+                    entry=found.id,
+                    lander=found.lander,
+                )
+            row = tx.insert_land_queue_entry(
+                {
+                    "repo_path": repo_path,
+                    "ref": ref,
+                    "task_id": task_id,
+                    "lander": lander,
+                    "holder": holder,
+                    "state": "waiting",
+                    "lease_until": now + self.lease_ms,
+                    "strategy": strategy,
+                    "from_status": task.status,
+                    "fence": fence,
+                    "options": options or {},
+                    "tenant_id": task.tenant_id,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+            return QueueEntry.from_row(row)
+
+        return self._write(work)
+
+    def take_turn(self, entry: QueueEntry) -> QueueEntry | None:
+        """The turn, when `entry` is first in its queue and still its holder's; else None."""
+
+        def work(tx: "Tx") -> QueueEntry | None:
+            now = self.board.now()
+            queue = tx.land_queue(entry.repo_path, entry.ref)
+            if not queue or queue[0]["id"] != entry.id:
+                return None
+            row = tx.update_land_queue_entry(
+                entry.id,
+                entry.holder,
+                {"state": "active", "lease_until": now + self.lease_ms, "updated_at": now},
+                live_at=now,
+            )
+            return None if row is None else QueueEntry.from_row(row)
+
+        return self._write(work)
+
+    def renew(self, entry: QueueEntry) -> QueueEntry | None:
+        """Another lease for a row whose lease still runs; None when it ran out (the row may
+        already be a successor's to recover, so the lander must stop)."""
+
+        def work(tx: "Tx") -> QueueEntry | None:
+            now = self.board.now()
+            row = tx.update_land_queue_entry(
+                entry.id, entry.holder, {"lease_until": now + self.lease_ms}, live_at=now
+            )
+            return None if row is None else QueueEntry.from_row(row)
+
+        return self._write(work)
+
+    def record_intent(self, entry: QueueEntry, old_tip: str, new_commit: str) -> QueueEntry | None:
+        """Write the intent (the tip built on, the commit the branch moves to) just before the
+        branch moves, renewing the lease; None when the turn is no longer this lander's."""
+
+        def work(tx: "Tx") -> QueueEntry | None:
+            now = self.board.now()
+            row = tx.update_land_queue_entry(
+                entry.id,
+                entry.holder,
+                {
+                    "old_tip": old_tip,
+                    "new_commit": new_commit,
+                    "lease_until": now + self.lease_ms,
+                    "updated_at": now,
+                },
+                live_at=now,
+            )
+            return None if row is None else QueueEntry.from_row(row)
+
+        return self._write(work)
+
+    def leave(self, entry: QueueEntry, *, comment: str | None = None) -> bool:
+        """Remove a row (a landing that refused or gave up, or a dead one a successor cleared),
+        with an optional system comment on its task in the same transaction when the task is
+        still in review (the approve-and-land that did not land says why)."""
+
+        def work(tx: "Tx") -> bool:
+            now = self.board.now()
+            removed = tx.delete_land_queue_entry(entry.id, entry.holder)
+            if comment:
+                row = tx.task(entry.task_id)
+                if row is not None and row["status"] == t.IN_REVIEW:
+                    added = tx.insert_comment(
+                        entry.task_id, comment, "system", None, now, row["tenant_id"]
+                    )
+                    task = Task.from_row(row)
+                    self.board._emit(
+                        tx, EventKind.COMMENT_ADDED, task, None, now, {"comment_id": added["id"]}
+                    )
+            return removed
+
+        return self._write(work)
+
+    # -- the record -----------------------------------------------------------------------------
+
+    def record_landed(
+        self,
+        task_id: str,
+        *,
+        commit: str,
+        into: str,
+        strategy: str,
+        actor: str,
+        approve: bool,
+        old_tip: str | None = None,
+        epoch: int | None = None,
+        entry: QueueEntry | None = None,
+        unverified: str | None = None,
+        recovered: bool = False,
+    ) -> Task:
+        """Record that `commit` carries the task's work on `into`: the `landed_*` columns, one
+        `task_landed` event and an audit row, the queue row removed, all in one transaction.
+        With `approve` (the task was in review), the same transaction moves it to done with the
+        lander's review appended to the verdict. The commit is already on the branch, so nothing
+        here refuses: a task moved on meanwhile keeps its status, and a task already recorded
+        with this commit is returned as it is (recording twice changes nothing).
+        `unverified` is the reason an operator landed without a verify command (audited)."""
+        from .board import _import_models_before_the_turn, _with_review
+
+        _import_models_before_the_turn()  # the verdict is read and extended inside
+
+        def work(tx: "Tx") -> Task:
+            now = self.board.now()
+            task = self.board._load(tx, task_id)
+            if entry is not None:
+                tx.delete_land_queue_entry(entry.id, entry.holder)
+            if task.landed_commit == commit:
+                return task
+            landed = {
+                "landed_commit": commit,
+                "landed_into": into,
+                "landed_at": now,
+                "landed_by": actor,
+                "landed_strategy": strategy,
+            }
+            data: TaskLanded = {
+                "verb": LAND_VERB,
+                "landed_commit": commit,
+                "landed_into": into,
+                "strategy": strategy,
+                "base_before": old_tip,
+            }
+            if recovered:
+                data["recovered"] = True
+            if unverified:
+                data["unverified"] = True
+            can_approve = (
+                approve
+                and task.status == t.IN_REVIEW
+                and epoch in (None, task.claim_epoch)
+                and not verdict_blocks_done(task.verification)
+            )
+            if can_approve:
+                verdict = _with_review(
+                    task.verification, actor, "approve", now, None, status="pass"
+                )
+                new = self.board._apply_move(
+                    tx, task, t.DONE, actor=actor, now=now, verb=LAND_VERB,
+                    extra={"verification": verdict, **landed}, emit=False,
+                )  # fmt: skip
+                data["from"], data["to"] = task.status, new.status
+                data["fields"] = sorted(["verification", *landed])
+            else:
+                new = Task.from_row(tx.update_task(task_id, {**landed, "updated_at": now}))
+            self.board._emit(tx, EventKind.TASK_LANDED, new, actor, now, data)
+            if not can_approve and approve and task.status == t.IN_REVIEW:
+                tx.insert_comment(
+                    task_id,
+                    f"Landed as {commit[:12]} on {into}, but not approved: its verdict or "
+                    "attempt changed while it landed. A reviewer decides.",
+                    "system", None, now, task.tenant_id,
+                )  # fmt: skip
+            tx.insert_audit(
+                task_id=task_id, actor=actor, action="land", from_status=task.status,
+                to_status=new.status, verdict_overridden=None,
+                detail=f"landed {commit} on {into} ({strategy})"
+                + (" after a crash, recovered" if recovered else ""),
+                now=now, tenant=task.tenant_id,
+            )  # fmt: skip
+            if unverified:
+                tx.insert_audit(
+                    task_id=task_id, actor=actor, action="land_unverified",
+                    from_status=task.status, to_status=new.status,
+                    verdict_overridden=task.verification, detail=unverified,
+                    now=now, tenant=task.tenant_id,
+                )  # fmt: skip
+            return new
+
+        return self._write(work)

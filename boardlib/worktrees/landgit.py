@@ -1,0 +1,284 @@
+"""The git plumbing of landing: trees without the bookkeeping files, commits built in memory,
+merges without a checkout, the compare-and-swap of a branch, and the checkouts of a branch.
+
+Nothing here touches a user's checkout except `fast_forward_checkout`, which moves a clean
+checkout of the base along with the branch through `git read-tree -m -u` (git refuses to
+overwrite a local change). Every other command reads, or writes objects and refs only:
+`merge-tree --write-tree` builds a merge in memory, `commit-tree` makes commits from trees,
+`update-ref --stdin` moves refs in one all-or-nothing transaction.
+
+git 2.38+ is needed (`merge-tree --write-tree`); 2.40's `--merge-base` is not used: a merge with
+a chosen base is made by giving both sides synthetic commits whose only common ancestor is that
+base. Messages go to git on stdin, never as arguments, so agent text (a task title) cannot be read
+as an option. Commands run with hooks disabled where a hook could run (checkouts).
+"""
+
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import gitrepo
+from .results import GitFailure
+from .sor import SOR_FILES
+
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+BASELINE_PREFIX = "refs/kanban/baselines/"  # a synced worktree's baseline, kept alive
+
+
+def baseline_ref(task_id: str) -> str:
+    return f"{BASELINE_PREFIX}{task_id}"
+
+
+_SOR_NAMES = frozenset(name.encode() for name in SOR_FILES)
+
+
+def run_input(
+    cwd: Path,
+    *args: str,
+    data: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> tuple[int, bytes, str]:
+    """`git <args>` with `data` on stdin; (status, stdout, stderr)."""
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        input=data,
+        capture_output=True,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+        check=False,
+    )
+    stderr = done.stderr.decode("utf-8", errors="replace")
+    if check and done.returncode != 0:
+        raise GitFailure(list(args), done.returncode, stderr)
+    return done.returncode, done.stdout, stderr
+
+
+def rev(repo: Path, name: str) -> str | None:
+    """The full sha `name` names (a commit, a tree...), or None."""
+    status, out, _ = gitrepo.run(
+        repo, "rev-parse", "--verify", "--quiet", "--end-of-options", name, check=False
+    )
+    return out.decode().strip() if status == 0 else None
+
+
+def tree_of(repo: Path, commit: str) -> str:
+    found = rev(repo, f"{commit}^{{tree}}")
+    if found is None:
+        raise GitFailure(["rev-parse", f"{commit}^{{tree}}"], 128, f"no tree for {commit}")
+    return found
+
+
+def parent_of(repo: Path, commit: str) -> str | None:
+    return rev(repo, f"{commit}^1^{{commit}}")
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    status, _, _ = gitrepo.run(
+        repo, "merge-base", "--is-ancestor", ancestor, descendant, check=False
+    )
+    return status == 0
+
+
+def count_commits(repo: Path, since: str, tip: str) -> int:
+    """How many commits `tip` has that `since` has not (`rev-list --count since..tip`)."""
+    return int(gitrepo.output(repo, "rev-list", "--count", f"{since}..{tip}") or 0)
+
+
+def changed_paths(repo: Path, old: str, new: str, *, added_only: bool = False) -> list[str]:
+    """Paths that differ between two tree-ishes (no rename detection), in git's order."""
+    args = ["diff-tree", "-r", "-z", "--name-only", "--no-renames"]
+    if added_only:
+        args.append("--diff-filter=A")
+    raw = gitrepo.run(repo, *args, old, new)[1]
+    return [gitrepo._name(part) for part in raw.split(b"\0") if part]
+
+
+# -- trees without the bookkeeping files ---------------------------------------------------------
+
+
+def _top_entries(repo: Path, tree: str, *names: str) -> list[bytes]:
+    """`ls-tree -z` records of a tree's top level (only `names`, when given)."""
+    raw = gitrepo.run(repo, "ls-tree", "-z", tree, *(("--", *names) if names else ()))[1]
+    return [record for record in raw.split(b"\0") if record]
+
+
+def without_bookkeeping(repo: Path, tree: str, base: str) -> str:
+    """`tree` with every top-level system-of-record file (TASK.md, init.sh, ...) as `base` has
+    it: dropped when `base` has none, `base`'s own file when the repository has one by that name.
+    So whatever an agent did to them, they are never part of a change that lands."""
+    entries = _top_entries(repo, tree)
+    mine = [record for record in entries if record.split(b"\t", 1)[1] in _SOR_NAMES]
+    theirs = _top_entries(repo, base, *SOR_FILES)
+    if sorted(mine) == sorted(theirs):
+        return tree
+    kept = [record for record in entries if record.split(b"\t", 1)[1] not in _SOR_NAMES]
+    data = b"".join(record + b"\0" for record in [*kept, *theirs])
+    return run_input(repo, "mktree", "-z", data=data)[1].decode().strip()
+
+
+# -- commits and merges in memory ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    name: str
+    email: str
+    date: str  # git's raw form, "<seconds> <zone>"
+
+
+def identity(repo: Path) -> list[str]:
+    """`-c` options for a commit the board makes: the repository's identity (else kanban's), no
+    signing."""
+    return gitrepo._identity(repo)
+
+
+def commit_tree(
+    repo: Path,
+    tree: str,
+    parents: Iterable[str],
+    message: str,
+    *,
+    author: Author | None = None,
+) -> str:
+    """A commit of `tree` on `parents` with `message` (from stdin), made in memory: no ref, no
+    index, no checkout changes."""
+    args = [*identity(repo), "commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    env = {}
+    if author is not None:
+        env = {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_AUTHOR_DATE": author.date,
+        }
+    out = run_input(repo, *args, data=message.encode("utf-8", errors="replace"), env=env)[1]
+    return out.decode().strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    tree: str | None  # None when it conflicts
+    conflicts: list[str]
+
+
+class UnrelatedHistories(Exception):
+    """The two sides share no commit: there is no base to merge from."""
+
+
+def merge(repo: Path, ours: str, theirs: str) -> Merged:
+    """The three-way merge of two commits at their merge base, in memory (`merge-tree
+    --write-tree`): the merged tree, or the conflicting paths."""
+    status, out, err = gitrepo.run(
+        repo, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", ours, theirs,
+        check=False,
+    )  # fmt: skip
+    if status not in (0, 1):
+        if "unrelated histories" in err:
+            raise UnrelatedHistories(err.strip())
+        raise GitFailure(["merge-tree", "--write-tree", ours, theirs], status, err)
+    parts = out.split(b"\0")
+    tree = parts[0].decode().strip()
+    if status == 0:
+        return Merged(tree, [])
+    files = list(dict.fromkeys(gitrepo._name(part) for part in parts[1:] if part))
+    return Merged(None, files)
+
+
+def merge_at(repo: Path, base_tree: str, ours_tree: str, theirs_tree: str, *, label: str) -> Merged:
+    """The three-way merge of three trees (a cherry-pick's, a squash onto a moved base's): both
+    sides become synthetic commits on a synthetic base, so their merge base is that base."""
+    if ours_tree == base_tree:
+        return Merged(theirs_tree, [])
+    if theirs_tree in (base_tree, ours_tree):
+        return Merged(ours_tree, [])
+    base = commit_tree(repo, base_tree, (), f"kanban: merge base ({label})\n")
+    ours = commit_tree(repo, ours_tree, (base,), f"kanban: ours ({label})\n")
+    theirs = commit_tree(repo, theirs_tree, (base,), f"kanban: theirs ({label})\n")
+    return merge(repo, ours, theirs)
+
+
+def commit_info(repo: Path, commit: str) -> tuple[Author, str]:
+    """A commit's author and raw message."""
+    raw = gitrepo.run(repo, "show", "-s", "--format=%an%x00%ae%x00%ad%x00%B", "--date=raw", commit)
+    name, email, date, message = raw[1].decode("utf-8", errors="replace").split("\0", 3)
+    return Author(name, email, date), message
+
+
+def commits_between(repo: Path, tip: str, *excluded: str) -> list[str]:
+    """The non-merge commits of `tip` that none of `excluded` has, oldest first."""
+    text = gitrepo.output(repo, "rev-list", "--reverse", "--no-merges", tip, "--not", *excluded)
+    return text.split()
+
+
+# -- refs ---------------------------------------------------------------------------------------
+
+
+def update_refs(repo: Path, commands: Iterable[str], message: str) -> tuple[bool, str]:
+    """Apply `update-ref --stdin` commands (`update <ref> <new> <old>`, `delete <ref> <old>`,
+    `create <ref> <new>`) as one transaction: all or nothing. (applied, git's complaint)."""
+    data = "".join(f"{line}\n" for line in commands).encode()
+    status, _, err = run_input(repo, "update-ref", "-m", message, "--stdin", data=data, check=False)
+    return status == 0, err.strip()
+
+
+# -- the checkouts of a branch ------------------------------------------------------------------
+
+
+def checkouts_of(repo: Path, branch: str) -> list[Path]:
+    """Every checkout (the main work tree or a linked one) that has `branch` checked out."""
+    return [
+        Path(entry.path)
+        for entry in gitrepo.worktrees(repo)
+        if entry.branch == branch and not entry.prunable and Path(entry.path).is_dir()
+    ]
+
+
+def local_changes(checkout: Path) -> list[str]:
+    """Tracked files changed in a checkout, staged or not (`git status`, read without taking
+    git's optional locks, so it changes nothing there)."""
+    raw = gitrepo.run(
+        checkout, "--no-optional-locks", "status", "--porcelain=v1", "-z",
+        "--untracked-files=no", "--no-renames",
+    )[1]  # fmt: skip
+    return [gitrepo._name(record[3:]) for record in raw.split(b"\0") if len(record) > 3]
+
+
+def obstructions(checkout: Path, added: Iterable[str]) -> list[str]:
+    """Paths a fast-forward would create that something untracked (or ignored) already holds."""
+    return [path for path in added if os.path.lexists(checkout / path)]
+
+
+def fast_forward_checkout(checkout: Path, old: str, new: str) -> None:
+    """Bring a clean checkout of the branch from `old` to `new` (its index and files), as a
+    fast-forward would: `read-tree -m -u` refuses to overwrite any local change."""
+    gitrepo.run(checkout, "update-index", "-q", "--refresh", check=False)
+    gitrepo.run(checkout, "read-tree", "-m", "-u", old, new)
+
+
+def index_tree(checkout: Path) -> str:
+    """The tree a checkout's index holds (a tree object is written; nothing else changes)."""
+    return gitrepo.output(checkout, "write-tree")
+
+
+# -- scratch checkouts for verification ---------------------------------------------------------
+
+
+def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
+    """A detached checkout of `commit` at `path`, made once and then moved from commit to commit
+    (only changed files are written), with everything else in it removed. The caller holds the
+    scratch's lock, so nothing else runs git there; a lock file left by a killed git goes."""
+    entry = gitrepo.registered(repo, path)
+    if entry is None or entry.prunable or not path.is_dir():
+        gitrepo.run(repo, "worktree", "prune")
+        if path.exists() or path.is_symlink():
+            raise GitFailure(["worktree", "add", str(path)], None, f"{path} is in the way")
+        gitrepo.run(repo, *NO_HOOKS, "worktree", "add", "--detach", "--", str(path), commit)
+        return
+    git_dir = Path(gitrepo.output(path, "rev-parse", "--absolute-git-dir"))
+    (git_dir / "index.lock").unlink(missing_ok=True)
+    gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
+    gitrepo.run(path, "clean", "-ffdxq")

@@ -1,0 +1,1109 @@
+"""Landing a task's reviewed work onto its base branch: built in memory, verified on the merged
+tree in a scratch checkout, and moved onto the branch with a compare-and-swap, one landing at a
+time per branch.
+
+    from boardlib.worktrees import Worktrees
+
+    trees = Worktrees(board)
+    trees.landing_preview("TASK-7")          # cheap: lands cleanly / conflicts / base moved
+    trees.land("TASK-7", actor="operator")   # approve-and-land (in_review) or land (done)
+
+What lands is the task's own change: the tree of its worktree as the drawer's diff shows it
+(committed, uncommitted and untracked files; the branch when the checkout is gone), with every
+system-of-record file (TASK.md, init.sh, ...) put back as the base had it, merged three ways onto
+the base's tip from the commit the worktree was made from. Then, in order, inside the branch's
+turn (`boardlib.landings.LandQueue`):
+
+1. build the result on the current tip (`landgit.merge`: no checkout is touched);
+2. refuse if a checkout of the base has local changes (`base_checked_out_dirty`);
+3. run the task's verify command on the result in a scratch checkout (never the user's);
+4. write the intent on the board, then move the branch with `update-ref` (compare-and-swap on the
+   tip it built on, fenced so a lander that lost its turn cannot move it); if the tip moved,
+   build and verify again, up to `max_builds` times (`base_moved`);
+5. fast-forward the checkouts of the base (`read-tree -m -u`), record the landing on the task
+   (approving it when it was in review), then archive the worktree and delete the task branch
+   (unless `keep`).
+
+A landing killed at any step is either on the branch with its intent on the board (the next
+lander of that branch records it) or not on the branch at all (the next lander clears it).
+Design notes and the API for other surfaces: docs/landing.md.
+"""
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import transitions as t
+from ..actors import is_operator
+from ..config import env_number
+from ..errors import BoardError, Reason, invalid_input
+from ..inert import inert
+from ..landings import LandQueue, QueueEntry, check_landable, holder_token, not_landable
+from ..records import LAND_STRATEGIES, Record, Task, Workspace
+from . import gitrepo, landgit, sor
+from .gate import VerifyCommand, find_verify_command_from, run_verify_command
+from .layout import branch_name
+from .lock import WorktreeLock
+from .results import GitFailure
+
+if TYPE_CHECKING:
+    from .manager import Worktrees
+
+DEFAULT_STRATEGY = "squash"
+MAX_BUILDS = 3  # builds on a moving base before `base_moved`
+SCRATCH_SLOTS = 8  # scratch checkouts per repository (one per landing verifying at once)
+DEFAULT_QUEUE_TIMEOUT_S = 3600.0
+TITLE_LIMIT = 200
+TAIL_CHARS = 2000
+FENCE_PREFIX = "refs/kanban/landing/"
+
+# The steps of a landing, in order: `on_step` hears each (the chaos test kills a lander there).
+STEPS = (
+    "queued", "turn", "built", "verified", "intent", "updated", "brought_along", "recorded",
+    "archived",
+)  # fmt: skip
+
+OnStep = Callable[[str, dict[str, Any]], None]
+
+
+def _short(sha: str | None) -> str:
+    return (sha or "?")[:7]
+
+
+def one_line(text: str | None, limit: int = TITLE_LIMIT) -> str:
+    """Agent text for a commit message: inert (no control character survives), one line, at most
+    `limit` characters."""
+    line = " ".join(inert(text or "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+# -- what a landing reports ---------------------------------------------------------------------
+
+CLEAN = "clean"
+CONFLICTS = "conflicts"
+LANDED = "landed"
+UNAVAILABLE = "unavailable"
+PREVIEW_STATES = (CLEAN, CONFLICTS, LANDED, UNAVAILABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class LandingPreview(Record):
+    """Whether a task would land, computed in memory from git alone (no verification, nothing
+    written but git objects): what the drawer shows before an operator approves.
+
+    `state`: `clean` (lands cleanly onto `into`@`base_tip`), `conflicts` (`conflicts` lists the
+    files), `landed` (already, as `landed_commit`) or `unavailable` (`why` says: no worktree,
+    nothing to land, not reviewed, no base branch...). `behind` counts the base's commits since
+    the worktree was made. `summary` is the sentence to show. `source_tree` is the tree that
+    would land: hand it to `land(expect_source=...)` to land exactly what was previewed. `stamp`
+    changes when the base tip or the worktree does (`Worktrees.landing_stamp` is the cheap
+    poll)."""
+
+    task_id: str
+    state: str
+    summary: str
+    into: str | None = None
+    base_tip: str | None = None
+    provisioned_from: str | None = None
+    behind: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    source_tree: str | None = None
+    merged_tree: str | None = None
+    why: str | None = None
+    landed_commit: str | None = None
+    stamp: str = ""
+    elapsed_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LandResult(Record):
+    """What a landing did (or, with `dry_run`, would do)."""
+
+    task: Task
+    landed: bool
+    dry_run: bool
+    into: str
+    strategy: str
+    commit: str | None = None  # on the branch (or, dry run, the commit that would be)
+    base_before: str | None = None
+    tree: str | None = None
+    files: list[str] = field(default_factory=list)  # paths the landing changes on the branch
+    builds: int = 0  # 1, or more when the base moved meanwhile
+    verification: dict[str, Any] | None = None
+    unverified: bool = False  # an operator landed it without a verify command (audited)
+    checkouts: list[str] = field(default_factory=list)  # checkouts of the base fast-forwarded
+    archived: bool = False  # worktree removed and task branch deleted
+    recovered: bool = False  # an earlier, interrupted landing of this task was found landed
+    entry: str | None = None  # the queue entry (LAND-n)
+    waited_ms: int = 0  # in the branch's queue
+    elapsed_ms: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Source:
+    """What would land, read under the task's worktree lock."""
+
+    task: Task
+    ws: Workspace
+    repo: Path
+    branch: str  # the task branch
+    live: Path | None  # the checkout, when there is one
+    head: str  # the task branch's commit
+    snapshot: str  # the tree of the work as the drawer shows it (bookkeeping included)
+    provisioned: str  # the commit the worktree was made from
+    tree: str  # what lands: `snapshot` with the bookkeeping files as `provisioned` has them
+    into: str  # the base branch
+    verify: VerifyCommand | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.into}"
+
+
+@dataclass(slots=True)
+class _Built:
+    commit: str
+    tree: str
+    base: str  # the tip it was built on
+
+
+class _Heartbeat:
+    """Renews a queue entry's lease every third of it, in a daemon thread, until stopped; `lost`
+    is set when a renewal finds the lease already run out (the lander must then stop)."""
+
+    def __init__(self, queue: LandQueue, entry: QueueEntry) -> None:
+        self.queue = queue
+        self.entry = entry
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kanban-land-lease", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        interval = self.queue.lease_ms / 3000
+        while not self._stop.wait(interval):
+            try:
+                renewed = self.queue.renew(self.entry)
+            except Exception:  # a busy board: the next renewal tries again
+                continue
+            if renewed is None:
+                self.lost.set()
+                return
+            self.entry = renewed
+
+    def stop(self) -> None:
+        self._stop.set()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+
+def fence_ref(into: str) -> str:
+    return f"{FENCE_PREFIX}heads/{into}"
+
+
+class Lander:
+    """Lands tasks of one board (`Worktrees.land`, `Worktrees.landing_preview` build one).
+    `on_step(step, info)` is told each of `STEPS` as it is reached."""
+
+    def __init__(
+        self,
+        trees: "Worktrees",
+        *,
+        on_step: OnStep | None = None,
+        max_builds: int = MAX_BUILDS,
+        queue_timeout_s: float | None = None,
+        lease_ms: int | None = None,
+    ) -> None:
+        self.trees = trees
+        self.board = trees.board
+        self.queue = LandQueue(trees.board, lease_ms=lease_ms)
+        self.on_step = on_step
+        self.max_builds = max_builds
+        if queue_timeout_s is None:
+            queue_timeout_s = env_number(
+                "KANBAN_LAND_QUEUE_TIMEOUT_S", DEFAULT_QUEUE_TIMEOUT_S, minimum=0.001,
+                maximum=7 * 86_400,
+            )  # fmt: skip
+        self.queue_timeout_s = queue_timeout_s
+
+    def _step(self, step: str, **info: Any) -> None:
+        if self.on_step is not None:
+            self.on_step(step, info)
+
+    # -- reading what would land ----------------------------------------------------------------
+
+    @staticmethod
+    def _check_strategy(strategy: Any) -> str:
+        if strategy not in LAND_STRATEGIES:
+            raise invalid_input(
+                f"strategy must be one of {', '.join(LAND_STRATEGIES)}", field="strategy"
+            )
+        return str(strategy)
+
+    def _check_into(self, repo: Path, into: Any, task_branch: str) -> str:
+        _, name = self.trees._check_base(None, into)
+        name = name.removeprefix("refs/heads/")
+        if name == "HEAD" or not gitrepo.ref_name_is_valid(repo, f"refs/heads/{name}"):
+            raise invalid_input(f"into is not a branch name: {name}", field="into")
+        if name == task_branch:
+            raise invalid_input("into names the task's own branch", field="into")
+        if gitrepo.branch_head(repo, name) is None:
+            raise invalid_input(f"into: there is no branch {name} in {repo}", field="into")
+        return name
+
+    def _base_branch(self, ws: Workspace, repo: Path, into: Any, task_branch: str) -> str:
+        """The branch to land on: `into`, else the branch the worktree was made from."""
+        if into is not None:
+            return self._check_into(repo, into, task_branch)
+        name = ws.base_ref or self._base_from_scaffold(repo, ws)
+        if name is None:
+            raise not_landable(
+                f"cannot land {ws.task_id}: its worktree was not made from a branch (a commit or "
+                "a detached HEAD); name the branch to land on (into)",
+                "no_base_branch",
+                id=ws.task_id,
+            )
+        if gitrepo.branch_head(repo, name) is None:
+            raise not_landable(
+                f"cannot land {ws.task_id}: its base branch {name} is gone; name another (into)",
+                "no_base_branch",
+                id=ws.task_id,
+                into=name,
+            )
+        return name
+
+    @staticmethod
+    def _base_from_scaffold(repo: Path, ws: Workspace) -> str | None:
+        """For worktrees made before the board kept `base_ref`: the branch TASK.md names."""
+        if not ws.base_commit:
+            return None
+        text = gitrepo.read_blob(repo, ws.base_commit, sor.TASK_MD) or ""
+        for line in text.splitlines():
+            if line.startswith("- Branched from: ") and line.endswith(")"):
+                label = line.rpartition("(")[2][:-1]
+                if label not in ("HEAD", "pinned sha") and gitrepo.branch_head(repo, label):
+                    return label
+        return None
+
+    def _source(
+        self,
+        task_id: str,
+        into: Any,
+        *,
+        shared: bool,
+        with_verify: bool = True,
+    ) -> _Source:
+        """What would land, read under the task's lock (shared for a preview). Refusals here
+        (`not_landable`, `invalid_input`, `conflict`) have written nothing."""
+        trees = self.trees
+        task, ws = self._workspace_of(task_id)
+        repo = Path(ws.repo_path)
+        if gitrepo.open_repo(repo) is None:
+            raise not_landable(
+                f"cannot land {task_id}: its repository {repo} is gone", "no_worktree", id=task_id
+            )
+        lock = trees._lock(repo, task_id, "read what lands of" if shared else "land", shared=shared)
+        with lock:
+            task, ws = self._workspace_of(task_id)
+            branch = ws.branch or branch_name(task_id)
+            path, problem = trees._checkout(ws)
+            if problem:
+                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+            live = path if ws.status == "active" else None
+            if live is not None:
+                trees._check_branch(live, ws, "land")
+                head = gitrepo.head(live)
+                snapshot = gitrepo.snapshot_tree(live)
+            else:
+                found = gitrepo.branch_head(repo, branch)
+                if found is None:
+                    raise not_landable(
+                        f"cannot land {task_id}: its worktree and branch {branch} are gone",
+                        "no_worktree",
+                        id=task_id,
+                    )
+                head, snapshot = found, landgit.tree_of(repo, found)
+            assert ws.base_commit is not None
+            provisioned = landgit.parent_of(repo, ws.base_commit)
+            if provisioned is None:
+                raise not_landable(
+                    f"cannot land {task_id}: its baseline {ws.base_commit[:12]} has no parent",
+                    "no_base_branch",
+                    id=task_id,
+                )
+            into_name = self._base_branch(ws, repo, into, branch)
+            tree = landgit.without_bookkeeping(repo, snapshot, provisioned)
+            verify = None
+            if with_verify:
+                verify = self._verify_command(task, ws, repo, live, head)
+        if tree == landgit.tree_of(repo, provisioned):
+            raise not_landable(
+                f"cannot land {task_id}: its worktree holds no change (bookkeeping files aside)",
+                "empty",
+                id=task_id,
+            )
+        return _Source(task, ws, repo, branch, live, head, snapshot, provisioned, tree, into_name,
+                       verify)  # fmt: skip
+
+    def _workspace_of(self, task_id: str) -> tuple[Task, Workspace]:
+        try:
+            return self.trees._workspace(task_id)
+        except BoardError as error:
+            if error.reason != Reason.NOT_FOUND or self.board.find_task(task_id) is None:
+                raise
+            raise not_landable(
+                f"cannot land {task_id}: it has no worktree (nothing was provisioned for it)",
+                "no_worktree",
+                id=task_id,
+            ) from None
+
+    def _verify_command(
+        self, task: Task, ws: Workspace, repo: Path, live: Path | None, head: str
+    ) -> VerifyCommand:
+        """The task's verify command, found as the gate finds it (the handoff's, else init.sh's;
+        under `KANBAN_VERIFY_FROM=operator` only the one fixed at provision time), read from the
+        checkout, or from the branch when the checkout is gone."""
+
+        def read(name: str) -> str | None:
+            if live is not None:
+                return sor.read_sor_file(live, name)
+            return gitrepo.read_blob(repo, head, name)
+
+        provisioned = (
+            gitrepo.read_blob(repo, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
+        )
+        return find_verify_command_from(
+            read,
+            verify_from=self.board.config.verify_from,
+            provisioned=provisioned,
+            builder=task.builder,
+        )
+
+    # -- the preview ----------------------------------------------------------------------------
+
+    def preview(self, task_id: str, *, into: str | None = None) -> LandingPreview:
+        """Would `task_id` land now, and how? Never raises for a task that cannot land: the
+        preview says why (`unavailable`); only an unknown task is `not_found`. A few git
+        commands, no verification (see `LandingPreview`)."""
+        started = time.monotonic()
+        task = self.board.get_task(task_id)
+
+        def done(**values: Any) -> LandingPreview:
+            elapsed = int((time.monotonic() - started) * 1000)
+            return LandingPreview(task_id=task_id, elapsed_ms=elapsed, **values)
+
+        if task.landed_commit is not None:
+            summary = f"landed as {_short(task.landed_commit)} on {task.landed_into}"
+            return done(
+                state=LANDED,
+                summary=summary,
+                into=task.landed_into,
+                landed_commit=task.landed_commit,
+                stamp=f"landed:{task.landed_commit}",
+            )
+        try:
+            source = self._source(task_id, into, shared=True, with_verify=False)
+        except BoardError as error:
+            why = str(error.details.get("why") or error.reason.value)
+            return done(state=UNAVAILABLE, summary=error.message, why=why)
+        repo, into_name = source.repo, source.into
+        tip = landgit.rev(repo, source.ref)
+        assert tip is not None
+        behind = (
+            0 if tip == source.provisioned else landgit.count_commits(repo, source.provisioned, tip)
+        )
+        moved = ""
+        if behind:
+            moved = f"; {into_name} has moved {behind} commit{'s' if behind != 1 else ''} since "
+            moved += "the worktree was made"
+        stamp = f"{tip}:{source.tree}"
+        common = dict(into=into_name, base_tip=tip, provisioned_from=source.provisioned,
+                      behind=behind, source_tree=source.tree, stamp=stamp)  # fmt: skip
+        if tip == source.provisioned:
+            return done(state=CLEAN, summary=f"lands cleanly onto {into_name}@{_short(tip)}",
+                        merged_tree=source.tree, **common)  # fmt: skip
+        theirs = landgit.commit_tree(
+            repo, source.tree, (source.provisioned,), f"kanban: preview of {task_id}\n"
+        )
+        try:
+            merged = landgit.merge(repo, tip, theirs)
+        except landgit.UnrelatedHistories:
+            summary = f"{into_name} shares no history with the worktree"
+            return done(state=UNAVAILABLE, why="unrelated", summary=summary, **common)
+        if merged.tree is None:
+            files = merged.conflicts
+            shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            return done(state=CONFLICTS, summary=f"conflicts with {into_name} in {shown}{moved}",
+                        conflicts=files, **common)  # fmt: skip
+        summary = f"lands cleanly onto {into_name}@{_short(tip)}{moved}"
+        return done(state=CLEAN, merged_tree=merged.tree, summary=summary, **common)
+
+    def stamp(self, task_id: str) -> str:
+        """A cheap token that changes when the preview may have: the base tip, the worktree
+        (`Worktrees.fingerprint`) and whether the task landed. One `rev-parse` and one
+        `git status`."""
+        task = self.board.get_task(task_id)
+        if task.landed_commit is not None:
+            return f"landed:{task.landed_commit}"
+        try:
+            _, ws = self.trees._workspace(task_id)
+        except BoardError:
+            return "none"
+        repo = Path(ws.repo_path)
+        name = ws.base_ref or "HEAD"
+        tip = landgit.rev(repo, f"refs/heads/{name}") if repo.is_dir() else None
+        return f"{tip}:{self.trees.fingerprint(task_id)}"
+
+    # -- building -------------------------------------------------------------------------------
+
+    def _messages(self, source: _Source, actor: str) -> tuple[str, str]:
+        """The squash commit's message (title and id first) and a merge commit's."""
+        task = source.task
+        title = one_line(task.title) or "(untitled)"
+        builder = one_line(task.builder or "an agent", 80)
+        lander = one_line(actor, 80)
+        body = (
+            f"Work of {builder} on {task.id}, landed by {lander} with kanban from branch "
+            f"{source.branch}.\n\nKanban-Task: {task.id}\nKanban-Board: {self.trees.board_key}\n"
+        )
+        return f"{title} ({task.id})\n\n{body}", f"Merge {task.id}: {title}\n\n{body}"
+
+    def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        return BoardError(
+            Reason.MERGE_CONFLICT,
+            f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
+            f"{shown or '(unknown files)'}{step}; `kanban task workspace sync {source.task.id}` "
+            "brings the base into the worktree to resolve them",
+            id=source.task.id,
+            files=files,
+            into=source.into,
+            base_tip=tip,
+        )
+
+    def _build(self, source: _Source, tip: str, strategy: str, actor: str) -> _Built:
+        """The commit that would carry the work on `tip`, made in memory."""
+        repo = source.repo
+        squash_message, merge_message = self._messages(source, actor)
+        if strategy == "rebase":
+            return self._replay(source, tip)
+        if tip == source.provisioned:
+            tree = source.tree
+        else:
+            theirs = landgit.commit_tree(
+                repo,
+                source.tree,
+                (source.provisioned,),
+                f"kanban: the change of {source.task.id}\n",
+            )
+            try:
+                merged = landgit.merge(repo, tip, theirs)
+            except landgit.UnrelatedHistories:
+                raise not_landable(
+                    f"cannot land {source.task.id}: {source.into} shares no history with it",
+                    "unrelated",
+                    id=source.task.id,
+                ) from None
+            if merged.tree is None:
+                raise self._conflict(source, tip, merged.conflicts, "")
+            tree = merged.tree
+        if tree == landgit.tree_of(repo, tip):
+            raise not_landable(
+                f"cannot land {source.task.id}: its change is already on {source.into}",
+                "empty",
+                id=source.task.id,
+            )
+        if strategy == "merge":
+            side = landgit.commit_tree(repo, source.tree, (source.provisioned,), squash_message)
+            commit = landgit.commit_tree(repo, tree, (tip, side), merge_message)
+        else:
+            commit = landgit.commit_tree(repo, tree, (tip,), squash_message)
+        return _Built(commit, tree, tip)
+
+    def _replay(self, source: _Source, tip: str) -> _Built:
+        """`rebase`: each commit of the task branch (merges left out, bookkeeping files as the
+        base has them), then the uncommitted part of the worktree, replayed onto `tip` one
+        three-way merge at a time. Authors and messages are kept; a commit that changes nothing
+        any more is dropped."""
+        repo, base = source.repo, source.provisioned
+        assert source.ws.base_commit is not None
+        steps: list[tuple[str, str, landgit.Author | None, str]] = []
+        author: landgit.Author | None
+        for commit in landgit.commits_between(repo, source.head, source.ws.base_commit, tip):
+            parent = landgit.parent_of(repo, commit)
+            before = landgit.without_bookkeeping(repo, landgit.tree_of(repo, parent or base), base)
+            after = landgit.without_bookkeeping(repo, landgit.tree_of(repo, commit), base)
+            author, message = landgit.commit_info(repo, commit)
+            steps.append((before, after, author, message))
+        committed = landgit.without_bookkeeping(repo, landgit.tree_of(repo, source.head), base)
+        if source.tree != committed:
+            message = f"{one_line(source.task.title)} ({source.task.id}): uncommitted work\n"
+            steps.append((committed, source.tree, None, message))
+        current, tree = tip, landgit.tree_of(repo, tip)
+        for index, (before, after, author, message) in enumerate(steps, start=1):
+            merged = landgit.merge_at(repo, before, tree, after, label=f"{source.task.id} {index}")
+            if merged.tree is None:
+                raise self._conflict(
+                    source, tip, merged.conflicts, f" (commit {index} of {len(steps)})"
+                )
+            if merged.tree == tree:
+                continue
+            current = landgit.commit_tree(repo, merged.tree, (current,), message, author=author)
+            tree = merged.tree
+        if current == tip:
+            raise not_landable(
+                f"cannot land {source.task.id}: its change is already on {source.into}",
+                "empty",
+                id=source.task.id,
+            )
+        return _Built(current, tree, tip)
+
+    # -- the checkouts of the base --------------------------------------------------------------
+
+    def _check_checkouts(self, source: _Source, built: _Built) -> list[Path]:
+        """The checkouts of the base branch, refusing (`base_checked_out_dirty`, nothing touched)
+        when one has a local change, or an untracked file where the landing would put one."""
+        checkouts = landgit.checkouts_of(source.repo, source.into)
+        if not checkouts:
+            return []
+        added = landgit.changed_paths(source.repo, built.base, built.commit, added_only=True)
+        for checkout in checkouts:
+            changed = landgit.local_changes(checkout)
+            in_the_way = landgit.obstructions(checkout, added)
+            if changed or in_the_way:
+                files = changed or in_the_way
+                what = "uncommitted changes" if changed else "untracked files in the way"
+                raise BoardError(
+                    Reason.BASE_CHECKED_OUT_DIRTY,
+                    f"cannot land {source.task.id}: {source.into} is checked out at {checkout} "
+                    f"with {what} ({', '.join(files[:5])}); commit or stash them first",
+                    id=source.task.id,
+                    path=str(checkout),
+                    files=files,
+                    into=source.into,
+                )
+        return checkouts
+
+    # -- verification ---------------------------------------------------------------------------
+
+    def _scratch(self, repo: Path) -> tuple[WorktreeLock, Path]:
+        """A free scratch checkout of the repository, locked (`flock`: a dead lander's lock goes
+        with it, and a verify command still running from one keeps it, so nobody else uses it)."""
+        layout = self.trees.layout
+        for slot in range(SCRATCH_SLOTS):
+            lock = WorktreeLock(
+                layout.repo_dir(repo) / ".locks" / f"land-{slot}.lock",
+                purpose=f"verify a landing in scratch {slot}",
+                timeout_s=0,
+                subject=f"scratch checkout {slot}",
+            )
+            try:
+                lock.acquire()
+            except BoardError as error:
+                if error.reason != Reason.BUSY:
+                    raise
+                continue
+            return lock, layout.repo_dir(repo) / ".land" / str(slot)
+        raise BoardError(
+            Reason.BUSY,
+            f"every scratch checkout of {repo} is busy verifying; try again shortly",
+            slots=SCRATCH_SLOTS,
+        )
+
+    def _verify(self, source: _Source, built: _Built) -> dict[str, Any] | None:
+        """Run the verify command on the built commit in a scratch checkout; refuse
+        (`verification_failed`) when it fails. None when landing without one (the override)."""
+        found = source.verify
+        if found is None or found.command is None:
+            return None
+        repo = source.repo
+        lock, path = self._scratch(repo)
+        try:
+            with self.trees._repo_lock(repo, f"prepare a scratch checkout for {source.task.id}"):
+                landgit.prepare_scratch(repo, path, built.commit)
+            result = run_verify_command(
+                found.command,
+                path,
+                timeout_s=self.trees.verify_timeout_s,
+                env={
+                    "KANBAN_TASK_ID": source.task.id,
+                    "KANBAN_WORKTREE": str(path),
+                    "KANBAN_LANDING": "1",
+                    "KANBAN_LAND_INTO": source.into,
+                    "KANBAN_LAND_BASE": built.base,
+                    "KANBAN_LAND_COMMIT": built.commit,
+                    "KANBAN_REPO": str(repo),
+                },
+                pass_fds=(lock.fd,) if lock.fd is not None else (),
+            )
+        finally:
+            lock.release()
+        report = {
+            "command": found.command,
+            "commandSource": found.source,
+            "commandAuthor": found.author,
+            "exitCode": result.exit_code,
+            "durationMs": result.duration_ms,
+            "timedOut": result.timed_out,
+            "commit": built.commit,
+        }
+        if not result.passed:
+            ending = "timed out" if result.timed_out else f"exited {result.exit_code}"
+            raise BoardError(
+                Reason.VERIFICATION_FAILED,
+                f"cannot land {source.task.id}: `{found.command}` {ending} on the merged tree "
+                f"({source.into}@{_short(built.base)} + the task's change)",
+                id=source.task.id,
+                **report,
+                stdout_tail=result.stdout_tail[-TAIL_CHARS:],
+                stderr_tail=result.stderr_tail[-TAIL_CHARS:],
+            )
+        return report
+
+    # -- landing --------------------------------------------------------------------------------
+
+    def land(
+        self,
+        task_id: str,
+        *,
+        actor: str,
+        into: str | None = None,
+        strategy: str = DEFAULT_STRATEGY,
+        dry_run: bool = False,
+        keep: bool = False,
+        allow_unverified: bool = False,
+        epoch: int | None = None,
+        expect_source: str | None = None,
+    ) -> LandResult:
+        """Land `task_id`'s work onto its base branch (or `into`) as `actor`: approve-and-land
+        from in_review (done only if it lands), land from done (the status stays). See the module
+        docstring for the steps and `LandResult` for the answer. Refusals are typed and write
+        nothing; when an approve-and-land fails past its checks (conflict, verification, the
+        base), the task stays in review with a system comment saying why.
+
+        `allow_unverified` (operators only): land without a verify command, audited.
+        `expect_source`: the `source_tree` of the preview the decision was made on; the landing
+        is refused (`not_landable`, why `changed_since_review`) if the work changed since.
+        `dry_run`: everything but the board and the branch: built and verified, reported."""
+        started = time.monotonic()
+        from ..validation import name as valid_name
+
+        actor = valid_name(actor, "actor")
+        strategy = self._check_strategy(strategy)
+        task = self.board.get_task(task_id)
+        approve = check_landable(task, actor, epoch=epoch)
+        if allow_unverified and not is_operator(actor):
+            raise invalid_input(
+                "only an operator lands without verification (allowUnverified)",
+                field="allowUnverified",
+            )
+        source = self._source(task_id, into, shared=False)
+        if expect_source is not None and not (
+            len(expect_source) >= 7 and source.tree.startswith(expect_source.lower())
+        ):
+            raise not_landable(
+                f"cannot land {task_id}: its work changed since it was reviewed (the tree that "
+                f"would land is {source.tree[:12]}, not {expect_source[:12]}); review it again",
+                "changed_since_review",
+                id=task_id,
+                source_tree=source.tree,
+            )
+        unverified = None
+        if source.verify is None or source.verify.command is None:
+            if not allow_unverified:
+                raise BoardError(
+                    Reason.VERIFICATION_REQUIRED,
+                    f"cannot land {task_id}: it has no verify command (the handoff's "
+                    "commands.verify or init.sh's VERIFY_CMD), and the branch only takes "
+                    "verified trees; an operator may land it unverified (allowUnverified)",
+                    id=task_id,
+                    warnings=source.verify.warnings if source.verify else None,
+                )
+            unverified = f"landed without verification by {actor}: no verify command"
+        if dry_run:
+            return self._dry_run(source, strategy, actor, started)
+        return self._land(source, strategy, actor, approve, epoch, keep, unverified, started)
+
+    def _dry_run(self, source: _Source, strategy: str, actor: str, started: float) -> LandResult:
+        tip = landgit.rev(source.repo, source.ref)
+        assert tip is not None
+        built = self._build(source, tip, strategy, actor)
+        self._check_checkouts(source, built)
+        verification = self._verify(source, built)
+        return LandResult(
+            task=source.task,
+            landed=False,
+            dry_run=True,
+            into=source.into,
+            strategy=strategy,
+            commit=built.commit,
+            base_before=tip,
+            tree=built.tree,
+            files=landgit.changed_paths(source.repo, tip, built.commit),
+            builds=1,
+            verification=verification,
+            unverified=verification is None,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def _join(self, source: _Source, holder: str, strategy: str, fence: str,
+              options: dict[str, Any]) -> QueueEntry | Task:  # fmt: skip
+        """A place in the branch's queue; a dead landing of the same task is recovered first
+        (and when it had landed, the recorded task is returned instead)."""
+        repo_path = str(source.repo)
+        for _ in range(3):
+            try:
+                return self.queue.join(
+                    source.task.id, repo_path=repo_path, ref=source.ref, lander=options["actor"],
+                    holder=holder, strategy=strategy, fence=fence, options=options,
+                )  # fmt: skip
+            except BoardError as error:
+                if error.reason != Reason.CONFLICT:
+                    raise
+                found = self.queue.entry_of_task(source.task.id)
+                if found is None:
+                    continue
+                if not found.dead(self.board.now()):
+                    raise
+                recovered = self.recover_entry(found)
+                if recovered is not None:
+                    return recovered
+        raise BoardError(Reason.BUSY, f"could not queue the landing of {source.task.id}")
+
+    def _wait_for_turn(self, entry: QueueEntry, beat: _Heartbeat) -> QueueEntry:
+        deadline = time.monotonic() + self.queue_timeout_s
+        delay = 0.005
+        while True:
+            if beat.lost.is_set():
+                raise BoardError(Reason.BUSY, f"{entry.id} lost its place in the landing queue")
+            queue = self.queue.entries(entry.repo_path, entry.ref)
+            if not any(item.id == entry.id for item in queue):
+                raise BoardError(Reason.BUSY, f"{entry.id} lost its place in the landing queue")
+            head = queue[0]
+            if head.id == entry.id:
+                turn = self.queue.take_turn(beat.entry)
+                if turn is not None:
+                    beat.entry = turn
+                    return turn
+            elif head.dead(self.board.now()):
+                self.recover_entry(head)
+                continue
+            if time.monotonic() > deadline:
+                ahead = sum(1 for item in queue if item.seq < entry.seq)
+                raise BoardError(
+                    Reason.BUSY,
+                    f"the landing queue of {entry.ref.removeprefix('refs/heads/')} stayed busy for "
+                    f"{self.queue_timeout_s:g} s ({ahead} ahead of {entry.task_id}); try again",
+                    ahead=ahead,
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    def _land(
+        self,
+        source: _Source,
+        strategy: str,
+        actor: str,
+        approve: bool,
+        epoch: int | None,
+        keep: bool,
+        unverified: str | None,
+        started: float,
+    ) -> LandResult:
+        repo, task_id = source.repo, source.task.id
+        holder = holder_token()
+        fence = landgit.commit_tree(
+            repo, source.tree, (source.provisioned,),
+            f"kanban: the change of {task_id}, landing\n\nKanban-Landing: {holder}\n",
+        )  # fmt: skip
+        options = {"actor": actor, "epoch": epoch, "keep": keep, "unverified": unverified}
+        joined = self._join(source, holder, strategy, fence, options)
+        if isinstance(joined, Task):
+            return self._finish_recovered(source, joined, strategy, keep, started)
+        entry = joined
+        queued = time.monotonic()
+        self._step("queued", entry=entry.id)
+        beat = _Heartbeat(self.queue, entry)
+        moved = False
+        built: _Built | None = None
+        attempt, waited_ms = 0, 0
+        verification: dict[str, Any] | None = None
+        checkouts: list[Path] = []
+        brought: list[Path] = []
+        warnings: list[str] = []
+        try:
+            entry = self._wait_for_turn(entry, beat)
+            waited_ms = int((time.monotonic() - queued) * 1000)
+            landgit.update_refs(repo, [f"update {fence_ref(source.into)} {fence}"],
+                                f"kanban: {entry.id} takes the landing turn")  # fmt: skip
+            self._step("turn", entry=entry.id)
+            for attempt in range(1, self.max_builds + 1):
+                tip = landgit.rev(repo, source.ref)
+                if tip is None:
+                    raise not_landable(
+                        f"cannot land {task_id}: the branch {source.into} is gone",
+                        "no_base_branch",
+                        id=task_id,
+                    )
+                built = self._build(source, tip, strategy, actor)
+                self._step("built", commit=built.commit, base=tip, attempt=attempt)
+                self._check_checkouts(source, built)
+                verification = self._verify(source, built)
+                self._step("verified", commit=built.commit, attempt=attempt)
+                if (
+                    beat.lost.is_set()
+                    or self.queue.record_intent(beat.entry, tip, built.commit) is None
+                ):
+                    raise BoardError(Reason.BUSY, f"{entry.id} lost the landing turn; try again")
+                self._step("intent", commit=built.commit, base=tip)
+                checkouts = self._check_checkouts(source, built)
+                applied, complaint = landgit.update_refs(
+                    repo,
+                    [
+                        f"update {source.ref} {built.commit} {tip}",
+                        f"delete {fence_ref(source.into)} {fence}",
+                    ],
+                    f"kanban: land {task_id} ({strategy}) by {one_line(actor, 80)}",
+                )
+                if applied:
+                    moved = True
+                    break
+                now_tip = landgit.rev(repo, source.ref)
+                if landgit.rev(repo, fence_ref(source.into)) != fence:
+                    if beat.lost.is_set() or self.queue.renew(beat.entry) is None:
+                        raise BoardError(
+                            Reason.BUSY, f"{entry.id} lost the landing turn; try again"
+                        )
+                    landgit.update_refs(
+                        repo,
+                        [f"update {fence_ref(source.into)} {fence}"],
+                        f"kanban: {entry.id} fences the landing turn again",
+                    )
+                elif now_tip == tip:
+                    raise GitFailure(["update-ref", "--stdin"], 128, complaint)
+            if not moved:
+                assert built is not None
+                raise BoardError(
+                    Reason.BASE_MOVED,
+                    f"cannot land {task_id}: {source.into} moved during each of "
+                    f"{self.max_builds} builds and verifications; try again",
+                    id=task_id,
+                    into=source.into,
+                    builds=self.max_builds,
+                )
+            assert built is not None
+            self._step("updated", commit=built.commit)
+            brought = self._bring_along(source, built, checkouts, warnings)
+            self._step("brought_along", checkouts=[str(path) for path in brought])
+            task = self.queue.record_landed(
+                task_id, commit=built.commit, into=source.into, strategy=strategy, actor=actor,
+                approve=approve, old_tip=built.base, epoch=epoch, entry=beat.entry,
+                unverified=unverified,
+            )  # fmt: skip
+            self._step("recorded", commit=built.commit)
+        except BaseException as error:
+            beat.stop()
+            if not moved:
+                self._leave(beat.entry, source, fence, error)
+            elif built is not None:
+                # on the branch already: the board must say so, whatever failed after the move
+                self.queue.record_landed(
+                    task_id, commit=built.commit, into=source.into, strategy=strategy,
+                    actor=actor, approve=approve, old_tip=built.base, epoch=epoch,
+                    entry=beat.entry, unverified=unverified,
+                )  # fmt: skip
+            raise
+        beat.stop()
+        archived = False
+        if not keep:
+            archived = self._archive(source, built, actor, warnings)
+        self._step("archived", archived=archived)
+        return LandResult(
+            task=self.board.get_task(task_id) if archived else task,
+            landed=True,
+            dry_run=False,
+            into=source.into,
+            strategy=strategy,
+            commit=built.commit,
+            base_before=built.base,
+            tree=built.tree,
+            files=landgit.changed_paths(repo, built.base, built.commit),
+            builds=attempt,
+            verification=verification,
+            unverified=unverified is not None,
+            checkouts=[str(path) for path in brought],
+            archived=archived,
+            entry=entry.id,
+            waited_ms=waited_ms,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            warnings=warnings,
+        )
+
+    def _leave(self, entry: QueueEntry, source: _Source, fence: str, error: BaseException) -> None:
+        """Give the turn back after a landing that did not move the branch: the fence goes, the
+        row goes, and an approve-and-land says why on the task."""
+        comment = None
+        if isinstance(error, BoardError) and error.reason in (
+            Reason.MERGE_CONFLICT,
+            Reason.VERIFICATION_FAILED,
+            Reason.BASE_MOVED,
+            Reason.BASE_CHECKED_OUT_DIRTY,
+        ):
+            comment = f"Approve and land did not land: {error.message}"
+            tail = error.details.get("stderr_tail") or error.details.get("stdout_tail")
+            if tail:
+                comment += f"\n\nOutput (tail):\n~~~~\n{str(tail)[-1500:].rstrip()}\n~~~~"
+        try:
+            landgit.update_refs(
+                source.repo, [f"delete {fence_ref(source.into)} {fence}"],
+                f"kanban: {entry.id} gives the landing turn back",
+            )  # fmt: skip
+            self.queue.leave(entry, comment=comment)
+        except Exception:  # the next lander of this branch recovers a row left behind
+            pass
+
+    def _bring_along(
+        self, source: _Source, built: _Built, checkouts: list[Path], warnings: list[str]
+    ) -> list[Path]:
+        """Fast-forward every clean checkout of the base to the landed commit. One that changed
+        between the check and the move is left as it is, with a warning (git refused to
+        overwrite anything)."""
+        brought = []
+        for checkout in checkouts:
+            try:
+                landgit.fast_forward_checkout(checkout, built.base, built.commit)
+                brought.append(checkout)
+            except GitFailure as error:
+                warnings.append(
+                    f"{checkout} has {source.into} checked out but changed while the landing ran; "
+                    f"it was not brought along ({error.stderr[-200:]}); run `git status` there"
+                )
+        return brought
+
+    def _archive(self, source: _Source, built: _Built, actor: str, warnings: list[str]) -> bool:
+        """Remove the landed worktree and delete the task branch, unless either changed since
+        the work was read (then both are kept, with a warning)."""
+        trees, repo, task_id = self.trees, source.repo, source.task.id
+        try:
+            with trees._lock(repo, task_id, "archive after landing"):
+                _, ws = trees._workspace(task_id)
+                path, problem = trees._checkout(ws)
+                if problem:
+                    warnings.append(problem)
+                    return False
+                if ws.status == "active" and path is not None:
+                    now = landgit.without_bookkeeping(
+                        repo, gitrepo.snapshot_tree(path), source.provisioned
+                    )
+                    if now != source.tree or gitrepo.head(path) != source.head:
+                        warnings.append(
+                            f"the worktree of {task_id} changed after its work was read; kept"
+                        )
+                        return False
+                elif gitrepo.branch_head(repo, source.branch) not in (None, source.head):
+                    warnings.append(f"the branch of {task_id} moved after its work was read; kept")
+                    return False
+                with trees._repo_lock(repo, f"archive {task_id} after landing"):
+                    if path is not None:
+                        gitrepo.remove_worktree(repo, path)
+                        trees.layout.remove_tree(repo, task_id)
+                    head = gitrepo.branch_head(repo, source.branch)
+                    doomed = [] if head is None else [f"delete refs/heads/{source.branch} {head}"]
+                    synced = landgit.rev(repo, landgit.baseline_ref(task_id))
+                    if synced is not None:
+                        doomed.append(f"delete {landgit.baseline_ref(task_id)} {synced}")
+                    if doomed:
+                        landgit.update_refs(
+                            repo, doomed, f"kanban: {task_id} landed as {built.commit[:12]}"
+                        )
+                trees.board.update_workspace(
+                    ws.id, status="archived", actor=actor,
+                    reason=f"landed as {built.commit[:12]} on {source.into}",
+                )  # fmt: skip
+        except (BoardError, GitFailure, OSError, RuntimeError) as error:
+            warnings.append(f"the worktree of {task_id} was not archived: {error}")
+            return False
+        return True
+
+    def _finish_recovered(
+        self, source: _Source, task: Task, strategy: str, keep: bool, started: float
+    ) -> LandResult:
+        """An earlier landing of this task had reached the branch before it died: now recorded."""
+        warnings: list[str] = []
+        commit = task.landed_commit
+        assert commit is not None
+        built = _Built(commit, landgit.tree_of(source.repo, commit), "")
+        archived = False if keep else self._archive(source, built, task.landed_by or "", warnings)
+        return LandResult(
+            task=self.board.get_task(task.id),
+            landed=True,
+            dry_run=False,
+            into=task.landed_into or source.into,
+            strategy=task.landed_strategy or strategy,
+            commit=commit,
+            archived=archived,
+            recovered=True,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            warnings=warnings,
+        )
+
+    # -- recovery -------------------------------------------------------------------------------
+
+    def recover_entry(self, dead: QueueEntry) -> Task | None:
+        """Settle the row of a landing whose lander is gone: a row with an intent whose commit
+        is on the branch is recorded (the task now says it landed; returned), any other is
+        cleared (nothing landed). The branch is fenced first, so a lander that only stalled
+        cannot move it afterwards."""
+        repo = Path(dead.repo_path)
+        into = dead.ref.removeprefix("refs/heads/")
+        tip = landgit.rev(repo, dead.ref) if repo.is_dir() else None
+        if dead.state == "active" and tip is not None:
+            landgit.update_refs(
+                repo, [f"update {fence_ref(into)} {tip} {dead.fence}"],
+                f"kanban: fence out the dead landing {dead.id}",
+            )  # fmt: skip
+        if dead.new_commit and tip is not None and landgit.is_ancestor(repo, dead.new_commit, tip):
+            if dead.old_tip and tip == dead.new_commit:
+                self._recover_checkouts(repo, into, dead.old_tip, dead.new_commit)
+            options = dead.options
+            return self.queue.record_landed(
+                dead.task_id, commit=dead.new_commit, into=into, strategy=dead.strategy,
+                actor=dead.lander, approve=dead.from_status == t.IN_REVIEW, old_tip=dead.old_tip,
+                epoch=options.get("epoch"), entry=dead, unverified=options.get("unverified"),
+                recovered=True,
+            )  # fmt: skip
+        comment = None
+        if dead.state == "active":
+            comment = (
+                f"The landing of {dead.task_id} by {dead.lander} ({dead.id}) was interrupted "
+                f"before it reached {into}; nothing landed. Land it again."
+            )
+        self.queue.leave(dead, comment=comment)
+        return None
+
+    @staticmethod
+    def _recover_checkouts(repo: Path, into: str, old: str, new: str) -> None:
+        """A checkout of the base that a dead lander moved the branch under but did not bring
+        along (its index still holds the old tip's tree, nothing changed locally): bring it."""
+        old_tree = landgit.tree_of(repo, old)
+        for checkout in landgit.checkouts_of(repo, into):
+            try:
+                if landgit.index_tree(checkout) == old_tree and not landgit.local_changes(checkout):
+                    landgit.fast_forward_checkout(checkout, old, new)
+            except GitFailure:
+                continue
+
+    def recover(self) -> list[str]:
+        """Settle every dead landing on the board (the ids of the rows settled): what the next
+        lander of each branch would do, for a sweeper or an operator."""
+        settled = []
+        now = self.board.now()
+        for entry in self.queue.all_entries():
+            if entry.dead(now):
+                self.recover_entry(entry)
+                settled.append(entry.id)
+        return settled

@@ -1,0 +1,195 @@
+"""Catching a task's worktree up with its base branch: `kanban task workspace sync ID`.
+
+The base's tip is merged (or the branch rebased onto it) inside the task's own worktree, never in
+the user's checkout. Uncommitted work is committed first, as pause and complete do. A conflict is
+left in the worktree for the agent to resolve (the answer is `merge_conflict` naming the files);
+it then completes again, which commits the resolution.
+
+After a sync the task's baseline moves: diffs, the empty-work test and landing are then taken
+from the synced tip, not from where the worktree was first made. The new baseline is a commit of
+the synced tip's tree with the scaffold's bookkeeping files (so `init.sh`'s provision-time verify
+command stays the operator's), kept alive by `refs/kanban/baselines/<task id>`.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import transitions as t
+from ..actors import is_agent
+from ..errors import BoardError, Reason, invalid_input
+from ..records import Record
+from . import gitrepo, landgit
+from .landing import Lander
+from .results import GitFailure
+
+if TYPE_CHECKING:
+    from .manager import Worktrees
+
+SYNC_STRATEGIES = ("merge", "rebase")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult(Record):
+    """What a sync did: the base tip now in the worktree, from where, and how."""
+
+    task_id: str
+    strategy: str
+    into: str
+    base_tip: str
+    previous_base: str  # the commit the worktree was made from (or last synced with)
+    up_to_date: bool  # nothing to bring in: the worktree already had the base's tip
+    head: str | None = None  # the task branch afterwards
+    baseline: str | None = None  # the new baseline commit
+    commits: int = 0  # base commits brought in
+    committed: bool = False  # uncommitted work was committed first
+    conflicts: list[str] = field(default_factory=list)
+    path: str | None = None
+    action: str = "sync"
+
+
+def _git_dir(path: Path) -> Path:
+    return Path(gitrepo.output(path, "rev-parse", "--absolute-git-dir"))
+
+
+def unmerged_files(path: Path) -> list[str]:
+    raw = gitrepo.run(path, "diff", "--name-only", "--diff-filter=U", "-z")[1]
+    return [gitrepo._name(part) for part in raw.split(b"\0") if part]
+
+
+def operation_in_progress(path: Path) -> str | None:
+    """`merge` or `rebase` when one is under way in the checkout, else None."""
+    folder = _git_dir(path)
+    if (folder / "MERGE_HEAD").exists():
+        return "merge"
+    if (folder / "rebase-merge").exists() or (folder / "rebase-apply").exists():
+        return "rebase"
+    return None
+
+
+def sync_with_base(
+    trees: "Worktrees",
+    task_id: str,
+    *,
+    actor: str,
+    strategy: str = "merge",
+    into: str | None = None,
+) -> SyncResult:
+    """Merge the base branch's tip into the task's worktree (`strategy="rebase"`: rebase the task
+    branch onto it). An agent syncs only a task it holds; operators any. Refusals (`invalid_input`,
+    `not_assignee`, `invalid_state`, `not_found`) write nothing; a conflict is `merge_conflict`
+    with the files, left in the worktree to resolve."""
+    if strategy not in SYNC_STRATEGIES:
+        raise invalid_input(
+            f"strategy must be one of {', '.join(SYNC_STRATEGIES)}", field="strategy"
+        )
+    task, ws = trees._workspace(task_id)
+    if is_agent(actor) and actor not in (*task.holders, task.assignee_agent_id):
+        raise BoardError(
+            Reason.NOT_ASSIGNEE,
+            f"cannot sync the worktree of {task_id}: {actor} does not hold it",
+            id=task_id,
+            assignee=task.assignee_agent_id,
+        )
+    if task.status == t.CANCELLED:
+        raise BoardError(Reason.INVALID_STATE, f"cannot sync: {task_id} is cancelled", id=task_id)
+    repo = Path(ws.repo_path)
+    with trees._lock(repo, task_id, "sync"):
+        task, ws = trees._workspace(task_id)
+        path = trees._live_checkout(ws, "sync")
+        trees._check_branch(path, ws, "sync")
+        pending = operation_in_progress(path)
+        if pending is not None:
+            raise BoardError(
+                Reason.INVALID_STATE,
+                f"cannot sync: a {pending} is under way in the worktree of {task_id}; resolve "
+                "its conflicts and complete (or finish the rebase) first",
+                id=task_id,
+                files=unmerged_files(path),
+                path=str(path),
+            )
+        lander = Lander(trees)
+        branch = ws.branch or f"kanban/task-{task_id}"
+        into_name = lander._base_branch(ws, repo, into, branch)
+        assert ws.base_commit is not None
+        previous = landgit.parent_of(repo, ws.base_commit)
+        tip = gitrepo.branch_head(repo, into_name)
+        assert previous is not None and tip is not None
+        head = gitrepo.head(path)
+        if tip == previous or landgit.is_ancestor(repo, tip, head):
+            return SyncResult(
+                task_id=task_id, strategy=strategy, into=into_name, base_tip=tip,
+                previous_base=previous, up_to_date=True, head=head, baseline=ws.base_commit,
+                path=str(path),
+            )  # fmt: skip
+        incoming = landgit.count_commits(repo, previous, tip)
+        committed = (
+            gitrepo.commit_all(
+                path, f"kanban: {task_id} work saved before syncing with {into_name}"
+            )
+            is not None
+        )
+        conflicts = _bring_in(path, tip, into_name, task_id, strategy)
+        baseline = _new_baseline(trees, repo, ws.base_commit, tip, task_id, into_name)
+        trees.board.update_workspace(
+            ws.id,
+            actor=actor,
+            base_commit=baseline,
+            reason=f"synced with {into_name}@{tip[:12]} ({strategy})"
+            + (f"; {len(conflicts)} conflict(s) to resolve" if conflicts else ""),
+        )
+        result = SyncResult(
+            task_id=task_id, strategy=strategy, into=into_name, base_tip=tip,
+            previous_base=previous, up_to_date=False, head=gitrepo.head(path),
+            baseline=baseline, commits=incoming, committed=committed, conflicts=conflicts,
+            path=str(path),
+        )  # fmt: skip
+    if conflicts:
+        shown = ", ".join(conflicts[:10])
+        raise BoardError(
+            Reason.MERGE_CONFLICT,
+            f"syncing {task_id} with {into_name} conflicts in {shown}: the conflicts are left in "
+            f"the worktree ({path}); resolve them, then complete again",
+            id=task_id,
+            files=conflicts,
+            into=into_name,
+            base_tip=tip,
+            strategy=strategy,
+            path=str(path),
+            baseline=result.baseline,
+        )
+    return result
+
+
+def _bring_in(path: Path, tip: str, into: str, task_id: str, strategy: str) -> list[str]:
+    """Merge or rebase; the conflicting files ([] when it went through)."""
+    options = [*landgit.NO_HOOKS, *landgit.identity(path)]
+    if strategy == "merge":
+        message = f"kanban: sync {task_id} with {into}"
+        args = ["merge", "--no-ff", "--no-edit", "--no-verify", "-m", message, tip]
+    else:
+        args = ["rebase", "--no-autostash", tip]
+    status, _, stderr = gitrepo.run(path, *options, *args, check=False)
+    if status == 0:
+        return []
+    conflicts = unmerged_files(path)
+    if not conflicts and operation_in_progress(path) is None:
+        raise GitFailure(args, status, stderr)
+    return conflicts
+
+
+def _new_baseline(
+    trees: "Worktrees", repo: Path, scaffold: str, tip: str, task_id: str, into: str
+) -> str:
+    """The baseline after a sync: the synced tip's tree with the scaffold's bookkeeping files,
+    on the tip; a ref keeps it from git's garbage collection."""
+    tree = landgit.without_bookkeeping(repo, landgit.tree_of(repo, tip), scaffold)
+    message = (
+        f"kanban: baseline of {task_id} after syncing with {into}@{tip[:12]}\n\n"
+        f"Kanban-Task: {task_id}\nKanban-Board: {trees.board_key}\n"
+    )
+    commit = landgit.commit_tree(repo, tree, (tip,), message)
+    landgit.update_refs(
+        repo, [f"update {landgit.baseline_ref(task_id)} {commit}"], message.split("\n")[0]
+    )
+    return commit
