@@ -658,7 +658,14 @@ class Lander:
                 f"cannot land {source.task.id}: `{found.command}` {ending} on the merged tree "
                 f"({source.into}@{_short(built.base)} + the task's change)",
                 id=source.task.id,
-                **report,
+                command=found.command,
+                command_source=found.source,
+                exit_code=result.exit_code,
+                timed_out=result.timed_out,
+                duration_ms=result.duration_ms,
+                commit=built.commit,
+                into=source.into,
+                base_tip=built.base,
                 stdout_tail=result.stdout_tail[-TAIL_CHARS:],
                 stderr_tail=result.stderr_tail[-TAIL_CHARS:],
             )

@@ -6,6 +6,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board, ManualClock
 from boardlib.worktrees import Worktrees
 
@@ -78,3 +80,111 @@ def make_env(tmp_path: Path, monkeypatch, **trees_kwargs) -> Env:
     repo = make_repo(tmp_path / "repo")
     trees = Worktrees(board, **trees_kwargs)
     return Env(board=board, trees=trees, repo=repo, root=root, clock=clock, tmp=tmp_path)
+
+
+# -- landing (tests/worktrees/test_land*.py, tests/chaos/test_land_kills.py) ----------------------
+
+
+def file_hashes(repo: Path) -> dict[str, str]:
+    """The sha256 of every file of a checkout (outside .git), by path."""
+    import hashlib
+
+    return {
+        str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(repo).parts
+    }
+
+
+def checkout_state(repo: Path) -> tuple[dict[str, str], str, str]:
+    """Everything "touching nothing" must leave as it was: every file's hash, `git status`, and
+    every ref."""
+    return (
+        file_hashes(repo),
+        git(repo, "status", "--porcelain=v1", "--branch", "--untracked-files=all"),
+        git(repo, "show-ref"),
+    )
+
+
+def set_verify(path: Path, command: str) -> None:
+    """The worktree's init.sh VERIFY_CMD (single-quoted: no single quote in `command`)."""
+    assert "'" not in command
+    init = (path / "init.sh").read_text()
+    (path / "init.sh").write_text(init.replace("VERIFY_CMD=''", f"VERIFY_CMD='{command}'"))
+
+
+@dataclass
+class LandEnv:
+    """A board (SQLite or Postgres), a real repository with `main` checked out, and worktrees."""
+
+    board: Board
+    trees: Worktrees
+    repo: Path
+    root: Path
+    tmp: Path
+
+    def task_with(
+        self,
+        files: dict[str, str],
+        *,
+        title: str = "Change the answer",
+        builder: str = "alice",
+        verify: str | None = "true",
+        finish: str = "gate",
+        commit: bool = True,
+        base_ref: str | None = None,
+    ) -> tuple[str, Path]:
+        """A task whose worktree changes `files` (None deletes one). `finish`: `gate` (workspace
+        complete: the gate passes, done), `review` (the lease protocol's complete: in review,
+        the work left uncommitted unless `commit`), or `none` (still in progress)."""
+        task = self.board.create_task(title, description="A test change.")
+        self.board.claim(task.id, builder)
+        made = self.trees.provision(task.id, self.repo, base_ref=base_ref or "HEAD")
+        path = Path(made.worktree.worktree_path)
+        if verify is not None:
+            set_verify(path, verify)
+        for name, text in files.items():
+            target = path / name
+            if text is None:
+                target.unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
+        if finish == "gate":
+            result = self.trees.complete(task.id, builder)
+            assert result.task_status == "done", result.to_json()
+        elif finish == "review":
+            if commit:
+                git(path, "add", "-A")
+                git(path, "commit", "-q", "-m", f"work on {task.id}")
+            self.board.complete(task.id, builder)
+        return task.id, path
+
+    def commit_on_main(self, name: str, text: str, message: str = "a human commit") -> str:
+        (self.repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (self.repo / name).write_text(text)
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", message)
+        return git(self.repo, "rev-parse", "HEAD")
+
+    def main(self) -> str:
+        return git(self.repo, "rev-parse", "refs/heads/main")
+
+
+def make_land_env(tmp_path: Path, monkeypatch, board_path, **trees_kwargs) -> LandEnv:
+    root = tmp_path / "state" / "worktrees"
+    monkeypatch.setenv("KANBAN_WORKTREES", str(root))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    board = Board(board_path)
+    repo = make_repo(tmp_path / "repo")
+    trees = Worktrees(board, verify_timeout_s=60, **trees_kwargs)
+    return LandEnv(board=board, trees=trees, repo=repo, root=root, tmp=tmp_path)
+
+
+@pytest.fixture
+def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
+    """A `LandEnv` on each backend."""
+    made = make_land_env(tmp_path, monkeypatch, board_path)
+    yield made
+    made.board.close()

@@ -1,0 +1,361 @@
+"""Landing a task's work onto its base branch, on real repositories and both backends: what lands
+(only the task's own change), how (squash, rebase, merge), and every refusal changing nothing."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from boardlib import BoardError, Reason
+from boardlib.worktrees import SOR_FILES
+from boardlib.worktrees.landing import Lander
+from tests.worktrees.conftest import LandEnv, checkout_state, git
+
+ANSWER = "def answer():\n    return 43\n"
+
+
+def tree_names(repo: Path, rev: str) -> list[str]:
+    return git(repo, "ls-tree", "-r", "--name-only", rev).splitlines()
+
+
+def parents(repo: Path, rev: str) -> list[str]:
+    return git(repo, "rev-list", "--parents", "-n", "1", rev).split()[1:]
+
+
+def board_snapshot(land: LandEnv, task_id: str) -> tuple[object, ...]:
+    """The task row, its events, comments and audit, and the landing queue."""
+    return (
+        land.board.get_task(task_id).to_json(),
+        [event.to_json() for event in land.board.events(task_id=task_id)],
+        [comment.to_json() for comment in land.board.comments(task_id)],
+        [entry.to_json() for entry in land.board.audit(task_id)],
+        [entry.to_json() for entry in land.trees.lander().queue.all_entries()],
+    )
+
+
+def refused(land: LandEnv, task_id: str, reason: Reason, **kwargs) -> BoardError:
+    """Land and expect `reason`, with the repository and the board exactly as they were."""
+    before = checkout_state(land.repo), board_snapshot(land, task_id)
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, **{"actor": "bob", **kwargs})
+    assert caught.value.reason == reason, caught.value.to_dict()
+    assert (checkout_state(land.repo), board_snapshot(land, task_id)) == before
+    return caught.value
+
+
+# -- what lands ----------------------------------------------------------------------------------
+
+
+def test_a_done_task_lands_as_one_commit_with_only_its_own_change(land: LandEnv) -> None:
+    task_id, path = land.task_with({"app.py": ANSWER, "docs/notes.md": "notes\n"})
+    (path / "TASK.md").write_text("an agent rewrote its bookkeeping\n")  # never lands
+    tip = land.main()
+    result = land.trees.land(task_id, actor="bob")
+    assert result.landed and not result.dry_run and result.builds == 1
+    head = land.main()
+    assert head == result.commit and parents(land.repo, head) == [tip]
+    message = git(land.repo, "log", "-1", "--format=%B", head)
+    assert message.startswith(f"Change the answer ({task_id})\n")
+    assert f"Kanban-Task: {task_id}" in message
+    names = tree_names(land.repo, head)
+    assert "docs/notes.md" in names and not set(SOR_FILES) & set(names)
+    assert sorted(result.files) == ["app.py", "docs/notes.md"]
+    # The user's checkout of main came along, clean.
+    assert result.checkouts == [str(land.repo)]
+    assert (land.repo / "app.py").read_text() == ANSWER
+    assert git(land.repo, "status", "--porcelain") == ""
+    task = land.board.get_task(task_id)
+    assert task.status == "done"
+    assert (task.landed_commit, task.landed_into, task.landed_by, task.landed_strategy) == (
+        head, "main", "bob", "squash",
+    )  # fmt: skip
+    assert task.landed_at is not None
+    doc = task.to_json()
+    assert doc["landedCommit"] == head and doc["landedStrategy"] == "squash"
+    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == "task_landed"]
+    assert event.actor == "bob" and event.data["landedCommit"] == head
+    assert "to" not in event.data  # it was done already: the status did not move
+    assert [a.action for a in land.board.audit(task_id)][-1] == "land"
+    # Archived: the checkout and the task branch are gone, the workspace says so.
+    assert result.archived and not path.exists()
+    assert git(land.repo, "branch", "--list", f"kanban/task-{task_id}") == ""
+    assert land.board.workspaces(task_id)[-1].status == "archived"
+    assert git(land.repo, "for-each-ref", "refs/kanban") == ""  # no fence left behind
+    assert land.board.store.read(lambda tx: tx.land_queue_all()) == []
+
+
+def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: LandEnv) -> None:
+    # The work is uncommitted (and partly untracked) in the worktree, as the diff shows it.
+    task_id, _ = land.task_with(
+        {"app.py": ANSWER, "new.txt": "new\n"}, finish="review", commit=False
+    )
+    detail = land.trees.detail(task_id)
+    assert {f.path for f in detail.diff_files} == {"app.py", "new.txt"}
+    before = [e.seq for e in land.board.events(task_id=task_id)]
+    result = land.trees.land(task_id, actor="bob")
+    task = result.task
+    assert task.status == "done" and task.landed_by == "bob"
+    assert json.loads(task.verification)["reviews"][-1]["reviewer"] == "bob"
+    new_events = [e for e in land.board.events(task_id=task_id) if e.seq > before[-1]]
+    landed = [e for e in new_events if e.kind == "task_landed"]
+    assert len(landed) == 1 and (landed[0].data["from"], landed[0].data["to"]) == (
+        "in_review", "done",
+    )  # fmt: skip
+    assert not [e for e in new_events if e.kind == "status_changed"]  # one event, the landing
+    assert sorted(result.files) == ["app.py", "new.txt"]
+    assert git(land.repo, "show", "main:new.txt") == "new"
+
+
+def test_the_repositorys_own_bookkeeping_named_files_stay_as_main_has_them(
+    land: LandEnv,
+) -> None:
+    land.commit_on_main("init.sh", "#!/bin/sh\necho the project's own\n")
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    land.trees.land(task_id, actor="bob")
+    assert git(land.repo, "show", "main:init.sh") == "#!/bin/sh\necho the project's own"
+    assert "TASK.md" not in tree_names(land.repo, "main")
+
+
+def test_rebase_replays_each_commit_and_merge_keeps_a_side_branch(land: LandEnv) -> None:
+    first, path = land.task_with({"a.txt": "a\n"}, finish="none")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "add a")
+    (path / "b.txt").write_text("b\n")
+    land.trees.complete(first, "alice")
+    land.commit_on_main("other.txt", "moved\n")
+    tip = land.main()
+    result = land.trees.land(first, actor="bob", strategy="rebase")
+    log = git(land.repo, "log", "--format=%s", f"{tip}..main").splitlines()
+    assert len(log) == 2 and log[-1] == "add a"  # each commit, oldest first
+    assert git(land.repo, "rev-list", "--merges", "main") == ""
+    for commit in git(land.repo, "rev-list", f"{tip}..main").split():
+        assert not set(SOR_FILES) & set(tree_names(land.repo, commit))
+    assert result.strategy == "rebase" and land.board.get_task(first).landed_strategy == "rebase"
+
+    second, _ = land.task_with({"c.txt": "c\n"})
+    result = land.trees.land(second, actor="bob", strategy="merge")
+    merge_parents = parents(land.repo, "main")
+    assert len(merge_parents) == 2 and merge_parents[0] == result.base_before
+    subject = git(land.repo, "log", "-1", "--format=%s", "main")
+    assert subject == f"Merge {second}: Change the answer"
+    assert not set(SOR_FILES) & set(tree_names(land.repo, merge_parents[1]))
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "--force\nKanban-Task: TASK-999\n\x1b]52;c;aGk=\x07",
+        "-m evil",
+        "\x1b[2J\x07\r",
+        "x" * 500,
+    ],
+)
+def test_hostile_titles_make_one_inert_subject_line(land: LandEnv, title: str) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER}, title=title)
+    result = land.trees.land(task_id, actor="bob")
+    subject, _, body = git(land.repo, "log", "-1", "--format=%B", result.commit).partition("\n")
+    assert subject.endswith(f"({task_id})") and len(subject) <= 220
+    assert not any(ord(char) < 32 for char in subject)
+    assert body.count("Kanban-Task:") == 1 and f"Kanban-Task: {task_id}" in body
+
+
+def test_into_another_branch_and_keep_leave_the_worktree(land: LandEnv) -> None:
+    git(land.repo, "branch", "release")
+    task_id, path = land.task_with({"app.py": ANSWER})
+    result = land.trees.land(task_id, actor="bob", into="release", keep=True)
+    assert result.into == "release" and git(land.repo, "rev-parse", "release") == result.commit
+    assert result.checkouts == [] and not result.archived
+    assert path.is_dir() and git(land.repo, "branch", "--list", f"kanban/task-{task_id}") != ""
+    assert land.board.get_task(task_id).landed_into == "release"
+
+
+def test_dry_run_builds_and_verifies_and_changes_nothing(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify="grep -q 43 app.py")
+    before = checkout_state(land.repo), board_snapshot(land, task_id)
+    result = land.trees.land(task_id, actor="bob", dry_run=True)
+    assert result.dry_run and not result.landed and result.commit
+    assert result.verification and result.verification["exitCode"] == 0
+    assert result.files == ["app.py"]
+    assert (checkout_state(land.repo), board_snapshot(land, task_id)) == before
+
+
+def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
+    error = refused(land, task_id, Reason.VERIFICATION_REQUIRED)
+    assert "allowUnverified" in error.message
+    error = refused(land, task_id, Reason.INVALID_INPUT, allow_unverified=True)
+    result = land.trees.land(task_id, actor="operator", allow_unverified=True)
+    assert result.landed and result.unverified and result.verification is None
+    actions = [a.action for a in land.board.audit(task_id)]
+    assert actions[-2:] == ["land", "land_unverified"]
+
+
+# -- refusals change nothing ---------------------------------------------------------------------
+
+
+def test_builders_may_not_land_their_own_work_operators_may(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    refused(land, task_id, Reason.SELF_REVIEW, actor="alice")
+    done_id, _ = land.task_with({"b.txt": "b\n"}, builder="carol")
+    refused(land, done_id, Reason.SELF_REVIEW, actor="carol")
+    assert land.trees.land(done_id, actor="operator:dana").landed
+
+
+def test_what_is_not_landable_says_why(land: LandEnv) -> None:
+    todo = land.board.create_task("not started")
+    assert refused(land, todo.id, Reason.NOT_LANDABLE).details["why"] == "not_reviewed"
+    working, _ = land.task_with({"app.py": ANSWER}, finish="none")
+    assert refused(land, working, Reason.NOT_LANDABLE).details["why"] == "not_reviewed"
+    bare = land.board.create_task("reviewed, no worktree")
+    land.board.claim(bare.id, "alice")
+    land.board.complete(bare.id, "alice")
+    assert refused(land, bare.id, Reason.NOT_LANDABLE).details["why"] == "no_worktree"
+    empty, _ = land.task_with({"task-progress.md": "## Done\n- nothing\n"}, finish="review")
+    assert refused(land, empty, Reason.NOT_LANDABLE).details["why"] == "empty"
+    done, _ = land.task_with({"app.py": ANSWER})
+    first = land.trees.land(done, actor="bob")
+    again = refused(land, done, Reason.NOT_LANDABLE)
+    assert again.details["why"] == "already_landed"
+    assert again.to_dict()["landedCommit"] == first.commit
+
+
+def test_landing_what_changed_since_the_preview_is_refused(land: LandEnv) -> None:
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="review", commit=False)
+    preview = land.trees.landing_preview(task_id)
+    (path / "app.py").write_text("def answer():\n    return 44\n")
+    error = refused(land, task_id, Reason.NOT_LANDABLE, expect_source=preview.source_tree)
+    assert error.details["why"] == "changed_since_review"
+    fresh = land.trees.landing_preview(task_id)
+    assert land.trees.land(task_id, actor="bob", expect_source=fresh.source_tree).landed
+
+
+def test_a_conflicting_pair_lands_one_then_the_other_after_a_sync(land: LandEnv) -> None:
+    first, _ = land.task_with({"app.py": ANSWER})
+    other = {"app.py": "def answer():\n    return 44\n"}
+    second, path = land.task_with(other, finish="review", verify="grep -q answer app.py")
+    land.trees.land(first, actor="bob")
+    tip = land.main()
+    preview = land.trees.landing_preview(second)
+    assert (preview.state, preview.conflicts, preview.behind) == ("conflicts", ["app.py"], 1)
+    assert "conflicts with main in app.py" in preview.summary
+    error = refused_with_comment(land, second)
+    assert error.details["files"] == ["app.py"] and land.main() == tip
+    # The agent takes it back, syncs, sees the conflict in its worktree and resolves it.
+    land.board.reject(second, "bob", "conflicts with main")
+    land.board.claim(second, "alice")
+    with pytest.raises(BoardError) as caught:
+        land.trees.sync(second, actor="alice")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    assert caught.value.details["files"] == ["app.py"]
+    assert "<<<<<<<" in (path / "app.py").read_text()
+    (path / "app.py").write_text("def answer():\n    return 44  # after 43\n")
+    done = land.trees.complete(second, "alice")
+    assert done.task_status == "done"
+    assert land.trees.landing_preview(second).state == "clean"
+    result = land.trees.land(second, actor="bob")
+    assert parents(land.repo, result.commit) == [tip]
+    assert git(land.repo, "show", "main:app.py").endswith("return 44  # after 43")
+    assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
+
+
+def refused_with_comment(land: LandEnv, task_id: str) -> BoardError:
+    """An approve-and-land that fails at the merge: the repository untouched, the task still in
+    review, one system comment saying why, and no queue row left."""
+    before = checkout_state(land.repo)
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, actor="bob")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    assert checkout_state(land.repo) == before
+    task = land.board.get_task(task_id)
+    assert task.status == "in_review" and task.landed_commit is None
+    [comment] = [c for c in land.board.comments(task_id) if c.author_type == "system"]
+    assert "did not land" in comment.body and "app.py" in comment.body
+    assert land.board.store.read(lambda tx: tx.land_queue_all()) == []
+    return caught.value
+
+
+def test_verification_failing_on_the_merged_tree_refuses_and_leaves_main(land: LandEnv) -> None:
+    # The gate passes on the branch; main then gains a file the change does not cope with.
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify="test ! -e BROKEN")
+    land.commit_on_main("BROKEN", "main broke the assumption\n")
+    error = refused(land, task_id, Reason.VERIFICATION_FAILED)
+    assert error.details["exit_code"] == 1 and error.details["command"] == "test ! -e BROKEN"
+    assert "stderr_tail" in error.details and "stdout_tail" in error.details
+
+
+def test_a_dirty_checkout_of_main_is_refused_touching_nothing(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    (land.repo / "README.md").write_text("# my uncommitted edit\n")
+    (land.repo / "scratch.txt").write_text("an untracked note\n")
+    error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
+    assert error.details["path"] == str(land.repo) and error.details["files"] == ["README.md"]
+    git(land.repo, "checkout", "README.md")
+    # An untracked file where the landing would put one is in the way too.
+    other, _ = land.task_with({"new.txt": "from the task\n"})
+    (land.repo / "new.txt").write_text("mine\n")
+    error = refused(land, other, Reason.BASE_CHECKED_OUT_DIRTY)
+    assert error.details["files"] == ["new.txt"]
+    (land.repo / "new.txt").unlink()
+    assert land.trees.land(other, actor="bob").landed
+    assert (land.repo / "scratch.txt").read_text() == "an untracked note\n"  # left alone
+
+
+def test_a_human_commit_during_verification_is_built_on_and_verified_again(
+    land: LandEnv, tmp_path: Path
+) -> None:
+    flag = tmp_path / "committed-once"
+    # The first landing verification commits to main from outside (a person pushing meanwhile).
+    verify = (
+        f'if [ -n "$KANBAN_LANDING" ] && [ ! -e {flag} ]; then touch {flag}; '
+        f'git -C "$KANBAN_REPO" -c user.name=h -c user.email=h@x commit -q --allow-empty '
+        f'-m "a human commit"; fi; true'
+    )
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=verify)
+    tip = land.main()
+    result = land.trees.land(task_id, actor="bob")
+    assert result.builds == 2
+    human = parents(land.repo, result.commit)
+    assert len(human) == 1 and parents(land.repo, human[0]) == [tip]
+    assert git(land.repo, "log", "-1", "--format=%s", human[0]) == "a human commit"
+    assert result.base_before == human[0]
+
+
+def test_a_base_that_keeps_moving_is_base_moved(land: LandEnv) -> None:
+    verify = (
+        'if [ -n "$KANBAN_LANDING" ]; then git -C "$KANBAN_REPO" -c user.name=h '
+        "-c user.email=h@x commit -q --allow-empty -m busy; fi; true"
+    )
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=verify, finish="review")
+    tip = land.main()
+    lander = Lander(land.trees, max_builds=2)
+    with pytest.raises(BoardError) as caught:
+        lander.land(task_id, actor="bob")
+    assert caught.value.reason == Reason.BASE_MOVED
+    assert git(land.repo, "log", "--format=%s", f"{tip}..main").splitlines() == ["busy", "busy"]
+    assert land.board.get_task(task_id).status == "in_review"
+    assert land.board.get_task(task_id).landed_commit is None
+
+
+# -- the preview ---------------------------------------------------------------------------------
+
+
+def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    preview = land.trees.landing_preview(task_id)
+    assert preview.state == "clean" and preview.behind == 0
+    assert preview.summary == f"lands cleanly onto main@{land.main()[:7]}"
+    land.commit_on_main("x.txt", "x\n")
+    land.commit_on_main("y.txt", "y\n")
+    moved = land.trees.landing_preview(task_id)
+    assert moved.state == "clean" and moved.behind == 2 and moved.stamp != preview.stamp
+    assert moved.summary.endswith("main has moved 2 commits since the worktree was made")
+    stamp = land.trees.landing_stamp(task_id)
+    assert land.trees.landing_stamp(task_id) == stamp
+    land.commit_on_main("z.txt", "z\n")
+    assert land.trees.landing_stamp(task_id) != stamp
+    result = land.trees.land(task_id, actor="bob")
+    landed = land.trees.landing_preview(task_id)
+    assert (landed.state, landed.landed_commit) == ("landed", result.commit)
+    none = land.board.create_task("no worktree")
+    unavailable = land.trees.landing_preview(none.id)
+    assert (unavailable.state, unavailable.why) == ("unavailable", "no_worktree")

@@ -1,0 +1,82 @@
+"""The landing queue under real concurrency: ten tasks with non-conflicting changes, landed by four
+lander processes started together, on both backends. All land; the history is linear; every tree
+the branch received passed verification; no bookkeeping file ever reached it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boardlib.worktrees import SOR_FILES
+from tests.worktrees.conftest import LandEnv, git
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = 10
+LANDERS = 4
+
+
+def start_landers(land: LandEnv, board_path: object, shares: list[list[str]], **extra: str):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = []
+    for index, share in enumerate(shares):
+        args = [sys.executable, "-m", "tests.worktrees.land_procs", str(board_path),
+                ",".join(share), "--actor", f"reviewer-{index}", "--wait"]  # fmt: skip
+        for key, value in extra.items():
+            args += [f"--{key.replace('_', '-')}", value]
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        procs.append(subprocess.Popen(args, cwd=ROOT, env=env, text=True, **pipes))
+    for proc in procs:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline()) == {"ready": True}, proc.stderr
+    for proc in procs:  # the barrier: every lander is up, then all go at once
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        outputs += [json.loads(line) for line in out.splitlines()]
+    return outputs
+
+
+@pytest.mark.parametrize("strategy", ["squash", "rebase"])
+def test_ten_tasks_land_through_four_concurrent_landers(
+    land: LandEnv, board_path: object, tmp_path: Path, strategy: str
+) -> None:
+    log = tmp_path / "verified-trees"
+    # Verification of a landing records the tree it judged, and fails on any bookkeeping file.
+    verify = (
+        'if [ -n "$KANBAN_LANDING" ]; then test ! -e TASK.md && test ! -e init.sh && '
+        f'git rev-parse "HEAD^{{tree}}" >> {log}; fi'
+    )
+    ids = [
+        land.task_with({f"pkg/task{index}.txt": f"task {index}\n"}, verify=verify)[0]
+        for index in range(TASKS)
+    ]
+    start = land.main()
+    shares = [ids[index::LANDERS] for index in range(LANDERS)]
+    outputs = start_landers(land, board_path, shares, strategy=strategy)
+    assert sorted(doc["task"] for doc in outputs) == sorted(ids)
+    assert [doc for doc in outputs if "error" in doc] == []
+    assert max(doc["waitedMs"] for doc in outputs) > 0  # they did meet in the queue
+    # Linear: every commit since the start has one parent, and there are exactly ten.
+    history = git(land.repo, "rev-list", "--parents", f"{start}..main").splitlines()
+    assert len(history) == TASKS and all(len(line.split()) == 2 for line in history)
+    verified = set(log.read_text().split())
+    for line in history:
+        commit = line.split()[0]
+        assert git(land.repo, "rev-parse", f"{commit}^{{tree}}") in verified
+        names = git(land.repo, "ls-tree", "-r", "--name-only", commit).splitlines()
+        assert not set(SOR_FILES) & set(names)
+    assert sorted(git(land.repo, "ls-tree", "--name-only", "main:pkg").split()) == sorted(
+        f"task{index}.txt" for index in range(TASKS)
+    )
+    landed = {land.board.get_task(task_id).landed_commit for task_id in ids}
+    assert landed == {line.split()[0] for line in history}
+    assert land.board.store.read(lambda tx: tx.land_queue_all()) == []
+    assert git(land.repo, "status", "--porcelain") == ""  # the user's checkout came along
+    assert git(land.repo, "for-each-ref", "refs/kanban") == ""
