@@ -247,6 +247,13 @@ def local_changes(checkout: Path) -> list[str]:
     return [gitrepo._name(record[3:]) for record in raw.split(b"\0") if len(record) > 3]
 
 
+def unstaged_changes(checkout: Path) -> list[str]:
+    """Tracked files whose content on disk differs from the index (read without git's optional
+    locks)."""
+    raw = gitrepo.run(checkout, "--no-optional-locks", "diff", "--name-only", "-z", "--no-renames")
+    return [gitrepo._name(part) for part in raw[1].split(b"\0") if part]
+
+
 def obstructions(checkout: Path, added: Iterable[str]) -> list[str]:
     """Paths a fast-forward would create that something untracked (or ignored) already holds."""
     return [path for path in added if os.path.lexists(checkout / path)]

@@ -1095,11 +1095,13 @@ class Lander:
     @staticmethod
     def _recover_checkouts(repo: Path, into: str, old: str, new: str) -> None:
         """A checkout of the base that a dead lander moved the branch under but did not bring
-        along (its index still holds the old tip's tree, nothing changed locally): bring it."""
+        along (its index still holds the old tip's tree and its files the index's): bring it."""
         old_tree = landgit.tree_of(repo, old)
         for checkout in landgit.checkouts_of(repo, into):
             try:
-                if landgit.index_tree(checkout) == old_tree and not landgit.local_changes(checkout):
+                if landgit.index_tree(checkout) == old_tree and not landgit.unstaged_changes(
+                    checkout
+                ):
                     landgit.fast_forward_checkout(checkout, old, new)
             except GitFailure:
                 continue

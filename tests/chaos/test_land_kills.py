@@ -1,0 +1,122 @@
+"""Guarantee: a landing killed with SIGKILL at any step is never half-landed, and the next call
+recovers it.
+
+A lander process approves and lands a task in review and is killed the moment it reaches each
+step of `boardlib.worktrees.LAND_STEPS` (the hook point `on_step`), and then at random moments
+inside its git and verify commands. Right after the kill the branch holds nothing the board does
+not know of: main is where it was, or it holds the commit the board's recorded intent (or the task
+itself) names. Then the next `land` call settles it: the task is done and landed exactly once,
+its commit on main, the user's checkout of main clean and at main, no queue row and no fence left.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib import BoardError, Reason
+from boardlib.worktrees import LAND_STEPS
+from tests.worktrees.conftest import LandEnv, git, make_land_env
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWER = "def answer():\n    return 43\n"
+
+
+@pytest.fixture
+def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
+    made = make_land_env(tmp_path, monkeypatch, board_path)
+    yield made
+    made.board.close()
+
+
+def lander(board_path: object, task_id: str, *extra: str) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "tests.worktrees.land_procs", str(board_path), task_id,
+            "--actor", "bob", *extra]  # fmt: skip
+    return subprocess.Popen(
+        args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def nothing_unknown_on_main(land: LandEnv, task_id: str, tip: str) -> None:
+    """Right after a kill: main is at `tip`, or at a commit the board knows of (the recorded
+    landing, or the intent of the task's queue row)."""
+    main = land.main()
+    if main == tip:
+        return
+    task = land.board.get_task(task_id)
+    entry = land.trees.lander().queue.entry_of_task(task_id)
+    known = {task.landed_commit, entry.new_commit if entry else None} - {None}
+    assert main in known, (main, known)
+    assert git(land.repo, "rev-parse", f"{main}^") == tip
+
+
+def recovered(land: LandEnv, task_id: str, tip: str) -> str:
+    """The next call settles the killed landing, and the board and repository agree. How:
+    `landed` afresh, `recovered` (the dead landing had reached main), or `already` recorded."""
+    try:
+        how = "recovered" if land.trees.land(task_id, actor="bob").recovered else "landed"
+    except BoardError as error:  # recorded before the kill: landing twice is a no-op
+        assert error.reason == Reason.NOT_LANDABLE and error.details["why"] == "already_landed"
+        how = "already"
+    task = land.board.get_task(task_id)
+    assert task.status == "done" and task.landed_commit == land.main()
+    assert git(land.repo, "rev-parse", f"{task.landed_commit}^") == tip  # landed once
+    marks = git(land.repo, "log", "--format=%H", f"--grep=Kanban-Task: {task_id}", "main")
+    assert marks.split() == [task.landed_commit]
+    assert git(land.repo, "status", "--porcelain") == ""  # the checkout of main came along
+    assert (land.repo / "app.py").read_text() == ANSWER
+    assert land.trees.lander().queue.all_entries() == []
+    assert git(land.repo, "for-each-ref", "refs/kanban/landing") == ""
+    landed = [e for e in land.board.events(task_id=task_id) if e.kind == "task_landed"]
+    assert len(landed) == 1
+    return how
+
+
+SETTLED = {"updated": "recovered", "brought_along": "recovered", "recorded": "already",
+           "archived": "already"}  # fmt: skip
+
+
+@pytest.mark.parametrize("step", LAND_STEPS)
+def test_a_lander_killed_at_each_step_is_recovered_by_the_next_call(
+    land: LandEnv, board_path: object, step: str
+) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    tip = land.main()
+    proc = lander(board_path, task_id, "--crash-at", step)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, (out, err)
+    assert json.loads(out.splitlines()[-1])["crashing"] == step
+    nothing_unknown_on_main(land, task_id, tip)
+    assert recovered(land, task_id, tip) == SETTLED.get(step, "landed")
+
+
+@pytest.mark.sqlite_only
+def test_landers_killed_at_random_moments_never_half_land(
+    land: LandEnv, board_path: object
+) -> None:
+    rng = random.Random(23)
+    for round_ in range(6):
+        change = {f"file{round_}.txt": f"{round_}\n"}
+        task_id, _ = land.task_with(change, finish="review", verify="sleep 0.2")
+        tip = land.main()
+        proc = lander(board_path, task_id)
+        time.sleep(rng.uniform(0.3, 2.5))
+        proc.kill()
+        proc.communicate(timeout=60)
+        nothing_unknown_on_main(land, task_id, tip)
+        try:
+            land.trees.land(task_id, actor="bob")
+        except BoardError as error:
+            assert error.reason == Reason.NOT_LANDABLE, error.to_dict()
+        task = land.board.get_task(task_id)
+        assert task.status == "done" and task.landed_commit == land.main()
+        assert git(land.repo, "rev-parse", f"{task.landed_commit}^") == tip
+        assert git(land.repo, "status", "--porcelain") == ""
+        assert land.trees.lander().queue.all_entries() == []
