@@ -346,6 +346,21 @@ class LandQueue:
 
         return self._write(work)
 
+    def explain(self, task_id: str, comment: str) -> bool:
+        """A system comment on a task still in review (an approve-and-land that did not land
+        says why); False when it is no longer in review."""
+
+        def work(tx: "Tx") -> bool:
+            now = self.board.now()
+            row = tx.task(task_id)
+            if row is None or row["status"] != t.IN_REVIEW:
+                return False
+            tx.insert_comment(task_id, comment, "system", None, now, row["tenant_id"])
+            self.board._emit(tx, "comment_added", Task.from_row(row), None, now, verb=LAND_VERB)
+            return True
+
+        return self._write(work)
+
     # -- the record -----------------------------------------------------------------------------
 
     def record_landed(

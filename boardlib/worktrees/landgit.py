@@ -15,6 +15,7 @@ as an option. Commands run with hooks disabled where a hook could run (checkouts
 
 import os
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,10 +130,21 @@ class Author:
     date: str  # git's raw form, "<seconds> <zone>"
 
 
+_IDENTITIES: dict[Path, tuple[float, list[str]]] = {}
+IDENTITY_TTL_S = 5.0
+
+
 def identity(repo: Path) -> list[str]:
     """`-c` options for a commit the board makes: the repository's identity (else kanban's), no
-    signing."""
-    return gitrepo._identity(repo)
+    signing. Remembered for a few seconds: a landing makes several commits, and each lookup is
+    two `git config` processes."""
+    now = time.monotonic()
+    known = _IDENTITIES.get(repo)
+    if known is not None and now - known[0] < IDENTITY_TTL_S:
+        return known[1]
+    options = gitrepo._identity(repo)
+    _IDENTITIES[repo] = (now, options)
+    return options
 
 
 def commit_tree(
@@ -278,14 +290,13 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
     """A detached checkout of `commit` at `path`, made once and then moved from commit to commit
     (only changed files are written), with everything else in it removed. The caller holds the
     scratch's lock, so nothing else runs git there; a lock file left by a killed git goes."""
-    entry = gitrepo.registered(repo, path)
-    if entry is None or entry.prunable or not path.is_dir():
+    dot = path / ".git"
+    if not dot.is_file() or path.is_symlink():
         gitrepo.run(repo, "worktree", "prune")
         if path.exists() or path.is_symlink():
             raise GitFailure(["worktree", "add", str(path)], None, f"{path} is in the way")
         gitrepo.run(repo, *NO_HOOKS, "worktree", "add", "--detach", "--", str(path), commit)
         return
-    git_dir = Path(gitrepo.output(path, "rev-parse", "--absolute-git-dir"))
-    (git_dir / "index.lock").unlink(missing_ok=True)
+    gitrepo._index_file(path).with_name("index.lock").unlink(missing_ok=True)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
     gitrepo.run(path, "clean", "-ffdxq")

@@ -29,6 +29,7 @@ lander of that branch records it) or not on the branch at all (the next lander c
 Design notes and the API for other surfaces: docs/landing.md.
 """
 
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -199,6 +200,19 @@ class _Heartbeat:
         self._stop.set()
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout=5)
+
+
+# The failures of an approve-and-land that leave a system comment on the task saying why (it
+# stays in review); every other refusal writes nothing at all.
+EXPLAINED = frozenset({Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED, Reason.BASE_MOVED})
+
+
+def _explanation(error: BoardError) -> str:
+    comment = f"Approve and land did not land: {error.message}"
+    tail = error.details.get("stderr_tail") or error.details.get("stdout_tail")
+    if tail:
+        comment += f"\n\nOutput (tail):\n~~~~\n{str(tail)[-1500:].rstrip()}\n~~~~"
+    return comment
 
 
 def fence_ref(into: str) -> str:
@@ -588,6 +602,22 @@ class Lander:
                 )
         return checkouts
 
+    def _check_checkouts_early(self, source: _Source, built: _Built) -> None:
+        """`_check_checkouts` before taking a place in the queue. A checkout of the base looks
+        changed for a moment while another landing moves it along (between its branch move and
+        its fast-forward), so a changed checkout is only refused here when no landing of the
+        branch holds its turn and it is still changed once that is known; otherwise the turn
+        checks again, with nobody else moving it."""
+        try:
+            self._check_checkouts(source, built)
+        except BoardError as error:
+            if error.reason != Reason.BASE_CHECKED_OUT_DIRTY:
+                raise
+            queue = self.queue.entries(str(source.repo), source.ref)
+            if any(entry.state == "active" for entry in queue):
+                return
+            self._check_checkouts(source, built)
+
     # -- verification ---------------------------------------------------------------------------
 
     def _scratch(self, repo: Path) -> tuple[WorktreeLock, Path]:
@@ -623,8 +653,14 @@ class Lander:
         repo = source.repo
         lock, path = self._scratch(repo)
         try:
-            with self.trees._repo_lock(repo, f"prepare a scratch checkout for {source.task.id}"):
+            try:
                 landgit.prepare_scratch(repo, path, built.commit)
+            except GitFailure:  # a scratch checkout git no longer knows: made again
+                with self.trees._repo_lock(repo, f"make a scratch checkout for {source.task.id}"):
+                    if not self.trees.layout.contains(path) or path.parent.name != ".land":
+                        raise
+                    shutil.rmtree(path, ignore_errors=True)
+                    landgit.prepare_scratch(repo, path, built.commit)
             result = run_verify_command(
                 found.command,
                 path,
@@ -828,6 +864,18 @@ class Lander:
             f"kanban: the change of {task_id}, landing\n\nKanban-Landing: {holder}\n",
         )  # fmt: skip
         options = {"actor": actor, "epoch": epoch, "keep": keep, "unverified": unverified}
+        # Refuse what is refused on the current tip before taking a place in the queue, so
+        # those refusals write nothing to the board (an approve-and-land that conflicts says why
+        # on the task, its one write). The turn builds again if the tip moves meanwhile.
+        tip = landgit.rev(repo, source.ref)
+        assert tip is not None
+        try:
+            early = self._build(source, tip, strategy, actor)
+            self._check_checkouts_early(source, early)
+        except BoardError as error:
+            if approve and error.reason in EXPLAINED:
+                self.queue.explain(task_id, _explanation(error))
+            raise
         joined = self._join(source, holder, strategy, fence, options)
         if isinstance(joined, Task):
             return self._finish_recovered(source, joined, strategy, keep, started)
@@ -856,10 +904,13 @@ class Lander:
                         "no_base_branch",
                         id=task_id,
                     )
-                built = self._build(source, tip, strategy, actor)
+                if tip != early.base:
+                    built = self._build(source, tip, strategy, actor)
+                elif built is None:
+                    built = early
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                self._check_checkouts(source, built)
-                verification = self._verify(source, built)
+                if verification is None or verification.get("commit") != built.commit:
+                    verification = self._verify(source, built)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -954,16 +1005,8 @@ class Lander:
         """Give the turn back after a landing that did not move the branch: the fence goes, the
         row goes, and an approve-and-land says why on the task."""
         comment = None
-        if isinstance(error, BoardError) and error.reason in (
-            Reason.MERGE_CONFLICT,
-            Reason.VERIFICATION_FAILED,
-            Reason.BASE_MOVED,
-            Reason.BASE_CHECKED_OUT_DIRTY,
-        ):
-            comment = f"Approve and land did not land: {error.message}"
-            tail = error.details.get("stderr_tail") or error.details.get("stdout_tail")
-            if tail:
-                comment += f"\n\nOutput (tail):\n~~~~\n{str(tail)[-1500:].rstrip()}\n~~~~"
+        if isinstance(error, BoardError) and error.reason in EXPLAINED:
+            comment = _explanation(error)
         try:
             landgit.update_refs(
                 source.repo, [f"delete {fence_ref(source.into)} {fence}"],

@@ -31,6 +31,7 @@ READING = "kanban.cli.reading"
             {
                 "approve": "kanban.cli.review:approve",
                 "reject": "kanban.cli.review:reject",
+                "land": "kanban.cli.land:land",
             },
         ),
         (

@@ -32,7 +32,7 @@ def open_worktrees(*, create: bool | None = None) -> "Iterator[Worktrees]":
 
 @click.group("workspace")
 def workspace() -> None:
-    """Per-task git worktrees: provision, handoff, resume, pause, complete, detail."""
+    """Per-task git worktrees: provision, handoff, resume, pause, complete, sync, detail."""
 
 
 @workspace.command("provision")
@@ -159,6 +159,25 @@ def complete(
             task_id, builder, epoch=epoch, summary=summary, verify_timeout_s=verify_timeout
         )
     emit(result.to_json())
+
+
+@workspace.command("sync")
+@task_id_argument
+@click.option(
+    "--strategy",
+    type=click.Choice(["merge", "rebase"]),
+    default="merge",
+    show_default=True,
+    help="Merge the base's tip into the task branch, or rebase the branch onto it.",
+)
+@click.option("--into", metavar="BRANCH", help="The base to catch up with (default: the task's).")
+@click.option("--agent", "-a", "actor", envvar="KANBAN_AGENT", default="operator", metavar="NAME")
+@global_options
+def sync(task_id: str, strategy: str, into: str | None, actor: str) -> None:
+    """Bring the base branch's tip into the task's worktree. Conflicts are left there to resolve
+    (merge_conflict names the files); complete again once they are."""
+    with open_worktrees() as trees:
+        emit(trees.sync(task_id, actor=actor, strategy=strategy, into=into).to_json())
 
 
 @workspace.command("detail")

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from boardlib import transitions as t
 from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
 from boardlib.naming import camel
-from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES
+from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
@@ -245,3 +245,41 @@ class EpochBody(Body):
     """drop, restore."""
 
     epoch: Epoch | None = None
+
+
+# -- landing (beyond the seed) ----------------------------------------------------------------
+
+
+class LandBody(Body):
+    """`kanban task land`'s options: approve and land (in_review) or land (done)."""
+
+    agent: Name | None = Field(
+        default=None,
+        description="Who lands. With an agent token it is the token's agent; without one, the "
+        "operator unless named.",
+    )
+    into: Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None = Field(
+        default=None, description="The branch to land on (default: the task's base branch)."
+    )
+    strategy: Annotated[str, _one_of(LAND_STRATEGIES)] = Field(
+        default="squash", json_schema_extra={"enum": list(LAND_STRATEGIES)}
+    )
+    dry_run: bool = Field(default=False, description="Build and verify, change nothing.")
+    keep: bool = Field(default=False, description="Keep the worktree and the task branch.")
+    allow_unverified: bool = Field(
+        default=False, description="Operators only: land without a verify command (audited)."
+    )
+    epoch: Epoch | None = None
+    expect_source: Annotated[str, Field(min_length=7, max_length=64)] | None = Field(
+        default=None,
+        description="The preview's sourceTree the decision was made on: refused if the work "
+        "changed since.",
+    )
+
+
+class SyncBody(Body):
+    """`kanban task workspace sync`: bring the base branch's tip into the task's worktree."""
+
+    agent: Name | None = AgentField
+    strategy: Literal["merge", "rebase"] = "merge"
+    into: Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None = None

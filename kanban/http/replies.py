@@ -190,3 +190,36 @@ class Readiness(Reply):
     ok: bool
     database: str
     schema_current: bool = Field(alias="schemaCurrent")
+
+
+class Landed(Reply):
+    """A landing (or, `dryRun`, what it would do): `boardlib.worktrees.LandResult`."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    ok: Literal[True]
+    task: Task
+    landed: bool
+    dry_run: bool = Field(alias="dryRun")
+    into: str
+    strategy: str
+    commit: str | None = None
+
+
+class LandingPreviewReply(Reply):
+    """Would it land now: `boardlib.worktrees.LandingPreview` (clean, conflicts, landed,
+    unavailable)."""
+
+    ok: Literal[True]
+    preview: dict[str, Any]
+
+
+class Synced(Reply):
+    """`boardlib.worktrees.SyncResult`."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    ok: Literal[True]
+    action: Literal["sync"]
+    task_id: str = Field(alias="taskId")
+    up_to_date: bool = Field(alias="upToDate")

@@ -27,6 +27,9 @@ TOOLS: tuple[str, ...] = (
     "link_dependency",
     "approve_task",
     "reject_task",
+    "land_task",
+    "preview_landing",
+    "sync_workspace",
 )
 
 ALL = "all"
@@ -34,8 +37,9 @@ WORKER = "worker"
 REVIEWER = "reviewer"
 
 # What a session started with `--tools NAME` lists. A worker claims, renews, finishes (or blocks
-# or releases) and comments; it reads its task and asks why nothing is claimable. A reviewer
-# finds work in review, reads it, approves or rejects it, and comments.
+# or releases) and comments; it reads its task and asks why nothing is claimable, and catches its
+# worktree up with the base. A reviewer finds work in review, reads it, approves or rejects it,
+# previews and lands it, and comments.
 TOOL_SETS: dict[str, tuple[str, ...]] = {
     ALL: TOOLS,
     WORKER: (
@@ -49,8 +53,17 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
         "get_task",
         "explain",
         "add_comment",
+        "sync_workspace",
     ),
-    REVIEWER: ("list_tasks", "get_task", "approve_task", "reject_task", "add_comment"),
+    REVIEWER: (
+        "list_tasks",
+        "get_task",
+        "approve_task",
+        "reject_task",
+        "preview_landing",
+        "land_task",
+        "add_comment",
+    ),
 }
 DEFAULT_TOOL_SET = ALL
 TOOL_SETS_ENV = "KANBAN_MCP_TOOLS"

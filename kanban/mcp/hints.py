@@ -88,6 +88,26 @@ HINTS: dict[str, str] = {
         "The disk holding the board is full; nothing was written. Tell an operator; the same "
         "call works again once space is freed."
     ),
+    Reason.NOT_LANDABLE: (
+        "The task cannot land as it is (its why says: not reviewed, no worktree, nothing to land, "
+        "already landed); call preview_landing or get_task to see why, and do not retry as is."
+    ),
+    Reason.MERGE_CONFLICT: (
+        "The work conflicts with its base in the files named; the base is untouched. Reject it "
+        "with the files, or its builder calls sync_workspace, resolves them and completes again."
+    ),
+    Reason.VERIFICATION_FAILED: (
+        "The verify command failed on the work merged with the latest base; nothing landed. "
+        "Reject the task with the output tail so its builder fixes it."
+    ),
+    Reason.BASE_MOVED: (
+        "The base branch kept moving while the landing verified; nothing landed. Call land_task "
+        "again in a moment."
+    ),
+    Reason.BASE_CHECKED_OUT_DIRTY: (
+        "A person has uncommitted changes in a checkout of the base branch; nothing landed or "
+        "was touched. Tell an operator; land again once they commit or stash."
+    ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "
         "same call in a moment."

@@ -30,7 +30,9 @@ from boardlib import transitions
 from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.location import DatabaseUrl
+from boardlib.records import LAND_STRATEGIES
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from boardlib.worktrees.results import GitFailure
 from kanban.documents import verdicts_as_objects
 
 from . import catalog
@@ -78,8 +80,10 @@ DependsOn = Annotated[
 ]
 if TYPE_CHECKING:
     Status = str
-else:  # the schema's enum comes from the one list of statuses
+    Strategy = str
+else:  # the schema's enum comes from the one list of statuses (and of strategies)
     Status = Literal[transitions.STATUSES]
+    Strategy = Literal[LAND_STRATEGIES]
 
 # What each tool does to the board, as MCP tool annotations (hints a runtime may use to decide
 # what to run without asking): reads, changes, idempotent changes, additions. The board is a
@@ -140,6 +144,9 @@ def call_board(work: Callable[[], Doc]) -> CallToolResult:
         return answer(work())
     except BoardError as refused:
         return refusal(refused.reason.value, refused.message, refused.to_dict())
+    except GitFailure as failed:  # a landing's or a sync's git command failed
+        document = failed.to_dict()
+        return refusal("git_failed", str(failed), document)
     except sqlite3.Error as broken:
         message = f"database error: {broken}"
         return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
@@ -413,6 +420,64 @@ class BoardTools:
         what must change. Never judge your own work (self_review)."""
         return call_board(lambda: self.session.reject_task(task_id, reason))
 
+    # -- landing ---------------------------------------------------------------------------------
+
+    def land_task(
+        self,
+        task_id: TaskId,
+        strategy: Annotated[
+            Strategy,
+            Field(
+                description="squash (default): one commit titled with the task; rebase: its "
+                "commits replayed on the base; merge: a merge commit."
+            ),
+        ] = "squash",
+        into: Annotated[
+            str | None,
+            Field(
+                description="The branch to land on (default: the branch the task's worktree "
+                "was made from).",
+                max_length=NAME_MAX,
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool,
+            Field(description="Build and verify the landing, report it, and change nothing."),
+        ] = False,
+    ) -> CallToolResult:
+        """Land a reviewed task's work onto its base branch: in_review work is approved and
+        landed as one decision (done only if it lands), done work is landed. The change is
+        merged onto the base's tip and verified before the branch moves. Use it as a reviewer
+        after reading the work (get_task with detail=true; preview_landing says whether it
+        merges cleanly). Never land your own work: the board refuses (self_review) for anyone
+        who held the task. A conflict (merge_conflict) or failed verification leaves the base
+        untouched."""
+        return call_board(
+            lambda: self.session.land_task(task_id, strategy=strategy, into=into, dry_run=dry_run)
+        )
+
+    def preview_landing(self, task_id: TaskId) -> CallToolResult:
+        """Say whether a task's work would land cleanly on its base branch right now: clean
+        (onto which commit), conflicts (which files), how far the base moved since the worktree
+        was made, or why it cannot land. Reads only; nothing is verified or changed."""
+        return call_board(lambda: self.session.preview_landing(task_id))
+
+    def sync_workspace(
+        self,
+        task_id: TaskId,
+        strategy: Annotated[
+            Literal["merge", "rebase"],
+            Field(
+                description="merge (default): merge the base's tip into your task branch; "
+                "rebase: rebase your branch onto it."
+            ),
+        ] = "merge",
+    ) -> CallToolResult:
+        """Bring the latest base branch into the worktree of a task you hold, before you finish
+        or after a landing conflicted. Uncommitted work is committed first. Conflicts are left
+        in the worktree (merge_conflict names the files): resolve them, then complete again."""
+        return call_board(lambda: self.session.sync_workspace(task_id, strategy=strategy))
+
     # -- registration ----------------------------------------------------------------------------
 
     TOOLS: dict[str, ToolAnnotations] = {
@@ -432,6 +497,9 @@ class BoardTools:
         "link_dependency": IDEMPOTENT,
         "approve_task": CHANGES,
         "reject_task": CHANGES,
+        "land_task": CHANGES,
+        "preview_landing": READ_ONLY,
+        "sync_workspace": CHANGES,
     }
 
     def descriptions(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, str]:

@@ -8,13 +8,16 @@ claimed. No rule is decided here. Why: docs/architecture.md#the-mcp-session
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boardlib.board import Board
 from boardlib.clock import Clock, clock_from_env
 from boardlib.config import BoardConfig
 from boardlib.location import DatabaseUrl
 from boardlib.records import Task
+
+if TYPE_CHECKING:
+    from boardlib.worktrees import Worktrees
 
 Doc = dict[str, Any]
 
@@ -205,6 +208,34 @@ class AgentSession:
 
     def approve_task(self, task_id: str) -> Doc:
         return self.board.approve(task_id, self.agent).to_json()
+
+    # -- landing (git: the worktree subsystem loads on first use) ------------------------------
+
+    def _trees(self) -> "Worktrees":
+        from boardlib.worktrees import Worktrees
+
+        return Worktrees(self.board)
+
+    def land_task(
+        self,
+        task_id: str,
+        *,
+        strategy: str = "squash",
+        into: str | None = None,
+        dry_run: bool = False,
+    ) -> Doc:
+        """The session's agent lands (the board refuses a builder: self_review)."""
+        trees = self._trees()
+        result = trees.land(
+            task_id, actor=self.agent, strategy=strategy, into=into, dry_run=dry_run
+        )
+        return result.to_json()
+
+    def preview_landing(self, task_id: str, *, into: str | None = None) -> Doc:
+        return self._trees().landing_preview(task_id, into=into).to_json()
+
+    def sync_workspace(self, task_id: str, *, strategy: str = "merge") -> Doc:
+        return self._trees().sync(task_id, actor=self.agent, strategy=strategy).to_json()
 
     def reject_task(self, task_id: str, reason: str) -> Doc:
         return self.board.reject(task_id, self.agent, reason).to_json()

@@ -148,6 +148,12 @@ def test_the_document_declares_every_route_and_error_shape(api_schema: object, l
         ]
     } | {("post", "/api/board/claim-next")}
     other = {("get", "/api/board/events"), ("get", "/healthz"), ("get", "/readyz")}
+    landing = {
+        ("post", "/api/board/{task_id}/land"),
+        ("get", "/api/board/{task_id}/land"),
+        ("post", "/api/board/{task_id}/workspace/sync"),
+    }
+    other |= landing
     declared = {(method, path) for path, item in paths.items() for method in item}
     assert declared == seed | lease | other
     for method, path in declared:

@@ -30,6 +30,9 @@ EXPECTED = {
     "link_dependency": ["task_id", "depends_on"],
     "approve_task": ["task_id"],
     "reject_task": ["task_id", "reason"],
+    "land_task": ["task_id", "strategy", "into", "dry_run"],
+    "preview_landing": ["task_id"],
+    "sync_workspace": ["task_id", "strategy"],
 }
 REQUIRED = {
     "heartbeat": ["task_id"],
@@ -45,6 +48,9 @@ REQUIRED = {
     "link_dependency": ["task_id", "depends_on"],
     "approve_task": ["task_id"],
     "reject_task": ["task_id", "reason"],
+    "land_task": ["task_id"],
+    "preview_landing": ["task_id"],
+    "sync_workspace": ["task_id"],
 }
 LEASE_RULE = (
     "A claim holds a lease of 15 minutes: call heartbeat or log_progress at least every "
@@ -77,13 +83,14 @@ async def test_every_tool_is_described_with_a_described_schema(tmp_path: Path) -
             assert len(spec.get("description", "")) > 10, f"{name}.{parameter}"
             assert "type" in spec or "anyOf" in spec, f"{name}.{parameter}"
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-        assert tool.annotations.read_only_hint is (name in ("get_task", "list_tasks", "explain"))
+        read_only = ("get_task", "list_tasks", "explain", "preview_landing")
+        assert tool.annotations.read_only_hint is (name in read_only)
     assert LEASE_RULE in (tools["claim_next"].description or "")
     for name in ("heartbeat", "log_progress", "extend_lease"):  # the short form: the numbers
         assert "The lease lasts 15 minutes; renew at least every 5 minutes." in (
             tools[name].description or ""
         ), name
-    for name in ("approve_task", "reject_task", "complete_task"):
+    for name in ("approve_task", "reject_task", "complete_task", "land_task"):
         assert "your own work" in (
             tools[name].description or ""
         ) or "cannot approve it yourself" in (tools[name].description or ""), name

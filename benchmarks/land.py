@@ -1,0 +1,277 @@
+"""Landing throughput and the mergeability preview, against bare git in the same run.
+
+Landing: `--tasks` tasks (default 20), each changing its own file of a `--files`-file repository
+(default 500), done through the verification gate with a no-op verify command (`true`), landed by
+`--processes` lander processes (default 4) started together. Baseline: a bare loop, in one
+process on the same repository, of what a landing cannot avoid: `git merge-tree --write-tree` of
+the change onto the tip, `git commit-tree`, `git update-ref` (compare-and-swap), run before and
+after the landings (the better of the two is the baseline). Preview: `landing_preview` of a task
+whose change touches every file of the repository, its base moved by one commit (so a real
+three-way merge runs).
+
+Each measurement prints one JSON line:
+- {"op": "land", "n", "processes", "wall_s", "landings_per_s", "p50_ms", "p99_ms", "turn_p50_ms",
+  "turn_p99_ms"}: latency is one `land` call (queue wait included), throughput is n over the wall
+  time from the start signal, the turn is how long a landing held its branch's queue (from taking
+  the turn to the landing recorded: what bounds a branch's throughput);
+- {"op": "bare_loop", "n", "wall_s", "landings_per_s", "p50_ms", "p99_ms"};
+- {"op": "land_vs_bare", "ratio", "turn_ratio", "target": 2.0}: bare landings/s over
+  landings/s, and the turn's p50 over the bare loop's p50;
+- {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "target_ms": 300};
+- {"op": "machine", "cpus", "load_1m" (start and end), "git", "python"}.
+
+    python benchmarks/land.py [--tasks 20] [--files 500] [--processes 4] [--db URL]
+
+This is a benchmark, not a test: nothing is asserted.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
+from boardlib import Board
+
+GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(cwd: Path, *args: str, data: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True,
+        input=data,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def make_repo(path: Path, files: int) -> None:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "bench")
+    git(path, "config", "user.email", "bench@example.com")
+    for index in range(files):
+        folder = path / f"pkg{index % 20}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"module{index}.py").write_text(f"VALUE = {index}\n" * 20)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+
+
+def module(path: Path, index: int) -> Path:
+    return path / f"pkg{index % 20}" / f"module{index}.py"
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summary(op: str, latencies: list[float], wall_s: float, **extra: object) -> dict[str, object]:
+    return {
+        "op": op,
+        "n": len(latencies),
+        **extra,
+        "wall_s": round(wall_s, 3),
+        "landings_per_s": round(len(latencies) / wall_s, 2),
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p99_ms": round(quantile(latencies, 0.99), 1),
+    }
+
+
+def set_verify(path: Path, command: str) -> None:
+    init = (path / "init.sh").read_text()
+    (path / "init.sh").write_text(init.replace("VERIFY_CMD=''", f"VERIFY_CMD='{command}'"))
+
+
+def worker(db: str, ids: list[str]) -> None:
+    """One lander process: wait for the start line, land each task, print each latency."""
+    from boardlib.worktrees import Worktrees
+
+    marks: dict[str, float] = {}
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        marks[step] = time.perf_counter()
+
+    with Board(db, create=False) as board:
+        lander = Worktrees(board).lander(on_step=on_step)
+        print(json.dumps({"ready": True}), flush=True)
+        sys.stdin.readline()
+        for task_id in ids:
+            marks.clear()
+            started = time.perf_counter()
+            result = lander.land(task_id, actor="bench-reviewer")
+            elapsed = (time.perf_counter() - started) * 1000
+            turn = (marks["recorded"] - marks["turn"]) * 1000
+            print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn,
+                              "commit": result.commit}), flush=True)  # fmt: skip
+
+
+def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], float]:
+    """merge-tree + commit-tree + update-ref per change, on branch `bare` from `base`."""
+    git(repo, "update-ref", "refs/heads/bare", base)
+    tip = base
+    latencies = []
+    started = time.perf_counter()
+    for change in changes:
+        one = time.perf_counter()
+        tree = git(repo, "merge-tree", "--write-tree", tip, change).split()[0]
+        commit = git(repo, "commit-tree", tree, "-p", tip, "-m", "bare landing")
+        git(repo, "update-ref", "refs/heads/bare", commit, tip)
+        tip = commit
+        latencies.append((time.perf_counter() - one) * 1000)
+    return latencies, time.perf_counter() - started
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--previews", type=int, default=10)
+    parser.add_argument("--db", help="a postgresql:// URL (default: a SQLite file)")
+    parser.add_argument("--worker", nargs=2, metavar=("DB", "IDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.environ.update({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"})
+    if args.worker:
+        worker(args.worker[0], args.worker[1].split(","))
+        return
+    load_start = load()
+    with tempfile.TemporaryDirectory(prefix="kanban-bench-land-") as folder:
+        tmp = Path(folder)
+        os.environ["KANBAN_WORKTREES"] = str(tmp / "worktrees")
+        repo = tmp / "repo"
+        make_repo(repo, args.files)
+        db = args.db or str(tmp / "board.db")
+        from boardlib.worktrees import Worktrees
+
+        with Board(db) as board:
+            trees = Worktrees(board)
+            ids = []
+            for index in range(args.tasks):
+                task = board.create_task(f"bench change {index}")
+                board.claim(task.id, "bench-builder")
+                path = Path(trees.provision(task.id, repo).worktree.worktree_path)
+                set_verify(path, "true")
+                module(path, index).write_text(f"VALUE = -{index}\n")
+                assert trees.complete(task.id, "bench-builder").task_status == "done"
+                ids.append(task.id)
+            preview_task = board.create_task("bench: touch every file")
+            board.claim(preview_task.id, "bench-builder")
+            preview_path = Path(trees.provision(preview_task.id, repo).worktree.worktree_path)
+            for index in range(args.files):
+                module(preview_path, index).write_text(f"VALUE = {index}\nCHANGED = True\n")
+            board.complete(preview_task.id, "bench-builder")
+
+        # The preview: the base moves by one commit that does not touch the change's files.
+        (repo / "NEWS.md").write_text("main moves on\n")
+        git(repo, "add", "NEWS.md")
+        git(repo, "commit", "-q", "-m", "main moves on")
+        with Board(db) as board:
+            trees = Worktrees(board)
+            timings = []
+            shown = None
+            for _ in range(args.previews):
+                one = time.perf_counter()
+                shown = trees.landing_preview(preview_task.id)
+                timings.append((time.perf_counter() - one) * 1000)
+        assert shown is not None
+
+        # The bare loop's changes: each task's edit as a commit on the same base.
+        base = git(repo, "rev-parse", "main")
+        changes = []
+        for index in range(args.tasks):
+            blob = git(repo, "hash-object", "-w", "--stdin", data=f"VALUE = -{index}\n")
+            index_file = tmp / "bare-index"
+            env = {**GIT_ENV, "GIT_INDEX_FILE": str(index_file)}
+            name = f"pkg{index % 20}/module{index}.py"
+            subprocess.run(["git", "read-tree", base], cwd=repo, env=env, check=True)
+            subprocess.run(["git", "update-index", "--cacheinfo", f"100644,{blob},{name}"],
+                           cwd=repo, env=env, check=True)  # fmt: skip
+            tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True,
+                                  capture_output=True, text=True).stdout.strip()  # fmt: skip
+            changes.append(git(repo, "commit-tree", tree, "-p", base, "-m", f"change {index}"))
+        bare_before = bare_loop(repo, changes, base)
+
+        shares = [ids[index :: args.processes] for index in range(args.processes)]
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", db, ",".join(share)], text=True, **pipes
+            )
+            for share in shares
+            if share
+        ]
+        for proc in procs:
+            assert proc.stdout is not None
+            json.loads(proc.stdout.readline())
+        started = time.perf_counter()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        latencies, turns = [], []
+        for proc in procs:
+            out, _ = proc.communicate()
+            docs = [json.loads(line) for line in out.splitlines()]
+            latencies += [doc["ms"] for doc in docs]
+            turns += [doc["turnMs"] for doc in docs]
+        wall = time.perf_counter() - started
+        bare_after = bare_loop(repo, changes, base)
+        bare = min((bare_before, bare_after), key=lambda run: run[1])
+        landed = summary("land", latencies, wall, processes=len(procs), files=args.files)
+        landed["turn_p50_ms"] = round(statistics.median(turns), 1)
+        landed["turn_p99_ms"] = round(quantile(turns, 0.99), 1)
+        baseline = summary("bare_loop", bare[0], bare[1], files=args.files)
+
+        rows = [
+            landed,
+            baseline,
+            {
+                "op": "land_vs_bare",
+                "ratio": round(
+                    float(baseline["landings_per_s"]) / float(landed["landings_per_s"]), 2
+                ),
+                "turn_ratio": round(
+                    float(landed["turn_p50_ms"]) / float(baseline["p50_ms"]),
+                    2,  # type: ignore[arg-type]
+                ),
+                "target": 2.0,
+            },
+            {
+                "op": "preview",
+                "files_changed": args.files,
+                "state": shown.state,
+                "behind": shown.behind,
+                "n": len(timings),
+                "p50_ms": round(statistics.median(timings), 1),
+                "max_ms": round(max(timings), 1),
+                "target_ms": 300,
+            },
+            {
+                "op": "machine",
+                "cpus": os.cpu_count(),
+                "load_1m": [load_start, load()],
+                "git": git(repo, "--version").split()[-1],
+                "python": platform.python_version(),
+                "board": "postgres" if args.db else "sqlite",
+            },
+        ]
+        for row in rows:
+            print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

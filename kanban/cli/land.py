@@ -1,0 +1,83 @@
+"""`kanban task land ID`: land a reviewed task's work onto the branch its worktree was made from.
+
+From in_review it approves and lands as one decision (done only if it lands); from done it lands
+work approved earlier. The change is built in memory, verified on the merged tree in a scratch
+checkout, and moved onto the branch with a compare-and-swap, one landing at a time per branch
+(`boardlib.worktrees.landing`). Prints the landing's JSON; a refusal is one JSON line on stderr
+and exit 2 (not_landable, merge_conflict, verification_failed, base_moved,
+base_checked_out_dirty, self_review...), a git failure exit 1 (`git_failed`).
+"""
+
+import click
+
+from boardlib.records import LAND_STRATEGIES
+
+from .context import global_options
+from .options import actor_option, epoch_option, task_id_argument
+from .output import emit
+from .usage import Choice
+from .workspace import open_worktrees
+
+
+@click.command("land")
+@task_id_argument
+@click.option("--into", metavar="BRANCH", help="Land on this branch (default: the task's base).")
+@click.option(
+    "--strategy",
+    type=Choice(LAND_STRATEGIES),
+    default="squash",
+    show_default=True,
+    help="squash: one commit titled with the task; rebase: its commits replayed; merge: a merge "
+    "commit.",
+)
+@click.option("--dry-run", is_flag=True, help="Build and verify, report, change nothing.")
+@click.option("--keep", is_flag=True, help="Keep the task's worktree and branch after landing.")
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Operators only: land a task that has no verify command (audited).",
+)
+@click.option(
+    "--expect-source",
+    metavar="TREE",
+    help="Refuse unless what lands is this tree (a preview's sourceTree: what was reviewed).",
+)
+@click.option(
+    "--preview",
+    is_flag=True,
+    help="Only say whether it would land cleanly now (no verification; changes nothing).",
+)
+@actor_option
+@epoch_option
+@global_options
+def land(
+    task_id: str,
+    into: str | None,
+    strategy: str,
+    dry_run: bool,
+    keep: bool,
+    allow_unverified: bool,
+    expect_source: str | None,
+    preview: bool,
+    actor: str,
+    epoch: int | None,
+) -> None:
+    """Approve and land (in_review) or land (done) the task's work onto its base branch:
+    verified on the merged tree, never touching uncommitted changes, never force-moving a
+    branch, never landing bookkeeping files."""
+    with open_worktrees() as trees:
+        if preview:
+            emit(trees.landing_preview(task_id, into=into).to_json())
+            return
+        result = trees.land(
+            task_id,
+            actor=actor,
+            into=into,
+            strategy=strategy,
+            dry_run=dry_run,
+            keep=keep,
+            allow_unverified=allow_unverified,
+            epoch=epoch,
+            expect_source=expect_source,
+        )
+    emit(result.to_json())

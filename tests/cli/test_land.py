@@ -1,0 +1,80 @@
+"""`kanban task land` and `kanban task workspace sync` through the real console script, on real
+repositories and both backends: the landing's JSON, the landed fields in every task document, and
+refusals as one stderr line with exit 2 that change nothing (the board's bytes or rows, every
+file's hash, `git status`, every ref)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Kanban, unchanged
+from tests.worktrees.conftest import GIT_ENV, checkout_state, git, make_land_env
+
+ANSWER = "def answer():\n    return 43\n"
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
+    land = make_land_env(tmp_path, monkeypatch, board_path)
+    env = {
+        "KANBAN_WORKTREES": str(land.root),
+        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
+    }
+    yield Kanban(board_path), land, env
+    land.board.close()
+
+
+def test_land_prints_the_landing_and_the_task_shows_where_it_landed(setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = setup
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    preview = kanban.ok("task", "land", task_id, "--preview", env=env)
+    assert preview["state"] == "clean" and preview["into"] == "main"
+    dry = kanban.ok("task", "land", task_id, "--dry-run", "--agent", "bob", env=env)
+    assert dry["dryRun"] is True and dry["landed"] is False and dry["files"] == ["app.py"]
+    done = kanban.ok("task", "land", task_id, "--agent", "bob", env=env)
+    assert done["landed"] is True and done["commit"] == land.main()
+    assert done["task"]["landedCommit"] == land.main() and done["archived"] is True
+    shown = kanban.ok("task", "get", task_id)
+    assert (shown["landedCommit"], shown["landedInto"], shown["landedBy"]) == (
+        land.main(), "main", "bob",
+    )  # fmt: skip
+    assert shown["landedStrategy"] == "squash" and shown["landedAt"] > 0
+
+
+def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = setup
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    before = checkout_state(land.repo)
+    with unchanged(kanban.db):
+        error = kanban.refused("task", "land", task_id, "--agent", "alice", env=env,
+                               reason="self_review")  # fmt: skip
+        assert error["id"] == task_id and error["holders"] == ["alice"]
+        error = kanban.refused("task", "land", task_id, "--agent", "bob", "--into", "nope",
+                               env=env, reason="invalid_input")  # fmt: skip
+        (land.repo / "README.md").write_text("an uncommitted edit\n")
+        dirty = checkout_state(land.repo)
+        error = kanban.refused("task", "land", task_id, "--agent", "bob", env=env,
+                               reason="base_checked_out_dirty")  # fmt: skip
+        assert error["files"] == ["README.md"] and error["path"] == str(land.repo)
+        assert checkout_state(land.repo) == dirty
+    git(land.repo, "checkout", "README.md")
+    assert checkout_state(land.repo) == before
+    result = kanban.run("task", "land", task_id, "--strategy", "octopus", env=env)
+    assert result.code == 2 and result.error["reason"] == "usage"
+
+
+def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = setup
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
+    other, _ = land.task_with({"new.txt": "n\n"}, finish="none")
+    land.commit_on_main("app.py", "def answer():\n    return 44\n")
+    error = kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
+                           reason="merge_conflict")  # fmt: skip
+    assert error["files"] == ["app.py"] and error["path"] == str(path)
+    assert "<<<<<<<" in (path / "app.py").read_text()
+    assert git(land.repo, "rev-parse", "main") == land.main()  # the base itself untouched
+    refused = kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
+                             reason="invalid_state")  # fmt: skip
+    assert refused["files"] == ["app.py"]
+    synced = kanban.ok("task", "workspace", "sync", other, "--agent", "alice", env=env)
+    assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1

@@ -1,0 +1,103 @@
+"""`POST /api/board/{taskId}/land`, its preview (`GET`) and `POST .../workspace/sync` over real
+repositories, both backends: the landing's JSON, the landed fields in the task's JSON, and
+refusals in the lease verbs' envelope that change nothing."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib.worktrees import Worktrees
+from tests.http.conftest import Api, bearer, serving, token_book
+from tests.worktrees.conftest import checkout_state, git, make_repo, set_verify
+
+ANSWER = "def answer():\n    return 43\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def api(tmp_path: Path, repo: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, db=board_path, tokens=token_book()) as opened:
+        yield opened
+
+
+def reviewed(api: Api, repo: Path, tmp_path: Path) -> str:
+    """A task alice built in a worktree and completed: in review, its change uncommitted."""
+    trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
+    task = api.board.create_task("Fix the answer")
+    api.board.claim(task.id, "alice")
+    made = trees.provision(task.id, repo)
+    path = Path(made.worktree.worktree_path)
+    set_verify(path, "grep -q 43 app.py")
+    (path / "app.py").write_text(ANSWER)
+    api.board.complete(task.id, "alice")
+    return task.id
+
+
+def test_a_reviewer_previews_then_approves_and_lands(api: Api, repo: Path, tmp_path: Path) -> None:
+    task_id = reviewed(api, repo, tmp_path)
+    answer = api.client.get(f"/api/board/{task_id}/land", headers=bearer("bob"))
+    assert answer.status_code == 200, answer.text
+    preview = answer.json()["preview"]
+    assert preview["state"] == "clean" and preview["into"] == "main"
+    answer = api.client.post(
+        f"/api/board/{task_id}/land",
+        json={"expectSource": preview["sourceTree"]},
+        headers=bearer("bob"),
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    head = git(repo, "rev-parse", "main")
+    assert body["ok"] is True and body["landed"] is True and body["commit"] == head
+    assert body["task"]["status"] == "done" and body["task"]["landedBy"] == "bob"
+    assert body["verification"]["exitCode"] == 0
+    shown = api.client.get(f"/api/board/{task_id}", headers=bearer("bob")).json()["task"]
+    assert shown["landedCommit"] == head and shown["landedInto"] == "main"
+    again = api.client.post(f"/api/board/{task_id}/land", headers=bearer("bob"))
+    assert again.status_code == 409
+    assert again.json()["error"] == "not_landable" and again.json()["why"] == "already_landed"
+
+
+def test_refusals_answer_in_the_envelope_and_change_nothing(
+    api: Api, repo: Path, tmp_path: Path
+) -> None:
+    task_id = reviewed(api, repo, tmp_path)
+    before = api.fingerprint(), checkout_state(repo)
+    builder = api.client.post(f"/api/board/{task_id}/land", headers=bearer("alice"))
+    assert builder.status_code == 403
+    assert builder.json()["ok"] is False and builder.json()["error"] == "self_review"
+    override = api.client.post(
+        f"/api/board/{task_id}/land", json={"allowUnverified": True}, headers=bearer("bob")
+    )
+    assert override.status_code == 400 and override.json()["reason"] == "invalid_input"
+    bad = api.client.post(
+        f"/api/board/{task_id}/land", json={"strategy": "octopus"}, headers=bearer("bob")
+    )
+    assert bad.status_code == 400 and "strategy" in bad.json()["details"]["fieldErrors"]
+    missing = api.client.post("/api/board/TASK-404/land", headers=bearer("bob"))
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    assert (api.fingerprint(), checkout_state(repo)) == before
+    assert api.stored(task_id).status == "in_review"
+
+
+def test_sync_brings_the_base_into_the_worktree(api: Api, repo: Path, tmp_path: Path) -> None:
+    trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
+    task = api.board.create_task("Catch up")
+    api.board.claim(task.id, "alice")
+    path = Path(trees.provision(task.id, repo).worktree.worktree_path)
+    (repo / "main.txt").write_text("from main\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main moved")
+    other = api.client.post(f"/api/board/{task.id}/workspace/sync", headers=bearer("bob"))
+    assert other.status_code == 403 and other.json()["reason"] == "not_assignee"
+    answer = api.client.post(f"/api/board/{task.id}/workspace/sync", headers=bearer("alice"))
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["ok"] is True and body["action"] == "sync" and body["commits"] == 1
+    assert (path / "main.txt").read_text() == "from main\n"

@@ -1,0 +1,51 @@
+"""The landing tools over stdio with the MCP SDK's client, on real repositories and both
+backends: a reviewing agent previews and lands; the builder is refused with a tool error, and the
+board and the repository are exactly as they were."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused
+from tests.worktrees.conftest import GIT_ENV, checkout_state, git, make_land_env
+
+ANSWER = "def answer():\n    return 43\n"
+
+
+@pytest.fixture
+def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
+    made = make_land_env(tmp_path, monkeypatch, board_path)
+    yield made
+    made.board.close()
+
+
+def server_env(land) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {
+        "KANBAN_WORKTREES": str(land.root),
+        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
+    }
+
+
+async def test_the_builder_is_refused_and_nothing_changes(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    land.board.checkpoint()  # the server's clean shutdown folds the log in: start folded
+    before = fingerprint(board_path), checkout_state(land.repo)
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        doc = await refused(alice, "land_task", "self_review", task_id=task_id)
+        assert doc["id"] == task_id
+        doc = await refused(alice, "land_task", "not_found", task_id="TASK-404")
+    assert (fingerprint(board_path), checkout_state(land.repo)) == before
+
+
+async def test_a_reviewer_previews_and_lands(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    async with mcp_session(board_path, "bob", **server_env(land)) as bob:
+        preview = await ok(bob, "preview_landing", task_id=task_id)
+        assert preview["state"] == "clean" and preview["summary"].startswith("lands cleanly")
+        landed = await ok(bob, "land_task", task_id=task_id)
+        assert landed["landed"] is True and landed["commit"] == land.main()
+        task = await ok(bob, "get_task", task_id=task_id)
+        assert task["status"] == "done" and task["landedCommit"] == land.main()
+        assert task["landedBy"] == "bob"
+        await refused(bob, "land_task", "not_landable", task_id=task_id)
+    assert git(land.repo, "status", "--porcelain") == ""
