@@ -468,8 +468,8 @@ class Lander:
         except BoardError:
             return "none"
         repo = Path(ws.repo_path)
-        name = ws.base_ref or "HEAD"
-        tip = landgit.rev(repo, f"refs/heads/{name}") if repo.is_dir() else None
+        name = ws.base_ref or (self._base_from_scaffold(repo, ws) if repo.is_dir() else None)
+        tip = landgit.rev(repo, f"refs/heads/{name}") if name and repo.is_dir() else None
         return f"{tip}:{self.trees.fingerprint(task_id)}"
 
     # -- building -------------------------------------------------------------------------------
