@@ -17,10 +17,12 @@ Each measurement prints one JSON line:
 - {"op": "bare_loop", "n", "wall_s", "landings_per_s", "p50_ms", "p99_ms"};
 - {"op": "land_vs_bare", "ratio", "turn_ratio", "target": 2.0}: bare landings/s over
   landings/s, and the turn's p50 over the bare loop's p50;
-- {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "target_ms": 300};
-- {"op": "machine", "cpus", "load_1m" (start and end), "git", "python"}.
+- {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "first_ms", "target_ms": 300}.
 
-    python benchmarks/land.py [--tasks 20] [--files 500] [--processes 4] [--db URL]
+Every line carries `benchmarks/record.py`'s stamp (date, machine, load, command), and the git
+version and board kind. `--save` keeps them for docs/benchmarks.md.
+
+    python benchmarks/land.py [--tasks 20] [--files 500] [--processes 4] [--db URL] [--save]
 
 This is a benchmark, not a test: nothing is asserted.
 """
@@ -28,7 +30,6 @@ This is a benchmark, not a test: nothing is asserted.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,8 @@ from pathlib import Path
 import script_path  # noqa: F401  (first: see its docstring)
 
 # isort: split
+
+import record
 
 from boardlib import Board
 
@@ -131,10 +134,6 @@ def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], f
     return latencies, time.perf_counter() - started
 
 
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20)
@@ -143,12 +142,17 @@ def main() -> None:
     parser.add_argument("--previews", type=int, default=10)
     parser.add_argument("--db", help="a postgresql:// URL (default: a SQLite file)")
     parser.add_argument("--worker", nargs=2, metavar=("DB", "IDS"), help=argparse.SUPPRESS)
+    record.add_arguments(parser)
     args = parser.parse_args()
     os.environ.update({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"})
     if args.worker:
         worker(args.worker[0], args.worker[1].split(","))
         return
-    load_start = load()
+    with record.Run("land", args) as bench:
+        measure(args, bench)
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
     with tempfile.TemporaryDirectory(prefix="kanban-bench-land-") as folder:
         tmp = Path(folder)
         os.environ["KANBAN_WORKTREES"] = str(tmp / "worktrees")
@@ -258,19 +262,14 @@ def main() -> None:
                 "n": len(timings),
                 "p50_ms": round(statistics.median(timings), 1),
                 "max_ms": round(max(timings), 1),
+                "first_ms": round(timings[0], 1),  # cold: the change's blobs are written first
                 "target_ms": 300,
             },
-            {
-                "op": "machine",
-                "cpus": os.cpu_count(),
-                "load_1m": [load_start, load()],
-                "git": git(repo, "--version").split()[-1],
-                "python": platform.python_version(),
-                "board": "postgres" if args.db else "sqlite",
-            },
         ]
+        context = {"git": git(repo, "--version").split()[-1], "board": "postgres" if args.db
+                   else "sqlite"}  # fmt: skip
         for row in rows:
-            print(json.dumps(row))
+            bench.emit({**row, **context})
 
 
 if __name__ == "__main__":

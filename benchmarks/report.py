@@ -307,6 +307,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("tui_drawer", "The task drawer", tui_drawer),
     ("tui_postgres", "The terminal board on PostgreSQL", tui_postgres),
     ("worktrees", "Worktrees", worktrees),
+    ("land", "Landing", generic),
 ]
 
 

@@ -1,24 +1,11 @@
-"""The board's side of landing: who may land a task, the per-branch landing queue, and the record
-of a landing on the task.
+"""The board's side of landing: who may land a task, the per-branch landing queue with its lease
+and intent, and the record of a landing on the task (`landed_*` columns, one `task_landed`
+event, audit rows; from in_review, approve-and-land in the same transaction).
 
-Landing itself (the git work: build, verify, compare-and-swap the branch) is
-`boardlib.worktrees.landing`; this module holds what must be shared across processes and
-machines, so it lives in the board (a table: SQLite and Postgres alike):
-
-- **the queue** (`LandQueue`): one row per landing in flight, per repository and branch, served in
-  `seq` order. A lander joins, waits until it is first, takes the turn under a lease and renews it
-  while it works. A lander that died (its lease ran out, or on this machine its process is gone)
-  is recovered by the next lander of that queue, which decides from the row's *intent* whether
-  the dead landing reached the branch.
-- **the intent**: before the branch moves, the turn holder writes the tip it builds on and the
-  commit it will move the branch to; after the move it records the landing, which removes the
-  row in the same transaction. So a row with an intent whose commit is on the branch is a landing
-  to record, and any other dead row is a landing that never happened.
-- **the record** (`LandQueue.record_landed`): the task's `landed_*` columns, one `task_landed`
-  event, an audit row (and one more when an operator landed without verification). Landing from
-  in_review is approve-and-land: the same transaction moves the task to done with the review.
-
-Design notes: docs/landing.md.
+Landing itself (the git work) is `boardlib.worktrees.landing`; what must be shared across
+processes and machines is here, in a table, so it works on SQLite and Postgres alike. A dead
+lander's row is settled by the next lander of its branch from the row's intent. Design notes:
+docs/landing.md.
 """
 
 import os

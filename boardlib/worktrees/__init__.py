@@ -8,12 +8,10 @@
         made = trees.provision("TASK-1", "/path/to/repo")
         ...
         result = trees.complete("TASK-1", "alice")  # diff, then the verification gate
-        trees.landing_preview("TASK-1")  # would it land cleanly onto its base branch?
-        trees.land("TASK-1", actor="operator")  # verified merge onto the base branch
+        trees.land("TASK-1", actor="operator")  # verified merge onto its base branch
 
-Importing this package does not import git: the git-backed steps load gitpython on first use, so
-`resume` and `write_handoff` stay file-only. The core below it (board, rules, store) never
-imports this package: worktrees are a layer on top of the board.
+Importing this package does not import git (gitpython loads on first use: `resume` and
+`write_handoff` stay file-only). The core below it never imports this package.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -65,6 +65,14 @@ def rev(repo: Path, name: str) -> str | None:
     return out.decode().strip() if status == 0 else None
 
 
+def tip_and_tree(repo: Path, ref: str) -> tuple[str, str] | None:
+    """A branch's commit and that commit's tree, in one `rev-parse`; None when there is none."""
+    assert ref.startswith("refs/"), ref  # a checked name: never read as an option
+    status, out, _ = gitrepo.run(repo, "rev-parse", ref, f"{ref}^{{tree}}", check=False)
+    found = out.decode().split()
+    return (found[0], found[1]) if status == 0 and len(found) == 2 else None
+
+
 def tree_of(repo: Path, commit: str) -> str:
     found = rev(repo, f"{commit}^{{tree}}")
     if found is None:

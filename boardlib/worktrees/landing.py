@@ -1,32 +1,14 @@
 """Landing a task's reviewed work onto its base branch: built in memory, verified on the merged
-tree in a scratch checkout, and moved onto the branch with a compare-and-swap, one landing at a
-time per branch.
+tree in a scratch checkout, moved onto the branch with a fenced compare-and-swap, one landing
+at a time per branch (the queue of `boardlib.landings`).
 
-    from boardlib.worktrees import Worktrees
-
-    trees = Worktrees(board)
     trees.landing_preview("TASK-7")          # cheap: lands cleanly / conflicts / base moved
     trees.land("TASK-7", actor="operator")   # approve-and-land (in_review) or land (done)
 
-What lands is the task's own change: the tree of its worktree as the drawer's diff shows it
-(committed, uncommitted and untracked files; the branch when the checkout is gone), with every
-system-of-record file (TASK.md, init.sh, ...) put back as the base had it, merged three ways onto
-the base's tip from the commit the worktree was made from. Then, in order, inside the branch's
-turn (`boardlib.landings.LandQueue`):
-
-1. build the result on the current tip (`landgit.merge`: no checkout is touched);
-2. refuse if a checkout of the base has local changes (`base_checked_out_dirty`);
-3. run the task's verify command on the result in a scratch checkout (never the user's);
-4. write the intent on the board, then move the branch with `update-ref` (compare-and-swap on the
-   tip it built on, fenced so a lander that lost its turn cannot move it); if the tip moved,
-   build and verify again, up to `max_builds` times (`base_moved`);
-5. fast-forward the checkouts of the base (`read-tree -m -u`), record the landing on the task
-   (approving it when it was in review), then archive the worktree and delete the task branch
-   (unless `keep`).
-
-A landing killed at any step is either on the branch with its intent on the board (the next
-lander of that branch records it) or not on the branch at all (the next lander clears it).
-Design notes and the API for other surfaces: docs/landing.md.
+What lands is the task's own change, as the drawer's diff shows it, with every system-of-record
+file as the base had it. A landing killed at any step is either on the branch with its intent on
+the board (the next lander records it) or not on the branch at all (the next lander clears it).
+The steps, the recovery and the API for other surfaces: docs/landing.md.
 """
 
 import shutil
@@ -159,6 +141,7 @@ class _Source:
     tree: str  # what lands: `snapshot` with the bookkeeping files as `provisioned` has them
     into: str  # the base branch
     verify: VerifyCommand | None = None
+    change: str | None = None  # `tree` as a commit on `provisioned`: the side every merge takes
 
     @property
     def ref(self) -> str:
@@ -499,7 +482,9 @@ class Lander:
             base_tip=tip,
         )
 
-    def _build(self, source: _Source, tip: str, strategy: str, actor: str) -> _Built:
+    def _build(
+        self, source: _Source, tip: str, strategy: str, actor: str, tip_tree: str | None = None
+    ) -> _Built:
         """The commit that would carry the work on `tip`, made in memory."""
         repo = source.repo
         squash_message, merge_message = self._messages(source, actor)
@@ -508,12 +493,14 @@ class Lander:
         if tip == source.provisioned:
             tree = source.tree
         else:
-            theirs = landgit.commit_tree(
-                repo,
-                source.tree,
-                (source.provisioned,),
-                f"kanban: the change of {source.task.id}\n",
-            )
+            if source.change is None:
+                source.change = landgit.commit_tree(
+                    repo,
+                    source.tree,
+                    (source.provisioned,),
+                    f"kanban: the change of {source.task.id}\n",
+                )
+            theirs = source.change
             try:
                 merged = landgit.merge(repo, tip, theirs)
             except landgit.UnrelatedHistories:
@@ -525,7 +512,7 @@ class Lander:
             if merged.tree is None:
                 raise self._conflict(source, tip, merged.conflicts, "")
             tree = merged.tree
-        if tree == landgit.tree_of(repo, tip):
+        if tree == (tip_tree or landgit.tree_of(repo, tip)):
             raise not_landable(
                 f"cannot land {source.task.id}: its change is already on {source.into}",
                 "empty",
@@ -863,14 +850,15 @@ class Lander:
             repo, source.tree, (source.provisioned,),
             f"kanban: the change of {task_id}, landing\n\nKanban-Landing: {holder}\n",
         )  # fmt: skip
+        source.change = fence  # unique to this landing, and the side each build merges
         options = {"actor": actor, "epoch": epoch, "keep": keep, "unverified": unverified}
         # Refuse what is refused on the current tip before taking a place in the queue, so
         # those refusals write nothing to the board (an approve-and-land that conflicts says why
         # on the task, its one write). The turn builds again if the tip moves meanwhile.
-        tip = landgit.rev(repo, source.ref)
-        assert tip is not None
+        found = landgit.tip_and_tree(repo, source.ref)
+        assert found is not None
         try:
-            early = self._build(source, tip, strategy, actor)
+            early = self._build(source, found[0], strategy, actor, found[1])
             self._check_checkouts_early(source, early)
         except BoardError as error:
             if approve and error.reason in EXPLAINED:
@@ -897,15 +885,16 @@ class Lander:
                                 f"kanban: {entry.id} takes the landing turn")  # fmt: skip
             self._step("turn", entry=entry.id)
             for attempt in range(1, self.max_builds + 1):
-                tip = landgit.rev(repo, source.ref)
-                if tip is None:
+                found = landgit.tip_and_tree(repo, source.ref)
+                if found is None:
                     raise not_landable(
                         f"cannot land {task_id}: the branch {source.into} is gone",
                         "no_base_branch",
                         id=task_id,
                     )
+                tip = found[0]
                 if tip != early.base:
-                    built = self._build(source, tip, strategy, actor)
+                    built = self._build(source, tip, strategy, actor, found[1])
                 elif built is None:
                     built = early
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)

@@ -78,3 +78,49 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert refused["files"] == ["app.py"]
     synced = kanban.ok("task", "workspace", "sync", other, "--agent", "alice", env=env)
     assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1
+
+
+def test_the_docs_landing_example_runs_in_the_order_shown(tmp_path: Path) -> None:
+    """docs/landing.md's session as it is, on a task done through the gate in ~/src/shop."""
+    import json
+    import os
+    import subprocess
+
+    from boardlib import Board
+    from boardlib.worktrees import Worktrees
+    from tests.cli.conftest import BIN, clean_env
+    from tests.doc_examples import example
+    from tests.worktrees.conftest import make_repo, set_verify
+
+    home = tmp_path / "home"
+    repo = make_repo(home / "src" / "shop")
+    root = tmp_path / "state" / "worktrees"
+    env = {
+        **clean_env(),
+        "HOME": str(home),
+        "KANBAN_DB": str(tmp_path / "board.db"),
+        "KANBAN_WORKTREES": str(root),
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
+    }
+    with Board(tmp_path / "board.db") as board:
+        for index in range(6):
+            board.create_task(f"task {index + 1}")
+        task = board.create_task("Count the cart")  # TASK-7
+        board.claim(task.id, "worker-1")
+        trees = Worktrees(board, root=root)
+        path = Path(trees.provision(task.id, repo).worktree.worktree_path)
+        set_verify(path, "python -m compileall -q .")
+        (path / "cart.py").write_text("def count(items):\n    return len(items)\n")
+        assert trees.complete(task.id, "worker-1").task_status == "done"
+    script = "set -euo pipefail\n" + example("docs/landing.md#land-session")
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert json.loads(lines[0])["state"] == "clean"
+    assert json.loads(lines[1])["dryRun"] is True
+    assert json.loads(lines[2])["landed"] is True
+    assert lines[3] == "Count the cart (TASK-7)"
+    assert (repo / "cart.py").is_file()
