@@ -93,6 +93,15 @@ PROMISES: list[tuple[str, list[str]]] = [
         "whole; an agent's token cannot act as another agent on any route.",
         ["tests/chaos/test_http_guards.py", "tests/http/test_serve.py"],
     ),
+    (
+        "A landing killed with SIGKILL at any step, or at any moment inside its git and verify "
+        "commands, is never half-landed: the branch holds the old tip or a commit the board's "
+        "intent names, and the next call settles it (landed once, recorded, the checkout of the "
+        "branch brought along) or redoes it. A landing whose lease ran out cannot move the "
+        "branch afterwards (the branch is fenced). Refused landings leave every file, `git "
+        "status` and every ref as they were.",
+        ["tests/chaos/test_land_kills.py", "tests/worktrees/test_land.py"],
+    ),
 ]
 
 
