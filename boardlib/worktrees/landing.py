@@ -845,6 +845,12 @@ class Lander:
         started: float,
     ) -> LandResult:
         repo, task_id = source.repo, source.task.id
+        earlier = self.queue.entry_of_task(task_id)
+        if earlier is not None and earlier.dead(self.board.now()):
+            # an earlier landing of this task died: settle it first (it may have landed)
+            recovered = self.recover_entry(earlier)
+            if recovered is not None:
+                return self._finish_recovered(source, recovered, strategy, keep, started)
         holder = holder_token()
         fence = landgit.commit_tree(
             repo, source.tree, (source.provisioned,),
@@ -931,7 +937,9 @@ class Lander:
                         f"kanban: {entry.id} fences the landing turn again",
                     )
                 elif now_tip == tip:
-                    raise GitFailure(["update-ref", "--stdin"], 128, complaint)
+                    if ".lock" not in complaint:
+                        raise GitFailure(["update-ref", "--stdin"], 128, complaint)
+                    time.sleep(0.05)  # someone's git held the branch's lock file: try again
             if not moved:
                 assert built is not None
                 raise BoardError(

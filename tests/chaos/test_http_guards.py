@@ -267,6 +267,8 @@ POSING: dict[tuple[str, str, str], dict[str, Any]] = {
     ("POST", "/api/board/{task_id}/release", "agent"): {},
     ("POST", "/api/board/{task_id}/transfer", "agent"): {"to": "dana"},
     ("POST", "/api/board/{task_id}/comments", "authorAgentId"): {"body": "b"},
+    ("POST", "/api/board/{task_id}/land", "agent"): {},
+    ("POST", "/api/board/{task_id}/workspace/sync", "agent"): {},
 }
 
 
@@ -285,7 +287,11 @@ def test_an_agent_token_cannot_name_another_agent_anywhere(server: Server) -> No
             before = (board.last_event_seq(), [t.to_json() for t in board.all_tasks()])
         for (method, path, field), rest in POSING.items():
             body = {**rest, field: "alice"}
-            if "epoch" not in body and path != "/api/board/claim-next" and field == "agent":
+            takes_no_epoch = path in (
+                "/api/board/claim-next",
+                "/api/board/{task_id}/workspace/sync",
+            )
+            if "epoch" not in body and not takes_no_epoch and field == "agent":
                 body["epoch"] = epoch
             answer = bob.request(method, path.replace("{task_id}", held["id"]), json=body)
             assert answer.status_code == 403, (path, field, answer.text)
