@@ -25,7 +25,7 @@ from .records import LAND_STRATEGIES, Record, Task
 
 if TYPE_CHECKING:
     from .board import Board
-    from .payloads import TaskLanded
+    from .payloads import CommentAdded, TaskLanded
     from .store.base import Tx
 
 T = TypeVar("T")
@@ -342,8 +342,10 @@ class LandQueue:
             row = tx.task(task_id)
             if row is None or row["status"] != t.IN_REVIEW:
                 return False
-            tx.insert_comment(task_id, comment, "system", None, now, row["tenant_id"])
-            self.board._emit(tx, "comment_added", Task.from_row(row), None, now, verb=LAND_VERB)
+            added = tx.insert_comment(task_id, comment, "system", None, now, row["tenant_id"])
+            task = Task.from_row(row)
+            payload: CommentAdded = {"comment_id": added["id"]}
+            self.board._emit(tx, EventKind.COMMENT_ADDED, task, None, now, payload)
             return True
 
         return self._write(work)

@@ -45,7 +45,7 @@ FENCE_PREFIX = "refs/kanban/landing/"
 
 # The steps of a landing, in order: `on_step` hears each (the chaos test kills a lander there).
 STEPS = (
-    "queued", "turn", "built", "verified", "intent", "updated", "brought_along", "recorded",
+    "joined", "turn", "built", "verified", "intent", "updated", "brought_along", "recorded",
     "archived",
 )  # fmt: skip
 
@@ -875,7 +875,7 @@ class Lander:
             return self._finish_recovered(source, joined, strategy, keep, started)
         entry = joined
         queued = time.monotonic()
-        self._step("queued", entry=entry.id)
+        self._step("joined", entry=entry.id)
         beat = _Heartbeat(self.queue, entry)
         moved = False
         built: _Built | None = None

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
+from boardlib.events import EventKind
 from boardlib.worktrees import LAND_STEPS
 from tests.worktrees.conftest import LandEnv, git, make_land_env
 
@@ -74,7 +75,7 @@ def recovered(land: LandEnv, task_id: str, tip: str) -> str:
     assert (land.repo / "app.py").read_text() == ANSWER
     assert land.trees.lander().queue.all_entries() == []
     assert git(land.repo, "for-each-ref", "refs/kanban/landing") == ""
-    landed = [e for e in land.board.events(task_id=task_id) if e.kind == "task_landed"]
+    landed = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
     assert len(landed) == 1
     return how
 

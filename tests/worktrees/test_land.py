@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
+from boardlib.events import EventKind
 from boardlib.worktrees import SOR_FILES
 from boardlib.worktrees.landing import Lander
 from tests.worktrees.conftest import LandEnv, checkout_state, git
@@ -72,7 +73,7 @@ def test_a_done_task_lands_as_one_commit_with_only_its_own_change(land: LandEnv)
     assert task.landed_at is not None
     doc = task.to_json()
     assert doc["landedCommit"] == head and doc["landedStrategy"] == "squash"
-    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == "task_landed"]
+    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
     assert event.actor == "bob" and event.data["landedCommit"] == head
     assert "to" not in event.data  # it was done already: the status did not move
     assert [a.action for a in land.board.audit(task_id)][-1] == "land"
@@ -97,7 +98,7 @@ def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: 
     assert task.status == "done" and task.landed_by == "bob"
     assert json.loads(task.verification)["reviews"][-1]["reviewer"] == "bob"
     new_events = [e for e in land.board.events(task_id=task_id) if e.seq > before[-1]]
-    landed = [e for e in new_events if e.kind == "task_landed"]
+    landed = [e for e in new_events if e.kind == EventKind.TASK_LANDED]
     assert len(landed) == 1 and (landed[0].data["from"], landed[0].data["to"]) == (
         "in_review", "done",
     )  # fmt: skip
