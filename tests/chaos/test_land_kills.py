@@ -25,6 +25,8 @@ from boardlib.events import EventKind
 from boardlib.worktrees import LAND_STEPS
 from tests.worktrees.conftest import LandEnv, git, make_land_env
 
+pytestmark = pytest.mark.slow  # a lander process killed at every step
+
 ROOT = Path(__file__).resolve().parents[2]
 ANSWER = "def answer():\n    return 43\n"
 

@@ -13,6 +13,8 @@ import pytest
 from boardlib.worktrees import SOR_FILES
 from tests.worktrees.conftest import LandEnv, git
 
+pytestmark = pytest.mark.slow  # racing lander processes
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = 10
 LANDERS = 4
