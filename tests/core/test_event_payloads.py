@@ -8,6 +8,7 @@ from typing import Any
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
 from boardlib.events import EventKind, read, wire, wire_key
+from boardlib.landings import LandQueue
 from boardlib.payloads import PAYLOADS
 from boardlib.records import EXECUTION_SUCCEEDED, Event
 
@@ -36,7 +37,11 @@ STORED: dict[str, set[str]] = {
     "execution_completed": {"executionId", "status", "costUsd", "agentId", "runtime"},
     "verification_recorded": {"status"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
-    "workspace_updated": {"workspaceId", "status", "from", "reason"},
+    "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},
+    "task_landed": {
+        "verb", "landedCommit", "landedInto", "strategy", "baseBefore", "from", "to", "fields",
+        "recovered", "unverified",
+    },
 }  # fmt: skip
 
 FAIL = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
@@ -73,6 +78,7 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
     space = board.record_workspace(
         first.id, repo_path="/r", branch="b", worktree_path="/w", base_commit="abc"
     )
+    board.update_workspace(space.id, base_commit="def", reason="synced with main")
     board.update_workspace(space.id, status="archived", reason="paused")
     board.open_execution(first.id, "sh", agent="bob")  # still open: the move closes it
     board.complete(first.id, "bob")
@@ -96,6 +102,13 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
     board.record_verification(overridden.id, FAIL)
     board.move(overridden.id, t.DONE, human_override=True, actor="operator:maria", reason="ship")
     board.claim_next("gus")
+    landing = board.create_task("landing")  # approve-and-land: one task_landed carries the move
+    board.claim(landing.id, "hal")
+    board.complete(landing.id, "hal")
+    LandQueue(board).record_landed(
+        landing.id, commit="c" * 40, into="main", strategy="squash", actor="rita", approve=True,
+        old_tip="b" * 40, unverified="no verify command", recovered=True,
+    )  # fmt: skip
     return board.events(limit=10_000)
 
 
