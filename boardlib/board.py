@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import caps
+from . import budgets, caps
 from . import transitions as t
 from . import validation as validate
 from .actors import OPERATOR, SYSTEM, is_agent
@@ -35,14 +35,24 @@ from .lifecycle import (
 from .location import BoardLocation, DatabaseUrl, board_location
 from .records import (
     AUTHOR_TYPES,
+    BOARD_SCOPE,
+    BUDGET_BOARD_DAILY,
+    BUDGET_TASK,
+    BUDGET_TEAM_DAILY,
+    BUDGET_TOKENS,
+    BUDGET_USD,
     EXECUTION_CANCELLED,
     EXECUTION_OUTCOMES,
     EXECUTION_RUNNING,
     WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
+    BudgetReport,
+    BudgetStanding,
     CheckReport,
+    ClosedExecution,
     Comment,
+    DailyBudget,
     Event,
     Execution,
     Explanation,
@@ -59,6 +69,7 @@ from .store.base import Row, Store, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .payloads import (
+        BudgetChanged,
         CommentAdded,
         DepLinked,
         DepUnlinked,
@@ -116,6 +127,8 @@ class PlanItem:
     team_id: str | None = None
     kind: str = "code"
     parent: str | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
 
 
 class Board:
@@ -346,6 +359,8 @@ class Board:
         tenant_id: Any,
         scheduled_by: Any,
         now: int,
+        budget_usd: Any = None,
+        budget_tokens: Any = None,
     ) -> dict[str, Any]:
         if status not in t.CREATABLE:
             raise invalid_input(
@@ -372,6 +387,8 @@ class Board:
             ),
             "tenant_id": validate.optional_name(tenant_id, "tenantId"),
             "scheduled_by": validate.name(scheduled_by, "scheduledBy"),
+            "budget_usd": budgets.usd_limit(budget_usd, "budgetUsd"),
+            "budget_tokens": budgets.token_limit(budget_tokens, "budgetTokens"),
             "created_at": now,
             "updated_at": now,
             "holders": [],
@@ -441,6 +458,8 @@ class Board:
         scheduled_by: str = "manual",
         actor: str = OPERATOR,
         capped: bool | None = None,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
     ) -> Task:
         """File a task (todo by default, or backlog). An identified agent's create is capped
         (`actors.is_agent(actor)`; `capped` overrides that, for tests and tools): depth,
@@ -472,6 +491,8 @@ class Board:
                 tenant_id=tenant_id,
                 scheduled_by=scheduled_by,
                 now=now,
+                budget_usd=budget_usd,
+                budget_tokens=budget_tokens,
             )
             if capped:
                 self._enforce_caps(tx, values["parent_task_id"], now)
@@ -564,6 +585,8 @@ class Board:
                     tenant_id=None,
                     scheduled_by="plan",
                     now=now,
+                    budget_usd=item.budget_usd,
+                    budget_tokens=item.budget_tokens,
                 )
                 blockers = [resolve(ref) for ref in dict.fromkeys(item.depends_on)]
                 created[key] = self._insert_task(tx, values, blockers, actor, now)
@@ -1199,6 +1222,8 @@ class Board:
             target = task.status if status is None else status
             check_mover(task, target, actor=actor, now=now, epoch=epoch)
             check_editor(task, edits, actor=actor)
+            if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(task.blocked_reason):
+                self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=note, human_override=human_override, extra=edits or None, holder=holder,
@@ -1242,6 +1267,8 @@ class Board:
             if task.status != t.BLOCKED:
                 raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
             check_mover(task, t.TODO, actor=actor, now=now, epoch=epoch, verb="unblock")
+            if budgets.blocked_by_budget(task.blocked_reason):
+                self._refuse_if_spent(tx, task, now, "unblock {task}")
             new = self._apply_move(
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
             )
@@ -1402,7 +1429,11 @@ class Board:
         run_reason: str | None = None,
         before_commit: str | None = None,
     ) -> Execution:
-        """Open a run in the ledger: only for a claimed (in-progress) task, by its holder."""
+        """Open a run in the ledger: only for a claimed (in-progress) task, by its holder, and
+        only while no budget over it is spent (`budget_exceeded`, naming the budget: the task's
+        own or an ancestor's, its team's or the board's daily one). The check reads the spend
+        in this transaction, which every close also writes in its own: serialised, so no run
+        starts once a budget is spent."""
         executor = validate.text(executor_type, "executorType", limit=100)
         opener = validate.optional_name(agent, "agent")
         reason = validate.text(run_reason, "runReason", limit=2000, required=False)
@@ -1414,7 +1445,10 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             holder = opener or task.assignee_agent_id or ""
+            if task.status == t.BLOCKED and budgets.blocked_by_budget(task.blocked_reason):
+                self._refuse_if_spent(tx, task, now, "start a run on {task}")  # say why, not just "blocked"
             self._check_holder(task, "open an execution", holder, epoch, now)
+            self._refuse_if_spent(tx, task, now, "start a run on {task}")
             execution = Execution.from_row(
                 tx.insert_execution(
                     {
@@ -1454,9 +1488,15 @@ class Board:
         cache_read: int | None = None,
         cache_write: int | None = None,
         cost_usd: float | None = None,
-    ) -> Execution:
+    ) -> ClosedExecution:
         """Close a running execution once, with its outcome and ledger; the task's cost becomes
-        the sum of its executions. A closed (or unknown) execution is `not_found`.
+        the sum of its executions, and the run's cost and tokens are added to the spend of the
+        task's subtree and ancestors and to today's daily spend, in the same transaction. A
+        closed (or unknown) execution is `not_found`.
+
+        When a budget over the task is spent once this run is counted, the cost is recorded all
+        the same and the task moves to blocked (`budget_exceeded: ...` as the reason, its lease
+        ended): the result's `budget_exceeded` names the budget.
 
         `agent` is who closes it. An identified agent must be the run's holder: the task's
         current assignee, in progress under a live lease (`not_assignee`, `invalid_state`,
@@ -1490,7 +1530,7 @@ class Board:
             if text is not None:
                 changes[name] = validate.text(text, name, limit=limit, required=False)
 
-        def work(tx: Tx) -> Execution:
+        def work(tx: Tx) -> ClosedExecution:
             now = self.now()
             existing = tx.execution(execution_id)
             if existing is None or existing["status"] != EXECUTION_RUNNING:
@@ -1512,16 +1552,195 @@ class Board:
             row = tx.close_running_execution(execution_id, {**changes, "completed_at": now})
             if row is None:
                 raise not_found("execution", execution_id)
-            execution = Execution.from_row(row)
-            tx.update_task(task.id, {"cost_usd": tx.execution_cost(task.id)})
+            execution = ClosedExecution.from_row(row)
+            micros = budgets.to_micros(execution.cost_usd or 0.0)
+            tokens = budgets.run_tokens(row)
+            tx.update_task(
+                task.id, {"cost_usd": tx.execution_cost(task.id), "tokens": task.tokens + tokens}
+            )
+            if micros or tokens:
+                tx.add_subtree_spend(task.id, micros, tokens)
+                scopes = budgets.daily_scopes(task.team_id)
+                tx.add_daily_spend(scopes, budgets.day_of(now), micros, tokens)
             completed: ExecutionCompleted = {
                 "execution_id": execution_id, "status": status, "cost_usd": execution.cost_usd,
                 "agent_id": execution.agent_id, "runtime": execution.executor_type,
             }  # fmt: skip
             self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
+            spent = budgets.first_spent(self._standings(tx, task, now))
+            if spent is not None and task.status == t.IN_PROGRESS:
+                # The cost is recorded; the work stops here until an operator raises the budget.
+                self._apply_move(
+                    tx, self._load(tx, task.id), t.BLOCKED, actor=SYSTEM, now=now,
+                    verb="budget", reason=budgets.blocked_reason(task.id, spent),
+                )  # fmt: skip
+                execution.budget_exceeded = spent
             return execution
 
         return self.store.write(work)
+
+    # -- budgets (budgets.py) -------------------------------------------------------------------
+
+    def _standings(self, tx: Tx, task: Task, now: int) -> list[BudgetStanding]:
+        """Every budget over `task` and its spend, in the order a refusal names them: the task's
+        own, its ancestors' (nearest first), its team's daily budget, the board's."""
+        day = budgets.day_of(now)
+        daily = budgets.daily_standings(
+            tx.daily_standings(budgets.daily_scopes(task.team_id), day), day
+        )
+        daily.sort(key=lambda standing: standing.scope != BUDGET_TEAM_DAILY)
+        return [*budgets.task_standings(tx.budget_chain(task.id)), *daily]
+
+    def _refuse_if_spent(self, tx: Tx, task: Task, now: int, action: str) -> None:
+        spent = budgets.first_spent(self._standings(tx, task, now))
+        if spent is not None:
+            raise budgets.refusal(task.id, action, spent)
+
+    @staticmethod
+    def _check_operator(actor: str, verb: str) -> None:
+        if is_agent(actor):
+            raise BoardError(
+                Reason.OPERATOR_ONLY,
+                f"cannot {verb} as {actor}: only an operator sets budgets (agents never raise "
+                "them; ask a person)",
+                actor=actor,
+            )
+
+    def budgets_of(self, task_id: str) -> list[BudgetStanding]:
+        """Every budget over a task and what has been spent against it (`_standings`' order)."""
+
+        def work(tx: Tx) -> list[BudgetStanding]:
+            return self._standings(tx, self._load(tx, task_id), self.now())
+
+        return self.store.read(work)
+
+    def set_budget(
+        self,
+        task_id: str,
+        *,
+        reason: str,
+        usd: float | None | object = budgets.KEEP,
+        tokens: int | None | object = budgets.KEEP,
+        actor: str = OPERATOR,
+    ) -> Task:
+        """Set, raise, lower or remove (None) a task's budgets; `budgets.KEEP` leaves one as it
+        is. Operators only (`operator_only` for an agent). Each change is audited (who, from, to,
+        why) and is one `budget_changed` event in the task's history. A task blocked by a spent
+        budget stays blocked: unblock it once the budget covers what was spent."""
+        actor = validate.name(actor, "actor")
+        self._check_operator(actor, "set a budget")
+        why = validate.text(reason, "reason", limit=2000)
+        changes: dict[str, Any] = {}
+        if usd is not budgets.KEEP:
+            changes["budget_usd"] = budgets.usd_limit(usd, "usd")
+        if tokens is not budgets.KEEP:
+            changes["budget_tokens"] = budgets.token_limit(tokens, "tokens")
+        if not changes:
+            raise invalid_input("name a budget to set: usd and/or tokens")
+
+        def work(tx: Tx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            moved = {
+                column: value for column, value in changes.items() if getattr(task, column) != value
+            }
+            if not moved:
+                return task
+            new = Task.from_row(tx.update_task(task.id, {**moved, "updated_at": now}))
+            for column, value in moved.items():
+                unit = BUDGET_USD if column == "budget_usd" else BUDGET_TOKENS
+                changed: BudgetChanged = {
+                    "scope": BUDGET_TASK, "unit": unit, "from": getattr(task, column),
+                    "to": value, "reason": why or "",
+                }  # fmt: skip
+                self._audit_budget(tx, task.id, actor, changed, now, task.tenant_id)
+                self._emit(tx, EventKind.BUDGET_CHANGED, new, actor, now, changed)
+            return new
+
+        return self.store.write(work)
+
+    def set_daily_budget(
+        self,
+        *,
+        reason: str,
+        team_id: str | None = None,
+        usd: float | None | object = budgets.KEEP,
+        tokens: int | None | object = budgets.KEEP,
+        actor: str = OPERATOR,
+    ) -> DailyBudget | None:
+        """Set or remove (None) the board's daily budget, or a team's with `team_id`: dollars
+        and/or tokens per UTC day. Operators only, audited and announced like `set_budget`;
+        returns the budget as it now stands (None once both limits are removed)."""
+        actor = validate.name(actor, "actor")
+        self._check_operator(actor, "set a daily budget")
+        why = validate.text(reason, "reason", limit=2000)
+        team = validate.optional_name(team_id, "teamId")
+        scope = budgets.team_scope(team) if team else BOARD_SCOPE
+        wanted: dict[str, Any] = {}
+        if usd is not budgets.KEEP:
+            wanted["daily_usd"] = budgets.usd_limit(usd, "dailyUsd")
+        if tokens is not budgets.KEEP:
+            wanted["daily_tokens"] = budgets.token_limit(tokens, "dailyTokens")
+        if not wanted:
+            raise invalid_input("name a daily budget to set: usd and/or tokens")
+
+        def work(tx: Tx) -> DailyBudget | None:
+            now = self.now()
+            row = tx.daily_budget(scope)
+            before = {
+                "daily_usd": row["daily_usd"] if row else None,
+                "daily_tokens": row["daily_tokens"] if row else None,
+            }
+            after = {**before, **wanted}
+            if after == before:
+                return _daily(row, team)
+            stored = tx.put_daily_budget(
+                scope, after["daily_usd"], after["daily_tokens"], now, actor
+            )
+            for column, value in after.items():
+                if value == before[column]:
+                    continue
+                changed: BudgetChanged = {
+                    "scope": BUDGET_TEAM_DAILY if team else BUDGET_BOARD_DAILY,
+                    "unit": BUDGET_USD if column == "daily_usd" else BUDGET_TOKENS,
+                    "from": before[column], "to": value, "reason": why or "",
+                }  # fmt: skip
+                if team:
+                    changed["team_id"] = team
+                self._audit_budget(tx, None, actor, changed, now, None)
+                self._emit(tx, EventKind.BUDGET_CHANGED, None, actor, now, changed)
+            return _daily(stored, team)
+
+        return self.store.write(work)
+
+    def _audit_budget(
+        self,
+        tx: Tx,
+        task_id: str | None,
+        actor: str,
+        changed: "BudgetChanged",
+        now: int,
+        tenant: str | None,
+    ) -> None:
+        tx.insert_audit(
+            task_id=task_id, actor=actor, action=budgets.AUDIT_ACTION, from_status=None,
+            to_status=None, verdict_overridden=None, detail=budgets.audit_detail(changed),
+            now=now, tenant=tenant,
+        )  # fmt: skip
+
+    def budget_report(self, *, limit: int = 50) -> BudgetReport:
+        """Every daily budget with today's spend, and the budgeted tasks, the most spent first."""
+        limit = validate.integer(limit, "limit", minimum=1)
+
+        def work(tx: Tx) -> BudgetReport:
+            day = budgets.day_of(self.now())
+            return BudgetReport(
+                day=day,
+                daily=budgets.daily_standings(tx.daily_budgets(day), day),
+                tasks=budgets.task_standings(tx.budgeted_tasks(limit)),
+            )
+
+        return self.store.read(work)
 
     # -- verification ---------------------------------------------------------------------------
 
@@ -1766,6 +1985,18 @@ class Board:
             )
 
         return self.store.read(work)
+
+
+def _daily(row: Row | None, team: str | None) -> DailyBudget | None:
+    if row is None:
+        return None
+    return DailyBudget(
+        team_id=team,
+        daily_usd=row["daily_usd"],
+        daily_tokens=row["daily_tokens"],
+        updated_at=row["updated_at"],
+        updated_by=row["updated_by"],
+    )
 
 
 def _with_review(

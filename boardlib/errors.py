@@ -40,6 +40,8 @@ class Reason(StrEnum):
     VERIFICATION_FAILED = "verification_failed"  # the verify command failed on the merged tree
     BASE_MOVED = "base_moved"  # the base kept moving while landing, past the rebuild budget
     BASE_CHECKED_OUT_DIRTY = "base_checked_out_dirty"  # a checkout of the base has local changes
+    BUDGET_EXCEEDED = "budget_exceeded"  # a budget over the task is spent: an operator raises it
+    OPERATOR_ONLY = "operator_only"  # a verb for people only (setting budgets): agents never
 
 
 # HTTP status per reason: the REST surface maps with this table and nothing else.
@@ -69,6 +71,8 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.VERIFICATION_FAILED: 409,
     Reason.BASE_MOVED: 409,
     Reason.BASE_CHECKED_OUT_DIRTY: 409,
+    Reason.BUDGET_EXCEEDED: 409,
+    Reason.OPERATOR_ONLY: 403,
 }
 
 

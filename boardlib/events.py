@@ -41,6 +41,7 @@ class EventKind(StrEnum):
     WORKSPACE_PROVISIONED = "workspace_provisioned"
     WORKSPACE_UPDATED = "workspace_updated"
     TASK_LANDED = "task_landed"
+    BUDGET_CHANGED = "budget_changed"
 
 
 class _Converted(dict[str, str]):

@@ -178,6 +178,9 @@ def plan_move(
     changes: dict[str, Any] = {"status": target, "updated_at": now}
     if current == t.BLOCKED:
         changes["blocked_reason"] = None
+    if current == t.IN_REVIEW:  # the wait for a judge is over: counted for the flow figures
+        waited = max(0, now - task.review_entered_at) if task.review_entered_at else 0
+        changes |= {"review_entered_at": None, "review_wait_ms": task.review_wait_ms + waited}
     if target in t.PENDING:
         # The release path: back to claimable (todo) or to triage (backlog), owner, lease and
         # verdict gone (a rebind boundary: the previous runtime's verdict must not gate the next
@@ -203,10 +206,16 @@ def plan_move(
                 "holders": holders,
                 "claim_epoch": task.claim_epoch + 1,
                 "attempts": task.attempts + 1,
+                "first_claimed_at": task.first_claimed_at or now,
             }
     elif target == t.IN_REVIEW:
         # Complete: the task waits for a judge with no owner; claimed_by and holders stay.
-        changes |= {"assignee_agent_id": None, "assignee_runtime": None, "lease_until": None}
+        changes |= {
+            "assignee_agent_id": None,
+            "assignee_runtime": None,
+            "lease_until": None,
+            "review_entered_at": now,
+        }
     elif target == t.BLOCKED:
         if not reason or not reason.strip():
             raise invalid_input("a move to blocked needs a reason", id=task.id)

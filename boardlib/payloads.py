@@ -16,6 +16,7 @@ from .events import EventKind
 
 __all__ = [
     "PAYLOADS",
+    "BudgetChanged",
     "CommentAdded",
     "DepLinked",
     "DepUnlinked",
@@ -179,6 +180,20 @@ TaskLanded = TypedDict(
 )
 
 
+# An operator set, raised, lowered or removed a budget (also in the audit table, with who and why).
+BudgetChanged = TypedDict(
+    "BudgetChanged",
+    {
+        "scope": str,  # records.BUDGET_SCOPES
+        "unit": str,  # records.BUDGET_UNITS
+        "from": float | None,  # None: there was no budget
+        "to": float | None,  # None: the budget is removed
+        "reason": str,
+        "team_id": NotRequired[str],  # a team's daily budget
+    },
+)
+
+
 Payload = (
     TaskCreated
     | TaskClaimed
@@ -199,6 +214,7 @@ Payload = (
     | WorkspaceProvisioned
     | WorkspaceUpdated
     | TaskLanded
+    | BudgetChanged
 )
 
 # Each kind's payload: the keys an event of that kind may carry (tests hold every emitted event to
@@ -223,4 +239,5 @@ PAYLOADS: dict[EventKind, type] = {
     EventKind.WORKSPACE_PROVISIONED: WorkspaceProvisioned,
     EventKind.WORKSPACE_UPDATED: WorkspaceUpdated,
     EventKind.TASK_LANDED: TaskLanded,
+    EventKind.BUDGET_CHANGED: BudgetChanged,
 }

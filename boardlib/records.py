@@ -251,6 +251,18 @@ class Task(Record):
     landed_at: int | None = None
     landed_by: str | None = None  # who landed it (the reviewer or operator)
     landed_strategy: str | None = None  # one of LAND_STRATEGIES
+    # Budgets (boardlib.budgets): limits on the spend of this task and all its descendants.
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    tokens: int = 0  # the tokens of this task's own runs (input + output + cache read + write)
+    # The recorded spend of this task and every descendant, kept by each run's close in the same
+    # transaction (integers: the running total equals the ledger's sum whatever the order).
+    subtree_cost_micros: int = 0  # millionths of a dollar
+    subtree_tokens: int = 0
+    # The flow figures of `kanban stats` (boardlib.stats), kept by the moves themselves.
+    first_claimed_at: int | None = None  # the first claim: where the cycle time starts
+    review_entered_at: int | None = None  # in review since (None when not in review)
+    review_wait_ms: int = 0  # time spent waiting in review, over every attempt
 
     @property
     def is_ready(self) -> bool:
@@ -456,3 +468,77 @@ class ReconcileReport(Record):
     released: list[Task]
     timed_out_executions: list[str]
     purged_events: int
+
+
+# -- budgets (boardlib.budgets) ----------------------------------------------------------------
+
+# The kinds of budget, declared once: a task's (covering its subtree), a team's per day, the
+# board's per day; and their two units.
+BUDGET_TASK = "task"
+BUDGET_TEAM_DAILY = "team_daily"
+BUDGET_BOARD_DAILY = "board_daily"
+BUDGET_SCOPES = (BUDGET_TASK, BUDGET_TEAM_DAILY, BUDGET_BOARD_DAILY)
+BUDGET_USD = "usd"
+BUDGET_TOKENS = "tokens"
+BUDGET_UNITS = (BUDGET_USD, BUDGET_TOKENS)
+# The keys of the daily budgets and their spend: the board's, and each team's (`team:<id>`).
+BOARD_SCOPE = "board"
+TEAM_SCOPE_PREFIX = "team:"
+DAY_MS = 86_400_000  # a daily budget's day is the UTC day: epoch milliseconds // DAY_MS
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class BudgetStanding(Record):
+    """One budget and what has been spent against it: `owner` is the task (scope `task`), the
+    team (`team_daily`) or None (`board_daily`); `day` is the UTC day of a daily budget
+    (epoch days). Amounts are dollars or tokens, as `unit` says."""
+
+    scope: str
+    unit: str
+    limit: float
+    spent: float
+    owner: str | None = None
+    day: int | None = None
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spent >= self.limit
+
+    @property
+    def fraction(self) -> float:
+        """Spent over limit (1.0 and up: spent); a zero budget is spent at once."""
+        return self.spent / self.limit if self.limit > 0 else 1.0
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class ClosedExecution(Execution):
+    """A closed run, and the budget its cost spent, if any: the task was then moved to blocked
+    (`budget_exceeded`), its lease ended, and its cost is recorded all the same."""
+
+    budget_exceeded: BudgetStanding | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        document = Record.to_json(self)
+        if self.budget_exceeded is None:
+            del document["budgetExceeded"]  # the seed's execution document, unchanged
+        return document
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class DailyBudget(Record):
+    """A daily budget: the board's (`team_id` None) or one team's. Either limit may be None."""
+
+    team_id: str | None
+    daily_usd: float | None
+    daily_tokens: int | None
+    updated_at: int
+    updated_by: str
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class BudgetReport(Record):
+    """`kanban budget show`: every budget on the board and today's spend against it."""
+
+    day: int
+    daily: list[BudgetStanding]
+    tasks: list[BudgetStanding]

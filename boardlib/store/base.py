@@ -18,6 +18,8 @@ from typing import Any, Protocol, TypeVar
 
 from ..records import Task
 from .landing_sql import LandingTx
+from .budget_sql import BudgetTx
+from .stats_sql import StatsTx
 
 T = TypeVar("T")
 
@@ -47,6 +49,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("events", ("seq",)),
     ("audit", ("seq",)),
     ("land_queue", ("seq",)),
+    ("budgets", ("scope",)),
+    ("daily_spend", ("scope", "day")),
 )
 
 
@@ -62,7 +66,7 @@ class Row(Protocol):
     def __len__(self) -> int: ...
 
 
-class Tx(LandingTx, Protocol):
+class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     """The statements of one transaction. Write methods may only be called inside `Store.write`."""
 
     # -- ids

@@ -11,7 +11,13 @@ the migrations built from these must stay byte for byte what boards were migrate
 from collections.abc import Iterable
 
 from .. import transitions as t
-from ..records import EXECUTION_RUNNING
+from ..events import EventKind
+from ..records import (
+    EXECUTION_FAILED,
+    EXECUTION_RUNNING,
+    EXECUTION_SUCCEEDED,
+    EXECUTION_TIMED_OUT,
+)
 
 
 def sql_literal(word: str) -> str:
@@ -32,6 +38,8 @@ def in_column_order(statuses: frozenset[str]) -> tuple[str, ...]:
 
 
 TODO = sql_literal(t.TODO)
+IN_REVIEW = sql_literal(t.IN_REVIEW)
+BLOCKED = sql_literal(t.BLOCKED)
 IN_PROGRESS = sql_literal(t.IN_PROGRESS)
 DONE = sql_literal(t.DONE)
 CANCELLED = sql_literal(t.CANCELLED)
@@ -40,3 +48,10 @@ PENDING = sql_list(in_column_order(t.PENDING))  # 'backlog', 'todo'
 TASK_STATUSES = sql_list(t.STATUSES)
 
 RUN_RUNNING = sql_literal(EXECUTION_RUNNING)
+RUN_SUCCEEDED = sql_literal(EXECUTION_SUCCEEDED)
+RUN_FAILED = sql_list((EXECUTION_FAILED, EXECUTION_TIMED_OUT))  # the runs that came to nothing
+
+# The event kinds the flow figures count (`kanban stats`).
+TASK_CLAIMED_EVENT = sql_literal(EventKind.TASK_CLAIMED.value)
+LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
+VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)

@@ -124,6 +124,7 @@ _CLAIM_SET = f"""
     last_heartbeat_at = %(now)s,
     attempts = attempts + 1,
     blocked_reason = NULL,
+    first_claimed_at = COALESCE(first_claimed_at, %(now)s),
     updated_at = %(now)s
 """
 
@@ -166,6 +167,7 @@ class PostgresTx(SharedTx):
     ones that must differ, each saying why, written in psycopg's own `%s` style."""
 
     LIKE_ANY_CASE = "ILIKE"  # SQLite's LIKE ignores case (for ASCII): the same search, same rows
+    JSON_TEXT = "({column}::jsonb ->> '{key}')"  # Differs: JSON functions are dialect
 
     def __init__(self, conn: Conn, store: "PostgresStore", *, locking: bool) -> None:
         self.conn = conn

@@ -14,6 +14,7 @@ from ..records import (
 )
 from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
+from .schema import budgets_and_flow
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the board of seed 000 plus the lease protocol of seed 002 (schema.py's migration 1)
@@ -214,6 +215,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE UNIQUE INDEX land_queue_task ON land_queue (task_id)",
         "CREATE INDEX land_queue_order ON land_queue (repo_path, ref, seq)",
     ),
+    # 3: budgets and the flow figures (schema.py's migration 3)
+    budgets_and_flow("DOUBLE PRECISION", "BIGINT", ""),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,7 +17,9 @@ from ..errors import BoardError, Reason
 from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
 from .landing_sql import LandingStatements
+from .budget_sql import BudgetStatements
 from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
+from .stats_sql import StatsStatements
 
 Params = Mapping[str, Any] | Sequence[Any]
 
@@ -110,7 +112,7 @@ def _task_params(values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class SharedTx(LandingStatements, ABC):
+class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     """The statements of one transaction that both stores run alike (see `base.Tx` for what each
     promises). A store subclasses it, fills in the seam and adds the statements that must differ;
     mypy --strict checks the result against `base.Tx` (`_IMPLEMENTS_TX` in each store)."""

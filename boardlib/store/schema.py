@@ -10,12 +10,119 @@ from pathlib import Path
 
 from ..records import (
     AUTHOR_TYPES,
+    BOARD_SCOPE,
+    DAY_MS,
     EXECUTION_STATUSES,
     LAND_QUEUE_STATES,
     LAND_STRATEGIES,
+    TEAM_SCOPE_PREFIX,
     WORKSPACE_STATUSES,
 )
-from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
+from .literals import (
+    DONE,
+    IN_PROGRESS,
+    IN_REVIEW,
+    RUN_RUNNING,
+    TASK_CLAIMED_EVENT,
+    TASK_STATUSES,
+    TODO,
+    sql_list,
+)
+
+
+def budgets_and_flow(real: str, integer: str, without_rowid: str) -> tuple[str, ...]:
+    """Migration 3 of both stores, in their column types: task budgets with the running spend of
+    each subtree, the daily budgets and their spend, and the columns and indexes the flow figures
+    (`kanban stats`) read. Backfilled from the ledger and the event log."""
+
+    def micros(run: str = "") -> str:
+        return f"CAST(ROUND(COALESCE({run}cost_usd, 0) * 1000000) AS {integer})"
+
+    def tokens(run: str = "") -> str:
+        counts = ("input_tokens", "output_tokens", "cache_read", "cache_write")
+        return "(" + " + ".join(f"COALESCE({run}{count}, 0)" for count in counts) + ")"
+
+    return (
+        f"ALTER TABLE tasks ADD COLUMN budget_usd {real} CHECK (budget_usd >= 0)",
+        f"ALTER TABLE tasks ADD COLUMN budget_tokens {integer} CHECK (budget_tokens >= 0)",
+        f"ALTER TABLE tasks ADD COLUMN tokens {integer} NOT NULL DEFAULT 0",
+        f"ALTER TABLE tasks ADD COLUMN subtree_cost_micros {integer} NOT NULL DEFAULT 0",
+        f"ALTER TABLE tasks ADD COLUMN subtree_tokens {integer} NOT NULL DEFAULT 0",
+        f"ALTER TABLE tasks ADD COLUMN first_claimed_at {integer}",
+        f"ALTER TABLE tasks ADD COLUMN review_entered_at {integer}",
+        f"ALTER TABLE tasks ADD COLUMN review_wait_ms {integer} NOT NULL DEFAULT 0",
+        f"""
+        CREATE TABLE budgets (
+            scope        TEXT    PRIMARY KEY,
+            daily_usd    {real} CHECK (daily_usd >= 0),
+            daily_tokens {integer} CHECK (daily_tokens >= 0),
+            updated_at   {integer} NOT NULL,
+            updated_by   TEXT    NOT NULL
+        )
+        """,
+        f"""
+        CREATE TABLE daily_spend (
+            scope       TEXT    NOT NULL,
+            day         {integer} NOT NULL,
+            cost_micros {integer} NOT NULL DEFAULT 0,
+            tokens      {integer} NOT NULL DEFAULT 0,
+            PRIMARY KEY (scope, day)
+        ){without_rowid}
+        """,
+        # Throughput and cycle times read the tasks done in a window; the ledger's figures the
+        # runs closed in one; the event counts one kind in a window.
+        f"CREATE INDEX tasks_done ON tasks (completed_at) WHERE status = {DONE}",
+        f"CREATE INDEX tasks_in_review ON tasks (review_entered_at) WHERE status = {IN_REVIEW}",
+        "CREATE INDEX tasks_budgeted ON tasks (id) "
+        "WHERE budget_usd IS NOT NULL OR budget_tokens IS NOT NULL",
+        "CREATE INDEX executions_completed ON execution_processes (completed_at) "
+        "WHERE completed_at IS NOT NULL",
+        "CREATE INDEX events_kind ON events (kind, created_at)",
+        f"""
+        UPDATE tasks SET tokens = (
+            SELECT SUM({tokens()}) FROM execution_processes e WHERE e.task_id = tasks.id
+        ) WHERE id IN (SELECT task_id FROM execution_processes)
+        """,
+        f"""
+        WITH RECURSIVE own(id, micros, tokens) AS (
+            SELECT task_id, SUM({micros()}), SUM({tokens()})
+            FROM execution_processes GROUP BY task_id
+        ),
+        up(anc, micros, tokens, depth) AS (
+            SELECT id, micros, tokens, 0 FROM own
+            UNION ALL
+            SELECT t.parent_task_id, up.micros, up.tokens, up.depth + 1
+            FROM up JOIN tasks t ON t.id = up.anc
+            WHERE t.parent_task_id IS NOT NULL AND up.depth < 1000
+        )
+        UPDATE tasks SET subtree_cost_micros = s.micros, subtree_tokens = s.tokens
+        FROM (SELECT anc, SUM(micros) AS micros, SUM(tokens) AS tokens FROM up GROUP BY anc) AS s
+        WHERE tasks.id = s.anc
+        """,
+        f"""
+        UPDATE tasks SET first_claimed_at = COALESCE(
+            (SELECT MIN(created_at) FROM events ev
+             WHERE ev.task_id = tasks.id AND ev.kind = {TASK_CLAIMED_EVENT}),
+            (SELECT MIN(claimed_at) FROM execution_processes e WHERE e.task_id = tasks.id)
+        ) WHERE attempts > 0
+        """,
+        f"UPDATE tasks SET review_entered_at = updated_at WHERE status = {IN_REVIEW}",
+        f"""
+        INSERT INTO daily_spend (scope, day, cost_micros, tokens)
+        SELECT '{BOARD_SCOPE}', completed_at / {DAY_MS}, SUM({micros()}), SUM({tokens()})
+        FROM execution_processes WHERE completed_at IS NOT NULL
+        GROUP BY completed_at / {DAY_MS}
+        """,
+        f"""
+        INSERT INTO daily_spend (scope, day, cost_micros, tokens)
+        SELECT '{TEAM_SCOPE_PREFIX}' || t.team_id, e.completed_at / {DAY_MS},
+               SUM({micros("e.")}), SUM({tokens("e.")})
+        FROM execution_processes e JOIN tasks t ON t.id = e.task_id
+        WHERE e.completed_at IS NOT NULL AND t.team_id IS NOT NULL
+        GROUP BY t.team_id, e.completed_at / {DAY_MS}
+        """,
+    )
+
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the board of seed 000 plus the lease protocol of seed 002
@@ -209,6 +316,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE UNIQUE INDEX land_queue_task ON land_queue (task_id)",
         "CREATE INDEX land_queue_order ON land_queue (repo_path, ref, seq)",
     ),
+    # 3: budgets and the flow figures (boardlib.budgets, boardlib.stats)
+    budgets_and_flow("REAL", "INTEGER", " WITHOUT ROWID"),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

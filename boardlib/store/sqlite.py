@@ -79,6 +79,7 @@ _CLAIM_SET = f"""
     last_heartbeat_at = :now,
     attempts = attempts + 1,
     blocked_reason = NULL,
+    first_claimed_at = COALESCE(first_claimed_at, :now),
     updated_at = :now
 """
 
@@ -94,7 +95,9 @@ def _json_returning(record: type) -> tuple[str, tuple[int, ...]]:
     the C scanner builds the same values for a fraction of that."""
     names = [f.name for f in fields(record)]
     json_columns: frozenset[str] = getattr(record, "_json_columns", frozenset())
-    real = tuple(i for i, f in enumerate(fields(record)) if f.type in (float, "float"))
+    real = tuple(
+        i for i, f in enumerate(fields(record)) if f.type in (float, "float", float | None)
+    )
     items = [
         "NULL" if i in real else f"json({name})" if name in json_columns else name
         for i, name in enumerate(names)
@@ -175,6 +178,8 @@ class SqliteTx(SharedTx):
     """The statements of one transaction on the board file. The statements both stores share
     are `SharedTx`'s; here are the seam (`sqlite3` takes the shared `:name` text as written) and
     the statements that must differ, each saying why. No rule is decided here."""
+
+    JSON_TEXT = "json_extract({column}, '$.{key}')"  # Differs: JSON functions are dialect
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn

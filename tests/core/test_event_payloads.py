@@ -42,6 +42,7 @@ STORED: dict[str, set[str]] = {
         "verb", "landedCommit", "landedInto", "strategy", "baseBefore", "from", "to", "fields",
         "recovered", "unverified",
     },
+    "budget_changed": {"scope", "unit", "from", "to", "reason", "teamId"},
 }  # fmt: skip
 
 FAIL = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
@@ -109,6 +110,8 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
         landing.id, commit="c" * 40, into="main", strategy="squash", actor="rita", approve=True,
         old_tip="b" * 40, unverified="no verify command", recovered=True,
     )  # fmt: skip
+    board.set_budget(overridden.id, usd=5, reason="a cap for the retry")
+    board.set_daily_budget(team_id="web", tokens=10_000, reason="a quiet week")
     return board.events(limit=10_000)
 
 

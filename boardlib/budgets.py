@@ -1,0 +1,220 @@
+"""Budgets the board enforces: what applies to a task, when one is spent, and how that is said.
+
+A task's `budget_usd`/`budget_tokens` covers the task and every descendant (its subtree spend is
+kept on the row, `budget_sql`). A daily budget covers the board, or one team, for one UTC day.
+A budget is spent when what was recorded against it reaches its limit: then no run starts under
+it (`budget_exceeded`), and the run whose close spends it moves its task to blocked. Pure rules
+over the rows the board reads in its transaction; design and surfaces: docs/budgets.md
+"""
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import BoardError, Reason, invalid_input
+from .records import (
+    BOARD_SCOPE,
+    BUDGET_BOARD_DAILY,
+    BUDGET_TASK,
+    BUDGET_TEAM_DAILY,
+    BUDGET_TOKENS,
+    BUDGET_USD,
+    DAY_MS,
+    TEAM_SCOPE_PREFIX,
+    BudgetStanding,
+)
+from .store.base import Row
+
+MICROS_PER_USD = 1_000_000
+# A task blocked because a budget over it is spent carries a reason that starts so: the inbox
+# and the unblock guard recognise it, people read the rest.
+BLOCKED_PREFIX = f"{Reason.BUDGET_EXCEEDED.value}: "
+USD_MAX = 1e9  # a sanity ceiling on a budget, not a policy
+TOKENS_MAX = 10**15
+AUDIT_ACTION = "budget_changed"  # the audit row of every change to a budget
+
+
+class _Keep:
+    """`set_budget(usd=KEEP)`: leave that budget as it is (None removes it)."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Any = _Keep()
+
+
+def to_micros(usd: float) -> int:
+    """Dollars as whole micro-dollars, rounded half up (as SQL's ROUND does for the backfill)."""
+    return int(usd * MICROS_PER_USD + 0.5)
+
+
+def run_tokens(row: Any) -> int:
+    """The tokens a run counts against a budget: input, output, cache read and cache write."""
+    counts = (row["input_tokens"], row["output_tokens"], row["cache_read"], row["cache_write"])
+    return sum(count or 0 for count in counts)
+
+
+def day_of(now_ms: int) -> int:
+    """The UTC day (epoch days) a daily budget counts in."""
+    return now_ms // DAY_MS
+
+
+def team_scope(team_id: str) -> str:
+    return f"{TEAM_SCOPE_PREFIX}{team_id}"
+
+
+def daily_scopes(team_id: str | None) -> list[str]:
+    """The daily budgets that may cover a task of `team_id`: the board's, and its team's."""
+    return [BOARD_SCOPE, *([team_scope(team_id)] if team_id else [])]
+
+
+def usd_limit(value: Any, field: str) -> float | None:
+    """A dollar budget from input: None (no budget) or a non-negative number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= USD_MAX:
+        raise invalid_input(f"{field} must be a number of dollars from 0 to {USD_MAX:g}", field=field)
+    return float(value)
+
+
+def token_limit(value: Any, field: str) -> int | None:
+    """A token budget from input: None (no budget) or a non-negative whole number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TOKENS_MAX:
+        raise invalid_input(f"{field} must be a whole number of tokens from 0", field=field)
+    return value
+
+
+def task_standings(chain: Iterable[Row]) -> list[BudgetStanding]:
+    """The task budgets over a task (its own and its ancestors', nearest first), each unit apart."""
+    standings = []
+    for row in chain:
+        if row["budget_usd"] is not None:
+            standings.append(
+                BudgetStanding(
+                    scope=BUDGET_TASK,
+                    unit=BUDGET_USD,
+                    limit=float(row["budget_usd"]),
+                    spent=row["subtree_cost_micros"] / MICROS_PER_USD,
+                    owner=row["id"],
+                )
+            )
+        if row["budget_tokens"] is not None:
+            standings.append(
+                BudgetStanding(
+                    scope=BUDGET_TASK,
+                    unit=BUDGET_TOKENS,
+                    limit=int(row["budget_tokens"]),
+                    spent=int(row["subtree_tokens"]),
+                    owner=row["id"],
+                )
+            )
+    return standings
+
+
+def daily_standings(rows: Iterable[Row], day: int) -> list[BudgetStanding]:
+    """The daily budgets (the board's, the team's) and the day's spend against them."""
+    standings = []
+    for row in rows:
+        scope = row["scope"]
+        team = scope[len(TEAM_SCOPE_PREFIX) :] if scope.startswith(TEAM_SCOPE_PREFIX) else None
+        kind = BUDGET_TEAM_DAILY if team is not None else BUDGET_BOARD_DAILY
+        if row["daily_usd"] is not None:
+            standings.append(
+                BudgetStanding(
+                    scope=kind,
+                    unit=BUDGET_USD,
+                    limit=float(row["daily_usd"]),
+                    spent=row["cost_micros"] / MICROS_PER_USD,
+                    owner=team,
+                    day=day,
+                )
+            )
+        if row["daily_tokens"] is not None:
+            standings.append(
+                BudgetStanding(
+                    scope=kind,
+                    unit=BUDGET_TOKENS,
+                    limit=int(row["daily_tokens"]),
+                    spent=int(row["tokens"]),
+                    owner=team,
+                    day=day,
+                )
+            )
+    return standings
+
+
+def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
+    """The budget to name when several are spent: the task's own first, then the nearest
+    ancestor's, then the team's and the board's (the order `standings` come in)."""
+    return next((standing for standing in standings if standing.exhausted), None)
+
+
+def amount(value: float, unit: str) -> str:
+    """`$5.30`, `$0.004`, `12,000 tokens`."""
+    if unit == BUDGET_TOKENS:
+        return f"{int(value):,} tokens"
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+
+
+def describe(standing: BudgetStanding, task_id: str | None = None) -> str:
+    """Which budget, in words: `the budget of TASK-3`, `its parent TASK-1's budget`, `team
+    web's daily budget`, `the board's daily budget`."""
+    unit = "token budget" if standing.unit == BUDGET_TOKENS else "budget"
+    if standing.scope == BUDGET_TASK:
+        if standing.owner == task_id or task_id is None:
+            return f"the {unit} of {standing.owner}"
+        return f"the {unit} of its ancestor {standing.owner}"
+    if standing.scope == BUDGET_TEAM_DAILY:
+        return f"team {standing.owner}'s daily {unit}"
+    return f"the board's daily {unit}"
+
+
+def spent_words(standing: BudgetStanding) -> str:
+    return (
+        f"{amount(standing.spent, standing.unit)} recorded against "
+        f"{amount(standing.limit, standing.unit)}"
+    )
+
+
+def raise_hint(standing: BudgetStanding) -> str:
+    """The operator's command that raises this budget."""
+    flag = "--tokens" if standing.unit == BUDGET_TOKENS else "--usd"
+    daily = "--daily-tokens" if standing.unit == BUDGET_TOKENS else "--daily-usd"
+    if standing.scope == BUDGET_TASK:
+        return f"kanban budget set {standing.owner} {flag} N --reason WHY"
+    team = f" --team {standing.owner}" if standing.scope == BUDGET_TEAM_DAILY else ""
+    return f"kanban budget set{team} {daily} N --reason WHY"
+
+
+def refusal(task_id: str, action: str, standing: BudgetStanding) -> BoardError:
+    """`budget_exceeded`: no run starts under a spent budget. Retrying does not help; an
+    operator raising the budget does (or the next UTC day, for a daily one). `action` names what
+    was refused, `{task}` standing for the task: `start a run on {task}`."""
+    later = " (or wait for the next UTC day)" if standing.day is not None else ""
+    return BoardError(
+        Reason.BUDGET_EXCEEDED,
+        f"cannot {action.format(task=task_id)}: {describe(standing, task_id)} is spent "
+        f"({spent_words(standing)}); an operator must raise it{later}: {raise_hint(standing)}",
+        id=task_id,
+        budget=standing.to_json(),
+    )
+
+
+def blocked_reason(task_id: str, standing: BudgetStanding) -> str:
+    """The blocked reason of a task whose run spent a budget."""
+    return (
+        f"{BLOCKED_PREFIX}{describe(standing, task_id)} is spent ({spent_words(standing)}); "
+        f"raise it with `{raise_hint(standing)}`, then unblock"
+    )
+
+
+def blocked_by_budget(reason: str | None) -> bool:
+    return bool(reason) and str(reason).startswith(BLOCKED_PREFIX)
+
+
+def audit_detail(changed: Mapping[str, Any]) -> str:
+    """The audit row's detail of a budget change: which budget, from, to and why, as JSON."""
+    return json.dumps(dict(changed), separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,266 @@
+"""The flow figures' statements (`kanban stats`), shared by both stores: one query per figure,
+each over one window of time and served by an index of migration 2, so a figure costs what its
+window holds, not what the board holds.
+
+Percentiles are nearest-rank (the smallest value whose rank is at least p% of the count), computed
+by a window function inside the query: no row leaves the database but the answer. The rules (what
+a window is, how the figures read) live in `boardlib.stats`.
+"""
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from ..records import DAY_MS
+from .literals import (
+    DONE,
+    IN_PROGRESS,
+    IN_REVIEW,
+    LEASE_EXPIRED_EVENT,
+    RUN_FAILED,
+    RUN_SUCCEEDED,
+    TASK_CLAIMED_EVENT,
+    VERIFICATION_EVENT,
+)
+
+if TYPE_CHECKING:  # base.py builds `Tx` on `StatsTx`, so the import goes one way only
+    from .base import Row
+    from .queries import Params
+
+HOUR_MS = 3_600_000
+# The review-wait distribution's upper bucket edges (the last bucket is open): 5 min, 15 min,
+# 1 h, 4 h, 1 day.
+REVIEW_BUCKETS_MS: tuple[int, ...] = (300_000, 900_000, 3_600_000, 14_400_000, DAY_MS)
+TOP_TASKS = 10
+
+_RUN_TOKENS = (
+    "(COALESCE(e.input_tokens, 0) + COALESCE(e.output_tokens, 0) + COALESCE(e.cache_read, 0) "
+    "+ COALESCE(e.cache_write, 0))"
+)
+_DONE_IN_WINDOW = (
+    f"status = {DONE} AND completed_at >= :since AND completed_at < :until AND dropped = 0"
+)
+_RUNS_IN_WINDOW = "e.completed_at >= :since AND e.completed_at < :until"
+_EVENTS_IN_WINDOW = "created_at >= :since AND created_at < :until"
+
+
+def _team(column: str, team: str | None) -> str:
+    """The team filter of a query, or nothing (two statement texts, never a NULL test on a
+    parameter, which Postgres cannot type)."""
+    return f" AND {column} = :team" if team is not None else ""
+
+
+def _task_of_team(column: str, team: str | None) -> str:
+    return (
+        f" AND {column} IN (SELECT id FROM tasks WHERE team_id = :team)" if team is not None else ""
+    )
+
+
+def _percentiles(value: str) -> str:
+    return (
+        "COUNT(*) AS count, "
+        f"MIN(CASE WHEN n * 100 >= c * 50 THEN {value} END) AS p50, "
+        f"MIN(CASE WHEN n * 100 >= c * 90 THEN {value} END) AS p90, "
+        f"MAX({value}) AS max"
+    )
+
+
+class StatsTx(Protocol):
+    """The flow figures' part of `base.Tx`: each takes the window `[since, until)` in epoch ms
+    and an optional team."""
+
+    def throughput_by_hour(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """`hour` (epoch hours) and `done`: tasks that reached done in each hour."""
+        ...
+
+    def cycle_times(self, since: int, until: int, team: str | None) -> "Row":
+        """Claim -> done of the tasks done in the window: `count`, `p50`, `p90`, `max` (ms)."""
+        ...
+
+    def review_waits(self, since: int, until: int, team: str | None) -> "Row":
+        """Time in review of the tasks done in the window that waited: `count`, `p50`, `p90`,
+        `max`, `b0`..`b5` (the distribution), `waited` and `cycle` (summed ms, for the share)."""
+        ...
+
+    def review_queue(self, team: str | None) -> "Row":
+        """Tasks in review now: `count` and `oldest` (when the longest wait began)."""
+        ...
+
+    def lease_expiries(self, since: int, until: int, team: str | None) -> "Row":
+        """`expired` leases in the window and how many of those tasks were `reclaimed` since."""
+        ...
+
+    def gate_verdicts(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """`verdict` and `count` of the verification verdicts recorded in the window."""
+        ...
+
+    def cost_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """Per agent, the runs closed in the window: `agent_id`, `runs`, `succeeded`, `failed`,
+        `cost_usd`, `tokens`, `last_at`."""
+        ...
+
+    def cost_by_task(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """The costliest tasks of the window with their budgets and subtree spend."""
+        ...
+
+    def cost_by_hour(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """`hour`, `runs`, `cost_usd`, `tokens` of the runs closed in each hour."""
+        ...
+
+    def cost_by_day(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """`day`, `runs`, `cost_usd`, `tokens` of the runs closed in each UTC day."""
+        ...
+
+    def claims_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
+        """`agent`, `claims` and `last_at` of the claims in the window."""
+        ...
+
+    def holders_now(self, team: str | None) -> "list[Row]":
+        """`agent`, `holding` (tasks in progress) and `last_at` (the latest heartbeat)."""
+        ...
+
+
+class StatsStatements(ABC):
+    """`StatsTx` in SQL both stores run as written; `JSON_TEXT` is the one dialect piece (a text
+    field of a JSON column)."""
+
+    JSON_TEXT: ClassVar[str]  # "... {column} ... {key} ...": the field as text
+
+    @abstractmethod
+    def _fetchall(self, query: str, params: "Params" = ()) -> "list[Row]": ...
+
+    @abstractmethod
+    def _fetchone(self, query: str, params: "Params" = ()) -> "Row | None": ...
+
+    def _one_row(self, query: str, params: dict[str, Any]) -> "Row":
+        row = self._fetchone(query, params)
+        assert row is not None  # an aggregate without GROUP BY returns one row
+        return row
+
+    @staticmethod
+    def _window(since: int, until: int, team: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"since": since, "until": until}
+        if team is not None:
+            params["team"] = team
+        return params
+
+    def throughput_by_hour(self, since: int, until: int, team: str | None) -> "list[Row]":
+        return self._fetchall(
+            f"SELECT completed_at / {HOUR_MS} AS hour, COUNT(*) AS done FROM tasks "
+            f"WHERE {_DONE_IN_WINDOW}{_team('team_id', team)} "
+            f"GROUP BY completed_at / {HOUR_MS} ORDER BY hour",
+            self._window(since, until, team),
+        )
+
+    def cycle_times(self, since: int, until: int, team: str | None) -> "Row":
+        return self._one_row(
+            "WITH r AS (SELECT completed_at - first_claimed_at AS v, "
+            "ROW_NUMBER() OVER (ORDER BY completed_at - first_claimed_at) AS n, "
+            f"COUNT(*) OVER () AS c FROM tasks WHERE {_DONE_IN_WINDOW}"
+            f"{_team('team_id', team)} AND first_claimed_at IS NOT NULL) "
+            f"SELECT {_percentiles('v')} FROM r",
+            self._window(since, until, team),
+        )
+
+    def review_waits(self, since: int, until: int, team: str | None) -> "Row":
+        edges = REVIEW_BUCKETS_MS
+        buckets = ", ".join(
+            f"SUM(CASE WHEN w >= {low} AND w < {high} THEN 1 ELSE 0 END) AS b{n}"
+            for n, (low, high) in enumerate(zip((0, *edges), edges, strict=False))
+        )
+        buckets += f", SUM(CASE WHEN w >= {edges[-1]} THEN 1 ELSE 0 END) AS b{len(edges)}"
+        return self._one_row(
+            "WITH d AS (SELECT review_wait_ms AS w, completed_at - first_claimed_at AS cyc "
+            f"FROM tasks WHERE {_DONE_IN_WINDOW}{_team('team_id', team)}), "
+            "r AS (SELECT w, ROW_NUMBER() OVER (ORDER BY w) AS n, COUNT(*) OVER () AS c "
+            "FROM d WHERE w > 0) "
+            f"SELECT {_percentiles('w')}, {buckets}, "
+            "(SELECT SUM(w) FROM d WHERE cyc IS NOT NULL) AS waited, "
+            "(SELECT SUM(cyc) FROM d WHERE cyc IS NOT NULL) AS cycle FROM r",
+            self._window(since, until, team),
+        )
+
+    def review_queue(self, team: str | None) -> "Row":
+        return self._one_row(
+            "SELECT COUNT(*) AS count, MIN(review_entered_at) AS oldest FROM tasks "
+            f"WHERE status = {IN_REVIEW} AND dropped = 0{_team('team_id', team)}",
+            {"team": team} if team is not None else {},
+        )
+
+    def lease_expiries(self, since: int, until: int, team: str | None) -> "Row":
+        return self._one_row(
+            "SELECT COUNT(*) AS expired, COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM events c "
+            f"WHERE c.task_id = e.task_id AND c.kind = {TASK_CLAIMED_EVENT} AND c.seq > e.seq) "
+            "THEN 1 ELSE 0 END), 0) AS reclaimed FROM events e "
+            f"WHERE e.kind = {LEASE_EXPIRED_EVENT} AND e.created_at >= :since "
+            f"AND e.created_at < :until{_task_of_team('e.task_id', team)}",
+            self._window(since, until, team),
+        )
+
+    def gate_verdicts(self, since: int, until: int, team: str | None) -> "list[Row]":
+        verdict = self.JSON_TEXT.format(column="data", key="status")
+        return self._fetchall(
+            f"SELECT {verdict} AS verdict, COUNT(*) AS count FROM events "
+            f"WHERE kind = {VERIFICATION_EVENT} AND {_EVENTS_IN_WINDOW}"
+            f"{_task_of_team('task_id', team)} GROUP BY {verdict} ORDER BY verdict",
+            self._window(since, until, team),
+        )
+
+    def _runs_from(self, team: str | None) -> str:
+        joined = " JOIN tasks t ON t.id = e.task_id" if team is not None else ""
+        return f"FROM execution_processes e{joined} WHERE {_RUNS_IN_WINDOW}{_team('t.team_id', team)}"
+
+    def cost_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
+        return self._fetchall(
+            "SELECT e.agent_id, COUNT(*) AS runs, "
+            f"SUM(CASE WHEN e.status = {RUN_SUCCEEDED} THEN 1 ELSE 0 END) AS succeeded, "
+            f"SUM(CASE WHEN e.status IN ({RUN_FAILED}) THEN 1 ELSE 0 END) AS failed, "
+            f"SUM(COALESCE(e.cost_usd, 0)) AS cost_usd, SUM({_RUN_TOKENS}) AS tokens, "
+            f"MAX(e.completed_at) AS last_at {self._runs_from(team)} "
+            "GROUP BY e.agent_id ORDER BY cost_usd DESC, e.agent_id",
+            self._window(since, until, team),
+        )
+
+    def cost_by_task(self, since: int, until: int, team: str | None) -> "list[Row]":
+        return self._fetchall(
+            "SELECT e.task_id, t.title, SUM(COALESCE(e.cost_usd, 0)) AS cost_usd, "
+            f"SUM({_RUN_TOKENS}) AS tokens, t.budget_usd, t.budget_tokens, "
+            "t.subtree_cost_micros, t.subtree_tokens "
+            "FROM execution_processes e JOIN tasks t ON t.id = e.task_id "
+            f"WHERE {_RUNS_IN_WINDOW}{_team('t.team_id', team)} "
+            "GROUP BY e.task_id, t.title, t.budget_usd, t.budget_tokens, t.subtree_cost_micros, "
+            f"t.subtree_tokens ORDER BY cost_usd DESC, e.task_id LIMIT {TOP_TASKS}",
+            self._window(since, until, team),
+        )
+
+    def _cost_by(self, size_ms: int, name: str, since: int, until: int, team: str | None) -> Any:
+        return self._fetchall(
+            f"SELECT e.completed_at / {size_ms} AS {name}, COUNT(*) AS runs, "
+            f"SUM(COALESCE(e.cost_usd, 0)) AS cost_usd, SUM({_RUN_TOKENS}) AS tokens "
+            f"{self._runs_from(team)} GROUP BY e.completed_at / {size_ms} ORDER BY {name}",
+            self._window(since, until, team),
+        )
+
+    def cost_by_hour(self, since: int, until: int, team: str | None) -> "list[Row]":
+        rows: list[Row] = self._cost_by(HOUR_MS, "hour", since, until, team)
+        return rows
+
+    def cost_by_day(self, since: int, until: int, team: str | None) -> "list[Row]":
+        rows: list[Row] = self._cost_by(DAY_MS, "day", since, until, team)
+        return rows
+
+    def claims_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
+        return self._fetchall(
+            "SELECT actor AS agent, COUNT(*) AS claims, MAX(created_at) AS last_at FROM events "
+            f"WHERE kind = {TASK_CLAIMED_EVENT} AND {_EVENTS_IN_WINDOW}"
+            f"{_task_of_team('task_id', team)} GROUP BY actor ORDER BY actor",
+            self._window(since, until, team),
+        )
+
+    def holders_now(self, team: str | None) -> "list[Row]":
+        return self._fetchall(
+            "SELECT assignee_agent_id AS agent, COUNT(*) AS holding, "
+            f"MAX(last_heartbeat_at) AS last_at FROM tasks WHERE status = {IN_PROGRESS} "
+            f"AND assignee_agent_id IS NOT NULL{_team('team_id', team)} "
+            "GROUP BY assignee_agent_id ORDER BY assignee_agent_id",
+            {"team": team} if team is not None else {},
+        )
