@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import budgets, caps
+from . import budgets, caps, stats
 from . import transitions as t
 from . import validation as validate
 from .actors import OPERATOR, SYSTEM, is_agent
@@ -64,6 +64,7 @@ from .records import (
     Workspace,
 )
 from .recovery import StaleTaskReconciler, release_expired_leases
+from .stats import Stats
 from .store import open_store
 from .store.base import Row, Store, Tx
 
@@ -1446,7 +1447,9 @@ class Board:
             task = self._load(tx, task_id)
             holder = opener or task.assignee_agent_id or ""
             if task.status == t.BLOCKED and budgets.blocked_by_budget(task.blocked_reason):
-                self._refuse_if_spent(tx, task, now, "start a run on {task}")  # say why, not just "blocked"
+                self._refuse_if_spent(
+                    tx, task, now, "start a run on {task}"
+                )  # say why, not just "blocked"
             self._check_holder(task, "open an execution", holder, epoch, now)
             self._refuse_if_spent(tx, task, now, "start a run on {task}")
             execution = Execution.from_row(
@@ -1619,8 +1622,8 @@ class Board:
         task_id: str,
         *,
         reason: str,
-        usd: float | None | object = budgets.KEEP,
-        tokens: int | None | object = budgets.KEEP,
+        usd: float | object | None = budgets.KEEP,
+        tokens: int | object | None = budgets.KEEP,
         actor: str = OPERATOR,
     ) -> Task:
         """Set, raise, lower or remove (None) a task's budgets; `budgets.KEEP` leaves one as it
@@ -1664,8 +1667,8 @@ class Board:
         *,
         reason: str,
         team_id: str | None = None,
-        usd: float | None | object = budgets.KEEP,
-        tokens: int | None | object = budgets.KEEP,
+        usd: float | object | None = budgets.KEEP,
+        tokens: int | object | None = budgets.KEEP,
         actor: str = OPERATOR,
     ) -> DailyBudget | None:
         """Set or remove (None) the board's daily budget, or a team's with `team_id`: dollars
@@ -1893,6 +1896,24 @@ class Board:
         rows = self.store.read(lambda tx: tx.workspaces_with_status(status))
         return [Workspace.from_row(row) for row in rows]
 
+    # -- the flow figures (stats.py) ------------------------------------------------------------
+
+    def stats(
+        self, *, since: str | int = stats.DEFAULT_WINDOW, team_id: str | None = None
+    ) -> Stats:
+        """The flow figures of the last `since` (`24h`, `7d`..., or milliseconds), of one team if
+        given: throughput, cycle and review times, lease expiries, gate verdicts, cost, agents.
+        One query per figure, all in one snapshot (`stats.compute`)."""
+        window = (
+            validate.integer(since, "since", minimum=1, maximum=stats.MAX_WINDOW_MS)
+            if isinstance(since, int)
+            else stats.parse_window(since)
+        )
+        team = validate.optional_name(team_id, "teamId")
+        return self.store.read(
+            lambda tx: stats.compute(tx, now=self.now(), window_ms=window, team=team)
+        )
+
     # -- reconciliation (recovery.py) -----------------------------------------------------------
 
     def reconcile_orphans(self, *, best_effort: bool = False) -> list[Task]:
@@ -1992,7 +2013,7 @@ def _daily(row: Row | None, team: str | None) -> DailyBudget | None:
         return None
     return DailyBudget(
         team_id=team,
-        daily_usd=row["daily_usd"],
+        daily_usd=None if row["daily_usd"] is None else float(row["daily_usd"]),
         daily_tokens=row["daily_tokens"],
         updated_at=row["updated_at"],
         updated_by=row["updated_by"],

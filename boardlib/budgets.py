@@ -74,7 +74,9 @@ def usd_limit(value: Any, field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= USD_MAX:
-        raise invalid_input(f"{field} must be a number of dollars from 0 to {USD_MAX:g}", field=field)
+        raise invalid_input(
+            f"{field} must be a number of dollars from 0 to {USD_MAX:g}", field=field
+        )
     return float(value)
 
 

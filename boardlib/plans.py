@@ -61,6 +61,13 @@ class PlanTask(BaseModel):
         validation_alias=AliasChoices("team", "team_id", "teamId"),
     )
     kind: str = Field(default="code", min_length=1, max_length=NAME_MAX)
+    budget_usd: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False,
+        validation_alias=AliasChoices("budget_usd", "budgetUsd"),
+    )  # fmt: skip
+    budget_tokens: StrictInt | None = Field(
+        default=None, ge=0, validation_alias=AliasChoices("budget_tokens", "budgetTokens")
+    )
 
     @field_validator("depends_on", mode="before")
     @classmethod
@@ -100,6 +107,8 @@ class PlanTask(BaseModel):
             team_id=self.team,
             kind=self.kind,
             parent=self.parent,
+            budget_usd=self.budget_usd,
+            budget_tokens=self.budget_tokens,
         )
 
 

@@ -207,7 +207,9 @@ class StatsStatements(ABC):
 
     def _runs_from(self, team: str | None) -> str:
         joined = " JOIN tasks t ON t.id = e.task_id" if team is not None else ""
-        return f"FROM execution_processes e{joined} WHERE {_RUNS_IN_WINDOW}{_team('t.team_id', team)}"
+        return (
+            f"FROM execution_processes e{joined} WHERE {_RUNS_IN_WINDOW}{_team('t.team_id', team)}"
+        )
 
     def cost_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
         return self._fetchall(

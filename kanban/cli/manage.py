@@ -40,6 +40,15 @@ from .usage import Choice
     help="File it as this agent: the board's caps on depth, children and root rate apply "
     "(env: KANBAN_AGENT).",
 )
+@click.option(
+    "--budget-usd",
+    type=click.FloatRange(min=0),
+    metavar="N",
+    help="A dollar budget over the task and its subtasks.",
+)
+@click.option(
+    "--budget-tokens", type=click.IntRange(min=0), metavar="N", help="A token budget, likewise."
+)
 @global_options
 def dispatch(
     title: str,
@@ -52,6 +61,8 @@ def dispatch(
     kind: str,
     status: str,
     agent: str | None,
+    budget_usd: float | None,
+    budget_tokens: int | None,
 ) -> None:
     """Create a task and print it.
 
@@ -70,6 +81,8 @@ def dispatch(
             status=status,
             scheduled_by="agent" if agent else "manual",
             actor=agent or OPERATOR,
+            budget_usd=budget_usd,
+            budget_tokens=budget_tokens,
         )
     emit(task.to_json(), kind="task")
 

@@ -31,6 +31,7 @@ EPILOG = "\b\n" + textwrap.fill(
                 "task": "kanban.cli.task:task",
                 "events": "kanban.cli.events:events",
                 "plan": "kanban.cli.plan:plan",
+                "budget": "kanban.cli.budget:budget",
                 "mcp": "kanban.cli.mcp_command:mcp",
             },
         ),
@@ -44,6 +45,7 @@ EPILOG = "\b\n" + textwrap.fill(
         (
             "Watch",
             {
+                "stats": "kanban.cli.stats:stats",
                 "tui": "kanban.cli.apps:tui",
                 "demo": "kanban.cli.apps:demo",
             },

@@ -162,6 +162,14 @@ def render(doc: Any, kind: str) -> None:
             console.print(
                 Text.assemble("  - ", inert(str(problem["kind"])), ": ", inert(problem["message"]))
             )
+    elif kind == "stats":
+        from .stats_table import render_stats
+
+        render_stats(console, doc)
+    elif kind in ("budgets", "budget-report"):
+        from .stats_table import render_budgets
+
+        render_budgets(console, doc)
     elif kind == "plan-applied":
         console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
     elif isinstance(doc, list):

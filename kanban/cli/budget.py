@@ -1,0 +1,106 @@
+"""`kanban budget ...`: the operator's budgets. A task's budget covers its subtree; the daily
+budgets cover the board or one team for a UTC day. Agents never set them (operator_only)."""
+
+from typing import Any
+
+import click
+
+from boardlib.budgets import KEEP
+
+from .context import global_options, open_board
+from .options import actor_option
+from .output import emit
+
+NONE_WORDS = ("none", "off")
+
+
+class Limit(click.ParamType):  # type: ignore[type-arg]
+    """A budget on the command line: a non-negative number, or `none` to remove it."""
+
+    name = "limit"
+
+    def __init__(self, *, whole: bool) -> None:
+        self.whole = whole
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value.strip().lower() in NONE_WORDS:
+            return None
+        try:
+            number: float = int(value) if self.whole else float(value)
+        except ValueError:
+            what = "a whole number" if self.whole else "a number"
+            self.fail(f"{value!r} is not {what} or 'none'", param, ctx)
+        if number < 0 or number != number:
+            self.fail(f"{value!r} is negative", param, ctx)
+        return number
+
+
+USD = Limit(whole=False)
+TOKENS = Limit(whole=True)
+
+
+@click.group("budget")
+def budget() -> None:
+    """Set and read budgets: a task's (covering its subtree), a team's or the board's per day.
+
+    A run cannot start while a budget over its task is spent (budget_exceeded); the run whose
+    close spends one blocks its task until an operator raises the budget and unblocks it.
+    """
+
+
+@budget.command("set")
+@click.argument("task_id", metavar="[ID]", required=False)
+@click.option("--usd", type=USD, default=KEEP, metavar="N|none", help="The task's dollar budget.")
+@click.option("--tokens", type=TOKENS, default=KEEP, metavar="N|none", help="Its token budget.")
+@click.option("--daily-usd", type=USD, default=KEEP, metavar="N|none", help="Dollars per UTC day.")
+@click.option("--daily-tokens", type=TOKENS, default=KEEP, metavar="N|none", help="Tokens a day.")
+@click.option("--team", metavar="ID", help="The team's daily budget rather than the board's.")
+@click.option("--reason", "-m", required=True, metavar="TEXT", help="Why (kept in the audit log).")
+@actor_option
+@global_options
+def set_budget(
+    task_id: str | None,
+    usd: Any,
+    tokens: Any,
+    daily_usd: Any,
+    daily_tokens: Any,
+    team: str | None,
+    reason: str,
+    actor: str,
+) -> None:
+    """Set, raise, lower or remove (none) a budget; every change is audited.
+
+    With ID, the task's budget (--usd, --tokens), covering the task and its descendants.
+    Without, the board's daily budget (--daily-usd, --daily-tokens), or a team's with --team.
+    """
+    per_task = usd is not KEEP or tokens is not KEEP
+    daily = daily_usd is not KEEP or daily_tokens is not KEEP
+    if task_id is not None and (daily or team is not None or not per_task):
+        raise click.UsageError("with a task ID, set --usd and/or --tokens (no --daily-*, --team)")
+    if task_id is None and (per_task or not daily):
+        raise click.UsageError("without a task ID, set --daily-usd and/or --daily-tokens")
+    with open_board() as board:
+        if task_id is not None:
+            task = board.set_budget(task_id, usd=usd, tokens=tokens, reason=reason, actor=actor)
+            emit(task.to_json(), kind="task")
+            return
+        stored = board.set_daily_budget(
+            team_id=team, usd=daily_usd, tokens=daily_tokens, reason=reason, actor=actor
+        )
+    emit(stored.to_json() if stored else {"teamId": team, "dailyUsd": None, "dailyTokens": None})
+
+
+@budget.command("show")
+@click.argument("task_id", metavar="[ID]", required=False)
+@global_options
+def show(task_id: str | None) -> None:
+    """Every budget and today's spend; with ID, the budgets over that task."""
+    with open_board(create=False) as board:
+        if task_id is not None:
+            standings = board.budgets_of(task_id)
+            emit([standing.to_json() for standing in standings], kind="budgets")
+            return
+        report = board.budget_report()
+    emit(report.to_json(), kind="budget-report")

@@ -1,0 +1,155 @@
+"""`kanban stats --format table` and `kanban budget show --format table`: the figures drawn for
+people with rich (imported only on that path). Agent names and titles go through
+`boardlib.inert` into `Text` cells, never into markup."""
+
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from boardlib.budgets import amount
+from boardlib.clock import span
+from boardlib.inert import inert
+from boardlib.stats import day_label
+
+BARS = " ▁▂▃▄▅▆▇█"
+WARN_AT = 0.8  # the share of a budget past which it is shown as a warning
+
+
+def sparkline(values: list[float]) -> str:
+    """Values as one line of block characters, scaled to the largest."""
+    top = max(values, default=0)
+    if top <= 0:
+        return BARS[1] * len(values)
+    return "".join(BARS[max(1, round(value / top * (len(BARS) - 1)))] for value in values)
+
+
+def _ms(value: Any) -> str:
+    return "-" if value is None else span(int(value))
+
+
+def _share(value: Any) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _spend(spent: float, limit: Any, unit: str = "usd") -> Text:
+    if limit is None:
+        return Text(amount(spent, unit))
+    style = "bold red" if spent >= limit else "yellow" if limit and spent >= WARN_AT * limit else ""
+    return Text(f"{amount(spent, unit)} / {amount(limit, unit)}", style=style)
+
+
+def _figures(doc: dict[str, Any]) -> Table:
+    table = Table(box=box.SIMPLE, show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    through = doc["throughput"]
+    per_hour = [bucket["done"] for bucket in through["perHour"]]
+    table.add_row("done", f"{through['done']} ({through['perHourAvg']:g}/h)  {sparkline(per_hour)}")
+    cycle, review = doc["cycleTime"], doc["review"]
+    table.add_row(
+        "cycle claim->done", f"p50 {_ms(cycle['p50Ms'])}  p90 {_ms(cycle['p90Ms'])}  "
+        f"({cycle['count']} tasks)"
+    )  # fmt: skip
+    table.add_row(
+        "waiting in review",
+        f"p50 {_ms(review['p50Ms'])}  p90 {_ms(review['p90Ms'])}  human share "
+        f"{_share(review['humanShare'])}  now {review['waitingNow']}"
+        + (f" (oldest {_ms(review['oldestWaitingMs'])})" if review["oldestWaitingMs"] else ""),
+    )
+    leases, gate = doc["leases"], doc["gate"]
+    table.add_row("leases", f"{leases['expired']} expired, {leases['reclaimed']} reclaimed")
+    table.add_row(
+        "gate",
+        f"{gate['runs']} runs: pass {_share(gate['passRate'])}, fail {_share(gate['failRate'])}",
+    )
+    cost = doc["cost"]
+    hourly = [bucket["costUsd"] for bucket in cost["perHour"]]
+    table.add_row(
+        "cost",
+        f"{amount(cost['totalUsd'], 'usd')} over {cost['runs']} runs, {cost['tokens']:,} tokens  "
+        f"{sparkline(hourly)}",
+    )
+    agents = doc["agents"]
+    table.add_row("agents", f"{agents['active']} active, {agents['holding']} holding a task")
+    return table
+
+
+def _agents(rows: list[dict[str, Any]], now: int) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title=Text("agents", style="bold"), title_justify="left")
+    for header in ("agent", "claims", "done", "failed", "cost", "holding", "last seen"):
+        table.add_column(header, justify="left" if header == "agent" else "right")
+    for row in rows:
+        seen = row["lastSeen"]
+        table.add_row(
+            Text(inert(str(row["agent"]))),
+            str(row["claims"]),
+            str(row["done"]),
+            str(row["failed"]),
+            amount(row["costUsd"], "usd"),
+            str(row["holding"]),
+            f"{span(now - seen)} ago" if seen is not None else "-",
+        )
+    return table
+
+
+def _days(days: list[dict[str, Any]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title=Text("cost per day", style="bold"))
+    for header in ("day (UTC)", "runs", "cost", "tokens"):
+        table.add_column(header, justify="right")
+    for day in days:
+        table.add_row(
+            day_label(day["start"]),
+            str(day["runs"]),
+            _spend(day["costUsd"], day["budgetUsd"]),
+            _spend(day["tokens"], day["budgetTokens"], "tokens"),
+        )
+    return table
+
+
+def _tasks(rows: list[dict[str, Any]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title=Text("costliest tasks", style="bold"))
+    for header in ("task", "title", "cost", "subtree / budget"):
+        table.add_column(header, overflow="fold")
+    for row in rows:
+        table.add_row(
+            Text(inert(row["taskId"])),
+            Text(inert(row["title"])),
+            amount(row["costUsd"], "usd"),
+            _spend(row["subtreeCostUsd"], row["budgetUsd"]),
+        )
+    return table
+
+
+def render_stats(console: Console, doc: dict[str, Any]) -> None:
+    team = f" of team {inert(doc['teamId'])}" if doc.get("teamId") else ""
+    console.print(Text(f"the last {doc['window']}{team}", style="bold"))
+    parts: list[Any] = [_figures(doc)]
+    if doc["agents"]["table"]:
+        parts.append(_agents(doc["agents"]["table"], doc["until"]))
+    parts.append(_days(doc["cost"]["perDay"]))
+    if doc["cost"]["perTask"]:
+        parts.append(_tasks(doc["cost"]["perTask"]))
+    console.print(Group(*parts))
+
+
+def _standings(rows: list[dict[str, Any]], title: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title=Text(title, style="bold"), title_justify="left")
+    for header in ("budget", "of", "spent / limit"):
+        table.add_column(header)
+    for row in rows:
+        owner = row["owner"] or ("board" if row["scope"] == "board_daily" else "")
+        table.add_row(
+            row["scope"], Text(inert(str(owner))), _spend(row["spent"], row["limit"], row["unit"])
+        )
+    return table
+
+
+def render_budgets(console: Console, doc: Any) -> None:
+    if isinstance(doc, list):
+        console.print(_standings(doc, "budgets over the task") if doc else "[dim]no budget[/]")
+        return
+    console.print(_standings(doc["daily"], f"daily, {day_label(doc['day'] * 86_400_000)} UTC"))
+    console.print(_standings(doc["tasks"], "tasks"))
