@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import BoardError, Reason, invalid_input
+from .events import EventKind
 from .records import (
     BOARD_SCOPE,
     BUDGET_BOARD_DAILY,
@@ -31,7 +32,7 @@ MICROS_PER_USD = 1_000_000
 BLOCKED_PREFIX = f"{Reason.BUDGET_EXCEEDED.value}: "
 USD_MAX = 1e9  # a sanity ceiling on a budget, not a policy
 TOKENS_MAX = 10**15
-AUDIT_ACTION = "budget_changed"  # the audit row of every change to a budget
+AUDIT_ACTION = EventKind.BUDGET_CHANGED.value  # the audit row of a change: the event's word
 
 
 class _Keep:

@@ -163,8 +163,8 @@ class AgentRow(Record):
 
     agent: str
     claims: int = 0
-    done: int = 0  # runs that succeeded
-    failed: int = 0  # runs that failed or timed out
+    runs_done: int = 0  # runs that succeeded
+    runs_failed: int = 0  # runs that failed or timed out
     cost_usd: float = 0.0
     holding: int = 0
     last_seen: int | None = None
@@ -324,7 +324,7 @@ def _agents(tx: Tx, since: int, until: int, team: str | None, agent_rows: list[R
     for row in agent_rows:
         if row["agent_id"] is not None:
             agent = row_of(row["agent_id"])
-            agent.done, agent.failed = int(row["succeeded"]), int(row["failed"])
+            agent.runs_done, agent.runs_failed = int(row["runs_done"]), int(row["runs_failed"])
             agent.cost_usd = _usd(row["cost_usd"])
             seen(agent, row["last_at"])
     holders = tx.holders_now(team)

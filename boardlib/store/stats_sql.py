@@ -94,7 +94,7 @@ class StatsTx(Protocol):
         ...
 
     def cost_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
-        """Per agent, the runs closed in the window: `agent_id`, `runs`, `succeeded`, `failed`,
+        """Per agent, the runs closed in the window: `agent_id`, `runs`, `runs_done`, `runs_failed`,
         `cost_usd`, `tokens`, `last_at`."""
         ...
 
@@ -214,8 +214,8 @@ class StatsStatements(ABC):
     def cost_by_agent(self, since: int, until: int, team: str | None) -> "list[Row]":
         return self._fetchall(
             "SELECT e.agent_id, COUNT(*) AS runs, "
-            f"SUM(CASE WHEN e.status = {RUN_SUCCEEDED} THEN 1 ELSE 0 END) AS succeeded, "
-            f"SUM(CASE WHEN e.status IN ({RUN_FAILED}) THEN 1 ELSE 0 END) AS failed, "
+            f"SUM(CASE WHEN e.status = {RUN_SUCCEEDED} THEN 1 ELSE 0 END) AS runs_done, "
+            f"SUM(CASE WHEN e.status IN ({RUN_FAILED}) THEN 1 ELSE 0 END) AS runs_failed, "
             f"SUM(COALESCE(e.cost_usd, 0)) AS cost_usd, SUM({_RUN_TOKENS}) AS tokens, "
             f"MAX(e.completed_at) AS last_at {self._runs_from(team)} "
             "GROUP BY e.agent_id ORDER BY cost_usd DESC, e.agent_id",

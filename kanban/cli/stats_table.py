@@ -79,15 +79,15 @@ def _figures(doc: dict[str, Any]) -> Table:
 
 def _agents(rows: list[dict[str, Any]], now: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text("agents", style="bold"), title_justify="left")
-    for header in ("agent", "claims", "done", "failed", "cost", "holding", "last seen"):
+    for header in ("agent", "claims", "runs done", "runs failed", "cost", "holding", "last seen"):
         table.add_column(header, justify="left" if header == "agent" else "right")
     for row in rows:
         seen = row["lastSeen"]
         table.add_row(
             Text(inert(str(row["agent"]))),
             str(row["claims"]),
-            str(row["done"]),
-            str(row["failed"]),
+            str(row["runsDone"]),
+            str(row["runsFailed"]),
             amount(row["costUsd"], "usd"),
             str(row["holding"]),
             f"{span(now - seen)} ago" if seen is not None else "-",

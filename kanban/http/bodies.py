@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from boardlib import transitions as t
+from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
 from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
 from boardlib.naming import camel
 from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
@@ -63,6 +64,9 @@ Epoch = Annotated[
     ),
 ]
 Minutes = Annotated[float, Field(gt=0, le=MAX_LEASE_MINUTES, allow_inf_nan=False)]
+Usd = Annotated[float, Field(ge=0, le=USD_MAX, allow_inf_nan=False)]
+Tokens = Annotated[int, Field(ge=0, le=TOKENS_MAX)]
+ChangeReason = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class Body(BaseModel):
@@ -91,6 +95,8 @@ class CreateTaskBody(Body):
     role: Name | None = None
     kind: Annotated[str, Field(min_length=1, max_length=KIND_MAX)] = "code"
     depends_on: list[Name] = Field(default_factory=list, max_length=100)
+    budget_usd: Usd | None = Field(default=None, description="Dollars over the whole subtree.")
+    budget_tokens: Tokens | None = Field(default=None, description="Tokens, likewise.")
 
 
 class ClaimBody(Body):
@@ -283,3 +289,33 @@ class SyncBody(Body):
     agent: Name | None = AgentField
     strategy: Literal["merge", "rebase"] = "merge"
     into: Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None = None
+
+
+# -- budgets (operators only) -----------------------------------------------------------------
+
+
+class _BudgetChange(Body):
+    """A field left out keeps its budget; `null` removes it; `reason` goes to the audit log."""
+
+    reason: ChangeReason
+
+    def given(self, name: str) -> Any:
+        """The field's value if the body names it, else `KEEP`."""
+        return getattr(self, name) if name in self.model_fields_set else KEEP
+
+    @model_validator(mode="after")
+    def _something(self) -> "_BudgetChange":
+        if not set(self.model_fields_set) - {"reason", "team_id"}:
+            raise ValueError("name a budget to set")
+        return self
+
+
+class TaskBudgetBody(_BudgetChange):
+    budget_usd: Usd | None = None
+    budget_tokens: Tokens | None = None
+
+
+class DailyBudgetBody(_BudgetChange):
+    team_id: Name | None = Field(default=None, description="A team's budget (default: board's).")
+    daily_usd: Usd | None = None
+    daily_tokens: Tokens | None = None

@@ -16,7 +16,19 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from boardlib.errors import BoardError, Reason
-from boardlib.records import Ancestor, Comment, Event, Execution, LinkedTask, Task, Workspace
+from boardlib.records import (
+    Ancestor,
+    BudgetReport,
+    BudgetStanding,
+    ClosedExecution,
+    Comment,
+    Event,
+    Execution,
+    LinkedTask,
+    Task,
+    Workspace,
+)
+from boardlib.stats import Stats
 from boardlib.worktrees.results import CompleteInfo, DiffStat, PauseInfo, WorktreeInfo
 
 from .acting import Forbidden
@@ -116,6 +128,29 @@ class CommentReply(Reply):
 class ExecutionReply(Reply):
     ok: Literal[True]
     execution: Execution
+
+
+class ClosedExecutionReply(Reply):
+    """The closed run; `budgetExceeded` (present only then) names the budget its cost spent:
+    the cost is recorded and the task is now blocked."""
+
+    ok: Literal[True]
+    execution: ClosedExecution
+
+
+class StatsReply(Reply):
+    ok: Literal[True]
+    stats: Stats
+
+
+class BudgetsReply(Reply):
+    ok: Literal[True]
+    budgets: BudgetReport
+
+
+class StandingsReply(Reply):
+    ok: Literal[True]
+    budgets: list[BudgetStanding]
 
 
 class ExecutionList(Reply):

@@ -18,6 +18,8 @@ TOOLS: tuple[str, ...] = (
     "complete_task",
     "block_task",
     "release_task",
+    "start_run",
+    "finish_run",
     "get_task",
     "list_tasks",
     "explain",
@@ -36,10 +38,11 @@ ALL = "all"
 WORKER = "worker"
 REVIEWER = "reviewer"
 
-# What a session started with `--tools NAME` lists. A worker claims, renews, finishes (or blocks
-# or releases) and comments; it reads its task and asks why nothing is claimable, and catches its
-# worktree up with the base. A reviewer finds work in review, reads it, approves or rejects it,
-# previews and lands it, and comments.
+# What a session started with `--tools NAME` lists. A worker claims, renews, records its runs
+# and their cost (budgets are enforced there), finishes (or blocks or releases) and comments; it
+# reads its task and asks why nothing is claimable, and catches its worktree up with the base. A
+# reviewer finds work in review, reads it, approves or rejects it, previews and lands it, and
+# comments.
 TOOL_SETS: dict[str, tuple[str, ...]] = {
     ALL: TOOLS,
     WORKER: (
@@ -50,6 +53,8 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
         "complete_task",
         "block_task",
         "release_task",
+        "start_run",
+        "finish_run",
         "get_task",
         "explain",
         "add_comment",

@@ -18,6 +18,7 @@ MCP_VERBS: dict[str, str] = {
     "list_tasks": "list_tasks",
     "explain_task": "explain(task_id)",
     "reject_task": "reject_task",
+    "block_task": "block_task",
 }
 CLI_VERBS: dict[str, str] = {
     "claim_next": "`kanban task claim-next`",
@@ -25,6 +26,7 @@ CLI_VERBS: dict[str, str] = {
     "list_tasks": "`kanban task list`",
     "explain_task": "`kanban task why ID`",
     "reject_task": "`kanban task reject ID --reason ...`",
+    "block_task": "`kanban task block ID --reason ...`",
 }
 
 HINTS: dict[str, str] = {
@@ -107,6 +109,15 @@ HINTS: dict[str, str] = {
     Reason.BASE_CHECKED_OUT_DIRTY: (
         "A person has uncommitted changes in a checkout of the base branch; nothing landed or "
         "was touched. Tell an operator; land again once they commit or stash."
+    ),
+    Reason.BUDGET_EXCEEDED: (
+        "A budget over this task is spent and only an operator can raise it: stop working on "
+        "it and call {block_task} saying so (it goes to the operator's inbox), then {claim_next} "
+        "for other work. Retrying will not help."
+    ),
+    Reason.OPERATOR_ONLY: (
+        "Only a person may do this (agents never set budgets); ask an operator. Retrying will "
+        "not help."
     ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "

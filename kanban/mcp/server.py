@@ -27,10 +27,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from boardlib import transitions
+from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.location import DatabaseUrl
-from boardlib.records import LAND_STRATEGIES
+from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.results import GitFailure
 from kanban.documents import verdicts_as_objects
@@ -78,12 +79,25 @@ DependsOn = Annotated[
     list[str] | None,
     Field(description="Ids of tasks that must be done before this one can be claimed."),
 ]
+BudgetUsd = Annotated[
+    float | None,
+    Field(description="A dollar budget over this task and its subtasks.", ge=0, le=USD_MAX),
+]
+BudgetTokens = Annotated[
+    int | None, Field(description="A token budget, likewise.", ge=0, le=TOKENS_MAX)
+]
+InputTokens = Annotated[int | None, Field(description="Input tokens.", ge=0, le=TOKENS_MAX)]
+OutputTokens = Annotated[int | None, Field(description="Output tokens.", ge=0, le=TOKENS_MAX)]
+CacheRead = Annotated[int | None, Field(description="Cache-read tokens.", ge=0, le=TOKENS_MAX)]
+CacheWrite = Annotated[int | None, Field(description="Cache-write tokens.", ge=0, le=TOKENS_MAX)]
 if TYPE_CHECKING:
     Status = str
     Strategy = str
-else:  # the schema's enum comes from the one list of statuses (and of strategies)
+    Outcome = str
+else:  # the schema's enums come from the one list of statuses, of strategies and of outcomes
     Status = Literal[transitions.STATUSES]
     Strategy = Literal[LAND_STRATEGIES]
+    Outcome = Literal[EXECUTION_OUTCOMES]
 
 # What each tool does to the board, as MCP tool annotations (hints a runtime may use to decide
 # what to run without asking): reads, changes, idempotent changes, additions. The board is a
@@ -263,6 +277,52 @@ class BoardTools:
         claim. Use it when you cannot or should not finish it yourself."""
         return call_board(lambda: self.session.release_task(task_id))
 
+    # -- the run ledger --------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        task_id: TaskId,
+        executor: Annotated[
+            str, Field(description="What runs: claude-code, codex, a script.", max_length=100)
+        ],
+        reason: Annotated[str | None, Field(description="Why this run.", max_length=2000)] = None,
+    ) -> CallToolResult:
+        """Open a run on a task you hold before you spend tokens on it; keep its id for
+        finish_run. Refused with budget_exceeded when a budget over the task is spent: stop,
+        block_task saying so; retrying will not help."""
+        return call_board(lambda: self.session.start_run(task_id, executor, reason))
+
+    def finish_run(
+        self,
+        execution_id: Annotated[
+            str, Field(description="The id start_run returned.", max_length=NAME_MAX)
+        ],
+        status: Annotated[Outcome, Field(description="How the run ended.")],
+        cost_usd: Annotated[float | None, Field(description="What it cost.", ge=0)] = None,
+        input_tokens: InputTokens = None,
+        output_tokens: OutputTokens = None,
+        cache_read: CacheRead = None,
+        cache_write: CacheWrite = None,
+        summary: Annotated[
+            str | None, Field(description="What the run did.", max_length=TEXT_MAX)
+        ] = None,
+    ) -> CallToolResult:
+        """Close your run once with its cost and tokens. If that spends a budget the cost is
+        kept, the task is blocked and the answer's budgetExceeded names the budget: stop work
+        on it."""
+        return call_board(
+            lambda: self.session.finish_run(
+                execution_id,
+                status,
+                cost_usd=cost_usd,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cache_read=cache_read,
+                cache_write=cache_write,
+                summary=summary,
+            )
+        )
+
     # -- reading ---------------------------------------------------------------------------------
 
     def get_task(
@@ -329,6 +389,8 @@ class BoardTools:
         priority: Priority = 0,
         role: ClaimedBy = None,
         depends_on: DependsOn = None,
+        budget_usd: BudgetUsd = None,
+        budget_tokens: BudgetTokens = None,
     ) -> CallToolResult:
         """File a new top-level task in todo, for any agent to claim. Only for work that is
         really separate from yours; to split your own task, use create_subtask. The board takes
@@ -340,6 +402,8 @@ class BoardTools:
                 priority=priority,
                 role=role,
                 depends_on=depends_on or (),
+                budget_usd=budget_usd,
+                budget_tokens=budget_tokens,
             )
         )
 
@@ -351,6 +415,8 @@ class BoardTools:
         priority: Priority = 0,
         role: ClaimedBy = None,
         depends_on: DependsOn = None,
+        budget_usd: BudgetUsd = None,
+        budget_tokens: BudgetTokens = None,
     ) -> CallToolResult:
         """File a subtask under a parent task, in todo, for any agent to claim. The board caps
         delegation: a parent chain at most {max_depth} deep, {max_live_children} unfinished
@@ -364,6 +430,8 @@ class BoardTools:
                 role=role,
                 depends_on=depends_on or (),
                 parent_task_id=parent_task_id,
+                budget_usd=budget_usd,
+                budget_tokens=budget_tokens,
             )
         )
 
@@ -488,6 +556,8 @@ class BoardTools:
         "complete_task": CHANGES,
         "block_task": CHANGES,
         "release_task": CHANGES,
+        "start_run": ADDS,
+        "finish_run": CHANGES,
         "get_task": READ_ONLY,
         "list_tasks": READ_ONLY,
         "explain": READ_ONLY,

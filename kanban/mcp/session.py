@@ -184,9 +184,12 @@ class AgentSession:
         role: str | None = None,
         depends_on: Sequence[str] = (),
         parent_task_id: str | None = None,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
     ) -> Doc:
         """The session's agent is the actor, so the board caps the create (depth, live children
-        per parent, root-create rate), checked in the insert's transaction."""
+        per parent, root-create rate), checked in the insert's transaction. A budget set here
+        only limits; an agent never raises one afterwards."""
         return self.board.create_task(
             title,
             description=description,
@@ -196,6 +199,45 @@ class AgentSession:
             parent_task_id=parent_task_id,
             scheduled_by="agent",
             actor=self.agent,
+            budget_usd=budget_usd,
+            budget_tokens=budget_tokens,
+        ).to_json()
+
+    # -- the run ledger (budgets are enforced here) ----------------------------------------------
+
+    def start_run(self, task_id: str, executor: str, reason: str | None = None) -> Doc:
+        """Open a run on a task this session holds; refused (`budget_exceeded`) under a spent
+        budget."""
+        return self.board.open_execution(
+            task_id, executor, agent=self.agent, epoch=self._epochs.get(task_id), run_reason=reason
+        ).to_json()
+
+    def finish_run(
+        self,
+        execution_id: str,
+        status: str,
+        *,
+        cost_usd: float | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        summary: str | None = None,
+        error: str | None = None,
+    ) -> Doc:
+        """Close this session's run with what it cost; a spent budget blocks the task (the
+        answer's `budgetExceeded` says which)."""
+        return self.board.close_execution(
+            execution_id,
+            status,
+            agent=self.agent,
+            cost_usd=cost_usd,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            summary=summary,
+            error=error,
         ).to_json()
 
     # -- collaboration and review ---------------------------------------------------------------

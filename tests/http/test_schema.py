@@ -154,8 +154,15 @@ def test_the_document_declares_every_route_and_error_shape(api_schema: object, l
         ("post", "/api/board/{task_id}/workspace/sync"),
     }
     other |= landing
+    budgets = {
+        ("get", "/api/board/stats"),
+        ("get", "/api/board/budgets"),
+        ("put", "/api/board/budgets/daily"),
+        ("get", "/api/board/{task_id}/budget"),
+        ("put", "/api/board/{task_id}/budget"),
+    }
     declared = {(method, path) for path, item in paths.items() for method in item}
-    assert declared == seed | lease | other
+    assert declared == seed | lease | other | budgets
     for method, path in declared:
         responses = paths[path][method]["responses"]
         assert {"500"} <= set(responses), (method, path)

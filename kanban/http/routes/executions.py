@@ -6,7 +6,7 @@ from fastapi.responses import JSONResponse
 from ..bodies import CompleteExecutionBody, CreateExecutionBody
 from ..deps import Who
 from ..envelopes import envelope, error_responses
-from ..replies import ExecutionList, ExecutionReply, reply
+from ..replies import ClosedExecutionReply, ExecutionList, ExecutionReply, reply
 
 router = APIRouter(prefix="/api/board", tags=["executions"])
 
@@ -46,8 +46,9 @@ def open_execution(task_id: str, body: CreateExecutionBody, who: Who) -> JSONRes
 @router.patch(
     "/executions/{exec_id}",
     response_model=None,
-    responses={200: {"model": ExecutionReply}, **error_responses("plain", 403, 404, 409)},
-    summary="Close a running execution with its outcome and ledger",
+    responses={200: {"model": ClosedExecutionReply}, **error_responses("plain", 403, 404, 409)},
+    summary="Close a running execution with its outcome and ledger (a spent budget blocks "
+    "the task)",
 )
 @envelope("plain", not_found="execution not found")
 def close_execution(exec_id: str, body: CompleteExecutionBody, who: Who) -> JSONResponse:

@@ -88,6 +88,8 @@ def create_task(body: CreateTaskBody, who: Who) -> JSONResponse:
         source_delegation_id=body.source_delegation_id,
         tenant_id=body.tenant_id,
         actor=who.actor,  # an agent token's creates are capped by the board, from the actor
+        budget_usd=body.budget_usd,
+        budget_tokens=body.budget_tokens,
     )
     return reply({"task": task.to_json()})
 
