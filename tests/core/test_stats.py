@@ -1,0 +1,239 @@
+"""`kanban stats` on a board whose every figure is known: a day of work played on a fixed clock
+(tasks claimed, reviewed, rejected, moved by hand, leases lapsing, gate verdicts, priced runs),
+then each figure checked exactly, for the whole board and for one team, on both backends."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import transitions as t
+from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
+from boardlib.stats import Stats, parse_window
+from tests.cli.conftest import Kanban
+
+T0 = 1_800_000_000_000  # 2027-01-15 08:00 UTC, an hour's start
+MIN = 60_000
+HOUR = 60 * MIN
+LONG = 2 * HOUR  # leases long enough for every step below
+PASS = json.dumps({"status": "pass", "attempts": [], "updatedAt": 1})
+FAIL = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
+END = T0 + 26 * HOUR  # "now": the 24-hour window starts at T0 + 2 h
+
+
+def at(clock: ManualClock, hours: float, minutes: float = 0) -> None:
+    clock.set(T0 + int(hours * HOUR + minutes * MIN))
+
+
+def priced_run(
+    board: Board, clock: ManualClock, task_id: str, agent: str, span: tuple[float, float], **ledger
+) -> None:
+    """A run of `agent` on `task_id` from minute `span[0]` to `span[1]` of the current hour."""
+    hour = (clock.now_ms() - T0) // HOUR
+    at(clock, hour, span[0])
+    run = board.open_execution(task_id, "script", agent=agent)
+    at(clock, hour, span[1])
+    board.close_execution(run.id, ledger.pop("status", EXECUTION_SUCCEEDED), agent=agent, **ledger)
+
+
+def a_day_of_work(board: Board, clock: ManualClock) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    at(clock, 0)
+    for key, team in (("E", None), ("A", "web"), ("B", None), ("C", "web"), ("D", None),
+                      ("F", None), ("G", None), ("H", None), ("K", None)):  # fmt: skip
+        ids[key] = board.create_task(key, team_id=team).id
+    board.set_daily_budget(usd=20, reason="the board's ceiling")
+    # E: done at 0:20, before the window.
+    board.claim(ids["E"], "ann", lease_ms=LONG)
+    priced_run(board, clock, ids["E"], "ann", (1, 9), cost_usd=9.0)
+    at(clock, 0, 10)
+    board.complete(ids["E"], "ann")
+    at(clock, 0, 20)
+    board.approve(ids["E"], "rev")
+    # A: claim 3:00, review 3:10-3:30 (a pass verdict at 3:15): cycle 30 min, review 20 min.
+    at(clock, 3)
+    board.claim(ids["A"], "ann", lease_ms=LONG)
+    priced_run(board, clock, ids["A"], "ann", (1, 9), cost_usd=1.25, input_tokens=1000,
+               output_tokens=200)  # fmt: skip
+    at(clock, 3, 10)
+    board.complete(ids["A"], "ann")
+    at(clock, 3, 15)
+    board.record_verification(ids["A"], PASS)
+    at(clock, 3, 30)
+    board.approve(ids["A"], "rev")
+    # B: claim 3:40, review 3:45-3:50: cycle 10 min, review 5 min.
+    at(clock, 3, 40)
+    board.claim(ids["B"], "ann", lease_ms=LONG)
+    priced_run(board, clock, ids["B"], "ann", (41, 44), cost_usd=0.5, cache_read=100)
+    at(clock, 3, 45)
+    board.complete(ids["B"], "ann")
+    at(clock, 3, 47)
+    board.record_verification(ids["B"], PASS)
+    at(clock, 3, 50)
+    board.approve(ids["B"], "rev")
+    # C: claim 5:00, review 5:20-5:30, rejected; claimed again 5:35, review 5:50-6:30: cycle
+    # 90 min, review 10 + 40 = 50 min.
+    at(clock, 5)
+    board.claim(ids["C"], "cy", lease_ms=LONG)
+    priced_run(board, clock, ids["C"], "cy", (1, 19), cost_usd=2.0, status=EXECUTION_FAILED)
+    at(clock, 5, 20)
+    board.complete(ids["C"], "cy")
+    at(clock, 5, 30)
+    board.reject(ids["C"], "rev", "again")
+    at(clock, 5, 35)
+    board.claim(ids["C"], "dee", lease_ms=LONG)
+    priced_run(board, clock, ids["C"], "dee", (36, 49), cost_usd=0.75)
+    at(clock, 5, 50)
+    board.complete(ids["C"], "dee")
+    at(clock, 6, 30)
+    board.approve(ids["C"], "rev")
+    # D: claim 10:00, an operator moves it to done at 11:00: cycle 60 min, no review.
+    at(clock, 10)
+    board.claim(ids["D"], "dan", lease_ms=LONG)
+    at(clock, 11)
+    board.move(ids["D"], t.DONE, reason="shipped by hand")
+    # G: gus's lease lapses (his run times out), hal reclaims it and blocks it.
+    at(clock, 12)
+    board.claim(ids["G"], "gus", lease_ms=MIN)
+    board.open_execution(ids["G"], "script", agent="gus")
+    at(clock, 12, 5)
+    board.reconcile_stale_tasks()
+    at(clock, 12, 10)
+    board.claim(ids["G"], "hal", lease_ms=LONG)
+    board.block(ids["G"], "hal", "needs a decision")
+    # H: ivy's lease lapses, nobody claims it again.
+    at(clock, 13)
+    board.claim(ids["H"], "ivy", lease_ms=MIN)
+    at(clock, 13, 5)
+    board.reconcile_stale_tasks()
+    # F: in review since 24:00, with a failing verdict; K: held by jo at the end.
+    at(clock, 23, 50)
+    board.claim(ids["F"], "fay", lease_ms=LONG)
+    at(clock, 24)
+    board.complete(ids["F"], "fay")
+    at(clock, 24, 5)
+    board.record_verification(ids["F"], FAIL)
+    at(clock, 25, 30)
+    board.claim(ids["K"], "jo", lease_ms=LONG)
+    clock.set(END)
+    return ids
+
+
+def figures(board: Board, **kwargs: str) -> Stats:
+    return board.stats(**kwargs)  # type: ignore[arg-type]
+
+
+def test_every_figure_of_a_known_day(board: Board, clock: ManualClock) -> None:
+    ids = a_day_of_work(board, clock)
+    stats = figures(board).to_json()
+    assert (stats["since"], stats["until"], stats["window"]) == (
+        END - 24 * HOUR + 1,
+        END + 1,
+        "24h",
+    )
+    through = stats["throughput"]
+    done_hours = {b["hour"]: b["done"] for b in through["perHour"] if b["done"]}
+    assert done_hours == {T0 + 3 * HOUR: 2, T0 + 6 * HOUR: 1, T0 + 11 * HOUR: 1}
+    assert len(through["perHour"]) == 25  # every hour the window touches, zeros included
+    assert (through["done"], through["perHourAvg"]) == (4, 0.167)
+    assert stats["cycleTime"] == {
+        "count": 4, "p50Ms": 30 * MIN, "p90Ms": 90 * MIN, "maxMs": 90 * MIN,
+    }  # fmt: skip
+    review = stats["review"]
+    assert {k: review[k] for k in ("count", "p50Ms", "p90Ms", "maxMs")} == {
+        "count": 3, "p50Ms": 20 * MIN, "p90Ms": 50 * MIN, "maxMs": 50 * MIN,
+    }  # fmt: skip
+    assert review["humanShare"] == round(75 / 190, 4)  # (20 + 5 + 50 + 0) of (30 + 10 + 90 + 60)
+    assert (review["waitingNow"], review["oldestWaitingMs"]) == (1, 2 * HOUR)
+    assert [(b["label"], b["count"]) for b in review["distribution"]] == [
+        ("<5m", 0), ("5m-15m", 1), ("15m-1h", 2), ("1h-4h", 0), ("4h-24h", 0), (">=24h", 0),
+    ]  # fmt: skip
+    assert stats["leases"] == {"expired": 2, "reclaimed": 1}
+    assert stats["gate"] == {
+        "runs": 3, "passed": 2, "failed": 1, "withDebt": 0, "passRate": 0.6667,
+        "failRate": 0.3333,
+    }  # fmt: skip
+    cost = stats["cost"]
+    assert (cost["totalUsd"], cost["tokens"], cost["runs"]) == (4.5, 1300, 5)
+    hourly = {b["start"]: (b["runs"], b["costUsd"]) for b in cost["perHour"] if b["runs"]}
+    assert hourly == {T0 + 3 * HOUR: (2, 1.75), T0 + 5 * HOUR: (2, 2.75), T0 + 12 * HOUR: (1, 0)}
+    day = 86_400_000
+    assert [(d["start"], d["runs"], d["costUsd"], d["budgetUsd"]) for d in cost["perDay"]] == [
+        (T0 // day * day, 5, 4.5, 20.0), (T0 // day * day + day, 0, 0.0, 20.0),
+    ]  # fmt: skip
+    assert [(a["agent"], a["runs"], a["costUsd"], a["tokens"]) for a in cost["perAgent"]] == [
+        ("cy", 1, 2.0, 0), ("ann", 2, 1.75, 1300), ("dee", 1, 0.75, 0), ("gus", 1, 0.0, 0),
+    ]  # fmt: skip
+    assert [(c["taskId"], c["costUsd"]) for c in cost["perTask"]] == [
+        (ids["C"], 2.75), (ids["A"], 1.25), (ids["B"], 0.5), (ids["G"], 0.0),
+    ]  # fmt: skip
+    agents = stats["agents"]
+    assert (agents["active"], agents["holding"]) == (9, 1)
+    table = {row["agent"]: row for row in agents["table"]}
+    assert set(table) == {"ann", "cy", "dee", "dan", "gus", "hal", "ivy", "fay", "jo"}
+    assert {name: row["claims"] for name, row in table.items()} == {
+        "ann": 2, "cy": 1, "dee": 1, "dan": 1, "gus": 1, "hal": 1, "ivy": 1, "fay": 1, "jo": 1,
+    }  # fmt: skip
+    assert (table["ann"]["runsDone"], table["ann"]["runsFailed"]) == (2, 0)
+    assert (table["cy"]["runsFailed"], table["gus"]["runsFailed"]) == (1, 1)  # failed, timed out
+    assert (table["jo"]["holding"], table["jo"]["lastSeen"]) == (1, T0 + 25 * HOUR + 30 * MIN)
+    assert table["ann"]["lastSeen"] == T0 + 3 * HOUR + 44 * MIN  # her last run's close
+    assert agents["table"][0]["agent"] == "jo"  # the most recently seen first
+
+
+def test_one_teams_figures(board: Board, clock: ManualClock) -> None:
+    a_day_of_work(board, clock)
+    stats = figures(board, team_id="web").to_json()
+    assert stats["teamId"] == "web" and stats["throughput"]["done"] == 2
+    assert (stats["cycleTime"]["p50Ms"], stats["cycleTime"]["p90Ms"]) == (30 * MIN, 90 * MIN)
+    assert (stats["review"]["p50Ms"], stats["review"]["p90Ms"]) == (20 * MIN, 50 * MIN)
+    assert stats["review"]["humanShare"] == round(70 / 120, 4)
+    assert stats["review"]["waitingNow"] == 0
+    assert stats["leases"] == {"expired": 0, "reclaimed": 0}
+    assert stats["gate"]["runs"] == 1  # A's pass
+    assert (stats["cost"]["totalUsd"], stats["cost"]["runs"]) == (4.0, 3)
+    assert stats["cost"]["perDay"][0]["budgetUsd"] is None  # web has no daily budget of its own
+    assert {row["agent"]: row["claims"] for row in stats["agents"]["table"]} == {
+        "ann": 1, "cy": 1, "dee": 1,
+    }  # fmt: skip
+
+
+def test_a_wider_window_reaches_back_and_an_empty_one_counts_nothing(
+    board: Board, clock: ManualClock
+) -> None:
+    a_day_of_work(board, clock)
+    week = figures(board, since="7d").to_json()
+    assert week["throughput"]["done"] == 5 and week["cost"]["totalUsd"] == 13.5  # E counts
+    assert week["window"] == "7d" and len(week["cost"]["perDay"]) == 8
+    clock.advance(ms=30 * 86_400_000)
+    quiet = figures(board, since="1h").to_json()
+    assert quiet["throughput"]["done"] == 0 and quiet["cycleTime"] == {
+        "count": 0, "p50Ms": None, "p90Ms": None, "maxMs": None,
+    }  # fmt: skip
+    assert quiet["review"]["humanShare"] is None and quiet["gate"]["passRate"] is None
+    assert quiet["review"]["waitingNow"] == 1  # the queue is now, whatever the window
+
+
+def test_windows_are_durations() -> None:
+    assert [parse_window(w) for w in ("90m", "24h", "7d", "2w")] == [
+        90 * MIN, 24 * HOUR, 7 * 24 * HOUR, 14 * 24 * HOUR,
+    ]  # fmt: skip
+    for bad in ("", "0h", "24", "1y", "-1h", "401d", " 5 h", None, 24):
+        with pytest.raises(BoardError) as refused:
+            parse_window(bad)
+        assert refused.value.reason is Reason.INVALID_INPUT
+
+
+def test_kanban_stats_prints_the_same_figures(board_path: Path, clock: ManualClock) -> None:
+    with Board(board_path, clock=clock) as board:
+        a_day_of_work(board, clock)
+        expected = figures(board).to_json()
+    kanban = Kanban(board_path, now_ms=END)
+    assert kanban.ok("stats") == expected
+    team = kanban.ok("stats", "--since", "7d", "--team", "web")
+    assert team["throughput"]["done"] == 2 and team["window"] == "7d"
+    table = kanban.run("stats", "--format", "table")
+    assert table.code == 0 and "p50 30 min" in table.out and "fay" in table.out
+    refused = kanban.run("stats", "--since", "forever")
+    assert refused.code == 2 and refused.error["reason"] == "invalid_input"
