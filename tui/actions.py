@@ -303,6 +303,47 @@ class TaskActions:
 
         app.push_screen(TaskForm(task), edited)
 
+    def action_set_budget(self) -> None:
+        """Set, raise or remove the task's dollar budget: the amount, then why (audited)."""
+        task = self._target_task()
+        if task is None:
+            return
+        app = self.kanban
+        current = "none" if task.budget_usd is None else f"{task.budget_usd:g}"
+
+        def reasoned(usd: float | None, reason: str | None) -> None:
+            if reason:
+                app.write(
+                    f"budget of {task.id}",
+                    lambda b: b.set_budget(task.id, usd=usd, reason=reason, actor=app.operator),
+                    success=f"{task.id}: budget {'removed' if usd is None else f'${usd:g}'}",
+                )
+
+        def amount(answer: str | None) -> None:
+            if not answer:
+                return
+            text = answer.strip().lstrip("$").strip()
+            usd: float | None = None
+            if text.lower() not in ("none", "off", ""):
+                try:
+                    usd = float(text)
+                except ValueError:
+                    app.notify(f"{answer!r} is not a number of dollars.", severity="warning")
+                    return
+            app.push_screen(
+                PromptDialog(f"Budget of {task.id}", "Why? (kept in the audit log)"),
+                lambda reason: reasoned(usd, reason),
+            )
+
+        app.push_screen(
+            PromptDialog(
+                f"Budget of {task.id}",
+                "Dollars over the task and its subtasks (none removes it):",
+                initial=current,
+            ),
+            amount,
+        )
+
     # -- review: the operator judges, through the same board rules as `kanban task approve/reject`
 
     def action_approve(self) -> None:

@@ -40,8 +40,16 @@ from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
+from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
-from .live import BoardHealth, BoardReader, BoardUpdate, ChangesWaiting, SchemaNewer
+from .live import (
+    BoardHealth,
+    BoardReader,
+    BoardUpdate,
+    ChangesWaiting,
+    SchemaNewer,
+    StatsUpdate,
+)
 from .marks import Marks
 from .prefetch import RECENT_EVENTS, Prefetch
 
@@ -281,6 +289,15 @@ class KanbanApp(App[None]):
                 drawer.reload()
         self.selection_changed()
         self._schedule_lease_check()
+
+    def on_stats_update(self, message: StatsUpdate) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, StatsScreen):
+                screen.show(message.stats, message.error)
+
+    def show_stats(self) -> None:
+        if not isinstance(self.screen, StatsScreen):
+            self.push_screen(StatsScreen())
 
     def on_board_health(self, message: BoardHealth) -> None:
         self.board_screen.header.update_facts(

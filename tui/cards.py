@@ -128,6 +128,34 @@ def money(cost: float) -> str:
     return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.3f}"
 
 
+BUDGET_WARN_AT = 0.8  # a budget this much spent shows in the warning colour
+
+
+def _limit(usd: float) -> str:
+    return f"${usd:g}" if usd == int(usd) else f"${usd:.2f}"
+
+
+def _tokens(count: float) -> str:
+    return f"{count / 1000:.0f}k" if count >= 10_000 else f"{count:.0f}"
+
+
+def spend(task: Task) -> tuple[str, str] | None:
+    """A budgeted task's spend against its budget (its whole subtree's, as the board counts it):
+    `$4.20 / $5` and its tone: muted, `warning` from 80%, `error` once spent. The dollar budget
+    when it has one, else the token budget; None without a budget."""
+    if task.budget_usd is not None:
+        spent, limit = task.subtree_cost_micros / 1_000_000, task.budget_usd
+        text = f"{money(spent)} / {_limit(limit)}"
+    elif task.budget_tokens is not None:
+        spent, limit = task.subtree_tokens, task.budget_tokens
+        text = f"{_tokens(spent)} / {_tokens(limit)} tok"
+    else:
+        return None
+    if spent >= limit:
+        return text, "error"
+    return text, "warning" if spent >= BUDGET_WARN_AT * limit else "muted"
+
+
 class _Line:
     """Left- and right-aligned parts of one card line. Optional parts are left out whole when they
     do not fit; the last required part is cut with an ellipsis."""
@@ -200,7 +228,10 @@ def card_lines(
     if verdict is not None:
         text, tone = VERDICTS.get(verdict, ("? verdict", "warning"))
         head.add_right(text, getattr(p, tone))
-    if task.cost_usd:
+    budget = spend(task)
+    if budget is not None:
+        head.add_right(budget[0], getattr(p, budget[1]))
+    elif task.cost_usd:
         head.add_right(money(task.cost_usd), p.muted)
 
     title = _Line()

@@ -17,6 +17,7 @@ recovers, then resynchronises from a full snapshot.
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 
 from textual.message import Message
@@ -25,11 +26,13 @@ from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.location import BoardLocation, DatabaseUrl
 from boardlib.records import Event, Task
+from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
 from .prefetch import RECENT_EVENTS, Prefetch, board_identity, recent_events
 
 BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
+STATS_MIN_INTERVAL_S = 1.0  # while the board changes, the figures are recomputed at most this often
 
 
 class BoardUpdate(Message):
@@ -54,6 +57,15 @@ class BoardUpdate(Message):
         # for the activity pane); the same feed as `kanban events --follow`, read once.
         self.events = events or []
         self.overridden = overridden  # on a full read: every task done by a human override
+
+
+class StatsUpdate(Message):
+    """The flow figures, recomputed because the board changed (or the screen asked)."""
+
+    def __init__(self, stats: Stats | None, *, error: str | None = None) -> None:
+        super().__init__()
+        self.stats = stats
+        self.error = error
 
 
 class SchemaNewer(Message):
@@ -119,6 +131,9 @@ class BoardReader:
         self._unreadable_since: int | None = None
         self._waiting_flagged = False
         self._schema_said = False
+        self._stats_window: str | None = None  # the stats screen's window while it is open
+        self._stats_due = False
+        self._stats_at = 0.0  # monotonic time of the last computation
 
     # -- called from the app's thread -----------------------------------------------------------
 
@@ -148,6 +163,22 @@ class BoardReader:
     def paused(self) -> bool:
         return self._paused
 
+    def watch_stats(self, window: str | None) -> None:
+        """Compute the flow figures of `window` now and after every change (None: stop), on
+        this thread's connection: the stats screen is live the way the board is."""
+        with self._lock:
+            self._stats_window = window
+            self._stats_due = window is not None
+            self._stats_at = 0.0
+        self._wake.set()
+
+    def poke_stats(self) -> None:
+        """Recompute the figures now (the window slid past an hour, or `r`)."""
+        with self._lock:
+            self._stats_due = self._stats_window is not None
+            self._stats_at = 0.0
+        self._wake.set()
+
     # -- the reader thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -175,16 +206,40 @@ class BoardReader:
                     self._post(ChangesWaiting())
                 return
             self._waiting_flagged = False
+            changed = full or self._version is None or version != self._version
             if full or self._version is None:
                 self._read_full(board)
             elif version != self._version:
                 self._read_changes(board)
             self._version = version
+            self._maybe_stats(board, changed)
             if self._unreadable_since is not None:
                 self._unreadable_since = None
                 self._post(BoardHealth(None))
         except (BoardError, StoreError, sqlite3.Error, OSError) as error:
             self._went_unreadable(error)
+
+    def _maybe_stats(self, board: Board, changed: bool) -> None:
+        """Post the figures when the stats screen is open and the board changed (at most once a
+        `STATS_MIN_INTERVAL_S`; a change inside it is picked up at a later poll)."""
+        with self._lock:
+            window = self._stats_window
+            if window is None:
+                return
+            due = self._stats_due or changed
+            if not due:
+                return
+            if time.monotonic() - self._stats_at < STATS_MIN_INTERVAL_S:
+                self._stats_due = True
+                return
+            self._stats_due = False
+            self._stats_at = time.monotonic()
+        try:
+            figures = board.stats(since=window)
+        except BoardError as error:
+            self._post(StatsUpdate(None, error=error.message))
+            return
+        self._post(StatsUpdate(figures))
 
     def _adopt_prefetch(self) -> None:
         """Take over the connection and snapshot read before Textual loaded, and post it as the

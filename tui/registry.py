@@ -30,6 +30,7 @@ FORM = "form"
 PICKER = "picker"
 MOVE = "move"
 FILTER = "filter"
+STATS = "stats"
 
 TaskTest = Callable[[Task], bool]
 
@@ -114,6 +115,7 @@ def _droppable(task: Task) -> bool:
 NAVIGATION = "Board"
 SELECTED = "Selected task (board and drawer)"
 IN_DRAWER = "Task drawer"
+IN_STATS = "Stats screen"
 IN_DIALOGS = "Dialogs"
 EVERYWHERE = "Everywhere"
 
@@ -211,6 +213,14 @@ ACTIONS: tuple[Action, ...] = (
         needs_task=True,
         palette="Copy {task} to the clipboard",
         palette_help="through the terminal (OSC 52)",
+    ),
+    _board(
+        "board.stats",
+        "show_stats",
+        "Stats",
+        "S",
+        palette="Show the flow: stats",
+        palette_help="throughput, cycle and review times, cost, agents",
     ),
     _board(
         "board.pause",
@@ -376,6 +386,15 @@ ACTIONS: tuple[Action, ...] = (
         palette_help="pick the task it waits on",
     ),
     _write(
+        "task.budget",
+        "set_budget",
+        "Budget",
+        "dollar_sign",
+        key_display="$",
+        palette="Set the budget of {task}",
+        palette_help="dollars over its subtree; asks why (audited)",
+    ),
+    _write(
         "task.drop",
         "drop",
         "Drop/restore",
@@ -395,6 +414,10 @@ ACTIONS: tuple[Action, ...] = (
         palette="New task",
     ),
     _board("app.quit", "app.quit", "Quit", "q", footer=_ON_BOARD),
+    # The stats screen.
+    Action("stats.close", "close", "Back", "escape,q,S", (STATS,), IN_STATS, footer=(STATS,)),
+    Action("stats.window", "window", "Window", "w", (STATS,), IN_STATS, footer=(STATS,)),
+    Action("stats.refresh", "refresh", "Refresh", "r", (STATS,), IN_STATS, footer=(STATS,)),
     # Inside dialogs.
     _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
@@ -426,7 +449,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
 )
 
-SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_DIALOGS, EVERYWHERE)
+SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_STATS, IN_DIALOGS, EVERYWHERE)
 
 BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}
 assert len(BY_ID) == len(ACTIONS), "two actions share an id"

@@ -194,3 +194,6 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def action_refresh(self) -> None:
         self.kanban.refresh_now()
+
+    def action_show_stats(self) -> None:
+        self.kanban.show_stats()

@@ -1,0 +1,112 @@
+"""Budgets through the real `kanban` script, on both backends: a start under a spent budget is
+exit 2 with `budget_exceeded` on stderr and nothing written; the close that spends one is exit 0
+with the run and `budgetExceeded`, the task blocked (read back); an agent setting a budget is
+`operator_only`; the operator's raise is audited and unblocks; the pages' examples run."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Kanban, unchanged
+from tests.cli.test_doc_examples import reader_env, run
+from tests.doc_examples import example
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def claimed_with_a_run(kanban: Kanban, *, budget: str = "1") -> tuple[str, str]:
+    task = kanban.ok("task", "dispatch", "--title", "priced", "--budget-usd", budget)
+    assert task["budgetUsd"] == float(budget)
+    kanban.ok("task", "claim", task["id"], "--agent", "ada")
+    run_id = kanban.ok("task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada")
+    return task["id"], run_id["id"]
+
+
+def test_the_spending_close_is_kept_and_blocks_the_task(kanban: Kanban) -> None:
+    task_id, run_id = claimed_with_a_run(kanban)
+    closed = kanban.ok(
+        "task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1.25",
+        "--input-tokens", "900", "--agent", "ada",
+    )  # fmt: skip
+    assert closed["costUsd"] == 1.25 and closed["budgetExceeded"]["spent"] == 1.25
+    assert closed["budgetExceeded"] == {
+        "scope": "task", "unit": "usd", "limit": 1.0, "spent": 1.25, "owner": task_id,
+        "day": None,
+    }  # fmt: skip
+    row = kanban.row(task_id)
+    assert (row["status"], row["leaseUntil"], row["costUsd"]) == ("blocked", None, 1.25)
+    assert (row["subtreeCostMicros"], row["tokens"]) == (1_250_000, 900)
+    assert row["blockedReason"].startswith("budget_exceeded: the budget of")
+
+
+def test_a_start_under_a_spent_budget_is_exit_2_and_writes_nothing(kanban: Kanban) -> None:
+    task_id, run_id = claimed_with_a_run(kanban)
+    kanban.ok("task", "exec", "finish", run_id, "--status", "failed", "--cost", "1", "-a", "ada")
+    with unchanged(kanban.db):
+        error = kanban.refused(
+            "task", "exec", "start", task_id, "--executor", "sh", "--agent", "ada",
+            reason="budget_exceeded",
+        )  # fmt: skip
+    assert error["budget"]["owner"] == task_id and error["id"] == task_id
+    assert f"kanban budget set {task_id} --usd N" in error["error"]
+    with unchanged(kanban.db):
+        kanban.refused("task", "unblock", task_id, reason="budget_exceeded")
+
+
+def test_agents_never_set_budgets_and_the_operators_raise_is_audited(kanban: Kanban) -> None:
+    task_id, run_id = claimed_with_a_run(kanban)
+    kanban.ok("task", "exec", "finish", run_id, "--status", "failed", "--cost", "2", "-a", "ada")
+    with unchanged(kanban.db):
+        kanban.refused(
+            "budget", "set", task_id, "--usd", "9", "--reason", "mine", reason="operator_only",
+            env={"KANBAN_AGENT": "ada"},
+        )  # fmt: skip
+        kanban.refused("budget", "set", "--daily-usd", "9", "-m", "x", "-a", "ada",
+                       reason="operator_only")  # fmt: skip
+    raised = kanban.ok("budget", "set", task_id, "--usd", "2.5", "--reason", "a second pass")
+    assert raised["budgetUsd"] == 2.5
+    assert kanban.ok("task", "unblock", task_id, "--note", "raised")["status"] == "todo"
+    with kanban.board() as board:
+        (entry,) = [a for a in board.audit(task_id) if a.action == "budget_changed"]
+        assert entry.actor == "operator"
+        assert json.loads(entry.detail or "")["reason"] == "a second pass"
+    history = kanban.ok("events", "--task", task_id)
+    changed = [e for e in history if e["kind"] == "budget_changed"]
+    assert [(e["data"]["from"], e["data"]["to"]) for e in changed] == [(1.0, 2.5)]
+
+
+def test_budget_set_and_show(kanban: Kanban) -> None:
+    task = kanban.ok("task", "dispatch", "--title", "t", "--team", "web", "--budget-tokens", "50")
+    daily = kanban.ok("budget", "set", "--team", "web", "--daily-usd", "4", "-m", "share")
+    assert (daily["teamId"], daily["dailyUsd"], daily["dailyTokens"]) == ("web", 4.0, None)
+    assert (
+        kanban.ok("budget", "set", task["id"], "--tokens", "none", "-m", "lift")["budgetTokens"]
+        is None
+    )
+    shown = kanban.ok("budget", "show", task["id"])
+    assert [(s["scope"], s["owner"], s["limit"]) for s in shown] == [("team_daily", "web", 4.0)]
+    report = kanban.ok("budget", "show")
+    assert [s["scope"] for s in report["daily"]] == ["team_daily"] and report["tasks"] == []
+    table = kanban.run("budget", "show", "--format", "table")
+    assert table.code == 0 and "$0.00 / $4.00" in table.out
+    for bad in (["budget", "set", task["id"]], ["budget", "set", "--usd", "3"],
+                ["budget", "set", task["id"], "--usd", "-1"]):  # fmt: skip
+        usage = kanban.run(*bad, "-m", "x")
+        assert usage.code == 2 and usage.out == "", str(usage)
+
+
+def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
+    env = reader_env(tmp_path, KANBAN_DB=str(tmp_path / "board.db"))
+    run("kanban db init", tmp_path, env)
+    done = run(example("docs/budgets.md#budget-loop"), tmp_path, env)
+    assert "$0.00 / $40.00" in done.stdout and "$0.00 / $5.00" in done.stdout
+    lexer = json.loads(done.stdout.splitlines()[1])
+    assert (lexer["parentTaskId"], lexer["budgetTokens"]) == ("TASK-1", 200_000)
+    done = run(example("docs/stats.md#stats"), tmp_path, env)
+    assert "the last 24h" in done.stdout
+    week = json.loads(done.stdout[done.stdout.index('{"since"') :])
+    assert (week["window"], week["teamId"]) == ("7d", "web")

@@ -1,0 +1,108 @@
+"""Budgets and the flow figures over HTTP, on both backends: the create body's budget, a start
+under a spent budget as 409 `budget_exceeded` in the seed's envelope (nothing written), the close
+that spends one (200, `budgetExceeded`, the task blocked, read back), the operators' PUTs (an
+agent token is 403 `operator_only`), and `GET /api/board/stats`."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.http.conftest import Api, bearer, serving, token_book
+
+
+@pytest.fixture
+def api(tmp_path: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, db=board_path, tokens=token_book()) as opened:
+        yield opened
+
+
+def call(api: Api, method: str, path: str, who: str, body: Any = None) -> Any:
+    return api.client.request(method, path, json=body, headers=bearer(who))
+
+
+def a_run(api: Api, budget: float) -> tuple[str, str]:
+    created = call(api, "POST", "/api/board", "ops", {"title": "priced", "budgetUsd": budget})
+    assert created.status_code == 200, created.text
+    task_id = created.json()["task"]["id"]
+    assert created.json()["task"]["budgetUsd"] == budget
+    claimed = call(api, "POST", f"/api/board/{task_id}/claim", "alice",
+                   {"assigneeAgentId": "alice"})  # fmt: skip
+    assert claimed.status_code == 200, claimed.text
+    opened = call(api, "POST", f"/api/board/{task_id}/executions", "alice", {"executorType": "sh"})
+    assert opened.status_code == 200, opened.text
+    return task_id, opened.json()["execution"]["id"]
+
+
+def test_the_spending_close_and_the_refused_start(api: Api) -> None:
+    task_id, run_id = a_run(api, 2.0)
+    closed = call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",
+                  {"status": "succeeded", "costUsd": 2.5, "outputTokens": 10})  # fmt: skip
+    assert closed.status_code == 200, closed.text
+    run = closed.json()["execution"]
+    assert run["costUsd"] == 2.5 and run["budgetExceeded"]["limit"] == 2.0
+    stored = api.stored(task_id)
+    assert (stored.status, stored.subtree_cost_micros, stored.lease_until) == (
+        "blocked", 2_500_000, None,
+    )  # fmt: skip
+    before = api.fingerprint()
+    again = call(api, "POST", f"/api/board/{task_id}/executions", "alice", {"executorType": "sh"})
+    assert again.status_code == 409, again.text
+    body = again.json()
+    assert (body["reason"], body["budget"]["spent"], body["id"]) == ("budget_exceeded", 2.5,
+                                                                      task_id)  # fmt: skip
+    assert body["error"].startswith(f"cannot start a run on {task_id}: the budget of {task_id}")
+    assert "retry-after" not in again.headers
+    assert api.fingerprint() == before
+
+
+def test_budgets_are_the_operators(api: Api) -> None:
+    task_id, run_id = a_run(api, 1.0)
+    call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",
+         {"status": "failed", "costUsd": 1.0})  # fmt: skip
+    before = api.fingerprint()
+    for path, body in (
+        (f"/api/board/{task_id}/budget", {"budgetUsd": 9, "reason": "mine"}),
+        ("/api/board/budgets/daily", {"dailyUsd": 9, "reason": "mine"}),
+    ):
+        refused = call(api, "PUT", path, "alice", body)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["reason"] == "operator_only"
+    assert api.fingerprint() == before
+    bad = call(api, "PUT", f"/api/board/{task_id}/budget", "ops", {"reason": "nothing named"})
+    assert bad.status_code == 400 and api.fingerprint() == before
+    raised = call(api, "PUT", f"/api/board/{task_id}/budget", "ops",
+                  {"budgetUsd": 3, "reason": "one more pass"})  # fmt: skip
+    assert raised.status_code == 200 and raised.json()["task"]["budgetUsd"] == 3.0
+    removed = call(api, "PUT", f"/api/board/{task_id}/budget", "ops",
+                   {"budgetTokens": None, "reason": "no token cap"})  # fmt: skip
+    assert removed.json()["task"]["budgetUsd"] == 3.0  # left out: kept
+    with api.reader() as other:
+        audit = [a for a in other.audit(task_id) if a.action == "budget_changed"]
+        assert [(a.actor, a.detail is not None) for a in audit] == [("operator:ops", True)]
+    daily = call(api, "PUT", "/api/board/budgets/daily", "ops",
+                 {"teamId": "web", "dailyTokens": 5000, "reason": "web's share"})  # fmt: skip
+    assert daily.status_code == 200
+    report = call(api, "GET", "/api/board/budgets", "alice").json()["budgets"]
+    assert [(s["scope"], s["owner"], s["limit"]) for s in report["daily"]] == [
+        ("team_daily", "web", 5000),
+    ]  # fmt: skip
+    standings = call(api, "GET", f"/api/board/{task_id}/budget", "alice").json()["budgets"]
+    assert [(s["scope"], s["spent"], s["limit"]) for s in standings] == [("task", 1.0, 3.0)]
+
+
+def test_the_stats_route_answers_what_the_board_computes(api: Api) -> None:
+    task_id, run_id = a_run(api, 10.0)
+    call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",
+         {"status": "succeeded", "costUsd": 0.4})  # fmt: skip
+    answer = call(api, "GET", "/api/board/stats?since=2h", "bob")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"ok": True, "stats": api.board.stats(since="2h").to_json()}
+    figures = answer.json()["stats"]
+    assert figures["cost"]["totalUsd"] == 0.4 and figures["agents"]["holding"] == 1
+    team = call(api, "GET", "/api/board/stats?teamId=web", "bob").json()["stats"]
+    assert team["teamId"] == "web" and team["cost"]["runs"] == 0
+    bad = call(api, "GET", "/api/board/stats?since=3y", "bob")
+    assert bad.status_code == 400 and bad.json()["reason"] == "invalid_input"
+    assert call(api, "GET", f"/api/board/{task_id}", "bob").status_code == 200  # still a task

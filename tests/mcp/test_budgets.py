@@ -1,0 +1,37 @@
+"""Budgets through the real `kanban mcp` over stdio, on both backends: a subtask's budget from
+`create_subtask`, `start_run` under a spent budget as a tool error that says retrying will not
+help (nothing written), and the `finish_run` that spends a budget: kept, the task blocked."""
+
+from pathlib import Path
+
+from boardlib import Board
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
+
+
+async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -> None:
+    with Board(board_path) as board:
+        parent = board.create_task("port the parser", budget_usd=1.5)
+    async with mcp_session(board_path, "ada") as client:
+        sub = await ok(client, "create_subtask", parent_task_id=parent.id, title="lexer",
+                       budget_tokens=5000)  # fmt: skip
+        assert (sub["parentTaskId"], sub["budgetTokens"]) == (parent.id, 5000)
+        claimed = await ok(client, "claim_next")
+        run = await ok(client, "start_run", task_id=claimed["id"], executor="claude-code")
+        closed = await ok(client, "finish_run", execution_id=run["id"], status="succeeded",
+                          cost_usd=1.6, input_tokens=1200, output_tokens=300)  # fmt: skip
+        assert closed["costUsd"] == 1.6 and closed["budgetExceeded"]["owner"] in (
+            parent.id, sub["id"],
+        )  # fmt: skip
+        with Board(board_path, read_only=True) as board:
+            held = board.get_task(claimed["id"])
+            assert (held.status, held.tokens, held.lease_until) == ("blocked", 1500, None)
+        before = fingerprint(board_path)
+        error = await refused(client, "start_run", "budget_exceeded", task_id=claimed["id"],
+                              executor="claude-code")  # fmt: skip
+        assert "Retrying will not help" in error["hint"] and "block_task" in error["hint"]
+        assert error["budget"]["scope"] == "task"
+        assert fingerprint(board_path) == before
+        result = await client.call_tool(
+            "create_task", {"title": "x", "budget_usd": -1}
+        )  # refused by the schema, before the board
+        assert result.is_error and "budget_usd" in text_of(result)

@@ -1,0 +1,209 @@
+"""`S`: the flow at a glance. Throughput and cost per hour as sparklines, the cycle and review
+times, the review-wait distribution, leases and the gate, and a table of agents.
+
+Live like the board: the reader thread computes the figures (`Board.stats`) on its own connection
+when the board changes and posts them (`live.StatsUpdate`), so an idle board repaints nothing.
+Times are wall-clock (`14:35:07`), never "3 min ago"; the one change time alone makes, the window
+sliding past an hour, is a timer set to that hour. Everything an agent wrote (its name, a title)
+is drawn inert, as `Text`, never markup. Read-only mode shows it too: it only reads.
+"""
+
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Sparkline, Static
+
+from boardlib.budgets import amount
+from boardlib.clock import span
+from boardlib.inert import inert
+from boardlib.stats import Stats
+from boardlib.store.stats_sql import HOUR_MS
+
+from .. import registry
+from ..cards import clock_text
+from . import tcss
+
+if TYPE_CHECKING:
+    from ..app import KanbanApp
+
+WINDOWS = ("24h", "7d", "1h")  # `w` cycles through them
+BARS = " ▁▂▃▄▅▆▇█"
+AGENT_COLUMNS = ("agent", "claims", "done", "fail", "cost", "holding", "last seen")
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else span(value)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def distribution_line(buckets: list[dict[str, Any]]) -> Text:
+    """The review-wait buckets as one line: each label, a bar scaled to the fullest, its count."""
+    top = max((bucket["count"] for bucket in buckets), default=0)
+    line = Text()
+    for bucket in buckets:
+        count = bucket["count"]
+        level = round(count / top * (len(BARS) - 1)) if top else 0
+        bar = BARS[max(level, 1)] if count else BARS[1]
+        line.append(f"{bucket['label']} ", style="dim")
+        line.append(bar, style="bold")
+        line.append(f"{count}  ")
+    return line
+
+
+class StatsScreen(Screen[None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = registry.bindings_for(registry.STATS)
+    AUTO_FOCUS = "DataTable"
+
+    def __init__(self, window: str = WINDOWS[0]) -> None:
+        super().__init__()
+        self.window = window
+        self.stats: Stats | None = None
+        self._slide: Timer | None = None
+
+    @property
+    def kanban(self) -> "KanbanApp":
+        return cast("KanbanApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="stats-title")
+        with Horizontal(classes="spark-row"):
+            yield Static("done/h", classes="spark-label")
+            yield Sparkline([0], id="throughput", summary_function=max)
+            yield Static("", id="throughput-value", classes="spark-value")
+        with Horizontal(classes="spark-row"):
+            yield Static("cost/h", classes="spark-label")
+            yield Sparkline([0], id="cost", summary_function=max)
+            yield Static("", id="cost-value", classes="spark-value")
+        with Vertical(id="figures"):
+            yield Static("", id="times")
+            yield Static("", id="review")
+            yield Static("", id="health")
+        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for column in AGENT_COLUMNS:
+            table.add_column(column, key=column)
+        self.kanban.reader.watch_stats(self.window)
+
+    def on_unmount(self) -> None:
+        if self._slide is not None:
+            self._slide.stop()
+        self.kanban.reader.watch_stats(None)
+
+    def _title(self) -> Text:
+        title = Text("Flow", style="bold")
+        title.append(f" · the last {self.window}", style="")
+        if self.stats is not None:
+            title.append(
+                f" · {clock_text(self.stats.until - 1, self.kanban.now_ms())}", style="dim"
+            )
+        elif self.stats is None:
+            title.append(" · reading…", style="dim")
+        if self.kanban.read_only:
+            title.append(" · read-only", style="dim")
+        return title
+
+    def show(self, stats: Stats | None, error: str | None = None) -> None:
+        """Draw the figures the reader computed (or why it could not)."""
+        if error is not None:
+            self.query_one("#times", Static).update(Text(inert(error), style="bold red"))
+            return
+        if stats is None:
+            return
+        self.stats = stats
+        doc = stats.to_json()
+        with self.app.batch_update():
+            self.query_one("#stats-title", Static).update(self._title())
+            through, cost = doc["throughput"], doc["cost"]
+            self.query_one("#throughput", Sparkline).data = [
+                bucket["done"] for bucket in through["perHour"]
+            ] or [0]
+            self.query_one("#throughput-value", Static).update(
+                f"{through['done']} ({through['perHourAvg']:.1f}/h)"
+            )
+            self.query_one("#cost", Sparkline).data = [
+                bucket["costUsd"] for bucket in cost["perHour"]
+            ] or [0]
+            self.query_one("#cost-value", Static).update(
+                f"{amount(cost['totalUsd'], 'usd')} · {cost['runs']} runs"
+            )
+            cycle, review = doc["cycleTime"], doc["review"]
+            leases, gate, agents = doc["leases"], doc["gate"], doc["agents"]
+            waiting = f"{review['waitingNow']} waiting"
+            if review["oldestWaitingMs"] is not None:
+                waiting += f" ({span(review['oldestWaitingMs'])})"
+            self.query_one("#times", Static).update(
+                Text.assemble(
+                    ("cycle  ", "bold"),
+                    f"p50 {_ms(cycle['p50Ms'])} · p90 {_ms(cycle['p90Ms'])} · "
+                    f"{cycle['count']} done\n",
+                    ("review ", "bold"),
+                    f"p50 {_ms(review['p50Ms'])} · p90 {_ms(review['p90Ms'])} · human "
+                    f"{_share(review['humanShare'])} · {waiting}",
+                )
+            )
+            self.query_one("#review", Static).update(
+                Text.assemble(("wait   ", "bold"), distribution_line(review["distribution"]))
+            )
+            self.query_one("#health", Static).update(
+                Text.assemble(
+                    ("leases ", "bold"),
+                    f"{leases['expired']} expired, {leases['reclaimed']} reclaimed · ",
+                    ("gate ", "bold"),
+                    f"pass {_share(gate['passRate'])} of {gate['runs']} · ",
+                    ("agents ", "bold"),
+                    f"{agents['active']} seen, {agents['holding']} holding",
+                )
+            )
+            self._fill_agents(agents["table"], stats.until)
+        self._schedule_slide(stats.until)
+
+    def _fill_agents(self, rows: list[dict[str, Any]], until: int) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in rows:
+            seen = row["lastSeen"]
+            table.add_row(
+                Text(inert(str(row["agent"]))),
+                Text(str(row["claims"]), justify="right"),
+                Text(str(row["runsDone"]), justify="right"),
+                Text(
+                    str(row["runsFailed"]),
+                    justify="right",
+                    style="red" if row["runsFailed"] else "",
+                ),
+                Text(amount(row["costUsd"], "usd"), justify="right"),
+                Text(str(row["holding"]), justify="right"),
+                Text(clock_text(seen, until) if seen is not None else "-"),
+                key=str(row["agent"]),
+            )
+
+    def _schedule_slide(self, until: int) -> None:
+        """The window slides past an hour at a known moment: recompute then, and only then."""
+        if self._slide is not None:
+            self._slide.stop()
+        next_hour = (until // HOUR_MS + 1) * HOUR_MS
+        delay = max((next_hour - self.kanban.now_ms()) / 1000, 1.0)
+        self._slide = self.set_timer(delay, self.kanban.reader.poke_stats)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_window(self) -> None:
+        self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)]
+        self.query_one("#stats-title", Static).update(self._title())
+        self.kanban.reader.watch_stats(self.window)
+
+    def action_refresh(self) -> None:
+        self.kanban.reader.poke_stats()
