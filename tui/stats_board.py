@@ -41,7 +41,8 @@ def build_stats_board(path: Path, clock: ManualClock) -> dict[str, str]:
             board.close_execution(
                 run.id, EXECUTION_FAILED if failed else EXECUTION_SUCCEEDED, agent=agent,
                 cost_usd=round(pick.uniform(0.05, 0.9), 2),
-                input_tokens=pick.randrange(5_000, 90_000), output_tokens=pick.randrange(500, 9_000),
+                input_tokens=pick.randrange(5_000, 90_000),
+                output_tokens=pick.randrange(500, 9_000),
             )  # fmt: skip
             if n % 11 == 6:  # this one's holder goes quiet: its lease lapses
                 board.extend_lease(task.id, agent, minutes=1)
