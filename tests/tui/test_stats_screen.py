@@ -1,0 +1,153 @@
+"""The stats screen (`S`) and budgets in the app, driven by Textual's pilot on a board with a day
+of flow (`tui.stats_board`): the figures shown are the board's, they follow the change feed (and
+nothing is recomputed while the board is idle), read-only mode shows them; a budgeted card shows
+its spend against its budget in the warning colour from 80%; `$` sets a budget with a reason
+(audited); an unblock a spent budget refuses is a notification."""
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Label, Sparkline, Static
+
+from boardlib import Board, ManualClock
+from boardlib.records import EXECUTION_SUCCEEDED, Task
+from tests.tui.conftest import Notes, fresh, loaded, make_app, until
+from tui.cards import spend
+from tui.components.confirm import ConfirmDialog
+from tui.components.prompt import PromptDialog
+from tui.components.stats_screen import StatsScreen
+from tui.live import StatsUpdate
+from tui.screenshots import START_MS
+from tui.stats_board import build_stats_board
+
+
+@pytest.fixture
+def flow(tmp_path: Path) -> tuple[Path, ManualClock, dict[str, str]]:
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    return path, clock, build_stats_board(path, clock)
+
+
+def shown(app: Any, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def test_the_screen_shows_the_boards_figures(flow: Any) -> None:
+    path, clock, _ = flow
+    with Board(path, clock=clock, read_only=True) as board:
+        expected = board.stats().to_json()
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        assert isinstance(app.screen, StatsScreen)
+        await until(pilot, lambda: app.screen.stats is not None)
+        through = expected["throughput"]
+        assert (
+            shown(app, "#throughput-value") == f"{through['done']} ({through['perHourAvg']:.1f}/h)"
+        )
+        spark = app.screen.query_one("#throughput", Sparkline)
+        assert list(spark.data or []) == [bucket["done"] for bucket in through["perHour"]]
+        assert f"${expected['cost']['totalUsd']:.2f}" in shown(app, "#cost-value")
+        assert "human 66%" in shown(app, "#times") and "1 waiting" in shown(app, "#times")
+        assert "5m-15m" in shown(app, "#review")
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(expected["agents"]["table"]) == 4
+        assert [str(cell) for cell in table.get_row("agent-grace")][:3] == [
+            "agent-grace",
+            "10",
+            "9",
+        ]
+        await pilot.press("w")  # the next window
+        await until(pilot, lambda: app.screen.stats is not None and app.screen.stats.window == "7d")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, StatsScreen)
+
+
+async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> None:
+    path, clock, ids = flow
+    updates: list[StatsUpdate] = []
+    app = make_app(path, clock)
+
+    def hook(message: object) -> None:
+        if isinstance(message, StatsUpdate):
+            updates.append(message)
+
+    async with app.run_test(size=(160, 48), message_hook=hook) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: len(updates) == 1)
+        await pilot.pause(1.5)  # an idle board: polls, but nothing to recompute or repaint
+        assert len(updates) == 1
+        with Board(path, clock=clock) as board:
+            run = board.open_execution(ids["ast"], "codex", agent="agent-linus")
+            board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-linus", cost_usd=3.0)
+        await until(pilot, lambda: len(updates) == 2, timeout=8)
+        total = updates[-1].stats.cost.total_usd  # type: ignore[union-attr]
+        assert total == round(updates[0].stats.cost.total_usd + 3.0, 6)  # type: ignore[union-attr]
+        assert f"${total:.2f}" in shown(app, "#cost-value")
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        with Board(path, clock=clock) as board:
+            board.add_comment(ids["ast"], "after the screen closed")
+        await pilot.pause(1.5)
+        assert len(updates) == 2  # closed: the reader computes nothing more
+
+
+async def test_read_only_mode_shows_it(flow: Any) -> None:
+    path, clock, _ = flow
+    app = make_app(path, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        assert "read-only" in shown(app, "#stats-title")
+
+
+def test_a_card_shows_spend_against_its_budget() -> None:
+    base = Task(id="TASK-1", title="t", status="in_progress", created_at=1, updated_at=1)
+    assert spend(base) is None
+    assert spend(replace(base, budget_usd=5.0, subtree_cost_micros=3_100_000)) == (
+        "$3.10 / $5", "muted",
+    )  # fmt: skip
+    warned = replace(base, budget_usd=5.0, subtree_cost_micros=4_200_000)
+    assert spend(warned) == ("$4.20 / $5", "warning")
+    assert spend(replace(base, budget_usd=1.0, subtree_cost_micros=1_350_000)) == (
+        "$1.35 / $1", "error",
+    )  # fmt: skip
+    tokens = replace(base, budget_tokens=50_000, subtree_tokens=12_000)
+    assert spend(tokens) == ("12k / 50k tok", "muted")
+
+
+async def test_budgets_from_the_app(flow: Any) -> None:
+    path, clock, ids = flow
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["spent"])  # blocked: its run spent $1.35 of $1
+        await pilot.press("t")  # back to todo (asks first: agent-barbara's work)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")  # refused while the budget is spent
+        await until(pilot, lambda: notes.errors())
+        assert (
+            "budget_exceeded" in notes.errors()[0]
+            and "$1.35 recorded against $1.00" in (notes.errors()[0])
+        )
+        assert fresh(path, ids["spent"]).status == "blocked"
+        await pilot.press("dollar_sign")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.press("ctrl+a", "ctrl+k", "2", "enter")  # replace the current $1
+        await until(pilot, lambda: "Why?" in str(app.screen.query_one(Label).render()))
+        await pilot.press(*"a second try", "enter")
+        await until(pilot, lambda: fresh(path, ids["spent"]).budget_usd == 2.0)
+        with Board(path, read_only=True) as board:
+            (audit,) = [a for a in board.audit(ids["spent"]) if a.action == "budget_changed"]
+            assert audit.actor == app.operator and "a second try" in (audit.detail or "")
+        await until(pilot, lambda: app.state.tasks[ids["spent"]].budget_usd == 2.0)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(path, ids["spent"]).status == "todo")
