@@ -19,8 +19,6 @@ no budget and no parent, against one under a three-deep chain of budgeted ancest
 One JSON line per figure, per whole call and per write-path pair (benchmarks/record.py).
 """
 
-import script_path  # noqa: F401  (first: the project on the path)
-
 import argparse
 import json
 import random
@@ -33,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import script_path  # noqa: F401  (first: the project on the path)
 from record import Run, add_arguments
 
 from boardlib import Board, BoardConfig, ManualClock
