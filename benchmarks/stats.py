@@ -8,7 +8,9 @@ of the tasks done, with cycle and review times; one run per claimed task over 40
 of every kind spread evenly, so the default 24-hour window holds 1/30 of them), written straight
 into a migrated board (SQLite: executemany; Postgres: COPY, then ANALYZE). Then, per backend:
 
-- every figure's query (`StatsTx` methods, the 24-hour window), 5 times: median and max ms;
+- every figure's query (`StatsTx` methods, the 24-hour window), 5 times: median and max ms (in
+  progress and in review hold 200 and 400 tasks at any size: those lists are bounded by the
+  agents and reviewers, not by the board);
 - the whole `Board.stats()` call, and again for a 7-day window;
 - the baseline: `SELECT count(*)` over the table each figure reads (tasks, events, runs), the
   same 5 times, and each figure's ratio to it.
@@ -59,7 +61,13 @@ FIGURES: dict[str, str] = {  # figure -> the table its baseline counts
     "cost_by_hour": "execution_processes",
     "cost_by_day": "execution_processes",
 }
-STATS_INDEXES = ("events_kind", "tasks_done", "tasks_in_review", "executions_completed")
+STATS_INDEXES = (
+    "events_kind",
+    "tasks_done",
+    "tasks_in_review",
+    "executions_completed",
+    "tasks_team",
+)
 
 TASK_COLUMNS = (
     "seq", "id", "title", "status", "priority", "team_id", "role", "kind", "assignee_agent_id",
@@ -84,12 +92,15 @@ EVENT_KINDS = (
 def generate(tasks: int, events: int) -> tuple[list[tuple[Any, ...]], ...]:
     """The rows of one board: tasks, runs, events (the same for every backend)."""
     pick = random.Random(tasks * 31 + events)
-    statuses = ["done"] * 70 + ["todo"] * 10 + ["in_progress"] * 8 + ["in_review"] * 5
-    statuses += ["blocked"] * 4 + ["cancelled"] * 3
+    # In progress and in review are bounded by the agents and the reviewers, not by the board:
+    # 200 and 400 of them whatever its size (the rest is done, todo, blocked or cancelled).
+    statuses = ["done"] * 76 + ["todo"] * 15 + ["blocked"] * 4 + ["cancelled"] * 5
+    busy = {pick.randrange(1, tasks + 1): "in_progress" for _ in range(200)}
+    busy |= {pick.randrange(1, tasks + 1): "in_review" for _ in range(400)}
     task_rows: list[tuple[Any, ...]] = []
     run_rows: list[tuple[Any, ...]] = []
     for seq in range(1, tasks + 1):
-        status = pick.choice(statuses)
+        status = busy.get(seq) or pick.choice(statuses)
         created = NOW - pick.randrange(HORIZON)
         agent = pick.choice(AGENTS)
         claimed = status not in ("todo", "cancelled")
