@@ -216,9 +216,10 @@ def measure(
                 return board.store.read(lambda tx: method(tx, since, until))
 
             median, worst = timed(query)
+            ratio = round(median / counts[table], 3) if counts[table] else None
             emit({**base, "figure": figure, "ms": median, "max_ms": worst,
                   "baseline": f"count(*) {table}", "baseline_ms": counts[table],
-                  "ratio": round(median / counts[table], 3) if counts[table] else None})  # fmt: skip
+                  "ratio": ratio})  # fmt: skip
         for window in ("24h", "7d"):
             median, worst = timed(lambda window=window: board.stats(since=window))
             baseline = sum(counts.values())

@@ -3,8 +3,9 @@
 Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
 a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
-human-override dialog and the activity pane; and the task drawer on a board with real worktrees
-(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24.
+human-override dialog and the activity pane; the task drawer on a board with real worktrees
+(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24;
+and the stats screen and budgeted cards on a board with a day of flow (`stats_board`).
 Regenerate whenever the look changes; the README and docs/tui.md show them.
 """
 
@@ -244,6 +245,38 @@ async def _shoot_drawer(out: Path) -> list[Path]:
     return saved
 
 
+async def _shoot_stats(out: Path) -> list[Path]:
+    """A board with a day of flow (`stats_board`): its budgeted cards at 160x48 ("$4.20 / $5" in
+    the warning colour, a spent budget in the error colour), and the stats screen (`S`) at 80x24
+    and 160x48."""
+    from .app import KanbanApp
+    from .components.stats_screen import StatsScreen
+    from .stats_board import build_stats_board
+
+    clock = ManualClock(START_MS)
+    db = Path("stats.db")
+    build_stats_board(db, clock)
+    saved: list[Path] = []
+    for size, name in (((160, 48), "board-budgets-160x48"), ((80, 24), "stats-80x24"),
+                       ((160, 48), "stats-160x48")):  # fmt: skip
+        kanban = KanbanApp(db, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={})
+        async with kanban.run_test(size=size) as pilot:
+            for _ in range(40):
+                await pilot.pause(0.05)
+                if kanban.loaded:
+                    break
+            if name.startswith("stats"):
+                await pilot.press("S")
+                for _ in range(80):
+                    await pilot.pause(0.05)
+                    screen = kanban.screen
+                    if isinstance(screen, StatsScreen) and screen.stats is not None:
+                        break
+            await pilot.pause(0.3)
+            saved.append(Path(kanban.save_screenshot(f"{name}.svg", str(out))))
+    return saved
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
@@ -262,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             ids = build_demo_board(db, clock)
             saved = asyncio.run(_shoot(db, clock, out, ids))
             saved += asyncio.run(_shoot_drawer(out))
+            saved += asyncio.run(_shoot_stats(out))
         finally:
             os.chdir(here)
     for path in saved:
