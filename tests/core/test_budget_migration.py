@@ -96,12 +96,8 @@ def test_an_older_board_is_upgraded_with_its_spend(board_path: Path) -> None:
         assert tasks["TASK-3"].first_claimed_at == T0 + 4  # its run's claim
         assert tasks["TASK-1"].first_claimed_at is None and tasks["TASK-5"].first_claimed_at is None
         assert tasks["TASK-3"].review_entered_at == T0 + 5  # in review since its last change
-        rows = board.store.read(
-            lambda tx: tx._fetchall(
-                "SELECT scope, day, cost_micros, tokens FROM daily_spend "  # type: ignore[attr-defined]
-                "ORDER BY scope, day"
-            )  # fmt: skip
-        )
+        spend = "SELECT scope, day, cost_micros, tokens FROM daily_spend ORDER BY scope, day"
+        rows = board.store.read(lambda tx: tx._fetchall(spend))  # type: ignore[attr-defined]
         day = T0 // DAY_MS
         assert [tuple(row) for row in rows] == [
             ("board", day, 1_350_000, 122), ("board", day + 1, 2_300_000, 3),
