@@ -289,6 +289,34 @@ def worktrees(lines: list[Line]) -> list[str]:
     )  # fmt: skip
 
 
+def stats(lines: list[Line]) -> list[str]:
+    out = [
+        "Each figure of `kanban stats` over the 24-hour window (and the whole call, for 24 hours "
+        "and 7 days) on generated boards, against a `SELECT count(*)` of the table it reads in "
+        "the same run; then the write path against its twin (a run's open and close with no "
+        "budget, claims on the same file without the stats indexes).",
+        "",
+    ]
+    reads = [ln for ln in lines if "ms" in ln]
+    out += table(
+        ["backend", "tasks", "events", "window", "figure", "ms", "max ms", "baseline", "ms",
+         "ratio"],
+        ([ln["backend"], ln["tasks"], ln["events"], ln["window"], f"`{ln['figure']}`", ln["ms"],
+          ln["max_ms"], ln["baseline"], ln["baseline_ms"], ln["ratio"]] for ln in reads),
+    )  # fmt: skip
+    writes = [ln for ln in lines if "us" in ln]
+    out += table(
+        ["figure", "us", "baseline", "baseline us", "ratio"],
+        ([ln["figure"], ln["us"], ln["baseline"], ln["baseline_us"], ln["ratio"]]
+         for ln in writes),
+    )  # fmt: skip
+    loads = [ln for ln in lines if "s" in ln and "ms" not in ln]
+    return out + table(
+        ["backend", "tasks", "events", "step", "s"],
+        ([ln["backend"], ln["tasks"], ln["events"], ln["figure"], ln["s"]] for ln in loads),
+    )
+
+
 def generic(lines: list[Line]) -> list[str]:
     out: list[str] = []
     for line in lines:
@@ -308,6 +336,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("tui_postgres", "The terminal board on PostgreSQL", tui_postgres),
     ("worktrees", "Worktrees", worktrees),
     ("land", "Landing", generic),
+    ("stats", "The flow figures and budgets", stats),
 ]
 
 

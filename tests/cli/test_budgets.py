@@ -110,3 +110,19 @@ def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
     assert "the last 24h" in done.stdout
     week = json.loads(done.stdout[done.stdout.index('{"since"') :])
     assert (week["window"], week["teamId"]) == ("7d", "web")
+
+
+def test_a_plan_file_carries_budgets(kanban: Kanban, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "tasks:\n"
+        "  - {key: port, title: Port the parser, budgetUsd: 5}\n"
+        "  - {key: lexer, title: Lexer, parent: port, budget_tokens: 200000}\n"
+    )
+    applied = kanban.ok("plan", "apply", str(plan))
+    by_title = {task["title"]: task for task in applied["tasks"]}
+    assert by_title["Port the parser"]["budgetUsd"] == 5.0
+    assert by_title["Lexer"]["budgetTokens"] == 200_000
+    plan.write_text("tasks:\n  - {key: bad, title: Bad, budgetUsd: -1}\n")
+    with unchanged(kanban.db):
+        kanban.refused("plan", "apply", str(plan), reason="invalid_input")
