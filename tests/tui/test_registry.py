@@ -21,6 +21,7 @@ from tui.components.info_dialog import InfoDialog
 from tui.components.menu_list import MenuList
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
+from tui.components.stats_screen import StatsScreen
 from tui.components.task_form import TaskForm
 from tui.keymap import key_text, load_user_keymap
 
@@ -37,6 +38,7 @@ OWNERS: dict[str, Any] = {
     registry.PICKER: DependencyPicker,
     registry.MOVE: MoveMenu,
     registry.FILTER: FilterBar,
+    registry.STATS: StatsScreen,
 }
 
 
