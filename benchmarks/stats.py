@@ -17,7 +17,7 @@ into a migrated board (SQLite: executemany; Postgres: COPY, then ANALYZE). Then,
 
 Then the write path on a copy of the smallest SQLite board: a run's open + close on a task with
 no budget and no parent, against one under a three-deep chain of budgeted ancestors; and
-`claim_next` with the stats indexes of migration 2 in place, against the same file without them.
+`claim_next` with the stats indexes of migration 3 in place, against the same file without them.
 One JSON line per figure, per whole call and per write-path pair (benchmarks/record.py).
 """
 

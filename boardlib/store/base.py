@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ..records import Task
-from .landing_sql import LandingTx
 from .budget_sql import BudgetTx
+from .landing_sql import LandingTx
 from .stats_sql import StatsTx
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""The budgets' statements (migration 2), shared by both stores: the running spend of every
+"""The budgets' statements (migration 3), shared by both stores: the running spend of every
 subtree, kept on each task, and the daily spend of the board and of each team.
 
 A run's close adds its cost to the task and to every ancestor in the same write transaction (one

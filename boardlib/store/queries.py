@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from ..errors import BoardError, Reason
 from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
-from .landing_sql import LandingStatements
 from .budget_sql import BudgetStatements
+from .landing_sql import LandingStatements
 from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
 from .stats_sql import StatsStatements
 

@@ -1,5 +1,5 @@
 """The flow figures' statements (`kanban stats`), shared by both stores: one query per figure,
-each over one window of time and served by an index of migration 2, so a figure costs what its
+each over one window of time and served by an index of migration 3, so a figure costs what its
 window holds, not what the board holds.
 
 Percentiles are nearest-rank (the smallest value whose rank is at least p% of the count), computed
