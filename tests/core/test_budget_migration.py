@@ -1,7 +1,7 @@
-"""A board made by a kanban before budgets is upgraded in place, on both backends: its ledger's
-spend is summed up every parent chain, its tokens counted, its first claims found in the event
-log and its daily spend rebuilt, so the budgets and figures of the upgraded board are true of the
-work done before it."""
+"""A board made by a kanban before budgets (the released schema: migrations 1 and 2) is upgraded
+in place, on both backends: its ledger's spend is summed up every parent chain, its tokens
+counted, its first claims found in the event log and its daily spend rebuilt, so the budgets and
+figures of the upgraded board are true of the work done before it."""
 
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from boardlib.store import postgres_schema, schema
 from tests.backends import conninfo, is_postgres
 
 T0 = 1_800_000_000_000
-# Written as the first schema stored them: a parent, two children, a grandchild, a loner.
+# Written as the released schema stores them: a parent, two children, a grandchild, a loner.
 TASKS = [
     ("TASK-1", None, "web", "in_progress", 1),
     ("TASK-2", "TASK-1", "web", "done", 1),
@@ -29,13 +29,19 @@ RUNS = [  # task, cost, input, output, cache read, completed (day offset)
 ]
 
 
-def make_v1_board(location: Path) -> None:
+BEFORE_BUDGETS = 2  # the migrations released before budgets (main's 1 and 2)
+
+
+def make_released_board(location: Path) -> None:
     if is_postgres(location):
         with psycopg.connect(conninfo(location), autocommit=True) as conn:
             conn.execute(postgres_schema.META_DDL)
-            conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 1)")
-            for statement in postgres_schema.MIGRATIONS[0]:
-                conn.execute(statement)  # type: ignore[arg-type]
+            conn.execute(
+                "INSERT INTO board_meta (id, schema_version) VALUES (1, %s)", (BEFORE_BUDGETS,)
+            )
+            for migration in postgres_schema.MIGRATIONS[:BEFORE_BUDGETS]:
+                for statement in migration:
+                    conn.execute(statement)  # type: ignore[arg-type]
             fill(conn.execute, "%s")
             conn.execute("SELECT setval('event_seq', 3)")  # as the board's own inserts leave it
             conn.execute("SELECT setval('audit_seq_seq', 1, false)")
@@ -43,9 +49,10 @@ def make_v1_board(location: Path) -> None:
     import sqlite3
 
     conn = sqlite3.connect(location)
-    for statement in schema.MIGRATIONS[0]:
-        conn.execute(statement)
-    conn.execute("PRAGMA user_version=1")
+    for migration in schema.MIGRATIONS[:BEFORE_BUDGETS]:
+        for statement in migration:
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version={BEFORE_BUDGETS}")
     fill(conn.execute, "?")
     conn.commit()
     conn.close()
@@ -78,9 +85,9 @@ def fill(execute: object, mark: str) -> None:
 
 
 def test_an_older_board_is_upgraded_with_its_spend(board_path: Path) -> None:
-    make_v1_board(board_path)
+    make_released_board(board_path)
     with Board(board_path) as board:
-        assert board.store.migrations_applied == 1
+        assert board.store.migrations_applied == len(schema.MIGRATIONS) - BEFORE_BUDGETS == 1
         tasks = {task.id: task for task in board.all_tasks()}
         assert {k: t.subtree_cost_micros for k, t in tasks.items()} == {
             "TASK-1": 3_650_000, "TASK-2": 3_350_000, "TASK-3": 300_000, "TASK-4": 2_250_000,
