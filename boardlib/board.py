@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         WorkspaceProvisioned,
         WorkspaceUpdated,
     )
+    from .review import ReviewNote
     from .stats import Stats
 
 
@@ -1140,13 +1141,25 @@ class Board:
 
         return self.store.write(work)
 
-    def reject(self, task_id: str, reviewer: str, reason: str, *, epoch: int | None = None) -> Task:
+    def reject(
+        self,
+        task_id: str,
+        reviewer: str,
+        reason: str,
+        *,
+        epoch: int | None = None,
+        comments: "Iterable[ReviewNote | dict[str, Any]]" = (),
+    ) -> Task:
         """A different agent sends the work back: todo for a fresh attempt, reason as a comment.
         The table has no in_review -> todo, so the reviewer takes the task back (in_progress) and
-        releases it (todo) in the same transaction: two legal moves, one event."""
+        releases it (todo) in the same transaction: two legal moves, one event. `comments`: review
+        comments anchored to lines (`boardlib.review`), kept in the same transaction."""
+        from .review import notes
+
         reviewer = validate.name(reviewer, "agent")
         text = validate.text(reason, "reason")
         assert text is not None
+        anchored = notes(comments)
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1158,6 +1171,10 @@ class Board:
                 via=(t.IN_PROGRESS,),
             )  # fmt: skip
             tx.insert_comment(task_id, f"rejected: {text}", "agent", reviewer, now, task.tenant_id)
+            for note in anchored:
+                tx.insert_comment(
+                    task_id, note.body, "agent", reviewer, now, task.tenant_id, note.anchor
+                )
             return new
 
         return self.store.write(work)
@@ -1396,7 +1413,15 @@ class Board:
         *,
         author_agent_id: str | None = None,
         author_type: str = "agent",
+        path: str | None = None,
+        line: int | None = None,
+        side: str | None = None,
+        line_text: str | None = None,
     ) -> Comment:
+        """A comment on the task; with `path` (and `line`, `side`, `line_text`) a review comment
+        anchored to a line of its diff (checked by `boardlib.review.anchor`)."""
+        from .review import anchor
+
         text = validate.text(body, "body")
         assert text is not None
         author = validate.optional_name(author_agent_id, "authorAgentId")
@@ -1404,14 +1429,19 @@ class Board:
             raise invalid_input(
                 f"authorType must be one of {', '.join(AUTHOR_TYPES)}", field="authorType"
             )
+        where = anchor(path, line, side, line_text)
 
         def work(tx: Tx) -> Comment:
             now = self.now()
             task = self._load(tx, task_id)
             comment = Comment.from_row(
-                tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id)
+                tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id, where)
             )
             added: CommentAdded = {"comment_id": comment.id}
+            if where is not None:
+                added["path"] = where.path
+                if where.line is not None:
+                    added["line"] = where.line
             self._emit(tx, EventKind.COMMENT_ADDED, task, author, now, added)
             return comment
 

@@ -19,6 +19,7 @@ from .transitions import label
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .payloads import (
+        CommentAdded,
         DepLinked,
         DepUnlinked,
         ExecutionCompleted,
@@ -131,6 +132,16 @@ def _transferred(event: Event) -> str:
     return f"{_who(event)} handed {_task(event)} to {data.get('to') or '?'}"
 
 
+def _commented(event: Event) -> str:
+    data: CommentAdded = read(event.data)
+    path = data.get("path")
+    if not path:
+        return f"{_who(event)} commented on {_task(event)}"
+    line = data.get("line")
+    where = f"{path}:{line}" if line else path
+    return f"{_who(event)} commented on {where} of {_task(event)}"
+
+
 def _linked(event: Event) -> str:
     data: DepLinked = read(event.data)
     return f"{_who(event)} made {_task(event)} wait on {data.get('depends_on') or '?'}"
@@ -170,7 +181,7 @@ _SAYINGS: dict[str, Callable[[Event], str]] = {
     EventKind.TASK_RESTORED: lambda e: f"{_who(e)} restored {_task(e)}",
     EventKind.DEP_LINKED: _linked,
     EventKind.DEP_UNLINKED: _unlinked,
-    EventKind.COMMENT_ADDED: lambda e: f"{_who(e)} commented on {_task(e)}",
+    EventKind.COMMENT_ADDED: _commented,
     EventKind.EXECUTION_STARTED: _run_started,
     EventKind.VERIFICATION_RECORDED: _verdict,
     EventKind.WORKSPACE_PROVISIONED: _provisioned,

@@ -124,6 +124,8 @@ class DepUnlinked(TypedDict):
 
 class CommentAdded(TypedDict):
     comment_id: str
+    path: NotRequired[str]  # a review comment: the file it is about
+    line: NotRequired[int]  # and the line, when it names one
 
 
 class ExecutionStarted(TypedDict):

@@ -36,6 +36,12 @@ WORKSPACE_STATUSES = ("active", "archived", "stale")
 LAND_STRATEGIES = ("squash", "rebase", "merge")  # how a task's work lands on its base branch
 LAND_QUEUE_STATES = ("waiting", "active")  # a landing waits its turn, then has it
 
+# A review comment anchored to a line names the side of the diff the line is on: the new file (an
+# added or unchanged line) or the old one (a removed line).
+ANCHOR_NEW = "new"
+ANCHOR_OLD = "old"
+ANCHOR_SIDES = (ANCHOR_NEW, ANCHOR_OLD)
+
 _JSON_PLANS: dict[
     type, tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...], tuple[int, ...]]
 ] = {}
@@ -280,6 +286,10 @@ class Task(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class Comment(Record):
+    """Seed 000's comment row; a review comment also names the line it is about (`path`, `line`
+    on `side` of the diff, and that line's text when it was written, so the anchor can be found
+    again after the file moved on). A plain comment leaves the four None."""
+
     id: str
     task_id: str
     author_type: str
@@ -287,6 +297,14 @@ class Comment(Record):
     created_at: int
     author_agent_id: str | None = None
     tenant_id: str | None = None
+    path: str | None = None
+    line: int | None = None
+    side: str | None = None
+    line_text: str | None = None
+
+    @property
+    def anchored(self) -> bool:
+        return self.path is not None
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -416,6 +434,14 @@ class TaskView(Record):
     dependents: list[LinkedTask]
     executions: list[Execution]
     workspaces: list[Workspace]
+
+    def to_json(self) -> dict[str, Any]:
+        """The view, plus `review`: the comments anchored to lines, as an agent acts on them."""
+        from .review import review_entries
+
+        out = Record.to_json(self)
+        out["review"] = review_entries(self.comments)
+        return out
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -14,12 +14,15 @@ claims side by side on row locks and serialises the rest on one advisory lock pe
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..records import Task
 from .budget_sql import BudgetTx
 from .landing_sql import LandingTx
 from .stats_sql import StatsTx
+
+if TYPE_CHECKING:  # types only
+    from ..review import Anchor
 
 T = TypeVar("T")
 
@@ -177,6 +180,7 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         author_agent_id: str | None,
         now: int,
         tenant: str | None,
+        anchor: "Anchor | None" = None,
     ) -> Row: ...
 
     def comments(self, task_id: str) -> list[Row]: ...

@@ -6,6 +6,7 @@ lossless both ways: docs/architecture.md#postgresql
 """
 
 from ..records import (
+    ANCHOR_SIDES,
     AUTHOR_TYPES,
     EXECUTION_STATUSES,
     LAND_QUEUE_STATES,
@@ -217,6 +218,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 3: budgets and the flow figures (schema.py's migration 3)
     budgets_and_flow("DOUBLE PRECISION", "BIGINT", ""),
+    # 4: review comments anchored to a line of the diff (schema.py's migration 4)
+    (
+        "ALTER TABLE task_comments ADD COLUMN path TEXT",
+        "ALTER TABLE task_comments ADD COLUMN line BIGINT",
+        "ALTER TABLE task_comments ADD COLUMN side TEXT "
+        f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
+        "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,7 +11,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BoardError, Reason
 from ..records import EXECUTION_TIMED_OUT, Task
@@ -20,6 +20,9 @@ from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
 from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
 from .stats_sql import StatsStatements
+
+if TYPE_CHECKING:  # types only
+    from ..review import Anchor
 
 Params = Mapping[str, Any] | Sequence[Any]
 
@@ -444,12 +447,15 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         author_agent_id: str | None,
         now: int,
         tenant: str | None,
+        anchor: "Anchor | None" = None,
     ) -> Row:
         row = self._fetchone(
             """
             INSERT INTO task_comments
-                (seq, id, task_id, author_agent_id, author_type, body, tenant_id, created_at)
-            VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM task_comments), ?, ?, ?, ?, ?, ?, ?)
+                (seq, id, task_id, author_agent_id, author_type, body, tenant_id, created_at,
+                 path, line, side, line_text)
+            VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM task_comments),
+                    ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             RETURNING *
             """,
             (
@@ -460,6 +466,16 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                 body,
                 tenant,
                 now,
+                *(
+                    (
+                        anchor.path,
+                        anchor.line,
+                        anchor.side if anchor.line else None,
+                        anchor.line_text,
+                    )
+                    if anchor is not None
+                    else (None, None, None, None)
+                ),
             ),
         )
         assert row is not None

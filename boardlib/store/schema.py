@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from ..records import (
+    ANCHOR_SIDES,
     AUTHOR_TYPES,
     BOARD_SCOPE,
     DAY_MS,
@@ -324,6 +325,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 3: budgets and the flow figures (boardlib.budgets, boardlib.stats)
     budgets_and_flow("REAL", "INTEGER", " WITHOUT ROWID"),
+    # 4: review comments anchored to a line of the diff (additive: a plain comment leaves them NULL)
+    (
+        "ALTER TABLE task_comments ADD COLUMN path TEXT",
+        "ALTER TABLE task_comments ADD COLUMN line INTEGER",
+        "ALTER TABLE task_comments ADD COLUMN side TEXT "
+        f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
+        "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
@@ -27,7 +27,8 @@ from .. import transitions as t
 from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
-from ..records import Task, Workspace
+from ..records import Comment, Task, Workspace
+from ..review import review_entries
 from . import sor
 from .gate import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id
@@ -54,6 +55,7 @@ from .results import (
 
 if TYPE_CHECKING:
     from ..board import Board
+    from ..review import ReviewNote
     from .gitrepo import RepoInfo
     from .landing import Lander, LandingPreview, LandResult
     from .sync import SyncResult
@@ -355,6 +357,7 @@ class Worktrees:
             if latest is not None and latest.status in ("active", "stale") and same_repo:
                 reused = self._reattach(task, latest, repo, actor)
                 if reused is not None:
+                    self._write_review(task_id, Path(reused.worktree.worktree_path))
                     return reused
             elif latest is not None and latest.status == "active":
                 raise BoardError(
@@ -364,7 +367,9 @@ class Worktrees:
                     id=task_id,
                     repoPath=latest.repo_path,
                 )
-            return self._create(task, repo, base_commit, base, actor)
+            made = self._create(task, repo, base_commit, base, actor)
+            self._write_review(task_id, Path(made.worktree.worktree_path))
+            return made
 
     def _clear_leftover(self, repo: Path, task_id: str) -> None:
         """Make room at the task's path: prune git's record of a vanished checkout; an empty
@@ -618,6 +623,117 @@ class Worktrees:
             )
         return HandoffResult(handoff=document, path=str(path / sor.HANDOFF_JSON))
 
+    # -- review comments anchored to lines (files only: no git) --------------------------------
+
+    def add_comment(
+        self,
+        task_id: str,
+        body: str,
+        *,
+        author_agent_id: str | None = None,
+        author_type: str = "agent",
+        path: str | None = None,
+        line: int | None = None,
+        side: str | None = None,
+        line_text: str | None = None,
+    ) -> Comment:
+        """`Board.add_comment`, then, for a review comment, `REVIEW.md` rewritten in the live
+        checkout so an agent that reads only its worktree sees it (a paused one gets it at its
+        next provision)."""
+        comment = self.board.add_comment(
+            task_id, body, author_agent_id=author_agent_id, author_type=author_type,
+            path=path, line=line, side=side, line_text=line_text,
+        )  # fmt: skip
+        if comment.anchored:
+            self.write_review(task_id)
+        return comment
+
+    def reject(
+        self,
+        task_id: str,
+        reviewer: str,
+        reason: str,
+        *,
+        epoch: int | None = None,
+        comments: "Iterable[ReviewNote | dict[str, Any]]" = (),
+    ) -> Task:
+        """`Board.reject` with its review comments, then `REVIEW.md` rewritten in the checkout."""
+        task = self.board.reject(task_id, reviewer, reason, epoch=epoch, comments=comments)
+        self.write_review(task_id)
+        return task
+
+    def write_review(self, task_id: str) -> str | None:
+        """Rewrite `REVIEW.md` (every anchored comment, `boardlib.review`) in the task's live
+        checkout; the path written, or None when there is no live checkout, no anchored comment,
+        or a mutation holds the worktree (the next provision writes it). Best effort: the
+        comments are on the board whatever happens here."""
+        try:
+            _, ws = self._workspace(task_id)
+        except BoardError:
+            return None
+        path, problem = self._checkout(ws)
+        if problem or path is None or ws.status != "active":
+            return None
+        lock, busy = self._read_lock(Path(ws.repo_path), task_id, "write the review of")
+        try:
+            if busy is not None:
+                return None
+            return self._write_review(task_id, path)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _write_review(self, task_id: str, path: Path) -> str | None:
+        from ..review import review_comments, review_markdown
+
+        comments = self.board.comments(task_id)
+        if not review_comments(comments):
+            return None
+        try:
+            sor.write_file(path, sor.REVIEW_MD, review_markdown(task_id, comments))
+        except OSError:
+            return None
+        return str(path / sor.REVIEW_MD)
+
+    # -- the checkout for a person's own tools --------------------------------------------------
+
+    def checkout_path(self, task_id: str) -> Path:
+        """The task's live checkout, for an operator's editor or shell: refused (`conflict`) when
+        the board's row points anywhere but where this worktrees folder puts the task, as
+        `detail` is, and (`invalid_state`) when it is not checked out."""
+        _, ws = self._workspace(task_id)
+        path = self._live_checkout(ws, "open the worktree")
+        if not self.layout.contains(path):
+            raise BoardError(
+                Reason.CONFLICT, f"{path} is not inside {self.layout.root}", id=task_id
+            )
+        return Path(os.path.realpath(path))
+
+    def checkout_file(self, task_id: str, relative: str) -> Path:
+        """A file of the live checkout by its path in the diff: refused (`invalid_input`) when the
+        path is absolute, climbs out with `..`, holds a control character, or resolves (through
+        a symlink) outside the checkout."""
+        from ..inert import inert
+
+        root = self.checkout_path(task_id)
+        parts = relative.split("/") if isinstance(relative, str) else []
+        if (
+            not parts
+            or relative.startswith("/")
+            or ".." in parts
+            or "" in parts
+            or inert(relative) != relative
+        ):
+            raise invalid_input(
+                "the file must be a plain path inside the worktree", field="path", id=task_id
+            )
+        target = root / relative
+        if not Path(os.path.realpath(target)).is_relative_to(root):
+            raise invalid_input(
+                f"{inert(relative)} leads outside the worktree", field="path", id=task_id
+            )
+        return target
+
     def handoff_template(self, task_id: str, *, agent: str | None = None) -> dict[str, Any]:
         """A valid `AGENT_HANDOFF.json` skeleton for `task_id`, to fill in and pass to
         `write_handoff`: every field of the schema with its default, `handoffFrom`/`runtime` from
@@ -666,13 +782,15 @@ class Worktrees:
     def resume(self, task_id: str) -> ResumeResult:
         """The cold-resume read: the workspace row and the resume state rebuilt only from the
         worktree (the handoff when present, else task-progress.md + init.sh); `resume` and
-        `handoff` are None when the worktree is not checked out."""
+        `handoff` are None when the worktree is not checked out. `review`: the reviewers'
+        comments anchored to lines, from the board (they are in REVIEW.md too)."""
         _, ws = self._workspace(task_id)
         path, problem = self._checkout(ws)
         warnings = [problem] if problem else []
         if path is None:
             return ResumeResult(workspace=ws, resume=None, handoff=None, live=False,
-                                warnings=warnings)  # fmt: skip
+                                warnings=warnings,
+                                review=review_entries(self.board.comments(task_id)))  # fmt: skip
         lock, busy = self._read_lock(Path(ws.repo_path), task_id, "resume")
         try:
             resume, handoff = sor.resume_state(path)
@@ -682,8 +800,9 @@ class Worktrees:
         if busy:
             warnings.append(f"the worktree is busy ({busy.get('purpose')}); read without waiting")
         return ResumeResult(
-            workspace=ws, resume=resume, handoff=handoff, live=True, warnings=warnings
-        )
+            workspace=ws, resume=resume, handoff=handoff, live=True, warnings=warnings,
+            review=review_entries(self.board.comments(task_id)),
+        )  # fmt: skip
 
     # -- pause ----------------------------------------------------------------------------------
 

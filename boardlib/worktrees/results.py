@@ -83,6 +83,7 @@ class ResumeResult(Record):
     handoff: dict[str, Any] | None
     live: bool
     warnings: list[str] = field(default_factory=list)
+    review: list[dict[str, Any]] = field(default_factory=list)  # anchored review comments
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 
 A task's state lives in its worktree, not in a chat history: `TASK.md` (what to do),
 `task-progress.md` (done / broken / next), `DECISIONS.json`, `init.sh` (set-up, and the
-`VERIFY_CMD`/`START_CMD` the gate and a newcomer use), `VERIFICATION.md` (the gate's log) and, at
-clock-out, `AGENT_HANDOFF.json`. A fresh runtime or a person resumes from these alone.
+`VERIFY_CMD`/`START_CMD` the gate and a newcomer use), `VERIFICATION.md` (the gate's log), at
+clock-out `AGENT_HANDOFF.json`, and `REVIEW.md` (reviewers' comments anchored to lines, written by
+kanban). A fresh runtime or a person resumes from these alone.
 
 These files are bookkeeping, not deliverables: diffs and the "is there any work?" test exclude them.
 Reads go through `read_sor_file`, which accepts only these names and never follows a symlink, so a
@@ -24,17 +25,19 @@ DECISIONS_JSON = "DECISIONS.json"
 INIT_SH = "init.sh"
 VERIFICATION_MD = "VERIFICATION.md"
 HANDOFF_JSON = "AGENT_HANDOFF.json"
+REVIEW_MD = "REVIEW.md"  # the reviewers' comments anchored to lines, written by kanban
 
-# In the order the drawer shows them. The scaffold writes all but the handoff.
+# In the order the drawer shows them. The scaffold writes all but the handoff and the review.
 SOR_FILES: tuple[str, ...] = (
     TASK_MD,
+    REVIEW_MD,
     PROGRESS_MD,
     DECISIONS_JSON,
     INIT_SH,
     VERIFICATION_MD,
     HANDOFF_JSON,
 )
-SCAFFOLD_FILES: tuple[str, ...] = SOR_FILES[:-1]
+SCAFFOLD_FILES: tuple[str, ...] = (TASK_MD, PROGRESS_MD, DECISIONS_JSON, INIT_SH, VERIFICATION_MD)
 
 SOR_READ_LIMIT = 256 * 1024  # bytes shown per file; a larger file is truncated with a note
 

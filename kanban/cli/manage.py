@@ -5,6 +5,7 @@ import click
 
 from boardlib import transitions
 from boardlib.actors import OPERATOR
+from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
 from .options import actor_option, epoch_option, split_ids, task_id_argument
@@ -225,11 +226,40 @@ def restore(task_id: str, actor: str) -> None:
 @task_id_argument
 @click.option("--body", "-m", required=True, metavar="TEXT")
 @click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Author (an agent).")
+@click.option("--path", metavar="FILE", help="A review comment: the file it is about.")
+@click.option("--line", type=int, metavar="N", help="The line of --path it is about.")
+@click.option(
+    "--side",
+    type=Choice(ANCHOR_SIDES),
+    help="The diff side of --line: new (default) or old (a removed line).",
+)
+@click.option("--line-text", metavar="TEXT", help="The line's text, to find it after edits.")
 @global_options
-def comment(task_id: str, body: str, agent: str | None) -> None:
-    """Add a comment (as an agent with --agent)."""
+def comment(
+    task_id: str,
+    body: str,
+    agent: str | None,
+    path: str | None,
+    line: int | None,
+    side: str | None,
+    line_text: str | None,
+) -> None:
+    """Add a comment (as an agent with --agent).
+
+    With --path (and --line) it is a review comment anchored to that line of the task's diff:
+    the agent sees it in `task view`, `task workspace resume` and its worktree's REVIEW.md.
+    """
+    author_type = "agent" if agent else "user"
+    if path is None and line is None and side is None and line_text is None:
+        with open_board() as board:
+            note = board.add_comment(task_id, body, author_agent_id=agent, author_type=author_type)
+        emit(note.to_json(), kind="record")
+        return
+    from boardlib.worktrees import Worktrees
+
     with open_board() as board:
-        note = board.add_comment(
-            task_id, body, author_agent_id=agent, author_type="agent" if agent else "user"
-        )
+        note = Worktrees(board).add_comment(
+            task_id, body, author_agent_id=agent, author_type=author_type,
+            path=path, line=line, side=side, line_text=line_text,
+        )  # fmt: skip
     emit(note.to_json(), kind="record")

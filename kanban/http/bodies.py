@@ -15,7 +15,8 @@ from boardlib import transitions as t
 from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
 from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
 from boardlib.naming import camel
-from boardlib.records import AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
+from boardlib.records import ANCHOR_SIDES, AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
+from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
@@ -47,6 +48,14 @@ Outcome = Annotated[
     str,
     _one_of(EXECUTION_OUTCOMES),
     Field(json_schema_extra={"enum": list(EXECUTION_OUTCOMES)}),
+]
+Side = Annotated[str, _one_of(ANCHOR_SIDES), Field(json_schema_extra={"enum": list(ANCHOR_SIDES)})]
+AnchorPath = Annotated[
+    str, Field(min_length=1, max_length=PATH_MAX, description="The file, from the repository's top")
+]
+AnchorLine = Annotated[int, Field(ge=1, le=LINE_MAX, description="The line of the file")]
+LineText = Annotated[
+    str, Field(max_length=LINE_TEXT_MAX, description="The line's text, to find it after edits")
 ]
 Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
@@ -131,9 +140,30 @@ class UpdateTaskBody(Body):
 
 
 class CommentBody(Body):
+    """Seed 003's `commentBody`; with `path` (and `line`, `side`, `lineText`) a review comment
+    anchored to a line of the task's diff."""
+
     body: RequiredText
     author_agent_id: Name | None = None
     author_type: AuthorType | None = None
+    path: AnchorPath | None = None
+    line: AnchorLine | None = None
+    side: Side | None = None
+    line_text: LineText | None = None
+
+    @property
+    def anchored(self) -> bool:
+        return any(v is not None for v in (self.path, self.line, self.side, self.line_text))
+
+
+class ReviewCommentBody(Body):
+    """One review comment a reject carries, anchored to a file (and a line of it)."""
+
+    path: AnchorPath
+    body: RequiredText
+    line: AnchorLine | None = None
+    side: Side | None = None
+    line_text: LineText | None = None
 
 
 class CreateExecutionBody(Body):
@@ -240,6 +270,7 @@ class ReviewBody(Body):
 
 class RejectBody(ReviewBody):
     reason: RequiredText
+    comments: Annotated[list[ReviewCommentBody], Field(max_length=NOTES_MAX)] | None = None
 
 
 class UnblockBody(Body):

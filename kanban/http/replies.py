@@ -109,6 +109,19 @@ class TaskReply(Reply):
     task: Task
 
 
+class ReviewComment(Reply):
+    """A comment anchored to a line of the task's diff, as an agent acts on it."""
+
+    comment_id: str = Field(alias="commentId")
+    path: str
+    line: int | None
+    side: str
+    line_text: str | None = Field(alias="lineText")
+    body: str
+    author: str
+    created_at: int = Field(alias="createdAt")
+
+
 class TaskDetail(Reply):
     """One task with its comments (oldest first), its parent chain (nearest first), and, beyond
     the seed, the tasks it waits on and the tasks waiting on it."""
@@ -118,6 +131,7 @@ class TaskDetail(Reply):
     ancestors: list[Ancestor]
     dependencies: list[LinkedTask]
     dependents: list[LinkedTask]
+    review: list[ReviewComment] = []
 
 
 class CommentReply(Reply):
@@ -183,6 +197,7 @@ class Resumed(Reply):
     workspace: Workspace
     resume: dict[str, Any] | None
     handoff: dict[str, Any] | None
+    review: list[ReviewComment] = []
 
 
 class Paused(Reply):
@@ -208,6 +223,7 @@ class WorkspaceDetail(Reply):
     diff_stat: DiffStat | None = Field(alias="diffStat")
     diff: str
     diff_truncated: bool = Field(default=False, alias="diffTruncated")
+    review: list[ReviewComment] = []
 
 
 class EventPage(Reply):

@@ -24,7 +24,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from boardlib import transitions
 from boardlib.budgets import TOKENS_MAX, USD_MAX
@@ -32,6 +32,7 @@ from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.location import DatabaseUrl
 from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
+from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.results import GitFailure
 from kanban.documents import verdicts_as_objects
@@ -71,6 +72,24 @@ Description = Annotated[
     Field(description="What done looks like: context, acceptance criteria.", max_length=TEXT_MAX),
 ]
 Priority = Annotated[int, Field(description="Higher is claimed first (default 0).")]
+AnchorPath = Annotated[
+    str | None,
+    Field(description="The file of the diff it is about.", min_length=1, max_length=PATH_MAX),
+]
+AnchorLine = Annotated[
+    int | None, Field(description="The line of that file (new side).", ge=1, le=LINE_MAX)
+]
+
+
+class LineComment(BaseModel):
+    """One review comment a reject carries."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: Annotated[str, Field(min_length=1, max_length=PATH_MAX)]
+    line: Annotated[int | None, Field(ge=1, le=LINE_MAX)] = None
+    body: Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+
+
 ClaimedBy = Annotated[
     str | None,
     Field(description="Who may claim it (default: any role).", max_length=NAME_MAX),
@@ -443,10 +462,13 @@ class BoardTools:
         body: Annotated[
             str, Field(description="The comment, plain text.", min_length=1, max_length=TEXT_MAX)
         ],
+        path: AnchorPath = None,
+        line: AnchorLine = None,
     ) -> CallToolResult:
         """Leave a comment on any task (a question, a finding, a note for its holder or
-        reviewer). It does not renew a lease: on your own task, use log_progress."""
-        return call_board(lambda: self.session.add_comment(task_id, body))
+        reviewer); with path and line, a review comment on that line of its diff. It does not
+        renew a lease: on your own task, use log_progress."""
+        return call_board(lambda: self.session.add_comment(task_id, body, path=path, line=line))
 
     def link_dependency(
         self,
@@ -483,10 +505,18 @@ class BoardTools:
                 max_length=TEXT_MAX,
             ),
         ],
+        comments: Annotated[
+            list[LineComment] | None,
+            Field(
+                description="Review comments on lines of the diff, kept with the reason.",
+                max_length=NOTES_MAX,
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Send finished work another agent completed back to todo for a fresh attempt, saying
-        what must change. Never judge your own work (self_review)."""
-        return call_board(lambda: self.session.reject_task(task_id, reason))
+        what must change (and where: comments). Never judge your own work (self_review)."""
+        notes = [note.model_dump(exclude_none=True) for note in comments or ()]
+        return call_board(lambda: self.session.reject_task(task_id, reason, comments=notes))
 
     # -- landing ---------------------------------------------------------------------------------
 

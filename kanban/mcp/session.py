@@ -242,8 +242,18 @@ class AgentSession:
 
     # -- collaboration and review ---------------------------------------------------------------
 
-    def add_comment(self, task_id: str, body: str) -> Doc:
-        return self.board.add_comment(task_id, body, author_agent_id=self.agent).to_json()
+    def add_comment(
+        self, task_id: str, body: str, *, path: str | None = None, line: int | None = None
+    ) -> Doc:
+        if path is None and line is None:
+            return self.board.add_comment(task_id, body, author_agent_id=self.agent).to_json()
+        from boardlib.worktrees import Worktrees  # REVIEW.md in the worktree too
+
+        return (
+            Worktrees(self.board)
+            .add_comment(task_id, body, author_agent_id=self.agent, path=path, line=line)
+            .to_json()
+        )
 
     def link_dependency(self, task_id: str, depends_on: str) -> Doc:
         return self.board.link_dependency(task_id, depends_on, actor=self.agent).to_json()
@@ -279,5 +289,10 @@ class AgentSession:
     def sync_workspace(self, task_id: str, *, strategy: str = "merge") -> Doc:
         return self._trees().sync(task_id, actor=self.agent, strategy=strategy).to_json()
 
-    def reject_task(self, task_id: str, reason: str) -> Doc:
-        return self.board.reject(task_id, self.agent, reason).to_json()
+    def reject_task(
+        self, task_id: str, reason: str, *, comments: Sequence[dict[str, Any]] = ()
+    ) -> Doc:
+        if not comments:
+            return self.board.reject(task_id, self.agent, reason).to_json()
+        # REVIEW.md in the worktree too
+        return self._trees().reject(task_id, self.agent, reason, comments=comments).to_json()

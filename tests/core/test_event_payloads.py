@@ -32,7 +32,7 @@ STORED: dict[str, set[str]] = {
     "task_restored": set(),
     "dep_linked": {"dependsOn"},
     "dep_unlinked": {"dependsOn"},
-    "comment_added": {"commentId"},
+    "comment_added": {"commentId", "path", "line"},
     "execution_started": {"executionId"},
     "execution_completed": {"executionId", "status", "costUsd", "agentId", "runtime"},
     "verification_recorded": {"status"},

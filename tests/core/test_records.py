@@ -17,7 +17,7 @@ def test_records_compare_and_print_like_dataclasses() -> None:
         hash(comment)
     assert repr(comment) == (
         "Comment(id='C-1', task_id='TASK-1', author_type='agent', body='x', created_at=1, "
-        "author_agent_id=None, tenant_id=None)"
+        "author_agent_id=None, tenant_id=None, path=None, line=None, side=None, line_text=None)"
     )
 
 

@@ -279,7 +279,9 @@ def test_detail_serves_only_sor_files_and_the_diff(api: Api, repo: Path, tmp_pat
     answer = api.client.get(f"/api/board/{task_id}/workspace/detail")
     assert answer.status_code == 200
     body = answer.json()
-    assert set(body) == {"ok", "workspace", "sorFiles", "diffStat", "diff", "diffTruncated"}
+    assert set(body) == {
+        "ok", "workspace", "sorFiles", "diffStat", "diff", "diffTruncated", "review",
+    }  # fmt: skip
     assert set(body["sorFiles"]) <= set(SOR_FILES)
     assert "TASK.md" in body["sorFiles"] and "DECISIONS.json" not in body["sorFiles"]
     assert "do not serve me" not in answer.text

@@ -18,6 +18,7 @@ def test_detail_shows_sor_files_and_a_diff_that_excludes_them(env):
     (path / "task-progress.md").write_text("## Done\n- a lot\n")
     (path / "DECISIONS.json").write_text('[{"decision": "x"}]\n')
     env.trees.write_handoff(task_id, {"handoffFrom": "alice", "runtime": "r"})
+    env.trees.add_comment(task_id, "why 41?", path="app.py", line=2)  # REVIEW.md
 
     detail = env.trees.detail(task_id)
     assert detail.live and detail.busy is None and detail.warnings == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
-from boardlib.worktrees import SOR_FILES
+from boardlib.worktrees.sor import SCAFFOLD_FILES
 from tests.worktrees.conftest import git, make_repo, repo_state
 
 
@@ -30,7 +30,7 @@ def test_provision_creates_branch_worktree_and_scaffold_outside_the_repo(env):
     assert git(path, "rev-parse", "HEAD") == made.worktree.base_commit
     assert git(path, "status", "--porcelain") == ""  # the scaffold is committed: the baseline
     scaffold = git(path, "show", "--name-only", "--format=", "HEAD").splitlines()
-    assert sorted(scaffold) == sorted(SOR_FILES[:-1])
+    assert sorted(scaffold) == sorted(SCAFFOLD_FILES)
     assert git(path, "rev-parse", "HEAD~1") == git(env.repo, "rev-parse", "HEAD")
     assert "Fix the answer" in (path / "TASK.md").read_text()
     assert "Make answer() right." in (path / "TASK.md").read_text()

@@ -124,7 +124,10 @@ def approve(
 @_verb("reject", "Send the work back to todo with a reason (never by one of its builders)")
 def reject(task_id: str, body: RejectBody, who: Who) -> JSONResponse:
     reviewer = who.reviewer(body.agent)
-    return _task(who.board.reject(task_id, reviewer, body.reason, epoch=body.epoch))
+    if not body.comments:
+        return _task(who.board.reject(task_id, reviewer, body.reason, epoch=body.epoch))
+    notes = [note.model_dump(exclude_none=True) for note in body.comments]
+    return _task(who.trees.reject(task_id, reviewer, body.reason, epoch=body.epoch, comments=notes))
 
 
 @_verb("block", "The holder cannot go on: blocked with a reason")

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from boardlib.config import minutes_to_ms
 from boardlib.errors import Reason
+from boardlib.review import review_entries
 
 from ..bodies import (
     ClaimBody,
@@ -110,6 +111,7 @@ def get_task(task_id: TaskId, who: Who) -> JSONResponse:
             "ancestors": [ancestor.to_json() for ancestor in view.ancestors],
             "dependencies": [linked.to_json() for linked in view.dependencies],
             "dependents": [linked.to_json() for linked in view.dependents],
+            "review": review_entries(view.comments),
         }
     )
 
@@ -173,14 +175,20 @@ def update_task(
     "/{task_id}/comments",
     response_model=None,
     responses={200: {"model": CommentReply}, **error_responses("plain", 403, 404)},
-    summary="Add a comment",
+    summary="Add a comment (with path and line: a review comment anchored to that line)",
 )
 @envelope("plain", not_found="task not found")
 def add_comment(task_id: TaskId, body: CommentBody, who: Who) -> JSONResponse:
     author, author_type = who.comment_author(body.author_agent_id, body.author_type)
-    comment = who.board.add_comment(
-        task_id, body.body, author_agent_id=author, author_type=author_type
-    )
+    if not body.anchored:
+        comment = who.board.add_comment(
+            task_id, body.body, author_agent_id=author, author_type=author_type
+        )
+    else:  # a review comment: REVIEW.md in the worktree is rewritten too
+        comment = who.trees.add_comment(
+            task_id, body.body, author_agent_id=author, author_type=author_type,
+            path=body.path, line=body.line, side=body.side, line_text=body.line_text,
+        )  # fmt: skip
     return reply({"ok": True, "comment": comment.to_json()})
 
 

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse
 
 from boardlib.errors import wrong_state
 from boardlib.models import AgentHandoff
+from boardlib.review import review_entries
 
 from ..bodies import ProvisionBody, WorkspaceActionBody
 from ..deps import Who
@@ -49,6 +50,7 @@ def workspace_detail(task_id: str, who: Who) -> JSONResponse:
             "diffStat": None if detail.diff_stat is None else detail.diff_stat.to_json(),
             "diff": detail.diff,
             "diffTruncated": detail.diff_truncated,
+            "review": review_entries(who.board.comments(task_id)),
         }
     )
 
@@ -88,6 +90,7 @@ def resume(task_id: str, who: Who) -> JSONResponse:
             "workspace": state.workspace.to_json(),
             "resume": state.resume,
             "handoff": state.handoff,
+            "review": state.review,
         }
     )
 
