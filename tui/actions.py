@@ -371,15 +371,26 @@ class TaskActions:
                     success=f"{task.id} rejected: back to todo",
                 )
 
+        lines = len(self.review_round())
+        with_lines = (
+            f" The {lines} line comment{'s' if lines != 1 else ''} made since the last review go "
+            "back with it (the agent reads them in REVIEW.md in its worktree)."
+            if lines
+            else ""
+        )
         app.push_screen(
             PromptDialog(
                 f"Reject {task.id}",
                 f"Why? Kept on the task as a comment by {app.operator}; the task goes back to "
-                "todo for a fresh attempt.",
+                f"todo for a fresh attempt.{with_lines}",
                 multiline=True,
             ),
             rejected,
         )
+
+    def review_round(self) -> list[Any]:
+        """The line comments a reject now sends back (the drawer knows them; the board not)."""
+        return []
 
     def action_comment(self) -> None:
         task = self._target_task()

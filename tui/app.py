@@ -52,6 +52,7 @@ from .live import (
 )
 from .marks import Marks
 from .prefetch import RECENT_EVENTS, Prefetch
+from .settings import load_settings, save_setting
 
 T = TypeVar("T")
 
@@ -91,6 +92,7 @@ class KanbanApp(App[None]):
         clock: Clock | None = None,
         operator: str | None = None,
         user_keymap: dict[str, str] | None = None,
+        view_settings: dict[str, Any] | None = None,
         prefetch: Prefetch | None = None,
         on_terminal_gone: Callable[[], object] | None = None,
         open_task: str | None = None,
@@ -133,6 +135,9 @@ class KanbanApp(App[None]):
         self._binding_signature: object = None
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
         self.set_keymap(self.user_keymap)
+        # The operator's view preferences (`tui.settings`); given ones (a test's) are not saved.
+        self._saves_settings = view_settings is None
+        self.view_settings = load_settings() if view_settings is None else dict(view_settings)
         self.theme = theme or DEFAULT_THEME
 
     # -- wiring ---------------------------------------------------------------------------------
@@ -607,6 +612,14 @@ class KanbanApp(App[None]):
             task_id, tab = self.screen.drawer.task_id, self.screen.drawer.active_tab
             self.pop_screen()
             self.open_drawer(task_id, tab)
+
+    def remember_setting(self, key: str, value: Any) -> None:
+        """Keep a view preference for next time (`tui.settings`, beside the keymap)."""
+        self.view_settings[key] = value
+        if self._saves_settings:
+            problem = save_setting(key, value)
+            if problem:
+                self.notify(f"Not saved for next time: {problem}", severity="warning", timeout=5)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -4,20 +4,23 @@ never git or SQL of its own.
 Two reads, because they cost very differently:
 - `read_task`: the task with everything around it (`Board.view`), its events and audit rows
   (the History tab). A few SQLite reads, done again whenever the live feed says the task changed.
-- `read_workspace`: `Worktrees.detail` (the SoR files, the diff against the baseline, the checkout
-  state) with the diff parsed into files and hunks. It runs git, so it is read only while the
+- `read_workspace`: `Worktrees.detail` (the SoR files, the whole diff against the baseline up to
+  `DIFF_LIMIT`, files over `FILE_LIMIT` left out and summarised, the checkout state) with the diff
+  indexed by line (`index_diff`: no object per line). It runs git, so it is read only while the
   Files or Diff tab is on screen, and again only when `Worktrees.fingerprint` (one `git status`)
   says the worktree changed: agents edit files without touching the database.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from boardlib import Board, BoardError, Reason
 from boardlib.records import AuditEntry, Event, TaskView
 from boardlib.worktrees import CheckoutState, DetailResult, GitFailure, Worktrees
-from boardlib.worktrees.diffs import DiffFile, parse_diff
+from boardlib.worktrees.diffs import DiffIndex, index_diff
 
 EVENT_PAGE = 1000
+DIFF_LIMIT = 64 * 1024 * 1024  # the drawer reads the whole diff up to this (the HTTP route: 2 MB)
+FILE_LIMIT = 16 * 1024 * 1024  # a file larger than this (a generated bundle) is summarised
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +37,12 @@ class WorkspaceData:
     task_id: str
     fingerprint: str
     detail: DetailResult | None  # None: the task has no workspace
-    files: list[DiffFile] = field(default_factory=list)
+    index: DiffIndex | None = None
     problem: str | None = None  # why the workspace could not be read (git failed, unreadable diff)
+
+    @property
+    def paths(self) -> list[str]:
+        return [file.path for file in self.index.files] if self.index is not None else []
 
 
 def task_events(board: Board, task_id: str) -> list[Event]:
@@ -79,15 +86,12 @@ def read_workspace(board: Board, task_id: str) -> WorkspaceData:
     trees = Worktrees(board)
     mark = fingerprint(board, task_id)  # taken first: a change during the read is seen next time
     try:
-        detail = trees.detail(task_id)
+        detail = trees.detail(task_id, diff_limit_bytes=DIFF_LIMIT, file_limit_bytes=FILE_LIMIT)
     except BoardError as error:
         if error.reason == Reason.NOT_FOUND:
             return WorkspaceData(task_id, mark, None)
         return WorkspaceData(task_id, mark, None, problem=error.message)
     except (GitFailure, OSError) as error:
         return WorkspaceData(task_id, mark, None, problem=str(error))
-    try:
-        files = parse_diff(detail.diff, truncated=detail.diff_truncated)
-    except ValueError as error:
-        return WorkspaceData(task_id, mark, detail, problem=str(error))
-    return WorkspaceData(task_id, mark, detail, files)
+    index = index_diff(detail.diff, truncated=detail.diff_truncated)
+    return WorkspaceData(task_id, mark, detail, index)

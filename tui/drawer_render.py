@@ -23,6 +23,7 @@ from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
 from boardlib.records import EXECUTION_RUNNING, AuditEntry, Comment, Event, Execution, TaskView
+from boardlib.review import anchor_of, review_comments
 from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
@@ -119,6 +120,29 @@ def runs_summary(executions: Sequence[Execution]) -> Text:
     line = Text(f"  {len(executions)} run(s), {money(cost)} in total", style="")
     line.append("  (4 Runs)", style="dim")
     return line
+
+
+def review_block(view: TaskView, now_ms: int) -> list[RenderableType]:
+    """The Overview's Review section: each comment anchored to a line, under `file:line`, with
+    the line's text as it was (empty when there is none)."""
+    anchored = review_comments(view.comments)
+    if not anchored:
+        return []
+    parts: list[RenderableType] = [heading(f"Review ({len(anchored)} on lines)")]
+    for comment in anchored:
+        found = anchor_of(comment)
+        assert found is not None
+        line = plain(f"  {found.label}", "bold")
+        who = comment.author_agent_id or comment.author_type
+        line.append(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
+        line.append_text(plain(who, "cyan"))
+        parts.append(line)
+        if found.line_text is not None:
+            parts.append(Padding(plain(f"│ {found.line_text.strip()}", "dim"), (0, 0, 0, 4)))
+        parts.append(Padding(plain(comment.body, multiline=True), (0, 0, 0, 4)))
+    parts.append(Text("  3 Diff shows each under its line; the agent reads them in REVIEW.md",
+                      style="dim"))  # fmt: skip
+    return parts
 
 
 def comments_block(view: TaskView, now_ms: int) -> list[RenderableType]:

@@ -23,6 +23,9 @@ KEY_NAMES = {
     "escape": "esc",
     "left_square_bracket": "[",
     "right_square_bracket": "]",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
+    "exclamation_mark": "!",
 }
 
 

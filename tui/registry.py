@@ -31,6 +31,7 @@ PICKER = "picker"
 MOVE = "move"
 FILTER = "filter"
 STATS = "stats"
+SEARCH = "search"  # the drawer's search line
 
 TaskTest = Callable[[Task], bool]
 
@@ -53,6 +54,9 @@ class Action:
     palette: str | None = None  # the palette's title; "{task}" names the selected task
     palette_help: str = ""
     priority: bool = False
+    # Shares its keys with this action, listed after it: where this one does not apply (its
+    # check says False), the key is that one's (`n`: the next match, else the next file).
+    yields_to: str | None = None
 
     @property
     def name(self) -> str:
@@ -263,8 +267,92 @@ ACTIONS: tuple[Action, ...] = (
     _drawer(
         "drawer.previous_tab", "cycle(-1)", "Previous tab", "left_square_bracket", key_display="["
     ),
+    # Reviewing in depth. A key two actions share goes to the first that applies here: `n` is
+    # the next match while a search is on, else the next file; `o` opens the editor on the Diff
+    # and Files tabs, else the link menu; `c` on a diff line comments on that line.
+    _drawer(
+        "drawer.search",
+        "search",
+        "Search this tab",
+        "slash",
+        key_display="/",
+        footer=(DRAWER,),
+        palette="Search the drawer's tab",
+        palette_help="diff, files, runs or history; n/N between matches",
+    ),
+    _drawer("drawer.next_match", "next_match(1)", "Next match", "n", yields_to="drawer.next_file"),
+    _drawer("drawer.previous_match", "next_match(-1)", "Previous match", "N"),
     _drawer("drawer.next_file", "next_file", "Next file (diff)", "n"),
     _drawer("drawer.previous_file", "previous_file", "Previous file (diff)", "p"),
+    _drawer(
+        "drawer.wrap",
+        "toggle_wrap",
+        "Wrap long lines",
+        "w",
+        palette="Wrap the diff's long lines, or not",
+        palette_help="kept for next time",
+    ),
+    _drawer(
+        "drawer.pan_left",
+        "pan(-1)",
+        "Scroll the diff left",
+        "less_than_sign,shift+left,left,h",
+        key_display="<",
+    ),
+    _drawer(
+        "drawer.pan_right",
+        "pan(1)",
+        "Scroll the diff right",
+        "greater_than_sign,shift+right,right,l",
+        key_display=">",
+    ),
+    _drawer(
+        "drawer.side_by_side",
+        "toggle_side_by_side",
+        "Side by side",
+        "s",
+        palette="Show the diff side by side (old | new)",
+        palette_help="from 160 columns",
+    ),
+    _drawer(
+        "drawer.editor",
+        "open_editor",
+        "Open in $EDITOR",
+        "o",
+        writes=True,
+        yields_to="drawer.links",
+        palette="Open the selected file in your editor",
+        palette_help="at the selected line; the board is back when you leave it",
+    ),
+    _drawer(
+        "drawer.pager",
+        "open_pager",
+        "Diff in $PAGER",
+        "O",
+        palette="Read the whole diff in your pager",
+        palette_help="$PAGER, else less -R, in the terminal's colours",
+    ),
+    _drawer(
+        "drawer.shell",
+        "open_shell",
+        "Shell in the worktree",
+        "exclamation_mark",
+        key_display="!",
+        writes=True,
+        palette="Open a shell in the task's worktree",
+        palette_help="$SHELL; the board is back when you exit",
+    ),
+    _drawer(
+        "drawer.line_comment",
+        "comment_line",
+        "Comment on this line",
+        "c",
+        footer=(DRAWER,),
+        writes=True,
+        yields_to="task.comment",
+        palette="Comment on the selected diff line",
+        palette_help="anchored to file:line; the agent sees it",
+    ),
     _drawer("drawer.links", "links", "Go to a linked task", "o"),
     _drawer("drawer.board", "focus_board", "To the board", "tab", footer=(DRAWER,)),
     # What can be done to the selected task: on the board and in the drawer alike.
@@ -432,6 +520,7 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("picker.cancel", "cancel", "Back", "escape", PICKER),
     _dialog("info.close", "close", "Close", "escape,enter,q", INFO),
     _dialog("filter.clear", "clear_filter", "Clear filter", "escape", FILTER),
+    _dialog("search.cancel", "cancel", "Back", "escape", SEARCH),
     _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
     _dialog("help.up", "scroll(-1)", "Up", "k,up", HELP),
     _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),

@@ -139,22 +139,49 @@ def _progress(done: list[str], broken: list[str], next_step: str) -> str:
     return "\n".join(lines)
 
 
-def _big_diff(worktree: Path, lines: int) -> None:
-    """`lines` changed lines over 40 files: the benchmark's 20,000-line diff."""
-    per_file = max(1, lines // 40)
-    for index in range(40):
-        body = "".join(
-            f"value_{index}_{n} = compute({n}, 'generated line {n} of file {index}')\n"
-            for n in range(per_file)
-        )
-        _write(worktree, f"generated/module_{index:02d}.py", body)
+LONG_LINE = "long_line = [" + ", ".join(f"'item {n:03d}'" for n in range(23)) + "]  # END_OF_LONG"
+
+
+def _big_diff(worktree: Path, lines: int, *, files: int = 40) -> None:
+    """`lines` changed lines over `files` files (the benchmark's 20,000-line diff), each line
+    marked `BIGMARK <its number>` for search, then one file with a 300-character line."""
+    per_file = max(1, lines // files)
+    number = 0
+    for index in range(files):
+        parts = []
+        for n in range(per_file):
+            parts.append(
+                f"value_{index}_{n} = compute({n}, 'generated line {n} of file {index}')"
+                f"  # BIGMARK {number}\n"
+            )
+            number += 1
+        _write(worktree, f"generated/module_{index:02d}.py", "".join(parts))
+    _write(worktree, "generated/wide.py", f"{LONG_LINE}\n")
+
+
+def _heavy_files(worktree: Path, generated_mb: int) -> None:
+    """A binary file and a generated file of `generated_mb` MB: each a one-line summary."""
+    (worktree / "assets").mkdir(parents=True, exist_ok=True)
+    (worktree / "assets" / "logo.png").write_bytes(bytes(range(256)) * 64)
+    line = "var bundle = " + "x" * 4083 + ";\n"  # 4 KB lines, as a minified bundle has
+    with (worktree / "assets" / "bundle.min.js").open("w") as handle:
+        for _ in range(generated_mb * 256):
+            handle.write(line)
 
 
 def build_review_board(
-    folder: Path, clock: ManualClock | None = None, *, big_diff: bool = False
+    folder: Path,
+    clock: ManualClock | None = None,
+    *,
+    big_diff: bool = False,
+    huge_lines: int = 0,
+    generated_mb: int = 0,
 ) -> ReviewBoard:
     """Build the board in `folder` (`board.db`, `shop/`, `worktrees/`); sets `KANBAN_WORKTREES`
-    in this process so the app finds the worktrees (as `kanban demo` does)."""
+    in this process so the app finds the worktrees (as `kanban demo` does). `big_diff` adds the
+    `big` task (a 20,000-line diff); `huge_lines` a `huge` task with that many lines (the
+    200,000-line benchmark); `generated_mb` a binary file and a generated file that large in
+    `big`'s worktree."""
     clock = clock or ManualClock(START_MS)
     folder.mkdir(parents=True, exist_ok=True)
     saved = {key: os.environ.get(key) for key in _git_env()}
@@ -165,7 +192,10 @@ def build_review_board(
         repo = _repository(folder / "shop")
         db = folder / "board.db"
         with Board(db, clock=clock) as board:
-            ids = _build(board, clock, repo, big_diff=big_diff)
+            ids = _build(
+                board, clock, repo, big_diff=big_diff, huge_lines=huge_lines,
+                generated_mb=generated_mb,
+            )  # fmt: skip
     finally:
         for key, value in saved.items():
             if value is None:
@@ -175,7 +205,15 @@ def build_review_board(
     return ReviewBoard(db=db, repo=repo, worktrees=worktrees, ids=ids)
 
 
-def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> dict[str, str]:
+def _build(
+    board: Board,
+    clock: ManualClock,
+    repo: Path,
+    *,
+    big_diff: bool,
+    huge_lines: int = 0,
+    generated_mb: int = 0,
+) -> dict[str, str]:
     items = [
         PlanItem("base", "Price the catalogue in cents", role="backend", priority=3),
         PlanItem(
@@ -199,6 +237,8 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
     ]
     if big_diff:
         items.append(PlanItem("big", "Regenerate the bindings", role="backend"))
+    if huge_lines:
+        items.append(PlanItem("huge", "Vendor the generated protocol", role="backend"))
     ids = {key: task.id for key, task in board.create_plan(items).items()}
     trees = Worktrees(board, verify_timeout_s=60)
 
@@ -295,4 +335,10 @@ def _build(board: Board, clock: ManualClock, repo: Path, *, big_diff: bool) -> d
         task = board.claim(ids["big"], BUILDER, runtime="claude-code")
         made = trees.provision(ids["big"], repo, actor=BUILDER)
         _big_diff(Path(made.worktree.worktree_path), 20_000)
+        if generated_mb:
+            _heavy_files(Path(made.worktree.worktree_path), generated_mb)
+    if huge_lines:
+        board.claim(ids["huge"], BUILDER, runtime="claude-code")
+        made = trees.provision(ids["huge"], repo, actor=BUILDER)
+        _big_diff(Path(made.worktree.worktree_path), huge_lines, files=100)
     return ids

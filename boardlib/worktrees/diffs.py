@@ -14,6 +14,7 @@ Measured (2-core machine, Python 3.11): a 20,000-line diff of 40 files parses in
 
 import io
 import re
+from array import array
 from dataclasses import dataclass, field
 
 from ..records import Record
@@ -141,8 +142,8 @@ def parse_diff(text: str, *, truncated: bool = False) -> list[DiffFile]:
         raise ValueError(f"not a readable unified diff: {error}") from None
     files: list[DiffFile] = []
     for patched in patch:
-        source = _strip_prefix(patched.source_file)
-        target = _strip_prefix(patched.target_file)
+        source = _side(patched.source_file) if patched.source_file else None
+        target = _side(patched.target_file) if patched.target_file else None
         if patched.is_added_file:
             change = NEW
         elif patched.is_removed_file:
@@ -190,3 +191,240 @@ def parse_diff(text: str, *, truncated: bool = False) -> list[DiffFile]:
     if cut and files:
         files[-1].cut = True
     return files
+
+
+# -- a diff of any size, indexed by line ---------------------------------------------------------
+
+# What each line of a unified diff is, one byte per line in `DiffIndex.kinds`.
+META = 0  # a file's header lines (diff --git, index, ---, +++, mode, rename): not shown as such
+HUNK = 1  # @@ -a,b +c,d @@
+ADDED_LINE = 2
+REMOVED_LINE = 3
+CONTEXT_LINE = 4
+NO_NEWLINE_LINE = 5
+_SIGNS = {
+    ADDED: ADDED_LINE, REMOVED: REMOVED_LINE, CONTEXT: CONTEXT_LINE, NO_NEWLINE: NO_NEWLINE_LINE
+}  # fmt: skip
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+@dataclass(slots=True)
+class IndexedFile:
+    """One file of an indexed diff: its name and change, and where its lines are (`start`: its
+    first hunk's header; `end`: one past its last line; equal when it has no hunk)."""
+
+    path: str
+    change: str
+    start: int
+    end: int
+    old_path: str | None = None
+    binary: bool = False
+    cut: bool = False
+    insertions: int = 0
+    deletions: int = 0
+
+
+@dataclass(slots=True)
+class DiffIndex:
+    """A unified diff as its lines plus one compact entry per line: what it is, its old and new
+    line numbers (0 for none) and its file. Built in one pass with no object per line, so a
+    200,000-line diff costs a few hundred milliseconds and tens of megabytes, and a viewer reads
+    any line at once (see `index_diff`). `parse_diff` is the reference it agrees with."""
+
+    lines: list[str]
+    kinds: bytearray
+    old_no: "array[int]"
+    new_no: "array[int]"
+    files: list[IndexedFile]
+    highest: int = 0  # the largest line number, for the width of a gutter
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def _unquote(name: str) -> str:
+    """A path as git writes it in a header: C-quoted (`"a/\\303\\251.txt"`) when it holds
+    unusual bytes."""
+    if not (name.startswith('"') and name.endswith('"') and len(name) >= 2):
+        return name
+    out = bytearray()
+    body = name[1:-1]
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char != "\\" or index + 1 >= len(body):
+            out += char.encode("utf-8", "surrogateescape")
+            index += 1
+            continue
+        following = body[index + 1]
+        if following in "01234567" and index + 3 < len(body) + 1:
+            out.append(int(body[index + 1 : index + 4], 8) & 0xFF)
+            index += 4
+        else:
+            out.append(_ESCAPES.get(following, ord(following)))
+            index += 2
+    return out.decode("utf-8", errors="replace")
+
+
+def _side(value: str) -> str | None:
+    """The path of a `---`/`+++` line (git ends it with a tab when it holds a space)."""
+    if value.startswith('"'):
+        return _strip_prefix(_unquote(value.rstrip("\t")))
+    return _strip_prefix(value.split("\t", 1)[0])
+
+
+def _git_line_paths(line: str) -> tuple[str | None, str | None]:
+    """The two paths of `diff --git a/X b/Y` when they can be read back (quoted, or the same
+    path twice); the `---`/`+++` and rename lines say it better when present."""
+    rest = line[len("diff --git ") :]
+    if rest.startswith('"'):
+        end = rest.find('" ', 1)
+        while end > 0 and rest[end - 1] == "\\":
+            end = rest.find('" ', end + 1)
+        if end > 0:
+            old, new = rest[: end + 1], rest[end + 2 :]
+            return _strip_prefix(_unquote(old)), _strip_prefix(_unquote(new))
+        return None, None
+    half = (len(rest) - 1) // 2
+    if rest[half : half + 1] == " " and rest[2:half] == rest[half + 3 :]:
+        return _strip_prefix(rest[:half]), _strip_prefix(rest[half + 1 :])
+    return None, None
+
+
+def index_diff(text: str, *, truncated: bool = False) -> DiffIndex:
+    """Index a unified diff (git's format) by line. `truncated`: the text was cut at a byte cap,
+    so the last file is marked `cut` (its last hunk simply ends where the text does)."""
+    lines = text.split("\n")  # never splitlines(): a form feed or U+2028 is not a line break
+    if lines and lines[-1] == "":
+        lines.pop()
+    count = len(lines)
+    kinds = bytearray(count)
+    old_no = array("l", bytes(count * array("l").itemsize))
+    new_no = array("l", old_no)
+    files: list[IndexedFile] = []
+    signs = _SIGNS
+    current: IndexedFile | None = None
+    in_hunk = False
+    old = new = highest = added = removed = 0
+    old_name: str | None = None
+    new_name: str | None = None
+    for number, line in enumerate(lines):
+        if in_hunk:
+            kind = signs.get(line[:1])
+            if kind is not None:
+                kinds[number] = kind
+                if kind == CONTEXT_LINE:
+                    old += 1
+                    new += 1
+                    old_no[number] = old
+                    new_no[number] = new
+                elif kind == ADDED_LINE:
+                    new += 1
+                    added += 1
+                    new_no[number] = new
+                elif kind == REMOVED_LINE:
+                    old += 1
+                    removed += 1
+                    old_no[number] = old
+                continue
+            in_hunk = False
+        if line.startswith("diff --git "):
+            if current is not None:
+                _finish(current, number, old_name, new_name, added, removed)
+            added = removed = 0
+            old_name, new_name = _git_line_paths(line)
+            current = IndexedFile(path="", change=MODIFIED, start=-1, end=-1)
+            files.append(current)
+            continue
+        if current is None:
+            continue  # text before the first file (git writes none)
+        if line.startswith("@@ "):
+            match = _HUNK_HEADER.match(line)
+            if match is not None:
+                if current.start < 0:
+                    current.start = number
+                in_hunk = True
+                old, new = int(match[1]) - 1, int(match[3]) - 1
+                highest = max(highest, old + int(match[2] or 1), new + int(match[4] or 1))
+                kinds[number] = HUNK
+                continue
+        if current.start >= 0:
+            continue  # an odd line among the hunks: kept, shown as it is (META)
+        if line.startswith("--- "):
+            old_name = _side(line[4:])
+        elif line.startswith("+++ "):
+            new_name = _side(line[4:])
+        elif line.startswith("rename from "):
+            old_name = _unquote(line[12:])
+            current.change = RENAMED
+        elif line.startswith("rename to "):
+            new_name = _unquote(line[10:])
+            current.change = RENAMED
+        elif line.startswith("new file mode"):
+            current.change = NEW
+        elif line.startswith("deleted file mode"):
+            current.change = DELETED
+        elif line.startswith(("Binary files ", "GIT binary patch")):
+            current.binary = True
+    if current is not None:
+        _finish(current, count, old_name, new_name, added, removed)
+    if truncated and files:
+        last = files[-1]
+        if last.start == last.end and not _whole_without_hunks(lines, last.end):
+            files.pop()  # its header was cut: nothing of it is there
+            del kinds[last.end :]  # (its header lines stay META, outside every file)
+            kinds.extend(bytes(count - len(kinds)))
+        else:
+            last.cut = _hunk_cut(lines, kinds, last)
+    return DiffIndex(lines, kinds, old_no, new_no, files, highest)
+
+
+def _whole_without_hunks(lines: list[str], end: int) -> bool:
+    """Whether the header of the file section ending at `end` is complete though it has no hunk
+    (a pure rename, a mode change, a binary file), as `parse_diff` judges a cut diff."""
+    start = end
+    while start > 0 and not lines[start - 1].startswith("diff --git "):
+        start -= 1
+    section = "\n" + "\n".join(lines[start:end])
+    return any(mark in section for mark in _COMPLETE_WITHOUT_HUNKS) or "\n+++ " in section
+
+
+def _hunk_cut(lines: list[str], kinds: bytearray, file: IndexedFile) -> bool:
+    """Whether the file's last hunk ends before its header said it would (the cap cut it)."""
+    header = next((i for i in range(file.end - 1, file.start - 1, -1) if kinds[i] == HUNK), None)
+    if header is None:
+        return False
+    match = _HUNK_HEADER.match(lines[header])
+    assert match is not None
+    old = new = 0
+    for i in range(header + 1, file.end):
+        kind = kinds[i]
+        if kind == CONTEXT_LINE:
+            old += 1
+            new += 1
+        elif kind == REMOVED_LINE:
+            old += 1
+        elif kind == ADDED_LINE:
+            new += 1
+    return (old, new) != (int(match[2] or 1), int(match[4] or 1))
+
+
+def _finish(
+    file: IndexedFile,
+    end: int,
+    old_name: str | None,
+    new_name: str | None,
+    added: int,
+    removed: int,
+) -> None:
+    file.end = end
+    if file.start < 0:
+        file.start = end  # no hunk: a binary file, a pure rename, a mode change
+    if file.change == DELETED:
+        file.path = old_name or new_name or ""
+    else:
+        file.path = new_name or old_name or ""
+    if file.change == RENAMED or (old_name and new_name and old_name != new_name):
+        file.change = RENAMED
+        file.old_path = old_name
+    file.insertions, file.deletions = added, removed

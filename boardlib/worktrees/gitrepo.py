@@ -369,6 +369,49 @@ def run_capped(
     return b"".join(chunks)[:limit], more
 
 
+def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
+    """Each changed file's larger side in bytes (old or new blob), SoR files excluded: from
+    `diff --raw` and one `cat-file --batch-check`, so no file is read to know its size."""
+    raw = run(
+        cwd, "diff", *_DIFF_OPTIONS, "--raw", "-z", "--no-abbrev", base, target, "--",
+        *SOR_EXCLUDES,
+    )[1]  # fmt: skip
+    parts = raw.split(b"\0")
+    blobs: dict[str, list[str]] = {}
+    index = 0
+    while index < len(parts):
+        header = parts[index]
+        index += 1
+        if not header.startswith(b":"):
+            continue
+        fields = header[1:].split(b" ")
+        names = 2 if fields[-1][:1] in (b"R", b"C") else 1
+        paths = [_name(name) for name in parts[index : index + names]]
+        index += names
+        shas = [sha.decode() for sha in fields[2:4] if sha.strip(b"0")]
+        blobs[paths[-1]] = shas
+        if names == 2:
+            blobs[paths[0]] = shas
+    wanted = sorted({sha for shas in blobs.values() for sha in shas})
+    if not wanted:
+        return {}
+    done = subprocess.run(
+        ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+        cwd=cwd, input="".join(f"{sha}\n" for sha in wanted).encode(), capture_output=True,
+        timeout=DIFF_TIMEOUT_S, check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise GitFailure(["cat-file", "--batch-check"], done.returncode, done.stderr.decode())
+    size: dict[str, int] = {}
+    for line in done.stdout.decode().splitlines():
+        sha, _, count = line.partition(" ")
+        if count.isdigit():
+            size[sha] = int(count)
+    return {
+        path: max((size.get(sha, 0) for sha in shas), default=0) for path, shas in blobs.items()
+    }
+
+
 def diff_text(
     cwd: Path,
     base: str,
@@ -376,11 +419,14 @@ def diff_text(
     *,
     limit: int = DIFF_LIMIT,
     timeout_s: float = DIFF_TIMEOUT_S,
+    leave_out: tuple[str, ...] = (),
 ) -> tuple[str, bool]:
-    """The unified diff between two tree-ishes, SoR files excluded; (text, truncated). A cut diff
-    ends at a line boundary, so every line it holds is whole."""
+    """The unified diff between two tree-ishes, SoR files (and the files `leave_out` names)
+    excluded; (text, truncated). A cut diff ends at a line boundary, so every line it holds is
+    whole."""
+    excluded = tuple(f":(top,exclude,literal){path}" for path in leave_out)
     raw, truncated = run_capped(
-        cwd, "diff", *_DIFF_OPTIONS, base, target, "--", *SOR_EXCLUDES,
+        cwd, "diff", *_DIFF_OPTIONS, base, target, "--", *SOR_EXCLUDES, *excluded,
         limit=limit, timeout_s=timeout_s,
     )  # fmt: skip
     if truncated:

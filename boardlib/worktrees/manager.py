@@ -1086,12 +1086,20 @@ class Worktrees:
         head = gitrepo.branch_head(repo, ws.branch) if ws.branch and repo.is_dir() else None
         return f"{row}:branch:{head}"
 
-    def detail(self, task_id: str) -> DetailResult:
+    def detail(
+        self,
+        task_id: str,
+        *,
+        diff_limit_bytes: int | None = None,
+        file_limit_bytes: int | None = None,
+    ) -> DetailResult:
         """The drawer's Workspace tab: the SoR files present (only those names), the unified diff
         and diff-stat against the baseline with the SoR files excluded, every changed file with
         its counts, the true checkout state and the cold-resume state. A live worktree is read as
         it is on disk (untracked files included); a paused one from its branch. The diff is capped
-        (`diff_limit_bytes`, cut at a line) and git is killed past a timeout."""
+        (`diff_limit_bytes`, this object's unless given; cut at a line) and git is killed past a
+        timeout. With `file_limit_bytes`, a file larger than that (a generated bundle) is left out
+        of the text and marked `omitted` in `diff_files`, with every file's `size`."""
         from .sor import resume_state_from
 
         gitrepo = _git()
@@ -1101,6 +1109,7 @@ class Worktrees:
         warnings = [problem] if problem else []
         if ws.status != "active":
             path = None
+        limit = diff_limit_bytes or self.diff_limit_bytes or gitrepo.DIFF_LIMIT
         lock, busy = self._read_lock(repo, task_id, "read the detail of")
         try:
             files: dict[str, str] = {}
@@ -1125,9 +1134,15 @@ class Worktrees:
                         cwd = path or repo
                         diff_files = gitrepo.diff_numstat(cwd, ws.base_commit, target)
                         stat = gitrepo.stat_of(diff_files)
-                        limit = self.diff_limit_bytes or gitrepo.DIFF_LIMIT
+                        left_out: tuple[str, ...] = ()
+                        if file_limit_bytes is not None:
+                            diff_files, left_out = _sized(
+                                diff_files,
+                                gitrepo.blob_sizes(cwd, ws.base_commit, target),
+                                file_limit_bytes,
+                            )
                         diff, truncated = gitrepo.diff_text(
-                            cwd, ws.base_commit, target, limit=limit
+                            cwd, ws.base_commit, target, limit=limit, leave_out=left_out
                         )
                 except gitrepo.GitFailure as error:
                     warnings.append(f"no diff: {error}")
@@ -1149,7 +1164,7 @@ class Worktrees:
             warnings=warnings,
             checkout=checkout,
             diff_files=diff_files,
-            diff_limit_bytes=(self.diff_limit_bytes or gitrepo.DIFF_LIMIT) if truncated else None,
+            diff_limit_bytes=limit if truncated else None,
             resume=resume,
         )
 
@@ -1182,3 +1197,19 @@ class Worktrees:
         from .sync import sync_with_base
 
         return sync_with_base(self, task_id, actor=actor, strategy=strategy, into=into)
+
+
+def _sized(
+    files: list[FileStat], sizes: dict[str, int], limit: int
+) -> tuple[list[FileStat], tuple[str, ...]]:
+    """The files with their sizes, those over `limit` marked omitted; and the paths to leave out
+    of the diff text (both names of a renamed file)."""
+    marked: list[FileStat] = []
+    left_out: list[str] = []
+    for file in files:
+        size = sizes.get(file.path)
+        omitted = size is not None and size > limit
+        marked.append(replace(file, size=size, omitted=omitted))
+        if omitted:
+            left_out += [file.path, *([file.old_path] if file.old_path else [])]
+    return marked, tuple(left_out)

@@ -19,12 +19,16 @@ class DiffStat(Record):
 @dataclass(frozen=True, slots=True)
 class FileStat(Record):
     """One changed file of a diff-stat, in the unified diff's order. Line counts are None for a
-    binary file; `old_path` is set for a rename."""
+    binary file; `old_path` is set for a rename. `size`: its larger side in bytes, and `omitted`:
+    left out of the diff text for being larger than the reader's per-file cap (both only when
+    the reader asked for a cap)."""
 
     path: str
     old_path: str | None = None
     insertions: int | None = None
     deletions: int | None = None
+    size: int | None = None
+    omitted: bool = False
 
 
 # What `CheckoutState.state` can be, derived from the workspace row, the folder and the branch.

@@ -17,6 +17,12 @@ from tui.screenshots import START_MS, build_demo_board
 OPERATOR = "operator:test"
 
 
+def pytest_configure(config: "Any") -> None:
+    # The suite-wide registration belongs in pyproject.toml; until it lands there, this one keeps
+    # `-m "not slow"` and --strict-markers working for the TUI wing (as the HTTP wing's does).
+    config.addinivalue_line("markers", "slow: a long test (real terminals, long app sessions)")
+
+
 def utc() -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()

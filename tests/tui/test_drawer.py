@@ -198,8 +198,9 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
         drawer = await opened(pilot, app, task_id)
         await on_tab(pilot, drawer, "3", "diff")
         view = drawer.query_one(DiffView)
-        await pilot.press("j", "j", "j", "j", "j")
-        assert view.scroll_offset.y == 5
+        await pilot.press("ctrl+d", "j", "j")  # a page down, then the cursor two lines on
+        top, cursor = view.scroll_offset.y, view.cursor
+        assert top > 0 and cursor > top
         before = len(view.rows)
         # An agent edits the worktree; the database does not change. The open Diff tab notices.
         worktree = board.worktrees.glob(f"*/{task_id}").__next__()
@@ -207,7 +208,7 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
             handle.write("\n\nFREE_SHIPPING_FROM = 5000\n")
         await until(pilot, lambda: len(view.rows) == before + 3, timeout=10)
         assert any("FREE_SHIPPING_FROM" in row.text for row in view.rows)
-        assert view.scroll_offset.y == 5  # the reader stays where they were
+        assert (view.scroll_offset.y, view.cursor) == (top, cursor)  # the reader stays there
 
         # A board change (a comment from another process) refreshes History in place.
         await on_tab(pilot, drawer, "5", "history")
@@ -435,13 +436,12 @@ def test_agent_markdown_loses_its_links_html_and_controls() -> None:
 
 
 def test_a_cut_diff_names_the_files_it_could_not_show() -> None:
-    from boardlib.worktrees.diffs import parse_diff
-    from tui.components.diff_view import NOTE, ListedFile, build_rows
+    from boardlib.worktrees.diffs import index_diff
+    from tui.diff_rows import NOTE, DiffRows, ListedFile
 
     text = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n-x\n+y\n"
-    files = parse_diff(text, truncated=True)
-    rows = build_rows(
-        files,
+    rows = DiffRows(
+        index_diff(text, truncated=True),
         [ListedFile("a.py", 3, 3), ListedFile("b.py", 10, 0)],
         truncated=True,
         limit_bytes=2 * 1024 * 1024,
@@ -470,16 +470,19 @@ async def test_drawer_keys_tabs_files_ends_links_and_comments(review) -> None:  
         view = drawer.query_one(DiffView)
         await until(pilot, lambda: len(view.file_rows) == 3)
         await pilot.press("n")
-        assert view.scroll_offset.y == view.file_rows[0]
+        assert view.scroll_offset.y == view.file_rows[0] == view.cursor
         await pilot.press("n")
-        assert view.scroll_offset.y == view.file_rows[1]
+        assert view.scroll_offset.y == view.file_rows[1] == view.cursor
         await pilot.press("p")
-        assert view.scroll_offset.y == view.file_rows[0]
+        assert view.scroll_offset.y == view.file_rows[0] == view.cursor
         await pilot.press("G")
         assert view.scroll_offset.y == view.max_scroll_y > 0
+        assert view.cursor == len(view.rows) - 1
         await pilot.press("g")
-        assert view.scroll_offset.y == 0
-        # `o`: to a task it waits on, or one waiting on it.
+        assert view.scroll_offset.y == 0 == view.cursor
+        # `o` on the Overview: to a task it waits on, or one waiting on it (on the Diff tab it
+        # opens the editor).
+        await pilot.press("1")
         await pilot.press("o")
         await until(pilot, lambda: isinstance(app.screen, LinkMenu))
         await pilot.press("enter")  # the first: what it waits on

@@ -192,9 +192,11 @@ def _text(app: KanbanApp) -> str:
     from rich.console import Console
 
     console = Console(width=120, record=True, file=__import__("io").StringIO())
+    from tui.components.text_pane import TextPane
+
     drawer = app.drawers()[0]
-    for part in ("#overview-head", "#history-pane Static"):
-        console.print(drawer.query_one(part).content)  # type: ignore[attr-defined]
+    console.print(drawer.query_one("#overview-head").content)  # type: ignore[attr-defined]
+    console.print(drawer.query_one("#history-pane", TextPane).renderable)
     return console.export_text()
 
 

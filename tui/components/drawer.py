@@ -2,30 +2,43 @@
 
 1 Overview, 2 Files, 3 Diff, 4 Runs, 5 History. One widget serves both layouts (beside the board on
 wide terminals, full screen on narrow ones); it follows the live board, and reads the worktree
-only while Files or Diff is on screen. How: docs/architecture.md#the-task-drawer
+only while Files or Diff is on screen. Reviewing in depth: `/` searches the open tab, the diff
+wraps (`w`) or pans (`<` `>`), goes side by side (`s`), comments on a line (`c`), and opens the
+operator's own editor, pager and shell (`o` `O` `!`) with the app suspended.
+How: docs/architecture.md#the-task-drawer and docs/tui.md#reviewing-in-depth
 """
 
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, Tabs
 
 from boardlib import BoardError
-from boardlib.records import Task
+from boardlib.records import Comment, Task
+from boardlib.review import LINE_TEXT_MAX, review_comments
+from boardlib.worktrees.results import CHECKED_OUT
 
-from .. import registry
+from .. import registry, tools
 from ..actions import TaskActions
+from ..diff_rows import DiffRows, ListedFile
 from ..drawer_data import TaskData, WorkspaceData, fingerprint, read_task, read_workspace
 from ..drawer_render import history_lines, plain, runs_table
 from . import tcss
-from .diff_view import DiffView, Row, build_rows, listed_files, warm_lexers
+from .checkout_line import CheckoutLine
+from .diff_view import SIDE_BY_SIDE_MIN_COLUMNS, DiffView, warm_lexers
 from .files_pane import FilesPane
 from .link_menu import LinkMenu
 from .overview_pane import OverviewPane
+from .prompt import PromptDialog
+from .search_bar import SearchBar
 from .text_pane import TextPane
 
 TABS = ("overview", "files", "diff", "runs", "history")
@@ -37,6 +50,7 @@ TITLES = {
     "history": "5 History",
 }
 WORKTREE_TABS = frozenset({"files", "diff"})
+SEARCHABLE = ("files", "diff", "runs", "history")
 POLL_S = 2.0  # how often a visible Files/Diff tab asks whether the worktree changed
 
 
@@ -55,28 +69,34 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._workspace_outdated = True  # read the worktree next time Files/Diff is on screen
         self._reading_workspace = False
         self._poll_timer: Timer | None = None
+        self.searches: dict[str, str] = {}  # tab -> the query searched on it
 
     # -- layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(plain(self.task_id, "bold"), id="drawer-title")
+        with Horizontal(id="drawer-head"):
+            yield Static(plain(self.task_id, "bold"), id="drawer-title")
+            yield Static("", id="drawer-state")
         with TabbedContent(initial=self.initial_tab, id="drawer-tabs"):
             with TabPane(TITLES["overview"], id="overview"):
                 yield OverviewPane(id="overview-pane")
             with TabPane(TITLES["files"], id="files"):
                 yield FilesPane(id="files-pane")
             with TabPane(TITLES["diff"], id="diff"):
-                yield Static("", id="diff-note")
+                yield CheckoutLine(id="diff-note")
                 yield DiffView(id="diff-view")
             with TabPane(TITLES["runs"], id="runs"):
                 yield TextPane(id="runs-pane")
             with TabPane(TITLES["history"], id="history"):
                 yield TextPane(id="history-pane")
+        yield SearchBar()
 
     def on_mount(self) -> None:
         for tabs in self.query(Tabs):
             tabs.can_focus = False  # the drawer is one focus stop; 1-5 and [ ] pick tabs
         self._poll_timer = self.set_interval(POLL_S, self._poll, pause=True)
+        view = self.query_one(DiffView)
+        view.wrap = bool(self.kanban.view_settings.get("diff_wrap", False))
         self.reload()
         self._tab_changed()
 
@@ -87,6 +107,10 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
     @property
     def active_tab(self) -> str:
         return self.tabs.active or "overview"
+
+    @property
+    def diff(self) -> DiffView:
+        return self.query_one(DiffView)
 
     def current_task(self) -> Task | None:
         return self.kanban.state.tasks.get(self.task_id) or (
@@ -103,10 +127,16 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.data = None
         self.workspace = None
         self._workspace_outdated = True
+        self.searches = {}
         self.query_one("#drawer-title", Static).update(plain(task_id, "bold"))
-        self.query_one(DiffView).show([], signature=("empty", task_id))
+        self.diff.clear_search()
+        self.diff.show(DiffRows(None), signature=("empty", task_id))
+        self.diff.set_comments([])
+        for pane in self.query(TextPane):
+            pane.clear_search()
         self.reload()
         self._tab_changed()
+        self._update_state()
 
     @work(thread=True, exclusive=True, group="drawer-task")
     def reload(self) -> None:
@@ -137,12 +167,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
         self.query_one("#history-pane", TextPane).show(history)
+        self.diff.set_comments(data.view.comments)
         # A board change may come with a worktree change (a commit, a pause): on screen, the
         # cheap fingerprint decides whether to read it again; hidden, it is read when shown.
         if self._worktree_visible():
             self._poll()
         else:
             self._workspace_outdated = True
+        self._update_state()
         self.screen.refresh_bindings()
 
     def _failed(self, task_id: str, error: BoardError) -> None:
@@ -169,7 +201,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._reading_workspace = True
         self._workspace_outdated = False
         if self.workspace is None:
-            self.query_one("#diff-note", Static).update(Text("reading the worktree…", "dim"))
+            self.query_one(CheckoutLine).show(None, "reading the worktree…")
         self._read_workspace(self.task_id)
 
     @work(thread=True, exclusive=True, group="drawer-worktree")
@@ -178,7 +210,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             data = self.kanban.gateway.read(lambda board: read_workspace(board, task_id))
         except BoardError as error:
             data = WorkspaceData(task_id, "", None, problem=error.message)
-        warm_lexers([file.path for file in data.files])  # here, not on the event loop
+        warm_lexers(data.paths)  # here, not on the event loop
         self.kanban.call_from_thread(self._show_workspace, data)  # type: ignore[arg-type]
 
     async def _show_workspace(self, data: WorkspaceData) -> None:
@@ -188,44 +220,40 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 self.read_workspace()
             return
         self.workspace = data
-        await self.query_one(FilesPane).show(data, self.current_task())
+        await self.query_one(FilesPane).show_workspace(data, self.current_task())
         self._show_diff(data)
         if self.data is not None and data.detail is not None:  # the Overview's workspace line
             await self.query_one(OverviewPane).show(
                 self.data.view, data.detail.checkout, self.kanban.now_ms(), self.data.audit
             )
+        self._rerun_searches()
         if self._workspace_outdated and self._worktree_visible():
             self.read_workspace()
+        self.screen.refresh_bindings()
 
     def _show_diff(self, data: WorkspaceData) -> None:
-        note = self.query_one("#diff-note", Static)
-        view = self.query_one(DiffView)
+        line = self.query_one(CheckoutLine)
+        view = self.diff
         detail = data.detail
         if detail is None:
             task = self.current_task()
             kind = f" ({task.kind} task: no files)" if task is not None else ""
-            message = data.problem or f"No workspace{kind}: there is no diff to show."
-            note.update(plain(message, "dim"))
-            view.show([], signature=("none", data.task_id))
+            line.show(None, data.problem or f"No workspace{kind}: there is no diff to show.")
+            view.show(DiffRows(None), signature=("none", data.task_id))
             return
-        parts = []
-        if detail.checkout is not None:
-            parts.append(detail.checkout.summary)
-        parts += detail.warnings
-        if data.problem:
-            parts.append(data.problem)
-        note.update(plain("\n".join(parts), "dim"))
-        rows: list[Row] = build_rows(
-            data.files,
-            listed_files(detail.diff_files),
-            truncated=detail.diff_truncated,
-            limit_bytes=detail.diff_limit_bytes,
-        )
-        view.show(
-            rows,
-            signature=(data.task_id, detail.diff, tuple(detail.diff_files)),
-            paths=[file.path for file in data.files],
-        )
+        line.show(detail.checkout)
+        notes = [*detail.warnings, *([data.problem] if data.problem else [])]
+        listed = [
+            ListedFile(item.path, item.insertions, item.deletions, item.old_path, item.size,
+                       item.omitted)
+            for item in detail.diff_files
+        ]  # fmt: skip
+        rows = DiffRows(
+            data.index, listed, truncated=detail.diff_truncated,
+            limit_bytes=detail.diff_limit_bytes, notes=notes,
+        )  # fmt: skip
+        view.show(rows, signature=(data.task_id, detail.diff, tuple(detail.diff_files)))
+        self._update_state()
 
     def _poll(self) -> None:
         if not self._worktree_visible() or self._reading_workspace:
@@ -242,6 +270,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if task_id == self.task_id and self._worktree_visible():
             self.read_workspace()
 
+    def checked_out(self) -> bool:
+        """The task's worktree is on disk (what the editor and the shell open)."""
+        workspace = self.workspace
+        checkout = workspace.detail.checkout if workspace and workspace.detail else None
+        if checkout is None and self.data is not None:
+            checkout = self.data.checkout
+        return checkout is not None and checkout.state == CHECKED_OUT
+
     # -- tabs -----------------------------------------------------------------------------------
 
     def on_tabbed_content_tab_activated(self, _event: TabbedContent.TabActivated) -> None:
@@ -257,6 +293,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 self.read_workspace()
         else:
             self._poll_timer.pause()
+        self._update_state()
         self.screen.refresh_bindings()
 
     def visibility_changed(self) -> None:
@@ -265,6 +302,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             self._poll_timer.pause()
         else:
             self._tab_changed()
+        if self.diff.side_by_side and not self._wide_enough():
+            self._set_side_by_side(False)
 
     def action_tab(self, name: str) -> None:
         if name in TABS:
@@ -281,24 +320,41 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if tab == "files":
             return self.query_one(FilesPane)
         if tab == "diff":
-            return self.query_one(DiffView)
+            return self.diff
         if tab in ("runs", "history"):
             return self.query_one(f"#{tab}-pane", TextPane)
         return self.query_one(OverviewPane)
 
     def action_scroll(self, step: int) -> None:
-        self._scroller().scroll_relative(y=step, animate=False, immediate=True)
+        scroller = self._scroller()
+        if isinstance(scroller, DiffView):
+            scroller.move(step)
+        else:
+            scroller.scroll_relative(y=step, animate=False, immediate=True)
+        self._update_state()
 
     def action_page(self, step: int) -> None:
         scroller = self._scroller()
-        height = max(1, scroller.scrollable_content_region.height - 1)
-        scroller.scroll_relative(y=step * height, animate=False, immediate=True)
+        if isinstance(scroller, DiffView):
+            scroller.page(step)
+        else:
+            height = max(1, scroller.scrollable_content_region.height - 1)
+            scroller.scroll_relative(y=step * height, animate=False, immediate=True)
+        self._update_state()
 
     def action_top(self) -> None:
-        self._scroller().scroll_home(animate=False, immediate=True)
+        scroller = self._scroller()
+        if isinstance(scroller, DiffView):
+            scroller.home()
+        else:
+            scroller.scroll_home(animate=False, immediate=True)
 
     def action_end(self) -> None:
-        self._scroller().scroll_end(animate=False, immediate=True)
+        scroller = self._scroller()
+        if isinstance(scroller, DiffView):
+            scroller.end()
+        else:
+            scroller.scroll_end(animate=False, immediate=True)
 
     def action_next_file(self) -> None:
         self._file_step(1)
@@ -311,18 +367,259 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if self.active_tab != "diff":
             self.tabs.active = "diff"
             return
-        view = self.query_one(DiffView)
+        view = self.diff
         moved = view.next_file() if step > 0 else view.previous_file()
         if not moved and view.file_rows:
             self.kanban.notify("No more files that way.", timeout=2)
 
+    def action_pan(self, step: int) -> None:
+        """`<` `>`: the diff's text sideways. On other tabs the keys do nothing (they never
+        reach the board behind the drawer)."""
+        if self.active_tab == "diff" and not self.diff.wrap:
+            self.diff.pan(step)
+            self._update_state()
+
+    def action_toggle_wrap(self) -> None:
+        view = self.diff
+        view.set_wrap(not view.wrap)
+        self.kanban.remember_setting("diff_wrap", view.wrap)
+        self._update_state()
+
+    def _wide_enough(self) -> bool:
+        return self.app.size.width >= SIDE_BY_SIDE_MIN_COLUMNS
+
+    def action_toggle_side_by_side(self) -> None:
+        if not self._wide_enough():
+            self.kanban.notify(
+                f"Side by side needs {SIDE_BY_SIDE_MIN_COLUMNS} columns or more.", timeout=3
+            )
+            return
+        self._set_side_by_side(not self.diff.side_by_side)
+
+    def _set_side_by_side(self, on: bool) -> None:
+        """Side by side takes the terminal's whole width (the board returns when it ends)."""
+        self.set_class(on and self.beside, "-wide")
+        self.diff.set_side_by_side(on)
+        self._update_state()
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def _searchable(self) -> DiffView | TextPane | None:
+        scroller = self._scroller()
+        return scroller if isinstance(scroller, DiffView | TextPane) else None
+
+    def action_search(self) -> None:
+        if self.active_tab not in SEARCHABLE:
+            self.kanban.notify("Search works in the Files, Diff, Runs and History tabs.", timeout=3)
+            return
+        self.query_one(SearchBar).open(self.active_tab, self.searches.get(self.active_tab, ""))
+
+    def on_search_bar_searched(self, message: SearchBar.Searched) -> None:
+        message.stop()
+        self.query_one(SearchBar).close()
+        self.focus()
+        target = self._searchable()
+        if target is None:
+            return
+        query = message.query
+        if not query:
+            self.searches.pop(self.active_tab, None)
+            target.clear_search()
+        else:
+            self.searches[self.active_tab] = query
+            found = target.search(query)
+            if not found:
+                self.kanban.notify(f"No match for {query!r} in this tab.", timeout=3)
+        self._update_state()
+        self.screen.refresh_bindings()
+
+    def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
+        message.stop()
+        self.query_one(SearchBar).close()
+        self.focus()
+
+    def action_next_match(self, step: int) -> None:
+        target = self._searchable()
+        if target is not None and target.next_match(step):
+            self._update_state()
+
+    def _rerun_searches(self) -> None:
+        """The worktree changed under a search: find its matches in the new text."""
+        query = self.searches.get("files")
+        if query:
+            self.query_one(FilesPane).search(query)
+        self._update_state()
+
+    def _update_state(self) -> None:
+        """The right of the header: the search and the diff's view (`match 3/17 · wrap`)."""
+        if not self.is_mounted:
+            return
+        parts: list[str] = []
+        target = self._searchable()
+        query = self.searches.get(self.active_tab)
+        if target is not None and query:
+            count = len(target.matches)
+            many = "+" if count >= 100_000 else ""
+            if target.match_index is not None:
+                parts.append(f"match {target.match_index + 1}/{count}{many}")
+            else:
+                parts.append(f"{count}{many} match{'es' if count != 1 else ''}")
+        if self.active_tab == "diff":
+            view = self.diff
+            if view.side_by_side:
+                parts.append("side by side")
+            if view.wrap:
+                parts.append("wrap")
+            elif view.pan_x:
+                parts.append(f"→{view.pan_x}")
+        state = self.query_one("#drawer-state", Static)
+        state.update(Text(" · ".join(parts), style="bold") if parts else "")
+        state.display = bool(parts)
+
+    # -- the operator's own tools ---------------------------------------------------------------
+
+    def action_open_editor(self) -> None:
+        anchor = self.diff.cursor_anchor()
+        if anchor is None:
+            self.kanban.notify("Put the cursor on a line of a file first.", timeout=3)
+            return
+        path, line, side, _text = anchor
+        row = self.diff.cursor_row()
+        files = self.diff.source.files
+        file = files[row.file] if row is not None and row.file is not None else None
+        if file is not None and file.change == "deleted":
+            self.kanban.notify(f"{path} is deleted in this diff: O shows it in your pager.")
+            return
+        if side == "old":
+            line = None  # a removed line is in no file on disk: open the file at its top
+        task_id = self.task_id
+        self._resolve_then(
+            lambda trees: trees.checkout_file(task_id, path),
+            lambda target: self._suspend_and_run(
+                tools.editor_command(target, line, os.environ), cwd=target.parent
+            ),
+            f"open {path}",
+        )
+
+    def action_open_shell(self) -> None:
+        task_id = self.task_id
+        self._resolve_then(
+            lambda trees: trees.checkout_path(task_id),
+            lambda root: self._suspend_and_run(tools.shell_command(os.environ), cwd=root),
+            f"a shell in the worktree of {task_id}",
+        )
+
+    def action_open_pager(self) -> None:
+        rows = self.diff.unified
+        if not len(rows):
+            self.kanban.notify("There is no diff to page through.", timeout=3)
+            return
+        with tools.pager_file(rows, self.task_id) as path:
+            self._suspend_and_run(tools.pager_command(path, os.environ), cwd=path.parent)
+
+    @work(thread=True, group="drawer-tool")
+    def _resolve_then(
+        self, resolve: Callable[..., Path], then: Callable[[Path], None], label: str
+    ) -> None:
+        """Ask the core where the file or checkout is (it refuses anything outside the state
+        folder), then run the tool on the event loop, which suspends the app."""
+        from boardlib.worktrees import Worktrees
+
+        try:
+            target = self.kanban.gateway.read(lambda board: resolve(Worktrees(board)))
+        except BoardError as error:
+            self.kanban.call_from_thread(self.kanban.refused, label, error)
+            return
+        self.kanban.call_from_thread(then, target)
+
+    def _suspend_and_run(self, argv: list[str], *, cwd: Path) -> None:
+        """Run `argv` in the terminal with the app suspended; the board comes back where it was
+        (and reads the worktree again: the tool may have changed it)."""
+        try:
+            with self.app.suspend():
+                try:
+                    subprocess.run(argv, cwd=cwd, check=False)
+                except OSError as error:
+                    print(f"kanban: cannot run {argv[0]}: {error}")
+        except SuspendNotSupported:
+            self.kanban.notify("This terminal cannot be handed to another program.", timeout=5)
+            return
+        self.app.refresh()
+        self.kanban.reader.poke()
+        if self._worktree_visible():
+            self._check_fingerprint(self.task_id, "")
+
+    # -- review comments on lines ---------------------------------------------------------------
+
+    def action_comment_line(self) -> None:
+        anchor = self.diff.cursor_anchor()
+        if anchor is None:
+            return
+        path, line, side, line_text = anchor
+        app = self.kanban
+        task_id = self.task_id
+        where = path if line is None else f"{path}:{line}" + (" (old)" if side == "old" else "")
+        quoted = (line_text or "")[:LINE_TEXT_MAX]
+
+        def written(body: str | None) -> None:
+            if not body:
+                return
+            from boardlib.worktrees import Worktrees
+
+            app.write(
+                f"comment on {where}",
+                lambda board: Worktrees(board).add_comment(
+                    task_id, body, author_agent_id=app.operator, author_type="user",
+                    path=path, line=line, side=side if line is not None else None,
+                    line_text=quoted if line is not None and line_text is not None else None,
+                ),
+                success=f"Comment on {where} added to {task_id}",
+            )  # fmt: skip
+
+        label = (f"{quoted.strip()}\n\n" if quoted.strip() else "") + (
+            f"As {app.operator}. The agent sees it on this line, in REVIEW.md in its worktree "
+            "and in `kanban task workspace resume`."
+        )
+        app.push_screen(PromptDialog(f"Comment on {where}", label, multiline=True), written)
+
+    def review_round(self) -> list[Comment]:
+        """The line comments made since the last rejection: what a reject now sends back."""
+        if self.data is None:
+            return []
+        comments = self.data.view.comments
+        rejections = [
+            i for i, c in enumerate(comments) if c.path is None and c.body.startswith("rejected:")
+        ]
+        last = rejections[-1] if rejections else -1
+        return review_comments(comments[last + 1 :])
+
     # -- the rest of the drawer's keys ----------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        tab = self.active_tab if self.is_mounted else "overview"
         if action == "focus_board":
             return self.beside
         if action == "links":
-            return self.data is not None or None
+            return (self.data is not None or None) if tab not in ("diff", "files") else False
+        if action == "next_match":
+            target = self._searchable() if self.is_mounted else None
+            return bool(target is not None and target.matches) if self.searches.get(tab) else False
+        if action in ("toggle_wrap", "pan", "toggle_side_by_side", "open_pager"):
+            if tab != "diff":
+                return action == "pan"  # never let < > left right reach the board
+            if action == "toggle_side_by_side":
+                return self._wide_enough() or None
+            if action == "open_pager":
+                return bool(len(self.diff.unified)) or None
+        if action == "comment_line" and (tab != "diff" or self.diff.cursor_anchor() is None):
+            return False
+        if action == "open_editor":
+            if tab != "diff":
+                return False
+            if self.diff.cursor_anchor() is None or not self.checked_out():
+                return None
+        if action == "open_shell" and not self.checked_out():
+            return None
         return super().check_action(action, parameters)
 
     def action_links(self) -> None:
@@ -339,4 +636,6 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.screen.set_focus(None)
 
     def action_close(self) -> None:
+        if self.diff.side_by_side:
+            self._set_side_by_side(False)
         self.kanban.close_drawer()

@@ -1,7 +1,7 @@
 """The drawer's Files tab: the task's system-of-record files as the detail route lists them, in
 their fixed order, each shown for what it is.
 
-- `TASK.md` and `task-progress.md`: Markdown (inert: see `AgentMarkdown`);
+- `TASK.md`, `REVIEW.md` and `task-progress.md`: Markdown (inert: `safe_markdown`, no links);
 - `DECISIONS.json` and `AGENT_HANDOFF.json`: pretty-printed JSON, the handoff's next step and
   blockers called out at the top of the tab;
 - `init.sh` and `VERIFICATION.md`: highlighted text (the journal's newest entries are at its end,
@@ -9,15 +9,13 @@ their fixed order, each shown for what it is.
 
 Above them, the checkout's true state (checked out, paused with its branch and head, kept,
 cleaned); a paused worktree also shows what the cold-resume read rebuilt from its branch. A task
-without a workspace says so plainly.
+without a workspace says so plainly. Drawn as one line-API pane (`TextPane`): `/` searches it.
 """
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widget import Widget
-from textual.widgets import Static
 
 from boardlib.records import Task
 from boardlib.worktrees import SOR_FILES, isolation_for
@@ -30,51 +28,49 @@ from ..drawer_render import (
     heading,
     plain,
     pretty_json,
+    safe_markdown,
     text_file,
 )
 from . import tcss
-from .agent_markdown import AgentMarkdown
+from .text_pane import TextPane
 
-MARKDOWN_FILES = frozenset({"TASK.md", "task-progress.md"})
+MARKDOWN_FILES = frozenset({"TASK.md", "REVIEW.md", "task-progress.md"})
 JSON_FILES = frozenset({"DECISIONS.json", "AGENT_HANDOFF.json"})
 LEXERS = {"init.sh": "bash", "VERIFICATION.md": "markdown"}
 
 
-def _body_id(name: str) -> str:
-    return "sor-" + name.replace(".", "-").lower()
-
-
-class FilesPane(VerticalScroll, can_focus=False):
+class FilesPane(TextPane):
     DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__("Files: press 2 to read the worktree.", id=id)
         self.shown: dict[str, str] = {}  # file name -> the text on screen
 
-    def compose(self) -> ComposeResult:
-        yield Static("Files: press 2 to read the worktree.", id="files-top")
-
-    def show_message(self, message: RenderableType) -> None:
-        self.query_one("#files-top", Static).update(message)
-
-    async def show(self, data: WorkspaceData, task: Task | None) -> None:
+    async def show_workspace(self, data: WorkspaceData, task: Task | None) -> None:
         detail = data.detail
         if detail is None:
-            await self._set_files({})
-            self.show_message(self._no_workspace(data, task))
+            self.shown = {}
+            self.show(self._no_workspace(data, task))
             return
-        top: list[RenderableType] = [checkout_block(detail)]
+        parts: list[RenderableType] = [checkout_block(detail)]
         if data.problem:
-            top.append(plain(f"! {data.problem}", "yellow"))
+            parts.append(plain(f"! {data.problem}", "yellow"))
         handoff = detail.sor_files.get("AGENT_HANDOFF.json")
         if handoff is not None:
             callout = handoff_callout(handoff)
             if callout is not None:
-                top += [heading("Handoff"), callout]
+                parts += [heading("Handoff"), callout]
         if not detail.sor_files:
-            top.append(Text("\nNo system-of-record files to show.", style="dim"))
-        self.show_message(Group(*top))
-        await self._set_files(detail.sor_files)
+            parts.append(Text("\nNo system-of-record files to show.", style="dim"))
+        files = {name: detail.sor_files[name] for name in SOR_FILES if name in detail.sor_files}
+        if files == self.shown and self.lines:
+            return  # the same files: keep everything as it is, scroll position included
+        self.shown = files
+        for name, text in files.items():
+            parts.append(Text(""))
+            parts.append(Text(f" {name} ", style="bold reverse"))
+            parts.append(Padding(self._renderable(name, text), (0, 1)))
+        self.show_parts(parts)
 
     @staticmethod
     def _no_workspace(data: WorkspaceData, task: Task | None) -> RenderableType:
@@ -93,44 +89,10 @@ class FilesPane(VerticalScroll, can_focus=False):
             style="dim",
         )
 
-    async def _set_files(self, files: dict[str, str]) -> None:
-        """Show exactly `files`, in the fixed SoR order, touching only what changed (so the
-        scroll position holds across live refreshes)."""
-        if list(files) != list(self.shown):
-            y = self.scroll_y
-            await self.remove_children(".sor-part")
-            self.shown = {}
-            parts: list[Widget] = []
-            for name in SOR_FILES:
-                if name in files:
-                    parts.append(Static(heading_text(name), classes="sor-part sor-heading"))
-                    parts.append(self._body(name, files[name]))
-                    self.shown[name] = files[name]
-            if parts:
-                await self.mount_all(parts)
-            self.call_after_refresh(self.scroll_to, y=y, animate=False)
-            return
-        for name, text in files.items():
-            if self.shown.get(name) == text:
-                continue
-            self.shown[name] = text
-            body = self.query_one(f"#{_body_id(name)}")
-            if isinstance(body, AgentMarkdown):
-                await body.show(text)
-            elif isinstance(body, Static):
-                body.update(self._renderable(name, text))
-
-    def _body(self, name: str, text: str) -> Widget:
-        if name in MARKDOWN_FILES and len(text) <= MARKDOWN_MAX:
-            return AgentMarkdown(text, id=_body_id(name)).set_classes("sor-part sor-body")
-        return Static(self._renderable(name, text), id=_body_id(name), classes="sor-part sor-body")
-
     @staticmethod
     def _renderable(name: str, text: str) -> RenderableType:
         if name in JSON_FILES:
             return text_file(name, pretty_json(text), "json")
+        if name in MARKDOWN_FILES and len(text) <= MARKDOWN_MAX:
+            return Markdown(safe_markdown(text), hyperlinks=False)
         return text_file(name, text, LEXERS.get(name, "markdown"))
-
-
-def heading_text(name: str) -> Text:
-    return Text(name)

@@ -16,6 +16,7 @@ from ..drawer_render import (
     heading,
     links_table,
     plain,
+    review_block,
     runs_summary,
     workspace_line,
 )
@@ -61,6 +62,7 @@ class OverviewPane(VerticalScroll, can_focus=False):
             rest += [heading("Parent chain"), plain(f"  {chain}")]
         rest += [heading("Workspace"), workspace_line(view, checkout)]
         rest += [heading("Runs"), runs_summary(view.executions)]
+        rest += review_block(view, now_ms)
         rest += comments_block(view, now_ms)
         rest.append(Text(""))
         self.query_one("#overview-rest", Static).update(Group(*rest))

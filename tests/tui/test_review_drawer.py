@@ -1,0 +1,325 @@
+"""Reviewing in depth from the drawer, driven by Textual's pilot on boards with real worktrees
+(`tui.review_board`): every tab's last line is reachable at every size with a worktree path long
+enough to wrap; long lines pan (with markers) or wrap (kept per operator); `/` searches each tab
+with `n`/`N` and a match count in the header; side by side from 160 columns; a comment written on
+a diff line is stored with its anchor and shown under that line; files too large to show are one
+line; read-only mode offers only the pager."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import TextArea
+
+from boardlib import Board, ManualClock
+from boardlib.worktrees.sor import REVIEW_MD
+from tests.tui.conftest import OPERATOR, until, utc
+from tests.tui.test_drawer import opened, overview_text, screen_text
+from tui.app import KanbanApp
+from tui.components.diff_view import MORE_LEFT, MORE_RIGHT, DiffView
+from tui.components.drawer import TaskDrawer
+from tui.components.overview_pane import OverviewPane
+from tui.components.prompt import PromptDialog
+from tui.components.text_pane import TextPane
+from tui.diff_rows import LINE, LISTED, NOTE
+from tui.review_board import LONG_LINE, START_MS, ReviewBoard, build_review_board
+
+LONG = "a-folder-name-long-enough-to-wrap-the-drawer-header/" * 3
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewBoard]:
+    """The review board with its 20,000-line `big` task, built once, under a long path."""
+    utc()
+    folder = tmp_path_factory.mktemp("review") / LONG
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KANBAN_WORKTREES", str(folder / "worktrees"))
+        board = build_review_board(folder, ManualClock(START_MS), big_diff=True)
+        patch.setenv("KANBAN_WORKTREES", str(board.worktrees))
+        yield board
+
+
+@pytest.fixture
+def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReviewBoard:
+    utc()
+    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
+    return build_review_board(tmp_path, ManualClock(START_MS))
+
+
+def app_on(board: ReviewBoard, task: str, **kw: Any) -> KanbanApp:
+    kw.setdefault("view_settings", {})
+    return KanbanApp(
+        board.db, poll_ms=30, clock=ManualClock(START_MS + 3_600_000), operator=OPERATOR,
+        user_keymap={}, open_task=board.ids[task], **kw,
+    )  # fmt: skip
+
+
+async def diff_tab(pilot: Any, drawer: TaskDrawer) -> DiffView:
+    await pilot.press("3")
+    await until(pilot, lambda: drawer.workspace is not None and len(drawer.diff.rows) > 1, 15)
+    await pilot.pause(0.1)
+    return drawer.diff
+
+
+def view_text(view: DiffView) -> str:
+    return "\n".join(view.text_of_screen())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48), (240, 60)])
+async def test_every_tab_reaches_its_last_line_at_every_size(
+    big: ReviewBoard, size: tuple[int, int]
+) -> None:
+    app = app_on(big, "big")
+    async with app.run_test(size=size) as pilot:
+        drawer = await opened(pilot, app, big.ids["big"])
+        view = await diff_tab(pilot, drawer)
+        assert LONG.split("/")[0] not in screen_text(app) or "…" in screen_text(app)
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        last = view.rows.row(len(view.rows) - 1)
+        assert last.kind == LINE and last.text == LONG_LINE
+        assert "long_line = [" in screen_text(app)  # the diff's true last line, on screen
+        assert view.cursor == len(view.rows) - 1
+        for key, name in (("2", "files"), ("4", "runs"), ("5", "history")):
+            await pilot.press(key)
+            await until(pilot, lambda name=name: drawer.active_tab == name)
+            pane = drawer.query_one(f"#{name}-pane", TextPane)
+            await until(pilot, lambda pane=pane: len(pane.lines) > 0)
+            await pilot.press("G")
+            await pilot.pause(0.1)
+            tail = [line.strip() for line in pane.plain if line.strip()][-1]
+            assert tail in screen_text(app), (name, tail)
+        await pilot.press("1")
+        await pilot.press("G")
+        await pilot.pause(0.2)
+        overview = drawer.query_one(OverviewPane)
+        assert overview.scroll_y == overview.max_scroll_y
+
+
+async def test_long_lines_pan_with_markers_or_wrap_and_wrap_is_kept(
+    big: ReviewBoard, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = tmp_path / "settings.toml"
+    monkeypatch.setenv("KANBAN_SETTINGS", str(settings))
+    app = app_on(big, "big", view_settings=None)  # the operator's own settings file
+    async with app.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, app, big.ids["big"])
+        view = await diff_tab(pilot, drawer)
+        await pilot.press("G")
+        await pilot.pause(0.1)
+        bottom = view.text_of_screen()[-1]
+        assert bottom.endswith(MORE_RIGHT) and "END_OF_LONG" not in bottom
+        for _ in range(8):
+            if "END_OF_LONG" in view.text_of_screen()[-1]:
+                break
+            await pilot.press("greater_than_sign")
+        bottom = view.text_of_screen()[-1]
+        assert "END_OF_LONG" in bottom and MORE_LEFT in bottom and not bottom.endswith(MORE_RIGHT)
+        assert "→" in str(drawer.query_one("#drawer-state").render())
+        await pilot.press("less_than_sign", "less_than_sign", "less_than_sign", "less_than_sign",
+                          "less_than_sign", "less_than_sign", "less_than_sign")  # fmt: skip
+        assert view.pan_x == 0
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        assert view.wrap and "END_OF_LONG" in view_text(view)  # wrapped, no panning needed
+        assert MORE_RIGHT not in view_text(view)
+        assert settings.read_text() == "diff_wrap = true\n"
+    again = app_on(big, "big", view_settings=None)
+    async with again.run_test(size=(80, 24)) as pilot:
+        drawer = await opened(pilot, again, big.ids["big"])
+        view = await diff_tab(pilot, drawer)
+        assert view.wrap  # kept for this operator
+
+
+async def test_arrows_in_the_drawer_never_move_the_board(big: ReviewBoard) -> None:
+    app = app_on(big, "big")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, big.ids["big"])
+        board = app.board_screen.board
+        column = board.active_status
+        for tab in ("1", "3", "4"):
+            await pilot.press(tab)
+            await pilot.press("right", "right", "left", "shift+right", "l", "h")
+            assert board.active_status == column and app.focused is drawer
+
+
+async def test_search_each_tab_with_a_count_and_next_previous(big: ReviewBoard) -> None:
+    app = app_on(big, "big")
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, big.ids["big"])
+        view = await diff_tab(pilot, drawer)
+        state = drawer.query_one("#drawer-state")
+        await pilot.press("slash")
+        await pilot.press(*"BIGMARK 19999", "enter")
+        await until(pilot, lambda: view.matches)
+        assert "match 1/1" in str(state.render())
+        row = view.cursor_row()
+        assert row is not None and row.text.endswith("# BIGMARK 19999")
+        assert "BIGMARK 19999" in view_text(view)
+        await pilot.press("slash")
+        await pilot.press("ctrl+a", "ctrl+k", *"bigmark 1999", "enter")  # any case: lower case
+        await until(pilot, lambda: len(view.matches) == 11)
+        first = view.cursor_row()
+        await pilot.press("n")
+        assert "match" in str(state.render()) and view.match_index is not None
+        second = view.cursor_row()
+        assert first is not None and second is not None and first.line != second.line
+        await pilot.press("N")
+        assert view.cursor_row() == first
+        # The file list is searched too, and n goes across files.
+        await pilot.press("slash")
+        await pilot.press("ctrl+a", "ctrl+k", *"module_3", "enter")
+        await until(pilot, lambda: view.search_text == "module_3")
+        files = {view.rows.file_of(match[0]) for match in view.matches}
+        assert len(files) >= 10
+        # Runs and History have their own search.
+        await pilot.press("5")
+        pane = drawer.query_one("#history-pane", TextPane)
+        await pilot.press("slash")
+        await pilot.press(*"claimed", "enter")
+        await until(pilot, lambda: pane.matches)
+        assert "match 1/" in str(state.render())
+        await pilot.press("3")  # each tab keeps its own search
+        assert "match" in str(state.render()) and view.search_text == "module_3"
+        await pilot.press("p")  # without a search n/p are files again
+        await pilot.press("escape")  # leaves the drawer (search was closed)
+
+
+async def test_side_by_side_from_160_columns(review: ReviewBoard) -> None:
+    app = app_on(review, "review")
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, review.ids["review"])
+        view = await diff_tab(pilot, drawer)
+        assert drawer.check_action("toggle_side_by_side", ()) is None  # greyed: too narrow
+        await pilot.press("s")
+        assert not view.side_by_side
+    app = app_on(review, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, review.ids["review"])
+        view = await diff_tab(pilot, drawer)
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        assert view.side_by_side and drawer.has_class("-wide")
+        assert drawer.region.width == 160
+        lines = view.text_of_screen()
+        [paired] = [line for line in lines if "def total(items):" in line]
+        assert "def total(items, percent=0):" in paired  # old | new on one row
+        assert paired.index("def total(items):") < paired.index("│") < paired.index("percent=0")
+        await pilot.press("s")
+        assert not view.side_by_side and not drawer.has_class("-wide")
+
+
+async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: ReviewBoard) -> None:
+    task_id = review.ids["review"]
+    app = app_on(review, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        view = await diff_tab(pilot, drawer)
+        target = next(
+            number for number, row in enumerate(view.rows)
+            if row.kind == LINE and row.sign == "+" and "percent=0" in row.text
+        )  # fmt: skip
+        view.move_cursor(target)
+        row = view.cursor_row()
+        assert row is not None and row.new_no is not None
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        assert "def total(items, percent=0):" in screen_text(app)  # the line, quoted
+        app.screen.query_one(TextArea).insert("the default hides a missing argument")
+        await pilot.press("ctrl+s")
+
+        def stored() -> Any:
+            with Board(review.db, read_only=True) as reader:
+                return [c for c in reader.comments(task_id) if c.path]
+
+        await until(pilot, lambda: len(stored()) == 1, timeout=10)
+        [comment] = stored()
+        assert (comment.path, comment.line, comment.side) == ("shop/cart.py", row.new_no, "new")
+        assert comment.line_text == row.text and comment.author_agent_id == OPERATOR
+        worktree = next(review.worktrees.glob(f"*/{task_id}"))
+        assert "the default hides a missing argument" in (worktree / REVIEW_MD).read_text()
+        where = f"{OPERATOR} on shop/cart.py:{row.new_no}"
+        await until(pilot, lambda: where in view_text(view), timeout=10)
+        lines = view.text_of_screen()
+        at = next(i for i, line in enumerate(lines) if "percent=0):" in line)
+        assert where in lines[at + 1] and "missing argument" in lines[at + 2]  # under its line
+        await pilot.press("1")
+        await until(pilot, lambda: "Review (1 on lines)" in overview_text(drawer), timeout=10)
+        assert f"shop/cart.py:{row.new_no}" in overview_text(drawer)
+        assert "missing argument" in overview_text(drawer)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        assert "The 1 line comment made since the last review go" in app.screen.label_text
+
+
+async def test_files_too_large_to_show_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tui.drawer_data
+
+    utc()
+    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
+    monkeypatch.setattr(tui.drawer_data, "FILE_LIMIT", 512 * 1024)
+    board = build_review_board(tmp_path, ManualClock(START_MS), big_diff=True, generated_mb=1)
+    app = app_on(board, "big")
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, board.ids["big"])
+        view = await diff_tab(pilot, drawer)
+        rows = list(view.rows)
+        listed = [r.text for r in rows if r.kind == LISTED and "bundle.min.js" in r.text]
+        assert listed and "1.0 MB: not shown" in listed[0]
+        assert any(r.kind == NOTE and "too large to show" in r.text for r in rows)
+        assert not any("var bundle" in r.text for r in rows)  # not one byte of it
+        assert any(r.kind == LISTED and "logo.png  binary" in r.text for r in rows)
+        assert any(r.kind == NOTE and r.text == "binary file: not shown" for r in rows)
+
+
+async def test_read_only_offers_only_the_pager(review: ReviewBoard) -> None:
+    app = app_on(review, "review", read_only=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, review.ids["review"])
+        view = await diff_tab(pilot, drawer)
+        view.move_cursor(next(n for n, r in enumerate(view.rows) if r.kind == LINE))
+        assert drawer.check_action("open_editor", ()) is None
+        assert drawer.check_action("open_shell", ()) is None
+        assert drawer.check_action("comment_line", ()) is None
+        assert drawer.check_action("open_pager", ()) is True
+        screen = app.screen
+        await pilot.press("o", "exclamation_mark", "c")  # nothing opens, nothing is written
+        await pilot.pause(0.2)
+        assert app.screen is screen
+
+
+def test_the_pager_and_editor_arguments_keep_agent_text_inert(tmp_path: Path) -> None:
+    from boardlib.worktrees.diffs import index_diff
+    from tui import tools
+    from tui.diff_rows import DiffRows
+
+    hostile = "x = '\x1b]52;c;ZXZpbA==\x07 \x1b[2J \r over'"
+    text = (
+        "diff --git a/-rf b/-rf\nnew file mode 100644\n--- /dev/null\n+++ b/-rf\n"
+        f"@@ -0,0 +1,2 @@\n+{hostile}\n+fine\n"
+    )
+    rows = DiffRows(index_diff(text))
+    with tools.pager_file(rows, "TASK-1") as path:
+        written = path.read_bytes()
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    import re
+
+    assert re.sub(rb"\x1b\[[0-9;]*m", b"", written).count(b"\x1b") == 0  # only our colours
+    assert "␛]52;c;ZXZpbA==␇".encode() in written and b"\r" not in written
+    target = tmp_path / "-rf"
+    for editor, expected in (
+        ("vim", ["vim", "+2", str(target)]),
+        ("code --wait", ["code", "--wait", "-g", f"{target}:2"]),
+        ("hx", ["hx", f"{target}:2"]),
+    ):
+        assert tools.editor_command(target, 2, {"EDITOR": editor}) == expected
+    assert tools.editor_command(target, 2, {"VISUAL": "nano", "EDITOR": "vim"})[0] == "nano"
+    assert tools.pager_command(target, {}) == ["less", "-R", str(target)]
+    assert tools.pager_command(target, {"PAGER": "less -S"}) == ["less", "-S", "-R", str(target)]
+    assert tools.pager_command(target, {"PAGER": "most"}) == ["most", str(target)]
+    assert tools.shell_command({}) == ["/bin/sh"]

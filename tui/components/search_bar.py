@@ -1,0 +1,47 @@
+"""`/` in the drawer: the search line at its foot. Enter searches the open tab (diff, files,
+runs, history) and returns to the drawer, where `n`/`N` go between the matches; escape leaves the
+search as it was."""
+
+from textual.message import Message
+from textual.widgets import Input
+
+from .. import registry
+from . import tcss
+
+
+class SearchBar(Input):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = registry.bindings_for(registry.SEARCH)
+
+    class Searched(Message):
+        """Search the open tab for `query` ("" ends the search)."""
+
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
+    class Closed(Message):
+        """The operator left the search line without searching."""
+
+    def __init__(self) -> None:
+        super().__init__(placeholder="search this tab   enter find · esc back", id="drawer-search")
+        self.can_focus = False  # only while open: a hidden input must not swallow the drawer's keys
+
+    def open(self, tab: str, value: str) -> None:
+        self.placeholder = f"search {tab}   enter find (n/N next/previous) · esc back"
+        self.can_focus = True
+        self.display = True
+        self.value = value
+        self.cursor_position = len(value)
+        self.focus()
+
+    def close(self) -> None:
+        self.display = False
+        self.can_focus = False
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Closed())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Searched(event.value))
