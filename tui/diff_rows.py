@@ -129,14 +129,17 @@ class DiffRows:
         notes: Sequence[str] = (),
     ) -> None:
         self.index = index or DiffIndex([], bytearray(), array("l"), array("l"), [])
-        files = self.index.files
-        self.files: list[IndexedFile] = files
-        self.paths = [file.path for file in files]
+        self.omitted: list[ListedFile] = []
+        self.files: list[IndexedFile] = self.index.files
+        self.paths = [file.path for file in self.files]
         self._segments: list[_Segment] = []
         self._starts: list[int] = []
         self.count = 0
         self.file_rows: list[int] = []  # each file's header row
         self.highest = self.index.highest
+        if index is None and not listed:
+            return  # nothing read yet, or no workspace: no rows at all
+        files = self.index.files
         shown = {file.path for file in files}
         catalogue = list(listed) or [
             ListedFile(f.path, f.insertions, f.deletions, f.old_path) for f in files
@@ -158,7 +161,7 @@ class DiffRows:
             top.append(Row(NOTE, f"the diff was cut at {size}{what} (marked below)"))
         number = {file.path: n for n, file in enumerate(files)}
         by_path = {file.path: file for file in files}
-        self.omitted: list[ListedFile] = [item for item in catalogue if item.omitted]
+        self.omitted = [item for item in catalogue if item.omitted]
         for item in catalogue:
             file = by_path.get(item.path)
             mark = _CHANGE_MARK.get(file.change, "M") if file else "?"
