@@ -4,7 +4,8 @@ Builds a small board with a fixed `ManualClock` and fixed data (every card featu
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
 a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
 human-override dialog and the activity pane; the task drawer on a board with real worktrees
-(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24;
+(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24,
+and reviewing in depth (long lines panned and wrapped, search, side by side, a line comment);
 and the stats screen and budgeted cards on a board with a day of flow (`stats_board`).
 Regenerate whenever the look changes; the README and docs/tui.md show them.
 """
@@ -277,6 +278,73 @@ async def _shoot_stats(out: Path) -> list[Path]:
     return saved
 
 
+async def _shoot_review(out: Path) -> list[Path]:
+    """Reviewing in depth: long lines panned with their markers and wrapped, search matches, side
+    by side, and a comment anchored to a line."""
+    import shutil
+
+    from .app import KanbanApp
+    from .review_board import build_review_board
+
+    folder = Path("review-big")
+    shutil.rmtree(folder, ignore_errors=True)
+    clock = ManualClock(START_MS)
+    board = build_review_board(folder.absolute(), clock, big_diff=True)
+    clock.advance(minutes=5)
+    with Board(board.db, clock=clock) as writer:
+        writer.add_comment(
+            board.ids["review"],
+            "The default hides a caller that forgot the percent: make it required?",
+            author_agent_id=OPERATOR,
+            author_type="user",
+            path="shop/cart.py",
+            line=4,
+            line_text="def total(items, percent=0):",
+        )
+    saved: list[Path] = []
+
+    async def wait_for(pilot: object, check: object, limit: float = 15.0) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and not check():  # type: ignore[operator]
+            await pilot.pause(0.05)  # type: ignore[attr-defined]
+        await pilot.pause(0.3)  # type: ignore[attr-defined]
+
+    def app_for(task: str) -> KanbanApp:
+        return KanbanApp(
+            board.db, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={},
+            view_settings={}, open_task=board.ids[task],
+        )  # fmt: skip
+
+    async def diff_of(kanban: KanbanApp, pilot: object) -> object:
+        await wait_for(pilot, lambda: kanban.drawers() and kanban.drawers()[0].data)
+        drawer = kanban.drawers()[0]
+        await pilot.press("3")  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: drawer.workspace is not None and len(drawer.diff.rows) > 1)
+        return drawer
+
+    kanban = app_for("big")
+    async with kanban.run_test(size=(100, 30)) as pilot:
+        await diff_of(kanban, pilot)
+        await pilot.press("G", "k")
+        await pilot.pause(0.3)
+        saved.append(Path(kanban.save_screenshot("drawer-long-lines.svg", str(out))))
+        await pilot.press("w")
+        await pilot.pause(0.3)
+        saved.append(Path(kanban.save_screenshot("drawer-wrap.svg", str(out))))
+        await pilot.press("w", "slash", *"BIGMARK 1999", "enter")
+        await pilot.pause(0.3)
+        saved.append(Path(kanban.save_screenshot("drawer-search.svg", str(out))))
+    kanban = app_for("review")
+    async with kanban.run_test(size=(160, 48)) as pilot:
+        drawer = await diff_of(kanban, pilot)
+        await wait_for(pilot, lambda: drawer.diff.comments)  # type: ignore[attr-defined]
+        saved.append(Path(kanban.save_screenshot("drawer-comment.svg", str(out))))
+        await pilot.press("s")
+        await pilot.pause(0.3)
+        saved.append(Path(kanban.save_screenshot("drawer-side-by-side.svg", str(out))))
+    return saved
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("screenshots"))
@@ -284,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["TZ"] = "UTC"
     time.tzset()
     os.environ.setdefault("TEXTUAL_COLOR_SYSTEM", "truecolor")
+    os.environ["KANBAN_SETTINGS"] = os.devnull  # the photographer's own view settings stay out
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out.absolute()
     here = Path.cwd()
@@ -296,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             saved = asyncio.run(_shoot(db, clock, out, ids))
             saved += asyncio.run(_shoot_drawer(out))
             saved += asyncio.run(_shoot_stats(out))
+            saved += asyncio.run(_shoot_review(out))
         finally:
             os.chdir(here)
     for path in saved:

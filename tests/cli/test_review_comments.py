@@ -71,3 +71,27 @@ def test_a_bad_anchor_is_refused_and_writes_nothing(setup, args: tuple[str, ...]
     with unchanged(kanban.db):
         kanban.refused("task", "comment", task_id, *args, "--body", "x", reason="invalid_input",
                        env=env)  # fmt: skip
+
+
+def test_the_review_comments_example_runs_as_written(tmp_path: Path) -> None:
+    from boardlib import Board
+    from boardlib.worktrees import Worktrees
+    from tests.cli.test_doc_examples import reader_env, run
+    from tests.doc_examples import example
+
+    repo = make_repo(tmp_path / "repo")
+    db = tmp_path / "board.db"
+    worktrees = tmp_path / "state" / "worktrees"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KANBAN_WORKTREES", str(worktrees))
+        with Board(db) as board:
+            task = board.create_task("Fix the list")
+            board.claim(task.id, "worker-1")
+            made = Worktrees(board).provision(task.id, repo, actor="worker-1")
+            (Path(made.worktree.worktree_path) / "app.py").write_text(APP)
+            board.complete(task.id, "worker-1")
+    env = reader_env(tmp_path, KANBAN_DB=str(db), KANBAN_WORKTREES=str(worktrees),
+                     GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")  # fmt: skip
+    done = run(example("docs/agents.md#review-comments"), tmp_path, env)
+    printed = [line for line in done.stdout.splitlines() if not line.startswith("{")]
+    assert printed == ["app.py:12 this drops the last item", "app.py:14 and this returns too early"]
