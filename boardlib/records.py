@@ -306,6 +306,20 @@ class Comment(Record):
     def anchored(self) -> bool:
         return self.path is not None
 
+    def review_entry(self) -> dict[str, Any]:
+        """An anchored comment as an agent reads it in JSON (the resume read, `task view`): file,
+        line and side, the line's text, the comment, who and when."""
+        return {
+            "commentId": self.id,
+            "path": self.path,
+            "line": self.line,
+            "side": self.side or ANCHOR_NEW,
+            "lineText": self.line_text,
+            "body": self.body,
+            "author": self.author_agent_id or self.author_type,
+            "createdAt": self.created_at,
+        }
+
 
 @dataclass(slots=True, eq=False, repr=False)
 class Execution(Record):
@@ -437,10 +451,8 @@ class TaskView(Record):
 
     def to_json(self) -> dict[str, Any]:
         """The view, plus `review`: the comments anchored to lines, as an agent acts on them."""
-        from .review import review_entries
-
         out = Record.to_json(self)
-        out["review"] = review_entries(self.comments)
+        out["review"] = [comment.review_entry() for comment in self.comments if comment.anchored]
         return out
 
 

@@ -135,25 +135,12 @@ def anchor_of(comment: Comment) -> Anchor | None:
 
 def review_comments(comments: Sequence[Comment]) -> list[Comment]:
     """The anchored ones, oldest first."""
-    return [comment for comment in comments if comment.path is not None]
+    return [comment for comment in comments if comment.anchored]
 
 
 def review_entries(comments: Sequence[Comment]) -> list[dict[str, Any]]:
-    """The anchored comments as an agent reads them in JSON (the resume read, `task view`): file,
-    line and side, the line's text, the comment, who and when."""
-    return [
-        {
-            "commentId": comment.id,
-            "path": comment.path,
-            "line": comment.line,
-            "side": comment.side or ANCHOR_NEW,
-            "lineText": comment.line_text,
-            "body": comment.body,
-            "author": comment.author_agent_id or comment.author_type,
-            "createdAt": comment.created_at,
-        }
-        for comment in review_comments(comments)
-    ]
+    """The anchored comments as an agent reads them in JSON (`Comment.review_entry`)."""
+    return [comment.review_entry() for comment in review_comments(comments)]
 
 
 def _when(ms: int) -> str:

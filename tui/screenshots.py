@@ -325,13 +325,13 @@ async def _shoot_review(out: Path) -> list[Path]:
     kanban = app_for("big")
     async with kanban.run_test(size=(100, 30)) as pilot:
         await diff_of(kanban, pilot)
-        await pilot.press("G", "k")
+        await pilot.press("G", "greater_than_sign")  # panned: `‹` on the left, `›` still right
         await pilot.pause(0.3)
         saved.append(Path(kanban.save_screenshot("drawer-long-lines.svg", str(out))))
-        await pilot.press("w")
+        await pilot.press("less_than_sign", "w", "G")  # wrapped, and still its true last line
         await pilot.pause(0.3)
         saved.append(Path(kanban.save_screenshot("drawer-wrap.svg", str(out))))
-        await pilot.press("w", "slash", *"BIGMARK 1999", "enter")
+        await pilot.press("w", "g", "slash", *"BIGMARK 1999", "enter")
         await pilot.pause(0.3)
         saved.append(Path(kanban.save_screenshot("drawer-search.svg", str(out))))
     kanban = app_for("review")
