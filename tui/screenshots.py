@@ -325,7 +325,7 @@ async def _shoot_review(out: Path) -> list[Path]:
     kanban = app_for("big")
     async with kanban.run_test(size=(100, 30)) as pilot:
         await diff_of(kanban, pilot)
-        await pilot.press("G", "greater_than_sign")  # panned: `‹` on the left, `›` still right
+        await pilot.press("G", "greater_than_sign")  # panned: markers at both edges
         await pilot.pause(0.3)
         saved.append(Path(kanban.save_screenshot("drawer-long-lines.svg", str(out))))
         await pilot.press("less_than_sign", "w", "G")  # wrapped, and still its true last line
