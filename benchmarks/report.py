@@ -257,8 +257,10 @@ def tui(lines: list[Line]) -> list[str]:
 def tui_drawer(lines: list[Line]) -> list[str]:
     out = [
         "The task drawer on a board with real git worktrees: opening it, the first screen of a "
-        "small and of a 20,000-line diff, and scrolling the big one, each beside a baseline "
-        "measured in the same run (a cursor move on the board, the small diff).",
+        "small and of a 20,000-line diff, and scrolling the big one; a search on the big one "
+        "(in process, and keystroke to `match 1/1` on screen); a 200,000-line diff's first "
+        "screen, `G` to its last line and side by side; each beside a baseline measured in the "
+        "same run (a cursor move on the board, the small diff). `huge` is the 200,000-line diff.",
         "",
     ]
     for line in lines:
