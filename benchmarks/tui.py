@@ -321,6 +321,7 @@ def drawer_figures(poll_ms: int) -> dict[str, object]:
             "diff_scroll_keystroke_speed": statistics.median(scroll) <= 50,
             "search_20000_lines_within_100ms": review["search_20000_lines_in_process_ms"] <= 100,
             "diff_200000_first_screen_within_2s": huge <= 2000,
+            "diff_200000_first_screen_cpu_within_2s": review["huge_first_screen_cpu_ms"] <= 2000,
         },
     }
 
@@ -397,7 +398,9 @@ def review_figures(board: Any, poll_ms: int, env: dict[str, str]) -> dict[str, f
         shell.close()
     shell = session("huge")
     try:
+        cpu0 = shell.cpu_s()  # the app's own CPU: what the wall clock is on an idle machine
         figures["huge_first_screen_ms"] = round(answered(shell, b"3", b"generated/module_00.py"), 1)
+        figures["huge_first_screen_cpu_ms"] = round((shell.cpu_s() - cpu0) * 1000, 1)
         last = f"BIGMARK {HUGE_LINES - 1}".encode()
         figures["huge_to_its_end_ms"] = round(answered(shell, b"G", last), 1)
         figures["huge_side_by_side_first_screen_ms"] = round(
