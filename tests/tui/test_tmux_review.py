@@ -243,17 +243,19 @@ def test_a_comment_on_app_py_12_and_a_reject_reach_the_agent(tmp_path: Path, tmu
         assert reader.get_task(task.id).status == "todo"
     worktree = next(worktrees.glob(f"*/{task.id}"))
     assert "## `app.py:12`" in (worktree / "REVIEW.md").read_text()
-    # The same over HTTP (the cold-resume route) and MCP (get_task with detail).
-    from fastapi.testclient import TestClient
+    # The same from a real `kanban serve` on a loopback port (the detail and the cold-resume
+    # route) and over MCP (get_task with detail).
+    import httpx
 
-    from kanban.http.app import ServerSettings, create_app
+    from tests.http.test_serve import kanban_serve
 
-    app = create_app(ServerSettings(db=db, worktrees_root=worktrees, upkeep=False))
-    with TestClient(app, base_url="http://localhost") as client:
-        body = client.get(f"/api/board/{task.id}/workspace").json()
-    assert [(e["path"], e["line"], e["body"]) for e in body["review"]] == [
-        ("app.py", 12, "twelve should read zwölf")
-    ]
+    with kanban_serve(tmp_path, db=db) as served:
+        for route in (f"/api/board/{task.id}", f"/api/board/{task.id}/workspace"):
+            body = httpx.get(f"{served.url}{route}", timeout=30).json()
+            assert [(e["path"], e["line"], e["body"]) for e in body["review"]] == [
+                ("app.py", 12, "twelve should read zwölf")
+            ], route
+        assert served.stop() == 0
     import anyio
 
     from tests.mcp.conftest import mcp_session, ok
