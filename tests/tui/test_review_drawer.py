@@ -255,22 +255,32 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
         assert "The 1 line comment made since the last review go" in app.screen.label_text
 
 
+@pytest.mark.parametrize(
+    ("generated_mb", "file_limit"),
+    [
+        (1, 512 * 1024),  # the fast loop: the same path under a lowered limit
+        pytest.param(50, None, marks=pytest.mark.slow),  # a real 50 MB bundle, default limits
+    ],
+)
 async def test_files_too_large_to_show_are_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated_mb: int, file_limit: int | None
 ) -> None:
     import tui.drawer_data
 
     utc()
     monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    monkeypatch.setattr(tui.drawer_data, "FILE_LIMIT", 512 * 1024)
-    board = build_review_board(tmp_path, ManualClock(START_MS), big_diff=True, generated_mb=1)
+    if file_limit is not None:
+        monkeypatch.setattr(tui.drawer_data, "FILE_LIMIT", file_limit)
+    board = build_review_board(
+        tmp_path, ManualClock(START_MS), big_diff=True, generated_mb=generated_mb
+    )
     app = app_on(board, "big")
     async with app.run_test(size=(120, 40)) as pilot:
         drawer = await opened(pilot, app, board.ids["big"])
         view = await diff_tab(pilot, drawer)
         rows = list(view.rows)
         listed = [r.text for r in rows if r.kind == LISTED and "bundle.min.js" in r.text]
-        assert listed and "1.0 MB: not shown" in listed[0]
+        assert listed and f"{generated_mb:.1f} MB: not shown" in listed[0]
         assert any(r.kind == NOTE and "too large to show" in r.text for r in rows)
         assert not any("var bundle" in r.text for r in rows)  # not one byte of it
         assert any(r.kind == LISTED and "logo.png  binary" in r.text for r in rows)
