@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
+
 from boardlib.inert import inert
 from boardlib.records import ANCHOR_OLD, Comment
 from boardlib.worktrees.diffs import (
@@ -46,6 +48,17 @@ _CHANGE_MARK = {"modified": "M", "added": "A", "deleted": "D", "renamed": "R"}
 def display(text: str) -> str:
     """A diff line as it is drawn: tabs expanded, nothing a terminal would act on."""
     return inert(text.expandtabs(TAB_SIZE))
+
+
+def text_cells(text: str) -> int:
+    """The cells `text` takes when drawn (its plain length for the usual ASCII line)."""
+    if text.isascii():
+        if "\t" not in text and text.isprintable():
+            return len(text)
+        expanded = text.expandtabs(TAB_SIZE)
+        if expanded.isprintable():  # no control character: one cell a character
+            return len(expanded)
+    return cell_len(display(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +253,27 @@ class DiffRows:
 
     def _segment(self, row: int) -> _Segment:
         return self._segments[bisect.bisect_right(self._starts, row) - 1]
+
+    def wrapped_heights(self, width: int) -> "array[int]":
+        """Each row's height with its text wrapped at `width` cells, read from the index with no
+        `Row` made: a 200,000-line diff's layout in one quick pass, not one object per line."""
+        heights: array[int] = array("l")
+        kinds, lines = self.index.kinds, self.index.lines
+        width = max(1, width)
+        for segment in self._segments:
+            if segment.extras is not None:
+                heights.extend(
+                    max(1, -(-text_cells(row.text) // width)) if row.kind == LINE else 1
+                    for row in segment.extras
+                )
+                continue
+            heights.extend(
+                1
+                if kinds[line] in (HUNK, META)
+                else max(1, -(-text_cells(lines[line][1:]) // width))
+                for line in range(segment.first, segment.last)
+            )
+        return heights
 
     def row(self, row: int) -> Row:
         segment = self._segment(row)

@@ -23,7 +23,7 @@ from tui.components.drawer import TaskDrawer
 from tui.components.overview_pane import OverviewPane
 from tui.components.prompt import PromptDialog
 from tui.components.text_pane import TextPane
-from tui.diff_rows import LINE, LISTED, NOTE
+from tui.diff_rows import LINE, LISTED, NOTE, DiffRows, ListedFile, display, text_cells
 from tui.review_board import LONG_LINE, START_MS, ReviewBoard, build_review_board
 
 LONG = "a-folder-name-long-enough-to-wrap-the-drawer-header/" * 3
@@ -97,6 +97,33 @@ async def test_every_tab_reaches_its_last_line_at_every_size(
         await pilot.pause(0.2)
         overview = drawer.query_one(OverviewPane)
         assert overview.scroll_y == overview.max_scroll_y
+
+
+WRAP_DIFF = (
+    "diff --git a/a.py b/a.py\nindex 1111111..2222222 100644\n--- a/a.py\n+++ b/a.py\n"
+    "@@ -1,3 +1,4 @@\n x = 1\n-\ty = 'tab'\t# old\n+\ty = 'tab'\t# new" + "z" * 130 + "\n"
+    "+esc = '\x1b[31m' " + "日本語" * 40 + "\n \n\\ No newline at end of file\n"
+    "diff --git a/b.bin b/b.bin\nnew file mode 100644\nindex 0000000..3333333\n"
+    "Binary files /dev/null and b/b.bin differ\n"
+)
+
+
+@pytest.mark.parametrize("width", [1, 7, 40, 200])
+def test_wrapped_heights_from_the_index_are_each_rows_own(width: int) -> None:
+    """The quick layout (no `Row` made) agrees with the rows as drawn: tabs, control characters,
+    wide characters, hunk headers, made-up rows."""
+    from rich.cells import cell_len
+
+    from boardlib.worktrees.diffs import index_diff
+
+    rows = DiffRows(index_diff(WRAP_DIFF), [ListedFile("big.js", 9, 0, omitted=True, size=10**8)])
+    each = [
+        max(1, -(-cell_len(display(row.text)) // width)) if row.kind == LINE else 1 for row in rows
+    ]
+    assert list(rows.wrapped_heights(width)) == each
+    if width <= 40:
+        assert max(each) > 1  # the long lines do wrap: the case is not all ones
+    assert all(text_cells(row.text) == cell_len(display(row.text)) for row in rows)
 
 
 async def test_long_lines_pan_with_markers_or_wrap_and_wrap_is_kept(

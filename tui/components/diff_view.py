@@ -11,6 +11,7 @@ colour; every drawn line goes through `boardlib.inert`. Why: docs/tui.md#reviewi
 import bisect
 from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from rich.cells import cell_len
@@ -42,6 +43,7 @@ from ..diff_rows import (
     SideBySideRows,
     display,
     find_all,
+    text_cells,
 )
 from . import tcss
 
@@ -179,17 +181,18 @@ class DiffView(ScrollView, can_focus=False):
             self._starts = None
             self._total = count
         else:
-            starts = array("l", bytes((count + 1) * array("l").itemsize))
-            total = 0
             wrap = self.wrap and width > 0
-            extra = self._comment_lines
-            for row in range(count):
-                starts[row] = total
-                height = self._wrapped_height(row, width) if wrap else 1
-                total += height + len(extra.get(row, ()))
-            starts[count] = total
+            if not wrap:
+                heights = array("l", [1]) * count
+            elif isinstance(self.source, SideBySideRows):
+                heights = array("l", (self._wrapped_height(row, width) for row in range(count)))
+            else:
+                heights = self.source.wrapped_heights(width)
+            for row, lines in self._comment_lines.items():
+                heights[row] += len(lines)
+            starts = array("l", accumulate(heights, initial=0))
             self._starts = starts
-            self._total = total
+            self._total = starts[count]
         self.virtual_size = Size(self._width(), self._total)
         height = max(1, self.scrollable_content_region.height)
         if keep_row is not None:
@@ -678,10 +681,7 @@ def _cells(row: Row | None) -> int:
     """A row's text width in cells (the plain length for the usual ASCII line)."""
     if row is None or row.kind != LINE:
         return 0
-    text = row.text
-    if text.isascii() and "\t" not in text:
-        return len(text)
-    return cell_len(display(text))
+    return text_cells(row.text)
 
 
 _LEXERS: dict[str, Any] = {}
