@@ -360,3 +360,25 @@ def test_the_pager_and_editor_arguments_keep_agent_text_inert(tmp_path: Path) ->
     assert tools.pager_command(target, {"PAGER": "less -S"}) == ["less", "-S", "-R", str(target)]
     assert tools.pager_command(target, {"PAGER": "most"}) == ["most", str(target)]
     assert tools.shell_command({}) == ["/bin/sh"]
+
+
+async def test_a_comment_made_before_the_drawer_opens_shows_under_its_line(
+    review: ReviewBoard,
+) -> None:
+    """The comments arrive before the diff is read (no rows yet): they wait, then show under their
+    line, in the unified view, side by side and wrapped."""
+    task_id = review.ids["review"]
+    with Board(review.db) as writer:
+        writer.add_comment(task_id, "make percent required", author_agent_id=OPERATOR,
+                           author_type="user", path="shop/cart.py", line=4,
+                           line_text="def total(items, percent=0):")  # fmt: skip
+    app = app_on(review, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        view = await diff_tab(pilot, drawer)
+        for keys in ((), ("s",), ("s", "w")):
+            await pilot.press(*keys)
+            await until(pilot, lambda: "make percent required" in view_text(view), timeout=10)
+            lines = view.text_of_screen()
+            at = next(i for i, line in enumerate(lines) if f"{OPERATOR} on shop/cart.py:4" in line)
+            assert "percent=0" in lines[at - 1] or "def total(items)" in lines[at - 1], keys

@@ -189,7 +189,8 @@ class DiffView(ScrollView, can_focus=False):
             else:
                 heights = self.source.wrapped_heights(width)
             for row, lines in self._comment_lines.items():
-                heights[row] += len(lines)
+                if row < count:  # rows still being read have none yet
+                    heights[row] += len(lines)
             starts = array("l", accumulate(heights, initial=0))
             self._starts = starts
             self._total = starts[count]
@@ -640,7 +641,7 @@ class DiffView(ScrollView, can_focus=False):
         styles = self.styles_by_kind
         lines: list[Text] = []
         indent = self._gutter_width() if not self.side_by_side else 2
-        room = max(8, width - indent - 2)
+        room = max(8, width - indent - 3)  # a column spare: the scrollbar may come after
         for comment in comments:
             where = comment.path or ""
             if comment.line is not None:
