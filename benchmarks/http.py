@@ -197,6 +197,29 @@ CANNED = (
     b'"tenantId":null,"scheduledBy":"manual","verification":null,"completedAt":null}}'
 )
 BARE_KINDS = ("asgi", "fastapi")
+RECORDS_LIST = "records-list"  # the list served as before: records built, then dumped
+
+
+def records_list_app(db: str) -> Any:
+    """`GET /api/board` as kanban served it before the database wrote the documents: the rows
+    read into `Task` records, `to_json()` each, one orjson dump (the baseline of the lists'
+    target, measured beside the real server in the same run)."""
+    from fastapi import FastAPI
+
+    from kanban.http.replies import reply
+
+    board = Board(db, read_only=True, reconcile_orphans=False)
+    fast = FastAPI()
+
+    @fast.get("/healthz")
+    def healthz() -> Any:
+        return reply({"ok": True})
+
+    @fast.get("/api/board")
+    def listed() -> Any:
+        return reply({"tasks": [task.to_json() for task in board.list_tasks()]})
+
+    return fast
 
 
 def bare_app(kind: str) -> Any:
@@ -236,7 +259,7 @@ def bare_app(kind: str) -> Any:
     return fast
 
 
-def serve_bare(kind: str) -> None:
+def serve_bare(kind: str, db: str | None = None) -> None:
     """The child process of `BareServer`: uvicorn with `kanban serve`'s settings (httptools,
     uvloop, no access log) on a free loopback port, announced as `kanban serve` does."""
     import socket
@@ -247,16 +270,18 @@ def serve_bare(kind: str) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)
     print(json.dumps({"listening": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
+    app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind)
     config = uvicorn.Config(
-        bare_app(kind), log_level="warning", access_log=False, server_header=False, lifespan="off"
+        app, log_level="warning", access_log=False, server_header=False, lifespan="off"
     )
     uvicorn.Server(config).run(sockets=[sock])
 
 
 class BareServer(Server):
-    def __init__(self, kind: str) -> None:  # not super().__init__: that starts `kanban serve`
+    def __init__(self, kind: str, db: Path | None = None) -> None:  # not super().__init__
+        extra = ["--bare-db", str(db)] if db is not None else []
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--bare-server", kind],
+            [sys.executable, __file__, "--bare-server", kind, *extra],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -319,6 +344,88 @@ def timed_gets(url: str, path: str, n: int) -> dict[str, Any]:
     }
 
 
+def interleaved_gets(
+    urls: dict[str, tuple[str, str, dict[str, str]]], n: int
+) -> dict[str, dict[str, Any]]:
+    """`n` rounds of one GET of each named (base URL, path, headers), in turn, so whatever else
+    the machine runs weighs on every one alike: p50/p99 ms, the status and size of the answers."""
+    clients = {name: httpx.Client(base_url=url, timeout=60) for name, (url, _, _) in urls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in urls}
+    last: dict[str, httpx.Response] = {}
+    try:
+        for name, (_, path, headers) in urls.items():
+            clients[name].get(path, headers=headers)  # warm: connection, caches
+        for _ in range(n):
+            for name, (_, path, headers) in urls.items():
+                started = time.perf_counter()
+                answer = clients[name].get(path, headers=headers)
+                samples[name].append(1000 * (time.perf_counter() - started))
+                assert answer.status_code in (200, 304), answer.text[:300]
+                last[name] = answer
+    finally:
+        for client in clients.values():
+            client.close()
+    return {
+        name: {
+            "p50_ms": round(statistics.median(values), 2),
+            "p99_ms": round(percentile(values, 0.99), 2),
+            "status": last[name].status_code,
+            "bytes": len(last[name].content),
+        }
+        for name, values in samples.items()
+    }
+
+
+def list_figures(
+    tmp: Path, template: Path, tasks: int, built: dict[str, int], calls: int, bench: record.Run
+) -> dict[str, dict[str, Any]]:
+    """The lists' targets, one run: the whole list against the list served as before (records,
+    then one dump) on a copy of the same board, a page of 100 (the first and one from the middle
+    of the walk), a 304, and the ready list."""
+    read_copy = tmp / "read.db"
+    shutil.copy(template, read_copy)
+    server = Server(read_copy)
+    before = BareServer(RECORDS_LIST, read_copy)
+    lines: dict[str, dict[str, Any]] = {}
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            etag = client.get("/api/board").headers["etag"]
+            middle = client.get("/api/board", params={"limit": tasks // 2}).json()["nextCursor"]
+        urls = {
+            "all": (server.url, "/api/board", {}),
+            "all, as before": (before.url, "/api/board", {}),
+            "page of 100": (server.url, "/api/board?limit=100", {}),
+            "page of 100 mid-walk": (server.url, f"/api/board?limit=100&cursor={middle}", {}),
+            "304": (server.url, "/api/board", {"If-None-Match": etag}),
+            "ready": (server.url, "/api/board?ready=true", {}),
+        }
+        measured = interleaved_gets(urls, calls)
+    finally:
+        server.stop()
+        before.stop()
+    for name, figures in measured.items():
+        lines[f"list {name}"] = {
+            "measure": f"GET {urls[name][1]}" + (" (If-None-Match)" if name == "304" else ""),
+            "list": name,
+            "tasks": tasks,
+            "listed": built.get("ready") if name == "ready" else None,
+            **figures,
+        }
+        bench.emit(lines[f"list {name}"])
+    whole, old = measured["all"]["p50_ms"], measured["all, as before"]["p50_ms"]
+    summary = {
+        "summary": f"lists, {tasks} tasks, {calls} calls each, interleaved",
+        "all_vs_before": round(whole / old, 3),
+        "all<=0.5x_before": whole <= 0.5 * old,
+        "page_of_100_p50<=10ms": measured["page of 100"]["p50_ms"] <= 10
+        and measured["page of 100 mid-walk"]["p50_ms"] <= 10,
+        "304_p50<=3ms": measured["304"]["status"] == 304 and measured["304"]["p50_ms"] <= 3,
+    }
+    lines["lists summary"] = summary
+    bench.emit(summary)
+    return lines
+
+
 def git(cwd: Path, *args: str) -> None:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
@@ -364,6 +471,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--list-calls", type=int, default=30, help="GETs of each list")
     parser.add_argument(
         "--server-workers",
         default="1,2",
@@ -376,11 +484,14 @@ def main() -> None:
         "`ceiling` adds the same clients against bare servers (a raw ASGI app, a minimal "
         "FastAPI route) answering a canned claim: the most this machine can serve.",
     )
-    parser.add_argument("--bare-server", choices=BARE_KINDS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bare-server", choices=(*BARE_KINDS, RECORDS_LIST), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--bare-db", help=argparse.SUPPRESS)
     record.add_arguments(parser)
     args = parser.parse_args()
     if args.bare_server:
-        serve_bare(args.bare_server)
+        serve_bare(args.bare_server, args.bare_db)
         return
     with record.Run("http", args) as bench:
         measure(args, bench)
@@ -468,20 +579,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 bench.emit(lines[f"ceiling-{kind}"])
 
         if "lists" in parts:
-            read_copy = tmp / "read.db"
-            shutil.copy(template, read_copy)
-            server = Server(read_copy)
-            try:
-                for name, path in (("ready", "/api/board?ready=true"), ("all", "/api/board")):
-                    lines[name] = {
-                        "measure": f"GET {path}",
-                        "tasks": args.tasks,
-                        "listed": built.get("ready") if name == "ready" else args.tasks,
-                        **timed_gets(server.url, path, 20),
-                    }
-                    bench.emit(lines[name])
-            finally:
-                server.stop()
+            lines.update(list_figures(tmp, template, args.tasks, built, args.list_calls, bench))
         if "detail" in parts:
             lines["detail"] = {
                 "measure": "GET /api/board/{id}/workspace/detail",

@@ -10,6 +10,7 @@ Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothin
 """
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
-from .events import EventKind, wire
+from .events import EventKind, wire, wire_key
 from .explain import explain_idle, explain_task
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
@@ -33,6 +34,7 @@ from .lifecycle import (
     verdict_blocks_done,
 )
 from .location import BoardLocation, DatabaseUrl, board_location
+from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, seq_of
 from .records import (
     AUTHOR_TYPES,
     BOARD_SCOPE,
@@ -65,7 +67,7 @@ from .records import (
 )
 from .recovery import StaleTaskReconciler, release_expired_leases
 from .store import open_store
-from .store.base import Row, Store, Tx
+from .store.base import Row, RowEvent, Store, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .payloads import (
@@ -185,6 +187,12 @@ class Board:
 
     def now(self) -> int:
         return self.clock.now_ms()
+
+    def at_once(self) -> "AbstractContextManager[None]":
+        """Calls in this block on this thread raise `WouldWait` rather than wait for the board
+        (a lock, the writers' turn, a database round trip), until one write has committed:
+        for an event loop that answers a short call itself when it can (`Store.at_once`)."""
+        return self.store.at_once()
 
     def _emit(
         self,
@@ -606,6 +614,27 @@ class Board:
         row = self.store.read(lambda tx: tx.task(task_id))
         return Task.from_row(row) if row is not None else None
 
+    @staticmethod
+    def _list_filter(
+        status: str | None,
+        team_id: str | None,
+        assignee: str | None,
+        role: str | None,
+        include_dropped: bool,
+        ready: bool,
+    ) -> dict[str, Any]:
+        """A task list's filters, checked: the keyword arguments of the store's list reads."""
+        checked = {
+            "team_id": validate.optional_name(team_id, "teamId"),
+            "assignee": validate.optional_name(assignee, "assignee"),
+            "role": validate.optional_name(role, "role"),
+            "include_dropped": validate.flag(include_dropped, "includeDropped"),
+            "ready": validate.flag(ready, "ready"),
+        }
+        if status is not None and (not isinstance(status, str) or not t.is_status(status)):
+            raise invalid_input(f"unknown status {status!r}", allowed=list(t.STATUSES))
+        return {"status": status, **checked}
+
     def list_tasks(
         self,
         *,
@@ -617,27 +646,82 @@ class Board:
         ready: bool = False,
         limit: int | None = None,
     ) -> list[Task]:
-        """Tasks, newest change first; `ready=True` gives the claimable ones in claim order."""
-        team_id = validate.optional_name(team_id, "teamId")
-        assignee = validate.optional_name(assignee, "assignee")
-        role = validate.optional_name(role, "role")
-        include_dropped = validate.flag(include_dropped, "includeDropped")
-        ready = validate.flag(ready, "ready")
+        """Tasks, newest change first; `ready=True` gives the claimable ones in claim order.
+        `limit` keeps the first ones of that order (for pages, see `task_page`)."""
+        where = self._list_filter(status, team_id, assignee, role, include_dropped, ready)
         limit = validate.optional_integer(limit, "limit", minimum=1)
-        if status is not None and (not isinstance(status, str) or not t.is_status(status)):
-            raise invalid_input(f"unknown status {status!r}", allowed=list(t.STATUSES))
-        rows = self.store.read(
-            lambda tx: tx.list_tasks(
-                status=status,
-                team_id=team_id,
-                assignee=assignee,
-                role=role,
-                include_dropped=include_dropped,
-                ready=ready,
-                limit=limit,
-            )
-        )
+        rows = self.store.read(lambda tx: tx.list_tasks(**where, limit=limit))
         return Task.from_rows(rows)
+
+    def task_page(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        cursor: str | None = None,
+        limit: int = PAGE_DEFAULT,
+    ) -> TaskPage:
+        """One page of a task list in creation order, newest first, after `cursor` (a previous
+        page's `next_cursor`; None for the first page). Stable under concurrent writes: a walk
+        sees every task that stayed in the list all along exactly once (boardlib/paging.py)."""
+        where = self._list_filter(status, team_id, assignee, role, include_dropped, ready)
+        size = validate.integer(limit, "limit", minimum=1)
+        before = None if cursor is None else seq_of(cursor)
+        rows = self.store.read(
+            lambda tx: tx.list_tasks(**where, limit=size + 1, page=True, before_seq=before)
+        )
+        more = len(rows) > size
+        rows = rows[:size]
+        return TaskPage(Task.from_rows(rows), cursor_after(rows[-1]["seq"]) if more else None)
+
+    def task_documents(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> TaskDocuments:
+        """A task list as JSON documents written by the database, and the board version it was
+        read at, in one snapshot: the whole list in `list_tasks`'s order, or, when a cursor or
+        a limit is given, one page as `task_page` walks them."""
+        where = self._list_filter(status, team_id, assignee, role, include_dropped, ready)
+        paged = cursor is not None or limit is not None
+        size = validate.optional_integer(limit, "limit", minimum=1)
+        if paged and size is None:
+            size = PAGE_DEFAULT
+        before = None if cursor is None else seq_of(cursor)
+
+        def work(tx: Tx) -> tuple[list[Row], str]:
+            rows = tx.task_documents(
+                **where, limit=None if size is None else size + paged, page=paged,
+                before_seq=before,
+            )  # fmt: skip
+            return rows, tx.list_version()
+
+        rows, version = self.store.read(work)
+        more = size is not None and len(rows) > size
+        if more:
+            rows = rows[:size]
+        return TaskDocuments(
+            [row[1] for row in rows],
+            cursor_after(rows[-1][0]) if more else None,
+            paged,
+            version,
+        )
+
+    def list_version(self) -> str:
+        """The board's version for its lists: it changes whenever any task changes (every task
+        write appends an event), so an unchanged version means every list reads the same."""
+        return self.store.read(lambda tx: tx.list_version())
 
     def ready_tasks(self, *, team_id: str | None = None, role: str | None = None) -> list[Task]:
         return self.list_tasks(ready=True, team_id=team_id, role=role)
@@ -861,6 +945,15 @@ class Board:
             return self.config.lease_ms
         return validate.integer(lease_ms, "leaseMs", minimum=1, maximum=MAX_LEASE_MS)
 
+    def _claim_event(self, verb: str) -> RowEvent:
+        """The `task_claimed` event a claim statement writes with itself: the payload's epoch is
+        the claimed row's new one, the rest as declared."""
+        template: TaskClaimed = {"epoch": 0, "verb": verb}
+        data = wire(template)
+        epoch_key = wire_key("epoch")
+        del data[epoch_key]
+        return RowEvent(str(EventKind.TASK_CLAIMED), data, self.config.event_ttl_seconds, epoch_key)
+
     def claim(
         self,
         task_id: str,
@@ -876,11 +969,19 @@ class Board:
         runtime = validate.optional_name(runtime, "runtime")
         lease = self._lease_ms(lease_ms)
 
+        event = self._claim_event("claim")
+        now = self.now()
+        task = self.store.one_statement(
+            lambda tx: tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
+        )
+        if task is not None:  # the common case: one statement, its event written with it
+            return task
+
         def work(tx: Tx) -> Task:
             now = self.now()
-            task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+            task = tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
             if task is None and self._reclaim_expired_leases(tx, now):
-                task = tx.claim_by_id(task_id, agent, runtime, now, now + lease)
+                task = tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
             if task is None:
                 current = self._load(tx, task_id)
                 if current.status == t.TODO and not current.dropped and current.unmet_deps:
@@ -904,8 +1005,6 @@ class Board:
                     current=current.status,
                     assignee=current.assignee_agent_id,
                 )
-            claimed: TaskClaimed = {"epoch": task.claim_epoch, "verb": "claim"}
-            self._emit(tx, EventKind.TASK_CLAIMED, task, agent, now, claimed)
             return task
 
         return self.store.write(work, shared=True)
@@ -932,23 +1031,31 @@ class Board:
         respect_deps = validate.flag(respect_deps, "respectDeps")
         lease = self._lease_ms(lease_ms)
 
-        def work(tx: Tx) -> Task | None:
-            # The hot path: keep Python work inside the write lock to the statements themselves.
-            now = self.now()
-            task = tx.claim_best_ready(agent, role, respect_deps, runtime, now, now + lease, team)
-            if task is None and self._reclaim_expired_leases(tx, now):
-                task = tx.claim_best_ready(
-                    agent, role, respect_deps, runtime, now, now + lease, team
-                )
-            if task is not None:
-                claimed: TaskClaimed = {"epoch": task.claim_epoch, "verb": "claim_next"}
-                tx.insert_event(
-                    str(EventKind.TASK_CLAIMED), task.id, agent, wire(claimed),
-                    now, self.config.event_ttl_seconds, task.tenant_id,
-                )  # fmt: skip
+        event = self._claim_event("claim_next")
+
+        def claim(tx: Tx, now: int) -> Task | None:
+            # The hot path: keep Python work inside the write lock to the statement itself.
+            return tx.claim_best_ready(
+                agent, role, respect_deps, runtime, now, now + lease, team, event
+            )
+
+        def claim_once(tx: Tx) -> tuple[Task | None, bool]:
+            task = claim(tx, now)
+            return task, task is None and tx.claim_held_back(now)
+
+        now = self.now()
+        task, held_back = self.store.one_statement(claim_once)
+        if task is not None or not held_back:
             return task
 
-        return self.store.write(work, shared=True)
+        def sweep_then_claim(tx: Tx) -> Task | None:
+            now = self.now()
+            task = claim(tx, now)
+            if task is None and self._reclaim_expired_leases(tx, now):
+                task = claim(tx, now)
+            return task
+
+        return self.store.write(sweep_then_claim, shared=True)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 
@@ -994,6 +1101,10 @@ class Board:
         note: str | None,
     ) -> Task:
         agent = validate.name(agent, "agent")
+        if note is None:
+            renewed = self._renew_at_once(task_id, agent, epoch, verb, lease_ms)
+            if renewed is not None:
+                return renewed
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1014,6 +1125,26 @@ class Board:
             return new
 
         return self.store.write(work)
+
+    def _renew_at_once(
+        self, task_id: str, agent: str, epoch: int | None, verb: str, lease_ms: int | None
+    ) -> Task | None:
+        """The usual renewal as one guarded statement (one round trip on Postgres, beside the
+        claims rather than in the board's write turn); None when the guard did not hold or the
+        input needs judging, and the full check then says why."""
+        try:
+            validate.identifier(task_id, "id")
+            if epoch is not None:
+                validate.integer(epoch, "epoch", minimum=0)
+        except BoardError:
+            return None
+        now = self.now()
+        lease_until = now + (lease_ms or self.config.lease_ms)
+        renewed: LeaseRenewed = {"lease_until": lease_until, "verb": verb}
+        event = RowEvent(str(EventKind.LEASE_RENEWED), wire(renewed), self.config.event_ttl_seconds)
+        return self.store.one_statement(
+            lambda tx: tx.renew_lease(task_id, agent, epoch, now, lease_until, event)
+        )
 
     def complete(
         self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None

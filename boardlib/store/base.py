@@ -13,7 +13,9 @@ business: SQLite serialises every write (`BEGIN IMMEDIATE` behind its writer que
 claims side by side on row locks and serialises the rest on one advisory lock per board.
 """
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..records import Task
@@ -39,6 +41,30 @@ class StoreError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": self.message, "reason": self.reason}
+
+
+class WouldWait(Exception):
+    """Inside `Store.at_once()`: the transaction would have had to wait (for a lock, the writers'
+    turn, or a database round trip). Raised before anything was written, so the caller can run
+    the same call again where waiting is fine."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowEvent:
+    """The event a one-statement write appends about the row it wrote (a claim, a renewed
+    lease), handed to the statement itself so a store can write the two at once: its kind, and
+    its payload as stored (wire keys). With `epoch_key`, the written row's new claim epoch comes
+    first under that key (a claim's epoch is known only once it has claimed), then `data`."""
+
+    kind: str
+    data: Mapping[str, Any]
+    ttl_seconds: int | None
+    epoch_key: str | None = None
+
+    def payload(self, epoch: int) -> dict[str, Any]:
+        if self.epoch_key is None:
+            return dict(self.data)
+        return {self.epoch_key: epoch, **self.data}
 
 
 # Every table of a board, parents before children: the order copies load them in and checks count
@@ -91,10 +117,16 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     def update_task(self, task_id: str, changes: dict[str, Any]) -> Row: ...
 
     def claim_by_id(
-        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+        self,
+        task_id: str,
+        agent: str,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """The guarded claim of one task: None when it is not claimable, or when an expired lease
-        waits to be swept (the board sweeps, then claims again)."""
+        waits to be swept (the board sweeps, then claims again). A claim appends `event`."""
         ...
 
     def claim_best_ready(
@@ -106,9 +138,30 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         now: int,
         lease_until: int,
         team_id: str | None = None,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """The best ready task, claimed in one statement: None when nothing is ready, or when an
-        expired lease waits to be swept (the board sweeps, then claims again)."""
+        expired lease waits to be swept (the board sweeps, then claims again). A claim appends
+        `event`."""
+        ...
+
+    def claim_held_back(self, now: int) -> bool:
+        """After a claim statement that claimed nothing: whether an expired lease held it back
+        at `now` (then the caller sweeps and claims again)."""
+        ...
+
+    def renew_lease(
+        self,
+        task_id: str,
+        agent: str,
+        epoch: int | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent,
+    ) -> Task | None:
+        """The holder's renewal as one guarded UPDATE: only while `agent` holds the task in
+        progress under a live lease with `epoch` (when given) current, the lease to `lease_until`
+        and `event` appended; None otherwise (the board then judges why)."""
         ...
 
     def expired_leases(self, now: int) -> list[Row]:
@@ -131,7 +184,33 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         ready: bool = False,
         text: str | None = None,
         limit: int | None = None,
-    ) -> list[Row]: ...
+        page: bool = False,
+        before_seq: int | None = None,
+    ) -> list[Row]:
+        """Filtered tasks in the list's order; with `page`, creation order newest first, below
+        `before_seq`: the order a paged walk needs, since no write changes a task's seq."""
+        ...
+
+    def task_documents(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        limit: int | None = None,
+        page: bool = False,
+        before_seq: int | None = None,
+    ) -> list[Row]:
+        """`list_tasks` as (seq, the task's JSON document as text) rows, written by the database."""
+        ...
+
+    def list_version(self) -> str:
+        """A version of this snapshot's tasks: two snapshots with the same version hold the same
+        tasks. Every task write appends an event, so the events a snapshot sees decide it."""
+        ...
 
     def all_tasks(self) -> list[Row]: ...
 
@@ -298,6 +377,13 @@ class Store(Protocol):
         a store may run beside other shared writers instead of taking its whole-board write turn."""
         ...
 
+    def one_statement(self, work: Callable[[Tx], T]) -> T:
+        """`work`, which runs one guarded statement that writes its own event (`Tx.claim_by_id`,
+        `claim_best_ready`, `renew_lease`), as a transaction of its own: guarded by row locks as
+        claims are (`write(shared=True)`), and sent with its BEGIN, COMMIT and NOTIFY in as few
+        round trips as the store can (Postgres: one). `work` may then ask `claim_held_back`."""
+        ...
+
     def try_write(self, work: Callable[[Tx], T]) -> T | None:
         """`write` if it can be done at once; None (nothing written) when another writer holds
         the board's write turn or this process may not write. For best-effort upkeep."""
@@ -305,6 +391,13 @@ class Store(Protocol):
 
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one read-only transaction: one consistent snapshot."""
+        ...
+
+    def at_once(self) -> AbstractContextManager[None]:
+        """On this thread, until the block ends: the first transactions raise `WouldWait` instead
+        of waiting for anything, until one write has committed (after it, the rest run as usual,
+        so a call is never half done when `WouldWait` comes). For an event loop that runs a
+        short call itself when it can and hands it to a thread when it cannot."""
         ...
 
     def change_token(self) -> int:

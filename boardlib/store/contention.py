@@ -30,9 +30,10 @@ T = TypeVar("T")
 # 226 us. 2000 pages gained nothing more. The WAL stays bounded (~4 MB before it is reused), and
 # with synchronous=NORMAL a power loss (not a crash of the process) can lose at most the commits
 # since the last checkpoint, as before, only more of them.
+BUSY_TIMEOUT_MS = 250
 PRAGMAS: tuple[tuple[str, str], ...] = (
     ("journal_mode", "WAL"),
-    ("busy_timeout", "250"),
+    ("busy_timeout", str(BUSY_TIMEOUT_MS)),
     ("wal_autocheckpoint", "1000"),
     ("synchronous", "NORMAL"),
     ("foreign_keys", "ON"),
@@ -104,6 +105,31 @@ def run_transaction(
         return _attempts(conn, work, config=config, write=write, deadline=deadline)
     finally:
         queue.release()
+
+
+def attempt_once(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
+    """One write transaction that waits for no lock: SQLite's busy timeout is 0 for its
+    `BEGIN IMMEDIATE`, and a lock error is `WouldWait` (nothing was written). The caller holds
+    the writers' turn."""
+    from .base import WouldWait
+
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if is_transient_lock_error(error):
+            raise WouldWait from error
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    try:
+        result = work(conn)
+        conn.execute("COMMIT")
+        return result
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _attempts(

@@ -6,13 +6,17 @@ other write under the board's advisory lock, and readers see events only up to t
 How each of the SQLite store's guarantees carries over: docs/architecture.md#postgresql
 """
 
+import functools
 import hashlib
 import json
 import random
+import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
@@ -27,13 +31,15 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason, not_utf8
 from ..leases import expired_sql
 from ..location import DatabaseUrl
+from ..naming import camel
 from ..records import Task
-from .base import TABLES, Row, StoreError, Tx
+from .base import TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from .queries import (
     CLAIM_ORDER,
     CLAIMABLE,
+    HOLDING,
     READY,
     TASK_BY_ID,
     WAITING,
@@ -144,6 +150,58 @@ _EXPIRED_UNTAKEN = (
 )
 _NO_EXPIRED_UNTAKEN = "NOT EXISTS (SELECT 1 FROM expired_untaken)"
 
+# A claim writes its own `task_claimed` event in the same statement (the payload is the claimed
+# row's new epoch spliced between the declared head and tail of its JSON), so one statement is
+# the whole transaction: sent with BEGIN, COMMIT and the NOTIFY, a claim is one round trip. The
+# last row says whether an expired lease held the claim back, and, sent in one trip, marks the
+# session for the NOTIFY that follows the COMMIT (only a claim that claimed wakes listeners).
+_CLAIM_EVENT = (
+    "event AS (INSERT INTO events "
+    "(seq, task_id, kind, actor, data, created_at, ttl_seconds, tenant_id) "
+    "SELECT nextval('event_seq'), c.id, %(event_kind)s::text, %(agent)s::text, "
+    "%(data_head)s::text || c.claim_epoch || %(data_tail)s::text, %(now)s::bigint, "
+    "%(ttl)s::bigint, c.tenant_id "
+    "FROM (SELECT pg_current_xact_id()) AS xid, claimed c WHERE %(event_kind)s::text IS NOT NULL)"
+)
+NOTIFY_SETTING = "kanban.notify"
+_MARK_NOTIFY = f", CASE WHEN c.id IS NOT NULL THEN set_config('{NOTIFY_SETTING}', '1', false) END"
+# The types of the claims' parameters, for their server-side prepared statements.
+_CLAIM_PARAMETER_TYPES = {
+    "id": "text", "agent": "text", "runtime": "text", "now": "bigint", "lease_until": "bigint",
+    "role": "text", "team": "text", "event_kind": "text", "data_head": "text",
+    "data_tail": "text", "ttl": "bigint", "epoch": "bigint", "data": "text",
+}  # fmt: skip
+_PARAMETER = re.compile(r"%\((\w+)\)s")
+
+
+def _claim_statement(ctes: str, update: str, *, one_trip: bool) -> str:
+    """The claim `update` (`UPDATE ... RETURNING tasks.*`) after `ctes`, with its event, as one
+    statement whose one row is (held_back, the claimed row or NULLs[, the notify mark])."""
+    mark = _MARK_NOTIFY if one_trip else ""
+    return (
+        f"WITH {ctes}, claimed AS ({update}), {_CLAIM_EVENT} "
+        f"SELECT (SELECT count(*) FROM expired_untaken) AS held_back, c.*{mark} "
+        "FROM (SELECT 1) AS one LEFT JOIN claimed c ON true"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _prepared(statement: str) -> tuple[str, str, tuple[str, ...]]:
+    """A claim statement as a server-side prepared statement: its name (from its text), the
+    PREPARE, and its parameters in `$n` order."""
+    order: list[str] = []
+
+    def number(match: "re.Match[str]") -> str:
+        name = match.group(1)
+        if name not in order:
+            order.append(name)
+        return f"${order.index(name) + 1}"
+
+    text = _PARAMETER.sub(number, statement)
+    name = "kanban_claim_" + hashlib.sha256(statement.encode()).hexdigest()[:16]
+    types = ", ".join(_CLAIM_PARAMETER_TYPES[parameter] for parameter in order)
+    return name, f"PREPARE {name} ({types}) AS {text}", tuple(order)
+
 
 # The events of one transaction, their values written in as literals (sent in one simple query
 # with COMMIT). `pg_current_xact_id()` in FROM is evaluated before `nextval`: the transaction has
@@ -157,6 +215,81 @@ _INSERT_EVENTS = (
 _EVENT_TYPES = ("text", "text", "text", "text", "bigint", "bigint", "text")
 
 
+@functools.lru_cache(maxsize=32)
+def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool, one_trip: bool) -> str:
+    """The claim-next statement for one shape (a role or not, a team or not), built once."""
+    ready, waiting = READY, WAITING
+    if by_team:  # a filter on the same index walk
+        ready += " AND team_id = %(team)s"
+        waiting += " AND team_id = %(team)s"
+    candidates = [ready] if not by_role else [f"{ready} AND role = %(role)s",
+                                              f"{ready} AND role IS NULL"]  # fmt: skip
+    if not respect_deps:
+        candidates.append(
+            waiting if not by_role else f"{waiting} AND (role = %(role)s OR role IS NULL)"
+        )
+    picks = [
+        f"SELECT id, priority, updated_at FROM tasks WHERE {where} "
+        f"AND {_NO_EXPIRED_UNTAKEN} {CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
+        for where in candidates
+    ]
+    if len(picks) == 1:
+        ctes = f"pick AS ({picks[0]})"
+    else:
+        # a locking clause is not allowed under UNION: each candidate locks in its own CTE
+        ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
+        union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
+        ctes += f", pick AS (SELECT id FROM ({union}) c {CLAIM_ORDER} LIMIT 1)"
+    return _claim_statement(
+        f"{_EXPIRED_UNTAKEN}, {ctes}",
+        f"UPDATE tasks SET {_CLAIM_SET} FROM pick WHERE tasks.id = pick.id AND {CLAIMABLE} "
+        "RETURNING tasks.*",
+        one_trip=one_trip,
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def _renew_sql(one_trip: bool) -> str:
+    """The holder's renewal with its event, one statement shaped as the claims are (`held_back`
+    is always 0: a renewal sweeps nothing)."""
+    mark = _MARK_NOTIFY if one_trip else ""
+    return (
+        "WITH claimed AS (UPDATE tasks SET lease_until = %(lease_until)s, "
+        f"last_heartbeat_at = %(now)s WHERE id = %(id)s AND {pyformat(HOLDING)} "
+        "RETURNING tasks.*), "
+        "event AS (INSERT INTO events "
+        "(seq, task_id, kind, actor, data, created_at, ttl_seconds, tenant_id) "
+        "SELECT nextval('event_seq'), c.id, %(event_kind)s::text, %(agent)s::text, "
+        "%(data)s::text, %(now)s::bigint, %(ttl)s::bigint, c.tenant_id "
+        "FROM (SELECT pg_current_xact_id()) AS xid, claimed c) "
+        f"SELECT 0 AS held_back, c.*{mark} FROM (SELECT 1) AS one LEFT JOIN claimed c ON true"
+    )
+
+
+def _event_parameters(event: RowEvent | None) -> dict[str, Any]:
+    """A claim event's parameters: its kind, the JSON of its payload around the epoch, its TTL
+    (all NULL for a claim that writes no event)."""
+    if event is None:
+        return {"event_kind": None, "data_head": None, "data_tail": None, "ttl": None}
+    rest = json.dumps(dict(event.data), separators=(",", ":"))
+    return {
+        "event_kind": event.kind,
+        "data_head": "{" + json.dumps(event.epoch_key) + ":",
+        "data_tail": "}" if rest == "{}" else "," + rest[1:],
+        "ttl": event.ttl_seconds,
+    }
+
+
+def _task_document() -> str:
+    """`SharedTx.TASK_DOCUMENT` in Postgres's: the row under `Task.to_json`'s keys, in its field
+    order, made compact JSON by `row_to_json` (`json_build_object` pads every key with spaces)."""
+    columns = ", ".join(
+        f'tasks.{f.name}{"::json" if f.name in Task._json_columns else ""} AS "{camel(f.name)}"'
+        for f in fields(Task)
+    )
+    return f"(SELECT row_to_json(document) FROM (SELECT {columns}) AS document)::text"
+
+
 def _task(row: Row | None) -> Task | None:
     return None if row is None else Task.from_row(row)
 
@@ -168,14 +301,27 @@ class PostgresTx(SharedTx):
 
     LIKE_ANY_CASE = "ILIKE"  # SQLite's LIKE ignores case (for ASCII): the same search, same rows
     JSON_TEXT = "({column}::jsonb ->> '{key}')"  # Differs: JSON functions are dialect
+    TASK_DOCUMENT = _task_document()
 
-    def __init__(self, conn: Conn, store: "PostgresStore", *, locking: bool) -> None:
+    def __init__(
+        self,
+        conn: Conn,
+        store: "PostgresStore",
+        *,
+        locking: bool,
+        one_trip_ms: int | None = None,
+    ) -> None:
         self.conn = conn
         self.store = store
         self.locking = locking  # a serialised write: rows read to be judged are locked
         if locking:  # FOR NO KEY UPDATE, not FOR UPDATE: docs/architecture.md#postgresql
             self.task_by_id = _TASK_BY_ID_LOCKED
         self._events: list[tuple[Any, ...]] = []
+        # `PostgresStore.claim`: the one claim statement is the whole transaction, sent with its
+        # BEGIN (this lock timeout) and COMMIT; any other statement is a mistake.
+        self.one_trip_ms = one_trip_ms
+        self.claimed = False  # a claim statement claimed (and wrote its event): NOTIFY at COMMIT
+        self.held_back = False  # an expired lease held the last claim statement back
 
     # -- the seam: the shared `?` / `:name` text in psycopg's style, converted once per text ----
 
@@ -186,6 +332,7 @@ class PostgresTx(SharedTx):
         return self._one(pyformat(query), params)
 
     def _execute(self, query: str, params: Params = ()) -> int:
+        self._not_one_trip()
         return self.conn.execute(pyformat(query), params).rowcount
 
     def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None:
@@ -193,12 +340,18 @@ class PostgresTx(SharedTx):
         self.conn.cursor().executemany(pyformat(query), rows)
 
     def _all(self, query: str, params: Any = None) -> list[Row]:
+        self._not_one_trip()
         rows: list[Row] = [*self.conn.execute(query, params).fetchall()]
         return rows
 
     def _one(self, query: str, params: Any = None) -> Row | None:
+        self._not_one_trip()
         row: Row | None = self.conn.execute(query, params).fetchone()
         return row
+
+    def _not_one_trip(self) -> None:
+        if self.one_trip_ms is not None:
+            raise RuntimeError("a one-trip claim transaction runs its claim statement only")
 
     # -- tasks ----------------------------------------------------------------------------------
 
@@ -212,24 +365,25 @@ class PostgresTx(SharedTx):
     # Differs: the claims are each store's own protocol (Postgres: claims run side by side, so the
     # pick is FOR NO KEY UPDATE SKIP LOCKED and holders are kept with jsonb operators).
     def claim_by_id(
-        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+        self,
+        task_id: str,
+        agent: str,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """The guarded UPDATE: a racing claimer waits for the row lock, then re-checks the guard
         against the committed row and matches nothing."""
-        return _task(
-            self._one(
-                f"WITH {_EXPIRED_UNTAKEN} UPDATE tasks SET {_CLAIM_SET} "
-                f"WHERE id = %(id)s AND {CLAIMABLE} AND unmet_deps = 0 "
-                f"AND {_NO_EXPIRED_UNTAKEN} RETURNING *",
-                {
-                    "id": task_id,
-                    "agent": agent,
-                    "runtime": runtime,
-                    "now": now,
-                    "lease_until": lease_until,
-                },
-            )
+        statement = _claim_statement(
+            _EXPIRED_UNTAKEN,
+            f"UPDATE tasks SET {_CLAIM_SET} WHERE id = %(id)s AND {CLAIMABLE} "
+            f"AND unmet_deps = 0 AND {_NO_EXPIRED_UNTAKEN} RETURNING tasks.*",
+            one_trip=self.one_trip_ms is not None,
         )
+        params = {"id": task_id, "agent": agent, "runtime": runtime, "now": now,
+                  "lease_until": lease_until}  # fmt: skip
+        return self._guarded(statement, params | _event_parameters(event))
 
     def claim_best_ready(
         self,
@@ -240,40 +394,56 @@ class PostgresTx(SharedTx):
         now: int,
         lease_until: int,
         team_id: str | None = None,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """Lock the best ready row nobody else has locked (`FOR UPDATE SKIP LOCKED` down the ready
         partial index), then claim it with the guarded UPDATE, in one statement. With a role, the
         role's own tasks and role-less ones are two index ranges: each gives its best unlocked row
         and the better one is claimed (the other stays locked until COMMIT, so a concurrent claimer
         takes the next one instead)."""
-        ready, waiting = READY, WAITING
-        if team_id is not None:  # a filter on the same index walk
-            ready += " AND team_id = %(team)s"
-            waiting += " AND team_id = %(team)s"
-        candidates = [ready] if role is None else [f"{ready} AND role = %(role)s",
-                                                   f"{ready} AND role IS NULL"]  # fmt: skip
-        if not respect_deps:
-            candidates.append(
-                waiting if role is None else f"{waiting} AND (role = %(role)s OR role IS NULL)"
-            )
-        picks = [
-            f"SELECT id, priority, updated_at FROM tasks WHERE {where} "
-            f"AND {_NO_EXPIRED_UNTAKEN} {CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
-            for where in candidates
-        ]
-        if len(picks) == 1:
-            ctes = f"pick AS ({picks[0]})"
+        statement = _claim_best_ready_sql(
+            role is not None, respect_deps, team_id is not None, self.one_trip_ms is not None
+        )
+        params = {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
+                  "role": role, "team": team_id}  # fmt: skip
+        return self._guarded(statement, params | _event_parameters(event))
+
+    def claim_held_back(self, now: int) -> bool:
+        """Read off the claim statement's own row: no statement of its own."""
+        return self.held_back
+
+    def renew_lease(
+        self,
+        task_id: str,
+        agent: str,
+        epoch: int | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent,
+    ) -> Task | None:
+        params = {
+            "id": task_id, "agent": agent, "epoch": epoch, "now": now, "lease_until": lease_until,
+            "event_kind": event.kind, "ttl": event.ttl_seconds,
+            "data": json.dumps(event.payload(0), separators=(",", ":")),
+        }  # fmt: skip
+        return self._guarded(_renew_sql(self.one_trip_ms is not None), params)
+
+    def _guarded(self, statement: str, params: dict[str, Any]) -> Task | None:
+        """Run a one-statement write (a claim, a renewal): in one round trip with its transaction
+        when this is a one-trip transaction, else as one statement of the transaction under way
+        (its queued events written first, so the log keeps the order things happened in)."""
+        row: Row | None
+        if self.one_trip_ms is None:
+            self.flush_events()
+            row = self.conn.execute(statement, params).fetchone()
         else:
-            # a locking clause is not allowed under UNION: each candidate locks in its own CTE
-            ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
-            union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
-            ctes += f", pick AS (SELECT id FROM ({union}) c {CLAIM_ORDER} LIMIT 1)"
-        return _task(self._one(
-            f"WITH {_EXPIRED_UNTAKEN}, {ctes} UPDATE tasks SET {_CLAIM_SET} FROM pick "
-            f"WHERE tasks.id = pick.id AND {CLAIMABLE} RETURNING tasks.*",
-            {"agent": agent, "runtime": runtime, "now": now, "lease_until": lease_until,
-             "role": role, "team": team_id},
-        ))  # fmt: skip
+            row = self.store.claim_in_one_trip(self.conn, statement, params, self.one_trip_ms)
+        assert row is not None
+        self.held_back = bool(row["held_back"])
+        if row["id"] is None:
+            return None
+        self.claimed = True
+        return Task.from_row(row)
 
     # Differs: sweepers run side by side here, so each locks what it sweeps (SKIP LOCKED); SQLite
     # pins its lease index instead.
@@ -372,6 +542,13 @@ class PostgresTx(SharedTx):
 
     def last_event_seq(self) -> int:
         return self.safe_horizon()
+
+    # Differs: seqs commit out of order here, so the newest seq alone does not tell two snapshots
+    # apart; the safe horizon and the seqs this snapshot sees above it do.
+    def list_version(self) -> str:
+        horizon = self.safe_horizon()
+        above = self._all("SELECT seq FROM events WHERE seq > %s ORDER BY seq", (horizon,))
+        return ",".join([str(horizon), *(str(row[0]) for row in above)])
 
     def safe_horizon(self) -> int:
         """The highest seq at or below which this snapshot's log is complete for good."""
@@ -539,6 +716,10 @@ class PostgresStore:
         self._listener: Conn | None = None
         self._token: int | None = None
         self._token_read_at = 0.0
+        self._at_once = threading.local()
+        # The claim statements each connection has prepared (a connection is one thread's at a
+        # time: the pool's or the plain one's lock).
+        self._prepared: weakref.WeakKeyDictionary[Conn, set[str]] = weakref.WeakKeyDictionary()
         self.migrations_applied = 0
         self.created = False
         if pool_size is not None and pool_size > 1:
@@ -574,6 +755,14 @@ class PostgresStore:
             # one-row UPDATE took 3.7 ms). Losing a notification in a server crash costs a
             # listener one fallback poll, nothing else.
             self._commit_and_notify = f"COMMIT; NOTIFY {self.channel}"
+            # After a one-trip claim's COMMIT, as a transaction of its own for the same reason:
+            # the NOTIFY if the claim claimed (the claim statement marked the session), then
+            # the mark cleared.
+            self._notify_if_claimed = (
+                f"SELECT pg_notify('{self.channel}', '') "
+                f"WHERE current_setting('{NOTIFY_SETTING}', true) = '1'; "
+                f"SELECT set_config('{NOTIFY_SETTING}', '', false)"
+            )
             self._take_board_lock = f"SELECT pg_advisory_xact_lock({self.lock_key})"
             version = self._version(conn)
             if version is None:
@@ -718,6 +907,71 @@ class PostgresStore:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
         return self._run(work, write=True, shared=shared)
 
+    def one_statement(self, work: Callable[[Tx], T]) -> T:
+        """One round trip: the statement, prepared on the server once per connection, sent with
+        BEGIN and COMMIT and the NOTIFY in one simple query (`claim_in_one_trip`)."""
+        if self.read_only:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        return self._run(work, write=True, shared=True, one_trip=True)
+
+    def claim_in_one_trip(
+        self, conn: Conn, statement: str, params: dict[str, Any], lock_timeout_ms: int
+    ) -> Row:
+        """`statement` as its whole transaction, in one simple query: the PREPARE (the first time
+        on this connection), BEGIN with its lock timeout, EXECUTE with the parameters written in
+        as literals (libpq's own quoting), COMMIT, the NOTIFY when it claimed. Its one row."""
+        name, prepare, order = _prepared(statement)
+        done = self._prepared.setdefault(conn, set())
+        escape = psycopg.pq.Escaping(conn.pgconn).escape_literal
+        encoding = conn.info.encoding
+
+        def literal(value: Any) -> str:
+            if value is None:
+                return "NULL"
+            if isinstance(value, int):
+                return str(int(value))
+            return escape(str(value).encode(encoding)).decode(encoding)
+
+        arguments = ", ".join(literal(params[key]) for key in order)
+        execute = (
+            f"BEGIN; SET LOCAL lock_timeout = {lock_timeout_ms}; "
+            f"EXECUTE {name} ({arguments}); COMMIT; {self._notify_if_claimed}"
+        )
+        cursor = conn.cursor()
+        for again in (True, False):
+            first = name not in done
+            try:
+                cursor.execute(f"{prepare}; {execute}" if first else execute)
+                break
+            except pg_errors.InvalidSqlStatementName:  # deallocated behind our back: again
+                self._resync_prepared(conn, name, done)
+                if not again:
+                    raise
+            except BaseException:
+                if first:
+                    self._resync_prepared(conn, name, done)
+                raise
+        done.add(name)
+        for _ in range(3 if first else 2):  # past PREPARE, BEGIN and SET
+            cursor.nextset()
+        row: Row | None = cursor.fetchone()
+        assert row is not None
+        return row
+
+    @staticmethod
+    def _resync_prepared(conn: Conn, name: str, done: set[str]) -> None:
+        """After a failed one-trip query: whether its PREPARE stands, asked of the server."""
+        done.discard(name)
+        if conn.broken or conn.closed:
+            return
+        if conn.info.transaction_status != IDLE:
+            conn.execute("ROLLBACK")
+        known = conn.execute(
+            "SELECT 1 FROM pg_prepared_statements WHERE name = %s", (name,)
+        ).fetchone()
+        if known is not None:
+            done.add(name)
+
     def try_write(self, work: Callable[[Tx], T]) -> T | None:
         """One attempt that waits for no lock (a 1 ms lock timeout); None when it would have."""
         if self.read_only:
@@ -732,11 +986,34 @@ class PostgresStore:
     def read(self, work: Callable[[Tx], T]) -> T:
         return self._run(work, write=False, shared=True)
 
+    @contextmanager
+    def at_once(self) -> Iterator[None]:
+        """Every transaction is a round trip to the server, which an event loop must not sit
+        through: inside this block the first one raises `WouldWait`, and the caller hands the
+        call to a thread."""
+        state = self._at_once
+        if getattr(state, "active", False):
+            yield
+            return
+        state.active = True
+        try:
+            yield
+        finally:
+            state.active = False
+
     def _run(
-        self, work: Callable[[Tx], T], *, write: bool, shared: bool, budget_ms: int | None = None
+        self,
+        work: Callable[[Tx], T],
+        *,
+        write: bool,
+        shared: bool,
+        budget_ms: int | None = None,
+        one_trip: bool = False,
     ) -> T:
         """One transaction, re-run whole on transient contention until the wall-clock budget is
         spent. Any other error (a `BoardError` refusal included) rolls back and propagates."""
+        if getattr(self._at_once, "active", False):
+            raise WouldWait
         budget = self.config.retry_budget_ms if budget_ms is None else budget_ms
         deadline = time.monotonic() + budget / 1000
         low, high = self.config.retry_jitter_ms
@@ -746,6 +1023,8 @@ class PostgresStore:
             left_ms = max(int((deadline - time.monotonic()) * 1000), 1)
             try:
                 with self._connection() as conn:
+                    if one_trip:
+                        return self._attempt_one_trip(conn, work, left_ms=left_ms)
                     return self._attempt(conn, work, write=write, shared=shared, left_ms=left_ms)
             except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
                 raise not_utf8() from None
@@ -783,8 +1062,21 @@ class PostgresStore:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             result = work(tx)
             events = tx.events_statement() if write else ""
-            conn.execute(f"{events}; {self._commit_and_notify}" if events else "COMMIT")
+            if events:
+                conn.execute(f"{events}; {self._commit_and_notify}")
+            else:
+                conn.execute(self._commit_and_notify if tx.claimed else "COMMIT")
             return result
+        except BaseException:
+            if not conn.closed and not conn.broken and conn.info.transaction_status != IDLE:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _attempt_one_trip(self, conn: Conn, work: Callable[[Tx], T], *, left_ms: int) -> T:
+        """A claim transaction that is one statement, sent whole by the statement itself."""
+        tx = PostgresTx(conn, self, locking=False, one_trip_ms=left_ms)
+        try:
+            return work(tx)
         except BaseException:
             if not conn.closed and not conn.broken and conn.info.transaction_status != IDLE:
                 conn.execute("ROLLBACK")

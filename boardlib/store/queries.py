@@ -14,11 +14,12 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BoardError, Reason
+from ..leases import expired_sql
 from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
 from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
-from .literals import CANCELLED, DONE, PENDING, RUN_RUNNING, TERMINAL, TODO
+from .literals import CANCELLED, DONE, IN_PROGRESS, PENDING, RUN_RUNNING, TERMINAL, TODO
 from .stats_sql import StatsStatements
 
 if TYPE_CHECKING:  # types only
@@ -43,9 +44,20 @@ NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "w
 # order claim-next picks in (ready lists rank the same), a ready task, a todo task still waiting
 # on a dependency, and the guard that is part of the very statement that claims.
 CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
+# Seed 003's order of a task list, and the order pages walk (`SharedTx._listing` says why).
+CHANGE_ORDER = "ORDER BY updated_at DESC, seq DESC"
+PAGE_ORDER = "ORDER BY seq DESC"
 READY = f"status = {TODO} AND dropped = 0 AND unmet_deps = 0"
 WAITING = f"status = {TODO} AND dropped = 0 AND unmet_deps > 0"
 CLAIMABLE = f"status = {TODO} AND assignee_agent_id IS NULL AND dropped = 0"
+# The holder's precondition (`Board._check_holder`) as SQL, for a renewal in one guarded statement:
+# in progress, held by :agent, the quoted :epoch current (or none quoted), the lease live at :now
+# (a task without a lease never expires: `leases`). When it does not hold, the board judges why.
+HOLDING = (
+    f"status = {IN_PROGRESS} AND assignee_agent_id = :agent "
+    "AND (CAST(:epoch AS BIGINT) IS NULL OR claim_epoch = CAST(:epoch AS BIGINT)) "
+    f"AND (lease_until IS NULL OR NOT {expired_sql(':now')})"
+)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
@@ -121,6 +133,9 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     mypy --strict checks the result against `base.Tx` (`_IMPLEMENTS_TX` in each store)."""
 
     LIKE_ANY_CASE: ClassVar[str] = "LIKE"
+    # The SQL expression that makes one task row its JSON document (`Task.to_json`'s keys and
+    # values), as UTF-8 bytes: each store spells it in its own JSON functions.
+    TASK_DOCUMENT: ClassVar[str]
     task_by_id = TASK_BY_ID  # Postgres locks the row inside a serialised write
 
     # -- the seam: one statement each, in this module's `?` / `:name` style ----------------------
@@ -210,20 +225,18 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         assert row is not None
         return row
 
-    def list_tasks(
+    def _task_filter(
         self,
         *,
-        status: str | None = None,
-        team_id: str | None = None,
-        assignee: str | None = None,
-        role: str | None = None,
-        include_dropped: bool = False,
-        ready: bool = False,
+        status: str | None,
+        team_id: str | None,
+        assignee: str | None,
+        role: str | None,
+        include_dropped: bool,
+        ready: bool,
         text: str | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        """Filtered task list. Ready lists rank like claim-next; the rest newest change first.
-        A text search matches an exact id, or the title or description ignoring case."""
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The WHERE terms and parameters of a task list, shared by every way of reading one."""
         where: list[str] = []
         params: dict[str, Any] = {}
         if ready:
@@ -251,13 +264,89 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             )
             params["exact"] = text
             params["pattern"] = like_pattern(text)
-        query = "SELECT * FROM tasks"
-        if where:
-            query += " WHERE " + " AND ".join(where)
-        query += f" {CLAIM_ORDER}" if ready else " ORDER BY updated_at DESC, seq DESC"
+        return where, params
+
+    @staticmethod
+    def _listing(
+        columns: str,
+        where: list[str],
+        params: dict[str, Any],
+        *,
+        ready: bool,
+        limit: int | None,
+        page: bool,
+        before_seq: int | None,
+    ) -> str:
+        """A task list's statement. A page walks creation order, newest first, from a cursor: the
+        one order no write reshuffles (seq never changes), so a walk sees every task that was
+        there all along exactly once. Otherwise the seed's order: claim order for ready lists,
+        newest change first for the rest."""
+        terms = list(where)
+        if page and before_seq is not None:
+            terms.append("seq < :before_seq")
+            params["before_seq"] = before_seq
+        query = f"SELECT {columns} FROM tasks"
+        if terms:
+            query += " WHERE " + " AND ".join(terms)
+        if page:
+            query += f" {PAGE_ORDER}"
+        else:
+            query += f" {CLAIM_ORDER}" if ready else f" {CHANGE_ORDER}"
         if limit is not None:
             query += " LIMIT :limit"
             params["limit"] = limit
+        return query
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        text: str | None = None,
+        limit: int | None = None,
+        page: bool = False,
+        before_seq: int | None = None,
+    ) -> list[Row]:
+        """Filtered task list. Ready lists rank like claim-next; the rest newest change first.
+        A text search matches an exact id, or the title or description ignoring case. With
+        `page`, creation order newest first, below `before_seq` (see `_listing`)."""
+        where, params = self._task_filter(
+            status=status, team_id=team_id, assignee=assignee, role=role,
+            include_dropped=include_dropped, ready=ready, text=text,
+        )  # fmt: skip
+        query = self._listing(
+            "*", where, params, ready=ready, limit=limit, page=page, before_seq=before_seq
+        )
+        return self._fetchall(query, params)
+
+    def task_documents(
+        self,
+        *,
+        status: str | None = None,
+        team_id: str | None = None,
+        assignee: str | None = None,
+        role: str | None = None,
+        include_dropped: bool = False,
+        ready: bool = False,
+        limit: int | None = None,
+        page: bool = False,
+        before_seq: int | None = None,
+    ) -> list[Row]:
+        """`list_tasks`, each row as (seq, the task's JSON document as UTF-8 bytes), the document
+        built by the database (`TASK_DOCUMENT`): a 10,000-task list is one query, serialised once,
+        with no Python object per column."""
+        where, params = self._task_filter(
+            status=status, team_id=team_id, assignee=assignee, role=role,
+            include_dropped=include_dropped, ready=ready,
+        )  # fmt: skip
+        query = self._listing(
+            f"seq, {self.TASK_DOCUMENT}", where, params,
+            ready=ready, limit=limit, page=page, before_seq=before_seq,
+        )  # fmt: skip
         return self._fetchall(query, params)
 
     def all_tasks(self) -> list[Row]:

@@ -13,7 +13,8 @@ import functools
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,12 +22,13 @@ from typing import Any, TypeVar
 from ..config import BoardConfig
 from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
+from ..naming import camel
 from ..records import Task
 from . import board_file
-from .base import Row, Tx
-from .contention import connect, is_transient_lock_error, run_transaction
+from .base import Row, RowEvent, Tx, WouldWait
+from .contention import attempt_once, connect, is_transient_lock_error, run_transaction
 from .literals import IN_PROGRESS
-from .queries import CLAIM_ORDER, CLAIMABLE, READY, WAITING, Params, SharedTx
+from .queries import CLAIM_ORDER, CLAIMABLE, HOLDING, READY, WAITING, Params, SharedTx
 from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
@@ -107,6 +109,35 @@ def _json_returning(record: type) -> tuple[str, tuple[int, ...]]:
 
 
 _TASK_RETURNING, _TASK_REAL_POSITIONS = _json_returning(Task)
+
+
+def _exact_real(column: str) -> str:
+    """A REAL column as a JSON number that reads back as the same double: json_object prints 15
+    digits (0.1 + 0.2 as 0.3), so 17 are written whenever 15 do not round-trip."""
+    short, full = f"printf('%!.15g', {column})", f"printf('%!.17g', {column})"
+    return (
+        f"json(CASE WHEN {column} IS NULL THEN 'null' "
+        f"WHEN CAST({short} AS REAL) = {column} THEN {short} ELSE {full} END)"
+    )
+
+
+def _task_document() -> str:
+    """`SharedTx.TASK_DOCUMENT` in SQLite's JSON functions: `Task.to_json`'s keys in its field
+    order, the JSON columns embedded as JSON, the REAL ones exact."""
+    json_columns = Task._json_columns
+    pairs = []
+    for field in fields(Task):
+        name = field.name
+        if name in json_columns:
+            value = f"json({name})"
+        elif field.type in (float, "float", float | None):
+            value = _exact_real(name)
+        else:
+            value = name
+        pairs.append(f"'{camel(name)}', {value}")
+    return f"json_object({', '.join(pairs)})"
+
+
 # The documented one-value decoder, without json.loads's wrapper and whitespace checks.
 _decode_json = json.JSONDecoder().raw_decode
 # json.dumps(data, separators=...) builds a new encoder on every call; this one is built once.
@@ -180,6 +211,7 @@ class SqliteTx(SharedTx):
     the statements that must differ, each saying why. No rule is decided here."""
 
     JSON_TEXT = "json_extract({column}, '$.{key}')"  # Differs: JSON functions are dialect
+    TASK_DOCUMENT = _task_document()
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -212,12 +244,18 @@ class SqliteTx(SharedTx):
     # Differs: the claims are each store's own protocol (SQLite: one guarded UPDATE pinned to the
     # ready indexes with INDEXED BY, holders kept with json_each, the row returned as one JSON).
     def claim_by_id(
-        self, task_id: str, agent: str, runtime: str | None, now: int, lease_until: int
+        self,
+        task_id: str,
+        agent: str,
+        runtime: str | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """The atomic claim of seed 000: the guard is in the statement that writes, so of any number
         of racing callers at most one gets the row back. Unmet dependencies refuse too, and so does
         any expired lease on the board (sweep, then claim again)."""
-        return _task_returned(
+        task = _task_returned(
             self.conn.execute(
                 f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {CLAIMABLE} AND unmet_deps = 0 "
                 f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}",
@@ -230,6 +268,19 @@ class SqliteTx(SharedTx):
                 },
             )
         )
+        return self._claimed(task, agent, now, event)
+
+    def _claimed(
+        self, task: Task | None, agent: str, now: int, event: RowEvent | None
+    ) -> Task | None:
+        """The event of a one-statement write, written right after it (SQLite's writes are
+        serialised: the statement and its event are one turn of the lock anyway)."""
+        if task is not None and event is not None:
+            self.insert_event(
+                event.kind, task.id, agent, event.payload(task.claim_epoch), now,
+                event.ttl_seconds, task.tenant_id,
+            )  # fmt: skip
+        return task
 
     def claim_best_ready(
         self,
@@ -240,13 +291,14 @@ class SqliteTx(SharedTx):
         now: int,
         lease_until: int,
         team_id: str | None = None,
+        event: RowEvent | None = None,
     ) -> Task | None:
         """Pick the best claimable task and claim it, in one statement. With dependencies respected
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
         the best role-less task, whichever ranks higher), never a scan past blocked tasks. A team
         narrows the pick by a filter on the same index walk. None when nothing is ready or when
         any lease on the board has expired (sweep, then claim again)."""
-        return _task_returned(
+        task = _task_returned(
             self.conn.execute(
                 _claim_best_ready_sql(role is not None, respect_deps, team_id is not None),
                 {
@@ -259,6 +311,35 @@ class SqliteTx(SharedTx):
                 },
             )
         )
+        return self._claimed(task, agent, now, event)
+
+    # Differs, as the next one: a claim's aftermath (Postgres reads it off the claim's own row).
+    def claim_held_back(self, now: int) -> bool:
+        return self.any_lease_expired(now)
+
+    def renew_lease(
+        self,
+        task_id: str,
+        agent: str,
+        epoch: int | None,
+        now: int,
+        lease_until: int,
+        event: RowEvent,
+    ) -> Task | None:
+        task = _task_returned(
+            self.conn.execute(
+                "UPDATE tasks SET lease_until = :lease_until, last_heartbeat_at = :now "
+                f"WHERE id = :id AND {HOLDING} RETURNING {_TASK_RETURNING}",
+                {
+                    "id": task_id,
+                    "agent": agent,
+                    "epoch": epoch,
+                    "now": now,
+                    "lease_until": lease_until,
+                },
+            )
+        )
+        return self._claimed(task, agent, now, event)
 
     # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it sweeps instead.
     def expired_leases(self, now: int) -> list[Row]:
@@ -331,6 +412,10 @@ class SqliteTx(SharedTx):
         (seq,) = self.conn.execute("SELECT IFNULL(MAX(seq), 0) FROM events").fetchone()
         return int(seq)
 
+    # Differs: SQLite commits seqs in order (one writer), so the newest seq is the whole story.
+    def list_version(self) -> str:
+        return str(self.last_event_seq())
+
     # -- health ---------------------------------------------------------------------------------
 
     # Differs, as the next two: SQLite checks and versions its file with PRAGMAs; a whole-board
@@ -384,6 +469,7 @@ class SqliteStore:
         self._queue: WriterQueue | None = None
         self._reader_conn: sqlite3.Connection | None = None
         self._held: tuple[int, int] | None = None
+        self._at_once = threading.local()  # `at_once()`'s state, per thread
         self.migrations_applied = 0
         found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
@@ -459,6 +545,10 @@ class SqliteStore:
         write takes the file's one write lock, so `shared` changes nothing here."""
         return self._write(work, self.config)
 
+    def one_statement(self, work: Callable[[Tx], T]) -> T:
+        """One write transaction (SQLite's are local and short: no round trips to save)."""
+        return self.write(work, shared=True)
+
     def try_write(self, work: Callable[[Tx], T]) -> T | None:
         """`write` if it can be done at once: None (nothing written) when another writer holds
         the lock or the file is read-only for this process. For best-effort upkeep, such as the
@@ -474,9 +564,51 @@ class SqliteStore:
     def _write(self, work: Callable[[Tx], T], config: BoardConfig) -> T:
         return self._write_conn(lambda conn: work(SqliteTx(conn)), config)
 
+    @contextmanager
+    def at_once(self) -> Iterator[None]:
+        state = self._at_once
+        if getattr(state, "active", False):  # nested: the outer block decides
+            yield
+            return
+        state.active, state.settled = True, False
+        try:
+            yield
+        finally:
+            state.active = False
+
+    def _must_not_wait(self) -> bool:
+        state = self._at_once
+        return bool(getattr(state, "active", False) and not state.settled)
+
+    def _write_now(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """The write inside `at_once`: this process's lock, the writers' turn and SQLite's lock
+        each taken only if free this instant (a 0 ms busy timeout), one attempt; `WouldWait`
+        otherwise, with nothing written."""
+        if not self._write_lock.acquire(blocking=False):
+            raise WouldWait
+        try:
+            writer, queue = self._open_writer()
+            if not queue.try_acquire():
+                raise WouldWait
+            try:
+                result = attempt_once(writer, work)
+            finally:
+                queue.release()
+            self._at_once.settled = True
+            return result
+        finally:
+            self._write_lock.release()
+
     def _write_conn(self, work: Callable[[sqlite3.Connection], T], config: BoardConfig) -> T:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        if self._must_not_wait():
+            try:
+                return self._write_now(work)
+            except UnicodeEncodeError:
+                raise not_utf8() from None
+            except (sqlite3.OperationalError, OSError) as error:  # disk full, read-only...:
+                raise WouldWait from error  # the usual path says what it is
         with self._write_lock:
             try:
                 writer, queue = self._open_writer()
@@ -492,17 +624,23 @@ class SqliteStore:
 
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
-        with self._read_lock:
-            try:
-                return run_transaction(
-                    self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
-                )
-            except UnicodeEncodeError:
-                raise not_utf8() from None
-            except (sqlite3.OperationalError, OSError) as error:
-                if _is_disk_full(error):  # a reader's first look may need room for the -shm
-                    raise _disk_full(self.path, error) from None
-                raise
+        if self._must_not_wait():  # a WAL read waits for no writer, only for this lock
+            if not self._read_lock.acquire(blocking=False):
+                raise WouldWait
+        else:
+            self._read_lock.acquire()
+        try:
+            return run_transaction(
+                self._reader, lambda conn: work(SqliteTx(conn)), config=self.config, write=False
+            )
+        except UnicodeEncodeError:
+            raise not_utf8() from None
+        except (sqlite3.OperationalError, OSError) as error:
+            if _is_disk_full(error):  # a reader's first look may need room for the -shm
+                raise _disk_full(self.path, error) from None
+            raise
+        finally:
+            self._read_lock.release()
 
     def change_token(self) -> int:
         """`PRAGMA data_version`: changes whenever another connection commits to the file, a ~µs

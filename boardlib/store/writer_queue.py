@@ -62,6 +62,18 @@ class WriterQueue:
             return True
         return False
 
+    def try_acquire(self) -> bool:
+        """Take the turn only if it is free this instant and the gate is open: never waits,
+        never starts the helper thread."""
+        if self._fd is None:
+            return True
+        if self._gate is not None and self._gate.is_closed():
+            return False
+        if _try_turn(self._fd):
+            self._held = self._fd
+            return True
+        return False
+
     def _wait_here(self, timeout_s: float) -> bool:
         """Block in this (main) thread, woken by a SIGALRM at the deadline, and before it
         when this writer's patience runs out."""

@@ -1,8 +1,11 @@
 """Reading the board: one task, its neighbourhood, lists, search, and why it is (not) claimable."""
 
+from typing import Any
+
 import click
 
 from boardlib import transitions
+from boardlib.paging import PAGE_DEFAULT
 
 from .context import global_options, open_board
 from .options import role_option, task_id_argument
@@ -40,7 +43,17 @@ def get(task_id: str) -> None:
 @click.option("--team", metavar="ID")
 @click.option("--ready", is_flag=True, help="Only claimable tasks, in claim order.")
 @click.option("--dropped", is_flag=True, help="Include dropped tasks.")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="A page of N tasks, newest created first: prints {tasks, nextCursor}.",
+)
+@click.option(
+    "--cursor",
+    metavar="CURSOR",
+    help="The page after this one (a page's nextCursor); pages of 100 unless --limit.",
+)
 @global_options
 def list_tasks(
     status: str | None,
@@ -50,22 +63,28 @@ def list_tasks(
     ready: bool,
     dropped: bool,
     limit: int | None,
+    cursor: str | None,
 ) -> None:
     """List tasks, newest change first.
 
-    With --ready: only claimable tasks, in the order claim-next takes them.
+    With --ready: only claimable tasks, in the order claim-next takes them. With --limit or
+    --cursor: one page in creation order, newest first, and the cursor of the next page (null
+    after the last); a walk of pages sees every task exactly once while agents work.
     """
+    filters: dict[str, Any] = {
+        "status": status, "role": role, "assignee": assignee, "team_id": team,
+        "ready": ready, "include_dropped": dropped,
+    }  # fmt: skip
     with open_board(create=False) as board:
-        tasks = board.list_tasks(
-            status=status,
-            role=role,
-            assignee=assignee,
-            team_id=team,
-            ready=ready,
-            include_dropped=dropped,
-            limit=limit,
-        )
-    emit([task.to_json() for task in tasks], kind="tasks")
+        if limit is None and cursor is None:
+            tasks = board.list_tasks(**filters)
+            emit([task.to_json() for task in tasks], kind="tasks")
+            return
+        page = board.task_page(**filters, cursor=cursor, limit=limit or PAGE_DEFAULT)
+    emit(
+        {"tasks": [task.to_json() for task in page.tasks], "nextCursor": page.next_cursor},
+        kind="task_page",
+    )
 
 
 @click.command("search")

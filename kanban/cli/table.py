@@ -136,6 +136,10 @@ def render(doc: Any, kind: str) -> None:
             console.print(Text.assemble("  - ", inert(str(reason))))
     elif kind == "tasks":
         console.print(_tasks_table(doc) if doc else "[dim]no tasks[/]")
+    elif kind == "task_page":
+        console.print(_tasks_table(doc["tasks"]) if doc["tasks"] else "[dim]no tasks[/]")
+        if doc["nextCursor"] is not None:
+            console.print(Text.assemble("next page: --cursor ", inert(str(doc["nextCursor"]))))
     elif kind == "events":
         console.print(_events_table(doc) if doc else "[dim]no events[/]")
     elif kind == "view":

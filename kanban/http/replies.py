@@ -9,13 +9,15 @@ and return it directly: these models describe the answer, they do not re-validat
 request (a 10,000-task list would pay for that twice).
 """
 
+import hashlib
 from typing import Any, Literal
 
 import orjson
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from boardlib.errors import BoardError, Reason
+from boardlib.paging import TaskDocuments
 from boardlib.records import (
     Ancestor,
     BudgetReport,
@@ -74,6 +76,68 @@ def reply(content: Any, status: int = 200, headers: dict[str, str] | None = None
     return Json(content, status, headers)
 
 
+# -- lists: one body from the database's documents, an ETag, and 304 ------------------------------
+
+# A list may be kept and revalidated (`If-None-Match`), never used unasked: `no-cache`, not
+# `no-store`. Bump REPRESENTATION when the JSON of a list changes shape: old tags then miss.
+REPRESENTATION = "1"
+LIST_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"cache-control", b"no-cache"),
+]
+
+
+class ListBody(Response):
+    """A task list written once: the documents the database made, joined into seed 003's
+    `{"tasks": [...]}` (and `nextCursor` for a page), with its ETag."""
+
+    media_type = "application/json"
+
+    def __init__(self, listed: TaskDocuments, etag: str) -> None:
+        self.status_code = 200
+        self.background = None
+        tail = b"]}"
+        if listed.paged:
+            tail = b'],"nextCursor":' + orjson.dumps(listed.next_cursor) + b"}"
+        self.body = b'{"tasks":[' + ",".join(listed.documents).encode() + tail
+        self.raw_headers = [
+            *LIST_HEADERS,
+            (b"etag", etag.encode()),
+            (b"content-length", str(len(self.body)).encode()),
+            _JSON_TYPE,
+        ]
+
+
+class NotModified(Response):
+    """304: the list the client holds (its `If-None-Match`) is the list it would get."""
+
+    def __init__(self, etag: str) -> None:
+        self.status_code = 304
+        self.background = None
+        self.body = b""
+        self.raw_headers = [*LIST_HEADERS, (b"etag", etag.encode())]
+
+
+def list_etag(board_id: str, version: str, query: tuple[Any, ...]) -> str:
+    """A strong ETag: the same board, at the same version, asked the same list, answers the
+    same bytes."""
+    digest = hashlib.blake2b(
+        repr((REPRESENTATION, board_id, version, query)).encode(), digest_size=12
+    )
+    return f'"{digest.hexdigest()}"'
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110's weak comparison of `If-None-Match` (a list, `W/` tags, or `*`) with `etag`."""
+    if not if_none_match:
+        return False
+    for candidate in if_none_match.split(","):
+        tag = candidate.strip()
+        if tag == "*" or tag.removeprefix("W/") == etag:
+            return True
+    return False
+
+
 def board_error_reply(error: BoardError, spec: Envelope) -> JSONResponse:
     """The board's refusal in the route's envelope (shared with the lease verbs' fast lane)."""
     if error.reason is Reason.INVALID_INPUT:
@@ -97,7 +161,11 @@ class Reply(BaseModel):
 
 
 class TaskList(Reply):
+    """The tasks; with `limit` or `cursor`, one page and the cursor of the next (null after the
+    last page)."""
+
     tasks: list[Task]
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
 
 
 class CreatedTask(Reply):

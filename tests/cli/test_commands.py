@@ -42,7 +42,7 @@ def test_list_filters_and_ready_order(kanban: Kanban) -> None:
         board.claim(held.id, "alice")
         gone = board.create_task("dropped")
         board.drop(gone.id)
-        board.create_task("waiting", depends_on=[held.id], priority=99)
+        waiting = board.create_task("waiting", depends_on=[held.id], priority=99)
 
     def ids(*args: str) -> list[str]:
         return [task["id"] for task in kanban.ok("task", "list", *args)]
@@ -53,7 +53,11 @@ def test_list_filters_and_ready_order(kanban: Kanban) -> None:
     assert ids("--team", "t1") == [other.id]
     assert gone.id not in ids()
     assert gone.id in ids("--dropped")
-    assert len(ids("--limit", "2")) == 2
+    page = kanban.ok("task", "list", "--limit", "2")  # a page: creation order, newest first
+    assert [task["id"] for task in page["tasks"]] == [waiting.id, held.id]
+    rest = kanban.ok("task", "list", "--cursor", page["nextCursor"])
+    assert [task["id"] for task in rest["tasks"]] == [other.id, high.id, low.id]
+    assert rest["nextCursor"] is None
     assert [t["id"] for t in kanban.ok("task", "search", "other")] == [other.id]
     assert kanban.ok("task", "search", "nothing like it") == []
 

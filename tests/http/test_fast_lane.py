@@ -136,7 +136,11 @@ requests = st.one_of(odd_requests, plain_requests)
 
 def lane_of_app(api: Api) -> LeaseFastLane | None:
     """The lane in the app's middleware stack (None when the app was built without it)."""
-    layer: Any = api.client.app.middleware_stack  # type: ignore[attr-defined]
+    return lane_in(api.client.app)  # type: ignore[attr-defined]
+
+
+def lane_in(app: Any) -> LeaseFastLane | None:
+    layer: Any = app.middleware_stack
     while layer is not None:
         if isinstance(layer, LeaseFastLane):
             return layer
@@ -235,11 +239,14 @@ def test_plain_claims_are_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_pat
         assert (refused.json()["ok"], refused.json()["reason"]) == (False, "not_assignee")
         assert (lane.answered, lane.handed_on) == (3, 1)
         assert api.fingerprint() == before
+        # the board's write turn was free every time: each ran on the event loop, no thread hop
+        assert (lane.inline, lane.pooled) == (3, 0)
 
 
 def test_a_claim_waiting_on_the_write_lock_does_not_stall_the_server(tmp_path: Path) -> None:
     """The lane keeps the thread pool: while another process's transaction holds the board's
-    write lock, a claim waits (then claims, or is refused busy) and the server answers others."""
+    write lock, a claim waits (then claims, or is refused busy) on the pool, not on the event
+    loop, and the server answers others."""
     with live_server(tmp_path) as live:
         live.api.create("one")
         holder = sqlite3.connect(live.api.path, isolation_level=None)
@@ -267,6 +274,8 @@ def test_a_claim_waiting_on_the_write_lock_does_not_stall_the_server(tmp_path: P
             holder.close()
             waiting.join(timeout=30)
         assert outcome["status"] in (200, 503), outcome
+        lane = lane_in(live.app)
+        assert lane is not None and lane.pooled == 1, (lane.inline, lane.pooled)
 
 
 def test_the_lane_refuses_a_route_it_could_not_run_faithfully() -> None:

@@ -4,8 +4,8 @@ seed's envelope; the board decides every rule."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
 
 from boardlib.config import minutes_to_ms
 from boardlib.errors import Reason
@@ -26,10 +26,14 @@ from ..replies import (
     CancelledList,
     CommentReply,
     CreatedTask,
+    ListBody,
+    NotModified,
     Ok,
     TaskDetail,
     TaskList,
     TaskReply,
+    list_etag,
+    matches,
     reply,
 )
 
@@ -41,8 +45,12 @@ TaskId = Annotated[str, "the task's id (TASK-n)"]
 @router.get(
     "",
     response_model=None,
-    responses={200: {"model": TaskList}, **error_responses("plain")},
-    summary="List tasks (or ready-to-work tasks) for a team",
+    responses={
+        200: {"model": TaskList, "headers": {"ETag": {"schema": {"type": "string"}}}},
+        304: {"description": "Not modified: the list matches the request's If-None-Match."},
+        **error_responses("plain"),
+    },
+    summary="List tasks (or ready-to-work tasks) for a team, whole or a page at a time",
 )
 @envelope("plain", invalid=INVALID_QUERY)
 def list_tasks(
@@ -53,18 +61,30 @@ def list_tasks(
     include_dropped: Annotated[bool, Query(alias="includeDropped")] = False,
     role: Annotated[Name | None, Query()] = None,
     assignee: Annotated[Name | None, Query(description="Tasks held by this agent.")] = None,
-    limit: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
-) -> JSONResponse:
-    tasks = who.board.list_tasks(
-        status=None if ready else status,
-        team_id=team_id,
-        role=role,
-        assignee=assignee,
-        include_dropped=include_dropped,
-        ready=ready,
-        limit=limit,
-    )
-    return reply({"tasks": [task.to_json() for task in tasks]})
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=1_000_000, description="A page of this many, in creation order."),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        Query(min_length=1, max_length=40, description="The previous page's nextCursor."),
+    ] = None,
+    if_none_match: Annotated[str | None, Header(alias="If-None-Match")] = None,
+) -> Response:
+    board = who.board
+    status = None if ready else status
+    query = (team_id, status, ready, include_dropped, role, assignee, cursor, limit)
+    board_id = str(board.path)
+    if if_none_match:  # the cheap question first: has anything changed since that list?
+        etag = list_etag(board_id, board.list_version(), query)
+        if matches(if_none_match, etag):
+            return NotModified(etag)
+    listed = board.task_documents(
+        status=status, team_id=team_id, role=role, assignee=assignee,
+        include_dropped=include_dropped, ready=ready, cursor=cursor, limit=limit,
+    )  # fmt: skip
+    etag = list_etag(board_id, listed.version, query)
+    return ListBody(listed, etag)
 
 
 @router.post(

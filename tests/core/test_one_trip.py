@@ -1,0 +1,186 @@
+"""The writes that are one guarded statement (claim-next, claim by id, the lease renewals) travel
+to Postgres in one round trip, with their event and NOTIFY, and the guard of a renewal accepts
+exactly what the board's holder check accepts, on both stores."""
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import psycopg
+import pytest
+
+from boardlib import Board, BoardConfig, BoardError, ManualClock
+from boardlib import transitions as t
+from boardlib.events import EventKind
+from boardlib.records import Task
+from boardlib.store.base import RowEvent
+from tests.conftest import new_postgres_board
+from tests.pg_cluster import Cluster
+
+START = 1_800_000_000_000
+
+
+@pytest.fixture
+def url(postgres_cluster: Cluster) -> str:
+    return new_postgres_board(postgres_cluster)
+
+
+@contextmanager
+def round_trips() -> Iterator[list[str]]:
+    """Every query psycopg sends in the block (one `execute` is one round trip)."""
+    sent: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return real(self, query, *args, **kwargs)
+
+    with mock.patch.object(psycopg.Cursor, "execute", counted):
+        yield sent
+
+
+def test_claims_and_heartbeats_are_one_round_trip_each(url: str) -> None:
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        for n in range(4):
+            board.create_task(f"t{n}")
+        board.claim_next("warm")  # the first one also prepares its statement: still one trip
+        with round_trips() as sent:
+            task = board.claim_next("alice")
+        assert task is not None and len(sent) == 1, sent
+        assert sent[0].startswith("BEGIN") and "COMMIT" in sent[0]
+        by_id = board.create_task("by id")
+        with round_trips() as sent:
+            board.claim(by_id.id, "bob")
+        assert len(sent) == 1, sent
+        for verb in (
+            lambda: board.heartbeat(task.id, "alice", epoch=task.claim_epoch),
+            lambda: board.extend_lease(task.id, "alice", minutes=30),
+        ):
+            with round_trips() as sent:
+                verb()
+            assert len(sent) == 1, sent
+        kinds = [event.kind for event in board.events(since=0)]
+        assert kinds[-5:] == [
+            EventKind.TASK_CLAIMED, EventKind.TASK_CREATED, EventKind.TASK_CLAIMED,
+            EventKind.LEASE_RENEWED, EventKind.LEASE_RENEWED,
+        ]  # fmt: skip
+        claimed = [e for e in board.events(since=0) if e.kind == EventKind.TASK_CLAIMED]
+        assert claimed[-2].data == {"epoch": 1, "verb": "claim_next"}
+        assert claimed[-1].data == {"epoch": 1, "verb": "claim"}
+
+
+def test_a_refused_heartbeat_still_says_why(url: str) -> None:
+    """The guard fails: the board's full check runs and names the reason."""
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        task = board.create_task("one")
+        held = board.claim(task.id, "alice")
+        with pytest.raises(BoardError) as refused:
+            board.heartbeat(task.id, "bob")
+        assert refused.value.reason == "not_assignee"
+        with pytest.raises(BoardError) as stale:
+            board.heartbeat(task.id, "alice", epoch=held.claim_epoch + 5)
+        assert stale.value.reason == "stale_claim"
+
+
+def test_only_a_claim_that_claimed_wakes_the_listeners(url: str) -> None:
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        listener = psycopg.connect(url, autocommit=True)
+        try:
+            listener.execute(f"LISTEN {board.store.channel}")  # type: ignore[attr-defined]
+            assert board.claim_next("alice") is None  # an empty board: nothing to say
+            assert list(listener.notifies(timeout=0.3)) == []
+            board.create_task("one")
+            list(listener.notifies(timeout=0.3))  # the create's own
+            assert board.claim_next("alice") is not None
+            assert len(list(listener.notifies(timeout=1, stop_after=1))) == 1
+        finally:
+            listener.close()
+
+
+def test_a_statement_deallocated_behind_the_store_is_prepared_again(url: str) -> None:
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        for n in range(3):
+            board.create_task(f"t{n}")
+        assert board.claim_next("alice") is not None
+        with board.store._connection() as conn:  # type: ignore[attr-defined]
+            conn.execute("DEALLOCATE ALL")
+        assert board.claim_next("alice") is not None
+        assert board.claim_next("alice") is not None
+
+
+def test_an_expired_lease_is_swept_by_the_claim_that_finds_it(url: str) -> None:
+    clock = ManualClock(START)
+    with Board(url, clock=clock, config=BoardConfig(), reconcile_orphans=False) as board:
+        task = board.create_task("one")
+        board.claim(task.id, "alice", lease_ms=1000)
+        clock.advance(ms=5000)
+        again = board.claim_next("bob")
+        assert again is not None and again.id == task.id and again.assignee_agent_id == "bob"
+        kinds = [event.kind for event in board.events(since=0)]
+        assert kinds[-2:] == [EventKind.LEASE_EXPIRED, EventKind.TASK_CLAIMED]
+
+
+# -- the renewal's guard is the holder check ----------------------------------------------------
+
+STATES = list(
+    itertools.product(
+        (t.IN_PROGRESS, t.TODO, t.IN_REVIEW, t.BLOCKED),  # status
+        ("alice", "bob", None),  # assignee
+        (None, 0, -1, 1),  # quoted epoch, relative to the current one (None: not quoted)
+        (None, 1000, 0, -1),  # lease_until relative to now (None: no lease; 0: the last ms)
+    )
+)
+
+
+class Rollback(Exception):
+    pass
+
+
+def _judged(
+    board: Board, task_id: str, now: int, state: tuple[str, str | None, int | None, int | None]
+) -> dict[str, bool]:
+    """For one state of the task: whether the holder check passes for alice, and whether the
+    renewal's guard renews, in one transaction that is then rolled back."""
+    status, assignee, quoted, lease = state
+    event = RowEvent(str(EventKind.LEASE_RENEWED), {"verb": "heartbeat"}, None)
+    outcome: dict[str, bool] = {}
+
+    def work(tx: Any) -> None:
+        changes = {
+            "status": status,
+            "assignee_agent_id": assignee,
+            "claim_epoch": 3,
+            "lease_until": None if lease is None else now + lease,
+        }
+        current = Task.from_row(tx.update_task(task_id, changes))
+        epoch = None if quoted is None else 3 + quoted
+        try:
+            board._check_holder(current, "heartbeat", "alice", epoch, now)
+            outcome["check"] = True
+        except BoardError:
+            outcome["check"] = False
+        renewed = tx.renew_lease(task_id, "alice", epoch, now, now + 60_000, event)
+        outcome["guard"] = renewed is not None
+        raise Rollback
+
+    with pytest.raises(Rollback):
+        board.store.write(work)
+    return outcome
+
+
+def test_the_renewal_guard_accepts_exactly_what_the_holder_check_accepts(
+    board: Board, clock: ManualClock
+) -> None:
+    task = board.create_task("one")
+    board.claim(task.id, "alice")
+    now = clock.now_ms()
+    disagreements = []
+    for state in STATES:
+        outcome = _judged(board, task.id, now, state)
+        if outcome["check"] != outcome["guard"]:
+            disagreements.append((state, outcome))
+    assert not disagreements
+    accepted = [s for s in STATES if _judged(board, task.id, now, s)["guard"]]
+    assert len(accepted) == 6  # in progress, alice's, epoch unquoted or current, lease live

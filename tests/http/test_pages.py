@@ -1,0 +1,248 @@
+"""`GET /api/board` a page at a time (limit + keyset cursor) and revalidated (ETag, 304): a seed
+client that passes neither still gets the whole list in the seed's order and shape, the database
+writes the same documents the records would, and a tag changes whenever any task does."""
+
+import contextlib
+import json
+import multiprocessing
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import Board, BoardConfig
+from tests.backends import raw_execute
+from tests.http.conftest import Api, serving
+
+
+@pytest.fixture
+def api(tmp_path: Path, board_path: Path) -> Iterator[Api]:
+    with serving(tmp_path, db=board_path) as opened:
+        yield opened
+
+
+def ids(answer: Any) -> list[str]:
+    return [task["id"] for task in answer.json()["tasks"]]
+
+
+def test_a_seed_client_without_limit_gets_the_whole_list_as_before(api: Api) -> None:
+    made = [api.create(f"t{n}") for n in range(5)]
+    api.clock.advance(ms=10)
+    edited = api.client.patch(f"/api/board/{made[1]['id']}", json={"priority": 3})
+    assert edited.status_code == 200
+    answer = api.client.get("/api/board")
+    assert answer.status_code == 200
+    body = answer.json()
+    assert list(body) == ["tasks"]  # no page fields for a client that asked for no page
+    # newest change first: the edited task leads, then newest created among equal times
+    assert ids(answer) == [
+        made[1]["id"],
+        *(task["id"] for task in reversed(made) if task != made[1]),
+    ]
+    with api.reader() as reader:
+        assert body["tasks"] == [task.to_json() for task in reader.list_tasks()]
+
+
+def test_documents_written_by_the_database_match_the_records(api: Api) -> None:
+    """Every column as `Task.to_json` has it: JSON columns embedded, text with control characters
+    and quotes, nulls, and a cost that 15 digits would not round-trip."""
+    task = api.create('he said "hi"\\\x1b[2J', description="line\nbreak\ttab \u2603")
+    api.client.post(f"/api/board/{task['id']}/claim", json={"assigneeAgentId": "alice"})
+    double = "DOUBLE PRECISION"  # floating point on both stores (0.1 + 0.2 is exact on Postgres)
+    raw_execute(
+        api.path,
+        f"UPDATE tasks SET cost_usd = CAST(0.1 AS {double}) + CAST(0.2 AS {double}) "
+        f"WHERE id = '{task['id']}'",
+    )
+    stored = api.stored(task["id"]).to_json()
+    assert stored["costUsd"] == 0.1 + 0.2
+    for params in ({}, {"limit": 5}):
+        listed = api.client.get("/api/board", params=params).json()["tasks"]
+        assert listed == [stored]
+    raw = api.client.get("/api/board").content
+    assert b"\\u001b" in raw and b"\x1b" not in raw  # control characters travel escaped
+
+
+def test_pages_walk_creation_order_newest_first_and_end_with_null(api: Api) -> None:
+    made = [api.create(f"t{n}")["id"] for n in range(7)]
+    seen: list[str] = []
+    pages = 0
+    cursor = None
+    while True:
+        params: dict[str, Any] = {"limit": 3}
+        if cursor is not None:
+            params["cursor"] = cursor
+        body = api.client.get("/api/board", params=params).json()
+        pages += 1
+        seen += [task["id"] for task in body["tasks"]]
+        cursor = body["nextCursor"]
+        if cursor is None:
+            break
+    assert pages == 3
+    assert seen == list(reversed(made))
+    # a cursor alone pages in pages of 100, here the rest of the board
+    first = api.client.get("/api/board", params={"limit": 2}).json()
+    rest = api.client.get("/api/board", params={"cursor": first["nextCursor"]}).json()
+    assert [task["id"] for task in rest["tasks"]] == list(reversed(made))[2:]
+    assert rest["nextCursor"] is None
+
+
+def test_pages_keep_their_filters(api: Api) -> None:
+    red = [api.create(f"red {n}", teamId="red")["id"] for n in range(4)]
+    api.create("blue", teamId="blue")
+    first = api.client.get("/api/board", params={"teamId": "red", "limit": 3}).json()
+    second = api.client.get(
+        "/api/board", params={"teamId": "red", "limit": 3, "cursor": first["nextCursor"]}
+    ).json()
+    assert [t["id"] for t in first["tasks"] + second["tasks"]] == list(reversed(red))
+    assert second["nextCursor"] is None
+    ready = api.client.get("/api/board", params={"ready": "true", "limit": 10}).json()
+    assert len(ready["tasks"]) == 5 and ready["nextCursor"] is None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"cursor": "TASK-3"},
+        {"cursor": "k1.-4"},
+        {"cursor": "k1.99999999999999999999"},
+        {"cursor": "k1.\u0663"},  # a digit, but not an ASCII one
+        {"limit": 0},
+        {"cursor": ""},
+    ],
+)
+def test_a_cursor_the_board_did_not_hand_out_is_a_400_that_changes_nothing(
+    api: Api, params: dict[str, Any]
+) -> None:
+    api.create("one")
+    before = api.fingerprint()
+    answer = api.client.get("/api/board", params=params)
+    assert answer.status_code == 400, answer.text
+    body = answer.json()
+    assert body["error"] == "invalid query"
+    assert set(body["details"]["fieldErrors"]) <= {"cursor", "limit"}
+    assert api.fingerprint() == before
+
+
+def test_an_unchanged_list_answers_304_and_any_task_write_changes_the_tag(api: Api) -> None:
+    task = api.claimed("alice")
+    first = api.client.get("/api/board")
+    etag = first.headers["etag"]
+    assert etag.startswith('"') and first.headers["cache-control"] == "no-cache"
+    again = api.client.get("/api/board", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == etag
+    for weak_or_listed in (f"W/{etag}", f'"other", {etag}', "*"):
+        assert (
+            api.client.get("/api/board", headers={"If-None-Match": weak_or_listed}).status_code
+            == 304
+        )
+    # another list of the same board has its own tag
+    page = api.client.get("/api/board", params={"limit": 1})
+    assert page.headers["etag"] != etag
+    assert (
+        api.client.get(
+            "/api/board", params={"limit": 1}, headers={"If-None-Match": etag}
+        ).status_code
+        == 200
+    )
+    # a heartbeat moves no `updatedAt`, but the lease it renews is in the list: a new tag
+    api.clock.advance(ms=1000)
+    beat = api.client.post(f"/api/board/{task['id']}/heartbeat", json={"agent": "alice"})
+    assert beat.status_code == 200
+    changed = api.client.get("/api/board", headers={"If-None-Match": etag})
+    assert changed.status_code == 200
+    assert changed.headers["etag"] != etag
+    assert changed.json()["tasks"][0]["leaseUntil"] == beat.json()["task"]["leaseUntil"]
+    # and the new tag holds until the next write
+    assert (
+        api.client.get("/api/board", headers={"If-None-Match": changed.headers["etag"]}).status_code
+        == 304
+    )
+
+
+# -- a walk while agents work -------------------------------------------------------------------
+
+WORKERS = 8
+
+
+def _agent(db: str, name: str, seconds: float, barrier: Any) -> None:
+    """A process that keeps the board moving: dispatch a task, claim the best one, finish it
+    into review, approve another agent's work."""
+    with Board(db, config=BoardConfig(), reconcile_orphans=False) as board:
+        barrier.wait()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            board.create_task(f"{name} new")
+            task = board.claim_next(name)
+            if task is not None:
+                board.heartbeat(task.id, name)
+                board.complete(task.id, name)
+            for review in board.list_tasks(status="in_review", limit=3):
+                if name not in review.holders:
+                    with contextlib.suppress(Exception):  # another reviewer was first
+                        board.approve(review.id, name)
+
+
+@pytest.mark.slow
+def test_a_walk_of_pages_sees_every_lasting_task_exactly_once_while_8_agents_work(
+    api: Api,
+) -> None:
+    for n in range(300):
+        api.board.create_task(f"seeded {n}", priority=n % 5)
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(WORKERS + 1)
+    procs = [
+        ctx.Process(target=_agent, args=(str(api.path), f"agent{n}", 60.0, barrier))
+        for n in range(WORKERS)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        barrier.wait(timeout=120)
+        time.sleep(0.5)  # the agents are at work
+        walks = 0
+        while walks < 3:
+            walks += 1
+            with api.reader() as reader:
+                before = {task.id for task in reader.list_tasks()}
+            seen: Counter[str] = Counter()
+            cursor = None
+            while True:
+                params: dict[str, Any] = {"limit": 7}
+                if cursor is not None:
+                    params["cursor"] = cursor
+                answer = api.client.get("/api/board", params=params)
+                assert answer.status_code == 200, answer.text
+                body = answer.json()
+                seen.update(task["id"] for task in body["tasks"])
+                cursor = body["nextCursor"]
+                if cursor is None:
+                    break
+                time.sleep(0.002)  # let the agents write between pages
+            with api.reader() as reader:
+                after = {task.id for task in reader.list_tasks()}
+            lasting = before & after
+            assert not [task for task, count in seen.items() if count > 1]
+            assert lasting <= set(seen), sorted(lasting - set(seen))[:5]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(timeout=30)
+    with api.reader() as reader:
+        statuses = Counter(task.status for task in reader.list_tasks())
+    assert statuses["done"] > 0  # the agents did move tasks while the walks ran
+
+
+def test_the_page_json_is_what_the_route_documents(api: Api) -> None:
+    api.create("one")
+    schema = api.client.get("/openapi.json").json()
+    listed = schema["components"]["schemas"]["TaskList"]
+    assert "nextCursor" in listed["properties"]
+    body = api.client.get("/api/board", params={"limit": 1}).json()
+    assert set(body) == {"tasks", "nextCursor"}
+    json.dumps(body)
