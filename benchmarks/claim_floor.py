@@ -194,12 +194,46 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         with tempfile.TemporaryDirectory(prefix="kanban-floor-") as tmp:
             template = Path(tmp) / "ready.db"
             build_board(template, args.tasks, mixed=False, seed=7)
+            lines: dict[tuple[str, int], dict[str, Any]] = {}
             for workers in counts:
                 for variant in args.variants.split(","):
                     target = boards.fresh(template)
-                    bench.emit(run(target, variant, workers, args.duration, postmaster))
+                    line = run(target, variant, workers, args.duration, postmaster)
+                    lines[(variant, workers)] = line
+                    bench.emit(line)
     finally:
         boards.close()
+    bench.emit(summary(lines, counts))
+
+
+def cpu_per_claim(line: dict[str, Any]) -> float | None:
+    """Client + server CPU us per claim (None without the server's figure)."""
+    if "server_cpu_us_per_claim" not in line:
+        return None
+    return float(line["client_cpu_us_per_claim"] + line["server_cpu_us_per_claim"])
+
+
+def summary(lines: dict[tuple[str, int], dict[str, Any]], counts: list[int]) -> dict[str, Any]:
+    """The one-round-trip claim's targets, from this run: the board's claim_next at most 1.4x
+    the floor's client + server CPU per claim (at each worker count), p99 <= 25 ms at 16
+    workers, no double claim."""
+    out: dict[str, Any] = {"summary": "the board's claim against the floor, same run"}
+    for workers in counts:
+        board, floor = lines.get(("board", workers)), lines.get(("floor", workers))
+        if board is None or floor is None:
+            continue
+        mine, least = cpu_per_claim(board), cpu_per_claim(floor)
+        if mine is not None and least:
+            out[f"cpu_ratio_{workers}"] = round(mine / least, 2)
+            out[f"cpu_ratio_{workers}<=1.4"] = mine / least <= 1.4
+        out[f"client_cpu_ratio_{workers}"] = round(
+            board["client_cpu_us_per_claim"] / floor["client_cpu_us_per_claim"], 2
+        )
+    if ("board", 16) in lines:
+        out["board_p99_16_ms"] = lines[("board", 16)]["p99_ms"]
+        out["board_p99_16<=25ms"] = lines[("board", 16)]["p99_ms"] <= 25
+    out["zero_double_claims"] = all(line["double_claims"] == 0 for line in lines.values())
+    return out
 
 
 if __name__ == "__main__":

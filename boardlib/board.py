@@ -168,6 +168,7 @@ class Board:
         )
         self.created = self.store.created
         self._reconciler: StaleTaskReconciler | None = None
+        self._claim_events: dict[str, RowEvent] = {}
         if reconcile_orphans and not read_only:
             self.reconcile_orphans(best_effort=True)
 
@@ -947,7 +948,13 @@ class Board:
 
     def _claim_event(self, verb: str) -> RowEvent:
         """The `task_claimed` event a claim statement writes with itself: the payload's epoch is
-        the claimed row's new one, the rest as declared."""
+        the claimed row's new one, the rest as declared. Made once per verb."""
+        made = self._claim_events.get(verb)
+        if made is None:
+            made = self._claim_events[verb] = self._new_claim_event(verb)
+        return made
+
+    def _new_claim_event(self, verb: str) -> RowEvent:
         template: TaskClaimed = {"epoch": 0, "verb": verb}
         data = wire(template)
         epoch_key = wire_key("epoch")

@@ -9,7 +9,7 @@ SQL columns, `to_json()` the camelCase JSON. Records are values and compare thro
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, ClassVar, Self, get_args
 
 from .leases import lease_expired
@@ -64,6 +64,20 @@ def _layout(cls: type, keys: tuple[str, ...]) -> Layout:
     json_columns: frozenset[str] = getattr(cls, "_json_columns", frozenset())
     positions = tuple(keys.index(name) for name in names)
     return positions, tuple(i for i, name in enumerate(names) if name in json_columns), floats
+
+
+_PICKERS: dict[tuple[int, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+
+
+def _picker(positions: tuple[int, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """The fields' values out of a row's tuple, in C (`itemgetter`): a row indexed field by field
+    from Python paid a call per column (a Postgres claim's 33 columns: ~50 us)."""
+    pick = _PICKERS.get(positions)
+    if pick is None:
+        getter = itemgetter(*positions)
+        pick = getter if len(positions) > 1 else (lambda values: (getter(values),))
+        _PICKERS[positions] = pick
+    return pick
 
 
 def _as_float(args: list[Any], positions: tuple[int, ...]) -> None:
@@ -162,7 +176,7 @@ class Record:
                 if values.get(column).__class__ is int:
                     values[column] = float(values[column])
             return cls(**values)
-        args = [row[index] for index in positions]
+        args = list(_picker(positions)(tuple(row)))
         for position in json_positions:
             if isinstance(args[position], str):
                 args[position] = json.loads(args[position])
@@ -182,9 +196,10 @@ class Record:
         if positions is None:
             return [cls.from_row(row) for row in rows]
         loads = json.loads
+        pick = _picker(positions)
         built = []
         for row in rows:
-            args = [row[index] for index in positions]
+            args = list(pick(tuple(row)))
             for position in json_positions:
                 value = args[position]
                 if value == "[]":

@@ -49,7 +49,7 @@ class WouldWait(Exception):
     the same call again where waiting is fine."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity
 class RowEvent:
     """The event a one-statement write appends about the row it wrote (a claim, a renewed
     lease), handed to the statement itself so a store can write the two at once: its kind, and

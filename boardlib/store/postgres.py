@@ -99,14 +99,21 @@ _NAME_MAPS: dict[tuple[bytes | None, ...], dict[str, int]] = {}
 def _pg_row(cursor: "BaseCursor[Any, Any]") -> "RowMaker[PgRow]":
     """Column names straight from the result (`cursor.description` builds a `Column` object per
     column per statement: ~10% of a claim's client CPU), the name map shared by every result of
-    the same shape."""
+    the same shape, read at the first row (a result nobody fetches from costs nothing)."""
     result = cursor.pgresult
-    fields = tuple(result.fname(i) for i in range(result.nfields)) if result is not None else ()
-    names = _NAME_MAPS.get(fields)
-    if names is None:
-        names = _NAME_MAPS[fields] = {(name or b"?").decode(): i for i, name in enumerate(fields)}
+    names: dict[str, int] | None = None
 
     def make(values: Sequence[Any]) -> PgRow:
+        nonlocal names
+        if names is None:
+            fields = (
+                tuple(result.fname(i) for i in range(result.nfields)) if result is not None else ()
+            )
+            names = _NAME_MAPS.get(fields)
+            if names is None:
+                names = _NAME_MAPS[fields] = {
+                    (name or b"?").decode(): i for i, name in enumerate(fields)
+                }
         return PgRow(values, names)
 
     return make
@@ -266,11 +273,24 @@ def _renew_sql(one_trip: bool) -> str:
     )
 
 
+_EVENT_PARAMETERS: dict[RowEvent, dict[str, Any]] = {}
+
+
 def _event_parameters(event: RowEvent | None) -> dict[str, Any]:
     """A claim event's parameters: its kind, the JSON of its payload around the epoch, its TTL
-    (all NULL for a claim that writes no event)."""
+    (all NULL for a claim that writes no event). The board's claim events are a few constants:
+    each is worked out once."""
     if event is None:
         return {"event_kind": None, "data_head": None, "data_tail": None, "ttl": None}
+    known = _EVENT_PARAMETERS.get(event)
+    if known is None:
+        known = _event_json(event)
+        if len(_EVENT_PARAMETERS) < 64:  # the board's own few; anything else is not kept
+            _EVENT_PARAMETERS[event] = known
+    return known
+
+
+def _event_json(event: RowEvent) -> dict[str, Any]:
     rest = json.dumps(dict(event.data), separators=(",", ":"))
     return {
         "event_kind": event.kind,
@@ -941,7 +961,8 @@ class PostgresStore:
         for again in (True, False):
             first = name not in done
             try:
-                cursor.execute(f"{prepare}; {execute}" if first else execute)
+                # prepare=False: a text that never repeats is not worth psycopg's bookkeeping
+                cursor.execute(f"{prepare}; {execute}" if first else execute, prepare=False)
                 break
             except pg_errors.InvalidSqlStatementName:  # deallocated behind our back: again
                 self._resync_prepared(conn, name, done)
