@@ -604,6 +604,13 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         if "library" in parts
         else None,
     }
+    bare = lines.get("ceiling-asgi")
+    if bare is not None:
+        # the clients' cost is in both rows: this ratio measures only the server
+        ratio = best["claims_per_s"] / bare["requests_per_s"]
+        summary["ratio_to_bare_asgi"] = round(ratio, 3)
+        summary["ratio_to_bare_asgi>=0.75"] = ratio >= 0.75
+        summary["p99<=30ms"] = best["p99_ms"] <= 30
     bench.emit(summary)
 
 

@@ -62,6 +62,15 @@ DEFAULT_PORT = 18790
     metavar="SECONDS",
     help="On SIGTERM, how long shutdown may take, in-flight requests included.",
 )
+@click.option(
+    "--sse-send-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="End an event stream whose client has not read for this long (it resumes with "
+    "Last-Event-ID); the server never queues events for a stalled client.",
+)
 @db_option
 def serve(
     host: str,
@@ -72,6 +81,7 @@ def serve(
     workers: int,
     access_log: bool,
     graceful: float,
+    sse_send_timeout: float,
 ) -> None:
     """Serve the board over HTTP (REST + live events) until SIGTERM.
 
@@ -97,7 +107,9 @@ def serve(
     except TokenFileError as error:
         raise click.UsageError(str(error)) from None
     location = board_path()
-    settings = ServerSettings(db=location, tokens=book, repo_roots=repo_roots)
+    settings = ServerSettings(
+        db=location, tokens=book, repo_roots=repo_roots, sse_send_timeout_s=sse_send_timeout
+    )
     try:
         check_binding(host, settings)
     except UnsafeBinding as error:

@@ -11,6 +11,10 @@ fresh one in its place. A follower that leaves (its task cancelled, as sse-starl
 disconnect) only takes its own future off that event; it holds no lock, so it cannot leave one
 half-held for the others, as a Condition under `asyncio.wait_for` did on Python 3.11
 (docs/architecture.md, "The change feed and shutdown"). `close()` ends every follower at once.
+
+Followers that stand at the same cursor after a wake (every caught-up stream does) share one read
+of the page after it: a generation's reads are kept until the next wake, so two hundred streams
+cost one query per change, not two hundred.
 """
 
 import asyncio
@@ -39,6 +43,8 @@ class ChangeFeed:
         self._followers = 0
         self._changed = asyncio.Event()  # this generation's; set once, then replaced
         self._task: asyncio.Task[None] | None = None
+        # this generation's page reads, shared by the followers at the same cursor
+        self._pages: dict[tuple[int, str | None], asyncio.Future[list[Event]]] = {}
 
     @property
     def followers(self) -> int:
@@ -51,6 +57,7 @@ class ChangeFeed:
     def _wake(self) -> None:
         """Wake everyone waiting now; later waiters wait on the next generation."""
         woken, self._changed = self._changed, asyncio.Event()
+        self._pages = {}
         woken.set()
 
     def close(self) -> None:
@@ -111,6 +118,23 @@ class ChangeFeed:
     def _page(self, since: int, task_id: str | None) -> list[Event]:
         return self.board.events(since=since, task_id=task_id, limit=PAGE)
 
+    async def _shared_page(self, since: int, task_id: str | None) -> list[Event]:
+        """The page after `since`, read once per generation for every follower that asks: a read
+        begun after this generation's wake sees everything the wake announced."""
+        key = (since, task_id)
+        pages = self._pages
+        page = pages.get(key)
+        if page is None:
+            page = asyncio.ensure_future(to_thread.run_sync(self._page, since, task_id))
+            pages[key] = page
+            page.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            return await asyncio.shield(page)  # one follower leaving does not cancel the read
+        except Exception:
+            if pages.get(key) is page:
+                del pages[key]  # a failed read is not shared: the next asker tries again
+            raise
+
     async def follow(self, since: int, task_id: str | None = None) -> AsyncIterator[Event]:
         """Every event after `since`, then each new one as it is written, until the feed closes
         (the caller then says goodbye). A follower that leaves is logged at debug, once."""
@@ -119,7 +143,7 @@ class ChangeFeed:
         try:
             while not self.closing:
                 horizon = self.latest  # every event up to here exists, whichever task it names
-                events = await to_thread.run_sync(self._page, cursor, task_id)
+                events = await self._shared_page(cursor, task_id)
                 for event in events:
                     if self.closing:
                         return

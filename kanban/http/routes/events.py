@@ -5,6 +5,7 @@ the stream ends at once with a comment and a `retry:` hint, so the client reconn
 server once it is back, or to another behind the same address) instead of holding the old one."""
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -12,12 +13,16 @@ from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import SendTimeoutError
+from starlette.types import Receive, Scope, Send
 
 from ..deps import Who
 from ..envelopes import INVALID_QUERY, envelope, error_responses
 from ..replies import EventPage, reply
 
 router = APIRouter(prefix="/api/board", tags=["events"])
+
+log = logging.getLogger(__name__)
 
 STREAM = "text/event-stream"
 RECONNECT_MS = 1000  # the `retry:` hint of a stream the server ends at shutdown
@@ -54,9 +59,11 @@ async def events(
         cursor = since
         if last_event_id is not None and last_event_id.strip().isdigit():
             cursor = int(last_event_id.strip())
-        return EventSourceResponse(
+        settings = request.app.state.service.settings
+        return _Stream(
             _stream(request, cursor, task_id),
-            ping=request.app.state.service.settings.sse_ping_s,
+            ping=settings.sse_ping_s,
+            send_timeout=settings.sse_send_timeout_s,
             headers={"X-Content-Type-Options": "nosniff"},
             shutdown_grace_period=SHUTDOWN_GRACE_S,
         )
@@ -69,6 +76,20 @@ async def events(
             "next": page[-1].seq if page else since,
         }
     )
+
+
+class _Stream(EventSourceResponse):
+    """A stream that ends, logged once, when its client stops reading: the send that waited
+    `send_timeout` is dropped and the connection closed, so a stalled client holds one socket's
+    buffers, never a growing queue. It reconnects with the last `id:` it read."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except SendTimeoutError:
+            log.warning(
+                "ended the stream of a client that stopped reading: %s", scope.get("client")
+            )
 
 
 async def _stream(request: Request, since: int, task_id: str | None) -> AsyncIterator[object]:

@@ -1,0 +1,230 @@
+"""Claimers at a network distance: the board's claim through a TCP delay proxy, on one machine.
+
+    python benchmarks/distance.py --db postgresql://user@127.0.0.1:port/db
+        [--delays 0.5,2,5] [--workers 1,16,64] [--duration 3] [--parts pg,http]
+
+`pg`: N spawned processes run the board's `claim_next` against Postgres through
+benchmarks/delay_proxy.py (a one-way delay each way), on a fresh copy of a ready board per run.
+`http`: the real `kanban serve`, local to its SQLite board, and N spawned httpx keep-alive
+clients calling `POST /api/board/claim-next` through the proxy. Per line: claims/s, p50, p99,
+double claims, and the round trip measured in the same run through the same proxy (`SELECT 1`
+on one connection; `GET /healthz` for HTTP), beside the nominal 2 x delay. The summary checks
+p50 <= 1 round trip + 1.5 ms at 16 workers for every delay, and derives how many agents one
+server carries (an agent making 4 lease calls a minute: claim, two heartbeats, complete).
+The proxy, clients and server share this machine's cores: the delay is real, the distance is
+not, so the throughput rows are the cores' limit as much as the distance's.
+"""
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import script_path  # noqa: F401  (first: see its docstring)
+
+# isort: split
+
+import importlib.util
+
+import httpx
+import psycopg
+import record
+from claim import build_board
+from claim_floor import run as pg_run
+from claim_postgres import Boards
+
+from boardlib import Board
+
+HERE = Path(__file__).resolve().parent
+
+
+def _sibling(name: str, stem: str) -> Any:
+    """benchmarks/<stem>.py as module `name` (`http` is the standard library's name); registered
+    in sys.modules, so spawned workers (which import this script first) unpickle its functions."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / f"{stem}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+bench_http = _sibling("bench_http", "http")
+Server, drive, percentile = bench_http.Server, bench_http.drive, bench_http.percentile
+CALLS_PER_AGENT_MINUTE = 4  # claim, two heartbeats, complete: one task a minute
+
+
+class Proxy:
+    """benchmarks/delay_proxy.py in its own process, in front of `target` (host:port)."""
+
+    def __init__(self, target: str, delay_ms: float) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(HERE / "delay_proxy.py"), "--target", target,
+             "--delay-ms", str(delay_ms)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.process.stdout is not None
+        self.address = json.loads(self.process.stdout.readline())["listening"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def through(url: str, address: str) -> str:
+    """`url` with its host and port replaced by the proxy's."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0]
+    netloc = f"{user}@{address}" if user else address
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def pg_round_trip_ms(url: str, n: int = 100) -> float:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT 1")
+        samples = []
+        for _ in range(n):
+            started = time.perf_counter()
+            conn.execute("SELECT 1").fetchone()
+            samples.append(1000 * (time.perf_counter() - started))
+    return round(statistics.median(samples), 2)
+
+
+def http_round_trip_ms(url: str, n: int = 100) -> float:
+    with httpx.Client(base_url=url, timeout=30) as client:
+        client.get("/healthz")
+        samples = []
+        for _ in range(n):
+            started = time.perf_counter()
+            client.get("/healthz")
+            samples.append(1000 * (time.perf_counter() - started))
+    return round(statistics.median(samples), 2)
+
+
+class Proxied:
+    """A running server seen through the proxy: what `http.drive` needs."""
+
+    def __init__(self, server: Server, address: str) -> None:
+        self.process = server.process
+        self.url = f"http://{address}"
+
+
+def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[str, Any]:
+    server = Server(db)
+    proxy = Proxy(urlsplit(server.url).netloc, delay_ms)
+    try:
+        proxied = Proxied(server, proxy.address)
+        rtt = http_round_trip_ms(proxied.url)
+        run = drive(proxied, clients, seconds)  # type: ignore[arg-type]
+    finally:
+        proxy.stop()
+        server.stop()
+    outcomes = run["outcomes"]
+    latencies = [x for outcome in outcomes for x in outcome["latencies"]]
+    ids = Counter(task_id for outcome in outcomes for task_id in outcome["claimed"])
+    owner = {task_id: o["agent"] for o in outcomes for task_id in o["claimed"]}
+    with Board(db, read_only=True) as board:
+        wrong = sum(1 for t, agent in owner.items() if board.get_task(t).assignee_agent_id != agent)
+    statuses: Counter[int] = Counter()
+    for outcome in outcomes:
+        statuses.update({int(code): count for code, count in outcome["statuses"].items()})
+    claims = sum(ids.values())
+    return {
+        "claims_per_s": round(claims / run["elapsed"], 1),
+        "p50_ms": round(1000 * statistics.median(latencies), 2),
+        "p99_ms": round(1000 * percentile(latencies, 0.99), 2),
+        "round_trip_ms": rtt,
+        "double_claims": sum(n - 1 for n in ids.values() if n > 1) + wrong,
+        "status_5xx": sum(n for status, n in statuses.items() if status >= 500),
+        "claims": claims,
+    }
+
+
+def measure(args: argparse.Namespace, bench: record.Run) -> None:
+    delays = [float(d) for d in args.delays.split(",")]
+    counts = [int(n) for n in args.workers.split(",")]
+    parts = set(args.parts.split(","))
+    lines: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="kanban-distance-") as tmp:
+        template = Path(tmp) / "ready.db"
+        build_board(template, args.tasks, mixed=False, seed=7)
+        if "pg" in parts:
+            boards = Boards(args.db)
+            target = urlsplit(args.db).netloc.rpartition("@")[2]
+            try:
+                for delay in delays:
+                    proxy = Proxy(target, delay)
+                    try:
+                        rtt = pg_round_trip_ms(through(args.db, proxy.address))
+                        for workers in counts:
+                            board = through(boards.fresh(template), proxy.address)
+                            got = pg_run(board, "board", workers, args.duration, None)
+                            line = {
+                                "via": "postgres", "one_way_ms": delay, "workers": workers,
+                                "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
+                                "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
+                                "double_claims": got["double_claims"], "claims": got["claims"],
+                            }  # fmt: skip
+                            lines.append(line)
+                            bench.emit(line)
+                    finally:
+                        proxy.stop()
+            finally:
+                boards.close()
+        if "http" in parts:
+            for delay in delays:
+                for workers in counts:
+                    db = Path(tmp) / f"http-{delay}-{workers}.db"
+                    shutil.copy(template, db)
+                    got = http_run(db, delay, workers, args.duration)
+                    line = {"via": "kanban serve", "one_way_ms": delay, "workers": workers, **got}
+                    lines.append(line)
+                    bench.emit(line)
+    bench.emit(summary(lines))
+
+
+def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"summary": "p50 at 16 workers <= 1 round trip + 1.5 ms, every delay"}
+    for via in ("postgres", "kanban serve"):
+        mine = [ln for ln in lines if ln["via"] == via]
+        if not mine:
+            continue
+        key = "pg" if via == "postgres" else "http"
+        at16 = [ln for ln in mine if ln["workers"] == 16]
+        for ln in at16:
+            allowed = 2 * ln["one_way_ms"] + 1.5
+            out[f"{key}_p50_16_at_{ln['one_way_ms']}ms<={allowed}ms"] = ln["p50_ms"] <= allowed
+        for delay in sorted({ln["one_way_ms"] for ln in mine}):
+            best = max(ln["claims_per_s"] for ln in mine if ln["one_way_ms"] == delay)
+            out[f"{key}_agents_per_server_at_{delay}ms"] = int(best * 60 / CALLS_PER_AGENT_MINUTE)
+        out[f"{key}_zero_double_claims"] = all(ln["double_claims"] == 0 for ln in mine)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", metavar="URL", help="Postgres on this machine (for `pg`)")
+    parser.add_argument("--tasks", type=int, default=20_000)
+    parser.add_argument("--delays", default="0.5,2,5", help="one-way ms, comma-separated")
+    parser.add_argument("--workers", default="1,16,64")
+    parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--parts", default="pg,http")
+    record.add_arguments(parser)
+    args = parser.parse_args()
+    if "pg" in args.parts and not args.db:
+        parser.error("--db is needed for the pg part")
+    with record.Run("distance", args) as bench:
+        measure(args, bench)
+
+
+if __name__ == "__main__":
+    main()
