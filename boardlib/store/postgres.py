@@ -51,7 +51,18 @@ from .queries import (
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
 
-FALLBACK_POLL_S = 2.0  # change_token re-reads the horizon at least this often without a NOTIFY
+FALLBACK_POLL_S = 2.0  # change_token re-reads the horizon this often while it has no listener
+# A watcher's read connection is closed once unused this long while its listener stands watch:
+# an idle watcher (a TUI) holds one connection, the listener, and sends no query at all.
+IDLE_CLOSE_S = 5.0
+# TCP keepalives on the listener: a dead server or link is noticed by the kernel (no query), the
+# listener then reconnects and the horizon is read again.
+LISTENER_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 CONNECT_TIMEOUT_S = 10
 
 # The transient errors: re-running the whole transaction later can succeed.
@@ -736,6 +747,7 @@ class PostgresStore:
         self._listener: Conn | None = None
         self._token: int | None = None
         self._token_read_at = 0.0
+        self._conn_used_at = 0.0
         self._at_once = threading.local()
         # The claim statements each connection has prepared (a connection is one thread's at a
         # time: the pool's or the plain one's lock).
@@ -815,9 +827,9 @@ class PostgresStore:
             f"database unavailable at {self.url.display}: {self.url.scrub(detail)}"
         )
 
-    def _connect(self) -> Conn:
+    def _connect(self, **extra: Any) -> Conn:
         try:
-            conn: Conn = psycopg.connect(self.url.conninfo, **self._connect_kwargs())
+            conn: Conn = psycopg.connect(self.url.conninfo, **self._connect_kwargs(), **extra)
         except psycopg.Error as error:
             raise self._unavailable(error) from None
         return conn
@@ -844,6 +856,7 @@ class PostgresStore:
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
                 self._conn = self._connect()
+            self._conn_used_at = time.monotonic()
             try:
                 yield self._conn
             except psycopg.OperationalError as error:
@@ -1107,20 +1120,39 @@ class PostgresStore:
 
     def change_token(self) -> int:
         """The safe horizon of the event log, re-read when a NOTIFY arrived on the board's channel
-        or `FALLBACK_POLL_S` passed; otherwise the last value, at the cost of a non-blocking
-        check of the listening socket."""
+        (every commit that writes sends one), when the listener was (re)opened, or every
+        `FALLBACK_POLL_S` while no listener can be had; otherwise the last value, at the cost of
+        a non-blocking check of the listening socket. Idle, it closes the read connection."""
         now = time.monotonic()
         notified = self._drain_notifications()
-        if self._token is None or notified or now - self._token_read_at >= FALLBACK_POLL_S:
+        listening = self._listener is not None
+        stale = not listening and now - self._token_read_at >= FALLBACK_POLL_S
+        if self._token is None or notified or stale:
             self._token_read_at = now
             self._token = self.read(lambda tx: tx.last_event_seq())
+        elif listening:
+            self._close_idle_connection(now)
         return self._token
+
+    def _close_idle_connection(self, now: float) -> None:
+        """Close the plain read connection unused for `IDLE_CLOSE_S` (reopened at its next use):
+        a watcher between changes holds its listener only."""
+        if self._conn is None or now - self._conn_used_at < IDLE_CLOSE_S:
+            return
+        if not self._lock.acquire(blocking=False):
+            return  # in use right now: not idle
+        try:
+            if self._conn is not None and now - self._conn_used_at >= IDLE_CLOSE_S:
+                self._conn.close()
+                self._conn = None
+        finally:
+            self._lock.release()
 
     def _drain_notifications(self) -> bool:
         """Whether any NOTIFY arrived since the last call (opens the LISTEN connection at first)."""
         try:
             if self._listener is None or self._listener.closed or self._listener.broken:
-                self._listener = self._connect()
+                self._listener = self._connect(**LISTENER_KEEPALIVES)
                 self._listener.execute(f"LISTEN {self.channel}")
                 return True  # anything may have happened while nobody listened
             return any(True for _ in self._listener.notifies(timeout=0))
