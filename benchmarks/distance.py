@@ -67,17 +67,23 @@ class Proxy:
     """benchmarks/delay_proxy.py in its own process, in front of `target` (host:port)."""
 
     def __init__(self, target: str, delay_ms: float) -> None:
+        self.stats = Path(tempfile.mkstemp(prefix="kanban-proxy-", suffix=".json")[1])
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "delay_proxy.py"), "--target", target,
-             "--delay-ms", str(delay_ms)],
+             "--delay-ms", str(delay_ms), "--stats", str(self.stats)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert self.process.stdout is not None
         self.address = json.loads(self.process.stdout.readline())["listening"]
 
-    def stop(self) -> None:
+    def stop(self) -> dict[str, int]:
+        """Stop; the chunks it carried (each way) and the connections it served."""
         self.process.terminate()
         self.process.wait(timeout=30)
+        try:
+            return dict(json.loads(self.stats.read_text() or "{}"))
+        finally:
+            self.stats.unlink(missing_ok=True)
 
 
 def through(url: str, address: str) -> str:
@@ -120,13 +126,17 @@ class Proxied:
 
 def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[str, Any]:
     server = Server(db)
-    proxy = Proxy(urlsplit(server.url).netloc, delay_ms)
+    probe = Proxy(urlsplit(server.url).netloc, delay_ms)
     try:
-        proxied = Proxied(server, proxy.address)
-        rtt = http_round_trip_ms(proxied.url)
-        run = drive(proxied, clients, seconds)  # type: ignore[arg-type]
+        rtt = http_round_trip_ms(f"http://{probe.address}")
     finally:
-        proxy.stop()
+        probe.stop()
+    proxy = Proxy(urlsplit(server.url).netloc, delay_ms)
+    carried: dict[str, int] = {}
+    try:
+        run = drive(Proxied(server, proxy.address), clients, seconds)  # type: ignore[arg-type]
+    finally:
+        carried = proxy.stop()
         server.stop()
     outcomes = run["outcomes"]
     latencies = [x for outcome in outcomes for x in outcome["latencies"]]
@@ -143,10 +153,17 @@ def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[st
         "p50_ms": round(1000 * statistics.median(latencies), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2),
         "round_trip_ms": rtt,
+        "flights_per_claim": flights(carried, sum(len(o["latencies"]) for o in outcomes)),
         "double_claims": sum(n - 1 for n in ids.values() if n > 1) + wrong,
         "status_5xx": sum(n for status, n in statuses.items() if status >= 500),
         "claims": claims,
     }
+
+
+def flights(carried: dict[str, int], calls: int) -> float | None:
+    """Client-to-server chunks the proxy carried per call: the round trips a call takes, its
+    connection's set-up spread over its calls (a figure the machine's load does not move)."""
+    return round(carried["up_chunks"] / calls, 2) if carried and calls else None
 
 
 def measure(args: argparse.Namespace, bench: record.Run) -> None:
@@ -162,22 +179,30 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             target = urlsplit(args.db).netloc.rpartition("@")[2]
             try:
                 for delay in delays:
-                    proxy = Proxy(target, delay)
+                    probe = Proxy(target, delay)
                     try:
-                        rtt = pg_round_trip_ms(through(args.db, proxy.address))
-                        for workers in counts:
-                            board = through(boards.fresh(template), proxy.address)
-                            got = pg_run(board, "board", workers, args.duration, None)
-                            line = {
-                                "via": "postgres", "one_way_ms": delay, "workers": workers,
-                                "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
-                                "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
-                                "double_claims": got["double_claims"], "claims": got["claims"],
-                            }  # fmt: skip
-                            lines.append(line)
-                            bench.emit(line)
+                        rtt = pg_round_trip_ms(through(args.db, probe.address))
                     finally:
-                        proxy.stop()
+                        probe.stop()
+                    for workers in counts:
+                        fresh = boards.fresh(template)
+                        proxy = Proxy(target, delay)
+                        try:
+                            got = pg_run(
+                                through(fresh, proxy.address), "board", workers, args.duration, None
+                            )
+                        finally:
+                            carried = proxy.stop()
+                        line = {
+                            "via": "postgres", "one_way_ms": delay, "workers": workers,
+                            "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
+                            "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
+                            # the workers' warm-up claim and set-up are counted, spread over
+                            "flights_per_claim": flights(carried, got["claims"] + workers),
+                            "double_claims": got["double_claims"], "claims": got["claims"],
+                        }  # fmt: skip
+                        lines.append(line)
+                        bench.emit(line)
             finally:
                 boards.close()
         if "http" in parts:

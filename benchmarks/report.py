@@ -319,6 +319,66 @@ def stats(lines: list[Line]) -> list[str]:
     )
 
 
+def distance(lines: list[Line]) -> list[str]:
+    rows = [ln for ln in lines if "via" in ln]
+    out = [
+        "Claimers at a network distance, on one machine: benchmarks/delay_proxy.py delays every "
+        "byte by the one-way delay, each way. `postgres`: spawned processes run the board's "
+        "`claim_next` with Postgres behind the proxy; `kanban serve`: the server is local to its "
+        "board and httpx clients reach it through the proxy. The round trip is measured through "
+        "the same proxy in the same run (`SELECT 1`, `GET /healthz`); flights per claim are the "
+        "client-to-server chunks the proxy carried per claim (set-up included), which says how "
+        "many round trips a claim takes whatever the machine's load.",
+        "",
+    ]
+    out += table(
+        ["via", "one-way ms", "workers", "claims/s", "p50 ms", "p99 ms", "round trip ms",
+         "flights/claim", "double claims"],
+        ([ln["via"], ln["one_way_ms"], ln["workers"], ln["claims_per_s"], ln["p50_ms"],
+          ln["p99_ms"], ln["round_trip_ms"], ln.get("flights_per_claim"), ln["double_claims"]]
+         for ln in rows),
+    )  # fmt: skip
+    best: dict[tuple[str, float], float] = {}
+    for ln in rows:
+        key = (ln["via"], ln["one_way_ms"])
+        best[key] = max(best.get(key, 0.0), ln["claims_per_s"])
+    if best:
+        out += [
+            "How many agents one server carries, from the best claims/s of each row above, for "
+            "an agent making 4 lease calls a minute (a claim, two heartbeats, a complete: one "
+            "task a minute); on this shared 2-core machine, a floor, not a forecast:",
+            "",
+        ]
+        out += table(
+            ["via", "one-way ms", "best claims/s", "agents per server"],
+            ([via, delay, rate, int(rate * 15)] for (via, delay), rate in sorted(best.items())),
+        )
+    return out + checks(lines)
+
+
+def sse(lines: list[Line]) -> list[str]:
+    fan = [ln for ln in lines if ln.get("part") == "fanout"]
+    stalled = [ln for ln in lines if ln.get("part") == "stalled"]
+    out = [
+        "Many watchers on one `kanban serve`: SSE streams read by raw-socket reader processes "
+        "while agents claim and complete through the same server; each event's delivery "
+        "latency is its arrival at each subscriber minus its `createdAt`. One subscriber is the "
+        "baseline, in the same run. Then streams that stop reading: the server's RSS against "
+        "its RSS before, and whether it ended them (`--sse-send-timeout`).",
+        "",
+    ]
+    if fan:
+        out += table(
+            ["subscribers", "agents", "events", "deliveries", "missed", "p50 ms", "p99 ms",
+             "max ms"],
+            ([ln["subscribers"], ln["agents"], ln["events"], ln["deliveries"], ln["missed"],
+              ln["p50_ms"], ln["p99_ms"], ln["max_ms"]] for ln in fan),
+        )  # fmt: skip
+    for line in stalled:
+        out += figures({k: v for k, v in line.items() if k != "part"})
+    return out + checks(lines)
+
+
 def generic(lines: list[Line]) -> list[str]:
     out: list[str] = []
     for line in lines:
@@ -339,6 +399,8 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("worktrees", "Worktrees", worktrees),
     ("land", "Landing", generic),
     ("stats", "The flow figures and budgets", stats),
+    ("distance", "Claimers at a network distance", distance),
+    ("sse", "Many watchers on one server", sse),
 ]
 
 
