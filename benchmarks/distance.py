@@ -5,6 +5,7 @@
 
 `pg`: N spawned processes run the board's `claim_next` against Postgres through
 benchmarks/delay_proxy.py (a one-way delay each way), on a fresh copy of a ready board per run.
+`verbs`: one process through the largest delay, each lease verb's p50 in round trips.
 `http`: the real `kanban serve`, local to its SQLite board, and N spawned httpx keep-alive
 clients calling `POST /api/board/claim-next` through the proxy. Per line: claims/s, p50, p99,
 double claims, and the round trip measured in the same run through the same proxy (`SELECT 1`
@@ -160,6 +161,30 @@ def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[st
     }
 
 
+def verb_trips(url: str, address: str, n: int) -> dict[str, Any]:
+    """Each lease verb's p50 through the proxy, one process, one task at a time: claim_next,
+    heartbeat, complete, approve (by another agent). p50 / the measured round trip is how many
+    round trips the verb takes (its server and client time included)."""
+    proxied = through(url, address)
+    times: dict[str, list[float]] = {"claim_next": [], "heartbeat": [], "complete": [],
+                                     "approve": []}  # fmt: skip
+    with Board(proxied, reconcile_orphans=False) as board:
+        for _ in range(n):
+            started = time.perf_counter()
+            task = board.claim_next("builder")
+            times["claim_next"].append(time.perf_counter() - started)
+            assert task is not None
+            for verb, call, agent in (
+                ("heartbeat", board.heartbeat, "builder"),
+                ("complete", board.complete, "builder"),
+                ("approve", board.approve, "judge"),
+            ):
+                started = time.perf_counter()
+                call(task.id, agent)
+                times[verb].append(time.perf_counter() - started)
+    return {verb: round(1000 * statistics.median(xs), 2) for verb, xs in times.items()}
+
+
 def flights(carried: dict[str, int], calls: int) -> float | None:
     """Client-to-server chunks the proxy carried per call: the round trips a call takes, its
     connection's set-up spread over its calls (a figure the machine's load does not move)."""
@@ -178,6 +203,20 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             boards = Boards(args.db)
             target = urlsplit(args.db).netloc.rpartition("@")[2]
             try:
+                if "verbs" in parts:
+                    delay = max(delays)
+                    proxy = Proxy(target, delay)
+                    try:
+                        rtt = pg_round_trip_ms(through(args.db, proxy.address))
+                        p50 = verb_trips(boards.fresh(template), proxy.address, args.verb_rounds)
+                    finally:
+                        proxy.stop()
+                    line = {
+                        "via": "postgres verbs", "one_way_ms": delay, "round_trip_ms": rtt,
+                        **{f"{verb}_p50_ms": ms for verb, ms in p50.items()},
+                        **{f"{verb}_trips": round(ms / rtt, 1) for verb, ms in p50.items()},
+                    }  # fmt: skip
+                    bench.emit(line)
                 for delay in delays:
                     probe = Proxy(target, delay)
                     try:
@@ -220,7 +259,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
 def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"summary": "p50 at 16 workers <= 1 round trip + 1.5 ms, every delay"}
     for via in ("postgres", "kanban serve"):
-        mine = [ln for ln in lines if ln["via"] == via]
+        mine = [ln for ln in lines if ln["via"] == via and "workers" in ln]
         if not mine:
             continue
         key = "pg" if via == "postgres" else "http"
@@ -247,7 +286,8 @@ def main() -> None:
     parser.add_argument("--delays", default="0.5,2,5", help="one-way ms, comma-separated")
     parser.add_argument("--workers", default="1,16,64")
     parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--parts", default="pg,http")
+    parser.add_argument("--parts", default="pg,http,verbs")
+    parser.add_argument("--verb-rounds", type=int, default=30)
     record.add_arguments(parser)
     args = parser.parse_args()
     if "pg" in args.parts and not args.db:

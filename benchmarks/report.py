@@ -320,7 +320,8 @@ def stats(lines: list[Line]) -> list[str]:
 
 
 def distance(lines: list[Line]) -> list[str]:
-    rows = [ln for ln in lines if "via" in ln]
+    rows = [ln for ln in lines if "workers" in ln]
+    verbs = [ln for ln in lines if ln.get("via") == "postgres verbs"]
     out = [
         "Claimers at a network distance, on one machine: benchmarks/delay_proxy.py delays every "
         "byte by the one-way delay, each way. `postgres`: spawned processes run the board's "
@@ -353,6 +354,13 @@ def distance(lines: list[Line]) -> list[str]:
             ["via", "one-way ms", "best claims/s", "agents per server"],
             ([via, delay, rate, int(rate * 15)] for (via, delay), rate in sorted(best.items())),
         )
+    for line in verbs:
+        out += [
+            "Each lease verb through the largest delay, one process (p50, and p50 over the "
+            "measured round trip: the round trips it takes):",
+            "",
+            *figures({k: v for k, v in line.items() if k != "via"}),
+        ]
     return out + checks(lines)
 
 
