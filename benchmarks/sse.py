@@ -41,6 +41,7 @@ import json
 import httpx
 import record
 from claim import build_board
+from proc_stat import cpu_seconds
 
 from boardlib import Board, PlanItem
 
@@ -192,11 +193,15 @@ def fanout(template: Path, tmp: Path, subscribers: int, args: argparse.Namespace
         for proc in agents:
             proc.start()
         load_before = os.getloadavg()[0]
+        cpu_before = cpu_seconds(server.process.pid)
         barrier.wait()
+        started = time.monotonic()
         calls = sum(done.get(timeout=args.duration * 10 + 120) for _ in agents)
+        elapsed = time.monotonic() - started
         for proc in agents:
             proc.join()
         time.sleep(2.0)  # the last events' delivery, well past the 1 s target
+        server_cpu = cpu_seconds(server.process.pid) - cpu_before
         stop.set()
         streams = [stream for _ in procs for stream in out.get(timeout=120)]
         for proc in procs:
@@ -222,6 +227,10 @@ def fanout(template: Path, tmp: Path, subscribers: int, args: argparse.Namespace
         "p50_ms": round(1000 * statistics.median(latencies), 1),
         "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1),
         "max_ms": round(1000 * latencies[-1], 1),
+        "events_per_s": round(len(written) / elapsed, 1),
+        # the server's CPU per event written, serving the agents' calls and every stream: what
+        # the load on the machine moves far less than the latencies
+        "server_cpu_ms_per_event": round(1000 * server_cpu / max(len(written), 1), 3),
         "load_when_agents_started": round(load_before, 2),
     }
 
@@ -312,6 +321,16 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             out["fanout_p99_vs_one_subscriber"] = round(many["p99_ms"] / max(one["p99_ms"], 1), 2)
             out[f"fanout_{args.subscribers}_p99<=1s"] = many["p99_ms"] <= 1000
             out["fanout_zero_missed"] = many["missed"] == 0 and one["missed"] == 0
+            # One core's worth of fan-out: the events/s one core serves with this many streams
+            # (agents' calls included), against the rate the agents wrote in this run.
+            per_stream = (many["server_cpu_ms_per_event"] - one["server_cpu_ms_per_event"]) / max(
+                args.subscribers - 1, 1
+            )
+            out["server_cpu_us_per_event_per_stream"] = round(1000 * per_stream, 1)
+            out["one_core_events_per_s"] = round(1000 / many["server_cpu_ms_per_event"], 1)
+            out["one_core_vs_agents_rate"] = round(
+                out["one_core_events_per_s"] / max(many["events_per_s"], 0.1), 2
+            )
         if "stalled" in parts:
             line = stalled(template, tmp, args)
             bench.emit({"part": "stalled", **line})
