@@ -377,10 +377,11 @@ def sse(lines: list[Line]) -> list[str]:
     ]
     if fan:
         out += table(
-            ["subscribers", "agents", "events", "deliveries", "missed", "p50 ms", "p99 ms",
-             "max ms"],
-            ([ln["subscribers"], ln["agents"], ln["events"], ln["deliveries"], ln["missed"],
-              ln["p50_ms"], ln["p99_ms"], ln["max_ms"]] for ln in fan),
+            ["subscribers", "agents", "events", "events/s", "deliveries", "missed", "p50 ms",
+             "p99 ms", "max ms", "server CPU ms/event"],
+            ([ln["subscribers"], ln["agents"], ln["events"], ln.get("events_per_s"),
+              ln["deliveries"], ln["missed"], ln["p50_ms"], ln["p99_ms"], ln["max_ms"],
+              ln.get("server_cpu_ms_per_event")] for ln in fan),
         )  # fmt: skip
     for line in stalled:
         out += figures({k: v for k, v in line.items() if k != "part"})
