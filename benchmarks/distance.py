@@ -246,7 +246,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 boards.close()
         if "http" in parts:
             for delay in delays:
-                for workers in counts:
+                for workers in [int(n) for n in args.http_workers.split(",")]:
                     db = Path(tmp) / f"http-{delay}-{workers}.db"
                     shutil.copy(template, db)
                     got = http_run(db, delay, workers, args.duration)
@@ -285,6 +285,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20_000)
     parser.add_argument("--delays", default="0.5,2,5", help="one-way ms, comma-separated")
     parser.add_argument("--workers", default="1,16,64")
+    parser.add_argument("--http-workers", default="1,16,64", help="client processes for http")
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--parts", default="pg,http,verbs")
     parser.add_argument("--verb-rounds", type=int, default=30)
