@@ -3,18 +3,15 @@
 Writers in other processes (agents' CLI calls) never pass through this server, so a change is
 noticed from the database itself: one poller per server asks the board's change token (SQLite:
 `PRAGMA data_version`, ~4 µs; Postgres: a LISTEN/NOTIFY check) every `poll_s`, and only when it
-moved reads the newest event's seq. Every open stream waits on that one poller, so a hundred
-followers cost one probe per interval, not a hundred.
+moved reads the newest event's seq. Every open stream waits on that one poller, and the streams
+at the same cursor after a wake share one read of the next page (kept until the next wake): two
+hundred followers cost one probe per interval and one query per change.
 
 Waiting is a plain `asyncio.Event` per generation: the poller sets the current one and puts a
 fresh one in its place. A follower that leaves (its task cancelled, as sse-starlette does on a
 disconnect) only takes its own future off that event; it holds no lock, so it cannot leave one
-half-held for the others, as a Condition under `asyncio.wait_for` did on Python 3.11
-(docs/architecture.md, "The change feed and shutdown"). `close()` ends every follower at once.
-
-Followers that stand at the same cursor after a wake (every caught-up stream does) share one read
-of the page after it: a generation's reads are kept until the next wake, so two hundred streams
-cost one query per change, not two hundred.
+half-held for the others (docs/architecture.md, "The change feed and shutdown"). `close()` ends
+every follower at once.
 """
 
 import asyncio
