@@ -75,11 +75,12 @@ async def serve(
             sock = w.get_extra_info("socket")
             if sock is not None:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        await asyncio.gather(
-            _pipe(client_r, server_w, delay_s, "up_chunks"),
-            _pipe(server_r, client_w, delay_s, "down_chunks"),
-            return_exceptions=True,
-        )
+        with contextlib.suppress(asyncio.CancelledError):  # the proxy is stopping
+            await asyncio.gather(
+                _pipe(client_r, server_w, delay_s, "up_chunks"),
+                _pipe(server_r, client_w, delay_s, "down_chunks"),
+                return_exceptions=True,
+            )
 
     server = await asyncio.start_server(handle, "127.0.0.1", port)
     bound = server.sockets[0].getsockname()
