@@ -15,7 +15,7 @@ from tests.conftest import new_postgres_board
 if TYPE_CHECKING:
     from tests.pg_cluster import Cluster
 
-pytestmark = pytest.mark.usefixtures("postgres_cluster")
+pytestmark = [pytest.mark.usefixtures("postgres_cluster"), pytest.mark.slow]  # ~16 s of idling
 
 TICK_S = 0.05
 
