@@ -59,6 +59,7 @@ from .records import (
     Execution,
     Explanation,
     IdleExplanation,
+    Inbox,
     LinkedTask,
     ReconcileReport,
     Task,
@@ -272,19 +273,25 @@ class Board:
         via: tuple[str, ...] = (),
         holder: str | None = None,
         emit: bool = True,
+        pass_unowned: bool = False,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
         event. `via` names intermediate statuses for a verb the table only allows in legal steps
         (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
         result is written once. `emit=False` leaves the one event to a verb that has its own kind
-        (a landing's `task_landed`, which also carries the move)."""
+        (a landing's `task_landed`, which also carries the move). `pass_unowned` keeps the task's
+        owner, holders and epoch through the hops (nobody takes it on the way)."""
         changes: dict[str, Any] = {}
         passing = task
         for step in via:
             hop = plan_move(
                 passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
             )
+            if pass_unowned:
+                hop = replace(hop, changes={
+                    key: value for key, value in hop.changes.items() if key not in _OWNERSHIP
+                })  # fmt: skip
             changes |= hop.changes
             passing = replace(passing, **hop.changes)
         move = plan_move(
@@ -426,7 +433,7 @@ class Board:
     def _insert_task(
         self, tx: Tx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
     ) -> Task:
-        values = {**values, "id": tx.next_id("tasks", "TASK-")}
+        values = {**values, "id": tx.next_id("tasks", "TASK-"), "status_since": now}
         row = tx.insert_task(values)
         task_id = row["id"]
         for blocker in depends_on:
@@ -933,6 +940,18 @@ class Board:
 
         return self.store.read(work)
 
+    def inbox(self) -> Inbox:
+        """What needs a person now, oldest first (`attention.collect`): the same list on every
+        surface. Reads only what the indexes find, so it costs the same on a 100,000-task board."""
+        from .attention import collect
+
+        def work(tx: Tx) -> Inbox:
+            now = self.now()
+            items = collect(tx, now, self.config)
+            return Inbox(items=items, count=len(items), now=now)
+
+        return self.store.read(work)
+
     # -- claiming -------------------------------------------------------------------------------
 
     def _reclaim_expired_leases(self, tx: Tx, now: int) -> bool:
@@ -1380,9 +1399,13 @@ class Board:
             check_editor(task, edits, actor=actor)
             if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(task.blocked_reason):
                 self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
+            # A person accepting blocked work as it is (the gate's debt): done in one step, by the
+            # table's legal hops (blocked -> in_progress -> done), nobody made its holder.
+            via = (t.IN_PROGRESS,) if human_override and task.status == t.BLOCKED else ()
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=note, human_override=human_override, extra=edits or None, holder=holder,
+                via=via, pass_unowned=bool(via),
             )  # fmt: skip
 
         return self.store.write(work)
@@ -2103,6 +2126,32 @@ class Board:
             return self.store.try_write(work) or []
         return self.store.write(work)
 
+    def reclaim(self, task_id: str, *, actor: str = OPERATOR) -> Task:
+        """Release one task whose lease ran out, now, as the reconciliation pass would (back to
+        todo, a new epoch, its runs timed out, one `lease_expired` event). A live lease is
+        `invalid_state`: that is the holder's, to be ended with a move if at all."""
+        validate.name(actor, "actor")
+
+        def work(tx: Tx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            if task.status != t.IN_PROGRESS:
+                raise wrong_state("reclaim", task.status, t.IN_PROGRESS, id=task.id)
+            if not task.lease_expired(now):
+                raise BoardError(
+                    Reason.INVALID_STATE,
+                    f"cannot reclaim {task.id}: the lease of {task.assignee_agent_id} runs until "
+                    f"{moment(task.lease_until or now, now)} (move it to end the claim)",
+                    id=task.id,
+                    lease_until=task.lease_until,
+                )
+            released, _ = release_expired_leases(
+                tx, now, self.config.event_ttl_seconds, only=task.id
+            )
+            return released[0]
+
+        return self.store.write(work)
+
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes)."""
         return self.store.write(lambda tx: tx.purge_expired_events(self.now()))
@@ -2189,6 +2238,11 @@ def _daily(row: Row | None, team: str | None) -> DailyBudget | None:
         updated_at=row["updated_at"],
         updated_by=row["updated_by"],
     )
+# What taking a task writes: a hop that passes through in_progress unowned leaves these alone.
+_OWNERSHIP = frozenset({
+    "assignee_agent_id", "claimed_by", "holders", "claim_epoch", "attempts", "lease_until",
+    "last_heartbeat_at",
+})  # fmt: skip
 
 
 def _with_review(

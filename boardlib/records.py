@@ -284,6 +284,7 @@ class Task(Record):
     first_claimed_at: int | None = None  # the first claim: where the cycle time starts
     review_entered_at: int | None = None  # in review since (None when not in review)
     review_wait_ms: int = 0  # time spent waiting in review, over every attempt
+    status_since: int | None = None  # when the task entered its status (the inbox's "since")
 
     @property
     def is_ready(self) -> bool:
@@ -394,6 +395,49 @@ class Event(Record):
     data: dict[str, Any] = field(default_factory=dict)
     ttl_seconds: int | None = None
     tenant_id: str | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class Consumer(Record):
+    """A named reader of the event log (`kanban watch`, `events --follow --consumer`): its durable
+    cursor, the delivery that keeps failing (held once it failed often enough), and which process
+    owns it now. Why each field: docs/watch.md"""
+
+    name: str
+    last_seq: int  # every event at or below it was delivered (the cursor)
+    created_at: int
+    updated_at: int
+    failing_seq: int | None = None  # the event whose delivery failed last, until it succeeds
+    failures: int = 0  # failed deliveries of `failing_seq` in a row
+    last_error: str | None = None
+    held_since: int | None = None  # when `failures` reached the hold threshold (in the inbox)
+    owner: str | None = None  # the process delivering (`processes.process_token`), None when idle
+    owner_until: int | None = None  # the owner's lease: another process may take over after it
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class InboxItem(Record):
+    """One thing a person must act on (`boardlib.attention`): which task, what kind, why, since
+    when (ms), and the one obvious action. A held watch delivery names its consumer and event."""
+
+    kind: str
+    task_id: str | None
+    why: str
+    since: int
+    action: str
+    title: str | None = None
+    status: str | None = None
+    consumer: str | None = None
+    event_seq: int | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class Inbox(Record):
+    """Everything that needs a person now, oldest first, as of `now`."""
+
+    items: list[InboxItem]
+    count: int
+    now: int
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -13,7 +13,15 @@ from ..records import (
     LAND_STRATEGIES,
     WORKSPACE_STATUSES,
 )
-from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
+from .literals import (
+    BLOCKED,
+    IN_PROGRESS,
+    IN_REVIEW,
+    RUN_RUNNING,
+    TASK_STATUSES,
+    TODO,
+    sql_list,
+)
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
 from .schema import budgets_and_flow
 
@@ -225,6 +233,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE task_comments ADD COLUMN side TEXT "
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
+    ),
+    # 5: the inbox and durable event consumers (schema.py's migration 5)
+    (
+        "ALTER TABLE tasks ADD COLUMN status_since BIGINT",
+        "UPDATE tasks SET status_since = updated_at",
+        f"""
+        CREATE INDEX tasks_attention ON tasks (status_since)
+        WHERE status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0
+        """,
+        """
+        CREATE TABLE event_consumers (
+            name        TEXT    PRIMARY KEY,
+            last_seq    BIGINT  NOT NULL DEFAULT 0,
+            failing_seq BIGINT,
+            failures    BIGINT  NOT NULL DEFAULT 0,
+            last_error  TEXT,
+            held_since  BIGINT,
+            owner       TEXT,
+            owner_until BIGINT,
+            created_at  BIGINT  NOT NULL,
+            updated_at  BIGINT  NOT NULL
+        )
+        """,
     ),
 )
 

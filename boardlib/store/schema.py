@@ -20,6 +20,7 @@ from ..records import (
     WORKSPACE_STATUSES,
 )
 from .literals import (
+    BLOCKED,
     DONE,
     IN_PROGRESS,
     IN_REVIEW,
@@ -332,6 +333,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE task_comments ADD COLUMN side TEXT "
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
+    ),
+    # 5: the inbox (boardlib.attention) and durable event consumers (boardlib.watch): when a
+    # task entered its status, the few tasks waiting on a person by that time, and each named
+    # reader's cursor and held delivery
+    (
+        "ALTER TABLE tasks ADD COLUMN status_since INTEGER",
+        "UPDATE tasks SET status_since = updated_at",
+        f"""
+        CREATE INDEX tasks_attention ON tasks (status_since)
+        WHERE status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0
+        """,
+        """
+        CREATE TABLE event_consumers (
+            name        TEXT    PRIMARY KEY,
+            last_seq    INTEGER NOT NULL DEFAULT 0,
+            failing_seq INTEGER,
+            failures    INTEGER NOT NULL DEFAULT 0,
+            last_error  TEXT,
+            held_since  INTEGER,
+            owner       TEXT,
+            owner_until INTEGER,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL
+        )
+        """,
     ),
 )
 
