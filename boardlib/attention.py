@@ -41,7 +41,7 @@ OVERRIDE = "override"  # -> done over the verdict, audited (`kanban task move --
 UNBLOCK = "unblock"  # blocked -> todo, for a fresh claim (`kanban task unblock`)
 RECLAIM = "reclaim"  # release the lapsed lease now (`kanban task reclaim`)
 RELEASE = "release"  # end the quiet holder's claim: back to todo (`kanban task move --to todo`)
-RETRY = "retry"  # try the held delivery again now (`kanban watch retry`)
+RETRY = "retry"  # try the held delivery again now (`kanban consumers retry`)
 
 ACTIONS: dict[str, str] = {
     APPROVE: "approve the work: done, with a pass verdict",

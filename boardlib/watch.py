@@ -16,6 +16,7 @@ promise, exactly (docs/watch.md):
   is refused (`conflict`) while the owner lives (on this machine: its process exists).
 """
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -244,7 +245,13 @@ class Consumers:
     def forget(self, name: str) -> bool:
         """Delete a consumer: the events only it had not read may be purged again."""
         name = validate.name(name, "consumer")
-        return self._write(lambda tx: tx.delete_consumer(name))
+
+        def work(tx: "Tx") -> bool:
+            if not tx.delete_consumer(name):
+                raise not_found("consumer", name)
+            return True
+
+        return self._write(work)
 
 
 # -- delivery -------------------------------------------------------------------------------------
@@ -388,3 +395,79 @@ class Delivery:
             current = self.consumers.get(self.name)
             if current is not None and current.failures < failures:
                 return
+
+
+# -- a command per event --------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    """Linux: the command is killed when the watcher dies (SIGKILL included), so a killed watcher
+    leaves no delivery running on beside the next one."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _stderr_or_null() -> int:
+    import subprocess
+    import sys
+
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return subprocess.DEVNULL
+
+
+def command_delivery(argv: list[str], *, timeout_s: float | None = 600.0) -> Deliver:
+    """Run `argv` once per event, the event's JSON (one line) on its stdin, and its seq, kind and
+    task id in `KANBAN_EVENT_SEQ`, `KANBAN_EVENT_KIND`, `KANBAN_TASK_ID`. Exit 0 is a delivery;
+    any other exit, a signal, a timeout (the command's process group is killed) or a command that
+    cannot start is a failure, its words kept on the consumer."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    if not argv:
+        raise invalid_input("watch needs a command after --", field="command")
+
+    def deliver(event: Event) -> Outcome:
+        line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
+        env = {
+            **os.environ,
+            "KANBAN_EVENT_SEQ": str(event.seq),
+            "KANBAN_EVENT_KIND": event.kind,
+            "KANBAN_TASK_ID": event.task_id or "",
+        }
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=_stderr_or_null(),  # our stdout stays free for our own words
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        except OSError as error:
+            return Outcome(False, f"cannot run {argv[0]}: {error.strerror or error}")
+        try:
+            _out, err = process.communicate(line.encode(), timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return Outcome(False, f"timed out after {timeout_s:g} s (killed)")
+        if process.returncode == 0:
+            return Outcome(True)
+        tail = err.decode(errors="replace").strip()[-ERROR_MAX // 2 :]
+        code = process.returncode
+        status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        return Outcome(False, f"{status}: {tail}" if tail else status)
+
+    return deliver

@@ -576,6 +576,12 @@ class BoardTools:
         in the worktree (merge_conflict names the files): resolve them, then complete again."""
         return call_board(lambda: self.session.sync_workspace(task_id, strategy=strategy))
 
+    def inbox(self) -> CallToolResult:
+        """What needs a person or a judge now, oldest first: tasks in review, blocked (with the
+        reason), passed with debt, lapsed leases, held deliveries. Each item has taskId, kind,
+        why, since (epoch ms) and the one obvious action (review items: approve_task)."""
+        return call_board(self.session.inbox)
+
     # -- registration ----------------------------------------------------------------------------
 
     TOOLS: dict[str, ToolAnnotations] = {
@@ -600,6 +606,7 @@ class BoardTools:
         "land_task": CHANGES,
         "preview_landing": READ_ONLY,
         "sync_workspace": CHANGES,
+        "inbox": READ_ONLY,
     }
 
     def descriptions(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, str]:
