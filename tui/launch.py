@@ -19,6 +19,7 @@ def run_tui(
     on_terminal_gone: Callable[[], object] | None = None,
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
+    notify_mode: str = "off",
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
     does not exist, unless `read_only` (then the header says it is missing until it appears).
@@ -41,4 +42,5 @@ def run_tui(
         on_terminal_gone=on_terminal_gone,
         open_task=open_task,
         announce=announce,
+        notify_mode=notify_mode,
     )

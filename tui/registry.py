@@ -32,6 +32,7 @@ MOVE = "move"
 FILTER = "filter"
 STATS = "stats"
 SEARCH = "search"  # the drawer's search line
+INBOX = "inbox"  # `i`: what needs the operator
 
 TaskTest = Callable[[Task], bool]
 
@@ -117,6 +118,7 @@ def _droppable(task: Task) -> bool:
 # -- the registry ----------------------------------------------------------------------------------
 
 NAVIGATION = "Board"
+IN_INBOX = "Inbox (what needs you)"
 SELECTED = "Selected task (board and drawer)"
 IN_DRAWER = "Task drawer"
 IN_STATS = "Stats screen"
@@ -225,6 +227,15 @@ ACTIONS: tuple[Action, ...] = (
         "S",
         palette="Show the flow: stats",
         palette_help="throughput, cycle and review times, cost, agents",
+    ),
+    _board(
+        "board.inbox",
+        "inbox",
+        "Needs you",
+        "i",
+        footer=_ON_BOARD,
+        palette="Open the inbox",
+        palette_help="what needs you, oldest first; a does the obvious thing",
     ),
     _board(
         "board.pause",
@@ -506,6 +517,21 @@ ACTIONS: tuple[Action, ...] = (
     Action("stats.close", "close", "Back", "escape,q,S", (STATS,), IN_STATS, footer=(STATS,)),
     Action("stats.window", "window", "Window", "w", (STATS,), IN_STATS, footer=(STATS,)),
     Action("stats.refresh", "refresh", "Refresh", "r", (STATS,), IN_STATS, footer=(STATS,)),
+    # The inbox.
+    Action("inbox.close", "close", "Back", "escape,q,i", (INBOX,), IN_INBOX, footer=(INBOX,)),
+    Action("inbox.down", "cursor(1)", "Down", "j", (INBOX,), IN_INBOX),
+    Action("inbox.up", "cursor(-1)", "Up", "k", (INBOX,), IN_INBOX),
+    Action("inbox.open", "open", "Open", "enter", (INBOX,), IN_INBOX, footer=(INBOX,)),
+    Action(
+        "inbox.act",
+        "act",
+        "Do it (approve, unblock, override, reclaim...)",
+        "a",
+        (INBOX,),
+        IN_INBOX,
+        footer=(INBOX,),
+        writes=True,
+    ),
     # Inside dialogs.
     _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
@@ -538,7 +564,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
 )
 
-SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_STATS, IN_DIALOGS, EVERYWHERE)
+SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_INBOX, IN_STATS, IN_DIALOGS, EVERYWHERE)
 
 BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}
 assert len(BY_ID) == len(ACTIONS), "two actions share an id"

@@ -56,6 +56,8 @@ class HeaderFacts:
     hidden_left: int = 0  # columns scrolled out of view on each side
     hidden_right: int = 0
     note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
+    inbox: int = 0  # how many items need a person (the inbox, `i`)
+    inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
 
 
 class HeaderBar(Widget):
@@ -105,6 +107,15 @@ class HeaderBar(Widget):
         elif f.read_only:
             parts.append((9, Content.from_markup("[b $text-warning]read-only[/]")))
         if f.loaded:
+            # What needs a person: never dropped, at any width (the state's priority).
+            need = (
+                "[b $text-warning]$count need you[/]"
+                if f.inbox
+                else "[$text-muted]$count need you[/]"
+            )
+            parts.append((9, _markup(need, count=str(f.inbox))))
+            if f.inbox_new:
+                parts.append((6, _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)))
             count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
             extra = f" · {f.in_progress} running" if f.in_progress else ""
             extra += f" · {f.in_review} to review" if f.in_review else ""
