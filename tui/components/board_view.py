@@ -141,6 +141,8 @@ class BoardView(HorizontalScroll, can_focus=False):
         else:  # as many whole columns as fit, each as wide as they can share
             fitting = max(width // MIN_COLUMN_WIDTH, 1)
             each, extra = max(width // fitting, MIN_COLUMN_WIDTH), 0
+            if strips:  # leave the spare cells to the strips between the columns
+                each = MIN_COLUMN_WIDTH
         self._capacity = self._laid_out_for = width
         widths = []
         index = 0
@@ -323,11 +325,25 @@ class BoardView(HorizontalScroll, can_focus=False):
         self._announce()
 
     def _place(self) -> None:
-        """The first view: the first column of `START_ORDER` with work."""
+        """The first view: the first column of `START_ORDER` with work, and the window starting
+        where the work is (empty strips before the first column with cards scrolled away)."""
         for status in START_ORDER:
             if self.state.columns[status] and not self.columns[status].collapsed:
                 self.focus_column(status)
                 break
+        if not self._sideways:
+            return
+        columns = list(self.columns.values())
+        first = next((i for i, c in enumerate(columns) if not c.strip), 0)
+        start = sum(self._widths[:first])
+        if 0 < start <= self._edges()[columns.index(self.active)][0]:
+            self._clip(start)  # the view's width first: scrolling is clamped to it
+
+            def scroll() -> None:
+                self.scroll_to(x=start, animate=False, immediate=True)
+                self._clip(start)
+
+            self.call_after_refresh(scroll)
 
     def refresh_changed(self, task_ids: set[str]) -> None:
         """Repaint single cards (their highlight ended, say)."""
