@@ -86,6 +86,7 @@ class HeaderBar(Widget):
             return clock_text(ms, now)
 
         parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
+        said_shorter_first: dict[int, tuple[int, Content]] = {}
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
@@ -120,7 +121,10 @@ class HeaderBar(Widget):
             extra = f" · {f.in_progress} running" if f.in_progress else ""
             extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
-            parts.append((8, Content(count + extra)))
+            counts = Content(count + extra)
+            if extra:  # before the counts go, they are said shorter: the total alone
+                said_shorter_first[id(counts)] = (8, Content(count))
+            parts.append((8, counts))
         compact: dict[int, Content] = {}
         if f.hidden_left or f.hidden_right:
             left = f"◀ {_columns(f.hidden_left)}" if f.hidden_left else ""
@@ -139,7 +143,7 @@ class HeaderBar(Widget):
             )
             parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
         # A fact that is said shorter before it goes, by the part it replaces.
-        said_shorter: dict[int, tuple[int, Content]] = {}
+        said_shorter: dict[int, tuple[int, Content]] = dict(said_shorter_first)
         if f.note:
             note = _markup("[b $text-success]$note[/]", note=f.note)
             first_clause = _markup("[b $text-success]$note[/]", note=f.note.split(";")[0])

@@ -47,16 +47,16 @@ def waited(item: InboxItem, now_ms: int) -> str:
 
 
 def row_text(item: InboxItem, now_ms: int) -> Content:
-    """One row: waited · task · kind · why · what `a` does. Our markup, the facts inert."""
+    """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert."""
     who = item.task_id or item.consumer or "-"
     return Content.from_markup(
-        "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] $why "
-        "[$text-muted]· a: $action[/]",
-        waited=f"{waited(item, now_ms):>8}",
-        who=inert(f"{who:<9}"),
+        "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
+        "[b]$action[/] $why",
+        waited=f"{waited(item, now_ms):<7}",
+        who=inert(f"{who:<8}"),
         kind=f"{KIND_LABEL.get(item.kind, item.kind):<9}",
+        action=f"{item.action:<9}",
         why=inert(item.why),
-        action=item.action,
     )
 
 
@@ -106,7 +106,10 @@ class InboxScreen(TaskActions, Screen[None]):
         count = len(self.items)
         title = f"{count} need you" if count else "Nothing needs you"
         self.query_one("#inbox-title", Static).update(
-            Content.from_markup("[b]$title[/] [$text-muted]oldest first[/]", title=title)
+            Content.from_markup(
+                "[b]$title[/] [$text-muted]oldest first · enter opens · a does the action[/]",
+                title=title,
+            )
         )
         if self.items:
             index = self._keys.index(keep) if keep in self._keys else min(old_index, count - 1)
