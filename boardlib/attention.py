@@ -114,7 +114,9 @@ def awaiting(task: Task) -> InboxItem:
         runs = verdict.get("attempts") or []
         count = len(runs) if isinstance(runs, list) else 0
         return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
-    return _item(task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since)
+    return _item(
+        task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since
+    )
 
 
 def lapsed(task: Task, now: int) -> InboxItem:

@@ -125,7 +125,12 @@ class Consumers:
     def _own(self, tx: "Tx", name: str, now: int, **changes: object) -> Consumer:
         row = tx.update_consumer(
             name,
-            {**changes, "owner": self.owner, "owner_until": now + OWNER_LEASE_MS, "updated_at": now},
+            {
+                **changes,
+                "owner": self.owner,
+                "owner_until": now + OWNER_LEASE_MS,
+                "updated_at": now,
+            },
         )
         assert row is not None
         return Consumer.from_row(row)
@@ -227,9 +232,9 @@ class Consumers:
         def work(tx: "Tx") -> Consumer:
             now = self.board.now()
             consumer = self._load(tx, name)
-            if consumer.owner is not None and (consumer.owner_until or 0) >= now:
-                if not process_gone(consumer.owner):
-                    raise _busy(consumer, now)
+            live = consumer.owner is not None and (consumer.owner_until or 0) >= now
+            if live and not process_gone(consumer.owner or ""):
+                raise _busy(consumer, now)
             row = tx.update_consumer(
                 name,
                 {
@@ -406,10 +411,8 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between
     import ctypes
     import signal
 
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _stderr_or_null() -> int:

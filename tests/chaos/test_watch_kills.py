@@ -4,6 +4,7 @@ order, with no gap; the only repeats are a restart delivering again the one even
 predecessor had handed on but not yet recorded (at least once), each right after itself. The
 count of those repeats is printed (run with -s to see it)."""
 
+import itertools
 import json
 import os
 import random
@@ -100,7 +101,7 @@ def test_every_event_once_across_20_kills(board_path: Path, tmp_path: Path) -> N
     current.terminate()
     assert current.wait(timeout=60) == 0, current.stderr.read() if current.stderr else ""
     seqs = logged(log)  # every line whole JSON: a killed delivery wrote all of its line or none
-    repeats = [a for a, b in zip(seqs, seqs[1:], strict=False) if a == b]
+    repeats = [a for a, b in itertools.pairwise(seqs) if a == b]
     once = [seq for i, seq in enumerate(seqs) if i == 0 or seq != seqs[i - 1]]
     print(
         f"\nwatch under {KILLS} SIGKILLs: {len(expected)} status_changed events, "

@@ -62,9 +62,7 @@ def test_watch_hands_each_matching_event_on_once_in_order(cli: Kanban, tmp_path:
     assert more["lastSeq"] >= status_seqs(cli)[-1]
 
 
-def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(
-    cli: Kanban, tmp_path: Path
-) -> None:
+def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(cli: Kanban, tmp_path: Path) -> None:
     seed(cli, 1)
     gate, log = tmp_path / "open", tmp_path / "log"
     script = f"test -e {gate} || {{ echo webhook down >&2; exit 7; }}; cat >> {log}"
@@ -115,9 +113,7 @@ def test_one_process_per_consumer(cli: Kanban) -> None:
             if found is not None and found.owner:
                 break
             time.sleep(0.1)
-        refused = cli.refused(
-            "watch", "--consumer", "one", "--", "true", reason="conflict"
-        )
+        refused = cli.refused("watch", "--consumer", "one", "--", "true", reason="conflict")
         assert "being read by process" in refused["error"]
         cli.refused("consumers", "reset", "one", "--to", "0", reason="conflict")
     finally:

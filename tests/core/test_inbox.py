@@ -73,7 +73,9 @@ def test_blocked_with_its_reason_and_unblock(board: Board) -> None:
     board.block(task.id, "bob", "the API key\x1b]52;c;bad\x07 is missing")
     [item] = board.inbox().items
     assert (item.kind, item.action) == (a.BLOCKED, a.UNBLOCK)
-    assert item.why.startswith("blocked: the API key")  # the reason as data (surfaces make it inert)
+    assert item.why.startswith(
+        "blocked: the API key"
+    )  # the reason as data (surfaces make it inert)
     board.unblock(task.id)
     assert board.inbox().items == []
 
@@ -93,7 +95,11 @@ def test_debt_and_failed_verification_are_their_own_kinds(board: Board) -> None:
     # The override is one step from blocked, audited, and makes nobody the holder.
     before = row(board, debt.id)
     done = board.move(debt.id, t.DONE, human_override=True, actor="operator:ana")
-    assert (done.status, done.holders, done.claim_epoch) == (t.DONE, before.holders, before.claim_epoch)
+    assert (done.status, done.holders, done.claim_epoch) == (
+        t.DONE,
+        before.holders,
+        before.claim_epoch,
+    )
     assert done.assignee_agent_id == before.assignee_agent_id
     audit = board.audit(debt.id)[-1]
     assert (audit.action, audit.from_status, audit.to_status, audit.actor) == (

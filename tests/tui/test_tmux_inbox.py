@@ -15,7 +15,10 @@ from tests.tui.test_tmux import Tmux
 
 KANBAN = str(Path(sys.executable).with_name("kanban"))
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = [
+    pytest.mark.slow,  # the app in real tmux terminals
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ class InboxScreen(TaskActions, Screen[None]):
         return self.items[index]
 
     def show_items(self, items: list[InboxItem], now_ms: int) -> None:
-        """Replace the rows, keeping the cursor on the same item (or the one that took its place)."""
+        """Replace the rows, the cursor kept on the same item (or the one that took its place)."""
         options = self.options
         current = self.selected_item()
         keep = a.item_key(current) if current is not None else None
