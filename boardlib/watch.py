@@ -1,19 +1,15 @@
 """Durable event consumers and the delivery loop of `kanban watch`.
 
-A consumer is a named cursor stored on the board (table `event_consumers`, both backends):
-`kanban watch --consumer NAME` and `kanban events --follow --consumer NAME` resume from it. The
-promise, exactly (docs/watch.md):
-
-- at least once, in order per board: events are handed on in `seq` order, one at a time, and the
-  cursor moves past an event only after its delivery succeeded (the command exited 0, the line
-  was written and flushed). A process killed between the two delivers that event again.
-- a delivery that fails is retried with a doubling backoff; after `watch_hold_after` failures in
-  a row it is *held*: still retried (at the longest backoff), never skipped, and shown in the
-  inbox until it succeeds or a person retries (`kanban watch retry`) or skips it on purpose.
-- events a consumer has not read are never purged (`purge_expired_events`); forgetting the
-  consumer (`kanban watch forget`) lets them go.
-- one process delivers for a consumer at a time: it owns the row under a lease it renews; another
-  is refused (`conflict`) while the owner lives (on this machine: its process exists).
+A consumer is a named cursor on the board (table `event_consumers`, both backends), shared by
+`kanban watch --consumer NAME` and `kanban events --follow --consumer NAME`. The promise:
+- at least once, in order per board: one event at a time in `seq` order; the cursor moves past an
+  event only after its delivery succeeded (exit 0; the line written and flushed);
+- a failing delivery is retried with a doubling backoff and, after `watch_hold_after` failures
+  in a row, held: still retried, never skipped, shown in the inbox (`kanban consumers retry`);
+- events a consumer has not read are never purged (`kanban consumers forget` lets them go);
+- one process delivers for a consumer at a time, under a lease it renews; another is refused
+  (`conflict`) while the owner lives.
+Exactly, with the failure cases: docs/watch.md
 """
 
 import contextlib

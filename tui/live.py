@@ -7,15 +7,11 @@ poll it asks the board's change token whether anyone committed (SQLite: `PRAGMA 
 a few microseconds, no lock; Postgres: a NOTIFY check, with a fallback read of the event cursor);
 only then does it read what changed since its event cursor (`Board.changes_since`) and post ONE
 `BoardUpdate`. A full snapshot is read at start, after a recovery, on `r`, and when a burst outran
-the cursor.
+the cursor. The inbox (`Board.inbox`) is read after a change and every `INBOX_RECHECK_S` (a lease
+runs out without a commit) and posted as `InboxUpdate` when it differs.
 
-The inbox (`Board.inbox`, what needs a person) is read here too, after any change and every
-`INBOX_RECHECK_S` (a lease runs out without a commit), and posted as `InboxUpdate` when it
-differs from the last one.
-
-A locked, vanished or replaced file does not freeze anything: the thread posts `BoardHealth` with
-the time the board became unreadable, closes its connection and retries every poll until it
-recovers, then resynchronises from a full snapshot.
+A locked, vanished or replaced file freezes nothing: the thread posts `BoardHealth` with the time
+the board became unreadable and retries every poll, then resynchronises from a full snapshot.
 """
 
 import contextlib

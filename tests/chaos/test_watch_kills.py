@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board
+from boardlib.events import EventKind
 from boardlib.watch import Consumers
 from tests.cli.conftest import KANBAN, clean_env
 
@@ -46,7 +47,7 @@ while time.monotonic() < deadline:
 
 def watcher(db: str, log: Path, *extra: str) -> "subprocess.Popen[bytes]":
     return subprocess.Popen(
-        [str(KANBAN), "watch", "--consumer", "n", "--on", "status_changed", *extra,
+        [str(KANBAN), "watch", "--consumer", "n", "--on", EventKind.STATUS_CHANGED, *extra,
          "--", "sh", "-c", f"cat >> {log}"],
         env=clean_env(KANBAN_DB=db),
         stdout=subprocess.DEVNULL,
@@ -93,7 +94,7 @@ def test_every_event_once_across_20_kills(board_path: Path, tmp_path: Path) -> N
             agent.wait(timeout=60)
     with Board(db, reconcile_orphans=False) as board:
         expected = [
-            e.seq for e in board.events(since=start, limit=1_000_000) if e.kind == "status_changed"
+            e.seq for e in board.events(since=start, limit=1_000_000) if e.kind == EventKind.STATUS_CHANGED
         ]
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not logged(log) or logged(log)[-1] < expected[-1]):

@@ -178,3 +178,15 @@ def test_watch_refuses_a_missing_command(cli: Kanban) -> None:
     )
     assert done.returncode == 2 and "COMMAND" in done.stderr
     assert os.environ.get("KANBAN_DB") is None or True
+
+
+def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
+    from tests.cli.test_doc_examples import reader_env, run
+    from tests.doc_examples import example
+
+    seed(cli, 2)
+    with Board(cli.db, reconcile_orphans=False) as board:
+        board.add_comment("TASK-1", "looks good", author_type="user")
+    run(example("docs/watch.md#watch-log"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(cli.db)))
+    lines = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
+    assert [e["kind"] for e in lines] == ["status_changed", "status_changed", "comment_added"]

@@ -4,11 +4,9 @@ The view stays where the operator put it:
 - the cursor stays in its column. When the selected task leaves (an agent moved it, or the
   operator did), the cursor lands on the neighbour that took its place, as in a triage list, and
   `SelectionLeft` lets the app say where the task went (with a key to follow it);
-- columns never get narrower than a readable card. When they do not all fit, empty columns shrink
-  to a strip showing their count, so the columns with work (review and blocked among them) get
-  the room, and the first view starts at the first column with work; what still does not fit
-  scrolls sideways by whole columns (80x24 shows three), and `ColumnsHidden` says how many are
-  off screen on each side;
+- columns never get narrower than a readable card; when they do not all fit, empty ones shrink
+  to a count strip and the first view starts at the first column with work, so review and blocked
+  get room; the rest scrolls sideways by whole columns, `ColumnsHidden` counting what is off;
 - `h`/`l` reach every column, folded ones included; a column folds or unfolds only when the
   operator asks (`z`, or jumping to a task in it);
 - a new filter scrolls every column to its first match, and focuses the first column that has

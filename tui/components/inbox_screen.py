@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 KIND_LABEL: dict[str, str] = {
     a.REVIEW: "review",
     a.DEBT: "debt",
-    a.VERIFICATION_FAILED: "failed",
+    a.VERIFICATION_FAILED: "gate red",
     a.BLOCKED: "blocked",
     a.LEASE_EXPIRED: "lease out",
     a.QUIET_RUN: "silent",
