@@ -94,7 +94,9 @@ def test_every_event_once_across_20_kills(board_path: Path, tmp_path: Path) -> N
             agent.wait(timeout=60)
     with Board(db, reconcile_orphans=False) as board:
         expected = [
-            e.seq for e in board.events(since=start, limit=1_000_000) if e.kind == EventKind.STATUS_CHANGED
+            e.seq
+            for e in board.events(since=start, limit=1_000_000)
+            if e.kind == EventKind.STATUS_CHANGED
         ]
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not logged(log) or logged(log)[-1] < expected[-1]):
