@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import transitions as t
-from .clock import moment
+from .clock import local_time
 from .config import BoardConfig
 from .lifecycle import verdict_blocks_done
 from .records import InboxItem, Task
@@ -121,7 +121,8 @@ def awaiting(task: Task) -> InboxItem:
 
 def lapsed(task: Task, now: int) -> InboxItem:
     holder = task.assignee_agent_id or "its holder"
-    why = f"the lease of {holder} expired {moment(task.lease_until or now, now)}; not reclaimed"
+    # An absolute time, so the words stay the same from one read to the next (`since` says when).
+    why = f"the lease of {holder} expired at {local_time(task.lease_until or now)}; not reclaimed"
     return _item(task, LEASE_EXPIRED, why, task.lease_until or now)
 
 

@@ -5,6 +5,7 @@ same words, on the same board at the same moment."""
 from pathlib import Path
 
 from boardlib import Board, ManualClock
+from boardlib import attention as a
 from boardlib.watch import Consumers
 from tests.cli.conftest import Kanban
 from tests.conftest import task_in
@@ -52,6 +53,6 @@ async def test_cli_http_and_tui_list_the_same_inbox(board_path: Path, tmp_path: 
         from_tui = [item.to_json() for item in app.inbox_items]
     assert from_cli["count"] == from_http["count"] == 4
     assert [item["kind"] for item in from_cli["items"]] == [
-        "review", "blocked", "watch_held", "lease_expired"
+        a.REVIEW, a.BLOCKED, a.WATCH_HELD, a.LEASE_EXPIRED
     ]  # fmt: skip
     assert shown(from_cli["items"]) == shown(from_http["items"]) == shown(from_tui)
