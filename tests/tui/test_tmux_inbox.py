@@ -63,3 +63,29 @@ def test_one_need_you_then_i_enter_opens_its_drawer(
     if size[0] < 140:  # full screen over the inbox: Escape comes back to it
         terminal.keys("Escape")
         assert task.id in terminal.wait_for("oldest first")
+
+
+def test_a_new_item_posts_a_notification_of_fixed_words_only(
+    tmp_path: Path, terminal: Tmux
+) -> None:
+    """`--notify osc` inside tmux: the new item's OSC 9 goes out in tmux's DCS passthrough, made
+    of fixed words and the task id; not one byte of the hostile title or reason reaches it."""
+    from tests.tui.test_tmux import TITLE
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        board.create_task("calm")
+    terminal.start([KANBAN, "tui", "--db", str(db), "--notify", "osc"], size=(80, 24))
+    terminal.wait_for("0 need you")
+    with Board(db) as board:
+        task = board.create_task(TITLE)
+        board.claim(task.id, "mallory")
+        board.block(task.id, "mallory", TITLE)
+    terminal.wait_for("1 need you")
+    time.sleep(0.5)
+    raw = terminal.recorded()
+    sent = f"\x1bPtmux;\x1b\x1b]9;kanban: {task.id} is blocked\x1b\x1b\\\x1b\\".encode()
+    assert raw.count(sent) == 1  # once, and only ours
+    assert b"\x1b]52" not in raw and b"\x1b]8;" not in raw and b"\x1b[2J" not in raw
+    assert b"ZXZpbA==\x07" not in raw  # the title's payload never as a live sequence
+    assert raw.count(b"\x1bP") == 1 and raw.count(b"]9;") == 1  # no other passthrough or OSC 9
