@@ -3,7 +3,10 @@ review, 50 blocked) and 20 tasks in progress, on boards of 1,000, 10,000 and 100
 rest todo and done). Beside it, in the same run and on the same file: one task read by id (the
 floor of any read) and every task read (what finding the inbox by scanning would cost).
 
-    python benchmarks/inbox.py [--sizes 1000,10000,100000] [--repeat 30] [--save]
+    python benchmarks/inbox.py [--sizes 1000,10000,100000] [--repeat 30] [--db URL] [--save]
+
+With `--db postgresql://...` each board is a fresh schema on that server (`inbox_bench_<size>`),
+ANALYZEd once built (as a board is after autovacuum) and dropped afterwards.
 """
 
 import argparse
@@ -17,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import record
+from benchmarks.postgres_url import postgres_url, with_schema
 from boardlib import Board
 from boardlib import transitions as t
 
@@ -24,7 +28,36 @@ ATTENTION = 100
 RUNNING = 20
 
 
-def build(path: Path, size: int) -> None:
+def schema_name(size: int) -> str:
+    return f"inbox_bench_{size}"
+
+
+def fresh_schema(url: str, size: int) -> str:
+    import psycopg
+
+    name = schema_name(size)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")  # type: ignore[arg-type]
+        conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+    return with_schema(url, name)
+
+
+def settle(url: str, size: int) -> None:
+    """ANALYZE the built board, so the planner sees its real size (autovacuum would, later)."""
+    import psycopg
+
+    with psycopg.connect(with_schema(url, schema_name(size)), autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def drop_schema(url: str, size: int) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema_name(size)} CASCADE")  # type: ignore[arg-type]
+
+
+def build(path: Path | str, size: int) -> None:
     """`size` tasks written in one transaction: ATTENTION in review or blocked, RUNNING in
     progress (leases live), the rest todo and done."""
     with Board(path) as board:
@@ -70,19 +103,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--db", type=postgres_url, help="a PostgreSQL server (default: SQLite)")
     record.add_arguments(parser)
     args = parser.parse_args(argv)
     sizes = [int(part) for part in args.sizes.split(",")]
-    with record.Run("inbox", args) as bench, tempfile.TemporaryDirectory() as folder:
+    name = "inbox_postgres" if args.db else "inbox"
+    with record.Run(name, args) as bench, tempfile.TemporaryDirectory() as folder:
         for size in sizes:
-            path = Path(folder) / f"board-{size}.db"
-            build(path, size)
-            with Board(path, read_only=True) as board:
-                items = board.inbox().count
-                assert items == ATTENTION, items
-                inbox_ms = timed(board.inbox, args.repeat)
-                one_ms = timed(lambda b=board: b.get_task("TASK-1"), args.repeat)
-                every_ms = timed(board.all_tasks, max(3, args.repeat // 10))
+            path: Path | str = (
+                fresh_schema(args.db, size) if args.db else Path(folder) / f"board-{size}.db"
+            )
+            try:
+                build(path, size)
+                if args.db:
+                    settle(args.db, size)
+                with Board(path, read_only=True) as board:
+                    items = board.inbox().count
+                    assert items == ATTENTION, items
+                    inbox_ms = timed(board.inbox, args.repeat)
+                    one_ms = timed(lambda b=board: b.get_task("TASK-1"), args.repeat)
+                    every_ms = timed(board.all_tasks, max(3, args.repeat // 10))
+            finally:
+                if args.db:
+                    drop_schema(args.db, size)
             bench.emit(
                 {
                     "tasks": size,
@@ -92,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                     "every_task_ms": round(every_ms, 2),
                     "inbox_per_item_us": round(inbox_ms * 1000 / items, 1),
                     "inbox_vs_scan": round(inbox_ms / every_ms, 4),
+                    "backend": "postgres" if args.db else "sqlite",
                 }
             )
     return 0
