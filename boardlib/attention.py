@@ -3,9 +3,10 @@ action. Every surface (`kanban inbox`, `GET /api/board/inbox`, the MCP tool, the
 list `collect` builds, so they agree item for item.
 
 The store finds the candidates through indexes (the few tasks in review or blocked, lapsed leases,
-quiet runs, held deliveries: never a scan of the whole board); this module turns each into an
-item. `why` is built from fixed words and fields; the fields may be agent text (a blocked reason,
-a builder's name), which every surface shows inert. Design: docs/inbox.md
+quiet runs, live worktrees whose done work has not landed, standing landing refusals, held
+deliveries: never a scan of the whole board); this module turns each into an item. `why` is built
+from fixed words and fields; the fields may be agent text (a blocked reason, a builder's name),
+which every surface shows inert. Design: docs/inbox.md
 """
 
 import json
@@ -15,25 +16,37 @@ from typing import Any
 from . import transitions as t
 from .clock import local_time
 from .config import BoardConfig
+from .errors import Reason
 from .lifecycle import verdict_blocks_done
 from .records import InboxItem, Task
 from .store.base import Row, Tx
 
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
 REVIEW = "review"  # in review: a judge approves or rejects
+UNLANDED = "unlanded"  # done (approved, or passed by the gate) in a live worktree, not landed
 DEBT = "debt"  # the gate passed it with debt and blocked it: a person accepts the debt
 VERIFICATION_FAILED = "verification_failed"  # the gate's attempt budget is spent: blocked
 BLOCKED = "blocked"  # blocked with a reason
 LEASE_EXPIRED = "lapsed_lease"  # a lease ran out and nobody released the task yet
 QUIET_RUN = "quiet_run"  # an execution running, no beat for `overdue_leases` leases
-LANDING_REFUSED = "landing_refused"  # reserved: landing adds its source here (see SOURCES)
+LANDING_REFUSED = "landing_refused"  # its landing was refused on the work or the base
 BUDGET_EXCEEDED = "budget_exceeded"  # reserved: budgets add their source here (see SOURCES)
 WATCH_HELD = "watch_held"  # a `kanban watch` delivery keeps failing: held, not skipped
 
 KINDS: tuple[str, ...] = (
-    REVIEW, DEBT, VERIFICATION_FAILED, BLOCKED, LEASE_EXPIRED, QUIET_RUN, LANDING_REFUSED,
-    BUDGET_EXCEEDED, WATCH_HELD,
+    REVIEW, LANDING_REFUSED, UNLANDED, DEBT, VERIFICATION_FAILED, BLOCKED, LEASE_EXPIRED,
+    QUIET_RUN, BUDGET_EXCEEDED, WATCH_HELD,
 )  # fmt: skip
+
+# The landing refusals a person must resolve (the work or the base must change, or an operator
+# must allow an unverified landing): `boardlib.landings` keeps the last one of a task for the
+# inbox. The others (self_review, not_landable, bad input) are the caller's, answered at once.
+LANDING_REFUSALS: frozenset[str] = frozenset({
+    Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED, Reason.BASE_MOVED,
+    Reason.BASE_CHECKED_OUT_DIRTY, Reason.VERIFICATION_REQUIRED,
+})  # fmt: skip
+# A landing refusal stands for the task until it lands, moves on, or is refused again.
+SUPERSEDED_BY_REFUSAL = frozenset({REVIEW, UNLANDED})
 
 # -- the one obvious action of each kind -----------------------------------------------------
 APPROVE = "approve"  # in review -> done, with a pass verdict (`kanban task approve`)
@@ -42,6 +55,7 @@ UNBLOCK = "unblock"  # blocked -> todo, for a fresh claim (`kanban task unblock`
 RECLAIM = "reclaim"  # release the lapsed lease now (`kanban task reclaim`)
 RELEASE = "release"  # end the quiet holder's claim: back to todo (`kanban task move --to todo`)
 RETRY = "retry"  # try the held delivery again now (`kanban consumers retry`)
+LAND = "land"  # land the work onto its base branch, verified (`kanban task land`)
 
 ACTIONS: dict[str, str] = {
     APPROVE: "approve the work: done, with a pass verdict",
@@ -50,6 +64,7 @@ ACTIONS: dict[str, str] = {
     RECLAIM: "reclaim it: release the lapsed lease so another agent can claim it",
     RELEASE: "release it: end the silent holder's claim, back to todo",
     RETRY: "retry the held delivery now",
+    LAND: "land it: onto its base branch, verified on the merged tree",
 }
 
 ACTION_OF: dict[str, str] = {
@@ -60,6 +75,8 @@ ACTION_OF: dict[str, str] = {
     LEASE_EXPIRED: RECLAIM,
     QUIET_RUN: RELEASE,
     WATCH_HELD: RETRY,
+    UNLANDED: LAND,
+    LANDING_REFUSED: LAND,
 }
 
 WHY_MAX = 200  # characters of a field (a reason, an error) quoted in `why`
@@ -164,15 +181,50 @@ def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
     return items
 
 
+def unlanded(row: Row) -> InboxItem:
+    task = Task.from_row(row)
+    branch = row["land_branch"]
+    where = f" on {branch}" if branch else " in its worktree"
+    verdict = _verdict(task)
+    reviews = [r for r in verdict.get("reviews") or [] if isinstance(r, dict)]
+    if reviews and reviews[-1].get("decision") == "approve":
+        how = f"approved by {reviews[-1].get('reviewer') or 'a reviewer'}"
+    elif verdict.get("status") == "pass":
+        how = "passed its gate"
+    else:
+        how = "done"
+    why = f"{how}, not landed: its work waits{where}"
+    return _item(task, UNLANDED, why, task.status_since or task.updated_at)
+
+
+def refused(row: Row) -> InboxItem:
+    task = Task.from_row(row)
+    why = (
+        f"landing refused ({row['refusal_reason']}) for {row['refusal_actor']}: "
+        f"{_clip(row['refusal_message'])}"
+    )
+    return _item(task, LANDING_REFUSED, why, row["refusal_at"])
+
+
+def _landing(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
+    items = [refused(row) for row in tx.land_refusals_waiting()]
+    seen = {item.task_id for item in items}
+    for row in tx.unlanded_work():
+        if row["id"] not in seen:  # one item per task, however many live worktrees it has
+            seen.add(row["id"])
+            items.append(unlanded(row))
+    return items
+
+
 def _deliveries(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
     return [held(row) for row in tx.held_consumers()]
 
 
 Source = Callable[[Tx, int, BoardConfig], list[InboxItem]]
 
-# Where the items come from. Landing refusals (LANDING_REFUSED) and exceeded budgets
-# (BUDGET_EXCEEDED) join as one source each: a function of (tx, now, config) over an index.
-SOURCES: list[Source] = [_tasks, _deliveries]
+# Where the items come from. Exceeded budgets (BUDGET_EXCEEDED) join as one more source: a
+# function of (tx, now, config) over an index.
+SOURCES: list[Source] = [_tasks, _landing, _deliveries]
 
 
 def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
@@ -183,6 +235,12 @@ def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
 def collect(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
     """Everything that needs a person at `now`, oldest first, read in the caller's transaction."""
     items = [item for source in SOURCES for item in source(tx, now, config)]
+    refused_ids = {item.task_id for item in items if item.kind == LANDING_REFUSED}
+    items = [
+        item
+        for item in items
+        if not (item.task_id in refused_ids and item.kind in SUPERSEDED_BY_REFUSAL)
+    ]
     return sorted(items, key=sort_key)
 
 

@@ -32,7 +32,8 @@ EXECUTION_OUTCOMES = (
     EXECUTION_SUCCEEDED, EXECUTION_FAILED, EXECUTION_TIMED_OUT, EXECUTION_CANCELLED
 )  # fmt: skip
 EXECUTION_STATUSES = (EXECUTION_QUEUED, EXECUTION_RUNNING, *EXECUTION_OUTCOMES)
-WORKSPACE_STATUSES = ("active", "archived", "stale")
+WORKSPACE_ACTIVE = "active"  # a live worktree: its work has not landed or been archived
+WORKSPACE_STATUSES = (WORKSPACE_ACTIVE, "archived", "stale")
 LAND_STRATEGIES = ("squash", "rebase", "merge")  # how a task's work lands on its base branch
 LAND_QUEUE_STATES = ("waiting", "active")  # a landing waits its turn, then has it
 

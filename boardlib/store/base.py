@@ -81,6 +81,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("budgets", ("scope",)),
     ("daily_spend", ("scope", "day")),
     ("event_consumers", ("name",)),
+    ("land_refusals", ("task_id",)),
 )
 
 
@@ -310,6 +311,22 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     def held_consumers(self) -> list[Row]:
         """Consumers holding a delivery, with the event's `event_task_id` and `event_kind`."""
         ...
+
+    def unlanded_work(self) -> list[Row]:
+        """Done tasks, not dropped, with a live worktree and nothing landed, each with its
+        worktree's `land_branch`, oldest in done first (from the few live worktrees)."""
+        ...
+
+    def land_refusals_waiting(self) -> list[Row]:
+        """Each task's last landing refusal, refused in the status it is still in (in review or
+        done) and not landed since: the task's columns plus `refusal_*` columns."""
+        ...
+
+    def put_land_refusal(self, values: dict[str, Any]) -> None:
+        """Keep `values` as the task's last landing refusal (one row per task, replaced)."""
+        ...
+
+    def delete_land_refusal(self, task_id: str) -> None: ...
 
     # -- event consumers (boardlib.watch)
     def consumer(self, name: str) -> Row | None:

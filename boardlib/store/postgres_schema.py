@@ -20,6 +20,7 @@ from .literals import (
     RUN_RUNNING,
     TASK_STATUSES,
     TODO,
+    WORKSPACE_ACTIVE,
     sql_list,
 )
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
@@ -254,6 +255,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             owner_until BIGINT,
             created_at  BIGINT  NOT NULL,
             updated_at  BIGINT  NOT NULL
+        )
+        """,
+        # work passed or approved but not landed is found from the few live worktrees
+        f"CREATE INDEX workspaces_live ON workspaces (task_id) WHERE status = {WORKSPACE_ACTIVE}",
+        # the last landing refusal of a task that has not landed (boardlib.landings)
+        """
+        CREATE TABLE land_refusals (
+            task_id     TEXT    PRIMARY KEY REFERENCES tasks(id),
+            reason      TEXT    NOT NULL,
+            message     TEXT    NOT NULL,
+            actor       TEXT    NOT NULL,
+            into_branch TEXT,
+            tenant_id   TEXT,
+            refused_at  BIGINT  NOT NULL
         )
         """,
     ),

@@ -29,6 +29,7 @@ from .literals import (
     RUN_RUNNING,
     TERMINAL,
     TODO,
+    WORKSPACE_ACTIVE,
 )
 from .stats_sql import StatsStatements
 
@@ -704,6 +705,48 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             "FROM event_consumers c LEFT JOIN events e ON e.seq = c.failing_seq "
             "WHERE c.held_since IS NOT NULL ORDER BY c.held_since, c.name"
         )
+
+    def unlanded_work(self) -> list[Row]:
+        """Done, not landed, with a live worktree: a walk of `workspaces_live` (live worktrees
+        are few), never of the done tasks. CROSS JOIN keeps SQLite's planner to that order."""
+        return self._fetchall(
+            f"""
+            SELECT t.*, w.branch AS land_branch
+            FROM workspaces w CROSS JOIN tasks t
+            WHERE t.id = w.task_id AND w.status = {WORKSPACE_ACTIVE} AND t.status = {DONE}
+              AND t.landed_commit IS NULL AND t.dropped = 0
+            ORDER BY t.status_since, t.seq, w.seq
+            """
+        )
+
+    def land_refusals_waiting(self) -> list[Row]:
+        """Refusals still standing: refused in the task's current status (a later move, such as
+        a reject and a new review, makes the old refusal moot), the task not landed."""
+        return self._fetchall(
+            f"""
+            SELECT t.*, r.reason AS refusal_reason, r.message AS refusal_message,
+                   r.actor AS refusal_actor, r.into_branch AS refusal_into,
+                   r.refused_at AS refusal_at
+            FROM land_refusals r CROSS JOIN tasks t
+            WHERE t.id = r.task_id AND t.status IN ({IN_REVIEW}, {DONE}) AND t.landed_commit IS NULL
+              AND t.dropped = 0 AND r.refused_at >= COALESCE(t.status_since, 0)
+            ORDER BY r.refused_at, t.seq
+            """
+        )
+
+    def put_land_refusal(self, values: dict[str, Any]) -> None:
+        self._execute(
+            "INSERT INTO land_refusals "
+            "(task_id, reason, message, actor, into_branch, tenant_id, refused_at) "
+            "VALUES (:task_id, :reason, :message, :actor, :into_branch, :tenant_id, :refused_at) "
+            "ON CONFLICT (task_id) DO UPDATE SET reason = excluded.reason, "
+            "message = excluded.message, actor = excluded.actor, "
+            "into_branch = excluded.into_branch, refused_at = excluded.refused_at",
+            values,
+        )
+
+    def delete_land_refusal(self, task_id: str) -> None:
+        self._execute("DELETE FROM land_refusals WHERE task_id = ?", (task_id,))
 
     # -- event consumers (boardlib.watch holds the rule) -----------------------------------------
 

@@ -28,6 +28,7 @@ from .literals import (
     TASK_CLAIMED_EVENT,
     TASK_STATUSES,
     TODO,
+    WORKSPACE_ACTIVE,
     sql_list,
 )
 
@@ -356,6 +357,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             owner_until INTEGER,
             created_at  INTEGER NOT NULL,
             updated_at  INTEGER NOT NULL
+        )
+        """,
+        # work passed or approved but not landed is found from the few live worktrees
+        f"CREATE INDEX workspaces_live ON workspaces (task_id) WHERE status = {WORKSPACE_ACTIVE}",
+        # the last landing refusal of a task that has not landed (boardlib.landings)
+        """
+        CREATE TABLE land_refusals (
+            task_id     TEXT    PRIMARY KEY REFERENCES tasks(id),
+            reason      TEXT    NOT NULL,
+            message     TEXT    NOT NULL,
+            actor       TEXT    NOT NULL,
+            into_branch TEXT,
+            tenant_id   TEXT,
+            refused_at  INTEGER NOT NULL
         )
         """,
     ),
