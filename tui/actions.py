@@ -357,6 +357,43 @@ class TaskActions:
             success=f"{task.id} approved: done",
         )
 
+    def confirm_land(self, task: Task) -> None:
+        """Land the task's work (`Worktrees.land`, as `kanban task land`): it moves a branch, so
+        it asks first. A refusal is a notification and stays in the inbox with its reason."""
+        app = self.kanban
+        approving = task.status == t.IN_REVIEW
+        body = Group(
+            Text(
+                "Its work is merged onto the tip of its base branch and verified there; the "
+                "branch moves only if that passes. Your checkout is never touched."
+            ),
+            Text(""),
+            plain(
+                "It is approved too: done only if it lands." if approving else "It stays done.",
+                "dim",
+            ),
+            plain(f"Landed as {app.operator}.", "dim"),
+        )
+
+        def land(board: Any) -> Any:
+            from boardlib.worktrees import Worktrees
+
+            return Worktrees(board).land(task.id, actor=app.operator)
+
+        self._confirm(
+            f"{'Approve and land' if approving else 'Land'} {task.id}?",
+            body,
+            "Land",
+            lambda: app.write(
+                f"land {task.id}",
+                land,
+                expect=task,
+                success=lambda result: (
+                    f"{task.id} landed on {result.into}: {str(result.commit or '')[:12]}"
+                ),
+            ),
+        )
+
     def action_reject(self) -> None:
         task = self._target_task()
         if task is None:

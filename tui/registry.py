@@ -525,7 +525,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "inbox.act",
         "act",
-        "Do it (approve, unblock, override, reclaim...)",
+        "Do it (approve, land, unblock, override, reclaim...)",
         "a",
         (INBOX,),
         IN_INBOX,

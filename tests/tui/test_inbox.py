@@ -163,3 +163,46 @@ def test_the_cli_offers_the_notify_modes_of_the_tui() -> None:
     from kanban.cli.apps import NOTIFY_MODES
 
     assert NOTIFY_MODES == notify.MODES
+
+
+async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path
+) -> None:
+    """On both backends, a real repository: done work waits as "to land"; `a`, `y` lands it
+    onto main. A second task whose landing is refused (main checked out dirty) is told in a
+    notification and stays in the inbox as the refusal, with main untouched."""
+    from tests.worktrees.conftest import checkout_state, git, make_land_env
+    from tui.components.confirm import ConfirmDialog
+
+    land = make_land_env(tmp_path, monkeypatch, board_path)
+    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
+    # The board's own time: the app's worktree janitor would collect a checkout finished a
+    # retention period (a day) before the app's clock.
+    clock = ManualClock(land.board.now())
+    app = make_app(board_path, clock)
+    notes = Notes()
+    try:
+        async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.press("i", "a")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")
+            await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
+            await until(pilot, lambda: not app.inbox_items)
+            assert fresh(board_path, first).landed_commit == git(land.repo, "rev-parse", "main")
+            second, _ = land.task_with({"new.txt": "from the task\n"})
+            (land.repo / "README.md").write_text("# my uncommitted edit\n")
+            before = checkout_state(land.repo)
+            clock.set(land.board.now())
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.press("a")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.LANDING_REFUSED])
+            assert app.inbox_items[0].task_id == second
+            assert "base_checked_out_dirty" in app.inbox_items[0].why
+            await until(pilot, lambda: any("(base_checked_out_dirty)" in n for n in notes.errors()))
+            assert checkout_state(land.repo) == before
+            assert fresh(board_path, second).landed_commit is None
+    finally:
+        land.board.close()

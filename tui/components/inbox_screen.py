@@ -1,7 +1,8 @@
 """`i`: what needs the operator, oldest first (`boardlib.attention`, read by the live feed).
 
 Each row says how long it has waited, which task, why, and the one obvious action, which `a`
-does (approve, unblock, override the debt, reclaim, release, retry). Enter opens the task's drawer.
+does (approve, land, unblock, override the debt, reclaim, release, retry). Enter opens the task's
+drawer.
 Rows are kept by their item key, so an update that adds or removes items never moves the cursor
 off the item the operator is on. Agent text (titles, reasons) is shown inert.
 """
@@ -34,7 +35,8 @@ KIND_LABEL: dict[str, str] = {
     a.BLOCKED: "blocked",
     a.LEASE_EXPIRED: "lease out",
     a.QUIET_RUN: "silent",
-    a.LANDING_REFUSED: "landing",
+    a.LANDING_REFUSED: "refused",
+    a.UNLANDED: "to land",
     a.BUDGET_EXCEEDED: "budget",
     a.WATCH_HELD: "watch",
 }
@@ -212,3 +214,5 @@ class InboxScreen(TaskActions, Screen[None]):
             )
         elif item.action == a.RELEASE:
             self.request_move(task, t.TODO)
+        elif item.action == a.LAND:
+            self.confirm_land(task)
