@@ -578,8 +578,9 @@ class BoardTools:
 
     def inbox(self) -> CallToolResult:
         """What needs a person or a judge now, oldest first: tasks in review, blocked (with the
-        reason), passed with debt, lapsed leases, held deliveries. Each item has taskId, kind,
-        why, since (epoch ms) and the one obvious action (review items: approve_task)."""
+        reason), passed with debt, done but not landed, refused landings, lapsed leases, held
+        deliveries. Each item has taskId, kind, why, since (epoch ms) and the one obvious action
+        (review items: approve_task; land items: land_task)."""
         return call_board(self.session.inbox)
 
     # -- registration ----------------------------------------------------------------------------
