@@ -2238,6 +2238,8 @@ def _daily(row: Row | None, team: str | None) -> DailyBudget | None:
         updated_at=row["updated_at"],
         updated_by=row["updated_by"],
     )
+
+
 # What taking a task writes: a hop that passes through in_progress unowned leaves these alone.
 _OWNERSHIP = frozenset({
     "assignee_agent_id", "claimed_by", "holders", "claim_epoch", "attempts", "lease_until",
