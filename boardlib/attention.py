@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import transitions as t
+from .budgets import BLOCKED_PREFIX as BUDGET_BLOCKED_PREFIX
+from .budgets import blocked_by_budget
 from .clock import local_time
 from .config import BoardConfig
 from .errors import Reason
@@ -30,7 +32,7 @@ BLOCKED = "blocked"  # blocked with a reason
 LEASE_EXPIRED = "lapsed_lease"  # a lease ran out and nobody released the task yet
 QUIET_RUN = "quiet_run"  # an execution running, no beat for `overdue_leases` leases
 LANDING_REFUSED = "landing_refused"  # its landing was refused on the work or the base
-BUDGET_EXCEEDED = "budget_exceeded"  # reserved: budgets add their source here (see SOURCES)
+BUDGET_EXCEEDED = "budget_exceeded"  # blocked because a budget over it is spent
 WATCH_HELD = "watch_held"  # a `kanban watch` delivery keeps failing: held, not skipped
 
 KINDS: tuple[str, ...] = (
@@ -56,6 +58,7 @@ RECLAIM = "reclaim"  # release the lapsed lease now (`kanban task reclaim`)
 RELEASE = "release"  # end the quiet holder's claim: back to todo (`kanban task move --to todo`)
 RETRY = "retry"  # try the held delivery again now (`kanban consumers retry`)
 LAND = "land"  # land the work onto its base branch, verified (`kanban task land`)
+RAISE_BUDGET = "raise_budget"  # raise the spent budget, then unblock (`kanban budget set`)
 
 ACTIONS: dict[str, str] = {
     APPROVE: "approve the work: done, with a pass verdict",
@@ -65,6 +68,7 @@ ACTIONS: dict[str, str] = {
     RELEASE: "release it: end the silent holder's claim, back to todo",
     RETRY: "retry the held delivery now",
     LAND: "land it: onto its base branch, verified on the merged tree",
+    RAISE_BUDGET: "raise the spent budget (the reason names it and the command), then unblock",
 }
 
 ACTION_OF: dict[str, str] = {
@@ -77,6 +81,7 @@ ACTION_OF: dict[str, str] = {
     WATCH_HELD: RETRY,
     UNLANDED: LAND,
     LANDING_REFUSED: LAND,
+    BUDGET_EXCEEDED: RAISE_BUDGET,
 }
 
 WHY_MAX = 200  # characters of a field (a reason, an error) quoted in `why`
@@ -131,6 +136,9 @@ def awaiting(task: Task) -> InboxItem:
         runs = verdict.get("attempts") or []
         count = len(runs) if isinstance(runs, list) else 0
         return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
+    if blocked_by_budget(task.blocked_reason):
+        said = (task.blocked_reason or "")[len(BUDGET_BLOCKED_PREFIX) :]
+        return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {_clip(said)}", since)
     return _item(
         task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since
     )
@@ -222,8 +230,7 @@ def _deliveries(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
 
 Source = Callable[[Tx, int, BoardConfig], list[InboxItem]]
 
-# Where the items come from. Exceeded budgets (BUDGET_EXCEEDED) join as one more source: a
-# function of (tx, now, config) over an index.
+# Where the items come from: each a function of (tx, now, config) over an index.
 SOURCES: list[Source] = [_tasks, _landing, _deliveries]
 
 

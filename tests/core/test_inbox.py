@@ -199,3 +199,20 @@ def test_the_inbox_reads_through_indexes(board_path: str, clock: ManualClock) ->
         on_tasks = [line for line in lines if " tasks " in f"{line} "]
         assert on_tasks and all("USING" in line for line in on_tasks), (name, lines)
     conn.close()
+
+
+def test_a_spent_budget_is_its_own_kind_until_raised_and_unblocked(board: Board) -> None:
+    from boardlib.records import EXECUTION_SUCCEEDED
+
+    task = board.create_task("pricey", budget_usd=2)
+    board.claim(task.id, "ada")
+    run = board.open_execution(task.id, "script", agent="ada").id
+    board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    [item] = board.inbox().items
+    assert (item.kind, item.task_id, item.action) == (a.BUDGET_EXCEEDED, task.id, a.RAISE_BUDGET)
+    assert item.why.startswith(f"budget exceeded: the budget of {task.id} is spent")
+    assert "$2.50 recorded against $2.00" in item.why and "kanban budget set" in item.why
+    board.set_budget(task.id, usd=3, reason="one more pass", actor="operator:maria")
+    assert kinds(board) == [(a.BUDGET_EXCEEDED, task.id, a.RAISE_BUDGET)]  # raised, still blocked
+    board.unblock(task.id, note="raised")
+    assert board.inbox().items == []

@@ -206,3 +206,41 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             assert fresh(board_path, second).landed_commit is None
     finally:
         land.board.close()
+
+
+async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> None:
+    from boardlib.records import EXECUTION_SUCCEEDED
+    from tui.components.prompt import PromptDialog
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("pricey", budget_usd=2)
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "script", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
+        await pilot.press("i", "a")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await answer(pilot, app, "3")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await answer(pilot, app, "one more pass")
+        await until(pilot, lambda: fresh(path, task.id).budget_usd == 3.0)
+        await pilot.press("a")  # still blocked: the row now says raise it, then unblock
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+
+
+async def answer(pilot: Any, app: Any, text: str) -> None:
+    """Type `text` as the prompt's whole answer and submit it (enter on one line, else ctrl+s)."""
+    from textual.widgets import Input, TextArea
+
+    field = app.screen.query_one("#answer")
+    if isinstance(field, Input):
+        field.value = text
+        await pilot.press("enter")
+    else:
+        assert isinstance(field, TextArea)
+        field.text = text
+        await pilot.press("ctrl+s")

@@ -1,10 +1,9 @@
 """`i`: what needs the operator, oldest first (`boardlib.attention`, read by the live feed).
 
 Each row says how long it has waited, which task, why, and the one obvious action, which `a`
-does (approve, land, unblock, override the debt, reclaim, release, retry). Enter opens the task's
-drawer.
-Rows are kept by their item key, so an update that adds or removes items never moves the cursor
-off the item the operator is on. Agent text (titles, reasons) is shown inert.
+does (approve, land, unblock, override the debt, raise a budget, reclaim, release, retry). Enter
+opens the task's drawer. Rows are kept by their item key, so an update that adds or removes items
+never moves the cursor off the item the operator is on. Agent text (titles, reasons) is inert.
 """
 
 from typing import TYPE_CHECKING
@@ -216,3 +215,10 @@ class InboxScreen(TaskActions, Screen[None]):
             self.request_move(task, t.TODO)
         elif item.action == a.LAND:
             self.confirm_land(task)
+        elif item.action == a.RAISE_BUDGET:
+            if task.budget_usd is not None and f"the budget of {task_id} " in item.why:
+                self.action_set_budget()  # its own dollar budget: the amount, then why
+            else:  # an ancestor's, a team's or the board's day: the reason names the command
+                app.notify(
+                    inert(item.why), title=f"{task_id}: raise the budget, then unblock", timeout=15
+                )
