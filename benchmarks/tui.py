@@ -29,6 +29,7 @@ import os
 import pty
 import random
 import select
+import shutil
 import statistics
 import struct
 import sys
@@ -36,6 +37,7 @@ import tempfile
 import termios
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,47 +56,108 @@ COLUMNS, ROWS = 200, 50
 QUIET_S = 0.03  # a frame is over when the terminal has been quiet this long
 
 
-def build_board(path: Path, count: int) -> dict[str, str]:
-    """`count` tasks over all seven columns; returns the ids the measurements act on."""
+LIVE_SHARES = {t.BACKLOG: 1, t.TODO: 8, t.IN_PROGRESS: 2, t.IN_REVIEW: 2, t.BLOCKED: 1}
+FINISHED_SHARES = {t.DONE: 5, t.CANCELLED: 1}
+OLDEST_TITLE = "Zebra ledger migration"
+HISTORY_DAYS = 730  # a large board's finished work spans two years
+DAY_MS = 86_400_000
+
+
+def finished_share(count: int) -> float:
+    """How much of a board of `count` tasks is finished: a working board of up to 10,000 tasks
+    has 30% done or cancelled; a larger one is a year (or two) of work on one board: 90%."""
+    return 0.3 if count <= 10_000 else 0.9
+
+
+def _split(total: int, shares: dict[str, int]) -> dict[str, int]:
+    whole = sum(shares.values())
+    sizes = {status: total * share // whole for status, share in shares.items()}
+    sizes[next(iter(shares))] += total - sum(sizes.values())
+    return sizes
+
+
+def build_board(path: Path, count: int, finished: float | None = None) -> dict[str, Any]:
+    """`count` tasks over all seven columns; returns the ids the measurements act on and the
+    board's shape. The finished ones are history, spread over the last two years (created,
+    claimed and closed then); the live ones are today's work, on the real clock."""
+    from boardlib import ManualClock
+
     rng = random.Random(7)
-    with Board(path) as board:
-        items = [
+    share = finished_share(count) if finished is None else finished
+    done_n = round(count * share)
+    sizes = {**_split(count - done_n, LIVE_SHARES), **_split(done_n, FINISHED_SHARES)}
+
+    def items(n: int, status: str, offset: int) -> list[PlanItem]:
+        return [
             PlanItem(
-                key=str(i),
-                title=f"Task {i}: {rng.choice(['parse', 'render', 'store', 'verify'])} the "
-                f"{rng.choice(['plan', 'board', 'lease', 'verdict'])} ({rng.randint(1, 999)})",
+                key=str(offset + i),
+                title=f"Task {offset + i}: {rng.choice(['parse', 'render', 'store', 'verify'])} "
+                f"the {rng.choice(['plan', 'board', 'lease', 'verdict'])} ({rng.randint(1, 999)})",
                 priority=rng.randint(0, 5),
                 role=rng.choice(["builder", "reviewer", None]),
-                status=t.BACKLOG if i % 20 == 0 else t.TODO,
+                status=status,
             )
-            for i in range(count)
+            for i in range(n)
         ]
-        created = board.create_plan(items)
-        ids = [created[str(i)].id for i in range(count)]
+
+    now = int(time.time() * 1000)
+    finished = [t.DONE] * sizes[t.DONE] + [t.CANCELLED] * sizes[t.CANCELLED]
+    rng.shuffle(finished)
+    clock = ManualClock(now - HISTORY_DAYS * DAY_MS)
+    step = (HISTORY_DAYS * DAY_MS - DAY_MS) // max(len(finished), 1)
+    oldest = newest_done = ""
+    first_done = finished.index(t.DONE) if t.DONE in finished else -1
+    with Board(path, clock=clock) as board:
+        for chunk in range(0, len(finished), 1000):
+            batch = finished[chunk : chunk + 1000]
+            plan = items(len(batch), t.TODO, chunk)
+            if chunk <= first_done < chunk + 1000:  # the oldest done task: one a search finds
+                at = first_done - chunk
+                plan[at] = replace(plan[at], title=f"{OLDEST_TITLE}, the first of {count:,}")
+            created = board.create_plan(plan)
+            for i, outcome in enumerate(batch):
+                task_id = created[str(chunk + i)].id
+                if outcome == t.DONE:
+                    board.claim(task_id, f"agent-{rng.randint(1, 40)}", runtime="bench")
+                    board.move(task_id, t.DONE)
+                    oldest = oldest or task_id
+                    newest_done = task_id
+                else:
+                    board.cancel(task_id)
+                clock.advance(ms=step)
+    with Board(path) as board:
+        live = [
+            replace(item, status=t.BACKLOG) if i % 20 == 0 else item
+            for i, item in enumerate(items(count - done_n, t.TODO, len(finished)))
+        ]
+        created = board.create_plan(live)
+        ids = [created[item.key].id for item in live]
         todo = [task_id for i, task_id in enumerate(ids) if i % 20]
-        plan = {
-            "in_progress": todo[: count // 10],
-            "in_review": todo[count // 10 : count // 5],
-            "blocked": todo[count // 5 : count // 4],
-            "done": todo[count // 4 : count // 2],
-            "cancelled": todo[count // 2 : count // 2 + count // 20],
-        }
-        for task_id in plan["in_progress"] + plan["in_review"] + plan["blocked"] + plan["done"]:
+        plan: dict[str, list[str]] = {}
+        at = 0
+        for status in (t.IN_PROGRESS, t.IN_REVIEW, t.BLOCKED):
+            plan[status] = todo[at : at + sizes[status]]
+            at += sizes[status]
+        for task_id in plan[t.IN_PROGRESS] + plan[t.IN_REVIEW] + plan[t.BLOCKED]:
             board.claim(task_id, f"agent-{rng.randint(1, 40)}", runtime="bench")
-        for task_id in plan["in_review"]:
+        for task_id in plan[t.IN_REVIEW]:
             board.move(task_id, t.IN_REVIEW)
-        for task_id in plan["blocked"]:
+        for task_id in plan[t.BLOCKED]:
             board.move(task_id, t.BLOCKED, reason="waiting for the benchmark")
-        for task_id in plan["done"]:
-            board.move(task_id, t.DONE)
-        for task_id in plan["cancelled"]:
-            board.cancel(task_id)
         # The cards the measurements touch sit on top of their columns.
-        watched = plan["in_progress"][0]
+        watched = plan[t.IN_PROGRESS][0]
         board.update_task(watched, priority=100)
         mover = todo[-1]
         board.update_task(mover, priority=100)
-    return {"watched": watched, "mover": mover, "agent": "", "first": watched}
+    return {
+        "watched": watched,
+        "mover": mover,
+        "oldest_done": oldest,
+        "newest_done": newest_done,
+        "finished_share": share,
+        "live_tasks": count - done_n,
+        "tasks": count,
+    }
 
 
 class Terminal:
@@ -431,7 +494,14 @@ def review_figures(board: Any, poll_ms: int, env: dict[str, str]) -> dict[str, f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument(
+        "--tasks",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[10_000],
+        help="board sizes, comma-separated, measured back to back in this order (each board "
+        "built once); with two or more, a summary line gives the largest's ratios to the smallest",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds over the sizes")
     parser.add_argument("--poll-ms", type=int, default=500)
     parser.add_argument("--drawer", action="store_true", help="the task drawer's figures")
     parser.add_argument(
@@ -445,23 +515,67 @@ def main() -> None:
     args = parser.parse_args()
     name = "tui_drawer" if args.drawer else "tui_postgres" if args.db else "tui"
     with record.Run(name, args) as bench:
-        bench.emit(drawer_figures(args.poll_ms) if args.drawer else board_figures(args))
+        if args.drawer:
+            bench.emit(drawer_figures(args.poll_ms))
+            return
+        with tempfile.TemporaryDirectory(prefix="kanban-bench-tui-") as folder:
+            boards = {}
+            for count in args.tasks:
+                template = Path(folder) / f"board-{count}.db"
+                built = time.monotonic()
+                ids = build_board(template, count)
+                boards[count] = (template, ids, time.monotonic() - built)
+            for round_ in range(1, args.repeat + 1):
+                lines = {}
+                for count in args.tasks:
+                    template, ids, build_s = boards[count]
+                    figures = board_figures(args, template, ids)
+                    lines[count] = bench.emit(
+                        {"round": round_, "build_board_s": round(build_s, 1), **figures}
+                    )
+                if len(args.tasks) > 1:
+                    bench.emit(summary(round_, lines[min(lines)], lines[max(lines)]))
 
 
-def board_figures(args: argparse.Namespace) -> dict[str, Any]:
+FIRST_FRAME_RATIO = 1.3  # the largest board's first frame against the smallest's, same run
+RSS_MB = 100
+CHANGE_MS = 500
+CHANGE_BYTES = 16 * 1024
+
+
+def summary(round_: int, small: dict[str, Any], large: dict[str, Any]) -> dict[str, Any]:
+    """The targets of a year of work on one board, from two lines of the same round."""
+    ratio = large["first_frame_s"] / small["first_frame_s"]
+    return {
+        "summary": f"{large['tasks']:,} against {small['tasks']:,} tasks",
+        "round": round_,
+        "first_frame_ratio": round(ratio, 2),
+        "first_frame_s": [small["first_frame_s"], large["first_frame_s"]],
+        "peak_rss_mb": large["peak_rss_mb"],
+        "change_to_screen_ms_p50": large["change_to_screen_ms_p50"],
+        "one_card_change_bytes_p50": large["one_card_change_bytes_p50"],
+        "targets_met": {
+            "first_frame_ratio": ratio <= FIRST_FRAME_RATIO,
+            "rss": large["peak_rss_mb"] <= RSS_MB,
+            "change_to_screen": large["change_to_screen_ms_p50"] <= CHANGE_MS,
+            "one_card_change_bytes": large["one_card_change_bytes_p50"] < CHANGE_BYTES,
+        },
+    }
+
+
+def board_figures(args: argparse.Namespace, template: Path, ids: dict[str, Any]) -> dict[str, Any]:
+    """One board in a fresh copy: the app started on it and measured from outside."""
     poll_s = args.poll_ms / 1000
     with tempfile.TemporaryDirectory() as folder:
-        template = Path(folder) / "board.db"
-        built = time.monotonic()
-        ids = build_board(template, args.tasks)
-        db: Path | str = template
+        copy = Path(folder) / "board.db"
+        shutil.copyfile(template, copy)
+        db: Path | str = copy
         boards = None
         if args.db:
             from claim_postgres import Boards
 
             boards = Boards(args.db)
-            db = boards.fresh(template)
-        build_s = time.monotonic() - built
+            db = boards.fresh(copy)
         term = Terminal(db, args.poll_ms)
         try:
             first_paint = term.wait_for(b"kanban") - term.started
@@ -517,6 +631,28 @@ def board_figures(args: argparse.Namespace) -> dict[str, Any]:
                 time.sleep(4.5)  # the highlight ends
                 clear_bytes.append(sum(len(data) for _, data in term.since(mark)))
 
+            # Two years down the done column: the end of it (`G`), then a filter that finds the
+            # oldest task; both are read from the store, never loaded at start.
+            for _ in range(3):  # in progress -> in review -> blocked -> done
+                term.send(b"l")
+                time.sleep(0.3)
+            time.sleep(0.5)
+            needle = OLDEST_TITLE.encode()
+            mark = term.mark()
+            sent = term.send(b"G")
+            done_end_ms = (term.wait_for(needle, timeout=60, start=mark) - sent) * 1000
+            term.settle(mark)
+            term.send(b"g")
+            term.settle(term.mark(), quiet_s=1.0)
+            term.send(b"/")  # the filter line opens, then the word is typed at once
+            term.settle(term.mark(), quiet_s=0.3)
+            mark = term.mark()
+            sent = term.send(OLDEST_TITLE.split()[0].lower().encode())
+            filter_ms = (term.wait_for(needle, timeout=60, start=mark) - sent) * 1000
+            term.settle(mark)
+            term.send(b"\x1b")  # esc: the filter cleared
+            term.settle(term.mark(), quiet_s=1.0)
+
             # For reference: a card that moves between columns (an agent claims the top todo).
             mark = term.mark()
             agent.claim(ids["mover"], "agent-bench")
@@ -529,10 +665,11 @@ def board_figures(args: argparse.Namespace) -> dict[str, Any]:
                 boards.close()
     result = {
         "backend": "postgres" if args.db else "sqlite",
-        "tasks": args.tasks,
+        "tasks": ids["tasks"],
+        "live_tasks": ids["live_tasks"],
+        "finished_share": ids["finished_share"],
         "poll_ms": args.poll_ms,
         "terminal": f"{COLUMNS}x{ROWS}",
-        "build_board_s": round(build_s, 1),
         "first_paint_s": round(first_paint, 3),
         "first_frame_s": round(first_frame, 3),
         "peak_rss_mb": round(rss, 1),
@@ -548,6 +685,8 @@ def board_figures(args: argparse.Namespace) -> dict[str, Any]:
         "one_card_change_cpu_ms_p50": round(statistics.median(change_cpu) * 1000, 1),
         "highlight_end_bytes_p50": int(statistics.median(clear_bytes)),
         "card_moves_column_bytes": move_bytes,
+        "done_end_ms": round(done_end_ms, 1),
+        "filter_finds_oldest_ms": round(filter_ms, 1),
         "targets_met": {
             "first_frame": first_frame <= 1.0,
             "rss": rss <= 150,

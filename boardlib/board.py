@@ -9,7 +9,7 @@ new records. A refusal raises `BoardError` before anything commits, so
 Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +20,15 @@ from . import transitions as t
 from . import validation as validate
 from .actors import OPERATOR, SYSTEM, is_agent
 from .clock import Clock, SystemClock, moment
+from .columns import (
+    FINISHED,
+    PAGE_SIZE,
+    FinishedKey,
+    PageRequest,
+    TaskSearch,
+    ViewRead,
+    read_view,
+)
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
@@ -775,6 +784,59 @@ class Board:
             return events, tasks, events[-1].seq if events else since
 
         return self.store.read(work)
+
+    def find_tasks(self, search: TaskSearch, *, limit: int = 50) -> list[Task]:
+        """Up to `limit` tasks a view's filter matches, in any column, newest first: the store
+        searches (a year of finished work is not read to find one task)."""
+        if not isinstance(search, TaskSearch):
+            raise invalid_input("search must be a TaskSearch", field="search")
+        limit = validate.integer(limit, "limit", minimum=1)
+        return Task.from_rows(self.store.read(lambda tx: tx.search_tasks(search, limit)))
+
+    def live_view(
+        self,
+        search: TaskSearch | None = None,
+        *,
+        since: int | None = None,
+        rematch: bool = False,
+        pages: Sequence[PageRequest] = (),
+        anchors: Mapping[str, FinishedKey] | None = None,
+        limit: int = 500,
+        page_size: int = PAGE_SIZE,
+        changes: bool = True,
+    ) -> ViewRead:
+        """A live view's read, in one snapshot (`boardlib.columns`). With `since` None: every
+        unfinished task, each finished column's first page and counts, and the event cursor.
+        With a cursor: what changed since it (as `changes_since`), which of those rows `search`
+        matches, every unfinished task's match too after a new search (`rematch`), the pages
+        asked for, and each finished column a change touched re-counted, with the row its
+        window's first key (`anchors`) is at now. More than `limit` events: `overflow`.
+        `changes=False` reads no changes (a paused view still scrolls and filters)."""
+        search = search if search is not None else TaskSearch()
+        if not isinstance(search, TaskSearch):
+            raise invalid_input("search must be a TaskSearch", field="search")
+        if since is not None:
+            since = validate.integer(since, "since", minimum=0)
+        limit = validate.integer(limit, "limit", minimum=1)
+        page_size = validate.integer(page_size, "pageSize", minimum=1)
+        for request in pages:
+            if not isinstance(request, PageRequest) or not (
+                request.status in FINISHED or (request.status is None and request.around)
+            ):
+                raise invalid_input("a page is a PageRequest of a finished column", field="pages")
+        return self.store.read(
+            lambda tx: read_view(
+                tx,
+                search,
+                since=since,
+                rematch=rematch,
+                pages=pages,
+                anchors=anchors or {},
+                limit=limit,
+                page_size=page_size,
+                changes=changes,
+            )
+        )
 
     def status_counts(self) -> dict[str, int]:
         counts = self.store.read(lambda tx: tx.status_counts())

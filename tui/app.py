@@ -27,6 +27,7 @@ from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.actors import OPERATOR, is_operator, operator_named
 from boardlib.clock import Clock, SystemClock
+from boardlib.columns import PageRequest
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, absolute_location, board_location, location_exists
 from boardlib.records import Event, InboxItem, Task
@@ -37,6 +38,7 @@ from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
+from .components.column import TaskColumn
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
@@ -137,6 +139,7 @@ class KanbanApp(App[None]):
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
+        self._seeking: str | None = None  # a task asked of the store, not held here (yet)
         self._follow_timer: Timer | None = None
         self._binding_signature: object = None
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -249,10 +252,9 @@ class KanbanApp(App[None]):
 
     def on_board_update(self, message: BoardUpdate) -> None:
         first = not self.loaded
-        if message.full:
-            applied = self.state.load(message.tasks)
-        else:
-            applied = self.state.apply(message.tasks)
+        read = message.read
+        applied = self.state.load(read) if read.full else self.state.apply(read)
+        self.reader.set_anchors(self.state.anchors())
         self.loaded = True
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
@@ -280,7 +282,8 @@ class KanbanApp(App[None]):
             shown = "" if state.shown == state.total else f", {state.shown} shown"
             at = clock_text(now_ms, now_ms)
             self.notify(f"Re-read {state.total} tasks{shown} at {at}.", timeout=3)
-        if self._pending_select and self._pending_select in self.state.tasks:
+        self._sought(applied)
+        if self._pending_select and self.state.row_of(self._pending_select) is not None:
             self.jump_to(self._pending_select)
             self._pending_select = None
         if self.announce is not None:
@@ -291,8 +294,7 @@ class KanbanApp(App[None]):
                 self.board_screen.header.update_facts(note=note)
         if first and self._open_on_load:
             task_id, self._open_on_load = self._open_on_load, None
-            if task_id in self.state.tasks:
-                self.jump_to(task_id)
+            self._select_on_board(task_id)
             self.open_drawer(task_id)
         touched = set(message.touched) | applied.changed
         for drawer in self.drawers():
@@ -544,14 +546,23 @@ class KanbanApp(App[None]):
         new = TaskFilter.parse(text)
         if new != self.state.filter:
             self.state.filter = new
-            self._apply_view_change(self.state.refilter())
+            self._ask_search()
+
+    def _ask_search(self) -> None:
+        """The store answers a new filter (every column, with the next read); the header says
+        the filter at once."""
+        self.reader.search(self.state.search)
+        self._update_header()
+
+    def on_task_column_rows_wanted(self, message: TaskColumn.RowsWanted) -> None:
+        self.reader.ask(message.request)
 
     def start_filter(self) -> None:
         self.board_screen.action_filter()
 
     def toggle_dropped(self) -> None:
         self.state.show_dropped = not self.state.show_dropped
-        self._apply_view_change(self.state.refilter())
+        self._ask_search()
         shown = "shown" if self.state.show_dropped else "hidden"
         self.notify(f"Dropped tasks {shown}.", timeout=2)
 
@@ -570,22 +581,47 @@ class KanbanApp(App[None]):
         self.reader.poke(full=True)
 
     def jump_to(self, task_id: str) -> None:
-        task = self.state.tasks.get(task_id)
-        if task is None:
-            self.notify(f"{task_id} is not on this board.", severity="warning")
-            return
         if isinstance(self.screen, DrawerScreen):
             self.pop_screen()
         self._select_on_board(task_id)
 
     def _select_on_board(self, task_id: str) -> None:
-        task = self.state.tasks[task_id]
-        if not self.state.visible(task):
-            if task.dropped:
-                self.state.show_dropped = True
-            self.state.filter = TaskFilter()
-            self._apply_view_change(self.state.refilter())
-        self.board_screen.board.select_task(task_id)
+        """Select a task on the board: at once when its card is held; else the store is asked
+        for the page that holds it (finished work far down its column), the filter cleared first
+        if it hides the task, and the task selected when that page arrives."""
+        task = self.state.tasks.get(task_id)
+        if task is not None and self.state.row_of(task_id) is not None:
+            self.board_screen.board.select_task(task_id)
+            return
+        if task is not None and not self.state.visible(task):
+            self._unhide(task)
+        self._seeking = self._pending_select = task_id
+        self.reader.ask(PageRequest(None, around=task_id))
+
+    def _unhide(self, task: Task) -> None:
+        if task.dropped:
+            self.state.show_dropped = True
+        self.state.filter = TaskFilter()
+        self._ask_search()
+
+    def _sought(self, applied: Applied) -> None:
+        """The page of a task asked for arrived: it is selected (on_board_update), or it is not on
+        the board, or the filter hides it (cleared, and asked again)."""
+        wanted = self._seeking
+        if wanted is None:
+            return
+        if wanted in applied.missing:
+            self._seeking = self._pending_select = None
+            self.notify(f"{wanted} is not on this board.", severity="warning")
+            return
+        target = next((task for task in applied.targets if task.id == wanted), None)
+        if target is None:
+            return
+        self._seeking = None
+        if not self.state.visible(target):
+            self._unhide(target)
+            self._seeking = wanted
+            self.reader.ask(PageRequest(None, around=wanted))
 
     def selection_left(self, task_id: str, to_status: str) -> None:
         """The selected task left the focused column: the cursor stayed; say where it went."""
@@ -602,7 +638,7 @@ class KanbanApp(App[None]):
         self.jump_to(self.left_task)
 
     def select_when_shown(self, task_id: str) -> None:
-        if task_id in self.state.tasks:
+        if self.state.row_of(task_id) is not None:
             self.jump_to(task_id)
         else:
             self._pending_select = task_id
@@ -626,8 +662,7 @@ class KanbanApp(App[None]):
 
     def open_drawer(self, task_id: str, tab: str | None = None) -> None:
         if self.size.width >= DRAWER_BESIDE_MIN_COLUMNS:
-            if task_id in self.state.tasks:
-                self._select_on_board(task_id)
+            self._select_on_board(task_id)
             self.board_screen.show_drawer(task_id, tab)
         elif isinstance(self.screen, DrawerScreen):
             self.screen.drawer.show_task(task_id)
@@ -645,9 +680,6 @@ class KanbanApp(App[None]):
     def go_to_linked(self, task_id: str) -> None:
         """From the drawer to a task it waits on or that waits on it: the board selects it and
         the drawer shows it."""
-        if task_id not in self.state.tasks:
-            self.notify(f"{task_id} is not on this board.", severity="warning")
-            return
         self._select_on_board(task_id)
         if isinstance(self.screen, DrawerScreen):
             self.screen.drawer.show_task(task_id)

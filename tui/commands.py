@@ -12,11 +12,12 @@ Safety rules, because a palette entry can write to the board:
   `Matcher.highlight` parses its candidate as markup, so it is not used for task text).
 """
 
+import asyncio
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
@@ -24,8 +25,12 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widget import Widget
 
+from boardlib import Board, BoardError
 from boardlib import transitions as t
+from boardlib.columns import TaskSearch
 from boardlib.inert import inert
+from boardlib.records import Task
+from boardlib.store.base import StoreError
 from boardlib.transitions import label
 
 from . import registry
@@ -33,6 +38,8 @@ from .keymap import key_text
 
 if TYPE_CHECKING:
     from .app import KanbanApp
+
+T = TypeVar("T")
 
 MAX_HITS = 30
 EXACT_ID = 100.0  # fuzzy scores reach 2.0 for a substring; an exact id must outrank them all
@@ -57,14 +64,14 @@ def plain_highlight(matcher: Matcher, text: str) -> Content:
 
 
 class TaskJumpProvider(Provider):
-    """ "TASK-42" or words of a title: select that task on the board."""
+    """ "TASK-42" or words of a title: select that task on the board. The store is searched (a
+    task finished two years ago is found as a task of today), off the event loop."""
 
     @property
     def kanban(self) -> "KanbanApp":
         return self.app  # type: ignore[return-value]
 
-    def _hit(self, task_id: str, score: float, matcher: Matcher) -> Hit:
-        task = self.kanban.state.tasks[task_id]
+    def _hit(self, task: Task, score: float, matcher: Matcher) -> Hit:
         text = inert(f"{task.id}  {task.title}")
         return Hit(
             score,
@@ -74,15 +81,20 @@ class TaskJumpProvider(Provider):
             help=escape(inert(f"go to {task.id} ({label(task.status)})")),
         )
 
+    async def _ask(self, work: Callable[[Board], T]) -> T | None:
+        try:
+            return await asyncio.to_thread(self.kanban.gateway.read, work)
+        except (BoardError, StoreError):
+            return None  # the header says the board is unreadable
+
     async def search(self, query: str) -> Hits:
-        words = query.lower().split()
+        words = tuple(query.lower().split())
         if not words:
             return
         matcher = self.matcher(query)
-        tasks = self.kanban.state.tasks
         if looks_like_id(query):
             wanted = query.strip().upper()
-            exact = next((task_id for task_id in tasks if task_id.upper() == wanted), None)
+            exact = await self._ask(lambda board: board.find_task(wanted))
             if exact is not None:
                 yield self._hit(exact, EXACT_ID, matcher)
             else:
@@ -92,24 +104,20 @@ class TaskJumpProvider(Provider):
                     partial(self.kanban.notify, f"{wanted} is not on this board."),
                     text=wanted,
                 )
+            search = TaskSearch(words=(wanted.lower(),), include_dropped=True)
+            longer = await self._ask(lambda board: board.find_tasks(search, limit=MAX_HITS * 4))
             found = 0
-            for task_id in tasks:  # longer ids that start with it, below the exact one
-                if task_id.upper().startswith(wanted) and task_id != exact:
-                    yield self._hit(task_id, 0.5, matcher)
+            for task in longer or []:  # longer ids that start with it, below the exact one
+                if task.id.upper().startswith(wanted) and task.id.upper() != wanted:
+                    yield self._hit(task, 0.5, matcher)
                     found += 1
                     if found >= MAX_HITS:
                         return
             return
-        found = 0
-        for task in tasks.values():
-            haystack = f"{task.id} {task.title}".lower()
-            if not all(word in haystack for word in words):
-                continue
+        search = TaskSearch(words=words, include_dropped=True)
+        for task in await self._ask(lambda board: board.find_tasks(search, limit=MAX_HITS)) or []:
             score = min(max(matcher.match(inert(f"{task.id}  {task.title}")), 0.1), FUZZY_CEILING)
-            yield self._hit(task.id, score, matcher)
-            found += 1
-            if found >= MAX_HITS:
-                return
+            yield self._hit(task, score, matcher)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,14 @@
 """The live feed: one reader thread, one long-lived read-only connection, one message per change.
 
-Why a dedicated thread and not a timer or a thread worker: a query inside a timer callback blocks
-the event loop (keys stall while SQLite reads), and thread workers run on a pool, so a connection
-would hop between threads. Here the thread opens its own `Board(read_only=True)` and keeps it. Every
-poll it asks the board's change token whether anyone committed (SQLite: `PRAGMA data_version`,
-a few microseconds, no lock; Postgres: a NOTIFY check, with a fallback read of the event cursor);
-only then does it read what changed since its event cursor (`Board.changes_since`) and post ONE
-`BoardUpdate`. A full snapshot is read at start, after a recovery, on `r`, and when a burst outran
-the cursor. The inbox (`Board.inbox`) is read after a change and every `INBOX_RECHECK_S` (a lease
-runs out without a commit) and posted as `InboxUpdate` when it differs.
+Why a thread of its own: a query in a timer callback blocks the event loop, and thread workers run
+on a pool, so a connection would hop between threads. The thread keeps its `Board(read_only=True)`.
+Every poll it asks the change token whether anyone committed (SQLite: `PRAGMA data_version`, a few
+microseconds; Postgres: a NOTIFY check, with a fallback read of the event cursor); only then does it
+read what changed since its cursor (`Board.live_view`) and post ONE `BoardUpdate`. A full read
+(every unfinished task, each finished column's first page) is taken at start, after a recovery, on
+`r`, and when a burst outran the cursor. The pages the columns ask for and a new filter's answer
+come in the same read as the changes: one snapshot. The inbox (`Board.inbox`) is read after a
+change and every `INBOX_RECHECK_S` (a lease runs out without a commit), posted when it differs.
 
 A locked, vanished or replaced file freezes nothing: the thread posts `BoardHealth` with the time
 the board became unreadable and retries every poll, then resynchronises from a full snapshot.
@@ -24,6 +24,7 @@ from textual.message import Message
 
 from boardlib import Board, BoardError
 from boardlib.clock import Clock
+from boardlib.columns import FINISHED, FinishedKey, PageRequest, TaskSearch, ViewRead
 from boardlib.location import BoardLocation, DatabaseUrl
 from boardlib.records import Event, InboxItem, Task
 from boardlib.stats import Stats
@@ -37,21 +38,22 @@ INBOX_RECHECK_S = 5.0  # time alone puts things in the inbox (a lease runs out):
 
 
 class BoardUpdate(Message):
-    """Rows that changed (or, when `full`, every row), in one message per change."""
+    """One read: the rows that changed (or, when `full`, every unfinished row and each finished
+    column's first page), the pages asked for, a new filter's answer."""
 
     def __init__(
         self,
-        tasks: list[Task],
+        read: ViewRead,
         *,
-        full: bool,
         touched: frozenset[str],
         last_change_ms: int | None,
         events: list[Event] | None = None,
         overridden: frozenset[str] | None = None,
     ) -> None:
         super().__init__()
-        self.tasks = tasks
-        self.full = full
+        self.read = read
+        self.tasks = read.tasks
+        self.full = read.full
         self.touched = touched  # every task id an event named, changed row or not (comments...)
         self.last_change_ms = last_change_ms
         # The events read with this update, oldest first (on a full read: the most recent ones,
@@ -99,7 +101,11 @@ class BoardReplaced(OSError):
     """The path now names another file than the one the connection reads."""
 
 
-def _last_change(tasks: list[Task]) -> int | None:
+def last_change(read: ViewRead) -> int | None:
+    """The latest moment any task of a full read changed."""
+    tasks: list[Task] = list(read.tasks)
+    for page in read.pages:
+        tasks += page.tasks
     stamps = [
         stamp
         for task in tasks
@@ -131,6 +137,10 @@ class BoardReader:
         self._lock = threading.Lock()
         self._paused = False
         self._want_full = True
+        self._search = TaskSearch()
+        self._rematch = False
+        self._pages: list[PageRequest] = []
+        self._anchors: dict[str, FinishedKey] = {}
         self._thread = threading.Thread(target=self._run, name="kanban-reader", daemon=True)
         # State below is touched by the reader thread only.
         self._board: Board | None = None
@@ -164,6 +174,23 @@ class BoardReader:
         with self._lock:
             self._want_full = self._want_full or full
         self._wake.set()
+
+    def search(self, search: TaskSearch) -> None:
+        """Follow the board through this filter from now on; the next read answers it whole."""
+        with self._lock:
+            self._search, self._rematch = search, True
+        self._wake.set()
+
+    def ask(self, request: PageRequest) -> None:
+        """Read this page of a finished column with the next read (at once)."""
+        with self._lock:
+            self._pages.append(request)
+        self._wake.set()
+
+    def set_anchors(self, anchors: dict[str, FinishedKey]) -> None:
+        """Where each finished window far down its column starts (see `BoardState.anchors`)."""
+        with self._lock:
+            self._anchors = dict(anchors)
 
     def pause(self, paused: bool) -> None:
         with self._lock:
@@ -212,16 +239,19 @@ class BoardReader:
             with self._lock:
                 paused, full = self._paused, self._want_full
                 self._want_full = False
+                asked = bool(self._pages or self._rematch)
             if paused and not full:
                 if version != self._version and not self._waiting_flagged:
                     self._waiting_flagged = True
                     self._post(ChangesWaiting())
+                if asked:  # scrolling and filtering still answer; the changes wait
+                    self._read_changes(board, changes=False)
                 return
             self._waiting_flagged = False
             changed = full or self._version is None or version != self._version
             if full or self._version is None:
                 self._read_full(board)
-            elif version != self._version:
+            elif version != self._version or asked:
                 self._read_changes(board)
             self._version = version
             self._maybe_stats(board, changed)
@@ -262,19 +292,18 @@ class BoardReader:
         if first is None:
             return
         self._board, self._identity, self._version = first.board, first.identity, first.version
-        self._cursor = first.cursor
-        self._known = {task.id: task for task in first.tasks}
+        self._cursor = first.read.cursor
+        self._known = {task.id: task for task in first.read.tasks}
         with self._lock:
-            self._want_full = False
+            self._want_full = self._search != first.search  # the filter changed meanwhile
         if first.schema_newer:
             self._schema_said = True
             self._post(SchemaNewer())
         self._post(
             BoardUpdate(
-                first.tasks,
-                full=True,
+                first.read,
                 touched=frozenset(),
-                last_change_ms=_last_change(first.tasks),
+                last_change_ms=last_change(first.read),
                 events=first.events,
                 overridden=first.overridden,
             )
@@ -307,16 +336,22 @@ class BoardReader:
             self._unreadable_since = self._clock.now_ms()
             self._post(BoardHealth(self._unreadable_since, _describe(error, self.path)))
 
+    def _take(self) -> tuple[TaskSearch, bool, list[PageRequest], dict[str, FinishedKey]]:
+        with self._lock:
+            taken = (self._search, self._rematch, self._pages, self._anchors)
+            self._rematch, self._pages = False, []
+        return taken
+
     def _read_full(self, board: Board) -> None:
-        tasks, cursor = board.snapshot()
-        self._cursor = cursor
-        self._known = {task.id: task for task in tasks}
+        search, _rematch, _pages, _anchors = self._take()  # a full read answers them all
+        read = board.live_view(search)
+        self._cursor = read.cursor
+        self._known = {task.id: task for task in read.tasks}
         self._post(
             BoardUpdate(
-                tasks,
-                full=True,
+                read,
                 touched=frozenset(),
-                last_change_ms=_last_change(tasks),
+                last_change_ms=last_change(read),
                 events=recent_events(board, RECENT_EVENTS),
                 overridden=frozenset(board.overridden_task_ids()),
             )
@@ -337,24 +372,41 @@ class BoardReader:
             self._inbox = shown
             self._post(InboxUpdate(inbox.items, inbox.now))
 
-    def _read_changes(self, board: Board) -> None:
-        events, tasks, cursor = board.changes_since(self._cursor, limit=BURST_LIMIT)
-        if len(events) >= BURST_LIMIT:
+    def _read_changes(self, board: Board, *, changes: bool = True) -> None:
+        search, rematch, pages, anchors = self._take()
+        read = board.live_view(
+            search,
+            since=self._cursor,
+            rematch=rematch,
+            pages=pages,
+            anchors=anchors,
+            limit=BURST_LIMIT,
+            changes=changes,
+        )
+        if read.overflow:  # the full read answers the filter; the windows start again
             self._read_full(board)
             return
-        if not events:
+        events = read.events
+        if not events and not read.pages and not rematch:
             return  # a commit that changed no task (an event purge): nothing to show
-        self._cursor = cursor
-        changed = [task for task in tasks if self._known.get(task.id) != task]
-        for task in changed:
-            self._known[task.id] = task
+        self._cursor = read.cursor
+        kept = [
+            (task, seq)
+            for task, seq in zip(read.tasks, read.seqs, strict=True)
+            if self._known.get(task.id) != task
+        ]
+        read.tasks, read.seqs = [task for task, _ in kept], [seq for _, seq in kept]
+        for task in read.tasks:
+            if task.status in FINISHED:
+                self._known.pop(task.id, None)  # a year of finished work is not kept here
+            else:
+                self._known[task.id] = task
         touched = frozenset(event.task_id for event in events if event.task_id is not None)
         self._post(
             BoardUpdate(
-                changed,
-                full=False,
+                read,
                 touched=touched,
-                last_change_ms=max(event.created_at for event in events),
+                last_change_ms=max(event.created_at for event in events) if events else None,
                 events=events,
             )
         )

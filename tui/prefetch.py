@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from boardlib import Board
 from boardlib.clock import Clock
+from boardlib.columns import TaskSearch, ViewRead
 from boardlib.location import BoardLocation, DatabaseUrl, absolute_location
-from boardlib.records import Event, Task
+from boardlib.records import Event
 
 RECENT_EVENTS = 200  # what a full read hands the activity pane
 
@@ -40,8 +41,8 @@ class FirstRead:
     board: Board
     identity: tuple[int, int] | None
     version: int
-    tasks: list[Task]
-    cursor: int
+    read: ViewRead
+    search: TaskSearch  # what the read was filtered by (none: the app starts unfiltered)
     events: list[Event]
     overridden: frozenset[str]
     schema_newer: bool
@@ -62,14 +63,15 @@ class Prefetch:
             return None
         try:
             version = board.change_token()
-            tasks, cursor = board.snapshot()
+            search = TaskSearch()
+            read = board.live_view(search)
             events = recent_events(board, RECENT_EVENTS)
             overridden = frozenset(board.overridden_task_ids())
             newer = board.schema_is_newer()
         except Exception:
             board.close()
             return None
-        return FirstRead(board, identity, version, tasks, cursor, events, overridden, newer)
+        return FirstRead(board, identity, version, read, search, events, overridden, newer)
 
     def take(self) -> FirstRead | None:
         """The prefetched read (once), or None when there is none to adopt."""

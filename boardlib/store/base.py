@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ..columns import FinishedKey, TaskSearch
 from ..records import Task
 from .budget_sql import BudgetTx
 from .landing_sql import LandingTx
@@ -215,6 +216,40 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         ...
 
     def all_tasks(self) -> list[Row]: ...
+
+    # -- a live view (boardlib.columns)
+    def live_tasks(self) -> list[Row]:
+        """Every unfinished task, dropped ones included, in creation order."""
+        ...
+
+    def matching_ids(self, search: TaskSearch, task_ids: Sequence[str] | None) -> list[str]:
+        """Of these tasks (None: every unfinished one), the ids `search` matches."""
+        ...
+
+    def search_tasks(self, search: TaskSearch, limit: int) -> list[Row]:
+        """Up to `limit` tasks `search` matches, in any column, newest first."""
+        ...
+
+    def finished_page(
+        self,
+        status: str,
+        search: TaskSearch,
+        *,
+        after: FinishedKey | None = None,
+        inclusive: bool = False,
+        before: FinishedKey | None = None,
+        offset: int = 0,
+        limit: int,
+    ) -> list[Row]:
+        """Up to `limit` tasks of a finished column in its order (by its index): from its top
+        (skipping `offset`), after (older than) a key, or the `limit` just before one."""
+        ...
+
+    def finished_count(
+        self, status: str, search: TaskSearch, newer_than: FinishedKey | None
+    ) -> int:
+        """How many tasks of a finished column match `search` (above a key, when given)."""
+        ...
 
     def status_counts(self) -> dict[str, int]: ...
 

@@ -48,6 +48,7 @@ DONE = sql_literal(t.DONE)
 CANCELLED = sql_literal(t.CANCELLED)
 TERMINAL = sql_list(in_column_order(t.TERMINAL))  # 'done', 'cancelled'
 PENDING = sql_list(in_column_order(t.PENDING))  # 'backlog', 'todo'
+LIVE = sql_list(status for status in t.STATUSES if status not in t.TERMINAL)  # the unfinished
 TASK_STATUSES = sql_list(t.STATUSES)
 
 RUN_RUNNING = sql_literal(EXECUTION_RUNNING)

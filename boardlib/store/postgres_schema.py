@@ -15,6 +15,8 @@ from ..records import (
 )
 from .literals import (
     BLOCKED,
+    CANCELLED,
+    DONE,
     IN_PROGRESS,
     IN_REVIEW,
     RUN_RUNNING,
@@ -270,6 +272,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             tenant_id   TEXT,
             refused_at  BIGINT  NOT NULL
         )
+        """,
+    ),
+    # 6: a year of work on one board (schema.py's migration 6): each finished column in its
+    # display order (boardlib.columns), so a live view reads a page as an index range
+    (
+        f"""
+        CREATE INDEX tasks_done_order ON tasks
+        (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {DONE}
+        """,
+        f"""
+        CREATE INDEX tasks_cancelled_order ON tasks
+        (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {CANCELLED}
         """,
     ),
 )

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..columns import FinishedKey, TaskSearch
 from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import EXECUTION_TIMED_OUT, Task
@@ -25,11 +26,13 @@ from .literals import (
     DONE,
     IN_PROGRESS,
     IN_REVIEW,
+    LIVE,
     PENDING,
     RUN_RUNNING,
     TERMINAL,
     TODO,
     WORKSPACE_ACTIVE,
+    sql_literal,
 )
 from .stats_sql import StatsStatements
 
@@ -76,6 +79,18 @@ CONSUMER_COLUMNS = frozenset({
     "last_seq", "failing_seq", "failures", "last_error", "held_since", "owner", "owner_until",
     "updated_at",
 })  # fmt: skip
+
+# A finished column's order (`columns.sort_key`): newest finish first, then the later seq. Each
+# finished status has its partial index on exactly these expressions (`tasks_<status>_order`),
+# with `dropped` in it too, so a page is an index range and a count never reads the table.
+FINISHED_AT = "COALESCE(completed_at, updated_at)"  # columns.finished_at
+FINISHED_ORDER = f"ORDER BY {FINISHED_AT} DESC, seq DESC"
+FINISHED_REVERSE = f"ORDER BY {FINISHED_AT}, seq"
+# Keyset bounds, spelled as a range on the index's first expression plus a tie-break (a row-value
+# comparison is not used as a range on an expression index: SQLite then walks from the top).
+OLDER_THAN = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq < :key_seq)"
+OLDER_OR_SAME = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq <= :key_seq)"
+NEWER_THAN = f"{FINISHED_AT} >= :key_at AND ({FINISHED_AT} > :key_at OR seq > :key_seq)"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
@@ -371,6 +386,105 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     def all_tasks(self) -> list[Row]:
         """Every task, dropped ones included, in creation order (the TUI's snapshot)."""
         return self._fetchall("SELECT * FROM tasks ORDER BY seq")
+
+    # -- a live view (boardlib.columns holds the rules) ----------------------------------------
+
+    def live_tasks(self) -> list[Row]:
+        """Every unfinished task, dropped ones included, in creation order."""
+        return self._fetchall(f"SELECT * FROM tasks WHERE status IN ({LIVE}) ORDER BY seq")
+
+    def _search(self, search: TaskSearch) -> tuple[str, dict[str, Any]]:
+        """`search` as conditions (each starting with AND) and their parameters: the one
+        spelling of what a view's filter matches."""
+        like = self.LIKE_ANY_CASE
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if not search.include_dropped:
+            where.append("dropped = 0")
+        for name, column in (("team", "team_id"), ("role", "role")):
+            value = getattr(search, name)
+            if value is not None:
+                where.append(f"LOWER({column}) = :{name}")
+                params[name] = value.lower()
+        if search.status is not None:
+            where.append("status = :status")
+            params["status"] = search.status
+        if search.assignee is not None:
+            where.append("(LOWER(assignee_agent_id) = :assignee OR LOWER(claimed_by) = :assignee)")
+            params["assignee"] = search.assignee.lower()
+        for index, word in enumerate(search.words):
+            where.append(
+                f"(id {like} :w{index} ESCAPE '\\' OR title {like} :w{index} ESCAPE '\\' "
+                f"OR description {like} :w{index} ESCAPE '\\')"
+            )
+            params[f"w{index}"] = like_pattern(word)
+        return "".join(f" AND {condition}" for condition in where), params
+
+    def matching_ids(self, search: TaskSearch, task_ids: Sequence[str] | None) -> list[str]:
+        """Of these tasks (None: every unfinished one), the ids `search` matches."""
+        where, params = self._search(search)
+        if task_ids is None:
+            query = f"SELECT id FROM tasks WHERE status IN ({LIVE}){where}"
+        elif not task_ids:
+            return []
+        else:
+            marks = ", ".join(f":id{i}" for i in range(len(task_ids)))
+            query = f"SELECT id FROM tasks WHERE id IN ({marks}){where}"
+            params.update({f"id{i}": task_id for i, task_id in enumerate(task_ids)})
+        return [row[0] for row in self._fetchall(query, params)]
+
+    def search_tasks(self, search: TaskSearch, limit: int) -> list[Row]:
+        """Up to `limit` tasks `search` matches, in any column, newest first."""
+        where, params = self._search(search)
+        params["limit"] = limit
+        return self._fetchall(
+            f"SELECT * FROM tasks WHERE seq > 0{where} ORDER BY seq DESC LIMIT :limit", params
+        )
+
+    def finished_page(
+        self,
+        status: str,
+        search: TaskSearch,
+        *,
+        after: FinishedKey | None = None,
+        inclusive: bool = False,
+        before: FinishedKey | None = None,
+        offset: int = 0,
+        limit: int,
+    ) -> list[Row]:
+        """Up to `limit` tasks of a finished column in its order: from its top (skipping
+        `offset`), after (older than) a key, or the `limit` just before (newer than) one."""
+        where, params = self._search(search)
+        params["limit"] = limit
+        order = FINISHED_ORDER
+        bound = ""
+        if after is not None:
+            bound = f" AND {OLDER_OR_SAME if inclusive else OLDER_THAN}"
+            params["key_at"], params["key_seq"] = after
+        elif before is not None:
+            bound, order = f" AND {NEWER_THAN}", FINISHED_REVERSE
+            params["key_at"], params["key_seq"] = before
+        query = f"SELECT * FROM tasks WHERE status = {sql_literal(status)}{bound}{where} {order}"
+        query += " LIMIT :limit"
+        if offset:
+            query += " OFFSET :offset"
+            params["offset"] = offset
+        rows = self._fetchall(query, params)
+        return rows[::-1] if before is not None else rows
+
+    def finished_count(
+        self, status: str, search: TaskSearch, newer_than: FinishedKey | None
+    ) -> int:
+        """How many tasks of a finished column match `search` (only those above a key, its
+        row, when given)."""
+        where, params = self._search(search)
+        bound = ""
+        if newer_than is not None:
+            bound = f" AND {NEWER_THAN}"
+            params["key_at"], params["key_seq"] = newer_than
+        return self._count(
+            f"SELECT COUNT(*) FROM tasks WHERE status = {sql_literal(status)}{bound}{where}", params
+        )
 
     def status_counts(self) -> dict[str, int]:
         rows = self._fetchall(

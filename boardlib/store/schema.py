@@ -21,6 +21,7 @@ from ..records import (
 )
 from .literals import (
     BLOCKED,
+    CANCELLED,
     DONE,
     IN_PROGRESS,
     IN_REVIEW,
@@ -372,6 +373,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             tenant_id   TEXT,
             refused_at  INTEGER NOT NULL
         )
+        """,
+    ),
+    # 6: a year of work on one board: each finished column in its display order
+    # (boardlib.columns), so a live view reads a page as an index range and counts from the index
+    (
+        f"""
+        CREATE INDEX tasks_done_order ON tasks
+        (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {DONE}
+        """,
+        f"""
+        CREATE INDEX tasks_cancelled_order ON tasks
+        (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {CANCELLED}
         """,
     ),
 )

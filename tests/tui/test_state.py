@@ -1,12 +1,32 @@
 """The board screen's model without a terminal: the keyed diff, display order, filters, and the
-reader's incremental feed (`Board.changes_since`) against a real board file."""
+reader's incremental feed (`Board.live_view`) against a real board, on both backends."""
 
 from pathlib import Path
 
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
-from tui.board_state import BoardState, TaskFilter
+from tui.board_state import Applied, BoardState, TaskFilter
 from tui.cards import EXPIRED, NO_LEASE, OK, SOON, lease_state, next_lease_change
+
+
+def loaded(board: Board, state: BoardState | None = None) -> BoardState:
+    """A state after its full read."""
+    state = state or BoardState()
+    state.load(board.live_view(state.search, page_size=state.page_size))
+    return state
+
+
+def follow(state: BoardState, board: Board, *, rematch: bool = False) -> Applied:
+    """What the reader does every poll: the changes since the state's cursor."""
+    return state.apply(
+        board.live_view(
+            state.search,
+            since=state.cursor,
+            rematch=rematch,
+            anchors=state.anchors(),
+            page_size=state.page_size,
+        )
+    )
 
 
 def test_load_orders_by_priority_then_creation(board: Board) -> None:
@@ -14,8 +34,7 @@ def test_load_orders_by_priority_then_creation(board: Board) -> None:
     high = board.create_task("high", priority=5)
     mid = board.create_task("mid", priority=1)
     also_mid = board.create_task("also mid", priority=1)
-    state = BoardState()
-    state.load(board.all_tasks())
+    state = loaded(board)
     assert state.columns[t.TODO] == [high.id, mid.id, also_mid.id, low.id]
     assert state.counts[t.TODO] == 4
 
@@ -24,33 +43,32 @@ def test_apply_repaints_in_place_or_shifts(board: Board) -> None:
     a = board.create_task("a")
     b = board.create_task("b")
     c = board.create_task("c")
-    state = BoardState()
-    state.load(board.all_tasks())
+    state = loaded(board)
     # A field edit that keeps the slot: a repaint in place, nothing shifts.
-    edited = board.update_task(b.id, title="b, renamed")
-    applied = state.apply([edited])
+    board.update_task(b.id, title="b, renamed")
+    applied = follow(state, board)
     assert applied.changed == {b.id}
     assert applied.columns[t.TODO].rows == {b.id}
     assert applied.columns[t.TODO].shifted_from is None
     # A move: out of todo at row 0, into in_progress at row 0; the selection-follow data is there.
-    moved = board.claim(a.id, "ada")
-    applied = state.apply([moved])
+    board.claim(a.id, "ada")
+    applied = follow(state, board)
     assert applied.moved == {a.id: (t.TODO, t.IN_PROGRESS)}
     assert applied.columns[t.TODO].shifted_from == 0
     assert applied.columns[t.IN_PROGRESS].shifted_from == 0
     assert state.columns[t.TODO] == [b.id, c.id]
     assert state.columns[t.IN_PROGRESS] == [a.id]
     assert state.index_of(c.id) == 1
-    # An unchanged row is not a change.
-    assert state.apply([board.get_task(c.id)]).empty
+    # Nothing new since: not a change.
+    assert follow(state, board).empty
 
 
 def test_priority_change_reorders(board: Board) -> None:
     a = board.create_task("a")
     b = board.create_task("b")
-    state = BoardState()
-    state.load(board.all_tasks())
-    applied = state.apply([board.update_task(b.id, priority=3)])
+    state = loaded(board)
+    board.update_task(b.id, priority=3)
+    applied = follow(state, board)
     assert state.columns[t.TODO] == [b.id, a.id]
     assert applied.columns[t.TODO].shifted_from == 0
 
@@ -60,20 +78,23 @@ def test_filter_and_dropped(board: Board) -> None:
     b = board.create_task("Write docs", role="writer")
     c = board.create_task("Parse dates", role="builder")
     board.drop(c.id)
-    state = BoardState()
-    state.load(board.all_tasks())
+    state = loaded(board)
     assert state.columns[t.TODO] == [a.id, b.id]
     state.filter = TaskFilter.parse("parse role:builder")
-    state.refilter()
+    follow(state, board, rematch=True)
     assert state.columns[t.TODO] == [a.id]
     state.show_dropped = True
-    state.refilter()
+    follow(state, board, rematch=True)
     assert state.columns[t.TODO] == [a.id, c.id]
     # Counts are the tasks in scope (dropped ones while shown), whatever the filter matches:
     # the header's "shown" can never exceed its total, and a column agrees with the header.
     assert state.counts[t.TODO] == 3
     assert state.shown <= state.total == 3
     assert TaskFilter.parse("team:core @ada x").describe() == "x team:core assignee:ada"
+    # A changed row is matched by the store too: renamed out of the filter, it leaves.
+    board.update_task(a.id, title="Write the plan")
+    follow(state, board)
+    assert state.columns[t.TODO] == [c.id]
 
 
 def test_counts_agree_with_dropped_tasks_shown(board: Board) -> None:
@@ -81,17 +102,17 @@ def test_counts_agree_with_dropped_tasks_shown(board: Board) -> None:
     live = [board.create_task(f"live {i}") for i in range(3)]
     for task in [board.create_task(f"gone {i}") for i in range(2)]:
         board.drop(task.id)
-    state = BoardState()
-    state.load(board.all_tasks())
+    state = loaded(board)
     assert (state.shown, state.total, state.counts[t.TODO]) == (3, 3, 3)
     state.show_dropped = True
-    state.refilter()
+    follow(state, board, rematch=True)
     assert (state.shown, state.total, state.counts[t.TODO]) == (5, 5, 5)
     # Incremental updates keep the same rule: a dropped task restored, a live one dropped.
-    state.apply([board.drop(live[0].id)])
+    board.drop(live[0].id)
+    follow(state, board)
     assert (state.shown, state.total, state.counts[t.TODO]) == (5, 5, 5)
     state.show_dropped = False
-    state.refilter()
+    follow(state, board, rematch=True)
     assert (state.shown, state.total, state.counts[t.TODO]) == (2, 2, 2)
 
 
@@ -106,19 +127,21 @@ def test_done_and_cancelled_are_newest_first(board: Board, clock: ManualClock) -
     for task in cancelled:
         clock.advance(seconds=10)
         board.cancel(task.id)
-    state = BoardState()
-    state.load(board.all_tasks())
+    state = loaded(board)
     assert state.columns[t.DONE] == [tasks[2].id, tasks[1].id, tasks[0].id]
     assert state.columns[t.CANCELLED] == [cancelled[1].id, cancelled[0].id]
-    # One more finishes: it arrives on top (an insertion at row 0).
+    # One more finishes: it arrives on top (an insertion at row 0), counted by the store.
     late = board.create_task("late", priority=-5)
     clock.advance(seconds=10)
     board.claim(late.id, "ada")
-    applied = state.apply([board.move(late.id, t.DONE)])
+    board.move(late.id, t.DONE)
+    applied = follow(state, board)
     assert state.columns[t.DONE][0] == late.id
     assert applied.columns[t.DONE].shifted_from == 0
+    assert (state.counts[t.DONE], state.row_count(t.DONE)) == (4, 4)
     # A priority edit on a finished task does not move it.
-    applied = state.apply([board.update_task(tasks[0].id, priority=50)])
+    board.update_task(tasks[0].id, priority=50)
+    applied = follow(state, board)
     assert state.columns[t.DONE][-1] == tasks[0].id
     assert applied.columns[t.DONE].shifted_from is None
 
@@ -134,7 +157,7 @@ def test_filter_problems_are_named() -> None:
     assert TaskFilter.parse("status:in-progress").status == t.IN_PROGRESS
 
 
-def test_changes_since_follows_the_board(board: Board) -> None:
+def test_changes_since_follows_the_board(board: Board) -> None:  # the feed other views use
     blocker = board.create_task("blocker")
     waiting = board.create_task("waiting", depends_on=[blocker.id])
     tasks, cursor = board.snapshot()

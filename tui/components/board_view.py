@@ -119,7 +119,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         width = width or self._room()  # the terminal, less a drawer beside the board
         if not width:
             return
-        self._empty = frozenset(s for s, c in self.columns.items() if not c.ids)
+        self._empty = frozenset(s for s, c in self.columns.items() if not c.rows)
         open_columns = [c for c in self.columns.values() if not c.collapsed]
         folded = len(self.columns) - len(open_columns)
         room = width - folded * FOLDED_COLUMN_WIDTH
@@ -128,7 +128,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         # the first data, so the first paint of a board with work in every column is final).
         loaded = bool(self.state.tasks)
         for column in self.columns.values():
-            column.set_strip(loaded and not fits and not column.collapsed and not column.ids)
+            column.set_strip(loaded and not fits and not column.collapsed and not column.rows)
         strips = [c for c in self.columns.values() if c.strip]
         open_columns = [c for c in self.columns.values() if not c.collapsed and not c.strip]
         folded = len(self.columns) - len(open_columns) - len(strips)
@@ -243,8 +243,8 @@ class BoardView(HorizontalScroll, can_focus=False):
             self.active.set_active(False)
             self.active_status = status
             column.set_active(True)
-            if column.selected_id is None and column.ids:
-                column.move_to(0)
+            if column.selected_id is None and column.rows:
+                column.move_to(column.cursor)
         self._snap(column)
         self._announce()
 
@@ -272,7 +272,7 @@ class BoardView(HorizontalScroll, can_focus=False):
 
     def end(self) -> None:
         if not self.active.collapsed:
-            self.active.move_to(len(self.active.ids) - 1)
+            self.active.move_to(self.active.rows - 1)
         self._announce()
 
     def select_task(self, task_id: str) -> bool:
@@ -303,24 +303,23 @@ class BoardView(HorizontalScroll, can_focus=False):
         selected = self.active.selected_id
         for status, change in applied.columns.items():
             self.columns[status].apply(change, to_top=applied.refiltered)
-        empty = frozenset(s for s, c in self.columns.items() if not c.ids)
+        empty = frozenset(s for s, c in self.columns.items() if not c.rows)
         if empty != self._empty:  # a column gained its first card or lost its last: re-share
             self.layout_columns()
             self._snap(self.active)
         if not self._placed and self.state.tasks:
             self._placed = True
             self._place()
-        elif applied.refiltered and not self.active.ids:
+        elif applied.refiltered and not self.active.rows:
             # Bring the first match into view: the focused column has none.
-            first = next((s for s in t.STATUSES if self.state.columns[s]), None)
+            first = next((s for s in t.STATUSES if self.state.row_count(s)), None)
             if first is not None:
                 self.focus_column(first, unfold=True)
         if selected is not None and selected in applied.moved:
             from_status, to_status = applied.moved[selected]
             if to_status != self.active_status:
                 self.post_message(self.SelectionLeft(selected, from_status, to_status))
-        if self.active.selected_id is None and self.active.ids:
-            self.active.move_to(0)
+        self.active.settle()
         self._announce()
 
     def _place(self) -> None:

@@ -6,7 +6,9 @@ to one card repaints its four lines (`refresh_lines`), a card arriving or leavin
 row down. Scroll position and selection are kept by task id, so an update that inserts cards above
 the viewport does not move what the operator is looking at; a column scrolled to its top stays at
 its top (new urgent work arrives in view), and a scrolled one counts what arrived above it in its
-title ("↑2 new") until the operator scrolls up to it.
+title ("↑2 new") until the operator scrolls up to it. A finished column is as tall as its count
+and holds a window of it: a row not loaded yet draws as a blank card and asks for its page
+(`RowsWanted`), which repaints it when it arrives.
 """
 
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from boardlib.columns import PageRequest
 from boardlib.records import Task
 from boardlib.transitions import label
 
@@ -47,6 +50,13 @@ class TaskColumn(ScrollView, can_focus=False):
         "task-column--changed",
         "task-column--collapsed",
     }
+
+    class RowsWanted(Message):
+        """A row on screen has no card yet: its page, to read."""
+
+        def __init__(self, request: PageRequest) -> None:
+            super().__init__()
+            self.request = request
 
     class Clicked(Message):
         def __init__(self, column: "TaskColumn", task_id: str, double: bool) -> None:
@@ -84,7 +94,16 @@ class TaskColumn(ScrollView, can_focus=False):
 
     @property
     def ids(self) -> list[str]:
+        """The ids loaded, from row `state.starts[status]` (0 but in a finished column)."""
         return self.state.columns[self.status]
+
+    @property
+    def rows(self) -> int:
+        """How many cards the column shows, loaded or not."""
+        return self.state.row_count(self.status)
+
+    def id_at(self, row: int) -> str | None:
+        return self.state.id_at(self.status, row)
 
     @property
     def line_width(self) -> int:
@@ -101,12 +120,12 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def _sync(self) -> None:
         """Virtual height and border title from the current ids."""
-        height = 0 if self.collapsed or self.strip else len(self.ids) * CARD_HEIGHT
+        height = 0 if self.collapsed or self.strip else self.rows * CARD_HEIGHT
         size = Size(0, height)
         if self.virtual_size != size:
             self.virtual_size = size
         count = self.state.counts.get(self.status, 0)
-        shown = len(self.ids)
+        shown = self.rows
         if self.strip:
             title, subtitle = "", ""
         elif self.collapsed:
@@ -163,10 +182,23 @@ class TaskColumn(ScrollView, can_focus=False):
             return self._collapsed_line(y, width)
         line = self.scroll_offset.y + y
         index, row = divmod(line, CARD_HEIGHT)
-        ids = self.ids
-        if index >= len(ids):
+        if index >= self.rows:
             return Strip.blank(width, self.rich_style)
-        return self._card(self.state.tasks[ids[index]], index, width)[row]
+        task_id = self.id_at(index)
+        if task_id is None:  # not loaded yet: ask for its page, draw a blank card meanwhile
+            request = self.state.want(self.status, index)
+            if request is not None:
+                # To the app itself: a message made while the screen renders has the screen for
+                # its sender, and bubbling stops there.
+                self.app.post_message(self.RowsWanted(request))
+            return self._loading_line(row, width)
+        return self._card(self.state.tasks[task_id], index, width)[row]
+
+    def _loading_line(self, row: int, width: int) -> Strip:
+        if row == CARD_HEIGHT - 1:
+            return Strip.blank(width, self.rich_style)
+        text = "…" if row == 0 else ""
+        return Strip([Segment(f" {text}".ljust(width)[:width], self.palette.card)], width)
 
     def _card(self, task: Task, index: int, width: int) -> list[Strip]:
         now = self.now_ms()
@@ -218,11 +250,11 @@ class TaskColumn(ScrollView, can_focus=False):
         return Strip([Segment(text.center(width)[:width], style)], width)
 
     def refresh_card(self, index: int) -> None:
-        if 0 <= index < len(self.ids):
+        if 0 <= index < self.rows:
             self.refresh_lines(index * CARD_HEIGHT, CARD_HEIGHT)
 
     def refresh_task(self, task_id: str) -> None:
-        index = self.state.index_of(task_id)
+        index = self.state.row_of(task_id)
         task = self.state.tasks.get(task_id)
         if index is not None and task is not None and task.status == self.status:
             self.refresh_card(index)
@@ -249,18 +281,19 @@ class TaskColumn(ScrollView, can_focus=False):
             self.refresh()
 
     def move_to(self, index: int) -> None:
-        """Put the cursor on row `index` (clamped) and scroll it into view."""
-        ids = self.ids
-        if not ids:
+        """Put the cursor on row `index` (clamped) and scroll it into view (a row whose page is
+        still on its way is selected when it arrives: `settle`)."""
+        rows = self.rows
+        if not rows:
             self.cursor, self.selected_id = 0, None
             return
-        index = max(0, min(index, len(ids) - 1))
+        index = max(0, min(index, rows - 1))
         if index != self.cursor:
             old = self.cursor
             self.cursor = index
             self.refresh_card(old)
             self.refresh_card(index)
-        self.selected_id = ids[index]
+        self.selected_id = self.id_at(index)
         self.scroll_to_region(
             Region(0, index * CARD_HEIGHT, 1, CARD_HEIGHT - 1),
             animate=False,
@@ -268,8 +301,16 @@ class TaskColumn(ScrollView, can_focus=False):
             immediate=True,
         )
 
+    def settle(self) -> None:
+        """Select the card under the cursor once it is there (first load, a page arrived)."""
+        if self.selected_id is None and self.rows:
+            if self.cursor >= self.rows:
+                self.move_to(self.rows - 1)
+            else:
+                self.selected_id = self.id_at(self.cursor)
+
     def select(self, task_id: str) -> bool:
-        index = self.state.index_of(task_id)
+        index = self.state.row_of(task_id)
         if index is None or self.state.tasks[task_id].status != self.status:
             return False
         self.move_to(index)
@@ -286,16 +327,20 @@ class TaskColumn(ScrollView, can_focus=False):
         tasks (or, `to_top`, showing the first card: a new filter asks a new question)."""
         if to_top:
             self.new_above.clear()
-            self.cursor, self.selected_id = 0, (self.ids[0] if self.ids else None)
+            self.cursor, self.selected_id = 0, self.id_at(0)
             self._sync()
             self.scroll_to(y=0, animate=False, immediate=True)
-            self._top_id = self.ids[0] if self.ids else None
+            self._top_id = self.id_at(0)
             self.refresh()
             return
         if change.reset or change.shifted_from is not None:
             self._restructure(change)
             return
         self._sync()
+        if change.paged:  # blank cards that now have their tasks
+            self.settle()
+            self._top_id = self.id_at(int(self.scroll_offset.y) // CARD_HEIGHT)
+            self.refresh()
         for task_id in change.rows:
             self.refresh_task(task_id)
 
@@ -306,10 +351,10 @@ class TaskColumn(ScrollView, can_focus=False):
         task = self.state.tasks.get(task_id)
         if task is None or task.status != self.status:
             return None
-        return self.state.index_of(task_id)
+        return self.state.row_of(task_id)
 
     def _restructure(self, change: ColumnChange) -> None:
-        ids = self.ids
+        rows = self.rows
         scroll_y = int(self.scroll_offset.y)
         height = self.scrollable_content_region.height
         selected_row = self.cursor * CARD_HEIGHT - scroll_y  # where the selection was on screen
@@ -319,9 +364,9 @@ class TaskColumn(ScrollView, can_focus=False):
         # neighbour that took its place), as in a triage list.
         index = self._mine(self.selected_id)
         if index is None:
-            index = min(self.cursor, max(len(ids) - 1, 0))
+            index = min(self.cursor, max(rows - 1, 0))
         self.cursor = index
-        self.selected_id = ids[index] if ids else None
+        self.selected_id = self.id_at(index)
         # The view: at the top it stays at the top, so what arrives there is seen; otherwise on
         # the selected card (active column) or on the card that was on top.
         if scroll_y == 0:
@@ -331,7 +376,7 @@ class TaskColumn(ScrollView, can_focus=False):
         else:
             anchor = self._mine(top_id)
             target = (top_index if anchor is None else anchor) * CARD_HEIGHT + top_offset
-        max_y = max(0, len(ids) * CARD_HEIGHT - height)
+        max_y = max(0, rows * CARD_HEIGHT - height)
         target = max(0, min(target, max_y))
         for task_id in change.inserted:
             row = self._mine(task_id)
@@ -339,7 +384,7 @@ class TaskColumn(ScrollView, can_focus=False):
                 self.new_above.add(task_id)
         self._prune_new_above(target)
         self._sync()
-        if change.reset or target != scroll_y:
+        if change.reset or change.paged or target != scroll_y:
             self.scroll_to(y=target, animate=False, immediate=True)
             self.refresh()
         elif change.shifted_from is not None:
@@ -347,7 +392,7 @@ class TaskColumn(ScrollView, can_focus=False):
             end = scroll_y + self.scrollable_content_region.height
             if start < end:
                 self.refresh_lines(start, end - start)
-        self._top_id = ids[min(target // CARD_HEIGHT, len(ids) - 1)] if ids else None
+        self._top_id = self.id_at(min(target // CARD_HEIGHT, rows - 1)) if rows else None
         for task_id in change.rows:
             self.refresh_task(task_id)
 
@@ -355,9 +400,7 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        ids = self.ids
-        index = int(new_value) // CARD_HEIGHT
-        self._top_id = ids[index] if 0 <= index < len(ids) else None
+        self._top_id = self.id_at(int(new_value) // CARD_HEIGHT)
         if self.new_above and self._prune_new_above(int(new_value)):
             self._sync()
 
@@ -376,9 +419,10 @@ class TaskColumn(ScrollView, can_focus=False):
         """Repaint the visible cards whose lease state changed between two moments."""
         top = int(self.scroll_offset.y) // CARD_HEIGHT
         bottom = top + self.page_cards + 1
-        for index, task_id in enumerate(self.ids[top:bottom], start=top):
-            task = self.state.tasks[task_id]
-            if lease_state(task, now_ms) != lease_state(task, previous_ms):
+        for index in range(top, min(bottom, self.rows)):
+            task_id = self.id_at(index)
+            task = self.state.tasks[task_id] if task_id is not None else None
+            if task is not None and lease_state(task, now_ms) != lease_state(task, previous_ms):
                 self.refresh_card(index)
 
     # -- mouse ----------------------------------------------------------------------------------
@@ -386,6 +430,6 @@ class TaskColumn(ScrollView, can_focus=False):
     def on_click(self, event: events.Click) -> None:
         if self.collapsed:
             return
-        index = (int(self.scroll_offset.y) + event.y) // CARD_HEIGHT
-        if 0 <= index < len(self.ids):
-            self.post_message(self.Clicked(self, self.ids[index], event.chain >= 2))
+        task_id = self.id_at((int(self.scroll_offset.y) + event.y) // CARD_HEIGHT)
+        if task_id is not None:
+            self.post_message(self.Clicked(self, task_id, event.chain >= 2))
