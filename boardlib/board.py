@@ -80,6 +80,7 @@ from .store import open_store
 from .store.base import Row, RowEvent, Store, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from .archive import ImportReport, PruneReport
     from .payloads import (
         BudgetChanged,
         CommentAdded,
@@ -2213,6 +2214,23 @@ class Board:
             return released[0]
 
         return self.store.write(work)
+
+    def prune_events(self, before: str | int, archive: Path) -> "PruneReport":
+        """Archive events older than `before` (`90d`, `2025-01-31`, or epoch ms) to a new file
+        and delete them from the board, within `boardlib.archive`'s rules: never a task, never
+        an event a named consumer has not read, never a live task's history."""
+        from .archive import cut_off, prune_events
+
+        if isinstance(before, bool) or not isinstance(before, (str, int)):
+            raise invalid_input("before must be an age, a date or epoch milliseconds")
+        before_ms = before if isinstance(before, int) else cut_off(before, self.now())
+        return prune_events(self, before_ms, Path(archive))
+
+    def import_events(self, archive: Path) -> "ImportReport":
+        """Put an archive's events back as they were (`boardlib.archive`); twice is once."""
+        from .archive import import_events
+
+        return import_events(self, Path(archive))
 
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes)."""

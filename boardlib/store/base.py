@@ -401,6 +401,24 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def purge_expired_events(self, now: int) -> int: ...
 
+    # -- archiving old events (boardlib.archive)
+    def lowest_consumer_cursor(self) -> int | None:
+        """The lowest cursor of the board's named event consumers (None: there are none): the
+        one place that holds a prune back for the readers that have not read yet."""
+        ...
+
+    def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:
+        """The next events (seq above `after`) a prune may take, oldest first."""
+        ...
+
+    def delete_events(self, seqs: Sequence[int], through: int, before_ms: int) -> int:
+        """Delete these events, of those a prune may still take now; returns how many."""
+        ...
+
+    def events_at(self, seqs: Sequence[int]) -> list[Row]: ...
+
+    def count_events(self) -> int: ...
+
     def insert_audit(
         self,
         *,

@@ -92,6 +92,14 @@ OLDER_THAN = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq < :k
 OLDER_OR_SAME = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq <= :key_seq)"
 NEWER_THAN = f"{FINISHED_AT} >= :key_at AND ({FINISHED_AT} > :key_at OR seq > :key_seq)"
 
+# What a prune may take (boardlib.archive): older than the cut, at or below `through` (the lowest
+# named consumer's cursor, the log's safe end), never the newest event (so seqs only grow), never
+# an event of a task still in flight (a live task keeps its whole history).
+PRUNABLE = f"""created_at < :before AND seq <= :through
+    AND seq < (SELECT MAX(seq) FROM events)
+    AND (task_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM tasks t WHERE t.id = events.task_id AND t.status NOT IN ({TERMINAL})))"""
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
 _PYFORMAT_TOKEN = re.compile(r"'(?:[^']|'')*'|::|:([A-Za-z_][A-Za-z0-9_]*)|\?|%")
@@ -908,6 +916,43 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                     AND t.status NOT IN ({TERMINAL})))
             """,
             {"now": now},
+        )
+
+    # -- archiving old events (boardlib.archive holds the rules) --------------------------------
+
+    def lowest_consumer_cursor(self) -> int | None:
+        """The lowest cursor of the board's named event consumers: no prune goes past it. This
+        schema has no named consumers yet, so nothing holds events back; where the consumers'
+        table exists this is `SELECT MIN(last_seq) FROM event_consumers`."""
+        return None
+
+    def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:
+        """The next events a prune may take, oldest first (`PRUNABLE`)."""
+        return self._fetchall(
+            f"SELECT * FROM events WHERE seq > :after AND {PRUNABLE} ORDER BY seq LIMIT :limit",
+            {"after": after, "through": through, "before": before_ms, "limit": limit},
+        )
+
+    def delete_events(self, seqs: Sequence[int], through: int, before_ms: int) -> int:
+        """Delete these events, of those still prunable now (a rule re-checked, not trusted)."""
+        if not seqs:
+            return 0
+        marks = ", ".join(f":s{i}" for i in range(len(seqs)))
+        params: dict[str, Any] = {f"s{i}": seq for i, seq in enumerate(seqs)}
+        params.update(through=through, before=before_ms)
+        return self._execute(f"DELETE FROM events WHERE seq IN ({marks}) AND {PRUNABLE}", params)
+
+    def count_events(self) -> int:
+        return self._count("SELECT COUNT(*) FROM events")
+
+    def events_at(self, seqs: Sequence[int]) -> list[Row]:
+        """The events with these seqs that the board holds."""
+        if not seqs:
+            return []
+        marks = ", ".join(f":s{i}" for i in range(len(seqs)))
+        return self._fetchall(
+            f"SELECT * FROM events WHERE seq IN ({marks}) ORDER BY seq",
+            {f"s{i}": seq for i, seq in enumerate(seqs)},
         )
 
     def insert_audit(

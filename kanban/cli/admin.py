@@ -1,8 +1,13 @@
-"""Board upkeep: a stale-task reconciliation pass on demand, and the integrity check."""
+"""Board upkeep: a stale-task reconciliation pass on demand, the integrity check, and old events
+archived out of the board (and back)."""
+
+from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 
 from boardlib.config import BoardConfig
+from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl, board_location, display_location, location_exists
 
 from .context import board_path, global_options, open_board, settings
@@ -21,6 +26,48 @@ def reconcile() -> None:
     with open_board(reconcile_orphans=False) as board:
         report = board.reconcile_stale_tasks()
     emit(report.to_json(), kind="reconcile")
+
+
+@click.command("prune")
+@click.option(
+    "--events-before",
+    "before",
+    required=True,
+    metavar="AGE|DATE",
+    help="Archive events older than this: an age (90d, 12h, 2w) or a UTC date (2025-01-31).",
+)
+@click.option(
+    "--archive",
+    "archive",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The archive file to write (new). Default: beside the board file, named by the day of "
+    "the cut; a PostgreSQL board needs one.",
+)
+@global_options
+def prune(before: str, archive: Path | None) -> None:
+    """Move old events out of the board, into an archive file it can re-import.
+
+    Writes every event older than the cut to the archive (a new JSON-lines file, fsynced before
+    anything is deleted), then deletes them from the board in short transactions. Never removes
+    a task, an event a named consumer has not read, the history of a task still in flight, or
+    the newest event. `kanban db import-events FILE` puts them back as they were.
+    """
+    from boardlib.archive import cut_off
+
+    with open_board(reconcile_orphans=False, create=False) as board:
+        before_ms = cut_off(before, board.now())
+        if archive is None:
+            archive = _default_archive(before_ms)
+        report = board.prune_events(before_ms, archive)
+    emit(report.to_json(), kind="record")
+
+
+def _default_archive(before_ms: int) -> Path:
+    where = board_path()
+    if isinstance(where, DatabaseUrl):
+        raise invalid_input("a PostgreSQL board's events need --archive FILE to go to")
+    day = datetime.fromtimestamp(before_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+    return where.with_name(f"{where.stem}.events-before-{day}.jsonl")
 
 
 @click.group("db")
@@ -48,6 +95,21 @@ def check() -> None:
             }
         )
         raise click.exceptions.Exit(UNEXPECTED)
+
+
+@db.command("import-events")
+@click.argument("archive", type=click.Path(dir_okay=False, path_type=Path))
+@global_options
+def import_events(archive: Path) -> None:
+    """Put the events of a prune's archive back into the board, as they were.
+
+    The whole file is checked first (its event count and sha256, every line an event); events
+    the board holds already are left alone, and one that differs is refused with nothing
+    imported. Importing the same archive twice imports it once.
+    """
+    with open_board(reconcile_orphans=False, create=False) as board:
+        report = board.import_events(archive)
+    emit(report.to_json(), kind="record")
 
 
 @db.command("path")

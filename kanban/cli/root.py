@@ -42,6 +42,7 @@ EPILOG = "\b\n" + textwrap.fill(
             "Upkeep",
             {
                 "reconcile": "kanban.cli.admin:reconcile",
+                "prune": "kanban.cli.admin:prune",
                 "db": "kanban.cli.admin:db",
             },
         ),

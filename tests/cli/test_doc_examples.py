@@ -198,3 +198,25 @@ def test_an_existing_board_moves_to_postgres_whole(tmp_path: Path, schema_url: s
             ("TASK-2", "todo"),
         ]
         assert board.get_task("TASK-2").unmet_deps == 1
+
+
+def test_prune_archives_old_events_and_imports_them_back(tmp_path: Path) -> None:
+    """docs/agents.md#prune on a board with a year of history: the events come back as they were."""
+    from boardlib import ManualClock
+
+    db = tmp_path / "board.db"
+    day = 86_400_000
+    clock = ManualClock(int(time.time() * 1000) - 365 * day)
+    with Board(db, clock=clock) as board:
+        for week in range(40):
+            task = board.create_task(f"week {week}")
+            board.claim(task.id, "worker-1")
+            board.move(task.id, "done")
+            clock.advance(ms=7 * day)
+    with Board(db, read_only=True) as board:
+        before = board.events(limit=10_000)
+    done = run(example("docs/agents.md#prune"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(db)))
+    pruned, imported = documents(done.stdout)
+    assert pruned["archived"] == pruned["pruned"] == imported["imported"] > 50
+    with Board(db, read_only=True) as board:
+        assert board.events(limit=10_000) == before

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import raw_execute
+from tests.backends import is_postgres, raw_execute
 from tests.cli.conftest import Kanban
 
 
@@ -129,3 +129,42 @@ def test_board_location_flag_env_and_default(tmp_path: Path) -> None:
         "task", "dispatch", "-t", "default place", env=env, board=state / "kanban" / "board.db"
     )
     assert (state / "kanban" / "board.db").exists()
+
+
+def test_prune_archives_old_events_and_import_puts_them_back(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """`kanban prune --events-before 90d` then `kanban db import-events FILE`: the same events."""
+    with kanban.board() as board:
+        done = board.create_task("last year")
+        board.claim(done.id, "alice")
+        board.move(done.id, "done")
+        live = board.create_task("still to do")
+    kanban.advance(minutes=120 * 24 * 60)
+    with kanban.board() as board:
+        board.create_task("today")
+        before = kanban.ok("events", "--limit", "1000")
+    archive = tmp_path / "old-events.jsonl"
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(archive))
+    assert report["archived"] == report["pruned"] == 3  # the done task's three; not the live one's
+    left = kanban.ok("events", "--limit", "1000")
+    assert {e["taskId"] for e in left} == {live.id, left[-1]["taskId"]}
+    assert kanban.ok("task", "view", done.id)["task"]["status"] == "done"  # tasks stay
+    kanban.refused(
+        "prune", "--events-before", "90d", "--archive", str(archive), reason="invalid_input"
+    )
+    kanban.refused("prune", "--events-before", "ninety days", reason="invalid_input")
+    imported = kanban.ok("db", "import-events", str(archive))
+    assert (imported["imported"], imported["alreadyThere"]) == (3, 0)
+    assert kanban.ok("events", "--limit", "1000") == before
+    (tmp_path / "torn.jsonl").write_text(archive.read_text()[:-20])
+    kanban.refused("db", "import-events", str(tmp_path / "torn.jsonl"), reason="invalid_input")
+    assert kanban.ok("events", "--limit", "1000") == before
+    # Without --archive: beside the board file, named by the day of the cut (a database board
+    # has no file to put it beside: it needs --archive).
+    if is_postgres(kanban.db):
+        kanban.refused("prune", "--events-before", "90d", reason="invalid_input")
+    else:
+        written = Path(kanban.ok("prune", "--events-before", "90d")["archive"])
+        assert written.parent == Path(kanban.db).parent and written.exists()
+        assert written.name.startswith("board.events-before-")

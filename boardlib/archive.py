@@ -1,0 +1,275 @@
+"""Old events out of the board and back: `kanban prune --events-before 90d` writes them to an
+archive file, then deletes them; `kanban db import-events FILE` puts them back as they were.
+
+A prune never takes a task (only events), an event a named consumer has not read yet (the one
+call `Tx.lowest_consumer_cursor`), an event of a task still in flight, or the newest event (so
+seqs only grow): `store.queries.PRUNABLE`. The archive is whole on disk (fsynced, renamed into
+place) before the first delete, and the deletes run in short transactions that re-check the rule,
+so agents keep working. An import checks the whole file (its count and sha256) and every seq the
+board already holds before it writes, then inserts what is missing: twice is the same as once.
+Why: docs/agents.md#pruning-old-events
+"""
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import BoardError, Reason, invalid_input
+
+if TYPE_CHECKING:
+    from .board import Board
+    from .store.base import Row, Tx
+
+ARCHIVE_FORMAT = "kanban-events-archive"
+ARCHIVE_VERSION = 1
+BATCH = 2_000  # events per read and per delete transaction: each holds the write turn briefly
+COLUMNS = ("seq", "task_id", "kind", "actor", "data", "created_at", "ttl_seconds", "tenant_id")
+_AGE = re.compile(r"(\d{1,6})([smhdw])")
+_UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
+
+
+def cut_off(text: str, now_ms: int) -> int:
+    """`--events-before`: an age (`90d`, `12h`, `2w`) before now, or a UTC date (`2025-01-31`),
+    as epoch milliseconds."""
+    raw = text.strip() if isinstance(text, str) else ""
+    age = _AGE.fullmatch(raw)
+    if age:
+        return now_ms - int(age.group(1)) * _UNIT_MS[age.group(2)]
+    try:
+        day = datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise invalid_input(
+            f"events-before must be an age such as 90d, 12h or 2w, or a date as YYYY-MM-DD, "
+            f"not {text!r}",
+            field="eventsBefore",
+        ) from None
+    return int(day.timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    archive: str
+    before_ms: int
+    archived: int  # events written to the archive
+    pruned: int  # events deleted from the board (fewer when a rule held some back meanwhile)
+    through_seq: int  # the highest seq a prune could take (a consumer's cursor, the log's end)
+    events_left: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "archive": self.archive,
+            "beforeMs": self.before_ms,
+            "archived": self.archived,
+            "pruned": self.pruned,
+            "throughSeq": self.through_seq,
+            "eventsLeft": self.events_left,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    archive: str
+    events: int  # in the archive
+    imported: int  # inserted now
+    already_there: int  # identical rows the board held already
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "archive": self.archive,
+            "events": self.events,
+            "imported": self.imported,
+            "alreadyThere": self.already_there,
+        }
+
+
+def prune_through(tx: "Tx") -> int:
+    """The highest seq a prune may take in this transaction: the log's safe end, and never past
+    the lowest named consumer's cursor."""
+    through = tx.last_event_seq()
+    lowest = tx.lowest_consumer_cursor()
+    return through if lowest is None else min(through, lowest)
+
+
+def _line(row: "Row") -> bytes:
+    values = {column: row[column] for column in COLUMNS}
+    return (json.dumps(values, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
+    """Archive every prunable event older than `before_ms` to `archive` (a new file), then
+    delete them from the board."""
+    if archive.exists():
+        raise invalid_input(f"{archive} exists: an archive is never overwritten", path=str(archive))
+    pending = archive.with_name(archive.name + ".partial")
+    through = board.store.read(prune_through)
+    digest, seqs = hashlib.sha256(), []
+    with open(pending, "wb") as out:
+        header = {
+            "format": ARCHIVE_FORMAT,
+            "version": ARCHIVE_VERSION,
+            "board": board.store.display,
+            "backend": board.store.backend,
+            "beforeMs": before_ms,
+            "throughSeq": through,
+            "writtenAt": board.now(),
+            "columns": list(COLUMNS),
+        }
+        out.write((json.dumps(header) + "\n").encode())
+        after = 0
+        while True:
+            ask = partial(_prunable, after=after, through=through, before=before_ms)
+            rows = board.store.read(ask)
+            if not rows:
+                break
+            for row in rows:
+                line = _line(row)
+                digest.update(line)
+                out.write(line)
+            seqs += [int(row["seq"]) for row in rows]
+            after = seqs[-1]
+        out.write((json.dumps({"end": True, "events": len(seqs), "sha256": digest.hexdigest()})
+                   + "\n").encode())  # fmt: skip
+        out.flush()
+        os.fsync(out.fileno())
+    os.link(pending, archive)  # never over a file that appeared meanwhile
+    pending.unlink()
+    _sync_folder(archive.parent)
+    pruned = 0
+    for start in range(0, len(seqs), BATCH):
+        batch = seqs[start : start + BATCH]
+        pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
+    left = board.store.read(lambda tx: tx.count_events())
+    return PruneReport(str(archive), before_ms, len(seqs), pruned, through, left)
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """An archive's header and its events as rows in `COLUMNS` order, checked whole: a file cut
+    short, edited or of another format is refused before anything is written."""
+    try:
+        lines = archive.read_bytes().splitlines(keepends=True)
+    except OSError as error:
+        raise invalid_input(f"cannot read {archive}: {error.strerror}", path=str(archive)) from None
+    try:
+        header = json.loads(lines[0]) if lines else None
+        trailer = json.loads(lines[-1]) if len(lines) >= 2 else None
+    except ValueError:
+        header = trailer = None
+    if not isinstance(header, dict) or header.get("format") != ARCHIVE_FORMAT:
+        raise invalid_input(f"{archive} is not a kanban events archive", path=str(archive))
+    if header.get("version") != ARCHIVE_VERSION or header.get("columns") != list(COLUMNS):
+        raise invalid_input(
+            f"{archive} is an archive of version {header.get('version')!r}; this kanban reads "
+            f"version {ARCHIVE_VERSION}",
+            path=str(archive),
+        )
+    body = lines[1:-1]
+    digest = hashlib.sha256(b"".join(body)).hexdigest()
+    if not isinstance(trailer, dict) or trailer.get("end") is not True:
+        raise invalid_input(f"{archive} is cut short (no end line)", path=str(archive))
+    if trailer.get("events") != len(body) or trailer.get("sha256") != digest:
+        raise invalid_input(
+            f"{archive} does not match its end line (events or sha256 differ): it was cut or "
+            "edited",
+            path=str(archive),
+        )
+    rows = []
+    for number, line in enumerate(body, start=2):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if not _valid_event(event):
+            raise invalid_input(f"{archive} line {number} is not an event", path=str(archive))
+        rows.append(tuple(event[column] for column in COLUMNS))
+    return header, rows
+
+
+def _valid_event(event: Any) -> bool:
+    if not isinstance(event, dict) or set(event) != set(COLUMNS):
+        return False
+    whole = ("seq", "created_at")
+    if not all(type(event[name]) is int for name in whole) or event["seq"] < 1:
+        return False
+    if not isinstance(event["kind"], str) or not isinstance(event["data"], str):
+        return False
+    optional_text = ("task_id", "actor", "tenant_id")
+    if not all(event[name] is None or isinstance(event[name], str) for name in optional_text):
+        return False
+    return event["ttl_seconds"] is None or type(event["ttl_seconds"]) is int
+
+
+def _batches(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    for start in range(0, len(rows), BATCH):
+        yield rows[start : start + BATCH]
+
+
+def _prunable(tx: "Tx", *, after: int, through: int, before: int) -> "list[Row]":
+    return tx.prunable_events(after, through, before, BATCH)
+
+
+def _delete(tx: "Tx", *, seqs: list[int], before: int) -> int:
+    return tx.delete_events(seqs, prune_through(tx), before)
+
+
+def _insert_missing(tx: "Tx", *, batch: list[tuple[Any, ...]]) -> int:
+    missing, _held = _split(tx, batch=batch)
+    return tx.load_rows("events", COLUMNS, missing) if missing else 0
+
+
+def _split(tx: "Tx", *, batch: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of `batch` the board lacks, and how many it holds already; a seq it holds with
+    other content is a refusal (this archive is not of this board, or the board moved on)."""
+    held = {int(row["seq"]): tuple(row[column] for column in COLUMNS)
+            for row in tx.events_at([row[0] for row in batch])}  # fmt: skip
+    missing = []
+    for row in batch:
+        there = held.get(row[0])
+        if there is None:
+            missing.append(row)
+        elif there != row:
+            raise BoardError(
+                Reason.CONFLICT,
+                f"event {row[0]} on the board differs from the archive's: nothing was imported",
+                seq=row[0],
+            )
+    return missing, len(batch) - len(missing)
+
+
+def import_events(board: "Board", archive: Path) -> ImportReport:
+    """Put an archive's events back, verbatim (seqs included); those already there are kept."""
+    _header, rows = read_archive(archive)
+    newest = board.store.read(lambda tx: tx.last_event_seq())
+    if rows and max(row[0] for row in rows) >= newest:
+        raise BoardError(
+            Reason.CONFLICT,
+            f"{archive} holds events at or past this board's newest ({newest}): it is not an "
+            "archive of this board",
+            path=str(archive),
+        )
+    already = 0
+    for batch in _batches(rows):  # the whole file checked before anything is written
+        already += board.store.read(partial(_split, batch=batch))[1]
+    imported = 0
+    for batch in _batches(rows):
+        imported += board.store.write(partial(_insert_missing, batch=batch))
+    return ImportReport(str(archive), len(rows), imported, already)

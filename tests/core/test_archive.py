@@ -1,0 +1,153 @@
+"""Old events archived out of the board and imported back (`boardlib.archive`), on both backends:
+the events are identical after the round trip, a prune takes no task and none of a live task's
+history, the newest event stays, and a bad archive changes nothing."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import archive as archive_module
+from boardlib import transitions as t
+from boardlib.archive import COLUMNS, cut_off, prune_through
+
+DAY_MS = 86_400_000
+
+
+def events(board: Board) -> list[tuple[object, ...]]:
+    """Every event row, as the store holds it."""
+    rows = board.store.read(lambda tx: tx.table_rows("events"))
+    return [tuple(row[column] for column in COLUMNS) for row in rows]
+
+
+def a_year(board: Board, clock: ManualClock) -> dict[str, str]:
+    """A year of work: tasks finished every week, one still in flight since the start, and the
+    ones of the last month."""
+    ids = {"old_live": board.claim(board.create_task("in flight all year").id, "ada").id}
+    for week in range(52):
+        clock.advance(ms=7 * DAY_MS)
+        task = board.create_task(f"week {week}")
+        board.claim(task.id, "bob")
+        board.heartbeat(task.id, "bob")
+        board.move(task.id, t.DONE)
+        ids.setdefault("first_done", task.id)
+    ids["cancelled"] = board.cancel(board.create_task("not needed").id).id
+    return ids
+
+
+def test_prune_then_import_gives_back_the_same_events(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    ids = a_year(board, clock)
+    before_events, before_tasks = events(board), board.all_tasks()
+    archive = tmp_path / "old.jsonl"
+    report = board.prune_events("90d", archive)
+    after = events(board)
+    cut = clock.now_ms() - 90 * DAY_MS
+    assert report.archived == report.pruned == len(before_events) - len(after) > 100
+    assert report.before_ms == cut
+    # No task goes, and what stays is every recent event, the live task's whole history, and
+    # the newest event.
+    assert board.all_tasks() == before_tasks
+    kept = {row[0] for row in after}
+    for row in before_events:
+        recent = row[5] >= cut
+        live = row[1] == ids["old_live"]
+        assert (row[0] in kept) == (recent or live or row == before_events[-1]), row
+    assert board.get_task(ids["first_done"]).status == t.DONE
+    # The archive: a header, the events oldest first, an end line that counts and hashes them.
+    lines = archive.read_text().splitlines()
+    assert json.loads(lines[0])["format"] == "kanban-events-archive"
+    assert json.loads(lines[-1])["events"] == report.archived
+    # Re-imported: the events are identical to before the prune; twice is once.
+    imported = board.import_events(archive)
+    assert (imported.imported, imported.already_there) == (report.archived, 0)
+    assert events(board) == before_events
+    again = board.import_events(archive)
+    assert (again.imported, again.already_there) == (0, report.archived)
+    assert events(board) == before_events
+    # A second prune of the same events writes the same lines.
+    second = tmp_path / "again.jsonl"
+    board.prune_events(report.before_ms, second)
+    assert second.read_text().splitlines()[1:] == lines[1:]
+
+
+def test_a_prune_never_passes_the_consumer_floor(board: Board, clock: ManualClock) -> None:
+    """The one rule for named readers: `prune_through` is the lowest consumer cursor when there
+    is one, and the log's safe end otherwise; the delete re-checks it."""
+    ids = a_year(board, clock)
+    through = board.store.read(prune_through)
+    lowest = board.store.read(lambda tx: tx.lowest_consumer_cursor())
+    newest = board.last_event_seq()
+    assert through == (newest if lowest is None else min(newest, lowest))
+    # Deleting past the floor is refused by the statement itself, not only by the caller.
+    old = [row[0] for row in events(board) if row[1] != ids["old_live"]][:10]
+    floor = old[4]
+    removed = board.store.write(lambda tx: tx.delete_events(old, floor, clock.now_ms()))
+    left = {row[0] for row in events(board)}
+    assert removed == 5 and not left & set(old[:5]) and set(old[5:]) <= left
+
+
+def test_a_prune_spanning_many_batches(
+    board: Board, clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads, deletes and imports go a batch at a time (short transactions): small batches here,
+    so a year of events spans dozens of them."""
+    monkeypatch.setattr(archive_module, "BATCH", 7)
+    a_year(board, clock)
+    before = events(board)
+    report = board.prune_events("90d", tmp_path / "a.jsonl")
+    assert report.archived == report.pruned > 20 * 7
+    board.import_events(tmp_path / "a.jsonl")
+    assert events(board) == before
+
+
+def test_bad_archives_change_nothing(board: Board, clock: ManualClock, tmp_path: Path) -> None:
+    a_year(board, clock)
+    archive = tmp_path / "old.jsonl"
+    board.prune_events("90d", archive)
+    held = events(board)
+    # An archive is never written over.
+    with pytest.raises(BoardError) as exists:
+        board.prune_events("90d", archive)
+    assert exists.value.reason == Reason.INVALID_INPUT and events(board) == held
+    lines = archive.read_text().splitlines(keepends=True)
+    cases = {
+        "cut.jsonl": "".join(lines[:-5]),  # torn: no end line
+        "edited.jsonl": "".join([lines[0], lines[1].replace('"kind"', '"kind" '), *lines[2:]]),
+        "short.jsonl": "".join([lines[0], *lines[2:]]),  # a line gone: the count and hash say
+        "other.jsonl": '{"format": "something else"}\n',
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(BoardError) as refused:
+            board.import_events(tmp_path / name)
+        assert refused.value.reason == Reason.INVALID_INPUT, name
+        assert events(board) == held, name
+    # An event the board holds with other content: a conflict, and nothing is imported.
+    first = json.loads(lines[1])
+    board.import_events(archive)
+    restored = events(board)
+    row = next(r for r in restored if r[0] == first["seq"])
+    board.store.write(
+        lambda tx: (
+            tx.delete_events([row[0]], row[0], clock.now_ms() + 1),
+            tx.load_rows("events", COLUMNS, [(*row[:4], '{"changed":1}', *row[5:])]),
+        )
+    )
+    changed = events(board)
+    with pytest.raises(BoardError) as conflict:
+        board.import_events(archive)
+    assert conflict.value.reason == Reason.CONFLICT and events(board) == changed
+
+
+def test_ages_and_dates() -> None:
+    now = 1_800_000_000_000
+    assert cut_off("90d", now) == now - 90 * DAY_MS
+    assert cut_off("12h", now) == now - 12 * 3_600_000
+    assert cut_off("2w", now) == now - 14 * DAY_MS
+    assert cut_off("2025-01-31", now) == 1_738_281_600_000
+    for bad in ("90", "d90", "-3d", "1e3d", "2025-02-30", ""):
+        with pytest.raises(BoardError):
+            cut_off(bad, now)
