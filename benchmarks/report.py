@@ -246,11 +246,34 @@ def tui(lines: list[Line]) -> list[str]:
     out = [
         "The terminal board in a real pseudo-terminal, measured from outside as an operator runs "
         "it: first frame with the cards, peak memory, keystroke to frame while moving through "
-        "the cards, and what one agent write costs on the wire; idle, it must write nothing.",
+        "the cards, and what one agent write costs on the wire; idle, it must write nothing. "
+        "Boards of several sizes run back to back in each round (a larger one is a year of work: "
+        "90% finished, over two years), and the summary compares the largest with the smallest "
+        "of the same round; the load is the one-minute load average as each line was written.",
         "",
     ]
-    for line in lines:
-        out += figures(line)
+    boards = [line for line in lines if "summary" not in line]
+    if len(boards) < 2:
+        for line in boards:
+            out += figures(line)
+        return out + checks(lines)
+    header = ["figure"] + [
+        f"{number(line.get('tasks'))} tasks, round {line.get('round', 1)}" for line in boards
+    ]
+    keys = list(dict.fromkeys(key for line in boards for key, _ in flat(line)))
+    values = [dict(flat(line)) for line in boards]
+    rows = [["load", *(line.get("load") for line in boards)]]
+    rows += [[key, *(value.get(key) for value in values)] for key in keys if key != "round"]
+    out += table(header, rows)
+    summaries = [line for line in lines if "summary" in line]
+    if summaries:
+        out += ["Each round's largest board against its smallest:", ""]
+        skeys = [key for key, _ in flat(summaries[0]) if key not in ("summary", "round")]
+        out += table(
+            ["figure", *(f"round {line.get('round')}" for line in summaries)],
+            [["load", *(line.get("load") for line in summaries)]]
+            + [[key, *(dict(flat(line)).get(key) for line in summaries)] for key in skeys],
+        )
     return out
 
 

@@ -183,11 +183,18 @@ def read_view(
     return read
 
 
-def _counts(tx: "Tx", status: str, search: TaskSearch) -> tuple[int, int]:
-    rows = tx.finished_count(status, search, None)
+def _counts(tx: "Tx", status: str, search: TaskSearch, known: int | None = None) -> tuple[int, int]:
+    """(rows the search shows, tasks in scope) of a finished column. `known`: the rows, when a
+    page that reached the column's end already says (a rare match scans the column once, not
+    twice); the count in scope is an index count."""
+    rows = tx.finished_count(status, search, None) if known is None else known
     if not search.narrows:
         return rows, rows
     return rows, tx.finished_count(status, TaskSearch(include_dropped=search.include_dropped), None)
+
+
+def _reached_end(rows: "list[Row]", limit: int, start: int) -> int | None:
+    return start + len(rows) if len(rows) < limit else None
 
 
 def _built(status: str, rows: "list[Row]", start: int, counts: tuple[int, int]) -> ColumnPage:
@@ -196,7 +203,7 @@ def _built(status: str, rows: "list[Row]", start: int, counts: tuple[int, int]) 
 
 def _first_page(tx: "Tx", status: str, search: TaskSearch, size: int) -> ColumnPage:
     rows = tx.finished_page(status, search, limit=size)
-    return _built(status, rows, 0, _counts(tx, status, search))
+    return _built(status, rows, 0, _counts(tx, status, search, _reached_end(rows, size, 0)))
 
 
 def _page(tx: "Tx", request: PageRequest, search: TaskSearch) -> ColumnPage:
@@ -219,7 +226,8 @@ def _page(tx: "Tx", request: PageRequest, search: TaskSearch) -> ColumnPage:
         raise ValueError(f"a page of {status!r}: pages are of finished columns")
     elif request.offset is not None:
         rows = tx.finished_page(status, search, offset=request.offset, limit=limit)
-        page = _built(status, rows, request.offset, _counts(tx, status, search))
+        end = _reached_end(rows, limit, request.offset) if rows else None
+        page = _built(status, rows, request.offset, _counts(tx, status, search, end))
     elif request.after is not None or request.before is not None:
         rows = tx.finished_page(
             status,
