@@ -9,10 +9,11 @@ from boardlib import transitions as t
 from boardlib.columns import PageRequest, TaskSearch, sort_key
 from tui.board_state import WINDOW_PAGES, BoardState, TaskFilter
 
+from .conftest import Notes, make_app, until
 from .conftest import loaded as app_loaded
-from .conftest import make_app, until
 from .test_drawer import screen_text
 from .test_state import follow, loaded
+from .test_trust import palette_results
 
 PAGE = 10
 YEAR_MS = 365 * 86_400_000
@@ -174,3 +175,40 @@ async def test_the_app_pages_in_the_end_of_done(board_path: Path, clock: ManualC
         await until(pilot, lambda: view.active.selected_id == done[0], timeout=10)
         await until(pilot, lambda: done[0] in screen_text(app))
         assert len(app.state.columns[t.DONE]) <= WINDOW_PAGES * 100
+
+
+async def test_the_app_finds_and_selects_a_task_two_years_down(
+    board_path: Path, clock: ManualClock
+) -> None:
+    """The palette's jump (or a drawer's link) to a task far down done reads the page that holds
+    it and selects it; the filter line finds it too; an id of no task is said so."""
+    with Board(board_path, clock=clock) as board:
+        old = finish(board, clock, 1, title="Zebra ledger migration")[0]
+        clock.advance(ms=2 * YEAR_MS)
+        finish(board, clock, 150)
+        board.create_task("to do")
+    app, notes = make_app(board_path, clock), Notes()
+    async with app.run_test(size=(200, 50), message_hook=notes) as pilot:
+        await app_loaded(pilot)
+        view = app.board_screen.board
+        assert old not in app.state.tasks
+        app.jump_to(old)
+        await until(pilot, lambda: view.active.selected_id == old, timeout=10)
+        assert view.active_status == t.DONE and app.state.row_of(old) == 150
+        await until(pilot, lambda: "Zebra ledger" in screen_text(app))
+        view.home()
+        await until(pilot, lambda: app.state.starts[t.DONE] == 0, timeout=10)
+        app.set_filter("zebra")
+        await until(pilot, lambda: app.state.columns[t.DONE] == [old], timeout=10)
+        assert app.state.row_count(t.DONE) == 1 and app.state.counts[t.DONE] == 151
+        app.set_filter("")
+        await until(pilot, lambda: app.state.row_count(t.DONE) == 151, timeout=10)
+        app.jump_to("TASK-9999")
+        await until(pilot, lambda: notes.warnings() == [": TASK-9999 is not on this board."])
+        # The palette's task jump asks the store too: found by words, chosen, selected.
+        view.home()
+        await until(pilot, lambda: old not in app.state.tasks, timeout=10)
+        shown = await palette_results(pilot, "zebra ledger")
+        assert shown[0].startswith(f"{old} "), shown
+        await pilot.press("enter")
+        await until(pilot, lambda: view.active.selected_id == old, timeout=10)
