@@ -104,7 +104,7 @@ class Consumers:
                 if since is not None and since != consumer.last_seq:
                     raise invalid_input(
                         f"consumer {name} exists and has read up to {consumer.last_seq}; --since "
-                        "only places a new consumer (`kanban watch reset` moves a cursor)",
+                        "only places a new consumer (`kanban consumers reset` moves a cursor)",
                         field="since",
                         last_seq=consumer.last_seq,
                     )
@@ -396,6 +396,31 @@ class Delivery:
             current = self.consumers.get(self.name)
             if current is not None and current.failures < failures:
                 return
+
+
+def read_once(
+    board: "Board",
+    name: str,
+    write: Callable[[list[Event]], None],
+    *,
+    task_id: str | None = None,
+    since: int | None = None,
+    limit: int = 1000,
+) -> Consumer:
+    """One read as consumer `name`, not following (`kanban events --consumer NAME`): the events
+    after its cursor (up to `limit`) handed to `write` at once, then the cursor moved past them.
+    Taken and released like a delivery, so refused (`conflict`) while a watcher owns it."""
+    limit = validate.integer(limit, "limit", minimum=1)
+    consumers = Consumers(board)
+    consumer = consumers.open(name, since=since)
+    try:
+        batch = board.events(since=consumer.last_seq, task_id=task_id, limit=limit)
+        write(batch)
+        if batch:
+            consumer = consumers.delivered(consumer.name, batch[-1].seq)
+    finally:
+        consumers.release(consumer.name)
+    return consumer
 
 
 # -- a command per event --------------------------------------------------------------------------

@@ -407,6 +407,23 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         one place that holds a prune back for the readers that have not read yet."""
         ...
 
+    def event_consumers(self) -> list[Row]:
+        """The named event consumers and their cursors, by name."""
+        ...
+
+    def consumer(self, name: str) -> Row | None:
+        """One named event consumer's row, if the board knows it."""
+        ...
+
+    def advance_consumer(self, name: str, seq: int, now: int) -> Row:
+        """Record that consumer `name` has read through `seq` (registering it); a cursor never
+        moves back. Returns the consumer's row."""
+        ...
+
+    def delete_consumer(self, name: str) -> int:
+        """Forget a named consumer: its cursor holds no prune back any more."""
+        ...
+
     def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:
         """The next events (seq above `after`) a prune may take, oldest first."""
         ...

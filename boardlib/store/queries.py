@@ -921,10 +921,31 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     # -- archiving old events (boardlib.archive holds the rules) --------------------------------
 
     def lowest_consumer_cursor(self) -> int | None:
-        """The lowest cursor of the board's named event consumers: no prune goes past it. This
-        schema has no named consumers yet, so nothing holds events back; where the consumers'
-        table exists this is `SELECT MIN(last_seq) FROM event_consumers`."""
-        return None
+        """The lowest cursor of the board's named event consumers: no prune goes past it."""
+        lowest = self._scalar("SELECT MIN(last_seq) FROM event_consumers")
+        return None if lowest is None else int(lowest)
+
+    def event_consumers(self) -> list[Row]:
+        return self._fetchall("SELECT * FROM event_consumers ORDER BY name")
+
+    def consumer(self, name: str) -> Row | None:
+        return self._fetchone("SELECT * FROM event_consumers WHERE name = :name", {"name": name})
+
+    def advance_consumer(self, name: str, seq: int, now: int) -> Row:
+        row = self._fetchone(
+            """INSERT INTO event_consumers (name, last_seq, updated_at)
+            VALUES (:name, :seq, :now)
+            ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at,
+                last_seq = CASE WHEN excluded.last_seq > event_consumers.last_seq
+                    THEN excluded.last_seq ELSE event_consumers.last_seq END
+            RETURNING name, last_seq, updated_at""",
+            {"name": name, "seq": seq, "now": now},
+        )
+        assert row is not None
+        return row
+
+    def delete_consumer(self, name: str) -> int:
+        return self._execute("DELETE FROM event_consumers WHERE name = :name", {"name": name})
 
     def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:
         """The next events a prune may take, oldest first (`PRUNABLE`)."""

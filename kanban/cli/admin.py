@@ -112,6 +112,29 @@ def import_events(archive: Path) -> None:
     emit(report.to_json(), kind="record")
 
 
+@db.command("consumers")
+@global_options
+def consumers() -> None:
+    """The named event consumers and how far each has read.
+
+    A prune keeps every event after the lowest cursor; `kanban events --consumer NAME` reads as
+    one and moves its cursor.
+    """
+    with open_board(reconcile_orphans=False, create=False, read_only=True) as board:
+        known = board.event_consumers()
+    emit([consumer.to_json() for consumer in known], kind="records")
+
+
+@db.command("forget-consumer")
+@click.argument("name")
+@global_options
+def forget_consumer(name: str) -> None:
+    """Drop a named event consumer, so its cursor holds no prune back any more."""
+    with open_board(reconcile_orphans=False, create=False) as board:
+        board.forget_event_consumer(name)
+    emit({"forgotten": name}, kind="record")
+
+
 @db.command("path")
 @global_options
 def path() -> None:

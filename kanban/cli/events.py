@@ -5,10 +5,11 @@ are committed by any process (NDJSON). Each poll asks the board's change token (
 data_version`, microseconds; Postgres: a LISTEN/NOTIFY check with a fallback read of the event
 cursor) and reads the log only when it moved. It starts from now unless `--since` says otherwise,
 and stops after `--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
-With `--consumer NAME` it resumes from that durable cursor (shared with `kanban watch`), moving it
-past each event once its line is written and flushed: at least once, in order (docs/watch.md).
+With `--consumer NAME` it reads from that durable cursor (shared with `kanban watch`) and moves it
+past what it printed once the output is flushed: at least once, in order (docs/watch.md).
 """
 
+import sys
 import time
 
 import click
@@ -54,7 +55,8 @@ PAGE = 500
 @click.option(
     "--consumer",
     metavar="NAME",
-    help="With --follow: resume from this durable cursor, and move it as lines are written.",
+    help="Read from this durable cursor and move it past what is printed (a new one starts at "
+    "--since, else now); no purge or prune takes an event it has not read.",
 )
 @global_options
 def events(
@@ -70,11 +72,15 @@ def events(
 
     Every mutation, oldest first, each with its seq cursor.
     """
-    if consumer is not None and not follow:
-        raise click.UsageError("--consumer needs --follow (a consumer's cursor moves as it reads)")
     with open_board(reconcile_orphans=False, create=False) as board:
-        if consumer is not None:
+        if consumer is not None and follow:
             _follow_consumer(board, consumer, task_id, since, limit, poll_ms / 1000, timeout)
+            return
+        if consumer is not None:
+            from boardlib.watch import read_once
+
+            read_once(board, consumer, _print_batch, task_id=task_id, since=since,
+                      limit=limit or 1000)  # fmt: skip
             return
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
@@ -84,6 +90,11 @@ def events(
             _follow(board, task_id, since, limit, poll_ms / 1000, timeout)
         except KeyboardInterrupt:
             return
+
+
+def _print_batch(batch: list[Event]) -> None:
+    emit([event.to_json() for event in batch], kind="events")
+    sys.stdout.flush()  # printed, then the cursor moves
 
 
 def _follow_consumer(

@@ -200,6 +200,23 @@ def test_an_existing_board_moves_to_postgres_whole(tmp_path: Path, schema_url: s
         assert board.get_task("TASK-2").unmet_deps == 1
 
 
+def test_a_named_consumer_reads_on_and_is_forgotten(tmp_path: Path) -> None:
+    """docs/agents.md#consumer: two reads as one consumer see every event once, in order."""
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        for number in range(150):
+            board.create_task(f"task {number}")
+    done = run(
+        example("docs/agents.md#consumer"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(db))
+    )
+    assert '"name":"indexer","lastSeq":150' in done.stdout
+    first = json.loads((tmp_path / "first.json").read_text())
+    rest = json.loads((tmp_path / "rest.json").read_text())
+    assert [e["seq"] for e in first + rest] == list(range(1, 151))
+    with Board(db, read_only=True) as board:
+        assert board.event_consumers() == []
+
+
 def test_prune_archives_old_events_and_imports_them_back(tmp_path: Path) -> None:
     """docs/agents.md#prune on a board with a year of history: the events come back as they were."""
     from boardlib import ManualClock

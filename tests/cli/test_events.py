@@ -75,6 +75,45 @@ def test_follow_in_table_format_prints_one_readable_line_per_event(kanban: Kanba
     assert "task_created" in result.out and task.id in result.out
 
 
+def test_a_named_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """`kanban events --consumer NAME` reads from where NAME stopped and moves its cursor past
+    what it printed; `kanban prune` keeps every event it has not read; `db consumers` lists the
+    cursors and `db forget-consumer` drops one. A bad name is refused before any output."""
+    with kanban.board() as board:
+        for title in ("one", "two"):
+            task = board.create_task(title)
+            board.claim(task.id, "alice")
+            board.move(task.id, "done")
+    first = kanban.ok("events", "--consumer", "indexer", "--limit", "2")
+    assert [e["seq"] for e in first] == [1, 2]
+    rest = kanban.ok("events", "--consumer", "indexer")
+    assert rest[0]["seq"] == 3 and kanban.ok("events", "--consumer", "indexer") == []
+    (indexer,) = kanban.ok("db", "consumers")
+    assert (indexer["name"], indexer["lastSeq"]) == ("indexer", rest[-1]["seq"])
+    # A follower registers at now and acknowledges what it printed, line by line.
+    follow = kanban.run("events", "--consumer", "tail", "-f", "--timeout", "0.5", "--poll-ms", "50")
+    assert (follow.code, follow.out) == (0, ""), str(follow)
+    kanban.ok("events", "--consumer", "late", "--since", "1")
+    cursors = {c["name"]: c["lastSeq"] for c in kanban.ok("db", "consumers")}
+    assert cursors == {"indexer": rest[-1]["seq"], "tail": rest[-1]["seq"], "late": rest[-1]["seq"]}
+    kanban.refused("events", "--consumer", "", reason="invalid_input")
+    kanban.refused("db", "forget-consumer", "nobody", reason="not_found")
+    # The consumer "slow" has read only the first event: a prune 90 days on takes just that one.
+    with kanban.board() as board:
+        board.acknowledge_events("slow", 1)
+    kanban.advance(minutes=120 * 24 * 60)
+    with kanban.board() as board:
+        board.create_task("today")
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "a.jsonl"))
+    assert (report["throughSeq"], report["pruned"]) == (1, 1)
+    assert kanban.ok("db", "forget-consumer", "slow") == {"forgotten": "slow"}
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "b.jsonl"))
+    assert report["pruned"] > 1
+    assert "slow" not in {c["name"] for c in kanban.ok("db", "consumers")}
+
+
 def test_db_check_reports_a_healthy_board(kanban: Kanban) -> None:
     kanban.ok("task", "dispatch", "--title", "x")
     report = kanban.ok("db", "check")

@@ -73,20 +73,48 @@ def test_prune_then_import_gives_back_the_same_events(
     assert second.read_text().splitlines()[1:] == lines[1:]
 
 
-def test_a_prune_never_passes_the_consumer_floor(board: Board, clock: ManualClock) -> None:
-    """The one rule for named readers: `prune_through` is the lowest consumer cursor when there
-    is one, and the log's safe end otherwise; the delete re-checks it."""
+def test_a_prune_never_passes_a_named_consumer(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    """A named consumer's cursor holds a prune back: nothing it has not read goes, whatever its
+    age; as it reads on, or once it is forgotten, the next prune takes the rest. The delete
+    re-checks the floor itself, so a cursor that appears mid-prune holds too."""
     ids = a_year(board, clock)
-    through = board.store.read(prune_through)
-    lowest = board.store.read(lambda tx: tx.lowest_consumer_cursor())
-    newest = board.last_event_seq()
-    assert through == (newest if lowest is None else min(newest, lowest))
-    # Deleting past the floor is refused by the statement itself, not only by the caller.
-    old = [row[0] for row in events(board) if row[1] != ids["old_live"]][:10]
-    floor = old[4]
-    removed = board.store.write(lambda tx: tx.delete_events(old, floor, clock.now_ms()))
+    before = events(board)
+    old = [row[0] for row in before if row[1] != ids["old_live"]]
+    slow = old[20]
+    assert board.acknowledge_events("slow-reader", slow).last_seq == slow
+    board.acknowledge_events("fast-reader", board.last_event_seq())
+    assert board.acknowledge_events("slow-reader", 3).last_seq == slow  # never moves back
+    with pytest.raises(BoardError) as refused:
+        board.acknowledge_events("slow-reader", board.last_event_seq() + 1)
+    assert refused.value.reason == Reason.INVALID_INPUT
+    assert board.consumer_cursor("slow-reader") == slow
+    assert [c.name for c in board.event_consumers()] == ["fast-reader", "slow-reader"]
+    assert board.store.read(prune_through) == slow
+    first = board.prune_events("90d", tmp_path / "first.jsonl")
     left = {row[0] for row in events(board)}
-    assert removed == 5 and not left & set(old[:5]) and set(old[5:]) <= left
+    assert first.through_seq == slow and first.pruned == 21  # read through `slow`: up to it
+    assert all(seq in left for seq in [row[0] for row in before] if seq > slow)
+    # Read on: the next prune goes further; forgotten: the rest of the old events go.
+    board.acknowledge_events("slow-reader", old[40])
+    assert board.prune_events("90d", tmp_path / "second.jsonl").pruned == 20
+    board.forget_event_consumer("slow-reader")
+    with pytest.raises(BoardError) as unknown:
+        board.forget_event_consumer("slow-reader")
+    assert unknown.value.reason == Reason.NOT_FOUND
+    rest = board.prune_events("90d", tmp_path / "rest.jsonl")
+    assert rest.pruned > 100 and rest.through_seq == board.last_event_seq()
+    for name in ("first", "second", "rest"):
+        board.import_events(tmp_path / f"{name}.jsonl")
+    assert events(board) == before
+    # Deleting past the floor is refused by the statement itself, not only by the caller.
+    floor = old[4]
+    board.acknowledge_events("late-reader", floor)
+    board.prune_events("90d", tmp_path / "late.jsonl")
+    assert {row[0] for row in events(board)} >= set(old[5:])
+    removed = board.store.write(lambda tx: tx.delete_events(old[:10], floor, clock.now_ms()))
+    assert removed == 0  # the first five went with the prune; the statement keeps the rest
 
 
 def test_a_prune_spanning_many_batches(
