@@ -147,6 +147,9 @@ class PlanItem:
     budget_tokens: int | None = None
 
 
+PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
+
+
 class Board:
     """One shared board: a SQLite file or a PostgreSQL schema. Thread-safe; open one per process
     (or per simulated agent)."""
@@ -2273,22 +2276,34 @@ class Board:
         self.store.write(work)
 
     def purge_events(self) -> int:
-        """Delete events past their TTL (those of live tasks stay until the task finishes)."""
-        return self.store.write(lambda tx: tx.purge_expired_events(self.now()))
+        """Delete events past their TTL (those of live tasks stay until the task finishes, and
+        those a named consumer has not read stay too), a short transaction at a time."""
+        return self._purge_rest(self.now(), PURGE_BATCH)
+
+    def _purge_rest(self, now: int, last: int) -> int:
+        """More purge transactions while the last one was full: a year of expired events goes in
+        many short writes, so agents' writes take turns with it instead of timing out."""
+        purged = 0
+        while last == PURGE_BATCH:
+            last = self.store.write(lambda tx: tx.purge_expired_events(now, PURGE_BATCH))
+            purged += last
+        return purged
 
     def reconcile_stale_tasks(self) -> ReconcileReport:
         """One stale-task reconciliation pass (seed 000: on an interval; `recovery.py`): release
         expired leases, time out their executions, purge events past their TTL."""
 
         def work(tx: Tx) -> ReconcileReport:
-            now = self.now()
             released, timed_out = release_expired_leases(tx, now, self.config.event_ttl_seconds)
-            purged = tx.purge_expired_events(now)
+            purged = tx.purge_expired_events(now, PURGE_BATCH)
             return ReconcileReport(
                 released=released, timed_out_executions=timed_out, purged_events=purged
             )
 
-        return self.store.write(work)
+        now = self.now()
+        report = self.store.write(work)
+        report.purged_events += self._purge_rest(now, report.purged_events)
+        return report
 
     def start_stale_task_reconciler(self, interval_ms: int | None = None) -> StaleTaskReconciler:
         """Stale-task reconciliation every `interval_ms` (default: the config's) in a background

@@ -399,7 +399,9 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """The cursor a follower that wants only what happens from now on starts at."""
         ...
 
-    def purge_expired_events(self, now: int) -> int: ...
+    def purge_expired_events(self, now: int, limit: int) -> int:
+        """Delete up to `limit` events past their TTL (one short transaction's worth)."""
+        ...
 
     # -- archiving old events (boardlib.archive)
     def lowest_consumer_cursor(self) -> int | None:

@@ -588,9 +588,9 @@ class PostgresTx(SharedTx):
         return self.store.horizon.advance(self.conn)
 
     # Differs: the shared purge, with the queued events written first and the horizon persisted.
-    def purge_expired_events(self, now: int) -> int:
+    def purge_expired_events(self, now: int, limit: int) -> int:
         self.flush_events()
-        purged = super().purge_expired_events(now)
+        purged = super().purge_expired_events(now, limit)
         self.store.horizon.persist(self.conn)
         return purged
 

@@ -900,22 +900,24 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
 
     # -- events and audit -----------------------------------------------------------------------
 
-    def purge_expired_events(self, now: int) -> int:
-        """Delete events past their TTL, except those of tasks still in flight (a live task keeps
-        its whole history until it finishes), those a named consumer has not read yet (above the
-        lowest cursor), and the newest event (so seqs only ever grow)."""
+    def purge_expired_events(self, now: int, limit: int) -> int:
+        """Delete up to `limit` events past their TTL, oldest first, except those of tasks still
+        in flight (a live task keeps its whole history until it finishes), the newest event (so
+        seqs only ever grow) and any a named consumer has not read."""
         return self._execute(
             f"""
-            DELETE FROM events
-            WHERE ttl_seconds IS NOT NULL
-              AND created_at + ttl_seconds * 1000 < :now
-              AND seq < (SELECT MAX(seq) FROM events)
-              AND seq <= COALESCE((SELECT MIN(last_seq) FROM event_consumers), seq)
-              AND (task_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM tasks t WHERE t.id = events.task_id
-                    AND t.status NOT IN ({TERMINAL})))
+            DELETE FROM events WHERE seq IN (
+                SELECT seq FROM events
+                WHERE ttl_seconds IS NOT NULL
+                  AND created_at + ttl_seconds * 1000 < :now
+                  AND seq < (SELECT MAX(seq) FROM events)
+                  AND seq <= COALESCE((SELECT MIN(last_seq) FROM event_consumers), seq)
+                  AND (task_id IS NULL OR NOT EXISTS (
+                        SELECT 1 FROM tasks t WHERE t.id = events.task_id
+                        AND t.status NOT IN ({TERMINAL})))
+                ORDER BY seq LIMIT :limit)
             """,
-            {"now": now},
+            {"now": now, "limit": limit},
         )
 
     # -- archiving old events (boardlib.archive holds the rules) --------------------------------
