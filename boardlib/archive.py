@@ -1,12 +1,13 @@
 """Old events out of the board and back: `kanban prune --events-before 90d` writes them to an
 archive file, then deletes them; `kanban db import-events FILE` puts them back as they were.
 
-A prune never takes a task (only events), an event a named consumer has not read yet (the one
-call `Tx.lowest_consumer_cursor`), an event of a task still in flight, or the newest event (so
-seqs only grow): `store.queries.PRUNABLE`. The archive is whole on disk (fsynced, renamed into
-place) before the first delete, and the deletes run in short transactions that re-check the rule,
-so agents keep working. An import checks the whole file (its count and sha256) and every seq the
-board already holds before it writes, then inserts what is missing: twice is the same as once.
+A prune never takes a task (only events), an event a consumer (`boardlib.watch`) has not read
+yet, an event of a task still in flight, or the newest event (so seqs only grow):
+`store.queries.PRUNABLE`, which spells the consumers' rule as the TTL purge does. The archive is
+whole on disk (fsynced, renamed into place) before the first delete, and the deletes run in short
+transactions that re-check the rule, so agents keep working. An import checks the whole file (its
+count and sha256) and every seq the board already holds before it writes, then inserts what is
+missing: twice is the same as once.
 Why: docs/agents.md#pruning-old-events
 """
 
@@ -91,7 +92,7 @@ class ImportReport:
 
 def prune_through(tx: "Tx") -> int:
     """The highest seq a prune may take in this transaction: the log's safe end, and never past
-    the lowest named consumer's cursor."""
+    the lowest consumer cursor (the statements re-check that rule themselves)."""
     through = tx.last_event_seq()
     lowest = tx.lowest_consumer_cursor()
     return through if lowest is None else min(through, lowest)

@@ -65,7 +65,6 @@ from .records import (
     Comment,
     DailyBudget,
     Event,
-    EventConsumer,
     Execution,
     Explanation,
     IdleExplanation,
@@ -2222,7 +2221,7 @@ class Board:
     def prune_events(self, before: str | int, archive: Path) -> "PruneReport":
         """Archive events older than `before` (`90d`, `2025-01-31`, or epoch ms) to a new file
         and delete them from the board, within `boardlib.archive`'s rules: never a task, never
-        an event a named consumer has not read, never a live task's history."""
+        an event a consumer (`boardlib.watch`) has not read, never a live task's history."""
         from .archive import cut_off, prune_events
 
         if isinstance(before, bool) or not isinstance(before, (str, int)):
@@ -2236,48 +2235,10 @@ class Board:
 
         return import_events(self, Path(archive))
 
-    def acknowledge_events(self, consumer: str, through_seq: int) -> EventConsumer:
-        """Consumer `consumer` has read the log through `through_seq`: it is registered (or its
-        cursor moved on; never back), and no prune takes an event after the lowest cursor."""
-        consumer = validate.identifier(consumer, "consumer")
-        through_seq = validate.integer(through_seq, "throughSeq", minimum=0)
-
-        def work(tx: Tx) -> EventConsumer:
-            last = tx.last_event_seq()
-            if through_seq > last:
-                raise invalid_input(
-                    f"throughSeq {through_seq} is past the newest event ({last})",
-                    field="throughSeq",
-                )
-            return EventConsumer.from_row(tx.advance_consumer(consumer, through_seq, self.now()))
-
-        return self.store.write(work)
-
-    def event_consumers(self) -> list[EventConsumer]:
-        """The named event consumers and how far each has read, by name."""
-        return [
-            EventConsumer.from_row(row) for row in self.store.read(lambda tx: tx.event_consumers())
-        ]
-
-    def consumer_cursor(self, consumer: str) -> int | None:
-        """How far named consumer `consumer` has read (None: the board does not know it)."""
-        consumer = validate.identifier(consumer, "consumer")
-        row = self.store.read(lambda tx: tx.consumer(consumer))
-        return None if row is None else int(row["last_seq"])
-
-    def forget_event_consumer(self, consumer: str) -> None:
-        """Drop a named consumer: its cursor holds no prune back any more."""
-        consumer = validate.identifier(consumer, "consumer")
-
-        def work(tx: Tx) -> None:
-            if not tx.delete_consumer(consumer):
-                raise not_found("event consumer", consumer)
-
-        self.store.write(work)
-
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes, and
-        those a named consumer has not read stay too), a short transaction at a time."""
+        those a consumer (`boardlib.watch`) has not read stay too), a short transaction at a
+        time."""
         return self._purge_rest(self.now(), PURGE_BATCH)
 
     def _purge_rest(self, now: int, last: int) -> int:

@@ -547,16 +547,6 @@ class IdleExplanation(Record):
 
 
 @dataclass(slots=True, eq=False, repr=False)
-class EventConsumer(Record):
-    """A named reader of the event log and how far it has read: no prune takes an event past
-    the lowest such cursor (`Board.acknowledge_events`)."""
-
-    name: str
-    last_seq: int
-    updated_at: int
-
-
-@dataclass(slots=True, eq=False, repr=False)
 class CheckReport(Record):
     """`kanban db check`: SQLite's own checks, the schema version and the kept counters."""
 

@@ -60,6 +60,17 @@ def _busy(consumer: Consumer, now: int) -> BoardError:
     )
 
 
+def _within_log(tx: "Tx", seq: int, field: str) -> int:
+    """A cursor placed by hand is at most the newest event: one past it would skip events that
+    have not happened yet."""
+    newest = tx.last_event_seq()
+    if seq > newest:
+        raise invalid_input(
+            f"{field} {seq} is past the newest event ({newest})", field=field, newest=newest
+        )
+    return seq
+
+
 class Consumers:
     """The consumers of one board. Each method is one write transaction (or one read)."""
 
@@ -97,7 +108,7 @@ class Consumers:
             now = self.board.now()
             row = tx.consumer(name)
             if row is None:
-                start = tx.last_event_seq() if since is None else since
+                start = tx.last_event_seq() if since is None else _within_log(tx, since, "since")
                 consumer = Consumer.from_row(tx.insert_consumer(name, start, now))
             else:
                 consumer = Consumer.from_row(row)
@@ -228,6 +239,7 @@ class Consumers:
         def work(tx: "Tx") -> Consumer:
             now = self.board.now()
             consumer = self._load(tx, name)
+            _within_log(tx, seq, "seq")
             live = consumer.owner is not None and (consumer.owner_until or 0) >= now
             if live and not process_gone(consumer.owner or ""):
                 raise _busy(consumer, now)

@@ -374,7 +374,9 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def update_consumer(self, name: str, changes: dict[str, Any]) -> Row | None: ...
 
-    def delete_consumer(self, name: str) -> bool: ...
+    def delete_consumer(self, name: str) -> bool:
+        """Forget a consumer: the events only it had not read may be purged or pruned again."""
+        ...
 
     # -- events and audit
     def insert_event(
@@ -405,25 +407,8 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     # -- archiving old events (boardlib.archive)
     def lowest_consumer_cursor(self) -> int | None:
-        """The lowest cursor of the board's named event consumers (None: there are none): the
-        one place that holds a prune back for the readers that have not read yet."""
-        ...
-
-    def event_consumers(self) -> list[Row]:
-        """The named event consumers and their cursors, by name."""
-        ...
-
-    def consumer(self, name: str) -> Row | None:
-        """One named event consumer's row, if the board knows it."""
-        ...
-
-    def advance_consumer(self, name: str, seq: int, now: int) -> Row:
-        """Record that consumer `name` has read through `seq` (registering it); a cursor never
-        moves back. Returns the consumer's row."""
-        ...
-
-    def delete_consumer(self, name: str) -> int:
-        """Forget a named consumer: its cursor holds no prune back any more."""
+        """The lowest cursor of the event consumers (`boardlib.watch`; None: there are none):
+        no purge or prune takes an event above it."""
         ...
 
     def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:

@@ -92,10 +92,15 @@ OLDER_THAN = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq < :k
 OLDER_OR_SAME = f"{FINISHED_AT} <= :key_at AND ({FINISHED_AT} < :key_at OR seq <= :key_seq)"
 NEWER_THAN = f"{FINISHED_AT} >= :key_at AND ({FINISHED_AT} > :key_at OR seq > :key_seq)"
 
-# What a prune may take (boardlib.archive): older than the cut, at or below `through` (the lowest
-# named consumer's cursor, the log's safe end), never the newest event (so seqs only grow), never
-# an event of a task still in flight (a live task keeps its whole history).
-PRUNABLE = f"""created_at < :before AND seq <= :through
+# The one spelling of "every consumer has read it" (boardlib.watch): no event above the lowest
+# consumer cursor is deleted, by the TTL purge or a prune, whatever its age.
+LOWEST_CURSOR = "(SELECT MIN(last_seq) FROM event_consumers)"
+READ_BY_EVERY_CONSUMER = f"seq <= COALESCE({LOWEST_CURSOR}, seq)"
+
+# What a prune may take (boardlib.archive): older than the cut, at or below `through` (the log's
+# safe end when the prune began), read by every consumer, never the newest event (so seqs only
+# grow), never an event of a task still in flight (a live task keeps its whole history).
+PRUNABLE = f"""created_at < :before AND seq <= :through AND {READ_BY_EVERY_CONSUMER}
     AND seq < (SELECT MAX(seq) FROM events)
     AND (task_id IS NULL OR NOT EXISTS (
         SELECT 1 FROM tasks t WHERE t.id = events.task_id AND t.status NOT IN ({TERMINAL})))"""
@@ -903,7 +908,7 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     def purge_expired_events(self, now: int, limit: int) -> int:
         """Delete up to `limit` events past their TTL, oldest first, except those of tasks still
         in flight (a live task keeps its whole history until it finishes), the newest event (so
-        seqs only ever grow) and any a named consumer has not read."""
+        seqs only ever grow) and any a consumer has not read (`READ_BY_EVERY_CONSUMER`)."""
         return self._execute(
             f"""
             DELETE FROM events WHERE seq IN (
@@ -911,7 +916,7 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                 WHERE ttl_seconds IS NOT NULL
                   AND created_at + ttl_seconds * 1000 < :now
                   AND seq < (SELECT MAX(seq) FROM events)
-                  AND seq <= COALESCE((SELECT MIN(last_seq) FROM event_consumers), seq)
+                  AND {READ_BY_EVERY_CONSUMER}
                   AND (task_id IS NULL OR NOT EXISTS (
                         SELECT 1 FROM tasks t WHERE t.id = events.task_id
                         AND t.status NOT IN ({TERMINAL})))
@@ -923,31 +928,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     # -- archiving old events (boardlib.archive holds the rules) --------------------------------
 
     def lowest_consumer_cursor(self) -> int | None:
-        """The lowest cursor of the board's named event consumers: no prune goes past it."""
-        lowest = self._scalar("SELECT MIN(last_seq) FROM event_consumers")
+        lowest = self._scalar(f"SELECT {LOWEST_CURSOR}")
         return None if lowest is None else int(lowest)
-
-    def event_consumers(self) -> list[Row]:
-        return self._fetchall("SELECT * FROM event_consumers ORDER BY name")
-
-    def consumer(self, name: str) -> Row | None:
-        return self._fetchone("SELECT * FROM event_consumers WHERE name = :name", {"name": name})
-
-    def advance_consumer(self, name: str, seq: int, now: int) -> Row:
-        row = self._fetchone(
-            """INSERT INTO event_consumers (name, last_seq, updated_at)
-            VALUES (:name, :seq, :now)
-            ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at,
-                last_seq = CASE WHEN excluded.last_seq > event_consumers.last_seq
-                    THEN excluded.last_seq ELSE event_consumers.last_seq END
-            RETURNING name, last_seq, updated_at""",
-            {"name": name, "seq": seq, "now": now},
-        )
-        assert row is not None
-        return row
-
-    def delete_consumer(self, name: str) -> int:
-        return self._execute("DELETE FROM event_consumers WHERE name = :name", {"name": name})
 
     def prunable_events(self, after: int, through: int, before_ms: int, limit: int) -> list[Row]:
         """The next events a prune may take, oldest first (`PRUNABLE`)."""

@@ -49,8 +49,9 @@ def prune(before: str, archive: Path | None) -> None:
 
     Writes every event older than the cut to the archive (a new JSON-lines file, fsynced before
     anything is deleted), then deletes them from the board in short transactions. Never removes
-    a task, an event a named consumer has not read, the history of a task still in flight, or
-    the newest event. `kanban db import-events FILE` puts them back as they were.
+    a task, an event a consumer (`kanban consumers list`) has not read, the history of a task
+    still in flight, or the newest event. `kanban db import-events FILE` puts them back as they
+    were.
     """
     from boardlib.archive import cut_off
 
@@ -110,29 +111,6 @@ def import_events(archive: Path) -> None:
     with open_board(reconcile_orphans=False, create=False) as board:
         report = board.import_events(archive)
     emit(report.to_json(), kind="record")
-
-
-@db.command("consumers")
-@global_options
-def consumers() -> None:
-    """The named event consumers and how far each has read.
-
-    A prune keeps every event after the lowest cursor; `kanban events --consumer NAME` reads as
-    one and moves its cursor.
-    """
-    with open_board(reconcile_orphans=False, create=False, read_only=True) as board:
-        known = board.event_consumers()
-    emit([consumer.to_json() for consumer in known], kind="records")
-
-
-@db.command("forget-consumer")
-@click.argument("name")
-@global_options
-def forget_consumer(name: str) -> None:
-    """Drop a named event consumer, so its cursor holds no prune back any more."""
-    with open_board(reconcile_orphans=False, create=False) as board:
-        board.forget_event_consumer(name)
-    emit({"forgotten": name}, kind="record")
 
 
 @db.command("path")

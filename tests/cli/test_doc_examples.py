@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board
+from boardlib.watch import Consumers
 from tests.cli.conftest import BIN, clean_env
 from tests.doc_examples import example
 
@@ -200,7 +201,7 @@ def test_an_existing_board_moves_to_postgres_whole(tmp_path: Path, schema_url: s
         assert board.get_task("TASK-2").unmet_deps == 1
 
 
-def test_a_named_consumer_reads_on_and_is_forgotten(tmp_path: Path) -> None:
+def test_a_consumer_reads_on_and_is_forgotten(tmp_path: Path) -> None:
     """docs/agents.md#consumer: two reads as one consumer see every event once, in order."""
     db = tmp_path / "board.db"
     with Board(db) as board:
@@ -214,7 +215,7 @@ def test_a_named_consumer_reads_on_and_is_forgotten(tmp_path: Path) -> None:
     rest = json.loads((tmp_path / "rest.json").read_text())
     assert [e["seq"] for e in first + rest] == list(range(1, 151))
     with Board(db, read_only=True) as board:
-        assert board.event_consumers() == []
+        assert Consumers(board).all() == []
 
 
 def test_prune_archives_old_events_and_imports_them_back(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from boardlib.watch import Consumers
 from tests.backends import is_postgres, raw_execute
 from tests.cli.conftest import Kanban
 
@@ -75,43 +76,51 @@ def test_follow_in_table_format_prints_one_readable_line_per_event(kanban: Kanba
     assert "task_created" in result.out and task.id in result.out
 
 
-def test_a_named_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
+def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """`kanban events --consumer NAME` reads from where NAME stopped and moves its cursor past
-    what it printed; `kanban prune` keeps every event it has not read; `db consumers` lists the
-    cursors and `db forget-consumer` drops one. A bad name is refused before any output."""
+    """`kanban events --consumer NAME` (no --follow) prints what NAME has not read and moves its
+    cursor past it: the cursors `kanban watch` keeps. `kanban prune` keeps every event a consumer
+    has not read; `kanban consumers list` shows the cursors and `consumers forget` drops one. A
+    bad name or a `--since` that would move a cursor is refused before any output."""
     with kanban.board() as board:
         for title in ("one", "two"):
             task = board.create_task(title)
             board.claim(task.id, "alice")
             board.move(task.id, "done")
-    first = kanban.ok("events", "--consumer", "indexer", "--limit", "2")
+    first = kanban.ok("events", "--consumer", "indexer", "--since", "0", "--limit", "2")
     assert [e["seq"] for e in first] == [1, 2]
     rest = kanban.ok("events", "--consumer", "indexer")
     assert rest[0]["seq"] == 3 and kanban.ok("events", "--consumer", "indexer") == []
-    (indexer,) = kanban.ok("db", "consumers")
-    assert (indexer["name"], indexer["lastSeq"]) == ("indexer", rest[-1]["seq"])
-    # A follower registers at now and acknowledges what it printed, line by line.
+    newest = rest[-1]["seq"]
+    (indexer,) = kanban.ok("consumers", "list")
+    assert (indexer["name"], indexer["lastSeq"], indexer["owner"]) == ("indexer", newest, None)
+    # A new consumer starts at now, following or not.
+    assert kanban.ok("events", "--consumer", "fresh") == []
     follow = kanban.run("events", "--consumer", "tail", "-f", "--timeout", "0.5", "--poll-ms", "50")
     assert (follow.code, follow.out) == (0, ""), str(follow)
-    kanban.ok("events", "--consumer", "late", "--since", "1")
-    cursors = {c["name"]: c["lastSeq"] for c in kanban.ok("db", "consumers")}
-    assert cursors == {"indexer": rest[-1]["seq"], "tail": rest[-1]["seq"], "late": rest[-1]["seq"]}
+    assert len(kanban.ok("events", "--consumer", "late", "--since", "1")) == newest - 1
+    cursors = {c["name"]: c["lastSeq"] for c in kanban.ok("consumers", "list")}
+    assert cursors == {"indexer": newest, "fresh": newest, "tail": newest, "late": newest}
+    kanban.refused("events", "--consumer", "late", "--since", "1", reason="invalid_input")
     kanban.refused("events", "--consumer", "", reason="invalid_input")
-    kanban.refused("db", "forget-consumer", "nobody", reason="not_found")
+    kanban.refused("consumers", "forget", "nobody", reason="not_found")
+    for name in ("indexer", "fresh", "tail", "late"):
+        kanban.ok("consumers", "forget", name)
     # The consumer "slow" has read only the first event: a prune 90 days on takes just that one.
     with kanban.board() as board:
-        board.acknowledge_events("slow", 1)
+        consumers = Consumers(board)
+        consumers.open("slow", since=1)
+        consumers.release("slow")
     kanban.advance(minutes=120 * 24 * 60)
     with kanban.board() as board:
         board.create_task("today")
     report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "a.jsonl"))
     assert (report["throughSeq"], report["pruned"]) == (1, 1)
-    assert kanban.ok("db", "forget-consumer", "slow") == {"forgotten": "slow"}
+    assert kanban.ok("consumers", "forget", "slow") == {"consumer": "slow", "forgotten": True}
     report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "b.jsonl"))
     assert report["pruned"] > 1
-    assert "slow" not in {c["name"] for c in kanban.ok("db", "consumers")}
+    assert kanban.ok("consumers", "list") == []
 
 
 def test_db_check_reports_a_healthy_board(kanban: Kanban) -> None:

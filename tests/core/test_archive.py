@@ -11,6 +11,7 @@ from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib import archive as archive_module
 from boardlib import transitions as t
 from boardlib.archive import COLUMNS, cut_off, prune_through
+from boardlib.watch import Consumers
 
 DAY_MS = 86_400_000
 
@@ -34,6 +35,14 @@ def a_year(board: Board, clock: ManualClock) -> dict[str, str]:
         ids.setdefault("first_done", task.id)
     ids["cancelled"] = board.cancel(board.create_task("not needed").id).id
     return ids
+
+
+def read_through(consumers: Consumers, name: str, seq: int) -> None:
+    """Consumer `name` has read the log through `seq` (placed there when new), as a watcher
+    that delivered up to it and stopped."""
+    consumers.open(name, since=seq if consumers.get(name) is None else None)
+    consumers.delivered(name, seq)
+    consumers.release(name)
 
 
 def test_prune_then_import_gives_back_the_same_events(
@@ -73,47 +82,49 @@ def test_prune_then_import_gives_back_the_same_events(
     assert second.read_text().splitlines()[1:] == lines[1:]
 
 
-def test_a_prune_never_passes_a_named_consumer(
-    board: Board, clock: ManualClock, tmp_path: Path
-) -> None:
-    """A named consumer's cursor holds a prune back: nothing it has not read goes, whatever its
-    age; as it reads on, or once it is forgotten, the next prune takes the rest. The delete
-    re-checks the floor itself, so a cursor that appears mid-prune holds too."""
+def test_a_prune_never_passes_a_consumer(board: Board, clock: ManualClock, tmp_path: Path) -> None:
+    """A consumer's cursor (`boardlib.watch`, the one `kanban watch` keeps) holds a prune back:
+    nothing it has not read goes, whatever its age; as it reads on, or once it is forgotten, the
+    next prune takes the rest. The delete statement re-checks the cursors itself, so a cursor
+    that appears mid-prune holds too."""
     ids = a_year(board, clock)
     before = events(board)
     old = [row[0] for row in before if row[1] != ids["old_live"]]
     slow = old[20]
-    assert board.acknowledge_events("slow-reader", slow).last_seq == slow
-    board.acknowledge_events("fast-reader", board.last_event_seq())
-    assert board.acknowledge_events("slow-reader", 3).last_seq == slow  # never moves back
-    with pytest.raises(BoardError) as refused:
-        board.acknowledge_events("slow-reader", board.last_event_seq() + 1)
+    consumers = Consumers(board)
+    read_through(consumers, "slow-reader", slow)
+    read_through(consumers, "fast-reader", board.last_event_seq())
+    read_through(consumers, "slow-reader", 3)
+    assert consumers.get("slow-reader").last_seq == slow  # type: ignore[union-attr]  # never back
+    with pytest.raises(BoardError) as refused:  # a cursor past the newest event would skip some
+        consumers.open("eager-reader", since=board.last_event_seq() + 1)
     assert refused.value.reason == Reason.INVALID_INPUT
-    assert board.consumer_cursor("slow-reader") == slow
-    assert [c.name for c in board.event_consumers()] == ["fast-reader", "slow-reader"]
+    assert [c.name for c in consumers.all()] == ["fast-reader", "slow-reader"]
     assert board.store.read(prune_through) == slow
     first = board.prune_events("90d", tmp_path / "first.jsonl")
     left = {row[0] for row in events(board)}
     assert first.through_seq == slow and first.pruned == 21  # read through `slow`: up to it
     assert all(seq in left for seq in [row[0] for row in before] if seq > slow)
     # Read on: the next prune goes further; forgotten: the rest of the old events go.
-    board.acknowledge_events("slow-reader", old[40])
+    read_through(consumers, "slow-reader", old[40])
     assert board.prune_events("90d", tmp_path / "second.jsonl").pruned == 20
-    board.forget_event_consumer("slow-reader")
+    consumers.forget("slow-reader")
     with pytest.raises(BoardError) as unknown:
-        board.forget_event_consumer("slow-reader")
+        consumers.forget("slow-reader")
     assert unknown.value.reason == Reason.NOT_FOUND
     rest = board.prune_events("90d", tmp_path / "rest.jsonl")
     assert rest.pruned > 100 and rest.through_seq == board.last_event_seq()
     for name in ("first", "second", "rest"):
         board.import_events(tmp_path / f"{name}.jsonl")
     assert events(board) == before
-    # Deleting past the floor is refused by the statement itself, not only by the caller.
+    # Deleting past the lowest cursor is refused by the statement itself, even when the caller
+    # passes the log's end as its bound.
     floor = old[4]
-    board.acknowledge_events("late-reader", floor)
+    read_through(consumers, "late-reader", floor)
     board.prune_events("90d", tmp_path / "late.jsonl")
     assert {row[0] for row in events(board)} >= set(old[5:])
-    removed = board.store.write(lambda tx: tx.delete_events(old[:10], floor, clock.now_ms()))
+    end = board.last_event_seq()
+    removed = board.store.write(lambda tx: tx.delete_events(old[:10], end, clock.now_ms()))
     assert removed == 0  # the first five went with the prune; the statement keeps the rest
 
 

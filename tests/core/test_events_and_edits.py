@@ -4,6 +4,7 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import transitions as t
+from boardlib.watch import Consumers
 from tests.conftest import row, task_in
 
 
@@ -61,7 +62,7 @@ def test_purge_goes_in_short_transactions_and_keeps_what_a_consumer_has_not_read
     board_path: object, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A backlog of expired events is purged a batch per transaction (small batches here), by
-    a reconcile pass too; nothing after a named consumer's cursor goes, however old."""
+    a reconcile pass too; nothing after a consumer's cursor (`boardlib.watch`) goes, however old."""
     import boardlib.board as board_module
 
     monkeypatch.setattr(board_module, "PURGE_BATCH", 3)
@@ -69,7 +70,9 @@ def test_purge_goes_in_short_transactions_and_keeps_what_a_consumer_has_not_read
     with Board(board_path, clock=clock, config=config) as board:  # type: ignore[arg-type]
         finished = [task_in(board, t.CANCELLED) for _ in range(10)]
         seqs = [event.seq for event in board.events()]
-        board.acknowledge_events("mirror", seqs[11])
+        consumers = Consumers(board)
+        consumers.open("mirror", since=seqs[11])
+        consumers.release("mirror")
         writes = []
         real_write = board.store.write
         monkeypatch.setattr(board.store, "write", lambda work: writes.append(1) or real_write(work))
@@ -77,7 +80,7 @@ def test_purge_goes_in_short_transactions_and_keeps_what_a_consumer_has_not_read
         report = board.reconcile_stale_tasks()
         assert report.purged_events == 12 and len(writes) == 5  # 3 + 3 + 3 + 3 + an empty one
         assert [event.seq for event in board.events()] == seqs[12:]
-        board.forget_event_consumer("mirror")
+        consumers.forget("mirror")
         assert board.purge_events() == len(seqs) - 12 - 1  # all but the newest
         assert {event.task_id for event in board.events()} == {finished[-1].id}
 
