@@ -9,9 +9,9 @@ new records. A refusal raises `BoardError` before anything commits, so
 Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,8 @@ from .lifecycle import (
 )
 from .location import BoardLocation, DatabaseUrl, board_location
 from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, seq_of
+from .plan_match import AppliedPlan, Comparison, Difference, compare, differs_refusal
+from .plan_match import PlanItem as PlanItem  # where callers have always found it
 from .records import (
     AUTHOR_TYPES,
     BOARD_SCOPE,
@@ -86,6 +88,7 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         TaskDropped,
         TaskRestored,
         TaskTransferred,
+        TaskUpdated,
         VerificationRecorded,
         WorkspaceProvisioned,
         WorkspaceUpdated,
@@ -114,25 +117,6 @@ def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
         "field": field,
         "ref": ref,
     }
-
-
-@dataclass(frozen=True, slots=True)
-class PlanItem:
-    """One task of a plan to create at once: `depends_on`/`parent` name other items by key or
-    existing tasks by id."""
-
-    key: str
-    title: str
-    description: str | None = None
-    role: str | None = None
-    priority: int = 0
-    depends_on: tuple[str, ...] = ()
-    status: str = t.TODO
-    team_id: str | None = None
-    kind: str = "code"
-    parent: str | None = None
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
 
 
 class Board:
@@ -515,12 +499,45 @@ class Board:
         self, items: Sequence[PlanItem], *, actor: str = OPERATOR, capped: bool | None = None
     ) -> dict[str, Task]:
         """Create a whole plan in one transaction, or nothing: items refer to each other by key.
-        The plan must be acyclic (dependencies are created in topological order). References
-        that are neither keys nor tasks on the board are refused all at once (`invalid_input`
-        with one `unknown_key` problem each, as `plans.lint` reports them). An identified agent's
-        plan is capped like its single creates (`capped` overrides): every task that would break
-        a ceiling is named by key in one `cap_exceeded` refusal, and nothing is written."""
-        actor = validate.name(actor, "actor")
+        An anonymous plan: its keys are not recorded, so creating it again creates it again
+        (`apply_plan` names the plan and finds its tasks instead). Returns key -> new task."""
+        applied = self._apply_plan(items, None, actor=actor, capped=capped, update=False)
+        return applied.tasks
+
+    def apply_plan(
+        self,
+        items: Sequence[PlanItem],
+        *,
+        plan: str,
+        actor: str = OPERATOR,
+        capped: bool | None = None,
+        update: bool = False,
+    ) -> AppliedPlan:
+        """Apply plan `plan` in one transaction, or nothing. Each item's key is recorded on its
+        task, unique per plan: items already on the board are found, not created again (two
+        appliers racing create each task once), and only the rest is created. An item that
+        differs from its task refuses the plan (`invalid_input`, one `differs` problem each, as
+        `plans.lint` reports them) unless `update`, which changes what is still safe to change
+        (`plan_match`): the title and description of a task nobody claimed, and dependencies
+        that close no cycle; any other difference still refuses it.
+
+        The plan must be acyclic (tasks are created in topological order). References that are
+        neither keys nor tasks on the board are refused all at once (`unknown_key` problems). An
+        identified agent's plan is capped like its single creates (`capped` overrides): every
+        new task that would break a ceiling is named by key in one `cap_exceeded` refusal."""
+        plan = validate.name(plan, "plan")
+        update = validate.flag(update, "update")
+        return self._apply_plan(items, plan, actor=actor, capped=capped, update=update)
+
+    def compare_plan(self, items: Sequence[PlanItem], *, plan: str) -> Comparison:
+        """Which of plan `plan`'s items are on the board and how each differs from its task,
+        read in one snapshot: what `apply_plan` would find (and `plan lint` reports)."""
+        plan = validate.name(plan, "plan")
+        self._check_plan_items(items)
+        return self.store.read(lambda tx: compare(tx, items, plan))
+
+    @staticmethod
+    def _check_plan_items(items: Sequence[PlanItem]) -> None:
         if not isinstance(items, (list, tuple)) or not all(
             isinstance(item, PlanItem) for item in items
         ):
@@ -532,14 +549,26 @@ class Board:
             for ref in item.depends_on:
                 validate.identifier(ref, f"{item.key}.depends_on")
             validate.optional_identifier(item.parent, f"{item.key}.parent")
-        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
-        if capped:
-            _import_models_before_the_turn()  # the depth cap validates ancestor chains
         keys = [item.key for item in items]
         if len(set(keys)) != len(keys):
             raise invalid_input(
                 "duplicate plan keys", keys=sorted({k for k in keys if keys.count(k) > 1})
             )
+
+    def _apply_plan(
+        self,
+        items: Sequence[PlanItem],
+        plan_name: str | None,
+        *,
+        actor: str,
+        capped: bool | None,
+        update: bool,
+    ) -> AppliedPlan:
+        actor = validate.name(actor, "actor")
+        self._check_plan_items(items)
+        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
+        if capped:
+            _import_models_before_the_turn()  # the depth cap validates ancestor chains
         by_key = {item.key: item for item in items}
         order = topological_order(
             {
@@ -548,9 +577,13 @@ class Board:
             }
         )
 
-        def work(tx: Tx) -> dict[str, Task]:
+        def work(tx: Tx) -> AppliedPlan:
             now = self.now()
-            created: dict[str, Task] = {}
+            comparison = compare(tx, items, plan_name) if plan_name else Comparison("")
+            blocking = comparison.blocking(update)
+            if blocking:
+                raise differs_refusal(blocking)
+            matched = comparison.matched
             unknown = [
                 unknown_reference(item.key, field, ref)
                 for item in items
@@ -566,19 +599,27 @@ class Board:
                     + (f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""),
                     problems=unknown,
                 )
+            fresh = [key for key in order if key not in matched]
             if capped:
-                violations = self._cap_violations(
-                    tx,
-                    [(key, by_key[key].parent, by_key[key].parent in by_key) for key in order],
-                    now,
-                )
+                new_tasks: list[caps.NewTask] = []
+                for key in fresh:
+                    parent = by_key[key].parent
+                    if parent in matched:
+                        new_tasks.append((key, matched[parent].id, False))
+                    else:
+                        new_tasks.append((key, parent, parent in by_key))
+                violations = self._cap_violations(tx, new_tasks, now)
                 if violations:
                     raise caps.plan_refusal(violations)
 
-            def resolve(ref: str) -> str:
-                return created[ref].id if ref in created else ref
+            created: dict[str, Task] = {}
 
-            for key in order:
+            def resolve(ref: str) -> str:
+                if ref in created:
+                    return created[ref].id
+                return matched[ref].id if ref in matched else ref
+
+            for key in fresh:
                 item = by_key[key]
                 parent = resolve(item.parent) if item.parent else None
                 values = self._validate_new(
@@ -599,11 +640,72 @@ class Board:
                     budget_usd=item.budget_usd,
                     budget_tokens=item.budget_tokens,
                 )
+                if plan_name:
+                    values |= {"plan_name": plan_name, "plan_key": key}
                 blockers = [resolve(ref) for ref in dict.fromkeys(item.depends_on)]
                 created[key] = self._insert_task(tx, values, blockers, actor, now)
-            return created
+            updates = comparison.updates() if update else []
+            changed = self._plan_updates(tx, updates, resolve, actor, now)
+            tasks = {
+                item.key: created.get(item.key) or changed.get(item.key) or matched[item.key]
+                for item in items
+            }
+            return AppliedPlan(
+                plan_name=plan_name,
+                tasks=tasks,
+                created=[key for key in tasks if key in created],
+                existing=[key for key in tasks if key in matched],
+                updated=updates,
+            )
 
         return self.store.write(work)
+
+    def _plan_updates(
+        self,
+        tx: Tx,
+        updates: Sequence[Difference],
+        resolve: Callable[[str], str],
+        actor: str,
+        now: int,
+    ) -> dict[str, Task]:
+        """`apply_plan --update`: the safe differences written, one event per change (a link
+        re-checked for a cycle against the board as this transaction leaves it). Returns the
+        changed tasks by key."""
+        changed: dict[str, Task] = {}
+        edits: dict[str, dict[str, Any]] = {}
+        for difference in updates:
+            if difference.field != "depends_on":
+                edits.setdefault(difference.key, {"id": difference.task_id})[difference.field] = (
+                    difference.plan
+                )
+                continue
+            blocker = difference.blocker or resolve(str(difference.plan))
+            task_id = difference.task_id
+            if tx.depends_transitively(blocker, task_id):
+                cycle = cycle_path(task_id, blocker, tx.dependency_edges_from(blocker))
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"linking {task_id} -> {blocker} would close a cycle: {' -> '.join(cycle)}",
+                    id=task_id,
+                    dependsOn=blocker,
+                    cycle=cycle,
+                )
+            if not tx.insert_dependency(task_id, blocker, now, None):
+                continue
+            blocker_row = tx.task(blocker)
+            if blocker_row is not None and blocker_row["status"] != t.DONE:
+                tx.add_unmet_dependency(task_id, 1)
+            task = changed[difference.key] = self._load(tx, task_id)
+            linked: DepLinked = {"depends_on": blocker}
+            self._emit(tx, EventKind.DEP_LINKED, task, actor, now, linked)
+        for key, fields in edits.items():
+            task_id = fields.pop("id")
+            task = changed[key] = Task.from_row(
+                tx.update_task(task_id, {**fields, "updated_at": now})
+            )
+            edited: TaskUpdated = {"verb": "plan_update", "fields": sorted(fields)}
+            self._emit(tx, EventKind.TASK_UPDATED, task, actor, now, edited)
+        return changed
 
     # -- reading --------------------------------------------------------------------------------
 

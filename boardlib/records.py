@@ -284,6 +284,10 @@ class Task(Record):
     first_claimed_at: int | None = None  # the first claim: where the cycle time starts
     review_entered_at: int | None = None  # in review since (None when not in review)
     review_wait_ms: int = 0  # time spent waiting in review, over every attempt
+    # The plan (its name) and the plan's key this task was applied from: unique together, so a
+    # re-applied plan finds its tasks (`plan_match.py`). None for a task filed on its own.
+    plan_name: str | None = None
+    plan_key: str | None = None
 
     @property
     def is_ready(self) -> bool:

@@ -226,6 +226,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
     ),
+    # 5: plan keys (schema.py's migration 5)
+    (
+        "ALTER TABLE tasks ADD COLUMN plan_name TEXT",
+        "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
+        "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
+        "WHERE plan_key IS NOT NULL",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

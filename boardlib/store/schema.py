@@ -333,6 +333,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
     ),
+    # 5: plan keys (boardlib/plan_match.py): the plan and key a task was applied from, unique
+    # together, so re-applying a plan finds its tasks instead of creating them again
+    (
+        "ALTER TABLE tasks ADD COLUMN plan_name TEXT",
+        "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
+        "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
+        "WHERE plan_key IS NOT NULL",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -175,7 +175,11 @@ def render(doc: Any, kind: str) -> None:
 
         render_budgets(console, doc)
     elif kind == "plan-applied":
-        console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
+        console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
+        if doc["tasks"]:
+            console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
+        for change in doc["updated"]:
+            console.print(Text.assemble("  - changed: ", inert(change["message"])))
     elif isinstance(doc, list):
         console.print(_rows_table(doc) if doc else "[dim]nothing[/]")
     elif isinstance(doc, dict):

@@ -501,7 +501,9 @@ def test_an_agents_plan_is_capped_whole_and_names_every_violation(
     # The operator's plans are not capped, and only the operator's config raises the caps.
     assert kanban.ok("plan", "apply", str(deep))["count"] == 50
     raised = {"KANBAN_MAX_DEPTH": "60"}
-    assert kanban.ok("plan", "apply", str(deep), "-a", "planner", env=raised)["count"] == 50
+    assert kanban.ok("plan", "apply", str(deep), "-a", "planner", env=raised)["count"] == 0
+    again = ("plan", "apply", str(deep), "--name", "deep-2", "-a", "planner")  # a new plan
+    assert kanban.ok(*again, env=raised)["count"] == 50
 
 
 def test_single_creates_by_an_agent_are_capped_and_the_operators_are_not(kanban: Kanban) -> None:

@@ -194,11 +194,11 @@ def test_apply_is_all_or_nothing(kanban: Kanban, tmp_path: Path) -> None:
 
 
 def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -> None:
-    applied = kanban.ok("plan", "apply", "-", stdin="- {key: one, title: One}\n")
+    applied = kanban.ok("plan", "apply", "-", "--name", "piped", stdin="- {key: one, title: One}\n")
     assert applied["count"] == 1
     error = kanban.refused("plan", "lint", "-", stdin="- key: [\n", reason="invalid_input")
     assert "line 2" in error["error"]
-    empty = kanban.refused("plan", "apply", "-", stdin="[]", reason="invalid_input")
+    empty = kanban.refused("plan", "apply", "-", "--name", "x", stdin="[]", reason="invalid_input")
     assert "no tasks" in empty["error"]
     shape = kanban.run("plan", "lint", "-", stdin="just text")
     assert shape.code == 2
