@@ -23,7 +23,7 @@ from .clock import Clock, SystemClock, moment
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
-from .explain import explain_idle, explain_task
+from .explain import explain_idle, explain_task, preview_claim
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
     check_editor,
@@ -54,6 +54,7 @@ from .records import (
     BudgetReport,
     BudgetStanding,
     CheckReport,
+    ClaimPreview,
     ClosedExecution,
     Comment,
     DailyBudget,
@@ -1032,6 +1033,36 @@ class Board:
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
             return explain_idle(todo, held, now, role)
+
+        return self.store.read(work)
+
+    def preview_claim_next(
+        self,
+        *,
+        role: str | None = None,
+        respect_deps: bool = True,
+        team_id: str | None = None,
+    ) -> ClaimPreview:
+        """What `claim_next` would do now for `role` (and `team_id`), found in one read-only
+        snapshot and written nothing (`explain.preview_claim`): the task it would claim, the
+        lapsed leases it would release first (reported, not released) and the idle view. The
+        diagnosis of `claim-next --explain`/`--dry-run`; claiming stays `claim_next`."""
+        role = validate.optional_name(role, "role")
+        team = validate.optional_name(team_id, "teamId")
+        respect_deps = validate.flag(respect_deps, "respectDeps")
+
+        def work(tx: Tx) -> ClaimPreview:
+            now = self.now()
+            picked = tx.best_ready(role, respect_deps, team)
+            pick = (Task.from_row(picked), int(picked["seq"])) if picked is not None else None
+            held = [
+                (Task.from_row(row), int(row["seq"]))
+                for row in tx.list_tasks(status=t.IN_PROGRESS, include_dropped=True)
+            ]
+            todo = Task.from_rows(tx.list_tasks(status=t.TODO))
+            return preview_claim(
+                pick, held, todo, now, role=role, team_id=team, respect_deps=respect_deps
+            )
 
         return self.store.read(work)
 

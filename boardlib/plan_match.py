@@ -84,10 +84,14 @@ class Difference:
             )
         return f"{said} ({'--update changes it' if self.updatable else 'kept'}: {self.why})"
 
-    def to_problem(self) -> dict[str, Any]:
+    def to_problem(self, *, applied: bool = False) -> dict[str, Any]:
+        """The difference as a `differs` problem; `applied`: as a change `--update` made."""
+        message = self.message
+        if applied:
+            message = message.replace("(--update changes it:", "(changed:", 1)
         return {
             "kind": "differs",
-            "message": self.message,
+            "message": message,
             "key": self.key,
             "id": self.task_id,
             "field": camel(self.field),
@@ -137,7 +141,7 @@ class AppliedPlan:
             "count": len(self.created),
             "created": self.created,
             "existing": self.existing,
-            "updated": [difference.to_problem() for difference in self.updated],
+            "updated": [difference.to_problem(applied=True) for difference in self.updated],
             "keys": {key: task.id for key, task in self.tasks.items()},
             "tasks": [self.tasks[key].to_json() for key in self.created],
         }

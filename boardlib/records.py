@@ -506,6 +506,28 @@ class IdleExplanation(Record):
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class LapsedLease(Record):
+    """A claim whose lease ran out: the next claim-next releases it before it picks."""
+
+    id: str
+    assignee_agent_id: str | None
+    lease_until: int | None
+    claim_epoch: int
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class ClaimPreview(Record):
+    """What claim-next would do right now, found without doing it: the task it would claim (as
+    it is now), the lapsed leases it would release first, and why (`explain`: the idle view)."""
+
+    claimable: bool
+    would_claim: Task | None
+    would_release: list[LapsedLease]
+    reasons: list[str]
+    explain: IdleExplanation
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class CheckReport(Record):
     """`kanban db check`: SQLite's own checks, the schema version and the kept counters."""
 

@@ -164,6 +164,13 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         and `event` appended; None otherwise (the board then judges why)."""
         ...
 
+    def best_ready(
+        self, role: str | None, respect_deps: bool, team_id: str | None = None
+    ) -> Row | None:
+        """The task `claim_best_ready` would pick now, read with the same pick, writing and
+        locking nothing (what `claim-next --dry-run` reports)."""
+        ...
+
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out, each taken by this transaction alone: of many
         sweepers running at once, each expired task goes to exactly one."""

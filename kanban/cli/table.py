@@ -134,6 +134,15 @@ def render(doc: Any, kind: str) -> None:
         console.print("[bold]nothing claimable[/]")
         for reason in (doc.get("explain") or {}).get("reasons", []):
             console.print(Text.assemble("  - ", inert(str(reason))))
+    elif kind == "preview":
+        chosen = doc.get("wouldClaim")
+        console.print(
+            Text.assemble("would claim ", inert(str(chosen["id"])), ": ", inert(chosen["title"]))
+            if chosen
+            else "[bold]nothing claimable[/]"
+        )
+        for reason in doc.get("reasons", []):
+            console.print(Text.assemble("  - ", inert(str(reason))))
     elif kind == "tasks":
         console.print(_tasks_table(doc) if doc else "[dim]no tasks[/]")
     elif kind == "task_page":
