@@ -16,6 +16,7 @@ from boardlib.errors import BoardError, Reason
 from boardlib.location import location_exists
 
 from .context import board_path, global_options, open_board
+from .creating import creating_as
 from .options import actor_option
 from .output import emit
 
@@ -115,6 +116,6 @@ def apply(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
         report = plans.lint_against(None, data, plan=scope)  # refused before a board is made
         if not report.ok:
             raise plans.refusal(report)
-    with open_board(create=True) as board:
+    with open_board(create=True) as board, creating_as(actor, board.config, parameter="actor"):
         applied = plans.apply(board, data, plan=scope, actor=actor, update=update)
     emit(applied.to_json(), kind="plan-applied")

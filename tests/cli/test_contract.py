@@ -16,6 +16,7 @@ from tests.cli.conftest import (
     LEASE_MS,
     START_MS,
     Kanban,
+    agent_notice,
     clean_env,
     file_digest,
     unchanged,
@@ -501,14 +502,17 @@ def test_an_agents_plan_is_capped_whole_and_names_every_violation(
     # The operator's plans are not capped, and only the operator's config raises the caps.
     assert kanban.ok("plan", "apply", str(deep))["count"] == 50
     raised = {"KANBAN_MAX_DEPTH": "60"}
-    assert kanban.ok("plan", "apply", str(deep), "-a", "planner", env=raised)["count"] == 0
+    said = agent_notice("planner")
+    applied = kanban.noticed("plan", "apply", str(deep), "-a", "planner", env=raised, notice=said)
+    assert applied["count"] == 0  # the operator's plan of the same name is on the board already
     again = ("plan", "apply", str(deep), "--name", "deep-2", "-a", "planner")  # a new plan
-    assert kanban.ok(*again, env=raised)["count"] == 50
+    assert kanban.noticed(*again, env=raised, notice=said)["count"] == 50
 
 
 def test_single_creates_by_an_agent_are_capped_and_the_operators_are_not(kanban: Kanban) -> None:
     limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
-    kanban.ok("task", "dispatch", "-t", "one", "-a", "planner", env=limited)
+    notice = agent_notice("planner", caps="24 children, 1 root per 5 minutes")
+    kanban.noticed("task", "dispatch", "-t", "one", "-a", "planner", env=limited, notice=notice)
     refused_unchanged(
         kanban, "task", "dispatch", "-t", "two", "-a", "planner", env=limited,
         reason="cap_exceeded",

@@ -11,7 +11,7 @@ import pytest
 
 from boardlib import Board
 from tests.backends import hold_write_lock, is_postgres
-from tests.cli.conftest import KANBAN, Kanban, clean_env
+from tests.cli.conftest import KANBAN, Kanban, agent_notice, clean_env
 
 FAIL_VERDICT = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
 
@@ -179,7 +179,10 @@ def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban:
 
 def test_root_create_cap_applies_to_agent_dispatch(kanban: Kanban) -> None:
     limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
-    kanban.ok("task", "dispatch", "-t", "first", "--agent", "planner", env=limited)
+    notice = agent_notice("planner", caps="24 children, 1 root per 5 minutes")
+    kanban.noticed(
+        "task", "dispatch", "-t", "first", "--agent", "planner", env=limited, notice=notice
+    )
     before = kanban.snapshot()
     error = kanban.refused(
         "task", "dispatch", "-t", "second", "--agent", "planner", reason="cap_exceeded", env=limited

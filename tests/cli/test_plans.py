@@ -9,7 +9,7 @@ import pytest
 from boardlib.graph import MAX_CYCLES, find_cycles
 from boardlib.plans import lint
 from tests.backends import board_created
-from tests.cli.conftest import Kanban
+from tests.cli.conftest import Kanban, agent_notice
 
 
 @pytest.fixture
@@ -152,7 +152,9 @@ def test_apply_creates_the_plan_with_its_links(kanban: Kanban, tmp_path: Path) -
         ),
     )
     assert kanban.ok("plan", "lint", plan)["order"] == ["api", "ui", "qa", "sub"]
-    applied = kanban.ok("plan", "apply", plan, "--agent", "planner")
+    applied = kanban.noticed(
+        "plan", "apply", plan, "--agent", "planner", notice=agent_notice("planner")
+    )
     assert applied["count"] == 4
     ids = applied["keys"]
     assert set(ids) == {"api", "ui", "qa", "sub"}
