@@ -11,7 +11,7 @@ Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothin
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +26,13 @@ from .events import EventKind, wire, wire_key
 from .explain import explain_idle, explain_task, preview_claim
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
+    SEED_CREATE_PATHS,
     check_editor,
     check_epoch,
     check_mover,
+    claim_conflict,
     plan_move,
+    seed_block_reason,
     stale_claim,
     verdict_blocks_done,
 )
@@ -96,6 +99,9 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     )
     from .review import ReviewNote
     from .stats import Stats
+
+
+_TASK_FIELDS = frozenset(field.name for field in fields(Task)) - {"id"}
 
 
 def _import_models_before_the_turn() -> None:
@@ -456,13 +462,30 @@ class Board:
         capped: bool | None = None,
         budget_usd: float | None = None,
         budget_tokens: int | None = None,
+        seed_route: str | None = None,
     ) -> Task:
         """File a task (todo by default, or backlog). An identified agent's create is capped
         (`actors.is_agent(actor)`; `capped` overrides that, for tests and tools): depth,
         live-children and root-rate ceilings apply in the same transaction, so racing creators
         cannot overshoot them. Operators' creates are not capped; only the board's config
-        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings."""
+        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings.
+
+        `seed_route` marks a seed 003 client's create (`POST /api/board`), whose `status` may be
+        any of the seven: the task is filed in the status it reaches from todo through legal
+        moves (`lifecycle.SEED_CREATE_PATHS`; in progress means held by the creator under a
+        lease, blocked records `seed_block_reason`), one row and one `task_created` event. An
+        agent's create never lands in done (builder is not judge)."""
         actor = validate.name(actor, "actor")
+        if seed_route is not None:
+            seed_route = validate.name(seed_route, "seedRoute")
+            if status == t.DONE and is_agent(actor):
+                raise BoardError(
+                    Reason.NOT_ASSIGNEE,
+                    f"cannot create a task in done as {actor}: an agent's task reaches done "
+                    "by another agent's approve, or an operator's move",
+                    current=t.TODO,
+                    requested=t.DONE,
+                )
         capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
         if not isinstance(depends_on, (list, tuple, set, frozenset)):  # a str would be its letters
             raise invalid_input("dependsOn must be a list of task ids", field="dependsOn")
@@ -470,13 +493,15 @@ class Board:
         if capped and parent_task_id is not None:
             _import_models_before_the_turn()  # the depth cap validates the ancestor chain
 
+        path = SEED_CREATE_PATHS.get(status, ()) if seed_route is not None else ()
+
         def work(tx: Tx) -> Task:
             now = self.now()
             values = self._validate_new(
                 tx,
                 title=title,
                 description=description,
-                status=status,
+                status=t.TODO if path else status,
                 priority=priority,
                 team_id=team_id,
                 role=role,
@@ -492,9 +517,31 @@ class Board:
             )
             if capped:
                 self._enforce_caps(tx, values["parent_task_id"], now)
+            if path:
+                values = self._seed_arrival(values, path, actor, str(seed_route), now)
             return self._insert_task(tx, values, list(dict.fromkeys(blockers)), actor, now)
 
         return self.store.write(work)
+
+    def _seed_arrival(
+        self, values: dict[str, Any], path: Sequence[str], actor: str, route: str, now: int
+    ) -> dict[str, Any]:
+        """A new task's columns once it has made the legal moves of `path` from todo (each
+        checked by `plan_move`, as if made one by one): what a seed client's create in that
+        status files, in one insert."""
+        passing = Task(
+            id="(new)",
+            **{name: value for name, value in values.items() if name in _TASK_FIELDS},
+        )
+        changes: dict[str, Any] = {}
+        for step in path:
+            reason = seed_block_reason(actor, route) if step == t.BLOCKED else None
+            move = plan_move(
+                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
+            )
+            changes |= move.changes
+            passing = replace(passing, **move.changes)
+        return {**values, **changes, "updated_at": now}
 
     def create_plan(
         self, items: Sequence[PlanItem], *, actor: str = OPERATOR, capped: bool | None = None
@@ -699,12 +746,12 @@ class Board:
             task = changed[difference.key] = self._load(tx, task_id)
             linked: DepLinked = {"depends_on": blocker}
             self._emit(tx, EventKind.DEP_LINKED, task, actor, now, linked)
-        for key, fields in edits.items():
-            task_id = fields.pop("id")
+        for key, edit in edits.items():
+            task_id = edit.pop("id")
             task = changed[key] = Task.from_row(
-                tx.update_task(task_id, {**fields, "updated_at": now})
+                tx.update_task(task_id, {**edit, "updated_at": now})
             )
-            edited: TaskUpdated = {"verb": "plan_update", "fields": sorted(fields)}
+            edited: TaskUpdated = {"verb": "plan_update", "fields": sorted(edit)}
             self._emit(tx, EventKind.TASK_UPDATED, task, actor, now, edited)
         return changed
 
@@ -1132,19 +1179,7 @@ class Board:
                         id=task_id,
                         unmet=unmet,
                     )
-                raise BoardError(
-                    Reason.CONFLICT,
-                    f"task {task_id} is not claimable: it is {current.status}"
-                    + (
-                        f", held by {current.assignee_agent_id}"
-                        if current.assignee_agent_id
-                        else ""
-                    )
-                    + (", dropped" if current.dropped else ""),
-                    id=task_id,
-                    current=current.status,
-                    assignee=current.assignee_agent_id,
-                )
+                raise claim_conflict(current)
             return task
 
         return self.store.write(work, shared=True)
@@ -1468,12 +1503,18 @@ class Board:
         actor: str = OPERATOR,
         epoch: int | None = None,
         holder: str | None = None,
+        seed_route: str | None = None,
     ) -> Task:
         """Change the status (through the transition table, the done-gate and the agent contract
         of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
         applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
         names who takes an unowned task moved to in_progress (default: the mover), for operators
-        and the board's own passes (the gate hands failed work back to its builder)."""
+        and the board's own passes (the gate hands failed work back to its builder).
+        `seed_route` marks a seed 003 client's request (`PATCH /api/board/:taskId`): a move to
+        blocked without a reason then records `lifecycle.seed_block_reason`, naming the actor and
+        the route, as the seed (whose body has no reason) expects. Without it a move to blocked
+        needs a reason, as on every surface of the board's own."""
+        seed_route = validate.optional_name(seed_route, "seedRoute")
         actor = validate.name(actor, "actor")
         holder = validate.optional_name(holder, "holder")
         if holder is not None and is_agent(actor):
@@ -1513,9 +1554,12 @@ class Board:
             check_editor(task, edits, actor=actor)
             if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(task.blocked_reason):
                 self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
+            reason = note
+            if reason is None and seed_route and target == t.BLOCKED != task.status:
+                reason = seed_block_reason(actor, seed_route)
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
-                reason=note, human_override=human_override, extra=edits or None, holder=holder,
+                reason=reason, human_override=human_override, extra=edits or None, holder=holder,
             )  # fmt: skip
 
         return self.store.write(work)

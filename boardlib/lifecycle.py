@@ -135,6 +135,54 @@ def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
     )
 
 
+def claim_conflict(task: Task) -> BoardError:
+    """The `conflict` of a claim that found `task` not claimable, saying why in the words a
+    caller acts on: the holder (`assignee`) when someone holds it; that it is
+    finished when it is done or cancelled (nobody holds it, whoever built it); otherwise the
+    move that would make it claimable."""
+    holder = task.assignee_agent_id if task.status == t.IN_PROGRESS else None
+    if task.status == t.IN_PROGRESS:
+        why = f"it is in_progress, held by {holder}"
+    elif task.status in t.TERMINAL:
+        why = f"it is {task.status}: finished work is not claimed again"
+    elif task.dropped:
+        why = "it is dropped (restore it first)"
+    elif task.status == t.BLOCKED:
+        why = f"it is blocked ({task.blocked_reason}); unblock it first"
+    elif task.status == t.IN_REVIEW:
+        why = "it is in review, waiting for a judge (approve or reject)"
+    else:
+        why = f"it is {t.label(task.status)} (move it to todo first)"
+    return BoardError(
+        Reason.CONFLICT,
+        f"task {task.id} is not claimable: {why}",
+        id=task.id,
+        current=task.status,
+        assignee=holder,
+        dropped=bool(task.dropped) or None,
+    )
+
+
+def seed_block_reason(actor: str, route: str) -> str:
+    """The reason a seed 003 client's move to blocked records when it gives none: seed 003's
+    bodies have no reason field, so a client written against the seed cannot give one. It names
+    who blocked the task and by which route; every other surface keeps asking for a reason."""
+    return f"blocked by {actor} via {route} (the request gave no reason)"
+
+
+# How a seed 003 client's create reaches each status (its `status` may be any of the seven):
+# from todo, through the transition table's legal moves, the last one the target.
+SEED_CREATE_PATHS: dict[str, tuple[str, ...]] = {
+    t.BACKLOG: (),
+    t.TODO: (),
+    t.IN_PROGRESS: (t.IN_PROGRESS,),
+    t.IN_REVIEW: (t.IN_PROGRESS, t.IN_REVIEW),
+    t.BLOCKED: (t.BLOCKED,),
+    t.DONE: (t.IN_PROGRESS, t.DONE),
+    t.CANCELLED: (t.CANCELLED,),
+}
+
+
 def plan_move(
     task: Task,
     target: str,
