@@ -205,6 +205,7 @@ def test_the_plan_key_is_unique_on_the_board(kanban: Kanban, tmp_path: Path) -> 
 RACERS = 6
 
 
+@pytest.mark.slow  # six processes racing
 def test_racing_appliers_create_each_task_once(kanban: Kanban, tmp_path: Path) -> None:
     """Six processes apply the same plan at the same moment (each waits at a barrier with the CLI
     loaded): one creates the plan, every other finds it, and the board holds each task once."""
