@@ -172,3 +172,14 @@ async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:
     async with mcp_session(db, "w1") as everything:
         refused = await everything.call_tool("get_task", {"task_id": "TASK-404"})
         assert "list_tasks or get_task" in (refused.structured_content or {})["hint"]
+
+
+def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> None:
+    import re
+
+    page = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    paragraph = " ".join(page.split("`kanban mcp --tools worker|reviewer|all`", 1)[1].split())
+    worker, reviewer = paragraph.split("a worker gets", 1)[1].split("; a reviewer", 1)
+    for name, text in (("worker", worker), ("reviewer", reviewer.split(".", 1)[0])):
+        named = re.findall(r"`(\w+)`", text)
+        assert named == list(catalog.TOOL_SETS[name]), (name, named)
