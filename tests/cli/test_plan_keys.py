@@ -241,3 +241,24 @@ def test_racing_appliers_create_each_task_once(kanban: Kanban, tmp_path: Path) -
         created = [e for e in board.events() if e.kind == "task_created"]
     assert len(tasks) == len(created) == 12
     assert sorted(task.plan_key or "" for task in tasks) == sorted(results[0]["keys"])
+
+
+def test_a_plans_budgets_are_compared_and_kept(kanban: Kanban, tmp_path: Path) -> None:
+    """Budgets ride on the plan (as priority does): the same budgets re-apply as a no-op, a
+    changed one is a difference `--update` does not change (only an operator sets budgets)."""
+    budgeted = "- {key: api, title: Design the API, budgetUsd: 2.5, budgetTokens: 90000}\n"
+    first = kanban.ok("plan", "apply", write(tmp_path, budgeted))
+    with unchanged(kanban.db):
+        assert kanban.ok("plan", "apply", write(tmp_path, budgeted))["summary"] == (
+            "1 existing, 0 created"
+        )
+    raised = write(tmp_path, budgeted.replace("2.5", "4").replace("90000", "90001"))
+    with unchanged(kanban.db):
+        lint = kanban.run("plan", "lint", raised, "--update")
+        refused = kanban.refused("plan", "apply", raised, "--update", reason="invalid_input")
+    assert lint.code == 2
+    assert [(p["field"], p["plan"], p["board"], p["updatable"]) for p in refused["problems"]] == [
+        ("budgetUsd", 4.0, 2.5, False),
+        ("budgetTokens", 90001, 90000, False),
+    ]
+    assert kanban.row(first["keys"]["api"])["budgetUsd"] == 2.5
