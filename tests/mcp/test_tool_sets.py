@@ -183,3 +183,11 @@ def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> Non
     for name, text in (("worker", worker), ("reviewer", reviewer.split(".", 1)[0])):
         named = re.findall(r"`(\w+)`", text)
         assert named == list(catalog.TOOL_SETS[name]), (name, named)
+
+
+def test_every_tool_answers_through_the_sessions_hints() -> None:
+    """A tool that called `call_board` directly would hint with the full set's tools."""
+    import inspect
+
+    source = inspect.getsource(BoardTools)
+    assert source.count("call_board(") == 1, "every tool goes through BoardTools.call"
