@@ -110,6 +110,25 @@ def _in_review(task: Task) -> bool:
     return task.status == t.IN_REVIEW
 
 
+def has_work_to_land(task: Task) -> bool:
+    """Reviewed work with a branch, not landed yet: what the drawer previews and `w`/`W` land
+    (the board still decides; a branch with nothing on it is refused `not_landable`)."""
+    return (
+        task.landed_commit is None
+        and task.status in (t.IN_REVIEW, t.DONE)
+        and bool(task.branch_ref)
+        and not task.dropped
+    )
+
+
+def _lands_approving(task: Task) -> bool:
+    return task.status == t.IN_REVIEW and has_work_to_land(task)
+
+
+def _lands_approved(task: Task) -> bool:
+    return task.status == t.DONE and has_work_to_land(task)
+
+
 def _droppable(task: Task) -> bool:
     return bool(task.dropped) or task.status not in t.LOCKED
 
@@ -455,6 +474,25 @@ ACTIONS: tuple[Action, ...] = (
         applies=_in_review,
         palette="Reject {task}",
         palette_help="asks for a reason, kept as a comment; back to todo",
+    ),
+    _write(
+        "task.approve_land",
+        "approve_and_land",
+        "Approve and land",
+        "W",
+        footer=(DRAWER,),
+        applies=_lands_approving,
+        palette="Approve and land {task}",
+        palette_help="one decision: done only if its work lands, verified; asks to confirm",
+    ),
+    _write(
+        "task.land",
+        "land",
+        "Land",
+        "w",
+        applies=_lands_approved,
+        palette="Land {task}",
+        palette_help="its approved work onto its base branch, verified; asks to confirm",
     ),
     _write(
         "task.comment",
