@@ -30,12 +30,13 @@ from ..landing_data import (
     read_stamp,
 )
 from ..registry import has_work_to_land
-from ..task_view import heading, plain
+from ..task_view import plain
 from . import tcss
 
 if TYPE_CHECKING:
     from ..app import KanbanApp
 
+TITLE = Text("Landing", style="bold underline")
 POLL_S = 2.0  # how often a visible section asks whether the base or the worktree moved
 MORE_FILES = 12  # conflicting files listed below the summary
 
@@ -75,7 +76,7 @@ class LandingLine(Static):
         if task.landed_commit is not None:
             self._stop()
             self.display = True
-            self.update(Group(heading("Landing"), landed_words(task, self.kanban.now_ms())))
+            self.update(Group(TITLE, landed_words(task, self.kanban.now_ms())))
             return
         if not has_work_to_land(task):
             self._stop()
@@ -147,7 +148,7 @@ class LandingLine(Static):
     # -- drawing ----------------------------------------------------------------------------
 
     def _draw(self) -> None:
-        self.update(Group(heading("Landing"), *self._lines()))
+        self.update(Group(TITLE, *self._lines()))
 
     def _lines(self) -> list[Text]:
         shown = self.preview_for(self.task_id or "")

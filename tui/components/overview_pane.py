@@ -30,8 +30,8 @@ class OverviewPane(VerticalScroll, can_focus=False):
     DEFAULT_CSS = tcss(__file__)
 
     def compose(self) -> ComposeResult:
+        yield LandingLine(id="overview-landing")  # on top: what the operator decides on
         yield Static("loading…", id="overview-head")
-        yield LandingLine(id="overview-landing")
         yield Static(heading("Description"), id="overview-description-heading")
         yield AgentMarkdown(id="overview-description")
         yield Static("", id="overview-rest")
