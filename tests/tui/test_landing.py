@@ -230,3 +230,27 @@ async def test_the_preview_follows_the_base_and_shows_file_names_inert(review) -
         assert "has moved 1 commit since the worktree was made" in text
         assert "\x1b" not in text and "\x07" not in text
         assert f"kanban task workspace sync {task_id}" in text
+
+
+@pytest.mark.slow
+async def test_work_changed_after_the_preview_is_refused(review) -> None:  # type: ignore[no-untyped-def]
+    """The operator decides on the preview in the dialog; the agent edits the worktree before
+    the yes: the landing lands nothing (`not_landable`, changed since review)."""
+    board, clock = review
+    task_id = board.ids["review"]
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    main_before = git(board.repo, "rev-parse", "main")
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        (worktree / "shop" / "discounts.py").write_text("# rewritten after the review\n")
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (not_landable)" in error
+    assert git(board.repo, "rev-parse", "main") == main_before
+    assert fresh(board.db, task_id).status == "in_review"
