@@ -12,6 +12,7 @@ in read-only mode, so the footer and the palette show it: the registry (`tui.reg
 action writes, which needs a task and when it applies.
 """
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -422,14 +423,16 @@ class TaskActions:
         def land_it() -> None:
             app.notify(f"{task.id}: landing on {into}…", timeout=3)
 
-            def work(board: Any) -> LandResult:
-                def step(name: str, _info: dict[str, Any]) -> None:
-                    app.call_from_thread(app.landing_step, task.id, name)
+            def tell(step: str | None) -> None:
+                # A progress line must never break a landing midway (the app may be closing).
+                with contextlib.suppress(Exception):
+                    app.call_from_thread(app.landing_step, task.id, step)
 
+            def work(board: Any) -> LandResult:
                 try:
-                    return land(board, task.id, app.operator, expect, on_step=step)
+                    return land(board, task.id, app.operator, expect, on_step=lambda s, _: tell(s))
                 finally:
-                    app.call_from_thread(app.landing_step, task.id, None)
+                    tell(None)
 
             app.write(
                 name,

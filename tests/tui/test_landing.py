@@ -254,3 +254,39 @@ async def test_work_changed_after_the_preview_is_refused(review) -> None:  # typ
         assert f"approve and land {task_id}: refused (not_landable)" in error
     assert git(board.repo, "rev-parse", "main") == main_before
     assert fresh(board.db, task_id).status == "in_review"
+
+
+@pytest.mark.slow
+async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(review) -> None:  # type: ignore[no-untyped-def]
+    """The verify command waits for a flag: meanwhile the drawer says the landing is verifying,
+    and a priority change of another task is written at once (a landing runs outside the app's
+    write lock). Then the flag: it lands."""
+    import json
+
+    board, clock = review
+    task_id = board.ids["review"]
+    other = board.ids["later"]
+    flag = board.repo.parent / "go"
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    handoff = worktree / "AGENT_HANDOFF.json"
+    data = json.loads(handoff.read_text())
+    data["commands"]["verify"] = f"while [ ! -e {flag} ]; do sleep 0.05; done; true"
+    handoff.write_text(json.dumps(data))
+    priority = fresh(board.db, other).priority
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        await pilot.press("y")
+        await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
+        app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
+        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=5)
+        assert fresh(board.db, task_id).landed_commit is None  # still verifying
+        flag.write_text("")
+        await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
+        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=10)
+        assert "landed as" in landing_text(app)
+        assert not notes.errors()

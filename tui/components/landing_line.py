@@ -76,7 +76,7 @@ class LandingLine(Static):
         if task.landed_commit is not None:
             self._stop()
             self.display = True
-            self.update(Group(TITLE, landed_words(task, self.kanban.now_ms())))
+            self._draw()
             return
         if not has_work_to_land(task):
             self._stop()
@@ -148,6 +148,10 @@ class LandingLine(Static):
     # -- drawing ----------------------------------------------------------------------------
 
     def _draw(self) -> None:
+        task = self._shown_task
+        if task is not None and task.landed_commit is not None:  # the board's record says it
+            self.update(Group(TITLE, landed_words(task, self.kanban.now_ms())))
+            return
         self.update(Group(TITLE, *self._lines()))
 
     def _lines(self) -> list[Text]:
@@ -176,10 +180,12 @@ class LandingLine(Static):
     def landing_step(self) -> None:
         """A landing of the shown task moved on (or ended): redraw, and after its end read the
         preview again."""
-        if self.task_id is not None and self.display and self._shown_task is not None:
-            self._draw()
-            if self.task_id not in self.kanban.landing_steps:
-                self._read()
+        task = self._shown_task
+        if task is None or task.id != self.task_id or not self.display:
+            return
+        self._draw()
+        if task.landed_commit is None and task.id not in self.kanban.landing_steps:
+            self._read()
 
     def _hint(self) -> Text:
         task = self._shown_task
