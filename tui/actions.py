@@ -29,6 +29,7 @@ from . import registry
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
+from .components.landing_line import LandingLine
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
@@ -38,6 +39,7 @@ from .landing_data import (
     landed_message,
     landing_words,
     read_preview,
+    read_stamp,
     refusal_message,
 )
 from .task_view import describe_verdict, plain
@@ -381,10 +383,27 @@ class TaskActions:
         """Preview first (git, in a worker), then ask with what the preview says: the decision
         is made on that preview, and the landing refuses if the work changed since."""
         app = self.kanban
+        known = next(
+            (
+                drawer.query_one(LandingLine).preview_for(task.id)
+                for drawer in app.drawers()
+                if drawer.task_id == task.id and drawer.query(LandingLine)
+            ),
+            None,
+        )
 
         def preview() -> None:
             try:
-                shown = app.gateway.read(lambda board: read_preview(board, task.id))
+                # The drawer's preview, while its stamp (one rev-parse, one status) still holds.
+                stamp = known.stamp if known is not None and known.preview is not None else None
+                if (
+                    known is not None
+                    and stamp
+                    and stamp == app.gateway.read(lambda b: read_stamp(b, task.id))
+                ):
+                    shown = known
+                else:
+                    shown = app.gateway.read(lambda board: read_preview(board, task.id))
             except Exception as error:  # the board is unreadable: still ask, the land decides
                 shown = Preview(task.id, None, "", problem=f"{type(error).__name__}: {error}")
             app.call_from_thread(self._confirm_landing, task, shown)

@@ -283,10 +283,11 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
         await pilot.press("y")
         await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
         app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
-        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=5)
+        # the landing waits for the flag forever: any timeout shows the write did not wait on it
+        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=20)
         assert fresh(board.db, task_id).landed_commit is None  # still verifying
         flag.write_text("")
         await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
-        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=10)
+        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=20)
         assert "landed as" in landing_text(app)
         assert not notes.errors()

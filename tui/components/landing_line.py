@@ -86,7 +86,7 @@ class LandingLine(Static):
         self.display = True
         if self._timer is not None:
             self._timer.resume()
-        if changed or self.shown is None:
+        if changed or (self.shown is None and not self._reading):
             self._draw()
             self._read()
 
