@@ -291,3 +291,35 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
         await until(pilot, lambda: "landing:" not in landing_text(app), timeout=20)
         assert "landed as" in landing_text(app)
         assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(review) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    board, clock = review
+    task_id = board.ids["review"]
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    handoff = worktree / "AGENT_HANDOFF.json"
+    data = json.loads(handoff.read_text())
+    data["commands"]["verify"] = "echo the merged tree is broken >&2; exit 3"
+    handoff.write_text(json.dumps(data))
+    main_before = git(board.repo, "rev-parse", "main")
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (verification_failed)" in error
+        assert "exited 3 on the merged tree" in error
+        assert error.endswith("the merged tree is broken")  # the tail of its output
+    assert git(board.repo, "rev-parse", "main") == main_before
+    with Board(board.db, read_only=True) as b:
+        view = b.view(task_id)
+    assert view.task.status == "in_review"
+    assert any("Approve and land did not land" in c.body for c in view.comments)
