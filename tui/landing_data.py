@@ -4,7 +4,7 @@ the branch's queue and the verify command), and the words it shows for them. No 
 its own; file names and titles are agent text, drawn inert.
 
 Which tasks have a preview worth computing is the registry's `has_work_to_land` (the same test
-greys `w`/`W`). The API: docs/landing.md, "The library, for a surface that shows landing".
+greys `W`). The API: docs/landing.md, "The library, for a surface that shows landing".
 """
 
 from dataclasses import dataclass

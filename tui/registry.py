@@ -482,6 +482,7 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         applies=_lands_approving,
+        yields_to="task.land",  # done: the same key lands work approved earlier
         palette="Approve and land {task}",
         palette_help="one decision: done only if its work lands, verified; asks to confirm",
     ),
@@ -489,7 +490,8 @@ ACTIONS: tuple[Action, ...] = (
         "task.land",
         "land",
         "Land",
-        "w",
+        "W",
+        footer=(DRAWER,),
         applies=_lands_approved,
         palette="Land {task}",
         palette_help="its approved work onto its base branch, verified; asks to confirm",
@@ -616,7 +618,17 @@ def known_ids() -> set[str]:
 
 
 def availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
-    """What `check_action` answers: True to run, None to grey out (shown, disabled)."""
+    """What `check_action` answers: True to run, None to grey out (shown, disabled), False to
+    hide it: an action that does not apply yields its key (and its footer place) to the one it
+    `yields_to` when that one does (`W` on a done task is Land, not a greyed Approve and land)."""
+    shared = _availability(action, read_only=read_only, task=task)
+    yields = action.yields_to if action is not None and shared is not True else None
+    if yields is not None and _availability(BY_ID[yields], read_only=read_only, task=task):
+        return False
+    return shared
+
+
+def _availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
     if action is None:
         return True
     if action.writes and read_only:
