@@ -323,3 +323,24 @@ async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(revie
         view = b.view(task_id)
     assert view.task.status == "in_review"
     assert any("Approve and land did not land" in c.body for c in view.comments)
+
+
+@pytest.mark.slow
+async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["gated"]
+    main_before = git(board.repo, "rev-parse", "main")
+    app = app_on(board, clock, "gated")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "W: land" in landing_text(app), timeout=10)
+        [binding] = [b for key, b in app.screen.active_bindings.items() if key == "W"]
+        assert binding.binding.id == "task.land" and binding.enabled  # the footer says Land
+        await pilot.press("W")
+        dialog = await confirm(pilot, app)
+        assert dialog.title_text == f"Land {task_id}?"
+        await pilot.press("enter")  # the safe button has the focus: back out
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        await pilot.pause(0.3)
+    assert git(board.repo, "rev-parse", "main") == main_before
+    assert fresh(board.db, task_id).landed_commit is None
