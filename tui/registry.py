@@ -619,11 +619,17 @@ def known_ids() -> set[str]:
 
 def availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
     """What `check_action` answers: True to run, None to grey out (shown, disabled), False to
-    hide it: an action that does not apply yields its key (and its footer place) to the one it
-    `yields_to` when that one does (`W` on a done task is Land, not a greyed Approve and land)."""
+    hide it: an action that does not apply to the task yields its key (and its footer place) to
+    the one it `yields_to` when that one does (`W` on a done task is Land, not a greyed Approve
+    and land)."""
     shared = _availability(action, read_only=read_only, task=task)
+    # (read-only greys every write, keys and all: nothing yields then)
     yields = action.yields_to if action is not None and shared is not True else None
-    if yields is not None and _availability(BY_ID[yields], read_only=read_only, task=task):
+    if (
+        yields is not None
+        and not read_only
+        and _availability(BY_ID[yields], read_only=False, task=task)
+    ):
         return False
     return shared
 
