@@ -66,9 +66,11 @@ async def preview_shown(pilot: Pilot[Any]) -> None:
     from tui.components.landing_line import LandingLine
 
     await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
-    line = pilot.app.drawers()[0].query_one(LandingLine)  # type: ignore[attr-defined]
+    drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
+    await until(pilot, lambda: drawer.data is not None and drawer.query(LandingLine), timeout=10)
+    line = drawer.query_one(LandingLine)
     await until(pilot, lambda: line.shown is not None, timeout=10)
-    await pilot.pause(0.2)
+    await pilot.pause(0.5)  # a loaded machine: let the drawer's last read paint
 
 
 @pytest.mark.slow  # builds a repository with worktrees
@@ -108,7 +110,9 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
     async def unfolded(pilot: Pilot[Any]) -> None:
         await settle(pilot)
         await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
+        drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
+        await until(pilot, lambda: drawer.data is not None, timeout=10)
         await pilot.press("z")
-        await pilot.pause(0.3)
+        await pilot.pause(0.5)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
