@@ -12,6 +12,7 @@ in read-only mode, so the footer and the palette show it: the registry (`tui.reg
 action writes, which needs a task and when it applies.
 """
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,14 +23,25 @@ from boardlib import transitions as t
 from boardlib.lifecycle import verdict_blocks_done
 from boardlib.records import Task
 from boardlib.transitions import label
+from boardlib.worktrees.landing import LandResult
 
 from . import registry
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
+from .components.landing_line import LandingLine
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
+from .landing_data import (
+    Preview,
+    land,
+    landed_message,
+    landing_words,
+    read_preview,
+    read_stamp,
+    refusal_message,
+)
 from .task_view import describe_verdict, plain
 
 if TYPE_CHECKING:
@@ -356,6 +368,101 @@ class TaskActions:
             lambda b: b.approve(task.id, app.operator),
             success=f"{task.id} approved: done",
         )
+
+    # -- landing: the reviewed work onto its base branch, through `Worktrees.land` ----------------
+
+    def action_approve_and_land(self) -> None:
+        if task := self._target_task():
+            self.request_landing(task)
+
+    def action_land(self) -> None:
+        if task := self._target_task():
+            self.request_landing(task)
+
+    def request_landing(self, task: Task) -> None:
+        """Preview first (git, in a worker), then ask with what the preview says: the decision
+        is made on that preview, and the landing refuses if the work changed since."""
+        app = self.kanban
+        known = next(
+            (
+                drawer.query_one(LandingLine).preview_for(task.id)
+                for drawer in app.drawers()
+                if drawer.task_id == task.id and drawer.query(LandingLine)
+            ),
+            None,
+        )
+
+        def preview() -> None:
+            try:
+                # The drawer's preview, while its stamp (one rev-parse, one status) still holds.
+                stamp = known.stamp if known is not None and known.preview is not None else None
+                if (
+                    known is not None
+                    and stamp
+                    and stamp == app.gateway.read(lambda b: read_stamp(b, task.id))
+                ):
+                    shown = known
+                else:
+                    shown = app.gateway.read(lambda board: read_preview(board, task.id))
+            except Exception as error:  # the board is unreadable: still ask, the land decides
+                shown = Preview(task.id, None, "", problem=f"{type(error).__name__}: {error}")
+            app.call_from_thread(self._confirm_landing, task, shown)
+
+        app.run_worker(preview, thread=True, group="landing-confirm", exit_on_error=False)
+
+    def _confirm_landing(self, task: Task, shown: Preview) -> None:
+        app = self.kanban
+        approving = task.status == t.IN_REVIEW
+        preview = shown.preview
+        into = preview.into if preview is not None and preview.into else "its base branch"
+        if approving:
+            lead = (
+                f"One decision: {task.id}'s work is verified on the merged tree and lands on "
+                f"{into}, and only then is it done. If it does not land, it stays in review "
+                "with a comment saying why."
+            )
+        else:
+            lead = f"{task.id} is done: its approved work is verified and lands on {into}."
+        body = Group(
+            plain(lead),
+            Text(""),
+            plain(task.title, "bold"),
+            landing_words(shown),
+            Text(""),
+            plain(
+                f"As {app.operator}. Afterwards the worktree is archived and the task branch "
+                "deleted.",
+                "dim",
+            ),
+        )
+        verb = "Approve and land" if approving else "Land"
+        expect = preview.source_tree if preview is not None else None
+        name = f"{verb.lower()} {task.id}"
+
+        def land_it() -> None:
+            app.notify(f"{task.id}: landing on {into}…", timeout=3)
+
+            def tell(step: str | None) -> None:
+                # A progress line must never break a landing midway (the app may be closing).
+                with contextlib.suppress(Exception):
+                    app.call_from_thread(app.landing_step, task.id, step)
+
+            def work(board: Any) -> LandResult:
+                try:
+                    return land(board, task.id, app.operator, expect, on_step=lambda s, _: tell(s))
+                finally:
+                    tell(None)
+
+            app.write(
+                name,
+                work,
+                expect=task,
+                success=landed_message,
+                explain=refusal_message,
+                serial=False,  # a landing waits in its branch's queue, not behind other writes
+            )
+
+        self._confirm(f"{verb} {task.id}?", body, verb, land_it)
 
     def action_reject(self) -> None:
         task = self._target_task()

@@ -40,6 +40,7 @@ from .components.board_screen import BoardScreen
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
+from .components.landing_line import LandingLine
 from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .live import (
@@ -133,6 +134,7 @@ class KanbanApp(App[None]):
         self._pending_select: str | None = None
         self._follow_timer: Timer | None = None
         self._binding_signature: object = None
+        self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
         self.set_keymap(self.user_keymap)
         # The operator's view preferences (`tui.settings`); given ones (a test's) are not saved.
@@ -415,15 +417,18 @@ class KanbanApp(App[None]):
         then: Callable[[T], object] | None = None,
         success: str | Callable[[T], str] | None = None,
         expect: Task | None = None,
+        explain: Callable[[BoardError], str] | None = None,
+        serial: bool = True,
     ) -> None:
-        """Run one board call off the event loop. A refusal becomes a notification; so does a
-        task that changed under the operator's decision (`expect`: nothing is written then). The
+        """Run one board call off the event loop. A refusal becomes a notification (`explain`
+        words it); so does a task that changed under the operator's decision (`expect`: nothing
+        is written then). `serial=False` for a long call that queues on its own (a landing). The
         screen is never changed here: the live feed (poked right away) shows what the database
         says."""
         try:
-            result = self.gateway.write(work, expect=expect)
+            result = self.gateway.write(work, expect=expect, serial=serial)
         except BoardError as error:
-            self.call_from_thread(self.refused, label, error)
+            self.call_from_thread(self.refused, label, error, explain)
             return
         except ChangedMeanwhile as changed:
             self.call_from_thread(
@@ -473,13 +478,25 @@ class KanbanApp(App[None]):
         if self.screen_stack:
             self.screen.refresh()
 
-    def refused(self, label: str, error: BoardError) -> None:
+    def refused(
+        self, label: str, error: BoardError, explain: Callable[[BoardError], str] | None = None
+    ) -> None:
         self.notify(
-            error.message,
+            explain(error) if explain is not None else error.message,
             title=f"{label}: refused ({error.reason.value})",
             severity="error",
             timeout=10,
         )
+
+    def landing_step(self, task_id: str, step: str | None) -> None:
+        """A landing started from here moved on a step (None: it ended); the drawer says so."""
+        if step is None:
+            self.landing_steps.pop(task_id, None)
+        else:
+            self.landing_steps[task_id] = step
+        for drawer in self.drawers():
+            if drawer.task_id == task_id:
+                drawer.query_one(LandingLine).landing_step()
 
     # -- commands -------------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ class CardNotes:
 
 NO_NOTES = CardNotes()
 OVERRIDE_MARK = "⚑"
+LANDED_MARK = "⤓"  # before the landed commit, on the card and in the drawer
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +277,8 @@ def card_lines(
         if task.team_id:
             meta.add(f"team:{inert(task.team_id)}", p.muted, optional=True)
     elif status == t.DONE:
+        if task.landed_commit:  # where its work is now: the commit on its base branch
+            meta.add(f"{LANDED_MARK}{inert(task.landed_commit[:7])}", p.success)
         meta.add(inert(task.claimed_by or ""), p.muted)
         if task.completed_at is not None:
             meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)

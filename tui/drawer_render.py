@@ -295,6 +295,8 @@ def history_lines(
 def _event_style(event: Event) -> str:
     if event.kind == EventKind.LEASE_EXPIRED:
         return "yellow"
+    if event.kind == EventKind.TASK_LANDED:
+        return "bold green"
     if event.kind == EventKind.STATUS_CHANGED:
         changed: StatusChanged = read(event.data)
         verb = changed.get("verb")

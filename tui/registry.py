@@ -110,6 +110,25 @@ def _in_review(task: Task) -> bool:
     return task.status == t.IN_REVIEW
 
 
+def has_work_to_land(task: Task) -> bool:
+    """Reviewed work with a branch, not landed yet: what the drawer previews and `w`/`W` land
+    (the board still decides; a branch with nothing on it is refused `not_landable`)."""
+    return (
+        task.landed_commit is None
+        and task.status in (t.IN_REVIEW, t.DONE)
+        and bool(task.branch_ref)
+        and not task.dropped
+    )
+
+
+def _lands_approving(task: Task) -> bool:
+    return task.status == t.IN_REVIEW and has_work_to_land(task)
+
+
+def _lands_approved(task: Task) -> bool:
+    return task.status == t.DONE and has_work_to_land(task)
+
+
 def _droppable(task: Task) -> bool:
     return bool(task.dropped) or task.status not in t.LOCKED
 
@@ -457,6 +476,27 @@ ACTIONS: tuple[Action, ...] = (
         palette_help="asks for a reason, kept as a comment; back to todo",
     ),
     _write(
+        "task.approve_land",
+        "approve_and_land",
+        "Approve and land",
+        "W",
+        footer=(DRAWER,),
+        applies=_lands_approving,
+        yields_to="task.land",  # done: the same key lands work approved earlier
+        palette="Approve and land {task}",
+        palette_help="one decision: done only if its work lands, verified; asks to confirm",
+    ),
+    _write(
+        "task.land",
+        "land",
+        "Land",
+        "W",
+        footer=(DRAWER,),
+        applies=_lands_approved,
+        palette="Land {task}",
+        palette_help="its approved work onto its base branch, verified; asks to confirm",
+    ),
+    _write(
         "task.comment",
         "comment",
         "Comment",
@@ -578,7 +618,23 @@ def known_ids() -> set[str]:
 
 
 def availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
-    """What `check_action` answers: True to run, None to grey out (shown, disabled)."""
+    """What `check_action` answers: True to run, None to grey out (shown, disabled), False to
+    hide it: an action that does not apply to the task yields its key (and its footer place) to
+    the one it `yields_to` when that one does (`W` on a done task is Land, not a greyed Approve
+    and land)."""
+    shared = _availability(action, read_only=read_only, task=task)
+    # (read-only greys every write, keys and all: nothing yields then)
+    yields = action.yields_to if action is not None and shared is not True else None
+    if (
+        yields is not None
+        and not read_only
+        and _availability(BY_ID[yields], read_only=False, task=task)
+    ):
+        return False
+    return shared
+
+
+def _availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
     if action is None:
         return True
     if action.writes and read_only:
