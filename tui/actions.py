@@ -19,7 +19,7 @@ from rich.console import Group
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.lifecycle import verdict_blocks_done
+from boardlib.lifecycle import override_route, verdict_blocks_done
 from boardlib.records import Task
 from boardlib.transitions import label
 
@@ -197,8 +197,11 @@ class TaskActions:
     def confirm_override(self, task: Task) -> None:
         app = self.kanban
         blocks = verdict_blocks_done(task.verification)
+        via = override_route(task) or ()
+        path = "".join(f" (through {label(step)}, taking nothing)" for step in via)
         lead = (
-            "The verdict below blocks done. Overriding it moves the task to done anyway."
+            f"The verdict below blocks done. Overriding it moves the task from "
+            f"{label(task.status)} to done anyway{path}."
             if blocks
             else "No verdict blocks done, but this is still recorded as a human override."
             if task.verification

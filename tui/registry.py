@@ -15,6 +15,7 @@ from textual.actions import parse
 from textual.binding import Binding, BindingType
 
 from boardlib import transitions as t
+from boardlib.lifecycle import override_reaches_done
 from boardlib.records import Task
 
 # The screens an action can belong to. "app" is every screen (the App's own bindings).
@@ -399,7 +400,7 @@ ACTIONS: tuple[Action, ...] = (
         "force_done",
         "Done (override)",
         "d",
-        applies=_can_reach(t.DONE),
+        applies=override_reaches_done,  # the board's rule: also from where the gate parks debt
         palette="Mark {task} done with a human override",
         palette_help="asks to confirm; written to the audit table",
     ),

@@ -177,6 +177,24 @@ def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban:
     )  # fmt: skip
 
 
+def test_a_task_the_gate_blocked_is_overridden_to_done_in_one_move(kanban: Kanban) -> None:
+    """The gate parks unpromotable debt in blocked "until an operator overrides": one move,
+    from there, audited; the operator does not become its holder on the way."""
+    with kanban.board() as board:
+        task_id = failing_verdict(board)
+        board.move(task_id, "blocked", actor="verification-gate", reason="no verify command")
+    before = kanban.snapshot()
+    kanban.refused("task", "move", task_id, "--to", "done", reason="illegal_transition")
+    assert kanban.snapshot() == before
+    moved = kanban.ok("task", "move", task_id, "--to", "done", "--human-override")
+    assert moved["status"] == "done" and moved["assigneeAgentId"] is None
+    with kanban.board() as board:
+        override = board.audit(task_id)[-1]
+    assert (override.action, override.from_status, override.to_status) == (
+        "human_override", "blocked", "done",
+    )  # fmt: skip
+
+
 def test_root_create_cap_applies_to_agent_dispatch(kanban: Kanban) -> None:
     limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
     kanban.ok("task", "dispatch", "-t", "first", "--agent", "planner", env=limited)
