@@ -12,13 +12,14 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
@@ -42,6 +43,7 @@ from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
+from .legibility import LegibleText, system_named
 from .live import (
     BoardHealth,
     BoardReader,
@@ -139,6 +141,11 @@ class KanbanApp(App[None]):
         self._saves_settings = view_settings is None
         self.view_settings = load_settings() if view_settings is None else dict(view_settings)
         self.theme = theme or DEFAULT_THEME
+        # The floor under every text: lifted to 4.5:1 as this terminal will show it.
+        self.legible = LegibleText(system_named(self.console.color_system), lambda: self.ansi_theme)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), self.legible]
 
     # -- wiring ---------------------------------------------------------------------------------
 

@@ -47,16 +47,16 @@ class CardNotes:
 
 NO_NOTES = CardNotes()
 OVERRIDE_MARK = "⚑"
+SELECTED_MARK = "▌"  # the bar down the selected card
+CHANGED_MARK = "▌"  # an agent just changed the card
 
 
 @dataclass(frozen=True, slots=True)
-class CardPalette:
-    """Rich styles for the parts of a card, resolved from the column's component classes."""
+class CardTones:
+    """A card's styles on one of its backgrounds, each part's colour resolved against that
+    background (a translucent or `auto` colour is what it looks like there)."""
 
-    card: Style
-    selected: Style
-    cursor: Style  # the remembered selection of a column that does not have focus
-    gap: Style
+    base: Style
     ident: Style
     title: Style
     muted: Style
@@ -65,6 +65,20 @@ class CardPalette:
     warning: Style
     error: Style
     changed: Style
+
+
+@dataclass(frozen=True, slots=True)
+class CardPalette:
+    """The tones of a plain card, the selected card and a column's remembered selection (the
+    cursor of a column that does not have focus), and the gap between cards."""
+
+    card: CardTones
+    selected: CardTones
+    cursor: CardTones
+    gap: Style
+
+    def backgrounds(self) -> dict[str, CardTones]:
+        return {"card": self.card, "selected": self.selected, "cursor": self.cursor}
 
 
 def _warn_window(task: Task) -> int:
@@ -213,9 +227,9 @@ def card_lines(
     notes: CardNotes = NO_NOTES,
 ) -> list[Strip]:
     """The CARD_HEIGHT strips of one card at `width` cells (a bar, the text, a right margin)."""
-    base = palette.selected if selected else palette.cursor if cursor else palette.card
+    p = palette.selected if selected else palette.cursor if cursor else palette.card
+    base = p.base
     inner = max(width - 2, 1)
-    p = palette
 
     head = _Line().add(inert(task.id), p.ident)
     if notes.overridden:
@@ -283,12 +297,12 @@ def card_lines(
         meta.add(inert(status), p.muted)
 
     bar_style = p.changed if changed else base
-    bar = "▌" if (changed or selected) else " "
+    bar = CHANGED_MARK if changed else SELECTED_MARK if selected else " "
     if selected and not changed:
         bar_style = base + p.accent
     lines: list[Strip] = []
     for line in (head, title, meta):
         segments = [Segment(bar, bar_style), *line.segments(inner, base), Segment(" ", base)]
         lines.append(Strip(segments, width))
-    lines.append(Strip.blank(width, p.gap))
+    lines.append(Strip.blank(width, palette.gap))
     return lines

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+import textual.constants
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
@@ -21,6 +23,14 @@ def pytest_configure(config: "Any") -> None:
     # The suite-wide registration belongs in pyproject.toml; until it lands there, this one keeps
     # `-m "not slow"` and --strict-markers working for the TUI wing (as the HTTP wing's does).
     config.addinivalue_line("markers", "slow: a long test (real terminals, long app sessions)")
+
+
+@pytest.fixture(autouse=True)
+def truecolor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app in these tests renders for a truecolor terminal (a test may ask for another):
+    the app lifts text to its contrast floor in the terminal's colour system, and the shell's
+    TERM must not change what a snapshot shows."""
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "truecolor")
 
 
 def utc() -> None:

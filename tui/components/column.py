@@ -13,8 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -24,7 +26,7 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
-from ..cards import CARD_HEIGHT, CardNotes, CardPalette, card_lines, lease_state
+from ..cards import CARD_HEIGHT, CardNotes, CardPalette, CardTones, card_lines, lease_state
 from . import tcss
 
 
@@ -129,26 +131,37 @@ class TaskColumn(ScrollView, can_focus=False):
     @property
     def palette(self) -> CardPalette:
         if self._palette is None:
-            style = self.get_component_rich_style
-
-            def part(name: str) -> Any:
-                return style(f"task-column--{name}", partial=True)
-
             self._palette = CardPalette(
-                card=style("task-column--card"),
-                selected=style("task-column--selected"),
-                cursor=style("task-column--cursor"),
+                card=self._tones("card"),
+                selected=self._tones("selected"),
+                cursor=self._tones("cursor"),
                 gap=self.rich_style,
-                ident=part("id"),
-                title=part("title"),
-                muted=part("muted"),
-                accent=part("accent"),
-                success=part("success"),
-                warning=part("warning"),
-                error=part("error"),
-                changed=part("changed"),
             )
         return self._palette
+
+    def _tones(self, background: str) -> CardTones:
+        """Each part's colour over one card background, as Textual would blend it there."""
+        base = self.get_component_rich_style(f"task-column--{background}")
+        behind = Color.from_rich_color(base.bgcolor) if base.bgcolor else self.background_colors[1]
+
+        def part(name: str) -> Style:
+            styles = self.get_component_styles(f"task-column--{name}")
+            color = styles.color
+            if styles.auto_color:  # `auto 60%`: the contrasting colour of *this* background
+                color = behind.get_contrast_text(color.a)
+            return Style(color=(behind + color).rich_color) + styles.text_style
+
+        return CardTones(
+            base=base,
+            ident=part("id"),
+            title=part("title"),
+            muted=part("muted"),
+            accent=part("accent"),
+            success=part("success"),
+            warning=part("warning"),
+            error=part("error"),
+            changed=part("changed"),
+        )
 
     # -- drawing --------------------------------------------------------------------------------
 
