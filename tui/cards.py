@@ -48,7 +48,8 @@ class CardNotes:
 NO_NOTES = CardNotes()
 OVERRIDE_MARK = "⚑"
 SELECTED_MARK = "▌"  # the bar down the selected card
-CHANGED_MARK = "▌"  # an agent just changed the card
+CHANGED_MARK = "●"  # an agent just changed the card (on its first line)
+REMEMBERED_MARK = "▏"  # the remembered selection of a column without focus
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,13 +297,19 @@ def card_lines(
     else:
         meta.add(inert(status), p.muted)
 
-    bar_style = p.changed if changed else base
-    bar = CHANGED_MARK if changed else SELECTED_MARK if selected else " "
-    if selected and not changed:
-        bar_style = base + p.accent
+    # The left edge says what the card is to the operator, in shapes as well as colours (16
+    # colours can merge backgrounds): the selection, a remembered one, just changed (head line).
+    if selected:
+        side = Segment(SELECTED_MARK, base + p.accent)
+    elif cursor:
+        side = Segment(REMEMBERED_MARK, base + p.muted)
+    else:
+        side = Segment(" ", base)
+    head_side = Segment(CHANGED_MARK, base + p.changed) if changed else side
     lines: list[Strip] = []
-    for line in (head, title, meta):
-        segments = [Segment(bar, bar_style), *line.segments(inner, base), Segment(" ", base)]
+    for index, line in enumerate((head, title, meta)):
+        edge = head_side if index == 0 else side
+        segments = [edge, *line.segments(inner, base), Segment(" ", base)]
         lines.append(Strip(segments, width))
     lines.append(Strip.blank(width, palette.gap))
     return lines

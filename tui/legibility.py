@@ -11,7 +11,7 @@ colours, measured on Textual's reference palette. Why and how: docs/tui.md#legib
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from rich.color import Color as RichColor
 from rich.color import ColorSystem, ColorType
@@ -106,6 +106,22 @@ def lifted(
         if ratio(candidate) >= floor:
             return candidate, True
     return candidate, False
+
+
+def distinct(
+    candidates: Iterable[RichColor],
+    taken: Iterable[RichColor],
+    system: ColorSystem | None,
+    palette: TerminalTheme,
+) -> RichColor:
+    """The first candidate a terminal with `system` shows as none of the `taken` colours (the
+    last one when none is): 16 colours merge backgrounds that truecolor keeps apart."""
+    seen = {shown(color, system, palette, foreground=False) for color in taken}
+    options = list(candidates)
+    for color in options:
+        if shown(color, system, palette, foreground=False) not in seen:
+            return color
+    return options[-1]
 
 
 def floor_of(text: str) -> float | None:

@@ -29,12 +29,12 @@ from textual.widget import Widget
 from boardlib import transitions as t
 from tests.tui.conftest import loaded, make_app, until
 from tui.app import KanbanApp
-from tui.cards import CHANGED_MARK, SELECTED_MARK
+from tui.cards import CHANGED_MARK, REMEMBERED_MARK, SELECTED_MARK
 
 SYSTEMS = {"truecolor": ColorSystem.TRUECOLOR, "256": ColorSystem.EIGHT_BIT, "16": None}
 TEXT_FLOOR = 4.5
 HINT_FLOOR = 3.0
-MARKS = {SELECTED_MARK, CHANGED_MARK}
+MARKS = {SELECTED_MARK, REMEMBERED_MARK, CHANGED_MARK}
 FAST_THEMES = ("textual-dark", "textual-light", "ansi-dark")
 
 

@@ -2,11 +2,24 @@
 a task, confirmations from one rule, prompts that are not cut, keys that say why they do not
 apply, marked cards acted on together."""
 
-from boardlib import Board
+import pytest
+import textual.constants
+from rich.color import ColorSystem
+from rich.style import Style
+
+from boardlib import Board, Task
 from boardlib import transitions as t
 from boardlib.actors import GATE
 from tests.tui.conftest import OPERATOR, fresh, loaded, make_app, until
 from tui.app import KanbanApp
+from tui.cards import (
+    CHANGED_MARK,
+    REMEMBERED_MARK,
+    SELECTED_MARK,
+    CardPalette,
+    CardTones,
+    card_lines,
+)
 from tui.commands import board_commands
 from tui.components.confirm import ConfirmDialog
 
@@ -56,3 +69,59 @@ async def test_d_stays_greyed_on_a_task_blocked_by_an_agents_question(demo) -> N
         await pilot.pause()
         assert app.screen.check_action("force_done", ()) is None
         assert not any("human override" in title for title in palette_titles(app))
+
+
+SYSTEMS = ("truecolor", "256", "standard")
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+async def test_the_selected_card_has_its_own_background_in_every_colour_system(
+    demo, monkeypatch, system
+) -> None:  # type: ignore[no-untyped-def]
+    """In 16 colours the selected card shared its background with the other columns'
+    remembered cards: it must stand apart from them and from a plain card, on every theme."""
+    path, clock, _ids = demo
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", system)
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        column = app.board_screen.board.columns[t.TODO]
+        rich_system = {"truecolor": None, "256": ColorSystem.EIGHT_BIT}.get(
+            system, ColorSystem.STANDARD
+        )
+        same: list[str] = []
+        for theme in sorted(app.available_themes):
+            app.theme = theme
+            await pilot.pause(0.05)
+
+            def seen(tones: CardTones) -> object:
+                color = tones.base.bgcolor
+                assert color is not None
+                shown = color if rich_system is None else color.downgrade(rich_system)
+                return shown.get_truecolor(app.ansi_theme, foreground=False)
+
+            palette = column.palette
+            if seen(palette.selected) in (seen(palette.cursor), seen(palette.card)):
+                same.append(theme)
+        assert not same, f"selected card not distinct in {system} colours on {same}"
+
+
+def test_selected_remembered_and_changed_cards_have_their_own_marks() -> None:
+    """The same ▌ marked "selected" and "just changed": each now has its own glyph, and a
+    remembered cursor (a column without focus) has one too, so none of them rests on a
+    background colour alone."""
+    assert len({SELECTED_MARK, REMEMBERED_MARK, CHANGED_MARK, " "}) == 4
+    task = Task(id="TASK-1", title="a card", status=t.TODO, created_at=0, updated_at=0)
+    none = Style()
+    tones = CardTones(*([none] * 9))
+    palette = CardPalette(tones, tones, tones, none)
+
+    def bar(**state: bool) -> list[str]:
+        lines = card_lines(task, 30, palette, now_ms=0, **state)
+        return [strip.text[0] for strip in lines[:3]]
+
+    assert bar() == [" ", " ", " "]
+    assert bar(selected=True) == [SELECTED_MARK] * 3
+    assert bar(cursor=True) == [REMEMBERED_MARK] * 3
+    assert bar(changed=True) == [CHANGED_MARK, " ", " "]
+    assert bar(selected=True, changed=True) == [CHANGED_MARK, SELECTED_MARK, SELECTED_MARK]

@@ -27,6 +27,7 @@ from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
 from ..cards import CARD_HEIGHT, CardNotes, CardPalette, CardTones, card_lines, lease_state
+from ..legibility import distinct, system_named
 from . import tcss
 
 
@@ -131,17 +132,36 @@ class TaskColumn(ScrollView, can_focus=False):
     @property
     def palette(self) -> CardPalette:
         if self._palette is None:
+            card = self.get_component_rich_style("task-column--card")
+            cursor = self.get_component_rich_style("task-column--cursor")
+            selected = self.get_component_rich_style("task-column--selected")
             self._palette = CardPalette(
-                card=self._tones("card"),
-                selected=self._tones("selected"),
-                cursor=self._tones("cursor"),
+                card=self._tones(card),
+                selected=self._tones(self._apart(selected, card, cursor)),
+                cursor=self._tones(cursor),
                 gap=self.rich_style,
             )
         return self._palette
 
-    def _tones(self, background: str) -> CardTones:
+    def _apart(self, selected: Style, *others: Style) -> Style:
+        """The selection's background, strengthened towards `$primary` (then the theme's other
+        colours, then its text colour: drawn reversed) until the terminal's colour system shows
+        it apart from a plain card and a remembered one."""
+        if selected.bgcolor is None or any(other.bgcolor is None for other in others):
+            return selected
+        app = self.app
+        behind = Color.from_rich_color(others[0].bgcolor)
+        colour = app.theme_variables
+        primary = Color.parse(colour["primary"])
+        stronger = [behind.blend(primary, share).rich_color for share in (0.6, 0.8, 1.0)]
+        stronger += [Color.parse(colour[name]).rich_color for name in ("accent", "foreground")]
+        system = system_named(app.console.color_system)
+        taken = [other.bgcolor for other in others if other.bgcolor is not None]
+        chosen = distinct([selected.bgcolor, *stronger], taken, system, app.ansi_theme)
+        return selected if chosen is selected.bgcolor else selected + Style(bgcolor=chosen)
+
+    def _tones(self, base: Style) -> CardTones:
         """Each part's colour over one card background, as Textual would blend it there."""
-        base = self.get_component_rich_style(f"task-column--{background}")
         behind = Color.from_rich_color(base.bgcolor) if base.bgcolor else self.background_colors[1]
 
         def part(name: str) -> Style:
