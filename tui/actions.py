@@ -84,20 +84,6 @@ class TaskActions:
         if target is None:
             self.kanban.notify(f"No legal column on that side of {label(task.status)}.")
             return
-        if target == t.IN_PROGRESS:
-            # One key must not take work for the operator: ask, as the move menu's explicit
-            # "in progress: you take it" line does.
-            app = self.kanban
-            self._confirm(
-                f"Take {task.id} yourself?",
-                plain(
-                    f"Moving {task.id} to in progress claims it for {app.operator} with a fresh "
-                    "lease: no agent will claim it while you hold it."
-                ),
-                "Take it",
-                lambda: self.request_move(task, target),
-            )
-            return
         self.request_move(task, target)
 
     def action_release(self) -> None:
@@ -117,8 +103,9 @@ class TaskActions:
             self.confirm_override(task)
 
     def request_move(self, task: Task, target: str) -> None:
-        """One move, with the question it needs first: a reason for blocked, a confirmation for
-        cancelling or releasing someone's work, an override for a verdict that blocks done."""
+        """One move, with the question it needs first: a reason for blocked, an override for a
+        verdict that blocks done, else the registry's confirmation (`registry.move_question`),
+        the same whichever key, menu or palette entry asked for the move."""
         app = self.kanban
         move = f"{task.id} → {label(target)}"
         if target == t.BLOCKED:
@@ -140,45 +127,28 @@ class TaskActions:
         if target == t.DONE and verdict_blocks_done(task.verification):
             self.confirm_override(task)
             return
-        if target in t.PENDING and task.assignee_agent_id:
-            after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
-            body = plain(
-                f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
-                "ends that claim: owner, lease and verdict are cleared, running executions are "
-                f"cancelled, and {after}."
-            )
-            self._confirm(
-                f"Release {task.id} to {label(target)}?",
-                body,
-                "Release",
-                lambda: app.write(
-                    move,
-                    lambda b: b.move(task.id, target, actor=app.operator),
-                    expect=task,
-                    then=self._landed(task, target),
+
+        def write() -> None:
+            app.write(
+                move,
+                lambda b: (
+                    b.cancel(task.id, actor=app.operator)
+                    if target == t.CANCELLED
+                    else b.move(task.id, target, actor=app.operator)
                 ),
+                expect=task,
+                then=self._landed(task, target),
             )
-            return
-        if target == t.CANCELLED:
-            body = plain(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
-            self._confirm(
-                f"Cancel {task.id}?",
-                body,
-                "Cancel task",
-                lambda: app.write(
-                    move,
-                    lambda b: b.cancel(task.id, actor=app.operator),
-                    expect=task,
-                    then=self._landed(task, t.CANCELLED),
-                ),
-                danger=True,
-            )
-            return
-        app.write(
-            move,
-            lambda b: b.move(task.id, target, actor=app.operator),
-            expect=task,
-            then=self._landed(task, target),
+
+        question = registry.move_question(task, target, operator=app.operator)
+        if question is None:
+            write()
+        else:
+            self._ask(question, write)
+
+    def _ask(self, question: registry.Question, then: Callable[[], object]) -> None:
+        self._confirm(
+            question.title, plain(question.body), question.verb, then, danger=question.danger
         )
 
     def _landed(self, task: Task, target: str) -> Callable[[Task], None]:

@@ -541,6 +541,57 @@ ACTIONS: tuple[Action, ...] = (
 
 SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_STATS, IN_DIALOGS, EVERYWHERE)
 
+
+# -- which moves ask first: one rule for every way to a move (keys, move menu, palette) --------
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A confirmation to ask before a write: what it says and the word on its yes button."""
+
+    title: str
+    body: str
+    verb: str
+    danger: bool = False
+
+
+def move_question(task: Task, target: str, *, operator: str) -> Question | None:
+    """What to ask before moving `task` to `target`, or None to move at once. Taking work (in
+    progress), ending someone's claim (back to todo or backlog) and cancelling ask; a move to
+    blocked asks for a reason and one to done over a verdict for an override instead."""
+    if target == t.IN_PROGRESS and task.status != t.IN_PROGRESS:
+        if task.assignee_agent_id:
+            return Question(
+                f"Back to in progress for {task.assignee_agent_id}?",
+                f"{task.id} goes back to in progress, still held by {task.assignee_agent_id}, "
+                "with a fresh lease.",
+                "Move it",
+            )
+        return Question(
+            f"Take {task.id} yourself?",
+            f"Moving {task.id} to in progress claims it for {operator} with a fresh lease: no "
+            "agent will claim it while you hold it.",
+            "Take it",
+        )
+    if target in t.PENDING and task.assignee_agent_id:
+        after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
+        return Question(
+            f"Release {task.id} to {t.label(target)}?",
+            f"{task.assignee_agent_id} holds {task.id} ({t.label(task.status)}). Releasing it "
+            "ends that claim: owner, lease and verdict are cleared, running executions are "
+            f"cancelled, and {after}.",
+            "Release",
+        )
+    if target == t.CANCELLED:
+        return Question(
+            f"Cancel {task.id}?",
+            f"{task.id} “{task.title}” will be cancelled. This cannot be undone.",
+            "Cancel task",
+            danger=True,
+        )
+    return None
+
+
 BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}
 assert len(BY_ID) == len(ACTIONS), "two actions share an id"
 

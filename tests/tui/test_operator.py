@@ -6,6 +6,7 @@ import pytest
 import textual.constants
 from rich.color import ColorSystem
 from rich.style import Style
+from textual.widgets import OptionList
 
 from boardlib import Board, Task
 from boardlib import transitions as t
@@ -22,6 +23,7 @@ from tui.cards import (
 )
 from tui.commands import board_commands
 from tui.components.confirm import ConfirmDialog
+from tui.components.move_menu import MoveMenu
 
 
 def park_for_the_operator(path, task_id: str) -> None:  # type: ignore[no-untyped-def]
@@ -125,3 +127,50 @@ def test_selected_remembered_and_changed_cards_have_their_own_marks() -> None:
     assert bar(cursor=True) == [REMEMBERED_MARK] * 3
     assert bar(changed=True) == [CHANGED_MARK, " ", " "]
     assert bar(selected=True, changed=True) == [CHANGED_MARK, SELECTED_MARK, SELECTED_MARK]
+
+
+async def confirmation_after(app: KanbanApp, pilot, task_id: str, *keys: str) -> str | None:  # type: ignore[no-untyped-def]
+    """The confirmation `keys` raise on `task_id` (None when the move went straight through);
+    backs out of it."""
+    app.jump_to(task_id)
+    await pilot.pause()
+    await pilot.press(*keys)
+    await pilot.pause(0.1)
+    screen = app.screen
+    if not isinstance(screen, ConfirmDialog):
+        return None
+    title = screen.title_text
+    await pilot.press("n")
+    await until(pilot, lambda: app.screen is app.board_screen)
+    return title
+
+
+async def test_taking_a_review_task_asks_the_same_question_from_every_path(demo) -> None:  # type: ignore[no-untyped-def]
+    """`m` then enter on in progress took a review task for the operator at once, while `H`
+    asked first: one rule (the registry's) now asks both, and the palette too."""
+    path, clock, ids = demo
+    review = ids["cli"]
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        by_key = await confirmation_after(app, pilot, review, "H")
+        assert by_key is not None and "yourself" in by_key
+        app.jump_to(review)
+        await pilot.press("m")
+        menu = app.screen
+        assert isinstance(menu, MoveMenu)
+        menu.query_one(OptionList).highlighted = list(menu.targets).index(t.IN_PROGRESS)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmDialog), "the move menu took the task without asking"
+        assert dialog.title_text == by_key
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        [command] = [c for c in board_commands(app, app.screen) if c.title.endswith("in progress")]
+        command.run()
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ConfirmDialog) and app.screen.title_text == by_key
+        await pilot.press("n")
+        await pilot.pause(0.2)
+    assert fresh(path, review).status == t.IN_REVIEW  # every "no" wrote nothing

@@ -148,6 +148,8 @@ async def test_a_take_on_a_changed_card_says_why_and_writes_nothing(demo) -> Non
         seq = everything(path)[2]
         menu.query_one("#targets").highlighted = list(menu.targets).index(t.IN_PROGRESS)  # type: ignore[attr-defined]
         await pilot.press("enter")  # "in progress: you take it"
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))  # asks, as H does
+        await pilot.press("y")
         await until(pilot, lambda: notes.warnings())
         said = notes.warnings()[-1]
         assert racing in said and "in progress" in said and "agent-zed" in said

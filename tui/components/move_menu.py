@@ -23,7 +23,7 @@ HINTS = {
     t.BLOCKED: "asks for a reason",
     t.DONE: "through the verification gate",
     t.CANCELLED: "asks to confirm",
-    t.IN_PROGRESS: "you take it, with a fresh lease",
+    t.IN_PROGRESS: "you take it, with a fresh lease (asks)",
 }
 
 
