@@ -24,6 +24,7 @@ from tui.cards import (
 from tui.commands import board_commands
 from tui.components.confirm import ConfirmDialog
 from tui.components.move_menu import MoveMenu
+from tui.components.prompt import PromptDialog
 
 
 def park_for_the_operator(path, task_id: str) -> None:  # type: ignore[no-untyped-def]
@@ -174,3 +175,27 @@ async def test_taking_a_review_task_asks_the_same_question_from_every_path(demo)
         await pilot.press("n")
         await pilot.pause(0.2)
     assert fresh(path, review).status == t.IN_REVIEW  # every "no" wrote nothing
+
+
+def shown_in(app: KanbanApp, selector: str) -> str:
+    """What one widget shows on screen, as plain text, its lines joined by spaces (so wrapped
+    text reads on)."""
+    region = app.screen.query_one(selector).region
+    lines = app.screen._compositor.render_strips()[region.y : region.bottom]
+    return " ".join(" ".join(s.crop(region.x, region.right).text.split()) for s in lines)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 32), (160, 48)])
+async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ignore[no-untyped-def]
+    """It was cut at every width: "...the task goes b"."""
+    path, clock, ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["cli"])
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.pause(0.1)
+        shown = shown_in(app, "#dialog-label")
+        assert "the task goes back to todo for a fresh attempt." in shown, shown
+        assert f"Kept on the task as a comment by {OPERATOR}" in shown
