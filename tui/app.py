@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.filter import LineFilter
@@ -38,6 +38,7 @@ from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
+from .components.confirm import ConfirmDialog
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
@@ -146,6 +147,18 @@ class KanbanApp(App[None]):
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         return [*super().get_line_filters(), self.legible]
+
+    async def on_event(self, event: events.Event) -> None:
+        # A question is answered only by keys pressed once it was on screen.
+        screen = self.screen if self.screen_stack else None
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and isinstance(screen, ConfirmDialog)
+            and screen.typed_before_shown(event)
+        ):
+            return
+        await super().on_event(event)
 
     # -- wiring ---------------------------------------------------------------------------------
 

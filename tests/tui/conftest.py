@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
+from tui.components.confirm import ConfirmDialog
 from tui.screenshots import START_MS, build_demo_board
 
 OPERATOR = "operator:test"
@@ -102,3 +103,23 @@ async def loaded(pilot: Pilot[Any]) -> None:
     assert isinstance(app, KanbanApp)
     await until(pilot, lambda: app.loaded)
     await pilot.pause(0.05)
+
+
+async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
+    """The confirmation on screen, once it was painted: keys typed before a question is on
+    screen are not answers (the app drops them), so a test answers as a person does."""
+    app = pilot.app
+
+    def shown() -> bool:
+        screen = app.screen
+        return isinstance(screen, ConfirmDialog) and screen.shown_at is not None
+
+    await until(pilot, shown)
+    assert isinstance(app.screen, ConfirmDialog)
+    return app.screen
+
+
+async def answer(pilot: Pilot[Any], key: str) -> None:
+    """Press `key` on the confirmation once it is shown."""
+    await shown_question(pilot)
+    await pilot.press(key)

@@ -6,12 +6,22 @@ import pytest
 import textual.constants
 from rich.color import ColorSystem
 from rich.style import Style
+from textual import events
 from textual.widgets import OptionList
 
 from boardlib import Board, Task
 from boardlib import transitions as t
 from boardlib.actors import GATE
-from tests.tui.conftest import OPERATOR, fresh, loaded, make_app, until
+from tests.tui.conftest import (
+    OPERATOR,
+    Notes,
+    answer,
+    fresh,
+    loaded,
+    make_app,
+    shown_question,
+    until,
+)
 from tui.app import KanbanApp
 from tui.cards import (
     CHANGED_MARK,
@@ -51,8 +61,8 @@ async def test_a_debt_blocked_task_is_overridden_in_one_step_from_its_card(demo)
         assert app.screen.check_action("force_done", ()) is True
         assert f"Mark {parked} done with a human override" in palette_titles(app)
         await pilot.press("d")
-        dialog = app.screen
-        assert isinstance(dialog, ConfirmDialog) and "human override" in dialog.title_text
+        dialog = await shown_question(pilot)
+        assert "human override" in dialog.title_text
         await pilot.press("y")
         await until(pilot, lambda: fresh(path, parked).status == t.DONE)
     done = fresh(path, parked)
@@ -141,7 +151,7 @@ async def confirmation_after(app: KanbanApp, pilot, task_id: str, *keys: str) ->
     if not isinstance(screen, ConfirmDialog):
         return None
     title = screen.title_text
-    await pilot.press("n")
+    await answer(pilot, "n")
     await until(pilot, lambda: app.screen is app.board_screen)
     return title
 
@@ -166,13 +176,13 @@ async def test_taking_a_review_task_asks_the_same_question_from_every_path(demo)
         dialog = app.screen
         assert isinstance(dialog, ConfirmDialog), "the move menu took the task without asking"
         assert dialog.title_text == by_key
-        await pilot.press("n")
+        await answer(pilot, "n")
         await until(pilot, lambda: app.screen is app.board_screen)
         [command] = [c for c in board_commands(app, app.screen) if c.title.endswith("in progress")]
         command.run()
         await pilot.pause(0.1)
         assert isinstance(app.screen, ConfirmDialog) and app.screen.title_text == by_key
-        await pilot.press("n")
+        await answer(pilot, "n")
         await pilot.pause(0.2)
     assert fresh(path, review).status == t.IN_REVIEW  # every "no" wrote nothing
 
@@ -199,3 +209,31 @@ async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ig
         shown = shown_in(app, "#dialog-label")
         assert "the task goes back to todo for a fresh attempt." in shown, shown
         assert f"Kept on the task as a comment by {OPERATOR}" in shown
+
+
+async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo) -> None:  # type: ignore[no-untyped-def]
+    """`x` then `y` in one burst cancelled a task whose question was never on screen (seen in
+    tmux; under load a dialog paints late and the keys typed meanwhile went to it). Keys typed
+    before the question was shown are not answers: they are dropped, and the operator is told;
+    keys the dialog does not use are not swallowed in silence either."""
+    path, clock, ids = demo
+    notes = Notes()
+    target = ids["flaky"]  # todo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(target)
+        await pilot.press("x")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmDialog)
+        await until(pilot, lambda: dialog.shown_at is not None)
+        early = events.Key("y", "y")
+        early.time = dialog.shown_at - 0.05  # type: ignore[operator]  # typed before it showed
+        app.post_message(early)
+        await pilot.pause(0.2)
+        assert app.screen is dialog and fresh(path, target).status == t.TODO
+        assert any("before" in said and "ignored" in said for said in notes.seen_text())
+        await pilot.press("j")  # a key the dialog has no use for: say what it waits for
+        assert any("y" in said and "esc" in said for said in notes.seen_text()[-1:])
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(path, target).status == t.CANCELLED)
