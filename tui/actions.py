@@ -24,6 +24,7 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from . import registry
+from .batch import listing
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
@@ -54,8 +55,55 @@ class TaskActions:
         entry = registry.lookup(self.SCREEN, action, parameters)
         if entry is None:
             return True
+        if entry.id in registry.BATCH and self.kanban.marked:
+            marked = self.kanban.marked_tasks()
+            answers = [
+                registry.availability(entry, read_only=self.kanban.read_only, task=task)
+                for task in marked
+            ]
+            return True if any(answers) else None
         task = self.current_task() if entry.needs_task else None
         return registry.availability(entry, read_only=self.kanban.read_only, task=task)
+
+    # -- several cards at once ------------------------------------------------------------------
+
+    def _marked(self) -> list[Task] | None:
+        """The marked tasks when the operator marked some (a batch), else None."""
+        return self.kanban.marked_tasks() or None
+
+    def _batch(
+        self,
+        action_id: str,
+        tasks: list[Task],
+        verb: str,
+        past: str,
+        work: Callable[[Any, Task], object],
+        *,
+        danger: bool = False,
+    ) -> None:
+        """One confirmation that lists the tasks the action applies to (and those it skips),
+        then one write each (`KanbanApp.write_each`)."""
+        entry = registry.BY_ID[action_id]
+        applies = [task for task in tasks if entry.applies is None or entry.applies(task)]
+        skipped = [task for task in tasks if task not in applies]
+        app = self.kanban
+        if not applies:
+            app.notify(
+                f"{verb}: none of the {len(tasks)} marked tasks applies.", severity="warning"
+            )
+            return
+        parts = [Text(f"{verb} these {len(applies)} task(s), each checked again as it is written:")]
+        parts.append(plain(listing(applies), multiline=True))
+        if skipped:
+            parts.append(Text(f"Left alone ({entry.title.lower()} does not apply):", style="bold"))
+            parts.append(plain(listing(skipped), multiline=True))
+        self._confirm(
+            f"{verb} {len(applies)} marked task(s)?",
+            Group(*parts),
+            verb,
+            lambda: app.write_each(applies, work, past=past, label=f"{verb} marked tasks"),
+            danger=danger,
+        )
 
     def _target_task(self) -> Task | None:
         task = self.current_task()
@@ -66,6 +114,10 @@ class TaskActions:
     # -- moves ----------------------------------------------------------------------------------
 
     def action_move_menu(self) -> None:
+        marked = self._marked()
+        if marked is not None:
+            self._batch_move(marked)
+            return
         task = self._target_task()
         if task is None:
             return
@@ -95,8 +147,69 @@ class TaskActions:
             self.request_move(task, t.BLOCKED)
 
     def action_cancel(self) -> None:
+        marked = self._marked()
+        if marked is not None:
+            app = self.kanban
+            self._batch(
+                "task.cancel", marked, "Cancel", f"{label(t.CANCELLED)}",
+                lambda b, task: b.cancel(task.id, actor=app.operator), danger=True,
+            )  # fmt: skip
+            return
         if task := self._target_task():
             self.request_move(task, t.CANCELLED)
+
+    def action_unblock(self) -> None:
+        app = self.kanban
+        marked = self._marked()
+        if marked is not None:
+            self._batch(
+                "task.unblock", marked, "Unblock", "unblocked",
+                lambda b, task: b.unblock(task.id, actor=app.operator),
+            )  # fmt: skip
+            return
+        if task := self._target_task():
+            app.write(
+                f"unblock {task.id}",
+                lambda b: b.unblock(task.id, actor=app.operator),
+                expect=task,
+                success=f"{task.id} unblocked: back to todo",
+            )
+
+    def _batch_move(self, marked: list[Task]) -> None:
+        """`m` with marks: the targets every marked task may move to, then one confirmation."""
+        app = self.kanban
+        common = [
+            target
+            for target in t.STATUSES
+            if all(
+                t.can_transition(task.status, target) and task.status != target for task in marked
+            )
+        ]
+
+        def chosen(target: str | None) -> None:
+            if not target:
+                return
+            if target == t.BLOCKED:
+
+                def reason_given(reason: str | None) -> None:
+                    def block(board: Any, task: Task) -> object:
+                        return board.move(task.id, t.BLOCKED, actor=app.operator, reason=reason)
+
+                    if reason:
+                        self._batch("task.move", marked, "Block", "blocked", block)
+
+                app.push_screen(
+                    PromptDialog(f"Block {len(marked)} tasks", "Why are they blocked?"),
+                    reason_given,
+                )
+                return
+            self._batch(
+                "task.move", marked, f"Move to {label(target)}", f"moved to {label(target)}",
+                lambda b, task: b.move(task.id, target, actor=app.operator),
+                danger=target == t.CANCELLED,
+            )  # fmt: skip
+
+        app.push_screen(MoveMenu(marked[0], targets=tuple(common), count=len(marked)), chosen)
 
     def action_force_done(self) -> None:
         if task := self._target_task():
@@ -320,10 +433,17 @@ class TaskActions:
     # -- review: the operator judges, through the same board rules as `kanban task approve/reject`
 
     def action_approve(self) -> None:
+        app = self.kanban
+        marked = self._marked()
+        if marked is not None:
+            self._batch(
+                "task.approve", marked, "Approve", "approved",
+                lambda b, task: b.approve(task.id, app.operator),
+            )  # fmt: skip
+            return
         task = self._target_task()
         if task is None:
             return
-        app = self.kanban
         app.write(
             f"approve {task.id}",
             lambda b: b.approve(task.id, app.operator),

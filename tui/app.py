@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
@@ -34,6 +35,7 @@ from boardlib.records import Event, Task
 from boardlib.transitions import label
 
 from . import keymap, registry
+from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
@@ -125,6 +127,7 @@ class KanbanApp(App[None]):
         self.paused = False
         self.last_change_ms: int | None = None
         self.marks = Marks()
+        self.marked: set[str] = set()  # `space`: the cards a batch action applies to
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
         self.schema_newer = False
@@ -178,7 +181,66 @@ class KanbanApp(App[None]):
         return self.marks.is_changed(task_id)
 
     def notes_of(self, task_id: str) -> CardNotes:
-        return self.marks.notes_of(task_id)
+        notes = self.marks.notes_of(task_id)
+        return replace(notes, marked=True) if task_id in self.marked else notes
+
+    # -- several cards at once ----------------------------------------------------------------
+
+    def toggle_mark(self, task_id: str) -> None:
+        if task_id in self.marked:
+            self.marked.discard(task_id)
+        else:
+            self.marked.add(task_id)
+        self.board_screen.board.refresh_changed({task_id})
+        keys = " ".join(
+            keymap.key_text(registry.BY_ID[name], self.user_keymap)
+            for name in ("task.approve", "task.cancel", "task.move", "task.unblock")
+        )
+        if self.marked:
+            self.notify(
+                f"{len(self.marked)} marked: {keys} act on all of them · esc clears", timeout=3
+            )
+        else:
+            self.notify("Nothing marked.", timeout=2)
+
+    def clear_marks(self) -> None:
+        cleared, self.marked = self.marked, set()
+        self.board_screen.board.refresh_changed(cleared)
+
+    def marked_tasks(self) -> list[Task]:
+        """The marked tasks as the board shows them now, in column order."""
+        state = self.state
+        found = [state.tasks[task_id] for task_id in self.marked if task_id in state.tasks]
+        order = {status: index for index, status in enumerate(t.STATUSES)}
+        return sorted(found, key=lambda task: (order.get(task.status, 99), task.id))
+
+    @work(thread=True, group="writes", exit_on_error=False)
+    def write_each(
+        self,
+        tasks: list[Task],
+        work: Callable[[Board, Task], object],
+        *,
+        past: str,
+        label: str,
+    ) -> None:
+        """One write per task, each checked against its fresh row (nothing is written for one
+        that changed meanwhile, and the board's guards still judge each), then one summary."""
+        outcome = Outcome()
+        for task in tasks:
+            try:
+                self.gateway.write(partial(_one, work, task), expect=task)
+            except ChangedMeanwhile:
+                outcome.changed.append(task.id)
+            except BoardError as error:
+                outcome.refused.append((task.id, error.reason.value))
+            else:
+                outcome.done.append(task.id)
+        self.reader.poke()
+        severity: SeverityLevel = "information" if outcome.clean else "warning"
+        self.call_from_thread(
+            self.notify, outcome.summary(past), title=label, severity=severity, timeout=10
+        )
+        self.call_from_thread(self.clear_marks)
 
     def selected_task(self) -> Task | None:
         screen = self.screen
@@ -268,6 +330,7 @@ class KanbanApp(App[None]):
         else:
             applied = self.state.apply(message.tasks)
         self.loaded = True
+        self.marked &= set(self.state.tasks)  # a mark on a task no longer shown goes
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
         if message.full and message.events:
@@ -654,6 +717,10 @@ class KanbanApp(App[None]):
         )
         if not isinstance(screen, BoardScreen | DrawerScreen):
             yield SystemCommand("Back to the board", "", self.pop_screen)
+
+
+def _one(work: Callable[[Board, Task], object], task: Task, board: Board) -> object:
+    return work(board, task)
 
 
 TERMINAL_GONE = 129  # 128 + SIGHUP, as a shell reports a hang-up

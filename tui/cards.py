@@ -43,10 +43,12 @@ class CardNotes:
 
     overridden: bool = False
     expired_lease_of: str | None = None
+    marked: bool = False  # the operator marked it (`space`) to act on several at once
 
 
 NO_NOTES = CardNotes()
 OVERRIDE_MARK = "⚑"
+MARKED_MARK = "◆"  # marked to act on several cards at once
 SELECTED_MARK = "▌"  # the bar down the selected card
 CHANGED_MARK = "●"  # an agent just changed the card (on its first line)
 REMEMBERED_MARK = "▏"  # the remembered selection of a column without focus
@@ -232,7 +234,10 @@ def card_lines(
     base = p.base
     inner = max(width - 2, 1)
 
-    head = _Line().add(inert(task.id), p.ident)
+    head = _Line()
+    if notes.marked:
+        head.add(MARKED_MARK, p.accent)
+    head.add(inert(task.id), p.ident)
     if notes.overridden:
         head.add(OVERRIDE_MARK, p.warning)  # done over the verdict by a person (audited)
     if task.priority:

@@ -111,6 +111,10 @@ def _in_review(task: Task) -> bool:
     return task.status == t.IN_REVIEW
 
 
+def _is_blocked(task: Task) -> bool:
+    return task.status == t.BLOCKED
+
+
 def _droppable(task: Task) -> bool:
     return bool(task.dropped) or task.status not in t.LOCKED
 
@@ -178,7 +182,16 @@ ACTIONS: tuple[Action, ...] = (
         palette="Filter tasks",
         palette_help="text, team:, role:, assignee:, status:",
     ),
-    _board("board.back", "back", "Clear filter", "escape"),
+    _board("board.back", "back", "Clear marks, then the filter", "escape"),
+    _board(
+        "board.mark",
+        "mark",
+        "Mark (several at once)",
+        "space",
+        needs_task=True,
+        palette="Mark or unmark {task}",
+        palette_help="a, x, m and u then act on every marked card, after one confirmation",
+    ),
     _board(
         "board.follow",
         "follow",
@@ -387,6 +400,15 @@ ACTIONS: tuple[Action, ...] = (
         palette_help="asks for a reason",
     ),
     _write(
+        "task.unblock",
+        "unblock",
+        "Unblock",
+        "u",
+        applies=_is_blocked,
+        palette="Unblock {task}",
+        palette_help="back to todo for a fresh claim",
+    ),
+    _write(
         "task.cancel",
         "cancel",
         "Cancel",
@@ -540,6 +562,9 @@ ACTIONS: tuple[Action, ...] = (
 )
 
 SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_STATS, IN_DIALOGS, EVERYWHERE)
+
+# With cards marked (`space`), these act on every marked card after one confirmation.
+BATCH = frozenset({"task.approve", "task.cancel", "task.move", "task.unblock"})
 
 
 # -- which moves ask first: one rule for every way to a move (keys, move menu, palette) --------

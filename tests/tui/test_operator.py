@@ -237,3 +237,67 @@ async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo
         assert any("y" in said and "esc" in said for said in notes.seen_text()[-1:])
         await pilot.press("y")
         await until(pilot, lambda: fresh(path, target).status == t.CANCELLED)
+
+
+def more_in_review(path, count: int) -> list[str]:  # type: ignore[no-untyped-def]
+    with Board(path) as board:
+        made = []
+        for number in range(count):
+            task = board.create_task(f"batch work {number}")
+            board.claim(task.id, "agent-bee")
+            board.complete(task.id, "agent-bee")
+            made.append(task.id)
+        return made
+
+
+async def mark(pilot, app: KanbanApp, *task_ids: str) -> None:  # type: ignore[no-untyped-def]
+    for task_id in task_ids:
+        app.jump_to(task_id)
+        await pilot.pause()
+        await pilot.press("space")
+    await until(pilot, lambda: set(task_ids) <= app.marked)
+
+
+async def test_space_marks_cards_and_approve_applies_to_exactly_those(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    chosen = more_in_review(path, 4)
+    left_alone = chosen.pop()
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await mark(pilot, app, *chosen)
+        await pilot.press("space")  # the third again: unmarked, then marked once more
+        assert chosen[-1] not in app.marked
+        await pilot.press("space")
+        assert app.marked == set(chosen)
+        await pilot.press("a")
+        await shown_question(pilot)
+        await pilot.pause(0.1)
+        listed = shown_in(app, "#dialog-body")
+        assert all(task_id in listed for task_id in chosen) and left_alone not in listed
+        await pilot.press("y")
+        await until(pilot, lambda: all(fresh(path, i).status == t.DONE for i in chosen))
+        await until(pilot, lambda: any("3 approved" in said for said in notes.seen_text()))
+        assert not app.marked
+    assert fresh(path, left_alone).status == t.IN_REVIEW
+
+
+async def test_each_marked_write_is_checked_against_the_fresh_row(demo) -> None:  # type: ignore[no-untyped-def]
+    """One marked task changes while the operator decides: nothing is written for it, the
+    others go through, and the summary says which is which."""
+    path, clock, _ids = demo
+    chosen = more_in_review(path, 3)
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await mark(pilot, app, *chosen)
+        await pilot.press("a")
+        await shown_question(pilot)
+        with Board(path, clock=clock) as agent:  # another agent judges one meanwhile
+            agent.reject(chosen[1], "agent-judge", "not yet")
+        await pilot.press("y")
+        want = f"2 approved, 1 changed while you decided: nothing written for {chosen[1]}"
+        await until(pilot, lambda: any(want in said for said in notes.seen_text()))
+    assert [fresh(path, i).status for i in chosen] == [t.DONE, t.TODO, t.DONE]

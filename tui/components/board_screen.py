@@ -57,7 +57,7 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self.kanban.state.filter.active
+            return bool(self.kanban.marked) or self.kanban.state.filter.active
         if action == "focus_drawer":
             return self.drawer is not None or None
         return super().check_action(action, parameters)
@@ -180,8 +180,17 @@ class BoardScreen(TaskActions, Screen[None]):
             self.notify("\n".join(problems), title="Filter: not understood", severity="warning")
 
     def action_back(self) -> None:
-        self.kanban.set_filter("")
+        if self.kanban.marked:
+            self.kanban.clear_marks()
+        else:
+            self.kanban.set_filter("")
         self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        task = self.current_task()
+        if task is not None:
+            self.kanban.toggle_mark(task.id)
+            self.refresh_bindings()
 
     def action_toggle_dropped(self) -> None:
         self.kanban.toggle_dropped()
