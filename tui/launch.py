@@ -42,3 +42,10 @@ def run_tui(
         open_task=open_task,
         announce=announce,
     )
+
+
+def theme_names() -> list[str]:
+    """The themes `kanban tui --theme` accepts: the ones the app offers (Textual's own)."""
+    from textual.theme import BUILTIN_THEMES
+
+    return sorted(BUILTIN_THEMES)

@@ -322,3 +322,39 @@ def test_the_console_script_is_the_installed_entry_point() -> None:
     text = KANBAN.read_text()
     assert "from kanban.cli import main" in text
     assert clean_env().get("KANBAN_DB") is None
+
+
+def test_an_unknown_theme_is_a_usage_refusal_before_the_terminal_is_taken(kanban: Kanban) -> None:
+    """`--theme nosuch` leaked Textual's InvalidThemeError with exit 1: now one JSON line, exit 2,
+    with the closest theme and the list, and the board untouched."""
+    before = kanban.snapshot()
+    error = kanban.refused("tui", "--theme", "textual-lite", reason="usage")
+    assert "Did you mean 'textual-light'?" in error["error"]
+    assert "ansi-dark" in error["error"] and "Error" not in error["error"]
+    assert kanban.snapshot() == before
+
+
+def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_path: Path) -> None:
+    """In a real terminal (a pty), `kanban tui` on a server nobody answers: typed, exit 2."""
+    import os
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
+    primary, secondary = os.openpty()
+    try:
+        done = subprocess.run(
+            [str(KANBAN), "tui", "--db", f"postgresql://nobody:pw-9@127.0.0.1:{port}/x"],
+            stdin=secondary, stdout=secondary, stderr=subprocess.PIPE,
+            env=clean_env(PGCONNECT_TIMEOUT="2"), cwd=tmp_path, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2, lines
+    [line] = lines
+    error = json.loads(line)
+    assert error["reason"] == "database_unavailable" and "pw-9" not in line
