@@ -163,6 +163,21 @@ class KanbanApp(App[None]):
             return
         await super().on_event(event)
 
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an action that does not apply here says why, in one line, instead of
+        doing nothing in silence (its binding was tried first and refused)."""
+        if not self.screen_stack:
+            return
+        active = self.active_bindings.get(event.key)
+        action = registry.BY_ID.get(active.binding.id or "") if active is not None else None
+        if active is None or active.enabled or action is None:
+            return
+        marked = len(self.marked) if action.id in registry.BATCH else 0
+        why = registry.unavailable_because(
+            action, read_only=self.read_only, task=self.selected_task(), marked=marked
+        )
+        self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
+
     # -- wiring ---------------------------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[Any]:

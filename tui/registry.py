@@ -58,6 +58,8 @@ class Action:
     # Shares its keys with this action, listed after it: where this one does not apply (its
     # check says False), the key is that one's (`n`: the next match, else the next file).
     yields_to: str | None = None
+    # Said when the key is pressed but `applies` says no: "{task}" and "{status}" are filled in.
+    only: str = ""
 
     @property
     def name(self) -> str:
@@ -377,16 +379,32 @@ ACTIONS: tuple[Action, ...] = (
         "m",
         footer=_ON_TASK,
         applies=_has_targets,
+        only="{task} is {status}: the transition table has no move from there",
         palette_help="a legal move",
     ),
-    _write("task.move_left", "move_step(-1)", "Move left", "H", applies=_has_neighbour(-1)),
-    _write("task.move_right", "move_step(1)", "Move right", "L", applies=_has_neighbour(1)),
+    _write(
+        "task.move_left",
+        "move_step(-1)",
+        "Move left",
+        "H",
+        applies=_has_neighbour(-1),
+        only="no legal column left of {status}",
+    ),
+    _write(
+        "task.move_right",
+        "move_step(1)",
+        "Move right",
+        "L",
+        applies=_has_neighbour(1),
+        only="no legal column right of {status}",
+    ),
     _write(
         "task.release",
         "release",
         "To todo",
         "t",
         applies=_can_reach(t.TODO),
+        only="{task} is {status}: the table has no move to todo from there",
         palette="Release {task} to todo",
         palette_help="owner, lease and verdict cleared",
     ),
@@ -396,6 +414,7 @@ ACTIONS: tuple[Action, ...] = (
         "Block",
         "b",
         applies=_can_reach(t.BLOCKED),
+        only="{task} is {status}: the table has no move to blocked from there",
         palette="Block {task}",
         palette_help="asks for a reason",
     ),
@@ -405,6 +424,7 @@ ACTIONS: tuple[Action, ...] = (
         "Unblock",
         "u",
         applies=_is_blocked,
+        only="only for blocked tasks ({task} is {status})",
         palette="Unblock {task}",
         palette_help="back to todo for a fresh claim",
     ),
@@ -414,6 +434,7 @@ ACTIONS: tuple[Action, ...] = (
         "Cancel",
         "x",
         applies=_can_reach(t.CANCELLED),
+        only="{task} is {status}: it can no longer be cancelled",
         palette="Cancel {task}",
         palette_help="asks to confirm",
     ),
@@ -423,6 +444,8 @@ ACTIONS: tuple[Action, ...] = (
         "Done (override)",
         "d",
         applies=override_reaches_done,  # the board's rule: also from where the gate parks debt
+        only="{task} is {status}: no override leads to done from there (blocked by hand, not by "
+        "the gate's verdict, is unblocked with u)",
         palette="Mark {task} done with a human override",
         palette_help="asks to confirm; written to the audit table",
     ),
@@ -466,6 +489,7 @@ ACTIONS: tuple[Action, ...] = (
         "a",
         footer=(DRAWER,),
         applies=_in_review,
+        only="only for tasks in review ({task} is {status})",
         palette="Approve {task}",
         palette_help="as the operator: done, with a pass verdict",
     ),
@@ -476,6 +500,7 @@ ACTIONS: tuple[Action, ...] = (
         "R",
         footer=(DRAWER,),
         applies=_in_review,
+        only="only for tasks in review ({task} is {status})",
         palette="Reject {task}",
         palette_help="asks for a reason, kept as a comment; back to todo",
     ),
@@ -511,6 +536,7 @@ ACTIONS: tuple[Action, ...] = (
         "Drop/restore",
         "delete",
         applies=_droppable,
+        only="{task} is {status}: work in progress or in review is not dropped",
         palette="Drop or restore {task}",
     ),
     Action(
@@ -666,6 +692,23 @@ def availability(action: Action | None, *, read_only: bool, task: Task | None) -
         if action.applies is not None and not action.applies(task):
             return None
     return True
+
+
+def unavailable_because(
+    action: Action, *, read_only: bool, task: Task | None, marked: int = 0
+) -> str:
+    """Why `availability` greyed `action` out, in one line for the key's press ("approve: only
+    for tasks in review (TASK-3 is todo)"). `marked`: a batch found no marked task it applies to."""
+    verb = action.title.lower()
+    if action.writes and read_only:
+        return f"{verb}: the board is open read-only"
+    if marked:
+        return f"{verb}: it applies to none of the {marked} marked tasks"
+    if action.needs_task and task is None:
+        return f"{verb}: no task selected"
+    if task is not None and action.only:
+        return f"{verb}: " + action.only.format(task=task.id, status=t.label(task.status))
+    return f"{verb}: does not apply here"
 
 
 def help_sections() -> list[tuple[str, list[Action]]]:

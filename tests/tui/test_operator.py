@@ -301,3 +301,41 @@ async def test_each_marked_write_is_checked_against_the_fresh_row(demo) -> None:
         want = f"2 approved, 1 changed while you decided: nothing written for {chosen[1]}"
         await until(pilot, lambda: any(want in said for said in notes.seen_text()))
     assert [fresh(path, i).status for i in chosen] == [t.DONE, t.TODO, t.DONE]
+
+
+async def test_a_key_that_does_not_apply_says_why_in_one_line(demo) -> None:  # type: ignore[no-untyped-def]
+    """`a` on a todo task, `d` on a task an agent blocked, `u` on a todo task: each says why, and
+    nothing is written; the keys after it still work (nothing is swallowed)."""
+    path, clock, ids = demo
+    todo = next(task_id for task_id in ids.values() if fresh(path, task_id).status == t.TODO)
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(todo)
+        await pilot.pause()
+        before = fresh(path, todo)
+        await pilot.press("a", "u", "R")
+        await until(pilot, lambda: len(notes.seen_text()) >= 3)
+        said = "\n".join(notes.seen_text())
+        assert f"Approve: only for tasks in review ({todo} is todo)." in said
+        assert f"Unblock: only for blocked tasks ({todo} is todo)." in said
+        assert f"Reject: only for tasks in review ({todo} is todo)." in said
+        assert fresh(path, todo) == before
+        app.jump_to(ids["auth"])  # blocked by an agent's question: no verdict to override
+        await pilot.pause()
+        await pilot.press("d")
+        await until(pilot, lambda: any("Done (override):" in s for s in notes.seen_text()))
+        await pilot.press("j")  # the next key moves the cursor as always
+        await until(pilot, lambda: app.selected_task() is not None)
+
+
+async def test_a_write_in_read_only_mode_says_the_board_is_read_only(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    notes = Notes()
+    app = make_app(path, clock, read_only=True)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: any("read-only" in s for s in notes.seen_text()))
+        assert "New task: the board is open read-only." in "\n".join(notes.seen_text())
