@@ -45,6 +45,7 @@ from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .components.stats_screen import StatsScreen
+from .components.message_log import MessageLogScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .legibility import LegibleText, system_named
 from .live import (
@@ -56,6 +57,7 @@ from .live import (
     StatsUpdate,
 )
 from .marks import Marks
+from .messages import MessageLog, Said
 from .prefetch import RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
@@ -127,6 +129,7 @@ class KanbanApp(App[None]):
         self.paused = False
         self.last_change_ms: int | None = None
         self.marks = Marks()
+        self.said = MessageLog()  # every notification, for the message log (`M`)
         self.marked: set[str] = set()  # `space`: the cards a batch action applies to
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
@@ -553,13 +556,9 @@ class KanbanApp(App[None]):
         """Every notification of the app passes here: a refusal's message or a title can quote
         agent text, so both are made inert and shown as plain text, never markup."""
         del markup
-        super().notify(
-            inert(message, multiline=True),
-            title=inert(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        message, title = inert(message, multiline=True), inert(title)
+        self.said.add(Said(self.now_ms(), severity, title, message))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
 
@@ -718,6 +717,10 @@ class KanbanApp(App[None]):
             problem = save_setting(key, value)
             if problem:
                 self.notify(f"Not saved for next time: {problem}", severity="warning", timeout=5)
+
+    def action_messages(self) -> None:
+        if not isinstance(self.screen, MessageLogScreen):
+            self.push_screen(MessageLogScreen(self.said.newest_first(), self.now_ms()))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

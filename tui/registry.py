@@ -33,6 +33,7 @@ MOVE = "move"
 FILTER = "filter"
 STATS = "stats"
 SEARCH = "search"  # the drawer's search line
+LOG = "log"  # the message log
 
 TaskTest = Callable[[Task], bool]
 
@@ -573,6 +574,9 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
     _dialog("help.up", "scroll(-1)", "Up", "k,up", HELP),
     _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),
+    _dialog("log.down", "scroll(1)", "Down", "j,down", LOG),
+    _dialog("log.up", "scroll(-1)", "Up", "k,up", LOG),
+    _dialog("log.close", "close", "Close", "escape,q,M", LOG),
     # Everywhere.
     Action(
         "app.help",
@@ -583,6 +587,16 @@ ACTIONS: tuple[Action, ...] = (
         EVERYWHERE,
         key_display="?",
         footer=(APP,),
+    ),
+    Action(
+        "app.messages",
+        "messages",
+        "Messages (the log of every notification)",
+        "M",
+        (APP,),
+        EVERYWHERE,
+        palette="Show the message log",
+        palette_help="every notification since the start, newest first",
     ),
     Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
 )

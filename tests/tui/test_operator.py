@@ -227,9 +227,11 @@ async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo
         dialog = app.screen
         assert isinstance(dialog, ConfirmDialog)
         await until(pilot, lambda: dialog.shown_at is not None)
-        early = events.Key("y", "y")
-        early.time = dialog.shown_at - 0.05  # type: ignore[operator]  # typed before it showed
-        app.post_message(early)
+        for after_paint in (-0.05, 0.05):  # before it showed; sooner than anyone reads it
+            early = events.Key("y", "y")
+            early.time = dialog.shown_at + after_paint  # type: ignore[operator]
+            app.post_message(early)
+            await pilot.pause(0.05)
         await pilot.pause(0.2)
         assert app.screen is dialog and fresh(path, target).status == t.TODO
         assert any("before" in said and "ignored" in said for said in notes.seen_text())
@@ -339,3 +341,25 @@ async def test_a_write_in_read_only_mode_says_the_board_is_read_only(demo) -> No
         await pilot.press("n")
         await until(pilot, lambda: any("read-only" in s for s in notes.seen_text()))
         assert "New task: the board is open read-only." in "\n".join(notes.seen_text())
+
+
+async def test_the_message_log_keeps_every_notification_after_its_toast(demo) -> None:  # type: ignore[no-untyped-def]
+    path, clock, ids = demo
+    todo = next(task_id for task_id in ids.values() if fresh(path, task_id).status == t.TODO)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        app.jump_to(todo)
+        await pilot.pause()
+        await pilot.press("a")
+        app.notify("refused: \x1b[2Jworker text", title="approve", severity="error", timeout=0.1)
+        await pilot.pause(0.3)  # both toasts are gone
+        await pilot.press("M")
+        await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
+        await pilot.pause()
+        logged = shown_in(app, "#messages")
+        assert f"only for tasks in review ({todo} is todo)" in logged
+        assert "approve · refused: ␛[2Jworker text" in logged  # inert, as the toast was
+        assert logged.index("worker text") < logged.index("only for tasks")  # newest first
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "BoardScreen")

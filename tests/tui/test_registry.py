@@ -18,6 +18,7 @@ from tui.components.drawer import TaskDrawer
 from tui.components.filter_bar import FilterBar
 from tui.components.help_screen import HelpScreen, help_table
 from tui.components.info_dialog import InfoDialog
+from tui.components.message_log import MessageLogScreen
 from tui.components.menu_list import MenuList
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
@@ -41,6 +42,7 @@ OWNERS: dict[str, Any] = {
     registry.FILTER: FilterBar,
     registry.STATS: StatsScreen,
     registry.SEARCH: SearchBar,
+    registry.LOG: MessageLogScreen,
 }
 
 
