@@ -112,7 +112,9 @@ async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
 
     def shown() -> bool:
         screen = app.screen
-        return isinstance(screen, ConfirmDialog) and screen.shown_at is not None
+        if not isinstance(screen, ConfirmDialog) or screen.answerable_at is None:
+            return False
+        return time.monotonic() >= screen.answerable_at
 
     await until(pilot, shown)
     assert isinstance(app.screen, ConfirmDialog)

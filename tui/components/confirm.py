@@ -24,6 +24,9 @@ from ..keymap import key_names, operator_keymap
 from . import tcss
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
+# Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
+# was typed ahead (tmux showed a `y` sent with `x` in one burst arriving 5 ms after the paint).
+READ_S = 0.1
 BUTTON_KEYS = frozenset({"enter", "space", "tab", "shift+tab", "left", "right"})
 
 
@@ -56,15 +59,30 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        # The moment of the first paint: the layout refresh that drew the question publishes this
+        # signal right after writing to the terminal. An after-refresh callback (the fallback)
+        # can run well after that under load: keys pressed once the question was visible were
+        # dropped as "typed before" (seen in tmux at 160x48).
+        self.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.call_after_refresh(self._painted)
 
+    def _laid_out(self, _screen: object) -> None:
+        if self.is_current:
+            self._painted()
+
     def _painted(self) -> None:
-        self.shown_at = time.monotonic()
+        if self.shown_at is None:
+            self.shown_at = time.monotonic()
+
+    @property
+    def answerable_at(self) -> float | None:
+        """From when (monotonic) a key answers the question: shortly after it was painted."""
+        return None if self.shown_at is None else self.shown_at + READ_S
 
     def typed_before_shown(self, key: events.Key) -> bool:
         """True (and the operator told, once in a while) for a key that reached the dialog but
         was pressed before it was on screen: the app then drops it."""
-        if self.shown_at is not None and key.time >= self.shown_at:
+        if self.answerable_at is not None and key.time >= self.answerable_at:
             return False
         self.ignored += 1
         self._notice(
