@@ -160,7 +160,12 @@ class BoardScreen(TaskActions, Screen[None]):
         task = self.current_task()
         if task is not None:
             self.kanban.copy_to_clipboard(task.id)
-            self.notify(f"Copied {task.id} to the clipboard.", timeout=2)
+            # The terminal never says whether it honoured OSC 52: say what was sent, not "copied".
+            self.notify(
+                f"Sent {task.id} to the terminal's clipboard (OSC 52). If a paste shows nothing, "
+                "this terminal ignores OSC 52 (tmux: set-clipboard on).",
+                timeout=5,
+            )
 
     # -- board-wide toggles ---------------------------------------------------------------------
 
