@@ -13,6 +13,7 @@ action writes, which needs a task and when it applies.
 """
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group
@@ -22,6 +23,7 @@ from boardlib import transitions as t
 from boardlib.lifecycle import override_route, verdict_blocks_done
 from boardlib.records import Task
 from boardlib.transitions import label
+from boardlib.worktrees import CheckoutState
 
 from . import registry
 from .batch import listing
@@ -31,10 +33,14 @@ from .components.info_dialog import InfoDialog
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
+from .drawer_data import checkout_of
 from .task_view import describe_verdict, plain
 
 if TYPE_CHECKING:
     from .app import KanbanApp
+
+
+CHECKING_WORKTREE = "Looking at its worktree for uncommitted work…"
 
 
 class TaskActions:
@@ -253,11 +259,39 @@ class TaskActions:
                 then=self._landed(task, target),
             )
 
-        question = registry.move_question(task, target, operator=app.operator)
+        if target == t.CANCELLED:
+            self._ask_cancel(task, write)
+            return
+        question = registry.move_question(task, target, operator=app.operator, now_ms=app.now_ms())
         if question is None:
             write()
         else:
             self._ask(question, write)
+
+    def _ask_cancel(self, task: Task, write: Callable[[], object]) -> None:
+        """The cancel question at once (keys typed meanwhile must not reach the board), then
+        with what git says of the task's worktree once it answers."""
+        app = self.kanban
+        question = registry.move_question(
+            task, t.CANCELLED, operator=app.operator, now_ms=app.now_ms()
+        )
+        assert question is not None
+        dialog = ConfirmDialog(
+            question.title,
+            Group(plain(question.body), Text(CHECKING_WORKTREE, style="dim")),
+            confirm=question.verb,
+            danger=True,
+        )
+
+        def checked(checkout: CheckoutState | None) -> None:
+            told = registry.move_question(
+                task, t.CANCELLED, operator=app.operator, checkout=checkout, now_ms=app.now_ms()
+            )
+            assert told is not None
+            dialog.update_body(plain(told.body))
+
+        app.push_screen(dialog, lambda yes: write() if yes else None)
+        app.read_then(partial(checkout_of, task_id=task.id), checked)
 
     def _ask(self, question: registry.Question, then: Callable[[], object]) -> None:
         self._confirm(

@@ -155,11 +155,12 @@ class KanbanApp(App[None]):
         return [*super().get_line_filters(), self.legible]
 
     async def on_event(self, event: events.Event) -> None:
-        # A question is answered only by keys pressed once it was on screen.
+        # A question is answered only by keys pressed once it was on screen. Also a key that
+        # comes back up (bubbled): `x` `y` in one burst forwards the y to the board before the
+        # x opens the question, and the y then bubbles to the app's bindings, now the dialog's.
         screen = self.screen if self.screen_stack else None
         if (
             isinstance(event, events.Key)
-            and not event.is_forwarded
             and isinstance(screen, ConfirmDialog)
             and screen.typed_before_shown(event)
         ):
@@ -543,6 +544,16 @@ class KanbanApp(App[None]):
             self.call_from_thread(self.notify, said, timeout=3)
         if then is not None:
             self.call_from_thread(then, result)
+
+    @work(thread=True, group="reads", exit_on_error=False)
+    def read_then(self, work: Callable[[Board], T], then: Callable[[T | None], object]) -> None:
+        """One board read off the event loop, then `then(result)` on it (None if the read
+        failed: the caller asks its question without that fact rather than not at all)."""
+        try:
+            result: T | None = self.gateway.read(work)
+        except (BoardError, OSError):
+            result = None
+        self.call_from_thread(then, result)
 
     def notify(
         self,

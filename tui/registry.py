@@ -9,14 +9,18 @@ docs/architecture.md#the-action-registry
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.actions import parse
 from textual.binding import Binding, BindingType
 
 from boardlib import transitions as t
+from boardlib.leases import lease_expired
 from boardlib.lifecycle import override_reaches_done
 from boardlib.records import Task
+
+if TYPE_CHECKING:
+    from boardlib.worktrees import CheckoutState
 
 # The screens an action can belong to. "app" is every screen (the App's own bindings).
 APP = "app"
@@ -620,10 +624,18 @@ class Question:
     danger: bool = False
 
 
-def move_question(task: Task, target: str, *, operator: str) -> Question | None:
+def move_question(
+    task: Task,
+    target: str,
+    *,
+    operator: str,
+    checkout: "CheckoutState | None" = None,
+    now_ms: int | None = None,
+) -> Question | None:
     """What to ask before moving `task` to `target`, or None to move at once. Taking work (in
     progress), ending someone's claim (back to todo or backlog) and cancelling ask; a move to
-    blocked asks for a reason and one to done over a verdict for an override instead."""
+    blocked asks for a reason and one to done over a verdict for an override instead. A cancel
+    names the holder and a worktree with uncommitted work (`checkout`, read from git)."""
     if target == t.IN_PROGRESS and task.status != t.IN_PROGRESS:
         if task.assignee_agent_id:
             return Question(
@@ -650,11 +662,31 @@ def move_question(task: Task, target: str, *, operator: str) -> Question | None:
     if target == t.CANCELLED:
         return Question(
             f"Cancel {task.id}?",
-            f"{task.id} “{task.title}” will be cancelled. This cannot be undone.",
+            " ".join(_cancel_facts(task, checkout, now_ms)),
             "Cancel task",
             danger=True,
         )
     return None
+
+
+def _cancel_facts(task: Task, checkout: "CheckoutState | None", now_ms: int | None) -> list[str]:
+    facts = [f"{task.id} “{task.title}” will be cancelled. This cannot be undone."]
+    holder = task.assignee_agent_id
+    if holder and task.status in t.LOCKED:
+        live = now_ms is None or not lease_expired(task.lease_until, now_ms)
+        lease = "with a live lease" if live else "whose lease has run out"
+        facts.append(
+            f"{holder} holds it now ({t.label(task.status)}, {lease}): its claim ends and its "
+            "next heartbeat or report is refused."
+        )
+    if checkout is not None and checkout.uncommitted:
+        where = f" at {checkout.path}" if checkout.path else ""
+        branch = f" {checkout.branch}" if checkout.branch else ""
+        facts.append(
+            f"Its worktree{where} has uncommitted changes: after the retention period they are "
+            f"committed to its branch{branch} and the checkout is removed; nothing lands them."
+        )
+    return facts
 
 
 BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}

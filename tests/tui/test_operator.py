@@ -2,6 +2,9 @@
 a task, confirmations from one rule, prompts that are not cut, keys that say why they do not
 apply, marked cards acted on together."""
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 import textual.constants
 from rich.color import ColorSystem
@@ -9,9 +12,10 @@ from rich.style import Style
 from textual import events
 from textual.widgets import OptionList
 
-from boardlib import Board, Task
+from boardlib import Board, ManualClock, Task
 from boardlib import transitions as t
 from boardlib.actors import GATE
+from boardlib.worktrees import Worktrees
 from tests.tui.conftest import (
     OPERATOR,
     Notes,
@@ -21,7 +25,10 @@ from tests.tui.conftest import (
     make_app,
     shown_question,
     until,
+    utc,
 )
+from tests.tui.test_drawer import app_on
+from tui import registry
 from tui.app import KanbanApp
 from tui.cards import (
     CHANGED_MARK,
@@ -35,6 +42,7 @@ from tui.commands import board_commands
 from tui.components.confirm import ConfirmDialog
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
+from tui.review_board import START_MS, ReviewBoard, build_review_board
 
 
 def park_for_the_operator(path, task_id: str) -> None:  # type: ignore[no-untyped-def]
@@ -363,3 +371,57 @@ async def test_the_message_log_keeps_every_notification_after_its_toast(demo) ->
         assert logged.index("worker text") < logged.index("only for tasks")  # newest first
         await pilot.press("escape")
         await until(pilot, lambda: type(app.screen).__name__ == "BoardScreen")
+
+
+@pytest.fixture
+def worktree_board(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[ReviewBoard, ManualClock]:
+    utc()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
+    return build_review_board(tmp_path, ManualClock(START_MS)), ManualClock(START_MS + 3_600_000)
+
+
+def test_the_cancel_question_names_the_holder_and_how_its_lease_stands() -> None:
+    held = Task(
+        id="TASK-7", title="t", status=t.IN_PROGRESS, created_at=0, updated_at=0,
+        assignee_agent_id="agent-ada", lease_until=10_000,
+    )  # fmt: skip
+    live = registry.move_question(held, t.CANCELLED, operator=OPERATOR, now_ms=5_000)
+    gone = registry.move_question(held, t.CANCELLED, operator=OPERATOR, now_ms=20_000)
+    assert live is not None and gone is not None
+    assert "agent-ada holds it now (in progress, with a live lease)" in live.body
+    assert "agent-ada holds it now (in progress, whose lease has run out)" in gone.body
+    free = registry.move_question(
+        replace(held, assignee_agent_id=None, status=t.TODO),
+        t.CANCELLED,
+        operator=OPERATOR,
+    )
+    assert free is not None and "holds" not in free.body
+
+
+async def test_the_cancel_question_names_uncommitted_work_in_the_worktree(worktree_board) -> None:  # type: ignore[no-untyped-def]
+    """Cancelling a task whose worktree holds work not yet committed: the question says so (what
+    git says, read once the question is up) before anything is written."""
+    board, clock = worktree_board
+    task_id = board.ids["review"]
+    with Board(board.db, read_only=True) as reader:
+        held = reader.get_task(task_id)
+        checkout = Worktrees(reader).checkout_state(task_id)
+    assert checkout.path
+    (Path(checkout.path) / "scratch.txt").write_text("not committed yet\n")
+    app = app_on(board, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(task_id)
+        await pilot.pause()
+        await pilot.press("x")
+        dialog = await shown_question(pilot)
+        await until(pilot, lambda: "uncommitted changes" in shown_in(app, "#dialog-body"), 10)
+        body = shown_in(app, "#dialog-body")
+        assert checkout.path in body.replace(" ", "") or Path(checkout.path).name in body
+        assert "Looking at its worktree" not in body
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is not dialog)
+    assert fresh(board.db, task_id).status == held.status  # backing out wrote nothing

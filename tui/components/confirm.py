@@ -58,6 +58,7 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:
+        self.query_one("#dialog-body", Static).update(self.body)
         self.query_one("#no", Button).focus()
         # The moment of the first paint: the layout refresh that drew the question publishes this
         # signal right after writing to the terminal. An after-refresh callback (the fallback)
@@ -111,6 +112,12 @@ class ConfirmDialog(ModalScreen[bool]):
         no = "/".join(key_names(registry.BY_ID["confirm.no"], remapped))
         keys = f"{yes} {self.confirm_label.lower()}, {no} backs out"
         self.app.notify(f"{what}: {keys}.", severity="warning", timeout=4)
+
+    def update_body(self, body: RenderableType) -> None:
+        """A fact that arrived after the question was shown (git's word on a worktree)."""
+        self.body = body  # on_mount shows it if it came before the body was composed
+        for shown in self.query("#dialog-body").results(Static):
+            shown.update(body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
