@@ -3,9 +3,9 @@
 Refusals from the board are data for the caller: `{"error": ..., "reason": ...}` on one stderr
 line and exit 2 (4 when the database stayed busy). Usage errors too: `"reason": "usage"`, exit 2,
 with a "did you mean" `suggestion` where there is one (`usage.py`); `--help` prints Click's help.
-An unreachable database is `database_unavailable`, exit 2. Anything else that escapes a command is a bug
-or a broken environment: exit 1 with one line, and a traceback only when `KANBAN_DEBUG=1`, so an
-agent parsing stderr never has to skip over a Python stack.
+An unreachable database is `database_unavailable`, exit 2. Anything else that escapes a command
+is a bug or a broken environment: exit 1 with one line, and a traceback only when
+`KANBAN_DEBUG=1`, so an agent parsing stderr never has to skip over a Python stack.
 """
 
 import os

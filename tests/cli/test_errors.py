@@ -140,14 +140,34 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
     # Agent names are drawn on operators' terminals: a control character is refused, not stored.
-    ("agent_escape", lambda b: b.create_task("t").id, "task claim {0} -a 'ev\x1b[2Jil'",
-     "invalid_input", "U+001B"),  # fmt: skip
-    ("agent_bell", lambda b: b.create_task("t").id, "task comment {0} -m hi -a 'a\x07b'",
-     "invalid_input", "U+0007"),  # fmt: skip
-    ("actor_bidi", lambda b: b.create_task("t").id, "task cancel {0} -a 'op\u202eer'",
-     "invalid_input", "U+202E"),  # fmt: skip
-    ("dispatch_agent_newline", None, "task dispatch -t x -a 'plan\nner'", "invalid_input",
-     "U+000A"),  # fmt: skip
+    (
+        "agent_escape",
+        lambda b: b.create_task("t").id,
+        "task claim {0} -a 'ev\x1b[2Jil'",
+        "invalid_input",
+        "U+001B",
+    ),
+    (
+        "agent_bell",
+        lambda b: b.create_task("t").id,
+        "task comment {0} -m hi -a 'a\x07b'",
+        "invalid_input",
+        "U+0007",
+    ),
+    (
+        "actor_bidi",
+        lambda b: b.create_task("t").id,
+        "task cancel {0} -a 'op\u202eer'",
+        "invalid_input",
+        "U+202E",
+    ),
+    (
+        "dispatch_agent_newline",
+        None,
+        "task dispatch -t x -a 'plan\nner'",
+        "invalid_input",
+        "U+000A",
+    ),
 ]
 
 

@@ -178,7 +178,11 @@ def test_a_name_with_a_control_or_format_character_is_refused_and_writes_nothing
             attempt()
         assert refused.value.reason is Reason.INVALID_INPUT
         assert f"U+{ord(next(c for c in bad if not c.isprintable())):04X}" in refused.value.message
-    assert (board.list_tasks(include_dropped=True), board.events(), board.comments(task.id)) == before
+    assert (
+        board.list_tasks(include_dropped=True),
+        board.events(),
+        board.comments(task.id),
+    ) == before
 
 
 def test_printable_names_in_any_script_are_still_names(board: Board) -> None:
