@@ -50,8 +50,7 @@ def name(value: Any, field: str) -> str:
     if not checked.isprintable():
         bad = next(char for char in checked if not char.isprintable())
         raise invalid_input(
-            f"{field} must be printable: it holds the control or format character "
-            f"U+{ord(bad):04X}",
+            f"{field} must be printable: it holds the control or format character U+{ord(bad):04X}",
             field=field,
         )
     return checked
