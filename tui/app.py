@@ -69,7 +69,11 @@ DEFAULT_THEME = "textual-dark"
 # An announcement (the demo finished) is a toast this long, then a header fact: a toast that
 # stayed covered the drawer's diff at 80x24.
 ANNOUNCED_TOAST_S = 15
-TOAST_GONE_REPAINT_S = 0.1  # after its timeout, once Textual has removed it
+TOAST_GONE_REPAINT_S = 0.1
+DEMO_NOTE = (
+    "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
+    "every key works as on a real board."
+)  # after its timeout, once Textual has removed it
 
 
 def default_operator() -> str:
@@ -104,8 +108,10 @@ class KanbanApp(App[None]):
         on_terminal_gone: Callable[[], object] | None = None,
         open_task: str | None = None,
         announce: Callable[[dict[str, int]], str | None] | None = None,
+        demo: bool = False,
     ) -> None:
         super().__init__()
+        self.demo = demo  # `kanban demo`: the header says so, always
         self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
@@ -379,6 +385,9 @@ class KanbanApp(App[None]):
         if self._pending_select and self._pending_select in self.state.tasks:
             self.jump_to(self._pending_select)
             self._pending_select = None
+        if first and self.demo:
+            self.board_screen.header.update_facts(demo=True)
+            self.notify(DEMO_NOTE, title="kanban demo", timeout=ANNOUNCED_TOAST_S)
         if self.announce is not None:
             note = self.announce(dict(self.state.counts))
             if note:  # said once as a toast, then kept in the header, where it covers nothing
@@ -775,6 +784,7 @@ def run_app(
     on_terminal_gone: Callable[[], object] | None = None,
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
+    demo: bool = False,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -787,6 +797,7 @@ def run_app(
         on_terminal_gone=on_terminal_gone,
         open_task=open_task,
         announce=announce,
+        demo=demo,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

@@ -425,3 +425,20 @@ async def test_the_cancel_question_names_uncommitted_work_in_the_worktree(worktr
         await pilot.press("n")
         await until(pilot, lambda: app.screen is not dialog)
     assert fresh(board.db, task_id).status == held.status  # backing out wrote nothing
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_demo_says_it_is_a_demo_at_every_width(demo, size) -> None:  # type: ignore[no-untyped-def]
+    path, clock, _ids = demo
+    notes = Notes()
+    app = make_app(path, clock, demo=True)
+    async with app.run_test(size=size, message_hook=notes) as pilot:
+        await loaded(pilot)
+        await pilot.pause()
+        assert shown_in(app, "#header").startswith("kanban │ DEMO │")
+        assert any("This is a demo" in said for said in notes.seen_text())
+    plain = make_app(path, clock)
+    async with plain.run_test(size=size) as pilot:
+        await loaded(pilot)
+        await pilot.pause()
+        assert "DEMO" not in shown_in(plain, "#header")
