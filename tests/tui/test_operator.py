@@ -9,12 +9,13 @@ import pytest
 import textual.constants
 from rich.color import ColorSystem
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.widgets import OptionList
 
 from boardlib import Board, ManualClock, Task
 from boardlib import transitions as t
-from boardlib.actors import GATE
+from boardlib.actors import GATE, UNNAMED, actor_label
 from boardlib.worktrees import Worktrees
 from tests.tui.conftest import (
     OPERATOR,
@@ -42,6 +43,7 @@ from tui.commands import board_commands
 from tui.components.confirm import ConfirmDialog
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
+from tui.drawer_render import comments_block
 from tui.review_board import START_MS, ReviewBoard, build_review_board
 
 
@@ -442,3 +444,24 @@ async def test_the_demo_says_it_is_a_demo_at_every_width(demo, size) -> None:  #
         await loaded(pilot)
         await pilot.pause()
         assert "DEMO" not in shown_in(plain, "#header")
+
+
+async def test_actors_are_named_one_way_on_every_line(demo) -> None:  # type: ignore[no-untyped-def]
+    """The drawer said "user (user)" for a CLI comment, "someone" for an event without an actor
+    and "operator:root" elsewhere: now the actor string everywhere, and for a comment without an
+    author, the kind of author it is (the operator)."""
+    path, clock, ids = demo
+    task_id = ids["flaky"]
+    with Board(path, clock=clock) as board:
+        board.add_comment(task_id, "from the CLI, no --agent", author_type="user")
+        board.add_comment(task_id, "from an agent", author_agent_id="agent-ada")
+        view = board.view(task_id)
+    lines = [segment for part in comments_block(view, clock.now_ms()) if isinstance(part, Text)
+             for segment in [part.plain]]  # fmt: skip
+    said = "\n".join(lines)
+    assert "operator" in said and "agent-ada" in said
+    assert "(user)" not in said and "(agent)" not in said and "user" not in said.split()
+    assert actor_label(None) == UNNAMED and "someone" not in UNNAMED
+    assert actor_label(None, "system") == "system" and actor_label("operator:olivia") == (
+        "operator:olivia"
+    )
