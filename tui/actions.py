@@ -290,7 +290,11 @@ class TaskActions:
             assert told is not None
             dialog.update_body(plain(told.body))
 
-        app.push_screen(dialog, lambda yes: write() if yes else None)
+        def answered(yes: bool | None) -> None:
+            if yes:
+                write()
+
+        app.push_screen(dialog, answered)
         app.read_then(partial(checkout_of, task_id=task.id), checked)
 
     def _ask(self, question: registry.Question, then: Callable[[], object]) -> None:

@@ -44,8 +44,8 @@ from .components.confirm import ConfirmDialog
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
-from .components.stats_screen import StatsScreen
 from .components.message_log import MessageLogScreen
+from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .legibility import LegibleText, system_named
 from .live import (

@@ -19,8 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.events import EventKind, read
 from boardlib.actors import actor_label
+from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
 from boardlib.records import EXECUTION_RUNNING, AuditEntry, Comment, Event, Execution, TaskView

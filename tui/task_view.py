@@ -16,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.events import EventKind
 from boardlib.actors import actor_label
+from boardlib.events import EventKind
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate
 from boardlib.records import (
