@@ -140,6 +140,7 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
     # Agent names are drawn on operators' terminals: a control character is refused, not stored.
+    ("mcp_agent_escape", None, "mcp --agent 'ev\x1bil'", "invalid_input", "U+001B"),
     (
         "agent_escape",
         lambda b: b.create_task("t").id,
