@@ -15,20 +15,21 @@ from . import tcss
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 SEVERITY_WORD = {"error": "error", "warning": "warning", "information": "info"}
+SEVERITY_WIDTH = max(len(word) for word in SEVERITY_WORD.values()) + 1
 
 
 def log_table(said: list[Said], now_ms: int) -> Table:
     table = Table.grid(padding=(0, 1))
     table.add_column(style="dim", no_wrap=True)
-    table.add_column(no_wrap=True)
-    table.add_column(ratio=1)
+    table.add_column(no_wrap=True, min_width=SEVERITY_WIDTH)
+    table.add_column()
     for item in said:
         words = Text()
         if item.title:
             words.append(item.title, style="bold")
             words.append(" · ")
         words.append(item.message)
-        severity = Text(SEVERITY_WORD.get(item.severity, item.severity))
+        severity = Text(SEVERITY_WORD.get(item.severity, item.severity).ljust(SEVERITY_WIDTH))
         severity.stylize(SEVERITY_STYLE.get(item.severity, ""))
         table.add_row(clock_text(item.at_ms, now_ms), severity, words)
     return table
