@@ -12,8 +12,6 @@ gets the same rules from the same decision:
   surface knows who is at the keyboard. It may override, and its creates are uncapped.
 - The board's own passes act as `system`: reconciliation, the verification gate (`GATE`) and
   the worktree garbage collector (`GC`). They follow the transition table, not the agent contract.
-
-Every surface names an actor one way, `actor_label`: the actor string as the board keeps it.
 """
 
 SYSTEM = "system"
