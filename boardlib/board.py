@@ -31,6 +31,7 @@ from .lifecycle import (
     check_epoch,
     check_mover,
     claim_conflict,
+    override_route,
     plan_move,
     seed_block_reason,
     stale_claim,
@@ -263,19 +264,22 @@ class Board:
         via: tuple[str, ...] = (),
         holder: str | None = None,
         emit: bool = True,
+        via_takes: bool = True,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
         event. `via` names intermediate statuses for a verb the table only allows in legal steps
         (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
-        result is written once. `emit=False` leaves the one event to a verb that has its own kind
-        (a landing's `task_landed`, which also carries the move)."""
+        result is written once; `via_takes=False` passes through without taking the task (an
+        override's way out of blocked). `emit=False` leaves the one event to a verb that has its
+        own kind (a landing's `task_landed`, which also carries the move)."""
         changes: dict[str, Any] = {}
         passing = task
         for step in via:
             hop = plan_move(
-                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
-            )
+                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason,
+                takes=via_takes,
+            )  # fmt: skip
             changes |= hop.changes
             passing = replace(passing, **hop.changes)
         move = plan_move(
@@ -1557,9 +1561,12 @@ class Board:
             reason = note
             if reason is None and seed_route and target == t.BLOCKED != task.status:
                 reason = seed_block_reason(actor, seed_route)
+            # An override out of blocked passes through the table's steps (lifecycle.OVERRIDE_VIA)
+            via = (override_route(task) or ()) if human_override and target != task.status else ()
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=reason, human_override=human_override, extra=edits or None, holder=holder,
+                via=via, via_takes=False,
             )  # fmt: skip
 
         return self.store.write(work)

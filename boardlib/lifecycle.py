@@ -39,6 +39,31 @@ def verdict_blocks_done(verification: str | None) -> bool:
         return True  # an unreadable verdict is not evidence that the work passed
 
 
+# Where a human override to done passes on the way when the table has no direct move: the gate
+# parks work it cannot promote (debt, a spent attempt budget) in blocked, and the override is
+# offered there. Passing through takes nothing (no holder, lease or attempt).
+OVERRIDE_VIA: dict[str, tuple[str, ...]] = {t.BLOCKED: (t.IN_PROGRESS,)}
+
+
+def override_route(task: Task) -> tuple[str, ...] | None:
+    """The statuses a human override to done passes through from where `task` is (`()` when
+    the table moves it straight to done), or None when no override applies: a finished task, work
+    not started, or a task blocked without a verdict (an agent's question: nothing to override)."""
+    if task.status in t.TERMINAL:
+        return None
+    if t.can_transition(task.status, t.DONE):
+        return ()
+    via = OVERRIDE_VIA.get(task.status)
+    if via is None or not task.verification:
+        return None
+    return via
+
+
+def override_reaches_done(task: Task) -> bool:
+    """Whether an operator's override can take `task` to done (the TUI's `d` asks this)."""
+    return override_route(task) is not None
+
+
 def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
     """The refusal of a caller quoting a claim epoch that is not the task's current one."""
     return BoardError(
@@ -193,9 +218,11 @@ def plan_move(
     reason: str | None = None,
     human_override: bool = False,
     holder: str | None = None,
+    takes: bool = True,
 ) -> Move:
     """The row changes for `task -> target`, or a refusal (`illegal_transition`,
-    `verification_required`, `invalid_input` for a block without a reason)."""
+    `verification_required`, `invalid_input` for a block without a reason). `takes=False` is a
+    status passed through on an override's way (`OVERRIDE_VIA`): in progress without a taker."""
     if not t.is_status(target):
         raise invalid_input(f"unknown status {target!r}", allowed=list(t.STATUSES))
     current = task.status
@@ -240,6 +267,8 @@ def plan_move(
             "verification": None,
             "holders": [],
         }
+    elif target == t.IN_PROGRESS and not takes:
+        pass
     elif target == t.IN_PROGRESS:
         changes |= {"lease_until": now + lease_ms, "last_heartbeat_at": now}
         if task.assignee_agent_id is None:

@@ -346,7 +346,7 @@ def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> 
             env={**env, "KANBAN_DB": url} if not where else env,
             cwd=tmp_path, capture_output=True, text=True, check=False,
         )  # fmt: skip
-        assert run.returncode == 1, run.stderr
+        assert run.returncode == 2, run.stderr
         error = json.loads(run.stderr)
         assert error["reason"] == "database_unavailable" and "127.0.0.1" in error["error"]
         assert "secret" not in run.stderr  # the URL's password is never echoed

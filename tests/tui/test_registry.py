@@ -19,6 +19,7 @@ from tui.components.filter_bar import FilterBar
 from tui.components.help_screen import HelpScreen, help_table
 from tui.components.info_dialog import InfoDialog
 from tui.components.menu_list import MenuList
+from tui.components.message_log import MessageLogScreen
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
 from tui.components.search_bar import SearchBar
@@ -41,6 +42,7 @@ OWNERS: dict[str, Any] = {
     registry.FILTER: FilterBar,
     registry.STATS: StatsScreen,
     registry.SEARCH: SearchBar,
+    registry.LOG: MessageLogScreen,
 }
 
 

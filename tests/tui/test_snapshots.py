@@ -116,3 +116,28 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
         await pilot.pause(0.5)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
+
+
+async def message_log_open(pilot: Pilot[Any]) -> None:
+    """Three things said (a refusal among them), their toasts gone, then `M`."""
+    await settle(pilot)
+    app = pilot.app
+    app.notify("TASK-14 → in progress (you) · f follows it", timeout=0.01)
+    app.notify(
+        "Approve: only for tasks in review (TASK-14 is todo).", severity="warning", timeout=0.01
+    )
+    app.notify(
+        "task is held by agent-ada",
+        title="cancel TASK-7: refused (conflict)",
+        severity="error",
+        timeout=0.01,
+    )
+    await pilot.pause(0.3)
+    await pilot.press("M")
+    await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
+    await pilot.pause(0.1)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_message_log(app, snap_compare, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app, terminal_size=size, run_before=message_log_open)

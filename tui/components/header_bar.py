@@ -56,6 +56,7 @@ class HeaderFacts:
     hidden_left: int = 0  # columns scrolled out of view on each side
     hidden_right: int = 0
     note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
+    demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
 
 
 class HeaderBar(Widget):
@@ -84,6 +85,8 @@ class HeaderBar(Widget):
             return clock_text(ms, now)
 
         parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
+        if f.demo:
+            parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
