@@ -3,6 +3,7 @@ error (exit 2). `boardlib.location` tells a URL from a path, so a URL that lost 
 (`postgresql:/u@h/db`) or a file path is refused here, never made into a SQLite board."""
 
 import argparse
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from boardlib import BoardError
 from boardlib.location import DatabaseUrl, board_location
@@ -19,3 +20,12 @@ def postgres_url(text: str) -> str:
             f"{text!r} is not a postgresql:// URL (these runs are on SQLite already)"
         )
     return location.conninfo
+
+
+def with_schema(url: str, schema: str) -> str:
+    """`url` with `schema` first on its search_path, keeping any `options` it already has."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query)
+    options = " ".join([v for k, v in pairs if k == "options"] + [f"-csearch_path={schema}"])
+    query = [(k, v) for k, v in pairs if k != "options"] + [("options", options)]
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))

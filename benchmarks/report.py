@@ -411,6 +411,22 @@ def sse(lines: list[Line]) -> list[str]:
     return out + checks(lines)
 
 
+def inbox(lines: list[Line]) -> list[str]:
+    out = [
+        "`Board.inbox()` with the same 100 items needing a person on ever larger boards, beside "
+        "one task read by id and every task read, on the same file in the same run.",
+        "",
+    ]
+    return out + table(
+        ["tasks", "items", "inbox ms", "one task ms", "every task ms", "every task / inbox"],
+        (
+            [ln["tasks"], ln["items"], ln["inbox_ms"], ln["one_task_ms"], ln["every_task_ms"],
+             round(ln["every_task_ms"] / ln["inbox_ms"])]
+            for ln in lines
+        ),
+    )  # fmt: skip
+
+
 def generic(lines: list[Line]) -> list[str]:
     out: list[str] = []
     for line in lines:
@@ -434,6 +450,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("stats", "The flow figures and budgets", stats),
     ("distance", "Claimers at a network distance", distance),
     ("sse", "Many watchers on one server", sse),
+    ("inbox", "The inbox", inbox),
 ]
 
 

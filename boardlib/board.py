@@ -66,6 +66,7 @@ from .records import (
     Execution,
     Explanation,
     IdleExplanation,
+    Inbox,
     LinkedTask,
     ReconcileReport,
     Task,
@@ -421,7 +422,7 @@ class Board:
     def _insert_task(
         self, tx: Tx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
     ) -> Task:
-        values = {**values, "id": tx.next_id("tasks", "TASK-")}
+        values = {**values, "id": tx.next_id("tasks", "TASK-"), "status_since": now}
         row = tx.insert_task(values)
         task_id = row["id"]
         for blocker in depends_on:
@@ -1114,6 +1115,18 @@ class Board:
             return preview_claim(
                 pick, held, todo, now, role=role, team_id=team, respect_deps=respect_deps
             )
+
+        return self.store.read(work)
+
+    def inbox(self) -> Inbox:
+        """What needs a person now, oldest first (`attention.collect`): the same list on every
+        surface. Reads only what the indexes find, so it costs the same on a 100,000-task board."""
+        from .attention import collect
+
+        def work(tx: Tx) -> Inbox:
+            now = self.now()
+            items = collect(tx, now, self.config)
+            return Inbox(items=items, count=len(items), now=now)
 
         return self.store.read(work)
 
@@ -2285,6 +2298,32 @@ class Board:
 
         if best_effort:
             return self.store.try_write(work) or []
+        return self.store.write(work)
+
+    def reclaim(self, task_id: str, *, actor: str = OPERATOR) -> Task:
+        """Release one task whose lease ran out, now, as the reconciliation pass would (back to
+        todo, a new epoch, its runs timed out, one `lease_expired` event). A live lease is
+        `invalid_state`: that is the holder's, to be ended with a move if at all."""
+        validate.name(actor, "actor")
+
+        def work(tx: Tx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            if task.status != t.IN_PROGRESS:
+                raise wrong_state("reclaim", task.status, t.IN_PROGRESS, id=task.id)
+            if not task.lease_expired(now):
+                raise BoardError(
+                    Reason.INVALID_STATE,
+                    f"cannot reclaim {task.id}: the lease of {task.assignee_agent_id} runs until "
+                    f"{moment(task.lease_until or now, now)} (move it to end the claim)",
+                    id=task.id,
+                    lease_until=task.lease_until,
+                )
+            released, _ = release_expired_leases(
+                tx, now, self.config.event_ttl_seconds, only=task.id
+            )
+            return released[0]
+
         return self.store.write(work)
 
     def purge_events(self) -> int:

@@ -45,6 +45,8 @@ _RANGES: dict[str, tuple[int, int, str]] = {
     "retry_max_attempts": (1, 1_000_000, "attempts"),
     "verification_attempt_budget": (1, 1_000, "attempts"),
     "reconcile_interval_ms": (1, _FAR, "milliseconds"),
+    "overdue_leases": (1, 1_000, "leases"),
+    "watch_hold_after": (1, 1_000_000, "failures"),
 }
 
 
@@ -63,6 +65,12 @@ class BoardConfig:
     retry_max_attempts: int = 24  # backstop under the wall-clock budget
     verification_attempt_budget: int = 3  # failed gate runs before a task is blocked
     reconcile_interval_ms: int = 30_000  # stale-task reconciliation, in long-running processes
+    # The inbox: a running execution whose task has had no beat for this many leases (the board's
+    # `lease_ms`) needs a person, even while an extended lease has not run out.
+    overdue_leases: int = 3
+    # `kanban watch`: a delivery that failed this many times in a row is held (shown in the inbox;
+    # still retried, never skipped).
+    watch_hold_after: int = 5
     # Who chooses the gate's verify command: "builder" (the handoff's commands.verify, else
     # init.sh's VERIFY_CMD) or "operator" (only the command fixed at provision time).
     verify_from: str = "builder"

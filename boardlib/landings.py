@@ -32,6 +32,7 @@ T = TypeVar("T")
 
 LAND_VERB = "land"
 DEFAULT_LEASE_MS = 30_000
+REFUSAL_MESSAGE_MAX = 1000  # characters of a refusal's message kept for the inbox
 
 
 def lease_ms_from_env() -> int:
@@ -350,6 +351,37 @@ class LandQueue:
 
         return self._write(work)
 
+    def record_refusal(self, task_id: str, error: BoardError, actor: str) -> bool:
+        """Keep a refusal a person must resolve (`attention.LANDING_REFUSALS`) as the task's last,
+        for the inbox, in one transaction; the task row, its events and the queue stay as they
+        were. False (nothing written) for another refusal, or a task landed or moved on."""
+        from .attention import LANDING_REFUSALS
+
+        if error.reason not in LANDING_REFUSALS:
+            return False
+
+        def work(tx: "Tx") -> bool:
+            row = tx.task(task_id)
+            if row is None or row["landed_commit"] is not None:
+                return False
+            if row["status"] not in (t.IN_REVIEW, t.DONE) or row["dropped"]:
+                return False
+            into = error.details.get("into")
+            tx.put_land_refusal(
+                {
+                    "task_id": task_id,
+                    "reason": str(error.reason),
+                    "message": error.message[:REFUSAL_MESSAGE_MAX],
+                    "actor": actor,
+                    "into_branch": into if isinstance(into, str) else None,
+                    "tenant_id": row["tenant_id"],
+                    "refused_at": self.board.now(),
+                }
+            )
+            return True
+
+        return self._write(work)
+
     # -- the record -----------------------------------------------------------------------------
 
     def record_landed(
@@ -422,6 +454,7 @@ class LandQueue:
             else:
                 new = Task.from_row(tx.update_task(task_id, {**landed, "updated_at": now}))
             self.board._emit(tx, EventKind.TASK_LANDED, new, actor, now, data)
+            tx.delete_land_refusal(task_id)  # landed: an earlier refusal no longer stands
             if not can_approve and approve and task.status == t.IN_REVIEW:
                 tx.insert_comment(
                     task_id,

@@ -250,7 +250,7 @@ def plan_move(
             )
         overrode = True
 
-    changes: dict[str, Any] = {"status": target, "updated_at": now}
+    changes: dict[str, Any] = {"status": target, "updated_at": now, "status_since": now}
     if current == t.BLOCKED:
         changes["blocked_reason"] = None
     if current == t.IN_REVIEW:  # the wait for a judge is over: counted for the flow figures

@@ -32,7 +32,8 @@ EXECUTION_OUTCOMES = (
     EXECUTION_SUCCEEDED, EXECUTION_FAILED, EXECUTION_TIMED_OUT, EXECUTION_CANCELLED
 )  # fmt: skip
 EXECUTION_STATUSES = (EXECUTION_QUEUED, EXECUTION_RUNNING, *EXECUTION_OUTCOMES)
-WORKSPACE_STATUSES = ("active", "archived", "stale")
+WORKSPACE_ACTIVE = "active"  # a live worktree: its work has not landed or been archived
+WORKSPACE_STATUSES = (WORKSPACE_ACTIVE, "archived", "stale")
 LAND_STRATEGIES = ("squash", "rebase", "merge")  # how a task's work lands on its base branch
 LAND_QUEUE_STATES = ("waiting", "active")  # a landing waits its turn, then has it
 
@@ -288,6 +289,7 @@ class Task(Record):
     # re-applied plan finds its tasks (`plan_match.py`). None for a task filed on its own.
     plan_name: str | None = None
     plan_key: str | None = None
+    status_since: int | None = None  # when the task entered its status (the inbox's "since")
 
     @property
     def is_ready(self) -> bool:
@@ -398,6 +400,49 @@ class Event(Record):
     data: dict[str, Any] = field(default_factory=dict)
     ttl_seconds: int | None = None
     tenant_id: str | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class Consumer(Record):
+    """A named reader of the event log (`kanban watch`, `events --follow --consumer`): its durable
+    cursor, the delivery that keeps failing (held once it failed often enough), and which process
+    owns it now. Why each field: docs/watch.md"""
+
+    name: str
+    last_seq: int  # every event at or below it was delivered (the cursor)
+    created_at: int
+    updated_at: int
+    failing_seq: int | None = None  # the event whose delivery failed last, until it succeeds
+    failures: int = 0  # failed deliveries of `failing_seq` in a row
+    last_error: str | None = None
+    held_since: int | None = None  # when `failures` reached the hold threshold (in the inbox)
+    owner: str | None = None  # the process delivering (`processes.process_token`), None when idle
+    owner_until: int | None = None  # the owner's lease: another process may take over after it
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class InboxItem(Record):
+    """One thing a person must act on (`boardlib.attention`): which task, what kind, why, since
+    when (ms), and the one obvious action. A held watch delivery names its consumer and event."""
+
+    kind: str
+    task_id: str | None
+    why: str
+    since: int
+    action: str
+    title: str | None = None
+    status: str | None = None
+    consumer: str | None = None
+    event_seq: int | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class Inbox(Record):
+    """Everything that needs a person now, oldest first, as of `now`."""
+
+    items: list[InboxItem]
+    count: int
+    now: int
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -28,13 +28,15 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
 
 
 def release_expired_leases(
-    tx: Tx, now: int, ttl_seconds: int | None
+    tx: Tx, now: int, ttl_seconds: int | None, *, only: str | None = None
 ) -> tuple[list[Task], list[str]]:
-    """Release every in-progress task whose lease expired; return the released tasks and the ids of
-    the executions timed out. A second pass finds nothing, so it is safe to run anywhere."""
+    """Release every in-progress task whose lease expired (or just `only`, a task the caller read
+    and judged expired in this transaction: a person's reclaim); return the released tasks and
+    the ids of the executions timed out. A second pass finds nothing, so it is safe anywhere."""
     released: list[Task] = []
     timed_out: list[str] = []
-    for row in tx.expired_leases(now):
+    rows = tx.expired_leases(now) if only is None else [row for row in [tx.task(only)] if row]
+    for row in rows:
         previous = Task.from_row(row)
         task = Task.from_row(tx.release_after_lease_expiry(previous.id, now))
         executions = tx.time_out_running_executions(

@@ -31,10 +31,10 @@ from boardlib.actors import OPERATOR, is_operator, operator_named
 from boardlib.clock import Clock, SystemClock
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, absolute_location, board_location, location_exists
-from boardlib.records import Event, Task
+from boardlib.records import Event, InboxItem, Task
 from boardlib.transitions import label
 
-from . import keymap, registry
+from . import keymap, notify, registry
 from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
@@ -44,6 +44,7 @@ from .components.confirm import ConfirmDialog
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
+from .components.inbox_screen import InboxScreen
 from .components.landing_line import LandingLine
 from .components.message_log import MessageLogScreen
 from .components.stats_screen import StatsScreen
@@ -54,6 +55,7 @@ from .live import (
     BoardReader,
     BoardUpdate,
     ChangesWaiting,
+    InboxUpdate,
     SchemaNewer,
     StatsUpdate,
 )
@@ -110,9 +112,13 @@ class KanbanApp(App[None]):
         open_task: str | None = None,
         announce: Callable[[dict[str, int]], str | None] | None = None,
         demo: bool = False,
+        notify_mode: str = notify.OFF,
     ) -> None:
         super().__init__()
         self.demo = demo  # `kanban demo`: the header says so, always
+        self.notify_mode = notify_mode  # bell, osc, osc777 or off: a new inbox item, outside
+        self.inbox_items: list[InboxItem] = []
+        self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
         self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
@@ -421,6 +427,57 @@ class KanbanApp(App[None]):
         self.board_screen.header.update_facts(
             unreadable_since=message.unreadable_since, unreadable_reason=message.reason
         )
+
+    # -- the inbox: counted in the header, new items said once ------------------------------------
+
+    def on_inbox_update(self, message: InboxUpdate) -> None:
+        """Keep the list, count it in the header, and say each new item once (a toast, the
+        header, and the bell or desktop notification when asked for); the view never moves."""
+        from boardlib.attention import item_key
+
+        self.inbox_items = message.items
+        keys = {item_key(item) for item in message.items}
+        new = [] if self._inbox_keys is None else [
+            item for item in message.items if item_key(item) not in self._inbox_keys
+        ]  # fmt: skip
+        self._inbox_keys = keys
+        header = self.board_screen.header
+        changes: dict[str, object] = {"inbox": len(message.items)}
+        if new:
+            newest = new[-1]
+            said = notify.sentence(newest.kind, newest.task_id)
+            changes["inbox_new"] = said if len(new) == 1 else f"{said} (+{len(new) - 1})"
+            self.notify(f"{said}. i opens the inbox.", title="Needs you", timeout=6)
+            for item in new:
+                self.tell_terminal(
+                    notify.sequence(
+                        self.notify_mode, item.kind, item.task_id, in_tmux=notify.inside_tmux()
+                    )
+                )
+        elif not message.items:
+            changes["inbox_new"] = ""
+        header.update_facts(**changes)
+        for screen in self.screen_stack:
+            if isinstance(screen, InboxScreen):
+                screen.show_items(message.items, message.now_ms)
+
+    def tell_terminal(self, text: str) -> None:
+        """Write our own escape sequence (`tui.notify`: fixed words and an id) to the terminal."""
+        if text and self._driver is not None:
+            self._driver.write(text)
+
+    def open_inbox(self) -> None:
+        self.board_screen.header.update_facts(inbox_new="")
+        if not isinstance(self.screen, InboxScreen):
+            self.push_screen(InboxScreen())
+
+    def open_from_inbox(self, task_id: str) -> None:
+        """Enter on an inbox row: the task's drawer (full screen over the inbox when narrow, so
+        Escape comes back to it; beside the board when wide)."""
+        if self.size.width >= DRAWER_BESIDE_MIN_COLUMNS:
+            while isinstance(self.screen, InboxScreen):
+                self.pop_screen()
+        self.open_drawer(task_id)
 
     def on_changes_waiting(self, _message: ChangesWaiting) -> None:
         self.board_screen.header.update_facts(waiting=True)
@@ -802,6 +859,7 @@ def run_app(
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
     demo: bool = False,
+    notify_mode: str = notify.OFF,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -815,6 +873,7 @@ def run_app(
         open_task=open_task,
         announce=announce,
         demo=demo,
+        notify_mode=notify_mode,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

@@ -20,6 +20,7 @@ def run_tui(
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
     demo: bool = False,
+    notify_mode: str = "off",
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
     does not exist, unless `read_only` (then the header says it is missing until it appears).
@@ -44,6 +45,7 @@ def run_tui(
         open_task=open_task,
         announce=announce,
         demo=demo,
+        notify_mode=notify_mode,
     )
 
 

@@ -7,11 +7,11 @@ poll it asks the board's change token whether anyone committed (SQLite: `PRAGMA 
 a few microseconds, no lock; Postgres: a NOTIFY check, with a fallback read of the event cursor);
 only then does it read what changed since its event cursor (`Board.changes_since`) and post ONE
 `BoardUpdate`. A full snapshot is read at start, after a recovery, on `r`, and when a burst outran
-the cursor.
+the cursor. The inbox (`Board.inbox`) is read after a change and every `INBOX_RECHECK_S` (a lease
+runs out without a commit) and posted as `InboxUpdate` when it differs.
 
-A locked, vanished or replaced file does not freeze anything: the thread posts `BoardHealth` with
-the time the board became unreadable, closes its connection and retries every poll until it
-recovers, then resynchronises from a full snapshot.
+A locked, vanished or replaced file freezes nothing: the thread posts `BoardHealth` with the time
+the board became unreadable and retries every poll, then resynchronises from a full snapshot.
 """
 
 import contextlib
@@ -25,7 +25,7 @@ from textual.message import Message
 from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.location import BoardLocation, DatabaseUrl
-from boardlib.records import Event, Task
+from boardlib.records import Event, InboxItem, Task
 from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
@@ -33,6 +33,7 @@ from .prefetch import RECENT_EVENTS, Prefetch, board_identity, recent_events
 
 BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
 STATS_MIN_INTERVAL_S = 1.0  # while the board changes, the figures are recomputed at most this often
+INBOX_RECHECK_S = 5.0  # time alone puts things in the inbox (a lease runs out): read it this often
 
 
 class BoardUpdate(Message):
@@ -66,6 +67,15 @@ class StatsUpdate(Message):
         super().__init__()
         self.stats = stats
         self.error = error
+
+
+class InboxUpdate(Message):
+    """What needs a person now, oldest first (every item, each time it changed)."""
+
+    def __init__(self, items: list[InboxItem], now_ms: int) -> None:
+        super().__init__()
+        self.items = items
+        self.now_ms = now_ms
 
 
 class SchemaNewer(Message):
@@ -134,6 +144,8 @@ class BoardReader:
         self._stats_window: str | None = None  # the stats screen's window while it is open
         self._stats_due = False
         self._stats_at = 0.0  # monotonic time of the last computation
+        self._inbox: list[dict[str, object]] | None = None
+        self._inbox_read_at = 0.0
 
     # -- called from the app's thread -----------------------------------------------------------
 
@@ -213,6 +225,7 @@ class BoardReader:
                 self._read_changes(board)
             self._version = version
             self._maybe_stats(board, changed)
+            self._read_inbox(board, changed=changed)
             if self._unreadable_since is not None:
                 self._unreadable_since = None
                 self._post(BoardHealth(None))
@@ -308,6 +321,21 @@ class BoardReader:
                 overridden=frozenset(board.overridden_task_ids()),
             )
         )
+
+    def _read_inbox(self, board: Board, *, changed: bool) -> None:
+        """Post the inbox when it differs from the last one posted (read after a change, or when
+        `INBOX_RECHECK_S` has passed: a lease expiry commits nothing)."""
+        import time
+
+        now = time.monotonic()
+        if not changed and now - self._inbox_read_at < INBOX_RECHECK_S:
+            return
+        self._inbox_read_at = now
+        inbox = board.inbox()
+        shown = [item.to_json() for item in inbox.items]
+        if shown != self._inbox:
+            self._inbox = shown
+            self._post(InboxUpdate(inbox.items, inbox.now))
 
     def _read_changes(self, board: Board) -> None:
         events, tasks, cursor = board.changes_since(self._cursor, limit=BURST_LIMIT)

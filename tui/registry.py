@@ -38,6 +38,7 @@ FILTER = "filter"
 STATS = "stats"
 SEARCH = "search"  # the drawer's search line
 LOG = "log"  # the message log
+INBOX = "inbox"  # `i`: what needs the operator
 
 TaskTest = Callable[[Task], bool]
 
@@ -148,6 +149,7 @@ def _droppable(task: Task) -> bool:
 # -- the registry ----------------------------------------------------------------------------------
 
 NAVIGATION = "Board"
+IN_INBOX = "Inbox (what needs you)"
 SELECTED = "Selected task (board and drawer)"
 IN_DRAWER = "Task drawer"
 IN_STATS = "Stats screen"
@@ -265,6 +267,15 @@ ACTIONS: tuple[Action, ...] = (
         "S",
         palette="Show the flow: stats",
         palette_help="throughput, cycle and review times, cost, agents",
+    ),
+    _board(
+        "board.inbox",
+        "inbox",
+        "Needs you",
+        "i",
+        footer=_ON_BOARD,
+        palette="Open the inbox",
+        palette_help="what needs you, oldest first; a does the obvious thing",
     ),
     _board(
         "board.pause",
@@ -600,6 +611,21 @@ ACTIONS: tuple[Action, ...] = (
     Action("stats.close", "close", "Back", "escape,q,S", (STATS,), IN_STATS, footer=(STATS,)),
     Action("stats.window", "window", "Window", "w", (STATS,), IN_STATS, footer=(STATS,)),
     Action("stats.refresh", "refresh", "Refresh", "r", (STATS,), IN_STATS, footer=(STATS,)),
+    # The inbox.
+    Action("inbox.close", "close", "Back", "escape,q,i", (INBOX,), IN_INBOX, footer=(INBOX,)),
+    Action("inbox.down", "cursor(1)", "Down", "j", (INBOX,), IN_INBOX),
+    Action("inbox.up", "cursor(-1)", "Up", "k", (INBOX,), IN_INBOX),
+    Action("inbox.open", "open", "Open", "enter", (INBOX,), IN_INBOX, footer=(INBOX,)),
+    Action(
+        "inbox.act",
+        "act",
+        "Do it (approve, land, unblock, override, reclaim...)",
+        "a",
+        (INBOX,),
+        IN_INBOX,
+        footer=(INBOX,),
+        writes=True,
+    ),
     # Inside dialogs.
     _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
@@ -645,7 +671,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
 )
 
-SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_STATS, IN_DIALOGS, EVERYWHERE)
+SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_INBOX, IN_STATS, IN_DIALOGS, EVERYWHERE)
 
 # With cards marked (`space`), these act on every marked card after one confirmation.
 BATCH = frozenset({"task.approve", "task.cancel", "task.move", "task.unblock"})

@@ -2,11 +2,12 @@
 
 Builds a small board with a fixed `ManualClock` and fixed data (every card feature on show: leases
 fine, about to run out and expired, verdicts with debt notes, costs, dependencies, a blocked reason,
-a review), then saves SVG screenshots of the board at 80x24 and 160x48, the move menu, the
-human-override dialog and the activity pane; the task drawer on a board with real worktrees
-(`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at 80x24,
-and reviewing in depth (long lines panned and wrapped, search, side by side, a line comment);
-and the stats screen and budgeted cards on a board with a day of flow (`stats_board`).
+a review), then saves SVG screenshots of the board and of its inbox (`i`) at 80x24 and 160x48,
+the move menu, the human-override dialog and the activity pane; the 80x24 board of 60 todo cards
+beside empty columns, with review and blocked on screen; the task drawer on a board with real
+worktrees (`review_board`): each tab beside the board at 160x48, Overview and Diff full screen at
+80x24, and reviewing in depth (long lines panned and wrapped, search, side by side, a line
+comment); and the stats screen and budgeted cards on a board with a day of flow (`stats_board`).
 Regenerate whenever the look changes; the README and docs/tui.md show them.
 """
 
@@ -161,6 +162,23 @@ def build_demo_board(path: Path, clock: ManualClock) -> dict[str, str]:
     return ids
 
 
+def sparse_board(path: Path, clock: ManualClock) -> dict[str, str]:
+    """60 todo cards, one task in review and one blocked, every other column empty: what the
+    80x24 board shows when empty columns become strips."""
+    with Board(path, clock=clock) as board:
+        for n in range(60):
+            board.create_task(f"Port handler {n} to the new API", priority=n % 3)
+        review = board.create_task("Review the lease sweep", role="builder")
+        board.claim(review.id, "agent-ada", runtime="claude-code")
+        board.complete(review.id, "agent-ada", summary="sweep rewritten, tests green")
+        clock.advance(minutes=7)
+        blocked = board.create_task("Rotate the deploy key", role="ops")
+        board.claim(blocked.id, "agent-linus", runtime="codex")
+        board.block(blocked.id, "agent-linus", "needs the new key from an operator")
+        clock.advance(minutes=2)
+    return {"review": review.id, "blocked": blocked.id}
+
+
 async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -> list[Path]:
     from .app import KanbanApp
 
@@ -181,6 +199,13 @@ async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -
         async with kanban.run_test(size=size) as pilot:
             await settle(pilot)
             saved.append(Path(kanban.save_screenshot(f"{name}.svg", str(out))))
+            for _ in range(40):  # the inbox, read by the live feed after the board
+                if kanban.inbox_items:
+                    break
+                await pilot.pause(0.05)
+            await pilot.press("i")
+            await pilot.pause(0.2)
+            saved.append(Path(kanban.save_screenshot(f"inbox-{size[0]}x{size[1]}.svg", str(out))))
     kanban = app()
     async with kanban.run_test(size=(120, 32)) as pilot:
         await settle(pilot)
@@ -198,6 +223,23 @@ async def _shoot(db: Path, clock: ManualClock, out: Path, ids: dict[str, str]) -
         await pilot.pause(0.2)
         saved.append(Path(kanban.save_screenshot("activity.svg", str(out))))
     return saved
+
+
+async def _shoot_sparse(out: Path) -> list[Path]:
+    """The 80x24 board with work beside empty columns: review and blocked on screen."""
+    from .app import KanbanApp
+
+    clock = ManualClock(START_MS)
+    db = Path("sparse.db")
+    sparse_board(db, clock)
+    kanban = KanbanApp(db, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={})
+    async with kanban.run_test(size=(80, 24)) as pilot:
+        for _ in range(40):
+            if kanban.loaded and kanban.inbox_items:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        return [Path(kanban.save_screenshot("board-80x24-review.svg", str(out)))]
 
 
 async def _shoot_drawer(out: Path) -> list[Path]:
@@ -363,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             clock = ManualClock(START_MS)
             ids = build_demo_board(db, clock)
             saved = asyncio.run(_shoot(db, clock, out, ids))
+            saved += asyncio.run(_shoot_sparse(out))
             saved += asyncio.run(_shoot_drawer(out))
             saved += asyncio.run(_shoot_stats(out))
             saved += asyncio.run(_shoot_review(out))

@@ -80,6 +80,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("land_queue", ("seq",)),
     ("budgets", ("scope",)),
     ("daily_spend", ("scope", "day")),
+    ("event_consumers", ("name",)),
+    ("land_refusals", ("task_id",)),
 )
 
 
@@ -302,6 +304,53 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     def workspaces(self, task_id: str) -> list[Row]: ...
 
     def workspaces_with_status(self, status: str) -> list[Row]: ...
+
+    # -- what needs a person (boardlib.attention)
+    def awaiting_person(self) -> list[Row]:
+        """Tasks in review or blocked, not dropped, oldest in that status first (by index)."""
+        ...
+
+    def lapsed_leases(self, now: int) -> list[Row]:
+        """In-progress tasks whose lease ran out and nobody released yet (a read)."""
+        ...
+
+    def quiet_runs(self, now: int, quiet_since: int) -> list[Row]:
+        """Live-leased in-progress tasks with a running execution and no beat since
+        `quiet_since`, with the run's `run_id` and `run_started_at`."""
+        ...
+
+    def held_consumers(self) -> list[Row]:
+        """Consumers holding a delivery, with the event's `event_task_id` and `event_kind`."""
+        ...
+
+    def unlanded_work(self) -> list[Row]:
+        """Done tasks, not dropped, with a live worktree and nothing landed, each with its
+        worktree's `land_branch`, oldest in done first (from the few live worktrees)."""
+        ...
+
+    def land_refusals_waiting(self) -> list[Row]:
+        """Each task's last landing refusal, refused in the status it is still in (in review or
+        done) and not landed since: the task's columns plus `refusal_*` columns."""
+        ...
+
+    def put_land_refusal(self, values: dict[str, Any]) -> None:
+        """Keep `values` as the task's last landing refusal (one row per task, replaced)."""
+        ...
+
+    def delete_land_refusal(self, task_id: str) -> None: ...
+
+    # -- event consumers (boardlib.watch)
+    def consumer(self, name: str) -> Row | None:
+        """One consumer. Inside a serialised write it is also locked until the transaction ends."""
+        ...
+
+    def consumers(self) -> list[Row]: ...
+
+    def insert_consumer(self, name: str, last_seq: int, now: int) -> Row: ...
+
+    def update_consumer(self, name: str, changes: dict[str, Any]) -> Row | None: ...
+
+    def delete_consumer(self, name: str) -> bool: ...
 
     # -- events and audit
     def insert_event(

@@ -18,6 +18,7 @@ from ..records import (
     EXECUTION_SUCCEEDED,
     EXECUTION_TIMED_OUT,
 )
+from ..records import WORKSPACE_ACTIVE as _WORKSPACE_ACTIVE
 
 
 def sql_literal(word: str) -> str:
@@ -41,6 +42,8 @@ TODO = sql_literal(t.TODO)
 IN_REVIEW = sql_literal(t.IN_REVIEW)
 BLOCKED = sql_literal(t.BLOCKED)
 IN_PROGRESS = sql_literal(t.IN_PROGRESS)
+IN_REVIEW = sql_literal(t.IN_REVIEW)
+BLOCKED = sql_literal(t.BLOCKED)
 DONE = sql_literal(t.DONE)
 CANCELLED = sql_literal(t.CANCELLED)
 TERMINAL = sql_list(in_column_order(t.TERMINAL))  # 'done', 'cancelled'
@@ -55,3 +58,4 @@ RUN_FAILED = sql_list((EXECUTION_FAILED, EXECUTION_TIMED_OUT))  # the runs that 
 TASK_CLAIMED_EVENT = sql_literal(EventKind.TASK_CLAIMED.value)
 LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
 VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)
+WORKSPACE_ACTIVE = sql_literal(_WORKSPACE_ACTIVE)

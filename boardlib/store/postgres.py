@@ -149,7 +149,8 @@ _CLAIM_SET = f"""
     attempts = attempts + 1,
     blocked_reason = NULL,
     first_claimed_at = COALESCE(first_claimed_at, %(now)s),
-    updated_at = %(now)s
+    updated_at = %(now)s,
+    status_since = %(now)s
 """
 
 _EXPIRED = expired_sql("%s")

@@ -13,7 +13,16 @@ from ..records import (
     LAND_STRATEGIES,
     WORKSPACE_STATUSES,
 )
-from .literals import IN_PROGRESS, RUN_RUNNING, TASK_STATUSES, TODO, sql_list
+from .literals import (
+    BLOCKED,
+    IN_PROGRESS,
+    IN_REVIEW,
+    RUN_RUNNING,
+    TASK_STATUSES,
+    TODO,
+    WORKSPACE_ACTIVE,
+    sql_list,
+)
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
 from .schema import budgets_and_flow
 
@@ -232,6 +241,43 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
         "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
         "WHERE plan_key IS NOT NULL",
+    ),
+    # 6: the inbox and durable event consumers (schema.py's migration 6)
+    (
+        "ALTER TABLE tasks ADD COLUMN status_since BIGINT",
+        "UPDATE tasks SET status_since = updated_at",
+        f"""
+        CREATE INDEX tasks_attention ON tasks (status_since)
+        WHERE status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0
+        """,
+        """
+        CREATE TABLE event_consumers (
+            name        TEXT    PRIMARY KEY,
+            last_seq    BIGINT  NOT NULL DEFAULT 0,
+            failing_seq BIGINT,
+            failures    BIGINT  NOT NULL DEFAULT 0,
+            last_error  TEXT,
+            held_since  BIGINT,
+            owner       TEXT,
+            owner_until BIGINT,
+            created_at  BIGINT  NOT NULL,
+            updated_at  BIGINT  NOT NULL
+        )
+        """,
+        # work passed or approved but not landed is found from the few live worktrees
+        f"CREATE INDEX workspaces_live ON workspaces (task_id) WHERE status = {WORKSPACE_ACTIVE}",
+        # the last landing refusal of a task that has not landed (boardlib.landings)
+        """
+        CREATE TABLE land_refusals (
+            task_id     TEXT    PRIMARY KEY REFERENCES tasks(id),
+            reason      TEXT    NOT NULL,
+            message     TEXT    NOT NULL,
+            actor       TEXT    NOT NULL,
+            into_branch TEXT,
+            tenant_id   TEXT,
+            refused_at  BIGINT  NOT NULL
+        )
+        """,
     ),
 )
 

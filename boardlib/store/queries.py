@@ -14,12 +14,23 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BoardError, Reason
-from ..leases import expired_sql
+from ..leases import EXPIRED_SQL, expired_sql
 from ..records import EXECUTION_TIMED_OUT, Task
 from .base import TABLES, Row
 from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
-from .literals import CANCELLED, DONE, IN_PROGRESS, PENDING, RUN_RUNNING, TERMINAL, TODO
+from .literals import (
+    BLOCKED,
+    CANCELLED,
+    DONE,
+    IN_PROGRESS,
+    IN_REVIEW,
+    PENDING,
+    RUN_RUNNING,
+    TERMINAL,
+    TODO,
+    WORKSPACE_ACTIVE,
+)
 from .stats_sql import StatsStatements
 
 if TYPE_CHECKING:  # types only
@@ -58,6 +69,13 @@ HOLDING = (
     "AND (CAST(:epoch AS BIGINT) IS NULL OR claim_epoch = CAST(:epoch AS BIGINT)) "
     f"AND (lease_until IS NULL OR NOT {expired_sql(':now')})"
 )
+# The tasks waiting on a person by their status (the inbox, boardlib.attention): the very
+# condition of the partial index `tasks_attention`, so the read walks that index only.
+AWAITING_PERSON = f"status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0"
+CONSUMER_COLUMNS = frozenset({
+    "last_seq", "failing_seq", "failures", "last_error", "held_since", "owner", "owner_until",
+    "updated_at",
+})  # fmt: skip
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
@@ -216,7 +234,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                 lease_until = NULL,
                 verification = NULL,
                 claim_epoch = claim_epoch + 1,
-                updated_at = :now
+                updated_at = :now,
+                status_since = :now
             WHERE id = :id
             RETURNING *
             """,
@@ -499,7 +518,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                 UNION
                 SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
             )
-            UPDATE tasks SET status = {CANCELLED}, lease_until = NULL, updated_at = :now
+            UPDATE tasks SET status = {CANCELLED}, lease_until = NULL, updated_at = :now,
+                status_since = :now
             WHERE id IN (SELECT id FROM downstream) AND status IN ({PENDING})
             RETURNING *
             """,
@@ -651,17 +671,131 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     def workspaces_with_status(self, status: str) -> list[Row]:
         return self._fetchall("SELECT * FROM workspaces WHERE status = ? ORDER BY seq", (status,))
 
+    # -- what needs a person (boardlib.attention holds the rule) ---------------------------------
+
+    def awaiting_person(self) -> list[Row]:
+        """Tasks in review or blocked, oldest in that status first: one walk of the partial index
+        `tasks_attention`, however many tasks the board holds."""
+        return self._fetchall(
+            f"SELECT * FROM tasks WHERE {AWAITING_PERSON} ORDER BY status_since, seq"
+        )
+
+    def lapsed_leases(self, now: int) -> list[Row]:
+        """In-progress tasks whose lease ran out and that nobody released yet (a read: the
+        release itself is `expired_leases`, which takes the rows)."""
+        return self._fetchall(
+            f"SELECT * FROM tasks WHERE status = {IN_PROGRESS} AND {EXPIRED_SQL} "
+            "ORDER BY lease_until, seq",
+            (now,),
+        )
+
+    def quiet_runs(self, now: int, quiet_since: int) -> list[Row]:
+        """In-progress tasks with a lease still live, a running execution, and no beat since
+        `quiet_since`: the task's columns plus the run's `run_id` and `run_started_at`."""
+        return self._fetchall(
+            f"""
+            SELECT t.*, e.id AS run_id, e.started_at AS run_started_at
+            FROM tasks t JOIN execution_processes e ON e.task_id = t.id AND e.status = {RUN_RUNNING}
+            WHERE t.status = {IN_PROGRESS}
+              AND (t.lease_until IS NULL OR t.lease_until >= :now)
+              AND COALESCE(t.last_heartbeat_at, e.started_at, e.created_at) < :quiet
+            ORDER BY t.seq, e.seq
+            """,
+            {"now": now, "quiet": quiet_since},
+        )
+
+    def held_consumers(self) -> list[Row]:
+        """Consumers holding a delivery, each with the held event's task and kind (NULL once the
+        event is gone, which the purge never does to an unread one)."""
+        return self._fetchall(
+            "SELECT c.*, e.task_id AS event_task_id, e.kind AS event_kind "
+            "FROM event_consumers c LEFT JOIN events e ON e.seq = c.failing_seq "
+            "WHERE c.held_since IS NOT NULL ORDER BY c.held_since, c.name"
+        )
+
+    def unlanded_work(self) -> list[Row]:
+        """Done, not landed, with a live worktree: a walk of `workspaces_live` (live worktrees
+        are few), never of the done tasks. CROSS JOIN keeps SQLite's planner to that order."""
+        return self._fetchall(
+            f"""
+            SELECT t.*, w.branch AS land_branch
+            FROM workspaces w CROSS JOIN tasks t
+            WHERE t.id = w.task_id AND w.status = {WORKSPACE_ACTIVE} AND t.status = {DONE}
+              AND t.landed_commit IS NULL AND t.dropped = 0
+            ORDER BY t.status_since, t.seq, w.seq
+            """
+        )
+
+    def land_refusals_waiting(self) -> list[Row]:
+        """Refusals still standing: refused in the task's current status (a later move, such as
+        a reject and a new review, makes the old refusal moot), the task not landed."""
+        return self._fetchall(
+            f"""
+            SELECT t.*, r.reason AS refusal_reason, r.message AS refusal_message,
+                   r.actor AS refusal_actor, r.into_branch AS refusal_into,
+                   r.refused_at AS refusal_at
+            FROM land_refusals r CROSS JOIN tasks t
+            WHERE t.id = r.task_id AND t.status IN ({IN_REVIEW}, {DONE}) AND t.landed_commit IS NULL
+              AND t.dropped = 0 AND r.refused_at >= COALESCE(t.status_since, 0)
+            ORDER BY r.refused_at, t.seq
+            """
+        )
+
+    def put_land_refusal(self, values: dict[str, Any]) -> None:
+        self._execute(
+            "INSERT INTO land_refusals "
+            "(task_id, reason, message, actor, into_branch, tenant_id, refused_at) "
+            "VALUES (:task_id, :reason, :message, :actor, :into_branch, :tenant_id, :refused_at) "
+            "ON CONFLICT (task_id) DO UPDATE SET reason = excluded.reason, "
+            "message = excluded.message, actor = excluded.actor, "
+            "into_branch = excluded.into_branch, refused_at = excluded.refused_at",
+            values,
+        )
+
+    def delete_land_refusal(self, task_id: str) -> None:
+        self._execute("DELETE FROM land_refusals WHERE task_id = ?", (task_id,))
+
+    # -- event consumers (boardlib.watch holds the rule) -----------------------------------------
+
+    def consumer(self, name: str) -> Row | None:
+        return self._fetchone("SELECT * FROM event_consumers WHERE name = ?", (name,))
+
+    def consumers(self) -> list[Row]:
+        return self._fetchall("SELECT * FROM event_consumers ORDER BY name")
+
+    def insert_consumer(self, name: str, last_seq: int, now: int) -> Row:
+        row = self._fetchone(
+            "INSERT INTO event_consumers (name, last_seq, failures, created_at, updated_at) "
+            "VALUES (?, ?, 0, ?, ?) RETURNING *",
+            (name, last_seq, now, now),
+        )
+        assert row is not None
+        return row
+
+    def update_consumer(self, name: str, changes: dict[str, Any]) -> Row | None:
+        assert set(changes) <= CONSUMER_COLUMNS, set(changes) - CONSUMER_COLUMNS
+        return self._fetchone(
+            _update_sql("event_consumers", tuple(changes), "name = :name"),
+            {**changes, "name": name},
+        )
+
+    def delete_consumer(self, name: str) -> bool:
+        row = self._fetchone("DELETE FROM event_consumers WHERE name = ? RETURNING 1", (name,))
+        return row is not None
+
     # -- events and audit -----------------------------------------------------------------------
 
     def purge_expired_events(self, now: int) -> int:
         """Delete events past their TTL, except those of tasks still in flight (a live task keeps
-        its whole history until it finishes) and the newest event (so seqs only ever grow)."""
+        its whole history until it finishes), those a named consumer has not read yet (above the
+        lowest cursor), and the newest event (so seqs only ever grow)."""
         return self._execute(
             f"""
             DELETE FROM events
             WHERE ttl_seconds IS NOT NULL
               AND created_at + ttl_seconds * 1000 < :now
               AND seq < (SELECT MAX(seq) FROM events)
+              AND seq <= COALESCE((SELECT MIN(last_seq) FROM event_consumers), seq)
               AND (task_id IS NULL OR NOT EXISTS (
                     SELECT 1 FROM tasks t WHERE t.id = events.task_id
                     AND t.status NOT IN ({TERMINAL})))

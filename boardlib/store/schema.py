@@ -20,6 +20,7 @@ from ..records import (
     WORKSPACE_STATUSES,
 )
 from .literals import (
+    BLOCKED,
     DONE,
     IN_PROGRESS,
     IN_REVIEW,
@@ -27,6 +28,7 @@ from .literals import (
     TASK_CLAIMED_EVENT,
     TASK_STATUSES,
     TODO,
+    WORKSPACE_ACTIVE,
     sql_list,
 )
 
@@ -340,6 +342,45 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
         "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
         "WHERE plan_key IS NOT NULL",
+    ),
+    # 6: the inbox (boardlib.attention) and durable event consumers (boardlib.watch): when a
+    # task entered its status, the few tasks waiting on a person by that time, and each named
+    # reader's cursor and held delivery
+    (
+        "ALTER TABLE tasks ADD COLUMN status_since INTEGER",
+        "UPDATE tasks SET status_since = updated_at",
+        f"""
+        CREATE INDEX tasks_attention ON tasks (status_since)
+        WHERE status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0
+        """,
+        """
+        CREATE TABLE event_consumers (
+            name        TEXT    PRIMARY KEY,
+            last_seq    INTEGER NOT NULL DEFAULT 0,
+            failing_seq INTEGER,
+            failures    INTEGER NOT NULL DEFAULT 0,
+            last_error  TEXT,
+            held_since  INTEGER,
+            owner       TEXT,
+            owner_until INTEGER,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL
+        )
+        """,
+        # work passed or approved but not landed is found from the few live worktrees
+        f"CREATE INDEX workspaces_live ON workspaces (task_id) WHERE status = {WORKSPACE_ACTIVE}",
+        # the last landing refusal of a task that has not landed (boardlib.landings)
+        """
+        CREATE TABLE land_refusals (
+            task_id     TEXT    PRIMARY KEY REFERENCES tasks(id),
+            reason      TEXT    NOT NULL,
+            message     TEXT    NOT NULL,
+            actor       TEXT    NOT NULL,
+            into_branch TEXT,
+            tenant_id   TEXT,
+            refused_at  INTEGER NOT NULL
+        )
+        """,
     ),
 )
 

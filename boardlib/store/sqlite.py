@@ -82,7 +82,8 @@ _CLAIM_SET = f"""
     attempts = attempts + 1,
     blocked_reason = NULL,
     first_claimed_at = COALESCE(first_claimed_at, :now),
-    updated_at = :now
+    updated_at = :now,
+    status_since = :now
 """
 
 

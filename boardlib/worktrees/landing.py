@@ -11,6 +11,7 @@ the board (the next lander records it) or not on the branch at all (the next lan
 The steps, the recovery and the API for other surfaces: docs/landing.md.
 """
 
+import contextlib
 import shutil
 import threading
 import time
@@ -726,6 +727,33 @@ class Lander:
         strategy = self._check_strategy(strategy)
         task = self.board.get_task(task_id)
         approve = check_landable(task, actor, epoch=epoch)
+        try:
+            return self._land_checked(
+                task_id, actor, approve, into=into, strategy=strategy, dry_run=dry_run, keep=keep,
+                allow_unverified=allow_unverified, epoch=epoch, expect_source=expect_source,
+                started=started,
+            )  # fmt: skip
+        except BoardError as error:
+            if not dry_run:  # a refusal a person must resolve stands in the inbox
+                with contextlib.suppress(BoardError):  # the refusal is the answer either way
+                    self.queue.record_refusal(task_id, error, actor)
+            raise
+
+    def _land_checked(
+        self,
+        task_id: str,
+        actor: str,
+        approve: bool,
+        *,
+        into: str | None,
+        strategy: str,
+        dry_run: bool,
+        keep: bool,
+        allow_unverified: bool,
+        epoch: int | None,
+        expect_source: str | None,
+        started: float,
+    ) -> LandResult:
         if allow_unverified and not is_operator(actor):
             raise invalid_input(
                 "only an operator lands without verification (allowUnverified)",

@@ -14,6 +14,8 @@ from kanban import demo as demo_limits
 from .context import board_path, db_option, ensure_board
 from .usage import closest
 
+NOTIFY_MODES = ("bell", "osc", "osc777", "off")  # tui.notify.MODES, without importing the TUI
+
 
 def require_terminal(what: str) -> None:
     """A full-screen app needs a terminal; in a pipe or a CI job say so instead of scribbling."""
@@ -28,6 +30,7 @@ def launch_tui(
     read_only: bool = False,
     theme: str | None = None,
     open_task: str | None = None,
+    notify_mode: str = "off",
 ) -> None:
     if open_task is not None:
         check_task_exists(path, open_task)  # a typo is refused here, not on a full screen
@@ -40,7 +43,14 @@ def launch_tui(
     # operator then watches; only the per-user default board is made on first use.
     ensure_board(path, create=not read_only and is_default_board(path))
 
-    run_tui(path, poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
+    run_tui(
+        path,
+        poll_ms=poll_ms,
+        read_only=read_only,
+        theme=theme,
+        open_task=open_task,
+        notify_mode=notify_mode,
+    )
 
 
 def known_theme(name: str | None) -> str | None:
@@ -91,10 +101,29 @@ def check_task_exists(path: BoardLocation, task_id: str) -> None:
     metavar="TASK-ID",
     help="Start with this task's drawer open (for a link in a chat or a log).",
 )
+@click.option(
+    "--notify",
+    "notify_mode",
+    type=click.Choice(NOTIFY_MODES),
+    envvar="KANBAN_NOTIFY",
+    default="off",
+    show_default=True,
+    help="When something new needs you: a terminal bell, a desktop notification (OSC 9, or "
+    "OSC 777 for VTE terminals), or nothing (env: KANBAN_NOTIFY).",
+)
 @db_option
-def tui(poll_ms: int, read_only: bool, theme: str | None, open_task: str | None) -> None:
+def tui(
+    poll_ms: int, read_only: bool, theme: str | None, open_task: str | None, notify_mode: str
+) -> None:
     """Watch and steer the board live in the terminal."""
-    launch_tui(board_path(), poll_ms=poll_ms, read_only=read_only, theme=theme, open_task=open_task)
+    launch_tui(
+        board_path(),
+        poll_ms=poll_ms,
+        read_only=read_only,
+        theme=theme,
+        open_task=open_task,
+        notify_mode=notify_mode,
+    )
 
 
 @click.command("demo")

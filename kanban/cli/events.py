@@ -5,6 +5,8 @@ are committed by any process (NDJSON). Each poll asks the board's change token (
 data_version`, microseconds; Postgres: a LISTEN/NOTIFY check with a fallback read of the event
 cursor) and reads the log only when it moved. It starts from now unless `--since` says otherwise,
 and stops after `--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
+With `--consumer NAME` it resumes from that durable cursor (shared with `kanban watch`), moving it
+past each event once its line is written and flushed: at least once, in order (docs/watch.md).
 """
 
 import time
@@ -12,6 +14,7 @@ import time
 import click
 
 from boardlib.board import Board
+from boardlib.records import Event
 
 from .context import global_options, open_board
 from .output import emit, emit_line
@@ -48,6 +51,11 @@ PAGE = 500
     metavar="SECONDS",
     help="Stop following after this long.",
 )
+@click.option(
+    "--consumer",
+    metavar="NAME",
+    help="With --follow: resume from this durable cursor, and move it as lines are written.",
+)
 @global_options
 def events(
     task_id: str | None,
@@ -56,12 +64,18 @@ def events(
     follow: bool,
     poll_ms: int,
     timeout: float | None,
+    consumer: str | None,
 ) -> None:
     """The event log, or --follow it live.
 
     Every mutation, oldest first, each with its seq cursor.
     """
+    if consumer is not None and not follow:
+        raise click.UsageError("--consumer needs --follow (a consumer's cursor moves as it reads)")
     with open_board(reconcile_orphans=False, create=False) as board:
+        if consumer is not None:
+            _follow_consumer(board, consumer, task_id, since, limit, poll_ms / 1000, timeout)
+            return
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
             emit([event.to_json() for event in batch], kind="events")
@@ -70,6 +84,28 @@ def events(
             _follow(board, task_id, since, limit, poll_ms / 1000, timeout)
         except KeyboardInterrupt:
             return
+
+
+def _follow_consumer(
+    board: Board,
+    name: str,
+    task_id: str | None,
+    since: int | None,
+    limit: int | None,
+    poll_s: float,
+    timeout: float | None,
+) -> None:
+    from boardlib.watch import Delivery, Outcome
+
+    def write(event: Event) -> Outcome:
+        emit_line(event.to_json(), kind="event")  # flushed: then the cursor moves
+        return Outcome(True)
+
+    delivery = Delivery(board, name, write, task_id=task_id, poll_s=poll_s, since=since)
+    try:
+        delivery.run(limit=limit, timeout_s=timeout)
+    except (KeyboardInterrupt, BrokenPipeError):
+        delivery.stop()
 
 
 def _follow(

@@ -174,6 +174,17 @@ def unblock(task_id: str, note: str | None, actor: str) -> None:
     emit(task.to_json(), kind="task")
 
 
+@click.command("reclaim")
+@task_id_argument
+@actor_option
+@global_options
+def reclaim(task_id: str, actor: str) -> None:
+    """Release a task whose lease ran out, now: back to todo for another claim."""
+    with open_board(reconcile_orphans=False) as board:
+        task = board.reclaim(task_id, actor=actor)
+    emit(task.to_json(), kind="task")
+
+
 @click.command("cancel")
 @task_id_argument
 @click.option("--reason", metavar="TEXT")

@@ -30,6 +30,9 @@ EPILOG = "\b\n" + textwrap.fill(
             {
                 "task": "kanban.cli.task:task",
                 "events": "kanban.cli.events:events",
+                "inbox": "kanban.cli.inbox:inbox",
+                "watch": "kanban.cli.watch:watch",
+                "consumers": "kanban.cli.watch:consumers",
                 "plan": "kanban.cli.plan:plan",
                 "budget": "kanban.cli.budget:budget",
                 "mcp": "kanban.cli.mcp_command:mcp",

@@ -128,6 +128,27 @@ def _events_table(events: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _inbox_table(doc: dict[str, Any]) -> Table:
+    """Oldest first: how long each has waited, the task, why, and the key action."""
+    from boardlib.clock import span
+
+    count = doc["count"]
+    table = Table(box=box.SIMPLE_HEAD, title=Text(f"{count} need you", style="bold"))
+    for header in ("Waiting", "Task", "Kind", "Why", "Action"):
+        table.add_column(header, overflow="fold")
+    for item in doc["items"]:
+        waited = max(0, int(doc["now"]) - int(item["since"]))
+        task = item.get("taskId") or item.get("consumer") or ""
+        table.add_row(
+            Text(span(waited) if waited >= 1000 else "now"),
+            _text(task, "bold"),
+            _text(item["kind"]),
+            _text(item["why"]),
+            _text(item["action"], "cyan"),
+        )
+    return table
+
+
 def render(doc: Any, kind: str) -> None:
     console = Console()
     if kind == "idle":
@@ -183,6 +204,8 @@ def render(doc: Any, kind: str) -> None:
         from .stats_table import render_budgets
 
         render_budgets(console, doc)
+    elif kind == "inbox":
+        console.print(_inbox_table(doc) if doc["items"] else "[dim]nothing needs you[/]")
     elif kind == "plan-applied":
         console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
         if doc["tasks"]:

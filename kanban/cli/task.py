@@ -41,6 +41,7 @@ READING = "kanban.cli.reading"
                 "edit": f"{MANAGE}:edit",
                 "move": f"{MANAGE}:move",
                 "unblock": f"{MANAGE}:unblock",
+                "reclaim": f"{MANAGE}:reclaim",
                 "cancel": f"{MANAGE}:cancel",
                 "cancel-dependents": f"{MANAGE}:cancel_dependents",
                 "drop": f"{MANAGE}:drop",

@@ -19,7 +19,7 @@ from .fastpath import LeaseFastLane, route_endpoint
 from .handlers import EXCEPTION_HANDLERS
 from .limits import BodyLimit
 from .openapi import DESCRIPTION, openapi_document
-from .routes import budgets, events, executions, health, land, lease, tasks, workspace
+from .routes import budgets, events, executions, health, inbox, land, lease, tasks, workspace
 from .service import ServerSettings, Service, shown_location
 
 # Where callers have always found them: `from kanban.http.app import ServerSettings, create_app`.
@@ -59,7 +59,7 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
     )
     # The routes go straight onto the app's router rather than through include_router: the
     # nested routers' matching cost ~0.1 ms of server CPU per request (0.93 -> 0.82 ms a claim).
-    for module in (health, events, budgets, lease, tasks, executions, workspace, land):
+    for module in (health, events, inbox, budgets, lease, tasks, executions, workspace, land):
         app.router.routes.extend(module.router.routes)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     for kind, handler in EXCEPTION_HANDLERS:

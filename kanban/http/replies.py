@@ -26,6 +26,7 @@ from boardlib.records import (
     Comment,
     Event,
     Execution,
+    InboxItem,
     LinkedTask,
     Task,
     Workspace,
@@ -292,6 +293,15 @@ class WorkspaceDetail(Reply):
     diff: str
     diff_truncated: bool = Field(default=False, alias="diffTruncated")
     review: list[ReviewComment] = []
+
+
+class InboxReply(Reply):
+    """Everything that needs a person, oldest first (`since` in epoch ms), as of `now`: each item
+    names its task (or, for a held delivery, its consumer and event), why, and the one action."""
+
+    items: list[InboxItem]
+    count: int
+    now: int
 
 
 class EventPage(Reply):

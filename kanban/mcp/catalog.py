@@ -32,6 +32,7 @@ TOOLS: tuple[str, ...] = (
     "land_task",
     "preview_landing",
     "sync_workspace",
+    "inbox",
 )
 
 ALL = "all"
@@ -41,7 +42,7 @@ REVIEWER = "reviewer"
 # What a session started with `--tools NAME` lists. A worker claims, renews, records its runs
 # and their cost (budgets are enforced there), finishes (or blocks or releases) and comments; it
 # reads its task and asks why nothing is claimable, and catches its worktree up with the base. A
-# reviewer finds work in review, reads it, approves or rejects it, previews and lands it, and
+# reviewer finds work in its inbox, reads it, approves or rejects it, previews and lands it, and
 # comments.
 TOOL_SETS: dict[str, tuple[str, ...]] = {
     ALL: TOOLS,
@@ -61,6 +62,7 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
         "sync_workspace",
     ),
     REVIEWER: (
+        "inbox",
         "list_tasks",
         "get_task",
         "approve_task",

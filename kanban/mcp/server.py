@@ -583,6 +583,13 @@ class BoardTools:
         in the worktree (merge_conflict names the files): resolve them, then complete again."""
         return self.call(lambda: self.session.sync_workspace(task_id, strategy=strategy))
 
+    def inbox(self) -> CallToolResult:
+        """What needs a person or a judge now, oldest first: tasks in review, blocked (with the
+        reason), passed with debt, done but not landed, refused landings, lapsed leases, held
+        deliveries. Each item has taskId, kind, why, since (epoch ms) and the one obvious action
+        (review items: approve_task; land items: land_task)."""
+        return call_board(self.session.inbox)
+
     # -- registration ----------------------------------------------------------------------------
 
     TOOLS: dict[str, ToolAnnotations] = {
@@ -607,6 +614,7 @@ class BoardTools:
         "land_task": CHANGES,
         "preview_landing": READ_ONLY,
         "sync_workspace": CHANGES,
+        "inbox": READ_ONLY,
     }
 
     def descriptions(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, str]:

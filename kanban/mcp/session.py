@@ -143,6 +143,9 @@ class AgentSession:
             return self.board.view(task_id).to_json()
         return self.board.get_task(task_id).to_json()
 
+    def inbox(self) -> Doc:
+        return self.board.inbox().to_json()
+
     def list_tasks(
         self,
         *,

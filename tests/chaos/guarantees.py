@@ -102,6 +102,18 @@ PROMISES: list[tuple[str, list[str]]] = [
         "status` and every ref as they were.",
         ["tests/chaos/test_land_kills.py", "tests/worktrees/test_land.py"],
     ),
+    (
+        "`kanban watch --consumer NAME` SIGKILLed and restarted 20 times while agent processes "
+        "work the board hands every matching event to its command, in order, with no gap: the "
+        "cursor moves only after the command exited 0, so the only repeat is a restart handing on "
+        "again the one event its killed predecessor had run; a delivery that keeps failing is "
+        "held in the inbox, never skipped; events a consumer has not read are never purged. On "
+        "SQLite and on PostgreSQL.",
+        [
+            "tests/chaos/test_watch_kills.py::test_every_event_once_across_20_kills",
+            "tests/cli/test_watch.py",
+        ],
+    ),
 ]
 
 

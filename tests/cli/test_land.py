@@ -4,9 +4,11 @@ refusals as one stderr line with exit 2 that change nothing (the board's bytes o
 file's hash, `git status`, every ref)."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from boardlib.store.copy import board_digest
 from tests.cli.conftest import Kanban, unchanged
 from tests.worktrees.conftest import GIT_ENV, checkout_state, git, make_land_env
 
@@ -41,6 +43,14 @@ def test_land_prints_the_landing_and_the_task_shows_where_it_landed(setup) -> No
     assert shown["landedStrategy"] == "squash" and shown["landedAt"] > 0
 
 
+def digests(db: Path) -> dict[str, Any]:
+    """Every table's rows and hash, through a board opened for the look (both backends)."""
+    from boardlib import Board
+
+    with Board(db, read_only=True) as board:
+        return board.store.read(board_digest)
+
+
 def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type: ignore[no-untyped-def]
     kanban, land, env = setup
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
@@ -51,12 +61,23 @@ def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type
         assert error["id"] == task_id and error["holders"] == ["alice"]
         error = kanban.refused("task", "land", task_id, "--agent", "bob", "--into", "nope",
                                env=env, reason="invalid_input")  # fmt: skip
-        (land.repo / "README.md").write_text("an uncommitted edit\n")
-        dirty = checkout_state(land.repo)
-        error = kanban.refused("task", "land", task_id, "--agent", "bob", env=env,
-                               reason="base_checked_out_dirty")  # fmt: skip
-        assert error["files"] == ["README.md"] and error["path"] == str(land.repo)
-        assert checkout_state(land.repo) == dirty
+    # A refusal a person must resolve is kept for the inbox, and nothing else is written.
+    (land.repo / "README.md").write_text("an uncommitted edit\n")
+    dirty = checkout_state(land.repo)
+    tables = digests(kanban.db)
+    error = kanban.refused("task", "land", task_id, "--agent", "bob", env=env,
+                           reason="base_checked_out_dirty")  # fmt: skip
+    assert error["files"] == ["README.md"] and error["path"] == str(land.repo)
+    assert checkout_state(land.repo) == dirty
+    after = digests(kanban.db)
+
+    def others(digests):  # type: ignore[no-untyped-def]
+        return {k: (v.rows, v.sha256) for k, v in digests.items() if k != "land_refusals"}
+
+    assert others(after) == others(tables)
+    assert (tables["land_refusals"].rows, after["land_refusals"].rows) == (0, 1)
+    [item] = kanban.ok("inbox")["items"]
+    assert (item["kind"], item["taskId"], item["action"]) == ("landing_refused", task_id, "land")
     git(land.repo, "checkout", "README.md")
     assert checkout_state(land.repo) == before
     result = kanban.run("task", "land", task_id, "--strategy", "octopus", env=env)

@@ -87,7 +87,7 @@ def fill(execute: object, mark: str) -> None:
 def test_an_older_board_is_upgraded_with_its_spend(board_path: Path) -> None:
     make_released_board(board_path)
     with Board(board_path) as board:
-        # budgets (3) and every migration after it (4: plan keys), in one upgrade
+        # budgets (3) and every migration after it (plan keys, the inbox...), in one upgrade
         assert board.store.migrations_applied == len(schema.MIGRATIONS) - BEFORE_BUDGETS >= 1
         assert all(task.plan_key is None for task in board.all_tasks())
         tasks = {task.id: task for task in board.all_tasks()}

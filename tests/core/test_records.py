@@ -29,7 +29,7 @@ def test_a_task_compares_every_field_and_prints_them() -> None:
         hash(task)
     assert repr(task).startswith("Task(id='TASK-1', title='x', status='todo', created_at=1, ")
     assert repr(task).endswith(
-        "review_entered_at=None, review_wait_ms=0, plan_name=None, plan_key=None)"
+        "review_wait_ms=0, plan_name=None, plan_key=None, status_since=None)"
     )
 
 

@@ -26,7 +26,8 @@ def test_the_catalog_names_every_tool_the_server_has() -> None:
     assert {"block_task", "release_task"} <= worker
     assert not worker & {"approve_task", "reject_task", "create_task", "create_subtask"}
     reviewer = set(catalog.TOOL_SETS["reviewer"])
-    assert {"list_tasks", "get_task", "approve_task", "reject_task", "add_comment"} <= reviewer
+    judge = {"inbox", "list_tasks", "get_task", "approve_task", "reject_task", "add_comment"}
+    assert judge <= reviewer
     assert {"preview_landing", "land_task"} <= reviewer  # issue 23: the reviewer lands
     assert "sync_workspace" in worker and "land_task" not in worker
 

@@ -61,6 +61,7 @@ EXPECTED = {
     "land_task": ["task_id", "strategy", "into", "dry_run"],
     "preview_landing": ["task_id"],
     "sync_workspace": ["task_id", "strategy"],
+    "inbox": [],
 }
 REQUIRED = {
     "heartbeat": ["task_id"],
@@ -113,7 +114,7 @@ async def test_every_tool_is_described_with_a_described_schema(tmp_path: Path) -
             assert len(spec.get("description", "")) > 10, f"{name}.{parameter}"
             assert "type" in spec or "anyOf" in spec, f"{name}.{parameter}"
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-        read_only = ("get_task", "list_tasks", "explain", "preview_landing")
+        read_only = ("get_task", "list_tasks", "explain", "preview_landing", "inbox")
         assert tool.annotations.read_only_hint is (name in read_only)
     assert LEASE_RULE in (tools["claim_next"].description or "")
     for name in ("heartbeat", "log_progress", "extend_lease"):  # the short form: the numbers

@@ -17,6 +17,7 @@ from tui.components.dependency_picker import DependencyPicker
 from tui.components.drawer import TaskDrawer
 from tui.components.filter_bar import FilterBar
 from tui.components.help_screen import HelpScreen, help_table
+from tui.components.inbox_screen import InboxScreen
 from tui.components.info_dialog import InfoDialog
 from tui.components.menu_list import MenuList
 from tui.components.message_log import MessageLogScreen
@@ -43,6 +44,7 @@ OWNERS: dict[str, Any] = {
     registry.STATS: StatsScreen,
     registry.SEARCH: SearchBar,
     registry.LOG: MessageLogScreen,
+    registry.INBOX: InboxScreen,
 }
 
 

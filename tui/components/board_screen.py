@@ -142,6 +142,9 @@ class BoardScreen(TaskActions, Screen[None]):
     def on_board_view_columns_hidden(self, message: BoardView.ColumnsHidden) -> None:
         self.header.update_facts(hidden_left=message.left, hidden_right=message.right)
 
+    def action_inbox(self) -> None:
+        self.kanban.open_inbox()
+
     def action_follow(self) -> None:
         self.kanban.follow_left_task()
 

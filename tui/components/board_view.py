@@ -4,8 +4,9 @@ The view stays where the operator put it:
 - the cursor stays in its column. When the selected task leaves (an agent moved it, or the
   operator did), the cursor lands on the neighbour that took its place, as in a triage list, and
   `SelectionLeft` lets the app say where the task went (with a key to follow it);
-- columns never get narrower than a readable card; what does not fit scrolls sideways by whole
-  columns (80x24 shows three), and `ColumnsHidden` says how many are off screen on each side;
+- columns never get narrower than a readable card; when they do not all fit, empty ones shrink
+  to a count strip and the first view starts at the first column with work, so review and blocked
+  get room; the rest scrolls sideways by whole columns, `ColumnsHidden` counting what is off;
 - `h`/`l` reach every column, folded ones included; a column folds or unfolds only when the
   operator asks (`z`, or jumping to a task in it);
 - a new filter scrolls every column to its first match, and focuses the first column that has
@@ -28,6 +29,7 @@ from .column import TaskColumn
 
 MIN_COLUMN_WIDTH = 25  # a card stays readable (id, priority, ~20 cells of title); 7 fit in 160
 FOLDED_COLUMN_WIDTH = 17
+STRIP_WIDTH = 5  # an empty column on a board too narrow for every column: its count
 START_ORDER = (t.TODO, t.IN_PROGRESS, t.IN_REVIEW, t.BLOCKED, t.BACKLOG, t.DONE, t.CANCELLED)
 
 
@@ -85,6 +87,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         self._capacity = 0  # the widest the view may be (the terminal)
         self._laid_out_for = 0
         self._sideways = False  # not every column fits: the view scrolls by whole columns
+        self._empty: frozenset[str] = frozenset()  # the columns showing no card, at last layout
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield from self.columns.values()
@@ -116,9 +119,20 @@ class BoardView(HorizontalScroll, can_focus=False):
         width = width or self._room()  # the terminal, less a drawer beside the board
         if not width:
             return
+        self._empty = frozenset(s for s, c in self.columns.items() if not c.ids)
         open_columns = [c for c in self.columns.values() if not c.collapsed]
         folded = len(self.columns) - len(open_columns)
         room = width - folded * FOLDED_COLUMN_WIDTH
+        fits = room >= max(len(open_columns), 1) * MIN_COLUMN_WIDTH
+        # Too narrow for every column: empty ones become strips, never hiding work (not before
+        # the first data, so the first paint of a board with work in every column is final).
+        loaded = bool(self.state.tasks)
+        for column in self.columns.values():
+            column.set_strip(loaded and not fits and not column.collapsed and not column.ids)
+        strips = [c for c in self.columns.values() if c.strip]
+        open_columns = [c for c in self.columns.values() if not c.collapsed and not c.strip]
+        folded = len(self.columns) - len(open_columns) - len(strips)
+        room = width - folded * FOLDED_COLUMN_WIDTH - len(strips) * STRIP_WIDTH
         count = max(len(open_columns), 1)
         self._sideways = room < count * MIN_COLUMN_WIDTH
         if not self._sideways:
@@ -126,11 +140,16 @@ class BoardView(HorizontalScroll, can_focus=False):
         else:  # as many whole columns as fit, each as wide as they can share
             fitting = max(width // MIN_COLUMN_WIDTH, 1)
             each, extra = max(width // fitting, MIN_COLUMN_WIDTH), 0
+            if strips:  # leave the spare cells to the strips between the columns
+                each = MIN_COLUMN_WIDTH
         self._capacity = self._laid_out_for = width
         widths = []
         index = 0
         for column in self.columns.values():
-            if column.collapsed:
+            if column.strip:
+                column.styles.width = STRIP_WIDTH
+                widths.append(STRIP_WIDTH)
+            elif column.collapsed:
                 column.styles.width = FOLDED_COLUMN_WIDTH
                 widths.append(FOLDED_COLUMN_WIDTH)
             else:
@@ -202,7 +221,7 @@ class BoardView(HorizontalScroll, can_focus=False):
     @property
     def selected_task(self) -> Task | None:
         """The task under the cursor; none on a folded column (its cards are not on screen)."""
-        if self.active.collapsed:
+        if self.active.collapsed or self.active.strip:
             return None
         return self.active.selected_task
 
@@ -284,12 +303,13 @@ class BoardView(HorizontalScroll, can_focus=False):
         selected = self.active.selected_id
         for status, change in applied.columns.items():
             self.columns[status].apply(change, to_top=applied.refiltered)
+        empty = frozenset(s for s, c in self.columns.items() if not c.ids)
+        if empty != self._empty:  # a column gained its first card or lost its last: re-share
+            self.layout_columns()
+            self._snap(self.active)
         if not self._placed and self.state.tasks:
             self._placed = True
-            for status in START_ORDER:
-                if self.state.columns[status] and not self.columns[status].collapsed:
-                    self.focus_column(status)
-                    break
+            self._place()
         elif applied.refiltered and not self.active.ids:
             # Bring the first match into view: the focused column has none.
             first = next((s for s in t.STATUSES if self.state.columns[s]), None)
@@ -302,6 +322,27 @@ class BoardView(HorizontalScroll, can_focus=False):
         if self.active.selected_id is None and self.active.ids:
             self.active.move_to(0)
         self._announce()
+
+    def _place(self) -> None:
+        """The first view: the first column of `START_ORDER` with work, and the window starting
+        where the work is (empty strips before the first column with cards scrolled away)."""
+        for status in START_ORDER:
+            if self.state.columns[status] and not self.columns[status].collapsed:
+                self.focus_column(status)
+                break
+        if not self._sideways:
+            return
+        columns = list(self.columns.values())
+        first = next((i for i, c in enumerate(columns) if not c.strip), 0)
+        start = sum(self._widths[:first])
+        if 0 < start <= self._edges()[columns.index(self.active)][0]:
+            self._clip(start)  # the view's width first: scrolling is clamped to it
+
+            def scroll() -> None:
+                self.scroll_to(x=start, animate=False, immediate=True)
+                self._clip(start)
+
+            self.call_after_refresh(scroll)
 
     def refresh_changed(self, task_ids: set[str]) -> None:
         """Repaint single cards (their highlight ended, say)."""

@@ -77,6 +77,7 @@ class TaskColumn(ScrollView, can_focus=False):
         self.selected_id: str | None = None
         self.active = False
         self.collapsed = False
+        self.strip = False  # drawn as a narrow strip (empty, or folded, on a narrow board)
         self.new_above: set[str] = set()  # arrived above the viewport since the operator looked
         self._drawn_width = 0
         self._palette: CardPalette | None = None
@@ -103,13 +104,15 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def _sync(self) -> None:
         """Virtual height and border title from the current ids."""
-        height = 0 if self.collapsed else len(self.ids) * CARD_HEIGHT
+        height = 0 if self.collapsed or self.strip else len(self.ids) * CARD_HEIGHT
         size = Size(0, height)
         if self.virtual_size != size:
             self.virtual_size = size
         count = self.state.counts.get(self.status, 0)
         shown = len(self.ids)
-        if self.collapsed:
+        if self.strip:
+            title, subtitle = "", ""
+        elif self.collapsed:
             title = f"{label(self.status)} {count}"
             subtitle = ""
         else:
@@ -187,6 +190,8 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def render_line(self, y: int) -> Strip:
         width = self.line_width
+        if self.strip:
+            return self._strip_line(y, width)
         if self.collapsed:
             return self._collapsed_line(y, width)
         line = self.scroll_offset.y + y
@@ -218,6 +223,24 @@ class TaskColumn(ScrollView, can_focus=False):
         )
         self._cache[task.id] = ((task, *key), lines)
         return lines
+
+    def _strip_line(self, y: int, width: int) -> Strip:
+        """A narrow strip: the count, then the status written downwards (`r e v i e w`)."""
+        count = self.state.counts.get(self.status, 0)
+        shown = str(count) if count < 1000 else f"{count // 1000}k"
+        lines = [shown, "", *label(self.status).replace(" ", "")]
+        text = lines[y] if y < len(lines) else ""
+        style = self.get_component_rich_style("task-column--collapsed")
+        if not text:
+            return Strip.blank(width, self.rich_style)
+        return Strip([Segment(text.center(width)[:width], style)], width)
+
+    def set_strip(self, strip: bool) -> None:
+        if self.strip != strip:
+            self.strip = strip
+            self.set_class(strip, "-strip")
+            self._sync()
+            self.refresh()
 
     def _collapsed_line(self, y: int, width: int) -> Strip:
         texts = {1: "folded", 2: "z opens"}

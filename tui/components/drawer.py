@@ -308,6 +308,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
     def visibility_changed(self) -> None:
         """The drawer's screen came back on top (a dialog closed, the layout changed)."""
+        if not self.query(DiffView):
+            return  # opened as its screen came back (Enter in the inbox): mounting does the rest
         if self._poll_timer is not None and not self._worktree_visible():
             self._poll_timer.pause()
         else:

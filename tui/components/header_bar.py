@@ -57,6 +57,8 @@ class HeaderFacts:
     hidden_right: int = 0
     note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
     demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
+    inbox: int = 0  # how many items need a person (the inbox, `i`)
+    inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
 
 
 class HeaderBar(Widget):
@@ -87,6 +89,7 @@ class HeaderBar(Widget):
         parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
         if f.demo:
             parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
+        said_shorter_first: dict[int, tuple[int, Content]] = {}
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
@@ -108,11 +111,23 @@ class HeaderBar(Widget):
         elif f.read_only:
             parts.append((9, Content.from_markup("[b $text-warning]read-only[/]")))
         if f.loaded:
+            # What needs a person: never dropped, at any width (the state's priority).
+            need = (
+                "[b $text-warning]$count need you[/]"
+                if f.inbox
+                else "[$text-muted]$count need you[/]"
+            )
+            parts.append((9, _markup(need, count=str(f.inbox))))
+            if f.inbox_new:
+                parts.append((6, _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)))
             count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
             extra = f" · {f.in_progress} running" if f.in_progress else ""
             extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
-            parts.append((8, Content(count + extra)))
+            counts = Content(count + extra)
+            if extra:  # before the counts go, they are said shorter: the total alone
+                said_shorter_first[id(counts)] = (8, Content(count))
+            parts.append((8, counts))
         compact: dict[int, Content] = {}
         if f.hidden_left or f.hidden_right:
             left = f"◀ {_columns(f.hidden_left)}" if f.hidden_left else ""
@@ -131,14 +146,14 @@ class HeaderBar(Widget):
             )
             parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
         # A fact that is said shorter before it goes, by the part it replaces.
-        said_shorter: dict[int, tuple[int, Content]] = {}
+        said_shorter: dict[int, tuple[int, Content]] = dict(said_shorter_first)
         if f.note:
             note = _markup("[b $text-success]$note[/]", note=f.note)
             first_clause = _markup("[b $text-success]$note[/]", note=f.note.split(";")[0])
             said_shorter[id(note)] = (8, first_clause)  # then it stays with the counts
             parts.append((5, note))
         if f.last_change_ms is not None:
-            changed = _markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms))
+            changed = _markup("[$text-muted]changed [/]$when", when=clock(f.last_change_ms))
             parts.append((3, changed))
         if f.filter:
             parts.append((7, _markup("[$text-accent]filter:[/] $filter", filter=f.filter)))

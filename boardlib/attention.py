@@ -1,0 +1,256 @@
+"""The inbox rule, declared once: what needs a person now, why, since when, and the one obvious
+action. Every surface (`kanban inbox`, `GET /api/board/inbox`, the MCP tool, the TUI) shows the
+list `collect` builds, so they agree item for item.
+
+The store finds the candidates through indexes (the few tasks in review or blocked, lapsed leases,
+quiet runs, live worktrees whose done work has not landed, standing landing refusals, held
+deliveries: never a scan of the whole board); this module turns each into an item. `why` is built
+from fixed words and fields; the fields may be agent text (a blocked reason, a builder's name),
+which every surface shows inert. Design: docs/inbox.md
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from . import transitions as t
+from .budgets import BLOCKED_PREFIX as BUDGET_BLOCKED_PREFIX
+from .budgets import blocked_by_budget
+from .clock import local_time
+from .config import BoardConfig
+from .errors import Reason
+from .lifecycle import verdict_blocks_done
+from .records import InboxItem, Task
+from .store.base import Row, Tx
+
+# -- the kinds, in the order a tie on `since` is shown ------------------------------------------
+REVIEW = "review"  # in review: a judge approves or rejects
+UNLANDED = "unlanded"  # done (approved, or passed by the gate) in a live worktree, not landed
+DEBT = "debt"  # the gate passed it with debt and blocked it: a person accepts the debt
+VERIFICATION_FAILED = "verification_failed"  # the gate's attempt budget is spent: blocked
+BLOCKED = "blocked"  # blocked with a reason
+LEASE_EXPIRED = "lapsed_lease"  # a lease ran out and nobody released the task yet
+QUIET_RUN = "quiet_run"  # an execution running, no beat for `overdue_leases` leases
+LANDING_REFUSED = "landing_refused"  # its landing was refused on the work or the base
+BUDGET_EXCEEDED = "budget_exceeded"  # blocked because a budget over it is spent
+WATCH_HELD = "watch_held"  # a `kanban watch` delivery keeps failing: held, not skipped
+
+KINDS: tuple[str, ...] = (
+    REVIEW, LANDING_REFUSED, UNLANDED, DEBT, VERIFICATION_FAILED, BLOCKED, LEASE_EXPIRED,
+    QUIET_RUN, BUDGET_EXCEEDED, WATCH_HELD,
+)  # fmt: skip
+
+# The landing refusals a person must resolve (the work or the base must change, or an operator
+# must allow an unverified landing): `boardlib.landings` keeps the last one of a task for the
+# inbox. The others (self_review, not_landable, bad input) are the caller's, answered at once.
+LANDING_REFUSALS: frozenset[str] = frozenset({
+    Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED, Reason.BASE_MOVED,
+    Reason.BASE_CHECKED_OUT_DIRTY, Reason.VERIFICATION_REQUIRED,
+})  # fmt: skip
+# A landing refusal stands for the task until it lands, moves on, or is refused again.
+SUPERSEDED_BY_REFUSAL = frozenset({REVIEW, UNLANDED})
+
+# -- the one obvious action of each kind -----------------------------------------------------
+APPROVE = "approve"  # in review -> done, with a pass verdict (`kanban task approve`)
+OVERRIDE = "override"  # -> done over the verdict, audited (`kanban task move --to done --override`)
+UNBLOCK = "unblock"  # blocked -> todo, for a fresh claim (`kanban task unblock`)
+RECLAIM = "reclaim"  # release the lapsed lease now (`kanban task reclaim`)
+RELEASE = "release"  # end the quiet holder's claim: back to todo (`kanban task move --to todo`)
+RETRY = "retry"  # try the held delivery again now (`kanban consumers retry`)
+LAND = "land"  # land the work onto its base branch, verified (`kanban task land`)
+RAISE_BUDGET = "raise_budget"  # raise the spent budget, then unblock (`kanban budget set`)
+
+ACTIONS: dict[str, str] = {
+    APPROVE: "approve the work: done, with a pass verdict",
+    OVERRIDE: "accept it as it is: done, with a human override in the audit table",
+    UNBLOCK: "unblock it: back to todo for a fresh claim",
+    RECLAIM: "reclaim it: release the lapsed lease so another agent can claim it",
+    RELEASE: "release it: end the silent holder's claim, back to todo",
+    RETRY: "retry the held delivery now",
+    LAND: "land it: onto its base branch, verified on the merged tree",
+    RAISE_BUDGET: "raise the spent budget (the reason names it and the command), then unblock",
+}
+
+ACTION_OF: dict[str, str] = {
+    REVIEW: APPROVE,
+    DEBT: OVERRIDE,
+    VERIFICATION_FAILED: UNBLOCK,
+    BLOCKED: UNBLOCK,
+    LEASE_EXPIRED: RECLAIM,
+    QUIET_RUN: RELEASE,
+    WATCH_HELD: RETRY,
+    UNLANDED: LAND,
+    LANDING_REFUSED: LAND,
+    BUDGET_EXCEEDED: RAISE_BUDGET,
+}
+
+WHY_MAX = 200  # characters of a field (a reason, an error) quoted in `why`
+
+
+def _clip(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= WHY_MAX else text[: WHY_MAX - 1] + "…"
+
+
+def _verdict(task: Task) -> dict[str, Any]:
+    """The stored verdict as plain JSON (no pydantic on this read), {} when none or unreadable."""
+    if not task.verification:
+        return {}
+    try:
+        value = json.loads(task.verification)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _item(task: Task, kind: str, why: str, since: int, action: str | None = None) -> InboxItem:
+    return InboxItem(
+        kind=kind,
+        task_id=task.id,
+        why=why,
+        since=since,
+        action=action or ACTION_OF[kind],
+        title=task.title,
+        status=task.status,
+    )
+
+
+def awaiting(task: Task) -> InboxItem:
+    """A task in review or blocked: why a person is needed, from its status and verdict."""
+    since = task.status_since or task.updated_at
+    verdict = _verdict(task)
+    if task.status == t.IN_REVIEW:
+        builder = task.builder
+        by = f" from {builder}" if builder else ""
+        if verdict and verdict_blocks_done(task.verification):
+            why = f"in review{by}; its verdict ({verdict.get('status')}) blocks approval"
+            return _item(task, REVIEW, why, since, OVERRIDE)
+        return _item(task, REVIEW, f"waiting for review{by}", since)
+    status = verdict.get("status")
+    if status == "completed_with_debt":
+        notes = verdict.get("debtNotes") or []
+        criteria = [str(n.get("criterion", "")) for n in notes if isinstance(n, dict)]
+        owed = f": {_clip('; '.join(c for c in criteria if c))}" if any(criteria) else ""
+        return _item(task, DEBT, f"completed with debt{owed}", since)
+    if status == "fail":
+        runs = verdict.get("attempts") or []
+        count = len(runs) if isinstance(runs, list) else 0
+        return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
+    if blocked_by_budget(task.blocked_reason):
+        said = (task.blocked_reason or "")[len(BUDGET_BLOCKED_PREFIX) :]
+        return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {_clip(said)}", since)
+    return _item(
+        task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since
+    )
+
+
+def lapsed(task: Task, now: int) -> InboxItem:
+    holder = task.assignee_agent_id or "its holder"
+    # An absolute time, so the words stay the same from one read to the next (`since` says when).
+    why = f"the lease of {holder} expired at {local_time(task.lease_until or now)}; not reclaimed"
+    return _item(task, LEASE_EXPIRED, why, task.lease_until or now)
+
+
+def quiet(row: Row, overdue_ms: int, leases: int) -> InboxItem:
+    task = Task.from_row(row)
+    last = task.last_heartbeat_at or row["run_started_at"] or task.updated_at
+    holder = task.assignee_agent_id or "its holder"
+    why = f"{row['run_id']} still running, no beat from {holder} for over {leases} leases"
+    return _item(task, QUIET_RUN, why, last + overdue_ms)
+
+
+def held(row: Row) -> InboxItem:
+    seq = row["failing_seq"]
+    kind = row["event_kind"] or "event"
+    why = (
+        f"watch {row['name']} holds event {seq} ({kind}) after {row['failures']} failed "
+        f"deliveries: {_clip(row['last_error']) or 'no error text'}"
+    )
+    return InboxItem(
+        kind=WATCH_HELD,
+        task_id=row["event_task_id"],
+        why=why,
+        since=row["held_since"],
+        action=RETRY,
+        consumer=row["name"],
+        event_seq=seq,
+    )
+
+
+def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
+    items = [awaiting(Task.from_row(row)) for row in tx.awaiting_person()]
+    items += [lapsed(Task.from_row(row), now) for row in tx.lapsed_leases(now)]
+    overdue_ms = config.overdue_leases * config.lease_ms
+    seen: set[str] = set()
+    for row in tx.quiet_runs(now, now - overdue_ms):
+        if row["id"] not in seen:  # one item per task, however many runs it left open
+            seen.add(row["id"])
+            items.append(quiet(row, overdue_ms, config.overdue_leases))
+    return items
+
+
+def unlanded(row: Row) -> InboxItem:
+    task = Task.from_row(row)
+    branch = row["land_branch"]
+    where = f" on {branch}" if branch else " in its worktree"
+    verdict = _verdict(task)
+    reviews = [r for r in verdict.get("reviews") or [] if isinstance(r, dict)]
+    if reviews and reviews[-1].get("decision") == "approve":
+        how = f"approved by {reviews[-1].get('reviewer') or 'a reviewer'}"
+    elif verdict.get("status") == "pass":
+        how = "passed its gate"
+    else:
+        how = "done"
+    why = f"{how}, not landed: its work waits{where}"
+    return _item(task, UNLANDED, why, task.status_since or task.updated_at)
+
+
+def refused(row: Row) -> InboxItem:
+    task = Task.from_row(row)
+    why = (
+        f"landing refused ({row['refusal_reason']}) for {row['refusal_actor']}: "
+        f"{_clip(row['refusal_message'])}"
+    )
+    return _item(task, LANDING_REFUSED, why, row["refusal_at"])
+
+
+def _landing(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
+    items = [refused(row) for row in tx.land_refusals_waiting()]
+    seen = {item.task_id for item in items}
+    for row in tx.unlanded_work():
+        if row["id"] not in seen:  # one item per task, however many live worktrees it has
+            seen.add(row["id"])
+            items.append(unlanded(row))
+    return items
+
+
+def _deliveries(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
+    return [held(row) for row in tx.held_consumers()]
+
+
+Source = Callable[[Tx, int, BoardConfig], list[InboxItem]]
+
+# Where the items come from: each a function of (tx, now, config) over an index.
+SOURCES: list[Source] = [_tasks, _landing, _deliveries]
+
+
+def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
+    """Oldest first; a tie in the order of `KINDS`, then by task id and consumer."""
+    return (item.since, KINDS.index(item.kind), item.task_id or "", item.consumer or "")
+
+
+def collect(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
+    """Everything that needs a person at `now`, oldest first, read in the caller's transaction."""
+    items = [item for source in SOURCES for item in source(tx, now, config)]
+    refused_ids = {item.task_id for item in items if item.kind == LANDING_REFUSED}
+    items = [
+        item
+        for item in items
+        if not (item.task_id in refused_ids and item.kind in SUPERSEDED_BY_REFUSAL)
+    ]
+    return sorted(items, key=sort_key)
+
+
+def item_key(item: InboxItem) -> tuple[str, str, str]:
+    """What makes an item the same item from one read to the next (a TUI announces new keys)."""
+    return (item.kind, item.task_id or "", item.consumer or "")

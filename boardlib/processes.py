@@ -1,0 +1,59 @@
+"""Which process holds something, in a form another process can judge: the machine (boot id and
+pid namespace), the pid, when that pid started (so a reused pid is told apart) and a random part.
+A process of this machine that is gone is known gone at once; one of another machine only by its
+lease running out. Imports nothing of the project.
+"""
+
+import os
+import uuid
+from pathlib import Path
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def host_key() -> str:
+    """This machine and pid namespace (empty off Linux), so a pid is judged only where it was
+    given out."""
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    if not boot:
+        return ""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return f"{boot}:{namespace}"
+
+
+def _started(pid: int) -> str:
+    """When process `pid` started (clock ticks since boot), empty when there is no such process."""
+    stat = _read(f"/proc/{pid}/stat")
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def process_token() -> str:
+    """A unique token for this process: machine, pid and its start, and a random part."""
+    pid = os.getpid()
+    return f"{host_key()}/{pid}/{_started(pid)}/{uuid.uuid4().hex[:12]}"
+
+
+def process_gone(token: str) -> bool:
+    """True when `token` names a process of this machine that is no longer running. A process of
+    another machine (or an unreadable token) is never judged gone here: only its lease says."""
+    host, _, rest = token.partition("/")
+    pid_text, _, rest = rest.partition("/")
+    started, _, _ = rest.partition("/")
+    if not host or host != host_key() or not pid_text.isdigit():
+        return False
+    return _started(int(pid_text)) != started
+
+
+def token_pid(token: str) -> int | None:
+    """The pid a token names (for messages), None when unreadable."""
+    parts = token.split("/")
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else None

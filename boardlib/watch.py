@@ -1,0 +1,472 @@
+"""Durable event consumers and the delivery loop of `kanban watch`.
+
+A consumer is a named cursor on the board (table `event_consumers`, both backends), shared by
+`kanban watch --consumer NAME` and `kanban events --follow --consumer NAME`. The promise:
+- at least once, in order per board: one event at a time in `seq` order; the cursor moves past an
+  event only after its delivery succeeded (exit 0; the line written and flushed);
+- a failing delivery is retried with a doubling backoff and, after `watch_hold_after` failures
+  in a row, held: still retried, never skipped, shown in the inbox (`kanban consumers retry`);
+- events a consumer has not read are never purged (`kanban consumers forget` lets them go);
+- one process delivers for a consumer at a time, under a lease it renews; another is refused
+  (`conflict`) while the owner lives.
+Exactly, with the failure cases: docs/watch.md
+"""
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from . import validation as validate
+from .clock import moment
+from .errors import BoardError, Reason, invalid_input, not_found
+from .events import EventKind
+from .processes import process_gone, process_token, token_pid
+from .records import Consumer, Event
+
+if TYPE_CHECKING:
+    from .board import Board
+    from .store.base import Tx
+
+T = TypeVar("T")
+
+OWNER_LEASE_MS = 15_000  # an owner renews every third of it; another process may take over after
+ERROR_MAX = 2000  # characters of a failed delivery's error kept on the consumer
+PAGE = 500
+
+
+def parse_kinds(kinds: Iterable[str]) -> frozenset[str]:
+    """`--on KIND[,KIND]`: each a declared event kind (`invalid_input` naming the unknown ones)."""
+    wanted = {part.strip() for text in kinds for part in text.split(",") if part.strip()}
+    known = {str(kind) for kind in EventKind}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise invalid_input(
+            f"unknown event kind(s): {', '.join(unknown)}", field="on", allowed=sorted(known)
+        )
+    return frozenset(wanted)
+
+
+def _busy(consumer: Consumer, now: int) -> BoardError:
+    pid = token_pid(consumer.owner or "")
+    who = f"process {pid}" if pid is not None else "another process"
+    return BoardError(
+        Reason.CONFLICT,
+        f"consumer {consumer.name} is being read by {who} (its lease runs until "
+        f"{moment(consumer.owner_until or now, now)}); stop it first, or use another --consumer",
+        consumer=consumer.name,
+    )
+
+
+class Consumers:
+    """The consumers of one board. Each method is one write transaction (or one read)."""
+
+    def __init__(self, board: "Board", *, owner: str | None = None) -> None:
+        self.board = board
+        self.owner = owner or process_token()
+
+    def _write(self, work: "Callable[[Tx], T]") -> T:
+        return self.board.store.write(work)
+
+    @staticmethod
+    def _load(tx: "Tx", name: str) -> Consumer:
+        row = tx.consumer(name)
+        if row is None:
+            raise not_found("consumer", name)
+        return Consumer.from_row(row)
+
+    def get(self, name: str) -> Consumer | None:
+        name = validate.name(name, "consumer")
+        row = self.board.store.read(lambda tx: tx.consumer(name))
+        return Consumer.from_row(row) if row is not None else None
+
+    def all(self) -> list[Consumer]:
+        return Consumer.from_rows(self.board.store.read(lambda tx: tx.consumers()))
+
+    def open(self, name: str, *, since: int | None = None) -> Consumer:
+        """Take the consumer for this process, making it when new (its cursor at `since`, else at
+        the newest event: a new consumer reads what happens from now on). `since` on an existing
+        consumer must be its cursor: moving a cursor is `reset`, on purpose."""
+        name = validate.name(name, "consumer")
+        if since is not None:
+            since = validate.integer(since, "since", minimum=0)
+
+        def work(tx: "Tx") -> Consumer:
+            now = self.board.now()
+            row = tx.consumer(name)
+            if row is None:
+                start = tx.last_event_seq() if since is None else since
+                consumer = Consumer.from_row(tx.insert_consumer(name, start, now))
+            else:
+                consumer = Consumer.from_row(row)
+                if since is not None and since != consumer.last_seq:
+                    raise invalid_input(
+                        f"consumer {name} exists and has read up to {consumer.last_seq}; --since "
+                        "only places a new consumer (`kanban watch reset` moves a cursor)",
+                        field="since",
+                        last_seq=consumer.last_seq,
+                    )
+            if (
+                consumer.owner not in (None, self.owner)
+                and (consumer.owner_until or 0) >= now
+                and not process_gone(consumer.owner or "")
+            ):
+                raise _busy(consumer, now)
+            return self._own(tx, name, now)
+
+        return self._write(work)
+
+    def _own(self, tx: "Tx", name: str, now: int, **changes: object) -> Consumer:
+        row = tx.update_consumer(
+            name,
+            {
+                **changes,
+                "owner": self.owner,
+                "owner_until": now + OWNER_LEASE_MS,
+                "updated_at": now,
+            },
+        )
+        assert row is not None
+        return Consumer.from_row(row)
+
+    def _owned(self, tx: "Tx", name: str, now: int) -> Consumer:
+        consumer = self._load(tx, name)
+        if consumer.owner != self.owner:
+            raise BoardError(
+                Reason.CONFLICT,
+                f"consumer {name} was taken over by another process: this one stops",
+                consumer=name,
+            )
+        return consumer
+
+    def renew(self, name: str) -> Consumer:
+        def work(tx: "Tx") -> Consumer:
+            now = self.board.now()
+            self._owned(tx, name, now)
+            return self._own(tx, name, now)
+
+        return self._write(work)
+
+    def delivered(self, name: str, seq: int) -> Consumer:
+        """Every event up to `seq` is delivered: the cursor moves there (never back), and a
+        failure or hold on the way is over."""
+
+        def work(tx: "Tx") -> Consumer:
+            now = self.board.now()
+            consumer = self._owned(tx, name, now)
+            return self._own(
+                tx, name, now, last_seq=max(consumer.last_seq, seq), failing_seq=None,
+                failures=0, last_error=None, held_since=None,
+            )  # fmt: skip
+
+        return self._write(work)
+
+    def failed(self, name: str, seq: int, error: str) -> Consumer:
+        """One more failed delivery of `seq`; held once the failures in a row reach the board's
+        `watch_hold_after`."""
+        text = error[:ERROR_MAX]
+        hold_after = self.board.config.watch_hold_after
+
+        def work(tx: "Tx") -> Consumer:
+            now = self.board.now()
+            consumer = self._owned(tx, name, now)
+            same = consumer.failing_seq == seq
+            failures = consumer.failures + 1 if same else 1
+            held_since = consumer.held_since if same else None
+            if held_since is None and failures >= hold_after:
+                held_since = now
+            return self._own(
+                tx, name, now, failing_seq=seq, failures=failures, last_error=text,
+                held_since=held_since,
+            )  # fmt: skip
+
+        return self._write(work)
+
+    def release(self, name: str) -> None:
+        """This process stops delivering (a clean exit): another may take the consumer at once."""
+
+        def work(tx: "Tx") -> None:
+            row = tx.consumer(name)
+            if row is not None and row["owner"] == self.owner:
+                tx.update_consumer(
+                    name, {"owner": None, "owner_until": None, "updated_at": self.board.now()}
+                )
+
+        self._write(work)
+
+    # -- a person's verbs -----------------------------------------------------------------------
+
+    def retry(self, name: str) -> Consumer:
+        """Ask the owner to try the held (or failing) delivery again now; the hold ends, the
+        failure count starts over. The event is still delivered, never skipped."""
+        name = validate.name(name, "consumer")
+
+        def work(tx: "Tx") -> Consumer:
+            consumer = self._load(tx, name)
+            if consumer.failing_seq is None:
+                raise BoardError(
+                    Reason.INVALID_STATE,
+                    f"consumer {name} has no failing delivery to retry",
+                    consumer=name,
+                )
+            row = tx.update_consumer(
+                name, {"failures": 0, "held_since": None, "updated_at": self.board.now()}
+            )
+            assert row is not None
+            return Consumer.from_row(row)
+
+        return self._write(work)
+
+    def reset(self, name: str, seq: int) -> Consumer:
+        """Move a consumer's cursor on purpose (to skip a held event: its seq; to replay: lower).
+        Refused while a process owns it, so the cursor never moves under a delivery."""
+        name = validate.name(name, "consumer")
+        seq = validate.integer(seq, "seq", minimum=0)
+
+        def work(tx: "Tx") -> Consumer:
+            now = self.board.now()
+            consumer = self._load(tx, name)
+            live = consumer.owner is not None and (consumer.owner_until or 0) >= now
+            if live and not process_gone(consumer.owner or ""):
+                raise _busy(consumer, now)
+            row = tx.update_consumer(
+                name,
+                {
+                    "last_seq": seq, "failing_seq": None, "failures": 0, "last_error": None,
+                    "held_since": None, "owner": None, "owner_until": None, "updated_at": now,
+                },
+            )  # fmt: skip
+            assert row is not None
+            return Consumer.from_row(row)
+
+        return self._write(work)
+
+    def forget(self, name: str) -> bool:
+        """Delete a consumer: the events only it had not read may be purged again."""
+        name = validate.name(name, "consumer")
+
+        def work(tx: "Tx") -> bool:
+            if not tx.delete_consumer(name):
+                raise not_found("consumer", name)
+            return True
+
+        return self._write(work)
+
+
+# -- delivery -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One delivery attempt: succeeded, or failed with an error to keep on the consumer."""
+
+    ok: bool
+    error: str = ""
+
+
+Deliver = Callable[[Event], Outcome]
+
+
+@dataclass(slots=True)
+class Backoff:
+    """The wait before retry `n` (1-based): `first_s` doubling up to `longest_s`."""
+
+    first_s: float = 1.0
+    longest_s: float = 60.0
+
+    def delay(self, failures: int) -> float:
+        return float(min(self.longest_s, self.first_s * 2 ** max(failures - 1, 0)))
+
+
+class Delivery:
+    """Hands one consumer's events to `deliver`, one at a time, in seq order, moving the cursor
+    after each success. `stop()` (from another thread or a signal handler) ends it at the next
+    step; an event being delivered then is delivered again by the next run."""
+
+    def __init__(
+        self,
+        board: "Board",
+        name: str,
+        deliver: Deliver,
+        *,
+        kinds: frozenset[str] = frozenset(),
+        task_id: str | None = None,
+        poll_s: float = 0.2,
+        backoff: Backoff | None = None,
+        since: int | None = None,
+        consumers: Consumers | None = None,
+    ) -> None:
+        self.board = board
+        self.name = validate.name(name, "consumer")
+        self.deliver = deliver
+        self.kinds = kinds
+        self.task_id = task_id
+        self.poll_s = poll_s
+        self.backoff = backoff or Backoff()
+        self.consumers = consumers or Consumers(board)
+        self._since = since
+        self._stopped = threading.Event()
+        self._renewer: threading.Thread | None = None
+        self.delivered = 0
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def _renew_loop(self) -> None:
+        while not self._stopped.wait(OWNER_LEASE_MS / 3000):
+            try:
+                self.consumers.renew(self.name)
+            except BoardError as error:
+                if error.reason == Reason.CONFLICT:  # taken over: this process must stop
+                    self._stopped.set()
+            except Exception:  # a busy board: the next renewal tries again
+                continue
+
+    def _matches(self, event: Event) -> bool:
+        if self.task_id is not None and event.task_id != self.task_id:
+            return False
+        return not self.kinds or event.kind in self.kinds
+
+    def run(self, *, limit: int | None = None, timeout_s: float | None = None) -> int:
+        """Deliver until stopped (or `limit` deliveries, or `timeout_s`); returns how many."""
+        consumer = self.consumers.open(self.name, since=self._since)
+        self._renewer = threading.Thread(target=self._renew_loop, name="kanban-watch", daemon=True)
+        self._renewer.start()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        cursor = consumer.last_seq
+        seen_token: int | None = None
+        try:
+            while not self.stopped:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                token = self.board.change_token()  # before the read: no commit slips between
+                if token == seen_token:
+                    self._stopped.wait(self.poll_s)
+                    continue
+                batch = self.board.events(since=cursor, limit=PAGE)
+                skipped_to: int | None = None
+                for event in batch:
+                    if self.stopped:
+                        break
+                    if not self._matches(event):
+                        skipped_to = event.seq
+                        continue
+                    if not self._deliver_one(event):
+                        break  # stopped while retrying: the event stays undelivered
+                    cursor, skipped_to = event.seq, None
+                    if limit is not None and self.delivered >= limit:
+                        self.stop()
+                        break
+                if skipped_to is not None and not self.stopped:
+                    self.consumers.delivered(self.name, skipped_to)  # nothing to hand on there
+                    cursor = skipped_to
+                if len(batch) < PAGE:
+                    seen_token = token
+        finally:
+            self._stopped.set()
+            self.consumers.release(self.name)
+        return self.delivered
+
+    def _deliver_one(self, event: Event) -> bool:
+        """Deliver `event` until it succeeds (True) or the loop is stopped (False)."""
+        while not self.stopped:
+            outcome = self.deliver(event)
+            if outcome.ok:
+                self.consumers.delivered(self.name, event.seq)
+                self.delivered += 1
+                return True
+            failed = self.consumers.failed(self.name, event.seq, outcome.error)
+            self._wait_to_retry(failed.failures)
+        return False
+
+    def _wait_to_retry(self, failures: int) -> None:
+        """Back off; a person's `retry` (the failure count starts over) cuts the wait short."""
+        end = time.monotonic() + self.backoff.delay(failures)
+        while not self.stopped:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._stopped.wait(min(left, 0.5))
+            current = self.consumers.get(self.name)
+            if current is not None and current.failures < failures:
+                return
+
+
+# -- a command per event --------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    """Linux: the command is killed when the watcher dies (SIGKILL included), so a killed watcher
+    leaves no delivery running on beside the next one."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _stderr_or_null() -> int:
+    import subprocess
+    import sys
+
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return subprocess.DEVNULL
+
+
+def command_delivery(argv: list[str], *, timeout_s: float | None = 600.0) -> Deliver:
+    """Run `argv` once per event, the event's JSON (one line) on its stdin, and its seq, kind and
+    task id in `KANBAN_EVENT_SEQ`, `KANBAN_EVENT_KIND`, `KANBAN_TASK_ID`. Exit 0 is a delivery;
+    any other exit, a signal, a timeout (the command's process group is killed) or a command that
+    cannot start is a failure, its words kept on the consumer."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    if not argv:
+        raise invalid_input("watch needs a command after --", field="command")
+
+    def deliver(event: Event) -> Outcome:
+        line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
+        env = {
+            **os.environ,
+            "KANBAN_EVENT_SEQ": str(event.seq),
+            "KANBAN_EVENT_KIND": event.kind,
+            "KANBAN_TASK_ID": event.task_id or "",
+        }
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=_stderr_or_null(),  # our stdout stays free for our own words
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        except OSError as error:
+            return Outcome(False, f"cannot run {argv[0]}: {error.strerror or error}")
+        try:
+            _out, err = process.communicate(line.encode(), timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return Outcome(False, f"timed out after {timeout_s:g} s (killed)")
+        if process.returncode == 0:
+            return Outcome(True)
+        tail = err.decode(errors="replace").strip()[-ERROR_MAX // 2 :]
+        code = process.returncode
+        status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        return Outcome(False, f"{status}: {tail}" if tail else status)
+
+    return deliver

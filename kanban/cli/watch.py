@@ -1,0 +1,174 @@
+"""`kanban watch`: run a command once per matching event, resuming from a durable cursor, and
+`kanban consumers`: list, retry, reset or forget those cursors.
+
+The delivery promise (at least once, in order, the cursor advanced only after the command exits
+0; retries back off; a delivery that keeps failing is held, never skipped) is
+`boardlib.watch`'s; this module parses the command line and prints. docs/watch.md
+"""
+
+import signal
+from typing import Any
+
+import click
+
+from boardlib.watch import Backoff, Consumers, Delivery, command_delivery, parse_kinds
+
+from .context import global_options, open_board
+from .output import emit
+
+
+def _stop_on_signals(delivery: Delivery) -> None:
+    def stop(_signum: int, _frame: Any) -> None:
+        delivery.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+
+
+@click.command("watch", context_settings={"ignore_unknown_options": False})
+@click.option(
+    "--on",
+    "kinds",
+    multiple=True,
+    metavar="KIND[,KIND]",
+    help="Only these event kinds (default: every event).",
+)
+@click.option(
+    "--consumer",
+    metavar="NAME",
+    required=True,
+    help="The durable cursor to resume from (made at the newest event if new).",
+)
+@click.option("--task", "task_id", metavar="ID", help="Only this task's events.")
+@click.option(
+    "--since",
+    type=click.IntRange(min=0),
+    metavar="SEQ",
+    help="Where a NEW consumer starts (default: now).",
+)
+@click.option(
+    "--command-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A run taking longer is killed and counts as a failure.",
+)
+@click.option(
+    "--backoff-max",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="The longest wait between retries of a failing delivery (the first is 1 s).",
+)
+@click.option(
+    "--poll-ms",
+    type=click.IntRange(min=10),
+    default=200,
+    show_default=True,
+    metavar="MS",
+    help="How often the board is checked for new events.",
+)
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Stop after N deliveries.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Stop after this long.",
+)
+@click.argument("command", nargs=-1, required=True, metavar="-- COMMAND [ARG...]")
+@global_options
+def watch(
+    kinds: tuple[str, ...],
+    consumer: str,
+    task_id: str | None,
+    since: int | None,
+    command_timeout: float,
+    backoff_max: float,
+    poll_ms: int,
+    limit: int | None,
+    timeout: float | None,
+    command: tuple[str, ...],
+) -> None:
+    """Run COMMAND once per matching event, the event's JSON on its stdin.
+
+    At least once and in order: the consumer's cursor moves past an event only after COMMAND
+    exits 0, so a restart resumes where it stopped. A failing delivery is retried with backoff
+    and, after repeated failures, held (shown in `kanban inbox`), never skipped. Prints one JSON
+    line on stdout when it stops: how many events it delivered.
+    """
+    wanted = parse_kinds(kinds)
+    deliver = command_delivery(list(command), timeout_s=command_timeout)
+    with open_board(reconcile_orphans=False, create=False) as board:
+        delivery = Delivery(
+            board,
+            consumer,
+            deliver,
+            kinds=wanted,
+            task_id=task_id,
+            poll_s=poll_ms / 1000,
+            backoff=Backoff(longest_s=backoff_max),
+            since=since,
+        )
+        _stop_on_signals(delivery)
+        delivered = delivery.run(limit=limit, timeout_s=timeout)
+        after = Consumers(board).get(consumer)
+    emit(
+        {
+            "consumer": consumer,
+            "delivered": delivered,
+            "lastSeq": after.last_seq if after else None,
+        },
+        kind="record",
+    )
+
+
+@click.group("consumers")
+def consumers() -> None:
+    """The durable cursors of `kanban watch` and `kanban events --follow --consumer`."""
+
+
+@consumers.command("list")
+@global_options
+def list_consumers() -> None:
+    """Every consumer: its cursor, a failing or held delivery, who owns it."""
+    with open_board(reconcile_orphans=False, read_only=True, create=False) as board:
+        found = Consumers(board).all()
+    emit([consumer.to_json() for consumer in found], kind="rows")
+
+
+@consumers.command("retry")
+@click.argument("name")
+@global_options
+def retry(name: str) -> None:
+    """Try a held delivery again now (it is still delivered, never skipped)."""
+    with open_board(reconcile_orphans=False, create=False) as board:
+        emit(Consumers(board).retry(name).to_json(), kind="record")
+
+
+@consumers.command("reset")
+@click.argument("name")
+@click.option(
+    "--to",
+    "seq",
+    type=click.IntRange(min=0),
+    required=True,
+    metavar="SEQ",
+    help="The new cursor: events after SEQ are delivered next (to skip a held event: its seq).",
+)
+@global_options
+def reset(name: str, seq: int) -> None:
+    """Move a consumer's cursor on purpose (skip a held event, or replay). Not while it runs."""
+    with open_board(reconcile_orphans=False, create=False) as board:
+        emit(Consumers(board).reset(name, seq).to_json(), kind="record")
+
+
+@consumers.command("forget")
+@click.argument("name")
+@global_options
+def forget(name: str) -> None:
+    """Delete a consumer: the events only it had not read may be purged again."""
+    with open_board(reconcile_orphans=False, create=False) as board:
+        Consumers(board).forget(name)
+    emit({"consumer": name, "forgotten": True}, kind="record")

@@ -1,0 +1,192 @@
+"""`kanban watch` and `kanban events --follow --consumer`, through the real console script on both
+backends: the event JSON on stdin, the durable cursor moved only after exit 0, a failing delivery
+retried and held (in the inbox), never skipped, one owner per consumer, unread events kept."""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardConfig
+from boardlib.watch import Consumers
+from tests.cli.conftest import KANBAN, Kanban, clean_env
+
+
+@pytest.fixture
+def cli(board_path: Path) -> Kanban:
+    return Kanban(board_path, test_clock=False)
+
+
+def seed(cli: Kanban, count: int = 3) -> list[str]:
+    with Board(cli.db) as board:
+        ids = []
+        for n in range(count):
+            task = board.create_task(f"task {n}")
+            board.claim(task.id, "alice")
+            board.complete(task.id, "alice")
+            ids.append(task.id)
+        return ids
+
+
+def status_seqs(cli: Kanban) -> list[int]:
+    with Board(cli.db, reconcile_orphans=False) as board:
+        return [e.seq for e in board.events(limit=100_000) if e.kind == "status_changed"]
+
+
+def test_watch_hands_each_matching_event_on_once_in_order(cli: Kanban, tmp_path: Path) -> None:
+    seed(cli)
+    log = tmp_path / "log"
+    script = f'cat >> {log}; echo " $KANBAN_EVENT_SEQ $KANBAN_EVENT_KIND $KANBAN_TASK_ID" >> {log}'
+    done = cli.ok(
+        "watch", "--consumer", "hook", "--on", "status_changed", "--since", "0",
+        "--timeout", "3", "--", "sh", "-c", script,
+    )  # fmt: skip
+    expected = status_seqs(cli)
+    assert done["delivered"] == len(expected) == 3  # one move to review each
+    lines = log.read_text().splitlines()
+    events = [json.loads(line) for line in lines[0::2]]
+    assert [e["seq"] for e in events] == expected
+    assert all(e["kind"] == "status_changed" for e in events)
+    assert lines[1].split() == [str(events[0]["seq"]), "status_changed", events[0]["taskId"]]
+    # Resumed from the cursor: nothing again, then only what is new.
+    again = cli.ok("watch", "--consumer", "hook", "--on", "status_changed", "--timeout", "1",
+                   "--", "sh", "-c", script)  # fmt: skip
+    assert again["delivered"] == 0
+    seed(cli, 1)
+    more = cli.ok("watch", "--consumer", "hook", "--on", "status_changed", "--timeout", "2",
+                  "--", "sh", "-c", script)  # fmt: skip
+    assert more["delivered"] == 1
+    assert more["lastSeq"] >= status_seqs(cli)[-1]
+
+
+def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(cli: Kanban, tmp_path: Path) -> None:
+    seed(cli, 1)
+    gate, log = tmp_path / "open", tmp_path / "log"
+    script = f"test -e {gate} || {{ echo webhook down >&2; exit 7; }}; cat >> {log}"
+    watcher = cli.popen(
+        "watch", "--consumer", "hook", "--on", "status_changed", "--since", "0",
+        "--backoff-max", "0.2", "--", "sh", "-c", script,
+        KANBAN_WATCH_HOLD_AFTER="3",
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        held: list[dict[str, object]] = []
+        while time.monotonic() < deadline and not held:
+            time.sleep(0.2)
+            items = cli.ok("inbox")["items"]
+            held = [item for item in items if item["kind"] == "watch_held"]
+        assert held, "the failing delivery never showed in the inbox"
+        [item] = held
+        first = status_seqs(cli)[0]
+        assert (item["consumer"], item["eventSeq"], item["action"]) == ("hook", first, "retry")
+        assert "exit status 7: webhook down" in str(item["why"])
+        assert not log.exists()  # nothing was skipped past it
+        gate.touch()  # the webhook is back: the same event is delivered, then the rest
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _seqs(log):
+            time.sleep(0.1)
+        assert _seqs(log) == status_seqs(cli)
+        assert [i for i in cli.ok("inbox")["items"] if i["kind"] == "watch_held"] == []
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    assert watcher.returncode == 0
+
+
+def _seqs(log: Path) -> list[int]:
+    if not log.exists():
+        return []
+    return [json.loads(line)["seq"] for line in log.read_text().splitlines()]
+
+
+def test_one_process_per_consumer(cli: Kanban) -> None:
+    seed(cli, 1)
+    first = cli.popen("watch", "--consumer", "one", "--", "sh", "-c", "cat > /dev/null")
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with Board(cli.db, reconcile_orphans=False) as board:
+                found = Consumers(board).get("one")
+            if found is not None and found.owner:
+                break
+            time.sleep(0.1)
+        refused = cli.refused("watch", "--consumer", "one", "--", "true", reason="conflict")
+        assert "being read by process" in refused["error"]
+        cli.refused("consumers", "reset", "one", "--to", "0", reason="conflict")
+    finally:
+        first.terminate()
+        first.wait(timeout=30)
+    # A clean exit releases it at once.
+    assert cli.ok("watch", "--consumer", "one", "--timeout", "0.5", "--", "true")["delivered"] == 0
+
+
+def test_events_follow_consumer_resumes_where_it_stopped(cli: Kanban) -> None:
+    seed(cli, 2)
+    run = cli.run("events", "--follow", "--consumer", "tail", "--since", "0", "--limit", "3")
+    assert run.code == 0, str(run)
+    first = [json.loads(line)["seq"] for line in run.out.splitlines()]
+    run = cli.run("events", "--follow", "--consumer", "tail", "--timeout", "1")
+    rest = [json.loads(line)["seq"] for line in run.out.splitlines()]
+    with Board(cli.db, reconcile_orphans=False) as board:
+        every = [e.seq for e in board.events(limit=10_000)]
+    assert first + rest == every and len(first) == 3
+    refused = cli.run("events", "--consumer", "tail")
+    assert refused.code == 2 and "--follow" in refused.err
+
+
+def test_unknown_kinds_and_names_are_refused(cli: Kanban) -> None:
+    before = cli.snapshot()
+    error = cli.refused("watch", "--consumer", "x", "--on", "status_changd", "--", "true",
+                        reason="invalid_input")  # fmt: skip
+    assert "status_changd" in error["error"]
+    cli.refused("consumers", "retry", "nobody", reason="not_found")
+    cli.refused("consumers", "forget", "nobody", reason="not_found")
+    assert cli.snapshot() == before
+
+
+def test_events_a_consumer_has_not_read_are_never_purged(board_path: Path) -> None:
+    config = BoardConfig(event_ttl_seconds=0)
+    with Board(board_path, config=config) as board:
+        task = board.create_task("short-lived")
+        consumers = Consumers(board)
+        consumers.open("slow", since=0)
+        consumers.release("slow")
+        board.cancel(task.id)  # finished: its events are past their TTL at once
+        board.create_task("the newest event stays anyway")
+        time.sleep(0.01)
+        assert board.purge_events() == 0  # "slow" read none of them
+        mine = [e.seq for e in board.events()]
+        consumers.open("slow")
+        consumers.delivered("slow", mine[1])
+        assert board.purge_events() == 2  # the two it has read
+        assert [e.seq for e in board.events()] == mine[2:]
+        consumers.forget("slow")
+        assert board.purge_events() == len(mine) - 3  # all but the newest
+
+
+def test_watch_refuses_a_missing_command(cli: Kanban) -> None:
+    done = subprocess.run(
+        [str(KANBAN), "watch", "--consumer", "x"],
+        env=clean_env(KANBAN_DB=str(cli.db)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "COMMAND" in done.stderr
+    assert os.environ.get("KANBAN_DB") is None or True
+
+
+def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
+    from tests.cli.test_doc_examples import reader_env, run
+    from tests.doc_examples import example
+
+    seed(cli, 2)
+    with Board(cli.db, reconcile_orphans=False) as board:
+        board.add_comment("TASK-1", "looks good", author_type="user")
+    run(example("docs/watch.md#watch-log"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(cli.db)))
+    lines = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
+    assert [e["kind"] for e in lines] == ["status_changed", "status_changed", "comment_added"]

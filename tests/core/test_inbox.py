@@ -1,0 +1,218 @@
+"""The inbox rule (boardlib.attention), on both backends: each kind enters when a person must act
+and leaves when that is done; oldest first; the one obvious action works."""
+
+import json
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import attention as a
+from boardlib import transitions as t
+from boardlib.watch import Consumers
+from tests.conftest import row, task_in
+
+RED_DEBT = json.dumps(
+    {
+        "status": "completed_with_debt",
+        "attempts": [
+            {
+                "attempt": 1,
+                "at": 1,
+                "status": "fail",
+                "deterministic": {"command": "make test", "exitCode": 1, "passed": False},
+            }
+        ],
+        "debtNotes": [{"criterion": "docs updated", "severity": "low", "justification": "later"}],
+        "updatedAt": 1,
+    }
+)
+FAILED = json.dumps(
+    {
+        "status": "fail",
+        "attempts": [
+            {
+                "attempt": 1,
+                "at": 1,
+                "status": "fail",
+                "deterministic": {"command": "make test", "exitCode": 1, "passed": False},
+            }
+        ],
+        "updatedAt": 1,
+    }
+)
+
+
+def kinds(board: Board) -> list[tuple[str, str | None, str]]:
+    return [(item.kind, item.task_id, item.action) for item in board.inbox().items]
+
+
+def test_an_empty_board_needs_nobody(board: Board) -> None:
+    task_in(board, t.TODO)
+    task_in(board, t.IN_PROGRESS)
+    task_in(board, t.DONE)
+    inbox = board.inbox()
+    assert (inbox.items, inbox.count, inbox.now) == ([], 0, board.now())
+
+
+def test_review_enters_and_leaves_with_approve(board: Board, clock: ManualClock) -> None:
+    task = task_in(board, t.IN_REVIEW, builder="alice")
+    clock.advance(minutes=5)
+    [item] = board.inbox().items
+    assert (item.kind, item.task_id, item.action, item.status) == (
+        a.REVIEW, task.id, a.APPROVE, t.IN_REVIEW
+    )  # fmt: skip
+    assert item.since == row(board, task.id).status_since == board.now() - 5 * 60_000
+    assert item.why == "waiting for review from alice"
+    board.approve(task.id, "judge")
+    assert board.inbox().items == []
+
+
+def test_blocked_with_its_reason_and_unblock(board: Board) -> None:
+    task = board.create_task("needs a key")
+    board.claim(task.id, "bob")
+    board.block(task.id, "bob", "the API key\x1b]52;c;bad\x07 is missing")
+    [item] = board.inbox().items
+    assert (item.kind, item.action) == (a.BLOCKED, a.UNBLOCK)
+    assert item.why.startswith(
+        "blocked: the API key"
+    )  # the reason as data (surfaces make it inert)
+    board.unblock(task.id)
+    assert board.inbox().items == []
+
+
+def test_debt_and_failed_verification_are_their_own_kinds(board: Board) -> None:
+    debt = task_in(board, t.IN_REVIEW)
+    board.record_verification(debt.id, RED_DEBT)
+    board.move(debt.id, t.BLOCKED, reason="verification passed with debt")
+    failed = task_in(board, t.IN_REVIEW)
+    board.record_verification(failed.id, FAILED)
+    board.move(failed.id, t.BLOCKED, reason="verification failed")
+    assert kinds(board) == [
+        (a.DEBT, debt.id, a.OVERRIDE),
+        (a.VERIFICATION_FAILED, failed.id, a.UNBLOCK),
+    ]
+    assert board.inbox().items[0].why == "completed with debt: docs updated"
+    # The override is one step from blocked, audited, and makes nobody the holder.
+    before = row(board, debt.id)
+    done = board.move(debt.id, t.DONE, human_override=True, actor="operator:ana")
+    assert (done.status, done.holders, done.claim_epoch) == (
+        t.DONE,
+        before.holders,
+        before.claim_epoch,
+    )
+    assert done.assignee_agent_id == before.assignee_agent_id
+    audit = board.audit(debt.id)[-1]
+    assert (audit.action, audit.from_status, audit.to_status, audit.actor) == (
+        "human_override", t.BLOCKED, t.DONE, "operator:ana"
+    )  # fmt: skip
+    assert kinds(board) == [(a.VERIFICATION_FAILED, failed.id, a.UNBLOCK)]
+
+
+def test_a_review_whose_verdict_blocks_approval_asks_for_an_override(board: Board) -> None:
+    task = task_in(board, t.IN_REVIEW)
+    board.record_verification(task.id, FAILED)
+    assert kinds(board) == [(a.REVIEW, task.id, a.OVERRIDE)]
+
+
+def test_a_lapsed_lease_until_reclaimed(board: Board, clock: ManualClock) -> None:
+    task = task_in(board, t.IN_PROGRESS, builder="carol")
+    with pytest.raises(BoardError) as live:
+        board.reclaim(task.id)
+    assert live.value.reason is Reason.INVALID_STATE
+    assert board.inbox().items == []
+    lease_until = row(board, task.id).lease_until
+    clock.advance(ms=board.config.lease_ms + 1)
+    [item] = board.inbox().items
+    assert (item.kind, item.action, item.since) == (a.LEASE_EXPIRED, a.RECLAIM, lease_until)
+    released = board.reclaim(task.id)
+    assert (released.status, released.assignee_agent_id) == (t.TODO, None)
+    assert board.events()[-1].kind == "lease_expired"
+    assert board.inbox().items == []
+
+
+def test_a_quiet_run_far_past_its_lease(board: Board, clock: ManualClock) -> None:
+    task = task_in(board, t.IN_PROGRESS, builder="dave")
+    board.extend_lease(task.id, "dave", minutes=24 * 60)  # a long lease, then silence
+    board.open_execution(task.id, "claude", agent="dave")
+    lease = board.config.lease_ms
+    clock.advance(ms=board.config.overdue_leases * lease - 1000)
+    assert board.inbox().items == []
+    clock.advance(ms=2000)
+    [item] = board.inbox().items
+    assert (item.kind, item.task_id, item.action) == (a.QUIET_RUN, task.id, a.RELEASE)
+    board.heartbeat(task.id, "dave")
+    assert board.inbox().items == []
+
+
+def test_a_held_delivery(board: Board) -> None:
+    task = task_in(board, t.TODO)
+    consumers = Consumers(board)
+    consumers.open("hook", since=0)
+    seq = board.events()[-1].seq
+    for _ in range(board.config.watch_hold_after - 1):
+        consumers.failed("hook", seq, "exit status 7")
+    assert board.inbox().items == []
+    consumers.failed("hook", seq, "exit status 7")
+    [item] = board.inbox().items
+    assert (item.kind, item.task_id, item.consumer, item.event_seq, item.action) == (
+        a.WATCH_HELD, task.id, "hook", seq, a.RETRY
+    )  # fmt: skip
+    assert "after 5 failed deliveries: exit status 7" in item.why
+    consumers.retry("hook")
+    assert board.inbox().items == []
+
+
+def test_oldest_first_across_kinds(board: Board, clock: ManualClock) -> None:
+    blocked = task_in(board, t.BLOCKED)
+    clock.advance(minutes=1)
+    review = task_in(board, t.IN_REVIEW)
+    clock.advance(minutes=1)
+    lapsing = task_in(board, t.IN_PROGRESS)
+    clock.advance(ms=board.config.lease_ms + 1)
+    assert [item.task_id for item in board.inbox().items] == [blocked.id, review.id, lapsing.id]
+
+
+def test_dropped_tasks_are_not_in_the_inbox(board: Board) -> None:
+    task = task_in(board, t.BLOCKED)
+    board.drop(task.id)
+    assert board.inbox().items == []
+
+
+def test_the_inbox_reads_through_indexes(board_path: str, clock: ManualClock) -> None:
+    """The SQLite plan of each candidate read uses an index, never a scan of `tasks`."""
+    from tests.backends import is_postgres
+
+    if is_postgres(board_path):
+        pytest.skip("EXPLAIN QUERY PLAN is SQLite's")
+    import sqlite3
+
+    Board(board_path, clock=clock).close()
+    conn = sqlite3.connect(str(board_path))
+    from boardlib.store.queries import AWAITING_PERSON
+
+    plans = {
+        "awaiting": f"SELECT * FROM tasks WHERE {AWAITING_PERSON} ORDER BY status_since, seq",
+        "lapsed": "SELECT * FROM tasks WHERE status = 'in_progress' AND lease_until < 5",
+    }
+    for name, query in plans.items():
+        lines = [str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {query}")]
+        on_tasks = [line for line in lines if " tasks " in f"{line} "]
+        assert on_tasks and all("USING" in line for line in on_tasks), (name, lines)
+    conn.close()
+
+
+def test_a_spent_budget_is_its_own_kind_until_raised_and_unblocked(board: Board) -> None:
+    from boardlib.records import EXECUTION_SUCCEEDED
+
+    task = board.create_task("pricey", budget_usd=2)
+    board.claim(task.id, "ada")
+    run = board.open_execution(task.id, "script", agent="ada").id
+    board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    [item] = board.inbox().items
+    assert (item.kind, item.task_id, item.action) == (a.BUDGET_EXCEEDED, task.id, a.RAISE_BUDGET)
+    assert item.why.startswith(f"budget exceeded: the budget of {task.id} is spent")
+    assert "$2.50 recorded against $2.00" in item.why and "kanban budget set" in item.why
+    board.set_budget(task.id, usd=3, reason="one more pass", actor="operator:maria")
+    assert kinds(board) == [(a.BUDGET_EXCEEDED, task.id, a.RAISE_BUDGET)]  # raised, still blocked
+    board.unblock(task.id, note="raised")
+    assert board.inbox().items == []

@@ -1,0 +1,246 @@
+"""The inbox in the TUI: the header counts it at every width, `i` lists it oldest first, Enter
+opens the task's drawer, `a` does the row's one action, a new item is said once (and rung or
+posted outside the terminal when asked) without moving the view, and no agent byte ever reaches
+the escape sequence."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import Board, ManualClock
+from boardlib import attention as a
+from boardlib import transitions as t
+from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, until
+from tui import notify
+from tui.components.drawer_screen import DrawerScreen
+from tui.components.inbox_screen import InboxScreen
+
+START = 1_800_000_000_000
+HOSTILE = "pwn \x1b]52;c;aGk=\x07\x1b]8;;http://x\x1b\\ \x1b[2J\r\x07 [@click=app.quit]"
+
+
+def sixty_and_one(path: Path, clock: ManualClock) -> str:
+    with Board(path, clock=clock) as board:
+        for n in range(60):
+            board.create_task(f"todo {n}")
+        task = board.create_task("the one in review")
+        board.claim(task.id, "alice")
+        board.complete(task.id, "alice")
+        return task.id
+
+
+def header_text(app: Any) -> str:
+    return str(app.board_screen.header.render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_header_counts_and_i_enter_opens_the_drawer(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        assert "1 need you" in header_text(app)
+        # The review column is on screen: at 80x24 because empty columns are strips.
+        columns = app.board_screen.board.columns
+        assert not columns[t.IN_REVIEW].strip
+        assert columns[t.IN_PROGRESS].strip is (size[0] < 100)
+        view, review_column = app.board_screen.board, columns[t.IN_REVIEW]
+        assert review_column.region.width > 0
+        assert view.region.x <= review_column.region.x
+        assert review_column.region.right <= view.region.right
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        screen = app.screen
+        assert isinstance(screen, InboxScreen)
+        assert [item.task_id for item in screen.items] == [review]
+        await pilot.press("enter")
+        await until(pilot, lambda: app.drawer_task_id() == review)
+        if size[0] < 140:
+            assert isinstance(app.screen, DrawerScreen)
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+
+
+async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("i", "a")
+        await until(pilot, lambda: fresh(path, review).status == t.DONE)
+        await until(pilot, lambda: not app.inbox_items)
+        assert "0 need you" in header_text(app)
+        assert fresh(path, review).verification is not None
+        assert OPERATOR in (fresh(path, review).verification or "")
+
+
+async def test_each_kind_has_its_one_key(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        blocked = board.create_task("blocked")
+        board.claim(blocked.id, "bob")
+        board.block(blocked.id, "bob", "need a key")
+        clock.advance(seconds=1)
+        lapsed = board.create_task("lapsed")
+        board.claim(lapsed.id, "carol")
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        clock.advance(ms=board.config.lease_ms + 5000)  # the app's reconciler has not run yet
+        with Board(path, clock=clock, reconcile_orphans=False) as other:
+            other.add_comment(blocked.id, "any commit: the feed reads the inbox again")
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        assert [(i.kind, i.task_id) for i in app.inbox_items] == [
+            (a.BLOCKED, blocked.id),
+            (a.LEASE_EXPIRED, lapsed.id),
+        ]
+        await pilot.press("i", "a")  # unblock the first
+        await until(pilot, lambda: fresh(path, blocked.id).status == t.TODO)
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        await pilot.press("a")  # reclaim the lapsed lease
+        await until(pilot, lambda: fresh(path, lapsed.id).status == t.TODO)
+        await until(pilot, lambda: not app.inbox_items)
+
+
+async def test_a_new_item_is_said_once_without_moving_the_view(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    sent: list[str] = []
+    notes = Notes()
+    app = make_app(path, clock, notify_mode=notify.OSC)
+    app.tell_terminal = sent.append  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        assert sent == []  # what was there at start is counted, not announced
+        board_view = app.board_screen.board
+        before = (board_view.active_status, board_view.selected_task)
+        with Board(path, clock=clock) as board:
+            task = board.create_task(HOSTILE)
+            board.claim(task.id, "mallory")
+            board.block(task.id, "mallory", HOSTILE)
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await pilot.pause(0.3)
+        assert (board_view.active_status, board_view.selected_task) == before
+        assert sent == [f"\x1b]9;kanban: {task.id} is blocked\x1b\\"]
+        said = [text for text in notes.infos() if "Needs you" in text]
+        assert said == [f"Needs you: {task.id} is blocked. i opens the inbox."]
+        assert app.board_screen.header.facts.inbox_new == f"{task.id} is blocked"
+        assert "2 need you" in header_text(app)  # at 80 columns the count stays, the note goes
+        # Another poll of the same inbox says nothing more.
+        with Board(path, clock=clock) as board:
+            board.add_comment(task.id, "more", author_type="user")
+        await pilot.pause(0.5)
+        assert len(sent) == 1
+
+
+def test_no_agent_byte_reaches_the_sequence() -> None:
+    for mode in (notify.OSC, notify.OSC777):
+        for in_tmux in (False, True):
+            for task_id in ("TASK-7", HOSTILE, "TASK-7\x07\x1b]52;c;x"):
+                for kind in a.KINDS:
+                    seq = notify.sequence(mode, kind, task_id, in_tmux=in_tmux)
+                    body = seq.replace("\x1bPtmux;", "").replace("\x1b\x1b", "\x1b")
+                    inside = body.split(";", 1)[1].rsplit("\x1b\\", 1)[0]
+                    inside = inside.replace("\x1b\\", "")
+                    assert inside.isascii() and inside.isprintable(), repr(seq)
+                    assert "52" not in inside and "pwn" not in inside and "click" not in inside
+    assert notify.sequence(notify.BELL, a.REVIEW, HOSTILE, in_tmux=False) == "\a"
+    assert notify.sequence(notify.OFF, a.REVIEW, "TASK-1", in_tmux=False) == ""
+    tmux = notify.sequence(notify.OSC, a.REVIEW, "TASK-1", in_tmux=True)
+    assert tmux == "\x1bPtmux;\x1b\x1b]9;kanban: TASK-1 needs review\x1b\x1b\\\x1b\\"
+
+
+def test_the_cli_offers_the_notify_modes_of_the_tui() -> None:
+    from kanban.cli.apps import NOTIFY_MODES
+
+    assert NOTIFY_MODES == notify.MODES
+
+
+async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path
+) -> None:
+    """On both backends, a real repository: done work waits as "to land"; `a`, `y` lands it
+    onto main. A second task whose landing is refused (main checked out dirty) is told in a
+    notification and stays in the inbox as the refusal, with main untouched."""
+    from tests.worktrees.conftest import checkout_state, git, make_land_env
+    from tui.components.confirm import ConfirmDialog
+
+    land = make_land_env(tmp_path, monkeypatch, board_path)
+    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
+    # The board's own time: the app's worktree janitor would collect a checkout finished a
+    # retention period (a day) before the app's clock.
+    clock = ManualClock(land.board.now())
+    app = make_app(board_path, clock)
+    notes = Notes()
+    try:
+        async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.press("i", "a")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")
+            await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
+            await until(pilot, lambda: not app.inbox_items)
+            assert fresh(board_path, first).landed_commit == git(land.repo, "rev-parse", "main")
+            second, _ = land.task_with({"new.txt": "from the task\n"})
+            (land.repo / "README.md").write_text("# my uncommitted edit\n")
+            before = checkout_state(land.repo)
+            clock.set(land.board.now())
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.press("a")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("y")
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.LANDING_REFUSED])
+            assert app.inbox_items[0].task_id == second
+            assert "base_checked_out_dirty" in app.inbox_items[0].why
+            await until(pilot, lambda: any("(base_checked_out_dirty)" in n for n in notes.errors()))
+            assert checkout_state(land.repo) == before
+            assert fresh(board_path, second).landed_commit is None
+    finally:
+        land.board.close()
+
+
+async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> None:
+    from boardlib.records import EXECUTION_SUCCEEDED
+    from tui.components.prompt import PromptDialog
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("pricey", budget_usd=2)
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "script", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
+        await pilot.press("i", "a")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await answer(pilot, app, "3")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await answer(pilot, app, "one more pass")
+        await until(pilot, lambda: fresh(path, task.id).budget_usd == 3.0)
+        await pilot.press("a")  # still blocked: the row now says raise it, then unblock
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+
+
+async def answer(pilot: Any, app: Any, text: str) -> None:
+    """Type `text` as the prompt's whole answer and submit it (enter on one line, else ctrl+s)."""
+    from textual.widgets import Input, TextArea
+
+    field = app.screen.query_one("#answer")
+    if isinstance(field, Input):
+        field.value = text
+        await pilot.press("enter")
+    else:
+        assert isinstance(field, TextArea)
+        field.text = text
+        await pilot.press("ctrl+s")

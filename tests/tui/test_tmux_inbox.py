@@ -1,0 +1,91 @@
+"""The inbox end to end in a real terminal (tmux), at 80x24 and 160x48: with 60 todo cards and
+one task in review, the header says "1 need you", the review column is on screen, and `i` then
+Enter opens that task's drawer. COLUMNS/LINES are unset for the app (pytest exports them)."""
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board
+from tests.tui.test_tmux import Tmux
+
+KANBAN = str(Path(sys.executable).with_name("kanban"))
+
+pytestmark = [
+    pytest.mark.slow,  # the app in real tmux terminals
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Tmux]:
+    session = Tmux(tmp_path)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_one_need_you_then_i_enter_opens_its_drawer(
+    tmp_path: Path, terminal: Tmux, size: tuple[int, int]
+) -> None:
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        for n in range(60):
+            board.create_task(f"todo card {n}")
+        task = board.create_task("judge me please")
+        board.claim(task.id, "alice")
+        board.complete(task.id, "alice")
+    terminal.start([KANBAN, "tui", "--db", str(db)], size=size)
+    board_text = terminal.wait_for("1 need you")
+    header = board_text.splitlines()[0]
+    assert "1 need you" in header and "live" in header
+    assert len(header.rstrip()) <= size[0]
+    assert "in review" in board_text and task.id in board_text  # the column is on screen
+    terminal.keys("i")
+    inbox = terminal.wait_for("oldest first")
+    assert task.id in inbox and "waiting for review from alice" in inbox
+    terminal.keys("Enter")
+    deadline = time.monotonic() + 20
+    drawer = terminal.text()
+    while time.monotonic() < deadline and not (
+        "1 Overview" in drawer and "judge me please" in drawer and "oldest first" not in drawer
+    ):
+        time.sleep(0.1)
+        drawer = terminal.text()
+    assert "1 Overview" in drawer and "judge me please" in drawer, drawer
+    assert "oldest first" not in drawer  # the drawer, not the inbox, is what is shown
+    if size[0] < 140:  # full screen over the inbox: Escape comes back to it
+        terminal.keys("Escape")
+        assert task.id in terminal.wait_for("oldest first")
+
+
+def test_a_new_item_posts_a_notification_of_fixed_words_only(
+    tmp_path: Path, terminal: Tmux
+) -> None:
+    """`--notify osc` inside tmux: the new item's OSC 9 goes out in tmux's DCS passthrough, made
+    of fixed words and the task id; not one byte of the hostile title or reason reaches it."""
+    from tests.tui.test_tmux import TITLE
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        board.create_task("calm")
+    terminal.start([KANBAN, "tui", "--db", str(db), "--notify", "osc"], size=(80, 24))
+    terminal.wait_for("0 need you")
+    with Board(db) as board:
+        task = board.create_task(TITLE)
+        board.claim(task.id, "mallory")
+        board.block(task.id, "mallory", TITLE)
+    terminal.wait_for("1 need you")
+    time.sleep(0.5)
+    raw = terminal.recorded()
+    sent = f"\x1bPtmux;\x1b\x1b]9;kanban: {task.id} is blocked\x1b\x1b\\\x1b\\".encode()
+    assert raw.count(sent) == 1  # once, and only ours
+    assert b"\x1b]52" not in raw and b"\x1b]8;" not in raw and b"\x1b[2J" not in raw
+    assert b"ZXZpbA==\x07" not in raw  # the title's payload never as a live sequence
+    assert raw.count(b"\x1bP") == 1 and raw.count(b"]9;") == 1  # no other passthrough or OSC 9
