@@ -204,6 +204,29 @@ def cli(lines: list[Line]) -> list[str]:
     return out
 
 
+def mcp_tools(lines: list[Line]) -> list[str]:
+    sets = [ln for ln in lines if ln.get("measurement") == "mcp_tool_list"]
+    tokenizer = next((ln["tokenizer"] for ln in sets), "ceil(utf8_bytes / 4)")
+    out = [
+        "What `kanban mcp`'s tool list costs a model's context, for each tool set a session may "
+        "be started with (`kanban mcp --tools`): every tool's name, description and input schema "
+        "as the SDK's client receives them, as compact JSON, against a 4,000-token budget. The "
+        f"estimate is `{tokenizer}`; the exact cl100k_base and o200k_base counts (when the run "
+        "had bpe-openai) calibrate it, as Claude's tokenizer is not public. The baseline is the "
+        "same tools with the schemas pydantic generates, counted in the same run.",
+        "",
+    ]
+    out += table(
+        ["tool set", "tools", "chars", "tokens (estimate)", "with instructions", "cl100k_base",
+         "o200k_base", "of budget", "within budget", "baseline tokens", "ratio to baseline"],
+        ([ln["tool_set"], ln["tools"], ln["chars"], ln["approx_tokens"],
+          ln["with_instructions_approx_tokens"], ln.get("cl100k_base_tokens"),
+          ln.get("o200k_base_tokens"), ln["budget_ratio"], ln["within_budget"],
+          ln["baseline_approx_tokens"], ln["ratio_to_baseline"]] for ln in sets),
+    )  # fmt: skip
+    return out
+
+
 def http(lines: list[Line]) -> list[str]:
     claims = [ln for ln in lines if ln.get("measure") in ("claim_next", "ceiling")]
     reads = [ln for ln in lines if str(ln.get("measure", "")).startswith("GET")]
@@ -440,6 +463,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("claim_floor", "The floor of a Postgres claim", claim_floor),
     ("claim_tail", "Where slow claims wait", claim_tail),
     ("cli", "CLI and MCP start-up", cli),
+    ("mcp_tools", "The MCP tool list", mcp_tools),
     ("http", "HTTP", http),
     ("tui", "The terminal board", tui),
     ("tui_drawer", "The task drawer", tui_drawer),

@@ -10,10 +10,11 @@ agent's claim path (pydantic is imported lazily where input is validated).
 """
 
 from . import transitions
-from .board import Board, PlanItem
+from .board import Board
 from .clock import Clock, ManualClock, SystemClock
 from .config import BoardConfig
 from .errors import BoardError, Reason
+from .plan_match import PlanItem
 from .records import Comment, Event, Execution, Task, TaskView, Workspace
 
 __all__ = [

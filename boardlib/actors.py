@@ -42,3 +42,19 @@ def is_agent(actor: str | None) -> bool:
     """True for an identified agent: any named actor that is neither an operator nor the system.
     The agent contract (moves, caps, runs) applies to exactly these."""
     return actor is not None and not is_operator(actor) and not is_system(actor)
+
+
+UNNAMED = "unnamed actor"  # an event or comment that names nobody (older rows)
+
+
+def actor_label(actor: str | None, author_type: str | None = None) -> str:
+    """How a person reads who acted: the actor string itself (`agent-ada`, `operator:olivia`,
+    `verification-gate`). A comment without an author is the operator's or the system's, by its
+    `author_type`; never "someone" or "user (user)"."""
+    if actor:
+        return actor
+    if author_type == "user":
+        return OPERATOR
+    if author_type == "system":
+        return SYSTEM
+    return UNNAMED

@@ -9,9 +9,9 @@ new records. A refusal raises `BoardError` before anything commits, so
 Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothing below them.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,18 +32,24 @@ from .columns import (
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
-from .explain import explain_idle, explain_task
+from .explain import explain_idle, explain_task, preview_claim
 from .graph import cycle_path, find_cycles, topological_order
 from .lifecycle import (
+    SEED_CREATE_PATHS,
     check_editor,
     check_epoch,
     check_mover,
+    claim_conflict,
+    override_route,
     plan_move,
+    seed_block_reason,
     stale_claim,
     verdict_blocks_done,
 )
 from .location import BoardLocation, DatabaseUrl, board_location
 from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, seq_of
+from .plan_match import AppliedPlan, Comparison, Difference, compare, differs_refusal
+from .plan_match import PlanItem as PlanItem  # where callers have always found it
 from .records import (
     AUTHOR_TYPES,
     BOARD_SCOPE,
@@ -61,6 +67,7 @@ from .records import (
     BudgetReport,
     BudgetStanding,
     CheckReport,
+    ClaimPreview,
     ClosedExecution,
     Comment,
     DailyBudget,
@@ -97,12 +104,16 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         TaskDropped,
         TaskRestored,
         TaskTransferred,
+        TaskUpdated,
         VerificationRecorded,
         WorkspaceProvisioned,
         WorkspaceUpdated,
     )
     from .review import ReviewNote
     from .stats import Stats
+
+
+_TASK_FIELDS = frozenset(field.name for field in fields(Task)) - {"id"}
 
 
 def _import_models_before_the_turn() -> None:
@@ -125,25 +136,6 @@ def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
         "field": field,
         "ref": ref,
     }
-
-
-@dataclass(frozen=True, slots=True)
-class PlanItem:
-    """One task of a plan to create at once: `depends_on`/`parent` name other items by key or
-    existing tasks by id."""
-
-    key: str
-    title: str
-    description: str | None = None
-    role: str | None = None
-    priority: int = 0
-    depends_on: tuple[str, ...] = ()
-    status: str = t.TODO
-    team_id: str | None = None
-    kind: str = "code"
-    parent: str | None = None
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
 
 
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
@@ -286,25 +278,22 @@ class Board:
         via: tuple[str, ...] = (),
         holder: str | None = None,
         emit: bool = True,
-        pass_unowned: bool = False,
+        via_takes: bool = True,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
         event. `via` names intermediate statuses for a verb the table only allows in legal steps
         (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
-        result is written once. `emit=False` leaves the one event to a verb that has its own kind
-        (a landing's `task_landed`, which also carries the move). `pass_unowned` keeps the task's
-        owner, holders and epoch through the hops (nobody takes it on the way)."""
+        result is written once; `via_takes=False` passes through without taking the task (an
+        override's way out of blocked). `emit=False` leaves the one event to a verb that has its
+        own kind (a landing's `task_landed`, which also carries the move)."""
         changes: dict[str, Any] = {}
         passing = task
         for step in via:
             hop = plan_move(
-                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
-            )
-            if pass_unowned:
-                hop = replace(hop, changes={
-                    key: value for key, value in hop.changes.items() if key not in _OWNERSHIP
-                })  # fmt: skip
+                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason,
+                takes=via_takes,
+            )  # fmt: skip
             changes |= hop.changes
             passing = replace(passing, **hop.changes)
         move = plan_move(
@@ -491,13 +480,30 @@ class Board:
         capped: bool | None = None,
         budget_usd: float | None = None,
         budget_tokens: int | None = None,
+        seed_route: str | None = None,
     ) -> Task:
         """File a task (todo by default, or backlog). An identified agent's create is capped
         (`actors.is_agent(actor)`; `capped` overrides that, for tests and tools): depth,
         live-children and root-rate ceilings apply in the same transaction, so racing creators
         cannot overshoot them. Operators' creates are not capped; only the board's config
-        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings."""
+        (`BoardConfig`, `KANBAN_MAX_DEPTH`...) raises the ceilings.
+
+        `seed_route` marks a seed 003 client's create (`POST /api/board`), whose `status` may be
+        any of the seven: the task is filed in the status it reaches from todo through legal
+        moves (`lifecycle.SEED_CREATE_PATHS`; in progress means held by the creator under a
+        lease, blocked records `seed_block_reason`), one row and one `task_created` event. An
+        agent's create never lands in done (builder is not judge)."""
         actor = validate.name(actor, "actor")
+        if seed_route is not None:
+            seed_route = validate.name(seed_route, "seedRoute")
+            if status == t.DONE and is_agent(actor):
+                raise BoardError(
+                    Reason.NOT_ASSIGNEE,
+                    f"cannot create a task in done as {actor}: an agent's task reaches done "
+                    "by another agent's approve, or an operator's move",
+                    current=t.TODO,
+                    requested=t.DONE,
+                )
         capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
         if not isinstance(depends_on, (list, tuple, set, frozenset)):  # a str would be its letters
             raise invalid_input("dependsOn must be a list of task ids", field="dependsOn")
@@ -505,13 +511,15 @@ class Board:
         if capped and parent_task_id is not None:
             _import_models_before_the_turn()  # the depth cap validates the ancestor chain
 
+        path = SEED_CREATE_PATHS.get(status, ()) if seed_route is not None else ()
+
         def work(tx: Tx) -> Task:
             now = self.now()
             values = self._validate_new(
                 tx,
                 title=title,
                 description=description,
-                status=status,
+                status=t.TODO if path else status,
                 priority=priority,
                 team_id=team_id,
                 role=role,
@@ -527,20 +535,75 @@ class Board:
             )
             if capped:
                 self._enforce_caps(tx, values["parent_task_id"], now)
+            if path:
+                values = self._seed_arrival(values, path, actor, str(seed_route), now)
             return self._insert_task(tx, values, list(dict.fromkeys(blockers)), actor, now)
 
         return self.store.write(work)
+
+    def _seed_arrival(
+        self, values: dict[str, Any], path: Sequence[str], actor: str, route: str, now: int
+    ) -> dict[str, Any]:
+        """A new task's columns once it has made the legal moves of `path` from todo (each
+        checked by `plan_move`, as if made one by one): what a seed client's create in that
+        status files, in one insert."""
+        passing = Task(
+            id="(new)",
+            **{name: value for name, value in values.items() if name in _TASK_FIELDS},
+        )
+        changes: dict[str, Any] = {}
+        for step in path:
+            reason = seed_block_reason(actor, route) if step == t.BLOCKED else None
+            move = plan_move(
+                passing, step, actor=actor, now=now, lease_ms=self.config.lease_ms, reason=reason
+            )
+            changes |= move.changes
+            passing = replace(passing, **move.changes)
+        return {**values, **changes, "updated_at": now}
 
     def create_plan(
         self, items: Sequence[PlanItem], *, actor: str = OPERATOR, capped: bool | None = None
     ) -> dict[str, Task]:
         """Create a whole plan in one transaction, or nothing: items refer to each other by key.
-        The plan must be acyclic (dependencies are created in topological order). References
-        that are neither keys nor tasks on the board are refused all at once (`invalid_input`
-        with one `unknown_key` problem each, as `plans.lint` reports them). An identified agent's
-        plan is capped like its single creates (`capped` overrides): every task that would break
-        a ceiling is named by key in one `cap_exceeded` refusal, and nothing is written."""
-        actor = validate.name(actor, "actor")
+        An anonymous plan: its keys are not recorded, so creating it again creates it again
+        (`apply_plan` names the plan and finds its tasks instead). Returns key -> new task."""
+        applied = self._apply_plan(items, None, actor=actor, capped=capped, update=False)
+        return applied.tasks
+
+    def apply_plan(
+        self,
+        items: Sequence[PlanItem],
+        *,
+        plan: str,
+        actor: str = OPERATOR,
+        capped: bool | None = None,
+        update: bool = False,
+    ) -> AppliedPlan:
+        """Apply plan `plan` in one transaction, or nothing. Each item's key is recorded on its
+        task, unique per plan: items already on the board are found, not created again (two
+        appliers racing create each task once), and only the rest is created. An item that
+        differs from its task refuses the plan (`invalid_input`, one `differs` problem each, as
+        `plans.lint` reports them) unless `update`, which changes what is still safe to change
+        (`plan_match`): the title and description of a task nobody claimed, and dependencies
+        that close no cycle; any other difference still refuses it.
+
+        The plan must be acyclic (tasks are created in topological order). References that are
+        neither keys nor tasks on the board are refused all at once (`unknown_key` problems). An
+        identified agent's plan is capped like its single creates (`capped` overrides): every
+        new task that would break a ceiling is named by key in one `cap_exceeded` refusal."""
+        plan = validate.name(plan, "plan")
+        update = validate.flag(update, "update")
+        return self._apply_plan(items, plan, actor=actor, capped=capped, update=update)
+
+    def compare_plan(self, items: Sequence[PlanItem], *, plan: str) -> Comparison:
+        """Which of plan `plan`'s items are on the board and how each differs from its task,
+        read in one snapshot: what `apply_plan` would find (and `plan lint` reports)."""
+        plan = validate.name(plan, "plan")
+        self._check_plan_items(items)
+        return self.store.read(lambda tx: compare(tx, items, plan))
+
+    @staticmethod
+    def _check_plan_items(items: Sequence[PlanItem]) -> None:
         if not isinstance(items, (list, tuple)) or not all(
             isinstance(item, PlanItem) for item in items
         ):
@@ -552,14 +615,26 @@ class Board:
             for ref in item.depends_on:
                 validate.identifier(ref, f"{item.key}.depends_on")
             validate.optional_identifier(item.parent, f"{item.key}.parent")
-        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
-        if capped:
-            _import_models_before_the_turn()  # the depth cap validates ancestor chains
         keys = [item.key for item in items]
         if len(set(keys)) != len(keys):
             raise invalid_input(
                 "duplicate plan keys", keys=sorted({k for k in keys if keys.count(k) > 1})
             )
+
+    def _apply_plan(
+        self,
+        items: Sequence[PlanItem],
+        plan_name: str | None,
+        *,
+        actor: str,
+        capped: bool | None,
+        update: bool,
+    ) -> AppliedPlan:
+        actor = validate.name(actor, "actor")
+        self._check_plan_items(items)
+        capped = is_agent(actor) if capped is None else validate.flag(capped, "capped")
+        if capped:
+            _import_models_before_the_turn()  # the depth cap validates ancestor chains
         by_key = {item.key: item for item in items}
         order = topological_order(
             {
@@ -568,9 +643,13 @@ class Board:
             }
         )
 
-        def work(tx: Tx) -> dict[str, Task]:
+        def work(tx: Tx) -> AppliedPlan:
             now = self.now()
-            created: dict[str, Task] = {}
+            comparison = compare(tx, items, plan_name) if plan_name else Comparison("")
+            blocking = comparison.blocking(update)
+            if blocking:
+                raise differs_refusal(blocking)
+            matched = comparison.matched
             unknown = [
                 unknown_reference(item.key, field, ref)
                 for item in items
@@ -586,19 +665,27 @@ class Board:
                     + (f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""),
                     problems=unknown,
                 )
+            fresh = [key for key in order if key not in matched]
             if capped:
-                violations = self._cap_violations(
-                    tx,
-                    [(key, by_key[key].parent, by_key[key].parent in by_key) for key in order],
-                    now,
-                )
+                new_tasks: list[caps.NewTask] = []
+                for key in fresh:
+                    parent = by_key[key].parent
+                    if parent in matched:
+                        new_tasks.append((key, matched[parent].id, False))
+                    else:
+                        new_tasks.append((key, parent, parent in by_key))
+                violations = self._cap_violations(tx, new_tasks, now)
                 if violations:
                     raise caps.plan_refusal(violations)
 
-            def resolve(ref: str) -> str:
-                return created[ref].id if ref in created else ref
+            created: dict[str, Task] = {}
 
-            for key in order:
+            def resolve(ref: str) -> str:
+                if ref in created:
+                    return created[ref].id
+                return matched[ref].id if ref in matched else ref
+
+            for key in fresh:
                 item = by_key[key]
                 parent = resolve(item.parent) if item.parent else None
                 values = self._validate_new(
@@ -619,11 +706,72 @@ class Board:
                     budget_usd=item.budget_usd,
                     budget_tokens=item.budget_tokens,
                 )
+                if plan_name:
+                    values |= {"plan_name": plan_name, "plan_key": key}
                 blockers = [resolve(ref) for ref in dict.fromkeys(item.depends_on)]
                 created[key] = self._insert_task(tx, values, blockers, actor, now)
-            return created
+            updates = comparison.updates() if update else []
+            changed = self._plan_updates(tx, updates, resolve, actor, now)
+            tasks = {
+                item.key: created.get(item.key) or changed.get(item.key) or matched[item.key]
+                for item in items
+            }
+            return AppliedPlan(
+                plan_name=plan_name,
+                tasks=tasks,
+                created=[key for key in tasks if key in created],
+                existing=[key for key in tasks if key in matched],
+                updated=updates,
+            )
 
         return self.store.write(work)
+
+    def _plan_updates(
+        self,
+        tx: Tx,
+        updates: Sequence[Difference],
+        resolve: Callable[[str], str],
+        actor: str,
+        now: int,
+    ) -> dict[str, Task]:
+        """`apply_plan --update`: the safe differences written, one event per change (a link
+        re-checked for a cycle against the board as this transaction leaves it). Returns the
+        changed tasks by key."""
+        changed: dict[str, Task] = {}
+        edits: dict[str, dict[str, Any]] = {}
+        for difference in updates:
+            if difference.field != "depends_on":
+                edits.setdefault(difference.key, {"id": difference.task_id})[difference.field] = (
+                    difference.plan
+                )
+                continue
+            blocker = difference.blocker or resolve(str(difference.plan))
+            task_id = difference.task_id
+            if tx.depends_transitively(blocker, task_id):
+                cycle = cycle_path(task_id, blocker, tx.dependency_edges_from(blocker))
+                raise BoardError(
+                    Reason.DEPENDENCY_CYCLE,
+                    f"linking {task_id} -> {blocker} would close a cycle: {' -> '.join(cycle)}",
+                    id=task_id,
+                    dependsOn=blocker,
+                    cycle=cycle,
+                )
+            if not tx.insert_dependency(task_id, blocker, now, None):
+                continue
+            blocker_row = tx.task(blocker)
+            if blocker_row is not None and blocker_row["status"] != t.DONE:
+                tx.add_unmet_dependency(task_id, 1)
+            task = changed[difference.key] = self._load(tx, task_id)
+            linked: DepLinked = {"depends_on": blocker}
+            self._emit(tx, EventKind.DEP_LINKED, task, actor, now, linked)
+        for key, edit in edits.items():
+            task_id = edit.pop("id")
+            task = changed[key] = Task.from_row(
+                tx.update_task(task_id, {**edit, "updated_at": now})
+            )
+            edited: TaskUpdated = {"verb": "plan_update", "fields": sorted(edit)}
+            self._emit(tx, EventKind.TASK_UPDATED, task, actor, now, edited)
+        return changed
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -1006,6 +1154,36 @@ class Board:
 
         return self.store.read(work)
 
+    def preview_claim_next(
+        self,
+        *,
+        role: str | None = None,
+        respect_deps: bool = True,
+        team_id: str | None = None,
+    ) -> ClaimPreview:
+        """What `claim_next` would do now for `role` (and `team_id`), found in one read-only
+        snapshot and written nothing (`explain.preview_claim`): the task it would claim, the
+        lapsed leases it would release first (reported, not released) and the idle view. The
+        diagnosis of `claim-next --explain`/`--dry-run`; claiming stays `claim_next`."""
+        role = validate.optional_name(role, "role")
+        team = validate.optional_name(team_id, "teamId")
+        respect_deps = validate.flag(respect_deps, "respectDeps")
+
+        def work(tx: Tx) -> ClaimPreview:
+            now = self.now()
+            picked = tx.best_ready(role, respect_deps, team)
+            pick = (Task.from_row(picked), int(picked["seq"])) if picked is not None else None
+            held = [
+                (Task.from_row(row), int(row["seq"]))
+                for row in tx.list_tasks(status=t.IN_PROGRESS, include_dropped=True)
+            ]
+            todo = Task.from_rows(tx.list_tasks(status=t.TODO))
+            return preview_claim(
+                pick, held, todo, now, role=role, team_id=team, respect_deps=respect_deps
+            )
+
+        return self.store.read(work)
+
     def inbox(self) -> Inbox:
         """What needs a person now, oldest first (`attention.collect`): the same list on every
         surface. Reads only what the indexes find, so it costs the same on a 100,000-task board."""
@@ -1084,19 +1262,7 @@ class Board:
                         id=task_id,
                         unmet=unmet,
                     )
-                raise BoardError(
-                    Reason.CONFLICT,
-                    f"task {task_id} is not claimable: it is {current.status}"
-                    + (
-                        f", held by {current.assignee_agent_id}"
-                        if current.assignee_agent_id
-                        else ""
-                    )
-                    + (", dropped" if current.dropped else ""),
-                    id=task_id,
-                    current=current.status,
-                    assignee=current.assignee_agent_id,
-                )
+                raise claim_conflict(current)
             return task
 
         return self.store.write(work, shared=True)
@@ -1420,12 +1586,18 @@ class Board:
         actor: str = OPERATOR,
         epoch: int | None = None,
         holder: str | None = None,
+        seed_route: str | None = None,
     ) -> Task:
         """Change the status (through the transition table, the done-gate and the agent contract
         of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
         applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
         names who takes an unowned task moved to in_progress (default: the mover), for operators
-        and the board's own passes (the gate hands failed work back to its builder)."""
+        and the board's own passes (the gate hands failed work back to its builder).
+        `seed_route` marks a seed 003 client's request (`PATCH /api/board/:taskId`): a move to
+        blocked without a reason then records `lifecycle.seed_block_reason`, naming the actor and
+        the route, as the seed (whose body has no reason) expects. Without it a move to blocked
+        needs a reason, as on every surface of the board's own."""
+        seed_route = validate.optional_name(seed_route, "seedRoute")
         actor = validate.name(actor, "actor")
         holder = validate.optional_name(holder, "holder")
         if holder is not None and is_agent(actor):
@@ -1465,13 +1637,15 @@ class Board:
             check_editor(task, edits, actor=actor)
             if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(task.blocked_reason):
                 self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
-            # A person accepting blocked work as it is (the gate's debt): done in one step, by the
-            # table's legal hops (blocked -> in_progress -> done), nobody made its holder.
-            via = (t.IN_PROGRESS,) if human_override and task.status == t.BLOCKED else ()
+            reason = note
+            if reason is None and seed_route and target == t.BLOCKED != task.status:
+                reason = seed_block_reason(actor, seed_route)
+            # An override out of blocked passes through the table's steps (lifecycle.OVERRIDE_VIA)
+            via = (override_route(task) or ()) if human_override and target != task.status else ()
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
-                reason=note, human_override=human_override, extra=edits or None, holder=holder,
-                via=via, pass_unowned=bool(via),
+                reason=reason, human_override=human_override, extra=edits or None, holder=holder,
+                via=via, via_takes=False,
             )  # fmt: skip
 
         return self.store.write(work)
@@ -2334,13 +2508,6 @@ def _daily(row: Row | None, team: str | None) -> DailyBudget | None:
         updated_at=row["updated_at"],
         updated_by=row["updated_by"],
     )
-
-
-# What taking a task writes: a hop that passes through in_progress unowned leaves these alone.
-_OWNERSHIP = frozenset({
-    "assignee_agent_id", "claimed_by", "holders", "claim_epoch", "attempts", "lease_until",
-    "last_heartbeat_at",
-})  # fmt: skip
 
 
 def _with_review(

@@ -86,6 +86,25 @@ def cap_violations(
     return violations
 
 
+def _duration(ms: int) -> str:
+    for unit, size in (("minute", 60_000), ("second", 1_000)):
+        if ms % size == 0:
+            count = ms // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{ms} ms"
+
+
+def in_words(config: BoardConfig) -> str:
+    """The ceilings an agent's creates meet, as a person reads them, from the board's config:
+    `agent creates are capped (24 children, 30 roots per 5 minutes)`."""
+    children, roots = config.max_live_children, config.root_create_limit
+    return (
+        f"agent creates are capped ({children} {'child' if children == 1 else 'children'}, "
+        f"{roots} {'root' if roots == 1 else 'roots'} per "
+        f"{_duration(config.root_create_window_ms)})"
+    )
+
+
 def create_refusal(violations: Sequence[dict[str, Any]]) -> BoardError:
     """A single create's refusal: its first violation, as `cap_exceeded`."""
     first = violations[0]

@@ -2,15 +2,16 @@
 
 `explain_task` answers for one task (status, drop, lease, unmet dependencies, role); `explain_idle`
 for claim-next (what is ready, which leases lapsed, what the todo column waits on, when the next
-lease runs out). Both are pure: the board reads the rows in one read transaction and hands them
-in, so the answer is true of one moment of the board.
+lease runs out); `preview_claim` says which task claim-next would take and which lapsed leases
+it would release first. All are pure: the board reads the rows in one read transaction and hands
+them in, so the answer is true of one moment of the board, and asking writes nothing.
 """
 
 from collections.abc import Sequence
 
 from . import transitions as t
 from .clock import moment
-from .records import Explanation, IdleExplanation, LinkedTask, Task
+from .records import ClaimPreview, Explanation, IdleExplanation, LapsedLease, LinkedTask, Task
 
 LISTED = 20  # ids listed per group of an idle explanation
 
@@ -102,4 +103,58 @@ def explain_idle(
         in_progress=len(held),
         next_lease_expiry=leases[0] if leases else None,
         ready=[task.id for task in ready[:LISTED]],
+    )
+
+
+# A task as claim-next ranks it: the row and its `seq` (creation order, the last tie-break of the
+# ready index: equal priority and change time go to the older task).
+Ranked = tuple[Task, int]
+
+
+def preview_claim(
+    pick: Ranked | None,
+    held: Sequence[Ranked],
+    todo: Sequence[Task],
+    now: int,
+    *,
+    role: str | None = None,
+    team_id: str | None = None,
+    respect_deps: bool = True,
+) -> ClaimPreview:
+    """What `Board.claim_next` would do at `now`, without doing it. `pick` is the ready task its
+    claim statement picks (`Tx.best_ready`), `held` every in-progress task, `todo` the todo
+    column. While any lease has lapsed the claim statement picks nothing: claim-next releases
+    every lapsed lease (back to todo, changed now) and picks again, so a released task competes
+    with `pick` as a todo task changed at `now`."""
+    lapsed = [(task, seq) for task, seq in held if task.lease_expired(now)]
+
+    def suits(task: Task) -> bool:
+        return (
+            not task.dropped
+            and (not task.unmet_deps or not respect_deps)
+            and (role is None or task.role in (None, role))
+            and (team_id is None or task.team_id == team_id)
+        )
+
+    candidates = [(pick[0].priority, pick[0].updated_at, -pick[1], pick[0])] if pick else []
+    candidates += [(task.priority, now, -seq, task) for task, seq in lapsed if suits(task)]
+    chosen = max(candidates, key=lambda entry: entry[:3])[3] if candidates else None
+    idle = explain_idle(todo, [task for task, _ in held if not task.dropped], now, role)
+    reasons = []
+    if lapsed:
+        holders = ", ".join(f"{task.id} ({task.assignee_agent_id})" for task, _ in lapsed[:LISTED])
+        reasons.append(f"claim-next would first release {len(lapsed)} lapsed lease(s): {holders}")
+    if chosen is not None:
+        reasons.append(f"claim-next would claim {chosen.id} now (priority {chosen.priority})")
+    else:
+        reasons.append("claim-next would claim nothing now")
+    return ClaimPreview(
+        claimable=chosen is not None,
+        would_claim=chosen,
+        would_release=[
+            LapsedLease(task.id, task.assignee_agent_id, task.lease_until, task.claim_epoch)
+            for task, _ in lapsed
+        ],
+        reasons=reasons + idle.reasons,
+        explain=idle,
     )

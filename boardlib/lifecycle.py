@@ -39,6 +39,31 @@ def verdict_blocks_done(verification: str | None) -> bool:
         return True  # an unreadable verdict is not evidence that the work passed
 
 
+# Where a human override to done passes on the way when the table has no direct move: the gate
+# parks work it cannot promote (debt, a spent attempt budget) in blocked, and the override is
+# offered there. Passing through takes nothing (no holder, lease or attempt).
+OVERRIDE_VIA: dict[str, tuple[str, ...]] = {t.BLOCKED: (t.IN_PROGRESS,)}
+
+
+def override_route(task: Task) -> tuple[str, ...] | None:
+    """The statuses a human override to done passes through from where `task` is (`()` when
+    the table moves it straight to done), or None when no override applies: a finished task, work
+    not started, or a task blocked without a verdict (an agent's question: nothing to override)."""
+    if task.status in t.TERMINAL:
+        return None
+    if t.can_transition(task.status, t.DONE):
+        return ()
+    via = OVERRIDE_VIA.get(task.status)
+    if via is None or not task.verification:
+        return None
+    return via
+
+
+def override_reaches_done(task: Task) -> bool:
+    """Whether an operator's override can take `task` to done (the TUI's `d` asks this)."""
+    return override_route(task) is not None
+
+
 def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
     """The refusal of a caller quoting a claim epoch that is not the task's current one."""
     return BoardError(
@@ -135,6 +160,54 @@ def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
     )
 
 
+def claim_conflict(task: Task) -> BoardError:
+    """The `conflict` of a claim that found `task` not claimable, saying why in the words a
+    caller acts on: the holder (`assignee`) when someone holds it; that it is
+    finished when it is done or cancelled (nobody holds it, whoever built it); otherwise the
+    move that would make it claimable."""
+    holder = task.assignee_agent_id if task.status == t.IN_PROGRESS else None
+    if task.status == t.IN_PROGRESS:
+        why = f"it is in_progress, held by {holder}"
+    elif task.status in t.TERMINAL:
+        why = f"it is {task.status}: finished work is not claimed again"
+    elif task.dropped:
+        why = "it is dropped (restore it first)"
+    elif task.status == t.BLOCKED:
+        why = f"it is blocked ({task.blocked_reason}); unblock it first"
+    elif task.status == t.IN_REVIEW:
+        why = "it is in review, waiting for a judge (approve or reject)"
+    else:
+        why = f"it is {t.label(task.status)} (move it to todo first)"
+    return BoardError(
+        Reason.CONFLICT,
+        f"task {task.id} is not claimable: {why}",
+        id=task.id,
+        current=task.status,
+        assignee=holder,
+        dropped=bool(task.dropped) or None,
+    )
+
+
+def seed_block_reason(actor: str, route: str) -> str:
+    """The reason a seed 003 client's move to blocked records when it gives none: seed 003's
+    bodies have no reason field, so a client written against the seed cannot give one. It names
+    who blocked the task and by which route; every other surface keeps asking for a reason."""
+    return f"blocked by {actor} via {route} (the request gave no reason)"
+
+
+# How a seed 003 client's create reaches each status (its `status` may be any of the seven):
+# from todo, through the transition table's legal moves, the last one the target.
+SEED_CREATE_PATHS: dict[str, tuple[str, ...]] = {
+    t.BACKLOG: (),
+    t.TODO: (),
+    t.IN_PROGRESS: (t.IN_PROGRESS,),
+    t.IN_REVIEW: (t.IN_PROGRESS, t.IN_REVIEW),
+    t.BLOCKED: (t.BLOCKED,),
+    t.DONE: (t.IN_PROGRESS, t.DONE),
+    t.CANCELLED: (t.CANCELLED,),
+}
+
+
 def plan_move(
     task: Task,
     target: str,
@@ -145,9 +218,11 @@ def plan_move(
     reason: str | None = None,
     human_override: bool = False,
     holder: str | None = None,
+    takes: bool = True,
 ) -> Move:
     """The row changes for `task -> target`, or a refusal (`illegal_transition`,
-    `verification_required`, `invalid_input` for a block without a reason)."""
+    `verification_required`, `invalid_input` for a block without a reason). `takes=False` is a
+    status passed through on an override's way (`OVERRIDE_VIA`): in progress without a taker."""
     if not t.is_status(target):
         raise invalid_input(f"unknown status {target!r}", allowed=list(t.STATUSES))
     current = task.status
@@ -192,6 +267,8 @@ def plan_move(
             "verification": None,
             "holders": [],
         }
+    elif target == t.IN_PROGRESS and not takes:
+        pass
     elif target == t.IN_PROGRESS:
         changes |= {"lease_until": now + lease_ms, "last_heartbeat_at": now}
         if task.assignee_agent_id is None:

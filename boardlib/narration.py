@@ -13,6 +13,7 @@ surface showing a short feed may leave them out: on a busy board they would drow
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .actors import actor_label
 from .events import EventKind, read
 from .records import AuditEntry, Event
 from .transitions import label
@@ -42,7 +43,7 @@ ROUTINE = frozenset({EventKind.LEASE_RENEWED})
 
 
 def _who(event: Event) -> str:
-    return event.actor or "someone"
+    return actor_label(event.actor)
 
 
 def _task(event: Event) -> str:

@@ -21,11 +21,11 @@ from pydantic import (
     field_validator,
 )
 
-from . import transitions
-from .board import Board, PlanItem, unknown_reference
+from . import transitions, validation
+from .board import Board, unknown_reference
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
-from .records import Task
+from .plan_match import AppliedPlan, PlanItem
 from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 
@@ -115,7 +115,7 @@ class PlanTask(BaseModel):
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a plan. `kind` is syntax, shape, bad_field, duplicate_key,
-    unknown_key or cycle."""
+    unknown_key, cycle or differs (an item on the board already, with other content)."""
 
     kind: str
     message: str
@@ -124,6 +124,7 @@ class Problem:
     field: str | None = None
     ref: str | None = None  # for unknown_key: the reference that resolves to nothing
     keys: tuple[str, ...] | None = None  # for cycle: the keys on it, first one repeated at the end
+    detail: dict[str, Any] | None = None  # for differs: the task, both values, whether updatable
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"kind": self.kind, "message": self.message}
@@ -132,7 +133,7 @@ class Problem:
                 doc[name] = getattr(self, name)
         if self.keys is not None:
             doc["keys"] = list(self.keys)
-        return doc
+        return doc | (self.detail or {})
 
 
 @dataclass
@@ -144,6 +145,9 @@ class PlanReport:
     problems: list[Problem] = field(default_factory=list)
     order: list[str] = field(default_factory=list)
     existing: list[str] = field(default_factory=list)  # references resolved to board tasks
+    name: str | None = None  # the plan's name: the scope of its keys on the board
+    matched: dict[str, str] = field(default_factory=dict)  # items on the board: key -> task id
+    changes: list[dict[str, Any]] = field(default_factory=list)  # what --update would change
 
     @property
     def ok(self) -> bool:
@@ -155,9 +159,12 @@ class PlanReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "plan": self.name,
             "tasks": self.items,
             "order": self.order,
             "existing": self.existing,
+            "matched": self.matched,
+            "changes": self.changes,
             "problems": [problem.to_json() for problem in self.problems],
         }
 
@@ -208,6 +215,14 @@ def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> Plan
     which resolves them inside its transaction."""
     report = PlanReport()
     raw_items = _raw_items(data, report)
+    written = data.get("name") if isinstance(data, dict) else None
+    if written is not None:
+        if isinstance(written, (str, int)) and 0 < len(str(written).strip()) <= NAME_MAX:
+            report.name = str(written).strip()
+        else:
+            report.problems.append(
+                Problem("shape", f"name must be a non-empty text of at most {NAME_MAX} characters")
+            )
     if raw_items is None:
         return report
     report.items = len(raw_items)
@@ -305,7 +320,7 @@ def _raw_refs(raw: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _raw_items(data: Any, report: PlanReport) -> list[Any] | None:
     if isinstance(data, dict):
-        extra = sorted(str(key) for key in data if key != "tasks")
+        extra = sorted(str(key) for key in data if key not in ("tasks", "name"))
         if extra:
             report.problems.append(
                 Problem("shape", f"unknown top-level field(s): {', '.join(extra)}")
@@ -354,17 +369,81 @@ def refusal(report: PlanReport) -> BoardError:
     )
 
 
-def lint_against(board: Board | None, data: Any) -> PlanReport:
-    """`lint` with references resolved against `board` (no board: nothing exists yet)."""
+def plan_name(data: Any, *, given: str | None, source: str | None) -> str | None:
+    """The name a plan's keys are scoped by on the board: `given` (`--name`), else the plan's own
+    `name:`, else its file's name without the extension (`sprint-3.yaml` -> `sprint-3`). None for
+    a plan read from stdin without either (see `required_plan_name`)."""
+    if given is not None:
+        return validation.name(given, "name")
+    written = data.get("name") if isinstance(data, dict) else None
+    if isinstance(written, (str, int)) and str(written).strip():
+        return validation.name(str(written), "name")
+    if source:
+        return validation.name(Path(source).stem or source, "name")
+    return None
+
+
+def required_plan_name(data: Any, *, given: str | None, source: str | None) -> str:
+    """`plan_name`, or the refusal of a plan that has none: applying needs it."""
+    name = plan_name(data, given=given, source=source)
+    if name is not None:
+        return name
+    raise BoardError(
+        Reason.INVALID_INPUT,
+        "a plan read from stdin needs a name to find its tasks when applied again: give it "
+        "`name: ...` or pass --name",
+        field="name",
+    )
+
+
+def lint_against(
+    board: Board | None, data: Any, *, plan: str | None = None, update: bool = False
+) -> PlanReport:
+    """`lint` with references resolved against `board` (no board: nothing exists yet). With
+    `plan` (its name), the items already on the board under that name are matched, and each
+    difference from its task is a `differs` problem (with `update`, only the differences that
+    are not safe to change; the others are the `changes` that update would make). Differences
+    are looked for once the plan itself is clean."""
     if board is None:
-        return lint(data, task_exists=lambda _ref: False)
-    return lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
+        report = lint(data, task_exists=lambda _ref: False)
+    else:
+        report = lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
+    report.name = plan or report.name
+    if board is None or plan is None or not report.ok:
+        return report
+    comparison = board.compare_plan(report.to_items(), plan=plan)
+    report.matched = {key: task.id for key, task in comparison.matched.items()}
+    for difference in comparison.blocking(update):
+        doc = difference.to_problem()
+        report.problems.append(
+            Problem(
+                "differs",
+                doc.pop("message"),
+                key=doc.pop("key"),
+                field=doc.pop("field"),
+                detail={name: value for name, value in doc.items() if name != "kind"},
+            )
+        )
+    if update:
+        report.changes = [difference.to_problem() for difference in comparison.updates()]
+    if not report.ok:
+        report.order = []
+    return report
 
 
-def apply(board: Board, data: Any, *, actor: str, capped: bool | None = None) -> dict[str, Task]:
-    """Lint the parsed plan against `board` and create it whole, or refuse with the same
-    problems `plan lint` reports (and the create caps for an identified agent's plan)."""
-    report = lint_against(board, data)
+def apply(
+    board: Board,
+    data: Any,
+    *,
+    plan: str,
+    actor: str,
+    capped: bool | None = None,
+    update: bool = False,
+) -> AppliedPlan:
+    """Lint the parsed plan against `board` and apply it whole under the name `plan`, or refuse
+    with the same problems `plan lint` reports (and the create caps for an identified agent's
+    new tasks): items already on the board are found, not created again."""
+    report = lint_against(board, data, plan=plan, update=update)
     if not report.ok:
         raise refusal(report)
-    return board.create_plan(report.to_items(), actor=actor, capped=capped)
+    return board.apply_plan(report.to_items(), plan=plan, actor=actor, capped=capped, update=update)

@@ -285,6 +285,10 @@ class Task(Record):
     first_claimed_at: int | None = None  # the first claim: where the cycle time starts
     review_entered_at: int | None = None  # in review since (None when not in review)
     review_wait_ms: int = 0  # time spent waiting in review, over every attempt
+    # The plan (its name) and the plan's key this task was applied from: unique together, so a
+    # re-applied plan finds its tasks (`plan_match.py`). None for a task filed on its own.
+    plan_name: str | None = None
+    plan_key: str | None = None
     status_since: int | None = None  # when the task entered its status (the inbox's "since")
 
     @property
@@ -544,6 +548,28 @@ class IdleExplanation(Record):
     in_progress: int
     next_lease_expiry: int | None = None
     ready: list[str] = field(default_factory=list)  # up to 20 ids, in no promised order
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class LapsedLease(Record):
+    """A claim whose lease ran out: the next claim-next releases it before it picks."""
+
+    id: str
+    assignee_agent_id: str | None
+    lease_until: int | None
+    claim_epoch: int
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class ClaimPreview(Record):
+    """What claim-next would do right now, found without doing it: the task it would claim (as
+    it is now), the lapsed leases it would release first, and why (`explain`: the idle view)."""
+
+    claimable: bool
+    would_claim: Task | None
+    would_release: list[LapsedLease]
+    reasons: list[str]
+    explain: IdleExplanation
 
 
 @dataclass(slots=True, eq=False, repr=False)

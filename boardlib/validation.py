@@ -42,8 +42,17 @@ def _encodable(value: str) -> bool:
 
 
 def name(value: Any, field: str) -> str:
+    """A name (an agent, an actor, a team, a role): one printable line. A name is drawn in every
+    operator's view and written into audit rows, so a control or format character in it (an
+    escape, a bell, a bidi override) is refused, never stored and cleaned up later."""
     checked = text(value, field, limit=NAME_MAX)
     assert checked is not None
+    if not checked.isprintable():
+        bad = next(char for char in checked if not char.isprintable())
+        raise invalid_input(
+            f"{field} must be printable: it holds the control or format character U+{ord(bad):04X}",
+            field=field,
+        )
     return checked
 
 

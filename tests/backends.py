@@ -96,3 +96,47 @@ def board_created(location: Any) -> bool:
             row = conn.execute("SELECT to_regclass('board_meta') IS NOT NULL").fetchone()
             return bool(row and row[0])
     return Path(location).exists()
+
+
+def kanban_backends(location: Any) -> set[int]:
+    """The pids of the Postgres backends kanban processes hold open (`application_name`)."""
+    import psycopg
+
+    with psycopg.connect(conninfo(location), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'kanban'"
+        ).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def rows_written(location: Any, *, besides: set[int] | None = None) -> dict[str, int]:
+    """Postgres's own count of the rows inserted, updated and deleted in the board's tables
+    (`pg_stat_user_tables`), read once every kanban backend but `besides` has gone: a backend
+    reports its counts as it exits, before it leaves `pg_stat_activity`, so what a finished
+    process wrote is in the count."""
+    import time
+
+    import psycopg
+
+    keep = besides or set()
+    deadline = time.monotonic() + 30
+    while kanban_backends(location) - keep:
+        assert time.monotonic() < deadline, "kanban's backends did not go away"
+        time.sleep(0.05)
+    with psycopg.connect(conninfo(location), autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT coalesce(sum(n_tup_ins), 0), coalesce(sum(n_tup_upd), 0), "
+            "coalesce(sum(n_tup_del), 0) FROM pg_stat_user_tables "
+            "WHERE schemaname = current_schema()"
+        ).fetchone()
+    assert row is not None
+    return {"inserted": int(row[0]), "updated": int(row[1]), "deleted": int(row[2])}
+
+
+def read_only_session(location: Any) -> str:
+    """The board's URL with every transaction of the session read-only (Postgres's
+    `default_transaction_read_only`): any write that process tries fails."""
+    url = str(location)
+    assert "options=" in url, url
+    return url.replace("options=", "options=-cdefault_transaction_read_only%3Don%20", 1)

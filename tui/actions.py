@@ -12,28 +12,47 @@ in read-only mode, so the footer and the palette show it: the registry (`tui.reg
 action writes, which needs a task and when it applies.
 """
 
+import contextlib
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.lifecycle import verdict_blocks_done
+from boardlib.lifecycle import override_route, verdict_blocks_done
 from boardlib.records import Task
 from boardlib.transitions import label
+from boardlib.worktrees import CheckoutState
+from boardlib.worktrees.landing import LandResult
 
 from . import registry
+from .batch import listing
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
+from .components.landing_line import LandingLine
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
+from .drawer_data import checkout_of
+from .landing_data import (
+    Preview,
+    land,
+    landed_message,
+    landing_words,
+    read_preview,
+    read_stamp,
+    refusal_message,
+)
 from .task_view import describe_verdict, plain
 
 if TYPE_CHECKING:
     from .app import KanbanApp
+
+
+CHECKING_WORKTREE = "Looking at its worktree for uncommitted work…"
 
 
 class TaskActions:
@@ -54,8 +73,55 @@ class TaskActions:
         entry = registry.lookup(self.SCREEN, action, parameters)
         if entry is None:
             return True
+        if entry.id in registry.BATCH and self.kanban.marked:
+            marked = self.kanban.marked_tasks()
+            answers = [
+                registry.availability(entry, read_only=self.kanban.read_only, task=task)
+                for task in marked
+            ]
+            return True if any(answers) else None
         task = self.current_task() if entry.needs_task else None
         return registry.availability(entry, read_only=self.kanban.read_only, task=task)
+
+    # -- several cards at once ------------------------------------------------------------------
+
+    def _marked(self) -> list[Task] | None:
+        """The marked tasks when the operator marked some (a batch), else None."""
+        return self.kanban.marked_tasks() or None
+
+    def _batch(
+        self,
+        action_id: str,
+        tasks: list[Task],
+        verb: str,
+        past: str,
+        work: Callable[[Any, Task], object],
+        *,
+        danger: bool = False,
+    ) -> None:
+        """One confirmation that lists the tasks the action applies to (and those it skips),
+        then one write each (`KanbanApp.write_each`)."""
+        entry = registry.BY_ID[action_id]
+        applies = [task for task in tasks if entry.applies is None or entry.applies(task)]
+        skipped = [task for task in tasks if task not in applies]
+        app = self.kanban
+        if not applies:
+            app.notify(
+                f"{verb}: none of the {len(tasks)} marked tasks applies.", severity="warning"
+            )
+            return
+        parts = [Text(f"{verb} these {len(applies)} task(s), each checked again as it is written:")]
+        parts.append(plain(listing(applies), multiline=True))
+        if skipped:
+            parts.append(Text(f"Left alone ({entry.title.lower()} does not apply):", style="bold"))
+            parts.append(plain(listing(skipped), multiline=True))
+        self._confirm(
+            f"{verb} {len(applies)} marked task(s)?",
+            Group(*parts),
+            verb,
+            lambda: app.write_each(applies, work, past=past, label=f"{verb} marked tasks"),
+            danger=danger,
+        )
 
     def _target_task(self) -> Task | None:
         task = self.current_task()
@@ -66,6 +132,10 @@ class TaskActions:
     # -- moves ----------------------------------------------------------------------------------
 
     def action_move_menu(self) -> None:
+        marked = self._marked()
+        if marked is not None:
+            self._batch_move(marked)
+            return
         task = self._target_task()
         if task is None:
             return
@@ -84,20 +154,6 @@ class TaskActions:
         if target is None:
             self.kanban.notify(f"No legal column on that side of {label(task.status)}.")
             return
-        if target == t.IN_PROGRESS:
-            # One key must not take work for the operator: ask, as the move menu's explicit
-            # "in progress: you take it" line does.
-            app = self.kanban
-            self._confirm(
-                f"Take {task.id} yourself?",
-                plain(
-                    f"Moving {task.id} to in progress claims it for {app.operator} with a fresh "
-                    "lease: no agent will claim it while you hold it."
-                ),
-                "Take it",
-                lambda: self.request_move(task, target),
-            )
-            return
         self.request_move(task, target)
 
     def action_release(self) -> None:
@@ -109,16 +165,78 @@ class TaskActions:
             self.request_move(task, t.BLOCKED)
 
     def action_cancel(self) -> None:
+        marked = self._marked()
+        if marked is not None:
+            app = self.kanban
+            self._batch(
+                "task.cancel", marked, "Cancel", f"{label(t.CANCELLED)}",
+                lambda b, task: b.cancel(task.id, actor=app.operator), danger=True,
+            )  # fmt: skip
+            return
         if task := self._target_task():
             self.request_move(task, t.CANCELLED)
+
+    def action_unblock(self) -> None:
+        app = self.kanban
+        marked = self._marked()
+        if marked is not None:
+            self._batch(
+                "task.unblock", marked, "Unblock", "unblocked",
+                lambda b, task: b.unblock(task.id, actor=app.operator),
+            )  # fmt: skip
+            return
+        if task := self._target_task():
+            app.write(
+                f"unblock {task.id}",
+                lambda b: b.unblock(task.id, actor=app.operator),
+                expect=task,
+                success=f"{task.id} unblocked: back to todo",
+            )
+
+    def _batch_move(self, marked: list[Task]) -> None:
+        """`m` with marks: the targets every marked task may move to, then one confirmation."""
+        app = self.kanban
+        common = [
+            target
+            for target in t.STATUSES
+            if all(
+                t.can_transition(task.status, target) and task.status != target for task in marked
+            )
+        ]
+
+        def chosen(target: str | None) -> None:
+            if not target:
+                return
+            if target == t.BLOCKED:
+
+                def reason_given(reason: str | None) -> None:
+                    def block(board: Any, task: Task) -> object:
+                        return board.move(task.id, t.BLOCKED, actor=app.operator, reason=reason)
+
+                    if reason:
+                        self._batch("task.move", marked, "Block", "blocked", block)
+
+                app.push_screen(
+                    PromptDialog(f"Block {len(marked)} tasks", "Why are they blocked?"),
+                    reason_given,
+                )
+                return
+            self._batch(
+                "task.move", marked, f"Move to {label(target)}", f"moved to {label(target)}",
+                lambda b, task: b.move(task.id, target, actor=app.operator),
+                danger=target == t.CANCELLED,
+            )  # fmt: skip
+
+        app.push_screen(MoveMenu(marked[0], targets=tuple(common), count=len(marked)), chosen)
 
     def action_force_done(self) -> None:
         if task := self._target_task():
             self.confirm_override(task)
 
     def request_move(self, task: Task, target: str) -> None:
-        """One move, with the question it needs first: a reason for blocked, a confirmation for
-        cancelling or releasing someone's work, an override for a verdict that blocks done."""
+        """One move, with the question it needs first: a reason for blocked, an override for a
+        verdict that blocks done, else the registry's confirmation (`registry.move_question`),
+        the same whichever key, menu or palette entry asked for the move."""
         app = self.kanban
         move = f"{task.id} → {label(target)}"
         if target == t.BLOCKED:
@@ -140,45 +258,60 @@ class TaskActions:
         if target == t.DONE and verdict_blocks_done(task.verification):
             self.confirm_override(task)
             return
-        if target in t.PENDING and task.assignee_agent_id:
-            after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
-            body = plain(
-                f"{task.assignee_agent_id} holds {task.id} ({label(task.status)}). Releasing it "
-                "ends that claim: owner, lease and verdict are cleared, running executions are "
-                f"cancelled, and {after}."
-            )
-            self._confirm(
-                f"Release {task.id} to {label(target)}?",
-                body,
-                "Release",
-                lambda: app.write(
-                    move,
-                    lambda b: b.move(task.id, target, actor=app.operator),
-                    expect=task,
-                    then=self._landed(task, target),
+
+        def write() -> None:
+            app.write(
+                move,
+                lambda b: (
+                    b.cancel(task.id, actor=app.operator)
+                    if target == t.CANCELLED
+                    else b.move(task.id, target, actor=app.operator)
                 ),
+                expect=task,
+                then=self._landed(task, target),
             )
-            return
+
         if target == t.CANCELLED:
-            body = plain(f"{task.id} “{task.title}” will be cancelled. This cannot be undone.")
-            self._confirm(
-                f"Cancel {task.id}?",
-                body,
-                "Cancel task",
-                lambda: app.write(
-                    move,
-                    lambda b: b.cancel(task.id, actor=app.operator),
-                    expect=task,
-                    then=self._landed(task, t.CANCELLED),
-                ),
-                danger=True,
-            )
+            self._ask_cancel(task, write)
             return
-        app.write(
-            move,
-            lambda b: b.move(task.id, target, actor=app.operator),
-            expect=task,
-            then=self._landed(task, target),
+        question = registry.move_question(task, target, operator=app.operator, now_ms=app.now_ms())
+        if question is None:
+            write()
+        else:
+            self._ask(question, write)
+
+    def _ask_cancel(self, task: Task, write: Callable[[], object]) -> None:
+        """The cancel question at once (keys typed meanwhile must not reach the board), then
+        with what git says of the task's worktree once it answers."""
+        app = self.kanban
+        question = registry.move_question(
+            task, t.CANCELLED, operator=app.operator, now_ms=app.now_ms()
+        )
+        assert question is not None
+        dialog = ConfirmDialog(
+            question.title,
+            Group(plain(question.body), Text(CHECKING_WORKTREE, style="dim")),
+            confirm=question.verb,
+            danger=True,
+        )
+
+        def checked(checkout: CheckoutState | None) -> None:
+            told = registry.move_question(
+                task, t.CANCELLED, operator=app.operator, checkout=checkout, now_ms=app.now_ms()
+            )
+            assert told is not None
+            dialog.update_body(plain(told.body))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                write()
+
+        app.push_screen(dialog, answered)
+        app.read_then(partial(checkout_of, task_id=task.id), checked)
+
+    def _ask(self, question: registry.Question, then: Callable[[], object]) -> None:
+        self._confirm(
+            question.title, plain(question.body), question.verb, then, danger=question.danger
         )
 
     def _landed(self, task: Task, target: str) -> Callable[[Task], None]:
@@ -197,8 +330,11 @@ class TaskActions:
     def confirm_override(self, task: Task) -> None:
         app = self.kanban
         blocks = verdict_blocks_done(task.verification)
+        via = override_route(task) or ()
+        path = "".join(f" (through {label(step)}, taking nothing)" for step in via)
         lead = (
-            "The verdict below blocks done. Overriding it moves the task to done anyway."
+            f"The verdict below blocks done. Overriding it moves the task from "
+            f"{label(task.status)} to done anyway{path}."
             if blocks
             else "No verdict blocks done, but this is still recorded as a human override."
             if task.verification
@@ -347,52 +483,117 @@ class TaskActions:
     # -- review: the operator judges, through the same board rules as `kanban task approve/reject`
 
     def action_approve(self) -> None:
+        app = self.kanban
+        marked = self._marked()
+        if marked is not None:
+            self._batch(
+                "task.approve", marked, "Approve", "approved",
+                lambda b, task: b.approve(task.id, app.operator),
+            )  # fmt: skip
+            return
         task = self._target_task()
         if task is None:
             return
-        app = self.kanban
         app.write(
             f"approve {task.id}",
             lambda b: b.approve(task.id, app.operator),
             success=f"{task.id} approved: done",
         )
 
-    def confirm_land(self, task: Task) -> None:
-        """Land the task's work (`Worktrees.land`, as `kanban task land`): it moves a branch, so
-        it asks first. A refusal is a notification and stays in the inbox with its reason."""
+    # -- landing: the reviewed work onto its base branch, through `Worktrees.land` ----------------
+
+    def action_approve_and_land(self) -> None:
+        if task := self._target_task():
+            self.request_landing(task)
+
+    def action_land(self) -> None:
+        if task := self._target_task():
+            self.request_landing(task)
+
+    def request_landing(self, task: Task) -> None:
+        """Preview first (git, in a worker), then ask with what the preview says: the decision
+        is made on that preview, and the landing refuses if the work changed since."""
+        app = self.kanban
+        known = next(
+            (
+                drawer.query_one(LandingLine).preview_for(task.id)
+                for drawer in app.drawers()
+                if drawer.task_id == task.id and drawer.query(LandingLine)
+            ),
+            None,
+        )
+
+        def preview() -> None:
+            try:
+                # The drawer's preview, while its stamp (one rev-parse, one status) still holds.
+                stamp = known.stamp if known is not None and known.preview is not None else None
+                if (
+                    known is not None
+                    and stamp
+                    and stamp == app.gateway.read(lambda b: read_stamp(b, task.id))
+                ):
+                    shown = known
+                else:
+                    shown = app.gateway.read(lambda board: read_preview(board, task.id))
+            except Exception as error:  # the board is unreadable: still ask, the land decides
+                shown = Preview(task.id, None, "", problem=f"{type(error).__name__}: {error}")
+            app.call_from_thread(self._confirm_landing, task, shown)
+
+        app.run_worker(preview, thread=True, group="landing-confirm", exit_on_error=False)
+
+    def _confirm_landing(self, task: Task, shown: Preview) -> None:
         app = self.kanban
         approving = task.status == t.IN_REVIEW
+        preview = shown.preview
+        into = preview.into if preview is not None and preview.into else "its base branch"
+        if approving:
+            lead = (
+                f"One decision: {task.id}'s work is verified on the merged tree and lands on "
+                f"{into}, and only then is it done. If it does not land, it stays in review "
+                "with a comment saying why."
+            )
+        else:
+            lead = f"{task.id} is done: its approved work is verified and lands on {into}."
         body = Group(
-            Text(
-                "Its work is merged onto the tip of its base branch and verified there; the "
-                "branch moves only if that passes. Your checkout is never touched."
-            ),
+            plain(lead),
+            Text(""),
+            plain(task.title, "bold"),
+            landing_words(shown),
             Text(""),
             plain(
-                "It is approved too: done only if it lands." if approving else "It stays done.",
+                f"As {app.operator}. Afterwards the worktree is archived and the task branch "
+                "deleted.",
                 "dim",
             ),
-            plain(f"Landed as {app.operator}.", "dim"),
         )
+        verb = "Approve and land" if approving else "Land"
+        expect = preview.source_tree if preview is not None else None
+        name = f"{verb.lower()} {task.id}"
 
-        def land(board: Any) -> Any:
-            from boardlib.worktrees import Worktrees
+        def land_it() -> None:
+            app.notify(f"{task.id}: landing on {into}…", timeout=3)
 
-            return Worktrees(board).land(task.id, actor=app.operator)
+            def tell(step: str | None) -> None:
+                # A progress line must never break a landing midway (the app may be closing).
+                with contextlib.suppress(Exception):
+                    app.call_from_thread(app.landing_step, task.id, step)
 
-        self._confirm(
-            f"{'Approve and land' if approving else 'Land'} {task.id}?",
-            body,
-            "Land",
-            lambda: app.write(
-                f"land {task.id}",
-                land,
+            def work(board: Any) -> LandResult:
+                try:
+                    return land(board, task.id, app.operator, expect, on_step=lambda s, _: tell(s))
+                finally:
+                    tell(None)
+
+            app.write(
+                name,
+                work,
                 expect=task,
-                success=lambda result: (
-                    f"{task.id} landed on {result.into}: {str(result.commit or '')[:12]}"
-                ),
-            ),
-        )
+                success=landed_message,
+                explain=refusal_message,
+                serial=False,  # a landing waits in its branch's queue, not behind other writes
+            )
+
+        self._confirm(f"{verb} {task.id}?", body, verb, land_it)
 
     def action_reject(self) -> None:
         task = self._target_task()

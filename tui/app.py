@@ -12,13 +12,15 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
+from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
@@ -34,17 +36,22 @@ from boardlib.records import Event, InboxItem, Task
 from boardlib.transitions import label
 
 from . import keymap, notify, registry
+from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
 from .components.column import TaskColumn
+from .components.confirm import ConfirmDialog
 from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .components.inbox_screen import InboxScreen
+from .components.landing_line import LandingLine
+from .components.message_log import MessageLogScreen
 from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
+from .legibility import LegibleText, system_named
 from .live import (
     BoardHealth,
     BoardReader,
@@ -55,6 +62,7 @@ from .live import (
     StatsUpdate,
 )
 from .marks import Marks
+from .messages import MessageLog, Said
 from .prefetch import RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
@@ -66,7 +74,11 @@ DEFAULT_THEME = "textual-dark"
 # An announcement (the demo finished) is a toast this long, then a header fact: a toast that
 # stayed covered the drawer's diff at 80x24.
 ANNOUNCED_TOAST_S = 15
-TOAST_GONE_REPAINT_S = 0.1  # after its timeout, once Textual has removed it
+TOAST_GONE_REPAINT_S = 0.1
+DEMO_NOTE = (
+    "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
+    "every key works as on a real board."
+)  # after its timeout, once Textual has removed it
 
 
 def default_operator() -> str:
@@ -101,9 +113,11 @@ class KanbanApp(App[None]):
         on_terminal_gone: Callable[[], object] | None = None,
         open_task: str | None = None,
         announce: Callable[[dict[str, int]], str | None] | None = None,
+        demo: bool = False,
         notify_mode: str = notify.OFF,
     ) -> None:
         super().__init__()
+        self.demo = demo  # `kanban demo`: the header says so, always
         self.notify_mode = notify_mode  # bell, osc, osc777 or off: a new inbox item, outside
         self.inbox_items: list[InboxItem] = []
         self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
@@ -130,6 +144,8 @@ class KanbanApp(App[None]):
         self.paused = False
         self.last_change_ms: int | None = None
         self.marks = Marks()
+        self.said = MessageLog()  # every notification, for the message log (`M`)
+        self.marked: set[str] = set()  # `space`: the cards a batch action applies to
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
         self.schema_newer = False
@@ -142,12 +158,46 @@ class KanbanApp(App[None]):
         self._seeking: str | None = None  # a task asked of the store, not held here (yet)
         self._follow_timer: Timer | None = None
         self._binding_signature: object = None
+        self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
         self.set_keymap(self.user_keymap)
         # The operator's view preferences (`tui.settings`); given ones (a test's) are not saved.
         self._saves_settings = view_settings is None
         self.view_settings = load_settings() if view_settings is None else dict(view_settings)
         self.theme = theme or DEFAULT_THEME
+        # The floor under every text: lifted to 4.5:1 as this terminal will show it.
+        self.legible = LegibleText(system_named(self.console.color_system), lambda: self.ansi_theme)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), self.legible]
+
+    async def on_event(self, event: events.Event) -> None:
+        # A question is answered only by keys pressed once it was on screen. Also a key that
+        # comes back up (bubbled): `x` `y` in one burst forwards the y to the board before the
+        # x opens the question, and the y then bubbles to the app's bindings, now the dialog's.
+        screen = self.screen if self.screen_stack else None
+        if (
+            isinstance(event, events.Key)
+            and isinstance(screen, ConfirmDialog)
+            and screen.typed_before_shown(event)
+        ):
+            return
+        await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an action that does not apply here says why, in one line, instead of
+        doing nothing in silence (its binding was tried first and refused)."""
+        if not self.screen_stack:
+            return
+        active = self.active_bindings.get(event.key)
+        action = registry.BY_ID.get(active.binding.id or "") if active is not None else None
+        if active is None or active.enabled or action is None:
+            return
+        marked = len(self.marked) if action.id in registry.BATCH else 0
+        why = registry.unavailable_because(
+            action, read_only=self.read_only, task=self.selected_task(), marked=marked
+        )
+        self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -167,7 +217,66 @@ class KanbanApp(App[None]):
         return self.marks.is_changed(task_id)
 
     def notes_of(self, task_id: str) -> CardNotes:
-        return self.marks.notes_of(task_id)
+        notes = self.marks.notes_of(task_id)
+        return replace(notes, marked=True) if task_id in self.marked else notes
+
+    # -- several cards at once ----------------------------------------------------------------
+
+    def toggle_mark(self, task_id: str) -> None:
+        if task_id in self.marked:
+            self.marked.discard(task_id)
+        else:
+            self.marked.add(task_id)
+        self.board_screen.board.refresh_changed({task_id})
+        keys = " ".join(
+            keymap.key_text(registry.BY_ID[name], self.user_keymap)
+            for name in ("task.approve", "task.cancel", "task.move", "task.unblock")
+        )
+        if self.marked:
+            self.notify(
+                f"{len(self.marked)} marked: {keys} act on all of them · esc clears", timeout=3
+            )
+        else:
+            self.notify("Nothing marked.", timeout=2)
+
+    def clear_marks(self) -> None:
+        cleared, self.marked = self.marked, set()
+        self.board_screen.board.refresh_changed(cleared)
+
+    def marked_tasks(self) -> list[Task]:
+        """The marked tasks as the board shows them now, in column order."""
+        state = self.state
+        found = [state.tasks[task_id] for task_id in self.marked if task_id in state.tasks]
+        order = {status: index for index, status in enumerate(t.STATUSES)}
+        return sorted(found, key=lambda task: (order.get(task.status, 99), task.id))
+
+    @work(thread=True, group="writes", exit_on_error=False)
+    def write_each(
+        self,
+        tasks: list[Task],
+        work: Callable[[Board, Task], object],
+        *,
+        past: str,
+        label: str,
+    ) -> None:
+        """One write per task, each checked against its fresh row (nothing is written for one
+        that changed meanwhile, and the board's guards still judge each), then one summary."""
+        outcome = Outcome()
+        for task in tasks:
+            try:
+                self.gateway.write(partial(_one, work, task), expect=task)
+            except ChangedMeanwhile:
+                outcome.changed.append(task.id)
+            except BoardError as error:
+                outcome.refused.append((task.id, error.reason.value))
+            else:
+                outcome.done.append(task.id)
+        self.reader.poke()
+        severity: SeverityLevel = "information" if outcome.clean else "warning"
+        self.call_from_thread(
+            self.notify, outcome.summary(past), title=label, severity=severity, timeout=10
+        )
+        self.call_from_thread(self.clear_marks)
 
     def selected_task(self) -> Task | None:
         screen = self.screen
@@ -256,6 +365,7 @@ class KanbanApp(App[None]):
         applied = self.state.load(read) if read.full else self.state.apply(read)
         self.reader.set_anchors(self.state.anchors())
         self.loaded = True
+        self.marked &= set(self.state.tasks)  # a mark on a task no longer shown goes
         if message.last_change_ms is not None:
             self.last_change_ms = max(self.last_change_ms or 0, message.last_change_ms)
         if message.full and message.events:
@@ -286,6 +396,9 @@ class KanbanApp(App[None]):
         if self._pending_select and self.state.row_of(self._pending_select) is not None:
             self.jump_to(self._pending_select)
             self._pending_select = None
+        if first and self.demo:
+            self.board_screen.header.update_facts(demo=True)
+            self.notify(DEMO_NOTE, title="kanban demo", timeout=ANNOUNCED_TOAST_S)
         if self.announce is not None:
             note = self.announce(dict(self.state.counts))
             if note:  # said once as a toast, then kept in the header, where it covers nothing
@@ -474,15 +587,18 @@ class KanbanApp(App[None]):
         then: Callable[[T], object] | None = None,
         success: str | Callable[[T], str] | None = None,
         expect: Task | None = None,
+        explain: Callable[[BoardError], str] | None = None,
+        serial: bool = True,
     ) -> None:
-        """Run one board call off the event loop. A refusal becomes a notification; so does a
-        task that changed under the operator's decision (`expect`: nothing is written then). The
+        """Run one board call off the event loop. A refusal becomes a notification (`explain`
+        words it); so does a task that changed under the operator's decision (`expect`: nothing
+        is written then). `serial=False` for a long call that queues on its own (a landing). The
         screen is never changed here: the live feed (poked right away) shows what the database
         says."""
         try:
-            result = self.gateway.write(work, expect=expect)
+            result = self.gateway.write(work, expect=expect, serial=serial)
         except BoardError as error:
-            self.call_from_thread(self.refused, label, error)
+            self.call_from_thread(self.refused, label, error, explain)
             return
         except ChangedMeanwhile as changed:
             self.call_from_thread(
@@ -502,6 +618,16 @@ class KanbanApp(App[None]):
         if then is not None:
             self.call_from_thread(then, result)
 
+    @work(thread=True, group="reads", exit_on_error=False)
+    def read_then(self, work: Callable[[Board], T], then: Callable[[T | None], object]) -> None:
+        """One board read off the event loop, then `then(result)` on it (None if the read
+        failed: the caller asks its question without that fact rather than not at all)."""
+        try:
+            result: T | None = self.gateway.read(work)
+        except (BoardError, OSError):
+            result = None
+        self.call_from_thread(then, result)
+
     def notify(
         self,
         message: str,
@@ -514,13 +640,9 @@ class KanbanApp(App[None]):
         """Every notification of the app passes here: a refusal's message or a title can quote
         agent text, so both are made inert and shown as plain text, never markup."""
         del markup
-        super().notify(
-            inert(message, multiline=True),
-            title=inert(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        message, title = inert(message, multiline=True), inert(title)
+        self.said.add(Said(self.now_ms(), severity, title, message))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
 
@@ -532,13 +654,25 @@ class KanbanApp(App[None]):
         if self.screen_stack:
             self.screen.refresh()
 
-    def refused(self, label: str, error: BoardError) -> None:
+    def refused(
+        self, label: str, error: BoardError, explain: Callable[[BoardError], str] | None = None
+    ) -> None:
         self.notify(
-            error.message,
+            explain(error) if explain is not None else error.message,
             title=f"{label}: refused ({error.reason.value})",
             severity="error",
             timeout=10,
         )
+
+    def landing_step(self, task_id: str, step: str | None) -> None:
+        """A landing started from here moved on a step (None: it ended); the drawer says so."""
+        if step is None:
+            self.landing_steps.pop(task_id, None)
+        else:
+            self.landing_steps[task_id] = step
+        for drawer in self.drawers():
+            if drawer.task_id == task_id:
+                drawer.query_one(LandingLine).landing_step()
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -710,6 +844,10 @@ class KanbanApp(App[None]):
             if problem:
                 self.notify(f"Not saved for next time: {problem}", severity="warning", timeout=5)
 
+    def action_messages(self) -> None:
+        if not isinstance(self.screen, MessageLogScreen):
+            self.push_screen(MessageLogScreen(self.said.newest_first(), self.now_ms()))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.user_keymap))
@@ -723,6 +861,10 @@ class KanbanApp(App[None]):
         )
         if not isinstance(screen, BoardScreen | DrawerScreen):
             yield SystemCommand("Back to the board", "", self.pop_screen)
+
+
+def _one(work: Callable[[Board, Task], object], task: Task, board: Board) -> object:
+    return work(board, task)
 
 
 TERMINAL_GONE = 129  # 128 + SIGHUP, as a shell reports a hang-up
@@ -748,6 +890,7 @@ def run_app(
     on_terminal_gone: Callable[[], object] | None = None,
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
+    demo: bool = False,
     notify_mode: str = notify.OFF,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
@@ -761,6 +904,7 @@ def run_app(
         on_terminal_gone=on_terminal_gone,
         open_task=open_task,
         announce=announce,
+        demo=demo,
         notify_mode=notify_mode,
     )
     app.run()

@@ -43,20 +43,24 @@ class CardNotes:
 
     overridden: bool = False
     expired_lease_of: str | None = None
+    marked: bool = False  # the operator marked it (`space`) to act on several at once
 
 
 NO_NOTES = CardNotes()
 OVERRIDE_MARK = "⚑"
+LANDED_MARK = "⤓"  # before the landed commit, on the card and in the drawer
+MARKED_MARK = "◆"  # marked to act on several cards at once
+SELECTED_MARK = "▌"  # the bar down the selected card
+CHANGED_MARK = "●"  # an agent just changed the card (on its first line)
+REMEMBERED_MARK = "▏"  # the remembered selection of a column without focus
 
 
 @dataclass(frozen=True, slots=True)
-class CardPalette:
-    """Rich styles for the parts of a card, resolved from the column's component classes."""
+class CardTones:
+    """A card's styles on one of its backgrounds, each part's colour resolved against that
+    background (a translucent or `auto` colour is what it looks like there)."""
 
-    card: Style
-    selected: Style
-    cursor: Style  # the remembered selection of a column that does not have focus
-    gap: Style
+    base: Style
     ident: Style
     title: Style
     muted: Style
@@ -65,6 +69,20 @@ class CardPalette:
     warning: Style
     error: Style
     changed: Style
+
+
+@dataclass(frozen=True, slots=True)
+class CardPalette:
+    """The tones of a plain card, the selected card and a column's remembered selection (the
+    cursor of a column that does not have focus), and the gap between cards."""
+
+    card: CardTones
+    selected: CardTones
+    cursor: CardTones
+    gap: Style
+
+    def backgrounds(self) -> dict[str, CardTones]:
+        return {"card": self.card, "selected": self.selected, "cursor": self.cursor}
 
 
 def _warn_window(task: Task) -> int:
@@ -213,11 +231,14 @@ def card_lines(
     notes: CardNotes = NO_NOTES,
 ) -> list[Strip]:
     """The CARD_HEIGHT strips of one card at `width` cells (a bar, the text, a right margin)."""
-    base = palette.selected if selected else palette.cursor if cursor else palette.card
+    p = palette.selected if selected else palette.cursor if cursor else palette.card
+    base = p.base
     inner = max(width - 2, 1)
-    p = palette
 
-    head = _Line().add(inert(task.id), p.ident)
+    head = _Line()
+    if notes.marked:
+        head.add(MARKED_MARK, p.accent)
+    head.add(inert(task.id), p.ident)
     if notes.overridden:
         head.add(OVERRIDE_MARK, p.warning)  # done over the verdict by a person (audited)
     if task.priority:
@@ -276,19 +297,27 @@ def card_lines(
         if task.team_id:
             meta.add(f"team:{inert(task.team_id)}", p.muted, optional=True)
     elif status == t.DONE:
+        if task.landed_commit:  # where its work is now: the commit on its base branch
+            meta.add(f"{LANDED_MARK}{inert(task.landed_commit[:7])}", p.success)
         meta.add(inert(task.claimed_by or ""), p.muted)
         if task.completed_at is not None:
             meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)
     else:
         meta.add(inert(status), p.muted)
 
-    bar_style = p.changed if changed else base
-    bar = "▌" if (changed or selected) else " "
-    if selected and not changed:
-        bar_style = base + p.accent
+    # The left edge says what the card is to the operator, in shapes as well as colours (16
+    # colours can merge backgrounds): the selection, a remembered one, just changed (head line).
+    if selected:
+        side = Segment(SELECTED_MARK, base + p.accent)
+    elif cursor:
+        side = Segment(REMEMBERED_MARK, base + p.muted)
+    else:
+        side = Segment(" ", base)
+    head_side = Segment(CHANGED_MARK, base + p.changed) if changed else side
     lines: list[Strip] = []
-    for line in (head, title, meta):
-        segments = [Segment(bar, bar_style), *line.segments(inner, base), Segment(" ", base)]
+    for index, line in enumerate((head, title, meta)):
+        edge = head_side if index == 0 else side
+        segments = [edge, *line.segments(inner, base), Segment(" ", base)]
         lines.append(Strip(segments, width))
-    lines.append(Strip.blank(width, p.gap))
+    lines.append(Strip.blank(width, palette.gap))
     return lines

@@ -57,14 +57,20 @@ def task_events(board: Board, task_id: str) -> list[Event]:
         since = page[-1].seq
 
 
+def checkout_of(board: Board, task_id: str, view: TaskView | None = None) -> CheckoutState | None:
+    """What git says of the task's checkout (None without a workspace, or when git cannot say)."""
+    view = view or board.view(task_id)
+    if not view.workspaces:
+        return None
+    try:  # the row alone can say "active" of a cleaned worktree: ask git
+        return Worktrees(board).checkout_state(task_id)
+    except (BoardError, GitFailure, OSError):
+        return None
+
+
 def read_task(board: Board, task_id: str) -> TaskData:
     view = board.view(task_id)
-    checkout = None
-    if view.workspaces:  # the row alone can say "active" of a cleaned worktree: ask git
-        try:
-            checkout = Worktrees(board).checkout_state(task_id)
-        except (BoardError, GitFailure, OSError):
-            checkout = None
+    checkout = checkout_of(board, task_id, view)
     return TaskData(
         task_id=task_id,
         view=view,

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.actors import actor_label
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
@@ -150,10 +151,9 @@ def comments_block(view: TaskView, now_ms: int) -> list[RenderableType]:
     if not view.comments:
         parts.append(Text("  none", style="dim"))
     for comment in view.comments:
-        who = comment.author_agent_id or comment.author_type
+        who = actor_label(comment.author_agent_id, comment.author_type)
         line = Text(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
         line.append_text(plain(who, "bold cyan" if comment.author_type == "user" else "bold"))
-        line.append(f" ({comment.author_type})", style="dim")
         parts.append(line)
         parts.append(Padding(plain(comment.body, multiline=True), (0, 0, 0, 4)))
     return parts
@@ -251,7 +251,7 @@ def history_lines(
             words = narrate(first)
         else:
             words = (
-                f"{first.actor or 'someone'} renewed the lease {len(routine)} times "
+                f"{actor_label(first.actor)} renewed the lease {len(routine)} times "
                 f"({clock_text(first.created_at, now_ms)} to {clock_text(last.created_at, now_ms)})"
             )
         entries.append((last.created_at, 0, plain(words, "dim")))
@@ -295,6 +295,8 @@ def history_lines(
 def _event_style(event: Event) -> str:
     if event.kind == EventKind.LEASE_EXPIRED:
         return "yellow"
+    if event.kind == EventKind.TASK_LANDED:
+        return "bold green"
     if event.kind == EventKind.STATUS_CHANGED:
         changed: StatusChanged = read(event.data)
         verb = changed.get("verb")

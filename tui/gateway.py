@@ -143,16 +143,23 @@ class BoardGateway:
             board = self._reader
         return work(board)
 
-    def write(self, work: Callable[[Board], T], *, expect: Task | None = None) -> T:
+    def write(
+        self, work: Callable[[Board], T], *, expect: Task | None = None, serial: bool = True
+    ) -> T:
         """Run one write. With `expect`, first check (under the write lock) that the task is
-        still what the operator saw; otherwise raise `ChangedMeanwhile` and write nothing."""
+        still what the operator saw; otherwise raise `ChangedMeanwhile` and write nothing.
+        `serial=False` runs the work itself outside the lock: a landing takes minutes (its
+        branch's queue, its verify command) and keeps its own order, and a priority bump must
+        not wait behind it."""
         board = self._writable()
         with self._write_lock:
             if expect is not None:
                 now = board.get_task(expect.id)
                 if changed_meanwhile(expect, now):
                     raise ChangedMeanwhile(expect, now)
-            return work(board)
+            if serial:
+                return work(board)
+        return work(board)
 
     def close(self) -> None:
         with self._open_lock:

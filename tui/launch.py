@@ -19,6 +19,7 @@ def run_tui(
     on_terminal_gone: Callable[[], object] | None = None,
     open_task: str | None = None,
     announce: Callable[[dict[str, int]], str | None] | None = None,
+    demo: bool = False,
     notify_mode: str = "off",
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
@@ -26,7 +27,8 @@ def run_tui(
     `on_terminal_gone` is the caller's clean-up for a dropped terminal (an SSH session that
     ends), when the process may have to end without unwinding. `open_task`: start with that
     task's drawer open. `announce`: asked after each board update with the status counts; the
-    first sentence it returns stays on screen (the demo's "demo finished: ...")."""
+    first sentence it returns stays on screen (the demo's "demo finished: ..."). `demo`: the
+    header says DEMO all along, and a first note says what that means."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
     prefetch = Prefetch(db_path, SystemClock()) if location_exists(db_path) else None
@@ -42,5 +44,13 @@ def run_tui(
         on_terminal_gone=on_terminal_gone,
         open_task=open_task,
         announce=announce,
+        demo=demo,
         notify_mode=notify_mode,
     )
+
+
+def theme_names() -> list[str]:
+    """The themes `kanban tui --theme` accepts: the ones the app offers (Textual's own)."""
+    from textual.theme import BUILTIN_THEMES
+
+    return sorted(BUILTIN_THEMES)

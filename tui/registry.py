@@ -9,13 +9,18 @@ docs/architecture.md#the-action-registry
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.actions import parse
 from textual.binding import Binding, BindingType
 
 from boardlib import transitions as t
+from boardlib.leases import lease_expired
+from boardlib.lifecycle import override_reaches_done
 from boardlib.records import Task
+
+if TYPE_CHECKING:
+    from boardlib.worktrees import CheckoutState
 
 # The screens an action can belong to. "app" is every screen (the App's own bindings).
 APP = "app"
@@ -32,6 +37,7 @@ MOVE = "move"
 FILTER = "filter"
 STATS = "stats"
 SEARCH = "search"  # the drawer's search line
+LOG = "log"  # the message log
 INBOX = "inbox"  # `i`: what needs the operator
 
 TaskTest = Callable[[Task], bool]
@@ -58,6 +64,8 @@ class Action:
     # Shares its keys with this action, listed after it: where this one does not apply (its
     # check says False), the key is that one's (`n`: the next match, else the next file).
     yields_to: str | None = None
+    # Said when the key is pressed but `applies` says no: "{task}" and "{status}" are filled in.
+    only: str = ""
 
     @property
     def name(self) -> str:
@@ -109,6 +117,29 @@ def _has_targets(task: Task) -> bool:
 
 def _in_review(task: Task) -> bool:
     return task.status == t.IN_REVIEW
+
+
+def has_work_to_land(task: Task) -> bool:
+    """Reviewed work with a branch, not landed yet: what the drawer previews and `w`/`W` land
+    (the board still decides; a branch with nothing on it is refused `not_landable`)."""
+    return (
+        task.landed_commit is None
+        and task.status in (t.IN_REVIEW, t.DONE)
+        and bool(task.branch_ref)
+        and not task.dropped
+    )
+
+
+def _lands_approving(task: Task) -> bool:
+    return task.status == t.IN_REVIEW and has_work_to_land(task)
+
+
+def _lands_approved(task: Task) -> bool:
+    return task.status == t.DONE and has_work_to_land(task)
+
+
+def _is_blocked(task: Task) -> bool:
+    return task.status == t.BLOCKED
 
 
 def _droppable(task: Task) -> bool:
@@ -179,7 +210,16 @@ ACTIONS: tuple[Action, ...] = (
         palette="Filter tasks",
         palette_help="text, team:, role:, assignee:, status:",
     ),
-    _board("board.back", "back", "Clear filter", "escape"),
+    _board("board.back", "back", "Clear marks, then the filter", "escape"),
+    _board(
+        "board.mark",
+        "mark",
+        "Mark (several at once)",
+        "space",
+        needs_task=True,
+        palette="Mark or unmark {task}",
+        palette_help="a, x, m and u then act on every marked card, after one confirmation",
+    ),
     _board(
         "board.follow",
         "follow",
@@ -374,16 +414,32 @@ ACTIONS: tuple[Action, ...] = (
         "m",
         footer=_ON_TASK,
         applies=_has_targets,
+        only="{task} is {status}: the transition table has no move from there",
         palette_help="a legal move",
     ),
-    _write("task.move_left", "move_step(-1)", "Move left", "H", applies=_has_neighbour(-1)),
-    _write("task.move_right", "move_step(1)", "Move right", "L", applies=_has_neighbour(1)),
+    _write(
+        "task.move_left",
+        "move_step(-1)",
+        "Move left",
+        "H",
+        applies=_has_neighbour(-1),
+        only="no legal column left of {status}",
+    ),
+    _write(
+        "task.move_right",
+        "move_step(1)",
+        "Move right",
+        "L",
+        applies=_has_neighbour(1),
+        only="no legal column right of {status}",
+    ),
     _write(
         "task.release",
         "release",
         "To todo",
         "t",
         applies=_can_reach(t.TODO),
+        only="{task} is {status}: the table has no move to todo from there",
         palette="Release {task} to todo",
         palette_help="owner, lease and verdict cleared",
     ),
@@ -393,8 +449,19 @@ ACTIONS: tuple[Action, ...] = (
         "Block",
         "b",
         applies=_can_reach(t.BLOCKED),
+        only="{task} is {status}: the table has no move to blocked from there",
         palette="Block {task}",
         palette_help="asks for a reason",
+    ),
+    _write(
+        "task.unblock",
+        "unblock",
+        "Unblock",
+        "u",
+        applies=_is_blocked,
+        only="only for blocked tasks ({task} is {status})",
+        palette="Unblock {task}",
+        palette_help="back to todo for a fresh claim",
     ),
     _write(
         "task.cancel",
@@ -402,6 +469,7 @@ ACTIONS: tuple[Action, ...] = (
         "Cancel",
         "x",
         applies=_can_reach(t.CANCELLED),
+        only="{task} is {status}: it can no longer be cancelled",
         palette="Cancel {task}",
         palette_help="asks to confirm",
     ),
@@ -410,7 +478,9 @@ ACTIONS: tuple[Action, ...] = (
         "force_done",
         "Done (override)",
         "d",
-        applies=_can_reach(t.DONE),
+        applies=override_reaches_done,  # the board's rule: also from where the gate parks debt
+        only="{task} is {status}: no override leads to done from there (blocked by hand, not by "
+        "the gate's verdict, is unblocked with u)",
         palette="Mark {task} done with a human override",
         palette_help="asks to confirm; written to the audit table",
     ),
@@ -454,6 +524,7 @@ ACTIONS: tuple[Action, ...] = (
         "a",
         footer=(DRAWER,),
         applies=_in_review,
+        only="only for tasks in review ({task} is {status})",
         palette="Approve {task}",
         palette_help="as the operator: done, with a pass verdict",
     ),
@@ -464,8 +535,30 @@ ACTIONS: tuple[Action, ...] = (
         "R",
         footer=(DRAWER,),
         applies=_in_review,
+        only="only for tasks in review ({task} is {status})",
         palette="Reject {task}",
         palette_help="asks for a reason, kept as a comment; back to todo",
+    ),
+    _write(
+        "task.approve_land",
+        "approve_and_land",
+        "Approve and land",
+        "W",
+        footer=(DRAWER,),
+        applies=_lands_approving,
+        yields_to="task.land",  # done: the same key lands work approved earlier
+        palette="Approve and land {task}",
+        palette_help="one decision: done only if its work lands, verified; asks to confirm",
+    ),
+    _write(
+        "task.land",
+        "land",
+        "Land",
+        "W",
+        footer=(DRAWER,),
+        applies=_lands_approved,
+        palette="Land {task}",
+        palette_help="its approved work onto its base branch, verified; asks to confirm",
     ),
     _write(
         "task.comment",
@@ -499,6 +592,7 @@ ACTIONS: tuple[Action, ...] = (
         "Drop/restore",
         "delete",
         applies=_droppable,
+        only="{task} is {status}: work in progress or in review is not dropped",
         palette="Drop or restore {task}",
     ),
     Action(
@@ -550,6 +644,9 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
     _dialog("help.up", "scroll(-1)", "Up", "k,up", HELP),
     _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),
+    _dialog("log.down", "scroll(1)", "Down", "j,down", LOG),
+    _dialog("log.up", "scroll(-1)", "Up", "k,up", LOG),
+    _dialog("log.close", "close", "Close", "escape,q,M", LOG),
     # Everywhere.
     Action(
         "app.help",
@@ -561,10 +658,102 @@ ACTIONS: tuple[Action, ...] = (
         key_display="?",
         footer=(APP,),
     ),
+    Action(
+        "app.messages",
+        "messages",
+        "Messages (the log of every notification)",
+        "M",
+        (APP,),
+        EVERYWHERE,
+        palette="Show the message log",
+        palette_help="every notification since the start, newest first",
+    ),
     Action("app.palette", "command_palette", "Palette", "ctrl+p", (APP,), EVERYWHERE),
 )
 
 SECTIONS = (NAVIGATION, SELECTED, IN_DRAWER, IN_INBOX, IN_STATS, IN_DIALOGS, EVERYWHERE)
+
+# With cards marked (`space`), these act on every marked card after one confirmation.
+BATCH = frozenset({"task.approve", "task.cancel", "task.move", "task.unblock"})
+
+
+# -- which moves ask first: one rule for every way to a move (keys, move menu, palette) --------
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A confirmation to ask before a write: what it says and the word on its yes button."""
+
+    title: str
+    body: str
+    verb: str
+    danger: bool = False
+
+
+def move_question(
+    task: Task,
+    target: str,
+    *,
+    operator: str,
+    checkout: "CheckoutState | None" = None,
+    now_ms: int | None = None,
+) -> Question | None:
+    """What to ask before moving `task` to `target`, or None to move at once. Taking work (in
+    progress), ending someone's claim (back to todo or backlog) and cancelling ask; a move to
+    blocked asks for a reason and one to done over a verdict for an override instead. A cancel
+    names the holder and a worktree with uncommitted work (`checkout`, read from git)."""
+    if target == t.IN_PROGRESS and task.status != t.IN_PROGRESS:
+        if task.assignee_agent_id:
+            return Question(
+                f"Back to in progress for {task.assignee_agent_id}?",
+                f"{task.id} goes back to in progress, still held by {task.assignee_agent_id}, "
+                "with a fresh lease.",
+                "Move it",
+            )
+        return Question(
+            f"Take {task.id} yourself?",
+            f"Moving {task.id} to in progress claims it for {operator} with a fresh lease: no "
+            "agent will claim it while you hold it.",
+            "Take it",
+        )
+    if target in t.PENDING and task.assignee_agent_id:
+        after = "any agent may claim it again" if target == t.TODO else "it waits in triage"
+        return Question(
+            f"Release {task.id} to {t.label(target)}?",
+            f"{task.assignee_agent_id} holds {task.id} ({t.label(task.status)}). Releasing it "
+            "ends that claim: owner, lease and verdict are cleared, running executions are "
+            f"cancelled, and {after}.",
+            "Release",
+        )
+    if target == t.CANCELLED:
+        return Question(
+            f"Cancel {task.id}?",
+            " ".join(_cancel_facts(task, checkout, now_ms)),
+            "Cancel task",
+            danger=True,
+        )
+    return None
+
+
+def _cancel_facts(task: Task, checkout: "CheckoutState | None", now_ms: int | None) -> list[str]:
+    facts = [f"{task.id} “{task.title}” will be cancelled. This cannot be undone."]
+    holder = task.assignee_agent_id
+    if holder and task.status in t.LOCKED:
+        live = now_ms is None or not lease_expired(task.lease_until, now_ms)
+        lease = "with a live lease" if live else "whose lease has run out"
+        facts.append(
+            f"{holder} holds it now ({t.label(task.status)}, {lease}): its claim ends and its "
+            "next heartbeat or report is refused."
+        )
+    if checkout is not None and checkout.uncommitted:
+        where = f" at {checkout.path}" if checkout.path else ""
+        branch = f" {checkout.branch}" if checkout.branch else ""
+        facts.append(
+            f"Its worktree{where} has uncommitted changes: after the retention period they are "
+            f"committed to its branch{branch} and the checkout is removed; nothing lands them."
+        )
+    return facts
+
 
 BY_ID: dict[str, Action] = {action.id: action for action in ACTIONS}
 assert len(BY_ID) == len(ACTIONS), "two actions share an id"
@@ -604,7 +793,23 @@ def known_ids() -> set[str]:
 
 
 def availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
-    """What `check_action` answers: True to run, None to grey out (shown, disabled)."""
+    """What `check_action` answers: True to run, None to grey out (shown, disabled), False to
+    hide it: an action that does not apply to the task yields its key (and its footer place) to
+    the one it `yields_to` when that one does (`W` on a done task is Land, not a greyed Approve
+    and land)."""
+    shared = _availability(action, read_only=read_only, task=task)
+    # (read-only greys every write, keys and all: nothing yields then)
+    yields = action.yields_to if action is not None and shared is not True else None
+    if (
+        yields is not None
+        and not read_only
+        and _availability(BY_ID[yields], read_only=False, task=task)
+    ):
+        return False
+    return shared
+
+
+def _availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:
     if action is None:
         return True
     if action.writes and read_only:
@@ -615,6 +820,23 @@ def availability(action: Action | None, *, read_only: bool, task: Task | None) -
         if action.applies is not None and not action.applies(task):
             return None
     return True
+
+
+def unavailable_because(
+    action: Action, *, read_only: bool, task: Task | None, marked: int = 0
+) -> str:
+    """Why `availability` greyed `action` out, in one line for the key's press ("approve: only
+    for tasks in review (TASK-3 is todo)"). `marked`: a batch found no marked task it applies to."""
+    verb = action.title.lower()
+    if action.writes and read_only:
+        return f"{verb}: the board is open read-only"
+    if marked:
+        return f"{verb}: it applies to none of the {marked} marked tasks"
+    if action.needs_task and task is None:
+        return f"{verb}: no task selected"
+    if task is not None and action.only:
+        return f"{verb}: " + action.only.format(task=task.id, status=t.label(task.status))
+    return f"{verb}: does not apply here"
 
 
 def help_sections() -> list[tuple[str, list[Action]]]:

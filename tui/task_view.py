@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.actors import actor_label
 from boardlib.events import EventKind
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate
@@ -278,10 +279,9 @@ def render_task_view(
     if not view.comments:
         parts.append(Text("  none", style="dim"))
     for comment in view.comments:
-        who = comment.author_agent_id or comment.author_type
+        who = actor_label(comment.author_agent_id, comment.author_type)
         line = Text(f"  {clock_text(comment.created_at, now_ms)} ", style="dim")
         line.append(inert(who), style="bold cyan" if comment.author_type == "user" else "bold")
-        line.append(f" ({inert(comment.author_type)})", style="dim")
         parts.append(line)
         parts.append(Padding(plain(comment.body, multiline=True), (0, 0, 0, 4)))
     return Group(*parts)

@@ -167,6 +167,13 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         and `event` appended; None otherwise (the board then judges why)."""
         ...
 
+    def best_ready(
+        self, role: str | None, respect_deps: bool, team_id: str | None = None
+    ) -> Row | None:
+        """The task `claim_best_ready` would pick now, read with the same pick, writing and
+        locking nothing (what `claim-next --dry-run` reports)."""
+        ...
+
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out, each taken by this transaction alone: of many
         sweepers running at once, each expired task goes to exactly one."""
@@ -213,6 +220,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     def list_version(self) -> str:
         """A version of this snapshot's tasks: two snapshots with the same version hold the same
         tasks. Every task write appends an event, so the events a snapshot sees decide it."""
+        ...
+
+    def plan_tasks(self, plan_name: str) -> list[Row]:
+        """The tasks applied from plan `plan_name` (those with a plan key), in creation order."""
         ...
 
     def all_tasks(self) -> list[Row]: ...

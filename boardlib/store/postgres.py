@@ -234,9 +234,12 @@ _INSERT_EVENTS = (
 _EVENT_TYPES = ("text", "text", "text", "text", "bigint", "bigint", "text")
 
 
-@functools.lru_cache(maxsize=32)
-def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool, one_trip: bool) -> str:
-    """The claim-next statement for one shape (a role or not, a team or not), built once."""
+@functools.cache
+def _best_ready_ctes(by_role: bool, respect_deps: bool, by_team: bool, *, claim: bool) -> str:
+    """The `pick` CTE of claim-next: the best ready row for a role (role-less tasks suit every
+    role) and team. For the claim each candidate locks its row (`SKIP LOCKED`, past rows other
+    claimers hold) and yields while an expired lease waits to be swept; its preview (`claim`
+    False) reads the same candidates without either."""
     ready, waiting = READY, WAITING
     if by_team:  # a filter on the same index walk
         ready += " AND team_id = %(team)s"
@@ -247,18 +250,25 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool, one_
         candidates.append(
             waiting if not by_role else f"{waiting} AND (role = %(role)s OR role IS NULL)"
         )
+    guard = f"AND {_NO_EXPIRED_UNTAKEN} " if claim else ""
+    lock = " FOR NO KEY UPDATE SKIP LOCKED" if claim else ""
     picks = [
         f"SELECT id, priority, updated_at FROM tasks WHERE {where} "
-        f"AND {_NO_EXPIRED_UNTAKEN} {CLAIM_ORDER} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED"
+        f"{guard}{CLAIM_ORDER} LIMIT 1{lock}"
         for where in candidates
     ]
     if len(picks) == 1:
-        ctes = f"pick AS ({picks[0]})"
-    else:
-        # a locking clause is not allowed under UNION: each candidate locks in its own CTE
-        ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
-        union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
-        ctes += f", pick AS (SELECT id FROM ({union}) c {CLAIM_ORDER} LIMIT 1)"
+        return f"pick AS ({picks[0]})"
+    # a locking clause is not allowed under UNION: each candidate locks in its own CTE
+    ctes = ", ".join(f"c{n} AS ({query})" for n, query in enumerate(picks))
+    union = " UNION ALL ".join(f"SELECT * FROM c{n}" for n in range(len(picks)))
+    return ctes + f", pick AS (SELECT id FROM ({union}) c {CLAIM_ORDER} LIMIT 1)"
+
+
+@functools.lru_cache(maxsize=32)
+def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool, one_trip: bool) -> str:
+    """The claim-next statement for one shape (a role or not, a team or not), built once."""
+    ctes = _best_ready_ctes(by_role, respect_deps, by_team, claim=True)
     return _claim_statement(
         f"{_EXPIRED_UNTAKEN}, {ctes}",
         f"UPDATE tasks SET {_CLAIM_SET} FROM pick WHERE tasks.id = pick.id AND {CLAIMABLE} "
@@ -476,6 +486,18 @@ class PostgresTx(SharedTx):
             return None
         self.claimed = True
         return Task.from_row(row)
+
+    # Differs: the claim-next pick itself, without the locks the claim takes.
+    def best_ready(
+        self, role: str | None, respect_deps: bool, team_id: str | None = None
+    ) -> Row | None:
+        """The task `claim_best_ready` would pick right now, by the same candidate queries
+        without their locks (a read-only transaction may take none): a preview, written nothing."""
+        ctes = _best_ready_ctes(role is not None, respect_deps, team_id is not None, claim=False)
+        return self._one(
+            f"WITH {ctes} SELECT tasks.* FROM tasks JOIN pick ON tasks.id = pick.id",
+            {"role": role, "team": team_id},
+        )
 
     # Differs: sweepers run side by side here, so each locks what it sweeps (SKIP LOCKED); SQLite
     # pins its lease index instead.

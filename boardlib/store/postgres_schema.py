@@ -237,7 +237,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
     ),
-    # 5: the inbox and durable event consumers (schema.py's migration 5)
+    # 5: plan keys (schema.py's migration 5)
+    (
+        "ALTER TABLE tasks ADD COLUMN plan_name TEXT",
+        "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
+        "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
+        "WHERE plan_key IS NOT NULL",
+    ),
+    # 6: the inbox and durable event consumers (schema.py's migration 6)
     (
         "ALTER TABLE tasks ADD COLUMN status_since BIGINT",
         "UPDATE tasks SET status_since = updated_at",
@@ -274,7 +281,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
-    # 6: a year of work on one board (schema.py's migration 6): each finished column in its
+    # 7: a year of work on one board (schema.py's migration 7): each finished column in its
     # display order (boardlib.columns), so a live view reads a page as an index range
     (
         f"""

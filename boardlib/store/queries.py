@@ -396,6 +396,13 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         )  # fmt: skip
         return self._fetchall(query, params)
 
+    def plan_tasks(self, plan_name: str) -> list[Row]:
+        """The tasks applied from one plan, in creation order (found by the plan-key index)."""
+        return self._fetchall(
+            "SELECT * FROM tasks WHERE plan_name = ? AND plan_key IS NOT NULL ORDER BY seq",
+            (plan_name,),
+        )
+
     def all_tasks(self) -> list[Row]:
         """Every task, dropped ones included, in creation order (the TUI's snapshot)."""
         return self._fetchall("SELECT * FROM tasks ORDER BY seq")

@@ -336,7 +336,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CHECK (side IN ({sql_list(ANCHOR_SIDES)}))",
         "ALTER TABLE task_comments ADD COLUMN line_text TEXT",
     ),
-    # 5: the inbox (boardlib.attention) and durable event consumers (boardlib.watch): when a
+    # 5: plan keys (boardlib/plan_match.py): the plan and key a task was applied from, unique
+    # together, so re-applying a plan finds its tasks instead of creating them again
+    (
+        "ALTER TABLE tasks ADD COLUMN plan_name TEXT",
+        "ALTER TABLE tasks ADD COLUMN plan_key TEXT",
+        "CREATE UNIQUE INDEX tasks_plan_key ON tasks (plan_name, plan_key) "
+        "WHERE plan_key IS NOT NULL",
+    ),
+    # 6: the inbox (boardlib.attention) and durable event consumers (boardlib.watch): when a
     # task entered its status, the few tasks waiting on a person by that time, and each named
     # reader's cursor and held delivery
     (
@@ -375,7 +383,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
-    # 6: a year of work on one board: each finished column in its display order
+    # 7: a year of work on one board: each finished column in its display order
     # (boardlib.columns), so a live view reads a page as an index range and counts from the index
     (
         f"""

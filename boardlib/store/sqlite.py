@@ -167,10 +167,9 @@ _NO_LEASE_EXPIRED = (
 
 
 @functools.cache
-def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> str:
-    """The claim-next statement for an agent with or without a role (and a team), built once per
-    shape: the sqlite3 module finds its prepared statement by the text, and the same string
-    object hashes once."""
+def _best_ready_pick(by_role: bool, respect_deps: bool, by_team: bool) -> str:
+    """The query claim-next picks its task with (the id of the best ready task), for an agent
+    with or without a role (and a team): the claim and its preview run the same text."""
     # INDEXED BY pins the plan: on a file without statistics the planner could otherwise pick
     # another index and skip every blocked task inside the write lock.
     order = f"{CLAIM_ORDER} LIMIT 1"
@@ -200,6 +199,14 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> s
             for source in candidates
         )
         pick = f"SELECT id FROM ({best_of_each}) {order}"
+    return pick
+
+
+@functools.cache
+def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> str:
+    """The claim-next statement, built once per shape: the sqlite3 module finds its prepared
+    statement by the text, and the same string object hashes once."""
+    pick = _best_ready_pick(by_role, respect_deps, by_team)
     return (
         f"UPDATE tasks SET {_CLAIM_SET} WHERE id = ({pick}) AND {CLAIMABLE} "
         f"AND {_NO_LEASE_EXPIRED} RETURNING {_TASK_RETURNING}"
@@ -341,6 +348,18 @@ class SqliteTx(SharedTx):
             )
         )
         return self._claimed(task, agent, now, event)
+
+    # Differs: the claim-next pick itself, without the UPDATE (the same text as the claim).
+    def best_ready(
+        self, role: str | None, respect_deps: bool, team_id: str | None = None
+    ) -> Row | None:
+        """The task `claim_best_ready` would pick right now, read with the same pick and
+        written nothing (a preview: the guard against expired leases is the caller's to model)."""
+        pick = _best_ready_pick(role is not None, respect_deps, team_id is not None)
+        row: Row | None = self.conn.execute(
+            f"SELECT * FROM tasks WHERE id = ({pick})", {"role": role, "team": team_id}
+        ).fetchone()
+        return row
 
     # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it sweeps instead.
     def expired_leases(self, now: int) -> list[Row]:

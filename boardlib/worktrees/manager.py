@@ -323,10 +323,12 @@ class Worktrees:
         (or `base_ref`, default HEAD), with the SoR scaffold committed as the baseline, and record
         it on the board. A live checkout is reused; a paused or collected one gets its branch
         checked out again; no second workspace row either way. `kind` defaults to the task's own
-        kind; `research`/`review` are refused with `no_isolation`."""
+        kind (an empty one too: seed 003 allows `kind: ""`, which names no kind);
+        `research`/`review` are refused with `no_isolation`."""
         check_task_id(task_id)
         task = self.board.get_task(task_id)
-        effective = task.kind if kind is None else kind
+        blank = isinstance(kind, str) and not kind.strip() and len(kind) <= KIND_MAX
+        effective = task.kind if kind is None or blank else kind
         if not isinstance(effective, str) or not effective.strip() or len(effective) > KIND_MAX:
             raise invalid_input(f"kind must be 1 to {KIND_MAX} characters", field="kind")
         if isolation_for(effective) == "none":

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import click
 
+from boardlib.inert import inert
 from boardlib.location import BoardLocation
 from boardlib.paths import is_default_board
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option, ensure_board
+from .usage import closest
 
 NOTIFY_MODES = ("bell", "osc", "osc777", "off")  # tui.notify.MODES, without importing the TUI
 
@@ -51,6 +53,23 @@ def launch_tui(
     )
 
 
+def known_theme(name: str | None) -> str | None:
+    """`--theme NAME` names a theme the board ships, or a usage refusal (exit 2) that lists them,
+    before a terminal is taken over (Textual itself would raise mid-start, exit 1)."""
+    if name is None:
+        return None
+    from tui.launch import theme_names  # Textual's theme table: only when a theme is named
+
+    names = theme_names()
+    if name in names:
+        return name
+    guess = closest(name, names)
+    hint = f" Did you mean {guess!r}?" if guess else ""
+    raise click.BadParameter(
+        f"no theme named {inert(name)!r}.{hint} Themes: {', '.join(names)}", param_hint="--theme"
+    )
+
+
 def check_task_exists(path: BoardLocation, task_id: str) -> None:
     """`--open TASK-ID` names a task of this board, or the usual refusal (exit 2): `no_board`
     when there is no board there, `not_found` when it has no such task."""
@@ -70,7 +89,12 @@ def check_task_exists(path: BoardLocation, task_id: str) -> None:
     help="How often the board checks the file for changes.",
 )
 @click.option("--read-only", is_flag=True, help="Watch without the power to change anything.")
-@click.option("--theme", metavar="NAME", help="A Textual theme (e.g. ansi-dark over SSH).")
+@click.option(
+    "--theme",
+    metavar="NAME",
+    callback=lambda _ctx, _param, value: known_theme(value),
+    help="A Textual theme (e.g. ansi-dark over SSH, textual-light).",
+)
 @click.option(
     "--open",
     "open_task",

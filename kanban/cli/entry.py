@@ -3,9 +3,9 @@
 Refusals from the board are data for the caller: `{"error": ..., "reason": ...}` on one stderr
 line and exit 2 (4 when the database stayed busy). Usage errors too: `"reason": "usage"`, exit 2,
 with a "did you mean" `suggestion` where there is one (`usage.py`); `--help` prints Click's help.
-Anything else that escapes a command is a bug
-or a broken environment: exit 1 with one line, and a traceback only when `KANBAN_DEBUG=1`, so an
-agent parsing stderr never has to skip over a Python stack.
+An unreachable database is `database_unavailable`, exit 2. Anything else that escapes a command
+is a bug or a broken environment: exit 1 with one line, and a traceback only when
+`KANBAN_DEBUG=1`, so an agent parsing stderr never has to skip over a Python stack.
 """
 
 import os
@@ -37,8 +37,11 @@ def _unexpected(error: BaseException) -> int:
         _traceback(error)
     report = getattr(error, "to_dict", None)
     if callable(report):  # an environment failure that describes itself (e.g. git_failed)
+        from boardlib.store.base import StoreError  # only on this path: startup cost
+
         error_line(report())
-        return exitcodes.UNEXPECTED
+        # An unreachable database is a typed refusal like `no_board`: nothing was written.
+        return exitcodes.REFUSED if isinstance(error, StoreError) else exitcodes.UNEXPECTED
     if isinstance(error, sqlite3.Error):
         from .context import opened_path
 

@@ -8,6 +8,7 @@ from boardlib.actors import OPERATOR
 from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
+from .creating import creating_as
 from .options import actor_option, epoch_option, split_ids, task_id_argument
 from .output import emit
 from .usage import Choice
@@ -69,7 +70,7 @@ def dispatch(
 
     It starts in todo (claimable) or, with --status backlog, in triage.
     """
-    with open_board(create=True) as board:
+    with open_board(create=True) as board, creating_as(agent, board.config, parameter="agent"):
         task = board.create_task(
             title,
             description=description,

@@ -1,8 +1,9 @@
 """`kanban plan lint|apply FILE`: many tasks at once from a YAML or JSON plan.
 
-`lint` reads the board (read-only, if it exists) only to tell references to existing tasks from
-typos; it never writes. `apply` runs the same checks and creates the whole plan in one
-transaction, or nothing: references to existing tasks are resolved inside that transaction.
+`lint` reads the board (read-only, if it exists) to tell references to existing tasks from typos
+and to find the plan's items already on the board; it never writes. `apply` runs the same checks
+and applies the whole plan in one transaction, or nothing: items already on the board (found by
+the plan's name and their key) are not created again.
 """
 
 import sys
@@ -15,6 +16,7 @@ from boardlib.errors import BoardError, Reason
 from boardlib.location import location_exists
 
 from .context import board_path, global_options, open_board
+from .creating import creating_as
 from .options import actor_option
 from .output import emit
 
@@ -23,6 +25,25 @@ plan_file = click.argument(
     metavar="FILE",
     type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
 )
+
+
+name_option = click.option(
+    "--name",
+    "name",
+    metavar="NAME",
+    help="The plan's name, which scopes its keys on the board (default: the file's `name:`, "
+    "else the file name without its extension).",
+)
+update_option = click.option(
+    "--update",
+    is_flag=True,
+    help="Change what is still safe to change where an item differs from its task: the title "
+    "and description of a task nobody claimed, and new dependencies that close no cycle.",
+)
+
+
+def _source(plan_file: Path) -> str | None:
+    return None if str(plan_file) == "-" else plan_file.name
 
 
 @click.group("plan")
@@ -50,21 +71,26 @@ def _load(plan_file: Path) -> tuple[Any, Any]:
 
 @plan.command("lint")
 @plan_file
+@name_option
+@update_option
 @global_options
-def lint(plan_file: Path) -> None:
+def lint(plan_file: Path, name: str | None, update: bool) -> None:
     """Report every problem of a plan without touching the board.
 
-    Prints the report ({"ok", "tasks", "order", "existing", "problems"}); exits 2 when it has
-    problems: bad fields, duplicate keys, unknown keys, dependency cycles (with their keys).
+    Prints the report ({"ok", "plan", "tasks", "order", "existing", "matched", "changes",
+    "problems"}); exits 2 when it has problems: bad fields, duplicate keys, unknown keys,
+    dependency cycles (with their keys), items on the board already whose content differs
+    (with --update: only differences it may not change).
     """
     plans, data = _load(plan_file)
+    scope = plans.plan_name(data, given=name, source=_source(plan_file))
     try:
         with open_board(read_only=True) as board:  # read-only: a missing board stays missing
-            report = plans.lint_against(board, data)
+            report = plans.lint_against(board, data, plan=scope, update=update)
     except BoardError as error:
         if error.reason is not Reason.NO_BOARD:
             raise
-        report = plans.lint_against(None, data)
+        report = plans.lint_against(None, data, plan=scope)
     emit(report.to_json(), kind="plan")
     if not report.ok:
         raise plans.refusal(report)
@@ -72,26 +98,24 @@ def lint(plan_file: Path) -> None:
 
 @plan.command("apply")
 @plan_file
+@name_option
+@update_option
 @actor_option
 @global_options
-def apply(plan_file: Path, actor: str) -> None:
-    """Create every task of a plan in one transaction, or none.
+def apply(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
+    """Apply a plan in one transaction, or nothing: what is on the board already stays.
 
-    Prints {"count", "keys": {key: id}, "tasks": [...]} in creation order. Refused with the
-    problems `plan lint` reports; as an agent (--agent), the create caps apply to the whole plan.
+    Each item's key is recorded on its task, so applying the same plan again creates nothing
+    ("4 existing, 0 created"). Prints {"plan", "summary", "count" (created), "created",
+    "existing", "updated", "keys": {key: id}, "tasks": [the new ones]}. Refused with the
+    problems `plan lint` reports; as an agent (--agent), the create caps apply to its new tasks.
     """
     plans, data = _load(plan_file)
+    scope = plans.required_plan_name(data, given=name, source=_source(plan_file))
     if not location_exists(board_path()):
-        report = plans.lint_against(None, data)  # refused before a board is made for it
+        report = plans.lint_against(None, data, plan=scope)  # refused before a board is made
         if not report.ok:
             raise plans.refusal(report)
-    with open_board(create=True) as board:
-        created = plans.apply(board, data, actor=actor)
-    emit(
-        {
-            "count": len(created),
-            "keys": {key: task.id for key, task in created.items()},
-            "tasks": [task.to_json() for task in created.values()],
-        },
-        kind="plan-applied",
-    )
+    with open_board(create=True) as board, creating_as(actor, board.config, parameter="actor"):
+        applied = plans.apply(board, data, plan=scope, actor=actor, update=update)
+    emit(applied.to_json(), kind="plan-applied")

@@ -32,7 +32,12 @@ from .output import emit
 )
 @minutes_option(f"Lease length (default: the board's, {DEFAULT_LEASE_MINUTES} min).")
 @click.option("--runtime", metavar="NAME", help="The agent runtime, recorded on the task.")
-@click.option("--explain", is_flag=True, help="When nothing is claimable, say why.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Claim nothing: say which task would be claimed, or why none would.",
+)
+@click.option("--dry-run", is_flag=True, help="The same as --explain.")
 @global_options
 def claim_next(
     agent: str,
@@ -41,13 +46,23 @@ def claim_next(
     minutes: float | None,
     runtime: str | None,
     explain: bool,
+    dry_run: bool,
 ) -> None:
     """Claim the best ready task for your role.
 
     Ready: todo with every dependency done, or in progress with an expired lease.
     Prints the task (with its claimEpoch and leaseUntil). Nothing claimable: prints
-    {"task": null} and exits 3.
+    {"task": null} and exits 3. With --explain (or --dry-run) it claims nothing and writes
+    nothing: {"task": null, "dryRun": true, "wouldClaim", "wouldRelease", "reasons",
+    "explain"}, exit 0 if a task would be claimed, else 3.
     """
+    if explain or dry_run:
+        with open_board(read_only=True) as board:  # a diagnosis cannot write, not even a sweep
+            preview = board.preview_claim_next(role=role, respect_deps=respect_deps)
+        emit({"task": None, "dryRun": True, **preview.to_json()}, kind="preview")
+        if not preview.claimable:
+            raise click.exceptions.Exit(IDLE)
+        return
     with open_board(reconcile_orphans=False) as board:
         task = board.claim_next(
             agent,
@@ -57,10 +72,7 @@ def claim_next(
             lease_ms=lease_ms(minutes),
         )
         if task is None:
-            doc: dict[str, object] = {"task": None}
-            if explain:
-                doc["explain"] = board.explain_idle(role=role).to_json()
-            emit(doc, kind="idle")
+            emit({"task": None}, kind="idle")
             raise click.exceptions.Exit(IDLE)
     emit(task.to_json(), kind="task")
 

@@ -155,6 +155,15 @@ def render(doc: Any, kind: str) -> None:
         console.print("[bold]nothing claimable[/]")
         for reason in (doc.get("explain") or {}).get("reasons", []):
             console.print(Text.assemble("  - ", inert(str(reason))))
+    elif kind == "preview":
+        chosen = doc.get("wouldClaim")
+        console.print(
+            Text.assemble("would claim ", inert(str(chosen["id"])), ": ", inert(chosen["title"]))
+            if chosen
+            else "[bold]nothing claimable[/]"
+        )
+        for reason in doc.get("reasons", []):
+            console.print(Text.assemble("  - ", inert(str(reason))))
     elif kind == "tasks":
         console.print(_tasks_table(doc) if doc else "[dim]no tasks[/]")
     elif kind == "task_page":
@@ -198,7 +207,11 @@ def render(doc: Any, kind: str) -> None:
     elif kind == "inbox":
         console.print(_inbox_table(doc) if doc["items"] else "[dim]nothing needs you[/]")
     elif kind == "plan-applied":
-        console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
+        console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
+        if doc["tasks"]:
+            console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
+        for change in doc["updated"]:
+            console.print(Text.assemble("  - changed: ", inert(change["message"])))
     elif isinstance(doc, list):
         console.print(_rows_table(doc) if doc else "[dim]nothing[/]")
     elif isinstance(doc, dict):

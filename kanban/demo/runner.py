@@ -314,7 +314,13 @@ def _open_tui(
         return None
 
     def run() -> None:
-        run_tui(db_path, poll_ms=poll_ms, on_terminal_gone=on_terminal_gone, announce=announce)
+        run_tui(
+            db_path,
+            poll_ms=poll_ms,
+            on_terminal_gone=on_terminal_gone,
+            announce=announce,
+            demo=True,
+        )
 
     return run
 

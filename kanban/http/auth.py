@@ -143,11 +143,15 @@ def parse_identity(text: str, roles: Iterable[str], where: str) -> Identity:
         raise TokenFileError(
             f"{where}: identity must be agent:NAME or operator:NAME (got {text[:60]!r})"
         )
+    if not name.isprintable():  # the name is drawn in operators' views and audit rows
+        raise TokenFileError(f"{where}: a name holds a control or format character ({name!r})")
     role_set = frozenset(role.strip() for role in roles if role.strip())
     if kind == "operator" and role_set:
         raise TokenFileError(f"{where}: roles apply to agent tokens only")
     if any(len(role) > NAME_MAX for role in role_set):
         raise TokenFileError(f"{where}: a role is longer than {NAME_MAX} characters")
+    if not all(role.isprintable() for role in role_set):
+        raise TokenFileError(f"{where}: a role holds a control or format character")
     return Identity("agent" if kind == "agent" else "operator", name, role_set)
 
 

@@ -94,7 +94,12 @@ class CreateTaskBody(Body):
 
     title: Title
     description: Text | None = None
-    status: Status = t.TODO
+    status: Status = Field(
+        default=t.TODO,
+        description="todo (claimable) or backlog (triage); any other status is reached from "
+        "todo by legal moves as the task is filed: in_progress and in_review are held or built "
+        "by the caller, blocked records a default reason naming the caller and the route.",
+    )
     priority: Priority = 0
     team_id: Name | None = None
     assignee_runtime: Name | None = None
@@ -120,8 +125,9 @@ class ClaimBody(Body):
 
 class UpdateTaskBody(Body):
     """`updateTaskBody`: a status change and/or field edits, at least one; `reason` is kept with
-    the change (and in the audit log of an override); `epoch` refuses a move of a task that was
-    reclaimed since (`stale_claim`)."""
+    the change (and in the audit log of an override; a move to blocked without one records a
+    default reason naming the caller and the route, as seed 003's body has none); `epoch` refuses
+    a move of a task that was reclaimed since (`stale_claim`)."""
 
     status: Status | None = None
     priority: Priority | None = None

@@ -3,34 +3,80 @@
 The reason and its message come from the board (`boardlib.errors.BoardError`); the hint is
 presentation for a model reading a tool error, so it lives with the MCP surface. Each hint names
 the tool to call next, because a model recovers by calling tools, not by reading prose. The tools
-are placeholders (`{claim_next}`), so the same table also speaks CLI (`CLI_VERBS`): the agent
+are placeholders (`{claim_next}`): for a session started with a reduced tool set they become
+only tools it lists (`mcp_verbs`), and the same table also speaks CLI (`CLI_VERBS`): the agent
 instructions `kanban init` writes list each reason with this hint, in commands.
 """
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 
 from boardlib.errors import Reason
 
-# What each placeholder of a hint becomes for a model calling tools, and for one using the CLI.
-MCP_VERBS: dict[str, str] = {
-    "claim_next": "claim_next",
-    "get_task": "get_task",
-    "list_tasks": "list_tasks",
-    "explain_task": "explain(task_id)",
-    "reject_task": "reject_task",
-    "block_task": "block_task",
+from .catalog import TOOLS
+
+# What each placeholder of a hint becomes for a model calling tools: the first of its wordings
+# that names only tools the session lists (a worker has no list_tasks, a reviewer no claim_next),
+# so a hint never sends a model to a tool it does not have. The last wording names none.
+MCP_WORDINGS: dict[str, tuple[str, ...]] = {
+    "claim_next": ("claim_next", "list_tasks", "an operator"),
+    "get_task": ("get_task",),
+    "find_task": ("list_tasks or get_task", "get_task"),
+    "explain_task": ("explain(task_id)", "get_task"),
+    "reject_task": ("reject_task", "ask a reviewer to reject it"),
+    "block_task": (
+        "call block_task saying so (it goes to the operator's inbox)",
+        "say so in add_comment on the task",
+    ),
+    "preview_landing": ("preview_landing or get_task", "get_task"),
+    "resolve_conflict": (
+        "reject_task with the files, or its builder calls sync_workspace, resolves them and "
+        "completes again",
+        "reject_task with the files; its builder resolves them and completes again",
+        "call sync_workspace, resolve the files in your worktree and complete_task again",
+        "tell an operator which files conflict",
+    ),
+    "land_again": ("Call land_task again", "Make the same call again"),
 }
+# The same placeholders for an agent using the CLI (the instructions `kanban init` writes).
 CLI_VERBS: dict[str, str] = {
     "claim_next": "`kanban task claim-next`",
     "get_task": "`kanban task get ID`",
-    "list_tasks": "`kanban task list`",
+    "find_task": "`kanban task list` or `kanban task get ID`",
     "explain_task": "`kanban task why ID`",
     "reject_task": "`kanban task reject ID --reason ...`",
-    "block_task": "`kanban task block ID --reason ...`",
+    "block_task": "run `kanban task block ID --reason ...` saying so (it goes to the operator's "
+    "inbox)",
+    "preview_landing": "`kanban task land ID --dry-run` or `kanban task get ID`",
+    "resolve_conflict": (
+        "`kanban task reject ID --reason ...` with the files, or its builder runs "
+        "`kanban task workspace sync ID`, resolves them and completes again"
+    ),
+    "land_again": "Run `kanban task land ID` again",
 }
 
+_TOOL_NAME = re.compile(r"\b(" + "|".join(TOOLS) + r")\b")
+
+
+def tools_named(text: str) -> set[str]:
+    """The MCP tools a text names."""
+    return set(_TOOL_NAME.findall(text))
+
+
+def mcp_verbs(listed: Collection[str] = TOOLS) -> dict[str, str]:
+    """The placeholders' wordings for a session that lists the tools `listed`."""
+    return {
+        placeholder: next(
+            (text for text in wordings if tools_named(text) <= set(listed)), wordings[-1]
+        )
+        for placeholder, wordings in MCP_WORDINGS.items()
+    }
+
+
+MCP_VERBS = mcp_verbs()
+
 HINTS: dict[str, str] = {
-    Reason.NOT_FOUND: "Check the id with {list_tasks} or {get_task}; task ids look like TASK-12.",
+    Reason.NOT_FOUND: "Check the id with {find_task}; task ids look like TASK-12.",
     Reason.ILLEGAL_TRANSITION: (
         "The board's transition table refuses that move; call {get_task} to see where the task is."
     ),
@@ -92,19 +138,19 @@ HINTS: dict[str, str] = {
     ),
     Reason.NOT_LANDABLE: (
         "The task cannot land as it is (its why says: not reviewed, no worktree, nothing to land, "
-        "already landed); call preview_landing or get_task to see why, and do not retry as is."
+        "already landed); call {preview_landing} to see why, and do not retry as is."
     ),
     Reason.MERGE_CONFLICT: (
-        "The work conflicts with its base in the files named; the base is untouched. Reject it "
-        "with the files, or its builder calls sync_workspace, resolves them and completes again."
+        "The work conflicts with its base in the files named; the base is untouched. Next: "
+        "{resolve_conflict}."
     ),
     Reason.VERIFICATION_FAILED: (
         "The verify command failed on the work merged with the latest base; nothing landed. "
         "Reject the task with the output tail so its builder fixes it."
     ),
     Reason.BASE_MOVED: (
-        "The base branch kept moving while the landing verified; nothing landed. Call land_task "
-        "again in a moment."
+        "The base branch kept moving while the landing verified; nothing landed. {land_again} "
+        "in a moment."
     ),
     Reason.BASE_CHECKED_OUT_DIRTY: (
         "A person has uncommitted changes in a checkout of the base branch; nothing landed or "
@@ -112,7 +158,7 @@ HINTS: dict[str, str] = {
     ),
     Reason.BUDGET_EXCEEDED: (
         "A budget over this task is spent and only an operator can raise it: stop working on "
-        "it and call {block_task} saying so (it goes to the operator's inbox), then {claim_next} "
+        "it and {block_task}, then {claim_next} "
         "for other work. Retrying will not help."
     ),
     Reason.OPERATOR_ONLY: (

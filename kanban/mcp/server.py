@@ -16,7 +16,7 @@ import inspect
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -39,7 +39,7 @@ from kanban.documents import verdicts_as_objects
 
 from . import catalog
 from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, lease_reminder, lease_rule, minutes_text
-from .hints import hint_for
+from .hints import MCP_VERBS, hint_for, mcp_verbs
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
 
 SERVER_NAME = "kanban"
@@ -158,9 +158,12 @@ def answer(doc: Doc) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
 
 
-def refusal(reason: str, message: str, document: dict[str, Any]) -> CallToolResult:
-    """A refusal as a tool error: `<reason>: <message>` and the next step on the line below."""
-    hint = hint_for(reason)
+def refusal(
+    reason: str, message: str, document: dict[str, Any], verbs: Mapping[str, str] = MCP_VERBS
+) -> CallToolResult:
+    """A refusal as a tool error: `<reason>: <message>` and the next step on the line below,
+    naming only tools the session lists (`verbs`, from `hints.mcp_verbs`)."""
+    hint = hint_for(reason, verbs)
     text = f"{reason}: {message}\nNext: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
@@ -169,24 +172,24 @@ def refusal(reason: str, message: str, document: dict[str, Any]) -> CallToolResu
     )
 
 
-def call_board(work: Callable[[], Doc]) -> CallToolResult:
+def call_board(work: Callable[[], Doc], verbs: Mapping[str, str] = MCP_VERBS) -> CallToolResult:
     """Run one board call and turn its outcome into a tool result. A refusal (`BoardError`) or an
     environment failure (an unreadable file, a broken database) is a tool error the model can
     read; anything else is a bug, left to the SDK (a generic tool error, the traceback logged)."""
     try:
         return answer(work())
     except BoardError as refused:
-        return refusal(refused.reason.value, refused.message, refused.to_dict())
+        return refusal(refused.reason.value, refused.message, refused.to_dict(), verbs)
     except GitFailure as failed:  # a landing's or a sync's git command failed
         document = failed.to_dict()
-        return refusal("git_failed", str(failed), document)
+        return refusal("git_failed", str(failed), document, verbs)
     except sqlite3.Error as broken:
         message = f"database error: {broken}"
-        return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
+        return refusal("unexpected", message, {"error": message, "reason": "unexpected"}, verbs)
     except OSError as broken:
         where = f": {broken.filename}" if broken.filename else ""
         message = f"{broken.strerror or broken}{where}"
-        return refusal("unexpected", message, {"error": message, "reason": "unexpected"})
+        return refusal("unexpected", message, {"error": message, "reason": "unexpected"}, verbs)
 
 
 def runtime_name(ctx: Context) -> str | None:
@@ -210,8 +213,12 @@ class BoardTools:
 
     HOLDER_TOOLS = ("heartbeat", "log_progress", "extend_lease")
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> None:
         self.session = session
+        self.verbs = mcp_verbs(TOOL_SETS[tool_set])  # a refusal's hint names only these tools
+
+    def call(self, work: Callable[[], Doc]) -> CallToolResult:
+        return call_board(work, self.verbs)
 
     # -- claiming and the lease ------------------------------------------------------------------
 
@@ -220,12 +227,12 @@ class BoardTools:
         work. Returns the task (keep its id); when nothing is claimable it returns
         {"task": null}, not an error: call explain to learn why, or wait and try again. {lease}"""
         runtime = runtime_name(ctx)
-        return call_board(lambda: self.session.claim_next(role, team_id=team_id, runtime=runtime))
+        return self.call(lambda: self.session.claim_next(role, team_id=team_id, runtime=runtime))
 
     def heartbeat(self, task_id: TaskId) -> CallToolResult:
         """Renew the lease on a task you hold, without a note. Use it during long steps with
         nothing to report. {lease_short}"""
-        return call_board(lambda: self.session.heartbeat(task_id))
+        return self.call(lambda: self.session.heartbeat(task_id))
 
     def log_progress(
         self,
@@ -238,7 +245,7 @@ class BoardTools:
         """Record progress on a task you hold (kept as a comment for reviewers and operators) and
         renew its lease. Prefer it over heartbeat whenever there is something to say.
         {lease_short}"""
-        return call_board(lambda: self.session.log_progress(task_id, note))
+        return self.call(lambda: self.session.log_progress(task_id, note))
 
     def extend_lease(
         self,
@@ -254,7 +261,7 @@ class BoardTools:
     ) -> CallToolResult:
         """Set the lease on a task you hold to now + minutes, before one long quiet step (a build,
         a long test run). {lease_short}"""
-        return call_board(lambda: self.session.extend_lease(task_id, minutes))
+        return self.call(lambda: self.session.extend_lease(task_id, minutes))
 
     # -- finishing -------------------------------------------------------------------------------
 
@@ -273,7 +280,7 @@ class BoardTools:
         """Finish a task you hold: it goes to in_review with no owner, for another agent or a
         person to approve or reject. You cannot approve it yourself. Call it when the work is
         done and checked."""
-        return call_board(lambda: self.session.complete_task(task_id, summary))
+        return self.call(lambda: self.session.complete_task(task_id, summary))
 
     def block_task(
         self,
@@ -289,12 +296,12 @@ class BoardTools:
         """Stop work on a task you hold because something outside your reach is missing (access,
         a decision, a broken dependency). The task is blocked with your reason and the lease
         ends; an operator unblocks it."""
-        return call_board(lambda: self.session.block_task(task_id, reason))
+        return self.call(lambda: self.session.block_task(task_id, reason))
 
     def release_task(self, task_id: TaskId) -> CallToolResult:
         """Give a task you hold back to todo, untouched or handed over, for another agent to
         claim. Use it when you cannot or should not finish it yourself."""
-        return call_board(lambda: self.session.release_task(task_id))
+        return self.call(lambda: self.session.release_task(task_id))
 
     # -- the run ledger --------------------------------------------------------------------------
 
@@ -309,7 +316,7 @@ class BoardTools:
         """Open a run on a task you hold before you spend tokens on it; keep its id for
         finish_run. Refused with budget_exceeded when a budget over the task is spent: stop,
         block_task saying so; retrying will not help."""
-        return call_board(lambda: self.session.start_run(task_id, executor, reason))
+        return self.call(lambda: self.session.start_run(task_id, executor, reason))
 
     def finish_run(
         self,
@@ -329,7 +336,7 @@ class BoardTools:
         """Close your run once with its cost and tokens. If that spends a budget the cost is
         kept, the task is blocked and the answer's budgetExceeded names the budget: stop work
         on it."""
-        return call_board(
+        return self.call(
             lambda: self.session.finish_run(
                 execution_id,
                 status,
@@ -357,7 +364,7 @@ class BoardTools:
     ) -> CallToolResult:
         """Read one task: its status, holder, lease (leaseUntil, epoch milliseconds) and fields;
         with detail=true, everything around it."""
-        return call_board(lambda: self.session.get_task(task_id, detail=detail))
+        return self.call(lambda: self.session.get_task(task_id, detail=detail))
 
     def list_tasks(
         self,
@@ -376,7 +383,7 @@ class BoardTools:
         """List tasks, newest change first (ready=true: in claim order). Returns one page,
         {"tasks": [...], "count": n, "truncated": bool}; narrow with the filters when truncated.
         Use it to find work to review (status=in_review) or to see the board."""
-        return call_board(
+        return self.call(
             lambda: self.session.list_tasks(
                 status=status, ready=ready, role=role, mine=mine, limit=limit
             )
@@ -397,7 +404,7 @@ class BoardTools:
         """Say why nothing is claimable for you (no task_id: what the todo column waits on, and
         when the next lease runs out), or why one task is or is not claimable (its status,
         holder, lease, unfinished dependencies, role)."""
-        return call_board(lambda: self.session.explain(task_id, role))
+        return self.call(lambda: self.session.explain(task_id, role))
 
     # -- creating --------------------------------------------------------------------------------
 
@@ -414,7 +421,7 @@ class BoardTools:
         """File a new top-level task in todo, for any agent to claim. Only for work that is
         really separate from yours; to split your own task, use create_subtask. The board takes
         at most {root_create_limit} new top-level tasks per {root_window} (cap_exceeded)."""
-        return call_board(
+        return self.call(
             lambda: self.session.create_task(
                 title,
                 description=description,
@@ -441,7 +448,7 @@ class BoardTools:
         delegation: a parent chain at most {max_depth} deep, {max_live_children} unfinished
         children per parent (cap_exceeded past either); do small work yourself instead of
         splitting it."""
-        return call_board(
+        return self.call(
             lambda: self.session.create_task(
                 title,
                 description=description,
@@ -467,8 +474,8 @@ class BoardTools:
     ) -> CallToolResult:
         """Leave a comment on any task (a question, a finding, a note for its holder or
         reviewer); with path and line, a review comment on that line of its diff. It does not
-        renew a lease: on your own task, use log_progress."""
-        return call_board(lambda: self.session.add_comment(task_id, body, path=path, line=line))
+        renew a lease."""
+        return self.call(lambda: self.session.add_comment(task_id, body, path=path, line=line))
 
     def link_dependency(
         self,
@@ -484,7 +491,7 @@ class BoardTools:
     ) -> CallToolResult:
         """Make task_id wait until depends_on is done: it is not claimable before. A link that
         would close a cycle is refused (dependency_cycle)."""
-        return call_board(lambda: self.session.link_dependency(task_id, depends_on))
+        return self.call(lambda: self.session.link_dependency(task_id, depends_on))
 
     # -- reviewing -------------------------------------------------------------------------------
 
@@ -492,7 +499,7 @@ class BoardTools:
         """Accept finished work another agent completed: in_review becomes done. Read it first
         (get_task with detail=true). Never approve your own work: the board refuses
         (self_review) for anyone who held the task."""
-        return call_board(lambda: self.session.approve_task(task_id))
+        return self.call(lambda: self.session.approve_task(task_id))
 
     def reject_task(
         self,
@@ -516,7 +523,7 @@ class BoardTools:
         """Send finished work another agent completed back to todo for a fresh attempt, saying
         what must change (and where: comments). Never judge your own work (self_review)."""
         notes = [note.model_dump(exclude_none=True) for note in comments or ()]
-        return call_board(lambda: self.session.reject_task(task_id, reason, comments=notes))
+        return self.call(lambda: self.session.reject_task(task_id, reason, comments=notes))
 
     # -- landing ---------------------------------------------------------------------------------
 
@@ -550,7 +557,7 @@ class BoardTools:
         merges cleanly). Never land your own work: the board refuses (self_review) for anyone
         who held the task. A conflict (merge_conflict) or failed verification leaves the base
         untouched."""
-        return call_board(
+        return self.call(
             lambda: self.session.land_task(task_id, strategy=strategy, into=into, dry_run=dry_run)
         )
 
@@ -558,7 +565,7 @@ class BoardTools:
         """Say whether a task's work would land cleanly on its base branch right now: clean
         (onto which commit), conflicts (which files), how far the base moved since the worktree
         was made, or why it cannot land. Reads only; nothing is verified or changed."""
-        return call_board(lambda: self.session.preview_landing(task_id))
+        return self.call(lambda: self.session.preview_landing(task_id))
 
     def sync_workspace(
         self,
@@ -574,7 +581,7 @@ class BoardTools:
         """Bring the latest base branch into the worktree of a task you hold, before you finish
         or after a landing conflicted. Uncommitted work is committed first. Conflicts are left
         in the worktree (merge_conflict names the files): resolve them, then complete again."""
-        return call_board(lambda: self.session.sync_workspace(task_id, strategy=strategy))
+        return self.call(lambda: self.session.sync_workspace(task_id, strategy=strategy))
 
     def inbox(self) -> CallToolResult:
         """What needs a person or a judge now, oldest first: tasks in review, blocked (with the
@@ -690,8 +697,11 @@ class UnknownArgumentsRefused:
     learns so at once rather than acting on an answer it misreads. Runs before the SDK validates
     the arguments, on the raw request."""
 
-    def __init__(self, parameters: dict[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self, parameters: dict[str, tuple[str, ...]], verbs: Mapping[str, str] = MCP_VERBS
+    ) -> None:
         self.parameters = parameters
+        self.verbs = verbs
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
         params = ctx.params
@@ -713,13 +723,14 @@ class UnknownArgumentsRefused:
                             "reason": Reason.INVALID_INPUT.value,
                             "unknown": unknown,
                         },
+                        self.verbs,
                     )
         return await call_next(ctx)
 
 
 def build_server(session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> MCPServer:
     """The server for one session, listing the tools of `tool_set` (see `catalog.TOOL_SETS`)."""
-    board_tools = BoardTools(session)
+    board_tools = BoardTools(session, tool_set)
     server: MCPServer = MCPServer(
         SERVER_NAME,
         instructions=instructions(session.agent, session.config.lease_ms, tool_set),
@@ -727,7 +738,9 @@ def build_server(session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> MCP
         log_level="DEBUG" if os.environ.get("KANBAN_DEBUG", "") not in ("", "0") else "WARNING",
         tools=board_tools.tools(tool_set),
     )
-    server.middleware.append(UnknownArgumentsRefused(board_tools.parameters(TOOL_SETS[tool_set])))
+    server.middleware.append(
+        UnknownArgumentsRefused(board_tools.parameters(TOOL_SETS[tool_set]), board_tools.verbs)
+    )
     return server
 
 

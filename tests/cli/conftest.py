@@ -124,6 +124,14 @@ class Kanban:
         assert result.err == f"kanban: created a new board at {board or self.db}\n", str(result)
         return result.doc
 
+    def noticed(self, *args: str, notice: str, **kwargs: Any) -> Any:
+        """Run a command that must succeed saying one thing on stderr: exit 0, one JSON document
+        on stdout, and on stderr exactly the line `kanban: <notice>`."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, str(result)
+        assert result.err == f"kanban: {notice}\n", str(result)
+        return result.doc
+
     def refused(self, *args: str, reason: str, **kwargs: Any) -> dict[str, Any]:
         """Run a command the board must refuse: exit 2, nothing on stdout, one JSON line naming
         `reason` on stderr."""
@@ -151,6 +159,18 @@ class Kanban:
         with self.board() as board:
             tasks = [task.to_json() for task in board.all_tasks()]
             return tasks, board.last_event_seq()
+
+
+def agent_notice(
+    agent: str, *, by: str = "--agent", caps: str = "24 children, 30 roots per 5 minutes"
+) -> str:
+    """What a create as an agent says on stderr (`kanban/cli/creating.py`), named `by` the
+    option or by the environment (`by="env"`)."""
+    undo = "unset KANBAN_AGENT" if by == "env" else "leave out --agent"
+    return (
+        f"creating as agent {agent}: agent creates are capped ({caps}); {undo} to create as the "
+        "operator"
+    )
 
 
 def file_digest(path: Path) -> str | None:

@@ -16,6 +16,7 @@ from tests.cli.conftest import (
     LEASE_MS,
     START_MS,
     Kanban,
+    agent_notice,
     clean_env,
     file_digest,
     unchanged,
@@ -345,7 +346,7 @@ def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> 
             env={**env, "KANBAN_DB": url} if not where else env,
             cwd=tmp_path, capture_output=True, text=True, check=False,
         )  # fmt: skip
-        assert run.returncode == 1, run.stderr
+        assert run.returncode == 2, run.stderr
         error = json.loads(run.stderr)
         assert error["reason"] == "database_unavailable" and "127.0.0.1" in error["error"]
         assert "secret" not in run.stderr  # the URL's password is never echoed
@@ -501,12 +502,17 @@ def test_an_agents_plan_is_capped_whole_and_names_every_violation(
     # The operator's plans are not capped, and only the operator's config raises the caps.
     assert kanban.ok("plan", "apply", str(deep))["count"] == 50
     raised = {"KANBAN_MAX_DEPTH": "60"}
-    assert kanban.ok("plan", "apply", str(deep), "-a", "planner", env=raised)["count"] == 50
+    said = agent_notice("planner")
+    applied = kanban.noticed("plan", "apply", str(deep), "-a", "planner", env=raised, notice=said)
+    assert applied["count"] == 0  # the operator's plan of the same name is on the board already
+    again = ("plan", "apply", str(deep), "--name", "deep-2", "-a", "planner")  # a new plan
+    assert kanban.noticed(*again, env=raised, notice=said)["count"] == 50
 
 
 def test_single_creates_by_an_agent_are_capped_and_the_operators_are_not(kanban: Kanban) -> None:
     limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
-    kanban.ok("task", "dispatch", "-t", "one", "-a", "planner", env=limited)
+    notice = agent_notice("planner", caps="24 children, 1 root per 5 minutes")
+    kanban.noticed("task", "dispatch", "-t", "one", "-a", "planner", env=limited, notice=notice)
     refused_unchanged(
         kanban, "task", "dispatch", "-t", "two", "-a", "planner", env=limited,
         reason="cap_exceeded",

@@ -135,7 +135,8 @@ def test_the_review_loop_approves_what_another_agent_built(tmp_path: Path) -> No
 
 def test_the_plan_is_linted_then_applied_whole(tmp_path: Path) -> None:
     db = board_in(tmp_path)
-    run(example("docs/agents.md#plan"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(db)))
+    done = run(example("docs/agents.md#plan"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(db)))
+    assert done.stdout.splitlines()[-2:] == ["0 existing, 3 created", "3 existing, 0 created"]
     with Board(db, read_only=True) as board:
         tasks = {task.title: task for task in board.all_tasks()}
         assert sorted(tasks) == ["Design the API", "Document it", "Implement it"]

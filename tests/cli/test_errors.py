@@ -11,7 +11,7 @@ import pytest
 
 from boardlib import Board
 from tests.backends import hold_write_lock, is_postgres
-from tests.cli.conftest import KANBAN, Kanban, clean_env
+from tests.cli.conftest import KANBAN, Kanban, agent_notice, clean_env
 
 FAIL_VERDICT = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
 
@@ -139,6 +139,36 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ("exec_unknown", None, "task exec finish EX-9 --status failed -a bo", "not_found", "not found"),
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
     ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
+    # Agent names are drawn on operators' terminals: a control character is refused, not stored.
+    ("mcp_agent_escape", None, "mcp --agent 'ev\x1bil'", "invalid_input", "U+001B"),
+    (
+        "agent_escape",
+        lambda b: b.create_task("t").id,
+        "task claim {0} -a 'ev\x1b[2Jil'",
+        "invalid_input",
+        "U+001B",
+    ),
+    (
+        "agent_bell",
+        lambda b: b.create_task("t").id,
+        "task comment {0} -m hi -a 'a\x07b'",
+        "invalid_input",
+        "U+0007",
+    ),
+    (
+        "actor_bidi",
+        lambda b: b.create_task("t").id,
+        "task cancel {0} -a 'op\u202eer'",
+        "invalid_input",
+        "U+202E",
+    ),
+    (
+        "dispatch_agent_newline",
+        None,
+        "task dispatch -t x -a 'plan\nner'",
+        "invalid_input",
+        "U+000A",
+    ),
 ]
 
 
@@ -177,9 +207,30 @@ def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban:
     )  # fmt: skip
 
 
+def test_a_task_the_gate_blocked_is_overridden_to_done_in_one_move(kanban: Kanban) -> None:
+    """The gate parks unpromotable debt in blocked "until an operator overrides": one move,
+    from there, audited; the operator does not become its holder on the way."""
+    with kanban.board() as board:
+        task_id = failing_verdict(board)
+        board.move(task_id, "blocked", actor="verification-gate", reason="no verify command")
+    before = kanban.snapshot()
+    kanban.refused("task", "move", task_id, "--to", "done", reason="illegal_transition")
+    assert kanban.snapshot() == before
+    moved = kanban.ok("task", "move", task_id, "--to", "done", "--human-override")
+    assert moved["status"] == "done" and moved["assigneeAgentId"] is None
+    with kanban.board() as board:
+        override = board.audit(task_id)[-1]
+    assert (override.action, override.from_status, override.to_status) == (
+        "human_override", "blocked", "done",
+    )  # fmt: skip
+
+
 def test_root_create_cap_applies_to_agent_dispatch(kanban: Kanban) -> None:
     limited = {"KANBAN_ROOT_CREATE_LIMIT": "1"}
-    kanban.ok("task", "dispatch", "-t", "first", "--agent", "planner", env=limited)
+    notice = agent_notice("planner", caps="24 children, 1 root per 5 minutes")
+    kanban.noticed(
+        "task", "dispatch", "-t", "first", "--agent", "planner", env=limited, notice=notice
+    )
     before = kanban.snapshot()
     error = kanban.refused(
         "task", "dispatch", "-t", "second", "--agent", "planner", reason="cap_exceeded", env=limited
@@ -295,3 +346,39 @@ def test_the_console_script_is_the_installed_entry_point() -> None:
     text = KANBAN.read_text()
     assert "from kanban.cli import main" in text
     assert clean_env().get("KANBAN_DB") is None
+
+
+def test_an_unknown_theme_is_a_usage_refusal_before_the_terminal_is_taken(kanban: Kanban) -> None:
+    """`--theme nosuch` leaked Textual's InvalidThemeError with exit 1: now one JSON line, exit 2,
+    with the closest theme and the list, and the board untouched."""
+    before = kanban.snapshot()
+    error = kanban.refused("tui", "--theme", "textual-lite", reason="usage")
+    assert "Did you mean 'textual-light'?" in error["error"]
+    assert "ansi-dark" in error["error"] and "Error" not in error["error"]
+    assert kanban.snapshot() == before
+
+
+def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_path: Path) -> None:
+    """In a real terminal (a pty), `kanban tui` on a server nobody answers: typed, exit 2."""
+    import os
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
+    primary, secondary = os.openpty()
+    try:
+        done = subprocess.run(
+            [str(KANBAN), "tui", "--db", f"postgresql://nobody:pw-9@127.0.0.1:{port}/x"],
+            stdin=secondary, stdout=secondary, stderr=subprocess.PIPE,
+            env=clean_env(PGCONNECT_TIMEOUT="2"), cwd=tmp_path, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2, lines
+    [line] = lines
+    error = json.loads(line)
+    assert error["reason"] == "database_unavailable" and "pw-9" not in line

@@ -9,7 +9,7 @@ import pytest
 from boardlib.graph import MAX_CYCLES, find_cycles
 from boardlib.plans import lint
 from tests.backends import board_created
-from tests.cli.conftest import Kanban
+from tests.cli.conftest import Kanban, agent_notice
 
 
 @pytest.fixture
@@ -152,7 +152,9 @@ def test_apply_creates_the_plan_with_its_links(kanban: Kanban, tmp_path: Path) -
         ),
     )
     assert kanban.ok("plan", "lint", plan)["order"] == ["api", "ui", "qa", "sub"]
-    applied = kanban.ok("plan", "apply", plan, "--agent", "planner")
+    applied = kanban.noticed(
+        "plan", "apply", plan, "--agent", "planner", notice=agent_notice("planner")
+    )
     assert applied["count"] == 4
     ids = applied["keys"]
     assert set(ids) == {"api", "ui", "qa", "sub"}
@@ -194,11 +196,11 @@ def test_apply_is_all_or_nothing(kanban: Kanban, tmp_path: Path) -> None:
 
 
 def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -> None:
-    applied = kanban.ok("plan", "apply", "-", stdin="- {key: one, title: One}\n")
+    applied = kanban.ok("plan", "apply", "-", "--name", "piped", stdin="- {key: one, title: One}\n")
     assert applied["count"] == 1
     error = kanban.refused("plan", "lint", "-", stdin="- key: [\n", reason="invalid_input")
     assert "line 2" in error["error"]
-    empty = kanban.refused("plan", "apply", "-", stdin="[]", reason="invalid_input")
+    empty = kanban.refused("plan", "apply", "-", "--name", "x", stdin="[]", reason="invalid_input")
     assert "no tasks" in empty["error"]
     shape = kanban.run("plan", "lint", "-", stdin="just text")
     assert shape.code == 2

@@ -148,3 +148,45 @@ def test_copy_refuses_a_source_whose_column_names_could_carry_sql(tmp_path) -> N
     if target.exists():
         with Board(target, read_only=True) as copied:
             assert copied.all_tasks() == []
+
+
+CONTROL_NAMES = ["ev\x1b[2Jil", "bell\x07", "new\nline", "rtl\u202eeman", "nul\x00", "c1\x9b31m"]
+
+
+@pytest.mark.parametrize("bad", CONTROL_NAMES)
+def test_a_name_with_a_control_or_format_character_is_refused_and_writes_nothing(
+    board: Board, bad: str
+) -> None:
+    """Agent and actor names are drawn on operators' terminals and kept in audit rows: one with a
+    control or format character is `invalid_input` for every verb, before anything is written."""
+    task = board.create_task("work")
+    held = board.create_task("held")
+    board.claim(held.id, "alice")
+    before = (board.list_tasks(include_dropped=True), board.events(), board.comments(task.id))
+    attempts = [
+        lambda: board.claim(task.id, bad),
+        lambda: board.claim_next(bad),
+        lambda: board.create_task("x", actor=bad),
+        lambda: board.add_comment(task.id, "hi", author_agent_id=bad),
+        lambda: board.cancel(task.id, actor=bad),
+        lambda: board.transfer(held.id, "alice", bad),
+        lambda: board.move(task.id, "blocked", actor=bad, reason="r"),
+        lambda: board.create_task("x", team_id=bad),
+    ]
+    for attempt in attempts:
+        with pytest.raises(BoardError) as refused:
+            attempt()
+        assert refused.value.reason is Reason.INVALID_INPUT
+        assert f"U+{ord(next(c for c in bad if not c.isprintable())):04X}" in refused.value.message
+    assert (
+        board.list_tasks(include_dropped=True),
+        board.events(),
+        board.comments(task.id),
+    ) == before
+
+
+def test_printable_names_in_any_script_are_still_names(board: Board) -> None:
+    task = board.create_task("work")
+    for name in ("worker-1", "agent ada", "ремонт", "工人"):
+        board.claim(task.id, name)
+        board.release(task.id, name)

@@ -358,7 +358,7 @@ def test_a_wrong_password_is_refused_without_printing_it(postgres_cluster: Clust
     assert "not-sesame" not in refused.value.message and "***" in refused.value.message
     kanban = Kanban(wrong, init=False)  # type: ignore[arg-type]
     result = kanban.run("task", "list")
-    assert result.code == 1, str(result)
+    assert result.code == 2, str(result)
     assert result.error["reason"] == "database_unavailable"
     assert "not-sesame" not in result.err + result.out
     where = kanban.ok("db", "path")
@@ -373,7 +373,7 @@ def test_libpq_finds_the_password_in_pgpassfile_and_pg_variables(
     options = schema_url.split("?", 1)[1]
     kanban = Kanban(f"{base}?{options}", init=False)  # type: ignore[arg-type]
     without = kanban.run("task", "list", env={"PGPASSFILE": str(tmp_path / "none")})
-    assert without.code == 1 and without.error["reason"] == "database_unavailable"
+    assert without.code == 2 and without.error["reason"] == "database_unavailable"
     passfile = tmp_path / "pgpass"
     passfile.write_text(f"127.0.0.1:{postgres_cluster.port}:*:{PASSWORD_ROLE}:sesame-42\n")
     passfile.chmod(0o600)
@@ -389,11 +389,11 @@ def test_libpq_finds_the_password_in_pgpassfile_and_pg_variables(
     assert bare.ok("task", "dispatch", "-t", "via PG*", env=env)["title"] == "via PG*"
 
 
-def test_an_unreachable_server_is_one_json_line_and_exit_1(tmp_path: Path) -> None:
+def test_an_unreachable_server_is_one_json_line_and_exit_2(tmp_path: Path) -> None:
     with socket_closed_port() as port:
         kanban = Kanban(f"postgresql://nobody:pw-123@127.0.0.1:{port}/x", init=False)  # type: ignore[arg-type]
         result = kanban.run("task", "list", env={"PGCONNECT_TIMEOUT": "2"})
-    assert result.code == 1, str(result)
+    assert result.code == 2, str(result)
     assert result.out == ""
     assert result.error["reason"] == "database_unavailable"
     assert "pw-123" not in result.err

@@ -91,6 +91,7 @@ MUST_DIFFER = {
     "claim_best_ready": "the claim protocol: INDEXED BY pick vs FOR NO KEY UPDATE SKIP LOCKED",
     "claim_held_back": "SQLite probes its lease index; Postgres reads the claim's own row",
     "renew_lease": "SQLite writes the event after the UPDATE; Postgres in the same statement",
+    "best_ready": "the claim's own pick, read without writing: each store's claim statement",
     "expired_leases": "SQLite pins the lease index; Postgres reconcilers lock what they take",
     "any_lease_expired": "SQLite pins the lease index with INDEXED BY",
     "insert_event": "SQLite numbers by rowid at once; Postgres queues, numbers at COMMIT",

@@ -28,7 +28,9 @@ def test_a_task_compares_every_field_and_prints_them() -> None:
     with pytest.raises(TypeError):
         hash(task)
     assert repr(task).startswith("Task(id='TASK-1', title='x', status='todo', created_at=1, ")
-    assert repr(task).endswith("review_entered_at=None, review_wait_ms=0, status_since=None)")
+    assert repr(task).endswith(
+        "review_wait_ms=0, plan_name=None, plan_key=None, status_since=None)"
+    )
 
 
 def test_cost_reads_back_as_a_float_on_every_path(board_path) -> None:  # type: ignore[no-untyped-def]

@@ -244,6 +244,8 @@ def test_a_tokens_file_maps_tokens_to_identities(tmp_path: Path) -> None:
         ("a0123456789abcdef\n", "expected TOKEN IDENTITY"),
         ("# nothing\n", "holds no tokens"),
         ('[{"token": 5}]', "must be strings"),
+        ('[{"token": "a0123456789abcdef", "identity": "agent:ev\u001b[2Jil"}]', "control"),
+        ("a0123456789abcdef agent:bee worker\u202e\n", "a role holds a control"),
     ],
 )
 def test_a_bad_tokens_file_is_refused_with_its_line(

@@ -61,20 +61,22 @@ def test_the_curl_session_works_as_written(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[:2] == ['{"id":"TASK-2","status":"todo","unmetDeps":1}', '["TASK-1"]']
     assert re.fullmatch(r"\d{13}", lines[2])  # the renewed leaseUntil
-    assert lines[3:7] == [
+    assert lines[3:8] == [
         "in_review",
         '{"ok":false,"error":"self_review"}',
         "done",
-        '{"ok":false,"error":"conflict","current":"done"}',
+        '{"ok":false,"error":"conflict","assignee":"worker-1"}',  # the holder, named
+        '{"ok":false,"error":"conflict","current":"done","assignee":null}',  # finished: nobody
     ]
-    kinds = json.loads(lines[7])
+    kinds = json.loads(lines[8])
     assert kinds[:3] == ["task_created", "task_created", "task_claimed"]
     assert "progress_logged" in kinds and "status_changed" in kinds
-    stream = lines[8:]
+    stream = lines[9:]
     assert stream[0] == "id: 1" and stream[1].startswith('data: {"seq":1,"kind":"task_created"')
     with Board(db, read_only=True) as board:
         assert board.get_task("TASK-1").status == "done"
         assert board.get_task("TASK-2").unmet_deps == 0
+        assert board.get_task("TASK-2").assignee_agent_id == "worker-1"
 
 
 def test_the_python_agent_loop_works_the_board(tmp_path: Path) -> None:

@@ -128,3 +128,67 @@ def test_every_hint_speaks_tools_and_commands_alike() -> None:
             assert "{" not in hint and "}" not in hint, (reason, hint)
     assert "`kanban task claim-next`" in hint_for(Reason.STALE_CLAIM, CLI_VERBS)
     assert "claim_next" not in hint_for(Reason.STALE_CLAIM, CLI_VERBS)
+
+
+def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> None:
+    """A worker has no list_tasks or reject_task, a reviewer no claim_next or sync_workspace:
+    what a session shows a model (descriptions, instructions, every refusal's hint) names only
+    tools it lists, and the full set keeps the richest wording."""
+    from boardlib.errors import Reason
+    from kanban.mcp.footprint import listed_tools
+    from kanban.mcp.hints import HINTS, MCP_VERBS, hint_for, mcp_verbs, tools_named
+
+    for name, listed in catalog.TOOL_SETS.items():
+        verbs = mcp_verbs(listed)
+        tools, instructions = listed_tools(name)
+        shown = {f"{tool['name']} description": tool["description"] for tool in tools}
+        shown["instructions"] = instructions
+        shown |= {f"{reason.value} hint": hint_for(reason.value, verbs) for reason in Reason}
+        shown["unexpected hint"] = hint_for("something_new", verbs)
+        for where, text in shown.items():
+            assert tools_named(text) <= set(listed), (name, where, text)
+    assert set(HINTS) == set(Reason)
+    worker, reviewer = (
+        mcp_verbs(catalog.TOOL_SETS["worker"]),
+        mcp_verbs(catalog.TOOL_SETS["reviewer"]),
+    )
+    assert mcp_verbs(catalog.TOOLS) == MCP_VERBS
+    conflict = Reason.MERGE_CONFLICT.value
+    assert {"reject_task", "sync_workspace"} <= tools_named(hint_for(conflict))
+    assert tools_named(hint_for(conflict, worker)) == {"sync_workspace", "complete_task"}
+    assert tools_named(hint_for(conflict, reviewer)) == {"reject_task"}
+    assert "list_tasks or get_task" in hint_for(Reason.NOT_FOUND)
+    assert "list_tasks" not in hint_for(Reason.NOT_FOUND, worker)
+    assert "claim_next" not in hint_for(Reason.CONFLICT, reviewer)
+
+
+async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:
+    """Over stdio: the worker's not_found hint sends it to get_task, not to list_tasks."""
+    Board(db).close()
+    async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
+        refused = await worker.call_tool("get_task", {"task_id": "TASK-404"})
+        assert refused.is_error
+        hint = (refused.structured_content or {})["hint"]
+        assert "get_task" in hint and "list_tasks" not in hint, hint
+    async with mcp_session(db, "w1") as everything:
+        refused = await everything.call_tool("get_task", {"task_id": "TASK-404"})
+        assert "list_tasks or get_task" in (refused.structured_content or {})["hint"]
+
+
+def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> None:
+    import re
+
+    page = (Path(__file__).parents[2] / "docs" / "mcp.md").read_text()
+    paragraph = " ".join(page.split("`kanban mcp --tools worker|reviewer|all`", 1)[1].split())
+    worker, reviewer = paragraph.split("a worker gets", 1)[1].split("; a reviewer", 1)
+    for name, text in (("worker", worker), ("reviewer", reviewer.split(".", 1)[0])):
+        named = re.findall(r"`(\w+)`", text)
+        assert named == list(catalog.TOOL_SETS[name]), (name, named)
+
+
+def test_every_tool_answers_through_the_sessions_hints() -> None:
+    """A tool that called `call_board` directly would hint with the full set's tools."""
+    import inspect
+
+    source = inspect.getsource(BoardTools)
+    assert source.count("call_board(") == 1, "every tool goes through BoardTools.call"

@@ -6,12 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+import textual.constants
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 
 from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
+from tui.components.confirm import ConfirmDialog
 from tui.screenshots import START_MS, build_demo_board
 
 OPERATOR = "operator:test"
@@ -21,6 +24,14 @@ def pytest_configure(config: "Any") -> None:
     # The suite-wide registration belongs in pyproject.toml; until it lands there, this one keeps
     # `-m "not slow"` and --strict-markers working for the TUI wing (as the HTTP wing's does).
     config.addinivalue_line("markers", "slow: a long test (real terminals, long app sessions)")
+
+
+@pytest.fixture(autouse=True)
+def truecolor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app in these tests renders for a truecolor terminal (a test may ask for another):
+    the app lifts text to its contrast floor in the terminal's colour system, and the shell's
+    TERM must not change what a snapshot shows."""
+    monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "truecolor")
 
 
 def utc() -> None:
@@ -92,3 +103,25 @@ async def loaded(pilot: Pilot[Any]) -> None:
     assert isinstance(app, KanbanApp)
     await until(pilot, lambda: app.loaded)
     await pilot.pause(0.05)
+
+
+async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
+    """The confirmation on screen, once it was painted: keys typed before a question is on
+    screen are not answers (the app drops them), so a test answers as a person does."""
+    app = pilot.app
+
+    def shown() -> bool:
+        screen = app.screen
+        if not isinstance(screen, ConfirmDialog) or screen.answerable_at is None:
+            return False
+        return time.monotonic() >= screen.answerable_at
+
+    await until(pilot, shown)
+    assert isinstance(app.screen, ConfirmDialog)
+    return app.screen
+
+
+async def answer(pilot: Pilot[Any], key: str) -> None:
+    """Press `key` on the confirmation once it is shown."""
+    await shown_question(pilot)
+    await pilot.press(key)

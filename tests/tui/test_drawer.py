@@ -14,9 +14,8 @@ from textual.widgets import TextArea
 from boardlib import Board, ManualClock
 from boardlib.narration import ROUTINE, narrate
 from boardlib.worktrees import SOR_FILES, Worktrees
-from tests.tui.conftest import OPERATOR, Notes, until, utc
+from tests.tui.conftest import OPERATOR, Notes, answer, until, utc
 from tui.app import KanbanApp
-from tui.components.confirm import ConfirmDialog
 from tui.components.diff_view import HEADER, LINE, DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.drawer_screen import DrawerScreen
@@ -289,8 +288,7 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
         await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == held.id)
         drawer.focus()
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await until(pilot, lambda: _row(board, held.id)["status"] == "done", timeout=10)
         with Board(board.db, read_only=True) as reader:
             assert reader.audit(held.id)[-1].action == "human_override"

@@ -26,7 +26,7 @@ from boardlib.records import Comment, Event, Execution, LinkedTask, Task, TaskVi
 from kanban.cli.table import _events_table, _record_table, _rows_table, _tasks_table, render_line
 from tests.core.test_inert import HOSTILE
 from tests.tui.conftest import Notes, loaded, make_app, until, utc
-from tui.cards import CardPalette, card_lines
+from tui.cards import CardPalette, CardTones, card_lines
 from tui.commands import plain_highlight
 from tui.components.header_bar import HeaderBar
 from tui.task_view import render_task_view
@@ -113,7 +113,9 @@ def hostile_task(text: str, status: str = t.IN_PROGRESS, **more: Any) -> Task:
     )
 
 
-PALETTE = CardPalette(*([Console().get_style("none")] * 12))  # type: ignore[arg-type]
+_NONE = Console().get_style("none")
+_TONES = CardTones(*([_NONE] * 9))
+PALETTE = CardPalette(_TONES, _TONES, _TONES, _NONE)
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)

@@ -7,7 +7,7 @@ from textual.widgets import Input, OptionList, TextArea
 
 from boardlib import Board, BoardError, Reason
 from boardlib import transitions as t
-from tests.tui.conftest import OPERATOR, Notes, fresh, loaded, make_app, until
+from tests.tui.conftest import OPERATOR, Notes, answer, fresh, loaded, make_app, until
 from tui import registry
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
@@ -88,7 +88,7 @@ async def test_release_block_cancel_and_priority(demo) -> None:  # type: ignore[
         app.jump_to(held)
         await pilot.press("t")
         assert isinstance(app.screen, ConfirmDialog)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await until(pilot, lambda: fresh(path, held).status == t.TODO)
         row = fresh(path, held)
         assert row.assignee_agent_id is None and row.lease_until is None
@@ -112,10 +112,11 @@ async def test_release_block_cancel_and_priority(demo) -> None:  # type: ignore[
         await until(pilot, lambda: fresh(path, held).priority == before + 1)
         # Cancel asks; "n" backs out and changes nothing.
         await pilot.press("x")
-        await pilot.press("n")
+        await answer(pilot, "n")
         await pilot.pause(0.2)
         assert fresh(path, held).status == t.BLOCKED
-        await pilot.press("x", "y")
+        await pilot.press("x")
+        await answer(pilot, "y")
         await until(pilot, lambda: fresh(path, held).status == t.CANCELLED)
 
 
@@ -135,7 +136,7 @@ async def test_done_with_human_override_writes_the_audit_row(demo) -> None:  # t
         dialog = app.screen
         assert isinstance(dialog, ConfirmDialog)  # the gate would refuse: the override is asked
         assert "human override" in dialog.title_text
-        await pilot.press("y")
+        await answer(pilot, "y")
         await until(pilot, lambda: fresh(path, reviewed).status == t.DONE)
     with Board(path, read_only=True) as board:
         (entry,) = [a for a in board.audit(reviewed) if a.action == "human_override"]
@@ -152,7 +153,7 @@ async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type:
         app.jump_to(ids["cli"])  # docs waits on cli (and api)
         await pilot.press("X")
         assert isinstance(app.screen, ConfirmDialog)
-        await pilot.press("y")
+        await answer(pilot, "y")
         await until(pilot, lambda: isinstance(app.screen, InfoDialog))
         assert fresh(path, ids["docs"]).status == t.CANCELLED
         assert ids["docs"] in str(app.screen.body.renderables[1])  # type: ignore[attr-defined]
@@ -273,6 +274,5 @@ async def test_move_menu_takes_j_and_k_like_the_board(demo) -> None:  # type: ig
         await until(pilot, lambda: isinstance(app.screen, MoveMenu))
         # blocked -> backlog, todo, in_progress, cancelled: j, j, k = todo; then confirm it
         await pilot.press("j", "j", "k", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        await pilot.press("y")
+        await answer(pilot, "y")
         await until(pilot, lambda: fresh(path, task_id).status == t.TODO)

@@ -20,6 +20,7 @@ from tui.components.help_screen import HelpScreen, help_table
 from tui.components.inbox_screen import InboxScreen
 from tui.components.info_dialog import InfoDialog
 from tui.components.menu_list import MenuList
+from tui.components.message_log import MessageLogScreen
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
 from tui.components.search_bar import SearchBar
@@ -42,6 +43,7 @@ OWNERS: dict[str, Any] = {
     registry.FILTER: FilterBar,
     registry.STATS: StatsScreen,
     registry.SEARCH: SearchBar,
+    registry.LOG: MessageLogScreen,
     registry.INBOX: InboxScreen,
 }
 
@@ -196,9 +198,9 @@ async def test_drawer_footer_is_generated_and_q_goes_back(demo) -> None:  # type
         expected = {
             a.id
             for a in registry.actions_for(registry.DRAWER)
-            if registry.DRAWER in a.footer
-            and widget.check_action(a.name, a.parameters) is not False
-        }  # (an action that does not apply on this tab is not in the footer: `c` on a line)
+            if registry.DRAWER in a.footer and widget.check_action(a.name, a.parameters) is True
+        }  # (not on this tab: hidden, `c` on a line; not for this task: greyed, no branch to land)
+        assert "task.approve" in expected and "task.approve_land" not in expected
         assert expected <= shown
         assert "task.create" not in {b.id for b in TaskDrawer.BINDINGS}  # type: ignore[union-attr]
         await pilot.press("q")  # as help says: back, not quit

@@ -32,6 +32,117 @@ def test_board_at_160x48(app, snap_compare) -> None:  # type: ignore[no-untyped-
     assert snap_compare(app, terminal_size=(160, 48), run_before=settle)
 
 
+# -- landing: the preview before approving, the confirmation, the landed card ---------------------
+
+
+FIXED_FOLDER = Path("/tmp/kanban-tui-snapshot-review")  # the Overview shows the worktree's path
+
+
+@pytest.fixture
+def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The review board (real worktrees; fixed git dates, so main's tip is the same every run)
+    with its drawer open on the task in review, in a fixed folder (the Overview shows the
+    worktree's path), held under a lock so two runs on one machine do not share it."""
+    import fcntl
+    import shutil
+
+    from boardlib import ManualClock
+    from tui.review_board import START_MS, build_review_board
+
+    utc()
+    with open(f"{FIXED_FOLDER}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
+        FIXED_FOLDER.mkdir()
+        monkeypatch.chdir(FIXED_FOLDER)
+        monkeypatch.setenv("KANBAN_WORKTREES", str(FIXED_FOLDER / "worktrees"))
+        board = build_review_board(FIXED_FOLDER, ManualClock(START_MS))
+        yield make_app(board.db, ManualClock(START_MS + 300_000), open_task=board.ids["review"])
+        monkeypatch.chdir("/")
+        shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
+
+
+async def preview_shown(pilot: Pilot[Any]) -> None:
+    from tui.components.landing_line import LandingLine
+
+    await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
+    drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
+    await until(pilot, lambda: drawer.data is not None and drawer.query(LandingLine), timeout=10)
+    line = drawer.query_one(LandingLine)
+    await until(pilot, lambda: line.shown is not None, timeout=10)
+    await pilot.pause(0.5)  # a loaded machine: let the drawer's last read paint
+
+
+@pytest.mark.slow  # builds a repository with worktrees
+def test_landing_preview_in_the_overview_at_80x24(review_app, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(review_app, terminal_size=(80, 24), run_before=preview_shown)
+
+
+@pytest.mark.slow
+def test_approve_and_land_confirmation_at_80x24(review_app, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    from tui.components.confirm import ConfirmDialog
+
+    async def asked(pilot: Pilot[Any]) -> None:
+        await preview_shown(pilot)
+        await pilot.press("W")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), timeout=10)
+        await pilot.pause(0.2)
+
+    assert snap_compare(review_app, terminal_size=(80, 24), run_before=asked)
+
+
+def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """A done task whose landing the board recorded (the library's own record, no git: the commit
+    is fixed): its card and its drawer say where it landed."""
+    from boardlib import Board
+    from boardlib.landings import LandQueue
+
+    monkeypatch.chdir(tmp_path)
+    utc()
+    path, clock, ids = demo_board(tmp_path)
+    with Board(path, clock=clock) as board:
+        LandQueue(board).record_landed(
+            ids["schema"], commit="4b825dc642cb6eb9a060e54bf8d69288fbee4904", into="main",
+            strategy="squash", actor="operator:ada", approve=False,
+        )  # fmt: skip
+    app = make_app(path, clock, open_task=ids["schema"])
+
+    async def unfolded(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
+        drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
+        await until(pilot, lambda: drawer.data is not None, timeout=10)
+        await pilot.press("z")
+        await pilot.pause(0.5)
+
+    assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
+
+
+async def message_log_open(pilot: Pilot[Any]) -> None:
+    """Three things said (a refusal among them), their toasts gone, then `M`."""
+    await settle(pilot)
+    app = pilot.app
+    app.notify("TASK-14 → in progress (you) · f follows it", timeout=0.01)
+    app.notify(
+        "Approve: only for tasks in review (TASK-14 is todo).", severity="warning", timeout=0.01
+    )
+    app.notify(
+        "task is held by agent-ada",
+        title="cancel TASK-7: refused (conflict)",
+        severity="error",
+        timeout=0.01,
+    )
+    await pilot.pause(0.3)
+    await pilot.press("M")
+    await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
+    await pilot.pause(0.1)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_message_log(app, snap_compare, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app, terminal_size=size, run_before=message_log_open)
+
+
 async def settle_inbox(pilot: Pilot[Any]) -> None:
     await settle(pilot)
     await until(pilot, lambda: pilot.app.inbox_items)  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Label, Sparkline, Static
+from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib import Board, ManualClock
 from boardlib.records import EXECUTION_SUCCEEDED, Task
@@ -140,7 +140,8 @@ async def test_budgets_from_the_app(flow: Any) -> None:
         await pilot.press("dollar_sign")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await pilot.press("ctrl+a", "ctrl+k", "2", "enter")  # replace the current $1
-        await until(pilot, lambda: "Why?" in str(app.screen.query_one(Label).render()))
+        asked = lambda: str(app.screen.query_one("#dialog-label", Static).render())  # noqa: E731
+        await until(pilot, lambda: "Why?" in asked())
         await pilot.press(*"a second try", "enter")
         await until(pilot, lambda: fresh(path, ids["spent"]).budget_usd == 2.0)
         with Board(path, read_only=True) as board:

@@ -223,3 +223,55 @@ def test_toasts_leave_the_screen_when_they_time_out(
         time.sleep(0.5)
     assert not toasts_shown(), under_the_header()
     assert "demo finished: 1 cancelled" in tmux.text().splitlines()[0]  # the header keeps it
+
+
+def test_approve_and_land_in_a_real_terminal_at_80x24(
+    tmp_path: Path, tmux: Tmux, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The operator's whole landing in a real terminal: the drawer's Overview says the task
+    lands cleanly before they decide, `W` asks, `y` lands it (verified) onto main of a real
+    repository, and afterwards the drawer and the card show the landed commit."""
+    from boardlib import ManualClock
+    from tui.review_board import START_MS, build_review_board
+
+    worktrees = tmp_path / "worktrees"
+    monkeypatch.setenv("KANBAN_WORKTREES", str(worktrees))
+    review = build_review_board(tmp_path, ManualClock(START_MS))
+    task_id = review.ids["review"]
+    main_before = subprocess.run(
+        ["git", "rev-parse", "main"], cwd=review.repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    tmux.start(
+        ["env", f"KANBAN_WORKTREES={worktrees}", "KANBAN_OPERATOR=operator:ada",
+         KANBAN, "tui", "--db", str(review.db), "--open", task_id],
+        size=(80, 24),
+    )  # fmt: skip
+    before = tmux.wait_for(f"lands cleanly onto main@{main_before[:7]}")
+    assert "W: approve and land" in before
+    tmux.keys("W")
+    tmux.wait_for(f"Approve and land {task_id}?")
+    with Board(review.db, read_only=True) as board:
+        assert board.get_task(task_id).landed_commit is None  # nothing before the yes
+    tmux.keys("y")
+    tmux.wait_for("approved and landed", timeout=60)  # the toast
+    with Board(review.db, read_only=True) as board:
+        landed = board.get_task(task_id)
+    assert landed.status == "done" and landed.landed_commit is not None
+    short = landed.landed_commit[:7]
+    tmux.wait_for(f"landed as {short} on main by operator:ada")  # the drawer's Landing
+    log = subprocess.run(
+        ["git", "log", "-1", "--format=%H %s", "main"],
+        cwd=review.repo, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    assert log == f"{landed.landed_commit} Add a percentage discount to the cart ({task_id})"
+    tmux.keys("Escape")  # back to the board: unfold done, jump to the task (the palette)
+    tmux.wait_for("Palette")
+    tmux.keys("z")
+    time.sleep(0.3)
+    tmux.keys("C-p")
+    tmux.wait_for("Search for commands")
+    tmux.keys(task_id)
+    time.sleep(0.5)
+    tmux.keys("Enter")
+    card = tmux.wait_for(f"⤓{short}")
+    assert task_id in card

@@ -157,11 +157,12 @@ def test_no_verify_command_means_debt_and_blocked_with_advice(env):
     assert "no verify command" in verdict.debt_notes[0].justification
     assert "VERIFY_CMD" in task.blocked_reason
     assert "no verify command" in system_comments(env, task_id)[-1]
-    # Red debt needs a human override to reach done.
-    env.board.move(task_id, "in_progress", actor="operator")
+    # Red debt needs a human override to reach done: one step, from where the gate left it.
     with pytest.raises(BoardError):
         env.board.move(task_id, "done")
-    assert env.board.move(task_id, "done", human_override=True, reason="checked").status == "done"
+    done = env.board.move(task_id, "done", human_override=True, reason="checked")
+    assert done.status == "done" and done.assignee_agent_id is None
+    assert env.board.audit(task_id)[-1].from_status == "blocked"
 
 
 def test_a_passing_gate_with_items_the_builder_left_broken_is_green_debt(env):

@@ -57,7 +57,7 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self.kanban.state.filter.active
+            return bool(self.kanban.marked) or self.kanban.state.filter.active
         if action == "focus_drawer":
             return self.drawer is not None or None
         return super().check_action(action, parameters)
@@ -163,7 +163,12 @@ class BoardScreen(TaskActions, Screen[None]):
         task = self.current_task()
         if task is not None:
             self.kanban.copy_to_clipboard(task.id)
-            self.notify(f"Copied {task.id} to the clipboard.", timeout=2)
+            # The terminal never says whether it honoured OSC 52: say what was sent, not "copied".
+            self.notify(
+                f"Sent {task.id} to the terminal's clipboard (OSC 52). If a paste shows nothing, "
+                "this terminal ignores OSC 52 (tmux: set-clipboard on).",
+                timeout=5,
+            )
 
     # -- board-wide toggles ---------------------------------------------------------------------
 
@@ -183,8 +188,17 @@ class BoardScreen(TaskActions, Screen[None]):
             self.notify("\n".join(problems), title="Filter: not understood", severity="warning")
 
     def action_back(self) -> None:
-        self.kanban.set_filter("")
+        if self.kanban.marked:
+            self.kanban.clear_marks()
+        else:
+            self.kanban.set_filter("")
         self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        task = self.current_task()
+        if task is not None:
+            self.kanban.toggle_mark(task.id)
+            self.refresh_bindings()
 
     def action_toggle_dropped(self) -> None:
         self.kanban.toggle_dropped()

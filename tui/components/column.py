@@ -15,8 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -27,7 +29,8 @@ from boardlib.records import Task
 from boardlib.transitions import label
 
 from ..board_state import BoardState, ColumnChange
-from ..cards import CARD_HEIGHT, CardNotes, CardPalette, card_lines, lease_state
+from ..cards import CARD_HEIGHT, CardNotes, CardPalette, CardTones, card_lines, lease_state
+from ..legibility import distinct, system_named
 from . import tcss
 
 
@@ -151,26 +154,56 @@ class TaskColumn(ScrollView, can_focus=False):
     @property
     def palette(self) -> CardPalette:
         if self._palette is None:
-            style = self.get_component_rich_style
-
-            def part(name: str) -> Any:
-                return style(f"task-column--{name}", partial=True)
-
+            card = self.get_component_rich_style("task-column--card")
+            cursor = self.get_component_rich_style("task-column--cursor")
+            selected = self.get_component_rich_style("task-column--selected")
             self._palette = CardPalette(
-                card=style("task-column--card"),
-                selected=style("task-column--selected"),
-                cursor=style("task-column--cursor"),
+                card=self._tones(card),
+                selected=self._tones(self._apart(selected, card, cursor)),
+                cursor=self._tones(cursor),
                 gap=self.rich_style,
-                ident=part("id"),
-                title=part("title"),
-                muted=part("muted"),
-                accent=part("accent"),
-                success=part("success"),
-                warning=part("warning"),
-                error=part("error"),
-                changed=part("changed"),
             )
         return self._palette
+
+    def _apart(self, selected: Style, *others: Style) -> Style:
+        """The selection's background, strengthened towards `$primary` (then the theme's other
+        colours, then its text colour: drawn reversed) until the terminal's colour system shows
+        it apart from a plain card and a remembered one."""
+        if selected.bgcolor is None or any(other.bgcolor is None for other in others):
+            return selected
+        app = self.app
+        behind = Color.from_rich_color(others[0].bgcolor)
+        colour = app.theme_variables
+        primary = Color.parse(colour["primary"])
+        stronger = [behind.blend(primary, share).rich_color for share in (0.6, 0.8, 1.0)]
+        stronger += [Color.parse(colour[name]).rich_color for name in ("accent", "foreground")]
+        system = system_named(app.console.color_system)
+        taken = [other.bgcolor for other in others if other.bgcolor is not None]
+        chosen = distinct([selected.bgcolor, *stronger], taken, system, app.ansi_theme)
+        return selected if chosen is selected.bgcolor else selected + Style(bgcolor=chosen)
+
+    def _tones(self, base: Style) -> CardTones:
+        """Each part's colour over one card background, as Textual would blend it there."""
+        behind = Color.from_rich_color(base.bgcolor) if base.bgcolor else self.background_colors[1]
+
+        def part(name: str) -> Style:
+            styles = self.get_component_styles(f"task-column--{name}")
+            color = styles.color
+            if styles.auto_color:  # `auto 60%`: the contrasting colour of *this* background
+                color = behind.get_contrast_text(color.a)
+            return Style(color=(behind + color).rich_color) + styles.text_style
+
+        return CardTones(
+            base=base,
+            ident=part("id"),
+            title=part("title"),
+            muted=part("muted"),
+            accent=part("accent"),
+            success=part("success"),
+            warning=part("warning"),
+            error=part("error"),
+            changed=part("changed"),
+        )
 
     # -- drawing --------------------------------------------------------------------------------
 
@@ -198,7 +231,7 @@ class TaskColumn(ScrollView, can_focus=False):
         if row == CARD_HEIGHT - 1:
             return Strip.blank(width, self.rich_style)
         text = "…" if row == 0 else ""
-        return Strip([Segment(f" {text}".ljust(width)[:width], self.palette.card)], width)
+        return Strip([Segment(f" {text}".ljust(width)[:width], self.palette.card.base)], width)
 
     def _card(self, task: Task, index: int, width: int) -> list[Strip]:
         now = self.now_ms()

@@ -3,10 +3,15 @@ overridden). `y` confirms, `n`/`esc` backs out; nothing is written before a yes.
 
 The dialog opens with the focus on the safe button, so `enter` (the key a hurried operator
 presses to get a dialog out of the way) backs out: only an explicit `y`, or tab then enter, or a
-click, says yes."""
+click, says yes. Keys typed before the question was on screen are not answers (`x` `y` in one
+burst cancelled a task whose question nobody saw; under load a dialog paints late): the app drops
+them and says so. A key the dialog has no use for says what it waits for, instead of vanishing."""
+
+import time
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -15,7 +20,14 @@ from textual.widgets import Button, Static
 from boardlib.inert import inert
 
 from .. import registry
+from ..keymap import key_names, operator_keymap
 from . import tcss
+
+NOTICE_EVERY_S = 1.5  # the same notice at most this often
+# Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
+# was typed ahead (tmux showed a `y` sent with `x` in one burst arriving 5 ms after the paint).
+READ_S = 0.1
+BUTTON_KEYS = frozenset({"enter", "space", "tab", "shift+tab", "left", "right"})
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -29,6 +41,9 @@ class ConfirmDialog(ModalScreen[bool]):
         self.title_text = title
         self.body = body
         self.confirm_label = confirm
+        self.shown_at: float | None = None  # monotonic, once the question was painted
+        self.ignored = 0  # keys typed before it was shown
+        self._noticed, self._noticed_at = "", 0.0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -43,7 +58,66 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:
+        self.query_one("#dialog-body", Static).update(self.body)
         self.query_one("#no", Button).focus()
+        # The moment of the first paint: the layout refresh that drew the question publishes this
+        # signal right after writing to the terminal. An after-refresh callback (the fallback)
+        # can run well after that under load: keys pressed once the question was visible were
+        # dropped as "typed before" (seen in tmux at 160x48).
+        self.screen_layout_refresh_signal.subscribe(self, self._laid_out)
+        self.call_after_refresh(self._painted)
+
+    def _laid_out(self, _screen: object) -> None:
+        if self.is_current:
+            self._painted()
+
+    def _painted(self) -> None:
+        if self.shown_at is None:
+            self.shown_at = time.monotonic()
+
+    @property
+    def answerable_at(self) -> float | None:
+        """From when (monotonic) a key answers the question: shortly after it was painted."""
+        return None if self.shown_at is None else self.shown_at + READ_S
+
+    def typed_before_shown(self, key: events.Key) -> bool:
+        """True (and the operator told, once in a while) for a key that reached the dialog but
+        was pressed before it was on screen: the app then drops it."""
+        if self.answerable_at is not None and key.time >= self.answerable_at:
+            return False
+        self.ignored += 1
+        self._notice(
+            f"{self.ignored} key(s) typed before “{self.title_text}” was on screen were ignored"
+        )
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in BUTTON_KEYS or self._bound(event.key):
+            return
+        event.stop()
+        event.prevent_default()
+        self._notice(f"“{self.title_text}” is waiting")
+
+    def _bound(self, key: str) -> bool:
+        binding = self.app.active_bindings.get(key)
+        return binding is not None and binding.node is self
+
+    def _notice(self, what: str) -> None:
+        now = time.monotonic()
+        if what == self._noticed and now - self._noticed_at < NOTICE_EVERY_S:
+            return
+        self._noticed, self._noticed_at = what, now
+        remapped = operator_keymap(self.app)
+        yes = "/".join(key_names(registry.BY_ID["confirm.yes"], remapped))
+        no = "/".join(key_names(registry.BY_ID["confirm.no"], remapped))
+        keys = f"{yes} {self.confirm_label.lower()}, {no} backs out"
+        self.app.notify(f"{what}: {keys}.", severity="warning", timeout=4)
+
+    def update_body(self, body: RenderableType) -> None:
+        """A fact that arrived after the question was shown (git's word on a worktree)."""
+        self.body = body  # on_mount shows it if it came before the body was composed
+        for shown in self.query("#dialog-body").results(Static):
+            shown.update(body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

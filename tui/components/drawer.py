@@ -35,6 +35,7 @@ from . import tcss
 from .checkout_line import CheckoutLine
 from .diff_view import SIDE_BY_SIDE_MIN_COLUMNS, DiffView, warm_lexers
 from .files_pane import FilesPane
+from .landing_line import LandingLine
 from .link_menu import LinkMenu
 from .overview_pane import OverviewPane
 from .prompt import PromptDialog
@@ -97,6 +98,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._poll_timer = self.set_interval(POLL_S, self._poll, pause=True)
         view = self.query_one(DiffView)
         view.wrap = bool(self.kanban.view_settings.get("diff_wrap", False))
+        self.start_landing_preview()
         self.reload()
         self._tab_changed()
 
@@ -134,9 +136,17 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.diff.set_comments([])
         for pane in self.query(TextPane):
             pane.clear_search()
+        self.start_landing_preview()
         self.reload()
         self._tab_changed()
         self._update_state()
+
+    def start_landing_preview(self) -> None:
+        """The Landing section starts its preview from the board's copy of the task, beside
+        the drawer's own read instead of after it."""
+        task = self.kanban.state.tasks.get(self.task_id)
+        if task is not None and self.query(LandingLine):
+            self.query_one(LandingLine).show_task(task)
 
     @work(thread=True, exclusive=True, group="drawer-task")
     def reload(self) -> None:

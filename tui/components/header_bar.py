@@ -56,6 +56,7 @@ class HeaderFacts:
     hidden_left: int = 0  # columns scrolled out of view on each side
     hidden_right: int = 0
     note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
+    demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
     inbox: int = 0  # how many items need a person (the inbox, `i`)
     inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
 
@@ -86,6 +87,8 @@ class HeaderBar(Widget):
             return clock_text(ms, now)
 
         parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
+        if f.demo:
+            parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
         said_shorter_first: dict[int, tuple[int, Content]] = {}
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
@@ -150,7 +153,7 @@ class HeaderBar(Widget):
             said_shorter[id(note)] = (8, first_clause)  # then it stays with the counts
             parts.append((5, note))
         if f.last_change_ms is not None:
-            changed = _markup("[$text-muted]changed[/] $when", when=clock(f.last_change_ms))
+            changed = _markup("[$text-muted]changed [/]$when", when=clock(f.last_change_ms))
             parts.append((3, changed))
         if f.filter:
             parts.append((7, _markup("[$text-accent]filter:[/] $filter", filter=f.filter)))

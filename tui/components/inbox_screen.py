@@ -214,7 +214,7 @@ class InboxScreen(TaskActions, Screen[None]):
         elif item.action == a.RELEASE:
             self.request_move(task, t.TODO)
         elif item.action == a.LAND:
-            self.confirm_land(task)
+            self.request_landing(task)
         elif item.action == a.RAISE_BUDGET:
             if task.budget_usd is not None and f"the budget of {task_id} " in item.why:
                 self.action_set_budget()  # its own dollar budget: the amount, then why

@@ -23,7 +23,7 @@ HINTS = {
     t.BLOCKED: "asks for a reason",
     t.DONE: "through the verification gate",
     t.CANCELLED: "asks to confirm",
-    t.IN_PROGRESS: "you take it, with a fresh lease",
+    t.IN_PROGRESS: "you take it, with a fresh lease (asks)",
 }
 
 
@@ -31,14 +31,20 @@ class MoveMenu(ModalScreen[str | None]):
     DEFAULT_CSS = tcss(__file__)
     BINDINGS = registry.bindings_for(registry.MOVE)
 
-    def __init__(self, task: Task) -> None:
+    def __init__(
+        self, task: Task, *, targets: tuple[str, ...] | None = None, count: int = 1
+    ) -> None:
+        """`targets` and `count` for several marked cards: where all of them may go."""
         super().__init__()
         self.task_row = task
-        self.targets = t.legal_targets(task.status)
+        self.count = count
+        self.targets = t.legal_targets(task.status) if targets is None else targets
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             title = f"Move {self.task_row.id} from {label(self.task_row.status)} to…"
+            if self.count > 1:
+                title = f"Move the {self.count} marked tasks to…"
             yield Static(Text(inert(title)), id="dialog-title")
             if self.targets:
                 yield MenuList(
@@ -52,7 +58,11 @@ class MoveMenu(ModalScreen[str | None]):
                     id="targets",
                 )
             else:
-                final = f"{label(self.task_row.status)} is final: no move is legal."
+                final = (
+                    "No move is legal for all the marked tasks."
+                    if self.count > 1
+                    else f"{label(self.task_row.status)} is final: no move is legal."
+                )
                 yield Static(Text(inert(final)))
 
     def on_mount(self) -> None:

@@ -1,6 +1,6 @@
 """The drawer's Overview tab: the task's fields, its description rendered as (inert) Markdown, the
 verdict, both dependency directions (`o` goes to one), the workspace's true state, a summary of
-its runs and the comments."""
+its runs and the comments; for reviewed work, whether it would land (or where it landed)."""
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -23,12 +23,14 @@ from ..drawer_render import (
 from ..task_view import _facts, _overrides, describe_verdict
 from . import tcss
 from .agent_markdown import AgentMarkdown
+from .landing_line import LandingLine
 
 
 class OverviewPane(VerticalScroll, can_focus=False):
     DEFAULT_CSS = tcss(__file__)
 
     def compose(self) -> ComposeResult:
+        yield LandingLine(id="overview-landing")  # on top: what the operator decides on
         yield Static("loading…", id="overview-head")
         yield Static(heading("Description"), id="overview-description-heading")
         yield AgentMarkdown(id="overview-description")
@@ -47,6 +49,7 @@ class OverviewPane(VerticalScroll, can_focus=False):
         if task.blocked_reason:
             head += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
         self.query_one("#overview-head", Static).update(Group(*head))
+        self.query_one(LandingLine).show_task(task)  # before approving: would it land?
         description = task.description or ""
         self.query_one("#overview-description-heading", Static).display = bool(description)
         markdown = self.query_one(AgentMarkdown)

@@ -5,7 +5,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from boardlib.inert import inert
 
@@ -37,7 +37,8 @@ class PromptDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(inert(self.title_text)), id="dialog-title")
-            yield Label(Text(inert(self.label_text)))
+            # A Static wraps to the dialog's width (a Label is as wide as its text: it was cut)
+            yield Static(Text(inert(self.label_text)), id="dialog-label")
             if self.multiline:
                 yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
                 yield Static(hint_line(registry.PROMPT, operator_keymap(self.app)), classes="hint")

@@ -40,6 +40,9 @@ from ..replies import (
 router = APIRouter(prefix="/api/board", tags=["board"])
 
 TaskId = Annotated[str, "the task's id (TASK-n)"]
+# The seed's routes by its own names: recorded in a default block reason (`seed_route`).
+SEED_CREATE = "POST /api/board"
+SEED_UPDATE = "PATCH /api/board/:taskId"
 
 
 @router.get(
@@ -91,7 +94,7 @@ def list_tasks(
     "",
     response_model=None,
     responses={200: {"model": CreatedTask}, **error_responses("plain", 403, 404, 409, 429)},
-    summary="Create a task (an agent token's creates are capped)",
+    summary="Create a task, in any status (an agent token's creates are capped)",
 )
 @envelope("plain")
 def create_task(body: CreateTaskBody, who: Who) -> JSONResponse:
@@ -111,6 +114,7 @@ def create_task(body: CreateTaskBody, who: Who) -> JSONResponse:
         actor=who.actor,  # an agent token's creates are capped by the board, from the actor
         budget_usd=body.budget_usd,
         budget_tokens=body.budget_tokens,
+        seed_route=SEED_CREATE,  # any of the seven statuses, as seed 003's createTaskBody has
     )
     return reply({"task": task.to_json()})
 
@@ -187,6 +191,7 @@ def update_task(
         reason=body.reason,
         actor=who.actor,
         epoch=body.epoch,
+        seed_route=SEED_UPDATE,  # a move to blocked without a reason gets a default one
     )
     return reply({"ok": True, "task": task.to_json()})
 

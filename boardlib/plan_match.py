@@ -1,0 +1,255 @@
+"""Plans applied again: which items of a plan are on the board already, and how they differ.
+
+An item is known by (plan name, key): the name is the plan's own (`name:` in the file, else the
+file's name), the key the item's. `compare` reads, inside the caller's transaction, the tasks the
+plan made before and what the file now says differently; `Board.apply_plan` creates only the
+items not on the board yet and, with `update`, changes only what is still safe to change: the
+title and description of a task nobody has claimed, and new dependencies that close no cycle.
+Why the key is scoped this way: docs/architecture.md#plans
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import budgets
+from . import transitions as t
+from . import validation as validate
+from .errors import BoardError, Reason
+from .naming import camel
+from .records import Task
+from .store.base import Tx
+
+# What a plan says about a task, compared field by field with the task on the board. The status
+# is left out: a plan names the status a task starts in, and the board's moves take it on.
+COMPARED = (
+    "title",
+    "description",
+    "priority",
+    "role",
+    "team_id",
+    "kind",
+    "parent",
+    "budget_usd",
+    "budget_tokens",
+)
+# The fields `--update` may change, on a task nobody has claimed yet.
+TEXT_FIELDS = frozenset({"title", "description"})
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One task of a plan to create at once: `depends_on`/`parent` name other items by key or
+    existing tasks by id."""
+
+    key: str
+    title: str
+    description: str | None = None
+    role: str | None = None
+    priority: int = 0
+    depends_on: tuple[str, ...] = ()
+    status: str = t.TODO
+    team_id: str | None = None
+    kind: str = "code"
+    parent: str | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One field in which a plan's item and the task it made earlier disagree. For
+    `depends_on`, one dependency the plan names that the task does not have (`plan`: the
+    reference as written, `blocker`: the task id it resolves to, None for a task the plan is
+    about to create)."""
+
+    key: str
+    task_id: str
+    field: str
+    plan: Any
+    board: Any
+    updatable: bool
+    why: str
+    blocker: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.field == "depends_on":
+            said = f"{self.key} ({self.task_id}) depends on {self.plan} in the plan, not here"
+        else:
+            said = (
+                f"{self.key} ({self.task_id}): {camel(self.field)} is {_shown(self.board)} on "
+                f"the board, {_shown(self.plan)} in the plan"
+            )
+        return f"{said} ({'--update changes it' if self.updatable else 'kept'}: {self.why})"
+
+    def to_problem(self, *, applied: bool = False) -> dict[str, Any]:
+        """The difference as a `differs` problem; `applied`: as a change `--update` made."""
+        message = self.message
+        if applied:
+            message = message.replace("(--update changes it:", "(changed:", 1)
+        return {
+            "kind": "differs",
+            "message": message,
+            "key": self.key,
+            "id": self.task_id,
+            "field": camel(self.field),
+            "plan": self.plan,
+            "board": self.board,
+            "updatable": self.updatable,
+        }
+
+
+@dataclass(slots=True)
+class Comparison:
+    """A plan against the board: the items already there (key -> task) and every difference."""
+
+    plan_name: str
+    matched: dict[str, Task] = field(default_factory=dict)
+    differences: list[Difference] = field(default_factory=list)
+
+    def blocking(self, update: bool) -> list[Difference]:
+        """The differences that refuse the plan: all of them, or with `update` those that are
+        not safe to change."""
+        return [d for d in self.differences if not (update and d.updatable)]
+
+    def updates(self) -> list[Difference]:
+        return [d for d in self.differences if d.updatable]
+
+
+@dataclass(slots=True)
+class AppliedPlan:
+    """What applying a plan did: every item's task (key -> task, in the plan's order), which
+    keys were created now and which were on the board already, and the changes `update` made."""
+
+    plan_name: str | None
+    tasks: dict[str, Task]
+    created: list[str]
+    existing: list[str]
+    updated: list[Difference]
+
+    @property
+    def summary(self) -> str:
+        said = f"{len(self.existing)} existing, {len(self.created)} created"
+        return said + (f", {len(self.updated)} change(s) made" if self.updated else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan_name,
+            "summary": self.summary,
+            "count": len(self.created),
+            "created": self.created,
+            "existing": self.existing,
+            "updated": [difference.to_problem(applied=True) for difference in self.updated],
+            "keys": {key: task.id for key, task in self.tasks.items()},
+            "tasks": [self.tasks[key].to_json() for key in self.created],
+        }
+
+
+def differs_refusal(differences: Sequence[Difference]) -> BoardError:
+    """The refusal of a plan whose items differ from their tasks: one `differs` problem each,
+    worded as `plans.refusal` words a linted plan's problems, so lint and apply say the same."""
+    problems = [difference.to_problem() for difference in differences]
+    summary = "; ".join(problem["message"] for problem in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return BoardError(
+        Reason.INVALID_INPUT,
+        f"the plan has {len(problems)} problem(s): {summary}{more}",
+        problems=problems,
+    )
+
+
+def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
+    """The plan's items that are on the board (by plan name and key) and how each differs from
+    its item, read in the caller's transaction: the same answer for `plan lint` (a read) and
+    `plan apply` (inside its write, where it is also what gets written)."""
+    found = {row["plan_key"]: Task.from_row(row) for row in tx.plan_tasks(plan_name)}
+    keys = {item.key for item in items}
+    comparison = Comparison(plan_name, {k: task for k, task in found.items() if k in keys})
+    matched = comparison.matched
+
+    def resolve(ref: str) -> str | None:
+        """A reference as a task id: an item on the board, a task id, or None for an item the
+        plan is about to create."""
+        if ref in matched:
+            return matched[ref].id
+        return None if ref in keys else ref
+
+    pending: dict[str, list[str]] = {}  # new links judged safe so far: task -> blockers
+    for item in items:
+        task = matched.get(item.key)
+        if task is None:
+            continue
+        said = _normalised(item)
+        said["parent"] = resolve(item.parent) if item.parent else None
+        for name in COMPARED:
+            on_board = task.parent_task_id if name == "parent" else getattr(task, name)
+            if said[name] == on_board:
+                continue
+            updatable, why = _may_change(task, name)
+            comparison.differences.append(
+                Difference(item.key, task.id, name, said[name], on_board, updatable, why)
+            )
+        linked = [row["id"] for row in tx.dependencies(task.id)]
+        for ref in dict.fromkeys(item.depends_on):
+            blocker = resolve(ref)
+            if blocker is not None and blocker in linked:
+                continue
+            if blocker is None:
+                updatable, why = True, "a task this plan creates now"
+            elif _reaches(tx, blocker, task.id, pending):
+                updatable, why = False, f"{blocker} already waits on {task.id}: a cycle"
+            else:
+                updatable, why = True, "closes no cycle"
+            if updatable and blocker is not None:
+                pending.setdefault(task.id, []).append(blocker)
+            comparison.differences.append(
+                Difference(item.key, task.id, "depends_on", ref, linked, updatable, why, blocker)
+            )
+    return comparison
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _normalised(item: PlanItem) -> dict[str, Any]:
+    """The item's fields as the board stores them (stripped, empty text as none)."""
+    return {
+        "title": validate.text(item.title, "title", limit=validate.TITLE_MAX),
+        "description": validate.text(item.description, "description", required=False),
+        "priority": validate.integer(item.priority, "priority"),
+        "role": validate.optional_name(item.role, "role"),
+        "team_id": validate.optional_name(item.team_id, "teamId"),
+        "kind": validate.name(item.kind, "kind"),
+        "budget_usd": budgets.usd_limit(item.budget_usd, "budgetUsd"),
+        "budget_tokens": budgets.token_limit(item.budget_tokens, "budgetTokens"),
+    }
+
+
+def _may_change(task: Task, name: str) -> tuple[bool, str]:
+    """Whether `--update` may change field `name` of `task`, and why (not)."""
+    if name not in TEXT_FIELDS:
+        return False, "--update changes only the title, description and new dependencies"
+    if task.attempts or task.status not in t.PENDING:
+        who = f" by {task.claimed_by}" if task.claimed_by else ""
+        return False, f"{task.id} was claimed{who}: its {camel(name)} stays as its worker read it"
+    return True, "nobody has claimed it yet"
+
+
+def _reaches(tx: Tx, start: str, target: str, extra: Mapping[str, list[str]]) -> bool:
+    """Whether `target` is reachable from `start` along depends-on edges: the board's, plus the
+    links this plan would add (`extra`). A link task -> blocker closes a cycle exactly when the
+    blocker reaches the task."""
+    seen = {start}
+    todo = [start]
+    while todo:
+        node = todo.pop()
+        if node == target:
+            return True
+        for step in [row["id"] for row in tx.dependencies(node)] + list(extra.get(node, ())):
+            if step not in seen:
+                seen.add(step)
+                todo.append(step)
+    return False

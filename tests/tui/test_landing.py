@@ -1,0 +1,346 @@
+"""Landing from the app, on a board with real git worktrees (`tui.review_board`), driven by
+Textual's pilot: the Overview previews the landing before the operator approves (and follows the
+base when it moves), "Approve and land" from the drawer and "Land" from the palette confirm
+first and land through the library, the card and the history show the landed commit, and a
+refusal is a notification with its typed reason that leaves the repository as it was (git
+status, every file's sha256, every ref)."""
+
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boardlib import Board, ManualClock
+from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
+from tests.tui.test_drawer import drawer_of, opened, screen_text
+from tests.tui.test_trust import card_text
+from tui.app import KanbanApp
+from tui.components.confirm import ConfirmDialog
+from tui.components.landing_line import LandingLine
+from tui.review_board import START_MS, ReviewBoard, build_review_board
+
+
+@pytest.fixture
+def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
+    utc()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
+    clock = ManualClock(START_MS + 3_600_000)
+    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+
+
+def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None) -> KanbanApp:
+    return KanbanApp(
+        board.db, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={},
+        open_task=board.ids[task] if task else None,
+    )  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout
+
+
+def repository_state(repo: Path) -> dict[str, str]:
+    """Everything a refusal must leave alone: git status, every ref, every file's sha256."""
+    state = {
+        "status": git(repo, "status", "--porcelain=v1", "--untracked-files=all"),
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+    }
+    for path in sorted(repo.rglob("*")):
+        if path.is_file() and ".git" not in path.relative_to(repo).parts:
+            state[str(path.relative_to(repo))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+def landing_text(app: KanbanApp) -> str:
+    import io
+
+    from rich.console import Console
+
+    line = drawer_of(app).query_one(LandingLine)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(line.content)
+    return console.export_text()
+
+
+async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
+    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=10)
+    dialog = app.screen
+    assert isinstance(dialog, ConfirmDialog)
+    await pilot.pause(0.05)
+    return dialog
+
+
+def dialog_text(dialog: ConfirmDialog) -> str:
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(dialog.body)
+    return console.export_text()
+
+
+@pytest.mark.slow  # builds a repository with worktrees, verifies on the merged tree
+async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["review"]
+    main_before = git(board.repo, "rev-parse", "main").strip()
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        assert f"lands cleanly onto main@{main_before[:7]}" in landing_text(app)
+        assert "W: approve and land" in landing_text(app)
+        await pilot.press("W")
+        dialog = await confirm(pilot, app)
+        assert dialog.title_text == f"Approve and land {task_id}?"
+        said = dialog_text(dialog)
+        assert f"lands cleanly onto main@{main_before[:7]}" in said
+        assert "only then is it done" in said
+        assert fresh(board.db, task_id).landed_commit is None  # nothing before the yes
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
+        landed = fresh(board.db, task_id)
+        assert landed.status == "done" and landed.landed_into == "main"
+        assert landed.landed_by == OPERATOR
+        assert git(board.repo, "rev-parse", "main").strip() == landed.landed_commit
+        subject = git(board.repo, "log", "-1", "--format=%s", "main").strip()
+        assert subject == f"Add a percentage discount to the cart ({task_id})"
+        tree = git(board.repo, "ls-tree", "-r", "--name-only", "main").split()
+        assert "shop/discounts.py" in tree and "TASK.md" not in tree and "init.sh" not in tree
+        short = landed.landed_commit[:7]  # type: ignore[index]
+        await until(pilot, lambda: f"landed as {short} on main" in landing_text(app), 10)
+        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()), timeout=5)
+        # The card carries the commit; the history says who landed it, where and as what.
+        await until(pilot, lambda: app.state.tasks[task_id].landed_commit is not None)
+        assert f"⤓{short}" in card_text(app, task_id)
+        await pilot.press("5")
+        drawer = drawer_of(app)
+        await until(pilot, lambda: drawer.active_tab == "history")
+        await until(
+            pilot,
+            lambda: (
+                f"{OPERATOR} approved and landed {task_id} on main as {short}" in screen_text(app)
+            ),
+            timeout=10,
+        )
+        assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_a_refused_landing_is_a_notification_and_changes_nothing(review) -> None:  # type: ignore[no-untyped-def]
+    """The operator's own checkout of main has an uncommitted change: the landing refuses
+    (`base_checked_out_dirty`) and every file, git status and every ref are as they were."""
+    board, clock = review
+    task_id = board.ids["review"]
+    readme = board.repo / "README.md"
+    readme.write_text(readme.read_text() + "\nA local note, not committed.\n")
+    before = repository_state(board.repo)
+    task_before = fresh(board.db, task_id)
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (base_checked_out_dirty)" in error
+        assert "README.md" in error
+        await pilot.pause(0.3)
+    assert repository_state(board.repo) == before
+    after = fresh(board.db, task_id)
+    assert after.status == "in_review" and after.landed_commit is None
+    assert after.updated_at == task_before.updated_at  # not a write on the board either
+
+
+@pytest.mark.slow
+async def test_land_a_done_task_from_the_palette(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["gated"]  # approved by the gate earlier: land it later, stays done
+    notes = Notes()
+    app = app_on(board, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await until(pilot, lambda: app.loaded)
+        app.jump_to(task_id)
+        await pilot.pause(0.1)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"land")
+        from textual.command import CommandList, CommandPalette
+
+        assert isinstance(app.screen, CommandPalette)
+        hits = app.screen.query_one(CommandList)
+        wanted = f"Land {task_id}"
+
+        def prompts() -> list[str]:
+            return [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
+
+        await until(pilot, lambda: any(p.startswith(wanted) for p in prompts()))
+        index = next(i for i, p in enumerate(prompts()) if p.startswith(wanted))
+        for _ in range(index + (hits.highlighted is None)):
+            await pilot.press("down")
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        dialog = await confirm(pilot, app)
+        assert dialog.title_text == f"Land {task_id}?"
+        assert "lands cleanly onto main@" in dialog_text(dialog)
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
+        landed = fresh(board.db, task_id)
+        assert landed.status == "done"
+        assert git(board.repo, "rev-parse", "main").strip() == landed.landed_commit
+        assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_the_preview_follows_the_base_and_shows_file_names_inert(review) -> None:  # type: ignore[no-untyped-def]
+    """A commit lands on main while the drawer is open, with no board change: the preview says
+    it conflicts, naming the file, whose name (agent text) is drawn as its characters."""
+    board, clock = review
+    task_id = board.ids["review"]
+    name = "shop/[b]x[@click=app.quit]\x1b]52;c;ZXZpbA==\x07.py"
+    with Board(board.db) as b:
+        ws = b.view(task_id).workspaces[-1]
+    worktree = Path(ws.worktree_path)
+    (worktree / name).write_text("the agent's version\n")
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        (board.repo / name).write_text("the maintainer's version\n")
+        git(board.repo, "add", "-A")
+        git(
+            board.repo, "-c", "user.name=M", "-c", "user.email=m@x.invalid",
+            "commit", "-q", "-m", "a file of the same name",
+        )  # fmt: skip
+        await until(pilot, lambda: "conflicts with main in" in landing_text(app), timeout=15)
+        text = landing_text(app)
+        assert "shop/[b]x[@click=app.quit]␛]52;c;ZXZpbA==␇.py" in text
+        assert "has moved 1 commit since the worktree was made" in text
+        assert "\x1b" not in text and "\x07" not in text
+        assert f"kanban task workspace sync {task_id}" in text
+
+
+@pytest.mark.slow
+async def test_work_changed_after_the_preview_is_refused(review) -> None:  # type: ignore[no-untyped-def]
+    """The operator decides on the preview in the dialog; the agent edits the worktree before
+    the yes: the landing lands nothing (`not_landable`, changed since review)."""
+    board, clock = review
+    task_id = board.ids["review"]
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    main_before = git(board.repo, "rev-parse", "main")
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        (worktree / "shop" / "discounts.py").write_text("# rewritten after the review\n")
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (not_landable)" in error
+    assert git(board.repo, "rev-parse", "main") == main_before
+    assert fresh(board.db, task_id).status == "in_review"
+
+
+@pytest.mark.slow
+async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(review) -> None:  # type: ignore[no-untyped-def]
+    """The verify command waits for a flag: meanwhile the drawer says the landing is verifying,
+    and a priority change of another task is written at once (a landing runs outside the app's
+    write lock). Then the flag: it lands."""
+    import json
+
+    board, clock = review
+    task_id = board.ids["review"]
+    other = board.ids["later"]
+    flag = board.repo.parent / "go"
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    handoff = worktree / "AGENT_HANDOFF.json"
+    data = json.loads(handoff.read_text())
+    data["commands"]["verify"] = f"while [ ! -e {flag} ]; do sleep 0.05; done; true"
+    handoff.write_text(json.dumps(data))
+    priority = fresh(board.db, other).priority
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        await pilot.press("y")
+        await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
+        app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
+        # the landing waits for the flag forever: any timeout shows the write did not wait on it
+        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=20)
+        assert fresh(board.db, task_id).landed_commit is None  # still verifying
+        flag.write_text("")
+        await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
+        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=20)
+        assert "landed as" in landing_text(app)
+        assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(review) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    board, clock = review
+    task_id = board.ids["review"]
+    with Board(board.db) as b:
+        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    handoff = worktree / "AGENT_HANDOFF.json"
+    data = json.loads(handoff.read_text())
+    data["commands"]["verify"] = "echo the merged tree is broken >&2; exit 3"
+    handoff.write_text(json.dumps(data))
+    main_before = git(board.repo, "rev-parse", "main")
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await confirm(pilot, app)
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (verification_failed)" in error
+        assert "exited 3 on the merged tree" in error
+        assert error.endswith("the merged tree is broken")  # the tail of its output
+    assert git(board.repo, "rev-parse", "main") == main_before
+    with Board(board.db, read_only=True) as b:
+        view = b.view(task_id)
+    assert view.task.status == "in_review"
+    assert any("Approve and land did not land" in c.body for c in view.comments)
+
+
+@pytest.mark.slow
+async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    task_id = board.ids["gated"]
+    main_before = git(board.repo, "rev-parse", "main")
+    app = app_on(board, clock, "gated")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "W: land" in landing_text(app), timeout=10)
+        [binding] = [b for key, b in app.screen.active_bindings.items() if key == "W"]
+        assert binding.binding.id == "task.land" and binding.enabled  # the footer says Land
+        await pilot.press("W")
+        dialog = await confirm(pilot, app)
+        assert dialog.title_text == f"Land {task_id}?"
+        await pilot.press("enter")  # the safe button has the focus: back out
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        await pilot.pause(0.3)
+    assert git(board.repo, "rev-parse", "main") == main_before
+    assert fresh(board.db, task_id).landed_commit is None

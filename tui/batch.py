@@ -1,0 +1,45 @@
+"""Several cards at once: what the operator marked (`space`), and how a batch's outcome is told.
+
+A batch is one confirmation that lists every task, then one write per task, each checked on its
+own against the task's fresh row (the gateway's `expect`, then the board's own guards), so a task
+that changed while the operator decided is left alone and named. Plain bookkeeping: the app runs
+the writes (`KanbanApp.write_each`), the actions decide what to ask.
+"""
+
+from dataclasses import dataclass, field
+
+from boardlib.records import Task
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of each task of a batch."""
+
+    done: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # changed while the operator decided
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (task id, reason)
+
+    def summary(self, past: str) -> str:
+        """ "4 approved, 1 changed while you decided: nothing written for TASK-9"."""
+        parts = [f"{len(self.done)} {past}"]
+        if self.changed:
+            ids = ", ".join(self.changed)
+            parts.append(
+                f"{len(self.changed)} changed while you decided: nothing written for {ids}"
+            )
+        if self.refused:
+            said = ", ".join(f"{task_id} ({reason})" for task_id, reason in self.refused)
+            parts.append(f"{len(self.refused)} refused: {said}")
+        return ", ".join(parts)
+
+    @property
+    def clean(self) -> bool:
+        return not self.changed and not self.refused
+
+
+def listing(tasks: list[Task], *, limit: int = 12) -> str:
+    """The tasks a batch confirmation names, one a line (agent text made inert by the caller)."""
+    lines = [f"  {task.id}  {task.title}" for task in tasks[:limit]]
+    if len(tasks) > limit:
+        lines.append(f"  and {len(tasks) - limit} more")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""`M`: the message log. Toasts vanish after a few seconds; every one is kept here, newest
+first, with its time and severity, so a refusal read too late can still be read."""
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from .. import registry
+from ..cards import clock_text
+from ..messages import Said
+from . import tcss
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
+SEVERITY_WORD = {"error": "error", "warning": "warning", "information": "info"}
+SEVERITY_WIDTH = max(len(word) for word in SEVERITY_WORD.values()) + 1
+
+
+def log_table(said: list[Said], now_ms: int) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(no_wrap=True, min_width=SEVERITY_WIDTH)
+    table.add_column()
+    for item in said:
+        words = Text()
+        if item.title:
+            words.append(item.title, style="bold")
+            words.append(" · ")
+        words.append(item.message)
+        severity = Text(SEVERITY_WORD.get(item.severity, item.severity).ljust(SEVERITY_WIDTH))
+        severity.stylize(SEVERITY_STYLE.get(item.severity, ""))
+        table.add_row(clock_text(item.at_ms, now_ms), severity, words)
+    return table
+
+
+class MessageLogScreen(ModalScreen[None]):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = registry.bindings_for(registry.LOG)
+
+    def __init__(self, said: list[Said], now_ms: int) -> None:
+        super().__init__()
+        self.said = said
+        self.now_ms = now_ms
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"Messages ({len(self.said)}, newest first)", id="dialog-title")
+            with VerticalScroll(id="messages"):
+                if self.said:
+                    yield Static(log_table(self.said, self.now_ms))
+                else:
+                    yield Static("Nothing said yet.", classes="hint")
+
+    def action_scroll(self, step: int) -> None:
+        self.query_one("#messages", VerticalScroll).scroll_relative(y=step * 3, animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,152 @@
+"""What the TUI asks the library about landing, always from a worker thread (the preview: git
+only, a few hundred milliseconds at most; its cheap stamp; the landing itself, which blocks for
+the branch's queue and the verify command), and the words it shows for them. No git or SQL of
+its own; file names and titles are agent text, drawn inert.
+
+Which tasks have a preview worth computing is the registry's `has_work_to_land` (the same test
+greys `W`). The API: docs/landing.md, "The library, for a surface that shows landing".
+"""
+
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from boardlib import Board, BoardError, Reason
+from boardlib import transitions as t
+from boardlib.records import Task
+from boardlib.worktrees import GitFailure, Worktrees
+from boardlib.worktrees.landing import (
+    CLEAN,
+    CONFLICTS,
+    LANDED,
+    LandingPreview,
+    LandResult,
+    OnStep,
+)
+
+from .cards import LANDED_MARK, clock_text
+from .task_view import plain
+
+SHORT_SHA = 7
+
+
+def short(sha: str | None) -> str:
+    return (sha or "?")[:SHORT_SHA]
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """A preview as read for one task, or why it could not be read (git failed)."""
+
+    task_id: str
+    preview: LandingPreview | None
+    stamp: str
+    problem: str | None = None
+
+
+def read_stamp(board: Board, task_id: str) -> str:
+    """Changes when the preview may have (`Worktrees.landing_stamp`: one rev-parse, one status)."""
+    try:
+        return Worktrees(board).landing_stamp(task_id)
+    except (BoardError, GitFailure, OSError) as error:
+        return f"unreadable: {error}"
+
+
+def read_preview(board: Board, task_id: str) -> Preview:
+    stamp = read_stamp(board, task_id)  # first: a change during the read is seen next poll
+    try:
+        preview = Worktrees(board).landing_preview(task_id)
+    except (BoardError, GitFailure, OSError) as error:
+        message = error.message if isinstance(error, BoardError) else str(error)
+        return Preview(task_id, None, stamp, problem=message)
+    return Preview(task_id, preview, stamp)
+
+
+def land(
+    board: Board,
+    task_id: str,
+    actor: str,
+    expect_source: str | None,
+    *,
+    on_step: OnStep | None = None,
+) -> LandResult:
+    """Approve and land (in review) or land (done), exactly the previewed work when
+    `expect_source` is given: refused `changed_since_review` if the worktree changed since.
+    Blocks for the branch's queue and the verify command: a worker thread only."""
+    lander = Worktrees(board).lander(on_step=on_step)
+    return lander.land(task_id, actor=actor, expect_source=expect_source)
+
+
+# -- the words -------------------------------------------------------------------------------
+
+STEP_WORDS = {  # what a landing is doing after each step (`Lander(on_step=...)`)
+    "joined": "waiting for its turn in the branch's queue",
+    "turn": "building the result on the base's tip",
+    "built": "verifying the merged tree",
+    "verified": "verified; moving the branch",
+    "intent": "moving the branch",
+    "updated": "bringing the checkouts of the base along",
+    "brought_along": "recording the landing",
+    "recorded": "archiving the worktree",
+    "archived": "done",
+}
+TAIL_LINES = 3  # of a failed verify command's output, in its notification
+
+
+def landed_words(task: Task, now_ms: int) -> Text:
+    """`⤓ landed as abc1234 on main by operator:ada at 14:35:07 (squash)`."""
+    line = Text(f"{LANDED_MARK} landed as ", "bold green")
+    line.append(short(task.landed_commit), "bold")
+    line.append_text(plain(f" on {task.landed_into or '?'}", "bold green"))
+    if task.landed_by:
+        line.append_text(plain(f" by {task.landed_by}"))
+    if task.landed_at is not None:
+        line.append(f" at {clock_text(task.landed_at, now_ms)}")
+    if task.landed_strategy:
+        line.append_text(plain(f" ({task.landed_strategy})", "dim"))
+    return line
+
+
+def landing_words(shown: Preview | None) -> Text:
+    """The preview in one line (file names are agent text: inert)."""
+    if shown is None:
+        return Text("  checking whether it lands…", "dim")
+    preview = shown.preview
+    if preview is None:
+        return plain(f"  cannot preview the landing: {shown.problem}", "yellow")
+    if preview.state == CLEAN:
+        line = Text("  ✓ ", "bold green")
+        line.append_text(plain(preview.summary, "green"))
+        return line
+    if preview.state == CONFLICTS:
+        line = Text("  ✗ ", "bold red")
+        line.append_text(plain(preview.summary, "red"))
+        return line
+    if preview.state == LANDED:
+        return plain(f"  {preview.summary}", "green")
+    return plain(f"  cannot land: {preview.summary}", "yellow")
+
+
+def landed_message(result: LandResult) -> str:
+    """The notification after a landing."""
+    done = "approved and landed" if result.task.status == t.DONE else "landed"
+    if result.task.landed_commit is None:  # a landing that did not land (never expected)
+        return f"{result.task.id}: nothing landed"
+    said = f"{result.task.id} {done} on {result.into} as {short(result.commit)}"
+    if result.verification is None and result.unverified:
+        said += " (unverified, audited)"
+    for warning in result.warnings:
+        said += f"\n{warning}"
+    return said
+
+
+def refusal_message(error: BoardError) -> str:
+    """A landing refusal in words: the board's message, and for a failed verification the tail
+    of the command's output (the rest is the task's system comment)."""
+    said = error.message
+    if error.reason == Reason.VERIFICATION_FAILED:
+        tail = str(error.details.get("stderr_tail") or error.details.get("stdout_tail") or "")
+        lines = [line for line in tail.strip().splitlines() if line.strip()][-TAIL_LINES:]
+        if lines:
+            said += "\n" + "\n".join(lines)
+    return said
