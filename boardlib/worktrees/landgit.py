@@ -281,7 +281,12 @@ def obstructions(checkout: Path, added: Iterable[str]) -> list[str]:
 
 def fast_forward_checkout(checkout: Path, old: str, new: str) -> None:
     """Bring a clean checkout of the branch from `old` to `new` (its index and files), as a
-    fast-forward would: `read-tree -m -u` refuses to overwrite any local change."""
+    fast-forward would: `read-tree -m -u` refuses to overwrite any local change, and checks
+    everything before it writes anything. The index's stat cache is refreshed only when git
+    refused (a file touched but unchanged looks changed to it): one git run, not two, per
+    landing in the common case."""
+    if gitrepo.run(checkout, "read-tree", "-m", "-u", old, new, check=False)[0] == 0:
+        return
     gitrepo.run(checkout, "update-index", "-q", "--refresh", check=False)
     gitrepo.run(checkout, "read-tree", "-m", "-u", old, new)
 

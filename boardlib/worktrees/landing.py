@@ -40,6 +40,7 @@ DEFAULT_STRATEGY = "squash"
 MAX_BUILDS = 3  # builds on a moving base before `base_moved`
 SCRATCH_SLOTS = 8  # scratch checkouts per repository (one per landing verifying at once)
 DEFAULT_QUEUE_TIMEOUT_S = 3600.0
+TURN_POLL_MAX_S = 0.02  # a waiter looks for its turn at least this often (one indexed read)
 TITLE_LIMIT = 200
 TAIL_CHARS = 2000
 FENCE_PREFIX = "refs/kanban/landing/"
@@ -859,7 +860,7 @@ class Lander:
                     ahead=ahead,
                 )
             time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+            delay = min(delay * 2, TURN_POLL_MAX_S)
 
     def _land(
         self,
