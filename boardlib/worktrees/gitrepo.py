@@ -253,7 +253,10 @@ def snapshot_tree(worktree: Path) -> str:
     """The tree of the worktree as it is on disk, untracked files included, built in a temporary
     index so the real index and the branch are left exactly as they were. The temporary index
     starts as a copy of the real one, so `git add` trusts its stat cache and hashes only what
-    changed (500 files: ~2x faster than from `read-tree HEAD`, which hashes every file)."""
+    changed (500 files: ~2x faster than from `read-tree HEAD`, which hashes every file). New
+    contents go into one pack per call (`core.bigFileThreshold=1` sends every blob through git's
+    bulk check-in), not one loose object file each: 500 changed files take ~70 ms, not ~700 ms.
+    Files that need a filter or an end-of-line conversion are still hashed as `git add` would."""
     with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
         index = Path(folder) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
@@ -263,7 +266,7 @@ def snapshot_tree(worktree: Path) -> str:
             shutil.copy2(_index_file(worktree), index)
         except OSError:  # no index yet, or not where a checkout keeps it
             run(worktree, "read-tree", "HEAD", env=env)
-        run(worktree, "add", "--all", env=env)
+        run(worktree, "-c", "core.bigFileThreshold=1", "add", "--all", env=env)
         return output(worktree, "write-tree", env=env)
 
 
