@@ -1,0 +1,102 @@
+"""The git steps landing leans on, on real repositories: the worktree snapshot (blobs written
+through git's bulk check-in) is the tree a plain `git add` gives, and bringing a checkout of the
+base along refreshes a stale stat cache but never overwrites a local change."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from boardlib.worktrees import gitrepo, landgit
+from boardlib.worktrees.results import GitFailure
+from tests.worktrees.conftest import GIT_ENV, file_hashes, git, make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    made = make_repo(tmp_path / "repo")
+    (made / ".gitattributes").write_text("*.txt text eol=lf\n")
+    for index in range(30):
+        (made / f"file{index}.py").write_text(f"VALUE = {index}\n")
+    git(made, "add", "-A")
+    git(made, "commit", "-q", "-m", "files")
+    return made
+
+
+def plain_add_tree(repo: Path, tmp_path: Path) -> str:
+    """The tree `git add --all` writes in a fresh index, loose objects and all."""
+    env = {**GIT_ENV, "GIT_INDEX_FILE": str(tmp_path / "plain-index")}
+    import subprocess
+
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "add", "--all"], cwd=repo, env=env, check=True)
+    done = subprocess.run(
+        ["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_snapshot_is_the_tree_a_plain_add_gives(repo: Path, tmp_path: Path) -> None:
+    for index in range(0, 30, 2):
+        (repo / f"file{index}.py").write_text(f"VALUE = -{index}\n")
+    (repo / "file1.py").unlink()
+    (repo / "notes.txt").write_bytes(b"one\r\ntwo\r\n")  # converted to LF on the way in
+    (repo / "new" / "deep").mkdir(parents=True)
+    (repo / "new" / "deep" / "untracked.py").write_text("NEW = 1\n")
+    index = (repo / ".git" / "index").read_bytes()
+    status = git(repo, "status", "--porcelain")
+    snapshot = gitrepo.snapshot_tree(repo)
+    assert (repo / ".git" / "index").read_bytes() == index  # the real index is untouched
+    assert git(repo, "status", "--porcelain") == status
+    assert git(repo, "cat-file", "-p", f"{snapshot}:notes.txt") == "one\ntwo"
+    assert "file1.py" not in git(repo, "ls-tree", "--name-only", snapshot).split()
+    assert snapshot == plain_add_tree(repo, tmp_path)
+    git(repo, "fsck", "--no-dangling")
+
+
+def test_the_new_blobs_of_a_snapshot_go_into_one_pack(repo: Path) -> None:
+    packs = repo / ".git" / "objects" / "pack"
+    before = set(packs.glob("*.pack"))
+    loose_before = int(git(repo, "count-objects").split()[0])
+    for index in range(30):
+        (repo / f"file{index}.py").write_text(f"CHANGED = {index}\n")
+    gitrepo.snapshot_tree(repo)
+    assert len(set(packs.glob("*.pack")) - before) == 1
+    # the tree objects of write-tree stay loose; none of the 30 blobs is
+    assert int(git(repo, "count-objects").split()[0]) - loose_before < 30
+    gitrepo.snapshot_tree(repo)  # nothing new to write: no new pack
+    assert len(set(packs.glob("*.pack")) - before) == 1
+
+
+def commit_change(repo: Path, name: str, text: str) -> tuple[str, str]:
+    """A commit on top of HEAD changing `name`, made without touching the checkout."""
+    old = git(repo, "rev-parse", "HEAD")
+    scratch = repo.parent / "scratch-change"
+    git(repo, "worktree", "add", "-q", "--detach", str(scratch), old)
+    (scratch / name).write_text(text)
+    git(scratch, "commit", "-q", "-am", f"change {name}")
+    new = git(scratch, "rev-parse", "HEAD")
+    git(repo, "worktree", "remove", "--force", str(scratch))
+    return old, new
+
+
+def test_a_checkout_with_a_stale_stat_cache_is_brought_along(repo: Path) -> None:
+    old, new = commit_change(repo, "file3.py", "VALUE = 'landed'\n")
+    later = time.time() + 5
+    os.utime(repo / "file3.py", (later, later))  # touched, content unchanged: read-tree balks
+    landgit.fast_forward_checkout(repo, old, new)
+    assert (repo / "file3.py").read_text() == "VALUE = 'landed'\n"
+    assert git(repo, "write-tree") == git(repo, "rev-parse", f"{new}^{{tree}}")
+
+
+def test_a_checkout_with_a_local_change_is_never_overwritten(repo: Path) -> None:
+    old, new = commit_change(repo, "file3.py", "VALUE = 'landed'\n")
+    (repo / "file3.py").write_text("VALUE = 'the user is editing'\n")
+    hashes = file_hashes(repo)
+    with pytest.raises(GitFailure):
+        landgit.fast_forward_checkout(repo, old, new)
+    assert file_hashes(repo) == hashes
+    assert (repo / "file3.py").read_text() == "VALUE = 'the user is editing'\n"
+    assert git(repo, "diff", "--cached", "--name-only") == ""
