@@ -17,6 +17,10 @@ Each measurement prints one JSON line:
 - {"op": "bare_loop", "n", "wall_s", "landings_per_s", "p50_ms", "p99_ms"};
 - {"op": "land_vs_bare", "ratio", "turn_ratio", "target": 2.0}: bare landings/s over
   landings/s, and the turn's p50 over the bare loop's p50;
+- {"op": "verified_loop", ...} and {"op": "land_vs_verified", "ratio", "turn_ratio"}: the same
+  against the bare loop plus the verification the rule requires (scratch checkout, clean, the
+  no-op verify command through a shell): the floor of any verified landing, so the ratio shows
+  what is overhead and what is the guarantee;
 - {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "first_ms", "target_ms": 300}.
 
 Every line carries `benchmarks/record.py`'s stamp (date, machine, load, command), and the git
@@ -134,6 +138,31 @@ def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], f
     return latencies, time.perf_counter() - started
 
 
+def verified_loop(
+    repo: Path, changes: list[str], base: str, scratch: Path
+) -> tuple[list[float], float]:
+    """`bare_loop` plus what the not-rocket-science rule adds to it: the merged commit checked
+    out in a scratch worktree kept from landing to landing, cleaned, and the no-op verify command
+    run there through a shell, before the compare-and-swap. On branch `verified`."""
+    git(repo, "update-ref", "refs/heads/verified", base)
+    if not scratch.exists():
+        git(repo, "worktree", "add", "-q", "--detach", str(scratch), base)
+    tip = base
+    latencies = []
+    started = time.perf_counter()
+    for change in changes:
+        one = time.perf_counter()
+        tree = git(repo, "merge-tree", "--write-tree", tip, change).split()[0]
+        commit = git(repo, "commit-tree", tree, "-p", tip, "-m", "verified landing")
+        git(scratch, "checkout", "--force", "--quiet", "--detach", commit)
+        git(scratch, "clean", "-ffdxq")
+        subprocess.run(["/bin/sh", "-c", "true"], cwd=scratch, check=True)
+        git(repo, "update-ref", "refs/heads/verified", commit, tip)
+        tip = commit
+        latencies.append((time.perf_counter() - one) * 1000)
+    return latencies, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20)
@@ -208,6 +237,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                                   capture_output=True, text=True).stdout.strip()  # fmt: skip
             changes.append(git(repo, "commit-tree", tree, "-p", base, "-m", f"change {index}"))
         bare_before = bare_loop(repo, changes, base)
+        verified_before = verified_loop(repo, changes, base, tmp / "bench-scratch")
 
         shares = [ids[index :: args.processes] for index in range(args.processes)]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
@@ -235,6 +265,9 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         wall = time.perf_counter() - started
         bare_after = bare_loop(repo, changes, base)
         bare = min((bare_before, bare_after), key=lambda run: run[1])
+        verified_after = verified_loop(repo, changes, base, tmp / "bench-scratch")
+        verified = min((verified_before, verified_after), key=lambda run: run[1])
+        floor = summary("verified_loop", verified[0], verified[1], files=args.files)
         landed = summary("land", latencies, wall, processes=len(procs), files=args.files)
         landed["turn_p50_ms"] = round(statistics.median(turns), 1)
         landed["turn_p99_ms"] = round(quantile(turns, 0.99), 1)
@@ -253,6 +286,15 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                     2,  # type: ignore[arg-type]
                 ),
                 "target": 2.0,
+            },
+            floor,
+            {
+                "op": "land_vs_verified",
+                "ratio": round(float(floor["landings_per_s"]) / float(landed["landings_per_s"]), 2),
+                "turn_ratio": round(
+                    float(landed["turn_p50_ms"]) / float(floor["p50_ms"]),
+                    2,  # type: ignore[arg-type]
+                ),
             },
             {
                 "op": "preview",
