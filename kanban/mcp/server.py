@@ -588,7 +588,7 @@ class BoardTools:
         reason), passed with debt, done but not landed, refused landings, lapsed leases, held
         deliveries. Each item has taskId, kind, why, since (epoch ms) and the one obvious action
         (review items: approve_task; land items: land_task)."""
-        return call_board(self.session.inbox)
+        return self.call(self.session.inbox)
 
     # -- registration ----------------------------------------------------------------------------
 

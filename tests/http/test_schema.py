@@ -156,6 +156,7 @@ def test_the_document_declares_every_route_and_error_shape(api_schema: object, l
     other |= landing
     budgets = {
         ("get", "/api/board/stats"),
+        ("get", "/api/board/inbox"),
         ("get", "/api/board/budgets"),
         ("put", "/api/board/budgets/daily"),
         ("get", "/api/board/{task_id}/budget"),

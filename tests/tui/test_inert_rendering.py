@@ -7,6 +7,7 @@ app on a hostile board and checks the exact bytes Textual would write to the ter
 import io
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +231,9 @@ def assert_terminal_safe(sequence: str) -> None:
     assert not unsafe(rest, newline=True)
 
 
+HOSTILE_AGENT = "agent[@click=app.quit][b]"
+
+
 @pytest.fixture
 def hostile_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
     monkeypatch.chdir(tmp_path)
@@ -240,11 +244,19 @@ def hostile_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
         first = board.create_task(EVIL, description=EVIL, role="builder", priority=5)
         other = board.create_task("blocker " + EVIL, priority=4)
         board.link_dependency(first.id, other.id)
-        board.claim(other.id, "agent\x1b[2J", runtime="rt\x1b]52;c;eA==\x07")
+        # Names with control characters are refused at every door now (validation.name); markup
+        # in a name is still printable, so it is stored and must be drawn inert.
+        board.claim(other.id, HOSTILE_AGENT, runtime="rt[/][@click=app.quit]")
         run = board.open_execution(other.id, "[@click=screen.priority(1000)]BUMP[/]")
-        board.close_execution(run.id, "failed", agent="agent\x1b[2J", error=EVIL)
+        board.close_execution(run.id, "failed", agent=HOSTILE_AGENT, error=EVIL)
         board.add_comment(first.id, EVIL, author_agent_id="[@click=app.quit]", author_type="agent")
-        board.block(other.id, "agent\x1b[2J", EVIL)
+        board.block(other.id, HOSTILE_AGENT, EVIL)
+    # A board written before that refusal may still hold such a name: put one in, as it would be.
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE tasks SET claimed_by = ?, assignee_agent_id = ? WHERE id = ?",
+            ("agent\x1b[2J", "agent\x1b]52;c;eA==\x07", other.id),
+        )
     return path, clock
 
 
