@@ -12,10 +12,10 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -203,6 +203,26 @@ class KanbanApp(App[None]):
 
     def get_default_screen(self) -> Screen[Any]:
         return BoardScreen()
+
+    def call_from_thread(
+        self, callback: Callable[..., T | Awaitable[T]], *args: Any, **kwargs: Any
+    ) -> T:
+        """A worker thread's result, handed to the app. A worker that finishes while the app
+        shuts down (a test leaving `run_test` as a landing or a drawer read ends) would run its
+        callback against screens already taken down: `board_screen` on an empty stack raised
+        IndexError, a drawer's query NoMatches. Once the app is closing, such a callback is
+        dropped (nothing is left to show it on)."""
+
+        def unless_closing() -> T | Awaitable[T]:
+            if not self.closing_down():
+                return callback(*args, **kwargs)
+            return cast(T, None)
+
+        return super().call_from_thread(unless_closing)
+
+    def closing_down(self) -> bool:
+        """The app exits or shuts down: its screens are going or gone."""
+        return self._exit or not self._running or not self.screen_stack
 
     @property
     def board_screen(self) -> BoardScreen:

@@ -2,6 +2,7 @@
 board. Update them with `pytest tests/tui/test_snapshots.py --snapshot-update` after a deliberate
 change of look, and look at the report before accepting."""
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -132,10 +133,18 @@ async def message_log_open(pilot: Pilot[Any]) -> None:
         severity="error",
         timeout=0.01,
     )
-    await pilot.pause(0.3)
-    await pilot.press("M")
-    await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
-    await pilot.pause(0.1)
+    # Bounded waits only: the toasts gone (not a fixed pause a loaded worker can outrun), then
+    # the log screen; the whole run is capped so a wedge fails the test instead of the worker.
+    from textual.widgets._toast import Toast
+
+    async def steps() -> None:
+        await until(pilot, lambda: not app.query(Toast), timeout=10)
+        await pilot.pause(0.1)
+        await pilot.press("M")
+        await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen", timeout=10)
+        await pilot.pause(0.1)
+
+    await asyncio.wait_for(steps(), timeout=30)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])

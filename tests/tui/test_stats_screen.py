@@ -152,3 +152,15 @@ async def test_budgets_from_the_app(flow: Any) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: fresh(path, ids["spent"]).status == "todo")
+
+
+def test_at_a_narrow_width_the_agent_column_keeps_its_name() -> None:
+    from tui.components.stats_screen import agent_layout
+
+    widths = {"agent": 13, "claims": 6, "done": 4, "fail": 4, "cost": 6, "holding": 7,
+              "last seen": 9}  # fmt: skip
+    assert agent_layout(widths, 200) == widths  # room for all: nothing dropped
+    narrow = agent_layout(widths, 40)
+    assert narrow["agent"] == 13 and "last seen" not in narrow and "holding" not in narrow
+    assert sum(w + 2 for w in narrow.values()) <= 40
+    assert agent_layout(widths, 10)["agent"] == 8  # alone and still too wide: cut to the room

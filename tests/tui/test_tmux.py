@@ -77,6 +77,17 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "main", *keys)
 
+    def answer(self, question: str, *keys: str, timeout: float = 20) -> str:
+        """Wait for a dialog's question, then for the dialog to take answers, then press keys.
+        A ConfirmDialog drops keys that arrive within READ_S of its first paint (typed ahead),
+        so a key sent the moment the question shows up is ignored."""
+        from tui.components.confirm import READ_S
+
+        text = self.wait_for(question, timeout)
+        time.sleep(READ_S * 3)
+        self.keys(*keys)
+        return text
+
     def clipboard(self) -> str:
         try:
             return self.tmux("show-buffer")
@@ -252,7 +263,7 @@ def test_approve_and_land_in_a_real_terminal_at_80x24(
     tmux.wait_for(f"Approve and land {task_id}?")
     with Board(review.db, read_only=True) as board:
         assert board.get_task(task_id).landed_commit is None  # nothing before the yes
-    tmux.keys("y")
+    tmux.answer(f"Approve and land {task_id}?", "y")  # once the dialog takes answers
     tmux.wait_for("approved and landed", timeout=60)  # the toast
     with Board(review.db, read_only=True) as board:
         landed = board.get_task(task_id)

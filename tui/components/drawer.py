@@ -173,6 +173,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.query_one("#drawer-title", Static).update(title)
         now = self.kanban.now_ms()
         await self.query_one(OverviewPane).show(data.view, data.checkout, now, data.audit)
+        if not self.is_mounted or self.kanban.closing_down():
+            return  # the app closed while the Overview was drawn
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")

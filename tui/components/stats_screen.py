@@ -33,6 +33,23 @@ if TYPE_CHECKING:
 WINDOWS = ("24h", "7d", "1h")  # `w` cycles through them
 BARS = " ▁▂▃▄▅▆▇█"
 AGENT_COLUMNS = ("agent", "claims", "done", "fail", "cost", "holding", "last seen")
+# At a narrow width these go first (least telling first); the agent's name is never dropped.
+DROPPABLE = ("last seen", "holding", "claims", "fail", "done", "cost")
+CELL_PADDING = 2  # DataTable's cell padding, one space each side
+
+
+def agent_layout(widths: dict[str, int], room: int) -> dict[str, int]:
+    """The columns to show and the width of each within `room` cells: every column at its
+    content's width while they fit; when they do not, the least important columns are dropped
+    first so the agent's name keeps its full width, which is cut only when it alone is wider."""
+    shown = dict(widths)
+    for column in DROPPABLE:
+        if sum(w + CELL_PADDING for w in shown.values()) <= room:
+            break
+        del shown[column]
+    others = sum(w + CELL_PADDING for c, w in shown.items() if c != "agent")
+    shown["agent"] = max(1, min(shown["agent"], room - others - CELL_PADDING))
+    return shown
 
 
 def _ms(value: int | None) -> str:
@@ -91,9 +108,6 @@ class StatsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in AGENT_COLUMNS:
-            table.add_column(column, key=column)
         self.kanban.reader.watch_stats(self.window)
 
     def on_unmount(self) -> None:
@@ -169,25 +183,45 @@ class StatsScreen(Screen[None]):
             self._fill_agents(agents["table"], stats.until)
         self._schedule_slide(stats.until)
 
+    def on_resize(self) -> None:
+        if self.stats is not None:
+            self._fill_agents(self.stats.to_json()["agents"]["table"], self.stats.until)
+
     def _fill_agents(self, rows: list[dict[str, Any]], until: int) -> None:
+        """The agents table with explicit column widths (measured here, not on the table's next
+        idle: a table painted before then showed names cut to the header's width, `agent`)."""
         table = self.query_one(DataTable)
-        table.clear()
-        for row in rows:
-            seen = row["lastSeen"]
-            table.add_row(
-                Text(inert(str(row["agent"]))),
-                Text(str(row["claims"]), justify="right"),
-                Text(str(row["runsDone"]), justify="right"),
-                Text(
-                    str(row["runsFailed"]),
-                    justify="right",
-                    style="red" if row["runsFailed"] else "",
-                ),
-                Text(amount(row["costUsd"], "usd"), justify="right"),
-                Text(str(row["holding"]), justify="right"),
-                Text(clock_text(seen, until) if seen is not None else "-"),
-                key=str(row["agent"]),
-            )
+        cells = [self._agent_cells(row, until) for row in rows]
+        widths = {
+            column: max([len(column), *(line[i].cell_len for line in cells)])
+            for i, column in enumerate(AGENT_COLUMNS)
+        }
+        room = table.size.width or max(self.app.size.width - 2, 20)  # its margin: 1 each side
+        shown = agent_layout(widths, room - table.scrollbar_size_vertical)
+        keep = [i for i, column in enumerate(AGENT_COLUMNS) if column in shown]
+        table.clear(columns=True)
+        for column in AGENT_COLUMNS:
+            if column in shown:
+                table.add_column(column, width=shown[column], key=column)
+        for row, line in zip(rows, cells, strict=True):
+            table.add_row(*(line[i] for i in keep), key=str(row["agent"]))
+
+    @staticmethod
+    def _agent_cells(row: dict[str, Any], until: int) -> list[Text]:
+        seen = row["lastSeen"]
+        return [
+            Text(inert(str(row["agent"]))),
+            Text(str(row["claims"]), justify="right"),
+            Text(str(row["runsDone"]), justify="right"),
+            Text(
+                str(row["runsFailed"]),
+                justify="right",
+                style="red" if row["runsFailed"] else "",
+            ),
+            Text(amount(row["costUsd"], "usd"), justify="right"),
+            Text(str(row["holding"]), justify="right"),
+            Text(clock_text(seen, until) if seen is not None else "-"),
+        ]
 
     def _schedule_slide(self, until: int) -> None:
         """The window slides past an hour at a known moment: recompute then, and only then."""
