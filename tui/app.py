@@ -6,6 +6,7 @@ only connects them and holds the few app-wide facts (paused, highlighted cards, 
 
 import asyncio
 import contextlib
+import functools
 import getpass
 import os
 import signal
@@ -67,6 +68,21 @@ from .prefetch import RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
 T = TypeVar("T")
+M = TypeVar("M")
+
+
+def while_open(handler: Callable[["KanbanApp", M], None]) -> Callable[["KanbanApp", M], None]:
+    """A handler of what the reader thread posts (the live feed): a message that arrives while
+    the app shuts down finds its screens gone (`board_screen` on an empty stack raised
+    IndexError as a test left `run_test` right after a landing), so it is dropped then."""
+
+    @functools.wraps(handler)
+    def handle(app: "KanbanApp", message: M) -> None:
+        if not app.closing_down():
+            handler(app, message)
+
+    return handle
+
 
 DRAWER_BESIDE_MIN_COLUMNS = 140  # from this width the drawer sits beside the board
 FOLLOW_DELAY_S = 0.12  # the side drawer follows the selection once the cursor rests
@@ -335,6 +351,7 @@ class KanbanApp(App[None]):
             else:
                 self.call_from_thread(self.open_read_only, because)
 
+    @while_open
     def on_schema_newer(self, _message: SchemaNewer) -> None:
         self.open_read_only_for_newer_schema()
 
@@ -379,6 +396,7 @@ class KanbanApp(App[None]):
 
     # -- the live feed --------------------------------------------------------------------------
 
+    @while_open
     def on_board_update(self, message: BoardUpdate) -> None:
         first = not self.loaded
         read = message.read
@@ -436,6 +454,7 @@ class KanbanApp(App[None]):
         self.selection_changed()
         self._schedule_lease_check()
 
+    @while_open
     def on_stats_update(self, message: StatsUpdate) -> None:
         for screen in self.screen_stack:
             if isinstance(screen, StatsScreen):
@@ -445,6 +464,7 @@ class KanbanApp(App[None]):
         if not isinstance(self.screen, StatsScreen):
             self.push_screen(StatsScreen())
 
+    @while_open
     def on_board_health(self, message: BoardHealth) -> None:
         self.board_screen.header.update_facts(
             unreadable_since=message.unreadable_since, unreadable_reason=message.reason
@@ -452,6 +472,7 @@ class KanbanApp(App[None]):
 
     # -- the inbox: counted in the header, new items said once ------------------------------------
 
+    @while_open
     def on_inbox_update(self, message: InboxUpdate) -> None:
         """Keep the list, count it in the header, and say each new item once (a toast, the
         header, and the bell or desktop notification when asked for); the view never moves."""
@@ -501,6 +522,7 @@ class KanbanApp(App[None]):
                 self.pop_screen()
         self.open_drawer(task_id)
 
+    @while_open
     def on_changes_waiting(self, _message: ChangesWaiting) -> None:
         self.board_screen.header.update_facts(waiting=True)
 
@@ -708,6 +730,7 @@ class KanbanApp(App[None]):
         self.reader.search(self.state.search)
         self._update_header()
 
+    @while_open
     def on_task_column_rows_wanted(self, message: TaskColumn.RowsWanted) -> None:
         self.reader.ask(message.request)
 
