@@ -70,7 +70,7 @@ def landing_text(app: KanbanApp) -> str:
 
 
 async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
-    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=10)
+    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=30)
     dialog = app.screen
     assert isinstance(dialog, ConfirmDialog)
     await pilot.pause(0.05)
@@ -96,7 +96,7 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
-        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=30)
         assert f"lands cleanly onto main@{main_before[:7]}" in landing_text(app)
         assert "W: approve and land" in landing_text(app)
         await pilot.press("W")
@@ -117,8 +117,8 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
         tree = git(board.repo, "ls-tree", "-r", "--name-only", "main").split()
         assert "shop/discounts.py" in tree and "TASK.md" not in tree and "init.sh" not in tree
         short = landed.landed_commit[:7]  # type: ignore[index]
-        await until(pilot, lambda: f"landed as {short} on main" in landing_text(app), 10)
-        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()), timeout=5)
+        await until(pilot, lambda: f"landed as {short} on main" in landing_text(app), 30)
+        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()), timeout=20)
         # The card carries the commit; the history says who landed it, where and as what.
         await until(pilot, lambda: app.state.tasks[task_id].landed_commit is not None)
         assert f"⤓{short}" in card_text(app, task_id)
@@ -149,7 +149,7 @@ async def test_a_refused_landing_is_a_notification_and_changes_nothing(review) -
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
-        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=30)
         await pilot.press("W")
         await confirm(pilot, app)
         await pilot.press("y")
@@ -186,7 +186,7 @@ async def test_land_a_done_task_from_the_palette(review) -> None:  # type: ignor
         def prompts() -> list[str]:
             return [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
 
-        await until(pilot, lambda: any(p.startswith(wanted) for p in prompts()))
+        await until(pilot, lambda: any(p.startswith(wanted) for p in prompts()), timeout=20)
         index = next(i for i, p in enumerate(prompts()) if p.startswith(wanted))
         for _ in range(index + (hits.highlighted is None)):
             await pilot.press("down")
@@ -217,14 +217,14 @@ async def test_the_preview_follows_the_base_and_shows_file_names_inert(review) -
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48)) as pilot:
         await opened(pilot, app, task_id)
-        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=10)
+        await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=30)
         (board.repo / name).write_text("the maintainer's version\n")
         git(board.repo, "add", "-A")
         git(
             board.repo, "-c", "user.name=M", "-c", "user.email=m@x.invalid",
             "commit", "-q", "-m", "a file of the same name",
         )  # fmt: skip
-        await until(pilot, lambda: "conflicts with main in" in landing_text(app), timeout=15)
+        await until(pilot, lambda: "conflicts with main in" in landing_text(app), timeout=30)
         text = landing_text(app)
         assert "shop/[b]x[@click=app.quit]␛]52;c;ZXZpbA==␇.py" in text
         assert "has moved 1 commit since the worktree was made" in text
@@ -333,14 +333,14 @@ async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # typ
     app = app_on(board, clock, "gated")
     async with app.run_test(size=(160, 48)) as pilot:
         await opened(pilot, app, task_id)
-        await until(pilot, lambda: "W: land" in landing_text(app), timeout=10)
+        await until(pilot, lambda: "W: land" in landing_text(app), timeout=30)
         [binding] = [b for key, b in app.screen.active_bindings.items() if key == "W"]
         assert binding.binding.id == "task.land" and binding.enabled  # the footer says Land
         await pilot.press("W")
         dialog = await confirm(pilot, app)
         assert dialog.title_text == f"Land {task_id}?"
         await pilot.press("enter")  # the safe button has the focus: back out
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog), timeout=20)
         await pilot.pause(0.3)
     assert git(board.repo, "rev-parse", "main") == main_before
     assert fresh(board.db, task_id).landed_commit is None
