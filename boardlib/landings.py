@@ -8,11 +8,8 @@ lander's row is settled by the next lander of its branch from the row's intent. 
 docs/landing.md.
 """
 
-import os
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from . import transitions as t
@@ -21,6 +18,7 @@ from .config import env_number
 from .errors import BoardError, Reason
 from .events import EventKind
 from .lifecycle import check_epoch, verdict_blocks_done
+from .processes import process_gone, process_token
 from .records import LAND_STRATEGIES, Record, Task
 
 if TYPE_CHECKING:
@@ -103,48 +101,10 @@ def check_landable(task: Task, actor: str, *, epoch: int | None = None) -> bool:
 # -- who holds a place in a queue ---------------------------------------------------------------
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
-def _host_key() -> str:
-    """This machine and pid namespace: the boot id and the namespace's inode (empty off Linux),
-    so a process id is only ever judged on the machine that gave it out."""
-    boot = _read("/proc/sys/kernel/random/boot_id")
-    if not boot:
-        return ""
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    return f"{boot}:{namespace}"
-
-
-def _started(pid: int) -> str:
-    """When process `pid` started (clock ticks since boot), so a reused pid is told apart."""
-    stat = _read(f"/proc/{pid}/stat")
-    fields = stat.rpartition(")")[2].split()
-    return fields[19] if len(fields) > 19 else ""
-
-
-def holder_token() -> str:
-    """A landing's unique token: machine, process (and its start), and a random part."""
-    pid = os.getpid()
-    return f"{_host_key()}/{pid}/{_started(pid)}/{uuid.uuid4().hex[:12]}"
-
-
-def holder_gone(holder: str) -> bool:
-    """True when `holder` names a process of this machine that is no longer running. A holder of
-    another machine is never judged gone here: only its lease says."""
-    host, _, rest = holder.partition("/")
-    pid_text, _, rest = rest.partition("/")
-    started, _, _ = rest.partition("/")
-    if not host or host != _host_key() or not pid_text.isdigit():
-        return False
-    return _started(int(pid_text)) != started
+# A queue holder is a process token (`processes.py`): gone at once when its process on this machine
+# is, otherwise only when its lease runs out.
+holder_token = process_token
+holder_gone = process_gone
 
 
 @dataclass(slots=True, eq=False, repr=False)
