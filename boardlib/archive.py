@@ -16,6 +16,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -106,10 +107,38 @@ def _line(row: "Row") -> bytes:
 def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
     """Archive every prunable event older than `before_ms` to `archive` (a new file), then
     delete them from the board."""
-    if archive.exists():
+    try:
+        taken = archive.exists()
+    except (OSError, ValueError) as error:  # a name too long, a NUL byte
+        raise invalid_input(
+            f"cannot use {archive!s} as an archive: {error}", path=str(archive)
+        ) from None
+    if taken:
         raise invalid_input(f"{archive} exists: an archive is never overwritten", path=str(archive))
     pending = archive.with_name(archive.name + ".partial")
     through = board.store.read(prune_through)
+    try:
+        seqs = _write_archive(board, before_ms, through, archive, pending)
+    except OSError as error:
+        raise invalid_input(
+            f"cannot write the archive {archive}: {error.strerror}", path=str(archive)
+        ) from None
+    finally:
+        with suppress(OSError):
+            pending.unlink(missing_ok=True)  # a refusal leaves no half-written file behind
+    _sync_folder(archive.parent)
+    pruned = 0
+    for start in range(0, len(seqs), BATCH):
+        batch = seqs[start : start + BATCH]
+        pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
+    left = board.store.read(lambda tx: tx.count_events())
+    return PruneReport(str(archive), before_ms, len(seqs), pruned, through, left)
+
+
+def _write_archive(
+    board: "Board", before_ms: int, through: int, archive: Path, pending: Path
+) -> list[int]:
+    """Write the archive to `pending`, fsync it and link it to `archive`; the seqs it holds."""
     digest, seqs = hashlib.sha256(), []
     with open(pending, "wb") as out:
         header = {
@@ -140,14 +169,7 @@ def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
         out.flush()
         os.fsync(out.fileno())
     os.link(pending, archive)  # never over a file that appeared meanwhile
-    pending.unlink()
-    _sync_folder(archive.parent)
-    pruned = 0
-    for start in range(0, len(seqs), BATCH):
-        batch = seqs[start : start + BATCH]
-        pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
-    left = board.store.read(lambda tx: tx.count_events())
-    return PruneReport(str(archive), before_ms, len(seqs), pruned, through, left)
+    return seqs
 
 
 def _sync_folder(folder: Path) -> None:

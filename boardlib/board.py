@@ -12,6 +12,7 @@ Every surface (CLI, HTTP, TUI, the demo's agents) calls these methods and nothin
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import fields, replace
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -2400,7 +2401,13 @@ class Board:
 
         if isinstance(before, bool) or not isinstance(before, (str, int)):
             raise invalid_input("before must be an age, a date or epoch milliseconds")
-        before_ms = before if isinstance(before, int) else cut_off(before, self.now())
+        before_ms = (
+            validate.integer(before, "before", minimum=0)
+            if isinstance(before, int)
+            else cut_off(before, self.now())
+        )
+        if not isinstance(archive, (str, PathLike)):
+            raise invalid_input("archive must be a file path")
         return prune_events(self, before_ms, Path(archive))
 
     def import_events(self, archive: Path) -> "ImportReport":

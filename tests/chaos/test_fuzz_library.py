@@ -9,6 +9,7 @@ added: its parameters get values by their names and annotations. Each example ru
 of a board holding a task in every status, a run, a comment, a workspace and a dependency.
 """
 
+import contextlib
 import inspect
 import os
 import shutil
@@ -225,10 +226,21 @@ def test_every_entry_point_answers_or_refuses_typed_and_a_refusal_writes_nothing
 ) -> None:
     name, kwargs = data.draw(calls(board_template[1]), label="call")
     path = fresh()
+    with contextlib.chdir(path.parent):  # a relative path an entry point writes lands in tmp
+        _answers_or_refuses_typed(name, kwargs, path)
+
+
+def others(board_path: Path) -> list[str]:
+    """The files beside a board that are not the board's own (its WAL, shared memory, lock)."""
+    return sorted(name for name in os.listdir() if not name.startswith(board_path.name))
+
+
+def _answers_or_refuses_typed(name: str, kwargs: dict[str, Any], path: Path) -> None:
     watcher = committed(path)
     before_version = next(watcher)
     with Board(path, clock=ManualClock(START + 60_000), reconcile_orphans=False) as board:
         before_seq = board.last_event_seq()
+        files = others(path)
         try:
             result = getattr(board, name)(**kwargs)
         except BoardError as refused:
@@ -236,6 +248,7 @@ def test_every_entry_point_answers_or_refuses_typed_and_a_refusal_writes_nothing
             refused.to_dict()  # JSON-ready for every surface
             assert next(watcher) == before_version, f"{name} refused but committed: {refused!r}"
             assert board.last_event_seq() == before_seq
+            assert others(path) == files, f"{name} refused but left a file behind"
             return
         except Exception as error:  # anything else is a bug the surfaces would turn into a 500
             raise AssertionError(f"{name}({kwargs!r}) raised {error!r}") from error

@@ -181,6 +181,27 @@ def test_bad_archives_change_nothing(board: Board, clock: ManualClock, tmp_path:
     assert conflict.value.reason == Reason.CONFLICT and events(board) == changed
 
 
+def test_an_archive_path_or_cut_off_it_cannot_use_is_refused_and_leaves_no_file(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    a_year(board, clock)
+    held = events(board)
+    folder = tmp_path / "archives"
+    folder.mkdir()
+    cases = {
+        "a name too long": (folder / ("y" * 300), "90d"),
+        "a folder that is not there": (folder / "missing" / "old.jsonl", "90d"),
+        "a cut-off past 64 bits": (folder / "old.jsonl", 2**63),
+        "a cut-off before 1970": (folder / "old.jsonl", -1),
+    }
+    for why, (archive, before) in cases.items():
+        with pytest.raises(BoardError) as refused:
+            board.prune_events(before, archive)
+        assert refused.value.reason == Reason.INVALID_INPUT, why
+        assert events(board) == held, why
+        assert sorted(folder.iterdir()) == [], why  # not even a .partial
+
+
 def test_ages_and_dates() -> None:
     now = 1_800_000_000_000
     assert cut_off("90d", now) == now - 90 * DAY_MS
