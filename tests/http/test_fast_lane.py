@@ -26,6 +26,7 @@ from kanban.http.app import Who
 from kanban.http.auth import TokenBook
 from kanban.http.fastpath import LeaseFastLane, LeaseLanes
 from kanban.http.routes import lease
+from tests.examples import examples
 from tests.http.conftest import TOKENS, Api, live_server, serving, token_book
 
 # The lease verbs, and seed 003's claim by id.
@@ -201,7 +202,7 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
     assert board_state(fast) == board_state(slow)
 
     @settings(
-        max_examples=300,
+        max_examples=examples(300),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
