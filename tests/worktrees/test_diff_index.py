@@ -90,7 +90,9 @@ LINES = st.lists(st.sampled_from(["a", "b", "c", "", "x = 1", " lead", "-dash", 
 
 
 @settings(
-    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     before=st.lists(LINES, min_size=1, max_size=3),
