@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from boardlib import Board, BoardError, ManualClock
 from boardlib import transitions as t
+from tests.examples import examples
 
 LEASE = 60_000
 AGENTS = st.sampled_from(["ann", "ben", "cat"])
@@ -430,7 +431,7 @@ class BoardMachine(RuleBasedStateMachine):
 
 
 BoardMachine.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=examples(60),
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

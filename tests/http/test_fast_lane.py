@@ -26,6 +26,7 @@ from kanban.http.app import Who
 from kanban.http.auth import TokenBook
 from kanban.http.fastpath import LeaseFastLane, LeaseLanes
 from kanban.http.routes import lease
+from tests.examples import examples
 from tests.http.conftest import TOKENS, Api, live_server, serving, token_book
 
 # The lease verbs, and seed 003's claim by id.
@@ -201,7 +202,7 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
     assert board_state(fast) == board_state(slow)
 
     @settings(
-        max_examples=300,
+        max_examples=examples(300),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
@@ -214,7 +215,8 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
 
     same_answer()
     # Both sides of the lane ran: plain requests answered here, the rest judged by FastAPI.
-    assert lane.answered > 20 and lane.handed_on > 20, (lane.answered, lane.handed_on)
+    least = examples(300) // 15  # 20 of CI's 300 examples, 5 of the fast loop's 75
+    assert lane.answered > least and lane.handed_on > least, (lane.answered, lane.handed_on)
 
 
 def test_plain_claims_are_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from boardlib.narration import narrate
 from boardlib.records import Comment, Event, Execution, LinkedTask, Task, TaskView, Workspace
 from kanban.cli.table import _events_table, _record_table, _rows_table, _tasks_table, render_line
 from tests.core.test_inert import HOSTILE
+from tests.examples import examples
 from tests.tui.conftest import Notes, loaded, make_app, until, utc
 from tui.cards import CardPalette, CardTones, card_lines
 from tui.commands import plain_highlight
@@ -119,7 +120,7 @@ _TONES = CardTones(*([_NONE] * 9))
 PALETTE = CardPalette(_TONES, _TONES, _TONES, _NONE)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(HOSTILE_TEXT)
 def test_cards_draw_no_control_character_and_no_action(text: str) -> None:
     for status in (*t.STATUSES, "unknown"):
@@ -129,7 +130,7 @@ def test_cards_draw_no_control_character_and_no_action(text: str) -> None:
                 check_segments(list(strip), newline=False)
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(HOSTILE_TEXT)
 def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
     verdict = {
@@ -172,7 +173,7 @@ def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
         assert "[@click=app.quit]" in drawn  # drawn as its characters, not run
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(HOSTILE_TEXT)
 def test_header_palette_and_narration_are_inert(text: str) -> None:
     header = HeaderBar(Path(text or "board.db"), read_only=True, now_ms=lambda: NOW)
@@ -192,7 +193,7 @@ def test_header_palette_and_narration_are_inert(text: str) -> None:
     assert not unsafe(inert(narrate(event)), newline=False)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(HOSTILE_TEXT)
 def test_cli_tables_write_no_control_sequence(text: str) -> None:
     task = hostile_task(text).to_json()

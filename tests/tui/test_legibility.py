@@ -9,7 +9,8 @@ Borders and scrollbars are not text and are not measured.
 
 The screens: the board with a card selected, remembered cursors in the other columns, a card
 just changed and two toasts; the drawer beside it; the override confirmation; the reject prompt;
-the move menu. The fast loop runs three themes (dark, light, ANSI); the slow one every theme.
+the move menu. The fast loop runs each colour system on one of three themes (dark, light,
+ANSI), each theme once; the slow one every theme in every system.
 """
 
 import time
@@ -36,6 +37,8 @@ TEXT_FLOOR = 4.5
 HINT_FLOOR = 3.0
 MARKS = {SELECTED_MARK, REMEMBERED_MARK, CHANGED_MARK}
 FAST_THEMES = ("textual-dark", "textual-light", "ansi-dark")
+# The fast loop: each colour system once, each main theme once (the slow test: every pair).
+FAST_PAIRS = [("truecolor", "textual-dark"), ("256", "textual-light"), ("16", "ansi-dark")]
 
 
 def luminance(rgb: ColorTriplet) -> float:
@@ -200,10 +203,15 @@ def report(bad: list[Illegible]) -> str:
     return f"{len(bad)} illegible:\n" + "\n".join(str(item) for item in bad[:60])
 
 
-@pytest.mark.parametrize("system", list(SYSTEMS))
-async def test_text_is_legible_on_the_main_themes(demo, monkeypatch, system) -> None:  # type: ignore[no-untyped-def]
-    bad = await legibility(demo, monkeypatch, system, FAST_THEMES)
+@pytest.mark.parametrize(("system", "theme"), FAST_PAIRS)
+async def test_text_is_legible_on_a_main_theme(demo, monkeypatch, system, theme) -> None:  # type: ignore[no-untyped-def]
+    bad = await legibility(demo, monkeypatch, system, (theme,))
     assert not bad, report(bad)
+
+
+def test_the_fast_pairs_cover_every_system_and_main_theme() -> None:
+    assert {system for system, _ in FAST_PAIRS} == set(SYSTEMS)
+    assert {theme for _, theme in FAST_PAIRS} == set(FAST_THEMES)
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ apply, marked cards acted on together."""
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import textual.constants
@@ -97,12 +98,30 @@ async def test_d_stays_greyed_on_a_task_blocked_by_an_agents_question(demo) -> N
 SYSTEMS = ("truecolor", "256", "standard")
 
 
+MAIN_THEMES = ("textual-dark", "textual-light", "ansi-dark", "ansi-light")
+
+
 @pytest.mark.parametrize("system", SYSTEMS)
 async def test_the_selected_card_has_its_own_background_in_every_colour_system(
     demo, monkeypatch, system
 ) -> None:  # type: ignore[no-untyped-def]
     """In 16 colours the selected card shared its background with the other columns'
-    remembered cards: it must stand apart from them and from a plain card, on every theme."""
+    remembered cards: it must stand apart from them and from a plain card (the main themes
+    here; every theme in the slow test below)."""
+    await selected_card_stands_apart(demo, monkeypatch, system, MAIN_THEMES)
+
+
+@pytest.mark.slow  # every theme: 11 to 15 s a colour system at a load average of 6
+@pytest.mark.parametrize("system", SYSTEMS)
+async def test_the_selected_card_has_its_own_background_on_every_theme(
+    demo, monkeypatch, system
+) -> None:  # type: ignore[no-untyped-def]
+    await selected_card_stands_apart(demo, monkeypatch, system, None)
+
+
+async def selected_card_stands_apart(
+    demo: Any, monkeypatch: pytest.MonkeyPatch, system: str, themes: tuple[str, ...] | None
+) -> None:
     path, clock, _ids = demo
     monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", system)
     app = make_app(path, clock)
@@ -113,7 +132,9 @@ async def test_the_selected_card_has_its_own_background_in_every_colour_system(
             system, ColorSystem.STANDARD
         )
         same: list[str] = []
-        for theme in sorted(app.available_themes):
+        names = themes or tuple(sorted(app.available_themes))
+        assert set(names) <= set(app.available_themes)
+        for theme in names:
             app.theme = theme
             await pilot.pause(0.05)
 

@@ -52,24 +52,26 @@ def header(app: KanbanApp) -> Any:
 # -- safe defaults --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("key", "story"),
-    [("x", "flaky"), ("d", "api"), ("X", "cli"), ("delete", "flaky"), ("t", "parser")],
-)
-async def test_enter_on_a_destructive_dialog_backs_out(demo, key: str, story: str) -> None:  # type: ignore[no-untyped-def]
+DESTRUCTIVE = [("x", "flaky"), ("d", "api"), ("X", "cli"), ("delete", "flaky"), ("t", "parser")]
+
+
+async def test_enter_on_a_destructive_dialog_backs_out(demo) -> None:  # type: ignore[no-untyped-def]
+    """Each destructive key in turn, in one app session: Enter on its question is No."""
     path, clock, ids = demo
     before = everything(path)
     app = make_app(path, clock)
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)
-        app.jump_to(ids[story])
-        await pilot.press(key)
-        await shown_question(pilot)
-        focused = app.screen.focused
-        assert focused is not None and focused.id == "no"
-        await pilot.press("enter")
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
-        await pilot.pause(0.3)
+        for key, story in DESTRUCTIVE:
+            app.jump_to(ids[story])
+            await pilot.press(key)
+            await shown_question(pilot)
+            focused = app.screen.focused
+            assert focused is not None and focused.id == "no", (key, story, focused)
+            await pilot.press("enter")
+            await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+            await pilot.pause(0.3)
+            assert everything(path) == before, (key, story)
     assert everything(path) == before
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from boardlib.worktrees import diffs
 from boardlib.worktrees.diffs import DiffIndex, index_diff, parse_diff
+from tests.examples import examples
 from tests.worktrees.conftest import git, make_repo
 from tests.worktrees.test_diffs import real_diff
 
@@ -89,7 +90,9 @@ LINES = st.lists(st.sampled_from(["a", "b", "c", "", "x = 1", " lead", "-dash", 
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     before=st.lists(LINES, min_size=1, max_size=3),
