@@ -1307,14 +1307,14 @@ class Board:
         if task is not None or not held_back:
             return task
 
-        def sweep_then_claim(tx: Tx) -> Task | None:
+        def release_then_claim(tx: Tx) -> Task | None:
             now = self.now()
             task = claim(tx, now)
             if task is None and self._reclaim_expired_leases(tx, now):
                 task = claim(tx, now)
             return task
 
-        return self.store.write(sweep_then_claim, shared=True)
+        return self.store.write(release_then_claim, shared=True)
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 

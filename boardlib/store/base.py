@@ -129,7 +129,8 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         event: RowEvent | None = None,
     ) -> Task | None:
         """The guarded claim of one task: None when it is not claimable, or when an expired lease
-        waits to be swept (the board sweeps, then claims again). A claim appends `event`."""
+        waits to be released (the board releases expired leases, then claims again). A claim
+        appends `event`."""
         ...
 
     def claim_best_ready(
@@ -144,13 +145,13 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         event: RowEvent | None = None,
     ) -> Task | None:
         """The best ready task, claimed in one statement: None when nothing is ready, or when an
-        expired lease waits to be swept (the board sweeps, then claims again). A claim appends
-        `event`."""
+        expired lease waits to be released (the board releases expired leases, then claims
+        again). A claim appends `event`."""
         ...
 
     def claim_held_back(self, now: int) -> bool:
         """After a claim statement that claimed nothing: whether an expired lease held it back
-        at `now` (then the caller sweeps and claims again)."""
+        at `now` (then the caller releases expired leases and claims again)."""
         ...
 
     def renew_lease(
@@ -176,7 +177,7 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out, each taken by this transaction alone: of many
-        sweepers running at once, each expired task goes to exactly one."""
+        releasers running at once, each expired task goes to exactly one."""
         ...
 
     def release_after_lease_expiry(self, task_id: str, now: int) -> Row: ...

@@ -157,12 +157,13 @@ _EXPIRED = expired_sql("%s")
 _TASK_BY_ID_LOCKED = f"{TASK_BY_ID} FOR NO KEY UPDATE"
 
 
-# The claims also claim nothing while an expired lease waits to be swept (as on SQLite: the board
-# then sweeps and claims again, so an abandoned task competes the moment its lease lapses, and a
-# claim needs no sweep statement of its own). With claims side by side, "an expired lease exists"
-# is not enough: another claimer may be sweeping it right now, and this one's sweep would skip it
-# (SKIP LOCKED), find nothing, and report an empty board. So the probe locks one expired row nobody
-# else holds (this transaction's own sweep then takes it) and ignores rows other sweepers hold.
+# The claims also claim nothing while an expired lease waits to be released (as on SQLite: the
+# board then releases expired leases and claims again, so an abandoned task competes the moment its
+# lease lapses, and a claim needs no release statement of its own). With claims side by side, "an
+# expired lease exists" is not enough: another claimer may be releasing it right now, and this
+# one's release would skip it (SKIP LOCKED), find nothing, and report an empty board. So the probe
+# locks one expired row nobody else holds (this transaction's own release then takes it) and
+# ignores rows other releasers hold.
 _EXPIRED_UNTAKEN = (
     f"expired_untaken AS (SELECT 1 FROM tasks WHERE status = {IN_PROGRESS} "
     f"AND {expired_sql('%(now)s')} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED)"
@@ -280,7 +281,7 @@ def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool, one_
 @functools.lru_cache(maxsize=2)
 def _renew_sql(one_trip: bool) -> str:
     """The holder's renewal with its event, one statement shaped as the claims are (`held_back`
-    is always 0: a renewal sweeps nothing)."""
+    is always 0: a renewal releases nothing)."""
     mark = _MARK_NOTIFY if one_trip else ""
     return (
         "WITH claimed AS (UPDATE tasks SET lease_until = %(lease_until)s, "
@@ -499,10 +500,10 @@ class PostgresTx(SharedTx):
             {"role": role, "team": team_id},
         )
 
-    # Differs: sweepers run side by side here, so each locks what it sweeps (SKIP LOCKED); SQLite
+    # Differs: releasers run side by side here, so each locks what it releases (SKIP LOCKED); SQLite
     # pins its lease index instead.
     def expired_leases(self, now: int) -> list[Row]:
-        """Locked by this transaction alone (`SKIP LOCKED`): concurrent sweepers split the work."""
+        """Locked by this transaction alone (`SKIP LOCKED`): concurrent releasers split the work."""
         return self._all(
             f"SELECT * FROM tasks WHERE status = {IN_PROGRESS} AND {_EXPIRED} "
             "ORDER BY lease_until FOR NO KEY UPDATE SKIP LOCKED",

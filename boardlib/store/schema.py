@@ -182,7 +182,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE INDEX tasks_ready_by_role ON tasks (role, priority DESC, updated_at DESC)
         WHERE status = {TODO} AND dropped = 0 AND unmet_deps = 0
         """,
-        # The lease sweep: only in-progress tasks carry a lease worth checking.
+        # Expired-lease release: only in-progress tasks carry a lease worth checking.
         f"CREATE INDEX tasks_lease ON tasks (lease_until) WHERE status = {IN_PROGRESS}",
         # claim-next with dependencies ignored picks the better of the ready index and this one
         # (todo tasks still waiting on a dependency); a normal claim never touches it.

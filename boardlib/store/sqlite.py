@@ -157,9 +157,9 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
 
 
 # The claim statements also claim nothing while any lease on the board has expired: one probe of
-# the first entry of the lease index, evaluated once per statement. The caller then sweeps and
-# claims again, so an abandoned task competes the moment its lease lapses, while the common claim
-# needs no sweep statement of its own (5 -> 4 statements per claim).
+# the first entry of the lease index, evaluated once per statement. The caller then releases the
+# expired leases and claims again, so an abandoned task competes the moment its lease lapses, while
+# the common claim needs no release statement of its own (5 -> 4 statements per claim).
 _NO_LEASE_EXPIRED = (
     "NOT EXISTS (SELECT 1 FROM tasks INDEXED BY tasks_lease "
     f"WHERE status = {IN_PROGRESS} AND {expired_sql(':now')})"
@@ -262,7 +262,7 @@ class SqliteTx(SharedTx):
     ) -> Task | None:
         """The atomic claim of seed 000: the guard is in the statement that writes, so of any number
         of racing callers at most one gets the row back. Unmet dependencies refuse too, and so does
-        any expired lease on the board (sweep, then claim again)."""
+        any expired lease on the board (release expired leases, then claim again)."""
         task = _task_returned(
             self.conn.execute(
                 f"UPDATE tasks SET {_CLAIM_SET} WHERE id = :id AND {CLAIMABLE} AND unmet_deps = 0 "
@@ -305,7 +305,7 @@ class SqliteTx(SharedTx):
         the pick is one lookup in a partial index of ready tasks (per role: the role's own best and
         the best role-less task, whichever ranks higher), never a scan past blocked tasks. A team
         narrows the pick by a filter on the same index walk. None when nothing is ready or when
-        any lease on the board has expired (sweep, then claim again)."""
+        any lease on the board has expired (release expired leases, then claim again)."""
         task = _task_returned(
             self.conn.execute(
                 _claim_best_ready_sql(role is not None, respect_deps, team_id is not None),
@@ -361,7 +361,7 @@ class SqliteTx(SharedTx):
         ).fetchone()
         return row
 
-    # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it sweeps instead.
+    # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it releases instead.
     def expired_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
         return self.conn.execute(

@@ -1177,7 +1177,7 @@ class Lander:
 
     def recover(self) -> list[str]:
         """Settle every dead landing on the board (the ids of the rows settled): what the next
-        lander of each branch would do, for a sweeper or an operator."""
+        lander of each branch would do, for a lease releaser or an operator."""
         settled = []
         now = self.board.now()
         for entry in self.queue.all_entries():

@@ -57,7 +57,7 @@ def claim_next(
     "explain"}, exit 0 if a task would be claimed, else 3.
     """
     if explain or dry_run:
-        with open_board(read_only=True) as board:  # a diagnosis cannot write, not even a sweep
+        with open_board(read_only=True) as board:  # a diagnosis writes nothing, no lease release
             preview = board.preview_claim_next(role=role, respect_deps=respect_deps)
         emit({"task": None, "dryRun": True, **preview.to_json()}, kind="preview")
         if not preview.claimable:
