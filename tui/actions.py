@@ -32,16 +32,19 @@ from .batch import listing
 from .components.confirm import ConfirmDialog
 from .components.dependency_picker import DependencyPicker
 from .components.info_dialog import InfoDialog
+from .components.land_dialog import LandDialog
 from .components.landing_line import LandingLine
 from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
 from .drawer_data import checkout_of
 from .landing_data import (
+    Choices,
+    LandChoice,
     Preview,
     land,
     landed_message,
-    landing_words,
+    read_choices,
     read_preview,
     read_stamp,
     refusal_message,
@@ -511,8 +514,9 @@ class TaskActions:
             self.request_landing(task)
 
     def request_landing(self, task: Task) -> None:
-        """Preview first (git, in a worker), then ask with what the preview says: the decision
-        is made on that preview, and the landing refuses if the work changed since."""
+        """Preview first (git, in a worker), with the choices (the branches, whether it has a
+        verify command), then ask with what the preview says: the decision is made on that
+        preview, and the landing refuses if the work changed since."""
         app = self.kanban
         known = next(
             (
@@ -537,63 +541,17 @@ class TaskActions:
                     shown = app.gateway.read(lambda board: read_preview(board, task.id))
             except Exception as error:  # the board is unreadable: still ask, the land decides
                 shown = Preview(task.id, None, "", problem=f"{type(error).__name__}: {error}")
-            app.call_from_thread(self._confirm_landing, task, shown)
+            try:
+                choices = app.gateway.read(lambda board: read_choices(board, task.id))
+            except Exception as error:
+                choices = Choices(task.id, None, problem=f"{type(error).__name__}: {error}")
+            app.call_from_thread(self._confirm_landing, task, shown, choices)
 
         app.run_worker(preview, thread=True, group="landing-confirm", exit_on_error=False)
 
-    def _confirm_landing(self, task: Task, shown: Preview) -> None:
+    def _confirm_landing(self, task: Task, shown: Preview, choices: Choices) -> None:
         app = self.kanban
-        approving = task.status == t.IN_REVIEW
-        preview = shown.preview
-        into = preview.into if preview is not None and preview.into else "its base branch"
-        if approving:
-            lead = (
-                f"One decision: {task.id}'s work is verified on the merged tree and lands on "
-                f"{into}, and only then is it done. If it does not land, it stays in review "
-                "with a comment saying why."
-            )
-        else:
-            lead = f"{task.id} is done: its approved work is verified and lands on {into}."
-        body = Group(
-            plain(lead),
-            Text(""),
-            plain(task.title, "bold"),
-            landing_words(shown),
-            Text(""),
-            plain(
-                f"As {app.operator}. Afterwards the worktree is archived and the task branch "
-                "deleted.",
-                "dim",
-            ),
-        )
-        verb = "Approve and land" if approving else "Land"
-        expect = preview.source_tree if preview is not None else None
-        name = f"{verb.lower()} {task.id}"
-
-        def land_it() -> None:
-            app.notify(f"{task.id}: landing on {into}…", timeout=3)
-
-            def tell(step: str | None) -> None:
-                # A progress line must never break a landing midway (the app may be closing).
-                with contextlib.suppress(Exception):
-                    app.call_from_thread(app.landing_step, task.id, step)
-
-            def work(board: Any) -> LandResult:
-                try:
-                    return land(board, task.id, app.operator, expect, on_step=lambda s, _: tell(s))
-                finally:
-                    tell(None)
-
-            app.write(
-                name,
-                work,
-                expect=task,
-                success=landed_message,
-                explain=refusal_message,
-                serial=False,  # a landing waits in its branch's queue, not behind other writes
-            )
-
-        self._confirm(f"{verb} {task.id}?", body, verb, land_it)
+        app.push_screen(LandDialog(task, shown, choices, operator=app.operator))
 
     def action_reject(self) -> None:
         task = self._target_task()
@@ -707,3 +665,33 @@ class TaskActions:
                 )
 
         app.push_screen(TaskForm(), filled)
+
+
+def start_landing(app: "KanbanApp", task: Task, choice: LandChoice, into: str) -> None:
+    """Land `task` as the land dialog's `choice` says, in a worker (outside the app's write
+    lock: it waits in its branch's queue), naming each step in the drawer; a refusal is a
+    notification (`refusal_message`) and changes nothing."""
+    approving = task.status == t.IN_REVIEW
+    name = f"{'approve and land' if approving else 'land'} {task.id}"
+    how = "unverified, " if choice.unverified_reason is not None else ""
+    app.notify(f"{task.id}: landing on {into} ({how}{choice.strategy})…", timeout=3)
+
+    def tell(step: str | None) -> None:
+        # A progress line must never break a landing midway (the app may be closing).
+        with contextlib.suppress(Exception):
+            app.call_from_thread(app.landing_step, task.id, step)
+
+    def work(board: Any) -> LandResult:
+        try:
+            return land(board, task.id, app.operator, choice, on_step=lambda s, _: tell(s))
+        finally:
+            tell(None)
+
+    app.write(
+        name,
+        work,
+        expect=task,
+        success=landed_message,
+        explain=refusal_message,
+        serial=False,  # a landing waits in its branch's queue, not behind other writes
+    )

@@ -37,6 +37,7 @@ from boardlib.records import Event, InboxItem, Task
 from boardlib.transitions import label
 
 from . import keymap, notify, registry
+from .actions import start_landing
 from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
@@ -48,6 +49,7 @@ from .components.drawer import TaskDrawer
 from .components.drawer_screen import DrawerScreen
 from .components.help_screen import HelpScreen
 from .components.inbox_screen import InboxScreen
+from .components.land_dialog import LandDialog
 from .components.landing_line import LandingLine
 from .components.message_log import MessageLogScreen
 from .components.stats_screen import StatsScreen
@@ -705,6 +707,9 @@ class KanbanApp(App[None]):
             severity="error",
             timeout=10,
         )
+
+    def on_land_dialog_decided(self, message: LandDialog.Decided) -> None:
+        start_landing(self, message.task, message.choice, message.into_label)
 
     def landing_step(self, task_id: str, step: str | None) -> None:
         """A landing started from here moved on a step (None: it ended); the drawer says so."""

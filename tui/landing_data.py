@@ -23,6 +23,7 @@ from boardlib.worktrees.landing import (
     LandResult,
     OnStep,
 )
+from boardlib.worktrees.results import LandingChoices
 
 from .cards import LANDED_MARK, clock_text
 from .task_view import plain
@@ -52,29 +53,72 @@ def read_stamp(board: Board, task_id: str) -> str:
         return f"unreadable: {error}"
 
 
-def read_preview(board: Board, task_id: str) -> Preview:
+def read_preview(board: Board, task_id: str, into: str | None = None) -> Preview:
+    """The preview of landing onto `into` (None: the worktree's base)."""
     stamp = read_stamp(board, task_id)  # first: a change during the read is seen next poll
     try:
-        preview = Worktrees(board).landing_preview(task_id)
+        preview = Worktrees(board).landing_preview(task_id, into=into)
     except (BoardError, GitFailure, OSError) as error:
         message = error.message if isinstance(error, BoardError) else str(error)
         return Preview(task_id, None, stamp, problem=message)
     return Preview(task_id, preview, stamp)
 
 
+@dataclass(frozen=True, slots=True)
+class Choices:
+    """What the land dialog may offer for one task, or why it could not be read."""
+
+    task_id: str
+    choices: LandingChoices | None
+    problem: str | None = None
+
+    @property
+    def unverified(self) -> bool:
+        """True when the task has no verify command: it lands only unverified, on an
+        operator's word."""
+        return self.choices is not None and self.choices.verify_command is None
+
+
+def read_choices(board: Board, task_id: str) -> Choices:
+    try:
+        return Choices(task_id, Worktrees(board).landing_choices(task_id))
+    except (BoardError, GitFailure, OSError) as error:
+        message = error.message if isinstance(error, BoardError) else str(error)
+        return Choices(task_id, None, problem=message)
+
+
+@dataclass(frozen=True, slots=True)
+class LandChoice:
+    """What the operator chose in the land dialog."""
+
+    strategy: str = "squash"
+    into: str | None = None  # None: the worktree's base
+    expect_source: str | None = None  # the previewed tree: refused if the work changed since
+    unverified_reason: str | None = None  # set: land without a verify command, audited
+
+
 def land(
     board: Board,
     task_id: str,
     actor: str,
-    expect_source: str | None,
+    choice: LandChoice,
     *,
     on_step: OnStep | None = None,
 ) -> LandResult:
-    """Approve and land (in review) or land (done), exactly the previewed work when
-    `expect_source` is given: refused `changed_since_review` if the worktree changed since.
-    Blocks for the branch's queue and the verify command: a worker thread only."""
+    """Approve and land (in review) or land (done) as `choice` says, exactly the previewed work
+    when it names a tree: refused `changed_since_review` if the worktree changed since. Blocks
+    for the branch's queue and the verify command: a worker thread only."""
     lander = Worktrees(board).lander(on_step=on_step)
-    return lander.land(task_id, actor=actor, expect_source=expect_source)
+    reason = choice.unverified_reason
+    return lander.land(
+        task_id,
+        actor=actor,
+        into=choice.into,
+        strategy=choice.strategy,
+        expect_source=choice.expect_source,
+        allow_unverified=reason is not None,
+        unverified_reason=reason,
+    )
 
 
 # -- the words -------------------------------------------------------------------------------
@@ -91,6 +135,12 @@ STEP_WORDS = {  # what a landing is doing after each step (`Lander(on_step=...)`
     "archived": "done",
 }
 TAIL_LINES = 3  # of a failed verify command's output, in its notification
+CONFLICT_FILES = 12  # conflicting files named in a refusal's notification
+STRATEGY_WORDS = {  # what each strategy puts on the branch (docs/landing.md)
+    "squash": "one commit, titled with the task and its id",
+    "rebase": "the task's commits replayed, authors and messages kept",
+    "merge": "a merge commit whose second parent is the task's change",
+}
 
 
 def landed_words(task: Task, now_ms: int) -> Text:
@@ -149,4 +199,12 @@ def refusal_message(error: BoardError) -> str:
         lines = [line for line in tail.strip().splitlines() if line.strip()][-TAIL_LINES:]
         if lines:
             said += "\n" + "\n".join(lines)
+    elif error.reason == Reason.MERGE_CONFLICT:
+        files = [str(name) for name in error.details.get("files") or ()]
+        if len(files) > 5:  # the message names five
+            said += "\n" + "\n".join(files[:CONFLICT_FILES])
+            if len(files) > CONFLICT_FILES:
+                said += f"\n… and {len(files) - CONFLICT_FILES} more"
+    elif error.reason == Reason.VERIFICATION_REQUIRED and "verify command" in error.message:
+        said += "\nAsk again (W): the dialog offers to land it unverified, with your reason."
     return said

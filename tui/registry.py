@@ -29,6 +29,7 @@ DRAWER = "drawer"
 MENU = "menu"  # the lists inside dialogs (move menu, dependency picker)
 HELP = "help"
 CONFIRM = "confirm"
+LAND = "land"  # the land dialog's choices, beside the confirmation's y/n
 INFO = "info"
 PROMPT = "prompt"
 FORM = "form"
@@ -631,6 +632,15 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
     _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM),
     _dialog("confirm.no", "answer(False)", "No", "n,escape", CONFIRM),
+    _dialog("land.strategy", "strategy", "Landing: next strategy (squash, rebase...)", "s", LAND),
+    _dialog("land.into", "choose_into", "Landing: onto another branch", "b", LAND),
+    _dialog(
+        "land.unverified",
+        "land_unverified",
+        "Landing: land without a verify command (asks why, audited)",
+        "u",
+        LAND,
+    ),
     _dialog("prompt.submit", "submit", "Save", "ctrl+s", PROMPT),
     _dialog("prompt.cancel", "cancel", "Back", "escape", PROMPT),
     _dialog("form.submit", "submit", "Save", "ctrl+s", FORM),

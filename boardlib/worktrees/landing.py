@@ -710,6 +710,7 @@ class Lander:
         allow_unverified: bool = False,
         epoch: int | None = None,
         expect_source: str | None = None,
+        unverified_reason: str | None = None,
     ) -> LandResult:
         """Land `task_id`'s work onto its base branch (or `into`) as `actor`: approve-and-land
         from in_review (done only if it lands), land from done (the status stays). See the module
@@ -717,7 +718,8 @@ class Lander:
         nothing; when an approve-and-land fails past its checks (conflict, verification, the
         base), the task stays in review with a system comment saying why.
 
-        `allow_unverified` (operators only): land without a verify command, audited.
+        `allow_unverified` (operators only): land without a verify command, audited (with the
+        operator's `unverified_reason`, when given).
         `expect_source`: the `source_tree` of the preview the decision was made on; the landing
         is refused (`not_landable`, why `changed_since_review`) if the work changed since.
         `dry_run`: everything but the board and the branch: built and verified, reported."""
@@ -732,7 +734,7 @@ class Lander:
             return self._land_checked(
                 task_id, actor, approve, into=into, strategy=strategy, dry_run=dry_run, keep=keep,
                 allow_unverified=allow_unverified, epoch=epoch, expect_source=expect_source,
-                started=started,
+                started=started, reason=unverified_reason,
             )  # fmt: skip
         except BoardError as error:
             if not dry_run:  # a refusal a person must resolve stands in the inbox
@@ -754,6 +756,7 @@ class Lander:
         epoch: int | None,
         expect_source: str | None,
         started: float,
+        reason: str | None = None,
     ) -> LandResult:
         if allow_unverified and not is_operator(actor):
             raise invalid_input(
@@ -783,6 +786,8 @@ class Lander:
                     warnings=source.verify.warnings if source.verify else None,
                 )
             unverified = f"landed without verification by {actor}: no verify command"
+            if reason and reason.strip():
+                unverified += f"; why: {one_line(reason, 500)}"
         if dry_run:
             return self._dry_run(source, strategy, actor, started)
         return self._land(source, strategy, actor, approve, epoch, keep, unverified, started)

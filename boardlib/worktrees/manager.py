@@ -46,6 +46,7 @@ from .results import (
     DiffStat,
     FileStat,
     HandoffResult,
+    LandingChoices,
     PauseInfo,
     PauseResult,
     ProvisionResult,
@@ -1187,6 +1188,26 @@ class Worktrees:
         """Would the task land now, and how (`landing.LandingPreview`): a few git commands, no
         verification; run it off a UI thread."""
         return self.lander().preview(task_id, into=into)
+
+    def landing_choices(self, task_id: str) -> LandingChoices:
+        """What a land dialog offers (`results.LandingChoices`): the branches it may land on and
+        the verify command it would run. Git only (what lands is read as the preview reads it);
+        raises what a landing would for a task that cannot land (`not_landable`...)."""
+        from . import gitrepo
+        from .layout import BRANCH_PREFIX
+
+        source = self.lander()._source(task_id, None, shared=True)
+        heads = gitrepo.output(source.repo, "for-each-ref", "--format=%(refname)", "refs/heads/")
+        names = [ref.removeprefix("refs/heads/") for ref in heads.splitlines() if ref]
+        others = sorted(n for n in names if n != source.into and not n.startswith(BRANCH_PREFIX))
+        verify = source.verify
+        return LandingChoices(
+            task_id=task_id,
+            base=source.into,
+            branches=[source.into, *others],
+            verify_command=verify.command if verify is not None else None,
+            verify_source=verify.source if verify is not None and verify.command else None,
+        )
 
     def landing_stamp(self, task_id: str) -> str:
         """Changes whenever `landing_preview` may have (the base moved, the worktree changed)."""

@@ -57,6 +57,20 @@ class CheckoutState(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class LandingChoices(Record):
+    """What a landing of one task may choose (`Worktrees.landing_choices`): the branches of its
+    repository it may land on (`base`, the one its worktree was made from, first; task branches
+    left out) and the verify command a landing would run, None when it has none (then only an
+    operator lands it, unverified, saying why)."""
+
+    task_id: str
+    base: str
+    branches: list[str] = field(default_factory=list)
+    verify_command: str | None = None
+    verify_source: str | None = None  # `handoff` or `init.sh`
+
+
+@dataclass(frozen=True, slots=True)
 class WorktreeInfo(Record):
     task_id: str
     worktree_path: str

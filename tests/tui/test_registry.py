@@ -19,6 +19,7 @@ from tui.components.filter_bar import FilterBar
 from tui.components.help_screen import HelpScreen, help_table
 from tui.components.inbox_screen import InboxScreen
 from tui.components.info_dialog import InfoDialog
+from tui.components.land_dialog import LandDialog
 from tui.components.menu_list import MenuList
 from tui.components.message_log import MessageLogScreen
 from tui.components.move_menu import MoveMenu
@@ -35,6 +36,7 @@ OWNERS: dict[str, Any] = {
     registry.MENU: MenuList,
     registry.HELP: HelpScreen,
     registry.CONFIRM: ConfirmDialog,
+    registry.LAND: LandDialog,
     registry.INFO: InfoDialog,
     registry.PROMPT: PromptDialog,
     registry.FORM: TaskForm,

@@ -1,0 +1,371 @@
+"""The land dialog's choices, driven by Textual's pilot on the review board (real git worktrees,
+built once for the module, `tui.review_board`) plus four tasks of its own: the strategy and the
+branch (the preview follows the branch chosen), a task with no verify command that lands only
+unverified with the operator's reason (audited), and refusals that are notifications with the
+agent's text inert, leaving the repository as it was (git status, every ref, every sha256).
+
+No landing here touches `main`, so every test sees the same base whatever ran before it."""
+
+import io
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from boardlib import Board, BoardError, ManualClock, PlanItem, Reason
+from boardlib.worktrees import Worktrees
+from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
+from tests.tui.test_drawer import opened
+from tests.tui.test_landing import git, repository_state
+from tui.app import KanbanApp
+from tui.components.branch_menu import BranchMenu
+from tui.components.land_dialog import LandDialog
+from tui.components.prompt import PromptDialog
+from tui.landing_data import refusal_message
+from tui.review_board import GIT_DATE, START_MS, build_review_board
+
+AGENT = "agent-ada"
+HOSTILE = "\x1b]52;c;SGVsbG8=\x07[bold red]boom[/][@click=app.quit]"
+HOSTILE_SHOWN = "␛]52;c;SGVsbG8=␇[bold red]boom[/][@click=app.quit]"
+FAILING = 'printf "\\033]52;c;SGVsbG8=\\007[bold red]boom[/][@click=app.quit]\\n" >&2; exit 3'
+
+
+@dataclass(frozen=True)
+class Shop:
+    db: Path
+    repo: Path
+    ids: dict[str, str]
+
+
+def _write(worktree: Path, name: str, text: str) -> None:
+    (worktree / name).parent.mkdir(parents=True, exist_ok=True)
+    (worktree / name).write_text(text)
+
+
+def _build(folder: Path) -> Shop:
+    """The review board, the branches `release`, `side` and `conflicting` (README.md reworded),
+    and four tasks in review: `bare` (no verify command, made from `side`), `clash` (rewords
+    README.md too), `failing` (its verify command prints agent text and exits 3) and `shown`
+    (no verify command; only looked at)."""
+    board = build_review_board(folder, ManualClock(START_MS))
+    repo = board.repo
+    dates = {"GIT_AUTHOR_DATE": GIT_DATE, "GIT_COMMITTER_DATE": GIT_DATE}
+    saved = {key: os.environ.get(key) for key in dates}
+    os.environ.update(dates)  # fixed shas: the snapshots show them
+    try:
+        for branch in ("release", "side"):
+            git(repo, "branch", branch, "main")
+        git(repo, "checkout", "-q", "-b", "conflicting")
+        (repo / "README.md").write_text("# shop\n\nThe maintainers' words.\n")
+        git(repo, "-c", "user.name=M", "-c", "user.email=m@x.invalid", "commit", "-qam", "words")
+        git(repo, "checkout", "-q", "main")
+        clock = ManualClock(START_MS + 1_800_000)
+        with Board(board.db, clock=clock) as b:
+            plan = [
+                PlanItem("bare", "Note the opening hours", role="backend"),
+                PlanItem("clash", "Reword the README", role="backend"),
+                PlanItem("failing", "Round the totals", role="backend"),
+                PlanItem("shown", "List the opening days", role="backend"),
+            ]
+            ids = {key: task.id for key, task in b.create_plan(plan).items()}
+            trees = Worktrees(b, verify_timeout_s=60)
+            for key, base, name, text in (
+                ("bare", "side", "shop/hours.py", 'HOURS = "9-17"\n'),
+                ("clash", "main", "README.md", "# shop\n\nThe agent's words.\n"),
+                ("failing", "main", "shop/rounding.py", "def rounded(cents):\n    return cents\n"),
+                ("shown", "main", "shop/days.py", 'DAYS = "Mon-Sat"\n'),
+            ):
+                task = b.claim(ids[key], AGENT, runtime="script")
+                made = trees.provision(ids[key], repo, actor=AGENT, base_ref=base)
+                worktree = Path(made.worktree.worktree_path)
+                _write(worktree, name, text)
+                verify = {"clash": "true", "failing": FAILING}.get(key)
+                if verify:
+                    init = worktree / "init.sh"
+                    init.write_text(
+                        init.read_text().replace("VERIFY_CMD=''", f"VERIFY_CMD='{verify}'")
+                    )
+                clock.advance(seconds=30)
+                b.complete(ids[key], AGENT, summary="ready", epoch=task.claim_epoch)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return Shop(board.db, repo, {**board.ids, **ids})
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
+    utc()
+    with pytest.MonkeyPatch.context() as patch:
+        folder = tmp_path_factory.mktemp("land-choices")
+        patch.chdir(folder)
+        patch.setenv("KANBAN_WORKTREES", str(folder / "worktrees"))
+        yield _build(folder)
+
+
+def app_on(shop: Shop, task: str | None = None) -> KanbanApp:
+    return KanbanApp(
+        shop.db, poll_ms=30, clock=ManualClock(START_MS + 3_600_000), operator=OPERATOR,
+        user_keymap={}, open_task=shop.ids[task] if task else None,
+    )  # fmt: skip
+
+
+def text_of(renderable: Any) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+async def land_dialog(pilot: Pilot[Any]) -> LandDialog:
+    """The land dialog once it takes answers (keys typed before it was painted are dropped)."""
+    import time
+
+    def ready() -> bool:
+        screen = pilot.app.screen
+        return (
+            isinstance(screen, LandDialog)
+            and screen.answerable_at is not None
+            and time.monotonic() >= screen.answerable_at
+        )
+
+    await until(pilot, ready, timeout=30)
+    assert isinstance(pilot.app.screen, LandDialog)
+    return pilot.app.screen
+
+
+def said(dialog: LandDialog) -> str:
+    return text_of(dialog.body) + text_of(dialog._choices_text())
+
+
+def head(repo: Path, branch: str) -> str:
+    return git(repo, "rev-parse", branch).strip()
+
+
+@pytest.mark.slow  # real worktrees; verifies on the merged tree
+async def test_strategy_and_branch_are_chosen_and_the_preview_follows(shop: Shop) -> None:
+    task_id = shop.ids["review"]
+    main, release = head(shop.repo, "main"), head(shop.repo, "release")
+    notes = Notes()
+    app = app_on(shop, "review")
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        dialog = await land_dialog(pilot)
+        assert f"lands cleanly onto main@{main[:7]}" in said(dialog)
+        assert "● squash" in said(dialog)
+        assert "main (the worktree's base); 3 other branches" in said(dialog)
+        await pilot.press("u")  # it has a verify command: u is not a way around it
+        await until(pilot, lambda: any("lands verified" in n for n in notes.infos()))
+        assert app.screen is dialog
+        await pilot.press("s", "s")
+        assert dialog.strategy == "merge" and "● merge" in said(dialog)
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, BranchMenu))
+        menu = app.screen
+        assert isinstance(menu, BranchMenu)
+        assert menu.branches == ["main", "conflicting", "release", "side"]  # no task branches
+        await pilot.press("down", "down", "enter")
+        await until(pilot, lambda: app.screen is dialog)
+        assert dialog.target == "release"
+        await until(pilot, lambda: f"lands cleanly onto release@{release[:7]}" in said(dialog))
+        assert "lands on release" in said(dialog)
+        assert fresh(shop.db, task_id).landed_commit is None  # nothing before the yes
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(shop.db, task_id).landed_commit is not None, 60)
+        await until(
+            pilot, lambda: any("approved and landed on release" in n for n in notes.infos())
+        )
+    landed = fresh(shop.db, task_id)
+    assert (landed.status, landed.landed_into, landed.landed_strategy) == (
+        "done", "release", "merge",
+    )  # fmt: skip
+    assert head(shop.repo, "release") == landed.landed_commit
+    parents = git(shop.repo, "rev-list", "--parents", "-n", "1", "release").split()
+    assert parents[1] == release and len(parents) == 3  # a merge commit on the old tip
+    assert head(shop.repo, "main") == main  # the base was not the branch chosen
+    assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_no_verify_command_lands_only_unverified_with_a_reason(shop: Shop) -> None:
+    task_id = shop.ids["bare"]
+    side = head(shop.repo, "side")
+    notes = Notes()
+    app = app_on(shop, "bare")
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        dialog = await land_dialog(pilot)
+        text = said(dialog)
+        assert "No verify command" in text and "lands unverified on side" in text
+        assert "(the worktree's base" in text
+        assert not dialog.query("#yes") and dialog.query("#unverified")
+        await pilot.press("y")  # the usual yes does not land it
+        await until(pilot, lambda: any("has no verify command" in n for n in notes.warnings()))
+        assert app.screen is dialog
+        await pilot.press("enter")  # the focus is on Back: enter alone backs out
+        await until(pilot, lambda: not isinstance(app.screen, LandDialog))
+        await pilot.press("W")
+        dialog = await land_dialog(pilot)
+        await pilot.press("u")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        prompt = app.screen
+        await pilot.press("enter")  # no reason, no landing
+        await until(pilot, lambda: "cannot be empty" in text_of(prompt.query_one("#error").content))  # type: ignore[attr-defined]
+        assert fresh(shop.db, task_id).landed_commit is None
+        await pilot.press(*"hotfix, tests come in TASK-99", "enter")
+        await until(pilot, lambda: fresh(shop.db, task_id).landed_commit is not None, 60)
+        await until(pilot, lambda: any("(unverified, audited)" in n for n in notes.infos()))
+    landed = fresh(shop.db, task_id)
+    assert (landed.status, landed.landed_into, landed.landed_by) == ("done", "side", OPERATOR)
+    assert head(shop.repo, "side") == landed.landed_commit != side
+    with Board(shop.db, read_only=True) as board:
+        [row] = [e for e in board.audit(task_id) if e.action == "land_unverified"]
+    assert row.actor == OPERATOR
+    assert row.detail is not None and row.detail.endswith("why: hotfix, tests come in TASK-99")
+    assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_a_conflict_on_the_chosen_branch_is_refused_and_changes_nothing(shop: Shop) -> None:
+    task_id = shop.ids["clash"]
+    before, task_before = repository_state(shop.repo), fresh(shop.db, task_id)
+    notes = Notes()
+    app = app_on(shop, "clash")
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        dialog = await land_dialog(pilot)
+        assert "lands cleanly onto main@" in said(dialog)
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, BranchMenu))
+        await pilot.press("down", "enter")  # conflicting
+        await until(pilot, lambda: "conflicts with conflicting in README.md" in said(dialog))
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (merge_conflict)" in error
+        assert "conflicts with conflicting@" in error and "README.md" in error
+    assert repository_state(shop.repo) == before
+    after = fresh(shop.db, task_id)
+    assert after.status == "in_review" and after.landed_commit is None
+    assert after.updated_at == task_before.updated_at
+
+
+@pytest.mark.slow
+async def test_a_failing_verification_says_its_exit_code_and_tail_inert(shop: Shop) -> None:
+    task_id = shop.ids["failing"]
+    before = repository_state(shop.repo)
+    notes = Notes()
+    app = app_on(shop, "failing")
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        await opened(pilot, app, task_id)
+        await pilot.press("W")
+        await land_dialog(pilot)
+        await pilot.press("y")
+        await until(pilot, lambda: notes.errors(), timeout=60)
+        [error] = notes.errors()
+        assert f"approve and land {task_id}: refused (verification_failed)" in error
+        assert "exited 3 on the merged tree" in error
+        assert HOSTILE_SHOWN in error  # the tail, as its characters
+        assert "\x1b" not in error and "\x07" not in error
+    assert repository_state(shop.repo) == before
+    after = fresh(shop.db, task_id)
+    assert after.status == "in_review" and after.landed_commit is None
+
+
+REFUSALS = [
+    (Reason.MERGE_CONFLICT, {"files": [f"f{n}{HOSTILE}.py" for n in range(7)]}, "f6"),
+    (Reason.VERIFICATION_FAILED, {"exit_code": 3, "stderr_tail": f"a\nb\n{HOSTILE}\n"}, "b"),
+    (Reason.BASE_MOVED, {"builds": 3}, "moved"),
+    (Reason.BASE_CHECKED_OUT_DIRTY, {"path": f"/r/{HOSTILE}", "files": ["x"]}, "checked out"),
+    (Reason.SELF_REVIEW, {"holders": [HOSTILE]}, "worked on it"),
+    (Reason.NOT_LANDABLE, {"why": "changed_since_review"}, "changed"),
+]
+
+
+async def test_every_refusal_is_a_notification_with_agent_text_inert(shop: Shop) -> None:
+    """Each refusal a landing can give, worded by `refusal_message` as the app words it, goes
+    through the app's one door for notifications: agent text (file names, output, names) is
+    shown as its characters, no escape byte reaches the terminal, no markup is parsed."""
+    notes = Notes()
+    app = app_on(shop)
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        for reason, details, word in REFUSALS:
+            message = f"cannot land TASK-1: {HOSTILE} {word}"
+            error = BoardError(reason, message, **details)
+            app.refused("land TASK-1", error, refusal_message)
+        await until(pilot, lambda: len(notes.errors()) == len(REFUSALS))
+    for (reason, _details, word), shown in zip(REFUSALS, notes.errors(), strict=True):
+        assert f"land TASK-1: refused ({reason.value})" in shown
+        assert HOSTILE_SHOWN in shown and word in shown
+        assert "\x1b" not in shown and "\x07" not in shown
+    merge, failed = notes.errors()[0], notes.errors()[1]
+    assert f"f6{HOSTILE_SHOWN}.py" in merge  # more than the message's five names: all listed
+    assert failed.endswith(f"a\nb\n{HOSTILE_SHOWN}")  # the tail's last lines
+
+
+# -- one snapshot per new dialog, 80x24 ------------------------------------------------------------
+
+FIXED_FOLDER = Path("/tmp/kanban-tui-snapshot-land-choices")  # the drawer shows worktree paths
+
+
+@pytest.fixture(scope="module")
+def fixed_shop() -> Iterator[Shop]:
+    """The same shop in a fixed folder (the drawer behind a dialog shows the worktree's path),
+    held under a lock so two runs on one machine do not share it. Nothing lands there."""
+    import fcntl
+    import shutil
+
+    utc()
+    with open(f"{FIXED_FOLDER}.lock", "w") as lock, pytest.MonkeyPatch.context() as patch:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
+        FIXED_FOLDER.mkdir()
+        patch.chdir(FIXED_FOLDER)
+        patch.setenv("KANBAN_WORKTREES", str(FIXED_FOLDER / "worktrees"))
+        try:
+            yield _build(FIXED_FOLDER)
+        finally:
+            patch.chdir("/")
+            shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
+
+
+async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
+    app = pilot.app
+    assert isinstance(app, KanbanApp)
+    await opened(pilot, app, task_id)
+    await pilot.press("W")
+    dialog = await land_dialog(pilot)
+    await until(pilot, lambda: dialog.shown is not None and dialog.shown.preview is not None)
+    return dialog
+
+
+@pytest.mark.slow
+def test_land_unverified_dialog_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
+    async def asked(pilot: Pilot[Any]) -> None:
+        await _asked(pilot, fixed_shop.ids["shown"])
+        await pilot.press("s")  # rebase: the choice shows
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_on(fixed_shop, "shown"), terminal_size=(80, 24), run_before=asked)
+
+
+@pytest.mark.slow
+def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
+    async def menu(pilot: Pilot[Any]) -> None:
+        await _asked(pilot, fixed_shop.ids["clash"])
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(pilot.app.screen, BranchMenu))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_on(fixed_shop, "clash"), terminal_size=(80, 24), run_before=menu)

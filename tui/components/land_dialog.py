@@ -1,0 +1,266 @@
+"""`W`: the question before a landing, with its choices: the strategy (`s`: squash, rebase,
+merge), the branch it lands on (`b`: the worktree's base unless chosen; the preview is read again
+for the chosen one) and, for a task with no verify command, the one way it lands anyway: `u`,
+land unverified, which asks why (audited as the operator, with those words). Never the default:
+`enter` backs out, `y` does not land an unverified task.
+
+A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). Its answer goes
+back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
+"""
+
+from typing import TYPE_CHECKING, cast
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Static
+
+from boardlib import transitions as t
+from boardlib.inert import inert
+from boardlib.records import LAND_STRATEGIES, Task
+
+from .. import registry
+from ..keymap import key_names, operator_keymap
+from ..landing_data import STRATEGY_WORDS, Choices, LandChoice, Preview, landing_words, read_preview
+from ..task_view import plain
+from . import tcss
+from .branch_menu import BranchMenu
+from .confirm import ConfirmDialog
+from .prompt import PromptDialog
+
+if TYPE_CHECKING:
+    from ..app import KanbanApp
+
+
+class LandDialog(ConfirmDialog):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = registry.bindings_for(registry.LAND)
+
+    class Decided(Message):
+        """The operator said land, with these choices (`into_label`: the branch, for words)."""
+
+        def __init__(self, task: Task, choice: LandChoice, into_label: str) -> None:
+            super().__init__()
+            self.task = task
+            self.choice = choice
+            self.into_label = into_label
+
+    def __init__(self, task: Task, shown: Preview, choices: Choices, *, operator: str) -> None:
+        self.task_row = task
+        self.approving = task.status == t.IN_REVIEW
+        self.verb = "Approve and land" if self.approving else "Land"
+        self.shown: Preview | None = shown
+        self.choices = choices
+        self.operator = operator
+        self.strategy = LAND_STRATEGIES[0]
+        self.into: str | None = None  # None: the worktree's base
+        self.decided: LandChoice | None = None
+        self._reads = 0  # previews asked for; only the last one's answer is shown
+        super().__init__(f"{self.verb} {task.id}?", self._body(), confirm=self.verb)
+
+    @property
+    def kanban(self) -> "KanbanApp":
+        return cast("KanbanApp", self.app)
+
+    @property
+    def unverified_only(self) -> bool:
+        """No verify command: only `u` (with a reason) lands it."""
+        return self.choices.unverified
+
+    @property
+    def target(self) -> str:
+        """The branch it lands on, in words."""
+        if self.into is not None:
+            return self.into
+        if self.choices.choices is not None:
+            return self.choices.choices.base
+        preview = self.shown.preview if self.shown is not None else None
+        return preview.into if preview is not None and preview.into else "its base branch"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(inert(self.title_text)), id="dialog-title")
+            yield Static(self.body, id="dialog-body")
+            yield Static(self._choices_text(), id="land-choices")
+            with Horizontal(id="dialog-buttons"):
+                if self.unverified_only:
+                    keys = self._keys("land.unverified")
+                    yield Button(f"Land unverified… ({keys})", id="unverified", variant="error")
+                else:
+                    yield Button(f"{self.verb} ({self._keys('confirm.yes')})", id="yes")
+                yield Button(f"Back ({self._keys('confirm.no')})", id="no")
+
+    def _keys(self, action_id: str) -> str:
+        return key_names(registry.BY_ID[action_id], operator_keymap(self.app))[0]
+
+    # -- what it says ---------------------------------------------------------------------------
+
+    def _body(self) -> RenderableType:
+        task, into = self.task_row, self.target
+        if self.approving:
+            lead = (
+                f"One decision: {task.id}'s work is verified on the merged tree and lands on "
+                f"{into}, and only then is it done. If it does not land, it stays in review "
+                "with a comment saying why."
+            )
+        else:
+            lead = f"{task.id} is done: its approved work is verified and lands on {into}."
+        if self.unverified_only:
+            lead = lead.replace("is verified on the merged tree and lands", "lands unverified")
+            lead = lead.replace("is verified and lands", "lands unverified")
+        shown = self.shown
+        preview = (
+            landing_words(shown)
+            if shown is not None
+            else plain(f"  checking whether it lands on {into}…", "dim")
+        )
+        return Group(
+            plain(lead),
+            Text(""),
+            plain(task.title, "bold"),
+            preview,
+            Text(""),
+            plain(
+                f"As {self.operator}. Afterwards the worktree is archived and the task branch "
+                "deleted.",
+                "dim",
+            ),
+        )
+
+    def _choices_text(self) -> RenderableType:
+        strategies = Text("Strategy  ", "bold")
+        for name in LAND_STRATEGIES:
+            chosen = name == self.strategy
+            strategies.append(f"{'●' if chosen else '○'} {name}  ", "bold" if chosen else "dim")
+        strategies.append(f"{self._keys('land.strategy')}: next", "dim")
+        words = Text(f"          {STRATEGY_WORDS.get(self.strategy, '')}", "dim")
+        onto = Text("Onto      ", "bold")
+        onto.append_text(plain(self.target, "bold"))
+        found = self.choices.choices
+        if found is not None:
+            base = " (the worktree's base)" if self.target == found.base else ""
+            others = len(found.branches) - 1
+            more = f"; {others} other branch{'es' if others != 1 else ''}" if others else ""
+            onto.append_text(plain(f"{base}{more}  ", "dim"))
+            if others:
+                onto.append(f"{self._keys('land.into')}: choose", "dim")
+        elif self.choices.problem:
+            onto.append_text(plain(f"  (branches unreadable: {self.choices.problem})", "dim"))
+        lines: list[RenderableType] = [strategies, words, onto]
+        if self.unverified_only:
+            lines.append(
+                Text(
+                    "⚠ No verify command: nothing checks the merged tree. Only "
+                    f"{self._keys('land.unverified')} lands it, unverified, with your reason "
+                    "(audited).",
+                    "bold yellow",
+                )
+            )
+        return Group(*lines)
+
+    def _redraw(self) -> None:
+        self.update_body(self._body())
+        for shown in self.query("#land-choices").results(Static):
+            shown.update(self._choices_text())
+
+    # -- the choices ----------------------------------------------------------------------------
+
+    def action_strategy(self) -> None:
+        index = LAND_STRATEGIES.index(self.strategy)
+        self.strategy = LAND_STRATEGIES[(index + 1) % len(LAND_STRATEGIES)]
+        self._redraw()
+
+    def action_choose_into(self) -> None:
+        found = self.choices.choices
+        if found is None or len(found.branches) < 2:
+            why = self.choices.problem or "the repository has no other branch"
+            self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
+            return
+        menu = BranchMenu(self.task_row.id, found.branches, base=found.base, current=self.target)
+        self.app.push_screen(menu, self._chosen_into)
+
+    def _chosen_into(self, name: str | None) -> None:
+        if name is None or name == self.target:
+            return
+        found = self.choices.choices
+        self.into = None if found is not None and name == found.base else name
+        self.shown = None
+        self._redraw()
+        self._reads += 1
+        reads, task_id, into = self._reads, self.task_row.id, self.into
+        app = self.kanban
+
+        def read() -> None:
+            try:
+                shown = app.gateway.read(lambda board: read_preview(board, task_id, into))
+            except Exception as error:  # the board is unreadable: say so, the land decides
+                shown = Preview(task_id, None, "", problem=f"{type(error).__name__}: {error}")
+            app.call_from_thread(self._got_preview, reads, shown)
+
+        self.run_worker(read, thread=True, group="land-dialog-preview", exit_on_error=False)
+
+    def _got_preview(self, reads: int, shown: Preview) -> None:
+        if reads == self._reads and self.is_attached:
+            self.shown = shown
+            self._redraw()
+
+    # -- the answers ----------------------------------------------------------------------------
+
+    def action_answer(self, answer: bool) -> None:
+        if not answer:
+            self.dismiss(False)
+        elif self.unverified_only:
+            self.app.notify(
+                f"{self.task_row.id} has no verify command: "
+                f"{self._keys('land.unverified')} lands it unverified (asks why), "
+                f"{self._keys('confirm.no')} backs out.",
+                severity="warning",
+                timeout=6,
+            )
+        else:
+            self._decide(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "yes":
+            self.action_answer(True)
+        elif event.button.id == "unverified":
+            self.action_land_unverified()
+        else:
+            self.dismiss(False)
+
+    def action_land_unverified(self) -> None:
+        if not self.unverified_only:
+            found = self.choices.choices
+            command = found.verify_command if found is not None else None
+            said = f"`{command}` verifies it" if command else "the landing looks for its command"
+            self.app.notify(
+                f"{self.task_row.id} lands verified ({said}): "
+                f"{self._keys('confirm.yes')} {self.verb.lower()}.",
+                timeout=5,
+            )
+            return
+        prompt = PromptDialog(
+            f"Land {self.task_row.id} without verification?",
+            f"{self.task_row.id} has no verify command: nothing checks the merged tree before it "
+            f"reaches {self.target}. Why land it anyway? Your words go to the audit table with "
+            f"your name ({self.operator}).",
+        )
+        self.app.push_screen(prompt, self._reason_given)
+
+    def _reason_given(self, reason: str | None) -> None:
+        if reason and reason.strip():
+            self._decide(reason.strip())
+
+    def _decide(self, reason: str | None) -> None:
+        preview = self.shown.preview if self.shown is not None else None
+        self.decided = LandChoice(
+            strategy=self.strategy,
+            into=self.into,
+            expect_source=preview.source_tree if preview is not None else None,
+            unverified_reason=reason,
+        )
+        self.app.post_message(self.Decided(self.task_row, self.decided, self.target))
+        self.dismiss(True)
