@@ -8,7 +8,6 @@ No landing here touches `main`, so every test sees the same base whatever ran be
 
 import io
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

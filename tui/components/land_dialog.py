@@ -89,7 +89,8 @@ class LandDialog(ConfirmDialog):
                     keys = self._keys("land.unverified")
                     yield Button(f"Land unverified… ({keys})", id="unverified", variant="error")
                 else:
-                    yield Button(f"{self.verb} ({self._keys('confirm.yes')})", id="yes")
+                    yes = f"{self.verb} ({self._keys('confirm.yes')})"
+                    yield Button(yes, id="yes", variant="primary")
                 yield Button(f"Back ({self._keys('confirm.no')})", id="no")
 
     def _keys(self, action_id: str) -> str:
