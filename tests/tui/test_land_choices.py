@@ -211,8 +211,11 @@ async def test_no_verify_command_lands_only_unverified_with_a_reason(shop: Shop)
         await pilot.press("y")  # the usual yes does not land it
         await until(pilot, lambda: any("has no verify command" in n for n in notes.warnings()))
         assert app.screen is dialog
+        drawer_screen = app.screen_stack[-2]
         await pilot.press("enter")  # the focus is on Back: enter alone backs out
         await until(pilot, lambda: not isinstance(app.screen, LandDialog))
+        await pilot.pause(0.1)
+        assert app.screen is drawer_screen  # back to the drawer, and only that far
         await pilot.press("W")
         dialog = await land_dialog(pilot)
         await pilot.press("u")
@@ -270,8 +273,10 @@ async def test_a_failing_verification_says_its_exit_code_and_tail_inert(shop: Sh
         await opened(pilot, app, task_id)
         await pilot.press("W")
         await land_dialog(pilot)
-        await pilot.press("y")
+        drawer_screen = app.screen_stack[-2]
+        await pilot.click("#yes")  # the button answers once, as y does
         await until(pilot, lambda: notes.errors(), timeout=60)
+        assert app.screen is drawer_screen
         [error] = notes.errors()
         assert f"approve and land {task_id}: refused (verification_failed)" in error
         assert "exited 3 on the merged tree" in error

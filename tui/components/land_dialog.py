@@ -225,6 +225,7 @@ class LandDialog(ConfirmDialog):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        event.prevent_default()  # the confirmation's own handler would answer a second time
         if event.button.id == "yes":
             self.action_answer(True)
         elif event.button.id == "unverified":
