@@ -25,6 +25,8 @@ from tests.tui.test_landing import git, repository_state
 from tui.app import KanbanApp
 from tui.components.branch_menu import BranchMenu
 from tui.components.land_dialog import LandDialog
+from tui.components.landing_line import LandingLine
+from tui.components.menu_list import MenuList
 from tui.components.prompt import PromptDialog
 from tui.landing_data import refusal_message
 from tui.review_board import GIT_DATE, START_MS, build_review_board
@@ -224,7 +226,7 @@ async def test_no_verify_command_lands_only_unverified_with_a_reason(shop: Shop)
         await pilot.press("enter")  # no reason, no landing
         await until(pilot, lambda: "cannot be empty" in text_of(prompt.query_one("#error").content))  # type: ignore[attr-defined]
         assert fresh(shop.db, task_id).landed_commit is None
-        await pilot.press(*"hotfix, tests come in TASK-99", "enter")
+        await pilot.press(*"hotfix: tests follow", "enter")
         await until(pilot, lambda: fresh(shop.db, task_id).landed_commit is not None, 60)
         await until(pilot, lambda: any("(unverified, audited)" in n for n in notes.infos()))
     landed = fresh(shop.db, task_id)
@@ -233,7 +235,7 @@ async def test_no_verify_command_lands_only_unverified_with_a_reason(shop: Shop)
     with Board(shop.db, read_only=True) as board:
         [row] = [e for e in board.audit(task_id) if e.action == "land_unverified"]
     assert row.actor == OPERATOR
-    assert row.detail is not None and row.detail.endswith("why: hotfix, tests come in TASK-99")
+    assert row.detail is not None and row.detail.endswith("why: hotfix: tests follow")
     assert not notes.errors()
 
 
@@ -347,7 +349,9 @@ def fixed_shop() -> Iterator[Shop]:
 async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
     app = pilot.app
     assert isinstance(app, KanbanApp)
-    await opened(pilot, app, task_id)
+    drawer = await opened(pilot, app, task_id)
+    line = drawer.query_one(LandingLine)  # behind the dialog: its preview read, not "checking"
+    await until(pilot, lambda: line.preview_for(task_id) is not None, timeout=30)
     await pilot.press("W")
     dialog = await land_dialog(pilot)
     await until(pilot, lambda: dialog.shown is not None and dialog.shown.preview is not None)
@@ -357,9 +361,9 @@ async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
 @pytest.mark.slow
 def test_land_unverified_dialog_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
     async def asked(pilot: Pilot[Any]) -> None:
-        await _asked(pilot, fixed_shop.ids["shown"])
+        dialog = await _asked(pilot, fixed_shop.ids["shown"])
         await pilot.press("s")  # rebase: the choice shows
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "● rebase" in said(dialog))
 
     assert snap_compare(app_on(fixed_shop, "shown"), terminal_size=(80, 24), run_before=asked)
 
@@ -370,6 +374,6 @@ def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
         await _asked(pilot, fixed_shop.ids["clash"])
         await pilot.press("b")
         await until(pilot, lambda: isinstance(pilot.app.screen, BranchMenu))
-        await pilot.pause(0.2)
+        await until(pilot, lambda: pilot.app.screen.query_one(MenuList).highlighted == 0)
 
     assert snap_compare(app_on(fixed_shop, "clash"), terminal_size=(80, 24), run_before=menu)
