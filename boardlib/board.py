@@ -2466,13 +2466,19 @@ class Board:
 
         return self.store.schema_version() == SCHEMA_VERSION
 
-    def check(self) -> CheckReport:
-        """Integrity report: SQLite's own checks, schema version, and the readiness counters."""
+    def schema_version(self) -> int:
+        """The board's schema version (one pragma or row read; `check` reads the whole file)."""
+        return self.store.schema_version()
+
+    def check(self, *, full: bool = False) -> CheckReport:
+        """Integrity report: the database's own checks (`full`: the thorough one, every index
+        against its table), schema version, foreign keys, the readiness counters, cycles."""
+        full = validate.flag(full, "full")
 
         def work(tx: Tx) -> CheckReport:
             from .store.schema import SCHEMA_VERSION
 
-            problems = tx.integrity_problems()
+            problems = tx.integrity_problems(full=full)
             drift = [dict(row) for row in tx.unmet_dependency_drift()]
             problems += [
                 f"unmet_deps of {row['id']} is {row['kept']}, recount says {row['actual']}"
@@ -2500,6 +2506,7 @@ class Board:
                 problems=problems,
                 counts=tx.status_counts(),
                 last_event_seq=tx.last_event_seq(),
+                full=full,
             )
 
         return self.store.read(work)

@@ -583,6 +583,7 @@ class CheckReport(Record):
     problems: list[str]
     counts: dict[str, int]
     last_event_seq: int
+    full: bool = False  # the thorough database check ran (SQLite: integrity_check, not quick)
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -620,7 +620,7 @@ class PostgresTx(SharedTx):
     # -- health and whole-board copies -----------------------------------------------------------
 
     # Differs, as the next two: the catalog and board_meta, not SQLite's PRAGMAs; sequences to move.
-    def integrity_problems(self) -> list[str]:
+    def integrity_problems(self, *, full: bool = False) -> list[str]:
         """What Postgres can still get wrong for us: an index left invalid by a failed concurrent
         build, a sequence behind the rows it numbers (after a careless restore), a table missing."""
         problems: list[str] = []

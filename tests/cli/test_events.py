@@ -148,6 +148,51 @@ def test_db_check_exits_1_on_drifted_counters_and_never_repairs(kanban: Kanban) 
     assert kanban.snapshot() == before
 
 
+def test_db_check_recounts_tasks_with_and_without_dependencies(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        blocker = board.create_task("blocker")
+        waiter = board.create_task("waiter", depends_on=[blocker.id])
+        loner = board.create_task("loner")
+        assert board.check().problems == []
+    # a waiter whose count forgot its dependency, and a task with none that waits anyway
+    raw_execute(kanban.db, f"UPDATE tasks SET unmet_deps = 0 WHERE id = '{waiter.id}'")
+    raw_execute(kanban.db, f"UPDATE tasks SET unmet_deps = 2 WHERE id = '{loner.id}'")
+    with kanban.board() as board:
+        assert board.check().problems == [
+            f"unmet_deps of {waiter.id} is 0, recount says 1",
+            f"unmet_deps of {loner.id} is 2, recount says 0",
+        ]
+
+
+@pytest.mark.sqlite_only
+def test_db_check_full_also_checks_every_index_against_its_table(kanban: Kanban) -> None:
+    import hashlib
+    import sqlite3
+
+    with kanban.board() as board:
+        board.create_task("ready")
+    # An index that no longer holds what its definition says: the pages are well formed (the
+    # quick check passes), the rows and the index disagree (only the full check looks).
+    conn = sqlite3.connect(kanban.db)
+    conn.execute("PRAGMA writable_schema=ON")
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'tasks_ready'").fetchone()
+    conn.execute(
+        "UPDATE sqlite_master SET sql = ? WHERE name = 'tasks_ready'",
+        (sql.replace("unmet_deps = 0", "unmet_deps = 1"),),
+    )
+    conn.commit()
+    conn.close()
+    digest = hashlib.sha256(kanban.db.read_bytes()).hexdigest()
+    quick = kanban.ok("db", "check")
+    assert quick["ok"] is True and quick["full"] is False
+    result = kanban.run("db", "check", "--full")
+    assert result.code == 1, str(result)
+    assert result.doc["full"] is True
+    assert any("tasks_ready" in problem for problem in result.doc["problems"])
+    assert result.error["reason"] == "integrity"
+    assert hashlib.sha256(kanban.db.read_bytes()).hexdigest() == digest
+
+
 def test_db_check_on_a_missing_board_is_refused_and_creates_nothing(tmp_path: Path) -> None:
     kanban = Kanban(tmp_path / "nowhere" / "board.db", init=False)
     kanban.refused("db", "check", reason="no_board")
