@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from boardlib import Board, BoardConfig
-from tests.backends import raw_execute
+from tests.backends import is_postgres, raw_execute
 from tests.http.conftest import Api, serving
 
 
@@ -162,6 +162,74 @@ def test_an_unchanged_list_answers_304_and_any_task_write_changes_the_tag(api: A
         api.client.get("/api/board", headers={"If-None-Match": changed.headers["etag"]}).status_code
         == 304
     )
+
+
+def test_pages_and_revalidations_are_read_on_the_event_loop_when_the_reader_is_free(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page and a 304 are read without a thread hop when the board's reader is free this
+    instant; the whole list, a page while another thread reads, and any Postgres read (a round
+    trip) are read on the pool, with the same answer."""
+    import asyncio
+    import threading
+
+    for n in range(3):
+        api.create(f"t{n}")
+    tried: list[str] = []  # where each store read began
+    ran: list[str] = []  # where each store read that was not turned away ran
+
+    def here() -> str:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in a pool thread
+            return "pool"
+        return "loop"
+
+    read = api.board.store.read
+
+    def recorded(work: Any) -> Any:
+        tried.append(here())
+        result = read(work)
+        ran.append(here())
+        return result
+
+    monkeypatch.setattr(api.board.store, "read", recorded)
+    inline = "pool" if is_postgres(api.path) else "loop"
+
+    def reads(path_params: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        ran.clear()
+        return api.client.get("/api/board", params=path_params, headers=headers or {})
+
+    page = reads({"limit": 2})
+    assert len(page.json()["tasks"]) == 2 and ran == [inline]
+    again = reads({"limit": 2}, {"If-None-Match": page.headers["etag"]})
+    assert again.status_code == 304 and ran == [inline]
+    whole = reads({})
+    assert len(whole.json()["tasks"]) == 3 and ran == ["pool"]
+    stale = reads({}, {"If-None-Match": '"old"'})
+    assert stale.status_code == 200 and ran == [inline, "pool"]  # asked once, listed once
+
+    lock = getattr(api.board.store, "_read_lock", None)
+    if lock is None:  # Postgres: every read is a round trip, already on the pool
+        return
+    # Another thread holds the reader: the page gives way on the loop, waits on the pool.
+    tried.clear()
+    ran.clear()
+    answers: list[Any] = []
+    with lock:
+        asking = threading.Thread(
+            target=lambda: answers.append(api.client.get("/api/board", params={"limit": 2}))
+        )
+        asking.start()
+        deadline = time.monotonic() + 30
+        while "pool" not in tried and time.monotonic() < deadline:
+            time.sleep(0.005)  # until the pool thread is in the read, waiting for the lock
+        assert tried == ["loop", "pool"] and ran == [] and not answers
+        assert api.client.get("/healthz").status_code == 200  # the loop answers meanwhile
+        assert not answers
+    asking.join(timeout=30)
+    assert ran == ["pool"]
+    assert answers[0].status_code == 200 and ids(answers[0]) == ids(page)
 
 
 # -- a walk while agents work -------------------------------------------------------------------
