@@ -94,19 +94,24 @@ class ListBody(Response):
 
     media_type = "application/json"
 
-    def __init__(self, listed: TaskDocuments, etag: str) -> None:
+    def __init__(self, body: bytes, etag: str) -> None:
         self.status_code = 200
         self.background = None
-        tail = b"]}"
-        if listed.paged:
-            tail = b'],"nextCursor":' + orjson.dumps(listed.next_cursor) + b"}"
-        self.body = b'{"tasks":[' + ",".join(listed.documents).encode() + tail
+        self.body = body
         self.raw_headers = [
             *LIST_HEADERS,
             (b"etag", etag.encode()),
             (b"content-length", str(len(self.body)).encode()),
             _JSON_TYPE,
         ]
+
+
+def list_body(listed: TaskDocuments) -> bytes:
+    """Seed 003's `{"tasks": [...]}` (and `nextCursor` for a page) around the documents."""
+    tail = b"]}"
+    if listed.paged:
+        tail = b'],"nextCursor":' + orjson.dumps(listed.next_cursor) + b"}"
+    return b'{"tasks":[' + ",".join(listed.documents).encode() + tail
 
 
 class NotModified(Response):

@@ -22,6 +22,7 @@ from .acting import Caller, identity_in
 from .auth import TokenBook
 from .feed import ChangeFeed
 from .limits import BODY_LIMIT
+from .pages import PageCache
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Service:
             max_workers=LEASE_THREADS.get(self.board.store.backend, POOL_SIZE),
             thread_name_prefix="kanban-lease",
         )
+        self.pages = PageCache()
         self.reconciler: StaleTaskReconciler | None = None
         self.janitor: WorktreeJanitor | None = None
         self.repo_roots = tuple(Path(os.path.realpath(root)) for root in settings.repo_roots)

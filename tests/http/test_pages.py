@@ -200,8 +200,12 @@ def test_pages_and_revalidations_are_read_on_the_event_loop_when_the_reader_is_f
         ran.clear()
         return api.client.get("/api/board", params=path_params, headers=headers or {})
 
-    page = reads({"limit": 2})
-    assert len(page.json()["tasks"]) == 2 and ran == [inline]
+    page = reads({"limit": 2})  # the tag (no page kept for it yet), then the page
+    assert len(page.json()["tasks"]) == 2 and ran == (
+        ["pool"] if inline == "pool" else 2 * [inline]
+    )
+    kept = reads({"limit": 2})  # the tag, and the page kept for it: no query
+    assert kept.content == page.content and ran == [inline]
     again = reads({"limit": 2}, {"If-None-Match": page.headers["etag"]})
     assert again.status_code == 304 and ran == [inline]
     whole = reads({})
@@ -230,6 +234,45 @@ def test_pages_and_revalidations_are_read_on_the_event_loop_when_the_reader_is_f
     asking.join(timeout=30)
     assert ran == ["pool"]
     assert answers[0].status_code == 200 and ids(answers[0]) == ids(page)
+
+
+def test_a_page_asked_again_at_the_same_version_is_the_same_bytes_without_a_query(
+    api: Api,
+) -> None:
+    made = [api.create(f"t{n}") for n in range(3)]
+    pages = api.client.app.state.service.pages
+    first = api.client.get("/api/board", params={"limit": 2})
+    misses = pages.misses
+    again = api.client.get("/api/board", params={"limit": 2})
+    assert again.content == first.content and again.headers["etag"] == first.headers["etag"]
+    if not is_postgres(api.path):  # a Postgres page is one round trip: nothing kept to ask
+        assert pages.hits == 1 and pages.misses == misses
+    # any task write moves the version: the next page is read, and shows the write
+    api.clock.advance(ms=10)
+    edited = api.client.patch(f"/api/board/{made[2]['id']}", json={"title": "renamed"})
+    assert edited.status_code == 200
+    after = api.client.get("/api/board", params={"limit": 2})
+    assert after.headers["etag"] != first.headers["etag"]
+    assert after.json()["tasks"][0]["title"] == "renamed"
+    with api.reader() as reader:
+        newest = [reader.get_task(made[2]["id"]), reader.get_task(made[1]["id"])]
+        assert after.json()["tasks"] == [task.to_json() for task in newest]
+
+
+def test_the_kept_pages_are_bounded_by_count_and_bytes() -> None:
+    from kanban.http.pages import PageCache
+
+    kept = PageCache(entries=3, max_bytes=400)
+    for n in range(5):
+        kept.put(f"tag{n}", b"x" * 10)
+    assert [kept.get(f"tag{n}") is not None for n in range(5)] == [False, False, True, True, True]
+    kept.put("big", b"y" * 101)  # more than a quarter of the bytes: not a page to keep
+    assert kept.get("big") is None
+    kept.put("a", b"a" * 100)
+    kept.put("b", b"b" * 100)
+    kept.put("c", b"c" * 100)
+    kept.put("d", b"d" * 100)  # 4 x 100 > 400 - the oldest goes
+    assert kept.get("a") is None and kept.get("d") == b"d" * 100
 
 
 # -- a walk while agents work -------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..bodies import (
 )
 from ..deps import Who
 from ..envelopes import INVALID_QUERY, Envelope, envelope, error_responses
+from ..pages import PageCache
 from ..replies import (
     CancelledList,
     CommentReply,
@@ -35,6 +36,7 @@ from ..replies import (
     TaskDetail,
     TaskList,
     TaskReply,
+    list_body,
     list_etag,
     matches,
     reply,
@@ -62,6 +64,7 @@ INLINE_PAGE = 500  # pages up to this many tasks are read on the event loop when
 @envelope("plain", invalid=INVALID_QUERY)
 async def list_tasks(
     who: Who,
+    request: Request,
     team_id: Annotated[Name | None, Query(alias="teamId")] = None,
     status: Annotated[Status | None, Query(description="Ignored when ready=true.")] = None,
     ready: Annotated[bool, Query(description="Only todo tasks whose deps are done.")] = False,
@@ -82,38 +85,48 @@ async def list_tasks(
     status = None if ready else status
     query = (team_id, status, ready, include_dropped, role, assignee, cursor, limit)
     board_id = str(board.path)
+    small = (cursor is not None or limit is not None) and (limit or PAGE_DEFAULT) <= INLINE_PAGE
+    kept: PageCache = request.app.state.service.pages
 
-    def unchanged() -> Response | None:
-        """The cheap question first: has anything changed since the client's list?"""
+    def current() -> Response | None:
+        """The cheap question first, the list's tag now: a 304 when the client holds it, the
+        body kept for it when it is a page asked before at this version."""
         etag = list_etag(board_id, board.list_version(), query)
-        return NotModified(etag) if matches(if_none_match, etag) else None
+        if if_none_match and matches(if_none_match, etag):
+            return NotModified(etag)
+        body = kept.get(etag) if small else None
+        return None if body is None else ListBody(body, etag)
 
     def listed() -> Response:
         documents = board.task_documents(
             status=status, team_id=team_id, role=role, assignee=assignee,
             include_dropped=include_dropped, ready=ready, cursor=cursor, limit=limit,
         )  # fmt: skip
-        return ListBody(documents, list_etag(board_id, documents.version, query))
+        etag, body = list_etag(board_id, documents.version, query), list_body(documents)
+        if small:
+            kept.put(etag, body)
+        return ListBody(body, etag)
 
-    def answer() -> Response:
-        return (unchanged() if if_none_match else None) or listed()
-
-    # The version and a page are read right here when the board's reader is free this instant
-    # (a page of 100: ~0.7 ms of SQLite): the pool's two thread hops would cost more, and on a
+    # The tag and a page are read right here when the board's reader is free this instant (a
+    # page of 100: ~0.7 ms of SQLite): the pool's two thread hops would cost more, and on a
     # loaded machine each hop is a wait for a core. The whole list, and any read that would
-    # wait (another thread reading, a Postgres round trip), go to the pool.
-    small = (cursor is not None or limit is not None) and (limit or PAGE_DEFAULT) <= INLINE_PAGE
+    # wait (another thread reading, a Postgres round trip), go to the pool, where only a
+    # client's tag is checked first (a Postgres page is then one round trip, as before).
+    asked = False
     try:
         with board.at_once():
-            if if_none_match:
-                answered = unchanged()
+            if if_none_match or small:
+                answered, asked = current(), True
                 if answered is not None:
                     return answered
-                if_none_match = None  # asked once: the pool only lists
             if small:
                 return listed()
     except WouldWait:
         pass
+
+    def answer() -> Response:
+        return (current() if if_none_match and not asked else None) or listed()
+
     return await run_in_threadpool(answer)
 
 
