@@ -7,6 +7,7 @@ only connects them and holds the few app-wide facts (paused, highlighted cards, 
 import asyncio
 import contextlib
 import functools
+import gc
 import getpass
 import os
 import signal
@@ -66,7 +67,7 @@ from .live import (
 )
 from .marks import Marks
 from .messages import MessageLog, Said
-from .prefetch import RECENT_EVENTS, Prefetch
+from .prefetch import GC_PAUSE_MAX_S, RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
 T = TypeVar("T")
@@ -323,6 +324,7 @@ class KanbanApp(App[None]):
         return self.board_screen.current_task()
 
     def on_mount(self) -> None:
+        self.set_timer(GC_PAUSE_MAX_S, gc.enable)  # `run_tui` paused it for the first frame
         self._open_board()
         if not self.is_headless:
             self._watch_terminal()
@@ -426,6 +428,8 @@ class KanbanApp(App[None]):
             self._update_header()
             if message.events and self.board_screen.activity.has_class("-open"):
                 self.board_screen.activity.show(self.activity)
+        if first:
+            self.call_after_refresh(gc.enable)  # the first frame is drawn: collect again
         if message.full and self._refresh_asked:
             self._refresh_asked = False
             state, now_ms = self.state, self.now_ms()

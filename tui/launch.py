@@ -1,6 +1,7 @@
 """`run_tui`: the entry point the CLI and the demo call. It reads the board before it imports
 Textual (see `tui.prefetch`), then runs the app."""
 
+import gc
 from collections.abc import Callable
 
 from boardlib.clock import SystemClock
@@ -31,22 +32,26 @@ def run_tui(
     header says DEMO all along, and a first note says what that means."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
-    prefetch = Prefetch(db_path, SystemClock()) if location_exists(db_path) else None
-    from .app import run_app  # Textual loads only now
+    gc.disable()  # until the first frame (`prefetch.GC_PAUSE_MAX_S`): the app turns it on
+    try:
+        prefetch = Prefetch(db_path, SystemClock()) if location_exists(db_path) else None
+        from .app import run_app  # Textual loads only now
 
-    run_app(
-        db_path,
-        poll_ms=poll_ms,
-        read_only=read_only,
-        theme=theme,
-        operator=operator,
-        prefetch=prefetch,
-        on_terminal_gone=on_terminal_gone,
-        open_task=open_task,
-        announce=announce,
-        demo=demo,
-        notify_mode=notify_mode,
-    )
+        run_app(
+            db_path,
+            poll_ms=poll_ms,
+            read_only=read_only,
+            theme=theme,
+            operator=operator,
+            prefetch=prefetch,
+            on_terminal_gone=on_terminal_gone,
+            open_task=open_task,
+            announce=announce,
+            demo=demo,
+            notify_mode=notify_mode,
+        )
+    finally:
+        gc.enable()
 
 
 def theme_names() -> list[str]:

@@ -19,6 +19,11 @@ from boardlib.records import Event
 
 RECENT_EVENTS = 200  # what a full read hands the activity pane
 
+# The cyclic garbage collector waits until the first frame is on screen (or this long at most):
+# start-up allocates a few hundred thousand objects and frees almost none, and the passes over
+# them cost 0.19-0.21 s of CPU before the first frame (of 0.85-1.2 s, 10,000-100,000 tasks).
+GC_PAUSE_MAX_S = 5.0
+
 
 def board_identity(path: BoardLocation) -> tuple[int, int] | None:
     """Which file the path names right now: a deleted or replaced board is not the one we read.

@@ -174,6 +174,25 @@ async def test_an_abandoned_lease_is_released_while_the_app_runs(
         assert app.state.tasks[target].assignee_agent_id is None
 
 
+async def test_the_collector_paused_for_start_up_runs_again_after_the_first_frame(demo) -> None:  # type: ignore[no-untyped-def]
+    """`run_tui` pauses the cyclic garbage collector for start-up; the app turns it back on
+    once the first board update is on screen."""
+    import gc
+
+    from tui.prefetch import GC_PAUSE_MAX_S
+
+    path, clock, _ = demo
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    gc.disable()  # as run_tui leaves it
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await loaded(pilot)
+            # well before the fallback timer (GC_PAUSE_MAX_S after mount) would turn it on
+            await until(pilot, gc.isenabled, timeout=GC_PAUSE_MAX_S / 2)
+    finally:
+        gc.enable()
+
+
 async def test_the_prefetched_snapshot_is_adopted_and_followed(demo) -> None:  # type: ignore[no-untyped-def]
     """`tui.launch` reads the board before Textual loads; the reader adopts that connection and
     snapshot, posts it first, and still catches a change committed after the prefetch."""
