@@ -14,11 +14,13 @@ as an option. Commands run with hooks disabled where a hook could run (checkouts
 """
 
 import os
+import re
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from . import gitrepo
 from .results import GitFailure
@@ -33,6 +35,41 @@ def baseline_ref(task_id: str) -> str:
 
 
 _SOR_NAMES = frozenset(name.encode() for name in SOR_FILES)
+
+T = TypeVar("T")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+# -- answers that cannot change -----------------------------------------------------------------
+
+# What a question about object ids answers (the parent of a commit, its tree, a merge of two
+# commits, a tree without its bookkeeping files) never changes, so a landing or a preview asks git
+# once per process. Forgotten after FIXED_TTL_S, so a long-lived process never leans on an
+# unreferenced object (a merged tree) that `git gc` may prune after its two weeks.
+FIXED_TTL_S = 600.0
+FIXED_MAX = 4096
+_FIXED: dict[tuple[str, ...], tuple[float, Any]] = {}
+
+
+def fixed(key: tuple[str, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, remembered under `key` (the repository and object ids it depends on)."""
+    now = time.monotonic()
+    known = _FIXED.get(key)
+    if known is not None and now - known[0] < FIXED_TTL_S:
+        return known[1]  # type: ignore[no-any-return]
+    value = compute()
+    if len(_FIXED) >= FIXED_MAX:
+        _FIXED.clear()
+    _FIXED[key] = (now, value)
+    return value
+
+
+def is_sha(name: str) -> bool:
+    return _SHA.fullmatch(name) is not None
+
+
+def forget_fixed() -> None:
+    """Drop every remembered answer (tests that rewrite a repository's history in place)."""
+    _FIXED.clear()
 
 
 def run_input(
@@ -74,6 +111,12 @@ def tip_and_tree(repo: Path, ref: str) -> tuple[str, str] | None:
 
 
 def tree_of(repo: Path, commit: str) -> str:
+    if is_sha(commit):
+        return fixed((str(repo), "tree", commit), lambda: _tree_of(repo, commit))
+    return _tree_of(repo, commit)
+
+
+def _tree_of(repo: Path, commit: str) -> str:
     found = rev(repo, f"{commit}^{{tree}}")
     if found is None:
         raise GitFailure(["rev-parse", f"{commit}^{{tree}}"], 128, f"no tree for {commit}")
@@ -81,28 +124,52 @@ def tree_of(repo: Path, commit: str) -> str:
 
 
 def parent_of(repo: Path, commit: str) -> str | None:
+    if is_sha(commit):
+        return fixed((str(repo), "parent", commit), lambda: rev(repo, f"{commit}^1^{{commit}}"))
     return rev(repo, f"{commit}^1^{{commit}}")
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
-    status, _, _ = gitrepo.run(
-        repo, "merge-base", "--is-ancestor", ancestor, descendant, check=False
-    )
-    return status == 0
+    def ask() -> bool:
+        status, _, _ = gitrepo.run(
+            repo, "merge-base", "--is-ancestor", ancestor, descendant, check=False
+        )
+        return status == 0
+
+    if is_sha(ancestor) and is_sha(descendant):
+        return fixed((str(repo), "ancestor", ancestor, descendant), ask)
+    return ask()
 
 
 def count_commits(repo: Path, since: str, tip: str) -> int:
     """How many commits `tip` has that `since` has not (`rev-list --count since..tip`)."""
-    return int(gitrepo.output(repo, "rev-list", "--count", f"{since}..{tip}") or 0)
+
+    def ask() -> int:
+        return int(gitrepo.output(repo, "rev-list", "--count", f"{since}..{tip}") or 0)
+
+    if is_sha(since) and is_sha(tip):
+        return fixed((str(repo), "count", since, tip), ask)
+    return ask()
 
 
 def changed_paths(repo: Path, old: str, new: str, *, added_only: bool = False) -> list[str]:
     """Paths that differ between two tree-ishes (no rename detection), in git's order."""
-    args = ["diff-tree", "-r", "-z", "--name-only", "--no-renames"]
-    if added_only:
-        args.append("--diff-filter=A")
-    raw = gitrepo.run(repo, *args, old, new)[1]
-    return [gitrepo._name(part) for part in raw.split(b"\0") if part]
+    if is_sha(old) and is_sha(new):
+        found = fixed((str(repo), "changes", old, new), lambda: _changes(repo, old, new))
+    else:
+        found = _changes(repo, old, new)
+    return [path for status, path in found if not added_only or status == "A"]
+
+
+def _changes(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """(status letter, path) of each path that differs, one `diff-tree --name-status`."""
+    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--name-status", "--no-renames", old, new)[1]
+    parts = raw.split(b"\0")
+    return [
+        (parts[index].decode()[:1], gitrepo._name(parts[index + 1]))
+        for index in range(0, len(parts) - 1, 2)
+        if parts[index]
+    ]
 
 
 # -- trees without the bookkeeping files ---------------------------------------------------------
@@ -118,9 +185,18 @@ def without_bookkeeping(repo: Path, tree: str, base: str) -> str:
     """`tree` with every top-level system-of-record file (TASK.md, init.sh, ...) as `base` has
     it: dropped when `base` has none, `base`'s own file when the repository has one by that name.
     So whatever an agent did to them, they are never part of a change that lands."""
+    if is_sha(tree) and is_sha(base):
+        return fixed((str(repo), "clean", tree, base), lambda: _without(repo, tree, base))
+    return _without(repo, tree, base)
+
+
+def _without(repo: Path, tree: str, base: str) -> str:
     entries = _top_entries(repo, tree)
     mine = [record for record in entries if record.split(b"\t", 1)[1] in _SOR_NAMES]
-    theirs = _top_entries(repo, base, *SOR_FILES)
+    if is_sha(base):
+        theirs = fixed((str(repo), "sor", base), lambda: _top_entries(repo, base, *SOR_FILES))
+    else:
+        theirs = _top_entries(repo, base, *SOR_FILES)
     if sorted(mine) == sorted(theirs):
         return tree
     kept = [record for record in entries if record.split(b"\t", 1)[1] not in _SOR_NAMES]
@@ -192,6 +268,13 @@ class UnrelatedHistories(Exception):
 def merge(repo: Path, ours: str, theirs: str) -> Merged:
     """The three-way merge of two commits at their merge base, in memory (`merge-tree
     --write-tree`): the merged tree, or the conflicting paths."""
+    if is_sha(ours) and is_sha(theirs):
+        found = fixed((str(repo), "merge", ours, theirs), lambda: _merge(repo, ours, theirs))
+        return Merged(found.tree, list(found.conflicts))
+    return _merge(repo, ours, theirs)
+
+
+def _merge(repo: Path, ours: str, theirs: str) -> Merged:
     status, out, err = gitrepo.run(
         repo, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", ours, theirs,
         check=False,
@@ -249,12 +332,57 @@ def update_refs(repo: Path, commands: Iterable[str], message: str) -> tuple[bool
 
 
 def checkouts_of(repo: Path, branch: str) -> list[Path]:
-    """Every checkout (the main work tree or a linked one) that has `branch` checked out."""
-    return [
-        Path(entry.path)
-        for entry in gitrepo.worktrees(repo)
-        if entry.branch == branch and not entry.prunable and Path(entry.path).is_dir()
-    ]
+    """Every checkout (the main work tree or a linked one) that has `branch` checked out. Read
+    from the repository's git folder (`HEAD`, `worktrees/*/HEAD` and `gitdir`, as `git worktree
+    list` reads them) when it is a plain one; from `git worktree list` otherwise."""
+    found = _checkouts_from_files(repo)
+    if found is None:
+        return [
+            Path(entry.path)
+            for entry in gitrepo.worktrees(repo)
+            if entry.branch == branch and not entry.prunable and Path(entry.path).is_dir()
+        ]
+    return [path for path, name in found if name == branch and path.is_dir()]
+
+
+_UNUSUAL_CONFIG = re.compile(r"^\s*(worktree|refstorage|bare\s*=\s*true)\b", re.I | re.M)
+
+
+def _head_branch(head_file: Path) -> str | None:
+    text = head_file.read_text(encoding="utf-8").strip()
+    if text.startswith("ref: refs/heads/"):
+        return text.removeprefix("ref: refs/heads/")
+    if is_sha(text):
+        return None  # detached
+    raise ValueError(f"{head_file}: not a HEAD git 2.39 writes")
+
+
+def _checkouts_from_files(repo: Path) -> list[tuple[Path, str | None]] | None:
+    """(checkout, its branch) for the main work tree of `repo` and each linked one, or None when
+    the layout is not the plain one (a `.git` file, a work tree set in the config, a ref backend
+    other than files): the caller asks git then."""
+    dot = repo / ".git"
+    try:
+        if dot.is_symlink() or not dot.is_dir() or (dot / "commondir").exists():
+            return None
+        if (dot / "config.worktree").exists():
+            return None
+        config = (dot / "config").read_text(encoding="utf-8", errors="replace")
+        if _UNUSUAL_CONFIG.search(config):
+            return None  # core.worktree, core.bare, extensions.refStorage: let git read it
+        found: list[tuple[Path, str | None]] = [
+            (Path(os.path.realpath(repo)), _head_branch(dot / "HEAD"))
+        ]
+        admin = dot / "worktrees"
+        for entry in sorted(admin.iterdir()) if admin.is_dir() else []:
+            if not (entry / "gitdir").is_file():
+                continue
+            pointer = (entry / "gitdir").read_text(encoding="utf-8").strip()
+            checkout = Path(os.path.realpath(entry / pointer)).parent
+            found.append((checkout, _head_branch(entry / "HEAD")))
+        return found
+    except (OSError, ValueError):
+        return None
 
 
 def local_changes(checkout: Path) -> list[str]:
@@ -299,10 +427,18 @@ def index_tree(checkout: Path) -> str:
 # -- scratch checkouts for verification ---------------------------------------------------------
 
 
+def scratch_marker(path: Path) -> Path:
+    """Beside a scratch checkout: present while something may have been left in it (a verify
+    command ran there and it was not cleaned since)."""
+    return path.with_name(f"{path.name}.used")
+
+
 def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
     """A detached checkout of `commit` at `path`, made once and then moved from commit to commit
-    (only changed files are written), with everything else in it removed. The caller holds the
-    scratch's lock, so nothing else runs git there; a lock file left by a killed git goes."""
+    (only changed files are written), with everything else in it removed: when its marker says
+    a verify command ran there since the last `clean_scratch` (a lander killed before it tidied
+    up, say). The caller holds the scratch's lock, so nothing else runs git there; a lock file
+    left by a killed git goes."""
     dot = path / ".git"
     if not dot.is_file() or path.is_symlink():
         gitrepo.run(repo, "worktree", "prune")
@@ -312,4 +448,17 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
         return
     gitrepo._index_file(path).with_name("index.lock").unlink(missing_ok=True)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
+    if os.path.lexists(scratch_marker(path)):
+        clean_scratch(path)
+
+
+def mark_scratch(path: Path) -> None:
+    """Say, before a verify command runs in a scratch checkout, that it needs a clean."""
+    scratch_marker(path).touch()
+
+
+def clean_scratch(path: Path) -> None:
+    """Remove whatever a verify command left in a scratch checkout (untracked and ignored files;
+    tracked ones are put back by the next `prepare_scratch`), then its marker."""
     gitrepo.run(path, "clean", "-ffdxq")
+    scratch_marker(path).unlink(missing_ok=True)

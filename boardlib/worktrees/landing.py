@@ -187,6 +187,32 @@ class _Heartbeat:
             self._thread.join(timeout=5)
 
 
+class _InBackground:
+    """`work(*args)` in a thread; `result()` waits for it and returns its value or raises its
+    exception."""
+
+    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            self._value = work(*args)
+        except BaseException as error:  # handed to the caller by result()
+            self._error = error
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 # The failures of an approve-and-land that leave a system comment on the task saying why (it
 # stays in review); every other refusal writes nothing at all.
 EXPLAINED = frozenset({Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED, Reason.BASE_MOVED})
@@ -609,17 +635,20 @@ class Lander:
 
     # -- verification ---------------------------------------------------------------------------
 
+    def _scratch_lock(self, repo: Path, slot: int) -> WorktreeLock:
+        return WorktreeLock(
+            self.trees.layout.repo_dir(repo) / ".locks" / f"land-{slot}.lock",
+            purpose=f"verify a landing in scratch {slot}",
+            timeout_s=0,
+            subject=f"scratch checkout {slot}",
+        )
+
     def _scratch(self, repo: Path) -> tuple[WorktreeLock, Path]:
         """A free scratch checkout of the repository, locked (`flock`: a dead lander's lock goes
         with it, and a verify command still running from one keeps it, so nobody else uses it)."""
         layout = self.trees.layout
         for slot in range(SCRATCH_SLOTS):
-            lock = WorktreeLock(
-                layout.repo_dir(repo) / ".locks" / f"land-{slot}.lock",
-                purpose=f"verify a landing in scratch {slot}",
-                timeout_s=0,
-                subject=f"scratch checkout {slot}",
-            )
+            lock = self._scratch_lock(repo, slot)
             try:
                 lock.acquire()
             except BoardError as error:
@@ -633,9 +662,33 @@ class Lander:
             slots=SCRATCH_SLOTS,
         )
 
-    def _verify(self, source: _Source, built: _Built) -> dict[str, Any] | None:
+    def _tidy(self, repo: Path, used: list[Path]) -> None:
+        """Clean the scratch checkouts this landing verified in, once its turn is given back (so
+        the next landing's turn does not wait for it). One another lander took meanwhile is left
+        to it: its marker makes that lander clean it first. Failures are left to the next user."""
+        for path in used:
+            if not path.name.isdigit():
+                continue
+            lock = self._scratch_lock(repo, int(path.name))
+            try:
+                lock.acquire()
+            except BoardError:
+                continue
+            try:
+                if landgit.scratch_marker(path).exists() and (path / ".git").is_file():
+                    landgit.clean_scratch(path)
+            except (GitFailure, OSError):
+                pass
+            finally:
+                lock.release()
+        used.clear()
+
+    def _verify(
+        self, source: _Source, built: _Built, used: list[Path]
+    ) -> dict[str, Any] | None:
         """Run the verify command on the built commit in a scratch checkout; refuse
-        (`verification_failed`) when it fails. None when landing without one (the override)."""
+        (`verification_failed`) when it fails. None when landing without one (the override).
+        The scratch checkout used goes into `used`: `_tidy` cleans it later."""
         found = source.verify
         if found is None or found.command is None:
             return None
@@ -649,7 +702,10 @@ class Lander:
                     if not self.trees.layout.contains(path) or path.parent.name != ".land":
                         raise
                     shutil.rmtree(path, ignore_errors=True)
+                    landgit.scratch_marker(path).unlink(missing_ok=True)
                     landgit.prepare_scratch(repo, path, built.commit)
+            landgit.mark_scratch(path)
+            used.append(path)
             result = run_verify_command(
                 found.command,
                 path,
@@ -797,7 +853,11 @@ class Lander:
         assert tip is not None
         built = self._build(source, tip, strategy, actor)
         self._check_checkouts(source, built)
-        verification = self._verify(source, built)
+        used: list[Path] = []
+        try:
+            verification = self._verify(source, built, used)
+        finally:
+            self._tidy(source.repo, used)
         return LandResult(
             task=source.task,
             landed=False,
@@ -918,6 +978,7 @@ class Lander:
         checkouts: list[Path] = []
         brought: list[Path] = []
         warnings: list[str] = []
+        used: list[Path] = []  # scratch checkouts to clean once the turn is given back
         try:
             entry = self._wait_for_turn(entry, beat)
             waited_ms = int((time.monotonic() - queued) * 1000)
@@ -938,8 +999,16 @@ class Lander:
                 elif built is None:
                     built = early
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                if verification is None or verification.get("commit") != built.commit:
-                    verification = self._verify(source, built)
+                # The checkouts of the base are checked while the verify command runs: both only
+                # read, and the branch moves only once both said yes.
+                checking = _InBackground(self._check_checkouts, source, built)
+                try:
+                    if verification is None or verification.get("commit") != built.commit:
+                        verification = self._verify(source, built, used)
+                except BaseException:
+                    checking.join()  # the verification's refusal is the answer
+                    raise
+                checkouts = checking.result()
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -947,7 +1016,6 @@ class Lander:
                 ):
                     raise BoardError(Reason.BUSY, f"{entry.id} lost the landing turn; try again")
                 self._step("intent", commit=built.commit, base=tip)
-                checkouts = self._check_checkouts(source, built)
                 applied, complaint = landgit.update_refs(
                     repo,
                     [
@@ -1005,8 +1073,10 @@ class Lander:
                     actor=actor, approve=approve, old_tip=built.base, epoch=epoch,
                     entry=beat.entry, unverified=unverified,
                 )  # fmt: skip
+            self._tidy(repo, used)
             raise
         beat.stop()
+        self._tidy(repo, used)
         archived = False
         if not keep:
             archived = self._archive(source, built, actor, warnings)
