@@ -249,25 +249,72 @@ def _index_file(worktree: Path) -> Path:
     return (worktree / text[len("gitdir: ") :].strip()) / "index"
 
 
+SNAPSHOT_INDEX = "kanban-snapshot"  # beside a linked worktree's index: the snapshot's own
+
+
 def snapshot_tree(worktree: Path) -> str:
     """The tree of the worktree as it is on disk, untracked files included, built in a temporary
-    index so the real index and the branch are left exactly as they were. The temporary index
-    starts as a copy of the real one, so `git add` trusts its stat cache and hashes only what
-    changed (500 files: ~2x faster than from `read-tree HEAD`, which hashes every file). New
-    contents go into one pack per call (`core.bigFileThreshold=1` sends every blob through git's
-    bulk check-in), not one loose object file each: 500 changed files take ~70 ms, not ~700 ms.
-    Files that need a filter or an end-of-line conversion are still hashed as `git add` would."""
+    index so the real index and the branch are left exactly as they were.
+
+    The temporary index starts from the last snapshot's index of this checkout (kept beside its
+    real index, in its git folder, while the real index is unchanged), else from a copy of the
+    real one: `git add` trusts its stat cache and hashes only what changed since (500 edited
+    files are hashed once, not on every call). New contents go into one pack per call
+    (`core.bigFileThreshold=1` sends every blob through git's bulk check-in), not one loose object
+    file each. Files that need a filter or an end-of-line conversion are still hashed as `git
+    add` would."""
+    try:
+        real = _index_file(worktree)
+    except OSError:
+        real = None
+    kept = _kept_snapshot_index(worktree, real)
     with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
         index = Path(folder) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
         try:
             # copy2 keeps the index's mtime: git re-hashes an entry as "racily clean" when the
             # file is not older than the index, and a fresh mtime would hide such an edit
-            shutil.copy2(_index_file(worktree), index)
+            if kept is not None and kept.is_file():
+                shutil.copy2(kept, index)
+            elif real is not None:
+                shutil.copy2(real, index)
+            else:
+                raise OSError("no index")
         except OSError:  # no index yet, or not where a checkout keeps it
             run(worktree, "read-tree", "HEAD", env=env)
         run(worktree, "-c", "core.bigFileThreshold=1", "add", "--all", env=env)
-        return output(worktree, "write-tree", env=env)
+        tree = output(worktree, "write-tree", env=env)
+        if kept is not None:
+            _keep_snapshot_index(index, kept)
+        return tree
+
+
+def _kept_snapshot_index(worktree: Path, real: Path | None) -> Path | None:
+    """Where a linked worktree keeps its last snapshot's index, named after the real index's
+    identity (inode, size, mtime): a new real index (a commit, a checkout) starts a new one."""
+    if real is None or not (worktree / ".git").is_file():
+        return None  # only task worktrees keep one; a user's own checkout is left alone
+    try:
+        info = real.stat()
+    except OSError:
+        return None
+    key = hashlib.sha1(f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
+    return real.with_name(f"{SNAPSHOT_INDEX}-{key[:16]}.index")
+
+
+def _keep_snapshot_index(index: Path, kept: Path) -> None:
+    """Keep `index` as `kept` (atomically: concurrent snapshots each leave a valid one), and drop
+    the kept indexes of earlier real indexes. A failure only costs the next call some hashing."""
+    spare = kept.with_name(f"{kept.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        shutil.copy2(index, spare)
+        os.replace(spare, kept)
+        for old in kept.parent.glob(f"{SNAPSHOT_INDEX}-*.index"):
+            if old != kept:
+                old.unlink(missing_ok=True)
+    except OSError:
+        with contextlib.suppress(OSError):
+            spare.unlink()
 
 
 _DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--find-renames")

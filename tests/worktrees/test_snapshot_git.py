@@ -100,3 +100,37 @@ def test_a_checkout_with_a_local_change_is_never_overwritten(repo: Path) -> None
     assert file_hashes(repo) == hashes
     assert (repo / "file3.py").read_text() == "VALUE = 'the user is editing'\n"
     assert git(repo, "diff", "--cached", "--name-only") == ""
+
+
+def test_a_linked_worktree_keeps_its_snapshot_index_and_misses_no_edit(
+    repo: Path, tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "task", str(linked))
+    real = gitrepo._index_file(linked)
+    index = real.read_bytes()
+    for index_no in range(0, 30, 3):
+        (linked / f"file{index_no}.py").write_text(f"VALUE = -{index_no}\n")
+    first = gitrepo.snapshot_tree(linked)
+    assert first == plain_add_tree(linked, tmp_path)
+    assert len(list(real.parent.glob(f"{gitrepo.SNAPSHOT_INDEX}-*.index"))) == 1
+    # edits after the kept snapshot, at once (same second, same size) and of every kind
+    (linked / "file3.py").write_text("VALUE = +3\n")
+    (linked / "file4.py").unlink()
+    (linked / "extra.py").write_text("NEW = 1\n")
+    second = gitrepo.snapshot_tree(linked)
+    assert second != first
+    assert second == plain_add_tree(linked, tmp_path)
+    assert git(linked, "cat-file", "-p", f"{second}:file3.py") == "VALUE = +3"
+    assert real.read_bytes() == index  # the real index is untouched throughout
+    # a new real index (a commit in the worktree) starts a new kept one, and drops the old
+    git(linked, "add", "-A")
+    git(linked, "commit", "-q", "-m", "work")
+    (linked / "file5.py").write_text("VALUE = 'after the commit'\n")
+    third = gitrepo.snapshot_tree(linked)
+    assert third == plain_add_tree(linked, tmp_path)
+    assert len(list(real.parent.glob(f"{gitrepo.SNAPSHOT_INDEX}-*.index"))) == 1
+    assert git(linked, "status", "--porcelain") == "M file5.py"
+    # the user's own checkout keeps nothing in its git folder
+    gitrepo.snapshot_tree(repo)
+    assert not list((repo / ".git").glob(f"{gitrepo.SNAPSHOT_INDEX}-*"))
