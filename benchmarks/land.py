@@ -1,27 +1,38 @@
 """Landing throughput and the mergeability preview, against bare git in the same run.
 
 Landing: `--tasks` tasks (default 20), each changing its own file of a `--files`-file repository
-(default 500), done through the verification gate with a no-op verify command (`true`), landed by
-`--processes` lander processes (default 4) started together. Baseline: a bare loop, in one
-process on the same repository, of what a landing cannot avoid: `git merge-tree --write-tree` of
-the change onto the tip, `git commit-tree`, `git update-ref` (compare-and-swap), run before and
-after the landings (the better of the two is the baseline). Preview: `landing_preview` of a task
-whose change touches every file of the repository, its base moved by one commit (so a real
-three-way merge runs).
+(default 500, with `main` checked out in it as a user would have it), done through the
+verification gate with a no-op verify command (`true`), landed by `--processes` lander processes
+(default 4) started together. Preview: `landing_preview` of a task whose change touches every
+file of the repository, its base moved by one commit (so a real three-way merge runs).
+
+The baselines, on the same repository in the same run (before and after the landings; the better
+of the two counts), each landing the same 20 changes onto a branch of its own:
+- `bare_loop`: one process, what a landing cannot avoid: `git merge-tree --write-tree` of the
+  change onto the tip it remembers, `git commit-tree`, `git update-ref` (compare-and-swap);
+- `bare_parallel`: the same by `--processes` processes at once, each reading the tip
+  (`rev-parse`) and retrying when another moved it first (the same parallelism as the landings);
+- `verified_loop`: `bare_loop` plus what the guarantees add, and nothing else: the merged commit
+  checked out in a scratch worktree kept from landing to landing, the no-op verify command run
+  there through bash (as the gate runs it), the user's checkout of the branch checked for local
+  changes before the compare-and-swap and brought along after it (`read-tree -m -u`), and the
+  scratch cleaned after the landing (outside its latency, inside the wall time): the floor of any
+  verified landing, so the ratio shows what is overhead and what is the guarantee.
 
 Each measurement prints one JSON line:
 - {"op": "land", "n", "processes", "wall_s", "landings_per_s", "p50_ms", "p99_ms", "turn_p50_ms",
-  "turn_p99_ms"}: latency is one `land` call (queue wait included), throughput is n over the wall
-  time from the start signal, the turn is how long a landing held its branch's queue (from taking
-  the turn to the landing recorded: what bounds a branch's throughput);
-- {"op": "bare_loop", "n", "wall_s", "landings_per_s", "p50_ms", "p99_ms"};
-- {"op": "land_vs_bare", "ratio", "turn_ratio", "target": 2.0}: bare landings/s over
-  landings/s, and the turn's p50 over the bare loop's p50;
-- {"op": "verified_loop", ...} and {"op": "land_vs_verified", "ratio", "turn_ratio"}: the same
-  against the bare loop plus the verification the rule requires (scratch checkout, clean, the
-  no-op verify command through a shell): the floor of any verified landing, so the ratio shows
-  what is overhead and what is the guarantee;
-- {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "first_ms", "target_ms": 300}.
+  "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing"}: latency is one `land` call (queue wait
+  included), throughput is n over the wall time from the start signal, the turn is how long a
+  landing held its branch's queue (from taking the turn to the landing recorded: what bounds a
+  branch's throughput); git processes and CPU (landers and their children) per landing;
+- {"op": "bare_loop" | "bare_parallel" | "verified_loop", "n", "wall_s", "landings_per_s",
+  "p50_ms", "p99_ms", "git_per_landing"};
+- {"op": "land_vs_bare", "ratio", "ratio_parallel", "turn_ratio", "target": 2.0}: bare landings/s
+  over landings/s (one bare process, and as many as landers), and the turn's p50 over the bare
+  loop's p50;
+- {"op": "land_vs_verified", "ratio", "turn_ratio"}: the same against the verified floor;
+- {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "first_ms", "target_ms": 300}:
+  `first_ms` is the cold call (the change's 500 blobs are hashed and written then).
 
 Every line carries `benchmarks/record.py`'s stamp (date, machine, load, command), and the git
 version and board kind. `--save` keeps them for docs/benchmarks.md.
@@ -34,12 +45,14 @@ This is a benchmark, not a test: nothing is asserted.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import script_path  # noqa: F401  (first: see its docstring)
 
@@ -82,7 +95,7 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def summary(op: str, latencies: list[float], wall_s: float, **extra: object) -> dict[str, object]:
+def summary(op: str, latencies: list[float], wall_s: float, **extra: object) -> dict[str, Any]:
     return {
         "op": op,
         "n": len(latencies),
@@ -108,18 +121,29 @@ def worker(db: str, ids: list[str]) -> None:
     def on_step(step: str, _info: dict[str, object]) -> None:
         marks[step] = time.perf_counter()
 
+    spawned = {"git": 0, "all": 0}
+    popen_init = subprocess.Popen.__init__
+
+    def counting(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
+        spawned["all"] += 1
+        spawned["git"] += isinstance(args, list | tuple) and Path(str(args[0])).name == "git"
+        popen_init(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = counting  # type: ignore[method-assign]
     with Board(db, create=False) as board:
         lander = Worktrees(board).lander(on_step=on_step)
         print(json.dumps({"ready": True}), flush=True)
         sys.stdin.readline()
         for task_id in ids:
             marks.clear()
+            spawned.update(git=0, all=0)
             started = time.perf_counter()
             result = lander.land(task_id, actor="bench-reviewer")
             elapsed = (time.perf_counter() - started) * 1000
             turn = (marks["recorded"] - marks["turn"]) * 1000
-            print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn,
-                              "commit": result.commit}), flush=True)  # fmt: skip
+            steps = {step: (marks[step] - started) * 1000 for step in marks}
+            print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn, **spawned,
+                              "steps": steps, "commit": result.commit}), flush=True)  # fmt: skip
 
 
 def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], float]:
@@ -138,15 +162,79 @@ def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], f
     return latencies, time.perf_counter() - started
 
 
+def bare_worker(repo: str, ref: str, changes: list[str]) -> None:
+    """One process of `bare_parallel`: read the tip, merge, commit, compare-and-swap; again from
+    the new tip when another process moved it first. Prints each latency and its git count."""
+    print(json.dumps({"ready": True}), flush=True)
+    sys.stdin.readline()
+    for change in changes:
+        one, spawned = time.perf_counter(), 0
+        while True:
+            tip = git(Path(repo), "rev-parse", ref)
+            tree = git(Path(repo), "merge-tree", "--write-tree", tip, change).split()[0]
+            commit = git(Path(repo), "commit-tree", tree, "-p", tip, "-m", "bare landing")
+            moved = subprocess.run(["git", "update-ref", ref, commit, tip], cwd=repo, env=GIT_ENV,
+                                   capture_output=True).returncode  # fmt: skip
+            spawned += 4
+            if moved == 0:
+                break
+        print(json.dumps({"ms": (time.perf_counter() - one) * 1000, "git": spawned}), flush=True)
+
+
+def start_together(commands: list[list[str]]) -> tuple[list[dict[str, Any]], float, float]:
+    """Start processes, wait until each says it is ready, release them at once; their JSON lines,
+    the wall time from the release, and the CPU time they and their children used."""
+    procs = [
+        subprocess.Popen(command, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for command in commands
+    ]
+    for proc in procs:
+        assert proc.stdout is not None
+        json.loads(proc.stdout.readline())
+    before = os.times()
+    started = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    docs = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        docs += [json.loads(line) for line in out.splitlines()]
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user + after.children_system) - (
+        before.children_user + before.children_system
+    )
+    return docs, wall, cpu
+
+
+def bare_parallel(
+    repo: Path, changes: list[str], base: str, processes: int
+) -> tuple[list[float], float, int]:
+    """`bare_worker` in `processes` processes on branch `bare-parallel` from `base`."""
+    ref = "refs/heads/bare-parallel"
+    git(repo, "update-ref", ref, base)
+    shares = [changes[index::processes] for index in range(processes)]
+    commands = [[sys.executable, __file__, "--bare-worker", str(repo), ref, ",".join(share)]
+                for share in shares if share]  # fmt: skip
+    docs, wall, _ = start_together(commands)
+    return [doc["ms"] for doc in docs], wall, sum(doc["git"] for doc in docs)
+
+
 def verified_loop(
-    repo: Path, changes: list[str], base: str, scratch: Path
+    repo: Path, changes: list[str], base: str, scratch: Path, checkout: Path
 ) -> tuple[list[float], float]:
-    """`bare_loop` plus what the not-rocket-science rule adds to it: the merged commit checked
-    out in a scratch worktree kept from landing to landing, cleaned, and the no-op verify command
-    run there through a shell, before the compare-and-swap. On branch `verified`."""
+    """`bare_loop` plus what the guarantees add to it (see the module docstring), on branch
+    `verified`, checked out at `checkout`."""
     git(repo, "update-ref", "refs/heads/verified", base)
     if not scratch.exists():
         git(repo, "worktree", "add", "-q", "--detach", str(scratch), base)
+    if not checkout.exists():
+        git(repo, "worktree", "add", "-q", str(checkout), "verified")
+    else:
+        git(checkout, "reset", "-q", "--hard", base)
+    shell = shutil.which("bash") or "/bin/sh"
     tip = base
     latencies = []
     started = time.perf_counter()
@@ -155,11 +243,14 @@ def verified_loop(
         tree = git(repo, "merge-tree", "--write-tree", tip, change).split()[0]
         commit = git(repo, "commit-tree", tree, "-p", tip, "-m", "verified landing")
         git(scratch, "checkout", "--force", "--quiet", "--detach", commit)
-        git(scratch, "clean", "-ffdxq")
-        subprocess.run(["/bin/sh", "-c", "true"], cwd=scratch, check=True)
+        subprocess.run([shell, "-c", "true"], cwd=scratch, check=True)
+        if git(checkout, "status", "--porcelain", "--untracked-files=no"):
+            raise RuntimeError("the floor's checkout has local changes")
         git(repo, "update-ref", "refs/heads/verified", commit, tip)
+        git(checkout, "read-tree", "-m", "-u", tip, commit)
         tip = commit
         latencies.append((time.perf_counter() - one) * 1000)
+        git(scratch, "clean", "-ffdxq")
     return latencies, time.perf_counter() - started
 
 
@@ -171,11 +262,15 @@ def main() -> None:
     parser.add_argument("--previews", type=int, default=10)
     parser.add_argument("--db", help="a postgresql:// URL (default: a SQLite file)")
     parser.add_argument("--worker", nargs=2, metavar=("DB", "IDS"), help=argparse.SUPPRESS)
+    parser.add_argument("--bare-worker", nargs=3, help=argparse.SUPPRESS)
     record.add_arguments(parser)
     args = parser.parse_args()
     os.environ.update({"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"})
     if args.worker:
         worker(args.worker[0], args.worker[1].split(","))
+        return
+    if args.bare_worker:
+        bare_worker(args.bare_worker[0], args.bare_worker[1], args.bare_worker[2].split(","))
         return
     with record.Run("land", args) as bench:
         measure(args, bench)
@@ -236,65 +331,73 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True,
                                   capture_output=True, text=True).stdout.strip()  # fmt: skip
             changes.append(git(repo, "commit-tree", tree, "-p", base, "-m", f"change {index}"))
+        scratch, checkout = tmp / "bench-scratch", tmp / "bench-checkout"
         bare_before = bare_loop(repo, changes, base)
-        verified_before = verified_loop(repo, changes, base, tmp / "bench-scratch")
+        parallel_before = bare_parallel(repo, changes, base, args.processes)
+        verified_before = verified_loop(repo, changes, base, scratch, checkout)
 
         shares = [ids[index :: args.processes] for index in range(args.processes)]
-        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
-        procs = [
-            subprocess.Popen(
-                [sys.executable, __file__, "--worker", db, ",".join(share)], text=True, **pipes
-            )
-            for share in shares
-            if share
-        ]
-        for proc in procs:
-            assert proc.stdout is not None
-            json.loads(proc.stdout.readline())
-        started = time.perf_counter()
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        latencies, turns = [], []
-        for proc in procs:
-            out, _ = proc.communicate()
-            docs = [json.loads(line) for line in out.splitlines()]
-            latencies += [doc["ms"] for doc in docs]
-            turns += [doc["turnMs"] for doc in docs]
-        wall = time.perf_counter() - started
+        commands = [[sys.executable, __file__, "--worker", db, ",".join(share)]
+                    for share in shares if share]  # fmt: skip
+        docs, wall, cpu_s = start_together(commands)
+        latencies = [doc["ms"] for doc in docs]
+        turns = [doc["turnMs"] for doc in docs]
         bare_after = bare_loop(repo, changes, base)
+        parallel_after = bare_parallel(repo, changes, base, args.processes)
+        verified_after = verified_loop(repo, changes, base, scratch, checkout)
         bare = min((bare_before, bare_after), key=lambda run: run[1])
-        verified_after = verified_loop(repo, changes, base, tmp / "bench-scratch")
+        parallel = min((parallel_before, parallel_after), key=lambda run: run[1])
         verified = min((verified_before, verified_after), key=lambda run: run[1])
-        floor = summary("verified_loop", verified[0], verified[1], files=args.files)
-        landed = summary("land", latencies, wall, processes=len(procs), files=args.files)
+        landed = summary("land", latencies, wall, processes=len(commands), files=args.files)
         landed["turn_p50_ms"] = round(statistics.median(turns), 1)
         landed["turn_p99_ms"] = round(quantile(turns, 0.99), 1)
-        baseline = summary("bare_loop", bare[0], bare[1], files=args.files)
+        landed["git_per_landing"] = round(sum(doc["git"] for doc in docs) / len(docs), 1)
+        landed["other_processes_per_landing"] = round(
+            sum(doc["all"] - doc["git"] for doc in docs) / len(docs), 1
+        )
+        landed["cpu_ms_per_landing"] = round(cpu_s * 1000 / len(docs), 1)
+        baseline = summary("bare_loop", bare[0], bare[1], files=args.files, git_per_landing=3)
+        floor = summary("verified_loop", verified[0], verified[1], files=args.files,
+                        git_per_landing=7, other_processes_per_landing=1)  # fmt: skip
+        in_parallel = summary(
+            "bare_parallel", parallel[0], parallel[1], files=args.files,
+            processes=len(commands), git_per_landing=round(parallel[2] / len(parallel[0]), 1),
+        )  # fmt: skip
+
+        # where a landing's time goes: p50 of each step's time since the step before it
+        order = ["joined", "turn", "built", "verified", "intent", "updated", "brought_along",
+                 "recorded", "archived"]  # fmt: skip
+        parts: dict[str, list[float]] = {step: [] for step in order}
+        for doc in docs:
+            previous = 0.0
+            for step in order:
+                if step in doc["steps"]:
+                    parts[step].append(doc["steps"][step] - previous)
+                    previous = doc["steps"][step]
+        steps_row = {"op": "land_steps", "unit": "ms, p50 since the step before"}
+        steps_row.update({step: round(statistics.median(times), 1)
+                          for step, times in parts.items() if times})  # fmt: skip
+
+        def ratio(fast: dict[str, Any], slow: dict[str, Any], key: str = "landings_per_s") -> float:
+            return round(float(fast[key]) / float(slow[key]), 2)
 
         rows = [
             landed,
+            steps_row,
             baseline,
+            in_parallel,
             {
                 "op": "land_vs_bare",
-                "ratio": round(
-                    float(baseline["landings_per_s"]) / float(landed["landings_per_s"]), 2
-                ),
-                "turn_ratio": round(
-                    float(landed["turn_p50_ms"]) / float(baseline["p50_ms"]),
-                    2,  # type: ignore[arg-type]
-                ),
+                "ratio": ratio(baseline, landed),
+                "ratio_parallel": ratio(in_parallel, landed),
+                "turn_ratio": round(float(landed["turn_p50_ms"]) / float(baseline["p50_ms"]), 2),
                 "target": 2.0,
             },
             floor,
             {
                 "op": "land_vs_verified",
-                "ratio": round(float(floor["landings_per_s"]) / float(landed["landings_per_s"]), 2),
-                "turn_ratio": round(
-                    float(landed["turn_p50_ms"]) / float(floor["p50_ms"]),
-                    2,  # type: ignore[arg-type]
-                ),
+                "ratio": ratio(floor, landed),
+                "turn_ratio": round(float(landed["turn_p50_ms"]) / float(floor["p50_ms"]), 2),
             },
             {
                 "op": "preview",

@@ -13,10 +13,14 @@ base. Messages go to git on stdin, never as arguments, so agent text (a task tit
 as an option. Commands run with hooks disabled where a hook could run (checkouts).
 """
 
+import atexit
+import contextlib
 import os
 import re
 import subprocess
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,20 +98,131 @@ def run_input(
     return done.returncode, done.stdout, stderr
 
 
-def rev(repo: Path, name: str) -> str | None:
-    """The full sha `name` names (a commit, a tree...), or None."""
+# -- names to object ids, without a git process each --------------------------------------------
+
+
+class _Lookups:
+    """One `git cat-file --batch-check` kept running in a repository: names (refs, `X^{tree}`,
+    `X^1^{commit}`) in on stdin, object ids out, each looked up afresh by git (a ref moved by
+    another process, an object written since, are seen). Thread-safe; `ask` raises OSError
+    when the process is gone (the caller starts another)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(
+            ["git", "cat-file", "--batch-check=%(objectname)"],
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+
+    def ask(self, names: list[str]) -> list[str | None]:
+        with self._lock:
+            stdin, stdout = self._proc.stdin, self._proc.stdout
+            assert stdin is not None and stdout is not None
+            try:
+                stdin.write(b"".join(name.encode() + b"\n" for name in names))
+                stdin.flush()
+                lines = [stdout.readline() for _ in names]
+            except (OSError, ValueError) as error:
+                raise OSError(f"git cat-file in {self.repo} is gone") from error
+        found: list[str | None] = []
+        for line in lines:
+            if not line.endswith(b"\n"):
+                raise OSError(f"git cat-file in {self.repo} is gone")
+            text = line.decode().strip()
+            found.append(text if is_sha(text) else None)  # "<name> missing", "ambiguous"
+        return found
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+            self._proc.wait(timeout=5)
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+
+LOOKUPS_KEPT = 4  # repositories with a lookup process kept running, the least recent closed
+_LOOKUPS: "OrderedDict[tuple[int, str], _Lookups]" = OrderedDict()
+_LOOKUPS_LOCK = threading.Lock()
+
+
+def _lookups(repo: Path) -> _Lookups:
+    key = (os.getpid(), str(repo))
+    with _LOOKUPS_LOCK:
+        found = _LOOKUPS.get(key)
+        if found is not None:
+            _LOOKUPS.move_to_end(key)
+            return found
+        made = _Lookups(repo)
+        _LOOKUPS[key] = made
+        doomed = []
+        while len(_LOOKUPS) > LOOKUPS_KEPT:
+            doomed.append(_LOOKUPS.popitem(last=False)[1])
+    for old in doomed:
+        old.close()
+    return made
+
+
+def _drop_lookups(repo: Path, which: _Lookups) -> None:
+    with _LOOKUPS_LOCK:
+        if _LOOKUPS.get((os.getpid(), str(repo))) is which:
+            del _LOOKUPS[(os.getpid(), str(repo))]
+    which.close()
+
+
+@atexit.register
+def _close_lookups() -> None:
+    with _LOOKUPS_LOCK:
+        kept = [item for key, item in _LOOKUPS.items() if key[0] == os.getpid()]
+        _LOOKUPS.clear()
+    for item in kept:
+        item.close()
+
+
+def revs(repo: Path, *names: str) -> list[str | None]:
+    """The object id each name names (a ref, a commit, `X^{tree}`...), None for a name that names
+    nothing, from the repository's kept `cat-file --batch-check` (one git process at most)."""
+    for name in names:
+        assert "\n" not in name and not name.startswith("-"), name
+    if not repo.is_dir():
+        return [None for _ in names]
+    for _ in range(2):
+        lookups = _lookups(repo)
+        try:
+            return lookups.ask(list(names))
+        except OSError:
+            _drop_lookups(repo, lookups)
+    return [_rev_once(repo, name) for name in names]
+
+
+def _rev_once(repo: Path, name: str) -> str | None:
     status, out, _ = gitrepo.run(
         repo, "rev-parse", "--verify", "--quiet", "--end-of-options", name, check=False
     )
     return out.decode().strip() if status == 0 else None
 
 
+def rev(repo: Path, name: str) -> str | None:
+    """The full sha `name` names (a commit, a tree...), or None."""
+    return revs(repo, name)[0]
+
+
+def branch_tip(repo: Path, branch: str) -> str | None:
+    """The commit a branch is at (`gitrepo.branch_head`, from the kept lookup process)."""
+    return rev(repo, f"refs/heads/{branch}^{{commit}}")
+
+
 def tip_and_tree(repo: Path, ref: str) -> tuple[str, str] | None:
-    """A branch's commit and that commit's tree, in one `rev-parse`; None when there is none."""
+    """A branch's commit and that commit's tree; None when there is none."""
     assert ref.startswith("refs/"), ref  # a checked name: never read as an option
-    status, out, _ = gitrepo.run(repo, "rev-parse", ref, f"{ref}^{{tree}}", check=False)
-    found = out.decode().split()
-    return (found[0], found[1]) if status == 0 and len(found) == 2 else None
+    tip, tree = revs(repo, ref, f"{ref}^{{tree}}")
+    return (tip, tree) if tip is not None and tree is not None else None
 
 
 def tree_of(repo: Path, commit: str) -> str:
@@ -383,6 +498,25 @@ def _checkouts_from_files(repo: Path) -> list[tuple[Path, str | None]] | None:
         return found
     except (OSError, ValueError):
         return None
+
+
+def remove_checkout(repo: Path, path: Path) -> None:
+    """`gitrepo.remove_worktree` in one git run when `path` is a linked checkout of `repo` (its
+    `.git` file names a folder under `repo`'s): `git worktree remove` unregisters it too."""
+    dot = path / ".git"
+    try:
+        pointer = dot.read_text(encoding="utf-8").strip() if dot.is_file() else ""
+    except OSError:
+        pointer = ""
+    admin = Path(os.path.realpath(repo / ".git" / "worktrees"))
+    target = Path(os.path.realpath(pointer.removeprefix("gitdir: "))) if pointer else None
+    if target is not None and target.parent == admin and pointer.startswith("gitdir: "):
+        status, _, _ = gitrepo.run(
+            repo, "worktree", "remove", "--force", "--force", "--", str(path), check=False
+        )
+        if status == 0:
+            return
+    gitrepo.remove_worktree(repo, path)
 
 
 def local_changes(checkout: Path) -> list[str]:

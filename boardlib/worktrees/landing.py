@@ -40,7 +40,9 @@ DEFAULT_STRATEGY = "squash"
 MAX_BUILDS = 3  # builds on a moving base before `base_moved`
 SCRATCH_SLOTS = 8  # scratch checkouts per repository (one per landing verifying at once)
 DEFAULT_QUEUE_TIMEOUT_S = 3600.0
-TURN_POLL_MAX_S = 0.02  # a waiter looks for its turn at least this often (one indexed read)
+TURN_POLL_S = 0.005  # a waiter asks whether the board changed this often (a few µs)
+TURN_REREAD_S = 0.25  # SQLite: and reads its queue at least this often (one indexed read)
+TURN_POLL_MAX_S = 0.02  # another store: reads its queue this often
 TITLE_LIMIT = 200
 TAIL_CHARS = 2000
 FENCE_PREFIX = "refs/kanban/landing/"
@@ -276,7 +278,7 @@ class Lander:
             raise invalid_input(f"into is not a branch name: {name}", field="into")
         if name == task_branch:
             raise invalid_input("into names the task's own branch", field="into")
-        if gitrepo.branch_head(repo, name) is None:
+        if landgit.branch_tip(repo, name) is None:
             raise invalid_input(f"into: there is no branch {name} in {repo}", field="into")
         return name
 
@@ -292,7 +294,7 @@ class Lander:
                 "no_base_branch",
                 id=ws.task_id,
             )
-        if gitrepo.branch_head(repo, name) is None:
+        if landgit.branch_tip(repo, name) is None:
             raise not_landable(
                 f"cannot land {ws.task_id}: its base branch {name} is gone; name another (into)",
                 "no_base_branch",
@@ -310,7 +312,7 @@ class Lander:
         for line in text.splitlines():
             if line.startswith("- Branched from: ") and line.endswith(")"):
                 label = line.rpartition("(")[2][:-1]
-                if label not in ("HEAD", "pinned sha") and gitrepo.branch_head(repo, label):
+                if label not in ("HEAD", "pinned sha") and landgit.branch_tip(repo, label):
                     return label
         return None
 
@@ -344,7 +346,7 @@ class Lander:
                 head = gitrepo.head(live)
                 snapshot = gitrepo.snapshot_tree(live)
             else:
-                found = gitrepo.branch_head(repo, branch)
+                found = landgit.branch_tip(repo, branch)
                 if found is None:
                     raise not_landable(
                         f"cannot land {task_id}: its worktree and branch {branch} are gone",
@@ -899,11 +901,21 @@ class Lander:
         raise BoardError(Reason.BUSY, f"could not queue the landing of {source.task.id}")
 
     def _wait_for_turn(self, entry: QueueEntry, beat: _Heartbeat) -> QueueEntry:
+        """Wait until `entry` is first in its queue and take the turn. On SQLite the queue is
+        read again when the file changed (`PRAGMA data_version`, a few µs, asked every
+        `TURN_POLL_S`) and at least every `TURN_REREAD_S` (a lander ahead may have died without
+        a write); elsewhere every `TURN_POLL_MAX_S`."""
         deadline = time.monotonic() + self.queue_timeout_s
-        delay = 0.005
+        token, read_at = None, 0.0
+        reread_s = TURN_REREAD_S if self.board.store.backend == "sqlite" else TURN_POLL_MAX_S
         while True:
             if beat.lost.is_set():
                 raise BoardError(Reason.BUSY, f"{entry.id} lost its place in the landing queue")
+            now_token = self.board.change_token()
+            if now_token == token and time.monotonic() - read_at < reread_s:
+                time.sleep(TURN_POLL_S)
+                continue
+            token, read_at = now_token, time.monotonic()
             queue = self.queue.entries(entry.repo_path, entry.ref)
             if not any(item.id == entry.id for item in queue):
                 raise BoardError(Reason.BUSY, f"{entry.id} lost its place in the landing queue")
@@ -924,8 +936,7 @@ class Lander:
                     f"{self.queue_timeout_s:g} s ({ahead} ahead of {entry.task_id}); try again",
                     ahead=ahead,
                 )
-            time.sleep(delay)
-            delay = min(delay * 2, TURN_POLL_MAX_S)
+            time.sleep(TURN_POLL_S)
 
     def _land(
         self,
@@ -982,9 +993,9 @@ class Lander:
         try:
             entry = self._wait_for_turn(entry, beat)
             waited_ms = int((time.monotonic() - queued) * 1000)
+            self._step("turn", entry=entry.id)
             landgit.update_refs(repo, [f"update {fence_ref(source.into)} {fence}"],
                                 f"kanban: {entry.id} takes the landing turn")  # fmt: skip
-            self._step("turn", entry=entry.id)
             for attempt in range(1, self.max_builds + 1):
                 found = landgit.tip_and_tree(repo, source.ref)
                 if found is None:
@@ -1155,14 +1166,14 @@ class Lander:
                             f"the worktree of {task_id} changed after its work was read; kept"
                         )
                         return False
-                elif gitrepo.branch_head(repo, source.branch) not in (None, source.head):
+                elif landgit.branch_tip(repo, source.branch) not in (None, source.head):
                     warnings.append(f"the branch of {task_id} moved after its work was read; kept")
                     return False
                 with trees._repo_lock(repo, f"archive {task_id} after landing"):
                     if path is not None:
-                        gitrepo.remove_worktree(repo, path)
+                        landgit.remove_checkout(repo, path)
                         trees.layout.remove_tree(repo, task_id)
-                    head = gitrepo.branch_head(repo, source.branch)
+                    head = landgit.branch_tip(repo, source.branch)
                     doomed = [] if head is None else [f"delete refs/heads/{source.branch} {head}"]
                     synced = landgit.rev(repo, landgit.baseline_ref(task_id))
                     if synced is not None:
