@@ -213,6 +213,20 @@ def rev(repo: Path, name: str) -> str | None:
     return revs(repo, name)[0]
 
 
+def head_and_branch(checkout: Path) -> tuple[str | None, str | None]:
+    """A checkout's HEAD commit and the branch checked out there (None: detached), in one
+    `rev-parse`; (None, None) when HEAD names no commit yet."""
+    status, out, _ = gitrepo.run(
+        checkout, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--", check=False
+    )
+    lines = out.decode("utf-8", errors="replace").split("\n")
+    if status != 0 or len(lines) < 2 or not is_sha(lines[0].strip()):
+        return None, None
+    name = lines[1].strip()
+    branch = name.removeprefix("refs/heads/") if name.startswith("refs/heads/") else None
+    return lines[0].strip(), branch
+
+
 def branch_tip(repo: Path, branch: str) -> str | None:
     """The commit a branch is at (`gitrepo.branch_head`, from the kept lookup process)."""
     return rev(repo, f"refs/heads/{branch}^{{commit}}")

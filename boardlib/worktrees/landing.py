@@ -342,8 +342,9 @@ class Lander:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
             live = path if ws.status == "active" else None
             if live is not None:
-                trees._check_branch(live, ws, "land")
-                head = gitrepo.head(live)
+                head, current = landgit.head_and_branch(live)
+                trees._check_branch_name(ws, "land", current)
+                assert head is not None
                 snapshot = gitrepo.snapshot_tree(live)
             else:
                 found = landgit.branch_tip(repo, branch)
@@ -453,9 +454,12 @@ class Lander:
         if tip == source.provisioned:
             return done(state=CLEAN, summary=f"lands cleanly onto {into_name}@{_short(tip)}",
                         merged_tree=source.tree, **common)  # fmt: skip
-        theirs = landgit.commit_tree(
-            repo, source.tree, (source.provisioned,), f"kanban: preview of {task_id}\n"
-        )
+        theirs = landgit.fixed(
+            (str(repo), "preview side", source.tree, source.provisioned),
+            lambda: landgit.commit_tree(
+                repo, source.tree, (source.provisioned,), f"kanban: preview of {task_id}\n"
+            ),
+        )  # the same commit while the work is the same, so the merge below is asked once
         try:
             merged = landgit.merge(repo, tip, theirs)
         except landgit.UnrelatedHistories:
@@ -685,9 +689,7 @@ class Lander:
                 lock.release()
         used.clear()
 
-    def _verify(
-        self, source: _Source, built: _Built, used: list[Path]
-    ) -> dict[str, Any] | None:
+    def _verify(self, source: _Source, built: _Built, used: list[Path]) -> dict[str, Any] | None:
         """Run the verify command on the built commit in a scratch checkout; refuse
         (`verification_failed`) when it fails. None when landing without one (the override).
         The scratch checkout used goes into `used`: `_tidy` cleans it later."""
@@ -1161,7 +1163,7 @@ class Lander:
                     now = landgit.without_bookkeeping(
                         repo, gitrepo.snapshot_tree(path), source.provisioned
                     )
-                    if now != source.tree or gitrepo.head(path) != source.head:
+                    if now != source.tree or landgit.head_and_branch(path)[0] != source.head:
                         warnings.append(
                             f"the worktree of {task_id} changed after its work was read; kept"
                         )

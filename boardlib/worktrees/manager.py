@@ -204,8 +204,12 @@ class Worktrees:
 
     def _check_branch(self, path: Path, ws: Workspace, verb: str) -> None:
         """Commits go to the task's branch only: refuse when someone switched the checkout."""
+        self._check_branch_name(ws, verb, _git().current_branch(path))
+
+    @staticmethod
+    def _check_branch_name(ws: Workspace, verb: str, current: str | None) -> None:
+        """`_check_branch` for a checkout whose branch the caller read (None: detached)."""
         branch = ws.branch or branch_name(ws.task_id)
-        current = _git().current_branch(path)
         if current != branch:
             raise BoardError(
                 Reason.CONFLICT,
