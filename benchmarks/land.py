@@ -43,6 +43,7 @@ This is a benchmark, not a test: nothing is asserted.
 """
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -307,6 +308,11 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         (repo / "NEWS.md").write_text("main moves on\n")
         git(repo, "add", "NEWS.md")
         git(repo, "commit", "-q", "-m", "main moves on")
+        # The terminal board imports the landing module as it starts (tui/landing_data.py), so
+        # the preview's first call is timed without the import; the import is its own figure.
+        one = time.perf_counter()
+        importlib.import_module("boardlib.worktrees.landing")
+        import_ms = (time.perf_counter() - one) * 1000
         with Board(db) as board:
             trees = Worktrees(board)
             timings = []
@@ -408,6 +414,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 "p50_ms": round(statistics.median(timings), 1),
                 "max_ms": round(max(timings), 1),
                 "first_ms": round(timings[0], 1),  # cold: the change's blobs are written first
+                "import_ms": round(import_ms, 1),  # the landing module's, before the first call
                 "target_ms": 300,
             },
         ]

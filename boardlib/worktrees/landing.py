@@ -996,8 +996,9 @@ class Lander:
             entry = self._wait_for_turn(entry, beat)
             waited_ms = int((time.monotonic() - queued) * 1000)
             self._step("turn", entry=entry.id)
-            landgit.update_refs(repo, [f"update {fence_ref(source.into)} {fence}"],
-                                f"kanban: {entry.id} takes the landing turn")  # fmt: skip
+            if landgit.rev(repo, fence_ref(source.into)) != fence:  # not handed over already
+                landgit.update_refs(repo, [f"update {fence_ref(source.into)} {fence}"],
+                                    f"kanban: {entry.id} takes the landing turn")  # fmt: skip
             for attempt in range(1, self.max_builds + 1):
                 found = landgit.tip_and_tree(repo, source.ref)
                 if found is None:
@@ -1029,11 +1030,14 @@ class Lander:
                 ):
                     raise BoardError(Reason.BUSY, f"{entry.id} lost the landing turn; try again")
                 self._step("intent", commit=built.commit, base=tip)
+                successor = self._next_fence(beat.entry)
                 applied, complaint = landgit.update_refs(
                     repo,
                     [
                         f"update {source.ref} {built.commit} {tip}",
-                        f"delete {fence_ref(source.into)} {fence}",
+                        f"update {fence_ref(source.into)} {successor} {fence}"
+                        if successor
+                        else f"delete {fence_ref(source.into)} {fence}",
                     ],
                     f"kanban: land {task_id} ({strategy}) by {one_line(actor, 80)}",
                 )
@@ -1114,6 +1118,17 @@ class Lander:
             elapsed_ms=int((time.monotonic() - started) * 1000),
             warnings=warnings,
         )
+
+    def _next_fence(self, entry: QueueEntry) -> str | None:
+        """The fence of the landing waiting next in `entry`'s queue: the compare-and-swap that
+        moves the branch hands the fence to it in the same git transaction, so its turn starts
+        fenced without a git run of its own. A landing that never takes that turn (it left, it
+        died) is harmless: the fence only ever lets its own holder move the branch, and the next
+        turn fences again."""
+        for other in self.queue.entries(entry.repo_path, entry.ref):
+            if other.seq > entry.seq and other.state == "waiting":
+                return other.fence if landgit.is_sha(other.fence) else None
+        return None
 
     def _leave(self, entry: QueueEntry, source: _Source, fence: str, error: BaseException) -> None:
         """Give the turn back after a landing that did not move the branch: the fence goes, the

@@ -360,3 +360,40 @@ def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
     none = land.board.create_task("no worktree")
     unavailable = land.trees.landing_preview(none.id)
     assert (unavailable.state, unavailable.why) == ("unavailable", "no_worktree")
+
+
+def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> None:
+    """A landing waiting behind the one moving the branch gets the fence in the same git
+    transaction (its turn starts fenced), and the last landing out removes it."""
+    import threading
+    import time
+
+    first, _ = land.task_with({"one.py": "ONE = 1\n"})
+    second, _ = land.task_with({"two.py": "TWO = 2\n"})
+    fence_ref = "refs/kanban/landing/heads/main"
+    seen: dict[str, str] = {}
+    results: dict[str, object] = {}
+
+    def behind() -> None:
+        results[second] = land.trees.land(second, actor="bob").commit
+
+    waiting = threading.Thread(target=behind)
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        queue = land.trees.lander().queue
+        if step == "turn":
+            waiting.start()
+            deadline = time.monotonic() + 60
+            while queue.entry_of_task(second) is None and time.monotonic() < deadline:
+                time.sleep(0.01)  # until the second landing has joined the queue behind
+        elif step == "updated":
+            entry = queue.entry_of_task(second)
+            assert entry is not None and entry.state == "waiting"
+            seen["fence"] = git(land.repo, "rev-parse", fence_ref)
+            seen["expected"] = entry.fence
+
+    land.trees.lander(on_step=on_step).land(first, actor="bob")
+    waiting.join(timeout=120)
+    assert seen["fence"] == seen["expected"]
+    assert results[second] == land.main()
+    assert git(land.repo, "for-each-ref", "refs/kanban") == ""
