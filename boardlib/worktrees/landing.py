@@ -15,6 +15,7 @@ import contextlib
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1188,7 +1189,9 @@ class Lander:
                     return False
                 with trees._repo_lock(repo, f"archive {task_id} after landing"):
                     if path is not None:
-                        landgit.remove_checkout(repo, path)
+                        # renamed away and forgotten by git under the lock; deleted after it
+                        trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
+                        landgit.remove_checkout(repo, path, trash=trash)
                         trees.layout.remove_tree(repo, task_id)
                     head = landgit.branch_tip(repo, source.branch)
                     doomed = [] if head is None else [f"delete refs/heads/{source.branch} {head}"]
@@ -1206,7 +1209,24 @@ class Lander:
         except (BoardError, GitFailure, OSError, RuntimeError) as error:
             warnings.append(f"the worktree of {task_id} was not archived: {error}")
             return False
+        finally:
+            self._empty_trash(repo)
         return True
+
+    def _trash(self, repo: Path) -> Path:
+        return self.trees.layout.repo_dir(repo) / ".trash"
+
+    def _empty_trash(self, repo: Path) -> None:
+        """Delete the checkouts archived landings renamed away (this one's, and any a lander
+        killed before deleting its own left), holding no lock: deleting 500 files takes long."""
+        trash = self._trash(repo)
+        if not trash.is_dir() or not self.trees.layout.contains(trash) or trash.is_symlink():
+            return
+        for entry in trash.iterdir():
+            if entry.is_symlink():
+                entry.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(entry, ignore_errors=True)
 
     def _finish_recovered(
         self, source: _Source, task: Task, strategy: str, keep: bool, started: float
