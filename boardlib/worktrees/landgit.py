@@ -109,6 +109,7 @@ class _Lookups:
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
+        self.identity = _identity_of(repo)
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(
             ["git", "cat-file", "--batch-check=%(objectname)"],
@@ -152,16 +153,31 @@ _LOOKUPS: "OrderedDict[tuple[int, str], _Lookups]" = OrderedDict()
 _LOOKUPS_LOCK = threading.Lock()
 
 
+def _identity_of(repo: Path) -> tuple[int, ...]:
+    """The repository folder and its git folder as files (device, inode): a repository deleted
+    and made again at the same path is another one, and its kept lookup process is not reused."""
+    try:
+        top, dot = os.stat(repo), os.stat(repo / ".git")
+    except OSError:
+        return ()
+    return (top.st_dev, top.st_ino, dot.st_dev, dot.st_ino)
+
+
 def _lookups(repo: Path) -> _Lookups:
     key = (os.getpid(), str(repo))
     with _LOOKUPS_LOCK:
         found = _LOOKUPS.get(key)
-        if found is not None:
+        if found is not None and found.identity and found.identity == _identity_of(repo):
             _LOOKUPS.move_to_end(key)
             return found
+        if found is not None:
+            del _LOOKUPS[key]
+            stale = found
+        else:
+            stale = None
         made = _Lookups(repo)
         _LOOKUPS[key] = made
-        doomed = []
+        doomed = [stale] if stale is not None else []
         while len(_LOOKUPS) > LOOKUPS_KEPT:
             doomed.append(_LOOKUPS.popitem(last=False)[1])
     for old in doomed:
@@ -192,6 +208,8 @@ def revs(repo: Path, *names: str) -> list[str | None]:
         assert "\n" not in name and not name.startswith("-"), name
     if not repo.is_dir():
         return [None for _ in names]
+    if not _identity_of(repo):  # not a plain repository folder: ask git each time
+        return [_rev_once(repo, name) for name in names]
     for _ in range(2):
         lookups = _lookups(repo)
         try:

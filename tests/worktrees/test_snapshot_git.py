@@ -134,3 +134,48 @@ def test_a_linked_worktree_keeps_its_snapshot_index_and_misses_no_edit(
     # the user's own checkout keeps nothing in its git folder
     gitrepo.snapshot_tree(repo)
     assert not list((repo / ".git").glob(f"{gitrepo.SNAPSHOT_INDEX}-*"))
+
+
+def test_refs_are_read_afresh_and_from_a_repository_made_again(tmp_path: Path) -> None:
+    """The kept lookup process sees a ref another process moved, and a repository deleted and
+    made again at the same path is read as the new one, not through the old one's process."""
+    import shutil
+
+    made = make_repo(tmp_path / "again")
+    first = git(made, "rev-parse", "HEAD")
+    assert landgit.branch_tip(made, "main") == first
+    (made / "more.py").write_text("MORE = 1\n")
+    git(made, "add", "-A")
+    git(made, "commit", "-q", "-m", "more")
+    second = git(made, "rev-parse", "HEAD")
+    assert landgit.branch_tip(made, "main") == second
+    assert landgit.tip_and_tree(made, "refs/heads/main") == (
+        second,
+        git(made, "rev-parse", "HEAD^{tree}"),
+    )
+    assert landgit.rev(made, "refs/heads/nothing-here") is None
+    shutil.rmtree(made)
+    remade = make_repo(tmp_path / "again")
+    git(remade, "checkout", "-q", "-b", "other")
+    assert landgit.branch_tip(remade, "other") == git(remade, "rev-parse", "HEAD")
+    assert landgit.branch_tip(remade, "main") == git(remade, "rev-parse", "main")
+
+
+def test_a_scratch_checkout_left_used_is_cleaned_before_its_next_verify(
+    repo: Path, tmp_path: Path
+) -> None:
+    """What a verify command left in a scratch checkout (a lander killed before it tidied up)
+    is gone before the next one runs there; the tracked files are the next commit's."""
+    old, new = commit_change(repo, "file3.py", "VALUE = 'next'\n")
+    scratch = tmp_path / "scratch"
+    landgit.prepare_scratch(repo, scratch, old)
+    landgit.mark_scratch(scratch)
+    (scratch / "build").mkdir()
+    (scratch / "build" / "artifact.o").write_text("left by a verify command\n")
+    (scratch / "file5.py").write_text("edited by a verify command\n")
+    landgit.prepare_scratch(repo, scratch, new)  # the lander died before clean_scratch
+    assert not (scratch / "build").exists()
+    assert not landgit.scratch_marker(scratch).exists()
+    assert (scratch / "file3.py").read_text() == "VALUE = 'next'\n"
+    assert (scratch / "file5.py").read_text() == "VALUE = 5\n"
+    assert git(scratch, "status", "--porcelain", "--ignored") == ""
