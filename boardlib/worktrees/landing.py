@@ -786,9 +786,18 @@ class Lander:
         `dry_run`: everything but the board and the branch: built and verified, reported."""
         started = time.monotonic()
         from ..validation import name as valid_name
+        from ..validation import text as valid_text
 
         actor = valid_name(actor, "actor")
         strategy = self._check_strategy(strategy)
+        unverified_reason = valid_text(
+            unverified_reason, "unverifiedReason", limit=500, required=False
+        )
+        if unverified_reason and not allow_unverified:
+            raise invalid_input(
+                "a reason for landing unverified (unverifiedReason) goes with allowUnverified",
+                field="unverifiedReason",
+            )
         task = self.board.get_task(task_id)
         approve = check_landable(task, actor, epoch=epoch)
         try:
@@ -847,7 +856,7 @@ class Lander:
                     warnings=source.verify.warnings if source.verify else None,
                 )
             unverified = f"landed without verification by {actor}: no verify command"
-            if reason and reason.strip():
+            if reason:
                 unverified += f"; why: {one_line(reason, 500)}"
         if dry_run:
             return self._dry_run(source, strategy, actor, started)

@@ -38,6 +38,12 @@ from .workspace import open_worktrees
     help="Operators only: land a task that has no verify command (audited).",
 )
 @click.option(
+    "--reason",
+    "unverified_reason",
+    metavar="TEXT",
+    help="With --allow-unverified: why it lands unverified (kept in the audit).",
+)
+@click.option(
     "--expect-source",
     metavar="TREE",
     help="Refuse unless what lands is this tree (a preview's sourceTree: what was reviewed).",
@@ -57,6 +63,7 @@ def land(
     dry_run: bool,
     keep: bool,
     allow_unverified: bool,
+    unverified_reason: str | None,
     expect_source: str | None,
     preview: bool,
     actor: str,
@@ -77,6 +84,7 @@ def land(
             dry_run=dry_run,
             keep=keep,
             allow_unverified=allow_unverified,
+            unverified_reason=unverified_reason,
             epoch=epoch,
             expect_source=expect_source,
         )

@@ -312,6 +312,10 @@ class LandBody(Body):
     allow_unverified: bool = Field(
         default=False, description="Operators only: land without a verify command (audited)."
     )
+    unverified_reason: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
+        default=None,
+        description="With allowUnverified: why it lands unverified (kept in the audit).",
+    )
     epoch: Epoch | None = None
     expect_source: Annotated[str, Field(min_length=7, max_length=64)] | None = Field(
         default=None,

@@ -61,6 +61,9 @@ def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type
         assert error["id"] == task_id and error["holders"] == ["alice"]
         error = kanban.refused("task", "land", task_id, "--agent", "bob", "--into", "nope",
                                env=env, reason="invalid_input")  # fmt: skip
+        error = kanban.refused("task", "land", task_id, "--reason", "hotfix", env=env,
+                               reason="invalid_input")  # fmt: skip
+        assert error["field"] == "unverifiedReason"
     # A refusal a person must resolve is kept for the inbox, and nothing else is written.
     (land.repo / "README.md").write_text("an uncommitted edit\n")
     dirty = checkout_state(land.repo)

@@ -76,6 +76,10 @@ def test_refusals_answer_in_the_envelope_and_change_nothing(
         f"/api/board/{task_id}/land", json={"allowUnverified": True}, headers=bearer("bob")
     )
     assert override.status_code == 400 and override.json()["reason"] == "invalid_input"
+    why = api.client.post(
+        f"/api/board/{task_id}/land", json={"unverifiedReason": "hotfix"}, headers=bearer("bob")
+    )
+    assert why.status_code == 400 and why.json()["reason"] == "invalid_input"
     bad = api.client.post(
         f"/api/board/{task_id}/land", json={"strategy": "octopus"}, headers=bearer("bob")
     )

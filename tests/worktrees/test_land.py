@@ -185,10 +185,17 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     error = refused(land, task_id, Reason.VERIFICATION_REQUIRED)
     assert "allowUnverified" in error.message
     error = refused(land, task_id, Reason.INVALID_INPUT, allow_unverified=True)
-    result = land.trees.land(task_id, actor="operator", allow_unverified=True)
+    # A reason goes with the override, and is text.
+    refused(land, task_id, Reason.INVALID_INPUT, actor="operator", unverified_reason="hotfix")
+    refused(land, task_id, Reason.INVALID_INPUT, actor="operator", allow_unverified=True,
+            unverified_reason=["hotfix"])  # fmt: skip
+    result = land.trees.land(
+        task_id, actor="operator", allow_unverified=True, unverified_reason="hotfix\x1b[2J now"
+    )
     assert result.landed and result.unverified and result.verification is None
-    actions = [a.action for a in land.board.audit(task_id)]
-    assert actions[-2:] == ["land", "land_unverified"]
+    audit = land.board.audit(task_id)
+    assert [a.action for a in audit][-2:] == ["land", "land_unverified"]
+    assert "why: hotfix" in str(audit[-1].to_json())
 
 
 # -- refusals change nothing ---------------------------------------------------------------------

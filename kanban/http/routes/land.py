@@ -35,6 +35,7 @@ def land(task_id: str, who: Who, body: Annotated[LandBody | None, Body()] = None
         dry_run=body.dry_run,
         keep=body.keep,
         allow_unverified=body.allow_unverified,
+        unverified_reason=body.unverified_reason,
         epoch=body.epoch,
         expect_source=body.expect_source,
     )
