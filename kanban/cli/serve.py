@@ -68,8 +68,8 @@ DEFAULT_PORT = 18790
     default=10.0,
     show_default=True,
     metavar="SECONDS",
-    help="End an event stream whose client has not read for this long (it resumes with "
-    "Last-Event-ID); the server never queues events for a stalled client.",
+    help="Drop a connection whose client has taken nothing for this long (an event stream "
+    "resumes with Last-Event-ID); the server never queues events for a stalled client.",
 )
 @db_option
 def serve(

@@ -32,6 +32,7 @@ from boardlib import Board
 
 from .app import create_app
 from .service import ServerSettings, shown_location
+from .stalls import stall_guarded_protocol
 
 log = logging.getLogger("kanban.http")
 
@@ -183,6 +184,8 @@ def serve(
     app = create_app(settings, board=board)
     config = uvicorn.Config(
         app,
+        # a connection that takes nothing for this long is dropped (stalls.py)
+        http=stall_guarded_protocol(settings.sse_send_timeout_s),
         log_level="warning",
         access_log=access_log,
         lifespan="on",

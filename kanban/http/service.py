@@ -34,9 +34,8 @@ class ServerSettings:
     tokens: TokenBook | None = None
     repo_roots: tuple[Path, ...] = ()
     sse_ping_s: float = 15.0
-    # A stream whose client stops reading is ended once one send has waited this long: the
-    # socket's buffers are full, and the server keeps no more for it (the client resumes with
-    # Last-Event-ID).
+    # A connection whose client has taken nothing for this long while its buffers are full is
+    # dropped (stalls.py); an event stream's client resumes with Last-Event-ID.
     sse_send_timeout_s: float = 10.0
     feed_poll_s: float = 0.1
     upkeep: bool = True

@@ -1,9 +1,11 @@
-"""A follower that stops reading, against the real `kanban serve`: the server ends its stream once
-one send has waited `--sse-send-timeout` (nothing is queued for it past the socket's buffers), the
-readers beside it miss nothing, and the stalled client resumes from the last `id:` it read with
-`Last-Event-ID`, gap-free."""
+"""A follower that stops reading, against the real `kanban serve`: the server drops its connection
+once it has taken nothing for `--sse-send-timeout` (the socket is closed on the server's side while
+the client still has not read a byte), what it was sent is bounded by the socket's buffers, the
+server's RSS does not grow with the events it could not send, the readers beside it miss nothing,
+and the stalled client resumes from the last `id:` it read with `Last-Event-ID`, gap-free."""
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -17,12 +19,16 @@ from boardlib import Board, PlanItem
 from tests.cli.conftest import KANBAN, clean_env
 from tests.http.sse_clients import Fleet, Follower
 
-BATCH = 1000  # tasks a plan creates in one transaction: one event each
-MOST_BATCHES = 60  # the socket buffers hold some thousands of events; far fewer than this
+BATCH = 500  # tasks a plan creates in one transaction: one event each
+MOST_BATCHES = 60  # the socket buffers hold some hundreds of events; far fewer than this
+# What a stalled stream may have been sent at most: its socket's fixed kernel send buffer
+# (doubled by Linux), the transport's high-water mark, the client's receive window and one page.
+SENT_BOUND = 2 * 64 * 1024 + 64 * 1024 + 64 * 1024 + 500 * 600
+RSS_GROWTH_BOUND_MB = 40  # 60,000 events unsent to one stream are ~20 MB of SSE; nothing near
 
 
 @contextmanager
-def serve(tmp_path: Path, db: Path, *args: str) -> Iterator[tuple[str, Path]]:
+def serve(tmp_path: Path, db: Path, *args: str) -> Iterator[tuple[str, Path, int]]:
     Board(db).close()
     log = tmp_path / "server.log"
     with log.open("w") as stderr:
@@ -37,7 +43,7 @@ def serve(tmp_path: Path, db: Path, *args: str) -> Iterator[tuple[str, Path]]:
         assert process.stdout is not None
         line = process.stdout.readline()
         assert line, log.read_text()
-        yield json.loads(line)["listening"], log
+        yield json.loads(line)["listening"], log, process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -56,15 +62,36 @@ def stalled_follower(url: str, since: int) -> socket.socket:
     return sock
 
 
-def read_to_end(sock: socket.socket, timeout_s: float = 30) -> Follower:
+def read_to_end(sock: socket.socket, timeout_s: float = 30) -> tuple[Follower, int]:
+    """Everything the socket still holds, until the server's close; and how many bytes."""
     follower = Follower(sock)
     sock.settimeout(timeout_s)
+    size = 0
     while not follower.eof:
         try:
-            follower.feed(sock.recv(65536))
-        except ConnectionError:
-            follower.feed(b"")
-    return follower
+            data = sock.recv(65536)
+        except ConnectionError:  # dropped: a reset after what the buffers held
+            data = b""
+        size += len(data)
+        follower.feed(data)
+    return follower, size
+
+
+def sockets_of(pid: int) -> int:
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except OSError:
+            continue
+    return count
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def resume(url: str, last_id: int, until: int, timeout_s: float = 30) -> Follower:
@@ -96,31 +123,45 @@ def all_seqs(db: Path, since: int) -> list[int]:
 
 
 @pytest.mark.slow
-def test_a_stalled_follower_is_ended_and_resumes_with_last_event_id(tmp_path: Path) -> None:
+def test_a_stalled_follower_is_dropped_and_resumes_with_last_event_id(tmp_path: Path) -> None:
     db = tmp_path / "board.db"
-    with serve(tmp_path, db, "--sse-send-timeout", "1") as (url, log):
+    with serve(tmp_path, db, "--sse-send-timeout", "1") as (url, log, pid):
         with Board(db, reconcile_orphans=False) as writer:
             start = writer.last_event_seq()
-            stalled = stalled_follower(url, start)
             readers = Fleet(url, 3, since=start)
             assert readers.all_streaming()
+            sockets_before = sockets_of(pid)
+            stalled = stalled_follower(url, start)
+            rss_before = rss_mb(pid)
+            rss_peak = rss_before
             batches = 0
             while "client that stopped reading" not in log.read_text():
-                assert batches < MOST_BATCHES, "the stalled follower was never ended"
+                assert batches < MOST_BATCHES, "the stalled follower was never dropped"
                 items = [PlanItem(key=f"k{batches}_{n}", title=f"t{n}") for n in range(BATCH)]
                 writer.create_plan(items)
                 batches += 1
                 wanted = all_seqs(db, start)
                 assert readers.all_have(wanted, timeout_s=60), "a reader fell behind"
-            writer.create_task("after the stalled follower left")
+                rss_peak = max(rss_peak, rss_mb(pid))
+            # the server let go of the socket while its client still had not read a byte
+            deadline = time.monotonic() + 30
+            while sockets_of(pid) > sockets_before:
+                assert time.monotonic() < deadline, "the dropped stream's socket stayed open"
+                time.sleep(0.05)
+            for n in range(4):  # more events while it is gone: it must get them on its return
+                writer.create_plan([PlanItem(key=f"after{n}_{k}", title="t") for k in range(BATCH)])
+                rss_peak = max(rss_peak, rss_mb(pid))
         wanted = all_seqs(db, start)
         assert readers.all_have(wanted, timeout_s=60)  # the readers beside it miss nothing
         readers.close()
 
-        got = read_to_end(stalled)  # what the socket buffers held, then the server's close
+        got, sent = read_to_end(stalled)  # what the socket buffers held, then the reset
         assert got.ids, "the stalled follower read nothing at all"
         assert got.ids == wanted[: len(got.ids)]  # a gap-free prefix
-        assert len(got.ids) < len(wanted)  # it was ended before the end
+        assert len(got.ids) < len(wanted) - 4 * BATCH  # it was dropped before the end
+        assert sent <= SENT_BOUND, f"{sent} bytes were queued for a client that read nothing"
+        assert rss_peak - rss_before <= RSS_GROWTH_BOUND_MB, (rss_before, rss_peak)
         resumed = resume(url, got.ids[-1], wanted[-1])
-        assert got.ids + resumed.ids == wanted
+        assert got.ids + resumed.ids == wanted  # every missed event, in order, none twice
         assert "Traceback" not in log.read_text()
+        assert "ASGI callable" not in log.read_text()  # dropped by the guard, not the backstop

@@ -29,6 +29,10 @@ RECONNECT_MS = 1000  # the `retry:` hint of a stream the server ends at shutdown
 # sse-starlette also ends streams on shutdown (it watches uvicorn's exit flag every 0.5 s); this
 # long it lets ours finish on its own, goodbye included, before it cancels them.
 SHUTDOWN_GRACE_S = 1.0
+# Under `kanban serve` the connection of a client that takes nothing for --sse-send-timeout is
+# dropped by the server's protocol (stalls.py). This per-send timeout, longer, is the backstop
+# for a server without that guard: the stream ends, and that server closes the socket its way.
+SEND_BACKSTOP = 2
 
 
 @router.get(
@@ -63,7 +67,7 @@ async def events(
         return _Stream(
             _stream(request, cursor, task_id),
             ping=settings.sse_ping_s,
-            send_timeout=settings.sse_send_timeout_s,
+            send_timeout=settings.sse_send_timeout_s * SEND_BACKSTOP,
             headers={"X-Content-Type-Options": "nosniff"},
             shutdown_grace_period=SHUTDOWN_GRACE_S,
         )
@@ -80,8 +84,8 @@ async def events(
 
 class _Stream(EventSourceResponse):
     """A stream that ends, logged once, when its client stops reading: the send that waited
-    `send_timeout` is dropped and the connection closed, so a stalled client holds one socket's
-    buffers, never a growing queue. It reconnects with the last `id:` it read."""
+    `send_timeout` is dropped, so a stalled client holds one socket's buffers, never a growing
+    queue. It reconnects with the last `id:` it read."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
