@@ -746,6 +746,39 @@ def board_lock_and_channel(schema: str) -> tuple[int, str]:
     return int.from_bytes(digest[:8], "big", signed=True), f"kanban_{digest[8:16].hex()}"
 
 
+# A one-trip claim with at least the retry budget less this left runs under the connection's
+# own lock timeout (the budget); one with less left sets its own (`SET LOCAL`).
+LOCK_TIMEOUT_SLACK_MS = 50
+
+
+class _OneTrip:
+    """One connection's set-up for one-trip claims: the statements it has prepared, its session
+    lock timeout, a cursor and libpq's quoting, made once instead of per claim."""
+
+    __slots__ = ("cursor", "literal", "lock_timeout_ms", "notify_inside", "prepared")
+
+    def __init__(self, conn: Conn) -> None:
+        self.prepared: set[str] = set()
+        self.lock_timeout_ms: int | None = None  # the session's, once this store set it
+        # Commits here never wait for a WAL flush: a NOTIFY inside the claim costs nothing extra
+        setting = conn.execute("SHOW synchronous_commit").fetchone()
+        self.notify_inside = setting is not None and setting[0] == "off"
+        self.cursor = conn.cursor()
+        escape = psycopg.pq.Escaping(conn.pgconn).escape_literal
+        encoding = conn.info.encoding
+
+        def literal(value: Any) -> str:
+            if value is None:
+                return "NULL"
+            if value.__class__ is int:
+                return str(value)
+            if isinstance(value, int):
+                return str(int(value))
+            return escape(str(value).encode(encoding)).decode(encoding)
+
+        self.literal = literal
+
+
 class PostgresStore:
     """A board in a Postgres schema. Thread-safe: a plain connection behind a lock, or a pool."""
 
@@ -773,9 +806,10 @@ class PostgresStore:
         self._token_read_at = 0.0
         self._conn_used_at = 0.0
         self._at_once = threading.local()
-        # The claim statements each connection has prepared (a connection is one thread's at a
+        # What each connection has set up for one-trip claims (a connection is one thread's at a
         # time: the pool's or the plain one's lock).
-        self._prepared: weakref.WeakKeyDictionary[Conn, set[str]] = weakref.WeakKeyDictionary()
+        self._one_trips: weakref.WeakKeyDictionary[Conn, _OneTrip] = weakref.WeakKeyDictionary()
+        self._inside: dict[str, str] = {}
         self.migrations_applied = 0
         self.created = False
         if pool_size is not None and pool_size > 1:
@@ -812,12 +846,15 @@ class PostgresStore:
             # listener one fallback poll, nothing else.
             self._commit_and_notify = f"COMMIT; NOTIFY {self.channel}"
             # After a one-trip claim's COMMIT, as a transaction of its own for the same reason:
-            # the NOTIFY if the claim claimed (the claim statement marked the session), then
-            # the mark cleared.
+            # the NOTIFY and the mark cleared, in one statement, only if the claim claimed (the
+            # claim statement marked the session).
             self._notify_if_claimed = (
-                f"SELECT pg_notify('{self.channel}', '') "
-                f"WHERE current_setting('{NOTIFY_SETTING}', true) = '1'; "
-                f"SELECT set_config('{NOTIFY_SETTING}', '', false)"
+                f"SELECT pg_notify('{self.channel}', ''), "
+                f"set_config('{NOTIFY_SETTING}', '', false) "
+                f"WHERE current_setting('{NOTIFY_SETTING}', true) = '1'"
+            )
+            self._notify_mark_inside = (
+                f", CASE WHEN c.id IS NOT NULL THEN pg_notify('{self.channel}', '') END"
             )
             self._take_board_lock = f"SELECT pg_advisory_xact_lock({self.lock_key})"
             version = self._version(conn)
@@ -975,51 +1012,79 @@ class PostgresStore:
         self, conn: Conn, statement: str, params: dict[str, Any], lock_timeout_ms: int
     ) -> Row:
         """`statement` as its whole transaction, in one simple query: the PREPARE (the first time
-        on this connection), BEGIN with its lock timeout, EXECUTE with the parameters written in
-        as literals (libpq's own quoting), COMMIT, the NOTIFY when it claimed. Its one row."""
+        on this connection), then EXECUTE with the parameters written in as literals (libpq's
+        own quoting). Its one row. The lock timeout is the connection's own (the retry budget,
+        set once with the PREPARE; `SET LOCAL` only when a retry has less left).
+
+        The NOTIFY: where commits wait for a WAL flush (`synchronous_commit` on), it is a
+        transaction of its own after the claim's COMMIT (BEGIN, EXECUTE, COMMIT, then the NOTIFY
+        and the claim's mark cleared in one statement), since a NOTIFY holds the notify lock
+        through its commit and notifying claims would queue for one flush each. Where they do
+        not, the claim statement notifies itself: one statement, its own transaction, as the
+        floor's (benchmarks/claim_floor.py)."""
+        state = self._one_trips.get(conn)
+        if state is None:
+            state = self._one_trips[conn] = _OneTrip(conn)
+        if state.notify_inside:
+            statement = self._notify_inside(statement)
         name, prepare, order = _prepared(statement)
-        done = self._prepared.setdefault(conn, set())
-        escape = psycopg.pq.Escaping(conn.pgconn).escape_literal
-        encoding = conn.info.encoding
-
-        def literal(value: Any) -> str:
-            if value is None:
-                return "NULL"
-            if isinstance(value, int):
-                return str(int(value))
-            return escape(str(value).encode(encoding)).decode(encoding)
-
-        arguments = ", ".join(literal(params[key]) for key in order)
-        execute = (
-            f"BEGIN; SET LOCAL lock_timeout = {lock_timeout_ms}; "
-            f"EXECUTE {name} ({arguments}); COMMIT; {self._notify_if_claimed}"
-        )
-        cursor = conn.cursor()
+        literal = state.literal
+        arguments = ", ".join([literal(params[key]) for key in order])
+        budget = self.config.retry_budget_ms
+        own_timeout = lock_timeout_ms < budget - LOCK_TIMEOUT_SLACK_MS
+        if state.notify_inside and not own_timeout:
+            head, execute = "", f"EXECUTE {name} ({arguments})"
+        else:
+            head = (
+                f"BEGIN; SET LOCAL lock_timeout = {lock_timeout_ms}; " if own_timeout else "BEGIN; "
+            )
+            tail = "COMMIT" if state.notify_inside else f"COMMIT; {self._notify_if_claimed}"
+            execute = f"{head}EXECUTE {name} ({arguments}); {tail}"
+        cursor = state.cursor
         for again in (True, False):
-            first = name not in done
+            setup, skip = "", 1 + own_timeout if head else 0  # past BEGIN (and SET LOCAL)
+            if state.lock_timeout_ms != budget:
+                setup, skip = f"SET lock_timeout = {budget}; ", skip + 1
+            preparing = name not in state.prepared
+            if preparing:
+                setup, skip = f"{setup}{prepare}; ", skip + 1
             try:
                 # prepare=False: a text that never repeats is not worth psycopg's bookkeeping
-                cursor.execute(f"{prepare}; {execute}" if first else execute, prepare=False)
+                cursor.execute(setup + execute, prepare=False)
                 break
             except pg_errors.InvalidSqlStatementName:  # deallocated behind our back: again
-                self._resync_prepared(conn, name, done)
+                self._resync_prepared(conn, name, state)
                 if not again:
                     raise
             except BaseException:
-                if first:
-                    self._resync_prepared(conn, name, done)
+                state.lock_timeout_ms = None  # a SET in a transaction rolled back is undone
+                if preparing:
+                    self._resync_prepared(conn, name, state)
                 raise
-        done.add(name)
-        for _ in range(3 if first else 2):  # past PREPARE, BEGIN and SET
+        state.prepared.add(name)
+        state.lock_timeout_ms = budget
+        for _ in range(skip):
             cursor.nextset()
         row: Row | None = cursor.fetchone()
         assert row is not None
         return row
 
+    def _notify_inside(self, statement: str) -> str:
+        """The one-trip claim statement that sends its NOTIFY itself instead of marking the
+        session for the statement after its COMMIT (made once per statement)."""
+        inside = self._inside.get(statement)
+        if inside is None:
+            inside = self._inside[statement] = statement.replace(
+                _MARK_NOTIFY, self._notify_mark_inside
+            )
+        return inside
+
     @staticmethod
-    def _resync_prepared(conn: Conn, name: str, done: set[str]) -> None:
-        """After a failed one-trip query: whether its PREPARE stands, asked of the server."""
-        done.discard(name)
+    def _resync_prepared(conn: Conn, name: str, state: "_OneTrip") -> None:
+        """After a failed one-trip query: whether its PREPARE stands, asked of the server (its
+        session lock timeout is set again by the next one)."""
+        state.prepared.discard(name)
+        state.lock_timeout_ms = None
         if conn.broken or conn.closed:
             return
         if conn.info.transaction_status != IDLE:
@@ -1028,7 +1093,7 @@ class PostgresStore:
             "SELECT 1 FROM pg_prepared_statements WHERE name = %s", (name,)
         ).fetchone()
         if known is not None:
-            done.add(name)
+            state.prepared.add(name)
 
     def try_write(self, work: Callable[[Tx], T]) -> T | None:
         """One attempt that waits for no lock (a 1 ms lock timeout); None when it would have."""

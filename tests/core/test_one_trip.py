@@ -22,9 +22,13 @@ from tests.pg_cluster import Cluster
 START = 1_800_000_000_000
 
 
-@pytest.fixture
-def url(postgres_cluster: Cluster) -> str:
-    return new_postgres_board(postgres_cluster)
+@pytest.fixture(params=["flush_off", "flush_on"])
+def url(postgres_cluster: Cluster, request: pytest.FixtureRequest) -> str:
+    """A board on a server whose commits do not wait for a WAL flush (the test cluster's
+    `synchronous_commit = off`: the claim statement sends its NOTIFY itself), and one whose
+    sessions wait for it (the NOTIFY then follows the claim's COMMIT, in the same trip)."""
+    board = new_postgres_board(postgres_cluster)
+    return board if request.param == "flush_off" else f"{board}%20-csynchronous_commit%3Don"
 
 
 @contextmanager
@@ -49,7 +53,10 @@ def test_claims_and_heartbeats_are_one_round_trip_each(url: str) -> None:
         with round_trips() as sent:
             task = board.claim_next("alice")
         assert task is not None and len(sent) == 1, sent
-        assert sent[0].startswith("BEGIN") and "COMMIT" in sent[0]
+        if "synchronous_commit" in url:  # the NOTIFY after the COMMIT, in the same trip
+            assert sent[0].startswith("BEGIN; EXECUTE") and "COMMIT; SELECT pg_notify" in sent[0]
+        else:  # one statement, its own transaction, that notifies itself
+            assert sent[0].startswith("EXECUTE") and ";" not in sent[0]
         by_id = board.create_task("by id")
         with round_trips() as sent:
             board.claim(by_id.id, "bob")
@@ -108,6 +115,31 @@ def test_a_statement_deallocated_behind_the_store_is_prepared_again(url: str) ->
             conn.execute("DEALLOCATE ALL")
         assert board.claim_next("alice") is not None
         assert board.claim_next("alice") is not None
+
+
+def test_a_one_trip_claim_waits_for_a_row_lock_no_longer_than_the_budget(url: str) -> None:
+    """The lock timeout is the connection's own (set once, with the first PREPARE), and a claim
+    held up by a row lock gives up within the retry budget; the next claim on the same
+    connection still runs under it."""
+    import time
+
+    config = BoardConfig(retry_budget_ms=300)
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False, config=config) as board:
+        held, free = board.create_task("held"), board.create_task("free")
+        assert board.claim(free.id, "warm").id == free.id  # prepared: the session's timeout set
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("BEGIN")
+            other.execute("SELECT 1 FROM tasks WHERE id = %s FOR UPDATE", (held.id,))
+            for _ in range(2):
+                started = time.monotonic()
+                with pytest.raises(BoardError) as refused:
+                    board.claim(held.id, "alice")
+                assert refused.value.reason == "busy"
+                assert time.monotonic() - started < 5  # the budget, not for ever
+            other.execute("ROLLBACK")
+        assert board.claim(held.id, "alice").assignee_agent_id == "alice"
+        with board.store._connection() as conn:  # type: ignore[attr-defined]
+            assert conn.execute("SHOW lock_timeout").fetchone()[0] == "300ms"
 
 
 def test_an_expired_lease_is_swept_by_the_claim_that_finds_it(url: str) -> None:
