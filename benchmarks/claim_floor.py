@@ -69,7 +69,7 @@ SELECT * FROM claimed{notify}
 
 
 def floor_worker(
-    url: str, variant: str, agent: str, seconds: float, barrier: Any, out: Any
+    url: str, variant: str, agent: str, seconds: float, barrier: Any, out: Any, release: Any
 ) -> None:
     threshold = None if variant == "unprepared" else 0
     notify = ", pg_notify('kanban_floor', '')" if variant == "notify" else ""
@@ -127,15 +127,20 @@ def floor_worker(
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     out.put({"agent": agent, "claims": claims, "latencies": latencies, "cpu_s": cpu})
+    # Connected until the server's CPU has been read: a backend that exits in between takes its
+    # time out of the live processes before the postmaster has reaped it into its own.
+    release.wait(timeout=seconds * 20 + 120)
 
 
 def run(
     url: str, variant: str, workers: int, seconds: float, postmaster: int | None
 ) -> dict[str, Any]:
-    barrier = CTX.Barrier(workers + 1)
+    barrier, release = CTX.Barrier(workers + 1), CTX.Event()
     out = CTX.Queue()
     procs = [
-        CTX.Process(target=floor_worker, args=(url, variant, f"w{n}", seconds, barrier, out))
+        CTX.Process(
+            target=floor_worker, args=(url, variant, f"w{n}", seconds, barrier, out, release)
+        )
         for n in range(workers)
     ]
     for proc in procs:
@@ -146,6 +151,7 @@ def run(
     results = [out.get(timeout=seconds * 20 + 120) for _ in procs]
     elapsed = time.perf_counter() - started
     server_after = server_cpu_s(postmaster)
+    release.set()
     for proc in procs:
         proc.join()
     ids = Counter(task for result in results for task in result["claims"])

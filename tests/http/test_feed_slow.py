@@ -165,3 +165,35 @@ def test_a_stalled_follower_is_dropped_and_resumes_with_last_event_id(tmp_path: 
         assert got.ids + resumed.ids == wanted  # every missed event, in order, none twice
         assert "Traceback" not in log.read_text()
         assert "ASGI callable" not in log.read_text()  # dropped by the guard, not the backstop
+
+
+@pytest.mark.slow
+def test_a_slow_reader_that_keeps_taking_bytes_is_not_dropped(tmp_path: Path) -> None:
+    """Paused past the high-water mark for several allowances, but its buffer keeps shrinking:
+    a slow link, not a stall. Its stream stays open and catches up with every event."""
+    db = tmp_path / "board.db"
+    with serve(tmp_path, db, "--sse-send-timeout", "1") as (url, log, _pid):
+        with Board(db, reconcile_orphans=False) as writer:
+            start = writer.last_event_seq()
+            slow = stalled_follower(url, start)
+            follower = Follower(slow)
+            slow.settimeout(5)
+            began, batches = time.monotonic(), 0
+            while time.monotonic() - began < 4:  # four allowances of reading 20 KB/s
+                if batches < 10:
+                    items = [PlanItem(key=f"k{batches}_{n}", title=f"t{n}") for n in range(BATCH)]
+                    writer.create_plan(items)
+                    batches += 1
+                follower.feed(slow.recv(1024))
+                time.sleep(0.05)
+                assert not follower.eof, log.read_text()
+        wanted = all_seqs(db, start)
+        assert len(follower.ids) < len(wanted)  # it was behind: the server's buffers were full
+        deadline = time.monotonic() + 60
+        while not follower.ids or follower.ids[-1] < wanted[-1]:
+            assert time.monotonic() < deadline, "the slow reader never caught up"
+            follower.feed(slow.recv(65536))
+            assert not follower.eof, log.read_text()
+        slow.close()
+        assert follower.ids == wanted
+        assert "client that stopped reading" not in log.read_text()
