@@ -197,3 +197,37 @@ def test_a_slow_reader_that_keeps_taking_bytes_is_not_dropped(tmp_path: Path) ->
         slow.close()
         assert follower.ids == wanted
         assert "client that stopped reading" not in log.read_text()
+
+
+@pytest.mark.slow
+def test_a_stalled_follower_does_not_hold_up_sigterm(tmp_path: Path) -> None:
+    """Its allowance is 30 s and so is --graceful, yet at SIGTERM it gets one second: the server
+    is gone long before either."""
+    db = tmp_path / "board.db"
+    args = ("--sse-send-timeout", "30", "--graceful", "30")
+    with serve(tmp_path, db, *args) as (url, log, pid):
+        with Board(db, reconcile_orphans=False) as writer:
+            start = writer.last_event_seq()
+            readers = Fleet(url, 1, since=start)
+            assert readers.all_streaming()
+            stalled = stalled_follower(url, start)
+            for n in range(6):  # ~1 MB of events: far past what its buffers hold
+                writer.create_plan([PlanItem(key=f"k{n}_{k}", title="t") for k in range(BATCH)])
+            assert readers.all_have(all_seqs(db, start), timeout_s=60)
+        readers.close()
+        started = time.monotonic()
+        os.kill(pid, 15)
+        deadline = started + 20
+        while Path(f"/proc/{pid}").exists() and _running(pid):
+            assert time.monotonic() < deadline, "a stalled client held the shutdown up"
+            time.sleep(0.05)
+        stalled.close()
+        assert "client that stopped reading" in log.read_text()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not yet a zombie waiting for its parent (the test) to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

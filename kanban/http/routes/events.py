@@ -30,9 +30,10 @@ RECONNECT_MS = 1000  # the `retry:` hint of a stream the server ends at shutdown
 # long it lets ours finish on its own, goodbye included, before it cancels them.
 SHUTDOWN_GRACE_S = 1.0
 # Under `kanban serve` the connection of a client that takes nothing for --sse-send-timeout is
-# dropped by the server's protocol (stalls.py). This per-send timeout, longer, is the backstop
-# for a server without that guard: the stream ends, and that server closes the socket its way.
-SEND_BACKSTOP = 2
+# dropped by the server's protocol (stalls.py). This per-send timeout is the backstop for a
+# server without that guard, far longer: one send of a slow reader that still takes bytes may
+# wait seconds (until the transport's buffer is down to its low-water mark), and must not end it.
+SEND_BACKSTOP = 6
 
 
 @router.get(
