@@ -11,6 +11,7 @@ however it is spelled and a stale entry fails too.
 import ast
 from collections import Counter
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from pydantic.alias_generators import to_camel
@@ -41,7 +42,13 @@ PAYLOAD_NAMES = {payload.__name__: payload for payload in PAYLOADS.values()}
 def sources(*roots: str) -> Iterator[tuple[str, ast.Module]]:
     for root in roots:
         for path in sorted((ROOT / root).rglob("*.py")):
-            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(), str(path))
+            yield path.relative_to(ROOT).as_posix(), parsed(path)
+
+
+@cache
+def parsed(path: Path) -> ast.Module:
+    """Each file parsed once for the whole module: the checks only read the trees."""
+    return ast.parse(path.read_text(), str(path))
 
 
 def docstrings(tree: ast.Module) -> set[int]:
@@ -54,12 +61,15 @@ def docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
-def literals(tree: ast.Module) -> Iterator[tuple[int, str]]:
+@cache
+def literals(tree: ast.Module) -> tuple[tuple[int, str], ...]:
     """Every string literal and every constant part of an f-string, docstrings left out."""
     skip = docstrings(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            yield node.lineno, node.value
+    return tuple(
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+    )
 
 
 def offences(roots: tuple[str, ...], words: frozenset[str], *, exempt: set[str]) -> list[str]:
@@ -90,7 +100,7 @@ def test_execution_statuses_are_spelled_only_where_declared() -> None:
 def test_every_allowance_is_still_used() -> None:
     """An allowance that no longer matches its file is removed, not left to hide a new literal."""
     for (path, value), (count, why) in ALLOWED.items():
-        seen = sum(1 for _, v in literals(ast.parse((ROOT / path).read_text())) if v == value)
+        seen = sum(1 for _, v in literals(parsed(ROOT / path)) if v == value)
         assert seen == count, f"{path}: {seen} {value!r}, ALLOWED says {count} ({why})"
 
 
