@@ -63,8 +63,9 @@ def test_an_anchored_comment_keeps_its_anchor(board: Board) -> None:
     ],
 )
 def test_a_bad_anchor_is_refused_and_changes_nothing(
-    board: Board, anchor: dict[str, Any], field: str
+    shared_board: Board, anchor: dict[str, Any], field: str
 ) -> None:
+    board = shared_board
     task = board.create_task("parse plans")
     before = (board.comments(task.id), board.last_event_seq())
     names = {"lineText": "line_text"}

@@ -64,7 +64,9 @@ def test_neighbour_target_skips_illegal_columns() -> None:
 
 
 @pytest.mark.parametrize(("current", "target"), PAIRS)
-def test_board_enforces_every_pair(board: Board, current: str, target: str) -> None:
+def test_board_enforces_every_pair(shared_board: Board, current: str, target: str) -> None:
+    """Each pair on a fresh task of one board per backend (`shared_board`)."""
+    board = shared_board
     task = task_in(board, current)
     before = row(board, task.id)
     reason = "operator says so" if target == t.BLOCKED else None
