@@ -154,9 +154,15 @@ HOSTILE_IDS = [
 
 
 def refused_cli(
-    site: Site, args: list[str], reasons: tuple[str, ...], *, cwd: Path | None = None
+    site: Site,
+    args: list[str],
+    reasons: tuple[str, ...],
+    *,
+    before: tuple[Any, ...],
+    cwd: Path | None = None,
 ) -> None:
-    before = site.untouched()
+    """Refused, and everything is still as it was `before` the first refusal (the state a
+    refusal leaves is the next one's "before": taken once, not twice a command)."""
     run = site.kanban(*args, cwd=cwd)
     assert run.returncode == 2 and run.stdout == "", (args, run.stdout, run.stderr)
     error = json.loads(run.stderr.strip().splitlines()[-1])
@@ -166,26 +172,27 @@ def refused_cli(
 
 def test_hostile_repos_refs_shas_and_ids_are_refused_by_the_cli(site: Site) -> None:
     task_id = site.task()
+    before = site.untouched()
     provision = ["task", "workspace", "provision"]
     for label, repo in hostile_repos(site):
-        refused_cli(site, [*provision, "--repo", repo, "--", task_id], ("invalid_input",))
+        args = [*provision, "--repo", repo, "--", task_id]
+        refused_cli(site, args, ("invalid_input",), before=before)
         assert label
         # From inside a repository too: an empty or relative path must not mean "here".
-        refused_cli(
-            site, [*provision, "--repo", repo, "--", task_id], ("invalid_input",), cwd=site.repo
-        )
+        refused_cli(site, args, ("invalid_input",), before=before, cwd=site.repo)
     for ref in [*HOSTILE_REFS, *MORE_REFS]:
         args = [*provision, "--repo", str(site.repo), f"--base-ref={ref}", "--", task_id]
-        refused_cli(site, args, ("invalid_input",))
+        refused_cli(site, args, ("invalid_input",), before=before)
     for sha in HOSTILE_SHAS:
         args = [*provision, "--repo", str(site.repo), f"--base-sha={sha}", "--", task_id]
-        refused_cli(site, args, ("invalid_input",))
+        refused_cli(site, args, ("invalid_input",), before=before)
     for ident in HOSTILE_IDS:
         for verb in ("provision", "detail", "pause", "complete", "resume"):
             args = ["task", "workspace", verb]
             if verb == "provision":
                 args += ["--repo", str(site.repo)]
-            refused_cli(site, [*args, "--", ident], ("invalid_input", "not_found", "usage"))
+            reasons = ("invalid_input", "not_found", "usage")
+            refused_cli(site, [*args, "--", ident], reasons, before=before)
     # None of it reached git as an option: refusals come before git runs at all, or git was
     # only asked about a value it cannot read as one.
     for call in site.git_calls():
