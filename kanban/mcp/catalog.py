@@ -1,13 +1,14 @@
-"""The MCP tools by name, the tool sets a session may be started with, and the lease sentence
-their descriptions quote: declared here, without the SDK, so `kanban init` and the CLI's option
-choices read the same lists the server registers.
+"""The MCP tools by name, the tool sets a session may be started with, the lease sentence
+their descriptions quote, the board settings filled into them and the server's instructions:
+declared here, without the SDK, so `kanban init` and the CLI's option choices read the same lists
+and text the server registers.
 
 A worker needs the agent loop and nothing else; a reviewer reads finished work and judges it.
 Every tool a model cannot use in its role is context it pays for on every turn, so a session
 started with `--tools worker` lists only the worker's tools.
 """
 
-from boardlib.config import MINUTE_MS
+from boardlib.config import MINUTE_MS, BoardConfig
 
 # Every tool, in the order the server lists them.
 TOOLS: tuple[str, ...] = (
@@ -103,4 +104,43 @@ def lease_reminder(lease_ms: int) -> str:
     return (
         f"The lease lasts {minutes_text(lease_ms)}; renew at least every "
         f"{minutes_text(renew_every_ms(lease_ms))}."
+    )
+
+
+def settings(config: BoardConfig) -> dict[str, str]:
+    """What each `{placeholder}` in a tool's description becomes on a board with `config`."""
+    return {
+        "{lease}": lease_rule(config.lease_ms),
+        "{lease_short}": lease_reminder(config.lease_ms),
+        "{max_depth}": str(config.max_depth),
+        "{max_live_children}": str(config.max_live_children),
+        "{root_create_limit}": str(config.root_create_limit),
+        "{root_window}": minutes_text(config.root_create_window_ms),
+    }
+
+
+def describe(template: str, config: BoardConfig) -> str:
+    """A tool's description (its docstring on one line) with this board's settings."""
+    text = " ".join(template.split())
+    for placeholder, value in settings(config).items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def instructions(agent: str, lease_ms: int, tool_set: str = DEFAULT_TOOL_SET) -> str:
+    """What the model reads about the server as a whole, for the tools it was given."""
+    board = (
+        f"A shared kanban board for a team of agents. You act as agent {agent!r}; every call is "
+        "made under that name. "
+    )
+    if "claim_next" not in TOOL_SETS[tool_set]:
+        return board + (
+            "You review finished work: list_tasks with status=in_review, read each task with "
+            "get_task detail=true, then approve_task it or reject_task it saying what must "
+            "change. Never judge work you held yourself (self_review)."
+        )
+    return board + (
+        "The loop: claim_next, do the work, log_progress as you go, complete_task with a "
+        "summary (it goes to review; another agent approves or rejects it). When claim_next "
+        "finds nothing, explain says why. " + lease_rule(lease_ms)
     )

@@ -38,7 +38,7 @@ from boardlib.worktrees.results import GitFailure
 from kanban.documents import verdicts_as_objects
 
 from . import catalog
-from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, lease_reminder, lease_rule, minutes_text
+from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, describe, instructions
 from .hints import MCP_VERBS, hint_for, mcp_verbs
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
 
@@ -129,25 +129,6 @@ IDEMPOTENT = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
 ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-
-
-def instructions(agent: str, lease_ms: int, tool_set: str = DEFAULT_TOOL_SET) -> str:
-    """What the model reads about the server as a whole, for the tools it was given."""
-    board = (
-        f"A shared kanban board for a team of agents. You act as agent {agent!r}; every call is "
-        "made under that name. "
-    )
-    if "claim_next" not in TOOL_SETS[tool_set]:
-        return board + (
-            "You review finished work: list_tasks with status=in_review, read each task with "
-            "get_task detail=true, then approve_task it or reject_task it saying what must "
-            "change. Never judge work you held yourself (self_review)."
-        )
-    return board + (
-        "The loop: claim_next, do the work, log_progress as you go, complete_task with a "
-        "summary (it goes to review; another agent approves or rejects it). When claim_next "
-        "finds nothing, explain says why. " + lease_rule(lease_ms)
-    )
 
 
 def answer(doc: Doc) -> CallToolResult:
@@ -619,22 +600,12 @@ class BoardTools:
 
     def descriptions(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, str]:
         """Each tool's description: its docstring on one line, with this board's settings."""
-        config = self.session.config
-        settings = {
-            "{lease}": lease_rule(config.lease_ms),
-            "{lease_short}": lease_reminder(config.lease_ms),
-            "{max_depth}": str(config.max_depth),
-            "{max_live_children}": str(config.max_live_children),
-            "{root_create_limit}": str(config.root_create_limit),
-            "{root_window}": minutes_text(config.root_create_window_ms),
-        }
-        described = {}
-        for name in names:
-            text = " ".join((getattr(self, name).__doc__ or "").split())
-            for placeholder, value in settings.items():
-                text = text.replace(placeholder, value)
-            described[name] = text
-        return described
+        return {name: describe(self.template(name), self.session.config) for name in names}
+
+    @classmethod
+    def template(cls, name: str) -> str:
+        """A tool's description before the board's settings: its docstring on one line."""
+        return " ".join((getattr(cls, name).__doc__ or "").split())
 
     def parameters(self, names: tuple[str, ...] = catalog.TOOLS) -> dict[str, tuple[str, ...]]:
         """Each tool's parameter names as the model sees them, in signature order (the SDK fills

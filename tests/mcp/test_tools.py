@@ -155,7 +155,7 @@ def test_every_refusal_reason_has_a_hint_naming_what_to_do() -> None:
     ],
 )
 def test_the_lease_rule_follows_the_boards_lease(lease_ms: int, sentence: str) -> None:
-    from kanban.mcp.server import lease_rule
+    from kanban.mcp.catalog import lease_rule
 
     assert lease_rule(lease_ms).startswith(sentence)
 
