@@ -13,25 +13,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The console script (see `entry.main`).
 
     Agents call it in loops, so its start-up is part of every claim. Importing click and the board
-    core creates ~100,000 objects and no garbage worth collecting, yet the cyclic collector ran
-    over them again and again while they were created and once more at exit: ~30 million
-    instructions, a tenth of a `kanban task claim-next` call (callgrind). So the first call
-    imports them with the collector paused and then moves them to the permanent generation
-    (`gc.freeze`), where no later collection looks at them; the command itself runs with the
-    collector on as usual.
+    core with the cyclic collector running cost ~30 million instructions, a tenth of a `kanban
+    task claim-next` call (callgrind), collecting nothing; so the first call imports them with
+    the collector paused (`startup.load_paused`), and so does opening the board. The command
+    itself runs with the collector on as usual.
     """
-    import gc
-    import sys
+    from .startup import load_paused
 
-    if "kanban.cli.entry" not in sys.modules:
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            from . import entry  # noqa: F401  (click and the board core)
-        finally:
-            gc.freeze()
-            if collecting:
-                gc.enable()
+    load_paused("kanban.cli.entry")  # click and the CLI's root
     from .entry import main as run
 
     return run(argv)

@@ -9,18 +9,21 @@ from the environment (`KANBAN_TEST_CLOCK`/`KANBAN_NOW_MS`, `KANBAN_LEASE_MS`, ..
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from boardlib.board import Board
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
 from boardlib.errors import BoardError, Reason
 from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path, is_default_board
 
+from .startup import load_paused
 from .usage import Choice
+
+if TYPE_CHECKING:
+    from boardlib.board import Board
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,7 +90,7 @@ def board_path() -> BoardLocation:
 @contextmanager
 def open_board(
     *, reconcile_orphans: bool = True, read_only: bool = False, create: bool | None = None
-) -> Iterator[Board]:
+) -> Iterator["Board"]:
     """The resolved board, closed on the way out. `reconcile_orphans=False` for verbs that
     release expired leases in their own transaction anyway (claims, reconcile) or must not write
     (followers).
@@ -96,6 +99,9 @@ def open_board(
     an agent loop idles on forever: `create=True` for the verbs that make one (`db init`, `task
     dispatch`, `plan apply`), `create=False` for reads, and the default (None) lets a write
     create only the per-user default board. A created board is announced on stderr."""
+    load_paused("boardlib.board")  # here, not at import: `--help` opens no board
+    from boardlib.board import Board
+
     global opened_path
     path = opened_path = board_path()
     may_create = create if create is not None else is_default_board(path)
@@ -123,6 +129,9 @@ def open_board(
 def ensure_board(path: BoardLocation, *, create: bool) -> None:
     """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
     file or a missing one is refused here, as JSON, before the screen is taken over."""
+    load_paused("boardlib.board")
+    from boardlib.board import Board
+
     try:
         with Board(
             path, config=BoardConfig.from_env(), reconcile_orphans=False, create=create

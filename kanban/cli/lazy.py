@@ -6,10 +6,11 @@ Each subcommand is named by `"module:attribute"` and imported on first use; help
 section, in the order declared, which reads better than alphabetical for a protocol.
 """
 
-import importlib
 from collections.abc import Sequence
 
 import click
+
+from .startup import load_paused
 
 Section = tuple[str, dict[str, str]]
 
@@ -39,7 +40,7 @@ class LazyGroup(click.Group):
         command = self._loaded.get(name)
         if command is None:
             module_name, _, attribute = self._targets[name].partition(":")
-            loaded = getattr(importlib.import_module(module_name), attribute)
+            loaded = getattr(load_paused(module_name), attribute)
             if not isinstance(loaded, click.Command):
                 raise TypeError(f"{self._targets[name]} is not a click command")
             command = self._loaded[name] = loaded
