@@ -6,9 +6,16 @@ command and the baseline in interleaved rounds (so a burst of load on a shared m
 alike), and prints the median and minimum wall time of each, its ratio to the baseline, and one
 JSON line per command.
 
-With `--instructions` (needs valgrind) it also counts each command's user-space instructions
-once under callgrind: a ratio that does not move with the machine's load, for comparing changes
-on a busy machine (it leaves out the kernel's share, so it reads somewhat above the wall ratio).
+Each command's CPU time (user + system, from getrusage) is reported too: load inflates it far
+less than wall time. With `--instructions` (needs valgrind) it also counts each command's
+user-space instructions once under callgrind: a figure that does not move with the machine's
+load, for comparing changes on a busy machine (it leaves out the kernel's share).
+
+The commands are the verbs agents and the tests run most (claims, reads, dispatch), `kanban init
+--print` (which must not load the MCP SDK) and two help screens (which open no board). `python -S
+-c pass` is shown beside the baseline: in a development install, the `site` step alone imports
+setuptools' editable-install finder (pathlib, re, importlib.util), which an installed wheel does
+not, so the baseline there is ~3x a bare interpreter's and the ratios read low.
 
 The children run with PYTHONDONTWRITEBYTECODE unset (this environment sets it): an installed CLI
 keeps its bytecode cache, and without one every call would recompile the CLI's modules, which is
@@ -60,6 +67,15 @@ def timed(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) 
     return elapsed * 1000
 
 
+def timed_cpu(
+    argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)
+) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one run."""
+    cpu = _children_cpu_ms()
+    wall = timed(argv, env, expect)
+    return wall, _children_cpu_ms() - cpu
+
+
 def instructions(argv: list[str], env: dict[str, str]) -> int | None:
     """User-space instructions of one run under callgrind, or None without valgrind."""
     valgrind = shutil.which("valgrind")
@@ -88,6 +104,8 @@ def main() -> None:
 def measure(args: argparse.Namespace, bench: record.Run) -> None:
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "board.db"
+        repo = Path(folder) / "repo"
+        repo.mkdir()
         with Board(db) as board:
             for n in range(args.rounds + 10):
                 board.create_task(f"bench task {n}", priority=n % 5)
@@ -97,8 +115,10 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         python = sys.executable
         commands: dict[str, tuple[list[str], tuple[int, ...]]] = {
             "python -c pass": ([python, "-c", "pass"], (0,)),
-            "python -c 'import boardlib, click'": (
-                [python, "-c", "import boardlib, click"],
+            "python -S -c pass": ([python, "-S", "-c", "pass"], (0,)),
+            # the floor of a verb that opens a board (`import boardlib` alone loads nothing)
+            "python -c 'import boardlib.board, click'": (
+                [python, "-c", "import boardlib.board, click"],
                 (0,),
             ),
             "kanban task claim-next": ([KANBAN, "task", "claim-next", "--agent", "bench"], (0, 3)),
@@ -107,39 +127,51 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 (0,),
             ),
             "kanban task get": ([KANBAN, "task", "get", held.id], (0,)),
+            "kanban task list": ([KANBAN, "task", "list", "--limit", "20"], (0,)),
             "kanban task dispatch": ([KANBAN, "task", "dispatch", "--title", "bench"], (0,)),
+            "kanban init --print": ([KANBAN, "init", "--print", "--repo", str(repo)], (0,)),
+            "kanban serve --help": ([KANBAN, "serve", "--help"], (0,)),
+            "kanban mcp --help": ([KANBAN, "mcp", "--help"], (0,)),
         }
         for argv, expect in commands.values():  # warm the OS cache and the bytecode cache
             for _ in range(3):
                 timed(argv, env, expect)
 
         load_before = os.getloadavg()
-        samples: dict[str, list[float]] = {name: [] for name in commands}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, (argv, expect) in commands.items():
-                samples[name].append(timed(argv, env, expect))
+                samples[name].append(timed_cpu(argv, env, expect))
         load_after = os.getloadavg()
         counted = {
             name: instructions(argv, env) if args.instructions else None
             for name, (argv, _) in commands.items()
         }
 
-    base = samples["python -c pass"]
+    walls = {name: [wall for wall, _ in pairs] for name, pairs in samples.items()}
+    cpus = {name: statistics.median(cpu for _, cpu in pairs) for name, pairs in samples.items()}
+    base = walls["python -c pass"]
     base_median, base_min = statistics.median(base), min(base)
+    base_cpu = cpus["python -c pass"]
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; load average {load_before[0]:.1f} -> {load_after[0]:.1f}; "
         f"{args.rounds} interleaved rounds; PYTHONDONTWRITEBYTECODE unset in the children"
     )
-    print(f"{'command':40} {'median ms':>10} {'min ms':>8} {'ratio':>7} {'ratio(min)':>11}")
-    for name, times in samples.items():
+    print(
+        f"{'command':40} {'median ms':>10} {'min ms':>8} {'ratio':>7} {'ratio(min)':>11} "
+        f"{'cpu ms':>8} {'Ir (M)':>8}"
+    )
+    for name, times in walls.items():
         median, fastest = statistics.median(times), min(times)
+        count = counted[name]
         print(
             f"{name:40} {median:10.1f} {fastest:8.1f} {median / base_median:7.2f} "
-            f"{fastest / base_min:11.2f}"
+            f"{fastest / base_min:11.2f} {cpus[name]:8.1f} "
+            f"{'-' if count is None else f'{count / 1e6:.0f}':>8}"
         )
     base_instructions = counted["python -c pass"]
-    for name, times in samples.items():
+    for name, times in walls.items():
         median = statistics.median(times)
         line: dict[str, object] = {
             "measurement": "cli_startup",
@@ -150,6 +182,8 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             "ratio": round(median / base_median, 2),
             "ratio_of_minimums": round(min(times) / base_min, 2),
             "within_3x": median / base_median <= 3,
+            "cpu_median_ms": round(cpus[name], 1),
+            "cpu_ratio": round(cpus[name] / base_cpu, 2) if base_cpu else None,
         }
         count = counted[name]
         if count is not None and base_instructions:
@@ -173,12 +207,6 @@ MCP_TARGET_MS = 1000.0
 def _children_cpu_ms() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (usage.ru_utime + usage.ru_stime) * 1000
-
-
-def _timed_process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    cpu = _children_cpu_ms()
-    wall = timed(argv, env)
-    return wall, _children_cpu_ms() - cpu
 
 
 async def _mcp_first_result(env: dict[str, str]) -> tuple[float, float]:
@@ -222,7 +250,7 @@ def mcp_startup(rounds: int, bench: record.Run) -> None:
         load_before = os.getloadavg()
         for _ in range(rounds):
             for name, argv in processes.items():
-                samples[name].append(_timed_process(argv, env))
+                samples[name].append(timed_cpu(argv, env))
             samples[first].append(anyio.run(_mcp_first_result, env))
         load_after = os.getloadavg()
 

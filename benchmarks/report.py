@@ -180,9 +180,11 @@ def cli(lines: list[Line]) -> list[str]:
         "",
     ]
     out += table(
-        ["command", "median ms", "min ms", "ratio", "ratio of minimums", "within 3x"],
+        ["command", "median ms", "min ms", "ratio", "ratio of minimums", "within 3x", "CPU ms",
+         "CPU ratio"],
         ([f"`{ln['process']}`", ln["median_ms"], ln["min_ms"], ln["ratio"],
-          ln["ratio_of_minimums"], ln["within_3x"]] for ln in calls),
+          ln["ratio_of_minimums"], ln["within_3x"], ln.get("cpu_median_ms"),
+          ln.get("cpu_ratio")] for ln in calls),
     )  # fmt: skip
     if any("instructions_ratio" in ln for ln in calls):
         out += table(
