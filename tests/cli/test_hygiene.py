@@ -1,8 +1,9 @@
 """What a `kanban` call imports, and the commands that only start other programs.
 
 An agent pays for every import on every claim, so the claim path must load neither the TUI,
-the web stack, git nor pydantic/rich. Measured with `python -X importtime` on the real console
-script, which lists every module the process imported.
+the web stack, git nor pydantic/rich; `kanban init` not the MCP SDK (it reads the tool list's
+size from `kanban/mcp/listing.json`); help no board. Measured with `python -X importtime` on
+the real console script, which lists every module the process imported.
 """
 
 import subprocess
@@ -13,10 +14,33 @@ import pytest
 
 from tests.cli.conftest import KANBAN, Kanban
 
-HEAVY = ("textual", "fastapi", "uvicorn", "git", "pydantic", "rich", "yaml", "starlette")
+# What a verb pays for only if it uses it: the servers, the MCP SDK, pydantic, the TUI, rich (the
+# table format), git, the diff parser and the plan parser.
+HEAVY = (
+    "textual",
+    "tui",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "sse_starlette",
+    "mcp",
+    "anyio",
+    "git",
+    "unidiff",
+    "pydantic",
+    "rich",
+    "yaml",
+)
 
 
 def imported_modules(kanban: Kanban, *args: str) -> tuple[int, set[str]]:
+    """The exit code and the top-level packages the call imported."""
+    code, names = imported_names(kanban, *args)
+    return code, {name.split(".")[0] for name in names}
+
+
+def imported_names(kanban: Kanban, *args: str) -> tuple[int, set[str]]:
+    """The exit code and every module the call imported, by its full name."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", str(KANBAN), *args],
         env=kanban.env(),
@@ -30,7 +54,7 @@ def imported_modules(kanban: Kanban, *args: str) -> tuple[int, set[str]]:
         if line.startswith("import time:") and "|" in line:
             name = line.rsplit("|", 1)[1].strip()
             if name != "imported package":
-                modules.add(name.split(".")[0])
+                modules.add(name)
     return done.returncode, modules
 
 
@@ -50,15 +74,25 @@ def kanban(board_path: Path) -> Kanban:
         ("task", "dispatch", "--title", "new"),
         ("task", "list"),
         ("events",),
+        ("init", "--print", "--repo", "{repo}"),
         ("--help",),
+        ("serve", "--help"),
+        ("mcp", "--help"),
     ],
-    ids=["claim-next", "dispatch", "list", "events", "help"],
+    ids=["claim-next", "dispatch", "list", "events", "init", "help", "serve-help", "mcp-help"],
 )
-def test_agent_commands_import_no_heavy_module(kanban: Kanban, args: tuple[str, ...]) -> None:
-    code, modules = imported_modules(kanban, *args)
+def test_agent_commands_import_no_heavy_module(
+    kanban: Kanban, args: tuple[str, ...], tmp_path: Path
+) -> None:
+    (tmp_path / "repo").mkdir()
+    code, names = imported_names(kanban, *(arg.format(repo=tmp_path / "repo") for arg in args))
+    modules = {name.split(".")[0] for name in names}
     assert code == 0
     assert "boardlib" in modules and "click" in modules  # the probe sees real imports
     assert sorted(modules & set(HEAVY)) == []
+    assert "kanban.mcp.server" not in names
+    if args[-1] == "--help" and len(args) == 2:  # a command's help opens no board
+        assert "boardlib.board" not in names
 
 
 def test_the_probe_does_see_heavy_imports(kanban: Kanban, tmp_path: Path) -> None:

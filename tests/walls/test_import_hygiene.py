@@ -1,17 +1,13 @@
 """Headless code stays headless: importing boardlib and running an agent's claim loop loads none
-of the UI, server or git stacks (nor pydantic, which costs more than the claim itself); the CLI's
-common verbs load none of them either, and `kanban init` not the MCP SDK."""
+of the UI, server or git stacks (nor pydantic, which costs more than the claim itself), and
+`boardlib`'s names load on first use. (The CLI's verbs: tests/cli/test_hygiene.py.)"""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import boardlib
-from boardlib import Board
 
 FORBIDDEN = ("textual", "fastapi", "uvicorn", "starlette", "git", "click", "rich", "pydantic")
 # The Postgres store is imported only for a postgresql:// board: a SQLite agent never pays for it.
@@ -76,79 +72,6 @@ def test_the_mcp_server_imports_no_ui_git_or_http_framework(tmp_path: Path) -> N
     assert {"mcp", "kanban", "boardlib"} <= loaded
     heavy = {"textual", "git", "fastapi", "tui", "yaml", "unidiff"}
     assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
-
-
-# What a verb pays for only if it uses it: the servers, the MCP SDK, pydantic, the TUI, rich (the
-# table format), git, the diff parser, the plan parser and the Postgres driver.
-HEAVY = (
-    "fastapi",
-    "uvicorn",
-    "starlette",
-    "sse_starlette",
-    "anyio",
-    "httpx",
-    "mcp",
-    "pydantic",
-    "textual",
-    "rich",
-    "git",
-    "unidiff",
-    "yaml",
-    "tui",
-    *POSTGRES,
-)
-
-CLI_SCRIPT = """
-import contextlib, io, json, sys
-from kanban.cli import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[1:])
-loaded = sorted({name.split(".")[0] for name in sys.modules})
-modules = sorted(sys.modules)
-print(json.dumps({"code": code, "out": out.getvalue(), "loaded": loaded, "modules": modules}))
-"""
-
-
-@pytest.mark.parametrize(
-    "verb",
-    [
-        ["task", "list"],
-        ["task", "claim-next", "--agent", "alice"],
-        ["task", "dispatch", "--title", "job"],
-        ["init", "--print", "--repo", "{repo}"],
-        ["serve", "--help"],
-        ["mcp", "--help"],
-    ],
-    ids=" ".join,
-)
-def test_a_cli_verb_imports_only_what_it_uses(tmp_path: Path, verb: list[str]) -> None:
-    """Each `kanban` process pays for every module it imports, and agents and the tests start
-    hundreds: `kanban init` reads the tool list's size from `listing.json` instead of building
-    the server (a second of the SDK and pydantic), and help opens no board."""
-    db = tmp_path / "board.db"
-    with Board(db) as board:
-        board.create_task("job")
-    (tmp_path / "repo").mkdir()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("KANBAN_")}
-    env["KANBAN_DB"] = str(db)
-    args = [arg.format(repo=tmp_path / "repo") for arg in verb]
-    result = subprocess.run(
-        [sys.executable, "-c", CLI_SCRIPT, *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    report = json.loads(result.stdout)
-    assert report["code"] in (0, 3), result.stderr  # 3: nothing to claim
-    assert report["out"], "the verb printed nothing: it did not run"
-    loaded = set(report["loaded"])
-    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
-    assert "kanban.mcp.server" not in report["modules"]
-    if verb[-1] == "--help":
-        assert "boardlib.board" not in report["modules"]
 
 
 def test_boardlib_names_load_on_first_use(tmp_path: Path) -> None:
