@@ -54,17 +54,27 @@ FIXED_MAX = 4096
 _FIXED: dict[tuple[str, ...], tuple[float, Any]] = {}
 
 
-def fixed(key: tuple[str, ...], compute: Callable[[], T]) -> T:
-    """`compute()`, remembered under `key` (the repository and object ids it depends on)."""
+def fixed(
+    key: tuple[str, ...], compute: Callable[[], T], *, still: Callable[[T], bool] | None = None
+) -> T:
+    """`compute()`, remembered under `key` (the repository and object ids it depends on).
+    `still(value)` says whether a remembered answer that names an object git wrote for it (a
+    merged tree) may be used again: a repository deleted and made again at the same path holds
+    the same commits under fixed dates, but not the objects the old one wrote."""
     now = time.monotonic()
     known = _FIXED.get(key)
-    if known is not None and now - known[0] < FIXED_TTL_S:
+    if known is not None and now - known[0] < FIXED_TTL_S and (still is None or still(known[1])):
         return known[1]  # type: ignore[no-any-return]
     value = compute()
     if len(_FIXED) >= FIXED_MAX:
         _FIXED.clear()
     _FIXED[key] = (now, value)
     return value
+
+
+def _has(repo: Path, sha: str | None) -> bool:
+    """Whether the repository holds object `sha` (None: nothing to hold), from the kept lookup."""
+    return sha is None or rev(repo, sha) is not None
 
 
 def is_sha(name: str) -> bool:
@@ -333,7 +343,11 @@ def without_bookkeeping(repo: Path, tree: str, base: str) -> str:
     it: dropped when `base` has none, `base`'s own file when the repository has one by that name.
     So whatever an agent did to them, they are never part of a change that lands."""
     if is_sha(tree) and is_sha(base):
-        return fixed((str(repo), "clean", tree, base), lambda: _without(repo, tree, base))
+        return fixed(
+            (str(repo), "clean", tree, base),
+            lambda: _without(repo, tree, base),
+            still=lambda clean: _has(repo, clean),
+        )
     return _without(repo, tree, base)
 
 
@@ -416,7 +430,11 @@ def merge(repo: Path, ours: str, theirs: str) -> Merged:
     """The three-way merge of two commits at their merge base, in memory (`merge-tree
     --write-tree`): the merged tree, or the conflicting paths."""
     if is_sha(ours) and is_sha(theirs):
-        found = fixed((str(repo), "merge", ours, theirs), lambda: _merge(repo, ours, theirs))
+        found = fixed(
+            (str(repo), "merge", ours, theirs),
+            lambda: _merge(repo, ours, theirs),
+            still=lambda merged: _has(repo, merged.tree),
+        )
         return Merged(found.tree, list(found.conflicts))
     return _merge(repo, ours, theirs)
 

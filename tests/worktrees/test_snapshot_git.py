@@ -161,6 +161,35 @@ def test_refs_are_read_afresh_and_from_a_repository_made_again(tmp_path: Path) -
     assert landgit.branch_tip(remade, "main") == git(remade, "rev-parse", "main")
 
 
+def test_a_merge_remembered_in_a_repository_is_not_reused_in_one_made_again(
+    tmp_path: Path,
+) -> None:
+    """Fixed dates make the same commits in a repository made again at the same path, but the
+    merged tree one of them wrote is not in the other: the remembered merge is not reused."""
+    import shutil
+
+    def two_sides(repo: Path) -> tuple[str, str]:
+        git(repo, "checkout", "-q", "-b", "side")
+        (repo / "side.py").write_text("SIDE = 1\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "side")
+        git(repo, "checkout", "-q", "main")
+        (repo / "main.py").write_text("MAIN = 1\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "main")
+        return git(repo, "rev-parse", "main"), git(repo, "rev-parse", "side")
+
+    made = make_repo(tmp_path / "again")
+    ours, theirs = two_sides(made)
+    tree = landgit.merge(made, ours, theirs).tree
+    assert tree is not None
+    shutil.rmtree(made)
+    remade = make_repo(tmp_path / "again")
+    assert two_sides(remade) == (ours, theirs)  # the same commits, by their ids
+    assert landgit.merge(remade, ours, theirs).tree == tree
+    assert git(remade, "cat-file", "-t", tree) == "tree"  # written here, not remembered
+
+
 def test_a_scratch_checkout_left_used_is_cleaned_before_its_next_verify(
     repo: Path, tmp_path: Path
 ) -> None:
