@@ -11,9 +11,12 @@ import textual.constants
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
+from textual.widgets._toast import Toast
+from textual.worker import WorkerState
 
 from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
+from tui.cards import CARD_HEIGHT
 from tui.components.confirm import ConfirmDialog
 from tui.screenshots import START_MS, build_demo_board
 
@@ -98,6 +101,40 @@ async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float =
     raise AssertionError(f"condition not met within {timeout} s")
 
 
+def cards_loaded(app: KanbanApp) -> bool:
+    """Every card row the board shows is loaded: no page of a column is still on its way (a row
+    not loaded yet is drawn as a blank card)."""
+    for column in app.board_screen.board.columns.values():
+        if column.collapsed or column.strip or not column.rows:
+            continue
+        top = column.scroll_offset.y // CARD_HEIGHT
+        bottom = min(column.rows, (column.scroll_offset.y + column.size.height) // CARD_HEIGHT + 1)
+        if any(column.id_at(row) is None for row in range(top, bottom)):
+            return False
+    return True
+
+
+def quiet(app: KanbanApp) -> bool:
+    """Nothing the frame may still change with: no toast on screen and no worker pending or
+    running (a drawer read's worker runs until its result is drawn: `call_from_thread` waits)."""
+    busy = (WorkerState.PENDING, WorkerState.RUNNING)
+    return not app.query(Toast) and not any(worker.state in busy for worker in app.workers)
+
+
+async def settled(pilot: Pilot[Any], check: Callable[[], object] = lambda: True) -> None:
+    """The frame a screenshot takes is final: the board loaded with every shown card, `check`
+    holds, nothing is under way; twice, an idle pause apart (a timer may start a read)."""
+    app = pilot.app
+    assert isinstance(app, KanbanApp)
+
+    def steady() -> bool:
+        return app.loaded and cards_loaded(app) and bool(check()) and quiet(app)
+
+    for _ in range(2):
+        await until(pilot, steady, timeout=30)
+        await pilot.pause()
+
+
 async def loaded(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, KanbanApp)
@@ -116,7 +153,7 @@ async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
             return False
         return time.monotonic() >= screen.answerable_at
 
-    await until(pilot, shown)
+    await until(pilot, shown, timeout=30)  # a bound: a preview (git) may come first
     assert isinstance(app.screen, ConfirmDialog)
     return app.screen
 

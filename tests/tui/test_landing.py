@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from boardlib import Board, ManualClock
-from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
+from tests.tui.conftest import OPERATOR, Notes, fresh, settled, shown_question, until, utc
 from tests.tui.test_drawer import drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
@@ -70,10 +70,10 @@ def landing_text(app: KanbanApp) -> str:
 
 
 async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
-    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=30)
-    dialog = app.screen
-    assert isinstance(dialog, ConfirmDialog)
-    await pilot.pause(0.05)
+    """The question once it takes answers: a key pressed before it was painted (or within
+    `READ_S` of the paint) is dropped by the app, so an answer sent sooner waits forever."""
+    dialog = await shown_question(pilot)
+    assert app.screen is dialog
     return dialog
 
 
@@ -171,26 +171,32 @@ async def test_land_a_done_task_from_the_palette(review) -> None:  # type: ignor
     notes = Notes()
     app = app_on(board, clock)
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
-        await until(pilot, lambda: app.loaded)
+        await until(pilot, lambda: app.loaded, timeout=30)
         app.jump_to(task_id)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: getattr(app.selected_task(), "id", None) == task_id)
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"land")
-        from textual.command import CommandList, CommandPalette
+        from textual.command import CommandInput, CommandList, CommandPalette
 
-        assert isinstance(app.screen, CommandPalette)
-        hits = app.screen.query_one(CommandList)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), timeout=30)
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        await until(pilot, lambda: palette.focused is palette.query_one(CommandInput), timeout=30)
+        await pilot.press(*"land")
+        hits = palette.query_one(CommandList)
         wanted = f"Land {task_id}"
 
-        def prompts() -> list[str]:
-            return [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
+        def prompt(index: int | None) -> str:
+            return "" if index is None else str(hits.get_option_at_index(index).prompt)
 
-        await until(pilot, lambda: any(p.startswith(wanted) for p in prompts()), timeout=20)
-        index = next(i for i, p in enumerate(prompts()) if p.startswith(wanted))
-        for _ in range(index + (hits.highlighted is None)):
+        # The list is final only once every provider has answered: a late batch re-sorts it and
+        # puts the highlight back on top, so a choice made on the first batch could be undone.
+        await settled(pilot, lambda: palette.query_one(CommandInput).value == "land")
+        assert any(prompt(i).startswith(wanted) for i in range(hits.option_count))
+        for _ in range(hits.option_count):
+            if prompt(hits.highlighted).startswith(wanted):
+                break
             await pilot.press("down")
-        await pilot.pause(0.1)
+        assert prompt(hits.highlighted).startswith(wanted)
         await pilot.press("enter")
         dialog = await confirm(pilot, app)
         assert dialog.title_text == f"Land {task_id}?"
