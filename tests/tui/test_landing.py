@@ -333,12 +333,28 @@ async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(revie
 
 @pytest.mark.slow
 async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # type: ignore[no-untyped-def]
+    """The preview first finds the task's lock held (a landing elsewhere): it says so, and
+    once the lock is free it is read again by itself (its stamp did not change). Then `W`."""
+    from boardlib.worktrees import Worktrees
+    from boardlib.worktrees.lock import WorktreeLock
+
     board, clock = review
     task_id = board.ids["gated"]
     main_before = git(board.repo, "rev-parse", "main")
+    with Board(board.db, read_only=True) as b:
+        ws = b.view(task_id).workspaces[-1]
+        held = WorktreeLock(
+            Worktrees(b).layout.lock_path(Path(ws.repo_path), task_id),
+            purpose=f"land {task_id}", subject=task_id, timeout_s=5,
+        ).acquire()  # fmt: skip
     app = app_on(board, clock, "gated")
     async with app.run_test(size=(160, 48)) as pilot:
         await opened(pilot, app, task_id)
+        try:
+            await until(pilot, lambda: "cannot land" in landing_text(app), timeout=30)
+            assert "W: land" not in landing_text(app)
+        finally:
+            held.release()
         await until(pilot, lambda: "W: land" in landing_text(app), timeout=30)
         [binding] = [b for key, b in app.screen.active_bindings.items() if key == "W"]
         assert binding.binding.id == "task.land" and binding.enabled  # the footer says Land
