@@ -1,6 +1,7 @@
 """Shared pieces of the TUI tests: a deterministic board, the app on it, and waiting helpers."""
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,8 @@ from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
 from tui.cards import CARD_HEIGHT
 from tui.components.confirm import ConfirmDialog
+from tui.review_board import START_MS as REVIEW_START_MS
+from tui.review_board import ReviewBoard, build_review_board
 from tui.screenshots import START_MS, build_demo_board
 
 OPERATOR = "operator:test"
@@ -42,11 +45,71 @@ def utc() -> None:
     time.tzset()
 
 
+_demo_kept: list[tuple[Path, int, dict[str, str]]] = []  # this process's build: file, clock, ids
+
+
 def demo_board(folder: Path) -> tuple[Path, ManualClock, dict[str, str]]:
-    clock = ManualClock(START_MS)
+    """The demo board as `folder/board.db`, with the clock where its build left it: built once
+    per test process (some sixty writes), then copied (a board file holds no path of its own)."""
+    if not _demo_kept:
+        import atexit
+        import tempfile
+
+        kept = Path(tempfile.mkdtemp(prefix="kanban-demo-board-"))
+        atexit.register(shutil.rmtree, kept, ignore_errors=True)
+        clock = ManualClock(START_MS)
+        ids = build_demo_board(kept / "board.db", clock)
+        assert not (kept / "board.db-wal").exists()  # the whole board is in the one file
+        _demo_kept.append((kept / "board.db", clock.now_ms(), ids))
+    source, now_ms, ids = _demo_kept[0]
     path = folder / "board.db"
-    ids = build_demo_board(path, clock)
-    return path, clock, ids
+    shutil.copyfile(source, path)
+    return path, ManualClock(now_ms), dict(ids)
+
+
+class ReviewTemplate:
+    """The review board (real git worktrees) built once per test process in `place` and kept
+    whole beside it: each test gets it restored in that same place, so every absolute path the
+    build recorded (the worktrees' git links, the board's workspace rows) holds, and no test sees
+    what another one did to it. A restore copies a few hundred small files; a build runs git
+    and the gate's verify command some fifty times."""
+
+    def __init__(
+        self, place: Path, build: "Callable[[Path], ReviewBoard]", *, kept: Path | None = None
+    ) -> None:
+        self.place = place
+        self.kept = kept or place.with_name(place.name + "-kept")
+        self._build = build
+        self.board: ReviewBoard | None = None
+
+    def restore(self) -> ReviewBoard:
+        shutil.rmtree(self.place, ignore_errors=True)
+        if self.board is None:
+            self.board = self._build(self.place)
+            shutil.rmtree(self.kept, ignore_errors=True)
+            shutil.copytree(self.place, self.kept, symlinks=True)
+        else:
+            shutil.copytree(self.kept, self.place, symlinks=True)
+        return self.board
+
+
+@pytest.fixture(scope="session")
+def review_template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
+    place = tmp_path_factory.mktemp("review") / "board"
+    return ReviewTemplate(place, lambda at: build_review_board(at, ManualClock(REVIEW_START_MS)))
+
+
+@pytest.fixture
+def review_board(
+    review_template: ReviewTemplate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ReviewBoard:
+    """A fresh review board for this test (`ReviewTemplate`), the test run in its own temp
+    folder, in UTC, with `KANBAN_WORKTREES` pointing at the board's worktrees."""
+    utc()
+    monkeypatch.chdir(tmp_path)
+    board = review_template.restore()
+    monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
+    return board
 
 
 def fresh(path: Path, task_id: str) -> Task:
@@ -92,7 +155,12 @@ class Notes:
         ]
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float = 5.0) -> None:
+UNTIL_S = 30.0  # a bound on what must happen, not a wait: on a loaded 2-core CI, 5 s was missed
+
+
+async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float = UNTIL_S) -> None:
+    """Wait for `check` to hold, failing after `timeout` seconds (it costs nothing when it
+    holds sooner; a test that proves something does not happen must not use it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

@@ -5,7 +5,6 @@ the review keys go through the board's rules."""
 
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,23 +13,19 @@ from textual.widgets import TextArea
 from boardlib import Board, ManualClock
 from boardlib.narration import ROUTINE, narrate
 from boardlib.worktrees import SOR_FILES, Worktrees
-from tests.tui.conftest import OPERATOR, Notes, answer, until, utc
+from tests.tui.conftest import OPERATOR, Notes, answer, until
 from tui.app import KanbanApp
 from tui.components.diff_view import HEADER, LINE, DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.files_pane import FilesPane
 from tui.components.prompt import PromptDialog
-from tui.review_board import START_MS, ReviewBoard, build_review_board
+from tui.review_board import START_MS, ReviewBoard
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
-    utc()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))  # restored afterwards
-    clock = ManualClock(START_MS + 3_600_000)
-    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
 
 
 def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None, **kw: Any) -> KanbanApp:

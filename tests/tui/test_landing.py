@@ -13,22 +13,18 @@ from typing import Any
 import pytest
 
 from boardlib import Board, ManualClock
-from tests.tui.conftest import OPERATOR, Notes, fresh, settled, shown_question, until, utc
+from tests.tui.conftest import OPERATOR, Notes, fresh, settled, shown_question, until
 from tests.tui.test_drawer import drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
 from tui.components.landing_line import LandingLine
-from tui.review_board import START_MS, ReviewBoard, build_review_board
+from tui.review_board import START_MS, ReviewBoard
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
-    utc()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    clock = ManualClock(START_MS + 3_600_000)
-    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
 
 
 def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None) -> KanbanApp:

@@ -42,10 +42,8 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewBoard]:
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReviewBoard:
-    utc()
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    return build_review_board(tmp_path, ManualClock(START_MS))
+def review(review_board: ReviewBoard) -> ReviewBoard:
+    return review_board
 
 
 def app_on(board: ReviewBoard, task: str, **kw: Any) -> KanbanApp:

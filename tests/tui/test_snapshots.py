@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from boardlib import transitions as t
-from tests.tui.conftest import demo_board, make_app, settled, until, utc
+from tests.tui.conftest import ReviewTemplate, demo_board, make_app, settled, until, utc
 from tui.app import KanbanApp
 
 
@@ -40,8 +40,21 @@ def test_board_at_160x48(app, snap_compare) -> None:  # type: ignore[no-untyped-
 FIXED_FOLDER = Path("/tmp/kanban-tui-snapshot-review")  # the Overview shows the worktree's path
 
 
+@pytest.fixture(scope="module")
+def review_template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
+    """Built in the fixed folder the first time, kept in this process's own temp folder."""
+    from boardlib import ManualClock
+    from tui.review_board import START_MS, build_review_board
+
+    return ReviewTemplate(
+        FIXED_FOLDER,
+        lambda at: build_review_board(at, ManualClock(START_MS)),
+        kept=tmp_path_factory.mktemp("snapshot-review") / "kept",
+    )
+
+
 @pytest.fixture
-def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def review_app(review_template: ReviewTemplate, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """The review board (real worktrees; fixed git dates, so main's tip is the same every run)
     with its drawer open on the task in review, in a fixed folder (the Overview shows the
     worktree's path), held under a lock so two runs on one machine do not share it."""
@@ -49,16 +62,14 @@ def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     import shutil
 
     from boardlib import ManualClock
-    from tui.review_board import START_MS, build_review_board
+    from tui.review_board import START_MS
 
     utc()
     with open(f"{FIXED_FOLDER}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
-        FIXED_FOLDER.mkdir()
+        board = review_template.restore()
         monkeypatch.chdir(FIXED_FOLDER)
-        monkeypatch.setenv("KANBAN_WORKTREES", str(FIXED_FOLDER / "worktrees"))
-        board = build_review_board(FIXED_FOLDER, ManualClock(START_MS))
+        monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
         yield make_app(board.db, ManualClock(START_MS + 300_000), open_task=board.ids["review"])
         monkeypatch.chdir("/")
         shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
