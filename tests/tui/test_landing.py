@@ -114,7 +114,7 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
         assert "shop/discounts.py" in tree and "TASK.md" not in tree and "init.sh" not in tree
         short = landed.landed_commit[:7]  # type: ignore[index]
         await until(pilot, lambda: f"landed as {short} on main" in landing_text(app), 30)
-        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()), timeout=20)
+        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()))
         # The card carries the commit; the history says who landed it, where and as what.
         await until(pilot, lambda: app.state.tasks[task_id].landed_commit is not None)
         assert f"⤓{short}" in card_text(app, task_id)
@@ -126,7 +126,6 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
             lambda: (
                 f"{OPERATOR} approved and landed {task_id} on main as {short}" in screen_text(app)
             ),
-            timeout=10,
         )
         assert not notes.errors()
 
@@ -286,11 +285,11 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
         await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
         app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
         # the landing waits for the flag forever: any timeout shows the write did not wait on it
-        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=20)
+        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1)
         assert fresh(board.db, task_id).landed_commit is None  # still verifying
         flag.write_text("")
         await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
-        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=20)
+        await until(pilot, lambda: "landing:" not in landing_text(app))
         assert "landed as" in landing_text(app)
         assert not notes.errors()
 
@@ -358,7 +357,7 @@ async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # typ
         dialog = await confirm(pilot, app)
         assert dialog.title_text == f"Land {task_id}?"
         await pilot.press("enter")  # the safe button has the focus: back out
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog), timeout=20)
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
         await pilot.pause(0.3)
     assert git(board.repo, "rev-parse", "main") == main_before
     assert fresh(board.db, task_id).landed_commit is None
