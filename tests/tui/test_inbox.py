@@ -11,7 +11,7 @@ import pytest
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib import transitions as t
-from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, until
+from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
 from tui import notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.inbox_screen import InboxScreen
@@ -177,7 +177,6 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
     onto main. A second task whose landing is refused (main checked out dirty) is told in a
     notification and stays in the inbox as the refusal, with main untouched."""
     from tests.worktrees.conftest import checkout_state, git, make_land_env
-    from tui.components.confirm import ConfirmDialog
 
     land = make_land_env(tmp_path, monkeypatch, board_path)
     first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
@@ -190,7 +189,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
         async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
             await pilot.press("i", "a")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
             await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
             await until(pilot, lambda: not app.inbox_items)
@@ -201,7 +200,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             clock.set(land.board.now())
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
             await pilot.press("a")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.LANDING_REFUSED])
             assert app.inbox_items[0].task_id == second
