@@ -83,6 +83,10 @@ class ReviewTemplate:
         self.board: ReviewBoard | None = None
 
     def restore(self) -> ReviewBoard:
+        from boardlib.worktrees import landgit
+
+        # The objects a test wrote are gone with its copy: no answer remembered from them holds.
+        landgit.forget_fixed()
         shutil.rmtree(self.place, ignore_errors=True)
         if self.board is None:
             self.board = self._build(self.place)
