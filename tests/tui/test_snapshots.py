@@ -130,8 +130,16 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
 
         await settled(pilot, drawn)
         await pilot.press("z")
-        done = app.board_screen.board.columns[t.DONE]
-        await settled(pilot, lambda: not done.collapsed and ids["schema"] in done.ids)
+        board = app.board_screen.board
+        done = board.columns[t.DONE]
+
+        def shown() -> bool:
+            # the board scrolls to the selected column once it unfolds: seen mid-way after
+            # other tests (the window at todo .. blocked, the done column off screen)
+            in_view = board.region.contains_region(done.region)
+            return not done.collapsed and ids["schema"] in done.ids and in_view
+
+        await settled(pilot, shown)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
 
