@@ -136,7 +136,7 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
         def shown() -> bool:
             # the board scrolls to the selected column once it unfolds: seen mid-way after
             # other tests (the window at todo .. blocked, the done column off screen)
-            in_view = board.region.contains_region(done.region)
+            in_view = done.region.width > 0 and board.region.contains_region(done.region)
             return not done.collapsed and ids["schema"] in done.ids and in_view
 
         await settled(pilot, shown)
