@@ -1,6 +1,7 @@
 """Shared pieces of the TUI tests: a deterministic board, the app on it, and waiting helpers."""
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +12,15 @@ import textual.constants
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
+from textual.widgets._toast import Toast
+from textual.worker import WorkerState
 
 from boardlib import Board, ManualClock, Task
 from tui.app import KanbanApp
+from tui.cards import CARD_HEIGHT
 from tui.components.confirm import ConfirmDialog
+from tui.review_board import START_MS as REVIEW_START_MS
+from tui.review_board import ReviewBoard, build_review_board
 from tui.screenshots import START_MS, build_demo_board
 
 OPERATOR = "operator:test"
@@ -39,11 +45,75 @@ def utc() -> None:
     time.tzset()
 
 
+_demo_kept: list[tuple[Path, int, dict[str, str]]] = []  # this process's build: file, clock, ids
+
+
 def demo_board(folder: Path) -> tuple[Path, ManualClock, dict[str, str]]:
-    clock = ManualClock(START_MS)
+    """The demo board as `folder/board.db`, with the clock where its build left it: built once
+    per test process (some sixty writes), then copied (a board file holds no path of its own)."""
+    if not _demo_kept:
+        import atexit
+        import tempfile
+
+        kept = Path(tempfile.mkdtemp(prefix="kanban-demo-board-"))
+        atexit.register(shutil.rmtree, kept, ignore_errors=True)
+        clock = ManualClock(START_MS)
+        ids = build_demo_board(kept / "board.db", clock)
+        assert not (kept / "board.db-wal").exists()  # the whole board is in the one file
+        _demo_kept.append((kept / "board.db", clock.now_ms(), ids))
+    source, now_ms, ids = _demo_kept[0]
     path = folder / "board.db"
-    ids = build_demo_board(path, clock)
-    return path, clock, ids
+    shutil.copyfile(source, path)
+    return path, ManualClock(now_ms), dict(ids)
+
+
+class ReviewTemplate:
+    """The review board (real git worktrees) built once per test process in `place` and kept
+    whole beside it: each test gets it restored in that same place, so every absolute path the
+    build recorded (the worktrees' git links, the board's workspace rows) holds, and no test sees
+    what another one did to it. A restore copies a few hundred small files; a build runs git
+    and the gate's verify command some fifty times."""
+
+    def __init__(
+        self, place: Path, build: "Callable[[Path], ReviewBoard]", *, kept: Path | None = None
+    ) -> None:
+        self.place = place
+        self.kept = kept or place.with_name(place.name + "-kept")
+        self._build = build
+        self.board: ReviewBoard | None = None
+
+    def restore(self) -> ReviewBoard:
+        from boardlib.worktrees import landgit
+
+        # The objects a test wrote are gone with its copy: no answer remembered from them holds.
+        landgit.forget_fixed()
+        shutil.rmtree(self.place, ignore_errors=True)
+        if self.board is None:
+            self.board = self._build(self.place)
+            shutil.rmtree(self.kept, ignore_errors=True)
+            shutil.copytree(self.place, self.kept, symlinks=True)
+        else:
+            shutil.copytree(self.kept, self.place, symlinks=True)
+        return self.board
+
+
+@pytest.fixture(scope="session")
+def review_template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
+    place = tmp_path_factory.mktemp("review") / "board"
+    return ReviewTemplate(place, lambda at: build_review_board(at, ManualClock(REVIEW_START_MS)))
+
+
+@pytest.fixture
+def review_board(
+    review_template: ReviewTemplate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ReviewBoard:
+    """A fresh review board for this test (`ReviewTemplate`), the test run in its own temp
+    folder, in UTC, with `KANBAN_WORKTREES` pointing at the board's worktrees."""
+    utc()
+    monkeypatch.chdir(tmp_path)
+    board = review_template.restore()
+    monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
+    return board
 
 
 def fresh(path: Path, task_id: str) -> Task:
@@ -89,13 +159,52 @@ class Notes:
         ]
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float = 5.0) -> None:
+UNTIL_S = 30.0  # a bound on what must happen, not a wait: on a loaded 2-core CI, 5 s was missed
+
+
+async def until(pilot: Pilot[Any], check: Callable[[], object], timeout: float = UNTIL_S) -> None:
+    """Wait for `check` to hold, failing after `timeout` seconds (it costs nothing when it
+    holds sooner; a test that proves something does not happen must not use it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
             return
         await pilot.pause(0.02)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def cards_loaded(app: KanbanApp) -> bool:
+    """Every card row the board shows is loaded: no page of a column is still on its way (a row
+    not loaded yet is drawn as a blank card)."""
+    for column in app.board_screen.board.columns.values():
+        if column.collapsed or column.strip or not column.rows:
+            continue
+        top = column.scroll_offset.y // CARD_HEIGHT
+        bottom = min(column.rows, (column.scroll_offset.y + column.size.height) // CARD_HEIGHT + 1)
+        if any(column.id_at(row) is None for row in range(top, bottom)):
+            return False
+    return True
+
+
+def quiet(app: KanbanApp) -> bool:
+    """Nothing the frame may still change with: no toast on screen and no worker pending or
+    running (a drawer read's worker runs until its result is drawn: `call_from_thread` waits)."""
+    busy = (WorkerState.PENDING, WorkerState.RUNNING)
+    return not app.query(Toast) and not any(worker.state in busy for worker in app.workers)
+
+
+async def settled(pilot: Pilot[Any], check: Callable[[], object] = lambda: True) -> None:
+    """The frame a screenshot takes is final: the board loaded with every shown card, `check`
+    holds, nothing is under way; twice, an idle pause apart (a timer may start a read)."""
+    app = pilot.app
+    assert isinstance(app, KanbanApp)
+
+    def steady() -> bool:
+        return app.loaded and cards_loaded(app) and bool(check()) and quiet(app)
+
+    for _ in range(2):
+        await until(pilot, steady, timeout=30)
+        await pilot.pause()
 
 
 async def loaded(pilot: Pilot[Any]) -> None:
@@ -116,7 +225,7 @@ async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
             return False
         return time.monotonic() >= screen.answerable_at
 
-    await until(pilot, shown)
+    await until(pilot, shown, timeout=30)  # a bound: a preview (git) may come first
     assert isinstance(app.screen, ConfirmDialog)
     return app.screen
 

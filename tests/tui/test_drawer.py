@@ -5,7 +5,6 @@ the review keys go through the board's rules."""
 
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,23 +13,19 @@ from textual.widgets import TextArea
 from boardlib import Board, ManualClock
 from boardlib.narration import ROUTINE, narrate
 from boardlib.worktrees import SOR_FILES, Worktrees
-from tests.tui.conftest import OPERATOR, Notes, answer, until, utc
+from tests.tui.conftest import OPERATOR, Notes, answer, until
 from tui.app import KanbanApp
 from tui.components.diff_view import HEADER, LINE, DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.files_pane import FilesPane
 from tui.components.prompt import PromptDialog
-from tui.review_board import START_MS, ReviewBoard, build_review_board
+from tui.review_board import START_MS, ReviewBoard
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
-    utc()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))  # restored afterwards
-    clock = ManualClock(START_MS + 3_600_000)
-    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
 
 
 def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None, **kw: Any) -> KanbanApp:
@@ -48,7 +43,7 @@ def screen_text(app: KanbanApp) -> str:
 
 async def shows(pilot: Any, app: KanbanApp, *needles: str) -> str:
     """Wait until the screen shows every needle (a drawer renders in steps); its text."""
-    await until(pilot, lambda: all(n in screen_text(app) for n in needles), timeout=10)
+    await until(pilot, lambda: all(n in screen_text(app) for n in needles))
     return screen_text(app)
 
 
@@ -87,7 +82,7 @@ async def opened(pilot: Any, app: KanbanApp, task_id: str) -> TaskDrawer:
         drawers = [d for d in app.drawers() if d.screen is app.screen]
         return app.drawer_task_id() == task_id and len(drawers) == 1
 
-    await until(pilot, shown, timeout=10)
+    await until(pilot, shown)
     drawer = drawer_of(app)
     await until(pilot, lambda: drawer.data is not None and drawer.data.task_id == task_id)
     await pilot.pause(0.1)
@@ -101,7 +96,6 @@ async def on_tab(pilot: Any, drawer: TaskDrawer, key: str, name: str) -> None:
         await until(
             pilot,
             lambda: drawer.workspace is not None and drawer.workspace.task_id == drawer.task_id,
-            timeout=10,
         )
     await pilot.pause(0.1)
 
@@ -205,7 +199,7 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
         worktree = board.worktrees.glob(f"*/{task_id}").__next__()
         with (worktree / "shop" / "discounts.py").open("a") as handle:
             handle.write("\n\nFREE_SHIPPING_FROM = 5000\n")
-        await until(pilot, lambda: len(view.rows) == before + 3, timeout=10)
+        await until(pilot, lambda: len(view.rows) == before + 3)
         assert any("FREE_SHIPPING_FROM" in row.text for row in view.rows)
         assert (view.scroll_offset.y, view.cursor) == (top, cursor)  # the reader stays there
 
@@ -213,7 +207,7 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
         await on_tab(pilot, drawer, "5", "history")
         with Board(board.db) as agent:
             agent.add_comment(task_id, "one more look please", author_agent_id="agent-linus")
-        await until(pilot, lambda: "one more look please" in screen_text(app), timeout=10)
+        await until(pilot, lambda: "one more look please" in screen_text(app))
 
         # Hidden tabs are not polled: on Overview an edit is not read...
         await on_tab(pilot, drawer, "1", "overview")
@@ -224,7 +218,7 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
         assert drawer.workspace is not None and drawer.workspace.fingerprint == seen
         # ...until Files or Diff is on screen again.
         await on_tab(pilot, drawer, "3", "diff")
-        await until(pilot, lambda: any("MORE = 1" in row.text for row in view.rows), timeout=10)
+        await until(pilot, lambda: any("MORE = 1" in row.text for row in view.rows))
 
 
 @pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
@@ -240,7 +234,7 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         app.screen.query_one(TextArea).insert("rounding negative totals must be tested")
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: _row(board, task_id)["status"] == "todo", timeout=10)
+        await until(pilot, lambda: _row(board, task_id)["status"] == "todo")
         with Board(board.db, read_only=True) as reader:
             comments = reader.comments(task_id)
             events = reader.events(task_id=task_id)
@@ -259,7 +253,7 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         drawer = await opened(pilot, app, task_id)
         await pilot.press("a")
-        await until(pilot, lambda: notes.errors(), timeout=10)
+        await until(pilot, lambda: notes.errors())
         assert "self_review" in notes.errors()[0]
         assert _row(board, task_id) == before  # refused, nothing changed
 
@@ -274,7 +268,7 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
                     and drawer.data.task_id == other.id)  # fmt: skip
         drawer.focus()
         await pilot.press("a")
-        await until(pilot, lambda: _row(board, other.id)["status"] == "done", timeout=10)
+        await until(pilot, lambda: _row(board, other.id)["status"] == "done")
         assert json.loads(_row(board, other.id)["verification"])["reviews"][-1]["reviewer"] == (
             OPERATOR
         )
@@ -289,7 +283,7 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
         drawer.focus()
         await pilot.press("d")
         await answer(pilot, "y")
-        await until(pilot, lambda: _row(board, held.id)["status"] == "done", timeout=10)
+        await until(pilot, lambda: _row(board, held.id)["status"] == "done")
         with Board(board.db, read_only=True) as reader:
             assert reader.audit(held.id)[-1].action == "human_override"
 

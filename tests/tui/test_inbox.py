@@ -11,7 +11,7 @@ import pytest
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib import transitions as t
-from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, until
+from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
 from tui import notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.inbox_screen import InboxScreen
@@ -43,7 +43,8 @@ async def test_header_counts_and_i_enter_opens_the_drawer(
     review = sixty_and_one(path, clock)
     app = make_app(path, clock)
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: app.inbox_items)
+        # Laid out, not just read: the column's region is where the last layout put it.
+        await settled(pilot, lambda: app.inbox_items)
         assert "1 need you" in header_text(app)
         # The review column is on screen: at 80x24 because empty columns are strips.
         columns = app.board_screen.board.columns
@@ -54,16 +55,20 @@ async def test_header_counts_and_i_enter_opens_the_drawer(
         assert view.region.x <= review_column.region.x
         assert review_column.region.right <= view.region.right
         await pilot.press("i")
-        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        # Enter opens the highlighted row: pressed before the list has one, it does nothing.
+        await settled(
+            pilot,
+            lambda: isinstance(app.screen, InboxScreen) and app.screen.selected_item() is not None,
+        )
         screen = app.screen
         assert isinstance(screen, InboxScreen)
         assert [item.task_id for item in screen.items] == [review]
         await pilot.press("enter")
-        await until(pilot, lambda: app.drawer_task_id() == review)
+        await until(pilot, lambda: app.drawer_task_id() == review, timeout=30)
         if size[0] < 140:
-            assert isinstance(app.screen, DrawerScreen)
+            await until(pilot, lambda: isinstance(app.screen, DrawerScreen), timeout=30)
             await pilot.press("escape")
-            await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+            await until(pilot, lambda: isinstance(app.screen, InboxScreen), timeout=30)
 
 
 async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:
@@ -172,7 +177,6 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
     onto main. A second task whose landing is refused (main checked out dirty) is told in a
     notification and stays in the inbox as the refusal, with main untouched."""
     from tests.worktrees.conftest import checkout_state, git, make_land_env
-    from tui.components.confirm import ConfirmDialog
 
     land = make_land_env(tmp_path, monkeypatch, board_path)
     first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
@@ -185,7 +189,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
         async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
             await pilot.press("i", "a")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
             await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
             await until(pilot, lambda: not app.inbox_items)
@@ -196,7 +200,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             clock.set(land.board.now())
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
             await pilot.press("a")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.LANDING_REFUSED])
             assert app.inbox_items[0].task_id == second

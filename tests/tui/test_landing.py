@@ -13,22 +13,18 @@ from typing import Any
 import pytest
 
 from boardlib import Board, ManualClock
-from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
+from tests.tui.conftest import OPERATOR, Notes, fresh, settled, shown_question, until
 from tests.tui.test_drawer import drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
 from tui.components.landing_line import LandingLine
-from tui.review_board import START_MS, ReviewBoard, build_review_board
+from tui.review_board import START_MS, ReviewBoard
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ReviewBoard, ManualClock]:
-    utc()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    clock = ManualClock(START_MS + 3_600_000)
-    return build_review_board(tmp_path, ManualClock(START_MS)), clock
+def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
 
 
 def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None) -> KanbanApp:
@@ -70,10 +66,10 @@ def landing_text(app: KanbanApp) -> str:
 
 
 async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
-    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=30)
-    dialog = app.screen
-    assert isinstance(dialog, ConfirmDialog)
-    await pilot.pause(0.05)
+    """The question once it takes answers: a key pressed before it was painted (or within
+    `READ_S` of the paint) is dropped by the app, so an answer sent sooner waits forever."""
+    dialog = await shown_question(pilot)
+    assert app.screen is dialog
     return dialog
 
 
@@ -118,7 +114,7 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
         assert "shop/discounts.py" in tree and "TASK.md" not in tree and "init.sh" not in tree
         short = landed.landed_commit[:7]  # type: ignore[index]
         await until(pilot, lambda: f"landed as {short} on main" in landing_text(app), 30)
-        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()), timeout=20)
+        await until(pilot, lambda: any(f"as {short}" in n for n in notes.infos()))
         # The card carries the commit; the history says who landed it, where and as what.
         await until(pilot, lambda: app.state.tasks[task_id].landed_commit is not None)
         assert f"⤓{short}" in card_text(app, task_id)
@@ -130,7 +126,6 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
             lambda: (
                 f"{OPERATOR} approved and landed {task_id} on main as {short}" in screen_text(app)
             ),
-            timeout=10,
         )
         assert not notes.errors()
 
@@ -171,26 +166,32 @@ async def test_land_a_done_task_from_the_palette(review) -> None:  # type: ignor
     notes = Notes()
     app = app_on(board, clock)
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
-        await until(pilot, lambda: app.loaded)
+        await until(pilot, lambda: app.loaded, timeout=30)
         app.jump_to(task_id)
-        await pilot.pause(0.1)
+        await until(pilot, lambda: getattr(app.selected_task(), "id", None) == task_id)
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"land")
-        from textual.command import CommandList, CommandPalette
+        from textual.command import CommandInput, CommandList, CommandPalette
 
-        assert isinstance(app.screen, CommandPalette)
-        hits = app.screen.query_one(CommandList)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), timeout=30)
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        await until(pilot, lambda: palette.focused is palette.query_one(CommandInput), timeout=30)
+        await pilot.press(*"land")
+        hits = palette.query_one(CommandList)
         wanted = f"Land {task_id}"
 
-        def prompts() -> list[str]:
-            return [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
+        def prompt(index: int | None) -> str:
+            return "" if index is None else str(hits.get_option_at_index(index).prompt)
 
-        await until(pilot, lambda: any(p.startswith(wanted) for p in prompts()), timeout=20)
-        index = next(i for i, p in enumerate(prompts()) if p.startswith(wanted))
-        for _ in range(index + (hits.highlighted is None)):
+        # The list is final only once every provider has answered: a late batch re-sorts it and
+        # puts the highlight back on top, so a choice made on the first batch could be undone.
+        await settled(pilot, lambda: palette.query_one(CommandInput).value == "land")
+        assert any(prompt(i).startswith(wanted) for i in range(hits.option_count))
+        for _ in range(hits.option_count):
+            if prompt(hits.highlighted).startswith(wanted):
+                break
             await pilot.press("down")
-        await pilot.pause(0.1)
+        assert prompt(hits.highlighted).startswith(wanted)
         await pilot.press("enter")
         dialog = await confirm(pilot, app)
         assert dialog.title_text == f"Land {task_id}?"
@@ -284,11 +285,11 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
         await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
         app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
         # the landing waits for the flag forever: any timeout shows the write did not wait on it
-        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1, timeout=20)
+        await until(pilot, lambda: fresh(board.db, other).priority == priority + 1)
         assert fresh(board.db, task_id).landed_commit is None  # still verifying
         flag.write_text("")
         await until(pilot, lambda: fresh(board.db, task_id).landed_commit is not None, 60)
-        await until(pilot, lambda: "landing:" not in landing_text(app), timeout=20)
+        await until(pilot, lambda: "landing:" not in landing_text(app))
         assert "landed as" in landing_text(app)
         assert not notes.errors()
 
@@ -327,12 +328,28 @@ async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(revie
 
 @pytest.mark.slow
 async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # type: ignore[no-untyped-def]
+    """The preview first finds the task's lock held (a landing elsewhere): it says so, and
+    once the lock is free it is read again by itself (its stamp did not change). Then `W`."""
+    from boardlib.worktrees import Worktrees
+    from boardlib.worktrees.lock import WorktreeLock
+
     board, clock = review
     task_id = board.ids["gated"]
     main_before = git(board.repo, "rev-parse", "main")
+    with Board(board.db, read_only=True) as b:
+        ws = b.view(task_id).workspaces[-1]
+        held = WorktreeLock(
+            Worktrees(b).layout.lock_path(Path(ws.repo_path), task_id),
+            purpose=f"land {task_id}", subject=task_id, timeout_s=5,
+        ).acquire()  # fmt: skip
     app = app_on(board, clock, "gated")
     async with app.run_test(size=(160, 48)) as pilot:
         await opened(pilot, app, task_id)
+        try:
+            await until(pilot, lambda: "cannot land" in landing_text(app), timeout=30)
+            assert "W: land" not in landing_text(app)
+        finally:
+            held.release()
         await until(pilot, lambda: "W: land" in landing_text(app), timeout=30)
         [binding] = [b for key, b in app.screen.active_bindings.items() if key == "W"]
         assert binding.binding.id == "task.land" and binding.enabled  # the footer says Land
@@ -340,7 +357,7 @@ async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # typ
         dialog = await confirm(pilot, app)
         assert dialog.title_text == f"Land {task_id}?"
         await pilot.press("enter")  # the safe button has the focus: back out
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog), timeout=20)
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
         await pilot.pause(0.3)
     assert git(board.repo, "rev-parse", "main") == main_before
     assert fresh(board.db, task_id).landed_commit is None

@@ -27,7 +27,6 @@ from tests.tui.conftest import (
     make_app,
     shown_question,
     until,
-    utc,
 )
 from tests.tui.test_drawer import app_on
 from tui import registry
@@ -45,7 +44,7 @@ from tui.components.confirm import ConfirmDialog
 from tui.components.move_menu import MoveMenu
 from tui.components.prompt import PromptDialog
 from tui.drawer_render import comments_block
-from tui.review_board import START_MS, ReviewBoard, build_review_board
+from tui.review_board import START_MS, ReviewBoard
 
 
 def park_for_the_operator(path, task_id: str) -> None:  # type: ignore[no-untyped-def]
@@ -397,13 +396,8 @@ async def test_the_message_log_keeps_every_notification_after_its_toast(demo) ->
 
 
 @pytest.fixture
-def worktree_board(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[ReviewBoard, ManualClock]:
-    utc()
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    return build_review_board(tmp_path, ManualClock(START_MS)), ManualClock(START_MS + 3_600_000)
+def worktree_board(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
 
 
 def test_the_cancel_question_names_the_holder_and_how_its_lease_stands() -> None:

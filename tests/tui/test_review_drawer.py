@@ -42,10 +42,8 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewBoard]:
 
 
 @pytest.fixture
-def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReviewBoard:
-    utc()
-    monkeypatch.setenv("KANBAN_WORKTREES", str(tmp_path / "worktrees"))
-    return build_review_board(tmp_path, ManualClock(START_MS))
+def review(review_board: ReviewBoard) -> ReviewBoard:
+    return review_board
 
 
 def app_on(board: ReviewBoard, task: str, **kw: Any) -> KanbanApp:
@@ -58,7 +56,7 @@ def app_on(board: ReviewBoard, task: str, **kw: Any) -> KanbanApp:
 
 async def diff_tab(pilot: Any, drawer: TaskDrawer) -> DiffView:
     await pilot.press("3")
-    await until(pilot, lambda: drawer.workspace is not None and len(drawer.diff.rows) > 1, 15)
+    await until(pilot, lambda: drawer.workspace is not None and len(drawer.diff.rows) > 1)
     await pilot.pause(0.1)
     return drawer.diff
 
@@ -262,19 +260,19 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
             with Board(review.db, read_only=True) as reader:
                 return [c for c in reader.comments(task_id) if c.path]
 
-        await until(pilot, lambda: len(stored()) == 1, timeout=10)
+        await until(pilot, lambda: len(stored()) == 1)
         [comment] = stored()
         assert (comment.path, comment.line, comment.side) == ("shop/cart.py", row.new_no, "new")
         assert comment.line_text == row.text and comment.author_agent_id == OPERATOR
         worktree = next(review.worktrees.glob(f"*/{task_id}"))
         assert "the default hides a missing argument" in (worktree / REVIEW_MD).read_text()
         where = f"{OPERATOR} on shop/cart.py:{row.new_no}"
-        await until(pilot, lambda: where in view_text(view), timeout=10)
+        await until(pilot, lambda: where in view_text(view))
         lines = view.text_of_screen()
         at = next(i for i, line in enumerate(lines) if "percent=0):" in line)
         assert where in lines[at + 1] and "missing argument" in lines[at + 2]  # under its line
         await pilot.press("1")
-        await until(pilot, lambda: "Review (1 on lines)" in overview_text(drawer), timeout=10)
+        await until(pilot, lambda: "Review (1 on lines)" in overview_text(drawer))
         assert f"shop/cart.py:{row.new_no}" in overview_text(drawer)
         assert "missing argument" in overview_text(drawer)
         await pilot.press("R")
@@ -378,7 +376,7 @@ async def test_a_comment_made_before_the_drawer_opens_shows_under_its_line(
         view = await diff_tab(pilot, drawer)
         for keys in ((), ("s",), ("s", "w")):
             await pilot.press(*keys)
-            await until(pilot, lambda: "make percent required" in view_text(view), timeout=10)
+            await until(pilot, lambda: "make percent required" in view_text(view))
             lines = view.text_of_screen()
             at = next(i for i, line in enumerate(lines) if f"{OPERATOR} on shop/cart.py:4" in line)
             assert "percent=0" in lines[at - 1] or "def total(items)" in lines[at - 1], keys

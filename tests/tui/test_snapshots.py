@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.tui.conftest import demo_board, make_app, until, utc
+from boardlib import transitions as t
+from tests.tui.conftest import ReviewTemplate, demo_board, make_app, settled, until, utc
+from tui.app import KanbanApp
 
 
 @pytest.fixture
@@ -21,8 +23,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await until(pilot, lambda: pilot.app.loaded)  # type: ignore[attr-defined]
-    await pilot.pause(0.1)
+    await settled(pilot)
 
 
 def test_board_at_80x24(app, snap_compare) -> None:  # type: ignore[no-untyped-def]
@@ -39,8 +40,21 @@ def test_board_at_160x48(app, snap_compare) -> None:  # type: ignore[no-untyped-
 FIXED_FOLDER = Path("/tmp/kanban-tui-snapshot-review")  # the Overview shows the worktree's path
 
 
+@pytest.fixture(scope="module")
+def review_template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
+    """Built in the fixed folder the first time, kept in this process's own temp folder."""
+    from boardlib import ManualClock
+    from tui.review_board import START_MS, build_review_board
+
+    return ReviewTemplate(
+        FIXED_FOLDER,
+        lambda at: build_review_board(at, ManualClock(START_MS)),
+        kept=tmp_path_factory.mktemp("snapshot-review") / "kept",
+    )
+
+
 @pytest.fixture
-def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def review_app(review_template: ReviewTemplate, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """The review board (real worktrees; fixed git dates, so main's tip is the same every run)
     with its drawer open on the task in review, in a fixed folder (the Overview shows the
     worktree's path), held under a lock so two runs on one machine do not share it."""
@@ -48,16 +62,14 @@ def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     import shutil
 
     from boardlib import ManualClock
-    from tui.review_board import START_MS, build_review_board
+    from tui.review_board import START_MS
 
     utc()
     with open(f"{FIXED_FOLDER}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
-        FIXED_FOLDER.mkdir()
+        board = review_template.restore()
         monkeypatch.chdir(FIXED_FOLDER)
-        monkeypatch.setenv("KANBAN_WORKTREES", str(FIXED_FOLDER / "worktrees"))
-        board = build_review_board(FIXED_FOLDER, ManualClock(START_MS))
+        monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
         yield make_app(board.db, ManualClock(START_MS + 300_000), open_task=board.ids["review"])
         monkeypatch.chdir("/")
         shutil.rmtree(FIXED_FOLDER, ignore_errors=True)
@@ -66,12 +78,11 @@ def review_app(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 async def preview_shown(pilot: Pilot[Any]) -> None:
     from tui.components.landing_line import LandingLine
 
-    await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
+    await until(pilot, lambda: pilot.app.drawers(), timeout=30)  # type: ignore[attr-defined]
     drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
-    await until(pilot, lambda: drawer.data is not None and drawer.query(LandingLine), timeout=10)
+    await until(pilot, lambda: drawer.data is not None and drawer.query(LandingLine), timeout=30)
     line = drawer.query_one(LandingLine)
-    await until(pilot, lambda: line.shown is not None, timeout=10)
-    await pilot.pause(0.5)  # a loaded machine: let the drawer's last read paint
+    await settled(pilot, lambda: line.shown is not None and pilot.app.focused is drawer)
 
 
 @pytest.mark.slow  # builds a repository with worktrees
@@ -86,8 +97,7 @@ def test_approve_and_land_confirmation_at_80x24(review_app, snap_compare) -> Non
     async def asked(pilot: Pilot[Any]) -> None:
         await preview_shown(pilot)
         await pilot.press("W")
-        await until(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), timeout=10)
-        await pilot.pause(0.2)
+        await settled(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog))
 
     assert snap_compare(review_app, terminal_size=(80, 24), run_before=asked)
 
@@ -109,12 +119,27 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
     app = make_app(path, clock, open_task=ids["schema"])
 
     async def unfolded(pilot: Pilot[Any]) -> None:
-        await settle(pilot)
-        await until(pilot, lambda: pilot.app.drawers(), timeout=10)  # type: ignore[attr-defined]
-        drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
-        await until(pilot, lambda: drawer.data is not None, timeout=10)
+        """The drawer read, drawn and focused (the footer shows its keys); then `z`, and the
+        done column unfolded with its card loaded (the page comes from the reader thread)."""
+        app = pilot.app
+        assert isinstance(app, KanbanApp)
+
+        def drawn() -> bool:
+            drawers = app.drawers()
+            return bool(drawers) and drawers[0].data is not None and app.focused is drawers[0]
+
+        await settled(pilot, drawn)
         await pilot.press("z")
-        await pilot.pause(0.5)
+        board = app.board_screen.board
+        done = board.columns[t.DONE]
+
+        def shown() -> bool:
+            # the board scrolls to the selected column once it unfolds: seen mid-way after
+            # other tests (the window at todo .. blocked, the done column off screen)
+            in_view = done.region.width > 0 and board.region.contains_region(done.region)
+            return not done.collapsed and ids["schema"] in done.ids and in_view
+
+        await settled(pilot, shown)
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
 
@@ -138,13 +163,11 @@ async def message_log_open(pilot: Pilot[Any]) -> None:
     from textual.widgets._toast import Toast
 
     async def steps() -> None:
-        await until(pilot, lambda: not app.query(Toast), timeout=10)
-        await pilot.pause(0.1)
+        await settled(pilot, lambda: not app.query(Toast))
         await pilot.press("M")
-        await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen", timeout=10)
-        await pilot.pause(0.1)
+        await settled(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
 
-    await asyncio.wait_for(steps(), timeout=30)
+    await asyncio.wait_for(steps(), timeout=90)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
@@ -153,10 +176,9 @@ def test_message_log(app, snap_compare, size) -> None:  # type: ignore[no-untype
 
 
 async def settle_inbox(pilot: Pilot[Any]) -> None:
-    await settle(pilot)
-    await until(pilot, lambda: pilot.app.inbox_items)  # type: ignore[attr-defined]
+    await settled(pilot, lambda: pilot.app.inbox_items)  # type: ignore[attr-defined]
     await pilot.press("i")
-    await pilot.pause(0.2)
+    await settled(pilot, lambda: type(pilot.app.screen).__name__ == "InboxScreen")
 
 
 def test_inbox_at_80x24(app, snap_compare) -> None:  # type: ignore[no-untyped-def]

@@ -13,9 +13,8 @@ from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib import Board, ManualClock
 from boardlib.records import EXECUTION_SUCCEEDED, Task
-from tests.tui.conftest import Notes, fresh, loaded, make_app, until
+from tests.tui.conftest import Notes, fresh, loaded, make_app, shown_question, until
 from tui.cards import spend
-from tui.components.confirm import ConfirmDialog
 from tui.components.prompt import PromptDialog
 from tui.components.stats_screen import StatsScreen
 from tui.live import StatsUpdate
@@ -129,7 +128,7 @@ async def test_budgets_from_the_app(flow: Any) -> None:
         await loaded(pilot)
         app.jump_to(ids["spent"])  # blocked: its run spent $1.35 of $1
         await pilot.press("t")  # back to todo (asks first: agent-barbara's work)
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await shown_question(pilot)  # a key sent before it takes answers is dropped
         await pilot.press("y")  # refused while the budget is spent
         await until(pilot, lambda: notes.errors())
         assert (
@@ -149,7 +148,7 @@ async def test_budgets_from_the_app(flow: Any) -> None:
             assert audit.actor == app.operator and "a second try" in (audit.detail or "")
         await until(pilot, lambda: app.state.tasks[ids["spent"]].budget_usd == 2.0)
         await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await shown_question(pilot)  # a key sent before it takes answers is dropped
         await pilot.press("y")
         await until(pilot, lambda: fresh(path, ids["spent"]).status == "todo")
 

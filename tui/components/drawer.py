@@ -69,6 +69,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.workspace: WorkspaceData | None = None
         self._workspace_outdated = True  # read the worktree next time Files/Diff is on screen
         self._reading_workspace = False
+        self._fingerprinting = False  # a worktree check under way
+        self._poll_again = False
         self._poll_timer: Timer | None = None
         self.searches: dict[str, str] = {}  # tab -> the query searched on it
 
@@ -268,19 +270,29 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._update_state()
 
     def _poll(self) -> None:
+        if self._fingerprinting:
+            self._poll_again = True  # a board change came during the check: check once more
+            return
         if not self._worktree_visible() or self._reading_workspace:
             return
+        # One check at a time: on a loaded machine a slow git must not pile threads up.
+        self._fingerprinting, self._poll_again = True, False
         self._check_fingerprint(self.task_id, self.workspace.fingerprint if self.workspace else "")
 
     @work(thread=True, exclusive=True, group="drawer-poll")
     def _check_fingerprint(self, task_id: str, known: str) -> None:
-        current = self.kanban.gateway.read(lambda board: fingerprint(board, task_id))
-        if current != known:
-            self.kanban.call_from_thread(self._worktree_changed, task_id)
+        try:
+            current = self.kanban.gateway.read(lambda board: fingerprint(board, task_id))
+        except Exception:
+            current = known  # unreadable now: the next poll asks again
+        self.kanban.call_from_thread(self._fingerprinted, task_id, current != known)
 
-    def _worktree_changed(self, task_id: str) -> None:
-        if task_id == self.task_id and self._worktree_visible():
+    def _fingerprinted(self, task_id: str, changed: bool) -> None:
+        self._fingerprinting = False
+        if changed and task_id == self.task_id and self._worktree_visible():
             self.read_workspace()
+        elif self._poll_again and self.is_mounted:
+            self._poll()
 
     def checked_out(self) -> bool:
         """The task's worktree is on disk (what the editor and the shell open)."""

@@ -4,7 +4,8 @@ cleanly, and onto which base (`lands cleanly onto main@abc1234`, `conflicts with
 
 The preview is git work, so it is read in a worker thread through the library, and read again
 only when `Worktrees.landing_stamp` (one rev-parse, one `git status`, polled while the section is
-on screen) says the base or the worktree moved. Agent text (file names) is drawn inert.
+on screen, one check at a time) says the base or the worktree moved, or when the last read failed
+for a reason that passes (a held lock, git failing). Agent text (file names) is drawn inert.
 """
 
 from typing import TYPE_CHECKING, cast
@@ -15,9 +16,10 @@ from textual import work
 from textual.timer import Timer
 from textual.widgets import Static
 
+from boardlib import Reason
 from boardlib import transitions as t
 from boardlib.records import Task
-from boardlib.worktrees.landing import CLEAN, CONFLICTS
+from boardlib.worktrees.landing import CLEAN, CONFLICTS, UNAVAILABLE
 
 from .. import registry
 from ..keymap import key_text
@@ -41,6 +43,15 @@ POLL_S = 2.0  # how often a visible section asks whether the base or the worktre
 MORE_FILES = 12  # conflicting files listed below the summary
 
 
+def passing_failure(shown: Preview) -> bool:
+    """A preview that failed for a reason that passes: git or the board failed, or the task's
+    lock was held (a landing, the worktree janitor) past the read's wait."""
+    preview = shown.preview
+    if preview is None:
+        return True
+    return preview.state == UNAVAILABLE and preview.why == Reason.BUSY.value
+
+
 class LandingLine(Static):
     DEFAULT_CSS = tcss(__file__)
 
@@ -51,6 +62,7 @@ class LandingLine(Static):
         self.shown: Preview | None = None  # the preview on screen, for the task it names
         self._reading = False
         self._outdated = False
+        self._stamping = False
         self._timer: Timer | None = None
         self._shown_task: Task | None = None
 
@@ -124,10 +136,14 @@ class LandingLine(Static):
             self._read()
 
     def _poll(self) -> None:
-        if self._reading or self.task_id is None or not self._on_screen():
+        if self._reading or self._stamping or self.task_id is None or not self._on_screen():
             return
-        known = self.shown.stamp if self.shown is not None else ""
-        self._check_stamp(self.task_id, known)
+        shown = self.preview_for(self.task_id)
+        if shown is not None and passing_failure(shown):
+            self._read()  # its stamp need not change when the failure passes: read again
+            return
+        self._stamping = True  # one check at a time: a slow git must not pile threads up
+        self._check_stamp(self.task_id, shown.stamp if shown is not None else "")
 
     def _on_screen(self) -> bool:
         return self.is_mounted and self.app.screen is self.screen and self.is_on_screen
@@ -138,11 +154,11 @@ class LandingLine(Static):
             stamp = self.kanban.gateway.read(lambda board: read_stamp(board, task_id))
         except Exception as error:
             stamp = f"unreadable: {error}"
-        if stamp != known:
-            self.kanban.call_from_thread(self._moved, task_id)
+        self.kanban.call_from_thread(self._stamped, task_id, stamp != known)
 
-    def _moved(self, task_id: str) -> None:
-        if task_id == self.task_id and self.is_mounted:
+    def _stamped(self, task_id: str, moved: bool) -> None:
+        self._stamping = False
+        if moved and task_id == self.task_id and self.is_mounted:
             self._read()
 
     # -- drawing ----------------------------------------------------------------------------
