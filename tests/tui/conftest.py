@@ -40,6 +40,16 @@ def truecolor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", "truecolor")
 
 
+@pytest.fixture(autouse=True)
+def no_bytecode_in_worktrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review board's verify command runs Python in the task worktrees, and the shop
+    repository ignores no `__pycache__`: with bytecode written (CI unsets
+    PYTHONDONTWRITEBYTECODE), a landing test left the next one in the same process without its
+    Land entry. The verify commands these tests run write no bytecode (a follow-up: what a
+    verify command leaves in a task worktree)."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+
+
 def utc() -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
