@@ -190,8 +190,9 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     short, edited or of another format is refused before anything is written."""
     try:
         lines = archive.read_bytes().splitlines(keepends=True)
-    except OSError as error:
-        raise invalid_input(f"cannot read {archive}: {error.strerror}", path=str(archive)) from None
+    except (OSError, ValueError) as error:  # missing, a folder, a name too long, a NUL byte
+        reason = error.strerror if isinstance(error, OSError) else error
+        raise invalid_input(f"cannot read {archive!s}: {reason}", path=str(archive)) from None
     try:
         header = json.loads(lines[0]) if lines else None
         trailer = json.loads(lines[-1]) if len(lines) >= 2 else None

@@ -2406,15 +2406,13 @@ class Board:
             if isinstance(before, int)
             else cut_off(before, self.now())
         )
-        if not isinstance(archive, (str, PathLike)):
-            raise invalid_input("archive must be a file path")
-        return prune_events(self, before_ms, Path(archive))
+        return prune_events(self, before_ms, _archive_path(archive))
 
     def import_events(self, archive: Path) -> "ImportReport":
         """Put an archive's events back as they were (`boardlib.archive`); twice is once."""
         from .archive import import_events
 
-        return import_events(self, Path(archive))
+        return import_events(self, _archive_path(archive))
 
     def purge_events(self) -> int:
         """Delete events past their TTL (those of live tasks stay until the task finishes, and
@@ -2510,6 +2508,13 @@ class Board:
             )
 
         return self.store.read(work)
+
+
+def _archive_path(archive: object) -> Path:
+    """An events archive's path, or `invalid_input`: the fuzz and the surfaces pass anything."""
+    if not isinstance(archive, (str, PathLike)):
+        raise invalid_input("archive must be a file path")
+    return Path(archive)
 
 
 def _daily(row: Row | None, team: str | None) -> DailyBudget | None:

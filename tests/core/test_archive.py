@@ -202,6 +202,26 @@ def test_an_archive_path_or_cut_off_it_cannot_use_is_refused_and_leaves_no_file(
         assert sorted(folder.iterdir()) == [], why  # not even a .partial
 
 
+def test_an_archive_to_import_that_cannot_be_read_is_refused_typed(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    a_year(board, clock)
+    held = events(board)
+    cases: dict[str, object] = {
+        "no path at all": None,
+        "a number": 3,
+        "a NUL byte": str(tmp_path / "x\0y.jsonl"),
+        "a folder": tmp_path,
+        "a name too long": tmp_path / ("y" * 300),
+        "a file that is not there": tmp_path / "missing.jsonl",
+    }
+    for why, archive in cases.items():
+        with pytest.raises(BoardError) as refused:
+            board.import_events(archive)  # type: ignore[arg-type]
+        assert refused.value.reason == Reason.INVALID_INPUT, why
+        assert events(board) == held, why
+
+
 def test_ages_and_dates() -> None:
     now = 1_800_000_000_000
     assert cut_off("90d", now) == now - 90 * DAY_MS
