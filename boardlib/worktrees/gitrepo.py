@@ -45,15 +45,21 @@ def run(
     check: bool = True,
 ) -> tuple[int, bytes, str]:
     """Run `git <args>` in `cwd`; returns (status, stdout bytes, stderr). Raises `GitFailure` on a
-    non-zero exit when `check`."""
-    status, stdout, stderr = git.Git(str(cwd)).execute(
-        ["git", *args],
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-        env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
-    )
+    non-zero exit when `check`. A `cwd` removed under us (a worktree landed or cleaned up while
+    a reader looked at it) is a `GitFailure` too, whatever `check` says: there is no answer."""
+    try:
+        status, stdout, stderr = git.Git(str(cwd)).execute(
+            ["git", *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+            env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
+        )
+    except git.exc.GitCommandNotFound as error:
+        if cwd.is_dir():
+            raise  # git itself is missing: the environment, said as such
+        raise GitFailure(list(args), None, f"{cwd} is not there any more") from error
     if check and status != 0:
         raise GitFailure(list(args), status, str(stderr))
     return int(status), bytes(stdout), str(stderr)

@@ -213,7 +213,14 @@ async def settled(pilot: Pilot[Any], check: Callable[[], object] = lambda: True)
         return app.loaded and cards_loaded(app) and bool(check()) and quiet(app)
 
     for _ in range(2):
-        await until(pilot, steady, timeout=30)
+        try:
+            await until(pilot, steady, timeout=30)
+        except AssertionError:
+            busy = [(w.name, w.state.name) for w in app.workers]
+            raise AssertionError(
+                f"not settled within 30 s: loaded={app.loaded} cards={cards_loaded(app)} "
+                f"check={bool(check())} toasts={len(app.query(Toast))} workers={busy}"
+            ) from None
         await pilot.pause()
 
 

@@ -150,3 +150,15 @@ def test_audit_rows_in_words():
         detail="attempt 1: fail (exited 1 after 0.2 s) -> in_progress",
     )  # fmt: skip
     assert narrate_audit(gate).startswith("verification gate on TASK-1: attempt 1: fail")
+
+
+def test_git_in_a_folder_removed_under_the_reader_is_a_git_failure(tmp_path: Path) -> None:
+    """A drawer reading a worktree that a landing just removed gets a `GitFailure` (which every
+    reader handles), not gitpython's "git not found" from a missing cwd: the TUI crashed on it."""
+    gone = tmp_path / "worktree"
+    gone.mkdir()
+    gone.rmdir()
+    with pytest.raises(GitFailure, match="not there any more"):
+        gitrepo.has_uncommitted(gone)
+    with pytest.raises(GitFailure):
+        gitrepo.run(gone, "status", check=False)
