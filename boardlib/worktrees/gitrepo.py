@@ -20,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,24 +46,30 @@ def run(
     check: bool = True,
 ) -> tuple[int, bytes, str]:
     """Run `git <args>` in `cwd`; returns (status, stdout bytes, stderr). Raises `GitFailure` on a
-    non-zero exit when `check`. A `cwd` removed under us (a worktree landed or cleaned up while
-    a reader looked at it) is a `GitFailure` too, whatever `check` says: there is no answer."""
-    try:
-        status, stdout, stderr = git.Git(str(cwd)).execute(
-            ["git", *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-            env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
-        )
-    except git.exc.GitCommandNotFound as error:
-        if cwd.is_dir():
-            raise  # git itself is missing: the environment, said as such
-        raise GitFailure(list(args), None, f"{cwd} is not there any more") from error
+    non-zero exit when `check`.
+
+    A `cwd` removed under us (a worktree landed or cleaned up while a reader looked at it) is a
+    `GitFailure` whatever `check` says. gitpython runs git in the *process's* folder when `cwd`
+    is not there, which would have answered for the operator's own checkout; `-C` makes git
+    itself refuse in that race."""
+    if not cwd.is_dir():
+        raise folder_gone(cwd, args)
+    status, stdout, stderr = git.Git(str(cwd)).execute(
+        ["git", "-C", str(cwd), *args],
+        with_extended_output=True,
+        with_exceptions=False,
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+        env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
+    )
     if check and status != 0:
         raise GitFailure(list(args), status, str(stderr))
     return int(status), bytes(stdout), str(stderr)
+
+
+def folder_gone(cwd: Path, args: Sequence[str]) -> GitFailure:
+    """The refusal for git asked to run in a folder that was removed (see `run`)."""
+    return GitFailure(list(args), None, f"{cwd} is not there any more")
 
 
 def output(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -378,10 +385,15 @@ def run_capped(
     (raised as `GitFailure` with status None)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
-        )  # fmt: skip
+        try:
+            process = subprocess.Popen(
+                ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=errors, start_new_session=True,
+            )  # fmt: skip
+        except FileNotFoundError as error:  # the folder (as in `run`), or git itself
+            if cwd.is_dir():
+                raise
+            raise folder_gone(cwd, args) from error
         timed_out = threading.Event()
 
         def kill() -> None:
@@ -451,11 +463,16 @@ def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
     wanted = sorted({sha for shas in blobs.values() for sha in shas})
     if not wanted:
         return {}
-    done = subprocess.run(
-        ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
-        cwd=cwd, input="".join(f"{sha}\n" for sha in wanted).encode(), capture_output=True,
-        timeout=DIFF_TIMEOUT_S, check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+            cwd=cwd, input="".join(f"{sha}\n" for sha in wanted).encode(), capture_output=True,
+            timeout=DIFF_TIMEOUT_S, check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )  # fmt: skip
+    except FileNotFoundError as error:
+        if cwd.is_dir():
+            raise
+        raise folder_gone(cwd, ["cat-file", "--batch-check"]) from error
     if done.returncode != 0:
         raise GitFailure(["cat-file", "--batch-check"], done.returncode, done.stderr.decode())
     size: dict[str, int] = {}

@@ -94,14 +94,19 @@ def run_input(
     check: bool = True,
 ) -> tuple[int, bytes, str]:
     """`git <args>` with `data` on stdin; (status, stdout, stderr)."""
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        input=data,
-        capture_output=True,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=data,
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            check=False,
+        )
+    except FileNotFoundError as error:  # the folder removed under us, or git itself missing
+        if cwd.is_dir():
+            raise
+        raise gitrepo.folder_gone(cwd, args) from error
     stderr = done.stderr.decode("utf-8", errors="replace")
     if check and done.returncode != 0:
         raise GitFailure(list(args), done.returncode, stderr)

@@ -162,3 +162,5 @@ def test_git_in_a_folder_removed_under_the_reader_is_a_git_failure(tmp_path: Pat
         gitrepo.has_uncommitted(gone)
     with pytest.raises(GitFailure):
         gitrepo.run(gone, "status", check=False)
+    with pytest.raises(GitFailure):
+        gitrepo.run_capped(gone, "diff", limit=100)
