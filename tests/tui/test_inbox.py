@@ -34,6 +34,20 @@ def header_text(app: Any) -> str:
     return str(app.board_screen.header.render())
 
 
+async def on_row(pilot: Any, task_id: str) -> None:
+    """The inbox on screen with `task_id`'s row highlighted: a key pressed before the list has
+    that row acts on nothing (or on the row it replaces), as it would for a person."""
+
+    def there() -> bool:
+        screen = pilot.app.screen
+        if not isinstance(screen, InboxScreen):
+            return False
+        item = screen.selected_item()
+        return item is not None and item.task_id == task_id
+
+    await until(pilot, there)
+
+
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_header_counts_and_i_enter_opens_the_drawer(
     tmp_path: Path, size: tuple[int, int]
@@ -78,7 +92,9 @@ async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i", "a")
+        await pilot.press("i")
+        await on_row(pilot, review)
+        await pilot.press("a")
         await until(pilot, lambda: fresh(path, review).status == t.DONE)
         await until(pilot, lambda: not app.inbox_items)
         assert "0 need you" in header_text(app)
@@ -107,9 +123,12 @@ async def test_each_kind_has_its_one_key(tmp_path: Path) -> None:
             (a.BLOCKED, blocked.id),
             (a.LEASE_EXPIRED, lapsed.id),
         ]
-        await pilot.press("i", "a")  # unblock the first
+        await pilot.press("i")
+        await on_row(pilot, blocked.id)
+        await pilot.press("a")  # unblock the first
         await until(pilot, lambda: fresh(path, blocked.id).status == t.TODO)
         await until(pilot, lambda: len(app.inbox_items) == 1)
+        await on_row(pilot, lapsed.id)
         await pilot.press("a")  # reclaim the lapsed lease
         await until(pilot, lambda: fresh(path, lapsed.id).status == t.TODO)
         await until(pilot, lambda: not app.inbox_items)
@@ -188,7 +207,9 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
     try:
         async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
-            await pilot.press("i", "a")
+            await pilot.press("i")
+            await on_row(pilot, first)
+            await pilot.press("a")
             await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
             await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
@@ -199,6 +220,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             before = checkout_state(land.repo)
             clock.set(land.board.now())
             await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await on_row(pilot, second)
             await pilot.press("a")
             await shown_question(pilot)  # a key sent before it takes answers is dropped
             await pilot.press("y")
@@ -226,7 +248,9 @@ async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> No
     app = make_app(path, clock)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
-        await pilot.press("i", "a")
+        await pilot.press("i")
+        await on_row(pilot, task.id)
+        await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await answer(pilot, app, "3")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
