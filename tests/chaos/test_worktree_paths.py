@@ -69,12 +69,19 @@ class Site:
         return task.id
 
     def git_calls(self) -> list[list[str]]:
+        """Every git command run, after the `-C <folder>` the board puts first (its folder as
+        git's own option, absolute: never a value git could read as another option)."""
         raw = self.log.read_bytes() if self.log.exists() else b""
-        return [
-            [arg.decode() for arg in record.split(b"\x1f")[:-1]]
-            for record in raw.split(b"\x1e")
-            if record
-        ]
+        calls = []
+        for record in raw.split(b"\x1e"):
+            if not record:
+                continue
+            call = [arg.decode() for arg in record.split(b"\x1f")[:-1]]
+            if call[:1] == ["-C"]:
+                assert Path(call[1]).is_absolute(), call
+                call = call[2:]
+            calls.append(call)
+        return calls
 
     def untouched(self) -> tuple[Any, ...]:
         """What a refusal must leave as it was."""

@@ -124,14 +124,23 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
         app = pilot.app
         assert isinstance(app, KanbanApp)
 
-        def drawn() -> bool:
-            drawers = app.drawers()
-            return bool(drawers) and drawers[0].data is not None and app.focused is drawers[0]
-
-        await settled(pilot, drawn)
-        await pilot.press("z")
         board = app.board_screen.board
         done = board.columns[t.DONE]
+
+        def drawn() -> bool:
+            """`--open`'s promise kept: the drawer drawn and focused, and the task selected on
+            the board (its folded column opened for it). `z` before the selection landed raced
+            it: the selection's unfold and `z`'s toggle of the finished columns, in either
+            order, left the done column folded or off screen now and then."""
+            drawers = app.drawers()
+            selected = board.selected_task
+            return (
+                bool(drawers) and drawers[0].data is not None and app.focused is drawers[0]
+                and selected is not None and selected.id == ids["schema"] and not done.collapsed
+            )  # fmt: skip
+
+        await settled(pilot, drawn)
+        await pilot.press("z")  # done is open: this opens cancelled too, as the operator would
 
         def shown() -> bool:
             # the board scrolls to the selected column once it unfolds: seen mid-way after
