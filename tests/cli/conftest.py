@@ -21,6 +21,7 @@ from typing import Any
 
 from boardlib import Board, ManualClock
 from tests.backends import board_created, content_digest, is_postgres
+from tests.cli.warm import run_kanban
 
 BIN = Path(sys.executable).parent
 KANBAN = BIN / "kanban"
@@ -89,15 +90,7 @@ class Kanban:
         return self.now
 
     def run(self, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Run:
-        done = subprocess.run(
-            [str(KANBAN), *args],
-            env=self.env(**(env or {})),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done = run_kanban([str(KANBAN), *args], env=self.env(**(env or {})), input=stdin)
         return Run(tuple(args), done.returncode, done.stdout, done.stderr)
 
     def popen(self, *args: str, **extra: str) -> "subprocess.Popen[str]":
