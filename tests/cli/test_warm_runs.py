@@ -23,7 +23,7 @@ PLAN = "tasks:\n  - key: a\n    title: first\n  - key: b\n    title: second\n   
         (["task", "list"], None),
         (["task", "view", "TASK-404"], None),  # a refusal: exit 2, one JSON line on stderr
         (["task", "nope"], None),  # a usage error
-        (["task", "dispatch", "--title", "x", "--priority", "2"], None),  # a success that says the time
+        (["task", "dispatch", "--title", "x", "--priority", "2"], None),  # says the time
         (["--help"], None),
         (["plan", "apply", "-"], PLAN),  # stdin
         (["task", "view", "TASK-1", "--format", "table"], None),
