@@ -21,6 +21,7 @@ from kanban.agent_setup.files import outside_block
 from kanban.cli import exitcodes
 from kanban.mcp.catalog import TOOL_SETS
 from tests.cli.conftest import KANBAN, Run, clean_env
+from tests.cli.warm import run_kanban
 
 FILES = {
     "generic": ["AGENTS.md"],
@@ -33,15 +34,7 @@ BEGIN = re.compile(r"^<!-- kanban:begin .*-->$", re.MULTILINE)
 
 def kanban_init(repo: Path, db: Path | str, *args: str, **env: str) -> Run:
     argv = ["init", "--repo", str(repo), "--db", str(db), *args]
-    done = subprocess.run(
-        [str(KANBAN), *argv],
-        env=clean_env(**env),
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_kanban([str(KANBAN), *argv], env=clean_env(**env), cwd=repo)
     return Run(tuple(argv), done.returncode, done.stdout, done.stderr)
 
 

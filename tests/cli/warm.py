@@ -70,10 +70,15 @@ class Zygote:
         return startup(env) == startup(self.env)
 
     def run(
-        self, argv: Sequence[str], env: Mapping[str, str], stdin: IO[bytes], timeout: float
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdin: IO[bytes],
+        timeout: float,
+        cwd: str,
     ) -> tuple[int, bytes, bytes]:
         request = json.dumps(
-            {"argv0": argv[0], "args": list(argv[1:]), "env": dict(env), "cwd": os.getcwd()}
+            {"argv0": argv[0], "args": list(argv[1:]), "env": dict(env), "cwd": cwd}
         ).encode()
         with (
             tempfile.TemporaryFile() as out,
@@ -126,18 +131,24 @@ def _text(data: bytes) -> str:
 
 
 def run_kanban(
-    argv: Sequence[str], *, env: Mapping[str, str], input: str | None = None, timeout: float = 120
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    input: str | None = None,
+    timeout: float = 120,
+    cwd: Path | str | None = None,
 ) -> "subprocess.CompletedProcess[str]":
-    """`argv` (the console script first) run to completion; see the module's docstring."""
+    """`argv` (the console script first) run to completion in `cwd` (this process's folder by
+    default); see the module's docstring."""
     zygote = _warm(env)
     if zygote is None:
         return subprocess.run(
             list(argv), env=dict(env), input=input, capture_output=True, text=True,
-            timeout=timeout, check=False,
+            timeout=timeout, check=False, cwd=cwd,
         )  # fmt: skip
     with tempfile.TemporaryFile() as stdin:
         if input is not None:
             stdin.write(input.encode(locale.getpreferredencoding(False)))
             stdin.seek(0)
-        code, out, err = zygote.run(argv, env, stdin, timeout)
+        code, out, err = zygote.run(argv, env, stdin, timeout, str(cwd or os.getcwd()))
     return subprocess.CompletedProcess(list(argv), code, _text(out), _text(err))
