@@ -26,11 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import script_path  # noqa: F401  (first: the project on the path)
 from claim_postgres import postmaster_pid, server_cpu_s, with_schema
 from record import Run, add_arguments
-
-import psycopg
 
 from boardlib import Board, BoardConfig, ManualClock
 from boardlib.store import postgres_schema
@@ -130,7 +129,7 @@ def round_trips(
 
 
 @contextmanager
-def server(db: str | None) -> Iterator[tuple[str, Path | None]]:
+def server(db: str | None, parent: Path | None) -> Iterator[tuple[str, Path | None]]:
     if db is not None:
         yield db, None
         return
@@ -138,7 +137,7 @@ def server(db: str | None) -> Iterator[tuple[str, Path | None]]:
 
     binaries = find_binaries()
     assert binaries is not None, "no PostgreSQL binaries"
-    cluster = start_cluster(binaries)
+    cluster = start_cluster(binaries, parent=parent)
     try:
         yield cluster.url, cluster.folder / "server.log"
     finally:
@@ -149,9 +148,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", type=int, default=40, help="boards made per phase")
     parser.add_argument("--db", metavar="URL", help="a server to use (default: a temp cluster)")
+    parser.add_argument(
+        "--folder", type=Path, help="the temp cluster's parent folder (default: as the tests')"
+    )
     add_arguments(parser)
     args = parser.parse_args()
-    with Run("new_board", args) as run, server(args.db) as (url, log):
+    with Run("new_board", args) as run, server(args.db, args.folder) as (url, log):
         postmaster = postmaster_pid(url)
         schemas = Schemas(url)
         open_and_close(schemas.make())  # warm: imports, the server's caches
@@ -172,6 +174,7 @@ def main() -> None:
                 run.emit({"phase": phase, "boards": n, **made, **trips})
         finally:
             schemas.drop_all()
+
 
 if __name__ == "__main__":
     main()

@@ -553,6 +553,21 @@ def test_the_cluster_probe(postgres_cluster: Cluster) -> None:
         assert conn.execute("SELECT 1").fetchone() == (1,)
 
 
+def test_the_cluster_lives_in_memory_only_when_there_is_room(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests import pg_cluster
+
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY", tmp_path)
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1)
+    assert pg_cluster.cluster_parent() == tmp_path
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1 << 62)  # more than any disk holds
+    assert pg_cluster.cluster_parent() == Path("/tmp")
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY", tmp_path / "absent")
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1)
+    assert pg_cluster.cluster_parent() == Path("/tmp")
+
+
 PROBES = [
     "tests/core/test_postgres.py::test_the_cluster_probe",
     "tests/core/test_postgres.py::test_a_wrong_password_is_refused_without_printing_it",
