@@ -130,6 +130,7 @@ def postgres_cluster(_cluster_or_why_not: "Cluster | str") -> "Cluster":
 
 _schemas = itertools.count(1)
 _admin: dict[str, "psycopg.Connection[Any]"] = {}  # by cluster URL: one connection a process
+ADMIN_APPLICATION = "kanban-tests-admin"  # its name in pg_stat_activity, never the board's
 
 
 def new_postgres_board(cluster: "Cluster") -> str:
@@ -141,7 +142,9 @@ def new_postgres_board(cluster: "Cluster") -> str:
     for attempt in (1, 2):
         conn = _admin.get(cluster.url)
         if conn is None or conn.closed or conn.broken:
-            conn = _admin[cluster.url] = psycopg.connect(cluster.url, autocommit=True)
+            conn = _admin[cluster.url] = psycopg.connect(
+                cluster.url, autocommit=True, application_name=ADMIN_APPLICATION
+            )
         try:
             conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
             break
