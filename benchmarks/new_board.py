@@ -3,8 +3,8 @@
     python benchmarks/new_board.py [--boards 40] [--db URL]
 
 On a throwaway cluster started for the run (tests/pg_cluster.py), or the server behind `--db` (its
-CPU is counted only when it runs on this machine), each of `--boards` boards is made the way the
-tests make theirs: a fresh schema (`CREATE SCHEMA` on a connection of its own), then
+CPU is counted only when it runs on this machine), each of `--boards` boards is made as a test makes
+its own: a fresh schema (`CREATE SCHEMA`, here on a connection of its own), then
 `Board(url)` and `close()`, then one more open and close of the made board. Per phase, per board:
 client CPU (this process), server CPU (the cluster's processes, the backends that exited
 included: benchmarks/claim_postgres.py), wall time; and once more with `log_statement=all` on the
@@ -13,8 +13,8 @@ many statements it holds, or per extended-protocol execute) and the connections 
 
 The baseline, measured in the same run on the same server: the board made the stepwise way, one
 statement a round trip, each migration's version bumped on its own (`step_by_step` below: what
-opening did before the schema went in one execute, and what an upgrade from an old board still
-does for the migrations it lacks).
+opening did before the schema went in one execute).
+Add `--folder /tmp` for the cluster on disk rather than where the tests keep theirs.
 """
 
 import argparse
@@ -161,7 +161,7 @@ def main() -> None:
         n = args.boards
         try:
             made = measure([""] * n, lambda _: None, postmaster, make=schemas.make)
-            run.emit({"phase": "create schema (the test fixture)", "boards": n, **made})
+            run.emit({"phase": "create schema (a connection each)", "boards": n, **made})
             fresh = [schemas.make() for _ in range(n)]
             phases: list[tuple[str, list[str], Callable[[str], None], Any]] = [
                 ("new board: open + close", fresh, open_and_close, None),
