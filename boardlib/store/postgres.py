@@ -1003,7 +1003,7 @@ class PostgresStore:
             if found.version is not None and current < SCHEMA_VERSION:
                 statements.append(f"UPDATE board_meta SET schema_version = {SCHEMA_VERSION}")
             statements.append("COMMIT")
-            conn.execute(";\n".join(statements))  # type: ignore[arg-type]
+            conn.execute(";\n".join(statements))
         except BaseException:
             if not conn.closed and conn.info.transaction_status != IDLE:
                 conn.execute("ROLLBACK")
