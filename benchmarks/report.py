@@ -452,6 +452,26 @@ def inbox(lines: list[Line]) -> list[str]:
     )  # fmt: skip
 
 
+def new_board(lines: list[Line]) -> list[str]:
+    out = [
+        "What a new PostgreSQL board costs (`kanban db init`, every `[postgres]` test), per "
+        "board: `CREATE SCHEMA` on a connection of its own, `Board(url)` on the empty schema and "
+        "`close()`, the made board opened again, and the baseline in the same run: the same "
+        "schema sent one statement a round trip with the version bumped per migration, as "
+        "opening did before. Round trips are the statements the server logged for one board.",
+        "",
+    ]
+    return out + table(
+        ["phase", "boards", "client CPU ms", "server CPU ms", "CPU ms", "wall ms",
+         "round trips", "connections"],
+        (
+            [ln["phase"], ln["boards"], ln["client_cpu_ms"], ln["server_cpu_ms"], ln["cpu_ms"],
+             ln["wall_ms"], ln.get("round_trips"), ln.get("connections")]
+            for ln in lines
+        ),
+    )  # fmt: skip
+
+
 def generic(lines: list[Line]) -> list[str]:
     out: list[str] = []
     for line in lines:
@@ -476,6 +496,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("distance", "Claimers at a network distance", distance),
     ("sse", "Many watchers on one server", sse),
     ("inbox", "The inbox", inbox),
+    ("new_board", "A new PostgreSQL board", new_board),
 ]
 
 

@@ -176,7 +176,8 @@ class Board:
         self.created = self.store.created
         self._reconciler: StaleTaskReconciler | None = None
         self._claim_events: dict[str, RowEvent] = {}
-        if reconcile_orphans and not read_only:
+        # a board this call made has no lease to have expired while nobody watched
+        if reconcile_orphans and not read_only and not self.created:
             self.reconcile_orphans(best_effort=True)
 
     # -- plumbing -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +22,8 @@ from boardlib import Board, BoardConfig, ManualClock, Task
 from boardlib import transitions as t
 
 if TYPE_CHECKING:
+    import psycopg
+
     from tests.pg_cluster import Cluster
     from tests.worktrees.conftest import Env
 
@@ -97,6 +99,9 @@ def _cluster_or_why_not() -> Iterator["Cluster | str"]:
     try:
         yield cluster
     finally:
+        admin = _admin.pop(cluster.url, None)
+        if admin is not None:
+            admin.close()
         cluster.stop()
 
 
@@ -124,15 +129,29 @@ def postgres_cluster(_cluster_or_why_not: "Cluster | str") -> "Cluster":
 
 
 _schemas = itertools.count(1)
+_admin: dict[str, "psycopg.Connection[Any]"] = {}  # by cluster URL: one connection a process
+ADMIN_APPLICATION = "kanban-tests-admin"  # its name in pg_stat_activity, never the board's
 
 
 def new_postgres_board(cluster: "Cluster") -> str:
-    """A URL naming a fresh, empty schema: one board per test."""
+    """A URL naming a fresh, empty schema: one board per test. The schemas are made on one
+    connection kept for the process (a connection each cost a server backend's start)."""
     import psycopg
 
     name = f"board_{os.getpid()}_{next(_schemas)}"
-    with psycopg.connect(cluster.url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+    for attempt in (1, 2):
+        conn = _admin.get(cluster.url)
+        if conn is None or conn.closed or conn.broken:
+            conn = _admin[cluster.url] = psycopg.connect(
+                cluster.url, autocommit=True, application_name=ADMIN_APPLICATION
+            )
+        try:
+            conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+            break
+        except psycopg.OperationalError:  # the server dropped it (a test restarted it): anew
+            conn.close()
+            if attempt == 2:
+                raise
     return f"{cluster.url}?options=-csearch_path%3D{name}"
 
 

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -739,6 +739,24 @@ class _EventHorizon:
             conn.execute("UPDATE event_horizon SET safe_seq = GREATEST(safe_seq, %s)", (safe,))
 
 
+class _Survey(NamedTuple):
+    """What an opener found in its schema: its name, the board's version (None: no board) and,
+    with no board, the tables of kanban's names someone else keeps there."""
+
+    schema: str | None
+    version: int | None
+    foreign: tuple[str, ...]
+
+
+_KANBAN_TABLES = ", ".join(f"'{table}'" for table, _ in TABLES)  # our own names: safe literals
+_SURVEY = (
+    "SELECT current_schema(), EXISTS (SELECT 1 FROM pg_class WHERE relname = 'board_meta' "
+    "AND relnamespace = current_schema()::regnamespace), "
+    "(SELECT array_agg(relname::text ORDER BY relname) FROM pg_class WHERE relnamespace = "
+    f"current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname IN ({_KANBAN_TABLES}))"
+)
+
+
 def board_lock_and_channel(schema: str) -> tuple[int, str]:
     """The board's advisory lock key and NOTIFY channel, from its schema (a database can hold one
     board per schema; advisory locks are per database already)."""
@@ -829,12 +847,12 @@ class PostgresStore:
                 self._pool.close()
                 raise self._unavailable(error) from None
         with self._connection() as conn:
-            schema = conn.execute("SELECT current_schema()").fetchone()
-            if schema is None or schema[0] is None:
+            found = self._survey(conn)
+            if found.schema is None:
                 raise StoreUnavailable(
                     f"{url.display}: no schema to keep the board in (check search_path)"
                 )
-            self.schema = str(schema[0])
+            self.schema = str(found.schema)
             self.lock_key, self.channel = board_lock_and_channel(self.schema)
             # COMMIT, then NOTIFY as a transaction of its own, in the same round trip. A NOTIFY
             # holds Postgres's notify lock until its commit is done: inside the board's
@@ -857,10 +875,8 @@ class PostgresStore:
                 f", CASE WHEN c.id IS NOT NULL THEN pg_notify('{self.channel}', '') END"
             )
             self._take_board_lock = f"SELECT pg_advisory_xact_lock({self.lock_key})"
-            version = self._version(conn)
-            if version is None:
-                self._refuse_foreign_tables(conn)
-                self.created = True
+            if found.version is None:
+                self._refuse_foreign_tables(found)
                 if read_only or not create:
                     raise BoardError(
                         Reason.NO_BOARD,
@@ -868,7 +884,7 @@ class PostgresStore:
                         f"--db/KANBAN_DB, or create one with `kanban db init '{url.display}'`",
                         path=url.display,
                     )
-            if version != SCHEMA_VERSION and not read_only:
+            if found.version != SCHEMA_VERSION and not read_only:
                 self.migrations_applied = self._migrate(conn)
 
     # -- connections ----------------------------------------------------------------------------
@@ -937,59 +953,71 @@ class PostgresStore:
     # -- schema ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _version(conn: Conn) -> int | None:
-        """The board's schema version, or None when this schema holds no board."""
+    def _survey(conn: Conn) -> "_Survey":
+        """What the schema holds, in one round trip (the version costs a second, on a board)."""
         # a catalog scan, not to_regclass: the cache behind to_regclass may not yet show a table
         # another opener created while this one waited for the lock
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'board_meta' "
-            "AND relnamespace = current_schema()::regnamespace)"
-        ).fetchone()
-        if row is None or not row[0]:
-            return None
+        row = conn.execute(_SURVEY).fetchone()
+        assert row is not None  # one row, always
+        return PostgresStore._surveyed(conn, row)
+
+    @staticmethod
+    def _surveyed(conn: Conn, row: Row) -> "_Survey":
+        schema, has_meta, foreign = row[0], row[1], row[2]
+        if not has_meta:
+            return _Survey(schema, None, tuple(foreign or ()))
         version = conn.execute("SELECT schema_version FROM board_meta").fetchone()
-        return int(version[0]) if version is not None and version[0] is not None else 0
+        number = int(version[0]) if version is not None and version[0] is not None else 0
+        return _Survey(schema, number, ())
 
     def _migrate(self, conn: Conn) -> int:
-        """Create or upgrade the board under its advisory lock; a schema holding other tables and
-        no board is refused, never written to."""
-        conn.execute("BEGIN")
+        """Create or upgrade the board under its advisory lock, in one transaction; a schema
+        holding other tables and no board is refused, never written to. The lock and the second
+        look are one round trip, and the pending migrations with their version bookkeeping and
+        the COMMIT another: a new board costs three round trips with the first look, not ninety
+        (benchmarks/new_board.py). Two openers of one new schema: the second waits for the
+        lock, then finds the board made."""
+        # the survey's own statement after the lock: a snapshot taken once the lock is held
+        locked = conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({self.lock_key}); {_SURVEY}")
         try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
-            current = self._version(conn)
-            if current is None:
-                self._refuse_foreign_tables(conn)
-                conn.execute(META_DDL)
-                conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 0)")
-                current = 0
+            locked.nextset()
+            locked.nextset()
+            row = locked.fetchone()
+            assert row is not None
+            found = self._surveyed(conn, row)
+            statements: list[str] = []
+            if found.version is None:
+                self._refuse_foreign_tables(found)
+                statements.append(META_DDL)
+                statements.append(
+                    f"INSERT INTO board_meta (id, schema_version) VALUES (1, {SCHEMA_VERSION})"
+                )
+            current = found.version or 0
             if current > SCHEMA_VERSION:
                 raise RuntimeError(
                     f"board schema version {current} is newer than this kanban "
                     f"({SCHEMA_VERSION}); upgrade"
                 )
-            for version in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute("UPDATE board_meta SET schema_version = %s", (version + 1,))
-            conn.execute("COMMIT")
+            for migration in MIGRATIONS[current:]:
+                statements.extend(migration)
+            if found.version is not None and current < SCHEMA_VERSION:
+                statements.append(f"UPDATE board_meta SET schema_version = {SCHEMA_VERSION}")
+            statements.append("COMMIT")
+            conn.execute(";\n".join(statements))
         except BaseException:
-            if not conn.closed:
+            if not conn.closed and conn.info.transaction_status != IDLE:
                 conn.execute("ROLLBACK")
             raise
+        self.created = found.version is None
         return SCHEMA_VERSION - current
 
-    def _refuse_foreign_tables(self, conn: Conn) -> None:
+    def _refuse_foreign_tables(self, found: "_Survey") -> None:
         """A schema with tables of kanban's names and no `board_meta` belongs to someone else."""
-        row = conn.execute(
-            "SELECT array_agg(relname::text ORDER BY relname) FROM pg_class WHERE relnamespace = "
-            "current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname = ANY(%s)",
-            ([table for table, _ in TABLES],),
-        ).fetchone()
-        if row is not None and row[0]:
+        if found.foreign:
             raise BoardError(
                 Reason.NOT_A_BOARD,
                 f"{self.url.display} is not a kanban board (schema {self.schema} holds tables "
-                f"named {', '.join(row[0])} but no board); it was left untouched. Point "
+                f"named {', '.join(found.foreign)} but no board); it was left untouched. Point "
                 "--db/KANBAN_DB at a board, or at an empty schema",
                 path=self.url.display,
             )
@@ -1257,7 +1285,7 @@ class PostgresStore:
 
     def schema_version(self) -> int:
         with self._connection() as conn:
-            return self._version(conn) or 0
+            return self._survey(conn).version or 0
 
     def close(self) -> None:
         if self._listener is not None:

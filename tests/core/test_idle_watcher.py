@@ -10,7 +10,7 @@ import pytest
 
 from boardlib import Board
 from boardlib.store import postgres
-from tests.conftest import new_postgres_board
+from tests.conftest import ADMIN_APPLICATION, new_postgres_board
 
 if TYPE_CHECKING:
     from tests.pg_cluster import Cluster
@@ -24,10 +24,13 @@ Backend = tuple[object, str, object]
 
 
 def backends(observer: "psycopg.Connection[tuple[object, ...]]") -> list[Backend]:
-    """Every other client backend of the cluster: (pid, last query, when its state changed)."""
+    """Every other client backend of the cluster but the one the fixtures make schemas on:
+    (pid, last query, when its state changed)."""
     rows = observer.execute(
         "SELECT pid, query, state_change FROM pg_stat_activity "
-        "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid"
+        "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+        "AND application_name <> %s ORDER BY pid",
+        (ADMIN_APPLICATION,),
     ).fetchall()
     return [(pid, str(query), changed) for pid, query, changed in rows]
 

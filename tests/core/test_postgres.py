@@ -21,8 +21,8 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
-from boardlib.store.postgres import StoreUnavailable
-from boardlib.store.postgres_schema import SCHEMA_VERSION
+from boardlib.store.postgres import StoreUnavailable, board_lock_and_channel
+from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from tests.cli.conftest import Kanban
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import PASSWORD_ROLE, Cluster
@@ -291,23 +291,108 @@ def test_a_newer_schema_is_refused(url: str) -> None:
         Board(url)
 
 
-def test_racing_openers_migrate_a_new_schema_once(url: str) -> None:
-    errors: list[BaseException] = []
+def _open_new_board(url: str, results: Any) -> None:
+    with Board(url, clock=ManualClock(START)) as board:
+        results.put((board.created, board.store.migrations_applied))
 
-    def open_it() -> None:
-        try:
-            Board(url).close()
-        except BaseException as error:  # pragma: no cover - reported below
-            errors.append(error)
 
-    threads = [threading.Thread(target=open_it) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+def _waiting_for_the_board_lock(admin: psycopg.Connection[Any], key: int) -> int:
+    row = admin.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
+        ((key >> 32) & 0xFFFF_FFFF, key & 0xFFFF_FFFF),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_two_processes_creating_one_board_make_it_once(url: str) -> None:
+    """Both openers find the schema empty and queue for the board's lock (held here until both
+    wait, so the race is not left to chance): the first makes the board in its one transaction,
+    the second looks again under the lock, finds it made and migrates nothing."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        schema = admin.execute("SELECT current_schema()").fetchone()
+        assert schema is not None
+        key, _ = board_lock_and_channel(schema[0])
+        admin.execute("SELECT pg_advisory_lock(%s)", (key,))
+        results = CTX.Queue()
+        openers = [CTX.Process(target=_open_new_board, args=(url, results)) for _ in range(2)]
+        for opener in openers:
+            opener.start()
+        deadline = time.monotonic() + 60
+        while _waiting_for_the_board_lock(admin, key) < 2:
+            assert time.monotonic() < deadline, "the openers never queued for the board lock"
+            assert all(opener.is_alive() for opener in openers), "an opener ended early"
+            time.sleep(0.02)
+        admin.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        for opener in openers:
+            opener.join(60)
+        assert [opener.exitcode for opener in openers] == [0, 0]
+        outcomes = sorted(results.get(timeout=10) for _ in openers)
+        assert outcomes == [(False, 0), (True, SCHEMA_VERSION)]
+        assert admin.execute("SELECT id, schema_version FROM board_meta").fetchall() == [
+            (1, SCHEMA_VERSION)
+        ]
     with Board(url) as board:
+        assert not board.created
         assert board.check().ok
+
+
+def _schema_shape(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table's columns, every index and constraint, every sequence, with the schema's name
+    taken out: what a board's schema is, whichever way it was made."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        schema = conn.execute("SELECT current_schema()").fetchone()
+        assert schema is not None
+
+        def rows(query: str) -> list[tuple[Any, ...]]:
+            found = conn.execute(query.replace("SCHEMA", "current_schema()")).fetchall()  # type: ignore[arg-type]
+            return [tuple(str(v).replace(f"{schema[0]}.", "") for v in row) for row in found]
+
+        return {
+            "columns": rows(
+                "SELECT table_name, ordinal_position, column_name, data_type, is_nullable, "
+                "column_default, is_identity FROM information_schema.columns "
+                "WHERE table_schema = SCHEMA ORDER BY 1, 2"
+            ),
+            "indexes": rows(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = SCHEMA ORDER BY 1"
+            ),
+            "constraints": rows(
+                "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                "FROM pg_constraint WHERE connamespace = SCHEMA::regnamespace ORDER BY 1, 2"
+            ),
+            "sequences": rows(
+                "SELECT sequencename, data_type, start_value, increment_by "
+                "FROM pg_sequences WHERE schemaname = SCHEMA ORDER BY 1"
+            ),
+            "rows": rows("SELECT * FROM board_meta") + rows("SELECT * FROM event_horizon"),
+        }
+
+
+def test_a_board_of_every_released_version_upgrades_to_the_new_boards_schema(
+    postgres_cluster: Cluster,
+) -> None:
+    """A board left at each older version (made the way that kanban made it: one statement at a
+    time, its version bumped per migration) upgrades in one transaction to exactly the schema a
+    new board gets in one execute: same columns in the same order, indexes, constraints."""
+    made = new_postgres_board(postgres_cluster)
+    with Board(made) as board:
+        assert board.created and board.store.migrations_applied == SCHEMA_VERSION
+    expected = _schema_shape(made)
+    for old in range(1, SCHEMA_VERSION):
+        url = new_postgres_board(postgres_cluster)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(META_DDL)
+            conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 0)")
+            for version, migration in enumerate(MIGRATIONS[:old], start=1):
+                for statement in migration:
+                    conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute("UPDATE board_meta SET schema_version = %s", (version,))
+        with Board(url) as board:
+            assert not board.created
+            assert board.store.migrations_applied == SCHEMA_VERSION - old
+            assert board.store.schema_version() == SCHEMA_VERSION
+        assert _schema_shape(url) == expected, f"upgraded from version {old}"
 
 
 def test_db_migrate_and_check_on_postgres(url: str) -> None:
@@ -466,6 +551,21 @@ def test_the_cluster_probe(postgres_cluster: Cluster) -> None:
     """The session's cluster is up (the probe the next test runs without binaries)."""
     with psycopg.connect(postgres_cluster.url) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_the_cluster_lives_in_memory_only_when_there_is_room(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests import pg_cluster
+
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY", tmp_path)
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1)
+    assert pg_cluster.cluster_parent() == tmp_path
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1 << 62)  # more than any disk holds
+    assert pg_cluster.cluster_parent() == Path("/tmp")
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY", tmp_path / "absent")
+    monkeypatch.setattr(pg_cluster, "IN_MEMORY_ROOM", 1)
+    assert pg_cluster.cluster_parent() == Path("/tmp")
 
 
 PROBES = [
