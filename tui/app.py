@@ -19,6 +19,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, TypeVar, cast
 
+from rich.terminal_theme import TerminalTheme
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
@@ -185,7 +186,16 @@ class KanbanApp(App[None]):
         self.view_settings = load_settings() if view_settings is None else dict(view_settings)
         self.theme = theme or DEFAULT_THEME
         # The floor under every text: lifted to 4.5:1 as this terminal will show it.
-        self.legible = LegibleText(system_named(self.console.color_system), lambda: self.ansi_theme)
+        self._legible_palette: tuple[int, TerminalTheme] | None = None
+        self.legible = LegibleText(system_named(self.console.color_system), self._terminal_palette)
+
+    def _terminal_palette(self) -> TerminalTheme:
+        """`ansi_theme`, looked up again only after Textual counted a theme or ANSI palette
+        change: the line filter asks for it on every line drawn, and the lookup is not free."""
+        count = self._css_update_count
+        if self._legible_palette is None or self._legible_palette[0] != count:
+            self._legible_palette = (count, self.ansi_theme)
+        return self._legible_palette[1]
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         return [*super().get_line_filters(), self.legible]

@@ -32,6 +32,19 @@ def pytest_configure(config: "Any") -> None:
     config.addinivalue_line("markers", "slow: a long test (real terminals, long app sessions)")
 
 
+@pytest.hookimpl(trylast=True)  # after -m and -k have chosen
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A fast legibility pair (one theme in one colour system) measures frames its system's
+    every-theme test measures too: when that test runs in the session, the pair is deselected.
+    The fast loop (`-m "not slow"`) keeps the pairs. Every xdist worker collects alike."""
+    from tests.tui.test_legibility import covered_by_every_theme
+
+    dropped = covered_by_every_theme(items)
+    if dropped:
+        items[:] = [item for item in items if item not in dropped]
+        config.hook.pytest_deselected(items=dropped)
+
+
 @pytest.fixture(autouse=True)
 def truecolor(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every app in these tests renders for a truecolor terminal (a test may ask for another):

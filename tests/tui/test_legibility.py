@@ -10,7 +10,7 @@ Borders and scrollbars are not text and are not measured.
 The screens: the board with a card selected, remembered cursors in the other columns, a card
 just changed and two toasts; the drawer beside it; the override confirmation; the reject prompt;
 the move menu. The fast loop runs each colour system on one of three themes (dark, light,
-ANSI), each theme once; the slow one every theme in every system.
+ANSI), each theme once; the slow one every theme in every system (a run of both drops the pairs).
 """
 
 import time
@@ -25,6 +25,7 @@ from rich.color_triplet import ColorTriplet
 from rich.terminal_theme import TerminalTheme
 from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.theme import BUILTIN_THEMES
 from textual.widget import Widget
 
 from boardlib import transitions as t
@@ -203,6 +204,32 @@ def report(bad: list[Illegible]) -> str:
     return f"{len(bad)} illegible:\n" + "\n".join(str(item) for item in bad[:60])
 
 
+@dataclass
+class _Item:  # what covered_by_every_theme reads of a collected test
+    originalname: str
+    params: dict[str, str]
+
+    @property
+    def callspec(self) -> "_Item":
+        return self
+
+
+def covered_by_every_theme(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The fast pairs whose system's every-theme test is among `items` (a pair's frames are a
+    subset of that test's: the same scenes, its one theme among every theme)."""
+
+    def system_of(item: pytest.Item, name: str) -> str | None:
+        callspec = getattr(item, "callspec", None)
+        if getattr(item, "originalname", None) != name or callspec is None:
+            return None
+        return str(callspec.params["system"])
+
+    slow = {system_of(item, "test_text_is_legible_on_every_theme") for item in items} - {None}
+    return [
+        item for item in items if system_of(item, "test_text_is_legible_on_a_main_theme") in slow
+    ]
+
+
 @pytest.mark.parametrize(("system", "theme"), FAST_PAIRS)
 async def test_text_is_legible_on_a_main_theme(demo, monkeypatch, system, theme) -> None:  # type: ignore[no-untyped-def]
     bad = await legibility(demo, monkeypatch, system, (theme,))
@@ -212,6 +239,14 @@ async def test_text_is_legible_on_a_main_theme(demo, monkeypatch, system, theme)
 def test_the_fast_pairs_cover_every_system_and_main_theme() -> None:
     assert {system for system, _ in FAST_PAIRS} == set(SYSTEMS)
     assert {theme for _, theme in FAST_PAIRS} == set(FAST_THEMES)
+    # ...and every pair is one of its system's every-theme frames (which deselect the pairs).
+    assert set(FAST_THEMES) <= set(BUILTIN_THEMES)
+    items = [
+        _Item("test_text_is_legible_on_a_main_theme", {"system": pair[0], "theme": pair[1]})
+        for pair in FAST_PAIRS
+    ]
+    items += [_Item("test_text_is_legible_on_every_theme", {"system": "256"})]
+    assert covered_by_every_theme(items) == [items[1]]  # type: ignore[arg-type,comparison-overlap]
 
 
 @pytest.mark.slow
