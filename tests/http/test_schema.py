@@ -1,8 +1,12 @@
 """schemathesis against `/openapi.json`: for every route, generated requests (valid and invalid)
 never get a 500, every status is one the route declares, and every body matches the declared
 schema. A real uvicorn on a free loopback port serves a board with a few tasks in every state.
-The number of examples is bounded (`KANBAN_SCHEMATHESIS_EXAMPLES`, default 25 per route) so CI
-stays quick; raise it locally for a deeper run."""
+Examples per route (`KANBAN_SCHEMATHESIS_EXAMPLES`, default 10; the agent-token run a third,
+at least 5): each route's contract is structural (declared statuses, body schemas, refusals of
+invalid data). Planted faults (a 500 on titles over 100 characters, an undeclared 418 on some
+comment bodies) failed at 10 as at 25; 25 cost 2.5 times the CPU and found nothing more (a by-id
+route's 200 body is rarely reached by generated ids at either count: the route tests pin those).
+Each run draws new examples; raise the number locally for a deeper run."""
 
 import os
 from collections.abc import Iterator
@@ -22,7 +26,7 @@ from tests.http.conftest import Live, bearer, live_server, seed_every_state, tok
 
 pytestmark = pytest.mark.slow  # schemathesis over every route, twice
 
-EXAMPLES = int(os.environ.get("KANBAN_SCHEMATHESIS_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("KANBAN_SCHEMATHESIS_EXAMPLES", "10"))
 
 
 def rejects_invalid_data(
