@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 KILLS = 20
 AGENTS = 3
-PAUSE_S = 0.25  # between an agent's rounds (3 status_changed each): ~30 events/s in all
+PAUSE_S = 0.5  # between an agent's rounds (3 status_changed each): ~18 events/s in all
 PROGRESS_S = 120.0  # how long one watcher may take to deliver its first lines (a loaded machine)
 
 AGENT = """
