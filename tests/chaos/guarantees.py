@@ -133,7 +133,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         BEGIN,
         "What holds however agents fail, each promise with the tests that prove it (in CI, "
-        "`tests/chaos/`; the soak runs 45 s there and as long as you like with "
+        "`tests/chaos/`; the soak runs there until 20 kills and 2 holders frozen past their lease "
+        "have happened, and as long as you like with "
         "`pytest tests/chaos/test_soak.py --soak-seconds N`).",
         "",
         "| promise | proven by |",

@@ -69,6 +69,11 @@ class SoakConfig:
     seed: int | None = None
     kill: bool = True  # the killer runs (the restart test kills the server instead)
     freeze: bool = True  # the freezer runs
+    # Chaos enough to end the soak before `seconds` (all zero: the soak runs its whole time):
+    # kills, kills inside a board call, and holders frozen past their lease and thawed.
+    enough_kills: int = 0
+    enough_kills_in_call: int = 0
+    enough_late_thaws: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.surfaces) - set(SURFACES)
@@ -93,6 +98,7 @@ class Tally:
     kills_in_call: int = 0
     freezes: int = 0
     freezes_of_holders: int = 0
+    late_thaws: int = 0  # holders frozen past their lease, thawed: their next call is late
     frozen_seconds: float = 0.0
     crashes: list[str] = field(default_factory=list)
     killed_at_stop: int = 0
@@ -254,12 +260,13 @@ class Soak:
                 self.tally.freezes_of_holders += bool(holders)
             frozen_for = self.config.lease_ms / 1000 + self.random.uniform(beyond_low, beyond_high)
             started = time.monotonic()
-            self.stop_chaos.wait(frozen_for)  # the drain thaws early rather than wait
+            cut_short = self.stop_chaos.wait(frozen_for)  # the drain thaws early rather than wait
             with self.lock:
                 if target.popen.poll() is None:
                     os.killpg(target.popen.pid, signal.SIGCONT)
                 target.frozen = False
                 self.tally.frozen_seconds += time.monotonic() - started
+                self.tally.late_thaws += bool(holders) and not cut_short
 
     def watch(self) -> None:
         """A fleet process that exited by itself crashed: note why, and replace it."""
@@ -324,7 +331,7 @@ class Soak:
             ]
             for thread in chaos:
                 thread.start()
-            while time.monotonic() - began < self.config.seconds:
+            while time.monotonic() - began < self.config.seconds and not self.enough():
                 self.watch()
                 self.feed(board)
                 time.sleep(0.1)
@@ -354,6 +361,16 @@ class Soak:
         }
         report["startedAt"] = started_at.isoformat(timespec="seconds")
         return report
+
+    def enough(self) -> bool:
+        """The chaos the config asks for has happened (never, when it asks for none)."""
+        config, tally = self.config, self.tally
+        wanted = (config.enough_kills, config.enough_kills_in_call, config.enough_late_thaws)
+        return any(wanted) and (
+            tally.kills >= config.enough_kills
+            and tally.kills_in_call >= config.enough_kills_in_call
+            and tally.late_thaws >= config.enough_late_thaws
+        )
 
     def drain(self, board: Board) -> bool:
         deadline = time.monotonic() + self.config.drain_timeout_s
@@ -474,6 +491,7 @@ class Soak:
             "killsInsideACall": self.tally.kills_in_call,
             "freezes": self.tally.freezes,
             "freezesOfHolders": self.tally.freezes_of_holders,
+            "lateThaws": self.tally.late_thaws,
             "tasks": len(tasks),
             "done": len(tasks) - len(not_done),
             "lost": len(not_done),
