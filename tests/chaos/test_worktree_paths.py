@@ -29,6 +29,7 @@ import pytest
 
 from boardlib import Board
 from tests.cli.conftest import KANBAN, clean_env
+from tests.cli.warm import run_kanban
 from tests.worktrees.conftest import git, make_repo, repo_state
 from tests.worktrees.test_handoff import FULL
 from tests.worktrees.test_provision import HOSTILE_REFS
@@ -51,15 +52,11 @@ class Site:
     def kanban(
         self, *args: str, stdin: str | None = None, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return run_kanban(  # a process forked warm (tests/cli/warm.py): ~150 runs in this file
             [str(KANBAN), *args],
             cwd=cwd or self.tmp,  # never a repository of ours unless the test says so
             env=self.env,
             input=stdin,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
         )
 
     def task(self, title: str = "work", *, holder: str = "ada") -> str:
