@@ -121,11 +121,10 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
     async def unfolded(pilot: Pilot[Any]) -> None:
         """`--open`'s promise kept: the drawer read, drawn and focused (the footer shows its
         keys), and the task selected on the board, its folded column opened for it and in view,
-        with its card loaded (the page comes from the reader thread). No `z`: pressed after the
-        selection it raced the board's folding in CI now and then (the done column folded).
-        A known fault this snapshot shows: the board does not lay out again for the drawer
-        docked beside it, so the done column, with the landed card, sits behind the drawer
-        (`region` still counts it in view); `z`'s relayout had hidden that."""
+        with its card loaded (the page comes from the reader thread) and its column in view:
+        the board's sideways scroll to it once stopped short, before the new column widths
+        were laid out, and left it behind the drawer. No `z`: pressed after the selection it
+        raced the board's folding in CI now and then (the done column folded)."""
         app = pilot.app
         assert isinstance(app, KanbanApp)
         board = app.board_screen.board

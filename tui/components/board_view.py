@@ -194,6 +194,10 @@ class BoardView(HorizontalScroll, can_focus=False):
             x = max((start for start in starts if start <= x), default=0)
         if x != int(self.scroll_offset.x):
             self.scroll_to(x=x, animate=False, immediate=True)
+            if x > self.max_scroll_x:
+                # Widths set just now are not laid out yet, so the scroll stopped short (at 160
+                # columns `--open` left the task's column behind the drawer): again after.
+                self.call_after_refresh(self.scroll_to, x=x, animate=False, immediate=True)
         self._clip(x)
 
     def _clip(self, x: int) -> None:
