@@ -54,14 +54,19 @@ def run(
     itself refuse in that race."""
     if not cwd.is_dir():
         raise folder_gone(cwd, args)
-    status, stdout, stderr = git.Git(str(cwd)).execute(
-        ["git", "-C", str(cwd), *args],
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-        env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
-    )
+    try:
+        status, stdout, stderr = git.Git(str(cwd)).execute(
+            ["git", "-C", str(cwd), *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+            env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
+        )
+    except git.exc.GitCommandNotFound as error:  # removed between the look and the start
+        if cwd.is_dir():
+            raise  # git itself is missing: the environment, said as such
+        raise folder_gone(cwd, args) from error
     if check and status != 0:
         raise GitFailure(list(args), status, str(stderr))
     return int(status), bytes(stdout), str(stderr)
