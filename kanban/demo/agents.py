@@ -271,8 +271,8 @@ class Agent(_Member):
             fate = "block"
         elif self._may_crash() and self.rng.random() < CRASH_CHANCE:
             fate = "crash"
-        elif self.tasks_started > 1 and self.rng.random() < BLOCK_CHANCE:
-            fate = "block"  # random blocks, like crashes, wait until the scripted moments are shown
+        elif self._may_block() and self.rng.random() < BLOCK_CHANCE:
+            fate = "block"
         fate_step = self.rng.randint(1, steps - 1)
         if self._builds_files(task):
             self.build_in_worktree(task, fate, fate_step, steps)
@@ -450,11 +450,21 @@ class Agent(_Member):
             cache_read=ledger.cache_read, cost_usd=ledger.cost_usd,
         )  # fmt: skip
 
+    def _owes_scripted_moment(self) -> bool:
+        """A scripted rejection or failed gate run not shown yet (the incarnation that owes it
+        must live to show it: a respawn does not carry the script)."""
+        owes_review = self.spec.reject_first and self.reviews_done == 0
+        owes_gate_failure = self.spec.fail_verify_first and self.gate_runs == 0
+        return owes_review or owes_gate_failure
+
     def _may_crash(self) -> bool:
         """Random crashes wait until the agent has shown its scripted moments, so a seed-driven run
         always contains them."""
-        owes_review = self.spec.reject_first and self.reviews_done == 0
-        return self.tasks_started > 2 and not owes_review
+        return self.tasks_started > 2 and not self._owes_scripted_moment()
+
+    def _may_block(self) -> bool:
+        """Random blocks wait likewise: a blocked task may go to another agent, gate and all."""
+        return self.tasks_started > 1 and not self._owes_scripted_moment()
 
     def _work(self, task_id: str, epoch: int, seconds: float) -> bool:
         """Work for `seconds` of demo time, heartbeating every third of a lease; False if asked to

@@ -137,6 +137,8 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
                 bool(drawers) and drawers[0].data is not None and app.focused is drawers[0]
                 and selected is not None and selected.id == ids["schema"]
                 and not done.collapsed and ids["schema"] in done.ids
+                and board.region.x <= done.region.x
+                and 0 < done.region.right <= drawers[0].region.x
             )  # fmt: skip
 
         await settled(pilot, shown)

@@ -97,6 +97,9 @@ class BoardScreen(TaskActions, Screen[None]):
     def on_resize(self) -> None:
         self.kanban.relayout_drawer()
 
+    def on_task_drawer_resized(self, _message: TaskDrawer.Resized) -> None:
+        self.board.fit_room()
+
     def on_screen_resume(self) -> None:
         if self.drawer is not None:
             self.drawer.visibility_changed()

@@ -100,8 +100,11 @@ class BoardView(HorizontalScroll, can_focus=False):
         self.layout_columns(self.app.size.width)
 
     def on_resize(self) -> None:
-        # A taller or shorter board keeps its widths; a drawer docking beside it narrows it, and
-        # the selected card stays on screen.
+        self.fit_room()
+
+    def fit_room(self) -> None:
+        """A taller or shorter board keeps its widths; a drawer docking beside it narrows it, and
+        the selected card stays on screen."""
         if self._room() != self._laid_out_for:
             self.layout_columns()
             self._snap(self.active)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, Tabs
 
@@ -60,6 +61,11 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
     SCREEN = registry.DRAWER
     BINDINGS: ClassVar = registry.bindings_for(registry.DRAWER)
 
+    class Resized(Message):
+        """The drawer beside the board took its width (or a new one): the board fits the rest.
+        The board cannot see this itself: its width is its own, so the split does not resize it,
+        and a resize it gets for other reasons may come before the drawer has a size."""
+
     def __init__(self, task_id: str, *, beside: bool, tab: str = "overview") -> None:
         super().__init__(id="drawer", classes="-beside" if beside else "-full")
         self.task_id = task_id
@@ -93,6 +99,10 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             with TabPane(TITLES["history"], id="history"):
                 yield TextPane(id="history-pane")
         yield SearchBar()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.beside:
+            self.post_message(self.Resized())
 
     def on_mount(self) -> None:
         for tabs in self.query(Tabs):
