@@ -49,6 +49,7 @@ def _can_mount_tmpfs() -> str | None:
 WHY_NOT = _can_mount_tmpfs()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 def test_a_full_disk_refuses_writes_cleanly_keeps_what_was_committed_and_recovers(
     tmp_path: Path,

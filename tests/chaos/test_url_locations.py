@@ -95,6 +95,7 @@ def test_kanban_db_init_refuses_it_as_its_argument(empty: Path) -> None:
     assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
 
 
+@pytest.mark.slow
 def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
     for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
         run = subprocess.run(
@@ -105,6 +106,7 @@ def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
         assert one_error(run.stderr)["reason"] == "unsupported_backend"
 
 
+@pytest.mark.slow
 def test_the_mcp_server_refuses_to_start_on_it(empty: Path) -> None:
     run = subprocess.run(
         [str(KANBAN), "mcp", "--agent", "ada"], env=clean_env(KANBAN_DB=str(Path(URL))),
@@ -144,6 +146,7 @@ def test_the_terminal_board_refuses_it_before_taking_the_screen(empty: Path) -> 
         assert "Traceback" not in run.stderr and "lost a slash" in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["claim.py", "claim_floor.py", "tui.py"])
 def test_the_benchmarks_db_takes_a_postgres_url_only(empty: Path, script: str) -> None:
     for given in (str(Path(URL)), "board.db", "mysql://h/d"):

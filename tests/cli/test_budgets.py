@@ -99,6 +99,7 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
         assert usage.code == 2 and usage.out == "", str(usage)
 
 
+@pytest.mark.slow
 def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
     env = reader_env(tmp_path, KANBAN_DB=str(tmp_path / "board.db"))
     run("kanban db init", tmp_path, env)

@@ -40,6 +40,7 @@ def documents(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_the_readme_agent_quick_start_runs_as_written(tmp_path: Path) -> None:
     done = run(example("README.md#agent-quick-start"), tmp_path, reader_env(tmp_path))
     assert "exit 2: a builder may not judge its own work" in done.stdout
@@ -70,6 +71,7 @@ def board_in(home: Path, *titles: str, role: str | None = "worker") -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_the_worker_loop_claims_works_and_finishes_until_there_is_nothing_left(
     tmp_path: Path,
 ) -> None:
@@ -119,6 +121,7 @@ def test_a_run_is_recorded_on_the_task_held(tmp_path: Path) -> None:
         assert (execution.cost_usd, execution.input_tokens) == (0.42, 48000)
 
 
+@pytest.mark.slow
 def test_the_review_loop_approves_what_another_agent_built(tmp_path: Path) -> None:
     db = board_in(tmp_path, "one", "two", role=None)
     with Board(db) as board:
@@ -133,6 +136,7 @@ def test_the_review_loop_approves_what_another_agent_built(tmp_path: Path) -> No
         assert [board.get_task(t).status for t in ("TASK-1", "TASK-2")] == ["done", "done"]
 
 
+@pytest.mark.slow
 def test_the_plan_is_linted_then_applied_whole(tmp_path: Path) -> None:
     db = board_in(tmp_path)
     done = run(example("docs/agents.md#plan"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(db)))

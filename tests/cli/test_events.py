@@ -76,6 +76,7 @@ def test_follow_in_table_format_prints_one_readable_line_per_event(kanban: Kanba
     assert "task_created" in result.out and task.id in result.out
 
 
+@pytest.mark.slow
 def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     kanban: Kanban, tmp_path: Path
 ) -> None:

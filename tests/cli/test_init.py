@@ -278,6 +278,7 @@ def test_claude_md_that_already_imports_agents_md_or_is_it_is_left_alone(
     assert "<!-- kanban:begin" in (other / "CLAUDE.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_instructions_come_from_the_clis_declarations(repo: Path, db: Path) -> None:
     env = {"KANBAN_LEASE_MS": "60000"}
     doc = ok(kanban_init(repo, db, "--harness", "generic", "--agent", "bot-7", **env))

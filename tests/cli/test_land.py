@@ -104,6 +104,7 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1
 
 
+@pytest.mark.slow
 def test_the_docs_landing_example_runs_in_the_order_shown(tmp_path: Path) -> None:
     """docs/landing.md's session as it is, on a task done through the gate in ~/src/shop."""
     import json

@@ -36,6 +36,7 @@ def status_seqs(cli: Kanban) -> list[int]:
         return [e.seq for e in board.events(limit=100_000) if e.kind == "status_changed"]
 
 
+@pytest.mark.slow
 def test_watch_hands_each_matching_event_on_once_in_order(cli: Kanban, tmp_path: Path) -> None:
     seed(cli)
     log = tmp_path / "log"
@@ -179,6 +180,7 @@ def test_watch_refuses_a_missing_command(cli: Kanban) -> None:
     assert os.environ.get("KANBAN_DB") is None or True
 
 
+@pytest.mark.slow
 def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
     from tests.cli.test_doc_examples import reader_env, run
     from tests.doc_examples import example

@@ -141,6 +141,7 @@ def test_empty_diff_completes_to_done_and_cleans_up(setup) -> None:  # type: ign
     assert git(repo, "branch", "--list", f"kanban/task-{task_id}") == ""
 
 
+@pytest.mark.slow
 def test_the_docs_worktree_example_runs_in_the_order_shown(tmp_path: Path) -> None:
     """Copied from docs/worktrees.md as it is, with only HOME and the editor set: every line
     succeeds and the task ends done through the gate."""

@@ -145,6 +145,7 @@ def _writer_turn_held(path: Path, seconds: float) -> multiprocessing.Process:
     return _held_in_another_process(_hold_writer_turn, path, seconds)
 
 
+@pytest.mark.slow
 def test_a_stalled_writer_turn_is_busy_within_the_budget(board_path: Path) -> None:
     with Board(board_path, config=BoardConfig(retry_budget_ms=500)) as board:
         holder = _writer_turn_held(board_path, 2.0)
@@ -179,6 +180,7 @@ def test_writers_queue_behind_a_held_turn_then_proceed(board_path: Path) -> None
         assert 0.2 < waited < 1.4
 
 
+@pytest.mark.slow
 def test_writes_from_other_threads_queue_through_the_helper_and_give_up_in_time(
     board_path: Path,
 ) -> None:

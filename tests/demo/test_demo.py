@@ -253,6 +253,7 @@ def test_the_demo_does_real_work_in_real_worktrees(
     assert status.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_timed_stop_hands_work_back_and_removes_the_temp_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -406,6 +407,7 @@ def _session_members(session: int) -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
     """The real thing: `python -m kanban.demo --no-tui` in its own session, Ctrl-C delivered to
     the whole process group as a terminal would. The demo exits 0, no agent outlives it, and its
@@ -455,6 +457,7 @@ def test_importing_the_demo_loads_no_ui_stack() -> None:
     assert loaded.isdisjoint({"textual", "rich", "click", "fastapi", "uvicorn", "git", "pydantic"})
 
 
+@pytest.mark.slow
 def test_the_demo_opens_the_board_while_the_team_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

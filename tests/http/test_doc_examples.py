@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board
 from kanban.http.auth import Identity, TokenBook
 from tests.cli.conftest import KANBAN, clean_env
@@ -31,6 +33,7 @@ def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str, Path]:
     return process, ready["listening"], db
 
 
+@pytest.mark.slow
 def test_serve_prints_the_ready_line_the_page_shows(tmp_path: Path) -> None:
     command, shown, export = example("docs/http.md#serve").splitlines()
     assert command.split("#")[0].split() == ["kanban", "serve"] and "--port 0" in command
@@ -43,6 +46,7 @@ def test_serve_prints_the_ready_line_the_page_shows(tmp_path: Path) -> None:
     assert set(documented) == {"listening", "db", "auth"} and documented["auth"] == "none"
 
 
+@pytest.mark.slow
 def test_the_curl_session_works_as_written(tmp_path: Path) -> None:
     examples = example("docs/http.md#curl-session")
     process, url, db = serve(tmp_path)
@@ -79,6 +83,7 @@ def test_the_curl_session_works_as_written(tmp_path: Path) -> None:
         assert board.get_task("TASK-2").assignee_agent_id == "worker-1"
 
 
+@pytest.mark.slow
 def test_the_python_agent_loop_works_the_board(tmp_path: Path) -> None:
     loop = example("docs/http.md#python-agent")
     script = tmp_path / "agent.py"

@@ -193,6 +193,7 @@ def twins(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Api,
         yield fast, slow
 
 
+@pytest.mark.slow
 def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
     twins: tuple[Api, Api],
 ) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -173,20 +174,26 @@ def test_a_slow_reader_that_keeps_taking_bytes_is_not_dropped(tmp_path: Path) ->
     a slow link, not a stall. Its stream stays open and catches up with every event."""
     db = tmp_path / "board.db"
     with serve(tmp_path, db, "--sse-send-timeout", "1") as (url, log, _pid):
-        with Board(db, reconcile_orphans=False) as writer:
-            start = writer.last_event_seq()
-            slow = stalled_follower(url, start)
-            follower = Follower(slow)
-            slow.settimeout(5)
-            began, batches = time.monotonic(), 0
-            while time.monotonic() - began < 4:  # four allowances of reading 20 KB/s
-                if batches < 10:
-                    items = [PlanItem(key=f"k{batches}_{n}", title=f"t{n}") for n in range(BATCH)]
+        with Board(db, reconcile_orphans=False) as board:
+            start = board.last_event_seq()
+
+        def write() -> None:  # beside the reader: a busy machine's slow write never stalls it
+            with Board(db, reconcile_orphans=False) as writer:
+                for batch in range(10):
+                    items = [PlanItem(key=f"k{batch}_{n}", title=f"t{n}") for n in range(BATCH)]
                     writer.create_plan(items)
-                    batches += 1
-                follower.feed(slow.recv(1024))
-                time.sleep(0.05)
-                assert not follower.eof, log.read_text()
+
+        slow = stalled_follower(url, start)
+        follower = Follower(slow)
+        slow.settimeout(5)
+        writes = threading.Thread(target=write)
+        writes.start()
+        began = time.monotonic()
+        while time.monotonic() - began < 4 or writes.is_alive():  # 4 allowances at 20 KB/s
+            follower.feed(slow.recv(1024))
+            time.sleep(0.05)
+            assert not follower.eof, log.read_text()
+        writes.join()
         wanted = all_seqs(db, start)
         assert len(follower.ids) < len(wanted)  # it was behind: the server's buffers were full
         deadline = time.monotonic() + 60

@@ -63,6 +63,7 @@ def kanban_serve(
             process.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_the_ready_line_names_the_url_and_the_board(tmp_path: Path, board_path: Path) -> None:
     with kanban_serve(tmp_path, db=board_path) as served:
         assert served.url.startswith("http://127.0.0.1:")
@@ -138,6 +139,7 @@ def write_tokens(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_per_agent_token_cannot_act_as_another_agent(tmp_path: Path) -> None:
     tokens = write_tokens(tmp_path / "tokens")
     with kanban_serve(tmp_path, "--tokens", str(tokens)) as served:
@@ -176,6 +178,7 @@ def test_a_per_agent_token_cannot_act_as_another_agent(tmp_path: Path) -> None:
         assert served.stop() == 0
 
 
+@pytest.mark.slow
 def test_a_non_loopback_host_without_a_token_refuses_to_start(tmp_path: Path) -> None:
     done = subprocess.run(
         [str(KANBAN), "--db", str(tmp_path / "b.db"), "serve", "--host", "0.0.0.0", "--port", "0"],
@@ -190,6 +193,7 @@ def test_a_non_loopback_host_without_a_token_refuses_to_start(tmp_path: Path) ->
     assert not (tmp_path / "b.db").exists()
 
 
+@pytest.mark.slow
 def test_a_non_loopback_host_with_a_token_starts(tmp_path: Path) -> None:
     with kanban_serve(tmp_path, "--host", "0.0.0.0", KANBAN_TOKEN="a-token-0123456789") as served:
         port = served.url.rsplit(":", 1)[1]
@@ -202,6 +206,7 @@ def test_a_non_loopback_host_with_a_token_starts(tmp_path: Path) -> None:
         assert served.stop() == 0
 
 
+@pytest.mark.slow
 def test_a_taken_port_fails_fast_with_a_message(tmp_path: Path) -> None:
     with kanban_serve(tmp_path) as served:
         port = served.url.rsplit(":", 1)[1]
@@ -287,6 +292,7 @@ def test_serve_help_names_its_options_and_imports_no_web_stack(tmp_path: Path) -
     assert "  serve " in kanban.run("--help").out
 
 
+@pytest.mark.slow
 def test_workers_share_the_port_and_the_board(tmp_path: Path, board_path: Path) -> None:
     """`--workers 2`: two server processes on one socket, each with its own connection to the
     board. Claims stay atomic across them, and SIGTERM stops both cleanly."""

@@ -41,6 +41,7 @@ def stop(process: "subprocess.Popen[str]", within_s: float) -> tuple[int | None,
     return code, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_a_request_still_running_at_the_deadline_is_left_behind(
     tmp_path: Path, board_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from boardlib import Board, BoardConfig, ManualClock
 from tests.cli.conftest import KANBAN, clean_env
@@ -41,6 +42,7 @@ def test_expired_leases_are_released_on_an_interval(tmp_path: Path) -> None:
         assert wait_for(lambda: service.janitor is not None and service.janitor.passes >= 1)
 
 
+@pytest.mark.slow
 def test_kanban_serve_releases_dead_claims_as_it_starts(tmp_path: Path) -> None:
     db = tmp_path / "board.db"
     lease = BoardConfig().lease_ms

@@ -4,10 +4,13 @@ help (nothing written), and the `finish_run` that spends a budget: kept, the tas
 
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board
 from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
 
 
+@pytest.mark.slow
 async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -> None:
     with Board(board_path) as board:
         parent = board.create_task("port the parser", budget_usd=1.5)

@@ -26,6 +26,7 @@ def server_env(land) -> dict[str, str]:  # type: ignore[no-untyped-def]
     }
 
 
+@pytest.mark.slow
 async def test_the_builder_is_refused_and_nothing_changes(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
     land.board.checkpoint()  # the server's clean shutdown folds the log in: start folded

@@ -27,6 +27,7 @@ def tmux(tmp_path: Path):  # type: ignore[no-untyped-def]
         session.stop()
 
 
+@pytest.mark.slow
 def test_the_operator_quick_start_opens_the_board_and_q_quits(tmp_path: Path, tmux: Tmux) -> None:
     home = tmp_path / "home"
     (home / "team").mkdir(parents=True)

@@ -388,6 +388,7 @@ async def test_hostile_agent_text_renders_literally_and_runs_nothing(review) -> 
         assert app.is_running
 
 
+@pytest.mark.slow
 async def test_the_demo_says_it_finished_on_the_board(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
     notes = Notes()

@@ -48,6 +48,7 @@ async def on_row(pilot: Any, task_id: str) -> None:
     await until(pilot, there)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_header_counts_and_i_enter_opens_the_drawer(
     tmp_path: Path, size: tuple[int, int]
@@ -137,6 +138,7 @@ async def test_each_kind_has_its_one_key(tmp_path: Path, monkeypatch: pytest.Mon
         await until(pilot, lambda: not app.inbox_items)
 
 
+@pytest.mark.slow
 async def test_a_new_item_is_said_once_without_moving_the_view(tmp_path: Path) -> None:
     clock = ManualClock(START)
     path = tmp_path / "board.db"
@@ -192,6 +194,7 @@ def test_the_cli_offers_the_notify_modes_of_the_tui() -> None:
     assert NOTIFY_MODES == notify.MODES
 
 
+@pytest.mark.slow
 async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path
 ) -> None:
@@ -237,6 +240,7 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
         land.board.close()
 
 
+@pytest.mark.slow
 async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> None:
     from boardlib.records import EXECUTION_SUCCEEDED
     from tui.components.prompt import PromptDialog

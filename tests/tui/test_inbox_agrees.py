@@ -4,6 +4,8 @@ same words, on the same board at the same moment."""
 
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib.watch import Consumers
@@ -37,6 +39,7 @@ def shown(items: list[dict[str, object]]) -> list[tuple[object, ...]]:
     return [tuple(item[field] for field in FIELDS) for item in items]
 
 
+@pytest.mark.slow
 async def test_cli_http_and_tui_list_the_same_inbox(board_path: Path, tmp_path: Path) -> None:
     clock = ManualClock(START_MS)
     busy_board(board_path, clock)

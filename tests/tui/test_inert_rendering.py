@@ -130,6 +130,7 @@ def test_cards_draw_no_control_character_and_no_action(text: str) -> None:
                 check_segments(list(strip), newline=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(HOSTILE_TEXT)
 def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
@@ -193,6 +194,7 @@ def test_header_palette_and_narration_are_inert(text: str) -> None:
     assert not unsafe(inert(narrate(event)), newline=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(HOSTILE_TEXT)
 def test_cli_tables_write_no_control_sequence(text: str) -> None:

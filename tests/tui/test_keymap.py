@@ -37,6 +37,7 @@ async def test_a_remapped_key_drives_its_action(tmp_path: Path, monkeypatch) -> 
         assert app.selected_task().id == todo[1]  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 async def test_dialog_hints_name_the_keys_as_remapped(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The hint line under a dialog is generated from the registry and the operator's keymap: a
     remapped save key is hinted as it now is, and that key saves."""

@@ -299,6 +299,7 @@ REFUSALS = [
 ]
 
 
+@pytest.mark.slow
 async def test_every_refusal_is_a_notification_with_agent_text_inert(shop: Shop) -> None:
     """Each refusal a landing can give, worded by `refusal_message` as the app words it, goes
     through the app's one door for notifications: agent text (file names, output, names) is

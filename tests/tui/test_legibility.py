@@ -265,6 +265,7 @@ def test_the_floors_are_wcag() -> None:
     assert 4.5 <= contrast(ColorTriplet(0x76, 0x76, 0x76), white) < 4.6
 
 
+@pytest.mark.slow
 async def test_a_cards_muted_words_are_muted_on_each_card_background(demo) -> None:  # type: ignore[no-untyped-def]
     """The styles themselves, before the floor's lift: "from worker", lease times and the like
     are quieter than full-contrast text yet readable on every card background (a translucent

@@ -29,6 +29,7 @@ with Board(sys.argv[1]) as board:
 """
 
 
+@pytest.mark.slow
 async def test_another_process_change_shows_within_the_poll_interval(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock, poll_ms=POLL_MS)
@@ -70,6 +71,7 @@ async def test_pause_holds_the_screen_until_resumed(demo) -> None:  # type: igno
         assert not header.facts.paused and not header.facts.waiting
 
 
+@pytest.mark.slow
 async def test_vanished_board_goes_unreadable_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock, poll_ms=POLL_MS)

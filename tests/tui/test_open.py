@@ -20,6 +20,7 @@ def test_open_of_an_unknown_task_is_refused_before_any_screen(tmp_path: Path) ->
     assert not (tmp_path / "nowhere.db").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_the_app_opens_the_named_task(tmp_path, monkeypatch, size) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)

@@ -57,6 +57,7 @@ def palette_titles(app: KanbanApp) -> list[str]:
     return [command.title for command in board_commands(app, app.screen)]
 
 
+@pytest.mark.slow
 async def test_a_debt_blocked_task_is_overridden_in_one_step_from_its_card(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     parked = ids["api"]  # a red completed_with_debt verdict
@@ -100,6 +101,7 @@ SYSTEMS = ("truecolor", "256", "standard")
 MAIN_THEMES = ("textual-dark", "textual-light", "ansi-dark", "ansi-light")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", SYSTEMS)
 async def test_the_selected_card_has_its_own_background_in_every_colour_system(
     demo, monkeypatch, system
@@ -186,6 +188,7 @@ async def confirmation_after(app: KanbanApp, pilot, task_id: str, *keys: str) ->
     return title
 
 
+@pytest.mark.slow
 async def test_taking_a_review_task_asks_the_same_question_from_every_path(demo) -> None:  # type: ignore[no-untyped-def]
     """`m` then enter on in progress took a review task for the operator at once, while `H`
     asked first: one rule (the registry's) now asks both, and the palette too."""
@@ -225,6 +228,7 @@ def shown_in(app: KanbanApp, selector: str) -> str:
     return " ".join(" ".join(s.crop(region.x, region.right).text.split()) for s in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 32), (160, 48)])
 async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ignore[no-untyped-def]
     """It was cut at every width: "...the task goes b"."""
@@ -241,6 +245,7 @@ async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ig
         assert f"Kept on the task as a comment by {OPERATOR}" in shown
 
 
+@pytest.mark.slow
 async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo) -> None:  # type: ignore[no-untyped-def]
     """`x` then `y` in one burst cancelled a task whose question was never on screen (seen in
     tmux; under load a dialog paints late and the keys typed meanwhile went to it). Keys typed
@@ -290,6 +295,7 @@ async def mark(pilot, app: KanbanApp, *task_ids: str) -> None:  # type: ignore[n
     await until(pilot, lambda: set(task_ids) <= app.marked)
 
 
+@pytest.mark.slow
 async def test_space_marks_cards_and_approve_applies_to_exactly_those(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     chosen = more_in_review(path, 4)
@@ -315,6 +321,7 @@ async def test_space_marks_cards_and_approve_applies_to_exactly_those(demo) -> N
     assert fresh(path, left_alone).status == t.IN_REVIEW
 
 
+@pytest.mark.slow
 async def test_each_marked_write_is_checked_against_the_fresh_row(demo) -> None:  # type: ignore[no-untyped-def]
     """One marked task changes while the operator decides: nothing is written for it, the
     others go through, and the summary says which is which."""
@@ -335,6 +342,7 @@ async def test_each_marked_write_is_checked_against_the_fresh_row(demo) -> None:
     assert [fresh(path, i).status for i in chosen] == [t.DONE, t.TODO, t.DONE]
 
 
+@pytest.mark.slow
 async def test_a_key_that_does_not_apply_says_why_in_one_line(demo) -> None:  # type: ignore[no-untyped-def]
     """`a` on a todo task, `d` on a task an agent blocked, `u` on a todo task: each says why, and
     nothing is written; the keys after it still work (nothing is swallowed)."""
@@ -418,6 +426,7 @@ def test_the_cancel_question_names_the_holder_and_how_its_lease_stands() -> None
     assert free is not None and "holds" not in free.body
 
 
+@pytest.mark.slow
 async def test_the_cancel_question_names_uncommitted_work_in_the_worktree(worktree_board) -> None:  # type: ignore[no-untyped-def]
     """Cancelling a task whose worktree holds work not yet committed: the question says so (what
     git says, read once the question is up) before anything is written."""
@@ -444,6 +453,7 @@ async def test_the_cancel_question_names_uncommitted_work_in_the_worktree(worktr
     assert fresh(board.db, task_id).status == held.status  # backing out wrote nothing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_the_demo_says_it_is_a_demo_at_every_width(demo, size) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo

@@ -4,6 +4,8 @@ search find a task finished two years ago, and the store's order is the view's."
 
 from pathlib import Path
 
+import pytest
+
 from boardlib import Board, ManualClock, PlanItem
 from boardlib import transitions as t
 from boardlib.columns import PageRequest, TaskSearch, sort_key
@@ -177,6 +179,7 @@ async def test_the_app_pages_in_the_end_of_done(board_path: Path, clock: ManualC
         assert len(app.state.columns[t.DONE]) <= WINDOW_PAGES * 100
 
 
+@pytest.mark.slow
 async def test_the_app_finds_and_selects_a_task_two_years_down(
     board_path: Path, clock: ManualClock
 ) -> None:

@@ -24,6 +24,7 @@ def task_in(app: KanbanApp, status: str) -> str:
     return ids[0]
 
 
+@pytest.mark.slow
 async def test_navigation_moves_one_selection_across_columns(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     app = make_app(path, clock)
@@ -120,6 +121,7 @@ async def test_release_block_cancel_and_priority(demo) -> None:  # type: ignore[
         await until(pilot, lambda: fresh(path, held).status == t.CANCELLED)
 
 
+@pytest.mark.slow
 async def test_done_with_human_override_writes_the_audit_row(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)
@@ -145,6 +147,7 @@ async def test_done_with_human_override_writes_the_audit_row(demo) -> None:  # t
     assert entry.verdict_overridden == verdict
 
 
+@pytest.mark.slow
 async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)
@@ -198,6 +201,7 @@ async def test_edit_comment_link_and_create(demo) -> None:  # type: ignore[no-un
         assert not notes.errors()
 
 
+@pytest.mark.slow
 async def test_refusals_notify_and_change_nothing(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     notes = Notes()
@@ -261,6 +265,7 @@ async def test_read_only_writes_nothing_and_greys_every_write(demo) -> None:  # 
     assert after == before
 
 
+@pytest.mark.slow
 async def test_move_menu_takes_j_and_k_like_the_board(demo) -> None:  # type: ignore[no-untyped-def]
     """Keyboard-only, k9s style: j/k move inside the menu too, enter picks."""
     path, clock, _ids = demo

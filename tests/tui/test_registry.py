@@ -4,6 +4,7 @@ generated from `tui.registry.ACTIONS`, so they cannot drift apart."""
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.command import CommandPalette
 
 from boardlib import transitions as t
@@ -115,6 +116,7 @@ def test_help_is_generated_with_the_remapped_keys() -> None:
         assert section in text
 
 
+@pytest.mark.slow
 async def test_check_action_follows_the_registry(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     app = make_app(path, clock)
@@ -140,6 +142,7 @@ async def test_check_action_follows_the_registry(demo) -> None:  # type: ignore[
         assert app.screen.check_action("filter", ()) is True
 
 
+@pytest.mark.slow
 async def test_palette_entries_come_from_the_registry_and_name_their_task(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)
@@ -180,6 +183,7 @@ async def test_read_only_palette_offers_no_write(demo) -> None:  # type: ignore[
         assert f"Open {ids['flaky']}" in titles
 
 
+@pytest.mark.slow
 async def test_drawer_footer_is_generated_and_q_goes_back(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)

@@ -124,6 +124,7 @@ def test_wrapped_heights_from_the_index_are_each_rows_own(width: int) -> None:
     assert all(text_cells(row.text) == cell_len(display(row.text)) for row in rows)
 
 
+@pytest.mark.slow
 async def test_long_lines_pan_with_markers_or_wrap_and_wrap_is_kept(
     big: ReviewBoard, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +160,7 @@ async def test_long_lines_pan_with_markers_or_wrap_and_wrap_is_kept(
         assert view.wrap  # kept for this operator
 
 
+@pytest.mark.slow
 async def test_arrows_in_the_drawer_never_move_the_board(big: ReviewBoard) -> None:
     app = app_on(big, "big")
     async with app.run_test(size=(160, 48)) as pilot:
@@ -171,6 +173,7 @@ async def test_arrows_in_the_drawer_never_move_the_board(big: ReviewBoard) -> No
             assert board.active_status == column and app.focused is drawer
 
 
+@pytest.mark.slow
 async def test_search_each_tab_with_a_count_and_next_previous(big: ReviewBoard) -> None:
     app = app_on(big, "big")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -213,6 +216,7 @@ async def test_search_each_tab_with_a_count_and_next_previous(big: ReviewBoard) 
         await pilot.press("escape")  # leaves the drawer (search was closed)
 
 
+@pytest.mark.slow
 async def test_side_by_side_from_160_columns(review: ReviewBoard) -> None:
     app = app_on(review, "review")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -237,6 +241,7 @@ async def test_side_by_side_from_160_columns(review: ReviewBoard) -> None:
         assert not view.side_by_side and not drawer.has_class("-wide")
 
 
+@pytest.mark.slow
 async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: ReviewBoard) -> None:
     task_id = review.ids["review"]
     app = app_on(review, "review")
@@ -287,6 +292,7 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
         pytest.param(50, None, marks=pytest.mark.slow),  # a real 50 MB bundle, default limits
     ],
 )
+@pytest.mark.slow
 async def test_files_too_large_to_show_are_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generated_mb: int, file_limit: int | None
 ) -> None:
@@ -312,6 +318,7 @@ async def test_files_too_large_to_show_are_one_line(
         assert any(r.kind == NOTE and r.text == "binary file: not shown" for r in rows)
 
 
+@pytest.mark.slow
 async def test_read_only_offers_only_the_pager(review: ReviewBoard) -> None:
     app = app_on(review, "review", read_only=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -360,6 +367,7 @@ def test_the_pager_and_editor_arguments_keep_agent_text_inert(tmp_path: Path) ->
     assert tools.shell_command({}) == ["/bin/sh"]
 
 
+@pytest.mark.slow
 async def test_a_comment_made_before_the_drawer_opens_shows_under_its_line(
     review: ReviewBoard,
 ) -> None:

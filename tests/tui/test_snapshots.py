@@ -102,6 +102,7 @@ def test_approve_and_land_confirmation_at_80x24(review_app, snap_compare) -> Non
     assert snap_compare(review_app, terminal_size=(80, 24), run_before=asked)
 
 
+@pytest.mark.slow
 def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -> None:  # type: ignore[no-untyped-def]
     """A done task whose landing the board recorded (the library's own record, no git: the commit
     is fixed): its card and its drawer say where it landed."""
@@ -172,6 +173,7 @@ async def message_log_open(pilot: Pilot[Any]) -> None:
     await asyncio.wait_for(steps(), timeout=90)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_message_log(app, snap_compare, size) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(app, terminal_size=size, run_before=message_log_open)

@@ -33,6 +33,7 @@ def shown(app: Any, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
 
+@pytest.mark.slow
 async def test_the_screen_shows_the_boards_figures(flow: Any) -> None:
     path, clock, _ = flow
     with Board(path, clock=clock, read_only=True) as board:
@@ -65,6 +66,7 @@ async def test_the_screen_shows_the_boards_figures(flow: Any) -> None:
         assert not isinstance(app.screen, StatsScreen)
 
 
+@pytest.mark.slow
 async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> None:
     path, clock, ids = flow
     updates: list[StatsUpdate] = []
@@ -95,6 +97,7 @@ async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> 
         assert len(updates) == 2  # closed: the reader computes nothing more
 
 
+@pytest.mark.slow
 async def test_read_only_mode_shows_it(flow: Any) -> None:
     path, clock, _ = flow
     app = make_app(path, clock, read_only=True)
@@ -120,6 +123,7 @@ def test_a_card_shows_spend_against_its_budget() -> None:
     assert spend(tokens) == ("12k / 50k tok", "muted")
 
 
+@pytest.mark.slow
 async def test_budgets_from_the_app(flow: Any) -> None:
     path, clock, ids = flow
     notes = Notes()

@@ -55,6 +55,7 @@ def header(app: KanbanApp) -> Any:
 DESTRUCTIVE = [("x", "flaky"), ("d", "api"), ("X", "cli"), ("delete", "flaky"), ("t", "parser")]
 
 
+@pytest.mark.slow
 async def test_enter_on_a_destructive_dialog_backs_out(demo) -> None:  # type: ignore[no-untyped-def]
     """Each destructive key in turn, in one app session: Enter on its question is No."""
     path, clock, ids = demo
@@ -75,6 +76,7 @@ async def test_enter_on_a_destructive_dialog_backs_out(demo) -> None:  # type: i
     assert everything(path) == before
 
 
+@pytest.mark.slow
 async def test_capital_l_into_in_progress_asks_first(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     target = ids["flaky"]
@@ -141,6 +143,7 @@ async def test_an_id_query_jumps_to_exactly_that_id_and_offers_no_write(demo) ->
 # -- nothing silent -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_take_on_a_changed_card_says_why_and_writes_nothing(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     notes = Notes()
@@ -166,6 +169,7 @@ async def test_a_take_on_a_changed_card_says_why_and_writes_nothing(demo) -> Non
         assert everything(path)[2] == seq  # not even an event
 
 
+@pytest.mark.slow
 async def test_an_override_leaves_a_mark_on_card_and_drawer(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     reviewed = ids["api"]
@@ -211,6 +215,7 @@ def _text(app: KanbanApp) -> str:
     return console.export_text()
 
 
+@pytest.mark.slow
 async def test_an_expired_lease_leaves_a_short_lived_mark_and_history(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     target = ids["flaky"]
@@ -238,6 +243,7 @@ async def test_an_expired_lease_leaves_a_short_lived_mark_and_history(demo) -> N
         assert "expired" not in card_text(app, target)
 
 
+@pytest.mark.slow
 async def test_refresh_and_create_say_what_they_did(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     notes = Notes()
@@ -299,6 +305,7 @@ async def test_a_filter_it_does_not_understand_is_said(demo) -> None:  # type: i
 # -- what k9s and lazygit users expect ------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_activity_pane_tells_the_live_feed_in_words(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock, poll_ms=50)

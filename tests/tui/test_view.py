@@ -57,6 +57,7 @@ def dispatch(path: Path, clock: ManualClock, title: str, priority: int) -> str:
         return agent.create_task(title, priority=priority).id
 
 
+@pytest.mark.slow
 async def test_a_column_at_its_top_shows_new_top_work(long_todo) -> None:  # type: ignore[no-untyped-def]
     path, clock = long_todo
     app = make_app(path, clock)
@@ -150,6 +151,7 @@ async def test_sideways_scrolling_shows_whole_columns_and_counts_the_rest(demo) 
             assert view.active.region.width != 0
 
 
+@pytest.mark.slow
 async def test_l_reaches_folded_columns_and_folding_is_asked(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     app = make_app(path, clock)
@@ -179,6 +181,7 @@ def column_edges(row: str) -> list[int]:
     return [i for i, char in enumerate(row) if char == "╮"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (160, 48), (200, 50)])
 def test_the_first_paint_is_the_final_layout(demo, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     """In a real pseudo-terminal: every time the columns' title row is written during start-up,
@@ -218,6 +221,7 @@ def test_the_first_paint_is_the_final_layout(demo, size: tuple[int, int]) -> Non
     assert {tuple(column_edges(row)) for row in full} == {tuple(column_edges(full[-1]))}
 
 
+@pytest.mark.slow
 async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, _ids = demo
     app = make_app(path, clock)

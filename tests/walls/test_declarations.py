@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
 from pydantic.alias_generators import to_camel
 
 from boardlib import transitions as t
@@ -87,11 +88,13 @@ def offences(roots: tuple[str, ...], words: frozenset[str], *, exempt: set[str])
     return found
 
 
+@pytest.mark.slow
 def test_event_kinds_are_spelled_only_in_boardlib_events() -> None:
     found = offences(EVENT_READERS, KINDS, exempt={EVENTS_MODULE})
     assert found == [], "use boardlib.events.EventKind:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_execution_statuses_are_spelled_only_where_declared() -> None:
     found = offences(PACKAGES, EXECUTION_WORDS, exempt=STATUS_DECLARATIONS)
     assert found == [], "use records.EXECUTION_* (or transitions for a task):\n" + "\n".join(found)
@@ -116,6 +119,7 @@ def test_store_sql_names_no_status_word() -> None:
     assert found == [], "build it from boardlib.store.literals:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_event_data_is_read_through_its_payload() -> None:
     """`event.data["leaseUntil"]` spells a stored key by hand: read it with `events.read` as the
     kind's payload instead, whose keys are checked below."""
@@ -128,6 +132,7 @@ def test_event_data_is_read_through_its_payload() -> None:
     assert found == [], "\n".join(found)
 
 
+@pytest.mark.slow
 def test_payload_reads_name_declared_fields() -> None:
     """mypy checks `payload["key"]` against the TypedDict, but not `payload.get("key")` or
     `"key" in payload`: every key a reader names on a variable annotated with a payload type must

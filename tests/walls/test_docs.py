@@ -89,6 +89,7 @@ def test_every_function_the_seed_map_names_resolves() -> None:
     assert not missing, "\n".join(missing)
 
 
+@pytest.mark.slow
 def test_every_test_the_seed_map_names_exists() -> None:
     missing = []
     for _seed, rule, _code, tests in seed_map():
@@ -241,6 +242,7 @@ def modules() -> list[Path]:
     return sorted(path for package in PACKAGES for path in (REPO / package).rglob("*.py"))
 
 
+@pytest.mark.slow
 def test_module_docstrings_are_short_and_their_design_text_is_in_docs() -> None:
     """A docstring says what a module is for in a few lines; the design goes in docs/."""
     long = []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import boardlib
 
 FORBIDDEN = ("textual", "fastapi", "uvicorn", "starlette", "git", "click", "rich", "pydantic")
@@ -58,6 +60,7 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
 
 
+@pytest.mark.slow
 def test_the_mcp_server_imports_no_ui_git_or_http_framework(tmp_path: Path) -> None:
     """`kanban mcp` is a long-running process, but its start-up is paid before the first tool
     call: the SDK is its cost (it loads rich for its log handler, and starlette), the TUI, git,

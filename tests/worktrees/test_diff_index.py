@@ -4,6 +4,7 @@ quotes, hostile bytes, random contents, and a diff cut at any line."""
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ LINES = st.lists(st.sampled_from(["a", "b", "c", "", "x = 1", " lead", "-dash", 
     after=st.lists(LINES, min_size=1, max_size=3),
     newline=st.booleans(),
 )
+@pytest.mark.slow
 def test_random_edits_index_as_they_parse(
     tmp_path_factory, before: list[list[str]], after: list[list[str]], newline: bool
 ) -> None:  # type: ignore[no-untyped-def]

@@ -170,6 +170,7 @@ def test_racing_provisions_of_one_task_make_one_checkout(tmp_path, monkeypatch):
     env.board.close()
 
 
+@pytest.mark.slow
 def test_racing_provisions_of_different_tasks_on_one_repository_all_succeed(tmp_path, monkeypatch):
     env = make_env(tmp_path, monkeypatch)
     task_ids = [env.task() for _ in range(4)]
