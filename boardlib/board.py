@@ -2515,7 +2515,12 @@ def _archive_path(archive: object) -> Path:
     """An events archive's path, or `invalid_input`: the fuzz and the surfaces pass anything."""
     if not isinstance(archive, (str, PathLike)):
         raise invalid_input("archive must be a file path")
-    return Path(archive)
+    path = Path(archive)
+    if "\x00" in str(path):  # `Path.exists` answers False for it; `open` raises ValueError
+        raise invalid_input("an archive path holds no NUL byte", path=repr(str(path)))
+    if not path.name:
+        raise invalid_input("an archive is a file, not a folder", path=str(path))
+    return path
 
 
 def _daily(row: Row | None, team: str | None) -> DailyBudget | None:

@@ -33,12 +33,22 @@ BACKENDS = ("sqlite", "postgres")
 pytest_plugins = ["tests.tree_guard"]
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a run with -p no:xdist has none
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers a core. A worker spends about a fifth of its time waiting on
     something real (a server starting, a lease running out, the app's timers, a terminal), so
     with one worker a core the cores sat idle a fifth of the run (2 cores: 902 s with 22% idle;
     965 s for the whole CI run, against 763 s and 1% idle with two a core)."""
     return 2 * len(os.sched_getaffinity(0))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns `-n` into its default, `--dist load`
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """With workers and no `--dist` of the caller's: `worksteal`, so that an idle worker takes
+    queued tests from a busy one and one long test near the end does not hold the run. (In
+    `addopts` it broke every `pytest -p no:xdist`.)"""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "worksteal"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

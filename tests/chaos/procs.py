@@ -5,8 +5,9 @@
     python -m tests.chaos.procs read  DB            (waits for a line on stdin, then reads)
 
 Each prints JSON lines: the holder `{"held": ms}` once it holds the lock and `{"released": ms}`
-after it let go; the writer and the reader one `{"outcome", "elapsedMs", "endMs", ...}` each, the
-time measured around the board call alone (no interpreter start-up in it).
+after it let go, stamped as it began to (a waiter may finish before the holder runs again); the
+writer and the reader one `{"outcome", "elapsedMs", "endMs", ...}` each, the time measured
+around the board call alone (no interpreter start-up in it).
 """
 
 import argparse
@@ -38,14 +39,16 @@ def hold(db: str, kind: str, seconds: float) -> None:
         from boardlib import Board
 
         with Board(db, reconcile_orphans=False, create=False) as board:
+            letting_go: list[int] = []
 
             def stuck(tx: Any) -> None:
                 tx.conn.execute("UPDATE tasks SET priority = priority + 1 WHERE seq = 1")
                 say(held=now_ms())
                 time.sleep(seconds)
+                letting_go.append(now_ms())
 
             board.store.write(stuck)
-        say(released=now_ms())
+        say(released=letting_go[0])
         return
     conn = sqlite3.connect(db, isolation_level=None, timeout=30)
     if kind == "exclusive":
@@ -58,10 +61,11 @@ def hold(db: str, kind: str, seconds: float) -> None:
         conn.execute("COMMIT")  # the exclusive lock stays until the connection closes
     say(held=now_ms())
     time.sleep(seconds)
+    letting_go = now_ms()
     if conn.in_transaction:
         conn.execute("COMMIT")
     conn.close()
-    say(released=now_ms())
+    say(released=letting_go)
 
 
 def write(db: str, name: str) -> None:

@@ -188,8 +188,10 @@ def test_an_archive_path_or_cut_off_it_cannot_use_is_refused_and_leaves_no_file(
     held = events(board)
     folder = tmp_path / "archives"
     folder.mkdir()
-    cases = {
+    cases: dict[str, tuple[str | Path, str | int]] = {
         "a name too long": (folder / ("y" * 300), "90d"),
+        "a NUL byte": (f"{folder}/x\0y.jsonl", "90d"),
+        "a NUL byte alone (the fuzz's; exists() says False)": ("\0", "90d"),
         "a folder that is not there": (folder / "missing" / "old.jsonl", "90d"),
         "a cut-off past 64 bits": (folder / "old.jsonl", 2**63),
         "a cut-off before 1970": (folder / "old.jsonl", -1),
