@@ -132,7 +132,8 @@ def measure(
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    await pilot.pause(0.05)
+    """One pause, which ends in a full frame (a second one drew the same frame again: a fifth of
+    the test's CPU); the measure then draws its own."""
     await pilot.pause(0.05)
 
 
@@ -145,6 +146,8 @@ async def every_theme(
     for theme in themes:
         app.theme = theme
         await settle(pilot)
+        # The new theme's CSS applied (Textual does it on the next message, then counts it).
+        await until(pilot, lambda: app.screen._css_update_count == app._css_update_count)
         area = region() if callable(region) else region
         bad += measure(app, f"{system} {theme} {where}", system, area)
     return bad
