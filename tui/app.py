@@ -38,7 +38,7 @@ from boardlib.location import BoardLocation, absolute_location, board_location, 
 from boardlib.records import Event, InboxItem, Task
 from boardlib.transitions import label
 
-from . import keymap, notify, registry
+from . import keymap, notify, registry, textual_fixes
 from .actions import start_landing
 from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
@@ -70,6 +70,8 @@ from .marks import Marks
 from .messages import MessageLog, Said
 from .prefetch import GC_PAUSE_MAX_S, RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
+
+textual_fixes.apply()
 
 T = TypeVar("T")
 M = TypeVar("M")
