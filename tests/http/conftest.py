@@ -26,6 +26,30 @@ def pytest_configure(config: "pytest.Config") -> None:
     config.addinivalue_line("markers", "slow: a long test (real processes, many rounds)")
 
 
+CONTRACT_RUN = "test_every_route_keeps_its_declared_contract"  # tests/http/test_schema.py
+REST_FUZZ = "test_every_rest_body_is_answered_and_a_refusal_writes_nothing"  # tests/chaos
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have chosen
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The contract run without a token is a subset of the chaos REST fuzz: the same
+    schemathesis checks (the fuzz imports `CHECKS`) on the same seeded board, ten times the
+    examples, and the refusal-writes-nothing check on top. When the fuzz runs in the session,
+    the contract run is deselected (about 50 s of a worker in CI); `pytest tests/http` keeps it,
+    and the agent-token run always stays (the fuzz has no tokens). Every xdist worker collects
+    alike."""
+
+    def named(item: pytest.Item) -> str:
+        return item.name.split("[")[0]
+
+    if not any(named(item) == REST_FUZZ for item in items):
+        return
+    dropped = [item for item in items if named(item) == CONTRACT_RUN]
+    if dropped:
+        items[:] = [item for item in items if item not in dropped]
+        config.hook.pytest_deselected(items=dropped)
+
+
 START_MS = 1_800_000_000_000
 
 TOKENS = {

@@ -6,7 +6,9 @@ at least 5): each route's contract is structural (declared statuses, body schema
 invalid data). Planted faults (a 500 on titles over 100 characters, an undeclared 418 on some
 comment bodies) failed at 10 as at 25; 25 cost 2.5 times the CPU and found nothing more (a by-id
 route's 200 body is rarely reached by generated ids at either count: the route tests pin those).
-Each run draws new examples; raise the number locally for a deeper run."""
+Each run draws new examples; raise the number locally for a deeper run. A session that also
+runs the chaos REST fuzz (the same checks, ten times the examples) drops the token-less run
+(`tests/http/conftest.py`)."""
 
 import os
 from collections.abc import Iterator
