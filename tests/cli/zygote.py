@@ -66,12 +66,13 @@ def answer(conn: socket.socket, document: dict[str, Any]) -> None:
     conn.sendall(json.dumps(document).encode() + b"\n")
 
 
-def serve(path: str) -> tuple[dict[str, Any], list[int]]:
-    """Accept runs forever; returns only in a forked run's process, with its request."""
+def accept_forked(path: str, backlog: int) -> socket.socket:
+    """A fork server's loop, shared with tests/mcp/zygote.py: listen on `path`, say `ready`,
+    fork a child per connection, and end with the test process that started it. Returns only
+    in a child, with its connection."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
-    listener.listen(128)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
+    listener.listen(backlog)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     parent = os.getppid()
@@ -83,8 +84,14 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
         conn, _ = listener.accept()
         if os.fork() == 0:
             listener.close()
-            return wait_on(conn)
+            return conn
         conn.close()
+
+
+def serve(path: str) -> tuple[dict[str, Any], list[int]]:
+    """Accept runs forever; returns only in a forked run's process, with its request."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # waiters are reaped by the kernel
+    return wait_on(accept_forked(path, 128))
 
 
 def wait_on(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:

@@ -14,15 +14,18 @@ import contextlib
 import json
 import os
 import random
-import select
 import signal
 import socket
 import sys
+from pathlib import Path
 
 import kanban.cli
 import kanban.cli.mcp_command
 import kanban.mcp.server  # noqa: F401  (the SDK and pydantic, imported once)
 from kanban.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the repository's
+from tests.cli.zygote import accept_forked
 
 
 def receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
@@ -103,21 +106,7 @@ def reap(_signum: int, _frame: object) -> None:
 
 def serve(path: str) -> None:
     signal.signal(signal.SIGCHLD, reap)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(64)
-    print("ready", flush=True)
-    parent = os.getppid()
-    while True:
-        if not select.select([listener], [], [], 1.0)[0]:
-            if os.getppid() != parent:  # the test process is gone (killed): so are we
-                os._exit(0)
-            continue
-        conn, _ = listener.accept()
-        if os.fork() == 0:
-            listener.close()
-            keep(conn)
-        conn.close()
+    keep(accept_forked(path, 64))
 
 
 if __name__ == "__main__":
