@@ -95,10 +95,14 @@ def anchor(
     return Anchor(path, number, where, text)
 
 
-def notes(items: Iterable[Any]) -> list[ReviewNote]:
+def notes(items: Iterable[Any] | None) -> list[ReviewNote]:
     """A reject's anchored comments, checked: each a `ReviewNote`, or a mapping with `path`,
-    `line`, `side`, `lineText` (or `line_text`) and `body`."""
+    `line`, `side`, `lineText` (or `line_text`) and `body`. None is none of them."""
     checked: list[ReviewNote] = []
+    if items is None:
+        return checked
+    if isinstance(items, (str, bytes, dict)) or not isinstance(items, Iterable):
+        raise invalid_input("comments must be a list of review comments", field="comments")
     for item in items:
         body: Any
         if isinstance(item, ReviewNote):

@@ -115,6 +115,20 @@ def test_a_reject_with_one_bad_comment_writes_nothing(board: Board) -> None:
     assert after == before and after[0].status == t.IN_REVIEW
 
 
+def test_comments_that_are_not_a_list_are_refused_and_none_is_no_comments(board: Board) -> None:
+    """The library fuzz passed `comments=None` (a TypeError, a 500 on every surface)."""
+    task = task_in(board, t.IN_REVIEW, builder="ada")
+    before = (board.get_task(task.id), board.comments(task.id), board.last_event_seq())
+    for bad in ("app.py:1 fine", 3, {"path": "app.py", "line": 1, "body": "fine"}):
+        with pytest.raises(BoardError) as refused:
+            board.reject(task.id, "grace", "no", comments=bad)  # type: ignore[arg-type]
+        assert refused.value.reason is Reason.INVALID_INPUT, bad
+    after = (board.get_task(task.id), board.comments(task.id), board.last_event_seq())
+    assert after == before
+    rejected = board.reject(task.id, "grace", "no", comments=None)  # type: ignore[arg-type]
+    assert rejected.status == t.TODO
+
+
 def test_review_markdown_lists_each_anchor_inert(board: Board) -> None:
     task = board.create_task("parse plans")
     board.add_comment(task.id, "a `tick` and\nmore", path="app.py", line=12,
