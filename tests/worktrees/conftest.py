@@ -24,13 +24,14 @@ GIT_ENV = {
 }
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
+def git(cwd: Path, *args: str, check: bool = True, strip: bool = True) -> str:
+    """git's output, stripped unless `strip=False` (a diff's last context line may be a space)."""
     done = subprocess.run(
         ["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, text=True, check=False
     )
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
-    return done.stdout.strip()
+    return done.stdout.strip() if strip else done.stdout
 
 
 def make_repo(path: Path) -> Path:
