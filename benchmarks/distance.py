@@ -14,6 +14,14 @@ p50 <= 1 round trip + 1.5 ms at 16 workers for every delay, and derives how many
 server carries (an agent making 4 lease calls a minute: claim, two heartbeats, complete).
 The proxy, clients and server share this machine's cores: the delay is real, the distance is
 not, so the throughput rows are the cores' limit as much as the distance's.
+
+The ceilings (`--ceiling-workers`, default 16), through the same proxy at each delay in the same
+run: for `pg`, `benchmarks/claim_floor.py`'s floor statement (the least a correct claim is: one
+prepared statement, one round trip, no board), on a fresh copy of the same board; for `http`, a
+bare ASGI app answering a canned claim under uvicorn (`benchmarks/http.py`'s ceiling), with the
+same clients. What a ceiling row's p50 exceeds the round trip by is this machine's share of the
+latency (the cores queued for by clients, proxy and server), not the board's; the summary also
+says how far the board's p50 is over its ceiling's (`*_over_ceiling_ms`, `*<=ceiling+1.5ms`).
 """
 
 import argparse
@@ -61,6 +69,7 @@ def _sibling(name: str, stem: str) -> Any:
 
 bench_http = _sibling("bench_http", "http")
 Server, drive, percentile = bench_http.Server, bench_http.drive, bench_http.percentile
+BareServer = bench_http.BareServer
 CALLS_PER_AGENT_MINUTE = 4  # claim, two heartbeats, complete: one task a minute
 
 
@@ -126,7 +135,19 @@ class Proxied:
 
 
 def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[str, Any]:
-    server = Server(db)
+    return http_through_proxy(Server(db), db, delay_ms, clients, seconds)
+
+
+def bare_http_run(delay_ms: float, clients: int, seconds: float) -> dict[str, Any]:
+    """The ceiling of `http_run`: a bare ASGI app (a canned claim) behind the same proxy."""
+    return http_through_proxy(BareServer("asgi"), None, delay_ms, clients, seconds)
+
+
+def http_through_proxy(
+    server: Any, db: Path | None, delay_ms: float, clients: int, seconds: float
+) -> dict[str, Any]:
+    """`clients` httpx clients claiming from `server` through a proxy of `delay_ms` each way;
+    double claims are read back from the board at `db` (none for a bare app: it claims nothing)."""
     probe = Proxy(urlsplit(server.url).netloc, delay_ms)
     try:
         rtt = http_round_trip_ms(f"http://{probe.address}")
@@ -141,20 +162,26 @@ def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[st
         server.stop()
     outcomes = run["outcomes"]
     latencies = [x for outcome in outcomes for x in outcome["latencies"]]
-    ids = Counter(task_id for outcome in outcomes for task_id in outcome["claimed"])
-    owner = {task_id: o["agent"] for o in outcomes for task_id in o["claimed"]}
-    with Board(db, read_only=True) as board:
-        wrong = sum(1 for t, agent in owner.items() if board.get_task(t).assignee_agent_id != agent)
+    requests = sum(len(outcome["latencies"]) for outcome in outcomes)
+    ids: Counter[str] = Counter()
+    wrong = 0
+    if db is not None:
+        ids.update(task_id for outcome in outcomes for task_id in outcome["claimed"])
+        owner = {task_id: o["agent"] for o in outcomes for task_id in o["claimed"]}
+        with Board(db, read_only=True) as board:
+            wrong = sum(
+                1 for t, agent in owner.items() if board.get_task(t).assignee_agent_id != agent
+            )
     statuses: Counter[int] = Counter()
     for outcome in outcomes:
         statuses.update({int(code): count for code, count in outcome["statuses"].items()})
-    claims = sum(ids.values())
+    claims = sum(ids.values()) if db is not None else requests  # a bare app's every answer
     return {
         "claims_per_s": round(claims / run["elapsed"], 1),
         "p50_ms": round(1000 * statistics.median(latencies), 2),
         "p99_ms": round(1000 * percentile(latencies, 0.99), 2),
         "round_trip_ms": rtt,
-        "flights_per_claim": flights(carried, sum(len(o["latencies"]) for o in outcomes)),
+        "flights_per_claim": flights(carried, requests),
         "double_claims": sum(n - 1 for n in ids.values() if n > 1) + wrong,
         "status_5xx": sum(n for status, n in statuses.items() if status >= 500),
         "claims": claims,
@@ -195,6 +222,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
     delays = [float(d) for d in args.delays.split(",")]
     counts = [int(n) for n in args.workers.split(",")]
     parts = set(args.parts.split(","))
+    ceiling_counts = [int(n) for n in args.ceiling_workers.split(",") if n]
     lines: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="kanban-distance-") as tmp:
         template = Path(tmp) / "ready.db"
@@ -242,6 +270,23 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                         }  # fmt: skip
                         lines.append(line)
                         bench.emit(line)
+                    for workers in ceiling_counts:
+                        fresh = boards.fresh(template)
+                        proxy = Proxy(target, delay)
+                        try:
+                            got = pg_run(
+                                through(fresh, proxy.address), "floor", workers, args.duration, None
+                            )
+                        finally:
+                            proxy.stop()
+                        line = {
+                            "via": "postgres floor", "one_way_ms": delay, "workers": workers,
+                            "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
+                            "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
+                            "double_claims": got["double_claims"], "claims": got["claims"],
+                        }  # fmt: skip
+                        lines.append(line)
+                        bench.emit(line)
             finally:
                 boards.close()
         if "http" in parts:
@@ -253,17 +298,25 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                     line = {"via": "kanban serve", "one_way_ms": delay, "workers": workers, **got}
                     lines.append(line)
                     bench.emit(line)
+                for workers in ceiling_counts:
+                    got = bare_http_run(delay, workers, args.duration)
+                    line = {"via": "bare asgi", "one_way_ms": delay, "workers": workers, **got}
+                    lines.append(line)
+                    bench.emit(line)
     bench.emit(summary(lines))
 
 
 def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"summary": "p50 at 16 workers <= 1 round trip + 1.5 ms, every delay"}
-    for via in ("postgres", "kanban serve"):
+    for via, ceiling_via in (("postgres", "postgres floor"), ("kanban serve", "bare asgi")):
         mine = [ln for ln in lines if ln["via"] == via and "workers" in ln]
         if not mine:
             continue
         key = "pg" if via == "postgres" else "http"
         at16 = [ln for ln in mine if ln["workers"] == 16]
+        ceilings = {
+            ln["one_way_ms"]: ln for ln in lines if ln["via"] == ceiling_via and ln["workers"] == 16
+        }
         for ln in at16:
             # against the nominal round trip, and the one measured through the same proxy (its
             # own scheduling delay on a loaded machine included)
@@ -272,6 +325,11 @@ def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
             out[f"{key}_p50_16_at_{ln['one_way_ms']}ms_minus_measured_trip_ms"] = round(
                 ln["p50_ms"] - ln["round_trip_ms"], 2
             )
+            top = ceilings.get(ln["one_way_ms"])
+            if top is not None:
+                over = round(ln["p50_ms"] - top["p50_ms"], 2)
+                out[f"{key}_p50_16_at_{ln['one_way_ms']}ms_over_ceiling_ms"] = over
+                out[f"{key}_p50_16_at_{ln['one_way_ms']}ms<=ceiling+1.5ms"] = over <= 1.5
         for delay in sorted({ln["one_way_ms"] for ln in mine}):
             best = max(ln["claims_per_s"] for ln in mine if ln["one_way_ms"] == delay)
             out[f"{key}_agents_per_server_at_{delay}ms"] = int(best * 60 / CALLS_PER_AGENT_MINUTE)
@@ -288,6 +346,9 @@ def main() -> None:
     parser.add_argument("--http-workers", default="1,16,64", help="client processes for http")
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--parts", default="pg,http,verbs")
+    parser.add_argument(
+        "--ceiling-workers", default="16", help="worker counts of the ceiling rows ('' for none)"
+    )
     parser.add_argument("--verb-rounds", type=int, default=30)
     record.add_arguments(parser)
     args = parser.parse_args()
