@@ -316,29 +316,33 @@ class Board:
             return task
         if extra and "updated_at" not in changes:
             changes["updated_at"] = now
-        new = Task.from_row(tx.update_task(task.id, changes))
-        closed: list[Row] = []
-        if not move.is_noop:
-            if target == t.DONE:
-                tx.satisfy_dependents(task.id)
-            if task.status == t.IN_PROGRESS or target in (*t.PENDING, t.CANCELLED):
-                # Runs belong to a holder's stay in progress: leaving it ends them.
-                closed = tx.close_running_executions(
-                    task.id, EXECUTION_CANCELLED, now,
-                    f"still running when the task moved to {target} by {actor} ({verb})",
-                )  # fmt: skip
-            if target == t.DONE and human_override:
-                tx.insert_audit(
-                    task_id=task.id,
-                    actor=actor,
-                    action="human_override",
-                    from_status=task.status,
-                    to_status=target,
-                    verdict_overridden=task.verification,
-                    detail=reason,
-                    now=now,
-                    tenant=task.tenant_id,
-                )
+        # Runs belong to a holder's stay in progress: leaving it ends them.
+        ends_runs = task.status == t.IN_PROGRESS or target in (*t.PENDING, t.CANCELLED)
+        close_runs = (
+            (EXECUTION_CANCELLED, now,
+             f"still running when the task moved to {target} by {actor} ({verb})")
+            if ends_runs and not move.is_noop
+            else None
+        )  # fmt: skip
+        row, closed = tx.move_task(
+            task.id,
+            changes,
+            satisfy_dependents=target == t.DONE and not move.is_noop,
+            close_runs=close_runs,
+        )
+        new = Task.from_row(row)
+        if not move.is_noop and target == t.DONE and human_override:
+            tx.insert_audit(
+                task_id=task.id,
+                actor=actor,
+                action="human_override",
+                from_status=task.status,
+                to_status=target,
+                verdict_overridden=task.verification,
+                detail=reason,
+                now=now,
+                tenant=task.tenant_id,
+            )
         data: StatusChanged = {"verb": verb}
         if event_data:
             data.update(event_data)

@@ -119,6 +119,18 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def update_task(self, task_id: str, changes: dict[str, Any]) -> Row: ...
 
+    def move_task(
+        self,
+        task_id: str,
+        changes: dict[str, Any],
+        *,
+        satisfy_dependents: bool,
+        close_runs: tuple[str, int, str] | None,
+    ) -> tuple[Row, list[Row]]:
+        """`update_task`, then (as told) `satisfy_dependents` and `close_running_executions`:
+        the new row and the closed runs."""
+        ...
+
     def claim_by_id(
         self,
         task_id: str,

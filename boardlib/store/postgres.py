@@ -353,8 +353,12 @@ class PostgresTx(SharedTx):
         *,
         locking: bool,
         one_trip_ms: int | None = None,
+        begin: tuple[str, ...] = (),
     ) -> None:
-        self.conn = conn
+        self._conn = conn
+        # The transaction's opening statements (BEGIN, its lock timeout, the board lock), not sent
+        # yet: they travel with the first statement, one round trip for both (`_first`).
+        self._begin = begin
         self.store = store
         self.locking = locking  # a serialised write: rows read to be judged are locked
         if locking:  # FOR NO KEY UPDATE, not FOR UPDATE: docs/architecture.md#postgresql
@@ -376,7 +380,7 @@ class PostgresTx(SharedTx):
 
     def _execute(self, query: str, params: Params = ()) -> int:
         self._not_one_trip()
-        return self.conn.execute(pyformat(query), params).rowcount
+        return self._first(pyformat(query), params).rowcount
 
     def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None:
         # executemany streams in pipeline mode (COPY cannot run inside a pipeline)
@@ -384,13 +388,58 @@ class PostgresTx(SharedTx):
 
     def _all(self, query: str, params: Any = None) -> list[Row]:
         self._not_one_trip()
-        rows: list[Row] = [*self.conn.execute(query, params).fetchall()]
+        rows: list[Row] = [*self._first(query, params).fetchall()]
         return rows
 
     def _one(self, query: str, params: Any = None) -> Row | None:
         self._not_one_trip()
-        row: Row | None = self.conn.execute(query, params).fetchone()
+        row: Row | None = self._first(query, params).fetchone()
         return row
+
+    def _each(self, statements: list[tuple[str, Params]]) -> list[list[Row]]:
+        """One simple query for all of them (with the opening statements when they have not gone
+        yet), their parameters written in by psycopg's client-side binding: each one's rows."""
+        self._not_one_trip()
+        mogrify = psycopg.ClientCursor(self._conn).mogrify
+        texts = [mogrify(pyformat(query), params) for query, params in statements]
+        begin, self._begin = self._begin, ()
+        cursor = psycopg.ClientCursor(self._conn)
+        cursor.execute("; ".join((*begin, *texts)))  # no parameters: nothing read as `%s`
+        for _ in begin:
+            cursor.nextset()
+        results: list[list[Row]] = []
+        for index in range(len(texts)):
+            if index:
+                cursor.nextset()
+            results.append([*cursor.fetchall()] if cursor.description is not None else [])
+        return results
+
+    @property
+    def conn(self) -> Conn:
+        """The connection, for a statement sent as it is: the opening statements go first when
+        they have not gone yet (a round trip of their own)."""
+        if self._begin:
+            begin, self._begin = self._begin, ()
+            self._conn.execute("; ".join(begin))
+        return self._conn
+
+    @property
+    def begun(self) -> bool:
+        """Whether the opening statements went (else nothing of the transaction did)."""
+        return not self._begin
+
+    def _first(self, query: str, params: Any) -> "psycopg.Cursor[Row]":
+        """`query` run; the first of the transaction travels with its opening statements in one
+        simple query, its parameters written in by psycopg's client-side binding (a write's
+        first statement is the read of what it judges: one round trip fewer for each)."""
+        if not self._begin:
+            return self._conn.execute(query, params)
+        begin, self._begin = self._begin, ()
+        cursor = psycopg.ClientCursor(self._conn)
+        cursor.execute("; ".join((*begin, query)), params)
+        for _ in begin:
+            cursor.nextset()
+        return cursor
 
     def _not_one_trip(self) -> None:
         if self.one_trip_ms is not None:
@@ -478,7 +527,7 @@ class PostgresTx(SharedTx):
         row: Row | None
         if self.one_trip_ms is None:
             self.flush_events()
-            row = self.conn.execute(statement, params).fetchone()
+            row = self._first(statement, params).fetchone()
         else:
             row = self.store.claim_in_one_trip(self.conn, statement, params, self.one_trip_ms)
         assert row is not None
@@ -553,8 +602,8 @@ class PostgresTx(SharedTx):
         queued, self._events = self._events, []
         if not queued:
             return ""
-        escape = psycopg.pq.Escaping(self.conn.pgconn).escape_literal
-        encoding = self.conn.info.encoding
+        escape = psycopg.pq.Escaping(self._conn.pgconn).escape_literal
+        encoding = self._conn.info.encoding
 
         def literal(value: Any, kind: str) -> str:
             if value is None:
@@ -1197,26 +1246,29 @@ class PostgresStore:
         self, conn: Conn, work: Callable[[Tx], T], *, write: bool, shared: bool, left_ms: int
     ) -> T:
         """One transaction in as few round trips as it can: the statements with nothing to send
-        back travel together as one simple query (BEGIN with its settings and the board lock; the
-        queued events with COMMIT and the NOTIFY), so a claim is three round trips: begin, the
-        claim, commit. psycopg's pipeline mode gets the same three round trips for more client
-        CPU per claim, and on a machine shared with the server client CPU is what a claim's rate
-        is made of. Sending BEGIN in one pipeline with the claim (two round trips) was measured
-        too: the round trip it saves costs as much client CPU in psycopg's pipeline machinery
-        (client 282-337 -> 306-417 us per claim, server within noise, 1 process)."""
-        tx = PostgresTx(conn, self, locking=write and not shared)
+        back travel together as one simple query (BEGIN with its settings, and a write's board
+        lock, go with the first statement, `PostgresTx._first`; the queued events with COMMIT
+        and the NOTIFY), so a read is its statements and COMMIT, and a write that reads what it
+        judges and then writes is three round trips: begin with the read, the write, commit
+        with the events. psycopg's pipeline mode was
+        measured for the same saving and cost more client CPU in its machinery (client 282-337
+        -> 306-417 us per claim, server within noise, 1 process); the client-side binding of the
+        first statement's few parameters costs a string. A work that sent nothing commits
+        nothing (no BEGIN went)."""
+        begin: tuple[str, ...] = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
+        if write:
+            begin = ("BEGIN", f"SET LOCAL lock_timeout = {left_ms}")
+            begin += () if shared else (self._take_board_lock,)
+        tx = PostgresTx(conn, self, locking=write and not shared, begin=begin)
         try:
-            if write:
-                begin = f"BEGIN; SET LOCAL lock_timeout = {left_ms}"
-                conn.execute(begin if shared else f"{begin}; {self._take_board_lock}")
-            else:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             result = work(tx)
             events = tx.events_statement() if write else ""
             if events:
-                conn.execute(f"{events}; {self._commit_and_notify}")
-            else:
+                opening = "" if tx.begun else "; ".join(begin) + "; "
+                conn.execute(f"{opening}{events}; {self._commit_and_notify}")
+            elif tx.begun:
                 conn.execute(self._commit_and_notify if tx.claimed else "COMMIT")
+            # else: the work sent nothing and wrote nothing, so there is nothing to commit
             return result
         except BaseException:
             if not conn.closed and not conn.broken and conn.info.transaction_status != IDLE:

@@ -161,6 +161,23 @@ def _update_sql(table: str, columns: tuple[str, ...], where: str) -> str:
     return f"UPDATE {table} SET {assignments} WHERE {where} RETURNING *"
 
 
+def _task_update(task_id: str, changes: dict[str, Any]) -> tuple[str, Params]:
+    """The UPDATE of the given columns of one task, returning the new row, and its parameters."""
+    unknown = set(changes) - TASK_COLUMNS
+    assert not unknown, f"not task columns: {unknown}"
+    query = _update_sql("tasks", tuple(changes), "id = :id")
+    return query, {**_task_params(changes), "id": task_id}
+
+
+_SATISFY_DEPENDENTS = (
+    "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
+    "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = ?)"
+)
+_CLOSE_RUNNING = (
+    "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
+    f"recovery_tombstone = 1 WHERE task_id = :task AND status = {RUN_RUNNING} RETURNING *"
+)
+
 _NEXT_NUMBER = {table: f"SELECT COALESCE(MAX(seq), 0) FROM {table}" for table in NUMBERED_TABLES}
 TASK_BY_ID = "SELECT * FROM tasks WHERE id = ?"
 
@@ -198,6 +215,11 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
 
     @abstractmethod
     def _executemany(self, query: str, rows: list[Sequence[Any]]) -> None: ...
+
+    def _each(self, statements: list[tuple[str, Params]]) -> list[list[Row]]:
+        """Statements that do not depend on one another's answers, in order: each one's rows
+        (none for a statement without RETURNING). Postgres sends them in one round trip."""
+        return [self._fetchall(query, params) for query, params in statements]
 
     def _scalar(self, query: str, params: Params = ()) -> Any:
         """The first column of the one row a query returns (a count, a sum, a maximum)."""
@@ -241,14 +263,33 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
 
     def update_task(self, task_id: str, changes: dict[str, Any]) -> Row:
         """Write the given columns of one task and return the new row."""
-        unknown = set(changes) - TASK_COLUMNS
-        assert not unknown, f"not task columns: {unknown}"
-        row = self._fetchone(
-            _update_sql("tasks", tuple(changes), "id = :id"),
-            {**_task_params(changes), "id": task_id},
-        )
+        row = self._fetchone(*_task_update(task_id, changes))
         assert row is not None
         return row
+
+    def move_task(
+        self,
+        task_id: str,
+        changes: dict[str, Any],
+        *,
+        satisfy_dependents: bool,
+        close_runs: tuple[str, int, str] | None,
+    ) -> tuple[Row, list[Row]]:
+        """A status move's writes, which depend on none of one another's answers: the task's
+        columns, one unmet dependency less for each direct dependent (it reached done), and the
+        runs its holder left open closed (`close_runs`: their status, now, the error). The new
+        row and the closed runs, in one round trip on Postgres (`_each`)."""
+        statements: list[tuple[str, Params]] = [_task_update(task_id, changes)]
+        if satisfy_dependents:
+            statements.append((_SATISFY_DEPENDENTS, (task_id,)))
+        if close_runs is not None:
+            status, now, error = close_runs
+            statements.append(
+                (_CLOSE_RUNNING, {"task": task_id, "status": status, "now": now, "error": error})
+            )
+        results = self._each(statements)
+        assert len(results[0]) == 1
+        return results[0][0], results[-1] if close_runs is not None else []
 
     def release_after_lease_expiry(self, task_id: str, now: int) -> Row:
         """Back to todo for a fresh claim, with a new epoch so the lapsed worker is stale. The
@@ -628,11 +669,7 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
 
     def satisfy_dependents(self, done_task_id: str) -> None:
         """`done_task_id` just reached done: each direct dependent has one unmet dependency less."""
-        self._execute(
-            "UPDATE tasks SET unmet_deps = unmet_deps - 1 "
-            "WHERE id IN (SELECT task_id FROM task_deps WHERE depends_on_task_id = ?)",
-            (done_task_id,),
-        )
+        self._execute(_SATISFY_DEPENDENTS, (done_task_id,))
 
     def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
         """Cancel every still-pending transitive dependent of `task_id` in one statement, so a
@@ -767,9 +804,7 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         """Close the runs its holder left open when the task moved on (`cancelled`), tombstoned
         like lease expiry's `timed_out`, so the holder's late `exec finish` is `not_found`."""
         return self._fetchall(
-            "UPDATE execution_processes SET status = :status, completed_at = :now, error = :error, "
-            f"recovery_tombstone = 1 WHERE task_id = :task AND status = {RUN_RUNNING} RETURNING *",
-            {"task": task_id, "status": status, "now": now, "error": error},
+            _CLOSE_RUNNING, {"task": task_id, "status": status, "now": now, "error": error}
         )
 
     def executions(self, task_id: str) -> list[Row]:

@@ -216,3 +216,27 @@ def test_the_renewal_guard_accepts_exactly_what_the_holder_check_accepts(
     assert not disagreements
     accepted = [s for s in STATES if _judged(board, task.id, now, s)["guard"]]
     assert len(accepted) == 6  # in progress, alice's, epoch unquoted or current, lease live
+
+
+def test_a_write_sends_its_opening_with_its_first_statement(url: str) -> None:
+    """A status move in three round trips: BEGIN, the lock timeout and the board lock with the read
+    the move judges; the task's update with its follow-ups (the runs it closes, the dependents it
+    satisfies) in one simple query; the events with COMMIT and the NOTIFY (was five)."""
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        task = board.create_task("judged")
+        claimed = board.claim(task.id, "builder")
+        for verb in (
+            lambda: board.complete(task.id, "builder", epoch=claimed.claim_epoch),
+            lambda: board.approve(task.id, "judge"),
+        ):
+            with round_trips() as sent:
+                verb()
+            assert sent[0].startswith("BEGIN; SET LOCAL lock_timeout = "), sent
+            assert "pg_advisory_xact_lock" in sent[0] and "FROM tasks" in sent[0], sent
+            assert len(sent) == 3, sent
+            assert sent[1].startswith("UPDATE tasks SET") and "UPDATE " in sent[1][10:], sent
+            assert "COMMIT" in sent[-1] and not any("COMMIT" in query for query in sent[:-1])
+        assert board.get_task(task.id).status == t.DONE
+        kinds = [event.kind for event in board.events(since=0)]
+        assert kinds[-2:] == [EventKind.STATUS_CHANGED, EventKind.STATUS_CHANGED]
+
