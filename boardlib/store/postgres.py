@@ -1250,11 +1250,10 @@ class PostgresStore:
         lock, go with the first statement, `PostgresTx._first`; the queued events with COMMIT
         and the NOTIFY), so a read is its statements and COMMIT, and a write that reads what it
         judges and then writes is three round trips: begin with the read, the write, commit
-        with the events. psycopg's pipeline mode was
-        measured for the same saving and cost more client CPU in its machinery (client 282-337
-        -> 306-417 us per claim, server within noise, 1 process); the client-side binding of the
-        first statement's few parameters costs a string. A work that sent nothing commits
-        nothing (no BEGIN went)."""
+        with the events. psycopg's pipeline mode was measured for the same saving and cost more
+        client CPU in its machinery (client 282-337 -> 306-417 us per claim, server within
+        noise, 1 process); the client-side binding of the first statement's few parameters
+        costs a string. A work that sent nothing commits nothing (no BEGIN went)."""
         begin: tuple[str, ...] = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
         if write:
             begin = ("BEGIN", f"SET LOCAL lock_timeout = {left_ms}")
