@@ -251,38 +251,24 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                         rtt = pg_round_trip_ms(through(args.db, probe.address))
                     finally:
                         probe.stop()
-                    for workers in counts:
+                    # the board's claim_next, then the floor statement (its ceiling)
+                    runs = [("postgres", "board", n) for n in counts]
+                    runs += [("postgres floor", "floor", n) for n in ceiling_counts]
+                    for via, variant, workers in runs:
                         fresh = boards.fresh(template)
                         proxy = Proxy(target, delay)
                         try:
                             got = pg_run(
-                                through(fresh, proxy.address), "board", workers, args.duration, None
+                                through(fresh, proxy.address), variant, workers, args.duration, None
                             )
                         finally:
                             carried = proxy.stop()
                         line = {
-                            "via": "postgres", "one_way_ms": delay, "workers": workers,
+                            "via": via, "one_way_ms": delay, "workers": workers,
                             "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
                             "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
                             # the workers' warm-up claim and set-up are counted, spread over
                             "flights_per_claim": flights(carried, got["claims"] + workers),
-                            "double_claims": got["double_claims"], "claims": got["claims"],
-                        }  # fmt: skip
-                        lines.append(line)
-                        bench.emit(line)
-                    for workers in ceiling_counts:
-                        fresh = boards.fresh(template)
-                        proxy = Proxy(target, delay)
-                        try:
-                            got = pg_run(
-                                through(fresh, proxy.address), "floor", workers, args.duration, None
-                            )
-                        finally:
-                            proxy.stop()
-                        line = {
-                            "via": "postgres floor", "one_way_ms": delay, "workers": workers,
-                            "claims_per_s": got["claims_per_s"], "p50_ms": got["p50_ms"],
-                            "p99_ms": got["p99_ms"], "round_trip_ms": rtt,
                             "double_claims": got["double_claims"], "claims": got["claims"],
                         }  # fmt: skip
                         lines.append(line)
