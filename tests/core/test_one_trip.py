@@ -239,4 +239,3 @@ def test_a_write_sends_its_opening_with_its_first_statement(url: str) -> None:
         assert board.get_task(task.id).status == t.DONE
         kinds = [event.kind for event in board.events(since=0)]
         assert kinds[-2:] == [EventKind.STATUS_CHANGED, EventKind.STATUS_CHANGED]
-
