@@ -11,6 +11,7 @@ import pytest
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib import transitions as t
+from boardlib.worktrees.layout import branch_name
 from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
 from tui import notify
 from tui.components.drawer_screen import DrawerScreen
@@ -221,6 +222,10 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
             await until(pilot, lambda: not app.inbox_items)
             assert fresh(board_path, first).landed_commit == git(land.repo, "rev-parse", "main")
+            # the landing records its commit, then archives the worktree and deletes the branch:
+            # the refs are compared below only once that is over
+            gone = f"refs/heads/{branch_name(first)}"
+            await until(pilot, lambda: gone not in git(land.repo, "show-ref"))
             second, _ = land.task_with({"new.txt": "from the task\n"})
             (land.repo / "README.md").write_text("# my uncommitted edit\n")
             before = checkout_state(land.repo)
