@@ -402,11 +402,7 @@ class PostgresTx(SharedTx):
         self._not_one_trip()
         mogrify = psycopg.ClientCursor(self._conn).mogrify
         texts = [mogrify(pyformat(query), params) for query, params in statements]
-        begin, self._begin = self._begin, ()
-        cursor = psycopg.ClientCursor(self._conn)
-        cursor.execute("; ".join((*begin, *texts)))  # no parameters: nothing read as `%s`
-        for _ in begin:
-            cursor.nextset()
+        cursor = self._first("; ".join(texts), None)  # no parameters: nothing read as `%s`
         results: list[list[Row]] = []
         for index in range(len(texts)):
             if index:
