@@ -16,9 +16,13 @@ spawned processes with one psycopg connection each. Variants (`--variants`):
   board     the board's own `claim_next` (everything `claim.py` runs), for the ratio.
 
 Per line: claims/s, p50/p99 ms, the client processes' CPU per claim (getrusage) and the server's
-(every `postgres` process on this machine, from /proc; run the server here for that figure), with
-the server's durability settings. Wall-clock figures move with the machine's load; CPU per claim
-far less.
+(every `postgres` process on this machine, from /proc; run the server here for that figure: the
+backends serving the claimers, and the server's own background processes apart), with the
+server's durability settings. Wall-clock figures move with the machine's load; CPU per claim less,
+but on a shared 2-core VM one 3 s run of a variant still moved its total by a third from run to
+run. So each worker count runs `--rounds` rounds of every variant, interleaved (floor, board,
+floor, board...), and the summary's ratios are of the rounds' medians, with each round's own
+ratio beside them to show the spread.
 """
 
 import argparse
@@ -38,7 +42,7 @@ import script_path  # noqa: F401  (first: see its docstring)
 import psycopg
 import record
 from claim import build_board
-from claim_postgres import Boards, postmaster_pid, server_cpu_s, server_facts
+from claim_postgres import Boards, postmaster_pid, server_cpu_by_role, server_facts
 from postgres_url import postgres_url
 
 from boardlib import Board
@@ -146,11 +150,11 @@ def run(
     for proc in procs:
         proc.start()
     barrier.wait()
-    server_before = server_cpu_s(postmaster)
+    server_before = server_cpu_by_role(postmaster)
     started = time.perf_counter()
     results = [out.get(timeout=seconds * 20 + 120) for _ in procs]
     elapsed = time.perf_counter() - started
-    server_after = server_cpu_s(postmaster)
+    server_after = server_cpu_by_role(postmaster)
     release.set()
     for proc in procs:
         proc.join()
@@ -169,7 +173,10 @@ def run(
     }
     if server_before is not None and server_after is not None:
         # from the barrier to the last worker's report: its start-up is not counted
-        line["server_cpu_us_per_claim"] = round(1e6 * (server_after - server_before) / claims, 1)
+        used = {role: server_after[role] - server_before[role] for role in server_after}
+        line["server_cpu_us_per_claim"] = round(1e6 * sum(used.values()) / claims, 1)
+        line["backend_cpu_us_per_claim"] = round(1e6 * used["backends"] / claims, 1)
+        line["background_cpu_us_per_claim"] = round(1e6 * used["background"] / claims, 1)
     return line
 
 
@@ -180,6 +187,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--workers", default="1,4,16,64")
     parser.add_argument("--variants", default="floor,unprepared,notify,board")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of each variant")
     record.add_arguments(parser)
     args = parser.parse_args()
     with record.Run("claim_floor", args) as bench:
@@ -200,45 +208,71 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         with tempfile.TemporaryDirectory(prefix="kanban-floor-") as tmp:
             template = Path(tmp) / "ready.db"
             build_board(template, args.tasks, mixed=False, seed=7)
-            lines: dict[tuple[str, int], dict[str, Any]] = {}
+            lines: dict[tuple[str, int], list[dict[str, Any]]] = {}
             for workers in counts:
-                for variant in args.variants.split(","):
-                    target = boards.fresh(template)
-                    line = run(target, variant, workers, args.duration, postmaster)
-                    lines[(variant, workers)] = line
-                    bench.emit(line)
+                for round_ in range(1, max(args.rounds, 1) + 1):
+                    for variant in args.variants.split(","):
+                        target = boards.fresh(template)
+                        line = {**run(target, variant, workers, args.duration, postmaster),
+                                "round": round_}  # fmt: skip
+                        lines.setdefault((variant, workers), []).append(line)
+                        bench.emit(line)
     finally:
         boards.close()
     bench.emit(summary(lines, counts))
 
 
-def cpu_per_claim(line: dict[str, Any]) -> float | None:
-    """Client + server CPU us per claim (None without the server's figure)."""
+def cpu_per_claim(line: dict[str, Any], *, background: bool = True) -> float | None:
+    """Client + server CPU us per claim (None without the server's figure); without the server's
+    background processes when asked."""
     if "server_cpu_us_per_claim" not in line:
         return None
-    return float(line["client_cpu_us_per_claim"] + line["server_cpu_us_per_claim"])
+    server = line["server_cpu_us_per_claim" if background else "backend_cpu_us_per_claim"]
+    return float(line["client_cpu_us_per_claim"] + server)
 
 
-def summary(lines: dict[tuple[str, int], dict[str, Any]], counts: list[int]) -> dict[str, Any]:
+def median_of(rounds: list[dict[str, Any]], figure: Any) -> float | None:
+    values = [value for value in map(figure, rounds) if value is not None]
+    return statistics.median(values) if values else None
+
+
+def summary(
+    lines: dict[tuple[str, int], list[dict[str, Any]]], counts: list[int]
+) -> dict[str, Any]:
     """The one-round-trip claim's targets, from this run: the board's claim_next at most 1.4x
     the floor's client + server CPU per claim (at each worker count), p99 <= 25 ms at 16
-    workers, no double claim."""
+    workers, no double claim. Each figure is the median of its rounds; `cpu_ratio_N_rounds`
+    pairs round r of the board with round r of the floor."""
     out: dict[str, Any] = {"summary": "the board's claim against the floor, same run"}
     for workers in counts:
         board, floor = lines.get(("board", workers)), lines.get(("floor", workers))
-        if board is None or floor is None:
+        if not board or not floor:
             continue
-        mine, least = cpu_per_claim(board), cpu_per_claim(floor)
+        mine, least = median_of(board, cpu_per_claim), median_of(floor, cpu_per_claim)
         if mine is not None and least:
             out[f"cpu_ratio_{workers}"] = round(mine / least, 2)
             out[f"cpu_ratio_{workers}<=1.4"] = mine / least <= 1.4
-        out[f"client_cpu_ratio_{workers}"] = round(
-            board["client_cpu_us_per_claim"] / floor["client_cpu_us_per_claim"], 2
-        )
+            pairs = zip(board, floor, strict=False)
+            out[f"cpu_ratio_{workers}_rounds"] = [
+                round(a / b, 2)
+                for a, b in ((cpu_per_claim(x), cpu_per_claim(y)) for x, y in pairs)
+                if a is not None and b
+            ]
+            apart = median_of(board, lambda ln: cpu_per_claim(ln, background=False))
+            least_apart = median_of(floor, lambda ln: cpu_per_claim(ln, background=False))
+            if apart is not None and least_apart:
+                out[f"cpu_ratio_{workers}_without_background"] = round(apart / least_apart, 2)
+        client = median_of(board, lambda ln: ln["client_cpu_us_per_claim"])
+        client_floor = median_of(floor, lambda ln: ln["client_cpu_us_per_claim"])
+        if client is not None and client_floor:
+            out[f"client_cpu_ratio_{workers}"] = round(client / client_floor, 2)
     if ("board", 16) in lines:
-        out["board_p99_16_ms"] = lines[("board", 16)]["p99_ms"]
-        out["board_p99_16<=25ms"] = lines[("board", 16)]["p99_ms"] <= 25
-    out["zero_double_claims"] = all(line["double_claims"] == 0 for line in lines.values())
+        p99 = median_of(lines[("board", 16)], lambda ln: ln["p99_ms"])
+        out["board_p99_16_ms"] = p99
+        out["board_p99_16<=25ms"] = p99 is not None and p99 <= 25
+    out["zero_double_claims"] = all(
+        line["double_claims"] == 0 for rounds in lines.values() for line in rounds
+    )
     return out
 
 

@@ -43,16 +43,39 @@ def postmaster_pid(url: str) -> int | None:
     return parent if is_postgres else None
 
 
-def server_cpu_s(postmaster: int | None) -> float | None:
-    """CPU seconds (user + system) used so far by the server whose postmaster is `postmaster`
-    (it and its children: backends, WAL writer, checkpointer, autovacuum): the server's share of
-    a claim, when the server runs here (None when it does not). Only that server's processes: the
-    machine may run other clusters. A backend that exits between two readings moves its time into
-    the postmaster's children's time (cutime, cstime), so those are counted too: without them a
-    run whose connections closed in between reported a negative server CPU per claim."""
+# The server's own processes (PostgreSQL 13-17 name them so in their command lines); every other
+# child of the postmaster is a backend serving a client connection.
+BACKGROUND = (
+    "checkpointer",
+    "background writer",
+    "walwriter",
+    "autovacuum",
+    "logical replication",
+    "archiver",
+    "stats",
+    "startup",
+    "walreceiver",
+    "walsender",
+    "parallel worker",
+)
+
+
+def server_cpu_by_role(postmaster: int | None) -> dict[str, float] | None:
+    """CPU seconds (user + system) used so far by the server whose postmaster is `postmaster`,
+    in two parts (None when it does not run here):
+
+    - `backends`: the processes serving client connections (the claims' own statements);
+    - `background`: the postmaster, its own processes (WAL writer, checkpointer, autovacuum...)
+      and every child that exited and was reaped into its time (cutime, cstime; without it a
+      run whose connections closed in between reported a negative server CPU per claim).
+
+    Background work comes in lumps (an autovacuum worker of a 100,000-row table spends a large
+    part of a second, once), so over a few seconds it is noise against the per-claim cost: the
+    split lets a ratio leave it out, and say so. Only that server's processes: the machine may run
+    other clusters."""
     if postmaster is None:
         return None
-    total, seen = 0.0, False
+    parts, seen = {"backends": 0.0, "background": 0.0}, False
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -60,11 +83,23 @@ def server_cpu_s(postmaster: int | None) -> float | None:
             pid = int(entry.name)
             if pid != postmaster and int(stat_fields(pid)[1]) != postmaster:
                 continue
-            total += cpu_seconds(pid, with_children=True)
+            used = cpu_seconds(pid, with_children=True)
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            role = title.removeprefix("postgres: ")
+            background = pid == postmaster or role.startswith(BACKGROUND)
+            parts["background" if background else "backends"] += used
             seen = True
         except (OSError, IndexError, ValueError):
             continue
-    return total if seen else None
+    return parts if seen else None
+
+
+def server_cpu_s(postmaster: int | None) -> float | None:
+    """CPU seconds used so far by the server whose postmaster is `postmaster`, every process
+    (`server_cpu_by_role`'s two parts together): the server's share of a claim, when the server
+    runs here (None when it does not)."""
+    parts = server_cpu_by_role(postmaster)
+    return None if parts is None else parts["backends"] + parts["background"]
 
 
 def server_facts(url: str) -> dict[str, str]:
