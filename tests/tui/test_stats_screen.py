@@ -85,7 +85,7 @@ async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> 
         with Board(path, clock=clock) as board:
             run = board.open_execution(ids["ast"], "codex", agent="agent-linus")
             board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-linus", cost_usd=3.0)
-        await until(pilot, lambda: len(updates) == 2, timeout=8)
+        await until(pilot, lambda: len(updates) == 2, timeout=30)  # a loaded CI host: seconds
         total = updates[-1].stats.cost.total_usd  # type: ignore[union-attr]
         assert total == round(updates[0].stats.cost.total_usd + 3.0, 6)  # type: ignore[union-attr]
         assert f"${total:.2f}" in shown(app, "#cost-value")
