@@ -17,6 +17,7 @@ import atexit
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -246,9 +247,15 @@ def rev(repo: Path, name: str) -> str | None:
     return revs(repo, name)[0]
 
 
-def head_and_branch(checkout: Path) -> tuple[str | None, str | None]:
-    """A checkout's HEAD commit and the branch checked out there (None: detached), in one
-    `rev-parse`; (None, None) when HEAD names no commit yet."""
+def head_and_branch(checkout: Path, repo: Path | None = None) -> tuple[str | None, str | None]:
+    """A checkout's HEAD commit and the branch checked out there (None: detached); (None, None)
+    when HEAD names no commit yet. For a linked checkout of `repo`, read from its HEAD file in
+    the repository's git folder, the commit from the kept lookup process (no git run: a landing
+    asks twice); otherwise, or when that layout is not the plain one, one `rev-parse`."""
+    if repo is not None:
+        found = _head_from_files(repo, checkout)
+        if found is not None:
+            return found
     status, out, _ = gitrepo.run(
         checkout, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD", "--", check=False
     )
@@ -258,6 +265,26 @@ def head_and_branch(checkout: Path) -> tuple[str | None, str | None]:
     name = lines[1].strip()
     branch = name.removeprefix("refs/heads/") if name.startswith("refs/heads/") else None
     return lines[0].strip(), branch
+
+
+def _head_from_files(repo: Path, checkout: Path) -> tuple[str | None, str | None] | None:
+    """`head_and_branch` of a linked checkout from the files git reads for it; None when git
+    must be asked (not a plain layout, HEAD not a branch of refs/heads or a commit)."""
+    admin = _admin_dir(repo, checkout)
+    if admin is None or not _plain_git_folder(repo):
+        return None
+    try:
+        text = (admin / "HEAD").read_text(encoding="utf-8").strip()
+        branch = _head_branch(admin / "HEAD")
+    except (OSError, ValueError):
+        return None
+    if branch is None:  # detached at `text`
+        commit = rev(repo, f"{text}^{{commit}}")
+        return (commit, None) if commit is not None else None
+    if not branch or any(c.isspace() or ord(c) < 32 for c in branch) or branch.startswith("-"):
+        return None
+    tip = rev(repo, f"refs/heads/{branch}^{{commit}}")
+    return (tip, branch) if tip is not None else (None, None)
 
 
 def branch_tip(repo: Path, branch: str) -> str | None:
@@ -518,6 +545,22 @@ def checkouts_of(repo: Path, branch: str) -> list[Path]:
 _UNUSUAL_CONFIG = re.compile(r"^\s*(worktree|refstorage|bare\s*=\s*true)\b", re.I | re.M)
 
 
+def _plain_git_folder(repo: Path) -> bool:
+    """Whether `repo/.git` is the plain layout whose files this module reads as git would: a
+    folder (no `.git` file, not itself a linked checkout), no per-worktree config, no
+    core.worktree, core.bare or ref backend other than files."""
+    dot = repo / ".git"
+    try:
+        if dot.is_symlink() or not dot.is_dir() or (dot / "commondir").exists():
+            return False
+        if (dot / "config.worktree").exists():
+            return False
+        config = (dot / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return not _UNUSUAL_CONFIG.search(config)
+
+
 def _head_branch(head_file: Path) -> str | None:
     text = head_file.read_text(encoding="utf-8").strip()
     if text.startswith("ref: refs/heads/"):
@@ -532,14 +575,9 @@ def _checkouts_from_files(repo: Path) -> list[tuple[Path, str | None]] | None:
     the layout is not the plain one (a `.git` file, a work tree set in the config, a ref backend
     other than files): the caller asks git then."""
     dot = repo / ".git"
+    if not _plain_git_folder(repo):
+        return None
     try:
-        if dot.is_symlink() or not dot.is_dir() or (dot / "commondir").exists():
-            return None
-        if (dot / "config.worktree").exists():
-            return None
-        config = (dot / "config").read_text(encoding="utf-8", errors="replace")
-        if _UNUSUAL_CONFIG.search(config):
-            return None  # core.worktree, core.bare, extensions.refStorage: let git read it
         found: list[tuple[Path, str | None]] = [
             (Path(os.path.realpath(repo)), _head_branch(dot / "HEAD"))
         ]
@@ -571,10 +609,11 @@ def _admin_dir(repo: Path, path: Path) -> Path | None:
 
 def remove_checkout(repo: Path, path: Path, *, trash: Path | None = None) -> Path | None:
     """`gitrepo.remove_worktree`, faster. With `trash` (a free path on the same filesystem), a
-    linked checkout of `repo` is renamed there and `git worktree prune` forgets it: one git run,
-    and no file deleted yet; the caller deletes `trash` (returned) when it no longer holds
-    locks. Otherwise (or when that cannot be done: a locked worktree, a rename refused) `git
-    worktree remove`, one git run too when `path` is registered where expected."""
+    linked checkout of `repo` is renamed there and its registration in the git folder removed
+    as `git worktree prune` would (no git run); no file of the checkout is deleted yet: the
+    caller deletes `trash` (returned) when it no longer holds locks. Otherwise (or when that
+    cannot be done: a locked worktree, a rename refused) `git worktree remove`, one git run
+    when `path` is registered where expected."""
     admin = _admin_dir(repo, path)
     if admin is not None and trash is not None and not (admin / "locked").exists():
         try:
@@ -583,7 +622,11 @@ def remove_checkout(repo: Path, path: Path, *, trash: Path | None = None) -> Pat
         except OSError:
             pass
         else:
-            gitrepo.prune(repo)
+            # what `git worktree prune` does for it (a git run saved): its path is gone
+            try:
+                shutil.rmtree(admin)
+            except OSError:
+                gitrepo.prune(repo)
             return trash
     if admin is not None:
         status, _, _ = gitrepo.run(

@@ -208,3 +208,55 @@ def test_a_scratch_checkout_left_used_is_cleaned_before_its_next_verify(
     assert (scratch / "file3.py").read_text() == "VALUE = 'next'\n"
     assert (scratch / "file5.py").read_text() == "VALUE = 5\n"
     assert git(scratch, "status", "--porcelain", "--ignored") == ""
+
+
+def rev_parse_head(checkout: Path) -> tuple[str | None, str | None]:
+    """What `git rev-parse HEAD --symbolic-full-name HEAD` says (head_and_branch without repo)."""
+    return landgit.head_and_branch(checkout)
+
+
+def test_a_linked_checkouts_head_read_from_files_is_what_git_says(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "kanban/task-1", str(linked))
+    runs: list[tuple[str, ...]] = []
+    real_run = gitrepo.run
+
+    def counted(where: Path, *args: str, **options: object) -> object:
+        runs.append(args)
+        return real_run(where, *args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitrepo, "run", counted)
+    on_branch = landgit.head_and_branch(linked, repo)
+    assert runs == []  # from the files and the kept lookup process: no git run
+    assert on_branch == rev_parse_head(linked)
+    assert on_branch[1] == "kanban/task-1"
+    (linked / "file0.py").write_text("VALUE = 'moved'\n")
+    git(linked, "commit", "-qam", "moved on")  # the branch moves: read afresh
+    assert landgit.head_and_branch(linked, repo) == rev_parse_head(linked)
+    git(linked, "checkout", "-q", "--detach", "HEAD~1")
+    runs.clear()
+    detached = landgit.head_and_branch(linked, repo)
+    assert runs == []
+    assert detached == rev_parse_head(linked) and detached[1] is None
+    git(linked, "checkout", "-q", "--orphan", "unborn")  # HEAD names no commit yet
+    assert landgit.head_and_branch(linked, repo) == rev_parse_head(linked) == (None, None)
+    # Not a checkout of this repository (the main work tree has no admin folder): git is asked.
+    assert landgit.head_and_branch(repo, repo) == rev_parse_head(repo)
+    other = make_repo(tmp_path / "other")
+    assert landgit.head_and_branch(linked, other) == rev_parse_head(linked)
+
+
+def test_a_checkout_removed_to_the_trash_is_forgotten_by_git(repo: Path, tmp_path: Path) -> None:
+    linked, kept = tmp_path / "linked", tmp_path / "kept"
+    git(repo, "worktree", "add", "-q", "-b", "kanban/task-1", str(linked))
+    git(repo, "worktree", "add", "-q", "-b", "kanban/task-2", str(kept))
+    trash = tmp_path / "trash" / "task-1"
+    assert landgit.remove_checkout(repo, linked, trash=trash) == trash
+    assert not linked.exists() and (trash / "file0.py").is_file()
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert str(linked) not in listed and str(kept) in listed  # only its own registration went
+    assert "prunable" not in listed
+    git(repo, "branch", "-D", "kanban/task-1")  # no checkout holds the branch any more
+    git(repo, "fsck", "--no-dangling")
