@@ -517,6 +517,14 @@ def main() -> None:
         "--bare-server", choices=(*BARE_KINDS, RECORDS_LIST), help=argparse.SUPPRESS
     )
     parser.add_argument("--bare-db", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="Interleaved rounds of the http and ceiling parts (serve, bare, serve, bare...): "
+        "their ratio moved by about 0.1 between runs of the same code on a shared 2-core VM, so "
+        "the summary takes the rounds' median.",
+    )
     record.add_arguments(parser)
     args = parser.parse_args()
     if args.bare_server:
@@ -529,6 +537,7 @@ def main() -> None:
 def measure(args: argparse.Namespace, bench: record.Run) -> None:
     parts = set(args.parts.split(","))
     lines: dict[str, dict[str, Any]] = {}
+    rounds: list[dict[str, dict[str, Any]]] = []  # each round's http and ceiling lines
     with tempfile.TemporaryDirectory(prefix="kanban-bench-http-") as folder:
         tmp = Path(folder)
         template = tmp / "board.db"
@@ -555,57 +564,71 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         )
         if "library" in parts:
             bench.emit(lines["library"])
+        cpu_floor = 0.0
         if "http" in parts:
             cpu_copy = tmp / "cpu.db"
             shutil.copy(template, cpu_copy)
             cpu_floor = library_cpu_per_claim(cpu_copy)
-            for workers in (int(n) for n in args.server_workers.split(",")):
-                http_copy = tmp / f"http-{workers}.db"
-                shutil.copy(template, http_copy)
-                served = http_claims(http_copy, args.clients, args.duration, workers)
-                line = {
-                    "measure": "claim_next",
-                    "via": "http",
-                    "server_workers": workers,
-                    "clients": args.clients,
-                    "claims_per_s": round(served["claims_per_s"], 1),
-                    "p50_ms": round(served["p50_ms"], 2),
-                    "p99_ms": round(served["p99_ms"], 2),
-                    "ratio_to_library": round(served["claims_per_s"] / library["claims_per_s"], 3)
-                    if "library" in parts
-                    else None,
-                    "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
-                    "library_cpu_ms_per_claim": round(cpu_floor, 3),
-                    "client_cpu_ms_per_request": round(served["client_cpu_ms_per_request"], 3),
-                    # The rate the cores allow when clients and server have them to themselves:
-                    # a figure other load on the machine moves far less than claims/s.
-                    "cores_bound_per_s": round(
-                        (os.cpu_count() or 1)
-                        * 1000
-                        / (served["server_cpu_ms_per_claim"] + served["client_cpu_ms_per_request"]),
-                        1,
-                    ),
-                    "double_claims": served["double_claims"],
-                    "status_5xx": served["status_5xx"],
-                    "statuses": served["statuses"],
-                    "server_exit": served["server_exit"],
-                }
-                lines[f"http-{workers}"] = line
-                bench.emit(line)
+        for round_ in range(1, max(args.rounds, 1) + 1):
+            mine: dict[str, dict[str, Any]] = {}
+            rounds.append(mine)
+            if "http" in parts:
+                for workers in (int(n) for n in args.server_workers.split(",")):
+                    http_copy = tmp / f"http-{workers}.db"
+                    shutil.copy(template, http_copy)
+                    served = http_claims(http_copy, args.clients, args.duration, workers)
+                    line = {
+                        "measure": "claim_next",
+                        "via": "http",
+                        "server_workers": workers,
+                        "clients": args.clients,
+                        "claims_per_s": round(served["claims_per_s"], 1),
+                        "p50_ms": round(served["p50_ms"], 2),
+                        "p99_ms": round(served["p99_ms"], 2),
+                        "ratio_to_library": round(
+                            served["claims_per_s"] / library["claims_per_s"], 3
+                        )
+                        if "library" in parts
+                        else None,
+                        "server_cpu_ms_per_claim": round(served["server_cpu_ms_per_claim"], 3),
+                        "library_cpu_ms_per_claim": round(cpu_floor, 3),
+                        "client_cpu_ms_per_request": round(served["client_cpu_ms_per_request"], 3),
+                        # The rate the cores allow when clients and server have them to themselves:
+                        # a figure other load on the machine moves far less than claims/s.
+                        "cores_bound_per_s": round(
+                            (os.cpu_count() or 1)
+                            * 1000
+                            / (
+                                served["server_cpu_ms_per_claim"]
+                                + served["client_cpu_ms_per_request"]
+                            ),
+                            1,
+                        ),
+                        "double_claims": served["double_claims"],
+                        "status_5xx": served["status_5xx"],
+                        "statuses": served["statuses"],
+                        "server_exit": served["server_exit"],
+                    }
+                    line["round"] = round_
+                    lines[f"http-{workers}"] = mine[f"http-{workers}"] = line
+                    bench.emit(line)
 
-        if "ceiling" in parts:
-            for kind in BARE_KINDS:
-                bare = ceiling(kind, args.clients, args.duration)
-                lines[f"ceiling-{kind}"] = {
-                    "measure": "ceiling",
-                    "via": f"bare {kind} app under uvicorn",
-                    "clients": args.clients,
-                    **{key: round(value, 3) for key, value in bare.items()},
-                    "ratio_to_library": round(bare["requests_per_s"] / library["claims_per_s"], 3)
-                    if "library" in parts
-                    else None,
-                }
-                bench.emit(lines[f"ceiling-{kind}"])
+            if "ceiling" in parts:
+                for kind in BARE_KINDS:
+                    bare = ceiling(kind, args.clients, args.duration)
+                    lines[f"ceiling-{kind}"] = mine[f"ceiling-{kind}"] = {
+                        "round": round_,
+                        "measure": "ceiling",
+                        "via": f"bare {kind} app under uvicorn",
+                        "clients": args.clients,
+                        **{key: round(value, 3) for key, value in bare.items()},
+                        "ratio_to_library": round(
+                            bare["requests_per_s"] / library["claims_per_s"], 3
+                        )
+                        if "library" in parts
+                        else None,
+                    }
+                    bench.emit(lines[f"ceiling-{kind}"])
 
         if "lists" in parts:
             lines.update(list_figures(tmp, template, args.tasks, built, args.list_calls, bench))
@@ -617,30 +640,61 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             }
             bench.emit(lines["detail"])
 
-    served = [line for name, line in lines.items() if name.startswith("http-")]
-    if not served:
-        return
-    best = max(served, key=lambda line: line["claims_per_s"])
-    summary = {
+    checked = summary(args, lines, rounds, library, parts)
+    if checked is not None:
+        bench.emit(checked)
+
+
+def summary(
+    args: argparse.Namespace,
+    lines: dict[str, dict[str, Any]],
+    rounds: list[dict[str, dict[str, Any]]],
+    library: dict[str, Any],
+    parts: set[str],
+) -> dict[str, Any] | None:
+    """The targets, from each round's best server (of --server-workers) and its ceiling in the
+    same round; every figure the median of the rounds', the ratio to the bare ASGI app with each
+    round's own beside it."""
+    bests = [
+        max(served, key=lambda line: line["claims_per_s"])
+        for served in (
+            [line for name, line in mine.items() if name.startswith("http-")] for mine in rounds
+        )
+        if served
+    ]
+    if not bests:
+        return None
+    every = [line for mine in rounds for name, line in mine.items() if name.startswith("http-")]
+    p99 = statistics.median(line["p99_ms"] for line in bests)
+    out: dict[str, Any] = {
         "summary": f"{args.clients} clients, {args.tasks} tasks, best of server workers "
-        f"{args.server_workers}: {best['server_workers']}",
-        "ratio>=0.5": best["ratio_to_library"] is not None and best["ratio_to_library"] >= 0.5,
-        "p99<=50ms": best["p99_ms"] <= 50,
-        "zero_double_claims": all(line["double_claims"] == 0 for line in served)
+        f"{args.server_workers} in each of {len(bests)} rounds: "
+        + ", ".join(str(line["server_workers"]) for line in bests),
+        "zero_double_claims": all(line["double_claims"] == 0 for line in every)
         and lines["library"]["double_claims"] == 0,
-        "zero_5xx": all(line["status_5xx"] == 0 for line in served),
-        "cores_bound_ratio": round(best["cores_bound_per_s"] / library["claims_per_s"], 3)
-        if "library" in parts
-        else None,
+        "zero_5xx": all(line["status_5xx"] == 0 for line in every),
     }
-    bare = lines.get("ceiling-asgi")
-    if bare is not None:
+    if "library" in parts:
+        to_library = statistics.median(line["ratio_to_library"] for line in bests)
+        out["ratio_to_library"] = round(to_library, 3)
+        out["ratio>=0.5"] = to_library >= 0.5
+        cores = statistics.median(line["cores_bound_per_s"] for line in bests)
+        out["cores_bound_ratio"] = round(cores / library["claims_per_s"], 3)
+    out["p99_ms"] = p99
+    out["p99<=50ms"] = p99 <= 50
+    paired = [
+        best["claims_per_s"] / mine["ceiling-asgi"]["requests_per_s"]
+        for best, mine in zip(bests, rounds, strict=False)
+        if "ceiling-asgi" in mine
+    ]
+    if paired:
         # the clients' cost is in both rows: this ratio measures only the server
-        ratio = best["claims_per_s"] / bare["requests_per_s"]
-        summary["ratio_to_bare_asgi"] = round(ratio, 3)
-        summary["ratio_to_bare_asgi>=0.75"] = ratio >= 0.75
-        summary["p99<=30ms"] = best["p99_ms"] <= 30
-    bench.emit(summary)
+        ratio = statistics.median(paired)
+        out["ratio_to_bare_asgi"] = round(ratio, 3)
+        out["ratio_to_bare_asgi_rounds"] = [round(value, 3) for value in paired]
+        out["ratio_to_bare_asgi>=0.75"] = ratio >= 0.75
+        out["p99<=30ms"] = p99 <= 30
+    return out
 
 
 if __name__ == "__main__":

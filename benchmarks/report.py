@@ -242,16 +242,21 @@ def http(lines: list[Line]) -> list[str]:
         "copy of the board in the same run; the ceiling rows serve a canned claim from a bare ASGI "
         "app and a minimal FastAPI route to the same clients. Cores bound is cores / (server + "
         "client CPU per request): the rate the machine's CPU allows, which load moves far less "
-        "than claims/s.",
+        "than claims/s. The server and ceiling rows run in interleaved rounds; the targets take "
+        "the rounds' medians.",
         "",
     ]
 
     def via(line: Line) -> str:
         if line["via"] == "library":
             return f"library, {line['workers']} processes"
+        round_ = f" (round {line['round']})" if "round" in line else ""
         if line["via"] == "http":
-            return f"`kanban serve --workers {line['server_workers']}`, {line['clients']} clients"
-        return f"ceiling: {line['via']}"
+            return (
+                f"`kanban serve --workers {line['server_workers']}`, {line['clients']} clients"
+                f"{round_}"
+            )
+        return f"ceiling: {line['via']}{round_}"
 
     out += table(
         ["via", "claims/s", "p50 ms", "p99 ms", "ratio to library", "server CPU ms/claim",
