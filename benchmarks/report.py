@@ -549,10 +549,13 @@ def render_page(results: Path) -> str:
         "line per figure, stamped with the run's date, machine, load and command, and compares "
         "itself with a baseline measured in the same run (a raw commit, a bare interpreter, a "
         "bare server, raw git), because wall-clock figures move with whatever else the machine "
-        "runs and ratios and CPU per operation far less. Benchmarks are never assertions in the "
-        "tests. Run one with `--save` to keep its lines in `benchmarks/results/<name>.jsonl`, "
-        "then `python benchmarks/report.py` to rewrite this page; a test fails when the page and "
-        "the stored results disagree.",
+        "runs and ratios and CPU per operation far less. Where even a ratio moved more between "
+        "runs than its target's margin (the Postgres claim against its floor, `kanban serve` "
+        "against a bare ASGI app), the script runs its rows in interleaved rounds (`--rounds`) "
+        "and checks the rounds' median, each round's own ratio beside it. Benchmarks are never "
+        "assertions in the tests. Run one with `--save` to keep its lines in "
+        "`benchmarks/results/<name>.jsonl`, then `python benchmarks/report.py` to rewrite this "
+        "page; a test fails when the page and the stored results disagree.",
         "",
         *(f"- [{title}](#{title.lower().replace(' ', '-')})" for _, title, _ in order),
         "",
