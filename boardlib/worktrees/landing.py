@@ -1222,9 +1222,12 @@ class Lander:
             # Deleting a checkout of 500 files took 13 ms of a 100 ms landing: done in a thread
             # after the answer. Not a daemon, so a CLI process finishes it before it exits; one
             # killed first leaves its trash to the next landing of the repository.
-            threading.Thread(
-                target=self._empty_trash, args=(repo,), name="kanban-land-trash"
-            ).start()
+            try:
+                threading.Thread(
+                    target=self._empty_trash, args=(repo,), name="kanban-land-trash"
+                ).start()
+            except RuntimeError:  # no new thread (the interpreter is shutting down): here, then
+                self._empty_trash(repo)
         return True
 
     def _trash(self, repo: Path) -> Path:
