@@ -196,7 +196,10 @@ CANNED = (
     b'"worktreeRef":null,"branchRef":null,"costUsd":0,"parentSessionId":null,"dropped":0,'
     b'"tenantId":null,"scheduledBy":"manual","verification":null,"completedAt":null}}'
 )
-BARE_KINDS = ("asgi", "fastapi")
+# `asgi` again under `kanban serve`'s own HTTP protocol class (uvicorn's with the stall guard,
+# kanban/http/stalls.py): what the guard costs, apart from the app.
+GUARDED = "asgi+stall-guard"
+BARE_KINDS = ("asgi", GUARDED, "fastapi")
 RECORDS_LIST = "records-list"  # the list served as before: records built, then dumped
 
 
@@ -226,7 +229,7 @@ def bare_app(kind: str) -> Any:
     """`asgi`: a raw ASGI callable that reads the body and answers `CANNED`, the least any ASGI
     server can do per request. `fastapi`: FastAPI's least for a JSON POST (a pydantic body, a
     sync endpoint on the thread pool, a ready-made Response)."""
-    if kind == "asgi":
+    if kind in ("asgi", GUARDED):
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(CANNED)).encode()),
@@ -261,7 +264,8 @@ def bare_app(kind: str) -> Any:
 
 def serve_bare(kind: str, db: str | None = None) -> None:
     """The child process of `BareServer`: uvicorn with `kanban serve`'s settings (httptools,
-    uvloop, no access log) on a free loopback port, announced as `kanban serve` does."""
+    uvloop, no access log; the stall guard too for `GUARDED`) on a free loopback port, announced
+    as `kanban serve` does."""
     import socket
 
     import uvicorn
@@ -271,9 +275,16 @@ def serve_bare(kind: str, db: str | None = None) -> None:
     sock.listen(2048)
     print(json.dumps({"listening": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
     app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind)
+    protocol: dict[str, Any] = {}
+    if kind == GUARDED:
+        from kanban.http.service import ServerSettings
+        from kanban.http.stalls import stall_guarded_protocol
+
+        protocol["http"] = stall_guarded_protocol(ServerSettings(db="").sse_send_timeout_s)
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, server_header=False, lifespan="off"
-    )
+        app, log_level="warning", access_log=False, server_header=False, lifespan="off",
+        **protocol,
+    )  # fmt: skip
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -694,6 +705,14 @@ def summary(
         out["ratio_to_bare_asgi_rounds"] = [round(value, 3) for value in paired]
         out["ratio_to_bare_asgi>=0.75"] = ratio >= 0.75
         out["p99<=30ms"] = p99 <= 30
+    guarded = [
+        mine[f"ceiling-{GUARDED}"]["requests_per_s"] / mine["ceiling-asgi"]["requests_per_s"]
+        for mine in rounds
+        if f"ceiling-{GUARDED}" in mine and "ceiling-asgi" in mine
+    ]
+    if guarded:  # a diagnostic: the bare app under kanban's protocol class against uvicorn's
+        out["stall_guard_over_bare_asgi"] = round(statistics.median(guarded), 3)
+        out["stall_guard_over_bare_asgi_rounds"] = [round(value, 3) for value in guarded]
     return out
 
 
