@@ -585,7 +585,8 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             rounds.append(mine)
             if "http" in parts:
                 for workers in (int(n) for n in args.server_workers.split(",")):
-                    http_copy = tmp / f"http-{workers}.db"
+                    # a file of its own each round: no WAL left beside it by the last server
+                    http_copy = tmp / f"http-{workers}-round-{round_}.db"
                     shutil.copy(template, http_copy)
                     served = http_claims(http_copy, args.clients, args.duration, workers)
                     line = {
@@ -676,7 +677,7 @@ def summary(
     if not bests:
         return None
     every = [line for mine in rounds for name, line in mine.items() if name.startswith("http-")]
-    p99 = statistics.median(line["p99_ms"] for line in bests)
+    p99 = round(statistics.median(line["p99_ms"] for line in bests), 2)
     out: dict[str, Any] = {
         "summary": f"{args.clients} clients, {args.tasks} tasks, best of server workers "
         f"{args.server_workers} in each of {len(bests)} rounds: "
