@@ -32,6 +32,7 @@ import statistics
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +232,10 @@ def cpu_per_claim(line: dict[str, Any], *, background: bool = True) -> float | N
     return float(line["client_cpu_us_per_claim"] + server)
 
 
-def median_of(rounds: list[dict[str, Any]], figure: Any) -> float | None:
+def median_of(
+    rounds: list[dict[str, Any]], figure: Callable[[dict[str, Any]], float | None]
+) -> float | None:
+    """The median of `figure` over a variant's rounds (those that have it)."""
     values = [value for value in map(figure, rounds) if value is not None]
     return statistics.median(values) if values else None
 
