@@ -76,13 +76,23 @@ def review_app(review_template: ReviewTemplate, monkeypatch: pytest.MonkeyPatch)
 
 
 async def preview_shown(pilot: Pilot[Any]) -> None:
+    """The drawer focused, its Landing section showing the clean preview the review board's task
+    has: not just any preview. A read that failed for a passing reason (git failing, the task's
+    lock held past the read's wait, both likelier under load) is on screen too until the next
+    poll reads again, and a screenshot of it is not the frame this test keeps."""
+    from boardlib.worktrees.landing import CLEAN
     from tui.components.landing_line import LandingLine
 
     await until(pilot, lambda: pilot.app.drawers(), timeout=30)  # type: ignore[attr-defined]
     drawer = pilot.app.drawers()[0]  # type: ignore[attr-defined]
     await until(pilot, lambda: drawer.data is not None and drawer.query(LandingLine), timeout=30)
     line = drawer.query_one(LandingLine)
-    await settled(pilot, lambda: line.shown is not None and pilot.app.focused is drawer)
+
+    def clean() -> bool:
+        shown = line.shown
+        return shown is not None and shown.preview is not None and shown.preview.state == CLEAN
+
+    await settled(pilot, lambda: clean() and pilot.app.focused is drawer)
 
 
 @pytest.mark.slow  # builds a repository with worktrees
