@@ -23,10 +23,13 @@ of the two counts), each landing the same 20 changes onto a branch of its own:
 
 Each measurement prints one JSON line:
 - {"op": "land", "n", "processes", "wall_s", "landings_per_s", "p50_ms", "p99_ms", "turn_p50_ms",
-  "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing"}: latency is one `land` call (queue wait
-  included), throughput is n over the wall time from the start signal, the turn is how long a
-  landing held its branch's queue (from taking the turn to the landing recorded: what bounds a
-  branch's throughput); git processes and CPU (landers and their children) per landing;
+  "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing", "landers_cpu_ms_per_landing"}: latency
+  is one `land` call (queue wait included), throughput is n over the wall time from the start
+  signal, the turn is how long a landing held its branch's queue (from taking the turn to the
+  landing recorded: what bounds a branch's throughput); git processes per landing; CPU per
+  landing, the lander's and its git's within each `land` call (its heartbeat and its wait for
+  the turn included), and the landers' whole CPU over the landings (their start-up too: four
+  Python processes importing the library and opening the board);
 - {"op": "bare_loop" | "bare_parallel" | "verified_loop", "n", "wall_s", "landings_per_s",
   "p50_ms", "p99_ms", "git_per_landing"};
 - {"op": "land_vs_bare", "ratio", "ratio_parallel", "turn_ratio", "target": 2.0}: bare landings/s
@@ -50,6 +53,7 @@ import argparse
 import importlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -117,6 +121,16 @@ def set_verify(path: Path, command: str) -> None:
     (path / "init.sh").write_text(init.replace("VERIFY_CMD=''", f"VERIFY_CMD='{command}'"))
 
 
+def cpu_seconds() -> float:
+    """This process's CPU and its reaped children's (the git it ran): a landing's own, without
+    the lander's start-up (imports, the board opened), which is not per landing."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def worker(db: str, ids: list[str]) -> None:
     """One lander process: wait for the start line, land each task, print each latency."""
     from boardlib.worktrees import Worktrees
@@ -142,13 +156,16 @@ def worker(db: str, ids: list[str]) -> None:
         for task_id in ids:
             marks.clear()
             spawned.update(git=0, all=0)
+            cpu_before = cpu_seconds()
             started = time.perf_counter()
             result = lander.land(task_id, actor="bench-reviewer")
             elapsed = (time.perf_counter() - started) * 1000
+            cpu_ms = (cpu_seconds() - cpu_before) * 1000
             turn = (marks["recorded"] - marks["turn"]) * 1000
             steps = {step: (marks[step] - started) * 1000 for step in marks}
-            print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn, **spawned,
-                              "steps": steps, "commit": result.commit}), flush=True)  # fmt: skip
+            print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn, "cpuMs": cpu_ms,
+                              **spawned, "steps": steps, "commit": result.commit}),
+                  flush=True)  # fmt: skip
 
 
 def bare_loop(repo: Path, changes: list[str], base: str) -> tuple[list[float], float]:
@@ -376,7 +393,8 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         landed["other_processes_per_landing"] = round(
             sum(doc["all"] - doc["git"] for doc in docs) / len(docs), 1
         )
-        landed["cpu_ms_per_landing"] = round(cpu_s * 1000 / len(docs), 1)
+        landed["cpu_ms_per_landing"] = round(statistics.mean(doc["cpuMs"] for doc in docs), 1)
+        landed["landers_cpu_ms_per_landing"] = round(cpu_s * 1000 / len(docs), 1)  # start-up too
         baseline = summary("bare_loop", bare[0], bare[1], files=args.files, git_per_landing=3)
         floor = summary("verified_loop", verified[0], verified[1], files=args.files,
                         git_per_landing=7, other_processes_per_landing=1)  # fmt: skip
