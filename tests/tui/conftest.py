@@ -45,6 +45,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed snapshot test's report says what differs (`snapshot_diff`): CI keeps a failed
+    run's output, not the HTML report of the frames."""
+    report = yield
+    compared = "snap_compare" in getattr(item, "fixturenames", ())
+    if report.when == "call" and report.failed and compared:
+        from tests.tui.snapshot_diff import explain_failed_snapshot
+
+        explained = explain_failed_snapshot(item)
+        if explained:
+            report.sections.append(("snapshot difference", explained))
+    return report
+
+
 @pytest.fixture(autouse=True)
 def truecolor(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every app in these tests renders for a truecolor terminal (a test may ask for another):
