@@ -413,7 +413,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 if step in doc["steps"]:
                     parts[step].append(doc["steps"][step] - previous)
                     previous = doc["steps"][step]
-        steps_row = {"op": "land_steps", "unit": "ms, p50 since the step before"}
+        steps_row: dict[str, Any] = {"op": "land_steps", "unit": "ms, p50 since the step before"}
         steps_row.update({step: round(statistics.median(times), 1)
                           for step, times in parts.items() if times})  # fmt: skip
 
