@@ -121,9 +121,10 @@ def set_verify(path: Path, command: str) -> None:
     (path / "init.sh").write_text(init.replace("VERIFY_CMD=''", f"VERIFY_CMD='{command}'"))
 
 
-def cpu_seconds() -> float:
-    """This process's CPU and its reaped children's (the git it ran): a landing's own, without
-    the lander's start-up (imports, the board opened), which is not per landing."""
+def own_cpu_seconds() -> float:
+    """This process's CPU and its reaped children's (the git it ran), from getrusage as the
+    other benchmarks time themselves (proc_stat is for other processes; its ticks are 10 ms):
+    taken around each landing, so the lander's start-up is not counted per landing."""
     own, children = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
@@ -156,11 +157,11 @@ def worker(db: str, ids: list[str]) -> None:
         for task_id in ids:
             marks.clear()
             spawned.update(git=0, all=0)
-            cpu_before = cpu_seconds()
+            cpu_before = own_cpu_seconds()
             started = time.perf_counter()
             result = lander.land(task_id, actor="bench-reviewer")
             elapsed = (time.perf_counter() - started) * 1000
-            cpu_ms = (cpu_seconds() - cpu_before) * 1000
+            cpu_ms = (own_cpu_seconds() - cpu_before) * 1000
             turn = (marks["recorded"] - marks["turn"]) * 1000
             steps = {step: (marks[step] - started) * 1000 for step in marks}
             print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn, "cpuMs": cpu_ms,

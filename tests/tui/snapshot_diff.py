@@ -19,6 +19,7 @@ LINE_HEIGHT = 24.4
 TEXT_BASELINE = 20.0  # the first line's text y; its background rectangles start at 1.5
 RECT_TOP = 1.5
 SHOWN_ROWS = 12  # rows of colour differences written out at most
+BLANK = (" ", "", "")  # a cell the export drew nothing in: (char, foreground, background)
 
 # A fresh export names its classes `terminal-<number>-r1`; the kept snapshot, `terminal-r1`.
 _RULE = re.compile(r"\.terminal-(?:\d+-)?(r\d+) \{ ([^}]*) \}")
@@ -44,7 +45,7 @@ def frame_rows(svg: str) -> list[Row]:
     cells: dict[int, dict[int, tuple[str, str, str]]] = {}  # row -> column -> (char, fg, bg)
 
     def cell(row: int, column: int) -> tuple[str, str, str]:
-        return cells.setdefault(row, {}).get(column, (" ", "", ""))
+        return cells.setdefault(row, {}).get(column, BLANK)
 
     for fill, x, y, width in _RECT.findall(svg):
         row = round((float(y) - RECT_TOP) / LINE_HEIGHT)
@@ -63,7 +64,7 @@ def frame_rows(svg: str) -> list[Row]:
     for row in range(max(cells, default=-1) + 1):
         line = cells.get(row, {})
         width = max(line, default=-1) + 1
-        chosen = [line.get(column, (" ", "", "")) for column in range(width)]
+        chosen = [line.get(column, BLANK) for column in range(width)]
         rows.append(
             Row(
                 "".join(char for char, _, _ in chosen).rstrip(),
@@ -90,7 +91,7 @@ def describe(expected_svg: str, actual_svg: str) -> str:
     )
     if text_diff:
         said += ["Text (rows numbered from 1 in the hunk headers):", *text_diff]
-    looks = []
+    looks: list[tuple[str, str]] = []  # (where and what, the row's text)
     for number, (old, new) in enumerate(zip(expected, actual, strict=False), start=1):
         if old.text != new.text or old.looks == new.looks:
             continue
@@ -104,14 +105,13 @@ def describe(expected_svg: str, actual_svg: str) -> str:
         )
         kept = old.looks[column] if column < len(old.looks) else "nothing"
         drawn = new.looks[column] if column < len(new.looks) else "nothing"
-        looks.append(f"row {number}, from column {column + 1}: kept {kept}, drawn {drawn}")
-        looks.append(f"  {new.text!r}")
+        looks.append((f"row {number}, from column {column + 1}: kept {kept}, drawn {drawn}",
+                      f"  {new.text!r}"))  # fmt: skip
     if looks:
-        shown = looks[: SHOWN_ROWS * 2]
-        more = len(looks) // 2 - SHOWN_ROWS
-        said += ["Looks, on rows whose text is the same:", *shown]
-        if more > 0:
-            said.append(f"... and {more} more rows")
+        said.append("Looks, on rows whose text is the same:")
+        said += [line for pair in looks[:SHOWN_ROWS] for line in pair]
+        if len(looks) > SHOWN_ROWS:
+            said.append(f"... and {len(looks) - SHOWN_ROWS} more rows")
     return "\n".join(said)
 
 
