@@ -977,6 +977,24 @@ class Board:
             since = validate.integer(since, "since", minimum=0)
         limit = validate.integer(limit, "limit", minimum=1)
         page_size = validate.integer(page_size, "pageSize", minimum=1)
+        rematch = validate.flag(rematch, "rematch")
+        changes = validate.flag(changes, "changes")
+        if not isinstance(pages, (list, tuple)):
+            raise invalid_input("pages must be a list of PageRequest", field="pages")
+        if anchors is not None and not (
+            isinstance(anchors, Mapping)
+            and all(
+                isinstance(status, str)
+                and isinstance(key, tuple)
+                and len(key) == 2
+                and all(type(part) is int for part in key)
+                for status, key in anchors.items()
+            )
+        ):
+            raise invalid_input(
+                "anchors maps a finished column to its window's first key (two integers)",
+                field="anchors",
+            )
         for request in pages:
             if not isinstance(request, PageRequest) or not (
                 request.status in FINISHED or (request.status is None and request.around)

@@ -190,3 +190,28 @@ def test_printable_names_in_any_script_are_still_names(board: Board) -> None:
     for name in ("worker-1", "agent ada", "ремонт", "工人"):
         board.claim(task.id, name)
         board.release(task.id, name)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"pages": None}, "pages"),  # what the library fuzz found: a TypeError, not a refusal
+        ({"pages": "done"}, "pages"),
+        ({"pages": [None]}, "pages"),
+        ({"anchors": ["done"]}, "anchors"),
+        ({"anchors": {"done": None}}, "anchors"),
+        ({"anchors": {"done": (1, "2")}}, "anchors"),
+        ({"rematch": "yes"}, "rematch"),
+        ({"changes": None}, "changes"),
+    ],
+)
+def test_a_live_view_asked_badly_is_refused_typed(
+    board: Board, kwargs: dict[str, Any], field: str
+) -> None:
+    board.create_task("stable")
+    before = board.last_event_seq()
+    with pytest.raises(BoardError) as refused:
+        board.live_view(**kwargs)
+    assert refused.value.reason is Reason.INVALID_INPUT
+    assert refused.value.details.get("field") == field
+    assert board.last_event_seq() == before
