@@ -388,7 +388,7 @@ class Board:
         budget_usd: Any = None,
         budget_tokens: Any = None,
     ) -> dict[str, Any]:
-        if status not in t.CREATABLE:
+        if not t.is_status(status) or status not in t.CREATABLE:
             raise invalid_input(
                 f"a new task starts in backlog or todo, not {status!r}",
                 field="status",
@@ -806,7 +806,7 @@ class Board:
             "include_dropped": validate.flag(include_dropped, "includeDropped"),
             "ready": validate.flag(ready, "ready"),
         }
-        if status is not None and (not isinstance(status, str) or not t.is_status(status)):
+        if status is not None and not t.is_status(status):
             raise invalid_input(f"unknown status {status!r}", allowed=list(t.STATUSES))
         return {"status": status, **checked}
 

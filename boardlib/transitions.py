@@ -41,8 +41,9 @@ CREATABLE: frozenset[str] = frozenset({BACKLOG, TODO})
 
 
 def is_status(value: object) -> bool:
-    """True when `value` is one of the seven statuses."""
-    return value in LEGAL_MOVES
+    """True when `value` is one of the seven statuses (false for anything not a string, even one
+    that cannot be hashed, so every door can ask it of raw input)."""
+    return isinstance(value, str) and value in LEGAL_MOVES
 
 
 def can_transition(current: str, target: str) -> bool:

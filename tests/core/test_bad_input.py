@@ -19,6 +19,7 @@ from boardlib import Board, BoardError, Reason
         ({"title": "ok", "priority": True}, Reason.INVALID_INPUT),
         ({"title": "ok", "status": "in_progress"}, Reason.INVALID_INPUT),
         ({"title": "ok", "status": "archived"}, Reason.INVALID_INPUT),
+        ({"title": "ok", "status": []}, Reason.INVALID_INPUT),  # unhashable: found by the fuzz
         ({"title": "ok", "team_id": ""}, Reason.INVALID_INPUT),
         ({"title": "ok", "kind": ""}, Reason.INVALID_INPUT),
         ({"title": "ok", "parent_task_id": "TASK-9"}, Reason.NOT_FOUND),
@@ -43,6 +44,7 @@ def test_bad_create_creates_nothing(board: Board, kwargs: dict[str, Any], reason
         ({"title": ""}, Reason.INVALID_INPUT),
         ({"priority": 1.5}, Reason.INVALID_INPUT),
         ({"status": "archived"}, Reason.INVALID_INPUT),
+        ({"status": {}}, Reason.INVALID_INPUT),
         (
             {"status": "done", "title": "ok", "human_override": True, "actor": ""},
             Reason.INVALID_INPUT,
