@@ -48,7 +48,7 @@ from .lifecycle import (
     verdict_blocks_done,
 )
 from .location import BoardLocation, DatabaseUrl, board_location
-from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, seq_of
+from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, rows_to_read, seq_of
 from .plan_match import AppliedPlan, Comparison, Difference, compare, differs_refusal
 from .plan_match import PlanItem as PlanItem  # where callers have always found it
 from .records import (
@@ -847,7 +847,9 @@ class Board:
         size = validate.integer(limit, "limit", minimum=1)
         before = None if cursor is None else seq_of(cursor)
         rows = self.store.read(
-            lambda tx: tx.list_tasks(**where, limit=size + 1, page=True, before_seq=before)
+            lambda tx: tx.list_tasks(
+                **where, limit=rows_to_read(size), page=True, before_seq=before
+            )
         )
         more = len(rows) > size
         rows = rows[:size]
@@ -877,7 +879,7 @@ class Board:
 
         def work(tx: Tx) -> tuple[list[Row], str]:
             rows = tx.task_documents(
-                **where, limit=None if size is None else size + paged, page=paged,
+                **where, limit=None if size is None else rows_to_read(size), page=paged,
                 before_seq=before,
             )  # fmt: skip
             return rows, tx.list_version()

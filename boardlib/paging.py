@@ -10,9 +10,16 @@ from dataclasses import dataclass
 
 from .errors import invalid_input
 from .records import Task
+from .validation import INT64_MAX
 
 PAGE_DEFAULT = 100  # a page's size when a cursor comes without a limit
 _PREFIX = "k1."  # the cursor's format version: a later format can tell old cursors apart
+
+
+def rows_to_read(size: int) -> int:
+    """The rows a page of `size` reads: one more, to know whether another page follows. A size
+    past the store's 64-bit integers (a page larger than any board) reads the whole list."""
+    return min(size, INT64_MAX - 1) + 1
 
 
 def cursor_after(seq: int) -> str:

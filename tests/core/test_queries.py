@@ -122,3 +122,16 @@ def test_each_store_keeps_only_the_statements_that_must_differ() -> None:
     assert not shared & set(MUST_DIFFER)
     # together they are the whole interface (mypy --strict checks the signatures)
     assert shared | set(MUST_DIFFER) == {name for name in vars(Tx) if not name.startswith("_")}
+
+
+@pytest.mark.parametrize("size", [2**63 - 1, 2**63 - 2])
+def test_a_page_larger_than_any_board_is_the_whole_list(board: Board, size: int) -> None:
+    """A page reads one row more than its size; at the largest 64-bit sizes that one more row
+    overflowed the store's integers (found by tests/chaos/test_fuzz_library.py)."""
+    made = [board.create_task(f"t{n}").id for n in range(3)]
+    page = board.task_page(limit=size)
+    assert [task.id for task in page.tasks] == made[::-1]
+    assert page.next_cursor is None
+    documents = board.task_documents(limit=size)
+    assert documents.next_cursor is None
+    assert len(documents.documents) == 3
