@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
+from .. import validation as validate
 from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
@@ -513,9 +514,9 @@ class Worktrees:
         base: tuple[str, str],
     ) -> str:
         """Write the SoR files and commit them: that commit is the baseline of every diff, and its
-        `init.sh` holds the operator's verify command (see `operator_verify_command`)."""
+        `init.sh` holds the operator's verify command (see `_operator_verify_command`)."""
         label = base[1] if base[0] == "ref" else "pinned sha"
-        verify, origin = self.operator_verify_command(repo)
+        verify, origin = self._operator_verify_command(repo)
         files = {
             sor.TASK_MD: sor.task_md(
                 task.id, task.title, task.description,
@@ -535,7 +536,7 @@ class Worktrees:
         )
         return str(_git().commit_files(path, sor.SCAFFOLD_FILES, message))
 
-    def operator_verify_command(self, repo: Path) -> tuple[str | None, str]:
+    def _operator_verify_command(self, repo: Path) -> tuple[str | None, str]:
         """The verify command the operator fixed for new worktrees, and where it was set: the
         repository's `git config kanban.verify`, else the board's `KANBAN_VERIFY_CMD`
         (`BoardConfig.verify_command`). Written into the scaffold's `init.sh`."""
@@ -750,6 +751,7 @@ class Worktrees:
         from ..models import AgentHandoff
 
         check_task_id(task_id)
+        agent = validate.optional_name(agent, "agent")
         task = self.board.get_task(task_id)
         commands = {"init": "./init.sh", "verify": "", "start": ""}
         rows = self.board.workspaces(task_id)
@@ -818,6 +820,7 @@ class Worktrees:
         workspace stays active: a later provision checks the branch out again. Pausing a paused
         worktree changes nothing."""
         gitrepo = _git()
+        actor = validate.name(actor, "actor")  # before anything is committed in its name
         _, ws = self._workspace(task_id)
         repo = Path(ws.repo_path)
         with self._lock(repo, task_id, "pause"):

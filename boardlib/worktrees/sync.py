@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import transitions as t
+from .. import validation as validate
 from ..actors import is_agent
 from ..errors import BoardError, Reason, invalid_input
 from ..records import Record
@@ -79,7 +80,8 @@ def sync_with_base(
     branch onto it). An agent syncs only a task it holds; operators any. Refusals (`invalid_input`,
     `not_assignee`, `invalid_state`, `not_found`) write nothing; a conflict is `merge_conflict`
     with the files, left in the worktree to resolve."""
-    if strategy not in SYNC_STRATEGIES:
+    actor = validate.name(actor, "actor")  # before anything is committed or merged in its name
+    if not isinstance(strategy, str) or strategy not in SYNC_STRATEGIES:
         raise invalid_input(
             f"strategy must be one of {', '.join(SYNC_STRATEGIES)}", field="strategy"
         )

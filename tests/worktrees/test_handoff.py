@@ -99,6 +99,17 @@ def test_a_handoff_that_is_not_a_json_object_is_refused(env, raw):
     assert refused.value.to_dict()["details"]["formErrors"]
 
 
+@pytest.mark.parametrize("agent", [" ", "ev\x1b[2Jil", 7])
+def test_a_handoff_template_for_a_bad_agent_name_is_invalid_input(env, agent):
+    """Found by tests/chaos/test_fuzz_worktrees.py: a blank name failed the template's own
+    schema check (a pydantic ValidationError, a 500 on any surface)."""
+    with pytest.raises(BoardError) as refused:
+        env.trees.handoff_template(env.task(), agent=agent)
+    assert (
+        refused.value.reason == Reason.INVALID_INPUT and refused.value.details["field"] == "agent"
+    )
+
+
 def test_handoff_and_resume_need_a_workspace(env):
     task_id = env.task()
     for call in (lambda: env.trees.resume(task_id), lambda: env.trees.write_handoff(task_id, FULL)):

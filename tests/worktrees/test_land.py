@@ -266,6 +266,21 @@ def test_a_conflicting_pair_lands_one_then_the_other_after_a_sync(land: LandEnv)
     assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
 
 
+@pytest.mark.parametrize("actor", ["", "ev\x1b[2Jil", 0])
+def test_a_sync_by_a_bad_actor_is_refused_before_anything_is_merged(
+    land: LandEnv, actor: object
+) -> None:
+    """Found by tests/chaos/test_fuzz_worktrees.py: sync committed the work and merged the base
+    in, then refused the actor when it recorded the workspace (or raised AttributeError)."""
+    task_id, path = land.task_with({"extra.py": "x = 1\n"}, finish="none")
+    land.commit_on_main("other.py", "y = 2\n")
+    before = (checkout_state(path), checkout_state(land.repo))
+    with pytest.raises(BoardError) as refused:
+        land.trees.sync(task_id, actor=actor)  # type: ignore[arg-type]
+    assert refused.value.reason == Reason.INVALID_INPUT
+    assert (checkout_state(path), checkout_state(land.repo)) == before
+
+
 def refused_with_comment(land: LandEnv, task_id: str) -> BoardError:
     """An approve-and-land that fails at the merge: the repository untouched, the task still in
     review, one system comment saying why, and no queue row left."""

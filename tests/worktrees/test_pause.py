@@ -63,3 +63,18 @@ def test_pause_without_a_workspace_is_not_found(env):
     with pytest.raises(BoardError) as refused:
         env.trees.pause(env.task())
     assert refused.value.reason == Reason.NOT_FOUND
+
+
+@pytest.mark.parametrize("actor", ["", "ev\x1b[2Jil", "x" * 201, 0])
+def test_a_bad_actor_is_refused_before_anything_is_committed(env, actor):
+    """Found by tests/chaos/test_fuzz_worktrees.py: pause committed the work and removed the
+    checkout, then refused the actor when it recorded the workspace."""
+    task_id = env.task()
+    path = Path(env.trees.provision(task_id, env.repo).worktree.worktree_path)
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    before = (git(path, "status", "--porcelain=v1"), git(path, "rev-parse", "HEAD"))
+    with pytest.raises(BoardError) as refused:
+        env.trees.pause(task_id, actor=actor)
+    assert refused.value.reason == Reason.INVALID_INPUT
+    assert (git(path, "status", "--porcelain=v1"), git(path, "rev-parse", "HEAD")) == before
+    assert (path / "app.py").read_text() == "def answer():\n    return 41\n"
