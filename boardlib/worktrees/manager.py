@@ -240,7 +240,11 @@ class Worktrees:
                 field="repoPath",
             )
         real = Path(os.path.realpath(os.path.abspath(repo_path)))
-        if not real.is_dir():
+        try:
+            is_dir = real.is_dir()
+        except OSError:  # a name the filesystem cannot hold (ENAMETOOLONG), unreadable...
+            is_dir = False
+        if not is_dir:
             raise invalid_input(
                 f"repoPath is not an existing directory: {repo_path}", field="repoPath"
             )

@@ -202,6 +202,7 @@ def test_hostile_repo_paths_are_refused_and_create_nothing(env, tmp_path):
         str(bare),
         str(a_file),
         "a" * 4001,
+        "y" * 501,  # one name longer than the filesystem holds (ENAMETOOLONG): found by the fuzz
         None,
         42,
     ]
