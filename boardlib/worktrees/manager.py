@@ -1117,6 +1117,8 @@ class Worktrees:
         from .sor import resume_state_from
 
         gitrepo = _git()
+        diff_limit_bytes = validate.optional_integer(diff_limit_bytes, "diffLimitBytes", minimum=1)
+        file_limit_bytes = validate.optional_integer(file_limit_bytes, "fileLimitBytes", minimum=0)
         task, ws = self._workspace(task_id)
         repo = Path(ws.repo_path)
         path, problem = self._checkout(ws)

@@ -5,6 +5,9 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from boardlib import BoardError, Reason
 from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees
 
 
@@ -102,3 +105,23 @@ def test_detail_while_a_mutation_holds_the_worktree_skips_the_diff(env):
     assert detail.busy["pid"] == os.getpid()
     assert detail.diff_stat is None and "TASK.md" in detail.sor_files
     assert Path(made.worktree.worktree_path).exists()
+
+
+@pytest.mark.parametrize(
+    ("limits", "field"),
+    [
+        ({"diff_limit_bytes": ("t",)}, "diffLimitBytes"),
+        ({"diff_limit_bytes": 0}, "diffLimitBytes"),
+        ({"file_limit_bytes": "10"}, "fileLimitBytes"),
+        ({"file_limit_bytes": -1}, "fileLimitBytes"),
+        ({"file_limit_bytes": 2**63}, "fileLimitBytes"),
+    ],
+)
+def test_limits_that_are_not_sizes_are_invalid_input(env, limits, field):
+    """Found by tests/chaos/test_fuzz_worktrees.py: a tuple reached a slice and a comparison
+    (TypeError)."""
+    task_id = env.task()
+    env.trees.provision(task_id, env.repo)
+    with pytest.raises(BoardError) as refused:
+        env.trees.detail(task_id, **limits)
+    assert refused.value.reason == Reason.INVALID_INPUT and refused.value.details["field"] == field
