@@ -93,7 +93,7 @@ def floor_worker(
         conn = psycopg.connect(url, autocommit=True)
         named = statement.replace("%(agent)s", "$1").replace("%(now)s", "$2")
         named = named.replace("%(lease)s", "$3")
-        conn.execute(f"PREPARE floor_claim(text, bigint, bigint) AS {named}")  # type: ignore[arg-type]
+        conn.execute(f"PREPARE floor_claim(text, bigint, bigint) AS {named}")
         cursor = psycopg.ClientCursor(conn)
 
         def claim() -> str | None:
@@ -102,7 +102,7 @@ def floor_worker(
                 "BEGIN; EXECUTE floor_claim(%s, %s, %s); COMMIT; " + notify_after,
                 (agent, now, now + 600_000),
             )
-            cursor.execute(text)  # type: ignore[arg-type]
+            cursor.execute(text)
             cursor.nextset()
             row = cursor.fetchone()
             return None if row is None else str(row[1])
@@ -112,11 +112,11 @@ def floor_worker(
         def claim() -> str | None:
             now = int(time.time() * 1000)
             row = conn.execute(
-                statement,  # type: ignore[arg-type]
+                statement,
                 {"agent": agent, "now": now, "lease": now + 600_000},
             ).fetchone()
             if variant == "floor_notify":
-                conn.execute(notify_after, prepare=False)  # type: ignore[arg-type]
+                conn.execute(notify_after, prepare=False)
             return None if row is None else str(row[1])
 
     barrier.wait()
@@ -200,7 +200,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
     facts = server_facts(args.db)
     with psycopg.connect(args.db, autocommit=True) as conn:
         for name in ("full_page_writes", "shared_buffers", "wal_sync_method", "commit_delay"):
-            row = conn.execute(f"SHOW {name}").fetchone()  # type: ignore[arg-type]
+            row = conn.execute(f"SHOW {name}").fetchone()
             facts[name] = str(row[0]) if row else "?"
     bench.emit({"server": facts})
     postmaster = postmaster_pid(args.db)

@@ -106,7 +106,7 @@ def server_facts(url: str) -> dict[str, str]:
     with psycopg.connect(url, autocommit=True) as conn:
         facts = {}
         for name in ("server_version", "synchronous_commit", "fsync", "max_connections"):
-            row = conn.execute(f"SHOW {name}").fetchone()  # type: ignore[arg-type]
+            row = conn.execute(f"SHOW {name}").fetchone()
             facts[name] = str(row[0]) if row else "?"
     return facts
 
@@ -121,8 +121,8 @@ class Boards:
     def fresh(self, template: Path) -> str:
         schema = f"kanban_bench_{os.getpid()}_{len(self.schemas)}"
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
-            conn.execute(f"CREATE SCHEMA {schema}")  # type: ignore[arg-type]
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            conn.execute(f"CREATE SCHEMA {schema}")
         self.schemas.append(schema)
         target = with_schema(self.url, schema)
         copy_board(template, board_location(target))
@@ -133,7 +133,7 @@ class Boards:
     def close(self) -> None:
         with psycopg.connect(self.url, autocommit=True) as conn:
             for schema in self.schemas:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def run_postgres(
@@ -142,7 +142,7 @@ def run_postgres(
     counts: list[int],
     duration: float,
     run: Callable[[Any, int, float], dict[str, Any]],
-    emit: Callable[[dict[str, Any]], None],
+    emit: Callable[[dict[str, Any]], Any],
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """Run every board and worker count on Postgres; emit one line each; return them."""
     facts = server_facts(url)

@@ -22,7 +22,6 @@ import os
 import resource
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -93,7 +92,7 @@ def _install_probe(record: dict[str, int]) -> None:
             queue.release()
             mark("r1")
 
-    sqlite.run_transaction = timed  # type: ignore[assignment]
+    sqlite.run_transaction = timed  # type: ignore[attr-defined]
 
 
 def _try_nb(queue: Any) -> bool:
@@ -117,7 +116,7 @@ def worker(
 
     if pragma != "none":  # a variant: one more pragma on every connection
         name, value = pragma.split("=")
-        contention.PRAGMAS = (*contention.PRAGMAS, (name, value))  # type: ignore[misc]
+        contention.PRAGMAS = (*contention.PRAGMAS, (name, value))
     rng = random.Random(agent)
     record: dict[str, int] = {}
     _install_probe(record)
@@ -202,7 +201,10 @@ def ms(ns: float) -> float:
 
 def analyse(rows: list[dict[str, int]], slow_ms: float) -> list[dict[str, Any]]:
     latencies = sorted(r["t1"] - r["t0"] for r in rows)
-    p = lambda q: latencies[int(q * (len(latencies) - 1))]  # noqa: E731
+
+    def p(q: float) -> int:
+        return latencies[int(q * (len(latencies) - 1))]
+
     out: list[dict[str, Any]] = [
         {
             "view": "all",
@@ -272,13 +274,13 @@ def analyse(rows: list[dict[str, int]], slow_ms: float) -> list[dict[str, Any]]:
     gap_total = 0.0
     for r in slow:
         lo, hi = r["q0"], r["q1"]
-        inside = sorted((max(h[0], lo), min(h[1], hi)) for h in holds if h[1] > lo and h[0] < hi)
+        spans = sorted((max(h[0], lo), min(h[1], hi)) for h in holds if h[1] > lo and h[0] < hi)
         covered, cursor = 0, lo
-        for a, b in inside:
-            a = max(a, cursor)
-            if b > a:
-                covered += b - a
-                cursor = b
+        for start, end in spans:
+            start = max(start, cursor)
+            if end > start:
+                covered += end - start
+                cursor = end
         gap_total += (hi - lo) - covered
     out[-1]["turn_free_but_waiter_not_yet_running_ms"] = ms(gap_total / n)
     return out
@@ -324,4 +326,4 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()
-    sys.exit(main())
+    main()

@@ -11,16 +11,18 @@ ANALYZEd once built (as a board is after autovacuum) and dropped afterwards.
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import script_path  # noqa: F401  (first: see its docstring)
 
-from benchmarks import record
-from benchmarks.postgres_url import postgres_url, with_schema
+# isort: split
+
+import record
+from postgres_url import postgres_url, with_schema
+
 from boardlib import Board
 from boardlib import transitions as t
 
@@ -37,8 +39,8 @@ def fresh_schema(url: str, size: int) -> str:
 
     name = schema_name(size)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")  # type: ignore[arg-type]
-        conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        conn.execute(f"CREATE SCHEMA {name}")
     return with_schema(url, name)
 
 
@@ -54,7 +56,7 @@ def drop_schema(url: str, size: int) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema_name(size)} CASCADE")  # type: ignore[arg-type]
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema_name(size)} CASCADE")
 
 
 def build(path: Path | str, size: int) -> None:

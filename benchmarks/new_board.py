@@ -45,7 +45,7 @@ def step_by_step(url: str) -> None:
         conn.execute("INSERT INTO board_meta (id, schema_version) VALUES (1, 0)")
         for version, migration in enumerate(postgres_schema.MIGRATIONS, start=1):
             for statement in migration:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
             conn.execute("UPDATE board_meta SET schema_version = %s", (version,))
         conn.execute("COMMIT")
 
@@ -65,15 +65,15 @@ class Schemas:
         self.count += 1
         name = f"kanban_new_board_bench_{self.count}"
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")  # type: ignore[arg-type]
-            conn.execute(f"CREATE SCHEMA {name}")  # type: ignore[arg-type]
+            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+            conn.execute(f"CREATE SCHEMA {name}")
         board = with_schema(self.url, name)
         return board + "%20-clog_statement%3Dall" if logged else board
 
     def drop_all(self) -> None:
         with psycopg.connect(self.url, autocommit=True) as conn:
             for n in range(1, self.count + 1):
-                conn.execute(f"DROP SCHEMA IF EXISTS kanban_new_board_bench_{n} CASCADE")  # type: ignore[arg-type]
+                conn.execute(f"DROP SCHEMA IF EXISTS kanban_new_board_bench_{n} CASCADE")
 
 
 def measure(

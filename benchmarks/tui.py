@@ -103,20 +103,22 @@ def build_board(path: Path, count: int, finished: float | None = None) -> dict[s
         ]
 
     now = int(time.time() * 1000)
-    finished = [t.DONE] * sizes[t.DONE] + [t.CANCELLED] * sizes[t.CANCELLED]
-    rng.shuffle(finished)
+    outcomes = [t.DONE] * sizes[t.DONE] + [t.CANCELLED] * sizes[t.CANCELLED]
+    rng.shuffle(outcomes)
     clock = ManualClock(now - HISTORY_DAYS * DAY_MS)
-    step = (HISTORY_DAYS * DAY_MS - DAY_MS) // max(len(finished), 1)
+    step = (HISTORY_DAYS * DAY_MS - DAY_MS) // max(len(outcomes), 1)
     oldest = newest_done = ""
-    first_done = finished.index(t.DONE) if t.DONE in finished else -1
+    first_done = outcomes.index(t.DONE) if t.DONE in outcomes else -1
     with Board(path, clock=clock) as board:
-        for chunk in range(0, len(finished), 1000):
-            batch = finished[chunk : chunk + 1000]
-            plan = items(len(batch), t.TODO, chunk)
+        for chunk in range(0, len(outcomes), 1000):
+            batch = outcomes[chunk : chunk + 1000]
+            batch_plan = items(len(batch), t.TODO, chunk)
             if chunk <= first_done < chunk + 1000:  # the oldest done task: one a search finds
                 at = first_done - chunk
-                plan[at] = replace(plan[at], title=f"{OLDEST_TITLE}, the first of {count:,}")
-            created = board.create_plan(plan)
+                batch_plan[at] = replace(
+                    batch_plan[at], title=f"{OLDEST_TITLE}, the first of {count:,}"
+                )
+            created = board.create_plan(batch_plan)
             for i, outcome in enumerate(batch):
                 task_id = created[str(chunk + i)].id
                 if outcome == t.DONE:
@@ -130,7 +132,7 @@ def build_board(path: Path, count: int, finished: float | None = None) -> dict[s
     with Board(path) as board:
         live = [
             replace(item, status=t.BACKLOG) if i % 20 == 0 else item
-            for i, item in enumerate(items(count - done_n, t.TODO, len(finished)))
+            for i, item in enumerate(items(count - done_n, t.TODO, len(outcomes)))
         ]
         created = board.create_plan(live)
         ids = [created[item.key].id for item in live]
@@ -278,7 +280,9 @@ class Terminal:
             pass
 
 
-def _keystrokes(term: Terminal, keys: list[bytes], gap_s: float = 0.12) -> tuple[list, list]:
+def _keystrokes(
+    term: Terminal, keys: list[bytes], gap_s: float = 0.12
+) -> tuple[list[float], list[float]]:
     """(first byte, frame end) latencies in ms for each key, sent one at a time."""
     firsts, ends = [], []
     for key in keys:

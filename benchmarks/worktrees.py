@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import script_path  # noqa: F401  (first: see its docstring)
@@ -93,25 +94,25 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 board.claim(task.id, "alice")
                 ids.append(task.id)
                 # Alternate the baseline and the provision so both see the same machine state.
-                timed(baseline, lambda index=index: raw(index))
-                measure("provision", lambda t=task.id: trees.provision(t, repo))
+                timed(baseline, partial(raw, index))
+                measure("provision", partial(trees.provision, task.id, repo))
             handoff = {"handoffFrom": "alice", "runtime": "bench", "commands": {"verify": "true"}}
             for task_id in ids:
-                measure("provision_reuse", lambda t=task_id: trees.provision(t, repo))
-                measure("write_handoff", lambda t=task_id: trees.write_handoff(t, handoff))
-                measure("resume", lambda t=task_id: trees.resume(t))
+                measure("provision_reuse", partial(trees.provision, task_id, repo))
+                measure("write_handoff", partial(trees.write_handoff, task_id, handoff))
+                measure("resume", partial(trees.resume, task_id))
                 path = Path(board.get_task(task_id).worktree_ref or "")
                 (path / "pkg0" / "module0.py").write_text("VALUE = -1\n")
-                measure("detail", lambda t=task_id: trees.detail(t))
-                measure("pause", lambda t=task_id: trees.pause(t))
-                measure("provision_reattach", lambda t=task_id: trees.provision(t, repo))
+                measure("detail", partial(trees.detail, task_id))
+                measure("pause", partial(trees.pause, task_id))
+                measure("provision_reattach", partial(trees.provision, task_id, repo))
             for index, task_id in enumerate(ids):
                 if index % 2:
                     path = Path(board.get_task(task_id).worktree_ref or "")
                     (path / "pkg0" / "module0.py").write_text("VALUE = 0\n")
-                    measure("complete_empty", lambda t=task_id: trees.complete(t, "alice"))
+                    measure("complete_empty", partial(trees.complete, task_id, "alice"))
                 else:
-                    measure("complete_verified", lambda t=task_id: trees.complete(t, "alice"))
+                    measure("complete_verified", partial(trees.complete, task_id, "alice"))
         base = statistics.median(baseline)
         rows = [{"op": "baseline_raw_git", "n": len(baseline), "p50_ms": round(base, 1),
                  "max_ms": round(max(baseline), 1)}]  # fmt: skip
