@@ -85,16 +85,19 @@ async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> 
         with Board(path, clock=clock) as board:
             run = board.open_execution(ids["ast"], "codex", agent="agent-linus")
             board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-linus", cost_usd=3.0)
-        await until(pilot, lambda: len(updates) == 2, timeout=30)  # a loaded CI host: seconds
-        total = updates[-1].stats.cost.total_usd  # type: ignore[union-attr]
-        assert total == round(updates[0].stats.cost.total_usd + 3.0, 6)  # type: ignore[union-attr]
+        total = round(updates[0].stats.cost.total_usd + 3.0, 6)  # type: ignore[union-attr]
+        # a loaded CI host: seconds. The run is two commits (opened, then closed), and a poll
+        # between them recomputes once with the old cost (seen in CI): at most one update each.
+        await until(pilot, lambda: updates[-1].stats.cost.total_usd == total, timeout=30)  # type: ignore[union-attr]
+        assert len(updates) in (2, 3)
         assert f"${total:.2f}" in shown(app, "#cost-value")
         await pilot.press("escape")
         await pilot.pause(0.1)
+        seen = len(updates)
         with Board(path, clock=clock) as board:
             board.add_comment(ids["ast"], "after the screen closed")
         await pilot.pause(1.5)
-        assert len(updates) == 2  # closed: the reader computes nothing more
+        assert len(updates) == seen  # closed: the reader computes nothing more
 
 
 @pytest.mark.slow
