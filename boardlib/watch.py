@@ -314,7 +314,7 @@ class Delivery:
         self.name = validate.name(name, "consumer")
         self.deliver = deliver
         self.kinds = kinds
-        self.task_id = task_id
+        self.task_id = validate.optional_identifier(task_id, "taskId")  # a filter: checked once
         self.poll_s = poll_s
         self.backoff = backoff or Backoff()
         self.consumers = consumers or Consumers(board)
@@ -423,6 +423,7 @@ def read_once(
     after its cursor (up to `limit`) handed to `write` at once, then the cursor moved past them.
     Taken and released like a delivery, so refused (`conflict`) while a watcher owns it."""
     limit = validate.integer(limit, "limit", minimum=1)
+    task_id = validate.optional_identifier(task_id, "taskId")  # before the cursor is taken
     consumers = Consumers(board)
     consumer = consumers.open(name, since=since)
     try:

@@ -12,6 +12,7 @@ known task and run ids, every choice and some that are not. Each example runs on
 a board holding a task in every status, a run and a comment, in a folder of its own.
 """
 
+import hashlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -34,8 +35,9 @@ NOT_FUZZED = {
     ("tui",), ("serve",), ("demo",), ("mcp",),
     # it runs the shell command it is given, once per event
     ("watch",),
-    # they write a file wherever they are told, and hypothesis makes absolute paths too
-    ("init",), ("db", "init"), ("db", "copy"), ("prune",),
+    # they write a file wherever they are told, and hypothesis makes absolute paths too (`init`
+    # writes only into a folder that exists, which the fuzz pins to the example's own)
+    ("db", "init"), ("db", "copy"), ("prune",),
 }  # fmt: skip
 # A linter: its report of every problem on stdout, as well as the refusal (docs/agents.md).
 REPORTS_WHEN_REFUSED = {("plan", "lint")}
@@ -43,6 +45,7 @@ REPORTS_WHEN_REFUSED = {("plan", "lint")}
 # that never come (`events --follow` has its own tests).
 FIXED_OPTIONS = {"db", "follow"}
 ARGV_TEXT = TEXT.filter(lambda text: "\x00" not in text)  # argv cannot carry a NUL
+HERE = "{example folder}"  # a folder option's value: the example's own folder, put in at run time
 
 
 def commands(*, every: bool = False) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -78,6 +81,8 @@ def value_for(param: click.Parameter, known: dict[str, list[str]], files: list[s
         base = INTS.map(str)
     elif isinstance(kind, (click.types.FloatParamType, click.FloatRange)):
         base = FLOATS.map(str)
+    elif isinstance(kind, click.Path) and not kind.file_okay:
+        return st.just(HERE)  # `init --repo`: nowhere but the example's folder
     elif isinstance(kind, (click.File, click.Path)):
         base = st.sampled_from(files)
     elif kind.name == "limit":  # budgets: a number, or off
@@ -151,9 +156,24 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [str(folder / name) for name in ("plan.toml", "handoff.json", "junk.bin", "absent")]
 
 
+def folder_files(folder: Path) -> dict[str, str]:
+    """Every file of an example's folder but the board's own and the worktrees' lock files (empty,
+    made for `flock` on first use and kept), by path: its sha256."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.name.startswith("board.db") and ".locks" not in path.parts
+    }
+
+
 def test_every_command_is_fuzzed_or_named_as_not() -> None:
     paths = {path for path, _ in commands()}
-    assert {("task", "claim-next"), ("task", "land"), ("task", "workspace", "sync")} <= paths
+    assert {
+        ("task", "claim-next"),
+        ("task", "land"),
+        ("task", "workspace", "sync"),
+        ("init",),
+    } <= paths
     assert not paths & NOT_FUZZED
     every = {path for path, _ in commands(every=True)}
     assert every >= NOT_FUZZED, "an exclusion names a command that no longer exists"
@@ -183,7 +203,9 @@ def test_every_command_exits_with_a_known_code_and_a_refusal_writes_nothing(
     db = folder / "board.db"
     shutil.copyfile(board_template[0], db)
     kanban = Kanban(db, init=False)
-    env = kanban.env(KANBAN_WORKTREES=str(folder / "worktrees"))
+    env = kanban.env(KANBAN_WORKTREES=str(folder / "worktrees"), HOME=str(folder / "home"))
+    argv = [str(folder) if value == HERE else value for value in argv]
+    files_before = folder_files(folder)
     watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         (version,) = watcher.execute("PRAGMA data_version").fetchone()
@@ -199,6 +221,7 @@ def test_every_command_exits_with_a_known_code_and_a_refusal_writes_nothing(
             assert error["error"] and error["reason"], str(result)
             assert watcher.execute("PRAGMA data_version").fetchone()[0] == version, str(result)
             assert board_digest(db) == before, f"refused but wrote: {result}"
+            assert folder_files(folder) == files_before, f"refused but wrote a file: {result}"
     finally:
         watcher.close()
     shutil.rmtree(folder, ignore_errors=True)

@@ -8,7 +8,7 @@ import pytest
 
 from boardlib.watch import Consumers
 from tests.backends import is_postgres, raw_execute
-from tests.cli.conftest import Kanban
+from tests.cli.conftest import Kanban, unchanged
 
 
 @pytest.fixture
@@ -121,6 +121,21 @@ def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     assert kanban.ok("consumers", "forget", "slow") == {"consumer": "slow", "forgotten": True}
     report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "b.jsonl"))
     assert report["pruned"] > 1
+    assert kanban.ok("consumers", "list") == []
+
+
+@pytest.mark.parametrize("follow", [(), ("--follow", "--timeout", "5")])
+def test_a_consumer_read_with_a_bad_task_filter_takes_no_cursor(
+    kanban: Kanban, follow: tuple[str, ...]
+) -> None:
+    """Found by tests/chaos/test_fuzz_cli.py: `--consumer ada --task ''` took (created) ada's
+    cursor, then refused the filter. The filter is now checked first."""
+    with kanban.board() as board:
+        board.create_task("one")
+    with unchanged(kanban.db):
+        error = kanban.refused("events", "--consumer", "ada", "--task", "", *follow,
+                               reason="invalid_input")  # fmt: skip
+    assert error["field"] == "taskId"
     assert kanban.ok("consumers", "list") == []
 
 
