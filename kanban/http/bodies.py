@@ -62,7 +62,6 @@ Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
 Text = Annotated[str, Field(max_length=TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
 Priority = Annotated[int, Field(ge=-INT64, lt=INT64)]
-Count = Annotated[int, Field(ge=0, lt=INT64)]
 Epoch = Annotated[
     int,
     Field(
@@ -189,11 +188,11 @@ class CompleteExecutionBody(Body):
     summary: Text | None = None
     error: Text | None = None
     after_commit: Annotated[str, Field(max_length=NAME_MAX)] | None = None
-    input_tokens: Count | None = None
-    output_tokens: Count | None = None
-    cache_read: Count | None = None
-    cache_write: Count | None = None
-    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    input_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
+    cache_read: Tokens | None = None
+    cache_write: Tokens | None = None
+    cost_usd: Usd | None = None
     epoch: Epoch | None = None
 
 

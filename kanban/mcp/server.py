@@ -305,7 +305,9 @@ class BoardTools:
             str, Field(description="The id start_run returned.", max_length=NAME_MAX)
         ],
         status: Annotated[Outcome, Field(description="How the run ended.")],
-        cost_usd: Annotated[float | None, Field(description="What it cost.", ge=0)] = None,
+        cost_usd: Annotated[
+            float | None, Field(description="What it cost.", ge=0, le=USD_MAX)
+        ] = None,
         input_tokens: InputTokens = None,
         output_tokens: OutputTokens = None,
         cache_read: CacheRead = None,

@@ -97,10 +97,18 @@ def test_close_once_and_cost_is_the_sum(board: Board) -> None:
         ("succeeded", {"input_tokens": -3}),
         ("succeeded", {"output_tokens": 1.5}),
         ("succeeded", {"summary": "x" * 20_001}),
+        # past the ledger's 64-bit micro-dollars and token sums (found by the CLI fuzz: an
+        # OverflowError, exit 1), and what no comparison with 0 refuses
+        ("succeeded", {"cost_usd": 9_223_372_036_855.0}),
+        ("succeeded", {"cost_usd": float("inf")}),
+        ("succeeded", {"cost_usd": float("nan")}),
+        ("succeeded", {"cost_usd": 1e9 + 1}),
+        ("succeeded", {"input_tokens": 2**62, "output_tokens": 2**62}),
+        ({}, {}),  # a status that cannot be hashed
     ],
 )
 def test_bad_close_is_refused_and_changes_nothing(
-    board: Board, status: str, kwargs: dict[str, object]
+    board: Board, status: object, kwargs: dict[str, object]
 ) -> None:
     task = board.create_task("job")
     board.claim(task.id, "alice")
@@ -109,6 +117,7 @@ def test_bad_close_is_refused_and_changes_nothing(
         board.close_execution(run.id, status, agent="alice", **kwargs)  # type: ignore[arg-type]
     assert refused.value.reason is Reason.INVALID_INPUT
     assert board.get_execution(run.id) == run
+    assert board.get_task(task.id).cost_usd == 0 and len(board.events(task_id=task.id)) == 3
 
 
 def test_release_cancels_the_abandoned_run(board: Board) -> None:
