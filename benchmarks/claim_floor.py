@@ -246,7 +246,9 @@ def summary(
     """The one-round-trip claim's targets, from this run: the board's claim_next at most 1.4x
     the floor's client + server CPU per claim (at each worker count), p99 <= 25 ms at 16
     workers, no double claim. Each figure is the median of its rounds; `cpu_ratio_N_rounds`
-    pairs round r of the board with round r of the floor."""
+    pairs round r of the board with round r of the floor. `cpu_ratio_N_vs_notify` holds the
+    board to the floor that also sends the board's NOTIFY, which the target's floor leaves out
+    though the board must send it (every watcher wakes on it)."""
     out: dict[str, Any] = {"summary": "the board's claim against the floor, same run"}
     for workers in counts:
         board, floor = lines.get(("board", workers)), lines.get(("floor", workers))
@@ -266,6 +268,10 @@ def summary(
             least_apart = median_of(floor, lambda ln: cpu_per_claim(ln, background=False))
             if apart is not None and least_apart:
                 out[f"cpu_ratio_{workers}_without_background"] = round(apart / least_apart, 2)
+        notify = lines.get(("notify", workers))
+        least_notify = median_of(notify, cpu_per_claim) if notify else None
+        if mine is not None and least_notify:
+            out[f"cpu_ratio_{workers}_vs_notify"] = round(mine / least_notify, 2)
         client = median_of(board, lambda ln: ln["client_cpu_us_per_claim"])
         client_floor = median_of(floor, lambda ln: ln["client_cpu_us_per_claim"])
         if client is not None and client_floor:
