@@ -14,7 +14,6 @@ import contextlib
 import inspect
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 from boardlib import Board, BoardError, ManualClock
 from boardlib.worktrees import Worktrees
 from boardlib.worktrees.landing import Lander
-from tests.chaos.test_fuzz_library import EXAMPLES, TEXT, WRONG_TYPES, strategy_for
+from tests.chaos.test_fuzz_library import EXAMPLES, TEXT, WRONG_TYPES, committed, strategy_for
 from tests.worktrees.conftest import checkout_state, file_hashes, git, make_repo, set_verify
 
 START = 1_800_000_000_000
@@ -148,16 +147,6 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
         kept = base / "kept"
         shutil.copytree(live, kept, symlinks=True)
         yield live, kept, known
-
-
-def committed(path: Path) -> Iterator[int]:
-    """A watcher whose `data_version` moves on every commit by another connection."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        while True:
-            yield int(conn.execute("PRAGMA data_version").fetchone()[0])
-    finally:
-        conn.close()
 
 
 def worktrees_state(live: Path) -> dict[str, Any]:
