@@ -20,13 +20,13 @@ from typing import Any
 
 import click
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from boardlib import Board
 from kanban.cli.exitcodes import BUSY, IDLE, OK, REFUSED
 from kanban.cli.root import cli as root
-from tests.chaos.test_fuzz_library import EXAMPLES, FLOATS, INTS, TEXT, template
+from tests.chaos.test_fuzz_library import EXAMPLES, FLOATS, INTS, TEXT, fuzz_settings, template
 from tests.cli.conftest import KANBAN, Kanban, Run, board_digest
 from tests.cli.warm import run_kanban
 
@@ -181,15 +181,7 @@ def test_every_command_is_fuzzed_or_named_as_not() -> None:
 
 
 @pytest.mark.slow  # the command-line fuzz: a process a call
-@settings(
-    max_examples=max(1, EXAMPLES // 4),
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+@fuzz_settings(EXAMPLES // 4)
 @given(data=st.data())
 def test_every_command_exits_with_a_known_code_and_a_refusal_writes_nothing(
     data: st.DataObject,

@@ -52,6 +52,20 @@ INTS = st.one_of(
 FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), INTS)
 
 
+def fuzz_settings(examples: int) -> settings:
+    """The fuzzers' settings (this one's, the worktrees' and the command line's): `examples` of
+    them, no deadline, and none of the health checks a slow example on a fixture trips."""
+    return settings(
+        max_examples=max(1, examples),
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.data_too_large,
+        ],
+    )
+
+
 def template(folder: Path) -> tuple[Path, dict[str, list[str]]]:
     """A board with one of everything; returns the ids a call may name."""
     path = folder / "template.db"
@@ -209,15 +223,7 @@ def test_every_entry_point_is_fuzzed() -> None:
 
 
 @pytest.mark.slow  # the library fuzz
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+@fuzz_settings(EXAMPLES)
 @given(data=st.data())
 def test_every_entry_point_answers_or_refuses_typed_and_a_refusal_writes_nothing(
     data: st.DataObject,

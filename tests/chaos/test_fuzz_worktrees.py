@@ -19,13 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from boardlib import Board, BoardError, ManualClock
 from boardlib.worktrees import Worktrees
 from boardlib.worktrees.landing import Lander
-from tests.chaos.test_fuzz_library import EXAMPLES, TEXT, WRONG_TYPES, committed, strategy_for
+from tests.chaos.test_fuzz_library import (
+    EXAMPLES,
+    TEXT,
+    WRONG_TYPES,
+    committed,
+    fuzz_settings,
+    strategy_for,
+)
 from tests.worktrees.conftest import checkout_state, file_hashes, git, make_repo, set_verify
 
 START = 1_800_000_000_000
@@ -171,15 +178,7 @@ def test_every_worktree_entry_point_is_fuzzed(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # the worktrees fuzz: real git in every example
-@settings(
-    max_examples=max(1, EXAMPLES // 4),
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+@fuzz_settings(EXAMPLES // 4)
 @given(data=st.data())
 def test_every_worktree_entry_point_answers_or_refuses_typed_and_a_refusal_writes_nothing(
     data: st.DataObject, folders: tuple[Path, Path, dict]
