@@ -2,7 +2,7 @@
 Every surface gets the same limits because the board applies them, not the surface."""
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import invalid_input
 
@@ -110,17 +110,26 @@ def optional_integer(
     return None if value is None else integer(value, field, minimum=minimum, maximum=maximum)
 
 
+def _finite(value: Any) -> TypeGuard[float]:
+    """A real number, finite (not a bool, NaN or an infinity)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def number(value: Any, field: str, *, minimum: float, maximum: float) -> float:
+    """A finite number from `minimum` to `maximum` (booleans, NaN and infinities refused)."""
+    if not _finite(value) or not minimum <= value <= maximum:
+        raise invalid_input(
+            f"{field} must be a number from {minimum:g} to {maximum:g}", field=field
+        )
+    return float(value)
+
+
 def positive_number(
     value: Any, field: str, *, maximum: float | None = None, unit: str = ""
 ) -> float:
     """A finite number above zero, at most `maximum` (booleans, NaN and infinities refused)."""
     unit_text = f" {unit}" if unit else ""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if not _finite(value) or value <= 0:
         raise invalid_input(f"{field} must be a positive number{unit_text}", field=field)
     if maximum is not None and value > maximum:
         raise invalid_input(f"{field} must be at most {maximum:g}{unit_text}", field=field)
