@@ -382,3 +382,22 @@ def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_p
     [line] = lines
     error = json.loads(line)
     assert error["reason"] == "database_unavailable" and "pw-9" not in line
+
+
+LINE_BREAKERS = "\x85\x9b\u2028\u2029"  # a line break to str.splitlines, a CSI, two separators
+
+
+def test_text_a_line_reader_would_split_is_escaped_in_every_json_line(kanban: Kanban) -> None:
+    """JSON leaves U+0085, U+2028 and the other C1 controls raw in a string; `str.splitlines`
+    breaks a line on them and some terminals act on them. A result and a refusal stay one line,
+    with nothing of that kind raw in it, and decode to what the agent wrote."""
+    title = f"a{LINE_BREAKERS}b"
+    with kanban.board() as board:
+        task_id = board.create_task(title).id
+    shown = kanban.run("task", "view", task_id)
+    [line] = shown.out.splitlines()
+    assert not set(line) & set(LINE_BREAKERS)
+    assert json.loads(line)["task"]["title"] == title
+    refused = kanban.run("task", "view", f"T-{LINE_BREAKERS}")
+    assert refused.code == 2 and not set(refused.err) & set(LINE_BREAKERS)
+    assert refused.error["id"] == f"T-{LINE_BREAKERS}"
