@@ -101,7 +101,7 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
     if scheme in POSTGRES_SCHEMES:
         return DatabaseUrl(text)
     if scheme == "sqlite" and match["rest"].startswith("/"):
-        return Path(match["rest"]).expanduser()
+        return _nameable(Path(match["rest"]).expanduser())
     raise BoardError(
         Reason.UNSUPPORTED_BACKEND,
         f"{scheme!r} boards are not supported: --db/KANBAN_DB takes a SQLite file path "
@@ -114,10 +114,10 @@ def _path_or_refusal(text: str) -> Path:
     """A SQLite file path, unless `text` is a URL that lost a slash (`scheme:/...`)."""
     mangled = _MANGLED_URL.match(text)
     if mangled is None:
-        return Path(text).expanduser()
+        return _nameable(Path(text).expanduser())
     scheme = mangled["scheme"].lower()
     if scheme == "sqlite":  # `Path("sqlite:///abs/board.db")`: still the file /abs/board.db
-        return Path("/" + mangled["rest"]).expanduser()
+        return _nameable(Path("/" + mangled["rest"]).expanduser())
     hint = (
         f" (a {scheme}:// URL that went through a file path lost a slash: pass the URL as text)"
         if scheme in POSTGRES_SCHEMES
@@ -129,6 +129,34 @@ def _path_or_refusal(text: str) -> Path:
         "path (or sqlite:///path) or a postgresql:// URL",
         scheme=scheme,
     )
+
+
+# What one board is on disk: the SQLite file, its write-ahead log and shared memory, and the lock
+# file writers queue on (store/writer_queue.py).
+WRITERS_SUFFIX = "-writers"
+BOARD_FILE_SUFFIXES = ("", "-wal", "-shm", WRITERS_SUFFIX)
+# What the file systems kanban runs on can name (Linux's and macOS's NAME_MAX and PATH_MAX, in
+# bytes), less the room the board's side files need (and SQLite's "-journal"). A longer path is
+# refused as input here, before a call stats or creates it and fails with ENAMETOOLONG (an OSError
+# no caller expects), and so is a NUL, which no path can hold.
+_SIDE_FILE_ROOM = max(len(suffix) for suffix in (*BOARD_FILE_SUFFIXES, "-journal"))
+_NAME_MAX_BYTES = 255 - _SIDE_FILE_ROOM
+_PATH_MAX_BYTES = 4095 - _SIDE_FILE_ROOM
+
+
+def _nameable(path: Path) -> Path:
+    raw = os.fsencode(path)
+    longest = max(len(part) for part in raw.split(b"/"))
+    if b"\0" in raw or len(raw) > _PATH_MAX_BYTES or longest > _NAME_MAX_BYTES:
+        raise BoardError(
+            Reason.INVALID_INPUT,
+            "a board location no file system can name: "
+            + ("it holds a NUL" if b"\0" in raw else
+               f"{len(raw)} bytes, a name of {longest} (at most {_PATH_MAX_BYTES} and "
+               f"{_NAME_MAX_BYTES})"),
+            field="db",
+        )  # fmt: skip
+    return path
 
 
 def display_location(location: BoardLocation) -> str:

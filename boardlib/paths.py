@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 # The one function that tells a file from a URL lives in location.py (re-exported here).
-from .location import BoardLocation, DatabaseUrl
+from .location import BOARD_FILE_SUFFIXES, WRITERS_SUFFIX, BoardLocation, DatabaseUrl
 from .location import board_location as board_location
 
 
@@ -40,12 +40,6 @@ def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     explicit = env.get("KANBAN_WORKTREES")
     return Path(explicit) if explicit else state_dir(env) / "worktrees"
-
-
-# What one board is on disk: the SQLite file, its write-ahead log and shared memory, and the lock
-# file writers queue on (store/writer_queue.py).
-WRITERS_SUFFIX = "-writers"
-BOARD_FILE_SUFFIXES = ("", "-wal", "-shm", WRITERS_SUFFIX)
 
 
 def board_files(board: Path) -> list[Path]:

@@ -6,7 +6,8 @@ refuses anything shaped like a URL that is not a `postgresql://` one (`scheme://
 alike) with `unsupported_backend`, and every surface passes that refusal on: the library, the CLI
 (`--db` and `KANBAN_DB`), `kanban serve`, `kanban mcp` (and its session in-process), the terminal
 board (`kanban tui`, `python -m tui`) and the benchmarks' `--db`. Each test runs in an empty
-folder and proves nothing appeared in it.
+folder and proves nothing appeared in it. So does a path no file system can name: refused as
+input, where it once failed as an OSError from whichever call first looked at it.
 """
 
 import json
@@ -93,6 +94,36 @@ def test_kanban_db_init_refuses_it_as_its_argument(empty: Path) -> None:
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
+
+
+def test_a_path_no_file_system_can_name_is_refused_as_input(empty: Path) -> None:
+    """255 bytes a name on Linux and macOS, less the room of the board's side files
+    (`-writers`, `-journal`): the longest board name left works, one byte more is refused, on
+    every door a location goes through."""
+    longest = "b" * 244 + ".db"
+    with Board(longest) as board:
+        board.create_task("fits")
+    assert (empty / (longest + "-writers")).exists()
+    for name in (longest + "x", "y" * 501, "d/" * 2100 + "board.db", "a\0b"):
+        for location in (name, f"sqlite://{empty}/{name}"):
+            with pytest.raises(BoardError) as caught:
+                board_location(location)
+            assert caught.value.reason is Reason.INVALID_INPUT, location
+    for path in list(empty.iterdir()):
+        path.unlink()
+    too_long = "y" * 501
+    for verb in (
+        ["task", "list", "--db", too_long],
+        ["db", "init", too_long],
+        ["db", "copy", "--from", too_long, "--to", "new.db"],
+        ["db", "copy", "--from", "absent.db", "--to", too_long],
+    ):
+        run = subprocess.run(
+            [str(KANBAN), *verb], env=clean_env(), cwd=empty, capture_output=True, text=True,
+            check=False, timeout=60,
+        )  # fmt: skip
+        assert (run.returncode, run.stdout) == (2, ""), (verb, run)
+        assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
 
 
 @pytest.mark.slow
