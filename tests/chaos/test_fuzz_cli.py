@@ -9,7 +9,8 @@ The commands are read from the click tree, so a new one is fuzzed from the day i
 unless it is one of `NOT_FUZZED` below (each with its reason). Values come from the parameter's
 click type and name: the library fuzz's hostile text and numbers (tests/chaos/test_fuzz_library.py),
 known task and run ids, every choice and some that are not. Each example runs on a fresh copy of
-a board holding a task in every status, a run and a comment, in a folder of its own.
+a board holding a task in every status, a run and a comment, in a folder of its own: the only
+place a file or board named on the command line can be (`LOCATIONS`).
 """
 
 import hashlib
@@ -35,9 +36,6 @@ NOT_FUZZED = {
     ("tui",), ("serve",), ("demo",), ("mcp",),
     # it runs the shell command it is given, once per event
     ("watch",),
-    # they write a file wherever they are told, and hypothesis makes absolute paths too (`init`
-    # writes only into a folder that exists, which the fuzz pins to the example's own)
-    ("db", "init"), ("db", "copy"), ("prune",),
 }  # fmt: skip
 # A linter: its report of every problem on stdout, as well as the refusal (docs/agents.md).
 REPORTS_WHEN_REFUSED = {("plan", "lint")}
@@ -45,7 +43,27 @@ REPORTS_WHEN_REFUSED = {("plan", "lint")}
 # that never come (`events --follow` has its own tests).
 FIXED_OPTIONS = {"db", "follow"}
 ARGV_TEXT = TEXT.filter(lambda text: "\x00" not in text)  # argv cannot carry a NUL
-HERE = "{example folder}"  # a folder option's value: the example's own folder, put in at run time
+HERE = "{example folder}"  # the example's own folder, put in at run time
+# Parameters that name a file or a board by another name than a click path's: `db init`'s, `db
+# copy`'s, which write where they are told (as `prune --archive` does).
+LOCATION_NAMES = {"location", "source", "target"}
+# What a parameter that names a file or a board may be given. Every one of them is in the example's
+# folder, which is also the process's working folder and $HOME: the fuzz writes nowhere else. The
+# files the example holds, a board, names that are new, a folder, a file in a missing folder, a
+# file under ~, URL forms (a SQLite one, a Postgres server that is not there, a scheme no board
+# has), and hostile text that cannot leave the folder (no "/", no "~" or ".." to start it).
+EXAMPLE_FILES = {
+    "plan.yaml": b"tasks:\n  - key: a\n    title: from a plan\n",
+    "handoff.json": b'{"handoffFrom": "ada", "runtime": "claude-code"}',
+    "junk.bin": b"\xff\xfe\x00\x1b[2J",
+}
+LOCATIONS = st.one_of(
+    st.sampled_from(
+        [*EXAMPLE_FILES, "absent", "board.db", "new.db", "new.jsonl", ".", "missing/new.db",
+         "~/new.db", f"sqlite://{HERE}/new.db", "postgresql://127.0.0.1:1/kanban", "ftp://x/y"]
+    ),
+    ARGV_TEXT.filter(lambda text: "/" not in text and not text.startswith(("~", ".."))),
+)  # fmt: skip
 
 
 def commands(*, every: bool = False) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -67,10 +85,15 @@ def commands(*, every: bool = False) -> list[tuple[tuple[str, ...], click.Comman
     return found
 
 
-def value_for(param: click.Parameter, known: dict[str, list[str]], files: list[str]) -> Any:
-    """One argv value for `param`, mostly of its type, sometimes text of any kind."""
+def value_for(param: click.Parameter, known: dict[str, list[str]]) -> Any:
+    """One argv value for `param`, mostly of its type, sometimes text of any kind (a file's or a
+    board's location: always one in the example's folder)."""
     kind = param.type
     name = param.name or ""
+    if isinstance(kind, click.Path) and not kind.file_okay:
+        return st.just(HERE)  # `init --repo`: nowhere but the example's folder
+    if isinstance(kind, (click.File, click.Path)) or name in LOCATION_NAMES:
+        return LOCATIONS
     if name in ("task_id", "on", "parent", "depends_on"):
         base: Any = st.sampled_from(known["task"])
     elif name == "execution_id":
@@ -81,10 +104,6 @@ def value_for(param: click.Parameter, known: dict[str, list[str]], files: list[s
         base = INTS.map(str)
     elif isinstance(kind, (click.types.FloatParamType, click.FloatRange)):
         base = FLOATS.map(str)
-    elif isinstance(kind, click.Path) and not kind.file_okay:
-        return st.just(HERE)  # `init --repo`: nowhere but the example's folder
-    elif isinstance(kind, (click.File, click.Path)):
-        base = st.sampled_from(files)
     elif kind.name == "limit":  # budgets: a number, or off
         base = st.one_of(FLOATS.map(str), st.sampled_from(["off", "none", "0", "-1", "1e400"]))
     elif name in ("agent", "actor", "to_agent", "assignee", "consumer"):
@@ -97,9 +116,7 @@ def value_for(param: click.Parameter, known: dict[str, list[str]], files: list[s
     return st.integers(0, 4).flatmap(lambda n: ARGV_TEXT if n == 0 else base)
 
 
-def argv_for(
-    path: tuple[str, ...], command: click.Command, known: dict[str, list[str]], files: list[str]
-) -> Any:
+def argv_for(path: tuple[str, ...], command: click.Command, known: dict[str, list[str]]) -> Any:
     """argv for one command: its arguments (each present, as an agent passes them, or left out
     a tenth of the time), its required options likewise, and any subset of the others, in a
     drawn order."""
@@ -115,7 +132,7 @@ def argv_for(
                 if pick(st.integers(0, 9)) == 0 and param.required:
                     continue  # a missing argument: a usage refusal
                 count = 1 if param.nargs == 1 else pick(st.integers(0, 2))
-                argv += [pick(value_for(param, known, files)) for _ in range(count)]
+                argv += [pick(value_for(param, known)) for _ in range(count)]
                 continue
             assert isinstance(param, click.Option)
             # a required option as an argument; a third of the others, each
@@ -127,9 +144,7 @@ def argv_for(
                 options.append([flag])
             else:
                 nargs = max(param.nargs, 1)
-                options.append(
-                    [flag, *(pick(value_for(param, known, files)) for _ in range(nargs))]
-                )
+                options.append([flag, *(pick(value_for(param, known)) for _ in range(nargs))])
         for option in pick(st.permutations(options)):
             argv += option
         return argv
@@ -146,23 +161,18 @@ def board_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict
     return path, known
 
 
-@pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Files a file option may name: a plan, a handoff, bytes that are neither, a missing one."""
-    folder = tmp_path_factory.mktemp("fuzz-cli-files")
-    (folder / "plan.yaml").write_text("tasks:\n  - key: a\n    title: from a plan\n")
-    (folder / "handoff.json").write_text('{"handoffFrom": "ada", "runtime": "claude-code"}')
-    (folder / "junk.bin").write_bytes(b"\xff\xfe\x00\x1b[2J")
-    return [str(folder / name) for name in ("plan.yaml", "handoff.json", "junk.bin", "absent")]
-
-
 def folder_files(folder: Path) -> dict[str, str]:
-    """Every file of an example's folder but the board's own and the worktrees' lock files (empty,
-    made for `flock` on first use and kept), by path: its sha256."""
+    """Every file and folder of an example's folder but the board's own files and the worktrees'
+    locks (empty files made for `flock` on first use and kept, and the folders that hold them),
+    by path: a file's sha256."""
+    locks = list(folder.rglob(".locks"))
     return {
-        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        str(path.relative_to(folder)): (
+            hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "folder"
+        )
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and not path.name.startswith("board.db") and ".locks" not in path.parts
+        if not path.name.startswith("board.db")
+        and not any(lock.is_relative_to(path) or path.is_relative_to(lock) for lock in locks)
     }
 
 
@@ -173,6 +183,9 @@ def test_every_command_is_fuzzed_or_named_as_not() -> None:
         ("task", "land"),
         ("task", "workspace", "sync"),
         ("init",),
+        ("db", "init"),
+        ("db", "copy"),
+        ("prune",),
     } <= paths
     assert not paths & NOT_FUZZED
     every = {path for path, _ in commands(every=True)}
@@ -187,16 +200,17 @@ def test_every_command_exits_with_a_known_code_and_a_refusal_writes_nothing(
     data: st.DataObject,
     tmp_path_factory: pytest.TempPathFactory,
     board_template: tuple[Path, dict[str, list[str]]],
-    files: list[str],
 ) -> None:
     path, command = data.draw(st.sampled_from(commands()), label="command")
-    argv = data.draw(argv_for(path, command, board_template[1], files), label="argv")
+    argv = data.draw(argv_for(path, command, board_template[1]), label="argv")
     folder = tmp_path_factory.mktemp("cli-example")
     db = folder / "board.db"
     shutil.copyfile(board_template[0], db)
+    for name, content in EXAMPLE_FILES.items():
+        (folder / name).write_bytes(content)
     kanban = Kanban(db, init=False)
     env = kanban.env(KANBAN_WORKTREES=str(folder / "worktrees"), HOME=str(folder / "home"))
-    argv = [str(folder) if value == HERE else value for value in argv]
+    argv = [value.replace(HERE, str(folder)) for value in argv]
     files_before = folder_files(folder)
     watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
