@@ -3,6 +3,7 @@ holder, and closes once with its outcome, tokens and cost."""
 
 import click
 
+from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
@@ -54,11 +55,11 @@ def start(
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
 @click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES))
-@click.option("--cost", type=click.FloatRange(min=0), metavar="USD")
-@click.option("--input-tokens", type=click.IntRange(min=0), metavar="N")
-@click.option("--output-tokens", type=click.IntRange(min=0), metavar="N")
-@click.option("--cache-read", type=click.IntRange(min=0), metavar="N")
-@click.option("--cache-write", type=click.IntRange(min=0), metavar="N")
+@click.option("--cost", type=click.FloatRange(min=0, max=USD_MAX), metavar="USD")
+@click.option("--input-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
+@click.option("--output-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
+@click.option("--cache-read", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
+@click.option("--cache-write", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
 @click.option("--summary", "-m", metavar="TEXT")
 @click.option("--error", metavar="TEXT")
 @click.option("--after-commit", metavar="SHA")

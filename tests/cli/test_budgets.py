@@ -127,3 +127,17 @@ def test_a_plan_file_carries_budgets(kanban: Kanban, tmp_path: Path) -> None:
     plan.write_text("tasks:\n  - {key: bad, title: Bad, budgetUsd: -1}\n")
     with unchanged(kanban.db):
         kanban.refused("plan", "apply", str(plan), reason="invalid_input")
+
+
+def test_a_cost_or_count_past_the_ledgers_ceiling_is_a_usage_refusal(kanban: Kanban) -> None:
+    """The ceilings HTTP's and MCP's schemas state (`USD_MAX`, `TOKENS_MAX`) are the options'
+    ranges too: their help says so, and a value past one writes nothing."""
+    _, run_id = claimed_with_a_run(kanban, budget="5")
+    for option, value in (("--cost", "1e10"), ("--cost", "inf"), ("--output-tokens", "10" * 9)):
+        with unchanged(kanban.db):
+            error = kanban.refused(
+                "task", "exec", "finish", run_id, "--status", "succeeded", option, value,
+                "--agent", "ada", reason="usage",
+            )  # fmt: skip
+        assert "is not in the range" in error["error"], error
+    assert "0<=x<=1000000000.0" in kanban.run("task", "exec", "finish", "--help").out
