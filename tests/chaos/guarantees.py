@@ -73,8 +73,9 @@ PROMISES: list[tuple[str, list[str]]] = [
     ),
     (
         "Whatever a caller sends (every library entry point of the board and of the worktrees, "
-        "every command line, every REST body, every MCP tool argument) gets an answer or a typed "
-        "refusal, never a 500 or a crash; a refusal writes nothing (not to the board, nor to the "
+        "every command line, every REST body, every MCP tool argument, any keys pressed in the "
+        "terminal board) gets an answer or a typed refusal, never a 500 or a crash; a refusal "
+        "writes nothing (not to the board, nor to the "
         "repository or a task's worktree); text is stored as given and drawn inert on the board "
         "and in `--format table`.",
         [
@@ -82,6 +83,7 @@ PROMISES: list[tuple[str, list[str]]] = [
             "tests/chaos/test_fuzz_worktrees.py",
             "tests/chaos/test_fuzz_cli.py",
             "tests/chaos/test_fuzz_surfaces.py",
+            "tests/chaos/test_fuzz_tui.py",
             "tests/tui/test_inert_rendering.py",
         ],
     ),

@@ -1,0 +1,128 @@
+"""Guarantee 6 (the terminal board): any sequence of the operator's keys, at any terminal size,
+while agents keep changing the board, leaves the app running and the board sound.
+
+Hypothesis presses keys on the review board (`tui.review_board`: real git worktrees, a task in
+review that lands, one that conflicts, a blocked one...) through Textual's pilot. The keys are
+every default key of the action registry (so a new action is pressed from the day it is added)
+and the keys a dialog or a text line takes; between them an agent files tasks with hostile
+titles, claims and finishes work, through the library on the same file. After every example:
+- the app is still running, and no handler or worker raised (`run_test` re-raises what did);
+- no notification is a defect's: the app shows an exception no handler expected as an error
+  titled with the action and worded `TypeError: ...`, where a refusal is titled `refused (...)`;
+- every notification is inert text (`boardlib.inert`), whatever the titles held;
+- the board passes its own check, and every task is in one of the board's statuses.
+
+`q` on the board quits, so the fuzz presses it only where it closes something. The operator's
+tools (`o`, `O`, `!`) are `true`, though a headless app cannot be suspended for them anyway.
+"""
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from boardlib import Board, BoardError, ManualClock
+from boardlib import transitions as t
+from boardlib.inert import inert
+from tests.chaos.test_fuzz_library import EXAMPLES, TEXT, fuzz_settings
+from tests.tui.conftest import OPERATOR, ReviewTemplate
+from tui.app import KanbanApp
+from tui.components.board_screen import BoardScreen
+from tui.registry import ACTIONS
+from tui.review_board import START_MS
+
+REGISTRY_KEYS = sorted({key for action in ACTIONS for key in action.keys.split(",")})
+# What a dialog, a menu or a text line takes beyond the registry's keys.
+DIALOG_KEYS = ["enter", "escape", "tab", "shift+tab", "backspace", "up", "down", "a", "x", "7"]
+KEYS = st.sampled_from(REGISTRY_KEYS + DIALOG_KEYS)
+SIZES = st.sampled_from([(80, 24), (160, 48), (48, 14)])
+AGENT = "zed"
+
+
+@st.composite
+def steps(draw: st.DrawFn) -> list[tuple[str, object]]:
+    """Keys, mostly; now and then a pause for the workers, or an agent's move."""
+    kinds = st.sampled_from(["key"] * 12 + ["wait", "file", "claim", "finish"])
+    found: list[tuple[str, object]] = []
+    for _ in range(draw(st.integers(1, 40))):
+        kind = draw(kinds)
+        found.append((kind, draw(KEYS) if kind == "key" else draw(TEXT) if kind == "file" else 0))
+    return found
+
+
+def agent_step(path: Path, clock: ManualClock, kind: str, value: object) -> None:
+    """One move of an agent working beside the operator; a refusal is an agent's business."""
+    with Board(path, clock=clock) as board:
+        try:
+            if kind == "file":
+                board.create_task(str(value).strip() or "untitled", actor=AGENT)
+            elif kind == "claim":
+                board.claim_next(AGENT)
+            elif kind == "finish":
+                held = [task for task in board.list_tasks(status=t.IN_PROGRESS)]
+                mine = [task for task in held if task.assignee_agent_id == AGENT]
+                if mine:
+                    board.complete(mine[0].id, AGENT, epoch=mine[0].claim_epoch)
+        except BoardError:
+            pass
+
+
+async def drive(
+    app: KanbanApp, clock: ManualClock, size: tuple[int, int], plan: list[tuple[str, object]]
+) -> None:
+    path = Path(str(app.db_path))
+    async with app.run_test(size=size) as pilot:
+        for kind, value in plan:
+            if kind == "key":
+                if value == "q" and isinstance(app.screen, BoardScreen):
+                    continue  # it would quit: the example is about what follows
+                await pilot.press(str(value))
+            elif kind == "wait":
+                await pilot.pause(0.3)
+            else:
+                await asyncio.to_thread(agent_step, path, clock, kind, value)
+            await pilot.pause()
+            assert app.is_running, f"the app stopped after {kind} {value!r}"
+        await pilot.pause(0.2)
+        said = app.said.newest_first()
+    defects = [s for s in said if s.severity == "error" and "refused (" not in s.title]
+    defects = [s for s in defects if s.message.split(":", 1)[0].isidentifier()]
+    assert not defects, defects
+    for note in said:
+        assert inert(note.message, multiline=True) == note.message, note
+        assert inert(note.title) == note.title, note
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
+    from tui.review_board import build_review_board
+
+    place = tmp_path_factory.mktemp("fuzz-tui") / "board"
+    return ReviewTemplate(place, lambda at: build_review_board(at, ManualClock(START_MS)))
+
+
+@pytest.mark.slow  # the terminal board's fuzz: an app session an example (about 3 s)
+@fuzz_settings(EXAMPLES // 40)  # 10 in CI; a long run finds more (docs/development.md)
+@given(size=SIZES, plan=steps())
+def test_any_keys_leave_the_app_running_and_the_board_sound(
+    template: ReviewTemplate,
+    monkeypatch: pytest.MonkeyPatch,
+    size: tuple[int, int],
+    plan: list[tuple[str, object]],
+) -> None:
+    board = template.restore()
+    monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # the verify commands' (tests/tui)
+    for tool in ("VISUAL", "EDITOR", "PAGER", "SHELL"):
+        monkeypatch.setenv(tool, "true")
+    monkeypatch.chdir(board.db.parent)
+    clock = ManualClock(START_MS + 3_600_000)
+    app = KanbanApp(board.db, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={})
+    asyncio.run(drive(app, clock, size, plan))
+    with Board(board.db, read_only=True) as after:
+        assert after.check().ok, after.check().problems
+        assert {task.status for task in after.list_tasks()} <= set(t.STATUSES)
+    assert os.environ["KANBAN_WORKTREES"] == str(board.worktrees)
