@@ -17,7 +17,6 @@ tools (`o`, `O`, `!`) are `true`, though a headless app cannot be suspended for 
 """
 
 import asyncio
-import os
 from pathlib import Path
 
 import pytest
@@ -62,7 +61,7 @@ def agent_step(path: Path, clock: ManualClock, kind: str, value: object) -> None
             elif kind == "claim":
                 board.claim_next(AGENT)
             elif kind == "finish":
-                held = [task for task in board.list_tasks(status=t.IN_PROGRESS)]
+                held = board.list_tasks(status=t.IN_PROGRESS)
                 mine = [task for task in held if task.assignee_agent_id == AGENT]
                 if mine:
                     board.complete(mine[0].id, AGENT, epoch=mine[0].claim_epoch)
@@ -125,4 +124,3 @@ def test_any_keys_leave_the_app_running_and_the_board_sound(
     with Board(board.db, read_only=True) as after:
         assert after.check().ok, after.check().problems
         assert {task.status for task in after.list_tasks()} <= set(t.STATUSES)
-    assert os.environ["KANBAN_WORKTREES"] == str(board.worktrees)
