@@ -27,7 +27,8 @@ from boardlib import Board, BoardError, ManualClock
 from boardlib import transitions as t
 from boardlib.inert import inert
 from tests.chaos.test_fuzz_library import EXAMPLES, TEXT, fuzz_settings
-from tests.tui.conftest import OPERATOR, ReviewTemplate
+from tests.tui.conftest import ReviewTemplate, make_app
+from tests.tui.conftest import review_template as review_template  # the TUI tests' one build
 from tui.app import KanbanApp
 from tui.components.board_screen import BoardScreen
 from tui.registry import ACTIONS
@@ -95,31 +96,23 @@ async def drive(
         assert inert(note.title) == note.title, note
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> ReviewTemplate:
-    from tui.review_board import build_review_board
-
-    place = tmp_path_factory.mktemp("fuzz-tui") / "board"
-    return ReviewTemplate(place, lambda at: build_review_board(at, ManualClock(START_MS)))
-
-
 @pytest.mark.slow  # the terminal board's fuzz: an app session an example (about 3 s)
 @fuzz_settings(EXAMPLES // 40)  # 10 in CI; a long run finds more (docs/development.md)
 @given(size=SIZES, plan=steps())
 def test_any_keys_leave_the_app_running_and_the_board_sound(
-    template: ReviewTemplate,
+    review_template: ReviewTemplate,
     monkeypatch: pytest.MonkeyPatch,
     size: tuple[int, int],
     plan: list[tuple[str, object]],
 ) -> None:
-    board = template.restore()
+    board = review_template.restore()
     monkeypatch.setenv("KANBAN_WORKTREES", str(board.worktrees))
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # the verify commands' (tests/tui)
     for tool in ("VISUAL", "EDITOR", "PAGER", "SHELL"):
         monkeypatch.setenv(tool, "true")
     monkeypatch.chdir(board.db.parent)
     clock = ManualClock(START_MS + 3_600_000)
-    app = KanbanApp(board.db, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={})
+    app = make_app(board.db, clock)
     asyncio.run(drive(app, clock, size, plan))
     with Board(board.db, read_only=True) as after:
         assert after.check().ok, after.check().problems
