@@ -27,6 +27,7 @@ from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.worker import Worker, WorkerState
 
 from boardlib import Board, BoardError
 from boardlib import transitions as t
@@ -666,9 +667,7 @@ class KanbanApp(App[None]):
             )
             return
         except Exception as error:  # a defect, but the operator must still see it
-            self.call_from_thread(
-                self.notify, f"{type(error).__name__}: {error}", title=label, severity="error"
-            )
+            self.call_from_thread(self.report_defect, label, error)
             return
         finally:
             self.reader.poke()
@@ -696,12 +695,13 @@ class KanbanApp(App[None]):
         severity: SeverityLevel = "information",
         timeout: float | None = None,
         markup: bool = True,
+        defect: bool = False,
     ) -> None:
         """Every notification of the app passes here: a refusal's message or a title can quote
         agent text, so both are made inert and shown as plain text, never markup."""
         del markup
         message, title = inert(message, multiline=True), inert(title)
-        self.said.add(Said(self.now_ms(), severity, title, message))
+        self.said.add(Said(self.now_ms(), severity, title, message, defect=defect))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
@@ -713,6 +713,20 @@ class KanbanApp(App[None]):
         Textual app did not show it), so a toast's end repaints once, as a board change would."""
         if self.screen_stack:
             self.screen.refresh()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of the app's that raised what it did not catch: with `exit_on_error` off it
+        would end in silence (the rest stop the app, which shows the traceback)."""
+        worker = event.worker
+        if event.state is WorkerState.ERROR and not worker.exit_on_error:
+            error = worker.error
+            if isinstance(error, Exception):
+                self.report_defect(worker.name or worker.group, error)
+
+    def report_defect(self, label: str, error: Exception) -> None:
+        """An exception no handler expected: the operator sees it (the app goes on), and the
+        message log keeps it marked as a defect."""
+        self.notify(f"{type(error).__name__}: {error}", title=label, severity="error", defect=True)
 
     def refused(
         self, label: str, error: BoardError, explain: Callable[[BoardError], str] | None = None

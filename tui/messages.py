@@ -14,6 +14,9 @@ class Said:
     severity: str  # Textual's: information, warning, error
     title: str
     message: str
+    # An exception no handler expected (a bug in the app, not the board's refusal): shown to the
+    # operator all the same, and marked so a test can tell one from a refusal without wording.
+    defect: bool = False
 
 
 class MessageLog:

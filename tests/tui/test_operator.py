@@ -403,6 +403,37 @@ async def test_the_message_log_keeps_every_notification_after_its_toast(demo) ->
         await until(pilot, lambda: type(app.screen).__name__ == "BoardScreen")
 
 
+async def test_an_exception_no_handler_expected_is_shown_and_marked_as_a_defect(demo) -> None:  # type: ignore[no-untyped-def]
+    """A bug in a write, or in a worker that would end in silence, reaches the operator as an
+    error, and the message log marks it so (the key fuzz looks for that mark); a refusal is not
+    marked."""
+    path, clock, ids = demo
+    todo = next(task_id for task_id in ids.values() if fresh(path, task_id).status == t.TODO)
+
+    def broken_write(board: Board) -> None:
+        raise TypeError("a planted bug")
+
+    def broken_worker() -> None:
+        raise KeyError("lost")
+
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        app.write("rename", broken_write)
+        app.run_worker(broken_worker, thread=True, name="prefetch", exit_on_error=False)
+        app.jump_to(todo)
+        await pilot.pause()
+        await pilot.press("a")  # approve a todo task: a refusal
+        await until(pilot, lambda: len(app.said) >= 3)
+        said = {note.title: note for note in app.said.newest_first()}
+        assert said["rename"].message == "TypeError: a planted bug"
+        assert said["rename"].severity == "error" and said["rename"].defect
+        assert said["prefetch"].message == "KeyError: 'lost'" and said["prefetch"].defect
+        assert {title for title, note in said.items() if note.defect} == {"rename", "prefetch"}
+        assert any("only for tasks in review" in note.message for note in said.values())
+        assert app.is_running
+
+
 @pytest.fixture
 def worktree_board(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
     return review_board, ManualClock(START_MS + 3_600_000)
