@@ -432,6 +432,13 @@ async def test_an_exception_no_handler_expected_is_shown_and_marked_as_a_defect(
         assert {title for title, note in said.items() if note.defect} == {"rename", "prefetch"}
         assert any("only for tasks in review" in note.message for note in said.values())
         assert app.is_running
+        await pilot.press("M")
+        await until(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
+        await pilot.pause()
+        logged = shown_in(app, "#messages")
+        assert "defect rename · TypeError: a planted bug" in logged
+        assert "defect prefetch · KeyError: 'lost'" in logged
+        assert logged.count("defect ") == 2  # the refusal is an error, not a defect
 
 
 @pytest.fixture

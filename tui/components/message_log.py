@@ -15,7 +15,8 @@ from . import tcss
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 SEVERITY_WORD = {"error": "error", "warning": "warning", "information": "info"}
-SEVERITY_WIDTH = max(len(word) for word in SEVERITY_WORD.values()) + 1
+DEFECT_WORD = "defect"  # an error no handler expected: a bug to report, not a refusal
+SEVERITY_WIDTH = max(len(word) for word in [*SEVERITY_WORD.values(), DEFECT_WORD]) + 1
 
 
 def log_table(said: list[Said], now_ms: int) -> Table:
@@ -29,7 +30,8 @@ def log_table(said: list[Said], now_ms: int) -> Table:
             words.append(item.title, style="bold")
             words.append(" · ")
         words.append(item.message)
-        severity = Text(SEVERITY_WORD.get(item.severity, item.severity).ljust(SEVERITY_WIDTH))
+        word = DEFECT_WORD if item.defect else SEVERITY_WORD.get(item.severity, item.severity)
+        severity = Text(word.ljust(SEVERITY_WIDTH))
         severity.stylize(SEVERITY_STYLE.get(item.severity, ""))
         table.add_row(clock_text(item.at_ms, now_ms), severity, words)
     return table
