@@ -38,6 +38,7 @@ from .components.move_menu import MoveMenu
 from .components.prompt import PromptDialog
 from .components.task_form import TaskForm
 from .drawer_data import checkout_of
+from .gateway import BOARD_UNREADABLE
 from .landing_data import (
     Choices,
     LandChoice,
@@ -539,12 +540,20 @@ class TaskActions:
                     shown = known
                 else:
                     shown = app.gateway.read(lambda board: read_preview(board, task.id))
-            except Exception as error:  # the board is unreadable: still ask, the land decides
-                shown = Preview(task.id, None, "", problem=f"{type(error).__name__}: {error}")
+            except (
+                BOARD_UNREADABLE
+            ) as error:  # the board is unreadable: still ask, the land decides
+                shown = Preview.unreadable(task.id, error)
+            except Exception as error:
+                app.call_from_thread(app.report_defect, "landing preview", error)
+                shown = Preview.unreadable(task.id, error)
             try:
                 choices = app.gateway.read(lambda board: read_choices(board, task.id))
+            except BOARD_UNREADABLE as error:
+                choices = Choices.unreadable(task.id, error)
             except Exception as error:
-                choices = Choices(task.id, None, problem=f"{type(error).__name__}: {error}")
+                app.call_from_thread(app.report_defect, "landing choices", error)
+                choices = Choices.unreadable(task.id, error)
             app.call_from_thread(self._confirm_landing, task, shown, choices)
 
         app.run_worker(preview, thread=True, group="landing-confirm", exit_on_error=False)

@@ -168,6 +168,7 @@ class KanbanApp(App[None]):
         self.last_change_ms: int | None = None
         self.marks = Marks()
         self.said = MessageLog()  # every notification, for the message log (`M`)
+        self._defects_said: set[tuple[str, str]] = set()  # what `report_defect` said once
         self.marked: set[str] = set()  # `space`: the cards a batch action applies to
         self._marks_timer: Timer | None = None
         self._refresh_asked = False
@@ -723,10 +724,16 @@ class KanbanApp(App[None]):
             if isinstance(error, Exception):
                 self.report_defect(worker.name or worker.group, error)
 
-    def report_defect(self, label: str, error: Exception) -> None:
+    def report_defect(self, label: str, error: Exception, *, again: bool = True) -> None:
         """An exception no handler expected: the operator sees it (the app goes on), and the
-        message log keeps it marked as a defect."""
-        self.notify(f"{type(error).__name__}: {error}", title=label, severity="error", defect=True)
+        message log keeps it marked as a defect. `again=False` is for a reader that polls: the
+        same defect from the same place is said once, not at every poll."""
+        message = f"{type(error).__name__}: {error}"
+        if not again:
+            if (label, message) in self._defects_said:
+                return
+            self._defects_said.add((label, message))
+        self.notify(message, title=label, severity="error", defect=True)
 
     def refused(
         self, label: str, error: BoardError, explain: Callable[[BoardError], str] | None = None

@@ -7,6 +7,7 @@ Writes are serialised by a lock so that a read-modify-write (bump priority twice
 result of the one before it. They run in worker threads; this object never touches the UI.
 """
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,12 +18,18 @@ from boardlib import transitions as t
 from boardlib.clock import Clock
 from boardlib.location import BoardLocation, location_exists
 from boardlib.records import Task
+from boardlib.store.base import StoreError
 from boardlib.store.board_file import may_write
 
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
 
 T = TypeVar("T")
+
+BOARD_UNREADABLE: tuple[type[Exception], ...] = (BoardError, StoreError, sqlite3.Error, OSError)
+"""What a read raises when the board itself cannot be read (gone, locked past its wait, a
+server down, a file this user may not open). A reader that polls says so and tries again; any
+other exception is a defect, for `KanbanApp.report_defect`."""
 
 
 NEWER_SCHEMA = (

@@ -44,6 +44,11 @@ class Preview:
     stamp: str
     problem: str | None = None
 
+    @classmethod
+    def unreadable(cls, task_id: str, error: Exception) -> "Preview":
+        """No preview: the board could not be read (or a defect, reported beside it)."""
+        return cls(task_id, None, "", problem=f"{type(error).__name__}: {error}")
+
 
 def read_stamp(board: Board, task_id: str) -> str:
     """Changes when the preview may have (`Worktrees.landing_stamp`: one rev-parse, one status)."""
@@ -71,6 +76,11 @@ class Choices:
     task_id: str
     choices: LandingChoices | None
     problem: str | None = None
+
+    @classmethod
+    def unreadable(cls, task_id: str, error: Exception) -> "Choices":
+        """No choices: the board could not be read (or a defect, reported beside it)."""
+        return cls(task_id, None, problem=f"{type(error).__name__}: {error}")
 
     @property
     def unverified(self) -> bool:

@@ -30,6 +30,7 @@ from boardlib.records import Event, InboxItem, Task
 from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
+from .gateway import BOARD_UNREADABLE
 from .prefetch import RECENT_EVENTS, Prefetch, board_identity, recent_events
 
 BURST_LIMIT = 500  # more events than this since the last poll: re-read everything instead
@@ -259,7 +260,7 @@ class BoardReader:
             if self._unreadable_since is not None:
                 self._unreadable_since = None
                 self._post(BoardHealth(None))
-        except (BoardError, StoreError, sqlite3.Error, OSError) as error:
+        except BOARD_UNREADABLE as error:
             self._went_unreadable(error)
 
     def _maybe_stats(self, board: Board, changed: bool) -> None:

@@ -18,6 +18,7 @@ from tests.tui.test_drawer import drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
+from tui.components.land_dialog import LandDialog
 from tui.components.landing_line import LandingLine
 from tui.review_board import START_MS, ReviewBoard
 
@@ -360,4 +361,55 @@ async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # typ
         await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
         await pilot.pause(0.3)
     assert git(board.repo, "rev-parse", "main") == main_before
+    assert fresh(board.db, task_id).landed_commit is None
+
+
+@pytest.mark.slow
+async def test_a_defect_in_a_preview_read_is_reported_once_an_outage_is_not(  # type: ignore[no-untyped-def]
+    review, monkeypatch
+) -> None:
+    """The landing line polls. An unreadable board (a `StoreError`) is the line's problem text
+    and no defect; a bug in the read is a defect, said once however often the line polls, and
+    the line keeps polling. The approve-and-land question is still asked when its choices read
+    fails the same way, and that defect is said too."""
+    import tui.actions
+    import tui.components.landing_line as landing_line
+    from boardlib.store.base import StoreError
+
+    board, clock = review
+    task_id = board.ids["review"]
+    reads = {"count": 0, "fault": StoreError("database unavailable at the test's server")}
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        reads["count"] += 1
+        raise reads["fault"]
+
+    monkeypatch.setattr(landing_line, "POLL_S", 0.05)
+    monkeypatch.setattr(landing_line, "read_preview", failing)
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await opened(pilot, app, task_id)
+        await until(pilot, lambda: "database unavailable at the test's server" in landing_text(app))
+        polled = reads["count"]
+        await until(pilot, lambda: reads["count"] >= polled + 3)  # an outage is read again
+        assert not [note for note in app.said.newest_first() if note.defect]
+        reads["fault"] = TypeError("a planted bug")
+        await until(pilot, lambda: "TypeError: a planted bug" in landing_text(app))
+        polled = reads["count"]
+        await until(pilot, lambda: reads["count"] >= polled + 5)  # and so is a defect
+        defects = [note for note in app.said.newest_first() if note.defect]
+        assert [(n.title, n.message) for n in defects] == [
+            ("landing preview", "TypeError: a planted bug")
+        ]
+        monkeypatch.setattr(tui.actions, "read_choices", failing)
+        await pilot.press("W")
+        dialog = await shown_question(pilot)
+        assert isinstance(dialog, LandDialog)
+        assert dialog.choices.problem == "TypeError: a planted bug"
+        assert "lands cleanly onto main" in dialog_text(dialog)  # its preview read is whole
+        defects = [note for note in app.said.newest_first() if note.defect]
+        assert [n.title for n in defects] == ["landing choices", "landing preview"]
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+        assert app.is_running
     assert fresh(board.db, task_id).landed_commit is None

@@ -32,6 +32,7 @@ from ..actions import TaskActions
 from ..diff_rows import DiffRows, ListedFile
 from ..drawer_data import TaskData, WorkspaceData, fingerprint, read_task, read_workspace
 from ..drawer_render import history_lines, plain, runs_table
+from ..gateway import BOARD_UNREADABLE
 from . import tcss
 from .checkout_line import CheckoutLine
 from .diff_view import SIDE_BY_SIDE_MIN_COLUMNS, DiffView, warm_lexers
@@ -293,8 +294,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
     def _check_fingerprint(self, task_id: str, known: str) -> None:
         try:
             current = self.kanban.gateway.read(lambda board: fingerprint(board, task_id))
-        except Exception:
+        except BOARD_UNREADABLE:
             current = known  # unreadable now: the next poll asks again
+        except Exception as error:  # a defect: said once, not at every poll
+            app = self.kanban
+            app.call_from_thread(app.report_defect, "worktree check", error, again=False)
+            current = known
         self.kanban.call_from_thread(self._fingerprinted, task_id, current != known)
 
     def _fingerprinted(self, task_id: str, changed: bool) -> None:

@@ -22,6 +22,7 @@ from boardlib.inert import inert
 from boardlib.records import LAND_STRATEGIES, Task
 
 from .. import registry
+from ..gateway import BOARD_UNREADABLE
 from ..keymap import key_names, operator_keymap
 from ..landing_data import STRATEGY_WORDS, Choices, LandChoice, Preview, landing_words, read_preview
 from ..task_view import plain
@@ -196,8 +197,11 @@ class LandDialog(ConfirmDialog):
         def read() -> None:
             try:
                 shown = app.gateway.read(lambda board: read_preview(board, task_id, into))
-            except Exception as error:  # the board is unreadable: say so, the land decides
-                shown = Preview(task_id, None, "", problem=f"{type(error).__name__}: {error}")
+            except BOARD_UNREADABLE as error:  # the board is unreadable: say so, the land decides
+                shown = Preview.unreadable(task_id, error)
+            except Exception as error:
+                app.call_from_thread(app.report_defect, "land preview", error)
+                shown = Preview.unreadable(task_id, error)
             app.call_from_thread(self._got_preview, reads, shown)
 
         self.run_worker(read, thread=True, group="land-dialog-preview", exit_on_error=False)

@@ -22,6 +22,7 @@ from boardlib.records import Task
 from boardlib.worktrees.landing import CLEAN, CONFLICTS, UNAVAILABLE
 
 from .. import registry
+from ..gateway import BOARD_UNREADABLE
 from ..keymap import key_text
 from ..landing_data import (
     STEP_WORDS,
@@ -121,9 +122,16 @@ class LandingLine(Static):
     def _read_preview(self, task_id: str) -> None:
         try:
             result = self.kanban.gateway.read(lambda board: read_preview(board, task_id))
-        except Exception as error:  # the board itself is unreadable: say so, keep polling
-            result = Preview(task_id, None, "", problem=f"{type(error).__name__}: {error}")
+        except BOARD_UNREADABLE as error:  # the board itself is unreadable: say so, keep polling
+            result = Preview.unreadable(task_id, error)
+        except Exception as error:  # a defect: reported once, and the line keeps polling
+            self._defect("landing preview", error)
+            result = Preview.unreadable(task_id, error)
         self.kanban.call_from_thread(self._got, result)
+
+    def _defect(self, label: str, error: Exception) -> None:
+        """From a reader thread: a defect the polls would otherwise meet again and again."""
+        self.kanban.call_from_thread(self.kanban.report_defect, label, error, again=False)
 
     def _got(self, result: Preview) -> None:
         self._reading = False
@@ -152,7 +160,10 @@ class LandingLine(Static):
     def _check_stamp(self, task_id: str, known: str) -> None:
         try:
             stamp = self.kanban.gateway.read(lambda board: read_stamp(board, task_id))
+        except BOARD_UNREADABLE as error:
+            stamp = f"unreadable: {error}"
         except Exception as error:
+            self._defect("landing preview", error)
             stamp = f"unreadable: {error}"
         self.kanban.call_from_thread(self._stamped, task_id, stamp != known)
 
