@@ -31,6 +31,7 @@ class Reason(StrEnum):
     BUSY = "busy"  # the write lock stayed taken past the retry budget; nothing was written
     NO_BOARD = "no_board"  # the board file does not exist (creating one is explicit)
     NOT_A_BOARD = "not_a_board"  # the file exists but is not a kanban board: left untouched
+    PERMISSION_DENIED = "permission_denied"  # the OS refuses this user the board file or folder
     UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
     NEWER_SCHEMA = "newer_schema"  # written by a newer kanban: readable, never written by this one
     DISK_FULL = "disk_full"  # no space left where the board lives: nothing was written
@@ -63,6 +64,7 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.BUSY: 503,
     Reason.NO_BOARD: 404,
     Reason.NOT_A_BOARD: 422,
+    Reason.PERMISSION_DENIED: 403,
     Reason.UNSUPPORTED_BACKEND: 422,
     Reason.NEWER_SCHEMA: 422,
     Reason.DISK_FULL: 507,

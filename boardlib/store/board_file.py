@@ -23,6 +23,7 @@ from ..errors import BoardError, Reason
 from .contention import is_transient_lock_error
 
 MISSING = -1
+SQLITE_READONLY = 8  # the primary result code of "attempt to write a readonly database"
 EMPTY = 0
 
 # The tables that make a file a kanban board (the first migration creates them all).
@@ -98,6 +99,17 @@ def newer_schema(path: Path, version: int, supported: int) -> BoardError:
     )
 
 
+def permission_denied(path: Path) -> BoardError:
+    """The operating system refuses this user the board file or a folder on its way."""
+    return BoardError(
+        Reason.PERMISSION_DENIED,
+        f"this user may not read the board {path} (permission denied); nothing was read or "
+        "written: ask its owner for read access to the file and its folders, or point "
+        "--db/KANBAN_DB at a board you may read",
+        path=str(path),
+    )
+
+
 def locked(path: Path) -> BoardError:
     return BoardError(
         Reason.BUSY,
@@ -111,13 +123,16 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     for anything else. Reads only, through a connection that cannot write. A file another
     process holds exclusively locked is waited for up to `timeout_s` (the write budget), then
     `busy`: never a hang, never an untyped "database is locked"."""
-    if not path.exists():
-        if path.is_symlink():  # creating through it would put a board wherever it points
-            raise not_a_board(path, "it is a dangling symbolic link")
-        return MISSING
-    if path.is_dir():
-        raise not_a_board(path, "it is a folder")
-    size = path.stat().st_size
+    try:
+        if not path.exists():
+            if path.is_symlink():  # creating through it would put a board wherever it points
+                raise not_a_board(path, "it is a dangling symbolic link")
+            return MISSING
+        if path.is_dir():
+            raise not_a_board(path, "it is a folder")
+        size = path.stat().st_size
+    except PermissionError:  # a folder on the way this user may not enter
+        raise permission_denied(path) from None
     if size == 0:
         return EMPTY
     torn = None if _open_in_this_process(path) else _torn(path)
@@ -129,6 +144,8 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
         except sqlite3.OperationalError as error:
             if not _cannot_open(error):
                 raise
+            if not os.access(path, os.R_OK):
+                raise permission_denied(path) from None
             # A write-ahead-logged file on a read-only folder, without its `-shm`: only an
             # `immutable` look can read it, and that is safe exactly when no log is pending.
             version, tables = _look(read_only_uri(path), timeout_s)
@@ -219,7 +236,10 @@ def _look(uri: str, timeout_s: float) -> tuple[int, set[str]]:
 
 
 def _cannot_open(error: sqlite3.OperationalError) -> bool:
-    return "unable to open" in str(error)
+    """SQLite could not open the file, or could not make its `-shm` to read it: "unable to
+    open" (a read-only mount) or `SQLITE_READONLY` (a folder whose modes refuse this user)."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return "unable to open" in str(error) or code == SQLITE_READONLY
 
 
 def may_write(path: Path) -> bool:

@@ -36,7 +36,6 @@ T = TypeVar("T")
 
 # Rows are `sqlite3.Row`s, typed as the interface's `Row` (by name or position, `keys()`).
 
-_SQLITE_READONLY = 8
 _SQLITE_FULL = 13
 
 
@@ -506,7 +505,12 @@ class SqliteStore:
         self._held = board_file.hold(self.path)
         if found != SCHEMA_VERSION and not read_only:
             if found == board_file.MISSING:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                        raise
+                    raise _read_only_file(self.path, error) from None
             # A new or older file: the migration re-reads the version inside the transaction, so
             # racing openers migrate once.
             try:
@@ -642,7 +646,7 @@ class SqliteStore:
             except (sqlite3.OperationalError, OSError) as error:
                 if _is_disk_full(error):  # rolled back: what was committed before stays
                     raise _disk_full(self.path, error) from None
-                if getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_READONLY:
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF == board_file.SQLITE_READONLY:
                     raise _read_only_file(self.path, error) from None
                 raise
 
@@ -685,7 +689,7 @@ class SqliteStore:
                 busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.OperationalError as error:
                 code = getattr(error, "sqlite_errorcode", 0) & 0xFF
-                if code != _SQLITE_READONLY and not is_transient_lock_error(error):
+                if code != board_file.SQLITE_READONLY and not is_transient_lock_error(error):
                     raise
                 return False
         return not busy

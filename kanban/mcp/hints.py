@@ -124,6 +124,10 @@ HINTS: dict[str, str] = {
         "The file this session was started on is not a kanban board; an operator must point "
         "KANBAN_DB/--db at the team's board. Tell them; retrying will not help."
     ),
+    Reason.PERMISSION_DENIED: (
+        "This user may not read the board file or a folder on its way; an operator must grant "
+        "access or fix KANBAN_DB/--db. Tell them; retrying will not help."
+    ),
     Reason.UNSUPPORTED_BACKEND: (
         "This kanban cannot open that database URL; an operator must fix KANBAN_DB/--db. "
         "Tell them; retrying will not help."

@@ -40,6 +40,9 @@ pytestmark = pytest.mark.slow  # every torn board on every surface, each a proce
 KINDS = (
     "missing",
     "read_only",
+    "read_only_folder",
+    "unreadable",
+    "closed_folder",
     "folder",
     "not_sqlite",
     "foreign_sqlite",
@@ -51,6 +54,9 @@ KINDS = (
 REFUSALS: dict[str, tuple[str | None, str]] = {
     "missing": ("no_board", "no_board"),
     "read_only": (None, "read_only"),
+    "read_only_folder": (None, "read_only"),
+    "unreadable": ("permission_denied", "permission_denied"),
+    "closed_folder": ("permission_denied", "permission_denied"),
     "folder": ("not_a_board", "not_a_board"),
     "not_sqlite": ("not_a_board", "not_a_board"),
     "foreign_sqlite": ("not_a_board", "not_a_board"),
@@ -106,7 +112,18 @@ def make_torn(kind: str, folder: Path) -> Path:
         path.write_bytes(data[: len(data) - 2 * 4096])  # whole pages, fewer than the header says
     elif kind == "read_only":
         path.chmod(0o444)
+    elif kind == "read_only_folder":  # the file may be written, but no -shm can be made
+        folder.chmod(0o555)
+    elif kind == "unreadable":
+        path.chmod(0o000)
+    elif kind == "closed_folder":  # the file is never even seen
+        folder.chmod(0o000)
     return path
+
+
+# The kinds that open, read-only; and those run as a user file modes apply to.
+OPEN_READ_ONLY = ("read_only", "read_only_folder", "newer_schema")
+UNPRIVILEGED = ("read_only", "read_only_folder", "unreadable", "closed_folder")
 
 
 def fingerprint(path: Path) -> Any:
@@ -119,14 +136,16 @@ def fingerprint(path: Path) -> Any:
 
 
 def as_user(kind: str, argv: list[str]) -> list[str]:
-    """The command as an unprivileged user for the read-only board (root ignores file modes)."""
-    return ["unshare", "--user", *argv] if kind == "read_only" else argv
+    """The command as a user file modes apply to, for the boards they refuse (root ignores
+    them): in a user namespace of its own it keeps its uid (it owns what root owns) but loses
+    root's override, so the owner's bits decide."""
+    return ["unshare", "--user", *argv] if kind in UNPRIVILEGED else argv
 
 
 @pytest.fixture(params=KINDS)
 def torn(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     kind = str(request.param)
-    if kind == "read_only" and not USERNS:
+    if kind in UNPRIVILEGED and not USERNS:
         pytest.skip("needs user namespaces (unshare --user) to run without root's privileges")
     folder = tmp_path / "boards"
     folder.mkdir()
@@ -233,11 +252,11 @@ def test_the_live_board_refuses_or_opens_read_only_and_says_why(
     kind, path = torn
     env = {k: v for k, v in clean_env().items() if k not in ("COLUMNS", "LINES")}
     argv = as_user(kind, [str(KANBAN), "tui", "--db", str(path)])
-    if kind in ("read_only", "newer_schema"):
+    if kind in OPEN_READ_ONLY:
         code, screen = in_terminal(argv, env, wait_for=b"read-only")
         assert code == 0, screen[-2000:]
         assert "read-only" in screen
-        why = "write access" if kind == "read_only" else "newer kanban"
+        why = "newer kanban" if kind == "newer_schema" else "write access"
         assert why in screen, screen[-2000:]
         return
     code, screen = in_terminal(argv, env, wait_for=b"\x00never")
@@ -293,7 +312,7 @@ def test_the_server_refuses_to_start_on_a_torn_board_or_serves_it_read_only(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    if kind != "read_only":
+    if kind not in ("read_only", "read_only_folder"):
         out, err = server.communicate(timeout=60)
         assert server.returncode == 2 and out == "", (out, err)
         assert one_error(err)["reason"] == REFUSALS[kind][1]
