@@ -540,9 +540,7 @@ class TaskActions:
                     shown = known
                 else:
                     shown = app.gateway.read(lambda board: read_preview(board, task.id))
-            except (
-                BOARD_UNREADABLE
-            ) as error:  # the board is unreadable: still ask, the land decides
+            except BOARD_UNREADABLE as error:  # still ask: the land decides
                 shown = Preview.unreadable(task.id, error)
             except Exception as error:
                 app.call_from_thread(app.report_defect, "landing preview", error)
