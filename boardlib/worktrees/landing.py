@@ -441,7 +441,9 @@ class Lander:
             return done(state=UNAVAILABLE, summary=error.message, why=why)
         repo, into_name = source.repo, source.into
         tip = landgit.rev(repo, source.ref)
-        assert tip is not None
+        if tip is None:  # deleted since `_source` found it: as if it had been gone then
+            summary = f"cannot land {task_id}: its base branch {into_name} is gone; name another"
+            return done(state=UNAVAILABLE, why="no_base_branch", summary=summary, into=into_name)
         behind = (
             0 if tip == source.provisioned else landgit.count_commits(repo, source.provisioned, tip)
         )

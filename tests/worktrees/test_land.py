@@ -2,6 +2,7 @@
 (only the task's own change), how (squash, rebase, merge), and every refusal changing nothing."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from boardlib import BoardError, Reason
 from boardlib.events import EventKind
 from boardlib.worktrees import SOR_FILES
 from boardlib.worktrees.landing import Lander
-from tests.worktrees.conftest import LandEnv, checkout_state, git
+from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git
 
 ANSWER = "def answer():\n    return 43\n"
 
@@ -382,6 +383,43 @@ def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
     none = land.board.create_task("no worktree")
     unavailable = land.trees.landing_preview(none.id)
     assert (unavailable.state, unavailable.why) == ("unavailable", "no_worktree")
+
+
+@pytest.mark.slow  # a race, run for two seconds
+def test_a_base_branch_deleted_while_previewing_is_unavailable_never_a_crash(
+    land: LandEnv,
+) -> None:
+    """Another process deletes and remakes the base branch while previews run: each says it
+    lands cleanly, or that the base is gone (`no_base_branch`); none raises, whichever git
+    command it was at when the branch went."""
+    import threading
+    import time
+
+    git(land.repo, "branch", "release", "main")
+    task_id, _ = land.task_with({"app.py": ANSWER}, base_ref="release")
+    tip = git(land.repo, "rev-parse", "refs/heads/release")
+    stop = threading.Event()
+
+    def toggle() -> None:
+        while not stop.is_set():
+            subprocess.run(["git", "update-ref", "-d", "refs/heads/release"], cwd=land.repo,
+                           env=GIT_ENV, check=True)  # fmt: skip
+            subprocess.run(["git", "update-ref", "refs/heads/release", tip], cwd=land.repo,
+                           env=GIT_ENV, check=True)  # fmt: skip
+
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    seen: set[tuple[str, str | None]] = set()
+    try:
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            preview = land.trees.landing_preview(task_id)
+            seen.add((preview.state, preview.why))
+    finally:
+        stop.set()
+        toggler.join()
+    assert seen <= {("clean", None), ("unavailable", "no_base_branch")}, seen
+    assert ("unavailable", "no_base_branch") in seen  # the race was run
 
 
 def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> None:
