@@ -543,14 +543,14 @@ class TaskActions:
             except BOARD_UNREADABLE as error:  # still ask: the land decides
                 shown = Preview.unreadable(task.id, error)
             except Exception as error:
-                app.call_from_thread(app.report_defect, "landing preview", error)
+                app.report_defect_from_thread("landing preview", error)
                 shown = Preview.unreadable(task.id, error)
             try:
                 choices = app.gateway.read(lambda board: read_choices(board, task.id))
             except BOARD_UNREADABLE as error:
                 choices = Choices.unreadable(task.id, error)
             except Exception as error:
-                app.call_from_thread(app.report_defect, "landing choices", error)
+                app.report_defect_from_thread("landing choices", error)
                 choices = Choices.unreadable(task.id, error)
             app.call_from_thread(self._confirm_landing, task, shown, choices)
 

@@ -668,7 +668,7 @@ class KanbanApp(App[None]):
             )
             return
         except Exception as error:  # a defect, but the operator must still see it
-            self.call_from_thread(self.report_defect, label, error)
+            self.report_defect_from_thread(label, error)
             return
         finally:
             self.reader.poke()
@@ -734,6 +734,13 @@ class KanbanApp(App[None]):
                 return
             self._defects_said.add((label, message))
         self.notify(message, title=label, severity="error", defect=True)
+
+    def report_defect_from_thread(
+        self, label: str, error: Exception, *, again: bool = True
+    ) -> None:
+        """`report_defect` for a worker thread: the one door readers and writers off the event
+        loop use, so none of them touches the screen from its own thread."""
+        self.call_from_thread(self.report_defect, label, error, again=again)
 
     def refused(
         self, label: str, error: BoardError, explain: Callable[[BoardError], str] | None = None

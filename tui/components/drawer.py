@@ -298,7 +298,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             current = known  # unreadable now: the next poll asks again
         except Exception as error:  # a defect: said once, not at every poll
             app = self.kanban
-            app.call_from_thread(app.report_defect, "worktree check", error, again=False)
+            app.report_defect_from_thread("worktree check", error, again=False)
             current = known
         self.kanban.call_from_thread(self._fingerprinted, task_id, current != known)
 

@@ -200,7 +200,7 @@ class LandDialog(ConfirmDialog):
             except BOARD_UNREADABLE as error:  # the board is unreadable: say so, the land decides
                 shown = Preview.unreadable(task_id, error)
             except Exception as error:
-                app.call_from_thread(app.report_defect, "land preview", error)
+                app.report_defect_from_thread("land preview", error)
                 shown = Preview.unreadable(task_id, error)
             app.call_from_thread(self._got_preview, reads, shown)
 

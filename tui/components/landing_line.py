@@ -125,13 +125,9 @@ class LandingLine(Static):
         except BOARD_UNREADABLE as error:  # the board itself is unreadable: say so, keep polling
             result = Preview.unreadable(task_id, error)
         except Exception as error:  # a defect: reported once, and the line keeps polling
-            self._defect("landing preview", error)
+            self.kanban.report_defect_from_thread("landing preview", error, again=False)
             result = Preview.unreadable(task_id, error)
         self.kanban.call_from_thread(self._got, result)
-
-    def _defect(self, label: str, error: Exception) -> None:
-        """From a reader thread: a defect the polls would otherwise meet again and again."""
-        self.kanban.call_from_thread(self.kanban.report_defect, label, error, again=False)
 
     def _got(self, result: Preview) -> None:
         self._reading = False
@@ -163,7 +159,7 @@ class LandingLine(Static):
         except BOARD_UNREADABLE as error:
             stamp = f"unreadable: {error}"
         except Exception as error:
-            self._defect("landing preview", error)
+            self.kanban.report_defect_from_thread("landing preview", error, again=False)
             stamp = f"unreadable: {error}"
         self.kanban.call_from_thread(self._stamped, task_id, stamp != known)
 
