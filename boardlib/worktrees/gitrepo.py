@@ -235,6 +235,43 @@ def _identity(worktree: Path) -> list[str]:
     return options
 
 
+def unmerged_files(path: Path) -> list[str]:
+    """The paths the checkout's index holds in conflict (a merge or rebase stopped on them)."""
+    raw = run(path, "diff", "--name-only", "--diff-filter=U", "-z")[1]
+    return [_name(part) for part in raw.split(b"\0") if part]
+
+
+def operation_in_progress(path: Path) -> str | None:
+    """`merge` or `rebase` when one is under way in the checkout, else None."""
+    folder = Path(output(path, "rev-parse", "--absolute-git-dir"))
+    if (folder / "MERGE_HEAD").exists():
+        return "merge"
+    if (folder / "rebase-merge").exists() or (folder / "rebase-apply").exists():
+        return "rebase"
+    return None
+
+
+# git's own markers (7 wide unless an attribute says otherwise), at the start of a line; a
+# conflicted file is searched up to MARKER_SCAN_BYTES (git would not merge a larger text file)
+MARKER_SCAN_BYTES = 64 * 1024 * 1024
+_CONFLICT_MARKER = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)", re.MULTILINE)
+
+
+def still_conflicted(path: Path) -> list[str]:
+    """The conflicted paths whose file still holds git's conflict markers: not yet resolved. A
+    conflicted file edited clean (or deleted) counts as resolved, as `git add` would take it."""
+    left = []
+    for name in unmerged_files(path):
+        try:
+            with open(path / name, "rb") as file:
+                text = file.read(MARKER_SCAN_BYTES)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            continue
+        if _CONFLICT_MARKER.search(text):
+            left.append(name)
+    return left
+
+
 def commit_all(worktree: Path, message: str) -> str | None:
     """Stage everything (ignored files stay ignored) and commit it; the new sha, or None when there
     was nothing to commit."""

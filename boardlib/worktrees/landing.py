@@ -32,7 +32,7 @@ from . import gitrepo, landgit, sor
 from .gate import VerifyCommand, find_verify_command_from, run_verify_command
 from .layout import branch_name
 from .lock import WorktreeLock
-from .results import GitFailure
+from .results import GitFailure, name_files
 
 if TYPE_CHECKING:
     from .manager import Worktrees
@@ -343,6 +343,7 @@ class Lander:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
             live = path if ws.status == "active" else None
             if live is not None:
+                trees._check_resolved(live, ws, "land")
                 head, current = landgit.head_and_branch(live, repo)
                 trees._check_branch_name(ws, "land", current)
                 assert head is not None
@@ -470,7 +471,7 @@ class Lander:
             return done(state=UNAVAILABLE, why="unrelated", summary=summary, **common)
         if merged.tree is None:
             files = merged.conflicts
-            shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            shown = name_files(files)
             return done(state=CONFLICTS, summary=f"conflicts with {into_name} in {shown}{moved}",
                         conflicts=files, **common)  # fmt: skip
         summary = f"lands cleanly onto {into_name}@{_short(tip)}{moved}"
@@ -507,7 +508,7 @@ class Lander:
         return f"{title} ({task.id})\n\n{body}", f"Merge {task.id}: {title}\n\n{body}"
 
     def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
-        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        shown = name_files(files, 10)
         return BoardError(
             Reason.MERGE_CONFLICT,
             f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
@@ -618,7 +619,7 @@ class Lander:
                 raise BoardError(
                     Reason.BASE_CHECKED_OUT_DIRTY,
                     f"cannot land {source.task.id}: {source.into} is checked out at {checkout} "
-                    f"with {what} ({', '.join(files[:5])}); commit or stash them first",
+                    f"with {what} ({name_files(files)}); commit or stash them first",
                     id=source.task.id,
                     path=str(checkout),
                     files=files,

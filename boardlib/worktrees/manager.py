@@ -53,6 +53,7 @@ from .results import (
     ProvisionResult,
     ResumeResult,
     WorktreeInfo,
+    name_files,
 )
 
 if TYPE_CHECKING:
@@ -204,8 +205,38 @@ class Worktrees:
         return path
 
     def _check_branch(self, path: Path, ws: Workspace, verb: str) -> None:
-        """Commits go to the task's branch only: refuse when someone switched the checkout."""
+        """Commits go to the task's branch only: refuse when someone switched the checkout, or
+        while a conflict in it is unresolved."""
+        self._check_resolved(path, ws, verb)
         self._check_branch_name(ws, verb, _git().current_branch(path))
+
+    @staticmethod
+    def _check_resolved(path: Path, ws: Workspace, verb: str) -> None:
+        """A stopped rebase, or a merge whose conflicted files still hold git's markers, is
+        work the agent has not finished: `git add --all` would commit (and land) the markers.
+        A merge whose files were edited clean goes on: completing commits the resolution."""
+        gitrepo = _git()
+        pending = gitrepo.operation_in_progress(path)
+        if pending == "rebase":
+            raise BoardError(
+                Reason.INVALID_STATE,
+                f"cannot {verb}: a rebase is under way in the worktree of {ws.task_id}; finish "
+                "it (`git rebase --continue`) or abort it (`git rebase --abort`) first",
+                id=ws.task_id,
+                files=gitrepo.unmerged_files(path),
+                path=str(path),
+            )
+        files = gitrepo.still_conflicted(path) if pending == "merge" else []
+        if files:
+            raise BoardError(
+                Reason.MERGE_CONFLICT,
+                f"cannot {verb}: the worktree of {ws.task_id} has unresolved conflicts in "
+                f"{name_files(files)} (git's conflict markers are still there); resolve them first",
+                id=ws.task_id,
+                files=files,
+                path=str(path),
+                why="unresolved",
+            )
 
     @staticmethod
     def _check_branch_name(ws: Workspace, verb: str, current: str | None) -> None:

@@ -177,6 +177,12 @@ class GcReport(Record):
     errors: list[dict[str, str]] = field(default_factory=list)
 
 
+def name_files(files: list[str], most: int = 5) -> str:
+    """`a.py, b.py and 3 more`: the files a refusal names, kept to a line."""
+    more = len(files) - most
+    return ", ".join(files[:most]) + (f" and {more} more" if more > 0 else "")
+
+
 class GitFailure(Exception):
     """A git command the board relied on failed (not a rule refusal: an environment problem, e.g.
     a corrupt repository or a full disk). Whatever the operation created was rolled back."""

@@ -22,7 +22,7 @@ from ..errors import BoardError, Reason, invalid_input
 from ..records import Record
 from . import gitrepo, landgit
 from .landing import Lander
-from .results import GitFailure
+from .results import GitFailure, name_files
 
 if TYPE_CHECKING:
     from .manager import Worktrees
@@ -47,25 +47,6 @@ class SyncResult(Record):
     conflicts: list[str] = field(default_factory=list)
     path: str | None = None
     action: str = "sync"
-
-
-def _git_dir(path: Path) -> Path:
-    return Path(gitrepo.output(path, "rev-parse", "--absolute-git-dir"))
-
-
-def unmerged_files(path: Path) -> list[str]:
-    raw = gitrepo.run(path, "diff", "--name-only", "--diff-filter=U", "-z")[1]
-    return [gitrepo._name(part) for part in raw.split(b"\0") if part]
-
-
-def operation_in_progress(path: Path) -> str | None:
-    """`merge` or `rebase` when one is under way in the checkout, else None."""
-    folder = _git_dir(path)
-    if (folder / "MERGE_HEAD").exists():
-        return "merge"
-    if (folder / "rebase-merge").exists() or (folder / "rebase-apply").exists():
-        return "rebase"
-    return None
 
 
 def sync_with_base(
@@ -100,14 +81,14 @@ def sync_with_base(
         task, ws = trees._workspace(task_id)
         path = trees._live_checkout(ws, "sync")
         trees._check_branch(path, ws, "sync")
-        pending = operation_in_progress(path)
+        pending = gitrepo.operation_in_progress(path)
         if pending is not None:
             raise BoardError(
                 Reason.INVALID_STATE,
                 f"cannot sync: a {pending} is under way in the worktree of {task_id}; resolve "
                 "its conflicts and complete (or finish the rebase) first",
                 id=task_id,
-                files=unmerged_files(path),
+                files=gitrepo.unmerged_files(path),
                 path=str(path),
             )
         lander = Lander(trees)
@@ -147,7 +128,7 @@ def sync_with_base(
             path=str(path),
         )  # fmt: skip
     if conflicts:
-        shown = ", ".join(conflicts[:10])
+        shown = name_files(conflicts, 10)
         raise BoardError(
             Reason.MERGE_CONFLICT,
             f"syncing {task_id} with {into_name} conflicts in {shown}: the conflicts are left in "
@@ -174,8 +155,8 @@ def _bring_in(path: Path, tip: str, into: str, task_id: str, strategy: str) -> l
     status, _, stderr = gitrepo.run(path, *options, *args, check=False)
     if status == 0:
         return []
-    conflicts = unmerged_files(path)
-    if not conflicts and operation_in_progress(path) is None:
+    conflicts = gitrepo.unmerged_files(path)
+    if not conflicts and gitrepo.operation_in_progress(path) is None:
         raise GitFailure(args, status, stderr)
     return conflicts
 

@@ -267,6 +267,64 @@ def test_a_conflicting_pair_lands_one_then_the_other_after_a_sync(land: LandEnv)
     assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
 
 
+def conflicted_after_sync(land: LandEnv, strategy: str = "merge") -> tuple[str, Path, str]:
+    """A task whose sync stopped on a conflict in app.py, left in its worktree; main's tip."""
+    first, _ = land.task_with({"app.py": ANSWER})
+    second, path = land.task_with({"app.py": "def answer():\n    return 44\n"}, finish="none")
+    land.trees.land(first, actor="bob")
+    with pytest.raises(BoardError) as caught:
+        land.trees.sync(second, actor="alice", strategy=strategy)
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    assert "<<<<<<<" in (path / "app.py").read_text()
+    return second, path, land.main()
+
+
+def test_a_conflict_left_unresolved_is_never_completed_paused_or_landed(land: LandEnv) -> None:
+    """Found by hand: `git add --all` took the file with git's markers in it, so completing,
+    pausing or landing a worktree mid-merge committed them, and landed them on main."""
+    task_id, path, tip = conflicted_after_sync(land)
+    before = checkout_state(path), checkout_state(land.repo)
+    for verb, attempt in (
+        ("complete", lambda: land.trees.complete(task_id, "alice")),
+        ("pause", lambda: land.trees.pause(task_id, actor="alice")),
+    ):
+        with pytest.raises(BoardError) as caught:
+            attempt()
+        assert caught.value.reason == Reason.MERGE_CONFLICT, verb
+        assert caught.value.details["files"] == ["app.py"]
+        assert caught.value.details["why"] == "unresolved"
+        assert (checkout_state(path), checkout_state(land.repo)) == before, verb
+    land.board.complete(task_id, "alice")  # in review on the board alone: the merge is open
+    preview = land.trees.landing_preview(task_id)
+    assert (preview.state, preview.why) == ("unavailable", "unresolved")
+    assert "unresolved conflicts in app.py" in preview.summary
+    refused(land, task_id, Reason.MERGE_CONFLICT)
+    assert checkout_state(path) == before[0] and land.main() == tip
+    # Edited clean (not even `git add`ed): resolved, and it lands without a marker.
+    (path / "app.py").write_text("def answer():\n    return 44  # after 43\n")
+    assert land.trees.landing_preview(task_id).state == "clean"
+    result = land.trees.land(task_id, actor="bob")
+    assert parents(land.repo, result.commit) == [tip]
+    assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
+
+
+def test_a_rebase_stopped_on_a_conflict_is_named_not_taken_for_a_detached_head(
+    land: LandEnv,
+) -> None:
+    task_id, path, tip = conflicted_after_sync(land, strategy="rebase")
+    before = checkout_state(path), checkout_state(land.repo)
+    with pytest.raises(BoardError) as caught:
+        land.trees.complete(task_id, "alice")
+    assert caught.value.reason == Reason.INVALID_STATE
+    assert "a rebase is under way" in caught.value.message
+    assert caught.value.details["files"] == ["app.py"]
+    land.board.complete(task_id, "alice")
+    assert "a rebase is under way" in land.trees.landing_preview(task_id).summary
+    error = refused(land, task_id, Reason.INVALID_STATE)
+    assert "git rebase --continue" in error.message
+    assert (checkout_state(path), checkout_state(land.repo)) == before and land.main() == tip
+
+
 @pytest.mark.parametrize("actor", ["", "ev\x1b[2Jil", 0])
 def test_a_sync_by_a_bad_actor_is_refused_before_anything_is_merged(
     land: LandEnv, actor: object
