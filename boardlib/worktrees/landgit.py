@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -537,9 +538,11 @@ def checkouts_of(repo: Path, branch: str) -> list[Path]:
         return [
             Path(entry.path)
             for entry in gitrepo.worktrees(repo)
-            if entry.branch == branch and not entry.prunable and Path(entry.path).is_dir()
+            if entry.branch == branch
+            and not entry.prunable
+            and (Path(entry.path) / ".git").exists()
         ]
-    return [path for path, name in found if name == branch and path.is_dir()]
+    return [path for path, name in found if name == branch and (path / ".git").exists()]
 
 
 _UNUSUAL_CONFIG = re.compile(r"^\s*(worktree|refstorage|bare\s*=\s*true)\b", re.I | re.M)
@@ -655,9 +658,38 @@ def unstaged_changes(checkout: Path) -> list[str]:
     return [gitrepo._name(part) for part in raw[1].split(b"\0") if part]
 
 
-def obstructions(checkout: Path, added: Iterable[str]) -> list[str]:
-    """Paths a fast-forward would create that something untracked (or ignored) already holds."""
-    return [path for path in added if os.path.lexists(checkout / path)]
+# how `read-tree` names the files it will not overwrite: quoted on one line, or tab-indented
+_REFUSED_ONE = re.compile(r"^error: (?:Entry|Untracked working tree file) '(.+?)' ", re.M)
+_REFUSED_LISTED = re.compile(r"^\t(.+)$", re.M)
+
+
+def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str], str] | None:
+    """Why `fast_forward_checkout(checkout, old, new)` would refuse right now (the files git
+    names, and its words), or None when it would go through: the same `read-tree -m -u`, as a
+    dry run on a copy of the checkout's index, so nothing there is written or locked. It sees
+    what `git status` does not: an untracked file where a new folder goes, a skip-worktree or
+    assume-unchanged edit, an index another git command holds (`index.lock`)."""
+    index = gitrepo._index_file(checkout)
+    if index.with_name(index.name + ".lock").exists():
+        return [".git/index.lock"], "another git command holds its index (index.lock)"
+    with tempfile.TemporaryDirectory(prefix="kanban-ff-") as folder:
+        copy = Path(folder) / "index"
+        with contextlib.suppress(FileNotFoundError):  # none yet: git starts from an empty one
+            shutil.copy2(index, copy)  # the same mtime: git's racy-clean check stays honest
+        env = {"GIT_INDEX_FILE": str(copy)}
+        dry_run = ("read-tree", "-m", "-u", "-n", old, new)
+        status, _, stderr = gitrepo.run(checkout, *dry_run, env=env, check=False)
+        if status != 0:  # as the real one does: a file touched but unchanged looks changed
+            gitrepo.run(checkout, "update-index", "-q", "--refresh", env=env, check=False)
+            status, _, stderr = gitrepo.run(checkout, *dry_run, env=env, check=False)
+    if status == 0:
+        return None
+    files = _REFUSED_ONE.findall(stderr) + _REFUSED_LISTED.findall(stderr)
+    words = "; ".join(
+        line.removeprefix("error: ").strip().rstrip(".") for line in stderr.splitlines()
+        if line.startswith("error: ")
+    )  # fmt: skip
+    return list(dict.fromkeys(files)), words or stderr.strip()
 
 
 def fast_forward_checkout(checkout: Path, old: str, new: str) -> None:

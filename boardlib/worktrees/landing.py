@@ -605,26 +605,30 @@ class Lander:
 
     def _check_checkouts(self, source: _Source, built: _Built) -> list[Path]:
         """The checkouts of the base branch, refusing (`base_checked_out_dirty`, nothing touched)
-        when one has a local change, or an untracked file where the landing would put one."""
+        when one has a local change, or when bringing it along would fail for any other reason
+        (an untracked file in the way, an edit `git status` hides, a held index): the same
+        fast-forward, as a dry run."""
         checkouts = landgit.checkouts_of(source.repo, source.into)
-        if not checkouts:
-            return []
-        added = landgit.changed_paths(source.repo, built.base, built.commit, added_only=True)
         for checkout in checkouts:
             changed = landgit.local_changes(checkout)
-            in_the_way = landgit.obstructions(checkout, added)
-            if changed or in_the_way:
-                files = changed or in_the_way
-                what = "uncommitted changes" if changed else "untracked files in the way"
-                raise BoardError(
-                    Reason.BASE_CHECKED_OUT_DIRTY,
-                    f"cannot land {source.task.id}: {source.into} is checked out at {checkout} "
-                    f"with {what} ({name_files(files)}); commit or stash them first",
-                    id=source.task.id,
-                    path=str(checkout),
-                    files=files,
-                    into=source.into,
-                )
+            if changed:
+                what, files = f"uncommitted changes ({name_files(changed)})", changed
+            else:
+                refusal = landgit.fast_forward_refusal(checkout, built.base, built.commit)
+                if refusal is None:
+                    continue
+                files, words = refusal
+                shown = f" ({name_files(files)})" if files else ""
+                what = f"files git would not overwrite{shown}: {one_line(words, 300)}"
+            raise BoardError(
+                Reason.BASE_CHECKED_OUT_DIRTY,
+                f"cannot land {source.task.id}: {source.into} is checked out at {checkout} "
+                f"with {what}; commit, stash or move them first",
+                id=source.task.id,
+                path=str(checkout),
+                files=files,
+                into=source.into,
+            )
         return checkouts
 
     def _check_checkouts_early(self, source: _Source, built: _Built) -> None:
@@ -1026,8 +1030,10 @@ class Lander:
                 elif built is None:
                     built = early
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                # The checkouts of the base are checked while the verify command runs: both only
-                # read, and the branch moves only once both said yes.
+                # The checkouts of the base are checked while the verify command runs (both only
+                # read: a dirty one is refused without waiting for it), and again once it is done,
+                # right before the branch moves: a verify command can take minutes, and the user
+                # goes on working meanwhile.
                 checking = _InBackground(self._check_checkouts, source, built)
                 try:
                     if verification is None or verification.get("commit") != built.commit:
@@ -1035,7 +1041,8 @@ class Lander:
                 except BaseException:
                     checking.join()  # the verification's refusal is the answer
                     raise
-                checkouts = checking.result()
+                checking.result()
+                checkouts = self._check_checkouts(source, built)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -1162,8 +1169,8 @@ class Lander:
         self, source: _Source, built: _Built, checkouts: list[Path], warnings: list[str]
     ) -> list[Path]:
         """Fast-forward every clean checkout of the base to the landed commit. One that changed
-        between the check and the move is left as it is, with a warning (git refused to
-        overwrite anything)."""
+        in the moment between its last check and the move is left as it is, with a warning (git
+        refused to overwrite anything)."""
         brought = []
         for checkout in checkouts:
             try:
@@ -1171,7 +1178,7 @@ class Lander:
                 brought.append(checkout)
             except GitFailure as error:
                 warnings.append(
-                    f"{checkout} has {source.into} checked out but changed while the landing ran; "
+                    f"{checkout} has {source.into} checked out and changed just as it landed; "
                     f"it was not brought along ({error.stderr[-200:]}); run `git status` there"
                 )
         return brought

@@ -98,6 +98,10 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert "<<<<<<<" in (path / "app.py").read_text()
     assert git(land.repo, "rev-parse", "main") == land.main()  # the base itself untouched
     refused = kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
+                             reason="merge_conflict")  # fmt: skip
+    assert refused["files"] == ["app.py"] and refused["why"] == "unresolved"  # still unresolved
+    (path / "app.py").write_text(ANSWER)  # resolved, not yet completed: that comes first
+    refused = kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
                              reason="invalid_state")  # fmt: skip
     assert refused["files"] == ["app.py"]
     synced = kanban.ok("task", "workspace", "sync", other, "--agent", "alice", env=env)

@@ -2,6 +2,7 @@
 (only the task's own change), how (squash, rebase, merge), and every refusal changing nothing."""
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -380,6 +381,63 @@ def test_a_dirty_checkout_of_main_is_refused_touching_nothing(land: LandEnv) -> 
     (land.repo / "new.txt").unlink()
     assert land.trees.land(other, actor="bob").landed
     assert (land.repo / "scratch.txt").read_text() == "an untracked note\n"  # left alone
+
+
+@pytest.mark.parametrize("case", ["file_where_a_folder_goes", "skip_worktree", "assume_unchanged",
+                                  "index_lock"])  # fmt: skip
+def test_what_would_stop_main_coming_along_is_refused_before_main_moves(
+    land: LandEnv, case: str
+) -> None:
+    """Found by hand: `git status` and a test of each added path saw none of these, so main moved
+    and its checkout could not follow: HEAD on the landed commit over the old index, the user's
+    next commit undoing the landing. A dry run of the same fast-forward sees them all."""
+    task_id, _ = land.task_with({"build/x.txt": "x\n", "README.md": "# landed\n"})
+    if case == "file_where_a_folder_goes":
+        (land.repo / "build").write_text("an untracked file of mine\n")
+        files = ["build"]
+    elif case == "index_lock":
+        (land.repo / ".git" / "index.lock").write_text("")  # another git command, or its crash
+        files = [".git/index.lock"]
+    else:
+        (land.repo / "README.md").write_text("# my edit, hidden from git status\n")
+        git(land.repo, "update-index", f"--{case.replace('_', '-')}", "README.md")
+        assert git(land.repo, "status", "--porcelain") == ""
+        files = ["README.md"]
+    error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
+    assert error.details["files"] == files and error.details["path"] == str(land.repo)
+
+
+def test_an_edit_while_the_verify_command_runs_is_refused_before_main_moves(
+    land: LandEnv,
+) -> None:
+    """The checkouts are checked again once verification is done, right before the branch
+    moves: found by hand with a user editing during a long verify command."""
+    edit = f'if [ -n "$KANBAN_LANDING" ]; then echo mine >> {land.repo}/README.md; fi; true'
+    task_id, _ = land.task_with({"README.md": "# landed\n"}, verify=edit, finish="review")
+    tip = land.main()
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, actor="bob")
+    assert caught.value.reason == Reason.BASE_CHECKED_OUT_DIRTY
+    assert caught.value.details["files"] == ["README.md"]
+    assert land.main() == tip and land.board.get_task(task_id).status == "in_review"
+    assert (land.repo / "README.md").read_text() == "# project\nmine\n"  # the edit is kept
+    assert git(land.repo, "diff", "--cached", "--name-only") == ""  # no landing half done
+
+
+def test_a_stale_registration_of_a_checkout_of_main_is_passed_over(
+    land: LandEnv, tmp_path: Path
+) -> None:
+    """A registered worktree of main whose folder is now a plain folder (not a checkout): git
+    calls it prunable, and landing passes it over (it ran `git status` there and failed)."""
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    git(land.repo, "checkout", "-q", "-b", "side")
+    other = tmp_path / "theirs"
+    git(land.repo, "worktree", "add", "-q", str(other), "main")
+    shutil.rmtree(other)
+    other.mkdir()
+    result = land.trees.land(task_id, actor="bob")
+    assert result.landed and result.checkouts == [] and not result.warnings
+    assert git(land.repo, "show", "main:app.py") == ANSWER.strip()
 
 
 def test_a_human_commit_during_verification_is_built_on_and_verified_again(
