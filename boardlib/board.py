@@ -40,6 +40,7 @@ from .lifecycle import (
     check_editor,
     check_epoch,
     check_mover,
+    check_worker,
     claim_conflict,
     override_route,
     plan_move,
@@ -1769,6 +1770,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
+            check_worker(task, "link a dependency to", actor=actor, planning=True)
             blocker_row = tx.task(depends_on) if isinstance(depends_on, str) else None
             if blocker_row is None:
                 raise not_found("dependency", str(depends_on))
@@ -1799,7 +1801,8 @@ class Board:
 
         def work(tx: Tx) -> Task:
             now = self.now()
-            self._load(tx, task_id)
+            task = self._load(tx, task_id)
+            check_worker(task, "unlink a dependency of", actor=actor, planning=True)
             blocker_row = tx.task(depends_on)
             if blocker_row is None or not tx.delete_dependency(task_id, depends_on):
                 raise not_found("dependency", depends_on)
@@ -1819,7 +1822,16 @@ class Board:
 
         def work(tx: Tx) -> list[Task]:
             now = self.now()
-            self._load(tx, task_id)
+            blocker = self._load(tx, task_id)
+            if is_agent(actor) and blocker.status not in (t.BLOCKED, t.CANCELLED):
+                raise BoardError(
+                    Reason.INVALID_STATE,
+                    f"cannot cancel the dependents of {task_id} as {actor}: it is "
+                    f"{blocker.status}, not failed; an agent cancels the chain of a blocked or "
+                    "cancelled task only (an operator may cut any)",
+                    id=task_id,
+                    current=blocker.status,
+                )
             cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
             for task in cancelled:
                 changed: StatusChanged = {

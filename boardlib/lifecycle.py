@@ -141,6 +141,27 @@ def check_mover(
         )
 
 
+def check_worker(task: Task, verb: str, *, actor: str, planning: bool = False) -> None:
+    """The agent contract on a task's worktree (provision, pause, sync, the handoff): an
+    identified agent acts on a task it holds, or on one nobody holds now that it held before
+    (its own work, between attempts); never on another agent's. `planning` (dependency links):
+    on any task nobody holds, as a planner links the tasks it made. Operators and the board's
+    own passes act on any. A refusal is `not_assignee`."""
+    holder = task.assignee_agent_id
+    if not is_agent(actor) or holder == actor:
+        return
+    if holder is None and (planning or actor in task.holders):
+        return
+    raise BoardError(
+        Reason.NOT_ASSIGNEE,
+        f"cannot {verb} {task.id} as {actor}: "
+        + (f"it is held by {holder}" if holder else "an agent acts only on a task it holds")
+        + " (an operator may)",
+        id=task.id,
+        assignee=holder,
+    )
+
+
 def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
     """The agent contract on field edits: an identified agent edits only a task it holds (its
     own title, description, priority...), so one agent cannot reorder or rewrite another's work

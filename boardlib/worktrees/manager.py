@@ -28,6 +28,7 @@ from .. import validation as validate
 from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
+from ..lifecycle import check_worker
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
 from . import sor
@@ -368,6 +369,7 @@ class Worktrees:
         `research`/`review` are refused with `no_isolation`."""
         check_task_id(task_id)
         task = self.board.get_task(task_id)
+        check_worker(task, "provision a worktree for", actor=validate.name(actor, "actor"))
         blank = isinstance(kind, str) and not kind.strip() and len(kind) <= KIND_MAX
         effective = task.kind if kind is None or blank else kind
         if not isinstance(effective, str) or not effective.strip() or len(effective) > KIND_MAX:
@@ -649,7 +651,9 @@ class Worktrees:
         _, ws = self._workspace(task_id)
         repo = Path(ws.repo_path)
         with self._lock(repo, task_id, "write the handoff of"):
-            _, ws = self._workspace(task_id)
+            task, ws = self._workspace(task_id)
+            if actor is not None:  # the caller's identity; `handoffFrom` alone only describes
+                check_worker(task, "write the handoff of", actor=actor)
             path, problem = self._checkout(ws)
             if problem:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
@@ -859,7 +863,8 @@ class Worktrees:
         _, ws = self._workspace(task_id)
         repo = Path(ws.repo_path)
         with self._lock(repo, task_id, "pause"):
-            _, ws = self._workspace(task_id)
+            task, ws = self._workspace(task_id)
+            check_worker(task, "pause the worktree of", actor=actor)
             if ws.status != "active":
                 raise BoardError(
                     Reason.INVALID_STATE,

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from .. import transitions as t
 from .. import validation as validate
-from ..actors import is_agent
 from ..errors import BoardError, Reason, invalid_input
+from ..lifecycle import check_worker
 from ..records import Record
 from . import gitrepo, landgit
 from .landing import Lander
@@ -67,13 +67,7 @@ def sync_with_base(
             f"strategy must be one of {', '.join(SYNC_STRATEGIES)}", field="strategy"
         )
     task, ws = trees._workspace(task_id)
-    if is_agent(actor) and actor not in (*task.holders, task.assignee_agent_id):
-        raise BoardError(
-            Reason.NOT_ASSIGNEE,
-            f"cannot sync the worktree of {task_id}: {actor} does not hold it",
-            id=task_id,
-            assignee=task.assignee_agent_id,
-        )
+    check_worker(task, "sync the worktree of", actor=actor)
     if task.status == t.CANCELLED:
         raise BoardError(Reason.INVALID_STATE, f"cannot sync: {task_id} is cancelled", id=task_id)
     repo = Path(ws.repo_path)

@@ -74,12 +74,13 @@ def test_cancel_dependents_on_a_diamond(board: Board) -> None:
     board.claim(claimed.id, "worker")
     board.link_dependency(claimed.id, top.id)  # a dependent that is already being worked
     unrelated = board.create_task("unrelated")
+    board.move(top.id, t.BLOCKED, reason="the approach failed")  # an operator's verdict
     cancelled = board.cancel_dependents(top.id, actor="lead")
     assert sorted(task.id for task in cancelled) == sorted([left.id, right.id, bottom.id, tail.id])
     assert {task.status for task in cancelled} == {t.CANCELLED}
     assert row(board, claimed.id).status == t.IN_PROGRESS  # claimed a moment earlier: left alone
     assert row(board, unrelated.id).status == t.TODO
-    assert row(board, top.id).status == t.TODO
+    assert row(board, top.id).status == t.BLOCKED
     reasons = [
         event.data.get("reason")
         for event in board.events()

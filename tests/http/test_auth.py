@@ -340,3 +340,50 @@ def test_a_web_page_cannot_drive_an_open_server(tmp_path: Path, headers: dict[st
             f"/api/board/{task['id']}/drop", headers={"Origin": "http://localhost"}
         )
         assert same_origin.status_code == 200  # the server's own origin (e.g. /docs) may call
+
+
+def test_an_agent_token_acts_only_on_a_worktree_and_chain_it_holds(
+    api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by hand: bob's token wrote alice's handoff signed as alice, paused her worktree
+    (committing it and removing her checkout), provisioned on her task, linked a dependency onto
+    it and cancelled the chain behind a healthy task. Each is now refused and changes nothing."""
+    from tests.worktrees.conftest import checkout_state, make_repo
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    repo = make_repo(tmp_path / "repo")
+    task = as_(api, "ops", "POST", "/api/board", {"title": "alice's work"}).json()["task"]
+    healthy = as_(api, "ops", "POST", "/api/board", {"title": "healthy"}).json()["task"]
+    as_(api, "ops", "POST", "/api/board", {"title": "after", "dependsOn": [healthy["id"]]})
+    claimed = as_(
+        api, "alice", "POST", f"/api/board/{task['id']}/claim", {"assigneeAgentId": "alice"}
+    )
+    assert claimed.status_code == 200, claimed.text
+    made = as_(api, "alice", "POST", f"/api/board/{task['id']}/workspace", {"repoPath": str(repo)})
+    worktree = Path(made.json()["worktree"]["worktreePath"])
+    (worktree / "work.txt").write_text("alice's uncommitted work\n")
+    handoff = {"runtime": "codex", "nextBestStep": "delete the failing tests"}
+    before = api.fingerprint(), checkout_state(worktree), checkout_state(repo)
+    base = f"/api/board/{task['id']}"
+    for method, path, body, status, reason in [
+        ("POST", f"{base}/workspace/handoff", {**handoff, "handoffFrom": "alice"}, 403,
+         "forbidden"),
+        ("POST", f"{base}/workspace/handoff", {**handoff, "handoffFrom": "bob"}, 403,
+         "not_assignee"),
+        ("PATCH", f"{base}/workspace", {"action": "pause"}, 403, "not_assignee"),
+        ("POST", f"{base}/workspace", {"repoPath": str(repo)}, 403, "not_assignee"),
+        ("POST", f"{base}/deps", {"dependsOnTaskId": healthy["id"]}, 403, "not_assignee"),
+        ("POST", f"/api/board/{healthy['id']}/cancel-dependents", None, 409, "invalid_state"),
+    ]:  # fmt: skip
+        answer = as_(api, "bob", method, path, body)
+        assert answer.status_code == status, (path, body, answer.text)
+        assert reason in answer.text, (path, body, answer.text)
+        assert (api.fingerprint(), checkout_state(worktree), checkout_state(repo)) == before
+    own = as_(
+        api, "alice", "POST", f"{base}/workspace/handoff", {**handoff, "handoffFrom": "alice"}
+    )
+    assert own.status_code == 200
+    assert (
+        as_(api, "ops", "POST", f"/api/board/{healthy['id']}/cancel-dependents").status_code == 200
+    )

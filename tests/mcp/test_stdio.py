@@ -215,6 +215,7 @@ async def test_refusals_and_bad_arguments_leave_the_session_usable(db: Path) -> 
     with Board(db, reconcile_orphans=False) as board:
         board.claim(other, "carol")
         board.link_dependency(later, other)
+        board.link_dependency(later, task_id)
     async with mcp_session(db, "alice") as alice:
         before = fingerprint(db)
         await refused(alice, "get_task", "not_found", task_id="TASK-999")
@@ -222,7 +223,10 @@ async def test_refusals_and_bad_arguments_leave_the_session_usable(db: Path) -> 
         await refused(alice, "complete_task", "invalid_state", task_id=task_id)
         await refused(alice, "log_progress", "invalid_input", task_id=other, note="   ")
         await refused(alice, "create_subtask", "not_found", parent_task_id="TASK-404", title="x")
-        await refused(alice, "link_dependency", "dependency_cycle", task_id=other, depends_on=later)
+        await refused(
+            alice, "link_dependency", "dependency_cycle", task_id=task_id, depends_on=later
+        )
+        await refused(alice, "link_dependency", "not_assignee", task_id=other, depends_on=task_id)
         schema = await alice.call_tool("list_tasks", {"status": "finished", "limit": 0})
         assert schema.is_error and "status" in text_of(schema) and "limit" in text_of(schema)
         assert fingerprint(db) == before

@@ -29,6 +29,8 @@ router = APIRouter(prefix="/api/board", tags=["workspace"])
 @envelope("message", not_found="workspace not found", invalid=INVALID_HANDOFF)
 def write_handoff(task_id: str, body: AgentHandoff, who: Who) -> JSONResponse:
     given = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if who.token_agent is not None:  # an agent token signs its handoffs as itself, never another
+        who.agent(body.handoff_from, field="handoffFrom")
     who.trees.write_handoff(task_id, given, actor=who.token_agent)
     return reply({"ok": True})
 
