@@ -21,6 +21,8 @@ from boardlib.records import Task
 from boardlib.store.base import StoreError
 from boardlib.store.board_file import may_write
 
+from .prefetch import FileIdentity, board_identity
+
 if TYPE_CHECKING:
     from boardlib.worktrees import WorktreeJanitor
 
@@ -86,7 +88,9 @@ class BoardGateway:
         self._write_lock = threading.Lock()
         self._writer: Board | None = None
         self._reader: Board | None = None
+        self._opened_on: dict[str, FileIdentity] = {}  # "writer"/"reader": the file it opened
         self._janitor: WorktreeJanitor | None = None
+        self._keeps_recovery = False  # open() started the reconciler and the worktree gc
         self.read_only_because = "the board is open read-only (--read-only)"
 
     def open(self) -> None:
@@ -111,11 +115,15 @@ class BoardGateway:
                 return
         board = self._writable()
         with self._open_lock:
-            if self._janitor is None:
-                from boardlib.worktrees import start_worktree_gc
+            self._keeps_recovery = True
+            self._start_recovery(board)
 
-                board.start_stale_task_reconciler()
-                self._janitor = start_worktree_gc(board)
+    def _start_recovery(self, board: Board) -> None:
+        if self._janitor is None:
+            from boardlib.worktrees import start_worktree_gc
+
+            board.start_stale_task_reconciler()
+            self._janitor = start_worktree_gc(board)
 
     def refuse_writes(self, because: str) -> None:
         """From now on every write is a `read_only` refusal that says `because`."""
@@ -129,15 +137,39 @@ class BoardGateway:
                 self._writer.close()
                 self._writer = None
 
+    def _file_now(self) -> FileIdentity:
+        """Which file the board's path names now. A connection keeps the file it opened, so a
+        board deleted or replaced under the app would take its writes into a file nobody reads
+        any more: a gone board is refused (`no_board`, nothing written), a replaced one is
+        opened afresh, as the live view has already done."""
+        try:
+            return board_identity(self.path)
+        except FileNotFoundError:
+            raise BoardError(
+                Reason.NO_BOARD,
+                f"the board file {self.path} is gone (deleted or moved away): nothing was "
+                "written; put it back, or open another board",
+            ) from None
+
     def _writable(self) -> Board:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, self.read_only_because)
         with self._open_lock:
+            file = self._file_now() if self._writer is not None else None
+            if self._writer is not None and file != self._opened_on.get("writer"):
+                if self._janitor is not None:
+                    self._janitor.stop()
+                    self._janitor = None
+                self._writer.close()  # and its reconciler: they worked on the file that went
+                self._writer = None
             if self._writer is None:
                 # writes come from worker threads and the reconciler: a Postgres board pools
                 self._writer = Board(
                     self.path, clock=self.clock, config=BoardConfig.from_env(), pool_size=4
                 )
+                self._opened_on["writer"] = self._file_now()
+                if self._keeps_recovery:
+                    self._start_recovery(self._writer)
             return self._writer
 
     def read(self, work: Callable[[Board], T]) -> T:
@@ -145,8 +177,13 @@ class BoardGateway:
         if not self.read_only:
             return work(self._writable())
         with self._open_lock:
+            file = self._file_now()
+            if self._reader is not None and file != self._opened_on.get("reader"):
+                self._reader.close()
+                self._reader = None
             if self._reader is None:
                 self._reader = Board(self.path, read_only=True, clock=self.clock)
+                self._opened_on["reader"] = file
             board = self._reader
         return work(board)
 

@@ -25,7 +25,10 @@ RECENT_EVENTS = 200  # what a full read hands the activity pane
 GC_PAUSE_MAX_S = 5.0
 
 
-def board_identity(path: BoardLocation) -> tuple[int, int] | None:
+FileIdentity = tuple[int, int] | None  # (device, inode) of a board file; None for a database
+
+
+def board_identity(path: BoardLocation) -> FileIdentity:
     """Which file the path names right now: a deleted or replaced board is not the one we read.
     A database board has no file to replace (None): its store reports a lost server itself."""
     if isinstance(path, DatabaseUrl):

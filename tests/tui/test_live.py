@@ -97,6 +97,64 @@ async def test_vanished_board_goes_unreadable_and_recovers(demo) -> None:  # typ
         await until(pilot, lambda: app.state.tasks[ids["flaky"]].status == t.IN_PROGRESS)
 
 
+def move_board(source: Path, target: Path) -> None:
+    """Move a board file and its -wal/-shm over `target` (what `mv` of a board does)."""
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{source}{suffix}").exists():
+            os.replace(f"{source}{suffix}", f"{target}{suffix}")
+        else:
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+
+
+async def test_a_write_follows_a_replaced_board_and_a_gone_one_is_refused(demo) -> None:  # type: ignore[no-untyped-def]
+    """Found in tmux: the writer's connection kept the file it had opened, so after the board was
+    replaced the screen showed the new file (the live reader follows) while `+` wrote into the
+    deleted one, and with the file gone a write made a new empty board. Now a write goes to the
+    file the path names, and a gone board is `no_board` with nothing created."""
+    import shutil
+
+    from boardlib.actors import OPERATOR
+    from tests.tui.conftest import Notes
+
+    path, clock, ids = demo
+    target = ids["flaky"]
+    copy = path.with_name("replacement.db")
+    with Board(path, clock=clock) as board:
+        board.checkpoint()
+    shutil.copy(path, copy)
+    with Board(copy, clock=clock) as other:
+        other.update_task(target, title="the replacement's own title")
+    notes = Notes()
+    app = make_app(path, clock, poll_ms=POLL_MS)
+
+    def bump(priority: int) -> None:
+        app.write("bump", lambda b: b.update_task(target, priority=priority, actor=OPERATOR))
+
+    def stored() -> tuple[str, int]:
+        with Board(path, read_only=True, reconcile_orphans=False) as reader:
+            task = reader.get_task(target)
+        return task.title, task.priority
+
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        bump(7)  # the writer is open on the first file
+        await until(pilot, lambda: stored()[1] == 7, timeout=5)
+        move_board(copy, path)
+        await until(pilot, lambda: app.state.tasks[target].title.startswith("the replacement"))
+        bump(8)
+        await until(pilot, lambda: stored() == ("the replacement's own title", 8), timeout=5)
+        move_board(path, copy)  # gone: refused, and no board is made in its place
+        bump(9)
+        await until(pilot, lambda: notes.errors(), timeout=5)
+        [refusal] = notes.errors()
+        assert "refused (no_board)" in refusal and "is gone" in refusal
+        assert not path.exists()
+        move_board(copy, path)
+        bump(10)
+        await until(pilot, lambda: stored()[1] == 10, timeout=5)
+        assert len(notes.errors()) == 1
+
+
 async def test_locked_board_goes_unreadable_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
     import sqlite3
 
