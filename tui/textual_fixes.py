@@ -7,9 +7,19 @@ time, and Textual's timer with a negative interval never yields (its catch-up st
 pushed rebuilds the toasts of the live notifications, so opening a screen the moment a toast
 ends was enough (a CI run of the message-log snapshot hung so for six minutes). The toast's
 timer is clamped to run out at once instead.
+
+A bracketed paste ends, for Textual's input parser, at the first ESC inside it: the rest of the
+pasted text is parsed as keys (a paste of `see log \x1b]a` pressed `a`, approving the card under
+the cursor), and only what came before the ESC is pasted. Pasted text is data, so every ESC
+between the paste's start and end markers is handed to the parser as `␛` (U+241B, the symbol
+for escape): the whole paste arrives as one paste, inert, and no key is pressed.
 """
 
+from collections.abc import Iterable
+
 from textual import events
+from textual._xterm_parser import XTermParser
+from textual.message import Message
 from textual.widgets._toast import Toast
 
 SOONEST_S = 0.001  # a timer of 0 s divides by zero in the same catch-up step
@@ -19,5 +29,55 @@ def _start_the_toasts_time(self: Toast, _event: events.Mount) -> None:
     self.set_timer(max(self._timeout, SOONEST_S), self._expire)
 
 
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+ESCAPE_SHOWN = "\u241b"  # ␛: an ESC that was pasted, as text
+_parse_input = XTermParser.feed
+
+
+class _PasteGuard:
+    """Where a parser's input stands across reads (a marker may be split between two): how much
+    of the paste's start marker the last characters were, whether a paste is under way, and
+    inside one the characters that may be the start of its end marker (held until they are
+    known to be, or not)."""
+
+    def __init__(self) -> None:
+        self.matched = 0  # characters of PASTE_START just seen, outside a paste
+        self.in_paste = False
+        self.pending = ""  # inside a paste: a prefix of PASTE_END, not yet known to be it
+
+    def guard(self, data: str) -> str:
+        out: list[str] = []
+        for char in data:
+            if not self.in_paste:
+                out.append(char)
+                self.matched = self.matched + 1 if char == PASTE_START[self.matched] else 0
+                if self.matched == 0 and char == "\x1b":
+                    self.matched = 1
+                if self.matched == len(PASTE_START):
+                    self.in_paste, self.matched = True, 0
+                continue
+            if char == PASTE_END[len(self.pending)]:
+                self.pending += char
+                if self.pending == PASTE_END:
+                    out.append(PASTE_END)
+                    self.in_paste, self.pending = False, ""
+                continue
+            out.append(self.pending.replace("\x1b", ESCAPE_SHOWN))  # it was pasted text
+            self.pending = "\x1b" if char == "\x1b" else ""
+            if not self.pending:
+                out.append(char)
+        return "".join(out)
+
+
+def _parse_with_pastes_kept_whole(self: XTermParser, data: str) -> Iterable[Message]:
+    if not data:  # the end of input
+        return _parse_input(self, data)
+    guard = self.__dict__.setdefault("_kanban_paste_guard", _PasteGuard())
+    kept = guard.guard(data)
+    return _parse_input(self, kept) if kept else ()  # all held: "" would mean the end
+
+
 def apply() -> None:
     Toast._on_mount = _start_the_toasts_time  # type: ignore[method-assign,assignment]
+    XTermParser.feed = _parse_with_pastes_kept_whole  # type: ignore[method-assign]
