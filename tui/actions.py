@@ -439,6 +439,8 @@ class TaskActions:
                     f"edit {task.id}",
                     lambda b: b.update_task(task.id, actor=app.operator, **changes),
                     success=f"{task.id} saved",
+                    expect=task,  # never over an agent's edit made while the form was open
+                    fields=tuple(changes),
                 )
 
         app.push_screen(TaskForm(task), edited)

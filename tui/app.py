@@ -649,16 +649,17 @@ class KanbanApp(App[None]):
         then: Callable[[T], object] | None = None,
         success: str | Callable[[T], str] | None = None,
         expect: Task | None = None,
+        fields: tuple[str, ...] = (),
         explain: Callable[[BoardError], str] | None = None,
         serial: bool = True,
     ) -> None:
         """Run one board call off the event loop. A refusal becomes a notification (`explain`
-        words it); so does a task that changed under the operator's decision (`expect`: nothing
-        is written then). `serial=False` for a long call that queues on its own (a landing). The
-        screen is never changed here: the live feed (poked right away) shows what the database
-        says."""
+        words it); so does a task that changed under the operator's decision (`expect`, and an
+        edit's `fields`: nothing is written then). `serial=False` for a long call that queues on
+        its own (a landing). The screen is never changed here: the live feed (poked right away)
+        shows what the database says."""
         try:
-            result = self.gateway.write(work, expect=expect, serial=serial)
+            result = self.gateway.write(work, expect=expect, fields=fields, serial=serial)
         except BoardError as error:
             self.call_from_thread(self.refused, label, error, explain)
             return

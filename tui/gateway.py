@@ -48,10 +48,11 @@ class ChangedMeanwhile(Exception):
     or dropped it between the screen and the write. Nothing is written; the operator is told what
     it is now, so they can look again and choose."""
 
-    def __init__(self, seen: Task, now: Task) -> None:
+    def __init__(self, seen: Task, now: Task, fields: tuple[str, ...] = ()) -> None:
         super().__init__(seen.id)
         self.seen = seen
         self.now = now
+        self.fields = fields
 
     def describe(self) -> str:
         seen, now = self.seen, self.now
@@ -63,17 +64,22 @@ class ChangedMeanwhile(Exception):
             parts.append(f"held by {holder}" if holder else "no longer held by anyone")
         if now.dropped != seen.dropped:
             parts.append("dropped" if now.dropped else "restored")
+        edited = [name for name in self.fields if getattr(now, name) != getattr(seen, name)]
+        if edited:  # named, not quoted: the new value is agent text, and on the card already
+            parts.append(f"its {' and '.join(edited)} changed since you opened it")
         what = ", ".join(parts) or "it changed"
         return f"{seen.id} changed while you decided: {what}. Nothing was written."
 
 
-def changed_meanwhile(seen: Task, now: Task) -> bool:
-    """Whether a move decided on `seen` would act on something else in `now`."""
-    return (seen.status, seen.assignee_agent_id, seen.dropped) != (
+def changed_meanwhile(seen: Task, now: Task, fields: tuple[str, ...] = ()) -> bool:
+    """Whether a move decided on `seen` would act on something else in `now`; with `fields`
+    (an edit's), also whether any of them changed: saving would overwrite someone's change."""
+    moved = (seen.status, seen.assignee_agent_id, seen.dropped) != (
         now.status,
         now.assignee_agent_id,
         now.dropped,
     )
+    return moved or any(getattr(now, name) != getattr(seen, name) for name in fields)
 
 
 class BoardGateway:
@@ -188,10 +194,16 @@ class BoardGateway:
         return work(board)
 
     def write(
-        self, work: Callable[[Board], T], *, expect: Task | None = None, serial: bool = True
+        self,
+        work: Callable[[Board], T],
+        *,
+        expect: Task | None = None,
+        fields: tuple[str, ...] = (),
+        serial: bool = True,
     ) -> T:
         """Run one write. With `expect`, first check (under the write lock) that the task is
-        still what the operator saw; otherwise raise `ChangedMeanwhile` and write nothing.
+        still what the operator saw (and `fields`, an edit's, still as they were); otherwise
+        raise `ChangedMeanwhile` and write nothing.
         `serial=False` runs the work itself outside the lock: a landing takes minutes (its
         branch's queue, its verify command) and keeps its own order, and a priority bump must
         not wait behind it."""
@@ -199,8 +211,8 @@ class BoardGateway:
         with self._write_lock:
             if expect is not None:
                 now = board.get_task(expect.id)
-                if changed_meanwhile(expect, now):
-                    raise ChangedMeanwhile(expect, now)
+                if changed_meanwhile(expect, now, fields):
+                    raise ChangedMeanwhile(expect, now, fields)
             if serial:
                 return work(board)
         return work(board)

@@ -163,6 +163,39 @@ async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type:
 
 
 @pytest.mark.slow  # a long scripted session of the app
+async def test_an_edit_never_overwrites_a_change_made_while_the_form_was_open(demo) -> None:  # type: ignore[no-untyped-def]
+    """Found in tmux: `e`, an agent renames the task meanwhile, the operator saves: the agent's
+    title was lost without a word. A field someone else changed is refused (nothing written);
+    a field nobody else touched is still saved."""
+    path, clock, ids = demo
+    notes = Notes()
+    app = make_app(path, clock)
+    target = ids["bench"]
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(target)
+        await pilot.press("e")
+        with Board(path, clock=clock) as elsewhere:
+            elsewhere.update_task(target, title="renamed elsewhere")
+        title = app.screen.query_one("#title", Input)
+        title.value += " X2"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: notes.warnings(), timeout=5)
+        [warning] = notes.warnings()
+        assert (
+            "its title changed since you opened it" in warning and "Nothing was written" in warning
+        )
+        assert fresh(path, target).title == "renamed elsewhere"
+        # The description nobody else touched is saved over the rename, which stays.
+        await pilot.press("e")
+        with Board(path, clock=clock) as elsewhere:
+            elsewhere.update_task(target, title="renamed again")
+        app.screen.query_one("#description", TextArea).text = "measured on 2 cores"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: fresh(path, target).description == "measured on 2 cores")
+        assert fresh(path, target).title == "renamed again" and len(notes.warnings()) == 1
+
+
 async def test_edit_comment_link_and_create(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
     notes = Notes()
