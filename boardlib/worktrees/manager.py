@@ -1099,7 +1099,11 @@ class Worktrees:
                     "mark the workspace stale)",
                     branch=branch,
                 )
-            why = " (an empty diff: nothing to keep)" if ws.status == "archived" else ""
+            why = ""
+            if task.landed_commit is not None:
+                why = f" (landed as {task.landed_commit[:7]} on {task.landed_into})"
+            elif ws.status == "archived":
+                why = " (an empty diff: nothing to keep)"
             return CheckoutState(CLEANED, f"worktree and branch {branch} removed{why}")
         command = None if task.status in t.TERMINAL else provision_command(task.id, ws.repo_path)
         if ws.status == "active":

@@ -81,6 +81,9 @@ def test_a_done_task_lands_as_one_commit_with_only_its_own_change(land: LandEnv)
     assert [a.action for a in land.board.audit(task_id)][-1] == "land"
     # Archived: the checkout and the task branch are gone, the workspace says so.
     assert result.archived and not path.exists()
+    assert land.trees.detail(task_id).checkout.summary == (
+        f"worktree and branch kanban/task-{task_id} removed (landed as {head[:7]} on main)"
+    )  # not "an empty diff": found in the drawer
     assert git(land.repo, "branch", "--list", f"kanban/task-{task_id}") == ""
     assert land.board.workspaces(task_id)[-1].status == "archived"
     assert git(land.repo, "for-each-ref", "refs/kanban") == ""  # no fence left behind
