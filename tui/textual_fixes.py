@@ -1,19 +1,6 @@
-"""Fixes for Textual bugs the app would otherwise meet, applied once, on import of `tui.app`.
-
-A toast is built with its notification's time left, measured when the toast is made, and its
-timer starts when it is mounted. A toast made as its notification runs out gets a negative
-time, and Textual's timer with a negative interval never yields (its catch-up step in
-`Timer._run` skips "forward" forever): the app spins at 100% of a core, frozen. Every screen
-pushed rebuilds the toasts of the live notifications, so opening a screen the moment a toast
-ends was enough (a CI run of the message-log snapshot hung so for six minutes). The toast's
-timer is clamped to run out at once instead.
-
-A bracketed paste ends, for Textual's input parser, at the first ESC inside it: the rest of the
-pasted text is parsed as keys (a paste of `see log \x1b]a` pressed `a`, approving the card under
-the cursor), and only what came before the ESC is pasted. Pasted text is data, so every ESC
-between the paste's start and end markers is handed to the parser as `␛` (U+241B, the symbol
-for escape): the whole paste arrives as one paste, inert, and no key is pressed.
-"""
+"""Fixes for Textual bugs the app would otherwise meet, applied once, on import of `tui.app`:
+a toast made as its notification runs out froze the app, and a paste with an ESC in it was
+parsed as keys. Each fix's docstring says how."""
 
 from collections.abc import Iterable
 
@@ -26,6 +13,12 @@ SOONEST_S = 0.001  # a timer of 0 s divides by zero in the same catch-up step
 
 
 def _start_the_toasts_time(self: Toast, _event: events.Mount) -> None:
+    """A toast is built with its notification's time left, and its timer starts when it is
+    mounted: one made as its notification runs out gets a negative time, and Textual's timer
+    with a negative interval never yields (`Timer._run`'s catch-up skips "forward" forever), the
+    app frozen at 100% of a core. Every pushed screen rebuilds the live toasts, so opening one
+    the moment a toast ended was enough (a CI snapshot run hung so for six minutes). The timer
+    is clamped to run out at once instead."""
     self.set_timer(max(self._timeout, SOONEST_S), self._expire)
 
 
@@ -71,6 +64,10 @@ class _PasteGuard:
 
 
 def _parse_with_pastes_kept_whole(self: XTermParser, data: str) -> Iterable[Message]:
+    """Textual's parser ends a bracketed paste at the first ESC inside it and parses the rest as
+    keys (a paste of `see log \\x1b]a` pressed `a`, approving the card under the cursor).
+    Pasted text is data: every ESC between the paste's markers reaches the parser as `␛`
+    (U+241B), so the whole paste is one paste, inert, and no key is pressed."""
     if not data:  # the end of input
         return _parse_input(self, data)
     guard = self.__dict__.setdefault("_kanban_paste_guard", _PasteGuard())
