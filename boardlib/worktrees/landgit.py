@@ -362,6 +362,35 @@ def _changes(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
     ]
 
 
+GITLINK_MODE = b"160000"  # a tree entry that is a submodule's commit, not a file
+
+
+def undeclared_gitlinks(repo: Path, old: str, new: str) -> list[str]:
+    """Paths `new` makes a gitlink that its `.gitmodules` does not declare: a repository an
+    agent cloned or made inside its worktree, which `git add` records as a bare pointer to a
+    commit only that repository holds."""
+    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)[1]
+    parts = raw.split(b"\0")
+    linked = [
+        gitrepo._name(parts[index + 1])
+        for index in range(0, len(parts) - 1, 2)
+        if parts[index].startswith(b":") and parts[index].split()[1] == GITLINK_MODE
+    ]
+    if not linked:
+        return []
+    status, listed, _ = gitrepo.run(
+        repo, "config", "--blob", f"{new}:.gitmodules", "-z", "--get-regexp",
+        r"^submodule\..*\.path$", check=False,
+    )  # fmt: skip
+    declared = set()
+    if status == 0:
+        for record in listed.split(b"\0"):
+            _, _, path = record.partition(b"\n")
+            if path:
+                declared.add(gitrepo._name(path))
+    return [path for path in linked if path not in declared]
+
+
 # -- trees without the bookkeeping files ---------------------------------------------------------
 
 

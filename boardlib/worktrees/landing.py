@@ -376,6 +376,18 @@ class Lander:
                 "empty",
                 id=task_id,
             )
+        stray = landgit.undeclared_gitlinks(repo, landgit.tree_of(repo, provisioned), tree)
+        if stray:
+            raise not_landable(
+                f"cannot land {task_id}: {name_files(stray)} in its worktree "
+                f"{'is a git repository' if len(stray) == 1 else 'are git repositories'} of "
+                "its own, not a submodule: it would land as a pointer to a commit the base "
+                "does not have, and its files would be lost with the worktree; remove its "
+                "`.git` to land the files, or add it with `git submodule add`",
+                "embedded_repository",
+                id=task_id,
+                files=stray,
+            )
         return _Source(task, ws, repo, branch, live, head, snapshot, provisioned, tree, into_name,
                        verify)  # fmt: skip
 

@@ -427,6 +427,31 @@ def test_an_edit_while_the_verify_command_runs_is_refused_before_main_moves(
     assert git(land.repo, "diff", "--cached", "--name-only") == ""  # no landing half done
 
 
+def test_a_repository_made_inside_the_worktree_is_not_landed_as_a_bare_pointer(
+    land: LandEnv,
+) -> None:
+    """Found by hand: an agent cloned a dependency into vendor/; `git add` recorded it as a
+    gitlink no `.gitmodules` declares, so main got a pointer to a commit it does not have and
+    the files went with the archived worktree. Declared as a submodule, it lands."""
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="review")
+    vendor = path / "vendor"
+    vendor.mkdir()
+    (vendor / "lib.txt").write_text("a library\n")
+    git(vendor, "init", "-q")
+    git(vendor, "add", "lib.txt")
+    git(vendor, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "vendored")
+    preview = land.trees.landing_preview(task_id)
+    assert (preview.state, preview.why) == ("unavailable", "embedded_repository")
+    error = refused(land, task_id, Reason.NOT_LANDABLE)
+    assert error.details["why"] == "embedded_repository" and error.details["files"] == ["vendor"]
+    assert (vendor / "lib.txt").exists()  # the worktree, and the work in it, kept
+    (path / ".gitmodules").write_text(
+        '[submodule "vendor"]\n\tpath = vendor\n\turl = https://example.com/vendor.git\n'
+    )
+    assert land.trees.land(task_id, actor="bob", keep=True).landed
+    assert git(land.repo, "ls-tree", "main", "vendor").startswith("160000 commit")
+
+
 def test_a_stale_registration_of_a_checkout_of_main_is_passed_over(
     land: LandEnv, tmp_path: Path
 ) -> None:
