@@ -182,6 +182,8 @@ _UNEXPECTED = (
 
 
 UNEXPECTED_HINT = _UNEXPECTED.format_map(MCP_VERBS)
+# A call to a tool the session does not list (`not_found`, whose own hint is about task ids).
+UNKNOWN_TOOL_HINT = "Call one of the tools the message names (this session's tool list)."
 
 
 def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS) -> str:

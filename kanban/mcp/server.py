@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from boardlib import transitions
 from boardlib.budgets import TOKENS_MAX, USD_MAX
@@ -39,7 +40,7 @@ from kanban.documents import verdicts_as_objects
 
 from . import catalog
 from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, describe, instructions
-from .hints import MCP_VERBS, hint_for, mcp_verbs
+from .hints import MCP_VERBS, UNKNOWN_TOOL_HINT, hint_for, mcp_verbs
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
 
 SERVER_NAME = "kanban"
@@ -140,11 +141,17 @@ def answer(doc: Doc) -> CallToolResult:
 
 
 def refusal(
-    reason: str, message: str, document: dict[str, Any], verbs: Mapping[str, str] = MCP_VERBS
+    reason: str,
+    message: str,
+    document: dict[str, Any],
+    verbs: Mapping[str, str] = MCP_VERBS,
+    *,
+    hint: str | None = None,
 ) -> CallToolResult:
     """A refusal as a tool error: `<reason>: <message>` and the next step on the line below,
-    naming only tools the session lists (`verbs`, from `hints.mcp_verbs`)."""
-    hint = hint_for(reason, verbs)
+    naming only tools the session lists (`verbs`, from `hints.mcp_verbs`; `hint` instead of the
+    reason's own where that would mislead)."""
+    hint = hint if hint is not None else hint_for(reason, verbs)
     text = f"{reason}: {message}\nNext: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
@@ -664,57 +671,156 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return compact
 
 
-class UnknownArgumentsRefused:
-    """Refuse a tool call carrying an argument the tool does not take, instead of dropping it
-    silently (the SDK's default): a model passing `agent`, or a filter list_tasks does not have,
-    learns so at once rather than acting on an answer it misreads. Runs before the SDK validates
-    the arguments, on the raw request."""
+class BoardServer(MCPServer):
+    """The SDK's server with every bad call answered as a board refusal, in the one place all
+    tool calls pass (`call_tool`: the stdio handler and an embedding caller alike):
+
+    - a tool this session does not list is `not_found`, naming the tools it has (the SDK says
+      only "Unknown tool: X");
+    - an argument the tool does not take is `invalid_input` naming it, instead of being dropped
+      silently (the SDK's default): a model passing `agent`, or a filter list_tasks does not
+      have, learns so at once rather than acting on an answer it misreads;
+    - arguments that fail the tool's input schema (the SDK's pydantic validation, before the
+      tool runs) are `invalid_input` saying in plain words which argument is wrong and how
+      (`title must not be empty`), instead of pydantic's dump.
+
+    Each is `<reason>: <message>`, a `Next:` line and the error document as structured content,
+    like a refusal from the board; none reaches the board, and the session goes on."""
 
     def __init__(
-        self, parameters: dict[str, tuple[str, ...]], verbs: Mapping[str, str] = MCP_VERBS
+        self,
+        *args: Any,
+        parameters: dict[str, tuple[str, ...]],
+        verbs: Mapping[str, str] = MCP_VERBS,
+        **kwargs: Any,
     ) -> None:
-        self.parameters = parameters
+        super().__init__(*args, **kwargs)
+        self.parameters = parameters  # the tools this session lists -> their argument names
         self.verbs = verbs
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
-        params = ctx.params
-        if ctx.method == "tools/call" and params is not None:
-            known = self.parameters.get(str(params.get("name")))
-            arguments = params.get("arguments")
-            if known is not None and isinstance(arguments, dict):
-                unknown = sorted(set(arguments) - set(known))
-                if unknown:
-                    message = (
-                        f"{params['name']} takes no argument {', '.join(map(repr, unknown))}; "
-                        f"its arguments: {', '.join(known) or 'none'}"
-                    )
-                    return refusal(
-                        Reason.INVALID_INPUT.value,
-                        message,
-                        {
-                            "error": message,
-                            "reason": Reason.INVALID_INPUT.value,
-                            "unknown": unknown,
-                        },
-                        self.verbs,
-                    )
-        return await call_next(ctx)
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        known = self.parameters.get(name)
+        if known is None:
+            return self.unknown_tool(name)
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            message = (
+                f"{name} takes no argument {', '.join(map(repr, unknown))}; "
+                f"its arguments: {', '.join(known) or 'none'}"
+            )
+            return self.invalid_input(message, unknown=unknown)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as failed:
+            # The SDK raises a ToolError caused by the ValidationError for arguments that fail
+            # the input schema, and only for those (a crash is an UnexpectedToolError, a
+            # ToolError the tool raised is the cause of its own wrapper).
+            errors = failed.__cause__
+            if isinstance(failed, UnexpectedToolError) or not isinstance(errors, ValidationError):
+                raise
+            problems = [
+                (argument_path(error["loc"]), plain_problem(error)) for error in errors.errors()
+            ]
+            fields = list(dict.fromkeys(path for path, _ in problems))
+            message = "; ".join(problem for _, problem in problems)
+            return self.invalid_input(message, field=fields[0], fields=fields)
+
+    def invalid_input(self, message: str, **details: Any) -> CallToolResult:
+        reason = Reason.INVALID_INPUT.value
+        return refusal(reason, message, {"error": message, "reason": reason, **details}, self.verbs)
+
+    def unknown_tool(self, name: str) -> CallToolResult:
+        tools = list(self.parameters)
+        message = f"this session has no tool {name!r}; its tools: {', '.join(tools)}"
+        reason = Reason.NOT_FOUND.value
+        document = {"error": message, "reason": reason, "tool": name, "tools": tools}
+        return refusal(reason, message, document, self.verbs, hint=UNKNOWN_TOOL_HINT)
+
+
+def argument_path(loc: tuple[int | str, ...]) -> str:
+    """Where in the arguments an error is, as a model would write it: `title`, `depends_on[1]`,
+    `comments[0].path`. A key that is not a plain name (a model's typo) is quoted."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part.isidentifier():
+            path += f".{part}" if path else part
+        else:
+            path += f"[{part!r}]"
+    return path or "the arguments"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+# What pydantic's error types mean, in plain words after the argument's path. `{...}` are the
+# error's context (its bounds); a type not listed keeps pydantic's own one-line message.
+PROBLEMS: dict[str, str] = {
+    "missing": "is required",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "literal_error": "must be one of {expected}",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be at most {le}",
+    "string_too_long": "must be at most {max_length} characters",
+    "too_long": "must have at most {max_length} items",
+}
+
+
+def plain_problem(error: ErrorDetails) -> str:
+    """One pydantic error as `<argument> <what is wrong>`, without the value the model sent or
+    pydantic's link: `title must not be empty`, `limit must be at most 200`."""
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    bounds = {key: _number(value) for key, value in (error.get("ctx") or {}).items()}
+    if kind == "extra_forbidden" and loc:
+        return f"{argument_path(loc[:-1])} takes no field {str(loc[-1])!r}"
+    where = argument_path(loc)
+    if kind in ("string_too_short", "too_short"):
+        if bounds.get("min_length") == "1":
+            return f"{where} must not be empty"
+        unit = "characters" if kind == "string_too_short" else "items"
+        return f"{where} must have at least {bounds.get('min_length')} {unit}"
+    if kind in PROBLEMS:
+        try:
+            return f"{where} {PROBLEMS[kind].format_map(bounds)}"
+        except KeyError:  # a bound this pydantic does not report: its own words
+            pass
+    message = " ".join(error["msg"].split())
+    return f"{where}: {message[:1].lower()}{message[1:]}"
 
 
 def build_server(session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> MCPServer:
     """The server for one session, listing the tools of `tool_set` (see `catalog.TOOL_SETS`)."""
     board_tools = BoardTools(session, tool_set)
-    server: MCPServer = MCPServer(
+    return BoardServer(
         SERVER_NAME,
         instructions=instructions(session.agent, session.config.lease_ms, tool_set),
         version=_version(),
         log_level="DEBUG" if os.environ.get("KANBAN_DEBUG", "") not in ("", "0") else "WARNING",
         tools=board_tools.tools(tool_set),
+        parameters=board_tools.parameters(TOOL_SETS[tool_set]),
+        verbs=board_tools.verbs,
     )
-    server.middleware.append(
-        UnknownArgumentsRefused(board_tools.parameters(TOOL_SETS[tool_set]), board_tools.verbs)
-    )
-    return server
 
 
 def _version() -> str:

@@ -12,9 +12,12 @@ import pytest
 from mcp import Client
 
 from boardlib import Board
+from boardlib.validation import TITLE_MAX
+from kanban.mcp.hints import hint_for
+from kanban.mcp.session import LIST_LIMIT_MAX
 from tests.backends import hold_write_lock, is_postgres
 from tests.cli.conftest import KANBAN, clean_env
-from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused
 
 
 @pytest.fixture
@@ -227,11 +230,55 @@ async def test_refusals_and_bad_arguments_leave_the_session_usable(db: Path) -> 
             alice, "link_dependency", "dependency_cycle", task_id=task_id, depends_on=later
         )
         await refused(alice, "link_dependency", "not_assignee", task_id=other, depends_on=task_id)
-        schema = await alice.call_tool("list_tasks", {"status": "finished", "limit": 0})
-        assert schema.is_error and "status" in text_of(schema) and "limit" in text_of(schema)
+        schema = await refused(alice, "list_tasks", "invalid_input", status="finished", limit=0)
+        assert schema["fields"] == ["status", "limit"] and schema["error"].endswith(
+            "; limit must be at least 1"
+        )
         assert fingerprint(db) == before
         claimed = await ok(alice, "claim_next")
         assert claimed["id"] == task_id
+
+
+# Arguments that fail a tool's input schema, as a model sends them, and the first line it reads.
+SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
+    ("create_task", {"title": ""}, "title must not be empty"),
+    ("create_task", {"title": "x" * (TITLE_MAX + 1)},
+     f"title must be at most {TITLE_MAX} characters"),
+    ("create_task", {"title": "x", "depends_on": ["TASK-1", 3]}, "depends_on[1] must be a string"),
+    ("heartbeat", {"task_id": 5}, "task_id must be a string"),
+    ("heartbeat", {}, "task_id is required"),
+    ("extend_lease", {"task_id": "HELD", "minutes": -1}, "minutes must be greater than 0"),
+    ("extend_lease", {"minutes": -1}, "task_id is required; minutes must be greater than 0"),
+    ("list_tasks", {"limit": 100000}, f"limit must be at most {LIST_LIMIT_MAX}"),
+    ("get_task", {"task_id": "HELD", "detail": "maybe"}, "detail must be true or false"),
+    ("add_comment", {"task_id": "HELD", "body": "b", "line": 0}, "line must be at least 1"),
+    ("land_task", {"task_id": "HELD", "strategy": "yolo"},
+     "strategy must be one of 'squash', 'rebase' or 'merge'"),
+    ("reject_task", {"task_id": "HELD", "reason": "r", "comments": [{"path": "a.py"}, "x"]},
+     "comments[0].body is required; comments[1] must be an object"),
+]  # fmt: skip
+
+
+async def test_arguments_failing_the_schema_are_refused_in_plain_words_and_write_nothing(
+    db: Path,
+) -> None:
+    """Not pydantic's dump ("validation error ... errors.pydantic.dev"): invalid_input with the
+    argument and what is wrong, the error document, a Next line; the board untouched and the
+    session answering after each."""
+    task_id = add_task(db, "Real work")
+    async with mcp_session(db, "alice") as alice:
+        assert (await ok(alice, "claim_next"))["id"] == task_id
+        before = fingerprint(db)
+        for tool, arguments, problem in SCHEMA_REFUSALS:
+            arguments = {k: task_id if v == "HELD" else v for k, v in arguments.items()}
+            doc = await refused(alice, tool, "invalid_input", **arguments)
+            assert doc["error"] == problem, (tool, arguments)
+            assert doc["field"] == doc["fields"][0] and doc["field"] in problem
+            assert doc["hint"] == hint_for("invalid_input")
+            assert "pydantic" not in doc["error"] and "validation error" not in doc["error"]
+            assert (await ok(alice, "get_task", task_id=task_id))["status"] == "in_progress"
+        assert fingerprint(db) == before
+        assert (await ok(alice, "heartbeat", task_id=task_id))["assigneeAgentId"] == "alice"
 
 
 async def test_the_identity_is_the_sessions_not_the_models(db: Path) -> None:

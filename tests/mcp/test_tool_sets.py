@@ -9,8 +9,9 @@ import pytest
 from boardlib import Board
 from kanban.mcp import catalog
 from kanban.mcp.footprint import approx_tokens, footprint
+from kanban.mcp.hints import tools_named
 from kanban.mcp.server import BoardTools, compact_schema
-from tests.mcp.conftest import mcp_session, ok, text_of
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
 
 BUDGET = 4_000
 
@@ -96,6 +97,24 @@ async def test_a_worker_session_lists_the_worker_tools_and_no_others(db: Path) -
         assert done["status"] == "in_review"
         refused = await worker.call_tool("approve_task", {"task_id": claimed["id"]})
         assert refused.is_error and "approve_task" in text_of(refused)
+
+
+async def test_a_tool_the_session_does_not_list_is_not_found_naming_its_tools(db: Path) -> None:
+    """Not the SDK's bare "Unknown tool: X": a refusal like the board's, naming the tools this
+    session has (a worker's approve_task, a made-up name), nothing written, the session going on."""
+    worker_tools = list(catalog.TOOL_SETS["worker"])
+    async with mcp_session(db, "w1", "--tools", "worker") as worker:
+        before = fingerprint(db)
+        for tool, arguments in (("approve_task", {"task_id": "TASK-1"}), ("frobnicate", {})):
+            doc = await refused(worker, tool, "not_found", **arguments)
+            assert (doc["tool"], doc["tools"]) == (tool, worker_tools)
+            assert doc["error"] == (
+                f"this session has no tool {tool!r}; its tools: {', '.join(worker_tools)}"
+            )
+            assert tools_named(doc["hint"]) <= set(worker_tools), doc["hint"]
+            assert "TASK-12" not in doc["hint"]  # not the hint of a missing task
+        assert fingerprint(db) == before
+        assert (await ok(worker, "claim_next"))["assigneeAgentId"] == "w1"
 
 
 async def test_a_reviewer_session_reviews_and_cannot_claim(db: Path) -> None:
