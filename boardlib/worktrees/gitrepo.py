@@ -165,11 +165,16 @@ def registered(repo: Path, path: Path) -> WorktreeEntry | None:
 
 
 def add_worktree(repo: Path, path: Path, branch: str, *, start: str | None) -> None:
-    """A checkout of `branch` at `path`; with `start`, the branch is created there first."""
+    """A checkout of `branch` at `path`; with `start`, the branch is created there first. A
+    whole one: git copies the user's sparse-checkout patterns into a new worktree, and in a
+    sparse task worktree an agent's edit outside them would be shown as a change but never
+    land, and a new file there would make every snapshot fail."""
     if start is not None:
         run(repo, "worktree", "add", "-b", branch, "--", str(path), start)
     else:
         run(repo, "worktree", "add", "--", str(path), branch)
+    if config_value(path, "core.sparseCheckout") == "true":
+        run(path, "sparse-checkout", "disable")
 
 
 def remove_worktree(repo: Path, path: Path) -> None:

@@ -452,6 +452,22 @@ def test_a_repository_made_inside_the_worktree_is_not_landed_as_a_bare_pointer(
     assert git(land.repo, "ls-tree", "main", "vendor").startswith("160000 commit")
 
 
+def test_a_sparse_checkout_of_the_user_gives_a_whole_task_worktree(land: LandEnv) -> None:
+    """Found by hand: git copies the user's sparse-checkout patterns into a new worktree, so an
+    agent's edit outside them showed in `git status` but never landed, and a new file there made
+    preview and land fail `git_failed`. The task worktree is whole; the user's stays sparse."""
+    land.commit_on_main("in/i.txt", "i\n")
+    land.commit_on_main("out/o.txt", "o\n")
+    git(land.repo, "sparse-checkout", "set", "in")
+    assert not (land.repo / "out").exists()
+    task_id, _ = land.task_with({"out/o.txt": "o2\n", "out/new.txt": "n\n", "in/i.txt": "i2\n"})
+    assert land.trees.landing_preview(task_id).state == "clean"
+    result = land.trees.land(task_id, actor="bob")
+    assert sorted(result.files) == ["in/i.txt", "out/new.txt", "out/o.txt"]
+    assert git(land.repo, "show", "main:out/o.txt") == "o2"
+    assert git(land.repo, "sparse-checkout", "list") == "in" and not (land.repo / "out").exists()
+
+
 def test_a_stale_registration_of_a_checkout_of_main_is_passed_over(
     land: LandEnv, tmp_path: Path
 ) -> None:
