@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.console import Group
 from rich.text import Text
 
+from boardlib import BoardError, budgets
 from boardlib import transitions as t
 from boardlib.lifecycle import override_route, verdict_blocks_done
 from boardlib.records import Task
@@ -468,9 +469,12 @@ class TaskActions:
             usd: float | None = None
             if text.lower() not in ("none", "off", ""):
                 try:
-                    usd = float(text)
+                    usd = budgets.usd_limit(float(text), "budget")  # before asking why
                 except ValueError:
                     app.notify(f"{answer!r} is not a number of dollars.", severity="warning")
+                    return
+                except BoardError as error:  # nan, inf, negative, past the ceiling
+                    app.refused(f"budget of {task.id}", error)
                     return
             app.push_screen(
                 PromptDialog(f"Budget of {task.id}", "Why? (kept in the audit log)"),

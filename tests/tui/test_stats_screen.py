@@ -143,6 +143,14 @@ async def test_budgets_from_the_app(flow: Any) -> None:
             and "$1.35 recorded against $1.00" in (notes.errors()[0])
         )
         assert fresh(path, ids["spent"]).status == "blocked"
+        for count, bad in enumerate(("nan", "inf", "-5"), start=2):  # found in tmux: refused
+            await pilot.press("dollar_sign")  # before "Why?" is asked, not after
+            await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+            await pilot.press("ctrl+a", "ctrl+k", *bad, "enter")
+            await until(pilot, lambda: len(notes.errors()) == count)  # noqa: B023
+            assert "refused (invalid_input)" in notes.errors()[-1]
+            assert not isinstance(app.screen, PromptDialog)
+        assert fresh(path, ids["spent"]).budget_usd == 1.0
         await pilot.press("dollar_sign")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await pilot.press("ctrl+a", "ctrl+k", "2", "enter")  # replace the current $1

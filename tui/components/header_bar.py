@@ -120,7 +120,11 @@ class HeaderBar(Widget):
             parts.append((9, _markup(need, count=str(f.inbox))))
             if f.inbox_new:
                 parts.append((6, _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)))
-            count = f"{f.total} tasks" if f.shown == f.total else f"{f.shown}/{f.total} shown"
+            count = (
+                f"{f.total} task{'' if f.total == 1 else 's'}"
+                if f.shown == f.total
+                else f"{f.shown}/{f.total} shown"
+            )
             extra = f" · {f.in_progress} running" if f.in_progress else ""
             extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
