@@ -89,3 +89,31 @@ def test_a_new_item_posts_a_notification_of_fixed_words_only(
     assert b"\x1b]52" not in raw and b"\x1b]8;" not in raw and b"\x1b[2J" not in raw
     assert b"ZXZpbA==\x07" not in raw  # the title's payload never as a live sequence
     assert raw.count(b"\x1bP") == 1 and raw.count(b"]9;") == 1  # no other passthrough or OSC 9
+
+
+def test_a_drawer_closed_after_the_terminal_narrowed_gives_the_board_back_whole(
+    tmp_path: Path, terminal: Tmux
+) -> None:
+    """Found in tmux (the pilot's resize does not show it): Enter at 160x48, the terminal
+    narrowed to 80x24, Escape: the board stayed laid out for the room beside the drawer it had
+    (one 16-cell todo column, the rest blank) until the terminal grew again."""
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        for n in range(6):
+            board.create_task(f"todo card {n}")
+        task = board.create_task("judge me please")
+        board.claim(task.id, "alice")
+        board.complete(task.id, "alice")
+    terminal.start([KANBAN, "tui", "--db", str(db)], size=(160, 48))
+    terminal.wait_for("1 need you")
+    terminal.keys("Enter")
+    terminal.wait_for("1 Overview")
+    terminal.tmux("resize-window", "-t", "main", "-x", "80", "-y", "24")
+    time.sleep(1)
+    terminal.keys("Escape")
+    deadline = time.monotonic() + 20
+    text = terminal.text()
+    while time.monotonic() < deadline and "in review" not in text:
+        time.sleep(0.1)
+        text = terminal.text()
+    assert "todo · 6" in text and "in review · 1" in text, text

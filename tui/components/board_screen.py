@@ -87,6 +87,9 @@ class BoardScreen(TaskActions, Screen[None]):
         drawer = self.drawer
         if drawer is not None:
             await drawer.remove()
+            # the board's own resize can come while the drawer is still being removed, and be
+            # laid out for the narrow room beside it: lay out again for the room it has now
+            self.board.fit_room()
         self.set_focus(None)
         self.refresh_bindings()
 
