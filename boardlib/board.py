@@ -2036,7 +2036,8 @@ class Board:
                 tx.add_daily_spend(scopes, budgets.day_of(now), micros, tokens)
             completed: ExecutionCompleted = {
                 "execution_id": execution_id, "status": status, "cost_usd": execution.cost_usd,
-                "agent_id": execution.agent_id, "runtime": execution.executor_type,
+                "agent_id": execution.agent_id, "team_id": task.team_id,
+                "runtime": execution.executor_type,
             }  # fmt: skip
             self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
             spent = budgets.first_spent(self._standings(tx, task, now))

@@ -137,6 +137,7 @@ class ExecutionCompleted(TypedDict):
     status: str  # one of executions.OUTCOMES
     cost_usd: float | None
     agent_id: str | None
+    team_id: str | None  # seed 003: the event carries the run's team, for its correlators
     runtime: str
 
 

@@ -402,7 +402,7 @@ def test_comment_refusals(api: Api) -> None:
 
 
 def test_the_execution_ledger_opens_lists_and_closes(api: Api) -> None:
-    task = api.claimed("alice")
+    task = api.claimed("alice", teamId="team-x")
     opened = api.client.post(
         f"/api/board/{task['id']}/executions",
         json={"executorType": "claude-code", "beforeCommit": "abc123", "runReason": "first run"},
@@ -429,6 +429,7 @@ def test_the_execution_ledger_opens_lists_and_closes(api: Api) -> None:
     last = api.events()[-1]
     assert last.kind == "execution_completed"
     assert (last.data["agentId"], last.data["runtime"]) == ("alice", "claude-code")
+    assert last.data["teamId"] == "team-x"  # seed 003: the event carries the run's team
     again = api.client.patch(f"/api/board/executions/{run['id']}", json={"status": "failed"})
     assert again.status_code == 404 and again.json()["error"] == "execution not found"
 
