@@ -1921,6 +1921,12 @@ class Board:
                 )  # say why, not just "blocked"
             self._check_holder(task, "open an execution", holder, epoch, now)
             self._refuse_if_spent(tx, task, now, "start a run on {task}")
+            if workspace_id is not None:
+                found = tx.workspace(workspace_id) if isinstance(workspace_id, str) else None
+                if found is None or found["task_id"] != task_id:
+                    raise invalid_input(
+                        f"workspaceId names no workspace of {task_id}", field="workspaceId"
+                    )
             execution = Execution.from_row(
                 tx.insert_execution(
                     {

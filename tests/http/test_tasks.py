@@ -461,6 +461,16 @@ def test_execution_refusals(api: Api) -> None:
         fields={"inputTokens"},
     )
     assert api.client.get("/api/board/TASK-404/executions").status_code == 404
+    held = api.claimed("alice")
+    before = api.fingerprint()
+    for workspace in ("WS-404", "WS-1"):  # found by hand: a run took any workspace id at all
+        invalid(
+            api.client.post(
+                f"/api/board/{held['id']}/executions",
+                json={"executorType": "x", "workspaceId": workspace},
+            ),
+            fields={"workspaceId"},
+        )
     assert api.fingerprint() == before
 
 
