@@ -82,7 +82,7 @@ def dispatch(
             kind=kind,
             status=status,
             scheduled_by="agent" if agent else "manual",
-            actor=agent or OPERATOR,
+            actor=OPERATOR if agent is None else agent,  # "" is refused, never the operator
             budget_usd=budget_usd,
             budget_tokens=budget_tokens,
         )

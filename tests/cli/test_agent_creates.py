@@ -64,3 +64,15 @@ def test_a_plan_applied_as_an_agent_says_it_once(kanban: Kanban, tmp_path: Path)
     wide.write_text("".join(f"- {{key: r{i}, title: R{i}}}\n" for i in range(40)))
     error = kanban.refused("plan", "apply", str(wide), "-a", "planner", reason="cap_exceeded")
     assert error["hint"] == said
+
+
+def test_an_empty_agent_name_is_refused_not_taken_for_the_operator(kanban: Kanban) -> None:
+    """Found by hand: `--agent ''` said "creating as agent :" and filed the task as the
+    operator, uncapped."""
+    kanban.ok("task", "dispatch", "-t", "first")
+    with kanban.board() as board:
+        before = [task.to_json() for task in board.list_tasks()]
+    error = kanban.refused("task", "dispatch", "-t", "x", "--agent", "", reason="invalid_input")
+    assert "must not be empty" in error["error"]
+    with kanban.board() as board:
+        assert [task.to_json() for task in board.list_tasks()] == before
