@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -985,22 +984,19 @@ class Worktrees:
             )
 
     def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:
-        from ..models import parse_verdict
-
+        """A repeat complete on a blocked task: seed 003's answer, `verified: 'fail'` whatever
+        blocked it (a debt verdict too: it cannot re-enter review); the stored verdict itself
+        is in `verification`. The gate does not run again."""
         path, _ = self._checkout(ws)
         try:
             stat, _ = self._stat(ws, path if ws.status == "active" else None)
         except Exception:  # a read for the answer, not a decision
             stat = None
-        verified = "fail"
-        if task.verification:
-            with suppress(ValueError):
-                verified = parse_verdict(task.verification).status
         stat = stat or DiffStat(0, 0, 0, False)
         return CompleteResult(
             complete=CompleteInfo(dirty=stat.dirty, diff_stat=stat, cleaned=False),
             task_status=task.status,
-            verified=verified,
+            verified="fail",
             verification=json.loads(task.verification) if task.verification else None,
         )
 

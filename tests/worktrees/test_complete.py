@@ -157,6 +157,11 @@ def test_no_verify_command_means_debt_and_blocked_with_advice(env):
     assert "no verify command" in verdict.debt_notes[0].justification
     assert "VERIFY_CMD" in task.blocked_reason
     assert "no verify command" in system_comments(env, task_id)[-1]
+    # Again: seed 003's answer to a repeat on a blocked task is `verified: 'fail'`, the
+    # stored debt verdict beside it (found against the seed: it said completed_with_debt).
+    again = env.trees.complete(task_id, "alice").to_json()
+    assert (again["taskStatus"], again["verified"], again["gateRan"]) == ("blocked", "fail", False)
+    assert again["verification"]["status"] == "completed_with_debt"
     # Red debt needs a human override to reach done: one step, from where the gate left it.
     with pytest.raises(BoardError):
         env.board.move(task_id, "done")
