@@ -145,7 +145,11 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 
 def board_error_reply(error: BoardError, spec: Envelope) -> JSONResponse:
-    """The board's refusal in the route's envelope (shared with the lease verbs' fast lane)."""
+    """The board's refusal in the route's envelope (shared with the lease verbs' fast lane). A
+    task id in the path that cannot be an id (too long, a character ids never have) names no
+    task: seed 003's 404, not "invalid body" for a request that may have none."""
+    if error.reason is Reason.INVALID_INPUT and error.details.get("field") == "id":
+        error = BoardError(Reason.NOT_FOUND, error.message)
     if error.reason is Reason.INVALID_INPUT:
         return reply(invalid_body(spec.invalid, invalid_details(error)), 400)
     body = refusal_body(error, spec)

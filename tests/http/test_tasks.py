@@ -195,6 +195,18 @@ def test_get_a_missing_task_is_404(api: Api) -> None:
     answer = api.client.get("/api/board/TASK-404")
     assert answer.status_code == 404
     assert answer.json()["error"] == "task not found"
+    # An id that cannot be one names no task either (found against seed 003: it was 400
+    # "invalid body" on routes that take no body).
+    before = api.fingerprint()
+    for path, said in [
+        ("/api/board/" + "x" * 201, "task not found"),
+        ("/api/board/" + "x" * 201 + "/workspace", "workspace not found"),
+        ("/api/board/" + "x" * 201 + "/workspace/detail", "workspace not found"),
+        ("/api/board/a%20b/executions", "task not found"),
+    ]:
+        answer = api.client.get(path)
+        assert (answer.status_code, answer.json()["error"]) == (404, said), (path, answer.text)
+    assert api.fingerprint() == before
 
 
 # -- POST /api/board/:taskId/claim -------------------------------------------------------------
