@@ -27,6 +27,8 @@ from .processes import process_gone, process_token, token_pid
 from .records import Consumer, Event
 
 if TYPE_CHECKING:
+    import subprocess
+
     from .board import Board
     from .store.base import Tx
 
@@ -272,10 +274,12 @@ class Consumers:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One delivery attempt: succeeded, or failed with an error to keep on the consumer."""
+    """One delivery attempt: succeeded, or failed with an error to keep on the consumer, or
+    `interrupted` by the watch's deadline: neither, so the event is handed on again next run."""
 
     ok: bool
     error: str = ""
+    interrupted: bool = False
 
 
 Deliver = Callable[[Event], Outcome]
@@ -295,7 +299,9 @@ class Backoff:
 class Delivery:
     """Hands one consumer's events to `deliver`, one at a time, in seq order, moving the cursor
     after each success. `stop()` (from another thread or a signal handler) ends it at the next
-    step; an event being delivered then is delivered again by the next run."""
+    step; an event being delivered then is delivered again by the next run. `interrupt` (e.g.
+    `CommandDelivery.interrupt`) is called at `run`'s deadline to cut a delivery under way short,
+    so a timed-out watch stops on time even while its command runs."""
 
     def __init__(
         self,
@@ -309,6 +315,7 @@ class Delivery:
         backoff: Backoff | None = None,
         since: int | None = None,
         consumers: Consumers | None = None,
+        interrupt: Callable[[], None] | None = None,
     ) -> None:
         self.board = board
         self.name = validate.name(name, "consumer")
@@ -319,6 +326,7 @@ class Delivery:
         self.backoff = backoff or Backoff()
         self.consumers = consumers or Consumers(board)
         self._since = since
+        self._interrupt = interrupt
         self._stopped = threading.Event()
         self._renewer: threading.Thread | None = None
         self.delivered = 0
@@ -340,6 +348,13 @@ class Delivery:
             except Exception:  # a busy board: the next renewal tries again
                 continue
 
+    def _out_of_time(self) -> None:
+        """The deadline ends every wait at once (a retry's backoff too, however long it has
+        grown) and cuts a running delivery short: `--timeout` is kept, not overrun."""
+        self._stopped.set()
+        if self._interrupt is not None:
+            self._interrupt()
+
     def _matches(self, event: Event) -> bool:
         if self.task_id is not None and event.task_id != self.task_id:
             return False
@@ -351,6 +366,10 @@ class Delivery:
         self._renewer = threading.Thread(target=self._renew_loop, name="kanban-watch", daemon=True)
         self._renewer.start()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        alarm = None if timeout_s is None else threading.Timer(timeout_s, self._out_of_time)
+        if alarm is not None:
+            alarm.daemon = True
+            alarm.start()
         cursor = consumer.last_seq
         seen_token: int | None = None
         try:
@@ -381,6 +400,8 @@ class Delivery:
                 if len(batch) < PAGE:
                     seen_token = token
         finally:
+            if alarm is not None:
+                alarm.cancel()
             self._stopped.set()
             self.consumers.release(self.name)
         return self.delivered
@@ -393,6 +414,8 @@ class Delivery:
                 self.consumers.delivered(self.name, event.seq)
                 self.delivered += 1
                 return True
+            if outcome.interrupted:  # the watch's fault, not the command's: no failure counted
+                return False
             failed = self.consumers.failed(self.name, event.seq, outcome.error)
             self._wait_to_retry(failed.failures)
         return False
@@ -459,21 +482,48 @@ def _stderr_or_null() -> int:
         return subprocess.DEVNULL
 
 
-def command_delivery(argv: list[str], *, timeout_s: float | None = 600.0) -> Deliver:
-    """Run `argv` once per event, the event's JSON (one line) on its stdin, and its seq, kind and
-    task id in `KANBAN_EVENT_SEQ`, `KANBAN_EVENT_KIND`, `KANBAN_TASK_ID`. Exit 0 is a delivery;
-    any other exit, a signal, a timeout (the command's process group is killed) or a command that
-    cannot start is a failure, its words kept on the consumer."""
-    import json
+def _kill_group(process: "subprocess.Popen[bytes]") -> None:
     import os
     import signal
-    import subprocess
-    import sys
 
-    if not argv:
-        raise invalid_input("watch needs a command after --", field="command")
+    if process.returncode is None:  # not reaped yet: its pid is still its own
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
-    def deliver(event: Event) -> Outcome:
+
+class CommandDelivery:
+    """Run `argv` once per event (a `Deliver`), the event's JSON (one line) on its stdin, and its
+    seq, kind and task id in `KANBAN_EVENT_SEQ`, `KANBAN_EVENT_KIND`, `KANBAN_TASK_ID`. Exit 0 is
+    a delivery; any other exit, a signal, a timeout (the command's process group is killed) or a
+    command that cannot start is a failure, its words kept on the consumer.
+
+    `interrupt()` (the watch's deadline, from another thread) kills the run under way the same
+    way and starts no other: that run is `interrupted`, neither delivered nor failed."""
+
+    def __init__(self, argv: list[str], *, timeout_s: float | None = 600.0) -> None:
+        if not argv:
+            raise invalid_input("watch needs a command after --", field="command")
+        self.argv = argv
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()  # `interrupt` never misses a run being started
+        self._running: subprocess.Popen[bytes] | None = None
+        self._interrupted = False
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self._interrupted = True
+            if self._running is not None:
+                _kill_group(self._running)
+
+    def _cut_short(self) -> Outcome:
+        return Outcome(False, "stopped at the watch's --timeout (killed)", interrupted=True)
+
+    def __call__(self, event: Event) -> Outcome:
+        import json
+        import os
+        import subprocess
+        import sys
+
         line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
         env = {
             **os.environ,
@@ -481,30 +531,44 @@ def command_delivery(argv: list[str], *, timeout_s: float | None = 600.0) -> Del
             "KANBAN_EVENT_KIND": event.kind,
             "KANBAN_TASK_ID": event.task_id or "",
         }
+        with self._lock:
+            if self._interrupted:
+                return self._cut_short()
+            try:
+                process = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.PIPE,
+                    stdout=_stderr_or_null(),  # our stdout stays free for our own words
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                )
+            except OSError as error:
+                return Outcome(False, f"cannot run {self.argv[0]}: {error.strerror or error}")
+            self._running = process
         try:
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=_stderr_or_null(),  # our stdout stays free for our own words
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-        except OSError as error:
-            return Outcome(False, f"cannot run {argv[0]}: {error.strerror or error}")
-        try:
-            _out, err = process.communicate(line.encode(), timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            return Outcome(False, f"timed out after {timeout_s:g} s (killed)")
+            try:
+                _out, err = process.communicate(line.encode(), timeout=self.timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                process.communicate()
+                if self._interrupted:
+                    return self._cut_short()
+                return Outcome(False, f"timed out after {self.timeout_s:g} s (killed)")
+        finally:
+            with self._lock:
+                self._running = None
         if process.returncode == 0:
-            return Outcome(True)
+            return Outcome(True)  # it finished before the deadline's kill: delivered
+        if self._interrupted:
+            return self._cut_short()
         tail = err.decode(errors="replace").strip()[-ERROR_MAX // 2 :]
         code = process.returncode
         status = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
         return Outcome(False, f"{status}: {tail}" if tail else status)
 
-    return deliver
+
+def command_delivery(argv: list[str], *, timeout_s: float | None = 600.0) -> CommandDelivery:
+    """A `CommandDelivery` of `argv` (refused when empty: `invalid_input`)."""
+    return CommandDelivery(argv, timeout_s=timeout_s)

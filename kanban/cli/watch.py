@@ -75,7 +75,8 @@ def _stop_on_signals(delivery: Delivery) -> None:
     "--timeout",
     type=click.FloatRange(min=0),
     metavar="SECONDS",
-    help="Stop after this long.",
+    help="Stop after this long, even mid-retry or mid-run (that run is killed; its event is "
+    "handed on again next time).",
 )
 @click.argument("command", nargs=-1, required=True, metavar="-- COMMAND [ARG...]")
 @global_options
@@ -110,6 +111,7 @@ def watch(
             poll_s=poll_ms / 1000,
             backoff=Backoff(longest_s=backoff_max),
             since=since,
+            interrupt=deliver.interrupt,  # --timeout kills a run still going at the deadline
         )
         _stop_on_signals(delivery)
         delivered = delivery.run(limit=limit, timeout_s=timeout)

@@ -97,6 +97,68 @@ def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(cli: Kanban, tmp_
     assert watcher.returncode == 0
 
 
+def _watch_until_done(cli: Kanban, *args: str) -> tuple[dict[str, object], float]:
+    """A fresh `kanban watch` run to its end: its one JSON line and its wall time. One still
+    running long after its --timeout is killed and fails the test (it ignored the deadline)."""
+    started = time.monotonic()
+    watcher = cli.popen("watch", *args)
+    try:
+        out, err = watcher.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        watcher.communicate()
+        pytest.fail(f"kanban watch {' '.join(args)} was still running 20 s after its --timeout")
+    assert watcher.returncode == 0, err
+    return json.loads(out), time.monotonic() - started
+
+
+def test_timeout_stops_a_watch_whose_delivery_keeps_failing(cli: Kanban, tmp_path: Path) -> None:
+    seed(cli, 1)
+    first = status_seqs(cli)[0]
+    with Board(cli.db, reconcile_orphans=False) as board:  # failing a while: backoff at 60 s
+        consumers = Consumers(board)
+        consumers.open("hook", since=0)
+        for _ in range(7):
+            consumers.failed("hook", first, "webhook down")
+        consumers.release("hook")
+    done, took = _watch_until_done(
+        cli, "--consumer", "hook", "--on", "status_changed", "--timeout", "1",
+        "--", "sh", "-c", "exit 3",
+    )  # fmt: skip
+    assert took < 15, f"stopped {took:.1f} s after starting: the 60 s backoff outlived --timeout"
+    assert done == {"consumer": "hook", "delivered": 0, "lastSeq": 0}
+    with Board(cli.db, reconcile_orphans=False) as board:
+        held = Consumers(board).get("hook")
+    assert held is not None and held.owner is None  # released at once
+    assert (held.last_seq, held.failing_seq, held.failures) == (0, first, 8)  # still owed
+    log = tmp_path / "log"
+    again = cli.ok("watch", "--consumer", "hook", "--on", "status_changed", "--limit", "1",
+                   "--", "sh", "-c", f"cat >> {log}")  # fmt: skip
+    assert again["delivered"] == 1 and _seqs(log) == [first]  # the held event, not skipped
+
+
+def test_timeout_kills_a_command_still_running_at_the_deadline(cli: Kanban, tmp_path: Path) -> None:
+    seed(cli, 1)
+    first = status_seqs(cli)[0]
+    pid_file = tmp_path / "pid"
+    done, took = _watch_until_done(
+        cli, "--consumer", "hook", "--on", "status_changed", "--since", "0", "--timeout", "1",
+        "--", "sh", "-c", f"echo $$ > {pid_file}; exec sleep 60",
+    )  # fmt: skip
+    assert took < 15, f"stopped {took:.1f} s after starting: it waited for the command"
+    assert done == {"consumer": "hook", "delivered": 0, "lastSeq": 0}
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)  # killed and reaped, not left running
+    with Board(cli.db, reconcile_orphans=False) as board:
+        cut = Consumers(board).get("hook")
+    assert cut is not None  # neither delivered nor failed: the deadline was the watch's
+    assert (cut.last_seq, cut.failing_seq, cut.failures, cut.owner) == (0, None, 0, None)
+    log = tmp_path / "log"
+    again = cli.ok("watch", "--consumer", "hook", "--on", "status_changed", "--limit", "1",
+                   "--", "sh", "-c", f"cat >> {log}")  # fmt: skip
+    assert again["delivered"] == 1 and _seqs(log) == [first]
+
+
 def _seqs(log: Path) -> list[int]:
     if not log.exists():
         return []
