@@ -8,12 +8,15 @@ path through a read-only URI connection (`mode=ro`), which never writes, and dec
 - nothing there: `MISSING` (created only when the caller said it may create a board);
 - an empty SQLite file (0 bytes, or no tables and `user_version` 0): `EMPTY`, treated like missing;
 - a kanban board: its schema version;
-- anything else (another application's database, a text file, a folder): `not_a_board`, and the
-  file is left byte for byte as it was.
+- anything else (another application's database, a text file, a folder, a device, a FIFO, a
+  socket): `not_a_board`, and the file is left byte for byte as it was. What is not a regular file
+  is refused from its `stat` alone, before SQLite (or a plain read) opens it, so nothing is made
+  beside it and a FIFO is never opened to wait on.
 """
 
 import os
 import sqlite3
+import stat
 import threading
 from collections import Counter
 from pathlib import Path
@@ -63,10 +66,10 @@ def _open_in_this_process(path: Path) -> bool:
 def _file_key(path: Path) -> tuple[int, int] | None:
     """Which file `path` names now, by (device, inode); None when there is none."""
     try:
-        stat = os.stat(path)
+        found = os.stat(path)
     except OSError:
         return None
-    return stat.st_dev, stat.st_ino
+    return found.st_dev, found.st_ino
 
 
 def not_a_board(path: Path, why: str) -> BoardError:
@@ -128,11 +131,15 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
             if path.is_symlink():  # creating through it would put a board wherever it points
                 raise not_a_board(path, "it is a dangling symbolic link")
             return MISSING
-        if path.is_dir():
-            raise not_a_board(path, "it is a folder")
-        size = path.stat().st_size
+        found = path.stat()  # follows a symbolic link: one to a board file is a board
     except PermissionError:  # a folder on the way this user may not enter
         raise permission_denied(path) from None
+    what = _not_a_file(found.st_mode)
+    if what is not None:  # before anything opens it: SQLite would make -journal, -wal beside it
+        if path.is_symlink():
+            what += f", through a symbolic link to {os.path.realpath(path)}"
+        raise not_a_board(path, f"it is {what}")
+    size = found.st_size
     if size == 0:
         return EMPTY
     torn = None if _open_in_this_process(path) else _torn(path)
@@ -163,6 +170,26 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise not_a_board(path, f"a SQLite database with other tables: {shown}")
     return version
+
+
+def _not_a_file(mode: int) -> str | None:
+    """What a path that is not a regular file is, from its mode, or None for a regular file. A
+    device, FIFO or socket reports size 0, so it would pass for an empty board to create, and
+    SQLite would put its `-journal` (and the writers' lock file) beside it, in `/dev` for
+    `/dev/null`; opening a FIFO to read it would wait forever for a writer. Stat only, no open."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _torn(path: Path) -> str | None:

@@ -58,9 +58,9 @@ PROMISES: list[tuple[str, list[str]]] = [
     ),
     (
         "A board file that is missing, read-only for this user (the file or its folder), "
-        "unreadable for this user (the file, or a folder on its way), a folder, not SQLite, "
-        "another program's database, cut short, or written by a newer kanban gets one clear "
-        "error from the "
+        "unreadable for this user (the file, or a folder on its way), a folder, a FIFO, a "
+        "socket or a device, not SQLite, another program's database, cut short, or written by "
+        "a newer kanban gets one clear error from the "
         "CLI, `kanban tui`, `kanban mcp` and `kanban serve` (or is opened read-only, saying why), "
         "and is left byte for byte as it was.",
         ["tests/chaos/test_torn_files.py"],

@@ -1,6 +1,7 @@
-"""Guarantee 4: a board file that is missing, read-only, a folder, not SQLite, another program's
-database, cut short, or written by a newer kanban gets one clear error from every surface, and is
-left byte for byte as it was.
+"""Guarantee 4: a board file that is missing, read-only, a folder, a FIFO, a socket, a device, not
+SQLite, another program's database, cut short, or written by a newer kanban gets one clear error
+from every surface, and is left byte for byte as it was (and nothing is made beside what is not a
+regular file).
 
 The surfaces: the CLI (a read and a write), the live board (`kanban tui` in a real terminal: a
 refusal before the screen is taken, or the board opened read-only with the reason in its header),
@@ -17,7 +18,9 @@ import pty
 import re
 import select
 import signal
+import socket
 import sqlite3
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -44,6 +47,9 @@ KINDS = (
     "unreadable",
     "closed_folder",
     "folder",
+    "fifo",
+    "socket",
+    "device",
     "not_sqlite",
     "foreign_sqlite",
     "truncated",
@@ -58,6 +64,9 @@ REFUSALS: dict[str, tuple[str | None, str]] = {
     "unreadable": ("permission_denied", "permission_denied"),
     "closed_folder": ("permission_denied", "permission_denied"),
     "folder": ("not_a_board", "not_a_board"),
+    "fifo": ("not_a_board", "not_a_board"),
+    "socket": ("not_a_board", "not_a_board"),
+    "device": ("not_a_board", "not_a_board"),
     "not_sqlite": ("not_a_board", "not_a_board"),
     "foreign_sqlite": ("not_a_board", "not_a_board"),
     "truncated": ("not_a_board", "not_a_board"),
@@ -84,6 +93,16 @@ def make_torn(kind: str, folder: Path) -> Path:
     if kind == "folder":
         path.mkdir()
         (path / "notes.txt").write_text("someone's folder\n")
+        return path
+    if kind == "fifo":
+        os.mkfifo(path)
+        return path
+    if kind == "socket":
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(str(path))  # the socket file stays after the socket is closed
+        return path
+    if kind == "device":  # through a link: SQLite resolves it, so its -journal would be in /dev
+        path.symlink_to(os.devnull)
         return path
     if kind == "not_sqlite":
         path.write_text("id,title\n" + "1,a spreadsheet export\n" * 200)
@@ -121,18 +140,32 @@ def make_torn(kind: str, folder: Path) -> Path:
     return path
 
 
-# The kinds that open, read-only; and those run as a user file modes apply to.
+# The kinds that open, read-only; those run as a user file modes apply to; and those that are no
+# regular file, beside which nothing may appear.
 OPEN_READ_ONLY = ("read_only", "read_only_folder", "newer_schema")
 UNPRIVILEGED = ("read_only", "read_only_folder", "unreadable", "closed_folder")
+NOT_FILES = ("fifo", "socket", "device")
 
 
 def fingerprint(path: Path) -> Any:
-    """The path's bytes (a folder: every file's), or None when nothing is there."""
+    """The path's bytes (a folder: every file's), what a FIFO, socket or device is (never read:
+    a FIFO would wait for a writer), or None when nothing is there."""
+    link = os.readlink(path) if path.is_symlink() else None
     if path.is_dir():
         return sorted((p.name, p.read_bytes()) for p in path.iterdir())
-    if path.exists():
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    return None
+    if not path.exists():
+        return link
+    found = path.stat()
+    if not stat.S_ISREG(found.st_mode):
+        return link, stat.S_IFMT(found.st_mode), found.st_ino, found.st_rdev
+    return link, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def beside(path: Path) -> list[str]:
+    """Everything in the board path's folder, and what is named after what it resolves to beside
+    that (`/dev/null-journal`, for a link to /dev/null)."""
+    target = Path(os.path.realpath(path))
+    return sorted(str(p) for p in {*path.parent.iterdir(), *target.parent.glob(f"{target.name}-*")})
 
 
 def as_user(kind: str, argv: list[str]) -> list[str]:
@@ -151,8 +184,11 @@ def torn(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, 
     folder.mkdir()
     path = make_torn(kind, folder)
     before = fingerprint(path)
+    around = beside(path)
     yield kind, path
     assert fingerprint(path) == before, f"{kind}: the board file changed"
+    if kind in NOT_FILES:
+        assert beside(path) == around, f"{kind}: files were made beside it"
     if kind == "missing":
         assert list(folder.iterdir()) == [], "a board appeared at a mistyped path"
 

@@ -2,7 +2,9 @@
 refusal wrote nothing (every task and the event cursor are the same before and after)."""
 
 import json
+import os
 import shlex
+import socket
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board
+from boardlib.errors import BoardError, Reason
 from tests.backends import hold_write_lock, is_postgres
 from tests.cli.conftest import KANBAN, Kanban, agent_notice, clean_env
 
@@ -315,6 +318,103 @@ def test_unexpected_failures_exit_1_with_one_line_and_a_traceback_only_on_reques
     assert loud.code == 1
     assert "Traceback (most recent call last)" in loud.err
     assert json.loads(loud.err.splitlines()[-1])["reason"] == "unexpected"
+
+
+# A board path that names no regular file: (how to make it in a folder, what the refusal calls
+# it). "dev_null" and "dev_zero" are the devices themselves, the others are made in tmp_path.
+NOT_FILES: dict[str, str] = {
+    "fifo": "a FIFO",
+    "socket": "a socket",
+    "link_to_dev_null": "a character device, through a symbolic link to /dev/null",
+    "link_to_fifo": "a FIFO, through a symbolic link to",
+    "dev_null": "a character device",
+    "dev_zero": "a character device",
+}
+
+
+def not_a_file(kind: str, folder: Path) -> Path:
+    if kind in ("dev_null", "dev_zero"):
+        return Path("/dev") / kind.removeprefix("dev_")
+    path = folder / "board.db"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(str(path))  # the socket file stays after the socket is closed
+    elif kind == "link_to_dev_null":
+        path.symlink_to(os.devnull)
+    else:
+        os.mkfifo(folder / "pipe")
+        path.symlink_to(folder / "pipe")
+    return path
+
+
+def beside(path: Path) -> list[str]:
+    """What is named after the board path beside it and beside what it resolves to (in /dev, for
+    a device), and for a path in tmp_path everything in its folder."""
+    target = Path(os.path.realpath(path))
+    found = {*target.parent.glob(f"{target.name}-*"), *path.parent.glob(f"{path.name}-*")}
+    if path.parent != Path("/dev"):
+        found |= set(path.parent.iterdir())
+    return sorted(str(p) for p in found)
+
+
+@pytest.mark.parametrize("kind", NOT_FILES)
+def test_a_path_that_is_no_regular_file_is_not_a_board_and_nothing_is_made_beside_it(
+    tmp_path: Path, kind: str
+) -> None:
+    """A device, FIFO or socket (or a symbolic link to one) has size 0, like an empty board to
+    create: every open (a read, a creating write, `db init`, the library's read-only open) is
+    `not_a_board` from its `stat` alone, and no -journal, -wal, -shm or -writers file appears
+    beside it, in /dev neither (SQLite resolves the link, the writers' lock file does not)."""
+    path = not_a_file(kind, tmp_path)
+    before = beside(path)
+    try:
+        _refused_everywhere(path, kind, before)
+    finally:  # a regression must not leave -journal files in /dev for every later run
+        for made in set(beside(path)) - set(before):
+            if made.startswith("/dev/"):
+                Path(made).unlink(missing_ok=True)
+
+
+def _refused_everywhere(path: Path, kind: str, before: list[str]) -> None:
+    kanban = Kanban(path, init=False)
+    runs = [
+        kanban.run(*args)
+        for args in (
+            ("task", "list"),
+            ("task", "dispatch", "--title", "x"),
+            ("task", "claim-next", "--agent", "ada"),
+            ("db", "init", str(path)),
+        )
+    ]
+    refusals: list[Exception | None] = []
+    for kwargs in ({}, {"read_only": True}, {"create": False}):
+        try:
+            Board(path, **kwargs).close()  # type: ignore[arg-type]
+            refusals.append(None)
+        except Exception as error:  # asserted below, once the folder is checked
+            refusals.append(error)
+    assert beside(path) == before  # first: what a wrong refusal below would hide
+    for run in runs:
+        assert run.code == 2 and run.out == "", str(run)
+        assert run.error["reason"] == "not_a_board" and run.error["path"] == str(path), str(run)
+        assert f"{path} is not a kanban board (it is {NOT_FILES[kind]}" in run.error["error"]
+    for error in refusals:
+        assert isinstance(error, BoardError) and error.reason is Reason.NOT_A_BOARD, repr(error)
+
+
+def test_a_symbolic_link_to_a_board_file_is_that_board(tmp_path: Path) -> None:
+    real = tmp_path / "real.db"
+    link = tmp_path / "link.db"
+    link.symlink_to(real)
+    kanban = Kanban(link, init=False)
+    error = kanban.refused("task", "list", reason="not_a_board")  # a link to nothing yet
+    assert "dangling symbolic link" in error["error"]
+    Board(real).close()
+    made = kanban.ok("task", "dispatch", "--title", "through the link")
+    with Board(real, read_only=True) as board:
+        assert [task.id for task in board.list_tasks()] == [made["id"]]
 
 
 def test_plain_kanban_without_a_terminal_says_so(kanban: Kanban) -> None:
