@@ -32,7 +32,9 @@ class Limit(click.ParamType):  # type: ignore[type-arg]
         except ValueError:
             what = "a whole number" if self.whole else "a number"
             self.fail(f"{value!r} is not {what} or 'none'", param, ctx)
-        if number < 0 or number != number:
+        if number != number or number in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if number < 0:
             self.fail(f"{value!r} is negative", param, ctx)
         return number
 

@@ -73,6 +73,8 @@ def events(
     Every mutation, oldest first, each with its seq cursor.
     """
     with open_board(reconcile_orphans=False, create=False) as board:
+        if task_id is not None:  # a mistyped id would read (or wait for) nothing, silently
+            board.get_task(task_id)
         if consumer is not None and follow:
             _follow_consumer(board, consumer, task_id, since, limit, poll_ms / 1000, timeout)
             return

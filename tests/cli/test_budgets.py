@@ -97,6 +97,9 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
                 ["budget", "set", task["id"], "--usd", "-1"]):  # fmt: skip
         usage = kanban.run(*bad, "-m", "x")
         assert usage.code == 2 and usage.out == "", str(usage)
+    for word in ("nan", "inf"):  # said as what it is (found by hand: "'nan' is negative")
+        usage = kanban.run("budget", "set", task["id"], "--usd", word, "-m", "x")
+        assert usage.code == 2 and "is not a finite number" in usage.error["error"], str(usage)
 
 
 @pytest.mark.slow

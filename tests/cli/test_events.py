@@ -30,6 +30,9 @@ def test_events_list_from_a_cursor_and_per_task(kanban: Kanban) -> None:
     assert [e["kind"] for e in kanban.ok("events", "--task", first.id)] == [
         "task_created", "task_claimed",
     ]  # fmt: skip
+    # A mistyped id is not_found, in every mode, rather than an empty list (found by hand).
+    for mode in ((), ("--follow", "--timeout", "5"), ("--consumer", "c")):
+        kanban.refused("events", "--task", "TASK-999", *mode, reason="not_found")
 
 
 def test_follow_prints_new_events_as_lines_and_stops_at_its_limit(kanban: Kanban) -> None:
