@@ -616,6 +616,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("inbox.close", "close", "Back", "escape,q,i", (INBOX,), IN_INBOX, footer=(INBOX,)),
     Action("inbox.down", "cursor(1)", "Down", "j", (INBOX,), IN_INBOX),
     Action("inbox.up", "cursor(-1)", "Up", "k", (INBOX,), IN_INBOX),
+    Action("inbox.first", "edge(-1)", "First", "g,home", (INBOX,), IN_INBOX),
+    Action("inbox.last", "edge(1)", "Last", "G,end", (INBOX,), IN_INBOX),
     Action("inbox.open", "open", "Open", "enter", (INBOX,), IN_INBOX, footer=(INBOX,)),
     Action(
         "inbox.act",
@@ -653,9 +655,17 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("search.cancel", "cancel", "Back", "escape", SEARCH),
     _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
     _dialog("help.up", "scroll(-1)", "Up", "k,up", HELP),
+    _dialog("help.page_down", "page(1)", "Page down", "ctrl+d,pagedown,space", HELP),
+    _dialog("help.page_up", "page(-1)", "Page up", "ctrl+u,pageup", HELP),
+    _dialog("help.top", "edge(-1)", "Top", "g,home", HELP),
+    _dialog("help.bottom", "edge(1)", "Bottom", "G,end", HELP),
     _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),
     _dialog("log.down", "scroll(1)", "Down", "j,down", LOG),
     _dialog("log.up", "scroll(-1)", "Up", "k,up", LOG),
+    _dialog("log.page_down", "page(1)", "Page down", "ctrl+d,pagedown,space", LOG),
+    _dialog("log.page_up", "page(-1)", "Page up", "ctrl+u,pageup", LOG),
+    _dialog("log.top", "edge(-1)", "Top", "g,home", LOG),
+    _dialog("log.bottom", "edge(1)", "Bottom", "G,end", LOG),
     _dialog("log.close", "close", "Close", "escape,q,M", LOG),
     # Everywhere.
     Action(

@@ -284,3 +284,40 @@ async def answer(pilot: Any, app: Any, text: str) -> None:
         assert isinstance(field, TextArea)
         field.text = text
         await pilot.press("ctrl+s")
+
+
+async def test_g_and_big_g_go_to_the_ends_of_the_inbox_the_help_and_the_log(
+    tmp_path: Path,
+) -> None:
+    """Found in tmux: help listed g, G and ctrl+d, and the inbox and the help took none of them."""
+    from textual.containers import VerticalScroll
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for n in range(3):
+            task = board.create_task(f"review {n}")
+            board.claim(task.id, "alice")
+            board.complete(task.id, "alice")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 3)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await until(pilot, lambda: inbox.options.highlighted == 0)
+        await pilot.press("G")
+        await until(pilot, lambda: inbox.options.highlighted == 2)
+        await pilot.press("g")
+        await until(pilot, lambda: inbox.options.highlighted == 0)
+        await pilot.press("escape", "question_mark")
+        await until(pilot, lambda: app.screen.query("#keys"))
+        keys = app.screen.query_one("#keys", VerticalScroll)
+        await until(pilot, lambda: keys.max_scroll_y > 0)
+        await pilot.press("G")
+        await until(pilot, lambda: keys.scroll_y == keys.max_scroll_y)
+        await pilot.press("g")
+        await until(pilot, lambda: keys.scroll_y == 0)
+        await pilot.press("ctrl+d")
+        await until(pilot, lambda: keys.scroll_y > 3)  # a page, not a line

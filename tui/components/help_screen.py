@@ -22,6 +22,36 @@ FILTER_HELP = (
 )
 
 
+class ScrolledDialog(ModalScreen[None]):
+    """A dialog that is one scrolled text (the help, the message log): its keys scroll it by
+    lines, by pages and to either end, as they move the board."""
+
+    SCROLLED = "#keys"  # the VerticalScroll the keys move
+
+    def _scrolled(self) -> VerticalScroll:
+        return self.query_one(self.SCROLLED, VerticalScroll)
+
+    def action_scroll(self, step: int) -> None:
+        self._scrolled().scroll_relative(y=step * 3, animate=False)
+
+    def action_page(self, step: int) -> None:
+        scrolled = self._scrolled()
+        if step > 0:
+            scrolled.scroll_page_down(animate=False)
+        else:
+            scrolled.scroll_page_up(animate=False)
+
+    def action_edge(self, end: int) -> None:
+        scrolled = self._scrolled()
+        if end > 0:
+            scrolled.scroll_end(animate=False)
+        else:
+            scrolled.scroll_home(animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 def help_table(remapped: Mapping[str, str]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(justify="right", style="bold")
@@ -34,7 +64,7 @@ def help_table(remapped: Mapping[str, str]) -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(ScrolledDialog):
     DEFAULT_CSS = tcss(__file__)
     BINDINGS = registry.bindings_for(registry.HELP)
 
@@ -48,9 +78,3 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="keys"):
                 yield Static(help_table(self.remapped))
                 yield Static(FILTER_HELP, classes="hint")
-
-    def action_scroll(self, step: int) -> None:
-        self.query_one("#keys", VerticalScroll).scroll_relative(y=step * 3, animate=False)
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -164,6 +164,12 @@ class InboxScreen(TaskActions, Screen[None]):
         else:
             self.options.action_cursor_up()
 
+    def action_edge(self, end: int) -> None:
+        if end > 0:
+            self.options.action_last()
+        else:
+            self.options.action_first()
+
     def action_close(self) -> None:
         self.app.pop_screen()
 

@@ -5,13 +5,13 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .. import registry
 from ..cards import clock_text
 from ..messages import Said
 from . import tcss
+from .help_screen import ScrolledDialog
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
 SEVERITY_WORD = {"error": "error", "warning": "warning", "information": "info"}
@@ -37,8 +37,9 @@ def log_table(said: list[Said], now_ms: int) -> Table:
     return table
 
 
-class MessageLogScreen(ModalScreen[None]):
+class MessageLogScreen(ScrolledDialog):
     DEFAULT_CSS = tcss(__file__)
+    SCROLLED = "#messages"
     BINDINGS = registry.bindings_for(registry.LOG)
 
     def __init__(self, said: list[Said], now_ms: int) -> None:
@@ -54,9 +55,3 @@ class MessageLogScreen(ModalScreen[None]):
                     yield Static(log_table(self.said, self.now_ms))
                 else:
                     yield Static("Nothing said yet.", classes="hint")
-
-    def action_scroll(self, step: int) -> None:
-        self.query_one("#messages", VerticalScroll).scroll_relative(y=step * 3, animate=False)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
