@@ -1127,6 +1127,17 @@ class Board:
         happens from now on starts."""
         return self.store.read(lambda tx: tx.last_event_seq())
 
+    def newest_event_if_ahead(self, seq: int) -> int | None:
+        """The newest event's seq when `seq` is above it and names no event (a cursor another
+        board handed out: this one was re-created or restored since), else None. An event the
+        log holds above a store's safe horizon (Postgres, several writers) is not ahead."""
+
+        def look(tx: Tx) -> int | None:
+            newest = tx.last_event_seq()
+            return newest if seq > newest and not tx.events_at([seq]) else None
+
+        return self.store.read(look)
+
     def audit(self, task_id: str | None = None) -> list[AuditEntry]:
         task_id = validate.optional_identifier(task_id, "taskId")
         return [AuditEntry.from_row(r) for r in self.store.read(lambda tx: tx.audit(task_id))]

@@ -3,10 +3,12 @@ the health probes, and the body limits, against a real uvicorn on a free loopbac
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +127,136 @@ def test_the_stream_sends_heartbeat_comments(live: Live) -> None:
                 if len(seen) >= 2 or time.monotonic() - started > 10:
                     break
     assert len(seen) >= 2, "no heartbeat comments within 10 s at a 0.5 s interval"
+
+
+@contextmanager
+def server_log() -> Iterator[list[logging.LogRecord]]:
+    """What the live server logs at WARNING and above meanwhile: the app's loggers and uvicorn's
+    (which does not propagate to the root), where "Exception in ASGI application" goes."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep(logging.WARNING)
+    loggers = [logging.getLogger(), logging.getLogger("uvicorn.error")]
+    for logger in loggers:
+        logger.addHandler(keep)
+    try:
+        yield records
+    finally:
+        for logger in loggers:
+            logger.removeHandler(keep)
+
+
+def assert_quiet(records: list[logging.LogRecord]) -> None:
+    loud = [f"{r.name}: {r.getMessage()}" for r in records if r.exc_info or r.levelno >= 40]
+    assert not loud, loud
+
+
+def open_stream(live: Live, last_event_id: bytes | str, since: int | None = None) -> httpx.Response:
+    """The first answer to a stream request resuming at `last_event_id`: a refusal read whole, or
+    (a 200) the live stream closed unread, so a test never waits on one it should not get."""
+    headers = {"Accept": "text/event-stream", "Last-Event-ID": last_event_id}
+    params = {} if since is None else {"since": since}
+    with (
+        httpx.Client(base_url=live.url, timeout=10) as client,
+        client.stream("GET", "/api/board/events", headers=headers, params=params) as answer,
+    ):
+        if answer.status_code != 200:
+            answer.read()
+        return answer
+
+
+# What an SSE client library could resend, that no board sent: each is refused as `since` is.
+NOT_A_SEQ = [b"9223372036854775808", b"\xb2", b"abc", b"-1", b"1.5", b"0x10", b"1e3"]
+
+
+@pytest.mark.parametrize("value", NOT_A_SEQ, ids=repr)
+def test_a_last_event_id_that_is_not_a_seq_is_the_400_a_bad_since_gets(
+    live: Live, value: bytes
+) -> None:
+    """The header takes exactly what `since` takes: nothing out of range (2**63), no non-ASCII
+    digit (the byte 0xb2 reads as `²`, which `str.isdigit` calls a digit), no text. Refused as a
+    400 before the stream starts, in the envelope a bad `since` gets with the header named in its
+    place, nothing written and nothing logged; the server goes on streaming."""
+    api = live.api
+    api.create("one")
+    api.create("two")
+    before = api.fingerprint()
+    with server_log() as records:
+        answer = open_stream(live, value)
+        as_since = api.client.get("/api/board/events", params={"since": value.decode("latin-1")})
+    assert answer.status_code == 400, answer.headers
+    assert answer.headers["content-type"].startswith("application/json")
+    assert as_since.status_code == 400
+    said = as_since.json()
+    said["details"]["fieldErrors"] = {"Last-Event-ID": said["details"]["fieldErrors"]["since"]}
+    assert answer.json() == said
+    assert said["error"] == "invalid query" and said["reason"] == "invalid_input"
+    assert api.fingerprint() == before
+    assert_quiet(records)
+    # the JSON page does not read the header: it answers as it always did
+    page = api.client.get("/api/board/events", headers={"Last-Event-ID": value})
+    assert page.status_code == 200 and len(page.json()["events"]) == 2
+    headers = {"Accept": "text/event-stream", "Last-Event-ID": "1"}
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", "/api/board/events", headers=headers) as stream,
+    ):
+        events, _ = read_sse(stream, want=1)
+    assert [event["id"] for event in events] == ["2"]
+
+
+def test_an_empty_last_event_id_is_no_id(live: Live) -> None:
+    """SSE's empty last event id means none: the stream starts at `since`, as without one."""
+    live.api.create("one")
+    live.api.create("two")
+    headers = {"Accept": "text/event-stream", "Last-Event-ID": ""}
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", "/api/board/events", headers=headers, params={"since": 1}) as stream,
+    ):
+        assert stream.status_code == 200
+        events, _ = read_sse(stream, want=1)
+    assert [event["id"] for event in events] == ["2"]
+
+
+def test_a_last_event_id_above_the_newest_event_is_409_naming_it(live: Live) -> None:
+    """An id no event of this board has reached was sent by another board (this one re-created
+    since): 409 `conflict` with the newest seq, before any stream, instead of a stream that says
+    nothing until the log passes the id. The newest id itself resumes; `since` (the seed's
+    cursor, no header) above the newest keeps its meaning, a stream that waits for it."""
+    api = live.api
+    api.create("one")
+    api.create("two")
+    before = api.fingerprint()
+    with server_log() as records:
+        ahead = open_stream(live, "99")
+        far = open_stream(live, str(2**63 - 1))
+    assert ahead.status_code == 409
+    body = ahead.json()
+    assert (body["reason"], body["lastEventId"], body["newest"]) == ("conflict", 99, 2)
+    assert "Last-Event-ID 99 is ahead of this board's newest event (seq 2)" in body["error"]
+    assert "ok" not in body  # the route's plain envelope
+    assert far.status_code == 409 and far.json()["lastEventId"] == 2**63 - 1
+    assert api.fingerprint() == before
+    assert_quiet(records)
+    assert open_stream(live, "2").status_code == 200
+    assert open_stream(live, "99", since=0).status_code == 409  # the header decides, as before
+    waiting = {"Accept": "text/event-stream"}
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", "/api/board/events", headers=waiting, params={"since": 3}) as stream,
+    ):
+        assert stream.status_code == 200
+        api.create("three")
+        api.create("four")
+        events, _ = read_sse(stream, want=1)
+    assert [event["id"] for event in events] == ["4"]
+    # once the log has reached the id, the same header resumes
+    assert open_stream(live, "4").status_code == 200
 
 
 def test_the_default_heartbeat_is_every_15_seconds() -> None:

@@ -2,7 +2,11 @@
 `Accept: text/event-stream`, as a live Server-Sent Events stream (a comment every 15 s keeps
 proxies from closing it; reconnecting with `Last-Event-ID` resumes where it stopped). At shutdown
 the stream ends at once with a comment and a `retry:` hint, so the client reconnects (to this
-server once it is back, or to another behind the same address) instead of holding the old one."""
+server once it is back, or to another behind the same address) instead of holding the old one.
+
+`Last-Event-ID` is checked before the stream starts, so a refusal is an ordinary answer: a value
+that is not a seq is the 400 a bad `since` gets (the same bounds, the same message), and an id
+above the board's newest event, which this board never sent, is a 409 naming the newest seq."""
 
 import json
 import logging
@@ -11,10 +15,15 @@ from typing import Annotated
 
 from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import Field, TypeAdapter, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
+
+from boardlib import Board
+from boardlib.errors import BoardError, Reason
 
 from ..deps import Who
 from ..envelopes import INVALID_QUERY, envelope, error_responses
@@ -35,6 +44,12 @@ SHUTDOWN_GRACE_S = 1.0
 # wait seconds (until the transport's buffer is down to its low-water mark), and must not end it.
 SEND_BACKSTOP = 6
 
+# A cursor is a seq: `since` and `Last-Event-ID` take the same whole numbers, 0 to 2**63 - 1 (the
+# store's 64-bit integers), parsed alike (pydantic's integers: ASCII digits only).
+SEQ_MIN, SEQ_END = 0, 2**63
+SEQ = TypeAdapter(Annotated[int, Field(ge=SEQ_MIN, lt=SEQ_END)])
+LAST_EVENT_ID = "Last-Event-ID"
+
 
 @router.get(
     "/events",
@@ -46,7 +61,7 @@ SEND_BACKSTOP = 6
             "description": "A page of events (JSON), or a live stream with "
             "`Accept: text/event-stream`: each event is `id: <seq>`, `data: <event JSON>`.",
         },
-        **error_responses("plain"),
+        **error_responses("plain", 409),
     },
     summary="The change feed: events after a cursor, paged or streamed live",
 )
@@ -54,16 +69,25 @@ SEND_BACKSTOP = 6
 async def events(
     request: Request,
     who: Who,
-    since: Annotated[int, Query(ge=0, lt=2**63, description="Events after this seq.")] = 0,
+    since: Annotated[int, Query(ge=SEQ_MIN, lt=SEQ_END, description="Events after this seq.")] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 500,
     task_id: Annotated[str | None, Query(alias="taskId", min_length=1, max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[
+        str | None,
+        Header(
+            alias=LAST_EVENT_ID,
+            description="The stream resumes after this seq (the last `id:` read), in place of "
+            "`since`: a seq as `since` takes; empty is no id. One above the newest event is 409.",
+        ),
+    ] = None,
 ) -> Response:
     if accept is not None and STREAM in accept:
         cursor = since
-        if last_event_id is not None and last_event_id.strip().isdigit():
-            cursor = int(last_event_id.strip())
+        resumed = _last_event_id(last_event_id)
+        if resumed is not None:
+            await _refuse_an_id_ahead(request, who.board, resumed)
+            cursor = resumed
         settings = request.app.state.service.settings
         return _Stream(
             _stream(request, cursor, task_id),
@@ -81,6 +105,41 @@ async def events(
             "next": page[-1].seq if page else since,
         }
     )
+
+
+def _last_event_id(value: str | None) -> int | None:
+    """The header's seq, validated exactly as `since` is (a refusal is the same 400, naming the
+    header); None when it is absent or empty (SSE's "no last event id")."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return SEQ.validate_python(value)
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**item, "loc": ("header", LAST_EVENT_ID)} for item in error.errors(include_url=False)]
+        ) from None
+
+
+async def _refuse_an_id_ahead(request: Request, board: Board, resumed: int) -> None:
+    """A `Last-Event-ID` is an id a board sent. One above this board's newest event was sent by
+    another (this one was re-created or restored since, or the client moved), and following it
+    would skip every event up to it without a word: it is refused, 409, naming the newest.
+    Nothing is read when the feed has already seen the log reach the id. On Postgres the newest
+    is the safe horizon, which one server process may prove a moment after another served an id
+    above it: an id whose event the log holds is followed as usual."""
+    if resumed <= request.app.state.service.feed.latest:
+        return
+
+    newest = await to_thread.run_sync(board.newest_event_if_ahead, resumed)
+    if newest is not None:
+        raise BoardError(
+            Reason.CONFLICT,
+            f"{LAST_EVENT_ID} {resumed} is ahead of this board's newest event (seq {newest}): "
+            "it was sent by another board, or this one was re-created or restored since; "
+            f"open a new stream without {LAST_EVENT_ID} to read this board's log from the start",
+            last_event_id=resumed,
+            newest=newest,
+        )
 
 
 class _Stream(EventSourceResponse):
