@@ -74,6 +74,7 @@ def events(
     """
     with open_board(reconcile_orphans=False, create=False) as board:
         if task_id is not None:  # a mistyped id would read (or wait for) nothing, silently
+            board.events(task_id=task_id, limit=1)  # the filter's own refusal first (taskId)
             board.get_task(task_id)
         if consumer is not None and follow:
             _follow_consumer(board, consumer, task_id, since, limit, poll_ms / 1000, timeout)
