@@ -2,14 +2,15 @@
 
 Field names are the seed's camelCase; limits come from `boardlib.validation` and the worktree
 subsystem, so every surface refuses the same input. Unknown fields are refused (a misspelt
-`humanOveride` is an error, not a silent no-op), and types are strict: `"5"` is not a priority.
+`humanOveride` is an error, not a silent no-op), and types are strict: `"5"` is not a priority,
+though `5.0` is (a JSON number is a JavaScript one: the seed's `z.number().int()` takes it).
 The board validates again when it is called; these models exist so a bad body gets seed 003's
 400 with per-field details, and so `/openapi.json` describes every body exactly.
 """
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from boardlib import transitions as t
 from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
@@ -21,6 +22,17 @@ from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
 INT64 = 2**63
+
+
+def _whole(value: Any) -> Any:
+    """A JSON number with no fraction (`5.0`, `1e2`) as the integer it is, as seed 003's zod
+    schemas take it; anything else is left to the strict check (`5.5`, `"5"`, `true` refused)."""
+    if type(value) is float and value.is_integer() and abs(value) < INT64:
+        return int(value)
+    return value
+
+
+WholeNumber = BeforeValidator(_whole)
 
 
 def _status(value: str) -> str:
@@ -53,7 +65,9 @@ Side = Annotated[str, _one_of(ANCHOR_SIDES), Field(json_schema_extra={"enum": li
 AnchorPath = Annotated[
     str, Field(min_length=1, max_length=PATH_MAX, description="The file, from the repository's top")
 ]
-AnchorLine = Annotated[int, Field(ge=1, le=LINE_MAX, description="The line of the file")]
+AnchorLine = Annotated[
+    int, WholeNumber, Field(ge=1, le=LINE_MAX, description="The line of the file")
+]
 LineText = Annotated[
     str, Field(max_length=LINE_TEXT_MAX, description="The line's text, to find it after edits")
 ]
@@ -61,9 +75,10 @@ Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
 Text = Annotated[str, Field(max_length=TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
-Priority = Annotated[int, Field(ge=-INT64, lt=INT64)]
+Priority = Annotated[int, WholeNumber, Field(ge=-INT64, lt=INT64)]
 Epoch = Annotated[
     int,
+    WholeNumber,
     Field(
         ge=0,
         lt=INT64,
@@ -73,7 +88,7 @@ Epoch = Annotated[
 ]
 Minutes = Annotated[float, Field(gt=0, le=MAX_LEASE_MINUTES, allow_inf_nan=False)]
 Usd = Annotated[float, Field(ge=0, le=USD_MAX, allow_inf_nan=False)]
-Tokens = Annotated[int, Field(ge=0, le=TOKENS_MAX)]
+Tokens = Annotated[int, WholeNumber, Field(ge=0, le=TOKENS_MAX)]
 ChangeReason = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
