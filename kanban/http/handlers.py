@@ -96,7 +96,22 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
         details = flattened([str(error.detail)], {})
         return reply(invalid_body(_envelope(request).invalid, details), 400)
     text = {404: "not found", 405: "method not allowed"}.get(error.status_code, str(error.detail))
-    return reply({"error": text}, error.status_code, dict(error.headers or {}))
+    headers = dict(error.headers or {})
+    if error.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed(request))
+    return reply({"error": text}, error.status_code, headers)
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method some route takes at this path (RFC 9110's `Allow`): each method is a route of
+    its own, and Starlette names only the first that matched the path."""
+    path = request.url.path
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
 
 
 async def _git_failure(_request: Request, error: Exception) -> JSONResponse:

@@ -549,6 +549,14 @@ def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> No
     assert api.client.get("/api/nothing").json() == {"error": "not found"}
     wrong = api.client.delete("/api/board")
     assert wrong.status_code == 405 and wrong.json() == {"error": "method not allowed"}
+    # `Allow` names every method of the path (found by hand: only the first route's).
+    for path, allowed in [
+        ("/api/board", "GET, POST"),
+        ("/api/board/TASK-1", "GET, PATCH"),
+        ("/api/board/TASK-1/workspace", "GET, PATCH, POST"),
+    ]:
+        answer = api.client.delete(path)
+        assert (answer.status_code, answer.headers["allow"]) == (405, allowed), path
 
 
 def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
