@@ -55,6 +55,9 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        # a trailing slash is a 404 that names the route, not a 307 with an empty body that a
+        # client which does not follow it reads as nothing done
+        redirect_slashes=False,
         **NO_TELEMETRY,
     )
     # The routes go straight onto the app's router rather than through include_router: the

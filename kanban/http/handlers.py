@@ -96,6 +96,9 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
         details = flattened([str(error.detail)], {})
         return reply(invalid_body(_envelope(request).invalid, details), 400)
     text = {404: "not found", 405: "method not allowed"}.get(error.status_code, str(error.detail))
+    path = request.url.path
+    if error.status_code == 404 and len(path) > 1 and path.endswith("/"):
+        text = f"not found: no route ends in '/' (did you mean {path.rstrip('/')}?)"
     headers = dict(error.headers or {})
     if error.status_code == 405:
         headers["Allow"] = ", ".join(_allowed(request))

@@ -557,6 +557,12 @@ def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> No
     ]:
         answer = api.client.delete(path)
         assert (answer.status_code, answer.headers["allow"]) == (405, allowed), path
+    # A trailing slash names the route it missed (found by hand: a 307 with an empty body).
+    before = api.fingerprint()
+    slash = api.client.post("/api/board/", json={"title": "x"}, follow_redirects=False)
+    assert slash.status_code == 404
+    assert slash.json() == {"error": "not found: no route ends in '/' (did you mean /api/board?)"}
+    assert api.fingerprint() == before
 
 
 def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
