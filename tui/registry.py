@@ -547,6 +547,8 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         applies=_lands_approving,
+        only="only for a task in review, or done, with worktree work not landed yet "
+        "({task} is {status})",
         yields_to="task.land",  # done: the same key lands work approved earlier
         palette="Approve and land {task}",
         palette_help="one decision: done only if its work lands, verified; asks to confirm",
@@ -558,6 +560,7 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         applies=_lands_approved,
+        only="only for a done task whose worktree work has not landed ({task} is {status})",
         palette="Land {task}",
         palette_help="its approved work onto its base branch, verified; asks to confirm",
     ),

@@ -355,10 +355,11 @@ async def test_a_key_that_does_not_apply_says_why_in_one_line(demo) -> None:  # 
         app.jump_to(todo)
         await pilot.pause()
         before = fresh(path, todo)
-        await pilot.press("a", "u", "R")
-        await until(pilot, lambda: len(notes.seen_text()) >= 3)
+        await pilot.press("a", "u", "R", "W")
+        await until(pilot, lambda: len(notes.seen_text()) >= 4)
         said = "\n".join(notes.seen_text())
         assert f"Approve: only for tasks in review ({todo} is todo)." in said
+        assert "with worktree work not landed yet" in said  # W (found in tmux: "does not apply")
         assert f"Unblock: only for blocked tasks ({todo} is todo)." in said
         assert f"Reject: only for tasks in review ({todo} is todo)." in said
         assert fresh(path, todo) == before
