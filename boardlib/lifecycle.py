@@ -152,14 +152,10 @@ def check_worker(task: Task, verb: str, *, actor: str, planning: bool = False) -
         return
     if holder is None and (planning or actor in task.holders):
         return
-    raise BoardError(
-        Reason.NOT_ASSIGNEE,
-        f"cannot {verb} {task.id} as {actor}: "
-        + (f"it is held by {holder}" if holder else "an agent acts only on a task it holds")
-        + " (an operator may)",
-        id=task.id,
-        assignee=holder,
-    )
+    raise _not_holder(
+        task, f"cannot {verb} {task.id} as {actor}", "an agent acts only on a task it holds",
+        "an operator may",
+    )  # fmt: skip
 
 
 def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
@@ -169,15 +165,18 @@ def check_editor(task: Task, fields: Iterable[str], *, actor: str) -> None:
     edited = sorted(fields)
     if not edited or not is_agent(actor) or task.assignee_agent_id == actor:
         return
+    raise _not_holder(
+        task, f"cannot edit {', '.join(edited)} of {task.id} as {actor}",
+        "an agent edits only a task it holds", "an operator edits any task", fields=edited,
+    )  # fmt: skip
+
+
+def _not_holder(task: Task, doing: str, unheld: str, instead: str, **details: Any) -> BoardError:
+    """`not_assignee` for an agent acting on a task it does not hold: who does, or `unheld`."""
     holder = task.assignee_agent_id
-    raise BoardError(
-        Reason.NOT_ASSIGNEE,
-        f"cannot edit {', '.join(edited)} of {task.id} as {actor}: "
-        + (f"it is held by {holder}" if holder else "an agent edits only a task it holds")
-        + " (an operator edits any task)",
-        id=task.id,
-        assignee=holder,
-        fields=edited,
+    why = f"it is held by {holder}" if holder else unheld
+    return BoardError(
+        Reason.NOT_ASSIGNEE, f"{doing}: {why} ({instead})", id=task.id, assignee=holder, **details
     )
 
 
