@@ -88,7 +88,10 @@ def _landed(event: Event) -> str:
     into = data.get("landed_into") or "?"
     how = "approved and landed" if data.get("to") == "done" else "landed"
     again = " (recovered after a crash)" if data.get("recovered") else ""
-    return f"{_who(event)} {how} {_task(event)} on {into} as {commit}{again}"
+    unverified = ", unverified (no verify command; the reason is in the audit)"
+    if not data.get("unverified"):
+        unverified = ""
+    return f"{_who(event)} {how} {_task(event)} on {into} as {commit}{unverified}{again}"
 
 
 def _claimed(event: Event) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from boardlib import BoardError, Reason
 from boardlib.events import EventKind
+from boardlib.narration import narrate
 from boardlib.worktrees import SOR_FILES
 from boardlib.worktrees.landing import Lander
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git
@@ -201,6 +202,8 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     audit = land.board.audit(task_id)
     assert [a.action for a in audit][-2:] == ["land", "land_unverified"]
     assert "why: hotfix" in str(audit[-1].to_json())
+    [landed] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
+    assert "unverified (no verify command" in narrate(landed)  # the history says so (found in tmux)
 
 
 # -- refusals change nothing ---------------------------------------------------------------------
