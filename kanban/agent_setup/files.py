@@ -281,8 +281,21 @@ def toml_servers(path: str, text: str) -> dict[str, Any]:
         parsed = tomllib.loads(outside_block(text, "toml"))
     except tomllib.TOMLDecodeError as error:
         raise unreadable(path, f"not valid TOML ({error})") from None
+    return _servers_table(path, parsed)
+
+
+def _servers_table(path: str, parsed: dict[str, Any]) -> dict[str, Any]:
+    """`parsed["mcp_servers"]`: a table, or refused (`[[mcp_servers]]`, a string...), since
+    kanban's `[mcp_servers.kanban]` means a table of that name and nothing else."""
     servers = parsed.get("mcp_servers", {})
-    return servers if isinstance(servers, dict) else {}
+    if not isinstance(servers, dict):
+        shape = "an array ([[mcp_servers]]?)" if isinstance(servers, list) else "a value"
+        raise unreadable(
+            path,
+            f"its mcp_servers is {shape}, not a table: Codex reads one [mcp_servers.NAME] table "
+            "per server",
+        )
+    return servers
 
 
 def toml_string(value: str) -> str:
@@ -317,7 +330,7 @@ def with_toml_server(
         parsed = tomllib.loads(after)
     except tomllib.TOMLDecodeError as error:
         raise unreadable(path, f"adding kanban's table would not parse ({error})") from None
-    if parsed.get("mcp_servers", {}).get(name) != entry:
+    if _servers_table(path, parsed).get(name) != entry:
         raise unreadable(
             path,
             f"the lines right after kanban's block would belong to its [mcp_servers.{name}] "

@@ -2,17 +2,25 @@
 
 `plan` reads each file the runtime uses and computes its new text; nothing is written. A file
 whose kanban part was edited by hand is returned as refused (with the diff the change would
-make) unless `force`. `write` then replaces each changed file atomically (a temp file renamed
-over it, its mode kept), through a symlink to the file it points at.
+make) unless `force`. `writing` then writes every changed file, all or none: `check` refuses
+first what the file system would refuse (a typed `BoardError`), every new text is staged in a
+temp file beside its file and renamed over it (its mode kept, through a symlink to the file it
+points at), and a failure midway puts every file back as it was.
 """
 
 import difflib
+import errno
 import os
 import re
+import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from boardlib.errors import BoardError, Reason
 
 from .files import (
     Edited,
@@ -87,16 +95,18 @@ _IMPORTS_AGENTS = re.compile(r"^@(\./)?AGENTS\.md[ \t]*$", re.MULTILINE)
 
 def _read(repo: Path, target: Target) -> str | None:
     path = repo / target.path
-    if not path.exists():
-        if path.is_symlink():
-            raise unreadable(target.path, "it is a symlink to nothing")
-        return None
-    if not path.is_file():
-        raise unreadable(target.path, "it is not a regular file")
     try:
+        if not path.exists():
+            if path.is_symlink():
+                raise unreadable(target.path, "it is a symlink to nothing")
+            return None
+        if not path.is_file():
+            raise unreadable(target.path, "it is not a regular file")
         return path.read_bytes().decode("utf-8")  # as it is: no newline translation
     except UnicodeDecodeError:
         raise unreadable(target.path, "it is not UTF-8 text") from None
+    except PermissionError as error:  # the file, or a folder on its way, refuses this user
+        raise _os_refusal(target.path, error) from None
     except OSError as error:
         raise unreadable(target.path, error.strerror or str(error)) from None
 
@@ -163,28 +173,225 @@ def plan(setup: Setup, *, force: bool = False) -> tuple[list[Change], list[Refus
     return changes, refused
 
 
-def write(repo: Path, changes: list[Change]) -> None:
-    """Write every changed file: to a temp file beside it, renamed over it (its mode kept)."""
-    for change in changes:
-        if change.status == "up_to_date":
-            continue
-        path = repo / change.path
-        if path.is_symlink():  # write the file it points at; the link stays
-            path = path.resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _pending(changes: list[Change]) -> list[Change]:
+    return [change for change in changes if change.status != "up_to_date"]
+
+
+def _destination(repo: Path, relative: str) -> Path:
+    """The file a change writes: the path itself, or the file a symlink there points at (the
+    link stays)."""
+    path = repo / relative
+    return path.resolve() if path.is_symlink() else path
+
+
+def _shown(repo: Path, path: Path) -> str:
+    """`path` as the messages name it: relative to the repository when inside it."""
+    try:
+        return path.relative_to(repo).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _refused(
+    reason: Reason, file: str, why: str, not_restored: list[str] | None = None
+) -> BoardError:
+    if not_restored:  # a rename back that failed too: say which files are not as they were
+        outcome = f"kanban init could not put back {', '.join(not_restored)}"
+    else:
+        outcome = "kanban init changed nothing"
+    return BoardError(reason, f"{file}: {why}; {outcome}", file=file, not_restored=not_restored)
+
+
+def check(repo: Path, changes: list[Change]) -> None:
+    """Refuse, before a byte is written, a plan the file system would refuse: for every file to
+    write, its folder must be a folder (or creatable: the nearest existing one a folder) this
+    user may write in, and the file itself, if there is one, a regular file it may write. A
+    refusal is a `BoardError` naming the file: `invalid_input` for a folder where a file must be
+    or a file where a folder must be, `read_only` for what this user may not write,
+    `permission_denied` for a folder it may not enter."""
+    for change in _pending(changes):
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-                out.write(change.after)
-            if mode is not None:
-                os.chmod(temp, mode)
-            else:
-                os.chmod(temp, 0o666 & ~_umask())
-            os.replace(temp, path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+            _check_one(repo, change.path)
+        except OSError as error:
+            raise _os_refusal(change.path, error) from None
+
+
+def _check_one(repo: Path, relative: str) -> None:
+    path = _destination(repo, relative)
+    if path.exists():
+        if not path.is_file():
+            raise _refused(Reason.INVALID_INPUT, relative, "it is not a regular file")
+        if not os.access(path, os.W_OK):
+            raise _refused(Reason.READ_ONLY, relative, "it is read-only for this user")
+    elif path.is_symlink():
+        raise _refused(Reason.INVALID_INPUT, relative, "it is a symlink to nothing")
+    folder = path.parent
+    while not folder.exists():  # to be created, with the missing folders above it
+        if folder.is_symlink():
+            shown = _shown(repo, folder)
+            raise _refused(Reason.INVALID_INPUT, relative, f"{shown} is a symlink to nothing")
+        folder = folder.parent
+    shown = _shown(repo, folder) if folder != repo else "the repository folder"
+    if not folder.is_dir():
+        why = f"{shown} is a file, not a folder"
+        raise _refused(Reason.INVALID_INPUT, relative, why)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        why = f"{shown} is read-only for this user"
+        raise _refused(Reason.READ_ONLY, relative, why)
+
+
+_READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_SHAPE = {errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ELOOP, errno.ENAMETOOLONG}
+
+
+def _os_refusal(
+    file: str, error: OSError, *, writing: bool = False, not_restored: list[str] | None = None
+) -> BoardError:
+    """The typed refusal of an operating-system error met checking or writing `file`."""
+    why = error.strerror or type(error).__name__
+    where = f"{why}: {error.filename}" if error.filename and not writing else why
+    if error.errno in _READ_ONLY:
+        if error.errno != errno.EROFS and not writing:  # checking: a folder it may not enter
+            why = f"this user may not read it or a folder on its way ({where})"
+            reason = Reason.PERMISSION_DENIED
+        else:
+            reason, why = Reason.READ_ONLY, f"this user may not write it ({where})"
+    elif error.errno in _FULL:
+        reason, why = Reason.DISK_FULL, f"there is no room to write it ({where})"
+    elif error.errno in _SHAPE:
+        reason, why = Reason.INVALID_INPUT, f"it cannot be written there ({where})"
+    else:
+        reason, why = Reason.INVALID_INPUT, f"the system refused to write it ({where})"
+    return _refused(reason, file, why, not_restored or None)
+
+
+@dataclass
+class _Step:
+    file: str  # as the plan names it
+    path: Path  # the file written (a symlink's target)
+    temp: Path | None = None  # its new text, until renamed over it
+    backup: Path | None = None  # its previous bytes and mode (None: there was no file)
+    replaced: bool = False
+
+
+class _Writing:
+    """Files written all or none: every new text and every previous one staged beside its file
+    first, then the renames; `restore` puts back what was renamed and removes the rest."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.steps: list[_Step] = []
+        self.folders: list[Path] = []  # made by this run, outermost first
+        self.at = ""  # the file being written, for the refusal
+
+    def stage(self, change: Change) -> None:
+        self.at = change.path
+        path = _destination(self.repo, change.path)
+        step = _Step(change.path, path)
+        self.steps.append(step)
+        self._make_folders(path.parent)
+        if path.exists():
+            mode = stat.S_IMODE(path.stat().st_mode)
+            step.backup = _staged(path, "bak", path.read_bytes(), mode)
+        else:
+            mode = 0o666 & ~_umask()
+        step.temp = _staged(path, "tmp", change.after.encode("utf-8"), mode)
+
+    def _make_folders(self, folder: Path) -> None:
+        missing: list[Path] = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for made in reversed(missing):
+            made.mkdir()
+            self.folders.append(made)
+
+    def write(self, changes: list[Change]) -> None:
+        """Stage every change, then rename each over its file; a failure is restored and
+        refused."""
+        try:
+            for change in changes:
+                self.stage(change)
+            self.commit()
+        except OSError as error:
+            failed = self.restore()
+            raise _os_refusal(self.at, error, writing=True, not_restored=failed) from error
+
+    def commit(self) -> None:
+        for step in self.steps:
+            self.at = step.file
+            assert step.temp is not None
+            os.replace(step.temp, step.path)
+            step.temp, step.replaced = None, True
+
+    def restore(self) -> list[str]:
+        """Every file as it was before this run; the files that could not be put back."""
+        failed: list[str] = []
+        for step in reversed(self.steps):
+            if not step.replaced:
+                continue
+            try:
+                if step.backup is not None:
+                    os.replace(step.backup, step.path)
+                    step.backup = None
+                else:
+                    step.path.unlink()
+                step.replaced = False  # a second restore leaves it alone
+            except OSError:  # its previous bytes stay in the backup, named in the refusal
+                kept = f" (its previous bytes are in {step.backup})" if step.backup else ""
+                failed.append(f"{step.file}{kept}")
+                step.backup = None
+        self.finish()
+        for folder in reversed(self.folders):
+            with suppress(OSError):  # not empty (something else wrote there), or gone: leave it
+                folder.rmdir()
+        self.folders = []
+        return failed
+
+    def finish(self) -> None:
+        """Remove the staged files left (the backups, once every rename is done)."""
+        for step in self.steps:
+            for staged in (step.temp, step.backup):
+                if staged is not None:
+                    with suppress(OSError):
+                        staged.unlink(missing_ok=True)
+            step.temp = step.backup = None
+
+
+def _staged(path: Path, kind: str, data: bytes, mode: int) -> Path:
+    """`data` in a new temp file beside `path`, with `mode`."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".{kind}", dir=path.parent)
+    temp = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temp, mode)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+@contextmanager
+def writing(repo: Path, changes: list[Change]) -> Iterator[None]:
+    """Write every changed file, all or none, then run the body (creating the board).
+
+    `check` refuses first what the file system would refuse. Then each new text goes to a temp
+    file beside its file (each existing file's bytes and mode to another), and only then is each
+    temp file renamed over its file (through a symlink, to the file it points at). Should a
+    write fail, or the body raise, every file written is put back (its previous bytes and mode,
+    or removed if it is new) and the folders made are removed: the repository is as it was. A
+    write the operating system refuses is a typed refusal (`read_only`, `disk_full`...)."""
+    check(repo, changes)
+    run = _Writing(repo)
+    try:
+        run.write(_pending(changes))
+        yield
+    except BaseException:
+        run.restore()  # a failed write was restored already: then this does nothing
+        raise
+    run.finish()
 
 
 def _umask() -> int:

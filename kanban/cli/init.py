@@ -4,7 +4,9 @@ It writes the agent instructions (a marked block in AGENTS.md, and CLAUDE.md for
 the `kanban` MCP server in the runtime's own config file, and the board if there is none; see
 `kanban.agent_setup`. Re-running it writes nothing and says "up to date". A file whose kanban
 part was edited by hand is refused (exit 2, `"reason": "edited"`, with the diff) unless
-`--force`; everything outside kanban's part of a file is kept byte for byte.
+`--force`; everything outside kanban's part of a file is kept byte for byte. A file the system
+would not let it write (a read-only folder, a file where a folder must be) is refused before
+anything is written, and a write that fails midway puts back the files already written.
 """
 
 import os
@@ -24,7 +26,7 @@ from boardlib.location import DatabaseUrl, display_location, location_exists
 from boardlib.validation import name
 from kanban.agent_setup.harnesses import DEFAULT_HARNESS, HARNESSES, SERVER_NAME, default_agent
 from kanban.agent_setup.instructions import Briefing
-from kanban.agent_setup.plan import Change, Refused, Setup, plan, write
+from kanban.agent_setup.plan import Change, Refused, Setup, plan, writing
 from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS
 
 from .context import announce_created, board_path, global_options
@@ -206,10 +208,12 @@ def init(
         Board(location, config=config, reconcile_orphans=False, read_only=True).close()
     board_created = False
     if not printed:
-        if not exists:
-            with Board(location, config=config, reconcile_orphans=False, create=True) as board:
-                board_created = board.created
-        write(setup.repo, changes)
+        # All or none: the files are checked, then written, then the board is created; a
+        # refusal or failure on the way leaves every file as it was (and no new board).
+        with writing(setup.repo, changes):
+            if not exists:
+                with Board(location, config=config, reconcile_orphans=False, create=True) as board:
+                    board_created = board.created
         if board_created:
             announce_created(location)
 

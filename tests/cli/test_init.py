@@ -4,10 +4,13 @@ edited by hand is refused with the diff (and replaced only with --force); --prin
 the instructions are generated from the CLI's own declarations; and the commands they show run
 as written against a live board."""
 
+import functools
 import hashlib
 import json
+import os
 import re
 import shutil
+import stat
 import subprocess
 import tomllib
 from pathlib import Path
@@ -51,6 +54,53 @@ def digests(repo: Path) -> dict[str, str]:
         for path in sorted(repo.rglob("*"))
         if path.is_file()
     }
+
+
+def tree(repo: Path) -> dict[str, str]:
+    """Everything under the scratch repository: each file's sha256 and mode, each folder's and
+    symlink's, so a folder left behind (empty) or a temp file counts as a change too."""
+    found: dict[str, str] = {}
+    for top, folders, files in os.walk(repo):
+        for entry in [*folders, *files]:
+            path = Path(top) / entry
+            info = path.lstat()
+            mode = oct(stat.S_IMODE(info.st_mode))
+            if path.is_symlink():
+                what = f"-> {os.readlink(path)}"
+            elif path.is_dir():
+                what = "folder"
+            else:
+                what = hashlib.sha256(path.read_bytes()).hexdigest()
+            found[str(path.relative_to(repo))] = f"{what} {mode}"
+    return found
+
+
+@functools.cache
+def user_namespaces() -> bool:
+    try:
+        probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, check=False)
+    except FileNotFoundError:
+        return False
+    return probe.returncode == 0
+
+
+def kanban_init_as_user(repo: Path, db: Path, *args: str) -> Run:
+    """`kanban init` as a user file modes apply to (root ignores them): in a user namespace of
+    its own (`unshare --user`) it keeps its uid, so it owns what root owns, but not root's
+    override, so the owner's bits decide (see tests/chaos/test_torn_files.py)."""
+    if not user_namespaces():
+        pytest.skip("needs user namespaces (unshare --user) to run without root's privileges")
+    argv = ["init", "--repo", str(repo), "--db", str(db), *args]
+    done = subprocess.run(
+        ["unshare", "--user", str(KANBAN), *argv],
+        env=clean_env(),
+        cwd=repo.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Run(tuple(argv), done.returncode, done.stdout, done.stderr)
 
 
 def block_of(text: str) -> str:
@@ -237,6 +287,113 @@ def test_a_config_that_does_not_parse_is_refused_and_left_alone(repo: Path, db: 
         assert run.code == 2 and run.out == "", str(run)
         assert run.error["reason"] == "invalid_input" and run.error["file"] == name
     assert digests(repo) == before and not db.exists()
+
+
+def test_a_codex_config_whose_mcp_servers_is_not_a_table_is_refused_and_left_alone(
+    repo: Path, db: Path
+) -> None:
+    (repo / ".codex").mkdir()
+    (repo / ".codex/config.toml").write_text('[[mcp_servers]]\nname = "docs"\ncommand = "d"\n')
+    before = tree(repo)
+    for options in ((), ("--force",)):
+        run = kanban_init(repo, db, "--harness", "codex", *options)
+        assert run.code == 2 and run.out == "", str(run)
+        assert run.error["reason"] == "invalid_input", str(run)
+        assert run.error["file"] == ".codex/config.toml"
+        assert "its mcp_servers is an array" in run.error["error"]
+    assert tree(repo) == before and not db.exists()
+
+
+# What the file system will not let kanban init write: the harness, what is made of the
+# repository, the refusal and the file it names. The unprivileged ones run under unshare.
+UNWRITABLE: dict[str, tuple[str, str, str]] = {
+    "read_only_repository": ("generic", "read_only", "AGENTS.md"),
+    "read_only_cursor_folder": ("cursor", "read_only", ".cursor/mcp.json"),
+    "read_only_agents_md": ("codex", "read_only", "AGENTS.md"),
+    "closed_cursor_folder": ("cursor", "permission_denied", ".cursor/mcp.json"),
+    "codex_folder_is_a_file": ("codex", "invalid_input", ".codex/config.toml"),
+    "cursor_folder_is_a_dangling_symlink": ("cursor", "invalid_input", ".cursor/mcp.json"),
+}
+UNPRIVILEGED = {
+    "read_only_repository",
+    "read_only_cursor_folder",
+    "read_only_agents_md",
+    "closed_cursor_folder",
+}
+
+
+def make_unwritable(kind: str, repo: Path) -> None:
+    if kind != "read_only_repository":
+        (repo / "AGENTS.md").write_text("# Ours\n\nOur own notes.\n")
+    if kind == "read_only_repository":
+        repo.chmod(0o555)
+    elif kind == "read_only_cursor_folder":
+        (repo / ".cursor").mkdir(mode=0o555)
+    elif kind == "read_only_agents_md":
+        (repo / "AGENTS.md").chmod(0o444)
+    elif kind == "closed_cursor_folder":
+        (repo / ".cursor").mkdir(mode=0o000)
+    elif kind == "codex_folder_is_a_file":
+        (repo / ".codex").write_text("not a folder\n")
+    elif kind == "cursor_folder_is_a_dangling_symlink":
+        (repo / ".cursor").symlink_to("nowhere")
+
+
+@pytest.mark.parametrize("kind", list(UNWRITABLE))
+def test_a_repository_it_may_not_write_is_refused_before_a_byte_is_written(
+    kind: str, repo: Path, db: Path
+) -> None:
+    harness, reason, file = UNWRITABLE[kind]
+    make_unwritable(kind, repo)
+    before = tree(repo)
+    if kind in UNPRIVILEGED:
+        run = kanban_init_as_user(repo, db, "--harness", harness)
+    else:
+        run = kanban_init(repo, db, "--harness", harness)
+    assert run.code == 2 and run.out == "", str(run)
+    error = run.error
+    assert (error["reason"], error["file"]) == (reason, file), str(run)
+    assert (
+        error["error"].startswith(f"{file}: ") and "kanban init changed nothing" in error["error"]
+    )
+    assert tree(repo) == before  # not even the files it could have written (AGENTS.md)
+    assert not db.exists() and not db.parent.exists()  # nor the board
+
+
+def test_a_write_that_fails_midway_puts_back_every_file_written_before_it(
+    repo: Path, db: Path, tmp_path: Path
+) -> None:
+    agents = repo / "AGENTS.md"
+    agents.write_text("# Ours\n\nOur own notes.\n")
+    # Another user's file in a sticky folder anyone may write: kanban init may write both (the
+    # check passes) and stage its text beside it, but only their owner may rename over it, so
+    # the second rename fails after AGENTS.md was replaced.
+    folder = repo / ".cursor"
+    folder.mkdir()
+    (folder / "mcp.json").write_text('{"mcpServers": {}}\n')
+    for path in (folder, folder / "mcp.json"):
+        os.chown(path, 4321, 4321)
+    folder.chmod(0o1777)
+    (folder / "mcp.json").chmod(0o666)
+    before, inode = tree(repo), agents.stat().st_ino
+    run = kanban_init_as_user(repo, db, "--harness", "cursor")
+    assert run.code == 2 and run.out == "", str(run)
+    error = run.error
+    assert (error["reason"], error["file"]) == ("read_only", ".cursor/mcp.json"), str(run)
+    assert "kanban init changed nothing" in error["error"] and "notRestored" not in error
+    assert tree(repo) == before and not db.exists()  # no temp file left, no board made
+    assert agents.stat().st_ino != inode  # it was written, and its bytes and mode put back
+
+    # The files written, then the board refused (its folder is read-only): put back too.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "AGENTS.md").write_text("# Ours\n")
+    boards = tmp_path / "boards"
+    boards.mkdir(mode=0o555)
+    before = tree(other)
+    run = kanban_init_as_user(other, boards / "board.db", "--harness", "cursor")
+    assert run.code == 2 and run.error["reason"] == "read_only", str(run)
+    assert tree(other) == before and list(boards.iterdir()) == []
 
 
 def test_codex_toml_keeps_the_users_config_and_refuses_a_second_kanban_table(
