@@ -508,6 +508,11 @@ class SqliteStore:
                 try:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as error:
+                    if error.errno in (errno.EEXIST, errno.ENOTDIR):  # a file where a folder goes
+                        parents = self.path.parents
+                        blocker = next((p for p in parents if p.exists() and not p.is_dir()), None)
+                        why = f"{blocker or self.path.parent} on its way is a file, not a folder"
+                        raise board_file.not_a_board(self.path, why) from None
                     if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
                         raise
                     raise _read_only_file(self.path, error) from None

@@ -501,3 +501,20 @@ def test_text_a_line_reader_would_split_is_escaped_in_every_json_line(kanban: Ka
     refused = kanban.run("task", "view", f"T-{LINE_BREAKERS}")
     assert refused.code == 2 and not set(refused.err) & set(LINE_BREAKERS)
     assert refused.error["id"] == f"T-{LINE_BREAKERS}"
+
+
+@pytest.mark.parametrize("under", ["afile/board.db", "afile/sub/board.db"])
+def test_a_board_path_under_a_regular_file_is_not_a_board(tmp_path: Path, under: str) -> None:
+    """Found by hand: creating a board at afile/board.db, afile a regular file, was exit 1
+    "unexpected" (FileExistsError from the folder's mkdir). The file is left as it was."""
+    import hashlib
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder\n")
+    digest = hashlib.sha256(blocker.read_bytes()).hexdigest()
+    path = tmp_path / under
+    for args in (("task", "dispatch", "--title", "x"), ("db", "init", str(path))):
+        error = Kanban(path, init=False).refused(*args, reason="not_a_board")
+        assert f"{blocker} on its way is a file, not a folder" in error["error"]
+    assert hashlib.sha256(blocker.read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
