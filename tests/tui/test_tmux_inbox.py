@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board
+from boardlib.records import Task
 from tests.tui.test_tmux import Tmux
 
 KANBAN = str(Path(sys.executable).with_name("kanban"))
@@ -30,17 +31,22 @@ def terminal(tmp_path: Path) -> Iterator[Tmux]:
         session.stop()
 
 
+def todo_and_one_in_review(db: Path, todo: int) -> Task:
+    """A board of `todo` todo cards and one task in review (judge me please)."""
+    with Board(db) as board:
+        for n in range(todo):
+            board.create_task(f"todo card {n}")
+        task = board.create_task("judge me please")
+        board.claim(task.id, "alice")
+        return board.complete(task.id, "alice")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 def test_one_need_you_then_i_enter_opens_its_drawer(
     tmp_path: Path, terminal: Tmux, size: tuple[int, int]
 ) -> None:
     db = tmp_path / "board.db"
-    with Board(db) as board:
-        for n in range(60):
-            board.create_task(f"todo card {n}")
-        task = board.create_task("judge me please")
-        board.claim(task.id, "alice")
-        board.complete(task.id, "alice")
+    task = todo_and_one_in_review(db, 60)
     terminal.start([KANBAN, "tui", "--db", str(db)], size=size)
     board_text = terminal.wait_for("1 need you")
     header = board_text.splitlines()[0]
@@ -98,12 +104,7 @@ def test_a_drawer_closed_after_the_terminal_narrowed_gives_the_board_back_whole(
     narrowed to 80x24, Escape: the board stayed laid out for the room beside the drawer it had
     (one 16-cell todo column, the rest blank) until the terminal grew again."""
     db = tmp_path / "board.db"
-    with Board(db) as board:
-        for n in range(6):
-            board.create_task(f"todo card {n}")
-        task = board.create_task("judge me please")
-        board.claim(task.id, "alice")
-        board.complete(task.id, "alice")
+    todo_and_one_in_review(db, 6)
     terminal.start([KANBAN, "tui", "--db", str(db)], size=(160, 48))
     terminal.wait_for("1 need you")
     terminal.keys("Enter")
