@@ -31,7 +31,8 @@ _MARKERS: dict[Style, tuple[str, str, str]] = {
 }
 NOTE = "written by kanban init; edit outside this block, or re-run kanban init"
 _HASH = re.compile(r"sha256:([0-9a-f]{12})")
-_ENTRY = re.compile(r"entry:([0-9a-f]{12})")
+_ENTRY = re.compile(r"entry:([0-9a-f]{12}(?:,[0-9a-f]{12})*)")
+ENTRIES_KEPT = 4  # the MCP entries kanban wrote last, one per runtime's config a repo may have
 
 
 class Edited(Exception):
@@ -66,7 +67,11 @@ class Block:
     end: int
     body: str
     recorded: str | None  # the hash on its begin line
-    entry: str | None  # the MCP server entry written beside it (`entry_digest`), if recorded
+    entry: str | None  # the MCP entries written beside it (`entry_digest`s, newest first)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        return tuple(self.entry.split(",")) if self.entry else ()
 
     @property
     def edited(self) -> bool:
@@ -110,6 +115,16 @@ def entry_digest(entry: dict[str, Any]) -> str:
     wrote (and may be replaced) rather than one edited by hand."""
     said = {key: value for key, value in entry.items() if key != "type"}
     return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def remembered(digest: str, kept: tuple[str, ...]) -> str:
+    """The entries an AGENTS.md block records once kanban writes the entry `digest`: the ones it
+    recorded before, and this one first when it is new. A repository set up for two runtimes
+    (`.mcp.json` for one agent, `.cursor/mcp.json` for another) keeps both entries its own, so
+    the second init does not take the first's untouched entry for a hand edit."""
+    if digest in kept:
+        return ",".join(kept)  # recorded already: the block's text stays as it is
+    return ",".join((digest, *kept)[:ENTRIES_KEPT])
 
 
 def render_block(body: str, style: Style, newline: str = "\n", entry: str | None = None) -> str:
@@ -233,11 +248,11 @@ def with_server(
     entry: dict[str, Any],
     *,
     force: bool,
-    written: str | None = None,
+    written: tuple[str, ...] = (),
 ) -> str:
     """`text` (a JSON MCP config) with `servers_key.name` set to `entry`, all else as it was. An
     existing entry other than `entry` is replaced only if it is the one kanban wrote last
-    (`written`, its `entry_digest`), or with `force`."""
+    (one of `written`, the `entry_digest`s AGENTS.md records), or with `force`."""
     if text is None or not text.strip():
         return json.dumps({servers_key: {name: entry}}, indent=2, ensure_ascii=False) + "\n"
     before = _parse_json(path, text)
@@ -249,7 +264,7 @@ def with_server(
     if name in servers and servers[name] == entry:
         return text
     ours = name in servers and isinstance(servers[name], dict)
-    if name in servers and not force and not (ours and entry_digest(servers[name]) == written):
+    if name in servers and not force and not (ours and entry_digest(servers[name]) in written):
         raise Edited(
             f"its {servers_key}.{name} entry was edited by hand (or written by another kanban "
             "init than the one AGENTS.md records)"

@@ -26,6 +26,7 @@ from .files import (
     Edited,
     entry_digest,
     find_block,
+    remembered,
     unreadable,
     with_block,
     with_server,
@@ -111,29 +112,29 @@ def _read(repo: Path, target: Target) -> str | None:
         raise unreadable(target.path, error.strerror or str(error)) from None
 
 
-def _written_entry(repo: Path) -> str | None:
-    """The digest of the MCP entry the AGENTS.md block says kanban wrote last, if any."""
+def _written_entries(repo: Path) -> tuple[str, ...]:
+    """The digests of the MCP entries the AGENTS.md block says kanban wrote, newest first."""
     try:
         text = (repo / "AGENTS.md").read_bytes().decode("utf-8")
         block = find_block(text, "markdown")
     except (OSError, UnicodeDecodeError, Edited):
-        return None
-    return block.entry if block is not None and not block.edited else None
+        return ()
+    return block.entries if block is not None and not block.edited else ()
 
 
 def _new_text(setup: Setup, target: Target, before: str | None, *, force: bool) -> str:
     harness = HARNESSES[setup.harness]
     if target.kind == "agents":
         body = agents_block(setup.briefing)
-        digest = entry_digest(setup.server_entry())
-        return with_block(before, body, "markdown", force=force, entry=digest)
+        entry = remembered(entry_digest(setup.server_entry()), _written_entries(setup.repo))
+        return with_block(before, body, "markdown", force=force, entry=entry)
     if target.kind == "claude":
         if before is not None and _IMPORTS_AGENTS.search(before):
             return before  # it imports AGENTS.md already: a second import would read it twice
         return with_block(before, claude_block(), "markdown", force=force)
     entry = setup.server_entry(stdio_type=harness.stdio_type)
     if target.kind == "mcp_json":
-        written = _written_entry(setup.repo)
+        written = _written_entries(setup.repo)
         return with_server(
             target.path, before, "mcpServers", SERVER_NAME, entry, force=force, written=written
         )

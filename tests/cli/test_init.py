@@ -608,3 +608,22 @@ def test_a_json_entry_edited_by_hand_is_refused_though_agents_md_was_not(
         assert [f["path"] for f in run.error["files"]] == [".mcp.json"]
         assert '-        "EXTRA": "mine"' in run.error["files"][0]["diff"]
         assert digests(repo) == before
+
+
+def test_a_repository_set_up_for_two_runtimes_keeps_both_entries_its_own(
+    repo: Path, db: Path
+) -> None:
+    """Found by hand: AGENTS.md recorded only the last MCP entry kanban wrote, so after init
+    for Claude Code (agent cc), then Codex (agent cx), a Claude Code init as cc2 refused the
+    untouched .mcp.json as edited by hand. It records the last few entries now."""
+    ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc"))
+    ok(kanban_init(repo, db, "--harness", "codex", "--agent", "cx"))
+    ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu"))
+    again = ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc2"))
+    assert {f["path"]: f["status"] for f in again["files"]}[".mcp.json"] == "updated"
+    entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["kanban"]
+    assert entry["env"]["KANBAN_AGENT"] == "cc2"
+    before = digests(repo)
+    assert ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc2"))["upToDate"]
+    assert digests(repo) == before  # recorded once: a second run changes no byte
+    ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu2"))  # cu's is still known
