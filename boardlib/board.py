@@ -1131,6 +1131,7 @@ class Board:
         """The newest event's seq when `seq` is above it and names no event (a cursor another
         board handed out: this one was re-created or restored since), else None. An event the
         log holds above a store's safe horizon (Postgres, several writers) is not ahead."""
+        seq = validate.integer(seq, "seq", minimum=0)
 
         def look(tx: Tx) -> int | None:
             newest = tx.last_event_seq()
