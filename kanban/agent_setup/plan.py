@@ -126,8 +126,8 @@ def _new_text(setup: Setup, target: Target, before: str | None, *, force: bool) 
     harness = HARNESSES[setup.harness]
     if target.kind == "agents":
         body = agents_block(setup.briefing)
-        entry = remembered(entry_digest(setup.server_entry()), _written_entries(setup.repo))
-        return with_block(before, body, "markdown", force=force, entry=entry)
+        recorded = remembered(entry_digest(setup.server_entry()), _written_entries(setup.repo))
+        return with_block(before, body, "markdown", force=force, entry=recorded)
     if target.kind == "claude":
         if before is not None and _IMPORTS_AGENTS.search(before):
             return before  # it imports AGENTS.md already: a second import would read it twice
