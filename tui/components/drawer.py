@@ -173,9 +173,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             return
         self.kanban.call_from_thread(self._show_task_data, data)  # type: ignore[arg-type]
 
+    def _taken_down(self) -> bool:
+        """Gone, or going: a drawer being removed (Escape, or a resize moving it to a screen of
+        its own) is still mounted a moment after its children have gone."""
+        return not self.is_mounted or not self.query("#drawer-title")
+
     async def _show_task_data(self, data: TaskData) -> None:
-        if data.task_id != self.task_id or not self.is_mounted:
-            return  # the drawer moved on while this was read
+        if data.task_id != self.task_id or self._taken_down():
+            return  # the drawer moved on while this was read, or is being taken down
         self.data = data
         task = data.view.task
         title = plain(task.id, "bold")
@@ -186,8 +191,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.query_one("#drawer-title", Static).update(title)
         now = self.kanban.now_ms()
         await self.query_one(OverviewPane).show(data.view, data.checkout, now, data.audit)
-        if not self.is_mounted or self.kanban.closing_down():
-            return  # the app closed while the Overview was drawn
+        if self._taken_down() or self.kanban.closing_down():
+            return  # the app closed, or the drawer went, while the Overview was drawn
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
         lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
         history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
@@ -203,7 +208,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.screen.refresh_bindings()
 
     def _failed(self, task_id: str, error: BoardError) -> None:
-        if task_id == self.task_id and self.is_mounted:
+        if task_id == self.task_id and not self._taken_down():
             self.query_one("#drawer-title", Static).update(
                 plain(f"Cannot read {task_id}: {error.message}", "bold red")
             )
@@ -240,8 +245,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
     async def _show_workspace(self, data: WorkspaceData) -> None:
         self._reading_workspace = False
-        if data.task_id != self.task_id or not self.is_mounted:
-            if self._worktree_visible():
+        if data.task_id != self.task_id or self._taken_down():
+            if not self._taken_down() and self._worktree_visible():
                 self.read_workspace()
             return
         self.workspace = data
