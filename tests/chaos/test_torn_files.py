@@ -35,7 +35,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from boardlib import Board
 from boardlib.store.schema import SCHEMA_VERSION
-from tests.cli.conftest import KANBAN, clean_env
+from tests.cli.conftest import KANBAN, clean_env, user_namespaces
 from tests.mcp.conftest import text_of
 
 pytestmark = pytest.mark.slow  # every torn board on every surface, each a process
@@ -75,15 +75,7 @@ REFUSALS: dict[str, tuple[str | None, str]] = {
 }
 
 
-def _user_namespaces() -> bool:
-    try:
-        probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, check=False)
-    except FileNotFoundError:
-        return False
-    return probe.returncode == 0
-
-
-USERNS = _user_namespaces()
+USERNS = user_namespaces()
 
 
 def make_torn(kind: str, folder: Path) -> Path:

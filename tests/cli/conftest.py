@@ -7,6 +7,7 @@ library in-process (`board()`), on the same file and the same clock, which is mu
 subprocess per step.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +29,18 @@ KANBAN = BIN / "kanban"
 START_MS = 1_800_000_000_000
 MINUTE_MS = 60_000
 LEASE_MS = 15 * MINUTE_MS
+
+
+@functools.cache
+def user_namespaces() -> bool:
+    """Whether `unshare --user` works here: a process in a user namespace of its own keeps its
+    uid but not root's override, so file modes apply to it (tests of what a user may not read
+    or write, run as root)."""
+    try:
+        probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, check=False)
+    except FileNotFoundError:
+        return False
+    return probe.returncode == 0
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -4,7 +4,6 @@ edited by hand is refused with the diff (and replaced only with --force); --prin
 the instructions are generated from the CLI's own declarations; and the commands they show run
 as written against a live board."""
 
-import functools
 import hashlib
 import json
 import os
@@ -23,7 +22,7 @@ from boardlib.errors import Reason
 from kanban.agent_setup.files import outside_block
 from kanban.cli import exitcodes
 from kanban.mcp.catalog import TOOL_SETS
-from tests.cli.conftest import KANBAN, Run, clean_env
+from tests.cli.conftest import KANBAN, Run, clean_env, user_namespaces
 from tests.cli.warm import run_kanban
 
 FILES = {
@@ -73,15 +72,6 @@ def tree(repo: Path) -> dict[str, str]:
                 what = hashlib.sha256(path.read_bytes()).hexdigest()
             found[str(path.relative_to(repo))] = f"{what} {mode}"
     return found
-
-
-@functools.cache
-def user_namespaces() -> bool:
-    try:
-        probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, check=False)
-    except FileNotFoundError:
-        return False
-    return probe.returncode == 0
 
 
 def kanban_init_as_user(repo: Path, db: Path, *args: str) -> Run:
