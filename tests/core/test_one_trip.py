@@ -16,6 +16,7 @@ from boardlib import transitions as t
 from boardlib.events import EventKind
 from boardlib.records import Task
 from boardlib.store.base import RowEvent
+from boardlib.store.postgres import _OneTrip
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import Cluster
 
@@ -33,15 +34,25 @@ def url(postgres_cluster: Cluster, request: pytest.FixtureRequest) -> str:
 
 @contextmanager
 def round_trips() -> Iterator[list[str]]:
-    """Every query psycopg sends in the block (one `execute` is one round trip)."""
+    """Every query the store sends in the block, each one round trip: a cursor's `execute`, and
+    a prepared statement the store runs through libpq itself (recorded as `EXECUTE name` with no
+    `;`: Bind and Execute of that one statement)."""
     sent: list[str] = []
     real = psycopg.Cursor.execute
+    real_prepared = _OneTrip.execute_prepared
 
     def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         sent.append(str(query))
         return real(self, query, *args, **kwargs)
 
-    with mock.patch.object(psycopg.Cursor, "execute", counted):
+    def counted_prepared(self: _OneTrip, name: str, values: list[Any]) -> Any:
+        sent.append(f"EXECUTE {name} (with {len(values)} parameters, bound)")
+        return real_prepared(self, name, values)
+
+    with (
+        mock.patch.object(psycopg.Cursor, "execute", counted),
+        mock.patch.object(_OneTrip, "execute_prepared", counted_prepared),
+    ):
         yield sent
 
 
