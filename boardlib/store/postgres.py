@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.adapt import Transformer
-from psycopg.pq import ExecStatus, TransactionStatus
+from psycopg.pq import ConnStatus, ExecStatus, TransactionStatus
 from psycopg.rows import BaseRowFactory, RowMaker
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ from .queries import (
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
 TUPLES_OK = ExecStatus.TUPLES_OK
+BAD = ConnStatus.BAD
 
 FALLBACK_POLL_S = 2.0  # change_token re-reads the horizon this often while it has no listener
 # A watcher's read connection is closed once unused this long while its listener stands watch:
@@ -875,6 +876,9 @@ class _OneTrip:
         # send_query_prepared, which shares the implementation)
         result = self.pgconn.exec_prepared(name.encode(), cast("list[bytes]", arguments))
         if result.status != TUPLES_OK:
+            if self.pgconn.status == BAD:  # as psycopg's own wait says a lost connection
+                message = result.get_error_message(encoding).strip() or "the connection was lost"
+                raise psycopg.OperationalError(message)
             raise pg_errors.error_from_result(result, encoding=encoding)
         self.loader.set_pgresult(result)
         names = self.names.get(name)

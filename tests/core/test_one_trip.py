@@ -16,7 +16,7 @@ from boardlib import transitions as t
 from boardlib.events import EventKind
 from boardlib.records import Task
 from boardlib.store.base import RowEvent
-from boardlib.store.postgres import _OneTrip
+from boardlib.store.postgres import StoreUnavailable, _OneTrip
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import Cluster
 
@@ -250,3 +250,24 @@ def test_a_write_sends_its_opening_with_its_first_statement(url: str) -> None:
         assert board.get_task(task.id).status == t.DONE
         kinds = [event.kind for event in board.events(since=0)]
         assert kinds[-2:] == [EventKind.STATUS_CHANGED, EventKind.STATUS_CHANGED]
+
+
+def test_a_claim_on_a_connection_the_server_ended_is_unavailable_then_reconnects(url: str) -> None:
+    """The server ends the session between two claims (a restart, an admin): the prepared
+    claim's error is the store's `database_unavailable`, nothing claimed, and the next claim
+    opens a new connection and prepares again."""
+    with Board(url, clock=ManualClock(START), reconcile_orphans=False) as board:
+        for n in range(3):
+            board.create_task(f"t{n}")
+        assert board.claim_next("alice") is not None  # prepared on this connection
+        with board.store._connection() as conn:  # type: ignore[attr-defined]
+            pid = conn.info.backend_pid
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(StoreUnavailable) as refused:
+            board.claim_next("bob")
+        assert refused.value.reason == "database_unavailable"
+        assert [task.assignee_agent_id for task in board.list_tasks(status="in_progress")] == [
+            "alice"
+        ]
+        assert board.claim_next("bob").assignee_agent_id == "bob"  # type: ignore[union-attr]
