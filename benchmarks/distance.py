@@ -1,7 +1,7 @@
 """Claimers at a network distance: the board's claim through a TCP delay proxy, on one machine.
 
     python benchmarks/distance.py --db postgresql://user@127.0.0.1:port/db
-        [--delays 0.5,2,5] [--workers 1,16,64] [--duration 3] [--parts pg,http]
+        [--delays 0.5,2,5] [--workers 1,16,64] [--duration 3] [--parts pg,http] [--rounds 1]
 
 `pg`: N spawned processes run the board's `claim_next` against Postgres through
 benchmarks/delay_proxy.py (a one-way delay each way), on a fresh copy of a ready board per run.
@@ -22,6 +22,9 @@ bare ASGI app answering a canned claim under uvicorn (`benchmarks/http.py`'s cei
 same clients. What a ceiling row's p50 exceeds the round trip by is this machine's share of the
 latency (the cores queued for by clients, proxy and server), not the board's; the summary also
 says how far the board's p50 is over its ceiling's (`*_over_ceiling_ms`, `*<=ceiling+1.5ms`).
+One run of a row moved that figure by several ms on a shared VM, so `--rounds N` runs each
+delay's rows N times, board and ceiling back to back, and the summary takes the medians (with
+each round's own `*_over_ceiling_ms_rounds` beside them).
 """
 
 import argparse
@@ -245,15 +248,15 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                         **{f"{verb}_trips": round(ms / rtt, 1) for verb, ms in p50.items()},
                     }  # fmt: skip
                     bench.emit(line)
-                for delay in delays:
+                for delay, round_ in rounds_of(delays, args.rounds):
                     probe = Proxy(target, delay)
                     try:
                         rtt = pg_round_trip_ms(through(args.db, probe.address))
                     finally:
                         probe.stop()
-                    # the board's claim_next, then the floor statement (its ceiling)
-                    runs = [("postgres", "board", n) for n in counts]
-                    runs += [("postgres floor", "floor", n) for n in ceiling_counts]
+                    # the board's claim_next beside the floor statement (its ceiling) at the
+                    # ceiling's worker counts, back to back; then the board's other counts
+                    runs = paired(counts, ceiling_counts, "postgres", "board", "postgres floor")
                     for via, variant, workers in runs:
                         fresh = boards.fresh(template)
                         proxy = Proxy(target, delay)
@@ -270,26 +273,55 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                             # the workers' warm-up claim and set-up are counted, spread over
                             "flights_per_claim": flights(carried, got["claims"] + workers),
                             "double_claims": got["double_claims"], "claims": got["claims"],
+                            "round": round_,
                         }  # fmt: skip
                         lines.append(line)
                         bench.emit(line)
             finally:
                 boards.close()
         if "http" in parts:
-            for delay in delays:
-                for workers in [int(n) for n in args.http_workers.split(",")]:
-                    db = Path(tmp) / f"http-{delay}-{workers}.db"
-                    shutil.copy(template, db)
-                    got = http_run(db, delay, workers, args.duration)
-                    line = {"via": "kanban serve", "one_way_ms": delay, "workers": workers, **got}
-                    lines.append(line)
-                    bench.emit(line)
-                for workers in ceiling_counts:
-                    got = bare_http_run(delay, workers, args.duration)
-                    line = {"via": "bare asgi", "one_way_ms": delay, "workers": workers, **got}
+            http_counts = [int(n) for n in args.http_workers.split(",")]
+            for delay, round_ in rounds_of(delays, args.rounds):
+                for via, _, workers in paired(
+                    http_counts, ceiling_counts, "kanban serve", "serve", "bare asgi"
+                ):
+                    if via == "bare asgi":
+                        got = bare_http_run(delay, workers, args.duration)
+                    else:
+                        db = Path(tmp) / f"http-{delay}-{workers}-{round_}.db"
+                        shutil.copy(template, db)
+                        got = http_run(db, delay, workers, args.duration)
+                    line = {"via": via, "one_way_ms": delay, "workers": workers, **got,
+                            "round": round_}  # fmt: skip
                     lines.append(line)
                     bench.emit(line)
     bench.emit(summary(lines))
+
+
+def rounds_of(delays: list[float], rounds: int) -> list[tuple[float, int]]:
+    """Each delay's rounds, one after another: within a round the board's rows and their
+    ceiling's run back to back, so a round's comparison shares the machine's mood."""
+    return [(delay, round_) for delay in delays for round_ in range(1, max(rounds, 1) + 1)]
+
+
+def paired(
+    counts: list[int], ceiling_counts: list[int], via: str, variant: str, ceiling_via: str
+) -> list[tuple[str, str, int]]:
+    """The rows of one delay's round, as (via, variant, workers): the board's row at each of the
+    ceiling's worker counts followed at once by its ceiling's, then the board's other counts
+    (a 64-worker run leaves the machine busy for a while: it does not go between a pair)."""
+    runs: list[tuple[str, str, int]] = []
+    for workers in ceiling_counts:
+        if workers in counts:
+            runs.append((via, variant, workers))
+        runs.append((ceiling_via, "floor", workers))
+    runs += [(via, variant, n) for n in counts if n not in ceiling_counts]
+    return runs
+
+
+def p50_median(lines: list[dict[str, Any]]) -> float:
+    """The median over a row's rounds of its p50 (one round: that p50)."""
+    return float(statistics.median(ln["p50_ms"] for ln in lines))
 
 
 def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
@@ -299,23 +331,30 @@ def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
         if not mine:
             continue
         key = "pg" if via == "postgres" else "http"
-        at16 = [ln for ln in mine if ln["workers"] == 16]
-        ceilings = {
-            ln["one_way_ms"]: ln for ln in lines if ln["via"] == ceiling_via and ln["workers"] == 16
-        }
-        for ln in at16:
-            # against the nominal round trip, and the one measured through the same proxy (its
-            # own scheduling delay on a loaded machine included)
-            allowed = 2 * ln["one_way_ms"] + 1.5
-            out[f"{key}_p50_16_at_{ln['one_way_ms']}ms<={allowed}ms"] = ln["p50_ms"] <= allowed
-            out[f"{key}_p50_16_at_{ln['one_way_ms']}ms_minus_measured_trip_ms"] = round(
-                ln["p50_ms"] - ln["round_trip_ms"], 2
-            )
-            top = ceilings.get(ln["one_way_ms"])
-            if top is not None:
-                over = round(ln["p50_ms"] - top["p50_ms"], 2)
-                out[f"{key}_p50_16_at_{ln['one_way_ms']}ms_over_ceiling_ms"] = over
-                out[f"{key}_p50_16_at_{ln['one_way_ms']}ms<=ceiling+1.5ms"] = over <= 1.5
+        for delay in sorted({ln["one_way_ms"] for ln in mine if ln["workers"] == 16}):
+            at16 = [ln for ln in mine if ln["workers"] == 16 and ln["one_way_ms"] == delay]
+            ceiling = [
+                ln
+                for ln in lines
+                if ln["via"] == ceiling_via and ln["workers"] == 16 and ln["one_way_ms"] == delay
+            ]
+            # each figure is the median of its rounds: against the nominal round trip, and the
+            # one measured through the same proxy (its own scheduling delay included)
+            p50, trip = p50_median(at16), statistics.median(ln["round_trip_ms"] for ln in at16)
+            allowed = 2 * delay + 1.5
+            out[f"{key}_p50_16_at_{delay}ms<={allowed}ms"] = p50 <= allowed
+            out[f"{key}_p50_16_at_{delay}ms_minus_measured_trip_ms"] = round(p50 - trip, 2)
+            if ceiling:
+                over = round(p50 - p50_median(ceiling), 2)
+                out[f"{key}_p50_16_at_{delay}ms_over_ceiling_ms"] = over
+                out[f"{key}_p50_16_at_{delay}ms<=ceiling+1.5ms"] = over <= 1.5
+                if len(at16) > 1:  # each round's own, board and ceiling paired by round
+                    tops = {ln.get("round"): ln["p50_ms"] for ln in ceiling}
+                    out[f"{key}_p50_16_at_{delay}ms_over_ceiling_ms_rounds"] = [
+                        round(ln["p50_ms"] - tops[ln.get("round")], 2)
+                        for ln in at16
+                        if ln.get("round") in tops
+                    ]
         for delay in sorted({ln["one_way_ms"] for ln in mine}):
             best = max(ln["claims_per_s"] for ln in mine if ln["one_way_ms"] == delay)
             out[f"{key}_agents_per_server_at_{delay}ms"] = int(best * 60 / CALLS_PER_AGENT_MINUTE)
@@ -336,6 +375,13 @@ def main() -> None:
         "--ceiling-workers", default="16", help="worker counts of the ceiling rows ('' for none)"
     )
     parser.add_argument("--verb-rounds", type=int, default=30)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="rounds of each delay's rows, the board's and its ceiling's back to back; the "
+        "summary takes the rounds' medians",
+    )
     record.add_arguments(parser)
     args = parser.parse_args()
     if "pg" in args.parts and not args.db:

@@ -395,10 +395,11 @@ def distance(lines: list[Line]) -> list[str]:
         "",
     ]
     out += table(
-        ["via", "one-way ms", "workers", "claims/s", "p50 ms", "p99 ms", "round trip ms",
+        ["via", "one-way ms", "workers", "round", "claims/s", "p50 ms", "p99 ms", "round trip ms",
          "flights/claim", "double claims"],
-        ([ln["via"], ln["one_way_ms"], ln["workers"], ln["claims_per_s"], ln["p50_ms"],
-          ln["p99_ms"], ln["round_trip_ms"], ln.get("flights_per_claim"), ln["double_claims"]]
+        ([ln["via"], ln["one_way_ms"], ln["workers"], ln.get("round"), ln["claims_per_s"],
+          ln["p50_ms"], ln["p99_ms"], ln["round_trip_ms"], ln.get("flights_per_claim"),
+          ln["double_claims"]]
          for ln in rows),
     )  # fmt: skip
     best: dict[tuple[str, float], float] = {}
