@@ -17,6 +17,7 @@ from .auth import BearerAuth, BrowserGuard
 from .deps import Who
 from .fastpath import LeaseFastLane, route_endpoint
 from .handlers import EXCEPTION_HANDLERS
+from .head import HeadAsGet
 from .limits import BodyLimit
 from .openapi import DESCRIPTION, openapi_document
 from .routes import budgets, events, executions, health, inbox, land, lease, tasks, workspace
@@ -67,8 +68,8 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     for kind, handler in EXCEPTION_HANDLERS:
         app.add_exception_handler(kind, handler)
-    # Outermost first: keep web pages out, authenticate, cap the body, the lease verbs' fast
-    # lane, then FastAPI.
+    # Outermost first: HEAD as GET, keep web pages out, authenticate, cap the body, the lease
+    # verbs' fast lane, then FastAPI (each add_middleware goes outside the ones before it).
     if settings.fast_lane:  # the lease protocol, and seed 003's claim by id
         claim_by_id = [
             route for route in tasks.router.routes if route_endpoint(route) is tasks.claim
@@ -77,4 +78,5 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> FastA
     app.add_middleware(BodyLimit, limit=settings.body_limit)
     app.add_middleware(BearerAuth, book=settings.tokens)
     app.add_middleware(BrowserGuard, open_server=settings.tokens is None)
+    app.add_middleware(HeadAsGet)
     return app

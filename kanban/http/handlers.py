@@ -107,13 +107,16 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
 
 def _allowed(request: Request) -> list[str]:
     """Every method some route takes at this path (RFC 9110's `Allow`): each method is a route of
-    its own, and Starlette names only the first that matched the path."""
+    its own, and Starlette names only the first that matched the path. HEAD goes with GET
+    (`head.py`)."""
     path = request.url.path
     methods: set[str] = set()
     for route in request.app.router.routes:
         regex = getattr(route, "path_regex", None)
         if regex is not None and regex.match(path):
             methods |= set(getattr(route, "methods", None) or ())
+    if "GET" in methods:
+        methods.add("HEAD")
     return sorted(methods)
 
 

@@ -11,7 +11,7 @@ import pytest
 from boardlib import transitions as t
 from boardlib.models import VerificationResult
 from tests.backends import is_postgres, raw_execute
-from tests.http.conftest import Api, serving
+from tests.http.conftest import Api, live_server, serving
 
 
 @pytest.fixture
@@ -551,9 +551,10 @@ def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> No
     assert wrong.status_code == 405 and wrong.json() == {"error": "method not allowed"}
     # `Allow` names every method of the path (found by hand: only the first route's).
     for path, allowed in [
-        ("/api/board", "GET, POST"),
-        ("/api/board/TASK-1", "GET, PATCH"),
-        ("/api/board/TASK-1/workspace", "GET, PATCH, POST"),
+        ("/api/board", "GET, HEAD, POST"),
+        ("/api/board/TASK-1", "GET, HEAD, PATCH"),
+        ("/api/board/TASK-1/workspace", "GET, HEAD, PATCH, POST"),
+        ("/api/board/TASK-1/heartbeat", "POST"),
     ]:
         answer = api.client.delete(path)
         assert (answer.status_code, answer.headers["allow"]) == (405, allowed), path
@@ -563,6 +564,47 @@ def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> No
     assert slash.status_code == 404
     assert slash.json() == {"error": "not found: no route ends in '/' (did you mean /api/board?)"}
     assert api.fingerprint() == before
+
+
+def test_head_answers_as_get_without_the_content_and_writes_nothing(api: Api) -> None:
+    """RFC 9110: HEAD wherever GET, the same status and headers, no content (a monitor's
+    `curl -I`); a path that takes no GET is a 405 that says what it takes."""
+    task = api.create("probed")
+    before = api.fingerprint()
+    for path in ("/healthz", "/api/board", f"/api/board/{task['id']}", "/api/board/TASK-404"):
+        got, head = api.client.get(path), api.client.head(path)
+        assert head.status_code == got.status_code, path
+        assert head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["content-length"] == str(len(got.content)), path
+    refused = api.client.head(f"/api/board/{task['id']}/heartbeat")
+    assert (refused.status_code, refused.headers["allow"], refused.content) == (405, "POST", b"")
+    assert api.fingerprint() == before
+
+
+def test_head_under_uvicorn_keeps_the_connection_in_step(tmp_path: Path) -> None:
+    """On a real server, over one keep-alive connection: a HEAD's answer carries the GET's
+    length and no body, so the GET after it on the same connection reads its own answer."""
+    import socket
+
+    with live_server(tmp_path) as live:
+        live.api.create("one")
+        host, port = live.url.removeprefix("http://").split(":")
+        head = f"HEAD /api/board HTTP/1.1\r\nhost: {host}:{port}\r\n\r\n".encode()
+        get = f"GET /healthz HTTP/1.1\r\nhost: {host}:{port}\r\n\r\n".encode()
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(head + get)
+            data = b""
+            while not data.endswith(b'{"ok":true}') and len(data) < 65536:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        answers = data.split(b"HTTP/1.1 ")[1:]
+        assert [answer.split(b"\r\n", 1)[0] for answer in answers] == [b"200 OK", b"200 OK"]
+        assert answers[0].endswith(b"\r\n\r\n")  # the HEAD's: headers only
+        assert b"content-length: " in answers[0].lower()
+        assert answers[1].endswith(b'{"ok":true}')
 
 
 def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
