@@ -263,7 +263,8 @@ def test_a_claim_on_a_connection_the_server_ended_is_unavailable_then_reconnects
         with board.store._connection() as conn:  # type: ignore[attr-defined]
             pid = conn.info.backend_pid
         with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            # with a timeout it returns once the backend is gone, not when the signal is sent
+            admin.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))
         with pytest.raises(StoreUnavailable) as refused:
             board.claim_next("bob")
         assert refused.value.reason == "database_unavailable"
