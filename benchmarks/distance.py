@@ -56,6 +56,7 @@ from claim_postgres import Boards
 from boardlib import Board
 
 HERE = Path(__file__).resolve().parent
+PG_FLOOR, BARE = "postgres floor", "bare asgi"  # the ceiling rows' names
 
 
 def _sibling(name: str, stem: str) -> Any:
@@ -256,8 +257,8 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                         probe.stop()
                     # the board's claim_next beside the floor statement (its ceiling) at the
                     # ceiling's worker counts, back to back; then the board's other counts
-                    runs = paired(counts, ceiling_counts, "postgres", "board", "postgres floor")
-                    for via, variant, workers in runs:
+                    for via, workers in paired(counts, ceiling_counts, "postgres", PG_FLOOR):
+                        variant = "floor" if via == PG_FLOOR else "board"
                         fresh = boards.fresh(template)
                         proxy = Proxy(target, delay)
                         try:
@@ -282,10 +283,8 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         if "http" in parts:
             http_counts = [int(n) for n in args.http_workers.split(",")]
             for delay, round_ in rounds_of(delays, args.rounds):
-                for via, _, workers in paired(
-                    http_counts, ceiling_counts, "kanban serve", "serve", "bare asgi"
-                ):
-                    if via == "bare asgi":
+                for via, workers in paired(http_counts, ceiling_counts, "kanban serve", BARE):
+                    if via == BARE:
                         got = bare_http_run(delay, workers, args.duration)
                     else:
                         db = Path(tmp) / f"http-{delay}-{workers}-{round_}.db"
@@ -305,17 +304,17 @@ def rounds_of(delays: list[float], rounds: int) -> list[tuple[float, int]]:
 
 
 def paired(
-    counts: list[int], ceiling_counts: list[int], via: str, variant: str, ceiling_via: str
-) -> list[tuple[str, str, int]]:
-    """The rows of one delay's round, as (via, variant, workers): the board's row at each of the
-    ceiling's worker counts followed at once by its ceiling's, then the board's other counts
-    (a 64-worker run leaves the machine busy for a while: it does not go between a pair)."""
-    runs: list[tuple[str, str, int]] = []
+    counts: list[int], ceiling_counts: list[int], via: str, ceiling_via: str
+) -> list[tuple[str, int]]:
+    """The rows of one delay's round, as (via, workers): the board's row at each of the ceiling's
+    worker counts followed at once by its ceiling's, then the board's other counts (a 64-worker
+    run leaves the machine busy for a while: it does not go between a pair)."""
+    runs: list[tuple[str, int]] = []
     for workers in ceiling_counts:
         if workers in counts:
-            runs.append((via, variant, workers))
-        runs.append((ceiling_via, "floor", workers))
-    runs += [(via, variant, n) for n in counts if n not in ceiling_counts]
+            runs.append((via, workers))
+        runs.append((ceiling_via, workers))
+    runs += [(via, n) for n in counts if n not in ceiling_counts]
     return runs
 
 
@@ -326,7 +325,7 @@ def p50_median(lines: list[dict[str, Any]]) -> float:
 
 def summary(lines: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"summary": "p50 at 16 workers <= 1 round trip + 1.5 ms, every delay"}
-    for via, ceiling_via in (("postgres", "postgres floor"), ("kanban serve", "bare asgi")):
+    for via, ceiling_via in (("postgres", PG_FLOOR), ("kanban serve", BARE)):
         mine = [ln for ln in lines if ln["via"] == via and "workers" in ln]
         if not mine:
             continue
