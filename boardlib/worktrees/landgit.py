@@ -752,18 +752,38 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
     (only changed files are written), with everything else in it removed: when its marker says
     a verify command ran there since the last `clean_scratch` (a lander killed before it tidied
     up, say). The caller holds the scratch's lock, so nothing else runs git there; a lock file
-    left by a killed git goes."""
+    left by a killed git goes.
+
+    The checkout is a repository of its own that borrows the user's objects (git's alternates),
+    not a linked worktree of theirs: a verify command that runs git (`git config`, `git tag`,
+    `git stash`, `git branch -f`) changes the scratch's refs and config, never the user's, and
+    the user's `git worktree list` does not show it. `GitFailure` when something else is in the
+    way (an older, linked scratch checkout included): the caller removes it and asks again."""
     dot = path / ".git"
-    if not dot.is_file() or path.is_symlink():
-        gitrepo.run(repo, "worktree", "prune")
-        if path.exists() or path.is_symlink():
-            raise GitFailure(["worktree", "add", str(path)], None, f"{path} is in the way")
-        gitrepo.run(repo, *NO_HOOKS, "worktree", "add", "--detach", "--", str(path), commit)
-        return
-    gitrepo._index_file(path).with_name("index.lock").unlink(missing_ok=True)
+    if path.is_symlink() or not dot.is_dir() or dot.is_symlink():
+        _make_scratch(repo, path)
+    else:
+        (dot / "index.lock").unlink(missing_ok=True)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
     if os.path.lexists(scratch_marker(path)):
         clean_scratch(path)
+
+
+def _make_scratch(repo: Path, path: Path) -> None:
+    """An empty repository at `path` whose objects are the user's (its alternates name their
+    object folder): nothing is copied, and a commit the landing built there is readable at once.
+    An older scratch checkout (a linked worktree) that was removed is unregistered first."""
+    gitrepo.run(repo, "worktree", "prune")
+    if path.exists() or path.is_symlink():
+        raise GitFailure(["init", str(path)], None, f"{path} is in the way")
+    common, object_format = gitrepo.output(
+        repo, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format"
+    ).splitlines()
+    path.mkdir(parents=True)
+    gitrepo.run(path, "init", "--quiet", f"--object-format={object_format}")
+    alternates = path / ".git" / "objects" / "info" / "alternates"
+    alternates.parent.mkdir(parents=True, exist_ok=True)
+    alternates.write_text(str(Path(common) / "objects") + "\n", encoding="utf-8")
 
 
 def mark_scratch(path: Path) -> None:

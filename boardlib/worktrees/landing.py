@@ -701,7 +701,7 @@ class Lander:
             except BoardError:
                 continue
             try:
-                if landgit.scratch_marker(path).exists() and (path / ".git").is_file():
+                if landgit.scratch_marker(path).exists() and (path / ".git").is_dir():
                     landgit.clean_scratch(path)
             except (GitFailure, OSError):
                 pass

@@ -372,6 +372,36 @@ def test_verification_failing_on_the_merged_tree_refuses_and_leaves_main(land: L
     assert "stderr_tail" in error.details and "stdout_tail" in error.details
 
 
+def test_git_run_by_a_verify_command_stays_in_the_scratch_checkout(land: LandEnv) -> None:
+    """The scratch checkout is a repository of its own that borrows the user's objects: found by
+    reading, a verify command that ran `git config` or `git update-ref` in a linked scratch
+    worktree wrote the user's shared config and refs. Here it writes the scratch's, lands, and
+    the user's repository gains only the landed commit."""
+    meddle = (
+        'if [ -n "$KANBAN_LANDING" ]; then git config user.name meddler && git tag meddled '
+        "&& git branch meddled && git update-ref refs/heads/main HEAD~1 "
+        "&& git log -1 --format=%H HEAD~1 >/dev/null; fi"
+    )
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=meddle)
+    config = (land.repo / ".git" / "config").read_bytes()
+    refs = ["for-each-ref", "--format=%(refname)"]
+    before = set(git(land.repo, *refs).split())
+    result = land.trees.land(task_id, actor="bob")
+    assert result.landed and land.main() == result.commit
+    assert (land.repo / ".git" / "config").read_bytes() == config
+    assert set(git(land.repo, *refs).split()) < before  # the task branch went, nothing came
+    assert "/.land/" not in git(land.repo, "worktree", "list", "--porcelain")
+
+
+def test_a_linked_scratch_checkout_left_by_an_older_version_is_replaced(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    older = land.trees.layout.repo_dir(land.repo) / ".land" / "0"
+    git(land.repo, "worktree", "add", "--detach", str(older), "main")
+    assert land.trees.land(task_id, actor="bob").landed
+    assert (older / ".git").is_dir() and (older / "app.py").read_text() == ANSWER
+    assert "/.land/" not in git(land.repo, "worktree", "list", "--porcelain")
+
+
 def test_a_dirty_checkout_of_main_is_refused_touching_nothing(land: LandEnv) -> None:
     task_id, _ = land.task_with({"app.py": ANSWER})
     (land.repo / "README.md").write_text("# my uncommitted edit\n")
