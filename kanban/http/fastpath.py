@@ -2,10 +2,10 @@
 answered without FastAPI's request pipeline, because agents call them far more often than
 anything else.
 
-An ASGI middleware in front of FastAPI, behind the browser guard, the token check and the body
-cap, built from the lease routes FastAPI declares. It takes only the plain case and passes
-everything else to FastAPI with the bytes replayed, so answers stay byte for byte FastAPI's:
-docs/architecture.md#the-http-fast-lane
+It runs in front of the whole app (`KanbanAPI.__call__`): it applies the browser guard, the token
+check and the body cap to the request itself, and takes only the plain case; everything else goes
+to the app, its bytes replayed, so answers stay byte for byte FastAPI's. The lanes are built from
+the lease routes FastAPI declares: docs/architecture.md#the-http-fast-lane
 """
 
 import asyncio
@@ -26,8 +26,9 @@ from boardlib.errors import BoardError
 from boardlib.store.base import WouldWait
 
 from .acting import Forbidden
-from .auth import ASGIApp, Message, Receive, Scope, Send
+from .auth import ASGIApp, BearerAuth, BrowserGuard, Message, Receive, Scope, Send
 from .envelopes import ENVELOPE_ATTRIBUTE, PLAIN, Envelope
+from .handlers import failure_reply
 from .replies import board_error_reply, forbidden_reply
 from .service import Service
 
@@ -117,11 +118,24 @@ class LeaseLanes:
 
 
 class LeaseFastLane:
-    """ASGI middleware: the lease verbs' plain requests answered here, all else passed on."""
+    """The lease verbs' plain requests answered here, in front of the app; all else passed on to
+    `app` (the whole FastAPI stack). The guards are the app's own middlewares, asked first: a
+    request any of them would refuse goes on unread, so it is refused where it always was."""
 
-    def __init__(self, app: ASGIApp, *, routes: list[BaseRoute]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        routes: list[BaseRoute],
+        guard: BrowserGuard,
+        auth: BearerAuth,
+        body_limit: int,
+    ) -> None:
         self.app = app
         self.lanes = LeaseLanes(routes)
+        self.guard = guard
+        self.auth = auth
+        self.body_limit = body_limit
         # Lease requests answered here, and lease requests handed to FastAPI to judge: what
         # the tests read to know which side answered.
         self.answered = 0
@@ -136,8 +150,9 @@ class LeaseFastLane:
             await self.app(scope, receive, send)
             return
         lane, task_id = found
-        json_typed = _sized_json(scope["headers"])
-        if json_typed is None:
+        json_typed = _sized_json(scope["headers"], self.body_limit)
+        identity = None if json_typed is None else self.auth.admitted(scope)
+        if identity is None or self.guard.refusal(scope) is not None:
             self.handed_on += 1
             await self.app(scope, receive, send)
             return
@@ -149,12 +164,13 @@ class LeaseFastLane:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        plain, parsed = _validated(lane, body, json_typed)
+        plain, parsed = _validated(lane, body, bool(json_typed))
         if not plain:  # FastAPI judges it, from the same bytes
             self.handed_on += 1
             await self.app(scope, _replay(body, receive), send)
             return
         self.answered += 1
+        scope.setdefault("state", {})["identity"] = identity
         service: Service = scope["app"].state.service
         arguments: dict[str, Any] = {"who": service.caller_for(scope), "body": parsed}
         if lane.takes_task_id:
@@ -175,6 +191,12 @@ class LeaseFastLane:
             response = board_error_reply(error, lane.envelope)
         except Forbidden as error:
             response = forbidden_reply(error, lane.envelope)
+        except Exception as error:  # as the app's handlers answer it: a 500, logged
+            response, unexpected = await failure_reply(scope, error)
+            await response(scope, receive, send)
+            if unexpected:
+                raise  # as Starlette's outermost middleware does, for the server to log
+            return
         if pooled:
             self.pooled += 1
         else:
@@ -182,21 +204,23 @@ class LeaseFastLane:
         await response(scope, receive, send)
 
 
-def _sized_json(headers: list[tuple[bytes, bytes]]) -> bool | None:
-    """None for a body of no declared length (chunked: it goes to FastAPI unread, where the
-    body cap counts it), else whether it is declared `application/json`: FastAPI reads no other
-    body as JSON (not even one without a content type) and refuses it as not an object."""
-    sized = chunked = False
+def _sized_json(headers: list[tuple[bytes, bytes]], limit: int) -> bool | None:
+    """None for a body of no declared length within `limit` (chunked: it goes to the app unread,
+    where the body cap counts it; over the cap or unreadable: the cap refuses it), else whether
+    it is declared `application/json`: FastAPI reads no other body as JSON (not even one without
+    a content type) and refuses it as not an object."""
+    length: bytes | None = None
+    chunked = False
     json_typed: bool | None = None
     for key, value in headers:
         if key == b"content-length":
-            sized = True
+            length = value if length is None else length  # the first counts, as the cap reads it
         elif key == b"transfer-encoding":
             chunked = True
         elif key == b"content-type":
             this = value.partition(b";")[0].strip().lower() == b"application/json"
             json_typed = this if json_typed is None else json_typed and this
-    if chunked or not sized:
+    if chunked or length is None or not length.isdigit() or int(length) > limit:
         return None
     return bool(json_typed)
 

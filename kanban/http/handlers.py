@@ -4,12 +4,12 @@ failure raised before the endpoint runs (a body that is not JSON). `app.py` inst
 `EXCEPTION_HANDLERS` as they are listed."""
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from boardlib.errors import BoardError
@@ -141,3 +141,12 @@ EXCEPTION_HANDLERS: tuple[tuple[type[Exception], Handler], ...] = (
     (GitFailure, _git_failure),
     (Exception, _unexpected),
 )
+
+
+async def failure_reply(scope: MutableMapping[str, Any], error: Exception) -> tuple[Response, bool]:
+    """The answer the app's handlers give `error` raised by a request answered ahead of the app
+    (the fast lane), the handler found by the error's class as Starlette finds it; and whether it
+    was the catch-all, whose failure Starlette raises again once answered, for the server's log."""
+    handlers = dict(EXCEPTION_HANDLERS)
+    kind = next(kind for kind in type(error).__mro__ if kind in handlers)
+    return await handlers[kind](Request(scope), error), kind is Exception

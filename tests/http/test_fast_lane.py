@@ -22,6 +22,7 @@ from fastapi import APIRouter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boardlib.worktrees import GitFailure
 from kanban.http.app import Who
 from kanban.http.auth import TokenBook
 from kanban.http.fastpath import LeaseFastLane, LeaseLanes
@@ -77,6 +78,19 @@ CONTENT_TYPES = [
     "application/vnd.api+json",
 ]
 
+# Headers a browser sends (or a page on another name resolving to this server): each is refused
+# by the guards in front of the app, and must be by the lane too.
+BROWSER_HEADERS = [
+    {"origin": "http://evil.example"},
+    {"origin": "null"},
+    {"origin": "http://localhost"},
+    {"sec-fetch-site": "cross-site"},
+    {"sec-fetch-site": "same-origin"},
+    {"host": "evil.example"},
+    {"host": "127.0.0.1:8080"},
+]
+BODY_LIMIT = 128  # the twins' cap: bodies pass it, padded ones do not
+
 values = st.one_of(
     st.none(),
     st.booleans(),
@@ -118,6 +132,9 @@ odd_requests = st.fixed_dictionaries(
         "chunked": st.sampled_from([False] * 5 + [True]),
         "token": st.sampled_from([None, *TOKENS]),
         "advance_ms": st.sampled_from([0] * 6 + [60_000, 16 * 60_000]),
+        # What the guards judge before anything is read: web pages, DNS rebinding, the body cap.
+        "browser": st.sampled_from([{}] * 6 + BROWSER_HEADERS),
+        "padding": st.sampled_from([0] * 5 + [BODY_LIMIT]),
     }
 )
 plain_requests = st.fixed_dictionaries(
@@ -130,6 +147,8 @@ plain_requests = st.fixed_dictionaries(
         "chunked": st.just(False),
         "token": st.sampled_from(list(TOKENS)),
         "advance_ms": st.sampled_from([0] * 6 + [60_000, 16 * 60_000]),
+        "browser": st.sampled_from([{}] * 6 + BROWSER_HEADERS),
+        "padding": st.sampled_from([0] * 5 + [BODY_LIMIT]),
     }
 )
 requests = st.one_of(odd_requests, plain_requests)
@@ -141,12 +160,9 @@ def lane_of_app(api: Api) -> LeaseFastLane | None:
 
 
 def lane_in(app: Any) -> LeaseFastLane | None:
-    layer: Any = app.middleware_stack
-    while layer is not None:
-        if isinstance(layer, LeaseFastLane):
-            return layer
-        layer = getattr(layer, "app", None)
-    return None
+    """The lane in front of the app (None when the app was built without it)."""
+    lane = getattr(app, "lease_lane", None)
+    return lane if isinstance(lane, LeaseFastLane) else None
 
 
 def seed(api: Api) -> None:
@@ -174,7 +190,9 @@ def send(api: Api, request: dict[str, Any]) -> tuple[int, list[tuple[str, str]],
         headers["content-type"] = request["content_type"]
     if request["token"] is not None:
         headers["authorization"] = f"Bearer {TOKENS[request['token']]}"
-    body: Any = iter([request["body"]]) if request["chunked"] else request["body"]
+    headers.update(request["browser"])
+    content = request["body"] + b" " * request["padding"]  # JSON allows trailing whitespace
+    body: Any = iter([content]) if request["chunked"] else content
     answer = api.client.request(request["method"], path, content=body, headers=headers)
     return answer.status_code, answer.headers.multi_items(), answer.content
 
@@ -183,8 +201,8 @@ def send(api: Api, request: dict[str, Any]) -> tuple[int, list[tuple[str, str]],
 def twins(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Api, Api]]:
     tokens: TokenBook | None = token_book() if request.param == "tokens" else None
     with (
-        serving(tmp_path / "fast", tokens=tokens, fast_lane=True) as fast,
-        serving(tmp_path / "slow", tokens=tokens, fast_lane=False) as slow,
+        serving(tmp_path / "fast", tokens=tokens, fast_lane=True, body_limit=BODY_LIMIT) as fast,
+        serving(tmp_path / "slow", tokens=tokens, fast_lane=False, body_limit=BODY_LIMIT) as slow,
     ):
         for api in (fast, slow):
             api.client.headers["authorization"] = f"Bearer {TOKENS['ops']}"
@@ -244,6 +262,40 @@ def test_plain_claims_are_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_pat
         assert api.fingerprint() == before
         # the board's write turn was free every time: each ran on the event loop, no thread hop
         assert (lane.inline, lane.pooled) == (3, 0)
+
+
+@pytest.mark.parametrize(
+    "failure", [RuntimeError("a defect"), GitFailure(["worktree", "add"], 128, "fatal: broken")]
+)
+def test_a_failure_inside_the_lane_is_answered_as_the_apps_handlers_answer_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    failure: Exception,
+) -> None:  # fmt: skip
+    """The lane runs ahead of the app's error middlewares: a failure it did not expect gets the
+    answer those give it (a 500 in the same envelope; a defect is logged), not a bare 500 from
+    the HTTP server."""
+    answers = []
+    with (
+        serving(tmp_path / "fast", fast_lane=True) as fast,
+        serving(tmp_path / "slow", fast_lane=False) as slow,
+    ):
+        for api in (fast, slow):
+            api.create("one")
+
+            def broken(*args: Any, **kwargs: Any) -> None:
+                raise failure
+
+            monkeypatch.setattr(api.board, "claim_next", broken)
+            caplog.clear()
+            answer = api.client.post("/api/board/claim-next", json={"agent": "alice"})
+            logged = [r.getMessage() for r in caplog.records if r.name == "kanban.http"]
+            answers.append((answer.status_code, answer.headers.multi_items(), answer.content))
+            assert answer.status_code == 500
+            if isinstance(failure, RuntimeError):
+                assert logged == ["unexpected failure on POST /api/board/claim-next"]
+        lane = lane_of_app(fast)
+        assert lane is not None and lane.answered == 1
+    assert answers[0] == answers[1]
 
 
 def test_a_claim_waiting_on_the_write_lock_does_not_stall_the_server(tmp_path: Path) -> None:
