@@ -108,20 +108,18 @@ def run_transaction(
 
 
 def attempt_once(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
-    """One write transaction that waits for no lock: SQLite's busy timeout is 0 for its
-    `BEGIN IMMEDIATE`, and a lock error is `WouldWait` (nothing was written). The caller holds
-    the writers' turn."""
+    """One write transaction that waits for no lock: the caller set SQLite's busy timeout to 0
+    (and holds the writers' turn), so a lock held elsewhere fails its `BEGIN IMMEDIATE` at once,
+    `WouldWait` with nothing written. A busy error later in the transaction rolls it back and
+    reaches the caller, which runs the write again where it may wait."""
     from .base import WouldWait
 
-    conn.execute("PRAGMA busy_timeout=0")
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as error:
         if is_transient_lock_error(error):
             raise WouldWait from error
         raise
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     try:
         result = work(conn)
         conn.execute("COMMIT")

@@ -34,6 +34,33 @@ def test_every_connection_gets_the_recipe(board_path: Path) -> None:
         reader.execute("DELETE FROM tasks")
 
 
+def test_a_claim_answered_at_once_is_four_statements_and_a_later_write_may_wait(
+    board_path: Path,
+) -> None:
+    """Inside `at_once` the writer's busy timeout is 0, set when it changes: claims answered one
+    after another (the HTTP lane's common case) are BEGIN, the claim, its event and COMMIT, as
+    the claim on the usual path is. The next write that may wait has the recipe's 250 ms back."""
+    with Board(board_path) as board:
+        for n in range(4):
+            board.create_task(f"task {n}")
+        writer = board.store._open_writer()[0]  # type: ignore[attr-defined]
+        seen: list[str] = []
+        writer.set_trace_callback(seen.append)
+        with board.at_once():
+            assert board.claim_next("alice") is not None
+        assert seen[0] == "PRAGMA busy_timeout=0"
+        for _ in range(2):
+            seen.clear()
+            with board.at_once():
+                assert board.claim_next("alice") is not None
+            assert [sql.split()[0] for sql in seen] == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+        seen.clear()
+        assert board.claim_next("bob") is not None
+        assert seen[0] == "PRAGMA busy_timeout=250"
+        writer.set_trace_callback(None)
+        assert writer.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+
+
 def test_schema_is_versioned_and_a_newer_file_is_refused(board_path: Path) -> None:
     with Board(board_path) as board:
         assert board.check().schema_version == SCHEMA_VERSION
