@@ -127,18 +127,14 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     process holds exclusively locked is waited for up to `timeout_s` (the write budget), then
     `busy`: never a hang, never an untyped "database is locked"."""
     try:
-        if not path.exists():
-            if path.is_symlink():  # creating through it would put a board wherever it points
-                raise not_a_board(path, "it is a dangling symbolic link")
-            return MISSING
-        found = path.stat()  # follows a symbolic link: one to a board file is a board
+        what = not_a_file_at(path)
+        found = None if what is not None or not path.exists() else path.stat()
     except PermissionError:  # a folder on the way this user may not enter
         raise permission_denied(path) from None
-    what = _not_a_file(found.st_mode)
     if what is not None:  # before anything opens it: SQLite would make -journal, -wal beside it
-        if path.is_symlink():
-            what += f", through a symbolic link to {os.path.realpath(path)}"
         raise not_a_board(path, f"it is {what}")
+    if found is None:
+        return MISSING
     size = found.st_size
     if size == 0:
         return EMPTY
@@ -170,6 +166,20 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise not_a_board(path, f"a SQLite database with other tables: {shown}")
     return version
+
+
+def not_a_file_at(path: Path) -> str | None:
+    """What `path` is when its `stat` alone says it cannot be a board file ("a FIFO", "a folder",
+    "a FIFO, through a symbolic link to /tmp/pipe", "a dangling symbolic link": creating through
+    one would put a board wherever it points); None for a regular file, a symbolic link to one,
+    or nothing there. Opens nothing. `PermissionError` for a folder on the way this user may not
+    enter."""
+    if not path.exists():
+        return "a dangling symbolic link" if path.is_symlink() else None
+    what = _not_a_file(path.stat().st_mode)  # follows a link: one to a board file is a board
+    if what is not None and path.is_symlink():
+        what += f", through a symbolic link to {os.path.realpath(path)}"
+    return what
 
 
 def _not_a_file(mode: int) -> str | None:

@@ -123,16 +123,27 @@ def import_events(archive: Path) -> None:
 @db.command("path")
 @global_options
 def path() -> None:
-    """Where the board is (after --db, KANBAN_DB and the default); does not create it."""
+    """Where the board is (after --db, KANBAN_DB and the default); does not create it.
+
+    `exists` says whether something is there; `notABoard`, when it is something no board can
+    be (a folder, a FIFO, a device, a dangling symbolic link), says what, from its stat alone.
+    """
     where = board_path()
-    emit(
-        {
-            "path": display_location(where),
-            "backend": "postgres" if isinstance(where, DatabaseUrl) else "sqlite",
-            "exists": location_exists(where),
-        },
-        kind="record",
-    )
+    doc: dict[str, object] = {
+        "path": display_location(where),
+        "backend": "postgres" if isinstance(where, DatabaseUrl) else "sqlite",
+        "exists": location_exists(where),
+    }
+    if not isinstance(where, DatabaseUrl):
+        from boardlib.store.board_file import not_a_file_at
+
+        try:
+            what = not_a_file_at(where)
+        except OSError:  # a folder on the way this user may not enter: the open says so
+            what = None
+        if what is not None:
+            doc["notABoard"] = f"it is {what}"
+    emit(doc, kind="record")
 
 
 @db.command("migrate")

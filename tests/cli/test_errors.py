@@ -402,6 +402,11 @@ def _refused_everywhere(path: Path, kind: str, before: list[str]) -> None:
         assert f"{path} is not a kanban board (it is {NOT_FILES[kind]}" in run.error["error"]
     for error in refusals:
         assert isinstance(error, BoardError) and error.reason is Reason.NOT_A_BOARD, repr(error)
+    # `db path` opens nothing and refuses nothing: it says what is there, from the same stat.
+    where = kanban.ok("db", "path")
+    assert where["exists"] is True and where["path"] == str(path)
+    assert where["notABoard"].startswith(f"it is {NOT_FILES[kind]}"), where
+    assert beside(path) == before
 
 
 def test_a_symbolic_link_to_a_board_file_is_that_board(tmp_path: Path) -> None:
@@ -411,7 +416,9 @@ def test_a_symbolic_link_to_a_board_file_is_that_board(tmp_path: Path) -> None:
     kanban = Kanban(link, init=False)
     error = kanban.refused("task", "list", reason="not_a_board")  # a link to nothing yet
     assert "dangling symbolic link" in error["error"]
+    assert kanban.ok("db", "path")["notABoard"] == "it is a dangling symbolic link"
     Board(real).close()
+    assert "notABoard" not in kanban.ok("db", "path")
     made = kanban.ok("task", "dispatch", "--title", "through the link")
     with Board(real, read_only=True) as board:
         assert [task.id for task in board.list_tasks()] == [made["id"]]
