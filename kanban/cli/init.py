@@ -26,7 +26,7 @@ from boardlib.location import DatabaseUrl, display_location, location_exists
 from boardlib.validation import name
 from kanban.agent_setup.harnesses import DEFAULT_HARNESS, HARNESSES, SERVER_NAME, default_agent
 from kanban.agent_setup.instructions import Briefing
-from kanban.agent_setup.plan import Change, Refused, Setup, plan, writing
+from kanban.agent_setup.plan import Change, Refused, Setup, check, plan, writing
 from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS
 
 from .context import announce_created, board_path, global_options
@@ -207,7 +207,9 @@ def init(
     if exists:  # refuse a file that is not a board before writing anything
         Board(location, config=config, reconcile_orphans=False, read_only=True).close()
     board_created = False
-    if not printed:
+    if printed:  # what the run would refuse, --print refuses alike: a dry run that tells
+        check(setup.repo, changes)
+    else:
         # All or none: the files are checked, then written, then the board is created; a
         # refusal or failure on the way leaves every file as it was (and no new board).
         with writing(setup.repo, changes):

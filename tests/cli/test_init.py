@@ -336,16 +336,19 @@ def test_a_repository_it_may_not_write_is_refused_before_a_byte_is_written(
     harness, reason, file = UNWRITABLE[kind]
     make_unwritable(kind, repo)
     before = tree(repo)
-    if kind in UNPRIVILEGED:
-        run = kanban_init_as_user(repo, db, "--harness", harness)
-    else:
-        run = kanban_init(repo, db, "--harness", harness)
-    assert run.code == 2 and run.out == "", str(run)
-    error = run.error
-    assert (error["reason"], error["file"]) == (reason, file), str(run)
-    assert (
-        error["error"].startswith(f"{file}: ") and "kanban init changed nothing" in error["error"]
-    )
+    runs = []
+    for extra in (["--print"], []):  # the dry run refuses what the run would
+        if kind in UNPRIVILEGED:
+            runs.append(kanban_init_as_user(repo, db, "--harness", harness, *extra))
+        else:
+            runs.append(kanban_init(repo, db, "--harness", harness, *extra))
+    for run in runs:
+        assert run.code == 2 and run.out == "", str(run)
+        error = run.error
+        assert (error["reason"], error["file"]) == (reason, file), str(run)
+        assert error["error"].startswith(f"{file}: ")
+        assert "kanban init changed nothing" in error["error"]
+    assert runs[0].error == runs[1].error
     assert tree(repo) == before  # not even the files it could have written (AGENTS.md)
     assert not db.exists() and not db.parent.exists()  # nor the board
 
