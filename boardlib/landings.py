@@ -365,7 +365,8 @@ class LandQueue:
         lander's review appended to the verdict. The commit is already on the branch, so nothing
         here refuses: a task moved on meanwhile keeps its status, and a task already recorded
         with this commit is returned as it is (recording twice changes nothing).
-        `unverified` is the reason an operator landed without a verify command (audited)."""
+        `unverified` says why it landed without verification ("no verify command; why: ...",
+        the operator's reason): in the event and the audit."""
         from .board import _import_models_before_the_turn, _with_review
 
         _import_models_before_the_turn()  # the verdict is read and extended inside
@@ -395,6 +396,7 @@ class LandQueue:
                 data["recovered"] = True
             if unverified:
                 data["unverified"] = True
+                data["unverified_detail"] = unverified  # the history tells it, not only the audit
             can_approve = (
                 approve
                 and task.status == t.IN_REVIEW
@@ -433,7 +435,8 @@ class LandQueue:
                 tx.insert_audit(
                     task_id=task_id, actor=actor, action="land_unverified",
                     from_status=task.status, to_status=new.status,
-                    verdict_overridden=task.verification, detail=unverified,
+                    verdict_overridden=task.verification,
+                    detail=f"landed without verification by {actor}: {unverified}",
                     now=now, tenant=task.tenant_id,
                 )  # fmt: skip
             return new

@@ -88,9 +88,9 @@ def _landed(event: Event) -> str:
     into = data.get("landed_into") or "?"
     how = "approved and landed" if data.get("to") == "done" else "landed"
     again = " (recovered after a crash)" if data.get("recovered") else ""
-    unverified = ", unverified (no verify command; the reason is in the audit)"
-    if not data.get("unverified"):
-        unverified = ""
+    unverified = ""
+    if data.get("unverified"):  # older events carry no detail
+        unverified = f", unverified ({data.get('unverified_detail') or 'no verify command'})"
     return f"{_who(event)} {how} {_task(event)} on {into} as {commit}{unverified}{again}"
 
 

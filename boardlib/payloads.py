@@ -179,6 +179,7 @@ TaskLanded = TypedDict(
         "fields": NotRequired[list[str]],
         "recovered": NotRequired[bool],  # recorded by the next lander after a crash
         "unverified": NotRequired[bool],  # an operator landed it without a verify command
+        "unverified_detail": NotRequired[str],  # "no verify command; why: <the operator's words>"
     },
 )
 

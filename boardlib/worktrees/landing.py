@@ -874,7 +874,7 @@ class Lander:
                     id=task_id,
                     warnings=source.verify.warnings if source.verify else None,
                 )
-            unverified = f"landed without verification by {actor}: no verify command"
+            unverified = "no verify command"
             if reason:
                 unverified += f"; why: {one_line(reason, 500)}"
         if dry_run:

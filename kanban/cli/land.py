@@ -41,7 +41,7 @@ from .workspace import open_worktrees
     "--reason",
     "unverified_reason",
     metavar="TEXT",
-    help="With --allow-unverified: why it lands unverified (kept in the audit).",
+    help="With --allow-unverified: why it lands unverified (in the audit and the history).",
 )
 @click.option(
     "--expect-source",

@@ -328,7 +328,7 @@ class LandBody(Body):
     )
     unverified_reason: Annotated[str, Field(min_length=1, max_length=500)] | None = Field(
         default=None,
-        description="With allowUnverified: why it lands unverified (kept in the audit).",
+        description="With allowUnverified: why it lands unverified (in the audit and the history).",
     )
     epoch: Epoch | None = None
     expect_source: Annotated[str, Field(min_length=7, max_length=64)] | None = Field(

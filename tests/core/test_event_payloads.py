@@ -40,7 +40,7 @@ STORED: dict[str, set[str]] = {
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},
     "task_landed": {
         "verb", "landedCommit", "landedInto", "strategy", "baseBefore", "from", "to", "fields",
-        "recovered", "unverified",
+        "recovered", "unverified", "unverifiedDetail",
     },
     "budget_changed": {"scope", "unit", "from", "to", "reason", "teamId"},
 }  # fmt: skip

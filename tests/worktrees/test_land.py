@@ -203,7 +203,12 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     assert [a.action for a in audit][-2:] == ["land", "land_unverified"]
     assert "why: hotfix" in str(audit[-1].to_json())
     [landed] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
-    assert "unverified (no verify command" in narrate(landed)  # the history says so (found in tmux)
+    # the history says so, with the operator's reason (found in tmux: it was only in the audit)
+    told = narrate(landed)
+    assert "unverified (no verify command; why: hotfix\u241b[2J now)" in told and "\x1b" not in told
+    assert "landed without verification by operator: no verify command; why: hotfix" in str(
+        audit[-1].to_json()
+    )
 
 
 # -- refusals change nothing ---------------------------------------------------------------------
