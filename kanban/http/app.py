@@ -89,10 +89,13 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> Kanba
     for kind, handler in EXCEPTION_HANDLERS:
         app.add_exception_handler(kind, handler)
     # Outermost first: HEAD as GET, keep web pages out, authenticate, cap the body, then FastAPI
-    # (each add_middleware goes outside the ones before it).
+    # (each add_middleware goes outside the ones before it). The lane asks the same guards, set
+    # up from the same options.
+    guard_options = {"open_server": settings.tokens is None}
+    auth_options = {"book": settings.tokens}
     app.add_middleware(BodyLimit, limit=settings.body_limit)
-    app.add_middleware(BearerAuth, book=settings.tokens)
-    app.add_middleware(BrowserGuard, open_server=settings.tokens is None)
+    app.add_middleware(BearerAuth, **auth_options)
+    app.add_middleware(BrowserGuard, **guard_options)
     app.add_middleware(HeadAsGet)
     if settings.fast_lane:  # the lease protocol, and seed 003's claim by id, in front of it all
         claim_by_id = [
@@ -101,8 +104,8 @@ def create_app(settings: ServerSettings, *, board: Board | None = None) -> Kanba
         app.lease_lane = LeaseFastLane(
             app.whole_stack,
             routes=[*lease.router.routes, *claim_by_id],
-            guard=BrowserGuard(app.whole_stack, open_server=settings.tokens is None),
-            auth=BearerAuth(app.whole_stack, book=settings.tokens),
+            guard=BrowserGuard(app.whole_stack, **guard_options),
+            auth=BearerAuth(app.whole_stack, **auth_options),
             body_limit=settings.body_limit,
         )
     return app
