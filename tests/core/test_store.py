@@ -166,9 +166,10 @@ def _hold_writer_turn(
     fcntl.flock(fd, fcntl.LOCK_EX)
     ready.set()
     time.sleep(seconds)  # a stalled writer (stopped in a debugger, say)
-    fcntl.flock(fd, fcntl.LOCK_UN)  # given back now, not when this process has wound down
-    # When, on the clock every process shares (CLOCK_MONOTONIC), for a test that waited.
+    # When, on the clock every process shares (CLOCK_MONOTONIC), for a test that waited: read
+    # before the unlock, so no waiter can have gone before it.
     Path(f"{path}-given-back").write_text(repr(time.monotonic()))
+    fcntl.flock(fd, fcntl.LOCK_UN)  # given back now, not when this process has wound down
 
 
 def _writer_turn_held(path: Path, seconds: float) -> multiprocessing.Process:
