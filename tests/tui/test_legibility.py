@@ -190,6 +190,10 @@ async def legibility(
         bad += await every_theme(pilot, names, "drawer", system)
         await pilot.press("escape")
         await until(pilot, lambda: app.drawer_task_id() is None)
+        # The dialogs at the smallest size: only the dialog is measured, and the dimmed board
+        # behind it is drawn again for every theme (28.6 -> 25.3 s for the 256-colour test).
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
         for keys, where in (
             (("d",), "override dialog"),
             (("R",), "reject prompt"),
