@@ -35,6 +35,28 @@ class Choice(click.Choice):  # type: ignore[type-arg]
 
 _NO_SUCH_COMMAND = re.compile(r"No such command '(?P<name>.+)'\.")
 
+# Words other tools use for our verbs, which no spelling distance finds (`task create` was
+# "did you mean 'restore'?"). A synonym is offered only where its command exists.
+SYNONYMS = {
+    "create": "dispatch",
+    "new": "dispatch",
+    "add": "dispatch",
+    "show": "view",
+    "ls": "list",
+    "done": "complete",
+    "finish": "complete",
+    "submit": "complete",
+    "accept": "approve",
+    "merge": "land",
+    "delete": "drop",
+    "remove": "drop",
+    "rm": "drop",
+    "find": "search",
+    "grep": "search",
+    "renew": "heartbeat",
+    "ping": "heartbeat",
+}
+
 
 def _subcommands(ctx: click.Context | None) -> list[str]:
     command = ctx.command if ctx is not None else None
@@ -52,7 +74,10 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
     message = error.format_message()
     typo = _NO_SUCH_COMMAND.fullmatch(message)
     if typo is not None:
-        guess = closest(typo["name"], _subcommands(ctx))
+        commands = _subcommands(ctx)
+        guess = SYNONYMS.get(typo["name"].lower())
+        if guess not in commands:
+            guess = closest(typo["name"], commands)
         if guess is not None:
             return f"{message} Did you mean {guess!r}?", guess
     return message, None

@@ -573,6 +573,9 @@ def test_invalid_utf8_in_argv_is_invalid_input(kanban: Kanban) -> None:
         (("task", "exec", "finsh", "EXEC-1"), "finish"),
         (("task", "list", "--stauts", "todo"), "--status"),
         (("task", "list", "--status", "in-progress"), "in_progress"),
+        (("task", "create", "-t", "x"), "dispatch"),  # another tool's word for the verb
+        (("task", "Show", "TASK-1"), "view"),
+        (("task", "exec", "done", "EXEC-1"), None),  # a synonym only where its command is
         (("task", "claim-next"), None),  # a missing --agent
         (("task",), None),  # a group without its command
     ],
