@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -505,7 +505,11 @@ class KanbanApp(App[None]):
         ]  # fmt: skip
         self._inbox_keys = keys
         header = self.board_screen.header
-        changes: dict[str, object] = {"inbox": len(message.items)}
+        by_status = Counter(item.status for item in message.items if item.status is not None)
+        changes: dict[str, object] = {
+            "inbox": len(message.items),
+            "inbox_by_status": tuple(sorted(by_status.items())),
+        }
         if new:
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)

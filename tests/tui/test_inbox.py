@@ -15,6 +15,7 @@ from boardlib.worktrees.layout import branch_name
 from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
 from tui import notify
 from tui.components.drawer_screen import DrawerScreen
+from tui.components.header_bar import HeaderBar
 from tui.components.inbox_screen import InboxScreen
 
 START = 1_800_000_000_000
@@ -85,6 +86,57 @@ async def test_header_counts_and_i_enter_opens_the_drawer(
             await until(pilot, lambda: isinstance(app.screen, DrawerScreen), timeout=30)
             await pilot.press("escape")
             await until(pilot, lambda: isinstance(app.screen, InboxScreen), timeout=30)
+
+
+async def test_the_header_says_what_needs_you_in_the_columns_off_screen(tmp_path: Path) -> None:
+    """At 80x24 three columns of seven show: blocked and review work off screen is named beside
+    its side's arrow, and the words go when its column comes into view."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for n in range(5):
+            board.create_task(f"todo {n}")
+        ids = [board.create_task(f"busy {n}").id for n in range(4)]
+        board.claim(ids[0], "ada")
+        for task_id in ids[1:3]:
+            board.claim(task_id, "ada")
+            board.complete(task_id, "ada")
+        board.claim(ids[3], "bob")
+        board.block(ids[3], "bob", "needs a key")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        facts = lambda: app.board_screen.header.facts  # noqa: E731
+        await settled(pilot, lambda: len(app.inbox_items) == 3)
+        assert t.BLOCKED in facts().hidden_right and t.IN_REVIEW not in facts().hidden_right
+        text = header_text(app)
+        assert "3 need you" in text and "3▶ (1 blocked)" in text, text
+        await pilot.press("l", "l", "l", "l")  # to blocked
+        await settled(pilot, lambda: t.BLOCKED not in facts().hidden_right)
+        assert "blocked)" not in header_text(app), header_text(app)
+        await pilot.press("l", "l")  # to cancelled: review off to the left
+        await settled(pilot, lambda: t.IN_REVIEW in facts().hidden_left)
+        count = len(facts().hidden_left)
+        assert f"◀{count} (2 in review)" in header_text(app), header_text(app)
+        with Board(path, clock=clock) as board:
+            board.approve(ids[1], OPERATOR)
+        await settled(pilot, lambda: len(app.inbox_items) == 2)
+        assert f"◀{count} (1 in review)" in header_text(app), header_text(app)
+
+
+def test_each_side_names_its_columns_needs_in_board_order() -> None:
+    bar = HeaderBar(Path("board.db"), read_only=False, now_ms=lambda: START)
+    bar.update_facts(
+        loaded=True,
+        inbox=4,
+        hidden_right=(t.IN_REVIEW, t.BLOCKED, t.DONE),
+        inbox_by_status=((t.BLOCKED, 1), (t.DONE, 1), (t.IN_REVIEW, 2), (t.TODO, 5)),
+    )
+    text = str(bar.render())
+    assert "3 columns ▶ (2 in review, 1 blocked, 1 done need you)" in text, text
+    bar.update_facts(hidden_left=(t.TODO,), hidden_right=(t.CANCELLED,))
+    assert "◀ 1 column (5 todo need you) · 1 column ▶" in str(bar.render()), str(bar.render())
+    bar.update_facts(inbox_by_status=((t.TODO, 1),))
+    assert "◀ 1 column (1 todo needs you)" in str(bar.render())
 
 
 async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:

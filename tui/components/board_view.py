@@ -51,7 +51,9 @@ class BoardView(HorizontalScroll, can_focus=False):
             self.to_status = to_status
 
     class ColumnsHidden(Message):
-        def __init__(self, left: int, right: int) -> None:
+        """The statuses of the columns off screen on each side, in board order."""
+
+        def __init__(self, left: tuple[str, ...], right: tuple[str, ...]) -> None:
             super().__init__()
             self.left = left
             self.right = right
@@ -79,7 +81,7 @@ class BoardView(HorizontalScroll, can_focus=False):
         self._placed = False  # the first data picks the starting column
         self._last_selected: str | None = None
         self._widths: list[int] = []
-        self._hidden: tuple[int, int] | None = None
+        self._hidden: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         # Room after the last column, so that scrolling to the far right still starts at a
         # column's edge (folded columns are narrower than the others).
         self._spacer = Static("", id="board-end")
@@ -213,8 +215,9 @@ class BoardView(HorizontalScroll, can_focus=False):
         else:
             self.styles.width = "1fr"
         visible = (max(shown) - x) if self._sideways and shown else self._capacity
-        left = sum(1 for start, _end in edges if start < x)
-        right = sum(1 for _start, end in edges if end > x + visible)
+        statuses = list(self.columns)
+        left = tuple(statuses[i] for i, (start, _end) in enumerate(edges) if start < x)
+        right = tuple(statuses[i] for i, (_start, end) in enumerate(edges) if end > x + visible)
         if (left, right) != self._hidden:
             self._hidden = (left, right)
             self.post_message(self.ColumnsHidden(left, right))

@@ -14,6 +14,7 @@ from textual.widget import Widget
 
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, DatabaseUrl
+from boardlib.transitions import label
 
 from ..cards import clock_text
 from . import tcss
@@ -53,12 +54,13 @@ class HeaderFacts:
     filter_problems: tuple[str, ...] = ()  # parts of the filter that are not understood
     read_only: bool = False
     schema_newer: bool = False  # the file was written by a newer kanban
-    hidden_left: int = 0  # columns scrolled out of view on each side
-    hidden_right: int = 0
+    hidden_left: tuple[str, ...] = ()  # the statuses of the columns off screen on each side
+    hidden_right: tuple[str, ...] = ()
     note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
     demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
     inbox: int = 0  # how many items need a person (the inbox, `i`)
     inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
+    inbox_by_status: tuple[tuple[str, int], ...] = ()  # how many of the items in each column
 
 
 class HeaderBar(Widget):
@@ -134,21 +136,22 @@ class HeaderBar(Widget):
             parts.append((8, counts))
         compact: dict[int, Content] = {}
         if f.hidden_left or f.hidden_right:
-            left = f"◀ {_columns(f.hidden_left)}" if f.hidden_left else ""
-            right = f"{_columns(f.hidden_right)} ▶" if f.hidden_right else ""
-            hidden = " · ".join(side for side in (left, right) if side)
-            compact[len(parts)] = _markup(
-                "[$text-accent]$hidden[/]",
-                hidden=" ".join(
-                    side
-                    for side in (
-                        f"◀{f.hidden_left}" if f.hidden_left else "",
-                        f"{f.hidden_right}▶" if f.hidden_right else "",
-                    )
-                    if side
-                ),
-            )
-            parts.append((8, _markup("[$text-accent]$hidden[/]", hidden=hidden)))
+            # What needs a person in a column off screen is said beside its arrow: at 80x24
+            # three columns of seven show, and review or blocked can be among the rest.
+            needing = dict(f.inbox_by_status) if f.loaded else {}
+            left_needs = _needs(f.hidden_left, needing)
+            right_needs = _needs(f.hidden_right, needing)
+            left, right = len(f.hidden_left), len(f.hidden_right)
+            wide = [
+                _side(f"◀ {_columns(left)}", left_needs, long=True) if left else None,
+                _side(f"{_columns(right)} ▶", right_needs, long=True) if right else None,
+            ]
+            narrow = [
+                _side(f"◀{left}", left_needs, long=False) if left else None,
+                _side(f"{right}▶", right_needs, long=False) if right else None,
+            ]
+            compact[len(parts)] = Content(" ").join(side for side in narrow if side is not None)
+            parts.append((8, Content(" · ").join(side for side in wide if side is not None)))
         # A fact that is said shorter before it goes, by the part it replaces.
         said_shorter: dict[int, tuple[int, Content]] = dict(said_shorter_first)
         if f.note:
@@ -188,6 +191,22 @@ class HeaderBar(Widget):
 
 def _columns(count: int) -> str:
     return f"{count} column" if count == 1 else f"{count} columns"
+
+
+def _needs(statuses: tuple[str, ...], waiting: dict[str, int]) -> tuple[int, str]:
+    """How many items need a person in these columns, and which: `1 blocked, 2 in review`."""
+    held = [(waiting[status], status) for status in statuses if waiting.get(status)]
+    return sum(n for n, _ in held), ", ".join(f"{n} {label(status)}" for n, status in held)
+
+
+def _side(arrow: str, needs: tuple[int, str], *, long: bool) -> Content:
+    """One side's arrow and count, then what needs a person there, if anything."""
+    count, which = needs
+    if not count:
+        return _markup("[$text-accent]$arrow[/]", arrow=arrow)
+    if long:
+        which += " needs you" if count == 1 else " need you"
+    return _markup("[$text-accent]$arrow[/] [b $text-warning]($which)[/]", arrow=arrow, which=which)
 
 
 def _markup(markup: str, **facts: str) -> Content:
