@@ -15,7 +15,8 @@ from .usage import Choice
 
 
 @click.command("dispatch")
-@click.option("--title", "-t", required=True, metavar="TEXT")
+@click.argument("title_argument", required=False, metavar="[TITLE]")
+@click.option("--title", "-t", metavar="TEXT", help="The title (or give it as TITLE).")
 @click.option("--description", "-d", metavar="TEXT")
 @click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it (none: any).")
 @click.option("--priority", "-p", type=int, default=0, show_default=True, help="Higher first.")
@@ -53,7 +54,8 @@ from .usage import Choice
 )
 @global_options
 def dispatch(
-    title: str,
+    title_argument: str | None,
+    title: str | None,
     description: str | None,
     role: str | None,
     priority: int,
@@ -70,6 +72,15 @@ def dispatch(
 
     It starts in todo (claimable) or, with --status backlog, in triage.
     """
+    if (title is None) == (title_argument is None):
+        raise click.UsageError(
+            "Missing the title: give it as TITLE or --title / -t."
+            if title is None
+            else "The title is given twice: as TITLE and as --title; give one.",
+            click.get_current_context(),
+        )
+    title = title if title is not None else title_argument
+    assert title is not None
     with open_board(create=True) as board, creating_as(agent, board.config, parameter="agent"):
         task = board.create_task(
             title,

@@ -33,6 +33,24 @@ def test_dispatch_takes_every_field_of_the_issue(kanban: Kanban) -> None:
     assert [linked["id"] for linked in deps["dependencies"]] == sorted([a, b, c])
 
 
+def test_dispatch_takes_the_title_as_an_argument_or_an_option_once(kanban: Kanban) -> None:
+    """`kanban task dispatch "Fix the parser"`, as people and agents first type it."""
+    assert kanban.ok("task", "dispatch", "Fix the parser")["title"] == "Fix the parser"
+    assert kanban.ok("task", "dispatch", "--", "-p is a flag")["title"] == "-p is a flag"
+    assert kanban.ok("task", "dispatch", "-t", "by option")["title"] == "by option"
+    with kanban.board() as board:
+        before = [task.title for task in board.list_tasks()]
+    for args, said in (
+        ((), "Missing the title"),
+        (("one", "-t", "two"), "given twice"),
+        (("two", "words"), "unexpected extra argument"),
+    ):
+        error = kanban.refused("task", "dispatch", *args, reason="usage")
+        assert said in error["error"], error
+    with kanban.board() as board:
+        assert [task.title for task in board.list_tasks()] == before
+
+
 def test_list_filters_and_ready_order(kanban: Kanban) -> None:
     with kanban.board() as board:
         low = board.create_task("low", role="worker", priority=1)

@@ -275,7 +275,7 @@ def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
     ("args", "says"),
     [
         (("task", "claim-next"), "Missing option '--agent'"),
-        (("task", "dispatch"), "Missing option '--title'"),
+        (("task", "dispatch"), "Missing the title: give it as TITLE or --title"),
         (("task", "dispatch", "-t", "x", "--priority", "high"), "'high' is not a valid integer"),
         (("task", "dispatch", "-t", "x", "--status", "done"), "Invalid value for '--status'"),
         (("task", "list", "--status", "doing"), "Invalid value for '--status'"),
