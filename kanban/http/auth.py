@@ -14,8 +14,10 @@ Tokens are compared by their SHA-256 digests with `hmac.compare_digest`, against
 (no early exit), so the time taken says nothing about how much of a guess was right.
 """
 
+import functools
 import hashlib
 import hmac
+import ipaddress
 import json
 import os
 import stat
@@ -248,7 +250,6 @@ async def _unauthorized(send: Send) -> None:
     await send_json(send, 401, body, (b"www-authenticate", b'Bearer realm="kanban"'))
 
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -265,9 +266,20 @@ def _host_only(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
+def is_loopback(name: str) -> bool:
+    """`localhost` or a loopback address (`127.0.0.0/8`, `::1`, bracketed or not): parsed, never
+    matched by prefix, since `127.0.0.1.evil.example` is a name a page can rebind to 127.0.0.1."""
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@functools.lru_cache(maxsize=64)  # a client sends the same Host on every request
 def _is_loopback_host(host: str) -> bool:
-    name = _host_only(host)
-    return name in LOOPBACK_NAMES or name.startswith("127.")
+    return is_loopback(_host_only(host))
 
 
 def _browser_headers(scope: Scope) -> tuple[str, str | None, str]:

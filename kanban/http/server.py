@@ -13,7 +13,6 @@
 
 import contextlib
 import faulthandler
-import ipaddress
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ import uvicorn
 from boardlib import Board
 
 from .app import create_app
+from .auth import is_loopback
 from .service import ServerSettings, shown_location
 from .stalls import stall_guarded_protocol
 
@@ -50,15 +50,6 @@ EXIT_MARGIN_S = 0.25
 
 class UnsafeBinding(ValueError):
     """The server would expose an unguarded board; the message says why and what to do."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_binding(host: str, settings: ServerSettings) -> None:

@@ -315,9 +315,16 @@ def test_only_an_operator_token_moves_edits_and_overrides_freely(api: Api) -> No
         {"Origin": "null"},
         {"Sec-Fetch-Site": "cross-site"},
         {"Host": "evil.example:18790"},  # DNS rebinding onto an open loopback server
+        # Names that only start like a loopback address, rebound likewise (the page's Origin
+        # then matches its Host): found by hand, let through by a prefix check.
+        {"Host": "127.0.0.1.evil.example:18790", "Origin": "http://127.0.0.1.evil.example:18790"},
+        {"Host": "127.evil.example"},
+        {"Host": "127.0.0.1@evil.example"},
+        {"Host": "localhost.evil.example"},
     ],
-    ids=["origin", "null-origin", "fetch-metadata", "rebound-host"],
-)
+    ids=["origin", "null-origin", "fetch-metadata", "rebound-host", "prefix-host",
+         "short-prefix-host", "userinfo-host", "localhost-prefix-host"],
+)  # fmt: skip
 def test_a_web_page_cannot_drive_an_open_server(tmp_path: Path, headers: dict[str, str]) -> None:
     """A page in the operator's browser can fire a bodiless POST at 127.0.0.1 with no preflight
     (`<form method=post>`, `fetch(..., {mode: "no-cors"})`); on an open server that would approve
@@ -340,6 +347,18 @@ def test_a_web_page_cannot_drive_an_open_server(tmp_path: Path, headers: dict[st
             f"/api/board/{task['id']}/drop", headers={"Origin": "http://localhost"}
         )
         assert same_origin.status_code == 200  # the server's own origin (e.g. /docs) may call
+        for host in ("127.0.0.2:18790", "[::1]:18790", "localhost"):  # loopback, however named
+            answer = api.client.get("/api/board", headers={"Host": host})
+            assert answer.status_code == 200, (host, answer.text)
+
+
+def test_loopback_is_parsed_not_matched_by_prefix() -> None:
+    from kanban.http.auth import is_loopback
+
+    assert all(map(is_loopback, ["localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]"]))
+    assert not any(
+        map(is_loopback, ["127.0.0.1.evil.example", "127.evil", "localhost.evil", "0.0.0.0", ""])
+    )
 
 
 def test_an_agent_token_acts_only_on_a_worktree_and_chain_it_holds(
