@@ -23,6 +23,7 @@ from .. import transitions as t
 from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
+from .results import name_files
 from .sor import (
     HANDOFF_JSON,
     INIT_SH,
@@ -475,7 +476,13 @@ def run_gate(
     )
     attempt = len(previous.attempts) + 1 if previous else 1
     deterministic = None
+    left_behind: list[str] = []
     if found.command is not None:
+        # What the command leaves (`__pycache__`, coverage files, build output) is not the
+        # builder's work: it is removed, or it would join the diff under review and land.
+        from . import gitrepo  # git on first use: importing the package does not pay for it
+
+        untracked_before = gitrepo.untracked_files(worktree)
         deterministic = run_verify_command(
             found.command,
             worktree,
@@ -486,6 +493,7 @@ def run_gate(
                 "KANBAN_VERIFY_ATTEMPT": str(attempt),
             },
         )
+        left_behind = gitrepo.remove_created(worktree, untracked_before)
     now = board.now()
     verdict = judge(previous, deterministic, now=now, found=found)
     plan = route(verdict, budget)
@@ -539,6 +547,11 @@ def run_gate(
     except BoardError as error:
         moved = board.get_task(task_id)
         outcome = f"Could not move the task ({error.message}); it is {moved.status}."
+    if left_behind:
+        outcome += (
+            f" Removed what the verify command left in the worktree, untracked: "
+            f"{name_files(left_behind)} (add them to .gitignore to keep them)."
+        )
     board.add_comment(
         task_id,
         comment_body(verdict, found, worktree, outcome),

@@ -208,6 +208,35 @@ def has_uncommitted(worktree: Path) -> bool:
     return bool(stdout[1].strip())
 
 
+def untracked_files(worktree: Path) -> set[bytes]:
+    """The untracked files git does not ignore (what a snapshot of the worktree takes in), as
+    git names them (bytes: a name need not be UTF-8). A repository inside ends in `/`."""
+    _, listed, _ = run(
+        worktree, "--no-optional-locks", "ls-files", "-z", "--others", "--exclude-standard"
+    )
+    return {name for name in listed.split(b"\0") if name}
+
+
+def remove_created(worktree: Path, before: set[bytes]) -> list[str]:
+    """Delete the untracked files that appeared since `before` was read (`untracked_files`), and
+    the folders they leave empty; a repository made inside is left alone. Returns their names."""
+    created = sorted(name for name in untracked_files(worktree) - before if not name.endswith(b"/"))
+    top = os.fsencode(worktree)
+    folders: set[bytes] = set()
+    for name in created:
+        path = os.path.join(top, name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        parent = os.path.dirname(name)
+        while parent:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    for folder in sorted(folders, key=len, reverse=True):  # the deepest first
+        with contextlib.suppress(OSError):  # not empty (it holds other files): kept
+            os.rmdir(os.path.join(top, folder))
+    return [_name(name) for name in created]
+
+
 def read_blob(repo: Path, commit: str, name: str, *, limit: int = SOR_READ_LIMIT) -> str | None:
     """One top-level file of a commit (for the SoR files of a paused worktree), or None."""
     assert _HEX.fullmatch(commit) and "/" not in name and not name.startswith("-")

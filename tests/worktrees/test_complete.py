@@ -85,6 +85,33 @@ def test_pass_goes_to_done_with_a_pass_verdict_audit_and_comment(env):
     assert moves[-2:] == [("in_review", "alice"), ("done", GATE_ACTOR)]
 
 
+@pytest.mark.parametrize("passes", [True, False])
+def test_what_the_verify_command_leaves_is_removed_not_judged_or_landed(env, passes):
+    """Found by hand: with docs/worktrees.md's `python -m compileall -q .` and no .gitignore, the
+    gate's `__pycache__` joined the diff under review and landed on main (and a failed attempt's
+    next complete would have committed it). What the command creates untracked is removed and
+    said; what .gitignore ignores, and the builder's own work, stay."""
+    verify = "mkdir -p build/deep && echo x > build/deep/out.bin && echo y > cache.pyc"
+    verify += " && echo z > run.log && echo n > new\\ name.txt"
+    task_id, _, path = provisioned(env, verify=verify + ("" if passes else " && exit 1"))
+    change(path)
+    (path / ".gitignore").write_text("*.log\n")
+    (path / "build").mkdir()
+    (path / "build" / "kept.txt").write_text("the builder's own file\n")
+    result = env.trees.complete(task_id, "alice")
+    assert result.verified == ("pass" if passes else "fail")
+    assert not (path / "cache.pyc").exists() and not (path / "new name.txt").exists()
+    assert not (path / "build" / "deep").exists()  # the folder it made, emptied, goes too
+    assert (path / "build" / "kept.txt").exists() and (path / "run.log").exists()
+    changed = git(path, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert [line for line in changed if "VERIFICATION.md" not in line] == []
+    comment = system_comments(env, task_id)[-1]
+    assert "Removed what the verify command left" in comment
+    assert "cache.pyc" in comment and "build/deep/out.bin" in comment
+    files = [entry["path"] for entry in env.trees.detail(task_id).to_json()["diffFiles"]]
+    assert sorted(files) == [".gitignore", "app.py", "build/kept.txt"], files
+
+
 def test_fail_returns_to_the_builder_then_blocks_at_the_budget(env):
     task_id, _, path = provisioned(env, verify="echo broken >&2; exit 3")
     change(path)
