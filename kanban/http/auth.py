@@ -250,8 +250,6 @@ async def _unauthorized(send: Send) -> None:
     await send_json(send, 401, body, (b"www-authenticate", b'Bearer realm="kanban"'))
 
 
-
-
 def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
