@@ -26,6 +26,7 @@ class Target:
 @dataclass(frozen=True)
 class Harness:
     name: str
+    label: str  # how the instructions name it ("in Claude Code, as `cc`")
     targets: tuple[Target, ...]
     stdio_type: bool  # whether its JSON entries carry "type": "stdio"
     note: str
@@ -38,6 +39,7 @@ HARNESSES: dict[str, Harness] = {
     for harness in (
         Harness(
             "claude-code",
+            "Claude Code",
             (AGENTS, Target("CLAUDE.md", "claude"), Target(".mcp.json", "mcp_json")),
             stdio_type=True,
             note="Claude Code reads CLAUDE.md (it imports AGENTS.md) and the project's .mcp.json; "
@@ -45,6 +47,7 @@ HARNESSES: dict[str, Harness] = {
         ),
         Harness(
             "codex",
+            "Codex",
             (AGENTS, Target(".codex/config.toml", "codex_toml")),
             stdio_type=False,
             note="Codex reads AGENTS.md, and .codex/config.toml only once you trust the project; "
@@ -52,6 +55,7 @@ HARNESSES: dict[str, Harness] = {
         ),
         Harness(
             "cursor",
+            "Cursor",
             (AGENTS, Target(".cursor/mcp.json", "mcp_json")),
             stdio_type=False,
             note="Cursor reads AGENTS.md and .cursor/mcp.json; turn the kanban server on in "
@@ -59,6 +63,7 @@ HARNESSES: dict[str, Harness] = {
         ),
         Harness(
             "generic",
+            "other runtimes",
             (AGENTS,),
             stdio_type=False,
             note="AGENTS.md only: register the MCP server printed under mcpServer with your "

@@ -10,14 +10,18 @@ The shell commands are written to run as they stand, against this board, under t
 name: a test extracts them and runs them.
 """
 
+import json
+import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from boardlib.errors import Reason
 from kanban.cli import exitcodes
 from kanban.mcp.catalog import TOOL_SETS, minutes_text, renew_every_ms
 from kanban.mcp.hints import CLI_VERBS, hint_for
+
+from .harnesses import HARNESSES
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,51 @@ class Briefing:
         return {"KANBAN_DB": self.board, "KANBAN_AGENT": self.agent, **self.settings}
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who a runtime set up in this repository acts as: its MCP entry's agent, role, tool set."""
+
+    agent: str
+    role: str | None
+    tool_set: str
+
+    @classmethod
+    def of(cls, briefing: Briefing) -> "Identity":
+        return cls(briefing.agent, briefing.role, briefing.tool_set)
+
+
+# The runtimes the block speaks for, kept in the block itself (one JSON line in a comment) so an
+# init for one runtime keeps what the others were told: AGENTS.md is read by every runtime.
+_RUNTIMES = re.compile(r"^<!-- kanban:runtimes (\{.*\}) -->$", re.MULTILINE)
+
+
+def runtimes_line(runtimes: Mapping[str, Identity]) -> str:
+    document = {
+        harness: {"agent": who.agent, "role": who.role, "tools": who.tool_set}
+        for harness, who in runtimes.items()
+    }
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=True)
+    text = text.replace(">", "\\u003e")  # still JSON, and never the comment's end
+    return f"<!-- kanban:runtimes {text} -->"
+
+
+def read_runtimes(body: str) -> dict[str, Identity]:
+    """The runtimes an earlier block recorded; none from a block that recorded none (or that
+    cannot be read: this run's runtime is then the only one said)."""
+    found = _RUNTIMES.search(body)
+    if found is None:
+        return {}
+    try:
+        document = json.loads(found.group(1))
+        return {
+            str(harness): Identity(str(who["agent"]), who["role"], str(who["tools"]))
+            for harness, who in document.items()
+            if harness in HARNESSES and (who["role"] is None or isinstance(who["role"], str))
+        }
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
 def export_line(briefing: Briefing) -> str:
     words = [f"{key}={shlex.quote(value)}" for key, value in briefing.environment().items()]
     return "export " + " ".join(words)
@@ -54,11 +103,23 @@ def path_line(briefing: Briefing) -> list[str]:
     return [f'kanban() {{ {shlex.quote(briefing.command)} "$@"; }}   # kanban is not on PATH']
 
 
-def work_commands(briefing: Briefing) -> list[str]:
+def other_runtimes_lines(others: Mapping[str, Identity], first: Briefing) -> list[str]:
+    """After the export line, a comment for each other runtime: the name it acts under."""
+    lines = []
+    for label, who in others.items():
+        said = f"# in {label} instead: KANBAN_AGENT={shlex.quote(who.agent)}"
+        if who.role != first.role:
+            said += f", claim-next --role {shlex.quote(who.role)}" if who.role else ", no --role"
+        lines.append(said)
+    return lines
+
+
+def work_commands(briefing: Briefing, others: Mapping[str, Identity] | None = None) -> list[str]:
     """The worker's loop, one command a line: claim, renew twice over, finish."""
     return [
         *path_line(briefing),
         export_line(briefing),
+        *other_runtimes_lines(others or {}, briefing),
         f"claim=$(kanban task claim-next{_role(briefing)})"
         "   # the task as JSON; exit 3: nothing to claim",
         "id=$(printf '%s' \"$claim\" | jq -r .id)",
@@ -70,11 +131,12 @@ def work_commands(briefing: Briefing) -> list[str]:
     ]
 
 
-def review_commands(briefing: Briefing) -> list[str]:
+def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = None) -> list[str]:
     """The reviewer's loop, for work another agent did."""
     return [
         *path_line(briefing),
         export_line(briefing),
+        *other_runtimes_lines(others or {}, briefing),
         "id=$(kanban task list --status in_review | jq -r '.[0].id')   # work waiting for review",
         'kanban task view "$id"   # the task with its comments, dependencies and runs',
         'kanban task approve "$id"   # accept it: done',
@@ -97,9 +159,25 @@ def _fence(lines: list[str]) -> str:
     return "```sh\n" + "\n".join(lines) + "\n```"
 
 
-def _mcp_paragraph(briefing: Briefing) -> str:
-    tools = TOOL_SETS[briefing.tool_set]
-    if "claim_next" in tools:
+def _tools(tool_set: str) -> str:
+    return f"tool set `{tool_set}` ({len(TOOL_SETS[tool_set])} tools)"
+
+
+def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
+    """What the MCP server does for the agent: as whom, with which tools, how to go about it.
+    With runtimes acting under different names, each is said by its label."""
+    sets = {who.tool_set for who in (runtimes or {}).values()} | {briefing.tool_set}
+    if runtimes and len(set(runtimes.values())) > 1:
+        each = "; ".join(
+            f"in {label} as `{who.agent}`"
+            + (f" (role `{who.role}`)" if who.role else "")
+            + f" with {_tools(who.tool_set)}"
+            for label, who in runtimes.items()
+        )
+        who_and_tools = f"acts under each runtime's own name: {each}."
+    else:
+        who_and_tools = f"acts as agent `{briefing.agent}` with {_tools(briefing.tool_set)}:"
+    if any("claim_next" in TOOL_SETS[tool_set] for tool_set in sets):
         how = (
             "`claim_next`, then `log_progress` as you go (it renews the lease), `complete_task` "
             "with a summary; the server keeps your claim epoch and quotes it for you."
@@ -110,8 +188,7 @@ def _mcp_paragraph(briefing: Briefing) -> str:
             "`reject_task`."
         )
     return (
-        f"Over MCP, the `kanban` server acts as agent `{briefing.agent}` with "
-        f"tool set `{briefing.tool_set}` ({len(tools)} tools): {how} A refusal is a tool error: "
+        f"Over MCP, the `kanban` server {who_and_tools} {how} A refusal is a tool error: "
         "`reason: message`, then `Next:` what to do."
     )
 
@@ -131,8 +208,29 @@ def _reasons() -> list[str]:
     return lines
 
 
-def agents_block(briefing: Briefing) -> str:
-    """The body of the marked block in AGENTS.md (Markdown, ending in a newline)."""
+def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
+    """The body of the marked block in AGENTS.md (Markdown, ending in a newline). `runtimes`, by
+    harness in a fixed order, are the runtimes set up in this repository (this one among them):
+    when they act under different names, the block says each one's, whichever init ran last,
+    and the shell commands are written for the first."""
+    recorded = runtimes_line(runtimes) if runtimes else None
+    labelled = {HARNESSES[name].label: who for name, who in (runtimes or {}).items()}
+    several = len(set(labelled.values())) > 1
+    if several:
+        first = next(iter(labelled.values()))
+        briefing = replace(briefing, agent=first.agent, role=first.role, tool_set=first.tool_set)
+    others = dict(list(labelled.items())[1:]) if several else {}
+    if several:
+        shell = (
+            "From a shell, the same board, each runtime under its own name (the export line is "
+            f"for {next(iter(labelled))}; the comments under it say the others'). Each command "
+            "prints one JSON document:"
+        )
+    else:
+        shell = (
+            "From a shell, the same board under the same name (each command prints one JSON "
+            "document):"
+        )
     lease = minutes_text(briefing.lease_ms)
     renew = minutes_text(renew_every_ms(briefing.lease_ms))
     refused = exitcodes.REFUSED
@@ -141,9 +239,9 @@ def agents_block(briefing: Briefing) -> str:
         "Work in this project is shared on a kanban board. Claim a task before you work on it, "
         "keep its lease alive while you work, and finish it into review, where another agent "
         "or a person judges it. Never approve your own work.",
-        _mcp_paragraph(briefing),
-        "From a shell, the same board under the same name (each command prints one JSON document):",
-        _fence(work_commands(briefing)),
+        _mcp_paragraph(briefing, labelled if several else None),
+        shell,
+        _fence(work_commands(briefing, others)),
         "\n".join(
             [
                 f"- **Lease:** a claim holds the task for {lease}. Renew it at least every "
@@ -158,13 +256,15 @@ def agents_block(briefing: Briefing) -> str:
             ]
         ),
         "Reviewing work other agents finished (whoever held a task cannot judge it):",
-        _fence(review_commands(briefing)),
+        _fence(review_commands(briefing, others)),
         f"or send it back to todo: `{REJECT}`.",
         _exit_codes() + ".",
         f'A refusal is one JSON line on stderr, `{{"error": ..., "reason": ...}}`, exit '
         f"{refused} unless noted. What each reason means for you:",
         "\n".join(_reasons()),
     ]
+    if recorded is not None:
+        sections.append(recorded)
     return "\n\n".join(sections) + "\n"
 
 

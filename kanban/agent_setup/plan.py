@@ -33,7 +33,7 @@ from .files import (
     with_toml_server,
 )
 from .harnesses import HARNESSES, SERVER_NAME, Target
-from .instructions import Briefing, agents_block, claude_block
+from .instructions import Briefing, Identity, agents_block, claude_block, read_runtimes
 
 
 @dataclass(frozen=True)
@@ -122,10 +122,23 @@ def _written_entries(repo: Path) -> tuple[str, ...]:
     return block.entries if block is not None and not block.edited else ()
 
 
+def _recorded_runtimes(text: str | None) -> dict[str, Identity]:
+    """The runtimes the AGENTS.md block in `text` speaks for (none when there is no block, or
+    its markers do not pair up: that refusal is `with_block`'s to make)."""
+    try:
+        block = find_block(text, "markdown") if text is not None else None
+    except Edited:
+        return {}
+    return read_runtimes(block.body) if block is not None else {}
+
+
 def _new_text(setup: Setup, target: Target, before: str | None, *, force: bool) -> str:
     harness = HARNESSES[setup.harness]
     if target.kind == "agents":
-        body = agents_block(setup.briefing)
+        runtimes = _recorded_runtimes(before)
+        runtimes[setup.harness] = Identity.of(setup.briefing)
+        ordered = {name: runtimes[name] for name in HARNESSES if name in runtimes}
+        body = agents_block(setup.briefing, ordered)
         recorded = remembered(entry_digest(setup.server_entry()), _written_entries(setup.repo))
         return with_block(before, body, "markdown", force=force, entry=recorded)
     if target.kind == "claude":

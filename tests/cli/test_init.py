@@ -620,3 +620,37 @@ def test_a_repository_set_up_for_two_runtimes_keeps_both_entries_its_own(
     assert ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc2"))["upToDate"]
     assert digests(repo) == before  # recorded once: a second run changes no byte
     ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu2"))  # cu's is still known
+
+
+def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, db: Path) -> None:
+    """Found by hand: AGENTS.md is read by every runtime, and an init for Codex as cx rewrote
+    its block to say `KANBAN_AGENT=cx` under Claude Code (whose .mcp.json said cc), so two
+    runtimes following the shell lines acted under one name; each init flipped it back. The
+    block now records the runtimes set up here and names each one's agent (and role)."""
+    ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc"))
+    single = block_of((repo / "AGENTS.md").read_text())
+    assert "acts as agent `cc`" in single and "in Codex" not in single
+    ok(kanban_init(repo, db, "--harness", "codex", "--agent", "c-->x", "--role", "reviewer"))
+    block = block_of((repo / "AGENTS.md").read_text())
+    assert "in Claude Code as `cc` with tool set `all`" in block
+    assert "in Codex as `c-->x` (role `reviewer`) with tool set `all`" in block
+    work, review = fences(block)
+    for lines in (work, review):
+        assert f"export KANBAN_DB={db} KANBAN_AGENT=cc" in lines  # the first runtime's
+        assert "# in Codex instead: KANBAN_AGENT='c-->x', claim-next --role reviewer" in lines
+    assert block.count("-->") == 1 + 1 + 2  # the end of the runtimes line, the prose, the fences
+    before = digests(repo)
+    for harness, agent, role in (
+        ("claude-code", "cc", ()),
+        ("codex", "c-->x", ("--role", "reviewer")),
+    ):
+        assert ok(kanban_init(repo, db, "--harness", harness, "--agent", agent, *role))["upToDate"]
+    assert digests(repo) == before  # whichever runs last, the block says both, byte for byte
+    env = {key: value for key, value in clean_env().items() if key != "KANBAN_DB"}
+    with Board(db, reconcile_orphans=False) as board:
+        task = board.create_task("for the first runtime")
+    done = bash(work, env)  # the commands run as written, as cc
+    assert done.returncode == 0, done.stderr
+    with Board(db, reconcile_orphans=False) as board:
+        assert board.get_task(task.id).status == "in_review"
+        assert board.view(task.id).comments[-1].author_agent_id == "cc"
