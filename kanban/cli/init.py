@@ -38,7 +38,9 @@ EDITED = "edited"  # the refusal reason of a file whose kanban part was edited b
 
 
 def _repository(given: Path | None) -> Path:
-    """`--repo`, else the git repository around the current folder, else the current folder."""
+    """`--repo`, else the git repository around the current folder. Outside one it refuses
+    rather than set up the current folder: run in a home folder, a CLAUDE.md there would reach
+    every Claude Code session started below it. `--repo .` says that folder is meant."""
     if given is not None:
         return given.absolute()
     try:
@@ -49,10 +51,16 @@ def _repository(given: Path | None) -> Path:
             timeout=30,
             check=False,
         )
-    except OSError:  # no git: the current folder
-        return Path.cwd()
-    top = found.stdout.strip()
-    return Path(top) if found.returncode == 0 and top else Path.cwd()
+        top = found.stdout.strip() if found.returncode == 0 else ""
+    except OSError:  # no git at all
+        top = ""
+    if not top:
+        raise invalid_input(
+            f"no git repository around {Path.cwd()}: run kanban init at a repository's root, "
+            "or pass --repo PATH to set up that folder as it is",
+            field="repo",
+        )
+    return Path(top)
 
 
 def _board_text(location: Path | DatabaseUrl) -> str:

@@ -484,6 +484,25 @@ def test_without_repo_it_finds_the_git_repository_around_the_current_folder(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repo"] == str(top)
     assert (top / "AGENTS.md").exists() and not (top / "src" / "deep" / "AGENTS.md").exists()
+    # Outside any repository (a home folder, say) it refuses and writes nothing, board included;
+    # --repo names the folder to set up as it is.
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    fresh = tmp_path / "fresh.db"
+    run = [str(KANBAN), "init", "--db", str(fresh)]
+    refused = subprocess.run(
+        run, cwd=outside, env=clean_env(), capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 2, refused.stderr
+    error = json.loads(refused.stderr)
+    assert error["reason"] == "invalid_input" and "no git repository" in error["error"]
+    assert list(outside.iterdir()) == [] and not fresh.exists()
+    chosen = subprocess.run(
+        [*run, "--repo", "."], cwd=outside, env=clean_env(), capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert chosen.returncode == 0, chosen.stderr
+    assert (outside / "AGENTS.md").exists()
 
 
 # -- the commands of the instructions, run as written ----------------------------------------------
