@@ -336,9 +336,12 @@ def with_toml_server(
     """`text` (a Codex config.toml) with kanban's block declaring `mcp_servers.NAME`. A table of
     that name outside the block is the user's own: refused, since two would not parse."""
     if text is not None and name in toml_servers(path, text):
-        raise Edited(
+        # The user's own table, not kanban's part edited (`edited`): as docs/agent-setup.md
+        # says, invalid_input, like an `mcp_servers` that is not a table.
+        raise unreadable(
+            path,
             f"it already declares mcp_servers.{name} outside kanban's block: remove that table "
-            "(or rename it) and run kanban init again"
+            "(or rename it) and run kanban init again",
         )
     after = with_block(text, toml_server_table(name, entry), "toml", force=force)
     try:

@@ -404,10 +404,11 @@ def test_codex_toml_keeps_the_users_config_and_refuses_a_second_kanban_table(
 
     config.write_text(theirs + '\n[mcp_servers.kanban]\ncommand = "mine"\n')
     before = digests(repo)
-    run = kanban_init(repo, db, "--harness", "codex", "--force")
-    assert run.code == 2 and run.error["reason"] == "edited", str(run)
-    assert "outside kanban's block" in run.error["error"]
-    assert digests(repo) == before
+    for force in ((), ("--force",)):  # not kanban's part edited: the user's own, even forced
+        run = kanban_init(repo, db, "--harness", "codex", *force)
+        assert run.code == 2 and run.error["reason"] == "invalid_input", str(run)
+        assert "outside kanban's block" in run.error["error"]
+        assert digests(repo) == before
 
 
 @pytest.mark.slow  # kanban init run again and again
