@@ -12,6 +12,7 @@
 """
 
 import contextlib
+import copy
 import faulthandler
 import json
 import logging
@@ -152,6 +153,12 @@ def in_flight_budget(graceful_s: float) -> float:
     return max(0.0, graceful_s - min(TAIL_S, graceful_s / 2))
 
 
+# uvicorn's logging, with its access lines on stderr as `--access-log` says: stdout is the
+# one JSON line announcing where the server listens.
+_LOGGING = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+_LOGGING["handlers"]["access"]["stream"] = "ext://sys.stderr"
+
+
 def serve(
     settings: ServerSettings,
     board: Board,
@@ -178,10 +185,13 @@ def serve(
         # a connection that takes nothing for this long is dropped (stalls.py)
         http=stall_guarded_protocol(settings.sse_send_timeout_s),
         log_level="warning",
+        log_config=_LOGGING,
         access_log=access_log,
         lifespan="on",
         server_header=False,
     )
+    if access_log:  # uvicorn gave its access logger the warning level too: every line dropped
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn types it as whole seconds but hands it to asyncio.wait_for, which takes a float.
     config.timeout_graceful_shutdown = in_flight_budget(graceful_s)  # type: ignore[assignment]
     watchdog = ShutdownWatchdog(graceful_s + WATCHDOG_AFTER_S, board)

@@ -71,6 +71,28 @@ def test_the_ready_line_names_the_url_and_the_board(tmp_path: Path, board_path: 
         assert served.stop() == 0
 
 
+@pytest.mark.slow
+def test_access_log_writes_each_request_on_stderr_inert(tmp_path: Path, board_path: Path) -> None:
+    """Found by hand: `--access-log` logged nothing (uvicorn gave its access logger our warning
+    level), and uvicorn's access lines go to stdout, where the ready line is the one document."""
+    with kanban_serve(tmp_path, "--access-log", db=board_path) as served:
+        httpx.get(f"{served.url}/healthz")
+        httpx.post(f"{served.url}/api/board/claim-next", json={"agent": "ada"})
+        httpx.get(f"{served.url}/api/board/TASK-1%1b%5b2J%07")  # a path holding escapes
+        assert served.stop() == 0
+        out, err = served.process.communicate(timeout=10)
+    assert out == ""  # after the ready line, nothing more on stdout
+    lines = [line for line in err.splitlines() if '" ' in line]
+    assert len(lines) == 3, err
+    assert '"GET /healthz HTTP/1.1" 200' in lines[0]
+    assert '"POST /api/board/claim-next HTTP/1.1" 204' in lines[1]
+    assert "%1B%5B2J%07" in lines[2] and "\x1b" not in err and "\x07" not in err
+    with kanban_serve(tmp_path, db=board_path) as quiet:  # without it, no line per request
+        httpx.get(f"{quiet.url}/healthz")
+        assert quiet.stop() == 0
+        assert '"GET /healthz' not in quiet.process.communicate(timeout=10)[1]
+
+
 @pytest.mark.slow  # 16 clients racing
 def test_16_clients_race_for_200_tasks_each_won_exactly_once(
     tmp_path: Path, board_path: Path
