@@ -10,7 +10,15 @@ The board validates again when it is called; these models exist so a bad body ge
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from boardlib import transitions as t
 from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
@@ -244,7 +252,8 @@ AgentField = Field(
 class ClaimNextBody(Body):
     agent: Name | None = AgentField
     role: Name | None = None
-    team: Name | None = None
+    # `teamId` too, as the task itself and every other route name it.
+    team: Name | None = Field(default=None, validation_alias=AliasChoices("team", "teamId"))
     runtime: Name | None = None
     minutes: Minutes | None = Field(
         default=None, description=f"Lease length (default {DEFAULT_LEASE_MINUTES})."

@@ -74,6 +74,9 @@ def test_claim_next_by_role_and_team(api: Api) -> None:
         ).status_code
         == 204
     )
+    # `teamId`, the task's own name for it (found by hand: it was "extra inputs not permitted").
+    red = api.client.post("/api/board/claim-next", json={"agent": "c", "teamId": "red"})
+    assert ok_task(red)["teamId"] == "red"
 
 
 def test_claim_next_takes_over_an_expired_lease(api: Api) -> None:
