@@ -2,25 +2,14 @@
 table for people with `--format table`. rich is imported only on that path."""
 
 import json
-import re
 import sys
 from typing import Any
 
-from kanban.documents import verdicts_as_objects
+from kanban.documents import one_line, verdicts_as_objects
 
 from .context import settings
 
 DocKind = str  # a hint for the table renderer: "task", "tasks", "view", "events", ...
-
-
-# What JSON leaves raw in a string but a reader of lines acts on: the C1 controls (U+0085 ends a
-# line for Python's `str.splitlines`, U+009B starts a control sequence on some terminals) and the
-# line and paragraph separators. Escaped, the document is the same JSON and one line stays one.
-_LINE_BREAKERS = re.compile("[\x80-\x9f\u2028\u2029]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return f"\\u{ord(match[0]):04x}"
 
 
 def _dumps(doc: Any, *, pretty: bool) -> str:
@@ -31,7 +20,7 @@ def _dumps(doc: Any, *, pretty: bool) -> str:
         indent=2 if pretty else None,
         separators=None if pretty else (",", ":"),
     )
-    return _LINE_BREAKERS.sub(_escaped, text)
+    return one_line(text)
 
 
 def emit(doc: Any, *, kind: DocKind = "record") -> None:

@@ -33,6 +33,7 @@ from boardlib.records import (
 )
 from boardlib.stats import Stats
 from boardlib.worktrees.results import CompleteInfo, DiffStat, PauseInfo, WorktreeInfo
+from kanban.documents import one_line_utf8
 
 from .acting import Forbidden
 from .envelopes import (
@@ -61,7 +62,7 @@ class Json(JSONResponse):
     ) -> None:
         self.status_code = status_code
         self.background = None
-        self.body = orjson.dumps(content)
+        self.body = one_line_utf8(orjson.dumps(content))
         if headers:
             merged = {**HEADERS, **headers}
             raw = [
@@ -111,7 +112,7 @@ def list_body(listed: TaskDocuments) -> bytes:
     tail = b"]}"
     if listed.paged:
         tail = b'],"nextCursor":' + orjson.dumps(listed.next_cursor) + b"}"
-    return b'{"tasks":[' + ",".join(listed.documents).encode() + tail
+    return one_line_utf8(b'{"tasks":[' + ",".join(listed.documents).encode() + tail)
 
 
 class NotModified(Response):

@@ -36,7 +36,7 @@ from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.results import GitFailure
-from kanban.documents import verdicts_as_objects
+from kanban.documents import one_line, verdicts_as_objects
 
 from . import catalog
 from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, describe, instructions
@@ -136,7 +136,7 @@ def answer(doc: Doc) -> CallToolResult:
     """A result: the board's JSON as the CLI prints it (verdicts as objects), as structured
     content and, for runtimes that show the model only text, as the text."""
     doc = verdicts_as_objects(doc)
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    text = one_line(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=doc)
 
 

@@ -618,6 +618,27 @@ def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
     assert answer.json()["task"]["title"] == hostile.strip()
 
 
+LINE_BREAKERS = "\x85\x9b\u2028\u2029"  # a line break to str.splitlines, a CSI, two separators
+
+
+def test_text_a_line_reader_would_split_travels_escaped(api: Api) -> None:
+    """Found by hand: JSON (and orjson) leave U+0085, U+2028 and the other C1 controls raw, so a
+    client splitting a body with `splitlines()` broke it, where the CLI escapes them. A record,
+    a list, a page and the claim lane's answer carry them escaped, and decode as written."""
+    title = f"a{LINE_BREAKERS}b é°"
+    task = api.create(title)
+    raw = [
+        api.client.get(f"/api/board/{task['id']}").content,
+        api.client.get("/api/board").content,
+        api.client.get("/api/board?limit=5").content,
+        api.client.post("/api/board/claim-next", json={"agent": "ada"}).content,
+    ]
+    for body in raw:
+        assert len(body.decode().splitlines()) == 1, body
+        assert b"\\u2028" in body and b"\\u0085" in body and "é°".encode() in body
+    assert api.client.get(f"/api/board/{task['id']}").json()["task"]["title"] == title
+
+
 def test_an_unexpected_failure_is_500_in_the_plain_envelope_without_internals(api: Api) -> None:
     """A damaged file (a table gone, dropped behind the server's back): the one failure the
     board cannot type. 500 `{error}`, no traceback, no SQL; the server goes on serving."""

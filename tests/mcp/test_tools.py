@@ -201,3 +201,18 @@ async def test_the_docs_snippets_start_a_working_server(tmp_path: Path) -> None:
 
     listed = re.findall(r"^\| `([a-z_]+)\(", section, flags=re.MULTILINE)
     assert sorted(listed) == sorted(EXPECTED)
+
+
+def test_a_results_text_keeps_line_breakers_escaped_and_its_content_as_written() -> None:
+    """Found by hand: the text of a tool result carried U+2028 and U+0085 raw, where the CLI
+    (whose JSON the tools promise) escapes them; a runtime splitting lines broke the result."""
+    import json
+
+    from kanban.mcp.server import answer
+
+    title = "a\x85\x9b\u2028\u2029b é"
+    result = answer({"task": {"title": title}})
+    [content] = result.content
+    text = content.text  # type: ignore[union-attr]
+    assert len(text.splitlines()) == 1 and "\\u2028" in text and "é" in text
+    assert json.loads(text) == {"task": {"title": title}} == result.structured_content
