@@ -344,11 +344,15 @@ def count_commits(repo: Path, since: str, tip: str) -> int:
 
 def changed_paths(repo: Path, old: str, new: str, *, added_only: bool = False) -> list[str]:
     """Paths that differ between two tree-ishes (no rename detection), in git's order."""
+    changes = _changes_kept(repo, old, new)
+    return [path for status, path in changes if not added_only or status == "A"]
+
+
+def _changes_kept(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
+    """`_changes`, kept per pair of object names (what two commits differ in never changes)."""
     if is_sha(old) and is_sha(new):
-        found = fixed((str(repo), "changes", old, new), lambda: _changes(repo, old, new))
-    else:
-        found = _changes(repo, old, new)
-    return [path for status, path in found if not added_only or status == "A"]
+        return fixed((str(repo), "changes", old, new), lambda: _changes(repo, old, new))
+    return _changes(repo, old, new)
 
 
 def _changes(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
@@ -602,6 +606,50 @@ def _head_branch(head_file: Path) -> str | None:
     raise ValueError(f"{head_file}: not a HEAD git 2.39 writes")
 
 
+def branch_operations(repo: Path, branch: str) -> list[tuple[Path, str]]:
+    """(checkout, `rebase` or `bisect`) for each checkout where one of `branch` is under way:
+    its HEAD is detached then, so `checkouts_of` does not list it, but git counts the branch as
+    checked out there (`git branch -f` refuses), and moving it would break the operation."""
+    if _plain_git_folder(repo):
+        dot = repo / ".git"
+        admin = dot / "worktrees"
+        folders = [(Path(os.path.realpath(repo)), dot)]
+        for entry in sorted(admin.iterdir()) if admin.is_dir() else []:
+            with contextlib.suppress(OSError):
+                pointer = (entry / "gitdir").read_text(encoding="utf-8").strip()
+                folders.append((Path(os.path.realpath(entry / pointer)).parent, entry))
+    else:
+        folders = []
+        for listed in gitrepo.worktrees(repo):
+            if listed.branch is None and not listed.prunable and Path(listed.path).is_dir():
+                found = gitrepo.output(Path(listed.path), "rev-parse", "--absolute-git-dir")
+                folders.append((Path(listed.path), Path(found)))
+    busy = []
+    for checkout, git_dir in folders:
+        operation = _operation_on(git_dir)
+        if operation is not None and operation[1] == branch:
+            busy.append((checkout, operation[0]))
+    return busy
+
+
+def _operation_on(git_dir: Path) -> tuple[str, str] | None:
+    """(`rebase` or `bisect`, the branch it works on) when one is under way in the checkout
+    whose git folder is `git_dir`, as git records it there."""
+    try:
+        for folder in ("rebase-merge", "rebase-apply"):
+            named = git_dir / folder / "head-name"
+            if named.is_file():
+                name = named.read_text(encoding="utf-8").strip()
+                if name.startswith("refs/heads/"):
+                    return "rebase", name.removeprefix("refs/heads/")
+        started = git_dir / "BISECT_START"
+        if started.is_file():
+            return "bisect", started.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
 def _checkouts_from_files(repo: Path) -> list[tuple[Path, str | None]] | None:
     """(checkout, its branch) for the main work tree of `repo` and each linked one, or None when
     the layout is not the plain one (a `.git` file, a work tree set in the config, a ref backend
@@ -712,6 +760,12 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
             gitrepo.run(checkout, "update-index", "-q", "--refresh", env=env, check=False)
             status, _, stderr = gitrepo.run(checkout, *dry_run, env=env, check=False)
     if status == 0:
+        in_the_way = _untracked_in_the_way(checkout, old, new)
+        if in_the_way:
+            return in_the_way, (
+                "files git does not track (ignored ones included) are where the landing puts "
+                "files or folders, and git would overwrite them without a word"
+            )
         return None
     files = _REFUSED_ONE.findall(stderr) + _REFUSED_LISTED.findall(stderr)
     words = "; ".join(
@@ -719,6 +773,31 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
         if line.startswith("error: ")
     )  # fmt: skip
     return list(dict.fromkeys(files)), words or stderr.strip()
+
+
+def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
+    """What the checkout holds, untracked, where the fast-forward from `old` to `new` adds a file
+    (anything at that path) or needs a folder (a file or symlink on its way). git's dry run
+    passes over these when `.gitignore` names them: `read-tree -m -u` takes an ignored file
+    for a disposable one, so a person's `.env` or `build/` would be replaced or deleted. A path
+    `old` tracks and `new` removes is git's to replace, not in the way."""
+    changes = _changes_kept(checkout, old, new)
+    removed = {path for status, path in changes if status == "D"}
+    found: list[str] = []
+    for status, path in changes:
+        if status != "A":
+            continue
+        if os.path.lexists(checkout / path):
+            found.append(path)
+            continue
+        folder = os.path.dirname(path)
+        while folder and folder not in removed:
+            place = checkout / folder
+            if os.path.lexists(place) and (place.is_symlink() or not place.is_dir()):
+                found.append(folder)
+                break
+            folder = os.path.dirname(folder)
+    return list(dict.fromkeys(found))
 
 
 def fast_forward_checkout(checkout: Path, old: str, new: str) -> None:

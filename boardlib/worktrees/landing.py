@@ -620,6 +620,16 @@ class Lander:
         when one has a local change, or when bringing it along would fail for any other reason
         (an untracked file in the way, an edit `git status` hides, a held index): the same
         fast-forward, as a dry run."""
+        for checkout, operation in landgit.branch_operations(source.repo, source.into):
+            raise BoardError(
+                Reason.BASE_CHECKED_OUT_DIRTY,
+                f"cannot land {source.task.id}: a {operation} of {source.into} is under way at "
+                f"{checkout}; finish or abort it first (moving the branch now would break it)",
+                id=source.task.id,
+                path=str(checkout),
+                files=[],
+                into=source.into,
+            )
         checkouts = landgit.checkouts_of(source.repo, source.into)
         for checkout in checkouts:
             changed = landgit.local_changes(checkout)

@@ -2,6 +2,7 @@
 (only the task's own change), how (squash, rebase, merge), and every refusal changing nothing."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -446,6 +447,48 @@ def test_what_would_stop_main_coming_along_is_refused_before_main_moves(
         files = ["README.md"]
     error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
     assert error.details["files"] == files and error.details["path"] == str(land.repo)
+
+
+def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land: LandEnv) -> None:
+    """Found by an exploring helper: git's dry run passes over ignored files (read-tree -m -u
+    takes them for disposable), so a person's ignored `.env` was overwritten by the task's and
+    their ignored `build/` folder deleted for the task's `build` file, without a word."""
+    land.commit_on_main(".gitignore", ".env\nbuild/\ncache\n", "ignore local files")
+    task_id, _ = land.task_with(
+        {".gitignore": "", ".env": "TEMPLATE=1\n", "build": "a file now\n", "cache/x": "x\n"}
+    )
+    (land.repo / ".env").write_text("SECRET=1\n")  # the person's own, ignored
+    (land.repo / "build").mkdir()
+    (land.repo / "build" / "out").write_text("an artifact\n")
+    (land.repo / "cache").write_text("a cache file where the task puts a folder\n")
+    assert git(land.repo, "status", "--porcelain") == ""
+    error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)  # every file as it was
+    assert error.details["files"] == [".env", "build", "cache"]
+    assert "ignored ones included" in error.message
+    for name in (".env", "build", "cache"):
+        path = land.repo / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    assert land.trees.land(task_id, actor="bob").landed
+    assert (land.repo / ".env").read_text() == "TEMPLATE=1\n"
+
+
+def test_a_rebase_of_main_under_way_is_refused_and_can_go_on(land: LandEnv) -> None:
+    """Found by an exploring helper: with a rebase of main stopped in its checkout (HEAD
+    detached), main was moved under it and `git rebase --continue` then failed to lock main."""
+    land.commit_on_main("one.txt", "1\n", "one")
+    land.commit_on_main("two.txt", "2\n", "two")
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/edit/"}
+    subprocess.run(
+        ["git", "-C", str(land.repo), "rebase", "-q", "-i", "HEAD~2"], env=env, check=True,
+        capture_output=True,
+    )  # fmt: skip
+    tip = land.main()
+    error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
+    assert "a rebase of main is under way" in error.message and error.details["files"] == []
+    git(land.repo, "rebase", "--continue")
+    assert land.main() == tip  # the person's rebase finished on the branch it started from
+    assert land.trees.land(task_id, actor="bob").landed
 
 
 def test_an_edit_while_the_verify_command_runs_is_refused_before_main_moves(
