@@ -768,6 +768,8 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
             )
         return None
     files = _REFUSED_ONE.findall(stderr) + _REFUSED_LISTED.findall(stderr)
+    if not files:  # git's words name none (a folder where a file goes): the paths in the way
+        files = _untracked_in_the_way(checkout, old, new)
     words = "; ".join(
         line.removeprefix("error: ").strip().rstrip(".") for line in stderr.splitlines()
         if line.startswith("error: ")

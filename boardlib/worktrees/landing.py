@@ -273,7 +273,7 @@ class Lander:
         return str(strategy)
 
     def _check_into(self, repo: Path, into: Any, task_branch: str) -> str:
-        _, name = self.trees._check_base(None, into)
+        _, name = self.trees._check_base(None, into, field="into")
         name = name.removeprefix("refs/heads/")
         if name == "HEAD" or not gitrepo.ref_name_is_valid(repo, f"refs/heads/{name}"):
             raise invalid_input(f"into is not a branch name: {name}", field="into")

@@ -305,9 +305,9 @@ class Worktrees:
         return info
 
     @staticmethod
-    def _check_base(base_sha: Any, base_ref: Any) -> tuple[str, str]:
+    def _check_base(base_sha: Any, base_ref: Any, *, field: str = "baseRef") -> tuple[str, str]:
         """("sha", hex) or ("ref", name), refusing anything git could read as an option or that
-        is not a well-formed ref name."""
+        is not a well-formed ref name (named `field` in the refusal: landing's is `into`)."""
         if base_sha is not None:
             if base_ref not in (None, "HEAD"):
                 raise invalid_input("give baseSha or baseRef, not both", field="baseSha")
@@ -328,9 +328,9 @@ class Worktrees:
             or _REF_FORBIDDEN.search(ref)
         ):
             raise invalid_input(
-                "baseRef is not a valid ref name (a branch, tag or HEAD; it must not start with "
+                f"{field} is not a valid ref name (a branch, tag or HEAD; it must not start with "
                 "'-' or hold spaces, '..', '~', '^', ':', '?', '*', '[', '\\' or '@{')",
-                field="baseRef",
+                field=field,
                 baseRef=ref if isinstance(ref, str) and len(ref) <= BASE_REF_MAX else None,
             )
         return "ref", ref

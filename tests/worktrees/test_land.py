@@ -175,6 +175,10 @@ def test_into_another_branch_and_keep_leave_the_worktree(land: LandEnv) -> None:
     assert result.checkouts == [] and not result.archived
     assert path.is_dir() and git(land.repo, "branch", "--list", f"kanban/task-{task_id}") != ""
     assert land.board.get_task(task_id).landed_into == "release"
+    other, _ = land.task_with({"app.py": ANSWER})
+    for into in ("main~1", "main..x", "-x", "@{-1}"):  # the refusal names its own field
+        error = refused(land, other, Reason.INVALID_INPUT, into=into)
+        assert error.details["field"] == "into" and error.message.startswith("into "), into
 
 
 def test_dry_run_builds_and_verifies_and_changes_nothing(land: LandEnv) -> None:
@@ -421,6 +425,11 @@ def test_a_dirty_checkout_of_main_is_refused_touching_nothing(land: LandEnv) -> 
     error = refused(land, other, Reason.BASE_CHECKED_OUT_DIRTY)
     assert error.details["files"] == ["new.txt"]
     (land.repo / "new.txt").unlink()
+    (land.repo / "new.txt").mkdir()  # a folder of untracked files where the file goes
+    (land.repo / "new.txt" / "inner").write_text("mine\n")
+    error = refused(land, other, Reason.BASE_CHECKED_OUT_DIRTY)
+    assert error.details["files"] == ["new.txt"]  # git's words named none
+    shutil.rmtree(land.repo / "new.txt")
     assert land.trees.land(other, actor="bob").landed
     assert (land.repo / "scratch.txt").read_text() == "an untracked note\n"  # left alone
 
