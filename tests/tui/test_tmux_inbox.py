@@ -2,6 +2,7 @@
 one task in review, the header says "1 need you", the review column is on screen, and `i` then
 Enter opens that task's drawer. COLUMNS/LINES are unset for the app (pytest exports them)."""
 
+import re
 import shutil
 import sys
 import time
@@ -118,3 +119,40 @@ def test_a_drawer_closed_after_the_terminal_narrowed_gives_the_board_back_whole(
         time.sleep(0.1)
         text = terminal.text()
     assert "todo · 6" in text and "in review · 1" in text, text
+
+
+def test_the_selected_card_stays_on_screen_when_the_terminal_shrinks(
+    tmp_path: Path, terminal: Tmux
+) -> None:
+    """Found by an exploring helper in tmux: at 160x48 `G` on the last of 40 todo cards, then
+    the terminal made 80x24: the column stayed scrolled where it was, the selected card below
+    its edge (no selection bar on screen) and Enter opened a card nobody saw."""
+    db = tmp_path / "board.db"
+    todo_and_one_in_review(db, 40)
+    terminal.start([KANBAN, "tui", "--db", str(db)], size=(160, 48))
+    selected = re.compile(r"▌(TASK-\d+)")
+
+    def selection(text: str) -> str | None:
+        found = selected.search(text)
+        return found.group(1) if found else None
+
+    def until_selected(unlike: str | None) -> str:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and selection(terminal.text()) in (None, unlike):
+            time.sleep(0.1)
+        found = selection(terminal.text())
+        assert found not in (None, unlike), terminal.text()
+        return str(found)
+
+    first = until_selected(None)  # the first todo card, the board's first view
+    terminal.keys("G")
+    last = until_selected(first)  # the last todo card, its selection bar on screen
+    terminal.tmux("resize-window", "-t", "main", "-x", "80", "-y", "24")
+    deadline = time.monotonic() + 20
+    text = terminal.text()
+    while time.monotonic() < deadline and not (
+        len(text.splitlines()) <= 24 and selection(text) == last
+    ):
+        time.sleep(0.1)
+        text = terminal.text()
+    assert selection(text) == last, text  # the selection bar, beside the selected card

@@ -120,6 +120,20 @@ class TaskColumn(ScrollView, can_focus=False):
             self._drawn_width = event.size.width
             self._cache.clear()
         self._sync()
+        if self.rows and not (self.collapsed or self.strip):
+            self.call_after_refresh(self._cursor_into_view)
+
+    def _cursor_into_view(self) -> None:
+        """The selected card stays on screen through a resize: at 160x48 `G` on the 40th card,
+        then 80x24, had left it below the column's edge, Enter opening a card nobody saw."""
+        if self.rows and not (self.collapsed or self.strip):
+            row = min(self.cursor, self.rows - 1)
+            self.scroll_to_region(
+                Region(0, row * CARD_HEIGHT, 1, CARD_HEIGHT - 1),
+                animate=False,
+                force=True,
+                immediate=True,
+            )
 
     def _sync(self) -> None:
         """Virtual height and border title from the current ids."""
