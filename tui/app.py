@@ -227,8 +227,12 @@ class KanbanApp(App[None]):
         if active is None or active.enabled or action is None:
             return
         marked = len(self.marked) if action.id in registry.BATCH else 0
+        # The task of whatever bound the key (the drawer's own, once its card left the column),
+        # as its check judged it; the board's selection otherwise.
+        owner = getattr(active.node, "current_task", None)
+        task = owner() if callable(owner) else self.selected_task()
         why = registry.unavailable_because(
-            action, read_only=self.read_only, task=self.selected_task(), marked=marked
+            action, read_only=self.read_only, task=task, marked=marked
         )
         self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
 

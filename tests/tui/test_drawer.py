@@ -288,6 +288,32 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
             assert reader.audit(held.id)[-1].action == "human_override"
 
 
+async def test_a_key_refused_in_the_drawer_names_the_drawers_task(review) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper at 160x48: approve the only card in review from the drawer
+    beside the board; the column is empty, the drawer still shows the task (done now), and `a`
+    and `m` said "no task selected" (the board's selection) while the drawer's `c` commented on
+    it. A refused key says why for the task of whatever bound it."""
+    board, clock = review
+    task_id = board.ids["review"]
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        drawer.focus()
+        await pilot.press("a")
+        await until(pilot, lambda: _row(board, task_id)["status"] == "done")
+        await until(pilot, lambda: app.board_screen.board.selected_task is None)
+        await until(pilot, lambda: app.state.tasks[task_id].status == "done")
+        assert app.drawer_task_id() == task_id and app.focused is drawer
+        await pilot.press("a")
+        await until(pilot, lambda: notes.warnings())
+        said = notes.warnings()[-1]
+        assert "no task selected" not in said and f"{task_id} is done" in said, said
+        await pilot.press("c")  # and the drawer's own keys go on acting on it
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        assert app.screen.title_text == f"Comment on {task_id}"  # type: ignore[attr-defined]
+
+
 def _row(board: ReviewBoard, task_id: str) -> dict[str, Any]:
     with sqlite3.connect(board.db) as conn:
         conn.row_factory = sqlite3.Row
