@@ -346,6 +346,9 @@ class TaskActions:
             else "No verdict is recorded, so none is overridden; the move is still recorded as a "
             "human override."
         )
+        held = registry.holder_fact(task, app.now_ms())
+        if held is not None:  # the agent at work on it is told nothing: the operator is
+            lead += " " + held
         body = Group(
             Text(lead),
             Text(""),

@@ -758,16 +758,25 @@ def move_question(
     return None
 
 
+def holder_fact(task: Task, now_ms: int | None) -> str | None:
+    """What a move out from under a holder does to it, for the questions that end a claim
+    (cancel, done by override); None when nobody holds the task."""
+    holder = task.assignee_agent_id
+    if not holder or task.status not in t.LOCKED:
+        return None
+    live = now_ms is None or not lease_expired(task.lease_until, now_ms)
+    lease = "with a live lease" if live else "whose lease has run out"
+    return (
+        f"{holder} holds it now ({t.label(task.status)}, {lease}): its claim ends and its "
+        "next heartbeat or report is refused."
+    )
+
+
 def _cancel_facts(task: Task, checkout: "CheckoutState | None", now_ms: int | None) -> list[str]:
     facts = [f"{task.id} “{task.title}” will be cancelled. This cannot be undone."]
-    holder = task.assignee_agent_id
-    if holder and task.status in t.LOCKED:
-        live = now_ms is None or not lease_expired(task.lease_until, now_ms)
-        lease = "with a live lease" if live else "whose lease has run out"
-        facts.append(
-            f"{holder} holds it now ({t.label(task.status)}, {lease}): its claim ends and its "
-            "next heartbeat or report is refused."
-        )
+    held = holder_fact(task, now_ms)
+    if held is not None:
+        facts.append(held)
     if checkout is not None and checkout.uncommitted:
         where = f" at {checkout.path}" if checkout.path else ""
         branch = f" {checkout.branch}" if checkout.branch else ""

@@ -147,6 +147,24 @@ async def test_done_with_human_override_writes_the_audit_row(demo) -> None:  # t
     assert entry.verdict_overridden == verdict
 
 
+async def test_the_override_question_names_the_agent_whose_claim_it_ends(demo) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: `d` on a task an agent holds said only that no verdict is
+    recorded; `y` then ended the agent's live claim. Cancel and release named the holder."""
+    path, clock, ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["ui"])  # held by agent-linus, its lease live
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmDialog) and "human override" in dialog.title_text
+        lead = dialog.body.renderables[0].plain
+        assert "agent-linus holds it now (in progress, with a live lease)" in lead, lead
+        await pilot.press("escape")
+    assert fresh(path, ids["ui"]).status == t.IN_PROGRESS  # asked, not done
+
+
 @pytest.mark.slow
 async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo
