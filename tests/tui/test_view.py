@@ -259,3 +259,35 @@ async def test_a_filter_brings_its_first_match_into_view(long_todo) -> None:  # 
         await pilot.pause(0.1)
         assert view.active_status == t.IN_REVIEW
         assert app.selected_task().title.startswith("Review me")  # type: ignore[union-attr]
+
+
+async def test_moving_off_an_empty_strip_leaves_no_room_a_column_would_fill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper at 80x24: h onto backlog's empty strip at the far left, then
+    l: the view kept the strip and stopped short, 20 cells blank, blocked (which needs you) off
+    screen. Among the edges that show the active column, the one showing most is taken."""
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(1_767_261_600_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_plan([PlanItem(str(i), f"Todo task {i}") for i in range(37)])
+        running = board.create_task("running")
+        board.claim(running.id, "agent-ada")
+        stuck = board.create_task("stuck")
+        board.claim(stuck.id, "agent-bob")
+        board.block(stuck.id, "agent-bob", "needs a key")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        await until(pilot, lambda: t.BLOCKED not in header(app).hidden_right)  # the first view
+        await pilot.press("h")
+        await until(pilot, lambda: view.active_status == t.BACKLOG)
+        assert t.BLOCKED in header(app).hidden_right  # no room for it beside the strip
+        for status in (t.TODO, t.IN_PROGRESS):
+            await pilot.press("l")
+            await until(pilot, lambda status=status: view.active_status == status)  # type: ignore[misc]
+            await until(pilot, lambda: t.BLOCKED not in header(app).hidden_right)
+            await until(pilot, lambda: view.region.width == 80)  # no blank room at the right

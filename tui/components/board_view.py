@@ -197,6 +197,8 @@ class BoardView(HorizontalScroll, can_focus=False):
             x = next((start for start in starts if right - start <= width), left)
         elif x not in starts:
             x = max((start for start in starts if start <= x), default=0)
+        if self._sideways:
+            x = self._fullest(x, left, right, edges, width)
         if x != int(self.scroll_offset.x):
             self.scroll_to(x=x, animate=False, immediate=True)
             if x > self.max_scroll_x:
@@ -204,6 +206,22 @@ class BoardView(HorizontalScroll, can_focus=False):
                 # columns `--open` left the task's column behind the drawer): again after.
                 self.call_after_refresh(self.scroll_to, x=x, animate=False, immediate=True)
         self._clip(x)
+
+    @staticmethod
+    def _fullest(x: int, left: int, right: int, edges: list[tuple[int, int]], width: int) -> int:
+        """Of the column edges from which the active column (`left`..`right`) is in view, the
+        one that shows the most of the board in whole columns; `x` when none shows more, so the
+        view never moves for nothing. From an empty column's strip at the far left, `l` had
+        kept the strip in view and the room a column with work needed empty."""
+
+        def shown(start: int) -> int:
+            return sum(end - s for s, end in edges if s >= start and end <= start + width)
+
+        best = x
+        for start, _end in edges:
+            if start <= left and right <= start + width and shown(start) > shown(best):
+                best = start
+        return best
 
     def _clip(self, x: int) -> None:
         """The view is as wide as the whole columns it shows from `x`: never a sliver at the
