@@ -720,10 +720,14 @@ def remove_checkout(repo: Path, path: Path, *, trash: Path | None = None) -> Pat
 
 def local_changes(checkout: Path) -> list[str]:
     """Tracked files changed in a checkout, staged or not (`git status`, read without taking
-    git's optional locks, so it changes nothing there)."""
+    git's optional locks, so it changes nothing there). A submodule is not among them: the
+    fast-forward moves only its pointer in the index and never touches its files, so whatever
+    the person has there is kept (and a pointer staged on a path the landing also moves is
+    refused by the dry run). Counting them, a landing that bumped a submodule left its checkout
+    "dirty" and refused every later landing until `git submodule update`."""
     raw = gitrepo.run(
         checkout, "--no-optional-locks", "status", "--porcelain=v1", "-z",
-        "--untracked-files=no", "--no-renames",
+        "--untracked-files=no", "--no-renames", "--ignore-submodules=all",
     )[1]  # fmt: skip
     return [gitrepo._name(record[3:]) for record in raw.split(b"\0") if len(record) > 3]
 
@@ -800,6 +804,39 @@ def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
                 break
             folder = os.path.dirname(folder)
     return list(dict.fromkeys(found))
+
+
+def moved_submodules(repo: Path, old: str, new: str) -> list[tuple[str, str, str]]:
+    """(path, old commit, new commit) of each submodule whose pointer differs between two
+    commits and is in both: the ones a fast-forward leaves behind in a checkout."""
+    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--no-renames", old, new)[1]
+    parts = raw.split(b"\0")
+    moved = []
+    for index in range(0, len(parts) - 1, 2):
+        fields = parts[index].decode().lstrip(":").split()
+        if len(fields) >= 4 and fields[0] == fields[1] == "160000":
+            moved.append((gitrepo._name(parts[index + 1]), fields[2], fields[3]))
+    return moved
+
+
+def bring_submodule_along(checkout: Path, path: str, old: str, new: str) -> str | None:
+    """Check out `new` in the checkout's submodule at `path` when it sits clean on `old` (where
+    the checkout had it); never fetches. None when done or nothing was to do (not initialised);
+    else why it was left as it is."""
+    folder = checkout / path
+    if not (folder / ".git").exists():
+        return None  # not initialised here: nothing checked out to bring along
+    status, head, _ = gitrepo.run(folder, "rev-parse", "HEAD", check=False)
+    if status != 0 or head.decode().strip() != old:
+        return f"{path} is not at the commit it had before the landing; left as it is"
+    if gitrepo.run(folder, "--no-optional-locks", "status", "--porcelain")[1].strip():
+        return f"{path} has local changes; left at {old[:12]}"
+    status, _, stderr = gitrepo.run(
+        folder, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", new, check=False
+    )
+    if status != 0:
+        return f"{path} does not have {new[:12]} here ({stderr.strip()[-120:]})"
+    return None
 
 
 def fast_forward_checkout(checkout: Path, old: str, new: str) -> None:

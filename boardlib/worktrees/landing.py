@@ -1194,6 +1194,7 @@ class Lander:
         in the moment between its last check and the move is left as it is, with a warning (git
         refused to overwrite anything)."""
         brought = []
+        submodules = landgit.moved_submodules(source.repo, built.base, built.commit)
         for checkout in checkouts:
             try:
                 landgit.fast_forward_checkout(checkout, built.base, built.commit)
@@ -1203,6 +1204,13 @@ class Lander:
                     f"{checkout} has {source.into} checked out and changed just as it landed; "
                     f"it was not brought along ({error.stderr[-200:]}); run `git status` there"
                 )
+                continue
+            for path, old, new in submodules:  # the fast-forward moved only their pointers
+                left = landgit.bring_submodule_along(checkout, path, old, new)
+                if left is not None:
+                    warnings.append(
+                        f"{checkout}: submodule {left}; run `git submodule update {path}` there"
+                    )
         return brought
 
     def _archive(self, source: _Source, built: _Built, actor: str, warnings: list[str]) -> bool:

@@ -542,6 +542,54 @@ def test_a_repository_made_inside_the_worktree_is_not_landed_as_a_bare_pointer(
     assert git(land.repo, "ls-tree", "main", "vendor").startswith("160000 commit")
 
 
+def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> None:
+    """Found by an exploring helper: a task that moved a submodule landed, but the user's
+    checkout kept the submodule's files at the old commit (` M lib`), and every later landing
+    into main was refused base_checked_out_dirty until `git submodule update`. The submodule
+    comes along when its commit is there (never fetched), else a warning says what to run; a
+    submodule's pointer alone never makes the checkout dirty for a landing."""
+    allow = ("-c", "protocol.file.allow=always")
+    upstream = land.tmp / "lib-upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "lib.txt").write_text("v1\n")
+    git(upstream, "add", "lib.txt")
+    git(upstream, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "v1")
+    git(land.repo, *allow, "submodule", "add", "-q", str(upstream), "lib")
+    git(land.repo, "commit", "-q", "-m", "the lib submodule")
+    (upstream / "lib.txt").write_text("v2\n")
+    git(upstream, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-am", "v2")
+    v2 = git(upstream, "rev-parse", "HEAD")
+
+    def bumped() -> str:
+        task_id, path = land.task_with({}, finish="none")
+        git(path, *allow, "submodule", "update", "-q", "--init", "lib")
+        git(path / "lib", "fetch", "-q", "origin")
+        git(path / "lib", "checkout", "-q", v2)
+        result = land.trees.complete(task_id, "alice")
+        assert result.task_status == "done", result.to_json()
+        return task_id
+
+    first = bumped()
+    git(land.repo / "lib", "fetch", "-q", "origin")  # the person has the new commit, not on it
+    result = land.trees.land(first, actor="bob")
+    assert result.landed and result.warnings == []
+    assert git(land.repo / "lib", "rev-parse", "HEAD") == v2  # brought along
+    assert git(land.repo, "status", "--porcelain") == ""
+    # A checkout without the commit keeps its files, says so, and blocks no later landing.
+    git(land.repo / "lib", "checkout", "-q", "HEAD~1")
+    git(land.repo, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-am", "back")
+    second = bumped()
+    git(land.repo / "lib", "reflog", "expire", "--expire=now", "--all")
+    git(land.repo / "lib", "update-ref", "-d", "refs/remotes/origin/main")
+    git(land.repo / "lib", "gc", "-q", "--prune=now")  # v2 gone from the person's submodule
+    result = land.trees.land(second, actor="bob")
+    assert result.landed and len(result.warnings) == 1
+    assert "git submodule update lib" in result.warnings[0]
+    other, _ = land.task_with({"app.py": ANSWER})
+    assert land.trees.land(other, actor="bob").landed  # not refused for the submodule
+
+
 def test_a_sparse_checkout_of_the_user_gives_a_whole_task_worktree(land: LandEnv) -> None:
     """Found by hand: git copies the user's sparse-checkout patterns into a new worktree, so an
     agent's edit outside them showed in `git status` but never landed, and a new file there made
