@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import transitions as t
 from .. import validation as validate
+from ..actors import is_agent
 from ..errors import BoardError, Reason, invalid_input
 from ..lifecycle import check_worker
 from ..records import Record
@@ -70,6 +71,17 @@ def sync_with_base(
     check_worker(task, "sync the worktree of", actor=actor)
     if task.status == t.CANCELLED:
         raise BoardError(Reason.INVALID_STATE, f"cannot sync: {task_id} is cancelled", id=task_id)
+    if is_agent(actor) and task.status in (t.IN_REVIEW, t.DONE):
+        # Handed in: a sync (and the resolving after it) would change work that was judged, or
+        # is being judged, and it would land unreviewed. Found by an exploring helper.
+        raise BoardError(
+            Reason.INVALID_STATE,
+            f"cannot sync {task_id} as {actor}: it is {t.label(task.status)}, its work handed "
+            "in for judging; an operator may sync it (or reject it back to its builder while "
+            "it is in review)",
+            id=task_id,
+            status=task.status,
+        )
     repo = Path(ws.repo_path)
     with trees._lock(repo, task_id, "sync"):
         task, ws = trees._workspace(task_id)
@@ -126,7 +138,8 @@ def sync_with_base(
         raise BoardError(
             Reason.MERGE_CONFLICT,
             f"syncing {task_id} with {into_name} conflicts in {shown}: the conflicts are left in "
-            f"the worktree ({path}); resolve them, then complete again",
+            f"the worktree ({path}); resolve them, then "
+            + ("complete again" if task.status == t.IN_PROGRESS else "land again"),
             id=task_id,
             files=conflicts,
             into=into_name,

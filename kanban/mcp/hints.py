@@ -30,8 +30,8 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     "preview_landing": ("preview_landing or get_task", "get_task"),
     "resolve_conflict": (
-        "reject_task with the files, or its builder calls sync_workspace, resolves them and "
-        "completes again",
+        "reject_task with the files; back in its builder's hands, it calls sync_workspace, "
+        "resolves them and completes again",
         "reject_task with the files; its builder resolves them and completes again",
         "call sync_workspace, resolve the files in your worktree and complete_task again",
         "tell an operator which files conflict",
@@ -49,8 +49,8 @@ CLI_VERBS: dict[str, str] = {
     "inbox)",
     "preview_landing": "`kanban task land ID --dry-run` or `kanban task get ID`",
     "resolve_conflict": (
-        "`kanban task reject ID --reason ...` with the files, or its builder runs "
-        "`kanban task workspace sync ID`, resolves them and completes again"
+        "`kanban task reject ID --reason ...` with the files; back in its builder's hands, it "
+        "runs `kanban task workspace sync ID`, resolves them and completes again"
     ),
     "land_again": "Run `kanban task land ID` again",
 }

@@ -284,6 +284,25 @@ def test_a_conflicting_pair_lands_one_then_the_other_after_a_sync(land: LandEnv)
     assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
 
 
+def test_handed_in_work_is_synced_by_an_operator_only(land: LandEnv) -> None:
+    """Found by an exploring helper: the builder synced its approved (done) task, the sync said
+    "resolve them, then complete again", complete refused (done), and the resolution it wrote
+    landed without review. An agent may not sync work in review or done; an operator may, and
+    is told to land again."""
+    first, _ = land.task_with({"app.py": ANSWER})
+    second, path = land.task_with({"app.py": "def answer():\n    return 44\n"})  # done
+    land.trees.land(first, actor="bob")
+    before = checkout_state(path), land.board.get_task(second)
+    with pytest.raises(BoardError) as caught:
+        land.trees.sync(second, actor="alice")  # its builder, who holds it no more
+    assert caught.value.reason == Reason.INVALID_STATE and "handed in" in caught.value.message
+    assert (checkout_state(path), land.board.get_task(second)) == before
+    with pytest.raises(BoardError) as caught:
+        land.trees.sync(second, actor="operator")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    assert caught.value.message.endswith("resolve them, then land again")
+
+
 def conflicted_after_sync(land: LandEnv, strategy: str = "merge") -> tuple[str, Path, str]:
     """A task whose sync stopped on a conflict in app.py, left in its worktree; main's tip."""
     first, _ = land.task_with({"app.py": ANSWER})
