@@ -620,15 +620,23 @@ class Lander:
         when one has a local change, or when bringing it along would fail for any other reason
         (an untracked file in the way, an edit `git status` hides, a held index): the same
         fast-forward, as a dry run."""
-        for checkout, operation in landgit.branch_operations(source.repo, source.into):
-            raise BoardError(
+
+        def dirty(checkout: Path, why: str, files: list[str]) -> BoardError:
+            return BoardError(
                 Reason.BASE_CHECKED_OUT_DIRTY,
-                f"cannot land {source.task.id}: a {operation} of {source.into} is under way at "
-                f"{checkout}; finish or abort it first (moving the branch now would break it)",
+                f"cannot land {source.task.id}: {why}",
                 id=source.task.id,
                 path=str(checkout),
-                files=[],
+                files=files,
                 into=source.into,
+            )
+
+        for checkout, operation in landgit.branch_operations(source.repo, source.into):
+            raise dirty(
+                checkout,
+                f"a {operation} of {source.into} is under way at {checkout}; finish or abort it "
+                "first (moving the branch now would break it)",
+                [],
             )
         checkouts = landgit.checkouts_of(source.repo, source.into)
         for checkout in checkouts:
@@ -642,14 +650,11 @@ class Lander:
                 files, words = refusal
                 shown = f" ({name_files(files)})" if files else ""
                 what = f"files git would not overwrite{shown}: {one_line(words, 300)}"
-            raise BoardError(
-                Reason.BASE_CHECKED_OUT_DIRTY,
-                f"cannot land {source.task.id}: {source.into} is checked out at {checkout} "
-                f"with {what}; commit, stash or move them first",
-                id=source.task.id,
-                path=str(checkout),
-                files=files,
-                into=source.into,
+            raise dirty(
+                checkout,
+                f"{source.into} is checked out at {checkout} with {what}; commit, stash or move "
+                "them first",
+                files,
             )
         return checkouts
 
