@@ -80,7 +80,9 @@ def read_runtimes(body: str) -> dict[str, Identity]:
         return {
             str(harness): Identity(str(who["agent"]), who["role"], str(who["tools"]))
             for harness, who in document.items()
-            if harness in HARNESSES and (who["role"] is None or isinstance(who["role"], str))
+            if harness in HARNESSES
+            and who["tools"] in TOOL_SETS  # a set this kanban no longer has is not said
+            and (who["role"] is None or isinstance(who["role"], str))
         }
     except (ValueError, TypeError, KeyError, AttributeError):
         return {}
@@ -216,11 +218,11 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
     recorded = runtimes_line(runtimes) if runtimes else None
     labelled = {HARNESSES[name].label: who for name, who in (runtimes or {}).items()}
     several = len(set(labelled.values())) > 1
+    others: dict[str, Identity] = {}
     if several:
         first = next(iter(labelled.values()))
         briefing = replace(briefing, agent=first.agent, role=first.role, tool_set=first.tool_set)
-    others = dict(list(labelled.items())[1:]) if several else {}
-    if several:
+        others = dict(list(labelled.items())[1:])
         shell = (
             "From a shell, the same board, each runtime under its own name (the export line is "
             f"for {next(iter(labelled))}; the comments under it say the others'). Each command "
