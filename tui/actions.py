@@ -347,7 +347,7 @@ class TaskActions:
             "human override."
         )
         held = registry.holder_fact(task, app.now_ms())
-        if held is not None:  # the agent at work on it is told nothing: the operator is
+        if held is not None:  # the agent at work on it is not asked, so the operator is told
             lead += " " + held
         body = Group(
             Text(lead),
