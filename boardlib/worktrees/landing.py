@@ -486,6 +486,9 @@ class Lander:
             shown = name_files(files)
             return done(state=CONFLICTS, summary=f"conflicts with {into_name} in {shown}{moved}",
                         conflicts=files, **common)  # fmt: skip
+        if merged.tree == landgit.tree_of(repo, tip):  # as the landing itself refuses it
+            summary = f"cannot land {task_id}: its change is already on {into_name}"
+            return done(state=UNAVAILABLE, why="empty", summary=summary, **common)
         summary = f"lands cleanly onto {into_name}@{_short(tip)}{moved}"
         return done(state=CLEAN, merged_tree=merged.tree, summary=summary, **common)
 
