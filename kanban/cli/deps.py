@@ -23,6 +23,11 @@ def deps() -> None:
 @global_options
 def add(task_id: str, on: str, actor: str) -> None:
     """ID depends on --on (re-linking is harmless)."""
+    if "," in on:  # dispatch's --depends-on takes a list; this takes one link, all or nothing
+        raise click.UsageError(
+            f"--on takes one task id ({on!r} names several): run deps add once for each",
+            click.get_current_context(),
+        )
     with open_board() as board:
         task = board.link_dependency(task_id, on, actor=actor)
     emit(task.to_json(), kind="task")

@@ -85,6 +85,9 @@ def test_view_why_and_dependency_links(kanban: Kanban) -> None:
         blocker = board.create_task("blocker")
         board.claim(blocker.id, "bob")
         task = board.create_task("task")
+    listed = kanban.refused("task", "deps", "add", task.id, "--on", f"{blocker.id},TASK-9",
+                            reason="usage")  # fmt: skip
+    assert "--on takes one task id" in listed["error"]  # was not_found for the joined id
     linked = kanban.ok("task", "deps", "add", task.id, "--on", blocker.id)
     assert linked["unmetDeps"] == 1
     kanban.ok("task", "comment", task.id, "--body", "waiting on bob", "--agent", "carol")
