@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from . import gitrepo
 from .results import GitFailure
@@ -345,25 +345,39 @@ def count_commits(repo: Path, since: str, tip: str) -> int:
 def changed_paths(repo: Path, old: str, new: str, *, added_only: bool = False) -> list[str]:
     """Paths that differ between two tree-ishes (no rename detection), in git's order."""
     changes = _changes_kept(repo, old, new)
-    return [path for status, path in changes if not added_only or status == "A"]
+    return [change.path for change in changes if not added_only or change.status == "A"]
 
 
-def _changes_kept(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
+class TreeChange(NamedTuple):
+    """One path that differs between two trees, as `git diff-tree --raw` says it."""
+
+    status: str  # A, D, M, T
+    path: str
+    old_mode: str
+    new_mode: str
+    old: str  # the object on each side (zeros where there is none)
+    new: str
+
+
+def _changes_kept(repo: Path, old: str, new: str) -> list[TreeChange]:
     """`_changes`, kept per pair of object names (what two commits differ in never changes)."""
     if is_sha(old) and is_sha(new):
         return fixed((str(repo), "changes", old, new), lambda: _changes(repo, old, new))
     return _changes(repo, old, new)
 
 
-def _changes(repo: Path, old: str, new: str) -> list[tuple[str, str]]:
-    """(status letter, path) of each path that differs, one `diff-tree --name-status`."""
-    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--name-status", "--no-renames", old, new)[1]
+def _changes(repo: Path, old: str, new: str) -> list[TreeChange]:
+    """Each path that differs, with its modes and objects: one `diff-tree --raw`."""
+    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)[1]
     parts = raw.split(b"\0")
-    return [
-        (parts[index].decode()[:1], gitrepo._name(parts[index + 1]))
-        for index in range(0, len(parts) - 1, 2)
-        if parts[index]
-    ]
+    changes = []
+    for index in range(0, len(parts) - 1, 2):
+        if not parts[index]:
+            continue
+        old_mode, new_mode, old_object, new_object, status = parts[index].decode()[1:].split()
+        path = gitrepo._name(parts[index + 1])
+        changes.append(TreeChange(status[:1], path, old_mode, new_mode, old_object, new_object))
+    return changes
 
 
 GITLINK_MODE = b"160000"  # a tree entry that is a submodule's commit, not a file
@@ -788,11 +802,12 @@ def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
     for a disposable one, so a person's `.env` or `build/` would be replaced or deleted. A path
     `old` tracks and `new` removes is git's to replace, not in the way."""
     changes = _changes_kept(checkout, old, new)
-    removed = {path for status, path in changes if status == "D"}
+    removed = {change.path for change in changes if change.status == "D"}
     found: list[str] = []
-    for status, path in changes:
-        if status != "A":
+    for change in changes:
+        if change.status != "A":
             continue
+        path = change.path
         if os.path.lexists(checkout / path):
             found.append(path)
             continue
@@ -808,15 +823,14 @@ def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
 
 def moved_submodules(repo: Path, old: str, new: str) -> list[tuple[str, str, str]]:
     """(path, old commit, new commit) of each submodule whose pointer differs between two
-    commits and is in both: the ones a fast-forward leaves behind in a checkout."""
-    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--no-renames", old, new)[1]
-    parts = raw.split(b"\0")
-    moved = []
-    for index in range(0, len(parts) - 1, 2):
-        fields = parts[index].decode().lstrip(":").split()
-        if len(fields) >= 4 and fields[0] == fields[1] == "160000":
-            moved.append((gitrepo._name(parts[index + 1]), fields[2], fields[3]))
-    return moved
+    commits and is in both: the ones a fast-forward leaves behind in a checkout. Read from the
+    changes the landing listed already (no git run of its own)."""
+    gitlink = GITLINK_MODE.decode()
+    return [
+        (change.path, change.old, change.new)
+        for change in _changes_kept(repo, old, new)
+        if change.old_mode == change.new_mode == gitlink
+    ]
 
 
 def bring_submodule_along(checkout: Path, path: str, old: str, new: str) -> str | None:
