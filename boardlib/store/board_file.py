@@ -14,6 +14,7 @@ path through a read-only URI connection (`mode=ro`), which never writes, and dec
   beside it and a FIFO is never opened to wait on.
 """
 
+import errno
 import os
 import sqlite3
 import stat
@@ -127,8 +128,7 @@ def probe(path: Path, *, timeout_s: float = 1.5) -> int:
     process holds exclusively locked is waited for up to `timeout_s` (the write budget), then
     `busy`: never a hang, never an untyped "database is locked"."""
     try:
-        what = not_a_file_at(path)
-        found = None if what is not None or not path.exists() else path.stat()
+        what, found = _examined(path)
     except PermissionError:  # a folder on the way this user may not enter
         raise permission_denied(path) from None
     if what is not None:  # before anything opens it: SQLite would make -journal, -wal beside it
@@ -174,12 +174,26 @@ def not_a_file_at(path: Path) -> str | None:
     one would put a board wherever it points); None for a regular file, a symbolic link to one,
     or nothing there. Opens nothing. `PermissionError` for a folder on the way this user may not
     enter."""
-    if not path.exists():
-        return "a dangling symbolic link" if path.is_symlink() else None
-    what = _not_a_file(path.stat().st_mode)  # follows a link: one to a board file is a board
+    return _examined(path)[0]
+
+
+# What `Path.exists` takes for "nothing there"; any other failure of the stat is raised.
+_NOTHING_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _examined(path: Path) -> tuple[str | None, os.stat_result | None]:
+    """`not_a_file_at`'s answer and the path's stat (None when nothing is there), from one stat
+    (a second look only at a path that is not a regular file): the board's open runs it."""
+    try:
+        found = path.stat()  # follows a link: one to a board file is a board
+    except OSError as error:
+        if error.errno not in _NOTHING_THERE:
+            raise
+        return ("a dangling symbolic link" if path.is_symlink() else None), None
+    what = _not_a_file(found.st_mode)
     if what is not None and path.is_symlink():
         what += f", through a symbolic link to {os.path.realpath(path)}"
-    return what
+    return what, None if what is not None else found
 
 
 def _not_a_file(mode: int) -> str | None:
