@@ -25,6 +25,7 @@ from .. import transitions as t
 from ..actors import is_operator
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input
+from ..events import EventKind, read
 from ..inert import inert
 from ..landings import LandQueue, QueueEntry, check_landable, holder_token, not_landable
 from ..records import LAND_STRATEGIES, Record, Task, Workspace
@@ -32,6 +33,7 @@ from . import gitrepo, landgit, sor
 from .gate import VerifyCommand, find_verify_command_from, run_verify_command
 from .layout import branch_name
 from .lock import WorktreeLock
+from .manager import EMPTY_DIFF_REMOVED
 from .results import GitFailure, name_files
 
 if TYPE_CHECKING:
@@ -350,6 +352,13 @@ class Lander:
                 snapshot = gitrepo.snapshot_tree(live)
             else:
                 found = landgit.branch_tip(repo, branch)
+                if found is None and self._completed_empty(ws):
+                    raise not_landable(
+                        f"cannot land {task_id}: its complete found no change, so its worktree "
+                        f"and branch {branch} were removed; there is nothing to land",
+                        "empty",
+                        id=task_id,
+                    )
                 if found is None:
                     raise not_landable(
                         f"cannot land {task_id}: its worktree and branch {branch} are gone",
@@ -390,6 +399,17 @@ class Lander:
             )
         return _Source(task, ws, repo, branch, live, head, snapshot, provisioned, tree, into_name,
                        verify)  # fmt: skip
+
+    def _completed_empty(self, ws: Workspace) -> bool:
+        """Whether `ws` was archived by an empty complete (its record may be pruned: then no)."""
+        if ws.status != "archived":
+            return False
+        return any(
+            event.kind == EventKind.WORKSPACE_UPDATED
+            and read(event.data).get("workspace_id") == ws.id
+            and read(event.data).get("reason") == EMPTY_DIFF_REMOVED
+            for event in self.board.recent_events(task_id=ws.task_id, limit=20)
+        )
 
     def _workspace_of(self, task_id: str) -> tuple[Task, Workspace]:
         try:

@@ -67,6 +67,8 @@ NO_ISOLATION_KINDS = frozenset({"research", "review"})
 REPO_PATH_MAX = 4000
 BASE_REF_MAX = 400
 KIND_MAX = 100
+# Why an empty complete's workspace is archived: landing reads it back to say "empty", not "gone".
+EMPTY_DIFF_REMOVED = "empty diff: worktree and branch removed"
 
 _HEX_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 # What `git check-ref-format` refuses anywhere in a name, and whitespace: checked before git runs.
@@ -1032,7 +1034,7 @@ class Worktrees:
             ws.id,
             status="archived" if cleaned else None,
             actor=GATE_ACTOR,
-            reason="empty diff: worktree and branch removed" if cleaned else "cleanup failed",
+            reason=EMPTY_DIFF_REMOVED if cleaned else "cleanup failed",
         )
         return CompleteResult(
             complete=CompleteInfo(dirty=False, diff_stat=stat, cleaned=cleaned),

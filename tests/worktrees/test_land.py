@@ -238,6 +238,11 @@ def test_what_is_not_landable_says_why(land: LandEnv) -> None:
     assert refused(land, bare.id, Reason.NOT_LANDABLE).details["why"] == "no_worktree"
     empty, _ = land.task_with({"task-progress.md": "## Done\n- nothing\n"}, finish="review")
     assert refused(land, empty, Reason.NOT_LANDABLE).details["why"] == "empty"
+    # an empty complete removes the worktree and branch: the landing says empty, not "gone"
+    nothing, _ = land.task_with({})
+    removed = refused(land, nothing, Reason.NOT_LANDABLE)
+    assert removed.details["why"] == "empty" and "found no change" in removed.message
+    assert land.trees.landing_preview(nothing).why == "empty"
     done, _ = land.task_with({"app.py": ANSWER})
     first = land.trees.land(done, actor="bob")
     again = refused(land, done, Reason.NOT_LANDABLE)
