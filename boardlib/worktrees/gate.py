@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ..records import Task
 
 GATE_ACTOR = GATE  # declared in boardlib.actors
+# Why an empty complete's workspace is archived: landing reads it back to say "empty", not "gone".
+EMPTY_DIFF_REMOVED = "empty diff: worktree and branch removed"
 DEFAULT_TIMEOUT_S = 600.0
 TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
 COMMENT_TAIL_CHARS = 1500

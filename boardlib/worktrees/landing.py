@@ -30,10 +30,9 @@ from ..inert import inert
 from ..landings import LandQueue, QueueEntry, check_landable, holder_token, not_landable
 from ..records import LAND_STRATEGIES, Record, Task, Workspace
 from . import gitrepo, landgit, sor
-from .gate import VerifyCommand, find_verify_command_from, run_verify_command
+from .gate import EMPTY_DIFF_REMOVED, VerifyCommand, find_verify_command_from, run_verify_command
 from .layout import branch_name
 from .lock import WorktreeLock
-from .manager import EMPTY_DIFF_REMOVED
 from .results import GitFailure, name_files
 
 if TYPE_CHECKING:

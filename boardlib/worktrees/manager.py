@@ -31,7 +31,7 @@ from ..lifecycle import check_worker
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
 from . import sor
-from .gate import DEFAULT_TIMEOUT_S, GATE_ACTOR, run_gate
+from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id
 from .lock import WorktreeLock
 from .results import (
@@ -67,8 +67,6 @@ NO_ISOLATION_KINDS = frozenset({"research", "review"})
 REPO_PATH_MAX = 4000
 BASE_REF_MAX = 400
 KIND_MAX = 100
-# Why an empty complete's workspace is archived: landing reads it back to say "empty", not "gone".
-EMPTY_DIFF_REMOVED = "empty diff: worktree and branch removed"
 
 _HEX_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 # What `git check-ref-format` refuses anywhere in a name, and whitespace: checked before git runs.
