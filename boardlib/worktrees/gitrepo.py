@@ -26,7 +26,8 @@ from pathlib import Path
 
 import git
 
-from .results import DiffStat, FileStat, GitFailure
+from ..errors import BoardError, Reason
+from .results import DiffStat, FileStat, GitFailure, name_files
 from .sor import SOR_FILES, SOR_READ_LIMIT
 
 FALLBACK_IDENTITY = ("kanban", "kanban@localhost")
@@ -37,6 +38,7 @@ DIFF_TIMEOUT_S = 30.0  # a diff that takes longer is killed and reported, never 
 SOR_EXCLUDES: tuple[str, ...] = (":(top)", *(f":(top,exclude,literal){name}" for name in SOR_FILES))
 
 _HEX = re.compile(r"[0-9a-f]{4,64}")
+_NO_COMMIT_CHECKED_OUT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 
 
 def run(
@@ -306,10 +308,31 @@ def still_conflicted(path: Path) -> list[str]:
     return left
 
 
+def add_all(worktree: Path, *config: str, env: dict[str, str] | None = None) -> None:
+    """`git add --all`. A git repository made inside the worktree with no commit yet is the
+    agent's to fix, not git failing: git cannot stage it, so it is refused naming it."""
+    try:
+        run(worktree, *config, "add", "--all", env=env)
+    except GitFailure as failure:
+        names = _NO_COMMIT_CHECKED_OUT.findall(failure.stderr)
+        if not names:
+            raise
+        what = "is a git repository" if len(names) == 1 else "are git repositories"
+        raise BoardError(
+            Reason.INVALID_STATE,
+            f"{name_files(names)} in the worktree {what} of its own with no commit, which git "
+            "cannot stage; remove its `.git` to deliver its files, or commit in it and add it "
+            "with `git submodule add`",
+            why="embedded_repository",
+            files=names,
+            path=str(worktree),
+        ) from None
+
+
 def commit_all(worktree: Path, message: str) -> str | None:
     """Stage everything (ignored files stay ignored) and commit it; the new sha, or None when there
     was nothing to commit."""
-    run(worktree, "add", "--all")
+    add_all(worktree)
     if run(worktree, "diff", "--cached", "--quiet", check=False)[0] == 0:
         return None
     run(worktree, *_identity(worktree), "commit", "--no-verify", "--quiet", "-m", message)
@@ -371,7 +394,7 @@ def snapshot_tree(worktree: Path) -> str:
                 raise OSError("no index")
         except OSError:  # no index yet, or not where a checkout keeps it
             run(worktree, "read-tree", "HEAD", env=env)
-        run(worktree, "-c", "core.bigFileThreshold=1", "add", "--all", env=env)
+        add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)
         tree = output(worktree, "write-tree", env=env)
         if kept is not None:
             _keep_snapshot_index(index, kept)

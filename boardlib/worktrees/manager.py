@@ -1196,7 +1196,7 @@ class Worktrees:
                         diff, truncated = gitrepo.diff_text(
                             cwd, ws.base_commit, target, limit=limit, leave_out=left_out
                         )
-                except gitrepo.GitFailure as error:
+                except (gitrepo.GitFailure, BoardError) as error:
                     warnings.append(f"no diff: {error}")
                     stat, diff_files = None, []
             elif busy is not None:

@@ -242,6 +242,32 @@ def test_only_the_assignee_completes_and_a_refusal_changes_nothing(env):
     assert git(path, "rev-parse", "HEAD") == head and "app.py" in git(path, "status", "--porcelain")
 
 
+def test_a_repository_with_no_commit_in_the_worktree_is_named_not_a_git_failure(env):
+    """Found by an exploring helper: `git init vendor` inside the worktree made complete fail
+    git_failed ("'vendor/' does not have a commit checked out"); the agent is told what to do."""
+    task_id, _, path = provisioned(env, verify="true")
+    change(path)
+    (path / "vendor").mkdir()
+    git(path / "vendor", "init", "-q")
+    (path / "vendor" / "lib.txt").write_text("a library\n")
+    head = git(path, "rev-parse", "HEAD")
+    with pytest.raises(BoardError) as refused:
+        env.trees.complete(task_id, "alice")
+    assert refused.value.reason == Reason.INVALID_STATE
+    assert refused.value.details["why"] == "embedded_repository"
+    assert refused.value.details["files"] == ["vendor"]
+    assert "git submodule add" in refused.value.message
+    task = env.board.get_task(task_id)
+    assert task.status == "in_progress" and task.verification is None
+    assert git(path, "rev-parse", "HEAD") == head
+    detail = env.trees.detail(task_id)  # the drawer still opens, saying why there is no diff
+    assert detail.diff_stat is None and "vendor in the worktree" in detail.warnings[0]
+    git(path / "vendor", "add", "lib.txt")
+    git(path / "vendor", "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-qm", "v")
+    # once it has a commit, complete takes it (landing refuses it unless declared: test_land)
+    assert env.trees.complete(task_id, "alice").task_status == "done"
+
+
 def test_an_empty_diff_over_a_failing_verdict_is_refused(env):
     task_id, _, path = provisioned(env, verify="exit 1")
     change(path)
