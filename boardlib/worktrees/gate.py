@@ -182,6 +182,46 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def _group_running(group: int) -> bool:
+    """Whether a process of `group` still runs. A killed orphan stays a zombie until init reaps
+    it, and signal 0 counts zombies, so on Linux their state is read in /proc."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _stop_leftovers(group: int) -> bool:
+    """Stop what a finished command left running in its process group (a server or watcher it
+    started in the background): SIGTERM, then SIGKILL after the grace. Whether anything was."""
+    if not _group_running(group):
+        return False
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + KILL_GRACE_S
+        while time.monotonic() < deadline:
+            if not _group_running(group):
+                return True
+            time.sleep(0.02)
+    return True
+
+
 def run_verify_command(
     command: str,
     cwd: Path,
@@ -191,8 +231,10 @@ def run_verify_command(
     pass_fds: Collection[int] = (),
 ) -> "DeterministicResult":
     """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
-    files so a chatty or hung command cannot stall us); kill its process group at the timeout.
-    `pass_fds` stay open in the command (a landing's scratch-checkout lock, held while it runs)."""
+    files so a chatty or hung command cannot stall us); kill its process group at the timeout,
+    and stop what it left running once it is done: nothing it started outlives the verdict (it
+    would hold the checkout, its files and `pass_fds`). `pass_fds` stay open in the command (a
+    landing's scratch-checkout lock, held while it runs)."""
     from ..models import DeterministicResult
 
     shell = shutil.which("bash") or "/bin/sh"
@@ -229,10 +271,15 @@ def run_verify_command(
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(process)
+            left_running = _stop_leftovers(process.pid)
         duration_ms = int((time.monotonic() - started) * 1000)
         stderr_tail = _tail(err_path, TAIL_CHARS)
+        note = None
         if timed_out:
             note = f"[kanban: timed out after {timeout_s:g} s; the process group was killed]"
+        elif left_running:
+            note = "[kanban: the command left processes running; they were stopped]"
+        if note:
             stderr_tail = f"{stderr_tail.rstrip()}\n{note}".lstrip()[-TAIL_CHARS:]
         return DeterministicResult(
             command=command,

@@ -51,6 +51,22 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path):
         assert stat.exists() and stat.read_text().split()[2] == "Z", "grandchild still running"
 
 
+def test_what_a_finished_command_left_running_is_stopped(tmp_path):
+    """Found by an exploring helper: `npm run dev &` in a verify command outlived the verdict,
+    running in the checkout (a landing's scratch one, holding its lock) after it was judged."""
+    pid_file = tmp_path / "server.pid"
+    result = run_verify_command(
+        f"sleep 60 & echo $! > {pid_file}; echo tested", tmp_path, timeout_s=10
+    )
+    assert result.passed and result.stdout_tail.strip() == "tested"
+    assert "left processes running; they were stopped" in result.stderr_tail
+    child = int(pid_file.read_text())
+    stat = Path(f"/proc/{child}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    clean = run_verify_command("echo tested", tmp_path, timeout_s=10)
+    assert clean.passed and clean.stderr_tail == ""
+
+
 def test_the_command_runs_in_the_worktree_with_context_in_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_DIR", "/somewhere/else")
     result = run_verify_command(
