@@ -12,6 +12,7 @@ from boardlib.paths import is_default_board
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option, ensure_board
+from .options import Number
 from .usage import closest
 
 NOTIFY_MODES = ("bell", "osc", "osc777", "off")  # tui.notify.MODES, without importing the TUI
@@ -144,7 +145,7 @@ def tui(
 )  # fmt: skip
 @click.option(
     "--speed",
-    type=click.FloatRange(min=0, min_open=True, max=demo_limits.MAX_SPEED),
+    type=Number(min=0, min_open=True, max=demo_limits.MAX_SPEED),
     default=demo_limits.DEFAULT_SPEED,
     show_default=True,
     help="Time multiplier for the simulated agents (10 = ten times faster).",
@@ -153,7 +154,7 @@ def tui(
 @click.option("--no-tui", is_flag=True, help="Run the agents headless (no terminal needed).")
 @click.option(
     "--duration",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     metavar="SECONDS",
     help="Stop the agents after this long (default: when the work is done, or on quit).",
 )

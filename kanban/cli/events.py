@@ -18,6 +18,7 @@ from boardlib.board import Board
 from boardlib.records import Event
 
 from .context import global_options, open_board
+from .options import Number
 from .output import emit, emit_line
 
 PAGE = 500
@@ -48,7 +49,7 @@ PAGE = 500
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=Number(min=0),
     metavar="SECONDS",
     help="Stop following after this long.",
 )

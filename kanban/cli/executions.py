@@ -7,7 +7,7 @@ from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
-from .options import agent_option, epoch_option, task_id_argument
+from .options import Number, agent_option, epoch_option, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -55,7 +55,7 @@ def start(
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
 @click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES))
-@click.option("--cost", type=click.FloatRange(min=0, max=USD_MAX), metavar="USD")
+@click.option("--cost", type=Number(min=0, max=USD_MAX), metavar="USD")
 @click.option("--input-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
 @click.option("--output-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
 @click.option("--cache-read", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")

@@ -9,7 +9,7 @@ from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
 from .creating import creating_as
-from .options import actor_option, epoch_option, split_ids, task_id_argument
+from .options import Number, actor_option, epoch_option, split_ids, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -45,7 +45,7 @@ from .usage import Choice
 )
 @click.option(
     "--budget-usd",
-    type=click.FloatRange(min=0),
+    type=Number(min=0),
     metavar="N",
     help="A dollar budget over the task and its subtasks.",
 )

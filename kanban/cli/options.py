@@ -1,5 +1,6 @@
 """Options shared by many verbs, declared once so their names and help never drift."""
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -8,6 +9,19 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_LEASE_MINUTES = 24 * 60
+
+
+class Number(click.FloatRange):
+    """A number option: click's range lets nan (every comparison false) and inf (under no max)
+    through to the board, which refused them as invalid_input while -5 was a usage refusal.
+    Every bad number is refused here, alike."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
 
 task_id_argument = click.argument("task_id", metavar="ID")
 
@@ -44,7 +58,7 @@ role_option = click.option("--role", "-r", metavar="ROLE", help="Only tasks for 
 def minutes_option(help_text: str) -> Callable[[F], F]:
     return click.option(
         "--minutes",
-        type=click.FloatRange(min=0, min_open=True, max=MAX_LEASE_MINUTES),
+        type=Number(min=0, min_open=True, max=MAX_LEASE_MINUTES),
         metavar="N",
         help=help_text,
     )

@@ -11,6 +11,7 @@ import click
 from boardlib.paths import is_default_board
 
 from .context import announce_created, board_path, db_option
+from .options import Number
 
 DEFAULT_PORT = 18790
 
@@ -56,7 +57,7 @@ DEFAULT_PORT = 18790
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @click.option(
     "--graceful",
-    type=click.FloatRange(min=0),
+    type=Number(min=0),
     default=30.0,
     show_default=True,
     metavar="SECONDS",
@@ -64,7 +65,7 @@ DEFAULT_PORT = 18790
 )
 @click.option(
     "--sse-send-timeout",
-    type=click.FloatRange(min=0.1),
+    type=Number(min=0.1),
     default=10.0,
     show_default=True,
     metavar="SECONDS",

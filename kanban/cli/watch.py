@@ -14,6 +14,7 @@ import click
 from boardlib.watch import Backoff, Consumers, Delivery, command_delivery, parse_kinds
 
 from .context import global_options, open_board
+from .options import Number
 from .output import emit
 
 
@@ -48,7 +49,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 )
 @click.option(
     "--command-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     default=600.0,
     show_default=True,
     metavar="SECONDS",
@@ -56,7 +57,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 )
 @click.option(
     "--backoff-max",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     default=60.0,
     show_default=True,
     metavar="SECONDS",
@@ -73,7 +74,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Stop after N deliveries.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=Number(min=0),
     metavar="SECONDS",
     help="Stop after this long, even mid-retry or mid-run (that run is killed; its event is "
     "handed on again next time).",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from .context import global_options, open_board
-from .options import epoch_option, task_id_argument
+from .options import Number, epoch_option, task_id_argument
 from .output import emit
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def pause(task_id: str, actor: str) -> None:
 @click.option("--summary", metavar="TEXT", help="What was done (kept as a comment).")
 @click.option(
     "--verify-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number(min=0, min_open=True),
     metavar="SECONDS",
     help="Limit for the verify command (default 600 s, env KANBAN_VERIFY_TIMEOUT_S).",
 )
