@@ -156,10 +156,13 @@ def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
 
 
 def amount(value: float, unit: str) -> str:
-    """`$5.30`, `$0.004`, `12,000 tokens`."""
+    """`$5.30`, `$0.004`, `$0.00004`, `12,000 tokens`: below a cent, to the micro-dollar the
+    board counts in (a budget of $0.00004 read `$0.0000`)."""
     if unit == BUDGET_TOKENS:
         return f"{int(value):,} tokens"
-    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+    if value >= 0.01 or value == 0:
+        return f"${value:,.2f}"
+    return "$" + f"{value:.6f}".rstrip("0").ljust(5, "0")
 
 
 def describe(standing: BudgetStanding, task_id: str | None = None) -> str:

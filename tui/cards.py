@@ -19,8 +19,9 @@ from rich.style import Style
 from textual.strip import Strip
 
 from boardlib import transitions as t
+from boardlib.budgets import amount
 from boardlib.inert import inert
-from boardlib.records import Task
+from boardlib.records import BUDGET_USD, Task
 
 CARD_LINES = 3  # lines of text per card
 CARD_HEIGHT = CARD_LINES + 1  # and a gap between cards
@@ -143,14 +144,14 @@ def fit(text: str, width: int) -> str:
 
 
 def money(cost: float) -> str:
-    return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.3f}"
+    return amount(cost, BUDGET_USD)
 
 
 BUDGET_WARN_AT = 0.8  # a budget this much spent shows in the warning colour
 
 
 def _limit(usd: float) -> str:
-    return f"${usd:g}" if usd == int(usd) else f"${usd:.2f}"
+    return f"${usd:g}" if usd == int(usd) else amount(usd, BUDGET_USD)
 
 
 def _tokens(count: float) -> str:

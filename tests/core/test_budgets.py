@@ -12,9 +12,9 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import transitions as t
-from boardlib.budgets import BLOCKED_PREFIX, to_micros
+from boardlib.budgets import BLOCKED_PREFIX, amount, to_micros
 from boardlib.events import EventKind
-from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
+from boardlib.records import BUDGET_USD, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
 from tests.cli.conftest import unchanged
 
 CTX = multiprocessing.get_context("spawn")
@@ -287,3 +287,14 @@ def test_sixteen_processes_closing_runs_under_one_budget(board_path: Path) -> No
         assert starts == len(runs) and spent == total
         blocked = [k for k in kids if board.get_task(k.id).status == t.BLOCKED]
         assert len(blocked) == sum(1 for o in outcomes if o["end"] == "blocked") > 0
+
+
+@pytest.mark.parametrize(
+    ("usd", "shown"),
+    [(0, "$0.00"), (0.01, "$0.01"), (5.3, "$5.30"), (1234.5, "$1,234.50"), (0.004, "$0.004"),
+     (0.0051, "$0.0051"), (0.00004, "$0.00004"), (0.000001, "$0.000001")],
+)  # fmt: skip
+def test_an_amount_below_a_cent_is_shown_to_the_micro_dollar(usd: float, shown: str) -> None:
+    """Found by an exploring helper: a $0.00004 budget read `$0.0000` in `budget show` and
+    `$0.00` on the card; the board counts micro-dollars, so they are shown."""
+    assert amount(usd, BUDGET_USD) == shown

@@ -124,6 +124,10 @@ def test_a_card_shows_spend_against_its_budget() -> None:
     )  # fmt: skip
     tokens = replace(base, budget_tokens=50_000, subtree_tokens=12_000)
     assert spend(tokens) == ("12k / 50k tok", "muted")
+    # below a cent, to the micro-dollar (a $0.00004 budget read "$0.00")
+    assert spend(replace(base, budget_usd=0.00004, subtree_cost_micros=10)) == (
+        "$0.00001 / $0.00004", "muted",
+    )  # fmt: skip
 
 
 @pytest.mark.slow
