@@ -31,6 +31,7 @@ from boardlib import transitions
 from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
+from boardlib.inert import inert
 from boardlib.location import DatabaseUrl
 from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
@@ -150,9 +151,10 @@ def refusal(
 ) -> CallToolResult:
     """A refusal as a tool error: `<reason>: <message>` and the next step on the line below,
     naming only tools the session lists (`verbs`, from `hints.mcp_verbs`; `hint` instead of the
-    reason's own where that would mislead)."""
+    reason's own where that would mislead). The message names agent text (titles, file names)
+    and is made inert: one line, so nothing in it can pose as the `Next:` line."""
     hint = hint if hint is not None else hint_for(reason, verbs)
-    text = f"{reason}: {message}\nNext: {hint}"
+    text = f"{reason}: {inert(message)}\nNext: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content={**document, "hint": hint},

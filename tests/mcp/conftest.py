@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import CallToolResult, Implementation, TextContent
 
+from boardlib.inert import inert
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env, content_digest
 
@@ -111,7 +112,7 @@ async def refused(client: Client, tool: str, reason: str, /, **arguments: Any) -
     doc = result.structured_content
     assert isinstance(doc, dict)
     assert doc["reason"] == reason
-    assert first == f"{reason}: {doc['error']}"
+    assert first == f"{reason}: {inert(doc['error'])}" and first.isprintable(), first
     assert next_step == f"Next: {doc['hint']}"
     return doc
 
