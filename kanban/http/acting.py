@@ -115,15 +115,24 @@ class Caller:
             )
 
     def check_repo(self, repo_path: str) -> None:
-        """With `--repo-root`, provisioning is limited to repositories under those folders."""
+        """With `--repo-root`, provisioning is limited to repositories under those folders: the
+        path given, and the repository git finds there, its work tree and its git directory
+        (a `.git` file under a root can name a repository anywhere, and a folder under a root
+        can sit inside a repository that does not)."""
         if not self.repo_roots:
             return
-        real = Path(os.path.realpath(repo_path))
-        if not any(real == root or root in real.parents for root in self.repo_roots):
-            raise Forbidden(
-                "repoPath is outside the repositories this server serves",
-                repoRoots=[str(root) for root in self.repo_roots],
-            )
+        from boardlib.worktrees.gitrepo import open_repo  # git only where a repo is provisioned
+
+        places = [Path(os.path.realpath(repo_path))]
+        found = open_repo(places[0])
+        if found is not None:
+            places += [found.root, found.git_dir]
+        for place in places:
+            if not any(place == root or root in place.parents for root in self.repo_roots):
+                raise Forbidden(
+                    "repoPath is outside the repositories this server serves",
+                    repoRoots=[str(root) for root in self.repo_roots],
+                )
 
 
 def identity_in(scope: MutableMapping[str, Any]) -> Identity:

@@ -13,7 +13,7 @@ import pytest
 from boardlib import transitions as t
 from boardlib.worktrees import SOR_FILES
 from tests.http.conftest import Api, bearer, serving, token_book
-from tests.worktrees.conftest import make_repo, repo_state
+from tests.worktrees.conftest import git, make_repo, repo_state
 
 HANDOFF = {
     "handoffFrom": "native-specialist-abc",
@@ -109,7 +109,23 @@ def test_provision_is_limited_to_the_repo_roots(tmp_path: Path, repo: Path) -> N
         outside = provision(api, task["id"], other)
         assert outside.status_code == 403 and outside.json()["reason"] == "forbidden"
         assert api.stored(task["id"]).worktree_ref is None
+        # Found by an exploring helper: under the root, a `.git` file naming the repository
+        # elsewhere, and a folder of the outside repository given as the root itself
+        pointer = tmp_path / "repo" / "pointer"
+        pointer.mkdir()
+        (pointer / ".git").write_text(f"gitdir: {other / '.git'}\n")
+        (other / "src").mkdir()
+        before = repo_state(other), git(other, "branch", "--list"), git(other, "worktree", "list")
+        via_file = provision(api, task["id"], pointer)
+        assert via_file.status_code == 403 and via_file.json()["reason"] == "forbidden"
+        assert api.stored(task["id"]).worktree_ref is None
         assert provision(api, task["id"], repo).status_code == 200
+    with serving(tmp_path, repo_roots=(other / "src",)) as api:
+        task = api.create()
+        inside = provision(api, task["id"], other / "src")
+        assert inside.status_code == 403 and inside.json()["reason"] == "forbidden"
+    after = repo_state(other), git(other, "branch", "--list"), git(other, "worktree", "list")
+    assert after == before
 
 
 # -- GET .../workspace -------------------------------------------------------------------------
