@@ -501,9 +501,16 @@ class Worktrees:
                     self._clear_leftover(repo.root, task.id)
                     gitrepo.add_worktree(repo.root, path, branch, start=None)
         else:
-            with self._repo_lock(repo.root, f"provision {task.id}"):
-                self._clear_leftover(repo.root, task.id)
-                gitrepo.add_worktree(repo.root, path, branch, start=base_commit)
+            try:
+                with self._repo_lock(repo.root, f"provision {task.id}"):
+                    self._clear_leftover(repo.root, task.id)
+                    gitrepo.add_worktree(repo.root, path, branch, start=base_commit)
+            except BaseException:
+                # git can fail after making both (a post-checkout hook, a required filter
+                # missing): left there, the branch would refuse every later provision as not ours
+                if gitrepo.branch_head(repo.root, branch) is not None:
+                    self._rollback(repo.root, task.id, path, branch, True)
+                raise
             created_branch = True
             try:
                 baseline = self._scaffold(task, path, repo.root, branch, base_commit, base)

@@ -314,3 +314,22 @@ def test_a_checkout_made_just_before_a_crash_is_adopted(env):
     assert again.worktree.base_commit == made.worktree.base_commit
     assert [w.status for w in env.board.workspaces(task_id)] == ["archived", "active"]
     assert git(env.repo, "worktree", "list", "--porcelain").count("worktree ") == 2
+
+
+def test_a_checkout_git_fails_after_making_is_undone_and_provision_works_again(env):
+    """Found by an exploring helper: a post-checkout hook that fails (as a missing git-lfs
+    does) made `git worktree add -b` fail after it made the branch and the checkout; both stayed,
+    and every later provision was refused: "branch ... was not made by this board"."""
+    task_id = env.task()
+    hook = env.repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho 'git-lfs was not found' >&2\nexit 2\n")
+    hook.chmod(0o755)
+    before = repo_state(env.repo), git(env.repo, "branch", "--list")
+    with pytest.raises(Exception, match="git-lfs was not found"):
+        env.trees.provision(task_id, env.repo)
+    assert (repo_state(env.repo), git(env.repo, "branch", "--list")) == before
+    assert git(env.repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert env.board.workspaces(task_id) == []
+    hook.unlink()
+    made = env.trees.provision(task_id, env.repo)
+    assert Path(made.worktree.worktree_path).is_dir()
