@@ -387,13 +387,8 @@ def undeclared_gitlinks(repo: Path, old: str, new: str) -> list[str]:
     """Paths `new` makes a gitlink that its `.gitmodules` does not declare: a repository an
     agent cloned or made inside its worktree, which `git add` records as a bare pointer to a
     commit only that repository holds."""
-    raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)[1]
-    parts = raw.split(b"\0")
-    linked = [
-        gitrepo._name(parts[index + 1])
-        for index in range(0, len(parts) - 1, 2)
-        if parts[index].startswith(b":") and parts[index].split()[1] == GITLINK_MODE
-    ]
+    gitlink = GITLINK_MODE.decode()
+    linked = [change.path for change in _changes_kept(repo, old, new) if change.new_mode == gitlink]
     if not linked:
         return []
     status, listed, _ = gitrepo.run(
@@ -407,6 +402,38 @@ def undeclared_gitlinks(repo: Path, old: str, new: str) -> list[str]:
             if path:
                 declared.add(gitrepo._name(path))
     return [path for path in linked if path not in declared]
+
+
+def submodules_held_only_in(worktree: Path | None, repo: Path, old: str, new: str) -> list[str]:
+    """Paths where `new` points a submodule at a commit only the task's worktree holds: not in
+    the user's checkout of that submodule, nor under a remote-tracking branch of the worktree's
+    copy. Landed, the base would name a commit lost with the worktree, that no `git submodule
+    update` could fetch."""
+    gitlink = GITLINK_MODE.decode()
+    held = []
+    for change in _changes_kept(repo, old, new):
+        if change.new_mode != gitlink or _has_commit(repo / change.path, change.new):
+            continue
+        if worktree is None or not _published(worktree / change.path, change.new):
+            held.append(change.path)
+    return held
+
+
+def _has_commit(folder: Path, commit: str) -> bool:
+    if not (folder / ".git").exists():
+        return False
+    return gitrepo.run(folder, "cat-file", "-e", f"{commit}^{{commit}}", check=False)[0] == 0
+
+
+def _published(folder: Path, commit: str) -> bool:
+    """Whether a remote-tracking branch of the repository at `folder` contains `commit`."""
+    if not (folder / ".git").exists():
+        return False
+    status, refs, _ = gitrepo.run(
+        folder, "for-each-ref", "--count=1", "--format=%(refname)", "--contains", commit,
+        "refs/remotes", check=False,
+    )  # fmt: skip
+    return status == 0 and bool(refs.strip())
 
 
 # -- trees without the bookkeeping files ---------------------------------------------------------

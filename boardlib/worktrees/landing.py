@@ -396,6 +396,18 @@ class Lander:
                 id=task_id,
                 files=stray,
             )
+        held = landgit.submodules_held_only_in(live, repo, landgit.tree_of(repo, provisioned), tree)
+        if held:
+            raise not_landable(
+                f"cannot land {task_id}: it points {name_files(held)} at "
+                f"{'a commit' if len(held) == 1 else 'commits'} only its worktree holds, lost "
+                "with the worktree once landed; push the submodule's commit to its remote, or "
+                f"fetch it into your checkout's submodule (git -C {repo / held[0]} fetch "
+                f"{(live or repo) / held[0]} HEAD), then land again",
+                "submodule_commit_unpublished",
+                id=task_id,
+                files=held,
+            )
         return _Source(task, ws, repo, branch, live, head, snapshot, provisioned, tree, into_name,
                        verify)  # fmt: skip
 

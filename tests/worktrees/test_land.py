@@ -562,6 +562,13 @@ def test_a_repository_made_inside_the_worktree_is_not_landed_as_a_bare_pointer(
     (path / ".gitmodules").write_text(
         '[submodule "vendor"]\n\tpath = vendor\n\turl = https://example.com/vendor.git\n'
     )
+    # declared, its commit is still only in the worktree: refused until it is pushed
+    error = refused(land, task_id, Reason.NOT_LANDABLE)
+    assert error.details["why"] == "submodule_commit_unpublished"
+    remote = land.tmp / "vendor.git"
+    git(land.tmp, "init", "-q", "--bare", str(remote))
+    git(vendor, "remote", "add", "origin", str(remote))
+    git(vendor, "push", "-q", "origin", "HEAD:refs/heads/main")
     assert land.trees.land(task_id, actor="bob", keep=True).landed
     assert git(land.repo, "ls-tree", "main", "vendor").startswith("160000 commit")
 
@@ -612,6 +619,41 @@ def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> N
     assert "git submodule update lib" in result.warnings[0]
     other, _ = land.task_with({"app.py": ANSWER})
     assert land.trees.land(other, actor="bob").landed  # not refused for the submodule
+
+
+def test_a_submodule_commit_only_the_worktree_holds_is_not_landed(land: LandEnv) -> None:
+    """Found by an exploring helper: an agent committed inside its worktree's submodule; the
+    landing pointed main at that commit, then archived the worktree and the only copy with it
+    (`git submodule update` failed for good: "not our ref"). Refused until the commit is
+    somewhere else: the person's submodule, or a remote-tracking branch."""
+    allow = ("-c", "protocol.file.allow=always")
+    who = ("-c", "user.name=a", "-c", "user.email=a@x")
+    upstream = land.tmp / "lib-upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "lib.txt").write_text("v1\n")
+    git(upstream, "add", "lib.txt")
+    git(upstream, *who, "commit", "-q", "-m", "v1")
+    git(land.repo, *allow, "submodule", "add", "-q", str(upstream), "lib")
+    git(land.repo, "commit", "-q", "-m", "the lib submodule")
+    task_id, path = land.task_with({}, finish="none")
+    git(path, *allow, "submodule", "update", "-q", "--init", "lib")
+    (path / "lib" / "lib.txt").write_text("the agent's change\n")
+    git(path / "lib", *who, "commit", "-q", "-am", "the agent's commit")
+    ours = git(path / "lib", "rev-parse", "HEAD")
+    assert land.trees.complete(task_id, "alice").task_status == "done"
+    before = land.main(), checkout_state(land.repo)
+    preview = land.trees.landing_preview(task_id)
+    assert (preview.state, preview.why) == ("unavailable", "submodule_commit_unpublished")
+    error = refused(land, task_id, Reason.NOT_LANDABLE)
+    assert error.details["why"] == "submodule_commit_unpublished"
+    assert error.details["files"] == ["lib"] and "fetch" in error.message
+    assert (land.main(), checkout_state(land.repo)) == before
+    assert git(path / "lib", "rev-parse", "HEAD") == ours  # the worktree, and the commit, kept
+    git(land.repo / "lib", "fetch", "-q", str(path / "lib"), "HEAD")  # as the refusal says
+    result = land.trees.land(task_id, actor="bob")
+    assert result.landed and git(land.repo, "ls-tree", "main", "lib").split()[2] == ours
+    assert git(land.repo / "lib", "rev-parse", "HEAD") == ours  # brought along
 
 
 def test_a_sparse_checkout_of_the_user_gives_a_whole_task_worktree(land: LandEnv) -> None:
