@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from .context import global_options, open_board
-from .options import Number, epoch_option, task_id_argument
+from .options import Number, actor_option, epoch_option, task_id_argument
 from .output import emit
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def workspace() -> None:
 @click.option(
     "--kind", metavar="KIND", help="Task kind (default: the task's); research/review refuse."
 )
+@actor_option
 @global_options
 def provision(
     task_id: str,
@@ -57,6 +58,7 @@ def provision(
     base_ref: str | None,
     base_sha: str | None,
     kind: str | None,
+    actor: str,
 ) -> None:
     """Create (or reuse) the task's worktree and branch outside the repo, with the SoR scaffold."""
     if base_ref is not None and base_sha is not None:
@@ -68,6 +70,7 @@ def provision(
             base_sha=base_sha,
             base_ref=base_ref if base_ref is not None else "HEAD",
             kind=kind,
+            actor=actor,
         )
     emit(result.to_json())
 

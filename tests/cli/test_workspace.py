@@ -68,6 +68,29 @@ def test_refused_kind_exits_2_with_no_isolation_and_creates_nothing(setup) -> No
     assert not Path(env["KANBAN_WORKTREES"]).exists()
 
 
+def test_only_the_holder_or_an_operator_provisions(setup) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: provision took no --agent and acted as the system, so any
+    agent made a worktree for a task another agent holds."""
+    kanban, repo, env = setup
+    task_id = claimed(kanban)
+    before, files = kanban.snapshot(), repo_state(repo)
+    error = kanban.refused(
+        "task", "workspace", "provision", task_id, "--repo", str(repo),
+        env={**env, "KANBAN_AGENT": "mallory"}, reason="not_assignee",
+    )  # fmt: skip
+    assert error["assignee"] == "alice"
+    assert kanban.snapshot() == before and repo_state(repo) == files
+    assert not Path(env["KANBAN_WORKTREES"]).exists()
+    made = kanban.ok("task", "workspace", "provision", task_id, "--repo", str(repo), "-a", "alice",
+                     env=env)  # fmt: skip
+    assert made["worktree"]["taskId"] == task_id
+    with kanban.board() as board:
+        [provisioned] = [
+            e for e in board.events(task_id=task_id) if e.kind == "workspace_provisioned"
+        ]
+    assert provisioned.actor == "alice"
+
+
 @pytest.mark.parametrize("ref", ["--upload-pack=touch /tmp/pwned", "-x", "main..HEAD", "a b"])
 def test_hostile_base_ref_is_refused_and_creates_nothing(setup, ref: str) -> None:  # type: ignore[no-untyped-def]
     kanban, repo, env = setup
