@@ -1493,7 +1493,7 @@ class Board:
     ) -> Task:
         """Hand an in-progress task to another agent with a fresh lease and a new epoch."""
         from_agent = validate.name(from_agent, "agent")
-        to_agent = validate.name(to_agent, "to")
+        to_agent = validate.caller_name(to_agent, "to")
         if to_agent == from_agent:
             raise invalid_input("cannot transfer a task to yourself", field="to")
 

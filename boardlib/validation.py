@@ -4,6 +4,7 @@ Every surface gets the same limits because the board applies them, not the surfa
 import math
 from typing import Any, TypeGuard
 
+from .actors import OPERATOR_PREFIX, is_system
 from .errors import invalid_input
 
 TITLE_MAX = 500
@@ -51,6 +52,25 @@ def name(value: Any, field: str) -> str:
         bad = next(char for char in checked if not char.isprintable())
         raise invalid_input(
             f"{field} must be printable: it holds the control or format character U+{ord(bad):04X}",
+            field=field,
+        )
+    return checked
+
+
+def caller_name(value: Any, field: str = "agent") -> str:
+    """A name a caller gives for itself or another caller (`--agent`, `KANBAN_AGENT`, a body's
+    agent, a transfer's new holder): an agent's or an operator's. Never the name of one of the
+    board's own passes (an approval recorded under the gate's name reads as its verdict), nor
+    `operator:` naming nobody."""
+    checked = name(value, field)
+    if is_system(checked):
+        raise invalid_input(
+            f"{field} {checked!r} is the name of the board's own pass; act under your own name",
+            field=field,
+        )
+    if checked.startswith(OPERATOR_PREFIX) and not checked[len(OPERATOR_PREFIX) :].strip():
+        raise invalid_input(
+            f"{field} {checked!r} names nobody: give operator:<your name>, or operator",
             field=field,
         )
     return checked

@@ -7,7 +7,7 @@ from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
-from .options import Number, agent_option, epoch_option, task_id_argument
+from .options import AGENT, Number, agent_option, epoch_option, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -24,6 +24,7 @@ def exec_group() -> None:
     "--agent",
     "-a",
     envvar="KANBAN_AGENT",
+    type=AGENT,
     metavar="NAME",
     help="The holder (default: the task's assignee).",
 )

@@ -9,7 +9,7 @@ from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
 from .creating import creating_as
-from .options import Number, actor_option, epoch_option, split_ids, task_id_argument
+from .options import AGENT, Number, actor_option, epoch_option, split_ids, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -39,6 +39,7 @@ from .usage import Choice
     "--agent",
     "-a",
     envvar="KANBAN_AGENT",
+    type=AGENT,
     metavar="NAME",
     help="File it as this agent: the board's caps on depth, children and root rate apply "
     "(env: KANBAN_AGENT).",
@@ -248,7 +249,9 @@ def restore(task_id: str, actor: str) -> None:
 @click.command("comment")
 @task_id_argument
 @click.option("--body", "-m", required=True, metavar="TEXT")
-@click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Author (an agent).")
+@click.option(
+    "--agent", "-a", envvar="KANBAN_AGENT", type=AGENT, metavar="NAME", help="Author (an agent)."
+)
 @click.option("--path", metavar="FILE", help="A review comment: the file it is about.")
 @click.option("--line", type=int, metavar="N", help="The line of --path it is about.")
 @click.option(

@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 
 import click
 
+from boardlib.validation import caller_name
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_LEASE_MINUTES = 24 * 60
@@ -23,6 +25,21 @@ class Number(click.FloatRange):
         return number
 
 
+class AgentName(click.ParamType):
+    """Who acts, or the agent a task goes to: an agent's or an operator's name, refused
+    (invalid_input, field `agent`) when it is a name of the board's own passes (`system`,
+    `verification-gate`, `worktree-gc`), an empty `operator:` or not printable."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return caller_name(
+            value, "to" if param is not None and param.name == "to_agent" else "agent"
+        )
+
+
+AGENT = AgentName()
+
 task_id_argument = click.argument("task_id", metavar="ID")
 
 agent_option = click.option(
@@ -30,6 +47,7 @@ agent_option = click.option(
     "-a",
     required=True,
     envvar="KANBAN_AGENT",
+    type=AGENT,
     metavar="NAME",
     help="Who is acting (env: KANBAN_AGENT).",
 )
@@ -39,6 +57,7 @@ actor_option = click.option(
     "-a",
     "actor",
     envvar="KANBAN_AGENT",
+    type=AGENT,
     default="operator",
     show_default=True,
     metavar="NAME",

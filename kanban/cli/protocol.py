@@ -11,7 +11,7 @@ from boardlib.config import DEFAULT_LEASE_MINUTES
 
 from .context import global_options, lease_ms, open_board
 from .exitcodes import IDLE
-from .options import agent_option, epoch_option, minutes_option, task_id_argument
+from .options import AGENT, agent_option, epoch_option, minutes_option, task_id_argument
 from .output import emit
 
 
@@ -81,7 +81,9 @@ def claim_next(
 @task_id_argument
 @agent_option
 @click.option("--transfer", is_flag=True, help="Hand a task you hold to --to (fresh lease).")
-@click.option("--to", "to_agent", metavar="NAME", help="The new holder, with --transfer.")
+@click.option(
+    "--to", "to_agent", type=AGENT, metavar="NAME", help="The new holder, with --transfer."
+)
 @epoch_option
 @minutes_option(f"Lease length (default: the board's, {DEFAULT_LEASE_MINUTES} min).")
 @click.option("--runtime", metavar="NAME", help="The agent runtime, recorded on the task.")
@@ -120,7 +122,7 @@ def claim(
 @click.command("transfer")
 @task_id_argument
 @agent_option
-@click.option("--to", "to_agent", required=True, metavar="NAME", help="The new holder.")
+@click.option("--to", "to_agent", required=True, type=AGENT, metavar="NAME", help="The new holder.")
 @epoch_option
 @global_options
 def transfer(task_id: str, agent: str, to_agent: str, epoch: int | None) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from .context import global_options, open_board
-from .options import Number, actor_option, epoch_option, task_id_argument
+from .options import AGENT, Number, actor_option, epoch_option, task_id_argument
 from .output import emit
 
 if TYPE_CHECKING:
@@ -98,7 +98,9 @@ def resume(task_id: str) -> None:
     is_flag=True,
     help="Print a valid AGENT_HANDOFF.json skeleton for the task instead of writing one.",
 )
-@click.option("--agent", "-a", envvar="KANBAN_AGENT", metavar="NAME", help="Who hands off.")
+@click.option(
+    "--agent", "-a", envvar="KANBAN_AGENT", type=AGENT, metavar="NAME", help="Who hands off."
+)
 @global_options
 def handoff(task_id: str, source: BinaryIO | None, template: bool, agent: str | None) -> None:
     """Validate and write AGENT_HANDOFF.json into the task's worktree (--file), or print a
@@ -119,7 +121,7 @@ def handoff(task_id: str, source: BinaryIO | None, template: bool, agent: str | 
 
 @workspace.command("pause")
 @task_id_argument
-@click.option("--agent", "-a", "actor", envvar="KANBAN_AGENT", default="operator", metavar="NAME")
+@actor_option
 @global_options
 def pause(task_id: str, actor: str) -> None:
     """Commit uncommitted work on the branch and remove the checkout; the branch stays."""
@@ -133,6 +135,7 @@ def pause(task_id: str, actor: str) -> None:
     "--agent",
     "-a",
     envvar="KANBAN_AGENT",
+    type=AGENT,
     metavar="NAME",
     help="The builder (default: the task's assignee).",
 )
@@ -174,7 +177,7 @@ def complete(
     help="Merge the base's tip into the task branch, or rebase the branch onto it.",
 )
 @click.option("--into", metavar="BRANCH", help="The base to catch up with (default: the task's).")
-@click.option("--agent", "-a", "actor", envvar="KANBAN_AGENT", default="operator", metavar="NAME")
+@actor_option
 @global_options
 def sync(task_id: str, strategy: str, into: str | None, actor: str) -> None:
     """Bring the base branch's tip into the task's worktree. Conflicts are left there to resolve

@@ -15,6 +15,7 @@ from typing import Any
 
 from boardlib import Board
 from boardlib.errors import invalid_input
+from boardlib.validation import caller_name
 from boardlib.worktrees import Worktrees
 
 from .auth import OPEN, Identity
@@ -62,7 +63,7 @@ class Caller:
             return identity.name
         if named is None:
             raise invalid_input(f"{field} is required: name the agent that acts", field=field)
-        return named
+        return caller_name(named, field)
 
     def reviewer(self, named: str | None) -> str:
         """Who judges: the token's agent, else the body's agent, else the operator itself."""
@@ -81,6 +82,8 @@ class Caller:
                     f"agent {identity.name} writes comments as an agent, not as {author_type}"
                 )
             return self.agent(author, field="authorAgentId"), "agent"
+        if author is not None:
+            author = caller_name(author, "authorAgentId")
         if identity.kind == "operator":
             return author or self.actor, author_type or "user"
         return author, author_type or "agent"

@@ -64,6 +64,33 @@ def test_a_holder_cannot_move_its_own_work_to_done_or_out_of_review(kanban: Kanb
     assert kanban.row(task_id)["status"] == "in_review"
 
 
+def test_no_caller_acts_under_the_boards_own_names(kanban: Kanban) -> None:
+    """Found by an exploring helper: `approve --agent verification-gate` recorded a person's
+    approval under the gate's name, `transfer --to system` made the system the holder, and
+    `--agent operator:` recorded a reviewer named nobody."""
+    task_id = str(claimed(kanban, "dana")["id"])
+    kanban.ok("task", "complete", task_id, "--agent", "dana")
+    for name in ("verification-gate", "system", "worktree-gc", "operator:", "operator:  "):
+        error = refused_unchanged(
+            kanban, "task", "approve", task_id, "--agent", name, reason="invalid_input"
+        )
+        assert error["field"] == "agent", error
+        refused_unchanged(
+            kanban, "task", "approve", task_id, env={"KANBAN_AGENT": name}, reason="invalid_input"
+        )
+    other = str(claimed(kanban, "erin", "other")["id"])
+    error = refused_unchanged(
+        kanban, "task", "transfer", other, "--agent", "erin", "--to", "system",
+        reason="invalid_input",
+    )  # fmt: skip
+    assert error["field"] == "to"
+    # the field is named alike on every verb (comment said authorAgentId, approve agent)
+    for verb in (("comment", task_id, "--body", "x"), ("approve", task_id)):
+        error = refused_unchanged(kanban, "task", *verb, "--agent", "a\x1b", reason="invalid_input")
+        assert error["field"] == "agent"
+    assert kanban.ok("task", "approve", task_id, "--agent", "operator:ann")["status"] == "done"
+
+
 def test_an_agent_cannot_move_or_cancel_another_agents_work(kanban: Kanban) -> None:
     task_id = str(claimed(kanban, "dana")["id"])
     for args in (

@@ -134,6 +134,13 @@ def test_complete_goes_to_review_and_approve_to_done(api: Api) -> None:
     assert api.stored(task["id"]).status == t.IN_REVIEW
     refused(post(api, task["id"], "approve", {"agent": "alice"}), 403, "self_review")
     refused(post(api, task["id"], "approve", {"agent": "bob", "epoch": 7}), 409, "stale_claim")
+    # no caller names itself after the board's own passes (a "gate" approval), nor "operator:"
+    before = api.fingerprint()
+    for name in ("verification-gate", "system", "operator:"):
+        answer = post(api, task["id"], "approve", {"agent": name})
+        assert answer.status_code == 400 and answer.json()["reason"] == "invalid_input"
+        assert "agent" in answer.json()["details"]["fieldErrors"]
+    assert api.fingerprint() == before
     done = ok_task(post(api, task["id"], "approve", {"agent": "bob", "epoch": 1}))
     assert done["status"] == t.DONE == api.stored(task["id"]).status
     assert api.kinds()[-1] == "status_changed"
