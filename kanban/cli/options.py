@@ -25,7 +25,7 @@ class Number(click.FloatRange):
         return number
 
 
-class AgentName(click.ParamType):
+class AgentName(click.ParamType):  # type: ignore[type-arg]
     """Who acts, or the agent a task goes to: an agent's or an operator's name, refused
     (invalid_input, field `agent`) when it is a name of the board's own passes (`system`,
     `verification-gate`, `worktree-gc`), an empty `operator:` or not printable."""
