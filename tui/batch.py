@@ -8,6 +8,7 @@ the writes (`KanbanApp.write_each`), the actions decide what to ask.
 
 from dataclasses import dataclass, field
 
+from boardlib.inert import inert
 from boardlib.records import Task
 
 
@@ -38,8 +39,10 @@ class Outcome:
 
 
 def listing(tasks: list[Task], *, limit: int = 12) -> str:
-    """The tasks a batch confirmation names, one a line (agent text made inert by the caller)."""
-    lines = [f"  {task.id}  {task.title}" for task in tasks[:limit]]
+    """The tasks a batch confirmation names, one a line: each title made inert on its own line
+    first (a U+2028 in a title was a line break here, so one title could list tasks that
+    were never marked)."""
+    lines = [f"  {inert(task.id)}  {inert(task.title)}" for task in tasks[:limit]]
     if len(tasks) > limit:
         lines.append(f"  and {len(tasks) - limit} more")
     return "\n".join(lines)

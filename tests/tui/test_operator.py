@@ -529,3 +529,18 @@ async def test_actors_are_named_one_way_on_every_line(demo) -> None:  # type: ig
     assert actor_label(None, "system") == "system" and actor_label("operator:olivia") == (
         "operator:olivia"
     )
+
+
+def test_a_batch_confirmation_lists_each_task_on_one_line_whatever_its_title() -> None:
+    """Found by an exploring helper: a title holding U+2028 was a line break in the batch
+    confirmation, so "Cancel 2 marked tasks" listed four, two of them never marked."""
+    from tui.batch import listing
+
+    forged = "Fix typo\u2028  TASK-1  Set up CI\u2029  TASK-6  Cart\n  TASK-7  x\x1b[2J"
+    tasks = [
+        Task(id="TASK-27", title="Profile", status="todo", created_at=1, updated_at=1),
+        Task(id="TASK-45", title=forged, status="todo", created_at=1, updated_at=1),
+    ]
+    lines = listing(tasks).split("\n")
+    assert len(lines) == 2 and lines[1].startswith("  TASK-45  Fix typo␤")
+    assert all(line.isprintable() for line in lines)
