@@ -496,7 +496,9 @@ def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_p
     assert error["reason"] == "database_unavailable" and "pw-9" not in line
 
 
-LINE_BREAKERS = "\x85\x9b\u2028\u2029"  # a line break to str.splitlines, a CSI, two separators
+# a line break to str.splitlines, a CSI, two separators, and two bidi controls (a title drawn
+# reversed from U+202E on: found by an exploring helper, raw in the CLI's JSON)
+LINE_BREAKERS = "\x85\x9b\u2028\u2029\u202e\u2066"
 
 
 def test_text_a_line_reader_would_split_is_escaped_in_every_json_line(kanban: Kanban) -> None:

@@ -210,9 +210,10 @@ def test_a_results_text_keeps_line_breakers_escaped_and_its_content_as_written()
 
     from kanban.mcp.server import answer
 
-    title = "a\x85\x9b\u2028\u2029b é"
+    title = "a\x85\x9b\u2028\u2029\u202eb é"
     result = answer({"task": {"title": title}})
     [content] = result.content
     text = content.text  # type: ignore[union-attr]
     assert len(text.splitlines()) == 1 and "\\u2028" in text and "é" in text
+    assert "\\u202e" in text and "\u202e" not in text
     assert json.loads(text) == {"task": {"title": title}} == result.structured_content
