@@ -45,19 +45,25 @@ def _time(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
-def _text(value: Any, style: str = "") -> Text:
-    return Text(inert(str(value), multiline=True), style=style)
+# The fields written as several lines; any other cell (a title, a name, an id) is one line, its
+# line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
+MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
+TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
+
+
+def _text(value: Any, style: str = "", *, multiline: bool = False) -> Text:
+    return Text(inert(str(value), multiline=multiline), style=style)
 
 
 def _cell(key: str, value: Any, style: str = "") -> Text:
     """A value as an inert table cell: times readable, nested values as JSON."""
     if value is None:
         return Text("")
-    if isinstance(value, int) and not isinstance(value, bool) and key.endswith(("At", "Until")):
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith(TIME_SUFFIXES):
         return Text(_time(value), style=style)
     if isinstance(value, (dict, list)):
         return _text(json.dumps(value, ensure_ascii=False), style)
-    return _text(value, style)
+    return _text(value, style, multiline=key in MULTILINE_KEYS)
 
 
 def _title(value: Any) -> Text | None:
@@ -182,7 +188,11 @@ def render(doc: Any, kind: str) -> None:
                 console.print(_rows_table(doc[section], title=section))
     elif kind == "deps":
         for section in ("dependencies", "dependents"):
-            console.print(_rows_table(doc[section], title=section) if doc[section] else "")
+            console.print(
+                _rows_table(doc[section], title=section)
+                if doc[section]
+                else Text(f"no {section}", style="dim")
+            )
     elif kind == "reconcile":
         console.print(_tasks_table(doc["released"], title="released") if doc["released"] else "")
         console.print(

@@ -177,3 +177,23 @@ def test_table_format_is_for_people(kanban: Kanban) -> None:
     assert "nothing claimable" in idle.out
     view = kanban.run("task", "view", task.id, "--format", "table")
     assert view.code == 0 and "status" in view.out and "todo" in view.out
+
+
+def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) -> None:
+    """Found by an exploring helper: a title holding U+2028 or a newline drew a second line
+    under its row that read as another task ("TASK-98  done  9  y"); statusSince was raw
+    milliseconds; an empty deps section printed nothing at all."""
+    with kanban.board() as board:
+        forged = board.create_task("x\u2028  TASK-98  done  9  y")
+        other = board.create_task("a\nb", description="line one\nline two")
+    listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "200"})
+    rows = [line for line in listing.out.splitlines() if "TASK-" in line]
+    assert len(rows) == 2, listing.out
+    assert "x␤  TASK-98  done  9  y" in listing.out and "a␤b" in listing.out
+    view = kanban.run("task", "view", other.id, "--format", "table", env={"COLUMNS": "200"})
+    described = [line for line in view.out.splitlines() if "line one" in line]
+    assert described and "line two" not in described[0]  # a description keeps its lines
+    since = [line for line in view.out.splitlines() if "statusSince" in line]
+    assert since and ":" in since[0], view.out  # a time, not epoch milliseconds
+    deps = kanban.run("task", "deps", "list", forged.id, "--format", "table")
+    assert "no dependencies" in deps.out and "no dependents" in deps.out, deps.out
