@@ -86,6 +86,23 @@ def test_a_vanished_checkout_and_branch_is_missing(env):
     assert state.state == MISSING and made.worktree.branch in state.summary
 
 
+def test_a_checkout_deleted_by_hand_is_missing_not_paused(env):
+    """Found by an exploring helper in tmux: `rm -rf` of a worktree with uncommitted changes
+    read "paused: all work committed", the lost work described as kept."""
+    import shutil
+
+    task_id, made, path = provisioned(env)
+    (path / "app.py").write_text("def answer():\n    return 41\n")  # never committed
+    shutil.rmtree(path)
+    state = env.trees.checkout_state(task_id)
+    assert state.state == MISSING and "deleted outside the board" in state.summary
+    assert "lost" in state.summary and state.head == made.worktree.base_commit
+    assert state.resume_command is not None and state.resume_command in state.summary
+    again = env.trees.provision(task_id, env.repo)  # the command it names works
+    assert again.reattached and Path(again.worktree.worktree_path).is_dir()
+    assert env.trees.checkout_state(task_id).state == CHECKED_OUT
+
+
 def test_a_diff_past_the_cap_is_cut_at_a_line_and_names_what_was_cut(env, tmp_path):
     task_id, _, path = provisioned(env)
     for index in range(6):
