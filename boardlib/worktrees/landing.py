@@ -1281,6 +1281,8 @@ class Lander:
                         trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
                         landgit.remove_checkout(repo, path, trash=trash)
                         trees.layout.remove_tree(repo, task_id)
+                    elif ws.status == "active":
+                        gitrepo.prune(repo)  # deleted by hand: git still lists it, prunable
                     head = landgit.branch_tip(repo, source.branch)
                     doomed = [] if head is None else [f"delete refs/heads/{source.branch} {head}"]
                     synced = landgit.rev(repo, landgit.baseline_ref(task_id))

@@ -830,3 +830,20 @@ def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> No
     assert seen["fence"] == seen["expected"]
     assert results[second] == land.main()
     assert git(land.repo, "for-each-ref", "refs/kanban") == ""
+
+
+def test_landing_a_task_whose_checkout_was_deleted_by_hand_leaves_git_no_trace(
+    land: LandEnv,
+) -> None:
+    """Found by an exploring helper: the landing deleted the branch, but git still listed the
+    deleted checkout (prunable) with that branch, so a later `git branch -D` of the same name
+    was refused "checked out at ...". The work was committed, so it lands from the branch."""
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="review", verify=None)
+    shutil.rmtree(path)
+    result = land.trees.land(
+        task_id, actor="operator", allow_unverified=True, unverified_reason="hotfix"
+    )
+    assert result.landed and result.archived
+    listed = git(land.repo, "worktree", "list", "--porcelain")
+    assert listed.count("worktree ") == 1 and task_id not in listed
+    assert git(land.repo, "branch", "--list", f"kanban/task-{task_id}") == ""
