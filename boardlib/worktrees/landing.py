@@ -897,8 +897,11 @@ class Lander:
         reason: str | None = None,
     ) -> LandResult:
         if allow_unverified and not is_operator(actor):
-            raise invalid_input(
-                "only an operator lands without verification (allowUnverified)",
+            raise BoardError(
+                Reason.OPERATOR_ONLY,
+                f"cannot land {task_id} without verification as {actor}: only an operator "
+                "overrides the verify command (allowUnverified); ask a person",
+                actor=actor,
                 field="allowUnverified",
             )
         source = self._source(task_id, into, shared=False)

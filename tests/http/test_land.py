@@ -75,7 +75,7 @@ def test_refusals_answer_in_the_envelope_and_change_nothing(
     override = api.client.post(
         f"/api/board/{task_id}/land", json={"allowUnverified": True}, headers=bearer("bob")
     )
-    assert override.status_code == 400 and override.json()["reason"] == "invalid_input"
+    assert override.status_code == 403 and override.json()["reason"] == "operator_only"
     why = api.client.post(
         f"/api/board/{task_id}/land", json={"unverifiedReason": "hotfix"}, headers=bearer("bob")
     )

@@ -195,7 +195,8 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
     error = refused(land, task_id, Reason.VERIFICATION_REQUIRED)
     assert "allowUnverified" in error.message
-    error = refused(land, task_id, Reason.INVALID_INPUT, allow_unverified=True)
+    # operator_only, as a budget is (found by an exploring helper: it was invalid_input)
+    error = refused(land, task_id, Reason.OPERATOR_ONLY, allow_unverified=True)
     # A reason goes with the override, and is text.
     refused(land, task_id, Reason.INVALID_INPUT, actor="operator", unverified_reason="hotfix")
     refused(land, task_id, Reason.INVALID_INPUT, actor="operator", allow_unverified=True,
