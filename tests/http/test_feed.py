@@ -170,7 +170,10 @@ def open_stream(live: Live, last_event_id: bytes | str, since: int | None = None
 
 
 # What an SSE client library could resend, that no board sent: each is refused as `since` is.
-NOT_A_SEQ = [b"9223372036854775808", b"\xb2", b"abc", b"-1", b"1.5", b"0x10", b"1e3"]
+# "+5", "1_0" and "5.0" were taken for 5, 10 and 5 (found by an exploring helper).
+NOT_A_SEQ = [
+    b"9223372036854775808", b"\xb2", b"abc", b"-1", b"1.5", b"0x10", b"1e3", b"+5", b"1_0", b"5.0"
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("value", NOT_A_SEQ, ids=repr)

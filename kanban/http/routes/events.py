@@ -17,7 +17,7 @@ from anyio import to_thread
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
@@ -45,9 +45,23 @@ SHUTDOWN_GRACE_S = 1.0
 SEND_BACKSTOP = 6
 
 # A cursor is a seq: `since` and `Last-Event-ID` take the same whole numbers, 0 to 2**63 - 1 (the
-# store's 64-bit integers), parsed alike (pydantic's integers: ASCII digits only).
+# store's 64-bit integers), parsed alike: ASCII digits only (pydantic alone takes "+5", "1_0" and
+# "5.0" for 5, 10 and 5).
 SEQ_MIN, SEQ_END = 0, 2**63
-SEQ = TypeAdapter(Annotated[int, Field(ge=SEQ_MIN, lt=SEQ_END)])
+
+
+def _seq_digits(value: object) -> object:
+    """A seq as text: ASCII digits, within the bound (said exactly: pydantic's own message
+    rounds 2**63 through a float)."""
+    if isinstance(value, str):
+        if not (value.isascii() and value.isdigit()):
+            raise ValueError("a seq is written in ASCII digits, nothing else")
+        if int(value) >= SEQ_END:
+            raise ValueError(f"a seq is at most {SEQ_END - 1}")
+    return value
+
+
+SEQ = TypeAdapter(Annotated[int, BeforeValidator(_seq_digits), Field(ge=SEQ_MIN, lt=SEQ_END)])
 LAST_EVENT_ID = "Last-Event-ID"
 
 
@@ -69,7 +83,11 @@ LAST_EVENT_ID = "Last-Event-ID"
 async def events(
     request: Request,
     who: Who,
-    since: Annotated[int, Query(ge=SEQ_MIN, lt=SEQ_END, description="Events after this seq.")] = 0,
+    since: Annotated[
+        int,
+        Query(ge=SEQ_MIN, lt=SEQ_END, description="Events after this seq."),
+        BeforeValidator(_seq_digits),
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 500,
     task_id: Annotated[str | None, Query(alias="taskId", min_length=1, max_length=200)] = None,
     accept: Annotated[str | None, Header()] = None,
