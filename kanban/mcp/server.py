@@ -698,6 +698,7 @@ class BoardServer(MCPServer):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.parameters = parameters  # the tools this session lists -> their argument names
+        self.schemas = {tool.name: tool.parameters for tool in kwargs.get("tools") or ()}
         self.verbs = verbs
 
     async def call_tool(
@@ -713,6 +714,11 @@ class BoardServer(MCPServer):
                 f"its arguments: {', '.join(known) or 'none'}"
             )
             return self.invalid_input(message, unknown=unknown)
+        mistyped = wrong_types(arguments, self.schemas.get(name, {}))
+        if mistyped:
+            fields = [field for field, _ in mistyped]
+            message = "; ".join(problem for _, problem in mistyped)
+            return self.invalid_input(message, field=fields[0], fields=fields)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as failed:
@@ -739,6 +745,33 @@ class BoardServer(MCPServer):
         reason = Reason.NOT_FOUND.value
         document = {"error": message, "reason": reason, "tool": name, "tools": tools}
         return refusal(reason, message, document, self.verbs, hint=UNKNOWN_TOOL_HINT)
+
+
+_WANTED = {"integer": "a whole number", "number": "a number", "string": "a string",
+           "boolean": "true or false", "array": "an array", "object": "an object"}  # fmt: skip
+
+
+def _of_type(value: Any, wanted: str) -> bool:
+    if wanted == "integer":
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        return whole and not isinstance(value, bool)
+    if wanted == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    kinds = {"string": str, "boolean": bool, "array": list, "object": dict}
+    return wanted not in kinds or isinstance(value, kinds[wanted])
+
+
+def wrong_types(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Arguments whose JSON type is not the one their schema names: the SDK's pydantic is lax,
+    and took `true` for 1 token, "12" for 12 and "yes" for true, where HTTP refuses them. A whole
+    number written 5.0 stays an integer (as zod takes it); null is pydantic's to judge."""
+    properties = schema.get("properties", {})
+    problems = []
+    for name, value in arguments.items():
+        wanted = properties.get(name, {}).get("type")
+        if value is not None and isinstance(wanted, str) and not _of_type(value, wanted):
+            problems.append((name, f"{name} must be {_WANTED.get(wanted, wanted)}"))
+    return problems
 
 
 def argument_path(loc: tuple[int | str, ...]) -> str:

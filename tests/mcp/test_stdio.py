@@ -256,6 +256,14 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
      "strategy must be one of 'squash', 'rebase' or 'merge'"),
     ("reject_task", {"task_id": "HELD", "reason": "r", "comments": [{"path": "a.py"}, "x"]},
      "comments[0].body is required; comments[1] must be an object"),
+    # pydantic's lax mode took these (found by an exploring helper): true as 1 minute or
+    # 1 token, "12" as 12, "yes" and 1 as true, "3" as line 3
+    ("extend_lease", {"task_id": "HELD", "minutes": True}, "minutes must be a number"),
+    ("extend_lease", {"task_id": "HELD", "minutes": "5"}, "minutes must be a number"),
+    ("get_task", {"task_id": "HELD", "detail": 1}, "detail must be true or false"),
+    ("get_task", {"task_id": "HELD", "detail": "yes"}, "detail must be true or false"),
+    ("add_comment", {"task_id": "HELD", "body": "b", "line": "3"}, "line must be a whole number"),
+    ("list_tasks", {"limit": True}, "limit must be a whole number"),
 ]  # fmt: skip
 
 
