@@ -181,23 +181,27 @@ class _Line:
 
     def __init__(self) -> None:
         self.left: list[tuple[str, Style, bool]] = []
-        self.right: list[tuple[str, Style]] = []
+        self.right: list[tuple[str, Style, str]] = []
 
     def add(self, text: str, style: Style, *, optional: bool = False) -> "_Line":
         if text:
             self.left.append((text, style, optional))
         return self
 
-    def add_right(self, text: str, style: Style) -> "_Line":
+    def add_right(self, text: str, style: Style, *, short: str = "") -> "_Line":
+        """A right-aligned part; `short` is what it says where the whole does not fit (an
+        expired lease still says EXPIRED on a narrow card, without its time)."""
         if text:
-            self.right.append((text, style))
+            self.right.append((text, style, short))
         return self
 
     def segments(self, width: int, base: Style) -> list[Segment]:
         right = list(self.right)
-        while right and cell_len(" ".join(text for text, _ in right)) + 1 > width - 8:
-            right.pop()  # the left part keeps at least an id's worth of room
-        right_width = cell_len(" ".join(text for text, _ in right))
+        while right and cell_len(" ".join(text for text, _, _ in right)) + 1 > width - 8:
+            text, style, short = right.pop()  # the left part keeps an id's worth of room
+            if short:
+                right.append((short, style, ""))
+        right_width = cell_len(" ".join(text for text, _, _ in right))
         left_room = width - (right_width + 1 if right else 0)
         segments: list[Segment] = []
         used = 0
@@ -214,7 +218,7 @@ class _Line:
             used += cell_len(piece)
         if used < left_room:
             segments.append(Segment(" " * (left_room - used), base))
-        for text, style in right:
+        for text, style, _ in right:
             segments.append(Segment(" ", base))
             segments.append(Segment(text, base + style))
         return segments
@@ -276,7 +280,7 @@ def card_lines(
         if task.lease_until is not None:
             until = clock_text(task.lease_until, now_ms)
             if state == EXPIRED:
-                meta.add_right(f"EXPIRED {until}", p.error)
+                meta.add_right(f"EXPIRED {until}", p.error, short="EXPIRED")
             elif state == SOON:
                 meta.add_right(f"→{until}!", p.warning)
             else:

@@ -172,6 +172,23 @@ def test_selected_remembered_and_changed_cards_have_their_own_marks() -> None:
     assert bar(selected=True, changed=True) == [CHANGED_MARK, SELECTED_MARK, SELECTED_MARK]
 
 
+def test_an_expired_lease_says_so_on_the_narrowest_card() -> None:
+    """Found by an exploring helper in tmux: at 80x24 an expired card showed only its holder
+    ("al ♥09:36:35"): "EXPIRED 09:37:35" did not fit and was left out whole."""
+    none = Style()
+    tones = CardTones(*([none] * 9))
+    palette = CardPalette(tones, tones, tones, none)
+    task = Task(
+        id="TASK-26", title="t", status=t.IN_PROGRESS, created_at=0, updated_at=0,
+        assignee_agent_id="verylongagentname-abcdef", last_heartbeat_at=1_000, lease_until=60_000,
+    )  # fmt: skip
+    for width in (21, 30, 60):
+        meta = card_lines(task, width, palette, now_ms=120_000)[2].text
+        assert "EXPIRED" in meta, (width, meta)
+    wide = card_lines(task, 60, palette, now_ms=120_000)[2].text
+    assert ":" in wide.split("EXPIRED")[1]  # with its time where there is room
+
+
 async def confirmation_after(app: KanbanApp, pilot, task_id: str, *keys: str) -> str | None:  # type: ignore[no-untyped-def]
     """The confirmation `keys` raise on `task_id` (None when the move went straight through);
     backs out of it."""
