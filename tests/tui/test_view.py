@@ -239,6 +239,20 @@ async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ign
         assert facts.shown < facts.total
 
 
+async def test_a_strip_counts_the_matches_while_a_filter_narrows(long_todo) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper in tmux: with a filter on, the narrow strips still counted
+    every task of their status ("1" over an in-progress strip none of whose tasks matched)."""
+    path, clock = long_todo
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        review = board_view(app).columns[t.IN_REVIEW]
+        assert not review.strip and app.state.counts[t.IN_REVIEW] == 3
+        await pilot.press("slash", *"todo task 7", "enter")  # no task in review matches
+        await until(pilot, lambda: review.strip)
+        assert review.render_line(0).text.strip() == "0"
+
+
 @pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_a_filter_brings_its_first_match_into_view(long_todo) -> None:  # type: ignore[no-untyped-def]
     path, clock = long_todo

@@ -271,8 +271,11 @@ class TaskColumn(ScrollView, can_focus=False):
         return lines
 
     def _strip_line(self, y: int, width: int) -> Strip:
-        """A narrow strip: the count, then the status written downwards (`r e v i e w`)."""
-        count = self.state.counts.get(self.status, 0)
+        """A narrow strip: the count (of the matches, while a filter narrows the board), then
+        the status written downwards (`r e v i e w`)."""
+        state = self.state
+        filtered = state.matching is not None
+        count = state.row_count(self.status) if filtered else state.counts.get(self.status, 0)
         shown = str(count) if count < 1000 else f"{count // 1000}k"
         lines = [shown, "", *label(self.status).replace(" ", "")]
         text = lines[y] if y < len(lines) else ""
