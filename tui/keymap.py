@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .registry import Action, actions_for, known_ids
+from .registry import ACTIONS, Action, actions_for, known_ids
 
 KEY_NAMES = {
     "question_mark": "?",
@@ -38,19 +38,55 @@ def keymap_path(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "kanban" / "keymap.toml"
 
 
+class KeymapError(ValueError):
+    """The keymap file cannot be used as written; `kanban tui` refuses it (usage, exit 2) before
+    it takes the terminal."""
+
+
 def load_user_keymap(path: Path | None = None) -> dict[str, str]:
-    """The operator's remapped keys (binding id -> keys); unknown ids are refused loudly, since a
-    silently ignored typo leaves a key doing something unexpected."""
+    """The operator's remapped keys (binding id -> keys). Refused loudly, naming the file: what
+    is not TOML, an unknown id (a silently ignored typo leaves a key doing something
+    unexpected), a value that is no keys, and a key that would run two actions on one screen."""
     path = path or keymap_path()
     if not path.exists():
         return {}
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as error:
+        raise KeymapError(f"{path}: not a keymap (TOML) file: {error}") from None
     table = data.get("keymap", data)
+    if not isinstance(table, dict):
+        raise KeymapError(f'{path}: [keymap] must be a table of binding-id = "keys" lines')
     unknown = sorted(set(table) - known_ids())
     if unknown:
-        raise ValueError(f"{path}: unknown binding ids {', '.join(unknown)}")
-    return {str(key): str(value) for key, value in table.items()}
+        raise KeymapError(f"{path}: unknown binding ids {', '.join(unknown)}")
+    empty = sorted(key for key, value in table.items() if not isinstance(value, str) or not value)
+    if empty:
+        raise KeymapError(f'{path}: {", ".join(empty)} must name keys, as "ctrl+n" or "j,down"')
+    remapped = {str(key): str(value) for key, value in table.items()}
+    clashes = conflicts(remapped)
+    if clashes:
+        raise KeymapError(f"{path}: {'; '.join(clashes)}; give one of them another key")
+    return remapped
+
+
+def conflicts(remapped: Mapping[str, str]) -> list[str]:
+    """The keys that, remapped so, would run two actions on one screen (the first bound would
+    win, the other lose its key with no word). The registry's own shared keys (`yields_to`:
+    `W` approves and lands, else lands) are not conflicts."""
+    taken: dict[tuple[str, str], Action] = {}
+    found = []
+    for action in ACTIONS:
+        keys = remapped.get(action.id, action.keys)
+        for key in dict.fromkeys(part.strip() for part in keys.split(",") if part.strip()):
+            for screen in action.screens:
+                other = taken.setdefault((screen, key), action)
+                if other is action or action.id == other.yields_to or other.id == action.yields_to:
+                    continue
+                name = KEY_NAMES.get(key, key)
+                found.append(f"{name} would run both {other.id} and {action.id} ({screen})")
+    return list(dict.fromkeys(found))
 
 
 def key_names(action: Action, remapped: Mapping[str, str]) -> list[str]:

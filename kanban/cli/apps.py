@@ -35,6 +35,7 @@ def launch_tui(
 ) -> None:
     if open_task is not None:
         check_task_exists(path, open_task)  # a typo is refused here, not on a full screen
+    check_keymap()
     require_terminal("the live board")
     try:
         from tui.launch import run_tui
@@ -52,6 +53,20 @@ def launch_tui(
         open_task=open_task,
         notify_mode=notify_mode,
     )
+
+
+def check_keymap() -> None:
+    """The operator's keymap file (`KANBAN_KEYMAP`, else the config folder's) is usable, or a
+    usage refusal naming the file and what is wrong (exit 2), before a terminal is taken over:
+    the app itself would stop mid-start as an unexpected failure."""
+    try:
+        from tui.keymap import KeymapError, load_user_keymap
+    except ImportError:
+        return  # the live board is not available here: launching says so
+    try:
+        load_user_keymap()
+    except KeymapError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def known_theme(name: str | None) -> str | None:
@@ -179,6 +194,7 @@ def demo(
 ) -> None:
     """A team of simulated agents working a demo board, shown live."""
     if not no_tui:
+        check_keymap()
         require_terminal("the demo's live board (use --no-tui to run headless)")
     code = demo_limits.run_demo(
         directory=directory,

@@ -470,6 +470,30 @@ def test_an_unknown_theme_is_a_usage_refusal_before_the_terminal_is_taken(kanban
     assert kanban.snapshot() == before
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('"task.approve" = "x"\n', "x would run both task.cancel and task.approve"),
+        ("x = [\n", "not a keymap (TOML) file"),
+        ('"nonsense.action" = "x"\n', "unknown binding ids nonsense.action"),
+        ('"task.approve" = 5\n', "task.approve must name keys"),
+    ],
+)
+def test_a_keymap_that_cannot_be_used_is_a_usage_refusal_naming_it(
+    kanban: Kanban, tmp_path: Path, text: str, says: str
+) -> None:
+    """Found by an exploring helper: a TOML error or an unknown id stopped `kanban tui` as an
+    unexpected failure (exit 1, the file not named), and a key given to two actions was taken,
+    the first bound winning, the other action left with no key and no word."""
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text(text)
+    before = kanban.snapshot()
+    for verb in (("tui",), ("demo", "--tasks", "1")):
+        error = kanban.refused(*verb, reason="usage", env={"KANBAN_KEYMAP": str(keymap)})
+        assert says in error["error"] and str(keymap) in error["error"], error
+    assert kanban.snapshot() == before
+
+
 def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_path: Path) -> None:
     """In a real terminal (a pty), `kanban tui` on a server nobody answers: typed, exit 2."""
     import os

@@ -7,7 +7,7 @@ import pytest
 from boardlib import Board
 from boardlib import transitions as t
 from tests.tui.conftest import demo_board, loaded, make_app, utc
-from tui.keymap import known_ids, load_user_keymap
+from tui.keymap import KeymapError, conflicts, known_ids, load_user_keymap
 
 
 def test_keymap_file_is_read_and_checked(tmp_path: Path) -> None:
@@ -19,6 +19,14 @@ def test_keymap_file_is_read_and_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"board\.dwon"):
         load_user_keymap(bad)
     assert load_user_keymap(tmp_path / "missing.toml") == {}
+    taken = tmp_path / "taken.toml"
+    taken.write_text('"task.approve" = "x"\n')  # x cancels
+    with pytest.raises(KeymapError, match=r"x would run both task\.cancel and task\.approve"):
+        load_user_keymap(taken)
+    swapped = tmp_path / "swapped.toml"  # both moved: no clash
+    swapped.write_text('"task.approve" = "x"\n"task.cancel" = "ctrl+x"\n')
+    assert load_user_keymap(swapped) == {"task.approve": "x", "task.cancel": "ctrl+x"}
+    assert conflicts({}) == []  # the registry's own shared keys (W, n, o, c) yield, no clash
     assert {"task.move", "task.done", "board.pause", "app.quit"} <= known_ids()
 
 
