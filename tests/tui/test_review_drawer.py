@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import TextArea
+from textual.widgets import Static, TextArea
 
 from boardlib import Board, ManualClock
 from boardlib.worktrees.sor import REVIEW_MD
@@ -258,6 +258,9 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         assert "def total(items, percent=0):" in screen_text(app)  # the line, quoted
+        # on its own line, then the explanation (found in tmux: "...=0):␤␤As operator...")
+        asked = str(app.screen.query_one("#dialog-label", Static).render())
+        assert "␤" not in asked and asked.split("\n")[2].startswith(f"As {OPERATOR}.")
         app.screen.query_one(TextArea).insert("the default hides a missing argument")
         await pilot.press("ctrl+s")
 

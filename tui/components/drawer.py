@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Static, TabbedContent, TabPane, Tabs
 
 from boardlib import BoardError
+from boardlib.inert import inert
 from boardlib.records import Comment, Task
 from boardlib.review import LINE_TEXT_MAX, review_comments
 from boardlib.worktrees.results import CHECKED_OUT
@@ -622,10 +623,11 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 success=f"Comment on {where} added to {task_id}",
             )  # fmt: skip
 
-        label = (f"{quoted.strip()}\n\n" if quoted.strip() else "") + (
-            f"As {app.operator}. The agent sees it on this line, in REVIEW.md in its worktree "
-            "and in `kanban task workspace resume`."
-        )
+        # the quoted line is agent text, one inert line; the blank line after it is ours
+        label = Text((f"{inert(quoted.strip())}\n\n" if quoted.strip() else "") + (
+            f"As {inert(app.operator)}. The agent sees it on this line, in REVIEW.md in its "
+            "worktree and in `kanban task workspace resume`."
+        ))  # fmt: skip
         app.push_screen(PromptDialog(f"Comment on {where}", label, multiline=True), written)
 
     def review_round(self) -> list[Comment]:

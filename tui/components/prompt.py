@@ -21,7 +21,7 @@ class PromptDialog(ModalScreen[str | None]):
     def __init__(
         self,
         title: str,
-        label: str,
+        label: str | Text,
         *,
         initial: str = "",
         multiline: bool = False,
@@ -38,7 +38,9 @@ class PromptDialog(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Static(Text(inert(self.title_text)), id="dialog-title")
             # A Static wraps to the dialog's width (a Label is as wide as its text: it was cut)
-            yield Static(Text(inert(self.label_text)), id="dialog-label")
+            label = self.label_text  # a `Text` is the caller's, made inert line by line
+            shown = label if isinstance(label, Text) else Text(inert(label))
+            yield Static(shown, id="dialog-label")
             if self.multiline:
                 yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
                 yield Static(hint_line(registry.PROMPT, operator_keymap(self.app)), classes="hint")
