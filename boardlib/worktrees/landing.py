@@ -105,6 +105,7 @@ class LandingPreview(Record):
     landed_commit: str | None = None
     stamp: str = ""
     elapsed_ms: int = 0
+    landing: str | None = None  # a landing of it under way: who, its queue entry, waiting/active
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,6 +467,12 @@ class Lander:
         task = self.board.get_task(task_id)
 
         def done(**values: Any) -> LandingPreview:
+            entry = self.queue.entry_of_task(task_id) if values["state"] != LANDED else None
+            if entry is not None and not entry.dead(self.board.now()):
+                values["landing"] = (
+                    f"being landed by {one_line(entry.lander, 80)} ({entry.id}, {entry.state})"
+                )
+                values["summary"] += f"; {values['landing']}"
             elapsed = int((time.monotonic() - started) * 1000)
             return LandingPreview(task_id=task_id, elapsed_ms=elapsed, **values)
 

@@ -254,6 +254,9 @@ async def test_a_conflict_on_the_chosen_branch_is_refused_and_changes_nothing(sh
         await until(pilot, lambda: isinstance(app.screen, BranchMenu))
         await pilot.press("down", "enter")  # conflicting
         await until(pilot, lambda: "conflicts with conflicting in README.md" in said(dialog))
+        # the lead no longer promises the landing (found in tmux: "...and lands on ...")
+        assert "does not land on conflicting as it is" in said(dialog)
+        assert "would be refused (merge_conflict)" in said(dialog)
         await pilot.press("y")
         await until(pilot, lambda: notes.errors(), timeout=60)
         [error] = notes.errors()

@@ -13,7 +13,7 @@ from boardlib import BoardError, Reason
 from boardlib.events import EventKind
 from boardlib.narration import narrate
 from boardlib.worktrees import SOR_FILES
-from boardlib.worktrees.landing import Lander
+from boardlib.worktrees.landing import Lander, LandingPreview
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git
 
 ANSWER = "def answer():\n    return 43\n"
@@ -848,3 +848,22 @@ def test_landing_a_task_whose_checkout_was_deleted_by_hand_leaves_git_no_trace(
     listed = git(land.repo, "worktree", "list", "--porcelain")
     assert listed.count("worktree ") == 1 and task_id not in listed
     assert git(land.repo, "branch", "--list", f"kanban/task-{task_id}") == ""
+
+
+def test_the_preview_names_a_landing_under_way(land: LandEnv) -> None:
+    """Found by an exploring helper in tmux: while a landing verified, the drawer still said
+    "lands cleanly" and the land dialog offered a second landing, refused only once asked."""
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    seen: dict[str, object] = {}
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "turn":
+            seen["preview"] = land.trees.landing_preview(task_id)
+
+    land.trees.lander(on_step=on_step).land(task_id, actor="bob")
+    during = seen["preview"]
+    assert isinstance(during, LandingPreview)
+    assert during.landing is not None and during.landing.startswith("being landed by bob (")
+    assert during.landing.endswith(", active)") and during.summary.endswith(during.landing)
+    after = land.trees.landing_preview(task_id)
+    assert after.state == "landed" and after.landing is None

@@ -20,6 +20,7 @@ from textual.widgets import Button, Static
 from boardlib import transitions as t
 from boardlib.inert import inert
 from boardlib.records import LAND_STRATEGIES, Task
+from boardlib.worktrees.landing import CONFLICTS
 
 from .. import registry
 from ..gateway import BOARD_UNREADABLE
@@ -112,6 +113,15 @@ class LandDialog(ConfirmDialog):
         if self.unverified_only:
             lead = lead.replace("is verified on the merged tree and lands", "lands unverified")
             lead = lead.replace("is verified and lands", "lands unverified")
+        known = self.shown.preview if self.shown is not None else None
+        if known is not None and known.landing:  # found in tmux: it offered a second landing
+            lead = f"{task.id} is {known.landing}: a second landing is refused until it ends."
+        elif known is not None and known.state == CONFLICTS:
+            lead = (
+                f"{task.id} does not land on {into} as it is: the landing would be refused "
+                "(merge_conflict). Its builder syncs and resolves it, or land on another "
+                f"branch ({self._keys('land.into')})."
+            )
         shown = self.shown
         preview = (
             landing_words(shown)
