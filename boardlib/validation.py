@@ -117,9 +117,10 @@ def integer(
         raise invalid_input(f"{field} must be at least {minimum}", field=field)
     if maximum is not None and value > maximum:
         raise invalid_input(f"{field} must be at most {maximum}", field=field)
-    if not INT64_MIN <= value <= INT64_MAX:
+    if not INT64_MIN <= value <= INT64_MAX:  # the field's own bound, where it has one
+        low = INT64_MIN if minimum is None else minimum
         raise invalid_input(
-            f"{field} must be between {INT64_MIN} and {INT64_MAX} (a 64-bit integer)", field=field
+            f"{field} must be between {low} and {INT64_MAX} (a 64-bit integer)", field=field
         )
     return value
 

@@ -577,6 +577,16 @@ def test_bad_numbers_are_invalid_input(
     assert field in (error.get("field"), error.get("variable")), error
 
 
+def test_a_number_past_64_bits_is_refused_with_the_options_own_bound(kanban: Kanban) -> None:
+    """Found by an exploring helper: `--limit 99999999999999999999` said "must be between
+    -9223372036854775808 and ...", a negative bound for an option that starts at 1."""
+    huge = str(10**20)
+    error = refused_unchanged(kanban, "task", "list", "--limit", huge, reason="invalid_input")
+    assert error["field"] == "limit" and "between 1 and 9223372036854775807" in error["error"]
+    error = refused_unchanged(kanban, "events", "--since", huge, reason="invalid_input")
+    assert "between 0 and 9223372036854775807" in error["error"]
+
+
 def test_invalid_utf8_in_argv_is_invalid_input(kanban: Kanban) -> None:
     with unchanged(kanban.db):
         run = subprocess.run(
