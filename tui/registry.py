@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from boardlib.worktrees import CheckoutState
 
 # The screens an action can belong to. "app" is every screen (the App's own bindings).
+SIDE_BY_SIDE_MIN_COLUMNS = 160  # the terminal's width from which `s` shows a diff old | new
+
 APP = "app"
 BOARD = "board"
 DRAWER = "drawer"
@@ -364,7 +366,8 @@ ACTIONS: tuple[Action, ...] = (
         "Side by side",
         "s",
         palette="Show the diff side by side (old | new)",
-        palette_help="from 160 columns",
+        palette_help=f"from {SIDE_BY_SIDE_MIN_COLUMNS} columns",
+        only=f"needs a terminal {SIDE_BY_SIDE_MIN_COLUMNS} columns wide or more",
     ),
     _drawer(
         "drawer.editor",

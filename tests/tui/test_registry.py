@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from textual.command import CommandPalette
 
+from boardlib import Task
 from boardlib import transitions as t
 from tests.tui.conftest import loaded, make_app, until
 from tui import registry
@@ -29,6 +30,7 @@ from tui.components.search_bar import SearchBar
 from tui.components.stats_screen import StatsScreen
 from tui.components.task_form import TaskForm
 from tui.keymap import key_text, load_user_keymap
+from tui.registry import SIDE_BY_SIDE_MIN_COLUMNS
 
 OWNERS: dict[str, Any] = {
     registry.APP: KanbanApp,
@@ -217,3 +219,12 @@ async def test_drawer_footer_is_generated_and_q_goes_back(demo) -> None:  # type
         await until(pilot, lambda: app.focused is app.drawers()[0])
         await pilot.press("backspace")  # the remapped key
         await until(pilot, lambda: app.drawer_task_id() is None)
+
+
+def test_side_by_side_under_its_width_says_what_it_needs() -> None:
+    """Found by an exploring helper in tmux: `s` at 80x24 said "Side by side: does not apply
+    here", though the registry knew why ("from 160 columns")."""
+    task = Task(id="TASK-1", title="t", status="in_review", created_at=0, updated_at=0)
+    action = registry.BY_ID["drawer.side_by_side"]
+    said = registry.unavailable_because(action, read_only=False, task=task)
+    assert said == f"side by side: needs a terminal {SIDE_BY_SIDE_MIN_COLUMNS} columns wide or more"

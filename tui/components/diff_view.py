@@ -53,7 +53,6 @@ _DIM_ITALIC = Style(dim=True, italic=True)
 MORE_RIGHT = "\u203a"  # single right-pointing angle quotation mark
 MORE_LEFT = "\u2039"
 DIVIDER = "│"
-SIDE_BY_SIDE_MIN_COLUMNS = 160  # the terminal's width from which `s` shows old | new
 
 
 class DiffView(ScrollView, can_focus=False):
@@ -717,7 +716,6 @@ __all__ = [
     "LINE",
     "LISTED",
     "NOTE",
-    "SIDE_BY_SIDE_MIN_COLUMNS",
     "STAT",
     "DiffView",
     "lexer_for",

@@ -34,9 +34,10 @@ from ..diff_rows import DiffRows, ListedFile
 from ..drawer_data import TaskData, WorkspaceData, fingerprint, read_task, read_workspace
 from ..drawer_render import history_lines, plain, runs_table
 from ..gateway import BOARD_UNREADABLE
+from ..registry import SIDE_BY_SIDE_MIN_COLUMNS
 from . import tcss
 from .checkout_line import CheckoutLine
-from .diff_view import SIDE_BY_SIDE_MIN_COLUMNS, DiffView, warm_lexers
+from .diff_view import DiffView, warm_lexers
 from .files_pane import FilesPane
 from .landing_line import LandingLine
 from .link_menu import LinkMenu
