@@ -239,6 +239,41 @@ async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ign
         assert facts.shown < facts.total
 
 
+async def test_columns_changed_behind_the_drawer_are_laid_out_when_it_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper in tmux at 80x24: with the drawer open over the board, a
+    claim and two new tasks made the board scroll sideways; closed, the view stayed at the
+    left edge, the last column running off screen, while the header named backlog as off
+    screen to the left."""
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(1_767_261_600_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        one = board.create_task("one")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.board_screen is not app.screen)
+        with Board(path, clock=clock) as agent:
+            agent.claim(one.id, "bob")
+            agent.create_task("two")
+            agent.create_task("three")
+        await until(pilot, lambda: app.state.counts[t.TODO] == 2)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        await until(pilot, lambda: int(view.scroll_offset.x) > 0)
+        hidden = header(app).hidden_left
+        starts = [sum(view._widths[:i]) for i in range(len(view._widths))]
+        shown_from = int(view.scroll_offset.x)
+        statuses = zip(view.columns, starts, strict=True)
+        assert hidden == tuple(status for status, x in statuses if x < shown_from)
+        assert view.region.right <= 80
+
+
 async def test_a_strip_counts_the_matches_while_a_filter_narrows(long_todo) -> None:  # type: ignore[no-untyped-def]
     """Found by an exploring helper in tmux: with a filter on, the narrow strips still counted
     every task of their status ("1" over an in-progress strip none of whose tasks matched)."""

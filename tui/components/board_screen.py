@@ -104,6 +104,7 @@ class BoardScreen(TaskActions, Screen[None]):
         self.board.fit_room()
 
     def on_screen_resume(self) -> None:
+        self.board.settle()
         if self.drawer is not None:
             self.drawer.visibility_changed()
 

@@ -104,6 +104,14 @@ class BoardView(HorizontalScroll, can_focus=False):
     def on_resize(self) -> None:
         self.fit_room()
 
+    def settle(self) -> None:
+        """Lay out and scroll again once this screen is shown: while another screen covered it
+        (the drawer at 80 columns), a change of columns was laid out but its scroll was not
+        applied, and the board came back clipped, its header naming the wrong columns off
+        screen."""
+        self.layout_columns()
+        self.call_after_refresh(self._snap, self.active)
+
     def fit_room(self) -> None:
         """A taller or shorter board keeps its widths; a drawer docking beside it narrows it, and
         the selected card stays on screen."""
