@@ -144,6 +144,7 @@ class KanbanApp(App[None]):
         self.notify_mode = notify_mode  # bell, osc, osc777 or off: a new inbox item, outside
         self.inbox_items: list[InboxItem] = []
         self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
+        self._inbox_said: set[tuple[str, str, str]] = set()  # what the header's "new:" names
         self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
@@ -518,6 +519,7 @@ class KanbanApp(App[None]):
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)
             changes["inbox_new"] = said if len(new) == 1 else f"{said} (+{len(new) - 1})"
+            self._inbox_said = {item_key(item) for item in new}
             self.notify(f"{said}. i opens the inbox.", title="Needs you", timeout=6)
             for item in new:
                 self.tell_terminal(
@@ -525,8 +527,10 @@ class KanbanApp(App[None]):
                         self.notify_mode, item.kind, item.task_id, in_tmux=notify.inside_tmux()
                     )
                 )
-        elif not message.items:
+        elif self._inbox_said and not self._inbox_said & keys:
+            # what "new:" names has left the inbox (approved and landed, say): it goes too
             changes["inbox_new"] = ""
+            self._inbox_said = set()
         header.update_facts(**changes)
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
@@ -539,6 +543,7 @@ class KanbanApp(App[None]):
 
     def open_inbox(self) -> None:
         self.board_screen.header.update_facts(inbox_new="")
+        self._inbox_said = set()
         if not isinstance(self.screen, InboxScreen):
             self.push_screen(InboxScreen())
 

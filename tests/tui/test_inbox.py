@@ -226,6 +226,12 @@ async def test_a_new_item_is_said_once_without_moving_the_view(tmp_path: Path) -
             board.add_comment(task.id, "more", author_type="user")
         await pilot.pause(0.5)
         assert len(sent) == 1
+        # Once it has left the inbox, "new:" goes with it (found in tmux: it stayed, after
+        # the task was approved and landed, until i was pressed).
+        with Board(path, clock=clock) as board:
+            board.unblock(task.id)
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        await until(pilot, lambda: app.board_screen.header.facts.inbox_new == "")
 
 
 def test_no_agent_byte_reaches_the_sequence() -> None:
