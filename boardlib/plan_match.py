@@ -181,7 +181,7 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
         task = matched.get(item.key)
         if task is None:
             continue
-        said = _normalised(item)
+        said = normalised(item)
         said["parent"] = resolve(item.parent) if item.parent else None
         for name in COMPARED:
             on_board = task.parent_task_id if name == "parent" else getattr(task, name)
@@ -214,8 +214,9 @@ def _shown(value: Any) -> str:
     return "none" if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _normalised(item: PlanItem) -> dict[str, Any]:
-    """The item's fields as the board stores them (stripped, empty text as none)."""
+def normalised(item: PlanItem) -> dict[str, Any]:
+    """The item's fields as the board stores them (stripped, empty text as none), or the
+    board's refusal of one: what `plan lint` checks, so a plan it passes is one apply takes."""
     return {
         "title": validate.text(item.title, "title", limit=validate.TITLE_MAX),
         "description": validate.text(item.description, "description", required=False),

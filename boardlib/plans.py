@@ -25,7 +25,7 @@ from . import transitions, validation
 from .board import Board, unknown_reference
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
-from .plan_match import AppliedPlan, PlanItem
+from .plan_match import AppliedPlan, PlanItem, normalised
 from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 
@@ -245,9 +245,21 @@ def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> Plan
             )
             continue
         try:
-            report.tasks.append(PlanTask.model_validate(raw))
+            task = PlanTask.model_validate(raw)
         except ValidationError as error:
             report.problems += _field_problems(error, index, raw_keys[index])
+            continue
+        try:  # the board's own checks (64-bit numbers, printable names): lint passes no less
+            normalised(task.to_item())
+        except BoardError as error:
+            label = f"tasks[{index}]" + (f" ({task.key})" if task.key else "")
+            where = str(error.details.get("field") or "?")
+            report.problems.append(
+                Problem("bad_field", f"{label}: {error.message}", key=task.key, index=index,
+                        field=where)
+            )  # fmt: skip
+            continue
+        report.tasks.append(task)
 
     first_index: dict[str, int] = {}
     for index, key in enumerate(raw_keys):

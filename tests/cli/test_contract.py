@@ -655,6 +655,19 @@ def test_plan_lint_and_apply_report_the_same_problems(kanban: Kanban, tmp_path: 
     assert lint.error["problems"] == applied["problems"] == lint.doc["problems"]
     kinds = sorted(problem["kind"] for problem in applied["problems"])
     assert kinds == ["bad_field", "unknown_key", "unknown_key"]
+    # what the board refuses, lint finds too (found by an exploring helper: a 64-bit priority
+    # and names holding an escape or a bidi override passed lint, then apply refused them)
+    plan.write_text(
+        "- {key: d, title: d, priority: 99999999999999999999}\n"
+        '- {key: e, title: e, role: "r\\e"}\n'
+        '- {key: f, title: f, team: "t\\u202e"}\n'
+    )
+    lint = kanban.run("plan", "lint", str(plan))
+    assert lint.code == 2
+    fields = sorted(problem["field"] for problem in lint.doc["problems"])
+    assert fields == ["priority", "role", "teamId"], lint.doc
+    applied = refused_unchanged(kanban, "plan", "apply", str(plan), reason="invalid_input")
+    assert applied["problems"] == lint.doc["problems"]
 
 
 def test_times_in_sentences_are_readable(kanban: Kanban) -> None:
