@@ -262,6 +262,25 @@ async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ig
         assert f"Kept on the task as a comment by {OPERATOR}" in shown
 
 
+async def test_a_pasted_paragraph_in_a_one_line_answer_keeps_every_line(demo) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper in tmux: a bracketed paste of two lines into the block
+    reason kept only the first, with no word (Textual's Input keeps the first line)."""
+    from textual.widgets import Input
+
+    path, clock, ids = demo
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        await loaded(pilot)
+        app.jump_to(ids["parser"])  # in progress: b asks why it is blocked, on one line
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        answer = app.screen.query_one("#answer", Input)
+        answer.post_message(events.Paste("pasted line one\n\n  line two\n"))
+        await until(pilot, lambda: answer.value == "pasted line one line two")
+        await until(pilot, lambda: any("Pasted 2 lines as one" in n for n in notes.infos()))
+
+
 @pytest.mark.slow
 async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo) -> None:  # type: ignore[no-untyped-def]
     """`x` then `y` in one burst cancelled a task whose question was never on screen (seen in

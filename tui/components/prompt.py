@@ -2,6 +2,7 @@
 (the board would refuse it anyway; saying so here saves a round trip)."""
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -12,6 +13,25 @@ from boardlib.inert import inert
 from .. import registry
 from ..keymap import hint_line, operator_keymap
 from . import tcss
+
+
+class OneLineInput(Input):
+    """A one-line answer. Textual's Input keeps only the first line of a paste, so the rest of a
+    pasted reason was lost with no word: the lines are joined with spaces, and it says so."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        lines = [line.strip() for line in event.text.splitlines() if line.strip()]
+        if len(lines) > 1:  # else Input's own handler, next in the class chain, takes it
+            event.prevent_default()
+            event.stop()
+            selection = self.selection
+            joined = " ".join(lines)
+            if selection.is_empty:
+                self.insert_text_at_cursor(joined)
+            else:
+                self.replace(joined, *selection)
+            said = f"Pasted {len(lines)} lines as one: this answer is one line."
+            self.app.notify(said, timeout=4)
 
 
 class PromptDialog(ModalScreen[str | None]):
@@ -45,7 +65,7 @@ class PromptDialog(ModalScreen[str | None]):
                 yield TextArea(self.initial, id="answer", soft_wrap=True, show_line_numbers=False)
                 yield Static(hint_line(registry.PROMPT, operator_keymap(self.app)), classes="hint")
             else:
-                yield Input(self.initial, id="answer")
+                yield OneLineInput(self.initial, id="answer")
                 enter = {"prompt.submit": "enter"}  # the one-line Input submits on enter
                 hint = hint_line(registry.PROMPT, operator_keymap(self.app), widget_keys=enter)
                 yield Static(hint, classes="hint")
