@@ -223,6 +223,10 @@ class KanbanApp(App[None]):
         doing nothing in silence (its binding was tried first and refused)."""
         if not self.screen_stack:
             return
+        take = getattr(self.screen, "take_early_key", None)
+        if callable(take) and take(event):  # a form's keys, typed as it opened
+            event.stop()
+            return
         active = self.active_bindings.get(event.key)
         action = registry.BY_ID.get(active.binding.id or "") if active is not None else None
         if active is None or active.enabled or action is None:

@@ -281,6 +281,26 @@ async def test_a_pasted_paragraph_in_a_one_line_answer_keeps_every_line(demo) ->
         await until(pilot, lambda: any("Pasted 2 lines as one" in n for n in notes.infos()))
 
 
+async def test_a_title_typed_in_the_burst_that_opens_the_form_is_kept(demo) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper in tmux: `send-keys n a b c` opened the new-task form with
+    an empty title: the keys arrived before it ran, and went nowhere."""
+    from textual.widgets import Input
+
+    from tui.components.task_form import TaskForm
+
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        for key in "nabc":  # at once, as a terminal delivers a burst
+            app.post_message(events.Key(key, key))
+        await until(pilot, lambda: isinstance(app.screen, TaskForm))
+        title = app.screen.query_one("#title", Input)
+        await until(pilot, lambda: title.value == "abc")
+        await pilot.press("d")
+        await until(pilot, lambda: title.value == "abcd")
+
+
 @pytest.mark.slow
 async def test_a_question_is_not_answered_by_keys_typed_before_it_was_shown(demo) -> None:  # type: ignore[no-untyped-def]
     """`x` then `y` in one burst cancelled a task whose question was never on screen (seen in

@@ -8,6 +8,7 @@ The form returns only what the operator changed; the board validates and refuses
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -29,6 +30,8 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
     def __init__(self, task: Task | None = None) -> None:
         super().__init__()
         self.task_row = task
+        self._early = ""  # keys typed before it ran (`take_early_key`)
+        self._settled = False  # painted: from then on its widgets take the keys
 
     @property
     def creating(self) -> bool:
@@ -84,7 +87,26 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
             yield Static("", id="error")
 
     def on_mount(self) -> None:
-        self.query_one("#title", Input).focus()
+        title = self.query_one("#title", Input)
+        title.focus()
+        if self._early:
+            title.insert_text_at_cursor(self._early)
+            self._early = ""
+        self.call_after_refresh(setattr, self, "_settled", True)
+
+    def take_early_key(self, event: events.Key) -> bool:
+        """A key the app got while this form was on top but not yet running (typed in the burst
+        that opened it: `n` and the title at once, as tmux sends them): a printable one is the
+        title's. They were lost."""
+        if not (event.is_printable and event.character):
+            return False
+        if self._settled:
+            return False  # on screen and running: a key its widgets left is not the title's
+        if self.is_mounted:
+            self.query_one("#title", Input).insert_text_at_cursor(event.character)
+        else:
+            self._early += event.character
+        return True
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
