@@ -205,17 +205,15 @@ class DiffRows:
                 )
             )
         self._add_extras(top)
+        sizes = {item.path: item.size for item in catalogue}
         for n, file in enumerate(files):
             change = "" if file.change == "modified" else f" ({file.change})"
             name = f"{file.old_path} -> {file.path}" if file.old_path else file.path
-            head = [
-                Row(BLANK, file=n),
-                Row(
-                    HEADER, f"{display(name)}{change}  +{file.insertions} -{file.deletions}", file=n
-                ),
-            ]
-            if file.binary:
-                head.append(Row(NOTE, "binary file: not shown", file=n))
+            counts = f"+{file.insertions} -{file.deletions}"
+            if file.binary:  # one line, its size, never its bytes ("+0 -0" read as no change)
+                size = sizes.get(file.path)
+                counts = "binary, not shown" + (f" ({human_size(size)})" if size else "")
+            head = [Row(BLANK, file=n), Row(HEADER, f"{display(name)}{change}  {counts}", file=n)]
             self.file_rows.append(self.count + 1)
             self._add_extras(head)
             if file.end > file.start:
