@@ -140,7 +140,10 @@ class DiffRows:
         truncated: bool = False,
         limit_bytes: int | None = None,
         notes: Sequence[str] = (),
+        unread: str | None = None,
     ) -> None:
+        """`unread`: why there is no diff to read (the checkout is gone): said instead of "0
+        files changed", which reads as work with no change."""
         self.index = index or DiffIndex([], bytearray(), array("l"), array("l"), [])
         self.omitted: list[ListedFile] = []
         self.files: list[IndexedFile] = self.index.files
@@ -161,11 +164,11 @@ class DiffRows:
         insertions = sum(item.insertions or 0 for item in catalogue)
         deletions = sum(item.deletions or 0 for item in catalogue)
         count = len(catalogue)
-        top.append(
-            Row(
-                STAT, f"{count} file{'s' if count != 1 else ''} changed, +{insertions} -{deletions}"
-            )
-        )
+        if unread is not None and not catalogue:
+            top.append(Row(NOTE, f"no diff to show: {inert(unread)}"))
+        else:
+            changed = f"{count} file{'s' if count != 1 else ''} changed"
+            top.append(Row(STAT, f"{changed}, +{insertions} -{deletions}"))
         top += [Row(NOTE, inert(note)) for note in notes]
         missing = [item for item in catalogue if item.path not in shown and not item.omitted]
         if truncated:
@@ -211,8 +214,8 @@ class DiffRows:
             name = f"{file.old_path} -> {file.path}" if file.old_path else file.path
             counts = f"+{file.insertions} -{file.deletions}"
             if file.binary:  # one line, its size, never its bytes ("+0 -0" read as no change)
-                size = sizes.get(file.path)
-                counts = "binary, not shown" + (f" ({human_size(size)})" if size else "")
+                weight = sizes.get(file.path)
+                counts = "binary, not shown" + (f" ({human_size(weight)})" if weight else "")
             head = [Row(BLANK, file=n), Row(HEADER, f"{display(name)}{change}  {counts}", file=n)]
             self.file_rows.append(self.count + 1)
             self._add_extras(head)

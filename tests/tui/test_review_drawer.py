@@ -394,3 +394,28 @@ async def test_a_comment_made_before_the_drawer_opens_shows_under_its_line(
             lines = view.text_of_screen()
             at = next(i for i, line in enumerate(lines) if f"{OPERATOR} on shop/cart.py:4" in line)
             assert "percent=0" in lines[at - 1] or "def total(items)" in lines[at - 1], keys
+
+
+async def test_a_diff_that_cannot_be_read_says_why_not_zero_files(review: ReviewBoard) -> None:
+    """Known from stop 46's helpers: with the checkout and its branch gone, the Diff tab read
+    "0 files changed, +0 -0", as if the work had changed nothing."""
+    import shutil
+    import subprocess
+
+    task_id = review.ids["review"]
+    [worktree] = review.worktrees.glob(f"*/{task_id}")
+    shutil.rmtree(worktree)
+    subprocess.run(["git", "-C", str(review.repo), "worktree", "prune"], check=True)
+    subprocess.run(
+        ["git", "-C", str(review.repo), "branch", "-D", f"kanban/task-{task_id}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    app = app_on(review, "review")
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await pilot.press("3")
+        await until(pilot, lambda: drawer.workspace is not None and len(drawer.diff.rows) >= 1)
+        first = next(iter(drawer.diff.rows))
+        assert first.kind == NOTE and first.text.startswith("no diff to show: "), first
+        assert f"kanban/task-{task_id}" in first.text  # the checkout line's own words
+        assert "0 files changed" not in view_text(drawer.diff)

@@ -280,9 +280,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                        item.omitted)
             for item in detail.diff_files
         ]  # fmt: skip
+        unread = None
+        if detail.diff_stat is None:  # no checkout or branch to read it from: say so
+            unread = detail.checkout.summary if detail.checkout else "the work cannot be read"
         rows = DiffRows(
             data.index, listed, truncated=detail.diff_truncated,
-            limit_bytes=detail.diff_limit_bytes, notes=notes,
+            limit_bytes=detail.diff_limit_bytes, notes=notes, unread=unread,
         )  # fmt: skip
         view.show(rows, signature=(data.task_id, detail.diff, tuple(detail.diff_files)))
         self._update_state()
