@@ -126,10 +126,11 @@ class InboxScreen(TaskActions, Screen[None]):
         title = inert(item.title or "")
         detail.update(
             Content.from_markup(
-                "$title [$text-muted]· a $action: $what[/]",
+                "$title [$text-muted]· a $action: $what[/]\n$why",
                 title=title,
                 action=item.action,
                 what=a.ACTIONS.get(item.action, ""),
+                why=inert(item.why),  # whole here: its row may cut it
             )
         )
         self.refresh_bindings()
