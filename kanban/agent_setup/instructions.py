@@ -145,12 +145,20 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
     ]
 
 
+# A code task's own checkout: where its files are changed, and the complete that judges them.
+WORKTREE_COMMANDS = [
+    'ws=$(kanban task workspace provision "$id" --repo .)   # from this repository\'s root',
+    'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
+    'kanban task workspace complete "$id" --epoch "$epoch" --summary "what changed"',
+]
+
 # The commands the bullets name inline, each in backticks: the extend, block, release and
-# explain steps of the loop and the reviewer's reject.
+# explain steps of the loop and the reviewer's reject and land.
 EXTEND = 'kanban task extend-lease "$id" --epoch "$epoch" --minutes 60'
 BLOCK = 'kanban task block "$id" --epoch "$epoch" --reason "what would unblock it"'
 RELEASE = 'kanban task release "$id" --epoch "$epoch"'
 REJECT = 'kanban task reject "$id" --reason "what must change"'
+LAND = 'kanban task land "$id"'
 
 
 def explain_command(briefing: Briefing) -> str:
@@ -257,9 +265,18 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
                 "says why.",
             ]
         ),
+        "A code task is worked in a git worktree of its own, never in this checkout: provision "
+        "it once claimed, change files there, and finish with the workspace's complete rather "
+        "than the plain one: it commits the work and runs the verify command (the handoff's "
+        "`commands.verify`, else `VERIFY_CMD` in the worktree's `init.sh`). A pass is done, to "
+        "be landed by another; a fail comes back to you with its output; no verify command "
+        "blocks it for an operator.",
+        _fence(WORKTREE_COMMANDS),
         "Reviewing work other agents finished (whoever held a task cannot judge it):",
         _fence(review_commands(briefing, others)),
-        f"or send it back to todo: `{REJECT}`.",
+        f"or send it back to todo: `{REJECT}`. A task with a worktree: `{LAND}` approves it and "
+        "lands its work on its base branch, verified on the merged tree first (`--dry-run` "
+        "says whether it would).",
         _exit_codes() + ".",
         f'A refusal is one JSON line on stderr, `{{"error": ..., "reason": ...}}`, exit '
         f"{refused} unless noted. What each reason means for you:",

@@ -166,8 +166,8 @@ HINTS: dict[str, str] = {
         "for other work. Retrying will not help."
     ),
     Reason.OPERATOR_ONLY: (
-        "Only a person may do this (agents never set budgets); ask an operator. Retrying will "
-        "not help."
+        "Only a person may do this (agents never set budgets or land unverified work); ask an "
+        "operator. Retrying will not help."
     ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "

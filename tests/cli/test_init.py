@@ -520,11 +520,14 @@ def inline_commands(block: str) -> list[str]:
     return re.findall(r"`(kanban [^`]+)`", prose)
 
 
-def bash(lines: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def bash(
+    lines: list[str], env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     script = "set -eu\n" + "\n".join(lines) + "\n"
     return subprocess.run(
-        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120,
+        check=False, cwd=cwd,
+    )  # fmt: skip
 
 
 @pytest.mark.slow  # every command of the blocks, run
@@ -532,9 +535,10 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     assert shutil.which("jq"), "the instructions use jq; install it (apt-get install jq)"
     ok(kanban_init(repo, db, "--harness", "claude-code", "--role", "worker"))
     block = block_of((repo / "AGENTS.md").read_text())
-    work, review = fences(block)
+    work, worktree, review = fences(block)
     inline = inline_commands(block)
     env = {key: value for key, value in clean_env().items() if key != "KANBAN_DB"}
+    env["KANBAN_WORKTREES"] = str(repo.parent / "worktrees")
     claim_prefix = [line for line in work if not line.startswith("kanban task")]
     assert len(claim_prefix) in (4, 5)  # [kanban function,] export, claim, id, epoch
 
@@ -574,6 +578,25 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
         board.cancel(task.id)  # nothing claimable is left
     ran.add(command)
 
+    # A code task in its own worktree (found by an exploring helper: the block never said
+    # so, and an agent following it changed the person's checkout): provision, change a file
+    # there, complete through the gate; the repository's own checkout is untouched.
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "kanban.verify", "true"),  # the operator's verify command
+        ("add", "-A"),
+        ("-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "set up"),
+    ):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    with Board(db, reconcile_orphans=False) as board:
+        coded = board.create_task("Write the lexer", role="worker")
+    result = bash([*claim_prefix, *worktree[:2], "echo lexed > lexer.txt", worktree[2]], env, repo)
+    assert result.returncode == 0, result.stderr
+    with Board(db, reconcile_orphans=False) as board:
+        assert board.get_task(coded.id).status == "done"  # the gate passed
+    assert not (repo / "lexer.txt").exists()
+    ran.update(worktree)
+
     explain = next(c for c in inline if "--explain" in c)
     before_claim = claim_prefix[: next(i for i, line in enumerate(work) if "claim-next" in line)]
     result = bash([*before_claim, explain], env)
@@ -603,7 +626,24 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
         assert board.get_task(sent_back).status == "todo"
         assert board.get_task(built.id).status == "in_review"  # its builder may not judge it
 
-    assert ran == set(work) | set(review) | set(inline)  # every command shown was run
+    with Board(db, reconcile_orphans=False) as board:
+        other = board.create_task("Write the parser")
+    built_by_x = [
+        f"export KANBAN_DB={db} KANBAN_AGENT=worker-x",
+        f"kanban task claim {other.id} >/dev/null",
+        f"ws=$(kanban task workspace provision {other.id} --repo .)",
+        'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"',
+        "echo parsed > parser.txt",
+        f"kanban task workspace complete {other.id} >/dev/null",
+    ]
+    assert bash(built_by_x, env, repo).returncode == 0
+    land = by_command["kanban task land"]
+    result = bash([*before_id, f"id={other.id}", land], env, repo)  # as the block's agent
+    assert result.returncode == 0, result.stderr
+    assert (repo / "parser.txt").read_text() == "parsed\n"  # on main, the checkout brought along
+    ran.add(land)
+
+    assert ran == set(work) | set(worktree) | set(review) | set(inline)  # every one was run
 
 
 def test_a_json_entry_edited_by_hand_is_refused_though_agents_md_was_not(
@@ -654,7 +694,7 @@ def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, d
     block = block_of((repo / "AGENTS.md").read_text())
     assert "in Claude Code as `cc` with tool set `all`" in block
     assert "in Codex as `c-->x` (role `reviewer`) with tool set `all`" in block
-    work, review = fences(block)
+    work, _worktree, review = fences(block)
     for lines in (work, review):
         assert f"export KANBAN_DB={db} KANBAN_AGENT=cc" in lines  # the first runtime's
         assert "# in Codex instead: KANBAN_AGENT='c-->x', claim-next --role reviewer" in lines
