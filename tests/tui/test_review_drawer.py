@@ -419,3 +419,24 @@ async def test_a_diff_that_cannot_be_read_says_why_not_zero_files(review: Review
         assert first.kind == NOTE and first.text.startswith("no diff to show: "), first
         assert f"kanban/task-{task_id}" in first.text  # the checkout line's own words
         assert "0 files changed" not in view_text(drawer.diff)
+
+
+async def test_every_diff_line_is_drawn_in_the_themes_colours(review: ReviewBoard) -> None:
+    """Found by an exploring helper in tmux (capture-pane -e): a line with nothing to highlight
+    (a .txt line, a .py line with no keyword) was drawn in the terminal's default colours
+    (39/49), a dark patch in a light theme: Rich drops a Text's own style when it has no
+    spans."""
+    task_id = review.ids["review"]
+    app = app_on(review, "review", theme="textual-light")
+    async with app.run_test(size=(120, 40)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        view = await diff_tab(pilot, drawer)
+        lines = [(n, row) for n, row in enumerate(view.rows) if row.kind == LINE]
+        assert lines
+        for n, row in lines:
+            strip, _width = view._content_strip(row, n, 0)
+            for segment in strip:
+                assert segment.style is not None and segment.style.bgcolor is not None, (
+                    row.text,
+                    segment,
+                )

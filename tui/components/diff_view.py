@@ -579,7 +579,10 @@ class DiffView(ScrollView, can_focus=False):
             text = self._marked(display(found.text), found.file, style)
         if self.search_text:
             self._highlight(text, row, side, found)
-        segments = list(text.render(self.app.console))
+        # Rich's Text.render drops the text's own style when it has no spans (a plain line of a
+        # .txt file): drawn in the terminal's default colours, not the theme's (found in tmux)
+        base_style = text.style if isinstance(text.style, Style) else Style.parse(text.style)
+        segments = list(Segment.apply_style(text.render(self.app.console), base_style))
         strip = Strip(segments)
         result = (strip, strip.cell_length)
         self._content[key] = result
