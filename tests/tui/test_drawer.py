@@ -520,3 +520,23 @@ async def test_drawer_keys_tabs_files_ends_links_and_comments(review) -> None:  
 def _comments(board: ReviewBoard, task_id: str) -> list[tuple[str | None, str]]:
     with Board(board.db, read_only=True) as reader:
         return [(c.author_agent_id, c.body) for c in reader.comments(task_id)]
+
+
+async def test_a_resize_under_another_screen_moves_the_drawer_when_the_board_returns(
+    review,  # type: ignore[no-untyped-def]
+) -> None:
+    """Found by an exploring helper in tmux: drawer beside the board at 160x48, `i`, the
+    terminal shrunk to 80x24, esc: the drawer stayed beside a board squeezed to 15 columns."""
+    board, clock = review
+    task_id = board.ids["review"]
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        assert drawer.beside
+        await pilot.press("i")
+        await until(pilot, lambda: app.screen is not app.board_screen)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+        assert app.screen.drawer.task_id == task_id and not app.screen.drawer.beside

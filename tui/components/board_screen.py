@@ -105,6 +105,9 @@ class BoardScreen(TaskActions, Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.board.settle()
+        # a resize while another screen covered this one (the inbox at 160, then 80 columns)
+        # leaves the drawer beside the board: it moves as it does on a resize seen here
+        self.call_after_refresh(self.kanban.relayout_drawer)
         if self.drawer is not None:
             self.drawer.visibility_changed()
 
