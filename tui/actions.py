@@ -13,6 +13,7 @@ action writes, which needs a task and when it applies.
 """
 
 import contextlib
+import functools
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -585,8 +586,9 @@ class TaskActions:
 
         lines = len(self.review_round())
         with_lines = (
-            f" The {lines} line comment{'s' if lines != 1 else ''} made since the last review go "
-            "back with it (the agent reads them in REVIEW.md in its worktree)."
+            f" The {lines} line comment{'s' if lines != 1 else ''} made since the last review "
+            f"{'go' if lines != 1 else 'goes'} back with it (the agent reads "
+            f"{'them' if lines != 1 else 'it'} in REVIEW.md in its worktree)."
             if lines
             else ""
         )
@@ -707,7 +709,7 @@ def start_landing(app: "KanbanApp", task: Task, choice: LandChoice, into: str) -
         name,
         work,
         expect=task,
-        success=landed_message,
+        success=functools.partial(landed_message, approved=approving),
         explain=refusal_message,
         serial=False,  # a landing waits in its branch's queue, not behind other writes
     )

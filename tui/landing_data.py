@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from boardlib import Board, BoardError, Reason
-from boardlib import transitions as t
 from boardlib.records import Task
 from boardlib.worktrees import GitFailure, Worktrees
 from boardlib.worktrees.landing import (
@@ -184,12 +183,15 @@ def landing_words(shown: Preview | None) -> Text:
         return line
     if preview.state == LANDED:
         return plain(f"  {preview.summary}", "green")
-    return plain(f"  cannot land: {preview.summary}", "yellow")
+    said = preview.summary  # the board's own sentence may say "cannot land" already
+    return plain(f"  {said}" if said.startswith("cannot land") else f"  cannot land: {said}",
+                 "yellow")  # fmt: skip
 
 
-def landed_message(result: LandResult) -> str:
-    """The notification after a landing."""
-    done = "approved and landed" if result.task.status == t.DONE else "landed"
+def landed_message(result: LandResult, *, approved: bool = False) -> str:
+    """The notification after a landing: `approved` when the landing approved it too (a done
+    task's landing is only a landing; its status after says nothing of that)."""
+    done = "approved and landed" if approved else "landed"
     if result.task.landed_commit is None:  # a landing that did not land (never expected)
         return f"{result.task.id}: nothing landed"
     said = f"{result.task.id} {done} on {result.into} as {short(result.commit)}"

@@ -203,6 +203,10 @@ async def test_land_a_done_task_from_the_palette(review) -> None:  # type: ignor
         assert landed.status == "done"
         assert git(board.repo, "rev-parse", "main").strip() == landed.landed_commit
         assert not notes.errors()
+        # a landing of a done task is a landing (found in tmux: "approved and landed")
+        told = f"{task_id} landed on main as {landed.landed_commit[:7]}"
+        await until(pilot, lambda: any(told in note for note in notes.infos()))
+        assert not any("approved and landed" in note for note in notes.infos())
 
 
 @pytest.mark.slow
@@ -413,3 +417,18 @@ async def test_a_defect_in_a_preview_read_is_reported_once_an_outage_is_not(  # 
         await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
         assert app.is_running
     assert fresh(board.db, task_id).landed_commit is None
+
+
+def test_a_preview_that_cannot_land_says_so_once() -> None:
+    """Found by an exploring helper in tmux: "cannot land: cannot land: the worktree of TASK-8
+    has unresolved conflicts": the board's sentence already says it."""
+    from boardlib.worktrees.landing import LandingPreview
+    from tui.landing_data import Preview, landing_words
+
+    def said(summary: str) -> str:
+        preview = LandingPreview(task_id="TASK-8", state="unavailable", summary=summary)
+        return landing_words(Preview("TASK-8", preview, "stamp")).plain
+
+    board_says = "cannot land TASK-8: it is not reviewed"
+    assert said(board_says) == f"  {board_says}"
+    assert said("main shares no history") == "  cannot land: main shares no history"

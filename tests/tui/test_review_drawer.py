@@ -285,7 +285,7 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
         assert "missing argument" in overview_text(drawer)
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
-        assert "The 1 line comment made since the last review go" in app.screen.label_text
+        assert "The 1 line comment made since the last review goes back" in app.screen.label_text
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,7 @@ class LandDialog(ConfirmDialog):
                 "with a comment saying why."
             )
         else:
-            lead = f"{task.id} is done: its approved work is verified and lands on {into}."
+            lead = f"{task.id} is done: its work is verified and lands on {into}."
         if self.unverified_only:
             lead = lead.replace("is verified on the merged tree and lands", "lands unverified")
             lead = lead.replace("is verified and lands", "lands unverified")
@@ -117,10 +117,16 @@ class LandDialog(ConfirmDialog):
         if known is not None and known.landing:  # found in tmux: it offered a second landing
             lead = f"{task.id} is {known.landing}: a second landing is refused until it ends."
         elif known is not None and known.state == CONFLICTS:
+            # who may sync: its builder once a reject gives it back; done, only an operator
+            who = (
+                "Reject it, and its builder syncs and resolves it"
+                if self.approving
+                else f"An operator syncs it (kanban task workspace sync {task.id}) and resolves it"
+            )
             lead = (
                 f"{task.id} does not land on {into} as it is: the landing would be refused "
-                "(merge_conflict). Its builder syncs and resolves it, or land on another "
-                f"branch ({self._keys('land.into')})."
+                f"(merge_conflict). {who}, or land on another branch "
+                f"({self._keys('land.into')})."
             )
         shown = self.shown
         preview = (
