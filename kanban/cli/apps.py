@@ -179,6 +179,7 @@ def tui(
     default=demo_limits.DEFAULT_POLL_MS,
     show_default=True,
     metavar="MS",
+    help="How often its live board checks the file for changes.",
 )
 @click.option("--seed", type=int, metavar="N", help="Repeat a run's plan and agent choices.")
 def demo(

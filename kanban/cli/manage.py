@@ -28,7 +28,14 @@ from .usage import Choice
 )
 @click.option("--parent", metavar="ID", help="Parent task (delegation).")
 @click.option("--team", metavar="ID", help="Team id.")
-@click.option("--kind", default="code", show_default=True, metavar="KIND")
+@click.option(
+    "--kind",
+    default="code",
+    show_default=True,
+    metavar="KIND",
+    help="What the work is: code (and any other kind) gets a worktree when provisioned; "
+    "research and review get none.",
+)
 @click.option(
     "--status",
     type=Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
