@@ -4,6 +4,7 @@
 board's location; nothing else in the project names a store class."""
 
 from ..config import BoardConfig
+from ..errors import BoardError, Reason
 from ..location import BoardLocation, DatabaseUrl
 from .base import Store
 
@@ -20,7 +21,16 @@ def open_store(
     only here, so a SQLite agent never loads it), a path is SQLite. `pool_size` gives a
     long-running process a connection pool (Postgres; SQLite keeps its two connections)."""
     if isinstance(location, DatabaseUrl):
-        from .postgres import PostgresStore
+        try:
+            from .postgres import PostgresStore
+        except ImportError as missing:  # installed without the postgres extra
+            raise BoardError(
+                Reason.UNSUPPORTED_BACKEND,
+                "a postgresql:// board needs the PostgreSQL driver, not installed here "
+                f"({missing.name or missing}): pip install 'kanban[postgres]' (from a "
+                "checkout: pip install -e '.[postgres]')",
+                scheme="postgresql",
+            ) from None
 
         return PostgresStore(
             location, config, read_only=read_only, create=create, pool_size=pool_size

@@ -6,6 +6,8 @@ import os
 import shlex
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -556,3 +558,27 @@ def test_a_board_path_under_a_regular_file_is_not_a_board(tmp_path: Path, under:
         assert f"{blocker} on its way is a file, not a folder" in error["error"]
     assert hashlib.sha256(blocker.read_bytes()).hexdigest() == digest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_postgres_url_without_the_driver_is_a_typed_refusal(tmp_path: Path) -> None:
+    """Found by an exploring helper: on the README's install (no postgres extra) a
+    postgresql:// board was `unexpected`, exit 1, ModuleNotFoundError. It says what to install,
+    exit 2. (The driver is hidden from a child process, as an install without it would be.)"""
+    code = (
+        "import sys\n"
+        "class NoDriver:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('psycopg', 'psycopg_pool'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, NoDriver())\n"
+        "from kanban.cli import main\n"
+        "raise SystemExit(main(['task', 'list', '--db', 'postgresql://nobody@127.0.0.1:1/x']))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        env=clean_env(), check=False,
+    )  # fmt: skip
+    assert run.returncode == 2 and run.stdout == "", run
+    [line] = run.stderr.splitlines()
+    error = json.loads(line)
+    assert error["reason"] == "unsupported_backend" and "kanban[postgres]" in error["error"]
