@@ -562,11 +562,19 @@ class Lander:
 
     def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
         shown = name_files(files, 10)
+        sync = f"`kanban task workspace sync {source.task.id}` brings the base into the worktree"
+        # A replay can conflict where the work as a whole merges (found in tmux: the preview
+        # said "lands cleanly", the sync it advised was done already): say the other way.
+        advice = (
+            f"squash or merge lands the work as one change, which may merge where a replay "
+            f"does not; or {sync} to resolve them"
+            if step
+            else f"{sync} to resolve them"
+        )
         return BoardError(
             Reason.MERGE_CONFLICT,
             f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
-            f"{shown or '(unknown files)'}{step}; `kanban task workspace sync {source.task.id}` "
-            "brings the base into the worktree to resolve them",
+            f"{shown or '(unknown files)'}{step}; {advice}",
             id=source.task.id,
             files=files,
             into=source.into,
@@ -640,7 +648,7 @@ class Lander:
             merged = landgit.merge_at(repo, before, tree, after, label=f"{source.task.id} {index}")
             if merged.tree is None:
                 raise self._conflict(
-                    source, tip, merged.conflicts, f" (commit {index} of {len(steps)})"
+                    source, tip, merged.conflicts, f" (replaying commit {index} of {len(steps)})"
                 )
             if merged.tree == tree:
                 continue

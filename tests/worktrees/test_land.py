@@ -867,3 +867,27 @@ def test_the_preview_names_a_landing_under_way(land: LandEnv) -> None:
     assert during.landing.endswith(", active)") and during.summary.endswith(during.landing)
     after = land.trees.landing_preview(task_id)
     assert after.state == "landed" and after.landing is None
+
+
+def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandEnv) -> None:
+    """Found by an exploring helper in tmux: with rebase chosen, the preview said "lands
+    cleanly" (it merges the work as a whole), the landing conflicted at commit 2 of 3, and its
+    advice was a sync the builder had done already. The refusal names the other way."""
+    land.commit_on_main("notes.txt", "orig\n")
+    task_id, path = land.task_with({}, finish="none")
+    for text, extra in (("changed\n", None), ("orig\n", "other.txt")):
+        (path / "notes.txt").write_text(text)
+        if extra:
+            (path / extra).write_text("more\n")
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", f"step to {text.strip()}")
+    land.board.complete(task_id, "alice")
+    land.commit_on_main("notes.txt", "theirs\n")
+    tip = land.main()
+    with pytest.raises(BoardError) as caught:  # stands in the inbox: not "changes nothing"
+        land.trees.land(task_id, actor="bob", strategy="rebase")
+    error = caught.value
+    assert error.reason == Reason.MERGE_CONFLICT and "(replaying commit 1 of 2)" in error.message
+    assert "squash or merge lands the work as one change" in error.message
+    assert land.main() == tip
+    assert land.trees.land(task_id, actor="bob", strategy="squash").landed
