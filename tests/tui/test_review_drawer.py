@@ -15,7 +15,7 @@ from textual.widgets import Static, TextArea
 
 from boardlib import Board, ManualClock
 from boardlib.worktrees.sor import REVIEW_MD
-from tests.tui.conftest import OPERATOR, until, utc
+from tests.tui.conftest import OPERATOR, Notes, until, utc
 from tests.tui.test_drawer import opened, overview_text, screen_text
 from tui.app import KanbanApp
 from tui.components.diff_view import MORE_LEFT, MORE_RIGHT, DiffView
@@ -440,3 +440,30 @@ async def test_every_diff_line_is_drawn_in_the_themes_colours(review: ReviewBoar
                     row.text,
                     segment,
                 )
+
+
+async def test_a_line_that_cannot_anchor_a_comment_says_so_before_the_prompt(
+    review: ReviewBoard,
+) -> None:
+    """Found by an exploring helper in tmux: on a file named with an escape sequence, `c`
+    opened the prompt, took the comment, then the board refused its path and the text was
+    lost. It is said before anything is typed."""
+    task_id = review.ids["review"]
+    [worktree] = review.worktrees.glob(f"*/{task_id}")
+    (worktree / "evil\x1b[31mname.txt").write_text("hello\n")
+    notes = Notes()
+    app = app_on(review, "review")
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        view = await diff_tab(pilot, drawer)
+        await until(pilot, lambda: any("name.txt" in row.text for row in view.rows))
+        target = next(
+            n for n, row in enumerate(view.rows)
+            if row.kind == LINE and row.text == "hello" and row.sign == "+"
+        )  # fmt: skip
+        view.move_cursor(target)
+        await pilot.press("c")
+        await until(pilot, lambda: any("cannot be anchored" in w for w in notes.warnings()))
+        assert not isinstance(app.screen, PromptDialog)
+        [warning] = [w for w in notes.warnings() if "cannot be anchored" in w]
+        assert "\x1b" not in warning and "c comments on the task as a whole" in warning

@@ -26,6 +26,7 @@ from boardlib import BoardError
 from boardlib.inert import inert
 from boardlib.records import Comment, Task
 from boardlib.review import LINE_TEXT_MAX, review_comments
+from boardlib.review import anchor as review_anchor
 from boardlib.worktrees.results import CHECKED_OUT
 
 from .. import registry, tools
@@ -611,6 +612,16 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         task_id = self.task_id
         where = path if line is None else f"{path}:{line}" + (" (old)" if side == "old" else "")
         quoted = (line_text or "")[:LINE_TEXT_MAX]
+        try:  # asked before the prompt: a refusal after it lost what was typed (found in tmux)
+            review_anchor(path, line, side)
+        except BoardError as refused:
+            app.notify(
+                f"A comment cannot be anchored to {inert(where)}: {refused.message}. "
+                "c comments on the task as a whole (name the file in it).",
+                severity="warning",
+                timeout=6,
+            )
+            return
 
         def written(body: str | None) -> None:
             if not body:
