@@ -229,9 +229,14 @@ async def test_side_by_side_from_160_columns(review: ReviewBoard) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         drawer = await opened(pilot, app, review.ids["review"])
         view = await diff_tab(pilot, drawer)
+        second = view.source.file_rows[1]  # on a file's header, where n leaves the cursor
+        view.move_cursor(second)
+        header = view.source.row(second)
         await pilot.press("s")
         await pilot.pause(0.2)
         assert view.side_by_side and drawer.has_class("-wide")
+        moved = view.source.row(view.cursor)  # found in tmux: it went back to the top
+        assert (moved.kind, moved.file) == (header.kind, header.file) == (HEADER, 1)
         assert drawer.region.width == 160
         lines = view.text_of_screen()
         [paired] = [line for line in lines if "def total(items):" in line]
@@ -467,3 +472,35 @@ async def test_a_line_that_cannot_anchor_a_comment_says_so_before_the_prompt(
         assert not isinstance(app.screen, PromptDialog)
         [warning] = [w for w in notes.warnings() if "cannot be anchored" in w]
         assert "\x1b" not in warning and "c comments on the task as a whole" in warning
+
+
+async def test_onto_a_wrapped_line_taller_than_the_view_its_start_is_shown() -> None:
+    """Found by an exploring helper in tmux: with wrap on, j onto a 4,700-character line
+    showed the line's end, its number and sign off screen above."""
+    from textual.app import App, ComposeResult
+
+    from boardlib.worktrees.diffs import index_diff
+
+    added = (
+        [f"+line {n}" for n in range(10)] + ["+" + "x" * 3000] + [f"+after {n}" for n in range(40)]
+    )
+    diff = "\n".join([
+        "diff --git a/a.txt b/a.txt", "new file mode 100644", "--- /dev/null", "+++ b/a.txt",
+        f"@@ -0,0 +1,{len(added)} @@", *added, "",
+    ])  # fmt: skip
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DiffView()
+
+    app = One()
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = app.query_one(DiffView)
+        view.show(DiffRows(index_diff(diff)))
+        view.set_wrap(True)
+        await pilot.pause()
+        tall = next(n for n in range(len(view.source)) if view._height_of(n) > view._view_height())
+        view.move_cursor(tall - 1, to_top=True)
+        await pilot.pause()
+        view.move_cursor(tall)
+        assert int(view.scroll_offset.y) == view.display_row(tall)

@@ -159,6 +159,10 @@ class DiffView(ScrollView, can_focus=False):
         if current is not None and current.line is not None:
             found = self.source.row_of_line(current.line)
             self.cursor = found if found is not None else 0
+        elif current is not None and current.kind == HEADER and current.file is not None:
+            # a file's header (where `n` leaves the cursor) is found again, not the top
+            headers = self.source.file_rows
+            self.cursor = headers[current.file] if current.file < len(headers) else 0
         if self.search_text:
             self.matches = find_all(self.source, self.search_text)
             self.match_index = None
@@ -291,7 +295,8 @@ class DiffView(ScrollView, can_focus=False):
         if to_top or first < top:
             self.scroll_to(y=first, animate=False, immediate=True)
         elif last >= top + height:
-            self.scroll_to(y=max(first, last - height + 1), animate=False, immediate=True)
+            # its end in view, or, for a wrapped line taller than the view, its start
+            self.scroll_to(y=min(first, last - height + 1), animate=False, immediate=True)
         self.refresh()
 
     def _content_clear_cursor(self) -> None:
