@@ -35,6 +35,7 @@ class Reason(StrEnum):
     UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
     NEWER_SCHEMA = "newer_schema"  # written by a newer kanban: readable, never written by this one
     DISK_FULL = "disk_full"  # no space left where the board lives: nothing was written
+    DATABASE_UNAVAILABLE = "database_unavailable"  # the PostgreSQL server is unreachable
     # Landing a task's work onto its base branch (boardlib.worktrees.landing): nothing landed.
     NOT_LANDABLE = "not_landable"  # no worktree, not reviewed, nothing to land, already landed
     MERGE_CONFLICT = "merge_conflict"  # the change does not merge with the base; `files` says where
@@ -68,6 +69,7 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.UNSUPPORTED_BACKEND: 422,
     Reason.NEWER_SCHEMA: 422,
     Reason.DISK_FULL: 507,
+    Reason.DATABASE_UNAVAILABLE: 503,
     Reason.NOT_LANDABLE: 409,
     Reason.MERGE_CONFLICT: 409,
     Reason.VERIFICATION_FAILED: 409,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..columns import FinishedKey, TaskSearch
+from ..errors import BoardError, Reason
 from ..records import Task
 from .budget_sql import BudgetTx
 from .landing_sql import LandingTx
@@ -34,7 +35,7 @@ class StoreError(Exception):
     """The database itself failed (unreachable, connection dropped): not a refusal, not a bug in
     the caller. Messages never contain a password. `to_dict` is the CLI's one JSON error line."""
 
-    reason = "database_unavailable"
+    reason = Reason.DATABASE_UNAVAILABLE.value
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -42,6 +43,10 @@ class StoreError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": self.message, "reason": self.reason}
+
+    def refusal(self) -> "BoardError":
+        """The board's refusal for it, for a surface that answers refusals alike."""
+        return BoardError(Reason.DATABASE_UNAVAILABLE, self.message)
 
 
 class WouldWait(Exception):

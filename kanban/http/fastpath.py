@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from boardlib.errors import BoardError
-from boardlib.store.base import WouldWait
+from boardlib.store.base import StoreError, WouldWait
 
 from .acting import Forbidden
 from .auth import ASGIApp, BearerAuth, BrowserGuard, Message, Receive, Scope, Send
@@ -189,6 +189,8 @@ class LeaseFastLane:
                 )
         except BoardError as error:
             response = board_error_reply(error, lane.envelope)
+        except StoreError as error:  # the database went away: the board's refusal for it
+            response = board_error_reply(error.refusal(), lane.envelope)
         except Forbidden as error:
             response = forbidden_reply(error, lane.envelope)
         except Exception as error:  # as the app's handlers answer it: a 500, logged

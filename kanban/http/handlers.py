@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from boardlib.errors import BoardError
+from boardlib.store.base import StoreError
 from boardlib.worktrees import GitFailure
 
 from .acting import Forbidden
@@ -43,6 +44,13 @@ def _envelope(request: Request) -> Envelope:
 async def _board_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, BoardError)
     return board_error_reply(error, _envelope(request))
+
+
+async def _store_error(request: Request, error: Exception) -> JSONResponse:
+    """The database went away under a running server (a PostgreSQL restart): the board's
+    `database_unavailable` (503) in the route's envelope, not an unexpected 500."""
+    assert isinstance(error, StoreError)
+    return board_error_reply(error.refusal(), _envelope(request))
 
 
 async def _forbidden(request: Request, error: Exception) -> JSONResponse:
@@ -135,6 +143,7 @@ Handler = Callable[[Request, Exception], Awaitable[JSONResponse]]
 # In the order app.py installs them; `Exception` last, the catch-all (500, logged).
 EXCEPTION_HANDLERS: tuple[tuple[type[Exception], Handler], ...] = (
     (BoardError, _board_error),
+    (StoreError, _store_error),
     (Forbidden, _forbidden),
     (RequestValidationError, _invalid_request),
     (HTTPException, _http_error),

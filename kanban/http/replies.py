@@ -154,7 +154,7 @@ def board_error_reply(error: BoardError, spec: Envelope) -> JSONResponse:
     if error.reason is Reason.INVALID_INPUT:
         return reply(invalid_body(spec.invalid, invalid_details(error)), 400)
     body = refusal_body(error, spec)
-    if error.reason is Reason.BUSY:
+    if error.reason in (Reason.BUSY, Reason.DATABASE_UNAVAILABLE):  # transient: say when
         return reply(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
     return reply(body, status_of(error))
 

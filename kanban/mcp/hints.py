@@ -140,6 +140,10 @@ HINTS: dict[str, str] = {
         "The disk holding the board is full; nothing was written. Tell an operator; the same "
         "call works again once space is freed."
     ),
+    Reason.DATABASE_UNAVAILABLE: (
+        "The board's database server cannot be reached (or refused the login); nothing was "
+        "written. Try again in a while; if it lasts, tell an operator."
+    ),
     Reason.NOT_LANDABLE: (
         "The task cannot land as it is (its why says: not reviewed, no worktree, nothing to land, "
         "already landed); call {preview_landing} to see why, and do not retry as is."

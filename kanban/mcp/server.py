@@ -35,6 +35,7 @@ from boardlib.inert import inert
 from boardlib.location import DatabaseUrl
 from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
+from boardlib.store.base import StoreError
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.results import GitFailure
 from kanban.documents import one_line, verdicts_as_objects
@@ -173,6 +174,8 @@ def call_board(work: Callable[[], Doc], verbs: Mapping[str, str] = MCP_VERBS) ->
     except GitFailure as failed:  # a landing's or a sync's git command failed
         document = failed.to_dict()
         return refusal("git_failed", str(failed), document, verbs)
+    except StoreError as gone:  # the database went away under the session (PostgreSQL)
+        return refusal(gone.reason, gone.message, gone.to_dict(), verbs)
     except sqlite3.Error as broken:
         message = f"database error: {broken}"
         return refusal("unexpected", message, {"error": message, "reason": "unexpected"}, verbs)

@@ -22,6 +22,7 @@ from fastapi import APIRouter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boardlib.store.base import StoreError
 from boardlib.worktrees import GitFailure
 from kanban.http.app import Who
 from kanban.http.auth import TokenBook
@@ -295,6 +296,31 @@ def test_a_failure_inside_the_lane_is_answered_as_the_apps_handlers_answer_it(
                 assert logged == ["unexpected failure on POST /api/board/claim-next"]
         lane = lane_of_app(fast)
         assert lane is not None and lane.answered == 1
+    assert answers[0] == answers[1]
+
+
+def test_a_database_gone_under_the_server_is_503_database_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL server that goes away under a running `kanban serve` (a restart) raised the
+    store's StoreError through to a 500 "unexpected": it is the board's reason,
+    database_unavailable, 503 with Retry-After, on the lane and off it alike."""
+    answers = []
+    with (
+        serving(tmp_path / "fast", fast_lane=True) as fast,
+        serving(tmp_path / "slow", fast_lane=False) as slow,
+    ):
+        for api in (fast, slow):
+            api.create("one")
+
+            def gone(*args: Any, **kwargs: Any) -> None:
+                raise StoreError("cannot reach the database at db.example:5432")
+
+            monkeypatch.setattr(api.board, "claim_next", gone)
+            answer = api.client.post("/api/board/claim-next", json={"agent": "alice"})
+            assert answer.status_code == 503 and answer.headers["retry-after"]
+            assert answer.json()["reason"] == "database_unavailable"
+            answers.append((answer.status_code, answer.headers.multi_items(), answer.content))
     assert answers[0] == answers[1]
 
 

@@ -217,3 +217,19 @@ def test_a_results_text_keeps_line_breakers_escaped_and_its_content_as_written()
     assert len(text.splitlines()) == 1 and "\\u2028" in text and "é" in text
     assert "\\u202e" in text and "\u202e" not in text
     assert json.loads(text) == {"task": {"title": title}} == result.structured_content
+
+
+def test_a_database_gone_under_a_session_is_a_typed_tool_error() -> None:
+    """A PostgreSQL server that went away under a running session: database_unavailable, the
+    board's reason with its hint, not an unexpected failure."""
+    from boardlib.store.base import StoreError
+    from kanban.mcp.server import call_board
+
+    def gone() -> dict[str, object]:
+        raise StoreError("cannot reach the database at db.example:5432")
+
+    result = call_board(gone)
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("database_unavailable: cannot reach the database")
+    assert "Next: The board's database server cannot be reached" in text
