@@ -221,8 +221,14 @@ class BearerAuth:
         return identity or OPEN
 
     def _identify(self, scope: Scope) -> Identity | None:
+        """The token's identity. Two Authorization headers are nobody: which one a proxy or a
+        framework would read differs, and the first silently won (an operator's token beside
+        a junk one)."""
         assert self.book is not None
-        scheme, _, token = (header(scope, b"authorization") or "").partition(" ")
+        given = [value for key, value in scope["headers"] if key == b"authorization"]
+        if len(given) != 1:
+            return None
+        scheme, _, token = given[0].decode("latin-1").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             return self.book.identify(token.strip())
         return None

@@ -64,6 +64,13 @@ def test_the_right_token_opens_every_route(shared: Api) -> None:
     assert shared.client.get("/openapi.json", headers=headers).status_code == 200
     claimed = shared.client.post("/api/board/claim-next", json={"agent": "anyone"}, headers=headers)
     assert claimed.json()["task"]["assigneeAgentId"] == "anyone"
+    # two Authorization headers are nobody (found by an exploring helper: the first won)
+    twice = [("Authorization", f"Bearer {SHARED_TOKEN}"), ("Authorization", "Bearer junk")]
+    before = shared.fingerprint()
+    for path in ("/api/board", "/api/board/claim-next"):
+        answer = shared.client.post(path, json={"title": "y", "agent": "anyone"}, headers=twice)
+        assert answer.status_code == 401, (path, answer.text)
+    assert shared.fingerprint() == before
 
 
 # -- per-caller tokens -------------------------------------------------------------------------
