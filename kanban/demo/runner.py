@@ -408,7 +408,9 @@ def run_demo(
         )  # fmt: skip
         team = ", ".join(f"{m.name} ({m.role or 'any'})" for m in fleet.members if m.name != LEAD)
         say(f"kanban demo: board at {db_path}, repository {repo}")
-        say(f"  watch it:   kanban tui --db {db_path}")
+        # from another terminal while it runs: the folder goes when it ends, unless --keep
+        while_on = "" if keep else "   (while the demo runs; --keep keeps it after)"
+        say(f"  watch it:   kanban tui --db {db_path}{while_on}")
         say(f"  or query:   kanban task list --db {db_path}")
         say(
             f"  {tasks} tasks, agents: {team}, lead; lease {pace.lease_ms / 1000:g} s; "

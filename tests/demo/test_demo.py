@@ -436,6 +436,8 @@ def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
     assert any(" claimed " in line for line in lines), lines
     folder = Path(re.search(r"board at (\S+)", "".join(lines)).group(1)).parent  # type: ignore[union-attr]
     assert folder.is_dir() and folder.parent == tmp_path
+    # the hints name a folder that goes at the end: said (found by an exploring helper)
+    assert "(while the demo runs; --keep keeps it after)" in "".join(lines)
     os.killpg(process.pid, signal.SIGINT)
     rest, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
