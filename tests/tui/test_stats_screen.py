@@ -182,3 +182,8 @@ def test_at_a_narrow_width_the_agent_column_keeps_its_name() -> None:
     assert narrow["agent"] == 13 and "last seen" not in narrow and "holding" not in narrow
     assert sum(w + 2 for w in narrow.values()) <= 40
     assert agent_layout(widths, 10)["agent"] == 8  # alone and still too wide: cut to the room
+    # one long name no longer takes every figure off an 80-column screen (found in tmux)
+    long = {**widths, "agent": 90}
+    at_80 = agent_layout(long, 78)
+    assert at_80["agent"] >= 24 and {"cost", "done", "fail"} <= set(at_80)
+    assert sum(w + 2 for w in at_80.values()) <= 78

@@ -36,13 +36,19 @@ AGENT_COLUMNS = ("agent", "claims", "done", "fail", "cost", "holding", "last see
 # At a narrow width these go first (least telling first); the agent's name is never dropped.
 DROPPABLE = ("last seen", "holding", "claims", "fail", "done", "cost")
 CELL_PADDING = 2  # DataTable's cell padding, one space each side
+NAME_KEPT = 24  # cells of an agent's name kept before any figure is dropped for it
 
 
 def agent_layout(widths: dict[str, int], room: int) -> dict[str, int]:
     """The columns to show and the width of each within `room` cells: every column at its
-    content's width while they fit; when they do not, the least important columns are dropped
-    first so the agent's name keeps its full width, which is cut only when it alone is wider."""
+    content's width while they fit; when they do not, a long name is cut to `NAME_KEPT` first
+    (one 80-character name took every figure off an 80-column screen), then the least
+    important columns are dropped so the name keeps that much, cut only when it alone is
+    wider."""
     shown = dict(widths)
+    others = sum(w + CELL_PADDING for c, w in shown.items() if c != "agent")
+    if shown["agent"] + CELL_PADDING + others > room:
+        shown["agent"] = max(min(shown["agent"], NAME_KEPT), room - others - CELL_PADDING)
     for column in DROPPABLE:
         if sum(w + CELL_PADDING for w in shown.values()) <= room:
             break
