@@ -67,6 +67,9 @@ NO_ISOLATION_KINDS = frozenset({"research", "review"})
 REPO_PATH_MAX = 4000
 BASE_REF_MAX = 400
 KIND_MAX = 100
+# What `handoff --template` writes where it knows no value: a handoff that still says it is
+# refused (found by an exploring helper: "your-runtime" was recorded as the task's runtime).
+HANDOFF_PLACEHOLDERS = {"handoffFrom": "your-agent-name", "runtime": "your-runtime"}
 
 _HEX_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
 # What `git check-ref-format` refuses anywhere in a name, and whitespace: checked before git runs.
@@ -648,6 +651,12 @@ class Worktrees:
                 details={"formErrors": ["the handoff must be a JSON object"], "fieldErrors": {}},
             )
         body = dict(handoff)
+        for name, placeholder in HANDOFF_PLACEHOLDERS.items():
+            if body.get(name) == placeholder:  # the template's word, never filled in
+                raise invalid_input(
+                    f"invalid handoff: {name} is still the template's {placeholder!r}; write yours",
+                    field=name,
+                )
         if body.get("timestamp") is None:
             body["timestamp"] = iso_timestamp(self.board.now())
         try:
@@ -805,8 +814,8 @@ class Worktrees:
             if path is not None and not problem:
                 commands, _ = sor.commands_from_init(sor.read_sor_file(path, sor.INIT_SH))
         skeleton: dict[str, Any] = {
-            "handoffFrom": agent or task.assignee_agent_id or "your-agent-name",
-            "runtime": task.assignee_runtime or "your-runtime",
+            "handoffFrom": agent or task.assignee_agent_id or HANDOFF_PLACEHOLDERS["handoffFrom"],
+            "runtime": task.assignee_runtime or HANDOFF_PLACEHOLDERS["runtime"],
             "completedSubtasks": [],
             "brokenOrUnverified": [],
             "nextBestStep": "",

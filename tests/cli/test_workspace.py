@@ -207,7 +207,7 @@ def test_handoff_template_is_valid_and_prefilled_from_the_worktree(setup) -> Non
     task_id = claimed(kanban)
     bare = kanban.ok("task", "workspace", "handoff", task_id, "--template", env=env)
     assert bare["handoffFrom"] == "alice" and bare["commands"]["init"] == "./init.sh"
-    assert "timestamp" not in bare
+    assert "timestamp" not in bare and bare["runtime"] == "your-runtime"
     made = kanban.ok("task", "workspace", "provision", task_id, "--repo", str(repo), env=env)
     init = Path(made["worktree"]["worktreePath"]) / "init.sh"
     init.write_text(init.read_text().replace("VERIFY_CMD=''", "VERIFY_CMD='make check'"))
@@ -215,9 +215,17 @@ def test_handoff_template_is_valid_and_prefilled_from_the_worktree(setup) -> Non
         "task", "workspace", "handoff", task_id, "--template", "--agent", "bob", env=env
     )
     assert template["handoffFrom"] == "bob" and template["commands"]["verify"] == "make check"
+    # as printed it still says "your-runtime": refused, not recorded as the task's runtime
+    # (found by an exploring helper), and nothing is written
+    before = kanban.snapshot()
+    error = kanban.refused(
+        "task", "workspace", "handoff", task_id, "--file", "-", env=env,
+        stdin=json.dumps(template), reason="invalid_input",
+    )  # fmt: skip
+    assert error["field"] == "runtime" and kanban.snapshot() == before
     written = kanban.run(
         "task", "workspace", "handoff", task_id, "--file", "-", env=env,
-        stdin=json.dumps(template),
+        stdin=json.dumps({**template, "runtime": "claude-code"}),
     )  # fmt: skip
     assert written.code == 0, written
     neither = kanban.run("task", "workspace", "handoff", task_id, env=env)
