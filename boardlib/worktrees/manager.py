@@ -1118,25 +1118,23 @@ class Worktrees:
                 why = " (an empty diff: nothing to keep)"
             return CheckoutState(CLEANED, f"worktree and branch {branch} removed{why}")
         command = None if task.status in t.TERMINAL else provision_command(task.id, ws.repo_path)
-        expected = self.layout.worktree_path(repo, ws.task_id)
-        if ws.status == "active" and gitrepo.registered(repo, expected) is not None:
-            # a pause unregisters the checkout; one git still lists was deleted behind its back
-            summary = (
-                f"the checkout at {expected} was deleted outside the board: what was not "
-                f"committed in it is lost; {branch} keeps what was, at {head[:12]}"
-            )
-            if command:
-                summary += f"; `{command}` checks it out again"
-            return CheckoutState(
-                MISSING, summary, branch=branch, head=head, uncommitted=None,
-                resume_command=command,
-            )  # fmt: skip
         if ws.status == "active":
-            summary = f"paused: all work committed on {branch} at {head[:12]}"
+            expected = self.layout.worktree_path(repo, ws.task_id)
+            # a pause unregisters the checkout; one git still lists was deleted behind its back
+            deleted = gitrepo.registered(repo, expected) is not None
+            if deleted:
+                state, again = MISSING, ""
+                summary = (
+                    f"the checkout at {expected} was deleted outside the board: what was not "
+                    f"committed in it is lost; {branch} keeps what was, at {head[:12]}"
+                )
+            else:
+                state, again = PAUSED, " (complete does it by itself)"
+                summary = f"paused: all work committed on {branch} at {head[:12]}"
             if command:
-                summary += f"; `{command}` checks it out again (complete does it by itself)"
+                summary += f"; `{command}` checks it out again{again}"
             return CheckoutState(
-                PAUSED, summary, branch=branch, head=head, uncommitted=False,
+                state, summary, branch=branch, head=head, uncommitted=None if deleted else False,
                 resume_command=command,
             )  # fmt: skip
         summary = f"checkout removed; the work is kept on branch {branch} at {head[:12]}"

@@ -275,6 +275,20 @@ def test_a_failure_inside_the_lane_is_answered_as_the_apps_handlers_answer_it(
     """The lane runs ahead of the app's error middlewares: a failure it did not expect gets the
     answer those give it (a 500 in the same envelope; a defect is logged), not a bare 500 from
     the HTTP server."""
+    on_lane, off_lane = claims_failing_with(failure, tmp_path, monkeypatch, caplog)
+    assert on_lane == off_lane
+    status, _headers, _body, logged = on_lane
+    assert status == 500
+    if isinstance(failure, RuntimeError):
+        assert logged == ["unexpected failure on POST /api/board/claim-next"]
+
+
+def claims_failing_with(
+    failure: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> list[tuple[int, list[tuple[str, str]], bytes, list[str]]]:  # fmt: skip
+    """A claim-next answered on the lane, then off it, while the board's claim raises
+    `failure`: each answer's status, headers and body, and what the server logged for it."""
     answers = []
     with (
         serving(tmp_path / "fast", fast_lane=True) as fast,
@@ -290,38 +304,26 @@ def test_a_failure_inside_the_lane_is_answered_as_the_apps_handlers_answer_it(
             caplog.clear()
             answer = api.client.post("/api/board/claim-next", json={"agent": "alice"})
             logged = [r.getMessage() for r in caplog.records if r.name == "kanban.http"]
-            answers.append((answer.status_code, answer.headers.multi_items(), answer.content))
-            assert answer.status_code == 500
-            if isinstance(failure, RuntimeError):
-                assert logged == ["unexpected failure on POST /api/board/claim-next"]
+            answers.append(
+                (answer.status_code, answer.headers.multi_items(), answer.content, logged)
+            )
         lane = lane_of_app(fast)
         assert lane is not None and lane.answered == 1
-    assert answers[0] == answers[1]
+    return answers
 
 
 def test_a_database_gone_under_the_server_is_503_database_unavailable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A PostgreSQL server that goes away under a running `kanban serve` (a restart) raised the
     store's StoreError through to a 500 "unexpected": it is the board's reason,
     database_unavailable, 503 with Retry-After, on the lane and off it alike."""
-    answers = []
-    with (
-        serving(tmp_path / "fast", fast_lane=True) as fast,
-        serving(tmp_path / "slow", fast_lane=False) as slow,
-    ):
-        for api in (fast, slow):
-            api.create("one")
-
-            def gone(*args: Any, **kwargs: Any) -> None:
-                raise StoreError("cannot reach the database at db.example:5432")
-
-            monkeypatch.setattr(api.board, "claim_next", gone)
-            answer = api.client.post("/api/board/claim-next", json={"agent": "alice"})
-            assert answer.status_code == 503 and answer.headers["retry-after"]
-            assert answer.json()["reason"] == "database_unavailable"
-            answers.append((answer.status_code, answer.headers.multi_items(), answer.content))
-    assert answers[0] == answers[1]
+    gone = StoreError("cannot reach the database at db.example:5432")
+    on_lane, off_lane = claims_failing_with(gone, tmp_path, monkeypatch, caplog)
+    assert on_lane == off_lane
+    status, headers, body, logged = on_lane
+    assert status == 503 and dict(headers)["retry-after"] and logged == []
+    assert json.loads(body)["reason"] == "database_unavailable"
 
 
 def test_a_claim_waiting_on_the_write_lock_does_not_stall_the_server(tmp_path: Path) -> None:
