@@ -167,21 +167,6 @@ def _tail(path: Path, chars: int) -> str:
     return text[-chars:]
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the whole process group, SIGKILL whatever is still there after a grace period."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-    process.wait()
-
-
 def _group_running(group: int) -> bool:
     """Whether a process of `group` still runs. A killed orphan stays a zombie until init reaps
     it, and signal 0 counts zombies, so on Linux their state is read in /proc."""
@@ -205,8 +190,10 @@ def _group_running(group: int) -> bool:
 
 
 def _stop_leftovers(group: int) -> bool:
-    """Stop what a finished command left running in its process group (a server or watcher it
-    started in the background): SIGTERM, then SIGKILL after the grace. Whether anything was."""
+    """Stop what runs in a command's process group: at its timeout the whole of it, once it
+    exits what it left running (a server or watcher it started in the background). SIGTERM,
+    then SIGKILL after the grace; a shell we have not reaped yet counts as stopped (a zombie).
+    Whether anything was running."""
     if not _group_running(group):
         return False
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -270,8 +257,9 @@ def run_verify_command(
                 process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(process)
+            # the group, the shell with it at the timeout, or what it left running: one way
             left_running = _stop_leftovers(process.pid)
+            process.wait()
         duration_ms = int((time.monotonic() - started) * 1000)
         stderr_tail = _tail(err_path, TAIL_CHARS)
         note = None

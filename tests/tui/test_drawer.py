@@ -5,6 +5,8 @@ the review keys go through the board's rules."""
 
 import json
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -224,11 +226,8 @@ async def test_a_live_change_refreshes_the_open_tab_and_keeps_its_scroll(review)
 @pytest.mark.slow  # a long scripted session of the app (over 10 s under load)
 async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> None:  # type: ignore[no-untyped-def]
     board, clock = review
-    task_id = board.ids["review"]
-    notes = Notes()
-    app = app_on(board, clock, "review")
-    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
-        drawer = await opened(pilot, app, task_id)
+    async with review_drawer(review) as (app, pilot, drawer, notes):
+        task_id = drawer.task_id
         await on_tab(pilot, drawer, "3", "diff")  # the operator reads the diff, then judges
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
@@ -293,12 +292,9 @@ async def test_a_key_refused_in_the_drawer_names_the_drawers_task(review) -> Non
     beside the board; the column is empty, the drawer still shows the task (done now), and `a`
     and `m` said "no task selected" (the board's selection) while the drawer's `c` commented on
     it. A refused key says why for the task of whatever bound it."""
-    board, clock = review
-    task_id = board.ids["review"]
-    notes = Notes()
-    app = app_on(board, clock, "review")
-    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
-        drawer = await opened(pilot, app, task_id)
+    board, _clock = review
+    async with review_drawer(review) as (app, pilot, drawer, notes):
+        task_id = drawer.task_id
         drawer.focus()
         await pilot.press("a")
         await until(pilot, lambda: _row(board, task_id)["status"] == "done")
@@ -311,7 +307,18 @@ async def test_a_key_refused_in_the_drawer_names_the_drawers_task(review) -> Non
         assert "no task selected" not in said and f"{task_id} is done" in said, said
         await pilot.press("c")  # and the drawer's own keys go on acting on it
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
-        assert app.screen.title_text == f"Comment on {task_id}"  # type: ignore[attr-defined]
+        assert app.screen.title_text == f"Comment on {task_id}"
+
+
+@asynccontextmanager
+async def review_drawer(review: tuple[ReviewBoard, ManualClock]) -> AsyncIterator[Any]:
+    """The app at 160x48 with the task in review open in the drawer beside the board: the app,
+    its pilot, the drawer and the notifications seen."""
+    board, clock = review
+    notes = Notes()
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        yield app, pilot, await opened(pilot, app, board.ids["review"]), notes
 
 
 def _row(board: ReviewBoard, task_id: str) -> dict[str, Any]:

@@ -292,11 +292,10 @@ class DiffView(ScrollView, can_focus=False):
         last = first + self._height_of(row) - 1
         top = int(self.scroll_offset.y)
         height = self._view_height()
-        if to_top or first < top:
+        # Out of view, the row comes in at the top, its start shown: a wrapped line taller than
+        # the view once came in showing its end, its number and sign off screen.
+        if to_top or first < top or last >= top + height:
             self.scroll_to(y=first, animate=False, immediate=True)
-        elif last >= top + height:
-            # its end in view, or, for a wrapped line taller than the view, its start
-            self.scroll_to(y=min(first, last - height + 1), animate=False, immediate=True)
         self.refresh()
 
     def _content_clear_cursor(self) -> None:
