@@ -193,10 +193,13 @@ class LandQueue:
                 raise BoardError(
                     Reason.CONFLICT,
                     f"{task_id} is already being landed by {found.lander} ({found.id}, "
-                    f"{found.state})",
+                    f"{found.state}); land it again once that landing ends (a lander that "
+                    "died frees its place at once on its own machine, elsewhere when its "
+                    f"lease runs out, within {self.lease_ms / 1000:g} s)",
                     id=task_id,
                     entry=found.id,
                     lander=found.lander,
+                    lease_until=found.lease_until,
                 )
             row = tx.insert_land_queue_entry(
                 {

@@ -29,11 +29,24 @@ def host_key() -> str:
     return f"{boot}:{namespace}"
 
 
+def stat_fields(pid: int | str) -> list[str]:
+    """The fields of `/proc/PID/stat` after the command name (state first, then the parent, the
+    process group...), empty when there is no such process (or no /proc)."""
+    return _read(f"/proc/{pid}/stat").rpartition(")")[2].split()
+
+
+# A process in these states has exited: a zombie waits only for its parent to reap it (a lander
+# killed under `timeout`, or in a container whose pid 1 never reaps, stays one for long).
+EXITED_STATES = ("Z", "X")
+
+
 def _started(pid: int) -> str:
-    """When process `pid` started (clock ticks since boot), empty when there is no such process."""
-    stat = _read(f"/proc/{pid}/stat")
-    fields = stat.rpartition(")")[2].split()
-    return fields[19] if len(fields) > 19 else ""
+    """When process `pid` started (clock ticks since boot), empty when there is no such process
+    or it has exited."""
+    fields = stat_fields(pid)
+    if len(fields) <= 19 or fields[0] in EXITED_STATES:
+        return ""
+    return fields[19]
 
 
 def process_token() -> str:

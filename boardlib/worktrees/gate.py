@@ -23,6 +23,7 @@ from .. import transitions as t
 from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
+from ..processes import EXITED_STATES, stat_fields
 from .results import name_files
 from .sor import (
     HANDOFF_JSON,
@@ -180,11 +181,8 @@ def _group_running(group: int) -> bool:
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
+        fields = stat_fields(entry.name)  # empty when gone meanwhile
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in EXITED_STATES:
             return True
     return False
 

@@ -22,6 +22,7 @@ import pytest
 
 from boardlib import BoardError, Reason
 from boardlib.events import EventKind
+from boardlib.processes import stat_fields
 from boardlib.worktrees import LAND_STEPS
 from tests.worktrees.conftest import LandEnv, git, make_land_env
 
@@ -98,6 +99,30 @@ def test_a_lander_killed_at_each_step_is_recovered_by_the_next_call(
     assert json.loads(out.splitlines()[-1])["crashing"] == step
     nothing_unknown_on_main(land, task_id, tip)
     assert recovered(land, task_id, tip) == SETTLED.get(step, "landed")
+
+
+@pytest.mark.sqlite_only
+def test_a_killed_lander_left_a_zombie_is_settled_by_the_next_call(
+    land: LandEnv, board_path: object
+) -> None:
+    """Found by an exploring helper: a lander killed under `timeout -s KILL` stays a zombie
+    until its parent reaps it (never, under a container's pid 1 that does not reap), and its
+    start time still read as alive, so every retry was `conflict` until the queue's lease ran
+    out. The lander here is killed and not reaped while the next call runs."""
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    tip = land.main()
+    proc = lander(board_path, task_id, "--crash-at", "intent")
+    assert proc.stdout is not None
+    while "crashing" not in proc.stdout.readline():
+        pass
+    deadline = time.monotonic() + 30
+    while stat_fields(proc.pid)[:1] != ["Z"]:
+        assert time.monotonic() < deadline, "the lander never died"
+        time.sleep(0.01)
+    try:
+        assert recovered(land, task_id, tip) == "landed"
+    finally:
+        proc.communicate(timeout=60)
 
 
 @pytest.mark.sqlite_only
