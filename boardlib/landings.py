@@ -65,6 +65,22 @@ def check_lander(task: Task, actor: str, verb: str = LAND_VERB) -> None:
 def check_landable(task: Task, actor: str, *, epoch: int | None = None) -> bool:
     """Refuse what may not land (nothing is written); True when landing also approves (the task
     is in review), False when it lands work approved earlier (done)."""
+    check_reviewed(task)
+    check_lander(task, actor)
+    check_epoch(task, LAND_VERB, epoch)
+    if task.status == t.IN_REVIEW and verdict_blocks_done(task.verification):
+        raise BoardError(
+            Reason.VERIFICATION_REQUIRED,
+            f"cannot approve and land {task.id}: its verification verdict is not promotable",
+            id=task.id,
+            verification=task.verification,
+        )
+    return task.status == t.IN_REVIEW
+
+
+def check_reviewed(task: Task) -> None:
+    """Refuse a task whose work may not land whoever asks: landed already, dropped, or not
+    reviewed (the preview says the same, as `unavailable`)."""
     if task.landed_commit is not None:
         raise not_landable(
             f"{task.id} already landed: {task.landed_commit[:12]} on {task.landed_into} "
@@ -86,16 +102,6 @@ def check_landable(task: Task, actor: str, *, epoch: int | None = None) -> bool:
             id=task.id,
             current=task.status,
         )
-    check_lander(task, actor)
-    check_epoch(task, LAND_VERB, epoch)
-    if task.status == t.IN_REVIEW and verdict_blocks_done(task.verification):
-        raise BoardError(
-            Reason.VERIFICATION_REQUIRED,
-            f"cannot approve and land {task.id}: its verification verdict is not promotable",
-            id=task.id,
-            verification=task.verification,
-        )
-    return task.status == t.IN_REVIEW
 
 
 # -- who holds a place in a queue ---------------------------------------------------------------

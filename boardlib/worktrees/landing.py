@@ -27,7 +27,14 @@ from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input
 from ..events import EventKind, read
 from ..inert import inert
-from ..landings import LandQueue, QueueEntry, check_landable, holder_token, not_landable
+from ..landings import (
+    LandQueue,
+    QueueEntry,
+    check_landable,
+    check_reviewed,
+    holder_token,
+    not_landable,
+)
 from ..records import LAND_STRATEGIES, Record, Task, Workspace
 from . import gitrepo, landgit, sor
 from .gate import EMPTY_DIFF_REMOVED, VerifyCommand, find_verify_command_from, run_verify_command
@@ -486,6 +493,7 @@ class Lander:
                 stamp=f"landed:{task.landed_commit}",
             )
         try:
+            check_reviewed(task)  # a cancelled, dropped or unfinished task lands nowhere
             source = self._source(task_id, into, shared=True, with_verify=False)
         except BoardError as error:
             why = str(error.details.get("why") or error.reason.value)

@@ -228,17 +228,31 @@ def test_builders_may_not_land_their_own_work_operators_may(land: LandEnv) -> No
     assert land.trees.land(done_id, actor="operator:dana").landed
 
 
+def refused_and_previewed(land: LandEnv, task_id: str) -> str:
+    """The landing's refusal, and the preview saying the same (an exploring helper found the
+    preview calling a cancelled, dropped or unfinished task's work "lands cleanly")."""
+    why = str(refused(land, task_id, Reason.NOT_LANDABLE).details["why"])
+    preview = land.trees.landing_preview(task_id)
+    assert (preview.state, preview.why) == ("unavailable", why), preview.to_json()
+    return why
+
+
 def test_what_is_not_landable_says_why(land: LandEnv) -> None:
     todo = land.board.create_task("not started")
-    assert refused(land, todo.id, Reason.NOT_LANDABLE).details["why"] == "not_reviewed"
+    assert refused_and_previewed(land, todo.id) == "not_reviewed"
     working, _ = land.task_with({"app.py": ANSWER}, finish="none")
-    assert refused(land, working, Reason.NOT_LANDABLE).details["why"] == "not_reviewed"
+    assert refused_and_previewed(land, working) == "not_reviewed"
+    land.board.cancel(working, reason="changed my mind")
+    assert refused_and_previewed(land, working) == "not_reviewed"
+    approved, _ = land.task_with({"app.py": ANSWER})
+    land.board.drop(approved)
+    assert refused_and_previewed(land, approved) == "dropped"
     bare = land.board.create_task("reviewed, no worktree")
     land.board.claim(bare.id, "alice")
     land.board.complete(bare.id, "alice")
-    assert refused(land, bare.id, Reason.NOT_LANDABLE).details["why"] == "no_worktree"
+    assert refused_and_previewed(land, bare.id) == "no_worktree"
     empty, _ = land.task_with({"task-progress.md": "## Done\n- nothing\n"}, finish="review")
-    assert refused(land, empty, Reason.NOT_LANDABLE).details["why"] == "empty"
+    assert refused_and_previewed(land, empty) == "empty"
     # an empty complete removes the worktree and branch: the landing says empty, not "gone"
     nothing, _ = land.task_with({})
     removed = refused(land, nothing, Reason.NOT_LANDABLE)
@@ -747,7 +761,7 @@ def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
     assert (landed.state, landed.landed_commit) == ("landed", result.commit)
     none = land.board.create_task("no worktree")
     unavailable = land.trees.landing_preview(none.id)
-    assert (unavailable.state, unavailable.why) == ("unavailable", "no_worktree")
+    assert (unavailable.state, unavailable.why) == ("unavailable", "not_reviewed")
     # Found by an exploring helper: the same change already on main (another task landed it)
     # previewed "lands cleanly", and the landing then refused it as empty. They agree now.
     twin, _ = land.task_with({"same.txt": "same\n"})
