@@ -35,7 +35,7 @@ class Reason(StrEnum):
     UNSUPPORTED_BACKEND = "unsupported_backend"  # a database URL this kanban cannot open
     NEWER_SCHEMA = "newer_schema"  # written by a newer kanban: readable, never written by this one
     DISK_FULL = "disk_full"  # no space left where the board lives: nothing was written
-    DATABASE_UNAVAILABLE = "database_unavailable"  # the PostgreSQL server is unreachable
+    DATABASE_UNAVAILABLE = "database_unavailable"  # server unreachable, board file gone under us
     # Landing a task's work onto its base branch (boardlib.worktrees.landing): nothing landed.
     NOT_LANDABLE = "not_landable"  # no worktree, not reviewed, nothing to land, already landed
     MERGE_CONFLICT = "merge_conflict"  # the change does not merge with the base; `files` says where

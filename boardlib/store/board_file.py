@@ -42,7 +42,7 @@ _open_here_lock = threading.Lock()
 def hold(path: Path) -> tuple[int, int] | None:
     """Count a store of this process as open on the file at `path` (see `_torn`, the reason);
     the key for `release`, None when there is no file."""
-    key = _file_key(path)
+    key = file_key(path)
     if key is not None:
         with _open_here_lock:
             _open_here[key] += 1
@@ -59,18 +59,30 @@ def release(key: tuple[int, int] | None) -> None:
 
 
 def _open_in_this_process(path: Path) -> bool:
-    key = _file_key(path)
+    key = file_key(path)
     with _open_here_lock:
         return key is not None and key in _open_here
 
 
-def _file_key(path: Path) -> tuple[int, int] | None:
+def file_key(path: Path) -> tuple[int, int] | None:
     """Which file `path` names now, by (device, inode); None when there is none."""
     try:
         found = os.stat(path)
     except OSError:
         return None
     return found.st_dev, found.st_ino
+
+
+def board_gone(path: Path) -> BoardError:
+    """The board file this process opened was removed or replaced meanwhile."""
+    what = "replaced by another file" if path.exists() else "removed"
+    return BoardError(
+        Reason.DATABASE_UNAVAILABLE,
+        f"the board file {path} was {what} after this process opened it; nothing was read or "
+        "written. Put the board back and restart this process (a server, a watcher, the "
+        "terminal board) on it",
+        path=str(path),
+    )
 
 
 def not_a_board(path: Path, why: str) -> BoardError:

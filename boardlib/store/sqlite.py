@@ -651,9 +651,18 @@ class SqliteStore:
             writer.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS if waits else 0}")
             self._writer_waits = waits
 
+    def _check_same_file(self) -> None:
+        """The path still names the file this store opened. A board file removed (or replaced)
+        under an open process would otherwise take writes into the unlinked file, acknowledged
+        and lost when the process closes it, or a new connection would make an empty file there.
+        One `stat` per transaction."""
+        if self._held is not None and board_file.file_key(self.path) != self._held:
+            raise board_file.board_gone(self.path)
+
     def _write_conn(self, work: Callable[[sqlite3.Connection], T], config: BoardConfig) -> T:
         if self.read_only:
             raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        self._check_same_file()
         if self._must_not_wait():
             try:
                 return self._write_now(work)
@@ -677,6 +686,7 @@ class SqliteStore:
 
     def read(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one read transaction on the query-only connection: one snapshot."""
+        self._check_same_file()
         if self._must_not_wait():  # a WAL read waits for no writer, only for this lock
             if not self._read_lock.acquire(blocking=False):
                 raise WouldWait

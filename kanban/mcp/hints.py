@@ -141,8 +141,9 @@ HINTS: dict[str, str] = {
         "call works again once space is freed."
     ),
     Reason.DATABASE_UNAVAILABLE: (
-        "The board's database server cannot be reached (or refused the login); nothing was "
-        "written. Try again in a while; if it lasts, tell an operator."
+        "The board's database cannot be reached (its server is down or refused the login, or "
+        "its file was removed); nothing was written. Try again in a while; if it lasts, tell "
+        "an operator."
     ),
     Reason.NOT_LANDABLE: (
         "The task cannot land as it is (its why says: not reviewed, no worktree, nothing to land, "

@@ -72,6 +72,35 @@ def test_the_ready_line_names_the_url_and_the_board(tmp_path: Path, board_path: 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_board_file_removed_under_the_server_is_refused_never_lost(
+    tmp_path: Path, how: str
+) -> None:
+    """Found by an exploring helper: with the board file removed under a running server,
+    writes were answered 200 into the unlinked file (lost when the server stopped), or, on a
+    server that had only read, a new connection made an empty file there and answered 500."""
+    db = tmp_path / "board.db"
+    with kanban_serve(tmp_path, db=db) as served:
+        made = httpx.post(f"{served.url}/api/board", json={"title": "before"})
+        assert made.status_code == 200, made.text
+        db.unlink()  # as `rm` does
+        if how == "replaced":  # another board now at the path: the server's file is not it
+            Board(tmp_path / "other.db").close()
+            (tmp_path / "other.db").replace(db)
+        before = sorted(p.name for p in tmp_path.iterdir())
+        for call in (
+            lambda: httpx.post(f"{served.url}/api/board", json={"title": "after"}),
+            lambda: httpx.get(f"{served.url}/api/board"),
+        ):
+            answer = call()
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["reason"] == "database_unavailable"
+            assert f"was {how}" in answer.json()["error"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # no file made
+        assert served.stop() == 0
+
+
+@pytest.mark.slow
 def test_access_log_writes_each_request_on_stderr_inert(tmp_path: Path, board_path: Path) -> None:
     """Found by hand: `--access-log` logged nothing (uvicorn gave its access logger our warning
     level), and uvicorn's access lines go to stdout, where the ready line is the one document."""

@@ -232,4 +232,4 @@ def test_a_database_gone_under_a_session_is_a_typed_tool_error() -> None:
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.startswith("database_unavailable: cannot reach the database")
-    assert "Next: The board's database server cannot be reached" in text
+    assert "Next: The board's database cannot be reached" in text
