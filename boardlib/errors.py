@@ -99,6 +99,22 @@ class BoardError(Exception):
         return f"BoardError({self.reason.value!r}, {self.message!r})"
 
 
+# The `why` of a board file removed or replaced under an open process (`store.board_file`):
+# database_unavailable that does not pass by itself.
+BOARD_FILE_GONE = "board_file_gone"
+
+
+def passes_by_itself(error: BoardError) -> bool:
+    """A refusal that a long-running reader waits out rather than stops on: the database busy,
+    or its server unreachable (a restart, a failover). A board file removed under the process
+    does not come back by itself."""
+    if error.reason == Reason.BUSY:
+        return True
+    return error.reason == Reason.DATABASE_UNAVAILABLE and error.details.get("why") != (
+        BOARD_FILE_GONE
+    )
+
+
 def not_found(what: str = "task", ident: str | None = None) -> BoardError:
     return BoardError(Reason.NOT_FOUND, f"{what} not found", id=ident)
 

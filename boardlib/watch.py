@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from . import validation as validate
 from .clock import moment
-from .errors import BoardError, Reason, invalid_input, not_found
+from .errors import BoardError, Reason, invalid_input, not_found, passes_by_itself
 from .events import EventKind
 from .processes import process_gone, process_token, token_pid
 from .records import Consumer, Event
+from .store.base import StoreError
 
 if TYPE_CHECKING:
     import subprocess
@@ -296,6 +297,45 @@ class Backoff:
         return float(min(self.longest_s, self.first_s * 2 ** max(failures - 1, 0)))
 
 
+# How a follower waits out a database that went away (a server restart, a failover): first
+# half a second, then longer, never more than five between tries.
+OUTAGE_BACKOFF = Backoff(first_s=0.5, longest_s=5.0)
+# Told when an outage starts (the refusal) and when it ends (None): a follower says so once.
+OnOutage = Callable[[BoardError | None], None]
+
+
+def outage_tolerant(
+    step: Callable[[], None],
+    stopped: threading.Event,
+    on_outage: OnOutage | None = None,
+) -> Callable[[], None]:
+    """`step` run again and again by a follower's loop, waiting out a database that is busy or
+    unreachable (`errors.passes_by_itself`) instead of stopping on it: a watch forwarding to a
+    webhook must not go quiet after a failover until someone restarts it. Anything else
+    raises."""
+    outages = 0
+
+    def run() -> None:
+        nonlocal outages
+        try:
+            step()
+        except (BoardError, StoreError) as failure:
+            error = failure.refusal() if isinstance(failure, StoreError) else failure
+            if not passes_by_itself(error):
+                raise
+            outages += 1
+            if outages == 1 and on_outage is not None:
+                on_outage(error)
+            stopped.wait(OUTAGE_BACKOFF.delay(outages))
+            return
+        if outages:
+            outages = 0
+            if on_outage is not None:
+                on_outage(None)
+
+    return run
+
+
 class Delivery:
     """Hands one consumer's events to `deliver`, one at a time, in seq order, moving the cursor
     after each success. `stop()` (from another thread or a signal handler) ends it at the next
@@ -316,8 +356,10 @@ class Delivery:
         since: int | None = None,
         consumers: Consumers | None = None,
         interrupt: Callable[[], None] | None = None,
+        on_outage: OnOutage | None = None,
     ) -> None:
         self.board = board
+        self.on_outage = on_outage
         self.name = validate.name(name, "consumer")
         self.deliver = deliver
         self.kinds = kinds
@@ -372,38 +414,51 @@ class Delivery:
             alarm.start()
         cursor = consumer.last_seq
         seen_token: int | None = None
+
+        def step() -> None:
+            nonlocal cursor, seen_token
+            token = self.board.change_token()  # before the read: no commit slips between
+            if token == seen_token:
+                self._stopped.wait(self.poll_s)
+                return
+            batch = self.board.events(since=cursor, limit=PAGE)
+            skipped_to: int | None = None
+            for event in batch:
+                if self.stopped:
+                    break
+                if not self._matches(event):
+                    skipped_to = event.seq
+                    continue
+                if not self._deliver_one(event):
+                    break  # stopped while retrying: the event stays undelivered
+                cursor, skipped_to = event.seq, None
+                if limit is not None and self.delivered >= limit:
+                    self.stop()
+                    break
+            if skipped_to is not None and not self.stopped:
+                self.consumers.delivered(self.name, skipped_to)  # nothing to hand on there
+                cursor = skipped_to
+            if len(batch) < PAGE:
+                seen_token = token
+
+        # An outage mid-batch leaves the cursor at the last delivery recorded: at least once.
+        tolerant = outage_tolerant(step, self._stopped, self.on_outage)
         try:
             while not self.stopped:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                token = self.board.change_token()  # before the read: no commit slips between
-                if token == seen_token:
-                    self._stopped.wait(self.poll_s)
-                    continue
-                batch = self.board.events(since=cursor, limit=PAGE)
-                skipped_to: int | None = None
-                for event in batch:
-                    if self.stopped:
-                        break
-                    if not self._matches(event):
-                        skipped_to = event.seq
-                        continue
-                    if not self._deliver_one(event):
-                        break  # stopped while retrying: the event stays undelivered
-                    cursor, skipped_to = event.seq, None
-                    if limit is not None and self.delivered >= limit:
-                        self.stop()
-                        break
-                if skipped_to is not None and not self.stopped:
-                    self.consumers.delivered(self.name, skipped_to)  # nothing to hand on there
-                    cursor = skipped_to
-                if len(batch) < PAGE:
-                    seen_token = token
+                tolerant()
         finally:
             if alarm is not None:
                 alarm.cancel()
             self._stopped.set()
-            self.consumers.release(self.name)
+            try:
+                self.consumers.release(self.name)
+            except StoreError:  # the database is away: the owner's lease lapses
+                pass
+            except BoardError as error:
+                if not passes_by_itself(error):
+                    raise
         return self.delivered
 
     def _deliver_one(self, event: Event) -> bool:

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import BoardError, Reason
+from ..errors import BOARD_FILE_GONE, BoardError, Reason
 from .contention import is_transient_lock_error
 
 MISSING = -1
@@ -82,6 +82,7 @@ def board_gone(path: Path) -> BoardError:
         "written. Put the board back and restart this process (a server, a watcher, the "
         "terminal board) on it",
         path=str(path),
+        why=BOARD_FILE_GONE,
     )
 
 

@@ -10,6 +10,7 @@ past what it printed once the output is flushed: at least once, in order (docs/w
 """
 
 import sys
+import threading
 import time
 
 import click
@@ -19,7 +20,7 @@ from boardlib.records import Event
 
 from .context import global_options, open_board
 from .options import Number
-from .output import emit, emit_line
+from .output import emit, emit_line, outage_notice
 
 PAGE = 500
 
@@ -116,7 +117,9 @@ def _follow_consumer(
         emit_line(event.to_json(), kind="event")  # flushed: then the cursor moves
         return Outcome(True)
 
-    delivery = Delivery(board, name, write, task_id=task_id, poll_s=poll_s, since=since)
+    delivery = Delivery(
+        board, name, write, task_id=task_id, poll_s=poll_s, since=since, on_outage=outage_notice
+    )
     try:
         delivery.run(limit=limit, timeout_s=timeout)
     except (KeyboardInterrupt, BrokenPipeError):
@@ -131,11 +134,16 @@ def _follow(
     poll_s: float,
     timeout: float | None,
 ) -> None:
+    from boardlib.watch import outage_tolerant
+
     cursor = board.last_event_seq() if since is None else since
     deadline = None if timeout is None else time.monotonic() + timeout
     printed = 0
     seen_version: int | None = None
-    while True:
+    done = threading.Event()
+
+    def step() -> None:
+        nonlocal cursor, printed, seen_version
         version = board.change_token()  # read before the log, so no commit slips between
         if version != seen_version:
             batch = board.events(since=cursor, task_id=task_id, limit=PAGE)
@@ -144,14 +152,15 @@ def _follow(
                 cursor = event.seq
                 printed += 1
                 if limit is not None and printed >= limit:
+                    done.set()
                     return
             if len(batch) == PAGE:
-                continue  # more waiting: read on before sleeping
+                return  # more waiting: read on before sleeping
             seen_version = version
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(poll_s, left))
-        else:
-            time.sleep(poll_s)
+        left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
+        if left > 0:
+            time.sleep(left)
+
+    tolerant = outage_tolerant(step, done, outage_notice)
+    while not done.is_set() and (deadline is None or time.monotonic() < deadline):
+        tolerant()

@@ -3,11 +3,14 @@ table for people with `--format table`. rich is imported only on that path."""
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kanban.documents import one_line, verdicts_as_objects
 
 from .context import settings
+
+if TYPE_CHECKING:
+    from boardlib.errors import BoardError
 
 DocKind = str  # a hint for the table renderer: "task", "tasks", "view", "events", ...
 
@@ -47,4 +50,15 @@ def emit_line(doc: Any, *, kind: DocKind = "event") -> None:
 def error_line(doc: dict[str, Any]) -> None:
     """A refusal or failure: one JSON line on stderr, whatever the output format."""
     sys.stderr.write(_dumps(doc, pretty=False) + "\n")
+    sys.stderr.flush()
+
+
+def outage_notice(error: "BoardError | None") -> None:
+    """What a follower (`events --follow`, `watch`) says on stderr when the database goes away
+    and when it is back: it waits, it does not stop."""
+    if error is None:
+        line = "kanban: the board's database is reachable again; following on"
+    else:
+        line = f"kanban: {one_line(error.message)} ({error.reason.value}); waiting for it"
+    sys.stderr.write(line + "\n")
     sys.stderr.flush()

@@ -15,7 +15,7 @@ from boardlib.watch import Backoff, Consumers, Delivery, command_delivery, parse
 
 from .context import global_options, open_board
 from .options import Number
-from .output import emit
+from .output import emit, outage_notice
 
 
 def _stop_on_signals(delivery: Delivery) -> None:
@@ -113,6 +113,7 @@ def watch(
             backoff=Backoff(longest_s=backoff_max),
             since=since,
             interrupt=deliver.interrupt,  # --timeout kills a run still going at the deadline
+            on_outage=outage_notice,  # a database away (restart, failover) is waited out
         )
         _stop_on_signals(delivery)
         delivered = delivery.run(limit=limit, timeout_s=timeout)

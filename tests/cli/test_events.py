@@ -1,14 +1,24 @@
 """`kanban events` (listing and a bounded `--follow`) and `kanban db check|path`."""
 
 import json
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from boardlib.watch import Consumers
 from tests.backends import is_postgres, raw_execute
 from tests.cli.conftest import Kanban, unchanged
+from tests.conftest import new_postgres_board
+
+if TYPE_CHECKING:
+    from tests.pg_cluster import Cluster
 
 
 @pytest.fixture
@@ -280,3 +290,66 @@ def test_prune_archives_old_events_and_import_puts_them_back(
         written = Path(kanban.ok("prune", "--events-before", "90d")["archive"])
         assert written.parent == Path(kanban.db).parent and written.exists()
         assert written.name.startswith("board.events-before-")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def loopback_link(target: str, port: int = 0) -> Iterator[int]:
+    """The benchmarks' TCP proxy (no delay) in front of `target`: the network between a
+    follower and its Postgres server, to cut and restore. Yields the port it listens on."""
+    proxy = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "delay_proxy.py"), "--target", target,
+         "--delay-ms", "0", "--port", str(port)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proxy.stdout is not None
+        yield int(json.loads(proxy.stdout.readline())["listening"].rpartition(":")[2])
+    finally:
+        proxy.kill()
+        proxy.wait(timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["events", "watch"])
+def test_a_follower_waits_out_a_lost_database_and_goes_on(
+    postgres_cluster: "Cluster", tmp_path: Path, how: str
+) -> None:
+    """Found by an exploring helper: `events --follow` and `watch` exited database_unavailable
+    when the Postgres server restarted, while `serve` and the terminal board came back: a
+    watch forwarding to a webhook went quiet until someone restarted it. The link to the
+    server is cut and restored here; the follower says so on stderr and goes on."""
+    board_url = new_postgres_board(postgres_cluster)
+    kanban = Kanban(board_url)  # type: ignore[arg-type]
+    url = urlsplit(board_url)
+    log = tmp_path / "delivered.jsonl"
+    with loopback_link(url.netloc.rpartition("@")[2]) as port:
+        via = urlunsplit(url._replace(netloc=url.netloc.replace(f":{url.port}", f":{port}")))
+        args = (
+            ("events", "--follow", "--since", "0", "--poll-ms", "50", "--timeout", "60",
+             "--limit", "2")
+            if how == "events"
+            else ("watch", "--consumer", "hook", "--on", "task_created", "--since", "0", "--poll-ms", "50",
+                  "--timeout", "60", "--limit", "2", "--", "sh", "-c", f"cat >> {log}")
+        )  # fmt: skip
+        follower = kanban.popen("--db", via, *args)
+        kanban.ok("task", "dispatch", "--title", "before the cut")
+        deadline = time.monotonic() + 30
+        while how == "watch" and not (log.exists() and log.read_text()):
+            assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
+            time.sleep(0.05)
+    try:
+        time.sleep(1.5)  # the link is down: the follower's polls fail meanwhile
+        assert follower.poll() is None, follower.communicate()
+        kanban.ok("task", "dispatch", "--title", "during the cut")
+        with loopback_link(url.netloc.rpartition("@")[2], port):
+            out, err = follower.communicate(timeout=60)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    assert "waiting for it" in err and "reachable again" in err, err
+    lines = (out if how == "events" else log.read_text()).splitlines()
+    created = [(json.loads(line)["kind"], json.loads(line)["taskId"]) for line in lines]
+    assert created == [("task_created", "TASK-1"), ("task_created", "TASK-2")], lines
