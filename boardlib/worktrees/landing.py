@@ -584,6 +584,7 @@ class Lander:
             f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
             f"{shown or '(unknown files)'}{step}; {advice}",
             id=source.task.id,
+            status=source.task.status,  # who resolves it depends on it (the MCP hint's choice)
             files=files,
             into=source.into,
             base_tip=tip,
@@ -835,6 +836,7 @@ class Lander:
                 f"cannot land {source.task.id}: `{found.command}` {ending} on the merged tree "
                 f"({source.into}@{_short(built.base)} + the task's change)",
                 id=source.task.id,
+                status=source.task.status,
                 command=found.command,
                 command_source=found.source,
                 exit_code=result.exit_code,

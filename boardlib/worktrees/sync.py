@@ -141,6 +141,7 @@ def sync_with_base(
             f"the worktree ({path}); resolve them, then "
             + ("complete again" if task.status == t.IN_PROGRESS else "land again"),
             id=task_id,
+            status=task.status,
             files=conflicts,
             into=into_name,
             base_tip=tip,

@@ -5,15 +5,35 @@ presentation for a model reading a tool error, so it lives with the MCP surface.
 the tool to call next, because a model recovers by calling tools, not by reading prose. The tools
 are placeholders (`{claim_next}`): for a session started with a reduced tool set they become
 only tools it lists (`mcp_verbs`), and the same table also speaks CLI (`CLI_VERBS`): the agent
-instructions `kanban init` writes list each reason with this hint, in commands.
+instructions `kanban init` writes list each reason with this hint, in commands. Where the next
+step depends on where the task stands (who resolves a conflict at landing), a refusal that says
+(its `status`) gets that status's wording (`hint_for`); the plain one holds in every status.
 """
 
 import re
 from collections.abc import Collection, Mapping
 
+from boardlib import transitions as t
 from boardlib.errors import Reason
 
 from .catalog import TOOLS
+
+# Done work is judged work: only an operator may sync or change it (docs/landing.md), and done
+# work that has not landed already waits in the operators' inbox.
+_DONE_CONFLICT = (
+    "only an operator may sync done work: tell one which files conflict (the board lists it "
+    "for them already; they sync it, resolve them and land again)"
+)
+_DONE_FAILURE = (
+    "only an operator may change done work: tell one what failed (the board lists it for them "
+    "already; they fix it and land again)"
+)
+
+
+def when(placeholder: str, status: str) -> str:
+    """The key of `placeholder`'s wording for a refusal about a task in `status`."""
+    return f"{placeholder}/{status}"
+
 
 # What each placeholder of a hint becomes for a model calling tools: the first of its wordings
 # that names only tools the session lists (a worker has no list_tasks, a reviewer no claim_next),
@@ -29,13 +49,40 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "say so in add_comment on the task",
     ),
     "preview_landing": ("preview_landing or get_task", "get_task"),
+    # Who resolves a conflict (or fixes work whose verification failed) depends on where the
+    # task stands: its holder while in progress, its builder once a reviewer rejects it back from
+    # review, an operator once it is done (an agent may neither reject nor sync done work). The
+    # plain wording holds in each case; a refusal carrying the task's status gets its own below.
     "resolve_conflict": (
+        "if you hold the task, resolve them in its worktree and complete_task again; if it is in "
+        "review, reject_task with the files (back in its builder's hands, it calls "
+        f"sync_workspace and resolves them); if it is done, {_DONE_CONFLICT}",
+        "if it is in review, reject_task with the files (its builder resolves them); if it is "
+        f"done, {_DONE_CONFLICT}",
+        "resolve the files in your worktree and complete_task again",
+        "tell an operator which files conflict",
+    ),
+    when("resolve_conflict", t.IN_PROGRESS): (
+        "resolve the files in your worktree and complete_task again",
+        "resolve the files in the task's worktree and have it completed again",
+    ),
+    when("resolve_conflict", t.IN_REVIEW): (
         "reject_task with the files; back in its builder's hands, it calls sync_workspace, "
         "resolves them and completes again",
         "reject_task with the files; its builder resolves them and completes again",
-        "call sync_workspace, resolve the files in your worktree and complete_task again",
-        "tell an operator which files conflict",
+        "ask a reviewer to reject it with the files",
     ),
+    when("resolve_conflict", t.DONE): (f"the task is done, and {_DONE_CONFLICT}",),
+    "fix_failure": (
+        "if it is in review, reject_task with the output tail so its builder fixes it; if it "
+        f"is done, {_DONE_FAILURE}",
+        f"if it is in review, ask a reviewer to reject it; if it is done, {_DONE_FAILURE}",
+    ),
+    when("fix_failure", t.IN_REVIEW): (
+        "reject_task with the output tail so its builder fixes it",
+        "ask a reviewer to reject it with the output tail",
+    ),
+    when("fix_failure", t.DONE): (f"the task is done, and {_DONE_FAILURE}",),
     "land_again": ("Call land_task again", "Make the same call again"),
 }
 # The same placeholders for an agent using the CLI (the instructions `kanban init` writes).
@@ -49,8 +96,14 @@ CLI_VERBS: dict[str, str] = {
     "inbox)",
     "preview_landing": "`kanban task land ID --dry-run` or `kanban task get ID`",
     "resolve_conflict": (
-        "`kanban task reject ID --reason ...` with the files; back in its builder's hands, it "
-        "runs `kanban task workspace sync ID`, resolves them and completes again"
+        "if you hold the task, resolve them in its worktree and complete it again; if it is in "
+        "review, `kanban task reject ID --reason ...` with the files (back in its builder's "
+        "hands, it runs `kanban task workspace sync ID` and resolves them); if it is done, "
+        f"{_DONE_CONFLICT}"
+    ),
+    "fix_failure": (
+        "if it is in review, `kanban task reject ID --reason ...` with the output tail so its "
+        f"builder fixes it; if it is done, {_DONE_FAILURE}"
     ),
     "land_again": "Run `kanban task land ID` again",
 }
@@ -155,7 +208,7 @@ HINTS: dict[str, str] = {
     ),
     Reason.VERIFICATION_FAILED: (
         "The verify command failed on the work merged with the latest base; nothing landed. "
-        "Reject the task with the output tail so its builder fixes it."
+        "Next: {fix_failure}."
     ),
     Reason.BASE_MOVED: (
         "The base branch kept moving while the landing verified; nothing landed. {land_again} "
@@ -191,7 +244,11 @@ UNEXPECTED_HINT = _UNEXPECTED.format_map(MCP_VERBS)
 UNKNOWN_TOOL_HINT = "Call one of the tools the message names (this session's tool list)."
 
 
-def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS) -> str:
-    """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands); a reason
-    this table does not know yet gets a safe default."""
+def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS, status: str | None = None) -> str:
+    """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands), in the
+    wording for a task in `status` where one is declared (a conflict at landing is its builder's
+    to resolve while in review, an operator's once done); a reason this table does not know yet
+    gets a safe default."""
+    if status is not None:
+        verbs = {name: verbs.get(when(name, status), text) for name, text in verbs.items()}
     return HINTS.get(reason, _UNEXPECTED).format_map(verbs)

@@ -62,3 +62,39 @@ async def test_a_refusal_naming_agent_text_is_one_inert_line(land, board_path: P
     async with mcp_session(board_path, "bob", **server_env(land)) as bob:
         doc = await refused(bob, "land_task", "base_checked_out_dirty", task_id=task_id)
     assert doc["files"] == [name]  # the structured content keeps the name as it is
+
+
+@pytest.mark.slow
+async def test_a_refused_landing_sends_the_model_where_the_task_stands(
+    land, board_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: work the gate passed is done, and when its landing
+    conflicted the hint sent the model to reject_task and its builder to sync_workspace, both
+    refused on done work (only an operator syncs it). The refusal carries the task's status and
+    the hint follows it: in review, reject it back to its builder; done, tell an operator."""
+    from kanban.mcp.hints import tools_named
+
+    clash = "test ! -e clash"  # passes at the gate, fails once main has the file
+    done, _ = land.task_with({"app.py": ANSWER}, builder="alice")
+    in_review, _ = land.task_with({"app.py": ANSWER}, builder="carol", finish="review")
+    red_done, _ = land.task_with({"notes.md": "x\n"}, builder="dave", verify=clash)
+    red_in_review, _ = land.task_with(
+        {"notes.md": "x\n"}, builder="erin", verify=clash, finish="review"
+    )
+    land.commit_on_main("app.py", "def answer():\n    return 41\n")
+    land.commit_on_main("clash", "x\n")
+    async with mcp_session(board_path, "bob", **server_env(land)) as bob:
+        for task_id, reason in ((done, "merge_conflict"), (red_done, "verification_failed")):
+            doc = await refused(bob, "land_task", reason, task_id=task_id)
+            assert doc["status"] == "done"
+            assert "operator" in doc["hint"] and tools_named(doc["hint"]) == set(), doc["hint"]
+            await refused(bob, "reject_task", "invalid_state", task_id=task_id, reason="x")
+        for task_id, reason in (
+            (in_review, "merge_conflict"),
+            (red_in_review, "verification_failed"),
+        ):
+            doc = await refused(bob, "land_task", reason, task_id=task_id)
+            assert doc["status"] == "in_review"
+            assert "reject_task" in tools_named(doc["hint"]) and "operator" not in doc["hint"]
+            rejected = await ok(bob, "reject_task", task_id=task_id, reason="conflicts with main")
+            assert rejected["status"] == "todo"  # back to its builder

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from boardlib import Board
+from boardlib import Board, transitions
 from kanban.mcp import catalog
 from kanban.mcp.footprint import approx_tokens, footprint
 from kanban.mcp.hints import tools_named
@@ -140,7 +140,7 @@ def test_every_hint_speaks_tools_and_commands_alike() -> None:
     from boardlib.errors import Reason
     from kanban.mcp.hints import CLI_VERBS, MCP_VERBS, hint_for
 
-    assert set(CLI_VERBS) == set(MCP_VERBS)
+    assert set(CLI_VERBS) == {name for name in MCP_VERBS if "/" not in name}  # no status: any
     for reason in Reason:
         for verbs in (MCP_VERBS, CLI_VERBS):
             hint = hint_for(reason.value, verbs)
@@ -162,7 +162,11 @@ def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> 
         tools, instructions = listed_tools(name)
         shown = {f"{tool['name']} description": tool["description"] for tool in tools}
         shown["instructions"] = instructions
-        shown |= {f"{reason.value} hint": hint_for(reason.value, verbs) for reason in Reason}
+        for status in (None, *transitions.STATUSES):
+            shown |= {
+                f"{reason.value} hint ({status})": hint_for(reason.value, verbs, status)
+                for reason in Reason
+            }
         shown["unexpected hint"] = hint_for("something_new", verbs)
         for where, text in shown.items():
             assert tools_named(text) <= set(listed), (name, where, text)
@@ -174,11 +178,36 @@ def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> 
     assert mcp_verbs(catalog.TOOLS) == MCP_VERBS
     conflict = Reason.MERGE_CONFLICT.value
     assert {"reject_task", "sync_workspace"} <= tools_named(hint_for(conflict))
-    assert tools_named(hint_for(conflict, worker)) == {"sync_workspace", "complete_task"}
+    assert tools_named(hint_for(conflict, worker)) == {"complete_task"}
     assert tools_named(hint_for(conflict, reviewer)) == {"reject_task"}
     assert "list_tasks or get_task" in hint_for(Reason.NOT_FOUND)
     assert "list_tasks" not in hint_for(Reason.NOT_FOUND, worker)
     assert "claim_next" not in hint_for(Reason.CONFLICT, reviewer)
+
+
+def test_a_landing_refusal_hint_fits_where_the_task_stands() -> None:
+    """Found by an exploring helper: a gate-passed task is done, and its conflicting landing
+    sent the model to reject_task and its builder to sync_workspace, both refused on done work.
+    In review the work goes back to its builder; done, only an operator may sync or change it;
+    the hint with no status (the AGENTS.md table) says both."""
+    from boardlib.errors import Reason
+    from kanban.mcp.hints import CLI_VERBS, MCP_VERBS, hint_for, mcp_verbs, tools_named
+
+    for reason in (Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED):
+        for verbs in (MCP_VERBS, *map(mcp_verbs, catalog.TOOL_SETS.values())):
+            done = hint_for(reason, verbs, transitions.DONE)
+            assert "operator" in done and tools_named(done) == set(), done
+            in_review = hint_for(reason, verbs, transitions.IN_REVIEW)
+            assert "operator" not in in_review and "reject" in in_review, in_review
+        for verbs in (MCP_VERBS, CLI_VERBS):
+            either = hint_for(reason, verbs)
+            assert "in review" in either and "if it is done, only an operator" in either, either
+    conflict = Reason.MERGE_CONFLICT
+    assert tools_named(hint_for(conflict, MCP_VERBS, transitions.IN_REVIEW)) == {
+        "reject_task", "sync_workspace",
+    }  # fmt: skip
+    in_progress = hint_for(conflict, MCP_VERBS, transitions.IN_PROGRESS)
+    assert tools_named(in_progress) == {"complete_task"}, in_progress
 
 
 async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:
