@@ -207,13 +207,16 @@ def _line_indent(text: str, at: int) -> str:
     return match.group(0) if match else ""
 
 
-def _dump(value: Any, indent: str, unit: str) -> str:
-    """`value` as JSON indented by `unit`, its continuation lines starting at `indent`."""
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+def _dump(value: Any, indent: str, unit: str, newline: str) -> str:
+    """`value` as JSON indented by `unit`, its continuation lines starting at `indent` and
+    ending in `newline` (the file's)."""
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", newline + indent)
 
 
 def _insert(text: str, brace: int, close: int, members: list[Member], key: str, value: Any) -> str:
-    """`text` with `"key": value` added as the last member of the object at [brace, close]."""
+    """`text` with `"key": value` added as the last member of the object at [brace, close], in
+    the file's indentation and line ending."""
+    newline = _newline(text)
     outer = _line_indent(text, brace)
     if members:
         inner = _line_indent(text, members[-1].key_start)
@@ -225,11 +228,12 @@ def _insert(text: str, brace: int, close: int, members: list[Member], key: str, 
                 + f", {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}"
                 + text[members[-1].value_end :]
             )
-        member = f",\n{inner}{json.dumps(key)}: {_dump(value, inner, unit)}"
+        member = f",{newline}{inner}{json.dumps(key)}: {_dump(value, inner, unit, newline)}"
         return text[: members[-1].value_end] + member + text[members[-1].value_end :]
     unit = "  "
     inner = outer + unit
-    member = f"\n{inner}{json.dumps(key)}: {_dump(value, inner, unit)}\n{outer}"
+    dumped = _dump(value, inner, unit, newline)
+    member = f"{newline}{inner}{json.dumps(key)}: {dumped}{newline}{outer}"
     return text[: brace + 1] + member + text[close:]
 
 
@@ -282,7 +286,8 @@ def with_server(
         else:
             indent = _line_indent(text, mine.key_start)
             unit = indent[len(_line_indent(text, found.key_start)) :] or "  "
-            after = text[: mine.value_start] + _dump(entry, indent, unit) + text[mine.value_end :]
+            dumped = _dump(entry, indent, unit, _newline(text))
+            after = text[: mine.value_start] + dumped + text[mine.value_end :]
     check = _parse_json(path, after)
     expected = {**before, servers_key: {**servers, name: entry}}
     if check != expected:  # pragma: no cover - a splice bug must never reach the disk

@@ -55,8 +55,10 @@ class Identity:
 
 
 # The runtimes the block speaks for, kept in the block itself (one JSON line in a comment) so an
-# init for one runtime keeps what the others were told: AGENTS.md is read by every runtime.
-_RUNTIMES = re.compile(r"^<!-- kanban:runtimes (\{.*\}) -->$", re.MULTILINE)
+# init for one runtime keeps what the others were told: AGENTS.md is read by every runtime. A
+# CRLF file's line ends in `\r` before `$` (found by an exploring helper: each init forgot the
+# other runtimes).
+_RUNTIMES = re.compile(r"^<!-- kanban:runtimes (\{.*\}) -->\r?$", re.MULTILINE)
 
 
 def runtimes_line(runtimes: Mapping[str, Identity]) -> str:

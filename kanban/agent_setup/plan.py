@@ -91,7 +91,7 @@ class Refused:
     change: Change | None  # what --force would write (None: not even --force may)
 
 
-_IMPORTS_AGENTS = re.compile(r"^@(\./)?AGENTS\.md[ \t]*$", re.MULTILINE)
+_IMPORTS_AGENTS = re.compile(r"^@(\./)?AGENTS\.md[ \t]*\r?$", re.MULTILINE)  # CRLF too
 
 
 def _read(repo: Path, target: Target) -> str | None:

@@ -714,3 +714,37 @@ def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, d
     with Board(db, reconcile_orphans=False) as board:
         assert board.get_task(task.id).status == "in_review"
         assert board.view(task.id).comments[-1].author_agent_id == "cc"
+
+
+@pytest.mark.slow  # kanban init run again and again
+def test_a_crlf_repository_keeps_every_runtime_and_its_line_endings(repo: Path, db: Path) -> None:
+    """Found by an exploring helper: with a CRLF AGENTS.md the runtimes line of the block was
+    not found (`$` stops before the `\\r`), so each init spoke for its own runtime only and
+    none was ever up to date; a CRLF CLAUDE.md importing AGENTS.md got a second import, and a
+    CRLF JSON config got LF lines spliced in. Every file keeps CRLF, and a second round of
+    inits changes no byte."""
+    crlf = {
+        "AGENTS.md": "# Mine\r\n",
+        "CLAUDE.md": "# Claude\r\n@AGENTS.md\r\n",
+        ".cursor/mcp.json": '{\r\n  "mcpServers": {\r\n    "other": {"command": "x"}\r\n'
+        "  }\r\n}\r\n",
+    }
+    for name, text in crlf.items():
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_bytes(text.encode())
+    runtimes = (("claude-code", "cc"), ("codex", "cx"), ("cursor", "cu"))
+    for harness, agent in runtimes:
+        ok(kanban_init(repo, db, "--harness", harness, "--agent", agent))
+    before = digests(repo)
+    for harness, agent in runtimes:
+        assert ok(kanban_init(repo, db, "--harness", harness, "--agent", agent))["upToDate"]
+    assert digests(repo) == before
+    block = block_of((repo / "AGENTS.md").read_bytes().decode().replace("\r\n", "\n"))
+    for said in ("in Claude Code as `cc`", "in Codex as `cx`", "in Cursor as `cu`"):
+        assert said in block
+    assert (repo / "CLAUDE.md").read_bytes() == crlf["CLAUDE.md"].encode()  # imports it already
+    for name in ("AGENTS.md", ".cursor/mcp.json"):
+        lines = (repo / name).read_bytes().split(b"\n")
+        assert lines[-1] == b"" and all(line.endswith(b"\r") for line in lines[:-1]), name
+    servers = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"other", "kanban"}
