@@ -32,7 +32,6 @@ _MARKERS: dict[Style, tuple[str, str, str]] = {
 NOTE = "written by kanban init; edit outside this block, or re-run kanban init"
 _HASH = re.compile(r"sha256:([0-9a-f]{12})")
 _ENTRY = re.compile(r"entry:([0-9a-f]{12}(?:,[0-9a-f]{12})*)")
-ENTRIES_KEPT = 4  # the MCP entries kanban wrote last, one per runtime's config a repo may have
 
 
 class Edited(Exception):
@@ -67,7 +66,7 @@ class Block:
     end: int
     body: str
     recorded: str | None  # the hash on its begin line
-    entry: str | None  # the MCP entries written beside it (`entry_digest`s, newest first)
+    entry: str | None  # the MCP entries kanban left in the JSON configs (`entry_digest`s)
 
     @property
     def entries(self) -> tuple[str, ...]:
@@ -115,16 +114,6 @@ def entry_digest(entry: dict[str, Any]) -> str:
     wrote (and may be replaced) rather than one edited by hand."""
     said = {key: value for key, value in entry.items() if key != "type"}
     return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def remembered(digest: str, kept: tuple[str, ...]) -> str:
-    """The entries an AGENTS.md block records once kanban writes the entry `digest`: the ones it
-    recorded before, and this one first when it is new. A repository set up for two runtimes
-    (`.mcp.json` for one agent, `.cursor/mcp.json` for another) keeps both entries its own, so
-    the second init does not take the first's untouched entry for a hand edit."""
-    if digest in kept:
-        return ",".join(kept)  # recorded already: the block's text stays as it is
-    return ",".join((digest, *kept)[:ENTRIES_KEPT])
 
 
 def render_block(body: str, style: Style, newline: str = "\n", entry: str | None = None) -> str:

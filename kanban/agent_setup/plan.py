@@ -10,6 +10,7 @@ points at), and a failure midway puts every file back as it was.
 
 import difflib
 import errno
+import json
 import os
 import re
 import stat
@@ -26,7 +27,6 @@ from .files import (
     Edited,
     entry_digest,
     find_block,
-    remembered,
     unreadable,
     with_block,
     with_server,
@@ -113,13 +113,43 @@ def _read(repo: Path, target: Target) -> str | None:
 
 
 def _written_entries(repo: Path) -> tuple[str, ...]:
-    """The digests of the MCP entries the AGENTS.md block says kanban wrote, newest first."""
+    """The digests of the MCP entries the AGENTS.md block says kanban wrote."""
     try:
         text = (repo / "AGENTS.md").read_bytes().decode("utf-8")
         block = find_block(text, "markdown")
     except (OSError, UnicodeDecodeError, Edited):
         return ()
     return block.entries if block is not None and not block.edited else ()
+
+
+def _kanban_entry(repo: Path, target: Target) -> str | None:
+    """The digest of the `kanban` entry in the JSON config `target`, if it has one (a config
+    that cannot be read has none here: its own runtime's init refuses it)."""
+    try:
+        text = _read(repo, target)
+        servers = json.loads(text or "{}").get("mcpServers", {})
+        entry = servers.get(SERVER_NAME)
+    except (BoardError, ValueError, AttributeError):
+        return None
+    return entry_digest(entry) if isinstance(entry, dict) else None
+
+
+def _entries_recorded(setup: Setup, written: tuple[str, ...]) -> str | None:
+    """What the AGENTS.md block records as kanban's MCP entries once this init is written: one
+    per JSON config a runtime reads here, in the runtimes' order. This runtime's is the entry it
+    writes; another's is the one in its file now, while that is kanban's (one of `written`).
+    Found by an exploring helper: the four newest of any runtime were kept, so a few Claude
+    Code inits pushed Cursor's untouched entry out, and the next Cursor init refused it."""
+    digests = []
+    for harness in HARNESSES.values():
+        for target in harness.targets:
+            if target.kind != "mcp_json":
+                continue
+            if harness.name == setup.harness:
+                digests.append(entry_digest(setup.server_entry()))
+            elif (found := _kanban_entry(setup.repo, target)) is not None and found in written:
+                digests.append(found)
+    return ",".join(dict.fromkeys(digests)) or None
 
 
 def _recorded_runtimes(text: str | None) -> dict[str, Identity]:
@@ -139,7 +169,7 @@ def _new_text(setup: Setup, target: Target, before: str | None, *, force: bool) 
         runtimes[setup.harness] = Identity.of(setup.briefing)
         ordered = {name: runtimes[name] for name in HARNESSES if name in runtimes}
         body = agents_block(setup.briefing, ordered)
-        recorded = remembered(entry_digest(setup.server_entry()), _written_entries(setup.repo))
+        recorded = _entries_recorded(setup, _written_entries(setup.repo))
         return with_block(before, body, "markdown", force=force, entry=recorded)
     if target.kind == "claude":
         if before is not None and _IMPORTS_AGENTS.search(before):

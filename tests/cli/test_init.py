@@ -668,7 +668,7 @@ def test_a_repository_set_up_for_two_runtimes_keeps_both_entries_its_own(
 ) -> None:
     """Found by hand: AGENTS.md recorded only the last MCP entry kanban wrote, so after init
     for Claude Code (agent cc), then Codex (agent cx), a Claude Code init as cc2 refused the
-    untouched .mcp.json as edited by hand. It records the last few entries now."""
+    untouched .mcp.json as edited by hand. It records the entry of each config now."""
     ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc"))
     ok(kanban_init(repo, db, "--harness", "codex", "--agent", "cx"))
     ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu"))
@@ -680,6 +680,25 @@ def test_a_repository_set_up_for_two_runtimes_keeps_both_entries_its_own(
     assert ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc2"))["upToDate"]
     assert digests(repo) == before  # recorded once: a second run changes no byte
     ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu2"))  # cu's is still known
+
+
+def test_many_inits_for_one_runtime_never_forget_anothers_entry(repo: Path, db: Path) -> None:
+    """Found by an exploring helper: the block kept the four newest entries of any runtime, so
+    after a Cursor init and four Claude Code inits with other options the next Cursor init
+    refused the untouched .cursor/mcp.json as edited by hand. It keeps one per config now."""
+    ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu"))
+    cursor = (repo / ".cursor/mcp.json").read_bytes()
+    for options in ((), ("--tools", "worker"), ("--tools", "reviewer"), ("--role", "qa")):
+        ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc", *options))
+        ok(kanban_init(repo, db, "--harness", "codex", "--agent", "cx", *options))
+    assert (repo / ".cursor/mcp.json").read_bytes() == cursor
+    again = ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu", "--role", "backend"))
+    assert {f["path"]: f["status"] for f in again["files"]}[".cursor/mcp.json"] == "updated"
+    before = digests(repo)
+    for harness, agent, role in (("claude-code", "cc", "qa"), ("cursor", "cu", "backend")):
+        run = kanban_init(repo, db, "--harness", harness, "--agent", agent, "--role", role)
+        assert ok(run)["upToDate"], harness
+    assert digests(repo) == before  # one entry per config, in one order: no rewrite either way
 
 
 def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, db: Path) -> None:
