@@ -116,7 +116,8 @@ def passes_by_itself(error: BoardError) -> bool:
 
 
 def not_found(what: str = "task", ident: str | None = None) -> BoardError:
-    return BoardError(Reason.NOT_FOUND, f"{what} not found", id=ident)
+    """`what` is also a detail: a run's id is looked for elsewhere than a task's (the MCP hint)."""
+    return BoardError(Reason.NOT_FOUND, f"{what} not found", id=ident, what=what)
 
 
 def invalid_input(message: str, **details: Any) -> BoardError:

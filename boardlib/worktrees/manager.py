@@ -98,6 +98,7 @@ def workspace_not_found(task_id: str, why: str | None = None) -> BoardError:
         Reason.NOT_FOUND,
         "workspace not found" + (f": {why}" if why else ""),
         id=task_id,
+        what="workspace",
     )
 
 

@@ -12,6 +12,7 @@ step depends on where the task stands (who resolves a conflict at landing), a re
 
 import re
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from boardlib import transitions as t
 from boardlib.errors import Reason
@@ -30,9 +31,10 @@ _DONE_FAILURE = (
 )
 
 
-def when(placeholder: str, status: str) -> str:
-    """The key of `placeholder`'s wording for a refusal about a task in `status`."""
-    return f"{placeholder}/{status}"
+def when(placeholder: str, field: str, value: str) -> str:
+    """The key of `placeholder`'s wording for a refusal whose document says `field: value` (the
+    task's `status`, or `what` was not found)."""
+    return f"{placeholder}/{field}={value}"
 
 
 # What each placeholder of a hint becomes for a model calling tools: the first of its wordings
@@ -41,7 +43,23 @@ def when(placeholder: str, status: str) -> str:
 MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     "claim_next": ("claim_next", "list_tasks", "an operator"),
     "get_task": ("get_task",),
-    "find_task": ("list_tasks or get_task", "get_task"),
+    "check_id": (
+        "Check the id with list_tasks or get_task; task ids look like TASK-12",
+        "Check the id with get_task; task ids look like TASK-12",
+    ),
+    # A run's id is start_run's answer, not a task's (finish_run with a lost id).
+    when("check_id", "what", "execution"): (
+        "Use the id start_run returned (runs look like EXEC-3); get_task with detail=true "
+        "lists the task's runs",
+        "Check the run's id; get_task with detail=true lists a task's runs",
+        "Check the run's id (runs look like EXEC-3)",
+    ),
+    # The task is there; it has no live worktree (the message says why).
+    when("check_id", "what", "workspace"): (
+        "The task has no live worktree (the message says why); get_task with detail=true shows "
+        "its workspaces",
+        "The task has no live worktree (the message says why)",
+    ),
     "explain_task": ("explain(task_id)", "get_task"),
     "reject_task": ("reject_task", "ask a reviewer to reject it"),
     "block_task": (
@@ -62,34 +80,35 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "resolve the files in your worktree and complete_task again",
         "tell an operator which files conflict",
     ),
-    when("resolve_conflict", t.IN_PROGRESS): (
+    when("resolve_conflict", "status", t.IN_PROGRESS): (
         "resolve the files in your worktree and complete_task again",
         "resolve the files in the task's worktree and have it completed again",
     ),
-    when("resolve_conflict", t.IN_REVIEW): (
+    when("resolve_conflict", "status", t.IN_REVIEW): (
         "reject_task with the files; back in its builder's hands, it calls sync_workspace, "
         "resolves them and completes again",
         "reject_task with the files; its builder resolves them and completes again",
         "ask a reviewer to reject it with the files",
     ),
-    when("resolve_conflict", t.DONE): (f"the task is done, and {_DONE_CONFLICT}",),
+    when("resolve_conflict", "status", t.DONE): (f"the task is done, and {_DONE_CONFLICT}",),
     "fix_failure": (
         "if it is in review, reject_task with the output tail so its builder fixes it; if it "
         f"is done, {_DONE_FAILURE}",
         f"if it is in review, ask a reviewer to reject it; if it is done, {_DONE_FAILURE}",
     ),
-    when("fix_failure", t.IN_REVIEW): (
+    when("fix_failure", "status", t.IN_REVIEW): (
         "reject_task with the output tail so its builder fixes it",
         "ask a reviewer to reject it with the output tail",
     ),
-    when("fix_failure", t.DONE): (f"the task is done, and {_DONE_FAILURE}",),
+    when("fix_failure", "status", t.DONE): (f"the task is done, and {_DONE_FAILURE}",),
     "land_again": ("Call land_task again", "Make the same call again"),
 }
 # The same placeholders for an agent using the CLI (the instructions `kanban init` writes).
 CLI_VERBS: dict[str, str] = {
     "claim_next": "`kanban task claim-next`",
     "get_task": "`kanban task get ID`",
-    "find_task": "`kanban task list` or `kanban task get ID`",
+    "check_id": "Check the id with `kanban task list` or `kanban task get ID`; task ids look "
+    "like TASK-12, runs like EXEC-3 (`kanban task exec list ID` lists a task's)",
     "explain_task": "`kanban task why ID`",
     "reject_task": "`kanban task reject ID --reason ...`",
     "block_task": "run `kanban task block ID --reason ...` saying so (it goes to the operator's "
@@ -129,7 +148,7 @@ def mcp_verbs(listed: Collection[str] = TOOLS) -> dict[str, str]:
 MCP_VERBS = mcp_verbs()
 
 HINTS: dict[str, str] = {
-    Reason.NOT_FOUND: "Check the id with {find_task}; task ids look like TASK-12.",
+    Reason.NOT_FOUND: "{check_id}.",
     Reason.ILLEGAL_TRANSITION: (
         "The board's transition table refuses that move; call {get_task} to see where the task is."
     ),
@@ -244,11 +263,20 @@ UNEXPECTED_HINT = _UNEXPECTED.format_map(MCP_VERBS)
 UNKNOWN_TOOL_HINT = "Call one of the tools the message names (this session's tool list)."
 
 
-def hint_for(reason: str, verbs: Mapping[str, str] = MCP_VERBS, status: str | None = None) -> str:
+def hint_for(
+    reason: str, verbs: Mapping[str, str] = MCP_VERBS, document: Mapping[str, Any] | None = None
+) -> str:
     """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands), in the
-    wording for a task in `status` where one is declared (a conflict at landing is its builder's
-    to resolve while in review, an operator's once done); a reason this table does not know yet
-    gets a safe default."""
-    if status is not None:
-        verbs = {name: verbs.get(when(name, status), text) for name, text in verbs.items()}
+    wording the refusal's `document` calls for where one is declared (`when`: a conflict at
+    landing is its builder's to resolve while in review, an operator's once done); a reason
+    this table does not know yet gets a safe default."""
+    if document:
+        said = [(field, value) for field, value in document.items() if isinstance(value, str)]
+        verbs = {
+            name: next(
+                (verbs[key] for field, value in said if (key := when(name, field, value)) in verbs),
+                text,
+            )
+            for name, text in verbs.items()
+        }
     return HINTS.get(reason, _UNEXPECTED).format_map(verbs)

@@ -152,12 +152,10 @@ def refusal(
 ) -> CallToolResult:
     """A refusal as a tool error: `<reason>: <message>` and the next step on the line below,
     naming only tools the session lists (`verbs`, from `hints.mcp_verbs`; `hint` instead of the
-    reason's own where that would mislead) and fitting the task's status when the refusal says
-    it. The message names agent text (titles, file names) and is made inert: one line, so
-    nothing in it can pose as the `Next:` line."""
-    status = document.get("status")
-    if hint is None:
-        hint = hint_for(reason, verbs, status if isinstance(status, str) else None)
+    reason's own where that would mislead) and fitting what the refusal says (the task's status,
+    what was not found). The message names agent text (titles, file names) and is made inert:
+    one line, so nothing in it can pose as the `Next:` line."""
+    hint = hint if hint is not None else hint_for(reason, verbs, document)
     text = f"{reason}: {inert(message)}\nNext: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],

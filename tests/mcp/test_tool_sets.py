@@ -162,9 +162,11 @@ def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> 
         tools, instructions = listed_tools(name)
         shown = {f"{tool['name']} description": tool["description"] for tool in tools}
         shown["instructions"] = instructions
-        for status in (None, *transitions.STATUSES):
+        said = [{"status": status} for status in transitions.STATUSES]
+        said += [{"what": what} for what in ("task", "execution", "workspace")]
+        for document in (None, *said):
             shown |= {
-                f"{reason.value} hint ({status})": hint_for(reason.value, verbs, status)
+                f"{reason.value} hint ({document})": hint_for(reason.value, verbs, document)
                 for reason in Reason
             }
         shown["unexpected hint"] = hint_for("something_new", verbs)
@@ -195,18 +197,18 @@ def test_a_landing_refusal_hint_fits_where_the_task_stands() -> None:
 
     for reason in (Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED):
         for verbs in (MCP_VERBS, *map(mcp_verbs, catalog.TOOL_SETS.values())):
-            done = hint_for(reason, verbs, transitions.DONE)
+            done = hint_for(reason, verbs, {"status": transitions.DONE})
             assert "operator" in done and tools_named(done) == set(), done
-            in_review = hint_for(reason, verbs, transitions.IN_REVIEW)
+            in_review = hint_for(reason, verbs, {"status": transitions.IN_REVIEW})
             assert "operator" not in in_review and "reject" in in_review, in_review
         for verbs in (MCP_VERBS, CLI_VERBS):
             either = hint_for(reason, verbs)
             assert "in review" in either and "if it is done, only an operator" in either, either
     conflict = Reason.MERGE_CONFLICT
-    assert tools_named(hint_for(conflict, MCP_VERBS, transitions.IN_REVIEW)) == {
+    assert tools_named(hint_for(conflict, MCP_VERBS, {"status": transitions.IN_REVIEW})) == {
         "reject_task", "sync_workspace",
     }  # fmt: skip
-    in_progress = hint_for(conflict, MCP_VERBS, transitions.IN_PROGRESS)
+    in_progress = hint_for(conflict, MCP_VERBS, {"status": transitions.IN_PROGRESS})
     assert tools_named(in_progress) == {"complete_task"}, in_progress
 
 
@@ -221,6 +223,21 @@ async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:
     async with mcp_session(db, "w1") as everything:
         refused = await everything.call_tool("get_task", {"task_id": "TASK-404"})
         assert "list_tasks or get_task" in (refused.structured_content or {})["hint"]
+
+
+async def test_an_unknown_run_id_is_not_sent_to_look_for_a_task(db: Path) -> None:
+    """Found by an exploring helper: finish_run with an unknown execution id answered "Check
+    the id with list_tasks or get_task; task ids look like TASK-12", though runs are EXEC-n and
+    list_tasks lists none. The refusal says what was not found, and the hint fits it."""
+    Board(db).close()
+    async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
+        doc = await refused(worker, "finish_run", "not_found", execution_id="EXEC-404",
+                            status="succeeded")  # fmt: skip
+        assert doc["what"] == "execution"
+        assert "start_run" in doc["hint"] and "EXEC-" in doc["hint"], doc["hint"]
+        assert "list_tasks" not in doc["hint"] and "task ids" not in doc["hint"]
+        doc = await refused(worker, "get_task", "not_found", task_id="TASK-404")
+        assert doc["what"] == "task" and "task ids look like TASK-12" in doc["hint"]
 
 
 def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> None:
