@@ -655,26 +655,35 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     `title` of the schema and of each property (the name again, "Task Id"), and for an optional
     parameter the `anyOf [T, null]` with `default: null` (it is simply not required). Defaults
     that say something (`false`, `50`) stay. Arguments are still validated by the tool's pydantic
-    model, so a client that sends `null` for an optional parameter is answered as before."""
+    model, so a client that sends `null` for an optional parameter is answered as before. The
+    models a parameter refers to (`$defs`, reject_task's LineComment) are compacted alike: found
+    by an exploring helper, they kept both."""
     compact = {key: value for key, value in schema.items() if key != "title"}
-    properties: dict[str, Any] = {}
-    for name, spec in schema.get("properties", {}).items():
-        spec = {key: value for key, value in spec.items() if key != "title"}
-        options = spec.get("anyOf")
-        if (
-            isinstance(options, list)
-            and len(options) == 2
-            and {"type": "null"} in options
-            and "default" in spec
-            and spec["default"] is None
-        ):
-            (kept,) = [option for option in options if option != {"type": "null"}]
-            rest = {key: value for key, value in spec.items() if key not in ("anyOf", "default")}
-            spec = {**kept, **rest}
-        properties[name] = spec
     if "properties" in schema:
-        compact["properties"] = properties
+        compact["properties"] = {
+            name: _compact_property(spec) for name, spec in schema["properties"].items()
+        }
+    if "$defs" in schema:
+        compact["$defs"] = {name: compact_schema(model) for name, model in schema["$defs"].items()}
     return compact
+
+
+def _compact_property(spec: dict[str, Any]) -> dict[str, Any]:
+    """One property without its title, and an optional one (`anyOf [T, null]`, `default: null`)
+    as plain T."""
+    spec = {key: value for key, value in spec.items() if key != "title"}
+    options = spec.get("anyOf")
+    if (
+        isinstance(options, list)
+        and len(options) == 2
+        and {"type": "null"} in options
+        and "default" in spec
+        and spec["default"] is None
+    ):
+        (kept,) = [option for option in options if option != {"type": "null"}]
+        rest = {key: value for key, value in spec.items() if key not in ("anyOf", "default")}
+        spec = {**kept, **rest}
+    return spec
 
 
 class BoardServer(MCPServer):

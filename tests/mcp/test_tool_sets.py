@@ -2,6 +2,7 @@
 estimated tokens, a worker's and a reviewer's session listing only their tools, and the compact
 schemas still accepting what the full ones did."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from boardlib import Board, transitions
 from kanban.mcp import catalog
 from kanban.mcp.footprint import approx_tokens, footprint
 from kanban.mcp.hints import tools_named
+from kanban.mcp.listing import served_tools
 from kanban.mcp.server import BoardTools, compact_schema
 from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
 
@@ -66,6 +68,23 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
         },
         "required": [],
     }
+    # Found by an exploring helper: a model a parameter refers to kept both (reject_task's
+    # LineComment).
+    schema["$defs"] = {
+        "LineComment": {
+            "title": "LineComment",
+            "type": "object",
+            "properties": {
+                "line": {
+                    "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}],
+                    "default": None,
+                    "title": "Line",
+                },
+                "body": {"type": "string", "title": "Body"},
+            },
+            "required": ["body"],
+        }
+    }
     assert compact_schema(schema) == {
         "type": "object",
         "properties": {
@@ -74,7 +93,23 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
             "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "Two."},
         },
         "required": [],
+        "$defs": {
+            "LineComment": {
+                "type": "object",
+                "properties": {
+                    "line": {"type": "integer", "minimum": 1},
+                    "body": {"type": "string"},
+                },
+                "required": ["body"],
+            }
+        },
     }
+    for tool in served_tools(catalog.ALL)[0]:  # as the server lists them
+        schema = tool["inputSchema"]
+        for model in (schema, *schema.get("$defs", {}).values()):
+            specs = [model, *model.get("properties", {}).values()]
+            assert not [spec for spec in specs if "title" in spec], (tool["name"], model)
+        assert '{"type": "null"}' not in json.dumps(schema), tool["name"]
 
 
 @pytest.fixture
