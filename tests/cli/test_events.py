@@ -331,8 +331,9 @@ def test_a_follower_waits_out_a_lost_database_and_goes_on(
             ("events", "--follow", "--since", "0", "--poll-ms", "50", "--timeout", "60",
              "--limit", "2")
             if how == "events"
-            else ("watch", "--consumer", "hook", "--on", "task_created", "--since", "0", "--poll-ms", "50",
-                  "--timeout", "60", "--limit", "2", "--", "sh", "-c", f"cat >> {log}")
+            else ("watch", "--consumer", "hook", "--on", "task_created", "--since", "0",
+                  "--poll-ms", "50", "--timeout", "60", "--limit", "2", "--",
+                  "sh", "-c", f"cat >> {log}")
         )  # fmt: skip
         follower = kanban.popen("--db", via, *args)
         kanban.ok("task", "dispatch", "--title", "before the cut")
