@@ -141,12 +141,17 @@ def check_mover(
         )
 
 
-def check_worker(task: Task, verb: str, *, actor: str, planning: bool = False) -> None:
+def check_worker(
+    task: Task, verb: str, *, actor: str, planning: bool = False, epoch: int | None = None
+) -> None:
     """The agent contract on a task's worktree (provision, pause, sync, the handoff): an
     identified agent acts on a task it holds, or on one nobody holds now that it held before
     (its own work, between attempts); never on another agent's. `planning` (dependency links):
     on any task nobody holds, as a planner links the tasks it made. Operators and the board's
-    own passes act on any. A refusal is `not_assignee`."""
+    own passes act on any. A refusal is `not_assignee`; an `epoch` quoted and not the task's
+    current one is `stale_claim` first, as for the lease verbs: a lapsed process under the
+    holder's own name must not pause or sync its successor's work."""
+    check_epoch(task, f"{verb} {task.id}", epoch)
     holder = task.assignee_agent_id
     if not is_agent(actor) or holder == actor:
         return

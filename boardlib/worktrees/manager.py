@@ -27,7 +27,7 @@ from .. import validation as validate
 from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
-from ..lifecycle import check_worker
+from ..lifecycle import check_epoch, check_worker
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
 from . import sor
@@ -363,6 +363,7 @@ class Worktrees:
         base_ref: str | None = "HEAD",
         kind: str | None = None,
         actor: str = SYSTEM,
+        epoch: int | None = None,
     ) -> ProvisionResult:
         """Give `task_id` its worktree on branch `kanban/task-<id>` from `repo_path` at `base_sha`
         (or `base_ref`, default HEAD), with the SoR scaffold committed as the baseline, and record
@@ -372,7 +373,8 @@ class Worktrees:
         `research`/`review` are refused with `no_isolation`."""
         check_task_id(task_id)
         task = self.board.get_task(task_id)
-        check_worker(task, "provision a worktree for", actor=validate.name(actor, "actor"))
+        actor = validate.name(actor, "actor")
+        check_worker(task, "provision a worktree for", actor=actor, epoch=epoch)
         blank = isinstance(kind, str) and not kind.strip() and len(kind) <= KIND_MAX
         effective = task.kind if kind is None or blank else kind
         if not isinstance(effective, str) or not effective.strip() or len(effective) > KIND_MAX:
@@ -631,7 +633,12 @@ class Worktrees:
     # -- handoff and cold resume (files only: no git) ------------------------------------------
 
     def write_handoff(
-        self, task_id: str, handoff: Mapping[str, Any] | str | bytes, *, actor: str | None = None
+        self,
+        task_id: str,
+        handoff: Mapping[str, Any] | str | bytes,
+        *,
+        actor: str | None = None,
+        epoch: int | None = None,
     ) -> HandoffResult:
         """Validate and write `AGENT_HANDOFF.json` into the live worktree (atomically).
         `timestamp` defaults to the board's now. Invalid input raises `invalid_input` with the
@@ -668,8 +675,8 @@ class Worktrees:
         repo = Path(ws.repo_path)
         with self._lock(repo, task_id, "write the handoff of"):
             task, ws = self._workspace(task_id)
-            if actor is not None:  # the caller's identity; `handoffFrom` alone only describes
-                check_worker(task, "write the handoff of", actor=actor)
+            if actor is not None or epoch is not None:  # `handoffFrom` alone only describes
+                check_worker(task, "write the handoff of", actor=actor or OPERATOR, epoch=epoch)
             path, problem = self._checkout(ws)
             if problem:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
@@ -870,7 +877,9 @@ class Worktrees:
 
     # -- pause ----------------------------------------------------------------------------------
 
-    def pause(self, task_id: str, *, actor: str = OPERATOR) -> PauseResult:
+    def pause(
+        self, task_id: str, *, actor: str = OPERATOR, epoch: int | None = None
+    ) -> PauseResult:
         """Commit uncommitted work to the task's branch, remove the checkout, keep the branch. The
         workspace stays active: a later provision checks the branch out again. Pausing a paused
         worktree changes nothing."""
@@ -880,7 +889,7 @@ class Worktrees:
         repo = Path(ws.repo_path)
         with self._lock(repo, task_id, "pause"):
             task, ws = self._workspace(task_id)
-            check_worker(task, "pause the worktree of", actor=actor)
+            check_worker(task, "pause the worktree of", actor=actor, epoch=epoch)
             if ws.status != "active":
                 raise BoardError(
                     Reason.INVALID_STATE,
@@ -948,6 +957,8 @@ class Worktrees:
             task, ws = self._workspace(task_id)
             if task.status == t.BLOCKED:
                 return self._repeat_on_blocked(task, ws)
+            if epoch is not None and epoch < task.claim_epoch:  # as the lease verbs judge it
+                check_epoch(task, "complete", epoch)
             if task.status == t.IN_PROGRESS:
                 if task.assignee_agent_id != agent:
                     raise BoardError(
@@ -1291,12 +1302,18 @@ class Worktrees:
         return self.lander().stamp(task_id)
 
     def sync(
-        self, task_id: str, *, actor: str, strategy: str = "merge", into: str | None = None
+        self,
+        task_id: str,
+        *,
+        actor: str,
+        strategy: str = "merge",
+        into: str | None = None,
+        epoch: int | None = None,
     ) -> "SyncResult":
         """Bring the base branch's tip into the task's worktree (`sync.sync_with_base`)."""
         from .sync import sync_with_base
 
-        return sync_with_base(self, task_id, actor=actor, strategy=strategy, into=into)
+        return sync_with_base(self, task_id, actor=actor, strategy=strategy, into=into, epoch=epoch)
 
 
 def _sized(

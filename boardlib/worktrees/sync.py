@@ -57,6 +57,7 @@ def sync_with_base(
     actor: str,
     strategy: str = "merge",
     into: str | None = None,
+    epoch: int | None = None,
 ) -> SyncResult:
     """Merge the base branch's tip into the task's worktree (`strategy="rebase"`: rebase the task
     branch onto it). An agent syncs only a task it holds; operators any. Refusals (`invalid_input`,
@@ -68,7 +69,7 @@ def sync_with_base(
             f"strategy must be one of {', '.join(SYNC_STRATEGIES)}", field="strategy"
         )
     task, ws = trees._workspace(task_id)
-    check_worker(task, "sync the worktree of", actor=actor)
+    check_worker(task, "sync the worktree of", actor=actor, epoch=epoch)
     if task.status == t.CANCELLED:
         raise BoardError(Reason.INVALID_STATE, f"cannot sync: {task_id} is cancelled", id=task_id)
     if is_agent(actor) and task.status in (t.IN_REVIEW, t.DONE):

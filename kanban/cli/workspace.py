@@ -51,6 +51,7 @@ def workspace() -> None:
     "--kind", metavar="KIND", help="Task kind (default: the task's); research/review refuse."
 )
 @actor_option
+@epoch_option
 @global_options
 def provision(
     task_id: str,
@@ -59,6 +60,7 @@ def provision(
     base_sha: str | None,
     kind: str | None,
     actor: str,
+    epoch: int | None,
 ) -> None:
     """Create (or reuse) the task's worktree and branch outside the repo, with the SoR scaffold."""
     if base_ref is not None and base_sha is not None:
@@ -71,6 +73,7 @@ def provision(
             base_ref=base_ref if base_ref is not None else "HEAD",
             kind=kind,
             actor=actor,
+            epoch=epoch,
         )
     emit(result.to_json())
 
@@ -101,8 +104,11 @@ def resume(task_id: str) -> None:
 @click.option(
     "--agent", "-a", envvar="KANBAN_AGENT", type=AGENT, metavar="NAME", help="Who hands off."
 )
+@epoch_option
 @global_options
-def handoff(task_id: str, source: BinaryIO | None, template: bool, agent: str | None) -> None:
+def handoff(
+    task_id: str, source: BinaryIO | None, template: bool, agent: str | None, epoch: int | None
+) -> None:
     """Validate and write AGENT_HANDOFF.json into the task's worktree (--file), or print a
     skeleton to fill in (--template). The schema: handoffFrom and runtime (required),
     completedSubtasks, brokenOrUnverified, nextBestStep, whyBlocked, commands {init, verify,
@@ -116,17 +122,18 @@ def handoff(task_id: str, source: BinaryIO | None, template: bool, agent: str | 
             sys.stdout.write("\n")
             return
         assert source is not None
-        emit(trees.write_handoff(task_id, source.read(), actor=agent).to_json())
+        emit(trees.write_handoff(task_id, source.read(), actor=agent, epoch=epoch).to_json())
 
 
 @workspace.command("pause")
 @task_id_argument
 @actor_option
+@epoch_option
 @global_options
-def pause(task_id: str, actor: str) -> None:
+def pause(task_id: str, actor: str, epoch: int | None) -> None:
     """Commit uncommitted work on the branch and remove the checkout; the branch stays."""
     with open_worktrees() as trees:
-        emit(trees.pause(task_id, actor=actor).to_json())
+        emit(trees.pause(task_id, actor=actor, epoch=epoch).to_json())
 
 
 @workspace.command("complete")
@@ -178,12 +185,14 @@ def complete(
 )
 @click.option("--into", metavar="BRANCH", help="The base to catch up with (default: the task's).")
 @actor_option
+@epoch_option
 @global_options
-def sync(task_id: str, strategy: str, into: str | None, actor: str) -> None:
+def sync(task_id: str, strategy: str, into: str | None, actor: str, epoch: int | None) -> None:
     """Bring the base branch's tip into the task's worktree. Conflicts are left there to resolve
     (merge_conflict names the files); complete again once they are."""
     with open_worktrees() as trees:
-        emit(trees.sync(task_id, actor=actor, strategy=strategy, into=into).to_json())
+        result = trees.sync(task_id, actor=actor, strategy=strategy, into=into, epoch=epoch)
+        emit(result.to_json())
 
 
 @workspace.command("detail")

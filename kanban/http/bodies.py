@@ -230,10 +230,11 @@ class ProvisionBody(Body):
     base_sha: Annotated[str, Field(max_length=NAME_MAX)] | None = None
     base_ref: Annotated[str, Field(max_length=BASE_REF_MAX)] | None = None
     kind: Annotated[str, Field(max_length=KIND_MAX)] | None = None
+    epoch: Epoch | None = None
 
 
 class WorkspaceActionBody(Body):
-    """`workspaceActionBody`, plus, for `complete`, the builder's `epoch` and a `summary`."""
+    """`workspaceActionBody`, plus the holder's `epoch` and, for `complete`, a `summary`."""
 
     action: Literal["pause", "complete"]
     epoch: Epoch | None = None
@@ -353,6 +354,7 @@ class SyncBody(Body):
     agent: Name | None = AgentField
     strategy: Literal["merge", "rebase"] = "merge"
     into: Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None = None
+    epoch: Epoch | None = None
 
 
 # -- budgets (operators only) -----------------------------------------------------------------

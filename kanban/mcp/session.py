@@ -290,7 +290,9 @@ class AgentSession:
         return self._trees().landing_preview(task_id, into=into).to_json()
 
     def sync_workspace(self, task_id: str, *, strategy: str = "merge") -> Doc:
-        return self._trees().sync(task_id, actor=self.agent, strategy=strategy).to_json()
+        epoch = self._epochs.get(task_id)  # a session back on a task claimed again: stale_claim
+        synced = self._trees().sync(task_id, actor=self.agent, strategy=strategy, epoch=epoch)
+        return synced.to_json()
 
     def reject_task(
         self, task_id: str, reason: str, *, comments: Sequence[dict[str, Any]] = ()

@@ -91,6 +91,41 @@ def test_only_the_holder_or_an_operator_provisions(setup) -> None:  # type: igno
     assert provisioned.actor == "alice"
 
 
+def test_a_lapsed_holder_quoting_its_epoch_cannot_touch_its_successors_worktree(setup) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: only `complete` took --epoch, so a process whose lease
+    lapsed, still running under the name its restarted successor claimed again, paused the
+    successor's worktree (committing its unfinished work and removing the checkout). Every
+    workspace verb takes the epoch now, and a stale one is stale_claim, as the lease verbs say."""
+    kanban, repo, env = setup
+    task_id = claimed(kanban)
+    agent = {**env, "KANBAN_AGENT": "alice"}
+    made = kanban.ok("task", "workspace", "provision", task_id, "--repo", str(repo), env=agent)
+    worktree = Path(made["worktree"]["worktreePath"])
+    kanban.advance(minutes=16)  # the lease lapses; alice, restarted, claims the task again
+    epoch = kanban.ok("task", "claim", task_id, env=agent)["claimEpoch"]
+    assert epoch > 1
+    (worktree / "wip.py").write_text("the successor's unfinished work\n")
+    handoff = worktree.parent / "handoff.json"
+    handoff.write_text(json.dumps(HANDOFF))
+    before, files = kanban.snapshot(), repo_state(worktree)
+    for verb in (
+        ("pause",),
+        ("sync",),
+        ("handoff", "--file", str(handoff)),
+        ("provision", "--repo", str(repo)),
+        ("complete",),
+    ):
+        error = kanban.refused(
+            "task", "workspace", verb[0], task_id, *verb[1:], "--epoch", "1", env=agent,
+            reason="stale_claim",
+        )  # fmt: skip
+        assert (error["epoch"], error["currentEpoch"]) == (1, epoch), verb
+    assert kanban.snapshot() == before and repo_state(worktree) == files
+    assert (worktree / "wip.py").exists()
+    paused = kanban.ok("task", "workspace", "pause", task_id, "--epoch", str(epoch), env=agent)
+    assert paused["pause"]["committed"] is True
+
+
 @pytest.mark.parametrize("ref", ["--upload-pack=touch /tmp/pwned", "-x", "main..HEAD", "a b"])
 def test_hostile_base_ref_is_refused_and_creates_nothing(setup, ref: str) -> None:  # type: ignore[no-untyped-def]
     kanban, repo, env = setup

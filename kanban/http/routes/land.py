@@ -67,5 +67,7 @@ def preview(
 def sync(task_id: str, who: Who, body: Annotated[SyncBody | None, Body()] = None) -> JSONResponse:
     body = body or SyncBody()
     actor = who.agent(body.agent) if who.identity.is_agent or body.agent else who.actor
-    result = who.trees.sync(task_id, actor=actor, strategy=body.strategy, into=body.into)
+    result = who.trees.sync(
+        task_id, actor=actor, strategy=body.strategy, into=body.into, epoch=body.epoch
+    )
     return reply({"ok": True, **result.to_json()})

@@ -73,6 +73,7 @@ def provision(task_id: str, body: ProvisionBody, who: Who) -> JSONResponse:
         base_ref=body.base_ref,
         kind=body.kind,
         actor=who.actor,
+        epoch=body.epoch,
     )
     return reply({"ok": True, **made.to_json()})
 
@@ -109,7 +110,8 @@ def resume(task_id: str, who: Who) -> JSONResponse:
 @envelope("message", not_found="workspace not found")
 def workspace_action(task_id: str, body: WorkspaceActionBody, who: Who) -> JSONResponse:
     if body.action == "pause":
-        return reply({"ok": True, **who.trees.pause(task_id, actor=who.actor).to_json()})
+        paused = who.trees.pause(task_id, actor=who.actor, epoch=body.epoch)
+        return reply({"ok": True, **paused.to_json()})
     if who.identity.is_agent:
         assert who.identity.name is not None
         builder = who.identity.name
