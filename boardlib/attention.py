@@ -115,8 +115,10 @@ def _item(task: Task, kind: str, why: str, since: int, action: str | None = None
     )
 
 
-def awaiting(task: Task) -> InboxItem:
-    """A task in review or blocked: why a person is needed, from its status and verdict."""
+def awaiting(task: Task, over_budget: bool) -> InboxItem:
+    """A task in review or blocked: why a person is needed, from its status and verdict.
+    `over_budget`: the board blocked it because a budget is spent (`budgets.blocked_by_budget`,
+    which reads the move itself, never the reason's words alone)."""
     since = task.status_since or task.updated_at
     verdict = _verdict(task)
     if task.status == t.IN_REVIEW:
@@ -136,7 +138,7 @@ def awaiting(task: Task) -> InboxItem:
         runs = verdict.get("attempts") or []
         count = len(runs) if isinstance(runs, list) else 0
         return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
-    if blocked_by_budget(task.blocked_reason):
+    if over_budget:
         said = (task.blocked_reason or "")[len(BUDGET_BLOCKED_PREFIX) :]
         return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {_clip(said)}", since)
     return _item(
@@ -178,7 +180,8 @@ def held(row: Row) -> InboxItem:
 
 
 def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
-    items = [awaiting(Task.from_row(row)) for row in tx.awaiting_person()]
+    tasks = [Task.from_row(row) for row in tx.awaiting_person()]
+    items = [awaiting(task, blocked_by_budget(tx, task)) for task in tasks]
     items += [lapsed(Task.from_row(row), now) for row in tx.lapsed_leases(now)]
     overdue_ms = config.overdue_leases * config.lease_ms
     seen: set[str] = set()

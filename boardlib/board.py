@@ -1674,7 +1674,7 @@ class Board:
             target = task.status if status is None else status
             check_mover(task, target, actor=actor, now=now, epoch=epoch)
             check_editor(task, edits, actor=actor)
-            if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(task.blocked_reason):
+            if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(tx, task):
                 self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
             reason = note
             if reason is None and seed_route and target == t.BLOCKED != task.status:
@@ -1725,7 +1725,7 @@ class Board:
             if task.status != t.BLOCKED:
                 raise wrong_state("unblock", task.status, t.BLOCKED, id=task_id)
             check_mover(task, t.TODO, actor=actor, now=now, epoch=epoch, verb="unblock")
-            if budgets.blocked_by_budget(task.blocked_reason):
+            if budgets.blocked_by_budget(tx, task):
                 self._refuse_if_spent(tx, task, now, "unblock {task}")
             new = self._apply_move(
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
@@ -1927,7 +1927,7 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             holder = opener or task.assignee_agent_id or ""
-            if task.status == t.BLOCKED and budgets.blocked_by_budget(task.blocked_reason):
+            if budgets.blocked_by_budget(tx, task):
                 self._refuse_if_spent(
                     tx, task, now, "start a run on {task}"
                 )  # say why, not just "blocked"
@@ -2063,7 +2063,7 @@ class Board:
                 # The cost is recorded; the work stops here until an operator raises the budget.
                 self._apply_move(
                     tx, self._load(tx, task.id), t.BLOCKED, actor=SYSTEM, now=now,
-                    verb="budget", reason=budgets.blocked_reason(task.id, spent),
+                    verb=budgets.BLOCK_VERB, reason=budgets.blocked_reason(task.id, spent),
                 )  # fmt: skip
                 execution.budget_exceeded = spent
             return execution

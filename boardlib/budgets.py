@@ -11,6 +11,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from . import transitions as t
+from .actors import SYSTEM
 from .errors import BoardError, Reason, invalid_input
 from .events import EventKind
 from .records import (
@@ -23,12 +25,15 @@ from .records import (
     DAY_MS,
     TEAM_SCOPE_PREFIX,
     BudgetStanding,
+    Task,
 )
-from .store.base import Row
+from .store.base import Row, Tx
 
 MICROS_PER_USD = 1_000_000
-# A task blocked because a budget over it is spent carries a reason that starts so: the inbox
-# and the unblock guard recognise it, people read the rest.
+# The board's own block when a run spends a budget: moved by `system` with this verb, its reason
+# starting so (people read the rest). The move is what makes it a budget block; an agent's
+# reason may start with the same words and stays an agent's block (`blocked_by_budget`).
+BLOCK_VERB = "budget"
 BLOCKED_PREFIX = f"{Reason.BUDGET_EXCEEDED.value}: "
 USD_MAX = 1e9  # a sanity ceiling on a budget, not a policy
 TOKENS_MAX = 10**15
@@ -217,8 +222,26 @@ def blocked_reason(task_id: str, standing: BudgetStanding) -> str:
     )
 
 
-def blocked_by_budget(reason: str | None) -> bool:
-    return bool(reason) and str(reason).startswith(BLOCKED_PREFIX)
+def blocked_by_budget(tx: Tx, task: Task) -> bool:
+    """Whether `task` is blocked because a budget over it is spent: the board moved it there
+    itself (the move's event: actor `system`, verb `budget`, the reason it holds). The reason's
+    words alone prove nothing, as an agent writes any reason it likes."""
+    reason = task.blocked_reason
+    if task.status != t.BLOCKED or not reason or not reason.startswith(BLOCKED_PREFIX):
+        return False  # no event read for every other block
+    entry = tx.status_entry(task.id)
+    if entry is None or entry["actor"] != SYSTEM:
+        return False
+    try:
+        data = json.loads(entry["data"])
+    except ValueError:
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("verb") == BLOCK_VERB
+        and data.get("to") == t.BLOCKED
+        and str(data.get("reason", "")).strip() == reason
+    )
 
 
 def audit_detail(changed: Mapping[str, Any]) -> str:

@@ -363,6 +363,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """Tasks in review or blocked, not dropped, oldest in that status first (by index)."""
         ...
 
+    def status_entry(self, task_id: str) -> Row | None:
+        """The newest `status_changed` event of a task: the move into its status (or None)."""
+        ...
+
     def lapsed_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out and nobody released yet (a read)."""
         ...

@@ -55,8 +55,9 @@ RUN_RUNNING = sql_literal(EXECUTION_RUNNING)
 RUN_SUCCEEDED = sql_literal(EXECUTION_SUCCEEDED)
 RUN_FAILED = sql_list((EXECUTION_FAILED, EXECUTION_TIMED_OUT))  # the runs that came to nothing
 
-# The event kinds the flow figures count (`kanban stats`).
+# The event kinds the flow figures count (`kanban stats`) and the inbox reads.
 TASK_CLAIMED_EVENT = sql_literal(EventKind.TASK_CLAIMED.value)
+STATUS_CHANGED_EVENT = sql_literal(EventKind.STATUS_CHANGED.value)  # a task's moves (the inbox)
 LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
 VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)
 WORKSPACE_ACTIVE = sql_literal(_WORKSPACE_ACTIVE)

@@ -29,6 +29,7 @@ from .literals import (
     LIVE,
     PENDING,
     RUN_RUNNING,
+    STATUS_CHANGED_EVENT,
     TERMINAL,
     TODO,
     WORKSPACE_ACTIVE,
@@ -848,6 +849,16 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         `tasks_attention`, however many tasks the board holds."""
         return self._fetchall(
             f"SELECT * FROM tasks WHERE {AWAITING_PERSON} ORDER BY status_since, seq"
+        )
+
+    def status_entry(self, task_id: str) -> Row | None:
+        """The event of the move that put a task in its status (its newest `status_changed`):
+        who moved it, by which verb, why. Read through `events_task`; a live task's events are
+        never pruned, so a task still waiting on a person keeps it."""
+        return self._fetchone(
+            f"SELECT * FROM events WHERE task_id = ? AND kind = {STATUS_CHANGED_EVENT} "
+            "ORDER BY seq DESC LIMIT 1",
+            (task_id,),
         )
 
     def lapsed_leases(self, now: int) -> list[Row]:

@@ -103,7 +103,10 @@ MUST_DIFFER = {
     "schema_version": "PRAGMA user_version vs board_meta",
     "finish_load": "Postgres moves its sequences and horizon past the loaded rows",
 }
-POSTGRES_WRAPS = {"purge_expired_events": "flush the queued events first, persist the horizon"}
+POSTGRES_WRAPS = {
+    "purge_expired_events": "flush the queued events first, persist the horizon",
+    "status_entry": "flush the queued events first: a move this transaction made is the newest",
+}
 
 
 def _own_interface_methods(cls: type) -> set[str]:
