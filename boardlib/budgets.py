@@ -27,6 +27,7 @@ from .records import (
     BudgetStanding,
     Task,
 )
+from .shell import shell_command
 from .store.base import Row, Tx
 
 MICROS_PER_USD = 1_000_000
@@ -191,13 +192,15 @@ def spent_words(standing: BudgetStanding) -> str:
 
 
 def raise_hint(standing: BudgetStanding) -> str:
-    """The operator's command that raises this budget."""
-    flag = "--tokens" if standing.unit == BUDGET_TOKENS else "--usd"
-    daily = "--daily-tokens" if standing.unit == BUDGET_TOKENS else "--daily-usd"
+    """The operator's command that raises this budget (a team id is an agent's word: quoted)."""
     if standing.scope == BUDGET_TASK:
-        return f"kanban budget set {standing.owner} {flag} N --reason WHY"
-    team = f" --team {standing.owner}" if standing.scope == BUDGET_TEAM_DAILY else ""
-    return f"kanban budget set{team} {daily} N --reason WHY"
+        flag = "--tokens" if standing.unit == BUDGET_TOKENS else "--usd"
+        which = [str(standing.owner), flag]
+    else:
+        daily = "--daily-tokens" if standing.unit == BUDGET_TOKENS else "--daily-usd"
+        team = ["--team", str(standing.owner)] if standing.scope == BUDGET_TEAM_DAILY else []
+        which = [*team, daily]
+    return shell_command("kanban", "budget", "set", *which, "N", "--reason", "WHY")
 
 
 def refusal(task_id: str, action: str, standing: BudgetStanding) -> BoardError:

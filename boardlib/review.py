@@ -16,6 +16,7 @@ from . import validation as validate
 from .errors import invalid_input
 from .inert import inert
 from .records import ANCHOR_NEW, ANCHOR_SIDES, Comment
+from .shell import shell_command
 
 PATH_MAX = 1000
 LINE_MAX = 10**9
@@ -173,7 +174,8 @@ def review_markdown(task_id: str, comments: Sequence[Comment]) -> str:
         f"# Review of {task_id}",
         "",
         "Comments a reviewer anchored to lines of this task's work, oldest first. kanban rewrites",
-        f"this file whenever one is added; the board has them too (`kanban task view {task_id}`).",
+        "this file whenever one is added; the board has them too "
+        f"(`{shell_command('kanban', 'task', 'view', task_id)}`).",
         "Each names the file and line it is about and the line's text when it was written: if",
         "the line moved, find that text.",
         "",

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import BOARD_FILE_GONE, BoardError, Reason
+from ..shell import shell_command
 from .contention import is_transient_lock_error
 
 MISSING = -1
@@ -99,7 +100,8 @@ def no_board(path: Path) -> BoardError:
     where = f"{path} is an empty file, not a board yet" if path.exists() else f"no board at {path}"
     return BoardError(
         Reason.NO_BOARD,
-        f"{where}: check --db/KANBAN_DB, or create one with `kanban db init {path}` "
+        f"{where}: check --db/KANBAN_DB, or create one with "
+        f"`{shell_command('kanban', 'db', 'init', str(path))}` "
         "(or `kanban task dispatch`, which creates the board it files into)",
         path=str(path),
     )

@@ -35,6 +35,7 @@ from ..leases import expired_sql
 from ..location import DatabaseUrl
 from ..naming import camel
 from ..records import Task
+from ..shell import shell_command
 from .base import TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
 from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
@@ -976,7 +977,8 @@ class PostgresStore:
                     raise BoardError(
                         Reason.NO_BOARD,
                         f"no board in schema {self.schema} at {url.display}: check "
-                        f"--db/KANBAN_DB, or create one with `kanban db init '{url.display}'`",
+                        "--db/KANBAN_DB, or create one with "
+                        f"`{shell_command('kanban', 'db', 'init', url.display)}`",
                         path=url.display,
                     )
             if found.version != SCHEMA_VERSION and not read_only:

@@ -36,6 +36,7 @@ from ..landings import (
     not_landable,
 )
 from ..records import LAND_STRATEGIES, Record, Task, Workspace
+from ..shell import shell_command
 from . import gitrepo, landgit, sor
 from .gate import EMPTY_DIFF_REMOVED, VerifyCommand, find_verify_command_from, run_verify_command
 from .layout import branch_name
@@ -570,7 +571,8 @@ class Lander:
 
     def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
         shown = name_files(files, 10)
-        sync = f"`kanban task workspace sync {source.task.id}` brings the base into the worktree"
+        command = shell_command("kanban", "task", "workspace", "sync", source.task.id)
+        sync = f"`{command}` brings the base into the worktree"
         # A replay can conflict where the work as a whole merges (found in tmux: the preview
         # said "lands cleanly", the sync it advised was done already): say the other way.
         advice = (
@@ -1276,7 +1278,8 @@ class Lander:
                 left = landgit.bring_submodule_along(checkout, path, old, new)
                 if left is not None:
                     warnings.append(
-                        f"{checkout}: submodule {left}; run `git submodule update {path}` there"
+                        f"{checkout}: submodule {left}; run "
+                        f"`{shell_command('git', 'submodule', 'update', path)}` there"
                     )
         return brought
 

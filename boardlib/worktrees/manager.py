@@ -16,7 +16,6 @@ operation began raises `GitFailure`, with whatever the operation had created rol
 import json
 import os
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..lifecycle import check_epoch, check_worker
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
+from ..shell import shell_command
 from . import sor
 from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id
@@ -90,7 +90,7 @@ def _git() -> Any:
 
 def provision_command(task_id: str, repo_path: str) -> str:
     """The exact shell command that checks a task's branch out again (or makes a fresh worktree)."""
-    return f"kanban task workspace provision {task_id} --repo {shlex.quote(repo_path)}"
+    return shell_command("kanban", "task", "workspace", "provision", task_id, "--repo", repo_path)
 
 
 def workspace_not_found(task_id: str, why: str | None = None) -> BoardError:

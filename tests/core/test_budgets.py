@@ -5,6 +5,7 @@ one budgeted parent."""
 
 import json
 import multiprocessing
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,26 @@ def test_daily_budgets_of_the_board_and_of_a_team(board: Board, clock: ManualClo
     running(board, board.create_task("tomorrow"), "dee")
     assert board.set_daily_budget(usd=None, reason="lifted") is None
     assert [s.scope for s in board.budget_report().daily] == ["team_daily"]
+
+
+def test_the_raise_command_quotes_an_agents_team_id(board: Board, tmp_path: Path) -> None:
+    """A team id is an agent's word: the refusal's and the block's `kanban budget set` quote it,
+    so pasting the command runs `kanban` with it as one argument, never a second command (found
+    by an exploring helper: `--team web; touch /tmp/x` was printed as is)."""
+    team = f"web; touch {tmp_path / 'x'}"
+    task = board.create_task("web work", team_id=team)
+    board.set_daily_budget(team_id=team, usd=1, reason="web's share")
+    run = running(board, task, "ada")
+    board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=1.5)
+    words = ["kanban", "budget", "set", "--team", team, "--daily-usd", "N", "--reason", "WHY"]
+    reason = board.get_task(task.id).blocked_reason or ""
+    hint = reason.split("`")[1]
+    assert shlex.split(hint) == words
+    later = board.create_task("more web work", team_id=team)
+    board.claim(later.id, "bob")
+    with pytest.raises(BoardError) as refused:
+        board.open_execution(later.id, "script", agent="bob")
+    assert refused.value.message.endswith(": " + hint)
 
 
 def test_every_budget_over_a_task_is_listed_nearest_first(board: Board) -> None:

@@ -592,8 +592,10 @@ def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> N
     """Found by an exploring helper: a task that moved a submodule landed, but the user's
     checkout kept the submodule's files at the old commit (` M lib`), and every later landing
     into main was refused base_checked_out_dirty until `git submodule update`. The submodule
-    comes along when its commit is there (never fetched), else a warning says what to run; a
-    submodule's pointer alone never makes the checkout dirty for a landing."""
+    comes along when its commit is there (never fetched), else a warning says what to run (its
+    path quoted: a path in the repository is anyone's word); a submodule's pointer alone never
+    makes the checkout dirty for a landing."""
+    lib = "the lib"  # a path a shell splits in two unless it is quoted
     allow = ("-c", "protocol.file.allow=always")
     upstream = land.tmp / "lib-upstream"
     upstream.mkdir()
@@ -601,7 +603,7 @@ def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> N
     (upstream / "lib.txt").write_text("v1\n")
     git(upstream, "add", "lib.txt")
     git(upstream, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "v1")
-    git(land.repo, *allow, "submodule", "add", "-q", str(upstream), "lib")
+    git(land.repo, *allow, "submodule", "add", "-q", str(upstream), lib)
     git(land.repo, "commit", "-q", "-m", "the lib submodule")
     (upstream / "lib.txt").write_text("v2\n")
     git(upstream, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-am", "v2")
@@ -609,29 +611,29 @@ def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> N
 
     def bumped() -> str:
         task_id, path = land.task_with({}, finish="none")
-        git(path, *allow, "submodule", "update", "-q", "--init", "lib")
-        git(path / "lib", "fetch", "-q", "origin")
-        git(path / "lib", "checkout", "-q", v2)
+        git(path, *allow, "submodule", "update", "-q", "--init", lib)
+        git(path / lib, "fetch", "-q", "origin")
+        git(path / lib, "checkout", "-q", v2)
         result = land.trees.complete(task_id, "alice")
         assert result.task_status == "done", result.to_json()
         return task_id
 
     first = bumped()
-    git(land.repo / "lib", "fetch", "-q", "origin")  # the person has the new commit, not on it
+    git(land.repo / lib, "fetch", "-q", "origin")  # the person has the new commit, not on it
     result = land.trees.land(first, actor="bob")
     assert result.landed and result.warnings == []
-    assert git(land.repo / "lib", "rev-parse", "HEAD") == v2  # brought along
+    assert git(land.repo / lib, "rev-parse", "HEAD") == v2  # brought along
     assert git(land.repo, "status", "--porcelain") == ""
     # A checkout without the commit keeps its files, says so, and blocks no later landing.
-    git(land.repo / "lib", "checkout", "-q", "HEAD~1")
+    git(land.repo / lib, "checkout", "-q", "HEAD~1")
     git(land.repo, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-am", "back")
     second = bumped()
-    git(land.repo / "lib", "reflog", "expire", "--expire=now", "--all")
-    git(land.repo / "lib", "update-ref", "-d", "refs/remotes/origin/main")
-    git(land.repo / "lib", "gc", "-q", "--prune=now")  # v2 gone from the person's submodule
+    git(land.repo / lib, "reflog", "expire", "--expire=now", "--all")
+    git(land.repo / lib, "update-ref", "-d", "refs/remotes/origin/main")
+    git(land.repo / lib, "gc", "-q", "--prune=now")  # v2 gone from the person's submodule
     result = land.trees.land(second, actor="bob")
     assert result.landed and len(result.warnings) == 1
-    assert "git submodule update lib" in result.warnings[0]
+    assert "run `git submodule update 'the lib'` there" in result.warnings[0]
     other, _ = land.task_with({"app.py": ANSWER})
     assert land.trees.land(other, actor="bob").landed  # not refused for the submodule
 
