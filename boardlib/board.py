@@ -2009,8 +2009,8 @@ class Board:
             if count is not None:  # at most a budget's ceiling: sums of them stay 64-bit
                 changes[name] = validate.integer(count, name, minimum=0, maximum=budgets.TOKENS_MAX)
         if cost_usd is not None:  # the ledger counts micro-dollars in 64 bits: a sane ceiling
-            changes["cost_usd"] = validate.number(
-                cost_usd, "costUsd", minimum=0, maximum=budgets.USD_MAX
+            changes["cost_usd"] = budgets.whole_micros(
+                validate.number(cost_usd, "costUsd", minimum=0, maximum=budgets.USD_MAX)
             )
         for name, text, limit in (
             ("summary", summary, validate.TEXT_MAX),

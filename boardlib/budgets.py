@@ -23,6 +23,7 @@ from .records import (
     BUDGET_TOKENS,
     BUDGET_USD,
     DAY_MS,
+    MICROS_PER_USD,
     TEAM_SCOPE_PREFIX,
     BudgetStanding,
     Task,
@@ -30,7 +31,6 @@ from .records import (
 from .shell import shell_command
 from .store.base import Row, Tx
 
-MICROS_PER_USD = 1_000_000
 # The board's own block when a run spends a budget: moved by `system` with this verb, its reason
 # starting so (people read the rest). The move is what makes it a budget block; an agent's
 # reason may start with the same words and stays an agent's block (`blocked_by_budget`).
@@ -54,6 +54,12 @@ KEEP: Any = _Keep()
 def to_micros(usd: float) -> int:
     """Dollars as whole micro-dollars, rounded half up (as SQL's ROUND does for the backfill)."""
     return int(usd * MICROS_PER_USD + 0.5)
+
+
+def whole_micros(usd: float) -> float:
+    """A run's cost as the ledger keeps it: rounded once to whole micro-dollars when accepted,
+    so the run row, the task's cost and every budget count the same amount."""
+    return to_micros(usd) / MICROS_PER_USD
 
 
 def run_tokens(row: Any) -> int:

@@ -610,6 +610,7 @@ BUDGET_UNITS = (BUDGET_USD, BUDGET_TOKENS)
 BOARD_SCOPE = "board"
 TEAM_SCOPE_PREFIX = "team:"
 DAY_MS = 86_400_000  # a daily budget's day is the UTC day: epoch milliseconds // DAY_MS
+MICROS_PER_USD = 1_000_000  # the ledger counts whole micro-dollars (`budgets.whole_micros`)
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
-from .budgets import MICROS_PER_USD, daily_scopes
+from .budgets import daily_scopes
 from .errors import invalid_input
-from .records import DAY_MS, Record
+from .records import DAY_MS, MICROS_PER_USD, Record
 from .store.base import Row, Tx
 from .store.stats_sql import HOUR_MS, REVIEW_BUCKETS_MS
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..columns import FinishedKey, TaskSearch
 from ..errors import BoardError, Reason
 from ..leases import EXPIRED_SQL, expired_sql
-from ..records import EXECUTION_TIMED_OUT, Task
+from ..records import EXECUTION_TIMED_OUT, MICROS_PER_USD, Task
 from .base import TABLES, Row
 from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
@@ -814,12 +814,13 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         )
 
     def execution_cost(self, task_id: str) -> float:
-        return float(
-            self._scalar(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM execution_processes WHERE task_id = ?",
-                (task_id,),
-            )
+        """The sum of a task's runs, added up in whole micro-dollars (exact, no float drift)."""
+        micros = self._scalar(
+            f"SELECT COALESCE(SUM(ROUND(cost_usd * {MICROS_PER_USD})), 0) FROM execution_processes "
+            "WHERE task_id = ?",
+            (task_id,),
         )
+        return int(micros) / MICROS_PER_USD
 
     # -- workspaces -----------------------------------------------------------------------------
 

@@ -96,6 +96,32 @@ def test_the_close_that_spends_a_budget_keeps_the_cost_and_blocks_the_task(
     assert refused.value.reason is Reason.BUDGET_EXCEEDED  # says why, not "blocked"
 
 
+def test_a_cost_is_kept_in_whole_micro_dollars_once_accepted(board: Board) -> None:
+    """Found by an exploring helper: the run rows kept costs finer than a micro-dollar while
+    the budgets rounded each run, so runs of $0.999999, $0.0000004 and $0.0000005 showed the
+    task at costUsd 0.9999998999999999 yet blocked at "$1.00 recorded against $1.00". A cost is
+    rounded once, half up, when accepted; the task's cost is the exact sum of its runs."""
+    task = board.create_task("fine-grained", budget_usd=1)
+    board.claim(task.id, "ada")
+    kept = []
+    for cost in (0.999999, 0.0000004, 0.0000005):
+        run = board.open_execution(task.id, "script", agent="ada").id
+        kept.append(board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=cost))
+    assert [run.cost_usd for run in kept] == [0.999999, 0.0, 0.000001]
+    assert [run.cost_usd for run in board.executions(task.id)] == [0.999999, 0.0, 0.000001]
+    stored = board.get_task(task.id)
+    assert (stored.cost_usd, stored.subtree_cost_micros) == (1.0, 1_000_000)
+    assert stored.status == t.BLOCKED and "$1.00 recorded against $1.00" in (
+        stored.blocked_reason or ""
+    )
+    other = board.create_task("no drift")
+    board.claim(other.id, "bob")
+    for cost in (0.1, 0.2):
+        run = board.open_execution(other.id, "script", agent="bob").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="bob", cost_usd=cost)
+    assert board.get_task(other.id).cost_usd == 0.3  # not 0.30000000000000004
+
+
 def test_a_close_within_budget_changes_nothing_else(board: Board) -> None:
     task = board.create_task("cheap", budget_usd=5)
     run = running(board, task, "ada")
