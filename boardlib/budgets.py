@@ -167,14 +167,20 @@ def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
     return next((standing for standing in standings if standing.exhausted), None)
 
 
+CENT_MICROS = MICROS_PER_USD // 100
+
+
 def amount(value: float, unit: str) -> str:
-    """`$5.30`, `$0.004`, `$0.00004`, `12,000 tokens`: below a cent, to the micro-dollar the
-    board counts in (a budget of $0.00004 read `$0.0000`)."""
+    """`$5.30`, `$0.004`, `$0.00004`, `12,000 tokens`: every money figure, drawn from whole
+    micro-dollars with one rule, half up, so a total rounds as its rows do ($2.275 is `$2.28`,
+    as $0.375 is `$0.38`). Below a cent, to the micro-dollar the board counts in."""
     if unit == BUDGET_TOKENS:
         return f"{int(value):,} tokens"
-    if value >= 0.01 or value == 0:
-        return f"${value:,.2f}"
-    return "$" + f"{value:.6f}".rstrip("0").ljust(5, "0")
+    micros = to_micros(value)
+    if micros >= CENT_MICROS or micros == 0:
+        cents = (micros + CENT_MICROS // 2) // CENT_MICROS
+        return f"${cents // 100:,}.{cents % 100:02d}"
+    return "$" + f"0.{micros:06d}".rstrip("0").ljust(5, "0")
 
 
 def describe(standing: BudgetStanding, task_id: str | None = None) -> str:

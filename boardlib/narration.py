@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .actors import actor_label
+from .budgets import amount
 from .events import EventKind, read
-from .records import AuditEntry, Event
+from .records import BUDGET_USD, AuditEntry, Event
 from .transitions import label
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
@@ -123,7 +124,7 @@ def _lease_expired(event: Event) -> str:
 def _execution_completed(event: Event) -> str:
     data: ExecutionCompleted = read(event.data)
     cost = data.get("cost_usd")
-    spent = f" (${cost:.2f})" if isinstance(cost, int | float) and cost else ""
+    spent = f" ({amount(cost, BUDGET_USD)})" if isinstance(cost, int | float) and cost else ""
     runner = data.get("agent_id") or event.actor or "?"
     return (
         f"run {data.get('execution_id') or '?'} of {_task(event)} by {runner} "

@@ -24,7 +24,7 @@ from rich.text import Text
 from boardlib import BoardError, budgets
 from boardlib import transitions as t
 from boardlib.lifecycle import override_route, verdict_blocks_done
-from boardlib.records import Task
+from boardlib.records import BUDGET_USD, Task
 from boardlib.transitions import label
 from boardlib.worktrees import CheckoutState
 from boardlib.worktrees.landing import LandResult
@@ -463,7 +463,8 @@ class TaskActions:
                 app.write(
                     f"budget of {task.id}",
                     lambda b: b.set_budget(task.id, usd=usd, reason=reason, actor=app.operator),
-                    success=f"{task.id}: budget {'removed' if usd is None else f'${usd:g}'}",
+                    success=f"{task.id}: budget "
+                    + ("removed" if usd is None else budgets.amount(usd, BUDGET_USD)),
                 )
 
         def amount(answer: str | None) -> None:

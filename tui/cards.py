@@ -21,7 +21,7 @@ from textual.strip import Strip
 from boardlib import transitions as t
 from boardlib.budgets import amount
 from boardlib.inert import inert
-from boardlib.records import BUDGET_USD, Task
+from boardlib.records import BUDGET_USD, MICROS_PER_USD, Task
 
 CARD_LINES = 3  # lines of text per card
 CARD_HEIGHT = CARD_LINES + 1  # and a gap between cards
@@ -151,7 +151,8 @@ BUDGET_WARN_AT = 0.8  # a budget this much spent shows in the warning colour
 
 
 def _limit(usd: float) -> str:
-    return f"${usd:g}" if usd == int(usd) else amount(usd, BUDGET_USD)
+    """A budget on a card: `$5` when whole dollars (short), else as every amount is drawn."""
+    return f"${int(usd):,}" if usd == int(usd) else amount(usd, BUDGET_USD)
 
 
 def _tokens(count: float) -> str:
@@ -163,7 +164,7 @@ def spend(task: Task) -> tuple[str, str] | None:
     `$4.20 / $5` and its tone: muted, `warning` from 80%, `error` once spent. The dollar budget
     when it has one, else the token budget; None without a budget."""
     if task.budget_usd is not None:
-        spent, limit = task.subtree_cost_micros / 1_000_000, task.budget_usd
+        spent, limit = task.subtree_cost_micros / MICROS_PER_USD, task.budget_usd
         text = f"{money(spent)} / {_limit(limit)}"
     elif task.budget_tokens is not None:
         spent, limit = task.subtree_tokens, task.budget_tokens

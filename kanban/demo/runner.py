@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, TextIO
 from boardlib import transitions as t
 from boardlib import validation as validate
 from boardlib.board import Board
+from boardlib.budgets import amount
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.paths import board_files
 from boardlib.records import (
+    BUDGET_USD,
     EXECUTION_CANCELLED,
     EXECUTION_FAILED,
     EXECUTION_SUCCEEDED,
@@ -159,8 +161,8 @@ def _describe(event: Event, titles: dict[str, str]) -> str | None:
     if event.kind == EventKind.EXECUTION_COMPLETED:
         completed: ExecutionCompleted = read(event.data)
         status = str(completed.get("status"))
-        cost = float(completed.get("cost_usd") or 0)
-        return f"{actor:<12} {_RUN_OUTCOMES.get(status, status):<10} {task:<8} ${cost:.4f}"
+        cost = amount(float(completed.get("cost_usd") or 0), BUDGET_USD)
+        return f"{actor:<12} {_RUN_OUTCOMES.get(status, status):<10} {task:<8} {cost}"
     if event.kind != EventKind.STATUS_CHANGED:
         return None
     data: StatusChanged = read(event.data)
@@ -567,7 +569,7 @@ def _report(
         f"  {tally.claims} claims, {crashes} crash(es), {tally.recoveries} lease recovery(ies), "
         f"{tally.completed} completions, {tally.approved} approved, {tally.rejected} rejected, "
         f"{tally.blocked} blocked, {tally.unblocked} unblocked, {tally.cancelled} cancelled; "
-        f"cost ${tally.cost_usd:.2f}"
+        f"cost {amount(tally.cost_usd, BUDGET_USD)}"
     )
     for task, lost, taker in tally.recovered_by:
         say(f"  {task}: {lost}'s lease expired, {taker} took it over")

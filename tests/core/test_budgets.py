@@ -339,9 +339,11 @@ def test_sixteen_processes_closing_runs_under_one_budget(board_path: Path) -> No
 @pytest.mark.parametrize(
     ("usd", "shown"),
     [(0, "$0.00"), (0.01, "$0.01"), (5.3, "$5.30"), (1234.5, "$1,234.50"), (0.004, "$0.004"),
-     (0.0051, "$0.0051"), (0.00004, "$0.00004"), (0.000001, "$0.000001")],
+     (0.0051, "$0.0051"), (0.00004, "$0.00004"), (0.000001, "$0.000001"), (2.275, "$2.28"),
+     (0.375, "$0.38"), (0.0099995, "$0.01"), (0.0000004, "$0.00")],
 )  # fmt: skip
-def test_an_amount_below_a_cent_is_shown_to_the_micro_dollar(usd: float, shown: str) -> None:
-    """Found by an exploring helper: a $0.00004 budget read `$0.0000` in `budget show` and
-    `$0.00` on the card; the board counts micro-dollars, so they are shown."""
+def test_an_amount_is_drawn_from_whole_micro_dollars_half_up(usd: float, shown: str) -> None:
+    """Found by exploring helpers: a $0.00004 budget read `$0.0000` in `budget show` and `$0.00`
+    on the card, and $2.275 read `$2.27` beside $0.375 as `$0.38`. The board counts whole
+    micro-dollars, so a cent is shown to the micro-dollar, and every amount rounds half up."""
     assert amount(usd, BUDGET_USD) == shown
