@@ -59,7 +59,7 @@ def budget() -> None:
 @click.option("--daily-usd", type=USD, default=KEEP, metavar="N|none", help="Dollars per UTC day.")
 @click.option("--daily-tokens", type=TOKENS, default=KEEP, metavar="N|none", help="Tokens a day.")
 @click.option("--team", metavar="ID", help="The team's daily budget rather than the board's.")
-@click.option("--reason", "-m", required=True, metavar="TEXT", help="Why (kept in the audit log).")
+@click.option("--reason", "-m", required=True, metavar="TEXT", help="Why (kept with the change).")
 @actor_option
 @global_options
 def set_budget(
@@ -73,6 +73,9 @@ def set_budget(
     actor: str,
 ) -> None:
     """Set, raise, lower or remove (none) a budget; every change is audited.
+
+    Each change is a budget_changed event (`kanban events`; a task's: --task ID) and an audit row:
+    who, which budget, from, to and why.
 
     With ID, the task's budget (--usd, --tokens), covering the task and its descendants.
     Without, the board's daily budget (--daily-usd, --daily-tokens), or a team's with --team.

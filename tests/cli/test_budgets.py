@@ -77,6 +77,14 @@ def test_agents_never_set_budgets_and_the_operators_raise_is_audited(kanban: Kan
     history = kanban.ok("events", "--task", task_id)
     changed = [e for e in history if e["kind"] == "budget_changed"]
     assert [(e["data"]["from"], e["data"]["to"]) for e in changed] == [(1.0, 2.5)]
+    # docs/budgets.md: a daily budget's change, of no task, is found in `kanban events`
+    kanban.ok("budget", "set", "--team", "web", "--daily-usd", "4", "-m", "web's share")
+    (daily,) = [e for e in kanban.ok("events") if e["taskId"] is None]
+    assert (daily["kind"], daily["actor"], daily["data"]) == (
+        "budget_changed", "operator",
+        {"scope": "team_daily", "unit": "usd", "from": None, "to": 4.0, "reason": "web's share",
+         "teamId": "web"},
+    )  # fmt: skip
 
 
 def test_budget_set_and_show(kanban: Kanban) -> None:
