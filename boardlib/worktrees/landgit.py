@@ -790,10 +790,8 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
     names, and its words), or None when it would go through: the same `read-tree -m -u`, as a
     dry run on a copy of the checkout's index, so nothing there is written or locked. It sees
     what `git status` does not: an untracked file where a new folder goes, a skip-worktree or
-    assume-unchanged edit, an index another git command holds (`index.lock`)."""
+    assume-unchanged edit (an index another git command holds: `index_locked`, first)."""
     index = gitrepo._index_file(checkout)
-    if index.with_name(index.name + ".lock").exists():
-        return [".git/index.lock"], "another git command holds its index (index.lock)"
     with tempfile.TemporaryDirectory(prefix="kanban-ff-") as folder:
         copy = Path(folder) / "index"
         with contextlib.suppress(FileNotFoundError):  # none yet: git starts from an empty one
@@ -820,6 +818,13 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
         if line.startswith("error: ")
     )  # fmt: skip
     return list(dict.fromkeys(files)), words or stderr.strip()
+
+
+def index_locked(checkout: Path) -> bool:
+    """Whether another git command holds the checkout's index (`index.lock`): it is running, or
+    it crashed and left the lock, and git refuses to touch the index until it is gone."""
+    index = gitrepo._index_file(checkout)
+    return index.with_name(index.name + ".lock").exists()
 
 
 def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:

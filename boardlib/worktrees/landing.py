@@ -84,6 +84,8 @@ CONFLICTS = "conflicts"
 LANDED = "landed"
 UNAVAILABLE = "unavailable"
 PREVIEW_STATES = (CLEAN, CONFLICTS, LANDED, UNAVAILABLE)
+# what a refusal names when another git command holds a checkout's index
+INDEX_LOCK = ".git/index.lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,6 +702,14 @@ class Lander:
             )
         checkouts = landgit.checkouts_of(source.repo, source.into)
         for checkout in checkouts:
+            if landgit.index_locked(checkout):
+                raise dirty(
+                    checkout,
+                    f"{source.into} is checked out at {checkout}, and another git command holds "
+                    "its index (.git/index.lock): wait for it to finish, or, if no git command "
+                    "runs there, remove the lock a crashed one left, then land again",
+                    [INDEX_LOCK],
+                )
             changed = landgit.local_changes(checkout)
             if changed:
                 what, files = f"uncommitted changes ({name_files(changed)})", changed

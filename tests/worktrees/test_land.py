@@ -495,6 +495,8 @@ def test_what_would_stop_main_coming_along_is_refused_before_main_moves(
         files = ["README.md"]
     error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
     assert error.details["files"] == files and error.details["path"] == str(land.repo)
+    if case == "index_lock":  # an exploring helper: "commit, stash or move them" helped nobody
+        assert "wait for it to finish" in error.message and "commit, stash" not in error.message
 
 
 def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land: LandEnv) -> None:
