@@ -157,7 +157,8 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
         return None
     values, _ = _decode_json(row[0])
     for column, position in enumerate(_TASK_REAL_POSITIONS, start=1):
-        values[position] = row[column]
+        value = row[column]  # RETURNING gives a REAL's integral value as an int (`_as_float`)
+        values[position] = float(value) if value.__class__ is int else value
     return Task(*values)
 
 
