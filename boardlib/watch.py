@@ -403,7 +403,11 @@ class Delivery:
         return not self.kinds or event.kind in self.kinds
 
     def run(self, *, limit: int | None = None, timeout_s: float | None = None) -> int:
-        """Deliver until stopped (or `limit` deliveries, or `timeout_s`); returns how many."""
+        """Deliver until stopped (or `limit` deliveries, or `timeout_s`); returns how many. A
+        task filter naming no task is `not_found` before the consumer is made: a mistyped id
+        would otherwise wait for ever, and leave a cursor behind holding events back."""
+        if self.task_id is not None:
+            self.board.get_task(self.task_id)
         consumer = self.consumers.open(self.name, since=self._since)
         self._renewer = threading.Thread(target=self._renew_loop, name="kanban-watch", daemon=True)
         self._renewer.start()

@@ -206,7 +206,12 @@ def test_unknown_kinds_and_names_are_refused(cli: Kanban) -> None:
     assert "status_changd" in error["error"]
     cli.refused("consumers", "retry", "nobody", reason="not_found")
     cli.refused("consumers", "forget", "nobody", reason="not_found")
+    # an exploring helper: a mistyped task filter made a consumer and then waited for ever
+    cli.refused("watch", "--consumer", "y", "--task", "TASK-999", "--timeout", "5", "--", "true",
+                reason="not_found")  # fmt: skip
     assert cli.snapshot() == before
+    with cli.board() as board:
+        assert Consumers(board).all() == []
 
 
 def test_events_a_consumer_has_not_read_are_never_purged(board_path: Path) -> None:
