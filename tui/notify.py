@@ -27,6 +27,7 @@ ENV = "KANBAN_NOTIFY"  # `kanban tui --notify`'s environment variable
 # The words for each kind: fixed text only.
 NEEDS: dict[str, str] = {
     a.REVIEW: "needs review",
+    a.UNLANDED: "is ready to land",
     a.DEBT: "has debt to accept",
     a.VERIFICATION_FAILED: "failed verification",
     a.BLOCKED: "is blocked",

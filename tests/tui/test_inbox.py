@@ -251,6 +251,13 @@ def test_no_agent_byte_reaches_the_sequence() -> None:
     assert tmux == "\x1bPtmux;\x1b\x1b]9;kanban: TASK-1 needs review\x1b\x1b\\\x1b\\"
 
 
+def test_every_kind_is_told_in_its_own_words() -> None:
+    """Stop 47's list: a gate-passing complete was told "TASK-3 needs review", then, passed and
+    waiting to land, "TASK-3 needs you": the unlanded kind had no words of its own."""
+    assert set(notify.NEEDS) == set(a.KINDS)
+    assert notify.sentence(a.UNLANDED, "TASK-3") == "TASK-3 is ready to land"
+
+
 def test_the_cli_offers_the_notify_modes_of_the_tui() -> None:
     from kanban.cli.apps import NOTIFY_MODES
 
