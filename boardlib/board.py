@@ -2249,6 +2249,7 @@ class Board:
         e.g. a reviewer judged it while a slow gate was still running."""
         from .models import parse_verdict
 
+        detail = validate.text(detail, "detail", required=False)
         try:
             verdict = parse_verdict(verdict_json)
         except ValueError as error:

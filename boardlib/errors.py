@@ -132,6 +132,14 @@ def not_utf8() -> BoardError:
     return invalid_input("text that is not valid UTF-8 (it holds bytes that are not UTF-8)")
 
 
+def unstorable(detail: str) -> BoardError:
+    """A value the database refused to store (PostgreSQL's text cannot hold a NUL, a number out
+    of its column's range), met at the statement. The field checks refuse what they know of
+    first; this is the store's door for anything else a caller hands the board."""
+    first = detail.strip().splitlines()[0] if detail.strip() else "no detail"
+    return invalid_input(f"a value the database cannot store ({first}): nothing was written")
+
+
 def wrong_state(
     verb: str, current: str, expected: str | tuple[str, ...], **details: Any
 ) -> BoardError:

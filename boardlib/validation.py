@@ -20,16 +20,30 @@ def text(value: Any, field: str, *, limit: int = TEXT_MAX, required: bool = True
         return None
     if not isinstance(value, str):
         raise invalid_input(f"{field} must be a string", field=field)
-    if not _encodable(value):
-        raise invalid_input(
-            f"{field} is not valid text: it holds bytes that are not UTF-8", field=field
-        )
+    _storable(value, field)
     value = value.strip()
     if required and not value:
         raise invalid_input(f"{field} must not be empty", field=field)
     if len(value) > limit:
         raise invalid_input(f"{field} is longer than {limit} characters", field=field)
     return value or None
+
+
+NUL = "\0"
+
+
+def _storable(value: str, field: str) -> None:
+    """Refuse text one of the stores cannot keep: bytes that are not UTF-8, or a NUL (PostgreSQL's
+    text cannot hold one; refused on SQLite too, so a board copies between them and both
+    backends answer alike)."""
+    if not _encodable(value):
+        raise invalid_input(
+            f"{field} is not valid text: it holds bytes that are not UTF-8", field=field
+        )
+    if NUL in value:
+        raise invalid_input(
+            f"{field} is not valid text: it holds the NUL character U+0000", field=field
+        )
 
 
 def _encodable(value: str) -> bool:
@@ -81,11 +95,11 @@ def optional_name(value: Any, field: str) -> str | None:
 
 
 def identifier(value: Any, field: str) -> str:
-    """An id as given (not stripped: ids are exact): a non-empty string SQLite can store, no
-    longer than a name. Anything else is refused before it reaches a query."""
+    """An id as given (not stripped: ids are exact): a non-empty string both stores can keep (no
+    NUL), no longer than a name. Anything else is refused before it reaches a query."""
     if not isinstance(value, str) or not value:
         raise invalid_input(f"{field} must be a non-empty string", field=field)
-    if len(value) > NAME_MAX or not _encodable(value):
+    if len(value) > NAME_MAX or not _encodable(value) or NUL in value:
         raise invalid_input(f"{field} is not a valid id", field=field)
     return value
 

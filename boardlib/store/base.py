@@ -557,4 +557,9 @@ class Store(Protocol):
         """The board's schema version, cheaply (a readiness probe, no transaction of the board)."""
         ...
 
+    def discard_new_board(self) -> None:
+        """Unmake the board opening this store made (`created`), if it still holds no rows, and
+        close: a `db copy` that failed leaves its target as it found it. Nothing otherwise."""
+        ...
+
     def close(self) -> None: ...

@@ -5,7 +5,7 @@ The source is read in one snapshot; the target, which must be empty, is written 
 transaction: every table in `TABLES` order (parents first), every row with its keys as they were
 (ids, seqs, event cursors), then the target's sequences are moved past them. Before that
 transaction commits, the target is read back inside it and each table's row count and content
-hash must equal the source's; if any differs the copy is rolled back and nothing is left behind.
+hash must equal the source's, else the copy is rolled back (a target it made is unmade again).
 
 The content hash is over canonical rows, so both backends hash the same board alike: columns in
 name order, each row a compact JSON array in key order (integers as integers, floats by `repr`,
@@ -13,6 +13,7 @@ text as text), one line each, sha256 over all lines. The JSON columns are TEXT o
 they hash byte for byte.
 """
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -20,8 +21,9 @@ from typing import Any
 
 from ..config import BoardConfig
 from ..errors import BoardError, Reason
-from ..location import BoardLocation, display_location, location_key
+from ..location import BoardLocation, DatabaseUrl, display_location, location_key
 from ..records import Record
+from ..validation import NUL
 from . import open_store
 from .base import TABLES, Row, Tx
 
@@ -75,6 +77,29 @@ def board_digest(tx: Tx) -> dict[str, TableDigest]:
     return {table: digest_rows(tx.table_rows(table)) for table, _ in TABLES}
 
 
+def _refuse_text_postgres_cannot_store(tables: dict[str, list[Row]]) -> None:
+    """A SQLite board can hold text with a NUL (written before the board refused it); a
+    PostgreSQL text column cannot. Refused before the target is touched, naming the first such
+    row by its key and the column, so it can be mended on the source."""
+    for table, keys in TABLES:
+        for row in tables[table]:
+            names = row.keys()
+            for column, value in zip(names, row, strict=True):
+                if isinstance(value, str) and NUL in value:
+                    named = ("id", *keys) if "id" in names else keys
+                    key = {name: row[name] for name in named}
+                    where = ", ".join(f"{name}={part!r}" for name, part in key.items())
+                    raise BoardError(
+                        Reason.INVALID_INPUT,
+                        f"the source's {table} row {where} holds a NUL character (U+0000) in "
+                        f"{column}, which PostgreSQL text cannot store: replace it on the source "
+                        "board and copy again (the target was not touched)",
+                        table=table,
+                        column=column,
+                        key=key,
+                    )
+
+
 def copy_board(
     source: BoardLocation, target: BoardLocation, config: BoardConfig | None = None
 ) -> CopyReport:
@@ -96,6 +121,8 @@ def copy_board(
     finally:
         reader.close()
     expected = {table: digest_rows(rows) for table, rows in tables.items()}
+    if isinstance(target, DatabaseUrl):
+        _refuse_text_postgres_cannot_store(tables)
     writer = open_store(target, config)
     try:
 
@@ -122,7 +149,13 @@ def copy_board(
                 )
             return copied
 
-        copied = writer.write(load)
+        try:
+            copied = writer.write(load)
+        except BaseException:
+            # a target this copy made is unmade, as it was; the copy's own error is the one told
+            with contextlib.suppress(Exception):
+                writer.discard_new_board()
+            raise
         return CopyReport(
             source=display_location(source),
             target=display_location(target),

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from psycopg.pq.abc import PGresult
 
 from ..config import BoardConfig
-from ..errors import BoardError, Reason, not_utf8
+from ..errors import BoardError, Reason, not_utf8, unstorable
 from ..leases import expired_sql
 from ..location import DatabaseUrl
 from ..naming import camel
@@ -38,7 +38,7 @@ from ..records import Task
 from ..shell import shell_command
 from .base import TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
-from .postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
+from .postgres_schema import BOARD_TABLES, META_DDL, MIGRATIONS, SCHEMA_VERSION
 from .queries import (
     CLAIM_ORDER,
     CLAIMABLE,
@@ -1119,6 +1119,29 @@ class PostgresStore:
                 path=self.url.display,
             )
 
+    def discard_new_board(self) -> None:
+        """Drop the board this store made in an empty schema (`created`), while it holds no
+        rows, and close: the schema is left as this store found it. Under the board's lock, so
+        no writer is half way through it."""
+        if not self.created:
+            return
+        empty = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {table})" for table, _ in TABLES)
+        with self._connection() as conn:
+            found = conn.execute(f"BEGIN; {self._take_board_lock}; SELECT {empty}")
+            try:
+                found.nextset()
+                found.nextset()
+                row = found.fetchone()
+                if row is not None and row[0]:
+                    conn.execute(f"DROP TABLE {', '.join(BOARD_TABLES)} CASCADE")
+                conn.execute("COMMIT")
+            except BaseException:
+                if not conn.closed and conn.info.transaction_status != IDLE:
+                    conn.execute("ROLLBACK")
+                raise
+        self.created = False
+        self.close()
+
     # -- transactions ---------------------------------------------------------------------------
 
     def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
@@ -1286,6 +1309,8 @@ class PostgresStore:
                     return self._attempt(conn, work, write=write, shared=shared, left_ms=left_ms)
             except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
                 raise not_utf8() from None
+            except psycopg.DataError as error:  # a value no column can keep (a NUL): rolled back
+                raise unstorable(str(error)) from None
             except pg_errors.DiskFull as error:  # rolled back: what was committed before stays
                 raise BoardError(
                     Reason.DISK_FULL,

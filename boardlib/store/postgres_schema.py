@@ -5,6 +5,8 @@ migration without its Postgres twin fails at import (below). The column types ke
 lossless both ways: docs/architecture.md#postgresql
 """
 
+import re
+
 from ..records import (
     ANCHOR_SIDES,
     AUTHOR_TYPES,
@@ -305,3 +307,11 @@ if len(MIGRATIONS) != len(SQLITE_MIGRATIONS):  # pragma: no cover - a developer'
 
 # The one table that says "this schema holds a kanban board", and its version.
 META_DDL = "CREATE TABLE board_meta (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER)"
+
+# Every table a board's migrations make, read from their DDL: what a board that was made and must
+# be unmade again (a failed `db copy` into an empty schema) drops. Sequences go with their columns.
+BOARD_TABLES = tuple(
+    name
+    for statement in (META_DDL, *(ddl for migration in MIGRATIONS for ddl in migration))
+    for name in re.findall(r"CREATE TABLE (\w+)", statement)
+)

@@ -25,7 +25,7 @@ from ..leases import EXPIRED_SQL, expired_sql
 from ..naming import camel
 from ..records import Task
 from . import board_file
-from .base import Row, RowEvent, Tx, WouldWait
+from .base import TABLES, Row, RowEvent, Tx, WouldWait
 from .contention import (
     BUSY_TIMEOUT_MS,
     attempt_once,
@@ -504,6 +504,7 @@ class SqliteStore:
         self.migrations_applied = 0
         found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
+        self._made_file = found == board_file.MISSING and not read_only and create
         if self.created and (read_only or not create):
             raise board_file.no_board(self.path)
         if found > SCHEMA_VERSION and not read_only:  # readable; writing could corrupt it
@@ -735,6 +736,20 @@ class SqliteStore:
         """The file's schema version, read on the query-only connection (no write lock)."""
         with self._read_lock:
             return schema_version(self._reader)
+
+    def discard_new_board(self) -> None:
+        """Remove the file this store made (it was missing), with its side files, while it holds
+        no rows, and close. A file it found (an empty one it made a board in) stays."""
+        from ..paths import board_files
+
+        empty = self._made_file and self.read(
+            lambda tx: not any(tx.table_rows(table) for table, _ in TABLES)
+        )
+        self.close()
+        if empty:
+            for path in board_files(self.path):
+                path.unlink(missing_ok=True)
+            self.created = self._made_file = False
 
     def close(self) -> None:
         with self._read_lock:

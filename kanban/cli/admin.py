@@ -175,8 +175,9 @@ def copy(source: str, target: str) -> None:
 
     Every row of every table moves with its ids, seqs and event cursors, in one transaction on
     the target, which must be empty (a new file, an empty schema). Row counts and a content hash
-    of every table are compared before it commits; any difference rolls the copy back. Prints
-    the counts and hashes.
+    of every table are compared before it commits; any difference rolls the copy back, and a
+    failed copy leaves the target as it was (a file or tables it made are removed). Text
+    PostgreSQL cannot store (a NUL) is refused naming its row. Prints the counts and hashes.
     """
     from boardlib.store.copy import copy_board
 

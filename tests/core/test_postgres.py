@@ -547,6 +547,80 @@ def test_copy_refuses_a_non_empty_target_and_changes_nothing(url: str, tmp_path:
     kanban.refused("db", "copy", "--from", url, "--to", url, reason="invalid_input")
 
 
+def test_a_value_the_database_cannot_store_is_invalid_input_at_the_stores_door(url: str) -> None:
+    """Past every field check (here: straight at the store), what psycopg refuses as a DataError
+    (a NUL in text) is the typed `invalid_input`, not `unexpected`, and nothing is written."""
+    with Board(url, clock=ManualClock(START)) as board:
+        task = board.create_task("kept")
+        before = board.last_event_seq()
+        with pytest.raises(BoardError) as refused:
+            board.store.write(
+                lambda tx: tx.insert_comment(task.id, "a\x00b", "user", None, START, None)
+            )
+        assert refused.value.reason is Reason.INVALID_INPUT
+        assert board.comments(task.id) == [] and board.last_event_seq() == before
+
+
+def _schema_tables(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+            "AND relkind IN ('r', 'S')"
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        # text written with a NUL before the board refused it: PostgreSQL text cannot hold it
+        ("UPDATE tasks SET title = 'a' || char(0) || 'b' WHERE id = 'TASK-2'", "title"),
+        # a value SQLite's loose types kept that the target's column refuses at the load
+        ("UPDATE tasks SET priority = 'high' WHERE id = 'TASK-2'", None),
+    ],
+)
+def test_a_copy_that_fails_leaves_the_empty_schema_without_tables(
+    url: str, tmp_path: Path, damage: str, named: str | None
+) -> None:
+    """`db copy` into an empty schema is one transaction on the target: a source the target
+    cannot take is a typed refusal (naming the row and field where it knows them), and the
+    schema is left as it was, not holding an empty board that `db check` calls ok."""
+    import sqlite3
+
+    source = tmp_path / "source.db"
+    with Board(source) as board:
+        board.create_task("one")
+        board.create_task("two")
+    with sqlite3.connect(source) as conn:
+        conn.execute(damage)
+    conn.close()
+    error = Kanban(source).refused(
+        "db", "copy", "--from", str(source), "--to", url, reason="invalid_input"
+    )
+    if named:
+        assert (error["table"], error["column"], error["key"]["id"]) == ("tasks", named, "TASK-2")
+        assert "U+0000" in error["error"]
+    assert _schema_tables(url) == []
+    with pytest.raises(BoardError) as missing:
+        Board(url, read_only=True)
+    assert missing.value.reason is Reason.NO_BOARD
+
+
+def test_a_copy_to_sqlite_carries_text_with_a_nul_faithfully(tmp_path: Path) -> None:
+    """A SQLite target can keep what a SQLite source holds: carried, and proven by the hashes."""
+    import sqlite3
+
+    source = tmp_path / "source.db"
+    with Board(source) as board:
+        board.create_task("one")
+    with sqlite3.connect(source) as conn:
+        conn.execute("UPDATE tasks SET title = 'a' || char(0) || 'b'")
+    conn.close()
+    Kanban(source).ok("db", "copy", "--from", str(source), "--to", str(tmp_path / "copy.db"))
+    with Board(tmp_path / "copy.db", read_only=True) as board:
+        assert board.get_task("TASK-1").title == "a\x00b"
+
+
 def test_the_cluster_probe(postgres_cluster: Cluster) -> None:
     """The session's cluster is up (the probe the next test runs without binaries)."""
     with psycopg.connect(postgres_cluster.url) as conn:

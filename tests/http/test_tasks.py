@@ -213,9 +213,31 @@ def test_get_a_missing_task_is_404(api: Api) -> None:
         ("/api/board/" + "x" * 201 + "/workspace", "workspace not found"),
         ("/api/board/" + "x" * 201 + "/workspace/detail", "workspace not found"),
         ("/api/board/a%20b/executions", "task not found"),
+        # a NUL no store can keep: it was a 500 (DataError) on PostgreSQL
+        ("/api/board/TASK%00-1", "task not found"),
+        ("/api/board/TASK%00-1/executions", "task not found"),
+        ("/api/board/TASK%00-1/workspace", "workspace not found"),
     ]:
         answer = api.client.get(path)
         assert (answer.status_code, answer.json()["error"]) == (404, said), (path, answer.text)
+    assert api.fingerprint() == before
+
+
+def test_a_nul_in_agent_text_is_a_typed_400_naming_the_field(api: Api) -> None:
+    """A NUL (U+0000) in free text is refused alike on both backends (on PostgreSQL it was a
+    500, `internal error (DataError)`), and nothing is written."""
+    task = api.create("kept")
+    before = api.fingerprint()
+    for path, body, field in [
+        ("/api/board", {"title": "a\u0000b"}, "title"),
+        (f"/api/board/{task['id']}/comments", {"body": "a\u0000b"}, "body"),
+        ("/api/board", {"title": "t", "description": "a\u0000b"}, "description"),
+    ]:
+        answer = api.client.post(path, json=body)
+        assert answer.status_code == 400, answer.text
+        refusal = answer.json()
+        assert refusal["reason"] == "invalid_input"
+        assert "U+0000" in refusal["details"]["fieldErrors"][field][0]
     assert api.fingerprint() == before
 
 
