@@ -2411,10 +2411,17 @@ class Board:
     def reconcile_orphans(self, *, best_effort: bool = False) -> list[Task]:
         """Orphan reconciliation (seed 000: once at startup; `recovery.py`): release the tasks
         whose lease expired while nobody watched. Cheap when nothing expired: one read, no lock.
-        `best_effort` gives up at once (returning []) when the write lock is taken or the file is
-        read-only, so opening a board to read it never waits on, or fails for, a writer."""
+        `best_effort` gives up (returning []) when the write lock is taken, the file is read-only
+        or the look itself stays `busy` (a table locked on the server), so opening a board to
+        read it never waits on, or fails for, a writer: the caller's own call says busy."""
         now = self.now()
-        if not self.store.read(lambda tx: tx.any_lease_expired(now)):
+        try:
+            expired = self.store.read(lambda tx: tx.any_lease_expired(now))
+        except BoardError as error:
+            if not best_effort or error.reason is not Reason.BUSY:
+                raise
+            return []
+        if not expired:
             return []
 
         def work(tx: Tx) -> list[Task]:

@@ -1337,9 +1337,12 @@ class PostgresStore:
         client CPU in its machinery (client 282-337 -> 306-417 us per claim, server within
         noise, 1 process); the client-side binding of the first statement's few parameters
         costs a string. A work that sent nothing commits nothing (no BEGIN went)."""
-        begin: tuple[str, ...] = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",)
+        # A read waits for a lock (a table another session locked ACCESS EXCLUSIVE, a migration's)
+        # no longer than what is left of the budget, as a write does: then `busy`, not a hang.
+        wait = f"SET LOCAL lock_timeout = {left_ms}"
+        begin: tuple[str, ...] = ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", wait)
         if write:
-            begin = ("BEGIN", f"SET LOCAL lock_timeout = {left_ms}")
+            begin = ("BEGIN", wait)
             begin += () if shared else (self._take_board_lock,)
         tx = PostgresTx(conn, self, locking=write and not shared, begin=begin)
         try:

@@ -251,6 +251,36 @@ def test_a_pooled_board_serves_many_threads(url: str) -> None:
         assert sorted(claimed) == sorted(f"TASK-{n}" for n in range(1, 41))
 
 
+def test_a_read_waits_for_a_locked_table_no_longer_than_the_budget(url: str) -> None:
+    """A table another session holds ACCESS EXCLUSIVE (a `LOCK TABLE`, a `VACUUM FULL`) makes a
+    read `busy` once the retry budget is spent, as it does a claim; reads had no lock timeout
+    and waited for the lock's end (`task get` and `task comment` hung, whose opening read is the
+    expired-lease check). The holder gives up after 20 s, so the old code answered late, not
+    never."""
+    with Board(url, clock=ManualClock(START)) as board:
+        task = board.create_task("one")
+    kanban = Kanban(url, init=False)  # type: ignore[arg-type]
+    budget = {"KANBAN_RETRY_BUDGET_MS": "300"}
+    with psycopg.connect(url, autocommit=True) as holder:
+        holder.execute("SET idle_in_transaction_session_timeout = '20s'")
+        holder.execute("BEGIN")
+        holder.execute("LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE")
+        config = BoardConfig(retry_budget_ms=300)
+        with Board(url, clock=ManualClock(START), config=config) as board:
+            started = time.monotonic()
+            with pytest.raises(BoardError) as refused:
+                board.get_task(task.id)
+            assert refused.value.reason is Reason.BUSY
+            assert time.monotonic() - started < 8  # the budget, not the lock's end
+        for verb in (("task", "get", task.id), ("task", "comment", task.id, "-m", "hi")):
+            started = time.monotonic()
+            result = kanban.run(*verb, env=budget)
+            assert result.code == 4 and result.error["reason"] == "busy", str(result)
+            assert time.monotonic() - started < 8
+        holder.execute("ROLLBACK")
+    assert kanban.ok("task", "get", task.id)["title"] == "one"
+
+
 # -- opening, refusing, migrating ---------------------------------------------------------------
 
 
