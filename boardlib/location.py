@@ -173,8 +173,10 @@ def location_key(location: BoardLocation) -> str:
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password (user part or query parameter) replaced by `***`."""
-    from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+    """The URL as typed with any password (user part or query parameter) replaced by `***`. Put
+    back together by hand: `urlunsplit` drops the `//` of a URL without a host
+    (`postgresql:///boards`, host from PGHOST), which then reads as a mangled location."""
+    from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
     try:
         parts = urlsplit(url)
@@ -193,7 +195,12 @@ def redact_url(url: str) -> str:
                     safe="*",
                     quote_via=quote,
                 )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        scheme = url.split("://", 1)[0]  # as typed (urlsplit lowers it)
+        return (
+            f"{scheme}://{netloc}{parts.path}"
+            + (f"?{query}" if query else "")
+            + (f"#{parts.fragment}" if parts.fragment else "")
+        )
     except ValueError:
         return f"{url.split('://', 1)[0]}://{MASK}"  # unparseable: show nothing of it
 

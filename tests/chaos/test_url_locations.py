@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board, BoardError, Reason
-from boardlib.location import DatabaseUrl, board_location
+from boardlib.location import DatabaseUrl, board_location, redact_url
 from kanban.mcp.server import build_server
 from kanban.mcp.session import AgentSession
 from tests.cli.conftest import KANBAN, clean_env
@@ -124,6 +124,32 @@ def test_a_path_no_file_system_can_name_is_refused_as_input(empty: Path) -> None
         )  # fmt: skip
         assert (run.returncode, run.stdout) == (2, ""), (verb, run)
         assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
+
+
+def _kanban(empty: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(KANBAN), *args], env=clean_env(), cwd=empty, capture_output=True, text=True,
+        check=False, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql:///boards",
+        "postgresql://kanban:pw@/boards?host=/run/pg",
+        "postgres:///b?sslmode=disable",
+    ],
+)
+def test_a_url_without_a_host_prints_as_typed(empty: Path, url: str) -> None:
+    """libpq takes the host from PGHOST when the URL names none, as the docs invite; the URL
+    printed once lost its `//` (`postgresql:/boards`), which `db init` then refused as a mangled
+    location although the message suggested it."""
+    shown = url.replace(":pw@", ":***@")
+    assert redact_url(url) == str(board_location(url)) == shown
+    assert isinstance(board_location(shown), DatabaseUrl)
+    where = _kanban(empty, "--db", url, "db", "path")
+    assert json.loads(where.stdout)["path"] == shown
 
 
 @pytest.mark.slow
