@@ -99,6 +99,7 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
         return _path_or_refusal(text)
     scheme = match["scheme"].lower()
     if scheme in POSTGRES_SCHEMES:
+        _refuse_unparseable(text)
         return DatabaseUrl(text)
     if scheme == "sqlite" and match["rest"].startswith("/"):
         return _nameable(Path(match["rest"]).expanduser())
@@ -129,6 +130,64 @@ def _path_or_refusal(text: str) -> Path:
         "path (or sqlite:///path) or a postgresql:// URL",
         scheme=scheme,
     )
+
+
+def _refuse_unparseable(url: str) -> None:
+    """A postgresql:// URL neither Python's parser (every later look at it) nor libpq's (when the
+    driver is installed) can read, or whose port is not a number, is refused as input
+    (`invalid_input`), without its password, rather than failing later as an exception."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url)
+        problem = _libpq_problem(url)
+    except ValueError as error:
+        problem = str(error) or type(error).__name__
+    if problem is None:
+        return
+    for secret in _written_passwords(url):
+        problem = problem.replace(secret, MASK)
+    raise BoardError(
+        Reason.INVALID_INPUT,
+        f"{redact_url(url)} is not a valid postgresql:// URL ({problem}): --db/KANBAN_DB takes "
+        "postgresql://user@host:port/dbname?param=value",
+        field="db",
+    )
+
+
+def _libpq_problem(url: str) -> str | None:
+    """What libpq's own parser finds wrong with the URL (a bracket not closed, an unknown query
+    parameter), or a port that is not a number (libpq reads it only when connecting, and then
+    says the host cannot be resolved); None without the driver, or when it parses."""
+    try:
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:  # opening the board says what to install
+        return None
+    try:
+        parsed = conninfo_to_dict(url)
+    except ProgrammingError as error:
+        return str(error).strip().splitlines()[0] if str(error).strip() else "unparseable"
+    for port in str(parsed.get("port") or "").split(","):  # a host list has a port list
+        port = port.strip()
+        if port and not (port.isascii() and port.isdigit()):
+            return f"the port must be a number, not {port!r}"
+    return None
+
+
+def _written_passwords(url: str) -> list[str]:
+    """The passwords as written in a URL that may not parse: the user part's and a query
+    parameter's, raw and decoded (an error message may quote either)."""
+    from urllib.parse import unquote
+
+    rest = url.split("://", 1)[-1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    found = [authority.rpartition("@")[0].partition(":")[2]]
+    for pair in rest.partition("?")[2].split("&"):
+        key, _, value = pair.partition("=")
+        if unquote(key) in _SECRET_PARAMETERS:
+            found.append(value)
+    return [secret for raw in found if raw for secret in {raw, unquote(raw)}]
 
 
 # What one board is on disk: the SQLite file, its write-ahead log and shared memory, and the lock

@@ -152,6 +152,28 @@ def test_a_url_without_a_host_prints_as_typed(empty: Path, url: str) -> None:
     assert json.loads(where.stdout)["path"] == shown
 
 
+SECRET = "S3cretXY"
+UNPARSEABLE = [
+    f"postgresql://kanban:{SECRET}@[::1/boards",  # was ValueError, `unexpected`, exit 1
+    f"postgresql://kanban:{SECRET}@db.internal:notaport/boards",  # was database_unavailable
+    f"postgresql://kanban:{SECRET}@db.internal/boards?bogus=1",
+    f"postgresql://kanban@[::1/boards?password={SECRET}",
+]
+
+
+@pytest.mark.parametrize("url", UNPARSEABLE)
+def test_an_unparseable_url_is_refused_as_input_without_its_password(empty: Path, url: str) -> None:
+    with pytest.raises(BoardError) as caught:
+        board_location(url)
+    assert caught.value.reason is Reason.INVALID_INPUT
+    assert SECRET not in json.dumps(caught.value.to_dict())
+    for verb in (["task", "list"], ["db", "path"], ["db", "init"]):
+        run = _kanban(empty, "--db", url, *verb)
+        assert (run.returncode, run.stdout) == (2, ""), (verb, run)
+        assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
+        assert SECRET not in run.stderr
+
+
 @pytest.mark.slow
 def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
     for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
