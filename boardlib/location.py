@@ -27,6 +27,21 @@ _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<rest>.*)$", re.DO
 # is `postgresql:/u@h/db`). Two letters at least, so a drive letter (`C:/boards`) stays a path.
 _MANGLED_URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):/(?P<rest>.*)$", re.DOTALL)
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+# libpq's connection keywords: a location that starts with one and `=` is a keyword/value
+# connection string (`host=db dbname=boards`), not a file name.
+LIBPQ_KEYWORDS = frozenset(
+    {
+        "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+        "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+        "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+        "requiressl", "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode",
+        "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version",
+        "ssl_max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service",
+        "target_session_attrs", "load_balance_hosts",
+    }
+)  # fmt: skip
+_CONNINFO_START = re.compile(r"^\s*([A-Za-z_]+)\s*=")
 MASK = "***"
 
 
@@ -112,7 +127,18 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
 
 
 def _path_or_refusal(text: str) -> Path:
-    """A SQLite file path, unless `text` is a URL that lost a slash (`scheme:/...`)."""
+    """A SQLite file path, unless `text` is a URL that lost a slash (`scheme:/...`) or a libpq
+    keyword/value string (`host=... dbname=...`): that is never a file name, and a password in it
+    would be printed by `no_board` and made a file name by `db init`."""
+    keyword = _CONNINFO_START.match(text)
+    if keyword is not None and keyword[1].lower() in LIBPQ_KEYWORDS:
+        raise BoardError(
+            Reason.INVALID_INPUT,
+            "a libpq keyword/value string (host=... dbname=...) is not a board location: give "
+            "the PostgreSQL board as a URL, postgresql://user@host:port/dbname (a password in "
+            "PGPASSWORD or ~/.pgpass, or in the URL)",
+            field="db",
+        )
     mangled = _MANGLED_URL.match(text)
     if mangled is None:
         return _nameable(Path(text).expanduser())

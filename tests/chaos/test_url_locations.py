@@ -174,6 +174,26 @@ def test_an_unparseable_url_is_refused_as_input_without_its_password(empty: Path
         assert SECRET not in run.stderr
 
 
+CONNINFO = f"host=127.0.0.1 port=55432 user=kanban password={SECRET} dbname=boards"
+
+
+@pytest.mark.parametrize("text", [CONNINFO, f" dbname = boards password={SECRET}"])
+def test_a_libpq_keyword_string_is_refused_never_made_a_file(empty: Path, text: str) -> None:
+    """A keyword/value connection string was taken for a SQLite path: `no_board` printed its
+    password, and `db init` made a file named with it."""
+    for where, extra in (([], {"KANBAN_DB": text}), (["--db", text], {})):
+        for verb in (["task", "list"], ["db", "init"], ["db", "path"]):
+            run = subprocess.run(
+                [str(KANBAN), *where, *verb], env={**clean_env(), **extra}, cwd=empty,
+                capture_output=True, text=True, check=False, timeout=60,
+            )  # fmt: skip
+            assert (run.returncode, run.stdout) == (2, ""), (verb, run)
+            error = one_error(run.stderr)
+            assert error["reason"] == "invalid_input" and "postgresql://" in error["error"]
+            assert SECRET not in run.stderr
+    assert board_location("a=b.db") == Path("a=b.db")  # not a libpq keyword: still a file
+
+
 @pytest.mark.slow
 def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
     for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
