@@ -296,5 +296,12 @@ def absolute_location(location: BoardLocation) -> BoardLocation:
 
 
 def location_exists(location: BoardLocation) -> bool:
-    """Whether there is a board file to open. A server is not probed here: opening it tells."""
+    """Whether there may be a board to open: a file that exists, or any URL (a server is not
+    probed here: opening it tells). Not an answer to print: `known_to_exist` is."""
     return True if isinstance(location, DatabaseUrl) else location.exists()
+
+
+def known_to_exist(location: BoardLocation) -> bool | None:
+    """Whether something is at the location, as far as can be told without opening it: a file's
+    existence, None for a URL (only connecting could tell, and nothing is opened to look)."""
+    return None if isinstance(location, DatabaseUrl) else location.exists()

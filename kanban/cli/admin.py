@@ -8,7 +8,7 @@ import click
 
 from boardlib.config import BoardConfig
 from boardlib.errors import invalid_input
-from boardlib.location import DatabaseUrl, board_location, display_location, location_exists
+from boardlib.location import DatabaseUrl, board_location, display_location, known_to_exist
 
 from .context import board_path, global_options, open_board, settings
 from .exitcodes import UNEXPECTED
@@ -127,12 +127,13 @@ def path() -> None:
 
     `exists` says whether something is there; `notABoard`, when it is something no board can
     be (a folder, a FIFO, a device, a dangling symbolic link), says what, from its stat alone.
+    For a postgresql:// URL `exists` is null: nothing is opened, and only connecting could tell.
     """
     where = board_path()
     doc: dict[str, object] = {
         "path": display_location(where),
         "backend": "postgres" if isinstance(where, DatabaseUrl) else "sqlite",
-        "exists": location_exists(where),
+        "exists": known_to_exist(where),
     }
     if not isinstance(where, DatabaseUrl):
         from boardlib.store.board_file import not_a_file_at

@@ -194,6 +194,14 @@ def test_a_libpq_keyword_string_is_refused_never_made_a_file(empty: Path, text: 
     assert board_location("a=b.db") == Path("a=b.db")  # not a libpq keyword: still a file
 
 
+def test_db_path_does_not_claim_a_url_board_exists(empty: Path) -> None:
+    """`db path` opens nothing: for a URL it cannot know (an unresolvable host, an empty
+    schema), so `exists` is null, not true."""
+    where = _kanban(empty, "--db", "postgresql://kanban@no-such-host.invalid/x", "db", "path")
+    assert json.loads(where.stdout)["exists"] is None
+    assert json.loads(_kanban(empty, "--db", "absent.db", "db", "path").stdout)["exists"] is False
+
+
 @pytest.mark.slow
 def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
     for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
