@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from ..errors import BOARD_FILE_GONE, BoardError, Reason
 from ..shell import shell_command
+from .base import CREATING_VERBS
 from .contention import is_transient_lock_error
 
 MISSING = -1
@@ -101,8 +102,7 @@ def no_board(path: Path) -> BoardError:
     return BoardError(
         Reason.NO_BOARD,
         f"{where}: check --db/KANBAN_DB, or create one with "
-        f"`{shell_command('kanban', 'db', 'init', str(path))}` "
-        "(or `kanban task dispatch`, which creates the board it files into)",
+        f"`{shell_command('kanban', 'db', 'init', str(path))}` {CREATING_VERBS}",
         path=str(path),
     )
 

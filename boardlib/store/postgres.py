@@ -36,7 +36,7 @@ from ..location import DatabaseUrl
 from ..naming import camel
 from ..records import Task
 from ..shell import shell_command
-from .base import TABLES, Row, RowEvent, StoreError, Tx, WouldWait
+from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
 from .postgres_schema import BOARD_TABLES, META_DDL, MIGRATIONS, SCHEMA_VERSION
 from .queries import (
@@ -978,7 +978,7 @@ class PostgresStore:
                         Reason.NO_BOARD,
                         f"no board in schema {self.schema} at {url.display}: check "
                         "--db/KANBAN_DB, or create one with "
-                        f"`{shell_command('kanban', 'db', 'init', url.display)}`",
+                        f"`{shell_command('kanban', 'db', 'init', url.display)}` {CREATING_VERBS}",
                         path=url.display,
                     )
             if found.version != SCHEMA_VERSION and not read_only:

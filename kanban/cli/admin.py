@@ -73,7 +73,7 @@ def _default_archive(before_ms: int) -> Path:
 
 @click.group("db")
 def db() -> None:
-    """The board file itself."""
+    """The board's own storage: its SQLite file, or its PostgreSQL schema."""
 
 
 @db.command("check")

@@ -69,7 +69,7 @@ EPILOG = "\b\n" + textwrap.fill(
 @click.version_option(package_name="kanban", prog_name="kanban")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """A coordination board for teams of AI agents, in one SQLite file.
+    """A coordination board for teams of AI agents: one SQLite file, or a PostgreSQL schema.
 
     Agents claim tasks, renew their lease while they work, and finish into review; another agent
     or a person judges the result. Run `kanban` alone to watch the board live.

@@ -21,6 +21,7 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
+from boardlib.store.base import CREATING_VERBS
 from boardlib.store.postgres import StoreUnavailable, board_lock_and_channel
 from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from tests.cli.conftest import Kanban
@@ -289,13 +290,34 @@ def test_an_empty_schema_is_no_board_unless_created(url: str) -> None:
         with pytest.raises(BoardError) as missing:
             Board(url, **kwargs)  # type: ignore[arg-type]
         assert missing.value.reason is Reason.NO_BOARD
-        assert "db init" in missing.value.message
+        assert "db init" in missing.value.message and CREATING_VERBS in missing.value.message
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT to_regclass('board_meta')").fetchone() == (None,)
     with Board(url) as made:
         assert made.created
     with Board(url, create=False) as opened:
         assert not opened.created
+
+
+def test_the_verbs_that_make_a_board_make_it_in_an_empty_schema_as_docs_say(
+    postgres_cluster: Cluster, tmp_path: Path
+) -> None:
+    """docs/postgresql.md said only `db init` creates a board in an empty schema; `task dispatch`
+    and `plan apply` do too, as they make a new SQLite file, and say so on stderr. Any other
+    verb is `no_board`, naming the verbs that create."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"name": "p", "tasks": [{"key": "a", "title": "x"}]}')
+    for verb in (("task", "dispatch", "-t", "x"), ("plan", "apply", str(plan))):
+        kanban = Kanban(new_postgres_board(postgres_cluster), init=False)  # type: ignore[arg-type]
+        kanban.created(*verb)
+        assert [task["title"] for task in kanban.ok("task", "list")] == ["x"]
+    empty = Kanban(new_postgres_board(postgres_cluster), init=False)  # type: ignore[arg-type]
+    assert CREATING_VERBS in empty.refused("task", "list", reason="no_board")["error"]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "postgresql.md").read_text()
+    assert "the first `task dispatch` and `plan apply`" in " ".join(docs.split())
+    for group in ((), ("db",)):
+        helped = kanban.run(*group, "--help").out
+        assert "PostgreSQL" in helped, helped
 
 
 def test_a_schema_holding_someone_elses_tasks_table_is_refused_untouched(url: str) -> None:
