@@ -12,6 +12,10 @@ __all__ = ["inert"]
 
 _REPLACEMENT = "\ufffd"
 _NEWLINE_SYMBOL = "\u2424"  # ␤
+# The bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what
+# follows, as "Trojan Source" hides code from its reviewer. Removed silently, a reviewer would
+# never learn they are in a diff about to land: they are drawn as the replacement character.
+BIDI_CONTROLS = frozenset((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 
 
 class _Table(dict[int, str | None]):
@@ -42,6 +46,8 @@ def _decide(code: int, multiline: bool) -> str | None:
     category = unicodedata.category(char)
     if category in ("Zl", "Zp"):
         return "\n" if multiline else _NEWLINE_SYMBOL
+    if code in BIDI_CONTROLS:
+        return _REPLACEMENT
     if category == "Cf":
         return None
     if category == "Cs":

@@ -61,7 +61,8 @@ def test_hostile_examples_become_visible_and_harmless() -> None:
     assert inert(HOSTILE[3]) == "abc␍OVERWRITE␤more"
     assert inert(HOSTILE[3], multiline=True) == "abc␍OVERWRITE\nmore"
     assert inert(HOSTILE[4]) == "one-byte CSI \ufffd31m red"
-    assert inert(HOSTILE[5]) == "bidi evil and isolate"
+    # shown, not dropped: a reviewer must see that a diff holds them (Trojan Source; stop 47)
+    assert inert(HOSTILE[5]) == "bidi \ufffdevil\ufffd and \ufffdisolate\ufffd"
     assert inert(HOSTILE[6]) == "zerowidth"
     assert inert(HOSTILE[7]) == "[@click=app.quit]quit[/]"  # drawn literally, as Text
     assert inert("a\tb") == "a b"
