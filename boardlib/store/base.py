@@ -73,12 +73,12 @@ class RowEvent:
         return {self.epoch_key: epoch, **self.data}
 
 
-# Every table of a board, parents before children: the order copies load them in and checks count
-# them in. Each is ordered by its first key column when dumped.
 # What else makes a board where there is none (a missing file, an empty schema): the tail of
 # either store's `no_board`.
 CREATING_VERBS = "(or `kanban task dispatch`, which creates the board it files into)"
 
+# Every table of a board, parents before children: the order copies load them in and checks count
+# them in. Each is ordered by its first key column when dumped.
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tasks", ("seq",)),
     ("task_deps", ("task_id", "depends_on_task_id")),
