@@ -74,6 +74,7 @@ def _sibling(name: str, stem: str) -> Any:
 bench_http = _sibling("bench_http", "http")
 Server, drive, percentile = bench_http.Server, bench_http.drive, bench_http.percentile
 BareServer = bench_http.BareServer
+real_claim_answer = bench_http.real_claim_answer
 CALLS_PER_AGENT_MINUTE = 4  # claim, two heartbeats, complete: one task a minute
 
 
@@ -142,9 +143,10 @@ def http_run(db: Path, delay_ms: float, clients: int, seconds: float) -> dict[st
     return http_through_proxy(Server(db), db, delay_ms, clients, seconds)
 
 
-def bare_http_run(delay_ms: float, clients: int, seconds: float) -> dict[str, Any]:
-    """The ceiling of `http_run`: a bare ASGI app (a canned claim) behind the same proxy."""
-    return http_through_proxy(BareServer("asgi"), None, delay_ms, clients, seconds)
+def bare_http_run(delay_ms: float, clients: int, seconds: float, canned: Path) -> dict[str, Any]:
+    """The ceiling of `http_run`: a bare ASGI app answering the server's own claim answer
+    (`http.real_claim_answer`) behind the same proxy."""
+    return http_through_proxy(BareServer("asgi", canned=canned), None, delay_ms, clients, seconds)
 
 
 def http_through_proxy(
@@ -231,6 +233,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
     with tempfile.TemporaryDirectory(prefix="kanban-distance-") as tmp:
         template = Path(tmp) / "ready.db"
         build_board(template, args.tasks, mixed=False, seed=7)
+        canned = real_claim_answer(template, Path(tmp))  # what the bare ceiling answers
         if "pg" in parts:
             boards = Boards(args.db)
             target = urlsplit(args.db).netloc.rpartition("@")[2]
@@ -285,7 +288,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             for delay, round_ in rounds_of(delays, args.rounds):
                 for via, workers in paired(http_counts, ceiling_counts, "kanban serve", BARE):
                     if via == BARE:
-                        got = bare_http_run(delay, workers, args.duration)
+                        got = bare_http_run(delay, workers, args.duration, canned)
                     else:
                         db = Path(tmp) / f"http-{delay}-{workers}-{round_}.db"
                         shutil.copy(template, db)

@@ -185,17 +185,33 @@ def client_cpu_ms(outcomes: list[dict[str, Any]]) -> float:
 
 # -- the ceiling: the same clients against a server that does nothing -------------------------
 
-# A claim's answer as `kanban serve` sends it (632 bytes), so the bare servers move as many bytes.
-CANNED = (
-    b'{"ok":true,"task":{"id":"TASK-1","title":"a task title of moderate length",'
-    b'"status":"in_progress","createdAt":1796048986770,"updatedAt":1796048986770,'
-    b'"description":null,"priority":0,"teamId":null,"role":null,"kind":"code",'
-    b'"assigneeAgentId":"h1","assigneeRuntime":null,"claimedBy":"h1","holders":["h1"],'
-    b'"claimEpoch":1,"leaseUntil":1796049886770,"lastHeartbeatAt":1796048986770,"attempts":1,'
-    b'"unmetDeps":0,"blockedReason":null,"parentTaskId":null,"sourceDelegationId":null,'
-    b'"worktreeRef":null,"branchRef":null,"costUsd":0,"parentSessionId":null,"dropped":0,'
-    b'"tenantId":null,"scheduledBy":"manual","verification":null,"completedAt":null}}'
-)
+
+def real_claim_answer(template: Path, tmp: Path) -> Path:
+    """The answer `kanban serve` gives a claim, body and headers, from a claim on a copy of the
+    board through the route's own reply: the bare servers send exactly these bytes, so the
+    clients parse the same answer from every server and only the serving differs. (A canned
+    answer written out by hand went stale as the task grew fields: 632 bytes against the
+    server's 944, and two headers fewer.)"""
+    from kanban.http.replies import reply
+
+    copy = tmp / "canned.db"
+    shutil.copy(template, copy)
+    with Board(copy) as board:
+        task = board.claim_next("h1")
+    assert task is not None
+    answer = reply({"ok": True, "task": task.to_json()})
+    headers = [[name.decode(), value.decode()] for name, value in answer.raw_headers]
+    path = tmp / "canned.json"
+    path.write_text(json.dumps({"body": bytes(answer.body).decode(), "headers": headers}))
+    return path
+
+
+def load_answer(path: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    doc = json.loads(Path(path).read_text())
+    headers = [(name.encode(), value.encode()) for name, value in doc["headers"]]
+    return doc["body"].encode(), headers
+
+
 # `asgi` again under `kanban serve`'s own HTTP protocol class (uvicorn's with the stall guard,
 # kanban/http/stalls.py): what the guard costs, apart from the app.
 GUARDED = "asgi+stall-guard"
@@ -225,22 +241,20 @@ def records_list_app(db: str) -> Any:
     return fast
 
 
-def bare_app(kind: str) -> Any:
-    """`asgi`: a raw ASGI callable that reads the body and answers `CANNED`, the least any ASGI
-    server can do per request. `fastapi`: FastAPI's least for a JSON POST (a pydantic body, a
-    sync endpoint on the thread pool, a ready-made Response)."""
+def bare_app(kind: str, canned: str) -> Any:
+    """`asgi`: a raw ASGI callable that reads the body and answers the canned claim (the file
+    `real_claim_answer` wrote), the least any ASGI server can do per request. `fastapi`:
+    FastAPI's least for a JSON POST (a pydantic body, a sync endpoint on the thread pool, a
+    ready-made Response with the same body and headers)."""
+    body, headers = load_answer(canned)
     if kind in ("asgi", GUARDED):
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(CANNED)).encode()),
-        ]
 
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             more = True
             while more:
                 more = (await receive()).get("more_body", False)
             await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": CANNED})
+            await send({"type": "http.response.body", "body": body})
 
         return app
     from fastapi import FastAPI, Response
@@ -255,14 +269,20 @@ def bare_app(kind: str) -> Any:
     def healthz() -> Response:
         return Response(b"{}", media_type="application/json")
 
+    extra = {
+        name.decode(): value.decode()
+        for name, value in headers
+        if name not in (b"content-length", b"content-type")
+    }
+
     @fast.post(CLAIM_NEXT)
-    def claim(body: Agent) -> Response:
-        return Response(CANNED, media_type="application/json")
+    def claim(agent: Agent) -> Response:
+        return Response(body, media_type="application/json", headers=extra)
 
     return fast
 
 
-def serve_bare(kind: str, db: str | None = None) -> None:
+def serve_bare(kind: str, db: str | None = None, canned: str | None = None) -> None:
     """The child process of `BareServer`: uvicorn with `kanban serve`'s settings (httptools,
     uvloop, no access log; the stall guard too for `GUARDED`) on a free loopback port, announced
     as `kanban serve` does."""
@@ -274,7 +294,7 @@ def serve_bare(kind: str, db: str | None = None) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)
     print(json.dumps({"listening": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
-    app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind)
+    app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind, canned or "")
     protocol: dict[str, Any] = {}
     if kind == GUARDED:
         from kanban.http.service import ServerSettings
@@ -289,8 +309,11 @@ def serve_bare(kind: str, db: str | None = None) -> None:
 
 
 class BareServer(Server):
-    def __init__(self, kind: str, db: Path | None = None) -> None:  # not super().__init__
+    def __init__(  # not super().__init__
+        self, kind: str, db: Path | None = None, canned: Path | None = None
+    ) -> None:
         extra = ["--bare-db", str(db)] if db is not None else []
+        extra += ["--bare-canned", str(canned)] if canned is not None else []
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--bare-server", kind, *extra],
             stdout=subprocess.PIPE,
@@ -304,8 +327,8 @@ class BareServer(Server):
         self.url = json.loads(line)["listening"]
 
 
-def ceiling(kind: str, clients: int, seconds: float) -> dict[str, Any]:
-    server = BareServer(kind)
+def ceiling(kind: str, clients: int, seconds: float, canned: Path) -> dict[str, Any]:
+    server = BareServer(kind, canned=canned)
     try:
         run = drive(server, clients, seconds)
     finally:
@@ -528,6 +551,7 @@ def main() -> None:
         "--bare-server", choices=(*BARE_KINDS, RECORDS_LIST), help=argparse.SUPPRESS
     )
     parser.add_argument("--bare-db", help=argparse.SUPPRESS)
+    parser.add_argument("--bare-canned", help=argparse.SUPPRESS)
     parser.add_argument(
         "--rounds",
         type=int,
@@ -539,7 +563,7 @@ def main() -> None:
     record.add_arguments(parser)
     args = parser.parse_args()
     if args.bare_server:
-        serve_bare(args.bare_server, args.bare_db)
+        serve_bare(args.bare_server, args.bare_db, args.bare_canned)
         return
     with record.Run("http", args) as bench:
         measure(args, bench)
@@ -575,6 +599,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         )
         if "library" in parts:
             bench.emit(lines["library"])
+        canned = real_claim_answer(template, tmp)  # what the bare servers answer
         cpu_floor = 0.0
         if "http" in parts:
             cpu_copy = tmp / "cpu.db"
@@ -627,7 +652,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
 
             if "ceiling" in parts:
                 for kind in BARE_KINDS:
-                    bare = ceiling(kind, args.clients, args.duration)
+                    bare = ceiling(kind, args.clients, args.duration, canned)
                     lines[f"ceiling-{kind}"] = mine[f"ceiling-{kind}"] = {
                         "round": round_,
                         "measure": "ceiling",

@@ -239,7 +239,8 @@ def http(lines: list[Line]) -> list[str]:
     out = [
         "Spawned httpx keep-alive clients call `POST /api/board/claim-next` on the real `kanban "
         "serve`, against the same number of processes calling the library's `claim_next` on a "
-        "copy of the board in the same run; the ceiling rows serve a canned claim from a bare ASGI "
+        "copy of the board in the same run; the ceiling rows serve the server's own answer to a "
+        "claim (its body and headers, read off a claim on a copy of the board) from a bare ASGI "
         "app and a minimal FastAPI route to the same clients. Cores bound is cores / (server + "
         "client CPU per request): the rate the machine's CPU allows, which load moves far less "
         "than claims/s. The server and ceiling rows run in interleaved rounds; the targets take "
