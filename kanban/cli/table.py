@@ -7,6 +7,7 @@ and into a `rich.text.Text` cell, never into markup (a `str` cell would be parse
 """
 
 import json
+import re
 import time
 from typing import Any
 
@@ -41,8 +42,10 @@ STATUS_STYLE = {
 }
 
 
-def _time(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+def _time(ms: int, *, seconds: bool = True) -> str:
+    return time.strftime(
+        "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M", time.localtime(ms / 1000)
+    )
 
 
 # The fields written as several lines; any other cell (a title, a name, an id) is one line, its
@@ -55,12 +58,13 @@ def _text(value: Any, style: str = "", *, multiline: bool = False) -> Text:
     return Text(inert(str(value), multiline=multiline), style=style)
 
 
-def _cell(key: str, value: Any, style: str = "") -> Text:
-    """A value as an inert table cell: times readable, nested values as JSON."""
+def _cell(key: str, value: Any, style: str = "", *, seconds: bool = True) -> Text:
+    """A value as an inert table cell: times readable (to the minute in a list, where a row has
+    several and 80 columns must hold them), nested values as JSON."""
     if value is None:
         return Text("")
     if isinstance(value, int) and not isinstance(value, bool) and key.endswith(TIME_SUFFIXES):
-        return Text(_time(value), style=style)
+        return Text(_time(value, seconds=seconds), style=style)
     if isinstance(value, (dict, list)):
         return _text(json.dumps(value, ensure_ascii=False), style)
     return _text(value, style, multiline=key in MULTILINE_KEYS)
@@ -95,15 +99,32 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     return table
 
 
+EMPTY = (None, "", [], {})
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _header(key: str) -> str:
+    """`lastSeq` -> `last seq`: a header that wraps between words, never inside one."""
+    return _HUMP.sub(" ", key).lower()
+
+
 def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> Table:
+    """Rows of any list, one column per key some row fills (a key empty in every row says
+    nothing in a table; the JSON keeps it). A time keeps its one line: found by an exploring
+    helper, `consumers list` at 80 columns broke each time over three lines and its headers
+    mid-word."""
     columns: list[str] = []
     for row in rows:
-        columns += [key for key in row if key not in columns]
-    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left")
-    for column in columns:
-        table.add_column(_text(column), overflow="fold")
+        columns += [key for key in row if key not in columns and row[key] not in EMPTY]
+    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left", pad_edge=False)
+    for number, column in enumerate(columns):
+        timed = column.endswith(TIME_SUFFIXES) and any(
+            isinstance(row.get(column), int) for row in rows
+        )
+        # the first column names the row (an id, a name): kept whole while others fold
+        table.add_column(_text(_header(column)), overflow="fold", no_wrap=timed or number == 0)
     for row in rows:
-        table.add_row(*(_cell(column, row.get(column)) for column in columns))
+        table.add_row(*(_cell(column, row.get(column), seconds=False) for column in columns))
     return table
 
 

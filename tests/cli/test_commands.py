@@ -1,5 +1,6 @@
 """The operator and reading verbs: what each prints, and that it is what the board stored."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,26 @@ def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) 
     assert since and ":" in since[0], view.out  # a time, not epoch milliseconds
     deps = kanban.run("task", "deps", "list", forged.id, "--format", "table")
     assert "no dependencies" in deps.out and "no dependents" in deps.out, deps.out
+
+
+def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban) -> None:
+    """Found by an exploring helper: `consumers list --format table` at 80 columns broke its
+    headers mid-word (`lastS/eq`, `faili/ngSeq`), each time over three lines and a long name
+    over three more, in columns that were empty in every row."""
+    from boardlib.watch import Consumers
+
+    with kanban.board() as board:
+        board.create_task("an event to read")
+        consumers = Consumers(board)
+        for name in ("webhook-forwarder", "w2"):
+            consumers.open(name, since=0)
+            consumers.delivered(name, 1)
+            consumers.release(name)
+    table = kanban.run("consumers", "list", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    lines = table.out.splitlines()
+    assert all(len(line) <= 80 for line in lines), table.out
+    header = next(line for line in lines if "name" in line)
+    assert header.split() == ["name", "last", "seq", "created", "at", "updated", "at", "failures"]
+    rows = [line for line in lines if line.split()[:1] in (["w2"], ["webhook-forwarder"])]
+    assert len(rows) == 2 and all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", r) for r in rows), lines
