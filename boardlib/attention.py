@@ -15,12 +15,12 @@ from typing import Any
 
 from . import transitions as t
 from .budgets import BLOCKED_PREFIX as BUDGET_BLOCKED_PREFIX
-from .budgets import blocked_by_budget
+from .budgets import blocked_by_budget, blocked_reason, first_spent, standings
 from .clock import local_time
 from .config import BoardConfig
 from .errors import Reason
 from .lifecycle import verdict_blocks_done
-from .records import InboxItem, Task
+from .records import BudgetStanding, InboxItem, Task
 from .store.base import Row, Tx
 
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
@@ -115,10 +115,14 @@ def _item(task: Task, kind: str, why: str, since: int, action: str | None = None
     )
 
 
-def awaiting(task: Task, over_budget: bool) -> InboxItem:
+def awaiting(
+    task: Task, over_budget: bool = False, spent_now: BudgetStanding | None = None
+) -> InboxItem:
     """A task in review or blocked: why a person is needed, from its status and verdict.
     `over_budget`: the board blocked it because a budget is spent (`budgets.blocked_by_budget`,
-    which reads the move itself, never the reason's words alone)."""
+    which reads the move itself, never the reason's words alone); `spent_now`, the budget over
+    it that is spent now, if one still is: its figures are today's, not the block's (an
+    exploring helper raised a budget to the blocked reason's figure and was still refused)."""
     since = task.status_since or task.updated_at
     verdict = _verdict(task)
     if task.status == t.IN_REVIEW:
@@ -138,9 +142,12 @@ def awaiting(task: Task, over_budget: bool) -> InboxItem:
         runs = verdict.get("attempts") or []
         count = len(runs) if isinstance(runs, list) else 0
         return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
-    if over_budget:
-        said = (task.blocked_reason or "")[len(BUDGET_BLOCKED_PREFIX) :]
-        return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {_clip(said)}", since)
+    if over_budget and spent_now is not None:
+        said = blocked_reason(task.id, spent_now).removeprefix(BUDGET_BLOCKED_PREFIX)
+        return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {said}", since)
+    if over_budget:  # raised since, or a daily budget on a new day: nothing stops it now
+        why = "blocked when a budget over it was spent; none is spent now: unblock it"
+        return _item(task, BUDGET_EXCEEDED, why, since, UNBLOCK)
     return _item(
         task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since
     )
@@ -180,8 +187,11 @@ def held(row: Row) -> InboxItem:
 
 
 def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
-    tasks = [Task.from_row(row) for row in tx.awaiting_person()]
-    items = [awaiting(task, blocked_by_budget(tx, task)) for task in tasks]
+    items = []
+    for task in (Task.from_row(row) for row in tx.awaiting_person()):
+        over_budget = blocked_by_budget(tx, task)
+        spent = first_spent(standings(tx, task, now)) if over_budget else None
+        items.append(awaiting(task, over_budget, spent))
     items += [lapsed(Task.from_row(row), now) for row in tx.lapsed_leases(now)]
     overdue_ms = config.overdue_leases * config.lease_ms
     seen: set[str] = set()

@@ -2058,7 +2058,7 @@ class Board:
                 "runtime": execution.executor_type,
             }  # fmt: skip
             self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
-            spent = budgets.first_spent(self._standings(tx, task, now))
+            spent = budgets.first_spent(budgets.standings(tx, task, now))
             if spent is not None and task.status == t.IN_PROGRESS:
                 # The cost is recorded; the work stops here until an operator raises the budget.
                 self._apply_move(
@@ -2072,18 +2072,8 @@ class Board:
 
     # -- budgets (budgets.py) -------------------------------------------------------------------
 
-    def _standings(self, tx: Tx, task: Task, now: int) -> list[BudgetStanding]:
-        """Every budget over `task` and its spend, in the order a refusal names them: the task's
-        own, its ancestors' (nearest first), its team's daily budget, the board's."""
-        day = budgets.day_of(now)
-        daily = budgets.daily_standings(
-            tx.daily_standings(budgets.daily_scopes(task.team_id), day), day
-        )
-        daily.sort(key=lambda standing: standing.scope != BUDGET_TEAM_DAILY)
-        return [*budgets.task_standings(tx.budget_chain(task.id)), *daily]
-
     def _refuse_if_spent(self, tx: Tx, task: Task, now: int, action: str) -> None:
-        spent = budgets.first_spent(self._standings(tx, task, now))
+        spent = budgets.first_spent(budgets.standings(tx, task, now))
         if spent is not None:
             raise budgets.refusal(task.id, action, spent)
 
@@ -2098,10 +2088,10 @@ class Board:
             )
 
     def budgets_of(self, task_id: str) -> list[BudgetStanding]:
-        """Every budget over a task and what has been spent against it (`_standings`' order)."""
+        """Every budget over a task and what has been spent against it (`budgets.standings`)."""
 
         def work(tx: Tx) -> list[BudgetStanding]:
-            return self._standings(tx, self._load(tx, task_id), self.now())
+            return budgets.standings(tx, self._load(tx, task_id), self.now())
 
         return self.store.read(work)
 

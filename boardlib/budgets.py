@@ -161,6 +161,15 @@ def daily_standings(rows: Iterable[Row], day: int) -> list[BudgetStanding]:
     return standings
 
 
+def standings(tx: Tx, task: Task, now: int) -> list[BudgetStanding]:
+    """Every budget over `task` and its spend now, in the order a refusal names them: the
+    task's own, its ancestors' (nearest first), its team's daily budget, the board's."""
+    day = day_of(now)
+    daily = daily_standings(tx.daily_standings(daily_scopes(task.team_id), day), day)
+    daily.sort(key=lambda standing: standing.scope != BUDGET_TEAM_DAILY)
+    return [*task_standings(tx.budget_chain(task.id)), *daily]
+
+
 def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
     """The budget to name when several are spent: the task's own first, then the nearest
     ancestor's, then the team's and the board's (the order `standings` come in)."""
