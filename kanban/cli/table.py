@@ -17,9 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.budgets import amount
 from boardlib.inert import inert
 from boardlib.narration import narrate
-from boardlib.records import Event
+from boardlib.records import BUDGET_USD, MICROS_PER_USD, Event
 
 TASK_COLUMNS = (
     ("id", "ID"),
@@ -52,6 +53,7 @@ def _time(ms: int, *, seconds: bool = True) -> str:
 # line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
 MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
 TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
+MONEY = ("Usd", "CostMicros")  # dollars, or whole micro-dollars: drawn as `budgets.amount`
 
 
 def _text(value: Any, style: str = "", *, multiline: bool = False) -> Text:
@@ -65,6 +67,9 @@ def _cell(key: str, value: Any, style: str = "", *, seconds: bool = True) -> Tex
         return Text("")
     if isinstance(value, int) and not isinstance(value, bool) and key.endswith(TIME_SUFFIXES):
         return Text(_time(value, seconds=seconds), style=style)
+    if isinstance(value, int | float) and not isinstance(value, bool) and key.endswith(MONEY):
+        usd = value / MICROS_PER_USD if key.endswith("Micros") else value
+        return Text(amount(usd, BUDGET_USD), style=style)  # one rule for every amount
     if isinstance(value, (dict, list)):
         return _text(json.dumps(value, ensure_ascii=False), style)
     return _text(value, style, multiline=key in MULTILINE_KEYS)
@@ -74,19 +79,70 @@ def _title(value: Any) -> Text | None:
     return None if value is None else Text(inert(str(value)), style="bold")
 
 
-def _tasks_table(tasks: list[dict[str, Any]], title: str | None = None) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left")
-    for _, header in TASK_COLUMNS:
-        table.add_column(header, overflow="fold")
-    for task in tasks:
-        style = STATUS_STYLE.get(str(task.get("status")), "")
-        table.add_row(
-            *(
-                _cell(key, task.get(key), style if key == "status" else "")
-                for key, _ in TASK_COLUMNS
+# A task table's columns kept on one line (an id, a status, a time), and the ones given up first,
+# in this order, when the terminal is too narrow for them and a readable title.
+TASK_WHOLE = frozenset({"id", "status", "priority", "leaseUntil"})
+TASK_DROPPED_FIRST = ("leaseUntil", "role", "priority", "assigneeAgentId")
+TITLE_MIN = 30
+
+
+class _Tasks:
+    """A task table that gives the title the width: found by an exploring helper, at 80 columns
+    the status broke mid-word (`in_progres`/`s`) and a title got ten cells while empty columns
+    kept theirs. Columns empty in every row are left out; then, while the title would get
+    fewer than TITLE_MIN cells, the least needed columns (`TASK_DROPPED_FIRST`). The JSON has
+    every field; `task view` shows one task whole."""
+
+    def __init__(self, tasks: list[dict[str, Any]], title: str | None) -> None:
+        self.tasks = tasks
+        self.title = title
+        self.cells = {
+            key: [
+                _cell(key, task.get(key), self._style(task, key), seconds=False) for task in tasks
+            ]
+            for key, _ in TASK_COLUMNS
+        }
+
+    @staticmethod
+    def _style(task: dict[str, Any], key: str) -> str:
+        return STATUS_STYLE.get(str(task.get("status")), "") if key == "status" else ""
+
+    def _shown(self, width: int) -> list[tuple[str, str]]:
+        shown = [
+            (key, header)
+            for key, header in TASK_COLUMNS
+            if key in ("id", "title") or any(task.get(key) not in EMPTY for task in self.tasks)
+        ]
+
+        def left_for_title() -> int:
+            used = sum(
+                max(len(header), *(cell.cell_len for cell in self.cells[key]))
+                for key, header in shown
+                if key != "title"
             )
+            return width - used - 2 * (len(shown) - 1)
+
+        longest = max((cell.cell_len for cell in self.cells["title"]), default=0)
+        for key in TASK_DROPPED_FIRST:
+            if left_for_title() >= min(TITLE_MIN, longest):
+                break
+            shown = [column for column in shown if column[0] != key]
+        return shown
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        shown = self._shown(options.max_width)
+        table = Table(
+            box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
         )
-    return table
+        for key, header in shown:
+            table.add_column(header, overflow="fold", no_wrap=key in TASK_WHOLE)
+        for row in range(len(self.tasks)):
+            table.add_row(*(self.cells[key][row] for key, _ in shown))
+        yield table
+
+
+def _tasks_table(tasks: list[dict[str, Any]], title: str | None = None) -> _Tasks:
+    return _Tasks(tasks, title)
 
 
 def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
@@ -99,7 +155,7 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     return table
 
 
-EMPTY = (None, "", [], {})
+EMPTY: tuple[Any, ...] = (None, "", [], {})
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -108,24 +164,55 @@ def _header(key: str) -> str:
     return _HUMP.sub(" ", key).lower()
 
 
-def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> Table:
-    """Rows of any list, one column per key some row fills (a key empty in every row says
-    nothing in a table; the JSON keeps it). A time keeps its one line: found by an exploring
-    helper, `consumers list` at 80 columns broke each time over three lines and its headers
-    mid-word."""
-    columns: list[str] = []
-    for row in rows:
-        columns += [key for key in row if key not in columns and row[key] not in EMPTY]
-    table = Table(box=box.SIMPLE_HEAD, title=_title(title), title_justify="left", pad_edge=False)
-    for number, column in enumerate(columns):
-        timed = column.endswith(TIME_SUFFIXES) and any(
-            isinstance(row.get(column), int) for row in rows
+class _Rows:
+    """Rows of any list: a table when its columns fit the terminal, else one block per row
+    (its keys down the side), so no column is squeezed to nothing or a header broken inside a
+    word (found by exploring helpers at 80 columns: `consumers list` folded its headers and
+    times, and a run table with four times kept whole gave status and cost no width at all)."""
+
+    CELL_MAX = 30  # the widest a cell is reckoned when judging whether the table fits
+
+    def __init__(self, rows: list[dict[str, Any]], title: str | None) -> None:
+        self.rows = rows
+        self.title = title
+        self.columns: list[str] = []
+        for row in rows:  # a key empty in every row says nothing in a table (the JSON keeps it)
+            self.columns += [k for k in row if k not in self.columns and row[k] not in EMPTY]
+
+    def _fits(self, width: int) -> bool:
+        needed = 2 * max(len(self.columns) - 1, 0)
+        for column in self.columns:
+            words = max(len(word) for word in _header(column).split())
+            cells = (_cell(column, row.get(column), seconds=False).cell_len for row in self.rows)
+            needed += max(words, min(max(cells, default=0), self.CELL_MAX))
+        return needed <= width
+
+    def _table(self) -> Table:
+        table = Table(
+            box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
         )
-        # the first column names the row (an id, a name): kept whole while others fold
-        table.add_column(_text(_header(column)), overflow="fold", no_wrap=timed or number == 0)
-    for row in rows:
-        table.add_row(*(_cell(column, row.get(column), seconds=False) for column in columns))
-    return table
+        for column in self.columns:
+            table.add_column(_text(_header(column)), overflow="fold")
+        for row in self.rows:
+            table.add_row(
+                *(_cell(column, row.get(column), seconds=False) for column in self.columns)
+            )
+        return table
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        if self._fits(options.max_width):
+            yield self._table()
+            return
+        if self.title:
+            yield _title(self.title)
+        first = self.columns[0] if self.columns else None
+        for row in self.rows:
+            shown = {key: row.get(key) for key in self.columns}
+            yield _record_table(shown, title=None if first is None else str(row.get(first)))
+
+
+def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> _Rows:
+    return _Rows(rows, title)
 
 
 def _event(doc: dict[str, Any]) -> Event:
@@ -142,8 +229,8 @@ def _event(doc: dict[str, Any]) -> Event:
 def _events_table(events: list[dict[str, Any]]) -> Table:
     """The log in words (`boardlib.narration`), with the fields a script would grep beside."""
     table = Table(box=box.SIMPLE_HEAD)
-    for header in ("Seq", "Time", "Kind", "Task", "What happened"):
-        table.add_column(header, overflow="fold")
+    for header in ("Seq", "Time", "Kind", "Task", "What happened"):  # a kind kept whole
+        table.add_column(header, overflow="fold", no_wrap=header == "Kind", ratio=None)
     for doc in events:
         table.add_row(
             Text(str(doc.get("seq", ""))),

@@ -221,3 +221,24 @@ def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban)
     assert header.split() == ["name", "last", "seq", "created", "at", "updated", "at", "failures"]
     rows = [line for line in lines if line.split()[:1] in (["w2"], ["webhook-forwarder"])]
     assert len(rows) == 2 and all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", r) for r in rows), lines
+
+
+def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban) -> None:
+    """Found by an exploring helper: the first 80-column fix kept four times whole, and rich gave
+    a run's status, cost and tokens no width at all; the id read `EXE`. A list too wide for the
+    terminal is drawn one block per row, every filled field on its line."""
+    from boardlib.records import EXECUTION_SUCCEEDED
+
+    with kanban.board() as board:
+        task = board.create_task("priced")
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "claude-code", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=1.2345,
+                              input_tokens=48_000)  # fmt: skip
+    narrow = kanban.run("task", "exec", "list", task.id, "--format", "table",
+                        env={"COLUMNS": "80"}).out  # fmt: skip
+    assert all(len(line) <= 80 for line in narrow.splitlines()), narrow
+    for shown in (run, "succeeded", "$1.23", "48000", "claude-code"):
+        assert shown in narrow, narrow
+    listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "80"}).out
+    assert "in_progress" in listing and "priced" in listing, listing  # a status kept whole
