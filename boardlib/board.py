@@ -1992,6 +1992,7 @@ class Board:
         current assignee, in progress under a live lease (`not_assignee`, `invalid_state`,
         `stale_claim` otherwise), with `epoch` current when given; so nobody closes another
         agent's run or rewrites a finished task's cost. Operators may close any running run."""
+        execution_id = validate.identifier(execution_id, "executionId")  # as get_execution
         closer = validate.name(agent, "agent")
         if epoch is not None:
             epoch = validate.integer(epoch, "epoch", minimum=0)

@@ -93,6 +93,18 @@ def test_unknown_task_everywhere_is_not_found(board: Board) -> None:
         assert missing.value.to_dict()["error"].endswith("not found")
 
 
+def test_an_empty_id_is_invalid_input_for_a_run_as_for_a_task(board: Board) -> None:
+    """Stop 47's list: `exec finish ''` was not_found where `task view ''` is invalid_input."""
+    for call in (
+        lambda: board.get_task(""),
+        lambda: board.get_execution(""),
+        lambda: board.close_execution("", "failed", agent="a"),
+    ):
+        with pytest.raises(BoardError) as refused:
+            call()
+        assert refused.value.reason is Reason.INVALID_INPUT
+
+
 def test_error_documents_are_json_ready(board: Board) -> None:
     task = board.create_task("job")
     board.claim(task.id, "alice")
