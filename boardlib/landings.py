@@ -413,8 +413,9 @@ class LandQueue:
                 and not verdict_blocks_done(task.verification)
             )
             if can_approve:
-                verdict = _with_review(
-                    task.verification, actor, "approve", now, None, status="pass"
+                said = f"approved by landing it unverified ({unverified})" if unverified else None
+                verdict = _with_review(  # a pass is the approver's word: the verdict says so
+                    task.verification, actor, "approve", now, said, status="pass"
                 )
                 new = self.board._apply_move(
                     tx, task, t.DONE, actor=actor, now=now, verb=LAND_VERB,

@@ -215,6 +215,10 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     assert "landed without verification by operator: no verify command; why: hotfix" in str(
         audit[-1].to_json()
     )
+    # Stop 47's list: the verdict read a bare `pass`, as if a verify command had run. The pass
+    # is the approver's, and its review says the landing was unverified.
+    review = json.loads(land.board.get_task(task_id).verification or "{}")["reviews"][-1]
+    assert review["decision"] == "approve" and "unverified" in review["reason"]
 
 
 # -- refusals change nothing ---------------------------------------------------------------------
