@@ -20,7 +20,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,11 +203,23 @@ def current_branch(worktree: Path) -> str | None:
     return stdout.decode(errors="replace").strip() if status == 0 else None
 
 
-def has_uncommitted(worktree: Path) -> bool:
-    """git's "dirty": a change to a tracked file, or an untracked file that is not ignored. Takes
+def has_uncommitted(worktree: Path, *, besides: Collection[str] = ()) -> bool:
+    """git's "dirty": a change to a tracked file, or an untracked file that is not ignored, but
+    for the paths `besides` (the board's own bookkeeping files, which it writes itself). Takes
     no optional lock, so it never collides with an agent's own git commands."""
-    stdout = run(worktree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
-    return bool(stdout[1].strip())
+    raw = run(
+        worktree, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all"
+    )[1]
+    entries = iter(raw.split(b"\0"))
+    skip = {name.encode() for name in besides}
+    for entry in entries:
+        if not entry:
+            continue
+        if b"R" in entry[:2] or b"C" in entry[:2]:  # a rename or copy: its source follows
+            next(entries, None)
+        if entry[3:] not in skip:
+            return True
+    return False
 
 
 def untracked_files(worktree: Path) -> set[bytes]:

@@ -1099,7 +1099,9 @@ class Worktrees:
         if path is not None:
             try:
                 head = gitrepo.head(path)
-                uncommitted = gitrepo.has_uncommitted(path)
+                # the board's own files (a gate's VERIFICATION.md, a reviewer's REVIEW.md) are not
+                # the agent's work left uncommitted (found by an exploring helper in the drawer)
+                uncommitted = gitrepo.has_uncommitted(path, besides=sor.SOR_FILES)
             except gitrepo.GitFailure as error:
                 return CheckoutState(
                     CHECKED_OUT, f"checked out at {path}, but git cannot read it: {error}",

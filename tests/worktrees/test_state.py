@@ -23,6 +23,12 @@ def test_a_live_checkout_says_whether_work_is_uncommitted(env):
     state = env.trees.detail(task_id).checkout
     assert state is not None and state.state == CHECKED_OUT and state.uncommitted is False
     assert state.path == str(path) and state.head == made.worktree.base_commit
+    # The board's own files are not the agent's work left uncommitted (an exploring helper: the
+    # gate's VERIFICATION.md and a reviewer's REVIEW.md read "with uncommitted changes").
+    (path / "VERIFICATION.md").write_text("# appended by the gate\n")
+    (path / "REVIEW.md").write_text("# written by a line comment\n")
+    again = env.trees.detail(task_id).checkout
+    assert again is not None and again.uncommitted is False, again.summary
     (path / "app.py").write_text("def answer():\n    return 41\n")
     detail = env.trees.detail(task_id)
     assert detail.checkout is not None and detail.checkout.uncommitted is True
