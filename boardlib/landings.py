@@ -24,7 +24,7 @@ from .records import LAND_STRATEGIES, Record, Task
 if TYPE_CHECKING:
     from .board import Board
     from .payloads import CommentAdded, TaskLanded
-    from .store.base import Tx
+    from .store.base import Row, Tx
 
 T = TypeVar("T")
 
@@ -165,6 +165,10 @@ class LandQueue:
     def entry_of_task(self, task_id: str) -> QueueEntry | None:
         row = self.board.store.read(lambda tx: tx.land_queue_entry_of_task(task_id))
         return None if row is None else QueueEntry.from_row(row)
+
+    def standing_refusal(self, task_id: str) -> "Row | None":
+        """The task's last landing refusal while it still stands (`land_refusals_waiting`)."""
+        return self.board.store.read(lambda tx: tx.land_refusal_standing(task_id))
 
     def all_entries(self) -> list[QueueEntry]:
         return QueueEntry.from_rows(self.board.store.read(lambda tx: tx.land_queue_all()))

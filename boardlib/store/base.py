@@ -394,6 +394,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         done) and not landed since: the task's columns plus `refusal_*` columns."""
         ...
 
+    def land_refusal_standing(self, task_id: str) -> Row | None:
+        """The task's row of `land_refusals_waiting`, if its refusal still stands."""
+        ...
+
     def put_land_refusal(self, values: dict[str, Any]) -> None:
         """Keep `values` as the task's last landing refusal (one row per task, replaced)."""
         ...

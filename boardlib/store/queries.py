@@ -908,20 +908,22 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             """
         )
 
+    # A refusal still standing: refused in the task's current status (a later move, such as a
+    # reject and a new review, makes the old refusal moot), the task not landed.
+    _STANDING_REFUSALS = f"""
+        SELECT t.*, r.reason AS refusal_reason, r.message AS refusal_message,
+               r.actor AS refusal_actor, r.into_branch AS refusal_into,
+               r.refused_at AS refusal_at
+        FROM land_refusals r CROSS JOIN tasks t
+        WHERE t.id = r.task_id AND t.status IN ({IN_REVIEW}, {DONE}) AND t.landed_commit IS NULL
+          AND t.dropped = 0 AND r.refused_at >= COALESCE(t.status_since, 0)
+    """
+
     def land_refusals_waiting(self) -> list[Row]:
-        """Refusals still standing: refused in the task's current status (a later move, such as
-        a reject and a new review, makes the old refusal moot), the task not landed."""
-        return self._fetchall(
-            f"""
-            SELECT t.*, r.reason AS refusal_reason, r.message AS refusal_message,
-                   r.actor AS refusal_actor, r.into_branch AS refusal_into,
-                   r.refused_at AS refusal_at
-            FROM land_refusals r CROSS JOIN tasks t
-            WHERE t.id = r.task_id AND t.status IN ({IN_REVIEW}, {DONE}) AND t.landed_commit IS NULL
-              AND t.dropped = 0 AND r.refused_at >= COALESCE(t.status_since, 0)
-            ORDER BY r.refused_at, t.seq
-            """
-        )
+        return self._fetchall(self._STANDING_REFUSALS + " ORDER BY r.refused_at, t.seq")
+
+    def land_refusal_standing(self, task_id: str) -> Row | None:
+        return self._fetchone(self._STANDING_REFUSALS + " AND r.task_id = ?", (task_id,))
 
     def put_land_refusal(self, values: dict[str, Any]) -> None:
         self._execute(

@@ -116,6 +116,7 @@ class LandingPreview(Record):
     stamp: str = ""
     elapsed_ms: int = 0
     landing: str | None = None  # a landing of it under way: who, its queue entry, waiting/active
+    refused: str | None = None  # its last landing's refusal, while it stands: reason: message
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,6 +484,12 @@ class Lander:
                     f"being landed by {one_line(entry.lander, 80)} ({entry.id}, {entry.state})"
                 )
                 values["summary"] += f"; {values['landing']}"
+            refusal = self.queue.standing_refusal(task_id) if values["state"] != LANDED else None
+            if refusal is not None:  # merging cleanly is not landing: say what refused it
+                values["refused"] = (
+                    f"{refusal['refusal_reason']}: {one_line(refusal['refusal_message'], 300)}"
+                )
+                values["summary"] += f"; its last landing was refused ({refusal['refusal_reason']})"
             elapsed = int((time.monotonic() - started) * 1000)
             return LandingPreview(task_id=task_id, elapsed_ms=elapsed, **values)
 
