@@ -46,15 +46,33 @@ def is_agent(actor: str | None) -> bool:
 
 UNNAMED = "unnamed actor"  # an event or comment that names nobody (older rows)
 
+# A comment's author type (the declared set is `boardlib.records.AUTHOR_TYPES`): a person steering
+# the board writes as a user, the board's passes as the system, everyone else as an agent.
+AUTHOR_AGENT = "agent"
+AUTHOR_USER = "user"
+AUTHOR_SYSTEM = "system"
+
+
+def author_type_of(actor: str) -> str:
+    """The author type a comment by this actor carries: `operator:alice` is a person, never an
+    agent, whichever surface wrote it."""
+    if is_operator(actor):
+        return AUTHOR_USER
+    return AUTHOR_SYSTEM if is_system(actor) else AUTHOR_AGENT
+
+
+def comment_actor(author: str | None, author_type: str | None) -> str | None:
+    """Who a comment's event names: its author, else the operator for a user's comment and the
+    system for the board's own; None only for an agent comment that names nobody."""
+    if author:
+        return author
+    if author_type == AUTHOR_USER:
+        return OPERATOR
+    return SYSTEM if author_type == AUTHOR_SYSTEM else None
+
 
 def actor_label(actor: str | None, author_type: str | None = None) -> str:
     """How a person reads who acted: the actor string itself (`agent-ada`, `operator:olivia`,
     `verification-gate`). A comment without an author is the operator's or the system's, by its
     `author_type`; never "someone" or "user (user)"."""
-    if actor:
-        return actor
-    if author_type == "user":
-        return OPERATOR
-    if author_type == "system":
-        return SYSTEM
-    return UNNAMED
+    return comment_actor(actor, author_type) or UNNAMED

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import budgets, caps
 from . import transitions as t
 from . import validation as validate
-from .actors import OPERATOR, SYSTEM, is_agent
+from .actors import OPERATOR, SYSTEM, author_type_of, comment_actor, is_agent
 from .clock import Clock, SystemClock, moment
 from .columns import (
     FINISHED,
@@ -1731,7 +1731,9 @@ class Board:
                 tx, task, t.TODO, actor=actor, now=now, verb="unblock", reason=text
             )
             if text:
-                tx.insert_comment(task_id, f"unblocked: {text}", "user", actor, now, task.tenant_id)
+                tx.insert_comment(
+                    task_id, f"unblocked: {text}", author_type_of(actor), actor, now, task.tenant_id
+                )
             return new
 
         return self.store.write(work)
@@ -1893,7 +1895,8 @@ class Board:
                 added["path"] = where.path
                 if where.line is not None:
                     added["line"] = where.line
-            self._emit(tx, EventKind.COMMENT_ADDED, task, author, now, added)
+            actor = comment_actor(author, author_type)  # the operator's note names the operator
+            self._emit(tx, EventKind.COMMENT_ADDED, task, actor, now, added)
             return comment
 
         return self.store.write(work)

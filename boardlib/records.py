@@ -12,13 +12,14 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter, itemgetter
 from typing import Any, ClassVar, Self, get_args
 
+from .actors import AUTHOR_AGENT, AUTHOR_SYSTEM, AUTHOR_USER
 from .leases import lease_expired
 from .naming import camel
 from .transitions import TODO
 
 # The values some columns may hold, declared once: the schema's CHECK constraints, the board's
 # input checks and every surface read them.
-AUTHOR_TYPES = ("agent", "user", "system")
+AUTHOR_TYPES = (AUTHOR_AGENT, AUTHOR_USER, AUTHOR_SYSTEM)
 # An execution (one agent's run on a task) is opened running and closed once with an outcome: by
 # its agent, by recovery when the task's lease expires (timed out), or cancelled when the task
 # leaves in_progress under it. Queued is reserved by the schema for runs waiting to start.

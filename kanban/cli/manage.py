@@ -4,7 +4,7 @@ comments. Every rule (the transition table, the done-gate, caps) is the board's.
 import click
 
 from boardlib import transitions
-from boardlib.actors import OPERATOR
+from boardlib.actors import AUTHOR_USER, OPERATOR, author_type_of
 from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
@@ -257,7 +257,13 @@ def restore(task_id: str, actor: str) -> None:
 @task_id_argument
 @click.option("--body", "-m", required=True, metavar="TEXT")
 @click.option(
-    "--agent", "-a", envvar="KANBAN_AGENT", type=AGENT, metavar="NAME", help="Author (an agent)."
+    "--agent",
+    "-a",
+    envvar="KANBAN_AGENT",
+    type=AGENT,
+    metavar="NAME",
+    help="The author: an agent's name, or operator:NAME to write as a person (env: "
+    "KANBAN_AGENT; none: the operator).",
 )
 @click.option("--path", metavar="FILE", help="A review comment: the file it is about.")
 @click.option("--line", type=int, metavar="N", help="The line of --path it is about.")
@@ -277,12 +283,12 @@ def comment(
     side: str | None,
     line_text: str | None,
 ) -> None:
-    """Add a comment (as an agent with --agent).
+    """Add a comment: the operator's, or an agent's with --agent.
 
     With --path (and --line) it is a review comment anchored to that line of the task's diff:
     the agent sees it in `task view`, `task workspace resume` and its worktree's REVIEW.md.
     """
-    author_type = "agent" if agent else "user"
+    author_type = author_type_of(agent) if agent else AUTHOR_USER
     if path is None and line is None and side is None and line_text is None:
         with open_board() as board:
             note = board.add_comment(task_id, body, author_agent_id=agent, author_type=author_type)

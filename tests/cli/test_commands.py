@@ -112,6 +112,25 @@ def test_view_why_and_dependency_links(kanban: Kanban) -> None:
     assert kanban.ok("task", "why", task.id)["claimable"] is True
 
 
+def test_an_operators_comment_is_the_operators(kanban: Kanban) -> None:
+    """Found by an exploring helper: a comment without --agent was logged with no actor
+    ("unnamed actor commented"), and `--agent operator:alice` was written as an agent."""
+    with kanban.board() as board:
+        task = board.create_task("task")
+    plain = kanban.ok("task", "comment", task.id, "--body", "operator note")
+    named = kanban.ok("task", "comment", task.id, "--body", "x", "--agent", "operator:alice")
+    assert [(c["authorType"], c["authorAgentId"]) for c in (plain, named)] == [
+        ("user", None), ("user", "operator:alice"),
+    ]  # fmt: skip
+    events = kanban.ok("events", "--task", task.id)
+    assert [e["actor"] for e in events if e["kind"] == "comment_added"] == [
+        "operator", "operator:alice",
+    ]  # fmt: skip
+    told = kanban.run("events", "--task", task.id, "--format", "table").out
+    assert "unnamed actor" not in told
+    assert "operator commented" in " ".join(told.split())
+
+
 def test_execution_ledger(kanban: Kanban) -> None:
     with kanban.board() as board:
         task = board.create_task("run me")

@@ -149,3 +149,14 @@ def test_comments_are_typed_and_ordered(board: Board) -> None:
         board.add_comment("TASK-99", "x")
     assert missing.value.reason is Reason.NOT_FOUND
     assert len(board.comments(task.id)) == 2
+
+
+def test_a_comment_naming_nobody_is_logged_as_the_operator_or_the_system(board: Board) -> None:
+    """Found by an exploring helper: the operator's comment was logged with no actor and read
+    "unnamed actor", which is only for older rows."""
+    task = board.create_task("a")
+    seq = board.last_event_seq()
+    board.add_comment(task.id, "a person's note", author_type="user")
+    board.add_comment(task.id, "the gate's note", author_type="system")
+    board.add_comment(task.id, "alice's note", author_agent_id="alice")
+    assert [event.actor for event in board.events(since=seq)] == ["operator", "system", "alice"]

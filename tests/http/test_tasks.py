@@ -425,6 +425,19 @@ def test_comment_is_stored_and_emits_comment_added(api: Api) -> None:
     assert api.kinds()[-1] == "comment_added"
 
 
+def test_an_operator_named_author_writes_as_a_person(api: Api) -> None:
+    """Found by an exploring helper: `operator:NAME` was written as an agent, and an operator's
+    comment naming nobody was logged with no actor."""
+    task = api.create()
+    path = f"/api/board/{task['id']}/comments"
+    named = api.client.post(path, json={"body": "x", "authorAgentId": "operator:alice"})
+    assert named.json()["comment"]["authorType"] == "user"
+    api.client.post(path, json={"body": "y", "authorType": "user"})
+    assert [e.actor for e in api.events() if e.kind == "comment_added"] == [
+        "operator:alice", "operator",
+    ]  # fmt: skip
+
+
 def test_comment_refusals(api: Api) -> None:
     task = api.create()
     before = api.fingerprint()
