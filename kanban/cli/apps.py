@@ -152,17 +152,19 @@ def tui(
 )
 @click.option(
     "--agents", type=click.IntRange(min=1, max=demo_limits.MAX_AGENTS),
-    default=demo_limits.DEFAULT_AGENTS, show_default=True, help="Simulated agents.",
+    default=demo_limits.DEFAULT_AGENTS, show_default=True, metavar="N", help="Simulated agents.",
 )  # fmt: skip
 @click.option(
     "--tasks", type=click.IntRange(min=1, max=demo_limits.MAX_TASKS),
-    default=demo_limits.DEFAULT_TASKS, show_default=True, help="Tasks in the demo plan.",
+    default=demo_limits.DEFAULT_TASKS, show_default=True, metavar="N",
+    help="Tasks in the demo plan.",
 )  # fmt: skip
 @click.option(
     "--speed",
     type=Number(min=0, min_open=True, max=demo_limits.MAX_SPEED),
     default=demo_limits.DEFAULT_SPEED,
     show_default=True,
+    metavar="N",
     help="Time multiplier for the simulated agents (10 = ten times faster).",
 )
 @click.option("--keep", is_flag=True, help="Keep the demo folder afterwards.")

@@ -30,7 +30,9 @@ def exec_group() -> None:
 )
 @epoch_option
 @click.option("--reason", metavar="TEXT", help="Why this run.")
-@click.option("--before-commit", metavar="SHA")
+@click.option(
+    "--before-commit", metavar="SHA", help="The commit the run starts from (its worktree's HEAD)."
+)
 @global_options
 def start(
     task_id: str,
@@ -55,15 +57,39 @@ def start(
 
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
-@click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES))
-@click.option("--cost", type=Number(min=0, max=USD_MAX), metavar="USD")
-@click.option("--input-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
-@click.option("--output-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
-@click.option("--cache-read", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
-@click.option("--cache-write", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N")
-@click.option("--summary", "-m", metavar="TEXT")
-@click.option("--error", metavar="TEXT")
-@click.option("--after-commit", metavar="SHA")
+@click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES), help="How the run ended.")
+@click.option(
+    "--cost",
+    type=Number(min=0, max=USD_MAX),
+    metavar="USD",
+    help="What it cost, in dollars (added to the task's cost and the budgets' spend).",
+)
+@click.option(
+    "--input-tokens", type=click.IntRange(min=0, max=TOKENS_MAX), metavar="N", help="Input tokens."
+)
+@click.option(
+    "--output-tokens",
+    type=click.IntRange(min=0, max=TOKENS_MAX),
+    metavar="N",
+    help="Output tokens.",
+)
+@click.option(
+    "--cache-read",
+    type=click.IntRange(min=0, max=TOKENS_MAX),
+    metavar="N",
+    help="Cache-read tokens.",
+)
+@click.option(
+    "--cache-write",
+    type=click.IntRange(min=0, max=TOKENS_MAX),
+    metavar="N",
+    help="Cache-write tokens.",
+)
+@click.option("--summary", "-m", metavar="TEXT", help="What the run did.")
+@click.option("--error", metavar="TEXT", help="What went wrong (for a failed run).")
+@click.option(
+    "--after-commit", metavar="SHA", help="The commit the run left (its worktree's HEAD)."
+)
 @agent_option
 @epoch_option
 @global_options

@@ -3,10 +3,12 @@
 An agent's `kanban task claim-next` pays for every module it imports, so the root group must not
 import the TUI, the plan parser (pydantic, PyYAML) or the demo just because they are subcommands.
 Each subcommand is named by `"module:attribute"` and imported on first use; help lists them by
-section, in the order declared, which reads better than alphabetical for a protocol.
+section, in the order declared, which reads better than alphabetical for a protocol. Every
+command it loads renders its help through `HelpFormatter`, which wraps at spaces only.
 """
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 
 import click
 
@@ -14,10 +16,49 @@ from .startup import load_paused
 
 Section = tuple[str, dict[str, str]]
 
+# A hyphen inside a word (`--daily-tokens`, `claim-next`, `read-only`) stands in as a
+# non-breaking hyphen while help is wrapped, so no line ends in `--daily-` with `tokens` below.
+_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+_KEPT_HYPHEN = "\u2011"
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Click's help, wrapped at spaces only: an option or a verb named in the text is never
+    split at its hyphen, so it can be read (and copied) whole."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(_WORD_HYPHEN.sub(_KEPT_HYPHEN, text))
+
+    def write_dl(
+        self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
+        kept = [(term, _WORD_HYPHEN.sub(_KEPT_HYPHEN, text)) for term, text in rows]
+        super().write_dl(kept, col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return super().getvalue().replace(_KEPT_HYPHEN, "-")
+
+
+class HelpContext(click.Context):
+    """A command's context, rendering its help through `HelpFormatter`."""
+
+    formatter_class = HelpFormatter
+
+
+def _with_help_context(command: click.Command) -> click.Command:
+    """The command and every eager subcommand write their help with `HelpFormatter`."""
+    command.context_class = HelpContext
+    if isinstance(command, click.Group) and not isinstance(command, LazyGroup):
+        for subcommand in command.commands.values():
+            _with_help_context(subcommand)
+    return command
+
 
 class LazyGroup(click.Group):
     """`sections` is a list of `(title, {name: "module:attribute"})`; the command objects are
     loaded on demand and cached."""
+
+    context_class = HelpContext
 
     def __init__(self, *args: object, sections: Sequence[Section] = (), **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -43,7 +84,7 @@ class LazyGroup(click.Group):
             loaded = getattr(load_paused(module_name), attribute)
             if not isinstance(loaded, click.Command):
                 raise TypeError(f"{self._targets[name]} is not a click command")
-            command = self._loaded[name] = loaded
+            command = self._loaded[name] = _with_help_context(loaded)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -17,9 +17,11 @@ from .usage import Choice
 @click.command("dispatch")
 @click.argument("title_argument", required=False, metavar="[TITLE]")
 @click.option("--title", "-t", metavar="TEXT", help="The title (or give it as TITLE).")
-@click.option("--description", "-d", metavar="TEXT")
+@click.option("--description", "-d", metavar="TEXT", help="What to do and how to know it is done.")
 @click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it (none: any).")
-@click.option("--priority", "-p", type=int, default=0, show_default=True, help="Higher first.")
+@click.option(
+    "--priority", "-p", type=int, default=0, show_default=True, metavar="N", help="Higher first."
+)
 @click.option(
     "--depends-on",
     multiple=True,
@@ -41,6 +43,7 @@ from .usage import Choice
     type=Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
     default=transitions.TODO,
     show_default=True,
+    help="todo is claimable at once; backlog waits for triage.",
 )
 @click.option(
     "--agent",
@@ -110,12 +113,16 @@ def dispatch(
 
 @click.command("edit")
 @task_id_argument
-@click.option("--title", "-t", metavar="TEXT")
-@click.option("--description", "-d", metavar="TEXT")
-@click.option("--priority", "-p", type=int)
-@click.option("--role", "-r", metavar="ROLE", help="'' clears it.")
-@click.option("--team", metavar="ID", help="'' clears it.")
-@click.option("--kind", metavar="KIND")
+@click.option("--title", "-t", metavar="TEXT", help="A new title.")
+@click.option("--description", "-d", metavar="TEXT", help="A new description ('' clears it).")
+@click.option("--priority", "-p", type=int, metavar="N", help="A new priority (higher first).")
+@click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it ('' clears it).")
+@click.option("--team", metavar="ID", help="Team id ('' clears it).")
+@click.option(
+    "--kind",
+    metavar="KIND",
+    help="What the work is (code, research, review...): whether it gets a worktree.",
+)
 @actor_option
 @global_options
 def edit(
@@ -145,7 +152,9 @@ def edit(
 
 @click.command("move")
 @task_id_argument
-@click.option("--to", "to_status", required=True, type=Choice(transitions.STATUSES))
+@click.option(
+    "--to", "to_status", required=True, type=Choice(transitions.STATUSES), help="The new status."
+)
 @click.option(
     "--human-override",
     is_flag=True,
@@ -206,7 +215,7 @@ def reclaim(task_id: str, actor: str) -> None:
 
 @click.command("cancel")
 @task_id_argument
-@click.option("--reason", metavar="TEXT")
+@click.option("--reason", metavar="TEXT", help="Why (kept in the event).")
 @actor_option
 @global_options
 def cancel(task_id: str, reason: str | None, actor: str) -> None:
@@ -255,7 +264,7 @@ def restore(task_id: str, actor: str) -> None:
 
 @click.command("comment")
 @task_id_argument
-@click.option("--body", "-m", required=True, metavar="TEXT")
+@click.option("--body", "-m", required=True, metavar="TEXT", help="The comment's text.")
 @click.option(
     "--agent",
     "-a",

@@ -1,6 +1,7 @@
 """Options shared by many verbs, declared once so their names and help never drift."""
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,6 +24,10 @@ class Number(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
+
+    def _describe_range(self) -> str:
+        """The range as a person writes it (`0<=x<=1000000000`), not Python's `1000000000.0`."""
+        return re.sub(r"(?<=\d)\.0\b", "", super()._describe_range())
 
 
 class AgentName(click.ParamType):  # type: ignore[type-arg]

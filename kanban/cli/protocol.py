@@ -23,7 +23,7 @@ from .output import emit
 @click.option(
     "--respect-deps",
     type=click.BOOL,
-    default=True,
+    default="true",  # as typed on the command line: help says true, not Python's True
     is_flag=False,
     flag_value=True,
     show_default=True,

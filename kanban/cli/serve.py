@@ -17,12 +17,19 @@ DEFAULT_PORT = 18790
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDRESS",
+    help="Address to listen on.",
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
+    metavar="N",
     help="Port (0: any free one; the ready line on stdout says which).",
 )
 @click.option(
@@ -52,13 +59,14 @@ DEFAULT_PORT = 18790
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
+    metavar="N",
     help="Server processes sharing the port (more than one uses more cores).",
 )
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @click.option(
     "--graceful",
     type=Number(min=0),
-    default=30.0,
+    default=30,
     show_default=True,
     metavar="SECONDS",
     help="On SIGTERM, how long shutdown may take, in-flight requests included.",
@@ -66,7 +74,7 @@ DEFAULT_PORT = 18790
 @click.option(
     "--sse-send-timeout",
     type=Number(min=0.1),
-    default=10.0,
+    default=10,
     show_default=True,
     metavar="SECONDS",
     help="Drop a connection whose client has taken nothing for this long (an event stream "

@@ -72,5 +72,6 @@ READING = "kanban.cli.reading"
 def task() -> None:
     """Claim, work on, review and manage tasks.
 
-    Every command prints one JSON document on stdout. IDs are opaque strings (e.g. TASK-42).
+    Every command prints one document on stdout: JSON, or a table for people with --format
+    table. IDs are opaque strings (e.g. TASK-42).
     """

@@ -50,7 +50,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 @click.option(
     "--command-timeout",
     type=Number(min=0, min_open=True),
-    default=600.0,
+    default=600,
     show_default=True,
     metavar="SECONDS",
     help="A run taking longer is killed and counts as a failure.",
@@ -58,7 +58,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 @click.option(
     "--backoff-max",
     type=Number(min=0, min_open=True),
-    default=60.0,
+    default=60,
     show_default=True,
     metavar="SECONDS",
     help="The longest wait between retries of a failing delivery (the first is 1 s).",
@@ -97,8 +97,9 @@ def watch(
 
     At least once and in order: the consumer's cursor moves past an event only after COMMAND
     exits 0, so a restart resumes where it stopped. A failing delivery is retried with backoff
-    and, after repeated failures, held (shown in `kanban inbox`), never skipped. Prints one JSON
-    line on stdout when it stops: how many events it delivered.
+    and, after repeated failures, held (shown in `kanban inbox`), never skipped. When it stops it
+    prints how many events it delivered and its cursor, as JSON on stdout (a table with --format
+    table).
     """
     wanted = parse_kinds(kinds)
     deliver = command_delivery(list(command), timeout_s=command_timeout)

@@ -32,7 +32,7 @@ def open_worktrees(*, create: bool | None = None) -> "Iterator[Worktrees]":
 
 @click.group("workspace")
 def workspace() -> None:
-    """Per-task git worktrees: provision, handoff, resume, pause, complete, sync, detail."""
+    """Per-task git worktrees: provision, handoff, resume, pause, complete, sync, detail, gc."""
 
 
 @workspace.command("provision")

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
 
 DEFAULT_AGENTS = 4
 DEFAULT_TASKS = 36
-DEFAULT_SPEED = 1.0
+DEFAULT_SPEED: float = 1  # written whole: `demo --help` says 1, not 1.0
 DEFAULT_POLL_MS = 500
 MAX_AGENTS = 32
 MAX_TASKS = 2000

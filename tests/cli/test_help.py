@@ -1,0 +1,122 @@
+"""Every command's --help, read as a person reads it: each option says what it is for, in the
+command line's own words (`true`, `N`, `1000000000`), and no option or verb named in the text is
+split across lines at its hyphen. Found by an exploring helper reading the whole help wall.
+
+The walk renders each command's help in-process, through the contexts the console script uses,
+at several terminal widths; one run of the real script checks the same rendering end to end.
+"""
+
+import re
+import subprocess
+from collections.abc import Iterator
+from itertools import pairwise
+
+import click
+import pytest
+
+from kanban.cli.root import cli
+from tests.cli.conftest import KANBAN, clean_env
+
+WIDTHS = (50, 60, 70, 80, 90, 100, 120)
+
+# Options still without help whose commands another change owns (kanban/cli/reading.py and
+# deps.py); remove an entry once its option says what it is for.
+OWNED_ELSEWHERE = {
+    ("kanban task list", "--status"),
+    ("kanban task list", "--assignee"),
+    ("kanban task list", "--team"),
+    ("kanban task search", "--limit"),
+    ("kanban task deps remove", "--on"),
+}
+
+
+def commands() -> Iterator[tuple[str, click.Command, click.Context]]:
+    """Every command and group, with the context its --help is rendered in."""
+
+    def walk(
+        command: click.Command, path: str, parent: click.Context | None
+    ) -> Iterator[tuple[str, click.Command, click.Context]]:
+        ctx = command.context_class(command, info_name=path.rsplit(" ", 1)[-1], parent=parent)
+        yield path, command, ctx
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                subcommand = command.get_command(ctx, name)
+                assert subcommand is not None
+                yield from walk(subcommand, f"{path} {name}", ctx)
+
+    root = cli.context_class(cli, info_name="kanban", **cli.context_settings)
+    yield "kanban", cli, root
+    for name in cli.list_commands(root):
+        subcommand = cli.get_command(root, name)
+        assert subcommand is not None
+        yield from walk(subcommand, f"kanban {name}", root)
+
+
+def help_records() -> Iterator[tuple[str, click.Option, tuple[str, str]]]:
+    for path, command, ctx in commands():
+        for param in command.get_params(ctx):
+            if isinstance(param, click.Option) and not param.hidden:
+                record = param.get_help_record(ctx)
+                if record is not None:
+                    yield path, param, record
+
+
+def test_every_option_says_what_it_is_for() -> None:
+    silent = {
+        (path, max(option.opts, key=len)) for path, option, _ in help_records() if not option.help
+    }
+    assert sorted(silent - OWNED_ELSEWHERE) == []
+
+
+def test_options_are_spelled_as_typed_not_as_python() -> None:
+    """`claim-next --respect-deps` said `[default: True]` while its text said `=false`; demo
+    and serve said INTEGER RANGE where every other number is N; a range said 1000000000.0."""
+    python = re.compile(r"\b(True|False|None)\b|\d\.0(?![\d.])")
+    wrong = []
+    for path, _option, (names, text) in help_records():
+        extra = text.rsplit("  [", 1)[1] if "  [" in text else ""
+        if python.search(extra) or re.search(r"\b(INTEGER|FLOAT|BOOLEAN|RANGE)\b", names):
+            wrong.append((path, names, extra))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_word_is_split_at_its_hyphen(width: int) -> None:
+    """`budget set -h` broke `--daily-tokens` into `--daily-` and `tokens`."""
+    split = []
+    for path, command, ctx in commands():
+        ctx.terminal_width = width
+        lines = command.get_help(ctx).splitlines()
+        for line, following in pairwise(lines):
+            if re.search(r"\w-$", line) and re.match(r"\s*\w", following):
+                split.append((path, line.strip()[-20:], following.strip()[:20]))
+    assert split == []
+
+
+def test_the_console_script_keeps_option_names_whole() -> None:
+    done = subprocess.run(
+        [str(KANBAN), "budget", "set", "-h"],
+        env=clean_env(COLUMNS="80"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "(--daily-usd, --daily-tokens)" in " ".join(done.stdout.split())
+
+
+def test_summaries_name_what_the_command_covers() -> None:
+    """The inbox's help names every kind of item (from `boardlib.attention`, the one list), the
+    workspace group every verb, and neither `task` nor `watch` promises JSON alone."""
+    from boardlib.attention import KINDS
+
+    helps = {path: command.get_help(ctx) for path, command, ctx in commands()}
+    inbox = " ".join(helps["kanban inbox"].split())
+    assert all(kind in inbox for kind in KINDS), inbox
+    workspace = " ".join(helps["kanban task workspace"].split()).split("Commands:")[0]
+    group = cli.get_command(click.Context(cli), "task")
+    assert isinstance(group, click.Group)
+    verbs = group.get_command(click.Context(group), "workspace")
+    assert isinstance(verbs, click.Group)
+    assert all(verb in workspace for verb in verbs.commands), workspace
+    for path in ("kanban task", "kanban watch"):
+        assert "--format table" in " ".join(helps[path].split()), path
