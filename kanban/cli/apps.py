@@ -11,7 +11,7 @@ from boardlib.location import BoardLocation
 from boardlib.paths import is_default_board
 from kanban import demo as demo_limits
 
-from .context import board_path, db_option, ensure_board
+from .context import board_path, db_option, ensure_board, refuse_table_format
 from .options import Number
 from .usage import closest
 
@@ -33,6 +33,7 @@ def launch_tui(
     open_task: str | None = None,
     notify_mode: str = "off",
 ) -> None:
+    refuse_table_format("it is the live board, full screen")
     if open_task is not None:
         check_task_exists(path, open_task)  # a typo is refused here, not on a full screen
     check_keymap()
@@ -196,6 +197,7 @@ def demo(
     seed: int | None,
 ) -> None:
     """A team of simulated agents working a demo board, shown live."""
+    refuse_table_format("it shows the board live, or with --no-tui prints its log as it runs")
     if not no_tui:
         check_keymap()
         require_terminal("the demo's live board (use --no-tui to run headless)")

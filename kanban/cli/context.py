@@ -75,6 +75,19 @@ format_option = click.option(
 )
 
 
+def refuse_table_format(output: str) -> None:
+    """`--format table` draws a command's result for people. A command whose output is no
+    result (a server, a protocol, a full-screen app) refuses it as a usage error rather than
+    ignore it; `output` says what it prints instead."""
+    if settings().format == "table":
+        ctx = click.get_current_context()
+        raise click.UsageError(
+            f"--format table draws a command's result for people, and {ctx.command_path} has "
+            f"none: {output}. Leave out --format.",
+            ctx,
+        )
+
+
 def global_options(function: F) -> F:
     """`--db` and `--format`, for commands that open a board and print a result."""
     return db_option(format_option(function))

@@ -14,7 +14,7 @@ from boardlib.paths import is_default_board
 from boardlib.validation import name
 from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS, TOOL_SETS_ENV
 
-from .context import board_path, db_option
+from .context import board_path, db_option, refuse_table_format
 from .options import agent_option
 from .usage import Choice
 
@@ -45,6 +45,7 @@ def mcp(agent: str, role: str | None, tool_set: str) -> None:
     quoted on each lease-protected call. Register it with your runtime, e.g.
     `claude mcp add kanban -e KANBAN_AGENT=alice -- kanban mcp`.
     """
+    refuse_table_format("it speaks MCP on stdin and stdout")
     agent = name(agent, "agent")
     if not is_agent(agent):
         raise click.BadParameter(

@@ -10,7 +10,7 @@ import click
 
 from boardlib.paths import is_default_board
 
-from .context import announce_created, board_path, db_option
+from .context import announce_created, board_path, db_option, refuse_table_format
 from .options import Number
 
 DEFAULT_PORT = 18790
@@ -97,6 +97,9 @@ def serve(
     Binds 127.0.0.1 by default; any other address needs --token or --tokens. Prints one JSON
     line on stdout when it is listening: {"listening": URL, "db": ..., "auth": ...}.
     """
+    refuse_table_format(
+        "it serves HTTP until stopped, its ready line JSON for the program that started it"
+    )
     from boardlib import Board, BoardConfig
     from boardlib.clock import clock_from_env
     from kanban.http.auth import TokenBook, TokenFileError
