@@ -26,6 +26,11 @@ def sparkline(values: list[float]) -> str:
     return "".join(BARS[max(1, round(value / top * (len(BARS) - 1)))] for value in values)
 
 
+def _count(count: int, noun: str) -> str:
+    """`1 task`, `2 tasks`, `12,400 tokens`: a figure read as words agrees with its noun."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
 def _ms(value: Any) -> str:
     return "-" if value is None else span(int(value))
 
@@ -51,7 +56,7 @@ def _figures(doc: dict[str, Any]) -> Table:
     cycle, review = doc["cycleTime"], doc["review"]
     table.add_row(
         "cycle claim->done", f"p50 {_ms(cycle['p50Ms'])}  p90 {_ms(cycle['p90Ms'])}  "
-        f"({cycle['count']} tasks)"
+        f"({_count(cycle['count'], 'task')})"
     )  # fmt: skip
     table.add_row(
         "waiting in review",
@@ -63,14 +68,15 @@ def _figures(doc: dict[str, Any]) -> Table:
     table.add_row("leases", f"{leases['expired']} expired, {leases['reclaimed']} reclaimed")
     table.add_row(
         "gate",
-        f"{gate['runs']} runs: pass {_share(gate['passRate'])}, fail {_share(gate['failRate'])}",
+        f"{_count(gate['runs'], 'run')}: pass {_share(gate['passRate'])}, "
+        f"fail {_share(gate['failRate'])}",
     )
     cost = doc["cost"]
     hourly = [bucket["costUsd"] for bucket in cost["perHour"]]
     table.add_row(
         "cost",
-        f"{amount(cost['totalUsd'], 'usd')} over {cost['runs']} runs, {cost['tokens']:,} tokens  "
-        f"{sparkline(hourly)}",
+        f"{amount(cost['totalUsd'], 'usd')} over {_count(cost['runs'], 'run')}, "
+        f"{_count(cost['tokens'], 'token')}  {sparkline(hourly)}",
     )
     agents = doc["agents"]
     table.add_row("agents", f"{agents['active']} active, {agents['holding']} holding a task")

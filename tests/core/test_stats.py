@@ -252,3 +252,18 @@ def test_the_money_in_the_table_adds_up_as_shown(board_path: Path, clock: Manual
     table = Kanban(board_path, now_ms=END).run("stats", "--format", "table")
     assert table.code == 0 and "$2.28 over 3 runs" in table.out
     assert all(shown in table.out for shown in ("$1.50", "$0.40", "$0.38"))
+
+
+def test_the_table_counts_one_in_the_singular(board_path: Path, clock: ManualClock) -> None:
+    """Found by an exploring helper: one task through claim to done read "(1 tasks)"."""
+    with Board(board_path, clock=clock) as board:
+        at(clock, 20)
+        task = board.create_task("the one")
+        board.claim(task.id, "ada")
+        priced_run(board, clock, task.id, "ada", (1, 2), cost_usd=0.5)
+        board.complete(task.id, "ada")
+        board.approve(task.id, "bob")
+    table = Kanban(board_path, now_ms=END).run("stats", "--format", "table", env={"COLUMNS": "200"})
+    assert table.code == 0, str(table)
+    shown = " ".join(table.out.split())
+    assert "(1 task)" in shown and "over 1 run," in shown, shown
