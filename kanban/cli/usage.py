@@ -36,25 +36,28 @@ class Choice(click.Choice):  # type: ignore[type-arg]
 _NO_SUCH_COMMAND = re.compile(r"No such command '(?P<name>.+)'\.")
 
 # Words other tools use for our verbs, which no spelling distance finds (`task create` was
-# "did you mean 'restore'?"). A synonym is offered only where its command exists.
-SYNONYMS = {
-    "create": "dispatch",
-    "new": "dispatch",
-    "add": "dispatch",
-    "show": "view",
-    "ls": "list",
-    "done": "complete",
-    "finish": "complete",
-    "submit": "complete",
-    "accept": "approve",
-    "merge": "land",
-    "delete": "drop",
-    "remove": "drop",
-    "rm": "drop",
-    "find": "search",
-    "grep": "search",
-    "renew": "heartbeat",
-    "ping": "heartbeat",
+# "did you mean 'restore'?"). A word may mean a different verb in each group (`task rm` is drop,
+# `task deps rm` remove, `consumers rm` forget): the first of its verbs the group has is offered.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "create": ("dispatch",),
+    "new": ("dispatch",),
+    "add": ("dispatch",),
+    "show": ("view",),
+    "ls": ("list",),
+    "done": ("complete",),
+    "finish": ("complete",),
+    "submit": ("complete",),
+    "accept": ("approve",),
+    "merge": ("land",),
+    "delete": ("drop", "remove", "forget"),
+    "remove": ("drop", "forget"),
+    "rm": ("drop", "remove", "forget"),
+    "del": ("drop", "remove", "forget"),
+    "unlink": ("remove",),
+    "find": ("search",),
+    "grep": ("search",),
+    "renew": ("heartbeat",),
+    "ping": ("heartbeat",),
 }
 
 
@@ -75,8 +78,9 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
     typo = _NO_SUCH_COMMAND.fullmatch(message)
     if typo is not None:
         commands = _subcommands(ctx)
-        guess = SYNONYMS.get(typo["name"].lower())
-        if guess not in commands:
+        verbs = SYNONYMS.get(typo["name"].lower(), ())
+        guess = next((verb for verb in verbs if verb in commands), None)
+        if guess is None:
             guess = closest(typo["name"], commands)
         if guess is not None:
             return f"{message} Did you mean {guess!r}?", guess

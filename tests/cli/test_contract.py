@@ -611,6 +611,9 @@ def test_invalid_utf8_in_argv_is_invalid_input(kanban: Kanban) -> None:
         (("task", "list", "--status", "in-progress"), "in_progress"),
         (("task", "create", "-t", "x"), "dispatch"),  # another tool's word for the verb
         (("task", "Show", "TASK-1"), "view"),
+        (("task", "rm", "TASK-1"), "drop"),
+        (("task", "deps", "rm", "TASK-1"), "remove"),  # found by an exploring helper: none
+        (("consumers", "rm", "w"), "forget"),
         (("task", "exec", "done", "EXEC-1"), None),  # a synonym only where its command is
         (("task", "claim-next"), None),  # a missing --agent
         (("task",), None),  # a group without its command
