@@ -1747,6 +1747,8 @@ class Board:
         return self._set_dropped(task_id, 1, actor, epoch)
 
     def restore(self, task_id: str, *, actor: str = OPERATOR, epoch: int | None = None) -> Task:
+        """Undo a drop. An agent's restore is held to the live-children ceiling (`caps`), which
+        counts dropped children already: dropping never made room for more creates."""
         return self._set_dropped(task_id, 0, actor, epoch)
 
     def _set_dropped(self, task_id: str, dropped: int, actor: str, epoch: int | None) -> Task:
@@ -1761,6 +1763,14 @@ class Board:
             if dropped and task.status in t.LOCKED:
                 allowed = tuple(s for s in t.STATUSES if s not in t.LOCKED)
                 raise wrong_state("drop", task.status, allowed, id=task_id)
+            parent = task.parent_task_id
+            live = task.status not in t.TERMINAL
+            if not dropped and live and parent is not None and is_agent(actor):
+                refusal = caps.restore_violation(
+                    task_id, parent, tx.live_children(parent), self.config
+                )
+                if refusal is not None:
+                    raise refusal
             new = Task.from_row(tx.update_task(task_id, {"dropped": dropped, "updated_at": now}))
             if dropped:
                 nothing_dropped: TaskDropped = {}

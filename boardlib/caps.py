@@ -1,7 +1,9 @@
 """The capped create path (seed 000): the ceilings on an identified agent's creates.
 
 - **delegation depth**: a child is refused once its parent's ancestor chain is `max_depth` long;
-- **live children per parent**: at most `max_live_children` non-terminal children;
+- **live children per parent**: at most `max_live_children` unfinished children, dropped ones
+  included: a dropped child is still a row that one `restore` brings back, so dropping cannot
+  make room for a create loop (and an agent's restore is held to the same ceiling);
 - **root-creation rate**: at most `root_create_limit` parentless tasks per rolling
   `root_create_window_ms`.
 
@@ -17,6 +19,11 @@ from typing import Any
 from .config import BoardConfig
 from .errors import BoardError, Reason
 
+# The caps as refusals name them (`"cap"`, and each plan violation's).
+DEPTH = "depth"
+CHILDREN = "children"
+ROOT_RATE = "root_rate"
+
 
 @dataclass(frozen=True, slots=True)
 class CapReads:
@@ -24,7 +31,7 @@ class CapReads:
 
     roots_created_since: Callable[[int], int]  # parentless tasks created since this instant
     ancestor_count: Callable[[str], int]  # length of a task's (validated) ancestor chain
-    live_children: Callable[[str], int]  # non-terminal children of a task
+    live_children: Callable[[str], int]  # unfinished children of a task, dropped ones included
 
 
 # A task about to be created: (key, parent, parent_is_new). The parent is a task id, or the key
@@ -53,7 +60,7 @@ def cap_violations(
                 roots = reads.roots_created_since(now - config.root_create_window_ms)
             if roots >= config.root_create_limit:
                 refuse(
-                    key, "root_rate", config.root_create_limit,
+                    key, ROOT_RATE, config.root_create_limit,
                     f"too many root tasks: {config.root_create_limit} created in the last "
                     f"{config.root_create_window_ms // 1000} s",
                 )  # fmt: skip
@@ -68,7 +75,7 @@ def cap_violations(
         depth[key] = above + 1
         if above >= config.max_depth:
             refuse(
-                key, "depth", config.max_depth,
+                key, DEPTH, config.max_depth,
                 f"too deep: {parent} already has {above} ancestors "
                 f"(ceiling {config.max_depth})",
                 parent=parent,
@@ -77,13 +84,32 @@ def cap_violations(
             children[parent] = 0 if parent_is_new else reads.live_children(parent)
         if children[parent] >= config.max_live_children:
             refuse(
-                key, "children", config.max_live_children,
+                key, CHILDREN, config.max_live_children,
                 f"too many live children under {parent} "
                 f"(ceiling {config.max_live_children})",
                 parent=parent,
             )  # fmt: skip
         children[parent] += 1
     return violations
+
+
+def restore_violation(
+    task_id: str, parent: str, live_children: int, config: BoardConfig
+) -> BoardError | None:
+    """An agent's restore of a dropped child of `parent` (`live_children` counts it already):
+    refused when the parent would have more live children than the ceiling, which operator
+    creates or a lowered ceiling can leave behind; a restore never frees a place."""
+    if live_children <= config.max_live_children:
+        return None
+    return BoardError(
+        Reason.CAP_EXCEEDED,
+        f"cannot restore {task_id}: {parent} would have {live_children} live children "
+        f"(ceiling {config.max_live_children}); finish or cancel some first",
+        cap=CHILDREN,
+        limit=config.max_live_children,
+        id=task_id,
+        parent=parent,
+    )
 
 
 def _duration(ms: int) -> str:

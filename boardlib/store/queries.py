@@ -576,9 +576,9 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         )
 
     def live_children(self, parent_id: str) -> int:
+        """Unfinished children, dropped ones included: one `restore` makes them live again."""
         return self._count(
-            "SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND dropped = 0 "
-            f"AND status NOT IN ({TERMINAL})",
+            f"SELECT COUNT(*) FROM tasks WHERE parent_task_id = ? AND status NOT IN ({TERMINAL})",
             (parent_id,),
         )
 

@@ -198,6 +198,33 @@ def test_an_agents_plan_is_refused_whole_naming_every_violation(board_path: Path
         assert len(board.create_plan(items, actor=OPERATOR)) == len(items)
 
 
+def test_dropping_children_makes_no_room_and_an_agents_restore_is_capped(
+    board_path: Path,
+) -> None:
+    """Seed 000's per-parent ceiling is there so that a create loop cannot fill the board with
+    rows: a dropped child is still one (one restore away from live), so dropping 24 and creating
+    24 more, then restoring them all, is refused at the first create past the ceiling."""
+    config = BoardConfig(max_live_children=2)
+    with Board(board_path, config=config) as board:
+        parent = board.create_task("parent")
+        kids = [board.create_task(f"kid {i}", parent_task_id=parent.id, actor="a") for i in "01"]
+        for kid in kids:
+            board.drop(kid.id, actor="a")
+        error = refused(
+            board, Reason.CAP_EXCEEDED,
+            lambda: board.create_task("one more", parent_task_id=parent.id, actor="a"),
+        )  # fmt: skip
+        assert error.details["cap"] == "children"
+        # The operator's creates are not capped: past the ceiling, an agent's restore is refused.
+        board.create_task("the operator's", parent_task_id=parent.id)
+        error = refused(board, Reason.CAP_EXCEEDED, lambda: board.restore(kids[0].id, actor="a"))
+        assert (error.details["cap"], error.details["limit"]) == ("children", 2)
+        assert "finish or cancel some first" in str(error)
+        assert board.restore(kids[0].id).dropped == 0  # the operator may
+        board.cancel(kids[0].id)
+        assert board.restore(kids[1].id, actor="a").dropped == 0  # back at the ceiling: fits
+
+
 def test_a_task_cannot_depend_on_its_own_future_id(board: Board) -> None:
     board.create_task("one")
     error = refused(
