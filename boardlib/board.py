@@ -427,7 +427,11 @@ class Board:
         """The capped create path (`caps.py`) for tasks about to be created together, with the
         counts read from this transaction."""
         reads = caps.CapReads(
-            roots_created_since=tx.roots_created_since,
+            agent_roots_since=lambda since: {
+                creator: count
+                for creator, count in tx.root_creators_since(since).items()
+                if is_agent(creator)
+            },
             ancestor_count=lambda parent: len(self._validated_ancestors(tx, parent)),
             live_children=tx.live_children,
         )

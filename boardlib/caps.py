@@ -4,15 +4,15 @@
 - **live children per parent**: at most `max_live_children` unfinished children, dropped ones
   included: a dropped child is still a row that one `restore` brings back, so dropping cannot
   make room for a create loop (and an agent's restore is held to the same ceiling);
-- **root-creation rate**: at most `root_create_limit` parentless tasks per rolling
-  `root_create_window_ms`.
+- **root-creation rate**: at most `root_create_limit` parentless tasks created by agents per
+  rolling `root_create_window_ms`; the operator's creates are not capped, so they do not count.
 
 The rules are pure: the board hands in the three counts as reads (SQL stays in `store/`), and
 runs them inside the create's write transaction, so racing creators cannot overshoot. A plan is
 judged as a whole, counting its own tasks.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,8 @@ ROOT_RATE = "root_rate"
 class CapReads:
     """What the caps read of the board, each asked at most once per parent (or once at all)."""
 
-    roots_created_since: Callable[[int], int]  # parentless tasks created since this instant
+    # parentless tasks agents created since this instant, by agent
+    agent_roots_since: Callable[[int], Mapping[str, int]]
     ancestor_count: Callable[[str], int]  # length of a task's (validated) ancestor chain
     live_children: Callable[[str], int]  # unfinished children of a task, dropped ones included
 
@@ -48,6 +49,7 @@ def cap_violations(
     ancestors: dict[str, int] = {}  # of existing parents, read once
     children: dict[str, int] = {}  # live children per parent so far
     roots: int | None = None
+    by_agent: Mapping[str, int] = {}
     violations: list[dict[str, Any]] = []
 
     def refuse(key: str, cap: str, limit: int, message: str, **extra: Any) -> None:
@@ -57,12 +59,15 @@ def cap_violations(
         if parent is None:
             depth[key] = 0
             if roots is None:
-                roots = reads.roots_created_since(now - config.root_create_window_ms)
+                by_agent = reads.agent_roots_since(now - config.root_create_window_ms)
+                roots = sum(by_agent.values())
             if roots >= config.root_create_limit:
                 refuse(
                     key, ROOT_RATE, config.root_create_limit,
-                    f"too many root tasks: {config.root_create_limit} created in the last "
-                    f"{config.root_create_window_ms // 1000} s",
+                    f"too many root tasks: agents created {roots} in the last "
+                    f"{config.root_create_window_ms // 1000} s "
+                    f"({_whose(by_agent, roots - sum(by_agent.values()))}; "
+                    "the operator's creates do not count)",
                 )  # fmt: skip
             roots += 1
             continue
@@ -110,6 +115,17 @@ def restore_violation(
         id=task_id,
         parent=parent,
     )
+
+
+def _whose(by_agent: Mapping[str, int], in_batch: int) -> str:
+    """Whose root creates counted: the busiest agents first, then this batch's own."""
+    ranked = sorted(by_agent.items(), key=lambda entry: (-entry[1], entry[0]))
+    named = [f"{agent} {count}" for agent, count in ranked[:3]]
+    if len(ranked) > 3:
+        named.append(f"{len(ranked) - 3} more agent(s) {sum(n for _, n in ranked[3:])}")
+    if in_batch:
+        named.append(f"{in_batch} earlier in this plan")
+    return ", ".join(named) or "none yet"
 
 
 def _duration(ms: int) -> str:

@@ -58,6 +58,7 @@ RUN_FAILED = sql_list((EXECUTION_FAILED, EXECUTION_TIMED_OUT))  # the runs that 
 # The event kinds the flow figures count (`kanban stats`) and the inbox reads.
 TASK_CLAIMED_EVENT = sql_literal(EventKind.TASK_CLAIMED.value)
 STATUS_CHANGED_EVENT = sql_literal(EventKind.STATUS_CHANGED.value)  # a task's moves (the inbox)
+TASK_CREATED_EVENT = sql_literal(EventKind.TASK_CREATED.value)  # who created a task (root caps)
 LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
 VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)
 WORKSPACE_ACTIVE = sql_literal(_WORKSPACE_ACTIVE)

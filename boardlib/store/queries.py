@@ -30,6 +30,7 @@ from .literals import (
     PENDING,
     RUN_RUNNING,
     STATUS_CHANGED_EVENT,
+    TASK_CREATED_EVENT,
     TERMINAL,
     TODO,
     WORKSPACE_ACTIVE,
@@ -582,11 +583,17 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             (parent_id,),
         )
 
-    def roots_created_since(self, since_ms: int) -> int:
-        return self._count(
-            "SELECT COUNT(*) FROM tasks WHERE parent_task_id IS NULL AND created_at >= ?",
+    def root_creators_since(self, since_ms: int) -> dict[str, int]:
+        """Parentless tasks created since `since_ms`, counted by who created them (their
+        `task_created` event's actor; an event past its TTL counts no more, and a live task keeps
+        its events)."""
+        rows = self._fetchall(
+            "SELECT e.actor, COUNT(*) AS n FROM events e JOIN tasks t ON t.id = e.task_id "
+            f"WHERE e.kind = {TASK_CREATED_EVENT} AND e.created_at >= ? "
+            "AND t.parent_task_id IS NULL GROUP BY e.actor",
             (since_ms,),
         )
+        return {str(row["actor"]): int(row["n"]) for row in rows if row["actor"] is not None}
 
     # -- dependencies ---------------------------------------------------------------------------
 

@@ -185,11 +185,11 @@ def test_caps_follow_the_actor(board: Board) -> None:
 def test_an_agents_plan_is_refused_whole_naming_every_violation(board_path: Path) -> None:
     config = BoardConfig(max_live_children=2, root_create_limit=3)
     with Board(board_path, config=config) as board:
-        board.create_task("old root")
+        board.create_task("old root", actor="another-agent")
         items = [
             *chain(4),  # n3 is one level too deep
             PlanItem(key="r1", title="R1"),
-            PlanItem(key="r2", title="R2"),  # the fourth root in the window (with n0, r1, old)
+            PlanItem(key="r2", title="R2"),  # the fourth agents' root in the window (n0, r1, old)
             *[PlanItem(key=f"c{i}", title=f"C{i}", parent="r1") for i in range(3)],  # c2
         ]
         error = refused(board, Reason.CAP_EXCEEDED, lambda: board.create_plan(items, actor="pl"))
@@ -223,6 +223,20 @@ def test_dropping_children_makes_no_room_and_an_agents_restore_is_capped(
         assert board.restore(kids[0].id).dropped == 0  # the operator may
         board.cancel(kids[0].id)
         assert board.restore(kids[1].id, actor="a").dropped == 0  # back at the ceiling: fits
+
+
+def test_the_operators_roots_use_up_no_agents_root_quota(board_path: Path) -> None:
+    config = BoardConfig(root_create_limit=2)
+    with Board(board_path, config=config) as board:
+        for n in range(3):
+            board.create_task(f"operator root {n}")
+        assert board.create_task("first", actor="ag1").parent_task_id is None
+        board.create_task("second", actor="ag2")
+        error = refused(board, Reason.CAP_EXCEEDED, lambda: board.create_task("3", actor="ag1"))
+        assert error.details["cap"] == "root_rate"
+        assert "agents created 2 in the last 300 s (ag1 1, ag2 1" in str(error)
+        assert "the operator's creates do not count" in str(error)
+        assert board.create_task("the operator's fourth").parent_task_id is None
 
 
 def test_a_task_cannot_depend_on_its_own_future_id(board: Board) -> None:

@@ -37,14 +37,14 @@ def test_live_children_ceiling(board_path: object, clock: ManualClock) -> None:
 def test_root_create_rate_rolls(board_path: object, clock: ManualClock) -> None:
     config = BoardConfig(root_create_limit=2, root_create_window_ms=60_000)
     with Board(board_path, clock=clock, config=config) as board:  # type: ignore[arg-type]
-        board.create_task("one", capped=True)
+        board.create_task("one", actor="planner")
         clock.advance(seconds=30)
-        board.create_task("two", capped=True)
+        board.create_task("two", actor="planner")
         with pytest.raises(BoardError) as refused:
-            board.create_task("three", capped=True)
+            board.create_task("three", actor="planner")
         assert refused.value.details["cap"] == "root_rate"
         clock.advance(seconds=31)  # "one" left the window
-        assert board.create_task("three", capped=True).title == "three"
+        assert board.create_task("three", actor="planner").title == "three"
 
 
 def test_execution_opens_only_after_a_claim_by_its_holder(board: Board) -> None:
