@@ -20,17 +20,21 @@ def explain_task(
     task: Task, unmet: Sequence[LinkedTask], now: int, role: str | None = None
 ) -> Explanation:
     """Whether `task` is claimable at `now` (by an agent of `role`, if given), and if not, why.
-    `unmet` are its dependencies that are not done."""
+    `unmet` are its dependencies that are not done. A task in progress under a lapsed lease is
+    claimable, and still says so: it stays in progress until a claim releases it (asking
+    releases nothing)."""
     reasons: list[str] = []
+    lapsed: list[str] = []
     if task.dropped:
         reasons.append(f"{task.id} is dropped (restore it to make it claimable)")
     if task.status == t.IN_PROGRESS:
         if task.lease_expired(now):
-            reasons.append(
-                f"lease held by {task.assignee_agent_id} expired "
-                f"({moment(task.lease_until or 0, now)}): "
-                "the next claim releases and takes it"
+            lapsed.append(
+                f"{task.id} is in_progress under {task.assignee_agent_id}'s lapsed lease "
+                f"(it ran out {moment(task.lease_until or 0, now)}): the next claim releases "
+                "it to todo and takes it"
             )
+            reasons.extend(lapsed)
         else:
             reasons.append(
                 f"held by {task.assignee_agent_id} under a lease until "
@@ -54,7 +58,7 @@ def explain_task(
         task_id=task.id,
         claimable=claimable,
         status=task.status,
-        reasons=reasons if not claimable else [],
+        reasons=reasons if not claimable else lapsed,
         unmet_dependencies=list(unmet),
         lease_holder=task.assignee_agent_id if task.status == t.IN_PROGRESS else None,
         lease_until=task.lease_until,

@@ -107,7 +107,8 @@ def why(task_id: str, role: str | None) -> None:
     """Why a task is or is not claimable right now.
 
     Unfinished dependencies (with status and holder), the lease, the role, the status.
+    Asking writes nothing: a lapsed lease is reported, not released.
     """
-    with open_board(create=False) as board:
+    with open_board(read_only=True) as board:  # no recovery pass: it would release the lease
         doc = board.explain(task_id, role=role).to_json()
     emit(doc, kind="explain")

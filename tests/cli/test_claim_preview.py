@@ -87,6 +87,24 @@ def test_a_lapsed_lease_is_reported_not_released(kanban: Kanban) -> None:
     assert [e["kind"] for e in kanban.ok("events")][-2:] == ["lease_expired", "task_claimed"]
 
 
+def test_why_reports_a_lapsed_lease_and_releases_nothing(kanban: Kanban) -> None:
+    """`task why` on a task whose lease lapsed: the task is still in progress under that lease
+    (asking never writes), claimable because the next claim releases it."""
+    with kanban.board() as board:
+        lapsing = board.create_task("held")
+    held = kanban.ok("task", "claim", lapsing.id, "-a", "alice")
+    kanban.advance(ms=LEASE_MS + 1)
+    with writes_nothing(kanban) as env:
+        why = kanban.ok("task", "why", lapsing.id, env=env)
+    assert (why["claimable"], why["status"], why["leaseHolder"]) == (True, "in_progress", "alice")
+    assert why["leaseUntil"] == START_MS + LEASE_MS
+    (reason,) = why["reasons"]
+    assert reason.startswith(f"{lapsing.id} is in_progress under alice's lapsed lease (it ran out")
+    assert reason.endswith("the next claim releases it to todo and takes it")
+    row = kanban.row(lapsing.id)
+    assert (row["status"], row["claimEpoch"]) == ("in_progress", held["claimEpoch"])
+
+
 def test_nothing_claimable_says_why_and_exits_3(kanban: Kanban) -> None:
     with kanban.board() as board:
         blocker = board.create_task("blocker", role="reviewer")
