@@ -66,6 +66,8 @@ PAGE_ORDER = "ORDER BY seq DESC"
 READY = f"status = {TODO} AND dropped = 0 AND unmet_deps = 0"
 WAITING = f"status = {TODO} AND dropped = 0 AND unmet_deps > 0"
 CLAIMABLE = f"status = {TODO} AND assignee_agent_id IS NULL AND dropped = 0"
+# Claim-next's role rule: a task for the role, or for no role in particular (any role takes it).
+FOR_ROLE = "(role = :role OR role IS NULL)"
 # The holder's precondition (`Board._check_holder`) as SQL, for a renewal in one guarded statement:
 # in progress, held by :agent, the quoted :epoch current (or none quoted), the lease live at :now
 # (a task without a lease never expires: `leases`). When it does not hold, the board judges why.
@@ -343,8 +345,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         if assignee is not None:
             where.append("assignee_agent_id = :assignee")
             params["assignee"] = assignee
-        if role is not None:
-            where.append("role = :role")
+        if role is not None:  # a ready list is what claim-next takes: role-less tasks too
+            where.append(FOR_ROLE if ready else "role = :role")
             params["role"] = role
         if text:
             like = self.LIKE_ANY_CASE

@@ -67,7 +67,8 @@ def list_tasks(
 ) -> None:
     """List tasks, newest change first.
 
-    With --ready: only claimable tasks, in the order claim-next takes them. With --limit or
+    With --ready: only claimable tasks, in the order claim-next takes them (with --role, the
+    tasks for no role as well). With --limit or
     --cursor: one page in creation order, newest first, and the cursor of the next page (null
     after the last); a walk of pages sees every task exactly once while agents work.
     """

@@ -1,5 +1,7 @@
 """The atomic claim and claim-next: guards, ordering, roles, readiness."""
 
+import json
+
 import pytest
 
 from boardlib import Board, BoardError, ManualClock, Reason
@@ -169,6 +171,26 @@ def test_explain_idle_says_claimable_when_claim_next_would_find_work(board: Boar
     after = board.explain_idle(role="worker")
     assert not after.claimable and after.ready == []
     assert board.claim_next("bob", role="worker") is None  # the two agree
+
+
+def test_a_ready_list_for_a_role_is_what_claim_next_takes(board: Board) -> None:
+    """`list --ready --role worker` (and HTTP's and MCP's ready lists, the same query) lists the
+    tasks for no role too, as claim-next takes them; a list that is not a ready one matches the
+    role exactly."""
+    anyone = board.create_task("for anyone", priority=5)
+    worker = board.create_task("for workers", priority=3, role="worker")
+    board.create_task("for reviewers", priority=9, role="reviewer")
+    board.create_task("waits", priority=7, role="worker", depends_on=[worker.id])
+    expected = [anyone.id, worker.id]
+    assert [task.id for task in board.list_tasks(ready=True, role="worker")] == expected
+    page = board.task_page(ready=True, role="worker", limit=10)
+    assert sorted(task.id for task in page.tasks) == sorted(expected)
+    documents = board.task_documents(ready=True, role="worker").documents
+    assert [json.loads(doc)["id"] for doc in documents] == expected
+    assert [task.id for task in board.list_tasks(role="worker")] != expected  # exact role
+    assert {task.role for task in board.list_tasks(role="worker")} == {"worker"}
+    claimed = [board.claim_next(f"w{n}", role="worker") for n in range(3)]
+    assert [task.id for task in claimed if task] == expected
 
 
 def test_respect_deps_false_with_a_role_ranks_waiting_and_ready_together(board: Board) -> None:
