@@ -1792,36 +1792,52 @@ class Board:
         """`task_id` will not be ready until `depends_on` is done. Re-linking is harmless; a link
         that would close a cycle is refused by a reachability check in the same transaction as the
         insert, so two writers racing A->B and B->A cannot both win."""
+        return self.link_dependencies(task_id, [depends_on], actor=actor)
+
+    def link_dependencies(
+        self, task_id: str, depends_on: Sequence[str], *, actor: str = OPERATOR
+    ) -> Task:
+        """`link_dependency` for each of `depends_on`, in one transaction: every link, or none
+        (a refusal of any of them writes nothing)."""
         actor = validate.name(actor, "actor")
-        depends_on = validate.identifier(depends_on, "dependsOn")
+        if isinstance(depends_on, str) or not isinstance(depends_on, (list, tuple)):
+            raise invalid_input("dependsOn must be a list of task ids", field="dependsOn")
+        if not depends_on:
+            raise invalid_input("name at least one task to depend on", field="dependsOn")
+        blockers = list(dict.fromkeys(validate.identifier(b, "dependsOn") for b in depends_on))
 
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             check_worker(task, "link a dependency to", actor=actor, planning=True)
-            blocker_row = tx.task(depends_on) if isinstance(depends_on, str) else None
-            if blocker_row is None:
-                raise not_found("dependency", str(depends_on))
-            blocker = Task.from_row(blocker_row)
-            if tx.depends_transitively(depends_on, task_id):
-                cycle = cycle_path(task_id, depends_on, tx.dependency_edges_from(depends_on))
-                raise BoardError(
-                    Reason.DEPENDENCY_CYCLE,
-                    f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}",
-                    id=task_id,
-                    dependsOn=depends_on,
-                    cycle=cycle,
-                )
-            if not tx.insert_dependency(task_id, depends_on, now, task.tenant_id):
-                return task  # already linked
-            if blocker.status != t.DONE:
-                tx.add_unmet_dependency(task_id, 1)
-            new = self._load(tx, task_id)
-            linked: DepLinked = {"depends_on": depends_on}
-            self._emit(tx, EventKind.DEP_LINKED, new, actor, now, linked)
-            return new
+            for blocker in blockers:
+                self._link(tx, task, blocker, actor, now)
+            return self._load(tx, task_id)
 
         return self.store.write(work)
+
+    def _link(self, tx: Tx, task: Task, depends_on: str, actor: str, now: int) -> None:
+        """One link `task -> depends_on` inside the caller's transaction (`link_dependency`)."""
+        task_id = task.id
+        blocker_row = tx.task(depends_on)
+        if blocker_row is None:
+            raise not_found("dependency", depends_on)
+        blocker = Task.from_row(blocker_row)
+        if tx.depends_transitively(depends_on, task_id):
+            cycle = cycle_path(task_id, depends_on, tx.dependency_edges_from(depends_on))
+            raise BoardError(
+                Reason.DEPENDENCY_CYCLE,
+                f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}",
+                id=task_id,
+                dependsOn=depends_on,
+                cycle=cycle,
+            )
+        if not tx.insert_dependency(task_id, depends_on, now, task.tenant_id):
+            return  # already linked
+        if blocker.status != t.DONE:
+            tx.add_unmet_dependency(task_id, 1)
+        linked: DepLinked = {"depends_on": depends_on}
+        self._emit(tx, EventKind.DEP_LINKED, self._load(tx, task_id), actor, now, linked)
 
     def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
         actor = validate.name(actor, "actor")

@@ -4,7 +4,7 @@
 import click
 
 from .context import global_options, open_board
-from .options import actor_option, task_id_argument
+from .options import actor_option, split_ids, task_id_argument
 from .output import emit
 
 
@@ -12,24 +12,29 @@ from .output import emit
 def deps() -> None:
     """Link, unlink and list dependencies.
 
-    `deps add ID --on OTHER`: ID waits until OTHER is done.
+    `deps add ID --on OTHER [--on ...]`: ID waits until each OTHER is done.
     """
 
 
 @deps.command("add")
 @task_id_argument
-@click.option("--on", "on", required=True, metavar="ID", help="The task ID must wait for.")
+@click.option(
+    "--on",
+    "on",
+    required=True,
+    multiple=True,
+    metavar="ID",
+    help="A task ID must wait for; repeat it, or give a comma-separated list, for several.",
+)
 @actor_option
 @global_options
-def add(task_id: str, on: str, actor: str) -> None:
-    """ID depends on --on (re-linking is harmless)."""
-    if "," in on:  # dispatch's --depends-on takes a list; this takes one link, all or nothing
-        raise click.UsageError(
-            f"--on takes one task id ({on!r} names several): run deps add once for each",
-            click.get_current_context(),
-        )
+def add(task_id: str, on: tuple[str, ...], actor: str) -> None:
+    """ID depends on each --on (re-linking is harmless).
+
+    Several links are made in one transaction: all of them, or none when one is refused.
+    """
     with open_board() as board:
-        task = board.link_dependency(task_id, on, actor=actor)
+        task = board.link_dependencies(task_id, split_ids(on), actor=actor)
     emit(task.to_json(), kind="task")
 
 

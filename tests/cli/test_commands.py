@@ -81,14 +81,34 @@ def test_list_filters_and_ready_order(kanban: Kanban) -> None:
     assert kanban.ok("task", "search", "nothing like it") == []
 
 
+def test_deps_add_links_every_repeated_on_or_none(kanban: Kanban) -> None:
+    """`--on A --on B` links both (it linked only B, exit 0), in one transaction: a refused link
+    (here a cycle through the second) writes none of them."""
+    with kanban.board() as board:
+        a, b, c = (board.create_task(name) for name in "abc")
+        waits = board.create_task("waits")
+        board.link_dependency(c.id, waits.id)
+    linked = kanban.ok("task", "deps", "add", waits.id, "--on", a.id, "--on", b.id)
+    assert linked["unmetDeps"] == 2
+    listed = kanban.ok("task", "deps", "list", waits.id)
+    assert [dep["id"] for dep in listed["dependencies"]] == [a.id, b.id]
+    before = kanban.snapshot()
+    cycle = kanban.refused(
+        "task", "deps", "add", waits.id, "--on", b.id, "--on", c.id, reason="dependency_cycle"
+    )
+    assert cycle["cycle"] == [waits.id, c.id, waits.id]
+    assert kanban.snapshot() == before
+
+
 def test_view_why_and_dependency_links(kanban: Kanban) -> None:
     with kanban.board() as board:
         blocker = board.create_task("blocker")
         board.claim(blocker.id, "bob")
         task = board.create_task("task")
+    before = kanban.snapshot()
     listed = kanban.refused("task", "deps", "add", task.id, "--on", f"{blocker.id},TASK-9",
-                            reason="usage")  # fmt: skip
-    assert "--on takes one task id" in listed["error"]  # was not_found for the joined id
+                            reason="not_found")  # fmt: skip
+    assert listed["id"] == "TASK-9" and kanban.snapshot() == before  # all or nothing
     linked = kanban.ok("task", "deps", "add", task.id, "--on", blocker.id)
     assert linked["unmetDeps"] == 1
     kanban.ok("task", "comment", task.id, "--body", "waiting on bob", "--agent", "carol")
