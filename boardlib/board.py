@@ -140,6 +140,75 @@ def unknown_reference(key: str, field: str, ref: str) -> dict[str, Any]:
     }
 
 
+def cancelled_reference(key: str, ref: str, blocker: str) -> dict[str, Any]:
+    """The problem a plan's dependency on a cancelled task is reported as, by `plan lint` and
+    `Board.apply_plan` alike: a cancelled task is never done, so its dependent never ready."""
+    named = ref if ref == blocker else f"{ref} ({blocker})"
+    return {
+        "kind": "cancelled_dependency",
+        "message": f"{key}.depends_on refers to {named}, which is cancelled: {key} could never "
+        "become ready (depend on a task that can still finish, or leave the link out)",
+        "key": key,
+        "field": "depends_on",
+        "ref": ref,
+        "id": blocker,
+    }
+
+
+def cancelled_links(
+    tx: Tx, items: Sequence[PlanItem], comparison: Comparison, update: bool
+) -> list[dict[str, Any]]:
+    """A plan's new links onto cancelled tasks, as `cancelled_dependency` problems: every
+    dependency of an item it creates, and with `update` those it adds to an item on the board
+    (a link already there is the board's, not the plan's)."""
+    keys = {item.key for item in items}
+    matched = comparison.matched
+    problems = []
+    for item in items:
+        if item.key in matched:
+            refs = [
+                str(d.plan) for d in comparison.updates()
+                if update and d.key == item.key and d.field == "depends_on"
+            ]  # fmt: skip
+        else:
+            refs = list(item.depends_on)
+        for ref in dict.fromkeys(refs):
+            if ref in matched:
+                blocker: Task | None = matched[ref]
+            elif ref in keys:
+                continue  # created by this plan now
+            else:
+                row = tx.task(ref)
+                blocker = Task.from_row(row) if row is not None else None
+            if blocker is not None and blocker.status == t.CANCELLED:
+                problems.append(cancelled_reference(item.key, ref, blocker.id))
+    return problems
+
+
+def plan_problems_refusal(reason: Reason, problems: list[dict[str, Any]]) -> BoardError:
+    """A plan refused for `problems` (each with its `message`), all named, with `reason`."""
+    return BoardError(
+        reason,
+        f"the plan has {len(problems)} problem(s): "
+        + "; ".join(problem["message"] for problem in problems[:3])
+        + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""),
+        problems=problems,
+    )
+
+
+def cancelled_blocker(task: str, blocker: str) -> BoardError:
+    """The refusal of a link onto a cancelled task: the stall seed 000 refuses cycles for (a
+    dependent that can never become ready), changing nothing."""
+    return BoardError(
+        Reason.INVALID_STATE,
+        f"{task} cannot depend on {blocker}: {blocker} is cancelled and will never be done, so "
+        f"{task} could never become ready; depend on a task that can still finish, or on none",
+        id=blocker,
+        current=t.CANCELLED,
+        dependsOn=blocker,
+    )
+
+
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
 
 
@@ -459,8 +528,11 @@ class Board:
                     dependsOn=blocker,
                     cycle=[task_id, task_id],
                 )
-            if tx.task(blocker) is None:
+            blocker_row = tx.task(blocker)
+            if blocker_row is None:
                 raise not_found("dependency", blocker)
+            if blocker_row["status"] == t.CANCELLED:
+                raise cancelled_blocker("a new task", blocker)
             tx.insert_dependency(task_id, blocker, now, values.get("tenant_id"))
         if depends_on:
             unmet = tx.count_unmet_dependencies(task_id)
@@ -613,6 +685,19 @@ class Board:
         self._check_plan_items(items)
         return self.store.read(lambda tx: compare(tx, items, plan))
 
+    def plan_problems(
+        self, items: Sequence[PlanItem], *, plan: str | None, update: bool = False
+    ) -> list[dict[str, Any]]:
+        """What `apply_plan` would refuse beyond the plan's own shape and its differences, read
+        in one snapshot as problems (`plan lint` reports them): links onto cancelled tasks."""
+        self._check_plan_items(items)
+
+        def work(tx: Tx) -> list[dict[str, Any]]:
+            comparison = compare(tx, items, plan) if plan else Comparison("")
+            return cancelled_links(tx, items, comparison, update)
+
+        return self.store.read(work)
+
     @staticmethod
     def _check_plan_items(items: Sequence[PlanItem]) -> None:
         if not isinstance(items, (list, tuple)) or not all(
@@ -669,13 +754,10 @@ class Board:
                 if ref is not None and ref not in by_key and tx.task(ref) is None
             ]
             if unknown:
-                raise BoardError(
-                    Reason.INVALID_INPUT,
-                    f"the plan has {len(unknown)} problem(s): "
-                    + "; ".join(problem["message"] for problem in unknown[:3])
-                    + (f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""),
-                    problems=unknown,
-                )
+                raise plan_problems_refusal(Reason.INVALID_INPUT, unknown)
+            cancelled = cancelled_links(tx, items, comparison, update)
+            if cancelled:
+                raise plan_problems_refusal(Reason.INVALID_STATE, cancelled)
             fresh = [key for key in order if key not in matched]
             if capped:
                 new_tasks: list[caps.NewTask] = []
@@ -758,6 +840,9 @@ class Board:
                 continue
             blocker = difference.blocker or resolve(str(difference.plan))
             task_id = difference.task_id
+            blocker_row = tx.task(blocker)
+            if blocker_row is not None and blocker_row["status"] == t.CANCELLED:
+                raise cancelled_blocker(task_id, blocker)
             if tx.depends_transitively(blocker, task_id):
                 cycle = cycle_path(task_id, blocker, tx.dependency_edges_from(blocker))
                 raise BoardError(
@@ -1834,6 +1919,8 @@ class Board:
             )
         if not tx.insert_dependency(task_id, depends_on, now, task.tenant_id):
             return  # already linked
+        if blocker.status == t.CANCELLED:  # a new link only: re-linking stays harmless
+            raise cancelled_blocker(task_id, depends_on)
         if blocker.status != t.DONE:
             tx.add_unmet_dependency(task_id, 1)
         linked: DepLinked = {"depends_on": depends_on}

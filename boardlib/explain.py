@@ -47,7 +47,14 @@ def explain_task(
     for dep in unmet:
         owner = f", held by {dep.assignee_agent_id}" if dep.assignee_agent_id else ""
         dropped = ", dropped" if dep.dropped else ""
-        reasons.append(f"waits on {dep.id} ({dep.status}{owner}{dropped})")
+        waits = f"waits on {dep.id} ({dep.status}{owner}{dropped})"
+        if dep.status == t.CANCELLED:  # never done: the wait never ends by itself
+            waits += (
+                f", which will never be done: remove the link (kanban task deps remove {task.id} "
+                f"--on {dep.id}) or cancel what waits on it (kanban task cancel-dependents "
+                f"{dep.id})"
+            )
+        reasons.append(waits)
     if role is not None and task.role is not None and task.role != role:
         reasons.append(f"{task.id} is for role {task.role}, not {role}")
     expired = task.status == t.IN_PROGRESS and task.lease_expired(now)

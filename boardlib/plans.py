@@ -115,14 +115,15 @@ class PlanTask(BaseModel):
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a plan. `kind` is syntax, shape, bad_field, duplicate_key,
-    unknown_key, cycle or differs (an item on the board already, with other content)."""
+    unknown_key, cycle, differs (an item on the board already, with other content) or
+    cancelled_dependency (a link onto a cancelled task)."""
 
     kind: str
     message: str
     key: str | None = None
     index: int | None = None
     field: str | None = None
-    ref: str | None = None  # for unknown_key: the reference that resolves to nothing
+    ref: str | None = None  # unknown_key, cancelled_dependency: the reference as written
     keys: tuple[str, ...] | None = None  # for cycle: the keys on it, first one repeated at the end
     detail: dict[str, Any] | None = None  # for differs: the task, both values, whether updatable
 
@@ -364,16 +365,26 @@ def _field_problems(error: ValidationError, index: int, key: str | None) -> list
 # -- refusing and applying ----------------------------------------------------------------------
 
 
+# A plan whose problems are all of one of these kinds is refused with that kind's reason, the one
+# `Board.apply_plan` refuses it with; mixed problems are `invalid_input`.
+REASON_OF_KIND = {
+    "cycle": Reason.DEPENDENCY_CYCLE,
+    "cancelled_dependency": Reason.INVALID_STATE,
+}
+
+
 def refusal(report: PlanReport) -> BoardError:
-    """The refusal for a plan with problems: `dependency_cycle` when every problem is a cycle,
-    else `invalid_input`; every problem listed (with the cycles' keys)."""
+    """The refusal for a plan with problems: the reason of their kind when they are all of one
+    kind with a reason of its own (`REASON_OF_KIND`: every problem a cycle is
+    `dependency_cycle`), else `invalid_input`; every problem listed (with the cycles' keys)."""
     problems = report.problems
     cycles = report.cycles()
     summary = "; ".join(problem.message for problem in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    kinds = {problem.kind for problem in problems}
     return BoardError(
-        Reason.DEPENDENCY_CYCLE
-        if cycles and len(cycles) == len(problems)
+        REASON_OF_KIND.get(kinds.pop(), Reason.INVALID_INPUT)
+        if len(kinds) == 1
         else Reason.INVALID_INPUT,
         f"the plan has {len(problems)} problem(s): {summary}{more}",
         problems=[problem.to_json() for problem in problems],
@@ -415,32 +426,48 @@ def lint_against(
     `plan` (its name), the items already on the board under that name are matched, and each
     difference from its task is a `differs` problem (with `update`, only the differences that
     are not safe to change; the others are the `changes` that update would make). Differences
-    are looked for once the plan itself is clean."""
+    are looked for once the plan itself is clean; then, once nothing differs, what the board
+    would refuse next (`Board.plan_problems`: links onto cancelled tasks), in apply's words."""
     if board is None:
         report = lint(data, task_exists=lambda _ref: False)
     else:
         report = lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
     report.name = plan or report.name
-    if board is None or plan is None or not report.ok:
+    if board is None or not report.ok:
         return report
-    comparison = board.compare_plan(report.to_items(), plan=plan)
-    report.matched = {key: task.id for key, task in comparison.matched.items()}
-    for difference in comparison.blocking(update):
-        doc = difference.to_problem()
-        report.problems.append(
-            Problem(
-                "differs",
-                doc.pop("message"),
-                key=doc.pop("key"),
-                field=doc.pop("field"),
-                detail={name: value for name, value in doc.items() if name != "kind"},
+    items = report.to_items()
+    if plan is not None:
+        comparison = board.compare_plan(items, plan=plan)
+        report.matched = {key: task.id for key, task in comparison.matched.items()}
+        for difference in comparison.blocking(update):
+            doc = difference.to_problem()
+            report.problems.append(
+                Problem(
+                    "differs",
+                    doc.pop("message"),
+                    key=doc.pop("key"),
+                    field=doc.pop("field"),
+                    detail={name: value for name, value in doc.items() if name != "kind"},
+                )
             )
-        )
-    if update:
-        report.changes = [difference.to_problem() for difference in comparison.updates()]
+        if update:
+            report.changes = [difference.to_problem() for difference in comparison.updates()]
+    if report.ok:
+        report.problems += [
+            _board_problem(doc) for doc in board.plan_problems(items, plan=plan, update=update)
+        ]
     if not report.ok:
         report.order = []
     return report
+
+
+def _board_problem(doc: dict[str, Any]) -> Problem:
+    """A problem the board reported (`Board.plan_problems`) as lint reports one."""
+    named = ("kind", "message", "key", "field", "ref")
+    return Problem(
+        **{name: doc.get(name) for name in named},  # type: ignore[arg-type]
+        detail={name: value for name, value in doc.items() if name not in named} or None,
+    )
 
 
 def apply(

@@ -209,3 +209,28 @@ def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -
     missing = kanban.run("plan", "lint", "/nonexistent/plan.yaml")
     assert missing.code == 2
     assert "does not exist" in missing.err
+
+
+def test_a_link_onto_a_cancelled_task_is_refused_on_every_cli_path(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """deps add, dispatch --depends-on, plan lint and plan apply refuse it alike (invalid_state,
+    naming the cancelled task), and nothing is written."""
+    with kanban.board() as board:
+        gone = board.create_task("gone")
+        board.cancel(gone.id)
+        task = board.create_task("task")
+    plan = write(tmp_path, "plan.yaml", f"- {{key: a, title: A, depends_on: [{gone.id}]}}\n")
+    before = kanban.snapshot()
+    for args in (
+        ("task", "deps", "add", task.id, "--on", gone.id),
+        ("task", "dispatch", "-t", "new", "--depends-on", gone.id),
+        ("plan", "apply", plan),
+    ):
+        error = kanban.refused(*args, reason="invalid_state")
+        assert gone.id in error["error"] and "cancelled" in error["error"], error
+    linted = kanban.run("plan", "lint", plan)
+    assert linted.code == 2 and linted.error["reason"] == "invalid_state", str(linted)
+    (problem,) = linted.doc["problems"]
+    assert (problem["kind"], problem["ref"]) == ("cancelled_dependency", gone.id)
+    assert kanban.snapshot() == before

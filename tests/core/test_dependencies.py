@@ -4,6 +4,8 @@ import pytest
 
 from boardlib import Board, BoardError, Reason
 from boardlib import transitions as t
+from boardlib.board import PlanItem
+from tests.cli.conftest import unchanged
 from tests.conftest import row, task_in
 
 
@@ -136,3 +138,43 @@ def test_create_plan_orders_by_dependencies_and_refuses_a_cyclic_plan(board: Boa
     assert refused.value.reason is Reason.DEPENDENCY_CYCLE
     assert refused.value.details["keys"] == ["a", "b", "a"]
     assert len(board.list_tasks()) == 3  # nothing of the refused plan was created
+
+
+def test_a_cancelled_task_is_no_dependency_on_any_path(board: Board) -> None:
+    """A cancelled task is never done, so a task depending on it could never become ready (the
+    stall seed 000 refuses cycles for): deps add, dispatch's depends-on and plans refuse it,
+    naming the task, and write nothing."""
+    gone = board.create_task("gone")
+    board.cancel(gone.id)
+    task, fine = board.create_task("task"), board.create_task("fine")
+    plan = [PlanItem(key="a", title="A", depends_on=(gone.id,))]
+    for call in (
+        lambda: board.link_dependency(task.id, gone.id),
+        lambda: board.link_dependencies(task.id, [fine.id, gone.id]),
+        lambda: board.create_task("new", depends_on=[gone.id]),
+        lambda: board.apply_plan(plan, plan="p"),
+    ):
+        with unchanged(board.path), pytest.raises(BoardError) as refused:
+            call()
+        assert refused.value.reason is Reason.INVALID_STATE, refused.value
+        assert gone.id in refused.value.message and "cancelled" in refused.value.message
+    (problem,) = refused.value.details["problems"]
+    assert (problem["kind"], problem["key"]) == ("cancelled_dependency", "a")
+    assert problem["id"] == gone.id
+    # A plan item already on the board gains no link onto a cancelled task by --update either.
+    board.apply_plan([PlanItem(key="a", title="A")], plan="q")
+    with unchanged(board.path), pytest.raises(BoardError) as refused:
+        board.apply_plan(plan, plan="q", update=True)
+    assert refused.value.reason is Reason.INVALID_STATE
+    assert board.plan_problems(plan, plan="q", update=True) == refused.value.details["problems"]
+
+
+def test_why_says_how_to_end_a_wait_on_a_cancelled_task(board: Board) -> None:
+    blocker = board.create_task("blocker")
+    waits = board.create_task("waits", depends_on=[blocker.id])
+    board.cancel(blocker.id)  # the link was made while it could still finish
+    (reason,) = board.explain(waits.id).reasons
+    assert reason.startswith(f"waits on {blocker.id} (cancelled), which will never be done")
+    assert f"kanban task deps remove {waits.id} --on {blocker.id}" in reason
+    assert f"kanban task cancel-dependents {blocker.id}" in reason
+    assert board.link_dependency(waits.id, blocker.id).unmet_deps == 1  # re-linking: harmless

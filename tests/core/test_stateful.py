@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from boardlib import Board, BoardError, ManualClock
+from boardlib import Board, BoardError, ManualClock, Task
 from boardlib import transitions as t
 from tests.examples import examples
 
@@ -172,9 +172,16 @@ class BoardMachine(RuleBasedStateMachine):
     def create(self, priority: int, deps: list[int], backlog: bool) -> None:
         blockers = {self.pick(i).id for i in deps} if self.tasks else set()
         status = "backlog" if backlog else "todo"
-        created = self.board.create_task(
-            "t", priority=priority, depends_on=sorted(blockers), status=status
+        never_done = any(self.tasks[tid].status == "cancelled" for tid in blockers)
+        created = self.expect(
+            "invalid_state" if never_done else None,
+            lambda: self.board.create_task(
+                "t", priority=priority, depends_on=sorted(blockers), status=status
+            ),
         )
+        if created is None:
+            return
+        assert isinstance(created, Task)
         self.tasks[created.id] = ModelTask(
             created.id, priority, len(self.tasks), self.clock.now_ms(), status=status, deps=blockers
         )
@@ -357,6 +364,8 @@ class BoardMachine(RuleBasedStateMachine):
     def link(self, a: int, b: int) -> None:
         task, blocker = self.pick(a), self.pick(b)
         reason = "dependency_cycle" if self.reaches(blocker.id, task.id) else None
+        if reason is None and blocker.status == "cancelled" and blocker.id not in task.deps:
+            reason = "invalid_state"  # never done: a new link onto it could never be met
         if self.expect(reason, lambda: self.board.link_dependency(task.id, blocker.id)) is not None:
             task.deps.add(blocker.id)
 

@@ -557,6 +557,18 @@ def test_link_dependency_and_its_refusals(api: Api) -> None:
     assert api.fingerprint() == before
 
 
+def test_a_link_onto_a_cancelled_task_is_409_and_writes_nothing(api: Api) -> None:
+    gone = api.create("gone")
+    cancelled = api.client.patch(f"/api/board/{gone['id']}", json={"status": "cancelled"})
+    assert cancelled.status_code == 200
+    task = api.create("task")
+    before = api.fingerprint()
+    refused = api.client.post(f"/api/board/{task['id']}/deps", json={"dependsOnTaskId": gone["id"]})
+    assert refused.status_code == 409, refused.text
+    assert gone["id"] in refused.json()["error"] and "cancelled" in refused.json()["error"]
+    assert api.fingerprint() == before
+
+
 def test_cancel_dependents_cancels_the_pending_chain(api: Api) -> None:
     failed = api.claimed("alice", title="failed")
     pending = api.create("pending", dependsOn=[failed["id"]])
