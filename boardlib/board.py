@@ -185,6 +185,28 @@ def cancelled_links(
     return problems
 
 
+LINK_VERB = "link a dependency to"  # how the agent contract names a link, in its refusals
+
+
+def held_links(comparison: Comparison, actor: str, update: bool) -> list[dict[str, Any]]:
+    """The links `update` would add to items on the board that `actor` may not link (the agent
+    contract, `check_worker(planning=True)`: never onto another agent's task), as
+    `not_assignee` problems: the same refusal as `deps add`, for the whole plan."""
+    problems = []
+    for difference in comparison.updates() if update else ():
+        if difference.field != "depends_on":
+            continue
+        try:
+            check_worker(comparison.matched[difference.key], LINK_VERB, actor=actor, planning=True)
+        except BoardError as refusal:
+            problems.append({
+                "kind": str(Reason.NOT_ASSIGNEE), "message": f"{difference.key}: {refusal.message}",
+                "key": difference.key, "field": "depends_on", "ref": str(difference.plan),
+                "id": difference.task_id, "assignee": refusal.details.get("assignee"),
+            })  # fmt: skip
+    return problems
+
+
 def plan_problems_refusal(reason: Reason, problems: list[dict[str, Any]]) -> BoardError:
     """A plan refused for `problems` (each with its `message`), all named, with `reason`."""
     return BoardError(
@@ -686,15 +708,24 @@ class Board:
         return self.store.read(lambda tx: compare(tx, items, plan))
 
     def plan_problems(
-        self, items: Sequence[PlanItem], *, plan: str | None, update: bool = False
+        self,
+        items: Sequence[PlanItem],
+        *,
+        plan: str | None,
+        actor: str = OPERATOR,
+        update: bool = False,
     ) -> list[dict[str, Any]]:
-        """What `apply_plan` would refuse beyond the plan's own shape and its differences, read
-        in one snapshot as problems (`plan lint` reports them): links onto cancelled tasks."""
+        """What `apply_plan` by `actor` would refuse beyond the plan's own shape and its
+        differences, read in one snapshot as problems (`plan lint` reports them): links onto
+        cancelled tasks, then links an agent may not make (onto another agent's task)."""
+        actor = validate.name(actor, "actor")
         self._check_plan_items(items)
 
         def work(tx: Tx) -> list[dict[str, Any]]:
             comparison = compare(tx, items, plan) if plan else Comparison("")
-            return cancelled_links(tx, items, comparison, update)
+            return cancelled_links(tx, items, comparison, update) or held_links(
+                comparison, actor, update
+            )
 
         return self.store.read(work)
 
@@ -758,6 +789,9 @@ class Board:
             cancelled = cancelled_links(tx, items, comparison, update)
             if cancelled:
                 raise plan_problems_refusal(Reason.INVALID_STATE, cancelled)
+            not_held = held_links(comparison, actor, update)
+            if not_held:
+                raise plan_problems_refusal(Reason.NOT_ASSIGNEE, not_held)
             fresh = [key for key in order if key not in matched]
             if capped:
                 new_tasks: list[caps.NewTask] = []
@@ -1894,7 +1928,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            check_worker(task, "link a dependency to", actor=actor, planning=True)
+            check_worker(task, LINK_VERB, actor=actor, planning=True)
             for blocker in blockers:
                 self._link(tx, task, blocker, actor, now)
             return self._load(tx, task_id)

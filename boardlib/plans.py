@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from . import transitions, validation
+from .actors import OPERATOR
 from .board import Board, unknown_reference
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
@@ -115,8 +116,9 @@ class PlanTask(BaseModel):
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a plan. `kind` is syntax, shape, bad_field, duplicate_key,
-    unknown_key, cycle, differs (an item on the board already, with other content) or
-    cancelled_dependency (a link onto a cancelled task)."""
+    unknown_key, cycle, differs (an item on the board already, with other content),
+    cancelled_dependency (a link onto a cancelled task) or not_assignee (a link onto a task
+    another agent holds, in an agent's plan)."""
 
     kind: str
     message: str
@@ -370,6 +372,7 @@ def _field_problems(error: ValidationError, index: int, key: str | None) -> list
 REASON_OF_KIND = {
     "cycle": Reason.DEPENDENCY_CYCLE,
     "cancelled_dependency": Reason.INVALID_STATE,
+    str(Reason.NOT_ASSIGNEE): Reason.NOT_ASSIGNEE,
 }
 
 
@@ -420,14 +423,20 @@ def required_plan_name(data: Any, *, given: str | None, source: str | None) -> s
 
 
 def lint_against(
-    board: Board | None, data: Any, *, plan: str | None = None, update: bool = False
+    board: Board | None,
+    data: Any,
+    *,
+    plan: str | None = None,
+    update: bool = False,
+    actor: str = OPERATOR,
 ) -> PlanReport:
     """`lint` with references resolved against `board` (no board: nothing exists yet). With
     `plan` (its name), the items already on the board under that name are matched, and each
     difference from its task is a `differs` problem (with `update`, only the differences that
     are not safe to change; the others are the `changes` that update would make). Differences
     are looked for once the plan itself is clean; then, once nothing differs, what the board
-    would refuse next (`Board.plan_problems`: links onto cancelled tasks), in apply's words."""
+    would refuse next (`Board.plan_problems`: links onto cancelled tasks, links `actor` may not
+    make), in apply's words."""
     if board is None:
         report = lint(data, task_exists=lambda _ref: False)
     else:
@@ -454,7 +463,8 @@ def lint_against(
             report.changes = [difference.to_problem() for difference in comparison.updates()]
     if report.ok:
         report.problems += [
-            _board_problem(doc) for doc in board.plan_problems(items, plan=plan, update=update)
+            _board_problem(doc)
+            for doc in board.plan_problems(items, plan=plan, actor=actor, update=update)
         ]
     if not report.ok:
         report.order = []
@@ -482,7 +492,7 @@ def apply(
     """Lint the parsed plan against `board` and apply it whole under the name `plan`, or refuse
     with the same problems `plan lint` reports (and the create caps for an identified agent's
     new tasks): items already on the board are found, not created again."""
-    report = lint_against(board, data, plan=plan, update=update)
+    report = lint_against(board, data, plan=plan, update=update, actor=actor)
     if not report.ok:
         raise refusal(report)
     return board.apply_plan(report.to_items(), plan=plan, actor=actor, capped=capped, update=update)

@@ -189,6 +189,34 @@ def test_update_refuses_a_dependency_that_closes_a_cycle(kanban: Kanban, tmp_pat
     assert "cycle" in problem["message"]
 
 
+def test_an_agents_update_links_nothing_onto_another_agents_task(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """The agent contract holds on the plan path as on `deps add`: a planner links a dependency
+    onto a task it holds or nobody holds, never another agent's (not_assignee, the whole plan
+    refused, nothing written); the operator may."""
+    keys = kanban.ok("plan", "apply", write(tmp_path, PLAN))["keys"]
+    kanban.ok("task", "claim", keys["ship"], "--agent", "worker")
+    held = write(tmp_path, PLAN.replace("title: Ship it", "title: Ship it, depends_on: [api]"))
+    with unchanged(kanban.db):
+        direct = kanban.refused(
+            "task", "deps", "add", keys["ship"], "--on", keys["api"], "--agent", "planner",
+            reason="not_assignee",
+        )  # fmt: skip
+        error = kanban.refused(
+            "plan", "apply", held, "--update", "--agent", "planner", reason="not_assignee"
+        )
+    (problem,) = error["problems"]
+    assert (problem["kind"], problem["key"], problem["assignee"]) == (
+        "not_assignee",
+        "ship",
+        "worker",
+    )
+    assert problem["id"] == keys["ship"] and direct["error"] in problem["message"]
+    applied = kanban.ok("plan", "apply", held, "--update")  # the operator's plan
+    assert [(c["key"], c["field"]) for c in applied["updated"]] == [("ship", "dependsOn")]
+
+
 def test_the_plan_key_is_unique_on_the_board(kanban: Kanban, tmp_path: Path) -> None:
     """The unique index behind "each task once": a second row with the same plan and key is
     refused by the database itself, on both backends."""
