@@ -185,6 +185,13 @@ def cancelled_links(
     return problems
 
 
+def plan_order(items: Sequence[PlanItem]) -> list[str]:
+    """An acyclic plan's keys in creation order: each after its dependencies and parent."""
+    return topological_order(
+        {item.key: [*item.depends_on, *([item.parent] if item.parent else [])] for item in items}
+    )
+
+
 LINK_VERB = "link a dependency to"  # how the agent contract names a link, in its refusals
 
 
@@ -717,15 +724,24 @@ class Board:
     ) -> list[dict[str, Any]]:
         """What `apply_plan` by `actor` would refuse beyond the plan's own shape and its
         differences, read in one snapshot as problems (`plan lint` reports them): links onto
-        cancelled tasks, then links an agent may not make (onto another agent's task)."""
+        cancelled tasks, links an agent may not make (onto another agent's task), and for an
+        agent the create caps its new tasks would break (kind `cap`, as apply's violations)."""
         actor = validate.name(actor, "actor")
         self._check_plan_items(items)
+        capped = is_agent(actor)
+        if capped:
+            _import_models_before_the_turn()  # the depth cap validates ancestor chains
 
         def work(tx: Tx) -> list[dict[str, Any]]:
             comparison = compare(tx, items, plan) if plan else Comparison("")
-            return cancelled_links(tx, items, comparison, update) or held_links(
-                comparison, actor, update
-            )
+            found = cancelled_links(tx, items, comparison, update)
+            found += held_links(comparison, actor, update)
+            if capped:
+                on_board = {key: task.id for key, task in comparison.matched.items()}
+                parents = {item.key: item.parent for item in items}
+                new_tasks = caps.plan_tasks(plan_order(items), parents, on_board)
+                found += caps.problems(self._cap_violations(tx, new_tasks, self.now()))
+            return found
 
         return self.store.read(work)
 
@@ -763,12 +779,8 @@ class Board:
         if capped:
             _import_models_before_the_turn()  # the depth cap validates ancestor chains
         by_key = {item.key: item for item in items}
-        order = topological_order(
-            {
-                item.key: [*item.depends_on, *([item.parent] if item.parent else [])]
-                for item in items
-            }
-        )
+        parents = {item.key: item.parent for item in items}
+        order = plan_order(items)
 
         def work(tx: Tx) -> AppliedPlan:
             now = self.now()
@@ -794,13 +806,7 @@ class Board:
                 raise plan_problems_refusal(Reason.NOT_ASSIGNEE, not_held)
             fresh = [key for key in order if key not in matched]
             if capped:
-                new_tasks: list[caps.NewTask] = []
-                for key in fresh:
-                    parent = by_key[key].parent
-                    if parent in matched:
-                        new_tasks.append((key, matched[parent].id, False))
-                    else:
-                        new_tasks.append((key, parent, parent in by_key))
+                new_tasks = caps.plan_tasks(order, parents, {k: v.id for k, v in matched.items()})
                 violations = self._cap_violations(tx, new_tasks, now)
                 if violations:
                     raise caps.plan_refusal(violations)

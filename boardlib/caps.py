@@ -12,7 +12,7 @@ runs them inside the create's write transaction, so racing creators cannot overs
 judged as a whole, counting its own tasks.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from .errors import BoardError, Reason
 DEPTH = "depth"
 CHILDREN = "children"
 ROOT_RATE = "root_rate"
+CAP_PROBLEM = "cap"  # a plan problem that is a violation (`plan lint --agent`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +137,49 @@ def _duration(ms: int) -> str:
     return f"{ms} ms"
 
 
-def in_words(config: BoardConfig) -> str:
+def in_words(config: BoardConfig, broken: Collection[str] = ()) -> str:
     """The ceilings an agent's creates meet, as a person reads them, from the board's config:
-    `agent creates are capped (24 children, 30 roots per 5 minutes)`."""
+    `agent creates are capped (24 children, 30 roots per 5 minutes)`; the depth ceiling is
+    named too when it is among the `broken` caps (`2 ancestors, 24 children, ...`)."""
     children, roots = config.max_live_children, config.root_create_limit
+    depth = config.max_depth
+    deep = f"{depth} {'ancestor' if depth == 1 else 'ancestors'}, " if DEPTH in broken else ""
     return (
-        f"agent creates are capped ({children} {'child' if children == 1 else 'children'}, "
+        f"agent creates are capped ({deep}{children} "
+        f"{'child' if children == 1 else 'children'}, "
         f"{roots} {'root' if roots == 1 else 'roots'} per "
         f"{_duration(config.root_create_window_ms)})"
     )
+
+
+def broken_caps(error: BoardError) -> set[str]:
+    """The caps a `cap_exceeded` refusal names: its own, its plan's violations' or problems'."""
+    named = {str(error.details["cap"])} if error.details.get("cap") else set()
+    listed = [*(error.details.get("violations") or ()), *(error.details.get("problems") or ())]
+    return named | {str(entry["cap"]) for entry in listed if entry.get("cap")}
+
+
+def plan_tasks(
+    order: Sequence[str], parents: Mapping[str, str | None], on_board: Mapping[str, str]
+) -> list[NewTask]:
+    """The tasks a plan would create, as the caps judge them, in creation `order`: each key not
+    `on_board` (key -> the task id it has), with its parent as a task id (a key on the board
+    resolved) or the key of another new task."""
+    new_tasks: list[NewTask] = []
+    for key in order:
+        if key in on_board:
+            continue
+        parent = parents[key]
+        if parent is not None and parent in on_board:
+            new_tasks.append((key, on_board[parent], False))
+        else:
+            new_tasks.append((key, parent, parent in parents))
+    return new_tasks
+
+
+def problems(violations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Violations as `plan lint` lists problems: kind `cap`, with the violation's fields."""
+    return [{"kind": CAP_PROBLEM, **violation} for violation in violations]
 
 
 def create_refusal(violations: Sequence[dict[str, Any]]) -> BoardError:

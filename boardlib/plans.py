@@ -21,9 +21,10 @@ from pydantic import (
     field_validator,
 )
 
-from . import transitions, validation
-from .actors import OPERATOR
-from .board import Board, unknown_reference
+from . import caps, transitions, validation
+from .actors import OPERATOR, is_agent
+from .board import Board, plan_order, unknown_reference
+from .config import BoardConfig
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
 from .plan_match import AppliedPlan, PlanItem, normalised
@@ -379,18 +380,26 @@ REASON_OF_KIND = {
 def refusal(report: PlanReport) -> BoardError:
     """The refusal for a plan with problems: the reason of their kind when they are all of one
     kind with a reason of its own (`REASON_OF_KIND`: every problem a cycle is
-    `dependency_cycle`), else `invalid_input`; every problem listed (with the cycles' keys)."""
+    `dependency_cycle`), else `invalid_input`; every problem listed (with the cycles' keys).
+    A plan that breaks only the create caps is refused as `plan apply` refuses it
+    (`caps.plan_refusal`: its `violations`), with the problems beside them."""
     problems = report.problems
+    listed = [problem.to_json() for problem in problems]
+    kinds = {problem.kind for problem in problems}
+    only = kinds.pop() if len(kinds) == 1 else None
+    if only == caps.CAP_PROBLEM:
+        error = caps.plan_refusal([
+            {name: value for name, value in doc.items() if name != "kind"} for doc in listed
+        ])  # fmt: skip
+        error.details["problems"] = listed
+        return error
     cycles = report.cycles()
     summary = "; ".join(problem.message for problem in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    kinds = {problem.kind for problem in problems}
     return BoardError(
-        REASON_OF_KIND.get(kinds.pop(), Reason.INVALID_INPUT)
-        if len(kinds) == 1
-        else Reason.INVALID_INPUT,
+        REASON_OF_KIND.get(only or "", Reason.INVALID_INPUT),
         f"the plan has {len(problems)} problem(s): {summary}{more}",
-        problems=[problem.to_json() for problem in problems],
+        problems=listed,
         cycles=cycles or None,
     )
 
@@ -429,6 +438,7 @@ def lint_against(
     plan: str | None = None,
     update: bool = False,
     actor: str = OPERATOR,
+    config: BoardConfig | None = None,
 ) -> PlanReport:
     """`lint` with references resolved against `board` (no board: nothing exists yet). With
     `plan` (its name), the items already on the board under that name are matched, and each
@@ -436,12 +446,20 @@ def lint_against(
     are not safe to change; the others are the `changes` that update would make). Differences
     are looked for once the plan itself is clean; then, once nothing differs, what the board
     would refuse next (`Board.plan_problems`: links onto cancelled tasks, links `actor` may not
-    make), in apply's words."""
+    make, an agent's create caps), in apply's words. Without a board, an agent's plan is held to
+    `config`'s caps as the empty board it would make."""
     if board is None:
         report = lint(data, task_exists=lambda _ref: False)
     else:
         report = lint(data, task_exists=lambda ref: board.find_task(ref) is not None)
     report.name = plan or report.name
+    if board is None and config is not None and report.ok and is_agent(actor):
+        items = report.to_items()
+        parents = {item.key: item.parent for item in items}
+        nothing = caps.CapReads(lambda _since: {}, lambda _parent: 0, lambda _parent: 0)
+        new_tasks = caps.plan_tasks(plan_order(items), parents, {})
+        violations = caps.cap_violations(new_tasks, config, 0, nothing)
+        report.problems += [_board_problem(doc) for doc in caps.problems(violations)]
     if board is None or not report.ok:
         return report
     items = report.to_items()

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from boardlib.config import BoardConfig
 from boardlib.errors import BoardError, Reason
 from boardlib.location import location_exists
 
@@ -73,27 +74,32 @@ def _load(plan_file: Path) -> tuple[Any, Any]:
 @plan_file
 @name_option
 @update_option
+@actor_option
 @global_options
-def lint(plan_file: Path, name: str | None, update: bool) -> None:
+def lint(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
     """Report every problem of a plan without touching the board.
 
     Prints the report ({"ok", "plan", "tasks", "order", "existing", "matched", "changes",
     "problems"}); exits 2 when it has problems: bad fields, duplicate keys, unknown keys,
     dependency cycles (with their keys), items on the board already whose content differs
-    (with --update: only differences it may not change).
+    (with --update: only differences it may not change), links onto cancelled tasks; as an
+    agent (--agent), what `plan apply --agent` refuses too: links onto another agent's tasks
+    and the create caps (kind cap).
     """
     plans, data = _load(plan_file)
     scope = plans.plan_name(data, given=name, source=_source(plan_file))
-    try:
-        with open_board(read_only=True) as board:  # read-only: a missing board stays missing
-            report = plans.lint_against(board, data, plan=scope, update=update)
-    except BoardError as error:
-        if error.reason is not Reason.NO_BOARD:
-            raise
-        report = plans.lint_against(None, data, plan=scope)
-    emit(report.to_json(), kind="plan")
-    if not report.ok:
-        raise plans.refusal(report)
+    config = BoardConfig.from_env()
+    with creating_as(actor, config, parameter="actor", notice=False):
+        try:
+            with open_board(read_only=True) as board:  # read-only: a missing board stays missing
+                report = plans.lint_against(board, data, plan=scope, update=update, actor=actor)
+        except BoardError as error:
+            if error.reason is not Reason.NO_BOARD:
+                raise
+            report = plans.lint_against(None, data, plan=scope, actor=actor, config=config)
+        emit(report.to_json(), kind="plan")
+        if not report.ok:
+            raise plans.refusal(report)
 
 
 @plan.command("apply")
@@ -112,10 +118,12 @@ def apply(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
     """
     plans, data = _load(plan_file)
     scope = plans.required_plan_name(data, given=name, source=_source(plan_file))
-    if not location_exists(board_path()):
-        report = plans.lint_against(None, data, plan=scope)  # refused before a board is made
-        if not report.ok:
-            raise plans.refusal(report)
+    config = BoardConfig.from_env()
+    if not location_exists(board_path()):  # refused before a board is made
+        with creating_as(actor, config, parameter="actor", notice=False):  # said once, below
+            report = plans.lint_against(None, data, plan=scope, actor=actor, config=config)
+            if not report.ok:
+                raise plans.refusal(report)
     with open_board(create=True) as board, creating_as(actor, board.config, parameter="actor"):
         applied = plans.apply(board, data, plan=scope, actor=actor, update=update)
     emit(applied.to_json(), kind="plan-applied")

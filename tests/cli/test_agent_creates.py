@@ -53,6 +53,23 @@ def test_cap_exceeded_carries_the_same_hint_on_its_one_line(kanban: Kanban) -> N
     assert kanban.snapshot() == before
 
 
+def test_a_depth_refusal_names_the_depth_ceiling_in_its_hint(kanban: Kanban) -> None:
+    """The hint of a create refused for depth says the ceiling that was broken, which the
+    notice of a create leaves out."""
+    with kanban.board() as board:
+        parent = board.create_task("root")
+        for level in ("child", "grandchild"):
+            parent = board.create_task(level, parent_task_id=parent.id)
+    error = kanban.refused(
+        "task", "dispatch", "-t", "too deep", "--parent", parent.id, "-a", "w1",
+        reason="cap_exceeded",
+    )  # fmt: skip
+    assert error["cap"] == "depth"
+    assert error["hint"] == agent_notice(
+        "w1", caps="2 ancestors, 24 children, 30 roots per 5 minutes"
+    )
+
+
 def test_a_plan_applied_as_an_agent_says_it_once(kanban: Kanban, tmp_path: Path) -> None:
     plan = tmp_path / "plan.yaml"
     plan.write_text("".join(f"- {{key: k{i}, title: K{i}}}\n" for i in range(3)))

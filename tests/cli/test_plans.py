@@ -234,3 +234,47 @@ def test_a_link_onto_a_cancelled_task_is_refused_on_every_cli_path(
     (problem,) = linted.doc["problems"]
     assert (problem["kind"], problem["ref"]) == ("cancelled_dependency", gone.id)
     assert kanban.snapshot() == before
+
+
+DEEP = """\
+tasks:
+  - {key: n0, title: N0}
+  - {key: n1, title: N1, parent: n0}
+  - {key: n2, title: N2, parent: n1}
+  - {key: n3, title: N3, parent: n2}
+"""
+
+
+def test_lint_as_an_agent_reports_the_caps_apply_refuses(kanban: Kanban, tmp_path: Path) -> None:
+    """`plan lint --agent` (or KANBAN_AGENT) runs apply's cap checks, so it reports every
+    problem `plan apply --agent` refuses, in the same words; the hint names the depth ceiling
+    when depth is the cap broken. The operator's lint is not capped."""
+    plan = write(tmp_path, "deep.yaml", DEEP)
+    nowhere = Kanban(tmp_path / "none.db", init=False)  # no board yet: the board it would make
+    as_planner, from_env = ("--agent", "planner"), {"KANBAN_AGENT": "planner"}
+    before = kanban.snapshot()
+    for cli, args, env, by in (
+        (kanban, ("plan", "lint", plan, *as_planner), {}, "--agent"),
+        (kanban, ("plan", "lint", plan), from_env, "env"),
+        (kanban, ("plan", "apply", plan, *as_planner), {}, "--agent"),
+        (nowhere, ("plan", "lint", plan, *as_planner), {}, "--agent"),
+        (nowhere, ("plan", "apply", plan), from_env, "env"),
+    ):
+        result = cli.run(*args, env=env)
+        assert result.code == 2, str(result)
+        error = result.error
+        assert error["reason"] == "cap_exceeded", str(result)
+        assert error["error"] == (
+            "the plan breaks the create caps for 1 task(s): n3 (depth); nothing was created"
+        )
+        assert [(v["key"], v["cap"], v["limit"]) for v in error["violations"]] == [
+            ("n3", "depth", 2)
+        ]
+        assert error["hint"] == agent_notice(
+            "planner", by=by, caps="2 ancestors, 24 children, 30 roots per 5 minutes"
+        )
+        if args[1] == "lint":
+            problems = [(p["kind"], p["key"], p["cap"]) for p in result.doc["problems"]]
+            assert problems == [("cap", "n3", "depth")]
+    assert kanban.snapshot() == before and not board_created(nowhere.db)
+    assert kanban.ok("plan", "lint", plan)["ok"] is True
