@@ -40,7 +40,7 @@ def add(task_id: str, on: tuple[str, ...], actor: str) -> None:
 
 @deps.command("remove")
 @task_id_argument
-@click.option("--on", "on", required=True, metavar="ID")
+@click.option("--on", "on", required=True, metavar="ID", help="The task it no longer waits on.")
 @actor_option
 @global_options
 def remove(task_id: str, on: str, actor: str) -> None:

@@ -37,10 +37,12 @@ def get(task_id: str) -> None:
 
 
 @click.command("list")
-@click.option("--status", "-s", type=Choice(transitions.STATUSES))
+@click.option(
+    "--status", "-s", type=Choice(transitions.STATUSES), help="Only tasks in this status."
+)
 @role_option
-@click.option("--assignee", metavar="NAME")
-@click.option("--team", metavar="ID")
+@click.option("--assignee", metavar="NAME", help="Only tasks this agent holds.")
+@click.option("--team", metavar="ID", help="Only this team's tasks.")
 @click.option("--ready", is_flag=True, help="Only claimable tasks, in claim order.")
 @click.option("--dropped", is_flag=True, help="Include dropped tasks.")
 @click.option(
@@ -91,7 +93,14 @@ def list_tasks(
 @click.command("search")
 @click.argument("text")
 @click.option("--dropped", is_flag=True, help="Include dropped tasks.")
-@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True, metavar="N")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    metavar="N",
+    help="At most N tasks.",
+)
 @global_options
 def search(text: str, dropped: bool, limit: int) -> None:
     """Find tasks by id, title or description."""
@@ -102,7 +111,12 @@ def search(text: str, dropped: bool, limit: int) -> None:
 
 @click.command("why")
 @task_id_argument
-@role_option
+@click.option(
+    "--role",
+    "-r",
+    metavar="ROLE",
+    help="Judge it as a claimant of this role would (as claim-next --role).",
+)
 @global_options
 def why(task_id: str, role: str | None) -> None:
     """Why a task is or is not claimable right now.

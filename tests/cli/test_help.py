@@ -21,13 +21,6 @@ WIDTHS = (50, 60, 70, 80, 90, 100, 120)
 
 # Options still without help whose commands another change owns (kanban/cli/reading.py and
 # deps.py); remove an entry once its option says what it is for.
-OWNED_ELSEWHERE = {
-    ("kanban task list", "--status"),
-    ("kanban task list", "--assignee"),
-    ("kanban task list", "--team"),
-    ("kanban task search", "--limit"),
-    ("kanban task deps remove", "--on"),
-}
 
 
 def commands() -> Iterator[tuple[str, click.Command, click.Context]]:
@@ -65,7 +58,7 @@ def test_every_option_says_what_it_is_for() -> None:
     silent = {
         (path, max(option.opts, key=len)) for path, option, _ in help_records() if not option.help
     }
-    assert sorted(silent - OWNED_ELSEWHERE) == []
+    assert sorted(silent) == []
 
 
 def test_options_are_spelled_as_typed_not_as_python() -> None:
