@@ -870,10 +870,24 @@ class KanbanApp(App[None]):
     def selection_left(self, task_id: str, to_status: str) -> None:
         """The selected task left the focused column: the cursor stayed; say where it went."""
         self.left_task = task_id
-        actor = self._last_actors.get(task_id)
-        by = "" if actor is None else " (you)" if actor == self.operator else f" by {actor}"
         keys = keymap.key_text(registry.BY_ID["board.follow"], self.user_keymap)
-        self.notify(f"{task_id} → {label(to_status)}{by} · {keys} follows it", timeout=5)
+        self.notify(
+            f"{task_id} → {label(to_status)}{self._moved_by(task_id)} · {keys} follows it",
+            timeout=5,
+        )
+
+    def _moved_by(self, task_id: str) -> str:
+        """` by agent-ada`, ` (you)`, or nothing: who acted on the task in the last update."""
+        actor = self._last_actors.get(task_id)
+        return "" if actor is None else " (you)" if actor == self.operator else f" by {actor}"
+
+    def where_it_went(self, task_id: str) -> str:
+        """` (→ todo by agent-ada)`: where a task is now and who moved it, as far as the board
+        held here knows (nothing when it is not held: a finished task further down)."""
+        task = self.state.tasks.get(task_id)
+        if task is None:
+            return ""
+        return f" (→ {label(task.status)}{self._moved_by(task_id)})"
 
     def follow_left_task(self) -> None:
         if self.left_task is None:

@@ -190,7 +190,9 @@ async def test_each_kind_has_its_one_key(tmp_path: Path, monkeypatch: pytest.Mon
         await until(pilot, lambda: fresh(path, blocked.id).status == t.TODO)
         await until(pilot, lambda: len(app.inbox_items) == 1)
         await on_row(pilot, lapsed.id)
-        await pilot.press("a")  # reclaim the lapsed lease
+        await pilot.press("a")  # reclaim the lapsed lease: a row the cursor moved to asks first
+        await shown_question(pilot)
+        await pilot.press("y")
         await until(pilot, lambda: fresh(path, lapsed.id).status == t.TODO)
         await until(pilot, lambda: not app.inbox_items)
 
@@ -337,8 +339,10 @@ async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> No
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await answer(pilot, app, "one more pass")
         await until(pilot, lambda: fresh(path, task.id).budget_usd == 3.0)
-        await pilot.press("a")  # still blocked: the row now says raise it, then unblock
-        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        # Raised past the spend: the row now says none is spent, and `a` unblocks.
+        await until(pilot, lambda: [i.action for i in app.inbox_items] == [a.UNBLOCK])
+        await pilot.press("a")
+        await until(pilot, lambda: fresh(path, task.id).status == t.TODO)
 
 
 async def answer(pilot: Any, app: Any, text: str) -> None:
@@ -390,3 +394,72 @@ async def test_g_and_big_g_go_to_the_ends_of_the_inbox_the_help_and_the_log(
         await until(pilot, lambda: keys.scroll_y == 0)
         await pilot.press("ctrl+d")
         await until(pilot, lambda: keys.scroll_y > 3)  # a page, not a line
+
+
+def three_blocked(path: Path, clock: ManualClock) -> list[str]:
+    """Three blocked tasks, a second apart (the inbox lists them in that order)."""
+    ids = []
+    with Board(path, clock=clock) as board:
+        for n in range(3):
+            task = board.create_task(f"blocked {n}")
+            board.claim(task.id, "bob")
+            board.block(task.id, "bob", f"needs key {n}")
+            ids.append(task.id)
+            clock.advance(seconds=1)
+    return ids
+
+
+async def test_a_asks_first_on_a_row_the_cursor_was_moved_to(tmp_path: Path) -> None:
+    """Found exploring: the selected row left the inbox (another process unblocked it), the
+    highlight moved silently to the next row, and `a` unblocked that task at once. The inbox
+    now says where the task went and where the cursor is, and `a` asks before acting on a row
+    the operator did not choose; a cursor move chooses it."""
+    from tui.components.confirm import ConfirmDialog
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    first, second, third = three_blocked(path, clock)
+    app = make_app(path, clock)
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 3)
+        await pilot.press("i")
+        await on_row(pilot, first)
+        await pilot.press("j")
+        await on_row(pilot, second)
+        with Board(path, clock=clock) as other:
+            other.unblock(second, actor="operator:zed")
+        await on_row(pilot, third)  # the reader brought the change: the neighbour, not chosen
+        said = [text for text in notes.warnings() if f"{second} left the inbox" in text]
+        assert said and "(→ todo by operator:zed)" in said[0] and f"on {third}" in said[0], said
+        await pilot.press("a")
+        dialog = await shown_question(pilot)
+        assert third in dialog.title_text
+        await pilot.pause(0.3)
+        assert fresh(path, third).status == t.BLOCKED  # nothing acted on the unchosen row
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        assert fresh(path, third).status == t.BLOCKED
+        # Confirmed, it acts.
+        await pilot.press("a")
+        await shown_question(pilot)
+        await pilot.press("y")
+        await until(pilot, lambda: fresh(path, third).status == t.TODO)
+        # A cursor move chooses: `a` then acts at once (no question).
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        await on_row(pilot, first)
+        await pilot.press("k")  # at the top already: no move, still not chosen
+        await pilot.press("a")
+        await shown_question(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        with Board(path, clock=clock) as other:
+            task = other.create_task("a new one, below")
+            other.claim(task.id, "bob")
+            other.block(task.id, "bob", "needs a key")
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await pilot.press("j", "k")  # chosen by moving
+        await on_row(pilot, first)
+        await pilot.press("a")
+        await until(pilot, lambda: fresh(path, first).status == t.TODO)
+        assert not isinstance(app.screen, ConfirmDialog)

@@ -3,11 +3,13 @@
 Each row says how long it has waited, which task, why, and the one obvious action, which `a`
 does (approve, land, unblock, override the debt, raise a budget, reclaim, release, retry). Enter
 opens the task's drawer. Rows are kept by their item key, so an update that adds or removes items
-never moves the cursor off the item the operator is on. Agent text (titles, reasons) is inert.
+never moves the cursor off the item the operator is on. When that item itself leaves (another
+process unblocked or landed it), the cursor lands on the neighbour, a note says where the task
+went, and `a` asks before acting on a row the operator never chose (an operator unblocked
+TASK-10 believing it was TASK-7). Agent text (titles, reasons) is inert.
 """
 
-from typing import TYPE_CHECKING
-
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.screen import Screen
@@ -22,10 +24,9 @@ from boardlib.records import InboxItem, Task
 
 from .. import registry
 from ..actions import TaskActions
+from ..keymap import key_names, operator_keymap
 from . import tcss
-
-if TYPE_CHECKING:
-    pass
+from .confirm import ConfirmDialog
 
 KIND_LABEL: dict[str, str] = {
     a.REVIEW: "review",
@@ -41,15 +42,24 @@ KIND_LABEL: dict[str, str] = {
 }
 REFRESH_S = 30.0  # the "waited" column, while the screen is open
 
+# The actions whose `a` opens a question naming the task anyway (the land dialog, the override's
+# confirmation, the release's, the budget's prompt): an unchosen row asks nothing more for them.
+ASKS_ITSELF = frozenset({a.LAND, a.OVERRIDE, a.RELEASE, a.RAISE_BUDGET})
+
 
 def waited(item: InboxItem, now_ms: int) -> str:
     gone = max(0, now_ms - item.since)
     return span(gone) if gone >= 1000 else "now"
 
 
+def who_of(item: InboxItem) -> str:
+    """What a row names: its task, else the held delivery's consumer."""
+    return item.task_id or item.consumer or "-"
+
+
 def row_text(item: InboxItem, now_ms: int) -> Content:
     """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert."""
-    who = item.task_id or item.consumer or "-"
+    who = who_of(item)
     return Content.from_markup(
         "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
         "[b]$action[/] $why",
@@ -71,6 +81,9 @@ class InboxScreen(TaskActions, Screen[None]):
         super().__init__()
         self.items: list[InboxItem] = []
         self._keys: list[tuple[str, str, str]] = []
+        # The row the cursor was put on when the operator's row left the inbox: `a` asks before
+        # acting on it, until the operator moves the cursor (chooses a row).
+        self.unchosen: tuple[str, str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="inbox-title")
@@ -95,15 +108,23 @@ class InboxScreen(TaskActions, Screen[None]):
         return self.items[index]
 
     def show_items(self, items: list[InboxItem], now_ms: int) -> None:
-        """Replace the rows, the cursor kept on the same item (or the one that took its place)."""
+        """Replace the rows, the cursor kept on the same item. When that item left, the cursor
+        lands on the same task's new item, else on the neighbour, and the operator is told."""
         options = self.options
         current = self.selected_item()
         keep = a.item_key(current) if current is not None else None
         old_index = options.highlighted or 0
         self.items = list(items)
         self._keys = [a.item_key(item) for item in self.items]
-        options.clear_options()
-        options.add_options([Option(row_text(item, now_ms)) for item in self.items])
+        # Only the operator's own moves are "highlighted" messages: they choose a row.
+        with self.prevent(OptionList.OptionHighlighted):
+            options.clear_options()
+            options.add_options([Option(row_text(item, now_ms)) for item in self.items])
+            if self.items:
+                index = self._keys.index(keep) if keep in self._keys else self._same_task(current)
+                options.highlighted = (
+                    min(old_index, len(self.items) - 1) if index is None else index
+                )
         count = len(self.items)
         title = f"{count} need you" if count else "Nothing needs you"
         self.query_one("#inbox-title", Static).update(
@@ -112,10 +133,50 @@ class InboxScreen(TaskActions, Screen[None]):
                 title=title,
             )
         )
-        if self.items:
-            index = self._keys.index(keep) if keep in self._keys else min(old_index, count - 1)
-            options.highlighted = index
+        if current is not None and keep not in self._keys:
+            self._left(current)
         self._describe()
+
+    def _same_task(self, gone: InboxItem | None) -> int | None:
+        """The row of the same task (or held delivery) under another kind, if it has one."""
+        if gone is None:
+            return None
+        for index, item in enumerate(self.items):
+            if (item.task_id, item.consumer) == (gone.task_id, gone.consumer):
+                return index
+        return None
+
+    def _left(self, gone: InboxItem) -> None:
+        """The operator's row left the inbox: say where its task went and where the cursor is,
+        and make `a` ask before acting on a row the operator did not choose."""
+        now = self.selected_item()
+        if now is not None and (now.task_id, now.consumer) == (gone.task_id, gone.consumer):
+            if now.action == gone.action:  # the same task, the same action: the choice holds
+                if self.unchosen == a.item_key(gone):
+                    self.unchosen = a.item_key(now)
+                return
+            said = f"{who_of(now)} is now “{KIND_LABEL.get(now.kind, now.kind)}” in the inbox"
+        else:
+            went = self.kanban.where_it_went(gone.task_id) if gone.task_id else ""
+            said = f"{who_of(gone)} left the inbox{went}"
+        if now is None:
+            self.unchosen = None
+            self.kanban.notify(f"{said}. Nothing else needs you.", timeout=6)
+            return
+        self.unchosen = a.item_key(now)
+        asks = (
+            ""
+            if now.action in ASKS_ITSELF
+            else f": {self._act_key()} asks before acting on it until you move the cursor"
+        )
+        self.kanban.notify(
+            f"{said}. The cursor is on {who_of(now)} ({now.action.replace('_', ' ')}){asks}.",
+            severity="warning",
+            timeout=8,
+        )
+
+    def _act_key(self) -> str:
+        return key_names(registry.BY_ID["inbox.act"], operator_keymap(self.app))[0]
 
     def _describe(self) -> None:
         item = self.selected_item()
@@ -136,6 +197,7 @@ class InboxScreen(TaskActions, Screen[None]):
         self.refresh_bindings()
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
+        self.unchosen = None  # the operator moved the cursor: the row is chosen
         self._describe()
 
     def on_option_list_option_selected(self, _event: OptionList.OptionSelected) -> None:
@@ -181,10 +243,42 @@ class InboxScreen(TaskActions, Screen[None]):
         self.kanban.open_from_inbox(item.task_id)
 
     def action_act(self) -> None:
-        """The row's one obvious action, through the board's own verbs."""
+        """The row's one obvious action, through the board's own verbs; on a row the cursor was
+        put on when the operator's row left, only after asking."""
         item = self.selected_item()
         if item is None:
             return
+        if self.unchosen == a.item_key(item) and item.action not in ASKS_ITSELF:
+            self._confirm_unchosen(item)
+            return
+        self._act_on(item)
+
+    def _confirm_unchosen(self, item: InboxItem) -> None:
+        who, key = who_of(item), a.item_key(item)
+        verb = item.action.replace("_", " ")
+        body = Text.assemble(
+            f"The row you were on left the inbox and the cursor moved to {who}; you have not "
+            f"chosen it. {a.ACTIONS.get(item.action, verb).capitalize()}?\n\n",
+            (inert(item.why), "dim"),
+        )
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            now = self.selected_item()
+            if now is None or a.item_key(now) != key:
+                self.kanban.notify(f"{who} left the row meanwhile: nothing done.", timeout=5)
+                return
+            self.unchosen = None
+            self._act_on(now)
+
+        self.kanban.push_screen(
+            ConfirmDialog(f"{verb.capitalize()} {who}?", body, confirm=verb.capitalize()),
+            answered,
+        )
+
+    def _act_on(self, item: InboxItem) -> None:
+        """The selected row's action (`item` is that row)."""
         app = self.kanban
         task_id = item.task_id
         if item.action == a.RETRY and item.consumer is not None:
