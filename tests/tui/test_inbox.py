@@ -463,3 +463,29 @@ async def test_a_asks_first_on_a_row_the_cursor_was_moved_to(tmp_path: Path) -> 
         await pilot.press("a")
         await until(pilot, lambda: fresh(path, first).status == t.TODO)
         assert not isinstance(app.screen, ConfirmDialog)
+
+
+async def test_the_waited_column_moves_with_time_while_the_inbox_is_open(tmp_path: Path) -> None:
+    """Found exploring: "Waiting" froze while the inbox was open (it was redrawn only when the
+    list changed, or every 30 s). Time alone moves it now: no board read, no new item."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    clock.advance(seconds=10)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("i")
+        await on_row(pilot, review)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+
+        def row() -> str:
+            return str(inbox.options.get_option_at_index(0).prompt)
+
+        assert row().startswith("10 s "), row()
+        clock.advance(seconds=20)
+        await until(pilot, lambda: row().startswith("30 s "), timeout=5)
+        clock.advance(minutes=3)
+        await until(pilot, lambda: row().startswith("3 min "), timeout=5)
+        assert inbox.selected_item() is not None and inbox.unchosen is None

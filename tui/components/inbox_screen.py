@@ -40,7 +40,9 @@ KIND_LABEL: dict[str, str] = {
     a.BUDGET_EXCEEDED: "budget",
     a.WATCH_HELD: "watch",
 }
-REFRESH_S = 30.0  # the "waited" column, while the screen is open
+# The "waited" column while the screen is open: looked at this often, and a row repainted only
+# when its words changed (a row in seconds each second, one in minutes once a minute).
+WAITED_TICK_S = 1.0
 
 # The actions whose `a` opens a question naming the task anyway (the land dialog, the override's
 # confirmation, the release's, the budget's prompt): an unchosen row asks nothing more for them.
@@ -81,6 +83,7 @@ class InboxScreen(TaskActions, Screen[None]):
         super().__init__()
         self.items: list[InboxItem] = []
         self._keys: list[tuple[str, str, str]] = []
+        self._waited: list[str] = []  # each row's "waited" words as drawn
         # The row the cursor was put on when the operator's row left the inbox: `a` asks before
         # acting on it, until the operator moves the cursor (chooses a row).
         self.unchosen: tuple[str, str, str] | None = None
@@ -93,7 +96,7 @@ class InboxScreen(TaskActions, Screen[None]):
 
     def on_mount(self) -> None:
         self.show_items(self.kanban.inbox_items, self.kanban.now_ms())
-        self.set_interval(REFRESH_S, lambda: self.show_items(self.items, self.kanban.now_ms()))
+        self.set_interval(WAITED_TICK_S, self.refresh_waited)
 
     # -- what is shown --------------------------------------------------------------------------
 
@@ -116,6 +119,7 @@ class InboxScreen(TaskActions, Screen[None]):
         old_index = options.highlighted or 0
         self.items = list(items)
         self._keys = [a.item_key(item) for item in self.items]
+        self._waited = [waited(item, now_ms) for item in self.items]
         # Only the operator's own moves are "highlighted" messages: they choose a row.
         with self.prevent(OptionList.OptionHighlighted):
             options.clear_options()
@@ -174,6 +178,17 @@ class InboxScreen(TaskActions, Screen[None]):
             severity="warning",
             timeout=8,
         )
+
+    def refresh_waited(self) -> None:
+        """Time alone moves the "waited" column: repaint the rows whose words changed."""
+        now_ms = self.kanban.now_ms()
+        options = self.options
+        with self.prevent(OptionList.OptionHighlighted):  # no row is chosen by a repaint
+            for index, item in enumerate(self.items):
+                words = waited(item, now_ms)
+                if index < len(self._waited) and words != self._waited[index]:
+                    self._waited[index] = words
+                    options.replace_option_prompt_at_index(index, row_text(item, now_ms))
 
     def _act_key(self) -> str:
         return key_names(registry.BY_ID["inbox.act"], operator_keymap(self.app))[0]
