@@ -145,6 +145,7 @@ class KanbanApp(App[None]):
         self.inbox_items: list[InboxItem] = []
         self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
         self._inbox_said: set[tuple[str, str, str]] = set()  # what the header's "new:" names
+        self._budget_blocks: set[str] = set()  # tasks the board blocked over a spent budget
         self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
@@ -280,7 +281,11 @@ class KanbanApp(App[None]):
 
     def notes_of(self, task_id: str) -> CardNotes:
         notes = self.marks.notes_of(task_id)
-        return replace(notes, marked=True) if task_id in self.marked else notes
+        if task_id in self.marked:
+            notes = replace(notes, marked=True)
+        if task_id in self._budget_blocks:
+            notes = replace(notes, budget_block=True)
+        return notes
 
     # -- several cards at once ----------------------------------------------------------------
 
@@ -505,10 +510,18 @@ class KanbanApp(App[None]):
     def on_inbox_update(self, message: InboxUpdate) -> None:
         """Keep the list, count it in the header, and say each new item once (a toast, the
         header, and the bell or desktop notification when asked for); the view never moves."""
-        from boardlib.attention import item_key
+        from boardlib.attention import BUDGET_EXCEEDED, item_key
 
         self.inbox_items = message.items
         keys = {item_key(item) for item in message.items}
+        blocks = {
+            item.task_id
+            for item in message.items
+            if item.kind == BUDGET_EXCEEDED and item.task_id is not None
+        }
+        if blocks != self._budget_blocks:  # their cards say the board blocked them
+            changed, self._budget_blocks = blocks ^ self._budget_blocks, blocks
+            self.board_screen.board.refresh_changed(changed)
         new = [] if self._inbox_keys is None else [
             item for item in message.items if item_key(item) not in self._inbox_keys
         ]  # fmt: skip

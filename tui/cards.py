@@ -45,9 +45,14 @@ class CardNotes:
     overridden: bool = False
     expired_lease_of: str | None = None
     marked: bool = False  # the operator marked it (`space`) to act on several at once
+    # The board itself blocked it over a spent budget (its own event, as the inbox reads it): an
+    # agent's reason in the same words (`budget_exceeded: ...`) is drawn as the agent's words.
+    budget_block: bool = False
 
 
 NO_NOTES = CardNotes()
+BUDGET_BLOCK = "⚠ board: over budget"  # the board's own budget block: 20 cells, a card's width
+SPENT_MARK = "⚠"  # before the spend, in its shortest form, once a budget is spent
 OVERRIDE_MARK = "⚑"
 LANDED_MARK = "⤓"  # before the landed commit, on the card and in the drawer
 MARKED_MARK = "◆"  # marked to act on several cards at once
@@ -159,21 +164,44 @@ def _tokens(count: float) -> str:
     return f"{count / 1000:.0f}k" if count >= 10_000 else f"{count:.0f}"
 
 
+def _spend_parts(task: Task) -> tuple[str, str, str, float, float] | None:
+    """Spent and limit as a card says them, the unit after them, and the two numbers."""
+    if task.budget_usd is not None:
+        spent, limit = task.subtree_cost_micros / MICROS_PER_USD, task.budget_usd
+        return money(spent), _limit(limit), "", spent, limit
+    if task.budget_tokens is not None:
+        spent_tokens, limit_tokens = task.subtree_tokens, task.budget_tokens
+        return _tokens(spent_tokens), _tokens(limit_tokens), " tok", spent_tokens, limit_tokens
+    return None
+
+
 def spend(task: Task) -> tuple[str, str] | None:
     """A budgeted task's spend against its budget (its whole subtree's, as the board counts it):
     `$4.20 / $5` and its tone: muted, `warning` from 80%, `error` once spent. The dollar budget
     when it has one, else the token budget; None without a budget."""
-    if task.budget_usd is not None:
-        spent, limit = task.subtree_cost_micros / MICROS_PER_USD, task.budget_usd
-        text = f"{money(spent)} / {_limit(limit)}"
-    elif task.budget_tokens is not None:
-        spent, limit = task.subtree_tokens, task.budget_tokens
-        text = f"{_tokens(spent)} / {_tokens(limit)} tok"
-    else:
+    parts = _spend_parts(task)
+    if parts is None:
         return None
+    spent_text, limit_text, unit, spent, limit = parts
+    text = f"{spent_text} / {limit_text}{unit}"
     if spent >= limit:
         return text, "error"
     return text, "warning" if spent >= BUDGET_WARN_AT * limit else "muted"
+
+
+def spend_shorter(task: Task) -> tuple[str, ...]:
+    """The spend said shorter, for a card too narrow for the whole (a 23-cell column hid every
+    figure of 13 cells or more: `$0.20 / $0.05`): `$0.20/$0.05`, then once spent `⚠$0.20`, so a
+    spent budget always shows."""
+    parts = _spend_parts(task)
+    if parts is None:
+        return ()
+    spent_text, limit_text, unit, spent, limit = parts
+    compact = f"{spent_text}/{limit_text}{unit}"
+    return (compact, f"{SPENT_MARK}{spent_text}{unit}") if spent >= limit else (compact,)
+
+
+_Right = tuple[str, Style, tuple[str, ...], bool]  # text, style, shorter forms, kept
 
 
 class _Line:
@@ -182,27 +210,29 @@ class _Line:
 
     def __init__(self) -> None:
         self.left: list[tuple[str, Style, bool]] = []
-        self.right: list[tuple[str, Style, str]] = []
+        self.right: list[_Right] = []
 
     def add(self, text: str, style: Style, *, optional: bool = False) -> "_Line":
         if text:
             self.left.append((text, style, optional))
         return self
 
-    def add_right(self, text: str, style: Style, *, short: str = "") -> "_Line":
+    def add_right(
+        self, text: str, style: Style, *, short: str | tuple[str, ...] = "", keep: bool = False
+    ) -> "_Line":
         """A right-aligned part; `short` is what it says where the whole does not fit (an
-        expired lease still says EXPIRED on a narrow card, without its time)."""
+        expired lease still says EXPIRED on a narrow card, without its time), shortest last.
+        A part to `keep` (a spent budget) outlasts the others: they go before its last form."""
         if text:
-            self.right.append((text, style, short))
+            shorter = (short,) if isinstance(short, str) else short
+            self.right.append((text, style, tuple(form for form in shorter if form), keep))
         return self
 
     def segments(self, width: int, base: Style) -> list[Segment]:
         right = list(self.right)
-        while right and cell_len(" ".join(text for text, _, _ in right)) + 1 > width - 8:
-            text, style, short = right.pop()  # the left part keeps an id's worth of room
-            if short:
-                right.append((short, style, ""))
-        right_width = cell_len(" ".join(text for text, _, _ in right))
+        while right and cell_len(" ".join(part[0] for part in right)) + 1 > width - 8:
+            _fit_right(right)  # the left part keeps an id's worth of room
+        right_width = cell_len(" ".join(part[0] for part in right))
         left_room = width - (right_width + 1 if right else 0)
         segments: list[Segment] = []
         used = 0
@@ -219,10 +249,30 @@ class _Line:
             used += cell_len(piece)
         if used < left_room:
             segments.append(Segment(" " * (left_room - used), base))
-        for text, style, _ in right:
+        for text, style, _, _ in right:
             segments.append(Segment(" ", base))
             segments.append(Segment(text, base + style))
         return segments
+
+
+def _fit_right(right: list[_Right]) -> None:
+    """One step narrower: a part said shorter (but a kept part not yet in its last form), else
+    the last part that need not stay left out, else a kept part said shorter, else the last."""
+    for index in reversed(range(len(right))):
+        _text, style, shorter, keep = right[index]
+        if shorter and (not keep or len(shorter) > 1):
+            right[index] = (shorter[0], style, shorter[1:], keep)
+            return
+    for index in reversed(range(len(right))):
+        if not right[index][3]:
+            del right[index]
+            return
+    for index in reversed(range(len(right))):
+        _text, style, shorter, keep = right[index]
+        if shorter:
+            right[index] = (shorter[0], style, shorter[1:], keep)
+            return
+    right.pop()
 
 
 def card_lines(
@@ -257,7 +307,8 @@ def card_lines(
         head.add_right(text, getattr(p, tone))
     budget = spend(task)
     if budget is not None:
-        head.add_right(budget[0], getattr(p, budget[1]))
+        spent = budget[1] == "error"  # the board's own figure: kept where anything else goes
+        head.add_right(budget[0], getattr(p, budget[1]), short=spend_shorter(task), keep=spent)
     elif task.cost_usd:
         head.add_right(money(task.cost_usd), p.muted)
 
@@ -286,6 +337,8 @@ def card_lines(
                 meta.add_right(f"→{until}!", p.warning)
             else:
                 meta.add_right(f"→{until}", p.muted)
+    elif status == t.BLOCKED and notes.budget_block:
+        meta.add(BUDGET_BLOCK, p.error)  # the board's words, not the reason an agent could write
     elif status == t.BLOCKED:
         meta.add(f"⚠ {inert(task.blocked_reason or 'blocked')}", p.warning)
     elif status == t.IN_REVIEW:

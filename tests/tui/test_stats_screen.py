@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.style import Style
 from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib import Board, ManualClock
 from boardlib.records import EXECUTION_SUCCEEDED, Task
 from tests.tui.conftest import Notes, fresh, loaded, make_app, shown_question, until
-from tui.cards import spend
+from tests.tui.test_trust import card_text
+from tui.cards import BUDGET_BLOCK, CardNotes, CardPalette, CardTones, card_lines, spend
 from tui.components.prompt import PromptDialog
 from tui.components.stats_screen import StatsScreen
 from tui.live import StatsUpdate
@@ -128,6 +130,74 @@ def test_a_card_shows_spend_against_its_budget() -> None:
     assert spend(replace(base, budget_usd=0.00004, subtree_cost_micros=10)) == (
         "$0.00001 / $0.00004", "muted",
     )  # fmt: skip
+
+
+COLUMN_TEXT_WIDTH = 20  # a card at 80x24 and 160x48: 20 cells of text (a 23-cell column)
+
+
+def test_a_spent_budget_shows_on_the_narrowest_card() -> None:
+    """Found exploring: a budgeted card hid its spend whenever the text was 13 cells or longer,
+    at both documented sizes: TASK-6 ($0.20 spent of $0.05, blocked) showed no figure. It is
+    said shorter now, and a spent budget outlasts the verdict."""
+    none = Style()
+    tones = CardTones(*([none] * 9))
+    palette = CardPalette(tones, tones, tones, none)
+    base = Task(id="TASK-6", title="t", status="blocked", created_at=1, updated_at=1)
+
+    def head(task: Task, width: int = COLUMN_TEXT_WIDTH + 2) -> str:
+        return card_lines(task, width, palette, now_ms=0)[0].text
+
+    spent = replace(base, budget_usd=0.05, subtree_cost_micros=200_000)
+    assert "$0.20/$0.05" in head(spent)
+    assert "$0.20 / $0.05" in head(spent, 60)  # whole where there is room
+    failed = replace(spent, verification='{"status": "fail"}')
+    assert "$0.20/$0.05" in head(failed) and "fail" not in head(failed)  # the verdict goes first
+    assert "✗ fail" in head(failed, 60)
+    huge = replace(base, budget_usd=1000.0, subtree_cost_micros=1_234_560_000)
+    assert "⚠$1,234.56" in head(huge)
+    tokens = replace(base, budget_tokens=10_000, subtree_tokens=12_000)
+    assert "12k/10k tok" in head(tokens)
+    under = replace(base, budget_usd=50.0, subtree_cost_micros=12_340_000)
+    assert "$12.34/$50" in head(under)
+
+
+def test_the_boards_budget_block_is_told_from_an_agents_reason() -> None:
+    """Both drew `⚠ budget_exceeded: ...` in the same colour: the board's own block (the inbox
+    reads its event) now says so in the error colour, an agent's reason stays its words."""
+    tones = CardTones(*[Style(color=f"color({n})") for n in range(9)])
+    palette = CardPalette(tones, tones, tones, Style())
+    reason = "budget_exceeded: the budget of TASK-6 is spent"
+    task = Task(
+        id="TASK-6", title="t", status="blocked", created_at=1, updated_at=1,
+        blocked_reason=reason,
+    )  # fmt: skip
+    width = COLUMN_TEXT_WIDTH + 2
+    agents = card_lines(task, width, palette, now_ms=0)[2]
+    boards = card_lines(task, width, palette, now_ms=0, notes=CardNotes(budget_block=True))[2]
+    assert "budget_exceeded" in agents.text and BUDGET_BLOCK in boards.text
+    (words,) = [seg for seg in boards if BUDGET_BLOCK in seg.text]
+    assert words.style is not None and words.style.color == tones.error.color
+
+
+@pytest.mark.slow
+async def test_a_real_budget_block_and_an_agents_look_alike_no_more(tmp_path: Path) -> None:
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        real = board.create_task("spent", budget_usd=0.05)
+        board.claim(real.id, "ada")
+        run = board.open_execution(real.id, "script", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=0.2)
+        fake = board.create_task("claims it")
+        board.claim(fake.id, "mallory")
+        board.block(fake.id, "mallory", "budget_exceeded: the budget of TASK-1 is spent")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await until(pilot, lambda: BUDGET_BLOCK in card_text(app, real.id))
+        assert "$0.20" in card_text(app, real.id)  # the figure, whole or shorter
+        assert BUDGET_BLOCK not in card_text(app, fake.id)
+        assert "budget_exceeded" in card_text(app, fake.id)
 
 
 @pytest.mark.slow
