@@ -530,6 +530,7 @@ class TaskActions:
         verify command), then ask with what the preview says: the decision is made on that
         preview, and the landing refuses if the work changed since."""
         app = self.kanban
+        app.expect_question(LandDialog.question_for(task))
         known = next(
             (
                 drawer.query_one(LandingLine).preview_for(task.id)
@@ -569,7 +570,9 @@ class TaskActions:
 
     def _confirm_landing(self, task: Task, shown: Preview, choices: Choices) -> None:
         app = self.kanban
-        app.push_screen(LandDialog(task, shown, choices, operator=app.operator))
+        dialog = LandDialog(task, shown, choices, operator=app.operator)
+        dialog.ignored = app.question_came()  # its own count of early keys goes on from there
+        app.push_screen(dialog)
 
     def action_reject(self) -> None:
         task = self._target_task()

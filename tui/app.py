@@ -146,6 +146,10 @@ class KanbanApp(App[None]):
         self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
         self._inbox_said: set[tuple[str, str, str]] = set()  # what the header's "new:" names
         self._budget_blocks: set[str] = set()  # tasks the board blocked over a spent budget
+        # A question on its way (the land dialog waits for git's preview): its title, and how
+        # many keys no screen had a use for were typed meanwhile (they were meant for it).
+        self.question_coming: str | None = None
+        self._typed_while_coming = 0
         self.announce = announce  # asked after each update; its first sentence stays on screen
         self._open_on_load = open_task  # `kanban tui --open TASK-ID`
         self.on_terminal_gone = on_terminal_gone
@@ -229,8 +233,11 @@ class KanbanApp(App[None]):
             event.stop()
             return
         active = self.active_bindings.get(event.key)
-        action = registry.BY_ID.get(active.binding.id or "") if active is not None else None
-        if active is None or active.enabled or action is None:
+        if active is None:
+            self._key_without_use(event)
+            return
+        action = registry.BY_ID.get(active.binding.id or "")
+        if active.enabled or action is None:
             return
         marked = len(self.marked) if action.id in registry.BATCH else 0
         # The task of whatever bound the key (the drawer's own, once its card left the column),
@@ -241,6 +248,34 @@ class KanbanApp(App[None]):
             action, read_only=self.read_only, task=task, marked=marked
         )
         self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
+
+    def _key_without_use(self, event: events.Key) -> None:
+        """A printable key nothing here is bound to: typed while a question was on its way, it
+        was meant for the question (counted and dropped, as the question's own early keys are);
+        else a screen that lists its keys (`keys_hint`) says them, in one line."""
+        if not (event.is_printable and event.character):
+            return
+        if self.question_coming is not None:
+            self._typed_while_coming += 1
+            self.notify(
+                f"{self._typed_while_coming} key(s) typed before “{self.question_coming}” was on "
+                "screen were ignored.",
+                severity="warning",
+                timeout=4,
+            )
+            return
+        hint = getattr(self.screen, "keys_hint", None)
+        if callable(hint):
+            self.notify(f"{event.character}: {hint()}", severity="warning", timeout=4)
+
+    def expect_question(self, title: str) -> None:
+        """A question is on its way (read first, then asked): keys typed meanwhile are its."""
+        self.question_coming, self._typed_while_coming = title, 0
+
+    def question_came(self) -> int:
+        """The question expected is on its way to the screen: how many keys were typed early."""
+        typed, self.question_coming, self._typed_while_coming = self._typed_while_coming, None, 0
+        return typed
 
     # -- wiring ---------------------------------------------------------------------------------
 

@@ -489,3 +489,62 @@ async def test_the_waited_column_moves_with_time_while_the_inbox_is_open(tmp_pat
         clock.advance(minutes=3)
         await until(pilot, lambda: row().startswith("3 min "), timeout=5)
         assert inbox.selected_item() is not None and inbox.unchosen is None
+
+
+async def test_a_key_the_inbox_has_no_use_for_says_its_keys(tmp_path: Path) -> None:
+    """Found exploring: `u`, `x`, `y` in the inbox vanished in silence (docs/tui.md: a key that
+    does not apply says why, in one line)."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("i")
+        await on_row(pilot, review)
+        for count, key in enumerate(("u", "x", "y"), start=1):
+            await pilot.press(key)
+            await until(pilot, lambda: len(notes.warnings()) == count)  # noqa: B023
+            assert notes.warnings()[-1].startswith(f": {key}: not an inbox key"), notes.warnings()
+        said = notes.warnings()[-1]
+        assert "j/k move" in said and "a does the row's action" in said, said
+        assert fresh(path, review).status == t.IN_REVIEW  # nothing acted
+        await pilot.press("j")  # a bound key says nothing
+        await pilot.pause(0.2)
+        assert len(notes.warnings()) == 3
+
+
+@pytest.mark.slow
+async def test_a_key_typed_with_the_a_that_opens_a_landing_is_said_typed_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found exploring: a `y` typed in the same burst as the `a` that opens a landing question
+    reached the inbox (the dialog waits for git's preview) and vanished; it is now told as typed
+    before the question, and lands nothing."""
+    from textual import events
+
+    from tests.worktrees.conftest import make_land_env
+    from tui.components.land_dialog import LandDialog
+
+    path = tmp_path / "board.db"
+    land = make_land_env(tmp_path, monkeypatch, path)
+    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
+    clock = ManualClock(land.board.now())
+    app = make_app(path, clock)
+    notes = Notes()
+    try:
+        async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.press("i")
+            await on_row(pilot, first)
+            for key in "ay":  # at once, as a terminal delivers a burst
+                app.post_message(events.Key(key, key))
+            await until(pilot, lambda: isinstance(app.screen, LandDialog))
+            typed = [n for n in notes.warnings() if "typed before" in n]
+            assert typed == [f": 1 key(s) typed before “Land {first}?” was on screen were ignored."]
+            await pilot.pause(0.3)
+            assert fresh(path, first).landed_commit is None
+            assert isinstance(app.screen, LandDialog) and app.question_coming is None
+    finally:
+        land.board.close()

@@ -193,6 +193,19 @@ class InboxScreen(TaskActions, Screen[None]):
     def _act_key(self) -> str:
         return key_names(registry.BY_ID["inbox.act"], operator_keymap(self.app))[0]
 
+    def keys_hint(self) -> str:
+        """What a key the inbox has no use for is told (the app says it, `_key_without_use`)."""
+        remapped = operator_keymap(self.app)
+
+        def first(action_id: str) -> str:
+            return key_names(registry.BY_ID[action_id], remapped)[0]
+
+        return (
+            f"not an inbox key. Here {first('inbox.down')}/{first('inbox.up')} move, "
+            f"{first('inbox.open')} opens the task, {first('inbox.act')} does the row's action, "
+            f"{first('inbox.close')} goes back, {first('app.help')} lists every key."
+        )
+
     def _describe(self) -> None:
         item = self.selected_item()
         detail = self.query_one("#inbox-detail", Static)

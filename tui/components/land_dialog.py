@@ -49,10 +49,19 @@ class LandDialog(ConfirmDialog):
             self.choice = choice
             self.into_label = into_label
 
+    @staticmethod
+    def verb_for(task: Task) -> str:
+        return "Approve and land" if task.status == t.IN_REVIEW else "Land"
+
+    @classmethod
+    def question_for(cls, task: Task) -> str:
+        """The dialog's title, known before its preview is read (keys typed meanwhile are its)."""
+        return f"{cls.verb_for(task)} {task.id}?"
+
     def __init__(self, task: Task, shown: Preview, choices: Choices, *, operator: str) -> None:
         self.task_row = task
         self.approving = task.status == t.IN_REVIEW
-        self.verb = "Approve and land" if self.approving else "Land"
+        self.verb = self.verb_for(task)
         self.shown: Preview | None = shown
         self.choices = choices
         self.operator = operator
@@ -60,7 +69,7 @@ class LandDialog(ConfirmDialog):
         self.into: str | None = None  # None: the worktree's base
         self.decided: LandChoice | None = None
         self._reads = 0  # previews asked for; only the last one's answer is shown
-        super().__init__(f"{self.verb} {task.id}?", self._body(), confirm=self.verb)
+        super().__init__(self.question_for(task), self._body(), confirm=self.verb)
 
     @property
     def kanban(self) -> "KanbanApp":
