@@ -63,6 +63,9 @@ class HeaderFacts:
     inbox_by_status: tuple[tuple[str, int], ...] = ()  # how many of the items in each column
 
 
+NEW_ITEM_PRIORITY = 8.5  # above the counts and the arrows (8), below what is never dropped (9)
+
+
 class HeaderBar(Widget):
     DEFAULT_CSS = tcss(__file__)
 
@@ -88,10 +91,10 @@ class HeaderBar(Widget):
         def clock(ms: int) -> str:
             return clock_text(ms, now)
 
-        parts: list[tuple[int, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
+        parts: list[tuple[float, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
         if f.demo:
             parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
-        said_shorter_first: dict[int, tuple[int, Content]] = {}
+        said_shorter_first: dict[int, tuple[float, Content]] = {}
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
@@ -121,7 +124,10 @@ class HeaderBar(Widget):
             )
             parts.append((9, _markup(need, count=str(f.inbox))))
             if f.inbox_new:
-                parts.append((6, _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)))
+                # Said in the header, as the inbox promises: it outlasts the counts and the
+                # arrows (at 80 columns with columns off screen it was the first to go).
+                new = _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)
+                parts.append((NEW_ITEM_PRIORITY, new))
             count = (
                 f"{f.total} task{'' if f.total == 1 else 's'}"
                 if f.shown == f.total
@@ -153,7 +159,7 @@ class HeaderBar(Widget):
             compact[len(parts)] = Content(" ").join(side for side in narrow if side is not None)
             parts.append((8, Content(" · ").join(side for side in wide if side is not None)))
         # A fact that is said shorter before it goes, by the part it replaces.
-        said_shorter: dict[int, tuple[int, Content]] = dict(said_shorter_first)
+        said_shorter: dict[int, tuple[float, Content]] = dict(said_shorter_first)
         if f.note:
             note = _markup("[b $text-success]$note[/]", note=f.note)
             first_clause = _markup("[b $text-success]$note[/]", note=f.note.split(";")[0])
