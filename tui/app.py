@@ -570,9 +570,13 @@ class KanbanApp(App[None]):
         if new:
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)
-            changes["inbox_new"] = said if len(new) == 1 else f"{said} (+{len(new) - 1})"
-            self._inbox_said = {item_key(item) for item in new}
-            self.notify(f"{said}. i opens the inbox.", title="Needs you", timeout=6)
+            if isinstance(self.screen, InboxScreen):  # its list shows it: no hint to open it
+                self.notify(f"{said}.", title="Needs you", timeout=6)
+            else:
+                changes["inbox_new"] = said if len(new) == 1 else f"{said} (+{len(new) - 1})"
+                self._inbox_said = {item_key(item) for item in new}
+                inbox_key = keymap.key_text(registry.BY_ID["board.inbox"], self.user_keymap)
+                self.notify(f"{said}. {inbox_key} opens the inbox.", title="Needs you", timeout=6)
             for item in new:
                 self.tell_terminal(
                     notify.sequence(

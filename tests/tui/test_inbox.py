@@ -552,3 +552,24 @@ async def test_a_key_typed_with_the_a_that_opens_a_landing_is_said_typed_before(
             assert isinstance(app.screen, LandDialog) and app.question_coming is None
     finally:
         land.board.close()
+
+
+async def test_a_new_item_while_the_inbox_is_open_gives_no_hint_to_open_it(tmp_path: Path) -> None:
+    """Found exploring: "Needs you: ... i opens the inbox." appeared with the inbox open."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("i")
+        await on_row(pilot, review)
+        with Board(path, clock=clock) as board:
+            task = board.create_task("blocked meanwhile")
+            board.claim(task.id, "bob")
+            board.block(task.id, "bob", "needs a key")
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        said = [text for text in notes.infos() if "Needs you" in text]
+        assert said == [f"Needs you: {task.id} is blocked."], said
+        assert app.board_screen.header.facts.inbox_new == ""  # seen in the list already
