@@ -381,3 +381,26 @@ def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
         await until(pilot, lambda: pilot.app.screen.query_one(MenuList).highlighted == 0)
 
     assert snap_compare(app_on(fixed_shop, "clash"), terminal_size=(80, 24), run_before=menu)
+
+
+async def test_a_conflict_offers_another_branch_only_when_there_is_one() -> None:
+    """Found exploring: the conflict's words offered "or land on another branch (b)" and `b`
+    then answered "the repository has no other branch"."""
+    from textual.app import App
+
+    from boardlib import transitions as t
+    from boardlib.records import Task
+    from boardlib.worktrees.landing import CONFLICTS, LandingPreview
+    from boardlib.worktrees.results import LandingChoices
+    from tui.landing_data import Choices, Preview
+
+    task = Task(id="TASK-4", title="t", status=t.DONE, created_at=0, updated_at=0)
+    preview = Preview(task.id, LandingPreview(task.id, CONFLICTS, "conflicts", into="main"), "s")
+
+    def words(branches: list[str]) -> str:
+        choices = Choices(task.id, LandingChoices(task.id, "main", branches, "make test"))
+        return text_of(LandDialog(task, preview, choices, operator="operator:o").body)
+
+    async with App().run_test():
+        assert "merge_conflict" in words(["main"]) and "another branch" not in words(["main"])
+        assert "or land on another branch (b)" in words(["main", "release"])

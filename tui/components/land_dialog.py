@@ -132,10 +132,14 @@ class LandDialog(ConfirmDialog):
                 if self.approving
                 else f"An operator syncs it (kanban task workspace sync {task.id}) and resolves it"
             )
+            elsewhere = (
+                f", or land on another branch ({self._keys('land.into')})"
+                if self._other_branches()
+                else ""  # `b` would only say there is none
+            )
             lead = (
                 f"{task.id} does not land on {into} as it is: the landing would be refused "
-                f"(merge_conflict). {who}, or land on another branch "
-                f"({self._keys('land.into')})."
+                f"(merge_conflict). {who}{elsewhere}."
             )
         shown = self.shown
         preview = (
@@ -168,7 +172,7 @@ class LandDialog(ConfirmDialog):
         found = self.choices.choices
         if found is not None:
             base = " (the worktree's base)" if self.target == found.base else ""
-            others = len(found.branches) - 1
+            others = self._other_branches()
             more = f"; {others} other branch{'es' if others != 1 else ''}" if others else ""
             onto.append_text(plain(f"{base}{more}  ", "dim"))
             if others:
@@ -187,6 +191,11 @@ class LandDialog(ConfirmDialog):
             )
         return Group(*lines)
 
+    def _other_branches(self) -> int:
+        """How many branches besides the one it lands on now `b` may choose."""
+        found = self.choices.choices
+        return len(found.branches) - 1 if found is not None and found.branches else 0
+
     def _redraw(self) -> None:
         self.update_body(self._body())
         for shown in self.query("#land-choices").results(Static):
@@ -201,7 +210,7 @@ class LandDialog(ConfirmDialog):
 
     def action_choose_into(self) -> None:
         found = self.choices.choices
-        if found is None or len(found.branches) < 2:
+        if found is None or not self._other_branches():
             why = self.choices.problem or "the repository has no other branch"
             self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
             return
