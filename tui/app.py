@@ -244,8 +244,10 @@ class KanbanApp(App[None]):
         # as its check judged it; the board's selection otherwise.
         owner = getattr(active.node, "current_task", None)
         task = owner() if callable(owner) else self.selected_task()
+        on_board = self.screen is self.board_screen and active.node is self.board_screen
+        column = self.board_screen.board.active_status if on_board and task is None else None
         why = registry.unavailable_because(
-            action, read_only=self.read_only, task=task, marked=marked
+            action, read_only=self.read_only, task=task, marked=marked, column=column
         )
         self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
 

@@ -69,6 +69,9 @@ class Action:
     yields_to: str | None = None
     # Said when the key is pressed but `applies` says no: "{task}" and "{status}" are filled in.
     only: str = ""
+    # The columns where a shared key (`yields_to`) is this action's: what the key is said to do
+    # with no task selected there (`W` in an empty or folded done column: land, not approve).
+    in_columns: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -550,6 +553,7 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         applies=_lands_approving,
+        in_columns=(t.IN_REVIEW,),
         only="only for a task in review, or done, with worktree work not landed yet "
         "({task} is {status})",
         yields_to="task.land",  # done: the same key lands work approved earlier
@@ -563,6 +567,7 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         applies=_lands_approved,
+        in_columns=(t.DONE,),
         only="only for a done task whose worktree work has not landed ({task} is {status})",
         palette="Land {task}",
         palette_help="its approved work onto its base branch, verified; asks to confirm",
@@ -858,17 +863,28 @@ def _availability(action: Action | None, *, read_only: bool, task: Task | None) 
 
 
 def unavailable_because(
-    action: Action, *, read_only: bool, task: Task | None, marked: int = 0
+    action: Action,
+    *,
+    read_only: bool,
+    task: Task | None,
+    marked: int = 0,
+    column: str | None = None,
 ) -> str:
     """Why `availability` greyed `action` out, in one line for the key's press ("approve: only
-    for tasks in review (TASK-3 is todo)"). `marked`: a batch found no marked task it applies to."""
+    for tasks in review (TASK-3 is todo)"). `marked`: a batch found no marked task it applies to.
+    `column`: the board's column, where no task is selected (a shared key is said as its action
+    there: "land: no task selected in the done column")."""
+    if task is None and column is not None and action.yields_to is not None:
+        shared = BY_ID[action.yields_to]
+        action = shared if column in shared.in_columns else action
     verb = action.title.lower()
     if action.writes and read_only:
         return f"{verb}: the board is open read-only"
     if marked:
         return f"{verb}: it applies to none of the {marked} marked tasks"
     if action.needs_task and task is None:
-        return f"{verb}: no task selected"
+        where = f" in the {t.label(column)} column" if column is not None else ""
+        return f"{verb}: no task selected{where}"
     if task is not None and action.only:
         return f"{verb}: " + action.only.format(task=task.id, status=t.label(task.status))
     return f"{verb}: does not apply here"

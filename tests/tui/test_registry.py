@@ -228,3 +228,37 @@ def test_side_by_side_under_its_width_says_what_it_needs() -> None:
     action = registry.BY_ID["drawer.side_by_side"]
     said = registry.unavailable_because(action, read_only=False, task=task)
     assert said == f"side by side: needs a terminal {SIDE_BY_SIDE_MIN_COLUMNS} columns wide or more"
+
+
+def test_a_shared_key_with_no_task_is_said_as_its_columns_action() -> None:
+    """Found exploring: `W` on an empty or folded done column said "Approve and land: no task
+    selected." In done, `W` lands."""
+    approve_land = registry.BY_ID["task.approve_land"]
+
+    def said(column: str | None) -> str:
+        return registry.unavailable_because(approve_land, read_only=False, task=None, column=column)
+
+    assert said(t.DONE) == "land: no task selected in the done column"
+    assert said(t.IN_REVIEW) == "approve and land: no task selected in the in review column"
+    assert said(None) == "approve and land: no task selected"
+
+
+async def test_w_on_the_folded_done_column_says_land(tmp_path: Path) -> None:
+    from boardlib import Board, ManualClock
+    from tests.tui.conftest import Notes
+
+    clock = ManualClock(1_800_000_000_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_task("only todo")
+    app = make_app(path, clock)
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await loaded(pilot)
+        view = app.board_screen.board
+        while view.active_status != t.DONE:
+            await pilot.press("l")
+        assert view.columns[t.DONE].collapsed
+        await pilot.press("W")
+        await until(pilot, lambda: notes.warnings())
+        assert notes.warnings() == [": Land: no task selected in the done column."]
