@@ -573,3 +573,20 @@ async def test_a_new_item_while_the_inbox_is_open_gives_no_hint_to_open_it(tmp_p
         said = [text for text in notes.infos() if "Needs you" in text]
         assert said == [f"Needs you: {task.id} is blocked."], said
         assert app.board_screen.header.facts.inbox_new == ""  # seen in the list already
+
+
+async def test_the_detail_line_says_the_action_once(tmp_path: Path) -> None:
+    """Found exploring: the detail line read "a land: land it: onto..." (the word twice)."""
+    from textual.widgets import Static
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("i")
+        await on_row(pilot, review)
+        detail = str(app.screen.query_one("#inbox-detail", Static).render())
+        assert f"· a: {a.ACTIONS[a.APPROVE]}" in detail, detail
+        assert "a approve:" not in detail

@@ -215,10 +215,10 @@ class InboxScreen(TaskActions, Screen[None]):
         title = inert(item.title or "")
         detail.update(
             Content.from_markup(
-                "$title [$text-muted]· a $action: $what[/]\n$why",
+                "$title [$text-muted]· $key: $what[/]\n$why",
                 title=title,
-                action=item.action,
-                what=a.ACTIONS.get(item.action, ""),
+                key=self._act_key(),
+                what=a.ACTIONS.get(item.action, item.action),  # the action's words name it
                 why=inert(item.why),  # whole here: its row may cut it
             )
         )
