@@ -182,7 +182,7 @@ class _Rows:
     def _fits(self, width: int) -> bool:
         needed = 2 * max(len(self.columns) - 1, 0)
         for column in self.columns:
-            words = max(len(word) for word in _header(column).split())
+            words = max((len(word) for word in _header(column).split()), default=0)
             cells = (_cell(column, row.get(column), seconds=False).cell_len for row in self.rows)
             needed += max(words, min(max(cells, default=0), self.CELL_MAX))
         return needed <= width
