@@ -879,27 +879,8 @@ class Board:
                 )
                 continue
             blocker = difference.blocker or resolve(str(difference.plan))
-            task_id = difference.task_id
-            blocker_row = tx.task(blocker)
-            if blocker_row is not None and blocker_row["status"] == t.CANCELLED:
-                raise cancelled_blocker(task_id, blocker)
-            if tx.depends_transitively(blocker, task_id):
-                cycle = cycle_path(task_id, blocker, tx.dependency_edges_from(blocker))
-                raise BoardError(
-                    Reason.DEPENDENCY_CYCLE,
-                    f"linking {task_id} -> {blocker} would close a cycle: {' -> '.join(cycle)}",
-                    id=task_id,
-                    dependsOn=blocker,
-                    cycle=cycle,
-                )
-            if not tx.insert_dependency(task_id, blocker, now, None):
-                continue
-            blocker_row = tx.task(blocker)
-            if blocker_row is not None and blocker_row["status"] != t.DONE:
-                tx.add_unmet_dependency(task_id, 1)
-            task = changed[difference.key] = self._load(tx, task_id)
-            linked: DepLinked = {"depends_on": blocker}
-            self._emit(tx, EventKind.DEP_LINKED, task, actor, now, linked)
+            if self._link(tx, self._load(tx, difference.task_id), blocker, actor, now):
+                changed[difference.key] = self._load(tx, difference.task_id)
         for key, edit in edits.items():
             task_id = edit.pop("id")
             task = changed[key] = Task.from_row(
@@ -1941,8 +1922,9 @@ class Board:
 
         return self.store.write(work)
 
-    def _link(self, tx: Tx, task: Task, depends_on: str, actor: str, now: int) -> None:
-        """One link `task -> depends_on` inside the caller's transaction (`link_dependency`)."""
+    def _link(self, tx: Tx, task: Task, depends_on: str, actor: str, now: int) -> bool:
+        """One link `task -> depends_on` inside the caller's transaction (`link_dependency`, a
+        plan's update): refused on a cycle or a cancelled blocker; False when already linked."""
         task_id = task.id
         blocker_row = tx.task(depends_on)
         if blocker_row is None:
@@ -1958,13 +1940,14 @@ class Board:
                 cycle=cycle,
             )
         if not tx.insert_dependency(task_id, depends_on, now, task.tenant_id):
-            return  # already linked
+            return False  # already linked
         if blocker.status == t.CANCELLED:  # a new link only: re-linking stays harmless
             raise cancelled_blocker(task_id, depends_on)
         if blocker.status != t.DONE:
             tx.add_unmet_dependency(task_id, 1)
         linked: DepLinked = {"depends_on": depends_on}
         self._emit(tx, EventKind.DEP_LINKED, self._load(tx, task_id), actor, now, linked)
+        return True
 
     def unlink_dependency(self, task_id: str, depends_on: str, *, actor: str = OPERATOR) -> Task:
         actor = validate.name(actor, "actor")
