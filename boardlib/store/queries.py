@@ -79,6 +79,15 @@ HOLDING = (
 # The tasks waiting on a person by their status (the inbox, boardlib.attention): the very
 # condition of the partial index `tasks_attention`, so the read walks that index only.
 AWAITING_PERSON = f"status IN ({IN_REVIEW}, {BLOCKED}) AND dropped = 0"
+# Who created the roots of a window: its creations first (SQLite: `events_kind`'s range, the
+# CROSS JOIN keeping that order; PostgreSQL plans it from `tasks_root_created` and `events_task`),
+# then each one's task by its key: what the window holds, never every task the board has made
+# (reading the events the other way round took 2.8 s with 3,000 roots in the window).
+ROOT_CREATORS = (
+    "SELECT e.actor, COUNT(*) AS n FROM events e CROSS JOIN tasks t "
+    f"WHERE e.kind = {TASK_CREATED_EVENT} AND e.created_at >= ? AND t.id = e.task_id "
+    "AND t.parent_task_id IS NULL AND t.created_at >= ? GROUP BY e.actor"
+)
 CONSUMER_COLUMNS = frozenset({
     "last_seq", "failing_seq", "failures", "last_error", "held_since", "owner", "owner_until",
     "updated_at",
@@ -589,12 +598,7 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         """Parentless tasks created since `since_ms`, counted by who created them (their
         `task_created` event's actor; an event past its TTL counts no more, and a live task keeps
         its events)."""
-        rows = self._fetchall(
-            "SELECT e.actor, COUNT(*) AS n FROM events e JOIN tasks t ON t.id = e.task_id "
-            f"WHERE e.kind = {TASK_CREATED_EVENT} AND e.created_at >= ? "
-            "AND t.parent_task_id IS NULL GROUP BY e.actor",
-            (since_ms,),
-        )
+        rows = self._fetchall(ROOT_CREATORS, (since_ms, since_ms))
         return {str(row["actor"]): int(row["n"]) for row in rows if row["actor"] is not None}
 
     # -- dependencies ---------------------------------------------------------------------------
