@@ -214,7 +214,9 @@ def test_a_lost_alarm_signal_does_not_leave_the_wait_unbounded(tmp_path: Path) -
         alarm.set(started + 0.02)
         with pytest.raises(writer_queue._TimeUp):
             alarm.interrupts(lambda: fcntl.flock(queue._fd, fcntl.LOCK_EX))  # type: ignore[arg-type]
-        assert len(rings) == 2
+        # the lost ring was followed by another that ended the wait (under CI's load a third
+        # can ring before the timer is cleared: what counts is that the wait ended, and soon)
+        assert len(rings) >= 2
         assert time.monotonic() - started < 0.5
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
