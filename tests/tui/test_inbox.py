@@ -36,6 +36,13 @@ def header_text(app: Any) -> str:
     return str(app.board_screen.header.render())
 
 
+async def inbox_on(pilot: Any, task_id: str) -> None:
+    """Once the board has read its inbox: `i`, then `task_id`'s row highlighted (`on_row`)."""
+    await until(pilot, lambda: pilot.app.inbox_items)
+    await pilot.press("i")
+    await on_row(pilot, task_id)
+
+
 async def on_row(pilot: Any, task_id: str) -> None:
     """The inbox on screen with `task_id`'s row highlighted: a key pressed before the list has
     that row acts on nothing (or on the row it replaces), as it would for a person."""
@@ -145,9 +152,7 @@ async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:
     review = sixty_and_one(path, clock)
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i")
-        await on_row(pilot, review)
+        await inbox_on(pilot, review)
         await pilot.press("a")
         await until(pilot, lambda: fresh(path, review).status == t.DONE)
         await until(pilot, lambda: not app.inbox_items)
@@ -478,9 +483,7 @@ async def test_the_waited_column_moves_with_time_while_the_inbox_is_open(tmp_pat
     clock.advance(seconds=10)
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i")
-        await on_row(pilot, review)
+        await inbox_on(pilot, review)
         inbox = app.screen
         assert isinstance(inbox, InboxScreen)
 
@@ -504,9 +507,7 @@ async def test_a_key_the_inbox_has_no_use_for_says_its_keys(tmp_path: Path) -> N
     app = make_app(path, clock)
     notes = Notes()
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i")
-        await on_row(pilot, review)
+        await inbox_on(pilot, review)
         for count, key in enumerate(("u", "x", "y"), start=1):
             await pilot.press(key)
             await until(pilot, lambda: len(notes.warnings()) == count)  # noqa: B023
@@ -562,9 +563,7 @@ async def test_a_new_item_while_the_inbox_is_open_gives_no_hint_to_open_it(tmp_p
     app = make_app(path, clock)
     notes = Notes()
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i")
-        await on_row(pilot, review)
+        await inbox_on(pilot, review)
         with Board(path, clock=clock) as board:
             task = board.create_task("blocked meanwhile")
             board.claim(task.id, "bob")
@@ -584,9 +583,7 @@ async def test_the_detail_line_says_the_action_once(tmp_path: Path) -> None:
     review = sixty_and_one(path, clock)
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        await pilot.press("i")
-        await on_row(pilot, review)
+        await inbox_on(pilot, review)
         detail = str(app.screen.query_one("#inbox-detail", Static).render())
         assert f"· a: {a.ACTIONS[a.APPROVE]}" in detail, detail
         assert "a approve:" not in detail
