@@ -166,9 +166,15 @@ class LandQueue:
         row = self.board.store.read(lambda tx: tx.land_queue_entry_of_task(task_id))
         return None if row is None else QueueEntry.from_row(row)
 
-    def standing_refusal(self, task_id: str) -> "Row | None":
-        """The task's last landing refusal while it still stands (`land_refusals_waiting`)."""
-        return self.board.store.read(lambda tx: tx.land_refusal_standing(task_id))
+    def under_way_and_refused(self, task_id: str) -> "tuple[QueueEntry | None, Row | None]":
+        """What a preview says beside git's answer, in one read: the task's landing under way
+        (its queue entry), and its last refusal while that still stands."""
+
+        def work(tx: "Tx") -> "tuple[Row | None, Row | None]":
+            return tx.land_queue_entry_of_task(task_id), tx.land_refusal_standing(task_id)
+
+        entry, refusal = self.board.store.read(work)
+        return (None if entry is None else QueueEntry.from_row(entry)), refusal
 
     def all_entries(self) -> list[QueueEntry]:
         return QueueEntry.from_rows(self.board.store.read(lambda tx: tx.land_queue_all()))

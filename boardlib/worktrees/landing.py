@@ -478,13 +478,16 @@ class Lander:
         task = self.board.get_task(task_id)
 
         def done(**values: Any) -> LandingPreview:
-            entry = self.queue.entry_of_task(task_id) if values["state"] != LANDED else None
+            entry, refusal = (
+                self.queue.under_way_and_refused(task_id)
+                if values["state"] != LANDED
+                else (None, None)
+            )
             if entry is not None and not entry.dead(self.board.now()):
                 values["landing"] = (
                     f"being landed by {one_line(entry.lander, 80)} ({entry.id}, {entry.state})"
                 )
                 values["summary"] += f"; {values['landing']}"
-            refusal = self.queue.standing_refusal(task_id) if values["state"] != LANDED else None
             if refusal is not None:  # merging cleanly is not landing: say what refused it
                 values["refused"] = (
                     f"{refusal['refusal_reason']}: {one_line(refusal['refusal_message'], 300)}"
