@@ -235,7 +235,8 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
 
     same_answer()
     # Both sides of the lane ran: plain requests answered here, the rest judged by FastAPI.
-    least = examples(300) // 15  # 20 of CI's 300 examples, 5 of the fast loop's 75
+    # A floor, not an expectation: CI once drew exactly 20 plain requests of 300.
+    least = examples(300) // 50  # 6 of CI's 300 examples, 1 of the fast loop's 75
     assert lane.answered > least and lane.handed_on > least, (lane.answered, lane.handed_on)
 
 

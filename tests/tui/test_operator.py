@@ -292,6 +292,7 @@ async def test_a_title_typed_in_the_burst_that_opens_the_form_is_kept(demo) -> N
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
+        late = events.Key("z", "z")  # pressed in the burst, handed on late (below)
         for key in "nabc":  # at once, as a terminal delivers a burst
             app.post_message(events.Key(key, key))
         await until(pilot, lambda: isinstance(app.screen, TaskForm))
@@ -299,6 +300,10 @@ async def test_a_title_typed_in_the_burst_that_opens_the_form_is_kept(demo) -> N
         await until(pilot, lambda: title.value == "abc")
         await pilot.press("d")
         await until(pilot, lambda: title.value == "abcd")
+        # Seen in CI under load: a key of the burst went to the board (focused when it came),
+        # which handed it up to the app only after the form was painted. It is the title's.
+        app.board_screen._forward_event(late)  # as the app forwards a key (Textual's own call)
+        await until(pilot, lambda: title.value == "abcdz")
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ The form returns only what the operator changed; the board validates and refuses
 (an empty title, a too-long description) with a notification, as for every other write.
 """
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -31,7 +32,7 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
         super().__init__()
         self.task_row = task
         self._early = ""  # keys typed before it ran (`take_early_key`)
-        self._settled = False  # painted: from then on its widgets take the keys
+        self._title_since: float | None = None  # when the title took the keys (monotonic)
 
     @property
     def creating(self) -> bool:
@@ -89,19 +90,20 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
     def on_mount(self) -> None:
         title = self.query_one("#title", Input)
         title.focus()
+        self._title_since = time.monotonic()
         if self._early:
             title.insert_text_at_cursor(self._early)
             self._early = ""
-        self.call_after_refresh(setattr, self, "_settled", True)
 
     def take_early_key(self, event: events.Key) -> bool:
         """A key the app got while this form was on top but not yet running (typed in the burst
         that opened it: `n` and the title at once, as tmux sends them): a printable one is the
-        title's. They were lost."""
+        title's. They were lost. Judged by when the key was pressed, not when it arrives: under
+        load a key handed to the board before the form ran reaches the app after it is painted."""
         if not (event.is_printable and event.character):
             return False
-        if self._settled:
-            return False  # on screen and running: a key its widgets left is not the title's
+        if self._title_since is not None and event.time >= self._title_since:
+            return False  # pressed once the form ran: a key its widgets left is not the title's
         if self.is_mounted:
             self.query_one("#title", Input).insert_text_at_cursor(event.character)
         else:
