@@ -135,6 +135,8 @@ class QueueEntry(Record):
     updated_at: int
     old_tip: str | None = None  # the intent: the tip it builds on...
     new_commit: str | None = None  # ...and the commit the branch moves to
+    built_base: str | None = None  # the tip its current build is on (verified or not)...
+    built_commit: str | None = None  # ...and that build: what the landing behind builds on
     options: dict[str, Any] = field(default_factory=dict)
     tenant_id: str | None = None
 
@@ -290,6 +292,19 @@ class LandQueue:
             return None if row is None else QueueEntry.from_row(row)
 
         return self._write(work)
+
+    def publish_built(self, entry: QueueEntry, base: str, commit: str | None) -> None:
+        """Say which commit this landing would put on the branch, built on `base` (None: none
+        any more), so the landing behind it builds and verifies on that commit while it waits.
+        Only a guess for the one behind: nothing is decided by it, and a row whose lease ran out
+        is left as it is."""
+
+        def work(tx: "Tx") -> None:
+            now = self.board.now()
+            changes = {"built_base": base, "built_commit": commit, "updated_at": now}
+            tx.update_land_queue_entry(entry.id, entry.holder, changes, live_at=now)
+
+        self._write(work)
 
     def leave(self, entry: QueueEntry, *, comment: str | None = None) -> bool:
         """Remove a row (a landing that refused or gave up, or a dead one a successor cleared),

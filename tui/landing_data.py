@@ -134,6 +134,8 @@ def land(
 
 STEP_WORDS = {  # what a landing is doing after each step (`Lander(on_step=...)`)
     "joined": "waiting for its turn in the branch's queue",
+    "built_ahead": "verifying on the landing ahead of it while it waits",
+    "verified_ahead": "verified on the landing ahead; waiting for its turn",
     "turn": "building the result on the base's tip",
     "built": "verifying the merged tree",
     "verified": "verified; moving the branch",

@@ -3,9 +3,11 @@
 One row per landing in flight: it waits its turn in its repository+branch queue (by `seq`), then
 holds the turn under a lease, and carries the landing's intent (the base tip it builds on and the
 commit it will move the branch to) from just before the branch moves until the landing is
-recorded on the task. `holder` is the lander's unique token: every change to a row is guarded by
-it, and a renewal also by the lease still running, so a lander whose lease ran out (and whose row
-a successor may be recovering) can never write to the row again. The rules live in
+recorded on the task; and, from when it is built, the commit it would land and the tip that is
+built on (the landing behind it builds and verifies on that commit while it waits; nothing else
+reads them). `holder` is the lander's unique token: every change to a row is guarded by it, and a
+renewal also by the lease still running, so a lander whose lease ran out (and whose row a
+successor may be recovering) can never write to the row again. The rules live in
 `boardlib.landings`; these are single statements.
 """
 
@@ -17,8 +19,9 @@ if TYPE_CHECKING:  # base.py builds `Tx` on `LandingTx`, so the import goes one 
     from .base import Row
 
 LAND_QUEUE_COLUMNS = frozenset(
-    {"state", "lease_until", "old_tip", "new_commit", "options", "updated_at"}
-)
+    {"state", "lease_until", "old_tip", "new_commit", "built_base", "built_commit", "options",
+     "updated_at"}
+)  # fmt: skip
 
 
 class LandingTx(Protocol):

@@ -295,6 +295,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {CANCELLED}
         """,
     ),
+    # 8: the landing queue verifies ahead (schema.py's migration 8)
+    (
+        "ALTER TABLE land_queue ADD COLUMN built_base TEXT",
+        "ALTER TABLE land_queue ADD COLUMN built_commit TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -395,6 +395,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         (COALESCE(completed_at, updated_at) DESC, seq DESC, dropped) WHERE status = {CANCELLED}
         """,
     ),
+    # 8: the landing queue verifies ahead (boardlib.worktrees.landing): each landing says which
+    # commit it would put on the branch, and on which tip, so the one behind builds on it early
+    (
+        "ALTER TABLE land_queue ADD COLUMN built_base TEXT",
+        "ALTER TABLE land_queue ADD COLUMN built_commit TEXT",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

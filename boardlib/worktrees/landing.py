@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 DEFAULT_STRATEGY = "squash"
 MAX_BUILDS = 3  # builds on a moving base before `base_moved`
 SCRATCH_SLOTS = 8  # scratch checkouts per repository (one per landing verifying at once)
+VERIFY_AHEAD_DEPTH = 3  # landings waiting behind the turn that verify ahead, nearest first
 DEFAULT_QUEUE_TIMEOUT_S = 3600.0
 TURN_POLL_S = 0.005  # a waiter asks whether the board changed this often (a few µs)
 TURN_REREAD_S = 0.25  # SQLite: and reads its queue at least this often (one indexed read)
@@ -62,6 +63,8 @@ STEPS = (
     "joined", "turn", "built", "verified", "intent", "updated", "brought_along", "recorded",
     "archived",
 )  # fmt: skip
+# The steps of a landing that waits behind another, heard while it waits (`_verify_ahead`).
+AHEAD_STEPS = ("built_ahead", "verified_ahead")
 
 OnStep = Callable[[str, dict[str, Any]], None]
 
@@ -171,6 +174,19 @@ class _Built:
     commit: str
     tree: str
     base: str  # the tip it was built on
+
+
+@dataclass(slots=True)
+class _Ahead:
+    """What a waiting landing made on the commit the landing ahead of it would land: `built` and
+    its `verification`, or the verify command's `refusal` there (the turn's answer when the tip is
+    `base`: the same command on the same tree). None for all when the build failed or no scratch
+    checkout was free: the turn then builds and verifies as usual."""
+
+    base: str
+    built: _Built | None = None
+    verification: dict[str, Any] | None = None
+    refusal: BoardError | None = None
 
 
 class _Heartbeat:
@@ -1030,11 +1046,17 @@ class Lander:
                     return recovered
         raise BoardError(Reason.BUSY, f"could not queue the landing of {source.task.id}")
 
-    def _wait_for_turn(self, entry: QueueEntry, beat: _Heartbeat) -> QueueEntry:
+    def _wait_for_turn(
+        self,
+        entry: QueueEntry,
+        beat: _Heartbeat,
+        meanwhile: Callable[[list[QueueEntry]], None] | None = None,
+    ) -> QueueEntry:
         """Wait until `entry` is first in its queue and take the turn. On SQLite the queue is
         read again when the file changed (`PRAGMA data_version`, a few µs, asked every
         `TURN_POLL_S`) and at least every `TURN_REREAD_S` (a lander ahead may have died without
-        a write); elsewhere every `TURN_POLL_MAX_S`."""
+        a write); elsewhere every `TURN_POLL_MAX_S`. `meanwhile` hears each queue read while
+        others are ahead (`_verify_ahead`)."""
         deadline = time.monotonic() + self.queue_timeout_s
         token, read_at = None, 0.0
         reread_s = TURN_REREAD_S if self.board.store.backend == "sqlite" else TURN_POLL_MAX_S
@@ -1058,6 +1080,8 @@ class Lander:
             elif head.dead(self.board.now()):
                 self.recover_entry(head)
                 continue
+            elif meanwhile is not None:
+                meanwhile(queue)
             if time.monotonic() > deadline:
                 ahead = sum(1 for item in queue if item.seq < entry.seq)
                 raise BoardError(
@@ -1120,8 +1144,15 @@ class Lander:
         brought: list[Path] = []
         warnings: list[str] = []
         used: list[Path] = []  # scratch checkouts to clean once the turn is given back
+        ahead: list[_Ahead] = []  # what was made while waiting, on the commit ahead (the last)
+
+        def meanwhile(queue: list[QueueEntry]) -> None:
+            made = self._verify_ahead(source, strategy, actor, beat, queue, ahead, used)
+            if made is not None:
+                ahead[:] = [made]
+
         try:
-            entry = self._wait_for_turn(entry, beat)
+            entry = self._wait_for_turn(entry, beat, meanwhile)
             waited_ms = int((time.monotonic() - queued) * 1000)
             self._step("turn", entry=entry.id)
             if landgit.rev(repo, fence_ref(source.into)) != fence:  # not handed over already
@@ -1136,24 +1167,33 @@ class Lander:
                         id=task_id,
                     )
                 tip = found[0]
-                if tip != early.base:
+                made = ahead[0] if ahead else None
+                if made is not None and made.built is not None and made.built.base == tip:
+                    if made.refusal is not None:
+                        raise made.refusal  # the same verify command on the same tree, failed
+                    built, verification = made.built, made.verification  # verified while waiting
+                elif tip != early.base:
                     built = self._build(source, tip, strategy, actor, found[1])
                 elif built is None:
                     built = early
+                if self._needs_verifying(source, built, verification):  # for any behind it
+                    self.queue.publish_built(beat.entry, tip, built.commit)
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                # The checkouts of the base are checked while the verify command runs (both only
-                # read: a dirty one is refused without waiting for it), and again once it is done,
-                # right before the branch moves: a verify command can take minutes, and the user
-                # goes on working meanwhile.
-                checking = _InBackground(self._check_checkouts, source, built)
-                try:
-                    if verification is None or verification.get("commit") != built.commit:
+                if not self._needs_verifying(source, built, verification):
+                    checkouts = self._check_checkouts(source, built)
+                else:
+                    # The checkouts of the base are checked while the verify command runs (both
+                    # only read: a dirty one is refused without waiting for it), and again once it
+                    # is done, right before the branch moves: a verify command can take minutes,
+                    # and the user goes on working meanwhile.
+                    checking = _InBackground(self._check_checkouts, source, built)
+                    try:
                         verification = self._verify(source, built, used)
-                except BaseException:
-                    checking.join()  # the verification's refusal is the answer
-                    raise
-                checking.result()
-                checkouts = self._check_checkouts(source, built)
+                    except BaseException:
+                        checking.join()  # the verification's refusal is the answer
+                        raise
+                    checking.result()
+                    checkouts = self._check_checkouts(source, built)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -1249,6 +1289,62 @@ class Lander:
             elapsed_ms=int((time.monotonic() - started) * 1000),
             warnings=warnings,
         )
+
+    @staticmethod
+    def _needs_verifying(
+        source: _Source, built: _Built, verification: dict[str, Any] | None
+    ) -> bool:
+        """Whether `built` still needs its verify command run (there is one, and it has not run
+        on this very commit: a build on the same tip is the same commit)."""
+        if source.verify is None or source.verify.command is None:
+            return False
+        return verification is None or verification.get("commit") != built.commit
+
+    def _verify_ahead(
+        self,
+        source: _Source,
+        strategy: str,
+        actor: str,
+        beat: _Heartbeat,
+        queue: list[QueueEntry],
+        ahead: list[_Ahead],
+        used: list[Path],
+    ) -> _Ahead | None:
+        """While this landing waits: build its change on the commit the landing just ahead of it
+        would land (that one says so as soon as it is built) and verify it there, as a
+        speculative merge queue does. When that landing lands, the branch's tip is that commit,
+        and this turn only checks the checkouts and moves the branch: the landings of a queue
+        verify side by side instead of one after another. A guess the tip proves wrong costs
+        only the work (the turn builds and verifies again), and nothing is written but this
+        row's own build, for the landing behind it. Only the `VERIFY_AHEAD_DEPTH` landings nearest
+        the turn do this, so at most that many verify commands more run at once. None when there
+        is nothing new to guess on."""
+        mine = beat.entry
+        before = [item for item in queue if item.seq < mine.seq]
+        if len(before) > VERIFY_AHEAD_DEPTH:
+            return None  # a guess on so many others landing first: left to when it is nearer
+        base = before[-1].built_commit if before else None
+        if base is None or (ahead and ahead[0].base == base):
+            return None
+        made = _Ahead(base)
+        try:
+            built = self._build(source, base, strategy, actor)
+        except (BoardError, GitFailure):
+            return made  # a conflict or nothing to land there: the turn says so on the real tip
+        self.queue.publish_built(mine, base, built.commit)
+        self._step("built_ahead", commit=built.commit, base=base)
+        made.built = built
+        try:
+            made.verification = self._verify(source, built, used)
+        except (BoardError, GitFailure) as error:
+            self.queue.publish_built(mine, base, None)  # it would not land: nothing to build on
+            if isinstance(error, BoardError) and error.reason == Reason.VERIFICATION_FAILED:
+                made.refusal = error
+            else:
+                made.built = None  # no scratch checkout free, say: the turn verifies
+            return made
+        self._step("verified_ahead", commit=built.commit, base=base)
+        return made
 
     def _next_fence(self, entry: QueueEntry) -> str | None:
         """The fence of the landing waiting next in `entry`'s queue: the compare-and-swap that

@@ -24,6 +24,7 @@ from boardlib import BoardError, Reason
 from boardlib.events import EventKind
 from boardlib.processes import stat_fields
 from boardlib.worktrees import LAND_STEPS
+from boardlib.worktrees.landing import AHEAD_STEPS
 from tests.worktrees.conftest import LandEnv, git, make_land_env
 
 pytestmark = pytest.mark.slow  # a lander process killed at every step
@@ -99,6 +100,33 @@ def test_a_lander_killed_at_each_step_is_recovered_by_the_next_call(
     assert json.loads(out.splitlines()[-1])["crashing"] == step
     nothing_unknown_on_main(land, task_id, tip)
     assert recovered(land, task_id, tip) == SETTLED.get(step, "landed")
+
+
+@pytest.mark.parametrize("step", AHEAD_STEPS)
+def test_a_lander_killed_while_verifying_ahead_leaves_nothing_behind(
+    land: LandEnv, board_path: object, step: str
+) -> None:
+    """A lander waiting behind another builds and verifies on the commit that one would land
+    (`docs/landing.md`, verifying ahead). Killed there, it has written nothing but its row: the
+    landing ahead lands as if it were not there, and the next call of the killed one lands it."""
+    slow = 'if [ -n "$KANBAN_LANDING" ]; then sleep 2; fi'
+    first, _ = land.task_with({"first.txt": "first\n"}, verify=slow)
+    second, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    tip = land.main()
+    ahead = lander(board_path, first)
+    deadline = time.monotonic() + 60
+    while not any(entry.built_commit for entry in land.trees.lander().queue.all_entries()):
+        assert time.monotonic() < deadline and ahead.poll() is None, "the first never built"
+        time.sleep(0.02)
+    proc = lander(board_path, second, "--crash-at", step)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, (out, err)
+    assert json.loads(out.splitlines()[-1])["crashing"] == step
+    out, err = ahead.communicate(timeout=120)
+    assert "error" not in json.loads(out.splitlines()[-1]), (out, err)
+    landed_first = land.board.get_task(first).landed_commit
+    assert land.main() == landed_first and git(land.repo, "rev-parse", f"{landed_first}^") == tip
+    assert recovered(land, second, landed_first) == "landed"
 
 
 @pytest.mark.sqlite_only

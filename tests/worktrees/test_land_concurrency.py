@@ -2,6 +2,7 @@
 lander processes started together, on both backends. All land; the history is linear; every tree
 the branch received passed verification; no bookkeeping file ever reached it."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -82,3 +83,37 @@ def test_ten_tasks_land_through_four_concurrent_landers(
     assert land.board.store.read(lambda tx: tx.land_queue_all()) == []
     assert git(land.repo, "status", "--porcelain") == ""  # the user's checkout came along
     assert git(land.repo, "for-each-ref", "refs/kanban") == ""
+
+
+def test_landings_waiting_in_the_queue_verify_side_by_side(
+    land: LandEnv, board_path: object, tmp_path: Path
+) -> None:
+    """A landing waiting behind another builds and verifies on the commit that one would land,
+    so a queue of slow verify commands is not served one verify after another; and still every
+    commit the branch received was verified on exactly its tree."""
+    log = tmp_path / "verifications"
+    verify = (
+        'if [ -n "$KANBAN_LANDING" ]; then began=$(date +%s.%N); sleep 0.6; '
+        f'echo "$began $(date +%s.%N) $(git rev-parse "HEAD^{{tree}}")" >> {log}; fi'
+    )
+    ids = [
+        land.task_with({f"pkg/ahead{index}.txt": f"task {index}\n"}, verify=verify)[0]
+        for index in range(LANDERS)
+    ]
+    start = land.main()
+    outputs = start_landers(land, board_path, [[task_id] for task_id in ids])
+    assert [doc for doc in outputs if "error" in doc] == []
+    history = git(land.repo, "rev-list", f"{start}..main").splitlines()
+    assert len(history) == LANDERS
+    runs = {}
+    for line in log.read_text().splitlines():
+        began, ended, tree = line.split()
+        runs.setdefault(tree, []).append((float(began), float(ended)))
+    landed = []
+    for commit in history:
+        tree = git(land.repo, "rev-parse", f"{commit}^{{tree}}")
+        assert tree in runs, f"{commit} reached main unverified"
+        landed.append(min(runs[tree], key=lambda run: run[1]))
+    landed.sort()
+    overlapping = sum(1 for before, after in itertools.pairwise(landed) if after[0] < before[1])
+    assert overlapping > 0, landed  # one after another, each waiting for the last to land

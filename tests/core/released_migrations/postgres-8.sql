@@ -1,0 +1,3 @@
+ALTER TABLE land_queue ADD COLUMN built_base TEXT
+-- next statement --
+ALTER TABLE land_queue ADD COLUMN built_commit TEXT
