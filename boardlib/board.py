@@ -50,7 +50,14 @@ from .lifecycle import (
 )
 from .location import BoardLocation, DatabaseUrl, board_location
 from .paging import PAGE_DEFAULT, TaskDocuments, TaskPage, cursor_after, rows_to_read, seq_of
-from .plan_match import AppliedPlan, Comparison, Difference, compare, differs_refusal
+from .plan_match import (
+    AppliedPlan,
+    Comparison,
+    Difference,
+    compare,
+    differs_refusal,
+    plan_key,
+)
 from .plan_match import PlanItem as PlanItem  # where callers have always found it
 from .records import (
     AUTHOR_TYPES,
@@ -63,6 +70,7 @@ from .records import (
     EXECUTION_CANCELLED,
     EXECUTION_OUTCOMES,
     EXECUTION_RUNNING,
+    TASK_ID_PREFIX,
     WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
@@ -544,7 +552,7 @@ class Board:
     def _insert_task(
         self, tx: Tx, values: dict[str, Any], depends_on: Sequence[str], actor: str, now: int
     ) -> Task:
-        values = {**values, "id": tx.next_id("tasks", "TASK-"), "status_since": now}
+        values = {**values, "id": tx.next_id("tasks", TASK_ID_PREFIX), "status_since": now}
         row = tx.insert_task(values)
         task_id = row["id"]
         for blocker in depends_on:
@@ -752,7 +760,7 @@ class Board:
         ):
             raise invalid_input("a plan is a list of PlanItem", field="items")
         for item in items:  # the references, before any of them is looked up or hashed
-            validate.identifier(item.key, "key")
+            plan_key(item.key)
             if not isinstance(item.depends_on, (list, tuple)):
                 raise invalid_input(f"{item.key}.depends_on must be a list", field="depends_on")
             for ref in item.depends_on:

@@ -16,9 +16,9 @@ from typing import Any
 from . import budgets
 from . import transitions as t
 from . import validation as validate
-from .errors import BoardError, Reason
+from .errors import BoardError, Reason, invalid_input
 from .naming import camel
-from .records import Task
+from .records import Task, looks_like_task_id
 from .store.base import Tx
 
 # What a plan says about a task, compared field by field with the task on the board. The status
@@ -214,9 +214,25 @@ def _shown(value: Any) -> str:
     return "none" if value is None else json.dumps(value, ensure_ascii=False)
 
 
+def plan_key(key: Any) -> str:
+    """An item's key, or its refusal: a key of a task id's shape (`TASK-3`) is refused, since a
+    dependency written `TASK-3` would mean either this item or the board's TASK-3 (found by an
+    exploring helper: the plan's item silently won). Keys are words; ids name board tasks."""
+    checked = validate.identifier(key, "key")
+    if looks_like_task_id(checked):
+        raise invalid_input(
+            f"key {checked!r} has the shape of a task id: a reference to it could mean this item "
+            "or a task on the board; name the item with a word (api, docs) instead",
+            field="key",
+            key=checked,
+        )
+    return checked
+
+
 def normalised(item: PlanItem) -> dict[str, Any]:
     """The item's fields as the board stores them (stripped, empty text as none), or the
     board's refusal of one: what `plan lint` checks, so a plan it passes is one apply takes."""
+    plan_key(item.key)
     return {
         "title": validate.text(item.title, "title", limit=validate.TITLE_MAX),
         "description": validate.text(item.description, "description", required=False),

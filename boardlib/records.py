@@ -43,6 +43,15 @@ LAND_QUEUE_STATES = ("waiting", "active")  # a landing waits its turn, then has 
 ANCHOR_NEW = "new"
 ANCHOR_OLD = "old"
 ANCHOR_SIDES = (ANCHOR_NEW, ANCHOR_OLD)
+TASK_ID_PREFIX = "TASK-"  # a task's id is this and a number: `TASK-42`
+
+
+def looks_like_task_id(text: str) -> bool:
+    """Whether `text` has the shape the board gives task ids (`TASK-` and ASCII digits): a name
+    of this shape could be taken for a task, now or once the board has that many."""
+    number = text.removeprefix(TASK_ID_PREFIX)
+    return number != text and number.isascii() and number.isdigit()
+
 
 _JSON_PLANS: dict[
     type, tuple[Callable[[Any], tuple[Any, ...]], tuple[str, ...], tuple[int, ...]]

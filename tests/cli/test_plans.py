@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from boardlib.board import PlanItem
+from boardlib.errors import BoardError, Reason
 from boardlib.graph import MAX_CYCLES, find_cycles
 from boardlib.plans import lint
 from tests.backends import board_created
@@ -192,6 +194,36 @@ def test_apply_is_all_or_nothing(kanban: Kanban, tmp_path: Path) -> None:
     cyclic = write(tmp_path, "cyclic.yaml", CYCLIC)
     refused = kanban.refused("plan", "apply", cyclic, reason="dependency_cycle")
     assert len(refused["problems"]) == 2
+    assert kanban.snapshot() == before
+
+
+def test_a_key_shaped_like_a_task_id_is_refused_naming_it(kanban: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: an item keyed `TASK-1` on a board with a TASK-1 took the
+    other item's dependency on `TASK-1` for itself, silently. Such a key is refused, by lint,
+    apply and the library alike, and nothing is written."""
+    with kanban.board() as board:
+        real = board.create_task("the board's own")
+    before = kanban.snapshot()
+    plan = write(
+        tmp_path,
+        "plan.yaml",
+        f"""\
+- {{key: {real.id}, title: an item}}
+- {{key: b, title: B, depends_on: [{real.id}]}}
+""",
+    )
+    linted = kanban.run("plan", "lint", plan)
+    assert linted.code == 2 and linted.error["reason"] == "invalid_input", str(linted)
+    applied = kanban.refused("plan", "apply", plan, reason="invalid_input")
+    for problems in (linted.doc["problems"], applied["problems"]):
+        [problem] = problems
+        assert (problem["kind"], problem["field"], problem["key"]) == ("bad_field", "key", real.id)
+        assert repr(real.id) in problem["message"]
+    assert kanban.snapshot() == before
+    with kanban.board() as board, pytest.raises(BoardError) as refused:
+        board.create_plan([PlanItem("TASK-99", "not yet a task")])
+    assert refused.value.reason is Reason.INVALID_INPUT
+    assert refused.value.details == {"field": "key", "key": "TASK-99"}
     assert kanban.snapshot() == before
 
 
