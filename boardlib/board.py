@@ -34,7 +34,7 @@ from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
 from .explain import explain_idle, explain_task, preview_claim
-from .graph import cycle_path, find_cycles, topological_order
+from .graph import closing_a_cycle, cycle_path, find_cycles, topological_order
 from .lifecycle import (
     SEED_CREATE_PATHS,
     check_editor,
@@ -1942,7 +1942,7 @@ class Board:
             cycle = cycle_path(task_id, depends_on, tx.dependency_edges_from(depends_on))
             raise BoardError(
                 Reason.DEPENDENCY_CYCLE,
-                f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}",
+                closing_a_cycle(task_id, depends_on, cycle),
                 id=task_id,
                 dependsOn=depends_on,
                 cycle=cycle,

@@ -36,6 +36,11 @@ def cycle_path(
     return [task_id, *reversed(path)]
 
 
+def closing_a_cycle(task_id: str, depends_on: str, cycle: Sequence[str]) -> str:
+    """How a link refused for a cycle is said, by `deps add` and a plan's new link alike."""
+    return f"linking {task_id} -> {depends_on} would close a cycle: {' -> '.join(cycle)}"
+
+
 def topological_order(needs: Mapping[str, Sequence[str]]) -> list[str]:
     """The keys ordered so each comes after everything it needs, and otherwise in the mapping's
     own order (a plan is created in file order where it can be). Refs to keys outside `needs`

@@ -17,6 +17,7 @@ from . import budgets
 from . import transitions as t
 from . import validation as validate
 from .errors import BoardError, Reason, invalid_input
+from .graph import closing_a_cycle, cycle_path
 from .naming import camel
 from .records import Task, looks_like_task_id
 from .store.base import Tx
@@ -34,6 +35,10 @@ COMPARED = (
     "budget_usd",
     "budget_tokens",
 )
+# The kinds of problem a matched item's difference is: a link that would close a cycle is a cycle,
+# the fact `deps add` refuses the same link for; any other difference differs.
+DIFFERS = "differs"
+CYCLE = "cycle"
 # The fields `--update` may change, on a task nobody has claimed yet.
 TEXT_FIELDS = frozenset({"title", "description"})
 
@@ -62,7 +67,8 @@ class Difference:
     """One field in which a plan's item and the task it made earlier disagree. For
     `depends_on`, one dependency the plan names that the task does not have (`plan`: the
     reference as written, `blocker`: the task id it resolves to, None for a task the plan is
-    about to create)."""
+    about to create, `cycle`: the task ids on the cycle the link would close, as `deps add`
+    names it, when it would close one)."""
 
     key: str
     task_id: str
@@ -72,6 +78,7 @@ class Difference:
     updatable: bool
     why: str
     blocker: str | None = None
+    cycle: tuple[str, ...] | None = None
 
     @property
     def message(self) -> str:
@@ -82,15 +89,16 @@ class Difference:
                 f"{self.key} ({self.task_id}): {camel(self.field)} is {_shown(self.board)} on "
                 f"the board, {_shown(self.plan)} in the plan"
             )
-        return f"{said} ({'--update changes it' if self.updatable else 'kept'}: {self.why})"
+        verdict = "--update changes it" if self.updatable else "refused" if self.cycle else "kept"
+        return f"{said} ({verdict}: {self.why})"
 
     def to_problem(self, *, applied: bool = False) -> dict[str, Any]:
         """The difference as a `differs` problem; `applied`: as a change `--update` made."""
         message = self.message
         if applied:
             message = message.replace("(--update changes it:", "(changed:", 1)
-        return {
-            "kind": "differs",
+        problem = {
+            "kind": CYCLE if self.cycle else DIFFERS,
             "message": message,
             "key": self.key,
             "id": self.task_id,
@@ -99,6 +107,7 @@ class Difference:
             "board": self.board,
             "updatable": self.updatable,
         }
+        return problem | ({"keys": list(self.cycle)} if self.cycle else {})
 
 
 @dataclass(slots=True)
@@ -148,15 +157,19 @@ class AppliedPlan:
 
 
 def differs_refusal(differences: Sequence[Difference]) -> BoardError:
-    """The refusal of a plan whose items differ from their tasks: one `differs` problem each,
-    worded as `plans.refusal` words a linted plan's problems, so lint and apply say the same."""
+    """The refusal of a plan whose items differ from their tasks: one `differs` problem each (a
+    new link that would close a cycle: a `cycle` problem), worded as `plans.refusal` words a
+    linted plan's problems, so lint and apply say the same: `dependency_cycle` with the cycles
+    when every problem is one, as `deps add` refuses the same link, else `invalid_input`."""
     problems = [difference.to_problem() for difference in differences]
+    cycles = [list(difference.cycle) for difference in differences if difference.cycle]
     summary = "; ".join(problem["message"] for problem in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
     return BoardError(
-        Reason.INVALID_INPUT,
+        Reason.DEPENDENCY_CYCLE if len(cycles) == len(problems) else Reason.INVALID_INPUT,
         f"the plan has {len(problems)} problem(s): {summary}{more}",
         problems=problems,
+        cycles=cycles or None,
     )
 
 
@@ -196,17 +209,21 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
             blocker = resolve(ref)
             if blocker is not None and blocker in linked:
                 continue
+            cycle = None if blocker is None else _cycle_closed(tx, task.id, blocker, pending)
             if blocker is None:
                 updatable, why = True, "a task this plan creates now"
-            elif _reaches(tx, blocker, task.id, pending):
-                updatable, why = False, f"{blocker} already waits on {task.id}: a cycle"
+            elif cycle is not None:
+                updatable, why = False, closing_a_cycle(task.id, blocker, cycle)
             else:
                 updatable, why = True, "closes no cycle"
             if updatable and blocker is not None:
                 pending.setdefault(task.id, []).append(blocker)
             comparison.differences.append(
-                Difference(item.key, task.id, "depends_on", ref, linked, updatable, why, blocker)
-            )
+                Difference(
+                    item.key, task.id, "depends_on", ref, linked, updatable, why, blocker,
+                    tuple(cycle) if cycle else None,
+                )
+            )  # fmt: skip
     return comparison
 
 
@@ -255,18 +272,22 @@ def _may_change(task: Task, name: str) -> tuple[bool, str]:
     return True, "nobody has claimed it yet"
 
 
-def _reaches(tx: Tx, start: str, target: str, extra: Mapping[str, list[str]]) -> bool:
-    """Whether `target` is reachable from `start` along depends-on edges: the board's, plus the
-    links this plan would add (`extra`). A link task -> blocker closes a cycle exactly when the
-    blocker reaches the task."""
-    seen = {start}
-    todo = [start]
+def _cycle_closed(
+    tx: Tx, task_id: str, blocker: str, extra: Mapping[str, list[str]]
+) -> list[str] | None:
+    """The cycle a link task -> blocker would close (task -> blocker -> ... -> task, as `deps
+    add` names it), or None: it closes one exactly when the blocker reaches the task along
+    depends-on edges, the board's plus the links this plan would add (`extra`)."""
+    edges: list[tuple[str, str]] = []
+    seen = {blocker}
+    todo = [blocker]
     while todo:
         node = todo.pop()
-        if node == target:
-            return True
+        if node == task_id:
+            return cycle_path(task_id, blocker, edges)
         for step in [row["id"] for row in tx.dependencies(node)] + list(extra.get(node, ())):
+            edges.append((node, step))
             if step not in seen:
                 seen.add(step)
                 todo.append(step)
-    return False
+    return None

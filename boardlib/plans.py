@@ -27,7 +27,7 @@ from .board import Board, plan_order, unknown_reference
 from .config import BoardConfig
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
-from .plan_match import AppliedPlan, PlanItem, normalised
+from .plan_match import CYCLE, AppliedPlan, PlanItem, normalised
 from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
 
 
@@ -117,7 +117,9 @@ class PlanTask(BaseModel):
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a plan. `kind` is syntax, shape, bad_field, duplicate_key,
-    unknown_key, cycle, differs (an item on the board already, with other content),
+    unknown_key, cycle (among the plan's keys, or a new link of an item on the board that would
+    close one there: then `keys` are task ids), differs (an item on the board already, with
+    other content),
     cancelled_dependency (a link onto a cancelled task) or not_assignee (a link onto a task
     another agent holds, in an agent's plan)."""
 
@@ -158,7 +160,7 @@ class PlanReport:
         return not self.problems
 
     def cycles(self) -> list[list[str]]:
-        return [list(p.keys or ()) for p in self.problems if p.kind == "cycle"]
+        return [list(p.keys or ()) for p in self.problems if p.kind == CYCLE]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -304,11 +306,11 @@ def lint(data: Any, *, task_exists: Callable[[str], bool] | None = None) -> Plan
     cycles, complete = find_cycles(graph, order=list(graph))
     for cycle in cycles:
         report.problems.append(
-            Problem("cycle", "dependency cycle: " + " -> ".join(cycle), keys=tuple(cycle))
+            Problem(CYCLE, "dependency cycle: " + " -> ".join(cycle), keys=tuple(cycle))
         )
     if not complete:
         report.problems.append(
-            Problem("cycle", f"more cycles than reported (stopped after {len(cycles)})")
+            Problem(CYCLE, f"more cycles than reported (stopped after {len(cycles)})")
         )
     if report.ok:
         report.order = topological_order(graph)
@@ -371,7 +373,7 @@ def _field_problems(error: ValidationError, index: int, key: str | None) -> list
 # A plan whose problems are all of one of these kinds is refused with that kind's reason, the one
 # `Board.apply_plan` refuses it with; mixed problems are `invalid_input`.
 REASON_OF_KIND = {
-    "cycle": Reason.DEPENDENCY_CYCLE,
+    CYCLE: Reason.DEPENDENCY_CYCLE,
     "cancelled_dependency": Reason.INVALID_STATE,
     str(Reason.NOT_ASSIGNEE): Reason.NOT_ASSIGNEE,
 }
@@ -468,13 +470,15 @@ def lint_against(
         report.matched = {key: task.id for key, task in comparison.matched.items()}
         for difference in comparison.blocking(update):
             doc = difference.to_problem()
+            cycle = doc.pop("keys", None)
             report.problems.append(
                 Problem(
-                    "differs",
+                    doc.pop("kind"),
                     doc.pop("message"),
                     key=doc.pop("key"),
                     field=doc.pop("field"),
-                    detail={name: value for name, value in doc.items() if name != "kind"},
+                    keys=tuple(cycle) if cycle else None,
+                    detail=doc,
                 )
             )
         if update:
