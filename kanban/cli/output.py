@@ -31,7 +31,7 @@ def emit(doc: Any, *, kind: DocKind = "record") -> None:
     if settings().format == "table":
         from .table import render
 
-        render(doc, kind)
+        render(verdicts_as_objects(doc), kind)  # a verdict is drawn as the JSON has it
         return
     sys.stdout.write(_dumps(doc, pretty=sys.stdout.isatty()) + "\n")
 

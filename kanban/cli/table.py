@@ -6,7 +6,6 @@ and into a `rich.text.Text` cell, never into markup (a `str` cell would be parse
 `rich.markup.escape` leaves control characters alone). Only this module's own words use markup.
 """
 
-import json
 import re
 import time
 from typing import Any
@@ -53,25 +52,76 @@ def _time(ms: int, *, seconds: bool = True) -> str:
 # line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
 MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
 TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
+TIME_KEYS = frozenset({"at"})  # the same, in nested values (a verdict's reviews and attempts)
 MONEY = ("Usd", "CostMicros")  # dollars, or whole micro-dollars: drawn as `budgets.amount`
+INDENT = "  "  # a nested value's lines under its key
 
 
 def _text(value: Any, style: str = "", *, multiline: bool = False) -> Text:
     return Text(inert(str(value), multiline=multiline), style=style)
 
 
+def _scalar(key: str, value: Any, *, seconds: bool = True) -> str | None:
+    """A time or an amount in words, by its key; None for any other value."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and isinstance(value, int) and (key.endswith(TIME_SUFFIXES) or key in TIME_KEYS):
+        return _time(value, seconds=seconds)
+    if number and key.endswith(MONEY):
+        usd = value / MICROS_PER_USD if key.endswith("Micros") else value
+        return amount(usd, BUDGET_USD)  # one rule for every amount
+    return None
+
+
+def _flat(value: Any) -> bool:
+    """Whether a value is drawn on one line: anything but a mapping or a list holding either."""
+    if isinstance(value, list):
+        return not any(isinstance(inner, (dict, list)) for inner in value)
+    return not isinstance(value, dict)
+
+
+def _nested(key: str, value: Any, *, seconds: bool = True) -> list[str]:
+    """A nested value as inert lines for people: a mapping as `key: value` lines (empty values
+    left out, a nested one indented under its key), a list of plain values joined with commas,
+    a list of mappings as `- ` items. Found by an exploring helper: `task view --format table`
+    drew a verdict as one long JSON blob. Every leaf is one line, so agent text cannot draw a
+    line of its own."""
+    if isinstance(value, dict):
+        lines = []
+        for name, inner in value.items():
+            shown = [] if inner in EMPTY else _nested(str(name), inner, seconds=seconds)
+            if not shown:
+                continue
+            label = inert(str(name))
+            if not _flat(inner):
+                lines += [f"{label}:", *(INDENT + line for line in shown)]
+            else:
+                lines.append(f"{label}: {shown[0]}")
+        return lines
+    if isinstance(value, list):
+        if _flat(value):
+            return [", ".join(_nested(key, inner, seconds=seconds)[0] for inner in value)]
+        lines = []
+        for inner in value:
+            first, *rest = _nested(key, inner, seconds=seconds) or [""]
+            lines += [f"- {first}", *(INDENT + line for line in rest)]
+        return lines
+    if value is None:
+        return ["none"]
+    said = _scalar(key, value, seconds=seconds)
+    return [said if said is not None else inert(str(value))]
+
+
 def _cell(key: str, value: Any, style: str = "", *, seconds: bool = True) -> Text:
     """A value as an inert table cell: times readable (to the minute in a list, where a row has
-    several and 80 columns must hold them), nested values as JSON."""
+    several and 80 columns must hold them), nested values as lines (`_nested`); `--format json`
+    keeps them as they are."""
     if value is None:
         return Text("")
-    if isinstance(value, int) and not isinstance(value, bool) and key.endswith(TIME_SUFFIXES):
-        return Text(_time(value, seconds=seconds), style=style)
-    if isinstance(value, int | float) and not isinstance(value, bool) and key.endswith(MONEY):
-        usd = value / MICROS_PER_USD if key.endswith("Micros") else value
-        return Text(amount(usd, BUDGET_USD), style=style)  # one rule for every amount
     if isinstance(value, (dict, list)):
-        return _text(json.dumps(value, ensure_ascii=False), style)
+        return Text("\n".join(_nested(key, value, seconds=seconds)), style=style)
+    said = _scalar(key, value, seconds=seconds)
+    if said is not None:
+        return Text(said, style=style)
     return _text(value, style, multiline=key in MULTILINE_KEYS)
 
 

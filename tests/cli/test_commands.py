@@ -239,6 +239,29 @@ def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) 
     assert "no dependencies" in deps.out and "no dependents" in deps.out, deps.out
 
 
+def test_a_record_table_draws_nested_values_as_lines_not_json(kanban: Kanban) -> None:
+    """Found by an exploring helper: `task view --format table` drew the holders as `["ada"]`
+    and the verdict as one long JSON blob folded over three lines, its times raw milliseconds.
+    Nested values are `key: value` lines, lists joined, times readable; the JSON is unchanged."""
+    with kanban.board() as board:
+        task = board.create_task("judged")
+        board.claim(task.id, "ada")
+        board.complete(task.id, "ada")
+        board.approve(task.id, "bob")
+    table = kanban.run("task", "view", task.id, "--format", "table", env={"COLUMNS": "100"})
+    assert table.code == 0, str(table)
+    assert '{"' not in table.out and '["' not in table.out, table.out
+    lines = [line.strip() for line in table.out.splitlines()]
+    cells = {line.split(maxsplit=1)[0]: line.split(maxsplit=1)[-1] for line in lines if line}
+    assert cells["holders"] == "ada" and cells["verification"] == "status: pass", table.out
+    for line in ("reviews:", "- reviewer: bob", "decision: approve"):
+        assert line in lines, table.out
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", cells["at:"]), table.out
+    verdict = kanban.ok("task", "view", task.id)["task"]["verification"]
+    assert verdict["status"] == "pass" and verdict["reviews"][0]["reviewer"] == "bob"
+    assert isinstance(verdict["reviews"][0]["at"], int)  # --format json keeps the values
+
+
 def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban) -> None:
     """Found by an exploring helper: `consumers list --format table` at 80 columns broke its
     headers mid-word (`lastS/eq`, `faili/ngSeq`), each time over three lines and a long name
