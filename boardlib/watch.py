@@ -63,14 +63,25 @@ def _busy(consumer: Consumer, now: int) -> BoardError:
     )
 
 
+def past_the_log(field: str, seq: int, newest: int) -> BoardError:
+    """The refusal of a cursor above the newest event (seqs only grow, so it came from another
+    board, or from before this one was re-created or restored): reading on from it would skip
+    the events up to it without a word. A consumer placed there and a follower started there
+    (`events --follow --since`) are refused alike."""
+    return invalid_input(
+        f"{field} {seq} is past the newest event ({newest}): reading on from it would skip the "
+        "events up to it; start from the newest, or from 0",
+        field=field,
+        newest=newest,
+    )
+
+
 def _within_log(tx: "Tx", seq: int, field: str) -> int:
     """A cursor placed by hand is at most the newest event: one past it would skip events that
     have not happened yet."""
     newest = tx.last_event_seq()
     if seq > newest:
-        raise invalid_input(
-            f"{field} {seq} is past the newest event ({newest})", field=field, newest=newest
-        )
+        raise past_the_log(field, seq, newest)
     return seq
 
 

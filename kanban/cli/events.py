@@ -31,7 +31,8 @@ PAGE = 500
     "--since",
     type=click.IntRange(min=0),
     metavar="SEQ",
-    help="Events after this cursor (default: 0; with --follow: now).",
+    help="Events after this cursor (default: 0; with --follow: now). Above the newest event: "
+    "none yet, and --follow or --consumer refuses it (invalid_input), as it would skip events.",
 )
 @click.option(
     "--limit",
@@ -91,6 +92,11 @@ def events(
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
             emit([event.to_json() for event in batch], kind="events")
             return
+        newest = None if since is None else board.newest_event_if_ahead(since)
+        if since is not None and newest is not None:  # following on would skip events unsaid
+            from boardlib.watch import past_the_log
+
+            raise past_the_log("since", since, newest)
         try:
             _follow(board, task_id, since, limit, poll_ms / 1000, timeout)
         except KeyboardInterrupt:

@@ -45,6 +45,29 @@ def test_events_list_from_a_cursor_and_per_task(kanban: Kanban) -> None:
         kanban.refused("events", "--task", "TASK-999", *mode, reason="not_found")
 
 
+def test_a_since_past_the_newest_event_is_refused_where_it_would_skip_events(
+    kanban: Kanban,
+) -> None:
+    """Found by an exploring helper: `events --follow --since N` above the newest seq (a cursor
+    from another board, or from before this one was restored) waited without a word, then
+    skipped every event up to N, while `--consumer` refused the same N. Both refuse it alike,
+    before any output and without waiting; a one-off read answers none yet (as the HTTP page
+    does), and a follower exactly at the newest seq follows."""
+    with kanban.board() as board:
+        board.create_task("the only event")
+        newest = board.last_event_seq()
+    ahead = str(newest + 40)
+    started = time.monotonic()
+    for mode in (("--follow", "--timeout", "30"), ("--consumer", "c"), ("--consumer", "c", "-f")):
+        error = kanban.refused("events", "--since", ahead, *mode, reason="invalid_input")
+        assert (error["field"], error["newest"]) == ("since", newest), error
+        assert f"since {ahead} is past the newest event ({newest})" in error["error"]
+    assert time.monotonic() - started < 20  # refused at once, not after the timeout
+    assert kanban.ok("events", "--since", ahead) == []
+    at_newest = kanban.run("events", "--follow", "--since", str(newest), "--timeout", "0.3")
+    assert (at_newest.code, at_newest.out, at_newest.err) == (0, "", ""), str(at_newest)
+
+
 def test_follow_prints_new_events_as_lines_and_stops_at_its_limit(kanban: Kanban) -> None:
     with kanban.board() as board:
         board.create_task("old news")
