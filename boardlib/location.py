@@ -15,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import BoardError, Reason
 
@@ -183,8 +184,9 @@ def _refuse_unparseable(url: str) -> None:
 
 def _libpq_problem(url: str) -> str | None:
     """What libpq's own parser finds wrong with the URL (a bracket not closed, an unknown query
-    parameter), or a port that is not a number (libpq reads it only when connecting, and then
-    says the host cannot be resolved); None without the driver, or when it parses."""
+    parameter), a port that is not a number (libpq reads it only when connecting, and then says
+    the host cannot be resolved), or an option value libpq refuses; None without the driver, or
+    when it parses."""
     try:
         from psycopg import ProgrammingError
         from psycopg.conninfo import conninfo_to_dict
@@ -194,11 +196,42 @@ def _libpq_problem(url: str) -> str | None:
         parsed = conninfo_to_dict(url)
     except ProgrammingError as error:
         return str(error).strip().splitlines()[0] if str(error).strip() else "unparseable"
-    for port in str(parsed.get("port") or "").split(","):  # a host list has a port list
+    ports = str(parsed.get("port") or "").split(",")  # a host list has a port list
+    for port in ports:
         port = port.strip()
         if port and not (port.isascii() and port.isdigit()):
             return f"the port must be a number, not {port!r}"
-    return None
+    return _libpq_option_problem(parsed, len(ports))
+
+
+# A `hostaddr` no address parses as: libpq gives up on it before any socket or name look-up, with a
+# message that quotes it.
+_NO_ADDRESS = "kanban-option-check"
+
+
+def _libpq_option_problem(parsed: dict[str, Any], ports: int) -> str | None:
+    """What libpq refuses in the URL's option values (`sslmode=bogus`, an unknown `service`, a
+    host list and a port list that do not pair up) before it would connect. Its parser takes any
+    value; only starting a connection checks them, and then every try fails alike, which once read
+    as `database_unavailable`. So a connection is started with every host's address replaced by
+    one that cannot parse: libpq checks the options, then stops at the first address, quoting it,
+    having touched no network. Any other verdict is about the options."""
+    from psycopg import pq
+    from psycopg.conninfo import make_conninfo
+
+    listed = parsed.get("hostaddr") or parsed.get("host")
+    hosts = len(str(listed).split(",")) if listed else ports
+    # `host` as written, or empty so that PGHOST's list does not pair up with this one
+    no_address = ",".join([_NO_ADDRESS] * hosts)
+    trial = make_conninfo("", **{**parsed, "host": parsed.get("host", ""), "hostaddr": no_address})
+    conn = pq.PGconn.connect_start(trial.encode())
+    try:
+        message = conn.get_error_message().strip()
+    finally:
+        conn.finish()
+    if not message or f'"{_NO_ADDRESS}"' in message:
+        return None
+    return message.splitlines()[0]
 
 
 def _written_passwords(url: str) -> list[str]:

@@ -158,6 +158,11 @@ UNPARSEABLE = [
     f"postgresql://kanban:{SECRET}@db.internal:notaport/boards",  # was database_unavailable
     f"postgresql://kanban:{SECRET}@db.internal/boards?bogus=1",
     f"postgresql://kanban@[::1/boards?password={SECRET}",
+    # values libpq refuses when it starts a connection, each try alike: was database_unavailable
+    f"postgresql://kanban:{SECRET}@127.0.0.1:1/boards?sslmode=bogus",
+    f"postgresql://kanban:{SECRET}@h1,h2/boards?target_session_attrs=bogus",
+    f"postgresql://kanban:{SECRET}@h1:1,h2:2/boards?sslnegotiation=direct",  # sslmode too weak
+    f"postgresql://kanban@db.internal/boards?password={SECRET}&service=no-such-service",
 ]
 
 
@@ -172,6 +177,28 @@ def test_an_unparseable_url_is_refused_as_input_without_its_password(empty: Path
         assert (run.returncode, run.stdout) == (2, ""), (verb, run)
         assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
         assert SECRET not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "option", ["sslmode=verify-full", "gssencmode=require", "target_session_attrs=read-write"]
+)
+def test_option_values_libpq_takes_are_not_refused(option: str) -> None:
+    """The refusal above asks libpq itself, with no network: values it takes stay a board, even
+    ones a local socket could not honour (`gssencmode=require`)."""
+    assert isinstance(board_location(f"postgresql://kanban@h1:1,h2:2/boards?{option}"), DatabaseUrl)
+
+
+@pytest.mark.slow
+def test_the_server_refuses_a_bad_option_as_input_not_as_unavailable(empty: Path) -> None:
+    url = f"postgresql://kanban:{SECRET}@127.0.0.1:1/boards?sslmode=bogus"
+    run = subprocess.run(
+        [str(KANBAN), "--db", url, "serve", "--port", "0"], env=clean_env(), cwd=empty,
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert (run.returncode, run.stdout) == (2, ""), run
+    error = one_error(run.stderr)
+    assert error["reason"] == "invalid_input" and "sslmode" in error["error"]
+    assert SECRET not in run.stderr
 
 
 CONNINFO = f"host=127.0.0.1 port=55432 user=kanban password={SECRET} dbname=boards"
