@@ -43,6 +43,7 @@ LIBPQ_KEYWORDS = frozenset(
     }
 )  # fmt: skip
 _CONNINFO_START = re.compile(r"^\s*([A-Za-z_]+)\s*=")
+_LAST_PORT = re.compile(r":(\d*)$")  # a host list's last port (`[::1]` ends in `]`, never taken)
 MASK = "***"
 
 
@@ -68,12 +69,21 @@ class DatabaseUrl:
     @property
     def identity(self) -> str:
         """A stable name for this board without credentials (host, port, database, options): the
-        key of its worktree folders and its lock-file-free identity."""
+        key of its worktree folders and its lock-file-free identity. A host list
+        (`h1:5432,h2:5433`, which `urlsplit` cannot take a port from) keeps its hosts and their
+        ports in order as written, lowercased; the last port, or PGPORT, ends it as it ends a
+        single host, so a list that once parsed (`h1,h2:5433`) keeps the key it had."""
         from urllib.parse import parse_qsl, urlencode, urlsplit
 
         parts = urlsplit(self.conninfo)
-        host = parts.hostname or os.environ.get("PGHOST", "")
-        port = parts.port or os.environ.get("PGPORT", "")
+        hosts = parts.netloc.rpartition("@")[2].lower()
+        if "," in hosts:
+            last_port = _LAST_PORT.search(hosts)
+            host = hosts[: last_port.start()] if last_port else hosts
+            port = (last_port[1] if last_port else "") or os.environ.get("PGPORT", "")
+        else:
+            host = parts.hostname or os.environ.get("PGHOST", "")
+            port = parts.port or os.environ.get("PGPORT", "")
         query = sorted(
             (k, v) for k, v in parse_qsl(parts.query) if k not in _SECRET_PARAMETERS | {"user"}
         )

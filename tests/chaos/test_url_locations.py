@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from boardlib import Board, BoardError, Reason
-from boardlib.location import DatabaseUrl, board_location, redact_url
+from boardlib.location import DatabaseUrl, board_location, location_key, redact_url
+from boardlib.store.copy import copy_board
+from boardlib.worktrees.layout import board_key
 from kanban.mcp.server import build_server
 from kanban.mcp.session import AgentSession
 from tests.cli.conftest import KANBAN, clean_env
@@ -199,6 +201,39 @@ def test_the_server_refuses_a_bad_option_as_input_not_as_unavailable(empty: Path
     error = one_error(run.stderr)
     assert error["reason"] == "invalid_input" and "sslmode" in error["error"]
     assert SECRET not in run.stderr
+
+
+HOST_LIST = (
+    f"postgresql://kanban:{SECRET}@DB1.internal:5432,db2.internal:5433/boards?sslmode=require"
+)
+
+
+def test_a_host_list_names_its_board_in_order_without_credentials(
+    empty: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`h1:5432,h2:5433` made `identity` raise ValueError (urlsplit's port): the worktrees' board
+    key and `db copy`'s same-board check failed with it."""
+    monkeypatch.delenv("PGPORT", raising=False)
+    url = board_location(HOST_LIST)
+    assert isinstance(url, DatabaseUrl)
+    assert url.identity == "postgresql://db1.internal:5432,db2.internal:5433/boards?sslmode=require"
+    other_user = HOST_LIST.replace(f"kanban:{SECRET}", "ops")
+    swapped = HOST_LIST.replace(
+        "DB1.internal:5432,db2.internal:5433", "db2.internal:5433,db1.internal:5432"
+    )
+    assert DatabaseUrl(other_user).identity == url.identity != DatabaseUrl(swapped).identity
+    # a list whose one port is the last host's parsed before, and keeps the key it had
+    assert (
+        DatabaseUrl("postgresql://k@h1,h2:5433/boards").identity
+        == "postgresql://h1,h2:5433/boards?"
+    )
+    assert len(location_key(url)) == 12 and board_key(url) == location_key(url)
+    with pytest.raises(BoardError, match="same board") as caught:
+        copy_board(url, DatabaseUrl(other_user))
+    assert caught.value.reason is Reason.INVALID_INPUT
+    run = _kanban(empty, "db", "copy", "--from", HOST_LIST, "--to", other_user)
+    assert (run.returncode, run.stdout) == (2, ""), run
+    assert one_error(run.stderr)["reason"] == "invalid_input" and SECRET not in run.stderr
 
 
 CONNINFO = f"host=127.0.0.1 port=55432 user=kanban password={SECRET} dbname=boards"
