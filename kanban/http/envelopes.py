@@ -118,17 +118,31 @@ def status_of(error: BoardError) -> int:
     return HTTP_STATUS.get(error.reason, 500)
 
 
-def forbidden(message: str, spec: Envelope, **details: Any) -> tuple[int, dict[str, Any]]:
-    """An identity that may not do this (an agent token naming another agent, a role it does not
-    have). HTTP's own refusal: the board never sees the request."""
-    body: dict[str, Any] = {"error": "forbidden" if spec.style == "reason" else message}
+def http_refusal(reason: str, message: str, spec: Envelope, **details: Any) -> dict[str, Any]:
+    """A refusal the server makes itself, the board never having judged the request, in the
+    route's envelope as the board's own refusals are (`refusal_body`)."""
+    body: dict[str, Any] = {"error": reason if spec.style == "reason" else message}
     if spec.style != "plain":
         body = {"ok": False, **body}
-    body["reason"] = "forbidden"
+    body["reason"] = reason
     if body["error"] != message:
         body["message"] = message
     body.update({camel(key): value for key, value in details.items() if value is not None})
-    return 403, body
+    return body
+
+
+def forbidden(message: str, spec: Envelope, **details: Any) -> tuple[int, dict[str, Any]]:
+    """An identity that may not do this (an agent token naming another agent, a role it does not
+    have). HTTP's own refusal: the board never sees the request."""
+    return 403, http_refusal("forbidden", message, spec, **details)
+
+
+# A request still running when shutdown's --graceful budget ran out: cut off, its answer unknown.
+SHUTTING_DOWN = "shutting_down"
+SHUTTING_DOWN_MESSAGE = (
+    "the server shut down before this request finished: it may or may not have taken effect; "
+    "read the board again, or retry once the server is back"
+)
 
 
 # -- OpenAPI: every error shape, declared once -------------------------------------------------
@@ -183,7 +197,8 @@ DESCRIPTIONS = {
     429: "A create cap (depth, live children, root rate) was reached.",
     500: "Unexpected server failure (a failed git command says git_failed).",
     503: "The database stayed busy past the retry budget; nothing was written. Retry after "
-    "the Retry-After header's seconds.",
+    "the Retry-After header's seconds. (`shutting_down`: the server stopped before the request "
+    "finished, which may or may not have taken effect.)",
 }
 
 

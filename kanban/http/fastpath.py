@@ -170,7 +170,9 @@ class LeaseFastLane:
             await self.app(scope, _replay(body, receive), send)
             return
         self.answered += 1
-        scope.setdefault("state", {})["identity"] = identity
+        state = scope.setdefault("state", {})
+        state["identity"] = identity
+        state["envelope"] = lane.envelope  # for an answer given outside the lane (shutdown's)
         service: Service = scope["app"].state.service
         arguments: dict[str, Any] = {"who": service.caller_for(scope), "body": parsed}
         if lane.takes_task_id:

@@ -26,7 +26,7 @@ from .envelopes import (
     invalid_body,
 )
 from .limits import TOO_LARGE_MESSAGE
-from .replies import board_error_reply, forbidden_reply, reply
+from .replies import board_error_reply, forbidden_reply, reply, shutting_down_reply
 
 log = logging.getLogger("kanban.http")
 
@@ -159,3 +159,9 @@ async def failure_reply(scope: MutableMapping[str, Any], error: Exception) -> tu
     handlers = dict(EXCEPTION_HANDLERS)
     kind = next(kind for kind in type(error).__mro__ if kind in handlers)
     return await handlers[kind](Request(scope), error), kind is Exception
+
+
+def cut_short_reply(scope: MutableMapping[str, Any]) -> Response:
+    """The answer to a request that shutdown cut off at the --graceful deadline, in the envelope
+    of the route it reached (a request not yet routed gets the plain one)."""
+    return shutting_down_reply(_envelope(Request(scope)))

@@ -38,8 +38,11 @@ from kanban.documents import one_line_utf8
 from .acting import Forbidden
 from .envelopes import (
     RETRY_AFTER_S,
+    SHUTTING_DOWN,
+    SHUTTING_DOWN_MESSAGE,
     Envelope,
     forbidden,
+    http_refusal,
     invalid_body,
     invalid_details,
     refusal_body,
@@ -162,6 +165,12 @@ def board_error_reply(error: BoardError, spec: Envelope) -> JSONResponse:
 def forbidden_reply(error: Forbidden, spec: Envelope) -> JSONResponse:
     status, body = forbidden(error.message, spec, **error.details)
     return reply(body, status)
+
+
+def shutting_down_reply(spec: Envelope) -> JSONResponse:
+    """503 with Retry-After, as a transient refusal is: a server started again answers."""
+    body = http_refusal(SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, spec)
+    return reply(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
 
 
 # -- success bodies, for OpenAPI ----------------------------------------------------------------

@@ -7,10 +7,14 @@
 - **Shutdown.** SIGTERM or Ctrl-C: end the live event streams at once, let in-flight requests
   finish, stop the feed and the upkeep, checkpoint the WAL, close the board, exit 0; all within
   `graceful_s` (a request thread still running then is left behind).
+- **Cut off.** A request still running when the in-flight budget is spent is cancelled by
+  uvicorn; its client gets seed 003's envelope, 503 `shutting_down` with Retry-After (it may or
+  may not have taken effect), not uvicorn's text/plain 500.
 - **Watchdog.** If shutdown gets stuck anyway, the process exits 1 at `graceful_s` + 2 s at the
   latest. docs/architecture.md, "The change feed and shutdown", has the steps and their budgets.
 """
 
+import asyncio
 import contextlib
 import copy
 import faulthandler
@@ -31,7 +35,8 @@ import uvicorn
 from boardlib import Board
 
 from .app import create_app
-from .auth import is_loopback
+from .auth import Receive, Scope, Send, is_loopback
+from .handlers import cut_short_reply
 from .service import ServerSettings, shown_location
 from .stalls import stall_guarded_protocol
 
@@ -119,6 +124,45 @@ class ShutdownWatchdog:
             self._board.checkpoint()
 
 
+class _AnswersCutShort(asyncio.Protocol):
+    """Mixed in before uvicorn's protocol class (the stall-guarded one): a request that shutdown
+    cancels before its response started is answered in the route's envelope (503
+    `shutting_down`, Retry-After). uvicorn's own answer to any exception out of the app is a
+    text/plain 500, which a client of the seed's API cannot read. Per connection, so a request
+    pays nothing for it: the cancellation is caught only where uvicorn's cycle already knows
+    whether the response started."""
+
+    app: Any
+    cycle: Any
+    _cut_short_app: Any
+    _shutting_down = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._cut_short_app, self.app = self.app, self._answering
+
+    def shutdown(self) -> None:
+        self._shutting_down = True
+        super().shutdown()  # type: ignore[misc]  # uvicorn's protocols have it
+
+    async def _answering(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._cut_short_app(scope, receive, send)
+        except asyncio.CancelledError:
+            cycle = getattr(self, "cycle", None)
+            started = cycle is None or cycle.response_started
+            if not self._shutting_down or started or scope["type"] != "http":
+                raise
+            await cut_short_reply(scope)(scope, receive, send)
+
+
+def served_protocol(stall_s: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol as `kanban serve` runs it: stall-guarded, and answering a request
+    cut off at shutdown in the envelope."""
+    guarded = stall_guarded_protocol(stall_s)
+    return type(f"CutShortAnswering{guarded.__name__}", (_AnswersCutShort, guarded), {})
+
+
 class _Server(uvicorn.Server):
     def __init__(
         self,
@@ -183,7 +227,7 @@ def serve(
     config = uvicorn.Config(
         app,
         # a connection that takes nothing for this long is dropped (stalls.py)
-        http=stall_guarded_protocol(settings.sse_send_timeout_s),
+        http=served_protocol(settings.sse_send_timeout_s),
         log_level="warning",
         log_config=_LOGGING,
         access_log=access_log,

@@ -1,10 +1,12 @@
 """`kanban serve` always leaves within --graceful (issue 29's review of every long wait at
 shutdown), and within --graceful + 2 s whatever it got stuck on (the watchdog)."""
 
+import concurrent.futures
 import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,6 +19,7 @@ import httpx
 import pytest
 
 from boardlib import Board
+from kanban.http.envelopes import RETRY_AFTER_S, SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env
 from tests.worktrees.conftest import GIT_ENV, make_repo
@@ -81,6 +84,8 @@ def test_a_request_still_running_at_the_deadline_is_left_behind(
                     body = {"action": "complete"}
                     got = http.patch(f"/api/board/{task['id']}/workspace", json=body)
                     result["status"] = got.status_code
+                    result["headers"] = dict(got.headers)
+                    result["body"] = got.text
                 except httpx.HTTPError as error:
                     result["error"] = repr(error)
 
@@ -103,13 +108,65 @@ def test_a_request_still_running_at_the_deadline_is_left_behind(
     text = log.read_text()
     assert code == 0, f"exit {code}:\n{text[-3000:]}"
     assert took < graceful, f"shutdown took {took:.2f} s, --graceful is {graceful} s"
-    assert result.get("status", 500) >= 500  # the request was cut off, not answered as done
+    # cut off, not answered as done: in the route's envelope, retryable (was text/plain 500)
+    assert result.get("status") == 503, result
+    assert result["headers"]["retry-after"] == str(RETRY_AFTER_S)
+    assert json.loads(result["body"]) == {
+        "ok": False,
+        "error": SHUTTING_DOWN_MESSAGE,
+        "reason": SHUTTING_DOWN,
+    }
     assert "request threads still running past --graceful" in text
     if not is_postgres(board_path):
         wal = Path(f"{board_path}-wal")
         assert not wal.exists() or wal.stat().st_size == 0
     with Board(board_path, read_only=True) as board:  # an interrupted gate, which `complete`
         assert board.get_task(task["id"]).status == "in_review"  # by its builder runs again
+
+
+@pytest.mark.slow
+def test_a_lease_verb_cut_off_at_the_deadline_answers_in_its_envelope(tmp_path: Path) -> None:
+    """The fast lane's claim-next, waiting for a write lock the test holds, is still running at
+    the deadline: the seed's `{ok: false, error: <reason>}` of the lease routes, 503 with
+    Retry-After (was uvicorn's text/plain 500)."""
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        board.create_task("waits for the lock")
+    log = tmp_path / "server.log"
+    env = clean_env(KANBAN_RETRY_BUDGET_MS="30000")  # the claim outwaits --graceful
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            [str(KANBAN), "--db", str(db), "serve", "--port", "0", "--graceful", "2"],
+            env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )  # fmt: skip
+    holder = sqlite3.connect(db, isolation_level=None, timeout=30)
+    try:
+        url = ready_url(process, log)
+        holder.execute("BEGIN IMMEDIATE")
+        with httpx.Client(base_url=url, timeout=60) as http:
+            waiting = concurrent.futures.ThreadPoolExecutor(1).submit(
+                http.post, "/api/board/claim-next", json={"agent": "alice"}
+            )
+            time.sleep(0.5)
+            assert not waiting.done(), waiting.result()
+            process.send_signal(signal.SIGTERM)
+            answer = waiting.result(timeout=10)
+        holder.close()  # the checkpoint on the way out waits for it
+        code = process.wait(timeout=10)
+    finally:
+        holder.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    assert code == 0, log.read_text()[-3000:]
+    assert answer.status_code == 503, answer.text
+    assert answer.headers["retry-after"] == str(RETRY_AFTER_S)
+    assert answer.json() == {
+        "ok": False,
+        "error": SHUTTING_DOWN,
+        "reason": SHUTTING_DOWN,
+        "message": SHUTTING_DOWN_MESSAGE,
+    }
 
 
 STUBBORN_SERVER = textwrap.dedent(
