@@ -29,6 +29,7 @@ from .acting import Forbidden
 from .auth import ASGIApp, BearerAuth, BrowserGuard, Message, Receive, Scope, Send
 from .envelopes import ENVELOPE_ATTRIBUTE, PLAIN, Envelope
 from .handlers import failure_reply
+from .limits import declared_length
 from .replies import board_error_reply, forbidden_reply
 from .service import Service
 
@@ -213,18 +214,16 @@ def _sized_json(headers: list[tuple[bytes, bytes]], limit: int) -> bool | None:
     where the body cap counts it; over the cap or unreadable: the cap refuses it), else whether
     it is declared `application/json`: FastAPI reads no other body as JSON (not even one without
     a content type) and refuses it as not an object."""
-    length: bytes | None = None
     chunked = False
     json_typed: bool | None = None
     for key, value in headers:
-        if key == b"content-length":
-            length = value if length is None else length  # the first counts, as the cap reads it
-        elif key == b"transfer-encoding":
+        if key == b"transfer-encoding":
             chunked = True
         elif key == b"content-type":
             this = value.partition(b";")[0].strip().lower() == b"application/json"
             json_typed = this if json_typed is None else json_typed and this
-    if chunked or length is None or not length.isdigit() or int(length) > limit:
+    length = declared_length(headers)  # as the cap reads it
+    if chunked or length is None or length > limit:
         return None
     return bool(json_typed)
 
