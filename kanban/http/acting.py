@@ -15,7 +15,7 @@ from typing import Any
 
 from boardlib import Board
 from boardlib.actors import AUTHOR_AGENT, AUTHOR_USER, author_type_of
-from boardlib.errors import invalid_input
+from boardlib.errors import BoardError, invalid_input
 from boardlib.validation import caller_name
 from boardlib.worktrees import Worktrees
 
@@ -65,6 +65,19 @@ class Caller:
         if named is None:
             raise invalid_input(f"{field} is required: name the agent that acts", field=field)
         return caller_name(named, field)
+
+    def run_closer(self, execution_id: str) -> str:
+        """Who closes a run: the token's identity; else (no per-caller tokens, where the seed's
+        bodies name nobody) the run's holder, whom its start recorded, so one agent's run starts
+        and ends as that agent. The board then judges the close as that agent's (its lease,
+        its epoch). A run it cannot read is the close's to refuse."""
+        if self.identity != OPEN:
+            return self.actor
+        try:
+            holder = self.board.get_execution(execution_id).agent_id
+        except BoardError:
+            return self.actor
+        return holder or self.actor
 
     def reviewer(self, named: str | None) -> str:
         """Who judges: the token's agent, else the body's agent, else the operator itself."""

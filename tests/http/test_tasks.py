@@ -491,6 +491,18 @@ def test_the_execution_ledger_opens_lists_and_closes(api: Api) -> None:
     assert again.status_code == 404 and again.json()["error"] == "execution not found"
 
 
+def test_a_run_starts_and_ends_as_its_holder_on_an_open_server(api: Api) -> None:
+    """With no tokens the seed's bodies name nobody: the start was recorded as the holder (the
+    board's rule), the close as the operator, so one agent's run read as two people's."""
+    task = api.claimed("alice")
+    opened = api.client.post(f"/api/board/{task['id']}/executions", json={"executorType": "cc"})
+    run = opened.json()["execution"]
+    closed = api.client.patch(f"/api/board/executions/{run['id']}", json={"status": "succeeded"})
+    assert closed.status_code == 200, closed.text
+    actors = {event.kind: event.actor for event in api.events()}
+    assert actors["execution_started"] == actors["execution_completed"] == "alice"
+
+
 def test_execution_refusals(api: Api) -> None:
     task = api.create()  # not claimed
     before = api.fingerprint()

@@ -55,7 +55,7 @@ def close_execution(exec_id: str, body: CompleteExecutionBody, who: Who) -> JSON
     closed = who.board.close_execution(
         exec_id,
         body.status,
-        agent=who.actor,  # an agent closes only its own run; the board decides
+        agent=who.run_closer(exec_id),  # an agent closes only its own run; the board decides
         epoch=body.epoch,
         summary=body.summary,
         error=body.error,
