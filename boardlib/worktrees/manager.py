@@ -1011,6 +1011,23 @@ class Worktrees:
                 reattached=reattached,
             )
 
+    def complete_lease(
+        self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None
+    ) -> Task:
+        """The lease protocol's complete (`Board.complete`: in review, nothing committed or run),
+        refused as `complete` refuses it while the holder's checked-out worktree holds a sync's
+        unresolved conflict: a reviewer would judge git's markers, not the work."""
+        rows = self.board.workspaces(task_id)
+        ws = rows[-1] if rows else None
+        path, problem = self._checkout(ws) if ws and ws.status == "active" else (None, None)
+        if ws is None or path is None or problem:
+            return self.board.complete(task_id, agent, summary=summary, epoch=epoch)
+        with self._lock(Path(ws.repo_path), task_id, "complete"):
+            task = self.board.get_task(task_id)
+            if task.status == t.IN_PROGRESS and task.assignee_agent_id == agent:
+                self._check_resolved(path, ws, "complete")  # else the board says why not
+            return self.board.complete(task_id, agent, summary=summary, epoch=epoch)
+
     def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:
         """A repeat complete on a blocked task: seed 003's answer, `verified: 'fail'` whatever
         blocked it (a debt verdict too: it cannot re-enter review); the stored verdict itself

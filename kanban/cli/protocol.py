@@ -191,9 +191,13 @@ def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -
     """Finish: to in_review, for another agent to judge.
 
     The task leaves you (no owner, no lease); whoever held it cannot approve it.
+    A checked-out worktree still holding a sync's conflict markers is refused
+    (merge_conflict), as `workspace complete` refuses it.
     """
+    from boardlib.worktrees import Worktrees  # a checked-out worktree's conflicts refuse it
+
     with open_board(reconcile_orphans=False) as board:
-        task = board.complete(task_id, agent, summary=summary, epoch=epoch)
+        task = Worktrees(board).complete_lease(task_id, agent, summary=summary, epoch=epoch)
     emit(task.to_json(), kind="task")
 
 

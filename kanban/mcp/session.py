@@ -123,7 +123,9 @@ class AgentSession:
     def complete_task(self, task_id: str, summary: str | None = None) -> Doc:
         return self._as_holder(
             task_id,
-            lambda epoch: self.board.complete(task_id, self.agent, summary=summary, epoch=epoch),
+            lambda epoch: self._trees().complete_lease(
+                task_id, self.agent, summary=summary, epoch=epoch
+            ),
         )
 
     def block_task(self, task_id: str, reason: str) -> Doc:

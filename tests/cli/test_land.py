@@ -108,6 +108,27 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1
 
 
+def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(setup) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: `kanban task complete` put a worktree holding git's
+    conflict markers in review; it is refused as `workspace complete` refuses it."""
+    kanban, land, env = setup
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
+    kanban.now = land.board.get_task(task_id).updated_at  # the CLI's clock within the lease
+    land.commit_on_main("app.py", "def answer():\n    return 44\n")
+    kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
+                   reason="merge_conflict")  # fmt: skip
+    before = checkout_state(path)
+    with unchanged(kanban.db):
+        error = kanban.refused("task", "complete", task_id, "--agent", "alice", env=env,
+                               reason="merge_conflict")  # fmt: skip
+    assert (error["why"], error["files"]) == ("unresolved", ["app.py"])
+    assert checkout_state(path) == before
+    assert kanban.ok("task", "get", task_id)["status"] == "in_progress"
+    (path / "app.py").write_text(ANSWER)
+    done = kanban.ok("task", "complete", task_id, "--agent", "alice", env=env)
+    assert done["status"] == "in_review"
+
+
 @pytest.mark.slow
 def test_the_docs_landing_example_runs_in_the_order_shown(tmp_path: Path) -> None:
     """docs/landing.md's session as it is, on a task done through the gate in ~/src/shop."""

@@ -105,3 +105,27 @@ def test_sync_brings_the_base_into_the_worktree(api: Api, repo: Path, tmp_path: 
     body = answer.json()
     assert body["ok"] is True and body["action"] == "sync" and body["commits"] == 1
     assert (path / "main.txt").read_text() == "from main\n"
+
+
+def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(
+    api: Api, repo: Path, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: `POST .../complete` put a worktree holding git's conflict
+    markers in review, where `workspace complete` refused it; now both refuse."""
+    trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
+    task = api.board.create_task("Catch up")
+    api.board.claim(task.id, "alice")
+    path = Path(trees.provision(task.id, repo).worktree.worktree_path)
+    (path / "app.py").write_text(ANSWER)
+    (repo / "app.py").write_text("def answer():\n    return 44\n")
+    git(repo, "commit", "-qam", "main moved")
+    answer = api.client.post(f"/api/board/{task.id}/workspace/sync", headers=bearer("alice"))
+    assert answer.status_code == 409 and answer.json()["reason"] == "merge_conflict"
+    before = api.fingerprint(), checkout_state(path)
+    answer = api.client.post(f"/api/board/{task.id}/complete", headers=bearer("alice"))
+    assert answer.status_code == 409, answer.text
+    body = answer.json()
+    assert body["reason"] == "merge_conflict"
+    assert (body["why"], body["files"]) == ("unresolved", ["app.py"])
+    assert (api.fingerprint(), checkout_state(path)) == before
+    assert api.stored(task.id).status == "in_progress"

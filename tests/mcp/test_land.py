@@ -98,3 +98,18 @@ async def test_a_refused_landing_sends_the_model_where_the_task_stands(
             assert "reject_task" in tools_named(doc["hint"]) and "operator" not in doc["hint"]
             rejected = await ok(bob, "reject_task", task_id=task_id, reason="conflicts with main")
             assert rejected["status"] == "todo"  # back to its builder
+
+
+async def test_complete_task_refuses_a_worktree_with_a_sync_left_unresolved(
+    land, board_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: `complete_task` put a worktree holding git's conflict
+    markers in review, where `workspace complete` refused it; now both refuse."""
+    task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
+    land.commit_on_main("app.py", "def answer():\n    return 44\n")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        await refused(alice, "sync_workspace", "merge_conflict", task_id=task_id)
+        before = checkout_state(path), land.board.get_task(task_id)
+        doc = await refused(alice, "complete_task", "merge_conflict", task_id=task_id)
+        assert (doc["why"], doc["files"]) == ("unresolved", ["app.py"])
+        assert (checkout_state(path), land.board.get_task(task_id)) == before

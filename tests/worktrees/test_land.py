@@ -368,6 +368,28 @@ def test_a_conflict_left_unresolved_is_never_completed_paused_or_landed(land: La
     assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
 
 
+def test_the_lease_protocols_complete_refuses_an_unresolved_conflict_as_complete_does(
+    land: LandEnv,
+) -> None:
+    """Found by an exploring helper: the lease protocol's complete (CLI, HTTP, MCP) took a
+    worktree whose sync left git's markers in app.py into review, where `workspace complete`
+    refused it. Both refuse now, with the same reason, changing nothing."""
+    task_id, path, _ = conflicted_after_sync(land)
+    before = checkout_state(path), board_snapshot(land, task_id)
+    with pytest.raises(BoardError) as caught:
+        land.trees.complete_lease(task_id, "alice", summary="done")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    details = caught.value.details
+    assert (details["why"], details["files"]) == ("unresolved", ["app.py"])
+    assert (checkout_state(path), board_snapshot(land, task_id)) == before
+    assert land.board.get_task(task_id).status == "in_progress"
+    with pytest.raises(BoardError) as caught:  # not the holder: the board's own refusal first
+        land.trees.complete_lease(task_id, "bob")
+    assert caught.value.reason == Reason.NOT_ASSIGNEE
+    (path / "app.py").write_text("def answer():\n    return 44  # after 43\n")  # edited clean
+    assert land.trees.complete_lease(task_id, "alice").status == "in_review"
+
+
 def test_a_rebase_stopped_on_a_conflict_is_named_not_taken_for_a_detached_head(
     land: LandEnv,
 ) -> None:

@@ -110,7 +110,7 @@ def complete(
 ) -> JSONResponse:
     body = body or CompleteBody()
     agent = who.agent(body.agent)
-    return _task(who.board.complete(task_id, agent, summary=body.summary, epoch=body.epoch))
+    return _task(who.trees.complete_lease(task_id, agent, summary=body.summary, epoch=body.epoch))
 
 
 @_verb("approve", "Judge the work good: done (never by one of its builders)")
