@@ -1,12 +1,18 @@
 """Which process holds something, in a form another process can judge: the machine (boot id and
 pid namespace), the pid, when that pid started (so a reused pid is told apart) and a random part.
 A process of this machine that is gone is known gone at once; one of another machine only by its
-lease running out. Imports nothing of the project.
+lease running out. And the killing of a command's process group. Imports nothing of the project.
 """
 
+import contextlib
 import os
+import signal
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 def _read(path: str) -> str:
@@ -70,3 +76,11 @@ def token_pid(token: str) -> int | None:
     """The pid a token names (for messages), None when unreadable."""
     parts = token.split("/")
     return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else None
+
+
+def kill_group(process: "subprocess.Popen[bytes]") -> None:
+    """SIGKILL the process group `process` leads (started with `start_new_session`): whatever
+    it started too. Nothing once it was reaped, when its pid may be another process's."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)

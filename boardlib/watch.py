@@ -23,7 +23,7 @@ from . import validation as validate
 from .clock import moment
 from .errors import BoardError, Reason, invalid_input, not_found, passes_by_itself
 from .events import EventKind
-from .processes import process_gone, process_token, token_pid
+from .processes import kill_group, process_gone, process_token, token_pid
 from .records import Consumer, Event
 from .store.base import StoreError
 
@@ -552,15 +552,6 @@ def _stderr_or_null() -> int:
         return subprocess.DEVNULL
 
 
-def _kill_group(process: "subprocess.Popen[bytes]") -> None:
-    import os
-    import signal
-
-    if process.returncode is None:  # not reaped yet: its pid is still its own
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-
-
 class CommandDelivery:
     """Run `argv` once per event (a `Deliver`), the event's JSON (one line) on its stdin, and its
     seq, kind and task id in `KANBAN_EVENT_SEQ`, `KANBAN_EVENT_KIND`, `KANBAN_TASK_ID`. Exit 0 is
@@ -583,7 +574,7 @@ class CommandDelivery:
         with self._lock:
             self._interrupted = True
             if self._running is not None:
-                _kill_group(self._running)
+                kill_group(self._running)
 
     def _cut_short(self) -> Outcome:
         return Outcome(False, "stopped at the watch's --timeout (killed)", interrupted=True)
@@ -621,7 +612,7 @@ class CommandDelivery:
             try:
                 _out, err = process.communicate(line.encode(), timeout=self.timeout_s)
             except subprocess.TimeoutExpired:
-                _kill_group(process)
+                kill_group(process)
                 process.communicate()
                 if self._interrupted:
                     return self._cut_short()

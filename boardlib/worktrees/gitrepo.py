@@ -16,7 +16,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -27,6 +26,7 @@ from pathlib import Path
 import git
 
 from ..errors import BoardError, Reason
+from ..processes import kill_group
 from .results import DiffStat, FileStat, GitFailure, name_files
 from .sor import SOR_FILES, SOR_READ_LIMIT
 
@@ -511,8 +511,7 @@ def run_capped(
             """The whole group: a helper git started (a hook, a filter) must not keep the pipe
             open after git is gone."""
             timed_out.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            kill_group(process)
 
         timer = threading.Timer(timeout_s, kill)
         timer.start()
@@ -530,8 +529,7 @@ def run_capped(
                 size += len(chunk)
                 if size > limit:
                     more = True
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(process.pid, signal.SIGKILL)
+                    kill_group(process)
                     break
             process.stdout.close()
             status = process.wait()
