@@ -12,7 +12,6 @@ A consumer is a named cursor on the board (table `event_consumers`, both backend
 Exactly, with the failure cases: docs/watch.md
 """
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +22,7 @@ from . import validation as validate
 from .clock import moment
 from .errors import BoardError, Reason, invalid_input, not_found, passes_by_itself
 from .events import EventKind
-from .processes import kill_group, process_gone, process_token, token_pid
+from .processes import die_with_parent, kill_group, process_gone, process_token, token_pid
 from .records import Consumer, Event
 from .store.base import StoreError
 
@@ -532,16 +531,6 @@ def read_once(
 # -- a command per event --------------------------------------------------------------------------
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
-    """Linux: the command is killed when the watcher dies (SIGKILL included), so a killed watcher
-    leaves no delivery running on beside the next one."""
-    import ctypes
-    import signal
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _stderr_or_null() -> int:
     import subprocess
     import sys
@@ -583,7 +572,6 @@ class CommandDelivery:
         import json
         import os
         import subprocess
-        import sys
 
         line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
         env = {
@@ -603,7 +591,7 @@ class CommandDelivery:
                     stderr=subprocess.PIPE,
                     env=env,
                     start_new_session=True,
-                    preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                    preexec_fn=die_with_parent(),  # a killed watcher's delivery dies with it
                 )
             except OSError as error:
                 return Outcome(False, f"cannot run {self.argv[0]}: {error.strerror or error}")

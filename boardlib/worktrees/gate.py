@@ -23,7 +23,7 @@ from .. import transitions as t
 from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
-from ..processes import EXITED_STATES, stat_fields
+from ..processes import EXITED_STATES, die_with_parent, group_token, orphaned_group, stat_fields
 from .results import name_files
 from .sor import (
     HANDOFF_JSON,
@@ -207,6 +207,28 @@ def _stop_leftovers(group: int) -> bool:
     return True
 
 
+def _group_record(cwd: Path) -> Path:
+    """Where the process group of a verify command running in `cwd` is written: beside the
+    checkout, never in it (a landing's scratch checkout, a task's worktree)."""
+    return cwd.parent / f".{cwd.name}.verify-group"
+
+
+def stop_orphaned_verify(cwd: Path) -> bool:
+    """Stop what a verify command in `cwd` left running when the process that ran it was killed
+    (kill -9 of a lander or a gate): it would go on writing in a checkout the next run reuses.
+    Whether anything was stopped. A record whose starter still runs is its own to finish."""
+    record = _group_record(cwd)
+    try:
+        group = orphaned_group(record.read_text())
+    except (OSError, UnicodeDecodeError):
+        return False
+    stopped = group is not None and _stop_leftovers(group)
+    if group is not None:
+        with contextlib.suppress(OSError):
+            record.unlink(missing_ok=True)
+    return stopped
+
+
 def run_verify_command(
     command: str,
     cwd: Path,
@@ -219,9 +241,12 @@ def run_verify_command(
     files so a chatty or hung command cannot stall us); kill its process group at the timeout,
     and stop what it left running once it is done: nothing it started outlives the verdict (it
     would hold the checkout, its files and `pass_fds`). `pass_fds` stay open in the command (a
-    landing's scratch-checkout lock, held while it runs)."""
+    landing's scratch-checkout lock, held while it runs). The command dies with this process
+    (`die_with_parent`), and its group is recorded beside `cwd` while it runs, so the next run in
+    `cwd` stops what a killed run's command started (`stop_orphaned_verify`)."""
     from ..models import DeterministicResult
 
+    stop_orphaned_verify(cwd)
     shell = shutil.which("bash") or "/bin/sh"
     environment = {
         key: value for key, value in os.environ.items() if key not in _GIT_LOCATION_VARIABLES
@@ -241,6 +266,7 @@ def run_verify_command(
                     stderr=err,
                     start_new_session=True,
                     pass_fds=tuple(pass_fds),
+                    preexec_fn=die_with_parent(),
                 )
             except OSError as error:
                 return DeterministicResult(
@@ -250,6 +276,9 @@ def run_verify_command(
                     stderr_tail=f"could not start the verify command: {error}",
                     duration_ms=int((time.monotonic() - started) * 1000),
                 )
+            record = _group_record(cwd)
+            with contextlib.suppress(OSError):
+                record.write_text(group_token(process.pid))
             timed_out = False
             try:
                 process.wait(timeout=timeout_s)
@@ -258,6 +287,8 @@ def run_verify_command(
             # the group, the shell with it at the timeout, or what it left running: one way
             left_running = _stop_leftovers(process.pid)
             process.wait()
+            with contextlib.suppress(OSError):
+                record.unlink(missing_ok=True)
         duration_ms = int((time.monotonic() - started) * 1000)
         stderr_tail = _tail(err_path, TAIL_CHARS)
         note = None

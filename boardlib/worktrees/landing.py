@@ -38,7 +38,13 @@ from ..landings import (
 from ..records import LAND_STRATEGIES, Record, Task, Workspace
 from ..shell import shell_command
 from . import gitrepo, landgit, sor
-from .gate import EMPTY_DIFF_REMOVED, VerifyCommand, find_verify_command_from, run_verify_command
+from .gate import (
+    EMPTY_DIFF_REMOVED,
+    VerifyCommand,
+    find_verify_command_from,
+    run_verify_command,
+    stop_orphaned_verify,
+)
 from .layout import branch_name
 from .lock import WorktreeLock
 from .results import GitFailure, name_files
@@ -256,6 +262,17 @@ def _explanation(error: BoardError) -> str:
     if tail:
         comment += f"\n\nOutput (tail):\n~~~~\n{str(tail)[-1500:].rstrip()}\n~~~~"
     return comment
+
+
+def _acquired(lock: WorktreeLock) -> bool:
+    """Whether `lock` (no waiting) was taken; False when busy, any other refusal raised."""
+    try:
+        lock.acquire()
+    except BoardError as error:
+        if error.reason != Reason.BUSY:
+            raise
+        return False
+    return True
 
 
 def fence_ref(into: str) -> str:
@@ -782,17 +799,14 @@ class Lander:
 
     def _scratch(self, repo: Path) -> tuple[WorktreeLock, Path]:
         """A free scratch checkout of the repository, locked (`flock`: a dead lander's lock goes
-        with it, and a verify command still running from one keeps it, so nobody else uses it)."""
+        with it, and a verify command still running from one keeps it, so nobody else uses it;
+        what a dead lander's command left running is stopped and its checkout taken)."""
         layout = self.trees.layout
         for slot in range(SCRATCH_SLOTS):
             lock = self._scratch_lock(repo, slot)
-            try:
-                lock.acquire()
-            except BoardError as error:
-                if error.reason != Reason.BUSY:
-                    raise
-                continue
-            return lock, layout.repo_dir(repo) / ".land" / str(slot)
+            path = layout.repo_dir(repo) / ".land" / str(slot)
+            if _acquired(lock) or (stop_orphaned_verify(path) and _acquired(lock)):
+                return lock, path
         raise BoardError(
             Reason.BUSY,
             f"every scratch checkout of {repo} is busy verifying; try again shortly",
