@@ -57,11 +57,13 @@ def read_stamp(board: Board, task_id: str) -> str:
         return f"unreadable: {error}"
 
 
-def read_preview(board: Board, task_id: str, into: str | None = None) -> Preview:
-    """The preview of landing onto `into` (None: the worktree's base)."""
+def read_preview(
+    board: Board, task_id: str, into: str | None = None, strategy: str = "squash"
+) -> Preview:
+    """The preview of landing onto `into` (None: the worktree's base) with `strategy`."""
     stamp = read_stamp(board, task_id)  # first: a change during the read is seen next poll
     try:
-        preview = Worktrees(board).landing_preview(task_id, into=into)
+        preview = Worktrees(board).landing_preview(task_id, into=into, strategy=strategy)
     except (BoardError, GitFailure, OSError) as error:
         message = error.message if isinstance(error, BoardError) else str(error)
         return Preview(task_id, None, stamp, problem=message)

@@ -124,6 +124,7 @@ class LandingPreview(Record):
     landed_commit: str | None = None
     stamp: str = ""
     elapsed_ms: int = 0
+    strategy: str = "squash"  # the landing previewed: a replay can conflict where a squash merges
     landing: str | None = None  # a landing of it under way: who, its queue entry, waiting/active
     refused: str | None = None  # its last landing's refusal, while it stands: reason: message
 
@@ -503,11 +504,15 @@ class Lander:
 
     # -- the preview ----------------------------------------------------------------------------
 
-    def preview(self, task_id: str, *, into: str | None = None) -> LandingPreview:
-        """Would `task_id` land now, and how? Never raises for a task that cannot land: the
-        preview says why (`unavailable`); only an unknown task is `not_found`. A few git
-        commands, no verification (see `LandingPreview`)."""
+    def preview(
+        self, task_id: str, *, into: str | None = None, strategy: str = "squash"
+    ) -> LandingPreview:
+        """Would `task_id` land now with `strategy`, and how? Never raises for a task that
+        cannot land: the preview says why (`unavailable`); only an unknown task is `not_found`
+        (and a strategy that is none, `invalid_input`). A few git commands, no verification
+        (see `LandingPreview`); `rebase` replays the commits as the landing would."""
         started = time.monotonic()
+        strategy = self._check_strategy(strategy)
         task = self.board.get_task(task_id)
 
         def done(**values: Any) -> LandingPreview:
@@ -527,7 +532,7 @@ class Lander:
                 )
                 values["summary"] += f"; its last landing was refused ({refusal['refusal_reason']})"
             elapsed = int((time.monotonic() - started) * 1000)
-            return LandingPreview(task_id=task_id, elapsed_ms=elapsed, **values)
+            return LandingPreview(task_id=task_id, elapsed_ms=elapsed, strategy=strategy, **values)
 
         if task.landed_commit is not None:
             summary = f"landed as {_short(task.landed_commit)} on {task.landed_into}"
@@ -582,7 +587,21 @@ class Lander:
             summary = f"cannot land {task_id}: its change is already on {into_name}"
             return done(state=UNAVAILABLE, why="empty", summary=summary, **common)
         summary = f"lands cleanly onto {into_name}@{_short(tip)}{moved}"
-        return done(state=CLEAN, merged_tree=merged.tree, summary=summary, **common)
+        if strategy != "rebase":
+            return done(state=CLEAN, merged_tree=merged.tree, summary=summary, **common)
+        try:  # the work merges as one change; replayed commit by commit it may not
+            replayed = self._replay(source, tip)
+        except BoardError as error:
+            if error.reason != Reason.MERGE_CONFLICT:
+                why = str(error.details.get("why") or error.reason.value)
+                return done(state=UNAVAILABLE, summary=error.message, why=why, **common)
+            files = list(error.details.get("files") or [])
+            summary = (
+                f"conflicts with {into_name} in {name_files(files)} when its commits are "
+                f"replayed (squash or merge lands the work as one change){moved}"
+            )
+            return done(state=CONFLICTS, summary=summary, conflicts=files, **common)
+        return done(state=CLEAN, merged_tree=replayed.tree, summary=summary, **common)
 
     def stamp(self, task_id: str) -> str:
         """A cheap token that changes when the preview may have: the base tip, the worktree

@@ -1291,10 +1291,12 @@ class Worktrees:
         """Land the task's reviewed work onto its base branch (`landing.Lander.land`)."""
         return self.lander().land(task_id, actor=actor, **options)
 
-    def landing_preview(self, task_id: str, *, into: str | None = None) -> "LandingPreview":
-        """Would the task land now, and how (`landing.LandingPreview`): a few git commands, no
-        verification; run it off a UI thread."""
-        return self.lander().preview(task_id, into=into)
+    def landing_preview(
+        self, task_id: str, *, into: str | None = None, strategy: str = "squash"
+    ) -> "LandingPreview":
+        """Would the task land now with `strategy`, and how (`landing.LandingPreview`): a few
+        git commands, no verification; run it off a UI thread."""
+        return self.lander().preview(task_id, into=into, strategy=strategy)
 
     def landing_choices(self, task_id: str) -> LandingChoices:
         """What a land dialog offers (`results.LandingChoices`): the branches it may land on and

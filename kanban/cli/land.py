@@ -51,7 +51,8 @@ from .workspace import open_worktrees
 @click.option(
     "--preview",
     is_flag=True,
-    help="Only say whether it would land cleanly now (no verification; changes nothing).",
+    help="Only say whether it would land cleanly now with --strategy (no verification; changes "
+    "nothing).",
 )
 @actor_option
 @epoch_option
@@ -74,7 +75,7 @@ def land(
     branch, never landing bookkeeping files."""
     with open_worktrees() as trees:
         if preview:
-            emit(trees.landing_preview(task_id, into=into).to_json())
+            emit(trees.landing_preview(task_id, into=into, strategy=strategy).to_json())
             return
         result = trees.land(
             task_id,

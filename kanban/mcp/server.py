@@ -557,11 +557,22 @@ class BoardTools:
             lambda: self.session.land_task(task_id, strategy=strategy, into=into, dry_run=dry_run)
         )
 
-    def preview_landing(self, task_id: TaskId) -> CallToolResult:
-        """Say whether a task's work would land cleanly on its base branch right now: clean
-        (onto which commit), conflicts (which files), how far the base moved since the worktree
-        was made, or why it cannot land. Reads only; nothing is verified or changed."""
-        return self.call(lambda: self.session.preview_landing(task_id))
+    def preview_landing(
+        self,
+        task_id: TaskId,
+        strategy: Annotated[
+            Strategy,
+            Field(
+                description="The landing to preview, as land_task takes it: squash (default), "
+                "rebase (each commit replayed: it may conflict where squash does not) or merge."
+            ),
+        ] = "squash",
+    ) -> CallToolResult:
+        """Say whether a task's work would land cleanly on its base branch right now with that
+        strategy: clean (onto which commit), conflicts (which files), how far the base moved
+        since the worktree was made, or why it cannot land. Reads only; nothing is verified or
+        changed."""
+        return self.call(lambda: self.session.preview_landing(task_id, strategy=strategy))
 
     def sync_workspace(
         self,

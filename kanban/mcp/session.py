@@ -288,8 +288,10 @@ class AgentSession:
         )
         return result.to_json()
 
-    def preview_landing(self, task_id: str, *, into: str | None = None) -> Doc:
-        return self._trees().landing_preview(task_id, into=into).to_json()
+    def preview_landing(
+        self, task_id: str, *, into: str | None = None, strategy: str = "squash"
+    ) -> Doc:
+        return self._trees().landing_preview(task_id, into=into, strategy=strategy).to_json()
 
     def sync_workspace(self, task_id: str, *, strategy: str = "merge") -> Doc:
         epoch = self._epochs.get(task_id)  # a session back on a task claimed again: stale_claim

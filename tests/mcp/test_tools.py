@@ -59,7 +59,7 @@ EXPECTED = {
     "approve_task": ["task_id"],
     "reject_task": ["task_id", "reason", "comments"],
     "land_task": ["task_id", "strategy", "into", "dry_run"],
-    "preview_landing": ["task_id"],
+    "preview_landing": ["task_id", "strategy"],
     "sync_workspace": ["task_id", "strategy"],
     "inbox": [],
 }

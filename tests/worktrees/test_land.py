@@ -928,6 +928,17 @@ def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandE
     land.board.complete(task_id, "alice")
     land.commit_on_main("notes.txt", "theirs\n")
     tip = land.main()
+    # The preview honours the strategy (found by an exploring helper: it said "lands cleanly"
+    # for a rebase, the work merging as one change, and the landing then conflicted).
+    squashed = land.trees.landing_preview(task_id)
+    assert (squashed.state, squashed.strategy) == ("clean", "squash")
+    replayed = land.trees.landing_preview(task_id, strategy="rebase")
+    assert (replayed.state, replayed.conflicts) == ("conflicts", ["notes.txt"])
+    assert replayed.strategy == "rebase" and "commits are replayed" in replayed.summary
+    assert land.trees.landing_preview(task_id, strategy="merge").state == "clean"
+    with pytest.raises(BoardError) as caught:
+        land.trees.landing_preview(task_id, strategy="octopus")
+    assert caught.value.reason == Reason.INVALID_INPUT
     with pytest.raises(BoardError) as caught:  # stands in the inbox: not "changes nothing"
         land.trees.land(task_id, actor="bob", strategy="rebase")
     error = caught.value

@@ -1,8 +1,9 @@
 """`W`: the question before a landing, with its choices: the strategy (`s`: squash, rebase,
 merge), the branch it lands on (`b`: the worktree's base unless chosen; the preview is read again
-for the chosen one) and, for a task with no verify command, the one way it lands anyway: `u`,
-land unverified, which asks why (audited as the operator, with those words). Never the default:
-`enter` backs out, `y` does not land an unverified task.
+for the chosen branch and strategy: a replay may conflict where a squash merges) and, for a task
+with no verify command, the one way it lands anyway: `u`, land unverified, which asks why
+(audited as the operator, with those words). Never the default: `enter` backs out, `y` does not
+land an unverified task.
 
 A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). Its answer goes
 back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
@@ -206,7 +207,7 @@ class LandDialog(ConfirmDialog):
     def action_strategy(self) -> None:
         index = LAND_STRATEGIES.index(self.strategy)
         self.strategy = LAND_STRATEGIES[(index + 1) % len(LAND_STRATEGIES)]
-        self._redraw()
+        self._read_preview()  # a replay may conflict where the work as one change merges
 
     def action_choose_into(self) -> None:
         found = self.choices.choices
@@ -222,15 +223,19 @@ class LandDialog(ConfirmDialog):
             return
         found = self.choices.choices
         self.into = None if found is not None and name == found.base else name
+        self._read_preview()
+
+    def _read_preview(self) -> None:
+        """Read the preview again for the branch and strategy now chosen (off the UI thread)."""
         self.shown = None
         self._redraw()
         self._reads += 1
-        reads, task_id, into = self._reads, self.task_row.id, self.into
+        reads, task_id, into, strategy = self._reads, self.task_row.id, self.into, self.strategy
         app = self.kanban
 
         def read() -> None:
             try:
-                shown = app.gateway.read(lambda board: read_preview(board, task_id, into))
+                shown = app.gateway.read(lambda board: read_preview(board, task_id, into, strategy))
             except BOARD_UNREADABLE as error:  # the board is unreadable: say so, the land decides
                 shown = Preview.unreadable(task_id, error)
             except Exception as error:

@@ -5,10 +5,12 @@ reasons and JSON as `kanban task land` and `kanban task workspace sync`; refusal
 verbs' envelope (`{ok: false, error: <reason>}`, 409 for the landing's own reasons, 403
 self_review). With an agent token the lander is the token's agent."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import JSONResponse
+
+from boardlib.records import LAND_STRATEGIES
 
 from ..bodies import LandBody, SyncBody
 from ..deps import Who
@@ -16,6 +18,11 @@ from ..envelopes import envelope, error_responses
 from ..replies import Landed, LandingPreviewReply, Synced, reply
 
 router = APIRouter(prefix="/api/board", tags=["land"])
+
+if TYPE_CHECKING:
+    Strategy = str
+else:  # the schema's enum comes from the one list of strategies
+    Strategy = Literal[LAND_STRATEGIES]
 
 
 @router.post(
@@ -45,7 +52,7 @@ def land(task_id: str, who: Who, body: Annotated[LandBody | None, Body()] = None
 @router.get(
     "/{task_id}/land",
     response_model=None,
-    responses={200: {"model": LandingPreviewReply}, **error_responses("plain", 404)},
+    responses={200: {"model": LandingPreviewReply}, **error_responses("plain", 400, 404)},
     summary="Would the task land now: clean onto base@sha, conflicts (files), or why not",
 )
 @envelope("plain", not_found="task not found")
@@ -53,8 +60,12 @@ def preview(
     task_id: str,
     who: Who,
     into: Annotated[str | None, Query(max_length=400, description="Another branch")] = None,
+    strategy: Annotated[
+        Strategy, Query(description="The landing to preview: a rebase replays each commit")
+    ] = "squash",
 ) -> JSONResponse:
-    return reply({"ok": True, "preview": who.trees.landing_preview(task_id, into=into).to_json()})
+    previewed = who.trees.landing_preview(task_id, into=into, strategy=strategy)
+    return reply({"ok": True, "preview": previewed.to_json()})
 
 
 @router.post(
