@@ -192,7 +192,9 @@ def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None =
     if any("claim_next" in TOOL_SETS[tool_set] for tool_set in sets):
         how = (
             "`claim_next`, then `log_progress` as you go (it renews the lease), `complete_task` "
-            "with a summary; the server keeps your claim epoch and quotes it for you."
+            "with a summary; the server keeps your claim epoch and quotes it for you. A code "
+            "task: `provision_workspace` with this repository's path, change files under its "
+            "`worktree.worktreePath`, then `complete_workspace` (the gate below)."
         )
     else:
         how = (

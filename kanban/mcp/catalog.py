@@ -32,6 +32,10 @@ TOOLS: tuple[str, ...] = (
     "reject_task",
     "land_task",
     "preview_landing",
+    "provision_workspace",
+    "write_handoff",
+    "resume_workspace",
+    "complete_workspace",
     "sync_workspace",
     "inbox",
 )
@@ -60,6 +64,10 @@ TOOL_SETS: dict[str, tuple[str, ...]] = {
         "get_task",
         "explain",
         "add_comment",
+        "provision_workspace",
+        "write_handoff",
+        "resume_workspace",
+        "complete_workspace",
         "sync_workspace",
     ),
     REVIEWER: (
@@ -141,6 +149,7 @@ def instructions(agent: str, lease_ms: int, tool_set: str = DEFAULT_TOOL_SET) ->
         )
     return board + (
         "The loop: claim_next, do the work, log_progress as you go, complete_task with a "
-        "summary (it goes to review; another agent approves or rejects it). When claim_next "
-        "finds nothing, explain says why. " + lease_rule(lease_ms)
+        "summary (it goes to review; another agent approves or rejects it). A code task: "
+        "provision_workspace, change files in its worktree, complete_workspace. When "
+        "claim_next finds nothing, explain says why. " + lease_rule(lease_ms)
     )

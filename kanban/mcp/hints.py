@@ -56,6 +56,8 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     # The task is there; it has no live worktree (the message says why).
     when("check_id", "what", "workspace"): (
+        "The task has no live worktree (the message says why): provision_workspace makes one or "
+        "checks it out again; get_task with detail=true shows its workspaces",
         "The task has no live worktree (the message says why); get_task with detail=true shows "
         "its workspaces",
         "The task has no live worktree (the message says why)",
@@ -72,16 +74,16 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     # review, an operator once it is done (an agent may neither reject nor sync done work). The
     # plain wording holds in each case; a refusal carrying the task's status gets its own below.
     "resolve_conflict": (
-        "if you hold the task, resolve them in its worktree and complete_task again; if it is in "
-        "review, reject_task with the files (back in its builder's hands, it calls "
+        "if you hold the task, resolve them in its worktree and complete_workspace again; if it "
+        "is in review, reject_task with the files (back in its builder's hands, it calls "
         f"sync_workspace and resolves them); if it is done, {_DONE_CONFLICT}",
         "if it is in review, reject_task with the files (its builder resolves them); if it is "
         f"done, {_DONE_CONFLICT}",
-        "resolve the files in your worktree and complete_task again",
+        "resolve the files in your worktree and complete_workspace again",
         "tell an operator which files conflict",
     ),
     when("resolve_conflict", "status", t.IN_PROGRESS): (
-        "resolve the files in your worktree and complete_task again",
+        "resolve the files in your worktree and complete_workspace again",
         "resolve the files in the task's worktree and have it completed again",
     ),
     when("resolve_conflict", "status", t.IN_REVIEW): (

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic_core import ErrorDetails
 
 from boardlib import transitions
@@ -37,6 +37,7 @@ from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.store.base import StoreError
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from boardlib.worktrees.manager import BASE_REF_MAX, REPO_PATH_MAX
 from boardlib.worktrees.results import GitFailure
 from kanban.documents import one_line, verdicts_as_objects
 
@@ -49,8 +50,12 @@ SERVER_NAME = "kanban"
 
 # The parameter types, declared once: the SDK turns each into a JSON schema property with this
 # description and these bounds (the board checks them again).
+# An id comes from the board's own answers, so its listed schema is its type and an example:
+# the bounds (1 to NAME_MAX characters) are still checked, and 24 tools stop paying for them.
 TaskId = Annotated[
-    str, Field(description="The task's id, e.g. TASK-12.", min_length=1, max_length=NAME_MAX)
+    str,
+    Field(min_length=1, max_length=NAME_MAX),
+    WithJsonSchema({"type": "string", "description": "e.g. TASK-12"}),
 ]
 Team = Annotated[
     str | None,
@@ -62,8 +67,8 @@ Team = Annotated[
 Role = Annotated[
     str | None,
     Field(
-        description="A role, e.g. worker or reviewer (tasks with no role suit every role). "
-        "Default: the role this session was started with.",
+        description="A role, e.g. worker (tasks with no role suit any). Default: this "
+        "session's role.",
         max_length=NAME_MAX,
     ),
 ]
@@ -74,7 +79,7 @@ Description = Annotated[
     str | None,
     Field(description="What done looks like: context, acceptance criteria.", max_length=TEXT_MAX),
 ]
-Priority = Annotated[int, Field(description="Higher is claimed first (default 0).")]
+Priority = Annotated[int, Field(description="Higher is claimed first.")]
 AnchorPath = Annotated[
     str | None,
     Field(description="The file of the diff it is about.", min_length=1, max_length=PATH_MAX),
@@ -82,6 +87,16 @@ AnchorPath = Annotated[
 AnchorLine = Annotated[
     int | None, Field(description="The line of that file (new side).", ge=1, le=LINE_MAX)
 ]
+
+
+# The handoff's own schema is boardlib's (`AgentHandoff`, checked when it is written); the listing
+# names its fields, without the nested models pydantic would spell out.
+HANDOFF_SCHEMA = {
+    "type": "object",
+    "description": "runtime (default: your client's name), completedSubtasks, brokenOrUnverified, "
+    "nextBestStep, whyBlocked, commands {init, verify, start}, evidence {testResults, "
+    "lintResults}, warnings, nativeSessionId; handoffFrom is you.",
+}
 
 
 class LineComment(BaseModel):
@@ -99,7 +114,7 @@ ClaimedBy = Annotated[
 ]
 DependsOn = Annotated[
     list[str] | None,
-    Field(description="Ids of tasks that must be done before this one can be claimed."),
+    Field(description="Tasks that must be done before this one is claimable."),
 ]
 BudgetUsd = Annotated[
     float | None,
@@ -217,9 +232,9 @@ class BoardTools:
     # -- claiming and the lease ------------------------------------------------------------------
 
     def claim_next(self, ctx: Context, role: Role = None, team_id: Team = None) -> CallToolResult:
-        """Claim the best ready task for your role and start working on it. Use it when you need
-        work. Returns the task (keep its id); when nothing is claimable it returns
-        {"task": null}, not an error: call explain to learn why, or wait and try again. {lease}"""
+        """Claim the best ready task for your role when you need work. Returns the task (keep
+        its id); when nothing is claimable it returns {"task": null}, not an error: call explain
+        to learn why, or wait and try again. {lease}"""
         runtime = runtime_name(ctx)
         return self.call(lambda: self.session.claim_next(role, team_id=team_id, runtime=runtime))
 
@@ -236,9 +251,8 @@ class BoardTools:
             Field(description="What you did or found (kept as a comment).", max_length=TEXT_MAX),
         ],
     ) -> CallToolResult:
-        """Record progress on a task you hold (kept as a comment for reviewers and operators) and
-        renew its lease. Prefer it over heartbeat whenever there is something to say.
-        {lease_short}"""
+        """Record progress on a task you hold (kept as a comment) and renew its lease. Prefer it
+        over heartbeat whenever there is something to say. {lease_short}"""
         return self.call(lambda: self.session.log_progress(task_id, note))
 
     def extend_lease(
@@ -376,9 +390,9 @@ class BoardTools:
             int, Field(description="How many tasks at most in this page.", ge=1, le=LIST_LIMIT_MAX)
         ] = LIST_LIMIT_DEFAULT,
     ) -> CallToolResult:
-        """List tasks, newest change first (ready=true: in claim order). Returns one page,
-        {"tasks": [...], "count": n, "truncated": bool}; narrow with the filters when truncated.
-        Use it to find work to review (status=in_review) or to see the board."""
+        """List tasks, newest change first (ready=true: in claim order). Returns one page
+        (tasks, count, truncated: narrow with the filters). Use it to find work to review
+        (status=in_review) or to see the board."""
         return self.call(
             lambda: self.session.list_tasks(
                 status=status, ready=ready, role=role, mine=mine, limit=limit
@@ -387,14 +401,7 @@ class BoardTools:
 
     def explain(
         self,
-        task_id: Annotated[
-            str | None,
-            Field(
-                description="The task to explain; leave it out to ask why claim_next finds "
-                "nothing.",
-                max_length=NAME_MAX,
-            ),
-        ] = None,
+        task_id: TaskId | None = None,
         role: Role = None,
     ) -> CallToolResult:
         """Say why nothing is claimable for you (no task_id: what the todo column waits on, and
@@ -493,8 +500,8 @@ class BoardTools:
 
     def approve_task(self, task_id: TaskId) -> CallToolResult:
         """Accept finished work another agent completed: in_review becomes done. Read it first
-        (get_task with detail=true). Never approve your own work: the board refuses
-        (self_review) for anyone who held the task."""
+        (get_task with detail=true). Never approve your own work (self_review): nobody who
+        held the task may."""
         return self.call(lambda: self.session.approve_task(task_id))
 
     def reject_task(
@@ -529,15 +536,14 @@ class BoardTools:
         strategy: Annotated[
             Strategy,
             Field(
-                description="squash (default): one commit titled with the task; rebase: its "
-                "commits replayed on the base; merge: a merge commit."
+                description="squash: one commit titled with the task; rebase: its commits "
+                "replayed on the base; merge: a merge commit."
             ),
         ] = "squash",
         into: Annotated[
             str | None,
             Field(
-                description="The branch to land on (default: the branch the task's worktree "
-                "was made from).",
+                description="The branch to land on (default: the task's base branch).",
                 max_length=NAME_MAX,
             ),
         ] = None,
@@ -546,13 +552,11 @@ class BoardTools:
             Field(description="Build and verify the landing, report it, and change nothing."),
         ] = False,
     ) -> CallToolResult:
-        """Land a reviewed task's work onto its base branch: in_review work is approved and
-        landed as one decision (done only if it lands), done work is landed. The change is
-        merged onto the base's tip and verified before the branch moves. Use it as a reviewer
-        after reading the work (get_task with detail=true; preview_landing says whether it
-        merges cleanly). Never land your own work: the board refuses (self_review) for anyone
-        who held the task. A conflict (merge_conflict) or failed verification leaves the base
-        untouched."""
+        """Land a reviewed task's work on its base branch, merged onto the base's tip and
+        verified first: in_review work is approved and landed as one decision (done only if it
+        lands), done work is landed. Read it first (get_task with detail=true; preview_landing).
+        Never land your own work (self_review). A conflict (merge_conflict) or failed
+        verification leaves the base untouched."""
         return self.call(
             lambda: self.session.land_task(task_id, strategy=strategy, into=into, dry_run=dry_run)
         )
@@ -562,17 +566,64 @@ class BoardTools:
         task_id: TaskId,
         strategy: Annotated[
             Strategy,
-            Field(
-                description="The landing to preview, as land_task takes it: squash (default), "
-                "rebase (each commit replayed: it may conflict where squash does not) or merge."
-            ),
+            Field(description="As land_task's (rebase may conflict where squash does not)."),
         ] = "squash",
     ) -> CallToolResult:
-        """Say whether a task's work would land cleanly on its base branch right now with that
-        strategy: clean (onto which commit), conflicts (which files), how far the base moved
-        since the worktree was made, or why it cannot land. Reads only; nothing is verified or
-        changed."""
+        """Say whether a task's work would land cleanly on its base branch now: clean (onto
+        which commit), conflicts (which files), how far the base moved, or why it cannot land.
+        Reads only; verifies nothing."""
         return self.call(lambda: self.session.preview_landing(task_id, strategy=strategy))
+
+    def provision_workspace(
+        self,
+        task_id: TaskId,
+        repo_path: Annotated[
+            str,
+            Field(
+                description="The git repository to branch from.",
+                min_length=1,
+                max_length=REPO_PATH_MAX,
+            ),
+        ],
+        base_ref: Annotated[
+            str, Field(description="The branch point.", min_length=1, max_length=BASE_REF_MAX)
+        ] = "HEAD",
+    ) -> CallToolResult:
+        """Give a code task you hold its own git worktree and branch (reused if it has one).
+        Change files only under the answer's worktree.worktreePath, never in the repository;
+        finish with complete_workspace."""
+        return self.call(
+            lambda: self.session.provision_workspace(task_id, repo_path, base_ref=base_ref)
+        )
+
+    def write_handoff(
+        self,
+        ctx: Context,
+        task_id: TaskId,
+        handoff: Annotated[dict[str, Any], WithJsonSchema(HANDOFF_SCHEMA)],
+    ) -> CallToolResult:
+        """Write AGENT_HANDOFF.json, the clock-out file anyone resumes from, into the worktree
+        of a task you hold; its commands.verify is what the gate runs at complete_workspace."""
+        runtime = runtime_name(ctx)
+        return self.call(lambda: self.session.write_handoff(task_id, handoff, runtime=runtime))
+
+    def resume_workspace(self, task_id: TaskId) -> CallToolResult:
+        """Read a task's worktree as a cold resume: its path (workspace.worktreePath), the
+        handoff, the state rebuilt from its files, and reviewers' comments on lines."""
+        return self.call(lambda: self.session.resume_workspace(task_id))
+
+    def complete_workspace(
+        self,
+        task_id: TaskId,
+        summary: Annotated[
+            str | None, Field(description="What you did (kept as a comment).", max_length=TEXT_MAX)
+        ] = None,
+    ) -> CallToolResult:
+        """Finish a code task you hold (not complete_task): its worktree is committed and the
+        gate runs the verify command there. verified pass: done, for a reviewer to land; fail:
+        back to you with the output (fix it, call again) until attempts run out, then blocked;
+        debt (no verify command): blocked for an operator."""
+        return self.call(lambda: self.session.complete_workspace(task_id, summary))
 
     def sync_workspace(
         self,
@@ -580,21 +631,22 @@ class BoardTools:
         strategy: Annotated[
             Literal["merge", "rebase"],
             Field(
-                description="merge (default): merge the base's tip into your task branch; "
-                "rebase: rebase your branch onto it."
+                description="merge: merge the base's tip into your task branch; rebase: "
+                "rebase your branch onto it."
             ),
         ] = "merge",
     ) -> CallToolResult:
         """Bring the latest base branch into the worktree of a task you hold, before you finish
         or after a landing conflicted. Uncommitted work is committed first. Conflicts are left
-        in the worktree (merge_conflict names the files): resolve them, then complete again."""
+        in the worktree (merge_conflict names the files): resolve them, then complete_workspace
+        again."""
         return self.call(lambda: self.session.sync_workspace(task_id, strategy=strategy))
 
     def inbox(self) -> CallToolResult:
-        """What needs a person or a judge now, oldest first: tasks in review, blocked (with the
-        reason), passed with debt, done but not landed, refused landings, lapsed leases, held
-        deliveries. Each item has taskId, kind, why, since (epoch ms) and the one obvious action
-        (review items: approve_task; land items: land_task)."""
+        """What needs a person or a judge now, oldest first: tasks in review, blocked, passed
+        with debt, done but not landed, refused landings, lapsed leases, held deliveries. Each
+        item: taskId, kind, why, since (epoch ms) and its one obvious action (approve_task,
+        land_task...)."""
         return self.call(self.session.inbox)
 
     # -- registration ----------------------------------------------------------------------------
@@ -620,6 +672,10 @@ class BoardTools:
         "reject_task": CHANGES,
         "land_task": CHANGES,
         "preview_landing": READ_ONLY,
+        "provision_workspace": IDEMPOTENT,
+        "write_handoff": IDEMPOTENT,
+        "resume_workspace": READ_ONLY,
+        "complete_workspace": CHANGES,
         "sync_workspace": CHANGES,
         "inbox": READ_ONLY,
     }
@@ -661,14 +717,28 @@ class BoardTools:
         ]
 
 
+# Bounds that are sanity ceilings against runaway input, not limits a call plans around: a
+# string's length (ids, names, texts: 100 to 20,000 characters) and a number's bound from a
+# billion up (USD_MAX, TOKENS_MAX, LINE_MAX). Bounds a model does plan around stay listed: a
+# page's `limit`, a lease's `minutes`, how many comments a reject carries, `minLength: 1`.
+SANITY_CEILING = 10**9
+
+
+def _sanity_ceiling(key: str, value: Any) -> bool:
+    if key == "maxLength":
+        return True
+    return key == "maximum" and isinstance(value, (int, float)) and value >= SANITY_CEILING
+
+
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The input schema pydantic generates, without what only costs a model's context: the
-    `title` of the schema and of each property (the name again, "Task Id"), and for an optional
-    parameter the `anyOf [T, null]` with `default: null` (it is simply not required). Defaults
-    that say something (`false`, `50`) stay. Arguments are still validated by the tool's pydantic
-    model, so a client that sends `null` for an optional parameter is answered as before. The
-    models a parameter refers to (`$defs`, reject_task's LineComment) are compacted alike: found
-    by an exploring helper, they kept both."""
+    `title` of the schema and of each property (the name again, "Task Id"), for an optional
+    parameter the `anyOf [T, null]` with `default: null` (it is simply not required), and the
+    sanity ceilings (`_sanity_ceiling`). Defaults that say something (`false`, `50`) stay.
+    Arguments are still validated by the tool's pydantic model, so a client that sends `null` for
+    an optional parameter, or 30,000 characters for a note, is answered as before. The models a
+    parameter refers to (`$defs`, reject_task's LineComment) are compacted alike: found by an
+    exploring helper, they kept both."""
     compact = {key: value for key, value in schema.items() if key != "title"}
     if "properties" in schema:
         compact["properties"] = {
@@ -680,9 +750,13 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compact_property(spec: dict[str, Any]) -> dict[str, Any]:
-    """One property without its title, and an optional one (`anyOf [T, null]`, `default: null`)
-    as plain T."""
-    spec = {key: value for key, value in spec.items() if key != "title"}
+    """One property without its title or sanity ceilings, and an optional one (`anyOf [T,
+    null]`, `default: null`) as plain T."""
+    spec = {
+        key: value
+        for key, value in spec.items()
+        if key != "title" and not _sanity_ceiling(key, value)
+    }
     options = spec.get("anyOf")
     if (
         isinstance(options, list)
@@ -691,7 +765,11 @@ def _compact_property(spec: dict[str, Any]) -> dict[str, Any]:
         and "default" in spec
         and spec["default"] is None
     ):
-        (kept,) = [option for option in options if option != {"type": "null"}]
+        (kept,) = [
+            {key: value for key, value in option.items() if not _sanity_ceiling(key, value)}
+            for option in options
+            if option != {"type": "null"}
+        ]
         rest = {key: value for key, value in spec.items() if key not in ("anyOf", "default")}
         spec = {**kept, **rest}
     return spec

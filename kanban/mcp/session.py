@@ -6,14 +6,16 @@ claimed. No rule is decided here. Why: docs/architecture.md#the-mcp-session
 """
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from boardlib.board import Board
 from boardlib.clock import Clock, clock_from_env
 from boardlib.config import BoardConfig
+from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl
+from boardlib.models import AgentHandoff
 from boardlib.records import Task
 
 if TYPE_CHECKING:
@@ -23,6 +25,9 @@ Doc = dict[str, Any]
 
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 200  # a page a model can read; filters narrow it further
+# The handoff's fields the session fills: who hands off (always its agent) and the runtime.
+HANDOFF_FROM = AgentHandoff.model_fields["handoff_from"].alias or "handoff_from"
+RUNTIME = AgentHandoff.model_fields["runtime"].alias or "runtime"
 
 
 class AgentSession:
@@ -292,6 +297,48 @@ class AgentSession:
         self, task_id: str, *, into: str | None = None, strategy: str = "squash"
     ) -> Doc:
         return self._trees().landing_preview(task_id, into=into, strategy=strategy).to_json()
+
+    # -- the task's worktree: its holder's (the board judges holder and epoch) ------------------
+
+    def provision_workspace(self, task_id: str, repo_path: str, *, base_ref: str = "HEAD") -> Doc:
+        made = self._trees().provision(
+            task_id, repo_path, base_ref=base_ref, actor=self.agent, epoch=self._epochs.get(task_id)
+        )
+        return made.to_json()
+
+    def write_handoff(
+        self, task_id: str, handoff: Mapping[str, Any], *, runtime: str | None = None
+    ) -> Doc:
+        """`handoffFrom` is this session's agent, as an agent token's handoff over HTTP is its
+        agent's: a handoff naming another is refused. `runtime`, the client's name, fills a
+        handoff that names none."""
+        named = handoff.get(HANDOFF_FROM, self.agent)
+        if named != self.agent:
+            raise invalid_input(
+                f"{HANDOFF_FROM} is this session's agent, {self.agent}; leave it out",
+                field=HANDOFF_FROM,
+            )
+        body = {RUNTIME: runtime, **handoff} if runtime is not None else dict(handoff)
+        written = self._trees().write_handoff(
+            task_id,
+            {**body, HANDOFF_FROM: self.agent},
+            actor=self.agent,
+            epoch=self._epochs.get(task_id),
+        )
+        return written.to_json()
+
+    def resume_workspace(self, task_id: str) -> Doc:
+        return self._trees().resume(task_id).to_json()
+
+    def complete_workspace(self, task_id: str, summary: str | None = None) -> Doc:
+        """The session's agent is the builder. A failing gate gives the task back to it under a
+        new claim epoch, which the session keeps for its next calls."""
+        result = self._trees().complete(
+            task_id, self.agent, epoch=self._epochs.get(task_id), summary=summary
+        )
+        if result.claim_epoch is not None:
+            self._epochs[task_id] = result.claim_epoch
+        return result.to_json()
 
     def sync_workspace(self, task_id: str, *, strategy: str = "merge") -> Doc:
         epoch = self._epochs.get(task_id)  # a session back on a task claimed again: stale_claim

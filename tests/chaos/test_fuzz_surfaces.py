@@ -121,8 +121,11 @@ class McpDriver:
 
     def __init__(self, db: Path, errors: Path) -> None:
         command = f'exec "{KANBAN}" mcp --agent alice 2>>"{errors}"'
+        # Started in the board's folder, with its worktrees there: a fuzzed provision_workspace
+        # of "." must never branch the repository the tests run from.
+        env = clean_env(KANBAN_DB=str(db), KANBAN_WORKTREES=str(db.parent / "worktrees"))
         self.params = StdioServerParameters(
-            command="sh", args=["-c", command], env=clean_env(KANBAN_DB=str(db))
+            command="sh", args=["-c", command], env=env, cwd=db.parent
         )
         self.loop = asyncio.new_event_loop()
         self.ready: Future[Client] = Future()

@@ -452,6 +452,23 @@ def test_the_instructions_come_from_the_clis_declarations(repo: Path, db: Path) 
         assert run.returncode == 0, verb
 
 
+def test_the_mcp_paragraph_names_the_worktree_tools_its_sessions_list() -> None:
+    """Found by an exploring helper: over MCP an agent had no way to provision a worktree or
+    complete through the gate, so it could not follow the block's code-task steps. The MCP
+    paragraph names those tools, and only tools each set lists."""
+    from kanban.agent_setup.instructions import Briefing, agents_block
+    from kanban.mcp.hints import tools_named
+
+    for tool_set, tools in TOOL_SETS.items():
+        briefing = Briefing("/tmp/board.db", "bot-7", None, tool_set, 900_000, {})
+        block = agents_block(briefing)
+        paragraph = next(part for part in block.split("\n\n") if part.startswith("Over MCP"))
+        named = tools_named(paragraph)
+        assert named <= set(tools), (tool_set, named - set(tools))
+        if "claim_next" in tools:
+            assert {"provision_workspace", "complete_workspace"} <= named, tool_set
+
+
 def test_bad_settings_are_refused_before_anything_is_written(repo: Path, db: Path) -> None:
     secret = kanban_init(repo, "postgresql://kanban:hunter2@localhost/board")
     assert secret.code == 2 and secret.error["reason"] == "invalid_input", str(secret)

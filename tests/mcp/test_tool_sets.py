@@ -47,7 +47,9 @@ def test_the_estimate_rounds_up_bytes_over_four() -> None:
     assert [approx_tokens(text) for text in ("", "a", "abcd", "abcde", "é")] == [0, 1, 1, 2, 1]
 
 
-def test_compact_schemas_drop_titles_and_null_options_only() -> None:
+def test_compact_schemas_drop_titles_null_options_and_sanity_ceilings_only() -> None:
+    """A string's length and a number's billion-or-more bound are sanity ceilings (still checked:
+    test_the_unlisted_ceilings_are_still_checked); a page's 200 stays listed."""
     schema = {
         "type": "object",
         "title": "claim_nextArguments",
@@ -61,9 +63,11 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
             "limit": {
                 "type": "integer",
                 "default": 50,
+                "maximum": 200,
                 "title": "Limit",
                 "description": "At most.",
             },
+            "tokens": {"type": "integer", "minimum": 0, "maximum": 10**15},
             "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "Two."},
         },
         "required": [],
@@ -80,7 +84,7 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
                     "default": None,
                     "title": "Line",
                 },
-                "body": {"type": "string", "title": "Body"},
+                "body": {"type": "string", "maxLength": 20_000, "title": "Body"},
             },
             "required": ["body"],
         }
@@ -88,8 +92,9 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
     assert compact_schema(schema) == {
         "type": "object",
         "properties": {
-            "role": {"type": "string", "maxLength": 200, "description": "A role."},
-            "limit": {"type": "integer", "default": 50, "description": "At most."},
+            "role": {"type": "string", "description": "A role."},
+            "limit": {"type": "integer", "default": 50, "maximum": 200, "description": "At most."},
+            "tokens": {"type": "integer", "minimum": 0},
             "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "Two."},
         },
         "required": [],
@@ -110,6 +115,23 @@ def test_compact_schemas_drop_titles_and_null_options_only() -> None:
             specs = [model, *model.get("properties", {}).values()]
             assert not [spec for spec in specs if "title" in spec], (tool["name"], model)
         assert '{"type": "null"}' not in json.dumps(schema), tool["name"]
+        assert '"maxLength"' not in json.dumps(schema), tool["name"]
+
+
+async def test_the_unlisted_ceilings_are_still_checked(db: Path) -> None:
+    """The listing leaves the sanity ceilings out; the tool's model still refuses past them,
+    naming the bound, and nothing is written."""
+    async with mcp_session(db, "w1") as worker:
+        before = fingerprint(db)
+        doc = await refused(worker, "log_progress", "invalid_input", task_id="TASK-1",
+                            note="x" * 20_001)  # fmt: skip
+        assert doc["error"] == "note must be at most 20000 characters"
+        doc = await refused(worker, "heartbeat", "invalid_input", task_id="")
+        assert doc["error"] == "task_id must not be empty"
+        doc = await refused(worker, "finish_run", "invalid_input", execution_id="EXEC-1",
+                            status="succeeded", input_tokens=10**16)  # fmt: skip
+        assert doc["field"] == "input_tokens" and "at most" in doc["error"]
+        assert fingerprint(db) == before
 
 
 @pytest.fixture
@@ -215,7 +237,7 @@ def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> 
     assert mcp_verbs(catalog.TOOLS) == MCP_VERBS
     conflict = Reason.MERGE_CONFLICT.value
     assert {"reject_task", "sync_workspace"} <= tools_named(hint_for(conflict))
-    assert tools_named(hint_for(conflict, worker)) == {"complete_task"}
+    assert tools_named(hint_for(conflict, worker)) == {"complete_workspace"}
     assert tools_named(hint_for(conflict, reviewer)) == {"reject_task"}
     assert "list_tasks or get_task" in hint_for(Reason.NOT_FOUND)
     assert "list_tasks" not in hint_for(Reason.NOT_FOUND, worker)
@@ -244,7 +266,7 @@ def test_a_landing_refusal_hint_fits_where_the_task_stands() -> None:
         "reject_task", "sync_workspace",
     }  # fmt: skip
     in_progress = hint_for(conflict, MCP_VERBS, {"status": transitions.IN_PROGRESS})
-    assert tools_named(in_progress) == {"complete_task"}, in_progress
+    assert tools_named(in_progress) == {"complete_workspace"}, in_progress
 
 
 async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:

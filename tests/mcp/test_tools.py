@@ -60,6 +60,10 @@ EXPECTED = {
     "reject_task": ["task_id", "reason", "comments"],
     "land_task": ["task_id", "strategy", "into", "dry_run"],
     "preview_landing": ["task_id", "strategy"],
+    "provision_workspace": ["task_id", "repo_path", "base_ref"],
+    "write_handoff": ["task_id", "handoff"],
+    "resume_workspace": ["task_id"],
+    "complete_workspace": ["task_id", "summary"],
     "sync_workspace": ["task_id", "strategy"],
     "inbox": [],
 }
@@ -81,6 +85,10 @@ REQUIRED = {
     "reject_task": ["task_id", "reason"],
     "land_task": ["task_id"],
     "preview_landing": ["task_id"],
+    "provision_workspace": ["task_id", "repo_path"],
+    "write_handoff": ["task_id", "handoff"],
+    "resume_workspace": ["task_id"],
+    "complete_workspace": ["task_id"],
     "sync_workspace": ["task_id"],
 }
 LEASE_RULE = (
@@ -114,7 +122,9 @@ async def test_every_tool_is_described_with_a_described_schema(tmp_path: Path) -
             assert len(spec.get("description", "")) > 10, f"{name}.{parameter}"
             assert "type" in spec or "anyOf" in spec, f"{name}.{parameter}"
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
-        read_only = ("get_task", "list_tasks", "explain", "preview_landing", "inbox")
+        read_only = (
+            "get_task", "list_tasks", "explain", "preview_landing", "resume_workspace", "inbox"
+        )  # fmt: skip
         assert tool.annotations.read_only_hint is (name in read_only)
     assert LEASE_RULE in (tools["claim_next"].description or "")
     for name in ("heartbeat", "log_progress", "extend_lease"):  # the short form: the numbers

@@ -1,0 +1,124 @@
+"""A code task over MCP, with the SDK's client over stdio on a real repository and both backends:
+a builder provisions its worktree, changes a file there, writes its handoff (whose verify
+command the gate runs) and completes through the gate; a reviewer lands it with land_task. The
+worktree verbs are the holder's, judged by the board as the CLI's are: another agent is
+`not_assignee`, a session whose claim is gone `stale_claim`, and nothing changes."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused
+from tests.mcp.test_land import server_env
+from tests.worktrees.conftest import checkout_state, git, make_land_env
+
+GREETING = "hello\n"
+
+
+@pytest.fixture
+def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):  # type: ignore[no-untyped-def]
+    made = make_land_env(tmp_path, monkeypatch, board_path)
+    yield made
+    made.board.close()
+
+
+async def test_a_builder_works_in_its_worktree_and_a_reviewer_lands_it(  # type: ignore[no-untyped-def]
+    land, board_path: Path
+) -> None:
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        claimed = await ok(alice, "claim_next")
+        assert claimed["id"] == task.id
+        doc = await refused(alice, "complete_workspace", "not_found", task_id=task.id)
+        assert doc["what"] == "workspace" and "provision_workspace" in doc["hint"]
+        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
+        worktree = Path(made["worktree"]["worktreePath"])
+        assert worktree.is_relative_to(land.root) and (worktree / "app.py").exists()
+        (worktree / "greeting.txt").write_text(GREETING)
+        handoff = {"nextBestStep": "land it", "commands": {"verify": "test -f greeting.txt"}}
+        written = await ok(alice, "write_handoff", task_id=task.id, handoff=handoff)
+        handoff = written["handoff"]
+        assert (handoff["handoffFrom"], handoff["runtime"]) == ("alice", "mcp")  # the client's
+        resumed = await ok(alice, "resume_workspace", task_id=task.id)
+        assert resumed["workspace"]["worktreePath"] == str(worktree)
+        assert resumed["handoff"] == handoff and resumed["live"] is True
+        done = await ok(alice, "complete_workspace", task_id=task.id, summary="a greeting")
+        assert (done["taskStatus"], done["verified"]) == ("done", "pass"), done
+        assert done["verification"]["commandSource"] == "handoff"
+        assert not (land.repo / "greeting.txt").exists()  # the person's checkout is untouched
+        doc = await refused(alice, "land_task", "self_review", task_id=task.id)
+        assert doc["id"] == task.id
+    async with mcp_session(board_path, "bob", **server_env(land)) as bob:
+        landed = await ok(bob, "land_task", task_id=task.id)
+        assert landed["landed"] is True and landed["commit"] == land.main()
+    assert git(land.repo, "show", "main:greeting.txt") == GREETING.strip()
+
+
+async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_keeps(  # type: ignore[no-untyped-def]
+    land, board_path: Path
+) -> None:
+    """The gate's fail is a result (the task is back with its builder under a new claim epoch),
+    and the session quotes that epoch from then on: its next calls are not stale_claim."""
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        claimed = await ok(alice, "claim_next")
+        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
+        worktree = Path(made["worktree"]["worktreePath"])
+        (worktree / "draft.txt").write_text("not yet\n")
+        await ok(alice, "write_handoff", task_id=task.id,
+                 handoff={"commands": {"verify": "test -f greeting.txt"}})  # fmt: skip
+        failed = await ok(alice, "complete_workspace", task_id=task.id)
+        assert (failed["taskStatus"], failed["verified"]) == ("in_progress", "fail"), failed
+        assert failed["claimEpoch"] > claimed["claimEpoch"]
+        assert (await ok(alice, "heartbeat", task_id=task.id))["claimEpoch"] == failed["claimEpoch"]
+        (worktree / "greeting.txt").write_text(GREETING)
+        passed = await ok(alice, "complete_workspace", task_id=task.id)
+        assert (passed["taskStatus"], passed["verified"]) == ("done", "pass"), passed
+
+
+@pytest.mark.slow
+async def test_the_worktree_verbs_refuse_anyone_but_the_holder_and_change_nothing(  # type: ignore[no-untyped-def]
+    land, board_path: Path
+) -> None:
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        await ok(alice, "claim_next")
+        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
+        worktree = Path(made["worktree"]["worktreePath"])
+        (worktree / "greeting.txt").write_text(GREETING)
+        doc = await refused(alice, "write_handoff", "invalid_input", task_id=task.id,
+                            handoff={"handoffFrom": "bob"})  # fmt: skip
+        assert doc["field"] == "handoffFrom"
+        doc = await refused(alice, "write_handoff", "invalid_input", task_id=task.id,
+                            handoff={"nextStep": "a misspelt field"})  # fmt: skip
+        assert "nextStep" in str(doc["details"])
+        land.board.checkpoint()
+        before = fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)
+        async with mcp_session(board_path, "bob", **server_env(land)) as bob:
+            for tool, arguments in (
+                ("provision_workspace", {"repo_path": str(land.repo)}),
+                ("write_handoff", {"handoff": {"nextBestStep": "take it over"}}),
+                ("complete_workspace", {"summary": "not mine"}),
+                ("sync_workspace", {}),
+            ):
+                doc = await refused(bob, tool, "not_assignee", task_id=task.id, **arguments)
+                assert (doc["id"], doc["assignee"]) == (task.id, "alice"), tool
+                assert "claim_next" in doc["hint"]
+        assert (fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)) == (
+            before
+        )
+        # alice's claim ends and the task is claimed again under her name (another process of
+        # hers, say): this session's epoch is stale, so it touches the new claim's worktree not
+        land.board.release(task.id, "alice")
+        land.board.claim(task.id, "alice")
+        land.board.checkpoint()
+        before = fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)
+        for tool, arguments in (
+            ("provision_workspace", {"repo_path": str(land.repo)}),
+            ("write_handoff", {"handoff": {"nextBestStep": "go on"}}),
+            ("complete_workspace", {}),
+        ):
+            await refused(alice, tool, "stale_claim", task_id=task.id, **arguments)
+        assert (fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)) == (
+            before
+        )
