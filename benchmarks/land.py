@@ -21,6 +21,11 @@ of the two counts), each landing the same 20 changes onto a branch of its own:
   scratch cleaned after the landing (outside its latency, inside the wall time): the floor of any
   verified landing, so the ratio shows what is overhead and what is the guarantee.
 
+Landing with a slow verify command: `--slow-tasks` more tasks (default 8) whose verify command
+sleeps `--slow-verify-s` (default 0.25 s), landed by the same processes after the rest. A queue
+served one verify after another takes at least tasks x the sleep; waiting landings verify ahead
+(docs/landing.md), so the ratio of the wall time to that shows how far they overlap.
+
 Each measurement prints one JSON line:
 - {"op": "land", "n", "processes", "wall_s", "landings_per_s", "p50_ms", "p99_ms", "turn_p50_ms",
   "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing", "landers_cpu_ms_per_landing"}: latency
@@ -38,13 +43,17 @@ Each measurement prints one JSON line:
 - {"op": "land_vs_verified", "ratio", "turn_ratio", "floor_vs_bare"}: the same against the
   verified floor, and the floor's own landings/s against the bare loop's (a verified landing can
   come no closer to the bare loop than that);
+- {"op": "land_slow_verify", "n", "processes", "verify_s", "wall_s",
+  "verifies_one_after_another_s", "ratio"}: the wall time of the slow-verify landings, against
+  n x the verify command's time (the least a queue verifying one landing at a time can take);
 - {"op": "preview", "files_changed", "n", "p50_ms", "max_ms", "first_ms", "target_ms": 300}:
   `first_ms` is the cold call (the change's 500 blobs are hashed and written then).
 
 Every line carries `benchmarks/record.py`'s stamp (date, machine, load, command), and the git
 version and board kind. `--save` keeps them for docs/benchmarks.md.
 
-    python benchmarks/land.py [--tasks 20] [--files 500] [--processes 4] [--db URL] [--save]
+    python benchmarks/land.py [--tasks 20] [--files 500] [--processes 4] [--slow-tasks 8]
+        [--slow-verify-s 0.25] [--db URL] [--save]
 
 This is a benchmark, not a test: nothing is asserted.
 """
@@ -283,6 +292,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=500)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--previews", type=int, default=10)
+    parser.add_argument("--slow-tasks", type=int, default=8)
+    parser.add_argument("--slow-verify-s", type=float, default=0.25)
     parser.add_argument("--db", help="a postgresql:// URL (default: a SQLite file)")
     parser.add_argument("--worker", nargs=2, metavar=("DB", "IDS"), help=argparse.SUPPRESS)
     parser.add_argument("--bare-worker", nargs=3, help=argparse.SUPPRESS)
@@ -326,6 +337,12 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 board.claim(task.id, "bench-builder")
                 paths.append(Path(trees.provision(task.id, repo).worktree.worktree_path))
                 ids.append(task.id)
+            slow_ids, slow_paths = [], []
+            for index in range(args.slow_tasks):
+                task = board.create_task(f"bench change with a slow verify {index}")
+                board.claim(task.id, "bench-builder")
+                slow_paths.append(Path(trees.provision(task.id, repo).worktree.worktree_path))
+                slow_ids.append(task.id)
             preview_task = board.create_task("bench: touch every file")
             board.claim(preview_task.id, "bench-builder")
             preview_path = Path(trees.provision(preview_task.id, repo).worktree.worktree_path)
@@ -337,6 +354,10 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 module(path, index).write_text(f"VALUE = -{index}\n")
                 assert trees.complete(task_id, "bench-builder").task_status == "done"
             board.complete(preview_task.id, "bench-builder")
+            for index, (task_id, path) in enumerate(zip(slow_ids, slow_paths, strict=True)):
+                set_verify(path, f"sleep {args.slow_verify_s:g}")
+                module(path, args.tasks + index).write_text(f"VALUE = -{index}\n")
+                assert trees.complete(task_id, "bench-builder").task_status == "done"
 
         # The preview: the base moves by one commit that does not touch the change's files.
         (repo / "NEWS.md").write_text("main moves on\n")
@@ -384,6 +405,10 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
         bare_after = bare_loop(repo, changes, base)
         parallel_after = bare_parallel(repo, changes, base, args.processes)
         verified_after = verified_loop(repo, changes, base, scratch, checkout)
+        slow_docs, slow_wall, _ = start_together(
+            [[sys.executable, __file__, "--worker", db, ",".join(slow_ids[index :: args.processes])]
+             for index in range(args.processes) if slow_ids[index :: args.processes]]
+        )  # fmt: skip
         bare = min((bare_before, bare_after), key=lambda run: run[1])
         parallel = min((parallel_before, parallel_after), key=lambda run: run[1])
         verified = min((verified_before, verified_after), key=lambda run: run[1])
@@ -443,6 +468,19 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
                 "floor_vs_bare": ratio(baseline, floor),
             },
         ]
+        if slow_docs:
+            one_after_another = len(slow_docs) * args.slow_verify_s
+            rows.append(
+                {
+                    "op": "land_slow_verify",
+                    "n": len(slow_docs),
+                    "processes": min(args.processes, len(slow_docs)),
+                    "verify_s": args.slow_verify_s,
+                    "wall_s": round(slow_wall, 3),
+                    "verifies_one_after_another_s": round(one_after_another, 3),
+                    "ratio": round(slow_wall / one_after_another, 2),
+                }
+            )
         if shown is not None:  # `--previews 0` measures landing only
             rows.append(
                 {
