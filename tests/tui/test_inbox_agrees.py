@@ -59,3 +59,29 @@ async def test_cli_http_and_tui_list_the_same_inbox(board_path: Path, tmp_path: 
         a.REVIEW, a.BLOCKED, a.WATCH_HELD, a.LEASE_EXPIRED
     ]  # fmt: skip
     assert shown(from_cli["items"]) == shown(from_http["items"]) == shown(from_tui)
+
+
+@pytest.mark.slow
+async def test_the_tui_names_each_kind_as_kanban_inbox_does(board_path: Path) -> None:
+    """An exploring helper found the TUI's rows calling a `lapsed_lease` item "lease out" and a
+    `watch_held` one "watch" while `kanban inbox` and docs/inbox.md said the kind: one name, the
+    board's (`attention.KINDS`), on every surface."""
+    from tui.components.inbox_screen import InboxScreen
+
+    clock = ManualClock(START_MS)
+    busy_board(board_path, clock)
+    table = Kanban(board_path, now_ms=clock.now_ms()).run("inbox", "--format", "table")
+    assert table.code == 0, str(table)
+    app = make_app(board_path, clock, read_only=True)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 4)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen) and app.screen.items)
+        screen = app.screen
+        assert isinstance(screen, InboxScreen)
+        rows = [str(screen.options.get_option_at_index(n).prompt) for n in range(4)]
+    lines = table.out.splitlines()
+    at = next(line.index(" Kind ") + 1 for line in lines if " Kind " in line)  # its column
+    said_by_cli = [line[at:].split()[0] for line in lines if line[at : at + 1].isalpha()][1:]
+    said_by_tui = [next((word for word in row.split() if word in a.KINDS), row) for row in rows]
+    assert said_by_tui == said_by_cli == [item.kind for item in screen.items], rows

@@ -28,18 +28,6 @@ from ..keymap import key_names, operator_keymap
 from . import tcss
 from .confirm import ConfirmDialog
 
-KIND_LABEL: dict[str, str] = {
-    a.REVIEW: "review",
-    a.DEBT: "debt",
-    a.VERIFICATION_FAILED: "gate red",
-    a.BLOCKED: "blocked",
-    a.LEASE_EXPIRED: "lease out",
-    a.QUIET_RUN: "silent",
-    a.LANDING_REFUSED: "refused",
-    a.UNLANDED: "to land",
-    a.BUDGET_EXCEEDED: "budget",
-    a.WATCH_HELD: "watch",
-}
 # The "waited" column while the screen is open: looked at this often, and a row repainted only
 # when its words changed (a row in seconds each second, one in minutes once a minute).
 WAITED_TICK_S = 1.0
@@ -59,15 +47,22 @@ def who_of(item: InboxItem) -> str:
     return item.task_id or item.consumer or "-"
 
 
-def row_text(item: InboxItem, now_ms: int) -> Content:
-    """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert."""
+def kind_width(items: list[InboxItem]) -> int:
+    """The kind column's width: the widest kind shown, so the kinds line up."""
+    return max((len(item.kind) for item in items), default=0)
+
+
+def row_text(item: InboxItem, now_ms: int, kind_cells: int = 0) -> Content:
+    """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert. The kind
+    is the board's own name for it (`attention.KINDS`), as `kanban inbox` and docs/inbox.md say
+    it: an exploring helper found the TUI calling a `verification_failed` item "gate red"."""
     who = who_of(item)
     return Content.from_markup(
         "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
         "[b]$action[/] $why",
         waited=f"{waited(item, now_ms):<7}",
         who=inert(f"{who:<8}"),
-        kind=f"{KIND_LABEL.get(item.kind, item.kind):<9}",
+        kind=f"{item.kind:<{kind_cells}}",
         action=f"{item.action:<9}",
         why=inert(item.why),
     )
@@ -84,6 +79,7 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items: list[InboxItem] = []
         self._keys: list[tuple[str, str, str]] = []
         self._waited: list[str] = []  # each row's "waited" words as drawn
+        self._kind_cells = 0  # the kind column's width (`kind_width`)
         # The row the cursor was put on when the operator's row left the inbox: `a` asks before
         # acting on it, until the operator moves the cursor (chooses a row).
         self.unchosen: tuple[str, str, str] | None = None
@@ -120,10 +116,13 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items = list(items)
         self._keys = [a.item_key(item) for item in self.items]
         self._waited = [waited(item, now_ms) for item in self.items]
+        self._kind_cells = kind_width(self.items)
         # Only the operator's own moves are "highlighted" messages: they choose a row.
         with self.prevent(OptionList.OptionHighlighted):
             options.clear_options()
-            options.add_options([Option(row_text(item, now_ms)) for item in self.items])
+            options.add_options(
+                [Option(row_text(item, now_ms, self._kind_cells)) for item in self.items]
+            )
             if self.items:
                 index = self._keys.index(keep) if keep in self._keys else self._same_task(current)
                 options.highlighted = (
@@ -159,7 +158,7 @@ class InboxScreen(TaskActions, Screen[None]):
                 if self.unchosen == a.item_key(gone):
                     self.unchosen = a.item_key(now)
                 return
-            said = f"{who_of(now)} is now “{KIND_LABEL.get(now.kind, now.kind)}” in the inbox"
+            said = f"{who_of(now)} is now “{now.kind}” in the inbox"
         else:
             went = self.kanban.where_it_went(gone.task_id) if gone.task_id else ""
             said = f"{who_of(gone)} left the inbox{went}"
@@ -188,7 +187,9 @@ class InboxScreen(TaskActions, Screen[None]):
                 words = waited(item, now_ms)
                 if index < len(self._waited) and words != self._waited[index]:
                     self._waited[index] = words
-                    options.replace_option_prompt_at_index(index, row_text(item, now_ms))
+                    options.replace_option_prompt_at_index(
+                        index, row_text(item, now_ms, self._kind_cells)
+                    )
 
     def _act_key(self) -> str:
         return key_names(registry.BY_ID["inbox.act"], operator_keymap(self.app))[0]
