@@ -7,6 +7,7 @@ it (`budget_exceeded`), and the run whose close spends it moves its task to bloc
 over the rows the board reads in its transaction; design and surfaces: docs/budgets.md
 """
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -222,6 +223,18 @@ def raise_hint(standing: BudgetStanding) -> str:
         team = ["--team", str(standing.owner)] if standing.scope == BUDGET_TEAM_DAILY else []
         which = [*team, daily]
     return shell_command("kanban", "budget", "set", *which, "N", "--reason", "WHY")
+
+
+def short_of(standing: BudgetStanding, limit: float) -> str | None:
+    """Why `limit` would not lift `standing`: a budget at or below what is recorded against it
+    is still spent, and the task it blocked stays blocked. None when `limit` covers the spend."""
+    after = dataclasses.replace(standing, limit=limit)
+    if not after.exhausted:
+        return None
+    return (
+        f"{describe(after)} would still be spent ({spent_words(after)}); "
+        f"raise it above {amount(after.spent, after.unit)}"
+    )
 
 
 def refusal(task_id: str, action: str, standing: BudgetStanding) -> BoardError:

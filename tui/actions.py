@@ -24,7 +24,7 @@ from rich.text import Text
 from boardlib import BoardError, budgets
 from boardlib import transitions as t
 from boardlib.lifecycle import override_route, verdict_blocks_done
-from boardlib.records import BUDGET_USD, Task
+from boardlib.records import BUDGET_TASK, BUDGET_USD, BudgetStanding, Task
 from boardlib.transitions import label
 from boardlib.worktrees import CheckoutState
 from boardlib.worktrees.landing import LandResult
@@ -453,19 +453,47 @@ class TaskActions:
     def action_set_budget(self) -> None:
         """Set, raise or remove the task's dollar budget: the amount, then why (audited)."""
         task = self._target_task()
-        if task is None:
-            return
+        if task is not None:
+            self.ask_budget(task)
+
+    def ask_budget(self, task: Task, *, raising: bool = False) -> None:
+        """The amount, then why. `raising` (the inbox's spent budget): an amount that leaves
+        the budget spent is told in the budget rule's words, and nothing is written (an
+        exploring helper "raised" one to its spend and the task stayed blocked, unexplained)."""
         app = self.kanban
         current = "none" if task.budget_usd is None else f"{task.budget_usd:g}"
+        title = f"budget of {task.id}"
 
         def reasoned(usd: float | None, reason: str | None) -> None:
             if reason:
                 app.write(
-                    f"budget of {task.id}",
+                    title,
                     lambda b: b.set_budget(task.id, usd=usd, reason=reason, actor=app.operator),
                     success=f"{task.id}: budget "
                     + ("removed" if usd is None else budgets.amount(usd, BUDGET_USD)),
                 )
+
+        def ask_why(usd: float | None) -> None:
+            app.push_screen(
+                PromptDialog(f"Budget of {task.id}", "Why? (kept in the audit log)"),
+                lambda reason: reasoned(usd, reason),
+            )
+
+        def judged(usd: float, standings: list[BudgetStanding] | None) -> None:
+            own = next(
+                (
+                    standing
+                    for standing in standings or ()
+                    if (standing.scope, standing.unit, standing.owner)
+                    == (BUDGET_TASK, BUDGET_USD, task.id)
+                ),
+                None,
+            )
+            short = budgets.short_of(own, usd) if own is not None else None
+            if short is not None:
+                app.notify(f"{short}. Nothing changed.", title=title, severity="warning")
+                return
+            ask_why(usd)
 
         def amount(answer: str | None) -> None:
             if not answer:
@@ -479,12 +507,12 @@ class TaskActions:
                     app.notify(f"{answer!r} is not a number of dollars.", severity="warning")
                     return
                 except BoardError as error:  # nan, inf, negative, past the ceiling
-                    app.refused(f"budget of {task.id}", error)
+                    app.refused(title, error)
                     return
-            app.push_screen(
-                PromptDialog(f"Budget of {task.id}", "Why? (kept in the audit log)"),
-                lambda reason: reasoned(usd, reason),
-            )
+            if raising and usd is not None:  # judged on the spend as the board reads it now
+                app.read_then(lambda b: b.budgets_of(task.id), partial(judged, usd))
+                return
+            ask_why(usd)
 
         app.push_screen(
             PromptDialog(

@@ -354,6 +354,47 @@ async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> No
         await until(pilot, lambda: fresh(path, task.id).status == t.TODO)
 
 
+@pytest.mark.slow
+async def test_raising_a_spent_budget_to_its_spend_is_told_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """An exploring helper raised a spent $2 budget to $2.50 with $2.50 spent: the budget was
+    "raised", the task stayed blocked, and nothing said why. The amount is judged by the budget
+    rule before anything is written (or any why is asked), and told in its words."""
+    from boardlib.records import EXECUTION_SUCCEEDED
+    from tui.components.prompt import PromptDialog
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("pricey", budget_usd=2)
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "script", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+        events = len(board.events(task_id=task.id))
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+        await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
+        await pilot.press("i")
+        await on_row(pilot, task.id)
+        for told, too_little in enumerate(("2.5", "1"), start=1):
+            await pilot.press("a")
+            await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+            await answer(pilot, app, too_little)
+            await until(pilot, lambda told=told: len(notes.warnings()) == told)
+            assert not isinstance(app.screen, PromptDialog)  # no "why?": nothing to write
+        assert notes.warnings() == [
+            f"budget of {task.id}: the budget of {task.id} would still be spent "
+            f"($2.50 recorded against {limit}); raise it above $2.50. Nothing changed."
+            for limit in ("$2.50", "$1.00")
+        ]
+    after = fresh(path, task.id)
+    assert (after.budget_usd, after.status) == (2.0, t.BLOCKED)
+    with Board(path, clock=clock, read_only=True) as board:
+        assert len(board.events(task_id=task.id)) == events
+
+
 async def answer(pilot: Any, app: Any, text: str) -> None:
     """Type `text` as the prompt's whole answer and submit it (enter on one line, else ctrl+s)."""
     from textual.widgets import Input, TextArea

@@ -347,7 +347,7 @@ class InboxScreen(TaskActions, Screen[None]):
             self.request_landing(task)
         elif item.action == a.RAISE_BUDGET:
             if task.budget_usd is not None and f"the budget of {task_id} " in item.why:
-                self.action_set_budget()  # its own dollar budget: the amount, then why
+                self.ask_budget(task, raising=True)  # its own dollar budget: amount, why
             else:  # an ancestor's, a team's or the board's day: the reason names the command
                 app.notify(
                     inert(item.why), title=f"{task_id}: raise the budget, then unblock", timeout=15
