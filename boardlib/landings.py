@@ -78,11 +78,12 @@ def check_landable(task: Task, actor: str, *, epoch: int | None = None) -> bool:
     return task.status == t.IN_REVIEW
 
 
-def check_reviewed(task: Task) -> None:
-    """Refuse a task whose work may not land whoever asks: landed already, dropped, or not
-    reviewed (the preview says the same, as `unavailable`)."""
+def unreviewed_refusal(task: Task) -> BoardError | None:
+    """Why a task's work may not land whoever asks (landed already, dropped, or not reviewed;
+    the preview says the same, as `unavailable`), None when it may: the one rule `check_reviewed`
+    refuses by and a surface offers Land by (`may_land_reviewed`)."""
     if task.landed_commit is not None:
-        raise not_landable(
+        return not_landable(
             f"{task.id} already landed: {task.landed_commit[:12]} on {task.landed_into} "
             f"(by {task.landed_by}); landing twice changes nothing",
             "already_landed",
@@ -93,15 +94,29 @@ def check_reviewed(task: Task) -> None:
             landed_at=task.landed_at,
         )
     if task.dropped:
-        raise not_landable(f"cannot land {task.id}: it is dropped", "dropped", id=task.id)
+        return not_landable(f"cannot land {task.id}: it is dropped", "dropped", id=task.id)
     if task.status not in (t.IN_REVIEW, t.DONE):
-        raise not_landable(
+        return not_landable(
             f"cannot land {task.id}: it is {task.status}; only reviewed work lands (in_review: "
             "approve and land in one decision; done: land work approved earlier)",
             "not_reviewed",
             id=task.id,
             current=task.status,
         )
+    return None
+
+
+def check_reviewed(task: Task) -> None:
+    """Refuse a task whose work may not land whoever asks (`unreviewed_refusal`)."""
+    refusal = unreviewed_refusal(task)
+    if refusal is not None:
+        raise refusal
+
+
+def may_land_reviewed(task: Task) -> bool:
+    """Whether `check_reviewed` lets the task's work land: what a surface offers Land for, so
+    the offer and the board's answer cannot disagree."""
+    return unreviewed_refusal(task) is None
 
 
 # -- who holds a place in a queue ---------------------------------------------------------------

@@ -15,6 +15,7 @@ from textual.actions import parse
 from textual.binding import Binding, BindingType
 
 from boardlib import transitions as t
+from boardlib.landings import may_land_reviewed
 from boardlib.leases import lease_expired
 from boardlib.lifecycle import override_reaches_done
 from boardlib.records import Task
@@ -126,14 +127,10 @@ def _in_review(task: Task) -> bool:
 
 
 def has_work_to_land(task: Task) -> bool:
-    """Reviewed work with a branch, not landed yet: what the drawer previews and `w`/`W` land
-    (the board still decides; a branch with nothing on it is refused `not_landable`)."""
-    return (
-        task.landed_commit is None
-        and task.status in (t.IN_REVIEW, t.DONE)
-        and bool(task.branch_ref)
-        and not task.dropped
-    )
+    """Work on a branch that the board's rule lets land (`landings.may_land_reviewed`, not a
+    copy of it): what the drawer previews and `w`/`W` land (the board still decides; a branch
+    with nothing on it is refused `not_landable`)."""
+    return bool(task.branch_ref) and may_land_reviewed(task)
 
 
 def _lands_approving(task: Task) -> bool:

@@ -262,3 +262,31 @@ async def test_w_on_the_folded_done_column_says_land(tmp_path: Path) -> None:
         await pilot.press("W")
         await until(pilot, lambda: notes.warnings())
         assert notes.warnings() == [": Land: no task selected in the done column."]
+
+
+@pytest.mark.parametrize("status", t.STATUSES)
+def test_land_is_offered_exactly_when_the_board_takes_reviewed_work(status: str) -> None:
+    """The TUI restated `landings.check_reviewed` (landed, dropped, in review or done) in its
+    own `has_work_to_land`, so the two could drift: it now asks the board's predicate. Over every
+    status, landed or not, dropped or not: `w`/`W` apply to a task with a branch exactly when
+    `check_reviewed` lets its work land."""
+    from boardlib import BoardError
+    from boardlib.landings import check_reviewed, may_land_reviewed
+
+    land, approve_land = registry.BY_ID["task.land"], registry.BY_ID["task.approve_land"]
+    for landed in (None, "0123456789abcdef"):
+        for dropped in (0, 1):
+            task = Task(
+                id="TASK-1", title="t", status=status, created_at=0, updated_at=0,
+                branch_ref="refs/heads/kanban/TASK-1", landed_commit=landed, dropped=dropped,
+            )  # fmt: skip
+            try:
+                check_reviewed(task)
+            except BoardError:
+                taken = False
+            else:
+                taken = True
+            assert land.applies is not None and approve_land.applies is not None
+            offered = land.applies(task) or approve_land.applies(task)
+            assert offered == taken == may_land_reviewed(task), (landed, dropped)
+            assert registry.has_work_to_land(task) == taken
