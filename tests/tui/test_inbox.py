@@ -628,3 +628,33 @@ async def test_the_detail_line_says_the_action_once(tmp_path: Path) -> None:
         detail = str(app.screen.query_one("#inbox-detail", Static).render())
         assert f"· a: {a.ACTIONS[a.APPROVE]}" in detail, detail
         assert "a approve:" not in detail
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_footer_shows_whole_hints_or_none(demo: Any, size: tuple[int, int]) -> None:
+    """At 80x24 the inbox's footer showed `?` without its word, the palette key drawn over
+    `Help` (the screenshot read `^pPa lette`): on the board and in the inbox, each key hint the
+    footer shows is whole on the terminal's last line, and one that does not fit is left out
+    whole. At 160 columns every hint fits."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from tests.tui.test_drawer import screen_text
+
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot, lambda: app.inbox_items)
+        for screen in ("board", "inbox"):
+            if screen == "inbox":
+                await pilot.press("i")
+                await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+            await settled(pilot)
+            last = screen_text(app).splitlines()[-1]
+            keys = list(app.screen.query_one(Footer).query(FooterKey))
+            shown = [key for key in keys if key.visible]
+            assert shown and shown[-1].has_class("-command-palette"), last
+            for key in shown:
+                assert f"{key.key_display} {key.description}" in last, (screen, last)
+            help_key = next(key for key in keys if key.description == "Help")
+            assert help_key.visible is (size[0] > 80), (screen, last)

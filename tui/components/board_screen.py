@@ -4,7 +4,7 @@ terminals the task drawer docks on its right, and the board beside it stays live
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from boardlib.records import Task
 
@@ -17,6 +17,7 @@ from .board_view import BoardView
 from .column import TaskColumn
 from .drawer import TaskDrawer
 from .filter_bar import FilterBar
+from .footer import HintFooter
 from .header_bar import HeaderBar
 
 FOLD_BELOW_COLUMNS = 180  # narrower terminals start with done/cancelled folded to their count
@@ -42,7 +43,7 @@ class BoardScreen(TaskActions, Screen[None]):
         )
         yield ActivityPane(now_ms=app.now_ms)
         yield FilterBar()
-        yield Footer()
+        yield HintFooter()
 
     @property
     def header(self) -> HeaderBar:

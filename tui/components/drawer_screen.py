@@ -4,10 +4,10 @@ the footer generated from them."""
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from . import tcss
 from .drawer import TaskDrawer
+from .footer import HintFooter
 
 
 class DrawerScreen(Screen[None]):
@@ -20,7 +20,7 @@ class DrawerScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield self.drawer
-        yield Footer()
+        yield HintFooter()
 
     def on_resize(self) -> None:
         self.app.relayout_drawer()  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from boardlib import attention as a
@@ -27,6 +27,7 @@ from ..actions import TaskActions
 from ..keymap import key_names, operator_keymap
 from . import tcss
 from .confirm import ConfirmDialog
+from .footer import HintFooter
 
 # The "waited" column while the screen is open: looked at this often, and a row repainted only
 # when its words changed (a row in seconds each second, one in minutes once a minute).
@@ -88,7 +89,7 @@ class InboxScreen(TaskActions, Screen[None]):
         yield Static("", id="inbox-title")
         yield OptionList(id="inbox-list")
         yield Static("", id="inbox-detail")
-        yield Footer()
+        yield HintFooter()
 
     def on_mount(self) -> None:
         self.show_items(self.kanban.inbox_items, self.kanban.now_ms())

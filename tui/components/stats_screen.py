@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Sparkline, Static
+from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib.budgets import amount
 from boardlib.clock import span
@@ -26,6 +26,7 @@ from boardlib.store.stats_sql import HOUR_MS
 from .. import registry
 from ..cards import clock_text
 from . import tcss
+from .footer import HintFooter
 
 if TYPE_CHECKING:
     from ..app import KanbanApp
@@ -111,7 +112,7 @@ class StatsScreen(Screen[None]):
             yield Static("", id="health")
         table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
         yield table
-        yield Footer()
+        yield HintFooter()
 
     def on_mount(self) -> None:
         self.kanban.reader.watch_stats(self.window)
