@@ -136,6 +136,34 @@ TASK_DROPPED_FIRST = ("leaseUntil", "role", "priority", "assigneeAgentId")
 TITLE_MIN = 30
 
 
+def _room_for(
+    shown: list[tuple[str, str]],
+    cells: dict[str, list[Text]],
+    wide: str,
+    minimum: int,
+    dropped_first: tuple[str, ...],
+    width: int,
+) -> list[tuple[str, str]]:
+    """The columns of a table whose `wide` column says the most (a title, what happened): while
+    it would get fewer than `minimum` cells (or its longest cell, if shorter) in `width`, the
+    columns of `dropped_first` are left out, in that order. Columns are two cells apart."""
+
+    def left_for_wide() -> int:
+        used = sum(
+            max(len(header), *(cell.cell_len for cell in cells[key]))
+            for key, header in shown
+            if key != wide
+        )
+        return width - used - 2 * (len(shown) - 1)
+
+    longest = max((cell.cell_len for cell in cells[wide]), default=0)
+    for key in dropped_first:
+        if left_for_wide() >= min(minimum, longest):
+            break
+        shown = [column for column in shown if column[0] != key]
+    return shown
+
+
 class _Tasks:
     """A task table that gives the title the width: found by an exploring helper, at 80 columns
     the status broke mid-word (`in_progres`/`s`) and a title got ten cells while empty columns
@@ -163,21 +191,7 @@ class _Tasks:
             for key, header in TASK_COLUMNS
             if key in ("id", "title") or any(task.get(key) not in EMPTY for task in self.tasks)
         ]
-
-        def left_for_title() -> int:
-            used = sum(
-                max(len(header), *(cell.cell_len for cell in self.cells[key]))
-                for key, header in shown
-                if key != "title"
-            )
-            return width - used - 2 * (len(shown) - 1)
-
-        longest = max((cell.cell_len for cell in self.cells["title"]), default=0)
-        for key in TASK_DROPPED_FIRST:
-            if left_for_title() >= min(TITLE_MIN, longest):
-                break
-            shown = [column for column in shown if column[0] != key]
-        return shown
+        return _room_for(shown, self.cells, "title", TITLE_MIN, TASK_DROPPED_FIRST, width)
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         shown = self._shown(options.max_width)
@@ -276,20 +290,54 @@ def _event(doc: dict[str, Any]) -> Event:
     )
 
 
-def _events_table(events: list[dict[str, Any]]) -> Table:
-    """The log in words (`boardlib.narration`), with the fields a script would grep beside."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for header in ("Seq", "Time", "Kind", "Task", "What happened"):  # a kind kept whole
-        table.add_column(header, overflow="fold", no_wrap=header == "Kind", ratio=None)
-    for doc in events:
-        table.add_row(
-            Text(str(doc.get("seq", ""))),
-            Text(_time(doc["createdAt"]) if doc.get("createdAt") else ""),
-            _text(doc.get("kind") or "", "dim"),
-            _text(doc.get("taskId") or "-"),
-            _text(narrate(_event(doc))),
-        )
-    return table
+EVENT_COLUMNS = (
+    ("seq", "Seq"),
+    ("createdAt", "Time"),
+    ("kind", "Kind"),
+    ("taskId", "Task"),
+    ("what", "What happened"),
+)
+# What the log gives up first when the words would be too narrow: the kind (the words say it),
+# then the task (the words name it), then the seq (the JSON has it for a cursor). At 80 columns
+# the words keep the seq and the time beside them.
+EVENT_DROPPED_FIRST = ("kind", "taskId", "seq")
+WHAT_MIN = 48
+
+
+class _Events:
+    """The log in words (`boardlib.narration`), with the fields a script would grep beside. The
+    words get the width: found by an exploring helper, at 80 columns "What happened" had 26
+    cells, each event folded over three lines, while the kind and the task said again what the
+    words say. The other columns are kept whole; the least needed go first
+    (`EVENT_DROPPED_FIRST`) while the words would get fewer than WHAT_MIN cells."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.cells: dict[str, list[Text]] = {
+            "seq": [Text(str(doc.get("seq", ""))) for doc in events],
+            "createdAt": [
+                Text(_time(doc["createdAt"]) if doc.get("createdAt") else "") for doc in events
+            ],
+            "kind": [_text(doc.get("kind") or "", "dim") for doc in events],
+            "taskId": [_text(doc.get("taskId") or "-") for doc in events],
+            "what": [_text(narrate(_event(doc))) for doc in events],
+        }
+        self.count = len(events)
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        shown = _room_for(
+            list(EVENT_COLUMNS), self.cells, "what", WHAT_MIN, EVENT_DROPPED_FIRST,
+            options.max_width,
+        )  # fmt: skip
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for key, header in shown:
+            table.add_column(header, overflow="fold", no_wrap=key != "what")
+        for row in range(self.count):
+            table.add_row(*(self.cells[key][row] for key, _ in shown))
+        yield table
+
+
+def _events_table(events: list[dict[str, Any]]) -> _Events:
+    return _Events(events)
 
 
 def _inbox_table(doc: dict[str, Any]) -> Table:

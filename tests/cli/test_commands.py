@@ -304,3 +304,30 @@ def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban
         assert shown in narrow, narrow
     listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "80"}).out
     assert "in_progress" in listing and "priced" in listing, listing  # a status kept whole
+
+
+def test_the_event_log_gives_what_happened_the_width_at_80_columns(kanban: Kanban) -> None:
+    """Found by an exploring helper: `kanban events --format table` at 80 columns gave "What
+    happened" 26 cells, each event folded over three lines, while the kind and the task said
+    again what the words say. At 80 columns the words keep the seq and the time beside them,
+    each event on one line; a wide terminal shows every column."""
+    with kanban.board() as board:
+        first = board.create_task("first")
+        second = board.create_task("second", depends_on=[first.id])
+        board.claim(first.id, "agent-barbara")
+    words = f"operator created {second.id} in todo, waiting on {first.id}"
+    narrow = kanban.run("events", "--format", "table", env={"COLUMNS": "80"})
+    assert narrow.code == 0, str(narrow)
+    lines = narrow.out.splitlines()
+    assert all(len(line) <= 80 for line in lines), narrow.out
+    assert next(line for line in lines if "What happened" in line).split() == [
+        "Seq", "Time", "What", "happened"
+    ]  # fmt: skip
+    assert any(line.rstrip().endswith(words) for line in lines), narrow.out
+    assert any(f"agent-barbara claimed {first.id}" in line for line in lines), narrow.out
+    wide = kanban.run("events", "--format", "table", env={"COLUMNS": "200"}).out
+    header = next(line for line in wide.splitlines() if "What happened" in line)
+    assert header.split() == ["Seq", "Time", "Kind", "Task", "What", "happened"], wide
+    assert any(
+        line.rstrip().endswith(words) and "task_created" in line for line in wide.splitlines()
+    )
