@@ -1070,6 +1070,7 @@ def run_app(
     announce: Callable[[dict[str, int]], str | None] | None = None,
     demo: bool = False,
     notify_mode: str = notify.OFF,
+    user_keymap: dict[str, str] | None = None,
 ) -> None:
     """Run the app (the CLI goes through `tui.launch.run_tui`, which prefetches first)."""
     app = KanbanApp(
@@ -1084,6 +1085,7 @@ def run_app(
         announce=announce,
         demo=demo,
         notify_mode=notify_mode,
+        user_keymap=user_keymap,
     )
     app.run()
     if app.return_code == TERMINAL_GONE:

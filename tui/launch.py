@@ -22,6 +22,7 @@ def run_tui(
     announce: Callable[[dict[str, int]], str | None] | None = None,
     demo: bool = False,
     notify_mode: str = "off",
+    user_keymap: dict[str, str] | None = None,
 ) -> None:
     """Run the board on `db_path` until the operator quits. The board file is created when it
     does not exist, unless `read_only` (then the header says it is missing until it appears).
@@ -29,7 +30,9 @@ def run_tui(
     ends), when the process may have to end without unwinding. `open_task`: start with that
     task's drawer open. `announce`: asked after each board update with the status counts; the
     first sentence it returns stays on screen (the demo's "demo finished: ..."). `demo`: the
-    header says DEMO all along, and a first note says what that means."""
+    header says DEMO all along, and a first note says what that means. `user_keymap`: the
+    operator's keys as the caller already read and checked them (None: the app reads the file).
+    An exploring helper found `kanban tui` reading the keymap file twice at start."""
     if poll_ms < 10:
         raise ValueError("poll_ms must be at least 10")
     gc.disable()  # until the first frame (`prefetch.GC_PAUSE_MAX_S`): the app turns it on
@@ -49,6 +52,7 @@ def run_tui(
             announce=announce,
             demo=demo,
             notify_mode=notify_mode,
+            user_keymap=user_keymap,
         )
     finally:
         gc.enable()

@@ -36,7 +36,7 @@ def launch_tui(
     refuse_table_format("it is the live board, full screen")
     if open_task is not None:
         check_task_exists(path, open_task)  # a typo is refused here, not on a full screen
-    check_keymap()
+    user_keymap = check_keymap()
     require_terminal("the live board")
     try:
         from tui.launch import run_tui
@@ -53,19 +53,21 @@ def launch_tui(
         theme=theme,
         open_task=open_task,
         notify_mode=notify_mode,
+        user_keymap=user_keymap,
     )
 
 
-def check_keymap() -> None:
+def check_keymap() -> dict[str, str] | None:
     """The operator's keymap file (`KANBAN_KEYMAP`, else the config folder's) is usable, or a
     usage refusal naming the file and what is wrong (exit 2), before a terminal is taken over:
-    the app itself would stop mid-start as an unexpected failure."""
+    the app itself would stop mid-start as an unexpected failure. Its keys, read once, for the
+    app (None when the live board is not available here)."""
     try:
         from tui.keymap import KeymapError, load_user_keymap
     except ImportError:
-        return  # the live board is not available here: launching says so
+        return None  # the live board is not available here: launching says so
     try:
-        load_user_keymap()
+        return load_user_keymap()
     except KeymapError as error:
         raise click.UsageError(str(error)) from None
 
@@ -198,8 +200,8 @@ def demo(
 ) -> None:
     """A team of simulated agents working a demo board, shown live."""
     refuse_table_format("it shows the board live, or with --no-tui prints its log as it runs")
+    user_keymap = check_keymap() if not no_tui else None
     if not no_tui:
-        check_keymap()
         require_terminal("the demo's live board (use --no-tui to run headless)")
     code = demo_limits.run_demo(
         directory=directory,
@@ -211,5 +213,6 @@ def demo(
         duration=duration,
         poll_ms=poll_ms,
         seed=seed,
+        user_keymap=user_keymap,
     )
     raise click.exceptions.Exit(code)

@@ -304,6 +304,7 @@ def _open_tui(
     poll_ms: int,
     on_terminal_gone: Callable[[], None],
     announce: Callable[[dict[str, int]], str | None],
+    user_keymap: dict[str, str] | None = None,
 ) -> Callable[[], None] | None:
     """The TUI's entry point, imported only now (the demo itself never needs textual)."""
     try:
@@ -322,6 +323,7 @@ def _open_tui(
             on_terminal_gone=on_terminal_gone,
             announce=announce,
             demo=True,
+            user_keymap=user_keymap,
         )
 
     return run
@@ -339,8 +341,10 @@ def run_demo(
     poll_ms: int = DEFAULT_POLL_MS,
     seed: int | None = None,
     out: TextIO | None = None,
+    user_keymap: dict[str, str] | None = None,
 ) -> int:
     """Run the demo; returns the process exit code (0 ok, 1 an agent failed for real, 2 usage).
+    `user_keymap`: the operator's keys for the TUI, as the CLI read them (None: the TUI reads).
 
     `seed` makes the plan and every agent's choices repeatable (timing still varies: the agents
     are real processes); the first crash, reject and block are scripted so every run shows them.
@@ -438,7 +442,9 @@ def run_demo(
         def announce(counts: dict[str, int]) -> str | None:
             return finished_note(counts, keep=keep, folder=folder, created=created, on_board=True)
 
-        tui = _open_tui(db_path, poll_ms, terminal_gone, announce) if open_tui else None
+        tui = (
+            _open_tui(db_path, poll_ms, terminal_gone, announce, user_keymap) if open_tui else None
+        )
         if tui is not None:
             timer = None
             if duration is not None:

@@ -288,3 +288,29 @@ def test_approve_and_land_in_a_real_terminal_at_80x24(
     tmux.keys("Enter")
     card = tmux.wait_for(f"⤓{short}")
     assert task_id in card
+
+
+def test_the_keymap_file_is_read_once_at_start(tmp_path: Path, tmux: Tmux) -> None:
+    """Found by an exploring helper: `kanban tui` read the keymap file twice, once to refuse a
+    bad one before taking the terminal and again in the app. The file here is a named pipe
+    that gives its keys once: a second read would wait for a writer forever and the board would
+    never show. Read once, the board shows with the remapped key in its footer."""
+    import threading
+
+    db = tmp_path / "board.db"
+    with Board(db) as board:
+        board.create_task("one card")
+    keymap = tmp_path / "keymap.fifo"
+    os.mkfifo(keymap)
+
+    def give_once() -> None:
+        with keymap.open("w") as pipe:  # waits for the first reader
+            pipe.write('"board.inbox" = "I"\n')
+
+    writer = threading.Thread(target=give_once, daemon=True)
+    writer.start()
+    tmux.start(["env", f"KANBAN_KEYMAP={keymap}", KANBAN, "tui", "--db", str(db)])
+    board_text = tmux.wait_for("I Needs you")
+    assert "one card" in board_text
+    writer.join(timeout=5)
+    assert not writer.is_alive()
