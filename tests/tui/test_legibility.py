@@ -321,3 +321,29 @@ async def test_a_cards_muted_words_are_muted_on_each_card_background(demo) -> No
                 full = max(contrast(ColorTriplet(v, v, v), back) for v in (0, 255))
                 muted = contrast(tones.muted.color.get_truecolor(), back)  # type: ignore[union-attr]
                 assert 3 < muted < full * 0.8, (theme, name, muted, full)
+
+
+BORDER_FLOOR = 2.0  # a quiet border (a column not focused, the drawer's edge) is still seen
+
+
+async def test_a_columns_quiet_border_is_seen_on_dark_and_light_themes(demo) -> None:  # type: ignore[no-untyped-def]
+    """An exploring helper found the columns' borders white on textual-light's grey (1.3:1,
+    `$panel-lighten-2`, a lighter panel: lighter still on a light theme). The border a column
+    not focused draws, as the terminal shows it, stands out from the board's background on the
+    main dark and light themes; the focused column's ($primary) is not measured here."""
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        board = app.board_screen.board
+        quiet = next(c for c in board.columns.values() if not c.has_class("-active") and c.rows)
+        for theme in ("textual-dark", "textual-light", "catppuccin-latte", "atom-one-light"):
+            switched = theme != app.theme
+            app.theme = theme
+            await settle(pilot)
+            if switched:  # its CSS applied (as `every_theme` waits for it)
+                await until(pilot, lambda: app.screen._css_update_count == app._css_update_count)
+            corner = app.screen.get_style_at(quiet.region.x, quiet.region.y)
+            assert corner.color is not None and corner.bgcolor is not None
+            seen = contrast(corner.color.get_truecolor(), corner.bgcolor.get_truecolor())
+            assert seen >= BORDER_FLOOR, (theme, round(seen, 2))
