@@ -331,18 +331,18 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
 
         with Board(db) as board:
             trees = Worktrees(board)
-            ids, paths = [], []
-            for index in range(args.tasks):
-                task = board.create_task(f"bench change {index}")
-                board.claim(task.id, "bench-builder")
-                paths.append(Path(trees.provision(task.id, repo).worktree.worktree_path))
-                ids.append(task.id)
-            slow_ids, slow_paths = [], []
-            for index in range(args.slow_tasks):
-                task = board.create_task(f"bench change with a slow verify {index}")
-                board.claim(task.id, "bench-builder")
-                slow_paths.append(Path(trees.provision(task.id, repo).worktree.worktree_path))
-                slow_ids.append(task.id)
+
+            def provisioned(title: str, count: int) -> tuple[list[str], list[Path]]:
+                ids, paths = [], []
+                for index in range(count):
+                    task = board.create_task(f"{title} {index}")
+                    board.claim(task.id, "bench-builder")
+                    paths.append(Path(trees.provision(task.id, repo).worktree.worktree_path))
+                    ids.append(task.id)
+                return ids, paths
+
+            ids, paths = provisioned("bench change", args.tasks)
+            slow_ids, slow_paths = provisioned("bench change with a slow verify", args.slow_tasks)
             preview_task = board.create_task("bench: touch every file")
             board.claim(preview_task.id, "bench-builder")
             preview_path = Path(trees.provision(preview_task.id, repo).worktree.worktree_path)

@@ -109,7 +109,11 @@ def test_a_lander_killed_while_verifying_ahead_leaves_nothing_behind(
     """A lander waiting behind another builds and verifies on the commit that one would land
     (`docs/landing.md`, verifying ahead). Killed there, it has written nothing but its row: the
     landing ahead lands as if it were not there, and the next call of the killed one lands it."""
-    slow = 'if [ -n "$KANBAN_LANDING" ]; then sleep 2; fi'
+    release = land.tmp / "release-the-first"  # its verify waits for it (at most a minute)
+    slow = (
+        f'if [ -n "$KANBAN_LANDING" ]; then for _ in $(seq 600); do [ -e {release} ] && break; '
+        "sleep 0.1; done; fi"
+    )
     first, _ = land.task_with({"first.txt": "first\n"}, verify=slow)
     second, _ = land.task_with({"app.py": ANSWER}, finish="review")
     tip = land.main()
@@ -122,6 +126,7 @@ def test_a_lander_killed_while_verifying_ahead_leaves_nothing_behind(
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGKILL, (out, err)
     assert json.loads(out.splitlines()[-1])["crashing"] == step
+    release.touch()
     out, err = ahead.communicate(timeout=120)
     assert "error" not in json.loads(out.splitlines()[-1]), (out, err)
     landed_first = land.board.get_task(first).landed_commit

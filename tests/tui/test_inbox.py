@@ -325,10 +325,9 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
         land.board.close()
 
 
-@pytest.mark.slow
-async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> None:
+def spent_budget(tmp_path: Path) -> tuple[ManualClock, Path, Any]:
+    """A board whose one task spent $2.50 of its $2 budget (the board blocked it)."""
     from boardlib.records import EXECUTION_SUCCEEDED
-    from tui.components.prompt import PromptDialog
 
     clock = ManualClock(START)
     path = tmp_path / "board.db"
@@ -337,6 +336,14 @@ async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> No
         board.claim(task.id, "ada")
         run = board.open_execution(task.id, "script", agent="ada").id
         board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    return clock, path, task
+
+
+@pytest.mark.slow
+async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> None:
+    from tui.components.prompt import PromptDialog
+
+    clock, path, task = spent_budget(tmp_path)
     app = make_app(path, clock)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
@@ -361,16 +368,10 @@ async def test_raising_a_spent_budget_to_its_spend_is_told_and_changes_nothing(
     """An exploring helper raised a spent $2 budget to $2.50 with $2.50 spent: the budget was
     "raised", the task stayed blocked, and nothing said why. The amount is judged by the budget
     rule before anything is written (or any why is asked), and told in its words."""
-    from boardlib.records import EXECUTION_SUCCEEDED
     from tui.components.prompt import PromptDialog
 
-    clock = ManualClock(START)
-    path = tmp_path / "board.db"
-    with Board(path, clock=clock) as board:
-        task = board.create_task("pricey", budget_usd=2)
-        board.claim(task.id, "ada")
-        run = board.open_execution(task.id, "script", agent="ada").id
-        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    clock, path, task = spent_budget(tmp_path)
+    with Board(path, clock=clock, read_only=True) as board:
         events = len(board.events(task_id=task.id))
     notes = Notes()
     app = make_app(path, clock)

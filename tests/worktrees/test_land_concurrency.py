@@ -93,7 +93,7 @@ def test_landings_waiting_in_the_queue_verify_side_by_side(
     commit the branch received was verified on exactly its tree."""
     log = tmp_path / "verifications"
     verify = (
-        'if [ -n "$KANBAN_LANDING" ]; then began=$(date +%s.%N); sleep 0.6; '
+        'if [ -n "$KANBAN_LANDING" ]; then began=$(date +%s.%N); sleep 1; '
         f'echo "$began $(date +%s.%N) $(git rev-parse "HEAD^{{tree}}")" >> {log}; fi'
     )
     ids = [
