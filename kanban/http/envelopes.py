@@ -192,7 +192,8 @@ DESCRIPTIONS = {
     403: "Refused for this identity (not the holder, builder is not judge, forbidden).",
     404: "Not found.",
     409: "Refused by the board's rules. Data, not a transient error: do not retry.",
-    413: "Body over 2 MB: refused before it was read.",
+    413: "Body over 2 MB (inflated, when it came gzip or deflate): refused before it was read.",
+    415: "A body in a Content-Encoding other than identity, gzip or deflate: not read.",
     422: "The task kind needs no worktree (no_isolation).",
     429: "A create cap (depth, live children, root rate) was reached.",
     500: "Unexpected server failure (a failed git command says git_failed).",
@@ -210,14 +211,14 @@ def error_responses(
 ) -> dict[int | str, Any]:
     """The `responses=` of a route: its own refusal codes in its style, plus those every route
     shares: 400 (a body, query or path parameter the board refuses: an id is one too), 401,
-    403 (a request a browser marks as cross-site), 413, 500, 503."""
+    403 (a request a browser marks as cross-site), 413, 415, 500, 503."""
     refusal = Refusal if style != "plain" else ErrorBody
-    shared = {400, 401, 403, 413, 500, 503}
+    shared = {400, 401, 403, 413, 415, 500, 503}
     out: dict[int | str, Any] = {}
     for code in sorted(set(codes) | shared):
         if code == 400:
             model: type[BaseModel] = InvalidBody
-        elif code in (401, 413, 500, 503):
+        elif code in (401, 413, 415, 500, 503):
             model = ErrorBody
         else:
             model = Refusal if code in ok_codes else refusal

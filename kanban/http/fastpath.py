@@ -211,13 +211,14 @@ class LeaseFastLane:
 
 def _sized_json(headers: list[tuple[bytes, bytes]], limit: int) -> bool | None:
     """None for a body of no declared length within `limit` (chunked: it goes to the app unread,
-    where the body cap counts it; over the cap or unreadable: the cap refuses it), else whether
-    it is declared `application/json`: FastAPI reads no other body as JSON (not even one without
-    a content type) and refuses it as not an object."""
+    where the body cap counts it; over the cap or unreadable: the cap refuses it) or one with a
+    `Content-Encoding` (the cap inflates or refuses it), else whether it is declared
+    `application/json`: FastAPI reads no other body as JSON (not even one without a content
+    type) and refuses it as not an object."""
     chunked = False
     json_typed: bool | None = None
     for key, value in headers:
-        if key == b"transfer-encoding":
+        if key in (b"transfer-encoding", b"content-encoding"):
             chunked = True
         elif key == b"content-type":
             this = value.partition(b";")[0].strip().lower() == b"application/json"
