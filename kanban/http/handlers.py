@@ -25,7 +25,7 @@ from .envelopes import (
     flattened,
     invalid_body,
 )
-from .limits import TOO_LARGE_MESSAGE
+from .limits import BodyTooLarge, too_large
 from .replies import board_error_reply, forbidden_reply, reply, shutting_down_reply
 
 log = logging.getLogger("kanban.http")
@@ -98,8 +98,8 @@ async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, HTTPException)
-    if error.status_code == 413:
-        return reply({"error": TOO_LARGE_MESSAGE, "reason": "too_large"}, 413)
+    if isinstance(error, BodyTooLarge):  # met while the route read the body: the cap's answer
+        return reply(too_large(error.limit), 413)
     if error.status_code == 400:  # a body FastAPI could not read at all
         details = flattened([str(error.detail)], {})
         return reply(invalid_body(_envelope(request).invalid, details), 400)

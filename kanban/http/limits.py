@@ -83,8 +83,13 @@ class BodyTooLarge(HTTPException):
         self.limit = limit
 
 
+def too_large(limit: int) -> dict[str, object]:
+    """The 413's JSON, from the cap or from the route that was reading the body alike."""
+    return {"error": TOO_LARGE_MESSAGE, "reason": "too_large", "limit": limit}
+
+
 def too_large_body(limit: int) -> bytes:
-    return f'{{"error":"{TOO_LARGE_MESSAGE}","reason":"too_large","limit":{limit}}}'.encode()
+    return json.dumps(too_large(limit), separators=(",", ":")).encode()
 
 
 class BodyLimit:

@@ -4,12 +4,23 @@ lease verbs' fast lane, which each once parsed `Content-Length` their own way: t
 of digits made the lane raise (`int()` refuses past 4,300) where the cap counted the body."""
 
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from kanban.http.auth import Message, Receive, Scope, Send
 from kanban.http.fastpath import _sized_json
-from kanban.http.limits import BODY_LIMIT, LENGTH_DIGITS, OVER_ANY_CAP, BodyLimit, declared_length
+from kanban.http.limits import (
+    BODY_LIMIT,
+    LENGTH_DIGITS,
+    OVER_ANY_CAP,
+    BodyLimit,
+    declared_length,
+    too_large,
+)
+
+from .conftest import serving
 
 JSON = (b"content-type", b"application/json")
 HUGE = b"9" * 5000
@@ -66,3 +77,24 @@ def test_the_cap_and_the_fast_lane_read_it_alike(values: list[bytes], length: in
     # the lane takes a body of a trusted length within the cap; any other goes to the app
     taken = _sized_json([*headers, JSON], BODY_LIMIT)
     assert (taken is not None) == (declared is not None and not over)
+
+
+@pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
+def test_a_body_over_the_cap_gets_one_413_declared_or_streamed(tmp_path: Path, path: str) -> None:
+    """The cap refused a declared length with the limit in its JSON, but a streamed body cut off
+    while the route read it got a 413 without it: one refusal, two shapes."""
+    big = b'{"title": "' + b"x" * BODY_LIMIT + b'"}'
+
+    def streamed() -> Iterator[bytes]:  # no Content-Length: httpx sends it chunked
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536]
+
+    with serving(tmp_path) as api:
+        before = api.fingerprint()
+        answers = [
+            api.client.post(path, content=body, headers={"Content-Type": "application/json"})
+            for body in (big, streamed())
+        ]
+        assert [answer.status_code for answer in answers] == [413, 413]
+        assert answers[0].json() == answers[1].json() == too_large(BODY_LIMIT)
+        assert api.fingerprint() == before
