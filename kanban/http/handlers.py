@@ -68,6 +68,14 @@ def _message(item: dict[str, Any]) -> str:
     return text.removeprefix("Value error, ")
 
 
+def _malformed(item: dict[str, Any], path: list[Any]) -> str:
+    """Python's JSON error names the place in a suffix FastAPI drops ("Invalid control character
+    at"), leaving a dangling word; the place is the item's `loc` (a character offset)."""
+    text = str(item.get("ctx", {}).get("error", "cannot parse")).removesuffix(" at")
+    where = path[0] if path and isinstance(path[0], int) else None
+    return f"malformed JSON: {text}" + ("" if where is None else f" (at character {where})")
+
+
 async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
     """FastAPI's validation failures as seed 003's zod-flatten 400 (never FastAPI's 422)."""
     assert isinstance(error, RequestValidationError)
@@ -82,7 +90,7 @@ async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
             form.append(NOT_JSON_TYPE)
             continue
         if item.get("type") == "json_invalid":
-            form.append(f"malformed JSON: {item.get('ctx', {}).get('error', 'cannot parse')}")
+            form.append(_malformed(item, path))
             continue
         if item.get("type") == "missing" and not path and where == "body":
             form.append("a JSON object body is required")

@@ -173,6 +173,18 @@ def test_create_refuses_a_body_that_is_not_an_object(api: Api, raw: bytes) -> No
     assert api.fingerprint() == before
 
 
+@pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
+def test_malformed_json_is_told_where_without_a_dangling_word(api: Api, path: str) -> None:
+    """Python's message for a raw control character is "Invalid control character at" and
+    FastAPI drops the place, so the 400 said "...at" and nothing after it."""
+    before = api.fingerprint()
+    raw = b'{"title": "raw \x1b escape"}'
+    answer = api.client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    message = invalid(answer, form=True)["details"]["formErrors"][0]
+    assert message == "malformed JSON: Invalid control character (at character 15)"
+    assert api.fingerprint() == before
+
+
 def test_create_under_a_missing_parent_is_404(api: Api) -> None:
     before = api.fingerprint()
     answer = api.client.post("/api/board", json={"title": "orphan", "parentTaskId": "TASK-404"})
