@@ -564,7 +564,9 @@ class Lander:
         stamp = f"{tip}:{source.tree}"
         common = dict(into=into_name, base_tip=tip, provisioned_from=source.provisioned,
                       behind=behind, source_tree=source.tree, stamp=stamp)  # fmt: skip
-        if tip == source.provisioned:
+        # A replay can conflict even onto the tip the work was made on (or synced with: the
+        # commits saved before a sync's merge are replayed without it), so rebase always replays.
+        if tip == source.provisioned and strategy != "rebase":
             return done(state=CLEAN, summary=f"lands cleanly onto {into_name}@{_short(tip)}",
                         merged_tree=source.tree, **common)  # fmt: skip
         theirs = landgit.fixed(

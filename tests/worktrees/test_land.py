@@ -946,3 +946,25 @@ def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandE
     assert "squash or merge lands the work as one change" in error.message
     assert land.main() == tip
     assert land.trees.land(task_id, actor="bob", strategy="squash").landed
+
+
+def test_a_rebase_preview_after_a_sync_replays_as_the_landing_does(land: LandEnv) -> None:
+    """Found by an exploring helper over MCP: a builder synced a conflicting base, resolved it
+    and passed the gate; the base had not moved since, so the rebase preview said "lands
+    cleanly" without replaying, and the rebase landing conflicted (replaying the work saved
+    before the sync). The preview replays whenever the strategy is rebase."""
+    land.commit_on_main("notes.txt", "orig\n")
+    task_id, path = land.task_with({"notes.txt": "ours\n"}, finish="none")
+    land.commit_on_main("notes.txt", "theirs\n")
+    with pytest.raises(BoardError) as caught:
+        land.trees.sync(task_id, actor="alice")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    (path / "notes.txt").write_text("ours and theirs\n")
+    assert land.trees.complete(task_id, "alice").task_status == "done"
+    assert land.trees.landing_preview(task_id).state == "clean"
+    replayed = land.trees.landing_preview(task_id, strategy="rebase")
+    assert (replayed.state, replayed.conflicts) == ("conflicts", ["notes.txt"]), replayed
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, actor="bob", strategy="rebase")
+    assert caught.value.reason == Reason.MERGE_CONFLICT
+    assert land.trees.land(task_id, actor="bob", strategy="squash").landed
