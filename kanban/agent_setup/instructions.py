@@ -189,20 +189,25 @@ def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None =
         who_and_tools = f"acts under each runtime's own name: {each}."
     else:
         who_and_tools = f"acts as agent `{briefing.agent}` with {_tools(briefing.tool_set)}:"
+    how = []
     if any("claim_next" in TOOL_SETS[tool_set] for tool_set in sets):
-        how = (
+        how.append(
             "`claim_next`, then `log_progress` as you go (it renews the lease), `complete_task` "
             "with a summary; the server keeps your claim epoch and quotes it for you. A code "
             "task: `provision_workspace` with this repository's path, change files under its "
-            "`worktree.worktreePath`, then `complete_workspace` (the gate below)."
+            "`worktree.worktreePath`, `write_handoff` with `commands.verify`, then "
+            "`complete_workspace` (the gate below)."
         )
-    else:
-        how = (
-            "`list_tasks` with status in_review, `get_task` with detail, then `approve_task` or "
-            "`reject_task`."
+    if any("land_task" in TOOL_SETS[tool_set] for tool_set in sets):
+        # A code task that passes its gate is done, not in review: it waits in the inbox.
+        how.append(
+            "Judging others' work: `inbox` lists what waits (work in review, and code that "
+            "passed its gate but has not landed); `get_task` with detail; a task with a "
+            "worktree: `preview_landing`, then `land_task` (it approves and lands); other work: "
+            "`approve_task`, or `reject_task` saying what must change."
         )
     return (
-        f"Over MCP, the `kanban` server {who_and_tools} {how} A refusal is a tool error: "
+        f"Over MCP, the `kanban` server {who_and_tools} {' '.join(how)} A refusal is a tool error: "
         "`reason: message`, then `Next:` what to do."
     )
 

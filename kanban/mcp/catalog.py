@@ -136,20 +136,23 @@ def describe(template: str, config: BoardConfig) -> str:
 
 
 def instructions(agent: str, lease_ms: int, tool_set: str = DEFAULT_TOOL_SET) -> str:
-    """What the model reads about the server as a whole, for the tools it was given."""
+    """What the model reads about the server as a whole, for the tools it was given. Code that
+    passes its gate is done, not in review: a reviewer finds it in the inbox and lands it."""
     board = (
         f"A shared kanban board for a team of agents. You act as agent {agent!r}; every call is "
         "made under that name. "
     )
     if "claim_next" not in TOOL_SETS[tool_set]:
         return board + (
-            "You review finished work: list_tasks with status=in_review, read each task with "
-            "get_task detail=true, then approve_task it or reject_task it saying what must "
-            "change. Never judge work you held yourself (self_review)."
+            "You judge others' work: inbox lists what waits (code that passed its gate is done, "
+            "not in review); read each task with get_task detail=true. A task with a worktree: "
+            "preview_landing, then land_task; other work: approve_task, or reject_task saying "
+            "what must change. Never judge work you held yourself (self_review)."
         )
     return board + (
         "The loop: claim_next, do the work, log_progress as you go, complete_task with a "
-        "summary (it goes to review; another agent approves or rejects it). A code task: "
-        "provision_workspace, change files in its worktree, complete_workspace. When "
-        "claim_next finds nothing, explain says why. " + lease_rule(lease_ms)
+        "summary (to review, for another agent to judge). A code task: provision_workspace, "
+        "change files in its worktree, write_handoff with commands.verify (its gate runs it), "
+        "then complete_workspace. When claim_next finds nothing, explain says why. "
+        + lease_rule(lease_ms)
     )

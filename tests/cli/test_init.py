@@ -466,7 +466,9 @@ def test_the_mcp_paragraph_names_the_worktree_tools_its_sessions_list() -> None:
         named = tools_named(paragraph)
         assert named <= set(tools), (tool_set, named - set(tools))
         if "claim_next" in tools:
-            assert {"provision_workspace", "complete_workspace"} <= named, tool_set
+            assert {"provision_workspace", "write_handoff", "complete_workspace"} <= named
+        if "land_task" in tools:  # gated work is done, not in review: it waits in the inbox
+            assert {"inbox", "preview_landing", "land_task"} <= named, tool_set
 
 
 def test_bad_settings_are_refused_before_anything_is_written(repo: Path, db: Path) -> None:

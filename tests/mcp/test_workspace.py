@@ -54,6 +54,35 @@ async def test_a_builder_works_in_its_worktree_and_a_reviewer_lands_it(  # type:
     assert git(land.repo, "show", "main:greeting.txt") == GREETING.strip()
 
 
+async def test_sessions_that_follow_their_instructions_land_a_code_task(  # type: ignore[no-untyped-def]
+    land, board_path: Path
+) -> None:
+    """Found by an exploring helper: a reviewer's instructions said to list in_review tasks and
+    approve them, but work that passes its gate is done, never in review, so a reviewer doing
+    just that found nothing and the work never landed; and a worker's named no verify command,
+    so its work would be blocked for an operator. Each session is told the steps that work."""
+    from kanban.mcp.hints import tools_named
+
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", "--tools", "worker", **server_env(land)) as alice:
+        assert alice.instructions is not None
+        assert "write_handoff" in tools_named(alice.instructions)
+        await ok(alice, "claim_next")
+        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
+        (Path(made["worktree"]["worktreePath"]) / "greeting.txt").write_text(GREETING)
+        await ok(alice, "write_handoff", task_id=task.id, handoff={"commands": {"verify": "true"}})
+        assert (await ok(alice, "complete_workspace", task_id=task.id))["verified"] == "pass"
+    async with mcp_session(board_path, "bob", "--tools", "reviewer", **server_env(land)) as bob:
+        assert bob.instructions is not None
+        assert {"inbox", "preview_landing", "land_task"} <= tools_named(bob.instructions)
+        assert (await ok(bob, "list_tasks", status="in_review"))["tasks"] == []
+        items = (await ok(bob, "inbox"))["items"]
+        assert [(item["taskId"], item["kind"]) for item in items] == [(task.id, "unlanded")]
+        assert (await ok(bob, "preview_landing", task_id=task.id))["state"] == "clean"
+        assert (await ok(bob, "land_task", task_id=task.id))["landed"] is True
+    assert git(land.repo, "show", "main:greeting.txt") == GREETING.strip()
+
+
 async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_keeps(  # type: ignore[no-untyped-def]
     land, board_path: Path
 ) -> None:
