@@ -186,7 +186,9 @@ def call_board(work: Callable[[], Doc], verbs: Mapping[str, str] = MCP_VERBS) ->
     try:
         return answer(work())
     except BoardError as refused:
-        return refusal(refused.reason.value, refused.message, refused.to_dict(), verbs)
+        document = refused.to_dict()
+        document["error"] = with_validation(refused.message, document.get("details"))
+        return refusal(refused.reason.value, document["error"], document, verbs)
     except GitFailure as failed:  # a landing's or a sync's git command failed
         document = failed.to_dict()
         return refusal("git_failed", str(failed), document, verbs)
@@ -199,6 +201,18 @@ def call_board(work: Callable[[], Doc], verbs: Mapping[str, str] = MCP_VERBS) ->
         where = f": {broken.filename}" if broken.filename else ""
         message = f"{broken.strerror or broken}{where}"
         return refusal("unexpected", message, {"error": message, "reason": "unexpected"}, verbs)
+
+
+def with_validation(message: str, details: Any) -> str:
+    """`message` with what a validation's `details` ({formErrors, fieldErrors}, as the board
+    flattens a handoff's) says is wrong: many runtimes show the model only the text, where
+    "invalid handoff" alone names nothing to fix."""
+    if not isinstance(details, dict):
+        return message
+    problems = [str(problem) for problem in details.get("formErrors") or ()]
+    for field, said in (details.get("fieldErrors") or {}).items():
+        problems += [f"{field}: {problem}" for problem in said]
+    return f"{message}: {'; '.join(problems)}" if problems else message
 
 
 def runtime_name(ctx: Context) -> str | None:

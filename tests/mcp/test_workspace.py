@@ -83,6 +83,21 @@ async def test_sessions_that_follow_their_instructions_land_a_code_task(  # type
     assert git(land.repo, "show", "main:greeting.txt") == GREETING.strip()
 
 
+async def test_an_invalid_handoff_names_each_wrong_field(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: a handoff of the wrong shape was refused as "invalid
+    handoff" and nothing more in the text, which is all many runtimes show the model, while
+    its next step said to fix the argument the message names. The text names each field."""
+    handoff = {"nextBestStep": 5, "nextStep": "misspelt", "commands": {"verify": ["pytest"]}}
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        doc = await refused(alice, "write_handoff", "invalid_input", task_id=task.id,
+                            handoff=handoff)  # fmt: skip
+    assert set(doc["details"]["fieldErrors"]) == {"nextBestStep", "nextStep", "commands.verify"}
+    said = doc["error"]  # the text's first line, as `refused` checks
+    assert said.startswith("invalid handoff: "), said
+    assert all(f"{field}: " in said for field in doc["details"]["fieldErrors"]), said
+
+
 async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_keeps(  # type: ignore[no-untyped-def]
     land, board_path: Path
 ) -> None:
