@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 DEFAULT_STRATEGY = "squash"
 MAX_BUILDS = 3  # builds on a moving base before `base_moved`
 SCRATCH_SLOTS = 8  # scratch checkouts per repository (one per landing verifying at once)
+# Of them, the last ones are all a landing verifying ahead may take: the others stay for turns
+# (and dry runs), so guesses on one branch never leave the turn of another without a checkout.
+AHEAD_SLOTS = SCRATCH_SLOTS // 2
 VERIFY_AHEAD_DEPTH = 3  # landings waiting behind the turn that verify ahead, nearest first
 DEFAULT_QUEUE_TIMEOUT_S = 3600.0
 TURN_POLL_S = 0.005  # a waiter asks whether the board changed this often (a few µs)
@@ -818,12 +821,14 @@ class Lander:
             subject=f"scratch checkout {slot}",
         )
 
-    def _scratch(self, repo: Path) -> tuple[WorktreeLock, Path]:
+    def _scratch(self, repo: Path, *, ahead: bool = False) -> tuple[WorktreeLock, Path]:
         """A free scratch checkout of the repository, locked (`flock`: a dead lander's lock goes
         with it, and a verify command still running from one keeps it, so nobody else uses it;
-        what a dead lander's command left running is stopped and its checkout taken)."""
+        what a dead lander's command left running is stopped and its checkout taken). `ahead`: for
+        a guess, one of the last `AHEAD_SLOTS` only."""
         layout = self.trees.layout
-        for slot in range(SCRATCH_SLOTS):
+        first = SCRATCH_SLOTS - AHEAD_SLOTS if ahead else 0
+        for slot in range(first, SCRATCH_SLOTS):
             lock = self._scratch_lock(repo, slot)
             path = layout.repo_dir(repo) / ".land" / str(slot)
             if _acquired(lock) or (stop_orphaned_verify(path) and _acquired(lock)):
@@ -855,15 +860,18 @@ class Lander:
                 lock.release()
         used.clear()
 
-    def _verify(self, source: _Source, built: _Built, used: list[Path]) -> dict[str, Any] | None:
+    def _verify(
+        self, source: _Source, built: _Built, used: list[Path], *, ahead: bool = False
+    ) -> dict[str, Any] | None:
         """Run the verify command on the built commit in a scratch checkout; refuse
         (`verification_failed`) when it fails. None when landing without one (the override).
-        The scratch checkout used goes into `used`: `_tidy` cleans it later."""
+        The scratch checkout used goes into `used`: `_tidy` cleans it later. `ahead`: a guess
+        while waiting, in a checkout turns leave free (`AHEAD_SLOTS`)."""
         found = source.verify
         if found is None or found.command is None:
             return None
         repo = source.repo
-        lock, path = self._scratch(repo)
+        lock, path = self._scratch(repo, ahead=ahead)
         try:
             try:
                 landgit.prepare_scratch(repo, path, built.commit)
@@ -1352,8 +1360,8 @@ class Lander:
         verify side by side instead of one after another. A guess the tip proves wrong costs
         only the work (the turn builds and verifies again), and nothing is written but this
         row's own build, for the landing behind it. Only the `VERIFY_AHEAD_DEPTH` landings nearest
-        the turn do this, so at most that many verify commands more run at once. None when there
-        is nothing new to guess on."""
+        the turn do this, so at most that many verify commands more run at once, in the scratch
+        checkouts turns leave free (`AHEAD_SLOTS`). None when there is nothing new to guess on."""
         mine = beat.entry
         before = [item for item in queue if item.seq < mine.seq]
         if len(before) > VERIFY_AHEAD_DEPTH:
@@ -1370,7 +1378,7 @@ class Lander:
         self._step("built_ahead", commit=built.commit, base=base)
         made.built = built
         try:
-            made.verification = self._verify(source, built, used)
+            made.verification = self._verify(source, built, used, ahead=True)
         except (BoardError, GitFailure) as error:
             self.queue.publish_built(mine, base, None)  # it would not land: nothing to build on
             if isinstance(error, BoardError) and error.reason == Reason.VERIFICATION_FAILED:

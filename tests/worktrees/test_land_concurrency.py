@@ -7,11 +7,15 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from boardlib.worktrees import SOR_FILES
+from boardlib import Board, BoardError
+from boardlib.worktrees import SOR_FILES, Worktrees
+from boardlib.worktrees.landing import AHEAD_SLOTS
 from tests.worktrees.conftest import LandEnv, git
 
 pytestmark = pytest.mark.slow  # racing lander processes
@@ -117,3 +121,52 @@ def test_landings_waiting_in_the_queue_verify_side_by_side(
     landed.sort()
     overlapping = sum(1 for before, after in itertools.pairwise(landed) if after[0] < before[1])
     assert overlapping > 0, landed  # one after another, each waiting for the last to land
+
+
+def test_landings_verifying_ahead_leave_scratch_checkouts_for_other_turns(
+    land: LandEnv, board_path: Path, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: two branches with four landings each, all verifying (the
+    turns, and the waiting ones ahead), took all eight scratch checkouts of the repository, and
+    the turn of a landing onto a third branch was refused `busy`, as if the repository were
+    overloaded with turns. Guesses now take only their own share of the checkouts."""
+    started, release = tmp_path / "started", tmp_path / "release"
+    started.mkdir()
+    held = (
+        'if [ -n "$KANBAN_LANDING" ]; then touch '
+        f'{started}/$(basename "$KANBAN_WORKTREE"); while [ ! -e {release} ]; do sleep 0.02; '
+        "done; fi"
+    )
+    for branch in ("b1", "b2"):
+        git(land.repo, "branch", branch)
+    queued = [
+        land.task_with({f"{branch}{index}.txt": "x\n"}, verify=held, base_ref=branch)[0]
+        for branch in ("main", "b1")
+        for index in range(4)
+    ]
+    alone, _ = land.task_with({"alone.txt": "x\n"}, base_ref="b2")
+    answers: dict[str, str] = {}
+
+    def lands(task_id: str) -> None:
+        with Board(board_path) as board:
+            try:
+                answers[task_id] = Worktrees(board).land(task_id, actor="bob").commit or ""
+            except BoardError as error:
+                answers[task_id] = error.reason.value
+
+    threads = [threading.Thread(target=lands, args=(task_id,)) for task_id in queued]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 60  # two turns and the guesses behind them are verifying
+        while len(list(started.iterdir())) < 2 + AHEAD_SLOTS:
+            assert time.monotonic() < deadline, sorted(started.iterdir())
+            time.sleep(0.02)
+        time.sleep(0.5)  # any guess that may take a checkout has taken it
+        result = land.trees.land(alone, actor="bob")  # a turn with no guess of its own to wait on
+        assert land.board.get_task(alone).landed_commit == result.commit
+    finally:
+        release.touch()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert all(len(answers[task_id]) == 40 for task_id in queued), answers
