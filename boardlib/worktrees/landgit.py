@@ -924,12 +924,15 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
     the user's `git worktree list` does not show it. `GitFailure` when something else is in the
     way (an older, linked scratch checkout included): the caller removes it and asks again."""
     dot = path / ".git"
+    used = os.path.lexists(scratch_marker(path))
     if path.is_symlink() or not dot.is_dir() or dot.is_symlink():
         _make_scratch(repo, path)
     else:
         (dot / "index.lock").unlink(missing_ok=True)
+        if used:  # what git did there would change the files this checkout writes
+            _reset_scratch_git(path)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
-    if os.path.lexists(scratch_marker(path)):
+    if used:
         clean_scratch(path)
 
 
@@ -948,6 +951,43 @@ def _make_scratch(repo: Path, path: Path) -> None:
     alternates = path / ".git" / "objects" / "info" / "alternates"
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_text(str(Path(common) / "objects") + "\n", encoding="utf-8")
+    shutil.copyfile(path / ".git" / "config", _scratch_config(path))
+
+
+def _scratch_config(path: Path) -> Path:
+    """Beside a scratch checkout: its repository's config as it was made (`_reset_scratch_git`)."""
+    return path.with_name(f"{path.name}.config")
+
+
+# What git run by a verify command may leave in a scratch repository that changes which files,
+# or which bytes, the next checkout writes there (beside its config and the index's flags).
+SCRATCH_GIT_LEFTOVERS = ("info/sparse-checkout", "info/attributes")
+
+
+def _reset_scratch_git(path: Path) -> None:
+    """Put a scratch repository back as it was made, where git run by a verify command changed
+    what the next checkout writes: its config (`core.autocrlf`, `core.sparseCheckout`, a smudge
+    filter), a sparse-checkout or attributes file, index entries marked skip-worktree or
+    assume-unchanged (git keeps them, and their edited files, across `checkout --force`: the next
+    verification would judge those files, not its commit's). An index with such marks goes,
+    the next checkout writes every file. `GitFailure` when its config as made is unknown (a
+    scratch made by an older kanban): the caller makes it again."""
+    dot = path / ".git"
+    try:
+        pristine = _scratch_config(path).read_bytes()
+        config = dot / "config"
+        if not config.is_file() or config.is_symlink() or config.read_bytes() != pristine:
+            config.unlink(missing_ok=True)
+            config.write_bytes(pristine)
+        for name in SCRATCH_GIT_LEFTOVERS:
+            (dot / name).unlink(missing_ok=True)
+    except OSError as error:
+        raise GitFailure(["config"], None, f"cannot reset {path}: {error}") from None
+    if not (dot / "index").exists():
+        return
+    listed = gitrepo.run(path, "ls-files", "-v", "-z")[1]
+    if any(entry[:2] != b"H " for entry in listed.split(b"\0") if entry):
+        (dot / "index").unlink()
 
 
 def mark_scratch(path: Path) -> None:
@@ -956,7 +996,9 @@ def mark_scratch(path: Path) -> None:
 
 
 def clean_scratch(path: Path) -> None:
-    """Remove whatever a verify command left in a scratch checkout (untracked and ignored files;
-    tracked ones are put back by the next `prepare_scratch`), then its marker."""
+    """Remove whatever a verify command left in a scratch checkout (untracked and ignored files,
+    what its git changed in the repository; tracked files are put back by the next
+    `prepare_scratch`), then its marker."""
+    _reset_scratch_git(path)
     gitrepo.run(path, "clean", "-ffdxq")
     scratch_marker(path).unlink(missing_ok=True)

@@ -468,6 +468,38 @@ def test_git_run_by_a_verify_command_stays_in_the_scratch_checkout(land: LandEnv
     assert "/.land/" not in git(land.repo, "worktree", "list", "--porcelain")
 
 
+# What a verify command's git may leave in its scratch repository that changes the files the
+# next landing's checkout there writes.
+MEDDLING = {
+    "skip_worktree": "echo meddled > README.md && git update-index --skip-worktree README.md",
+    "sparse_checkout": "git sparse-checkout set --no-cone /README.md",
+    "autocrlf": "git config core.autocrlf true",
+}
+# Fails unless every file of the commit is on disk with the commit's very bytes.
+EXACT_TREE = (
+    'if [ -n "$KANBAN_LANDING" ]; then for f in $(git ls-tree -r --name-only HEAD); do '
+    '[ "$(git hash-object --no-filters "$f")" = "$(git rev-parse "HEAD:$f")" ] || exit 1; done; fi'
+)
+
+
+@pytest.mark.parametrize("case", sorted(MEDDLING))
+def test_the_next_landing_is_verified_on_its_own_tree_whatever_git_did_there(
+    land: LandEnv, case: str
+) -> None:
+    """Found by an exploring helper: a verify command that marked a file skip-worktree after
+    editing it (or made the scratch sparse, or set core.autocrlf) in its scratch checkout
+    changed what the next landing verified there: `checkout --force` kept the edited file, the
+    missing ones, the CRLF line ends. The next landing's verify command judged files its
+    commit does not have. The scratch repository is put back as it was made first."""
+    meddler, _ = land.task_with(
+        {"first.txt": "one\n"}, verify=f'if [ -n "$KANBAN_LANDING" ]; then {MEDDLING[case]}; fi'
+    )
+    judged, _ = land.task_with({"second.txt": "two\n"}, verify=EXACT_TREE)
+    assert land.trees.land(meddler, actor="bob").landed
+    result = land.trees.land(judged, actor="bob")
+    assert result.landed and result.verification is not None
+
+
 def test_a_linked_scratch_checkout_left_by_an_older_version_is_replaced(land: LandEnv) -> None:
     task_id, _ = land.task_with({"app.py": ANSWER})
     older = land.trees.layout.repo_dir(land.repo) / ".land" / "0"
