@@ -1217,7 +1217,7 @@ class Lander:
                     built, verification = made.built, made.verification  # verified while waiting
                 elif tip != early.base:
                     built = self._build(source, tip, strategy, actor, found[1])
-                elif built is None:
+                elif built is None or built.base != tip:  # the branch came back to it (a reset)
                     built = early
                 if self._needs_verifying(source, built, verification):  # for any behind it
                     self.queue.publish_built(beat.entry, tip, built.commit)
@@ -1373,7 +1373,11 @@ class Lander:
         try:
             built = self._build(source, base, strategy, actor)
         except (BoardError, GitFailure):
-            return made  # a conflict or nothing to land there: the turn says so on the real tip
+            # a conflict or nothing to land there: the turn says so on the real tip; an earlier
+            # guess of this landing is no one's to build on any more
+            if mine.built_commit is not None or (ahead and ahead[0].built is not None):
+                self.queue.publish_built(mine, base, None)
+            return made
         self.queue.publish_built(mine, base, built.commit)
         self._step("built_ahead", commit=built.commit, base=base)
         made.built = built

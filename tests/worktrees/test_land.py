@@ -1000,3 +1000,28 @@ def test_a_rebase_preview_after_a_sync_replays_as_the_landing_does(land: LandEnv
         land.trees.land(task_id, actor="bob", strategy="rebase")
     assert caught.value.reason == Reason.MERGE_CONFLICT
     assert land.trees.land(task_id, actor="bob", strategy="squash").landed
+
+
+def test_a_branch_moved_back_under_a_landing_gets_a_build_on_its_tip(land: LandEnv) -> None:
+    """Found by an exploring helper: a landing built on B (a commit that came after its early
+    build on A), then saw the branch moved back to A (a reset), and landed the build on B onto
+    A, bringing back the commit the person had removed. Each attempt lands only a build on the
+    tip it moves the branch from."""
+    git(land.repo, "branch", "release")
+    a = git(land.repo, "rev-parse", "release")
+    marker = land.tmp / "person-commit"
+    reset = (
+        f'if [ -f {marker} ] && [ "$KANBAN_LAND_BASE" = "$(cat {marker})" ]; then '
+        f'git -C "$KANBAN_REPO" update-ref refs/heads/release {a} "$KANBAN_LAND_BASE"; fi'
+    )
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=reset)
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "joined":  # a person's commit after the early build on A
+            b = git(land.repo, "commit-tree", f"{a}^{{tree}}", "-p", a, "-m", "a person's")
+            git(land.repo, "update-ref", "refs/heads/release", b, a)
+            marker.write_text(b)
+
+    result = land.trees.lander(on_step=on_step).land(task_id, actor="bob", into="release")
+    assert result.builds == 2 and git(land.repo, "rev-parse", "release") == result.commit
+    assert git(land.repo, "rev-parse", f"{result.commit}^") == a  # not the removed commit
