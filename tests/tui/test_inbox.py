@@ -659,3 +659,35 @@ async def test_the_footer_shows_whole_hints_or_none(demo: Any, size: tuple[int, 
                 assert f"{key.key_display} {key.description}" in last, (screen, last)
             help_key = next(key for key in keys if key.description == "Help")
             assert help_key.visible is (size[0] > 80), (screen, last)
+
+
+async def test_the_footer_stays_whole_under_a_question(demo: Any) -> None:
+    """At 80x24 in tmux every question asked from the inbox showed its footer ending in a lone
+    `?`: the footer recomposed under the dialog and was fitted before its hints had sizes. With
+    the override question on screen, each hint the inbox's footer shows ends left of the palette
+    key, and Help (which does not fit at 80 columns) is left out."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    path, clock, _ids = demo
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled(pilot, lambda: app.inbox_items)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await settled(pilot)
+        item = inbox.selected_item()
+        assert item is not None and item.action == a.OVERRIDE  # a row whose action asks
+        await pilot.press("a")
+        await shown_question(pilot)
+        await settled(pilot)
+        keys = list(inbox.query_one(Footer).query(FooterKey))
+        palette = next(key for key in keys if key.has_class("-command-palette"))
+        shown = [key for key in keys if key.visible and key is not palette]
+        assert shown
+        for key in shown:
+            assert key.region.right <= palette.region.x, (key.key_display, key.region)
+        assert not next(key for key in keys if key.description == "Help").visible
+
