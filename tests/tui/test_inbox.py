@@ -691,3 +691,25 @@ async def test_the_footer_stays_whole_under_a_question(demo: Any) -> None:
             assert key.region.right <= palette.region.x, (key.key_display, key.region)
         assert not next(key for key in keys if key.description == "Help").visible
 
+
+async def test_the_why_column_lines_up_past_a_long_action(tmp_path: Path) -> None:
+    """In tmux at 80x24 a `raise_budget` row's why started three cells right of the `unblock`
+    row's above it: the action column was nine cells whatever the actions. Every row's why
+    starts in the same column."""
+    clock, path, _task = spent_budget(tmp_path)
+    with Board(path, clock=clock) as board:
+        stuck = board.create_task("stuck")
+        board.claim(stuck.id, "bob")
+        board.block(stuck.id, "bob", "needs a key")
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await until(pilot, lambda: inbox.options.option_count == 2)
+        assert {item.action for item in inbox.items} == {a.RAISE_BUDGET, a.UNBLOCK}
+        rows = [str(inbox.options.get_option_at_index(index).prompt) for index in range(2)]
+        starts = {row.index(item.why) for row, item in zip(rows, inbox.items, strict=True)}
+        assert len(starts) == 1, rows

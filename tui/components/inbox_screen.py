@@ -48,15 +48,18 @@ def who_of(item: InboxItem) -> str:
     return item.task_id or item.consumer or "-"
 
 
-def kind_width(items: list[InboxItem]) -> int:
-    """The kind column's width: the widest kind shown, so the kinds line up."""
-    return max((len(item.kind) for item in items), default=0)
+def column_widths(items: list[InboxItem]) -> tuple[int, int]:
+    """The kind and action columns' widths: the widest shown, so the columns after them line
+    up (a fixed action width let `raise_budget` push its row's why three cells right)."""
+    kinds = max((len(item.kind) for item in items), default=0)
+    return kinds, max((len(item.action) for item in items), default=0)
 
 
-def row_text(item: InboxItem, now_ms: int, kind_cells: int = 0) -> Content:
+def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int] = (0, 0)) -> Content:
     """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert. The kind
     is the board's own name for it (`attention.KINDS`), as `kanban inbox` and docs/inbox.md say
     it: an exploring helper found the TUI calling a `verification_failed` item "gate red"."""
+    kind_cells, action_cells = widths
     who = who_of(item)
     return Content.from_markup(
         "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
@@ -64,7 +67,7 @@ def row_text(item: InboxItem, now_ms: int, kind_cells: int = 0) -> Content:
         waited=f"{waited(item, now_ms):<7}",
         who=inert(f"{who:<8}"),
         kind=f"{item.kind:<{kind_cells}}",
-        action=f"{item.action:<9}",
+        action=f"{item.action:<{action_cells}}",
         why=inert(item.why),
     )
 
@@ -80,7 +83,7 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items: list[InboxItem] = []
         self._keys: list[tuple[str, str, str]] = []
         self._waited: list[str] = []  # each row's "waited" words as drawn
-        self._kind_cells = 0  # the kind column's width (`kind_width`)
+        self._widths = (0, 0)  # the kind and action columns' widths (`column_widths`)
         # The row the cursor was put on when the operator's row left the inbox: `a` asks before
         # acting on it, until the operator moves the cursor (chooses a row).
         self.unchosen: tuple[str, str, str] | None = None
@@ -117,12 +120,12 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items = list(items)
         self._keys = [a.item_key(item) for item in self.items]
         self._waited = [waited(item, now_ms) for item in self.items]
-        self._kind_cells = kind_width(self.items)
+        self._widths = column_widths(self.items)
         # Only the operator's own moves are "highlighted" messages: they choose a row.
         with self.prevent(OptionList.OptionHighlighted):
             options.clear_options()
             options.add_options(
-                [Option(row_text(item, now_ms, self._kind_cells)) for item in self.items]
+                [Option(row_text(item, now_ms, self._widths)) for item in self.items]
             )
             if self.items:
                 index = self._keys.index(keep) if keep in self._keys else self._same_task(current)
@@ -189,7 +192,7 @@ class InboxScreen(TaskActions, Screen[None]):
                 if index < len(self._waited) and words != self._waited[index]:
                     self._waited[index] = words
                     options.replace_option_prompt_at_index(
-                        index, row_text(item, now_ms, self._kind_cells)
+                        index, row_text(item, now_ms, self._widths)
                     )
 
     def _act_key(self) -> str:
