@@ -945,9 +945,7 @@ class PostgresStore:
         with self._connection() as conn:
             found = self._survey(conn)
             if found.schema is None:
-                raise StoreUnavailable(
-                    f"{url.display}: no schema to keep the board in (check search_path)"
-                )
+                raise self._no_schema(conn)
             self.schema = str(found.schema)
             self.lock_key, self.channel = board_lock_and_channel(self.schema)
             # COMMIT, then NOTIFY as a transaction of its own, in the same round trip. A NOTIFY
@@ -1107,6 +1105,25 @@ class PostgresStore:
             raise
         self.created = found.version is None
         return SCHEMA_VERSION - current
+
+    def _no_schema(self, conn: Conn) -> BoardError:
+        """No schema of the search_path exists: the server answered, so this is no board (a
+        retry, as `database_unavailable` promises, would not help), and opening never creates a
+        schema (who may, and with which owner, is the database's owner's choice)."""
+        row = conn.execute("SELECT current_setting('search_path'), current_user").fetchone()
+        search_path, user = (str(row[0]), str(row[1])) if row is not None else ("", "")
+        first = search_path.split(",", 1)[0].strip()
+        name = user if first == '"$user"' else first.strip('"') or "NAME"
+        quoted = '"' + name.replace('"', '""') + '"'
+        ident = name if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) else quoted
+        return BoardError(
+            Reason.NO_BOARD,
+            f"no board at {self.url.display}: no schema of its search_path ({search_path}) "
+            f"exists to keep one in; create the schema first (`CREATE SCHEMA {ident}`, as a "
+            "role that may), then the board with "
+            f"`{shell_command('kanban', 'db', 'init', self.url.display)}`",
+            path=self.url.display,
+        )
 
     def _refuse_foreign_tables(self, found: "_Survey") -> None:
         """A schema with tables of kanban's names and no `board_meta` belongs to someone else."""

@@ -285,6 +285,27 @@ def test_a_read_waits_for_a_locked_table_no_longer_than_the_budget(url: str) -> 
 # -- opening, refusing, migrating ---------------------------------------------------------------
 
 
+def test_a_schema_that_does_not_exist_is_no_board_saying_to_create_it(
+    postgres_cluster: Cluster,
+) -> None:
+    """A search_path naming no schema that exists: the server answered, so it is no board (no
+    retry helps, as `database_unavailable` would promise), and the refusal says what to create,
+    on `db init` too."""
+    url = f"{postgres_cluster.url}?options=-csearch_path%3Dnever_made"
+    for kwargs in ({}, {"read_only": True}, {"create": False}):
+        with pytest.raises(BoardError) as missing:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert missing.value.reason is Reason.NO_BOARD
+        assert "CREATE SCHEMA never_made" in missing.value.message
+    kanban = Kanban(url, init=False)  # type: ignore[arg-type]
+    for verb in (("db", "init"), ("task", "dispatch", "one"), ("task", "list")):
+        error = kanban.refused(*verb, reason="no_board")
+        assert "CREATE SCHEMA never_made" in error["error"] and error["path"] == url
+    with psycopg.connect(postgres_cluster.url) as conn:
+        found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'never_made'")
+        assert found.fetchone() is None
+
+
 def test_an_empty_schema_is_no_board_unless_created(url: str) -> None:
     for kwargs in ({"read_only": True}, {"create": False}):
         with pytest.raises(BoardError) as missing:
