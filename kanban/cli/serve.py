@@ -3,11 +3,14 @@
 Imported only when `serve` runs: FastAPI and uvicorn never load on an agent's claim path.
 """
 
+import errno
 import os
+import socket
 from pathlib import Path
 
 import click
 
+from boardlib.errors import BoardError, Reason
 from boardlib.paths import is_default_board
 
 from .context import announce_created, board_path, db_option, refuse_table_format
@@ -129,9 +132,7 @@ def serve(
     try:
         sock = bind(host, port)
     except OSError as error:
-        raise click.ClickException(
-            f"cannot listen on {host}:{port}: {error.strerror or error}"
-        ) from None
+        raise unusable_address(host, port, error) from None
 
     def open_board() -> "Board":
         return Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
@@ -159,3 +160,19 @@ def serve(
         graceful_s=graceful,
     )
     raise click.exceptions.Exit(code)
+
+
+def unusable_address(host: str, port: int, error: OSError) -> BoardError:
+    """A taken port or an address not of this machine is the caller's input to change, said
+    with what to change (a typed refusal, exit 2), not an unexpected failure."""
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        field, advice = "host", "give --host an address of this machine (default 127.0.0.1)"
+    else:
+        field, advice = "port", "give another --port (0: any free one, named on the ready line)"
+        if error.errno == errno.EADDRINUSE:
+            advice = f"another process listens there: stop it, or {advice}"
+    return BoardError(
+        Reason.INVALID_INPUT,
+        f"cannot listen on {host}:{port}: {error.strerror or error}; {advice}",
+        field=field,
+    )

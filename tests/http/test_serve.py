@@ -258,18 +258,27 @@ def test_a_non_loopback_host_with_a_token_starts(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_taken_port_fails_fast_with_a_message(tmp_path: Path) -> None:
+def test_a_taken_port_fails_fast_saying_what_to_change(tmp_path: Path) -> None:
+    """A taken port, or an address of no interface here, is input to change (exit 2, typed),
+    not an unexpected failure (exit 1), and the line says which option to change."""
     with kanban_serve(tmp_path) as served:
         port = served.url.rsplit(":", 1)[1]
-        done = subprocess.run(
-            [str(KANBAN), "--db", str(served.db), "serve", "--port", port],
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 1
-        assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+        for args, field, where in (
+            (("--port", port), "port", f"127.0.0.1:{port}"),
+            (("--host", "192.0.2.1", "--token", "a-token-0123456789"), "host", "192.0.2.1:"),
+        ):
+            done = subprocess.run(
+                [str(KANBAN), "--db", str(served.db), "serve", *args],
+                env=clean_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2 and done.stdout == "", done.stderr
+            error = json.loads(done.stderr)
+            assert (error["reason"], error["field"]) == ("invalid_input", field)
+            assert f"cannot listen on {where}" in error["error"]
+            assert f" --{field} " in error["error"]  # which option to change
         assert served.stop() == 0
 
 
