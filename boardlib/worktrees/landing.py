@@ -969,7 +969,8 @@ class Lander:
         )
         if unverified_reason and not allow_unverified:
             raise invalid_input(
-                "a reason for landing unverified (unverifiedReason) goes with allowUnverified",
+                "a reason for landing unverified (--reason, unverifiedReason) goes with "
+                "--allow-unverified (allowUnverified), which only an operator gives",
                 field="unverifiedReason",
             )
         task = self.board.get_task(task_id)
@@ -1006,7 +1007,7 @@ class Lander:
             raise BoardError(
                 Reason.OPERATOR_ONLY,
                 f"cannot land {task_id} without verification as {actor}: only an operator "
-                "overrides the verify command (allowUnverified); ask a person",
+                "overrides the verify command (--allow-unverified, allowUnverified); ask a person",
                 actor=actor,
                 field="allowUnverified",
             )
@@ -1028,7 +1029,8 @@ class Lander:
                     Reason.VERIFICATION_REQUIRED,
                     f"cannot land {task_id}: it has no verify command (the handoff's "
                     "commands.verify or init.sh's VERIFY_CMD), and the branch only takes "
-                    "verified trees; an operator may land it unverified (allowUnverified)",
+                    "verified trees; an operator may land it unverified, saying why: "
+                    f"`{unverified_command(task_id)}` (over HTTP allowUnverified)",
                     id=task_id,
                     warnings=source.verify.warnings if source.verify else None,
                 )
@@ -1604,3 +1606,8 @@ class Lander:
                 self.recover_entry(entry)
                 settled.append(entry.id)
         return settled
+
+
+def unverified_command(task_id: str) -> str:
+    """The operator's override of a missing verify command, as a refusal tells it."""
+    return shell_command("kanban", "task", "land", task_id, "--allow-unverified", "--reason", "WHY")

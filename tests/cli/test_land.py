@@ -87,6 +87,26 @@ def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type
     assert result.code == 2 and result.error["reason"] == "usage"
 
 
+def test_no_verify_command_is_refused_with_the_override_a_cli_user_can_run(setup) -> None:  # type: ignore[no-untyped-def]
+    """The refusal names the CLI's flags, not only the HTTP body's field (found running
+    docs/landing.md: it said `allowUnverified`, which no CLI option is), and the command it
+    names, run as written by an operator, lands the work."""
+    kanban, land, env = setup
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
+    error = kanban.refused("task", "land", task_id, "--agent", "bob", env=env,
+                           reason="verification_required")  # fmt: skip
+    told = error["error"].split("`")[1]
+    assert told == f"kanban task land {task_id} --allow-unverified --reason WHY"
+    error = kanban.refused("task", "land", task_id, "--reason", "hotfix", env=env,
+                           reason="invalid_input")  # fmt: skip
+    assert "--allow-unverified" in error["error"] and "--reason" in error["error"]
+    error = kanban.refused("task", "land", task_id, "--agent", "bob", "--allow-unverified",
+                           env=env, reason="operator_only")  # fmt: skip
+    assert "--allow-unverified" in error["error"]
+    done = kanban.ok(*told.split()[1:-1], "hotfix", env=env)
+    assert done["landed"] is True and done["unverified"] is True
+
+
 def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> None:  # type: ignore[no-untyped-def]
     kanban, land, env = setup
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
