@@ -58,6 +58,11 @@ def test_setup_and_dispatch_make_a_board_and_its_first_tasks(tmp_path: Path) -> 
     done = run(script, tmp_path, reader_env(tmp_path))
     created, first, second = documents(done.stdout)
     assert created["created"] is True and created["path"] == str(tmp_path / "team" / "board.db")
+    # the output the page shows beside `kanban db init` is the output (it said schema 7 at 8)
+    [shown] = [line for line in script.splitlines() if line.startswith("kanban db init")]
+    assert (
+        json.loads(shown.split("# ", 1)[1].replace("...", json.dumps(created["path"]))) == created
+    )
     assert (first["id"], first["role"], first["priority"]) == ("TASK-1", "worker", 3)
     assert (second["id"], second["status"], second["unmetDeps"]) == ("TASK-2", "backlog", 1)
 
