@@ -136,8 +136,9 @@ def _message(changes: list[Change], board_created: bool, *, printed: bool) -> st
         parts.append("created the board")
     if not parts:
         return "up to date"
-    text = "; ".join(parts)
-    return f"would have {text}" if printed else text
+    # each part its own "would have": "would have created AGENTS.md; created the board" read as
+    # if --print had made the board
+    return "; ".join(f"would have {part}" if printed else part for part in parts)
 
 
 @click.command("init")

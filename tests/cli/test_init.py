@@ -226,7 +226,11 @@ def test_print_writes_nothing_and_shows_what_a_run_writes(repo: Path, db: Path) 
     assert printed.err == ""
     assert digests(repo) == before and not db.exists() and not db.parent.exists()
     assert doc["printed"] is True and doc["board"]["wouldCreate"] is True
-    assert doc["message"].startswith("would have ") and doc["upToDate"] is False
+    assert doc["upToDate"] is False
+    assert doc["message"] == (
+        "would have created .codex/config.toml; would have updated AGENTS.md; "
+        "would have created the board"
+    )  # each clause: it once read "...; created the board", which --print never does
     contents = {f["path"]: f["content"] for f in doc["files"]}
     assert set(contents) == {"AGENTS.md", ".codex/config.toml"}
     assert doc["files"][1]["diff"].startswith("--- /dev/null\n+++ b/.codex/config.toml\n")
