@@ -114,7 +114,11 @@ def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
             f"cannot use {archive!s} as an archive: {error}", path=str(archive)
         ) from None
     if taken:
-        raise invalid_input(f"{archive} exists: an archive is never overwritten", path=str(archive))
+        raise invalid_input(
+            f"{archive} exists: an archive is never overwritten; name a new file with "
+            "--archive FILE (the default name is the cut's day: one prune a day takes it)",
+            path=str(archive),
+        )
     pending = archive.with_name(archive.name + ".partial")
     through = board.store.read(prune_through)
     try:

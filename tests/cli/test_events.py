@@ -313,6 +313,9 @@ def test_prune_archives_old_events_and_import_puts_them_back(
         written = Path(kanban.ok("prune", "--events-before", "90d")["archive"])
         assert written.parent == Path(kanban.db).parent and written.exists()
         assert written.name.startswith("board.events-before-")
+        # a second prune the same day names the same file: refused, saying how to name another
+        error = kanban.refused("prune", "--events-before", "90d", reason="invalid_input")
+        assert error["path"] == str(written) and "--archive FILE" in error["error"]
 
 
 ROOT = Path(__file__).resolve().parents[2]
