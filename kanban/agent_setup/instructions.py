@@ -149,7 +149,7 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
 
 # A code task's own checkout: where its files are changed, and the complete that judges them.
 WORKTREE_COMMANDS = [
-    'ws=$(kanban task workspace provision "$id" --repo .)   # from this repository\'s root',
+    'ws=$(kanban task workspace provision "$id" --epoch "$epoch" --repo .)   # from this root',
     'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
     'kanban task workspace complete "$id" --epoch "$epoch" --summary "what changed"',
 ]

@@ -790,3 +790,14 @@ def test_a_crlf_repository_keeps_every_runtime_and_its_line_endings(repo: Path, 
         assert lines[-1] == b"" and all(line.endswith(b"\r") for line in lines[:-1]), name
     servers = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]
     assert set(servers) == {"other", "kanban"}
+
+
+def test_every_command_of_the_loop_about_a_held_task_passes_its_epoch() -> None:
+    """Found by an exploring helper: the block said to pass the epoch on every call about a held
+    task, and its own `workspace provision` line did not (a lapsed claim's leftover process
+    could provision a successor's task unfenced)."""
+    from kanban.agent_setup.instructions import BLOCK, EXTEND, RELEASE, WORKTREE_COMMANDS
+
+    held = [line for line in WORKTREE_COMMANDS if "kanban task workspace" in line]
+    for line in [*held, BLOCK, EXTEND, RELEASE]:
+        assert '--epoch "$epoch"' in line, line
