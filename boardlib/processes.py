@@ -110,6 +110,37 @@ def orphaned_group(token: str) -> int | None:
     return int(pid_text)
 
 
+def dying_with_parent(argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+    """`argv` and the `preexec_fn` to start it with so that it is SIGKILLed when this process
+    dies (`die_with_parent`). Through util-linux's `setpriv --pdeathsig` when there is one: the
+    child then execs as it would, and Python spawns it with vfork, not fork (a fork copies this
+    process's page tables: 15 ms a spawn from a 400 MB process, against 1 ms; a test run starts
+    thousands of verify commands). setpriv cannot see a parent that died before it ran; the
+    command's recorded group covers that (`gate.stop_orphaned_verify`)."""
+    setpriv = _setpriv()
+    if setpriv is not None:
+        return [setpriv, "--pdeathsig", "KILL", "--", *argv], None
+    return list(argv), die_with_parent()
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv, when it has `--pdeathsig` (2.33 and later; Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import shutil
+    import subprocess
+
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    try:
+        shown = subprocess.run([found, "--help"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found if "--pdeathsig" in shown.stdout else None
+
+
 @functools.cache
 def _prctl() -> Any:
     import ctypes

@@ -23,7 +23,7 @@ from .. import transitions as t
 from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
-from ..processes import EXITED_STATES, die_with_parent, group_token, orphaned_group, stat_fields
+from ..processes import EXITED_STATES, dying_with_parent, group_token, orphaned_group, stat_fields
 from .results import name_files
 from .sor import (
     HANDOFF_JSON,
@@ -242,7 +242,7 @@ def run_verify_command(
     and stop what it left running once it is done: nothing it started outlives the verdict (it
     would hold the checkout, its files and `pass_fds`). `pass_fds` stay open in the command (a
     landing's scratch-checkout lock, held while it runs). The command dies with this process
-    (`die_with_parent`), and its group is recorded beside `cwd` while it runs, so the next run in
+    (`dying_with_parent`), and its group is recorded beside `cwd` while it runs, so the next run in
     `cwd` stops what a killed run's command started (`stop_orphaned_verify`)."""
     from ..models import DeterministicResult
 
@@ -256,9 +256,10 @@ def run_verify_command(
     with tempfile.TemporaryDirectory(prefix="kanban-verify-") as folder:
         out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
         with out_path.open("wb") as out, err_path.open("wb") as err:
+            argv, preexec = dying_with_parent([shell, "-c", command])
             try:
                 process = subprocess.Popen(
-                    [shell, "-c", command],
+                    argv,
                     cwd=cwd,
                     env=environment,
                     stdin=subprocess.DEVNULL,
@@ -266,7 +267,7 @@ def run_verify_command(
                     stderr=err,
                     start_new_session=True,
                     pass_fds=tuple(pass_fds),
-                    preexec_fn=die_with_parent(),
+                    preexec_fn=preexec,
                 )
             except OSError as error:
                 return DeterministicResult(
