@@ -370,7 +370,12 @@ def test_a_follower_waits_out_a_lost_database_and_goes_on(
             assert follower.stdout is not None
             first = follower.stdout.readline()
         deadline = time.monotonic() + 60
-        while how == "watch" and not (log.exists() and log.read_text()):
+
+        def acknowledged() -> bool:  # delivered, and its cursor recorded: no second delivery
+            consumers = kanban.ok("consumers", "list")
+            return any(c["name"] == "hook" and c["lastSeq"] >= 1 for c in consumers)
+
+        while how == "watch" and not (log.exists() and log.read_text() and acknowledged()):
             assert time.monotonic() < deadline and follower.poll() is None, follower.communicate()
             time.sleep(0.05)
     try:
