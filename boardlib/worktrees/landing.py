@@ -1221,10 +1221,11 @@ class Lander:
                     built = self._build(source, tip, strategy, actor, found[1])
                 elif built is None or built.base != tip:  # the branch came back to it (a reset)
                     built = early
-                if self._needs_verifying(source, built, verification):  # for any behind it
+                verifying = self._needs_verifying(source, built, verification)
+                if verifying:  # for any landing behind it, to verify on meanwhile
                     self.queue.publish_built(beat.entry, tip, built.commit)
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                if not self._needs_verifying(source, built, verification):
+                if not verifying:
                     checkouts = self._check_checkouts(source, built)
                 else:
                     # The checkouts of the base are checked while the verify command runs (both
@@ -1377,7 +1378,7 @@ class Lander:
         except (BoardError, GitFailure):
             # a conflict or nothing to land there: the turn says so on the real tip; an earlier
             # guess of this landing is no one's to build on any more
-            if mine.built_commit is not None or (ahead and ahead[0].built is not None):
+            if ahead and ahead[0].built is not None:  # its build is published
                 self.queue.publish_built(mine, base, None)
             return made
         self.queue.publish_built(mine, base, built.commit)

@@ -282,14 +282,9 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
     """On both backends, a real repository: done work waits as "to land"; `a`, `y` lands it
     onto main. A second task whose landing is refused (main checked out dirty) is told in a
     notification and stays in the inbox as the refusal, with main untouched."""
-    from tests.worktrees.conftest import checkout_state, git, make_land_env
+    from tests.worktrees.conftest import checkout_state, git
 
-    land = make_land_env(tmp_path, monkeypatch, board_path)
-    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
-    # The board's own time: the app's worktree janitor would collect a checkout finished a
-    # retention period (a day) before the app's clock.
-    clock = ManualClock(land.board.now())
-    app = make_app(board_path, clock)
+    land, first, clock, app = work_to_land(tmp_path, monkeypatch, board_path)
     notes = Notes()
     try:
         async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
@@ -323,6 +318,20 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             assert fresh(board_path, second).landed_commit is None
     finally:
         land.board.close()
+
+
+def work_to_land(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path
+) -> tuple[Any, str, ManualClock, Any]:
+    """A real repository and a task whose done work waits to land, and the app on that board
+    (its clock at the board's own time: the app's worktree janitor would collect a checkout
+    finished a retention period, a day, before the app's clock). The caller closes `land.board`."""
+    from tests.worktrees.conftest import make_land_env
+
+    land = make_land_env(tmp_path, monkeypatch, path)
+    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
+    clock = ManualClock(land.board.now())
+    return land, first, clock, make_app(path, clock)
 
 
 def spent_budget(tmp_path: Path) -> tuple[ManualClock, Path, Any]:
@@ -571,14 +580,10 @@ async def test_a_key_typed_with_the_a_that_opens_a_landing_is_said_typed_before(
     before the question, and lands nothing."""
     from textual import events
 
-    from tests.worktrees.conftest import make_land_env
     from tui.components.land_dialog import LandDialog
 
     path = tmp_path / "board.db"
-    land = make_land_env(tmp_path, monkeypatch, path)
-    first, _ = land.task_with({"app.py": "def answer():\n    return 43\n"})
-    clock = ManualClock(land.board.now())
-    app = make_app(path, clock)
+    land, first, _clock, app = work_to_land(tmp_path, monkeypatch, path)
     notes = Notes()
     try:
         async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
