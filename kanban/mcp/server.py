@@ -880,13 +880,43 @@ def _of_type(value: Any, wanted: str) -> bool:
 def wrong_types(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Arguments whose JSON type is not the one their schema names: the SDK's pydantic is lax,
     and took `true` for 1 token, "12" for 12 and "yes" for true, where HTTP refuses them. A whole
-    number written 5.0 stays an integer (as zod takes it); null is pydantic's to judge."""
+    number written 5.0 stays an integer (as zod takes it); null is pydantic's to judge. Items of
+    a list and fields of an object are judged alike (reject_task's comments: "3" was line 3,
+    found by an exploring helper)."""
     properties = schema.get("properties", {})
+    definitions = schema.get("$defs", {})
     problems = []
     for name, value in arguments.items():
-        wanted = properties.get(name, {}).get("type")
-        if value is not None and isinstance(wanted, str) and not _of_type(value, wanted):
-            problems.append((name, f"{name} must be {_WANTED.get(wanted, wanted)}"))
+        problems += _mistyped((name,), value, properties.get(name, {}), definitions)
+    return problems
+
+
+def _mistyped(
+    loc: tuple[int | str, ...], value: Any, spec: Mapping[str, Any], definitions: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """`value` at `loc` against its schema `spec`, and what it holds against theirs. A nested
+    list or object of the wrong kind is left to pydantic, which coerces no scalar into one and
+    says what else is wrong around it."""
+    reference = spec.get("$ref")
+    if isinstance(reference, str):
+        spec = definitions.get(reference.rsplit("/", 1)[-1], {})
+    wanted = spec.get("type")
+    if value is None or not isinstance(wanted, str):
+        return []
+    if not _of_type(value, wanted):
+        if len(loc) > 1 and wanted in ("array", "object"):
+            return []
+        where = argument_path(loc)
+        return [(where, f"{where} must be {_WANTED.get(wanted, wanted)}")]
+    problems = []
+    if wanted == "array":
+        for index, item in enumerate(value):
+            problems += _mistyped((*loc, index), item, spec.get("items", {}), definitions)
+    elif wanted == "object":
+        fields = spec.get("properties", {})
+        for key, item in value.items():
+            if key in fields:
+                problems += _mistyped((*loc, key), item, fields[key], definitions)
     return problems
 
 

@@ -264,6 +264,14 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
     ("get_task", {"task_id": "HELD", "detail": "yes"}, "detail must be true or false"),
     ("add_comment", {"task_id": "HELD", "body": "b", "line": "3"}, "line must be a whole number"),
     ("list_tasks", {"limit": True}, "limit must be a whole number"),
+    # and inside reject_task's comments too (found by an exploring helper)
+    ("reject_task", {"task_id": "HELD", "reason": "r",
+                     "comments": [{"path": "a.py", "line": "3", "body": "b"}]},
+     "comments[0].line must be a whole number"),
+    ("reject_task", {"task_id": "HELD", "reason": "r",
+                     "comments": [{"path": "a.py", "body": "b"}, {"path": "b.py", "line": True,
+                                                                  "body": "c"}]},
+     "comments[1].line must be a whole number"),
 ]  # fmt: skip
 
 
