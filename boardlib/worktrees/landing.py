@@ -47,7 +47,7 @@ from .gate import (
 )
 from .layout import branch_name
 from .lock import WorktreeLock
-from .results import GitFailure, name_files
+from .results import REPLAYED, GitFailure, name_files
 
 if TYPE_CHECKING:
     from .manager import Worktrees
@@ -639,22 +639,27 @@ class Lander:
         return f"{title} ({task.id})\n\n{body}", f"Merge {task.id}: {title}\n\n{body}"
 
     def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
+        """`merge_conflict` in words every surface can show: who syncs the worktree, and how, is
+        each surface's hint (the MCP tools, the CLI's commands), decided by the task's `status`;
+        a replay's conflict (`why`: `replayed`) has the strategies that land the work as one
+        change. Found by an exploring helper: the refusal quoted `kanban task workspace sync` to
+        an MCP reviewer, on done work an agent may not sync."""
         shown = name_files(files, 10)
-        command = shell_command("kanban", "task", "workspace", "sync", source.task.id)
-        sync = f"`{command}` brings the base into the worktree"
+        sync = "a sync of the worktree with the base lets them be resolved"
         # A replay can conflict where the work as a whole merges (found in tmux: the preview
         # said "lands cleanly", the sync it advised was done already): say the other way.
         advice = (
             f"squash or merge lands the work as one change, which may merge where a replay "
-            f"does not; or {sync} to resolve them"
+            f"does not; or {sync}"
             if step
-            else f"{sync} to resolve them"
+            else sync
         )
         return BoardError(
             Reason.MERGE_CONFLICT,
             f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
             f"{shown or '(unknown files)'}{step}; {advice}",
             id=source.task.id,
+            why=REPLAYED if step else None,  # before the status: its hint is chosen first
             status=source.task.status,  # who resolves it depends on it (the MCP hint's choice)
             files=files,
             into=source.into,

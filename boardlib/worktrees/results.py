@@ -39,6 +39,10 @@ CLEANED = "cleaned"  # checkout and branch removed (an empty diff: nothing to ke
 MISSING = "missing"  # the row says active but neither the folder nor the branch is there
 CHECKOUT_STATES = (CHECKED_OUT, PAUSED, KEPT, CLEANED, MISSING)
 
+# The `why` of a landing's `merge_conflict` met replaying the task's commits one by one (strategy
+# rebase): the work as one change (squash, merge) may still merge.
+REPLAYED = "replayed"
+
 
 @dataclass(frozen=True, slots=True)
 class CheckoutState(Record):

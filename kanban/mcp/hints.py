@@ -16,6 +16,7 @@ from typing import Any
 
 from boardlib import transitions as t
 from boardlib.errors import Reason
+from boardlib.worktrees.results import REPLAYED
 
 from .catalog import TOOLS
 
@@ -93,6 +94,13 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "ask a reviewer to reject it with the files",
     ),
     when("resolve_conflict", "status", t.DONE): (f"the task is done, and {_DONE_CONFLICT}",),
+    # Replaying its commits conflicted (rebase); the work as one change may merge, and whoever
+    # may land it can try that before anyone syncs (found by an exploring helper).
+    when("resolve_conflict", "why", REPLAYED): (
+        "call land_task again with strategy squash or merge, which lands the work as one change; "
+        "if that conflicts too, its refusal says who resolves it",
+        "land it with strategy squash or merge, which lands the work as one change",
+    ),
     "fix_failure": (
         "if it is in review, reject_task with the output tail so its builder fixes it; if it "
         f"is done, {_DONE_FAILURE}",

@@ -113,3 +113,33 @@ async def test_complete_task_refuses_a_worktree_with_a_sync_left_unresolved(
         doc = await refused(alice, "complete_task", "merge_conflict", task_id=task_id)
         assert (doc["why"], doc["files"]) == ("unresolved", ["app.py"])
         assert (checkout_state(path), land.board.get_task(task_id)) == before
+
+
+@pytest.mark.slow
+async def test_a_replay_conflict_on_done_work_has_its_way_forward_over_mcp(
+    land, board_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper: the builder synced a conflicting base, resolved it and
+    passed the gate; the reviewer's rebase landing then conflicted (the work saved before the
+    sync is replayed), and the refusal advised a CLI command (`kanban task workspace sync`), a
+    sync done already that an agent may not do on done work. Every step is a tool: the refusal
+    says the replay conflicted (`why`), names no command, and its hint names the land_task that
+    lands the work as one change."""
+    from kanban.mcp.hints import tools_named
+
+    land.commit_on_main("notes.txt", "orig\n")
+    task_id, path = land.task_with({"notes.txt": "ours\n"}, finish="none")
+    land.commit_on_main("notes.txt", "theirs\n")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        synced = await refused(alice, "sync_workspace", "merge_conflict", task_id=task_id)
+        assert synced["files"] == ["notes.txt"]
+        (path / "notes.txt").write_text("ours and theirs\n")
+        done = await ok(alice, "complete_workspace", task_id=task_id)
+        assert done["taskStatus"] == "done"
+    async with mcp_session(board_path, "bob", "--tools", "reviewer", **server_env(land)) as bob:
+        doc = await refused(bob, "land_task", "merge_conflict", task_id=task_id, strategy="rebase")
+        assert (doc["status"], doc["why"], doc["files"]) == ("done", "replayed", ["notes.txt"])
+        assert "kanban " not in doc["error"] and "squash or merge" in doc["error"]
+        assert tools_named(doc["hint"]) == {"land_task"} and "squash" in doc["hint"], doc["hint"]
+        landed = await ok(bob, "land_task", task_id=task_id, strategy="squash")
+        assert landed["landed"] is True and landed["commit"] == land.main()
