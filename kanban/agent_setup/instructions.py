@@ -175,41 +175,62 @@ def _tools(tool_set: str) -> str:
     return f"tool set `{tool_set}` ({len(TOOL_SETS[tool_set])} tools)"
 
 
-def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
-    """What the MCP server does for the agent: as whom, with which tools, how to go about it.
-    With runtimes acting under different names, each is said by its label."""
-    sets = {who.tool_set for who in (runtimes or {}).values()} | {briefing.tool_set}
-    if runtimes and len(set(runtimes.values())) > 1:
-        each = "; ".join(
-            f"in {label} as `{who.agent}`"
-            + (f" (role `{who.role}`)" if who.role else "")
-            + f" with {_tools(who.tool_set)}"
-            for label, who in runtimes.items()
-        )
-        who_and_tools = f"acts under each runtime's own name: {each}."
-    else:
-        who_and_tools = f"acts as agent `{briefing.agent}` with {_tools(briefing.tool_set)}:"
-    how = []
-    if any("claim_next" in TOOL_SETS[tool_set] for tool_set in sets):
-        how.append(
+def _mcp_steps(tool_sets: set[str]) -> list[str]:
+    """How to go about the work with the tools of `tool_sets`: a worker's loop, a judge's, or
+    both."""
+    steps = []
+    if any("claim_next" in TOOL_SETS[tool_set] for tool_set in tool_sets):
+        steps.append(
             "`claim_next`, then `log_progress` as you go (it renews the lease), `complete_task` "
             "with a summary; the server keeps your claim epoch and quotes it for you. A code "
             "task: `provision_workspace` with this repository's path, change files under its "
             "`worktree.worktreePath`, `write_handoff` with `commands.verify`, then "
             "`complete_workspace` (the gate below)."
         )
-    if any("land_task" in TOOL_SETS[tool_set] for tool_set in sets):
+    if any("land_task" in TOOL_SETS[tool_set] for tool_set in tool_sets):
         # A code task that passes its gate is done, not in review: it waits in the inbox.
-        how.append(
+        steps.append(
             "Judging others' work: `inbox` lists what waits (work in review, and code that "
             "passed its gate but has not landed); `get_task` with detail; a task with a "
             "worktree: `preview_landing`, then `land_task` (it approves and lands); other work: "
             "`approve_task`, or `reject_task` saying what must change."
         )
-    return (
-        f"Over MCP, the `kanban` server {who_and_tools} {' '.join(how)} A refusal is a tool error: "
-        "`reason: message`, then `Next:` what to do."
-    )
+    return steps
+
+
+def _runtime(label: str, who: Identity) -> str:
+    role = f" (role `{who.role}`)" if who.role else ""
+    return f"in {label} as `{who.agent}`{role} with {_tools(who.tool_set)}"
+
+
+def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
+    """What the MCP server does for the agent: as whom, with which tools, how to go about it.
+    With runtimes acting under different names, each is said by its label; when their tool sets
+    call for different steps, each runtime's steps are its own line (found by an exploring
+    helper: a worker runtime read the reviewer's steps in the same sentence as its own)."""
+    refusal = "A refusal is a tool error: `reason: message`, then `Next:` what to do."
+    several = runtimes is not None and len(set(runtimes.values())) > 1
+    if runtimes and several:
+        steps = {label: _mcp_steps({who.tool_set}) for label, who in runtimes.items()}
+        if len({tuple(said) for said in steps.values()}) > 1:
+            lines = [
+                f"- {_runtime(label, who)}: {' '.join(steps[label])}"
+                for label, who in runtimes.items()
+            ]
+            return "\n".join(
+                [
+                    "Over MCP, the `kanban` server acts under each runtime's own name; each "
+                    f"runtime follows its own line below. {refusal}",
+                    *lines,
+                ]
+            )
+        each = "; ".join(_runtime(label, who) for label, who in runtimes.items())
+        who_and_tools = f"acts under each runtime's own name: {each}."
+        sets = {who.tool_set for who in runtimes.values()}
+    else:
+        who_and_tools = f"acts as agent `{briefing.agent}` with {_tools(briefing.tool_set)}:"
+        sets = {briefing.tool_set}
+    return f"Over MCP, the `kanban` server {who_and_tools} {' '.join(_mcp_steps(sets))} {refusal}"
 
 
 def _exit_codes() -> str:

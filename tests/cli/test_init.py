@@ -475,6 +475,32 @@ def test_the_mcp_paragraph_names_the_worktree_tools_its_sessions_list() -> None:
             assert {"inbox", "preview_landing", "land_task"} <= named, tool_set
 
 
+def test_each_runtime_reads_only_the_mcp_steps_of_its_own_tool_set() -> None:
+    """Found by an exploring helper: with Claude Code set up as a worker and Codex as a reviewer,
+    the MCP paragraph named both runtimes, then the worker's and the reviewer's steps in one
+    run of sentences, so each runtime read the other's steps as its own. Each runtime's steps
+    are its own line now, naming only the tools its set lists."""
+    from kanban.agent_setup.instructions import Briefing, Identity, agents_block
+    from kanban.mcp.hints import tools_named
+
+    runtimes = {
+        "claude-code": Identity("cc", None, "worker"),
+        "codex": Identity("cx", "qa", "reviewer"),
+    }
+    briefing = Briefing("/tmp/board.db", "cc", None, "worker", 900_000, {})
+    block = agents_block(briefing, runtimes)
+    paragraph = next(part for part in block.split("\n\n") if part.startswith("Over MCP"))
+    lines = paragraph.splitlines()
+    worker = next(line for line in lines if "in Claude Code as `cc`" in line)
+    reviewer = next(line for line in lines if "in Codex as `cx` (role `qa`)" in line)
+    for line, tool_set in ((worker, "worker"), (reviewer, "reviewer")):
+        assert f"tool set `{tool_set}`" in line
+        assert tools_named(line) <= set(TOOL_SETS[tool_set]), (tool_set, line)
+    assert {"claim_next", "complete_workspace"} <= tools_named(worker)
+    assert {"inbox", "land_task"} <= tools_named(reviewer)
+    assert "A refusal is a tool error" in paragraph
+
+
 def test_bad_settings_are_refused_before_anything_is_written(repo: Path, db: Path) -> None:
     secret = kanban_init(repo, "postgresql://kanban:hunter2@localhost/board")
     assert secret.code == 2 and secret.error["reason"] == "invalid_input", str(secret)
