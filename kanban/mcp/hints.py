@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from boardlib import attention
 from boardlib import transitions as t
 from boardlib.errors import Reason
 from boardlib.worktrees.results import REPLAYED
@@ -136,6 +137,19 @@ CLI_VERBS: dict[str, str] = {
     ),
     "land_again": "Run `kanban task land ID` again",
 }
+
+# The inbox's actions (`boardlib.attention`, the one declaration of the inbox rule) that an
+# agent takes with a tool, by that tool's name; the others are an operator's (`inbox_action`).
+INBOX_TOOLS: dict[str, str] = {attention.APPROVE: "approve_task", attention.LAND: "land_task"}
+
+
+def inbox_action(action: str, listed: Collection[str] = TOOLS) -> str:
+    """An inbox item's action as a model calling tools reads it: the tool that does it, if the
+    session lists one, else whose it is (`ask an operator (unblock)`), never a name that looks
+    like a tool and is none (found by an exploring helper)."""
+    tool = INBOX_TOOLS.get(action)
+    return tool if tool is not None and tool in listed else f"ask an operator ({action})"
+
 
 _TOOL_NAME = re.compile(r"\b(" + "|".join(TOOLS) + r")\b")
 

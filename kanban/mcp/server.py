@@ -43,7 +43,7 @@ from kanban.documents import one_line, verdicts_as_objects
 
 from . import catalog
 from .catalog import DEFAULT_TOOL_SET, TOOL_SETS, describe, instructions
-from .hints import MCP_VERBS, UNKNOWN_TOOL_HINT, hint_for, mcp_verbs
+from .hints import MCP_VERBS, UNKNOWN_TOOL_HINT, hint_for, inbox_action, mcp_verbs
 from .session import LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, AgentSession, Doc
 
 SERVER_NAME = "kanban"
@@ -238,7 +238,8 @@ class BoardTools:
 
     def __init__(self, session: AgentSession, tool_set: str = DEFAULT_TOOL_SET) -> None:
         self.session = session
-        self.verbs = mcp_verbs(TOOL_SETS[tool_set])  # a refusal's hint names only these tools
+        self.listed = TOOL_SETS[tool_set]
+        self.verbs = mcp_verbs(self.listed)  # a refusal's hint names only these tools
 
     def call(self, work: Callable[[], Doc]) -> CallToolResult:
         return call_board(work, self.verbs)
@@ -661,7 +662,14 @@ class BoardTools:
         with debt, done but not landed, refused landings, lapsed leases, held deliveries. Each
         item: taskId, kind, why, since (epoch ms) and its one obvious action (approve_task,
         land_task...)."""
-        return self.call(self.session.inbox)
+
+        def with_tools() -> Doc:
+            answer = self.session.inbox()
+            for item in answer["items"]:
+                item["action"] = inbox_action(item["action"], self.listed)
+            return answer
+
+        return self.call(with_tools)
 
     # -- registration ----------------------------------------------------------------------------
 

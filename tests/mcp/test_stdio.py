@@ -391,3 +391,27 @@ async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> Non
             "task_created",
             "task_claimed",
         ]
+
+
+async def test_the_inbox_names_the_tool_of_each_action_or_the_operator(db: Path) -> None:
+    """Found by an exploring helper: the inbox answered `approve` and `unblock` over MCP, the
+    board's names for its actions, which are no tools (approve_task is; unblock is an
+    operator's). The MCP answer names the tool where there is one, else says it is an
+    operator's; the items and their order are the board's."""
+    with Board(db) as board:
+        review = board.create_task("to judge")
+        board.claim(review.id, "alice")
+        board.complete(review.id, "alice")
+        stuck = board.create_task("stuck")
+        board.claim(stuck.id, "alice")
+        board.block(stuck.id, "alice", "needs a key")
+        expected = board.inbox().items
+    async with mcp_session(db, "bob", "--tools", "reviewer") as bob:
+        tools = {tool.name for tool in (await bob.list_tools()).tools}
+        items = (await ok(bob, "inbox"))["items"]
+    assert [(item["taskId"], item["kind"]) for item in items] == [
+        (item.task_id, item.kind) for item in expected
+    ]
+    actions = {item["taskId"]: item["action"] for item in items}
+    assert actions == {review.id: "approve_task", stuck.id: "ask an operator (unblock)"}
+    assert actions[review.id] in tools
