@@ -15,6 +15,7 @@ an answer, not a failure: the session goes on.
 import inspect
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -33,6 +34,7 @@ from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.inert import inert
 from boardlib.location import DatabaseUrl
+from boardlib.naming import snake
 from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.store.base import StoreError
@@ -844,7 +846,7 @@ class BoardServer(MCPServer):
             message = "; ".join(problem for _, problem in mistyped)
             return self.invalid_input(message, field=fields[0], fields=fields)
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as failed:
             # The SDK raises a ToolError caused by the ValidationError for arguments that fail
             # the input schema, and only for those (a crash is an UnexpectedToolError, a
@@ -858,6 +860,26 @@ class BoardServer(MCPServer):
             fields = list(dict.fromkeys(path for path, _ in problems))
             message = "; ".join(problem for _, problem in problems)
             return self.invalid_input(message, field=fields[0], fields=fields)
+        return self.named_as_taken(result, known)
+
+    def named_as_taken(
+        self, result: CallToolResult | InputRequiredResult, known: tuple[str, ...]
+    ) -> CallToolResult | InputRequiredResult:
+        """A board refusal naming a field in its JSON's camelCase (`repoPath`) names it as the
+        tool takes it (`repo_path`), in the message and its `field`, where the tool takes it:
+        found by an exploring helper. Fields of an argument's own object (a handoff's
+        `handoffFrom`) keep their names."""
+        if not isinstance(result, CallToolResult) or not result.is_error:
+            return result
+        document = result.structured_content
+        field = document.get("field") if document else None
+        taken = snake(field) if isinstance(field, str) else None
+        if document is None or taken is None or taken == field or taken not in known:
+            return result
+        said = re.sub(rf"\b{re.escape(str(field))}\b", taken, str(document["error"]), count=1)
+        renamed = {key: value for key, value in document.items() if key != "hint"}
+        renamed |= {"error": said, "field": taken}
+        return refusal(str(document["reason"]), said, renamed, self.verbs)
 
     def invalid_input(self, message: str, **details: Any) -> CallToolResult:
         reason = Reason.INVALID_INPUT.value

@@ -415,3 +415,20 @@ async def test_the_inbox_names_the_tool_of_each_action_or_the_operator(db: Path)
     actions = {item["taskId"]: item["action"] for item in items}
     assert actions == {review.id: "approve_task", stuck.id: "ask an operator (unblock)"}
     assert actions[review.id] in tools
+
+
+async def test_a_refusal_names_the_argument_as_the_tool_takes_it(db: Path, tmp_path: Path) -> None:
+    """Found by an exploring helper: the board names fields in camelCase, as its JSON does, and
+    over MCP a refusal said `repoPath` to a model that had passed `repo_path`. An argument of
+    the tool is named as the tool takes it; the board is untouched."""
+    task_id = add_task(db, "Code work")
+    missing = tmp_path / "no such repo"
+    async with mcp_session(db, "alice") as alice:
+        assert (await ok(alice, "claim_next"))["id"] == task_id
+        before = fingerprint(db)
+        doc = await refused(
+            alice, "provision_workspace", "invalid_input", task_id=task_id, repo_path=str(missing)
+        )
+    assert doc["field"] == "repo_path" and doc["error"].startswith("repo_path "), doc
+    assert "repoPath" not in doc["error"] and str(missing) in doc["error"]
+    assert fingerprint(db) == before
