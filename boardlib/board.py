@@ -388,6 +388,7 @@ class Board:
         holder: str | None = None,
         emit: bool = True,
         via_takes: bool = True,
+        holder_runtime: str | None = None,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
@@ -414,6 +415,7 @@ class Board:
             reason=reason,
             human_override=human_override,
             holder=holder,
+            holder_runtime=holder_runtime,
         )
         changes |= move.changes
         if via:
@@ -1744,12 +1746,14 @@ class Board:
         epoch: int | None = None,
         holder: str | None = None,
         seed_route: str | None = None,
+        holder_runtime: str | None = None,
     ) -> Task:
         """Change the status (through the transition table, the done-gate and the agent contract
         of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
         applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
         names who takes an unowned task moved to in_progress (default: the mover), for operators
-        and the board's own passes (the gate hands failed work back to its builder).
+        and the board's own passes (the gate hands failed work back to its builder), and
+        `holder_runtime` the runtime it works in (the builder's, which its complete cleared).
         `seed_route` marks a seed 003 client's request (`PATCH /api/board/:taskId`): a move to
         blocked without a reason then records `lifecycle.seed_block_reason`, naming the actor and
         the route, as the seed (whose body has no reason) expects. Without it a move to blocked
@@ -1759,6 +1763,9 @@ class Board:
         holder = validate.optional_name(holder, "holder")
         if holder is not None and is_agent(actor):
             raise invalid_input("only an operator names who takes a task", field="holder")
+        holder_runtime = validate.optional_name(holder_runtime, "holderRuntime")
+        if holder_runtime is not None and holder is None:
+            raise invalid_input("a holder's runtime goes with a holder", field="holderRuntime")
         if epoch is not None:
             epoch = validate.integer(epoch, "epoch", minimum=0)
         edits: dict[str, Any] = {}
@@ -1802,7 +1809,7 @@ class Board:
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=reason, human_override=human_override, extra=edits or None, holder=holder,
-                via=via, via_takes=False,
+                via=via, via_takes=False, holder_runtime=holder_runtime,
             )  # fmt: skip
 
         return self.store.write(work)
@@ -1817,12 +1824,13 @@ class Board:
         reason: str | None = None,
         epoch: int | None = None,
         holder: str | None = None,
+        holder_runtime: str | None = None,
     ) -> Task:
         """The generic transition (an operator's drag): the table, the done-gate and the agent
         contract apply (an identified agent moves only a task it holds, never into done)."""
         return self.update_task(
             task_id, status=to, actor=actor, human_override=human_override, reason=reason,
-            epoch=epoch, holder=holder,
+            epoch=epoch, holder=holder, holder_runtime=holder_runtime,
         )  # fmt: skip
 
     def unblock(

@@ -244,10 +244,13 @@ def plan_move(
     human_override: bool = False,
     holder: str | None = None,
     takes: bool = True,
+    holder_runtime: str | None = None,
 ) -> Move:
     """The row changes for `task -> target`, or a refusal (`illegal_transition`,
     `verification_required`, `invalid_input` for a block without a reason). `takes=False` is a
-    status passed through on an override's way (`OVERRIDE_VIA`): in progress without a taker."""
+    status passed through on an override's way (`OVERRIDE_VIA`): in progress without a taker;
+    `holder_runtime` is the runtime the taker works in (the gate hands failed work back to its
+    builder in the runtime it completed from)."""
     if not t.is_status(target):
         raise invalid_input(f"unknown status {target!r}", allowed=list(t.STATUSES))
     current = task.status
@@ -304,6 +307,7 @@ def plan_move(
             holders = task.holders if taker in task.holders else [*task.holders, taker]
             changes |= {
                 "assignee_agent_id": taker,
+                "assignee_runtime": holder_runtime,
                 "claimed_by": task.claimed_by or taker,
                 "holders": holders,
                 "claim_epoch": task.claim_epoch + 1,

@@ -517,10 +517,12 @@ def run_gate(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     budget: int | None = None,
     provisioned_init: str | None = None,
+    runtime: str | None = None,
 ) -> GateOutcome:
     """Judge the work of an in_review task in `worktree`: run, record, journal, comment, move.
     `provisioned_init` is `init.sh` as the scaffold commit has it (the operator's command, see
-    `find_verify_command`). The caller serialises access to the worktree (the worktree lock)."""
+    `find_verify_command`). `runtime`: the builder's, which failed work goes back to it in. The
+    caller serialises access to the worktree (the worktree lock)."""
     from ..models import iso_timestamp, parse_verdict
 
     timeout_s = validate.positive_number(timeout_s, "timeout", unit="seconds")
@@ -599,8 +601,9 @@ def run_gate(
         if plan.target == t.IN_PROGRESS:
             assert builder is not None
             moved = board.move(
-                task_id, t.IN_PROGRESS, actor=GATE_ACTOR, holder=builder, reason=plan.reason
-            )
+                task_id, t.IN_PROGRESS, actor=GATE_ACTOR, holder=builder, reason=plan.reason,
+                holder_runtime=runtime,
+            )  # fmt: skip
             outcome = (
                 f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
                 f"claim epoch {moved.claim_epoch})."

@@ -997,6 +997,7 @@ class Worktrees:
                 builder=agent,
                 timeout_s=verify_timeout_s or self.verify_timeout_s,
                 provisioned_init=provisioned,
+                runtime=task.assignee_runtime,  # the complete clears it; a fail brings it back
             )
             self.board.update_workspace(ws.id, actor=GATE_ACTOR, reason="verified")
             back = outcome.task.status == t.IN_PROGRESS

@@ -102,10 +102,12 @@ async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_kee
     land, board_path: Path
 ) -> None:
     """The gate's fail is a result (the task is back with its builder under a new claim epoch),
-    and the session quotes that epoch from then on: its next calls are not stale_claim."""
+    and the session quotes that epoch from then on: its next calls are not stale_claim. The task
+    keeps the runtime its claim recorded (found by an exploring helper: it read null)."""
     task = land.board.create_task("Write the greeting")
-    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+    async with mcp_session(board_path, "alice", runtime="claude-code", **server_env(land)) as alice:
         claimed = await ok(alice, "claim_next")
+        assert claimed["assigneeRuntime"] == "claude-code"
         made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
         worktree = Path(made["worktree"]["worktreePath"])
         (worktree / "draft.txt").write_text("not yet\n")
@@ -114,7 +116,11 @@ async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_kee
         failed = await ok(alice, "complete_workspace", task_id=task.id)
         assert (failed["taskStatus"], failed["verified"]) == ("in_progress", "fail"), failed
         assert failed["claimEpoch"] > claimed["claimEpoch"]
-        assert (await ok(alice, "heartbeat", task_id=task.id))["claimEpoch"] == failed["claimEpoch"]
+        back = await ok(alice, "heartbeat", task_id=task.id)
+        assert (back["claimEpoch"], back["assigneeRuntime"]) == (
+            failed["claimEpoch"],
+            "claude-code",
+        )
         (worktree / "greeting.txt").write_text(GREETING)
         passed = await ok(alice, "complete_workspace", task_id=task.id)
         assert (passed["taskStatus"], passed["verified"]) == ("done", "pass"), passed
