@@ -22,6 +22,7 @@ RETRY_AFTER_S = 1
 INVALID_BODY = "invalid body"
 INVALID_HANDOFF = "invalid handoff"
 INVALID_QUERY = "invalid query"
+INVALID_REQUEST = "invalid request"
 RESERVED_KEYS = frozenset({"ok", "error", "reason", "message", "details"})
 
 
@@ -114,6 +115,12 @@ def invalid_body(text: str, details: dict[str, Any]) -> dict[str, Any]:
     return {"error": text, "reason": Reason.INVALID_INPUT.value, "details": details}
 
 
+def malformed_request(why: str) -> dict[str, Any]:
+    """A request HTTP's parser refused before any route saw it (`server.py`): no route, so no
+    route's envelope, only the seed's 400 shape; `why` is the parser's own fixed text."""
+    return invalid_body(INVALID_REQUEST, flattened([f"not a valid HTTP/1.1 request: {why}"], {}))
+
+
 def status_of(error: BoardError) -> int:
     return HTTP_STATUS.get(error.reason, 500)
 
@@ -158,9 +165,10 @@ class ValidationDetails(BaseModel):
 
 
 class InvalidBody(BaseModel):
-    """400: the body (or query) failed validation; nothing was written."""
+    """400: the body (or query, or the request's HTTP framing) failed validation; nothing was
+    written."""
 
-    error: str = Field(examples=[INVALID_BODY, INVALID_HANDOFF, INVALID_QUERY])
+    error: str = Field(examples=[INVALID_BODY, INVALID_HANDOFF, INVALID_QUERY, INVALID_REQUEST])
     reason: str | None = None
     details: ValidationDetails
 
@@ -187,7 +195,8 @@ class Refusal(BaseModel):
 
 
 DESCRIPTIONS = {
-    400: "Invalid body or query: nothing was written.",
+    400: "Invalid body, query or HTTP framing (a Content-Length that is not one number, a "
+    "broken chunked body): nothing was written.",
     401: "Missing or unknown Bearer token (only when the server was started with tokens).",
     403: "Refused for this identity (not the holder, builder is not judge, forbidden).",
     404: "Not found.",

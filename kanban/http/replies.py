@@ -45,6 +45,7 @@ from .envelopes import (
     http_refusal,
     invalid_body,
     invalid_details,
+    malformed_request,
     refusal_body,
     status_of,
 )
@@ -171,6 +172,16 @@ def shutting_down_reply(spec: Envelope) -> JSONResponse:
     """503 with Retry-After, as a transient refusal is: a server started again answers."""
     body = http_refusal(SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, spec)
     return reply(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
+
+
+def malformed_request_bytes(why: str, server_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The whole 400 answer, status line to body, to a request HTTP's parser refused: written
+    straight to the connection (there is no request for the app to answer), which then closes."""
+    answer = reply(malformed_request(why), 400)
+    lines = [b"HTTP/1.1 400 Bad Request"]
+    for name, value in [*server_headers, *answer.raw_headers, (b"connection", b"close")]:
+        lines.append(name + b": " + value)
+    return b"\r\n".join(lines) + b"\r\n\r\n" + answer.body
 
 
 # -- success bodies, for OpenAPI ----------------------------------------------------------------

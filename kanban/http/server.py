@@ -10,6 +10,8 @@
 - **Cut off.** A request still running when the in-flight budget is spent is cancelled by
   uvicorn; its client gets seed 003's envelope, 503 `shutting_down` with Retry-After (it may or
   may not have taken effect), not uvicorn's text/plain 500.
+- **Malformed.** A request uvicorn's HTTP parser refuses (a bad Content-Length, a Transfer-Encoding
+  other than chunked, a broken chunk) gets the seed's 400 envelope, not uvicorn's text/plain one.
 - **Watchdog.** If shutdown gets stuck anyway, the process exits 1 at `graceful_s` + 2 s at the
   latest. docs/architecture.md, "The change feed and shutdown", has the steps and their budgets.
 """
@@ -37,6 +39,7 @@ from boardlib import Board
 from .app import create_app
 from .auth import Receive, Scope, Send, is_loopback
 from .handlers import cut_short_reply
+from .replies import malformed_request_bytes
 from .service import ServerSettings, shown_location
 from .stalls import stall_guarded_protocol
 
@@ -156,11 +159,35 @@ class _AnswersCutShort(asyncio.Protocol):
             await cut_short_reply(scope)(scope, receive, send)
 
 
+class _AnswersMalformed(asyncio.Protocol):
+    """Mixed in before uvicorn's protocol class: a request its HTTP parser refuses (a
+    Content-Length that is not one number or two that differ, a Transfer-Encoding other than
+    chunked, a broken chunked body, a bad request line or header) gets seed 003's 400 envelope,
+    not uvicorn's text/plain "Invalid HTTP request received.". The app never sees such a
+    request, so no route's envelope applies: the plain one, with the parser's reason."""
+
+    transport: asyncio.Transport
+    server_state: Any
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn calls it (both of its protocols) from inside its `except` for the parser's
+        error, which names what was wrong."""
+        cycle = getattr(self, "cycle", None)
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            self.transport.close()  # a 400 now would land inside the answer being written
+            return
+        refused = sys.exc_info()[1]
+        why = (str(refused) if refused is not None else "") or msg
+        self.transport.write(malformed_request_bytes(why, self.server_state.default_headers))
+        self.transport.close()
+
+
 def served_protocol(stall_s: float) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol as `kanban serve` runs it: stall-guarded, and answering a request
-    cut off at shutdown in the envelope."""
+    """uvicorn's HTTP protocol as `kanban serve` runs it: stall-guarded, answering a request
+    cut off at shutdown in the envelope, and a request its parser refuses too."""
     guarded = stall_guarded_protocol(stall_s)
-    return type(f"CutShortAnswering{guarded.__name__}", (_AnswersCutShort, guarded), {})
+    mixins = (_AnswersMalformed, _AnswersCutShort, guarded)
+    return type(f"EnvelopeAnswering{guarded.__name__}", mixins, {})
 
 
 class _Server(uvicorn.Server):
