@@ -58,6 +58,20 @@ def _one_of(allowed: tuple[str, ...]) -> Any:
     return AfterValidator(check)
 
 
+# A query flag's two spellings (seed 003: `ready=true`, `includeDropped=true`).
+QUERY_FLAGS = {"true": True, "false": False}
+
+
+def _flag(value: Any) -> bool:
+    """Pydantic would take `yes`, `1`, `on`, `t` as true too, where the seed reads anything but
+    `'true'` as false: one request, two readings. Only the two spellings are taken."""
+    if isinstance(value, str) and value in QUERY_FLAGS:
+        return QUERY_FLAGS[value]
+    raise ValueError(f"must be {' or '.join(QUERY_FLAGS)}")
+
+
+QueryFlag = Annotated[bool, BeforeValidator(_flag)]
+
 Status = Annotated[
     str, AfterValidator(_status), Field(json_schema_extra={"enum": list(t.STATUSES)})
 ]

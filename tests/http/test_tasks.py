@@ -64,6 +64,22 @@ def test_ready_ranks_by_priority_and_skips_waiting_and_dropped(api: Api) -> None
     assert dropped["id"] in {task["id"] for task in everything}
 
 
+@pytest.mark.parametrize("flag", ["ready", "includeDropped"])
+def test_a_list_flag_is_true_or_false_and_no_other_spelling(api: Api, flag: str) -> None:
+    """The seed's flags are `'true'` (or `'false'`); `yes`, `1`, `on` were taken as true, where
+    the seed reads anything but `'true'` as false: two readings of one request."""
+    dropped = api.create("gone")
+    assert api.client.post(f"/api/board/{dropped['id']}/drop").status_code == 200
+    for spelling in ("true", "false"):
+        assert api.client.get("/api/board", params={flag: spelling}).status_code == 200
+    for spelling in ("yes", "1", "on", "True", "t", "no", "0", "off", ""):
+        answer = api.client.get("/api/board", params={flag: spelling})
+        assert answer.status_code == 400, (spelling, answer.text)
+        body = answer.json()
+        assert body["error"] == "invalid query" and body["reason"] == "invalid_input"
+        assert body["details"]["fieldErrors"] == {flag: ["must be true or false"]}, spelling
+
+
 def test_list_refuses_an_unknown_status(api: Api) -> None:
     answer = api.client.get("/api/board", params={"status": "finished"})
     assert answer.status_code == 400

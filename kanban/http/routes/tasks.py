@@ -20,6 +20,7 @@ from ..bodies import (
     CreateTaskBody,
     LinkDepBody,
     Name,
+    QueryFlag,
     Status,
     UpdateTaskBody,
 )
@@ -67,8 +68,8 @@ async def list_tasks(
     request: Request,
     team_id: Annotated[Name | None, Query(alias="teamId")] = None,
     status: Annotated[Status | None, Query(description="Ignored when ready=true.")] = None,
-    ready: Annotated[bool, Query(description="Only todo tasks whose deps are done.")] = False,
-    include_dropped: Annotated[bool, Query(alias="includeDropped")] = False,
+    ready: Annotated[QueryFlag, Query(description="Only todo tasks whose deps are done.")] = False,
+    include_dropped: Annotated[QueryFlag, Query(alias="includeDropped")] = False,
     role: Annotated[Name | None, Query()] = None,
     assignee: Annotated[Name | None, Query(description="Tasks held by this agent.")] = None,
     limit: Annotated[
