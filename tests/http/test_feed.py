@@ -17,6 +17,7 @@ import pytest
 
 from boardlib import Board, BoardConfig
 from kanban.http.app import ServerSettings, create_app
+from kanban.http.routes.events import TWO_IDS
 from tests.http.conftest import Live, live_server, serving
 
 
@@ -155,10 +156,14 @@ def assert_quiet(records: list[logging.LogRecord]) -> None:
     assert not loud, loud
 
 
-def open_stream(live: Live, last_event_id: bytes | str, since: int | None = None) -> httpx.Response:
-    """The first answer to a stream request resuming at `last_event_id`: a refusal read whole, or
-    (a 200) the live stream closed unread, so a test never waits on one it should not get."""
-    headers = {"Accept": "text/event-stream", "Last-Event-ID": last_event_id}
+def open_stream(
+    live: Live, last_event_id: bytes | str, since: int | None = None, *more_ids: str
+) -> httpx.Response:
+    """The first answer to a stream request resuming at `last_event_id` (and `more_ids`, each a
+    header of its own): a refusal read whole, or (a 200) the live stream closed unread, so a test
+    never waits on one it should not get."""
+    headers = [("Accept", "text/event-stream"), ("Last-Event-ID", last_event_id)]
+    headers += [("Last-Event-ID", more) for more in more_ids]
     params = {} if since is None else {"since": since}
     with (
         httpx.Client(base_url=live.url, timeout=10) as client,
@@ -208,6 +213,31 @@ def test_a_last_event_id_that_is_not_a_seq_is_the_400_a_bad_since_gets(
         httpx.Client(base_url=live.url, timeout=30) as client,
         client.stream("GET", "/api/board/events", headers=headers) as stream,
     ):
+        events, _ = read_sse(stream, want=1)
+    assert [event["id"] for event in events] == ["2"]
+
+
+def test_two_last_event_ids_that_differ_are_refused(live: Live) -> None:
+    """Two `Last-Event-ID` headers that differ: the first was taken silently, so a client (or a
+    proxy adding its own) resumed from an id it may not have meant. A 400 naming the header; the
+    same id twice is that id."""
+    api = live.api
+    api.create("one")
+    api.create("two")
+    before = api.fingerprint()
+    for first, second in (("1", "2"), ("", "1"), ("1", "abc")):
+        answer = open_stream(live, first, None, second)
+        assert answer.status_code == 400, (first, second, answer.headers)
+        body = answer.json()
+        assert body["error"] == "invalid query" and body["reason"] == "invalid_input"
+        assert body["details"]["fieldErrors"] == {"Last-Event-ID": [TWO_IDS]}
+    assert api.fingerprint() == before
+    headers = [("Accept", "text/event-stream"), ("Last-Event-ID", "1"), ("Last-Event-ID", "1")]
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", "/api/board/events", headers=headers) as stream,
+    ):
+        assert stream.status_code == 200
         events, _ = read_sse(stream, want=1)
     assert [event["id"] for event in events] == ["2"]
 

@@ -63,6 +63,7 @@ def _seq_digits(value: object) -> object:
 
 SEQ = TypeAdapter(Annotated[int, BeforeValidator(_seq_digits), Field(ge=SEQ_MIN, lt=SEQ_END)])
 LAST_EVENT_ID = "Last-Event-ID"
+TWO_IDS = "sent more than once with different values: send the last id read, once"
 
 
 @router.get(
@@ -102,7 +103,7 @@ async def events(
 ) -> Response:
     if accept is not None and STREAM in accept:
         cursor = since
-        resumed = _last_event_id(last_event_id)
+        resumed = _last_event_id(request.headers.getlist(LAST_EVENT_ID))
         if resumed is not None:
             await _refuse_an_id_ahead(request, who.board, resumed)
             cursor = resumed
@@ -125,9 +126,15 @@ async def events(
     )
 
 
-def _last_event_id(value: str | None) -> int | None:
+def _last_event_id(values: list[str]) -> int | None:
     """The header's seq, validated exactly as `since` is (a refusal is the same 400, naming the
-    header); None when it is absent or empty (SSE's "no last event id")."""
+    header); None when it is absent or empty (SSE's "no last event id"). Sent more than once
+    with different values it is refused: taking one of them (FastAPI takes the first) would
+    resume from an id the client may not have meant."""
+    if len(set(values)) > 1:
+        where = ("header", LAST_EVENT_ID)
+        raise RequestValidationError([{"type": "value_error", "loc": where, "msg": TWO_IDS}])
+    value = values[0] if values else None
     if value is None or not value.strip():
         return None
     try:
