@@ -242,6 +242,57 @@ def test_two_last_event_ids_that_differ_are_refused(live: Live) -> None:
     assert [event["id"] for event in events] == ["2"]
 
 
+def test_a_task_id_that_cannot_be_an_id_is_refused_before_the_stream(live: Live) -> None:
+    """`?taskId=` with a NUL in it: the page refused it, but the stream answered 200 and then
+    failed on its first read (a logged "unexpected failure"). Both now give the 400 the page
+    gave, before anything is streamed."""
+    api = live.api
+    api.create("one")
+    with server_log() as records:
+        page = api.client.get("/api/board/events", params={"taskId": "TASK-1\x00"})
+        with (
+            httpx.Client(base_url=live.url, timeout=10) as client,
+            client.stream(
+                "GET",
+                "/api/board/events",
+                headers={"Accept": "text/event-stream"},
+                params={"taskId": "TASK-1\x00"},
+            ) as stream,
+        ):
+            stream.read()
+    assert page.status_code == 400, page.text
+    assert stream.status_code == 400, stream.headers
+    assert stream.json() == page.json()
+    assert page.json()["error"] == "invalid query" and page.json()["reason"] == "invalid_input"
+    assert set(page.json()["details"]["fieldErrors"]) == {"taskId"}
+    assert_quiet(records)
+
+
+def test_an_unknown_task_id_filters_to_nothing_yet(live: Live) -> None:
+    """A well-formed id no task has is a filter that matches nothing, as `teamId` or `assignee`
+    naming nobody is on the list: an empty page, and a stream that delivers the task's events
+    once it exists."""
+    api = live.api
+    api.create("one")
+    page = api.client.get("/api/board/events", params={"taskId": "TASK-2", "since": 0})
+    assert page.status_code == 200
+    assert page.json() == {"events": [], "next": 0}
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream(
+            "GET",
+            "/api/board/events",
+            headers={"Accept": "text/event-stream"},
+            params={"taskId": "TASK-3"},
+        ) as stream,
+    ):
+        assert stream.status_code == 200
+        api.create("two")
+        api.create("three")
+        events, _ = read_sse(stream, want=1)
+    assert [event["data"]["taskId"] for event in events] == ["TASK-3"]
+
+
 def test_an_empty_last_event_id_is_no_id(live: Live) -> None:
     """SSE's empty last event id means none: the stream starts at `since`, as without one."""
     live.api.create("one")

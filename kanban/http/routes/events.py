@@ -23,6 +23,7 @@ from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
 
 from boardlib import Board
+from boardlib import validation as validate
 from boardlib.errors import BoardError, Reason
 
 from ..deps import Who
@@ -90,7 +91,15 @@ async def events(
         BeforeValidator(_seq_digits),
     ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 500,
-    task_id: Annotated[str | None, Query(alias="taskId", min_length=1, max_length=200)] = None,
+    task_id: Annotated[
+        str | None,
+        Query(
+            alias="taskId",
+            min_length=1,
+            max_length=validate.NAME_MAX,
+            description="Only this task's events (an id no task has yet: none, until it has).",
+        ),
+    ] = None,
     accept: Annotated[str | None, Header()] = None,
     last_event_id: Annotated[
         str | None,
@@ -101,6 +110,8 @@ async def events(
         ),
     ] = None,
 ) -> Response:
+    # checked here, as the page's read checks it, so the stream refuses it before it starts
+    task_id = validate.optional_identifier(task_id, "taskId")
     if accept is not None and STREAM in accept:
         cursor = since
         resumed = _last_event_id(request.headers.getlist(LAST_EVENT_ID))
