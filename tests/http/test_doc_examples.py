@@ -1,6 +1,6 @@
 """docs/http.md works as written: `kanban serve` prints the ready line it shows, the curl session
 runs against the real server, the Python agent loop works the board, the tokens file loads, and
-the routes table lists every route the server declares."""
+the routes table lists every route the server declares and every query parameter each takes."""
 
 import json
 import os
@@ -133,19 +133,30 @@ def test_the_routes_table_lists_every_route_the_server_declares(tmp_path: Path) 
     page = (REPO / "docs" / "http.md").read_text()
     table = page.split("\n## Routes\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "`/" in line]
-    listed: set[tuple[str, str]] = set()
+    listed: dict[tuple[str, str], str] = {}  # each route the table lists: its row's text
     for row in rows:
-        methods, paths = row.strip("| ").split(" | ")[0:2]
+        methods, paths, said = row.strip("| ").split(" | ")[0:3]
         names = re.findall(r"`([^`]+)`", paths)
         # a full path, or a verb that follows the row's first path (".../heartbeat", `progress`)
         full = [name if name.startswith("/") else f"{names[0]}".rsplit("/", 1)[0] + "/" + name
                 for name in names]  # fmt: skip
-        listed |= {(method, path) for method in methods.split(", ") for path in full}
+        listed |= {(method, path): said for method in methods.split(", ") for path in full}
     camel = {"{task_id}": "{taskId}", "{exec_id}": "{execId}"}
-    served: set[tuple[str, str]] = set()
+    served: dict[tuple[str, str], list[str]] = {}  # each route: its query parameters
     for path, operations in declared.items():
         for word, shown in camel.items():
             path = path.replace(word, shown)
-        served |= {(method.upper(), path) for method in operations}
-    assert sorted(served - listed) == [], "routes the table leaves out"
-    assert sorted(listed - served) == [], "routes the table names that the server does not have"
+        for method, operation in operations.items():
+            parameters = operation.get("parameters", [])
+            query = [item["name"] for item in parameters if item["in"] == "query"]
+            served[(method.upper(), path)] = query
+    assert sorted(served.keys() - listed.keys()) == [], "routes the table leaves out"
+    assert sorted(listed.keys() - served.keys()) == [], "routes the table names that it lacks"
+    # every query parameter a route takes is named in its row, as `name` or `name=value`
+    unsaid = sorted(
+        (method, path, name)
+        for (method, path), query in served.items()
+        for name in query
+        if not re.search(rf"`{name}(=[^`]*)?`", listed[(method, path)])
+    )
+    assert unsaid == [], "query parameters the table does not name"
