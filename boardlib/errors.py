@@ -46,6 +46,18 @@ class Reason(StrEnum):
     OPERATOR_ONLY = "operator_only"  # a verb for people only (setting budgets): agents never
 
 
+class ServerReason(StrEnum):
+    """Refusals the HTTP server (`kanban serve`) makes itself, the board never having judged the
+    request: no board call raises them, so the CLI and MCP never show them (no exit code, no
+    hint), and each answer's status is the HTTP one it names."""
+
+    UNAUTHORIZED = "unauthorized"  # 401: no token, or one the server does not know
+    FORBIDDEN = "forbidden"  # 403: a browser's cross-site request, or another agent's name
+    TOO_LARGE = "too_large"  # 413: a body over the cap, not read whole
+    UNSUPPORTED_ENCODING = "unsupported_encoding"  # 415: a Content-Encoding it does not inflate
+    SHUTTING_DOWN = "shutting_down"  # 503: cut off at shutdown; it may or may not have happened
+
+
 # HTTP status per reason: the REST surface maps with this table and nothing else.
 HTTP_STATUS: dict[Reason, int] = {
     Reason.NOT_FOUND: 404,

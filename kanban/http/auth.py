@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from boardlib.actors import OPERATOR, operator_named
+from boardlib.errors import ServerReason
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -251,9 +252,13 @@ async def send_json(send: Send, status: int, body: bytes, *headers: tuple[bytes,
     await send({"type": "http.response.body", "body": body})
 
 
+UNAUTHORIZED_BODY = json.dumps(
+    {"error": "unauthorized", "reason": ServerReason.UNAUTHORIZED.value}, separators=(",", ":")
+).encode()
+
+
 async def _unauthorized(send: Send) -> None:
-    body = b'{"error":"unauthorized","reason":"unauthorized"}'
-    await send_json(send, 401, body, (b"www-authenticate", b'Bearer realm="kanban"'))
+    await send_json(send, 401, UNAUTHORIZED_BODY, (b"www-authenticate", b'Bearer realm="kanban"'))
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -323,7 +328,8 @@ class BrowserGuard:
         if why is None:
             await self.app(scope, receive, send)
             return
-        await send_json(send, 403, json.dumps({"error": why, "reason": "forbidden"}).encode())
+        refused = {"error": why, "reason": ServerReason.FORBIDDEN.value}
+        await send_json(send, 403, json.dumps(refused).encode())
 
     def refusal(self, scope: Scope) -> str | None:
         """Why the request is refused (403), or None to let it through. The fast lane asks

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from boardlib.errors import HTTP_STATUS, BoardError, Reason
+from boardlib.errors import HTTP_STATUS, BoardError, Reason, ServerReason
 from boardlib.naming import camel
 
 Style = Literal["reason", "message", "plain"]
@@ -141,11 +141,10 @@ def http_refusal(reason: str, message: str, spec: Envelope, **details: Any) -> d
 def forbidden(message: str, spec: Envelope, **details: Any) -> tuple[int, dict[str, Any]]:
     """An identity that may not do this (an agent token naming another agent, a role it does not
     have). HTTP's own refusal: the board never sees the request."""
-    return 403, http_refusal("forbidden", message, spec, **details)
+    return 403, http_refusal(ServerReason.FORBIDDEN.value, message, spec, **details)
 
 
 # A request still running when shutdown's --graceful budget ran out: cut off, its answer unknown.
-SHUTTING_DOWN = "shutting_down"
 SHUTTING_DOWN_MESSAGE = (
     "the server shut down before this request finished: it may or may not have taken effect; "
     "read the board again, or retry once the server is back"

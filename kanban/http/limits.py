@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 from starlette.exceptions import HTTPException
 
+from boardlib.errors import ServerReason
+
 from .auth import ASGIApp, Message, Receive, Scope, Send, header, send_json
 
 BODY_LIMIT = 2 * 1024 * 1024
@@ -66,7 +68,7 @@ def unsupported_coding_body(coding: str) -> bytes:
         {
             "error": f"unsupported content encoding {coding!r}: send the body as "
             f"{', '.join(ACCEPTED_CODINGS)}",
-            "reason": "unsupported_encoding",
+            "reason": ServerReason.UNSUPPORTED_ENCODING.value,
             "encoding": coding,
             "accepted": list(ACCEPTED_CODINGS),
         },
@@ -85,7 +87,7 @@ class BodyTooLarge(HTTPException):
 
 def too_large(limit: int) -> dict[str, object]:
     """The 413's JSON, from the cap or from the route that was reading the body alike."""
-    return {"error": TOO_LARGE_MESSAGE, "reason": "too_large", "limit": limit}
+    return {"error": TOO_LARGE_MESSAGE, "reason": ServerReason.TOO_LARGE.value, "limit": limit}
 
 
 def too_large_body(limit: int) -> bytes:

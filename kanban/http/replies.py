@@ -16,7 +16,7 @@ import orjson
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from boardlib.errors import BoardError, Reason
+from boardlib.errors import BoardError, Reason, ServerReason
 from boardlib.paging import TaskDocuments
 from boardlib.records import (
     Ancestor,
@@ -38,7 +38,6 @@ from kanban.documents import one_line_utf8
 from .acting import Forbidden
 from .envelopes import (
     RETRY_AFTER_S,
-    SHUTTING_DOWN,
     SHUTTING_DOWN_MESSAGE,
     Envelope,
     forbidden,
@@ -170,7 +169,7 @@ def forbidden_reply(error: Forbidden, spec: Envelope) -> JSONResponse:
 
 def shutting_down_reply(spec: Envelope) -> JSONResponse:
     """503 with Retry-After, as a transient refusal is: a server started again answers."""
-    body = http_refusal(SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE, spec)
+    body = http_refusal(ServerReason.SHUTTING_DOWN.value, SHUTTING_DOWN_MESSAGE, spec)
     return reply(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
 
 

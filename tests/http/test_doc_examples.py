@@ -160,3 +160,29 @@ def test_the_routes_table_lists_every_route_the_server_declares(tmp_path: Path) 
         if not re.search(rf"`{name}(=[^`]*)?`", listed[(method, path)])
     )
     assert unsaid == [], "query parameters the table does not name"
+
+
+def test_the_servers_own_reasons_are_declared_once_and_documented() -> None:
+    """`shutting_down`, `unsupported_encoding` (and the other refusals only the server makes)
+    were string literals in kanban/http, declared nowhere beside the board's reasons: each is
+    now a `ServerReason`, no `"reason": "<literal>"` in kanban/http repeats one, none is also a
+    board reason, and the Refusals section names each."""
+    import ast
+
+    from boardlib.errors import Reason, ServerReason
+
+    declared = {reason.value for reason in ServerReason}
+    assert declared >= {"shutting_down", "unsupported_encoding"}
+    assert not declared & {reason.value for reason in Reason}
+    repeated = []
+    for source in sorted((REPO / "kanban" / "http").rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    said = isinstance(value, ast.Constant) and value.value in declared
+                    if isinstance(key, ast.Constant) and key.value == "reason" and said:
+                        repeated.append(f"{source.name}:{node.lineno}")
+    assert repeated == [], "reasons written as literals, not imported from ServerReason"
+    page = (REPO / "docs" / "http.md").read_text()
+    refusals = page.split("\n## Refusals\n", 1)[1].split("\n## ", 1)[0]
+    assert sorted(reason for reason in declared if f"`{reason}`" not in refusals) == []

@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from boardlib import Board
-from kanban.http.envelopes import RETRY_AFTER_S, SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE
+from boardlib.errors import ServerReason
+from kanban.http.envelopes import RETRY_AFTER_S, SHUTTING_DOWN_MESSAGE
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env
 from tests.worktrees.conftest import GIT_ENV, make_repo
@@ -114,7 +115,7 @@ def test_a_request_still_running_at_the_deadline_is_left_behind(
     assert json.loads(result["body"]) == {
         "ok": False,
         "error": SHUTTING_DOWN_MESSAGE,
-        "reason": SHUTTING_DOWN,
+        "reason": ServerReason.SHUTTING_DOWN,
     }
     assert "request threads still running past --graceful" in text
     if not is_postgres(board_path):
@@ -163,8 +164,8 @@ def test_a_lease_verb_cut_off_at_the_deadline_answers_in_its_envelope(tmp_path: 
     assert answer.headers["retry-after"] == str(RETRY_AFTER_S)
     assert answer.json() == {
         "ok": False,
-        "error": SHUTTING_DOWN,
-        "reason": SHUTTING_DOWN,
+        "error": ServerReason.SHUTTING_DOWN,
+        "reason": ServerReason.SHUTTING_DOWN,
         "message": SHUTTING_DOWN_MESSAGE,
     }
 
