@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.scalar import Scalar
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -28,6 +29,8 @@ NOTICE_EVERY_S = 1.5  # the same notice at most this often
 # was typed ahead (tmux showed a `y` sent with `x` in one burst arriving 5 ms after the paint).
 READ_S = 0.1
 BUTTON_KEYS = frozenset({"enter", "space", "tab", "shift+tab", "left", "right"})
+BODY_MAX_LINES = 16  # a longer body scrolls; a short screen gives it less (the buttons stay)
+BODY_MIN_LINES = 1
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -58,7 +61,10 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#dialog-body", Static).update(self.body)
+        body = self.query_one("#dialog-body", Static)
+        body.update(self.body)
+        body.styles.max_height = BODY_MAX_LINES  # until the first layout says what fits
+        self.call_after_refresh(self.fit_body)
         self.query_one("#no", Button).focus()
         # The moment of the first paint: the layout refresh that drew the question publishes this
         # signal right after writing to the terminal. An after-refresh callback (the fallback)
@@ -66,6 +72,21 @@ class ConfirmDialog(ModalScreen[bool]):
         # dropped as "typed before" (seen in tmux at 160x48).
         self.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.call_after_refresh(self._painted)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_body)
+
+    def fit_body(self) -> None:
+        """The body gets the lines the rest of the dialog leaves on screen, so the buttons are
+        always on it (a ~250-character title at 80x24 pushed them off: found exploring)."""
+        dialog = self.query_one("#dialog")
+        body = self.query_one("#dialog-body")
+        rest = dialog.styles.gutter.height + sum(
+            part.outer_size.height for part in dialog.children if part is not body
+        )
+        room = max(BODY_MIN_LINES, min(BODY_MAX_LINES, self.size.height - rest))
+        if body.styles.max_height != Scalar.from_number(room):
+            body.styles.max_height = room
 
     def _laid_out(self, _screen: object) -> None:
         if self.is_current:
@@ -118,6 +139,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.body = body  # on_mount shows it if it came before the body was composed
         for shown in self.query("#dialog-body").results(Static):
             shown.update(body)
+            self.call_after_refresh(self.fit_body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -36,6 +36,15 @@ from .prompt import PromptDialog
 if TYPE_CHECKING:
     from ..app import KanbanApp
 
+# About two lines of the dialog: the whole title is in the drawer, and a longer one pushed the
+# preview and the buttons off an 80x24 screen (found exploring).
+TITLE_SHOWN_CHARS = 130
+
+
+def clipped(text: str, most: int) -> str:
+    """`text`, or its first `most` characters ending in an ellipsis."""
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+
 
 class LandDialog(ConfirmDialog):
     DEFAULT_CSS = tcss(__file__)
@@ -151,7 +160,7 @@ class LandDialog(ConfirmDialog):
         return Group(
             plain(lead),
             Text(""),
-            plain(task.title, "bold"),
+            plain(clipped(task.title, TITLE_SHOWN_CHARS), "bold"),
             preview,
             Text(""),
             plain(
