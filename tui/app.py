@@ -1047,14 +1047,23 @@ def _one(work: Callable[[Board, Task], object], task: Task, board: Board) -> obj
 
 TERMINAL_GONE = 129  # 128 + SIGHUP, as a shell reports a hang-up
 TERMINAL_GONE_BACKSTOP_S = 2.0
+# The owner's clean-up gets this long: one that hangs (the demo's stop did, on an agent killed
+# while asleep on a multiprocessing Event) must not keep the process alive for good.
+CLEAN_UP_BOUND_S = 10.0
 
 
 def _exit_soon(delay: float, clean_up: Callable[[], object] | None) -> None:
     time.sleep(delay)
     if clean_up is not None:
-        with contextlib.suppress(Exception):
-            clean_up()
+        cleaning = threading.Thread(target=_quietly, args=(clean_up,), daemon=True)
+        cleaning.start()
+        cleaning.join(CLEAN_UP_BOUND_S)
     os._exit(TERMINAL_GONE)
+
+
+def _quietly(work: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):
+        work()
 
 
 def run_app(

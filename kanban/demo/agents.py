@@ -6,6 +6,7 @@ on purpose for the lease recovery to recover. Every number here is "seconds at s
 divides them by the speed. The story: docs/architecture.md#the-demo-and-the-review-board
 """
 
+import ctypes
 import os
 import random
 import signal
@@ -30,7 +31,8 @@ from boardlib.worktrees import GitFailure, Worktrees, isolation_for
 from . import project
 
 if TYPE_CHECKING:
-    from multiprocessing.synchronize import Event, Semaphore
+    from multiprocessing.context import BaseContext
+    from multiprocessing.synchronize import Semaphore
 
 SIMULATED_CRASH_EXIT = 86  # how an agent tells its supervisor "that was a planned crash"
 RUNTIME = "demo-agent"
@@ -199,10 +201,40 @@ def _detach(spec: AgentSpec) -> _Log:
     return log
 
 
+FLAG_POLL_S = 0.02  # how often a member waiting on a `Flag` looks at it
+
+
+class Flag:
+    """A flag set once by the supervisor and seen by every member process. Not a
+    `multiprocessing.Event`: its `set()` waits for each sleeper on it to wake, and a member
+    killed while asleep on it never does (a closed tmux pane sends SIGHUP to the agents too), so
+    `kanban demo` hung for good in `Fleet.stop` (found exploring, in tmux). One shared byte, no
+    lock: setting it waits for nobody."""
+
+    def __init__(self, context: "BaseContext") -> None:
+        self._value = context.RawValue(ctypes.c_bool, False)
+
+    def set(self) -> None:
+        self._value.value = True
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once set; False when `timeout` seconds passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            left = FLAG_POLL_S if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(FLAG_POLL_S, left))
+        return True
+
+
 class _Member:
     """What agents and the lead share: a board, a stop event, a log, a seeded random source."""
 
-    def __init__(self, spec: AgentSpec, board: Board, stop: "Event", log: _Log) -> None:
+    def __init__(self, spec: AgentSpec, board: Board, stop: Flag, log: _Log) -> None:
         self.spec = spec
         self.name = spec.name
         self.board = board
@@ -227,7 +259,7 @@ class _Member:
 
 
 class Agent(_Member):
-    def __init__(self, spec: AgentSpec, board: Board, stop: "Event", log: _Log) -> None:
+    def __init__(self, spec: AgentSpec, board: Board, stop: Flag, log: _Log) -> None:
         super().__init__(spec, board, stop, log)
         self.tasks_started = 0
         self.reviews_done = 0
@@ -641,9 +673,9 @@ class Signals:
     """The supervisor's levers, shared with every member process: `ready` is released once a
     member has its board open, `go` starts the whole team at once, `stop` ends it."""
 
-    stop: "Event"
+    stop: Flag
     ready: "Semaphore"
-    go: "Event"
+    go: Flag
 
 
 def _main(spec: AgentSpec, signals: Signals, member: type[_Member]) -> None:

@@ -22,6 +22,7 @@ from .agents import (
     LEAD,
     SIMULATED_CRASH_EXIT,
     AgentSpec,
+    Flag,
     Pace,
     Signals,
     agent_main,
@@ -74,7 +75,7 @@ class Fleet:
     ) -> None:
         self._ctx = multiprocessing.get_context("spawn")
         self._signals = Signals(
-            stop=self._ctx.Event(), ready=self._ctx.Semaphore(0), go=self._ctx.Event()
+            stop=Flag(self._ctx), ready=self._ctx.Semaphore(0), go=Flag(self._ctx)
         )
         self._halt = threading.Event()
         self._lock = threading.Lock()

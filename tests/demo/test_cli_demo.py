@@ -77,3 +77,64 @@ def test_a_dropped_terminal_still_cleans_up_the_demo(tmp_path: Path) -> None:
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+def _descendants(pid: int, depth: int | None = None) -> set[int]:
+    """The live processes under `pid` (from /proc; `depth` 1: its children only)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    level, todo = 0, [pid]
+    while todo and (depth is None or level < depth):
+        todo = [child for parent in todo for child in children.get(parent, [])]
+        found.update(todo)
+        level += 1
+    return found
+
+
+@pytest.mark.slow  # the demo team works for seconds, in a real tmux server
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+def test_a_killed_tmux_server_ends_the_demo_and_its_agents_at_once(tmp_path: Path) -> None:
+    """Found exploring: `tmux kill-server` under `kanban demo` hung it for good. The SIGHUP
+    reached the agents too, one died asleep on the stop event, and a multiprocessing Event's
+    `set()` waits for its sleepers to wake: the demo's stop, and the app's backstop behind it,
+    waited forever, the folder left behind."""
+    import os
+    import shlex
+    import shutil
+    import time
+
+    from tests.tui.test_tmux import Tmux
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    folder = tmp_path / "demo"
+    tmux = Tmux(tmp_path)
+    try:
+        # Typed at a shell, as an operator does: the shell, the session's leader, takes the
+        # hang-up and ends, and the kernel hangs up the demo's process group, agents and all.
+        demo_line = f"{shlex.quote(str(KANBAN))} demo --dir {shlex.quote(str(folder))} --speed 2"
+        tmux.start(["sh", "-c", f"{demo_line}; echo ended"], size=(80, 24))
+        tmux.wait_for("DEMO", timeout=90)
+        shell = int(tmux.tmux("display-message", "-p", "-t", "main", "#{pane_pid}"))
+        (demo,) = _descendants(shell, depth=1)
+        agents = _descendants(demo)
+        assert agents  # the team is up
+        time.sleep(1)  # the agents asleep between steps
+        tmux.stop()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and Path(f"/proc/{demo}").exists():
+            time.sleep(0.1)
+        left = {pid for pid in agents | {demo} if Path(f"/proc/{pid}").exists()}
+        for pid in left:
+            os.kill(pid, 9)
+        assert not left, "the demo or its agents kept running after the tmux server was killed"
+        assert not folder.exists()
+    finally:
+        tmux.stop()
