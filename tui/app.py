@@ -24,7 +24,7 @@ from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.filter import LineFilter
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
@@ -98,6 +98,10 @@ DEFAULT_THEME = "textual-dark"
 # stayed covered the drawer's diff at 80x24.
 ANNOUNCED_TOAST_S = 15
 TOAST_GONE_REPAINT_S = 0.1
+# Toasts on screen at once: one per this many rows (two at 80x24, four at 160x48), the oldest
+# going first. A busy demo at 80x24 piled five over the board; the message log keeps them all.
+ROWS_PER_TOAST = 12
+FOLLOW_TOAST = "follow"  # the `f` hint: only the newest applies, so it replaces the one before
 DEMO_NOTE = (
     "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
     "every key works as on a real board."
@@ -187,6 +191,8 @@ class KanbanApp(App[None]):
         self._pending_select: str | None = None
         self._seeking: str | None = None  # a task asked of the store, not held here (yet)
         self._follow_timer: Timer | None = None
+        # a toast's kind (with the toast), while it may be on screen
+        self._toast_kinds: dict[str, tuple[str, Notification]] = {}
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -769,15 +775,52 @@ class KanbanApp(App[None]):
         timeout: float | None = None,
         markup: bool = True,
         defect: bool = False,
+        kind: str | None = None,
     ) -> None:
         """Every notification of the app passes here: a refusal's message or a title can quote
         agent text, so both are made inert and shown as plain text, never markup."""
         del markup
         message, title = inert(message, multiline=True), inert(title)
         self.said.add(Said(self.now_ms(), severity, title, message, defect=defect))
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
         shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        toast = Notification(message, title, severity, shown_for, markup=False)
+        if kind is not None:
+            self._toast_kinds[toast.identity] = (kind, toast)
+        self.post_message(Notify(toast))
         self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
+
+    def on_notify(self, event: Notify) -> None:
+        """Fewer toasts at once: a toast of a kind replaces the one before it, the same words
+        shown again replace themselves, and beyond what the screen's height allows the oldest
+        go (errors last). Every notification stays in the message log."""
+        new = event.notification
+        kind = self._kind_of(new)
+        older = [shown for shown in self._notifications if shown.identity != new.identity]
+        gone = [
+            shown
+            for shown in older
+            if (kind is not None and self._kind_of(shown) == kind)
+            or (shown.title, shown.message) == (new.title, new.message)
+        ]
+        kept = [shown for shown in older if shown not in gone]
+        most = max(1, self.size.height // ROWS_PER_TOAST)
+        excess = len(kept) + 1 - most
+        if excess > 0:
+            gone += sorted(kept, key=lambda shown: shown.severity == "error")[:excess]
+        for shown in gone:
+            self._toast_kinds.pop(shown.identity, None)
+            self._unnotify(shown, refresh=False)
+        if gone:
+            self._refresh_notifications()
+        self._toast_kinds = {
+            key: (kind, toast)
+            for key, (kind, toast) in self._toast_kinds.items()
+            if not toast.has_expired
+        }
+
+    def _kind_of(self, toast: Notification) -> str | None:
+        kept = self._toast_kinds.get(toast.identity)
+        return None if kept is None else kept[0]
 
     def _repaint_where_toasts_were(self) -> None:
         """Repaint the screen once a toast has gone. Over a still board, the place a toast had
@@ -924,10 +967,13 @@ class KanbanApp(App[None]):
     def selection_left(self, task_id: str, to_status: str) -> None:
         """The selected task left the focused column: the cursor stayed; say where it went."""
         self.left_task = task_id
+        if self.screen is not self.board_screen:  # the inbox, a dialog: `f` is not theirs
+            return
         keys = keymap.key_text(registry.BY_ID["board.follow"], self.user_keymap)
         self.notify(
             f"{task_id} → {label(to_status)}{self._moved_by(task_id)} · {keys} follows it",
             timeout=5,
+            kind=FOLLOW_TOAST,
         )
 
     def _moved_by(self, task_id: str) -> str:

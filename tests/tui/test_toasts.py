@@ -1,0 +1,57 @@
+"""Toasts at 80x24 (found by an exploring helper in a busy `kanban demo`: five toasts piled
+over the board, and "f follows it" toasts showed while the inbox, where `f` does nothing, was
+open). Every notification stays in the message log; only the toasts on screen are fewer."""
+
+from pathlib import Path
+
+from textual.widgets._toast import Toast
+
+from tests.tui.conftest import Notes, demo_board, loaded, make_app, until, utc
+from tui.app import ROWS_PER_TOAST
+from tui.components.inbox_screen import InboxScreen
+
+SMALL = (80, 24)
+
+
+async def test_a_burst_of_toasts_shows_only_what_fits_at_80x24(tmp_path: Path) -> None:
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    app = make_app(path, clock)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await loaded(pilot)
+        app.clear_notifications()
+        for number in range(5):
+            app.notify(f"TASK-{number} needs review. i opens the inbox.", title="Needs you")
+        app.notify("TASK-9 was refused landing", severity="error")
+        await pilot.pause(0.2)
+        shown = [toast._notification.message for toast in app.query(Toast)]
+        assert len(shown) == SMALL[1] // ROWS_PER_TOAST, shown
+        assert "TASK-9 was refused landing" in shown  # errors go last
+        assert "TASK-4 needs review. i opens the inbox." in shown  # the newest stays
+        assert len(app.said) >= 6  # the message log keeps every one
+
+
+async def test_follow_hints_replace_each_other_and_skip_the_inbox(tmp_path: Path) -> None:
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    notes = Notes()
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 48), message_hook=notes, notifications=True) as pilot:
+        await loaded(pilot)
+        app.clear_notifications()
+        app.selection_left("TASK-1", "done")
+        app.selection_left("TASK-2", "done")
+        await pilot.pause(0.2)
+        follows = [
+            toast._notification.message
+            for toast in app.query(Toast)
+            if "follows it" in toast._notification.message
+        ]
+        assert len(follows) == 1 and follows[0].startswith("TASK-2"), follows
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        before = len(notes.seen)
+        app.selection_left("TASK-3", "done")
+        await pilot.pause(0.2)
+        assert not [n for n in notes.seen[before:] if "follows it" in n.notification.message]
+        assert app.left_task == "TASK-3"  # `f` back on the board still follows it
