@@ -57,7 +57,7 @@ def cut_off(text: str, now_ms: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class PruneReport:
-    archive: str
+    archive: str | None  # None: nothing to archive, so no file was written (its name stays free)
     before_ms: int
     archived: int  # events written to the archive
     pruned: int  # events deleted from the board (fewer when a rule held some back meanwhile)
@@ -72,7 +72,14 @@ class PruneReport:
             "pruned": self.pruned,
             "throughSeq": self.through_seq,
             "eventsLeft": self.events_left,
+            "message": self.message,
         }
+
+    @property
+    def message(self) -> str:
+        if self.archive is None:
+            return "no event older than the cut could be pruned: no archive was written"
+        return f"archived {self.archived} event(s) to {self.archive}; pruned {self.pruned}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,13 +143,16 @@ def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
         batch = seqs[start : start + BATCH]
         pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
     left = board.store.read(lambda tx: tx.count_events())
-    return PruneReport(str(archive), before_ms, len(seqs), pruned, through, left)
+    written = str(archive) if seqs else None
+    return PruneReport(written, before_ms, len(seqs), pruned, through, left)
 
 
 def _write_archive(
     board: "Board", before_ms: int, through: int, archive: Path, pending: Path
 ) -> list[int]:
-    """Write the archive to `pending`, fsync it and link it to `archive`; the seqs it holds."""
+    """Write the archive to `pending`, fsync it and link it to `archive`; the seqs it holds.
+    With none, `archive` is not made: an empty file under the day's name would refuse the day's
+    next prune, which may have events to take."""
     digest, seqs = hashlib.sha256(), []
     with open(pending, "wb") as out:
         header = {
@@ -172,6 +182,8 @@ def _write_archive(
                    + "\n").encode())  # fmt: skip
         out.flush()
         os.fsync(out.fileno())
+    if not seqs:
+        return seqs  # the caller removes `pending`
     os.link(pending, archive)  # never over a file that appeared meanwhile
     return seqs
 

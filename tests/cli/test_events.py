@@ -318,6 +318,31 @@ def test_prune_archives_old_events_and_import_puts_them_back(
         assert error["path"] == str(written) and "--archive FILE" in error["error"]
 
 
+def test_a_prune_with_nothing_to_archive_writes_no_file_and_frees_the_name(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: a prune that archived nothing still wrote an empty archive
+    under the day's default name, so a later prune the same day that had events to take was
+    refused over that name. Now it writes nothing and says so."""
+    if is_postgres(kanban.db):
+        pytest.skip("the default archive name is beside a board file")
+    with kanban.board() as board:
+        task = board.create_task("in flight for months")
+        board.claim(task.id, "alice")
+    kanban.advance(minutes=120 * 24 * 60)
+    folder = sorted(Path(kanban.db).parent.iterdir())
+    report = kanban.ok("prune", "--events-before", "90d")  # a live task's history stays
+    assert (report["archive"], report["archived"]) == (None, 0)
+    assert "no archive was written" in report["message"]
+    assert sorted(Path(kanban.db).parent.iterdir()) == folder
+    with kanban.board() as board:
+        board.move(task.id, "done")
+    report = kanban.ok("prune", "--events-before", "90d")  # the same cut, the same day's name
+    assert report["archived"] == report["pruned"] == 2
+    assert Path(report["archive"]).name.startswith("board.events-before-")
+    assert str(report["archived"]) in report["message"]
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
