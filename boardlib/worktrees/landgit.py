@@ -785,12 +785,13 @@ _REFUSED_ONE = re.compile(r"^error: (?:Entry|Untracked working tree file) '(.+?)
 _REFUSED_LISTED = re.compile(r"^\t(.+)$", re.M)
 
 
-def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str], str] | None:
-    """Why `fast_forward_checkout(checkout, old, new)` would refuse right now (the files git
-    names, and its words), or None when it would go through: the same `read-tree -m -u`, as a
-    dry run on a copy of the checkout's index, so nothing there is written or locked. It sees
-    what `git status` does not: an untracked file where a new folder goes, a skip-worktree or
-    assume-unchanged edit (an index another git command holds: `index_locked`, first)."""
+def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str], str | None] | None:
+    """Why `fast_forward_checkout(checkout, old, new)` must not run right now (the files, and
+    git's words when git refuses; None for words when git would go through but overwrite files
+    it does not track), or None when it may: the same `read-tree -m -u`, as a dry run on a copy
+    of the checkout's index, so nothing there is written or locked. It sees what `git status`
+    does not: an untracked file where a new folder goes, a skip-worktree or assume-unchanged
+    edit (an index another git command holds: `index_locked`, first)."""
     index = gitrepo._index_file(checkout)
     with tempfile.TemporaryDirectory(prefix="kanban-ff-") as folder:
         copy = Path(folder) / "index"
@@ -804,12 +805,7 @@ def fast_forward_refusal(checkout: Path, old: str, new: str) -> tuple[list[str],
             status, _, stderr = gitrepo.run(checkout, *dry_run, env=env, check=False)
     if status == 0:
         in_the_way = _untracked_in_the_way(checkout, old, new)
-        if in_the_way:
-            return in_the_way, (
-                "files git does not track (ignored ones included) are where the landing puts "
-                "files or folders, and git would overwrite them without a word"
-            )
-        return None
+        return (in_the_way, None) if in_the_way else None
     files = _REFUSED_ONE.findall(stderr) + _REFUSED_LISTED.findall(stderr)
     if not files:  # git's words name none (a folder where a file goes): the paths in the way
         files = _untracked_in_the_way(checkout, old, new)

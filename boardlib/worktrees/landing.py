@@ -791,7 +791,16 @@ class Lander:
                     continue
                 files, words = refusal
                 shown = f" ({name_files(files)})" if files else ""
-                what = f"files git would not overwrite{shown}: {one_line(words, 300)}"
+                if words is None:  # git would replace them silently: the landing will not
+                    raise dirty(
+                        checkout,
+                        f"{source.into} is checked out at {checkout} with files git does not "
+                        f"track (ignored ones included) where the landing adds files or "
+                        f"folders{shown}; landing would overwrite or delete them, so it stops: "
+                        "move or delete them, then land again",
+                        files,
+                    )
+                what = f"files git refuses to overwrite{shown}: {one_line(words, 300)}"
             raise dirty(
                 checkout,
                 f"{source.into} is checked out at {checkout} with {what}; commit, stash or move "

@@ -258,8 +258,9 @@ HINTS: dict[str, str] = {
         "in a moment."
     ),
     Reason.BASE_CHECKED_OUT_DIRTY: (
-        "A person has uncommitted changes in a checkout of the base branch; nothing landed or "
-        "was touched. Tell an operator; land again once they commit or stash."
+        "A checkout of the base branch holds a person's changes or files in the landing's way "
+        "(the error names them and what to do); nothing landed or was touched. Tell an "
+        "operator; land again once they have dealt with them."
     ),
     Reason.BUDGET_EXCEEDED: (
         "A budget over this task is spent and only an operator can raise it: stop working on "

@@ -573,6 +573,11 @@ def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land:
     error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)  # every file as it was
     assert error.details["files"] == [".env", "build", "cache"]
     assert "ignored ones included" in error.message
+    # An exploring helper: it said "git would not overwrite" and "would overwrite them without
+    # a word" at once; it says what blocks and what to do, and stash (which leaves ignored
+    # files alone) is not it.
+    assert "move or delete them, then land again" in error.message
+    assert "would not overwrite" not in error.message and "stash" not in error.message
     for name in (".env", "build", "cache"):
         path = land.repo / name
         shutil.rmtree(path) if path.is_dir() else path.unlink()
