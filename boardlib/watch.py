@@ -40,13 +40,26 @@ PAGE = 500
 
 
 def parse_kinds(kinds: Iterable[str]) -> frozenset[str]:
-    """`--on KIND[,KIND]`: each a declared event kind (`invalid_input` naming the unknown ones)."""
+    """`--on KIND[,KIND]`: each a declared event kind (`invalid_input` naming the unknown ones,
+    each with the declared kind it most likely meant, so a typo is one edit away)."""
     wanted = {part.strip() for text in kinds for part in text.split(",") if part.strip()}
     known = {str(kind) for kind in EventKind}
     unknown = sorted(wanted - known)
     if unknown:
+        import difflib  # only on the error path
+
+        guesses = {}
+        for word in unknown:
+            close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+            if close:
+                guesses[word] = close[0]
+        named = ", ".join(
+            f"{word} (did you mean {guesses[word]}?)" if word in guesses else word
+            for word in unknown
+        )
+        extra = {"suggestions": guesses} if guesses else {}
         raise invalid_input(
-            f"unknown event kind(s): {', '.join(unknown)}", field="on", allowed=sorted(known)
+            f"unknown event kind(s): {named}", field="on", allowed=sorted(known), **extra
         )
     return frozenset(wanted)
 

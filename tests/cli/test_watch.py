@@ -201,9 +201,11 @@ def test_events_follow_consumer_resumes_where_it_stopped(cli: Kanban) -> None:
 
 def test_unknown_kinds_and_names_are_refused(cli: Kanban) -> None:
     before = cli.snapshot()
-    error = cli.refused("watch", "--consumer", "x", "--on", "status_changd", "--", "true",
+    error = cli.refused("watch", "--consumer", "x", "--on", "status_changd,zzz", "--", "true",
                         reason="invalid_input")  # fmt: skip
-    assert "status_changd" in error["error"]
+    # An exploring helper: a misspelt kind got no "did you mean"; nothing close, nothing guessed.
+    assert "status_changd (did you mean status_changed?), zzz" in error["error"]
+    assert error["suggestions"] == {"status_changd": "status_changed"}
     cli.refused("consumers", "retry", "nobody", reason="not_found")
     cli.refused("consumers", "forget", "nobody", reason="not_found")
     # an exploring helper: a mistyped task filter made a consumer and then waited for ever
