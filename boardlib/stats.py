@@ -121,7 +121,9 @@ class CostBucket(Record):
     runs: int
     cost_usd: float
     tokens: int
-    budget_usd: float | None = None  # per day: the daily budget that covers the window's scope
+    # today's only: the daily budget now set for the window's scope (an earlier day's limit is
+    # not kept, so the day is not measured against today's)
+    budget_usd: float | None = None
     budget_tokens: int | None = None
 
 
@@ -262,14 +264,14 @@ def _costs(
     scope = daily_scopes(team)[-1]  # the team's budget with --team, else the board's
     limits = {row["scope"]: row for row in tx.daily_standings([scope], day)}.get(scope)
 
-    def bucket(row: Row | None, start: int, daily: bool) -> CostBucket:
+    def bucket(row: Row | None, start: int, today: bool) -> CostBucket:
         return CostBucket(
             start=start,
             runs=int(row["runs"]) if row else 0,
             cost_usd=_usd(row["cost_usd"]) if row else 0.0,
             tokens=int(row["tokens"] or 0) if row else 0,
-            budget_usd=limits["daily_usd"] if daily and limits else None,
-            budget_tokens=limits["daily_tokens"] if daily and limits else None,
+            budget_usd=limits["daily_usd"] if today and limits else None,
+            budget_tokens=limits["daily_tokens"] if today and limits else None,
         )
 
     days = range(since // DAY_MS, (until - 1) // DAY_MS + 1)
@@ -300,7 +302,7 @@ def _costs(
         tokens=sum(int(row["tokens"] or 0) for row in by_hour.values()),
         runs=sum(int(row["runs"]) for row in by_hour.values()),
         per_hour=[bucket(by_hour.get(h), h * HOUR_MS, False) for h in _hours(since, until)],
-        per_day=[bucket(by_day.get(d), d * DAY_MS, True) for d in days],
+        per_day=[bucket(by_day.get(d), d * DAY_MS, d == day) for d in days],
         per_agent=per_agent,
         per_task=per_task,
     )
