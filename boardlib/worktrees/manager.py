@@ -380,10 +380,11 @@ class Worktrees:
         if not isinstance(effective, str) or not effective.strip() or len(effective) > KIND_MAX:
             raise invalid_input(f"kind must be 1 to {KIND_MAX} characters", field="kind")
         if isolation_for(effective) == "none":
-            raise BoardError(
+            raise BoardError(  # HTTP answers seed 003's `error: "no_isolation"`, this as message
                 Reason.NO_ISOLATION,
-                "no_isolation",  # the seed's error string, verbatim; the sentence is in `why`
-                why=f"a {effective} task mutates no files, so it gets no worktree",
+                f"cannot provision a worktree for {task_id}: a {effective} task changes no files, "
+                "so it gets none; do its work without a worktree (or give it a kind that changes "
+                "files, such as code)",
                 isolation="none",
                 kind=effective,
                 id=task_id,

@@ -63,7 +63,10 @@ def test_refused_kind_exits_2_with_no_isolation_and_creates_nothing(setup) -> No
         "task", "workspace", "provision", task_id, "--repo", str(repo), env=env,
         reason="no_isolation",
     )  # fmt: skip
-    assert error["error"] == "no_isolation" and error["isolation"] == "none"
+    assert error["reason"] == "no_isolation" and error["isolation"] == "none"
+    # An exploring helper: the error was the bare code; it says what is wrong and what to do.
+    assert error["error"].startswith(f"cannot provision a worktree for {task_id}: a research")
+    assert "without a worktree" in error["error"]
     assert kanban.snapshot() == before
     assert not Path(env["KANBAN_WORKTREES"]).exists()
 

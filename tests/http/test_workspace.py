@@ -83,6 +83,7 @@ def test_provision_refusals(api: Api, repo: Path, tmp_path: Path) -> None:
     assert refused.status_code == 422
     body = refused.json()
     assert (body["ok"], body["error"], body["isolation"]) == (False, "no_isolation", "none")
+    assert "without a worktree" in body["message"]  # the seed's error, and a sentence beside it
     missing = provision(api, "TASK-404", repo)
     assert missing.status_code == 404
     assert missing.json()["ok"] is False and missing.json()["error"] == "task not found"

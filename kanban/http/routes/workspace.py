@@ -6,7 +6,7 @@ folder; the detail route serves the SoR files by their fixed names and nothing e
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from boardlib.errors import wrong_state
+from boardlib.errors import Reason, wrong_state
 from boardlib.models import AgentHandoff
 from boardlib.review import review_entries
 
@@ -63,7 +63,11 @@ def workspace_detail(task_id: str, who: Who) -> JSONResponse:
     responses={200: {"model": Provisioned}, **error_responses("message", 403, 404, 409, 422)},
     summary="Provision a worktree, branch and SoR scaffold (reused when live)",
 )
-@envelope("message", not_found="task not found")
+@envelope(
+    "message",
+    not_found="task not found",
+    ok_forms={Reason.NO_ISOLATION: Reason.NO_ISOLATION.value},  # seed 003's error, verbatim
+)
 def provision(task_id: str, body: ProvisionBody, who: Who) -> JSONResponse:
     who.check_repo(body.repo_path)
     made = who.trees.provision(
