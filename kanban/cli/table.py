@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -59,6 +60,49 @@ INDENT = "  "  # a nested value's lines under its key
 
 def _text(value: Any, style: str = "", *, multiline: bool = False) -> Text:
     return Text(inert(str(value), multiline=multiline), style=style)
+
+
+PATH_SEPARATORS = "/\\"
+
+
+class _Path(Text):
+    """A path (or any one word with separators: a branch, an owner token) wrapped after its
+    separators, not in the middle of a name: found by an exploring helper, a worktree's path
+    broke as `test_/ignored`. A part longer than the width is folded as any word is."""
+
+    def _parts(self) -> list[str]:
+        parts, start = [], 0
+        for at, char in enumerate(self.plain):
+            if char in PATH_SEPARATORS:
+                parts.append(self.plain[start : at + 1])
+                start = at + 1
+        return [*parts, self.plain[start:]] if start < len(self.plain) else parts
+
+    def __rich_measure__(self, console: Console, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        longest = max((cell_len(part) for part in self._parts()), default=0)
+        return Measurement(longest, self.cell_len)
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        width, lines = max(1, options.max_width), [""]
+        for part in self._parts():
+            if lines[-1] and cell_len(lines[-1] + part) > width:
+                lines.append("")
+            lines[-1] += part
+        yield from Text("\n".join(lines), style=self.style, overflow="fold").__rich_console__(
+            console, options
+        )
+
+
+def _path_like(text: str) -> bool:
+    return any(char in PATH_SEPARATORS for char in text) and not any(c.isspace() for c in text)
+
+
+def _label(key: str) -> str:
+    """A key as a label: an amount kept in micro-dollars is drawn in dollars (`_scalar`), so its
+    label does not say micros (an exploring helper read `subtreeCostMicros $2.28` as micros)."""
+    return key.removesuffix("Micros") if key.endswith(MONEY[1]) else key
 
 
 def _scalar(key: str, value: Any, *, seconds: bool = True) -> str | None:
@@ -122,7 +166,8 @@ def _cell(key: str, value: Any, style: str = "", *, seconds: bool = True) -> Tex
     said = _scalar(key, value, seconds=seconds)
     if said is not None:
         return Text(said, style=style)
-    return _text(value, style, multiline=key in MULTILINE_KEYS)
+    cell = _text(value, style, multiline=key in MULTILINE_KEYS)
+    return _Path(cell.plain, style=style) if _path_like(cell.plain) else cell
 
 
 def _title(value: Any) -> Text | None:
@@ -215,7 +260,7 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     table.add_column(overflow="fold")
     for key, value in record.items():
         if value not in (None, [], {}, ""):
-            table.add_row(_text(key), _cell(key, value))
+            table.add_row(_text(_label(key)), _cell(key, value))
     return table
 
 
@@ -246,7 +291,7 @@ class _Rows:
     def _fits(self, width: int) -> bool:
         needed = 2 * max(len(self.columns) - 1, 0)
         for column in self.columns:
-            words = max((len(word) for word in _header(column).split()), default=0)
+            words = max((len(word) for word in _header(_label(column)).split()), default=0)
             cells = (_cell(column, row.get(column), seconds=False).cell_len for row in self.rows)
             needed += max(words, min(max(cells, default=0), self.CELL_MAX))
         return needed <= width
@@ -256,7 +301,7 @@ class _Rows:
             box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
         )
         for column in self.columns:
-            table.add_column(_text(_header(column)), overflow="fold")
+            table.add_column(_text(_header(_label(column))), overflow="fold")
         for row in self.rows:
             table.add_row(
                 *(_cell(column, row.get(column), seconds=False) for column in self.columns)

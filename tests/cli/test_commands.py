@@ -306,6 +306,30 @@ def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban
     assert "in_progress" in listing and "priced" in listing, listing  # a status kept whole
 
 
+def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban) -> None:
+    """Found by an exploring helper: `--format table` broke a path mid-name when it wrapped, and
+    drew subtreeCostMicros in dollars under a label that said micros."""
+    from boardlib.records import EXECUTION_SUCCEEDED
+
+    shown = kanban.run("db", "path", "--format", "table", env={"COLUMNS": "60"})
+    assert shown.code == 0, str(shown)
+    where = kanban.ok("db", "path")["path"]
+    lines = [line.strip() for line in shown.out.splitlines() if line.strip()]
+    start = next(n for n, line in enumerate(lines) if line.startswith("path "))
+    end = next(n for n, line in enumerate(lines) if line.startswith("backend "))
+    pieces = [lines[start].removeprefix("path").strip(), *lines[start + 1 : end]]
+    assert len(pieces) > 1 and "".join(pieces) == where, shown.out
+    assert all(piece.endswith("/") for piece in pieces[:-1]), shown.out
+    with kanban.board() as board:
+        task = board.create_task("priced")
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "claude-code", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=1.2345)
+    view = kanban.run("task", "view", task.id, "--format", "table", env={"COLUMNS": "100"}).out
+    cells = {line.split()[0]: line.split()[1:] for line in view.splitlines() if line.split()}
+    assert cells["subtreeCost"] == ["$1.23"] and "subtreeCostMicros" not in view, view
+
+
 def test_the_event_log_gives_what_happened_the_width_at_80_columns(kanban: Kanban) -> None:
     """Found by an exploring helper: `kanban events --format table` at 80 columns gave "What
     happened" 26 cells, each event folded over three lines, while the kind and the task said
