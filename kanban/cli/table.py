@@ -281,12 +281,16 @@ class _Rows:
 
     CELL_MAX = 30  # the widest a cell is reckoned when judging whether the table fits
 
-    def __init__(self, rows: list[dict[str, Any]], title: str | None) -> None:
+    def __init__(
+        self, rows: list[dict[str, Any]], title: str | None, dropped_first: tuple[str, ...] = ()
+    ) -> None:
         self.rows = rows
         self.title = title
+        self.dropped_first = dropped_first
         self.columns: list[str] = []
         for row in rows:  # a key empty in every row says nothing in a table (the JSON keeps it)
             self.columns += [k for k in row if k not in self.columns and row[k] not in EMPTY]
+        self.every_column = list(self.columns)
 
     def _fits(self, width: int) -> bool:
         needed = 2 * max(len(self.columns) - 1, 0)
@@ -309,9 +313,15 @@ class _Rows:
         return table
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
+        self.columns = list(self.every_column)
+        for key in self.dropped_first:  # the least needed go first, while the rest would not fit
+            if self._fits(options.max_width):
+                break
+            self.columns = [column for column in self.columns if column != key]
         if self._fits(options.max_width):
             yield self._table()
             return
+        self.columns = list(self.every_column)  # one block per row: every field, down the side
         if self.title:
             yield _title(self.title)
         first = self.columns[0] if self.columns else None
@@ -322,6 +332,12 @@ class _Rows:
 
 def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> _Rows:
     return _Rows(rows, title)
+
+
+# What `consumers list` gives up first when its table would not fit: found by an exploring
+# helper, a held consumer with an owner fell to one block per row at 120 columns, though its
+# name, cursor, failures, hold and owner fit; the error and the times are in the JSON.
+CONSUMER_DROPPED_FIRST = ("lastError", "createdAt", "updatedAt", "ownerUntil", "failingSeq")
 
 
 def _event(doc: dict[str, Any]) -> Event:
@@ -473,6 +489,8 @@ def render(doc: Any, kind: str) -> None:
             console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
         for change in doc["updated"]:
             console.print(Text.assemble("  - changed: ", inert(change["message"])))
+    elif kind == "consumers":
+        console.print(_Rows(doc, None, CONSUMER_DROPPED_FIRST) if doc else "[dim]no consumers[/]")
     elif isinstance(doc, list):
         console.print(_rows_table(doc) if doc else "[dim]nothing[/]")
     elif isinstance(doc, dict):

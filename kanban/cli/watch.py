@@ -140,7 +140,7 @@ def list_consumers() -> None:
     """Every consumer: its cursor, a failing or held delivery, who owns it."""
     with open_board(reconcile_orphans=False, read_only=True, create=False) as board:
         found = Consumers(board).all()
-    emit([consumer.to_json() for consumer in found], kind="rows")
+    emit([consumer.to_json() for consumer in found], kind="consumers")
 
 
 @consumers.command("retry")

@@ -285,6 +285,31 @@ def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban)
     assert len(rows) == 2 and all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", r) for r in rows), lines
 
 
+def test_a_consumer_table_keeps_its_hold_and_owner_where_they_fit(kanban: Kanban) -> None:
+    """Found by an exploring helper: a held consumer with an owner made `consumers list --format
+    table` one block per row at 120 columns, though its hold and owner fit beside its name; the
+    least needed columns (the error, the times) go first, and a narrow terminal gets blocks."""
+    from boardlib.watch import Consumers
+
+    with kanban.board() as board:
+        board.create_task("an event to deliver")
+        consumers = Consumers(board)
+        consumers.open("webhook-forwarder", since=0)
+        for _ in range(board.config.watch_hold_after):
+            consumers.failed("webhook-forwarder", 1, "curl: (7) Failed to connect: refused")
+        held = consumers.get("webhook-forwarder")
+    assert held is not None and held.held_since is not None and held.owner is not None
+    table = kanban.run("consumers", "list", "--format", "table", env={"COLUMNS": "120"}).out
+    lines = table.splitlines()
+    assert all(len(line) <= 120 for line in lines), table
+    header = next(line for line in lines if line.split()[:1] == ["name"])
+    assert "held since" in header and "owner" in header and "last error" not in header, table
+    row = next(line for line in lines if line.split()[:1] == ["webhook-forwarder"])
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", row), table
+    narrow = kanban.run("consumers", "list", "--format", "table", env={"COLUMNS": "80"}).out
+    assert "lastError" in narrow and "heldSince" in narrow, narrow  # every field, down the side
+
+
 def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban) -> None:
     """Found by an exploring helper: the first 80-column fix kept four times whole, and rich gave
     a run's status, cost and tokens no width at all; the id read `EXE`. A list too wide for the
