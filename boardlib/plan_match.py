@@ -110,13 +110,36 @@ class Difference:
         return problem | ({"keys": list(self.cycle)} if self.cycle else {})
 
 
+@dataclass(frozen=True, slots=True)
+class UnplannedLink:
+    """A dependency a matched item's task has that the plan does not name (made since, by
+    `deps add`): not a difference that refuses the plan, since apply leaves the board's links
+    alone, but `plan lint` says it, so a clean lint does not claim plan and board agree."""
+
+    key: str
+    task_id: str
+    blocker: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "id": self.task_id,
+            "dependsOn": self.blocker,
+            "message": f"{self.key} ({self.task_id}) depends on {self.blocker} on the board, not "
+            "in the plan (kept: apply never removes a link; add it to the plan, or drop it with "
+            "`kanban task deps remove`)",
+        }
+
+
 @dataclass(slots=True)
 class Comparison:
-    """A plan against the board: the items already there (key -> task) and every difference."""
+    """A plan against the board: the items already there (key -> task), every difference, and
+    the links the board has beyond the plan's."""
 
     plan_name: str
     matched: dict[str, Task] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
+    unplanned: list[UnplannedLink] = field(default_factory=list)
 
     def blocking(self, update: bool) -> list[Difference]:
         """The differences that refuse the plan: all of them, or with `update` those that are
@@ -224,6 +247,12 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
                     tuple(cycle) if cycle else None,
                 )
             )  # fmt: skip
+        planned = {resolve(ref) for ref in item.depends_on}
+        comparison.unplanned += [
+            UnplannedLink(item.key, task.id, blocker)
+            for blocker in linked
+            if blocker not in planned
+        ]
     return comparison
 
 

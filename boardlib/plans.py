@@ -154,6 +154,7 @@ class PlanReport:
     name: str | None = None  # the plan's name: the scope of its keys on the board
     matched: dict[str, str] = field(default_factory=dict)  # items on the board: key -> task id
     changes: list[dict[str, Any]] = field(default_factory=list)  # what --update would change
+    unplanned: list[dict[str, Any]] = field(default_factory=list)  # board links beyond the plan
 
     @property
     def ok(self) -> bool:
@@ -171,6 +172,7 @@ class PlanReport:
             "existing": self.existing,
             "matched": self.matched,
             "changes": self.changes,
+            "unplannedLinks": self.unplanned,
             "problems": [problem.to_json() for problem in self.problems],
         }
 
@@ -483,6 +485,7 @@ def lint_against(
             )
         if update:
             report.changes = [difference.to_problem() for difference in comparison.updates()]
+        report.unplanned = [link.to_json() for link in comparison.unplanned]
     if report.ok:
         report.problems += [
             _board_problem(doc)

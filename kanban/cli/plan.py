@@ -80,7 +80,9 @@ def lint(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
     """Report every problem of a plan without touching the board.
 
     Prints the report ({"ok", "plan", "tasks", "order", "existing", "matched", "changes",
-    "problems"}); exits 2 when it has problems: bad fields, duplicate keys, unknown keys,
+    "unplannedLinks", "problems"}); "unplannedLinks" are dependencies the board's tasks have
+    beyond the plan's (kept: not a problem). Exits 2 when it has problems: bad fields, duplicate
+    keys, unknown keys,
     dependency cycles (with their keys), items on the board already whose content differs
     (with --update: only differences it may not change), links onto cancelled tasks; as an
     agent (--agent), what `plan apply --agent` refuses too: links onto another agent's tasks

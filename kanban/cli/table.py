@@ -473,6 +473,8 @@ def render(doc: Any, kind: str) -> None:
             console.print(
                 Text.assemble("  - ", inert(str(problem["kind"])), ": ", inert(problem["message"]))
             )
+        for link in doc.get("unplannedLinks", []):
+            console.print(Text.assemble("  - unplanned link: ", inert(link["message"])))
     elif kind == "stats":
         from .stats_table import render_stats
 

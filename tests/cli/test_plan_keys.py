@@ -139,6 +139,26 @@ def test_lint_reports_each_difference_and_apply_refuses_it_whole(
     ]
 
 
+def test_lint_reports_a_link_the_board_has_beyond_the_plans(kanban: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: a dependency added by hand (`deps add`) to a plan's task
+    went unreported, so lint called plan and board the same while they were not. It is listed
+    (apply leaves the board's links alone, so it is no problem and apply still goes through)."""
+    plan = write(tmp_path, PLAN)
+    keys = kanban.ok("plan", "apply", plan)["keys"]
+    assert kanban.ok("plan", "lint", plan)["unplannedLinks"] == []
+    kanban.ok("task", "deps", "add", keys["ship"], "--on", keys["docs"])
+    linted = kanban.ok("plan", "lint", plan)
+    assert (linted["ok"], linted["problems"]) == (True, [])
+    [link] = linted["unplannedLinks"]
+    assert (link["key"], link["id"], link["dependsOn"]) == ("ship", keys["ship"], keys["docs"])
+    assert "not in the plan" in link["message"] and "deps remove" in link["message"]
+    table = kanban.run("plan", "lint", plan, "--format", "table", env={"COLUMNS": "200"}).out
+    assert "unplanned link: ship" in table, table
+    assert kanban.ok("plan", "apply", plan)["summary"] == "4 existing, 0 created"
+    deps = kanban.ok("task", "deps", "list", keys["ship"])["dependencies"]
+    assert [linked["id"] for linked in deps] == [keys["docs"]]  # left alone
+
+
 def test_update_changes_only_what_is_safe_to_change(kanban: Kanban, tmp_path: Path) -> None:
     keys = kanban.ok("plan", "apply", write(tmp_path, PLAN))["keys"]
     kanban.ok("task", "claim-next", "--agent", "w1", "--role", "worker")  # api is claimed
