@@ -22,7 +22,7 @@ from . import validation as validate
 from .clock import moment
 from .errors import BoardError, Reason, invalid_input, not_found, passes_by_itself
 from .events import EventKind
-from .processes import die_with_parent, kill_group, process_gone, process_token, token_pid
+from .processes import dying_with_parent, kill_group, process_gone, process_token, token_pid
 from .records import Consumer, Event
 from .store.base import StoreError
 
@@ -544,6 +544,38 @@ def read_once(
 # -- a command per event --------------------------------------------------------------------------
 
 
+def unrunnable(argv: list[str], path: str | None) -> str | None:
+    """Why `argv` cannot start (the words of the OSError a plain spawn raises), or None. Asked
+    before the spawn because `dying_with_parent` starts it through setpriv, which reports a
+    missing command as its own exit 127, not as an OSError."""
+    import errno
+    import os
+    import shutil
+
+    if shutil.which(argv[0], path=path) is not None:
+        return None
+    there = os.sep in argv[0] and os.path.exists(argv[0])  # a folder, or not executable
+    return f"cannot run {argv[0]}: {os.strerror(errno.EACCES if there else errno.ENOENT)}"
+
+
+def spawn_delivery(argv: list[str], env: dict[str, str]) -> "subprocess.Popen[bytes]":
+    """Start a delivery's command in its own session, dying with this process
+    (`dying_with_parent`: through setpriv where there is one, so the spawn is a vfork, not the
+    fork a `preexec_fn` forces: about 14 ms against 1 from a process of 400 MB)."""
+    import subprocess
+
+    command, preexec = dying_with_parent(argv)
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=_stderr_or_null(),  # our stdout stays free for our own words
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        preexec_fn=preexec,  # None through setpriv; else a killed watcher's delivery dies with it
+    )
+
+
 def _stderr_or_null() -> int:
     import subprocess
     import sys
@@ -596,16 +628,11 @@ class CommandDelivery:
         with self._lock:
             if self._interrupted:
                 return self._cut_short()
+            missing = unrunnable(self.argv, env.get("PATH", os.defpath))
+            if missing is not None:
+                return Outcome(False, missing)
             try:
-                process = subprocess.Popen(
-                    self.argv,
-                    stdin=subprocess.PIPE,
-                    stdout=_stderr_or_null(),  # our stdout stays free for our own words
-                    stderr=subprocess.PIPE,
-                    env=env,
-                    start_new_session=True,
-                    preexec_fn=die_with_parent(),  # a killed watcher's delivery dies with it
-                )
+                process = spawn_delivery(self.argv, env)
             except OSError as error:
                 return Outcome(False, f"cannot run {self.argv[0]}: {error.strerror or error}")
             self._running = process

@@ -249,6 +249,37 @@ def test_watch_refuses_a_missing_command(cli: Kanban) -> None:
     assert os.environ.get("KANBAN_DB") is None or True
 
 
+def test_a_delivery_is_spawned_through_setpriv_and_a_missing_command_still_says_so(
+    cli: Kanban, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: deliveries still took a `preexec_fn` (Python forks, copying
+    the watcher's page tables, instead of a vfork), as verify commands did before b67d340. They
+    go through `processes.dying_with_parent` now; a command that cannot start still fails with
+    the words a plain spawn's OSError gave, not setpriv's exit 127."""
+    from boardlib.processes import _setpriv
+    from boardlib.watch import spawn_delivery
+
+    setpriv = _setpriv()
+    process = spawn_delivery(["sh", "-c", "cat > /dev/null"], dict(os.environ))
+    process.communicate(b"{}\n", timeout=30)
+    assert process.returncode == 0
+    if setpriv is not None:
+        assert list(process.args)[:4] == [setpriv, "--pdeathsig", "KILL", "--"]
+    seed(cli, 1)
+    not_executable = tmp_path / "hook.sh"
+    not_executable.write_text("#!/bin/sh\n")
+    for command, words in (
+        (str(tmp_path / "no-such-hook"), "No such file or directory"),
+        ("no-such-hook-on-the-path", "No such file or directory"),
+        (str(not_executable), "Permission denied"),
+    ):
+        cli.ok("watch", "--consumer", "c", "--since", "0", "--timeout", "1", "--", command)
+        with Board(cli.db, reconcile_orphans=False) as board:
+            failed = Consumers(board).get("c")
+            Consumers(board).forget("c")
+        assert failed is not None and failed.last_error == f"cannot run {command}: {words}"
+
+
 @pytest.mark.slow
 def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
     from tests.cli.test_doc_examples import reader_env, run
