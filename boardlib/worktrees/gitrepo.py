@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,8 +257,13 @@ def read_blob(repo: Path, commit: str, name: str, *, limit: int = SOR_READ_LIMIT
     status, stdout, _ = run(repo, "cat-file", "blob", f"{commit}:{name}", check=False)
     if status != 0:
         return None
-    text = stdout[:limit].decode("utf-8", errors="replace")
-    if len(stdout) > limit:
+    return blob_text(stdout, limit=limit)
+
+
+def blob_text(data: bytes, *, limit: int = SOR_READ_LIMIT) -> str:
+    """A file's bytes as `read_blob` gives them: text, truncated at `limit` bytes (said so)."""
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
         text += f"\n[... truncated at {limit} bytes]\n"
     return text
 
@@ -274,11 +279,14 @@ def config_value(repo: Path, key: str) -> str | None:
 def _identity(worktree: Path) -> list[str]:
     """`-c` options for a commit: no signing, and an identity when the repository has none."""
     options = ["-c", "commit.gpgsign=false"]
-    name = run(worktree, "config", "--get", "user.name", check=False)
-    email = run(worktree, "config", "--get", "user.email", check=False)
-    if name[0] != 0 or not name[1].strip():
+    found: dict[str, str] = {}  # both read by one git run; the last value of each counts
+    listed = run(worktree, "config", "-z", "--get-regexp", r"^user\.(name|email)$", check=False)
+    for record in listed[1].split(b"\0"):
+        key, _, value = _name(record).partition("\n")
+        found[key.lower()] = value.strip()
+    if not found.get("user.name"):
         options += ["-c", f"user.name={FALLBACK_IDENTITY[0]}"]
-    if email[0] != 0 or not email[1].strip():
+    if not found.get("user.email"):
         options += ["-c", f"user.email={FALLBACK_IDENTITY[1]}"]
     return options
 
@@ -289,9 +297,26 @@ def unmerged_files(path: Path) -> list[str]:
     return [_name(part) for part in raw.split(b"\0") if part]
 
 
+def git_dir(path: Path) -> Path:
+    """A checkout's own git folder (where a merge or rebase under way is recorded): its `.git`
+    folder, or the one its `.git` file names, read without running git; `rev-parse` when
+    neither is plainly there (or GIT_DIR chooses another)."""
+    dot = path / ".git"
+    if "GIT_DIR" not in os.environ and not dot.is_symlink():
+        if dot.is_dir():
+            return dot.absolute()
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            text = dot.read_text(encoding="utf-8") if dot.is_file() else ""
+            if text.startswith("gitdir: ") and text.count("\n") <= 1:
+                folder = path / text.removeprefix("gitdir: ").strip()
+                if folder.is_dir():
+                    return folder.absolute()
+    return Path(output(path, "rev-parse", "--absolute-git-dir"))
+
+
 def operation_in_progress(path: Path) -> str | None:
     """`merge` or `rebase` when one is under way in the checkout, else None."""
-    folder = Path(output(path, "rev-parse", "--absolute-git-dir"))
+    folder = git_dir(path)
     if (folder / "MERGE_HEAD").exists():
         return "merge"
     if (folder / "rebase-merge").exists() or (folder / "rebase-apply").exists():
@@ -376,7 +401,7 @@ def _index_file(worktree: Path) -> Path:
 SNAPSHOT_INDEX = "kanban-snapshot"  # beside a linked worktree's index: the snapshot's own
 
 
-def snapshot_tree(worktree: Path) -> str:
+def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None) -> str:
     """The tree of the worktree as it is on disk, untracked files included, built in a temporary
     index so the real index and the branch are left exactly as they were.
 
@@ -386,7 +411,11 @@ def snapshot_tree(worktree: Path) -> str:
     files are hashed once, not on every call). New contents go into one pack per call
     (`core.bigFileThreshold=1` sends every blob through git's bulk check-in), not one loose object
     file each. Files that need a filter or an end-of-line conversion are still hashed as `git
-    add` would."""
+    add` would.
+
+    With `exists` (whether the repository holds an object, asked of a kept lookup process), an
+    index that `git add` left byte for byte as the last snapshot's is that snapshot's tree,
+    remembered beside it: unchanged work costs one git run, not two (a landing reads it twice)."""
     try:
         real = _index_file(worktree)
     except OSError:
@@ -407,10 +436,31 @@ def snapshot_tree(worktree: Path) -> str:
         except OSError:  # no index yet, or not where a checkout keeps it
             run(worktree, "read-tree", "HEAD", env=env)
         add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)
+        if kept is not None and exists is not None:
+            known = _remembered_tree(kept, index)
+            if known is not None and exists(known):
+                return known
         tree = output(worktree, "write-tree", env=env)
         if kept is not None:
-            _keep_snapshot_index(index, kept)
+            _keep_snapshot_index(index, kept, tree)
         return tree
+
+
+def index_digest(index: Path) -> str:
+    """The sha256 of an index file's bytes: equal digests, the same entries and flags."""
+    return hashlib.sha256(index.read_bytes()).hexdigest()
+
+
+def _remembered_tree(kept: Path, index: Path) -> str | None:
+    """The tree written from an index with exactly `index`'s bytes, when the kept snapshot's
+    record says so (it names the digest of the index it describes: two snapshots writing at once
+    can leave a record of the other's index, never a wrong tree); None otherwise."""
+    try:
+        digest, _, tree = kept.with_suffix(".tree").read_text(encoding="ascii").partition(" ")
+        full = len(tree) in (40, 64) and _HEX.fullmatch(tree) is not None
+        return tree if full and digest == index_digest(index) else None
+    except (OSError, ValueError):
+        return None
 
 
 def _kept_snapshot_index(worktree: Path, real: Path | None) -> Path | None:
@@ -426,19 +476,26 @@ def _kept_snapshot_index(worktree: Path, real: Path | None) -> Path | None:
     return real.with_name(f"{SNAPSHOT_INDEX}-{key[:16]}.index")
 
 
-def _keep_snapshot_index(index: Path, kept: Path) -> None:
-    """Keep `index` as `kept` (atomically: concurrent snapshots each leave a valid one), and drop
-    the kept indexes of earlier real indexes. A failure only costs the next call some hashing."""
+def _keep_snapshot_index(index: Path, kept: Path, tree: str) -> None:
+    """Keep `index` as `kept` (atomically: concurrent snapshots each leave a valid one), with the
+    record of the `tree` it was written as, and drop the kept indexes (and records) of earlier
+    real indexes. A failure only costs the next call some hashing."""
     spare = kept.with_name(f"{kept.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    record = kept.with_suffix(".tree")
+    spare_record = record.with_name(f"{record.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         shutil.copy2(index, spare)
+        spare_record.write_text(f"{index_digest(index)} {tree}", encoding="ascii")
         os.replace(spare, kept)
-        for old in kept.parent.glob(f"{SNAPSHOT_INDEX}-*.index"):
-            if old != kept:
+        os.replace(spare_record, record)
+        for old in kept.parent.glob(f"{SNAPSHOT_INDEX}-*.*"):
+            if old not in (kept, record) and old.suffix in (".index", ".tree"):
                 old.unlink(missing_ok=True)
     except OSError:
         with contextlib.suppress(OSError):
             spare.unlink()
+        with contextlib.suppress(OSError):
+            spare_record.unlink()
 
 
 _DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--find-renames")

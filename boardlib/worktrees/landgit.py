@@ -119,17 +119,18 @@ def run_input(
 
 
 class _Lookups:
-    """One `git cat-file --batch-check` kept running in a repository: names (refs, `X^{tree}`,
-    `X^1^{commit}`) in on stdin, object ids out, each looked up afresh by git (a ref moved by
-    another process, an object written since, are seen). Thread-safe; `ask` raises OSError
-    when the process is gone (the caller starts another)."""
+    """One `git cat-file --batch-command` kept running in a repository: names (refs, `X^{tree}`,
+    `X^1^{commit}`) in on stdin, object ids out (`ask`), or an object's type and bytes
+    (`contents`), each looked up afresh by git (a ref moved by another process, an object written
+    since, are seen). Thread-safe; both raise OSError when the process is gone (the caller starts
+    another)."""
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.identity = _identity_of(repo)
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch-check=%(objectname)"],
+            ["git", "cat-file", "--batch-command=%(objectname) %(objecttype) %(objectsize)"],
             cwd=repo,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -142,18 +143,39 @@ class _Lookups:
             stdin, stdout = self._proc.stdin, self._proc.stdout
             assert stdin is not None and stdout is not None
             try:
-                stdin.write(b"".join(name.encode() + b"\n" for name in names))
+                stdin.write(b"".join(b"info " + name.encode() + b"\n" for name in names))
                 stdin.flush()
                 lines = [stdout.readline() for _ in names]
             except (OSError, ValueError) as error:
                 raise OSError(f"git cat-file in {self.repo} is gone") from error
-        found: list[str | None] = []
-        for line in lines:
-            if not line.endswith(b"\n"):
-                raise OSError(f"git cat-file in {self.repo} is gone")
-            text = line.decode().strip()
-            found.append(text if is_sha(text) else None)  # "<name> missing", "ambiguous"
-        return found
+        return [self._found(line)[0] for line in lines]
+
+    def contents(self, name: str) -> tuple[str, str, bytes] | None:
+        """The id, type and bytes of the object `name` names, or None when it names none."""
+        with self._lock:
+            stdin, stdout = self._proc.stdin, self._proc.stdout
+            assert stdin is not None and stdout is not None
+            try:
+                stdin.write(b"contents " + name.encode() + b"\n")
+                stdin.flush()
+                sha, kind, size = self._found(stdout.readline())
+                if sha is None:
+                    return None
+                data = stdout.read(size + 1)  # the object, then a newline
+            except (OSError, ValueError) as error:
+                raise OSError(f"git cat-file in {self.repo} is gone") from error
+        if len(data) != size + 1:
+            raise OSError(f"git cat-file in {self.repo} is gone")
+        return sha, kind, data[:size]
+
+    def _found(self, line: bytes) -> tuple[str | None, str, int]:
+        """(object id, type, size) of an answer line; no id for `<name> missing`, `ambiguous`."""
+        if not line.endswith(b"\n"):
+            raise OSError(f"git cat-file in {self.repo} is gone")
+        parts = line.decode("utf-8", errors="replace").rstrip("\n").rsplit(" ", 2)
+        if len(parts) != 3 or not is_sha(parts[0]) or not parts[2].isdigit():
+            return None, "", 0
+        return parts[0], parts[1], int(parts[2])
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
@@ -220,7 +242,7 @@ def _close_lookups() -> None:
 
 def revs(repo: Path, *names: str) -> list[str | None]:
     """The object id each name names (a ref, a commit, `X^{tree}`...), None for a name that names
-    nothing, from the repository's kept `cat-file --batch-check` (one git process at most)."""
+    nothing, from the repository's kept `cat-file --batch-command` (one git process at most)."""
     for name in names:
         assert "\n" not in name and not name.startswith("-"), name
     if not repo.is_dir():
@@ -234,6 +256,35 @@ def revs(repo: Path, *names: str) -> list[str | None]:
         except OSError:
             _drop_lookups(repo, lookups)
     return [_rev_once(repo, name) for name in names]
+
+
+def _contents(repo: Path, name: str) -> tuple[str, str, bytes] | None:
+    """The id, type and bytes of the object `name` names (None: none), from the kept lookup
+    process; from one `cat-file --batch` when there is none to keep."""
+    assert "\n" not in name and not name.startswith("-"), name
+    if repo.is_dir() and _identity_of(repo):
+        for _ in range(2):
+            lookups = _lookups(repo)
+            try:
+                return lookups.contents(name)
+            except OSError:
+                _drop_lookups(repo, lookups)
+    out = run_input(repo, "cat-file", "--batch", data=f"{name}\n".encode())[1]
+    header, _, data = out.partition(b"\n")
+    parts = header.decode("utf-8", errors="replace").rsplit(" ", 2)
+    if len(parts) != 3 or not is_sha(parts[0]) or not parts[2].isdigit():
+        return None
+    return parts[0], parts[1], data[: int(parts[2])]
+
+
+def read_blob(repo: Path, commit: str, name: str) -> str | None:
+    """`gitrepo.read_blob` (one top-level file of a commit, or None), from the kept lookup
+    process."""
+    assert is_sha(commit) and "/" not in name and not name.startswith("-"), (commit, name)
+    found = _contents(repo, f"{commit}:{name}")
+    if found is None or found[1] != "blob":
+        return None
+    return gitrepo.blob_text(found[2])
 
 
 def _rev_once(repo: Path, name: str) -> str | None:
@@ -286,6 +337,12 @@ def _head_from_files(repo: Path, checkout: Path) -> tuple[str | None, str | None
         return None
     tip = rev(repo, f"refs/heads/{branch}^{{commit}}")
     return (tip, branch) if tip is not None else (None, None)
+
+
+def snapshot_tree(checkout: Path, repo: Path) -> str:
+    """`gitrepo.snapshot_tree` of a task's checkout of `repo`, whose unchanged work is the last
+    snapshot's tree without a `write-tree` (its object looked up in the kept lookup process)."""
+    return gitrepo.snapshot_tree(checkout, exists=lambda sha: rev(repo, sha) is not None)
 
 
 def branch_tip(repo: Path, branch: str) -> str | None:
@@ -439,10 +496,26 @@ def _published(folder: Path, commit: str) -> bool:
 # -- trees without the bookkeeping files ---------------------------------------------------------
 
 
+_ENTRY_TYPES = {b"40000": b"tree", GITLINK_MODE: b"commit"}  # else a blob
+
+
 def _top_entries(repo: Path, tree: str, *names: str) -> list[bytes]:
-    """`ls-tree -z` records of a tree's top level (only `names`, when given)."""
-    raw = gitrepo.run(repo, "ls-tree", "-z", tree, *(("--", *names) if names else ()))[1]
-    return [record for record in raw.split(b"\0") if record]
+    """`ls-tree -z` records of a tree's top level (only `names`, when given), read from the tree
+    object the kept lookup process hands over (no git run)."""
+    found = _contents(repo, f"{tree}^{{tree}}")
+    if found is None or found[1] != "tree":
+        raise GitFailure(["ls-tree", tree], 128, f"not a tree: {tree}")
+    width, raw, wanted = len(found[0]) // 2, found[2], {name.encode() for name in names}
+    records, at = [], 0
+    while at < len(raw):
+        space, end = raw.index(b" ", at), raw.index(b"\0", at)
+        mode, name, sha = raw[at:space], raw[space + 1 : end], raw[end + 1 : end + 1 + width]
+        at = end + 1 + width
+        if names and name not in wanted:
+            continue
+        kind = _ENTRY_TYPES.get(mode, b"blob")
+        records.append(b"%06o %s %s\t%s" % (int(mode, 8), kind, sha.hex().encode(), name))
+    return records
 
 
 def without_bookkeeping(repo: Path, tree: str, base: str) -> str:
@@ -928,8 +1001,8 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
         if used:  # what git did there would change the files this checkout writes
             _reset_scratch_git(path)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
-    if used:
-        clean_scratch(path)
+    if used:  # its git was put back above: what is left to remove is files
+        _clean_files(path)
 
 
 def _make_scratch(repo: Path, path: Path) -> None:
@@ -979,7 +1052,7 @@ def _reset_scratch_git(path: Path) -> None:
             (dot / name).unlink(missing_ok=True)
     except OSError as error:
         raise GitFailure(["config"], None, f"cannot reset {path}: {error}") from None
-    if not (dot / "index").exists():
+    if not (dot / "index").exists() or _index_as_checked_out(path):
         return
     listed = gitrepo.run(path, "ls-files", "-v", "-z")[1]
     if any(entry[:2] != b"H " for entry in listed.split(b"\0") if entry):
@@ -987,8 +1060,24 @@ def _reset_scratch_git(path: Path) -> None:
 
 
 def mark_scratch(path: Path) -> None:
-    """Say, before a verify command runs in a scratch checkout, that it needs a clean."""
-    scratch_marker(path).touch()
+    """Say, before a verify command runs in a scratch checkout, that it needs a clean; the marker
+    holds the digest of the index the checkout wrote (`_index_as_checked_out`)."""
+    try:
+        digest = gitrepo.index_digest(path / ".git" / "index")
+    except OSError:
+        digest = ""
+    scratch_marker(path).write_text(digest, encoding="ascii")
+
+
+def _index_as_checked_out(path: Path) -> bool:
+    """Whether a scratch checkout's index is byte for byte the one its checkout wrote (its
+    marker's digest): then no git run there marked an entry skip-worktree or assume-unchanged,
+    and `ls-files` need not look (a verify command that does not touch git, the usual one)."""
+    try:
+        marked = scratch_marker(path).read_text(encoding="ascii").strip()
+        return bool(marked) and marked == gitrepo.index_digest(path / ".git" / "index")
+    except (OSError, ValueError):
+        return False
 
 
 def clean_scratch(path: Path) -> None:
@@ -996,5 +1085,11 @@ def clean_scratch(path: Path) -> None:
     what its git changed in the repository; tracked files are put back by the next
     `prepare_scratch`), then its marker."""
     _reset_scratch_git(path)
+    _clean_files(path)
+
+
+def _clean_files(path: Path) -> None:
+    """Remove the untracked and ignored files of a scratch checkout whose git is as it was made,
+    then its marker."""
     gitrepo.run(path, "clean", "-ffdxq")
     scratch_marker(path).unlink(missing_ok=True)

@@ -229,32 +229,6 @@ class _Heartbeat:
             self._thread.join(timeout=5)
 
 
-class _InBackground:
-    """`work(*args)` in a thread; `result()` waits for it and returns its value or raises its
-    exception."""
-
-    def __init__(self, work: Callable[..., Any], *args: Any) -> None:
-        self._value: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(work, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, work: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        try:
-            self._value = work(*args)
-        except BaseException as error:  # handed to the caller by result()
-            self._error = error
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 # The failures of an approve-and-land that leave a system comment on the task saying why (it
 # stays in review); every other refusal writes nothing at all.
 EXPLAINED = frozenset({Reason.MERGE_CONFLICT, Reason.VERIFICATION_FAILED, Reason.BASE_MOVED})
@@ -397,7 +371,7 @@ class Lander:
                 head, current = landgit.head_and_branch(live, repo)
                 trees._check_branch_name(ws, "land", current)
                 assert head is not None
-                snapshot = gitrepo.snapshot_tree(live)
+                snapshot = landgit.snapshot_tree(live, repo)
             else:
                 found = landgit.branch_tip(repo, branch)
                 if found is None and self._completed_empty(ws):
@@ -493,10 +467,10 @@ class Lander:
         def read(name: str) -> str | None:
             if live is not None:
                 return sor.read_sor_file(live, name)
-            return gitrepo.read_blob(repo, head, name)
+            return landgit.read_blob(repo, head, name)
 
         provisioned = (
-            gitrepo.read_blob(repo, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
+            landgit.read_blob(repo, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
         )
         return find_verify_command_from(
             read,
@@ -1239,21 +1213,13 @@ class Lander:
                 if verifying:  # for any landing behind it, to verify on meanwhile
                     self.queue.publish_built(beat.entry, tip, built.commit)
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
-                if not verifying:
-                    checkouts = self._check_checkouts(source, built)
-                else:
-                    # The checkouts of the base are checked while the verify command runs (both
-                    # only read: a dirty one is refused without waiting for it), and again once it
-                    # is done, right before the branch moves: a verify command can take minutes,
-                    # and the user goes on working meanwhile.
-                    checking = _InBackground(self._check_checkouts, source, built)
-                    try:
-                        verification = self._verify(source, built, used)
-                    except BaseException:
-                        checking.join()  # the verification's refusal is the answer
-                        raise
-                    checking.result()
-                    checkouts = self._check_checkouts(source, built)
+                if verifying:
+                    verification = self._verify(source, built, used)
+                # The checkouts of the base are checked once the verify command is done, right
+                # before the branch moves: a verify command can take minutes, and the user goes
+                # on working meanwhile (checked while it ran too, a checkout changed and put back
+                # would refuse nothing more: what counts is the checkout the branch moves under).
+                checkouts = self._check_checkouts(source, built)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -1476,7 +1442,7 @@ class Lander:
                     return False
                 if ws.status == "active" and path is not None:
                     now = landgit.without_bookkeeping(
-                        repo, gitrepo.snapshot_tree(path), source.provisioned
+                        repo, landgit.snapshot_tree(path, repo), source.provisioned
                     )
                     if now != source.tree or landgit.head_and_branch(path, repo)[0] != source.head:
                         warnings.append(

@@ -2,13 +2,16 @@
 board file, and a `Worktrees` rooted in a temporary folder (no mocks of git)."""
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,6 +123,25 @@ def checkout_state(repo: Path) -> tuple[dict[str, str], str, str]:
         git(repo, "status", "--porcelain=v1", "--branch", "--untracked-files=all"),
         git(repo, "show-ref"),
     )
+
+
+@contextlib.contextmanager
+def git_runs() -> Iterator[list[list[str]]]:
+    """The git processes started meanwhile in this process (their arguments), as
+    benchmarks/land.py counts them: each costs a few milliseconds of a landing."""
+    started: list[list[str]] = []
+    real_init = subprocess.Popen.__init__
+
+    def counting(self: "subprocess.Popen[Any]", args: Any, *rest: Any, **options: Any) -> None:
+        if isinstance(args, list | tuple) and Path(str(args[0])).name == "git":
+            started.append([str(arg) for arg in args[1:]])
+        real_init(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = counting  # type: ignore[method-assign]
+    try:
+        yield started
+    finally:
+        subprocess.Popen.__init__ = real_init  # type: ignore[method-assign]
 
 
 def set_verify(path: Path, command: str) -> None:

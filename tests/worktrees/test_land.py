@@ -14,7 +14,7 @@ from boardlib.events import EventKind
 from boardlib.narration import narrate
 from boardlib.worktrees import SOR_FILES
 from boardlib.worktrees.landing import Lander, LandingPreview
-from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git
+from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
 
 ANSWER = "def answer():\n    return 43\n"
 
@@ -90,6 +90,25 @@ def test_a_done_task_lands_as_one_commit_with_only_its_own_change(land: LandEnv)
     assert land.board.workspaces(task_id)[-1].status == "archived"
     assert git(land.repo, "for-each-ref", "refs/kanban") == ""  # no fence left behind
     assert land.board.store.read(lambda tx: tx.land_queue_all()) == []
+
+
+# A verified squash landing onto a checked-out base, once the lander's process is warm: git runs
+# it cannot avoid (build, checks of the checkout before and after verifying, the move, bringing
+# the checkout along, cleaning the scratch, archiving). It took 26 before they were counted.
+GIT_RUNS_PER_LANDING = 20
+
+
+def test_a_landing_runs_few_git_processes(land: LandEnv) -> None:
+    """Found by the landing benchmark (issue 23's target): each git process costs a landing about
+    3 ms, and a landing ran 26 where a bare merge-tree + commit-tree + update-ref loop runs 3."""
+    first, _ = land.task_with({"app.py": ANSWER})
+    second, _ = land.task_with({"docs/notes.md": "notes\n"})
+    land.trees.land(first, actor="bob")  # starts the kept lookup process, makes the scratch
+    with git_runs() as runs:
+        result = land.trees.land(second, actor="bob")
+    assert result.landed and result.archived and result.verification is not None
+    assert len(runs) <= GIT_RUNS_PER_LANDING, "\n".join(" ".join(run) for run in runs)
+    assert git(land.repo, "status", "--porcelain") == ""
 
 
 def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: LandEnv) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from boardlib.worktrees import gitrepo, landgit
 from boardlib.worktrees.results import GitFailure
-from tests.worktrees.conftest import GIT_ENV, file_hashes, git, make_repo
+from tests.worktrees.conftest import GIT_ENV, file_hashes, git, git_runs, make_repo
 
 
 @pytest.fixture
@@ -134,6 +134,35 @@ def test_a_linked_worktree_keeps_its_snapshot_index_and_misses_no_edit(
     # the user's own checkout keeps nothing in its git folder
     gitrepo.snapshot_tree(repo)
     assert not list((repo / ".git").glob(f"{gitrepo.SNAPSHOT_INDEX}-*"))
+
+
+def test_unchanged_work_is_the_last_snapshots_tree_without_writing_it_again(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Found by the landing benchmark: a landing snapshots the worktree twice (what lands, then
+    whether it changed before archiving), each `add` and `write-tree`. An index `add` left as
+    the last snapshot's is that snapshot's tree; any edit is still seen."""
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "task", str(linked))
+    (linked / "file3.py").write_text("VALUE = -3\n")
+    an_hour_ago = time.time() - 3600  # as an agent's finished work is: not racily clean
+    for path in linked.iterdir():
+        if path.is_file():
+            os.utime(path, (an_hour_ago, an_hour_ago))
+    first = landgit.snapshot_tree(linked, repo)
+    assert landgit.rev(repo, first) == first  # the kept lookup process, started
+    with git_runs() as runs:
+        again = landgit.snapshot_tree(linked, repo)
+    assert again == first and [run[-2:] for run in runs] == [["add", "--all"]]
+    (linked / "file3.py").write_text("VALUE = +3\n")  # same size, same second
+    (linked / "new.py").write_text("NEW = 1\n")
+    edited = landgit.snapshot_tree(linked, repo)
+    assert edited != first and edited == plain_add_tree(linked, tmp_path)
+    # a remembered tree the repository no longer holds (pruned) is written again
+    kept = next(gitrepo._index_file(linked).parent.glob(f"{gitrepo.SNAPSHOT_INDEX}-*.tree"))
+    digest = kept.read_text().split()[0]
+    kept.write_text(f"{digest} {'0' * 40}")
+    assert landgit.snapshot_tree(linked, repo) == edited
 
 
 def test_refs_are_read_afresh_and_from_a_repository_made_again(tmp_path: Path) -> None:
