@@ -1201,7 +1201,8 @@ class Lander:
                     )
                 tip = found[0]
                 made = ahead[0] if ahead else None
-                if made is not None and made.built is not None and made.built.base == tip:
+                from_ahead = made is not None and made.built is not None and made.built.base == tip
+                if made is not None and made.built is not None and from_ahead:
                     if made.refusal is not None:
                         raise made.refusal  # the same verify command on the same tree, failed
                     built, verification = made.built, made.verification  # verified while waiting
@@ -1210,7 +1211,9 @@ class Lander:
                 elif built is None or built.base != tip:  # the branch came back to it (a reset)
                     built = early
                 verifying = self._needs_verifying(source, built, verification)
-                if verifying:  # for any landing behind it, to verify on meanwhile
+                # for any landing behind it, to verify on meanwhile (a build made while waiting
+                # was said then); a landing with no verify command to run says so too
+                if verifying or not from_ahead:
                     self.queue.publish_built(beat.entry, tip, built.commit)
                 self._step("built", commit=built.commit, base=tip, attempt=attempt)
                 if verifying:

@@ -5,15 +5,16 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
-from boardlib import BoardError, Reason
+from boardlib import Board, BoardError, Reason
 from boardlib.events import EventKind
 from boardlib.narration import narrate
-from boardlib.worktrees import SOR_FILES
-from boardlib.worktrees.landing import Lander, LandingPreview
+from boardlib.worktrees import SOR_FILES, Worktrees
+from boardlib.worktrees.landing import Lander, LandingPreview, LandResult
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
 
 ANSWER = "def answer():\n    return 43\n"
@@ -208,6 +209,49 @@ def test_dry_run_builds_and_verifies_and_changes_nothing(land: LandEnv) -> None:
     assert result.verification and result.verification["exitCode"] == 0
     assert result.files == ["app.py"]
     assert (checkout_state(land.repo), board_snapshot(land, task_id)) == before
+
+
+def test_a_landing_behind_one_landed_unverified_verifies_ahead_on_its_build(
+    land: LandEnv, board_path: Path
+) -> None:
+    """Found by the landing benchmark's review: a landing with no verify command (an operator's
+    override) never said which commit it would land, so the landing waiting behind it could not
+    verify ahead on it and verified only once its turn came."""
+    first, _ = land.task_with({"first.txt": "1\n"}, verify=None, finish="review")
+    second, _ = land.task_with({"second.txt": "2\n"})
+    in_turn, verified_ahead = threading.Event(), threading.Event()
+    answers: dict[str, LandResult] = {}
+
+    def holds_its_turn(step: str, _info: dict[str, object]) -> None:
+        if step == "built":  # built, in its turn: the landing behind it joins now
+            in_turn.set()
+            verified_ahead.wait(timeout=10)
+
+    def lands_unverified() -> None:
+        with Board(board_path) as board:
+            lander = Worktrees(board).lander(on_step=holds_its_turn)
+            answers[first] = lander.land(
+                first, actor="operator", allow_unverified=True, unverified_reason="no tests"
+            )
+
+    steps: list[str] = []
+
+    def hears(step: str, _info: dict[str, object]) -> None:
+        steps.append(step)
+        if step == "verified_ahead":
+            verified_ahead.set()
+
+    thread = threading.Thread(target=lands_unverified)
+    thread.start()
+    try:
+        assert in_turn.wait(timeout=60)
+        result = land.trees.lander(on_step=hears).land(second, actor="bob")
+    finally:
+        verified_ahead.set()
+        thread.join(timeout=60)
+    assert answers[first].unverified and result.base_before == answers[first].commit
+    assert "verified_ahead" in steps, steps
+    assert result.verification is not None and result.verification["commit"] == result.commit
 
 
 def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) -> None:
