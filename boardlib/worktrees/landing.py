@@ -147,6 +147,9 @@ class LandResult(Record):
     files: list[str] = field(default_factory=list)  # paths the landing changes on the branch
     builds: int = 0  # 1, or more when the base moved meanwhile
     verification: dict[str, Any] | None = None
+    # its verify command ran while it waited in the queue, on the commit the landing ahead of it
+    # put on the branch: its turn only checked the checkouts and moved the branch
+    verified_ahead: bool = False
     unverified: bool = False  # an operator landed it without a verify command (audited)
     checkouts: list[str] = field(default_factory=list)  # checkouts of the base fast-forwarded
     archived: bool = False  # worktree removed and task branch deleted
@@ -1173,6 +1176,7 @@ class Lander:
         built: _Built | None = None
         attempt, waited_ms = 0, 0
         verification: dict[str, Any] | None = None
+        verified_ahead = False
         checkouts: list[Path] = []
         brought: list[Path] = []
         warnings: list[str] = []
@@ -1211,6 +1215,7 @@ class Lander:
                 elif built is None or built.base != tip:  # the branch came back to it (a reset)
                     built = early
                 verifying = self._needs_verifying(source, built, verification)
+                verified_ahead = from_ahead and not verifying and verification is not None
                 # for any landing behind it, to verify on meanwhile (a build made while waiting
                 # was said then); a landing with no verify command to run says so too
                 if verifying or not from_ahead:
@@ -1310,6 +1315,7 @@ class Lander:
             files=landgit.changed_paths(repo, built.base, built.commit),
             builds=attempt,
             verification=verification,
+            verified_ahead=verified_ahead,
             unverified=unverified is not None,
             checkouts=[str(path) for path in brought],
             archived=archived,

@@ -35,6 +35,7 @@ def test_land_prints_the_landing_and_the_task_shows_where_it_landed(setup) -> No
     assert dry["dryRun"] is True and dry["landed"] is False and dry["files"] == ["app.py"]
     done = kanban.ok("task", "land", task_id, "--agent", "bob", env=env)
     assert done["landed"] is True and done["commit"] == land.main()
+    assert done["verifiedAhead"] is False
     assert done["task"]["landedCommit"] == land.main() and done["archived"] is True
     shown = kanban.ok("task", "get", task_id)
     assert (shown["landedCommit"], shown["landedInto"], shown["landedBy"]) == (

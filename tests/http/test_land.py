@@ -55,6 +55,7 @@ def test_a_reviewer_previews_then_approves_and_lands(api: Api, repo: Path, tmp_p
     body = answer.json()
     head = git(repo, "rev-parse", "main")
     assert body["ok"] is True and body["landed"] is True and body["commit"] == head
+    assert body["verifiedAhead"] is False  # it waited behind nobody: verified in its turn
     assert body["task"]["status"] == "done" and body["task"]["landedBy"] == "bob"
     assert body["verification"]["exitCode"] == 0
     shown = api.client.get(f"/api/board/{task_id}", headers=bearer("bob")).json()["task"]

@@ -45,6 +45,7 @@ async def test_a_reviewer_previews_and_lands(land, board_path: Path) -> None:  #
         assert preview["state"] == "clean" and preview["summary"].startswith("lands cleanly")
         landed = await ok(bob, "land_task", task_id=task_id)
         assert landed["landed"] is True and landed["commit"] == land.main()
+        assert landed["verifiedAhead"] is False
         task = await ok(bob, "get_task", task_id=task_id)
         assert task["status"] == "done" and task["landedCommit"] == land.main()
         assert task["landedBy"] == "bob"

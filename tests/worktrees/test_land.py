@@ -252,6 +252,8 @@ def test_a_landing_behind_one_landed_unverified_verifies_ahead_on_its_build(
     assert answers[first].unverified and result.base_before == answers[first].commit
     assert "verified_ahead" in steps, steps
     assert result.verification is not None and result.verification["commit"] == result.commit
+    assert result.verified_ahead and result.to_json()["verifiedAhead"] is True
+    assert not answers[first].verified_ahead  # nothing ahead of it; nothing verified either
 
 
 def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) -> None:
