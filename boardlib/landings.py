@@ -418,7 +418,8 @@ class LandQueue:
         the operator's reason): in the event and the audit."""
         from .board import _import_models_before_the_turn, _with_review
 
-        _import_models_before_the_turn()  # the verdict is read and extended inside
+        if approve:  # the verdict is read and extended inside; landing done work reads none
+            _import_models_before_the_turn()
 
         def work(tx: "Tx") -> Task:
             now = self.board.now()

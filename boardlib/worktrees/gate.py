@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -229,6 +229,27 @@ def stop_orphaned_verify(cwd: Path) -> bool:
     return stopped
 
 
+@dataclass(frozen=True, slots=True)
+class VerifyRun:
+    """One run of a verify command, as it ended: plain data, so that a landing, which only reads
+    it, does not import the pydantic models (about 135 ms of a lander process's first landing).
+    The gate records it as the verdict's `DeterministicResult` (the same fields: a test holds
+    the two equal)."""
+
+    command: str
+    exit_code: int | None
+    passed: bool
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    duration_ms: int = 0
+    timed_out: bool = False
+
+    def recorded(self) -> "DeterministicResult":
+        from ..models import DeterministicResult
+
+        return DeterministicResult(**asdict(self))
+
+
 def run_verify_command(
     command: str,
     cwd: Path,
@@ -236,7 +257,7 @@ def run_verify_command(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: dict[str, str] | None = None,
     pass_fds: Collection[int] = (),
-) -> "DeterministicResult":
+) -> VerifyRun:
     """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
     files so a chatty or hung command cannot stall us); kill its process group at the timeout,
     and stop what it left running once it is done: nothing it started outlives the verdict (it
@@ -244,8 +265,6 @@ def run_verify_command(
     landing's scratch-checkout lock, held while it runs). The command dies with this process
     (`dying_with_parent`), and its group is recorded beside `cwd` while it runs, so the next run in
     `cwd` stops what a killed run's command started (`stop_orphaned_verify`)."""
-    from ..models import DeterministicResult
-
     stop_orphaned_verify(cwd)
     shell = shutil.which("bash") or "/bin/sh"
     environment = {
@@ -270,7 +289,7 @@ def run_verify_command(
                     preexec_fn=preexec,
                 )
             except OSError as error:
-                return DeterministicResult(
+                return VerifyRun(
                     command=command,
                     exit_code=None,
                     passed=False,
@@ -299,7 +318,7 @@ def run_verify_command(
             note = "[kanban: the command left processes running; they were stopped]"
         if note:
             stderr_tail = f"{stderr_tail.rstrip()}\n{note}".lstrip()[-TAIL_CHARS:]
-        return DeterministicResult(
+        return VerifyRun(
             command=command,
             exit_code=None if timed_out else process.returncode,
             passed=not timed_out and process.returncode == 0,
@@ -561,7 +580,7 @@ def run_gate(
                 "KANBAN_WORKTREE": str(worktree),
                 "KANBAN_VERIFY_ATTEMPT": str(attempt),
             },
-        )
+        ).recorded()
         left_behind = gitrepo.remove_created(worktree, untracked_before)
     now = board.now()
     verdict = judge(previous, deterministic, now=now, found=found)

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -110,6 +111,27 @@ def test_a_landing_runs_few_git_processes(land: LandEnv) -> None:
     assert result.landed and result.archived and result.verification is not None
     assert len(runs) <= GIT_RUNS_PER_LANDING, "\n".join(" ".join(run) for run in runs)
     assert git(land.repo, "status", "--porcelain") == ""
+
+
+def test_a_lander_process_imports_no_model_to_run_a_verify_command(
+    land: LandEnv, board_path: Path
+) -> None:
+    """Found by the landing benchmark: importing the pydantic models (only to hold how the verify
+    command ended) was about 135 ms of a lander process's first landing."""
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    script = (
+        "import json, sys\n"
+        "from boardlib import Board\n"
+        "from boardlib.worktrees import Worktrees\n"
+        f"with Board({str(board_path)!r}) as board:\n"
+        f"    result = Worktrees(board).land({task_id!r}, actor='bob')\n"
+        "print(json.dumps([result.landed, result.verification is not None,"
+        " sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic')[:3]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(done.stdout) == [True, True, []], done.stdout + done.stderr
 
 
 def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: LandEnv) -> None:

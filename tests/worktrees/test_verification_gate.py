@@ -12,12 +12,24 @@ from boardlib.models import DeterministicResult, VerificationResult, parse_verdi
 from boardlib.worktrees.gate import (
     TAIL_CHARS,
     VerifyCommand,
+    VerifyRun,
     find_verify_command,
     judge,
     route,
     run_gate,
     run_verify_command,
 )
+
+
+def test_a_verify_run_is_recorded_field_for_field() -> None:
+    """A run (plain data, what a landing reads) and its record in the verdict (the model) have
+    the same fields, so the gate's record loses nothing."""
+    assert list(DeterministicResult.model_fields) == [f for f in VerifyRun.__dataclass_fields__]
+    run = VerifyRun("c", 3, False, "out", "err", 12, True)
+    assert run.recorded() == DeterministicResult(
+        command="c", exit_code=3, passed=False, stdout_tail="out", stderr_tail="err",
+        duration_ms=12, timed_out=True,
+    )  # fmt: skip
 
 
 def test_pass_fail_and_output_tails(tmp_path):
