@@ -28,13 +28,15 @@ served one verify after another takes at least tasks x the sleep; waiting landin
 
 Each measurement prints one JSON line:
 - {"op": "land", "n", "processes", "wall_s", "landings_per_s", "p50_ms", "p99_ms", "turn_p50_ms",
-  "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing", "landers_cpu_ms_per_landing"}: latency
+  "turn_p99_ms", "git_per_landing", "cpu_ms_per_landing", "landers_cpu_ms_per_landing",
+  "verified_ahead"}: latency
   is one `land` call (queue wait included), throughput is n over the wall time from the start
   signal, the turn is how long a landing held its branch's queue (from taking the turn to the
   landing recorded: what bounds a branch's throughput); git processes per landing; CPU per
   landing, the lander's and its git's within each `land` call (its heartbeat and its wait for
   the turn included), and the landers' whole CPU over the landings (their start-up too: four
-  Python processes importing the library and opening the board);
+  Python processes importing the library and opening the board); how many of the n were verified
+  ahead, while they waited (their turn only checked the checkouts and moved the branch);
 - {"op": "bare_loop" | "bare_parallel" | "verified_loop", "n", "wall_s", "landings_per_s",
   "p50_ms", "p99_ms", "git_per_landing"};
 - {"op": "land_vs_bare", "ratio", "ratio_parallel", "turn_ratio", "target": 2.0}: bare landings/s
@@ -174,7 +176,8 @@ def worker(db: str, ids: list[str]) -> None:
             turn = (marks["recorded"] - marks["turn"]) * 1000
             steps = {step: (marks[step] - started) * 1000 for step in marks}
             print(json.dumps({"task": task_id, "ms": elapsed, "turnMs": turn, "cpuMs": cpu_ms,
-                              **spawned, "steps": steps, "commit": result.commit}),
+                              **spawned, "steps": steps, "commit": result.commit,
+                              "verifiedAhead": result.verified_ahead}),
                   flush=True)  # fmt: skip
 
 
@@ -420,6 +423,7 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
             sum(doc["all"] - doc["git"] for doc in docs) / len(docs), 1
         )
         landed["cpu_ms_per_landing"] = round(statistics.mean(doc["cpuMs"] for doc in docs), 1)
+        landed["verified_ahead"] = sum(bool(doc.get("verifiedAhead")) for doc in docs)
         landed["landers_cpu_ms_per_landing"] = round(cpu_s * 1000 / len(docs), 1)  # start-up too
         baseline = summary("bare_loop", bare[0], bare[1], files=args.files, git_per_landing=3)
         floor = summary("verified_loop", verified[0], verified[1], files=args.files,
