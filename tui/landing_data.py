@@ -15,9 +15,13 @@ from boardlib import Board, BoardError, Reason
 from boardlib.records import Task
 from boardlib.worktrees import GitFailure, Worktrees
 from boardlib.worktrees.landing import (
+    BUILT_AHEAD,
     CLEAN,
     CONFLICTS,
+    DROPPED_AHEAD,
+    FAILED_AHEAD,
     LANDED,
+    VERIFIED_AHEAD,
     LandingPreview,
     LandResult,
     OnStep,
@@ -136,8 +140,10 @@ def land(
 
 STEP_WORDS = {  # what a landing is doing after each step (`Lander(on_step=...)`)
     "joined": "waiting for its turn in the branch's queue",
-    "built_ahead": "verifying on the landing ahead of it while it waits",
-    "verified_ahead": "verified on the landing ahead; waiting for its turn",
+    BUILT_AHEAD: "verifying on the landing ahead of it while it waits",
+    VERIFIED_AHEAD: "verified on the landing ahead; waiting for its turn",
+    FAILED_AHEAD: "its verify command failed on the landing ahead; waiting for its turn",
+    DROPPED_AHEAD: "waiting for its turn (the landing ahead no longer lands what it verified on)",
     "turn": "building the result on the base's tip",
     "built": "verifying the merged tree",
     "verified": "verified; moving the branch",

@@ -73,7 +73,11 @@ STEPS = (
     "archived",
 )  # fmt: skip
 # The steps of a landing that waits behind another, heard while it waits (`_verify_ahead`).
-AHEAD_STEPS = ("built_ahead", "verified_ahead")
+BUILT_AHEAD, VERIFIED_AHEAD = "built_ahead", "verified_ahead"
+AHEAD_STEPS = (BUILT_AHEAD, VERIFIED_AHEAD)
+# What a guess told by those became before the turn, when it changed: its verify command failed
+# there, or it no longer holds (the landing ahead names another commit, or none: refused, moved).
+FAILED_AHEAD, DROPPED_AHEAD = "failed_ahead", "dropped_ahead"
 
 OnStep = Callable[[str, dict[str, Any]], None]
 
@@ -200,6 +204,14 @@ class _Ahead:
     built: _Built | None = None
     verification: dict[str, Any] | None = None
     refusal: BoardError | None = None
+    dropped: bool = False  # told `dropped_ahead`: the landing ahead no longer names `base`
+
+    @property
+    def standing(self) -> str | None:
+        """The step that says what this guess holds, None when it holds nothing."""
+        if self.built is None:
+            return None
+        return FAILED_AHEAD if self.refusal is not None else VERIFIED_AHEAD
 
 
 class _Heartbeat:
@@ -1359,7 +1371,17 @@ class Lander:
         if len(before) > VERIFY_AHEAD_DEPTH:
             return None  # a guess on so many others landing first: left to when it is nearer
         base = before[-1].built_commit if before else None
-        if base is None or (ahead and ahead[0].base == base):
+        guess = ahead[0] if ahead else None
+        if (
+            guess is not None
+            and guess.standing is not None
+            and (guess.base == base) == guess.dropped
+        ):
+            # the guess stopped holding (or holds again): whoever shows the steps must not go on
+            # saying what no longer is until the turn
+            guess.dropped = not guess.dropped
+            self._step(DROPPED_AHEAD if guess.dropped else guess.standing, base=guess.base)
+        if base is None or (guess is not None and guess.base == base):
             return None
         made = _Ahead(base)
         try:
@@ -1371,7 +1393,7 @@ class Lander:
                 self.queue.publish_built(mine, base, None)
             return made
         self.queue.publish_built(mine, base, built.commit)
-        self._step("built_ahead", commit=built.commit, base=base)
+        self._step(BUILT_AHEAD, commit=built.commit, base=base)
         made.built = built
         try:
             made.verification = self._verify(source, built, used, ahead=True)
@@ -1379,10 +1401,12 @@ class Lander:
             self.queue.publish_built(mine, base, None)  # it would not land: nothing to build on
             if isinstance(error, BoardError) and error.reason == Reason.VERIFICATION_FAILED:
                 made.refusal = error
+                self._step(FAILED_AHEAD, commit=built.commit, base=base)
             else:
                 made.built = None  # no scratch checkout free, say: the turn verifies
+                self._step(DROPPED_AHEAD, base=base)
             return made
-        self._step("verified_ahead", commit=built.commit, base=base)
+        self._step(VERIFIED_AHEAD, commit=built.commit, base=base)
         return made
 
     def _next_fence(self, entry: QueueEntry) -> str | None:

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from boardlib import Board, ManualClock
-from tests.tui.conftest import OPERATOR, Notes, fresh, settled, shown_question, until
+from tests.tui.conftest import (
+    OPERATOR,
+    Notes,
+    fresh,
+    make_app,
+    settled,
+    shown_question,
+    until,
+)
 from tests.tui.test_drawer import drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
@@ -434,3 +442,76 @@ def test_a_preview_that_cannot_land_says_so_once() -> None:
     board_says = "cannot land TASK-8: it is not reviewed"
     assert said(board_says) == f"  {board_says}"
     assert said("main shares no history") == "  cannot land: main shares no history"
+
+
+@pytest.mark.slow  # three landings of one branch, two in threads of their own
+async def test_a_guess_that_stops_holding_is_not_still_shown_as_verified_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper: a landing waiting in its branch's queue verified on the
+    commit the landing ahead would land (docs/landing.md, verifying ahead); that guess then
+    failed (the landing ahead's own verify command failed there, so it would never land that
+    commit), and the drawer went on saying "verified on the landing ahead" until the task's
+    turn. The lander now tells that the guess no longer holds, and the drawer says so."""
+    import threading
+    import time
+
+    from boardlib import BoardError
+    from boardlib.worktrees import Worktrees
+    from tests.tui.test_inbox import work_to_land
+
+    first_go, second_go = tmp_path / "first-go", tmp_path / "second-go"
+    held = 'if [ -n "$KANBAN_LANDING" ]; then while [ ! -e {go} ]; do sleep 0.02; done; {then}; fi'
+    path = tmp_path / "board.db"
+    land, mine, clock, _ = work_to_land(tmp_path, monkeypatch, path)
+    app = make_app(path, clock, open_task=mine)
+    try:
+        first, _ = land.task_with(
+            {"first.txt": "1\n"}, verify=held.format(go=first_go, then="true")
+        )
+        second, _ = land.task_with(
+            {"second.txt": "2\n"}, verify=held.format(go=second_go, then="exit 3")
+        )
+        answers: dict[str, str] = {}
+
+        def lands(task_id: str) -> None:
+            with Board(path) as board:
+                try:
+                    answers[task_id] = Worktrees(board).land(task_id, actor="bob").commit or ""
+                except BoardError as error:
+                    answers[task_id] = error.reason.value
+
+        def built(task_id: str) -> bool:
+            entry = land.trees.lander().queue.entry_of_task(task_id)
+            return entry is not None and entry.built_commit is not None
+
+        threads = [threading.Thread(target=lands, args=(task,)) for task in (first, second)]
+        try:
+            for thread, task in zip(threads, (first, second), strict=True):
+                thread.start()  # the first verifies its turn; the second verifies on it
+                deadline = time.monotonic() + 60
+                while not built(task):
+                    assert time.monotonic() < deadline, f"{task} never built"
+                    time.sleep(0.02)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await opened(pilot, app, mine)
+                await until(pilot, lambda: "W: land" in landing_text(app), timeout=30)
+                await pilot.press("W")
+                await confirm(pilot, app)
+                await pilot.press("y")
+                await until(pilot, lambda: "verified on the landing ahead" in landing_text(app))
+                second_go.touch()  # the second's guess fails: it will never land what it built
+                await until(pilot, lambda: not built(second))
+                await until(pilot, lambda: "no longer lands" in landing_text(app))
+                assert "verified on the landing ahead" not in landing_text(app)
+                first_go.touch()
+                await until(pilot, lambda: fresh(path, mine).landed_commit, 60)
+        finally:
+            first_go.touch()
+            second_go.touch()
+            for thread in threads:
+                thread.join(timeout=120)
+        assert answers == {first: answers[first], second: "verification_failed"}
+        assert len(answers[first]) == 40
+    finally:
+        land.board.close()

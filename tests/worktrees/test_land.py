@@ -15,7 +15,13 @@ from boardlib import Board, BoardError, Reason
 from boardlib.events import EventKind
 from boardlib.narration import narrate
 from boardlib.worktrees import SOR_FILES, Worktrees
-from boardlib.worktrees.landing import Lander, LandingPreview, LandResult
+from boardlib.worktrees.landing import (
+    BUILT_AHEAD,
+    FAILED_AHEAD,
+    Lander,
+    LandingPreview,
+    LandResult,
+)
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
 
 ANSWER = "def answer():\n    return 43\n"
@@ -1117,3 +1123,49 @@ def test_a_branch_moved_back_under_a_landing_gets_a_build_on_its_tip(land: LandE
     result = land.trees.lander(on_step=on_step).land(task_id, actor="bob", into="release")
     assert result.builds == 2 and git(land.repo, "rev-parse", "release") == result.commit
     assert git(land.repo, "rev-parse", f"{result.commit}^") == a  # not the removed commit
+
+
+def test_a_guess_whose_verify_command_failed_says_so_while_it_waits(
+    land: LandEnv, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: a waiting landing's verify command failed on the commit the
+    landing ahead would land, and its last step stayed `built_ahead` ("verifying on the landing
+    ahead") until its turn. It now tells `failed_ahead`; the turn on that commit is refused."""
+    import threading
+    import time
+
+    go = tmp_path / "go"
+    first, _ = land.task_with(
+        {"one.py": "ONE = 1\n"},
+        verify=f'if [ -n "$KANBAN_LANDING" ]; then while [ ! -e {go} ]; do sleep 0.02; done; fi',
+    )
+    second, _ = land.task_with(
+        {"two.py": "TWO = 2\n"}, verify='if [ -n "$KANBAN_LANDING" ]; then exit 3; fi'
+    )
+    steps: list[str] = []
+    answers: dict[str, object] = {}
+
+    def lands_first() -> None:
+        answers[first] = land.trees.lander().land(first, actor="bob").commit
+
+    ahead = threading.Thread(target=lands_first)
+    ahead.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(entry.built_commit for entry in land.trees.lander().queue.all_entries()):
+            assert time.monotonic() < deadline, "the first never built"
+            time.sleep(0.02)
+
+        def on_step(step: str, _info: dict[str, object]) -> None:
+            steps.append(step)
+            if step == FAILED_AHEAD:
+                go.touch()
+
+        with pytest.raises(BoardError) as caught:
+            land.trees.lander(on_step=on_step).land(second, actor="bob")
+    finally:
+        go.touch()
+        ahead.join(timeout=120)
+    assert caught.value.reason == Reason.VERIFICATION_FAILED
+    assert steps[:3] == ["joined", BUILT_AHEAD, FAILED_AHEAD], steps
+    assert answers[first] == land.main()
