@@ -79,8 +79,10 @@ class Caller:
             return self.actor
         return holder or self.actor
 
-    def reviewer(self, named: str | None) -> str:
-        """Who judges: the token's agent, else the body's agent, else the operator itself."""
+    def acting(self, named: str | None) -> str:
+        """Who acts where the caller may act itself (a judge, a lander, an unblock, a drop): the
+        token's agent, else the body's agent, else the caller (on an open server, the operator),
+        as the CLI's `--agent` defaults to operator."""
         if self.identity.is_agent or named is not None:
             return self.agent(named)
         return self.actor

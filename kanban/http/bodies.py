@@ -262,6 +262,12 @@ AgentField = Field(
     description="Who acts. With an agent token it is the token's agent (naming another is "
     "refused); otherwise required.",
 )
+# Where the operator may act too, as the CLI's `--agent` defaults to operator.
+ActorField = Field(
+    default=None,
+    description="Who acts. With an agent token it is the token's agent (naming another is "
+    "refused); without one, the agent named, else the caller (the operator).",
+)
 
 
 class ClaimNextBody(Body):
@@ -308,7 +314,7 @@ class TransferBody(HolderBody):
 class ReviewBody(Body):
     """approve: the reviewer, and the epoch of the attempt it judged."""
 
-    agent: Name | None = AgentField
+    agent: Name | None = ActorField
     epoch: Epoch | None = None
 
 
@@ -317,15 +323,16 @@ class RejectBody(ReviewBody):
     comments: Annotated[list[ReviewCommentBody], Field(max_length=NOTES_MAX)] | None = None
 
 
-class UnblockBody(Body):
+class ActorBody(Body):
+    """drop, restore: who acts (an agent names itself, as the holder of a blocked task or an
+    agent whose restore the children ceiling holds to), and the epoch it read."""
+
+    agent: Name | None = ActorField
+    epoch: Epoch | None = None
+
+
+class UnblockBody(ActorBody):
     note: Text | None = None
-    epoch: Epoch | None = None
-
-
-class EpochBody(Body):
-    """drop, restore."""
-
-    epoch: Epoch | None = None
 
 
 # -- landing (beyond the seed) ----------------------------------------------------------------
@@ -365,7 +372,7 @@ class LandBody(Body):
 class SyncBody(Body):
     """`kanban task workspace sync`: bring the base branch's tip into the task's worktree."""
 
-    agent: Name | None = AgentField
+    agent: Name | None = ActorField
     strategy: Literal["merge", "rebase"] = "merge"
     into: Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None = None
     epoch: Epoch | None = None

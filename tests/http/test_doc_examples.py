@@ -162,6 +162,50 @@ def test_the_routes_table_lists_every_route_the_server_declares(tmp_path: Path) 
     assert unsaid == [], "query parameters the table does not name"
 
 
+def test_the_lease_bodies_table_matches_the_schema(tmp_path: Path) -> None:
+    """The page once said every lease verb takes `{"agent", "epoch"}` while unblock refused an
+    `agent` (and drop and restore took only an epoch): the table of lease bodies now lists, for
+    every lease route the server declares, exactly the fields its schema has, the required ones
+    marked."""
+    from kanban.http.app import ServerSettings, create_app
+
+    db = tmp_path / "board.db"
+    Board(db).close()
+    document = create_app(ServerSettings(db=db, upkeep=False)).openapi()
+    schemas = document["components"]["schemas"]
+
+    def fields(operation: dict) -> dict[str, bool]:
+        """The body's fields, each with whether it is required."""
+        schema = operation["requestBody"]["content"]["application/json"]["schema"]
+        ref = next(part["$ref"] for part in schema.get("anyOf", [schema]) if "$ref" in part)
+        body = schemas[ref.rsplit("/", 1)[1]]
+        return {name: name in body.get("required", []) for name in body["properties"]}
+
+    served = {
+        (method.upper(), path.removeprefix("/api/board/").replace("{task_id}", "{taskId}")): fields(
+            operation
+        )
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if "lease" in operation.get("tags", [])
+    }
+    page = (REPO / "docs" / "http.md").read_text()
+    table = page.split("<!-- lease bodies -->\n", 1)[1].split("\n\n", 1)[0]
+    documented: dict[tuple[str, str], dict[str, bool]] = {}
+    for row in table.splitlines()[2:]:
+        method, paths, body = row.strip("| ").split(" | ")
+        said = {
+            name: required == " (required)"
+            for name, required in re.findall(r"`(\w+)`( \(required\))?", body)
+        }
+        documented |= {(method, path): said for path in re.findall(r"`([^`]+)`", paths)}
+    # `team` is also taken as `teamId` (an alias the schema does not list)
+    documented[("POST", "claim-next")].pop("teamId")
+    assert sorted(served.keys() - documented.keys()) == [], "lease routes the table leaves out"
+    assert sorted(documented.keys() - served.keys()) == [], "rows naming no lease route"
+    assert {key: documented[key] for key in served} == served
+
+
 def test_the_servers_own_reasons_are_declared_once_and_documented() -> None:
     """`shutting_down`, `unsupported_encoding` (and the other refusals only the server makes)
     were string literals in kanban/http, declared nowhere beside the board's reasons: each is

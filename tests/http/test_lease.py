@@ -168,6 +168,26 @@ def test_block_and_unblock(api: Api) -> None:
     refused(post(api, task["id"], "unblock"), 409, "invalid_state")
 
 
+def test_unblock_drop_and_restore_act_as_the_agent_the_body_names(api: Api) -> None:
+    """These took no `agent` (400 "Extra inputs are not permitted") and acted as the operator,
+    where the CLI's `--agent` and the page's table let an agent act as itself and be held to an
+    agent's rules: the holder of a blocked task unblocks it, another agent may not."""
+    task = api.claimed("alice")
+    ok_task(post(api, task["id"], "block", {"agent": "alice", "reason": "needs a key"}))
+    before = api.fingerprint()
+    refused(post(api, task["id"], "unblock", {"agent": "bob", "epoch": 1}), 403, "not_assignee")
+    assert api.fingerprint() == before
+    ok_task(post(api, task["id"], "unblock", {"agent": "alice", "epoch": 1, "note": "got it"}))
+    assert api.events()[-1].actor == "alice"
+    with api.reader() as other:
+        assert other.comments(task["id"])[-1].author_agent_id == "alice"
+    for verb, kind in (("drop", "task_dropped"), ("restore", "task_restored")):
+        ok_task(post(api, task["id"], verb, {"agent": "bob"}))
+        assert (api.events()[-1].kind, api.events()[-1].actor) == (kind, "bob")
+    ok_task(post(api, task["id"], "drop", {}))  # naming nobody: the operator, as before
+    assert api.events()[-1].actor == "operator"
+
+
 def test_release_gives_the_task_back(api: Api) -> None:
     task = api.claimed("alice")
     ok_task(post(api, task["id"], "release", {"agent": "alice", "epoch": 1}))

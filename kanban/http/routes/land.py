@@ -36,7 +36,7 @@ def land(task_id: str, who: Who, body: Annotated[LandBody | None, Body()] = None
     body = body or LandBody()
     result = who.trees.land(
         task_id,
-        actor=who.reviewer(body.agent),
+        actor=who.acting(body.agent),
         into=body.into,
         strategy=body.strategy,
         dry_run=body.dry_run,
@@ -77,7 +77,7 @@ def preview(
 @envelope("message", not_found="workspace not found")
 def sync(task_id: str, who: Who, body: Annotated[SyncBody | None, Body()] = None) -> JSONResponse:
     body = body or SyncBody()
-    actor = who.agent(body.agent) if who.identity.is_agent or body.agent else who.actor
+    actor = who.acting(body.agent)
     result = who.trees.sync(
         task_id, actor=actor, strategy=body.strategy, into=body.into, epoch=body.epoch
     )

@@ -14,10 +14,10 @@ from boardlib import Task
 from boardlib.config import minutes_to_ms
 
 from ..bodies import (
+    ActorBody,
     BlockBody,
     ClaimNextBody,
     CompleteBody,
-    EpochBody,
     ExtendLeaseBody,
     HolderBody,
     ProgressBody,
@@ -118,12 +118,12 @@ def approve(
     task_id: str, who: Who, body: Annotated[ReviewBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or ReviewBody()
-    return _task(who.board.approve(task_id, who.reviewer(body.agent), epoch=body.epoch))
+    return _task(who.board.approve(task_id, who.acting(body.agent), epoch=body.epoch))
 
 
 @_verb("reject", "Send the work back to todo with a reason (never by one of its builders)")
 def reject(task_id: str, body: RejectBody, who: Who) -> JSONResponse:
-    reviewer = who.reviewer(body.agent)
+    reviewer = who.acting(body.agent)
     if not body.comments:
         return _task(who.board.reject(task_id, reviewer, body.reason, epoch=body.epoch))
     notes = [note.model_dump(exclude_none=True) for note in body.comments]
@@ -141,7 +141,8 @@ def unblock(
     task_id: str, who: Who, body: Annotated[UnblockBody | None, Body()] = None
 ) -> JSONResponse:
     body = body or UnblockBody()
-    return _task(who.board.unblock(task_id, note=body.note, actor=who.actor, epoch=body.epoch))
+    actor = who.acting(body.agent)
+    return _task(who.board.unblock(task_id, note=body.note, actor=actor, epoch=body.epoch))
 
 
 @_verb("release", "The holder gives the task back to todo")
@@ -159,14 +160,14 @@ def transfer(task_id: str, body: TransferBody, who: Who) -> JSONResponse:
 
 
 @_verb("drop", "Soft-delete: hidden and never claimable, restorable")
-def drop(task_id: str, who: Who, body: Annotated[EpochBody | None, Body()] = None) -> JSONResponse:
-    body = body or EpochBody()
-    return _task(who.board.drop(task_id, actor=who.actor, epoch=body.epoch))
+def drop(task_id: str, who: Who, body: Annotated[ActorBody | None, Body()] = None) -> JSONResponse:
+    body = body or ActorBody()
+    return _task(who.board.drop(task_id, actor=who.acting(body.agent), epoch=body.epoch))
 
 
 @_verb("restore", "Undo a drop")
 def restore(
-    task_id: str, who: Who, body: Annotated[EpochBody | None, Body()] = None
+    task_id: str, who: Who, body: Annotated[ActorBody | None, Body()] = None
 ) -> JSONResponse:
-    body = body or EpochBody()
-    return _task(who.board.restore(task_id, actor=who.actor, epoch=body.epoch))
+    body = body or ActorBody()
+    return _task(who.board.restore(task_id, actor=who.acting(body.agent), epoch=body.epoch))
