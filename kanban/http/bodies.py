@@ -122,6 +122,19 @@ class Body(BaseModel):
     )
 
 
+AgentField = Field(
+    default=None,
+    description="Who acts. With an agent token it is the token's agent (naming another is "
+    "refused); otherwise required.",
+)
+# Where the operator may act too, as the CLI's `--agent` defaults to operator.
+ActorField = Field(
+    default=None,
+    description="Who acts. With an agent token it is the token's agent (naming another is "
+    "refused); without one, the agent named, else the caller (the operator).",
+)
+
+
 # -- seed 003 ---------------------------------------------------------------------------------
 
 
@@ -238,36 +251,32 @@ class LinkDepBody(Body):
 
 
 class ProvisionBody(Body):
-    """`provisionWorkspaceBody`."""
+    """`provisionWorkspaceBody`, plus the holder's `epoch` and the `agent` that acts."""
 
     repo_path: Annotated[str, Field(min_length=1, max_length=REPO_PATH_MAX)]
     base_sha: Annotated[str, Field(max_length=NAME_MAX)] | None = None
     base_ref: Annotated[str, Field(max_length=BASE_REF_MAX)] | None = None
     kind: Annotated[str, Field(max_length=KIND_MAX)] | None = None
     epoch: Epoch | None = None
+    agent: Name | None = ActorField
 
 
 class WorkspaceActionBody(Body):
-    """`workspaceActionBody`, plus the holder's `epoch` and, for `complete`, a `summary`."""
+    """`workspaceActionBody`, plus the holder's `epoch`, the `agent` that acts and, for
+    `complete`, a `summary`."""
 
     action: Literal["pause", "complete"]
     epoch: Epoch | None = None
     summary: Text | None = None
+    agent: Name | None = Field(
+        default=None,
+        description="Who acts. With an agent token it is the token's agent (naming another is "
+        "refused); without one, the agent named, else for pause the caller (the operator) and "
+        "for complete the task's holder, its builder.",
+    )
 
 
 # -- the lease protocol (beyond the seed) -----------------------------------------------------
-
-AgentField = Field(
-    default=None,
-    description="Who acts. With an agent token it is the token's agent (naming another is "
-    "refused); otherwise required.",
-)
-# Where the operator may act too, as the CLI's `--agent` defaults to operator.
-ActorField = Field(
-    default=None,
-    description="Who acts. With an agent token it is the token's agent (naming another is "
-    "refused); without one, the agent named, else the caller (the operator).",
-)
 
 
 class ClaimNextBody(Body):

@@ -244,6 +244,27 @@ def test_complete_with_work_runs_the_gate(api: Api, repo: Path) -> None:
     assert json.loads(stored.verification or "{}")["status"] == "pass"
 
 
+def test_the_worktree_routes_record_the_agent_the_body_names(api: Api, repo: Path) -> None:
+    """Provision and pause over HTTP recorded `operator` even for the task's holder, where the
+    CLI and MCP record the agent: the body may name it (held to an agent's rules), and a seed
+    client that names nobody acts as the operator, as before."""
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    theirs = provision(api, task["id"], repo, agent="bob")
+    assert theirs.status_code == 403 and theirs.json()["reason"] == "not_assignee"
+    assert api.fingerprint() == before
+    assert provision(api, task["id"], repo, agent="alice", epoch=1).status_code == 200
+    assert (api.events()[-1].kind, api.events()[-1].actor) == ("workspace_provisioned", "alice")
+    route = f"/api/board/{task['id']}/workspace"
+    paused = api.client.patch(route, json={"action": "pause", "agent": "alice"})
+    assert paused.status_code == 200, paused.text
+    assert api.events()[-1].actor == "alice"
+    assert provision(api, task["id"], repo).status_code == 200
+    assert api.events()[-1].actor == "operator"
+    theirs = api.client.patch(route, json={"action": "complete", "agent": "bob"})
+    assert theirs.status_code == 403 and theirs.json()["reason"] == "not_assignee"
+
+
 def test_workspace_action_refusals(api: Api, repo: Path) -> None:
     task_id, _ = provisioned(api, repo)
     plain = api.create()

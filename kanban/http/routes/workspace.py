@@ -76,7 +76,7 @@ def provision(task_id: str, body: ProvisionBody, who: Who) -> JSONResponse:
         base_sha=body.base_sha,
         base_ref=body.base_ref,
         kind=body.kind,
-        actor=who.actor,
+        actor=who.acting(body.agent),
         epoch=body.epoch,
     )
     return reply({"ok": True, **made.to_json()})
@@ -114,12 +114,11 @@ def resume(task_id: str, who: Who) -> JSONResponse:
 @envelope("message", not_found="workspace not found")
 def workspace_action(task_id: str, body: WorkspaceActionBody, who: Who) -> JSONResponse:
     if body.action == "pause":
-        paused = who.trees.pause(task_id, actor=who.actor, epoch=body.epoch)
+        paused = who.trees.pause(task_id, actor=who.acting(body.agent), epoch=body.epoch)
         return reply({"ok": True, **paused.to_json()})
-    if who.identity.is_agent:
-        assert who.identity.name is not None
-        builder = who.identity.name
-    else:
+    if who.identity.is_agent or body.agent is not None:
+        builder = who.agent(body.agent)
+    else:  # seed 003's body names nobody: the holder completes its own work
         task = who.board.get_task(task_id)
         found = task.assignee_agent_id or task.builder
         if found is None:
