@@ -47,7 +47,7 @@ from .gate import (
 )
 from .layout import branch_name
 from .lock import WorktreeLock
-from .results import REPLAYED, GitFailure, name_files
+from .results import DONE_SYNC, REPLAYED, REVIEW_SYNC, GitFailure, name_files
 
 if TYPE_CHECKING:
     from .manager import Worktrees
@@ -628,13 +628,17 @@ class Lander:
         return f"{title} ({task.id})\n\n{body}", f"Merge {task.id}: {title}\n\n{body}"
 
     def _conflict(self, source: _Source, tip: str, files: list[str], step: str) -> BoardError:
-        """`merge_conflict` in words every surface can show: who syncs the worktree, and how, is
-        each surface's hint (the MCP tools, the CLI's commands), decided by the task's `status`;
-        a replay's conflict (`why`: `replayed`) has the strategies that land the work as one
-        change. Found by an exploring helper: the refusal quoted `kanban task workspace sync` to
-        an MCP reviewer, on done work an agent may not sync."""
+        """`merge_conflict` in words every surface can show: handed-in work says who may sync
+        it (the same words as the MCP hint), how is each surface's hint (the MCP tools, the
+        CLI's commands), decided by the task's `status`; a replay's conflict (`why`: `replayed`)
+        has the strategies that land the work as one change. Found by exploring helpers: the
+        refusal quoted `kanban task workspace sync` to an MCP reviewer, on done work an agent
+        may not sync, and then said a sync lets the files be resolved without saying whose."""
         shown = name_files(files, 10)
         sync = "a sync of the worktree with the base lets them be resolved"
+        who_syncs = {t.DONE: DONE_SYNC, t.IN_REVIEW: REVIEW_SYNC}.get(source.task.status)
+        if who_syncs is not None:  # handed in: the lander may not sync it (an agent never does)
+            sync = f"{sync}, and {who_syncs}"
         # A replay can conflict where the work as a whole merges (found in tmux: the preview
         # said "lands cleanly", the sync it advised was done already): say the other way.
         advice = (

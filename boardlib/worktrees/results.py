@@ -43,6 +43,11 @@ CHECKOUT_STATES = (CHECKED_OUT, PAUSED, KEPT, CLEANED, MISSING)
 # rebase): the work as one change (squash, merge) may still merge.
 REPLAYED = "replayed"
 
+# Who may sync handed-in work (`sync` refuses an agent: docs/landing.md), in the words a landing's
+# `merge_conflict` and the MCP hints both say, so no surface tells an agent to sync it.
+DONE_SYNC = "only an operator may sync done work"
+REVIEW_SYNC = "only an operator may sync work in review, or its builder once it is rejected back"
+
 
 @dataclass(frozen=True, slots=True)
 class CheckoutState(Record):

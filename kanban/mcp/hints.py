@@ -17,15 +17,15 @@ from typing import Any
 from boardlib import attention
 from boardlib import transitions as t
 from boardlib.errors import Reason
-from boardlib.worktrees.results import REPLAYED
+from boardlib.worktrees.results import DONE_SYNC, REPLAYED
 
 from .catalog import TOOLS
 
 # Done work is judged work: only an operator may sync or change it (docs/landing.md), and done
 # work that has not landed already waits in the operators' inbox.
 _DONE_CONFLICT = (
-    "only an operator may sync done work: tell one which files conflict (the board lists it "
-    "for them already; they sync it, resolve them and land again)"
+    f"{DONE_SYNC}: tell one which files conflict (the board lists it for them already; they "
+    "sync it, resolve them and land again)"
 )
 _DONE_FAILURE = (
     "only an operator may change done work: tell one what failed (the board lists it for them "

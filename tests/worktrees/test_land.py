@@ -22,6 +22,7 @@ from boardlib.worktrees.landing import (
     LandingPreview,
     LandResult,
 )
+from boardlib.worktrees.results import DONE_SYNC, REVIEW_SYNC
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
 
 ANSWER = "def answer():\n    return 43\n"
@@ -418,6 +419,19 @@ def test_handed_in_work_is_synced_by_an_operator_only(land: LandEnv) -> None:
         land.trees.sync(second, actor="operator")
     assert caught.value.reason == Reason.MERGE_CONFLICT
     assert caught.value.message.endswith("resolve them, then land again")
+
+
+def test_a_conflict_says_who_may_sync_handed_in_work(land: LandEnv) -> None:
+    """Found by an exploring helper: landing conflicting done work over HTTP or the CLI said "a
+    sync of the worktree with the base lets them be resolved", where an agent's sync of done
+    work (or work in review) is refused: the refusal says whose sync it is, in the words the
+    MCP hint says (`_DONE_CONFLICT` imports them)."""
+    first, _ = land.task_with({"app.py": ANSWER})
+    done, _ = land.task_with({"app.py": "def answer():\n    return 44\n"})
+    review, _ = land.task_with({"app.py": "def answer():\n    return 45\n"}, finish="review")
+    land.trees.land(first, actor="bob")
+    assert refused(land, done, Reason.MERGE_CONFLICT).message.endswith(f"resolved, and {DONE_SYNC}")
+    assert refused_with_comment(land, review).message.endswith(f"resolved, and {REVIEW_SYNC}")
 
 
 def conflicted_after_sync(land: LandEnv, strategy: str = "merge") -> tuple[str, Path, str]:
