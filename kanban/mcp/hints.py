@@ -201,8 +201,9 @@ HINTS: dict[str, str] = {
         "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
         "working on it and call {claim_next}."
     ),
+    # Said to a builder approving or rejecting its work in review, and landing it done too.
     Reason.SELF_REVIEW: (
-        "You worked on this task, so you may not judge it; leave it in review for another "
+        "You worked on this task, so you may not judge it or land it; leave that to another "
         "agent or a person."
     ),
     Reason.CAP_EXCEEDED: (

@@ -38,6 +38,18 @@ async def test_the_builder_is_refused_and_nothing_changes(land, board_path: Path
     assert (fingerprint(board_path), checkout_state(land.repo)) == before
 
 
+async def test_the_builder_landing_its_done_work_is_not_told_it_is_in_review(  # type: ignore[no-untyped-def]
+    land, board_path: Path
+) -> None:
+    """Found by an exploring helper: the builder landing its own done task was told to "leave it
+    in review for another agent or a person", of a task that is not in review."""
+    task_id, _ = land.task_with({"app.py": ANSWER})  # the gate passed it: done
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        doc = await refused(alice, "land_task", "self_review", task_id=task_id)
+    assert land.board.get_task(task_id).status == "done"
+    assert "in review" not in doc["hint"] and "land it" in doc["hint"], doc["hint"]
+
+
 async def test_a_reviewer_previews_and_lands(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
     async with mcp_session(board_path, "bob", **server_env(land)) as bob:
