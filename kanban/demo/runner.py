@@ -413,23 +413,6 @@ def run_demo(
             agents=agents, notify=notify, repo_path=repo, worktrees_root=worktrees,
         )  # fmt: skip
         team = ", ".join(f"{m.name} ({m.role or 'any'})" for m in fleet.members if m.name != LEAD)
-        say(f"kanban demo: board at {db_path}, repository {repo}")
-        # from another terminal while it runs: the folder goes when it ends, unless --keep
-        while_on = "" if keep else "   (while the demo runs; --keep keeps it after)"
-        say(f"  watch it:   kanban tui --db {db_path}{while_on}")
-        say(f"  or query:   kanban task list --db {db_path}")
-        say(
-            f"  {tasks} tasks, agents: {team}, lead; lease {pace.lease_ms / 1000:g} s; "
-            f"speed {speed:g}; seed {seed}; log {log_path}"
-        )
-        booting = time.monotonic()
-        if not fleet.start():
-            if fleet.failures:
-                raise _TeamFailed
-            say("kanban demo: some agents were slow to start; going on without waiting")
-        started, started_ms = time.monotonic(), board.now()
-        say(f"  team up in {started - booting:.1f} s")
-        deadline = None if duration is None else started + duration
         crew = fleet
 
         def terminal_gone() -> None:
@@ -445,6 +428,24 @@ def run_demo(
         tui = (
             _open_tui(db_path, poll_ms, terminal_gone, announce, user_keymap) if open_tui else None
         )
+        say(f"kanban demo: board at {db_path}, repository {repo}")
+        if tui is None:  # under the TUI these lines would show only once it closed, the demo over
+            # from another terminal while it runs: the folder goes when it ends, unless --keep
+            while_on = "" if keep else "   (while the demo runs; --keep keeps it after)"
+            say(f"  watch it:   kanban tui --db {db_path}{while_on}")
+            say(f"  or query:   kanban task list --db {db_path}")
+        say(
+            f"  {tasks} tasks, agents: {team}, lead; lease {pace.lease_ms / 1000:g} s; "
+            f"speed {speed:g}; seed {seed}; log {log_path}"
+        )
+        booting = time.monotonic()
+        if not fleet.start():
+            if fleet.failures:
+                raise _TeamFailed
+            say("kanban demo: some agents were slow to start; going on without waiting")
+        started, started_ms = time.monotonic(), board.now()
+        say(f"  team up in {started - booting:.1f} s")
+        deadline = None if duration is None else started + duration
         if tui is not None:
             timer = None
             if duration is not None:

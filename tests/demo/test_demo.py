@@ -489,6 +489,28 @@ def test_the_demo_opens_the_board_while_the_team_works(
     assert multiprocessing.active_children() == []
 
 
+def test_the_advice_to_watch_is_printed_only_where_it_can_be_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper: with the TUI, "watch it: kanban tui --db ... (while the
+    demo runs...)" was printed under it, so it showed only once the TUI closed, the demo over,
+    just before "removed ...". It is printed without the TUI (from another terminal, while the
+    feed runs), never with it. The TUI is a stand-in the operator quits at once, as in the test
+    above."""
+    app = types.ModuleType("tui.launch")
+    app.run_tui = lambda db_path, **_: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tui", types.ModuleType("tui"))
+    monkeypatch.setitem(sys.modules, "tui.launch", app)
+    small = {"agents": 2, "tasks": 3, "keep": False}
+    code, out = _demo(tmp_path / "tui", open_tui=True, duration=None, **small)
+    assert code == EXIT_OK, out
+    assert "removed" in out and "watch it" not in out and "or query" not in out, out
+    code, out = _demo(tmp_path / "feed", duration=0.5, **small)
+    assert code == EXIT_OK, out
+    advice = out.index("watch it:   kanban tui --db")
+    assert advice < out.index("team up") and "(while the demo runs" in out, out
+
+
 def test_a_closed_pipe_ends_the_demo_and_still_cleans_up(tmp_path: Path) -> None:
     """`kanban demo --no-tui | head`: the reader goes away; the demo stops its team, removes its
     folder and exits without a traceback."""
