@@ -7,11 +7,9 @@
 - **Shutdown.** SIGTERM or Ctrl-C: end the live event streams at once, let in-flight requests
   finish, stop the feed and the upkeep, checkpoint the WAL, close the board, exit 0; all within
   `graceful_s` (a request thread still running then is left behind).
-- **Cut off.** A request still running when the in-flight budget is spent is cancelled by
-  uvicorn; its client gets seed 003's envelope, 503 `shutting_down` with Retry-After (it may or
-  may not have taken effect), not uvicorn's text/plain 500.
-- **Malformed.** A request uvicorn's HTTP parser refuses (a bad Content-Length, a Transfer-Encoding
-  other than chunked, a broken chunk) gets the seed's 400 envelope, not uvicorn's text/plain one.
+- **Seed envelopes, never uvicorn's text/plain.** A request cut off when the in-flight budget
+  is spent gets 503 `shutting_down` with Retry-After (it may or may not have taken effect); one
+  uvicorn's HTTP parser refuses (a bad Content-Length or chunk) gets the 400 envelope.
 - **Watchdog.** If shutdown gets stuck anyway, the process exits 1 at `graceful_s` + 2 s at the
   latest. docs/architecture.md, "The change feed and shutdown", has the steps and their budgets.
 """
