@@ -147,10 +147,17 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
     ]
 
 
-# A code task's own checkout: where its files are changed, and the complete that judges them.
+# A code task's own checkout: where its files are changed, the handoff that names the command
+# judging them, and the complete that runs it. Without the handoff step the gate found no command
+# in a scaffolded worktree (init.sh's VERIFY_CMD is empty unless an operator set one) and blocked
+# every shell agent's first code task for an operator (found by an exploring helper).
 WORKTREE_COMMANDS = [
     'ws=$(kanban task workspace provision "$id" --epoch "$epoch" --repo .)   # from this root',
     'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
+    "verify='make test'   # the command that checks this work: this project's tests",
+    'kanban task workspace handoff "$id" --epoch "$epoch" --template'
+    ' | jq --arg verify "$verify" \'.runtime = "shell" | .commands.verify = $verify\''
+    ' | kanban task workspace handoff "$id" --epoch "$epoch" --file -   # the gate runs it',
     'kanban task workspace complete "$id" --epoch "$epoch" --summary "what changed"',
 ]
 
@@ -296,8 +303,9 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
             ]
         ),
         "A code task is worked in a git worktree of its own, never in this checkout: provision "
-        "it once claimed, change files there, and finish with the workspace's complete rather "
-        "than the plain one: it commits the work and runs the verify command (the handoff's "
+        "it once claimed, change files there, write the handoff with the command that checks "
+        "them (`commands.verify`), and finish with the workspace's complete rather than the "
+        "plain one: it commits the work and runs the verify command (the handoff's "
         "`commands.verify`, else `VERIFY_CMD` in the worktree's `init.sh`). A pass is done, to "
         "be landed by another; a fail comes back to you with its output; no verify command "
         "blocks it for an operator.",

@@ -629,18 +629,22 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
 
     # A code task in its own worktree (found by an exploring helper: the block never said
     # so, and an agent following it changed the person's checkout): provision, change a file
-    # there, complete through the gate; the repository's own checkout is untouched.
+    # there, complete through the gate; the repository's own checkout is untouched. No operator
+    # set a verify command: the block's handoff step names the project's (found by an exploring
+    # helper: without it the gate found none and blocked the task for an operator).
+    (repo / "Makefile").write_text("test:\n\ttest -f lexer.txt\n")  # the project's tests
     for args in (
         ("init", "-q", "-b", "main"),
-        ("config", "kanban.verify", "true"),  # the operator's verify command
         ("add", "-A"),
         ("-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "set up"),
     ):
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
     with Board(db, reconcile_orphans=False) as board:
         coded = board.create_task("Write the lexer", role="worker")
-    result = bash([*claim_prefix, *worktree[:2], "echo lexed > lexer.txt", worktree[2]], env, repo)
+    lexed = [*claim_prefix, *worktree[:2], "echo lexed > lexer.txt", *worktree[2:]]
+    result = bash(lexed, env, repo)
     assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1])["verified"] == "pass", result.stdout
     with Board(db, reconcile_orphans=False) as board:
         assert board.get_task(coded.id).status == "done"  # the gate passed
     assert not (repo / "lexer.txt").exists()
@@ -677,7 +681,8 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
 
     with Board(db, reconcile_orphans=False) as board:
         other = board.create_task("Write the parser")
-    built_by_x = [
+    subprocess.run(["git", "-C", str(repo), "config", "kanban.verify", "true"], check=True)
+    built_by_x = [  # under the operator's verify command, set for new worktrees
         f"export KANBAN_DB={db} KANBAN_AGENT=worker-x",
         f"kanban task claim {other.id} >/dev/null",
         f"ws=$(kanban task workspace provision {other.id} --repo .)",
