@@ -121,6 +121,8 @@ def check_mover(
             if target == t.DONE
             else f"it is held by {holder}"
             if holder
+            else "nobody holds it, and a blocked task is not claimed (an operator unblocks it)"
+            if task.status == t.BLOCKED
             else "nobody holds it (claim it first, or an operator moves it)"
         )
         raise BoardError(
@@ -198,7 +200,13 @@ def claim_conflict(task: Task) -> BoardError:
     elif task.dropped:
         why = "it is dropped (restore it first)"
     elif task.status == t.BLOCKED:
-        why = f"it is blocked ({task.blocked_reason}); unblock it first"
+        # an agent unblocks only a task it still holds: its own block, not the gate's
+        unblocker = (
+            f"{task.assignee_agent_id} or an operator"
+            if task.assignee_agent_id
+            else ("an operator")
+        )
+        why = f"it is blocked ({task.blocked_reason}); {unblocker} unblocks it first"
     elif task.status == t.IN_REVIEW:
         why = "it is in review, waiting for a judge (approve or reject)"
     else:

@@ -390,6 +390,16 @@ def judge(
     )
 
 
+# What moves a task the gate blocked for want of a verify command. A complete on a blocked task
+# re-runs nothing and nobody holds it, so neither its builder's complete nor its unblock can (found
+# by an exploring helper: the reason said "complete again", and the refusals pointed at each other).
+AGAIN = (
+    "an operator unblocks it (kanban task unblock), then an agent claims it, sets "
+    "commands.verify in AGENT_HANDOFF.json or VERIFY_CMD in init.sh and completes again; or an "
+    "operator overrides"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """Where the verdict sends the task, and why (the blocked reason when blocked)."""
@@ -419,9 +429,7 @@ def route(verdict: "VerificationResult", budget: int) -> Route:
             )
         else:
             reason = (
-                "verification could not judge the work: no verify command is configured; set "
-                "commands.verify in AGENT_HANDOFF.json or VERIFY_CMD in init.sh and complete "
-                "again, or an operator overrides"
+                f"verification could not judge the work: no verify command is configured; {AGAIN}"
             )
         return Route(t.BLOCKED, reason, 0)
     failed = len(verdict.attempts)

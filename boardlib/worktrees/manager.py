@@ -1033,7 +1033,8 @@ class Worktrees:
     def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:
         """A repeat complete on a blocked task: seed 003's answer, `verified: 'fail'` whatever
         blocked it (a debt verdict too: it cannot re-enter review); the stored verdict itself
-        is in `verification`. The gate does not run again."""
+        is in `verification`. The gate does not run again, and `note` says so with what moves the
+        task (found by an exploring helper: the answer read as a fresh gate result)."""
         path, _ = self._checkout(ws)
         try:
             stat, _ = self._stat(ws, path if ws.status == "active" else None)
@@ -1045,6 +1046,11 @@ class Worktrees:
             task_status=task.status,
             verified="fail",
             verification=json.loads(task.verification) if task.verification else None,
+            note=(
+                f"{task.id} is blocked ({task.blocked_reason}): this complete changed nothing and "
+                "ran no gate (`verified` is the answer for any blocked task, `verification` the "
+                "stored verdict)"
+            ),
         )
 
     def _complete_empty(

@@ -143,10 +143,11 @@ class CompleteResult(Record):
     head: str | None = None  # the commit the gate judged
     action: str = "complete"
     reattached: bool = False  # a paused worktree was checked out again first
+    note: str | None = None  # a repeat on a blocked task: that nothing ran, and what moves it
 
     def to_json(self) -> dict[str, Any]:
         out = Record.to_json(self)
-        for key in ("verified", "verification", "claimEpoch", "head"):
+        for key in ("verified", "verification", "claimEpoch", "head", "note"):
             if out[key] is None:
                 del out[key]
         if not out["reattached"]:

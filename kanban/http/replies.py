@@ -310,6 +310,7 @@ class Completed(Reply):
     complete: CompleteInfo
     task_status: str = Field(alias="taskStatus")
     verified: Literal["pass", "fail", "completed_with_debt"] | None = None
+    note: str | None = None  # a repeat on a blocked task: nothing ran, and why it is blocked
 
 
 class WorkspaceDetail(Reply):

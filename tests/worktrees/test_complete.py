@@ -197,6 +197,37 @@ def test_no_verify_command_means_debt_and_blocked_with_advice(env):
     assert env.board.audit(task_id)[-1].from_status == "blocked"
 
 
+def test_a_task_blocked_for_want_of_a_verify_command_moves_as_its_words_say(env):
+    """Found by an exploring helper: the reason said "complete again", but a repeat complete on
+    a blocked task runs nothing and answered like a gate result; the builder's unblock said
+    "claim it first" and its claim said "unblock it first". Each answer now says what moves it."""
+    task_id, _, path = provisioned(env)
+    change(path)
+    env.trees.complete(task_id, "alice")
+    reason = env.board.get_task(task_id).blocked_reason
+    assert "an operator unblocks it" in reason and "complete again" not in reason
+    again = env.trees.complete(task_id, "alice").to_json()
+    assert again["gateRan"] is False and "ran no gate" in again["note"]
+    with pytest.raises(BoardError) as unblocked:
+        env.board.unblock(task_id, actor="alice")
+    assert unblocked.value.reason == Reason.NOT_ASSIGNEE
+    assert "claim it first" not in str(unblocked.value)
+    assert "an operator unblocks it" in str(unblocked.value)
+    with pytest.raises(BoardError) as claimed:
+        env.board.claim(task_id, "alice")
+    assert claimed.value.reason == Reason.CONFLICT
+    assert str(claimed.value).endswith("an operator unblocks it first")
+    # What the reason says, done: an operator unblocks, the agent claims, names its check and
+    # completes again: the gate runs it.
+    env.board.unblock(task_id)
+    held = env.board.claim(task_id, "alice")
+    handoff = {"handoffFrom": "alice", "runtime": "r", "commands": {"verify": "true"}}
+    env.trees.write_handoff(task_id, handoff, actor="alice", epoch=held.claim_epoch)
+    result = env.trees.complete(task_id, "alice", epoch=held.claim_epoch)
+    assert (result.task_status, result.verified, result.note) == ("done", "pass", None)
+    assert "note" not in result.to_json()
+
+
 def test_a_passing_gate_with_items_the_builder_left_broken_is_green_debt(env):
     task_id, _, path = provisioned(env)
     change(path)
