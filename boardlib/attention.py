@@ -26,7 +26,7 @@ from .store.base import Row, Tx
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
 REVIEW = "review"  # in review: a judge approves or rejects
 UNLANDED = "unlanded"  # done (approved, or passed by the gate) in a live worktree, not landed
-DEBT = "debt"  # the gate passed it with debt and blocked it: a person accepts the debt
+DEBT = "debt"  # its verify command passed, with debt, and the gate blocked it: accept the debt
 VERIFICATION_FAILED = "verification_failed"  # the gate's attempt budget is spent: blocked
 BLOCKED = "blocked"  # blocked with a reason
 LEASE_EXPIRED = "lapsed_lease"  # a lease ran out and nobody released the task yet
@@ -133,7 +133,10 @@ def awaiting(
             return _item(task, REVIEW, why, since, OVERRIDE)
         return _item(task, REVIEW, f"waiting for review{by}", since)
     status = verdict.get("status")
-    if status == "completed_with_debt":
+    # No verify command ran (no attempt): the gate could not judge, nothing passed with debt. Its
+    # reason says what moves it, an unblock for an agent to name the command (found by an
+    # exploring helper: it was filed as debt to override, unverified).
+    if status == "completed_with_debt" and verdict.get("attempts"):
         notes = verdict.get("debtNotes") or []
         criteria = [str(n.get("criterion", "")) for n in notes if isinstance(n, dict)]
         owed = f": {_clip('; '.join(c for c in criteria if c))}" if any(criteria) else ""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
+from boardlib import attention as a
 from boardlib.models import parse_verdict
 from boardlib.worktrees.gate import GATE_ACTOR
 from tests.worktrees.conftest import git, make_env
@@ -226,6 +227,17 @@ def test_a_task_blocked_for_want_of_a_verify_command_moves_as_its_words_say(env)
     result = env.trees.complete(task_id, "alice", epoch=held.claim_epoch)
     assert (result.task_status, result.verified, result.note) == ("done", "pass", None)
     assert "note" not in result.to_json()
+
+
+def test_the_inbox_files_a_gate_with_no_verify_command_as_blocked_not_debt(env):
+    """Found by an exploring helper: the inbox filed it as `debt` to override, but no command
+    ran and nothing passed with debt (docs/inbox.md); its reason says what moves it."""
+    task_id, _, path = provisioned(env)
+    change(path)
+    env.trees.complete(task_id, "alice")
+    [item] = env.board.inbox().items
+    assert (item.kind, item.action) == (a.BLOCKED, a.UNBLOCK)
+    assert item.why.startswith("blocked: verification could not judge the work")
 
 
 def test_a_passing_gate_with_items_the_builder_left_broken_is_green_debt(env):
