@@ -136,11 +136,14 @@ def work_commands(briefing: Briefing, others: Mapping[str, Identity] | None = No
 
 
 def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = None) -> list[str]:
-    """The reviewer's loop, for work another agent did."""
+    """The reviewer's loop, for work another agent did. It starts from the inbox, as the MCP
+    steps do: a code task that passed its gate is done, not in review, and waits there to be
+    landed (found by an exploring helper: the shell steps looked only at in_review)."""
     return [
         *path_line(briefing),
         export_line(briefing),
         *other_runtimes_lines(others or {}, briefing),
+        f"{INBOX}   # what waits: review (approve) and unlanded (land)",
         "id=$(kanban task list --status in_review | jq -r '.[0].id')   # work waiting for review",
         'kanban task view "$id"   # the task with its comments, dependencies and runs',
         'kanban task approve "$id"   # accept it: done',
@@ -168,6 +171,7 @@ BLOCK = 'kanban task block "$id" --epoch "$epoch" --reason "what would unblock i
 RELEASE = 'kanban task release "$id" --epoch "$epoch"'
 REJECT = 'kanban task reject "$id" --reason "what must change"'
 LAND = 'kanban task land "$id"'
+INBOX = "kanban inbox | jq -c '.items[] | {kind, taskId, action, why}'"
 
 
 def explain_command(briefing: Briefing) -> str:
@@ -312,7 +316,8 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
         _fence(WORKTREE_COMMANDS),
         "Reviewing work other agents finished (whoever held a task cannot judge it):",
         _fence(review_commands(briefing, others)),
-        f"or send it back to todo: `{REJECT}`. A task with a worktree: `{LAND}` approves it and "
+        f"or send it back to todo: `{REJECT}`. A task with a worktree (in review, or an "
+        f"`unlanded` item: done by its gate, not landed): `{LAND}` approves it if need be and "
         "lands its work on its base branch, verified on the merged tree first (`--dry-run` "
         "says whether it would).",
         _exit_codes() + ".",

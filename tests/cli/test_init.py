@@ -691,6 +691,14 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
         f"kanban task workspace complete {other.id} >/dev/null",
     ]
     assert bash(built_by_x, env, repo).returncode == 0
+    # Its gate passed: done, not in review, so the reviewer's steps find it in the inbox (found
+    # by an exploring helper: they looked only at in_review).
+    inbox = next(line for line in review if line.startswith("kanban inbox"))
+    shown = bash([*before_id[: before_id.index(inbox)], inbox], env, repo)
+    waiting = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert {"kind": "unlanded", "taskId": other.id, "action": "land"}.items() <= next(
+        item for item in waiting if item["taskId"] == other.id
+    ).items(), shown.stdout
     land = by_command["kanban task land"]
     result = bash([*before_id, f"id={other.id}", land], env, repo)  # as the block's agent
     assert result.returncode == 0, result.stderr
