@@ -12,7 +12,7 @@ import click
 from boardlib.actors import is_agent
 from boardlib.paths import is_default_board
 from boardlib.validation import name
-from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS, TOOL_SETS_ENV
+from kanban.mcp.catalog import DEFAULT_TOOL_SET, TOOL_SETS, TOOL_SETS_ENV, tool_sets_text
 
 from .context import board_path, db_option, refuse_table_format
 from .options import agent_option
@@ -34,8 +34,7 @@ from .usage import Choice
     default=DEFAULT_TOOL_SET,
     show_default=True,
     envvar=TOOL_SETS_ENV,
-    help="Which tools to list: worker (claim, renew, finish, comment), reviewer (read, approve, "
-    f"reject, comment) or all (env: {TOOL_SETS_ENV}).",
+    help=f"Which tools to list: {tool_sets_text()} (env: {TOOL_SETS_ENV}).",
 )
 @db_option
 def mcp(agent: str, role: str | None, tool_set: str) -> None:

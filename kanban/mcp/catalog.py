@@ -85,6 +85,13 @@ DEFAULT_TOOL_SET = ALL
 TOOL_SETS_ENV = "KANBAN_MCP_TOOLS"
 
 
+def tool_sets_text() -> str:
+    """Each tool set with its tools, read from `TOOL_SETS`, for `kanban mcp --help`: words kept
+    by hand there left out the worktree and landing tools (found by an exploring helper)."""
+    named = [f"{name} ({', '.join(tools)})" for name, tools in TOOL_SETS.items() if name != ALL]
+    return ", ".join(named) + f" or {ALL} (every tool)"
+
+
 def minutes_text(ms: int) -> str:
     """A duration as people read it: "15 minutes", "1 minute", "20 seconds"."""
     minutes = ms / MINUTE_MS

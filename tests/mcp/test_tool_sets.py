@@ -3,6 +3,7 @@ estimated tokens, a worker's and a reviewer's session listing only their tools, 
 schemas still accepting what the full ones did."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,19 @@ def test_the_catalog_names_every_tool_the_server_has() -> None:
     assert judge <= reviewer
     assert {"preview_landing", "land_task"} <= reviewer  # issue 23: the reviewer lands
     assert "sync_workspace" in worker and "land_task" not in worker
+
+
+def test_mcp_help_names_every_tool_of_each_set() -> None:
+    """Found by an exploring helper: `kanban mcp --help` said worker was "(claim, renew, finish,
+    comment)" and reviewer "(read, approve, reject, comment)", leaving out the worktree tools
+    and inbox, preview_landing and land_task. The words now come from `TOOL_SETS`."""
+    helped = subprocess.run(
+        ["kanban", "mcp", "--help"], capture_output=True, text=True, check=True, timeout=60
+    )
+    said = " ".join(helped.stdout.split())
+    for name, tools in catalog.TOOL_SETS.items():
+        if name != catalog.ALL:
+            assert f"{name} ({', '.join(tools)})" in said, name
 
 
 @pytest.mark.parametrize("tool_set", list(catalog.TOOL_SETS))
