@@ -51,7 +51,9 @@ HARNESSES: dict[str, Harness] = {
             (AGENTS, Target(".codex/config.toml", "codex_toml")),
             stdio_type=False,
             note="Codex reads AGENTS.md, and .codex/config.toml only once you trust the project; "
-            "~/.codex/config.toml is left alone (see `codex mcp list`).",
+            "~/.codex/config.toml is left alone (see `codex mcp list`). Its workspace-write "
+            "sandbox lets the agent's commands write only in the project and /tmp: allow the "
+            "board's and the worktrees' folders (docs/agent-setup.md, Sandboxed runtimes).",
         ),
         Harness(
             "cursor",

@@ -840,3 +840,16 @@ def test_every_command_of_the_loop_about_a_held_task_passes_its_epoch() -> None:
     held = [line for line in WORKTREE_COMMANDS if "kanban task workspace" in line]
     for line in [*held, BLOCK, EXTEND, RELEASE]:
         assert '--epoch "$epoch"' in line, line
+
+
+def test_codex_is_told_which_folders_its_sandbox_must_allow(repo: Path, db: Path) -> None:
+    """Found by an exploring helper: nothing said that Codex's workspace-write sandbox lets the
+    agent write only in the project and /tmp, while the board and the worktrees live under
+    ~/.local/state/kanban: init's note says so, and the doc it points at names the setting."""
+    note = ok(kanban_init(repo, db, "--harness", "codex"))["note"]
+    assert "sandbox" in note and "docs/agent-setup.md" in note
+    guide = (Path(__file__).parents[2] / "docs" / "agent-setup.md").read_text()
+    section = guide[guide.index("## Sandboxed runtimes") :]
+    section = section[: section.index("\n## ", 1)]
+    for said in ("writable_roots", "[sandbox_workspace_write]", "KANBAN_WORKTREES", "KANBAN_DB"):
+        assert said in section, said
