@@ -60,7 +60,13 @@ def hold_write_lock(location: Any) -> Iterator[None]:
         key, _channel = board_lock_and_channel(_schema(str(location)))
         with psycopg.connect(conninfo(location), autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (key,))
-            yield
+            try:
+                yield
+            finally:
+                # Given back before the block ends: a closed connection's lock goes only when its
+                # server process has exited, a moment after the close, and a writer opening right
+                # after found it still held (a CI flake: its open-time recovery was skipped).
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
         return
     import sqlite3
 

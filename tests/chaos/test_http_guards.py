@@ -273,6 +273,11 @@ POSING: dict[tuple[str, str, str], dict[str, Any]] = {
     ("POST", "/api/board/{task_id}/comments", "authorAgentId"): {"body": "b"},
     ("POST", "/api/board/{task_id}/land", "agent"): {},
     ("POST", "/api/board/{task_id}/workspace/sync", "agent"): {},
+    ("POST", "/api/board/{task_id}/unblock", "agent"): {},
+    ("POST", "/api/board/{task_id}/drop", "agent"): {},
+    ("POST", "/api/board/{task_id}/restore", "agent"): {},
+    ("POST", "/api/board/{task_id}/workspace", "agent"): {"repoPath": "."},
+    ("PATCH", "/api/board/{task_id}/workspace", "agent"): {"action": "pause"},
 }
 
 
