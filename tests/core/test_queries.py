@@ -1,14 +1,20 @@
 """The statements both stores share (`boardlib/store/queries.py`): one text per query, converted to
 psycopg's placeholder style once per text, and each store keeping only what must differ."""
 
+import json
+import sqlite3
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from boardlib import Board, BoardConfig, ManualClock
+from boardlib.budgets import USD_MAX
 from boardlib.store.base import Tx
 from boardlib.store.queries import SharedTx, like_pattern, pyformat
-from boardlib.store.sqlite import SqliteTx
+from boardlib.store.sqlite import SqliteTx, _exact_real
+from tests.examples import examples
 
 
 @pytest.mark.parametrize(
@@ -138,3 +144,24 @@ def test_a_page_larger_than_any_board_is_the_whole_list(board: Board, size: int)
     documents = board.task_documents(limit=size)
     assert documents.next_cursor is None
     assert len(documents.documents) == 3
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(
+    value=st.one_of(
+        st.floats(min_value=0, max_value=USD_MAX),
+        st.integers(min_value=0, max_value=int(USD_MAX)).map(float),
+        st.sampled_from([0.0, 1.0, USD_MAX, 0.1 + 0.2, 5e-324, 2.5e-300, 1e15 - 1, 1e15]),
+    )
+)
+def test_a_task_documents_dollars_read_back_as_themselves(value: float) -> None:
+    """The documents the database writes (`GET /api/board`) carry a REAL column (dollars, from 0
+    to USD_MAX) as a number that reads back as the same double: a whole number in json_object's
+    own printing, the rest in the shortest printf that round-trips."""
+    connection = sqlite3.connect(":memory:")
+    written = connection.execute(
+        f"SELECT json_object('x', {_exact_real('v')}) FROM (SELECT ? AS v)", (value,)
+    ).fetchone()[0]
+    assert json.loads(written)["x"] == value, written
+    if value == int(value) and value < 1e15:  # printed as Task.to_json prints it: 3.0, not 3
+        assert written == json.dumps({"x": value}, separators=(",", ":")), written
