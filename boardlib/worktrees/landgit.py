@@ -1059,24 +1059,31 @@ def _reset_scratch_git(path: Path) -> None:
         (dot / "index").unlink()
 
 
+# The digest of the index each scratch checkout's checkout wrote, as this process saw it right
+# after: kept in memory, since the marker beside the scratch is writable by the verify command
+# (one naming its meddled index there would pass that index off as the checkout's).
+_CHECKED_OUT_INDEX: dict[Path, str] = {}
+_CHECKED_OUT_LOCK = threading.Lock()
+
+
 def mark_scratch(path: Path) -> None:
-    """Say, before a verify command runs in a scratch checkout, that it needs a clean; the marker
-    holds the digest of the index the checkout wrote (`_index_as_checked_out`)."""
-    try:
-        digest = gitrepo.index_digest(path / ".git" / "index")
-    except OSError:
-        digest = ""
-    scratch_marker(path).write_text(digest, encoding="ascii")
+    """Say, before a verify command runs in a scratch checkout, that it needs a clean; remember
+    the digest of the index the checkout wrote (`_index_as_checked_out`)."""
+    with contextlib.suppress(OSError), _CHECKED_OUT_LOCK:
+        _CHECKED_OUT_INDEX[path] = gitrepo.index_digest(path / ".git" / "index")
+    scratch_marker(path).touch()
 
 
 def _index_as_checked_out(path: Path) -> bool:
-    """Whether a scratch checkout's index is byte for byte the one its checkout wrote (its
-    marker's digest): then no git run there marked an entry skip-worktree or assume-unchanged,
-    and `ls-files` need not look (a verify command that does not touch git, the usual one)."""
+    """Whether a scratch checkout's index is byte for byte the one its checkout wrote (as this
+    process remembers it): then no git run there marked an entry skip-worktree or
+    assume-unchanged, and `ls-files` need not look (a verify command that does not touch git,
+    the usual one). A scratch marked by another process (killed since) is listed."""
+    with _CHECKED_OUT_LOCK:
+        known = _CHECKED_OUT_INDEX.get(path)
     try:
-        marked = scratch_marker(path).read_text(encoding="ascii").strip()
-        return bool(marked) and marked == gitrepo.index_digest(path / ".git" / "index")
-    except (OSError, ValueError):
+        return known is not None and known == gitrepo.index_digest(path / ".git" / "index")
+    except OSError:
         return False
 
 

@@ -581,6 +581,10 @@ MEDDLING = {
     "skip_worktree": "echo meddled > README.md && git update-index --skip-worktree README.md",
     "sparse_checkout": "git sparse-checkout set --no-cone /README.md",
     "autocrlf": "git config core.autocrlf true",
+    # the marker beside the scratch is writable by the command: naming its meddled index there
+    # must not pass for the index the checkout wrote
+    "skip_worktree_marker_forged": "echo meddled > README.md && git update-index "
+    '--skip-worktree README.md && sha256sum .git/index | cut -d " " -f 1 > "$PWD.used"',
 }
 # Fails unless every file of the commit is on disk with the commit's very bytes.
 EXACT_TREE = (
