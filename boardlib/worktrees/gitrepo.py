@@ -421,18 +421,28 @@ def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None
     except OSError:
         real = None
     kept = _kept_snapshot_index(worktree, real)
+    if kept is not None and kept.is_file():
+        try:
+            return _snapshot_from(worktree, kept, kept, exists)
+        except GitFailure:  # it names blobs a `git gc` pruned since (only it referred to them)
+            kept.unlink(missing_ok=True)
+    return _snapshot_from(worktree, real, kept, exists)
+
+
+def _snapshot_from(
+    worktree: Path, start: Path | None, kept: Path | None, exists: Callable[[str], bool] | None
+) -> str:
+    """`snapshot_tree` in a temporary index copied from `start` (HEAD's tree when None or not
+    there); the result is kept as `kept`."""
     with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
         index = Path(folder) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
         try:
             # copy2 keeps the index's mtime: git re-hashes an entry as "racily clean" when the
             # file is not older than the index, and a fresh mtime would hide such an edit
-            if kept is not None and kept.is_file():
-                shutil.copy2(kept, index)
-            elif real is not None:
-                shutil.copy2(real, index)
-            else:
+            if start is None:
                 raise OSError("no index")
+            shutil.copy2(start, index)
         except OSError:  # no index yet, or not where a checkout keeps it
             run(worktree, "read-tree", "HEAD", env=env)
         add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)

@@ -128,6 +128,7 @@ class _Lookups:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.identity = _identity_of(repo)
+        self.packs = _packs_of(repo)
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(
             ["git", "cat-file", "--batch-command=%(objectname) %(objecttype) %(objectsize)"],
@@ -202,11 +203,35 @@ def _identity_of(repo: Path) -> tuple[int, ...]:
     return (top.st_dev, top.st_ino, dot.st_dev, dot.st_ino)
 
 
+def _packs_of(repo: Path) -> frozenset[str] | None:
+    """The repository's pack files. A `cat-file` started before a `git gc` still reads the packs
+    it deleted (their objects, pruned ones included, through the files it holds open), so a kept
+    lookup process does not outlive one of the packs it may have opened (a pack added since is
+    found by git itself)."""
+    try:
+        folder = gitrepo.git_dir(repo)
+        common = folder / "commondir"
+        if common.is_file():
+            folder = folder / common.read_text(encoding="utf-8").strip()
+        return frozenset(n for n in os.listdir(folder / "objects" / "pack") if n.endswith(".pack"))
+    except (OSError, UnicodeDecodeError, GitFailure):
+        return None
+
+
+def _packs_kept(before: frozenset[str] | None, now: frozenset[str] | None) -> bool:
+    return before is None or (now is not None and before <= now)
+
+
 def _lookups(repo: Path) -> _Lookups:
     key = (os.getpid(), str(repo))
     with _LOOKUPS_LOCK:
         found = _LOOKUPS.get(key)
-        if found is not None and found.identity and found.identity == _identity_of(repo):
+        if (
+            found is not None
+            and found.identity
+            and found.identity == _identity_of(repo)
+            and _packs_kept(found.packs, _packs_of(repo))
+        ):
             _LOOKUPS.move_to_end(key)
             return found
         if found is not None:

@@ -165,6 +165,31 @@ def test_unchanged_work_is_the_last_snapshots_tree_without_writing_it_again(
     assert landgit.snapshot_tree(linked, repo) == edited
 
 
+def test_a_snapshot_after_git_gc_pruned_its_objects_is_written_again(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Found by an adversarial review: the kept snapshot index names blobs only it refers to,
+    and the kept lookup process still read a pruned pack it had open. After `git gc
+    --prune=now` (or a gc two weeks on), the snapshot answered a tree the repository no longer
+    held, or failed for good with `write-tree`'s "invalid object". Both are seen now."""
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "task", str(linked))
+    (linked / "untracked.py").write_text("ONLY = 'in the snapshot'\n")
+    an_hour_ago = time.time() - 3600
+    for path in linked.iterdir():
+        if path.is_file():
+            os.utime(path, (an_hour_ago, an_hour_ago))
+    first = landgit.snapshot_tree(linked, repo)
+    git(repo, "-c", "gc.cruftPacks=true", "gc", "-q")  # the unreachable snapshot: a cruft pack
+    assert landgit.rev(repo, first) == first  # the kept lookup process opens that pack
+    git(repo, "-c", "gc.cruftPacks=true", "gc", "-q", "--prune=now")
+    assert landgit.rev(repo, first) is None
+    again = landgit.snapshot_tree(linked, repo)
+    assert again == first == plain_add_tree(linked, tmp_path)
+    git(repo, "cat-file", "-e", f"{again}:untracked.py")
+    assert gitrepo.snapshot_tree(linked) == first  # the kept index no longer names lost blobs
+
+
 def test_refs_are_read_afresh_and_from_a_repository_made_again(tmp_path: Path) -> None:
     """The kept lookup process sees a ref another process moved, and a repository deleted and
     made again at the same path is read as the new one, not through the old one's process."""
