@@ -24,6 +24,7 @@ from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
 from ..processes import EXITED_STATES, dying_with_parent, group_token, orphaned_group, stat_fields
+from .gitrepo import GIT_LOCATION_VARIABLES
 from .results import name_files
 from .sor import (
     HANDOFF_JSON,
@@ -47,18 +48,6 @@ TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
 COMMENT_TAIL_CHARS = 1500
 COMMENT_MAX = 18_000  # below the board's comment limit
 KILL_GRACE_S = 2.0
-
-# Environment variables that would point git (inside the verify command) at another repository.
-_GIT_LOCATION_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_PREFIX",
-    "GIT_NAMESPACE",
-)
 
 
 HANDOFF = "handoff"
@@ -268,7 +257,7 @@ def run_verify_command(
     stop_orphaned_verify(cwd)
     shell = shutil.which("bash") or "/bin/sh"
     environment = {
-        key: value for key, value in os.environ.items() if key not in _GIT_LOCATION_VARIABLES
+        key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES
     }
     environment.update(env or {})
     started = time.monotonic()

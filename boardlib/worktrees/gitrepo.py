@@ -1,14 +1,15 @@
-"""The git operations of the worktree subsystem, through gitpython.
+"""The git operations of the worktree subsystem.
 
-Every command is an explicit argument vector handed to `git.Git.execute` (no shell, no keyword
-magic): the repository is the working directory, never an argument, and the only other arguments
-are ones this package built or validated (its own paths, `kanban/task-<id>`, hex shas, checked ref
-names). Commits the board makes for bookkeeping skip the repository's pre-commit hooks and commit
-signing, and fall back to a `kanban` identity when the repository has none configured.
+Every command is an explicit argument vector (no shell, no keyword magic) run in
+`git_environment()`: the repository is the working directory, never an argument, and the only
+other arguments are ones this package built or validated (its own paths, `kanban/task-<id>`, hex
+shas, checked ref names). Commits the board makes for bookkeeping skip the repository's
+pre-commit hooks and commit signing, and fall back to a `kanban` identity when the repository
+has none configured.
 
-This module is the only importer of `git`, and nothing on the claim path imports it. One reader,
-`run_capped`, starts git through `subprocess` itself: it must stop reading at a byte cap and kill
-git at a timeout, which gitpython's buffered `execute` cannot do.
+This module is the only importer of gitpython (finding the work tree around a path), and nothing
+on the claim path imports it. git itself is started through `subprocess`, whose environment can
+leave out a caller's GIT_DIR (gitpython's can only add to the process's).
 """
 
 import contextlib
@@ -19,11 +20,9 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import git
 
 from ..errors import BoardError, Reason
 from ..processes import kill_group
@@ -36,6 +35,31 @@ DIFF_TIMEOUT_S = 30.0  # a diff that takes longer is killed and reported, never 
 
 # Exclude the SoR bookkeeping files at the worktree's top level (a docs/TASK.md is real work).
 SOR_EXCLUDES: tuple[str, ...] = (":(top)", *(f":(top,exclude,literal){name}" for name in SOR_FILES))
+
+# Variables that point git at another repository than the folder it runs in. A caller's (a
+# `kanban task land` run from a git hook inherits the hook's GIT_DIR) are never passed on: the
+# scratch checkout's `git init` re-initialised the user's repository, and later runs read it.
+GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+)
+
+
+def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git this package runs: the process's without
+    `GIT_LOCATION_VARIABLES`, git's messages in English (some are read), no credential prompt,
+    then `extra` (a temporary index, an identity)."""
+    env = {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
+    env.update(LANGUAGE="C", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    env.update(extra or {})
+    return env
+
 
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 _NO_COMMIT_CHECKED_OUT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
@@ -57,21 +81,22 @@ def run(
     if not cwd.is_dir():
         raise folder_gone(cwd, args)
     try:
-        status, stdout, stderr = git.Git(str(cwd)).execute(
+        done = subprocess.run(
             ["git", "-C", str(cwd), *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-            env={"GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            cwd=cwd,
+            env=git_environment(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
         )
-    except git.exc.GitCommandNotFound as error:  # removed between the look and the start
+    except FileNotFoundError as error:  # removed between the look and the start
         if cwd.is_dir():
             raise  # git itself is missing: the environment, said as such
         raise folder_gone(cwd, args) from error
-    if check and status != 0:
-        raise GitFailure(list(args), status, str(stderr))
-    return int(status), bytes(stdout), str(stderr)
+    stderr = done.stderr.decode("utf-8", errors="replace").removesuffix("\n")
+    if check and done.returncode != 0:
+        raise GitFailure(list(args), done.returncode, stderr)
+    return done.returncode, done.stdout, stderr
 
 
 def folder_gone(cwd: Path, args: Sequence[str]) -> GitFailure:
@@ -94,6 +119,8 @@ class RepoInfo:
 
 def open_repo(path: Path) -> RepoInfo | None:
     """The work tree containing `path`, or None when it is not inside a non-bare git work tree."""
+    import git  # gitpython, only here: nothing else of this module needs it
+
     try:
         repo = git.Repo(str(path), search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitError, OSError):
@@ -300,9 +327,9 @@ def unmerged_files(path: Path) -> list[str]:
 def git_dir(path: Path) -> Path:
     """A checkout's own git folder (where a merge or rebase under way is recorded): its `.git`
     folder, or the one its `.git` file names, read without running git; `rev-parse` when
-    neither is plainly there (or GIT_DIR chooses another)."""
+    neither is plainly there (git runs here without a caller's GIT_DIR: `git_environment`)."""
     dot = path / ".git"
-    if "GIT_DIR" not in os.environ and not dot.is_symlink():
+    if not dot.is_symlink():
         if dot.is_dir():
             return dot.absolute()
         with contextlib.suppress(OSError, UnicodeDecodeError):
@@ -561,7 +588,7 @@ def run_capped(
     """`git <args>`'s stdout, at most `limit` bytes, and whether there was more. git is killed as
     soon as the cap is reached (a 500 MB diff is never read whole) or when `timeout_s` passes
     (raised as `GitFailure` with status None)."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    env = git_environment()
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(
@@ -643,7 +670,7 @@ def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
         done = subprocess.run(
             ["git", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
             cwd=cwd, input="".join(f"{sha}\n" for sha in wanted).encode(), capture_output=True,
-            timeout=DIFF_TIMEOUT_S, check=False, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            timeout=DIFF_TIMEOUT_S, check=False, env=git_environment(),
         )  # fmt: skip
     except FileNotFoundError as error:
         if cwd.is_dir():

@@ -102,7 +102,7 @@ def run_input(
             cwd=cwd,
             input=data,
             capture_output=True,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            env=gitrepo.git_environment(env),
             check=False,
         )
     except FileNotFoundError as error:  # the folder removed under us, or git itself missing
@@ -136,7 +136,7 @@ class _Lookups:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            env=gitrepo.git_environment(),
         )
 
     def ask(self, names: list[str]) -> list[str | None]:

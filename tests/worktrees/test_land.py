@@ -141,6 +141,29 @@ def test_a_lander_process_imports_no_model_to_run_a_verify_command(
     assert json.loads(done.stdout) == [True, True, []], done.stdout + done.stderr
 
 
+def test_a_land_run_from_a_git_hook_works_on_its_own_folders_not_the_hooks_repository(
+    land: LandEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an adversarial review: a git hook sets GIT_DIR (and may set GIT_WORK_TREE) for
+    what it runs, and every git the landing started obeyed it: the scratch checkout's `git init`
+    re-initialised the user's repository and the landing died untyped (FileNotFoundError). git
+    now runs without a caller's location variables, in the folder it is run in."""
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    config = (land.repo / ".git" / "config").read_bytes()
+    monkeypatch.setenv("GIT_DIR", str(land.repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(land.repo))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(land.repo / ".git" / "index"))
+    result = land.trees.land(task_id, actor="bob")
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert result.landed and result.verification is not None
+    assert git(land.repo, "show", "main:app.py") == ANSWER.rstrip("\n")
+    assert (land.repo / "app.py").read_text() == ANSWER  # the checkout of main came along
+    assert git(land.repo, "status", "--porcelain") == ""
+    assert (land.repo / ".git" / "config").read_bytes() == config
+
+
 def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: LandEnv) -> None:
     # The work is uncommitted (and partly untracked) in the worktree, as the diff shows it.
     task_id, _ = land.task_with(
