@@ -11,6 +11,7 @@ import hashlib
 import json
 import random
 import re
+import select
 import threading
 import time
 import weakref
@@ -69,6 +70,28 @@ LISTENER_KEEPALIVES = {
     "keepalives_count": 3,
 }
 CONNECT_TIMEOUT_S = 10
+
+
+def dropped_while_idle(conn: "Conn") -> bool:
+    """Whether the server closed this connection while it sat idle (a restart, a failover, an
+    idle timeout): used as it is, the next transaction would fail `database_unavailable` though
+    the server is back. An idle connection has nothing to read, so one poll of its socket tells,
+    with no round trip; only a socket with something on it costs one (an empty query)."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        poller = select.poll()  # not select(): no limit on the descriptor's number
+        poller.register(conn.fileno(), select.POLLIN)
+        if not poller.poll(0) or conn.info.transaction_status != IDLE:
+            return False
+        conn.pgconn.consume_input()  # the server's FATAL notice and its end of the stream
+        if conn.pgconn.status == ConnStatus.BAD:
+            return True
+        conn.execute("")
+    except (psycopg.Error, OSError):
+        return True
+    return conn.closed or conn.broken
+
 
 # The transient errors: re-running the whole transaction later can succeed.
 _RETRYABLE = (
@@ -1006,15 +1029,28 @@ class PostgresStore:
             raise self._unavailable(error) from None
         return conn
 
+    def _pooled_connection(self) -> Conn:
+        """A live connection from the pool: those the server dropped while they waited in it (a
+        restart ends them all) are closed and handed back, which the pool replaces. (The pool's
+        own `check` sleeps a second or more between failed checks: past the retry budget.)"""
+        assert self._pool is not None
+        deadline = time.monotonic() + self.config.retry_budget_ms / 1000
+        while True:
+            try:
+                conn: Conn = self._pool.getconn(timeout=max(deadline - time.monotonic(), 0.001))
+            except psycopg.OperationalError as error:  # no connection to be had (PoolTimeout)
+                raise self._unavailable(error) from None
+            if not dropped_while_idle(conn):
+                return conn
+            conn.close()
+            self._pool.putconn(conn)
+
     @contextmanager
     def _connection(self) -> Iterator[Conn]:
         """A connection for one transaction: from the pool, or the one plain connection (opened
         on first use, reopened after the server dropped it)."""
         if self._pool is not None:
-            try:
-                conn = self._pool.getconn(timeout=self.config.retry_budget_ms / 1000)
-            except psycopg.OperationalError as error:  # no connection to be had (PoolTimeout)
-                raise self._unavailable(error) from None
+            conn = self._pooled_connection()
             try:
                 yield conn
             except psycopg.OperationalError as error:
@@ -1026,7 +1062,10 @@ class PostgresStore:
                 self._pool.putconn(conn)  # discards a broken one, rolls back a stray transaction
             return
         with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None and dropped_while_idle(self._conn):
+                self._conn.close()
+                self._conn = None
+            if self._conn is None:
                 self._conn = self._connect()
             self._conn_used_at = time.monotonic()
             try:

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.base import CREATING_VERBS
 from boardlib.store.postgres import StoreUnavailable, board_lock_and_channel
 from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
+from tests.backends import kanban_backends
 from tests.cli.conftest import Kanban
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import PASSWORD_ROLE, Cluster
@@ -250,6 +252,31 @@ def test_a_pooled_board_serves_many_threads(url: str) -> None:
         for thread in threads:
             thread.join()
         assert sorted(claimed) == sorted(f"TASK-{n}" for n in range(1, 41))
+
+
+@pytest.mark.parametrize("pool_size", [None, 4])
+def test_connections_the_server_dropped_while_idle_are_replaced_not_failed(
+    url: str, pool_size: int | None
+) -> None:
+    """Found by an exploring helper: after `pg_ctl restart` the first call on each connection
+    the board had open (the pool of `kanban serve`, the MCP server, the terminal board) failed
+    `database_unavailable` though the server was back. A restart ends every session as
+    `pg_terminate_backend` does (FATAL 57P01); each next call must get a new connection."""
+    with Board(url, clock=ManualClock(START), pool_size=pool_size) as board:
+        with ThreadPoolExecutor(4) as pool:  # every pooled connection opened and put back
+            list(pool.map(lambda n: board.create_task(f"before {n}"), range(8)))
+        dropped = kanban_backends(url)
+        assert dropped
+        with psycopg.connect(url, autocommit=True) as admin:
+            for pid in dropped:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + 10
+        while kanban_backends(url) & dropped:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        for n in range(6):  # one call per connection the pool had, and then some
+            board.create_task(f"after {n}")
+        assert len(board.list_tasks()) == 14
 
 
 def test_a_read_waits_for_a_locked_table_no_longer_than_the_budget(url: str) -> None:
