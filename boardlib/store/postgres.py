@@ -93,6 +93,13 @@ def dropped_while_idle(conn: "Conn") -> bool:
     return conn.closed or conn.broken
 
 
+def _sql_ident(name: str) -> str:
+    """`name` as SQL writes it in a command shown to copy: bare when it may be, else quoted."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 # The transient errors: re-running the whole transaction later can succeed.
 _RETRYABLE = (
     pg_errors.SerializationFailure,
@@ -966,7 +973,10 @@ class PostgresStore:
                 self._pool.close()
                 raise self._unavailable(error) from None
         with self._connection() as conn:
-            found = self._survey(conn)
+            try:
+                found = self._survey(conn)
+            except pg_errors.InsufficientPrivilege as error:  # board_meta it may not read
+                raise self._not_permitted(error, write=False) from None
             if found.schema is None:
                 raise self._no_schema(conn)
             self.schema = str(found.schema)
@@ -1003,7 +1013,10 @@ class PostgresStore:
                         path=url.display,
                     )
             if found.version != SCHEMA_VERSION and not read_only:
-                self.migrations_applied = self._migrate(conn)
+                try:
+                    self.migrations_applied = self._migrate(conn)
+                except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction) as error:
+                    raise self._not_permitted(error, write=True) from None
 
     # -- connections ----------------------------------------------------------------------------
 
@@ -1020,6 +1033,26 @@ class PostgresStore:
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return StoreUnavailable(
             f"database unavailable at {self.url.display}: {self.url.scrub(detail)}"
+        )
+
+    def _not_permitted(self, error: psycopg.Error, *, write: bool) -> BoardError:
+        """The role the URL logs in as lacks a right on the board: a write it may not make is
+        `read_only`, as a board file this user may only read is; a table or schema it may not
+        read is `permission_denied`. Either way the server rolled the transaction back."""
+        detail = self.url.scrub(str(error).strip().splitlines()[0] if str(error).strip() else "")
+        if write:
+            return BoardError(
+                Reason.READ_ONLY,
+                f"cannot write to the board {self.url.display}: the database lets this role only "
+                f"read it ({detail}); nothing was written",
+                path=self.url.display,
+            )
+        return BoardError(
+            Reason.PERMISSION_DENIED,
+            f"the database role may not read the board {self.url.display} ({detail}); nothing "
+            "was read or written: ask the board's owner for its rights, or point --db/KANBAN_DB "
+            "at a board you may read",
+            path=self.url.display,
         )
 
     def _connect(self, **extra: Any) -> Conn:
@@ -1148,13 +1181,24 @@ class PostgresStore:
     def _no_schema(self, conn: Conn) -> BoardError:
         """No schema of the search_path exists: the server answered, so this is no board (a
         retry, as `database_unavailable` promises, would not help), and opening never creates a
-        schema (who may, and with which owner, is the database's owner's choice)."""
+        schema (who may, and with which owner, is the database's owner's choice). One that exists
+        but the role may not use is `permission_denied`: creating it is not the remedy."""
         row = conn.execute("SELECT current_setting('search_path'), current_user").fetchone()
         search_path, user = (str(row[0]), str(row[1])) if row is not None else ("", "")
         first = search_path.split(",", 1)[0].strip()
         name = user if first == '"$user"' else first.strip('"') or "NAME"
-        quoted = '"' + name.replace('"', '""') + '"'
-        ident = name if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) else quoted
+        ident = _sql_ident(name)
+        # a schema the role has no USAGE on is left out of its search path as if it did not exist
+        exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (name,)).fetchone()
+        if exists is not None:
+            role = _sql_ident(user)
+            return BoardError(
+                Reason.PERMISSION_DENIED,
+                f"the database role {user} may not use the schema {name} of {self.url.display}; "
+                f"nothing was read or written: its owner may grant it (`GRANT USAGE ON SCHEMA "
+                f"{ident} TO {role}`), or point --db/KANBAN_DB at a board you may read",
+                path=self.url.display,
+            )
         return BoardError(
             Reason.NO_BOARD,
             f"no board at {self.url.display}: no schema of its search_path ({search_path}) "
@@ -1367,6 +1411,8 @@ class PostgresStore:
                 raise not_utf8() from None
             except psycopg.DataError as error:  # a value no column can keep (a NUL): rolled back
                 raise unstorable(str(error)) from None
+            except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction) as error:
+                raise self._not_permitted(error, write=write) from None
             except pg_errors.DiskFull as error:  # rolled back: what was committed before stays
                 raise BoardError(
                     Reason.DISK_FULL,

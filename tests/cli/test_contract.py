@@ -6,11 +6,13 @@ import json
 import os
 import re
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
 from boardlib import Board
+from tests.backends import raw_execute
 from tests.cli.conftest import (
     KANBAN,
     LEASE_MS,
@@ -432,35 +434,53 @@ def _unshare_works() -> bool:
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0 or not _unshare_works(), reason="needs a private mount namespace (root)"
-)
-def test_a_read_only_board_is_read_and_refuses_writes_typed(tmp_path: Path) -> None:
-    """The board's folder mounted read-only (root ignores file modes, so a read-only bind
-    mount in a private namespace stands in for a board the user may read but not write)."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    db = folder / "board.db"
+def test_a_read_only_board_is_read_and_refuses_writes_typed(
+    backend: str, board_path: Path, tmp_path: Path
+) -> None:
+    """A board this user may only read: its folder mounted read-only (root ignores file modes,
+    so a read-only bind mount in a private namespace stands in), or a database role granted
+    SELECT alone. Reads work (the open's lease recovery skipped); every write, a claim and a
+    consumer's cursor included, is `read_only` and changes nothing. On Postgres the server's
+    privilege error was exit 1 `unexpected`."""
+    if backend == "sqlite" and (os.geteuid() != 0 or not _unshare_works()):
+        pytest.skip("needs a private mount namespace (root)")
+    db = tmp_path / "ro" / "board.db" if backend == "sqlite" else board_path
+    if backend == "sqlite":
+        db.parent.mkdir()
     with Board(db) as board:
         task = board.create_task("look, don't touch")
         board.claim(task.id, "dana", lease_ms=1)  # expired at once: the open wants to recover
-    for leftover in folder.glob("board.db-*"):
-        leftover.unlink()
-    before = file_digest(db)
-    script = (
-        f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
-        f'"{KANBAN}" task list; echo "exit=$?"; '
-        f'"{KANBAN}" task dispatch -t nope; echo "exit=$?"'
-    )
-    run = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-        env=clean_env(KANBAN_DB=str(db)), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    if backend == "sqlite":
+        for leftover in db.parent.glob("board.db-*"):
+            leftover.unlink()
+        where = str(db)
+        prefix = f"mount --bind {db.parent} {db.parent} && mount -o remount,bind,ro {db.parent}"
+        command = ["unshare", "-m", "--propagation", "private", "sh", "-c"]
+    else:
+        role = f"reader_{uuid.uuid4().hex[:12]}"
+        raw_execute(db, f"CREATE ROLE {role} LOGIN")
+        raw_execute(db, GRANT_READ.replace("ROLE", role))
+        where, prefix, command = str(db).replace("postgres@", f"{role}@", 1), "true", ["sh", "-c"]
+    writes = ("task dispatch -t nope", "task claim-next --agent erin", "events --consumer audit")
+    steps = "; ".join(f'"{KANBAN}" {verb}; echo "exit=$?"' for verb in ("task list", *writes))
+    with unchanged(db):
+        run = subprocess.run(
+            [*command, f"{prefix} && {{ {steps}; }}"],
+            env=clean_env(KANBAN_DB=where), capture_output=True, text=True, check=False,
+        )  # fmt: skip
     lines = run.stdout.splitlines()
     assert [t["id"] for t in json.loads(lines[0])] == [task.id], run
-    assert lines[1] == "exit=0" and lines[2] == "exit=2", run
-    assert json.loads(run.stderr.splitlines()[-1])["reason"] == "read_only"
-    assert file_digest(db) == before
+    assert lines[1:] == ["exit=0"] + ["exit=2"] * len(writes), run
+    refusals = [json.loads(line) for line in run.stderr.splitlines()]
+    assert [error["reason"] for error in refusals] == ["read_only"] * len(writes), run.stderr
+    assert all(error["path"] == where for error in refusals), run.stderr
+
+
+# Select on the board's tables and nothing else, for a role, in the board's own schema.
+GRANT_READ = (
+    "DO $$ BEGIN EXECUTE format('GRANT USAGE ON SCHEMA %I TO ROLE', current_schema()); "
+    "EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO ROLE', current_schema()); END $$"
+)
 
 
 # -- self-dependency and caps -----------------------------------------------------------------

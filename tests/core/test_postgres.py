@@ -333,6 +333,34 @@ def test_a_schema_that_does_not_exist_is_no_board_saying_to_create_it(
         assert found.fetchone() is None
 
 
+def test_a_board_the_role_may_not_read_is_permission_denied_not_missing(
+    postgres_cluster: Cluster, url: str
+) -> None:
+    """A role without USAGE on the board's schema does not see it in its search path: it was
+    told the schema does not exist and to `CREATE SCHEMA` it; one without SELECT on the tables
+    got exit 1 `unexpected`. Both are `permission_denied`, as a board file this user may not
+    read is, the first naming the GRANT that lets it in."""
+    with Board(url, clock=ManualClock(START)) as board:
+        board.create_task("kept from view")
+    schema = url.rsplit("%3D", 1)[1]
+    role = f"outsider_{schema}"
+    as_role = url.replace("postgres@", f"{role}@", 1)
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+    kanban = Kanban(as_role, init=False)  # type: ignore[arg-type]
+    for verb in (("task", "list"), ("db", "init"), ("task", "dispatch", "x")):
+        error = kanban.refused(*verb, reason="permission_denied")
+        assert f"GRANT USAGE ON SCHEMA {schema} TO {role}" in error["error"], error
+        assert "CREATE SCHEMA" not in error["error"] and error["path"] == as_role
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+    for verb in (("task", "list"), ("task", "dispatch", "x")):
+        error = kanban.refused(*verb, reason="permission_denied")
+        assert "permission denied for table board_meta" in error["error"], error
+    with Board(url, read_only=True) as board:
+        assert [task.title for task in board.list_tasks()] == ["kept from view"]
+
+
 def test_an_empty_schema_is_no_board_unless_created(url: str) -> None:
     for kwargs in ({"read_only": True}, {"create": False}):
         with pytest.raises(BoardError) as missing:
