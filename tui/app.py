@@ -581,7 +581,10 @@ class KanbanApp(App[None]):
             if isinstance(self.screen, InboxScreen):  # its list shows it: no hint to open it
                 self.notify(f"{said}.", title="Needs you", timeout=6)
             else:
-                changes["inbox_new"] = said if len(new) == 1 else f"{said} (+{len(new) - 1})"
+                more = "" if len(new) == 1 else f" (+{len(new) - 1})"
+                changes["inbox_new"] = f"{said}{more}"
+                short = notify.named(newest.task_id)
+                changes["inbox_new_short"] = f"{short}{more}" if short else ""
                 self._inbox_said = {item_key(item) for item in new}
                 inbox_key = keymap.key_text(registry.BY_ID["board.inbox"], self.user_keymap)
                 self.notify(f"{said}. {inbox_key} opens the inbox.", title="Needs you", timeout=6)
@@ -593,7 +596,7 @@ class KanbanApp(App[None]):
                 )
         elif self._inbox_said and not self._inbox_said & keys:
             # what "new:" names has left the inbox (approved and landed, say): it goes too
-            changes["inbox_new"] = ""
+            changes["inbox_new"] = changes["inbox_new_short"] = ""
             self._inbox_said = set()
         header.update_facts(**changes)
         for screen in self.screen_stack:
@@ -606,7 +609,7 @@ class KanbanApp(App[None]):
             self._driver.write(text)
 
     def open_inbox(self) -> None:
-        self.board_screen.header.update_facts(inbox_new="")
+        self.board_screen.header.update_facts(inbox_new="", inbox_new_short="")
         self._inbox_said = set()
         if not isinstance(self.screen, InboxScreen):
             self.push_screen(InboxScreen())

@@ -40,10 +40,15 @@ NEEDS: dict[str, str] = {
 _SAFE_ID = re.compile(r"[A-Z][A-Z0-9]{0,15}-[0-9]{1,12}")
 
 
+def named(task_id: str | None) -> str | None:
+    """The id a sentence names: one of the board's shape, else None (agent text is never said)."""
+    return task_id if task_id is not None and _SAFE_ID.fullmatch(task_id) else None
+
+
 def sentence(kind: str, task_id: str | None) -> str:
     """`TASK-12 needs review`: fixed words and an id of the board's shape, nothing else."""
     words = NEEDS.get(kind, "needs you")
-    if task_id is not None and _SAFE_ID.fullmatch(task_id):
+    if named(task_id) is not None:
         return f"{task_id} {words}"
     return f"a task {words}" if task_id is not None else "something needs you"
 

@@ -245,6 +245,30 @@ async def test_a_new_item_is_said_once_without_moving_the_view(tmp_path: Path) -
         await until(pilot, lambda: app.board_screen.header.facts.inbox_new == "")
 
 
+@pytest.mark.slow
+async def test_a_filter_stays_in_the_header_beside_a_new_item_at_80_columns(
+    tmp_path: Path,
+) -> None:
+    """Found in tmux at 80x24: with a "new:" note pending, the header dropped the filter (and
+    the arrows), so a filter matching nothing left seven empty columns and no word of why."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        app.set_filter("status:nosuch")
+        with Board(path, clock=clock) as board:
+            task = board.create_task("waiting on a key")
+            board.claim(task.id, "mallory")
+            board.block(task.id, "mallory", "needs the key")
+        await until(pilot, lambda: app.board_screen.header.facts.inbox_new != "")
+        await pilot.pause(0.2)
+        text = header_text(app)
+        assert "filter: status:nosuch" in text, text
+        assert f"new: {task.id}" in text and "2 need you" in text, text
+
+
 def test_no_agent_byte_reaches_the_sequence() -> None:
     for mode in (notify.OSC, notify.OSC777):
         for in_tmux in (False, True):

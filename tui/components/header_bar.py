@@ -60,10 +60,14 @@ class HeaderFacts:
     demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
     inbox: int = 0  # how many items need a person (the inbox, `i`)
     inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
+    inbox_new_short: str = ""  # the same, shorter: its id ("TASK-5", "TASK-5 (+1)"), or ""
     inbox_by_status: tuple[tuple[str, int], ...] = ()  # how many of the items in each column
 
 
 NEW_ITEM_PRIORITY = 8.5  # above the counts and the arrows (8), below what is never dropped (9)
+# The filter decides what every column shows: with it gone, a filter matching nothing left seven
+# empty columns and no word of why. It outlasts the new item's note, which is said shorter first.
+FILTER_PRIORITY = 8.7
 
 
 class HeaderBar(Widget):
@@ -127,6 +131,11 @@ class HeaderBar(Widget):
                 # Said in the header, as the inbox promises: it outlasts the counts and the
                 # arrows (at 80 columns with columns off screen it was the first to go).
                 new = _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)
+                brief = f"new: {f.inbox_new_short} (i)" if f.inbox_new_short else "new (i)"
+                said_shorter_first[id(new)] = (
+                    NEW_ITEM_PRIORITY,
+                    _markup("[b $text-warning]$new[/]", new=brief),
+                )
                 parts.append((NEW_ITEM_PRIORITY, new))
             count = (
                 f"{f.total} task{'' if f.total == 1 else 's'}"
@@ -169,7 +178,8 @@ class HeaderBar(Widget):
             changed = _markup("[$text-muted]changed [/]$when", when=clock(f.last_change_ms))
             parts.append((3, changed))
         if f.filter:
-            parts.append((7, _markup("[$text-accent]filter:[/] $filter", filter=f.filter)))
+            filtered = _markup("[$text-accent]filter:[/] $filter", filter=f.filter)
+            parts.append((FILTER_PRIORITY, filtered))
         if f.filter_problems:
             problems = "; ".join(f.filter_problems)
             parts.append((6, _markup("[b $text-warning]⚠ $problems[/]", problems=problems)))
