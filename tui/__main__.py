@@ -4,11 +4,12 @@ benchmarks/tui.py)."""
 import argparse
 import sys
 
-from boardlib.errors import BoardError
+from boardlib.errors import BoardError, Reason
+from boardlib.inert import inert
 from boardlib.location import BoardLocation, board_location
-from boardlib.paths import default_board_path
+from boardlib.paths import default_board_path, is_default_board
 
-from .launch import run_tui
+from .launch import MIN_POLL_MS, run_tui, theme_names
 
 
 def _location(text: str) -> BoardLocation:
@@ -19,6 +20,45 @@ def _location(text: str) -> BoardLocation:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _poll_ms(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if value < MIN_POLL_MS:
+        raise argparse.ArgumentTypeError(f"{value} is below {MIN_POLL_MS}")
+    return value
+
+
+def _theme(name: str) -> str:
+    names = theme_names()
+    if name not in names:
+        raise argparse.ArgumentTypeError(
+            f"no theme named {inert(name)!r}. Themes: {', '.join(names)}"
+        )
+    return name
+
+
+def _check_board(location: BoardLocation) -> None:
+    """As `kanban tui`: a typo in --db is `no_board`, never a new empty board the operator then
+    watches (only the per-user default board is made on first use); a newer kanban's board
+    opens read-only."""
+    from boardlib.board import Board
+    from boardlib.config import BoardConfig
+
+    try:
+        with Board(
+            location,
+            config=BoardConfig.from_env(),
+            reconcile_orphans=False,
+            create=is_default_board(location),
+        ):
+            pass
+    except BoardError as error:
+        if error.reason != Reason.NEWER_SCHEMA:
+            raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
     parser.add_argument(
@@ -27,15 +67,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="board file or postgresql:// URL (default: KANBAN_DB)",
     )
-    parser.add_argument("--poll-ms", type=int, default=500, help="live update interval")
+    parser.add_argument("--poll-ms", type=_poll_ms, default=500, help="live update interval")
     parser.add_argument("--read-only", action="store_true", help="query-only, every write off")
-    parser.add_argument("--theme", default=None, help="e.g. ansi-dark over SSH")
+    parser.add_argument("--theme", type=_theme, default=None, help="e.g. ansi-dark over SSH")
     parser.add_argument("--open", dest="open_task", default=None, help="open this task's drawer")
     args = parser.parse_args(argv)
     try:
         location = args.db or default_board_path()
     except BoardError as error:
         parser.error(f"KANBAN_DB: {error}")
+    try:
+        _check_board(location)
+    except BoardError as error:
+        parser.error(f"{error} ({error.reason})")
     run_tui(
         location,
         poll_ms=args.poll_ms,

@@ -9,6 +9,8 @@ from boardlib.location import BoardLocation, location_exists
 
 from .prefetch import Prefetch
 
+MIN_POLL_MS = 10  # the reader's shortest interval between two looks at the board
+
 
 def run_tui(
     db_path: BoardLocation,
@@ -33,8 +35,8 @@ def run_tui(
     header says DEMO all along, and a first note says what that means. `user_keymap`: the
     operator's keys as the caller already read and checked them (None: the app reads the file).
     An exploring helper found `kanban tui` reading the keymap file twice at start."""
-    if poll_ms < 10:
-        raise ValueError("poll_ms must be at least 10")
+    if poll_ms < MIN_POLL_MS:
+        raise ValueError(f"poll_ms must be at least {MIN_POLL_MS}")
     gc.disable()  # until the first frame (`prefetch.GC_PAUSE_MAX_S`): the app turns it on
     try:
         prefetch = Prefetch(db_path, SystemClock()) if location_exists(db_path) else None

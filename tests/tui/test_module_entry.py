@@ -1,0 +1,41 @@
+"""`python -m tui`, the documented way to run the board without the CLI (docs/tui.md), answers bad
+input as `kanban tui` does, before the terminal is taken: found in tmux, `--db` with a typo made
+a new empty board there (and its WAL) that the operator then watched, `--theme nosuch` and
+`--poll-ms 0` were tracebacks."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from boardlib import Board
+
+TIMEOUT_S = 30
+
+
+def run_module(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *argv],
+        cwd=cwd, capture_output=True, text=True, check=False, timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_a_mistyped_db_is_refused_and_makes_no_board(tmp_path: Path) -> None:
+    typo = tmp_path / "bord.db"
+    run = run_module("--db", str(typo), cwd=tmp_path)
+    assert run.returncode == 2, run
+    assert "no_board" in run.stderr or "no board" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_a_bad_theme_or_poll_interval_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "board.db"
+    Board(path).close()
+    for argv, said in (
+        (["--theme", "textual-lite"], "textual-light"),
+        (["--poll-ms", "0"], "--poll-ms"),
+    ):
+        run = run_module("--db", str(path), *argv, cwd=tmp_path)
+        assert run.returncode == 2, run
+        assert said in run.stderr and "Traceback" not in run.stderr, run.stderr
