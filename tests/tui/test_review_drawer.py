@@ -474,6 +474,37 @@ async def test_a_line_that_cannot_anchor_a_comment_says_so_before_the_prompt(
         assert "\x1b" not in warning and "c comments on the task as a whole" in warning
 
 
+async def test_c_on_a_file_header_comments_on_the_file(review: ReviewBoard) -> None:
+    """Found in tmux: `n` to a file's header, then `c`, was refused "cannot be anchored to
+    checkout.py: side needs a line" (the check before the prompt passed the header's side
+    without a line; the write never sends one) and nothing opened. It asks, and the comment is
+    anchored to the file."""
+    task_id = review.ids["review"]
+    notes = Notes()
+    app = app_on(review, "review")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        view = await diff_tab(pilot, drawer)
+        header = next(n for n, row in enumerate(view.rows) if row.kind == HEADER)
+        view.move_cursor(header)
+        anchor = view.cursor_anchor()
+        assert anchor is not None and anchor[1] is None
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        assert not [w for w in notes.warnings() if "cannot be anchored" in w]
+        assert "The agent sees it on this file," in app.screen.label_text
+        app.screen.query_one(TextArea).insert("split this file")
+        await pilot.press("ctrl+s")
+
+        def stored() -> Any:
+            with Board(review.db, read_only=True) as reader:
+                return [c for c in reader.comments(task_id) if c.path]
+
+        await until(pilot, lambda: len(stored()) == 1)
+        [comment] = stored()
+        assert (comment.path, comment.line, comment.body) == (anchor[0], None, "split this file")
+
+
 async def test_onto_a_wrapped_line_taller_than_the_view_its_start_is_shown() -> None:
     """Found by an exploring helper in tmux: with wrap on, j onto a 4,700-character line
     showed the line's end, its number and sign off screen above."""

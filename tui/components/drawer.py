@@ -608,12 +608,15 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if anchor is None:
             return
         path, line, side, line_text = anchor
+        # A side belongs to a line: a file's header anchors the comment to the file alone. The
+        # check below and the write take the same anchor (the check once refused a header's).
+        anchored_side = side if line is not None else None
         app = self.kanban
         task_id = self.task_id
         where = path if line is None else f"{path}:{line}" + (" (old)" if side == "old" else "")
         quoted = (line_text or "")[:LINE_TEXT_MAX]
         try:  # asked before the prompt: a refusal after it lost what was typed (found in tmux)
-            review_anchor(path, line, side)
+            review_anchor(path, line, anchored_side)
         except BoardError as refused:
             app.notify(
                 f"A comment cannot be anchored to {inert(where)}: {refused.message}. "
@@ -632,7 +635,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 f"comment on {where}",
                 lambda board: Worktrees(board).add_comment(
                     task_id, body, author_agent_id=app.operator, author_type="user",
-                    path=path, line=line, side=side if line is not None else None,
+                    path=path, line=line, side=anchored_side,
                     line_text=quoted if line is not None and line_text is not None else None,
                 ),
                 success=f"Comment on {where} added to {task_id}",
@@ -640,7 +643,8 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
         # the quoted line is agent text, one inert line; the blank line after it is ours
         label = Text((f"{inert(quoted.strip())}\n\n" if quoted.strip() else "") + (
-            f"As {inert(app.operator)}. The agent sees it on this line, in REVIEW.md in its "
+            f"As {inert(app.operator)}. The agent sees it on this "
+            f"{'line' if line is not None else 'file'}, in REVIEW.md in its "
             "worktree and in `kanban task workspace resume`."
         ))  # fmt: skip
         app.push_screen(PromptDialog(f"Comment on {where}", label, multiline=True), written)
