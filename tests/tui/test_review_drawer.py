@@ -61,6 +61,12 @@ async def diff_tab(pilot: Any, drawer: TaskDrawer) -> DiffView:
     return drawer.diff
 
 
+def file_comments(board: ReviewBoard, task_id: str) -> list[Any]:
+    """The task's comments anchored to a file, as stored."""
+    with Board(board.db, read_only=True) as reader:
+        return [comment for comment in reader.comments(task_id) if comment.path]
+
+
 def view_text(view: DiffView) -> str:
     return "\n".join(view.text_of_screen())
 
@@ -269,12 +275,8 @@ async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: R
         app.screen.query_one(TextArea).insert("the default hides a missing argument")
         await pilot.press("ctrl+s")
 
-        def stored() -> Any:
-            with Board(review.db, read_only=True) as reader:
-                return [c for c in reader.comments(task_id) if c.path]
-
-        await until(pilot, lambda: len(stored()) == 1)
-        [comment] = stored()
+        await until(pilot, lambda: len(file_comments(review, task_id)) == 1)
+        [comment] = file_comments(review, task_id)
         assert (comment.path, comment.line, comment.side) == ("shop/cart.py", row.new_no, "new")
         assert comment.line_text == row.text and comment.author_agent_id == OPERATOR
         worktree = next(review.worktrees.glob(f"*/{task_id}"))
@@ -496,12 +498,8 @@ async def test_c_on_a_file_header_comments_on_the_file(review: ReviewBoard) -> N
         app.screen.query_one(TextArea).insert("split this file")
         await pilot.press("ctrl+s")
 
-        def stored() -> Any:
-            with Board(review.db, read_only=True) as reader:
-                return [c for c in reader.comments(task_id) if c.path]
-
-        await until(pilot, lambda: len(stored()) == 1)
-        [comment] = stored()
+        await until(pilot, lambda: len(file_comments(review, task_id)) == 1)
+        [comment] = file_comments(review, task_id)
         assert (comment.path, comment.line, comment.body) == (anchor[0], None, "split this file")
 
 
