@@ -202,9 +202,7 @@ def claim_conflict(task: Task) -> BoardError:
     elif task.status == t.BLOCKED:
         # an agent unblocks only a task it still holds: its own block, not the gate's
         unblocker = (
-            f"{task.assignee_agent_id} or an operator"
-            if task.assignee_agent_id
-            else ("an operator")
+            f"{task.assignee_agent_id} or an operator" if task.assignee_agent_id else "an operator"
         )
         why = f"it is blocked ({task.blocked_reason}); {unblocker} unblocks it first"
     elif task.status == t.IN_REVIEW:

@@ -383,7 +383,7 @@ def judge(
 # re-runs nothing and nobody holds it, so neither its builder's complete nor its unblock can (found
 # by an exploring helper: the reason said "complete again", and the refusals pointed at each other).
 AGAIN = (
-    "an operator unblocks it (kanban task unblock), then an agent claims it, sets "
+    "an operator unblocks it, then an agent claims it, sets "
     "commands.verify in AGENT_HANDOFF.json or VERIFY_CMD in init.sh and completes again; or an "
     "operator overrides"
 )
