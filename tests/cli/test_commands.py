@@ -344,7 +344,9 @@ def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban)
     end = next(n for n, line in enumerate(lines) if line.startswith("backend "))
     pieces = [lines[start].removeprefix("path").strip(), *lines[start + 1 : end]]
     assert len(pieces) > 1 and "".join(pieces) == where, shown.out
-    assert all(piece.endswith("/") for piece in pieces[:-1]), shown.out
+    if "://" not in where:  # a file's path; a Postgres URL's last segment (?options=...) is
+        # wider than the column whatever its schema, and folds inside itself as any long word
+        assert all(piece.endswith("/") for piece in pieces[:-1]), shown.out
     with kanban.board() as board:
         task = board.create_task("priced")
         board.claim(task.id, "ada")
