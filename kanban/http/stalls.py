@@ -96,6 +96,11 @@ class _StallGuard(asyncio.Protocol):
     def shutdown(self) -> None:
         super().shutdown()  # type: ignore[misc]  # uvicorn's protocols have it
         self._allowance_s = min(self.stall_s, SHUTDOWN_STALL_S)
+        if self._stall_check is not None:
+            # the check due was timed for the old allowance (a quarter of --sse-send-timeout:
+            # 7.5 s of a 30 s one, and the exit waited for it): look again on the new one's clock
+            self._unwatch()
+            self._watch()
 
     def _allowance(self) -> float:
         return self.stall_s if self._allowance_s is None else self._allowance_s
