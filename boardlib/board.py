@@ -263,6 +263,7 @@ class Board:
         reconcile_orphans: bool = True,
         create: bool = True,
         pool_size: int | None = None,
+        background_checkpoints: bool = False,
     ) -> None:
         """Open the board at `path`: a file path (SQLite) or a `postgresql://` URL (see
         `location.board_location`). `create=False` refuses a missing board (`no_board`) instead
@@ -271,14 +272,22 @@ class Board:
         With `reconcile_orphans`, orphan reconciliation runs at open, best effort: skipped when
         another writer holds the lock or the board is read-only (the next claim reclaims).
         `pool_size` is for processes that live long and write from several threads (server, TUI,
-        MCP): a Postgres board then keeps a connection pool."""
+        MCP): a Postgres board then keeps a connection pool. `background_checkpoints` is for a
+        process whose writes must not wait for a checkpoint's fsyncs (the server, which answers
+        claims on its event loop): a SQLite board's checkpoints then run on a thread of their
+        own (store/checkpoints.py)."""
         self.location: BoardLocation = board_location(path)
         self.path = self.location  # the file on SQLite; the URL (printed without password) on PG
         self.clock = clock or SystemClock()
         self.config = config or BoardConfig()
         self.read_only = read_only
         self.store: Store = open_store(
-            self.location, self.config, read_only=read_only, create=create, pool_size=pool_size
+            self.location,
+            self.config,
+            read_only=read_only,
+            create=create,
+            pool_size=pool_size,
+            background_checkpoints=background_checkpoints,
         )
         self.created = self.store.created
         self._reconciler: StaleTaskReconciler | None = None

@@ -16,10 +16,13 @@ def open_store(
     read_only: bool = False,
     create: bool = True,
     pool_size: int | None = None,
+    background_checkpoints: bool = False,
 ) -> Store:
     """The store for a board location: a `DatabaseUrl` is PostgreSQL (psycopg is imported here and
     only here, so a SQLite agent never loads it), a path is SQLite. `pool_size` gives a
-    long-running process a connection pool (Postgres; SQLite keeps its two connections)."""
+    long-running process a connection pool (Postgres; SQLite keeps its two connections);
+    `background_checkpoints` moves SQLite's checkpoints off the writing thread (checkpoints.py; the
+    Postgres server checkpoints its own log)."""
     if isinstance(location, DatabaseUrl):
         try:
             from .postgres import PostgresStore
@@ -37,4 +40,10 @@ def open_store(
         )
     from .sqlite import SqliteStore
 
-    return SqliteStore(location, config, read_only=read_only, create=create)
+    return SqliteStore(
+        location,
+        config,
+        read_only=read_only,
+        create=create,
+        background_checkpoints=background_checkpoints,
+    )

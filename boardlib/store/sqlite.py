@@ -14,7 +14,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +26,7 @@ from ..naming import camel
 from ..records import Task
 from . import board_file
 from .base import TABLES, Row, RowEvent, Tx, WouldWait
+from .checkpoints import BACKSTOP_PAGES, BackgroundCheckpoints
 from .contention import (
     BUSY_TIMEOUT_MS,
     attempt_once,
@@ -488,6 +489,7 @@ class SqliteStore:
         *,
         read_only: bool = False,
         create: bool = True,
+        background_checkpoints: bool = False,
     ) -> None:
         """Open the board at `path`. Nothing is written to look: a missing file is `no_board`
         unless `create` (then the folder and a new board are made), a file that is not a kanban
@@ -505,6 +507,12 @@ class SqliteStore:
         self._reader_conn: sqlite3.Connection | None = None
         self._held: tuple[int, int] | None = None
         self._at_once = threading.local()  # `at_once()`'s state, per thread
+        # the checkpoint thread, for a store opened with `background_checkpoints` (checkpoints.py)
+        self.background_checkpoints = (
+            BackgroundCheckpoints(self.path, connect)
+            if background_checkpoints and not read_only
+            else None
+        )
         self.migrations_applied = 0
         found = board_file.probe(self.path, timeout_s=config.retry_budget_ms / 1000)
         self.created = found in (board_file.MISSING, board_file.EMPTY)
@@ -546,6 +554,8 @@ class SqliteStore:
                 if self._writer is None:
                     self._writer = connect(self.path)
                     self._writer_waits = True  # the recipe's busy timeout
+                    if self.background_checkpoints is not None:
+                        self._writer.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
             except OSError as error:
                 if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
                     raise
@@ -644,6 +654,8 @@ class SqliteStore:
             finally:
                 queue.release()
             self._at_once.settled = True
+            if self.background_checkpoints is not None:
+                self.background_checkpoints.committed()
             return result
         finally:
             self._write_lock.release()
@@ -680,7 +692,10 @@ class SqliteStore:
             try:
                 writer, queue = self._open_writer()
                 self._set_waits(writer, True)
-                return run_transaction(writer, work, config=config, queue=queue)
+                result = run_transaction(writer, work, config=config, queue=queue)
+                if self.background_checkpoints is not None:
+                    self.background_checkpoints.committed()
+                return result
             except UnicodeEncodeError:  # a lone surrogate reached a statement: rolled back
                 raise not_utf8() from None
             except (sqlite3.OperationalError, OSError) as error:
@@ -725,7 +740,8 @@ class SqliteStore:
         down cleanly: there is nothing of its own to fold in)."""
         if self._writer is None:
             return False
-        with self._write_lock:
+        background = self.background_checkpoints
+        with self._write_lock, background.lock if background is not None else nullcontext():
             try:
                 self._set_waits(self._writer, True)
                 busy, _, _ = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -756,6 +772,8 @@ class SqliteStore:
             self.created = self._made_file = False
 
     def close(self) -> None:
+        if self.background_checkpoints is not None:
+            self.background_checkpoints.close()
         with self._read_lock:
             if self._reader_conn is not None:
                 self._reader_conn.close()

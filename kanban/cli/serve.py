@@ -108,7 +108,7 @@ def serve(
     from kanban.http.auth import TokenBook, TokenFileError
     from kanban.http.server import UnsafeBinding, bind, check_binding
     from kanban.http.server import serve_workers as run
-    from kanban.http.service import ServerSettings
+    from kanban.http.service import ServerSettings, open_server_board
 
     token = token if token is not None else os.environ.get("KANBAN_TOKEN") or None
     if token is not None and tokens_file is not None:
@@ -135,10 +135,10 @@ def serve(
         raise unusable_address(host, port, error) from None
 
     def open_board() -> "Board":
-        return Board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
+        return open_server_board(settings.db, clock=clock_from_env(), config=BoardConfig.from_env())
 
     try:  # like every verb, a typo in --db is no_board; only the default board is made here
-        board = Board(
+        board = open_server_board(
             settings.db,
             clock=clock_from_env(),
             config=BoardConfig.from_env(),

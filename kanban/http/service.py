@@ -68,6 +68,28 @@ LEASE_THREADS = {"sqlite": 1}
 UPKEEP_STOP_S = 0.5
 
 
+def open_server_board(
+    location: str | Path | DatabaseUrl,
+    *,
+    clock: Clock | None,
+    config: BoardConfig,
+    create: bool = True,
+) -> Board:
+    """The board as a server holds it: requests run on worker threads (a Postgres board keeps a
+    pool of `POOL_SIZE` connections; SQLite keeps its two), and lease verbs on the event loop,
+    where a SQLite checkpoint's fsyncs must not stall them (they run on a thread of their own).
+    Orphans are reconciled at open."""
+    return Board(
+        location,
+        clock=clock,
+        config=config,
+        create=create,
+        reconcile_orphans=True,
+        pool_size=POOL_SIZE,
+        background_checkpoints=True,
+    )
+
+
 class Service:
     """The server's long-lived parts: one board (thread-safe), the worktree subsystem, the
     change feed and the background upkeep."""
@@ -89,12 +111,8 @@ class Service:
 
     def _open_board(self) -> Board:
         settings = self.settings
-        return Board(
-            settings.db,
-            clock=settings.clock,
-            config=settings.config or BoardConfig.from_env(),
-            reconcile_orphans=True,  # orphan reconciliation at start
-            pool_size=POOL_SIZE,  # requests run on worker threads (Postgres; SQLite ignores it)
+        return open_server_board(
+            settings.db, clock=settings.clock, config=settings.config or BoardConfig.from_env()
         )
 
     async def start(self) -> None:

@@ -1,0 +1,84 @@
+"""Checkpoints off the writing thread, for a process whose writes run where waiting hurts: the
+server answers a claim on its event loop (kanban/http/fastpath.py), and SQLite's automatic
+checkpoint runs inside the COMMIT that crosses `wal_autocheckpoint` pages, copying ~4 MB into the
+board file and waiting for two fsyncs, so every request queued behind that claim waits too.
+
+Here the writer's own automatic checkpoint is raised to a backstop (`BACKSTOP_PAGES`) and a
+thread runs a PASSIVE checkpoint every `EVERY_COMMITS` commits on its own connection. A PASSIVE
+checkpoint waits for no reader or writer: the log keeps taking commits while it copies, and the
+next writer after a complete one starts the log from its beginning, as after an automatic one.
+The thread drops the GIL for the copy and the fsyncs (sqlite3 runs each step without it).
+Under a load that never pauses, writes overtake every PASSIVE checkpoint, which then never lets
+the log start over: the writer's backstop does, ten times less often than SQLite's default.
+"""
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+# A claim writes ~7 pages: 128 claims is about SQLite's default of 1,000 pages between checkpoints.
+EVERY_COMMITS = 128
+# The writer checkpoints itself past this many pages (~40 MB of log): a write far larger than a
+# claim (an import, a prune) or a checkpoint thread that cannot keep up never grows the log
+# without bound.
+BACKSTOP_PAGES = 10_000
+_JOIN_TIMEOUT_S = 5.0
+
+
+class BackgroundCheckpoints:
+    """A PASSIVE checkpoint on a thread of its own after every `EVERY_COMMITS` commits. The
+    store calls `committed()` after each write transaction, under its write lock."""
+
+    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection]) -> None:
+        self._path = path
+        self._connect = connect
+        self._commits = 0
+        self._wake = threading.Event()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        # held for a checkpoint, here or the store's own at shutdown: one at a time
+        self.lock = threading.Lock()
+        self.runs = 0  # checkpoints run: what the tests read
+
+    def committed(self) -> None:
+        self._commits += 1
+        if self._commits < EVERY_COMMITS or self._closed:
+            return
+        self._commits = 0
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="kanban-checkpoints", daemon=True
+            )
+            self._thread.start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._closed:
+                    return
+                with self.lock:
+                    try:
+                        conn = conn or self._connect(self._path)
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                        self.runs += 1
+                    except sqlite3.Error:
+                        # the file went read-only, or away: the writer's backstop still bounds
+                        # the log, and the next wake tries again on a new connection
+                        if conn is not None:
+                            conn.close()
+                        conn = None
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def close(self) -> None:
+        """Stop the thread, after the checkpoint it may be running."""
+        self._closed = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(_JOIN_TIMEOUT_S)

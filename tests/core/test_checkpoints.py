@@ -1,0 +1,78 @@
+"""A board opened with `background_checkpoints` (the server's: its claims run on the event loop)
+folds its write-ahead log into the file on a thread of its own, not in the COMMIT that crosses
+SQLite's threshold, and the thread ends with the board. SQLite only: a Postgres server
+checkpoints its own log, and it is there only that a server's board is checked for its pool."""
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from boardlib import Board, BoardConfig
+from boardlib.store.checkpoints import BACKSTOP_PAGES, EVERY_COMMITS
+from kanban.http.service import ServerSettings, Service, open_server_board
+from tests.backends import is_postgres
+
+THREAD_NAME = "kanban-checkpoints"
+
+
+def tasks_in_the_file_alone(path: Path) -> int:
+    """What the board file holds without its log: what checkpoints have copied into it."""
+    conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM tasks").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_the_log_is_folded_in_by_the_checkpoint_thread(tmp_path: Path) -> None:
+    path = tmp_path / "board.db"
+    Board(path).close()  # made, and checkpointed on close: the file alone has no task
+    with Board(path, background_checkpoints=True, reconcile_orphans=False) as board:
+        background = board.store.background_checkpoints  # type: ignore[attr-defined]
+        assert background is not None
+        board.create_task("first")
+        writer = board.store._writer  # type: ignore[attr-defined]
+        # the writer itself checkpoints only past the backstop, far beyond these commits
+        assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == BACKSTOP_PAGES
+        for n in range(EVERY_COMMITS):
+            board.create_task(f"task {n}")
+        deadline = time.monotonic() + 10
+        while background.runs == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert background.runs >= 1
+        with background.lock:  # the checkpoint under way, if any, has ended
+            assert tasks_in_the_file_alone(path) >= EVERY_COMMITS
+    assert not any(thread.name == THREAD_NAME for thread in threading.enumerate())
+    assert tasks_in_the_file_alone(path) == EVERY_COMMITS + 1  # closed: the whole log folded
+
+
+def test_a_plain_board_checkpoints_as_sqlite_does(tmp_path: Path) -> None:
+    """An agent's short-lived process keeps SQLite's own checkpoints: no thread to start."""
+    with Board(tmp_path / "board.db", reconcile_orphans=False) as board:
+        assert board.store.background_checkpoints is None  # type: ignore[attr-defined]
+        for n in range(EVERY_COMMITS + 1):
+            board.create_task(f"task {n}")
+    assert not any(thread.name == THREAD_NAME for thread in threading.enumerate())
+
+
+def test_the_server_opens_its_board_with_background_checkpoints(tmp_path: Path) -> None:
+    """Both ways a server gets its board: `kanban serve`'s (open_server_board) and an app made
+    without one."""
+    with open_server_board(tmp_path / "a.db", clock=None, config=BoardConfig()) as board:
+        assert board.store.background_checkpoints is not None  # type: ignore[attr-defined]
+    service = Service(ServerSettings(db=str(tmp_path / "b.db"), upkeep=False))
+    try:
+        assert service.board.store.background_checkpoints is not None  # type: ignore[attr-defined]
+    finally:
+        service.board.close()
+
+
+def test_kanban_serve_s_board_keeps_a_pool_on_postgres(board_path: Path) -> None:
+    """`kanban serve` opened its own board without the pool its request threads need, so on
+    Postgres they took turns on one connection."""
+    with open_server_board(board_path, clock=None, config=BoardConfig()) as board:
+        if is_postgres(board_path):
+            assert board.store._pool is not None  # type: ignore[attr-defined]
+        else:
+            assert board.store.background_checkpoints is not None  # type: ignore[attr-defined]
