@@ -196,14 +196,19 @@ def amount(value: float, unit: str) -> str:
 def describe(standing: BudgetStanding, task_id: str | None = None) -> str:
     """Which budget, in words: `the budget of TASK-3`, `its parent TASK-1's budget`, `team
     web's daily budget`, `the board's daily budget`."""
-    unit = "token budget" if standing.unit == BUDGET_TOKENS else "budget"
-    if standing.scope == BUDGET_TASK:
-        if standing.owner == task_id or task_id is None:
-            return f"the {unit} of {standing.owner}"
-        return f"the {unit} of its ancestor {standing.owner}"
-    if standing.scope == BUDGET_TEAM_DAILY:
-        return f"team {standing.owner}'s daily {unit}"
-    return f"the board's daily {unit}"
+    return budget_name(standing.scope, standing.unit, standing.owner, task_id)
+
+
+def budget_name(scope: str, unit: str, owner: str | None, task_id: str | None = None) -> str:
+    """`describe` from the parts a `budget_changed` event keeps (its scope, unit, task or team)."""
+    noun = "token budget" if unit == BUDGET_TOKENS else "budget"
+    if scope == BUDGET_TASK:
+        if owner == task_id or task_id is None:
+            return f"the {noun} of {owner}"
+        return f"the {noun} of its ancestor {owner}"
+    if scope == BUDGET_TEAM_DAILY:
+        return f"team {owner}'s daily {noun}"
+    return f"the board's daily {noun}"
 
 
 def spent_words(standing: BudgetStanding) -> str:

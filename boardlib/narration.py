@@ -14,13 +14,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .actors import actor_label
-from .budgets import amount
+from .budgets import amount, budget_name
 from .events import EventKind, read
-from .records import BUDGET_USD, AuditEntry, Event
+from .records import BUDGET_TASK, BUDGET_USD, AuditEntry, Event
 from .transitions import label
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .payloads import (
+        BudgetChanged,
         CommentAdded,
         DepLinked,
         DepUnlinked,
@@ -172,6 +173,23 @@ def _provisioned(event: Event) -> str:
     return f"{_who(event)} provisioned a worktree for {_task(event)} on {data.get('branch') or '?'}"
 
 
+def _budget_changed(event: Event) -> str:
+    """Which budget, from what to what, and why: the change itself, not just that one was made."""
+    data: BudgetChanged = read(event.data)
+    scope, unit = str(data.get("scope") or ""), str(data.get("unit") or "")
+    owner = event.task_id if scope == BUDGET_TASK else data.get("team_id")
+    which = budget_name(scope, unit, owner)
+    was, now = data.get("from"), data.get("to")
+    if now is None:
+        change = f"removed {which}" + (f" ({amount(was, unit)})" if was is not None else "")
+    elif was is None:
+        change = f"set {which} to {amount(now, unit)}"
+    else:
+        verb = "raised" if now > was else "lowered"
+        change = f"{verb} {which} from {amount(was, unit)} to {amount(now, unit)}"
+    return f"{_who(event)} {change}{_because(data.get('reason'))}"
+
+
 _SAYINGS: dict[str, Callable[[Event], str]] = {
     EventKind.TASK_CREATED: _created,
     EventKind.TASK_CLAIMED: _claimed,
@@ -192,6 +210,7 @@ _SAYINGS: dict[str, Callable[[Event], str]] = {
     EventKind.WORKSPACE_PROVISIONED: _provisioned,
     EventKind.WORKSPACE_UPDATED: lambda e: f"{_who(e)} updated the workspace of {_task(e)}",
     EventKind.TASK_LANDED: _landed,
+    EventKind.BUDGET_CHANGED: _budget_changed,
 }
 
 

@@ -15,6 +15,7 @@ from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import transitions as t
 from boardlib.budgets import BLOCKED_PREFIX, amount, to_micros
 from boardlib.events import EventKind
+from boardlib.narration import narrate
 from boardlib.records import BUDGET_USD, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
 from tests.cli.conftest import unchanged
 
@@ -165,6 +166,26 @@ def test_raising_a_budget_is_audited_and_lets_the_task_be_unblocked(board: Board
     assert board.unblock(task.id, note="raised").status == t.TODO
     board.claim(task.id, "ada")
     board.open_execution(task.id, "script", agent="ada")  # $2.50 of $3: starts again
+
+
+def test_a_budget_change_is_told_in_words_with_its_amounts(board: Board) -> None:
+    """The History tab and `kanban events --format table` narrate each event: a budget change
+    says which budget (a team's is not "the board"), from what to what, and why."""
+    task = board.create_task("t", budget_usd=2)
+    board.set_budget(task.id, usd=3, tokens=5000, reason="one more pass")
+    board.set_budget(task.id, usd=None, reason="lifted")
+    board.set_daily_budget(team_id="web", usd=10, reason="web's share")
+    board.set_daily_budget(usd=40, reason="the ceiling")
+    board.set_daily_budget(usd=25, reason="tighter")
+    said = [narrate(e) for e in board.events() if e.kind == EventKind.BUDGET_CHANGED]
+    assert said == [
+        "operator raised the budget of TASK-1 from $2.00 to $3.00: one more pass",
+        "operator set the token budget of TASK-1 to 5,000 tokens: one more pass",
+        "operator removed the budget of TASK-1 ($3.00): lifted",
+        "operator set team web's daily budget to $10.00: web's share",
+        "operator set the board's daily budget to $40.00: the ceiling",
+        "operator lowered the board's daily budget from $40.00 to $25.00: tighter",
+    ]
 
 
 def test_removing_and_lowering_budgets(board: Board) -> None:
