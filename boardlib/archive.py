@@ -43,16 +43,23 @@ def cut_off(text: str, now_ms: int) -> int:
     raw = text.strip() if isinstance(text, str) else ""
     age = _AGE.fullmatch(raw)
     if age:
-        return now_ms - int(age.group(1)) * _UNIT_MS[age.group(2)]
-    try:
-        day = datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
+        cut = now_ms - int(age.group(1)) * _UNIT_MS[age.group(2)]
+    else:
+        try:
+            day = datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
+        except ValueError:
+            raise invalid_input(
+                f"events-before must be an age such as 90d, 12h or 2w, or a date as YYYY-MM-DD, "
+                f"not {text!r}",
+                field="eventsBefore",
+            ) from None
+        cut = int(day.timestamp() * 1000)
+    if cut < 0:  # the board's times start at 1970: say so, not the epoch-ms field's rule
         raise invalid_input(
-            f"events-before must be an age such as 90d, 12h or 2w, or a date as YYYY-MM-DD, "
-            f"not {text!r}",
+            f"events-before {text!r} is before 1970-01-01, when the board's times begin",
             field="eventsBefore",
-        ) from None
-    return int(day.timestamp() * 1000)
+        )
+    return cut
 
 
 @dataclass(frozen=True, slots=True)

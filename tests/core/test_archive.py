@@ -233,3 +233,9 @@ def test_ages_and_dates() -> None:
     for bad in ("90", "d90", "-3d", "1e3d", "2025-02-30", ""):
         with pytest.raises(BoardError):
             cut_off(bad, now)
+    assert cut_off("1970-01-01", now) == 0
+    for before_1970 in ("999999d", "1969-12-31"):  # the pattern's, but past the board's times
+        with pytest.raises(BoardError) as refused:
+            cut_off(before_1970, now)
+        assert refused.value.details["field"] == "eventsBefore", before_1970
+        assert "before 1970-01-01" in refused.value.message, before_1970
