@@ -216,11 +216,9 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     except (OSError, ValueError) as error:  # missing, a folder, a name too long, a NUL byte
         reason = error.strerror if isinstance(error, OSError) else error
         raise invalid_input(f"cannot read {archive!s}: {reason}", path=str(archive)) from None
-    try:
-        header = json.loads(lines[0]) if lines else None
-        trailer = json.loads(lines[-1]) if len(lines) >= 2 else None
-    except ValueError:
-        header = trailer = None
+    header, trailer = (_json_line(lines[0]) if lines else None), None
+    if len(lines) >= 2:  # a file cut mid-line ends in half an event: cut short, not foreign
+        trailer = _json_line(lines[-1])
     if not isinstance(header, dict) or header.get("format") != ARCHIVE_FORMAT:
         raise invalid_input(f"{archive} is not a kanban events archive", path=str(archive))
     if header.get("version") != ARCHIVE_VERSION or header.get("columns") != list(COLUMNS):
@@ -249,6 +247,13 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
             raise invalid_input(f"{archive} line {number} is not an event", path=str(archive))
         rows.append(tuple(event[column] for column in COLUMNS))
     return header, rows
+
+
+def _json_line(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _valid_event(event: Any) -> bool:

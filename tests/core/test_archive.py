@@ -158,12 +158,15 @@ def test_bad_archives_change_nothing(board: Board, clock: ManualClock, tmp_path:
         "short.jsonl": "".join([lines[0], *lines[2:]]),  # a line gone: the count and hash say
         "other.jsonl": '{"format": "something else"}\n',
     }
+    cases["torn.jsonl"] = archive.read_text()[: len(lines[0]) + len(lines[1]) // 2]  # mid-line
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
         with pytest.raises(BoardError) as refused:
             board.import_events(tmp_path / name)
         assert refused.value.reason == Reason.INVALID_INPUT, name
         assert events(board) == held, name
+        if name in ("cut.jsonl", "torn.jsonl"):  # said as what happened to it
+            assert "cut short" in refused.value.message, name
     # An event the board holds with other content: a conflict, and nothing is imported.
     first = json.loads(lines[1])
     board.import_events(archive)
