@@ -144,11 +144,19 @@ def not_utf8() -> BoardError:
     return invalid_input("text that is not valid UTF-8 (it holds bytes that are not UTF-8)")
 
 
+def database_line(text: str) -> str:
+    """A database's message (libpq's, the server's) as the one clean line a refusal quotes: its
+    first line (the rest is a hint, the statement quoted back, another host's attempt), each run
+    of whitespace one space (libpq writes `FATAL:  ` with two). Empty for an empty message."""
+    lines = text.strip().splitlines()
+    return " ".join(lines[0].split()) if lines else ""
+
+
 def unstorable(detail: str) -> BoardError:
     """A value the database refused to store (PostgreSQL's text cannot hold a NUL, a number out
     of its column's range), met at the statement. The field checks refuse what they know of
     first; this is the store's door for anything else a caller hands the board."""
-    first = detail.strip().splitlines()[0] if detail.strip() else "no detail"
+    first = database_line(detail) or "no detail"
     return invalid_input(f"a value the database cannot store ({first}): nothing was written")
 
 

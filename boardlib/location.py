@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import BoardError, Reason
+from .errors import BoardError, Reason, database_line
 
 # urllib.parse and hashlib are imported where used: a SQLite agent's claim path never needs them
 # (together ~10 ms of its start-up).
@@ -205,7 +205,7 @@ def _libpq_problem(url: str) -> str | None:
     try:
         parsed = conninfo_to_dict(url)
     except ProgrammingError as error:
-        return str(error).strip().splitlines()[0] if str(error).strip() else "unparseable"
+        return database_line(str(error)) or "unparseable"
     ports = str(parsed.get("port") or "").split(",")  # a host list has a port list
     for port in ports:
         port = port.strip()
@@ -241,7 +241,7 @@ def _libpq_option_problem(parsed: dict[str, Any], ports: int) -> str | None:
         conn.finish()
     if not message or f'"{_NO_ADDRESS}"' in message:
         return None
-    return message.splitlines()[0]
+    return database_line(message)
 
 
 def _written_passwords(url: str) -> list[str]:

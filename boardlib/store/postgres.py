@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from psycopg.pq.abc import PGresult
 
 from ..config import BoardConfig
-from ..errors import BoardError, Reason, not_utf8, unstorable
+from ..errors import BoardError, Reason, database_line, not_utf8, unstorable
 from ..leases import expired_sql
 from ..location import DatabaseUrl
 from ..naming import camel
@@ -1030,16 +1030,14 @@ class PostgresStore:
         }
 
     def _unavailable(self, error: BaseException) -> StoreUnavailable:
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return StoreUnavailable(
-            f"database unavailable at {self.url.display}: {self.url.scrub(detail)}"
-        )
+        detail = self.url.scrub(database_line(str(error)) or type(error).__name__)
+        return StoreUnavailable(f"database unavailable at {self.url.display}: {detail}")
 
     def _not_permitted(self, error: psycopg.Error, *, write: bool) -> BoardError:
         """The role the URL logs in as lacks a right on the board: a write it may not make is
         `read_only`, as a board file this user may only read is; a table or schema it may not
         read is `permission_denied`. Either way the server rolled the transaction back."""
-        detail = self.url.scrub(str(error).strip().splitlines()[0] if str(error).strip() else "")
+        detail = self.url.scrub(database_line(str(error)))
         if write:
             return BoardError(
                 Reason.READ_ONLY,

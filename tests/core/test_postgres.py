@@ -612,6 +612,24 @@ def test_an_unreachable_server_is_one_json_line_and_exit_2(tmp_path: Path) -> No
     assert "pw-123" not in result.err
 
 
+def test_a_refused_connection_is_one_clean_line(postgres_cluster: Cluster) -> None:
+    """libpq's text, folded into the refusal: one line with single spaces (libpq writes
+    `FATAL:  `, two, and a hint on a line of its own), on a real refused connection of each
+    kind."""
+    base = _password_role(postgres_cluster)
+    wrong_password = base.replace(f"{PASSWORD_ROLE}@", f"{PASSWORD_ROLE}:not-sesame@")
+    no_database = postgres_cluster.url.rpartition("/")[0] + "/no_such_db"
+    with socket_closed_port() as port:
+        wrong_port = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        for url in (wrong_port, wrong_password, no_database):
+            with pytest.raises(StoreUnavailable) as refused:
+                Board(url)
+            message = refused.value.message
+            assert "  " not in message and "\n" not in message and "\t" not in message, message
+            printed = Kanban(url, init=False).run("task", "list")  # type: ignore[arg-type]
+            assert printed.error["error"] == message, str(printed)
+
+
 @contextmanager
 def socket_closed_port() -> Iterator[int]:
     import socket
