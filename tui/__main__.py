@@ -8,6 +8,7 @@ from boardlib.errors import BoardError, Reason
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path, is_default_board
+from boardlib.store.base import StoreError
 
 from .launch import MIN_POLL_MS, run_tui, theme_names
 
@@ -80,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_board(location)
     except BoardError as error:
         parser.error(f"{error} ({error.reason})")
+    except StoreError as error:  # the server refused or could not be reached: as a refusal
+        parser.error(f"{error.message} ({error.reason})")
     run_tui(
         location,
         poll_ms=args.poll_ms,

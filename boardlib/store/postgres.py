@@ -100,6 +100,10 @@ def _sql_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# The server's refusal of a login to a database it does not have (SQLSTATE 3D000, which libpq
+# does not hand on for a connection that failed: only its text tells).
+_NO_DATABASE = re.compile(r'FATAL: database "(?P<name>.*)" does not exist')
+
 # The transient errors: re-running the whole transaction later can succeed.
 _RETRYABLE = (
     pg_errors.SerializationFailure,
@@ -959,6 +963,10 @@ class PostgresStore:
         if pool_size is not None and pool_size > 1:
             from psycopg_pool import ConnectionPool
 
+            # One plain connection first: a login the server refuses (no such database, a wrong
+            # password) is libpq's reason at once, where the pool would retry it for
+            # CONNECT_TIMEOUT_S, logging each try, then say only "pool initialization incomplete".
+            self._connect().close()
             self._pool = ConnectionPool(
                 url.conninfo,
                 min_size=1,
@@ -1031,6 +1039,16 @@ class PostgresStore:
 
     def _unavailable(self, error: BaseException) -> StoreUnavailable:
         detail = self.url.scrub(database_line(str(error)) or type(error).__name__)
+        missing = _NO_DATABASE.search(detail)
+        if missing is not None:  # the server answered: no retry makes the database
+            name = missing["name"]
+            return StoreUnavailable(
+                f"database unavailable at {self.url.display}: the database {name} does not "
+                f"exist on that server ({detail}); kanban never creates a database: check "
+                f"--db/KANBAN_DB, or create it first (`CREATE DATABASE {_sql_ident(name)}`, as a "
+                "role that may), then the board with "
+                f"`{shell_command('kanban', 'db', 'init', self.url.display)}`"
+            )
         return StoreUnavailable(f"database unavailable at {self.url.display}: {detail}")
 
     def _not_permitted(self, error: psycopg.Error, *, write: bool) -> BoardError:

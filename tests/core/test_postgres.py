@@ -23,7 +23,7 @@ import pytest
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.base import CREATING_VERBS
-from boardlib.store.postgres import StoreUnavailable, board_lock_and_channel
+from boardlib.store.postgres import CONNECT_TIMEOUT_S, StoreUnavailable, board_lock_and_channel
 from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from tests.backends import kanban_backends
 from tests.cli.conftest import Kanban
@@ -610,6 +610,32 @@ def test_an_unreachable_server_is_one_json_line_and_exit_2(tmp_path: Path) -> No
     assert result.out == ""
     assert result.error["reason"] == "database_unavailable"
     assert "pw-123" not in result.err
+
+
+def test_a_database_that_does_not_exist_is_unavailable_saying_to_create_it(
+    postgres_cluster: Cluster,
+) -> None:
+    """A URL naming a database the server does not have: `database_unavailable` (the login was
+    refused), naming the database and saying kanban never makes one, on `db init` too. A pooled
+    board (TUI, server, MCP) says so at once, as a plain one does: its pool used to retry the
+    login for the whole connect timeout, then say only "pool initialization incomplete"."""
+    url = postgres_cluster.url.rpartition("/")[0] + "/no_such_db"
+    for kwargs in ({}, {"pool_size": 4}):
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable) as refused:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert time.monotonic() - started < CONNECT_TIMEOUT_S / 2
+        assert "the database no_such_db does not exist" in refused.value.message
+        assert "CREATE DATABASE no_such_db" in refused.value.message
+    kanban = Kanban(url, init=False)  # type: ignore[arg-type]
+    for verb in (("db", "init"), ("task", "dispatch", "one"), ("task", "list")):
+        result = kanban.run(*verb)
+        assert result.code == 2, str(result)
+        assert result.error["reason"] == "database_unavailable"
+        assert "CREATE DATABASE no_such_db" in result.error["error"]
+    with psycopg.connect(postgres_cluster.url) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'no_such_db'")
+        assert found.fetchone() is None
 
 
 def test_a_refused_connection_is_one_clean_line(postgres_cluster: Cluster) -> None:

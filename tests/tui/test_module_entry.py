@@ -3,6 +3,7 @@ input as `kanban tui` does, before the terminal is taken: found in tmux, `--db` 
 a new empty board there (and its WAL) that the operator then watched, `--theme nosuch` and
 `--poll-ms 0` were tracebacks."""
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,15 @@ def test_a_bad_theme_or_poll_interval_is_a_usage_error(tmp_path: Path) -> None:
         run = run_module("--db", str(path), *argv, cwd=tmp_path)
         assert run.returncode == 2, run
         assert said in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_an_unreachable_database_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    """A PostgreSQL URL whose server refuses the connection: `database_unavailable`, exit 2, as
+    `kanban tui` answers; it was a traceback, exit 1 (the check caught refusals of the board, not
+    a server's)."""
+    with socket.socket() as bound:  # bound, never listening: connections are refused
+        bound.bind(("127.0.0.1", 0))
+        url = f"postgresql://nobody@127.0.0.1:{bound.getsockname()[1]}/x"
+        run = run_module("--db", url, cwd=tmp_path)
+    assert run.returncode == 2, run
+    assert "database_unavailable" in run.stderr and "Traceback" not in run.stderr, run.stderr
