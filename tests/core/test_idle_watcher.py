@@ -1,8 +1,16 @@
 """An idle watcher of a Postgres board (what a TUI's reader thread does between changes: ask the
 change token every tick) holds one connection, its LISTEN, and sends the server no query: seen
-from the server itself, in pg_stat_activity. A write elsewhere still wakes it at once."""
+from the server itself, in pg_stat_activity. A write elsewhere still wakes it at once.
 
+The board is in a database of its own, and only that database's backends are counted: the
+cluster is the test process's, so connections other tests left open (a module's shared board, a
+`Board` refused while opening and not yet collected) or that are still closing are its too, and
+counted cluster-wide they made the test fail or pass by the order the tests ran in."""
+
+import itertools
+import os
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -10,7 +18,6 @@ import pytest
 
 from boardlib import Board
 from boardlib.store import postgres
-from tests.conftest import ADMIN_APPLICATION, new_postgres_board
 
 if TYPE_CHECKING:
     from tests.pg_cluster import Cluster
@@ -21,16 +28,27 @@ TICK_S = 0.05
 
 
 Backend = tuple[object, str, object]
+_databases = itertools.count(1)
 
 
-def backends(observer: "psycopg.Connection[tuple[object, ...]]") -> list[Backend]:
-    """Every other client backend of the cluster but the one the fixtures make schemas on:
-    (pid, last query, when its state changed)."""
+@pytest.fixture
+def own_database(postgres_cluster: "Cluster") -> Iterator[str]:
+    """The name of a new, empty database of the session's cluster, dropped after the test."""
+    name = f"idle_{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+    yield name
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")  # type: ignore[arg-type]
+
+
+def backends(observer: "psycopg.Connection[tuple[object, ...]]", database: str) -> list[Backend]:
+    """The client backends connected to `database` (the observer is not: it watches from
+    another): (pid, last query, when its state changed)."""
     rows = observer.execute(
         "SELECT pid, query, state_change FROM pg_stat_activity "
-        "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
-        "AND application_name <> %s ORDER BY pid",
-        (ADMIN_APPLICATION,),
+        "WHERE backend_type = 'client backend' AND datname = %s ORDER BY pid",
+        (database,),
     ).fetchall()
     return [(pid, str(query), changed) for pid, query, changed in rows]
 
@@ -45,21 +63,21 @@ def watch_for(board: Board, seconds: float) -> int:
 
 
 def test_an_idle_watcher_holds_one_connection_and_sends_no_query(
-    postgres_cluster: "Cluster",
+    postgres_cluster: "Cluster", own_database: str
 ) -> None:
-    url = new_postgres_board(postgres_cluster)
+    url = postgres_cluster.url.rpartition("/")[0] + f"/{own_database}"
     Board(url).close()  # the board's tables, made and left
     with (
         psycopg.connect(postgres_cluster.url, autocommit=True) as observer,
         Board(url, reconcile_orphans=False) as watcher,
     ):
         before = watch_for(watcher, postgres.IDLE_CLOSE_S + 1)
-        settled = backends(observer)
+        settled = backends(observer, own_database)
         assert len(settled) == 1, settled  # the listener only
         assert settled[0][1].startswith("LISTEN")
         quiet = watch_for(watcher, postgres.FALLBACK_POLL_S * 2 + 1)
         assert quiet == before
-        assert backends(observer) == settled  # no query reached the server
+        assert backends(observer, own_database) == settled  # no query reached the server
 
         with Board(url, reconcile_orphans=False) as other:
             other.create_task("written elsewhere")
