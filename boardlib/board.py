@@ -294,7 +294,11 @@ class Board:
         self._claim_events: dict[str, RowEvent] = {}
         # a board this call made has no lease to have expired while nobody watched
         if reconcile_orphans and not read_only and not self.created:
-            self.reconcile_orphans(best_effort=True)
+            try:
+                self.reconcile_orphans(best_effort=True)
+            except BaseException:  # no Board to close is handed back: its store closes here
+                self.store.close()
+                raise
 
     # -- plumbing -------------------------------------------------------------------------------
 

@@ -173,6 +173,24 @@ def new_postgres_board(cluster: "Cluster") -> str:
     return f"{cluster.url}?options=-csearch_path%3D{name}"
 
 
+_databases = itertools.count(1)
+
+
+@pytest.fixture
+def own_database(postgres_cluster: "Cluster") -> Iterator[str]:
+    """The name of a new, empty database of the session's cluster, dropped after the test: its
+    backends, told apart by pg_stat_activity's datname, are the test's own, whatever connections
+    other tests of the process left open (or that are still closing) on the cluster."""
+    import psycopg
+
+    name = f"own_{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
+    yield name
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(start_ms=1_800_000_000_000)

@@ -142,7 +142,10 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return self.url_of("postgres")
+
+    def url_of(self, database: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         command = list(args)

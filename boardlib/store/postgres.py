@@ -960,6 +960,18 @@ class PostgresStore:
         self._inside: dict[str, str] = {}
         self.migrations_applied = 0
         self.created = False
+        try:
+            self._open(create=create, pool_size=pool_size)
+        except BaseException:
+            # refused (no board, not a board, no schema, no rights) or failed once connected: the
+            # connection or pool goes now, not when the collector finds this store (a traceback
+            # kept by the caller keeps it, and its server backend, open)
+            self.close()
+            raise
+
+    def _open(self, *, create: bool, pool_size: int | None) -> None:
+        """Connect, find the board in the schema and make or upgrade it, as `__init__` says."""
+        url, read_only = self.url, self.read_only
         if pool_size is not None and pool_size > 1:
             from psycopg_pool import ConnectionPool
 

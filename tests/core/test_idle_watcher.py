@@ -7,10 +7,7 @@ cluster is the test process's, so connections other tests left open (a module's 
 `Board` refused while opening and not yet collected) or that are still closing are its too, and
 counted cluster-wide they made the test fail or pass by the order the tests ran in."""
 
-import itertools
-import os
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -28,18 +25,6 @@ TICK_S = 0.05
 
 
 Backend = tuple[object, str, object]
-_databases = itertools.count(1)
-
-
-@pytest.fixture
-def own_database(postgres_cluster: "Cluster") -> Iterator[str]:
-    """The name of a new, empty database of the session's cluster, dropped after the test."""
-    name = f"idle_{os.getpid()}_{next(_databases)}"
-    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]
-    yield name
-    with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")  # type: ignore[arg-type]
 
 
 def backends(observer: "psycopg.Connection[tuple[object, ...]]", database: str) -> list[Backend]:
@@ -65,7 +50,7 @@ def watch_for(board: Board, seconds: float) -> int:
 def test_an_idle_watcher_holds_one_connection_and_sends_no_query(
     postgres_cluster: "Cluster", own_database: str
 ) -> None:
-    url = postgres_cluster.url.rpartition("/")[0] + f"/{own_database}"
+    url = postgres_cluster.url_of(own_database)
     Board(url).close()  # the board's tables, made and left
     with (
         psycopg.connect(postgres_cluster.url, autocommit=True) as observer,

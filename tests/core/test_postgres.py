@@ -396,6 +396,50 @@ def test_the_verbs_that_make_a_board_make_it_in_an_empty_schema_as_docs_say(
         assert "PostgreSQL" in helped, helped
 
 
+def test_a_board_refused_while_opening_holds_no_connection(
+    postgres_cluster: Cluster, own_database: str
+) -> None:
+    """A store that refuses to open closes what it connected at once: its connection (or pool)
+    used to stay open, a server backend each, for as long as anything kept the refusal's
+    traceback (a long-lived caller, a test's `pytest.raises`) or until the garbage collector
+    found the cycle. The refusals are kept here, so only closing can end the backends."""
+    url = postgres_cluster.url_of(own_database)
+    kept: list[BaseException] = []
+    for kwargs in ({"create": False}, {"read_only": True}, {"create": False, "pool_size": 4}):
+        with pytest.raises(BoardError) as refused:
+            Board(url, **kwargs)  # type: ignore[arg-type]
+        assert refused.value.reason is Reason.NO_BOARD
+        kept.append(refused.value)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE tasks (id text)")
+    with pytest.raises(BoardError) as foreign:
+        Board(url)
+    assert foreign.value.reason is Reason.NOT_A_BOARD
+    kept.append(foreign.value)
+    # opened, then refused by the orphan reconciliation at open: a role that may read board_meta
+    # and no other table
+    role = f"meta_only_{own_database}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE tasks")
+        Board(url).close()
+        conn.execute(f"CREATE ROLE {role} LOGIN")  # type: ignore[arg-type]
+        conn.execute(f"GRANT SELECT ON board_meta TO {role}")  # type: ignore[arg-type]
+    with pytest.raises(BoardError) as denied:
+        Board(url.replace("postgres@", f"{role}@", 1))
+    assert denied.value.reason is Reason.PERMISSION_DENIED, denied.value
+    kept.append(denied.value)
+    with psycopg.connect(postgres_cluster.url, autocommit=True) as observer:
+        _wait_for(
+            lambda: (
+                observer.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (own_database,)
+                ).fetchone()
+                == (0,)
+            ),
+            seconds=5,
+        )
+
+
 def test_a_schema_holding_someone_elses_tasks_table_is_refused_untouched(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE tasks (id int)")
@@ -619,7 +663,7 @@ def test_a_database_that_does_not_exist_is_unavailable_saying_to_create_it(
     refused), naming the database and saying kanban never makes one, on `db init` too. A pooled
     board (TUI, server, MCP) says so at once, as a plain one does: its pool used to retry the
     login for the whole connect timeout, then say only "pool initialization incomplete"."""
-    url = postgres_cluster.url.rpartition("/")[0] + "/no_such_db"
+    url = postgres_cluster.url_of("no_such_db")
     for kwargs in ({}, {"pool_size": 4}):
         started = time.monotonic()
         with pytest.raises(StoreUnavailable) as refused:
@@ -644,7 +688,7 @@ def test_a_refused_connection_is_one_clean_line(postgres_cluster: Cluster) -> No
     kind."""
     base = _password_role(postgres_cluster)
     wrong_password = base.replace(f"{PASSWORD_ROLE}@", f"{PASSWORD_ROLE}:not-sesame@")
-    no_database = postgres_cluster.url.rpartition("/")[0] + "/no_such_db"
+    no_database = postgres_cluster.url_of("no_such_db")
     with socket_closed_port() as port:
         wrong_port = f"postgresql://postgres@127.0.0.1:{port}/postgres"
         for url in (wrong_port, wrong_password, no_database):
