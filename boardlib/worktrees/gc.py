@@ -14,7 +14,7 @@ from .. import transitions as t
 from ..actors import GC
 from ..config import env_number
 from ..errors import BoardError, Reason
-from .layout import Layout, branch_name
+from .layout import Layout, board_key, branch_name, slot_board
 from .lock import WorktreeLock
 from .results import GcReport, GitFailure
 
@@ -52,12 +52,13 @@ def collect_garbage(
     """One pass over the active workspaces; returns what it did. Never raises for one bad
     workspace: its error is reported and the pass goes on."""
     layout = Layout(root)
+    board_id = board_key(board.path)
     retention = retention_ms_from_env() if retention_ms is None else retention_ms
     report = GcReport()
     now = board.now()
     for ws in board.workspaces_with_status("active"):
         try:
-            _collect_one(board, layout, ws, now, retention, lock_timeout_s, report)
+            _collect_one(board, board_id, layout, ws, now, retention, lock_timeout_s, report)
         except BoardError as error:
             if error.reason == Reason.BUSY:
                 report.skipped.append({"workspaceId": ws.id, "why": error.message})
@@ -70,6 +71,7 @@ def collect_garbage(
 
 def _collect_one(
     board: "Board",
+    board_id: str,
     layout: Layout,
     ws: "Workspace",
     now: int,
@@ -81,19 +83,22 @@ def _collect_one(
 
     repo = Path(ws.repo_path)
     task = board.find_task(ws.task_id)
-    if ws.worktree_path is None or not layout.owns_worktree(repo, ws.task_id, ws.worktree_path):
+    branch = ws.branch or branch_name(ws.task_id)
+    slot = slot_board(ws.task_id, branch)  # this board's own checkout, never another's
+    if ws.worktree_path is None or not layout.owns_worktree(
+        repo, ws.task_id, ws.worktree_path, slot
+    ):
         report.skipped.append(
             {"workspaceId": ws.id, "why": f"recorded outside {layout.root}: {ws.worktree_path}"}
         )
         return
-    path = layout.worktree_path(repo, ws.task_id)
-    branch = ws.branch or branch_name(ws.task_id)
+    path = layout.worktree_path(repo, ws.task_id, slot)
     expired = task is None or (task.status in t.TERMINAL and now - _finished_at(task) >= retention)
     present = path.is_dir() and not path.is_symlink()
     if present and not expired:
         return  # the common case: a live checkout of a live task, nothing to check with git
     lock = WorktreeLock(
-        layout.lock_path(repo, ws.task_id),
+        layout.lock_path(repo, ws.task_id, board_id),
         purpose=f"garbage-collect {ws.task_id}",
         timeout_s=lock_timeout_s,
         subject=ws.task_id,
@@ -120,7 +125,7 @@ def _collect_one(
                     report.committed.append(ws.id)
                 with _repo_lock(layout, repo, lock_timeout_s):
                     gitrepo.remove_worktree(repo, path)
-                    layout.remove_tree(repo, ws.task_id)
+                    layout.remove_tree(repo, ws.task_id, slot)
                 report.removed.append(ws.id)
             elif repo_alive:
                 with _repo_lock(layout, repo, lock_timeout_s):

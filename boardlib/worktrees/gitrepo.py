@@ -739,9 +739,11 @@ def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str
     return digest.hexdigest()
 
 
-def find_baseline(repo: Path, branch: str, task_id: str, board: str) -> str | None:
-    """The scaffold commit of `task_id` by board `board` on `branch` (found by its trailers), so a
-    branch left behind by a crash is re-attached rather than refused."""
+def scaffold_boards(repo: Path, branch: str, task_id: str) -> dict[str, str]:
+    """Which boards made a scaffold commit of `task_id` on `branch` (found by its trailers), each
+    key with its newest such commit: a branch left behind by a crash is re-attached by its own
+    board, one of another board sharing the repository is left to it, and one no board made is
+    someone's own."""
     fmt = (
         "%H%x00%(trailers:key=Kanban-Task,valueonly)%x00%(trailers:key=Kanban-Board,valueonly)%x1e"
     )
@@ -749,8 +751,9 @@ def find_baseline(repo: Path, branch: str, task_id: str, board: str) -> str | No
         repo, "log", "--fixed-strings", f"--grep=Kanban-Task: {task_id}", f"--format={fmt}",
         f"refs/heads/{branch}", "--",
     )[1].decode("utf-8", errors="replace")  # fmt: skip
+    boards: dict[str, str] = {}
     for record in raw.split("\x1e"):
         fields = [field.strip() for field in record.strip().split("\x00")]
-        if len(fields) == 3 and fields[1] == task_id and fields[2] == board:
-            return fields[0]
-    return None
+        if len(fields) == 3 and fields[1] == task_id and fields[2]:
+            boards.setdefault(fields[2], fields[0])
+    return boards

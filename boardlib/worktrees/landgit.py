@@ -36,8 +36,9 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 BASELINE_PREFIX = "refs/kanban/baselines/"  # a synced worktree's baseline, kept alive
 
 
-def baseline_ref(task_id: str) -> str:
-    return f"{BASELINE_PREFIX}{task_id}"
+def baseline_ref(slot: str) -> str:
+    """The ref keeping a synced baseline of the task in `slot` (`layout.task_slot`) alive."""
+    return f"{BASELINE_PREFIX}{slot}"
 
 
 _SOR_NAMES = frozenset(name.encode() for name in SOR_FILES)

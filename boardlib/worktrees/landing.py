@@ -45,7 +45,7 @@ from .gate import (
     run_verify_command,
     stop_orphaned_verify,
 )
-from .layout import branch_name
+from .layout import branch_name, branch_slot, slot_board
 from .lock import WorktreeLock
 from .results import DONE_SYNC, REPLAYED, REVIEW_SYNC, GitFailure, name_files
 
@@ -1494,14 +1494,15 @@ class Lander:
                         # renamed away and forgotten by git under the lock; deleted after it
                         trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
                         landgit.remove_checkout(repo, path, trash=trash)
-                        trees.layout.remove_tree(repo, task_id)
+                        trees.layout.remove_tree(repo, task_id, slot_board(task_id, ws.branch))
                     elif ws.status == "active":
                         gitrepo.prune(repo)  # deleted by hand: git still lists it, prunable
                     head = landgit.branch_tip(repo, source.branch)
                     doomed = [] if head is None else [f"delete refs/heads/{source.branch} {head}"]
-                    synced = landgit.rev(repo, landgit.baseline_ref(task_id))
+                    kept_alive = landgit.baseline_ref(branch_slot(task_id, ws.branch))
+                    synced = landgit.rev(repo, kept_alive)
                     if synced is not None:
-                        doomed.append(f"delete {landgit.baseline_ref(task_id)} {synced}")
+                        doomed.append(f"delete {kept_alive} {synced}")
                     if doomed:
                         landgit.update_refs(
                             repo, doomed, f"kanban: {task_id} landed as {built.commit[:12]}"

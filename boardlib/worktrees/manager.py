@@ -1,7 +1,8 @@
 """Per-task git worktrees: provision, handoff, cold resume, pause, complete, detail.
 
-A file-mutating task gets its own checkout on branch `kanban/task-<id>`, outside the user's
-repository (see `layout`), with the system-of-record scaffold committed as the baseline every diff
+A file-mutating task gets its own checkout on branch `kanban/task-<id>` (`kanban/task-<id>@<board
+key>` when another board on the repository holds that name), outside the user's repository (see
+`layout`), with the system-of-record scaffold committed as the baseline every diff
 is taken against. The board keeps only pointers (`worktree_ref`/`branch_ref` on the task, a
 `workspaces` row per checkout) and changes them through `Board` methods; the checkout itself lives
 here. Every operation on one worktree holds its cross-process lock (`lock`), mutations
@@ -32,7 +33,7 @@ from ..review import review_entries
 from ..shell import shell_command
 from . import sor
 from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, run_gate
-from .layout import Layout, board_key, branch_name, check_task_id
+from .layout import Layout, board_key, branch_name, check_task_id, slot_board
 from .lock import WorktreeLock
 from .results import (
     CHECKED_OUT,
@@ -133,7 +134,7 @@ class Worktrees:
         self, repo: Path, task_id: str, purpose: str, *, shared: bool = False
     ) -> WorktreeLock:
         return WorktreeLock(
-            self.layout.lock_path(repo, task_id),
+            self.layout.lock_path(repo, task_id, self.board_key),
             purpose=f"{purpose} {task_id}",
             shared=shared,
             timeout_s=self.read_lock_timeout_s if shared else self.lock_timeout_s,
@@ -164,14 +165,15 @@ class Worktrees:
         """The workspace's worktree folder when it is live, and a problem when the row cannot be
         trusted: its path must be exactly where this root puts this task's checkout."""
         repo = Path(ws.repo_path)
+        slot = slot_board(ws.task_id, ws.branch)
         if not ws.worktree_path or not self.layout.owns_worktree(
-            repo, ws.task_id, ws.worktree_path
+            repo, ws.task_id, ws.worktree_path, slot
         ):
             return None, (
                 f"the workspace of {ws.task_id} is recorded at {ws.worktree_path}, outside this "
                 f"worktrees folder ({self.layout.root}); run with the same KANBAN_WORKTREES"
             )
-        path = self.layout.worktree_path(repo, ws.task_id)
+        path = self.layout.worktree_path(repo, ws.task_id, slot)
         if path.is_symlink() or not path.is_dir():
             return None, None
         return path, None
@@ -201,9 +203,10 @@ class Worktrees:
         branch = ws.branch or branch_name(ws.task_id)
         if not repo.is_dir() or gitrepo.branch_head(repo, branch) is None:
             return self._live_checkout(ws, "re-attach")  # raises, naming the command
-        path = self.layout.worktree_path(repo, ws.task_id)
+        slot = slot_board(ws.task_id, branch)
+        path = self.layout.worktree_path(repo, ws.task_id, slot)
         with self._repo_lock(repo, f"re-attach {ws.task_id}"):
-            self._clear_leftover(repo, ws.task_id)
+            self._clear_leftover(repo, ws.task_id, slot)
             gitrepo.add_worktree(repo, path, branch, start=None)
         self.board.update_workspace(ws.id, actor=actor, reason="re-attached")
         return path
@@ -365,7 +368,7 @@ class Worktrees:
         actor: str = SYSTEM,
         epoch: int | None = None,
     ) -> ProvisionResult:
-        """Give `task_id` its worktree on branch `kanban/task-<id>` from `repo_path` at `base_sha`
+        """Give `task_id` its worktree on its branch (`_slot_for`) from `repo_path` at `base_sha`
         (or `base_ref`, default HEAD), with the SoR scaffold committed as the baseline, and record
         it on the board. A live checkout is reused; a paused or collected one gets its branch
         checked out again; no second workspace row either way. `kind` defaults to the task's own
@@ -422,14 +425,15 @@ class Worktrees:
             self._write_review(task_id, Path(made.worktree.worktree_path))
             return made
 
-    def _clear_leftover(self, repo: Path, task_id: str) -> None:
-        """Make room at the task's path: prune git's record of a vanished checkout; an empty
-        leftover folder goes, a non-empty unregistered one is refused (it may hold work)."""
+    def _clear_leftover(self, repo: Path, task_id: str, slot: str | None) -> None:
+        """Make room at the task's path (in `slot`, see `layout.task_slot`): prune git's record of
+        a vanished checkout; an empty leftover folder goes, a non-empty unregistered one is
+        refused (it may hold work)."""
         gitrepo = _git()
-        path = self.layout.worktree_path(repo, task_id)
+        path = self.layout.worktree_path(repo, task_id, slot)
         gitrepo.prune(repo)
         if path.is_symlink():
-            self.layout.remove_tree(repo, task_id)
+            self.layout.remove_tree(repo, task_id, slot)
         elif path.exists():
             if path.is_dir() and not any(path.iterdir()):
                 path.rmdir()
@@ -448,8 +452,9 @@ class Worktrees:
         """Reuse a live checkout, or check the branch out again; None when the branch is gone and
         a fresh worktree is needed."""
         gitrepo = _git()
-        path = self.layout.worktree_path(repo.root, task.id)
         branch = ws.branch or branch_name(task.id)
+        slot = slot_board(task.id, branch)
+        path = self.layout.worktree_path(repo.root, task.id, slot)
         _, problem = self._checkout(ws)
         if problem:
             raise BoardError(Reason.CONFLICT, problem, id=task.id)
@@ -474,7 +479,7 @@ class Worktrees:
                 )
             return None
         with self._repo_lock(repo.root, f"re-attach {task.id}"):
-            self._clear_leftover(repo.root, task.id)
+            self._clear_leftover(repo.root, task.id, slot)
             gitrepo.add_worktree(repo.root, path, branch, start=None)
         updated = self.board.update_workspace(
             ws.id,
@@ -488,42 +493,40 @@ class Worktrees:
         self, task: Task, repo: "RepoInfo", base_commit: str, base: tuple[str, str], actor: str
     ) -> ProvisionResult:
         gitrepo = _git()
-        path = self.layout.worktree_path(repo.root, task.id)
+        made = False  # whether this call made the branch: a rollback deletes only that
+        slot: str | None = None
         branch = branch_name(task.id)
-        created_branch = False
-        if gitrepo.branch_head(repo.root, branch) is not None:
-            # Left behind by a crash between git and the board, or by another board.
-            baseline = gitrepo.find_baseline(repo.root, branch, task.id, self.board_key)
-            if baseline is None:
-                raise BoardError(
-                    Reason.CONFLICT,
-                    f"branch {branch} already exists in {repo.root} and was not made by this "
-                    f"board for {task.id}; rename or delete it",
-                    id=task.id,
-                    branch=branch,
-                )
-            entry = gitrepo.registered(repo.root, path)
-            if entry is None or entry.prunable or entry.branch != branch or not path.is_dir():
-                with self._repo_lock(repo.root, f"provision {task.id}"):
-                    self._clear_leftover(repo.root, task.id)
-                    gitrepo.add_worktree(repo.root, path, branch, start=None)
-        else:
-            try:
-                with self._repo_lock(repo.root, f"provision {task.id}"):
-                    self._clear_leftover(repo.root, task.id)
-                    gitrepo.add_worktree(repo.root, path, branch, start=base_commit)
-            except BaseException:
-                # git can fail after making both (a post-checkout hook, a required filter
-                # missing): left there, the branch would refuse every later provision as not ours
-                if gitrepo.branch_head(repo.root, branch) is not None:
-                    self._rollback(repo.root, task.id, path, branch, True)
-                raise
-            created_branch = True
-            try:
-                baseline = self._scaffold(task, path, repo.root, branch, base_commit, base)
-            except BaseException:
-                self._rollback(repo.root, task.id, path, branch, created_branch)
-                raise
+        try:
+            # The slot is chosen and filled (branch, checkout, scaffold) under the repository's
+            # lock: another board of the same worktrees folder choosing at once sees the branch
+            # with its scaffold, never a branch it would take for one made by hand.
+            with self._repo_lock(repo.root, f"provision {task.id}"):
+                slot, baseline = self._slot_for(task.id, repo.root)
+                path = self.layout.worktree_path(repo.root, task.id, slot)
+                branch = branch_name(task.id, slot)
+                if baseline is not None:  # left behind by a crash between git and the board
+                    entry = gitrepo.registered(repo.root, path)
+                    if (
+                        entry is None
+                        or entry.prunable
+                        or entry.branch != branch
+                        or not path.is_dir()
+                    ):
+                        self._clear_leftover(repo.root, task.id, slot)
+                        gitrepo.add_worktree(repo.root, path, branch, start=None)
+                else:
+                    self._clear_leftover(repo.root, task.id, slot)
+                    try:
+                        gitrepo.add_worktree(repo.root, path, branch, start=base_commit)
+                    finally:
+                        # git can fail after making both (a post-checkout hook, a required filter
+                        # missing): left there, the branch would refuse every later provision
+                        made = gitrepo.branch_head(repo.root, branch) is not None
+                    baseline = self._scaffold(task, path, repo.root, branch, base_commit, base)
+        except BaseException:
+            if made:
+                self._rollback(repo.root, task.id, slot, branch, True)
+            raise
         try:
             ws = self.board.record_workspace(
                 task.id,
@@ -535,9 +538,32 @@ class Worktrees:
                 actor=actor,
             )
         except BaseException:
-            self._rollback(repo.root, task.id, path, branch, created_branch)
+            self._rollback(repo.root, task.id, slot, branch, made)
             raise
-        return self._provisioned(ws, reattached=not created_branch)
+        return self._provisioned(ws, reattached=not made)
+
+    def _slot_for(self, task_id: str, repo: Path) -> tuple[str | None, str | None]:
+        """The slot a new worktree of `task_id` takes (`layout.task_slot`): the plain one, unless
+        another board's branch holds it, then this board's own. With the baseline there when a
+        crash left this board's branch behind. A branch no board made is refused: it is
+        someone's own work, and the board neither takes nor touches it."""
+        gitrepo = _git()
+        for slot in (None, self.board_key):
+            branch = branch_name(task_id, slot)
+            if gitrepo.branch_head(repo, branch) is None:
+                return slot, None
+            boards = gitrepo.scaffold_boards(repo, branch, task_id)
+            if self.board_key in boards:
+                return slot, boards[self.board_key]
+            if not boards:
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"branch {branch} already exists in {repo} and no kanban board made it for "
+                    f"{task_id}; rename that branch (it keeps its commits) and provision again",
+                    id=task_id,
+                    branch=branch,
+                )
+        raise AssertionError("unreachable: this board's own slot is ours or refused above")
 
     @staticmethod
     def _base_branch_name(repo: Path, base: tuple[str, str]) -> str | None:
@@ -598,14 +624,15 @@ class Worktrees:
         return None, ""
 
     def _rollback(
-        self, repo: Path, task_id: str, path: Path, branch: str, created_branch: bool
+        self, repo: Path, task_id: str, slot: str | None, branch: str, created_branch: bool
     ) -> None:
         """Undo a half-made provision, best effort (the original error is what the caller sees)."""
         gitrepo = _git()
+        path = self.layout.worktree_path(repo, task_id, slot)
         with self._repo_lock(repo, f"roll back {task_id}"):
             for step in (
                 lambda: gitrepo.remove_worktree(repo, path),
-                lambda: self.layout.remove_tree(repo, task_id),
+                lambda: self.layout.remove_tree(repo, task_id, slot),
                 lambda: gitrepo.delete_branch(repo, branch) if created_branch else None,
                 lambda: gitrepo.prune(repo),
             ):
@@ -913,7 +940,7 @@ class Worktrees:
             head = gitrepo.head(path)
             with self._repo_lock(repo, f"pause {task_id}"):
                 gitrepo.remove_worktree(repo, path)
-                self.layout.remove_tree(repo, task_id)
+                self.layout.remove_tree(repo, task_id, slot_board(task_id, branch))
             self.board.update_workspace(ws.id, actor=actor, reason="paused")
         return PauseResult(PauseInfo(committed=sha is not None, head=head))
 
@@ -1096,11 +1123,12 @@ class Worktrees:
         """Remove a checkout and its branch (only for work with nothing to keep)."""
         gitrepo = _git()
         repo = Path(ws.repo_path)
+        branch = ws.branch or branch_name(ws.task_id)
         try:
             with self._repo_lock(repo, f"clean up {ws.task_id}"):
                 gitrepo.remove_worktree(repo, path)
-                self.layout.remove_tree(repo, ws.task_id)
-                gitrepo.delete_branch(repo, ws.branch or branch_name(ws.task_id))
+                self.layout.remove_tree(repo, ws.task_id, slot_board(ws.task_id, branch))
+                gitrepo.delete_branch(repo, branch)
         except Exception:  # garbage collection retries a failed cleanup later
             return False
         return True
@@ -1158,7 +1186,7 @@ class Worktrees:
             return CheckoutState(CLEANED, f"worktree and branch {branch} removed{why}")
         command = None if task.status in t.TERMINAL else provision_command(task.id, ws.repo_path)
         if ws.status == "active":
-            expected = self.layout.worktree_path(repo, ws.task_id)
+            expected = self.layout.worktree_path(repo, ws.task_id, slot_board(ws.task_id, branch))
             # a pause unregisters the checkout; one git still lists was deleted behind its back
             deleted = gitrepo.registered(repo, expected) is not None
             if deleted:
@@ -1311,12 +1339,12 @@ class Worktrees:
         the verify command it would run. Git only (what lands is read as the preview reads it);
         raises what a landing would for a task that cannot land (`not_landable`...)."""
         from . import gitrepo
-        from .layout import BRANCH_PREFIX
+        from .layout import is_task_branch
 
         source = self.lander()._source(task_id, None, shared=True)
         heads = gitrepo.output(source.repo, "for-each-ref", "--format=%(refname)", "refs/heads/")
         names = [ref.removeprefix("refs/heads/") for ref in heads.splitlines() if ref]
-        others = sorted(n for n in names if n != source.into and not n.startswith(BRANCH_PREFIX))
+        others = sorted(n for n in names if n != source.into and not is_task_branch(n))
         verify = source.verify
         return LandingChoices(
             task_id=task_id,

@@ -8,7 +8,8 @@ it then completes again, which commits the resolution.
 After a sync the task's baseline moves: diffs, the empty-work test and landing are then taken
 from the synced tip, not from where the worktree was first made. The new baseline is a commit of
 the synced tip's tree with the scaffold's bookkeeping files (so `init.sh`'s provision-time verify
-command stays the operator's), kept alive by `refs/kanban/baselines/<task id>`.
+command stays the operator's), kept alive by `refs/kanban/baselines/<slot>` (`layout.task_slot`:
+the task id, and the board's key when another board on the repository holds the id).
 """
 
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from ..lifecycle import check_worker
 from ..records import Record
 from . import gitrepo, landgit
 from .landing import Lander
+from .layout import branch_name, branch_slot
 from .results import GitFailure, name_files
 
 if TYPE_CHECKING:
@@ -99,7 +101,7 @@ def sync_with_base(
                 path=str(path),
             )
         lander = Lander(trees)
-        branch = ws.branch or f"kanban/task-{task_id}"
+        branch = ws.branch or branch_name(task_id)
         into_name = lander._base_branch(ws, repo, into, branch)
         assert ws.base_commit is not None
         previous = landgit.parent_of(repo, ws.base_commit)
@@ -120,7 +122,7 @@ def sync_with_base(
             is not None
         )
         conflicts = _bring_in(path, tip, into_name, task_id, strategy)
-        baseline = _new_baseline(trees, repo, ws.base_commit, tip, task_id, into_name)
+        baseline = _new_baseline(trees, repo, ws.base_commit, tip, task_id, branch, into_name)
         trees.board.update_workspace(
             ws.id,
             actor=actor,
@@ -171,7 +173,7 @@ def _bring_in(path: Path, tip: str, into: str, task_id: str, strategy: str) -> l
 
 
 def _new_baseline(
-    trees: "Worktrees", repo: Path, scaffold: str, tip: str, task_id: str, into: str
+    trees: "Worktrees", repo: Path, scaffold: str, tip: str, task_id: str, branch: str, into: str
 ) -> str:
     """The baseline after a sync: the synced tip's tree with the scaffold's bookkeeping files,
     on the tip; a ref keeps it from git's garbage collection."""
@@ -182,6 +184,8 @@ def _new_baseline(
     )
     commit = landgit.commit_tree(repo, tree, (tip,), message)
     landgit.update_refs(
-        repo, [f"update {landgit.baseline_ref(task_id)} {commit}"], message.split("\n")[0]
+        repo,
+        [f"update {landgit.baseline_ref(branch_slot(task_id, branch))} {commit}"],
+        message.split("\n")[0],
     )
     return commit

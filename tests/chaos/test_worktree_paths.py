@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from boardlib import Board
+from boardlib.worktrees.layout import Layout, board_key
 from tests.cli.conftest import KANBAN, clean_env
 from tests.cli.warm import run_kanban
 from tests.worktrees.conftest import git, make_repo, repo_state
@@ -340,6 +341,9 @@ def test_a_link_planted_where_kanban_writes_is_replaced_not_followed(
     task_id, checkout = provisioned(site)
     target = victim(site)
     locks = checkout.parent / ".locks"
+    lock_name = (
+        Layout(checkout.parent.parent).lock_path(site.repo, task_id, board_key(site.db)).name
+    )
     if where == "AGENT_HANDOFF.json":
         (checkout / where).symlink_to(target)
         run = site.kanban(
@@ -355,7 +359,7 @@ def test_a_link_planted_where_kanban_writes_is_replaced_not_followed(
         )
         assert not (checkout / where).is_symlink() and json.loads((checkout / where).read_text())
     elif where == "task-lock":
-        lock = locks / f"task-{task_id}.lock"
+        lock = locks / lock_name
         lock.unlink(missing_ok=True)
         lock.symlink_to(target)
         run = site.kanban("task", "workspace", "pause", task_id)
@@ -363,14 +367,14 @@ def test_a_link_planted_where_kanban_writes_is_replaced_not_followed(
     elif where == "locks-folder":
         outside = site.tmp / "outside-locks"
         outside.mkdir()
-        (outside / f"task-{task_id}.lock").symlink_to(target)
+        (outside / lock_name).symlink_to(target)
         for leftover in locks.iterdir():
             leftover.unlink()
         locks.rmdir()
         locks.symlink_to(outside)
         run = site.kanban("task", "workspace", "pause", task_id)
         assert not locks.is_symlink() and locks.is_dir()
-        assert sorted(p.name for p in outside.iterdir()) == [f"task-{task_id}.lock"]
+        assert sorted(p.name for p in outside.iterdir()) == [lock_name]
     else:  # the gate appends its verdict to VERIFICATION.md
         (checkout / "app.py").write_text("def answer():\n    return 43\n")
         (checkout / where).unlink()

@@ -353,8 +353,9 @@ async def test_w_on_a_done_task_is_land_and_no_backs_out(review) -> None:  # typ
     main_before = git(board.repo, "rev-parse", "main")
     with Board(board.db, read_only=True) as b:
         ws = b.view(task_id).workspaces[-1]
+        trees = Worktrees(b)
         held = WorktreeLock(
-            Worktrees(b).layout.lock_path(Path(ws.repo_path), task_id),
+            trees.layout.lock_path(Path(ws.repo_path), task_id, trees.board_key),
             purpose=f"land {task_id}", subject=task_id, timeout_s=5,
         ).acquire()  # fmt: skip
     app = app_on(board, clock, "gated")

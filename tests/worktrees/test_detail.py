@@ -97,7 +97,7 @@ def test_detail_of_a_paused_worktree_reads_its_branch(env):
 def test_detail_while_a_mutation_holds_the_worktree_skips_the_diff(env):
     task_id = env.task()
     made = env.trees.provision(task_id, env.repo)
-    lock = env.trees.layout.lock_path(env.repo.resolve(), task_id)
+    lock = env.trees.layout.lock_path(env.repo.resolve(), task_id, env.trees.board_key)
     impatient = Worktrees(env.board, read_lock_timeout_s=0.2)
     with WorktreeLock(lock, purpose="verify TASK-x"):
         detail = impatient.detail(task_id)

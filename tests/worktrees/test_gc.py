@@ -82,7 +82,7 @@ def test_a_busy_worktree_is_skipped_and_retried(env):
     task_id = env.task()
     made = env.trees.provision(task_id, env.repo)
     shutil.rmtree(made.worktree.worktree_path)
-    lock = env.trees.layout.lock_path(env.repo.resolve(), task_id)
+    lock = env.trees.layout.lock_path(env.repo.resolve(), task_id, env.trees.board_key)
     with WorktreeLock(lock, purpose="pause"):
         report = collect_garbage(env.board, lock_timeout_s=0.1)
     assert report.stale == [] and len(report.skipped) == 1

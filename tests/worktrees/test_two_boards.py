@@ -1,0 +1,138 @@
+"""Two boards on one repository (a demo or scratch board beside the real one, two teams' boards
+on a monorepo): both number their tasks TASK-1, TASK-2..., so each must keep to its own branches,
+checkouts, locks and refs, and neither's landing, garbage collection or refusal may touch the
+other's work. Real board files, one real repository, one worktrees folder."""
+
+from pathlib import Path
+
+import pytest
+
+from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib.worktrees import Worktrees, collect_garbage
+from boardlib.worktrees.gc import DAY_MS
+from boardlib.worktrees.landgit import baseline_ref
+from boardlib.worktrees.layout import board_key, branch_name, task_slot
+from tests.worktrees.conftest import LandEnv, git, make_land_env
+
+
+@pytest.fixture
+def boards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Board A and board B, each with its own file, on one repository and worktrees folder."""
+    first = make_land_env(tmp_path, monkeypatch, tmp_path / "a.db")
+    other = Board(tmp_path / "b.db", clock=ManualClock())
+    second = LandEnv(
+        board=other,
+        trees=Worktrees(other, verify_timeout_s=60),
+        repo=first.repo,
+        root=first.root,
+        tmp=tmp_path,
+    )
+    yield first, second
+    first.board.close()
+    other.close()
+
+
+def started(env: LandEnv, text: str) -> tuple[str, Path]:
+    """TASK-1 of `env`'s board, claimed, provisioned and changed (`text` in its own file)."""
+    task_id, path = env.task_with({f"{text}.txt": f"{text}\n"}, title=f"work {text}", finish="none")
+    return task_id, path
+
+
+def branches(repo: Path) -> list[str]:
+    return git(repo, "branch", "--format=%(refname:short)", "--list", "kanban/*").splitlines()
+
+
+def checkouts(repo: Path) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return sorted(line.removeprefix("branch refs/heads/") for line in listed if "kanban/" in line)
+
+
+def test_two_boards_each_provision_complete_and_land_their_own_task_1(boards) -> None:
+    a, b = boards
+    a_id, a_path = started(a, "from-a")
+    b_id, b_path = started(b, "from-b")
+    assert a_id == b_id == "TASK-1"  # the collision: was refused, naming A's branch to delete
+    key = board_key(b.board.path)
+    plain, keyed = branch_name("TASK-1"), branch_name("TASK-1", key)
+    assert a.board.workspaces(a_id)[-1].branch == plain  # the first keeps the plain name
+    assert b.board.workspaces(b_id)[-1].branch == keyed == f"kanban/task-TASK-1@{key}"
+    assert a_path != b_path and b_path.name == task_slot("TASK-1", key)
+    assert branches(a.repo) == sorted([plain, keyed]) == checkouts(a.repo)
+    assert not (a_path / "from-b.txt").exists() and not (b_path / "from-a.txt").exists()
+    # Each board holds its own lock: a read of B's task does not wait on A's mutation.
+    with a.trees._lock(a.repo, a_id, "hold"):
+        assert b.trees.detail(b_id).busy is None
+        assert a.trees.detail(a_id).busy is not None
+    # A sync keeps each board's new baseline alive under its own ref.
+    a.commit_on_main("main.txt", "moved on\n")
+    for env, task_id in ((a, a_id), (b, b_id)):
+        assert not env.trees.sync(task_id, actor="alice").conflicts
+    refs = git(a.repo, "for-each-ref", "--format=%(refname)", "refs/kanban/baselines/")
+    assert refs.splitlines() == [baseline_ref("TASK-1"), baseline_ref(task_slot("TASK-1", key))]
+    for env, task_id in ((a, a_id), (b, b_id)):
+        assert env.trees.complete(task_id, "alice").task_status == "done"
+    assert branches(a.repo) == sorted([plain, keyed]) == checkouts(a.repo)
+
+    landed_a = a.trees.land(a_id, actor="bob")
+    assert branches(a.repo) == [keyed] == checkouts(a.repo) and b_path.is_dir()  # B's kept
+    landed_b = b.trees.land(b_id, actor="bob")
+    assert landed_a.landed and landed_b.landed
+    history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
+    assert history[:2] == [landed_b.commit, landed_a.commit]
+    for name in ("from-a.txt", "from-b.txt", "main.txt"):
+        assert git(a.repo, "cat-file", "-e", f"main:{name}") == ""
+    assert branches(a.repo) == [] == checkouts(a.repo)
+    assert git(a.repo, "for-each-ref", "refs/kanban") == ""  # no baseline or fence left over
+
+
+def test_neither_boards_garbage_collection_touches_the_others_work(boards) -> None:
+    a, b = boards
+    a_id, a_path = started(a, "from-a")
+    b_id, b_path = started(b, "from-b")
+    key = board_key(b.board.path)
+    for env, task_id in ((a, a_id), (b, b_id)):
+        env.board.move(task_id, "done", actor="operator")
+    b.board.clock.advance(ms=DAY_MS + 1)  # B's task is past its retention, A's is not
+
+    report = collect_garbage(b.board, retention_ms=DAY_MS)
+    assert report.errors == [] and len(report.removed) == 1
+    assert not b_path.exists() and (a_path / "from-a.txt").read_text() == "from-a\n"
+    assert branches(a.repo) == sorted([branch_name("TASK-1"), branch_name("TASK-1", key)])
+    assert checkouts(a.repo) == [branch_name("TASK-1")]  # A's checkout, untouched
+
+    a.trees.pause(a_id)  # A's work now lives on its branch alone
+    again = collect_garbage(b.board, retention_ms=0)
+    assert again.removed == [] and again.errors == []
+    head = git(a.repo, "rev-parse", branch_name("TASK-1"))
+    assert git(a.repo, "show", f"{head}:from-a.txt") == "from-a"
+    assert collect_garbage(a.board, retention_ms=DAY_MS).errors == []
+    assert git(a.repo, "rev-parse", branch_name("TASK-1", key))  # B's branch is kept by A too
+
+
+def test_a_branch_no_board_made_is_refused_without_asking_to_delete_it(boards) -> None:
+    a, b = boards
+    task = b.board.create_task("work", description="x")
+    b.board.claim(task.id, "alice")
+    git(a.repo, "branch", branch_name(task.id))  # the user's own, by hand
+    before = git(a.repo, "show-ref")
+    with pytest.raises(BoardError) as refused:
+        b.trees.provision(task.id, a.repo)
+    assert refused.value.reason == Reason.CONFLICT
+    assert refused.value.details["branch"] == branch_name(task.id)
+    assert "delete" not in refused.value.message and "rename" in refused.value.message
+    assert git(a.repo, "show-ref") == before and b.board.workspaces(task.id) == []
+
+
+def test_a_crash_left_keyed_branch_is_taken_back_by_its_board(boards) -> None:
+    a, b = boards
+    started(a, "from-a")
+    b_id, b_path = started(b, "from-b")
+    git(b_path, "add", "-A")
+    git(b_path, "commit", "-qm", "work")
+    made = b.board.workspaces(b_id)[-1]
+    git(a.repo, "worktree", "remove", "--force", str(b_path))  # the checkout, behind the board
+    b.board.update_workspace(made.id, status="archived")  # as if never recorded
+    again = b.trees.provision(b_id, a.repo)
+    assert again.reattached and again.worktree.branch == made.branch
+    assert again.worktree.base_commit == made.base_commit
+    assert (b_path / "from-b.txt").read_text() == "from-b\n"
