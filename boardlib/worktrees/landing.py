@@ -268,8 +268,11 @@ def _acquired(lock: WorktreeLock) -> bool:
     return True
 
 
-def fence_ref(into: str) -> str:
-    return f"{FENCE_PREFIX}heads/{into}"
+def fence_ref(into: str, board: str) -> str:
+    """The fence of the landing turn on `into` in `board`'s queue (a board key): each board its
+    own, as each board queues its own landings; across boards the compare-and-swap on the branch
+    is what keeps a landing from moving it past another's commit."""
+    return f"{FENCE_PREFIX}{board}/heads/{into}"
 
 
 class Lander:
@@ -1208,8 +1211,8 @@ class Lander:
             entry = self._wait_for_turn(entry, beat, meanwhile)
             waited_ms = int((time.monotonic() - queued) * 1000)
             self._step("turn", entry=entry.id)
-            if landgit.rev(repo, fence_ref(source.into)) != fence:  # not handed over already
-                landgit.update_refs(repo, [f"update {fence_ref(source.into)} {fence}"],
+            if landgit.rev(repo, self._fence_ref(source.into)) != fence:  # not handed over already
+                landgit.update_refs(repo, [f"update {self._fence_ref(source.into)} {fence}"],
                                     f"kanban: {entry.id} takes the landing turn")  # fmt: skip
             for attempt in range(1, self.max_builds + 1):
                 found = landgit.tip_and_tree(repo, source.ref)
@@ -1256,9 +1259,9 @@ class Lander:
                     repo,
                     [
                         f"update {source.ref} {built.commit} {tip}",
-                        f"update {fence_ref(source.into)} {successor} {fence}"
+                        f"update {self._fence_ref(source.into)} {successor} {fence}"
                         if successor
-                        else f"delete {fence_ref(source.into)} {fence}",
+                        else f"delete {self._fence_ref(source.into)} {fence}",
                     ],
                     f"kanban: land {task_id} ({strategy}) by {one_line(actor, 80)}",
                 )
@@ -1266,14 +1269,14 @@ class Lander:
                     moved = True
                     break
                 now_tip = landgit.rev(repo, source.ref)
-                if landgit.rev(repo, fence_ref(source.into)) != fence:
+                if landgit.rev(repo, self._fence_ref(source.into)) != fence:
                     if beat.lost.is_set() or self.queue.renew(beat.entry) is None:
                         raise BoardError(
                             Reason.BUSY, f"{entry.id} lost the landing turn; try again"
                         )
                     landgit.update_refs(
                         repo,
-                        [f"update {fence_ref(source.into)} {fence}"],
+                        [f"update {self._fence_ref(source.into)} {fence}"],
                         f"kanban: {entry.id} fences the landing turn again",
                     )
                 elif now_tip == tip:
@@ -1432,7 +1435,7 @@ class Lander:
             comment = _explanation(error)
         try:
             landgit.update_refs(
-                source.repo, [f"delete {fence_ref(source.into)} {fence}"],
+                source.repo, [f"delete {self._fence_ref(source.into)} {fence}"],
                 f"kanban: {entry.id} gives the landing turn back",
             )  # fmt: skip
             self.queue.leave(entry, comment=comment)
@@ -1567,6 +1570,9 @@ class Lander:
             warnings=warnings,
         )
 
+    def _fence_ref(self, into: str) -> str:
+        return fence_ref(into, self.trees.board_key)
+
     # -- recovery -------------------------------------------------------------------------------
 
     def recover_entry(self, dead: QueueEntry) -> Task | None:
@@ -1579,7 +1585,7 @@ class Lander:
         tip = landgit.rev(repo, dead.ref) if repo.is_dir() else None
         if dead.state == "active" and tip is not None:
             landgit.update_refs(
-                repo, [f"update {fence_ref(into)} {tip} {dead.fence}"],
+                repo, [f"update {self._fence_ref(into)} {tip} {dead.fence}"],
                 f"kanban: fence out the dead landing {dead.id}",
             )  # fmt: skip
         if dead.new_commit and tip is not None and landgit.is_ancestor(repo, dead.new_commit, tip):

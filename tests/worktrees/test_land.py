@@ -21,6 +21,7 @@ from boardlib.worktrees.landing import (
     Lander,
     LandingPreview,
     LandResult,
+    fence_ref,
 )
 from boardlib.worktrees.results import DONE_SYNC, REVIEW_SYNC
 from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
@@ -1019,7 +1020,7 @@ def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> No
 
     first, _ = land.task_with({"one.py": "ONE = 1\n"})
     second, _ = land.task_with({"two.py": "TWO = 2\n"})
-    fence_ref = "refs/kanban/landing/heads/main"
+    fence = fence_ref("main", land.trees.board_key)
     seen: dict[str, str] = {}
     results: dict[str, object] = {}
 
@@ -1038,7 +1039,7 @@ def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> No
         elif step == "updated":
             entry = queue.entry_of_task(second)
             assert entry is not None and entry.state == "waiting"
-            seen["fence"] = git(land.repo, "rev-parse", fence_ref)
+            seen["fence"] = git(land.repo, "rev-parse", fence)
             seen["expected"] = entry.fence
 
     land.trees.lander(on_step=on_step).land(first, actor="bob")

@@ -3,6 +3,10 @@ on a monorepo): both number their tasks TASK-1, TASK-2..., so each must keep to 
 checkouts, locks and refs, and neither's landing, garbage collection or refusal may touch the
 other's work. Real board files, one real repository, one worktrees folder."""
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,8 @@ from boardlib.worktrees.gc import DAY_MS
 from boardlib.worktrees.landgit import baseline_ref
 from boardlib.worktrees.layout import board_key, branch_name, task_slot
 from tests.worktrees.conftest import LandEnv, git, make_land_env
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -136,3 +142,67 @@ def test_a_crash_left_keyed_branch_is_taken_back_by_its_board(boards) -> None:
     assert again.reattached and again.worktree.branch == made.branch
     assert again.worktree.base_commit == made.base_commit
     assert (b_path / "from-b.txt").read_text() == "from-b\n"
+
+
+def test_a_landing_of_one_board_leaves_the_other_boards_fence_alone(boards) -> None:
+    """B lands while A holds its turn, verified and about to move main: A's fence stays, and A
+    lands on B's commit after one more build."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    seen: dict[str, object] = {}
+
+    def fences() -> list[str]:
+        return git(a.repo, "for-each-ref", "--format=%(objectname)", "refs/kanban/landing/").split()
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "verified" and "b" not in seen:
+            seen["before"] = fences()
+            seen["b"] = b.trees.land(b_id, actor="bob").commit
+            seen["after"] = fences()
+
+    result = a.trees.lander(on_step=on_step).land(a_id, actor="bob")
+    assert len(seen["before"]) == 1 and seen["after"] == seen["before"]  # was overwritten, gone
+    assert result.landed and result.builds == 2
+    history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
+    assert history[:2] == [result.commit, seen["b"]]
+    assert git(a.repo, "for-each-ref", "refs/kanban") == ""
+
+
+def start_lander(board_file: Path, task_id: str) -> subprocess.Popen[str]:
+    """A lander process (`land_procs`) for one board's task, ready and waiting for "go"."""
+    args = [sys.executable, "-m", "tests.worktrees.land_procs", str(board_file), task_id, "--wait"]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, text=True, **pipes)
+    assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"ready": True}
+    return proc
+
+
+@pytest.mark.slow  # two lander processes racing
+def test_two_boards_landing_into_main_at_once_both_land_in_line(boards, tmp_path: Path) -> None:
+    """Each board queues its own landings; across boards the compare-and-swap on `main` is what
+    orders them: both land, one after the other, and neither is lost or moved over."""
+    a, b = boards
+    ids = {}
+    for env, name in ((a, "a.db"), (b, "b.db")):
+        ids[name] = env.task_with({f"{name}.txt": "x\n"}, verify="sleep 0.3")[0]
+    git(a.repo, "checkout", "-q", "--detach")  # no checkout of main to bring along meanwhile
+    tip = a.main()
+    procs = [start_lander(tmp_path / name, task_id) for name, task_id in ids.items()]
+    for proc in procs:  # every lander is up: both go at once
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        results += [json.loads(line) for line in out.splitlines()]
+    assert all("commit" in result for result in results), results
+    history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
+    assert sorted(history[:2]) == sorted(result["commit"] for result in results)
+    assert history[2] == tip
+    for name in ids:
+        assert git(a.repo, "cat-file", "-e", f"main:{name}.txt") == ""
+    assert git(a.repo, "for-each-ref", "refs/kanban") == ""  # each board's fence is gone
