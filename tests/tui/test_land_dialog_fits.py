@@ -15,7 +15,8 @@ LONG_TITLE = ("Reconcile the cart's discount rounding with the ledger's totals "
 SMALL = (80, 24)
 
 
-def _dialog(verify_command: str | None) -> LandDialog:
+def land_dialog_on_a_long_title(verify_command: str | None) -> LandDialog:
+    """A land dialog as tall as 80x24 allows: a long title, a clean preview, two branches."""
     task = Task(id="TASK-7", title=LONG_TITLE, status=t.IN_REVIEW, created_at=0, updated_at=0)
     preview = LandingPreview(task.id, CLEAN, "lands cleanly", into="main", base_tip="2d55f48aa")
     choices = Choices(task.id, LandingChoices(task.id, "main", ["main", "release"], verify_command))
@@ -29,7 +30,7 @@ def _lines(widget: Static) -> str:
 async def test_the_buttons_stay_on_an_80x24_screen_with_a_long_title() -> None:
     for verify_command in ("make test", None):  # none: a warning line more, and `u`'s button
         async with App[None]().run_test(size=SMALL) as pilot:
-            dialog = _dialog(verify_command)
+            dialog = land_dialog_on_a_long_title(verify_command)
             await pilot.app.push_screen(dialog)
             await pilot.pause()
             inside = dialog.query_one("#dialog").content_region
@@ -40,7 +41,7 @@ async def test_the_buttons_stay_on_an_80x24_screen_with_a_long_title() -> None:
 
 async def test_a_long_title_is_clipped_and_the_preview_stays_in_view() -> None:
     async with App[None]().run_test(size=SMALL) as pilot:
-        dialog = _dialog("make test")
+        dialog = land_dialog_on_a_long_title("make test")
         await pilot.app.push_screen(dialog)
         await pilot.pause()
         shown = _lines(dialog.query_one("#dialog-body", Static))

@@ -4,9 +4,11 @@ open). Every notification stays in the message log; only the toasts on screen ar
 
 from pathlib import Path
 
+from textual.widgets import Button
 from textual.widgets._toast import Toast
 
 from tests.tui.conftest import Notes, demo_board, loaded, make_app, until, utc
+from tests.tui.test_land_dialog_fits import land_dialog_on_a_long_title
 from tui.app import ROWS_PER_TOAST
 from tui.components.inbox_screen import InboxScreen
 
@@ -55,3 +57,26 @@ async def test_follow_hints_replace_each_other_and_skip_the_inbox(tmp_path: Path
         await pilot.pause(0.2)
         assert not [n for n in notes.seen[before:] if "follows it" in n.notification.message]
         assert app.left_task == "TASK-3"  # `f` back on the board still follows it
+
+
+async def test_toasts_over_the_land_dialog_leave_its_buttons_in_view_at_80x24(
+    tmp_path: Path,
+) -> None:
+    """Found in tmux: `b` and `u` in the land dialog (each says why it does nothing) piled two
+    toasts over its Approve and Back buttons."""
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    app = make_app(path, clock)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await loaded(pilot)
+        dialog = land_dialog_on_a_long_title("make test")
+        await app.push_screen(dialog)
+        app.notify("TASK-7 lands on main: the repository has no other branch.")
+        app.notify("TASK-7 lands verified (`make test` verifies it): y approve and land.")
+        await pilot.pause(0.3)
+        toasts = [toast.region for toast in app.screen.query(Toast)]
+        assert len(toasts) == 2, toasts
+        for button in dialog.query(Button):
+            assert all(not toast.overlaps(button.region) for toast in toasts), (
+                button.id, button.region, toasts,
+            )  # fmt: skip
