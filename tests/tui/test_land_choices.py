@@ -143,6 +143,17 @@ async def land_dialog(pilot: Pilot[Any]) -> LandDialog:
     return pilot.app.screen
 
 
+async def branch_menu(pilot: Pilot[Any]) -> BranchMenu:
+    """`b`'s menu once it lists the branches (it reads them again as it opens)."""
+    await pilot.press("b")
+    await until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, BranchMenu) and pilot.app.screen.branches is not None,
+    )
+    assert isinstance(pilot.app.screen, BranchMenu)
+    return pilot.app.screen
+
+
 def said(dialog: LandDialog) -> str:
     return text_of(dialog.body) + text_of(dialog._choices_text())
 
@@ -169,10 +180,7 @@ async def test_strategy_and_branch_are_chosen_and_the_preview_follows(shop: Shop
         assert app.screen is dialog
         await pilot.press("s", "s")
         assert dialog.strategy == "merge" and "● merge" in said(dialog)
-        await pilot.press("b")
-        await until(pilot, lambda: isinstance(app.screen, BranchMenu))
-        menu = app.screen
-        assert isinstance(menu, BranchMenu)
+        menu = await branch_menu(pilot)
         assert menu.branches == ["main", "conflicting", "release", "side"]  # no task branches
         await pilot.press("down", "down", "enter")
         await until(pilot, lambda: app.screen is dialog)
@@ -194,6 +202,33 @@ async def test_strategy_and_branch_are_chosen_and_the_preview_follows(shop: Shop
     assert parents[1] == release and len(parents) == 3  # a merge commit on the old tip
     assert head(shop.repo, "main") == main  # the base was not the branch chosen
     assert not notes.errors()
+
+
+@pytest.mark.slow
+async def test_the_branch_menu_lists_the_branches_the_repository_has_now(shop: Shop) -> None:
+    """Found in tmux: a branch made after the dialog opened was not offered (`b` said "the
+    repository has no other branch"), and a deleted one still was: `b` listed what the dialog
+    read as it opened."""
+    git(shop.repo, "branch", "stale", "main")
+    try:
+        app = app_on(shop, "shown")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await opened(pilot, app, shop.ids["shown"])
+            await pilot.press("W")
+            dialog = await land_dialog(pilot)
+            assert "4 other branches" in said(dialog)
+            git(shop.repo, "branch", "-D", "stale")
+            git(shop.repo, "branch", "hotfix", "main")
+            menu = await branch_menu(pilot)
+            assert menu.branches is not None
+            assert "hotfix" in menu.branches and "stale" not in menu.branches
+            assert "4 other branches" in said(dialog)  # main, conflicting, hotfix, release, side
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is dialog)
+    finally:
+        for branch in ("stale", "hotfix"):
+            if git(shop.repo, "branch", "--list", branch).strip():
+                git(shop.repo, "branch", "-D", "-q", branch)
 
 
 @pytest.mark.slow
@@ -250,8 +285,7 @@ async def test_a_conflict_on_the_chosen_branch_is_refused_and_changes_nothing(sh
         await pilot.press("W")
         dialog = await land_dialog(pilot)
         assert "lands cleanly onto main@" in said(dialog)
-        await pilot.press("b")
-        await until(pilot, lambda: isinstance(app.screen, BranchMenu))
+        await branch_menu(pilot)
         await pilot.press("down", "enter")  # conflicting
         await until(pilot, lambda: "conflicts with conflicting in README.md" in said(dialog))
         # the lead no longer promises the landing (found in tmux: "...and lands on ...")
@@ -376,8 +410,7 @@ def test_land_unverified_dialog_at_80x24(fixed_shop: Shop, snap_compare: Any) ->
 def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
     async def menu(pilot: Pilot[Any]) -> None:
         await _asked(pilot, fixed_shop.ids["clash"])
-        await pilot.press("b")
-        await until(pilot, lambda: isinstance(pilot.app.screen, BranchMenu))
+        await branch_menu(pilot)
         await until(pilot, lambda: pilot.app.screen.query_one(MenuList).highlighted == 0)
 
     assert snap_compare(app_on(fixed_shop, "clash"), terminal_size=(80, 24), run_before=menu)

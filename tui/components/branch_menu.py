@@ -1,5 +1,7 @@
 """`b` in the land dialog: the branches a task's work may land on, its base first. Branch names
-are the repository's, shown inert."""
+are the repository's, shown inert. It opens at once and lists the branches once the dialog has
+read them again (off the UI thread): keys typed after `b` are the menu's, and a branch made or
+deleted since the dialog opened is listed as the repository has it now."""
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,12 +16,17 @@ from .. import registry
 from . import tcss
 from .menu_list import MenuList
 
+READING = "reading the repository's branches…"
+
 
 class BranchMenu(ModalScreen[str | None]):
     DEFAULT_CSS = tcss(__file__)
     BINDINGS = registry.bindings_for(registry.MOVE)  # esc/q back, as in the move menu
 
-    def __init__(self, task_id: str, branches: list[str], *, base: str, current: str) -> None:
+    def __init__(
+        self, task_id: str, branches: list[str] | None, *, base: str, current: str
+    ) -> None:
+        """`branches` None: still being read (`show` lists them)."""
         super().__init__()
         self.task_id = task_id
         self.branches = branches
@@ -29,7 +36,8 @@ class BranchMenu(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(inert(f"Land {self.task_id} onto…")), id="dialog-title")
-            yield MenuList(*[self._option(index, name) for index, name in enumerate(self.branches)])
+            yield Static(Text(READING, "dim"), id="branches-reading")
+            yield MenuList()
 
     def _option(self, index: int, name: str) -> Option:
         line = Text(inert(name))
@@ -40,13 +48,23 @@ class BranchMenu(ModalScreen[str | None]):
         return Option(line, id=str(index))  # an index: a branch name is not an option id
 
     def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        if self.branches is not None:
+            self.show(self.branches, base=self.base)
+
+    def show(self, branches: list[str], *, base: str) -> None:
+        """The branches, as just read."""
+        self.branches, self.base = branches, base
+        self.query_one("#branches-reading").display = False
         menu = self.query_one(OptionList)
-        menu.highlighted = self.branches.index(self.current) if self.current in self.branches else 0
-        menu.focus()
+        menu.clear_options()
+        menu.add_options([self._option(index, name) for index, name in enumerate(branches)])
+        menu.highlighted = branches.index(self.current) if self.current in branches else 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(self.branches[int(event.option.id or 0)])
+        if self.branches is not None:
+            self.dismiss(self.branches[int(event.option.id or 0)])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

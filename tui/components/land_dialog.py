@@ -1,14 +1,15 @@
 """`W`: the question before a landing, with its choices: the strategy (`s`: squash, rebase,
-merge), the branch it lands on (`b`: the worktree's base unless chosen; the preview is read again
-for the chosen branch and strategy: a replay may conflict where a squash merges) and, for a task
-with no verify command, the one way it lands anyway: `u`, land unverified, which asks why
-(audited as the operator, with those words). Never the default: `enter` backs out, `y` does not
-land an unverified task.
+merge), the branch it lands on (`b`: the worktree's base unless chosen, from the branches read
+again when the menu opens; the preview is read again for the chosen branch and strategy: a
+replay may conflict where a squash merges) and, for a task with no verify command, the one way
+it lands anyway: `u`, land unverified, which asks why (audited as the operator, with those
+words). Never the default: `enter` backs out, `y` does not land an unverified task.
 
 A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). Its answer goes
 back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
 """
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from rich.console import Group, RenderableType
@@ -26,7 +27,15 @@ from boardlib.worktrees.landing import CONFLICTS
 from .. import registry
 from ..gateway import BOARD_UNREADABLE
 from ..keymap import key_names, operator_keymap
-from ..landing_data import STRATEGY_WORDS, Choices, LandChoice, Preview, landing_words, read_preview
+from ..landing_data import (
+    STRATEGY_WORDS,
+    Choices,
+    LandChoice,
+    Preview,
+    landing_words,
+    read_choices,
+    read_preview,
+)
 from ..task_view import plain
 from . import tcss
 from .branch_menu import BranchMenu
@@ -219,13 +228,46 @@ class LandDialog(ConfirmDialog):
         self._read_preview()  # a replay may conflict where the work as one change merges
 
     def action_choose_into(self) -> None:
+        """`b`: the menu opens at once and lists the branches as the repository has them now,
+        read again off the UI thread (the ones read when the dialog opened may be stale)."""
         found = self.choices.choices
-        if found is None or not self._other_branches():
+        if found is None:
             why = self.choices.problem or "the repository has no other branch"
             self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
             return
-        menu = BranchMenu(self.task_row.id, found.branches, base=found.base, current=self.target)
+        menu = BranchMenu(self.task_row.id, None, base=found.base, current=self.target)
         self.app.push_screen(menu, self._chosen_into)
+        app, task_id = self.kanban, self.task_row.id
+
+        def read() -> None:
+            try:
+                fresh = app.gateway.read(lambda board: read_choices(board, task_id))
+            except BOARD_UNREADABLE as error:
+                fresh = Choices.unreadable(task_id, error)
+            except Exception as error:
+                app.report_defect_from_thread("land branches", error)
+                fresh = Choices.unreadable(task_id, error)
+            app.call_from_thread(self._got_branches, menu, fresh)
+
+        self.run_worker(read, thread=True, group="land-dialog-branches", exit_on_error=False)
+
+    def _got_branches(self, menu: BranchMenu, fresh: Choices) -> None:
+        """The branches read for `b`: kept (the verify command stays the one the dialog opened
+        with: its buttons were made for it) and listed, or why there is nothing to choose."""
+        found, read = self.choices.choices, fresh.choices
+        if found is None or not self.is_attached or not menu.is_attached:
+            return
+        if read is not None:
+            self.choices = replace(
+                self.choices, choices=replace(found, base=read.base, branches=read.branches)
+            )
+            self._redraw()
+        if read is None or not self._other_branches():
+            menu.dismiss(None)
+            why = fresh.problem or "the repository has no other branch"
+            self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
+            return
+        menu.show(read.branches, base=read.base)
 
     def _chosen_into(self, name: str | None) -> None:
         if name is None or name == self.target:
