@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -547,3 +548,24 @@ async def test_a_resize_under_another_screen_moves_the_drawer_when_the_board_ret
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
         assert app.screen.drawer.task_id == task_id and not app.screen.drawer.beside
+
+
+def test_claimed_by_names_the_current_attempt_not_the_first_claimer(tmp_path: Path) -> None:
+    """Found exploring: after agent-ada's claim was released and agent-bob claimed the task, the
+    drawer still said "claimed by agent-ada" (the first claimer, which the board keeps for the
+    review rule)."""
+    import re
+
+    from tests.tui.test_inert_rendering import rendered
+    from tui.drawer_data import read_task
+    from tui.task_view import render_task_view
+
+    with Board(tmp_path / "board.db", clock=ManualClock(START_MS)) as board:
+        task = board.create_task("Pick a payment provider")
+        claimed = board.claim(task.id, "agent-ada")
+        board.release(task.id, "agent-ada", epoch=claimed.claim_epoch)
+        board.claim(task.id, "agent-bob")
+        drawn = rendered(render_task_view(read_task(board, task.id).view, START_MS))
+    facts = dict(re.findall(r"^\s*(\S.*?)  +(\S+)\s*$", drawn, re.MULTILINE))
+    assert facts["claimed by"] == "agent-bob", drawn
+    assert facts["first claimed by"] == "agent-ada", drawn
