@@ -651,6 +651,8 @@ class KanbanApp(App[None]):
         """Re-evaluate which keys apply, only when the selected task's kind of state changed (so
         moving the cursor does not repaint the footer)."""
         task = self.selected_task()
+        if task is not None and task.id == self.left_task:  # on it already: `f` has no use
+            self.drop_follow_note()
         signature = None if task is None else (task.status, task.dropped)
         if signature != self._binding_signature:
             self._binding_signature = signature
@@ -996,7 +998,17 @@ class KanbanApp(App[None]):
         if self.left_task is None:
             self.notify("No task left the column yet.", timeout=2)
             return
+        self.drop_follow_note()
         self.jump_to(self.left_task)
+
+    def drop_follow_note(self) -> None:
+        """The `f` note goes once it no longer applies: the task was followed or selected, or
+        another screen covers the board (Textual would show it again on that screen, and on
+        the board after it, where it had run its time already)."""
+        for key, (kind, toast) in list(self._toast_kinds.items()):
+            if kind == FOLLOW_TOAST:
+                del self._toast_kinds[key]
+                self._unnotify(toast)
 
     def select_when_shown(self, task_id: str) -> None:
         if self.state.row_of(task_id) is not None:

@@ -9,7 +9,8 @@ from textual.widgets._toast import Toast
 
 from tests.tui.conftest import Notes, demo_board, loaded, make_app, until, utc
 from tests.tui.test_land_dialog_fits import land_dialog_on_a_long_title
-from tui.app import ROWS_PER_TOAST
+from tui.app import ROWS_PER_TOAST, KanbanApp
+from tui.components.drawer_screen import DrawerScreen
 from tui.components.inbox_screen import InboxScreen
 
 SMALL = (80, 24)
@@ -80,3 +81,40 @@ async def test_toasts_over_the_land_dialog_leave_its_buttons_in_view_at_80x24(
             assert all(not toast.overlaps(button.region) for toast in toasts), (
                 button.id, button.region, toasts,
             )  # fmt: skip
+
+
+def follow_toasts(app: KanbanApp) -> list[str]:
+    return [
+        toast._notification.message
+        for toast in app.screen.query(Toast)
+        if "follows it" in toast._notification.message
+    ]
+
+
+async def test_the_follow_note_goes_once_followed_and_stays_on_the_board(tmp_path: Path) -> None:
+    """Found in tmux: after `f` the "f follows it" toast stayed its five seconds, and `enter`
+    then brought it back over the drawer, where `f` does nothing."""
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    app = make_app(path, clock)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await loaded(pilot)
+        app.clear_notifications()
+        app.selection_left("TASK-2", "done")
+        await pilot.pause(0.2)
+        assert follow_toasts(app)
+        await pilot.press("f")
+        await pilot.pause(0.2)
+        assert not follow_toasts(app)
+        app.selection_left("TASK-3", "done")
+        await pilot.pause(0.2)
+        assert follow_toasts(app)
+        await pilot.press("enter")  # the drawer takes the screen at 80 columns
+        await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+        await pilot.pause(0.2)
+        assert not follow_toasts(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        await pilot.pause(0.2)
+        assert not follow_toasts(app)
+        assert app.left_task == "TASK-3"  # `f` still follows it

@@ -113,6 +113,7 @@ class BoardScreen(TaskActions, Screen[None]):
             self.drawer.visibility_changed()
 
     def on_screen_suspend(self) -> None:
+        self.kanban.drop_follow_note()  # `f` is the board's: the note does not follow a screen
         if self.drawer is not None:
             self.drawer.visibility_changed()
 
