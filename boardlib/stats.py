@@ -158,6 +158,14 @@ class Costs(Record):
     per_task: list[TaskCost]
 
 
+# The agents table's headings, for every surface that draws it (`kanban stats --format table`,
+# the TUI's stats screen): `AgentRow` counts runs, so its figures say so. A bare "done" beside
+# the tasks done read as tasks, and an agent whose task was rejected and redone showed 2.
+RUNS_DONE = "runs done"
+RUNS_FAILED = "runs failed"
+AGENT_HEADINGS = ("agent", "claims", RUNS_DONE, RUNS_FAILED, "cost", "holding", "last seen")
+
+
 @dataclass(slots=True, eq=False, repr=False)
 class AgentRow(Record):
     """One agent's window: claims, its runs by outcome and their cost, what it holds now, and

@@ -12,7 +12,7 @@ from rich.text import Text
 from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
-from boardlib.stats import day_label
+from boardlib.stats import AGENT_HEADINGS, day_label
 
 BARS = " ▁▂▃▄▅▆▇█"
 WARN_AT = 0.8  # the share of a budget past which it is shown as a warning
@@ -85,7 +85,7 @@ def _figures(doc: dict[str, Any]) -> Table:
 
 def _agents(rows: list[dict[str, Any]], now: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text("agents", style="bold"), title_justify="left")
-    for header in ("agent", "claims", "runs done", "runs failed", "cost", "holding", "last seen"):
+    for header in AGENT_HEADINGS:
         table.add_column(header, justify="left" if header == "agent" else "right")
     for row in rows:
         seen = row["lastSeen"]

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib import Board, ManualClock
 from boardlib.records import EXECUTION_SUCCEEDED, Task
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED
 from tests.tui.conftest import Notes, fresh, loaded, make_app, shown_question, until
 from tests.tui.test_trust import card_text
 from tui.cards import BUDGET_BLOCK, CardNotes, CardPalette, CardTones, card_lines, spend
@@ -245,7 +246,7 @@ async def test_budgets_from_the_app(flow: Any) -> None:
 def test_at_a_narrow_width_the_agent_column_keeps_its_name() -> None:
     from tui.components.stats_screen import agent_layout
 
-    widths = {"agent": 13, "claims": 6, "done": 4, "fail": 4, "cost": 6, "holding": 7,
+    widths = {"agent": 13, "claims": 6, RUNS_DONE: 9, RUNS_FAILED: 11, "cost": 6, "holding": 7,
               "last seen": 9}  # fmt: skip
     assert agent_layout(widths, 200) == widths  # room for all: nothing dropped
     narrow = agent_layout(widths, 40)
@@ -255,5 +256,36 @@ def test_at_a_narrow_width_the_agent_column_keeps_its_name() -> None:
     # one long name no longer takes every figure off an 80-column screen (found in tmux)
     long = {**widths, "agent": 90}
     at_80 = agent_layout(long, 78)
-    assert at_80["agent"] >= 24 and {"cost", "done", "fail"} <= set(at_80)
+    assert at_80["agent"] >= 24 and {"cost", RUNS_DONE, RUNS_FAILED} <= set(at_80)
     assert sum(w + 2 for w in at_80.values()) <= 78
+
+
+async def test_the_agents_figures_say_they_count_runs(tmp_path: Path) -> None:
+    """Found exploring: the screen headed the agents' succeeded runs "done", beside the tasks
+    done: an agent whose one task was rejected and redone showed 2. docs/stats.md counts runs
+    there; the screen now says runs, with the headings `kanban stats` draws."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("Round the totals")
+        for _attempt in range(2):  # rejected once, then redone: one task, two runs
+            board.claim(task.id, "agent-ada")
+            run = board.open_execution(task.id, "claude-code", agent="agent-ada")
+            clock.advance(minutes=5)
+            board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-ada")
+            board.complete(task.id, "agent-ada")
+            clock.advance(minutes=5)
+            if _attempt == 0:
+                board.reject(task.id, "agent-grace", "the totals are off by a cent")
+        board.approve(task.id, "agent-grace")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, StatsScreen) and app.screen.stats)
+        assert "1 done" in shown(app, "#times")  # the tasks done
+        table = app.screen.query_one(DataTable)
+        headings = [str(column.label) for column in table.columns.values()]
+        assert headings == list(AGENT_HEADINGS)
+        row = dict(zip(headings, map(str, table.get_row("agent-ada")), strict=True))
+        assert (row[RUNS_DONE], row[RUNS_FAILED]) == ("2", "0")

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Sparkline, Static
 from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
-from boardlib.stats import Stats
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats
 from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 
 WINDOWS = ("24h", "7d", "1h")  # `w` cycles through them
 BARS = " ▁▂▃▄▅▆▇█"
-AGENT_COLUMNS = ("agent", "claims", "done", "fail", "cost", "holding", "last seen")
+AGENT_COLUMNS = AGENT_HEADINGS
 # At a narrow width these go first (least telling first); the agent's name is never dropped.
-DROPPABLE = ("last seen", "holding", "claims", "fail", "done", "cost")
+DROPPABLE = ("last seen", "holding", "claims", RUNS_FAILED, RUNS_DONE, "cost")
 CELL_PADDING = 2  # DataTable's cell padding, one space each side
 NAME_KEPT = 24  # cells of an agent's name kept before any figure is dropped for it
 
