@@ -186,6 +186,7 @@ class KanbanApp(App[None]):
         self.activity: deque[Event] = deque(maxlen=RECENT_EVENTS)  # the feed, oldest first
         self.left_task: str | None = None  # the selected task that last left its column
         self._last_actors: dict[str, str] = {}  # task -> who acted on it in the last update
+        self._acted_here: set[str] = set()  # of those, the tasks this app's own write changed
         self._lease_timer: Timer | None = None
         self._lease_checked_ms = self.clock.now_ms()
         self._pending_select: str | None = None
@@ -485,7 +486,13 @@ class KanbanApp(App[None]):
             self.activity.clear()
         self.activity.extend(message.events)
         now = time.monotonic()
-        self._last_actors = {e.task_id: e.actor for e in message.events if e.task_id and e.actor}
+        last = {e.task_id: e for e in message.events if e.task_id and e.actor}
+        self._last_actors = {task_id: event.actor or "" for task_id, event in last.items()}
+        self._acted_here = {
+            task_id
+            for task_id, event in last.items()
+            if event.actor == self.operator and self.gateway.made_here(event.seq)
+        }
         marked: set[str] = set()
         if message.overridden is not None:
             marked |= self.marks.set_overridden(message.overridden)
@@ -565,8 +572,12 @@ class KanbanApp(App[None]):
         if blocks != self._budget_blocks:  # their cards say the board blocked them
             changed, self._budget_blocks = blocks ^ self._budget_blocks, blocks
             self.board_screen.board.refresh_changed(changed)
+        # What the operator's own write here put in the inbox (approved: now to land) is not
+        # news to them; the same action from another TUI or the CLI is.
         new = [] if self._inbox_keys is None else [
-            item for item in message.items if item_key(item) not in self._inbox_keys
+            item
+            for item in message.items
+            if item_key(item) not in self._inbox_keys and item.task_id not in self._acted_here
         ]  # fmt: skip
         self._inbox_keys = keys
         header = self.board_screen.header
@@ -984,7 +995,9 @@ class KanbanApp(App[None]):
     def _moved_by(self, task_id: str) -> str:
         """` by agent-ada`, ` (you)`, or nothing: who acted on the task in the last update."""
         actor = self._last_actors.get(task_id)
-        return "" if actor is None else " (you)" if actor == self.operator else f" by {actor}"
+        if actor is None:
+            return ""
+        return " (you)" if task_id in self._acted_here else f" by {actor}"
 
     def where_it_went(self, task_id: str) -> str:
         """` (→ todo by agent-ada)`: where a task is now and who moved it, as far as the board

@@ -9,6 +9,7 @@ result of the one before it. They run in worker threads; this object never touch
 
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -71,6 +72,37 @@ class ChangedMeanwhile(Exception):
         return f"{seen.id} changed while you decided: {what}. Nothing was written."
 
 
+class OwnWrites:
+    """The spans of the event log this app's own writes ran in. Another TUI, or the CLI, acting
+    as the same operator writes under the same actor name: an event by the operator is this
+    app's own only when it falls in one of these spans (and the live feed reads an event only
+    after its write began, so the span is there before the event is)."""
+
+    KEPT = 256  # the newest spans: the live feed reads an event within a poll of its write
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spans: deque[list[int | None]] = deque(maxlen=self.KEPT)
+
+    def begin(self, last_seq: int) -> list[int | None]:
+        """A write starts after the event `last_seq`; its end is open until `end`."""
+        span: list[int | None] = [last_seq, None]
+        with self._lock:
+            self._spans.append(span)
+        return span
+
+    def end(self, span: list[int | None], last_seq: int) -> None:
+        with self._lock:
+            span[1] = last_seq
+
+    def made(self, seq: int) -> bool:
+        with self._lock:
+            return any(
+                start is not None and start < seq and (end is None or seq <= end)
+                for start, end in self._spans
+            )
+
+
 def changed_meanwhile(seen: Task, now: Task, fields: tuple[str, ...] = ()) -> bool:
     """Whether a move decided on `seen` would act on something else in `now`; with `fields`
     (an edit's), also whether any of them changed: saving would overwrite someone's change."""
@@ -98,6 +130,7 @@ class BoardGateway:
         self._janitor: WorktreeJanitor | None = None
         self._keeps_recovery = False  # open() started the reconciler and the worktree gc
         self.read_only_because = "the board is open read-only (--read-only)"
+        self._own_writes = OwnWrites()
 
     def open(self) -> None:
         """Create or migrate the board (writable mode) so the reader finds it. Runs the orphan
@@ -193,6 +226,10 @@ class BoardGateway:
             board = self._reader
         return work(board)
 
+    def made_here(self, seq: int) -> bool:
+        """Whether the event `seq` is one of this app's own writes (see `OwnWrites`)."""
+        return self._own_writes.made(seq)
+
     def write(
         self,
         work: Callable[[Board], T],
@@ -208,14 +245,22 @@ class BoardGateway:
         branch's queue, its verify command) and keeps its own order, and a priority bump must
         not wait behind it."""
         board = self._writable()
-        with self._write_lock:
-            if expect is not None:
-                now = board.get_task(expect.id)
-                if changed_meanwhile(expect, now, fields):
-                    raise ChangedMeanwhile(expect, now, fields)
-            if serial:
-                return work(board)
-        return work(board)
+        span = self._own_writes.begin(board.last_event_seq())
+        try:
+            with self._write_lock:
+                if expect is not None:
+                    now = board.get_task(expect.id)
+                    if changed_meanwhile(expect, now, fields):
+                        raise ChangedMeanwhile(expect, now, fields)
+                if serial:
+                    return work(board)
+            return work(board)
+        finally:
+            try:
+                last_seq = board.last_event_seq()
+            except BOARD_UNREADABLE:  # the write's own error says why; it made no event here
+                last_seq = span[0] or 0
+            self._own_writes.end(span, last_seq)
 
     def close(self) -> None:
         with self._open_lock:

@@ -17,6 +17,7 @@ from tui import notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.header_bar import HeaderBar
 from tui.components.inbox_screen import InboxScreen
+from tui.screenshots import START_MS
 
 START = 1_800_000_000_000
 HOSTILE = "pwn \x1b]52;c;aGk=\x07\x1b]8;;http://x\x1b\\ \x1b[2J\r\x07 [@click=app.quit]"
@@ -742,3 +743,37 @@ async def test_the_why_column_lines_up_past_a_long_action(tmp_path: Path) -> Non
         rows = [str(inbox.options.get_option_at_index(index).prompt) for index in range(2)]
         starts = {row.index(item.why) for row, item in zip(rows, inbox.items, strict=True)}
         assert len(starts) == 1, rows
+
+
+async def test_the_operators_own_action_here_is_not_news_and_another_operators_is(
+    tmp_path: Path,
+) -> None:
+    """Found exploring: `a` on a review row (approved here) was followed by "Needs you: TASK-2
+    is ready to land", as if someone else had done it. The same action by another TUI or the
+    CLI under the same operator name is still said: only this app's own writes are quiet."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        here, elsewhere = (board.create_task(title).id for title in ("Here", "Elsewhere"))
+    notes = Notes()
+    app = make_app(path, clock)
+
+    def said(task_id: str) -> list[str]:
+        return [n for n in notes.seen_text() if n.startswith("Needs you") and task_id in n]
+
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await until(pilot, lambda: app.loaded and app._inbox_keys is not None)
+        app.write(
+            f"block {here}",
+            lambda b: b.move(here, t.BLOCKED, actor=app.operator, reason="waiting on legal"),
+        )
+        await until(pilot, lambda: any(i.task_id == here for i in app.inbox_items))
+        await pilot.pause(0.3)
+        assert not said(here), notes.seen_text()
+        assert f"{here} → blocked (you)" in " ".join(notes.seen_text())  # the cursor's note
+        assert app.board_screen.header.facts.inbox_new == ""
+        with Board(path, clock=clock) as other:  # the CLI, as the same operator
+            other.move(elsewhere, t.BLOCKED, actor=OPERATOR, reason="waiting on legal")
+        await until(pilot, lambda: said(elsewhere))
+        assert said(elsewhere) == [f"Needs you: {elsewhere} is blocked. i opens the inbox."]
+        assert app.board_screen.header.facts.inbox_new == f"{elsewhere} is blocked"
