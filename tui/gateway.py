@@ -10,7 +10,8 @@ result of the one before it. They run in worker threads; this object never touch
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -42,6 +43,18 @@ NOT_WRITABLE = (
     "this user may not write the board file or its folder: it is open read-only; ask its owner "
     "for write access to change it"
 )
+
+
+@contextmanager
+def server_lost_as_refusal() -> Iterator[None]:
+    """A database server that cannot be reached (down, restarting, refusing connections) is a
+    `database_unavailable` refusal, as the CLI answers it: every caller of the gateway handles a
+    refusal (a notification, the drawer's title), while a raw `StoreError` escaped them as a
+    defect, or ended the app from the drawer's read."""
+    try:
+        yield
+    except StoreError as error:
+        raise error.refusal() from error
 
 
 class ChangedMeanwhile(Exception):
@@ -140,6 +153,10 @@ class BoardGateway:
         interval."""
         if self.read_only:
             return
+        with server_lost_as_refusal():
+            self._open_writable()
+
+    def _open_writable(self) -> None:
         if location_exists(self.path):
             with Board(
                 self.path, read_only=True, reconcile_orphans=False, clock=self.clock
@@ -213,18 +230,19 @@ class BoardGateway:
 
     def read(self, work: Callable[[Board], T]) -> T:
         """An on-demand read on a query-only connection (never the live feed's)."""
-        if not self.read_only:
-            return work(self._writable())
-        with self._open_lock:
-            file = self._file_now()
-            if self._reader is not None and file != self._opened_on.get("reader"):
-                self._reader.close()
-                self._reader = None
-            if self._reader is None:
-                self._reader = Board(self.path, read_only=True, clock=self.clock)
-                self._opened_on["reader"] = file
-            board = self._reader
-        return work(board)
+        with server_lost_as_refusal():
+            if not self.read_only:
+                return work(self._writable())
+            with self._open_lock:
+                file = self._file_now()
+                if self._reader is not None and file != self._opened_on.get("reader"):
+                    self._reader.close()
+                    self._reader = None
+                if self._reader is None:
+                    self._reader = Board(self.path, read_only=True, clock=self.clock)
+                    self._opened_on["reader"] = file
+                board = self._reader
+            return work(board)
 
     def made_here(self, seq: int) -> bool:
         """Whether the event `seq` is one of this app's own writes (see `OwnWrites`)."""
@@ -244,23 +262,24 @@ class BoardGateway:
         `serial=False` runs the work itself outside the lock: a landing takes minutes (its
         branch's queue, its verify command) and keeps its own order, and a priority bump must
         not wait behind it."""
-        board = self._writable()
-        span = self._own_writes.begin(board.last_event_seq())
-        try:
-            with self._write_lock:
-                if expect is not None:
-                    now = board.get_task(expect.id)
-                    if changed_meanwhile(expect, now, fields):
-                        raise ChangedMeanwhile(expect, now, fields)
-                if serial:
-                    return work(board)
-            return work(board)
-        finally:
+        with server_lost_as_refusal():
+            board = self._writable()
+            span = self._own_writes.begin(board.last_event_seq())
             try:
-                last_seq = board.last_event_seq()
-            except BOARD_UNREADABLE:  # the write's own error says why; it made no event here
-                last_seq = span[0] or 0
-            self._own_writes.end(span, last_seq)
+                with self._write_lock:
+                    if expect is not None:
+                        now = board.get_task(expect.id)
+                        if changed_meanwhile(expect, now, fields):
+                            raise ChangedMeanwhile(expect, now, fields)
+                    if serial:
+                        return work(board)
+                return work(board)
+            finally:
+                try:
+                    last_seq = board.last_event_seq()
+                except BOARD_UNREADABLE:  # the write's own error says why; it made no event here
+                    last_seq = span[0] or 0
+                self._own_writes.end(span, last_seq)
 
     def close(self) -> None:
         with self._open_lock:
