@@ -1011,7 +1011,8 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
     (only changed files are written), with everything else in it removed: when its marker says
     a verify command ran there since the last `clean_scratch` (a lander killed before it tidied
     up, say). The caller holds the scratch's lock, so nothing else runs git there; a lock file
-    left by a killed git goes.
+    left by a killed git goes. Its git is put back as made before any git runs there, marker or
+    not: a verify command may remove the marker too.
 
     The checkout is a repository of its own that borrows the user's objects (git's alternates),
     not a linked worktree of theirs: a verify command that runs git (`git config`, `git tag`,
@@ -1024,11 +1025,22 @@ def prepare_scratch(repo: Path, path: Path, commit: str) -> None:
         _make_scratch(repo, path)
     else:
         (dot / "index.lock").unlink(missing_ok=True)
-        if used:  # what git did there would change the files this checkout writes
-            _reset_scratch_git(path)
+    with _CONFIG_LOCK:
+        _SCRATCH_CONFIG[path] = _config_as_made(path.parent, object_format_of(commit))
+    _reset_scratch_git(path, check_index=used)
     gitrepo.run(path, *NO_HOOKS, "checkout", "--force", "--quiet", "--detach", commit)
     if used:  # its git was put back above: what is left to remove is files
         _clean_files(path)
+
+
+def object_format_of(commit: str) -> str:
+    """The object format (`sha1`, `sha256`) of the repository a commit id comes from."""
+    return "sha256" if len(commit) == 64 else "sha1"
+
+
+def _init_scratch_repository(path: Path, object_format: str) -> None:
+    """`git init` of a scratch repository: the one run whose config `_config_as_made` knows."""
+    gitrepo.run(path, "init", "--quiet", f"--object-format={object_format}")
 
 
 def _make_scratch(repo: Path, path: Path) -> None:
@@ -1042,34 +1054,59 @@ def _make_scratch(repo: Path, path: Path) -> None:
         repo, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format"
     ).splitlines()
     path.mkdir(parents=True)
-    gitrepo.run(path, "init", "--quiet", f"--object-format={object_format}")
+    _init_scratch_repository(path, object_format)
     alternates = path / ".git" / "objects" / "info" / "alternates"
     alternates.parent.mkdir(parents=True, exist_ok=True)
     alternates.write_text(str(Path(common) / "objects") + "\n", encoding="utf-8")
-    shutil.copyfile(path / ".git" / "config", _scratch_config(path))
+    # an older kanban kept the config as made beside the checkout, where a verify could write it
+    path.with_name(f"{path.name}.config").unlink(missing_ok=True)
 
 
-def _scratch_config(path: Path) -> Path:
-    """Beside a scratch checkout: its repository's config as it was made (`_reset_scratch_git`)."""
-    return path.with_name(f"{path.name}.config")
+# The config `git init` writes for a scratch repository, per folder (its file system decides
+# core.filemode, core.symlinks...) and object format; and the one each scratch checkout is put
+# back to. Kept in memory, never in a file: every file a lander reads is writable by the verify
+# command, and a config rewritten there (core.fsmonitor, a filter) would run its code in the
+# lander's next git run there.
+_CONFIG_AS_MADE: dict[tuple[Path, str], bytes] = {}
+_SCRATCH_CONFIG: dict[Path, bytes] = {}
+_CONFIG_LOCK = threading.Lock()
+
+
+def _config_as_made(folder: Path, object_format: str) -> bytes:
+    """The config a scratch repository in `folder` had when `git init` made it: that of a
+    repository made for the purpose in a fresh private folder there, once per process."""
+    key = (folder, object_format)
+    known = _CONFIG_AS_MADE.get(key)
+    if known is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="kanban-init-", dir=folder) as made:
+            _init_scratch_repository(Path(made), object_format)
+            known = (Path(made) / ".git" / "config").read_bytes()
+        _CONFIG_AS_MADE[key] = known
+    return known
 
 
 # What git run by a verify command may leave in a scratch repository that changes which files,
-# or which bytes, the next checkout writes there (beside its config and the index's flags).
-SCRATCH_GIT_LEFTOVERS = ("info/sparse-checkout", "info/attributes")
+# or which bytes, the next checkout writes there (beside its config and the index's flags), or
+# which config the next git run there reads (`commondir` names another repository's).
+SCRATCH_GIT_LEFTOVERS = ("info/sparse-checkout", "info/attributes", "commondir")
 
 
-def _reset_scratch_git(path: Path) -> None:
+def _reset_scratch_git(path: Path, *, check_index: bool = True) -> None:
     """Put a scratch repository back as it was made, where git run by a verify command changed
-    what the next checkout writes: its config (`core.autocrlf`, `core.sparseCheckout`, a smudge
-    filter), a sparse-checkout or attributes file, index entries marked skip-worktree or
-    assume-unchanged (git keeps them, and their edited files, across `checkout --force`: the next
-    verification would judge those files, not its commit's). An index with such marks goes,
-    the next checkout writes every file. `GitFailure` when its config as made is unknown (a
-    scratch made by an older kanban): the caller makes it again."""
+    what the next git run there does: its config (`core.fsmonitor` runs a command, so do a
+    filter and `core.autocrlf`, `core.sparseCheckout` change the files written), a
+    sparse-checkout or attributes file, a `commondir` (another repository's config), and with
+    `check_index` index entries marked skip-worktree or assume-unchanged (git keeps them, and
+    their edited files, across `checkout --force`: the next verification would judge those
+    files, not its commit's). An index with such marks goes, the next checkout writes every
+    file. `GitFailure` when its config as made is unknown here (not prepared by this process)."""
     dot = path / ".git"
+    with _CONFIG_LOCK:
+        pristine = _SCRATCH_CONFIG.get(path)
+    if pristine is None:
+        raise GitFailure(["config"], None, f"cannot reset {path}: not prepared here")
     try:
-        pristine = _scratch_config(path).read_bytes()
         config = dot / "config"
         if not config.is_file() or config.is_symlink() or config.read_bytes() != pristine:
             config.unlink(missing_ok=True)
@@ -1078,7 +1115,7 @@ def _reset_scratch_git(path: Path) -> None:
             (dot / name).unlink(missing_ok=True)
     except OSError as error:
         raise GitFailure(["config"], None, f"cannot reset {path}: {error}") from None
-    if not (dot / "index").exists() or _index_as_checked_out(path):
+    if not check_index or not (dot / "index").exists() or _index_as_checked_out(path):
         return
     listed = gitrepo.run(path, "ls-files", "-v", "-z")[1]
     if any(entry[:2] != b"H " for entry in listed.split(b"\0") if entry):

@@ -635,6 +635,37 @@ def test_the_next_landing_is_verified_on_its_own_tree_whatever_git_did_there(
     assert result.landed and result.verification is not None
 
 
+# How a verify command's git could make the lander's next git run in its scratch repository read
+# a config it wrote: the copy of the config as made, kept beside the checkout; a `commondir`
+# naming a repository of its own.
+CONFIG_REWRITES = {
+    "config_as_made_rewritten": 'git config core.fsmonitor "$HOOK" && cp .git/config "$PWD.config"',
+    "commondir": 'git init -q --bare "$PWD.evil" && git -C "$PWD.evil" config core.fsmonitor '
+    '"$HOOK" && echo "$PWD.evil" > .git/commondir',
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_REWRITES))
+def test_a_config_a_verify_command_writes_runs_nothing_in_the_next_landing(
+    land: LandEnv, tmp_path: Path, case: str
+) -> None:
+    """Found by an exploring helper: the scratch repository's config as made was kept in a file
+    beside the checkout, where the verify command runs: one that rewrote it (and the config)
+    with a `core.fsmonitor` had its command run by the next landing's git there, in the lander.
+    The config as made is kept in the lander's memory now, and a `commondir` goes."""
+    ran = tmp_path / "ran"
+    hook = tmp_path / "fsmonitor.sh"  # a lander's git runs it; the verify command's own do not
+    hook.write_text(f'#!/bin/sh\n[ -n "$KANBAN_LANDING" ] || echo "$PWD" >> {ran}\nexit 1\n')
+    hook.chmod(0o755)
+    meddle = f'if [ -n "$KANBAN_LANDING" ]; then HOOK={hook} && {CONFIG_REWRITES[case]}; fi'
+    meddler, _ = land.task_with({"first.txt": "one\n"}, verify=meddle)
+    judged, _ = land.task_with({"second.txt": "two\n"}, verify=EXACT_TREE)
+    assert land.trees.land(meddler, actor="bob").landed
+    result = land.trees.land(judged, actor="bob")
+    assert result.landed and result.verification is not None
+    assert not ran.exists(), ran.read_text()
+
+
 def test_a_linked_scratch_checkout_left_by_an_older_version_is_replaced(land: LandEnv) -> None:
     task_id, _ = land.task_with({"app.py": ANSWER})
     older = land.trees.layout.repo_dir(land.repo) / ".land" / "0"
