@@ -185,7 +185,7 @@ def build_review_board(
     clock = clock or ManualClock(START_MS)
     folder.mkdir(parents=True, exist_ok=True)
     saved = {key: os.environ.get(key) for key in _git_env()}
-    os.environ.update(_git_env())  # gitpython's commits (scaffold, pause, gate) get fixed dates
+    os.environ.update(_git_env())  # git's commits (scaffold, pause, gate) get fixed dates
     worktrees = folder / "worktrees"
     os.environ["KANBAN_WORKTREES"] = str(worktrees)
     try:

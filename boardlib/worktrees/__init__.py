@@ -10,7 +10,7 @@
         result = trees.complete("TASK-1", "alice")  # diff, then the verification gate
         trees.land("TASK-1", actor="operator")  # verified merge onto its base branch
 
-Importing this package does not import git (gitpython loads on first use: `resume` and
+Importing this package does not import the git modules (they load on first use: `resume` and
 `write_handoff` stay file-only). The core below it never imports this package.
 """
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .landing import Lander, LandingPreview, LandResult
     from .sync import SyncResult
 
-# Landing and sync run git at import (gitpython): their names load on first use.
+# Landing and sync run git at import: their names load on first use.
 _LAZY = {
     "LAND_STEPS": ("landing", "STEPS"),
     "Lander": ("landing", "Lander"),

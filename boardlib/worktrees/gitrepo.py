@@ -7,9 +7,8 @@ shas, checked ref names). Commits the board makes for bookkeeping skip the repos
 pre-commit hooks and commit signing, and fall back to a `kanban` identity when the repository
 has none configured.
 
-This module is the only importer of gitpython (finding the work tree around a path), and nothing
-on the claim path imports it. git itself is started through `subprocess`, whose environment can
-leave out a caller's GIT_DIR (gitpython's can only add to the process's).
+git is started through `subprocess` only (gitpython is not used), whose environment can leave
+out a caller's GIT_DIR and GIT_WORK_TREE (gitpython's could only add to the process's).
 """
 
 import contextlib
@@ -75,9 +74,9 @@ def run(
     non-zero exit when `check`.
 
     A `cwd` removed under us (a worktree landed or cleaned up while a reader looked at it) is a
-    `GitFailure` whatever `check` says. gitpython runs git in the *process's* folder when `cwd`
-    is not there, which would have answered for the operator's own checkout; `-C` makes git
-    itself refuse in that race."""
+    `GitFailure` whatever `check` says. git run in the *process's* folder when `cwd` is not
+    there would answer for the operator's own checkout (gitpython did); `-C` makes git itself
+    refuse in that race."""
     if not cwd.is_dir():
         raise folder_gone(cwd, args)
     try:
@@ -118,22 +117,21 @@ class RepoInfo:
 
 
 def open_repo(path: Path) -> RepoInfo | None:
-    """The work tree containing `path`, or None when it is not inside a non-bare git work tree."""
-    import git  # gitpython, only here: nothing else of this module needs it
-
+    """The work tree containing `path`, or None when it is not inside a non-bare git work tree.
+    Asked of git through `run`, as every other git run here: gitpython obeyed a caller's
+    GIT_DIR and GIT_WORK_TREE, so a provision from a git hook took the hook's repository for
+    the one it was given, while every git after it worked on the given one."""
     try:
-        repo = git.Repo(str(path), search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitError, OSError):
-        return None
-    try:
-        if repo.bare or repo.working_tree_dir is None:
-            return None
-        return RepoInfo(
-            root=Path(os.path.realpath(repo.working_tree_dir)),
-            git_dir=Path(os.path.realpath(repo.git_dir)),
+        status, out, _ = run(
+            path, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False
         )
-    finally:
-        repo.close()
+    except (GitFailure, OSError):  # not a folder (gone, a file, a name it cannot hold)
+        return None
+    lines = [os.fsdecode(line) for line in out.splitlines()]
+    if status != 0 or len(lines) != 2 or not all(lines):  # a bare repository has no top level
+        return None
+    root, folder = (Path(os.path.realpath(line)) for line in lines)
+    return RepoInfo(root=root, git_dir=folder)
 
 
 def ref_name_is_valid(repo: Path, ref: str) -> bool:

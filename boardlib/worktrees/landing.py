@@ -12,6 +12,7 @@ The steps, the recovery and the API for other surfaces: docs/landing.md.
 """
 
 import contextlib
+import os
 import shutil
 import threading
 import time
@@ -372,7 +373,7 @@ class Lander:
         trees = self.trees
         task, ws = self._workspace_of(task_id)
         repo = Path(ws.repo_path)
-        if gitrepo.open_repo(repo) is None:
+        if not os.path.lexists(repo / ".git"):  # a look, not a git run: a landing runs few
             raise not_landable(
                 f"cannot land {task_id}: its repository {repo} is gone", "no_worktree", id=task_id
             )

@@ -2,7 +2,7 @@
 files, the clock-out handoff, and completion through the verification gate.
 
 Each command prints the JSON of seed 003's workspace routes (without their HTTP `ok` flag);
-gitpython loads only here, never on the claim path. A git command that fails is exit 1 with
+the git modules load only here, never on the claim path. A git command that fails is exit 1 with
 `{"error": ..., "reason": "git_failed"}`; refusals from the board are exit 2 as everywhere else.
 """
 

@@ -24,7 +24,7 @@ from boardlib.worktrees.landing import (
     fence_ref,
 )
 from boardlib.worktrees.results import DONE_SYNC, REVIEW_SYNC
-from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs
+from tests.worktrees.conftest import GIT_ENV, LandEnv, checkout_state, git, git_runs, make_repo
 
 ANSWER = "def answer():\n    return 43\n"
 
@@ -163,6 +163,33 @@ def test_a_land_run_from_a_git_hook_works_on_its_own_folders_not_the_hooks_repos
     assert (land.repo / "app.py").read_text() == ANSWER  # the checkout of main came along
     assert git(land.repo, "status", "--porcelain") == ""
     assert (land.repo / ".git" / "config").read_bytes() == config
+
+
+def test_a_caller_pointing_git_at_another_repository_provisions_and_lands_the_given_one(
+    land: LandEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper: finding the work tree around a path (gitpython) obeyed a
+    caller's GIT_WORK_TREE while every git the board ran dropped it: given a repository's git
+    folder from a git hook of another repository, provision took that other one's work tree
+    for the given repository's and made the task's worktree there. git is asked, without the
+    caller's location variables, as everywhere: a git folder is no work tree (as git says)."""
+    other = make_repo(land.tmp / "other")
+    untouched = checkout_state(other), git(other, "worktree", "list", "--porcelain")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    task = land.board.create_task("Change the answer", description="A test change.")
+    land.board.claim(task.id, "alice")
+    with pytest.raises(BoardError) as caught:
+        land.trees.provision(task.id, land.repo / ".git")
+    assert caught.value.reason == Reason.INVALID_INPUT, caught.value.to_dict()
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    [workspace] = land.board.workspaces(task_id)
+    assert Path(workspace.repo_path) == land.repo.resolve()
+    result = land.trees.land(task_id, actor="bob")
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    assert result.landed and git(land.repo, "show", "main:app.py") == ANSWER.rstrip("\n")
+    assert (checkout_state(other), git(other, "worktree", "list", "--porcelain")) == untouched
 
 
 def test_approve_and_land_from_review_lands_exactly_what_the_drawer_shows(land: LandEnv) -> None:
