@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from . import transitions as t
 from .actors import is_operator, is_system
+from .clock import local_time
 from .config import env_number
 from .errors import BoardError, Reason
 from .events import EventKind
@@ -406,7 +407,7 @@ class LandQueue:
         epoch: int | None = None,
         entry: QueueEntry | None = None,
         unverified: str | None = None,
-        recovered: bool = False,
+        recovered_by: str | None = None,
     ) -> Task:
         """Record that `commit` carries the task's work on `into`: the `landed_*` columns, one
         `task_landed` event and an audit row, the queue row removed, all in one transaction.
@@ -415,7 +416,9 @@ class LandQueue:
         here refuses: a task moved on meanwhile keeps its status, and a task already recorded
         with this commit is returned as it is (recording twice changes nothing).
         `unverified` says why it landed without verification ("no verify command; why: ...",
-        the operator's reason): in the event and the audit."""
+        the operator's reason): in the event and the audit. `recovered_by`: the actor whose
+        call completed the landing of `entry`, whose lander died after moving the branch (the
+        event and the audit say so, and when that landing started)."""
         from .board import _import_models_before_the_turn, _with_review
 
         if approve:  # the verdict is read and extended inside; landing done work reads none
@@ -442,8 +445,17 @@ class LandQueue:
                 "strategy": strategy,
                 "base_before": old_tip,
             }
-            if recovered:
+            recovered = ""
+            if recovered_by is not None:
                 data["recovered"] = True
+                data["recovered_by"] = recovered_by
+                if entry is not None:
+                    data["started_at"] = entry.created_at
+                started = f" {actor} started at {local_time(entry.created_at)}" if entry else ""
+                recovered = (
+                    f"; completed by recovery by {recovered_by}: the landing{started} crashed "
+                    "after moving the branch"
+                )
             if unverified:
                 data["unverified"] = True
                 data["unverified_detail"] = unverified  # the history tells it, not only the audit
@@ -478,8 +490,7 @@ class LandQueue:
             tx.insert_audit(
                 task_id=task_id, actor=actor, action="land", from_status=task.status,
                 to_status=new.status, verdict_overridden=None,
-                detail=f"landed {commit} on {into} ({strategy})"
-                + (" after a crash, recovered" if recovered else ""),
+                detail=f"landed {commit} on {into} ({strategy}){recovered}",
                 now=now, tenant=task.tenant_id,
             )  # fmt: skip
             if unverified:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actors import actor_label
 from .budgets import amount, budget_name
+from .clock import span
 from .events import EventKind, read
 from .records import BUDGET_TASK, BUDGET_USD, AuditEntry, Event
 from .transitions import label
@@ -90,6 +91,12 @@ def _landed(event: Event) -> str:
     into = data.get("landed_into") or "?"
     how = "approved and landed" if data.get("to") == "done" else "landed"
     again = " (recovered after a crash)" if data.get("recovered") else ""
+    by, started = data.get("recovered_by"), data.get("started_at")
+    if by:  # older events do not say by whom, nor when
+        before = "" if started is None else f", started {span(event.created_at - started)} before,"
+        again = (
+            f" (completed by recovery by {by}: the landing{before} crashed after moving the branch)"
+        )
     unverified = ""
     if data.get("unverified"):  # older events carry no detail
         unverified = f", unverified ({data.get('unverified_detail') or 'no verify command'})"

@@ -178,6 +178,8 @@ TaskLanded = TypedDict(
         "to": NotRequired[str],
         "fields": NotRequired[list[str]],
         "recovered": NotRequired[bool],  # recorded by the next lander after a crash
+        "recovered_by": NotRequired[str],  # ...the actor whose call recorded it
+        "started_at": NotRequired[int],  # ...when the landing that crashed joined its queue
         "unverified": NotRequired[bool],  # an operator landed it without a verify command
         "unverified_detail": NotRequired[str],  # "no verify command; why: <the operator's words>"
     },

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
-from ..actors import is_operator
+from ..actors import SYSTEM, is_operator
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input
 from ..events import EventKind, read
@@ -1097,7 +1097,7 @@ class Lander:
                     continue
                 if not found.dead(self.board.now()):
                     raise
-                recovered = self.recover_entry(found)
+                recovered = self.recover_entry(found, by=options["actor"])
                 if recovered is not None:
                     return recovered
         raise BoardError(Reason.BUSY, f"could not queue the landing of {source.task.id}")
@@ -1134,7 +1134,7 @@ class Lander:
                     beat.entry = turn
                     return turn
             elif head.dead(self.board.now()):
-                self.recover_entry(head)
+                self.recover_entry(head, by=entry.lander)
                 continue
             elif meanwhile is not None:
                 meanwhile(queue)
@@ -1163,7 +1163,7 @@ class Lander:
         earlier = self.queue.entry_of_task(task_id)
         if earlier is not None and earlier.dead(self.board.now()):
             # an earlier landing of this task died: settle it first (it may have landed)
-            recovered = self.recover_entry(earlier)
+            recovered = self.recover_entry(earlier, by=actor)
             if recovered is not None:
                 return self._finish_recovered(source, recovered, strategy, keep, started)
         holder = holder_token()
@@ -1576,11 +1576,11 @@ class Lander:
 
     # -- recovery -------------------------------------------------------------------------------
 
-    def recover_entry(self, dead: QueueEntry) -> Task | None:
+    def recover_entry(self, dead: QueueEntry, *, by: str) -> Task | None:
         """Settle the row of a landing whose lander is gone: a row with an intent whose commit
-        is on the branch is recorded (the task now says it landed; returned), any other is
-        cleared (nothing landed). The branch is fenced first, so a lander that only stalled
-        cannot move it afterwards."""
+        is on the branch is recorded (the task now says it landed, and that `by` completed it;
+        returned), any other is cleared (nothing landed). The branch is fenced first, so a
+        lander that only stalled cannot move it afterwards."""
         repo = Path(dead.repo_path)
         into = dead.ref.removeprefix("refs/heads/")
         tip = landgit.rev(repo, dead.ref) if repo.is_dir() else None
@@ -1597,7 +1597,7 @@ class Lander:
                 dead.task_id, commit=dead.new_commit, into=into, strategy=dead.strategy,
                 actor=dead.lander, approve=dead.from_status == t.IN_REVIEW, old_tip=dead.old_tip,
                 epoch=options.get("epoch"), entry=dead, unverified=options.get("unverified"),
-                recovered=True,
+                recovered_by=by,
             )  # fmt: skip
         comment = None
         if dead.state == "active":
@@ -1622,14 +1622,14 @@ class Lander:
             except GitFailure:
                 continue
 
-    def recover(self) -> list[str]:
+    def recover(self, *, by: str = SYSTEM) -> list[str]:
         """Settle every dead landing on the board (the ids of the rows settled): what the next
-        lander of each branch would do, for a lease releaser or an operator."""
+        lander of each branch would do, for a lease releaser or an operator (`by`)."""
         settled = []
         now = self.board.now()
         for entry in self.queue.all_entries():
             if entry.dead(now):
-                self.recover_entry(entry)
+                self.recover_entry(entry, by=by)
                 settled.append(entry.id)
         return settled
 

@@ -21,7 +21,10 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
-from boardlib.events import EventKind
+from boardlib.clock import local_time, span
+from boardlib.events import EventKind, read
+from boardlib.narration import narrate
+from boardlib.payloads import TaskLanded
 from boardlib.processes import stat_fields
 from boardlib.worktrees import LAND_STEPS
 from boardlib.worktrees.landing import AHEAD_STEPS
@@ -100,6 +103,37 @@ def test_a_lander_killed_at_each_step_is_recovered_by_the_next_call(
     assert json.loads(out.splitlines()[-1])["crashing"] == step
     nothing_unknown_on_main(land, task_id, tip)
     assert recovered(land, task_id, tip) == SETTLED.get(step, "landed")
+
+
+def test_a_landing_recovered_after_a_crash_says_so_by_whom_and_when_it_started(
+    land: LandEnv, board_path: object
+) -> None:
+    """Found by an exploring helper: a landing whose lander died after moving the branch was
+    recorded by the next call in the dead lander's name, with "recovered" the only trace: not
+    whose call completed it, nor when the landing that crashed had started."""
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    proc = lander(board_path, task_id, "--crash-at", "updated")  # lands as bob
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    dead = land.trees.lander().queue.entry_of_task(task_id)
+    assert dead is not None
+    result = land.trees.land(task_id, actor="operator:carol")
+    assert result.recovered and land.board.get_task(task_id).landed_by == "bob"
+    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
+    assert event.actor == "bob"
+    data: TaskLanded = read(event.data)
+    assert (data.get("recovered_by"), data.get("started_at")) == ("operator:carol", dead.created_at)
+    started = span(event.created_at - dead.created_at)
+    assert narrate(event) == (
+        f"bob approved and landed {task_id} on main as {result.commit[:7]} (completed by "
+        f"recovery by operator:carol: the landing, started {started} before, crashed after "
+        "moving the branch)"
+    )
+    [audit] = [a for a in land.board.audit(task_id) if a.action == "land"]
+    assert audit.detail == (
+        f"landed {result.commit} on main (squash); completed by recovery by operator:carol: the "
+        f"landing bob started at {local_time(dead.created_at)} crashed after moving the branch"
+    )
 
 
 @pytest.mark.parametrize("step", AHEAD_STEPS)

@@ -40,7 +40,7 @@ STORED: dict[str, set[str]] = {
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},
     "task_landed": {
         "verb", "landedCommit", "landedInto", "strategy", "baseBefore", "from", "to", "fields",
-        "recovered", "unverified", "unverifiedDetail",
+        "recovered", "recoveredBy", "startedAt", "unverified", "unverifiedDetail",
     },
     "budget_changed": {"scope", "unit", "from", "to", "reason", "teamId"},
 }  # fmt: skip
@@ -108,7 +108,7 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
     board.complete(landing.id, "hal")
     LandQueue(board).record_landed(
         landing.id, commit="c" * 40, into="main", strategy="squash", actor="rita", approve=True,
-        old_tip="b" * 40, unverified="no verify command", recovered=True,
+        old_tip="b" * 40, unverified="no verify command", recovered_by="operator:carol",
     )  # fmt: skip
     board.set_budget(overridden.id, usd=5, reason="a cap for the retry")
     board.set_daily_budget(team_id="web", tokens=10_000, reason="a quiet week")
