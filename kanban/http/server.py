@@ -157,6 +157,26 @@ class _AnswersCutShort(asyncio.Protocol):
             await cut_short_reply(scope)(scope, receive, send)
 
 
+CHUNKED = "chunked"
+
+
+def transfer_codings(headers: list[tuple[bytes, bytes]]) -> list[str]:
+    """The transfer codings a request's `Transfer-Encoding` headers name, in order, lowercased
+    (several headers are one list, as HTTP reads them)."""
+    return [
+        part.strip().lower()
+        for key, value in headers
+        if key == b"transfer-encoding"
+        for part in value.decode("latin-1").split(",")
+        if part.strip()
+    ]
+
+
+class _RefusedTransferCoding(Exception):
+    """Raised from the parser's callback at the end of a request's headers: httptools reads a
+    body whose codings end in chunked (`gzip, chunked`) as chunked and hands it on undecoded."""
+
+
 class _AnswersMalformed(asyncio.Protocol):
     """Mixed in before uvicorn's protocol class: a request its HTTP parser refuses (a
     Content-Length that is not one number or two that differ, a Transfer-Encoding other than
@@ -166,6 +186,19 @@ class _AnswersMalformed(asyncio.Protocol):
 
     transport: asyncio.Transport
     server_state: Any
+    headers: list[tuple[bytes, bytes]]
+
+    def on_headers_complete(self) -> None:
+        """httptools refuses `Transfer-Encoding: gzip` but takes `gzip, chunked` (one header or
+        two), whose body the app read as JSON without the gzip decoded: refused as the parser
+        refuses the first (h11, which has no such callback, refuses both itself)."""
+        codings = transfer_codings(self.headers)
+        if codings and codings != [CHUNKED]:
+            raise _RefusedTransferCoding(
+                f"Request has a `Transfer-Encoding` other than `{CHUNKED}` alone (its body "
+                "would be read undecoded)"
+            )
+        super().on_headers_complete()  # type: ignore[misc]  # httptools' protocol has it
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn calls it (both of its protocols) from inside its `except` for the parser's
@@ -175,6 +208,8 @@ class _AnswersMalformed(asyncio.Protocol):
             self.transport.close()  # a 400 now would land inside the answer being written
             return
         refused = sys.exc_info()[1]
+        if refused is not None and isinstance(refused.__context__, _RefusedTransferCoding):
+            refused = refused.__context__  # httptools says only "User callback error"
         why = (str(refused) if refused is not None else "") or msg
         self.transport.write(malformed_request_bytes(why, self.server_state.default_headers))
         self.transport.close()

@@ -1,9 +1,10 @@
 """A request uvicorn's parser refuses before the app sees it (a `Content-Length` that is not one
-number, a `Transfer-Encoding` other than chunked, a broken chunked body, a bad request line or
+number, a `Transfer-Encoding` other than chunked alone, a broken chunked body, a bad request line or
 header) is answered with seed 003's 400 envelope by the real `kanban serve`. It used to be
 uvicorn's own `text/plain` "Invalid HTTP request received.", which a client of the API cannot
 read as a refusal."""
 
+import gzip
 import json
 import socket
 from collections.abc import Iterator
@@ -18,12 +19,25 @@ from .test_serve import Served, kanban_serve
 pytestmark = pytest.mark.slow  # one real server for the module
 
 HEAD = b"POST /api/board HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+A_TASK = b'{"title": "read as if it were not gzip"}'
+GZIPPED = gzip.compress(A_TASK, mtime=0)
+
+
+def chunked(body: bytes) -> bytes:
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+
+
 MALFORMED = {
     "length not a number": HEAD + b"Content-Length: abc\r\n\r\n{}",
     "two lengths": HEAD + b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}x",
     "length and chunked": HEAD
     + b"Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
     "gzip transfer coding": HEAD + b"Transfer-Encoding: gzip\r\n\r\n{}",
+    # httptools read these bodies as chunked, undecoded: the second one made a task
+    "gzip then chunked": HEAD + b"Transfer-Encoding: gzip, chunked\r\n\r\n" + chunked(GZIPPED),
+    "gzip and chunked headers": HEAD
+    + b"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+    + chunked(A_TASK),
     "broken chunk size": HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
     "broken after a chunk": HEAD + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n",
     "bad request line": b"GARBAGE\r\n\r\n",
