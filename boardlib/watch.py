@@ -79,8 +79,11 @@ def past_the_log(field: str, seq: int, newest: int) -> BoardError:
     """The refusal of a cursor above the newest event (seqs only grow, so it came from another
     board, or from before this one was re-created or restored): reading on from it would skip
     the events up to it without a word. A consumer placed there and a follower started there
-    (`events --follow --since`) are refused alike."""
-    return invalid_input(
+    (`events --follow --since`) are refused alike, and as HTTP refuses a stream resumed there
+    (`Last-Event-ID`): `conflict`, since the seq is well formed but names no event of this
+    board's log as it stands."""
+    return BoardError(
+        Reason.CONFLICT,
         f"{field} {seq} is past the newest event ({newest}): reading on from it would skip the "
         "events up to it; start from the newest, or from 0",
         field=field,

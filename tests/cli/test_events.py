@@ -52,14 +52,16 @@ def test_a_since_past_the_newest_event_is_refused_where_it_would_skip_events(
     from another board, or from before this one was restored) waited without a word, then
     skipped every event up to N, while `--consumer` refused the same N. Both refuse it alike,
     before any output and without waiting; a one-off read answers none yet (as the HTTP page
-    does), and a follower exactly at the newest seq follows."""
+    does), and a follower exactly at the newest seq follows. The refusal is `conflict`, as HTTP
+    refuses a stream resumed there with `Last-Event-ID` (it was `invalid_input`: found by an
+    exploring helper, the two surfaces told one condition apart)."""
     with kanban.board() as board:
         board.create_task("the only event")
         newest = board.last_event_seq()
     ahead = str(newest + 40)
     started = time.monotonic()
     for mode in (("--follow", "--timeout", "30"), ("--consumer", "c"), ("--consumer", "c", "-f")):
-        error = kanban.refused("events", "--since", ahead, *mode, reason="invalid_input")
+        error = kanban.refused("events", "--since", ahead, *mode, reason="conflict")
         assert (error["field"], error["newest"]) == ("since", newest), error
         assert f"since {ahead} is past the newest event ({newest})" in error["error"]
     assert time.monotonic() - started < 20  # refused at once, not after the timeout

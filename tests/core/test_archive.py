@@ -98,7 +98,7 @@ def test_a_prune_never_passes_a_consumer(board: Board, clock: ManualClock, tmp_p
     assert consumers.get("slow-reader").last_seq == slow  # type: ignore[union-attr]  # never back
     with pytest.raises(BoardError) as refused:  # a cursor past the newest event would skip some
         consumers.open("eager-reader", since=board.last_event_seq() + 1)
-    assert refused.value.reason == Reason.INVALID_INPUT
+    assert refused.value.reason == Reason.CONFLICT
     assert [c.name for c in consumers.all()] == ["fast-reader", "slow-reader"]
     assert board.store.read(prune_through) == slow
     first = board.prune_events("90d", tmp_path / "first.jsonl")

@@ -18,6 +18,7 @@ import pytest
 from boardlib import Board, BoardConfig
 from kanban.http.app import ServerSettings, create_app
 from kanban.http.routes.events import TWO_IDS
+from tests.cli.conftest import Kanban
 from tests.http.conftest import Live, live_server, serving
 
 
@@ -305,6 +306,24 @@ def test_an_empty_last_event_id_is_no_id(live: Live) -> None:
         assert stream.status_code == 200
         events, _ = read_sse(stream, want=1)
     assert [event["id"] for event in events] == ["2"]
+
+
+def test_the_cli_refuses_a_follower_resumed_ahead_of_the_log_as_the_stream_does(
+    live: Live, board_path: Path
+) -> None:
+    """Found by an exploring helper: a stream resumed above the newest event (`Last-Event-ID`)
+    is 409 `conflict`, while the CLI's resume, `events --follow --since`, refused the same seq
+    `invalid_input`: one condition, two reasons for a loop to branch on. Both are `conflict`,
+    naming the newest seq."""
+    live.api.create("one")
+    live.api.create("two")
+    stream = open_stream(live, "99").json()
+    cli = Kanban(board_path, init=False, test_clock=False)
+    follower = cli.refused(
+        "events", "--follow", "--since", "99", "--timeout", "10", reason="conflict"
+    )
+    assert (stream["reason"], stream["newest"]) == (follower["reason"], follower["newest"])
+    assert stream["newest"] == 2
 
 
 def test_a_last_event_id_above_the_newest_event_is_409_naming_it(live: Live) -> None:
