@@ -6,8 +6,10 @@ yet, an event of a task still in flight, or the newest event (so seqs only grow)
 `store.queries.PRUNABLE`, which spells the consumers' rule as the TTL purge does. The archive is
 whole on disk (fsynced, renamed into place) before the first delete, and the deletes run in short
 transactions that re-check the rule, so agents keep working. An import checks the whole file (its
-count and sha256) and every seq the board already holds before it writes, then inserts what is
-missing: twice is the same as once.
+count and sha256), that it is an archive of this board (its end line names each task the archive
+holds, and the board's first, with the time it was created: tasks are never deleted, and another
+board's TASK-3 was created at another time), and every seq the board already holds before it
+writes, then inserts what is missing: twice is the same as once.
 Why: docs/agents.md#pruning-old-events
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BoardError, Reason, invalid_input
+from .events import EventKind
 
 if TYPE_CHECKING:
     from .board import Board
@@ -33,6 +36,7 @@ ARCHIVE_FORMAT = "kanban-events-archive"
 ARCHIVE_VERSION = 1
 BATCH = 2_000  # events per read and per delete transaction: each holds the write turn briefly
 COLUMNS = ("seq", "task_id", "kind", "actor", "data", "created_at", "ttl_seconds", "tenant_id")
+TASK_ID, KIND, CREATED_AT = (COLUMNS.index(name) for name in ("task_id", "kind", "created_at"))
 _AGE = re.compile(r"(\d{1,6})([smhdw])")
 _UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 
@@ -160,7 +164,7 @@ def _write_archive(
     """Write the archive to `pending`, fsync it and link it to `archive`; the seqs it holds.
     With none, `archive` is not made: an empty file under the day's name would refuse the day's
     next prune, which may have events to take."""
-    digest, seqs = hashlib.sha256(), []
+    digest, seqs, named = hashlib.sha256(), [], set[str]()
     with open(pending, "wb") as out:
         header = {
             "format": ARCHIVE_FORMAT,
@@ -184,15 +188,33 @@ def _write_archive(
                 digest.update(line)
                 out.write(line)
             seqs += [int(row["seq"]) for row in rows]
+            named.update(row["task_id"] for row in rows if row["task_id"] is not None)
             after = seqs[-1]
-        out.write((json.dumps({"end": True, "events": len(seqs), "sha256": digest.hexdigest()})
-                   + "\n").encode())  # fmt: skip
+        end = {"end": True, "events": len(seqs), "sha256": digest.hexdigest(),
+               "tasks": _identity(board, named)}  # fmt: skip
+        out.write((json.dumps(end, separators=(",", ":")) + "\n").encode())
         out.flush()
         os.fsync(out.fileno())
     if not seqs:
         return seqs  # the caller removes `pending`
     os.link(pending, archive)  # never over a file that appeared meanwhile
     return seqs
+
+
+def _identity(board: "Board", named: set[str]) -> dict[str, int]:
+    """The board as an archive names it: when each of these tasks, and the board's first, was
+    created (an import onto another board finds other times, or no such task)."""
+    first = board.store.read(lambda tx: tx.first_task_id())
+    wanted = sorted(named | ({first} if first else set()))
+    return board.store.read(partial(_created_at, task_ids=wanted))
+
+
+def _created_at(tx: "Tx", *, task_ids: list[str]) -> dict[str, int]:
+    created = {}
+    for start in range(0, len(task_ids), BATCH):
+        for row in tx.tasks_by_id(task_ids[start : start + BATCH]):
+            created[str(row["id"])] = int(row["created_at"])
+    return created
 
 
 def _sync_folder(folder: Path) -> None:
@@ -208,9 +230,16 @@ def _sync_folder(folder: Path) -> None:
         os.close(handle)
 
 
-def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
-    """An archive's header and its events as rows in `COLUMNS` order, checked whole: a file cut
-    short, edited or of another format is refused before anything is written."""
+@dataclass(frozen=True, slots=True)
+class Archive:
+    header: dict[str, Any]
+    rows: list[tuple[Any, ...]]  # the events, in `COLUMNS` order
+    tasks: dict[str, int] | None  # when each task it names was created (None: written before)
+
+
+def read_archive(archive: Path) -> Archive:
+    """An archive's header, events and board identity, checked whole: a file cut short, edited
+    or of another format is refused before anything is written."""
     try:
         lines = archive.read_bytes().splitlines(keepends=True)
     except (OSError, ValueError) as error:  # missing, a folder, a name too long, a NUL byte
@@ -231,7 +260,11 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     digest = hashlib.sha256(b"".join(body)).hexdigest()
     if not isinstance(trailer, dict) or trailer.get("end") is not True:
         raise invalid_input(f"{archive} is cut short (no end line)", path=str(archive))
-    if trailer.get("events") != len(body) or trailer.get("sha256") != digest:
+    tasks = trailer.get("tasks")
+    whole = tasks is None or (
+        isinstance(tasks, dict) and all(type(at) is int for at in tasks.values())
+    )
+    if trailer.get("events") != len(body) or trailer.get("sha256") != digest or not whole:
         raise invalid_input(
             f"{archive} does not match its end line (events or sha256 differ): it was cut or "
             "edited",
@@ -246,7 +279,7 @@ def read_archive(archive: Path) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
         if not _valid_event(event):
             raise invalid_input(f"{archive} line {number} is not an event", path=str(archive))
         rows.append(tuple(event[column] for column in COLUMNS))
-    return header, rows
+    return Archive(header, rows, tasks)
 
 
 def _json_line(line: bytes) -> Any:
@@ -307,9 +340,38 @@ def _split(tx: "Tx", *, batch: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, .
     return missing, len(batch) - len(missing)
 
 
+def _check_same_board(board: "Board", archive: Path, read: Archive) -> None:
+    """Refuse an archive of another board: each task it names must be here, created when the
+    archive says (an archive written before archives named their tasks: when its `task_created`
+    events say)."""
+    claimed = read.tasks
+    if claimed is None:
+        created = str(EventKind.TASK_CREATED)
+        claimed = {row[TASK_ID]: row[CREATED_AT] for row in read.rows
+                   if row[KIND] == created and row[TASK_ID] is not None}  # fmt: skip
+    named = set(claimed) | {row[TASK_ID] for row in read.rows if row[TASK_ID] is not None}
+    here = board.store.read(partial(_created_at, task_ids=sorted(named)))
+    missing = sorted(named - set(here))
+    other = sorted(task for task, at in claimed.items() if task in here and here[task] != at)
+    if not missing and not other:
+        return
+    said = [
+        f"{len(found)} of its tasks {why} ({', '.join(found[:3])}{', ...' * (len(found) > 3)})"
+        for found, why in ((missing, "are not on this board"), (other, "were created at another "
+                           "time here")) if found
+    ]  # fmt: skip
+    raise BoardError(
+        Reason.CONFLICT,
+        f"{archive} is not an archive of this board: {'; '.join(said)}; nothing was imported",
+        path=str(archive),
+    )
+
+
 def import_events(board: "Board", archive: Path) -> ImportReport:
-    """Put an archive's events back, verbatim (seqs included); those already there are kept."""
-    _header, rows = read_archive(archive)
+    """Put an archive's events back, verbatim (seqs included); those already there are kept.
+    An archive of another board is refused before anything is written."""
+    read = read_archive(archive)
+    rows = read.rows
     newest = board.store.read(lambda tx: tx.last_event_seq())
     if rows and max(row[0] for row in rows) >= newest:
         raise BoardError(
@@ -318,6 +380,7 @@ def import_events(board: "Board", archive: Path) -> ImportReport:
             "archive of this board",
             path=str(archive),
         )
+    _check_same_board(board, archive, read)
     already = 0
     for batch in _batches(rows):  # the whole file checked before anything is written
         already += board.store.read(partial(_split, batch=batch))[1]

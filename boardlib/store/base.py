@@ -464,6 +464,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def count_events(self) -> int: ...
 
+    def first_task_id(self) -> str | None:
+        """The id of the board's first task (None: it has none)."""
+        ...
+
     def insert_audit(
         self,
         *,

@@ -1027,6 +1027,12 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     def count_events(self) -> int:
         return self._count("SELECT COUNT(*) FROM events")
 
+    def first_task_id(self) -> str | None:
+        """The board's first task (tasks are never deleted): part of the identity an archive
+        carries."""
+        row = self._fetchone("SELECT id FROM tasks ORDER BY seq LIMIT 1")
+        return None if row is None else str(row["id"])
+
     def events_at(self, seqs: Sequence[int]) -> list[Row]:
         """The events with these seqs that the board holds."""
         if not seqs:

@@ -111,9 +111,10 @@ def check(full: bool) -> None:
 def import_events(archive: Path) -> None:
     """Put the events of a prune's archive back into the board, as they were.
 
-    The whole file is checked first (its event count and sha256, every line an event); events
-    the board holds already are left alone, and one that differs is refused with nothing
-    imported. Importing the same archive twice imports it once.
+    The whole file is checked first (its event count and sha256, every line an event, and that
+    it is an archive of this board: its tasks were created here when it says); events the board
+    holds already are left alone, and one that differs is refused with nothing imported.
+    Importing the same archive twice imports it once.
     """
     with open_board(reconcile_orphans=False, create=False) as board:
         report = board.import_events(archive)

@@ -320,6 +320,30 @@ def test_prune_archives_old_events_and_import_puts_them_back(
         assert error["path"] == str(written) and "--archive FILE" in error["error"]
 
 
+def test_import_events_refuses_another_boards_archive_byte_for_byte(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: `kanban db import-events` put board A's archive into board
+    B (`imported: 2247`, A's history under B's tasks). Now it is refused as a conflict, and B's
+    file is the same bytes after."""
+    other = Kanban(tmp_path / "other" / "board.db", now_ms=kanban.now + 1)
+    for each in (kanban, other):
+        with each.board() as board:
+            for title in ("one", "two", "three"):
+                task = board.create_task(title)
+                board.claim(task.id, "alice")
+                board.move(task.id, "done")
+        each.advance(minutes=120 * 24 * 60)
+        with each.board() as board:
+            board.create_task("today")
+    archive = tmp_path / "a.jsonl"
+    assert kanban.ok("prune", "--events-before", "90d", "--archive", str(archive))["archived"]
+    with unchanged(other.db):
+        error = other.refused("db", "import-events", str(archive), reason="conflict")
+    assert "not an archive of this board" in error["error"]
+    assert kanban.ok("db", "import-events", str(archive))["imported"] > 0
+
+
 def test_a_prune_with_nothing_to_archive_writes_no_file_and_frees_the_name(
     kanban: Kanban, tmp_path: Path
 ) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from boardlib import Board, BoardError, ManualClock, Reason
+from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import archive as archive_module
 from boardlib import transitions as t
 from boardlib.archive import COLUMNS, cut_off, prune_through
@@ -182,6 +182,54 @@ def test_bad_archives_change_nothing(board: Board, clock: ManualClock, tmp_path:
     with pytest.raises(BoardError) as conflict:
         board.import_events(archive)
     assert conflict.value.reason == Reason.CONFLICT and events(board) == changed
+
+
+def without_identity(archive: Path, written: Path) -> Path:
+    """`archive` as a kanban before archives named their tasks wrote it: no `tasks` on its end
+    line (outside the sha256, which covers the events)."""
+    lines = archive.read_text().splitlines(keepends=True)
+    end = json.loads(lines[-1])
+    del end["tasks"]
+    written.write_text("".join([*lines[:-1], json.dumps(end) + "\n"]))
+    return written
+
+
+def test_an_archive_of_another_board_is_refused_and_writes_nothing(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: an archive pruned from board A imported onto board B (the
+    same year of work, built a little later) went in whole, A's history under B's TASK-n, since
+    only seqs were compared. Now an archive names when each of its tasks was created, and B's
+    tasks were created at other times; an archive written before that is judged by its own
+    `task_created` events, and still imports onto its own board."""
+    a_year(board, clock)
+    clock.advance(ms=1)
+    with Board(tmp_path / "other.db", clock=clock, config=BoardConfig()) as other:
+        a_year(other, clock)
+        other.create_task("a little more")  # B's log runs past A's: the seqs alone do not say
+        archive = tmp_path / "a.jsonl"
+        pruned = board.prune_events("90d", archive)
+        assert pruned.archived > 100
+        old_style = without_identity(archive, tmp_path / "a-old.jsonl")
+        held = events(other)
+        for name in (archive, old_style):
+            with pytest.raises(BoardError) as refused:
+                other.import_events(name)
+            assert refused.value.reason == Reason.CONFLICT, name
+            assert "not an archive of this board" in refused.value.message, name
+            assert "created at another time" in refused.value.message, name
+            assert events(other) == held, name
+        with Board(tmp_path / "empty.db", clock=clock) as empty:  # none of its tasks is there
+            for _ in range(pruned.through_seq + 1):
+                empty.store.write(lambda tx: tx.insert_event("note", None, None, {}, 1, None))
+            before = events(empty)
+            with pytest.raises(BoardError) as missing:
+                empty.import_events(archive)
+            assert "are not on this board" in missing.value.message
+            assert events(empty) == before
+    # Both spellings import onto the board they came from.
+    assert board.import_events(old_style).imported == pruned.archived
+    assert board.import_events(archive).already_there == pruned.archived
 
 
 def test_an_archive_path_or_cut_off_it_cannot_use_is_refused_and_leaves_no_file(
