@@ -122,25 +122,33 @@ def _line(row: "Row") -> bytes:
     return (json.dumps(values, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
+def prune_events(
+    board: "Board", before_ms: int, archive: Path, *, next_free_name: bool = False
+) -> PruneReport:
     """Archive every prunable event older than `before_ms` to `archive` (a new file), then
-    delete them from the board."""
+    delete them from the board. With nothing to take, no file is written and no name is judged
+    (a retried daily job succeeds). `next_free_name` (the CLI's default name, the cut's day):
+    when `archive` is taken, the first free `NAME.2.jsonl`, `NAME.3.jsonl`, ...; a name the
+    caller chose is never exchanged for another."""
     try:
         taken = archive.exists()
     except (OSError, ValueError) as error:  # a name too long, a NUL byte
         raise invalid_input(
             f"cannot use {archive!s} as an archive: {error}", path=str(archive)
         ) from None
-    if taken:
+    through = board.store.read(prune_through)
+    if not board.store.read(partial(_prunable, after=0, through=through, before=before_ms)):
+        return PruneReport(None, before_ms, 0, 0, through, board.store.read(_count_events))
+    if taken and not next_free_name:
         raise invalid_input(
             f"{archive} exists: an archive is never overwritten; name a new file with "
-            "--archive FILE (the default name is the cut's day: one prune a day takes it)",
+            "--archive FILE",
             path=str(archive),
         )
     pending = archive.with_name(archive.name + ".partial")
-    through = board.store.read(prune_through)
     try:
-        seqs = _write_archive(board, before_ms, through, archive, pending)
+        seqs = _write_archive(board, before_ms, through, pending)
+        written = _link_free_name(pending, archive, next_free_name) if seqs else None
     except OSError as error:
         raise invalid_input(
             f"cannot write the archive {archive}: {error.strerror}", path=str(archive)
@@ -153,17 +161,33 @@ def prune_events(board: "Board", before_ms: int, archive: Path) -> PruneReport:
     for start in range(0, len(seqs), BATCH):
         batch = seqs[start : start + BATCH]
         pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
-    left = board.store.read(lambda tx: tx.count_events())
-    written = str(archive) if seqs else None
-    return PruneReport(written, before_ms, len(seqs), pruned, through, left)
+    left = board.store.read(_count_events)
+    archived = None if written is None else str(written)
+    return PruneReport(archived, before_ms, len(seqs), pruned, through, left)
 
 
-def _write_archive(
-    board: "Board", before_ms: int, through: int, archive: Path, pending: Path
-) -> list[int]:
-    """Write the archive to `pending`, fsync it and link it to `archive`; the seqs it holds.
-    With none, `archive` is not made: an empty file under the day's name would refuse the day's
-    next prune, which may have events to take."""
+def _count_events(tx: "Tx") -> int:
+    return tx.count_events()
+
+
+def _link_free_name(pending: Path, archive: Path, next_free_name: bool) -> Path:
+    """Link the written archive to its name, never over a file (one may appear meanwhile);
+    with `next_free_name`, to the first free numbered name after `archive`."""
+    name, number = archive, 1
+    while True:
+        try:
+            os.link(pending, name)
+            return name
+        except FileExistsError:
+            if not next_free_name:
+                raise
+        number += 1
+        name = archive.with_name(f"{archive.stem}.{number}{archive.suffix}")
+
+
+def _write_archive(board: "Board", before_ms: int, through: int, pending: Path) -> list[int]:
+    """Write the archive to `pending` and fsync it; the seqs it holds. The caller links it to
+    its name only when it holds some: an empty file would take a name for nothing."""
     digest, seqs, named = hashlib.sha256(), [], set[str]()
     with open(pending, "wb") as out:
         header = {
@@ -195,10 +219,7 @@ def _write_archive(
         out.write((json.dumps(end, separators=(",", ":")) + "\n").encode())
         out.flush()
         os.fsync(out.fileno())
-    if not seqs:
-        return seqs  # the caller removes `pending`
-    os.link(pending, archive)  # never over a file that appeared meanwhile
-    return seqs
+    return seqs  # the caller removes `pending`
 
 
 def _identity(board: "Board", named: set[str]) -> dict[str, int]:

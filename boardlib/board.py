@@ -2620,10 +2620,13 @@ class Board:
 
         return self.store.write(work)
 
-    def prune_events(self, before: str | int, archive: Path) -> "PruneReport":
+    def prune_events(
+        self, before: str | int, archive: Path, *, next_free_name: bool = False
+    ) -> "PruneReport":
         """Archive events older than `before` (`90d`, `2025-01-31`, or epoch ms) to a new file
         and delete them from the board, within `boardlib.archive`'s rules: never a task, never
-        an event a consumer (`boardlib.watch`) has not read, never a live task's history."""
+        an event a consumer (`boardlib.watch`) has not read, never a live task's history.
+        `next_free_name`: when `archive` is taken, the next free numbered name beside it."""
         from .archive import cut_off, prune_events
 
         if isinstance(before, bool) or not isinstance(before, (str, int)):
@@ -2633,7 +2636,7 @@ class Board:
             if isinstance(before, int)
             else cut_off(before, self.now())
         )
-        return prune_events(self, before_ms, _archive_path(archive))
+        return prune_events(self, before_ms, _archive_path(archive), next_free_name=next_free_name)
 
     def import_events(self, archive: Path) -> "ImportReport":
         """Put an archive's events back as they were (`boardlib.archive`); twice is once."""

@@ -40,8 +40,9 @@ def reconcile() -> None:
     "--archive",
     "archive",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The archive file to write (new). Default: beside the board file, named by the day of "
-    "the cut; a PostgreSQL board needs one.",
+    help="The archive file to write (new: a file there is refused). Default: beside the board "
+    "file, named by the day of the cut (NAME.2.jsonl, ... when taken); a PostgreSQL board needs "
+    "one.",
 )
 @global_options
 def prune(before: str, archive: Path | None) -> None:
@@ -50,16 +51,16 @@ def prune(before: str, archive: Path | None) -> None:
     Writes every event older than the cut to the archive (a new JSON-lines file, fsynced before
     anything is deleted), then deletes them from the board in short transactions. Never removes
     a task, an event a consumer (`kanban consumers list`) has not read, the history of a task
-    still in flight, or the newest event. `kanban db import-events FILE` puts them back as they
-    were.
+    still in flight, or the newest event. With nothing to take it writes no file and exits 0
+    (a retried daily job succeeds). `kanban db import-events FILE` puts them back as they were.
     """
     from boardlib.archive import cut_off
 
     with open_board(reconcile_orphans=False, create=False) as board:
         before_ms = cut_off(before, board.now())
-        if archive is None:
-            archive = _default_archive(before_ms)
-        report = board.prune_events(before_ms, archive)
+        chosen = archive is not None
+        archive = archive if archive is not None else _default_archive(before_ms)
+        report = board.prune_events(before_ms, archive, next_free_name=not chosen)
     emit(report.to_json(), kind="record")
 
 

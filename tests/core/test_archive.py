@@ -144,13 +144,17 @@ def test_a_prune_spanning_many_batches(
 
 def test_bad_archives_change_nothing(board: Board, clock: ManualClock, tmp_path: Path) -> None:
     a_year(board, clock)
+    # An archive is never written over.
+    taken = tmp_path / "taken.jsonl"
+    taken.write_bytes(b"someone's file\n")
+    held = events(board)
+    with pytest.raises(BoardError) as exists:
+        board.prune_events("90d", taken)
+    assert exists.value.reason == Reason.INVALID_INPUT and events(board) == held
+    assert taken.read_bytes() == b"someone's file\n"
     archive = tmp_path / "old.jsonl"
     board.prune_events("90d", archive)
     held = events(board)
-    # An archive is never written over.
-    with pytest.raises(BoardError) as exists:
-        board.prune_events("90d", archive)
-    assert exists.value.reason == Reason.INVALID_INPUT and events(board) == held
     lines = archive.read_text().splitlines(keepends=True)
     cases = {
         "cut.jsonl": "".join(lines[:-5]),  # torn: no end line
