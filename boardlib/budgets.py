@@ -84,14 +84,16 @@ def daily_scopes(team_id: str | None) -> list[str]:
 
 
 def usd_limit(value: Any, field: str) -> float | None:
-    """A dollar budget from input: None (no budget) or a non-negative number."""
+    """A dollar budget from input: None (no budget) or a non-negative number, in whole
+    micro-dollars as costs are (`whole_micros`): a limit the board cannot count to is not kept
+    (`1e-7` is a $0 budget, `5.0000004` is $5)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= USD_MAX:
         raise invalid_input(
             f"{field} must be a number of dollars from 0 to {USD_MAX:g}", field=field
         )
-    return float(value)
+    return whole_micros(float(value))
 
 
 def token_limit(value: Any, field: str) -> int | None:
@@ -104,7 +106,8 @@ def token_limit(value: Any, field: str) -> int | None:
 
 
 def task_standings(chain: Iterable[Row]) -> list[BudgetStanding]:
-    """The task budgets over a task (its own and its ancestors', nearest first), each unit apart."""
+    """The task budgets over a task (its own and its ancestors', nearest first), each unit apart.
+    A dollar limit is read in whole micro-dollars too: one stored before limits were rounded."""
     standings = []
     for row in chain:
         if row["budget_usd"] is not None:
@@ -112,7 +115,7 @@ def task_standings(chain: Iterable[Row]) -> list[BudgetStanding]:
                 BudgetStanding(
                     scope=BUDGET_TASK,
                     unit=BUDGET_USD,
-                    limit=float(row["budget_usd"]),
+                    limit=whole_micros(row["budget_usd"]),
                     spent=row["subtree_cost_micros"] / MICROS_PER_USD,
                     owner=row["id"],
                 )
@@ -142,7 +145,7 @@ def daily_standings(rows: Iterable[Row], day: int) -> list[BudgetStanding]:
                 BudgetStanding(
                     scope=kind,
                     unit=BUDGET_USD,
-                    limit=float(row["daily_usd"]),
+                    limit=whole_micros(row["daily_usd"]),
                     spent=row["cost_micros"] / MICROS_PER_USD,
                     owner=team,
                     day=day,

@@ -110,6 +110,33 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
         assert usage.code == 2 and "is not a finite number" in usage.error["error"], str(usage)
 
 
+def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> None:
+    """Found by an exploring helper: `--daily-usd 1e-7` was kept as 1e-07 and shown `$0.00 /
+    $0.00`, yet runs still started under it (a $0 budget allows no run); `--usd 5.0000004` was
+    shown `$5.00 / $5.00` after $5 of spend and not counted as spent. A limit is now rounded to
+    whole micro-dollars as a cost is."""
+    daily = kanban.ok("budget", "set", "--daily-usd", "1e-7", "-m", "a trace of a budget")
+    assert daily["dailyUsd"] == 0.0
+    task = kanban.ok("task", "dispatch", "--title", "priced", "--budget-usd", "5.0000004")
+    assert task["budgetUsd"] == 5.0
+    kanban.ok("task", "claim", task["id"], "--agent", "ada")
+    with unchanged(kanban.db):
+        error = kanban.refused(
+            "task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada",
+            reason="budget_exceeded",
+        )  # fmt: skip
+    assert (error["budget"]["scope"], error["budget"]["limit"]) == ("board_daily", 0.0)
+    kanban.ok("budget", "set", "--daily-usd", "none", "-m", "lifted")
+    raised = kanban.ok("budget", "set", task["id"], "--usd", "5.0000004", "-m", "again")
+    assert raised["budgetUsd"] == 5.0
+    run = kanban.ok("task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada")
+    closed = kanban.ok(
+        "task", "exec", "finish", run["id"], "--status", "succeeded", "--cost", "5", "-a", "ada"
+    )
+    assert closed["budgetExceeded"]["limit"] == closed["budgetExceeded"]["spent"] == 5.0
+    assert kanban.row(task["id"])["status"] == "blocked"
+
+
 @pytest.mark.slow
 def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
     env = reader_env(tmp_path, KANBAN_DB=str(tmp_path / "board.db"))
