@@ -8,7 +8,7 @@ import click
 from boardlib.budgets import KEEP
 
 from .context import global_options, open_board
-from .options import actor_option
+from .options import actor_option, whole_number
 from .output import emit
 
 NONE_WORDS = ("none", "off")
@@ -27,13 +27,22 @@ class Limit(click.ParamType):  # type: ignore[type-arg]
             return value
         if value.strip().lower() in NONE_WORDS:
             return None
+        if self.whole:
+            whole = whole_number(value)
+            if whole is None:
+                self.fail(f"{value!r} is not a whole number or 'none'", param, ctx)
+            return self._not_negative(whole, value, param, ctx)
         try:
-            number: float = int(value) if self.whole else float(value)
+            number = float(value)
         except ValueError:
-            what = "a whole number" if self.whole else "a number"
-            self.fail(f"{value!r} is not {what} or 'none'", param, ctx)
+            self.fail(f"{value!r} is not a number or 'none'", param, ctx)
         if number != number or number in (float("inf"), float("-inf")):
             self.fail(f"{value!r} is not a finite number", param, ctx)
+        return self._not_negative(number, value, param, ctx)
+
+    def _not_negative(
+        self, number: float, value: str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         if number < 0:
             self.fail(f"{value!r} is negative", param, ctx)
         return number

@@ -9,7 +9,15 @@ from boardlib.records import ANCHOR_SIDES
 
 from .context import global_options, open_board
 from .creating import creating_as
-from .options import AGENT, Number, actor_option, epoch_option, split_ids, task_id_argument
+from .options import (
+    AGENT,
+    Number,
+    WholeCount,
+    actor_option,
+    epoch_option,
+    split_ids,
+    task_id_argument,
+)
 from .output import emit
 from .usage import Choice
 
@@ -61,7 +69,7 @@ from .usage import Choice
     help="A dollar budget over the task and its subtasks.",
 )
 @click.option(
-    "--budget-tokens", type=click.IntRange(min=0), metavar="N", help="A token budget, likewise."
+    "--budget-tokens", type=WholeCount(min=0), metavar="N", help="A token budget, likewise."
 )
 @global_options
 def dispatch(

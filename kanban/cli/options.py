@@ -30,6 +30,32 @@ class Number(click.FloatRange):
         return re.sub(r"(?<=\d)\.0\b", "", super()._describe_range())
 
 
+def whole_number(text: str) -> int | None:
+    """A whole number however it is written (`1000`, `1000.0`, `1e3`), as HTTP and MCP take a
+    JSON number with no fraction; None when it is not one (`1000.5`, `nan`, `many`)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
+class WholeCount(click.IntRange):
+    """A count option (tokens): `whole_number`, within the range."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            number = whole_number(value)
+            if number is None:
+                self.fail(f"{value!r} is not a whole number", param, ctx)
+            value = number
+        return super().convert(value, param, ctx)
+
+
 class AgentName(click.ParamType):  # type: ignore[type-arg]
     """Who acts, or the agent a task goes to: an agent's or an operator's name, refused
     (invalid_input, field `agent`) when it is a name of the board's own passes (`system`,

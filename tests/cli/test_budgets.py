@@ -137,6 +137,36 @@ def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> 
     assert kanban.row(task["id"])["status"] == "blocked"
 
 
+def test_a_whole_number_of_tokens_may_be_written_as_http_and_mcp_take_it(kanban: Kanban) -> None:
+    """Found by an exploring helper: HTTP and MCP took `budgetTokens: 1e3` and `1000.0` (a JSON
+    number with no fraction is a whole number there) while `--tokens 1e3` was refused. Every
+    token count on the command line now takes a whole number however it is written; a fraction
+    is still a usage refusal."""
+    task = kanban.ok("task", "dispatch", "--title", "counted", "--budget-tokens", "1e3")
+    assert task["budgetTokens"] == 1000
+    raised = kanban.ok("budget", "set", task["id"], "--tokens", "2000.0", "-m", "more")
+    assert raised["budgetTokens"] == 2000
+    daily = kanban.ok("budget", "set", "--daily-tokens", "5e4", "-m", "a day")
+    assert daily["dailyTokens"] == 50_000
+    kanban.ok("task", "claim", task["id"], "--agent", "ada")
+    run = kanban.ok("task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada")
+    closed = kanban.ok(
+        "task", "exec", "finish", run["id"], "--status", "succeeded", "--input-tokens", "1e2",
+        "--output-tokens", "20.0", "-a", "ada",
+    )  # fmt: skip
+    assert (closed["inputTokens"], closed["outputTokens"]) == (100, 20)
+    with unchanged(kanban.db):
+        for args in (
+            ["budget", "set", task["id"], "--tokens", "1000.5", "-m", "x"],
+            ["budget", "set", "--daily-tokens", "nan", "-m", "x"],
+            ["task", "dispatch", "--title", "t", "--budget-tokens", "1.5"],
+            ["budget", "set", task["id"], "--tokens", "-1e3", "-m", "x"],
+        ):
+            usage = kanban.run(*args)
+            assert usage.code == 2 and usage.out == "", str(usage)
+            assert "whole number" in usage.err or "negative" in usage.err or ">=0" in usage.err
+
+
 @pytest.mark.slow
 def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
     env = reader_env(tmp_path, KANBAN_DB=str(tmp_path / "board.db"))

@@ -111,6 +111,20 @@ def test_a_limit_over_http_is_kept_in_whole_micro_dollars(api: Api) -> None:
     assert start.status_code == 409 and start.json()["reason"] == "budget_exceeded", start.text
 
 
+def test_a_whole_number_of_tokens_is_taken_as_the_cli_and_mcp_take_it(api: Api) -> None:
+    """`budgetTokens: 1e3` is 1000 (a JSON number with no fraction), `1000.5` is a 400: the
+    CLI's `--tokens 1e3` and MCP's `budget_tokens` follow the same rule."""
+    task_id, _run = a_run(api, 1.0)
+    for written in (1e3, 1000.0):
+        put = call(api, "PUT", f"/api/board/{task_id}/budget", "ops",
+                   {"budgetTokens": written, "reason": "counted"})  # fmt: skip
+        assert put.status_code == 200 and put.json()["task"]["budgetTokens"] == 1000, put.text
+    before = api.fingerprint()
+    bad = call(api, "PUT", f"/api/board/{task_id}/budget", "ops",
+               {"budgetTokens": 1000.5, "reason": "a fraction"})  # fmt: skip
+    assert bad.status_code == 400 and api.fingerprint() == before
+
+
 def test_the_stats_route_answers_what_the_board_computes(api: Api) -> None:
     task_id, run_id = a_run(api, 10.0)
     call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",

@@ -38,3 +38,19 @@ async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -
             "create_task", {"title": "x", "budget_usd": -1}
         )  # refused by the schema, before the board
         assert result.is_error and "budget_usd" in text_of(result)
+
+
+async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
+    board_path: Path,
+) -> None:
+    """`budget_tokens: 1000.0` is 1000 and `1000.5` is refused, as HTTP's `budgetTokens` and
+    the CLI's `--tokens` (found by an exploring helper: the CLI refused `1e3`)."""
+    Board(board_path).close()
+    async with mcp_session(board_path, "ada") as client:
+        task = await ok(client, "create_task", title="counted", budget_tokens=1000.0)
+        assert task["budgetTokens"] == 1000
+        before = fingerprint(board_path)
+        error = await refused(client, "create_task", "invalid_input", title="x",
+                              budget_tokens=1000.5)  # fmt: skip
+        assert "budget_tokens must be a whole number" in error["error"]
+        assert fingerprint(board_path) == before
