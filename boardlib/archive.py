@@ -74,6 +74,8 @@ class PruneReport:
     pruned: int  # events deleted from the board (fewer when a rule held some back meanwhile)
     through_seq: int  # the highest seq a prune could take (a consumer's cursor, the log's end)
     events_left: int
+    held_back: int = 0  # events older than the cut a prune would take but for the consumers
+    held_back_by: tuple[tuple[str, int], ...] = ()  # those consumers: (name, cursor), lowest first
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,14 +85,24 @@ class PruneReport:
             "pruned": self.pruned,
             "throughSeq": self.through_seq,
             "eventsLeft": self.events_left,
+            "heldBack": self.held_back,
+            "heldBackBy": [{"consumer": name, "lastSeq": seq} for name, seq in self.held_back_by],
             "message": self.message,
         }
 
     @property
     def message(self) -> str:
         if self.archive is None:
-            return "no event older than the cut could be pruned: no archive was written"
-        return f"archived {self.archived} event(s) to {self.archive}; pruned {self.pruned}"
+            said = "no event older than the cut could be pruned: no archive was written"
+        else:
+            said = f"archived {self.archived} event(s) to {self.archive}; pruned {self.pruned}"
+        if not self.held_back:
+            return said
+        who = ", ".join(f"{name} (read through seq {seq})" for name, seq in self.held_back_by)
+        return (
+            f"{said}; {self.held_back} older event(s) stay until consumer(s) {who} read them "
+            "(`kanban consumers forget NAME` lets them go)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +129,21 @@ def prune_through(tx: "Tx") -> int:
     return through if lowest is None else min(through, lowest)
 
 
+def _cut_and_holders(tx: "Tx", *, before: int) -> tuple[int, int, tuple[tuple[str, int], ...]]:
+    """`prune_through`, and what the consumers hold back past it: how many events older than the
+    cut wait for them, and each consumer whose cursor is below one of those (lowest first)."""
+    through, end = prune_through(tx), tx.last_event_seq()
+    if through >= end:
+        return through, 0, ()
+    held, highest = tx.unread_old_events(through, end, before)
+    holders = sorted(
+        (int(row["last_seq"]), str(row["name"]))
+        for row in tx.consumers()
+        if int(row["last_seq"]) < highest
+    )
+    return through, held, tuple((name, seq) for seq, name in holders)
+
+
 def _line(row: "Row") -> bytes:
     values = {column: row[column] for column in COLUMNS}
     return (json.dumps(values, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
@@ -136,9 +163,10 @@ def prune_events(
         raise invalid_input(
             f"cannot use {archive!s} as an archive: {error}", path=str(archive)
         ) from None
-    through = board.store.read(prune_through)
+    through, held, holders = board.store.read(partial(_cut_and_holders, before=before_ms))
     if not board.store.read(partial(_prunable, after=0, through=through, before=before_ms)):
-        return PruneReport(None, before_ms, 0, 0, through, board.store.read(_count_events))
+        left = board.store.read(_count_events)
+        return PruneReport(None, before_ms, 0, 0, through, left, held, holders)
     if taken and not next_free_name:
         raise invalid_input(
             f"{archive} exists: an archive is never overwritten; name a new file with "
@@ -163,7 +191,7 @@ def prune_events(
         pruned += board.store.write(partial(_delete, seqs=batch, before=before_ms))
     left = board.store.read(_count_events)
     archived = None if written is None else str(written)
-    return PruneReport(archived, before_ms, len(seqs), pruned, through, left)
+    return PruneReport(archived, before_ms, len(seqs), pruned, through, left, held, holders)
 
 
 def _count_events(tx: "Tx") -> int:

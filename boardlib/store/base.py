@@ -456,6 +456,11 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """The next events (seq above `after`) a prune may take, oldest first."""
         ...
 
+    def unread_old_events(self, after: int, through: int, before_ms: int) -> tuple[int, int]:
+        """The events above `after` a prune would take but for the consumers: how many, and the
+        highest seq of them (0: none)."""
+        ...
+
     def delete_events(self, seqs: Sequence[int], through: int, before_ms: int) -> int:
         """Delete these events, of those a prune may still take now; returns how many."""
         ...

@@ -112,11 +112,13 @@ READ_BY_EVERY_CONSUMER = f"seq <= COALESCE({LOWEST_CURSOR}, seq)"
 
 # What a prune may take (boardlib.archive): older than the cut, at or below `through` (the log's
 # safe end when the prune began), read by every consumer, never the newest event (so seqs only
-# grow), never an event of a task still in flight (a live task keeps its whole history).
-PRUNABLE = f"""created_at < :before AND seq <= :through AND {READ_BY_EVERY_CONSUMER}
+# grow), never an event of a task still in flight (a live task keeps its whole history). Without
+# the consumers' rule: what a prune would take but for them (`unread_old_events`).
+OLD_AND_SETTLED = f"""created_at < :before AND seq <= :through
     AND seq < (SELECT MAX(seq) FROM events)
     AND (task_id IS NULL OR NOT EXISTS (
         SELECT 1 FROM tasks t WHERE t.id = events.task_id AND t.status NOT IN ({TERMINAL})))"""
+PRUNABLE = f"{OLD_AND_SETTLED} AND {READ_BY_EVERY_CONSUMER}"
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A string literal (kept, its `%` doubled), a `::` cast (kept), a named parameter, a `?`, a `%`.
@@ -1014,6 +1016,17 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             f"SELECT * FROM events WHERE seq > :after AND {PRUNABLE} ORDER BY seq LIMIT :limit",
             {"after": after, "through": through, "before": before_ms, "limit": limit},
         )
+
+    def unread_old_events(self, after: int, through: int, before_ms: int) -> tuple[int, int]:
+        """How many events above `after` (the lowest consumer cursor) a prune would take but for
+        the consumers, and the highest of their seqs (0: none)."""
+        row = self._fetchone(
+            f"SELECT COUNT(*) AS held, COALESCE(MAX(seq), 0) AS highest FROM events "
+            f"WHERE seq > :after AND {OLD_AND_SETTLED}",
+            {"after": after, "through": through, "before": before_ms},
+        )
+        assert row is not None
+        return int(row["held"]), int(row["highest"])
 
     def delete_events(self, seqs: Sequence[int], through: int, before_ms: int) -> int:
         """Delete these events, of those still prunable now (a rule re-checked, not trusted)."""

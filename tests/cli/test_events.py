@@ -162,6 +162,41 @@ def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     assert kanban.ok("consumers", "list") == []
 
 
+def test_a_prune_names_the_consumers_that_held_events_back(kanban: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: with a consumer stopped at seq 100, a prune archived 100
+    events and said only `throughSeq: 100`. Now it names the consumers whose cursors kept old
+    events on the board, and how many stayed because of them."""
+    with kanban.board() as board:
+        for title in ("one", "two", "three", "four"):
+            task = board.create_task(title)
+            board.claim(task.id, "alice")
+            board.move(task.id, "done")
+        consumers = Consumers(board)
+        for name, cursor in (("slow", 3), ("slower", 2), ("done-reading", board.last_event_seq())):
+            consumers.open(name, since=cursor)
+            consumers.release(name)
+        old = board.last_event_seq()
+    kanban.advance(minutes=120 * 24 * 60)
+    with kanban.board() as board:
+        board.create_task("today")
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "a.jsonl"))
+    assert (report["throughSeq"], report["pruned"], report["heldBack"]) == (2, 2, old - 2)
+    assert report["heldBackBy"] == [
+        {"consumer": "slower", "lastSeq": 2}, {"consumer": "slow", "lastSeq": 3},
+    ]  # fmt: skip
+    assert f"{old - 2} older event(s) stay until consumer(s) slower" in report["message"]
+    # Held back and nothing to take: said too, with no archive.
+    with kanban.board() as board:
+        Consumers(board).forget("done-reading")
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "b.jsonl"))
+    assert (report["archive"], report["heldBack"]) == (None, old - 2)
+    for name in ("slow", "slower"):
+        kanban.ok("consumers", "forget", name)
+    report = kanban.ok("prune", "--events-before", "90d", "--archive", str(tmp_path / "c.jsonl"))
+    assert (report["pruned"], report["heldBack"], report["heldBackBy"]) == (old - 2, 0, [])
+    assert "stay until" not in report["message"]
+
+
 @pytest.mark.parametrize("follow", [(), ("--follow", "--timeout", "5")])
 def test_a_consumer_read_with_a_bad_task_filter_takes_no_cursor(
     kanban: Kanban, follow: tuple[str, ...]

@@ -104,6 +104,7 @@ def test_a_prune_never_passes_a_consumer(board: Board, clock: ManualClock, tmp_p
     first = board.prune_events("90d", tmp_path / "first.jsonl")
     left = {row[0] for row in events(board)}
     assert first.through_seq == slow and first.pruned == 21  # read through `slow`: up to it
+    assert first.held_back_by == (("slow-reader", slow),) and first.held_back > 100  # said
     assert all(seq in left for seq in [row[0] for row in before] if seq > slow)
     # Read on: the next prune goes further; forgotten: the rest of the old events go.
     read_through(consumers, "slow-reader", old[40])
