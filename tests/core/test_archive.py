@@ -237,6 +237,21 @@ def test_an_archive_of_another_board_is_refused_and_writes_nothing(
     assert board.import_events(archive).already_there == pruned.archived
 
 
+def test_imported_events_past_their_ttl_are_purged_again(
+    board: Board, clock: ManualClock, tmp_path: Path
+) -> None:
+    """docs/agents.md#pruning-old-events says so (an exploring helper's finding, kept as the
+    rule): an import restores each event's TTL with it, and the next purge takes those past it."""
+    a_year(board, clock)
+    archive = tmp_path / "old.jsonl"
+    report = board.prune_events("90d", archive)
+    board.import_events(archive)
+    board.reconcile_stale_tasks()
+    restored = {row[0] for row in events(board)}
+    archived = [json.loads(line)["seq"] for line in archive.read_text().splitlines()[1:-1]]
+    assert len(archived) == report.archived and not restored & set(archived)
+
+
 def test_an_archive_path_or_cut_off_it_cannot_use_is_refused_and_leaves_no_file(
     board: Board, clock: ManualClock, tmp_path: Path
 ) -> None:
