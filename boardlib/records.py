@@ -310,6 +310,13 @@ class Task(Record):
         """Who built the current attempt: the last holder, else the first claimer."""
         return self.holders[-1] if self.holders else self.claimed_by
 
+    @property
+    def attempt_claimer(self) -> str | None:
+        """Who claimed the current (or, once done, the last) attempt: its first holder; None when
+        a release or an expiry ended it. `claimed_by` is the task's first claimer, kept for the
+        review rule, so it can name someone whose attempt ended before this work began."""
+        return self.holders[0] if self.holders else None
+
     def lease_expired(self, now: int) -> bool:
         """Whether this task's lease has run out at `now` (see `leases.lease_expired`)."""
         return lease_expired(self.lease_until, now)

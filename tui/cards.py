@@ -358,7 +358,7 @@ def card_lines(
     elif status == t.DONE:
         if task.landed_commit:  # where its work is now: the commit on its base branch
             meta.add(f"{LANDED_MARK}{inert(task.landed_commit[:7])}", p.success)
-        meta.add(inert(task.claimed_by or ""), p.muted)
+        meta.add(inert(task.attempt_claimer or ""), p.muted)  # who did this work, as the drawer
         if task.completed_at is not None:
             meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)
     else:

@@ -138,11 +138,9 @@ def _facts(task: Task, now_ms: int) -> Table:
     if who and task.assignee_runtime:
         who += f" · {task.assignee_runtime}"
     row("assignee", who)
-    # Who claimed the attempt under way: `claimed_by` is the task's first claimer, kept for the
-    # review rule, and stays after a release or an expiry hands the task to someone else.
-    attempt_claimer = task.holders[0] if task.holders else None
+    attempt_claimer = task.attempt_claimer  # the card names the same one (`tui.cards`)
     row("claimed by", attempt_claimer)
-    if task.claimed_by != attempt_claimer:
+    if task.claimed_by != attempt_claimer:  # the review rule still bars the first claimer
         row("first claimed by", task.claimed_by)
     row("holders", ", ".join(task.holders))
     row("attempts", task.attempts)
