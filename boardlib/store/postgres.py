@@ -410,6 +410,7 @@ class PostgresTx(SharedTx):
         # BEGIN (this lock timeout) and COMMIT; any other statement is a mistake.
         self.one_trip_ms = one_trip_ms
         self.claimed = False  # a claim statement claimed (and wrote its event): NOTIFY at COMMIT
+        self.flushed = False  # queued events were written before COMMIT: NOTIFY at COMMIT too
         self.held_back = False  # an expired lease held the last claim statement back
 
     # -- the seam: the shared `?` / `:name` text in psycopg's style, converted once per text ----
@@ -630,6 +631,7 @@ class PostgresTx(SharedTx):
         statement = self.events_statement()
         if statement:
             self.conn.execute(statement)
+            self.flushed = True
         return count
 
     def events_statement(self) -> str:
@@ -1482,7 +1484,10 @@ class PostgresStore:
                 opening = "" if tx.begun else "; ".join(begin) + "; "
                 conn.execute(f"{opening}{events}; {self._commit_and_notify}")
             elif tx.begun:
-                conn.execute(self._commit_and_notify if tx.claimed else "COMMIT")
+                # events written before COMMIT (a reconcile's purge reads the log after its
+                # releases) wake listeners as the ones sent with it do
+                notify = tx.claimed or tx.flushed
+                conn.execute(self._commit_and_notify if notify else "COMMIT")
             # else: the work sent nothing and wrote nothing, so there is nothing to commit
             return result
         except BaseException:

@@ -114,6 +114,25 @@ def test_change_token_moves_on_notify_and_stays_while_idle(url: str) -> None:
         assert listener is not None, "the reader listens instead of polling"
 
 
+def test_a_reconcile_that_releases_a_lease_wakes_listeners(url: str) -> None:
+    """Found testing the TUI's recovery: a reconcile pass wrote its `lease_expired` event early
+    (the purge that follows reads the log), so its COMMIT went without the NOTIFY, and a live
+    view went on showing the task in progress: the listener's token never moved."""
+    clock = ManualClock(START)
+    with Board(url, clock=clock) as writer, Board(url, read_only=True) as reader:
+        task = writer.create_task("abandoned")
+        writer.claim(task.id, "agent-ada", lease_ms=1_000)
+        clock.advance(seconds=5)
+        token = reader.change_token()
+        assert token == writer.last_event_seq()
+        assert writer.reconcile_stale_tasks().released
+        deadline = time.monotonic() + 5
+        while reader.change_token() == token and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert reader.change_token() == token + 1
+        assert reader.store._listener is not None  # type: ignore[attr-defined]
+
+
 def test_events_written_in_as_literals_read_back_exactly(url: str) -> None:
     """The events of a transaction travel as quoted literals with its COMMIT: quotes, backslashes
     (which would turn a literal into an E'' escape string), non-ASCII text and NULLs come back as
