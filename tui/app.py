@@ -553,6 +553,8 @@ class KanbanApp(App[None]):
         self.board_screen.header.update_facts(
             unreadable_since=message.unreadable_since, unreadable_reason=message.reason
         )
+        if message.unreadable_since is None and self.gateway.awaits_open:
+            self._open_writer(start_reader=False)  # refused at start: recovery starts now
 
     # -- the inbox: counted in the header, new items said once ------------------------------------
 

@@ -151,10 +151,17 @@ class BoardGateway:
         the app lives: expired leases are released on an interval (an abandoned card does not sit
         red until some agent happens to claim), and worktrees are garbage-collected now and on an
         interval."""
-        if self.read_only:
+        if not self.awaits_open:
             return
         with server_lost_as_refusal():
             self._open_writable()
+
+    @property
+    def awaits_open(self) -> bool:
+        """Whether `open` has yet to get through (a server down, a file that could not be read):
+        recovery has not started, so the app opens again once the board reads, or an expired
+        lease would sit red, and no worktree be collected, for as long as the app runs."""
+        return not self.read_only and not self._keeps_recovery
 
     def _open_writable(self) -> None:
         if location_exists(self.path):

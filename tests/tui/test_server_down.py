@@ -98,3 +98,40 @@ async def test_a_server_that_stops_answering_keeps_the_last_board_on_screen(
             assert app.state.counts[t.TODO] == 2
     finally:
         allow_connections(postgres_cluster, own_database, True)
+
+
+@pytest.mark.slow
+async def test_recovery_starts_once_a_board_down_at_start_comes_back(
+    postgres_cluster: "Cluster",
+    own_database: str,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by an exploring helper: started while the server was down, the app's open was
+    refused, and its recovery (the reconciler that releases expired leases, the worktree
+    janitor) never started, even once the board read again: an abandoned task stayed in progress,
+    its lease long expired, for as long as the app ran. It starts once the board reads."""
+    monkeypatch.setenv("KANBAN_RECONCILE_INTERVAL_MS", "100")
+    url = board_location(postgres_cluster.url_of(own_database))
+    with Board(url, clock=clock) as board:
+        abandoned = board.create_task("Abandoned by its agent").id
+    allow_connections(postgres_cluster, own_database, False)
+    app = KanbanApp(url, poll_ms=50, clock=clock, operator=OPERATOR, user_keymap={})
+    said = app.said.newest_first
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            header = app.screen.query_one(HeaderBar)
+            await until(pilot, lambda: header.facts.unreadable_since is not None)
+            await until(  # the open was refused, as said
+                pilot, lambda: any(Reason.DATABASE_UNAVAILABLE.value in s.title for s in said())
+            )
+
+            allow_connections(postgres_cluster, own_database, True)
+            await until(pilot, lambda: header.facts.unreadable_since is None)
+            with Board(url, clock=clock) as agent:  # its own open releases nothing yet
+                agent.claim(abandoned, "agent-ada", lease_ms=1_000)
+            await until(pilot, lambda: app.state.tasks[abandoned].status == t.IN_PROGRESS)
+            clock.advance(seconds=5)  # the agent is gone; only the app is left to notice
+            await until(pilot, lambda: app.state.tasks[abandoned].status == t.TODO)
+    finally:
+        allow_connections(postgres_cluster, own_database, True)
