@@ -2740,6 +2740,27 @@ class Board:
         return self.store.read(work)
 
 
+def check_board_to_watch(location: BoardLocation, *, read_only: bool) -> bool:
+    """Check the board a live view (`kanban tui`, `python -m tui`) is about to open, before it
+    takes the screen, so both refuse alike: a typo is `no_board`, never a new empty board the
+    operator then watches (only the per-user default board is made, on first use, and not for
+    a read-only look); a foreign file or a server that does not answer is refused (a
+    `StoreError`, for the caller to word); a newer kanban's board passes (the view opens it
+    read-only and says so). Returns whether the board was created here."""
+    from .paths import is_default_board
+
+    create = not read_only and is_default_board(location)
+    try:
+        with Board(
+            location, config=BoardConfig.from_env(), reconcile_orphans=False, create=create
+        ) as board:
+            return board.created
+    except BoardError as error:
+        if error.reason != Reason.NEWER_SCHEMA:
+            raise
+        return False
+
+
 def _archive_path(archive: object) -> Path:
     """An events archive's path, or `invalid_input`: the fuzz and the surfaces pass anything."""
     if not isinstance(archive, (str, PathLike)):

@@ -4,10 +4,10 @@ benchmarks/tui.py)."""
 import argparse
 import sys
 
-from boardlib.errors import BoardError, Reason
+from boardlib.errors import BoardError
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, board_location
-from boardlib.paths import default_board_path, is_default_board
+from boardlib.paths import default_board_path
 from boardlib.store.base import StoreError
 
 from .launch import MIN_POLL_MS, run_tui, theme_names
@@ -40,26 +40,6 @@ def _theme(name: str) -> str:
     return name
 
 
-def _check_board(location: BoardLocation) -> None:
-    """As `kanban tui`: a typo in --db is `no_board`, never a new empty board the operator then
-    watches (only the per-user default board is made on first use); a newer kanban's board
-    opens read-only."""
-    from boardlib.board import Board
-    from boardlib.config import BoardConfig
-
-    try:
-        with Board(
-            location,
-            config=BoardConfig.from_env(),
-            reconcile_orphans=False,
-            create=is_default_board(location),
-        ):
-            pass
-    except BoardError as error:
-        if error.reason != Reason.NEWER_SCHEMA:
-            raise
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
     parser.add_argument(
@@ -77,8 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         location = args.db or default_board_path()
     except BoardError as error:
         parser.error(f"KANBAN_DB: {error}")
+    from boardlib.board import check_board_to_watch  # not for --help or a usage error
+
     try:
-        _check_board(location)
+        check_board_to_watch(location, read_only=args.read_only)
     except BoardError as error:
         parser.error(f"{error} ({error.reason})")
     except StoreError as error:  # the server refused or could not be reached: as a refusal

@@ -8,7 +8,6 @@ import click
 
 from boardlib.inert import inert
 from boardlib.location import BoardLocation
-from boardlib.paths import is_default_board
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option, ensure_board, refuse_table_format
@@ -42,9 +41,7 @@ def launch_tui(
         from tui.launch import run_tui
     except ImportError as error:
         raise click.ClickException(f"the live board is not available here: {error}") from None
-    # Like every other verb: a typo in --db is `no_board`, never a new empty board the
-    # operator then watches; only the per-user default board is made on first use.
-    ensure_board(path, create=not read_only and is_default_board(path))
+    ensure_board(path, read_only=read_only)
 
     run_tui(
         path,

@@ -15,7 +15,6 @@ import click
 
 from boardlib.clock import clock_from_env
 from boardlib.config import BoardConfig, minutes_to_ms
-from boardlib.errors import BoardError, Reason
 from boardlib.location import BoardLocation, board_location
 from boardlib.paths import default_board_path, is_default_board
 
@@ -139,22 +138,13 @@ def open_board(
             announce_created(path)
 
 
-def ensure_board(path: BoardLocation, *, create: bool) -> None:
-    """Check (and with `create`, make) the board a full-screen app is about to open, so a foreign
-    file or a missing one is refused here, as JSON, before the screen is taken over."""
-    load_paused("boardlib.board")
-    from boardlib.board import Board
-
-    try:
-        with Board(
-            path, config=BoardConfig.from_env(), reconcile_orphans=False, create=create
-        ) as board:
-            if board.created:
-                announce_created(path)
-    except BoardError as error:
-        if error.reason != Reason.NEWER_SCHEMA:
-            raise
-        # A newer kanban's board: the live board opens it read-only and says so in its header.
+def ensure_board(path: BoardLocation, *, read_only: bool) -> None:
+    """Check (and for the per-user default board, make) the board a full-screen app is about to
+    open (`check_board_to_watch`: the rule `python -m tui` keeps too), so a foreign file or a
+    missing one is refused here, as JSON, before the screen is taken over."""
+    board = load_paused("boardlib.board")
+    if board.check_board_to_watch(path, read_only=read_only):
+        announce_created(path)
 
 
 def announce_created(path: BoardLocation) -> None:

@@ -3,6 +3,7 @@ input as `kanban tui` does, before the terminal is taken: found in tmux, `--db` 
 a new empty board there (and its WAL) that the operator then watched, `--theme nosuch` and
 `--poll-ms 0` were tracebacks."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -13,11 +14,13 @@ from boardlib import Board
 TIMEOUT_S = 30
 
 
-def run_module(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_module(
+    *argv: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tui", *argv],
         cwd=cwd, capture_output=True, text=True, check=False, timeout=TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
 
 
@@ -52,3 +55,15 @@ def test_an_unreachable_database_is_refused_not_a_traceback(tmp_path: Path) -> N
         run = run_module("--db", url, cwd=tmp_path)
     assert run.returncode == 2, run
     assert "database_unavailable" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_a_read_only_look_makes_no_default_board(tmp_path: Path) -> None:
+    """Found comparing the two entries' copies of the board check: `python -m tui --read-only`
+    made the per-user default board, where `kanban tui --read-only` refuses it as `no_board`
+    (a look changes nothing). Both now keep one rule (`check_board_to_watch`)."""
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if k != "KANBAN_DB"} | {"XDG_STATE_HOME": str(state)}
+    run = run_module("--read-only", cwd=tmp_path, env=env)
+    assert run.returncode == 2, run
+    assert "no_board" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert not (state / "kanban" / "board.db").exists()
