@@ -52,6 +52,24 @@ def read_sse(
     return events, comments
 
 
+@contextmanager
+def feed_stream(
+    live: Live,
+    *last_event_ids: bytes | str,
+    params: dict[str, Any] | None = None,
+    timeout_s: float = 30,
+) -> Iterator[httpx.Response]:
+    """A stream request to the live server's feed (each of `last_event_ids` a Last-Event-ID
+    header of its own), its answer open for the block."""
+    headers: list[tuple[str, bytes | str]] = [("Accept", "text/event-stream")]
+    headers += [("Last-Event-ID", value) for value in last_event_ids]
+    with (
+        httpx.Client(base_url=live.url, timeout=timeout_s) as client,
+        client.stream("GET", "/api/board/events", headers=headers, params=params) as stream,
+    ):
+        yield stream
+
+
 # -- the page ----------------------------------------------------------------------------------
 
 
@@ -86,11 +104,7 @@ def test_events_page_after_a_cursor(tmp_path: Path) -> None:
 def test_the_stream_delivers_new_events_live_and_resumes(live: Live) -> None:
     api = live.api
     api.create("before")
-    headers = {"Accept": "text/event-stream"}
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream("GET", "/api/board/events", headers=headers) as stream,
-    ):
+    with feed_stream(live) as stream:
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
 
@@ -110,24 +124,20 @@ def test_the_stream_delivers_new_events_live_and_resumes(live: Live) -> None:
     assert [int(event["id"]) for event in events] == [1, 2, 3]
     assert [event["data"]["seq"] for event in events] == [1, 2, 3]
     # Resume after the second event: only the third (and nothing twice).
-    with httpx.Client(base_url=live.url, timeout=30) as client:
-        resume = {**headers, "Last-Event-ID": "2"}
-        with client.stream("GET", "/api/board/events", headers=resume) as stream:
-            again, _ = read_sse(stream, want=1)
+    with feed_stream(live, "2") as stream:
+        again, _ = read_sse(stream, want=1)
     assert [event["id"] for event in again] == ["3"]
 
 
 def test_the_stream_sends_heartbeat_comments(live: Live) -> None:
-    with httpx.Client(base_url=live.url, timeout=30) as client:
-        headers = {"Accept": "text/event-stream"}
-        with client.stream("GET", "/api/board/events", headers=headers) as stream:
-            seen: list[str] = []
-            started = time.monotonic()
-            for line in stream.iter_lines():
-                if line.startswith(":"):
-                    seen.append(line)
-                if len(seen) >= 2 or time.monotonic() - started > 10:
-                    break
+    with feed_stream(live) as stream:
+        seen: list[str] = []
+        started = time.monotonic()
+        for line in stream.iter_lines():
+            if line.startswith(":"):
+                seen.append(line)
+            if len(seen) >= 2 or time.monotonic() - started > 10:
+                break
     assert len(seen) >= 2, "no heartbeat comments within 10 s at a 0.5 s interval"
 
 
@@ -163,13 +173,8 @@ def open_stream(
     """The first answer to a stream request resuming at `last_event_id` (and `more_ids`, each a
     header of its own): a refusal read whole, or (a 200) the live stream closed unread, so a test
     never waits on one it should not get."""
-    headers = [("Accept", "text/event-stream"), ("Last-Event-ID", last_event_id)]
-    headers += [("Last-Event-ID", more) for more in more_ids]
-    params = {} if since is None else {"since": since}
-    with (
-        httpx.Client(base_url=live.url, timeout=10) as client,
-        client.stream("GET", "/api/board/events", headers=headers, params=params) as answer,
-    ):
+    params = None if since is None else {"since": since}
+    with feed_stream(live, last_event_id, *more_ids, params=params, timeout_s=10) as answer:
         if answer.status_code != 200:
             answer.read()
         return answer
@@ -209,11 +214,7 @@ def test_a_last_event_id_that_is_not_a_seq_is_the_400_a_bad_since_gets(
     # the JSON page does not read the header: it answers as it always did
     page = api.client.get("/api/board/events", headers={"Last-Event-ID": value})
     assert page.status_code == 200 and len(page.json()["events"]) == 2
-    headers = {"Accept": "text/event-stream", "Last-Event-ID": "1"}
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream("GET", "/api/board/events", headers=headers) as stream,
-    ):
+    with feed_stream(live, "1") as stream:
         events, _ = read_sse(stream, want=1)
     assert [event["id"] for event in events] == ["2"]
 
@@ -233,11 +234,7 @@ def test_two_last_event_ids_that_differ_are_refused(live: Live) -> None:
         assert body["error"] == "invalid query" and body["reason"] == "invalid_input"
         assert body["details"]["fieldErrors"] == {"Last-Event-ID": [TWO_IDS]}
     assert api.fingerprint() == before
-    headers = [("Accept", "text/event-stream"), ("Last-Event-ID", "1"), ("Last-Event-ID", "1")]
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream("GET", "/api/board/events", headers=headers) as stream,
-    ):
+    with feed_stream(live, "1", "1") as stream:
         assert stream.status_code == 200
         events, _ = read_sse(stream, want=1)
     assert [event["id"] for event in events] == ["2"]
@@ -251,15 +248,7 @@ def test_a_task_id_that_cannot_be_an_id_is_refused_before_the_stream(live: Live)
     api.create("one")
     with server_log() as records:
         page = api.client.get("/api/board/events", params={"taskId": "TASK-1\x00"})
-        with (
-            httpx.Client(base_url=live.url, timeout=10) as client,
-            client.stream(
-                "GET",
-                "/api/board/events",
-                headers={"Accept": "text/event-stream"},
-                params={"taskId": "TASK-1\x00"},
-            ) as stream,
-        ):
+        with feed_stream(live, params={"taskId": "TASK-1\x00"}, timeout_s=10) as stream:
             stream.read()
     assert page.status_code == 400, page.text
     assert stream.status_code == 400, stream.headers
@@ -278,15 +267,7 @@ def test_an_unknown_task_id_filters_to_nothing_yet(live: Live) -> None:
     page = api.client.get("/api/board/events", params={"taskId": "TASK-2", "since": 0})
     assert page.status_code == 200
     assert page.json() == {"events": [], "next": 0}
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream(
-            "GET",
-            "/api/board/events",
-            headers={"Accept": "text/event-stream"},
-            params={"taskId": "TASK-3"},
-        ) as stream,
-    ):
+    with feed_stream(live, params={"taskId": "TASK-3"}) as stream:
         assert stream.status_code == 200
         api.create("two")
         api.create("three")
@@ -298,11 +279,7 @@ def test_an_empty_last_event_id_is_no_id(live: Live) -> None:
     """SSE's empty last event id means none: the stream starts at `since`, as without one."""
     live.api.create("one")
     live.api.create("two")
-    headers = {"Accept": "text/event-stream", "Last-Event-ID": ""}
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream("GET", "/api/board/events", headers=headers, params={"since": 1}) as stream,
-    ):
+    with feed_stream(live, "", params={"since": 1}) as stream:
         assert stream.status_code == 200
         events, _ = read_sse(stream, want=1)
     assert [event["id"] for event in events] == ["2"]
@@ -348,11 +325,7 @@ def test_a_last_event_id_above_the_newest_event_is_409_naming_it(live: Live) -> 
     assert_quiet(records)
     assert open_stream(live, "2").status_code == 200
     assert open_stream(live, "99", since=0).status_code == 409  # the header decides, as before
-    waiting = {"Accept": "text/event-stream"}
-    with (
-        httpx.Client(base_url=live.url, timeout=30) as client,
-        client.stream("GET", "/api/board/events", headers=waiting, params={"since": 3}) as stream,
-    ):
+    with feed_stream(live, params={"since": 3}) as stream:
         assert stream.status_code == 200
         api.create("three")
         api.create("four")
