@@ -994,12 +994,16 @@ class KanbanApp(App[None]):
             kind=FOLLOW_TOAST,
         )
 
+    def acted_here(self, task_id: str) -> bool:
+        """Whether this app's own write (`BoardGateway.made_here`) made the task's last change."""
+        return task_id in self._acted_here
+
     def _moved_by(self, task_id: str) -> str:
         """` by agent-ada`, ` (you)`, or nothing: who acted on the task in the last update."""
         actor = self._last_actors.get(task_id)
         if actor is None:
             return ""
-        return " (you)" if task_id in self._acted_here else f" by {actor}"
+        return " (you)" if self.acted_here(task_id) else f" by {actor}"
 
     def where_it_went(self, task_id: str) -> str:
         """` (→ todo by agent-ada)`: where a task is now and who moved it, as far as the board

@@ -777,3 +777,48 @@ async def test_the_operators_own_action_here_is_not_news_and_another_operators_i
         await until(pilot, lambda: said(elsewhere))
         assert said(elsewhere) == [f"Needs you: {elsewhere} is blocked. i opens the inbox."]
         assert app.board_screen.header.facts.inbox_new == f"{elsewhere} is blocked"
+
+
+async def test_the_operators_own_approve_moves_the_row_on_without_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found exploring: after `a` approved TASK-2 here, a warning said "TASK-2 is now
+    “unlanded” in the inbox. The cursor is on TASK-2 (land)", an alarm about the operator's own
+    action. The cursor stays on the row, whose action and detail line say what `a` does now; the
+    same change made elsewhere (even under the operator's name) is still a warning."""
+    from tests.worktrees.conftest import make_land_env
+
+    path = tmp_path / "board.db"
+    land = make_land_env(tmp_path, monkeypatch, path)
+    try:
+        mine, _ = land.task_with({"a.txt": "mine\n"}, title="Mine", finish="review")
+        theirs, _ = land.task_with({"b.txt": "theirs\n"}, title="Theirs", finish="review")
+        app = make_app(path, ManualClock(land.board.now()))
+        notes = Notes()
+
+        def moved_on(task_id: str) -> list[str]:
+            return [n for n in notes.seen_text() if f"{task_id} is now “{a.UNLANDED}”" in n]
+
+        async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+            await until(pilot, lambda: len(app.inbox_items) == 2)
+            await inbox_on(pilot, mine)
+            await pilot.press("a")
+            inbox = app.screen
+            assert isinstance(inbox, InboxScreen)
+
+            def on_mine_to_land() -> bool:
+                item = inbox.selected_item()
+                return item is not None and (item.task_id, item.kind) == (mine, a.UNLANDED)
+
+            await until(pilot, on_mine_to_land)
+            await pilot.pause(0.3)
+            assert not moved_on(mine), notes.seen_text()
+            assert "land" in str(inbox.query_one("#inbox-detail").render())
+
+            await pilot.press("k" if inbox.items[0].task_id == theirs else "j")
+            await on_row(pilot, theirs)
+            land.board.approve(theirs, OPERATOR)  # the CLI, as the same operator
+            await until(pilot, lambda: moved_on(theirs))
+            assert moved_on(theirs) == [w for w in notes.warnings() if theirs in w]
+    finally:
+        land.board.close()

@@ -157,10 +157,17 @@ class InboxScreen(TaskActions, Screen[None]):
         """The operator's row left the inbox: say where its task went and where the cursor is,
         and make `a` ask before acting on a row the operator did not choose."""
         now = self.selected_item()
+        own = gone.task_id is not None and self.kanban.acted_here(gone.task_id)
         if now is not None and (now.task_id, now.consumer) == (gone.task_id, gone.consumer):
             if now.action == gone.action:  # the same task, the same action: the choice holds
                 if self.unchosen == a.item_key(gone):
                     self.unchosen = a.item_key(now)
+                return
+            if own:
+                # The operator's own action here moved the row on (approved: now to land): the
+                # cursor stays on it, and the row and its detail line say what `a` does now;
+                # `a` still asks before a second action they have not seen yet.
+                self.unchosen = a.item_key(now)
                 return
             said = f"{who_of(now)} is now “{now.kind}” in the inbox"
         else:
@@ -178,7 +185,7 @@ class InboxScreen(TaskActions, Screen[None]):
         )
         self.kanban.notify(
             f"{said}. The cursor is on {who_of(now)} ({now.action.replace('_', ' ')}){asks}.",
-            severity="warning",
+            severity="information" if own else "warning",  # the operator's own doing: no alarm
             timeout=8,
         )
 
