@@ -4,7 +4,6 @@ and of a team, operators only, the audit trail, and 16 real processes closing ru
 one budgeted parent."""
 
 import json
-import multiprocessing
 import shlex
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,9 @@ from boardlib.events import EventKind
 from boardlib.narration import narrate
 from boardlib.records import BUDGET_USD, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
 from tests.cli.conftest import unchanged
+from tests.racers import racing_context
 
-CTX = multiprocessing.get_context("spawn")
+CTX = racing_context()
 RACE_CONFIG = BoardConfig(retry_budget_ms=60_000, retry_max_attempts=100_000)
 
 

@@ -4,7 +4,6 @@ never printed, libpq's own ways of finding a password, pooled boards, and refusa
 are not boards. (Everything the two stores share runs on both through the `board_path` fixture.)"""
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -29,8 +28,9 @@ from tests.backends import kanban_backends
 from tests.cli.conftest import Kanban
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import PASSWORD_ROLE, Cluster
+from tests.racers import racing_context
 
-CTX = multiprocessing.get_context("spawn")
+CTX = racing_context()
 START = 1_800_000_000_000
 
 

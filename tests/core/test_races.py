@@ -1,11 +1,10 @@
 """Real multi-process races on one board file: every guarantee that matters under contention.
 
-Workers are spawned processes, each with its own `Board`. Where a race needs simultaneity, the
-workers wait on one barrier so the contended statements really overlap (without it, these tests
-would pass even with a read-then-write claim).
+Workers are processes of their own, forked from a forkserver (tests/racers.py), each with its own
+`Board`. Where a race needs simultaneity, the workers wait on one barrier so the contended
+statements really overlap (without it, these tests would pass even with a read-then-write claim).
 """
 
-import multiprocessing
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,11 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, Reason
 from boardlib import transitions as t
+from tests.racers import racing_context
 
-pytestmark = pytest.mark.slow  # processes racing, each spawned afresh
+pytestmark = pytest.mark.slow  # processes racing
 
-CTX = multiprocessing.get_context("spawn")
+CTX = racing_context()
 # Generous budget: 16 processes on 2 cores can starve one worker; the test is about correctness.
 RACE_CONFIG = BoardConfig(retry_budget_ms=30_000, retry_max_attempts=10_000)
 

@@ -4,7 +4,6 @@ writes the same documents the records would, and a tag changes whenever any task
 
 import contextlib
 import json
-import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 from boardlib import Board, BoardConfig
 from tests.backends import is_postgres, raw_execute
 from tests.http.conftest import Api, serving
+from tests.racers import racing_context
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_a_walk_of_pages_sees_every_lasting_task_exactly_once_while_8_agents_wor
 ) -> None:
     for n in range(300):
         api.board.create_task(f"seeded {n}", priority=n % 5)
-    ctx = multiprocessing.get_context("spawn")
+    ctx = racing_context()
     barrier = ctx.Barrier(WORKERS + 1)
     procs = [
         ctx.Process(target=_agent, args=(str(api.path), f"agent{n}", 60.0, barrier))
