@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.segment import Segment
 from textual.command import Matcher
 from textual.content import Content
+from textual.geometry import Region
 
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
@@ -226,6 +228,22 @@ def screen_bytes(app: Any) -> str:
     return str(update.render_segments(app.console))
 
 
+def cells_showing(app: Any, text: str, region: Region) -> list[tuple[int, int]]:
+    """Every cell in `region` where `text` starts on screen: where a link made of it, had its
+    markup been run, would take the click (one click a place, not one a row of the drawer)."""
+    strips = app.screen._compositor.render_strips()
+    cells = []
+    for y in range(region.y, region.bottom):
+        line = "".join(segment.text for segment in strips[y])
+        start = line.find(text)
+        while start != -1:
+            x = cell_len(line[:start])
+            if region.x <= x < region.right:
+                cells.append((x, y))
+            start = line.find(text, start + 1)
+    return cells
+
+
 def assert_terminal_safe(sequence: str) -> None:
     assert "\x1b]" not in sequence  # no OSC: no clipboard write, no hyperlink
     assert "\x07" not in sequence and "\r" not in sequence
@@ -296,9 +314,12 @@ async def test_the_app_writes_no_agent_control_sequence(hostile_board) -> None: 
         assert "[@click=screen.priorit" in SGR_OR_MOVE.sub("", drawer)  # drawn, not parsed
         # Clicking the executor's name runs nothing: the priority stays.
         before = app.state.tasks[blocked].priority
-        region = app.drawers()[0].region
-        for y in range(region.y, region.bottom):
-            await pilot.click(offset=(region.x + 2, y))
+        region = app.drawers()[0].region  # the name as drawn (cut short), or as a link's text
+        names = cells_showing(app, "[@click=screen.priorit", region)
+        names += cells_showing(app, "BUMP", region)
+        assert names, "the executor's name is not in the drawer"
+        for offset in names:
+            await pilot.click(offset=offset)
         await pilot.pause(0.3)
         with Board(path, read_only=True) as board:
             assert board.get_task(blocked).priority == before
