@@ -59,8 +59,11 @@ class Server:
         raise AssertionError("no VmRSS")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One `kanban serve` for the module's tests (a fresh one each cost most of their CPU): each
+    judges only its own requests, and the memory test its own growth."""
+    tmp_path = tmp_path_factory.mktemp("guards")
     db = tmp_path / "board.db"
     Board(db).close()
     tokens = tmp_path / "tokens"
@@ -201,7 +204,15 @@ def test_a_declared_oversize_body_is_refused_before_it_is_sent(server: Server) -
         sock.close()
 
 
+def written(server: Server) -> tuple[int, list[dict[str, Any]]]:
+    """What the board holds: its last event and every task (equal before and after: nothing
+    was written in between)."""
+    with Board(server.db, read_only=True) as board:
+        return board.last_event_seq(), [task.to_json() for task in board.all_tasks()]
+
+
 def test_a_chunked_body_is_cut_off_once_it_passes_the_cap(server: Server) -> None:
+    before = written(server)
     sock = _raw(server, _head(server, "Transfer-Encoding: chunked\r\n"))
     try:
         piece = b"x" * 65536
@@ -213,8 +224,7 @@ def test_a_chunked_body_is_cut_off_once_it_passes_the_cap(server: Server) -> Non
         assert _read_status(sock) == 413
     finally:
         sock.close()
-    with Board(server.db, read_only=True) as board:
-        assert board.all_tasks() == []
+    assert written(server) == before
 
 
 def test_a_50_mb_stream_leaves_the_servers_memory_where_it_was(server: Server) -> None:
@@ -292,8 +302,7 @@ def test_an_agent_token_cannot_name_another_agent_anywhere(server: Server) -> No
             f"/api/board/{held['id']}/claim", json={"assigneeAgentId": "alice"}
         ).json()
         epoch = claimed["task"]["claimEpoch"]
-        with Board(server.db, read_only=True) as board:
-            before = (board.last_event_seq(), [t.to_json() for t in board.all_tasks()])
+        before = written(server)
         for (method, path, field), rest in POSING.items():
             body = {**rest, field: "alice"}
             takes_no_epoch = path in (
@@ -305,7 +314,5 @@ def test_an_agent_token_cannot_name_another_agent_anywhere(server: Server) -> No
             answer = bob.request(method, path.replace("{task_id}", held["id"]), json=body)
             assert answer.status_code == 403, (path, field, answer.text)
             assert answer.json()["reason"] == "forbidden", (path, answer.text)
-        with Board(server.db, read_only=True) as board:
-            after = (board.last_event_seq(), [t.to_json() for t in board.all_tasks()])
-        assert after == before  # nothing written by any of them
+        assert written(server) == before  # nothing written by any of them
     assert os.path.exists(server.db)
