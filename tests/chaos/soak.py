@@ -63,6 +63,9 @@ class SoakConfig:
     kill_every_s: tuple[float, float] = (0.2, 1.0)
     freeze_every_s: tuple[float, float] = (2.0, 5.0)
     freeze_beyond_lease_s: tuple[float, float] = (0.5, 1.5)
+    # How long the freezer waits for a holder between two calls (the target whose next call is
+    # late) before it freezes whoever is there: 0, it takes whoever is there at once.
+    freeze_waits_for_holder_s: float = 0.0
     waiting_per_worker: int = 2
     drain_timeout_s: float = 300.0
     db: str | None = None  # a board file (default: board.db in the run folder) or a URL
@@ -237,10 +240,24 @@ class Soak:
                 self.tally.kills_in_call += in_call
                 self.restart(member)
 
+    def await_holder(self, seconds: float) -> None:
+        """Up to `seconds` for a live worker that holds a task and is between two calls (its
+        flags are written by the worker itself, so polling them costs the fleet nothing)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.stop_chaos.is_set():
+            with self.lock:
+                slots = [m.slot for m in self.workers() if m.popen.poll() is None]
+            if any(
+                s is not None and self.flags.get(s) & (HOLDING | IN_CALL) == HOLDING for s in slots
+            ):
+                return
+            time.sleep(0.001)
+
     def freezer(self) -> None:
         low, high = self.config.freeze_every_s
         beyond_low, beyond_high = self.config.freeze_beyond_lease_s
         while not self.stop_chaos.wait(self.random.uniform(low, high)):
+            self.await_holder(self.config.freeze_waits_for_holder_s)
             with self.lock:
                 alive = [m for m in self.workers() if m.popen.poll() is None]
                 holders = [
