@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -737,21 +737,38 @@ def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str
     return digest.hexdigest()
 
 
+SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a scaffold commit
+
+
 def scaffold_boards(repo: Path, branch: str, task_id: str) -> dict[str, str]:
-    """Which boards made a scaffold commit of `task_id` on `branch` (found by its trailers), each
-    key with its newest such commit: a branch left behind by a crash is re-attached by its own
-    board, one of another board sharing the repository is left to it, and one no board made is
-    someone's own."""
+    """Which boards made a scaffold commit of `task_id` on `branch` (found by its subject and
+    trailers), each key with its newest such commit: a branch left behind by a crash is
+    re-attached by its own board, one of another board sharing the repository is left to it, and
+    one no board made is someone's own. A landed commit of the task (on a base the branch grew
+    from) names a board too, but made no branch: it does not count."""
+    return dict(_scaffolds(repo, branch, task_id, check=True))
+
+
+def _scaffolds(
+    repo: Path, branch: str, task_id: str, *, check: bool, first_only: bool = False
+) -> Iterator[tuple[str, str]]:
     fmt = (
-        "%H%x00%(trailers:key=Kanban-Task,valueonly)%x00%(trailers:key=Kanban-Board,valueonly)%x1e"
+        "%H%x00%s%x00%(trailers:key=Kanban-Task,valueonly)%x00"
+        "%(trailers:key=Kanban-Board,valueonly)%x1e"
     )
-    raw = run(
-        repo, "log", "--fixed-strings", f"--grep=Kanban-Task: {task_id}", f"--format={fmt}",
-        f"refs/heads/{branch}", "--",
-    )[1].decode("utf-8", errors="replace")  # fmt: skip
-    boards: dict[str, str] = {}
-    for record in raw.split("\x1e"):
+    subject = f"{SCAFFOLD_SUBJECT}{task_id}"
+    status, stdout, _ = run(
+        repo, "log", "--fixed-strings", "--all-match", f"--grep={subject}",
+        f"--grep=Kanban-Task: {task_id}", f"--format={fmt}", *(["-1"] if first_only else []),
+        f"refs/heads/{branch}", "--", check=check,
+    )  # fmt: skip
+    if status != 0:
+        return
+    seen: set[str] = set()
+    for record in stdout.decode("utf-8", errors="replace").split("\x1e"):
         fields = [field.strip() for field in record.strip().split("\x00")]
-        if len(fields) == 3 and fields[1] == task_id and fields[2]:
-            boards.setdefault(fields[2], fields[0])
-    return boards
+        if len(fields) != 4 or fields[1] != subject or fields[2] != task_id or not fields[3]:
+            continue
+        if fields[3] not in seen:
+            seen.add(fields[3])
+            yield fields[3], fields[0]

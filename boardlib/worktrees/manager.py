@@ -607,7 +607,7 @@ class Worktrees:
             sor.write_file(path, name, content, executable=name == sor.INIT_SH)
         title = " ".join(task.title.split())[:200]
         message = (
-            f"kanban: system-of-record scaffold for {task.id}\n\n{title}\n\n"
+            f"{_git().SCAFFOLD_SUBJECT}{task.id}\n\n{title}\n\n"
             f"Kanban-Task: {task.id}\nKanban-Board: {self.board_key}\n"
         )
         return str(_git().commit_files(path, sor.SCAFFOLD_FILES, message))

@@ -144,6 +144,32 @@ def test_a_crash_left_keyed_branch_is_taken_back_by_its_board(boards) -> None:
     assert (b_path / "from-b.txt").read_text() == "from-b\n"
 
 
+def test_a_landed_commit_on_the_base_is_no_scaffold_of_the_board_that_landed_it(
+    boards, tmp_path: Path
+) -> None:
+    """A lands its TASK-1 (the commit on main names A's board), B makes its TASK-1 from main
+    under the plain name, then A's board file is made anew at the same path (same key): its
+    new TASK-1 must not take B's branch for one a crash left of its own."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    assert a.trees.land(a_id, actor="bob").landed
+    b_id, b_path = started(b, "from-b")
+    assert b.board.workspaces(b_id)[-1].branch == branch_name(b_id)
+    a.board.close()
+    for leftover in tmp_path.glob("a.db*"):
+        leftover.unlink()
+    anew = Board(tmp_path / "a.db", clock=ManualClock())
+    try:
+        task = anew.create_task("anew", description="x")
+        anew.claim(task.id, "alice")
+        made = Worktrees(anew, verify_timeout_s=60).provision(task.id, a.repo, actor="alice")
+        key = board_key(anew.path)
+        assert task.id == b_id and made.worktree.branch == branch_name(task.id, key)
+        assert not made.reattached and Path(made.worktree.worktree_path) != b_path
+    finally:
+        anew.close()
+
+
 def test_a_landing_of_one_board_leaves_the_other_boards_fence_alone(boards) -> None:
     """B lands while A holds its turn, verified and about to move main: A's fence stays, and A
     lands on B's commit after one more build."""
