@@ -107,6 +107,11 @@ def _collect_one(
         fresh = [row for row in board.workspaces(ws.task_id) if row.id == ws.id]
         if not fresh or fresh[0].status != "active":
             return  # someone acted on it while we waited
+        if slot is None and gitrepo.remade_by_another(
+            repo, branch, ws.task_id, board_id, ws.base_commit
+        ):  # what is at its place is another board's work: never committed to nor removed
+            _mark_stale(board, ws, f"branch {branch} {gitrepo.REMADE}", report)
+            return
         present = path.is_dir() and not path.is_symlink()
         repo_alive = gitrepo.open_repo(repo) is not None
         if expired:

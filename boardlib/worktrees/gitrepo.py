@@ -738,6 +738,7 @@ def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str
 
 
 SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a scaffold commit
+REMADE = "is now another board's"  # a workspace's branch deleted, then made by another board
 
 
 def scaffold_boards(repo: Path, branch: str, task_id: str) -> dict[str, str]:
@@ -747,6 +748,13 @@ def scaffold_boards(repo: Path, branch: str, task_id: str) -> dict[str, str]:
     one no board made is someone's own. A landed commit of the task (on a base the branch grew
     from) names a board too, but made no branch: it does not count."""
     return dict(_scaffolds(repo, branch, task_id, check=True))
+
+
+def branch_maker(repo: Path, branch: str, task_id: str) -> tuple[str, str] | None:
+    """The board key and commit of the newest scaffold of `task_id` on `branch`, None when it has
+    none (or the branch is gone). Stops at the first one found: a task's scaffold is near its
+    branch's tip, so this reads a few commits, not the history."""
+    return next(_scaffolds(repo, branch, task_id, check=False, first_only=True), None)
 
 
 def _scaffolds(
@@ -772,3 +780,31 @@ def _scaffolds(
         if fields[3] not in seen:
             seen.add(fields[3])
             yield fields[3], fields[0]
+
+
+def remade_by_another(
+    repo: Path, branch: str, task_id: str, board: str, base_commit: str | None
+) -> str | None:
+    """The key of another board whose scaffold now heads `branch`, a workspace's recorded plain
+    branch (`layout.task_slot`): this board's was deleted by hand and the other board, finding the
+    name free, made its own there. Its checkout and work are then the other board's, never to be
+    reused, committed to, landed or removed for this workspace. None when the branch is this
+    board's (its scaffold is the row's baseline, or the scaffold or the row's synced baseline
+    names this board: a board file that moved has a new key, and a sync's baseline names the
+    board that made the branch), gone, or made by no board."""
+    made = branch_maker(repo, branch, task_id) if repo.is_dir() else None
+    if made is None or made[0] == board or made[1] == base_commit:
+        return None
+    if base_commit is not None and commit_board(repo, base_commit) == made[0]:
+        return None  # a synced row's baseline names the board that made its branch
+    return made[0]
+
+
+def commit_board(repo: Path, commit: str) -> str | None:
+    """The board key a kanban commit's `Kanban-Board` trailer names (a scaffold's, a synced
+    baseline's), None when it names none."""
+    _, stdout, _ = run(
+        repo, "log", "-1", "--format=%(trailers:key=Kanban-Board,valueonly)", commit, "--",
+        check=False,
+    )  # fmt: skip
+    return stdout.decode("utf-8", errors="replace").strip().split("\n")[0] or None

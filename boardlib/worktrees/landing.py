@@ -1477,7 +1477,8 @@ class Lander:
         try:
             with trees._lock(repo, task_id, "archive after landing"):
                 _, ws = trees._workspace(task_id)
-                path, problem = trees._checkout(ws)
+                # its branch was read as this board's and still holds what landed (checked below)
+                path, problem = trees._checkout(ws, ours=True)
                 if problem:
                     warnings.append(problem)
                     return False

@@ -161,9 +161,10 @@ class Worktrees:
             raise workspace_not_found(task_id)
         return task, rows[-1]
 
-    def _checkout(self, ws: Workspace) -> tuple[Path | None, str | None]:
+    def _checkout(self, ws: Workspace, *, ours: bool = False) -> tuple[Path | None, str | None]:
         """The workspace's worktree folder when it is live, and a problem when the row cannot be
-        trusted: its path must be exactly where this root puts this task's checkout."""
+        trusted: its path must be exactly where this root puts this task's checkout, and its
+        branch must still be this board's (`_remade`; `ours` when the caller knows it is)."""
         repo = Path(ws.repo_path)
         slot = slot_board(ws.task_id, ws.branch)
         if not ws.worktree_path or not self.layout.owns_worktree(
@@ -173,10 +174,31 @@ class Worktrees:
                 f"the workspace of {ws.task_id} is recorded at {ws.worktree_path}, outside this "
                 f"worktrees folder ({self.layout.root}); run with the same KANBAN_WORKTREES"
             )
+        remade = None if ours else self._remade(ws)
+        if remade:
+            return None, remade
         path = self.layout.worktree_path(repo, ws.task_id, slot)
         if path.is_symlink() or not path.is_dir():
             return None, None
         return path, None
+
+    def _remade(self, ws: Workspace) -> str | None:
+        """Why the row's plain branch (and so its checkout folder) is no longer this workspace's:
+        deleted by hand, it was made again by another board on the repository (see
+        `gitrepo.remade_by_another`). A keyed branch holds this board's key in its name."""
+        branch = ws.branch or branch_name(ws.task_id)
+        if slot_board(ws.task_id, branch) is not None:
+            return None
+        other = _git().remade_by_another(
+            Path(ws.repo_path), branch, ws.task_id, self.board_key, ws.base_commit
+        )
+        if other is None:
+            return None
+        return (
+            f"the branch {branch} of {ws.task_id} was deleted and is now another board's "
+            f"{ws.task_id} (board {other}), as is its checkout; this board's work on it is "
+            f"gone, and `{provision_command(ws.task_id, ws.repo_path)}` makes a fresh worktree"
+        )
 
     def _live_checkout(self, ws: Workspace, verb: str) -> Path:
         path, problem = self._checkout(ws)
@@ -455,6 +477,13 @@ class Worktrees:
         branch = ws.branch or branch_name(task.id)
         slot = slot_board(task.id, branch)
         path = self.layout.worktree_path(repo.root, task.id, slot)
+        remade = self._remade(ws)
+        if remade:  # never reuse another board's checkout: a fresh worktree, in its own slot
+            if ws.status == "active":
+                self.board.update_workspace(
+                    ws.id, status="stale", actor=actor, reason=f"branch {branch} {_git().REMADE}"
+                )
+            return None
         _, problem = self._checkout(ws)
         if problem:
             raise BoardError(Reason.CONFLICT, problem, id=task.id)

@@ -178,9 +178,12 @@ def _new_baseline(
     """The baseline after a sync: the synced tip's tree with the scaffold's bookkeeping files,
     on the tip; a ref keeps it from git's garbage collection."""
     tree = landgit.without_bookkeeping(repo, landgit.tree_of(repo, tip), scaffold)
+    # the board that made the branch, as the scaffold (or the baseline before) says: a board
+    # whose file moved since has another key, and its branch is still its own
+    board = gitrepo.commit_board(repo, scaffold) or trees.board_key
     message = (
         f"kanban: baseline of {task_id} after syncing with {into}@{tip[:12]}\n\n"
-        f"Kanban-Task: {task_id}\nKanban-Board: {trees.board_key}\n"
+        f"Kanban-Task: {task_id}\nKanban-Board: {board}\n"
     )
     commit = landgit.commit_tree(repo, tree, (tip,), message)
     landgit.update_refs(

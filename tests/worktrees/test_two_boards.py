@@ -144,6 +144,80 @@ def test_a_crash_left_keyed_branch_is_taken_back_by_its_board(boards) -> None:
     assert (b_path / "from-b.txt").read_text() == "from-b\n"
 
 
+def test_a_board_whose_branch_was_deleted_never_takes_the_other_boards_remade_one(
+    boards,
+) -> None:
+    """A's TASK-1 is paused, its branch deleted by hand; B, finding the plain name free, makes
+    its own TASK-1 there, same branch name, same checkout folder. A must neither reuse,
+    commit to, land nor remove B's work: it gets a fresh worktree in its own slot."""
+    a, b = boards
+    a_id, a_path = started(a, "from-a")
+    a.trees.pause(a_id, actor="alice")
+    git(a.repo, "branch", "-D", branch_name(a_id))
+    b_id, b_path = started(b, "from-b")
+    assert b_path == a_path and b.board.workspaces(b_id)[-1].branch == branch_name(b_id)
+    (b_path / "uncommitted.txt").write_text("B's, not committed\n")
+    b_head = git(a.repo, "rev-parse", branch_name(b_id))
+
+    for act in (
+        lambda: a.trees.complete(a_id, "alice"),
+        lambda: a.trees.pause(a_id, actor="alice"),
+        lambda: a.trees.sync(a_id, actor="alice"),
+    ):
+        with pytest.raises(BoardError) as refused:
+            act()
+        assert refused.value.reason == Reason.CONFLICT and "another board" in refused.value.message
+    shown = a.trees.detail(a_id)
+    assert shown.checkout.state == "missing" and "from-b.txt" not in shown.diff
+    a.board.move(a_id, "cancelled", actor="operator")  # past retention: gc would remove it
+    report = collect_garbage(a.board, retention_ms=0)
+    assert report.removed == [] and report.committed == [] and report.errors == []
+    assert (b_path / "uncommitted.txt").is_file()
+    assert git(a.repo, "rev-parse", branch_name(b_id)) == b_head
+
+    assert b.trees.complete(b_id, "alice").task_status == "done"  # B's work is whole
+    assert git(a.repo, "show", f"{branch_name(b_id)}:uncommitted.txt") == "B's, not committed"
+
+
+def test_a_re_provision_after_the_other_board_remade_the_branch_gets_a_fresh_slot(
+    boards,
+) -> None:
+    a, b = boards
+    a_id, _ = started(a, "from-a")
+    a.trees.pause(a_id, actor="alice")
+    git(a.repo, "branch", "-D", branch_name(a_id))
+    b_id, b_path = started(b, "from-b")
+    (b_path / "uncommitted.txt").write_text("B's\n")
+    again = a.trees.provision(a_id, a.repo, actor="alice")
+    key = board_key(a.board.path)
+    assert not again.reused and again.worktree.branch == branch_name(a_id, key)
+    assert Path(again.worktree.worktree_path).name == task_slot(a_id, key)
+    assert a.board.workspaces(a_id)[0].status == "stale"
+    assert (b_path / "uncommitted.txt").is_file() and not (b_path / "from-a.txt").exists()
+    assert b.trees.detail(b_id).checkout.state == "checked_out"
+
+
+def test_a_board_whose_file_moved_keeps_working_its_synced_worktree(boards, tmp_path) -> None:
+    """A moved board file has a new key; its branches' scaffolds name the old one. A sync after
+    the move, then complete and land: still its own branch, not one another board remade."""
+    a, _ = boards
+    a_id, _ = started(a, "from-a")
+    a.board.close()
+    for name in ("a.db", "a.db-wal", "a.db-shm"):
+        if (tmp_path / name).exists():
+            (tmp_path / name).rename(tmp_path / name.replace("a.db", "moved.db"))
+    moved = Board(tmp_path / "moved.db", clock=ManualClock())
+    try:
+        trees = Worktrees(moved, verify_timeout_s=60)
+        a.commit_on_main("main.txt", "moved on\n")
+        assert not trees.sync(a_id, actor="alice").conflicts
+        assert trees.complete(a_id, "alice").task_status == "done"
+        assert trees.land(a_id, actor="bob").landed
+        assert git(a.repo, "cat-file", "-e", "main:from-a.txt") == ""
+    finally:
+        moved.close()
+
+
 def test_a_landed_commit_on_the_base_is_no_scaffold_of_the_board_that_landed_it(
     boards, tmp_path: Path
 ) -> None:
