@@ -269,6 +269,11 @@ def _acquired(lock: WorktreeLock) -> bool:
     return True
 
 
+# How long a landing waits for another board's landing to bring a checkout of the base along.
+SETTLE_S = 2.0
+LANDED_MOVE = "kanban: land "  # the reflog message of a landing's move of the branch, + task id
+
+
 def fence_ref(into: str, board: str) -> str:
     """The fence of the landing turn on `into` in `board`'s queue (a board key): each board its
     own, as each board queues its own landings; across boards the compare-and-swap on the branch
@@ -820,7 +825,41 @@ class Lander:
             queue = self.queue.entries(str(source.repo), source.ref)
             if any(entry.state == "active" for entry in queue):
                 return
+            if self._brought_along_meanwhile(source, error):
+                return
             self._check_checkouts(source, built)
+
+    def _brought_along_meanwhile(self, source: _Source, error: BoardError) -> bool:
+        """Whether a checkout of the base refused as changed is only behind: a landing (of another
+        board on the repository, which queues its own) moved the branch and is bringing that
+        checkout along, which holds exactly the branch's previous commit, nothing of the user's.
+        Then this waits for it to catch up (a moment; at most `SETTLE_S`) and answers True, and
+        the caller checks again. Told by the branch's reflog: its last move was a landing's."""
+        if error.reason != Reason.BASE_CHECKED_OUT_DIRTY or "path" not in error.details:
+            return False
+        checkout, repo = Path(error.details["path"]), source.repo
+        moved = gitrepo.run(repo, "log", "-g", "-1", "--format=%gs", source.ref, "--", check=False)
+        previous = landgit.rev(repo, f"{source.ref}@{{1}}")
+        if previous is None or not moved[1].decode(errors="replace").startswith(LANDED_MOVE):
+            return False
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline:
+            # a held index is the fast-forward under way; the previous commit, not yet begun
+            if not landgit.index_locked(checkout) and not self._holds_exactly(checkout, previous):
+                return not landgit.local_changes(checkout)  # caught up; else a change of the user's
+            time.sleep(0.02)
+        return True  # still behind: the caller checks again, and refuses
+
+    @staticmethod
+    def _holds_exactly(checkout: Path, commit: str) -> bool:
+        """Whether a checkout's files and index are `commit`'s tracked files, nothing else."""
+        return all(
+            gitrepo.run(
+                checkout, "--no-optional-locks", "diff", "--quiet", *cached,
+                "--ignore-submodules=all", commit, "--", check=False,
+            )[0] == 0
+            for cached in ((), ("--cached",))
+        )  # fmt: skip
 
     # -- verification ---------------------------------------------------------------------------
 
@@ -1247,7 +1286,14 @@ class Lander:
                 # before the branch moves: a verify command can take minutes, and the user goes
                 # on working meanwhile (checked while it ran too, a checkout changed and put back
                 # would refuse nothing more: what counts is the checkout the branch moves under).
-                checkouts = self._check_checkouts(source, built)
+                try:
+                    checkouts = self._check_checkouts(source, built)
+                except BoardError as error:
+                    if not self._brought_along_meanwhile(source, error):
+                        raise
+                    if landgit.rev(repo, source.ref) != tip:
+                        continue  # built on a tip that is gone: build again on the new one
+                    checkouts = self._check_checkouts(source, built)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()
@@ -1264,7 +1310,7 @@ class Lander:
                         if successor
                         else f"delete {self._fence_ref(source.into)} {fence}",
                     ],
-                    f"kanban: land {task_id} ({strategy}) by {one_line(actor, 80)}",
+                    f"{LANDED_MOVE}{task_id} ({strategy}) by {one_line(actor, 80)}",
                 )
                 if applied:
                     moved = True

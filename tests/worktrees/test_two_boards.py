@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,33 @@ def test_two_boards_landing_into_main_at_once_both_land_in_line(boards, tmp_path
     for name in ids:
         assert git(a.repo, "cat-file", "-e", f"main:{name}.txt") == ""
     assert git(a.repo, "for-each-ref", "refs/kanban") == ""  # each board's fence is gone
+
+
+@pytest.mark.slow  # a lander process
+def test_a_landing_waits_for_the_other_boards_to_bring_the_checkout_along(
+    boards, tmp_path: Path
+) -> None:
+    """B's landing has moved `main` and not yet brought the user's checkout of it along (each
+    board queues its own landings, so A's is not held back): the checkout looks changed then.
+    A lands once it caught up; it was refused `base_checked_out_dirty`, nothing of the user's
+    changed."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    proc = start_lander(tmp_path / "a.db", a_id)
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "updated":  # main moved, the checkout not brought along yet
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            time.sleep(1.0)  # A reads the checkout meanwhile
+
+    landed_b = b.trees.lander(on_step=on_step).land(b_id, actor="bob")
+    out, err = proc.communicate(timeout=120)
+    result = json.loads(out.splitlines()[-1])
+    assert "commit" in result, (result, err)
+    history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
+    assert history[:2] == [result["commit"], landed_b.commit]
+    assert git(a.repo, "status", "--porcelain") == ""  # brought along, twice
+    assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
