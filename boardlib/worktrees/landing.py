@@ -274,6 +274,12 @@ SETTLE_S = 2.0
 LANDED_MOVE = "kanban: land "  # the reflog message of a landing's move of the branch, + task id
 
 
+def legacy_fence_ref(into: str) -> str:
+    """Where a landing fenced `into` before each board had its own fence (`fence_ref`): one a
+    lander killed then left is cleared by the recovery of its row, never to stay forever."""
+    return f"{FENCE_PREFIX}heads/{into}"
+
+
 def fence_ref(into: str, board: str) -> str:
     """The fence of the landing turn on `into` in `board`'s queue (a board key): each board its
     own, as each board queues its own landings; across boards the compare-and-swap on the branch
@@ -1636,6 +1642,11 @@ class Lander:
                 repo, [f"update {self._fence_ref(into)} {tip} {dead.fence}"],
                 f"kanban: fence out the dead landing {dead.id}",
             )  # fmt: skip
+            if landgit.rev(repo, legacy_fence_ref(into)) == dead.fence:  # killed before an upgrade
+                landgit.update_refs(
+                    repo, [f"delete {legacy_fence_ref(into)} {dead.fence}"],
+                    f"kanban: clear the dead landing {dead.id}'s fence",
+                )  # fmt: skip
         if dead.new_commit and tip is not None and landgit.is_ancestor(repo, dead.new_commit, tip):
             if dead.old_tip and tip == dead.new_commit:
                 self._recover_checkouts(repo, into, dead.old_tip, dead.new_commit)

@@ -27,7 +27,7 @@ from boardlib.narration import narrate
 from boardlib.payloads import TaskLanded
 from boardlib.processes import stat_fields
 from boardlib.worktrees import LAND_STEPS
-from boardlib.worktrees.landing import AHEAD_STEPS
+from boardlib.worktrees.landing import AHEAD_STEPS, legacy_fence_ref
 from tests.worktrees.conftest import LandEnv, git, make_land_env
 
 pytestmark = pytest.mark.slow  # a lander process killed at every step
@@ -215,3 +215,21 @@ def test_landers_killed_at_random_moments_never_half_land(
         assert git(land.repo, "rev-parse", f"{task.landed_commit}^") == tip
         assert git(land.repo, "status", "--porcelain") == ""
         assert land.trees.lander().queue.all_entries() == []
+
+
+def test_a_fence_a_lander_killed_before_the_upgrade_left_is_cleared(
+    land: LandEnv, board_path: object
+) -> None:
+    """A lander of a version whose fence was one per branch (`legacy_fence_ref`, before each
+    board fenced its own) killed holding its turn: the next call recovers its row, lands, and
+    leaves no fence behind (it stayed for good)."""
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    tip = land.main()
+    proc = lander(board_path, task_id, "--crash-at", "verified")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, (out, err)
+    (fence,) = git(land.repo, "for-each-ref", "--format=%(refname)", "refs/kanban/landing").split()
+    value = git(land.repo, "rev-parse", fence)
+    git(land.repo, "update-ref", "-d", fence)  # where that version kept it
+    git(land.repo, "update-ref", legacy_fence_ref("main"), value)
+    assert recovered(land, task_id, tip) == "landed"  # no fence of any kind left
