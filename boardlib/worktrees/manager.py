@@ -573,13 +573,17 @@ class Worktrees:
 
     def _slot_for(self, task_id: str, repo: Path) -> tuple[str | None, str | None]:
         """The slot a new worktree of `task_id` takes (`layout.task_slot`): the plain one, unless
-        another board's branch holds it, then this board's own. With the baseline there when a
-        crash left this board's branch behind. A branch no board made is refused: it is
-        someone's own work, and the board neither takes nor touches it."""
+        another board's branch holds it, or a live checkout whose branch was deleted under it
+        (another board's: this one's own is reused before), then this board's own. With the
+        baseline there when a crash left this board's branch behind. A branch no board made is
+        refused: it is someone's own work, and the board neither takes nor touches it."""
         gitrepo = _git()
         for slot in (None, self.board_key):
             branch = branch_name(task_id, slot)
             if gitrepo.branch_head(repo, branch) is None:
+                path = self.layout.worktree_path(repo, task_id, slot)
+                if slot is None and path.exists() and gitrepo.registered(repo, path) is not None:
+                    continue
                 return slot, None
             boards = gitrepo.scaffold_boards(repo, branch, task_id)
             if self.board_key in boards:

@@ -198,6 +198,20 @@ def test_a_re_provision_after_the_other_board_remade_the_branch_gets_a_fresh_slo
     assert b.trees.detail(b_id).checkout.state == "checked_out"
 
 
+def test_a_live_checkout_whose_branch_was_deleted_under_it_is_left_to_its_board(
+    boards,
+) -> None:
+    """A's branch deleted by hand (`update-ref -d`: `branch -D` refuses a checked-out one) while
+    its checkout lives: B's TASK-1 takes its own slot, not a refusal to move A's checkout away."""
+    a, b = boards
+    _, a_path = started(a, "from-a")
+    git(a.repo, "update-ref", "-d", f"refs/heads/{branch_name('TASK-1')}")
+    b_id, b_path = started(b, "from-b")
+    key = board_key(b.board.path)
+    assert b.board.workspaces(b_id)[-1].branch == branch_name(b_id, key)
+    assert b_path.name == task_slot(b_id, key) and (a_path / "from-a.txt").is_file()
+
+
 def test_a_board_whose_file_moved_keeps_working_its_synced_worktree(boards, tmp_path) -> None:
     """A moved board file has a new key; its branches' scaffolds name the old one. A sync after
     the move, then complete and land: still its own branch, not one another board remade."""
