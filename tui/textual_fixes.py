@@ -1,12 +1,16 @@
 """Fixes for Textual bugs the app would otherwise meet, applied once, on import of `tui.app`:
-a toast made as its notification runs out froze the app, and a paste with an ESC in it was
-parsed as keys. Each fix's docstring says how."""
+a toast made as its notification runs out froze the app, a paste with an ESC in it was parsed as
+keys, and every removed widget's rendered lines were kept. Each fix's docstring says how."""
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from textual import events
+from textual._styles_cache import StylesCache
 from textual._xterm_parser import XTermParser
+from textual.color import Color
 from textual.message import Message
+from textual.style import Style
 from textual.widgets._toast import Toast
 
 SOONEST_S = 0.001  # a timer of 0 s divides by zero in the same catch-up step
@@ -75,6 +79,27 @@ def _parse_with_pastes_kept_whole(self: XTermParser, data: str) -> Iterable[Mess
     return _parse_input(self, kept) if kept else ()  # all held: "" would mean the end
 
 
+_inner_outer_of_widget = StylesCache.get_inner_outer.__wrapped__
+INNER_OUTER_KEPT = 1024
+
+
+@lru_cache(INNER_OUTER_KEPT)
+def _inner_outer(base_background: Color, background: Color) -> tuple[Style, Style]:
+    return _inner_outer_of_widget(None, base_background, background)
+
+
+def _inner_outer_by_colour(
+    self: StylesCache, base_background: Color, background: Color
+) -> tuple[Style, Style]:
+    """Textual caches a widget's two background styles in an `lru_cache` on the method, keyed by
+    the widget's `StylesCache` as well as the colours: the cache kept the last 1,024 widgets'
+    caches alive, each with every line it had rendered, long after the widgets were removed
+    (some 15,000 objects per task drawer opened, walked by every later garbage collection). The
+    styles depend on the colours alone: they are cached by colour."""
+    return _inner_outer(base_background, background)
+
+
 def apply() -> None:
     Toast._on_mount = _start_the_toasts_time  # type: ignore[method-assign,assignment]
     XTermParser.feed = _parse_with_pastes_kept_whole  # type: ignore[method-assign]
+    StylesCache.get_inner_outer = _inner_outer_by_colour  # type: ignore[method-assign,assignment]

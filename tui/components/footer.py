@@ -5,8 +5,15 @@ word under the palette key (an exploring helper saw `^pPa lette` in the screensh
 
 The hints are fitted after each layout of the footer's screen, with the sizes that layout gave
 them: a footer recomposed under a dialog (its screen is not laid out then) once kept the hints it
-was fitted before it had sizes, and the inbox showed a lone `?` under every question."""
+was fitted before it had sizes, and the inbox showed a lone `?` under every question.
 
+Each key hint is bound to the footer's `compact` (`data_bind`), and Textual forgets the bindings of
+removed hints only when `compact` changes, which it never does here: every recompose (a tab, a
+drawer, a focus change) kept the old hints alive, some 30,000 objects per drawer opened, and every
+later garbage collection walked them all. A recompose forgets them first (`_forget_removed_hints`).
+"""
+
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -19,6 +26,16 @@ class HintFooter(Footer):
 
     def on_unmount(self) -> None:
         self.screen.screen_layout_refresh_signal.unsubscribe(self)
+
+    def compose(self) -> ComposeResult:
+        self._forget_removed_hints()
+        yield from super().compose()
+
+    def _forget_removed_hints(self) -> None:
+        """Drop the watchers of removed widgets, as Textual does when the value changes."""
+        watchers: dict[str, list[tuple[object, object]]] = getattr(self, "__watchers", {})
+        for bound in watchers.values():
+            bound[:] = [pair for pair in bound if not getattr(pair[0], "_closing", False)]
 
     def _laid_out(self, _screen: Screen[object]) -> None:
         self.fit_hints()

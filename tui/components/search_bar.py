@@ -1,6 +1,10 @@
 """`/` in the drawer: the search line at its foot. Enter searches the open tab (diff, files,
 runs, history) and returns to the drawer, where `n`/`N` go between the matches; escape leaves the
-search as it was."""
+search as it was.
+
+Textual's Input subscribes to its screen's text-selection signal and never unsubscribes: the
+signal held every search line (and what it refers to) of every drawer opened until the operator
+next selected text with the mouse. `on_unmount` lets go of it."""
 
 from textual.message import Message
 from textual.widgets import Input
@@ -26,6 +30,9 @@ class SearchBar(Input):
     def __init__(self) -> None:
         super().__init__(placeholder="search this tab   enter find · esc back", id="drawer-search")
         self.can_focus = False  # only while open: a hidden input must not swallow the drawer's keys
+
+    def on_unmount(self) -> None:
+        self.screen.text_selection_started_signal.unsubscribe(self)
 
     def open(self, tab: str, value: str) -> None:
         self.placeholder = f"search {tab}   enter find (n/N next/previous) · esc back"

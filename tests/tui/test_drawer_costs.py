@@ -1,0 +1,62 @@
+"""What opening the task drawer and reading its diff cost, where a cut can come undone: what a
+closed drawer leaves alive, what the diff's first screen waits for, what a cursor move redraws.
+Speed itself is the benchmarks' (`benchmarks/tui.py --drawer`), never asserted here."""
+
+import gc
+
+import pytest
+from textual._styles_cache import StylesCache
+from textual.widget import Widget
+from textual.widgets._footer import FooterKey
+
+from boardlib import ManualClock
+from tests.tui.conftest import until
+from tests.tui.test_drawer import app_on, shows
+from tui.components.drawer import TaskDrawer
+from tui.components.search_bar import SearchBar
+from tui.review_board import START_MS, ReviewBoard
+
+
+@pytest.fixture
+def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
+    return review_board, ManualClock(START_MS + 3_600_000)
+
+
+def held_after_removal() -> dict[str, int]:
+    """What is still alive of widgets no longer in the app: key hints, search lines and drawers,
+    and style caches of widgets gone (each holds every line its widget rendered)."""
+    gc.collect()
+    objects = gc.get_objects()
+    widgets = [o for o in objects if isinstance(o, Widget)]
+    caches = {id(w._styles_cache) for w in widgets}
+    gone = [w for w in widgets if not w.is_attached]
+    return {
+        "key hints": sum(isinstance(w, FooterKey) for w in gone),
+        "search lines": sum(isinstance(w, SearchBar) for w in gone),
+        "drawers": sum(isinstance(w, TaskDrawer) for w in gone),
+        "style caches": sum(isinstance(o, StylesCache) and id(o) not in caches for o in objects),
+    }
+
+
+async def test_a_closed_drawer_leaves_none_of_its_widgets_alive(review) -> None:  # type: ignore[no-untyped-def]
+    """Textual kept the footer's removed key hints (bound to `compact`), every removed search
+    line (the screen's selection signal) and the last 1,024 widgets' rendered lines (an
+    `lru_cache` on a method): some 30,000 objects per drawer opened, walked by every later
+    garbage collection. A drawer just closed may be held a moment (its search line with it)."""
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await shows(pilot, app, "5 History")
+        counts = []
+        for _ in range(5):
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.query(TaskDrawer))
+            await pilot.press("enter")
+            await until(pilot, lambda: bool(app.query(TaskDrawer)))
+            await shows(pilot, app, "5 History")
+            await pilot.pause(0.2)
+            counts.append(held_after_removal())
+    first, held = counts[0], counts[-1]  # what a test before this one left is no concern here
+    assert held["key hints"] <= first["key hints"], counts
+    assert held["style caches"] <= first["style caches"], counts
+    assert held["search lines"] <= held["drawers"], counts
