@@ -1163,10 +1163,13 @@ class Board:
         )[1]
 
     def _validated_ancestors(self, tx: Tx, task_id: str) -> list[Ancestor]:
+        rows = tx.ancestors(task_id)
+        if not rows:  # most tasks: no need to import the checker (pydantic, 0.15 s the first time)
+            return []
         from .models import AncestorRow  # raw recursive rows are checked, not trusted
 
         chain = []
-        for row in tx.ancestors(task_id):
+        for row in rows:
             checked = AncestorRow.model_validate(dict(row))
             chain.append(
                 Ancestor(

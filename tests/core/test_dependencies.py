@@ -1,11 +1,15 @@
 """Dependency links, cycles, readiness counters and cancel_dependents."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from boardlib import Board, BoardError, Reason
 from boardlib import transitions as t
 from boardlib.board import PlanItem
-from tests.cli.conftest import unchanged
+from tests.cli.conftest import clean_env, unchanged
 from tests.conftest import row, task_in
 
 
@@ -114,6 +118,28 @@ def test_ancestors_nearest_first(board: Board) -> None:
     assert board.view(grandchild.id).ancestors[0].to_json() == {
         "id": child.id, "parent_task_id": root.id, "title": "child", "status": "todo",
     }  # fmt: skip
+
+
+VIEW_OF_A_TOP_TASK = """
+import sys
+from boardlib import Board
+with Board(sys.argv[1]) as board:
+    task = board.create_task("root")
+    assert board.view(task.id).ancestors == []
+    print("boardlib.models" in sys.modules)
+"""
+
+
+def test_the_view_of_a_task_without_a_parent_does_not_load_the_ancestor_checker(
+    tmp_path: Path,
+) -> None:
+    """The checker (pydantic) costs 0.15 s of CPU the first time: the task drawer's first open
+    paid it for every task, parent or not."""
+    done = subprocess.run(
+        [sys.executable, "-c", VIEW_OF_A_TOP_TASK, str(tmp_path / "board.db")],
+        capture_output=True, text=True, timeout=60, env=clean_env(), check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "False"
 
 
 def test_create_plan_orders_by_dependencies_and_refuses_a_cyclic_plan(board: Board) -> None:
