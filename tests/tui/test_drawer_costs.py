@@ -3,6 +3,7 @@ closed drawer leaves alive, what the diff's first screen waits for, what a curso
 Speed itself is the benchmarks' (`benchmarks/tui.py --drawer`), never asserted here."""
 
 import gc
+from typing import Any
 
 import pytest
 from textual._styles_cache import StylesCache
@@ -10,8 +11,9 @@ from textual.widget import Widget
 from textual.widgets._footer import FooterKey
 
 from boardlib import ManualClock
-from tests.tui.conftest import until
-from tests.tui.test_drawer import app_on, shows
+from tests.tui.conftest import quiet, until
+from tests.tui.test_drawer import app_on, screen_text, shows
+from tui.components.diff_view import DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.search_bar import SearchBar
 from tui.review_board import START_MS, ReviewBoard
@@ -60,3 +62,27 @@ async def test_a_closed_drawer_leaves_none_of_its_widgets_alive(review) -> None:
     assert held["key hints"] <= first["key hints"], counts
     assert held["style caches"] <= first["style caches"], counts
     assert held["search lines"] <= held["drawers"], counts
+
+
+async def test_a_cursor_move_within_the_view_redraws_only_the_two_lines(review) -> None:  # type: ignore[no-untyped-def]
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await shows(pilot, app, "5 History")
+        await pilot.press("3")
+        await shows(pilot, app, "def discount")
+        await until(pilot, lambda: quiet(app))  # the worktree's read and its redraws are done
+        view = app.query_one(DiffView)
+        drawn: list[int] = []
+        render_line = view.render_line
+
+        def counted(y: int) -> Any:
+            drawn.append(y)
+            return render_line(y)
+
+        view.render_line = counted  # type: ignore[method-assign]
+        await pilot.press("j")
+        await pilot.pause(0.3)
+        assert view.cursor == 1
+        assert sorted(set(drawn)) == [0, 1]  # not the whole screen
+        assert "def discount" in screen_text(app)

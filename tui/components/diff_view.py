@@ -286,8 +286,8 @@ class DiffView(ScrollView, can_focus=False):
         if not count:
             return
         row = max(0, min(row, count - 1))
+        was = self.cursor
         self.cursor = row
-        self._content_clear_cursor()
         first = self.display_row(row)
         last = first + self._height_of(row) - 1
         top = int(self.scroll_offset.y)
@@ -296,10 +296,15 @@ class DiffView(ScrollView, can_focus=False):
         # the view once came in showing its end, its number and sign off screen.
         if to_top or first < top or last >= top + height:
             self.scroll_to(y=first, animate=False, immediate=True)
-        self.refresh()
+            self.refresh()
+        else:  # the view stays: only the lines the cursor left and came to are drawn again
+            self._refresh_row(was)
+            self._refresh_row(row)
 
-    def _content_clear_cursor(self) -> None:
-        pass  # the cursor is applied when a line is composed, not cached
+    def _refresh_row(self, row: int) -> None:
+        if row < len(self.source):
+            self.refresh_lines(self.display_row(row), self._height_of(row))
+
 
     def move(self, step: int) -> None:
         self.move_cursor(self.cursor + step)

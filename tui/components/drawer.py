@@ -83,6 +83,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._poll_again = False
         self._poll_timer: Timer | None = None
         self.searches: dict[str, str] = {}  # tab -> the query searched on it
+        self._state_shown: str | None = None  # what the header's right says now
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -524,8 +525,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 parts.append("wrap")
             elif view.pan_x:
                 parts.append(f"→{view.pan_x}")
+        shown = " · ".join(parts)
+        if shown == self._state_shown:
+            return  # each keystroke asks: an update lays the screen out again
+        self._state_shown = shown
         state = self.query_one("#drawer-state", Static)
-        state.update(Text(" · ".join(parts), style="bold") if parts else "")
+        state.update(Text(shown, style="bold") if parts else "")
         state.display = bool(parts)
 
     # -- the operator's own tools ---------------------------------------------------------------
