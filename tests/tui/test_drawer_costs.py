@@ -3,9 +3,12 @@ closed drawer leaves alive, what the diff's first screen waits for, what a curso
 Speed itself is the benchmarks' (`benchmarks/tui.py --drawer`), never asserted here."""
 
 import gc
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from rich.segment import Segment
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
 from textual.widgets._footer import FooterKey
@@ -13,6 +16,8 @@ from textual.widgets._footer import FooterKey
 from boardlib import ManualClock
 from tests.tui.conftest import quiet, until
 from tests.tui.test_drawer import app_on, screen_text, shows
+from tui.components import diff_view
+from tui.components import drawer as drawer_module
 from tui.components.diff_view import DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.search_bar import SearchBar
@@ -62,6 +67,45 @@ async def test_a_closed_drawer_leaves_none_of_its_widgets_alive(review) -> None:
     assert held["key hints"] <= first["key hints"], counts
     assert held["style caches"] <= first["style caches"], counts
     assert held["search lines"] <= held["drawers"], counts
+
+
+def marked(view: DiffView, text: str) -> bool | None:
+    """Whether the diff line showing `text` has a bold part (a keyword); None when no line on
+    screen shows it."""
+    for y in range(view.scrollable_content_region.height):
+        segments: Sequence[Segment] = list(view.render_line(y))
+        if text in "".join(segment.text for segment in segments):
+            return any(s.style is not None and s.style.bold for s in segments if "def" in s.text)
+    return None
+
+
+async def test_the_diffs_first_screen_does_not_wait_for_its_lexers(
+    review: tuple[ReviewBoard, ManualClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file type's first lexer look-up (Pygments' file patterns, 0.1 s of CPU) ran before the
+    diff was handed to the screen: the first screen of a 23-line diff came after a 20,000-line
+    one's. The lines show unmarked, then marked once the look-up is done."""
+    board, clock = review
+    monkeypatch.setattr(diff_view, "_LEXERS", {})  # as in a process that has looked none up
+    release = threading.Event()
+    real = diff_view.warm_lexers
+
+    def slow_warm(paths: Sequence[str]) -> bool:
+        release.wait(30)
+        return real(paths)
+
+    monkeypatch.setattr(drawer_module, "warm_lexers", slow_warm)
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await shows(pilot, app, "5 History")
+        await pilot.press("3")
+        try:
+            await shows(pilot, app, "def discount")
+            view = app.query_one(DiffView)
+            assert marked(view, "def discount") is False  # drawn before the look-up ended
+        finally:
+            release.set()
+        await until(pilot, lambda: marked(view, "def discount") is True)
 
 
 async def test_a_cursor_move_within_the_view_redraws_only_the_two_lines(review) -> None:  # type: ignore[no-untyped-def]

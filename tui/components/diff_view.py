@@ -305,7 +305,6 @@ class DiffView(ScrollView, can_focus=False):
         if row < len(self.source):
             self.refresh_lines(self.display_row(row), self._height_of(row))
 
-
     def move(self, step: int) -> None:
         self.move_cursor(self.cursor + step)
 
@@ -641,11 +640,23 @@ class DiffView(ScrollView, can_focus=False):
         return text
 
     def _lexer(self, file: int | None) -> Any:
+        """The file's lexer once `warm_lexers` has looked it up; until then None (the line is
+        drawn unmarked): the look-up costs 0.1 s the first time, never paid on the event loop."""
         if file is None or file >= len(self.source.paths):
             return None
         if file not in self._lexers:
-            self._lexers[file] = lexer_for(self.source.paths[file])
+            known, lexer = looked_up_lexer(self.source.paths[file])
+            if not known:
+                return None
+            self._lexers[file] = lexer
         return self._lexers[file]
+
+    def lexers_warmed(self) -> None:
+        """`warm_lexers` has looked up this diff's lexers: the lines drawn unmarked are drawn
+        again, marked."""
+        self._lexers = {}
+        self._content.clear()
+        self.refresh()
 
     def _comment_text(self, comments: Sequence[Comment], width: int) -> list[Text]:
         """A review comment under its line: who and where, then its words, wrapped."""
@@ -715,12 +726,25 @@ def lexer_for(path: str) -> Any:
     return _LEXERS[name]
 
 
-def warm_lexers(paths: Sequence[str]) -> None:
+def looked_up_lexer(path: str) -> tuple[bool, Any]:
+    """(whether `lexer_for` has looked the file's name up, its lexer): without the look-up."""
+    name = path.rsplit("/", 1)[-1]
+    return name in _LEXERS, _LEXERS.get(name)
+
+
+def warm_lexers(paths: Sequence[str]) -> bool:
+    """Look up and set up the lexers of `paths` (the first 200), off the event loop; whether any
+    was new (the view then draws its lines again, marked)."""
+    new = False
     for path in paths[:200]:
+        if looked_up_lexer(path)[0]:
+            continue
+        new = True
         lexer = lexer_for(path)
         if lexer is not None:
             for _ in lexer.get_tokens("x = 1"):  # the lexer's own first-use set-up
                 pass
+    return new
 
 
 __all__ = [
@@ -731,5 +755,6 @@ __all__ = [
     "STAT",
     "DiffView",
     "lexer_for",
+    "looked_up_lexer",
     "warm_lexers",
 ]

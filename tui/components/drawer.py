@@ -244,8 +244,15 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             data = self.kanban.gateway.read(lambda board: read_workspace(board, task_id))
         except BoardError as error:
             data = WorkspaceData(task_id, "", None, problem=error.message)
-        warm_lexers(data.paths)  # here, not on the event loop
         self.kanban.call_from_thread(self._show_workspace, data)  # type: ignore[arg-type]
+        # After the first screen, not before it: the first look-up of a file type's lexer costs
+        # 0.1 s of CPU (Pygments' file patterns); the lines show unmarked until it is done.
+        if warm_lexers(data.paths):
+            self.kanban.call_from_thread(self._lexers_warmed, task_id)
+
+    def _lexers_warmed(self, task_id: str) -> None:
+        if task_id == self.task_id and not self._taken_down():
+            self.diff.lexers_warmed()
 
     async def _show_workspace(self, data: WorkspaceData) -> None:
         self._reading_workspace = False
