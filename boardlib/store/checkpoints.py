@@ -4,12 +4,14 @@ checkpoint runs inside the COMMIT that crosses `wal_autocheckpoint` pages, copyi
 board file and waiting for two fsyncs, so every request queued behind that claim waits too.
 
 Here the writer's own automatic checkpoint is raised to a backstop (`BACKSTOP_PAGES`) and a
-thread runs a PASSIVE checkpoint every `EVERY_COMMITS` commits on its own connection. A PASSIVE
-checkpoint waits for no reader or writer: the log keeps taking commits while it copies, and the
-next writer after a complete one starts the log from its beginning, as after an automatic one.
-The thread drops the GIL for the copy and the fsyncs (sqlite3 runs each step without it).
-Under a load that never pauses, writes overtake every PASSIVE checkpoint, which then never lets
-the log start over: the writer's backstop does, ten times less often than SQLite's default.
+thread checkpoints every `EVERY_COMMITS` commits on its own connection, in two passes. The first,
+PASSIVE, waits for no reader or writer: it copies the bulk of the log and waits for the fsyncs
+while the log keeps taking commits. Those commits would keep the log from ever starting over (a
+writer starts it from its beginning only when every frame has been copied), so the second pass
+holds this process's writers back (the store's write lock: the server's event loop is not
+blocked, its claims wait on the lease pool, `WouldWait`) while it copies the few frames written
+meanwhile; the next write then starts the log over, as after an automatic checkpoint. The thread
+drops the GIL for the copies and the fsyncs (sqlite3 runs each step without it).
 """
 
 import sqlite3
@@ -24,20 +26,28 @@ EVERY_COMMITS = 128
 # without bound.
 BACKSTOP_PAGES = 10_000
 _JOIN_TIMEOUT_S = 5.0
+PASSIVE = "PRAGMA wal_checkpoint(PASSIVE)"
 
 
 class BackgroundCheckpoints:
     """A PASSIVE checkpoint on a thread of its own after every `EVERY_COMMITS` commits. The
     store calls `committed()` after each write transaction, under its write lock."""
 
-    def __init__(self, path: Path, connect: Callable[[Path], sqlite3.Connection]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connect: Callable[[Path], sqlite3.Connection],
+        write_lock: threading.Lock,
+    ) -> None:
         self._path = path
+        self._write_lock = write_lock
         self._connect = connect
         self._commits = 0
         self._wake = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
-        # held for a checkpoint, here or the store's own at shutdown: one at a time
+        # held for a checkpoint, here or the store's own at shutdown (which takes the write lock
+        # first, as the second pass here does): one at a time
         self.lock = threading.Lock()
         self.runs = 0  # checkpoints run: what the tests read
 
@@ -61,17 +71,19 @@ class BackgroundCheckpoints:
                 self._wake.clear()
                 if self._closed:
                     return
-                with self.lock:
-                    try:
-                        conn = conn or self._connect(self._path)
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                        self.runs += 1
-                    except sqlite3.Error:
-                        # the file went read-only, or away: the writer's backstop still bounds
-                        # the log, and the next wake tries again on a new connection
-                        if conn is not None:
-                            conn.close()
-                        conn = None
+                try:
+                    conn = conn or self._connect(self._path)
+                    with self.lock:  # the bulk, while the writers go on
+                        conn.execute(PASSIVE).fetchone()
+                    with self._write_lock, self.lock:  # in the order `SqliteStore.checkpoint` takes
+                        conn.execute(PASSIVE).fetchone()
+                    self.runs += 1
+                except sqlite3.Error:
+                    # the file went read-only, or away: the writer's backstop still bounds the
+                    # log, and the next wake tries again on a new connection
+                    if conn is not None:
+                        conn.close()
+                    conn = None
         finally:
             if conn is not None:
                 conn.close()

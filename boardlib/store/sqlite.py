@@ -509,7 +509,7 @@ class SqliteStore:
         self._at_once = threading.local()  # `at_once()`'s state, per thread
         # the checkpoint thread, for a store opened with `background_checkpoints` (checkpoints.py)
         self.background_checkpoints = (
-            BackgroundCheckpoints(self.path, connect)
+            BackgroundCheckpoints(self.path, connect, self._write_lock)
             if background_checkpoints and not read_only
             else None
         )

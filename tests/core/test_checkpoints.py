@@ -47,6 +47,21 @@ def test_the_log_is_folded_in_by_the_checkpoint_thread(tmp_path: Path) -> None:
     assert tasks_in_the_file_alone(path) == EVERY_COMMITS + 1  # closed: the whole log folded
 
 
+def test_the_log_starts_over_long_before_the_backstop(tmp_path: Path) -> None:
+    """Writes that never pause overtake every PASSIVE checkpoint: without the second pass, which
+    holds this process's writers back for the last frames, the log never started over and grew
+    to the backstop (42 MB in a measured run of claims)."""
+    path = tmp_path / "board.db"
+    with Board(path, background_checkpoints=True, reconcile_orphans=False) as board:
+        for n in range(12 * EVERY_COMMITS):
+            board.create_task(f"task {n}")
+        page_size = board.store._writer.execute("PRAGMA page_size").fetchone()[0]  # type: ignore[attr-defined]
+        log_bytes = Path(f"{path}-wal").stat().st_size  # the furthest the log ever reached
+        background = board.store.background_checkpoints  # type: ignore[attr-defined]
+        assert background.runs >= 4
+    assert log_bytes < BACKSTOP_PAGES * page_size / 4, log_bytes
+
+
 def test_a_plain_board_checkpoints_as_sqlite_does(tmp_path: Path) -> None:
     """An agent's short-lived process keeps SQLite's own checkpoints: no thread to start."""
     with Board(tmp_path / "board.db", reconcile_orphans=False) as board:
