@@ -126,7 +126,7 @@ async def selected_card_stands_apart(
     path, clock, _ids = demo
     monkeypatch.setattr(textual.constants, "COLOR_SYSTEM", system)
     app = make_app(path, clock)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(60, 16)) as pilot:
         await loaded(pilot)
         column = app.board_screen.board.columns[t.TODO]
         rich_system = {"truecolor": None, "256": ColorSystem.EIGHT_BIT}.get(
