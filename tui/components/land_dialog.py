@@ -9,8 +9,9 @@ A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). 
 back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
 """
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -43,7 +44,11 @@ from .confirm import ConfirmDialog
 from .prompt import PromptDialog
 
 if TYPE_CHECKING:
+    from boardlib import Board
+
     from ..app import KanbanApp
+
+T = TypeVar("T")
 
 # About two lines of the dialog: the whole title is in the drawer, and a longer one pushed the
 # preview and the buttons off an 80x24 screen (found exploring).
@@ -237,19 +242,13 @@ class LandDialog(ConfirmDialog):
             return
         menu = BranchMenu(self.task_row.id, None, base=found.base, current=self.target)
         self.app.push_screen(menu, self._chosen_into)
-        app, task_id = self.kanban, self.task_row.id
-
-        def read() -> None:
-            try:
-                fresh = app.gateway.read(lambda board: read_choices(board, task_id))
-            except BOARD_UNREADABLE as error:
-                fresh = Choices.unreadable(task_id, error)
-            except Exception as error:
-                app.report_defect_from_thread("land branches", error)
-                fresh = Choices.unreadable(task_id, error)
-            app.call_from_thread(self._got_branches, menu, fresh)
-
-        self.run_worker(read, thread=True, group="land-dialog-branches", exit_on_error=False)
+        task_id = self.task_row.id
+        self._read_off_thread(
+            "land branches",
+            lambda board: read_choices(board, task_id),
+            lambda error: Choices.unreadable(task_id, error),
+            lambda fresh: self._got_branches(menu, fresh),
+        )
 
     def _got_branches(self, menu: BranchMenu, fresh: Choices) -> None:
         """The branches read for `b`: kept (the verify command stays the one the dialog opened
@@ -282,19 +281,36 @@ class LandDialog(ConfirmDialog):
         self._redraw()
         self._reads += 1
         reads, task_id, into, strategy = self._reads, self.task_row.id, self.into, self.strategy
+        self._read_off_thread(
+            "land preview",
+            lambda board: read_preview(board, task_id, into, strategy),
+            lambda error: Preview.unreadable(task_id, error),
+            lambda shown: self._got_preview(reads, shown),
+        )
+
+    def _read_off_thread(
+        self,
+        what: str,
+        work: "Callable[[Board], T]",
+        unreadable: Callable[[Exception], T],
+        got: Callable[[T], None],
+    ) -> None:
+        """`work` on a worker thread, its answer handed to `got` on the UI thread: an unreadable
+        board is said in the answer (`unreadable`), and the land still decides; anything else is
+        also reported as the app's defect."""
         app = self.kanban
 
         def read() -> None:
             try:
-                shown = app.gateway.read(lambda board: read_preview(board, task_id, into, strategy))
-            except BOARD_UNREADABLE as error:  # the board is unreadable: say so, the land decides
-                shown = Preview.unreadable(task_id, error)
+                answer = app.gateway.read(work)
+            except BOARD_UNREADABLE as error:
+                answer = unreadable(error)
             except Exception as error:
-                app.report_defect_from_thread("land preview", error)
-                shown = Preview.unreadable(task_id, error)
-            app.call_from_thread(self._got_preview, reads, shown)
+                app.report_defect_from_thread(what, error)
+                answer = unreadable(error)
+            app.call_from_thread(got, answer)
 
-        self.run_worker(read, thread=True, group="land-dialog-preview", exit_on_error=False)
+        self.run_worker(read, thread=True, group=what, exit_on_error=False)
 
     def _got_preview(self, reads: int, shown: Preview) -> None:
         if reads == self._reads and self.is_attached:
