@@ -4,11 +4,13 @@ board file, and a `Worktrees` rooted in a temporary folder (no mocks of git)."""
 import atexit
 import contextlib
 import functools
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,3 +228,37 @@ def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
     made = make_land_env(tmp_path, monkeypatch, board_path)
     yield made
     made.board.close()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_lander(board: object, task_ids: Sequence[str], *args: str) -> subprocess.Popen[str]:
+    """A lander process (tests/worktrees/land_procs.py) for `task_ids` of the board at `board`,
+    up and waiting for "go" on its stdin; `args` are land_procs' options."""
+    command = [sys.executable, "-m", "tests.worktrees.land_procs", str(board), ",".join(task_ids),
+               "--wait", *args]  # fmt: skip
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, text=True, **pipes)
+    assert proc.stdout is not None
+    assert json.loads(proc.stdout.readline()) == {"ready": True}, proc.stderr
+    return proc
+
+
+def go(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+
+
+def landers_go(procs: list[subprocess.Popen[str]], timeout_s: float) -> list[dict[str, Any]]:
+    """Every lander (all up: a barrier) told to go at once; what they printed, each exiting 0."""
+    for proc in procs:
+        go(proc)
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout_s)
+        assert proc.returncode == 0, err
+        outputs += [json.loads(line) for line in out.splitlines()]
+    return outputs

@@ -3,10 +3,6 @@ lander processes started together, on both backends. All land; the history is li
 the branch received passed verification; no bookkeeping file ever reached it."""
 
 import itertools
-import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,38 +12,24 @@ import pytest
 from boardlib import Board, BoardError
 from boardlib.worktrees import SOR_FILES, Worktrees
 from boardlib.worktrees.landing import AHEAD_SLOTS
-from tests.worktrees.conftest import LandEnv, git
+from tests.worktrees.conftest import LandEnv, git, landers_go, start_lander
 
 pytestmark = pytest.mark.slow  # racing lander processes
 
-ROOT = Path(__file__).resolve().parents[2]
 TASKS = 10
 LANDERS = 4
 
 
 def start_landers(land: LandEnv, board_path: object, shares: list[list[str]], **extra: str):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = []
-    for index, share in enumerate(shares):
-        args = [sys.executable, "-m", "tests.worktrees.land_procs", str(board_path),
-                ",".join(share), "--actor", f"reviewer-{index}", "--wait"]  # fmt: skip
-        for key, value in extra.items():
-            args += [f"--{key.replace('_', '-')}", value]
-        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        procs.append(subprocess.Popen(args, cwd=ROOT, env=env, text=True, **pipes))
-    for proc in procs:
-        assert proc.stdout is not None
-        assert json.loads(proc.stdout.readline()) == {"ready": True}, proc.stderr
-    for proc in procs:  # the barrier: every lander is up, then all go at once
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    outputs = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err
-        outputs += [json.loads(line) for line in out.splitlines()]
-    return outputs
+    procs = [
+        start_lander(board_path, share, "--actor", f"reviewer-{index}", *options(extra))
+        for index, share in enumerate(shares)
+    ]
+    return landers_go(procs, timeout_s=600)
+
+
+def options(extra: dict[str, str]) -> list[str]:
+    return [part for key, value in extra.items() for part in (f"--{key.replace('_', '-')}", value)]
 
 
 @pytest.mark.parametrize("strategy", ["squash", "rebase"])

@@ -4,9 +4,6 @@ checkouts, locks and refs, and neither's landing, garbage collection or refusal 
 other's work. Real board files, one real repository, one worktrees folder."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,9 +14,7 @@ from boardlib.worktrees import Worktrees, collect_garbage
 from boardlib.worktrees.gc import DAY_MS
 from boardlib.worktrees.landgit import baseline_ref
 from boardlib.worktrees.layout import board_key, branch_name, task_slot
-from tests.worktrees.conftest import LandEnv, git, make_land_env
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.worktrees.conftest import LandEnv, git, go, landers_go, make_land_env, start_lander
 
 
 @pytest.fixture
@@ -284,16 +279,6 @@ def test_a_landing_of_one_board_leaves_the_other_boards_fence_alone(boards) -> N
     assert git(a.repo, "for-each-ref", "refs/kanban") == ""
 
 
-def start_lander(board_file: Path, task_id: str) -> subprocess.Popen[str]:
-    """A lander process (`land_procs`) for one board's task, ready and waiting for "go"."""
-    args = [sys.executable, "-m", "tests.worktrees.land_procs", str(board_file), task_id, "--wait"]
-    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, text=True, **pipes)
-    assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"ready": True}
-    return proc
-
-
 @pytest.mark.slow  # two lander processes racing
 def test_two_boards_landing_into_main_at_once_both_land_in_line(boards, tmp_path: Path) -> None:
     """Each board queues its own landings; across boards the compare-and-swap on `main` is what
@@ -304,16 +289,8 @@ def test_two_boards_landing_into_main_at_once_both_land_in_line(boards, tmp_path
         ids[name] = env.task_with({f"{name}.txt": "x\n"}, verify="sleep 0.3")[0]
     git(a.repo, "checkout", "-q", "--detach")  # no checkout of main to bring along meanwhile
     tip = a.main()
-    procs = [start_lander(tmp_path / name, task_id) for name, task_id in ids.items()]
-    for proc in procs:  # every lander is up: both go at once
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
-        results += [json.loads(line) for line in out.splitlines()]
+    procs = [start_lander(tmp_path / name, [task_id]) for name, task_id in ids.items()]
+    results = landers_go(procs, timeout_s=300)
     assert all("commit" in result for result in results), results
     history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
     assert sorted(history[:2]) == sorted(result["commit"] for result in results)
@@ -334,13 +311,11 @@ def test_a_landing_waits_for_the_other_boards_to_bring_the_checkout_along(
     a, b = boards
     a_id, _ = a.task_with({"from-a.txt": "a\n"})
     b_id, _ = b.task_with({"from-b.txt": "b\n"})
-    proc = start_lander(tmp_path / "a.db", a_id)
+    proc = start_lander(tmp_path / "a.db", [a_id])
 
     def on_step(step: str, _info: dict[str, object]) -> None:
         if step == "updated":  # main moved, the checkout not brought along yet
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
+            go(proc)
             time.sleep(1.0)  # A reads the checkout meanwhile
 
     landed_b = b.trees.lander(on_step=on_step).land(b_id, actor="bob")
