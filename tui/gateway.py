@@ -12,6 +12,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -93,26 +94,31 @@ class OwnWrites:
 
     KEPT = 256  # the newest spans: the live feed reads an event within a poll of its write
 
+    @dataclass(slots=True)
+    class Span:
+        after: int  # the newest event when the write began
+        through: int | None = None  # the newest when it ended; None while it runs
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._spans: deque[list[int | None]] = deque(maxlen=self.KEPT)
+        self._spans: deque[OwnWrites.Span] = deque(maxlen=self.KEPT)
 
-    def begin(self, last_seq: int) -> list[int | None]:
+    def begin(self, last_seq: int) -> "OwnWrites.Span":
         """A write starts after the event `last_seq`; its end is open until `end`."""
-        span: list[int | None] = [last_seq, None]
+        span = self.Span(last_seq)
         with self._lock:
             self._spans.append(span)
         return span
 
-    def end(self, span: list[int | None], last_seq: int) -> None:
+    def end(self, span: "OwnWrites.Span", last_seq: int) -> None:
         with self._lock:
-            span[1] = last_seq
+            span.through = last_seq
 
     def made(self, seq: int) -> bool:
         with self._lock:
             return any(
-                start is not None and start < seq and (end is None or seq <= end)
-                for start, end in self._spans
+                span.after < seq and (span.through is None or seq <= span.through)
+                for span in self._spans
             )
 
 
@@ -285,7 +291,7 @@ class BoardGateway:
                 try:
                     last_seq = board.last_event_seq()
                 except BOARD_UNREADABLE:  # the write's own error says why; it made no event here
-                    last_seq = span[0] or 0
+                    last_seq = span.after
                 self._own_writes.end(span, last_seq)
 
     def close(self) -> None:
