@@ -137,7 +137,8 @@ def _review_board(folder: Path) -> ReviewBoard:
 
 
 def recorder(path: Path, out: Path, body: str) -> Path:
-    path.write_text(f"#!/bin/sh\n{body} > {out}\n")
+    """A stand-in program whose output appears at `out` whole (written, then renamed)."""
+    path.write_text(f"#!/bin/sh\n{body} > {out}.part && mv {out}.part {out}\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
