@@ -7,7 +7,7 @@ from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.records import EXECUTION_OUTCOMES
 
 from .context import global_options, open_board
-from .options import AGENT, Number, WholeCount, agent_option, epoch_option, task_id_argument
+from .options import AGENT, Number, WholeNumber, agent_option, epoch_option, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -65,23 +65,23 @@ def start(
     help="What it cost, in dollars (added to the task's cost and the budgets' spend).",
 )
 @click.option(
-    "--input-tokens", type=WholeCount(min=0, max=TOKENS_MAX), metavar="N", help="Input tokens."
+    "--input-tokens", type=WholeNumber(min=0, max=TOKENS_MAX), metavar="N", help="Input tokens."
 )
 @click.option(
     "--output-tokens",
-    type=WholeCount(min=0, max=TOKENS_MAX),
+    type=WholeNumber(min=0, max=TOKENS_MAX),
     metavar="N",
     help="Output tokens.",
 )
 @click.option(
     "--cache-read",
-    type=WholeCount(min=0, max=TOKENS_MAX),
+    type=WholeNumber(min=0, max=TOKENS_MAX),
     metavar="N",
     help="Cache-read tokens.",
 )
 @click.option(
     "--cache-write",
-    type=WholeCount(min=0, max=TOKENS_MAX),
+    type=WholeNumber(min=0, max=TOKENS_MAX),
     metavar="N",
     help="Cache-write tokens.",
 )

@@ -12,7 +12,7 @@ from .creating import creating_as
 from .options import (
     AGENT,
     Number,
-    WholeCount,
+    WholeNumber,
     actor_option,
     epoch_option,
     split_ids,
@@ -28,7 +28,13 @@ from .usage import Choice
 @click.option("--description", "-d", metavar="TEXT", help="What to do and how to know it is done.")
 @click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it (none: any).")
 @click.option(
-    "--priority", "-p", type=int, default=0, show_default=True, metavar="N", help="Higher first."
+    "--priority",
+    "-p",
+    type=WholeNumber(),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Higher first.",
 )
 @click.option(
     "--depends-on",
@@ -69,7 +75,7 @@ from .usage import Choice
     help="A dollar budget over the task and its subtasks.",
 )
 @click.option(
-    "--budget-tokens", type=WholeCount(min=0), metavar="N", help="A token budget, likewise."
+    "--budget-tokens", type=WholeNumber(min=0), metavar="N", help="A token budget, likewise."
 )
 @global_options
 def dispatch(
@@ -123,7 +129,9 @@ def dispatch(
 @task_id_argument
 @click.option("--title", "-t", metavar="TEXT", help="A new title.")
 @click.option("--description", "-d", metavar="TEXT", help="A new description ('' clears it).")
-@click.option("--priority", "-p", type=int, metavar="N", help="A new priority (higher first).")
+@click.option(
+    "--priority", "-p", type=WholeNumber(), metavar="N", help="A new priority (higher first)."
+)
 @click.option("--role", "-r", metavar="ROLE", help="Which agents may claim it ('' clears it).")
 @click.option("--team", metavar="ID", help="Team id ('' clears it).")
 @click.option(
@@ -283,7 +291,7 @@ def restore(task_id: str, actor: str) -> None:
     "KANBAN_AGENT; none: the operator).",
 )
 @click.option("--path", metavar="FILE", help="A review comment: the file it is about.")
-@click.option("--line", type=int, metavar="N", help="The line of --path it is about.")
+@click.option("--line", type=WholeNumber(), metavar="N", help="The line of --path it is about.")
 @click.option(
     "--side",
     type=Choice(ANCHOR_SIDES),

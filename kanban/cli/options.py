@@ -44,8 +44,9 @@ def whole_number(text: str) -> int | None:
     return int(number) if math.isfinite(number) and number.is_integer() else None
 
 
-class WholeCount(click.IntRange):
-    """A count option (tokens): `whole_number`, within the range."""
+class WholeNumber(click.IntRange):
+    """A whole-number option (a priority, a token count, an epoch, a line): `whole_number`,
+    within the range, so `1e3` is 1000 on the command line as in an HTTP or MCP body."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):
@@ -54,6 +55,10 @@ class WholeCount(click.IntRange):
                 self.fail(f"{value!r} is not a whole number", param, ctx)
             value = number
         return super().convert(value, param, ctx)
+
+    def _describe_range(self) -> str:
+        """No range in the help of an unbounded one (click would say `x<=None`)."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
 
 
 class AgentName(click.ParamType):  # type: ignore[type-arg]
@@ -97,7 +102,7 @@ actor_option = click.option(
 
 epoch_option = click.option(
     "--epoch",
-    type=click.IntRange(min=0),
+    type=WholeNumber(min=0),
     metavar="N",
     help="The claimEpoch your claim printed; refused (stale_claim) once the task was reclaimed.",
 )

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Kanban
+from tests.cli.conftest import Kanban, unchanged
 
 
 @pytest.fixture
@@ -189,6 +189,21 @@ def test_edit_move_cancel_drop_restore(kanban: Kanban) -> None:
     assert kanban.ok("task", "restore", task.id)["dropped"] == 0
     cancelled = kanban.ok("task", "cancel", task.id, "--reason", "not needed")
     assert cancelled["status"] == "cancelled"
+
+
+def test_a_whole_number_is_taken_however_it_is_written(kanban: Kanban) -> None:
+    """Found exploring budgets: `--priority 1e3` was refused (click's int) while `--tokens 1e3`
+    and HTTP's `"priority": 1e3` took it. Every whole-number option parses alike; a fraction is
+    still a usage refusal and writes nothing."""
+    task = kanban.ok("task", "dispatch", "--title", "urgent", "--priority", "1e3")
+    assert task["priority"] == 1000
+    assert kanban.ok("task", "edit", task["id"], "--priority", "-2.0")["priority"] == -2
+    claimed = kanban.ok("task", "claim", task["id"], "--agent", "ada")
+    epoch = f"{claimed['claimEpoch']:.0e}"  # 1 written 1e+00
+    kanban.ok("task", "heartbeat", task["id"], "--agent", "ada", "--epoch", epoch)
+    with unchanged(kanban.db):
+        usage = kanban.run("task", "edit", task["id"], "--priority", "1.5")
+    assert usage.code == 2 and "'1.5' is not a whole number" in usage.err, str(usage)
 
 
 def test_cancel_dependents_cancels_only_pending_work(kanban: Kanban) -> None:

@@ -278,7 +278,7 @@ def test_a_busy_database_exits_4_and_writes_nothing(kanban: Kanban) -> None:
     [
         (("task", "claim-next"), "Missing option '--agent'"),
         (("task", "dispatch"), "Missing the title: give it as TITLE or --title"),
-        (("task", "dispatch", "-t", "x", "--priority", "high"), "'high' is not a valid integer"),
+        (("task", "dispatch", "-t", "x", "--priority", "high"), "'high' is not a whole number"),
         (("task", "dispatch", "-t", "x", "--status", "done"), "Invalid value for '--status'"),
         (("task", "list", "--status", "doing"), "Invalid value for '--status'"),
         (("task", "frobnicate"), "No such command 'frobnicate'"),
