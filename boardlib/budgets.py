@@ -27,6 +27,7 @@ from .records import (
     MICROS_PER_USD,
     TEAM_SCOPE_PREFIX,
     BudgetStanding,
+    DailyBudget,
     Task,
 )
 from .shell import shell_command
@@ -103,6 +104,17 @@ def token_limit(value: Any, field: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TOKENS_MAX:
         raise invalid_input(f"{field} must be a whole number of tokens from 0", field=field)
     return value
+
+
+def daily_answer(stored: DailyBudget | None, team_id: str | None) -> DailyBudget:
+    """What a daily budget's change answers on every surface (`kanban budget set --daily-*`,
+    `PUT /api/board/budgets/daily`'s `dailyBudget`): the budget as it now stands, or the
+    team's with every field null once both limits were removed."""
+    if stored is not None:
+        return stored
+    return DailyBudget(
+        team_id=team_id, daily_usd=None, daily_tokens=None, updated_at=None, updated_by=None
+    )
 
 
 def task_standings(chain: Iterable[Row]) -> list[BudgetStanding]:

@@ -669,13 +669,14 @@ class ClosedExecution(Execution):
 
 @dataclass(slots=True, eq=False, repr=False)
 class DailyBudget(Record):
-    """A daily budget: the board's (`team_id` None) or one team's. Either limit may be None."""
+    """A daily budget: the board's (`team_id` None) or one team's. Either limit may be None;
+    both are, and so is the stamp, in the answer to a change that removed the budget."""
 
     team_id: str | None
     daily_usd: float | None
     daily_tokens: int | None
-    updated_at: int
-    updated_by: str
+    updated_at: int | None
+    updated_by: str | None
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -5,7 +5,7 @@ from typing import Any
 
 import click
 
-from boardlib.budgets import KEEP
+from boardlib.budgets import KEEP, daily_answer
 
 from .context import global_options, open_board
 from .options import actor_option, whole_number
@@ -103,7 +103,7 @@ def set_budget(
         stored = board.set_daily_budget(
             team_id=team, usd=daily_usd, tokens=daily_tokens, reason=reason, actor=actor
         )
-    emit(stored.to_json() if stored else {"teamId": team, "dailyUsd": None, "dailyTokens": None})
+    emit(daily_answer(stored, team).to_json())
 
 
 @budget.command("show")

@@ -24,6 +24,7 @@ from boardlib.records import (
     BudgetStanding,
     ClosedExecution,
     Comment,
+    DailyBudget,
     Event,
     Execution,
     InboxItem,
@@ -258,6 +259,13 @@ class StatsReply(Reply):
 class BudgetsReply(Reply):
     ok: Literal[True]
     budgets: BudgetReport
+
+
+class DailyBudgetReply(BudgetsReply):
+    """The daily budget as the change left it (what the CLI prints; every field null once
+    removed), and every budget with today's spend."""
+
+    daily_budget: DailyBudget = Field(alias="dailyBudget")
 
 
 class StandingsReply(Reply):

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli.conftest import Kanban
 from tests.http.conftest import Api, bearer, serving, token_book
 
 
@@ -90,6 +91,25 @@ def test_budgets_are_the_operators(api: Api) -> None:
     ]  # fmt: skip
     standings = call(api, "GET", f"/api/board/{task_id}/budget", "alice").json()["budgets"]
     assert [(s["scope"], s["spent"], s["limit"]) for s in standings] == [("task", 1.0, 3.0)]
+
+
+def test_a_daily_budget_put_answers_what_the_cli_prints(api: Api) -> None:
+    """Found exploring budgets: `kanban budget set --daily-usd` printed the daily budget, the
+    same change over HTTP answered only the report of every budget. The PUT's `dailyBudget` is
+    the CLI's document (the report is kept beside it), set and removed alike."""
+    kanban = Kanban(api.path, init=False)
+    for limit in ("4", "none"):
+        usd = None if limit == "none" else float(limit)
+        put = call(api, "PUT", "/api/board/budgets/daily", "ops",
+                   {"teamId": "web", "dailyUsd": usd, "reason": "web's share"})  # fmt: skip
+        assert put.status_code == 200, put.text
+        answer = put.json()
+        assert [s["owner"] for s in answer["budgets"]["daily"]] == (["web"] if usd else [])
+        # the same values again: nothing changes, and the CLI prints the budget as it stands
+        printed = kanban.ok("budget", "set", "--team", "web", "--daily-usd", limit, "-m", "same")
+        assert answer["dailyBudget"] == printed
+        assert (printed["teamId"], printed["dailyUsd"]) == ("web", usd)
+    assert printed["updatedBy"] is None  # removed: no stamp, every field null
 
 
 def test_a_limit_over_http_is_kept_in_whole_micro_dollars(api: Api) -> None:

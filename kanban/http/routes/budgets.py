@@ -8,12 +8,20 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from boardlib.budgets import daily_answer
 from boardlib.stats import DEFAULT_WINDOW
 
 from ..bodies import DailyBudgetBody, Name, TaskBudgetBody
 from ..deps import Who
 from ..envelopes import INVALID_QUERY, envelope, error_responses
-from ..replies import BudgetsReply, StandingsReply, StatsReply, TaskReply, reply
+from ..replies import (
+    BudgetsReply,
+    DailyBudgetReply,
+    StandingsReply,
+    StatsReply,
+    TaskReply,
+    reply,
+)
 
 router = APIRouter(prefix="/api/board", tags=["stats"])
 
@@ -50,19 +58,26 @@ def budgets(who: Who) -> JSONResponse:
 @router.put(
     "/budgets/daily",
     response_model=None,
-    responses={200: {"model": BudgetsReply}, **error_responses("plain", 403)},
+    responses={200: {"model": DailyBudgetReply}, **error_responses("plain", 403)},
     summary="Set or remove the board's daily budget, or a team's (operators only, audited)",
 )
 @envelope("plain")
 def set_daily_budget(body: DailyBudgetBody, who: Who) -> JSONResponse:
-    who.board.set_daily_budget(
+    """`dailyBudget` is what `kanban budget set --daily-*` prints; `budgets`, every budget."""
+    stored = who.board.set_daily_budget(
         team_id=body.team_id,
         usd=body.given("daily_usd"),
         tokens=body.given("daily_tokens"),
         reason=body.reason,
         actor=who.actor,
     )
-    return reply({"ok": True, "budgets": who.board.budget_report().to_json()})
+    return reply(
+        {
+            "ok": True,
+            "dailyBudget": daily_answer(stored, body.team_id).to_json(),
+            "budgets": who.board.budget_report().to_json(),
+        }
+    )
 
 
 @router.get(
