@@ -1815,6 +1815,8 @@ class Board:
             target = task.status if status is None else status
             check_mover(task, target, actor=actor, now=now, epoch=epoch)
             check_editor(task, edits, actor=actor)
+            if "team_id" in edits:
+                budgets.check_team_move(tx, task, edits["team_id"], actor)
             if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(tx, task):
                 self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
             reason = note

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import transitions as t
-from .actors import SYSTEM
+from .actors import SYSTEM, is_agent
 from .errors import BoardError, Reason, invalid_input
 from .events import EventKind
 from .records import (
@@ -184,6 +184,25 @@ def standings(tx: Tx, task: Task, now: int) -> list[BudgetStanding]:
     daily = daily_standings(tx.daily_standings(daily_scopes(task.team_id), day), day)
     daily.sort(key=lambda standing: standing.scope != BUDGET_TEAM_DAILY)
     return [*task_standings(tx.budget_chain(task.id)), *daily]
+
+
+def check_team_move(tx: Tx, task: Task, team_id: str | None, actor: str) -> None:
+    """An agent's edit of a task's team: refused (`operator_only`) when a daily budget covers
+    the team it leaves, as that budget stops counting the task's runs (an agent under a spent
+    team budget moved its task to another team and started its run). Agents never take work
+    from under a budget; an operator may."""
+    if not is_agent(actor) or not task.team_id or (team_id or None) == task.team_id:
+        return
+    if tx.daily_budget(team_scope(task.team_id)) is None:
+        return
+    raise BoardError(
+        Reason.OPERATOR_ONLY,
+        f"cannot move {task.id} out of team {task.team_id} as {actor}: team {task.team_id}'s "
+        "daily budget covers it, and only an operator moves work from under a budget (ask a "
+        "person)",
+        id=task.id,
+        field="teamId",
+    )
 
 
 def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:

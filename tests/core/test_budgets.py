@@ -240,6 +240,35 @@ def test_daily_budgets_of_the_board_and_of_a_team(board: Board, clock: ManualClo
     assert [s.scope for s in board.budget_report().daily] == ["team_daily"]
 
 
+def test_an_agent_does_not_take_its_task_from_under_a_team_budget(
+    board: Board, board_path: Path
+) -> None:
+    """Found exploring: under web's spent daily budget an agent's start was refused, then its
+    `kanban task edit --team ''` moved the task out of web and the run started. Leaving a
+    budgeted team is an operator's change; joining one, or leaving a team with none, is not."""
+    board.set_daily_budget(team_id="web", usd=1, reason="web's share")
+    spent = board.create_task("web work", team_id="web")
+    board.close_execution(running(board, spent, "ada"), EXECUTION_SUCCEEDED, agent="ada",
+                          cost_usd=1)  # fmt: skip
+    task = board.create_task("more web work", team_id="web")
+    board.claim(task.id, "bob")
+    for team in ("", "api"):
+        with unchanged(board_path), pytest.raises(BoardError) as refused:
+            board.update_task(task.id, team_id=team, actor="bob")
+        assert refused.value.reason is Reason.OPERATOR_ONLY
+        assert refused.value.details["field"] == "teamId"
+    with pytest.raises(BoardError) as still:
+        board.open_execution(task.id, "script", agent="bob")
+    assert still.value.reason is Reason.BUDGET_EXCEEDED
+    assert (
+        board.update_task(task.id, team_id="web", title="same team", actor="bob").team_id == "web"
+    )
+    loose = board.create_task("no budget", team_id="api")
+    board.claim(loose.id, "cy")
+    assert board.update_task(loose.id, team_id="web", actor="cy").team_id == "web"  # joins one
+    assert board.update_task(task.id, team_id="api", actor="operator:ana").team_id == "api"
+
+
 def test_the_raise_command_quotes_an_agents_team_id(board: Board, tmp_path: Path) -> None:
     """A team id is an agent's word: the refusal's and the block's `kanban budget set` quote it,
     so pasting the command runs `kanban` with it as one argument, never a second command (found
