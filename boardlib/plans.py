@@ -9,11 +9,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictInt,
@@ -28,7 +29,7 @@ from .config import BoardConfig
 from .errors import BoardError, Reason
 from .graph import find_cycles, topological_order
 from .plan_match import CYCLE, AppliedPlan, PlanItem, normalised
-from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from .validation import NAME_MAX, TEXT_MAX, TITLE_MAX, whole
 
 
 class PlanTask(BaseModel):
@@ -45,7 +46,7 @@ class PlanTask(BaseModel):
     title: str = Field(min_length=1, max_length=TITLE_MAX)
     description: str | None = Field(default=None, max_length=TEXT_MAX)
     role: str | None = Field(default=None, min_length=1, max_length=NAME_MAX)
-    priority: StrictInt = 0
+    priority: Annotated[StrictInt, BeforeValidator(whole)] = 0
     depends_on: list[str] = Field(
         default_factory=list, validation_alias=AliasChoices("depends_on", "dependsOn")
     )
@@ -67,7 +68,7 @@ class PlanTask(BaseModel):
         default=None, ge=0, allow_inf_nan=False,
         validation_alias=AliasChoices("budget_usd", "budgetUsd"),
     )  # fmt: skip
-    budget_tokens: StrictInt | None = Field(
+    budget_tokens: Annotated[StrictInt, BeforeValidator(whole)] | None = Field(
         default=None, ge=0, validation_alias=AliasChoices("budget_tokens", "budgetTokens")
     )
 

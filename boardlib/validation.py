@@ -139,6 +139,15 @@ def integer(
     return value
 
 
+def whole(value: Any) -> Any:
+    """A JSON number with no fraction (`5.0`, `1e3`) as the integer it is, as seed 003's zod
+    schemas take it, for every body and file the board reads (HTTP, plan files); anything else
+    is left to the strict check (`5.5`, `"5"`, `true` refused)."""
+    if type(value) is float and value.is_integer() and abs(value) <= INT64_MAX:
+        return int(value)
+    return value
+
+
 def optional_integer(
     value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None
 ) -> int | None:

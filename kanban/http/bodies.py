@@ -26,21 +26,13 @@ from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
 from boardlib.naming import camel
 from boardlib.records import ANCHOR_SIDES, AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
-from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX, whole
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
 INT64 = 2**63
 
 
-def _whole(value: Any) -> Any:
-    """A JSON number with no fraction (`5.0`, `1e2`) as the integer it is, as seed 003's zod
-    schemas take it; anything else is left to the strict check (`5.5`, `"5"`, `true` refused)."""
-    if type(value) is float and value.is_integer() and abs(value) < INT64:
-        return int(value)
-    return value
-
-
-WholeNumber = BeforeValidator(_whole)
+WholeNumber = BeforeValidator(whole)
 
 
 def _status(value: str) -> str:

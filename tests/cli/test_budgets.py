@@ -167,6 +167,23 @@ def test_a_whole_number_of_tokens_may_be_written_as_http_and_mcp_take_it(kanban:
             assert "whole number" in usage.err or "negative" in usage.err or ">=0" in usage.err
 
 
+def test_a_plan_files_whole_numbers_are_taken_as_json_writes_them(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """Found exploring: a JSON plan's `"budgetTokens": 1e3` (or `1000.0`) was refused "Input
+    should be a valid integer" while the same number in an HTTP body was 1000. A plan's whole
+    numbers (budgetTokens, priority) follow the bodies' rule; a fraction or a string is still a
+    problem and the plan writes nothing."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"tasks": [{"key": "a", "title": "A", "budgetTokens": 1e3, "priority": 2.0}]}')
+    (made,) = kanban.ok("plan", "apply", str(plan))["tasks"]
+    assert (made["budgetTokens"], made["priority"]) == (1000, 2)
+    plan.write_text('{"tasks": [{"key": "b", "title": "B", "budgetTokens": 1000.5}]}')
+    with unchanged(kanban.db):
+        problem = kanban.refused("plan", "apply", str(plan), reason="invalid_input")
+    assert [p["field"] for p in problem["problems"]] == ["budgetTokens"]
+
+
 @pytest.mark.slow
 def test_the_budget_and_stats_pages_run_as_written(tmp_path: Path) -> None:
     env = reader_env(tmp_path, KANBAN_DB=str(tmp_path / "board.db"))
