@@ -102,7 +102,9 @@ def token_limit(value: Any, field: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= TOKENS_MAX:
-        raise invalid_input(f"{field} must be a whole number of tokens from 0", field=field)
+        raise invalid_input(
+            f"{field} must be a whole number of tokens from 0 to {TOKENS_MAX:g}", field=field
+        )
     return value
 
 

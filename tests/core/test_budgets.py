@@ -12,7 +12,7 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import transitions as t
-from boardlib.budgets import BLOCKED_PREFIX, amount, to_micros
+from boardlib.budgets import BLOCKED_PREFIX, TOKENS_MAX, USD_MAX, amount, to_micros
 from boardlib.events import EventKind
 from boardlib.narration import narrate
 from boardlib.records import BUDGET_USD, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
@@ -201,6 +201,14 @@ def test_removing_and_lowering_budgets(board: Board) -> None:
         assert refused.value.reason is Reason.INVALID_INPUT
     with pytest.raises(BoardError):
         board.create_task("bad", budget_usd=float("nan"))
+    # found exploring: `--tokens 1e16` was told "a whole number of tokens from 0", not its ceiling
+    for limits, ceiling in (
+        ({"usd": USD_MAX * 10}, USD_MAX),
+        ({"tokens": TOKENS_MAX + 1}, TOKENS_MAX),
+    ):
+        with pytest.raises(BoardError) as too_big:
+            board.set_budget(task.id, reason="x", **limits)
+        assert too_big.value.message.endswith(f"from 0 to {ceiling:g}")
 
 
 def test_daily_budgets_of_the_board_and_of_a_team(board: Board, clock: ManualClock) -> None:
