@@ -67,6 +67,7 @@ TURN_POLL_MAX_S = 0.02  # another store: reads its queue this often
 TITLE_LIMIT = 200
 TAIL_CHARS = 2000
 FENCE_PREFIX = "refs/kanban/landing/"
+BEHIND_PREFIX = "refs/kanban/behind/"  # + board key + /heads/ + branch: see `behind_ref`
 
 # The steps of a landing, in order: `on_step` hears each (the chaos test kills a lander there).
 STEPS = (
@@ -285,6 +286,14 @@ def fence_ref(into: str, board: str) -> str:
     own, as each board queues its own landings; across boards the compare-and-swap on the branch
     is what keeps a landing from moving it past another's commit."""
     return f"{FENCE_PREFIX}{board}/heads/{into}"
+
+
+def behind_ref(into: str, board: str) -> str:
+    """Set to the branch's old tip in the very transaction a landing of `board` moves `into`
+    while a checkout of it is to be brought along, deleted once it was: while it stands, a
+    checkout holding exactly that commit is one the landing left behind (its lander killed),
+    not a person's edit, and any landing, of either board, may bring it along."""
+    return f"{BEHIND_PREFIX}{board}/heads/{into}"
 
 
 class Lander:
@@ -844,17 +853,42 @@ class Lander:
         if error.reason != Reason.BASE_CHECKED_OUT_DIRTY or "path" not in error.details:
             return False
         checkout, repo = Path(error.details["path"]), source.repo
+        marked = [old for _, old in _behind_marks(repo, source.into)]
         moved = gitrepo.run(repo, "log", "-g", "-1", "--format=%gs", source.ref, "--", check=False)
         previous = landgit.rev(repo, f"{source.ref}@{{1}}")
-        if previous is None or not moved[1].decode(errors="replace").startswith(LANDED_MOVE):
+        if previous is not None and moved[1].decode(errors="replace").startswith(LANDED_MOVE):
+            marked.append(previous)
+        if not marked:
             return False
         deadline = time.monotonic() + SETTLE_S
         while time.monotonic() < deadline:
             # a held index is the fast-forward under way; the previous commit, not yet begun
-            if not landgit.index_locked(checkout) and not self._holds_exactly(checkout, previous):
+            if not landgit.index_locked(checkout) and not any(
+                self._holds_exactly(checkout, old) for old in marked
+            ):
                 return not landgit.local_changes(checkout)  # caught up; else a change of the user's
             time.sleep(0.02)
-        return True  # still behind: the caller checks again, and refuses
+        self._bring_along_left(source, checkout)
+        return True  # the caller checks again: caught up, or refused
+
+    def _bring_along_left(self, source: _Source, checkout: Path) -> None:
+        """A checkout still holding exactly the old tip a landing marked (`behind_ref`) once that
+        landing had time to bring it along: its lander was killed in between. Bring it along as
+        that board's recovery would (only where git overwrites nothing, ignored files included),
+        and clear the mark. Without a mark, exactly the old tip may be a person's revert of the
+        landing: left alone."""
+        repo, tip = source.repo, landgit.rev(source.repo, source.ref)
+        for ref, old in _behind_marks(repo, source.into):
+            if tip is None or old == tip or not self._holds_exactly(checkout, old):
+                continue
+            if landgit.index_locked(checkout) or landgit.fast_forward_refusal(checkout, old, tip):
+                return
+            try:
+                landgit.fast_forward_checkout(checkout, old, tip)
+            except GitFailure:
+                return  # changed meanwhile: the caller's check refuses, naming the files
+            self._brought(repo, source.into, old, ref)
+            return
 
     @staticmethod
     def _holds_exactly(checkout: Path, commit: str) -> bool:
@@ -1308,6 +1342,7 @@ class Lander:
                     raise BoardError(Reason.BUSY, f"{entry.id} lost the landing turn; try again")
                 self._step("intent", commit=built.commit, base=tip)
                 successor = self._next_fence(beat.entry)
+                behind = [f"update {self._behind_ref(source.into)} {tip}"] if checkouts else []
                 applied, complaint = landgit.update_refs(
                     repo,
                     [
@@ -1315,6 +1350,7 @@ class Lander:
                         f"update {self._fence_ref(source.into)} {successor} {fence}"
                         if successor
                         else f"delete {self._fence_ref(source.into)} {fence}",
+                        *behind,
                     ],
                     f"{LANDED_MOVE}{task_id} ({strategy}) by {one_line(actor, 80)}",
                 )
@@ -1349,6 +1385,8 @@ class Lander:
             assert built is not None
             self._step("updated", commit=built.commit)
             brought = self._bring_along(source, built, checkouts, warnings)
+            if checkouts:
+                self._brought(repo, source.into, built.base, self._behind_ref(source.into))
             self._step("brought_along", checkouts=[str(path) for path in brought])
             task = self.queue.record_landed(
                 task_id, commit=built.commit, into=source.into, strategy=strategy, actor=actor,
@@ -1627,6 +1665,21 @@ class Lander:
     def _fence_ref(self, into: str) -> str:
         return fence_ref(into, self.trees.board_key)
 
+    def _behind_ref(self, into: str) -> str:
+        return behind_ref(into, self.trees.board_key)
+
+    @staticmethod
+    def _brought(repo: Path, into: str, old: str, ref: str | None = None) -> None:
+        """The checkouts of `into` left at `old` are along now (or were changed by a person,
+        who keeps them): clear the mark saying so (`behind_ref`; `ref`, else every board's
+        that names `old`), never one a later landing set."""
+        refs = [ref] if ref else [name for name, value in _behind_marks(repo, into) if value == old]
+        if refs:
+            landgit.update_refs(
+                repo, [f"delete {name} {old}" for name in refs],
+                f"kanban: the checkouts of {into} are brought along",
+            )  # fmt: skip
+
     # -- recovery -------------------------------------------------------------------------------
 
     def recover_entry(self, dead: QueueEntry, *, by: str) -> Task | None:
@@ -1650,6 +1703,8 @@ class Lander:
         if dead.new_commit and tip is not None and landgit.is_ancestor(repo, dead.new_commit, tip):
             if dead.old_tip and tip == dead.new_commit:
                 self._recover_checkouts(repo, into, dead.old_tip, dead.new_commit)
+            if dead.old_tip:
+                self._brought(repo, into, dead.old_tip, self._behind_ref(into))
             options = dead.options
             return self.queue.record_landed(
                 dead.task_id, commit=dead.new_commit, into=into, strategy=dead.strategy,
@@ -1690,6 +1745,19 @@ class Lander:
                 self.recover_entry(entry, by=by)
                 settled.append(entry.id)
         return settled
+
+
+def _behind_marks(repo: Path, into: str) -> list[tuple[str, str]]:
+    """Every board's `behind_ref` of `into` (name, old tip): a landing that moved it has not
+    yet brought its checkouts along."""
+    _, out, _ = gitrepo.run(
+        repo, "for-each-ref", "--format=%(refname) %(objectname)", BEHIND_PREFIX, check=False
+    )
+    marks = (line.split(" ") for line in out.decode(errors="replace").splitlines())
+    return [
+        (name, value) for name, value in marks
+        if name.removeprefix(BEHIND_PREFIX).partition("/")[2] == f"heads/{into}"
+    ]  # fmt: skip
 
 
 def unverified_command(task_id: str) -> str:

@@ -81,7 +81,7 @@ def recovered(land: LandEnv, task_id: str, tip: str) -> str:
     assert git(land.repo, "status", "--porcelain") == ""  # the checkout of main came along
     assert (land.repo / "app.py").read_text() == ANSWER
     assert land.trees.lander().queue.all_entries() == []
-    assert git(land.repo, "for-each-ref", "refs/kanban/landing") == ""
+    assert git(land.repo, "for-each-ref", "refs/kanban/landing", "refs/kanban/behind") == ""
     landed = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
     assert len(landed) == 1
     return how

@@ -4,6 +4,7 @@ checkouts, locks and refs, and neither's landing, garbage collection or refusal 
 other's work. Real board files, one real repository, one worktrees folder."""
 
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -14,7 +15,15 @@ from boardlib.worktrees import Worktrees, collect_garbage
 from boardlib.worktrees.gc import DAY_MS
 from boardlib.worktrees.landgit import baseline_ref
 from boardlib.worktrees.layout import board_key, branch_name, task_slot
-from tests.worktrees.conftest import LandEnv, git, go, landers_go, make_land_env, start_lander
+from tests.worktrees.conftest import (
+    LandEnv,
+    checkout_state,
+    git,
+    go,
+    landers_go,
+    make_land_env,
+    start_lander,
+)
 
 
 @pytest.fixture
@@ -326,3 +335,57 @@ def test_a_landing_waits_for_the_other_boards_to_bring_the_checkout_along(
     assert history[:2] == [result["commit"], landed_b.commit]
     assert git(a.repo, "status", "--porcelain") == ""  # brought along, twice
     assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
+
+
+@pytest.mark.slow  # a lander process killed
+def test_a_landing_brings_along_the_checkout_the_other_boards_killed_lander_left(
+    boards, tmp_path: Path
+) -> None:
+    """B's lander is killed -9 after moving `main`, before bringing the user's checkout of it
+    along: the checkout holds exactly main's previous commit, nothing of the user's. A's landing
+    brings it along (as B's next call would) and lands, instead of refusing
+    `base_checked_out_dirty` until B's board is used again."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    proc = start_lander(tmp_path / "b.db", [b_id], "--crash-at", "updated")
+    go(proc)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    assert git(a.repo, "status", "--porcelain") != ""  # left behind its branch
+    result = a.trees.land(a_id, actor="bob")
+    assert result.landed
+    assert git(a.repo, "status", "--porcelain") == ""
+    assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
+    assert b.trees.land(b_id, actor="bob").recovered  # B's board records its own landing
+    assert git(a.repo, "for-each-ref", "refs/kanban") == ""
+
+
+@pytest.mark.slow  # a lander process killed
+def test_a_user_edit_in_a_checkout_the_other_boards_killed_lander_left_is_refused(
+    boards, tmp_path: Path
+) -> None:
+    """The same, but the user edited a file in the left-behind checkout: A refuses, touching
+    nothing of it. Nor a checkout holding exactly main's previous commit with no landing's mark
+    on it: a person's revert of the landing, not a killed lander's leftover."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    proc = start_lander(tmp_path / "b.db", [b_id], "--crash-at", "updated")
+    go(proc)
+    proc.communicate(timeout=120)
+    (a.repo / "app.py").write_text("mine\n")
+    before = checkout_state(a.repo)
+    with pytest.raises(BoardError) as caught:
+        a.trees.land(a_id, actor="bob")
+    assert caught.value.reason == Reason.BASE_CHECKED_OUT_DIRTY
+    assert checkout_state(a.repo) == before
+    git(a.repo, "checkout", "--", "app.py")
+    assert b.trees.land(b_id, actor="bob").recovered  # brought along; its mark is gone
+    git(a.repo, "read-tree", "-m", "-u", "HEAD", "HEAD^")  # the person undoes it, uncommitted
+    before = checkout_state(a.repo)
+    with pytest.raises(BoardError) as caught:
+        a.trees.land(a_id, actor="bob")
+    assert caught.value.reason == Reason.BASE_CHECKED_OUT_DIRTY
+    assert checkout_state(a.repo) == before
+
