@@ -497,6 +497,11 @@ class Worktrees:
                     id=task.id,
                 )
             status = "active" if ws.status != "active" else None
+            if self._branch_made_again(repo.root, ws, branch):
+                updated = self.board.update_workspace(
+                    ws.id, status=status, actor=actor, reason=f"branch {branch} made again"
+                )
+                return self._provisioned(updated, reattached=True)
             updated = self.board.update_workspace(
                 ws.id, status=status, actor=actor, reason="reused"
             )
@@ -517,6 +522,32 @@ class Worktrees:
             reason="re-attached",
         )
         return self._provisioned(updated, reattached=True)
+
+    def _branch_made_again(self, repo: Path, ws: Workspace, branch: str) -> bool:
+        """A live checkout whose branch was deleted by hand (`update-ref -d`) is on an unborn
+        branch: git cannot read it, and its next commit would be a root commit. The branch is
+        made again at the row's baseline (create-only: never over a branch made meanwhile);
+        what was committed since shows as staged changes, nothing in the checkout is touched.
+        False when the branch is there (or the baseline is gone too)."""
+        gitrepo = _git()
+        if gitrepo.branch_head(repo, branch) is not None or not ws.base_commit:
+            return False
+        if gitrepo.resolve_commit(repo, ws.base_commit) is None:
+            return False
+        with self._repo_lock(repo, f"make the branch of {ws.task_id} again"):
+            status, _, stderr = gitrepo.run(
+                repo, "update-ref", "-m", f"kanban: {ws.task_id}'s branch made again",
+                f"refs/heads/{branch}", ws.base_commit, "", check=False,
+            )  # fmt: skip
+        if status != 0:
+            raise BoardError(
+                Reason.CONFLICT,
+                f"the branch {branch} of {ws.task_id} was deleted, and could not be made again: "
+                f"{stderr.decode(errors='replace').strip()[-200:]}",
+                id=ws.task_id,
+                branch=branch,
+            )
+        return True
 
     def _create(
         self, task: Task, repo: "RepoInfo", base_commit: str, base: tuple[str, str], actor: str

@@ -18,6 +18,7 @@ from boardlib.worktrees.layout import board_key, branch_name, task_slot
 from tests.worktrees.conftest import (
     LandEnv,
     checkout_state,
+    file_hashes,
     git,
     go,
     landers_go,
@@ -388,4 +389,26 @@ def test_a_user_edit_in_a_checkout_the_other_boards_killed_lander_left_is_refuse
         a.trees.land(a_id, actor="bob")
     assert caught.value.reason == Reason.BASE_CHECKED_OUT_DIRTY
     assert checkout_state(a.repo) == before
+
+
+def test_a_live_checkout_whose_branch_was_deleted_gets_it_back_on_provision(boards) -> None:
+    """A's branch deleted by hand under its live checkout (git cannot read it then, and its next
+    commit would be a root commit): provisioning again makes the branch again at the baseline,
+    says so (`reattached`, not `reused`), and leaves every file of the checkout as it was."""
+    a, _ = boards
+    a_id, a_path = started(a, "from-a")
+    git(a_path, "add", "-A")
+    git(a_path, "commit", "-q", "-m", "work")
+    (a_path / "more.txt").write_text("more\n")
+    before = file_hashes(a_path)
+    git(a.repo, "update-ref", "-d", f"refs/heads/{branch_name(a_id)}")
+    again = a.trees.provision(a_id, a.repo)
+    assert again.reattached and not again.reused
+    baseline = a.board.workspaces(a_id)[-1].base_commit
+    assert git(a.repo, "rev-parse", f"refs/heads/{branch_name(a_id)}") == baseline
+    assert file_hashes(a_path) == before
+    detail = a.trees.detail(a_id)
+    assert detail.checkout.state == "checked_out"
+    assert {"from-a.txt", "more.txt"} <= {stat.path for stat in detail.diff_files}
+    assert a.trees.provision(a_id, a.repo).reused  # from then on, a plain reuse
 
