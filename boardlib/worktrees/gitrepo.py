@@ -741,20 +741,17 @@ SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a 
 REMADE = "is now another board's"  # a workspace's branch deleted, then made by another board
 
 
-def scaffold_boards(repo: Path, branch: str, task_id: str) -> dict[str, str]:
-    """Which boards made a scaffold commit of `task_id` on `branch` (found by its subject and
-    trailers), each key with its newest such commit: a branch left behind by a crash is
-    re-attached by its own board, one of another board sharing the repository is left to it, and
-    one no board made is someone's own. A landed commit of the task (on a base the branch grew
-    from) names a board too, but made no branch: it does not count."""
-    return dict(_scaffolds(repo, branch, task_id, check=True))
-
-
-def branch_maker(repo: Path, branch: str, task_id: str) -> tuple[str, str] | None:
-    """The board key and commit of the newest scaffold of `task_id` on `branch`, None when it has
-    none (or the branch is gone). Stops at the first one found: a task's scaffold is near its
-    branch's tip, so this reads a few commits, not the history."""
-    return next(_scaffolds(repo, branch, task_id, check=False, first_only=True), None)
+def branch_maker(
+    repo: Path, branch: str, task_id: str, *, check: bool = False
+) -> tuple[str, str] | None:
+    """The board key and commit of the newest scaffold of `task_id` on `branch` (found by its
+    subject and trailers), None when it has none (or, unless `check`, the branch is gone): a
+    branch left behind by a crash is re-attached by its own board, one of another board sharing
+    the repository is left to it, and one no board made is someone's own. Stops at the first one
+    found: a task's scaffold is near its branch's tip, so this reads a few commits, not the
+    history (only a branch no board made is read to its root). A landed commit of the task (on
+    a base the branch grew from) names a board too, but made no branch: it does not count."""
+    return next(_scaffolds(repo, branch, task_id, check=check, first_only=True), None)
 
 
 def _scaffolds(

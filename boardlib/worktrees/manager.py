@@ -616,10 +616,10 @@ class Worktrees:
                 if slot is None and path.exists() and gitrepo.registered(repo, path) is not None:
                     continue
                 return slot, None
-            boards = gitrepo.scaffold_boards(repo, branch, task_id)
-            if self.board_key in boards:
-                return slot, boards[self.board_key]
-            if not boards:
+            made = gitrepo.branch_maker(repo, branch, task_id, check=True)
+            if made is not None and made[0] == self.board_key:
+                return slot, made[1]
+            if made is None:
                 raise BoardError(
                     Reason.CONFLICT,
                     f"branch {branch} already exists in {repo} and no kanban board made it for "

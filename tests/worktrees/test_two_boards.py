@@ -412,3 +412,16 @@ def test_a_live_checkout_whose_branch_was_deleted_gets_it_back_on_provision(boar
     assert {"from-a.txt", "more.txt"} <= {stat.path for stat in detail.diff_files}
     assert a.trees.provision(a_id, a.repo).reused  # from then on, a plain reuse
 
+
+def test_choosing_a_slot_reads_the_other_boards_branch_down_to_its_scaffold_only(boards) -> None:
+    """B's TASK-1 finds A's branch in the plain slot: which board made it is read from the
+    branch's newest scaffold, near its tip, not from its whole history (seconds on a long one).
+    Here the history below is unreadable (its first commit's object removed): B still gets its
+    own slot."""
+    a, b = boards
+    first = git(a.repo, "rev-parse", "main")
+    a.commit_on_main("later.txt", "later\n")
+    started(a, "from-a")
+    (a.repo / ".git" / "objects" / first[:2] / first[2:]).unlink()
+    b_id, b_path = started(b, "from-b")
+    assert b_path.name == task_slot(b_id, board_key(b.board.path))
