@@ -18,7 +18,6 @@ import os
 import signal
 import socket
 import statistics
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import pytest
 from boardlib import Board
 from kanban.http.auth import Identity, TokenBook
 from tests.cli.conftest import KANBAN, clean_env
+from tests.http.warm import popen_serve
 
 pytestmark = pytest.mark.slow  # a 50 MB stream and timing-equal 401s
 
@@ -70,13 +70,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     identities = {"alice": "agent:alice", "bob": "agent:bob", "dana": "operator:dana"}
     tokens.write_text("".join(f"{TOKENS[name]} {who}\n" for name, who in identities.items()))
     tokens.chmod(0o600)
-    process = subprocess.Popen(
+    process = popen_serve(
         [str(KANBAN), "serve", "--port", "0", "--tokens", str(tokens)],
         env=clean_env(KANBAN_DB=str(db)),
         cwd=tmp_path,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
     )
     try:
         assert process.stdout is not None

@@ -29,6 +29,7 @@ import pytest
 
 from boardlib import Board
 from tests.cli.conftest import KANBAN, clean_env
+from tests.http.warm import popen_serve
 from tests.tui.conftest import Notes, loaded, make_app, until
 from tui.components.header_bar import HeaderBar
 
@@ -80,14 +81,7 @@ def integrity(db: Path) -> str:
 
 
 def start_server(db: Path) -> tuple["subprocess.Popen[str]", str]:
-    server = subprocess.Popen(
-        [str(KANBAN), "serve", "--port", "0"],
-        env=clean_env(KANBAN_DB=str(db)),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    server = popen_serve([str(KANBAN), "serve", "--port", "0"], env=clean_env(KANBAN_DB=str(db)))
     assert server.stdout is not None
     ready = server.stdout.readline()
     assert ready, server.stderr.read() if server.stderr else ""

@@ -25,6 +25,7 @@ from boardlib.worktrees.layout import board_key
 from kanban.mcp.server import build_server
 from kanban.mcp.session import AgentSession
 from tests.cli.conftest import KANBAN, clean_env
+from tests.http.warm import run_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "postgresql://kanban:pw@127.0.0.1:1/kanban?options=-csearch_path%3Dboard_1"
@@ -193,10 +194,7 @@ def test_option_values_libpq_takes_are_not_refused(option: str) -> None:
 @pytest.mark.slow
 def test_the_server_refuses_a_bad_option_as_input_not_as_unavailable(empty: Path) -> None:
     url = f"postgresql://kanban:{SECRET}@127.0.0.1:1/boards?sslmode=bogus"
-    run = subprocess.run(
-        [str(KANBAN), "--db", url, "serve", "--port", "0"], env=clean_env(), cwd=empty,
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+    run = run_serve([str(KANBAN), "--db", url, "serve", "--port", "0"], env=clean_env(), cwd=empty)
     assert (run.returncode, run.stdout) == (2, ""), run
     error = one_error(run.stderr)
     assert error["reason"] == "invalid_input" and "sslmode" in error["error"]
@@ -267,10 +265,9 @@ def test_db_path_does_not_claim_a_url_board_exists(empty: Path) -> None:
 @pytest.mark.slow
 def test_the_server_refuses_to_start_on_it(empty: Path) -> None:
     for where, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
-        run = subprocess.run(
-            [str(KANBAN), *where, "serve", "--port", "0"], env=clean_env(**extra), cwd=empty,
-            capture_output=True, text=True, check=False, timeout=60,
-        )  # fmt: skip
+        run = run_serve(
+            [str(KANBAN), *where, "serve", "--port", "0"], env=clean_env(**extra), cwd=empty
+        )
         assert (run.returncode, run.stdout) == (2, ""), run
         assert one_error(run.stderr)["reason"] == "unsupported_backend"
 

@@ -31,6 +31,7 @@ from boardlib import Board
 from boardlib.worktrees.layout import Layout, board_key
 from tests.cli.conftest import KANBAN, clean_env
 from tests.cli.warm import run_kanban
+from tests.http.warm import popen_serve
 from tests.worktrees.conftest import git, make_repo, repo_state
 from tests.worktrees.test_handoff import FULL
 from tests.worktrees.test_provision import HOSTILE_REFS
@@ -205,15 +206,7 @@ def test_hostile_repos_refs_shas_and_ids_are_refused_by_the_cli(site: Site) -> N
 
 
 def start_server(site: Site) -> tuple["subprocess.Popen[str]", str]:
-    server = subprocess.Popen(
-        [str(KANBAN), "serve", "--port", "0"],
-        cwd=site.tmp,
-        env=site.env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    server = popen_serve([str(KANBAN), "serve", "--port", "0"], cwd=site.tmp, env=site.env)
     assert server.stdout is not None
     line = server.stdout.readline()
     assert line, server.stderr.read() if server.stderr else ""

@@ -22,6 +22,7 @@ from kanban.http.server import in_flight_budget
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env
 from tests.http.sse_clients import Fleet
+from tests.http.warm import popen_serve
 
 FOLLOWERS = 100
 ROUNDS = 20
@@ -64,12 +65,10 @@ def kanban_serve(tmp_path: Path, db: Path) -> Iterator[Server]:
     Board(db).close()
     log = tmp_path / "server.log"
     with log.open("w") as stderr:
-        process = subprocess.Popen(
+        process = popen_serve(
             [str(KANBAN), "--db", str(db), "serve", "--port", "0", "--graceful", str(GRACEFUL_S)],
             env=clean_env(KANBAN_WORKTREES=str(tmp_path / "state" / "worktrees")),
-            stdout=subprocess.PIPE,
             stderr=stderr,  # a file, not a pipe: a server that logs a lot must not block on it
-            text=True,
         )
     try:
         assert process.stdout is not None

@@ -7,7 +7,6 @@ and the stalled client resumes from the last `id:` it read with `Last-Event-ID`,
 import json
 import os
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 from boardlib import Board, PlanItem
 from tests.cli.conftest import KANBAN, clean_env
 from tests.http.sse_clients import Fleet, Follower
+from tests.http.warm import popen_serve
 
 BATCH = 500  # tasks a plan creates in one transaction: one event each
 MOST_BATCHES = 60  # the socket buffers hold some hundreds of events; far fewer than this
@@ -33,12 +33,10 @@ def serve(tmp_path: Path, db: Path, *args: str) -> Iterator[tuple[str, Path, int
     Board(db).close()
     log = tmp_path / "server.log"
     with log.open("w") as stderr:
-        process = subprocess.Popen(
+        process = popen_serve(
             [str(KANBAN), "--db", str(db), "serve", "--port", "0", *args],
             env=clean_env(KANBAN_WORKTREES=str(tmp_path / "worktrees")),
-            stdout=subprocess.PIPE,
             stderr=stderr,
-            text=True,
         )
     try:
         assert process.stdout is not None

@@ -21,13 +21,14 @@ import pytest
 
 from boardlib import Board
 from tests.cli.conftest import KANBAN, Kanban, clean_env
+from tests.http.warm import WarmProcess, popen_serve, run_serve
 from tests.worktrees.conftest import GIT_ENV, make_repo
 
 
 @dataclass
 class Served:
     url: str
-    process: "subprocess.Popen[str]"
+    process: "subprocess.Popen[str] | WarmProcess"
     db: Path
 
     def stop(self, timeout: float = 30) -> int:
@@ -42,12 +43,9 @@ def kanban_serve(
     """`kanban serve` on the board at `db` (a file or a Postgres URL; default a new file)."""
     db = db if db is not None else tmp_path / "board.db"
     Board(db).close()
-    process = subprocess.Popen(
+    process = popen_serve(
         [str(KANBAN), "--db", str(db), "serve", "--port", "0", *args],
         env=clean_env(KANBAN_WORKTREES=str(tmp_path / "state" / "worktrees"), **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
     try:
         assert process.stdout is not None
@@ -231,12 +229,9 @@ def test_a_per_agent_token_cannot_act_as_another_agent(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_non_loopback_host_without_a_token_refuses_to_start(tmp_path: Path) -> None:
-    done = subprocess.run(
+    done = run_serve(
         [str(KANBAN), "--db", str(tmp_path / "b.db"), "serve", "--host", "0.0.0.0", "--port", "0"],
         env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
     assert done.returncode == 2
     assert "refusing to serve on 0.0.0.0 without a token" in done.stderr
@@ -267,13 +262,7 @@ def test_a_taken_port_fails_fast_saying_what_to_change(tmp_path: Path) -> None:
             (("--port", port), "port", f"127.0.0.1:{port}"),
             (("--host", "192.0.2.1", "--token", "a-token-0123456789"), "host", "192.0.2.1:"),
         ):
-            done = subprocess.run(
-                [str(KANBAN), "--db", str(served.db), "serve", *args],
-                env=clean_env(),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            done = run_serve([str(KANBAN), "--db", str(served.db), "serve", *args], env=clean_env())
             assert done.returncode == 2 and done.stdout == "", done.stderr
             error = json.loads(done.stderr)
             assert (error["reason"], error["field"]) == ("invalid_input", field)

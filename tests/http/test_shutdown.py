@@ -23,6 +23,7 @@ from boardlib.errors import ServerReason
 from kanban.http.envelopes import RETRY_AFTER_S, SHUTTING_DOWN_MESSAGE
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env
+from tests.http.warm import popen_serve
 from tests.worktrees.conftest import GIT_ENV, make_repo
 
 
@@ -59,12 +60,10 @@ def test_a_request_still_running_at_the_deadline_is_left_behind(
     env = clean_env(KANBAN_WORKTREES=str(tmp_path / "state" / "worktrees"), **git)
     pid_file = tmp_path / "verify.pid"
     with log.open("w") as stderr:
-        process = subprocess.Popen(
+        process = popen_serve(
             [str(KANBAN), "--db", str(board_path), "serve", "--port", "0", "--graceful", "2"],
             env=env,
-            stdout=subprocess.PIPE,
             stderr=stderr,
-            text=True,
         )
     try:
         url = ready_url(process, log)
@@ -136,9 +135,9 @@ def test_a_lease_verb_cut_off_at_the_deadline_answers_in_its_envelope(tmp_path: 
     log = tmp_path / "server.log"
     env = clean_env(KANBAN_RETRY_BUDGET_MS="30000")  # the claim outwaits --graceful
     with log.open("w") as stderr:
-        process = subprocess.Popen(
+        process = popen_serve(
             [str(KANBAN), "--db", str(db), "serve", "--port", "0", "--graceful", "2"],
-            env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            env=env, stderr=stderr,
         )  # fmt: skip
     holder = sqlite3.connect(db, isolation_level=None, timeout=30)
     try:

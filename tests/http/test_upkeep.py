@@ -2,7 +2,6 @@
 stale-task reconciliation on an interval, and worktree garbage collection."""
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from boardlib import Board, BoardConfig, ManualClock
 from tests.cli.conftest import KANBAN, clean_env
 from tests.http.conftest import live_server
+from tests.http.warm import popen_serve
 
 
 def wait_for(predicate, timeout_s: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
@@ -50,12 +50,9 @@ def test_kanban_serve_releases_dead_claims_as_it_starts(tmp_path: Path) -> None:
     with Board(db, clock=ManualClock(start_ms=long_ago)) as board:
         task = board.create_task("abandoned")
         board.claim(task.id, "ghost")
-    process = subprocess.Popen(
+    process = popen_serve(
         [str(KANBAN), "--db", str(db), "serve", "--port", "0"],
         env=clean_env(KANBAN_WORKTREES=str(tmp_path / "worktrees")),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
     try:
         assert process.stdout is not None

@@ -1,16 +1,19 @@
 """A fork server for `kanban mcp` sessions: one process imports the CLI, the MCP SDK and pydantic
 once, then forks a fresh process per session that runs the console script's own `main` with the
 session's argv, environment and stdio. Importing the SDK costs ~1.3 CPU-s; a fork costs ~10 ms.
+`kanban serve` runs from one too, warmed with the HTTP app instead (tests/http/warm.py).
 
-Run as `python zygote.py SOCKET`: it prints `ready` and serves until killed. Each connection
-(from tests/mcp/launch.py) sends one JSON line {argv, env, cwd} and its fds 0-2; the zygote forks
-a keeper that forks the session (its own session id, the given fds, the given env), answers
-`pid N`, waits for it and answers `exit N`. The zygote reaps each keeper as it ends, so the
-sessions' CPU time adds up into the test run's, as a spawned script's would.
+Run as `python zygote.py SOCKET [MODULE...]`: it imports the modules (default: the MCP server's),
+prints `ready` and serves until killed. Each connection (from tests/mcp/launch.py) sends one
+JSON line {argv, env, cwd} and its fds 0-2; the zygote forks a keeper that forks the session (its
+own session id, the given fds, the given env), answers `pid N`, waits for it and answers `exit N`.
+The zygote reaps each keeper as it ends, so the sessions' CPU time adds up into the test run's,
+as a spawned script's would.
 """
 
 import array
 import contextlib
+import importlib
 import json
 import os
 import random
@@ -19,9 +22,6 @@ import socket
 import sys
 from pathlib import Path
 
-import kanban.cli
-import kanban.cli.mcp_command
-import kanban.mcp.server  # noqa: F401  (the SDK and pydantic, imported once)
 from kanban.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run by path: the repository's
@@ -61,8 +61,7 @@ def run_session(request: dict[str, object], fds: list[int]) -> None:
         os.chdir(str(request["cwd"]))
         sys.argv = ["kanban", *request["argv"]]  # type: ignore[misc]
         try:
-            main()
-            code = 0
+            code = main() or 0  # the console script's `sys.exit(main())`
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except BaseException:  # say why on the session's stderr, as a crash would
@@ -109,5 +108,9 @@ def serve(path: str) -> None:
     keep(accept_forked(path, 64))
 
 
+WARMED = ("kanban.cli.mcp_command", "kanban.mcp.server")  # the SDK and pydantic, imported once
+
 if __name__ == "__main__":
+    for module in sys.argv[2:] or WARMED:
+        importlib.import_module(module)
     serve(sys.argv[1])
