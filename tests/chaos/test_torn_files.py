@@ -36,7 +36,9 @@ from mcp.client.stdio import StdioServerParameters
 from boardlib import Board
 from boardlib.store.schema import SCHEMA_VERSION
 from tests.cli.conftest import KANBAN, clean_env, user_namespaces
-from tests.mcp.conftest import text_of
+from tests.cli.warm import run_kanban
+from tests.http.warm import popen_serve
+from tests.mcp.conftest import server_parameters, text_of
 
 pytestmark = pytest.mark.slow  # every torn board on every surface, each a process
 
@@ -163,7 +165,10 @@ def beside(path: Path) -> list[str]:
 def as_user(kind: str, argv: list[str]) -> list[str]:
     """The command as a user file modes apply to, for the boards they refuse (root ignores
     them): in a user namespace of its own it keeps its uid (it owns what root owns) but loses
-    root's override, so the owner's bits decide."""
+    root's override, so the owner's bits decide. The other kinds run as this user, and the
+    CLI, MCP and REST runs among them are forked from warm interpreters (tests/cli/warm.py,
+    tests/mcp/zygote.py, tests/http/warm.py: the same `main`, ~1 CPU-s less each); a process
+    in a namespace of its own must be started fresh."""
     return ["unshare", "--user", *argv] if kind in UNPRIVILEGED else argv
 
 
@@ -200,13 +205,11 @@ def test_the_cli_refuses_each_torn_board_with_one_typed_line(torn: tuple[str, Pa
         (["task", "claim-next", "--agent", "ada"], write_reason),
         (["task", "move", "TASK-1", "--to", "cancelled"], write_reason),
     ):
-        run = subprocess.run(
-            as_user(kind, [str(KANBAN), *args]),
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
+        argv = [str(KANBAN), *args]
+        run = (
+            subprocess.run(as_user(kind, argv), env=env, capture_output=True, text=True, timeout=60)
+            if kind in UNPRIVILEGED
+            else run_kanban(argv, env=env, timeout=60)
         )
         if reason is None:
             assert run.returncode == 0, run.stderr
@@ -298,10 +301,13 @@ def test_the_live_board_refuses_or_opens_read_only_and_says_why(
 
 @asynccontextmanager
 async def mcp_on(kind: str, path: Path):  # type: ignore[no-untyped-def]
-    argv = as_user(kind, [str(KANBAN), "mcp", "--agent", "ada"])
-    params = StdioServerParameters(
-        command=argv[0], args=argv[1:], env=clean_env(KANBAN_DB=str(path))
-    )
+    if kind in UNPRIVILEGED:
+        argv = as_user(kind, [str(KANBAN), "mcp", "--agent", "ada"])
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=clean_env(KANBAN_DB=str(path))
+        )
+    else:
+        params = server_parameters(path, "ada")
     async with Client(params) as client:
         yield client
 
@@ -333,12 +339,13 @@ def test_the_server_refuses_to_start_on_a_torn_board_or_serves_it_read_only(
     torn: tuple[str, Path],
 ) -> None:
     kind, path = torn
-    server = subprocess.Popen(
-        as_user(kind, [str(KANBAN), "serve", "--port", "0"]),
-        env=clean_env(KANBAN_DB=str(path)),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    argv, env = [str(KANBAN), "serve", "--port", "0"], clean_env(KANBAN_DB=str(path))
+    server = (
+        subprocess.Popen(
+            as_user(kind, argv), env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        if kind in UNPRIVILEGED
+        else popen_serve(argv, env=env)
     )
     if kind not in ("read_only", "read_only_folder"):
         out, err = server.communicate(timeout=60)

@@ -9,6 +9,7 @@ tested with a short lease and a real wait. Set-up that is not under test goes th
 in-process.
 """
 
+import atexit
 import hashlib
 import json
 import os
@@ -49,18 +50,24 @@ def zygote_socket() -> Path:
         )
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
         _zygote.append((process, path))
+        atexit.register(end_zygote)  # for the tests of other wings (tests/chaos) that use it
     return _zygote[0][1]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _end_the_zygote() -> Iterator[None]:
-    yield
+def end_zygote() -> None:
+    """Kill and wait for the zygote: waited, its sessions' CPU time counts in the run's."""
     for process, path in _zygote:
         process.kill()
         process.wait(timeout=30)
         path.unlink(missing_ok=True)
         path.parent.rmdir()
     _zygote.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _end_the_zygote() -> Iterator[None]:
+    yield
+    end_zygote()
 
 
 def server_parameters(db: Path, agent: str | None, *args: str, **env: str) -> StdioServerParameters:
