@@ -140,9 +140,10 @@ def test_the_token_check_takes_the_same_time_however_close_the_guess() -> None:
     control = min(naive["last"]) / min(naive["first"])
     assert control > 3, f"the control saw no leak in a plain ==: ratio {control:.2f}"
     ratio = min(checked["last"]) / min(checked["first"])
-    # A leak is the control's size (a 256 KB prefix against one character: well over 3); a
-    # loaded CI machine moved a sound check to 1.26, so the band is wide and the leak still far.
-    assert 0.67 < ratio < 1.5, f"identify() time depends on the guess: ratio {ratio:.2f}"
+    # A leak is the control's size (a 256 KB prefix against one character: ~48 measured, and
+    # asserted over 3); a loaded machine moved a sound check to 1.26 in CI and 1.51 beside
+    # other test runs, so the band is wide (half to twice) and a leak still far outside it.
+    assert 0.5 < ratio < 2, f"identify() time depends on the guess: ratio {ratio:.2f}"
 
 
 def test_over_http_a_close_guess_is_not_told_apart_from_a_far_one(server: Server) -> None:
