@@ -16,10 +16,12 @@ from textual.widgets._footer import FooterKey
 from boardlib import ManualClock
 from tests.tui.conftest import quiet, until
 from tests.tui.test_drawer import app_on, screen_text, shows
+from tui import registry
 from tui.components import diff_view
 from tui.components import drawer as drawer_module
 from tui.components.diff_view import DiffView
 from tui.components.drawer import TaskDrawer
+from tui.components.footer import HintFooter
 from tui.components.search_bar import SearchBar
 from tui.review_board import START_MS, ReviewBoard
 
@@ -130,3 +132,32 @@ async def test_a_cursor_move_within_the_view_redraws_only_the_two_lines(review) 
         assert view.cursor == 1
         assert sorted(set(drawn)) == [0, 1]  # not the whole screen
         assert "def discount" in screen_text(app)
+
+
+async def test_opening_the_drawer_recomposes_the_footer_once(review) -> None:  # type: ignore[no-untyped-def]
+    """Each `refresh_bindings` (the drawer's mount, its tab, its data, the focus) recomposed the
+    footer, unmounting and mounting every key hint: five times an open, four of them for the
+    hints already shown. The footer shows the drawer's keys, from one recompose."""
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await shows(pilot, app, "5 History")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.query(TaskDrawer))
+        await until(pilot, lambda: quiet(app))
+        footer = app.screen.query_one(HintFooter)
+        recomposed: list[int] = []
+        recompose = footer.recompose
+
+        async def counted() -> None:
+            recomposed.append(1)
+            await recompose()
+
+        footer.recompose = counted  # type: ignore[method-assign]
+        await pilot.press("enter")
+        await shows(pilot, app, "5 History")
+        await until(pilot, lambda: quiet(app))
+        await pilot.pause(0.3)
+        close = registry.BY_ID["drawer.close"].name
+        assert close in {key.action for key in footer.query(FooterKey)}  # the drawer's keys
+        assert len(recomposed) == 1

@@ -11,7 +11,14 @@ Each key hint is bound to the footer's `compact` (`data_bind`), and Textual forg
 removed hints only when `compact` changes, which it never does here: every recompose (a tab, a
 drawer, a focus change) kept the old hints alive, some 30,000 objects per drawer opened, and every
 later garbage collection walked them all. A recompose forgets them first (`_forget_removed_hints`).
+
+Textual recomposes the footer after every `refresh_bindings`, each call its own recompose: opening
+the drawer asked five times, four of them for the hints already shown (13 hints unmounted, mounted
+and styled again each time). The footer recomposes once for the refreshes of one frame, and only
+when the hints would change.
 """
+
+from collections.abc import Hashable
 
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -21,6 +28,9 @@ from textual.widgets._footer import FooterLabel
 
 
 class HintFooter(Footer):
+    _composed_from: Hashable = None  # what the hints shown were composed from
+    _recompose_due = False  # a recompose is asked for, after the next refresh
+
     def on_mount(self) -> None:
         self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out)
 
@@ -29,7 +39,35 @@ class HintFooter(Footer):
 
     def compose(self) -> ComposeResult:
         self._forget_removed_hints()
+        self._composed_from = self._hints_from()
         yield from super().compose()
+
+    def _hints_from(self) -> Hashable:
+        """What `Footer.compose` makes the hints of: equal, and a recompose shows the same."""
+        if not self._bindings_ready:
+            return None
+        bindings = self.screen.active_bindings
+        palette = (
+            bindings.get(self.app.COMMAND_PALETTE_BINDING) if self.show_command_palette else None
+        )
+        return tuple(
+            (active.binding, active.enabled, active.tooltip)
+            for active in (*bindings.values(), palette)
+            if active is not None and (active.binding.show or active is palette)
+        )
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen and not self._recompose_due:
+            self._recompose_due = True
+            self.call_after_refresh(self._recompose_if_changed)
+
+    async def _recompose_if_changed(self) -> None:
+        self._recompose_due = False
+        if self.is_attached and self._hints_from() != self._composed_from:
+            await self.recompose()
 
     def _forget_removed_hints(self) -> None:
         """Drop the watchers of removed widgets, as Textual does when the value changes."""

@@ -54,7 +54,10 @@ class OverviewPane(VerticalScroll, can_focus=False):
         self.query_one("#overview-description-heading", Static).display = bool(description)
         markdown = self.query_one(AgentMarkdown)
         markdown.display = bool(description)
+        rest_widget = self.query_one("#overview-rest", Static)
         await markdown.show(description)
+        if not rest_widget.is_attached:
+            return  # the drawer was closed while the description was drawn: its widgets went
         rest: list[RenderableType] = [
             heading("Verdict"),
             describe_verdict(task.verification, now_ms),
@@ -68,4 +71,4 @@ class OverviewPane(VerticalScroll, can_focus=False):
         rest += review_block(view, now_ms)
         rest += comments_block(view, now_ms)
         rest.append(Text(""))
-        self.query_one("#overview-rest", Static).update(Group(*rest))
+        rest_widget.update(Group(*rest))
