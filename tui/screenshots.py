@@ -13,17 +13,28 @@ Regenerate whenever the look changes; the README and docs/tui.md show them.
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
+import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from textual.app import App
+from textual.worker import WorkerState
 
 from boardlib import Board, ManualClock, PlanItem
 from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
 
 START_MS = 1_767_261_600_000  # a fixed moment, so every timestamp on screen is the same each run
 OPERATOR = "operator:ana"
+SCENE_FOLDER = Path("/tmp/kanban-screenshots")
+"""Where the drawer scenes build their boards with real worktrees. The drawer shows the worktree's
+path, and the worktrees' folder is named by a hash of the repository's path: built in a temp
+folder, every regeneration wrote another random name (and hash) into the drawer's SVGs."""
 
 FAILED_VERDICT = {
     "status": "completed_with_debt",
@@ -242,24 +253,49 @@ async def _shoot_sparse(out: Path) -> list[Path]:
         return [Path(kanban.save_screenshot("board-80x24-review.svg", str(out)))]
 
 
+def _idle(app: App[object]) -> bool:
+    """No worker of the app waits or runs: nothing the frame may still change with."""
+    return not any(
+        worker.state in (WorkerState.PENDING, WorkerState.RUNNING) for worker in app.workers
+    )
+
+
+@contextmanager
+def scene_folder(name: str) -> Iterator[Path]:
+    """`SCENE_FOLDER/name`, empty, under a lock so two runs on one machine do not share it;
+    removed after."""
+    SCENE_FOLDER.mkdir(exist_ok=True)
+    with open(f"{SCENE_FOLDER}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder = SCENE_FOLDER / name
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 async def _shoot_drawer(out: Path) -> list[Path]:
     """The task drawer on a board with real worktrees: each tab beside the board at 160x48, and
     full screen at 80x24."""
-    import shutil
+    with scene_folder("review") as folder:
+        return await _shoot_drawer_in(folder, out)
 
+
+async def _shoot_drawer_in(folder: Path, out: Path) -> list[Path]:
     from .app import KanbanApp
     from .review_board import build_review_board
 
-    folder = Path("review")
-    shutil.rmtree(folder, ignore_errors=True)
     clock = ManualClock(START_MS)
-    board = build_review_board(folder.absolute(), clock)
+    board = build_review_board(folder, clock)
     clock.advance(minutes=5)
     saved: list[Path] = []
 
     async def wait_for(pilot: object, check: object, limit: float = 10.0) -> None:
+        """Until `check` holds and no read is under way (the Landing section's preview came
+        after the 80x24 Overview's photograph on a loaded machine)."""
         deadline = time.monotonic() + limit
-        while time.monotonic() < deadline and not check():  # type: ignore[operator]
+        while time.monotonic() < deadline and not (check() and _idle(pilot.app)):  # type: ignore[operator, attr-defined]
             await pilot.pause(0.05)  # type: ignore[attr-defined]
         await pilot.pause(0.3)  # type: ignore[attr-defined]
 
@@ -323,15 +359,16 @@ async def _shoot_stats(out: Path) -> list[Path]:
 async def _shoot_review(out: Path) -> list[Path]:
     """Reviewing in depth: long lines panned with their markers and wrapped, search matches, side
     by side, and a comment anchored to a line."""
-    import shutil
+    with scene_folder("review-big") as folder:
+        return await _shoot_review_in(folder, out)
 
+
+async def _shoot_review_in(folder: Path, out: Path) -> list[Path]:
     from .app import KanbanApp
     from .review_board import build_review_board
 
-    folder = Path("review-big")
-    shutil.rmtree(folder, ignore_errors=True)
     clock = ManualClock(START_MS)
-    board = build_review_board(folder.absolute(), clock, big_diff=True)
+    board = build_review_board(folder, clock, big_diff=True)
     clock.advance(minutes=5)
     with Board(board.db, clock=clock) as writer:
         writer.add_comment(

@@ -216,3 +216,28 @@ def test_work_beside_empty_columns_at_80x24(tmp_path: Path, monkeypatch, snap_co
     app = make_app(tmp_path / "board.db", clock)
     assert Board  # the board is built through the library, as the screenshots do
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+
+
+@pytest.mark.slow  # two review boards built, the drawer photographed seven times in each
+def test_the_drawer_screenshots_are_the_same_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m tui.screenshots` built the drawer's board in its temp folder, whose random name
+    (and the worktrees' hash of it) the drawer shows: every regeneration differed in that alone.
+    Each run here starts in a folder of its own, as each regeneration does."""
+    import os
+
+    from tui import screenshots
+
+    utc()
+    monkeypatch.setenv("KANBAN_SETTINGS", os.devnull)
+    monkeypatch.delenv("KANBAN_WORKTREES", raising=False)  # the build sets it: put back after
+    runs = []
+    for run in ("first", "second"):
+        (tmp_path / run / "out").mkdir(parents=True)
+        monkeypatch.chdir(tmp_path / run)
+        saved = asyncio.run(screenshots._shoot_drawer(tmp_path / run / "out"))
+        runs.append({path.name: path.read_bytes() for path in saved})
+    first, second = runs
+    assert first.keys() == second.keys() and first
+    assert [name for name in first if first[name] != second[name]] == []
