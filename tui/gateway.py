@@ -277,6 +277,10 @@ class BoardGateway:
         not wait behind it."""
         with server_lost_as_refusal():
             board = self._writable()
+            # Two reads of the newest event, one each side, and neither can go: the write's
+            # events are numbered only as it commits (the library hands back no seq), and
+            # another process acting as this operator may write just before it or just after
+            # it; the span between the two reads is what tells this app's events from theirs.
             span = self._own_writes.begin(board.last_event_seq())
             try:
                 with self._write_lock:
