@@ -849,17 +849,16 @@ class Lander:
         board on the repository, which queues its own) moved the branch and is bringing that
         checkout along, which holds exactly the branch's previous commit, nothing of the user's.
         Then this waits for it to catch up (a moment; at most `SETTLE_S`) and answers True, and
-        the caller checks again. Told by the branch's reflog: its last move was a landing's."""
+        the caller checks again. Told by that landing's mark (`behind_ref`), not by the branch's
+        reflog, which a repository may not keep (`core.logAllRefUpdates`, a bare one). With no
+        mark standing, a landing that cleared its mark since the checkout was read has brought it
+        along: True when nothing looks changed any more (the caller's check has the last word)."""
         if error.reason != Reason.BASE_CHECKED_OUT_DIRTY or "path" not in error.details:
             return False
-        checkout, repo = Path(error.details["path"]), source.repo
-        marked = [old for _, old in _behind_marks(repo, source.into)]
-        moved = gitrepo.run(repo, "log", "-g", "-1", "--format=%gs", source.ref, "--", check=False)
-        previous = landgit.rev(repo, f"{source.ref}@{{1}}")
-        if previous is not None and moved[1].decode(errors="replace").startswith(LANDED_MOVE):
-            marked.append(previous)
+        checkout = Path(error.details["path"])
+        marked = [old for _, old in _behind_marks(source.repo, source.into)]
         if not marked:
-            return False
+            return not landgit.index_locked(checkout) and not landgit.local_changes(checkout)
         deadline = time.monotonic() + SETTLE_S
         while time.monotonic() < deadline:
             # a held index is the fast-forward under way; the previous commit, not yet begun

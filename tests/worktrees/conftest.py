@@ -233,13 +233,18 @@ def land(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_lander(board: object, task_ids: Sequence[str], *args: str) -> subprocess.Popen[str]:
+def start_lander(
+    board: object, task_ids: Sequence[str], *args: str, path: Path | None = None
+) -> subprocess.Popen[str]:
     """A lander process (tests/worktrees/land_procs.py) for `task_ids` of the board at `board`,
-    up and waiting for "go" on its stdin; `args` are land_procs' options."""
+    up and waiting for "go" on its stdin; `args` are land_procs' options. `path`: a folder put
+    first on its PATH (a `git` shim there runs in place of git)."""
     command = [sys.executable, "-m", "tests.worktrees.land_procs", str(board), ",".join(task_ids),
                "--wait", *args]  # fmt: skip
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if path is not None:
+        env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
     proc = subprocess.Popen(command, cwd=ROOT, env=env, text=True, **pipes)
     assert proc.stdout is not None
     assert json.loads(proc.stdout.readline()) == {"ready": True}, proc.stderr

@@ -4,6 +4,7 @@ checkouts, locks and refs, and neither's landing, garbage collection or refusal 
 other's work. Real board files, one real repository, one worktrees folder."""
 
 import json
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib.worktrees import Worktrees, collect_garbage
 from boardlib.worktrees.gc import DAY_MS
 from boardlib.worktrees.landgit import baseline_ref
+from boardlib.worktrees.landing import BEHIND_PREFIX
 from boardlib.worktrees.layout import board_key, branch_name, task_slot
 from tests.worktrees.conftest import (
     LandEnv,
@@ -310,15 +312,32 @@ def test_two_boards_landing_into_main_at_once_both_land_in_line(boards, tmp_path
     assert git(a.repo, "for-each-ref", "refs/kanban") == ""  # each board's fence is gone
 
 
+def keep_no_reflog(repo: Path) -> None:
+    """`repo` as one that keeps no branch reflog (`core.logAllRefUpdates=false`, its logs gone):
+    git appends to a reflog that exists whatever the setting says."""
+    git(repo, "config", "core.logAllRefUpdates", "false")
+    shutil.rmtree(repo / ".git" / "logs")
+
+
+def wait_for_file(path: Path, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
 @pytest.mark.slow  # a lander process
+@pytest.mark.parametrize("reflog", [True, False], ids=["reflog", "no-reflog"])
 def test_a_landing_waits_for_the_other_boards_to_bring_the_checkout_along(
-    boards, tmp_path: Path
+    boards, tmp_path: Path, reflog: bool
 ) -> None:
     """B's landing has moved `main` and not yet brought the user's checkout of it along (each
     board queues its own landings, so A's is not held back): the checkout looks changed then.
     A lands once it caught up; it was refused `base_checked_out_dirty`, nothing of the user's
-    changed."""
+    changed. The same in a repository that keeps no reflog: B's mark tells A, not the reflog."""
     a, b = boards
+    if not reflog:
+        keep_no_reflog(a.repo)
     a_id, _ = a.task_with({"from-a.txt": "a\n"})
     b_id, _ = b.task_with({"from-b.txt": "b\n"})
     proc = start_lander(tmp_path / "a.db", [a_id])
@@ -335,6 +354,50 @@ def test_a_landing_waits_for_the_other_boards_to_bring_the_checkout_along(
     history = git(a.repo, "rev-list", "--first-parent", "main").splitlines()
     assert history[:2] == [result["commit"], landed_b.commit]
     assert git(a.repo, "status", "--porcelain") == ""  # brought along, twice
+    assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
+
+
+@pytest.mark.slow  # a lander process
+def test_a_checkout_brought_along_before_its_mark_is_read_lands_without_a_reflog(
+    boards, tmp_path: Path
+) -> None:
+    """A's turn finds the user's checkout changed while B's landing brings it along, and B has
+    finished (its mark gone) by the time A looks for a mark; the repository keeps no reflog. A
+    looks once more, finds the checkout along, and lands: it was refused `base_checked_out_dirty`.
+    A `git` shim on A's PATH holds A's first read of the marks until B is done."""
+    a, b = boards
+    keep_no_reflog(a.repo)
+    landing, verifying, verify_go = (tmp_path / name for name in ("landing", "verifying", "go"))
+    asked, marks_go = tmp_path / "asked", tmp_path / "marks-go"
+    wait = f"until [ -e {verify_go} ]; do sleep 0.01; done"
+    hold = f"[ ! -e {landing} ] || {{ touch {verifying}; {wait}; }}"
+    a_id, _ = a.task_with({"from-a.txt": "a\n"}, verify=hold)  # the gate runs it too: not held
+    landing.touch()
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(
+        f'#!/bin/sh\ncase "$*" in *{BEHIND_PREFIX}*) if [ ! -e {asked} ]; then touch {asked}; '
+        f"until [ -e {marks_go} ]; do sleep 0.01; done; fi;; esac\n"
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    proc = start_lander(tmp_path / "a.db", [a_id], path=shim)
+    go(proc)
+    wait_for_file(verifying)  # A's turn verifies on main's tip; its checks found nothing changed
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "updated":  # main moved, the checkout not brought along yet, B's mark set
+            verify_go.touch()
+            wait_for_file(asked)  # A found the checkout changed and looks for a mark
+
+    b.trees.lander(on_step=on_step).land(b_id, actor="bob")
+    assert git(a.repo, "for-each-ref", BEHIND_PREFIX) == ""  # B brought it along: mark gone
+    marks_go.touch()
+    out, err = proc.communicate(timeout=120)
+    result = json.loads(out.splitlines()[-1])
+    assert "commit" in result, (result, err)
+    assert git(a.repo, "status", "--porcelain") == ""
     assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
 
 
