@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +96,40 @@ def run(
     if check and done.returncode != 0:
         raise GitFailure(list(args), done.returncode, stderr)
     return done.returncode, done.stdout, stderr
+
+
+def records(cwd: Path, *args: str, separator: bytes) -> Generator[bytes, None, None]:
+    """`git <args>`'s stdout record by record (each ended by `separator`) as git writes them: a
+    reader that stops early (closing the iterator) has git killed, so git reads no further than
+    the reader needed. `GitFailure` on a non-zero exit, once every record before it was read."""
+    if not cwd.is_dir():
+        raise folder_gone(cwd, args)
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(
+                ["git", "-C", str(cwd), *args], cwd=cwd, env=git_environment(),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
+                start_new_session=True,
+            )  # fmt: skip
+        except FileNotFoundError as error:  # as in `run`
+            if cwd.is_dir():
+                raise
+            raise folder_gone(cwd, args) from error
+        try:
+            assert process.stdout is not None
+            pending = b""
+            while chunk := os.read(process.stdout.fileno(), 1 << 16):
+                *done, pending = (pending + chunk).split(separator)
+                yield from done
+            status = process.wait()
+        finally:
+            kill_group(process)
+            process.stdout.close()  # type: ignore[union-attr]
+            process.wait()
+        if status != 0:
+            errors.seek(0)
+            stderr = errors.read()[-4000:].decode(errors="replace").removesuffix("\n")
+            raise GitFailure(list(args), status, stderr)
 
 
 def folder_gone(cwd: Path, args: Sequence[str]) -> GitFailure:
@@ -741,42 +775,40 @@ SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a 
 REMADE = "is now another board's"  # a workspace's branch deleted, then made by another board
 
 
+SCAFFOLD_DEPTH = 10_000  # commits a branch's first parents are read down for its scaffold
+
+
 def branch_maker(
     repo: Path, branch: str, task_id: str, *, check: bool = False
 ) -> tuple[str, str] | None:
-    """The board key and commit of the newest scaffold of `task_id` on `branch` (found by its
-    subject and trailers), None when it has none (or, unless `check`, the branch is gone): a
-    branch left behind by a crash is re-attached by its own board, one of another board sharing
-    the repository is left to it, and one no board made is someone's own. Stops at the first one
-    found: a task's scaffold is near its branch's tip, so this reads a few commits, not the
-    history (only a branch no board made is read to its root). A landed commit of the task (on
-    a base the branch grew from) names a board too, but made no branch: it does not count."""
-    return next(_scaffolds(repo, branch, task_id, check=check, first_only=True), None)
-
-
-def _scaffolds(
-    repo: Path, branch: str, task_id: str, *, check: bool, first_only: bool = False
-) -> Iterator[tuple[str, str]]:
+    """The board key and commit of the newest scaffold of `task_id` on `branch` (its subject and
+    trailers naming exactly that task), None when it has none (or, unless `check`, the branch is
+    gone): a branch left behind by a crash is re-attached by its own board, one of another board
+    sharing the repository is left to it, and one no board made is someone's own. A scaffold is
+    the branch's first commit, which a sync rebases or merges under its first parents: read from
+    the tip down those, stopping at the first (a few commits), and never past `SCAFFOLD_DEPTH`,
+    so a branch no board made is refused without reading its whole history. A landed commit of
+    the task (on a base the branch grew from) names a board too, but made no branch: it does not
+    count, nor does a scaffold of another task whose id starts alike (TASK-12 for TASK-1)."""
     fmt = (
         "%H%x00%s%x00%(trailers:key=Kanban-Task,valueonly)%x00"
         "%(trailers:key=Kanban-Board,valueonly)%x1e"
     )
     subject = f"{SCAFFOLD_SUBJECT}{task_id}"
-    status, stdout, _ = run(
-        repo, "log", "--fixed-strings", "--all-match", f"--grep={subject}",
-        f"--grep=Kanban-Task: {task_id}", f"--format={fmt}", *(["-1"] if first_only else []),
-        f"refs/heads/{branch}", "--", check=check,
+    commits = records(
+        repo, "log", "--first-parent", f"--max-count={SCAFFOLD_DEPTH}", f"--format={fmt}",
+        f"refs/heads/{branch}", "--", separator=b"\x1e",
     )  # fmt: skip
-    if status != 0:
-        return
-    seen: set[str] = set()
-    for record in stdout.decode("utf-8", errors="replace").split("\x1e"):
-        fields = [field.strip() for field in record.strip().split("\x00")]
-        if len(fields) != 4 or fields[1] != subject or fields[2] != task_id or not fields[3]:
-            continue
-        if fields[3] not in seen:
-            seen.add(fields[3])
-            yield fields[3], fields[0]
+    try:
+        with contextlib.closing(commits):
+            for record in commits:
+                fields = [field.strip() for field in record.decode(errors="replace").split("\x00")]
+                if len(fields) == 4 and fields[1:3] == [subject, task_id] and fields[3]:
+                    return fields[3].split("\n")[0], fields[0]
+    except GitFailure:
+        if check:
+            raise
+    return None
 
 
 def remade_by_another(

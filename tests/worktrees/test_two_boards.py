@@ -6,6 +6,7 @@ other's work. Real board files, one real repository, one worktrees folder."""
 import json
 import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib.worktrees import Worktrees, collect_garbage
 from boardlib.worktrees.gc import DAY_MS
+from boardlib.worktrees.gitrepo import SCAFFOLD_DEPTH, SCAFFOLD_SUBJECT, branch_maker
 from boardlib.worktrees.landgit import baseline_ref
 from boardlib.worktrees.landing import BEHIND_PREFIX
 from boardlib.worktrees.layout import board_key, branch_name, task_slot
@@ -488,3 +490,51 @@ def test_choosing_a_slot_reads_the_other_boards_branch_down_to_its_scaffold_only
     (a.repo / ".git" / "objects" / first[:2] / first[2:]).unlink()
     b_id, b_path = started(b, "from-b")
     assert b_path.name == task_slot(b_id, board_key(b.board.path))
+
+
+def test_a_scaffold_of_task_12_above_task_1s_leaves_the_branch_to_its_board(boards) -> None:
+    """A's TASK-1 branch holds, above its own scaffold, a commit with TASK-12's scaffold subject
+    and trailers (picked over from TASK-12's branch, say): a `git log --grep` for TASK-1 matched
+    it as a substring and stopped there, so B's TASK-1 was refused the plain slot as a branch no
+    board made. The match is exact: B finds A's scaffold below it and takes its own slot."""
+    a, b = boards
+    a_id, a_path = started(a, "from-a")
+    a_key = board_key(a.board.path)
+    other = f"{SCAFFOLD_SUBJECT}TASK-12\n\nKanban-Task: TASK-12\nKanban-Board: {a_key}\n"
+    git(a_path, "commit", "-q", "--no-verify", "--allow-empty", "-m", other)
+    scaffold = a.board.workspaces(a_id)[-1].base_commit
+    b_id, b_path = started(b, "from-b")
+    assert b_path.name == task_slot(b_id, board_key(b.board.path))
+    assert branch_maker(a.repo, branch_name(a_id), a_id) == (a_key, scaffold)
+    assert git(a.repo, "rev-parse", f"{branch_name(a_id)}~1") == scaffold  # A's, untouched
+
+
+def test_a_task_branch_no_board_made_is_refused_without_reading_its_history(boards) -> None:
+    """A `kanban/task-TASK-1` branch no board made, with a long history: finding that no board
+    made it reads its first parents down `SCAFFOLD_DEPTH` commits, not to its root (seconds on a
+    long history, under the repository's lock). Here its root is unreadable (the object
+    removed): the provision is still refused `conflict`, and the branch left as it was."""
+    a, _ = boards
+    task = a.board.create_task("Someone's branch", description="A test change.")
+    a.board.claim(task.id, "alice")
+    branch = branch_name(task.id)
+    tree = git(a.repo, "rev-parse", "main^{tree}")
+    root = git(a.repo, "commit-tree", "-m", "someone's root", tree)
+    stream = [f"reset refs/heads/{branch}\nfrom {root}\n"]
+    for number in range(SCAFFOLD_DEPTH + 1):
+        message = f"someone's commit {number}\n"
+        stream.append(
+            f"commit refs/heads/{branch}\ncommitter someone <s@example.org> {number} +0000\n"
+            f"data {len(message.encode())}\n{message}\n"
+        )
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], cwd=a.repo, input="".join(stream), text=True,
+        check=True,
+    )  # fmt: skip
+    (a.repo / ".git" / "objects" / root[:2] / root[2:]).unlink()
+    tip = git(a.repo, "rev-parse", f"refs/heads/{branch}")
+    with pytest.raises(BoardError) as caught:
+        a.trees.provision(task.id, a.repo)
+    assert caught.value.reason == Reason.CONFLICT
+    assert git(a.repo, "rev-parse", f"refs/heads/{branch}") == tip
+    assert a.board.workspaces(task.id) == []
