@@ -67,8 +67,9 @@ class BudgetTx(Protocol):
         """Every daily budget with the day's spend, the board's first."""
         ...
 
-    def budgeted_tasks(self, limit: int) -> "list[Row]":
-        """Tasks that carry a budget, the most spent (as a share of the budget) first."""
+    def budgeted_tasks(self) -> "list[Row]":
+        """Every task that carries a budget, the most spent (as a share of the budget) first:
+        `kanban budget show` says every budget, so no limit here cuts the list short."""
         ...
 
 
@@ -146,11 +147,10 @@ class BudgetStatements(ABC):
             (day,),
         )
 
-    def budgeted_tasks(self, limit: int) -> "list[Row]":
+    def budgeted_tasks(self) -> "list[Row]":
         return self._fetchall(
             f"SELECT {_BUDGET_COLUMNS}, t.title, t.status FROM tasks t "
             "WHERE t.budget_usd IS NOT NULL OR t.budget_tokens IS NOT NULL "
             f"ORDER BY CASE WHEN {_USD_SHARE} > {_TOKEN_SHARE} THEN {_USD_SHARE} "
-            f"ELSE {_TOKEN_SHARE} END DESC, t.seq LIMIT ?",
-            (limit,),
+            f"ELSE {_TOKEN_SHARE} END DESC, t.seq"
         )

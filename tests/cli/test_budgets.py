@@ -110,6 +110,17 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
         assert usage.code == 2 and "is not a finite number" in usage.error["error"], str(usage)
 
 
+def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
+    """Found by an exploring helper: with 60 budgeted tasks `kanban budget show` listed 50 and
+    said nothing of the rest, while its help and the docs say every budget."""
+    with kanban.board() as board:
+        for n in range(60):
+            board.create_task(f"priced {n}", budget_usd=1 + n)
+    report = kanban.ok("budget", "show")
+    assert len(report["tasks"]) == 60
+    assert [s["limit"] for s in report["tasks"][:2]] == [1.0, 2.0]  # none spent: creation order
+
+
 def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> None:
     """Found by an exploring helper: `--daily-usd 1e-7` was kept as 1e-07 and shown `$0.00 /
     $0.00`, yet runs still started under it (a $0 budget allows no run); `--usd 5.0000004` was

@@ -112,6 +112,15 @@ def test_a_daily_budget_put_answers_what_the_cli_prints(api: Api) -> None:
     assert printed["updatedBy"] is None  # removed: no stamp, every field null
 
 
+def test_the_budgets_route_lists_every_budgeted_task(api: Api) -> None:
+    """Found exploring budgets: `GET /api/board/budgets` listed at most 50 budgeted tasks,
+    silently; it lists every one, as `kanban budget show` does."""
+    with Kanban(api.path, init=False).board() as board:
+        ids = [board.create_task(f"priced {n}", budget_tokens=100 + n).id for n in range(60)]
+    report = call(api, "GET", "/api/board/budgets", "alice").json()["budgets"]
+    assert sorted(s["owner"] for s in report["tasks"]) == sorted(ids)
+
+
 def test_a_limit_over_http_is_kept_in_whole_micro_dollars(api: Api) -> None:
     """A limit below the micro-dollar the board counts in is rounded as a cost is (found by an
     exploring helper on the CLI; the same rule on every surface)."""
