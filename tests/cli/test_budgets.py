@@ -225,6 +225,23 @@ def test_a_plan_file_carries_budgets(kanban: Kanban, tmp_path: Path) -> None:
         kanban.refused("plan", "apply", str(plan), reason="invalid_input")
 
 
+def test_a_plan_does_not_move_a_task_out_of_a_budgeted_team(kanban: Kanban, tmp_path: Path) -> None:
+    """Checked after `task edit --team` was closed to agents (an exploring helper asked whether
+    a plan, which edits through `plan_match`, could do the same): a plan never changes a task's
+    team, `--update` or not, for an agent or an operator; the refusal writes nothing."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("name: web\ntasks:\n  - {key: work, title: Web work, team: web}\n")
+    task_id = kanban.ok("plan", "apply", str(plan))["keys"]["work"]
+    kanban.ok("budget", "set", "--team", "web", "--daily-usd", "1", "-m", "web's share")
+    for team in ("team: other", "team: ''", "priority: 0"):  # the last names no team
+        plan.write_text(f"name: web\ntasks:\n  - {{key: work, title: Web work, {team}}}\n")
+        for who in ("ada", "operator"):
+            with unchanged(kanban.db):
+                kanban.refused("plan", "apply", str(plan), "--update", "--agent", who,
+                               reason="invalid_input")  # fmt: skip
+    assert kanban.row(task_id)["teamId"] == "web"
+
+
 def test_a_cost_or_count_past_the_ledgers_ceiling_is_a_usage_refusal(kanban: Kanban) -> None:
     """The ceilings HTTP's and MCP's schemas state (`USD_MAX`, `TOKENS_MAX`) are the options'
     ranges too: their help says so, and a value past one writes nothing."""
