@@ -7,49 +7,39 @@ import click
 
 from boardlib.budgets import KEEP, daily_answer
 
+from .amounts import DOLLARS, TOKEN_COUNT
 from .context import global_options, open_board
-from .options import actor_option, whole_number
+from .options import actor_option
 from .output import emit
 
 NONE_WORDS = ("none", "off")
 
 
 class Limit(click.ParamType):  # type: ignore[type-arg]
-    """A budget on the command line: a non-negative number, or `none` to remove it."""
+    """A budget on the command line: `none` removes it, anything else is the amount option's
+    (`DOLLARS`, `TOKEN_COUNT`), checked by it alone: a limit past its range is the same usage
+    refusal as a cost past it (`-1` was a usage error, `1e10` the board's invalid_input)."""
 
-    name = "limit"
-
-    def __init__(self, *, whole: bool) -> None:
-        self.whole = whole
+    def __init__(self, amount: click.ParamType) -> None:  # type: ignore[type-arg]
+        self.amount = amount
+        self.name = f"{amount.name}|none"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
+        if value is KEEP:  # the option left out
             return value
-        if value.strip().lower() in NONE_WORDS:
+        if isinstance(value, str) and value.strip().lower() in NONE_WORDS:
             return None
-        if self.whole:
-            whole = whole_number(value)
-            if whole is None:
-                self.fail(f"{value!r} is not a whole number or 'none'", param, ctx)
-            return self._not_negative(whole, value, param, ctx)
         try:
-            number = float(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a number or 'none'", param, ctx)
-        if number != number or number in (float("inf"), float("-inf")):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return self._not_negative(number, value, param, ctx)
+            return self.amount.convert(value, param, ctx)
+        except click.BadParameter as error:
+            self.fail(f"{error.message.rstrip('.')}; 'none' removes the budget", param, ctx)
 
-    def _not_negative(
-        self, number: float, value: str, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if number < 0:
-            self.fail(f"{value!r} is negative", param, ctx)
-        return number
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        return self.amount.get_metavar(param, ctx)
 
 
-USD = Limit(whole=False)
-TOKENS = Limit(whole=True)
+USD = Limit(DOLLARS)
+TOKENS = Limit(TOKEN_COUNT)
 
 
 @click.group("budget")

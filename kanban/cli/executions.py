@@ -3,11 +3,11 @@ holder, and closes once with its outcome, tokens and cost."""
 
 import click
 
-from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.records import EXECUTION_OUTCOMES
 
+from .amounts import DOLLARS, TOKEN_COUNT
 from .context import global_options, open_board
-from .options import AGENT, Number, WholeNumber, agent_option, epoch_option, task_id_argument
+from .options import AGENT, agent_option, epoch_option, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -60,28 +60,26 @@ def start(
 @click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES), help="How the run ended.")
 @click.option(
     "--cost",
-    type=Number(min=0, max=USD_MAX),
+    type=DOLLARS,
     metavar="USD",
     help="What it cost, in dollars (added to the task's cost and the budgets' spend).",
 )
-@click.option(
-    "--input-tokens", type=WholeNumber(min=0, max=TOKENS_MAX), metavar="N", help="Input tokens."
-)
+@click.option("--input-tokens", type=TOKEN_COUNT, metavar="N", help="Input tokens.")
 @click.option(
     "--output-tokens",
-    type=WholeNumber(min=0, max=TOKENS_MAX),
+    type=TOKEN_COUNT,
     metavar="N",
     help="Output tokens.",
 )
 @click.option(
     "--cache-read",
-    type=WholeNumber(min=0, max=TOKENS_MAX),
+    type=TOKEN_COUNT,
     metavar="N",
     help="Cache-read tokens.",
 )
 @click.option(
     "--cache-write",
-    type=WholeNumber(min=0, max=TOKENS_MAX),
+    type=TOKEN_COUNT,
     metavar="N",
     help="Cache-write tokens.",
 )

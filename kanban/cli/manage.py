@@ -7,11 +7,11 @@ from boardlib import transitions
 from boardlib.actors import AUTHOR_USER, OPERATOR, author_type_of
 from boardlib.records import ANCHOR_SIDES
 
+from .amounts import DOLLARS, TOKEN_COUNT
 from .context import global_options, open_board
 from .creating import creating_as
 from .options import (
     AGENT,
-    Number,
     WholeNumber,
     actor_option,
     epoch_option,
@@ -70,13 +70,11 @@ from .usage import Choice
 )
 @click.option(
     "--budget-usd",
-    type=Number(min=0),
+    type=DOLLARS,
     metavar="N",
     help="A dollar budget over the task and its subtasks.",
 )
-@click.option(
-    "--budget-tokens", type=WholeNumber(min=0), metavar="N", help="A token budget, likewise."
-)
+@click.option("--budget-tokens", type=TOKEN_COUNT, metavar="N", help="A token budget, likewise.")
 @global_options
 def dispatch(
     title_argument: str | None,

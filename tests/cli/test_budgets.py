@@ -105,9 +105,9 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
                 ["budget", "set", task["id"], "--usd", "-1"]):  # fmt: skip
         usage = kanban.run(*bad, "-m", "x")
         assert usage.code == 2 and usage.out == "", str(usage)
-    for word in ("nan", "inf"):  # said as what it is (found by hand: "'nan' is negative")
+    for word, said in (("nan", "is not a finite number"), ("inf", "is not in the range")):
         usage = kanban.run("budget", "set", task["id"], "--usd", word, "-m", "x")
-        assert usage.code == 2 and "is not a finite number" in usage.error["error"], str(usage)
+        assert usage.code == 2 and said in usage.error["error"], str(usage)  # not "is negative"
 
 
 def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
@@ -119,6 +119,24 @@ def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
     report = kanban.ok("budget", "show")
     assert len(report["tasks"]) == 60
     assert [s["limit"] for s in report["tasks"][:2]] == [1.0, 2.0]  # none spent: creation order
+
+
+def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanban) -> None:
+    """Found by an exploring helper: `kanban budget set ID --usd -1` was a usage error and
+    `--usd 1e10` the board's invalid_input, two refusals of one fact. Every budget option takes
+    the range a cost takes (USD_MAX, TOKENS_MAX), refused alike and writing nothing."""
+    task_id = kanban.ok("task", "dispatch", "--title", "priced")["id"]
+    for command in (
+        ["budget", "set", task_id, "-m", "x", "--usd"],
+        ["budget", "set", task_id, "-m", "x", "--tokens"],
+        ["budget", "set", "-m", "x", "--daily-usd"], ["budget", "set", "-m", "x", "--daily-tokens"],
+        ["task", "dispatch", "--title", "t", "--budget-usd"],
+        ["task", "dispatch", "--title", "t", "--budget-tokens"],
+    ):  # fmt: skip
+        for value in ("-1", "1e20"):
+            with unchanged(kanban.db):
+                error = kanban.refused(*command, value, reason="usage")
+            assert "is not in the range" in error["error"], error
 
 
 def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> None:
@@ -175,7 +193,7 @@ def test_a_whole_number_of_tokens_may_be_written_as_http_and_mcp_take_it(kanban:
         ):
             usage = kanban.run(*args)
             assert usage.code == 2 and usage.out == "", str(usage)
-            assert "whole number" in usage.err or "negative" in usage.err or ">=0" in usage.err
+            assert "whole number" in usage.err or "not in the range 0<=x<=" in usage.err
 
 
 def test_a_plan_files_whole_numbers_are_taken_as_json_writes_them(
