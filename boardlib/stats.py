@@ -12,9 +12,17 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
-from .budgets import daily_scopes
+from .budgets import daily_scopes, daily_standings, whole_micros
 from .errors import invalid_input
-from .records import DAY_MS, MICROS_PER_USD, Record
+from .records import (
+    BUDGET_TASK,
+    BUDGET_TOKENS,
+    BUDGET_USD,
+    DAY_MS,
+    MICROS_PER_USD,
+    BudgetStanding,
+    Record,
+)
 from .store.base import Row, Tx
 from .store.stats_sql import HOUR_MS, REVIEW_BUCKETS_MS
 
@@ -146,6 +154,24 @@ class TaskCost(Record):
     subtree_cost_usd: float  # everything recorded against the task's budget, ever
     subtree_tokens: int
 
+    def standings(self) -> list[BudgetStanding]:
+        """The task's budgets (dollars, tokens) against its subtree's spend, as `kanban budget
+        show` states them."""
+        standings = []
+        if self.budget_usd is not None:
+            limit = whole_micros(self.budget_usd)
+            standings.append(
+                BudgetStanding(BUDGET_TASK, BUDGET_USD, limit, self.subtree_cost_usd, self.task_id)
+            )
+        if self.budget_tokens is not None:
+            standings.append(
+                BudgetStanding(
+                    BUDGET_TASK, BUDGET_TOKENS, self.budget_tokens, self.subtree_tokens,
+                    self.task_id,
+                )
+            )  # fmt: skip
+        return standings
+
 
 @dataclass(slots=True, eq=False, repr=False)
 class Costs(Record):
@@ -156,6 +182,21 @@ class Costs(Record):
     per_day: list[CostBucket]
     per_agent: list[AgentCost]
     per_task: list[TaskCost]
+    # today's daily budgets of the window's scope (the team's with --team, else the board's),
+    # against the whole day's spend whatever the window
+    daily_budgets: list[BudgetStanding] = field(default_factory=list)
+
+
+def nearest_budgets(costs: Costs, count: int) -> list[tuple[TaskCost, BudgetStanding]]:
+    """The window's costliest tasks that carry a budget, each with its most spent budget, the
+    nearest to its limit (or furthest past it) first: what a glance at the budgets wants."""
+    watched = []
+    for task in costs.per_task:
+        standings = task.standings()
+        if standings:
+            watched.append((task, max(standings, key=lambda standing: standing.fraction)))
+    watched.sort(key=lambda pair: pair[1].fraction, reverse=True)
+    return watched[:count]
 
 
 # The agents table's headings, for every surface that draws it (`kanban stats --format table`,
@@ -313,6 +354,7 @@ def _costs(
         per_day=[bucket(by_day.get(d), d * DAY_MS, d == day) for d in days],
         per_agent=per_agent,
         per_task=per_task,
+        daily_budgets=daily_standings([limits] if limits else [], day),
     )
 
 

@@ -114,6 +114,36 @@ async def test_read_only_mode_shows_it(flow: Any) -> None:
         assert "read-only" in shown(app, "#stats-title")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_screen_shows_todays_budget_and_the_tasks_nearest_theirs(
+    flow: Any, size: tuple[int, int]
+) -> None:
+    """Found by an exploring helper: `kanban stats --format table` showed the day's spend
+    against the daily budget and the costliest tasks against theirs, the stats screen neither.
+    It shows both, from `Board.stats`; a title is agent text, drawn as written."""
+    path, clock, ids = flow
+    with Board(path, clock=clock) as board:
+        task = board.create_task("[b]mine[/b] $(rm -rf ~)", budget_usd=2)
+        board.claim(task.id, "mallory")
+        run = board.open_execution(task.id, "script", agent="mallory")
+        board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="mallory", cost_usd=1.8)
+        expected = board.stats()
+    (daily,) = expected.cost.daily_budgets
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        lines = shown(app, "#budgets").splitlines()
+        assert lines[0] == f"budget board today ${daily.spent:.2f} / $60.00  {daily.fraction:.0%}"
+        assert lines[1].split() == [ids["spent"], "Refactor", "the", "lexer", "$1.35", "/",
+                                    "$1.00", "over", "budget"]  # fmt: skip
+        assert lines[2].split()[:4] == [task.id, "[b]mine[/b]", "$(rm", "-rf"]
+        assert lines[2].endswith("$1.80 / $2.00  90%")
+        assert all(len(line) <= size[0] for line in lines)
+
+
 def test_a_card_shows_spend_against_its_budget() -> None:
     base = Task(id="TASK-1", title="t", status="in_progress", created_at=1, updated_at=1)
     assert spend(base) is None

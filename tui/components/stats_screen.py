@@ -1,5 +1,6 @@
 """`S`: the flow at a glance. Throughput and cost per hour as sparklines, the cycle and review
-times, the review-wait distribution, leases and the gate, and a table of agents.
+times, the review-wait distribution, leases and the gate, today's daily budget and the costliest
+tasks nearest their budgets, and a table of agents.
 
 Live like the board: the reader thread computes the figures (`Board.stats`) on its own connection
 when the board changes and posts them (`live.StatsUpdate`), so an idle board repaints nothing.
@@ -20,11 +21,12 @@ from textual.widgets import DataTable, Sparkline, Static
 from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
-from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats
+from boardlib.records import BUDGET_BOARD_DAILY, BudgetStanding
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats, nearest_budgets
 from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
-from ..cards import clock_text
+from ..cards import BUDGET_WARN_AT, clock_text
 from . import tcss
 from .footer import HintFooter
 
@@ -38,6 +40,8 @@ AGENT_COLUMNS = AGENT_HEADINGS
 DROPPABLE = ("last seen", "holding", "claims", RUNS_FAILED, RUNS_DONE, "cost")
 CELL_PADDING = 2  # DataTable's cell padding, one space each side
 NAME_KEPT = 24  # cells of an agent's name kept before any figure is dropped for it
+BUDGET_TASKS_SHOWN = 3  # the tasks nearest their budgets, under today's daily budget
+TITLE_KEPT = 32  # cells of a task's title beside its budget
 
 
 def agent_layout(widths: dict[str, int], room: int) -> dict[str, int]:
@@ -81,6 +85,40 @@ def distribution_line(buckets: list[dict[str, Any]]) -> Text:
     return line
 
 
+def budget_state(standing: BudgetStanding) -> Text:
+    """`$4.20 / $5.00` and how far it is, said plainly: `over budget` (red) once spent, the
+    share in the warning colour from `BUDGET_WARN_AT`, else muted."""
+    figures = f"{amount(standing.spent, standing.unit)} / {amount(standing.limit, standing.unit)}"
+    if standing.exhausted:
+        return Text.assemble((figures, "bold red"), "  ", ("over budget", "bold red"))
+    tone = "yellow" if standing.fraction >= BUDGET_WARN_AT else "dim"
+    return Text.assemble(figures, "  ", (f"{standing.fraction * 100:.0f}%", tone))
+
+
+def budgets_text(stats: Stats) -> Text:
+    """Today's daily budget of the window's scope (the whole day's spend), then the window's
+    costliest tasks that carry a budget, nearest to it first. Titles and team names are agent
+    text: drawn inert."""
+    text = Text.assemble(("budget ", "bold"))
+    daily = stats.cost.daily_budgets
+    if not daily:
+        text.append("no daily budget", style="dim")
+    for n, standing in enumerate(daily):
+        whose = "board" if standing.scope == BUDGET_BOARD_DAILY else f"team {standing.owner}"
+        text.append(" · " if n else "")
+        text.append(f"{inert(whose)} today ")
+        text.append_text(budget_state(standing))
+    for task, standing in nearest_budgets(stats.cost, BUDGET_TASKS_SHOWN):
+        title = inert(task.title)
+        if len(title) > TITLE_KEPT:
+            title = title[: TITLE_KEPT - 1] + "…"
+        text.append("\n       ")
+        text.append(task.task_id, style="bold")
+        text.append(f" {title}  ")
+        text.append_text(budget_state(standing))
+    return text
+
+
 class StatsScreen(Screen[None]):
     DEFAULT_CSS = tcss(__file__)
     BINDINGS = registry.bindings_for(registry.STATS)
@@ -110,6 +148,7 @@ class StatsScreen(Screen[None]):
             yield Static("", id="times")
             yield Static("", id="review")
             yield Static("", id="health")
+            yield Static("", id="budgets")
         table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
         yield table
         yield HintFooter()
@@ -187,6 +226,7 @@ class StatsScreen(Screen[None]):
                     f"{agents['active']} seen, {agents['holding']} holding",
                 )
             )
+            self.query_one("#budgets", Static).update(budgets_text(stats))
             self._fill_agents(agents["table"], stats.until)
         self._schedule_slide(stats.until)
 
