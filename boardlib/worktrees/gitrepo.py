@@ -778,6 +778,12 @@ REMADE = "is now another board's"  # a workspace's branch deleted, then made by 
 SCAFFOLD_DEPTH = 10_000  # commits a branch's first parents are read down for its scaffold
 
 
+def scaffold_needles(task_id: str) -> tuple[str, str]:
+    """What a scaffold commit of `task_id` holds in its message: its exact subject and its
+    `Kanban-Task` trailer line (`branch_maker` matches both; a workspace read looks for them)."""
+    return f"{SCAFFOLD_SUBJECT}{task_id}", f"Kanban-Task: {task_id}"
+
+
 def branch_maker(
     repo: Path, branch: str, task_id: str, *, check: bool = False
 ) -> tuple[str, str] | None:
@@ -794,7 +800,7 @@ def branch_maker(
         "%H%x00%s%x00%(trailers:key=Kanban-Task,valueonly)%x00"
         "%(trailers:key=Kanban-Board,valueonly)%x1e"
     )
-    subject = f"{SCAFFOLD_SUBJECT}{task_id}"
+    subject, _ = scaffold_needles(task_id)
     commits = records(
         repo, "log", "--first-parent", f"--max-count={SCAFFOLD_DEPTH}", f"--format={fmt}",
         f"refs/heads/{branch}", "--", separator=b"\x1e",
@@ -811,8 +817,19 @@ def branch_maker(
     return None
 
 
+REMADE_KEPT = 1024  # answers kept by the branch's tip, the oldest forgotten first
+_REMADE_BY_TIP: dict[tuple[str, ...], str | None] = {}
+_REMADE_LOCK = threading.Lock()
+
+
 def remade_by_another(
-    repo: Path, branch: str, task_id: str, board: str, base_commit: str | None
+    repo: Path,
+    branch: str,
+    task_id: str,
+    board: str,
+    base_commit: str | None,
+    *,
+    tip: str | None = None,
 ) -> str | None:
     """The key of another board whose scaffold now heads `branch`, a workspace's recorded plain
     branch (`layout.task_slot`): this board's was deleted by hand and the other board, finding the
@@ -820,7 +837,32 @@ def remade_by_another(
     reused, committed to, landed or removed for this workspace. None when the branch is this
     board's (its scaffold is the row's baseline, or the scaffold or the row's synced baseline
     names this board: a board file that moved has a new key, and a sync's baseline names the
-    board that made the branch), gone, or made by no board."""
+    board that made the branch), gone, or made by no board.
+
+    `tip`, the branch's commit when the caller read it (`landgit.branch_tip_from_files`): every
+    workspace read asks this, so it costs no git run when the answer is known. A branch at the
+    row's own baseline is this board's (another board's branch starts at a scaffold naming that
+    board, another commit); otherwise the answer depends only on the history below `tip`, so it
+    is asked once per tip."""
+    if tip is not None and tip == base_commit:
+        return None
+    key = (str(repo), branch, task_id, board, base_commit or "", tip or "")
+    if tip is not None:
+        with _REMADE_LOCK:
+            if key in _REMADE_BY_TIP:
+                return _REMADE_BY_TIP[key]
+    other = _remade_by_another(repo, branch, task_id, board, base_commit)
+    if tip is not None:
+        with _REMADE_LOCK:
+            if len(_REMADE_BY_TIP) >= REMADE_KEPT:
+                del _REMADE_BY_TIP[next(iter(_REMADE_BY_TIP))]
+            _REMADE_BY_TIP[key] = other
+    return other
+
+
+def _remade_by_another(
+    repo: Path, branch: str, task_id: str, board: str, base_commit: str | None
+) -> str | None:
     made = branch_maker(repo, branch, task_id) if repo.is_dir() else None
     if made is None or made[0] == board or made[1] == base_commit:
         return None

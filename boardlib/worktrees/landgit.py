@@ -365,6 +365,68 @@ def _head_from_files(repo: Path, checkout: Path) -> tuple[str | None, str | None
     return (tip, branch) if tip is not None else (None, None)
 
 
+def branch_tip_from_files(repo: Path, branch: str) -> str | None:
+    """The commit `refs/heads/<branch>` names, read from the repository's git folder as git
+    reads it (the loose ref file, else `packed-refs`) when it is a plain one: no git run, and no
+    lookup process to start for a one-off read. None when git must be asked (another layout, a
+    symbolic or odd ref, a branch in neither file)."""
+    # not a name git would make (nor a path inside the git folder): git says what it names
+    if branch.startswith("-") or any(c.isspace() or ord(c) < 32 or c == "\\" for c in branch):
+        return None
+    if any(part in ("", ".", "..") or part.endswith(".lock") for part in branch.split("/")):
+        return None
+    if not _plain_git_folder(repo):
+        return None
+    dot, ref = repo / ".git", f"refs/heads/{branch}"
+    try:
+        text = (dot / ref).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        text = None
+    except (OSError, ValueError):
+        return None
+    if text is not None:
+        return text if is_sha(text) else None
+    try:
+        packed = (dot / "packed-refs").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and is_sha(sha):
+            return sha
+    return None
+
+
+GROWN_FROM_LIMIT = 64  # commits read above a baseline before git is asked instead
+
+
+def grown_from(repo: Path, tip: str, base: str, needles: tuple[str, ...]) -> bool:
+    """Whether `gitrepo.branch_maker`'s walk down `tip`'s first parents would find `base` first:
+    `tip` reaches `base` through single-parent commits none of whose messages holds any needle
+    (not even as a part: a stricter test than the walk's exact match), and `base`'s message holds
+    every one. Read from the kept lookup process (no git run); False,
+    for the caller to ask git, when it cannot tell (a merge on the way, more than
+    `GROWN_FROM_LIMIT` commits, an object it cannot read)."""
+    if not (is_sha(tip) and is_sha(base) and repo.is_dir() and _identity_of(repo)):
+        return False
+    wanted = [needle.encode() for needle in needles]
+    commit = tip
+    for _ in range(GROWN_FROM_LIMIT):
+        found = _contents(repo, commit)
+        if found is None or found[1] != "commit":
+            return False
+        header, _, message = found[2].partition(b"\n\n")
+        if commit == base:
+            return all(needle in message for needle in wanted)
+        if any(needle in message for needle in wanted):
+            return False
+        parents = [line[7:].decode() for line in header.split(b"\n") if line.startswith(b"parent ")]
+        if len(parents) != 1:
+            return False
+        commit = parents[0]
+    return False
+
+
 def snapshot_tree(checkout: Path, repo: Path) -> str:
     """`gitrepo.snapshot_tree` of a task's checkout of `repo`, whose unchanged work is the last
     snapshot's tree without a `write-tree` (its object looked up in the kept lookup process)."""

@@ -189,8 +189,17 @@ class Worktrees:
         branch = ws.branch or branch_name(ws.task_id)
         if slot_board(ws.task_id, branch) is not None:
             return None
-        other = _git().remade_by_another(
-            Path(ws.repo_path), branch, ws.task_id, self.board_key, ws.base_commit
+        from . import landgit
+
+        gitrepo, repo = _git(), Path(ws.repo_path)
+        tip = landgit.branch_tip_from_files(repo, branch)
+        if tip is not None and ws.base_commit is not None and tip != ws.base_commit:
+            # work committed on the row's scaffold: git's walk would find that scaffold first
+            needles = gitrepo.scaffold_needles(ws.task_id)
+            if landgit.grown_from(repo, tip, ws.base_commit, needles):
+                return None
+        other = gitrepo.remade_by_another(
+            repo, branch, ws.task_id, self.board_key, ws.base_commit, tip=tip
         )
         if other is None:
             return None

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from boardlib.worktrees import GitFailure, Worktrees, collect_garbage, gitrepo
+from boardlib.worktrees import GitFailure, Worktrees, collect_garbage, gitrepo, landgit
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
-from tests.worktrees.conftest import git
+from tests.worktrees.conftest import git, git_runs
 
 
 def provisioned(env, **kw):
@@ -155,6 +155,37 @@ def test_the_fingerprint_changes_exactly_when_the_worktree_does(env):
     env.trees.pause(task_id)
     assert "branch:" in env.trees.fingerprint(task_id)
     assert env.trees.fingerprint(env.task(claim_by=None)) == "none"
+
+
+def test_a_workspace_read_runs_no_git_to_see_which_board_made_its_branch(env):
+    """Found by counting a landing's git runs: every read of a workspace (the fingerprint a
+    viewer polls, the checkout state, the drawer's detail, the landing preview) ran a `git log`
+    to see whether another board had remade the task's branch. A branch at the row's baseline
+    is this board's, and any other answer holds for as long as the branch's tip does."""
+    task_id, made, path = provisioned(env)
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+
+    def reads() -> list[list[str]]:
+        with git_runs() as runs:
+            env.trees.fingerprint(task_id)
+            env.trees.checkout_state(task_id)
+            env.trees.detail(task_id)
+        return [run for run in runs if "log" in run]
+
+    assert reads() == []  # the branch is at the row's baseline
+    git(path, "commit", "-qam", "work")  # committed on the row's scaffold
+    assert reads() == []
+    git(env.repo, "commit", "-q", "--allow-empty", "-m", "main moves on")
+    assert not env.trees.sync(task_id, actor="alice").conflicts
+    git(path, "commit", "-q", "--allow-empty", "-m", "more work")  # a merge below: git is asked
+    env.trees.fingerprint(task_id)  # once for this tip
+    assert reads() == []
+    git(env.repo, "pack-refs", "--all")
+    branch = made.worktree.branch
+    assert landgit.branch_tip_from_files(env.repo, branch) == git(env.repo, "rev-parse", branch)
+    assert reads() == []
+    assert landgit.branch_tip_from_files(env.repo, "no/such/branch") is None
+    assert landgit.branch_tip_from_files(env.repo, "../../HEAD") is None
 
 
 def test_audit_rows_in_words():
