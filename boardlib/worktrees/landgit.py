@@ -512,7 +512,14 @@ def _changes_kept(repo: Path, old: str, new: str) -> list[TreeChange]:
 
 
 def _changes(repo: Path, old: str, new: str) -> list[TreeChange]:
-    """Each path that differs, with its modes and objects: one `diff-tree --raw`."""
+    """Each path that differs, with its modes and objects, as `git diff-tree -r --raw
+    --no-renames` says them: read from the kept lookup process (`_walked_changes`), else one
+    `diff-tree`."""
+    walked = _walked_changes(repo, old, new)
+    return walked if walked is not None else _diff_tree(repo, old, new)
+
+
+def _diff_tree(repo: Path, old: str, new: str) -> list[TreeChange]:
     raw = gitrepo.run(repo, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)[1]
     parts = raw.split(b"\0")
     changes = []
@@ -523,6 +530,98 @@ def _changes(repo: Path, old: str, new: str) -> list[TreeChange]:
         path = gitrepo._name(parts[index + 1])
         changes.append(TreeChange(status[:1], path, old_mode, new_mode, old_object, new_object))
     return changes
+
+
+WALKED_TREES_MAX = 256  # trees read for one diff before `diff-tree` is asked instead
+_TREE_MODE = 0o040000
+_FILE_MODE = 0o100000
+_TYPE_BITS = 0o170000
+
+
+def _walked_changes(repo: Path, old: str, new: str) -> list[TreeChange] | None:
+    """`_changes` without a git process: both trees read from the kept lookup process, only the
+    subtrees that differ opened, entries compared in git's tree order (a folder's name sorts as
+    if it ended in `/`) with modes made canonical as git makes them, so the list is diff-tree's,
+    in its order. A landing diffs up to three pairs (the change, the checkout's fast-forward,
+    the files it reports); each was a process. None (ask git) when the repository has no kept
+    lookup process, an object cannot be read, or the change spans more than
+    `WALKED_TREES_MAX` trees (git is faster there)."""
+    if not (repo.is_dir() and _identity_of(repo)):
+        return None
+    old_tree, new_tree = revs(repo, f"{old}^{{tree}}", f"{new}^{{tree}}")
+    if old_tree is None or new_tree is None:
+        return None
+    changes: list[TreeChange] = []
+    zero = "0" * len(old_tree)
+    read = [0]
+
+    def entries(tree: str | None) -> dict[bytes, _Entry] | None:
+        """A tree's entries by their sort key; None when it cannot be read here."""
+        if tree is None:
+            return {}
+        read[0] += 1
+        found = _contents(repo, tree) if read[0] <= WALKED_TREES_MAX else None
+        if found is None or found[1] != "tree":
+            return None
+        return _tree_entries(found[2], len(tree) // 2)
+
+    def walk(prefix: bytes, old_sha: str | None, new_sha: str | None) -> bool:
+        before, after = entries(old_sha), entries(new_sha)
+        if before is None or after is None:
+            return False
+        for key in sorted(before.keys() | after.keys()):
+            was, now = before.get(key), after.get(key)
+            if was == now:
+                continue
+            mode, _, name = now or was  # type: ignore[misc]
+            if mode & _TYPE_BITS == _TREE_MODE:  # a folder on one side or both: its files
+                if not walk(prefix + name + b"/", was and was.sha, now and now.sha):
+                    return False
+            else:
+                changes.append(_tree_change(gitrepo._name(prefix + name), was, now, zero))
+        return True
+
+    try:
+        done = walk(b"", old_tree, new_tree)
+    except (OSError, ValueError):  # the lookup process gone, a tree git would not write
+        return None
+    return changes if done else None
+
+
+class _Entry(NamedTuple):
+    mode: int  # canonical, as git compares and prints it
+    sha: str
+    name: bytes
+
+
+def _tree_entries(data: bytes, size: int) -> dict[bytes, _Entry]:
+    """A tree object's entries (`size`: the bytes of an object id), keyed as git sorts them."""
+    listed, at = {}, 0
+    while at < len(data):
+        space, nul = data.index(b" ", at), data.index(b"\0", at)
+        mode, name = int(data[at:space], 8), data[space + 1 : nul]
+        if mode & _TYPE_BITS == _FILE_MODE:
+            mode = 0o100755 if mode & 0o100 else 0o100644
+        entry = _Entry(mode, data[nul + 1 : nul + 1 + size].hex(), name)
+        at = nul + 1 + size
+        listed[name + b"/" if mode & _TYPE_BITS == _TREE_MODE else name] = entry
+    return listed
+
+
+def _tree_change(path: str, was: _Entry | None, now: _Entry | None, zero: str) -> TreeChange:
+    """The line diff-tree prints for a path whose entry differs (a side that has none: zeros)."""
+    if was is None or now is None:
+        status = "A" if was is None else "D"
+    else:
+        status = "M" if was.mode & _TYPE_BITS == now.mode & _TYPE_BITS else "T"
+    return TreeChange(
+        status,
+        path,
+        f"{was.mode:06o}" if was else "000000",
+        f"{now.mode:06o}" if now else "000000",
+        was.sha if was else zero,
+        now.sha if now else zero,
+    )
 
 
 GITLINK_MODE = b"160000"  # a tree entry that is a submodule's commit, not a file

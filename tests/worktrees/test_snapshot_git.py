@@ -314,3 +314,57 @@ def test_a_checkout_removed_to_the_trash_is_forgotten_by_git(repo: Path, tmp_pat
     assert "prunable" not in listed
     git(repo, "branch", "-D", "kanban/task-1")  # no checkout holds the branch any more
     git(repo, "fsck", "--no-dangling")
+
+
+def test_what_two_trees_differ_in_is_read_without_a_git_run_as_diff_tree_says_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by counting a landing's git runs: it ran `diff-tree` for the change (a submodule
+    made by hand in the worktree?), for the fast-forward of the checkout (an untracked file in
+    the way?) and for the files it reports, a process each. Read from the kept lookup process,
+    the answer must be diff-tree's own, order, modes and all, whatever the trees hold."""
+    for name in ("a", "a-b", "a.b", "dir/x", "dir/sub/y", "exec.sh", "gone/z", "kind/t", "f"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(f"{name}\n")
+    (repo / "ünï cödé.txt").write_text("unicode\n")
+    os.symlink("a", repo / "link")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "a").write_text("changed\n")
+    (repo / "a.b").unlink()
+    (repo / "dir/sub/y").write_text("changed\n")
+    (repo / "dir/sub/new").write_text("new\n")
+    (repo / "link").unlink()
+    (repo / "link").write_text("a file now\n")  # symlink to file: T
+    os.chmod(repo / "exec.sh", 0o755)  # mode only: M
+    for gone in ("gone/z", "kind/t", "f"):
+        (repo / gone).unlink()
+    for folder in ("gone", "kind"):
+        (repo / folder).rmdir()
+    (repo / "kind").write_text("a file where a folder was\n")
+    (repo / "f").mkdir()
+    (repo / "f/g").write_text("a folder where a file was\n")
+    (repo / "b").write_text("b\n")
+    git(repo, "add", "-A")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{first},mod")  # a submodule
+    git(repo, "commit", "-q", "-m", "two")
+    second = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--cacheinfo", f"160000,{second},mod")  # the submodule moved
+    git(repo, "update-index", "--chmod=-x", "exec.sh")
+    git(repo, "commit", "-q", "-m", "three")
+    third = git(repo, "rev-parse", "HEAD")
+    pairs = [(first, second), (second, first), (second, third), (first, third), (third, third)]
+    pairs.append((f"{first}^{{tree}}", f"{third}^{{tree}}"))
+    assert landgit.rev(repo, "HEAD") == third  # the kept lookup process, started
+    for old, new in pairs:
+        with git_runs() as runs:
+            walked = landgit._walked_changes(repo, old, new)
+        assert walked is not None and runs == []
+        assert walked == landgit._diff_tree(repo, old, new), (old, new)
+    kinds = {change.path: change.status for change in landgit._diff_tree(repo, first, second)}
+    assert kinds["link"] == "T" and kinds["exec.sh"] == "M" and kinds["mod"] == "A"
+    assert kinds["kind"] == kinds["f/g"] == "A" and kinds["kind/t"] == kinds["f"] == "D"
+    monkeypatch.setattr(landgit, "WALKED_TREES_MAX", 1)  # a wide change: git is asked
+    assert landgit._walked_changes(repo, first, second) is None
+    assert landgit._changes(repo, first, second) == landgit._diff_tree(repo, first, second)
