@@ -687,10 +687,14 @@ class Lander:
         self, source: _Source, tip: str, strategy: str, actor: str, tip_tree: str | None = None
     ) -> _Built:
         """The commit that would carry the work on `tip`, made in memory."""
-        repo = source.repo
-        squash_message, merge_message = self._messages(source, actor)
         if strategy == "rebase":
             return self._replay(source, tip)
+        return self._commit(source, tip, self._merged_tree(source, tip, tip_tree), strategy, actor)
+
+    def _merged_tree(self, source: _Source, tip: str, tip_tree: str | None = None) -> str:
+        """The tree a squash or merge landing puts on `tip`, refused when the work conflicts
+        there or is already there. No commit is made: the check before queueing needs none."""
+        repo = source.repo
         if tip == source.provisioned:
             tree = source.tree
         else:
@@ -719,6 +723,12 @@ class Lander:
                 "empty",
                 id=source.task.id,
             )
+        return tree
+
+    def _commit(self, source: _Source, tip: str, tree: str, strategy: str, actor: str) -> _Built:
+        """`tree` (`_merged_tree` on `tip`) as the commit a squash or merge landing makes."""
+        repo = source.repo
+        squash_message, merge_message = self._messages(source, actor)
         if strategy == "merge":
             side = landgit.commit_tree(repo, source.tree, (source.provisioned,), squash_message)
             commit = landgit.commit_tree(repo, tree, (tip, side), merge_message)
@@ -766,11 +776,12 @@ class Lander:
 
     # -- the checkouts of the base --------------------------------------------------------------
 
-    def _check_checkouts(self, source: _Source, built: _Built) -> list[Path]:
+    def _check_checkouts(self, source: _Source, base: str, tree: str) -> list[Path]:
         """The checkouts of the base branch, refusing (`base_checked_out_dirty`, nothing touched)
-        when one has a local change, or when bringing it along would fail for any other reason
-        (an untracked file in the way, an edit `git status` hides, a held index): the same
-        fast-forward, as a dry run."""
+        when one has a local change, or when bringing it along from `base` to a commit of `tree`
+        would fail for any other reason (an untracked file in the way, an edit `git status`
+        hides, a held index): the same fast-forward, as a dry run (to the tree: git's dry run
+        needs no commit, so the check before queueing makes none)."""
 
         def dirty(checkout: Path, why: str, files: list[str]) -> BoardError:
             return BoardError(
@@ -803,7 +814,7 @@ class Lander:
             if changed:
                 what, files = f"uncommitted changes ({name_files(changed)})", changed
             else:
-                refusal = landgit.fast_forward_refusal(checkout, built.base, built.commit)
+                refusal = landgit.fast_forward_refusal(checkout, base, tree)
                 if refusal is None:
                     continue
                 files, words = refusal
@@ -826,14 +837,14 @@ class Lander:
             )
         return checkouts
 
-    def _check_checkouts_early(self, source: _Source, built: _Built) -> None:
+    def _check_checkouts_early(self, source: _Source, base: str, tree: str) -> None:
         """`_check_checkouts` before taking a place in the queue. A checkout of the base looks
         changed for a moment while another landing moves it along (between its branch move and
         its fast-forward), so a changed checkout is only refused here when no landing of the
         branch holds its turn and it is still changed once that is known; otherwise the turn
         checks again, with nobody else moving it."""
         try:
-            self._check_checkouts(source, built)
+            self._check_checkouts(source, base, tree)
         except BoardError as error:
             if error.reason != Reason.BASE_CHECKED_OUT_DIRTY:
                 raise
@@ -842,7 +853,7 @@ class Lander:
                 return
             if self._brought_along_meanwhile(source, error):
                 return
-            self._check_checkouts(source, built)
+            self._check_checkouts(source, base, tree)
 
     def _brought_along_meanwhile(self, source: _Source, error: BoardError) -> bool:
         """Whether a checkout of the base refused as changed is only behind: a landing (of another
@@ -1134,7 +1145,7 @@ class Lander:
         tip = landgit.rev(source.repo, source.ref)
         assert tip is not None
         built = self._build(source, tip, strategy, actor)
-        self._check_checkouts(source, built)
+        self._check_checkouts(source, built.base, built.tree)
         used: list[Path] = []
         try:
             verification = self._verify(source, built, used)
@@ -1256,9 +1267,14 @@ class Lander:
         # on the task, its one write). The turn builds again if the tip moves meanwhile.
         found = landgit.tip_and_tree(repo, source.ref)
         assert found is not None
+        early_base, early = found[0], None
         try:
-            early = self._build(source, found[0], strategy, actor, found[1])
-            self._check_checkouts_early(source, early)
+            if strategy == "rebase":  # a replay is commits all the way
+                early = self._build(source, early_base, strategy, actor, found[1])
+                early_tree = early.tree
+            else:  # its commit is made only if the turn finds the branch still there (a git run)
+                early_tree = self._merged_tree(source, early_base, found[1])
+            self._check_checkouts_early(source, early_base, early_tree)
         except BoardError as error:
             if approve and error.reason in EXPLAINED:
                 self.queue.explain(task_id, _explanation(error))
@@ -1308,9 +1324,11 @@ class Lander:
                     if made.refusal is not None:
                         raise made.refusal  # the same verify command on the same tree, failed
                     built, verification = made.built, made.verification  # verified while waiting
-                elif tip != early.base:
+                elif tip != early_base:
                     built = self._build(source, tip, strategy, actor, found[1])
                 elif built is None or built.base != tip:  # the branch came back to it (a reset)
+                    if early is None:
+                        early = self._commit(source, tip, early_tree, strategy, actor)
                     built = early
                 verifying = self._needs_verifying(source, built, verification)
                 verified_ahead = from_ahead and not verifying and verification is not None
@@ -1326,13 +1344,13 @@ class Lander:
                 # on working meanwhile (checked while it ran too, a checkout changed and put back
                 # would refuse nothing more: what counts is the checkout the branch moves under).
                 try:
-                    checkouts = self._check_checkouts(source, built)
+                    checkouts = self._check_checkouts(source, built.base, built.tree)
                 except BoardError as error:
                     if not self._brought_along_meanwhile(source, error):
                         raise
                     if landgit.rev(repo, source.ref) != tip:
                         continue  # built on a tip that is gone: build again on the new one
-                    checkouts = self._check_checkouts(source, built)
+                    checkouts = self._check_checkouts(source, built.base, built.tree)
                 self._step("verified", commit=built.commit, attempt=attempt)
                 if (
                     beat.lost.is_set()

@@ -124,6 +124,32 @@ def test_a_landing_runs_few_git_processes(land: LandEnv) -> None:
     assert git(land.repo, "status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("strategy", ["squash", "merge"])
+def test_the_check_before_queueing_makes_no_commit_a_moved_branch_throws_away(
+    land: LandEnv, strategy: str
+) -> None:
+    """Found by counting a landing's git runs: the build checked before queueing (a conflict, a
+    checkout in the way) was made a commit (`commit-tree`, one git run; two for a merge), then
+    thrown away whenever the branch moved while the landing waited, as it does behind every
+    landing ahead (benchmarks/land.py: 19 of 20 landings built again on the commit ahead). Its
+    tree is enough for those checks; the commit is made in the turn, on the tip it lands on."""
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    moved: list[str] = []
+
+    def on_step(step: str, _info: dict[str, object]) -> None:
+        if step == "joined":  # queued: the branch moves before the turn
+            moved.append(land.commit_on_main("docs/news.md", "main moves on\n"))
+
+    with git_runs() as runs:
+        result = land.trees.lander(on_step=on_step).land(task_id, actor="bob", strategy=strategy)
+    assert result.landed and result.builds == 1 and result.base_before == moved[0]
+    assert parents(land.repo, result.commit)[0] == moved[0]
+    made = [run for run in runs if "commit-tree" in run]
+    # the change as the side every build merges (the fence), then the landed commit (a merge's
+    # side commit too)
+    assert len(made) == (3 if strategy == "merge" else 2), made
+
+
 def test_a_lander_process_imports_no_model_to_run_a_verify_command(
     land: LandEnv, board_path: Path
 ) -> None:
