@@ -152,23 +152,28 @@ class _Lookups:
                 raise OSError(f"git cat-file in {self.repo} is gone") from error
         return [self._found(line)[0] for line in lines]
 
-    def contents(self, name: str) -> tuple[str, str, bytes] | None:
-        """The id, type and bytes of the object `name` names, or None when it names none."""
+    def contents(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """The id, type and bytes of the object each name names (None: it names none), asked
+        in one write (a few kilobytes at most: cat-file's answers are read only after it)."""
+        found: list[tuple[str, str, bytes] | None] = []
         with self._lock:
             stdin, stdout = self._proc.stdin, self._proc.stdout
             assert stdin is not None and stdout is not None
             try:
-                stdin.write(b"contents " + name.encode() + b"\n")
+                stdin.write(b"".join(b"contents " + name.encode() + b"\n" for name in names))
                 stdin.flush()
-                sha, kind, size = self._found(stdout.readline())
-                if sha is None:
-                    return None
-                data = stdout.read(size + 1)  # the object, then a newline
+                for _ in names:
+                    sha, kind, size = self._found(stdout.readline())
+                    if sha is None:
+                        found.append(None)
+                        continue
+                    data = stdout.read(size + 1)  # the object, then a newline
+                    if len(data) != size + 1:
+                        raise OSError(f"git cat-file in {self.repo} is gone")
+                    found.append((sha, kind, data[:size]))
             except (OSError, ValueError) as error:
                 raise OSError(f"git cat-file in {self.repo} is gone") from error
-        if len(data) != size + 1:
-            raise OSError(f"git cat-file in {self.repo} is gone")
-        return sha, kind, data[:size]
+        return found
 
     def _found(self, line: bytes) -> tuple[str | None, str, int]:
         """(object id, type, size) of an answer line; no id for `<name> missing`, `ambiguous`."""
@@ -284,17 +289,27 @@ def revs(repo: Path, *names: str) -> list[str | None]:
     return [_rev_once(repo, name) for name in names]
 
 
+def _kept_contents(repo: Path, names: list[str]) -> list[tuple[str, str, bytes] | None] | None:
+    """`_contents` of each name, in one exchange with the kept lookup process; None when the
+    repository has none to keep."""
+    if not (repo.is_dir() and _identity_of(repo)):
+        return None
+    for _ in range(2):
+        lookups = _lookups(repo)
+        try:
+            return lookups.contents(names)
+        except OSError:
+            _drop_lookups(repo, lookups)
+    return None
+
+
 def _contents(repo: Path, name: str) -> tuple[str, str, bytes] | None:
     """The id, type and bytes of the object `name` names (None: none), from the kept lookup
     process; from one `cat-file --batch` when there is none to keep."""
     assert "\n" not in name and not name.startswith("-"), name
-    if repo.is_dir() and _identity_of(repo):
-        for _ in range(2):
-            lookups = _lookups(repo)
-            try:
-                return lookups.contents(name)
-            except OSError:
-                _drop_lookups(repo, lookups)
+    kept = _kept_contents(repo, [name])
+    if kept is not None:
+        return kept[0]
     out = run_input(repo, "cat-file", "--batch", data=f"{name}\n".encode())[1]
     header, _, data = out.partition(b"\n")
     parts = header.decode("utf-8", errors="replace").rsplit(" ", 2)
@@ -540,52 +555,63 @@ _TYPE_BITS = 0o170000
 
 def _walked_changes(repo: Path, old: str, new: str) -> list[TreeChange] | None:
     """`_changes` without a git process: both trees read from the kept lookup process, only the
-    subtrees that differ opened, entries compared in git's tree order (a folder's name sorts as
-    if it ended in `/`) with modes made canonical as git makes them, so the list is diff-tree's,
-    in its order. A landing diffs up to three pairs (the change, the checkout's fast-forward,
-    the files it reports); each was a process. None (ask git) when the repository has no kept
-    lookup process, an object cannot be read, or the change spans more than
-    `WALKED_TREES_MAX` trees (git is faster there)."""
+    subtrees that differ opened (each level's in one exchange), entries compared in git's tree
+    order (a folder's name sorts as if it ended in `/`) with modes made canonical as git makes
+    them, so the list is diff-tree's, in its order. A landing diffs up to three pairs (the
+    change, the checkout's fast-forward, the files it reports); each was a process. None (ask
+    git) when the repository has no kept lookup process, an object cannot be read, or the change
+    spans more than `WALKED_TREES_MAX` trees (git is faster there)."""
     if not (repo.is_dir() and _identity_of(repo)):
         return None
     old_tree, new_tree = revs(repo, f"{old}^{{tree}}", f"{new}^{{tree}}")
     if old_tree is None or new_tree is None:
         return None
+    read: dict[str, dict[bytes, _Entry]] = {}  # by tree id; "" is a side with no folder
+    level = [(old_tree, new_tree)]
+    while level:  # every tree the walk opens, a level of folders at a time
+        wanted = list(
+            dict.fromkeys(sha for pair in level for sha in pair if sha and sha not in read)
+        )
+        if len(read) + len(wanted) > WALKED_TREES_MAX:
+            return None
+        found = _kept_contents(repo, wanted) if wanted else []
+        if found is None:
+            return None
+        for sha, got in zip(wanted, found, strict=True):
+            if got is None or got[1] != "tree":
+                return None
+            try:
+                read[sha] = _tree_entries(got[2], len(sha) // 2)
+            except ValueError:  # not a tree git writes: git says what it holds
+                return None
+        level = [
+            (was.sha if was else "", now.sha if now else "")
+            for pair in level
+            for was, now in _differing(read, *pair)
+            if (now or was).mode & _TYPE_BITS == _TREE_MODE  # type: ignore[union-attr]
+        ]
     changes: list[TreeChange] = []
     zero = "0" * len(old_tree)
-    read = [0]
 
-    def entries(tree: str | None) -> dict[bytes, _Entry] | None:
-        """A tree's entries by their sort key; None when it cannot be read here."""
-        if tree is None:
-            return {}
-        read[0] += 1
-        found = _contents(repo, tree) if read[0] <= WALKED_TREES_MAX else None
-        if found is None or found[1] != "tree":
-            return None
-        return _tree_entries(found[2], len(tree) // 2)
-
-    def walk(prefix: bytes, old_sha: str | None, new_sha: str | None) -> bool:
-        before, after = entries(old_sha), entries(new_sha)
-        if before is None or after is None:
-            return False
-        for key in sorted(before.keys() | after.keys()):
-            was, now = before.get(key), after.get(key)
-            if was == now:
-                continue
+    def walk(prefix: bytes, old_sha: str, new_sha: str) -> None:
+        for was, now in _differing(read, old_sha, new_sha):
             mode, _, name = now or was  # type: ignore[misc]
             if mode & _TYPE_BITS == _TREE_MODE:  # a folder on one side or both: its files
-                if not walk(prefix + name + b"/", was and was.sha, now and now.sha):
-                    return False
+                walk(prefix + name + b"/", was.sha if was else "", now.sha if now else "")
             else:
                 changes.append(_tree_change(gitrepo._name(prefix + name), was, now, zero))
-        return True
 
-    try:
-        done = walk(b"", old_tree, new_tree)
-    except (OSError, ValueError):  # the lookup process gone, a tree git would not write
-        return None
-    return changes if done else None
+    walk(b"", old_tree, new_tree)
+    return changes
+
+
+def _differing(
+    read: dict[str, dict[bytes, "_Entry"]], old: str, new: str
+) -> list[tuple["_Entry | None", "_Entry | None"]]:
+    """The entries of two read trees ("" for none) that differ, in git's order."""
+    before, after = read.get(old, {}), read.get(new, {})
+    pairs = ((before.get(key), after.get(key)) for key in sorted(before.keys() | after.keys()))
+    return [(was, now) for was, now in pairs if was != now]
 
 
 class _Entry(NamedTuple):
@@ -1111,8 +1137,8 @@ def _untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
 
 def moved_submodules(repo: Path, old: str, new: str) -> list[tuple[str, str, str]]:
     """(path, old commit, new commit) of each submodule whose pointer differs between two
-    commits and is in both: the ones a fast-forward leaves behind in a checkout. Read from the
-    changes the landing listed already (no git run of its own)."""
+    commits (or trees) and is in both: the ones a fast-forward leaves behind in a checkout.
+    Read from the changes the landing listed already (no git run of its own)."""
     gitlink = GITLINK_MODE.decode()
     return [
         (change.path, change.old, change.new)

@@ -1160,7 +1160,7 @@ class Lander:
             commit=built.commit,
             base_before=tip,
             tree=built.tree,
-            files=landgit.changed_paths(source.repo, tip, built.commit),
+            files=landgit.changed_paths(source.repo, tip, built.tree),
             builds=1,
             verification=verification,
             unverified=verification is None,
@@ -1439,7 +1439,7 @@ class Lander:
             commit=built.commit,
             base_before=built.base,
             tree=built.tree,
-            files=landgit.changed_paths(repo, built.base, built.commit),
+            files=landgit.changed_paths(repo, built.base, built.tree),
             builds=attempt,
             verification=verification,
             verified_ahead=verified_ahead,
@@ -1557,7 +1557,7 @@ class Lander:
         in the moment between its last check and the move is left as it is, with a warning (git
         refused to overwrite anything)."""
         brought = []
-        submodules = landgit.moved_submodules(source.repo, built.base, built.commit)
+        submodules = landgit.moved_submodules(source.repo, built.base, built.tree)
         for checkout in checkouts:
             try:
                 landgit.fast_forward_checkout(checkout, built.base, built.commit)

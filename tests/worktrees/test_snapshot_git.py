@@ -365,6 +365,21 @@ def test_what_two_trees_differ_in_is_read_without_a_git_run_as_diff_tree_says_it
     kinds = {change.path: change.status for change in landgit._diff_tree(repo, first, second)}
     assert kinds["link"] == "T" and kinds["exec.sh"] == "M" and kinds["mod"] == "A"
     assert kinds["kind"] == kinds["f/g"] == "A" and kinds["kind/t"] == kinds["f"] == "D"
+    # one exchange with cat-file per level of folders opened (the root, dir, dir/sub), not one
+    # per tree: each is a round trip to another process
+    exchanges: list[list[str]] = []
+    kept = landgit._kept_contents
+
+    def counted(at: Path, names: list[str]):
+        exchanges.append(names)
+        return kept(at, names)
+
+    monkeypatch.setattr(landgit, "_kept_contents", counted)
+    (repo / "dir/sub/y").write_text("once more\n")
+    git(repo, "add", "dir/sub/y")
+    git(repo, "commit", "-q", "-m", "four")
+    assert [c.path for c in landgit._walked_changes(repo, third, "HEAD") or []] == ["dir/sub/y"]
+    assert [len(names) for names in exchanges] == [2, 2, 2]
     monkeypatch.setattr(landgit, "WALKED_TREES_MAX", 1)  # a wide change: git is asked
     assert landgit._walked_changes(repo, first, second) is None
     assert landgit._changes(repo, first, second) == landgit._diff_tree(repo, first, second)
