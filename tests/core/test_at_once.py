@@ -3,6 +3,7 @@ written, one that need not runs on the caller's thread, and once a write has com
 of the block waits as usual (a call is never half done when `WouldWait` comes). The HTTP fast
 lane runs the lease verbs this way (tests/http/test_fast_lane.py)."""
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,3 +98,33 @@ def test_after_one_write_the_block_waits_as_usual(board: Board, board_path: Path
             done["task"] = board.claim(second.id, "alice")  # waits for the turn, then claims
             timer.join()
     assert done["task"].assignee_agent_id == "alice"
+
+
+@pytest.mark.sqlite_only
+def test_a_claim_answered_at_once_runs_no_import_machinery_nor_a_generator_block(
+    board: Board, board_path: Path
+) -> None:
+    """The HTTP lane answers most claims this way, so what runs here is paid per claim: an import
+    statement in the path runs importlib each time, and a generator-made context manager costs
+    contextlib's frames; neither is needed. Nested blocks still leave the decision to the outer."""
+    for n in range(3):
+        board.create_task(f"task {n}")
+    board.claim_next("warm-up")  # the writer connection and its queue, opened once
+    seen: set[str] = set()
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call":
+            seen.add(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        with board.at_once():
+            with board.at_once():
+                assert board.claim_next("alice") is not None
+            assert board.claim_next("bob") is not None  # committed once: may wait as usual
+    finally:
+        sys.setprofile(None)
+    machinery = sorted(name for name in seen if "importlib" in name or "contextlib" in name)
+    assert machinery == []
+    with write_turn_held(board_path), board.at_once(), pytest.raises(WouldWait):
+        board.claim_next("carol")  # the block still refuses to wait
