@@ -1,21 +1,10 @@
 """The footer every screen shows: Textual's, but a key hint that does not fit whole beside the
-palette key (docked on the right) is left out whole. Textual's lays the hints out past the edge
-and docks the palette key over them: at 80x24 the inbox's `? Help` showed as a lone `?`, its
-word under the palette key (an exploring helper saw `^pPa lette` in the screenshot).
-
-The hints are fitted after each layout of the footer's screen, with the sizes that layout gave
-them: a footer recomposed under a dialog (its screen is not laid out then) once kept the hints it
-was fitted before it had sizes, and the inbox showed a lone `?` under every question.
-
-Each key hint is bound to the footer's `compact` (`data_bind`), and Textual forgets the bindings of
-removed hints only when `compact` changes, which it never does here: every recompose (a tab, a
-drawer, a focus change) kept the old hints alive, some 30,000 objects per drawer opened, and every
-later garbage collection walked them all. A recompose forgets them first (`_forget_removed_hints`).
-
-Textual recomposes the footer after every `refresh_bindings`, each call its own recompose: opening
-the drawer asked five times, four of them for the hints already shown (13 hints unmounted, mounted
-and styled again each time). The footer recomposes once for the refreshes of one frame, and only
-when the hints would change.
+palette key (docked on the right) is left out whole (Textual's laid hints out past the edge, under
+the palette key: at 80x24 the inbox showed a lone `?`). The hints are fitted after each layout of
+the footer's screen, with the sizes that layout gave them; a recompose forgets the removed hints'
+bindings (Textual kept them alive: ~30,000 objects per drawer opened); and the footer recomposes
+once for the binding refreshes of one frame, only when the hints would change (opening the drawer
+asked five times). docs/architecture.md#the-footer says why each is needed.
 """
 
 from collections.abc import Hashable
