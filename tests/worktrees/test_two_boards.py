@@ -403,6 +403,19 @@ def test_a_checkout_brought_along_before_its_mark_is_read_lands_without_a_reflog
     assert (a.repo / "from-a.txt").is_file() and (a.repo / "from-b.txt").is_file()
 
 
+def killed_after_moving_main(boards, tmp_path: Path) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """A task on each board, and B's lander killed -9 after moving `main`, before bringing the
+    user's checkout of it along: the ids of A's task and B's."""
+    a, b = boards
+    a_id, _ = a.task_with({"from-a.txt": "a\n"})
+    b_id, _ = b.task_with({"from-b.txt": "b\n"})
+    proc = start_lander(tmp_path / "b.db", [b_id], "--crash-at", "updated")
+    go(proc)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    return a_id, b_id
+
+
 @pytest.mark.slow  # a lander process killed
 def test_a_landing_brings_along_the_checkout_the_other_boards_killed_lander_left(
     boards, tmp_path: Path
@@ -412,12 +425,7 @@ def test_a_landing_brings_along_the_checkout_the_other_boards_killed_lander_left
     brings it along (as B's next call would) and lands, instead of refusing
     `base_checked_out_dirty` until B's board is used again."""
     a, b = boards
-    a_id, _ = a.task_with({"from-a.txt": "a\n"})
-    b_id, _ = b.task_with({"from-b.txt": "b\n"})
-    proc = start_lander(tmp_path / "b.db", [b_id], "--crash-at", "updated")
-    go(proc)
-    proc.communicate(timeout=120)
-    assert proc.returncode == -signal.SIGKILL
+    a_id, b_id = killed_after_moving_main(boards, tmp_path)
     assert git(a.repo, "status", "--porcelain") != ""  # left behind its branch
     result = a.trees.land(a_id, actor="bob")
     assert result.landed
@@ -435,11 +443,7 @@ def test_a_user_edit_in_a_checkout_the_other_boards_killed_lander_left_is_refuse
     nothing of it. Nor a checkout holding exactly main's previous commit with no landing's mark
     on it: a person's revert of the landing, not a killed lander's leftover."""
     a, b = boards
-    a_id, _ = a.task_with({"from-a.txt": "a\n"})
-    b_id, _ = b.task_with({"from-b.txt": "b\n"})
-    proc = start_lander(tmp_path / "b.db", [b_id], "--crash-at", "updated")
-    go(proc)
-    proc.communicate(timeout=120)
+    a_id, b_id = killed_after_moving_main(boards, tmp_path)
     (a.repo / "app.py").write_text("mine\n")
     before = checkout_state(a.repo)
     with pytest.raises(BoardError) as caught:
