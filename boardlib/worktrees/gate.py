@@ -239,6 +239,14 @@ class VerifyRun:
         return DeterministicResult(**asdict(self))
 
 
+# What the verify command's shell runs first: wait for the line its starter writes once the
+# command's group is recorded, then take /dev/null as its stdin. A starter killed between the
+# spawn and the record (the command already running, a background child of it outliving the
+# shell) left a group no later run could stop, holding a scratch checkout's lock; now the pipe
+# closes with the starter and the shell ends before the command runs.
+AFTER_RECORD = "read -r _ || exit 125; exec </dev/null; "
+
+
 def run_verify_command(
     command: str,
     cwd: Path,
@@ -252,8 +260,9 @@ def run_verify_command(
     and stop what it left running once it is done: nothing it started outlives the verdict (it
     would hold the checkout, its files and `pass_fds`). `pass_fds` stay open in the command (a
     landing's scratch-checkout lock, held while it runs). The command dies with this process
-    (`dying_with_parent`), and its group is recorded beside `cwd` while it runs, so the next run in
-    `cwd` stops what a killed run's command started (`stop_orphaned_verify`)."""
+    (`dying_with_parent`), and its group is recorded beside `cwd` before it starts (`AFTER_RECORD`)
+    and while it runs, so the next run in `cwd` stops what a killed run's command started
+    (`stop_orphaned_verify`)."""
     stop_orphaned_verify(cwd)
     shell = shutil.which("bash") or "/bin/sh"
     environment = {
@@ -264,13 +273,14 @@ def run_verify_command(
     with tempfile.TemporaryDirectory(prefix="kanban-verify-") as folder:
         out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
         with out_path.open("wb") as out, err_path.open("wb") as err:
-            argv, preexec = dying_with_parent([shell, "-c", command])
+            argv, preexec = dying_with_parent([shell, "-c", AFTER_RECORD + command])
+            go_read, go_write = os.pipe()
             try:
                 process = subprocess.Popen(
                     argv,
                     cwd=cwd,
                     env=environment,
-                    stdin=subprocess.DEVNULL,
+                    stdin=go_read,
                     stdout=out,
                     stderr=err,
                     start_new_session=True,
@@ -278,6 +288,7 @@ def run_verify_command(
                     preexec_fn=preexec,
                 )
             except OSError as error:
+                os.close(go_write)
                 return VerifyRun(
                     command=command,
                     exit_code=None,
@@ -285,9 +296,14 @@ def run_verify_command(
                     stderr_tail=f"could not start the verify command: {error}",
                     duration_ms=int((time.monotonic() - started) * 1000),
                 )
+            finally:
+                os.close(go_read)
             record = _group_record(cwd)
             with contextlib.suppress(OSError):
                 record.write_text(group_token(process.pid))
+            with contextlib.suppress(OSError):  # the command starts now (`AFTER_RECORD`)
+                os.write(go_write, b"\n")
+            os.close(go_write)
             timed_out = False
             try:
                 process.wait(timeout=timeout_s)

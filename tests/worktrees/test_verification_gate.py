@@ -1,6 +1,8 @@
 """The verification gate on its own: running the command, judging, routing, recording."""
 
 import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -77,6 +79,37 @@ def test_what_a_finished_command_left_running_is_stopped(tmp_path):
     assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
     clean = run_verify_command("echo tested", tmp_path, timeout_s=10)
     assert clean.passed and clean.stderr_tail == ""
+
+
+def test_the_command_starts_only_once_its_group_is_recorded(tmp_path):
+    """A lander killed -9 between spawning its verify command and recording the command's group
+    (CI: the command had already started a background child) left a group no later landing could
+    stop, holding a scratch checkout's lock. strace holds the starter's opening of the record for
+    a second: the command's first instruction must still find the record written."""
+    from tests.pg_cluster import in_ci
+
+    strace = shutil.which("strace")
+    if strace is None:
+        assert not in_ci(), "CI must have strace (.ci/run installs it)"
+        pytest.skip("strace is not installed")
+    checkout = tmp_path / "scratch"
+    checkout.mkdir()
+    record = tmp_path / ".scratch.verify-group"
+    starter = (
+        "import sys; from pathlib import Path; "
+        "from boardlib.worktrees.gate import run_verify_command; "
+        "r = run_verify_command(sys.argv[1], Path(sys.argv[2]), timeout_s=30); "
+        "print(r.stdout_tail.strip())"
+    )
+    command = f"test -e {record} && echo recorded || echo early"
+    done = subprocess.run(
+        [strace, "-f", "-qq", "-o", os.devnull, "-e", "trace=openat", "-P", str(record),
+         "-e", "inject=openat:delay_enter=1000000", sys.executable, "-c", starter, command,
+         str(checkout)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "recorded"
 
 
 def test_the_command_runs_in_the_worktree_with_context_in_the_environment(tmp_path, monkeypatch):
