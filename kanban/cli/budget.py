@@ -40,6 +40,9 @@ class Limit(click.ParamType):  # type: ignore[type-arg]
 
 USD = Limit(DOLLARS)
 TOKENS = Limit(TOKEN_COUNT)
+# the ranges the amounts take, said in --help (the amount types' own ceilings)
+USD_RANGE = f", 0 to {DOLLARS.max:g}"
+TOKENS_RANGE = f", 0 to {TOKEN_COUNT.max:g}"
 
 
 @click.group("budget")
@@ -53,10 +56,22 @@ def budget() -> None:
 
 @budget.command("set")
 @click.argument("task_id", metavar="[ID]", required=False)
-@click.option("--usd", type=USD, default=KEEP, metavar="N|none", help="The task's dollar budget.")
-@click.option("--tokens", type=TOKENS, default=KEEP, metavar="N|none", help="Its token budget.")
-@click.option("--daily-usd", type=USD, default=KEEP, metavar="N|none", help="Dollars per UTC day.")
-@click.option("--daily-tokens", type=TOKENS, default=KEEP, metavar="N|none", help="Tokens a day.")
+@click.option(
+    "--usd", type=USD, default=KEEP, metavar="N|none", help=f"The task's dollar budget{USD_RANGE}."
+)
+@click.option(
+    "--tokens", type=TOKENS, default=KEEP, metavar="N|none", help=f"Its token budget{TOKENS_RANGE}."
+)
+@click.option(
+    "--daily-usd", type=USD, default=KEEP, metavar="N|none", help=f"Dollars per UTC day{USD_RANGE}."
+)
+@click.option(
+    "--daily-tokens",
+    type=TOKENS,
+    default=KEEP,
+    metavar="N|none",
+    help=f"Tokens a day{TOKENS_RANGE}.",
+)
 @click.option("--team", metavar="ID", help="The team's daily budget rather than the board's.")
 @click.option("--reason", "-m", required=True, metavar="TEXT", help="Why (kept with the change).")
 @actor_option

@@ -139,6 +139,18 @@ def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanba
             assert "is not in the range" in error["error"], error
 
 
+def test_budget_set_help_says_each_limits_range(kanban: Kanban) -> None:
+    """A helper found `kanban budget set --help` silent on the ranges its refusals name: each
+    limit option says the range its amount type takes."""
+    from boardlib.budgets import TOKENS_MAX, USD_MAX
+
+    shown = kanban.run("budget", "set", "--help", env={"COLUMNS": "200"}).out
+    for option, ceiling in (("--usd", USD_MAX), ("--tokens", TOKENS_MAX),
+                            ("--daily-usd", USD_MAX), ("--daily-tokens", TOKENS_MAX)):  # fmt: skip
+        line = next(line for line in shown.splitlines() if line.strip().startswith(option + " "))
+        assert f"0 to {ceiling:g}" in line, line
+
+
 def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> None:
     """Found by an exploring helper: `--daily-usd 1e-7` was kept as 1e-07 and shown `$0.00 /
     $0.00`, yet runs still started under it (a $0 budget allows no run); `--usd 5.0000004` was
