@@ -27,6 +27,34 @@ ZYGOTE = Path(__file__).with_name("zygote.py")
 STARTUP_KEYS = ("PYTHON", "LANG", "LC_")  # what Python reads before any of our code runs
 
 
+def start_zygote(
+    argv: Sequence[str], env: Mapping[str, str], what: str, cwd: str | None = None
+) -> "subprocess.Popen[str]":
+    """A fork-server script (this folder's zygote.py, tests/mcp/zygote.py) started and waited
+    on until it says `ready`: the CLI's, the MCP server's and `kanban serve`'s warm processes."""
+    process = subprocess.Popen(
+        [sys.executable, *argv],
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    ready = process.stdout.readline()
+    assert ready == "ready\n", f"the {what} zygote did not start: {ready!r}"
+    return process
+
+
+def starts_like(env: Mapping[str, str], zygote_env: Mapping[str, str]) -> bool:
+    """Would a fresh interpreter with `env` start as a zygote started with `zygote_env` did?"""
+
+    def startup(values: Mapping[str, str]) -> dict[str, str]:
+        return {k: v for k, v in values.items() if k.startswith(STARTUP_KEYS)}
+
+    return startup(env) == startup(zygote_env)
+
+
 class Zygote:
     """The warm process of this test process, started on first use (one per xdist worker)."""
 
@@ -35,17 +63,7 @@ class Zygote:
         self.socket = os.path.join(self.folder, "s")
         self.env = dict(env)
         self.cpu_s = 0.0  # what the runs cost (not counted by this process's children's times)
-        self.process = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), self.socket],
-            env=self.env,
-            cwd=self.folder,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        ready = self.process.stdout.readline()
-        assert ready == "ready\n", f"the CLI zygote did not start: {ready!r}"
+        self.process = start_zygote([str(ZYGOTE), self.socket], self.env, "CLI", cwd=self.folder)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -63,11 +81,7 @@ class Zygote:
 
     def starts_like(self, env: Mapping[str, str]) -> bool:
         """Would a fresh interpreter with `env` start as the zygote did?"""
-
-        def startup(values: Mapping[str, str]) -> dict[str, str]:
-            return {k: v for k, v in values.items() if k.startswith(STARTUP_KEYS)}
-
-        return startup(env) == startup(self.env)
+        return starts_like(env, self.env)
 
     def run(
         self,

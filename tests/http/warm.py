@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.cli.conftest import clean_env
-from tests.cli.warm import STARTUP_KEYS
+from tests.cli.warm import start_zygote, starts_like
 
 ZYGOTE = Path(__file__).parents[1] / "mcp" / "zygote.py"
 WARMED = ("kanban.cli.serve", "kanban.http.server", "kanban.http.service", "kanban.http.auth")
@@ -38,16 +37,7 @@ class Warm:
         self.folder = Path(tempfile.mkdtemp(prefix="kanban-serve-zygote-"))
         self.socket = self.folder / "zygote.sock"
         self.env = clean_env()
-        self.process = subprocess.Popen(
-            [sys.executable, str(ZYGOTE), str(self.socket), *WARMED],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        ready = self.process.stdout.readline()
-        assert ready == "ready\n", f"the serve zygote did not start: {ready!r}"
+        self.process = start_zygote([str(ZYGOTE), str(self.socket), *WARMED], self.env, "serve")
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -60,10 +50,7 @@ class Warm:
             self.folder.rmdir()
 
     def starts_like(self, env: Mapping[str, str]) -> bool:
-        def startup(values: Mapping[str, str]) -> dict[str, str]:
-            return {k: v for k, v in values.items() if k.startswith(STARTUP_KEYS)}
-
-        return startup(env) == startup(self.env)
+        return starts_like(env, self.env)
 
 
 _lock = threading.Lock()

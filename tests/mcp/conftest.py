@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, Implementation, TextContent
 from boardlib.inert import inert
 from tests.backends import is_postgres
 from tests.cli.conftest import KANBAN, clean_env, content_digest
+from tests.cli.warm import start_zygote
 
 HERE = Path(__file__).parent
 _zygote: list[tuple["subprocess.Popen[str]", Path]] = []  # this test process's, once started
@@ -41,14 +42,7 @@ def zygote_socket() -> Path:
     if not _zygote:
         folder = Path(tempfile.mkdtemp(prefix="kanban-zygote-"))
         path = folder / "zygote.sock"
-        process = subprocess.Popen(
-            [sys.executable, str(HERE / "zygote.py"), str(path)],
-            env=clean_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        process = start_zygote([str(HERE / "zygote.py"), str(path)], clean_env(), "MCP")
         _zygote.append((process, path))
         atexit.register(end_zygote)  # for the tests of other wings (tests/chaos) that use it
     return _zygote[0][1]
