@@ -374,10 +374,21 @@ def _head_from_files(repo: Path, checkout: Path) -> tuple[str | None, str | None
     if branch is None:  # detached at `text`
         commit = rev(repo, f"{text}^{{commit}}")
         return (commit, None) if commit is not None else None
-    if not branch or any(c.isspace() or ord(c) < 32 for c in branch) or branch.startswith("-"):
+    if not _plain_branch_name(branch):
         return None
     tip = rev(repo, f"refs/heads/{branch}^{{commit}}")
     return (tip, branch) if tip is not None else (None, None)
+
+
+def _plain_branch_name(branch: str) -> bool:
+    """A branch name as git makes them, safe to read as a path inside the git folder; anything
+    else (an option-like, spaced, control-character or dotted name) is left for git to say what
+    it names."""
+    if branch.startswith("-") or any(c.isspace() or ord(c) < 32 or c == "\\" for c in branch):
+        return False
+    return all(
+        part not in ("", ".", "..") and not part.endswith(".lock") for part in branch.split("/")
+    )
 
 
 def branch_tip_from_files(repo: Path, branch: str) -> str | None:
@@ -385,12 +396,7 @@ def branch_tip_from_files(repo: Path, branch: str) -> str | None:
     reads it (the loose ref file, else `packed-refs`) when it is a plain one: no git run, and no
     lookup process to start for a one-off read. None when git must be asked (another layout, a
     symbolic or odd ref, a branch in neither file)."""
-    # not a name git would make (nor a path inside the git folder): git says what it names
-    if branch.startswith("-") or any(c.isspace() or ord(c) < 32 or c == "\\" for c in branch):
-        return None
-    if any(part in ("", ".", "..") or part.endswith(".lock") for part in branch.split("/")):
-        return None
-    if not _plain_git_folder(repo):
+    if not _plain_branch_name(branch) or not _plain_git_folder(repo):
         return None
     dot, ref = repo / ".git", f"refs/heads/{branch}"
     try:
