@@ -215,7 +215,10 @@ def load_answer(path: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
 # `asgi` again under `kanban serve`'s own HTTP protocol class (uvicorn's with the stall guard,
 # kanban/http/stalls.py): what the guard costs, apart from the app.
 GUARDED = "asgi+stall-guard"
-BARE_KINDS = ("asgi", GUARDED, "fastapi")
+# `asgi` again, claiming each request's task with the store's own statements on one connection:
+# the least a server that writes the claim to this board file can do, the ceiling of the target.
+CLAIM_SQL = "asgi+claim-sql"
+BARE_KINDS = ("asgi", GUARDED, CLAIM_SQL, "fastapi")
 RECORDS_LIST = "records-list"  # the list served as before: records built, then dumped
 
 
@@ -241,12 +244,28 @@ def records_list_app(db: str) -> Any:
     return fast
 
 
-def bare_app(kind: str, canned: str) -> Any:
+def bare_app(kind: str, canned: str, db: str | None = None) -> Any:
     """`asgi`: a raw ASGI callable that reads the body and answers the canned claim (the file
-    `real_claim_answer` wrote), the least any ASGI server can do per request. `fastapi`:
+    `real_claim_answer` wrote), the least any ASGI server can do per request. `CLAIM_SQL`: the
+    same, after claiming a task of `db` for the body's agent as `claim_sql` does. `fastapi`:
     FastAPI's least for a JSON POST (a pydantic body, a sync endpoint on the thread pool, a
     ready-made Response with the same body and headers)."""
     body, headers = load_answer(canned)
+    if kind == CLAIM_SQL:
+        write_claim = claim_sql(Path(db or ""))
+
+        async def claiming(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            chunks, more = [], True
+            while more:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+            if scope["path"] == CLAIM_NEXT:
+                write_claim(json.loads(b"".join(chunks))["agent"])
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        return claiming
     if kind in ("asgi", GUARDED):
 
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -282,6 +301,32 @@ def bare_app(kind: str, canned: str) -> Any:
     return fast
 
 
+def claim_sql(db: Path) -> Any:
+    """A claim as SQL alone: on one connection opened as the store opens its writer, `BEGIN
+    IMMEDIATE`, the store's claim-next statement (the same text), the store's event insert,
+    `COMMIT`. No board around it: no contention retries, no records, no lease checks, no reply
+    built. What is left of a server's CPU per claim above this row is its own."""
+    from boardlib.store.contention import connect
+    from boardlib.store.sqlite import SqliteTx, _claim_best_ready_sql
+
+    conn = connect(db)
+    conn.isolation_level = None  # the statements below are the whole transaction
+    statement = _claim_best_ready_sql(by_role=False, respect_deps=True, by_team=False)
+    tx = SqliteTx(conn)
+
+    def claim(agent: str) -> None:
+        now = int(time.time() * 1000)
+        conn.execute("BEGIN IMMEDIATE")
+        params = {"agent": agent, "runtime": None, "now": now, "lease_until": now + 900_000}
+        row = conn.execute(statement, {**params, "role": None, "team": None}).fetchone()
+        if row is not None:  # the task as one JSON array, its id first
+            task_id = json.loads(row[0])[0]
+            tx.insert_event("task_claimed", task_id, agent, {"epoch": 1}, now, None)
+        conn.execute("COMMIT")
+
+    return claim
+
+
 def serve_bare(kind: str, db: str | None = None, canned: str | None = None) -> None:
     """The child process of `BareServer`: uvicorn with `kanban serve`'s settings (httptools,
     uvloop, no access log; the stall guard too for `GUARDED`) on a free loopback port, announced
@@ -294,7 +339,7 @@ def serve_bare(kind: str, db: str | None = None, canned: str | None = None) -> N
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)
     print(json.dumps({"listening": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
-    app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind, canned or "")
+    app = records_list_app(db or "") if kind == RECORDS_LIST else bare_app(kind, canned or "", db)
     protocol: dict[str, Any] = {}
     if kind == GUARDED:
         from kanban.http.service import ServerSettings
@@ -327,8 +372,10 @@ class BareServer(Server):
         self.url = json.loads(line)["listening"]
 
 
-def ceiling(kind: str, clients: int, seconds: float, canned: Path) -> dict[str, Any]:
-    server = BareServer(kind, canned=canned)
+def ceiling(
+    kind: str, clients: int, seconds: float, canned: Path, db: Path | None = None
+) -> dict[str, Any]:
+    server = BareServer(kind, db=db, canned=canned)
     try:
         run = drive(server, clients, seconds)
     finally:
@@ -544,8 +591,9 @@ def main() -> None:
         "--parts",
         default="library,http,lists,detail",
         help="Which measurements to run (comma-separated; the summary needs library and http). "
-        "`ceiling` adds the same clients against bare servers (a raw ASGI app, a minimal "
-        "FastAPI route) answering a canned claim: the most this machine can serve.",
+        "`ceiling` adds the same clients against bare servers (a raw ASGI app, the same "
+        "app writing each claim with the store's own SQL, a minimal FastAPI route) answering "
+        "a canned claim: the most this machine can serve.",
     )
     parser.add_argument(
         "--bare-server", choices=(*BARE_KINDS, RECORDS_LIST), help=argparse.SUPPRESS
@@ -652,7 +700,11 @@ def measure(args: argparse.Namespace, bench: record.Run) -> None:
 
             if "ceiling" in parts:
                 for kind in BARE_KINDS:
-                    bare = ceiling(kind, args.clients, args.duration, canned)
+                    claimed = None
+                    if kind == CLAIM_SQL:  # a copy of its own, as each server's
+                        claimed = tmp / f"claim-sql-round-{round_}.db"
+                        shutil.copy(template, claimed)
+                    bare = ceiling(kind, args.clients, args.duration, canned, claimed)
                     lines[f"ceiling-{kind}"] = mine[f"ceiling-{kind}"] = {
                         "round": round_,
                         "measure": "ceiling",
@@ -719,6 +771,12 @@ def summary(
         out["cores_bound_ratio"] = round(cores / library["claims_per_s"], 3)
     out["p99_ms"] = p99
     out["p99<=50ms"] = p99 <= 50
+    by_workers: dict[int, list[float]] = {}
+    for line in every:
+        by_workers.setdefault(line["server_workers"], []).append(line["p99_ms"])
+    out["p99_ms_by_server_workers"] = {
+        str(workers): round(statistics.median(values), 2) for workers, values in by_workers.items()
+    }
     paired = [
         best["claims_per_s"] / mine["ceiling-asgi"]["requests_per_s"]
         for best, mine in zip(bests, rounds, strict=False)
@@ -731,6 +789,29 @@ def summary(
         out["ratio_to_bare_asgi_rounds"] = [round(value, 3) for value in paired]
         out["ratio_to_bare_asgi>=0.75"] = ratio >= 0.75
         out["p99<=30ms"] = p99 <= 30
+    floor = [
+        (best["claims_per_s"], mine[f"ceiling-{CLAIM_SQL}"], mine["ceiling-asgi"])
+        for best, mine in zip(bests, rounds, strict=False)
+        if f"ceiling-{CLAIM_SQL}" in mine and "ceiling-asgi" in mine
+    ]
+    if floor:
+        # How much of the bare app's rate a server keeps that only writes the claim (the
+        # target's room on this machine), and how much of that rate kanban serve keeps.
+        sql_over_bare = [sql["requests_per_s"] / bare["requests_per_s"] for _, sql, bare in floor]
+        to_sql = [served / sql["requests_per_s"] for served, sql, _ in floor]
+        out["claim_sql_over_bare_asgi"] = round(statistics.median(sql_over_bare), 3)
+        out["claim_sql_over_bare_asgi_rounds"] = [round(value, 3) for value in sql_over_bare]
+        out["ratio_to_claim_sql"] = round(statistics.median(to_sql), 3)
+        out["ratio_to_claim_sql_rounds"] = [round(value, 3) for value in to_sql]
+        out["server_cpu_ms_over_claim_sql"] = round(
+            statistics.median(
+                best["server_cpu_ms_per_claim"]
+                - mine[f"ceiling-{CLAIM_SQL}"]["server_cpu_ms_per_request"]
+                for best, mine in zip(bests, rounds, strict=False)
+                if f"ceiling-{CLAIM_SQL}" in mine
+            ),
+            3,
+        )
     guarded = [
         mine[f"ceiling-{GUARDED}"]["requests_per_s"] / mine["ceiling-asgi"]["requests_per_s"]
         for mine in rounds

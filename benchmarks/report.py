@@ -241,7 +241,9 @@ def http(lines: list[Line]) -> list[str]:
         "serve`, against the same number of processes calling the library's `claim_next` on a "
         "copy of the board in the same run; the ceiling rows serve the server's own answer to a "
         "claim (its body and headers, read off a claim on a copy of the board) from a bare ASGI "
-        "app and a minimal FastAPI route to the same clients. Cores bound is cores / (server + "
+        "app, the same app claiming a task with the store's own SQL first (BEGIN IMMEDIATE, the "
+        "claim statement, the event, COMMIT: the least a server writing the claim can do) and a "
+        "minimal FastAPI route to the same clients. Cores bound is cores / (server + "
         "client CPU per request): the rate the machine's CPU allows, which load moves far less "
         "than claims/s. The server and ceiling rows run in interleaved rounds; the targets take "
         "the rounds' medians.",
