@@ -25,7 +25,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.filter import LineFilter
 from textual.notifications import Notification, Notify, SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
@@ -102,6 +102,11 @@ TOAST_GONE_REPAINT_S = 0.1
 # going first. A busy demo at 80x24 piled five over the board; the message log keeps them all.
 ROWS_PER_TOAST = 12
 FOLLOW_TOAST = "follow"  # the `f` hint: only the newest applies, so it replaces the one before
+# "Needs you": one toast, the newest item and how many more came while it showed (a busy demo
+# at 80x24 filled both toast rows with them, over a dialog's question); none over a dialog, where
+# the header's count and "new:" line wait for the operator instead.
+NEEDS_YOU_TOAST = "needs-you"
+NEEDS_YOU_S = 6
 DEMO_NOTE = (
     "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
     "every key works as on a real board."
@@ -194,6 +199,7 @@ class KanbanApp(App[None]):
         self._follow_timer: Timer | None = None
         # a toast's kind (with the toast), while it may be on screen
         self._toast_kinds: dict[str, tuple[str, Notification]] = {}
+        self._needs_you_count = 0  # items the "Needs you" toast on screen stands for
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -591,16 +597,16 @@ class KanbanApp(App[None]):
         if new:
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)
-            if isinstance(self.screen, InboxScreen):  # its list shows it: no hint to open it
-                self.notify(f"{said}.", title="Needs you", timeout=6)
-            else:
-                more = "" if len(new) == 1 else f" (+{len(new) - 1})"
+            more = "" if len(new) == 1 else f" (+{len(new) - 1})"
+            hint = ""
+            if not isinstance(self.screen, InboxScreen):  # its list shows them: no hint there
                 changes["inbox_new"] = f"{said}{more}"
                 short = notify.named(newest.task_id)
                 changes["inbox_new_short"] = f"{short}{more}" if short else ""
                 self._inbox_said = {item_key(item) for item in new}
                 inbox_key = keymap.key_text(registry.BY_ID["board.inbox"], self.user_keymap)
-                self.notify(f"{said}. {inbox_key} opens the inbox.", title="Needs you", timeout=6)
+                hint = f" {inbox_key} opens the inbox."
+            self._say_needs_you(said, len(new), hint)
             for item in new:
                 self.tell_terminal(
                     notify.sequence(
@@ -615,6 +621,21 @@ class KanbanApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
                 screen.show_items(message.items, message.now_ms)
+
+    def _say_needs_you(self, said: str, count: int, hint: str) -> None:
+        """The "Needs you" toast: it replaces the one still showing, counting the items that one
+        said too; over a dialog none (its question stays readable; the header keeps the news)."""
+        if isinstance(self.screen, ModalScreen):
+            return
+        showing = any(
+            kind == NEEDS_YOU_TOAST and not toast.has_expired
+            for kind, toast in self._toast_kinds.values()
+        )
+        self._needs_you_count = (self._needs_you_count if showing else 0) + count
+        more = "" if self._needs_you_count == 1 else f" (+{self._needs_you_count - 1} more)"
+        self.notify(
+            f"{said}{more}.{hint}", title="Needs you", timeout=NEEDS_YOU_S, kind=NEEDS_YOU_TOAST
+        )
 
     def tell_terminal(self, text: str) -> None:
         """Write our own escape sequence (`tui.notify`: fixed words and an id) to the terminal."""

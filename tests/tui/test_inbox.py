@@ -822,3 +822,72 @@ async def test_the_operators_own_approve_moves_the_row_on_without_a_warning(
             assert moved_on(theirs) == [w for w in notes.warnings() if theirs in w]
     finally:
         land.board.close()
+
+
+def needs_you_toasts(app: Any) -> list[str]:
+    from textual.widgets._toast import Toast
+
+    return [
+        toast._notification.message
+        for toast in app.screen.query(Toast)
+        if toast._notification.title == "Needs you"
+    ]
+
+
+def block_one(path: Path, clock: ManualClock, title: str) -> str:
+    with Board(path, clock=clock) as board:
+        task = board.create_task(title)
+        board.claim(task.id, "bob")
+        board.block(task.id, "bob", "needs a key")
+        return task.id
+
+
+async def test_needs_you_toasts_replace_each_other_counting_what_came(tmp_path: Path) -> None:
+    """Found in a busy `kanban demo` at 80x24: a "Needs you" toast per new item filled both of
+    the toast rows. One shows, the newest, counting the items the one it replaced stood for;
+    the message log keeps every one."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes, notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        first = block_one(path, clock, "first")
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await until(pilot, lambda: needs_you_toasts(app))
+        second = block_one(path, clock, "second")
+        await until(pilot, lambda: len(app.inbox_items) == 3)
+        await pilot.pause(0.2)
+        assert needs_you_toasts(app) == [f"{second} is blocked (+1 more). i opens the inbox."]
+        said = [text for text in notes.infos() if "Needs you" in text]
+        assert said == [
+            f"Needs you: {first} is blocked. i opens the inbox.",
+            f"Needs you: {second} is blocked (+1 more). i opens the inbox.",
+        ], said
+
+
+async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
+    tmp_path: Path,
+) -> None:
+    """Found in tmux at 80x24: "Needs you" toasts covered the land dialog's question. Over a
+    dialog none shows; the terminal is still told, and the header says it when the dialog
+    closes."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    sent: list[str] = []
+    app = make_app(path, clock, notify_mode=notify.OSC)
+    app.tell_terminal = sent.append  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("question_mark")  # the help: a dialog over the board
+        await until(pilot, lambda: app.screen is not app.board_screen)
+        task_id = block_one(path, clock, "meanwhile")
+        await until(pilot, lambda: len(app.inbox_items) == 2)
+        await pilot.pause(0.3)
+        assert needs_you_toasts(app) == []
+        assert sent == [f"\x1b]9;kanban: {task_id} is blocked\x1b\\"]
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        assert f"new: {task_id} is blocked (i)" in header_text(app)
