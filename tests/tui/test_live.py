@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from boardlib import Board
+from boardlib import Board, ManualClock
 from boardlib import transitions as t
+from boardlib.errors import Reason
 from tests.tui.conftest import demo_board, loaded, make_app, until
 from tui.components.header_bar import HeaderBar
 
@@ -177,6 +179,45 @@ async def test_locked_board_goes_unreadable_and_recovers(demo) -> None:  # type:
             await until(pilot, lambda: header.facts.unreadable_since is None, timeout=8)
             await until(pilot, lambda: app.loaded)
             assert app.state.tasks[ids["flaky"]].priority >= 10
+    finally:
+        locker.close()
+
+
+def refused_open(app: Any) -> bool:
+    said = app.said.newest_first()
+    return any(Reason.BUSY.value in s.title for s in said)
+
+
+async def test_recovery_starts_once_a_board_locked_at_start_reads(
+    demo: tuple[Path, ManualClock, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQLite side of tests/tui/test_server_down.py's: started while another process held
+    the board locked, the app's open was refused; once the board reads, its recovery (the
+    reconciler releasing expired leases) runs, so a task its agent abandoned goes back to todo
+    with only the app left to notice."""
+    import sqlite3
+
+    monkeypatch.setenv("KANBAN_RECONCILE_INTERVAL_MS", "100")
+    path, clock, ids = demo
+    abandoned = ids["flaky"]
+    locker = sqlite3.connect(path, isolation_level=None)
+    locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute("UPDATE tasks SET priority = priority WHERE id = ?", (abandoned,))
+    locker.execute("COMMIT")  # the exclusive lock stays held until the connection closes
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            header = app.screen.query_one(HeaderBar)
+            await until(pilot, lambda: header.facts.unreadable_since is not None, timeout=8)
+            await until(pilot, lambda: refused_open(app), timeout=8)  # its retry budget spent
+            locker.close()
+            await until(pilot, lambda: header.facts.unreadable_since is None, timeout=8)
+            with Board(path, clock=clock) as agent:  # its own open releases nothing yet
+                agent.claim(abandoned, "agent-ada", lease_ms=1_000)
+            await until(pilot, lambda: app.state.tasks[abandoned].status == t.IN_PROGRESS)
+            clock.advance(seconds=5)  # the agent is gone; only the app is left to notice
+            await until(pilot, lambda: app.state.tasks[abandoned].status == t.TODO, timeout=8)
     finally:
         locker.close()
 
