@@ -7,10 +7,10 @@ and its buffers stayed (measured: 19 of 20 stalled event streams still open afte
 paused connection whose bytes in flight (the transport's buffer and the kernel's unacknowledged
 ones) have not shrunk by one for `stall_s` seconds is aborted: its buffers are freed at once, and
 an event stream's client reconnects with `Last-Event-ID`. A slow reader that takes anything at
-all keeps its connection. At shutdown the allowance drops to `SHUTDOWN_STALL_S`, so a stalled
-client never holds the exit up. An event stream's socket gets a fixed kernel send buffer
-(`STREAM_SNDBUF`), not Linux's autotuned one of up to 4 MB: a stalled follower is found after
-~200 KB, not after ~14,000 events formatted for nobody.
+all keeps its connection. At shutdown every connection is watched, paused or not, on an allowance
+of `SHUTDOWN_STALL_S`, so a stalled client never holds the exit up. An event stream's socket gets
+a fixed kernel send buffer (`STREAM_SNDBUF`), not Linux's autotuned one of up to 4 MB: a stalled
+follower is found after ~200 KB, not after ~14,000 events formatted for nobody.
 """
 
 import asyncio
@@ -86,7 +86,8 @@ class _StallGuard(asyncio.Protocol):
         self._watch()
 
     def resume_writing(self) -> None:
-        self._unwatch()
+        if self._allowance_s is None:  # at shutdown the watch goes on until the connection ends
+            self._unwatch()
         super().resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -94,13 +95,18 @@ class _StallGuard(asyncio.Protocol):
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
+        """Watched from now on, paused or not: a stream's last bytes under the high-water mark,
+        never taken, keep its closing transport open, and uvicorn waits for it until the
+        in-flight budget is spent (9.1 s of a 10 s --graceful; 1.3 s with the watch). A check
+        already due was timed for the old allowance (a quarter of --sse-send-timeout: 7.5 s of
+        a 30 s one, and the exit waited for it): it is dropped for one on the new clock."""
         super().shutdown()  # type: ignore[misc]  # uvicorn's protocols have it
         self._allowance_s = min(self.stall_s, SHUTDOWN_STALL_S)
-        if self._stall_check is not None:
-            # the check due was timed for the old allowance (a quarter of --sse-send-timeout:
-            # 7.5 s of a 30 s one, and the exit waited for it): look again on the new one's clock
-            self._unwatch()
-            self._watch()
+        if self._stall_check is None:  # not paused: its clock starts now
+            self._stall_size = _unacknowledged(self.transport)
+            self._stall_since = time.monotonic()
+        self._unwatch()
+        self._watch()
 
     def _allowance(self) -> float:
         return self.stall_s if self._allowance_s is None else self._allowance_s
@@ -117,10 +123,13 @@ class _StallGuard(asyncio.Protocol):
 
     def _check(self) -> None:
         self._stall_check = None
-        if self.transport.is_closing() and self.transport.get_write_buffer_size() == 0:
+        waiting = self.transport.get_write_buffer_size()
+        if self.transport.is_closing() and waiting == 0:
             return
         size, now = _unacknowledged(self.transport), time.monotonic()
-        if size < self._stall_size:  # the client took something: a slow reader, not a stall
+        if size < self._stall_size or not waiting:
+            # the client took something (a slow reader, not a stall), or nothing waits for it
+            # (an in-flight request at shutdown, still working or idle: the kernel has the rest)
             self._stall_size, self._stall_since = size, now
         elif now - self._stall_since >= self._allowance():
             log.warning(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from boardlib import Board, PlanItem
@@ -232,6 +233,69 @@ def test_a_stalled_follower_does_not_hold_up_sigterm(tmp_path: Path) -> None:
             time.sleep(0.05)
         stalled.close()
         assert "client that stopped reading" in log.read_text()
+
+
+@pytest.mark.slow
+def test_stalled_followers_at_every_backlog_do_not_hold_up_sigterm_while_agents_write(
+    tmp_path: Path,
+) -> None:
+    """Ten followers stop reading, each some 80 events further behind the next, while three agents
+    comment over HTTP through the SIGTERM: whatever the kernel's buffers hold, one of them has its
+    last bytes in the transport under the high-water mark, its writes never paused. The guard
+    watched only paused connections, and uvicorn waited for that one's close to drain until the
+    in-flight budget was spent (19.2 s of this 20 s --graceful, 9.1 s of a 10 s one). Now every
+    connection is watched once shutdown begins: the server is gone in ~1.3 s (quiet 2 cores)."""
+    db = tmp_path / "board.db"
+    args = ("--sse-send-timeout", "30", "--graceful", "20")
+    with serve(tmp_path, db, *args) as (url, log, pid):
+        with Board(db, reconcile_orphans=False) as board:
+            start = board.last_event_seq()
+            for half in range(2):  # one event each, ~250 bytes of SSE: ~200 KB behind at most
+                board.create_plan(
+                    [PlanItem(key=f"k{half}_{n}", title="t" * 200) for n in range(400)]
+                )
+            agents = [board.create_task(title=f"agent {n}").id for n in range(3)]
+        cursors = range(start, start + 800, 80)
+        stalled = [stalled_follower(url, since) for since in cursors]
+        writing = threading.Event()
+        writing.set()
+        answers: list[int] = []
+
+        def comment(task_id: str) -> None:
+            with httpx.Client(base_url=url, timeout=30) as http:
+                while writing.is_set():
+                    try:
+                        body = {"body": "still working " + "x" * 300, "authorAgentId": "alice"}
+                        answers.append(
+                            http.post(f"/api/board/{task_id}/comments", json=body).status_code
+                        )
+                    except httpx.TransportError:  # the server has stopped listening
+                        return
+                    time.sleep(0.05)
+
+        writers = [threading.Thread(target=comment, args=(task_id,)) for task_id in agents]
+        for writer in writers:
+            writer.start()
+        time.sleep(1.0)  # the backlogs go out, the comments after them
+        started = time.monotonic()
+        os.kill(pid, 15)
+        deadline = started + 8  # 1.3 s quiet; the in-flight budget is 19 s
+        while _running(pid):
+            assert time.monotonic() < deadline, "a stalled client held the shutdown up"
+            time.sleep(0.05)
+        writing.clear()
+        for writer in writers:
+            writer.join(timeout=30)
+        seqs = all_seqs(db, start)
+        for since, sock in zip(cursors, stalled, strict=True):
+            got, _ = read_to_end(sock)  # dropped or ended, what it was sent is gap-free: it
+            sock.close()  # resumes from its last id
+            wanted = [seq for seq in seqs if seq > since]
+            assert got.ids == wanted[: len(got.ids)]
+        text = log.read_text()
+        assert "client that stopped reading" in text
+        assert "did not finish" not in text  # no watchdog: a clean exit
+        assert answers and set(answers) <= {200, 503}, sorted(set(answers))
 
 
 def _running(pid: int) -> bool:
