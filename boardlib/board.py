@@ -2393,10 +2393,12 @@ class Board:
 
         def work(tx: Tx) -> BudgetReport:
             day = budgets.day_of(self.now())
+            rows = tx.budgeted_tasks()
             return BudgetReport(
                 day=day,
                 daily=budgets.daily_standings(tx.daily_budgets(day), day),
-                tasks=budgets.task_standings(tx.budgeted_tasks()),
+                tasks=budgets.task_standings(rows),
+                titles={row["id"]: row["title"] for row in rows},
             )
 
         return self.store.read(work)

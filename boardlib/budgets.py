@@ -207,6 +207,19 @@ def check_team_move(tx: Tx, task: Task, team_id: str | None, actor: str) -> None
     )
 
 
+def nearest(standings: Iterable[BudgetStanding], count: int) -> list[BudgetStanding]:
+    """Of the task budgets `Board.budget_report` lists, each task's most spent one, the nearest
+    its limit (or furthest past it) first, the first `count`: the report's own top, for a
+    glance (the TUI's stats screen), so a parent spent by its children is there as in the
+    report."""
+    most: dict[str | None, BudgetStanding] = {}
+    for standing in standings:
+        kept = most.get(standing.owner)
+        if kept is None or standing.fraction > kept.fraction:
+            most[standing.owner] = standing
+    return sorted(most.values(), key=lambda standing: standing.fraction, reverse=True)[:count]
+
+
 def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
     """The budget to name when several are spent: the task's own first, then the nearest
     ancestor's, then the team's and the board's (the order `standings` come in)."""

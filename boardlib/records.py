@@ -681,8 +681,10 @@ class DailyBudget(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class BudgetReport(Record):
-    """`kanban budget show`: every budget on the board and today's spend against it."""
+    """`kanban budget show`: every budget on the board and today's spend against it, and the
+    title of each budgeted task (agent text: a surface draws it inert)."""
 
     day: int
     daily: list[BudgetStanding]
     tasks: list[BudgetStanding]
+    titles: dict[str, str] = field(default_factory=dict)

@@ -187,18 +187,6 @@ class Costs(Record):
     daily_budgets: list[BudgetStanding] = field(default_factory=list)
 
 
-def nearest_budgets(costs: Costs, count: int) -> list[tuple[TaskCost, BudgetStanding]]:
-    """The window's costliest tasks that carry a budget, each with its most spent budget, the
-    nearest to its limit (or furthest past it) first: what a glance at the budgets wants."""
-    watched = []
-    for task in costs.per_task:
-        standings = task.standings()
-        if standings:
-            watched.append((task, max(standings, key=lambda standing: standing.fraction)))
-    watched.sort(key=lambda pair: pair[1].fraction, reverse=True)
-    return watched[:count]
-
-
 # The agents table's headings, for every surface that draws it (`kanban stats --format table`,
 # the TUI's stats screen): `AgentRow` counts runs, so its figures say so. A bare "done" beside
 # the tasks done read as tasks, and an agent whose task was rejected and redone showed 2.

@@ -548,7 +548,7 @@ class KanbanApp(App[None]):
     def on_stats_update(self, message: StatsUpdate) -> None:
         for screen in self.screen_stack:
             if isinstance(screen, StatsScreen):
-                screen.show(message.stats, message.error)
+                screen.show(message.stats, message.error, message.budgets)
 
     def show_stats(self) -> None:
         if not isinstance(self.screen, StatsScreen):

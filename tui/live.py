@@ -26,7 +26,7 @@ from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.columns import FINISHED, FinishedKey, PageRequest, TaskSearch, ViewRead
 from boardlib.location import BoardLocation, DatabaseUrl
-from boardlib.records import Event, InboxItem, Task
+from boardlib.records import BudgetReport, Event, InboxItem, Task
 from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
@@ -64,12 +64,20 @@ class BoardUpdate(Message):
 
 
 class StatsUpdate(Message):
-    """The flow figures, recomputed because the board changed (or the screen asked)."""
+    """The flow figures, recomputed because the board changed (or the screen asked), and the
+    board's budget report (`kanban budget show`'s), whose top the screen shows."""
 
-    def __init__(self, stats: Stats | None, *, error: str | None = None) -> None:
+    def __init__(
+        self,
+        stats: Stats | None,
+        *,
+        error: str | None = None,
+        budgets: BudgetReport | None = None,
+    ) -> None:
         super().__init__()
         self.stats = stats
         self.error = error
+        self.budgets = budgets
 
 
 class InboxUpdate(Message):
@@ -280,10 +288,11 @@ class BoardReader:
             self._stats_at = time.monotonic()
         try:
             figures = board.stats(since=window)
+            report = board.budget_report()
         except BoardError as error:
             self._post(StatsUpdate(None, error=error.message))
             return
-        self._post(StatsUpdate(figures))
+        self._post(StatsUpdate(figures, budgets=report))
 
     def _adopt_prefetch(self) -> None:
         """Take over the connection and snapshot read before Textual loaded, and post it as the

@@ -144,6 +144,37 @@ async def test_the_screen_shows_todays_budget_and_the_tasks_nearest_theirs(
         assert all(len(line) <= size[0] for line in lines)
 
 
+@pytest.mark.slow
+async def test_a_parent_spent_by_its_children_is_among_the_nearest(tmp_path: Path) -> None:
+    """Found by an exploring helper: a budgeted parent with no runs of its own, its children
+    having spent 90% of its budget, was missing from the screen's tasks nearest their budgets
+    (the list was the window's costliest tasks, by their own runs), though `kanban budget
+    show` lists it. The screen shows the top of the board's own budget report."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        parent = board.create_task("Port the parser", budget_usd=10)
+        for title, cost in (("Lexer", 4.0), ("AST", 5.0)):
+            kid = board.create_task(title, parent_task_id=parent.id)
+            board.claim(kid.id, "agent-grace")
+            run = board.open_execution(kid.id, "codex", agent="agent-grace")
+            clock.advance(minutes=5)
+            board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-grace", cost_usd=cost)
+        other = board.create_task("Untouched", budget_usd=3)
+        report = board.budget_report()
+    assert [s.owner for s in report.tasks] == [parent.id, other.id]  # what `budget show` says
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        lines = shown(app, "#budgets").splitlines()
+        assert lines[0] == "budget no daily budget"
+        assert lines[1].split() == [parent.id, "Port", "the", "parser", "$9.00", "/", "$10.00",
+                                    "90%"]  # fmt: skip
+        assert lines[2].split() == [other.id, "Untouched", "$0.00", "/", "$3.00", "0%"]
+
+
 def test_a_card_shows_spend_against_its_budget() -> None:
     base = Task(id="TASK-1", title="t", status="in_progress", created_at=1, updated_at=1)
     assert spend(base) is None

@@ -1,6 +1,6 @@
 """`S`: the flow at a glance. Throughput and cost per hour as sparklines, the cycle and review
-times, the review-wait distribution, leases and the gate, today's daily budget and the costliest
-tasks nearest their budgets, and a table of agents.
+times, the review-wait distribution, leases and the gate, today's daily budget and the tasks
+nearest their budgets (the top of `kanban budget show`'s report), and a table of agents.
 
 Live like the board: the reader thread computes the figures (`Board.stats`) on its own connection
 when the board changes and posts them (`live.StatsUpdate`), so an idle board repaints nothing.
@@ -18,11 +18,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Sparkline, Static
 
-from boardlib.budgets import amount
+from boardlib.budgets import amount, nearest
 from boardlib.clock import span
 from boardlib.inert import inert
-from boardlib.records import BUDGET_BOARD_DAILY, BudgetStanding
-from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats, nearest_budgets
+from boardlib.records import BUDGET_BOARD_DAILY, BudgetReport, BudgetStanding
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats
 from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
@@ -95,10 +95,11 @@ def budget_state(standing: BudgetStanding) -> Text:
     return Text.assemble(figures, "  ", (f"{standing.fraction * 100:.0f}%", tone))
 
 
-def budgets_text(stats: Stats) -> Text:
-    """Today's daily budget of the window's scope (the whole day's spend), then the window's
-    costliest tasks that carry a budget, nearest to it first. Titles and team names are agent
-    text: drawn inert."""
+def budgets_text(stats: Stats, report: BudgetReport | None) -> Text:
+    """Today's daily budget of the window's scope (the whole day's spend), then the tasks
+    nearest their budgets as the board's budget report ranks them (`budgets.nearest`): a parent
+    whose children spent its budget is there, runs of its own or not. Titles and team names are
+    agent text: drawn inert."""
     text = Text.assemble(("budget ", "bold"))
     daily = stats.cost.daily_budgets
     if not daily:
@@ -108,12 +109,14 @@ def budgets_text(stats: Stats) -> Text:
         text.append(" · " if n else "")
         text.append(f"{inert(whose)} today ")
         text.append_text(budget_state(standing))
-    for task, standing in nearest_budgets(stats.cost, BUDGET_TASKS_SHOWN):
-        title = inert(task.title)
+    tasks = report.tasks if report is not None else []
+    for standing in nearest(tasks, BUDGET_TASKS_SHOWN):
+        task_id = str(standing.owner)
+        title = inert(report.titles.get(task_id, "") if report is not None else "")
         if len(title) > TITLE_KEPT:
             title = title[: TITLE_KEPT - 1] + "…"
         text.append("\n       ")
-        text.append(task.task_id, style="bold")
+        text.append(task_id, style="bold")
         text.append(f" {title}  ")
         text.append_text(budget_state(standing))
     return text
@@ -128,6 +131,7 @@ class StatsScreen(Screen[None]):
         super().__init__()
         self.window = window
         self.stats: Stats | None = None
+        self.budgets: BudgetReport | None = None
         self._slide: Timer | None = None
 
     @property
@@ -174,14 +178,16 @@ class StatsScreen(Screen[None]):
             title.append(" · read-only", style="dim")
         return title
 
-    def show(self, stats: Stats | None, error: str | None = None) -> None:
-        """Draw the figures the reader computed (or why it could not)."""
+    def show(
+        self, stats: Stats | None, error: str | None = None, budgets: BudgetReport | None = None
+    ) -> None:
+        """Draw the figures and the budget report the reader read (or why it could not)."""
         if error is not None:
             self.query_one("#times", Static).update(Text(inert(error), style="bold red"))
             return
         if stats is None:
             return
-        self.stats = stats
+        self.stats, self.budgets = stats, budgets
         doc = stats.to_json()
         with self.app.batch_update():
             self.query_one("#stats-title", Static).update(self._title())
@@ -226,7 +232,7 @@ class StatsScreen(Screen[None]):
                     f"{agents['active']} seen, {agents['holding']} holding",
                 )
             )
-            self.query_one("#budgets", Static).update(budgets_text(stats))
+            self.query_one("#budgets", Static).update(budgets_text(stats, budgets))
             self._fill_agents(agents["table"], stats.until)
         self._schedule_slide(stats.until)
 
