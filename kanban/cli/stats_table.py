@@ -12,6 +12,7 @@ from rich.text import Text
 from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
+from boardlib.records import BUDGET_BOARD_DAILY, DAY_MS
 from boardlib.stats import AGENT_HEADINGS, day_label
 
 BARS = " ▁▂▃▄▅▆▇█"
@@ -102,16 +103,33 @@ def _agents(rows: list[dict[str, Any]], now: int) -> Table:
 
 
 def _days(days: list[dict[str, Any]]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, title=Text("cost per day", style="bold"))
+    """The window's runs by UTC day: a day the window starts or ends in counts only its part of
+    it, so no daily limit is set beside them (`_daily_budgets` says that)."""
+    title = Text("cost per day, in the window", style="bold")
+    table = Table(box=box.SIMPLE_HEAD, title=title)
     for header in ("day (UTC)", "runs", "cost", "tokens"):
         table.add_column(header, justify="right")
     for day in days:
         table.add_row(
             day_label(day["start"]),
             str(day["runs"]),
-            _spend(day["costUsd"], day["budgetUsd"]),
-            _spend(day["tokens"], day["budgetTokens"], "tokens"),
+            amount(day["costUsd"], "usd"),
+            amount(day["tokens"], "tokens"),
         )
+    return table
+
+
+def _daily_budgets(rows: list[dict[str, Any]]) -> Table:
+    """Today's daily budgets against the whole UTC day's spend (`dailyBudgets`), whatever the
+    window: with `--since 1h` the window's share of today beside the day's limit undercounted."""
+    today = day_label(int(rows[0]["day"]) * DAY_MS)
+    title = Text("daily budget, all of today", style="bold")
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    for header in ("budget of", f"spent {today} UTC, whole day / limit"):
+        table.add_column(header)
+    for row in rows:
+        owner = "board" if row["scope"] == BUDGET_BOARD_DAILY else f"team {row['owner']}"
+        table.add_row(Text(inert(owner)), _spend(row["spent"], row["limit"], row["unit"]))
     return table
 
 
@@ -136,6 +154,8 @@ def render_stats(console: Console, doc: dict[str, Any]) -> None:
     if doc["agents"]["table"]:
         parts.append(_agents(doc["agents"]["table"], doc["until"]))
     parts.append(_days(doc["cost"]["perDay"]))
+    if doc["cost"]["dailyBudgets"]:
+        parts.append(_daily_budgets(doc["cost"]["dailyBudgets"]))
     if doc["cost"]["perTask"]:
         parts.append(_tasks(doc["cost"]["perTask"]))
     console.print(Group(*parts))
@@ -157,5 +177,5 @@ def render_budgets(console: Console, doc: Any) -> None:
     if isinstance(doc, list):
         console.print(_standings(doc, "budgets over the task") if doc else "[dim]no budget[/]")
         return
-    console.print(_standings(doc["daily"], f"daily, {day_label(doc['day'] * 86_400_000)} UTC"))
+    console.print(_standings(doc["daily"], f"daily, {day_label(doc['day'] * DAY_MS)} UTC"))
     console.print(_standings(doc["tasks"], "tasks"))

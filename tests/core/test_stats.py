@@ -267,3 +267,29 @@ def test_the_table_counts_one_in_the_singular(board_path: Path, clock: ManualClo
     assert table.code == 0, str(table)
     shown = " ".join(table.out.split())
     assert "(1 task)" in shown and "over 1 run," in shown, shown
+
+
+def test_the_tables_daily_budget_is_the_whole_days_whatever_the_window(
+    board_path: Path, clock: ManualClock
+) -> None:
+    """Found by an exploring helper: with `--since 1h` the table set the window's spend (the
+    last hour's) against the whole day's limit, undercounting the day. The daily budget's line
+    is today's whole spend (`dailyBudgets`), said to be so; the days show the window's part."""
+    with Board(board_path, clock=clock) as board:
+        at(clock, 5)  # 05:00 UTC, three hours before "now"
+        board.set_daily_budget(usd=20, reason="the board's ceiling")
+        task = board.create_task("priced twice")
+        board.claim(task.id, "ada", lease_ms=4 * HOUR)
+        priced_run(board, clock, task.id, "ada", (0, 1), cost_usd=2.0)  # closes at 05:01
+        at(clock, 7, 49)
+        priced_run(board, clock, task.id, "ada", (49, 50), cost_usd=1.5)  # closes at 07:50
+    kanban = Kanban(board_path, now_ms=T0 + 8 * HOUR)
+    doc = kanban.ok("stats", "--since", "1h")
+    assert doc["cost"]["totalUsd"] == 1.5  # the window holds the later run alone
+    table = kanban.run("stats", "--since", "1h", "--format", "table", env={"COLUMNS": "200"})
+    assert table.code == 0, str(table)
+    shown = " ".join(table.out.split())
+    assert "daily budget, all of today" in shown, shown
+    assert "spent 2027-01-15 UTC, whole day / limit" in shown, shown
+    assert "board $3.50 / $20.00" in shown, shown
+    assert "/ $20.00" not in shown.replace("board $3.50 / $20.00", ""), shown  # no window's
