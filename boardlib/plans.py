@@ -5,6 +5,7 @@ transaction, so `plan lint` and `plan apply` report the same problems. This modu
 (and PyYAML for YAML): only `kanban plan ...` loads it. The file format: docs/architecture.md#plans
 """
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictFloat,
     StrictInt,
     ValidationError,
     field_validator,
@@ -64,7 +66,9 @@ class PlanTask(BaseModel):
         validation_alias=AliasChoices("team", "team_id", "teamId"),
     )
     kind: str = Field(default="code", min_length=1, max_length=NAME_MAX)
-    budget_usd: float | None = Field(
+    # strict: a lax float read the string "1_000" as 1000 (and "10", full-width digits...);
+    # an amount is a number, as in an HTTP body
+    budget_usd: StrictFloat | None = Field(
         default=None, ge=0, allow_inf_nan=False,
         validation_alias=AliasChoices("budget_usd", "budgetUsd"),
     )  # fmt: skip
@@ -190,6 +194,39 @@ class PlanSyntaxError(ValueError):
     """The file is not valid YAML/JSON; the message names the line."""
 
 
+# YAML 1.2's core schema for numbers, decimal forms only: YAML 1.1 (PyYAML's) also read `1_000`
+# as 1000, `0x10` as 16, `017` as 15 and `1:30` as 90, numbers no JSON plan or CLI option takes.
+_YAML_INT = r"^[-+]?[0-9]+$"
+_YAML_FLOAT = r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"
+
+
+@functools.cache
+def _plan_loader() -> Any:
+    """PyYAML's safe loader with `_YAML_INT`/`_YAML_FLOAT` for its number rules (built once)."""
+    import re
+
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    numbers = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+    class PlanLoader(base):  # type: ignore[misc,valid-type]
+        yaml_implicit_resolvers = {
+            first: [(tag, rule) for tag, rule in rules if tag not in numbers]
+            for first, rules in base.yaml_implicit_resolvers.items()
+        }
+
+    for tag, rule, firsts, read in (
+        (numbers[0], _YAML_INT, "-+0123456789", int),
+        (numbers[1], _YAML_FLOAT, "-+.0123456789", float),
+    ):
+        PlanLoader.add_implicit_resolver(tag, re.compile(rule), list(firsts))
+        PlanLoader.add_constructor(
+            tag, lambda loader, node, read=read: read(loader.construct_scalar(node))
+        )
+    return PlanLoader
+
+
 def parse_plan(text: str, *, name: str = "<plan>") -> Any:
     """JSON for `.json` files, YAML otherwise (YAML also reads JSON)."""
     if name.endswith(".json"):
@@ -201,9 +238,8 @@ def parse_plan(text: str, *, name: str = "<plan>") -> Any:
             ) from None
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=loader)
+        return yaml.load(text, Loader=_plan_loader())
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

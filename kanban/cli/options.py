@@ -14,12 +14,30 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_LEASE_MINUTES = 24 * 60
 
 
+def plain(text: str) -> bool:
+    """Whether a number option's text is plain ASCII with no `_`: Python's float() and int()
+    also read `1_000` and any script's digits (full-width, Arabic-Indic...), which no JSON
+    number (HTTP, MCP, a plan file) is written in."""
+    return text.isascii() and "_" not in text
+
+
+def refuse_unplain(
+    kind: click.ParamType,  # type: ignore[type-arg]
+    value: Any,
+    param: click.Parameter | None,
+    ctx: click.Context | None,
+) -> None:
+    if isinstance(value, str) and not plain(value):
+        kind.fail(f"{value!r} is not a plain number (ASCII digits, no '_')", param, ctx)
+
+
 class Number(click.FloatRange):
     """A number option: click's range lets nan (every comparison false) and inf (under no max)
     through to the board, which refused them as invalid_input while -5 was a usage refusal.
-    Every bad number is refused here, alike."""
+    Every bad number is refused here, alike, and so is one not written plainly (`plain`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        refuse_unplain(self, value, param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
@@ -46,9 +64,11 @@ def whole_number(text: str) -> int | None:
 
 class WholeNumber(click.IntRange):
     """A whole-number option (a priority, a token count, an epoch, a line): `whole_number`,
-    within the range, so `1e3` is 1000 on the command line as in an HTTP or MCP body."""
+    within the range, so `1e3` is 1000 on the command line as in an HTTP or MCP body; written
+    plainly (`plain`), as a JSON number is."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        refuse_unplain(self, value, param, ctx)
         if isinstance(value, str):
             number = whole_number(value)
             if number is None:

@@ -139,6 +139,34 @@ def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanba
             assert "is not in the range" in error["error"], error
 
 
+def test_a_number_option_takes_plain_ascii_digits_only(kanban: Kanban) -> None:
+    """Found by an exploring helper: `--usd 1_000` set $1,000 and `--usd` with full-width
+    digits $10, as Python's float() and int() read underscores and any script's digits. Every
+    number option (`Number`, `WholeNumber`, the amounts) refuses them as it refuses one out of
+    range: exit 2, one JSON line (`usage`), the board's bytes (sha256) unchanged."""
+    task_id, run_id = claimed_with_a_run(kanban, budget="100")
+    for command in (
+        ["budget", "set", task_id, "-m", "x", "--usd"],
+        ["budget", "set", task_id, "-m", "x", "--tokens"],
+        ["budget", "set", "-m", "x", "--daily-usd"], ["budget", "set", "-m", "x", "--daily-tokens"],
+        ["task", "dispatch", "--title", "t", "--budget-usd"],
+        ["task", "dispatch", "--title", "t", "--budget-tokens"],
+        ["task", "dispatch", "--title", "t", "--priority"],
+        ["task", "edit", task_id, "--priority"],
+        ["task", "comment", task_id, "-m", "here", "--path", "a.py", "--line"],
+        ["task", "heartbeat", task_id, "-a", "ada", "--epoch"],
+        ["task", "extend-lease", task_id, "-a", "ada", "--minutes"],
+        ["task", "exec", "finish", run_id, "-a", "ada", "--status", "succeeded", "--cost"],
+        *(["task", "exec", "finish", run_id, "-a", "ada", "--status", "succeeded", option]
+          for option in ("--input-tokens", "--output-tokens", "--cache-read", "--cache-write")),
+    ):  # fmt: skip
+        for value in ("1_000", "\uff11\uff10", "\u0663", "1_0.5"):
+            with unchanged(kanban.db):
+                error = kanban.refused(*command, value, reason="usage")
+            assert "is not a plain number" in error["error"], error
+    assert kanban.ok("budget", "set", task_id, "-m", "x", "--usd", "1e3")["budgetUsd"] == 1000
+
+
 def test_budget_set_help_says_each_limits_range(kanban: Kanban) -> None:
     """A helper found `kanban budget set --help` silent on the ranges its refusals name: each
     limit option says the range its amount type takes."""
@@ -223,6 +251,37 @@ def test_a_plan_files_whole_numbers_are_taken_as_json_writes_them(
     with unchanged(kanban.db):
         problem = kanban.refused("plan", "apply", str(plan), reason="invalid_input")
     assert [p["field"] for p in problem["problems"]] == ["budgetTokens"]
+
+
+def test_a_plan_files_amount_written_as_a_string_is_a_problem(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """Checked when the CLI stopped reading `1_000` and full-width digits as numbers: in a plan
+    file an amount is a number, so such strings (and any string) are a problem of their field,
+    in JSON and in YAML (quoted), and the plan writes nothing."""
+    for name, line in (
+        ("plan.json", '{{"tasks": [{{"key": "a", "title": "A", "{field}": "{value}"}}]}}'),
+        ("plan.yaml", 'tasks:\n  - {{key: a, title: A, {field}: "{value}"}}\n'),
+    ):
+        plan = tmp_path / name
+        for field in ("budgetUsd", "budgetTokens", "priority"):
+            for value in ("1_000", "\uff11\uff10", "10"):
+                plan.write_text(line.format(field=field, value=value), encoding="utf-8")
+                with unchanged(kanban.db):
+                    problem = kanban.refused("plan", "apply", str(plan), reason="invalid_input")
+                assert [p["field"] for p in problem["problems"]] == [field], problem
+    # YAML 1.1 read these unquoted as numbers (1000, 16, 15 in octal, 90); a plan's numbers are
+    # YAML 1.2's decimal ones, as JSON's and the CLI's
+    plan = tmp_path / "plan.yaml"
+    for field in ("budgetUsd", "budgetTokens", "priority"):
+        for value in ("1_000", "0x10", "1:30", ".inf"):
+            plan.write_text(f"tasks:\n  - {{key: a, title: A, {field}: {value}}}\n")
+            with unchanged(kanban.db):
+                problem = kanban.refused("plan", "apply", str(plan), reason="invalid_input")
+            assert [p["field"] for p in problem["problems"]] == [field], problem
+    plan.write_text("tasks:\n  - {key: a, title: A, priority: 017, budgetTokens: 1e3}\n")
+    (made,) = kanban.ok("plan", "apply", str(plan))["tasks"]
+    assert (made["priority"], made["budgetTokens"]) == (17, 1000)
 
 
 @pytest.mark.slow

@@ -168,3 +168,25 @@ def test_the_stats_route_answers_what_the_board_computes(api: Api) -> None:
     bad = call(api, "GET", "/api/board/stats?since=3y", "bob")
     assert bad.status_code == 400 and bad.json()["reason"] == "invalid_input"
     assert call(api, "GET", f"/api/board/{task_id}", "bob").status_code == 200  # still a task
+
+
+def test_an_amount_written_as_a_string_is_refused(api: Api) -> None:
+    """Checked when the CLI stopped reading `1_000` and full-width digits as numbers: a body's
+    amount is a JSON number, so such strings (and any string) are 400 here, nothing written."""
+    task_id, run_id = a_run(api, 5.0)
+    before = api.fingerprint()
+    for value in ("1_000", "\uff11\uff10", "10"):
+        for method, path, who, body in (
+            ("POST", "/api/board", "ops", {"title": "t", "budgetUsd": value}),
+            ("POST", "/api/board", "ops", {"title": "t", "budgetTokens": value}),
+            ("POST", "/api/board", "ops", {"title": "t", "priority": value}),
+            ("PUT", f"/api/board/{task_id}/budget", "ops", {"budgetUsd": value, "reason": "r"}),
+            ("PUT", "/api/board/budgets/daily", "ops", {"dailyTokens": value, "reason": "r"}),
+            ("PATCH", f"/api/board/executions/{run_id}", "alice",
+             {"status": "succeeded", "costUsd": value}),
+            ("PATCH", f"/api/board/executions/{run_id}", "alice",
+             {"status": "succeeded", "inputTokens": value}),
+        ):  # fmt: skip
+            refused = call(api, method, path, who, body)
+            assert refused.status_code == 400, (body, refused.text)
+    assert api.fingerprint() == before

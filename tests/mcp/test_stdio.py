@@ -264,6 +264,12 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
     ("get_task", {"task_id": "HELD", "detail": "yes"}, "detail must be true or false"),
     ("add_comment", {"task_id": "HELD", "body": "b", "line": "3"}, "line must be a whole number"),
     ("list_tasks", {"limit": True}, "limit must be a whole number"),
+    # an amount is a JSON number, never a string Python would read (`1_000`, full-width digits)
+    ("create_task", {"title": "x", "budget_usd": "1_000"}, "budget_usd must be a number"),
+    ("create_task", {"title": "x", "budget_tokens": "\uff11\uff10"},
+     "budget_tokens must be a whole number"),
+    ("finish_run", {"execution_id": "r", "status": "succeeded", "cost_usd": "1_000"},
+     "cost_usd must be a number"),
     # and inside reject_task's comments too (found by an exploring helper)
     ("reject_task", {"task_id": "HELD", "reason": "r",
                      "comments": [{"path": "a.py", "line": "3", "body": "b"}]},
