@@ -216,14 +216,24 @@ def _plan_loader() -> Any:
             for first, rules in base.yaml_implicit_resolvers.items()
         }
 
-    for tag, rule, firsts, read in (
+    def number(read: Callable[[str], Any], rule: "re.Pattern[str]") -> Any:
+        def construct(loader: Any, node: Any) -> Any:
+            text = loader.construct_scalar(node)
+            if not isinstance(text, str) or not rule.match(text):  # `!!int 0x10`: explicit
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{text!r} is not a decimal number", node.start_mark
+                )
+            return read(text)
+
+        return construct
+
+    for tag, pattern, firsts, read in (
         (numbers[0], _YAML_INT, "-+0123456789", int),
         (numbers[1], _YAML_FLOAT, "-+.0123456789", float),
     ):
-        PlanLoader.add_implicit_resolver(tag, re.compile(rule), list(firsts))
-        PlanLoader.add_constructor(
-            tag, lambda loader, node, read=read: read(loader.construct_scalar(node))
-        )
+        rule = re.compile(pattern)
+        PlanLoader.add_implicit_resolver(tag, rule, list(firsts))
+        PlanLoader.add_constructor(tag, number(read, rule))
     return PlanLoader
 
 
