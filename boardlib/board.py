@@ -2399,6 +2399,7 @@ class Board:
                 daily=budgets.daily_standings(tx.daily_budgets(day), day),
                 tasks=budgets.task_standings(rows),
                 titles={row["id"]: row["title"] for row in rows},
+                statuses={row["id"]: row["status"] for row in rows},
             )
 
         return self.store.read(work)

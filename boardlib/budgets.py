@@ -26,6 +26,7 @@ from .records import (
     DAY_MS,
     MICROS_PER_USD,
     TEAM_SCOPE_PREFIX,
+    BudgetReport,
     BudgetStanding,
     DailyBudget,
     Task,
@@ -207,13 +208,15 @@ def check_team_move(tx: Tx, task: Task, team_id: str | None, actor: str) -> None
     )
 
 
-def nearest(standings: Iterable[BudgetStanding], count: int) -> list[BudgetStanding]:
-    """Of the task budgets `Board.budget_report` lists, each task's most spent one, the nearest
-    its limit (or furthest past it) first, the first `count`: the report's own top, for a
-    glance (the TUI's stats screen), so a parent spent by its children is there as in the
-    report."""
+def nearest(report: BudgetReport, count: int) -> list[BudgetStanding]:
+    """Of the task budgets `Board.budget_report` lists, each open task's most spent one, the
+    nearest its limit (or furthest past it) first, the first `count`: the report's own top, for
+    a glance (the TUI's stats screen), so a parent spent by its children is there as in the
+    report. A done or cancelled task spends no more: what it spent is history, not a risk."""
     most: dict[str | None, BudgetStanding] = {}
-    for standing in standings:
+    for standing in report.tasks:
+        if report.statuses.get(str(standing.owner)) in t.TERMINAL:
+            continue
         kept = most.get(standing.owner)
         if kept is None or standing.fraction > kept.fraction:
             most[standing.owner] = standing

@@ -682,9 +682,10 @@ class DailyBudget(Record):
 @dataclass(slots=True, eq=False, repr=False)
 class BudgetReport(Record):
     """`kanban budget show`: every budget on the board and today's spend against it, and the
-    title of each budgeted task (agent text: a surface draws it inert)."""
+    title (agent text: a surface draws it inert) and status of each budgeted task."""
 
     day: int
     daily: list[BudgetStanding]
     tasks: list[BudgetStanding]
     titles: dict[str, str] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)  # each budgeted task's, by id

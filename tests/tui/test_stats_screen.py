@@ -161,8 +161,16 @@ async def test_a_parent_spent_by_its_children_is_among_the_nearest(tmp_path: Pat
             clock.advance(minutes=5)
             board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-grace", cost_usd=cost)
         other = board.create_task("Untouched", budget_usd=3)
+        # a finished task spends no more: past its budget, it is history, not on the screen
+        gone = board.create_task("Dropped over budget", budget_usd=1)
+        board.claim(gone.id, "agent-grace")
+        run = board.open_execution(gone.id, "codex", agent="agent-grace")
+        board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="agent-grace", cost_usd=2.0)
+        board.move(gone.id, "cancelled", reason="dropped, over budget")
         report = board.budget_report()
-    assert [s.owner for s in report.tasks] == [parent.id, other.id]  # what `budget show` says
+    # what `budget show` says
+    assert [s.owner for s in report.tasks] == [gone.id, parent.id, other.id]
+    assert report.statuses[gone.id] == "cancelled"
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)

@@ -109,8 +109,7 @@ def budgets_text(stats: Stats, report: BudgetReport | None) -> Text:
         text.append(" · " if n else "")
         text.append(f"{inert(whose)} today ")
         text.append_text(budget_state(standing))
-    tasks = report.tasks if report is not None else []
-    for standing in nearest(tasks, BUDGET_TASKS_SHOWN):
+    for standing in nearest(report, BUDGET_TASKS_SHOWN) if report is not None else []:
         task_id = str(standing.owner)
         title = inert(report.titles.get(task_id, "") if report is not None else "")
         if len(title) > TITLE_KEPT:
