@@ -11,7 +11,7 @@ from boardlib.location import BoardLocation
 from kanban import demo as demo_limits
 
 from .context import board_path, db_option, ensure_board, refuse_table_format
-from .options import Number
+from .options import Number, WholeNumber
 from .usage import closest
 
 NOTIFY_MODES = ("bell", "osc", "osc777", "off")  # tui.notify.MODES, without importing the TUI
@@ -98,7 +98,7 @@ def check_task_exists(path: BoardLocation, task_id: str) -> None:
 @click.command("tui")
 @click.option(
     "--poll-ms",
-    type=click.IntRange(min=20),
+    type=WholeNumber(min=20),
     default=500,
     show_default=True,
     metavar="MS",
@@ -151,11 +151,11 @@ def tui(
     help="Where the demo board goes (default: a temporary folder, removed afterwards).",
 )
 @click.option(
-    "--agents", type=click.IntRange(min=1, max=demo_limits.MAX_AGENTS),
+    "--agents", type=WholeNumber(min=1, max=demo_limits.MAX_AGENTS),
     default=demo_limits.DEFAULT_AGENTS, show_default=True, metavar="N", help="Simulated agents.",
 )  # fmt: skip
 @click.option(
-    "--tasks", type=click.IntRange(min=1, max=demo_limits.MAX_TASKS),
+    "--tasks", type=WholeNumber(min=1, max=demo_limits.MAX_TASKS),
     default=demo_limits.DEFAULT_TASKS, show_default=True, metavar="N",
     help="Tasks in the demo plan.",
 )  # fmt: skip
@@ -177,13 +177,15 @@ def tui(
 )
 @click.option(
     "--poll-ms",
-    type=click.IntRange(min=20),
+    type=WholeNumber(min=20),
     default=demo_limits.DEFAULT_POLL_MS,
     show_default=True,
     metavar="MS",
     help="How often its live board checks the file for changes.",
 )
-@click.option("--seed", type=int, metavar="N", help="Repeat a run's plan and agent choices.")
+@click.option(
+    "--seed", type=WholeNumber(), metavar="N", help="Repeat a run's plan and agent choices."
+)
 def demo(
     directory: Path | None,
     agents: int,

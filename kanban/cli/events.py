@@ -19,7 +19,7 @@ from boardlib.board import Board
 from boardlib.records import Event
 
 from .context import global_options, open_board
-from .options import Number
+from .options import Number, WholeNumber
 from .output import emit, emit_line, outage_notice
 
 PAGE = 500
@@ -29,21 +29,21 @@ PAGE = 500
 @click.option("--task", "task_id", metavar="ID", help="Only this task's events.")
 @click.option(
     "--since",
-    type=click.IntRange(min=0),
+    type=WholeNumber(min=0),
     metavar="SEQ",
     help="Events after this cursor (default: 0; with --follow: now). Above the newest event: "
     "none yet, and --follow or --consumer refuses it (invalid_input), as it would skip events.",
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=WholeNumber(min=1),
     metavar="N",
     help="At most N events (default 1000; with --follow: no limit).",
 )
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new events, one per line.")
 @click.option(
     "--poll-ms",
-    type=click.IntRange(min=10),
+    type=WholeNumber(min=10),
     default=200,
     show_default=True,
     metavar="MS",

@@ -8,7 +8,7 @@ from boardlib import transitions
 from boardlib.paging import PAGE_DEFAULT
 
 from .context import global_options, open_board
-from .options import role_option, task_id_argument
+from .options import WholeNumber, role_option, task_id_argument
 from .output import emit
 from .usage import Choice
 
@@ -47,7 +47,7 @@ def get(task_id: str) -> None:
 @click.option("--dropped", is_flag=True, help="Include dropped tasks.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=WholeNumber(min=1),
     metavar="N",
     help="A page of N tasks, newest created first: prints {tasks, nextCursor}.",
 )
@@ -95,7 +95,7 @@ def list_tasks(
 @click.option("--dropped", is_flag=True, help="Include dropped tasks.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=WholeNumber(min=1),
     default=200,
     show_default=True,
     metavar="N",

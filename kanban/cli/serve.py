@@ -14,7 +14,7 @@ from boardlib.errors import BoardError, Reason
 from boardlib.paths import is_default_board
 
 from .context import announce_created, board_path, db_option, refuse_table_format
-from .options import Number
+from .options import Number, WholeNumber
 
 DEFAULT_PORT = 18790
 
@@ -29,7 +29,7 @@ DEFAULT_PORT = 18790
 )
 @click.option(
     "--port",
-    type=click.IntRange(0, 65535),
+    type=WholeNumber(0, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     metavar="N",
@@ -59,7 +59,7 @@ DEFAULT_PORT = 18790
 )
 @click.option(
     "--workers",
-    type=click.IntRange(1, 64),
+    type=WholeNumber(1, 64),
     default=1,
     show_default=True,
     metavar="N",

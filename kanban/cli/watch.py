@@ -14,7 +14,7 @@ import click
 from boardlib.watch import Backoff, Consumers, Delivery, command_delivery, parse_kinds
 
 from .context import global_options, open_board
-from .options import Number
+from .options import Number, WholeNumber
 from .output import emit, outage_notice
 
 
@@ -43,7 +43,7 @@ def _stop_on_signals(delivery: Delivery) -> None:
 @click.option("--task", "task_id", metavar="ID", help="Only this task's events.")
 @click.option(
     "--since",
-    type=click.IntRange(min=0),
+    type=WholeNumber(min=0),
     metavar="SEQ",
     help="Where a NEW consumer starts (default: now).",
 )
@@ -65,13 +65,13 @@ def _stop_on_signals(delivery: Delivery) -> None:
 )
 @click.option(
     "--poll-ms",
-    type=click.IntRange(min=10),
+    type=WholeNumber(min=10),
     default=200,
     show_default=True,
     metavar="MS",
     help="How often the board is checked for new events.",
 )
-@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Stop after N deliveries.")
+@click.option("--limit", type=WholeNumber(min=1), metavar="N", help="Stop after N deliveries.")
 @click.option(
     "--timeout",
     type=Number(min=0),
@@ -157,7 +157,7 @@ def retry(name: str) -> None:
 @click.option(
     "--to",
     "seq",
-    type=click.IntRange(min=0),
+    type=WholeNumber(min=0),
     required=True,
     metavar="SEQ",
     help="The new cursor: events after SEQ are delivered next (to skip a held event: its seq).",

@@ -73,6 +73,23 @@ def test_options_are_spelled_as_typed_not_as_python() -> None:
     assert wrong == []
 
 
+def test_every_number_option_reads_numbers_one_way() -> None:
+    """Found when `--usd 1_000` set $1,000: click's own int, float and range types read `1_000`
+    and any script's digits. Every number an option or argument takes goes through `Number` or
+    `WholeNumber` (plain ASCII digits, the board's ranges said alike); `--limit 1_0` and
+    `--port` in full-width digits were still read by click's types."""
+    from kanban.cli.options import Number, WholeNumber
+
+    numeric = (click.types.IntParamType, click.types.FloatParamType)
+    loose = sorted(
+        (path, param.name)
+        for path, command, ctx in commands()
+        for param in command.get_params(ctx)
+        if isinstance(param.type, numeric) and not isinstance(param.type, Number | WholeNumber)
+    )
+    assert loose == []
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_word_is_split_at_its_hyphen(width: int) -> None:
     """`budget set -h` broke `--daily-tokens` into `--daily-` and `tokens`."""
