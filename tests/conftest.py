@@ -12,6 +12,7 @@ one skip elsewhere, the rest deselected.
 import itertools
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,15 @@ if TYPE_CHECKING:
     from tests.worktrees.conftest import Env
 
 BACKENDS = ("sqlite", "postgres")
+
+# With PYTHONDONTWRITEBYTECODE (set in some environments; CI unsets it) nothing a test process
+# compiles was kept: each worker of every run rewrote the assertions of every test module and
+# compiled the app's modules anew, ~8 of its ~12 CPU-s of start-up. Kept in the user's cache
+# folder, outside the checkout (the modules imported before this file stay uncached).
+if sys.dont_write_bytecode:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    sys.pycache_prefix = sys.pycache_prefix or os.path.join(cache, "kanban-tests-pycache")
+    sys.dont_write_bytecode = False
 
 # The session fails when the tests leave a file in the repository tree (tests/tree_guard.py).
 pytest_plugins = ["tests.tree_guard"]
