@@ -1,7 +1,7 @@
 """The warm CLI runs (`tests/cli/warm.py`) answer as a fresh `kanban` process does: the same exit
 code, stdout and stderr for a success, a refusal, a usage error, help, stdin and an unexpected
-environment; each run its own process with its own folder and environment. The rest of the
-CLI tests lean on this, so it runs in the fast loop."""
+environment, and the same files left beside the board; each run its own process with its own
+folder and environment. The rest of the CLI tests lean on this, so it runs in the fast loop."""
 
 import json
 import os
@@ -52,6 +52,11 @@ def test_a_warm_run_answers_as_a_fresh_process(
         answers.append((done.returncode, done.stdout, done.stderr))
     warm, fresh = answers
     assert warm == fresh
+    # What the run left beside its board (a journal, a WAL not checkpointed): a warm run ends
+    # without the interpreter's module teardown (zygote.py's `leave`), a fresh one with it.
+    names = ("warm", "fresh")
+    beside = [sorted(p.name[len(n) :] for p in tmp_path.glob(f"{n}.db*")) for n in names]
+    assert beside[0] == beside[1]
     assert warm[0] in (0, 2), warm  # the cases say something, not a crash
 
 
