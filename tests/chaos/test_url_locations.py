@@ -25,6 +25,7 @@ from boardlib.worktrees.layout import board_key
 from kanban.mcp.server import build_server
 from kanban.mcp.session import AgentSession
 from tests.cli.conftest import KANBAN, clean_env
+from tests.cli.warm import run_kanban
 from tests.http.warm import run_serve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,10 +82,9 @@ def test_the_cli_refuses_it_from_the_flag_and_the_environment(empty: Path, text:
     env = clean_env()
     for where, extra in (([], {"KANBAN_DB": text}), (["--db", text], {})):
         for verb in (["task", "list"], ["task", "dispatch", "-t", "x"], ["db", "init"]):
-            run = subprocess.run(
-                [str(KANBAN), *where, *verb], env={**env, **extra}, cwd=empty,
-                capture_output=True, text=True, check=False, timeout=60,
-            )  # fmt: skip
+            run = run_kanban(
+                [str(KANBAN), *where, *verb], env={**env, **extra}, cwd=empty, timeout=60
+            )
             assert (run.returncode, run.stdout) == (2, ""), (verb, run)
             error = one_error(run.stderr)
             assert error["reason"] == "unsupported_backend", (verb, error)
@@ -92,10 +92,9 @@ def test_the_cli_refuses_it_from_the_flag_and_the_environment(empty: Path, text:
 
 
 def test_kanban_db_init_refuses_it_as_its_argument(empty: Path) -> None:
-    run = subprocess.run(
-        [str(KANBAN), "db", "init", str(Path(URL))], env=clean_env(), cwd=empty,
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+    run = run_kanban(
+        [str(KANBAN), "db", "init", str(Path(URL))], env=clean_env(), cwd=empty, timeout=60
+    )
     assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
 
 
@@ -121,19 +120,13 @@ def test_a_path_no_file_system_can_name_is_refused_as_input(empty: Path) -> None
         ["db", "copy", "--from", too_long, "--to", "new.db"],
         ["db", "copy", "--from", "absent.db", "--to", too_long],
     ):
-        run = subprocess.run(
-            [str(KANBAN), *verb], env=clean_env(), cwd=empty, capture_output=True, text=True,
-            check=False, timeout=60,
-        )  # fmt: skip
+        run = run_kanban([str(KANBAN), *verb], env=clean_env(), cwd=empty, timeout=60)
         assert (run.returncode, run.stdout) == (2, ""), (verb, run)
         assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
 
 
 def _kanban(empty: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(KANBAN), *args], env=clean_env(), cwd=empty, capture_output=True, text=True,
-        check=False, timeout=60,
-    )  # fmt: skip
+    return run_kanban([str(KANBAN), *args], env=clean_env(), cwd=empty, timeout=60)
 
 
 @pytest.mark.parametrize(
@@ -243,10 +236,9 @@ def test_a_libpq_keyword_string_is_refused_never_made_a_file(empty: Path, text: 
     password, and `db init` made a file named with it."""
     for where, extra in (([], {"KANBAN_DB": text}), (["--db", text], {})):
         for verb in (["task", "list"], ["db", "init"], ["db", "path"]):
-            run = subprocess.run(
-                [str(KANBAN), *where, *verb], env={**clean_env(), **extra}, cwd=empty,
-                capture_output=True, text=True, check=False, timeout=60,
-            )  # fmt: skip
+            run = run_kanban(
+                [str(KANBAN), *where, *verb], env={**clean_env(), **extra}, cwd=empty, timeout=60
+            )
             assert (run.returncode, run.stdout) == (2, ""), (verb, run)
             error = one_error(run.stderr)
             assert error["reason"] == "invalid_input" and "postgresql://" in error["error"]
@@ -298,10 +290,9 @@ async def test_an_embedded_mcp_session_answers_it_with_a_tool_error(empty: Path)
 
 def test_the_terminal_board_refuses_it_before_taking_the_screen(empty: Path) -> None:
     """`kanban tui` answers like every verb; `python -m tui` with a usage error, no traceback."""
-    run = subprocess.run(
-        [str(KANBAN), "tui", "--db", str(Path(URL))], env=clean_env(), cwd=empty,
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+    run = run_kanban(
+        [str(KANBAN), "tui", "--db", str(Path(URL))], env=clean_env(), cwd=empty, timeout=60
+    )
     assert run.returncode == 2 and one_error(run.stderr)["reason"] == "unsupported_backend"
     for argv, extra in ((["--db", str(Path(URL))], {}), ([], {"KANBAN_DB": str(Path(URL))})):
         run = subprocess.run(
