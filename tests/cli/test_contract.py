@@ -23,6 +23,7 @@ from tests.cli.conftest import (
     file_digest,
     unchanged,
 )
+from tests.cli.warm import run_kanban
 from tests.worktrees.conftest import GIT_ENV, make_repo
 
 
@@ -370,20 +371,21 @@ def test_a_database_url_is_a_server_never_a_folder(tmp_path: Path, url: str) -> 
     JSON error line, and the password never echoed."""
     env = clean_env()
     for where in (["--db", url], []):
-        run = subprocess.run(
+        run = run_kanban(
             [str(KANBAN), *where, "task", "dispatch", "-t", "x"],
             env={**env, "KANBAN_DB": url} if not where else env,
-            cwd=tmp_path, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            cwd=tmp_path,
+        )
         assert run.returncode == 2, run.stderr
         error = json.loads(run.stderr)
         assert error["reason"] == "database_unavailable" and "127.0.0.1" in error["error"]
         assert "secret" not in run.stderr  # the URL's password is never echoed
     for scheme in ("mysql", "redis"):
-        run = subprocess.run(
+        run = run_kanban(
             [str(KANBAN), "--db", f"{scheme}://u:secret@h/d", "task", "list"],
-            env=env, cwd=tmp_path, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            env=env,
+            cwd=tmp_path,
+        )
         assert run.returncode == 2, run.stderr
         assert json.loads(run.stderr)["reason"] == "unsupported_backend"
         assert "secret" not in run.stderr

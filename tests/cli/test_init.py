@@ -450,9 +450,7 @@ def test_the_instructions_come_from_the_clis_declarations(repo: Path, db: Path) 
     assert f"tool set `all` ({len(TOOL_SETS['all'])} tools)" in block
     # every command a hint names is a real one
     for verb in sorted(set(re.findall(r"`kanban task ([a-z-]+)", block))):
-        run = subprocess.run(
-            [str(KANBAN), "task", verb, "--help"], capture_output=True, env=clean_env()
-        )
+        run = run_kanban([str(KANBAN), "task", verb, "--help"], env=clean_env())
         assert run.returncode == 0, verb
 
 
@@ -523,13 +521,8 @@ def test_without_repo_it_finds_the_git_repository_around_the_current_folder(
     top = tmp_path / "project"
     (top / "src" / "deep").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(top)], check=True)
-    done = subprocess.run(
-        [str(KANBAN), "init", "--db", str(db)],
-        cwd=top / "src" / "deep",
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        check=False,
+    done = run_kanban(
+        [str(KANBAN), "init", "--db", str(db)], cwd=top / "src" / "deep", env=clean_env()
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repo"] == str(top)
@@ -540,17 +533,12 @@ def test_without_repo_it_finds_the_git_repository_around_the_current_folder(
     outside.mkdir()
     fresh = tmp_path / "fresh.db"
     run = [str(KANBAN), "init", "--db", str(fresh)]
-    refused = subprocess.run(
-        run, cwd=outside, env=clean_env(), capture_output=True, text=True, check=False
-    )
+    refused = run_kanban(run, cwd=outside, env=clean_env())
     assert refused.returncode == 2, refused.stderr
     error = json.loads(refused.stderr)
     assert error["reason"] == "invalid_input" and "no git repository" in error["error"]
     assert list(outside.iterdir()) == [] and not fresh.exists()
-    chosen = subprocess.run(
-        [*run, "--repo", "."], cwd=outside, env=clean_env(), capture_output=True, text=True,
-        check=False,
-    )  # fmt: skip
+    chosen = run_kanban([*run, "--repo", "."], cwd=outside, env=clean_env())
     assert chosen.returncode == 0, chosen.stderr
     assert (outside / "AGENTS.md").exists()
 
