@@ -47,6 +47,7 @@ def held_after_removal() -> dict[str, int]:
     }
 
 
+@pytest.mark.slow  # 3-3.7 CPU-s: three drawer opens, each followed by a walk of every object
 async def test_a_closed_drawer_leaves_none_of_its_widgets_alive(review) -> None:  # type: ignore[no-untyped-def]
     """Textual kept the footer's removed key hints (bound to `compact`), every removed search
     line (the screen's selection signal) and the last 1,024 widgets' rendered lines (an
