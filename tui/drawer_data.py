@@ -4,11 +4,12 @@ never git or SQL of its own.
 Two reads, because they cost very differently:
 - `read_task`: the task with everything around it (`Board.view`), its events and audit rows
   (the History tab). A few SQLite reads, done again whenever the live feed says the task changed.
-- `read_workspace`: `Worktrees.detail` (the SoR files, the whole diff against the baseline up to
-  `DIFF_LIMIT`, files over `FILE_LIMIT` left out and summarised, the checkout state) with the diff
-  indexed by line (`index_diff`: no object per line). It runs git, so it is read only while the
-  Files or Diff tab is on screen, and again only when `Worktrees.fingerprint` (one `git status`)
-  says the worktree changed: agents edit files without touching the database.
+- `read_workspace`: `Worktrees.fingerprinted_detail` (the SoR files, the whole diff against the
+  baseline up to `DIFF_LIMIT`, files over `FILE_LIMIT` left out and summarised, the checkout
+  state; three or four git runs) with the diff indexed by line (`index_diff`: no object per line).
+  It runs git, so it is read only while the Files or Diff tab is on screen, and again only when
+  `Worktrees.fingerprint` (one `git status`) says the worktree changed: agents edit files without
+  touching the database.
 """
 
 from dataclasses import dataclass
@@ -90,14 +91,15 @@ def fingerprint(board: Board, task_id: str) -> str:
 
 def read_workspace(board: Board, task_id: str) -> WorkspaceData:
     trees = Worktrees(board)
-    mark = fingerprint(board, task_id)  # taken first: a change during the read is seen next time
-    try:
-        detail = trees.detail(task_id, diff_limit_bytes=DIFF_LIMIT, file_limit_bytes=FILE_LIMIT)
+    try:  # the fingerprint is taken first, from the same `git status` as the checkout's state
+        mark, detail = trees.fingerprinted_detail(
+            task_id, diff_limit_bytes=DIFF_LIMIT, file_limit_bytes=FILE_LIMIT
+        )
     except BoardError as error:
         if error.reason == Reason.NOT_FOUND:
-            return WorkspaceData(task_id, mark, None)
-        return WorkspaceData(task_id, mark, None, problem=error.message)
+            return WorkspaceData(task_id, fingerprint(board, task_id), None)
+        return WorkspaceData(task_id, fingerprint(board, task_id), None, problem=error.message)
     except (GitFailure, OSError) as error:
-        return WorkspaceData(task_id, mark, None, problem=str(error))
+        return WorkspaceData(task_id, fingerprint(board, task_id), None, problem=str(error))
     index = index_diff(detail.diff, truncated=detail.diff_truncated)
     return WorkspaceData(task_id, mark, detail, index)

@@ -19,8 +19,9 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import BoardError, Reason
@@ -494,17 +495,7 @@ def _snapshot_from(
     """`snapshot_tree` in a temporary index copied from `start` (HEAD's tree when None or not
     there); the result is kept as `kept`."""
     with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
-        index = Path(folder) / "index"
-        env = {"GIT_INDEX_FILE": str(index)}
-        try:
-            # copy2 keeps the index's mtime: git re-hashes an entry as "racily clean" when the
-            # file is not older than the index, and a fresh mtime would hide such an edit
-            if start is None:
-                raise OSError("no index")
-            shutil.copy2(start, index)
-        except OSError:  # no index yet, or not where a checkout keeps it
-            run(worktree, "read-tree", "HEAD", env=env)
-        add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)
+        index, env = _snapshot_index(worktree, start, Path(folder))
         if kept is not None and exists is not None:
             known = _remembered_tree(kept, index)
             if known is not None and exists(known):
@@ -513,6 +504,62 @@ def _snapshot_from(
         if kept is not None:
             _keep_snapshot_index(index, kept, tree)
         return tree
+
+
+def _snapshot_index(
+    worktree: Path, start: Path | None, folder: Path
+) -> tuple[Path, dict[str, str]]:
+    """A temporary index in `folder` holding the worktree as it is on disk, and the environment
+    naming it: a copy of `start` (HEAD's tree when None or not there) after `git add --all`."""
+    index = folder / "index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        # copy2 keeps the index's mtime: git re-hashes an entry as "racily clean" when the
+        # file is not older than the index, and a fresh mtime would hide such an edit
+        if start is None:
+            raise OSError("no index")
+        shutil.copy2(start, index)
+    except OSError:  # no index yet, or not where a checkout keeps it
+        run(worktree, "read-tree", "HEAD", env=env)
+    add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)
+    return index, env
+
+
+def checkout_diff(
+    worktree: Path, base: str, *, limit: int = DIFF_LIMIT, file_limit: int | None = None
+) -> "DiffRead":
+    """`read_diff` of the worktree as it is on disk (untracked files included) against `base`:
+    the index `snapshot_tree` builds (from the kept one, kept again the same way) is diffed with
+    `--cached`, so no tree is written; two git runs, plus the sizes'."""
+    try:
+        real = _index_file(worktree)
+    except OSError:
+        real = None
+    kept = _kept_snapshot_index(worktree, real)
+    if kept is not None and kept.is_file():
+        try:
+            return _checkout_diff_from(worktree, kept, kept, base, limit, file_limit)
+        except GitFailure as failure:  # it names blobs a `git gc` pruned since, as in snapshots
+            if failure.status is None:
+                raise  # killed at the timeout: the same read again would be
+            kept.unlink(missing_ok=True)
+    return _checkout_diff_from(worktree, real, kept, base, limit, file_limit)
+
+
+def _checkout_diff_from(
+    worktree: Path,
+    start: Path | None,
+    kept: Path | None,
+    base: str,
+    limit: int,
+    file_limit: int | None,
+) -> "DiffRead":
+    with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
+        index, env = _snapshot_index(worktree, start, Path(folder))
+        read = read_diff(worktree, "--cached", base, limit=limit, file_limit=file_limit, env=env)
+        if kept is not None:
+            _keep_snapshot_index(index, kept, None)
+        return read
 
 
 def index_digest(index: Path) -> str:
@@ -545,18 +592,22 @@ def _kept_snapshot_index(worktree: Path, real: Path | None) -> Path | None:
     return real.with_name(f"{SNAPSHOT_INDEX}-{key[:16]}.index")
 
 
-def _keep_snapshot_index(index: Path, kept: Path, tree: str) -> None:
+def _keep_snapshot_index(index: Path, kept: Path, tree: str | None) -> None:
     """Keep `index` as `kept` (atomically: concurrent snapshots each leave a valid one), with the
-    record of the `tree` it was written as, and drop the kept indexes (and records) of earlier
-    real indexes. A failure only costs the next call some hashing."""
+    record of the `tree` it was written as (when one was: a record names the digest of the index
+    it describes, so one left from an earlier index is never taken for this one's), and drop the
+    kept indexes (and records) of earlier real indexes. A failure only costs the next call some
+    hashing."""
     spare = kept.with_name(f"{kept.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     record = kept.with_suffix(".tree")
     spare_record = record.with_name(f"{record.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         shutil.copy2(index, spare)
-        spare_record.write_text(f"{index_digest(index)} {tree}", encoding="ascii")
+        if tree is not None:
+            spare_record.write_text(f"{index_digest(index)} {tree}", encoding="ascii")
         os.replace(spare, kept)
-        os.replace(spare_record, record)
+        if tree is not None:
+            os.replace(spare_record, record)
         for old in kept.parent.glob(f"{SNAPSHOT_INDEX}-*.*"):
             if old not in (kept, record) and old.suffix in (".index", ".tree"):
                 old.unlink(missing_ok=True)
@@ -578,6 +629,11 @@ def diff_numstat(cwd: Path, base: str, target: str) -> list[FileStat]:
     """Each file changed between two tree-ishes, SoR files excluded, with its line counts (None
     for a binary file), in git's order (the order of the unified diff)."""
     raw = run(cwd, "diff", *_DIFF_OPTIONS, "--numstat", "-z", base, target, "--", *SOR_EXCLUDES)[1]
+    return _numstat_files(raw)
+
+
+def _numstat_files(raw: bytes) -> list[FileStat]:
+    """The records of `diff --numstat -z`."""
     files: list[FileStat] = []
     parts = raw.split(b"\0")
     index = 0
@@ -615,12 +671,19 @@ def diff_stat(cwd: Path, base: str, target: str) -> DiffStat:
 
 
 def run_capped(
-    cwd: Path, *args: str, limit: int, timeout_s: float = DIFF_TIMEOUT_S
+    cwd: Path,
+    *args: str,
+    limit: int,
+    timeout_s: float = DIFF_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+    head: Callable[[bytes], int | None] | None = None,
 ) -> tuple[bytes, bool]:
     """`git <args>`'s stdout, at most `limit` bytes, and whether there was more. git is killed as
     soon as the cap is reached (a 500 MB diff is never read whole) or when `timeout_s` passes
-    (raised as `GitFailure` with status None)."""
-    env = git_environment()
+    (raised as `GitFailure` with status None). `head`, fed each chunk, returns where the capped
+    part starts once it knows (a diff's file list before its text): what precedes is not
+    counted."""
+    env = git_environment(env)
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(
@@ -643,6 +706,7 @@ def run_capped(
         timer.start()
         chunks: list[bytes] = []
         size = 0
+        start = None if head is not None else 0
         more = False
         try:
             assert process.stdout is not None
@@ -653,7 +717,9 @@ def run_capped(
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-                if size > limit:
+                if start is None and head is not None:
+                    start = head(chunk)
+                if start is not None and size - start > limit:
                     more = True
                     kill_group(process)
                     break
@@ -669,16 +735,13 @@ def run_capped(
         if status != 0 and not more:
             errors.seek(0)
             raise GitFailure(list(args), status, errors.read()[-4000:].decode(errors="replace"))
-    return b"".join(chunks)[:limit], more
+    data = b"".join(chunks)
+    return (data if start is None else data[: start + limit]), more
 
 
-def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
-    """Each changed file's larger side in bytes (old or new blob), SoR files excluded: from
-    `diff --raw` and one `cat-file --batch-check`, so no file is read to know its size."""
-    raw = run(
-        cwd, "diff", *_DIFF_OPTIONS, "--raw", "-z", "--no-abbrev", base, target, "--",
-        *SOR_EXCLUDES,
-    )[1]  # fmt: skip
+def _raw_blobs(raw: bytes) -> dict[str, list[str]]:
+    """Each path of a `diff --raw -z --no-abbrev` listing (both names of a rename) with the
+    blobs of its sides that exist."""
     parts = raw.split(b"\0")
     blobs: dict[str, list[str]] = {}
     index = 0
@@ -695,6 +758,11 @@ def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
         blobs[paths[-1]] = shas
         if names == 2:
             blobs[paths[0]] = shas
+    return blobs
+
+
+def _blob_sizes(cwd: Path, blobs: dict[str, list[str]]) -> dict[str, int]:
+    """Each path's larger side in bytes, from one `cat-file --batch-check` (no file is read)."""
     wanted = sorted({sha for shas in blobs.values() for sha in shas})
     if not wanted:
         return {}
@@ -720,55 +788,220 @@ def blob_sizes(cwd: Path, base: str, target: str) -> dict[str, int]:
     }
 
 
+def _sized(
+    files: list[FileStat], sizes: dict[str, int], limit: int
+) -> tuple[list[FileStat], tuple[str, ...]]:
+    """The files with their sizes, those over `limit` marked omitted; and the paths to leave out
+    of the diff text (both names of a renamed file)."""
+    marked: list[FileStat] = []
+    left_out: list[str] = []
+    for file in files:
+        size = sizes.get(file.path)
+        omitted = size is not None and size > limit
+        marked.append(replace(file, size=size, omitted=omitted))
+        if omitted:
+            left_out += [file.path, *([file.old_path] if file.old_path else [])]
+    return marked, tuple(left_out)
+
+
 def diff_text(
     cwd: Path,
-    base: str,
-    target: str,
-    *,
+    *revisions: str,
     limit: int = DIFF_LIMIT,
     timeout_s: float = DIFF_TIMEOUT_S,
     leave_out: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> tuple[str, bool]:
-    """The unified diff between two tree-ishes, SoR files (and the files `leave_out` names)
-    excluded; (text, truncated). A cut diff ends at a line boundary, so every line it holds is
-    whole."""
+    """The unified diff between two tree-ishes (or `--cached` and one: the index `env` names),
+    SoR files (and the files `leave_out` names) excluded; (text, truncated). A cut diff ends at
+    a line boundary, so every line it holds is whole."""
     excluded = tuple(f":(top,exclude,literal){path}" for path in leave_out)
     raw, truncated = run_capped(
-        cwd, "diff", *_DIFF_OPTIONS, base, target, "--", *SOR_EXCLUDES, *excluded,
-        limit=limit, timeout_s=timeout_s,
+        cwd, "diff", *_DIFF_OPTIONS, *revisions, "--", *SOR_EXCLUDES, *excluded,
+        limit=limit, timeout_s=timeout_s, env=env,
     )  # fmt: skip
     if truncated:
         raw = raw[: raw.rfind(b"\n") + 1]
     return raw.decode("utf-8", errors="replace"), truncated
 
 
-def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str:
-    """A cheap digest of a checkout's state: one `git status` (it uses the index's stat cache, so
-    unchanged files are not hashed) with HEAD in its header, plus the size and mtime of every file
-    it lists and of `extra_names` (an already-modified file edited again keeps its status line).
-    Any edit an agent makes changes it; reading it changes nothing."""
+class _ListingEnd:
+    """Where the text of a `diff --raw --numstat --patch -z` starts, found as its output comes:
+    the raw records (a `:` header and one or two names each), as many numstat records (one
+    field, or an empty name and two more), then one empty field."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.at = 0  # the next field to read
+        self.names = 0  # names still to read after a raw header
+        self.files = 0  # raw records, so numstat records to read
+        self.numstat: int | None = None  # where the numstat records start
+        self.counted = 0
+        self.pending = 0  # the two names of a numstat rename
+        self.text: int | None = None  # where the text starts
+
+    def feed(self, chunk: bytes) -> int | None:
+        self.data += chunk
+        while self.text is None:
+            end = self.data.find(b"\0", self.at)
+            if end < 0:
+                return None
+            field, start, self.at = bytes(self.data[self.at : end]), self.at, end + 1
+            if self.numstat is None:
+                if self.names:
+                    self.names -= 1
+                    continue
+                if field[:1] == b":":
+                    self.files += 1
+                    self.names = 2 if field.split(b" ")[-1][:1] in (b"R", b"C") else 1
+                    continue
+                self.numstat = start
+            if self.pending:
+                self.pending -= 1
+            elif self.counted < self.files:
+                self.counted += 1
+                self.pending = 2 if field.split(b"\t", 2)[2:] == [b""] else 0
+            else:  # the empty field between the listing and the text
+                self.text = self.at
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRead:
+    """What a reader shows of a diff: every changed file with its counts (and sizes, when asked
+    for a per-file cap), and the unified text, cut at its cap (`truncated`)."""
+
+    files: list[FileStat]
+    text: str
+    truncated: bool
+
+
+def read_diff(
+    cwd: Path,
+    *revisions: str,
+    limit: int = DIFF_LIMIT,
+    file_limit: int | None = None,
+    env: dict[str, str] | None = None,
+) -> DiffRead:
+    """The diff between two tree-ishes (or `--cached` and one), SoR files excluded, from one
+    `git diff` giving the raw listing, the counts and the text at once (the text capped at
+    `limit`), plus one `cat-file --batch-check` for the sizes when `file_limit` is given. A file
+    over `file_limit` is marked omitted and its text read again without it (a second diff, only
+    then)."""
+    listing = _ListingEnd()
+    raw, truncated = run_capped(
+        cwd, "diff", *_DIFF_OPTIONS, "--raw", "--numstat", "--patch", "-z", "--no-abbrev",
+        *revisions, "--", *SOR_EXCLUDES, limit=limit, env=env, head=listing.feed,
+    )  # fmt: skip
+    start = listing.text if listing.text is not None else len(raw)
+    numstat = listing.numstat if listing.numstat is not None else start
+    files = _numstat_files(raw[numstat:start])
+    text = raw[start:]
+    if truncated:
+        text = text[: text.rfind(b"\n") + 1]
+    if file_limit is not None:
+        files, left_out = _sized(files, _blob_sizes(cwd, _raw_blobs(raw[:numstat])), file_limit)
+        if left_out:
+            again, truncated = diff_text(cwd, *revisions, limit=limit, leave_out=left_out, env=env)
+            return DiffRead(files, again, truncated)
+    return DiffRead(files, text.decode("utf-8", errors="replace"), truncated)
+
+
+DIFFS_KEPT = 8  # diffs read lately, kept by what they describe, the oldest forgotten first
+DIFFS_KEPT_CHARS = 64 * 1024 * 1024  # and at most this much of their text in all
+_DIFFS: dict[tuple[object, ...], DiffRead] = {}
+_DIFFS_LOCK = threading.Lock()
+
+
+def kept_diff(key: tuple[object, ...] | None, read: Callable[[], DiffRead]) -> DiffRead:
+    """`read()`, or what it returned before for the same `key`: a key names what the diff
+    depends on (its base and limits, and a commit, or a settled checkout's status digest). None:
+    read, and keep nothing."""
+    if key is not None:
+        with _DIFFS_LOCK:
+            known = _DIFFS.pop(key, None)
+            if known is not None:
+                _DIFFS[key] = known  # the newest again
+                return known
+    fresh = read()
+    if key is not None and len(fresh.text) <= DIFFS_KEPT_CHARS:
+        with _DIFFS_LOCK:
+            _DIFFS[key] = fresh
+            total = sum(len(kept.text) for kept in _DIFFS.values())
+            while len(_DIFFS) > DIFFS_KEPT or total > DIFFS_KEPT_CHARS:
+                total -= len(_DIFFS.pop(next(iter(_DIFFS))).text)
+    return fresh
+
+
+SETTLED_NS = 2_000_000_000  # a file older than this is past any filesystem's mtime tick
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutStatus:
+    """What one `git status` says of a checkout: `fingerprint`'s digest, HEAD's commit (None
+    when git could not say), every path it lists (changed, in conflict or untracked, as git
+    names them) and whether each of those files was last written well before git looked
+    (`settled`: an edit after it is sure to change the digest, so a read may be kept by it)."""
+
+    digest: str
+    head: str | None
+    listed: tuple[bytes, ...]
+    settled: bool
+
+    def uncommitted(self, besides: Collection[str] = ()) -> bool:
+        """`has_uncommitted`'s answer, read from this status."""
+        skip = {name.encode() for name in besides}
+        return any(name not in skip for name in self.listed)
+
+
+def checkout_status(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> CheckoutStatus:
+    """One `git status` (it uses the index's stat cache, so unchanged files are not hashed) with
+    HEAD in its header, plus the size and mtime of every file it lists and of `extra_names` (an
+    already-modified file edited again keeps its status line), digested: any edit an agent makes
+    changes the digest; reading it changes nothing."""
     digest = hashlib.sha1()
-    _, stdout, _ = run(
+    looked_at = time.time_ns()
+    status, stdout, _ = run(
         worktree, "--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z",
         "--untracked-files=all", "--no-renames", check=False,
     )  # fmt: skip
     digest.update(stdout)
-    names: list[str] = []
-    for entry in stdout.split(b"\0"):
+    head: str | None = None
+    listed: list[bytes] = []
+    entries = iter(stdout.split(b"\0"))
+    for entry in entries:
         if entry.startswith(b"1 "):
-            names.append(_name(entry.split(b" ", 8)[-1]))
+            listed.append(entry.split(b" ", 8)[-1])
+        elif entry.startswith(b"2 "):  # a rename (never asked for): its source follows
+            listed += [entry.split(b" ", 9)[-1], next(entries, b"")]
         elif entry.startswith(b"u "):
-            names.append(_name(entry.split(b" ", 10)[-1]))
+            listed.append(entry.split(b" ", 10)[-1])
         elif entry.startswith(b"? "):
-            names.append(_name(entry[2:]))
-    for name in [*names, *extra_names]:
+            listed.append(entry[2:])
+        elif entry.startswith(b"# branch.oid ") and _HEX.fullmatch(entry[13:].decode()):
+            head = entry[13:].decode()
+    newest = 0  # of the listed files (the board's own `extra_names` are never in a diff)
+    names = [_name(raw) for raw in listed]
+    for number, name in enumerate([*names, *extra_names]):
         try:
             info = os.lstat(worktree / name)
         except OSError:
             digest.update(b"-")
             continue
         digest.update(f"{name}:{info.st_size}:{info.st_mtime_ns};".encode())
-    return digest.hexdigest()
+        if number < len(names):
+            newest = max(newest, info.st_mtime_ns, info.st_ctime_ns)
+    return CheckoutStatus(
+        digest=digest.hexdigest(),
+        head=head if status == 0 else None,
+        listed=tuple(listed),
+        settled=status == 0 and newest < looked_at - SETTLED_NS,
+    )
+
+
+def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str:
+    """A cheap digest of a checkout's state (`checkout_status`)."""
+    return checkout_status(worktree, extra_names).digest
 
 
 SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a scaffold commit

@@ -60,7 +60,7 @@ from .results import (
 if TYPE_CHECKING:
     from ..board import Board
     from ..review import ReviewNote
-    from .gitrepo import RepoInfo
+    from .gitrepo import CheckoutStatus, DiffRead, RepoInfo
     from .landing import Lander, LandingPreview, LandResult
     from .sync import SyncResult
 
@@ -1215,8 +1215,15 @@ class Worktrees:
         return self._checkout_state(task, ws, path if ws.status == "active" else None, problem)
 
     def _checkout_state(
-        self, task: Task, ws: Workspace, path: Path | None, problem: str | None
+        self,
+        task: Task,
+        ws: Workspace,
+        path: Path | None,
+        problem: str | None,
+        status: "CheckoutStatus | None" = None,
     ) -> CheckoutState:
+        """`checkout_state`; with the checkout's `status` when the caller read it (`detail`):
+        HEAD and what is uncommitted are read from it, not asked of git again."""
         gitrepo = _git()
         repo = Path(ws.repo_path)
         branch = ws.branch or branch_name(ws.task_id)
@@ -1224,10 +1231,13 @@ class Worktrees:
             return CheckoutState(MISSING, problem, branch=branch)
         if path is not None:
             try:
-                head = gitrepo.head(path)
                 # the board's own files (a gate's VERIFICATION.md, a reviewer's REVIEW.md) are not
                 # the agent's work left uncommitted (found by an exploring helper in the drawer)
-                uncommitted = gitrepo.has_uncommitted(path, besides=sor.SOR_FILES)
+                if status is not None and status.head is not None:
+                    at, uncommitted = status.head, status.uncommitted(sor.SOR_FILES)
+                else:
+                    at = gitrepo.head(path)
+                    uncommitted = gitrepo.has_uncommitted(path, besides=sor.SOR_FILES)
             except gitrepo.GitFailure as error:
                 return CheckoutState(
                     CHECKED_OUT, f"checked out at {path}, but git cannot read it: {error}",
@@ -1238,7 +1248,7 @@ class Worktrees:
                 CHECKED_OUT,
                 f"checked out at {path} on {branch} ({state})",
                 branch=branch,
-                head=head,
+                head=at,
                 path=str(path),
                 uncommitted=uncommitted,
             )
@@ -1294,13 +1304,26 @@ class Worktrees:
                 raise
             return "none"
         path, problem = self._checkout(ws)
+        status, head = None, None
+        if problem:
+            pass
+        elif path is not None and ws.status == "active":
+            status = gitrepo.checkout_status(path)
+        else:
+            repo = Path(ws.repo_path)
+            head = gitrepo.branch_head(repo, ws.branch) if ws.branch and repo.is_dir() else None
+        return self._fingerprint(ws, problem, status, head)
+
+    @staticmethod
+    def _fingerprint(
+        ws: Workspace, problem: str | None, status: "CheckoutStatus | None", head: str | None
+    ) -> str:
+        """`fingerprint` from what was read: the live checkout's status, else its branch's head."""
         row = f"{ws.id}:{ws.status}:{ws.last_used_at}"
         if problem:
             return f"{row}:problem"
-        if path is not None and ws.status == "active":
-            return f"{row}:live:{gitrepo.fingerprint(path)}"
-        repo = Path(ws.repo_path)
-        head = gitrepo.branch_head(repo, ws.branch) if ws.branch and repo.is_dir() else None
+        if status is not None:
+            return f"{row}:live:{status.digest}"
         return f"{row}:branch:{head}"
 
     def detail(
@@ -1316,7 +1339,24 @@ class Worktrees:
         it is on disk (untracked files included); a paused one from its branch. The diff is capped
         (`diff_limit_bytes`, this object's unless given; cut at a line) and git is killed past a
         timeout. With `file_limit_bytes`, a file larger than that (a generated bundle) is left out
-        of the text and marked `omitted` in `diff_files`, with every file's `size`."""
+        of the text and marked omitted in `diff_files`, with every file's `size`."""
+        return self.fingerprinted_detail(
+            task_id, diff_limit_bytes=diff_limit_bytes, file_limit_bytes=file_limit_bytes
+        )[1]
+
+    def fingerprinted_detail(
+        self,
+        task_id: str,
+        *,
+        diff_limit_bytes: int | None = None,
+        file_limit_bytes: int | None = None,
+    ) -> tuple[str, DetailResult]:
+        """`detail`, and the `fingerprint` of the workspace as it was read (taken first: a change
+        during the read changes the next one), from the same `git status` the checkout state is
+        read from. A live checkout costs one `git status`, a `git add` in a temporary index and
+        one `git diff` (plus a `cat-file` for the sizes with `file_limit_bytes`); a diff read
+        before, of a checkout whose files have not changed since (`CheckoutStatus.settled`) or of
+        the same commit, is not read again (`gitrepo.kept_diff`)."""
         from .sor import resume_state_from
 
         gitrepo = _git()
@@ -1328,6 +1368,16 @@ class Worktrees:
         warnings = [problem] if problem else []
         if ws.status != "active":
             path = None
+        status: CheckoutStatus | None = None
+        unreadable: str | None = None
+        try:
+            status = gitrepo.checkout_status(path) if path is not None and not problem else None
+        except gitrepo.GitFailure as error:  # removed under us: said below as before
+            unreadable = f"unreadable: {error}"
+        source: str | None = None
+        if path is None and ws.branch and not problem:
+            source = gitrepo.branch_head(repo, ws.branch) if repo.is_dir() else None
+        mark = unreadable or self._fingerprint(ws, problem, status, source)
         limit = diff_limit_bytes or self.diff_limit_bytes or gitrepo.DIFF_LIMIT
         lock, busy = self._read_lock(repo, task_id, "read the detail of")
         try:
@@ -1335,34 +1385,37 @@ class Worktrees:
             stat: DiffStat | None = None
             diff_files: list[FileStat] = []
             diff, truncated = "", False
-            source: str | None = None
             if path is not None:
                 files = sor.read_sor_files(path)
-            elif ws.branch and not problem:
-                source = gitrepo.branch_head(repo, ws.branch) if repo.is_dir() else None
-                if source is not None:
-                    for name in sor.SOR_FILES:
-                        text = gitrepo.read_blob(repo, source, name)
-                        if text is not None:
-                            files[name] = text
-            checkout = self._checkout_state(task, ws, path, problem)
+            elif source is not None:
+                for name in sor.SOR_FILES:
+                    text = gitrepo.read_blob(repo, source, name)
+                    if text is not None:
+                        files[name] = text
+            checkout = self._checkout_state(task, ws, path, problem, status)
             if busy is None and not problem and ws.base_commit:
+                base = ws.base_commit
                 try:
-                    target = gitrepo.snapshot_tree(path) if path is not None else source
-                    if target is not None:
-                        cwd = path or repo
-                        diff_files = gitrepo.diff_numstat(cwd, ws.base_commit, target)
-                        stat = gitrepo.stat_of(diff_files)
-                        left_out: tuple[str, ...] = ()
-                        if file_limit_bytes is not None:
-                            diff_files, left_out = _sized(
-                                diff_files,
-                                gitrepo.blob_sizes(cwd, ws.base_commit, target),
-                                file_limit_bytes,
-                            )
-                        diff, truncated = gitrepo.diff_text(
-                            cwd, ws.base_commit, target, limit=limit, leave_out=left_out
+                    read: DiffRead | None = None
+                    if path is not None:
+                        read = gitrepo.kept_diff(
+                            (str(path), base, status.digest, limit, file_limit_bytes)
+                            if status is not None and status.settled
+                            else None,
+                            lambda: gitrepo.checkout_diff(
+                                path, base, limit=limit, file_limit=file_limit_bytes
+                            ),
                         )
+                    elif source is not None:
+                        read = gitrepo.kept_diff(
+                            (str(repo), base, source, limit, file_limit_bytes),
+                            lambda: gitrepo.read_diff(
+                                repo, base, source, limit=limit, file_limit=file_limit_bytes
+                            ),
+                        )
+                    if read is not None:
+                        diff_files, diff, truncated = list(read.files), read.text, read.truncated
+                        stat = gitrepo.stat_of(diff_files)
                 except (gitrepo.GitFailure, BoardError) as error:
                     warnings.append(f"no diff: {error}")
                     stat, diff_files = None, []
@@ -1372,7 +1425,7 @@ class Worktrees:
             if lock is not None:
                 lock.release()
         resume = resume_state_from(files.get)[0] if files else None
-        return DetailResult(
+        return mark, DetailResult(
             workspace=ws,
             sor_files=files,
             diff_stat=stat,
@@ -1444,19 +1497,3 @@ class Worktrees:
         from .sync import sync_with_base
 
         return sync_with_base(self, task_id, actor=actor, strategy=strategy, into=into, epoch=epoch)
-
-
-def _sized(
-    files: list[FileStat], sizes: dict[str, int], limit: int
-) -> tuple[list[FileStat], tuple[str, ...]]:
-    """The files with their sizes, those over `limit` marked omitted; and the paths to leave out
-    of the diff text (both names of a renamed file)."""
-    marked: list[FileStat] = []
-    left_out: list[str] = []
-    for file in files:
-        size = sizes.get(file.path)
-        omitted = size is not None and size > limit
-        marked.append(replace(file, size=size, omitted=omitted))
-        if omitted:
-            left_out += [file.path, *([file.old_path] if file.old_path else [])]
-    return marked, tuple(left_out)

@@ -1,10 +1,14 @@
 """What opening the task drawer and reading its diff cost, where a cut can come undone: what a
-closed drawer leaves alive, what the diff's first screen waits for, what a cursor move redraws.
-Speed itself is the benchmarks' (`benchmarks/tui.py --drawer`), never asserted here."""
+closed drawer leaves alive, what the diff's first screen waits for, what a cursor move redraws,
+how many git processes the Diff tab starts. Speed itself is the benchmarks'
+(`benchmarks/tui.py --drawer`), never asserted here."""
 
 import gc
+import os
+import shutil
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +18,10 @@ from textual.widget import Widget
 from textual.widgets._footer import FooterKey
 
 from boardlib import ManualClock
+from boardlib.worktrees import diffs, gitrepo
 from tests.tui.conftest import quiet, until
 from tests.tui.test_drawer import app_on, screen_text, shows
+from tests.worktrees.conftest import git
 from tui import registry
 from tui.components import diff_view
 from tui.components import drawer as drawer_module
@@ -23,6 +29,7 @@ from tui.components.diff_view import DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.footer import HintFooter
 from tui.components.search_bar import SearchBar
+from tui.drawer_data import fingerprint, read_workspace
 from tui.review_board import START_MS, ReviewBoard
 
 
@@ -162,3 +169,91 @@ async def test_opening_the_drawer_recomposes_the_footer_once(review) -> None:  #
         close = registry.BY_ID["drawer.close"].name
         assert close in {key.action for key in footer.query(FooterKey)}  # the drawer's keys
         assert len(recomposed) == 1
+
+
+def counting_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that logs its arguments, one line a run, then runs the real one:
+    what the Diff tab starts, counted from outside the library. Returns the log."""
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp_path / "counting-bin"
+    folder.mkdir()
+    log = tmp_path / "git-runs.log"
+    log.write_text("")
+    wrapper = folder / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def git_runs_logged(log: Path) -> list[str]:
+    runs = log.read_text().splitlines()
+    log.write_text("")
+    return runs
+
+
+DIFF_TAB_GIT_RUNS = 4  # status, add (a temporary index), one diff, cat-file for the sizes
+
+
+def test_the_diff_tab_reads_a_worktree_in_four_git_runs(env, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Counted with a logging `git` on PATH: showing the Diff tab of a 20-file change ran 9 git
+    processes (a second `git status` and a `rev-parse` for the checkout's state, a `write-tree`,
+    and `--numstat`, `--raw` and the text as three diffs), each 5-15 ms on a loaded machine.
+    Now one status serves the fingerprint and the checkout state, and one `git diff --cached`
+    of the snapshot's index gives the files, their blobs and the text. A second view of a
+    worktree whose files have not changed since runs the status only (not when they were written
+    within `SETTLED_NS`: a second write in the same mtime tick would not show); an edit is read
+    again."""
+    (env.repo / "src").mkdir()
+    for number in range(17):
+        (env.repo / "src" / f"m{number}.py").write_text(f"value = {number}\n" * 20)
+    (env.repo / "logo.bin").write_bytes(bytes(range(256)) * 4)
+    (env.repo / "old name.txt").write_text("".join(f"line {n}\n" for n in range(40)))
+    git(env.repo, "add", "-A")
+    git(env.repo, "commit", "-qm", "the files the work changes")
+    task_id = env.task()
+    path = Path(env.trees.provision(task_id, env.repo).worktree.worktree_path)
+    for number in range(16):  # 16 modified, 1 deleted, 1 new, 1 renamed, 1 binary
+        (path / "src" / f"m{number}.py").write_text(f"value = {number + 1}\n" * 20)
+    (path / "src" / "m16.py").unlink()
+    (path / "src" / "new file.py").write_text("print('new')\n")
+    (path / "old name.txt").rename(path / "new name.txt")
+    (path / "logo.bin").write_bytes(bytes(range(255, -1, -1)) * 4)
+    (path / "task-progress.md").write_text("## Next\n- bookkeeping, never in the diff\n")
+    log = counting_git(tmp_path, monkeypatch)
+
+    data = read_workspace(env.board, task_id)
+    runs = git_runs_logged(log)
+    assert len(runs) <= DIFF_TAB_GIT_RUNS, runs
+    assert data.detail is not None and data.index is not None and data.problem is None
+    files = {file.path: file for file in data.index.files}
+    assert len(files) == 20 and "task-progress.md" not in files
+    assert files["src/m16.py"].change == diffs.DELETED
+    assert files["src/new file.py"].change == diffs.NEW  # untracked, shown
+    assert files["new name.txt"].change == diffs.RENAMED
+    assert files["new name.txt"].old_path == "old name.txt"
+    assert files["logo.bin"].binary
+    assert data.detail.checkout is not None and data.detail.checkout.uncommitted
+    assert data.detail.checkout.head == git(path, "rev-parse", "HEAD")
+    assert data.fingerprint == fingerprint(env.board, task_id)  # the poll sees no change
+    git_runs_logged(log)
+
+    read_workspace(env.board, task_id)  # files written just now may change unseen: read again
+    assert len(git_runs_logged(log)) == len(runs)
+    monkeypatch.setattr(gitrepo, "SETTLED_NS", 0)  # as if they were written a while ago
+    first = read_workspace(env.board, task_id)
+    assert len(git_runs_logged(log)) <= DIFF_TAB_GIT_RUNS
+    again = read_workspace(env.board, task_id)
+    assert git_runs_logged(log) == [runs[0]]  # the status only
+    assert again.detail is not None and first.detail is not None
+    assert again.detail.diff == first.detail.diff == data.detail.diff
+    assert again.detail.diff_files == data.detail.diff_files
+    assert again.fingerprint == first.fingerprint == fingerprint(env.board, task_id)
+    git_runs_logged(log)
+
+    (path / "src" / "m0.py").write_text("value = 'edited again'\n")
+    edited = read_workspace(env.board, task_id)
+    assert len(git_runs_logged(log)) <= DIFF_TAB_GIT_RUNS
+    assert edited.detail is not None and "+value = 'edited again'" in edited.detail.diff
+    assert edited.fingerprint != again.fingerprint

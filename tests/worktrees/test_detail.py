@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from boardlib import BoardError, Reason
-from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees
+from boardlib.worktrees import SOR_FILES, WorktreeLock, Worktrees, gitrepo
+from tests.worktrees.conftest import git
 
 
 def test_detail_shows_sor_files_and_a_diff_that_excludes_them(env):
@@ -125,3 +126,45 @@ def test_limits_that_are_not_sizes_are_invalid_input(env, limits, field):
     with pytest.raises(BoardError) as refused:
         env.trees.detail(task_id, **limits)
     assert refused.value.reason == Reason.INVALID_INPUT and refused.value.details["field"] == field
+
+
+def test_one_diff_run_says_what_the_separate_runs_say(env):
+    """`read_diff` reads the file list, the blobs and the text from one `git diff` whose listing
+    comes first: a listing longer than a pipe read (900 files here) and names git quotes in the
+    text but not in the listing (tabs, quotes, newlines, a symlink replacing a file: two text
+    sections, one listed file) must still split where the text starts, and the cap count the
+    text only."""
+    names = [
+        f"dir {n:03d}/a long file name to make the listing long {n:03d}.txt" for n in range(900)
+    ]
+    names += ["tab\there.txt", 'quo"te.txt', "new\nline.txt", "ünï.txt", "link.txt"]
+    for name in names:
+        (env.repo / name).parent.mkdir(exist_ok=True)
+        (env.repo / name).write_text(f"{name!r}\n" * 5)
+    git(env.repo, "add", "-A")
+    git(env.repo, "commit", "-qm", "many files")
+    base = git(env.repo, "rev-parse", "HEAD")
+    for name in [*names[:-4], "new\nline.txt", "ünï.txt"]:  # all but the renamed and the link
+        (env.repo / name).write_text(f"{name!r} changed\n" * 5)
+    (env.repo / "link.txt").unlink()
+    (env.repo / "link.txt").symlink_to("ünï.txt")
+    (env.repo / 'quo"te.txt').rename(env.repo / "renamed\tto.txt")
+    git(env.repo, "add", "-A")
+    git(env.repo, "commit", "-qm", "change them")
+    target = git(env.repo, "rev-parse", "HEAD")
+
+    whole = gitrepo.read_diff(env.repo, base, target)
+    assert whole.files == gitrepo.diff_numstat(env.repo, base, target) and len(whole.files) > 900
+    assert ("renamed\tto.txt", 'quo"te.txt') in [(f.path, f.old_path) for f in whole.files]
+    assert (whole.text, whole.truncated) == gitrepo.diff_text(env.repo, base, target)
+    sized = gitrepo.read_diff(env.repo, base, target, file_limit=10_000)
+    for file in sized.files[-5:]:  # each side's blob, asked of git one by one
+        sides = [f"{base}:{file.old_path or file.path}", f"{target}:{file.path}"]
+        sizes = [int(git(env.repo, "cat-file", "-s", side, check=False) or 0) for side in sides]
+        assert file.size == max(sizes) and not file.omitted
+    assert all(file.size is not None for file in sized.files)
+    for limit in (1, 5_000, len(whole.text.encode()) - 1):
+        cut = gitrepo.read_diff(env.repo, base, target, limit=limit)
+        assert cut.files == whole.files
+        assert (cut.text, cut.truncated) == gitrepo.diff_text(env.repo, base, target, limit=limit)
+        assert cut.truncated and whole.text.startswith(cut.text)
