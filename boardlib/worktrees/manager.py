@@ -14,6 +14,7 @@ operation began raises `GitFailure`, with whatever the operation had created rol
 `resume` and `write_handoff` only read and write files, so they do not import git at all.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -1209,10 +1210,16 @@ class Worktrees:
     # -- checkout state and detail -------------------------------------------------------------
 
     def checkout_state(self, task_id: str) -> CheckoutState:
-        """What is true of the task's checkout now (see `CheckoutState`), whatever the row says."""
+        """What is true of the task's checkout now (see `CheckoutState`), whatever the row says:
+        for a live checkout, from one `git status`."""
         task, ws = self._workspace(task_id)
         path, problem = self._checkout(ws)
-        return self._checkout_state(task, ws, path if ws.status == "active" else None, problem)
+        path = path if ws.status == "active" else None
+        status = None
+        if path is not None and not problem:
+            with contextlib.suppress(_git().GitFailure):  # said by `_checkout_state`, asking again
+                status = _git().checkout_status(path)
+        return self._checkout_state(task, ws, path, problem, status)
 
     def _checkout_state(
         self,

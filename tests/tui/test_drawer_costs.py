@@ -29,7 +29,7 @@ from tui.components.diff_view import DiffView
 from tui.components.drawer import TaskDrawer
 from tui.components.footer import HintFooter
 from tui.components.search_bar import SearchBar
-from tui.drawer_data import fingerprint, read_workspace
+from tui.drawer_data import checkout_of, fingerprint, read_workspace
 from tui.review_board import START_MS, ReviewBoard
 
 
@@ -257,3 +257,20 @@ def test_the_diff_tab_reads_a_worktree_in_four_git_runs(env, tmp_path, monkeypat
     assert len(git_runs_logged(log)) <= DIFF_TAB_GIT_RUNS
     assert edited.detail is not None and "+value = 'edited again'" in edited.detail.diff
     assert edited.fingerprint != again.fingerprint
+
+
+def test_the_overviews_checkout_state_is_one_git_status(env, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Opening the drawer asks for the checkout's state (the Overview's workspace line): a
+    `rev-parse HEAD` and a `git status` each time, where the one `git status` says both."""
+    task_id = env.task()
+    path = Path(env.trees.provision(task_id, env.repo).worktree.worktree_path)
+    log = counting_git(tmp_path, monkeypatch)
+    clean = checkout_of(env.board, task_id)
+    assert len(git_runs_logged(log)) == 1
+    assert clean is not None and not clean.uncommitted
+    (path / "VERIFICATION.md").write_text("the board's own file\n")
+    assert checkout_of(env.board, task_id).uncommitted is False  # type: ignore[union-attr]
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    dirty = checkout_of(env.board, task_id)
+    assert dirty is not None and dirty.uncommitted and dirty.head == git(path, "rev-parse", "HEAD")
+    assert len(git_runs_logged(log)) == 2  # one for each
