@@ -750,6 +750,8 @@ class Board:
         cancelled tasks, links an agent may not make (onto another agent's task), and for an
         agent the create caps its new tasks would break (kind `cap`, as apply's violations)."""
         actor = validate.name(actor, "actor")
+        plan = validate.optional_name(plan, "plan")
+        update = validate.flag(update, "update")
         self._check_plan_items(items)
         capped = is_agent(actor)
         if capped:

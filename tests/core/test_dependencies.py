@@ -195,6 +195,20 @@ def test_a_cancelled_task_is_no_dependency_on_any_path(board: Board) -> None:
     assert board.plan_problems(plan, plan="q", update=True) == refused.value.details["problems"]
 
 
+def test_plan_problems_refuses_a_plan_name_or_flag_of_the_wrong_type(board: Board) -> None:
+    """Found by the library fuzz in CI: `plan_problems(items, plan=("t",))` reached SQLite
+    (ProgrammingError: a tuple bound as a parameter) where `apply_plan` and `compare_plan`
+    refuse it. Now typed alike, reading nothing."""
+    for call in (
+        lambda: board.plan_problems([], plan=("t",)),  # type: ignore[arg-type]
+        lambda: board.plan_problems([], plan="p", update="yes"),  # type: ignore[arg-type]
+    ):
+        with unchanged(board.path), pytest.raises(BoardError) as refused:
+            call()
+        assert refused.value.reason is Reason.INVALID_INPUT, refused.value
+    assert board.plan_problems([], plan=None) == board.plan_problems([], plan="p") == []
+
+
 def test_why_says_how_to_end_a_wait_on_a_cancelled_task(board: Board) -> None:
     blocker = board.create_task("blocker")
     waits = board.create_task("waits", depends_on=[blocker.id])
