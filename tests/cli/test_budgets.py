@@ -139,6 +139,7 @@ def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanba
             assert "is not in the range" in error["error"], error
 
 
+@pytest.mark.sqlite_only  # refused by the option's type, before any board is opened
 def test_a_number_option_takes_plain_ascii_digits_only(kanban: Kanban) -> None:
     """Found by an exploring helper: `--usd 1_000` set $1,000 and `--usd` with full-width
     digits $10, as Python's float() and int() read underscores and any script's digits. Every
