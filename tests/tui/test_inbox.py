@@ -891,3 +891,70 @@ async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.board_screen)
         assert f"new: {task_id} is blocked (i)" in header_text(app)
+
+
+async def test_a_busy_inbox_says_needs_you_briefly_and_counts_what_still_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in a busy `kanban demo` at 80x24: each new item replaced the "Needs you" toast with
+    a fresh one, so it never left (over the foot of the drawer and the inbox's detail line), and
+    its count grew with every item it had ever stood for ("+38 more" with 23 in the inbox). A
+    newer item changes its words, not its end; the next toast waits its turn and counts the items
+    that came meanwhile and still wait."""
+    import time
+
+    import tui.app
+
+    monkeypatch.setattr(tui.app, "NEEDS_YOU_S", 2.0)
+    monkeypatch.setattr(tui.app, "NEEDS_YOU_EVERY_S", 6.0, raising=False)
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    notes = Notes()
+    hint = "i opens the inbox."
+    async with app.run_test(size=(80, 24), message_hook=notes, notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        first = block_one(path, clock, "first")
+        await until(pilot, lambda: needs_you_toasts(app))
+        began = time.monotonic()
+        await pilot.pause(1.0)
+        second = block_one(path, clock, "second")
+        replaced = f"{second} is blocked (+1 more). {hint}"
+        await until(pilot, lambda: needs_you_toasts(app) == [replaced])
+        await until(pilot, lambda: not needs_you_toasts(app))
+        assert time.monotonic() - began < 2.5  # the first's end, not 2 s after the second
+        third = block_one(path, clock, "third")
+        fourth = block_one(path, clock, "fourth")
+        with Board(path, clock=clock) as board:
+            board.unblock(third)  # it leaves the inbox before its turn: not news any more
+        await until(pilot, lambda: len(app.inbox_items) == 4)
+        assert time.monotonic() - began < 5.0
+        assert needs_you_toasts(app) == []  # not before its turn
+        await until(pilot, lambda: needs_you_toasts(app))
+        assert time.monotonic() - began >= 5.5
+        assert needs_you_toasts(app) == [f"{fourth} is blocked. {hint}"]
+        said = [text for text in notes.infos() if "Needs you" in text]
+        assert said == [
+            f"Needs you: {first} is blocked. {hint}",
+            f"Needs you: {second} is blocked (+1 more). {hint}",
+            f"Needs you: {fourth} is blocked. {hint}",
+        ], said
+
+
+async def test_opening_the_inbox_takes_the_needs_you_toast_away(tmp_path: Path) -> None:
+    """Found in tmux at 80x24: the toast saying "i opens the inbox" went on showing in the inbox,
+    over its detail line (the selected row's title and what `a` does)."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        task_id = block_one(path, clock, "news")
+        await until(pilot, lambda: needs_you_toasts(app))
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        await pilot.pause(0.3)
+        assert needs_you_toasts(app) == []
+        assert any(task_id in said.message for said in app.said.newest_first())
