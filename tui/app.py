@@ -27,6 +27,7 @@ from textual.filter import LineFilter
 from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
+from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState
 
 from boardlib import Board, BoardError
@@ -895,6 +896,18 @@ class KanbanApp(App[None]):
             for key, (kind, toast) in self._toast_kinds.items()
             if not toast.has_expired
         }
+
+    def _refresh_notifications(self) -> None:
+        """Textual shows the live toasts on the top screen; a screen under a dialog kept the ones
+        it showed, so with a dialog's toasts at the top of the screen (app.tcss) each toast
+        showed twice, over the dialog and at the foot of the board (found in tmux at 80x24: the
+        move menu). The screens under the top one show none; each shows the live ones again
+        when it is on top again (Textual refreshes them on its resume)."""
+        super()._refresh_notifications()
+        for screen in self.screen_stack[:-1]:
+            for rack in screen.query_children(ToastRack):
+                if rack.children:
+                    rack.remove_children()
 
     def _drop_toasts(self, kind: str) -> None:
         """The toasts of `kind` on screen go now (the message log keeps what they said)."""

@@ -118,3 +118,24 @@ async def test_the_follow_note_goes_once_followed_and_stays_on_the_board(tmp_pat
         await pilot.pause(0.2)
         assert not follow_toasts(app)
         assert app.left_task == "TASK-3"  # `f` still follows it
+
+
+async def test_a_toast_shows_once_over_a_dialog(tmp_path: Path) -> None:
+    """Found in tmux at 80x24: with the move menu open, a toast showed twice, at the top of the
+    screen (where toasts go over a dialog) and at the foot of the board under it."""
+    utc()
+    path, clock, _ids = demo_board(tmp_path)
+    app = make_app(path, clock)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await loaded(pilot)
+        app.clear_notifications()
+        app.notify("TASK-9 needs review. i opens the inbox.", title="Needs you", timeout=30)
+        await until(pilot, lambda: app.board_screen.query(Toast))
+        await pilot.press("m")
+        await until(pilot, lambda: app.screen is not app.board_screen)
+        await until(pilot, lambda: app.screen.query(Toast))
+        await pilot.pause(0.2)
+        assert not app.board_screen.query(Toast)  # the dialog's, at the top, is the one
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        await until(pilot, lambda: app.board_screen.query(Toast))  # back at the board's foot
