@@ -413,6 +413,24 @@ class BoardState:
             self._forget(task_id)
         return dropped
 
+    def _leave_live(self, page: ColumnPage, applied: Applied) -> None:
+        """A finished page's task still held in an unfinished column: the page is newer than the
+        rest of the view (read while paused, the changes waiting), so the task leaves that column
+        now. Kept there, it showed in both, and stayed once its move came (its row was the same
+        already): done cards in todo until `r`, found in tmux."""
+        for task in page.tasks:
+            old = self.tasks.get(task.id)
+            if old is None or old.status not in LIVE:
+                continue
+            was_at = self.index_of(task.id)
+            if was_at is not None:
+                del self.columns[old.status][was_at]
+                applied.column(old.status).shift(self.starts[old.status] + was_at)
+            if self.in_scope(old):
+                self.counts[old.status] -= 1
+            applied.changed.add(task.id)
+            applied.moved[task.id] = (old.status, task.status)
+
     def _merge(self, page: ColumnPage, applied: Applied) -> None:
         """A page into its column's window: joined to it when it continues it (after its end,
         before its start), in its place otherwise (a jump), each task once; then the window is
@@ -429,6 +447,7 @@ class BoardState:
             return
         if page.status not in self.rows:
             return
+        self._leave_live(page, applied)
         status = page.status
         if request is not None and self._asked.get(status) == request:
             del self._asked[status]

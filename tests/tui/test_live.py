@@ -73,6 +73,45 @@ async def test_pause_holds_the_screen_until_resumed(demo) -> None:  # type: igno
         assert not header.facts.paused and not header.facts.waiting
 
 
+async def test_scrolling_done_while_paused_shows_each_task_in_one_column(tmp_path: Path) -> None:
+    """Found in tmux (`kanban demo` at 160x48): after `p`, `G` `g` and more, then `p` again,
+    finished tasks stayed in todo and in progress as done cards ("311/310 shown") until `r`. A
+    page of done read while paused held a task whose move there was not applied yet: it showed in
+    both columns, and when its move came its row was the same already, so it never left."""
+    from tests.tui.test_paging import finish
+
+    clock = ManualClock(1_800_000_000_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        finish(board, clock, 150)  # more than a page of done: `G` and `g` read pages
+        target = board.create_task("finishes while the view is paused").id
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    async with app.run_test(size=(200, 50)) as pilot:  # done unfolded
+        await loaded(pilot)
+        view, state = app.board_screen.board, app.state
+        while view.active_status != t.DONE:
+            await pilot.press("l")
+        await pilot.press("p")
+        header = app.screen.query_one(HeaderBar)
+        with Board(path, clock=clock) as agent:
+            clock.advance(minutes=1)
+            agent.claim(target, "agent-zed")
+            agent.move(target, t.DONE)
+            counts = agent.status_counts()
+        await until(pilot, lambda: header.facts.waiting, timeout=3)
+        await pilot.press("G")
+        await until(pilot, lambda: state.starts[t.DONE] > 0)
+        await pilot.press("g")
+        await until(pilot, lambda: state.starts[t.DONE] == 0 and state.id_at(t.DONE, 0))
+        assert state.columns[t.TODO].count(target) + state.columns[t.DONE].count(target) == 1
+        assert state.shown <= state.total == 151, (state.shown, state.total)
+        await pilot.press("p")
+        await until(pilot, lambda: not header.facts.waiting, timeout=3)
+        await until(pilot, lambda: state.counts[t.DONE] == counts[t.DONE], timeout=3)
+        assert target in state.columns[t.DONE] and target not in state.columns[t.TODO]
+        assert {status: state.counts[status] for status in counts} == counts
+
+
 @pytest.mark.slow
 async def test_vanished_board_goes_unreadable_and_recovers(demo) -> None:  # type: ignore[no-untyped-def]
     path, clock, ids = demo

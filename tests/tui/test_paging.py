@@ -215,3 +215,36 @@ async def test_the_app_finds_and_selects_a_task_two_years_down(
         assert shown[0].startswith(f"{old} "), shown
         await pilot.press("enter")
         await until(pilot, lambda: view.active.selected_id == old, timeout=10)
+
+
+def test_a_page_read_while_paused_takes_its_tasks_out_of_the_live_columns(
+    board: Board, clock: ManualClock
+) -> None:
+    """A paused view still scrolls: the page comes without the changes (`changes=False`). A task
+    that finished meanwhile is in that page; it leaves its unfinished column there and then
+    (it showed in both, and stayed in todo once its move came), and the changes, once applied,
+    leave it where it is."""
+    finish(board, clock, 25)
+    started = board.claim(board.create_task("started, then finished while paused").id, "bob").id
+    waiting = board.create_task("finished while paused").id
+    state = loaded(board, BoardState(page_size=PAGE))
+    for task_id in (started, waiting):
+        clock.advance(minutes=1)
+        if task_id == waiting:
+            board.claim(task_id, "ada")
+        board.move(task_id, t.DONE)
+    request = PageRequest(t.DONE, offset=0, limit=PAGE)
+    applied = state.apply(
+        board.live_view(
+            state.search, since=state.cursor, pages=[request], anchors=state.anchors(),
+            changes=False,
+        )
+    )  # fmt: skip
+    assert state.columns[t.DONE][:2] == [waiting, started]
+    assert state.columns[t.TODO] == state.columns[t.IN_PROGRESS] == []
+    assert (state.counts[t.TODO], state.counts[t.IN_PROGRESS]) == (0, 0)
+    assert applied.moved == {started: (t.IN_PROGRESS, t.DONE), waiting: (t.TODO, t.DONE)}
+    follow(state, board)
+    assert state.columns[t.DONE][:2] == [waiting, started]
+    assert state.columns[t.TODO] == state.columns[t.IN_PROGRESS] == []
+    assert state.counts == {**dict.fromkeys(t.STATUSES, 0), t.DONE: 27}
