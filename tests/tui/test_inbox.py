@@ -958,3 +958,25 @@ async def test_opening_the_inbox_takes_the_needs_you_toast_away(tmp_path: Path) 
         await pilot.pause(0.3)
         assert needs_you_toasts(app) == []
         assert any(task_id in said.message for said in app.said.newest_first())
+
+
+async def test_each_row_names_its_task_by_title_too(tmp_path: Path) -> None:
+    """Found in a busy `kanban demo` at 80x24: 300 rows read "unlanded land passed its gate, not
+    landed: its work wai…", the task named by its id alone; which one was which took the cursor
+    on each row (the detail line). Each row carries the title, cut to fit, inert."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    long_title = "Checkout: a title much longer than the row has room for"
+    hostile = block_one(path, clock, HOSTILE)
+    with Board(path, clock=clock) as board:
+        board.update_task(review, title=long_title)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await inbox_on(pilot, review)
+        await until(pilot, lambda: len(app.screen.items) == 2)
+        screen = app.screen
+        rows = [str(screen.options.get_option_at_index(n).prompt) for n in range(2)]
+        row = {text.split()[1]: text for text in rows}
+        assert "approve Checkout: a title much … waiting for review" in row[review], rows
+        assert "\x1b" not in row[hostile] and "unblock pwn ␛]52;c;aGk=␇" in row[hostile], rows

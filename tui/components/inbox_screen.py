@@ -1,14 +1,15 @@
 """`i`: what needs the operator, oldest first (`boardlib.attention`, read by the live feed).
 
-Each row says how long it has waited, which task, why, and the one obvious action, which `a`
-does (approve, land, unblock, override the debt, raise a budget, reclaim, release, retry). Enter
-opens the task's drawer. Rows are kept by their item key, so an update that adds or removes items
-never moves the cursor off the item the operator is on. When that item itself leaves (another
-process unblocked or landed it), the cursor lands on the neighbour, a note says where the task
-went, and `a` asks before acting on a row the operator never chose (an operator unblocked
-TASK-10 believing it was TASK-7). Agent text (titles, reasons) is inert.
+Each row says how long it has waited, which task (its id and title), why, and the one obvious
+action, which `a` does (approve, land, unblock, override the debt, raise a budget, reclaim,
+release, retry). Enter opens the task's drawer. Rows are kept by their item key, so an update
+that adds or removes items never moves the cursor off the item the operator is on. When that
+item itself leaves (another process unblocked or landed it), the cursor lands on the neighbour,
+a note says where the task went, and `a` asks before acting on a row the operator never chose
+(an operator unblocked TASK-10 believing it was TASK-7). Agent text (titles, reasons) is inert.
 """
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
@@ -24,6 +25,7 @@ from boardlib.records import InboxItem, Task
 
 from .. import registry
 from ..actions import TaskActions
+from ..cards import fit
 from ..keymap import key_names, operator_keymap
 from . import tcss
 from .confirm import ConfirmDialog
@@ -32,6 +34,10 @@ from .footer import HintFooter
 # The "waited" column while the screen is open: looked at this often, and a row repainted only
 # when its words changed (a row in seconds each second, one in minutes once a minute).
 WAITED_TICK_S = 1.0
+
+# A row's title is cut to this many cells: 300 rows of "passed its gate, not landed: its work
+# wai…" at 80x24 (a busy demo) said which task only by its id; the why keeps some room.
+TITLE_CELLS = 24
 
 # The actions whose `a` opens a question naming the task anyway (the land dialog, the override's
 # confirmation, the release's, the budget's prompt): an unchosen row asks nothing more for them.
@@ -48,26 +54,35 @@ def who_of(item: InboxItem) -> str:
     return item.task_id or item.consumer or "-"
 
 
-def column_widths(items: list[InboxItem]) -> tuple[int, int]:
-    """The kind and action columns' widths: the widest shown, so the columns after them line
-    up (a fixed action width let `raise_budget` push its row's why three cells right)."""
+def title_of(item: InboxItem) -> str:
+    return inert(item.title or "")
+
+
+def column_widths(items: list[InboxItem]) -> tuple[int, int, int]:
+    """The kind, action and title columns' widths: the widest shown (a title at most
+    TITLE_CELLS), so the columns after them line up (a fixed action width let `raise_budget`
+    push its row's why three cells right)."""
     kinds = max((len(item.kind) for item in items), default=0)
-    return kinds, max((len(item.action) for item in items), default=0)
+    actions = max((len(item.action) for item in items), default=0)
+    titles = max((cell_len(title_of(item)) for item in items), default=0)
+    return kinds, actions, min(titles, TITLE_CELLS)
 
 
-def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int] = (0, 0)) -> Content:
-    """One row: waited, task, kind, what `a` does, why. Our markup, the facts inert. The kind
-    is the board's own name for it (`attention.KINDS`), as `kanban inbox` and docs/inbox.md say
-    it: an exploring helper found the TUI calling a `verification_failed` item "gate red"."""
-    kind_cells, action_cells = widths
+def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int, int] = (0, 0, 0)) -> Content:
+    """One row: waited, task, kind, what `a` does, the task's title, why. Our markup, the facts
+    inert. The kind is the board's own name for it (`attention.KINDS`), as `kanban inbox` and
+    docs/inbox.md say it: an exploring helper found the TUI calling a `verification_failed`
+    item "gate red"."""
+    kind_cells, action_cells, title_cells = widths
     who = who_of(item)
     return Content.from_markup(
         "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
-        "[b]$action[/] $why",
+        "[b]$action[/] $title$why",
         waited=f"{waited(item, now_ms):<7}",
         who=inert(f"{who:<8}"),
         kind=f"{item.kind:<{kind_cells}}",
         action=f"{item.action:<{action_cells}}",
+        title=fit(title_of(item), title_cells) + " " if title_cells else "",
         why=inert(item.why),
     )
 
@@ -83,7 +98,7 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items: list[InboxItem] = []
         self._keys: list[tuple[str, str, str]] = []
         self._waited: list[str] = []  # each row's "waited" words as drawn
-        self._widths = (0, 0)  # the kind and action columns' widths (`column_widths`)
+        self._widths = (0, 0, 0)  # the kind, action and title columns' widths (`column_widths`)
         # The row the cursor was put on when the operator's row left the inbox: `a` asks before
         # acting on it, until the operator moves the cursor (chooses a row).
         self.unchosen: tuple[str, str, str] | None = None
