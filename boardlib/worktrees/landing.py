@@ -966,7 +966,10 @@ class Lander:
         """Run the verify command on the built commit in a scratch checkout; refuse
         (`verification_failed`) when it fails. None when landing without one (the override).
         The scratch checkout used goes into `used`: `_tidy` cleans it later. `ahead`: a guess
-        while waiting, in a checkout turns leave free (`AHEAD_SLOTS`)."""
+        while waiting, in a checkout turns leave free (`AHEAD_SLOTS`), cleaned before it is given
+        up (the landing is waiting anyway): the next guess there, often another lander's, finds
+        it clean, instead of cleaning it and listing its index (`ls-files`: another process's
+        checkout) in a git run of its own."""
         found = source.verify
         if found is None or found.command is None:
             return None
@@ -1000,6 +1003,9 @@ class Lander:
                 pass_fds=(lock.fd,) if lock.fd is not None else (),
             )
         finally:
+            if ahead and landgit.scratch_marker(path).exists():
+                with contextlib.suppress(GitFailure, OSError):  # else left to its next user
+                    landgit.clean_scratch(path)
             lock.release()
         report = {
             "command": found.command,

@@ -365,6 +365,49 @@ def test_a_landing_behind_one_landed_unverified_verifies_ahead_on_its_build(
     assert not answers[first].verified_ahead  # nothing ahead of it; nothing verified either
 
 
+def test_a_scratch_checkout_verified_ahead_in_is_clean_when_given_up(
+    land: LandEnv, board_path: Path
+) -> None:
+    """Found by counting a landing's git runs: a scratch checkout a waiting landing verified in
+    was cleaned only after that landing's turn, so the next guess there (often another
+    lander's, in benchmarks/land.py) found it used and cleaned it first, listing its index in
+    a git run of its own (`ls-files`: the checkout was another process's). It is cleaned while
+    its landing waits, before it is given up."""
+    first, _ = land.task_with({"first.txt": "1\n"}, verify=None, finish="review")
+    second, _ = land.task_with({"second.txt": "2\n"}, verify="touch left-over.txt")
+    in_turn, verified_ahead = threading.Event(), threading.Event()
+    scratch = land.trees.layout.repo_dir(land.repo) / ".land"
+    found: list[list[str]] = []
+
+    def holds_its_turn(step: str, _info: dict[str, object]) -> None:
+        if step == "built":  # built, in its turn: the landing behind it joins now
+            in_turn.set()
+            verified_ahead.wait(timeout=10)
+
+    def lands_unverified() -> None:
+        with Board(board_path) as board:
+            lander = Worktrees(board).lander(on_step=holds_its_turn)
+            lander.land(first, actor="operator", allow_unverified=True, unverified_reason="x")
+
+    def hears(step: str, _info: dict[str, object]) -> None:
+        if step == "verified_ahead":  # still waiting: the first holds its turn
+            found.append(sorted(
+                str(path.relative_to(scratch))
+                for path in [*scratch.glob("*.used"), *scratch.glob("*/left-over.txt")]
+            ))  # fmt: skip
+            verified_ahead.set()
+
+    thread = threading.Thread(target=lands_unverified)
+    thread.start()
+    try:
+        assert in_turn.wait(timeout=60)
+        result = land.trees.lander(on_step=hears).land(second, actor="bob")
+    finally:
+        verified_ahead.set()
+        thread.join(timeout=60)
+    assert result.verified_ahead and found == [[]]
+
+
 def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) -> None:
     task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
     error = refused(land, task_id, Reason.VERIFICATION_REQUIRED)
