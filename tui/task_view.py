@@ -129,7 +129,7 @@ def _facts(task: Task, now_ms: int) -> Table:
         if value not in (None, "", [], 0) or name in ("priority",):
             table.add_row(Text(name), plain(value, style))
 
-    row("status", task.status + (" (dropped)" if task.dropped else ""), "bold")
+    row("status", t.label(task.status) + (" (dropped)" if task.dropped else ""), "bold")
     row("priority", task.priority)
     row("role", task.role)
     row("team", task.team_id)
@@ -171,7 +171,7 @@ def _links(tasks: list[LinkedTask], empty: str) -> RenderableType:
         done = linked.status == t.DONE
         table.add_row(
             plain(f"  {linked.id}", "bold"),
-            plain(linked.status, "green" if done else "yellow"),
+            plain(t.label(linked.status), "green" if done else "yellow"),
             plain(linked.title),
             plain(linked.assignee_agent_id, "dim"),
         )
@@ -198,7 +198,7 @@ def _executions(executions: list[Execution], now_ms: int) -> RenderableType:
             plain(run.id),
             plain(run.agent_id),
             plain(run.executor_type),
-            plain(run.status, style),
+            plain(t.label(run.status), style),
             Text(clock_text(run.started_at, now_ms) if run.started_at else ""),
             Text(tokens),
             Text(money(run.cost_usd) if run.cost_usd else ""),

@@ -117,6 +117,8 @@ async def test_every_tab_shows_what_the_board_and_the_worktree_hold(review) -> N
         assert "percentage discount" in text and "**" not in text  # Markdown, rendered
         assert "link: https://example.com/pricing" in text  # a link is words, not an action
         assert "waits on" in text and board.ids["base"] in text
+        # a status as the board's columns say it, not its stored name (`in_review`)
+        assert "status  in review" in text
 
         await on_tab(pilot, drawer, "2", "files")
         with Board(board.db, read_only=True) as reader:
