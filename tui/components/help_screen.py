@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .. import registry
-from ..keymap import key_text
+from ..keymap import key_names, key_text, operator_keymap
 from . import tcss
 
 FILTER_HELP = (
@@ -24,9 +24,29 @@ FILTER_HELP = (
 
 class ScrolledDialog(ModalScreen[None]):
     """A dialog that is one scrolled text (the help, the message log): its keys scroll it by
-    lines, by pages and to either end, as they move the board."""
+    lines, by pages and to either end, as they move the board. Its foot says them and how to
+    close it, and a key it has no use for says so (the app asks `keys_hint`)."""
 
     SCROLLED = "#keys"  # the VerticalScroll the keys move
+    KEYS = registry.HELP  # the registry screen whose actions are its keys
+    NAME = "the help"  # what a key with no use here is told it is in
+
+    def hint(self) -> str:
+        """Its keys in one line that fits 80 columns (a hint per action did not: 80 cells),
+        generated from the registry with the operator's remappings: `j/k scroll · …`."""
+        remapped = operator_keymap(self.app)
+
+        def first(step: str) -> str:
+            return key_names(registry.BY_ID[f"{self.KEYS}.{step}"], remapped)[0]
+
+        return (
+            f"{first('down')}/{first('up')} scroll · {first('page_down')}/{first('page_up')} "
+            f"page · {first('top')}/{first('bottom')} top/bottom · {first('close')} close"
+        )
+
+    def keys_hint(self) -> str:
+        """What a key this dialog has no use for is told (the app says it, `_key_without_use`)."""
+        return f"does nothing in {self.NAME}. {self.hint()}"
 
     def _scrolled(self) -> VerticalScroll:
         return self.query_one(self.SCROLLED, VerticalScroll)
@@ -78,3 +98,4 @@ class HelpScreen(ScrolledDialog):
             with VerticalScroll(id="keys"):
                 yield Static(help_table(self.remapped))
                 yield Static(FILTER_HELP, classes="hint")
+            yield Static(self.hint(), id="dialog-hint", classes="hint")

@@ -40,6 +40,8 @@ def log_table(said: list[Said], now_ms: int) -> Table:
 class MessageLogScreen(ScrolledDialog):
     DEFAULT_CSS = tcss(__file__)
     SCROLLED = "#messages"
+    KEYS = registry.LOG
+    NAME = "the message log"
     BINDINGS = registry.bindings_for(registry.LOG)
 
     def __init__(self, said: list[Said], now_ms: int) -> None:
@@ -55,3 +57,4 @@ class MessageLogScreen(ScrolledDialog):
                     yield Static(log_table(self.said, self.now_ms))
                 else:
                     yield Static("Nothing said yet.", classes="hint")
+            yield Static(self.hint(), id="dialog-hint", classes="hint")
