@@ -31,7 +31,7 @@ def run_tui(
     `on_terminal_gone` is the caller's clean-up for a dropped terminal (an SSH session that
     ends), when the process may have to end without unwinding. `open_task`: start with that
     task's drawer open. `announce`: asked after each board update with the status counts; the
-    first sentence it returns stays on screen (the demo's "demo finished: ..."). `demo`: the
+    first sentence it returns stays on screen (the demo's "demo ended 03:10: ..."). `demo`: the
     header says DEMO all along, and a first note says what that means. `user_keymap`: the
     operator's keys as the caller already read and checked them (None: the app reads the file).
     An exploring helper found `kanban tui` reading the keymap file twice at start."""

@@ -281,10 +281,19 @@ def seed_board(board: Board, *, tasks: int, agents: int, rng: random.Random) -> 
 
 
 def finished_note(
-    counts: dict[str, int], *, keep: bool, folder: Path, created: bool, on_board: bool = False
+    counts: dict[str, int],
+    *,
+    keep: bool,
+    folder: Path,
+    created: bool,
+    on_board: bool = False,
+    at_ms: int | None = None,
 ) -> str | None:
     """What the demo says once every task is done or cancelled (None while work remains), e.g.
-    "demo finished: 35 done, 1 cancelled; q quits, the folder is removed" on the board."""
+    "demo ended 03:10: 35 done, 1 cancelled; q quits, the folder is removed" on the
+    board. `at_ms`, when the figures were true: the board's header keeps the note while the
+    operator goes on finishing tasks, so it says when, not only what (as "changed 03:10" is
+    said: at 80 columns beside "30 need you", the first clause has 41 cells)."""
     if not any(counts.values()) or any(
         counts.get(status, 0) for status in t.STATUSES if status not in t.TERMINAL
     ):
@@ -293,10 +302,27 @@ def finished_note(
         what = f"the folder is kept: {folder}"
     else:
         what = "the folder is removed" if created else "the demo files are removed"
-    finished = (
-        f"demo finished: {counts.get(t.DONE, 0)} done, {counts.get(t.CANCELLED, 0)} cancelled"
-    )
+    when = "" if at_ms is None else f" {time.strftime('%H:%M', time.localtime(at_ms / 1000))}"
+    done, cancelled = counts.get(t.DONE, 0), counts.get(t.CANCELLED, 0)
+    finished = f"demo ended{when}: {done} done, {cancelled} cancelled"
     return f"{finished}; q quits, {what}" if on_board else f"{finished}; {what}"
+
+
+def board_announcer(
+    now_ms: Callable[[], int], *, keep: bool, folder: Path, created: bool
+) -> Callable[[dict[str, int]], str | None]:
+    """What the TUI asks after each board update (`announce`): the finished note, once, stamped
+    with the time its figures were true. They stay in the header while an operator creates and
+    finishes more tasks (the columns say what is true now; "35 done" with 36 in done read as a
+    wrong count), so the note dates them rather than following the board: work added after the
+    demo is the operator's, not the demo's result."""
+
+    def announce(counts: dict[str, int]) -> str | None:
+        return finished_note(
+            counts, keep=keep, folder=folder, created=created, on_board=True, at_ms=now_ms()
+        )
+
+    return announce
 
 
 def _open_tui(
@@ -422,9 +448,7 @@ def run_demo(
             if not keep:
                 _clean_up(folder, created)
 
-        def announce(counts: dict[str, int]) -> str | None:
-            return finished_note(counts, keep=keep, folder=folder, created=created, on_board=True)
-
+        announce = board_announcer(board.now, keep=keep, folder=folder, created=created)
         tui = (
             _open_tui(db_path, poll_ms, terminal_gone, announce, user_keymap) if open_tui else None
         )

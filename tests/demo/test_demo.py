@@ -204,7 +204,7 @@ def test_the_demo_does_real_work_in_real_worktrees(
 
     tmp_path, out = finished_demo
     folder = tmp_path / "demo"
-    counts = re.search(r"demo finished: (\d+) done, (\d+) cancelled; the folder is kept", out)
+    counts = re.search(r"demo ended: (\d+) done, (\d+) cancelled; the folder is kept", out)
     assert counts is not None, out
     monkeypatch.setenv("KANBAN_WORKTREES", str(folder / project.WORKTREES_DIR))
     with Board(folder / "board.db", read_only=True) as board:

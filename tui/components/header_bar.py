@@ -56,7 +56,7 @@ class HeaderFacts:
     schema_newer: bool = False  # the file was written by a newer kanban
     hidden_left: tuple[str, ...] = ()  # the statuses of the columns off screen on each side
     hidden_right: tuple[str, ...] = ()
-    note: str = ""  # a lasting word from whoever started the app ("demo finished: ...")
+    note: str = ""  # a lasting word from whoever started the app ("demo ended 03:10: ...")
     demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
     inbox: int = 0  # how many items need a person (the inbox, `i`)
     inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
