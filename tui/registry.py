@@ -73,6 +73,9 @@ class Action:
     # The columns where a shared key (`yields_to`) is this action's: what the key is said to do
     # with no task selected there (`W` in an empty or folded done column: land, not approve).
     in_columns: tuple[str, ...] = ()
+    # The decision the task waits on (approve, reject, land): first in the footer where it
+    # applies, last where it does not (`footer_rank`).
+    leads: bool = False
 
     @property
     def name(self) -> str:
@@ -527,6 +530,7 @@ ACTIONS: tuple[Action, ...] = (
         "Approve",
         "a",
         footer=(DRAWER,),
+        leads=True,
         applies=_in_review,
         only="only for tasks in review ({task} is {status})",
         palette="Approve {task}",
@@ -538,6 +542,7 @@ ACTIONS: tuple[Action, ...] = (
         "Reject",
         "R",
         footer=(DRAWER,),
+        leads=True,
         applies=_in_review,
         only="only for tasks in review ({task} is {status})",
         palette="Reject {task}",
@@ -549,6 +554,7 @@ ACTIONS: tuple[Action, ...] = (
         "Approve and land",
         "W",
         footer=(DRAWER,),
+        leads=True,
         applies=_lands_approving,
         in_columns=(t.IN_REVIEW,),
         only="only for a task in review, or done, with worktree work not landed yet "
@@ -563,6 +569,7 @@ ACTIONS: tuple[Action, ...] = (
         "Land",
         "W",
         footer=(DRAWER,),
+        leads=True,
         applies=_lands_approved,
         in_columns=(t.DONE,),
         only="only for a done task whose worktree work has not landed ({task} is {status})",
@@ -844,6 +851,23 @@ def availability(action: Action | None, *, read_only: bool, task: Task | None) -
     ):
         return False
     return shared
+
+
+def footer_rank(action_id: str | None, *, enabled: bool, screen: str | None) -> int:
+    """Where a footer puts a hint (a stable sort, so equal ranks keep registry order). In the
+    drawer, whose task is fixed: the decision the task waits on first where it applies (`leads`:
+    review keys on a task in review, Land on done work not landed), greyed keys that cannot apply
+    to the task (`applies` said no, or a `leads` key greyed) last, so a short footer leaves them
+    out first. Elsewhere registry order: the board's cursor moves between tasks, and hints that
+    jumped as it moved would be noise."""
+    action = BY_ID.get(action_id) if action_id is not None else None
+    if action is None or screen != DRAWER:
+        return 1
+    if action.leads and enabled:
+        return 0
+    if not enabled and (action.leads or action.applies is not None):
+        return 2
+    return 1
 
 
 def _availability(action: Action | None, *, read_only: bool, task: Task | None) -> bool | None:

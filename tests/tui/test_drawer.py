@@ -593,3 +593,40 @@ def test_a_done_card_names_whoever_did_the_work_as_the_drawer_does(tmp_path: Pat
     meta = card_lines(done, 60, PALETTE, now_ms=START_MS)[2].text
     assert "agent-bob" in meta and "agent-ada" not in meta, meta
     assert "claimed by" in drawn and "agent-bob" in drawn.split("claimed by")[1], drawn
+
+
+def _footer_shows(app: KanbanApp) -> list[str]:
+    """The hints the footer shows whole, in order, greyed ones marked with a leading `~`."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    keys = app.screen.query_one(Footer).query(FooterKey)
+    return [
+        ("~" if key.disabled else "") + key.key_display
+        for key in keys
+        if key.visible and not key.has_class("-command-palette")
+    ]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_footer_leads_with_the_decision_the_task_waits_on(review, size) -> None:  # type: ignore[no-untyped-def]
+    """In tmux the drawer's footer of a task in review showed `esc Back / Search c Comment tab
+    To the board m Move` and ran out of room before `a`, `R` and `W`; on a done task not yet
+    landed, greyed `m Move` and `a Approve` took the room `W` Land needed. The footer leads
+    with the keys that decide the task where they apply, and greyed ones go last, so a short
+    footer leaves them out first."""
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=size) as pilot:
+        await opened(pilot, app, board.ids["review"])
+        await until(pilot, lambda: _footer_shows(app)[:3] == ["a", "R", "W"])
+    with Board(board.db, clock=clock) as writer:
+        writer.approve(board.ids["review"], "agent-linus")
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=size) as pilot:
+        await opened(pilot, app, board.ids["review"])
+        await until(pilot, lambda: _footer_shows(app)[:1] == ["W"])
+        shown = _footer_shows(app)
+        greyed = [i for i, key in enumerate(shown) if key.startswith("~")]
+        assert all(i > j for i in greyed for j, key in enumerate(shown) if j not in greyed), shown
+        assert screen_text(app).splitlines()[-1].lstrip().startswith("W Land"), shown

@@ -4,7 +4,8 @@ the palette key: at 80x24 the inbox showed a lone `?`). The hints are fitted aft
 the footer's screen, with the sizes that layout gave them; a recompose forgets the removed hints'
 bindings (Textual kept them alive: ~30,000 objects per drawer opened); and the footer recomposes
 once for the binding refreshes of one frame, only when the hints would change (opening the drawer
-asked five times). docs/architecture.md#the-footer says why each is needed.
+asked five times). The hints go in the registry's order for footers (`footer_rank`): the
+task's deciding keys first. docs/architecture.md#the-footer says why each is needed.
 """
 
 from collections.abc import Hashable
@@ -13,7 +14,9 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterLabel
+from textual.widgets._footer import FooterKey, FooterLabel
+
+from ..registry import footer_rank
 
 
 class HintFooter(Footer):
@@ -29,7 +32,31 @@ class HintFooter(Footer):
     def compose(self) -> ComposeResult:
         self._forget_removed_hints()
         self._composed_from = self._hints_from()
-        yield from super().compose()
+        yield from self._ranked(list(super().compose()))
+
+    def _ranked(self, widgets: list[Widget]) -> list[Widget]:
+        """Textual's hints in the registry's footer order (`registry.footer_rank`): the keys
+        that decide the task first where they apply, greyed inapplicable ones last."""
+        bindings = self.screen.active_bindings
+        units: list[list[Widget]] = []
+        palette: list[Widget] = []
+        for widget in widgets:
+            if widget.has_class("-command-palette"):
+                palette.append(widget)
+            elif isinstance(widget, FooterLabel) and units:
+                units[-1].append(widget)
+            else:
+                units.append([widget])
+
+        def rank(unit: list[Widget]) -> int:
+            key = unit[0]
+            active = bindings.get(key.key) if isinstance(key, FooterKey) else None
+            if active is None:
+                return 1
+            screen = getattr(active.node, "SCREEN", None)  # the registry's name for its screen
+            return footer_rank(active.binding.id, enabled=active.enabled, screen=screen)
+
+        return [widget for unit in sorted(units, key=rank) for widget in unit] + palette
 
     def _hints_from(self) -> Hashable:
         """What `Footer.compose` makes the hints of: equal, and a recompose shows the same."""
