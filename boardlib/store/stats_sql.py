@@ -118,6 +118,10 @@ class StatsTx(Protocol):
         """`agent`, `holding` (tasks in progress) and `last_at` (the latest heartbeat)."""
         ...
 
+    def board_born(self) -> int | None:
+        """When the board's first task was created (epoch ms), None on an empty board."""
+        ...
+
 
 class StatsStatements(ABC):
     """`StatsTx` in SQL both stores run as written; `JSON_TEXT` is the one dialect piece (a text
@@ -267,3 +271,11 @@ class StatsStatements(ABC):
             "GROUP BY assignee_agent_id ORDER BY assignee_agent_id",
             {"team": team} if team is not None else {},
         )
+
+    def board_born(self) -> int | None:
+        # The first task is a root task (a subtask's parent is older): `tasks_root_created`
+        # answers MIN from its first entry. Events are not asked: archiving prunes the oldest.
+        row = self._one_row(
+            "SELECT MIN(created_at) AS born FROM tasks WHERE parent_task_id IS NULL", {}
+        )
+        return None if row["born"] is None else int(row["born"])

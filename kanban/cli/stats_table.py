@@ -13,7 +13,7 @@ from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
 from boardlib.records import BUDGET_BOARD_DAILY, DAY_MS
-from boardlib.stats import AGENT_HEADINGS, day_label
+from boardlib.stats import AGENT_HEADINGS, day_label, rate_text
 
 BARS = " ▁▂▃▄▅▆▇█"
 WARN_AT = 0.8  # the share of a budget past which it is shown as a warning
@@ -53,7 +53,7 @@ def _figures(doc: dict[str, Any]) -> Table:
     table.add_column()
     through = doc["throughput"]
     per_hour = [bucket["done"] for bucket in through["perHour"]]
-    table.add_row("done", f"{through['done']} ({through['perHourAvg']:g}/h)  {sparkline(per_hour)}")
+    table.add_row("done", f"{through['done']} ({rate_text(doc)})  {sparkline(per_hour)}")
     cycle, review = doc["cycleTime"], doc["review"]
     table.add_row(
         "cycle claim->done", f"p50 {_ms(cycle['p50Ms'])}  p90 {_ms(cycle['p90Ms'])}  "

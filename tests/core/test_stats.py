@@ -10,7 +10,7 @@ import pytest
 from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib import transitions as t
 from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
-from boardlib.stats import Stats, parse_window
+from boardlib.stats import Stats, parse_window, rate_text
 from tests.cli.conftest import Kanban
 
 T0 = 1_800_000_000_000  # 2027-01-15 08:00 UTC, an hour's start
@@ -137,6 +137,7 @@ def test_every_figure_of_a_known_day(board: Board, clock: ManualClock) -> None:
     assert done_hours == {T0 + 3 * HOUR: 2, T0 + 6 * HOUR: 1, T0 + 11 * HOUR: 1}
     assert len(through["perHour"]) == 25  # every hour the window touches, zeros included
     assert (through["done"], through["perHourAvg"]) == (4, 0.167)
+    assert through["overMs"] == 24 * HOUR and rate_text(stats) == "0.2/h over 24h"
     assert stats["cycleTime"] == {
         "count": 4, "p50Ms": 30 * MIN, "p90Ms": 90 * MIN, "maxMs": 90 * MIN,
     }  # fmt: skip
@@ -213,6 +214,32 @@ def test_a_wider_window_reaches_back_and_an_empty_one_counts_nothing(
     }  # fmt: skip
     assert quiet["review"]["humanShare"] is None and quiet["gate"]["passRate"] is None
     assert quiet["review"]["waitingNow"] == 1  # the queue is now, whatever the window
+
+
+def test_a_young_boards_rate_divides_by_its_age(board: Board, clock: ManualClock) -> None:
+    """Found by an operator: a 10-minute-old board's stats read "done/h 300 (12.5/h)", its work
+    divided by the whole 24-hour window. The average divides by the part of the window the board
+    has existed (from its first task's creation) and says so; an older board's by the window."""
+    at(clock, 0)
+    ids = [board.create_task(f"t{n}").id for n in range(3)]
+    for task_id in ids:
+        board.claim(task_id, "ann")
+        board.move(task_id, t.DONE, reason="done by hand")
+    at(clock, 0, 10)
+    young = figures(board).to_json()
+    through = young["throughput"]
+    assert through["perHourAvg"] == round(3 * HOUR / (10 * MIN + 1), 3)  # 18/h, not 0.125/h
+    assert (through["done"], through["overMs"]) == (3, 10 * MIN + 1)  # `now` is in the window
+    assert rate_text(young) == "18/h over its 10 min"
+    assert figures(board, since="1h").to_json()["throughput"]["perHourAvg"] == 18.0
+    at(clock, 0, 0.5)  # half a minute old: counted over a minute, not a burst over seconds
+    assert figures(board).to_json()["throughput"]["overMs"] == MIN
+    at(clock, 25)
+    old = figures(board, since="7d").to_json()  # younger than the week: over its 25 hours
+    assert old["throughput"]["overMs"] == 25 * HOUR + 1
+    assert rate_text(old) == "0.1/h over its 25 h"
+    day = figures(board).to_json()  # the board is older than a day: over the whole window
+    assert day["throughput"]["overMs"] == 24 * HOUR and rate_text(day) == "0/h over 24h"
 
 
 def test_windows_are_durations() -> None:

@@ -14,8 +14,10 @@ from textual.widgets import DataTable, Sparkline, Static
 
 from boardlib import Board, ManualClock
 from boardlib.records import EXECUTION_SUCCEEDED, Task
-from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, rate_text
+from boardlib.transitions import DONE
 from tests.tui.conftest import Notes, fresh, loaded, make_app, shown_question, until
+from tests.tui.test_drawer import screen_text
 from tests.tui.test_trust import card_text
 from tui.cards import BUDGET_BLOCK, CardNotes, CardPalette, CardTones, card_lines, spend
 from tui.components.prompt import PromptDialog
@@ -48,9 +50,9 @@ async def test_the_screen_shows_the_boards_figures(flow: Any) -> None:
         assert isinstance(app.screen, StatsScreen)
         await until(pilot, lambda: app.screen.stats is not None)
         through = expected["throughput"]
-        assert (
-            shown(app, "#throughput-value") == f"{through['done']} ({through['perHourAvg']:.1f}/h)"
-        )
+        assert shown(app, "#throughput-value") == f"{through['done']} done\n{rate_text(expected)}"
+        assert rate_text(expected) == "1.3/h over its 22 h 53 min"  # a board of 22 h 53 min
+        await until(pilot, lambda: rate_text(expected) in screen_text(app))  # whole at 80 columns
         spark = app.screen.query_one("#throughput", Sparkline)
         assert list(spark.data or []) == [bucket["done"] for bucket in through["perHour"]]
         assert f"${expected['cost']['totalUsd']:.2f}" in shown(app, "#cost-value")
@@ -101,6 +103,30 @@ async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> 
             board.add_comment(ids["ast"], "after the screen closed")
         await pilot.pause(1.5)
         assert len(updates) == seen  # closed: the reader computes nothing more
+
+
+@pytest.mark.slow
+async def test_a_young_boards_rate_is_over_its_age(tmp_path: Path) -> None:
+    """Found by an operator: a 10-minute-old board read "done/h 300 (12.5/h)", its work divided
+    by the whole 24-hour window. The screen shows the rate over the board's 10 minutes, and says
+    so, whole at 80 columns."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for n in range(30):
+            task = board.create_task(f"task {n}")
+            board.claim(task.id, "ann")
+            board.move(task.id, DONE, reason="done by hand")
+    clock.advance(ms=10 * 60_000)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        assert shown(app, "#throughput-value") == "30 done\n180/h over its 10 min"
+        await pilot.press("w")  # 7 days: still the board's 10 minutes
+        await until(pilot, lambda: app.screen.stats is not None and app.screen.stats.window == "7d")
+        await until(pilot, lambda: "180/h over its 10 min" in shown(app, "#throughput-value"))
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from boardlib.budgets import amount, nearest
 from boardlib.clock import span
 from boardlib.inert import inert
 from boardlib.records import BUDGET_BOARD_DAILY, BudgetReport, BudgetStanding
-from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats
+from boardlib.stats import AGENT_HEADINGS, RUNS_DONE, RUNS_FAILED, Stats, rate_text
 from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
@@ -195,7 +195,7 @@ class StatsScreen(Screen[None]):
                 bucket["done"] for bucket in through["perHour"]
             ] or [0]
             self.query_one("#throughput-value", Static).update(
-                f"{through['done']} ({through['perHourAvg']:.1f}/h)"
+                f"{through['done']} done\n{rate_text(doc)}"
             )
             self.query_one("#cost", Sparkline).data = [
                 bucket["costUsd"] for bucket in cost["perHour"]
