@@ -171,22 +171,26 @@ def _duration(run: Execution) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
+RUN_COLUMNS = (
+    ("executor", "left"),
+    ("status", "left"),
+    ("started", "left"),
+    ("took", "right"),
+    ("tokens in/out", "right"),
+    ("cost", "right"),
+)
+NOTE_INDENT = 3  # a run's note: two cells in from its executor (the table pads one)
+
+
 def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
     """The execution ledger, newest first: executor, status, started, duration, tokens, cost, and
-    the summary or error on its own lines; then the task's total cost."""
+    the summary or error on its own lines under the run's row, the pane's whole width (in the
+    executor column a lapsed lease's note was wrapped to six lines and cut); then the task's
+    total cost. Each run is a one-row table with the same column widths, so the rows align."""
     if not executions:
         return Text("No runs recorded for this task.", style="dim")
-    table = Table(box=None, padding=(0, 1), header_style="bold", expand=True)
-    for name, justify in (
-        ("executor", "left"),
-        ("status", "left"),
-        ("started", "left"),
-        ("took", "right"),
-        ("tokens in/out", "right"),
-        ("cost", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=name != "executor")  # type: ignore[arg-type]
     ordered = sorted(executions, key=lambda run: (run.started_at or run.created_at, run.id))
+    rows: list[tuple[list[Text], Text]] = []
     for run in reversed(ordered):
         executor = plain(run.executor_type, "bold")
         if run.agent_id:
@@ -197,19 +201,36 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
             if run.input_tokens or run.output_tokens
             else ""
         )
-        table.add_row(
+        cells = [
             executor,
             plain(run.status, RUN_STYLE.get(run.status, "")),
             Text(clock_text(run.started_at, now_ms) if run.started_at else ""),
             Text(_duration(run)),
             Text(tokens),
             Text(money(run.cost_usd) if run.cost_usd else ""),
-        )
+        ]
         note = plain(run.error or run.summary or "", "red" if run.error else "dim", multiline=True)
         if run.recovery_tombstone:
             note = Text("(timed out by reconciliation) ", style="yellow") + note
+        rows.append((cells, note))
+    widths = [
+        max(len(name), *(cells[n].cell_len for cells, _ in rows))
+        for n, (name, _) in enumerate(RUN_COLUMNS)
+    ]
+    parts: list[RenderableType] = []
+    for index, (cells, note) in enumerate(rows):
+        table = Table(
+            box=None, padding=(0, 1), header_style="bold", expand=True, show_header=index == 0
+        )
+        for n, (name, justify) in enumerate(RUN_COLUMNS):
+            if n == 0:  # the executor takes what the figures leave, wrapped if it must
+                table.add_column(name, justify=justify, ratio=1, min_width=1)  # type: ignore[arg-type]
+            else:
+                table.add_column(name, justify=justify, width=widths[n], no_wrap=True)  # type: ignore[arg-type]
+        table.add_row(*cells)
+        parts.append(table)
         if note.plain:
-            table.add_row(Padding(note, (0, 0, 0, 2)), "", "", "", "", "")
+            parts.append(Padding(note, (0, 0, 0, NOTE_INDENT)))
     total = sum(run.cost_usd or 0 for run in executions)
     tokens_in = sum(run.input_tokens or 0 for run in executions)
     tokens_out = sum(run.output_tokens or 0 for run in executions)
@@ -218,7 +239,7 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
         f"tokens {tokens_in:,} in / {tokens_out:,} out",
         style="bold",
     )
-    return Group(table, footer)
+    return Group(*parts, footer)
 
 
 # -- History -------------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ import pytest
 from textual.widgets import TextArea
 
 from boardlib import Board, ManualClock
+from boardlib import transitions as t
 from boardlib.narration import ROUTINE, narrate
+from boardlib.records import EXECUTION_SUCCEEDED
 from boardlib.worktrees import SOR_FILES, Worktrees
 from tests.tui.conftest import OPERATOR, Notes, answer, until
 from tui.app import KanbanApp
@@ -630,3 +632,42 @@ async def test_the_footer_leads_with_the_decision_the_task_waits_on(review, size
         greyed = [i for i, key in enumerate(shown) if key.startswith("~")]
         assert all(i > j for i in greyed for j, key in enumerate(shown) if j not in greyed), shown
         assert screen_text(app).splitlines()[-1].lstrip().startswith("W Land"), shown
+
+
+MARKUP = "[b]shipped[/b] [@click=app.quit]the parser[/]"
+NOTE_STARTS = "(timed out by reconciliation) lease expired at"
+
+
+async def test_a_runs_note_has_its_own_line_not_the_executor_column(tmp_path: Path) -> None:
+    """Found by an operator: the Runs tab put a run's note ("(timed out by reconciliation) lease
+    expired at ...") in the narrow executor column, wrapped to six lines and cut with "…". It
+    has its own lines under the run's row, the pane's whole width, and the row keeps its figures;
+    an agent's words in the note stay inert."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("Lapse a lease")
+        board.claim(task.id, "agent-ada", lease_ms=60_000)
+        first = board.open_execution(task.id, "codex", agent="agent-ada")
+        board.close_execution(first.id, EXECUTION_SUCCEEDED, agent="agent-ada", summary=MARKUP)
+        board.open_execution(task.id, "codex", agent="agent-ada")
+        clock.advance(ms=5 * 60_000)
+        board.reconcile_stale_tasks()
+        run = next(run for run in board.executions(task.id) if run.recovery_tombstone)
+    assert run.error
+    app = KanbanApp(
+        path, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={}, open_task=task.id
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+        await pilot.press("4")
+        text = await shows(pilot, app, "2 run(s)")
+        lines = [line.strip() for line in text.splitlines()]
+        row = next(line for line in lines if line.startswith("codex"))
+        assert row.split()[:3] == ["codex", "·", "agent-ada"], text
+        assert f"{t.label(run.status)} " in row and "10:00:00" in row, text
+        starts = [n for n, line in enumerate(lines) if line.startswith(NOTE_STARTS)]
+        assert len(starts) == 1, text  # the note's words on one line, not a column's width
+        note = " ".join(lines[starts[0] : starts[0] + 3])
+        assert run.error.split()[0] in note and "…" not in note, text
+        assert MARKUP in " ".join(lines), text  # drawn as written, never as markup
