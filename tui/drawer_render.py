@@ -90,7 +90,7 @@ def links_table(view: TaskView) -> RenderableType:
         table.add_row(
             Text(f"  {relation}", style="dim"),
             plain(linked.id, "bold"),
-            plain(linked.status, "green" if done else "yellow"),
+            plain(t.label(linked.status), "green" if done else "yellow"),
             plain(linked.title),
         )
     return Group(table, Text("  o: go to one of them", style="dim"))
@@ -203,7 +203,7 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
         )
         cells = [
             executor,
-            plain(run.status, RUN_STYLE.get(run.status, "")),
+            plain(t.label(run.status), RUN_STYLE.get(run.status, "")),
             Text(clock_text(run.started_at, now_ms) if run.started_at else ""),
             Text(_duration(run)),
             Text(tokens),
