@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import BoardError, Reason
 from ..processes import kill_group
@@ -476,6 +477,19 @@ def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None
     With `exists` (whether the repository holds an object, asked of a kept lookup process), an
     index that `git add` left byte for byte as the last snapshot's is that snapshot's tree,
     remembered beside it: unchanged work costs one git run, not two (a landing reads it twice)."""
+    return _from_kept_index(
+        worktree, lambda start, kept: _snapshot_from(worktree, start, kept, exists)
+    )
+
+
+T = TypeVar("T")
+
+
+def _from_kept_index(worktree: Path, build: Callable[[Path | None, Path | None], T]) -> T:
+    """`build(start, kept)` from the checkout's kept snapshot index when there is one, else from
+    its real index; `kept` is where the result's index is kept. A kept index naming blobs a `git
+    gc` pruned since (only it referred to them) is dropped and the real one used; git killed at
+    its timeout, or its folder gone, would fail the same way again and is raised."""
     try:
         real = _index_file(worktree)
     except OSError:
@@ -483,10 +497,12 @@ def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None
     kept = _kept_snapshot_index(worktree, real)
     if kept is not None and kept.is_file():
         try:
-            return _snapshot_from(worktree, kept, kept, exists)
-        except GitFailure:  # it names blobs a `git gc` pruned since (only it referred to them)
+            return build(kept, kept)
+        except GitFailure as failure:
+            if failure.status is None:
+                raise
             kept.unlink(missing_ok=True)
-    return _snapshot_from(worktree, real, kept, exists)
+    return build(real, kept)
 
 
 def _snapshot_from(
@@ -531,19 +547,10 @@ def checkout_diff(
     """`read_diff` of the worktree as it is on disk (untracked files included) against `base`:
     the index `snapshot_tree` builds (from the kept one, kept again the same way) is diffed with
     `--cached`, so no tree is written; two git runs, plus the sizes'."""
-    try:
-        real = _index_file(worktree)
-    except OSError:
-        real = None
-    kept = _kept_snapshot_index(worktree, real)
-    if kept is not None and kept.is_file():
-        try:
-            return _checkout_diff_from(worktree, kept, kept, base, limit, file_limit)
-        except GitFailure as failure:  # it names blobs a `git gc` pruned since, as in snapshots
-            if failure.status is None:
-                raise  # killed at the timeout: the same read again would be
-            kept.unlink(missing_ok=True)
-    return _checkout_diff_from(worktree, real, kept, base, limit, file_limit)
+    return _from_kept_index(
+        worktree,
+        lambda start, kept: _checkout_diff_from(worktree, start, kept, base, limit, file_limit),
+    )
 
 
 def _checkout_diff_from(
@@ -997,11 +1004,6 @@ def checkout_status(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) ->
         listed=tuple(listed),
         settled=status == 0 and newest < looked_at - SETTLED_NS,
     )
-
-
-def fingerprint(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> str:
-    """A cheap digest of a checkout's state (`checkout_status`)."""
-    return checkout_status(worktree, extra_names).digest
 
 
 SCAFFOLD_SUBJECT = "kanban: system-of-record scaffold for "  # + the task id: a scaffold commit

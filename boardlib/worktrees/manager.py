@@ -1312,11 +1312,9 @@ class Worktrees:
             return "none"
         path, problem = self._checkout(ws)
         status, head = None, None
-        if problem:
-            pass
-        elif path is not None and ws.status == "active":
+        if not problem and path is not None and ws.status == "active":
             status = gitrepo.checkout_status(path)
-        else:
+        elif not problem:
             repo = Path(ws.repo_path)
             head = gitrepo.branch_head(repo, ws.branch) if ws.branch and repo.is_dir() else None
         return self._fingerprint(ws, problem, status, head)
