@@ -1106,10 +1106,7 @@ class KanbanApp(App[None]):
         """The `f` note goes once it no longer applies: the task was followed or selected, or
         another screen covers the board (Textual would show it again on that screen, and on
         the board after it, where it had run its time already)."""
-        for key, (kind, toast) in list(self._toast_kinds.items()):
-            if kind == FOLLOW_TOAST:
-                del self._toast_kinds[key]
-                self._unnotify(toast)
+        self._drop_toasts(FOLLOW_TOAST)
 
     def select_when_shown(self, task_id: str) -> None:
         if self.state.row_of(task_id) is not None:
