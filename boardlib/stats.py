@@ -12,13 +12,10 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
-from .budgets import daily_scopes, daily_standings, whole_micros
+from .budgets import daily_scopes, daily_standings
 from .clock import span
 from .errors import invalid_input
 from .records import (
-    BUDGET_TASK,
-    BUDGET_TOKENS,
-    BUDGET_USD,
     DAY_MS,
     MICROS_PER_USD,
     BudgetStanding,
@@ -169,24 +166,6 @@ class TaskCost(Record):
     budget_tokens: int | None
     subtree_cost_usd: float  # everything recorded against the task's budget, ever
     subtree_tokens: int
-
-    def standings(self) -> list[BudgetStanding]:
-        """The task's budgets (dollars, tokens) against its subtree's spend, as `kanban budget
-        show` states them."""
-        standings = []
-        if self.budget_usd is not None:
-            limit = whole_micros(self.budget_usd)
-            standings.append(
-                BudgetStanding(BUDGET_TASK, BUDGET_USD, limit, self.subtree_cost_usd, self.task_id)
-            )
-        if self.budget_tokens is not None:
-            standings.append(
-                BudgetStanding(
-                    BUDGET_TASK, BUDGET_TOKENS, self.budget_tokens, self.subtree_tokens,
-                    self.task_id,
-                )
-            )  # fmt: skip
-        return standings
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -109,9 +109,11 @@ def budgets_text(stats: Stats, report: BudgetReport | None) -> Text:
         text.append(" · " if n else "")
         text.append(f"{inert(whose)} today ")
         text.append_text(budget_state(standing))
-    for standing in nearest(report, BUDGET_TASKS_SHOWN) if report is not None else []:
+    if report is None:
+        return text
+    for standing in nearest(report, BUDGET_TASKS_SHOWN):
         task_id = str(standing.owner)
-        title = inert(report.titles.get(task_id, "") if report is not None else "")
+        title = inert(report.titles.get(task_id, ""))
         if len(title) > TITLE_KEPT:
             title = title[: TITLE_KEPT - 1] + "…"
         text.append("\n       ")
