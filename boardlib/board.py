@@ -1318,18 +1318,29 @@ class Board:
 
         return self.store.read(work)
 
-    def explain_idle(self, *, role: str | None = None) -> IdleExplanation:
-        """What claim-next would find for `role` now (`explain.explain_idle`). An agent asks
-        before or after an empty claim; either way the answer is true."""
+    def explain_idle(self, *, role: str | None = None, agent: str | None = None) -> IdleExplanation:
+        """What claim-next would find for `role` now (`explain.explain_idle`), and what `agent`
+        holds already. An agent asks before or after an empty claim; either way it is true."""
         role = validate.optional_name(role, "role")
+        agent = validate.optional_name(agent, "agent")
 
         def work(tx: Tx) -> IdleExplanation:
             now = self.now()
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             held = Task.from_rows(tx.list_tasks(status=t.IN_PROGRESS))
-            return explain_idle(todo, held, now, role)
+            return explain_idle(todo, held, now, role, agent)
 
         return self.store.read(work)
+
+    def held_by(self, agent: str) -> list[str]:
+        """The ids of the tasks `agent` holds under a live lease, oldest change first: what an
+        empty claim-next names (`heldByYou`), so an agent that lost its context takes its own
+        work back up instead of waiting while the lease runs out."""
+        agent = validate.name(agent, "agent")
+        now = self.now()
+        rows = self.store.read(lambda tx: tx.list_tasks(status=t.IN_PROGRESS, assignee=agent))
+        live = [task for task in Task.from_rows(rows) if not task.lease_expired(now)]
+        return [task.id for task in sorted(live, key=lambda task: task.updated_at)]
 
     def preview_claim_next(
         self,
@@ -1337,6 +1348,7 @@ class Board:
         role: str | None = None,
         respect_deps: bool = True,
         team_id: str | None = None,
+        agent: str | None = None,
     ) -> ClaimPreview:
         """What `claim_next` would do now for `role` (and `team_id`), found in one read-only
         snapshot and written nothing (`explain.preview_claim`): the task it would claim, the
@@ -1345,6 +1357,7 @@ class Board:
         role = validate.optional_name(role, "role")
         team = validate.optional_name(team_id, "teamId")
         respect_deps = validate.flag(respect_deps, "respectDeps")
+        agent = validate.optional_name(agent, "agent")
 
         def work(tx: Tx) -> ClaimPreview:
             now = self.now()
@@ -1356,7 +1369,14 @@ class Board:
             ]
             todo = Task.from_rows(tx.list_tasks(status=t.TODO))
             return preview_claim(
-                pick, held, todo, now, role=role, team_id=team, respect_deps=respect_deps
+                pick,
+                held,
+                todo,
+                now,
+                role=role,
+                team_id=team,
+                respect_deps=respect_deps,
+                agent=agent,
             )
 
         return self.store.read(work)

@@ -74,11 +74,17 @@ def explain_task(
 
 
 def explain_idle(
-    todo: Sequence[Task], held: Sequence[Task], now: int, role: str | None = None
+    todo: Sequence[Task],
+    held: Sequence[Task],
+    now: int,
+    role: str | None = None,
+    agent: str | None = None,
 ) -> IdleExplanation:
     """What claim-next would find for `role` at `now`, from the todo and in-progress tasks: the
     ready tasks and the lapsed leases it would take (then `claimable`), else what the todo
-    column waits on and when the next lease runs out."""
+    column waits on and when the next lease runs out. The live claims `agent` holds come first:
+    an agent that lost its context (a restart, a cleared session) asks claim-next for work while
+    its own task waits for it under its name."""
 
     def suits(task: Task) -> bool:
         return role is None or task.role in (None, role)
@@ -89,7 +95,16 @@ def explain_idle(
     lapsed = [task for task in held if task.lease_expired(now) and suits(task)]
     live = [task for task in held if not task.lease_expired(now)]
     leases = sorted(task.lease_until for task in live if task.lease_until is not None)
+    yours = sorted(
+        (task for task in live if agent is not None and task.assignee_agent_id == agent),
+        key=lambda task: task.updated_at,
+    )
     reasons = []
+    if yours:
+        ids = ", ".join(task.id for task in yours[:LISTED])
+        reasons.append(
+            f"you ({agent}) already hold {ids}: go on with it, or release it to take other work"
+        )
     if ready:
         reasons.append(f"{len(ready)} task(s) are ready to claim now")
     if lapsed:
@@ -114,6 +129,7 @@ def explain_idle(
         in_progress=len(held),
         next_lease_expiry=leases[0] if leases else None,
         ready=[task.id for task in ready[:LISTED]],
+        held_by_you=[task.id for task in yours[:LISTED]],
     )
 
 
@@ -131,6 +147,7 @@ def preview_claim(
     role: str | None = None,
     team_id: str | None = None,
     respect_deps: bool = True,
+    agent: str | None = None,
 ) -> ClaimPreview:
     """What `Board.claim_next` would do at `now`, without doing it. `pick` is the ready task its
     claim statement picks (`Tx.best_ready`), `held` every in-progress task, `todo` the todo
@@ -150,7 +167,7 @@ def preview_claim(
     candidates = [(pick[0].priority, pick[0].updated_at, -pick[1], pick[0])] if pick else []
     candidates += [(task.priority, now, -seq, task) for task, seq in lapsed if suits(task)]
     chosen = max(candidates, key=lambda entry: entry[:3])[3] if candidates else None
-    idle = explain_idle(todo, [task for task, _ in held if not task.dropped], now, role)
+    idle = explain_idle(todo, [task for task, _ in held if not task.dropped], now, role, agent)
     reasons = []
     if lapsed:
         holders = ", ".join(f"{task.id} ({task.assignee_agent_id})" for task, _ in lapsed[:LISTED])

@@ -565,6 +565,7 @@ class IdleExplanation(Record):
     in_progress: int
     next_lease_expiry: int | None = None
     ready: list[str] = field(default_factory=list)  # up to 20 ids, in no promised order
+    held_by_you: list[str] = field(default_factory=list)  # the asking agent's live claims
 
 
 @dataclass(slots=True, eq=False, repr=False)

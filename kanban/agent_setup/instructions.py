@@ -303,7 +303,8 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
                 "claim again.",
                 f"- **Stuck:** `{BLOCK}`; to give it back untouched, `{RELEASE}`.",
                 f"- **Nothing to claim** (exit {exitcodes.IDLE}): `{explain_command(briefing)}` "
-                "says why.",
+                "says why. If the answer lists `heldByYou`, those tasks are still yours (claimed "
+                "before a restart): go on with them.",
             ]
         ),
         "A code task is worked in a git worktree of its own, never in this checkout: provision "

@@ -52,13 +52,14 @@ def claim_next(
 
     Ready: todo with every dependency done, or in progress with an expired lease.
     Prints the task (with its claimEpoch and leaseUntil). Nothing claimable: prints
-    {"task": null} and exits 3. With --explain (or --dry-run) it claims nothing and writes
-    nothing: {"task": null, "dryRun": true, "wouldClaim", "wouldRelease", "reasons",
-    "explain"}, exit 0 if a task would be claimed, else 3.
+    {"task": null} and exits 3 ({"task": null, "heldByYou": [ids]} when tasks you claimed
+    earlier are still yours: go on with them). With --explain (or --dry-run) it claims
+    nothing and writes nothing: {"task": null, "dryRun": true, "wouldClaim",
+    "wouldRelease", "reasons", "explain"}, exit 0 if a task would be claimed, else 3.
     """
     if explain or dry_run:
         with open_board(read_only=True) as board:  # a diagnosis writes nothing, no lease release
-            preview = board.preview_claim_next(role=role, respect_deps=respect_deps)
+            preview = board.preview_claim_next(role=role, respect_deps=respect_deps, agent=agent)
         emit({"task": None, "dryRun": True, **preview.to_json()}, kind="preview")
         if not preview.claimable:
             raise click.exceptions.Exit(IDLE)
@@ -72,7 +73,8 @@ def claim_next(
             lease_ms=lease_ms(minutes),
         )
         if task is None:
-            emit({"task": None}, kind="idle")
+            yours = board.held_by(agent)
+            emit({"task": None, **({"heldByYou": yours} if yours else {})}, kind="idle")
             raise click.exceptions.Exit(IDLE)
     emit(task.to_json(), kind="task")
 

@@ -426,6 +426,9 @@ def render(doc: Any, kind: str) -> None:
     console = Console()
     if kind == "idle":
         console.print("[bold]nothing claimable[/]")
+        if doc.get("heldByYou"):
+            yours = ", ".join(str(task_id) for task_id in doc["heldByYou"])
+            console.print(Text.assemble("  - you still hold ", inert(yours), ": go on with it"))
         for reason in (doc.get("explain") or {}).get("reasons", []):
             console.print(Text.assemble("  - ", inert(str(reason))))
     elif kind == "preview":

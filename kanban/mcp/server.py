@@ -249,9 +249,9 @@ class BoardTools:
     # -- claiming and the lease ------------------------------------------------------------------
 
     def claim_next(self, ctx: Context, role: Role = None, team_id: Team = None) -> CallToolResult:
-        """Claim the best ready task for your role when you need work. Returns the task (keep
-        its id); when nothing is claimable it returns {"task": null}, not an error: call explain
-        to learn why, or wait and try again. {lease}"""
+        """Claim the best ready task for your role. Returns the task (keep its id); when nothing
+        is claimable it returns {"task": null}, not an error: call explain to learn why, or wait
+        and try again; "heldByYou" lists tasks still yours. {lease}"""
         runtime = runtime_name(ctx)
         return self.call(lambda: self.session.claim_next(role, team_id=team_id, runtime=runtime))
 

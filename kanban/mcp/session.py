@@ -103,7 +103,8 @@ class AgentSession:
             runtime=runtime,
         )
         if task is None:
-            return {"task": None}
+            yours = self.board.held_by(self.agent)
+            return {"task": None, **({"heldByYou": yours} if yours else {})}
         self._epochs[task.id] = task.claim_epoch
         return task.to_json()
 
@@ -180,7 +181,7 @@ class AgentSession:
     def explain(self, task_id: str | None = None, role: str | None = None) -> Doc:
         role = role if role is not None else self.role
         if task_id is None:
-            return self.board.explain_idle(role=role).to_json()
+            return self.board.explain_idle(role=role, agent=self.agent).to_json()
         return self.board.explain(task_id, role=role).to_json()
 
     # -- creating (the capped path) --------------------------------------------------------------

@@ -80,6 +80,19 @@ def test_nothing_claimable_is_exit_3_with_task_null(kanban: Kanban) -> None:
     assert explained.doc["explain"]["otherRoles"] == ["TASK-1"]
 
 
+def test_an_empty_claim_next_names_the_tasks_still_yours(kanban: Kanban) -> None:
+    """An agent restarted without its notes asks for work: the empty answer says which task it
+    still holds, and --explain says so in words; another agent hears only {"task": null}."""
+    kanban.ok("task", "dispatch", "--title", "mine")
+    task_id = kanban.ok("task", "claim-next", "--agent", "alice")["id"]
+    again = kanban.run("task", "claim-next", "--agent", "alice")
+    assert again.code == 3 and again.doc == {"task": None, "heldByYou": [task_id]}
+    assert kanban.run("task", "claim-next", "--agent", "bob").doc == {"task": None}
+    why = kanban.run("task", "claim-next", "--agent", "alice", "--explain")
+    assert why.code == 3 and why.doc["explain"]["heldByYou"] == [task_id]
+    assert any(f"already hold {task_id}" in reason for reason in why.doc["reasons"])
+
+
 def test_a_reclaimed_task_fences_the_stale_worker_by_epoch(kanban: Kanban) -> None:
     """Same agent name, new claim: the old process's epoch is refused, the new one works."""
     kanban.ok("task", "dispatch", "--title", "long job")

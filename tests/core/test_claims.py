@@ -173,6 +173,29 @@ def test_explain_idle_says_claimable_when_claim_next_would_find_work(board: Boar
     assert board.claim_next("bob", role="worker") is None  # the two agree
 
 
+def test_an_agent_asking_for_work_hears_what_it_still_holds(
+    board: Board, clock: ManualClock
+) -> None:
+    """An agent that lost its context calls claim-next again: the empty answer's explanation
+    names the claims still its own (live leases only), and no one else's."""
+    first = board.create_task("first")
+    second = board.create_task("second")
+    board.claim(first.id, "alice")
+    clock.advance(ms=10)
+    board.claim(second.id, "alice")
+    board.claim(board.create_task("theirs").id, "bob")
+    assert board.claim_next("alice") is None
+    assert board.held_by("alice") == [first.id, second.id]
+    idle = board.explain_idle(agent="alice")
+    assert idle.held_by_you == [first.id, second.id]
+    assert f"you (alice) already hold {first.id}, {second.id}" in idle.reasons[0]
+    assert board.explain_idle().held_by_you == []  # no agent asked: nobody's
+    assert board.preview_claim_next(agent="carol").explain.held_by_you == []
+    assert board.preview_claim_next(agent="alice").explain.held_by_you == [first.id, second.id]
+    clock.advance(ms=board.config.lease_ms + 1)
+    assert board.held_by("alice") == []  # lapsed: the next claim-next takes them back
+
+
 def test_a_ready_list_for_a_role_is_what_claim_next_takes(board: Board) -> None:
     """`list --ready --role worker` (and HTTP's and MCP's ready lists, the same query) lists the
     tasks for no role too, as claim-next takes them; a list that is not a ready one matches the

@@ -87,6 +87,19 @@ async def test_claim_next_on_an_empty_board_is_task_null_not_an_error(db: Path) 
         assert await ok(alice, "list_tasks") == {"tasks": [], "count": 0, "truncated": False}
 
 
+async def test_a_restarted_session_hears_the_task_it_still_holds(db: Path) -> None:
+    """A runtime restarted (its session, and the epoch it kept, gone) calls claim_next: the
+    answer names the task still its own, and the new session goes on with it."""
+    task_id = add_task(db, "Fix the bug")
+    async with mcp_session(db, "alice") as alice:
+        assert (await ok(alice, "claim_next"))["id"] == task_id
+    async with mcp_session(db, "alice") as again:
+        assert await ok(again, "claim_next") == {"task": None, "heldByYou": [task_id]}
+        assert (await ok(again, "explain"))["heldByYou"] == [task_id]
+        assert (await ok(again, "complete_task", task_id=task_id))["status"] == "in_review"
+        assert await ok(again, "claim_next") == {"task": None}
+
+
 async def test_builder_is_not_judge_and_another_agent_approves(db: Path) -> None:
     task_id = add_task(db, "Fix the bug")
     async with mcp_session(db, "alice") as alice, mcp_session(db, "bob") as bob:
@@ -111,7 +124,10 @@ async def test_claim_next_takes_only_the_named_teams_work(db: Path) -> None:
     async with mcp_session(db, "alice") as alice:
         claimed = await ok(alice, "claim_next", team_id="payments")
         assert (claimed["id"], claimed["teamId"]) == (ours, "payments")
-        assert await ok(alice, "claim_next", team_id="payments") == {"task": None}
+        assert await ok(alice, "claim_next", team_id="payments") == {
+            "task": None,
+            "heldByYou": [ours],
+        }
         assert (await ok(alice, "claim_next"))["teamId"] == "search"  # no team: any team
 
 
