@@ -1088,11 +1088,15 @@ class KanbanApp(App[None]):
         return " (you)" if self.acted_here(task_id) else f" by {actor}"
 
     def where_it_went(self, task_id: str) -> str:
-        """` (→ todo by agent-ada)`: where a task is now and who moved it, as far as the board
-        held here knows (nothing when it is not held: a finished task further down)."""
+        """` (→ todo by agent-ada)`, ` (landed as 1a2b3c4 on main (you))`: where a task (or its
+        work) is now and who moved it, as far as the board held here knows (nothing when it is
+        not held: a finished task further down)."""
         task = self.state.tasks.get(task_id)
         if task is None:
             return ""
+        if task.landed_commit:  # it was done already: what moved is its work, onto its base
+            onto = f" on {inert(task.landed_into)}" if task.landed_into else ""
+            return f" (landed as {inert(task.landed_commit[:7])}{onto}{self._moved_by(task_id)})"
         return f" (→ {label(task.status)}{self._moved_by(task_id)})"
 
     def follow_left_task(self) -> None:

@@ -321,7 +321,11 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             await pilot.press("y")
             await until(pilot, lambda: fresh(board_path, first).landed_commit is not None)
             await until(pilot, lambda: not app.inbox_items)
-            assert fresh(board_path, first).landed_commit == git(land.repo, "rev-parse", "main")
+            landed = fresh(board_path, first).landed_commit
+            assert landed == git(land.repo, "rev-parse", "main")
+            # it was done already: the note says where its work went, not "→ done"
+            said = f"{first} left the inbox (landed as {landed[:7]} on main (you))"
+            await until(pilot, lambda: any(said in note for note in notes.seen_text()))
             # the landing records its commit, then archives the worktree and deletes the branch:
             # the refs are compared below only once that is over
             gone = f"refs/heads/{branch_name(first)}"
