@@ -12,6 +12,7 @@ out a caller's GIT_DIR and GIT_WORK_TREE (gitpython's could only add to the proc
 """
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -375,6 +376,70 @@ def git_dir(path: Path) -> Path:
     return Path(output(path, "rev-parse", "--absolute-git-dir"))
 
 
+def _plain_git_dirs(path: Path) -> tuple[Path, Path] | None:
+    """A checkout's own git folder and its repository's common one, read without running git
+    (None when they are not plainly there)."""
+    dot = path / ".git"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if dot.is_dir():
+            return dot, dot
+        text = dot.read_text(encoding="utf-8")
+        if not text.startswith("gitdir: "):
+            return None
+        own = path / text.removeprefix("gitdir: ").strip()
+        common = own / "commondir"
+        return own, (own / common.read_text(encoding="utf-8").strip() if common.is_file() else own)
+    return None
+
+
+@functools.cache
+def _system_config_folders() -> tuple[Path, ...]:
+    """Where git may read its system-wide config and attributes: /etc, and the `etc` beside the
+    installation git runs from (a git built with another prefix reads `<prefix>/etc`)."""
+    found = shutil.which("git")
+    folders = [Path("/etc")]
+    if found is not None:
+        folders.append(Path(found).resolve().parent.parent / "etc")
+    return tuple(dict.fromkeys(folders))
+
+
+def config_stamp(checkout: Path) -> str:
+    """A token that changes whenever a setting git reads in `checkout` may have changed, read
+    without running git: the identity (inode, size, mtime) of each file git reads config or
+    attributes from (system, global, the repository's and the worktree's config; info/attributes,
+    the checkout's top `.gitattributes`) and the `GIT_CONFIG*` variables. What a diff or a
+    snapshot says depends on them (`core.autocrlf`, an `eol` attribute, `diff.algorithm`), so a
+    read kept across a change of one would show what git no longer says. Not followed: files an
+    `include.path` or `core.attributesFile` names, a `.gitattributes` below the top."""
+    home = Path(os.environ.get("HOME", "~")).expanduser()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
+    files: list[Path] = [xdg / "attributes", checkout / ".gitattributes"]
+    if os.environ.get("GIT_CONFIG_GLOBAL") is not None:
+        files.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
+    else:
+        files += [home / ".gitconfig", xdg / "config"]
+    if os.environ.get("GIT_CONFIG_SYSTEM") is not None:
+        files.append(Path(os.environ["GIT_CONFIG_SYSTEM"]))
+    for folder in _system_config_folders():
+        files.append(folder / "gitattributes")
+        if not os.environ.get("GIT_CONFIG_NOSYSTEM") and "GIT_CONFIG_SYSTEM" not in os.environ:
+            files.append(folder / "gitconfig")
+    folders = _plain_git_dirs(checkout)
+    if folders is not None:
+        own, common = folders
+        files += [common / "config", own / "config.worktree", common / "info" / "attributes"]
+    parts = [f"{key}={value}" for key, value in sorted(os.environ.items()) if "GIT_CONFIG" in key]
+    parts.append("" if folders is not None else "no git folder")
+    for file in files:
+        try:
+            info = os.stat(file)
+        except OSError:
+            parts.append(f"{file}:-")
+            continue
+        parts.append(f"{file}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha1("\n".join(parts).encode(errors="replace")).hexdigest()
+
+
 def operation_in_progress(path: Path) -> str | None:
     """`merge` or `rebase` when one is under way in the checkout, else None."""
     folder = git_dir(path)
@@ -588,14 +653,18 @@ def _remembered_tree(kept: Path, index: Path) -> str | None:
 
 def _kept_snapshot_index(worktree: Path, real: Path | None) -> Path | None:
     """Where a linked worktree keeps its last snapshot's index, named after the real index's
-    identity (inode, size, mtime): a new real index (a commit, a checkout) starts a new one."""
+    identity (inode, size, mtime) and `config_stamp`: a new real index (a commit, a checkout) or
+    a changed setting starts a new one."""
     if real is None or not (worktree / ".git").is_file():
         return None  # only task worktrees keep one; a user's own checkout is left alone
     try:
         info = real.stat()
     except OSError:
         return None
-    key = hashlib.sha1(f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}".encode()).hexdigest()
+    # and after the settings git stages with (a kept index's entries are not hashed again when
+    # `core.autocrlf` or an `eol` attribute changes: the real index's changed files would be)
+    identity = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{config_stamp(worktree)}"
+    key = hashlib.sha1(identity.encode()).hexdigest()
     return real.with_name(f"{SNAPSHOT_INDEX}-{key[:16]}.index")
 
 
@@ -625,7 +694,13 @@ def _keep_snapshot_index(index: Path, kept: Path, tree: str | None) -> None:
             spare_record.unlink()
 
 
-_DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "--find-renames")
+# Fixed whatever the user's config says: no external or textconv program runs, and the text is
+# what `diffs.parse_diff` reads (`a/` and `b/` names, not `diff.noprefix` or `diff.mnemonicPrefix`
+# ones). Other settings (`diff.algorithm`, `core.autocrlf`) are followed: see `config_stamp`.
+_DIFF_OPTIONS = (
+    "--no-ext-diff", "--no-textconv", "--no-color", "--find-renames",
+    "--src-prefix=a/", "--dst-prefix=b/",
+)  # fmt: skip
 
 
 def _name(raw: bytes) -> str:
@@ -964,8 +1039,9 @@ class CheckoutStatus:
 def checkout_status(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) -> CheckoutStatus:
     """One `git status` (it uses the index's stat cache, so unchanged files are not hashed) with
     HEAD in its header, plus the size and mtime of every file it lists and of `extra_names` (an
-    already-modified file edited again keeps its status line), digested: any edit an agent makes
-    changes the digest; reading it changes nothing."""
+    already-modified file edited again keeps its status line) and `config_stamp`, digested: any
+    edit an agent makes, or a setting that changes what a diff says, changes the digest; reading
+    it changes nothing."""
     digest = hashlib.sha1()
     looked_at = time.time_ns()
     status, stdout, _ = run(
@@ -973,6 +1049,7 @@ def checkout_status(worktree: Path, extra_names: tuple[str, ...] = SOR_FILES) ->
         "--untracked-files=all", "--no-renames", check=False,
     )  # fmt: skip
     digest.update(stdout)
+    digest.update(config_stamp(worktree).encode())  # a setting that changes what a diff says
     head: str | None = None
     listed: list[bytes] = []
     entries = iter(stdout.split(b"\0"))

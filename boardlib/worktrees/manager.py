@@ -1323,13 +1323,14 @@ class Worktrees:
     def _fingerprint(
         ws: Workspace, problem: str | None, status: "CheckoutStatus | None", head: str | None
     ) -> str:
-        """`fingerprint` from what was read: the live checkout's status, else its branch's head."""
+        """`fingerprint` from what was read: the live checkout's status, else its branch's head
+        and the repository's `config_stamp` (a setting that changes what its diff says)."""
         row = f"{ws.id}:{ws.status}:{ws.last_used_at}"
         if problem:
             return f"{row}:problem"
         if status is not None:
             return f"{row}:live:{status.digest}"
-        return f"{row}:branch:{head}"
+        return f"{row}:branch:{head}:{_git().config_stamp(Path(ws.repo_path))}"
 
     def detail(
         self,
@@ -1412,8 +1413,9 @@ class Worktrees:
                             ),
                         )
                     elif source is not None:
+                        stamp = gitrepo.config_stamp(repo)
                         read = gitrepo.kept_diff(
-                            (str(repo), base, source, limit, file_limit_bytes),
+                            (str(repo), base, source, stamp, limit, file_limit_bytes),
                             lambda: gitrepo.read_diff(
                                 repo, base, source, limit=limit, file_limit=file_limit_bytes
                             ),
