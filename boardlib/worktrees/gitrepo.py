@@ -322,6 +322,41 @@ def read_blob(repo: Path, commit: str, name: str, *, limit: int = SOR_READ_LIMIT
     return blob_text(stdout, limit=limit)
 
 
+def read_blobs(repo: Path, commit: str, names: Sequence[str]) -> dict[str, str]:
+    """`read_blob` of each of `names` that the commit holds as a file, from one `cat-file --batch`
+    (the SoR files of a paused worktree: one git run, not one per file)."""
+    assert _HEX.fullmatch(commit)
+    for name in names:
+        assert "/" not in name and "\n" not in name and not name.startswith("-"), name
+    asked = "".join(f"{commit}:{name}\n" for name in names).encode()
+    if not repo.is_dir():
+        raise folder_gone(repo, ["cat-file", "--batch"])
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "cat-file", "--batch"], cwd=repo, input=asked,
+            capture_output=True, timeout=DIFF_TIMEOUT_S, check=False, env=git_environment(),
+        )  # fmt: skip
+    except FileNotFoundError as error:
+        if repo.is_dir():
+            raise
+        raise folder_gone(repo, ["cat-file", "--batch"]) from error
+    if done.returncode != 0:
+        return {}  # as `read_blob` says of a file it cannot read: none
+    found: dict[str, str] = {}
+    out, at = done.stdout, 0
+    for name in names:  # `<sha> <type> <size>` and the bytes, or `<name> missing`
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header, at = out[at:end].decode("utf-8", errors="replace").rsplit(" ", 2), end + 1
+        if len(header) == 3 and _HEX.fullmatch(header[0]) and header[2].isdigit():
+            size = int(header[2])
+            if header[1] == "blob":
+                found[name] = blob_text(out[at : at + size])
+            at += size + 1
+    return found
+
+
 def blob_text(data: bytes, *, limit: int = SOR_READ_LIMIT) -> str:
     """A file's bytes as `read_blob` gives them: text, truncated at `limit` bytes (said so)."""
     text = data[:limit].decode("utf-8", errors="replace")

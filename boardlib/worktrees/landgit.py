@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -326,6 +326,22 @@ def read_blob(repo: Path, commit: str, name: str) -> str | None:
     if found is None or found[1] != "blob":
         return None
     return gitrepo.blob_text(found[2])
+
+
+def read_blobs(repo: Path, commit: str, names: Sequence[str]) -> dict[str, str]:
+    """`gitrepo.read_blobs` (the top-level files of a commit it holds), in one exchange with
+    the kept lookup process; one `cat-file --batch` when there is none to keep."""
+    assert is_sha(commit), commit
+    for name in names:
+        assert "/" not in name and "\n" not in name and not name.startswith("-"), name
+    kept = _kept_contents(repo, [f"{commit}:{name}" for name in names])
+    if kept is None:
+        return gitrepo.read_blobs(repo, commit, names)
+    return {
+        name: gitrepo.blob_text(found[2])
+        for name, found in zip(names, kept, strict=True)
+        if found is not None and found[1] == "blob"
+    }
 
 
 def _rev_once(repo: Path, name: str) -> str | None:

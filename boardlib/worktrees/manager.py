@@ -1394,10 +1394,10 @@ class Worktrees:
             if path is not None:
                 files = sor.read_sor_files(path)
             elif source is not None:
-                for name in sor.SOR_FILES:
-                    text = gitrepo.read_blob(repo, source, name)
-                    if text is not None:
-                        files[name] = text
+                from .landgit import read_blobs  # the kept lookup `_checkout` started
+
+                found = read_blobs(repo, source, sor.SOR_FILES)
+                files = {name: found[name] for name in sor.SOR_FILES if name in found}
             checkout = self._checkout_state(task, ws, path, problem, status)
             if busy is None and not problem and ws.base_commit:
                 base = ws.base_commit

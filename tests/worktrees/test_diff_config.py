@@ -7,9 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from boardlib.worktrees import gitrepo
+from boardlib.worktrees import SOR_FILES, gitrepo
 from boardlib.worktrees.diffs import parse_diff
-from tests.worktrees.conftest import GIT_ENV, git
+from tests.worktrees.conftest import GIT_ENV, git, git_runs
 
 AN_HOUR_AGO = time.time() - 3600  # an agent's finished work: settled, so its diff is kept
 
@@ -95,3 +95,25 @@ def test_the_names_are_a_and_b_whatever_the_prefix_settings(env) -> None:  # typ
         assert detail.diff.startswith("diff --git a/a/x.py b/a/x.py\n"), setting
         assert [file.path for file in parse_diff(detail.diff)] == ["a/x.py", "app.py"], setting
         git(env.repo, "config", "--unset", setting)
+
+
+def test_a_paused_worktrees_files_are_read_without_a_git_run_each(env) -> None:  # type: ignore[no-untyped-def]
+    """Found by counting the drawer's git runs: a paused worktree's SoR files were read with one
+    `cat-file` each (seven a read). They are read in one exchange with the repository's kept
+    lookup process (no git run), else one `cat-file --batch`; a folder by a SoR name is skipped
+    as before."""
+    task_id, path = provisioned(env, {"app.py": b"VALUE = 1\n", "task-progress.md": b"## Next\n"})
+    (path / "REVIEW.md").mkdir()
+    (path / "REVIEW.md" / "x").write_text("a folder, not the review\n")
+    env.trees.pause(task_id)
+    env.trees.detail(task_id)
+    with git_runs() as runs:
+        detail = env.trees.detail(task_id)
+    assert [run for run in runs if "cat-file" in " ".join(run)] == []
+    expected = set(SOR_FILES) - {"REVIEW.md", "AGENT_HANDOFF.json"}  # the scaffold writes them
+    assert set(detail.sor_files) == expected and detail.sor_files["task-progress.md"] == "## Next\n"
+    source = detail.checkout.head
+    assert source is not None
+    with git_runs() as runs:
+        batch = gitrepo.read_blobs(env.repo, source, SOR_FILES)
+    assert len(runs) == 1 and batch == detail.sor_files
