@@ -1459,7 +1459,7 @@ class Board:
                         id=task_id,
                         unmet=unmet,
                     )
-                raise claim_conflict(current)
+                raise claim_conflict(current, agent)
             return task
 
         return self.store.write(work, shared=True)

@@ -187,28 +187,47 @@ def _not_holder(task: Task, doing: str, unheld: str, instead: str, **details: An
     )
 
 
-def claim_conflict(task: Task) -> BoardError:
-    """The `conflict` of a claim that found `task` not claimable, saying why in the words a
-    caller acts on: the holder (`assignee`) when someone holds it; that it is
-    finished when it is done or cancelled (nobody holds it, whoever built it); otherwise the
-    move that would make it claimable."""
+def claim_conflict(task: Task, agent: str | None = None) -> BoardError:
+    """The `conflict` of `agent`'s claim that found `task` not claimable, in plain sentences: why,
+    then what to do next, in the verbs every surface names its calls by (claim-next, approve,
+    reject, unblock, restore, move). The holder (`assignee`) is named when someone holds it;
+    nobody when it is done or cancelled, whoever built it."""
     holder = task.assignee_agent_id if task.status == t.IN_PROGRESS else None
-    if task.status == t.IN_PROGRESS:
-        why = f"it is in_progress, held by {holder}"
+    if task.status == t.IN_PROGRESS and holder is not None and holder == agent:
+        why = (
+            f"it is in progress, held by {holder} already. Work on it and keep its lease with "
+            "heartbeats; there is nothing to claim"
+        )
+    elif task.status == t.IN_PROGRESS:
+        why = (
+            f"it is in progress, held by {holder}. Take other work with claim-next; this one "
+            f"is claimable again once {holder} releases it or its lease runs out"
+        )
     elif task.status in t.TERMINAL:
-        why = f"it is {task.status}: finished work is not claimed again"
+        why = (
+            f"it is {task.status}, and finished work is not claimed again. For more work on it, "
+            "dispatch a new task"
+        )
     elif task.dropped:
-        why = "it is dropped (restore it first)"
+        why = "it is dropped. Restore it first, then claim it"
     elif task.status == t.BLOCKED:
         # an agent unblocks only a task it still holds: its own block, not the gate's
         unblocker = (
             f"{task.assignee_agent_id} or an operator" if task.assignee_agent_id else "an operator"
         )
-        why = f"it is blocked ({task.blocked_reason}); {unblocker} unblocks it first"
+        why = (
+            f"it is blocked ({task.blocked_reason}). It is claimable once {unblocker} unblocks "
+            "it (back to todo)"
+        )
     elif task.status == t.IN_REVIEW:
-        why = "it is in review, waiting for a judge (approve or reject)"
-    else:
-        why = f"it is {t.label(task.status)} (move it to todo first)"
+        why = (
+            "it is in review, waiting for a judge. Another agent or a person approves it (to "
+            "done) or rejects it (back to todo, claimable again)"
+        )
+    elif task.status == t.BACKLOG:
+        why = "it is in the backlog. Move it to todo first, then claim it"
+    else:  # todo again by now: another claim or a release moved it meanwhile
+        why = f"it is {t.label(task.status)} now. Claim it again, or take other work (claim-next)"
     return BoardError(
         Reason.CONFLICT,
         f"task {task.id} is not claimable: {why}",

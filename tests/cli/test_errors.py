@@ -196,6 +196,69 @@ def test_refusals_exit_2_with_one_json_line_and_change_nothing(
     assert kanban.snapshot() == before
 
 
+def blocked(board: Board) -> str:
+    task_id = held(board)
+    board.block(task_id, "alice", "needs the staging credentials")
+    return task_id
+
+
+def dropped(board: Board) -> str:
+    task_id = board.create_task("shelved").id
+    board.drop(task_id)
+    return task_id
+
+
+# (setup, status it leaves, the assignee named, the words of the next step the refusal gives)
+UNCLAIMABLE: list[tuple[str, Setup, str, str | None, tuple[str, ...]]] = [
+    ("backlog", lambda b: b.create_task("t", status="backlog").id, "backlog", None,
+     ("in the backlog", "Move it to todo first")),
+    ("in_progress", held, "in_progress", "alice",
+     ("held by alice", "Take other work with claim-next", "alice releases it")),
+    ("in_review", in_review, "in_review", None,
+     ("in review", "approves it (to done)", "rejects it (back to todo")),
+    ("blocked", blocked, "blocked", None,
+     ("needs the staging credentials", "claimable once alice or an operator unblocks it")),
+    ("done", done, "done", None, ("not claimed again", "dispatch a new task")),
+    ("cancelled", lambda b: b.cancel(b.create_task("t").id).id, "cancelled", None,
+     ("not claimed again", "dispatch a new task")),
+    ("dropped", dropped, "todo", None, ("dropped", "Restore it first")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("setup", "status", "assignee", "next_step"),
+    [case[1:] for case in UNCLAIMABLE],
+    ids=[case[0] for case in UNCLAIMABLE],
+)
+def test_a_claim_refused_for_its_status_says_what_to_do_next(
+    kanban: Kanban, setup: Setup, status: str, assignee: str | None, next_step: tuple[str, ...]
+) -> None:
+    """`task claim` on a task in any status but todo: one JSON line of the same shape as ever
+    (`conflict`, the status, the holder if any), and a message in sentences that says why and
+    then what would make the task claimable, or what to do instead."""
+    with kanban.board() as board:
+        task_id = setup(board)
+    before = kanban.snapshot()
+    error = kanban.refused("task", "claim", task_id, "-a", "bob", reason="conflict")
+    assert kanban.snapshot() == before
+    expected = {"error", "reason", "id", "current"} | ({"assignee"} if assignee else set())
+    assert set(error) - {"dropped"} == expected
+    assert (error["id"], error["current"], error.get("assignee")) == (task_id, status, assignee)
+    assert error["error"].startswith(f"task {task_id} is not claimable: it is ")
+    for words in next_step:
+        assert words in error["error"]
+
+
+def test_a_claim_of_a_task_the_claimer_holds_says_it_holds_it(kanban: Kanban) -> None:
+    with kanban.board() as board:
+        task_id = held(board, "alice")
+    before = kanban.snapshot()
+    error = kanban.refused("task", "claim", task_id, "-a", "alice", reason="conflict")
+    assert kanban.snapshot() == before
+    assert "held by alice already" in error["error"]
+    assert "heartbeat" in error["error"] and "claim-next" not in error["error"]
+
+
 def test_human_override_lands_done_over_a_failing_verdict_and_is_audited(kanban: Kanban) -> None:
     with kanban.board() as board:
         task_id = failing_verdict(board)

@@ -111,7 +111,11 @@ def test_error_documents_are_json_ready(board: Board) -> None:
     with pytest.raises(BoardError) as refused:
         board.claim(task.id, "bob")
     assert refused.value.to_dict() == {
-        "error": f"task {task.id} is not claimable: it is in_progress, held by alice",
+        "error": (
+            f"task {task.id} is not claimable: it is in progress, held by alice. Take other "
+            "work with claim-next; this one is claimable again once alice releases it or its "
+            "lease runs out"
+        ),
         "reason": "conflict",
         "id": task.id,
         "current": "in_progress",

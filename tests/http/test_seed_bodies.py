@@ -192,7 +192,7 @@ def test_a_claim_409_names_the_holder_or_says_the_task_is_finished(api: Api) -> 
     body = finished.json()
     assert (body["error"], body["current"]) == ("conflict", t.DONE)
     assert "assignee" not in body  # nobody holds a done task, whoever built it
-    assert body["message"].endswith("it is done: finished work is not claimed again")
+    assert "it is done, and finished work is not claimed again" in body["message"]
     cancelled = api.client.post("/api/board", json={"title": "dropped plan", "status": "cancelled"})
     gone = api.client.post(
         f"/api/board/{cancelled.json()['task']['id']}/claim", json={"assigneeAgentId": "w"}

@@ -217,7 +217,7 @@ def test_a_task_blocked_for_want_of_a_verify_command_moves_as_its_words_say(env)
     with pytest.raises(BoardError) as claimed:
         env.board.claim(task_id, "alice")
     assert claimed.value.reason == Reason.CONFLICT
-    assert str(claimed.value).endswith("an operator unblocks it first")
+    assert str(claimed.value).endswith("an operator unblocks it (back to todo)")
     # What the reason says, done: an operator unblocks, the agent claims, names its check and
     # completes again: the gate runs it.
     env.board.unblock(task_id)
