@@ -14,6 +14,7 @@ forks the run, answers `{"pid": N}`, then `{"status": S, "cpu": seconds}` when i
 `waitpid` status, and the run's CPU time: the test process's own times do not count it).
 """
 
+import atexit
 import gc
 import json
 import os
@@ -128,34 +129,45 @@ def become(request: dict[str, Any], fds: list[int]) -> None:
     random.seed()  # never the zygote's sequence in every run
 
 
-def leave(code: object) -> None:
-    """End a run as `sys.exit(code)` ends an interpreter, up to its module teardown: the
-    threads joined, the `atexit` handlers run, the streams flushed, the same exit status. The
-    teardown itself is skipped: in a process forked from the warm one, freeing every module's
-    objects wrote to each of their pages, ~30 ms of a run's ~45 (the MCP and serve zygotes'
-    sessions end with `os._exit` too). `test_warm_runs.py` compares what a run leaves beside
-    its board with a fresh process's. A failed flush leaves it to the interpreter."""
-    import atexit
-    import threading
+class Ending:
+    """The exit status of this run once `leave` knows it; None in the zygote itself."""
 
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:  # as the interpreter does with `sys.exit("message")`
-        print(code, file=sys.stderr)
-        status = 1
-    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter calls first
-    atexit._run_exitfuncs()
+    status: int | None = None
+
+
+def end_here() -> None:
+    """The last `atexit` handler of a run (registered first, before anything the zygote or a
+    run imports registers its own; they run last-in, first-out): by now the interpreter has
+    joined the threads and run every other handler, as for a fresh process. What is left is the
+    module teardown, skipped: in a process forked from the warm one, freeing every module's
+    objects wrote to each of their pages, ~30 ms of a run's ~45 (the MCP and serve zygotes'
+    sessions end with `os._exit` too). A failed flush, or the zygote's own exit, is left to the
+    interpreter."""
+    if Ending.status is None:
+        return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:
-        sys.exit(code)
-    os._exit(status & 0xFF)
+        return
+    os._exit(Ending.status)
+
+
+def leave(code: object) -> None:
+    """End a run as `sys.exit(code)` ends an interpreter, up to its module teardown
+    (`end_here`): the same exit status, and a message code printed on stderr by the interpreter.
+    `test_warm_runs.py` compares what a run leaves beside its board with a fresh process's."""
+    if code is None:
+        Ending.status = 0
+    elif isinstance(code, int):
+        Ending.status = code & 0xFF
+    else:  # as the interpreter does with `sys.exit("message")`
+        Ending.status = 1
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":
+    atexit.register(end_here)
     warm()
     job, descriptors = serve(sys.argv[1])
     become(job, descriptors)
