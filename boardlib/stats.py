@@ -140,12 +140,19 @@ class Gate(Record):
 class CostBucket(Record):
     start: int  # the hour's or day's start, epoch ms
     runs: int
-    cost_usd: float
+    cost_usd: float  # the runs closed in the part of the bucket inside the window
     tokens: int
     # today's only: the daily budget now set for the window's scope (an earlier day's limit is
-    # not kept, so the day is not measured against today's)
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
+    # not kept, so the day is not measured against today's). The whole day's limit, never
+    # prorated to the window: `--since 1h` sets an hour's spend beside a day's limit.
+    budget_usd: float | None = None  # released name, kept: the same as day_budget_usd
+    budget_tokens: int | None = None  # released name, kept: the same as day_budget_tokens
+    day_budget_usd: float | None = None
+    day_budget_tokens: int | None = None
+    # the part of the bucket inside the window, epoch ms, end exclusive: what cost_usd and
+    # tokens count (the whole hour or day but at the window's two ends)
+    counted_since: int = 0
+    counted_until: int = 0
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -303,14 +310,20 @@ def _costs(
     scope = daily_scopes(team)[-1]  # the team's budget with --team, else the board's
     limits = {row["scope"]: row for row in tx.daily_standings([scope], day)}.get(scope)
 
-    def bucket(row: Row | None, start: int, today: bool) -> CostBucket:
+    def bucket(row: Row | None, start: int, span: int, today: bool) -> CostBucket:
+        usd = limits["daily_usd"] if today and limits else None
+        tokens = limits["daily_tokens"] if today and limits else None
         return CostBucket(
             start=start,
             runs=int(row["runs"]) if row else 0,
             cost_usd=_usd(row["cost_usd"]) if row else 0.0,
             tokens=int(row["tokens"] or 0) if row else 0,
-            budget_usd=limits["daily_usd"] if today and limits else None,
-            budget_tokens=limits["daily_tokens"] if today and limits else None,
+            budget_usd=usd,
+            budget_tokens=tokens,
+            day_budget_usd=usd,
+            day_budget_tokens=tokens,
+            counted_since=max(start, since),
+            counted_until=min(start + span, until),
         )
 
     days = range(since // DAY_MS, (until - 1) // DAY_MS + 1)
@@ -340,8 +353,10 @@ def _costs(
         total_usd=_usd(sum(float(row["cost_usd"] or 0) for row in by_hour.values())),
         tokens=sum(int(row["tokens"] or 0) for row in by_hour.values()),
         runs=sum(int(row["runs"]) for row in by_hour.values()),
-        per_hour=[bucket(by_hour.get(h), h * HOUR_MS, False) for h in _hours(since, until)],
-        per_day=[bucket(by_day.get(d), d * DAY_MS, d == day) for d in days],
+        per_hour=[
+            bucket(by_hour.get(h), h * HOUR_MS, HOUR_MS, False) for h in _hours(since, until)
+        ],
+        per_day=[bucket(by_day.get(d), d * DAY_MS, DAY_MS, d == day) for d in days],
         per_agent=per_agent,
         per_task=per_task,
         daily_budgets=daily_standings([limits] if limits else [], day),

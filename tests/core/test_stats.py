@@ -320,3 +320,36 @@ def test_the_tables_daily_budget_is_the_whole_days_whatever_the_window(
     assert "spent 2027-01-15 UTC, whole day / limit" in shown, shown
     assert "board $3.50 / $20.00" in shown, shown
     assert "/ $20.00" not in shown.replace("board $3.50 / $20.00", ""), shown  # no window's
+
+
+def test_the_jsons_day_budget_is_named_a_days_and_each_bucket_says_what_it_counts(
+    board_path: Path, clock: ManualClock
+) -> None:
+    """`perDay`'s `budgetUsd` beside `costUsd` read as the window's budget: with `--since 1h` an
+    hour's spend stood beside a whole day's limit under one pair of names. The limit is also
+    `dayBudgetUsd` (`budgetUsd` kept: released), and each bucket's `countedSince`/
+    `countedUntil` say the part of its hour or day inside the window, which its cost counts."""
+    with Board(board_path, clock=clock) as board:
+        at(clock, 5)
+        board.set_daily_budget(usd=20, tokens=9000, reason="the board's ceiling")
+        task = board.create_task("priced twice")
+        board.claim(task.id, "ada", lease_ms=4 * HOUR)
+        priced_run(board, clock, task.id, "ada", (0, 1), cost_usd=2.0)  # closes at 05:01
+        at(clock, 7, 49)
+        priced_run(board, clock, task.id, "ada", (49, 50), cost_usd=1.5)  # closes at 07:50
+    now = T0 + 8 * HOUR + 30 * MIN
+    doc = Kanban(board_path, now_ms=now).ok("stats", "--since", "1h")
+    since, until = doc["since"], doc["until"]
+    (today,) = doc["cost"]["perDay"]
+    assert (today["costUsd"], today["dayBudgetUsd"], today["dayBudgetTokens"]) == (1.5, 20, 9000)
+    assert (today["budgetUsd"], today["budgetTokens"]) == (20, 9000)
+    assert (today["countedSince"], today["countedUntil"]) == (since, until)
+    assert until - since == HOUR
+    hours = [(b["start"], b["countedSince"], b["countedUntil"]) for b in doc["cost"]["perHour"]]
+    assert hours == [
+        (T0 + 7 * HOUR, since, T0 + 8 * HOUR), (T0 + 8 * HOUR, T0 + 8 * HOUR, until),
+    ]  # fmt: skip
+    assert all(b["dayBudgetUsd"] is None for b in doc["cost"]["perHour"])
+    assert [(d["unit"], d["spent"]) for d in doc["cost"]["dailyBudgets"]] == [
+        ("usd", 3.5), ("tokens", 0),
+    ]  # fmt: skip
