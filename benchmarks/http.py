@@ -307,11 +307,11 @@ def claim_sql(db: Path) -> Any:
     `COMMIT`. No board around it: no contention retries, no records, no lease checks, no reply
     built. What is left of a server's CPU per claim above this row is its own."""
     from boardlib.store.contention import connect
-    from boardlib.store.sqlite import SqliteTx, _claim_best_ready_sql
+    from boardlib.store.sqlite import SqliteTx, claim_best_ready_sql
 
     conn = connect(db)
     conn.isolation_level = None  # the statements below are the whole transaction
-    statement = _claim_best_ready_sql(by_role=False, respect_deps=True, by_team=False)
+    statement = claim_best_ready_sql(by_role=False, respect_deps=True, by_team=False)
     tx = SqliteTx(conn)
 
     def claim(agent: str) -> None:

@@ -214,7 +214,7 @@ def _best_ready_pick(by_role: bool, respect_deps: bool, by_team: bool) -> str:
 
 
 @functools.cache
-def _claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> str:
+def claim_best_ready_sql(by_role: bool, respect_deps: bool, by_team: bool) -> str:
     """The claim-next statement, built once per shape: the sqlite3 module finds its prepared
     statement by the text, and the same string object hashes once."""
     pick = _best_ready_pick(by_role, respect_deps, by_team)
@@ -343,7 +343,7 @@ class SqliteTx(SharedTx):
         any lease on the board has expired (release expired leases, then claim again)."""
         task = _task_returned(
             self.conn.execute(
-                _claim_best_ready_sql(role is not None, respect_deps, team_id is not None),
+                claim_best_ready_sql(role is not None, respect_deps, team_id is not None),
                 {
                     "agent": agent,
                     "runtime": runtime,

@@ -5,7 +5,8 @@ everywhere else.
 The scan reads every string literal (docstrings aside) of `boardlib`, `kanban` and `tui` with `ast`
 (and of the chaos tests for event kinds). A few literals are the same word for another fact;
 `ALLOWED` names each one, with how many times it may appear and why, so a new literal fails
-however it is spelled and a stale entry fails too.
+however it is spelled and a stale entry fails too. No package (nor the benchmarks) imports
+another's private `_name`: what another package uses is public.
 """
 
 import ast
@@ -242,3 +243,30 @@ def test_the_payload_types_cost_no_command_its_start_up(tmp_path: Path) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert loaded.strip() == "[]"
+
+
+def private_imports(package: str, tree: ast.Module) -> list[str]:
+    """The `_names` a module of `package` imports from another top-level package."""
+    return [
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+        if node.module.split(".")[0] in (*PACKAGES, "benchmarks")
+        and node.module.split(".")[0] != package
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+
+
+def test_no_package_imports_anothers_private_name() -> None:
+    """A name another package uses is public, declared once under that name: the benchmarks
+    ran the store's claim-next statement as `_claim_best_ready_sql`, a private name a rename
+    in the store would have broken without a wall noticing."""
+    found = {
+        path: names
+        for path, tree in sources(*PACKAGES, "benchmarks")
+        if (names := private_imports(path.split("/")[0], tree))
+    }
+    assert found == {}
+    probe = ast.parse("from boardlib.x import _y, __version__\nfrom benchmarks.z import _w")
+    assert private_imports("benchmarks", probe) == ["boardlib.x._y"]  # the check can fail
