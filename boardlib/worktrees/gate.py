@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import transitions as t
 from .. import validation as validate
@@ -148,12 +148,11 @@ def find_verify_command_from(
     return found(None)
 
 
-def _tail(path: Path, chars: int) -> str:
-    with path.open("rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - chars * 4))
-        text = handle.read().decode("utf-8", errors="replace")
+def _tail(handle: BinaryIO, chars: int) -> str:
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    handle.seek(max(0, size - chars * 4))
+    text = handle.read().decode("utf-8", errors="replace")
     return text[-chars:]
 
 
@@ -255,10 +254,11 @@ def run_verify_command(
     env: dict[str, str] | None = None,
     pass_fds: Collection[int] = (),
 ) -> VerifyRun:
-    """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to temporary
-    files so a chatty or hung command cannot stall us); kill its process group at the timeout,
-    and stop what it left running once it is done: nothing it started outlives the verdict (it
-    would hold the checkout, its files and `pass_fds`). `pass_fds` stay open in the command (a
+    """Run `command` with `bash -c` in `cwd` (its own session, stdin closed, output to nameless
+    temporary files, so a chatty or hung command cannot stall us and a kill -9 leaves none of
+    them); kill its process group at the timeout, and stop what it left running once it is
+    done: nothing it started outlives the verdict (it would hold the checkout, its files and
+    `pass_fds`). `pass_fds` stay open in the command (a
     landing's scratch-checkout lock, held while it runs). The command dies with this process
     (`dying_with_parent`), and its group is recorded beside `cwd` before it starts (`AFTER_RECORD`)
     and while it runs, so the next run in `cwd` stops what a killed run's command started
@@ -270,52 +270,52 @@ def run_verify_command(
     }
     environment.update(env or {})
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kanban-verify-") as folder:
-        out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            argv, preexec = dying_with_parent([shell, "-c", AFTER_RECORD + command])
-            go_read, go_write = os.pipe()
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    cwd=cwd,
-                    env=environment,
-                    stdin=go_read,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                    pass_fds=tuple(pass_fds),
-                    preexec_fn=preexec,
-                )
-            except OSError as error:
-                os.close(go_write)
-                return VerifyRun(
-                    command=command,
-                    exit_code=None,
-                    passed=False,
-                    stderr_tail=f"could not start the verify command: {error}",
-                    duration_ms=int((time.monotonic() - started) * 1000),
-                )
-            finally:
-                os.close(go_read)
-            record = _group_record(cwd)
-            with contextlib.suppress(OSError):
-                record.write_text(group_token(process.pid))
-            with contextlib.suppress(OSError):  # the command starts now (`AFTER_RECORD`)
-                os.write(go_write, b"\n")
+    # Files without a name (O_TMPFILE, or unlinked as soon as made): a run killed with -9 leaves
+    # nothing behind, where a named folder stayed in /tmp for good, one per killed run.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        argv, preexec = dying_with_parent([shell, "-c", AFTER_RECORD + command])
+        go_read, go_write = os.pipe()
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=environment,
+                stdin=go_read,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                pass_fds=tuple(pass_fds),
+                preexec_fn=preexec,
+            )
+        except OSError as error:
             os.close(go_write)
-            timed_out = False
-            try:
-                process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            # the group, the shell with it at the timeout, or what it left running: one way
-            left_running = _stop_leftovers(process.pid)
-            process.wait()
-            with contextlib.suppress(OSError):
-                record.unlink(missing_ok=True)
+            return VerifyRun(
+                command=command,
+                exit_code=None,
+                passed=False,
+                stderr_tail=f"could not start the verify command: {error}",
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+        finally:
+            os.close(go_read)
+        record = _group_record(cwd)
+        with contextlib.suppress(OSError):
+            record.write_text(group_token(process.pid))
+        with contextlib.suppress(OSError):  # the command starts now (`AFTER_RECORD`)
+            os.write(go_write, b"\n")
+        os.close(go_write)
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        # the group, the shell with it at the timeout, or what it left running: one way
+        left_running = _stop_leftovers(process.pid)
+        process.wait()
+        with contextlib.suppress(OSError):
+            record.unlink(missing_ok=True)
         duration_ms = int((time.monotonic() - started) * 1000)
-        stderr_tail = _tail(err_path, TAIL_CHARS)
+        stderr_tail = _tail(err, TAIL_CHARS)
         note = None
         if timed_out:
             note = f"[kanban: timed out after {timeout_s:g} s; the process group was killed]"
@@ -327,7 +327,7 @@ def run_verify_command(
             command=command,
             exit_code=None if timed_out else process.returncode,
             passed=not timed_out and process.returncode == 0,
-            stdout_tail=_tail(out_path, TAIL_CHARS),
+            stdout_tail=_tail(out, TAIL_CHARS),
             stderr_tail=stderr_tail,
             duration_ms=duration_ms,
             timed_out=timed_out,

@@ -112,6 +112,42 @@ def test_the_command_starts_only_once_its_group_is_recorded(tmp_path):
     assert done.stdout.strip() == "recorded"
 
 
+def test_a_run_killed_mid_command_leaves_no_files_behind(tmp_path):
+    """Found after a day of CI: each verify run killed -9 (the chaos tests kill landers) left
+    its output folder, `kanban-verify-*`, in /tmp for good (38 of them). The starter runs here
+    with a temporary folder of its own; killed while its command runs, then a second run in the
+    same checkout: nothing is left in that folder, nor beside the checkout."""
+    temp, checkout = tmp_path / "tmp", tmp_path / "scratch"
+    temp.mkdir()
+    checkout.mkdir()
+    started = tmp_path / "started"
+    starter = (
+        "import sys; from pathlib import Path; "
+        "from boardlib.worktrees.gate import run_verify_command; "
+        "run_verify_command(sys.argv[1], Path(sys.argv[2]), timeout_s=60)"
+    )
+    env = {**os.environ, "TMPDIR": str(temp)}
+    command = f"echo some output; echo more >&2; touch {started}; sleep 60"
+    process = subprocess.Popen([sys.executable, "-c", starter, command, str(checkout)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "never started"
+            time.sleep(0.02)
+    finally:
+        process.kill()
+        process.wait()
+    record = tmp_path / ".scratch.verify-group"
+    assert record.exists()  # what the second run needs to stop the orphaned `sleep`
+    again = subprocess.run(
+        [sys.executable, "-c", starter, "echo again", str(checkout)], env=env, timeout=60
+    )
+    assert again.returncode == 0
+    assert sorted(path.name for path in temp.iterdir()) == []
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["scratch", "started", "tmp"]
+    assert sorted(path.name for path in checkout.iterdir()) == []
+
+
 def test_the_command_runs_in_the_worktree_with_context_in_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_DIR", "/somewhere/else")
     result = run_verify_command(
