@@ -80,8 +80,9 @@ DEFAULT_PORT = 18790
     default=10,
     show_default=True,
     metavar="SECONDS",
-    help="Drop a connection whose client has taken nothing for this long (an event stream "
-    "resumes with Last-Event-ID); the server never queues events for a stalled client.",
+    help="Drop a connection whose client has taken nothing for this long with its buffers "
+    "full, or for three times as long with less waiting (an event stream resumes with "
+    "Last-Event-ID); the server never queues events for a stalled client.",
 )
 @db_option
 def serve(

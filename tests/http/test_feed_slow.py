@@ -6,6 +6,7 @@ and the stalled client resumes from the last `id:` it read with `Last-Event-ID`,
 
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -17,6 +18,7 @@ import httpx
 import pytest
 
 from boardlib import Board, PlanItem
+from kanban.http.stalls import QUIET_STALL_FACTOR
 from tests.cli.conftest import KANBAN, clean_env
 from tests.http.sse_clients import Fleet, Follower
 from tests.http.warm import popen_serve
@@ -304,3 +306,51 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.slow
+def test_a_follower_that_stops_reading_on_a_quiet_board_is_dropped(tmp_path: Path) -> None:
+    """A few events, far under the 64 KiB that pauses the server's writes, wait for a follower
+    that stopped reading: it is dropped after `QUIET_STALL_FACTOR` allowances all the same, and
+    resumes gap-free with `Last-Event-ID` (it was dropped only at shutdown, however long the
+    server ran). A live follower beside it, idle between events, stays connected."""
+    db = tmp_path / "board.db"
+    allowance_s = 0.5
+    quiet_s = allowance_s * QUIET_STALL_FACTOR
+    with serve(tmp_path, db, "--sse-send-timeout", str(allowance_s)) as (url, log, pid):
+        with Board(db, reconcile_orphans=False) as writer:
+            start = writer.last_event_seq()
+            idle = Fleet(url, 1, since=start)
+            assert idle.all_streaming()
+            sockets_before = sockets_of(pid)
+            stalled = stalled_follower(url, start)
+            # ~60 KB of events: past the stalled client's tiny receive window, so some wait
+            # unacknowledged on the server, but far from filling its buffers
+            writer.create_plan([PlanItem(key=f"k{n}", title="t" * 200) for n in range(200)])
+            wanted = all_seqs(db, start)
+            assert idle.all_have(wanted)
+            began = time.monotonic()
+            while "client that stopped reading" not in log.read_text():
+                assert time.monotonic() - began < 10 * quiet_s, "the stalled follower stayed"
+                idle.pump(lambda: False, 0.1)  # the live one reads on
+            assert time.monotonic() - began >= quiet_s * 0.5  # not dropped at once
+            waiting = int(re.findall(r"(\d+) bytes waiting", log.read_text())[0])
+            assert 0 < waiting < 64 * 1024  # its writes were never paused
+            deadline = time.monotonic() + 30
+            while sockets_of(pid) > sockets_before:
+                assert time.monotonic() < deadline, "the dropped stream's socket stayed open"
+                time.sleep(0.05)
+            # idle between events for two quiet allowances: still there, and gets what follows
+            idle.pump(lambda: False, 2 * quiet_s)
+            writer.create_plan([PlanItem(key="after", title="t")])
+        wanted = all_seqs(db, start)
+        assert idle.all_have(wanted)
+        assert not idle.followers[0].eof
+        idle.close()
+        got, _ = read_to_end(stalled)
+        stalled.close()
+        assert got.ids and got.ids == wanted[: len(got.ids)]
+        assert got.ids + resume(url, got.ids[-1], wanted[-1]).ids == wanted
+        text = log.read_text()
+        assert text.count("client that stopped reading") == 1, text
+        assert "Traceback" not in text
