@@ -39,7 +39,7 @@ from .auth import Receive, Scope, Send, is_loopback
 from .handlers import cut_short_reply
 from .replies import malformed_request_bytes
 from .service import ServerSettings, shown_location
-from .stalls import stall_guarded_protocol
+from .stalls import SHUTDOWN_STALL_S, stall_guarded_protocol
 
 log = logging.getLogger("kanban.http")
 
@@ -215,10 +215,10 @@ class _AnswersMalformed(asyncio.Protocol):
         self.transport.close()
 
 
-def served_protocol(stall_s: float) -> type[asyncio.Protocol]:
+def served_protocol(stall_s: float, graceful_s: float = 30.0) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol as `kanban serve` runs it: stall-guarded, answering a request
     cut off at shutdown in the envelope, and a request its parser refuses too."""
-    guarded = stall_guarded_protocol(stall_s)
+    guarded = stall_guarded_protocol(stall_s, shutdown_stall_allowance(graceful_s))
     mixins = (_AnswersMalformed, _AnswersCutShort, guarded)
     return type(f"EnvelopeAnswering{guarded.__name__}", mixins, {})
 
@@ -257,6 +257,26 @@ def in_flight_budget(graceful_s: float) -> float:
     return max(0.0, graceful_s - min(TAIL_S, graceful_s / 2))
 
 
+def shutdown_stall_allowance(graceful_s: float) -> float:
+    """How long a client may take nothing once shutdown begins: one second, or half the
+    in-flight budget when that is shorter. A stalled stream left to the budget's end is
+    cancelled by uvicorn, which logs an error and a traceback for it (`--graceful 0.5`: a 0.25 s
+    budget against the 1 s allowance); dropped by the guard first it leaves one warning."""
+    return min(SHUTDOWN_STALL_S, in_flight_budget(graceful_s) / 2)
+
+
+class _NothingCancelled(logging.Filter):
+    """uvicorn logs "Cancel 0 running task(s)" as an error whenever its wait for in-flight
+    requests is given no time (`--graceful 0`), even with none left to cancel: said of nothing,
+    the line is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (str(record.msg).startswith("Cancel %s running task") and record.args == (0,))
+
+
+_NOTHING_CANCELLED = _NothingCancelled()  # one instance: adding it again is a no-op
+
+
 # uvicorn's logging, with its access lines on stderr as `--access-log` says: stdout is the
 # one JSON line announcing where the server listens.
 _LOGGING = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
@@ -287,13 +307,14 @@ def serve(
     config = uvicorn.Config(
         app,
         # a connection that takes nothing for this long is dropped (stalls.py)
-        http=served_protocol(settings.sse_send_timeout_s),
+        http=served_protocol(settings.sse_send_timeout_s, graceful_s),
         log_level="warning",
         log_config=_LOGGING,
         access_log=access_log,
         lifespan="on",
         server_header=False,
     )
+    logging.getLogger("uvicorn.error").addFilter(_NOTHING_CANCELLED)
     if access_log:  # uvicorn gave its access logger the warning level too: every line dropped
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn types it as whole seconds but hands it to asyncio.wait_for, which takes a float.

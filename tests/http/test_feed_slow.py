@@ -354,3 +354,29 @@ def test_a_follower_that_stops_reading_on_a_quiet_board_is_dropped(tmp_path: Pat
         text = log.read_text()
         assert text.count("client that stopped reading") == 1, text
         assert "Traceback" not in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("graceful", ["0", "0.5", "1.5"])
+def test_a_short_graceful_with_a_stalled_follower_shuts_down_with_one_warning(
+    tmp_path: Path, graceful: str
+) -> None:
+    """Under 2 s of --graceful the in-flight budget was shorter than the second a stalled client
+    gets at shutdown: uvicorn cancelled the stream and logged an error with a traceback (and
+    "Cancel 0 running task(s)" at 0 s, with nothing to cancel). Now the guard drops it within
+    half the budget: exit 0, one warning line, nothing else."""
+    db = tmp_path / "board.db"
+    with serve(tmp_path, db, "--graceful", graceful) as (url, log, pid):
+        with Board(db, reconcile_orphans=False) as writer:
+            start = writer.last_event_seq()
+            stalled = stalled_follower(url, start)
+            writer.create_plan([PlanItem(key=f"k{n}", title="t" * 200) for n in range(2000)])
+        time.sleep(1.0)  # its buffers fill: the server's writes to it are paused
+        os.kill(pid, 15)
+        deadline = time.monotonic() + 10
+        while _running(pid):
+            assert time.monotonic() < deadline, "the server did not stop"
+            time.sleep(0.05)
+        stalled.close()
+    lines = [line for line in log.read_text().splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dropped a client that stopped reading"), lines
