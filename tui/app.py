@@ -25,7 +25,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.filter import LineFilter
 from textual.notifications import Notification, Notify, SeverityLevel
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState
@@ -70,6 +70,7 @@ from .live import (
 )
 from .marks import Marks
 from .messages import MessageLog, Said
+from .needs_you import NEEDS_YOU_TOAST, NeedsYou
 from .prefetch import GC_PAUSE_MAX_S, RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
@@ -103,16 +104,6 @@ TOAST_GONE_REPAINT_S = 0.1
 # going first. A busy demo at 80x24 piled five over the board; the message log keeps them all.
 ROWS_PER_TOAST = 12
 FOLLOW_TOAST = "follow"  # the `f` hint: only the newest applies, so it replaces the one before
-# "Needs you": one toast, the newest item and how many more of those it stands for still wait (a
-# busy demo at 80x24 filled both toast rows with them, over a dialog's question). A newer item
-# while it shows changes its words, not its end, and the next toast comes NEEDS_YOU_EVERY_S after
-# it began, saying what came meanwhile: each item replacing it anew kept it on screen for good
-# in a busy demo, over the foot of the drawer and the inbox's detail line, counting "+38 more"
-# with 23 in the inbox. None over a dialog, where the header's count and "new:" line wait for
-# the operator instead.
-NEEDS_YOU_TOAST = "needs-you"
-NEEDS_YOU_S = 6
-NEEDS_YOU_EVERY_S = 30
 DEMO_NOTE = (
     "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
     "every key works as on a real board."
@@ -205,12 +196,7 @@ class KanbanApp(App[None]):
         self._follow_timer: Timer | None = None
         # a toast's kind (with the toast), while it may be on screen
         self._toast_kinds: dict[str, tuple[str, Notification]] = {}
-        # the "Needs you" toast: the new items it stands for (said, or to say next) that still
-        # wait, when the last one began, and the timer of the next one
-        self._needs_you: dict[tuple[str, str, str], InboxItem] = {}
-        self._needs_you_began: float | None = None
-        self._needs_you_timer: Timer | None = None
-        self._needs_you_shown: set[tuple[str, str, str]] = set()
+        self.needs_you = NeedsYou(self)  # the "Needs you" toast's pacing
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -605,7 +591,7 @@ class KanbanApp(App[None]):
             "inbox": len(message.items),
             "inbox_by_status": tuple(sorted(by_status.items())),
         }
-        self._needs_you = {key: item for key, item in self._needs_you.items() if key in keys}
+        self.needs_you.inbox_is(keys)
         if new:
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)
@@ -615,8 +601,7 @@ class KanbanApp(App[None]):
                 short = notify.named(newest.task_id)
                 changes["inbox_new_short"] = f"{short}{more}" if short else ""
                 self._inbox_said = {item_key(item) for item in new}
-            self._needs_you.update((item_key(item), item) for item in new)
-            self._say_needs_you()
+            self.needs_you.new([(item_key(item), item) for item in new])
             for item in new:
                 self.tell_terminal(
                     notify.sequence(
@@ -631,50 +616,6 @@ class KanbanApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
                 screen.show_items(message.items, message.now_ms)
-
-    def _say_needs_you(self) -> None:
-        """The "Needs you" toast: the newest new item, and how many more of the new items still
-        wait. While one shows, a newer item changes its words and keeps its end; after it, the
-        next waits until NEEDS_YOU_EVERY_S from its start. Over a dialog none (its question stays
-        readable; the header keeps the news)."""
-        if not self._needs_you:
-            return
-        if isinstance(self.screen, ModalScreen):
-            self._needs_you = {}
-            return
-        now = time.monotonic()
-        since = None if self._needs_you_began is None else now - self._needs_you_began
-        if since is not None and NEEDS_YOU_S <= since < NEEDS_YOU_EVERY_S:
-            if self._needs_you_timer is None:
-                due = NEEDS_YOU_EVERY_S - since
-                self._needs_you_timer = self.set_timer(due, self._needs_you_due)
-            return
-        if since is None or since >= NEEDS_YOU_EVERY_S:
-            self._needs_you_began, since = now, 0.0
-            self.set_timer(NEEDS_YOU_S, self._needs_you_said)
-        items = list(self._needs_you.values())
-        self._needs_you_shown.update(self._needs_you)
-        newest = items[-1]
-        more = "" if len(items) == 1 else f" (+{len(items) - 1} more)"
-        hint = ""
-        if not isinstance(self.screen, InboxScreen):  # its list shows them: no hint there
-            inbox_key = keymap.key_text(registry.BY_ID["board.inbox"], self.user_keymap)
-            hint = f" {inbox_key} opens the inbox."
-        self.notify(
-            f"{notify.sentence(newest.kind, newest.task_id)}{more}.{hint}",
-            title="Needs you",
-            timeout=NEEDS_YOU_S - since,
-            kind=NEEDS_YOU_TOAST,
-        )
-
-    def _needs_you_due(self) -> None:
-        self._needs_you_timer = None
-        self._say_needs_you()
-
-    def _needs_you_said(self) -> None:
-        """The toast's time is up: what it said is said; the next counts what came after."""
-        shown, self._needs_you_shown = self._needs_you_shown, set()
-        self._needs_you = {key: item for key, item in self._needs_you.items() if key not in shown}
 
     def tell_terminal(self, text: str) -> None:
         """Write our own escape sequence (`tui.notify`: fixed words and an id) to the terminal."""

@@ -907,10 +907,10 @@ async def test_a_busy_inbox_says_needs_you_briefly_and_counts_what_still_waits(
     that came meanwhile and still wait."""
     import time
 
-    import tui.app
+    import tui.needs_you
 
-    monkeypatch.setattr(tui.app, "NEEDS_YOU_S", 2.0)
-    monkeypatch.setattr(tui.app, "NEEDS_YOU_EVERY_S", 6.0, raising=False)
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 2.0)
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_EVERY_S", 6.0)
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     sixty_and_one(path, clock)
