@@ -196,6 +196,7 @@ class KanbanApp(App[None]):
         self._follow_timer: Timer | None = None
         # a toast's kind (with the toast), while it may be on screen
         self._toast_kinds: dict[str, tuple[str, Notification]] = {}
+        self._said_of_kind: dict[str, Said] = {}  # the message log's line of each kind's last toast
         self.needs_you = NeedsYou(self)  # the "Needs you" toast's pacing
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
@@ -796,12 +797,18 @@ class KanbanApp(App[None]):
         markup: bool = True,
         defect: bool = False,
         kind: str | None = None,
+        reword: bool = False,
     ) -> None:
         """Every notification of the app passes here: a refusal's message or a title can quote
-        agent text, so both are made inert and shown as plain text, never markup."""
+        agent text, so both are made inert and shown as plain text, never markup. `reword`: the
+        words of the last toast of `kind` change, so its line in the message log is rewritten
+        (as the newest) rather than one more added."""
         del markup
         message, title = inert(message, multiline=True), inert(title)
-        self.said.add(Said(self.now_ms(), severity, title, message, defect=defect))
+        said = Said(self.now_ms(), severity, title, message, defect=defect)
+        self.said.add(said, replacing=self._said_of_kind.get(kind) if reword and kind else None)
+        if kind is not None:
+            self._said_of_kind[kind] = said
         shown_for = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         toast = Notification(message, title, severity, shown_for, markup=False)
         if kind is not None:

@@ -1,6 +1,7 @@
 """What the app said: every notification, kept after its toast vanished (the message log, `M`)."""
 
 from collections import deque
+from contextlib import suppress
 from dataclasses import dataclass
 
 MESSAGES_KEPT = 500
@@ -25,7 +26,11 @@ class MessageLog:
     def __init__(self, kept: int = MESSAGES_KEPT) -> None:
         self._said: deque[Said] = deque(maxlen=kept)
 
-    def add(self, said: Said) -> None:
+    def add(self, said: Said, *, replacing: Said | None = None) -> None:
+        """Keep `said`, newest; `replacing` (the same toast's words before) goes, if still kept."""
+        if replacing is not None:
+            with suppress(ValueError):
+                self._said.remove(replacing)
         self._said.append(said)
 
     def newest_first(self) -> list[Said]:

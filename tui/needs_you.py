@@ -1,12 +1,12 @@
 """The "Needs you" toast: one at a time, the newest new inbox item and how many more still wait.
 
-A busy demo at 80x24 filled both toast rows with them, over a dialog's question; then each new
-item replacing the toast anew kept it on screen for good (over the drawer's foot and the inbox's
-detail line), counting "+38 more" with 23 in the inbox. So a newer item while it shows changes
-its words, not its end; the next toast comes NEEDS_YOU_EVERY_S after it began, saying what
-came meanwhile and still waits. None over a dialog: the header's count and "new:" line wait for
-the operator instead. The app hands this the new items and the inbox's keys; this asks the app
-to say the words (`KanbanApp.notify`).
+A busy demo at 80x24 filled both toast rows with them, over a dialog's question; then each new item
+replacing the toast anew kept it on screen for good (over the drawer's foot and the inbox's detail
+line), counting "+38 more" with 23 in the inbox. So a newer item while it shows changes its words,
+not its end (and its one line in the message log, not a line per item); the next toast comes
+NEEDS_YOU_EVERY_S after it began, saying what came meanwhile and still waits. None over a dialog:
+the header's count and "new:" line wait for the operator instead. The app hands this the new items
+and the inbox's keys; this asks the app to say the words (`KanbanApp.notify`).
 """
 
 import time
@@ -64,8 +64,10 @@ class NeedsYou:
             if self._next is None:
                 self._next = app.set_timer(NEEDS_YOU_EVERY_S - since, self._due)
             return
-        if since is None or since >= NEEDS_YOU_S:
-            self._began, since = now, 0.0
+        if since is not None and since < NEEDS_YOU_S:
+            reword = True  # the toast on screen: its words change, not its end
+        else:
+            reword, self._began, since = False, now, 0.0
             app.set_timer(NEEDS_YOU_S, self._said)
         items = list(self._waiting.values())
         self._shown.update(self._waiting)
@@ -80,6 +82,7 @@ class NeedsYou:
             title=NEEDS_YOU_TITLE,
             timeout=NEEDS_YOU_S - since,
             kind=NEEDS_YOU_TOAST,
+            reword=reword,
         )
 
     def _due(self) -> None:

@@ -849,7 +849,7 @@ def block_one(path: Path, clock: ManualClock, title: str) -> str:
 async def test_needs_you_toasts_replace_each_other_counting_what_came(tmp_path: Path) -> None:
     """Found in a busy `kanban demo` at 80x24: a "Needs you" toast per new item filled both of
     the toast rows. One shows, the newest, counting the items the one it replaced stood for;
-    the message log keeps every one."""
+    each change of its words is posted (the message log keeps the newest: the test below)."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     sixty_and_one(path, clock)
@@ -869,6 +869,31 @@ async def test_needs_you_toasts_replace_each_other_counting_what_came(tmp_path: 
             f"Needs you: {first} is blocked. i opens the inbox.",
             f"Needs you: {second} is blocked (+1 more). i opens the inbox.",
         ], said
+
+
+async def test_a_reworded_needs_you_toast_is_one_line_in_the_message_log(tmp_path: Path) -> None:
+    """Found reading the pacing: each newer item that changed the toast's words wrote one more
+    line to the message log (`M`), a busy minute a page of "(+N more)" for one toast. The log
+    keeps one line per toast shown, with its newest words; the other messages stay."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        first = block_one(path, clock, "first")
+        await until(pilot, lambda: needs_you_toasts(app))
+        app.notify("between the two", timeout=1)
+        second = block_one(path, clock, "second")
+        third = block_one(path, clock, "third")
+        await until(pilot, lambda: len(app.inbox_items) == 4)
+        await pilot.pause(0.2)
+        newest = f"{third} is blocked (+2 more). i opens the inbox."
+        assert needs_you_toasts(app) == [newest]
+        logged = [(said.title, said.message) for said in app.said.newest_first()]
+        assert [message for title, message in logged if title == "Needs you"] == [newest], logged
+        assert ("", "between the two") in logged
+        assert not any(first in m or second in m for _, m in logged if m != newest), logged
 
 
 async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
