@@ -989,6 +989,30 @@ async def test_opening_the_inbox_takes_the_needs_you_toast_away(tmp_path: Path) 
         assert any(task_id in said.message for said in app.said.newest_first())
 
 
+async def test_toasts_in_the_inbox_leave_its_detail_line_readable(tmp_path: Path) -> None:
+    """Found in tmux at 80x24: a toast in the inbox (a new item's "Needs you", a refusal, a row
+    that left) lay over its detail line, the selected row's title and what `a` does. Toasts
+    there sit above the detail line, however many lines it takes."""
+    from textual.widgets._toast import Toast
+
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    review = sixty_and_one(path, clock)
+    with Board(path, clock=clock) as board:
+        board.update_task(review, title="a title " * 12)  # a detail line of several lines
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await inbox_on(pilot, review)
+        detail = app.screen.query_one("#inbox-detail")
+        block_one(path, clock, "meanwhile")
+        app.notify("a refusal in the inbox", severity="warning")
+        await until(pilot, lambda: len(app.screen.query(Toast)) == 2)
+        await pilot.pause(0.2)
+        assert detail.region.height > 1, detail.region
+        for toast in app.screen.query(Toast):
+            assert not toast.region.overlaps(detail.region), (toast.region, detail.region)
+
+
 async def test_each_row_names_its_task_by_title_too(tmp_path: Path) -> None:
     """Found in a busy `kanban demo` at 80x24: 300 rows read "unlanded land passed its gate, not
     landed: its work wai…", the task named by its id alone; which one was which took the cursor

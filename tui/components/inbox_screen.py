@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
+from textual.widgets._toast import ToastRack
 from textual.widgets.option_list import Option
 
 from boardlib import attention as a
@@ -112,6 +113,20 @@ class InboxScreen(TaskActions, Screen[None]):
     def on_mount(self) -> None:
         self.show_items(self.kanban.inbox_items, self.kanban.now_ms())
         self.set_interval(WAITED_TICK_S, self.refresh_waited)
+        self.screen_layout_refresh_signal.subscribe(self, self._toasts_above_detail)
+
+    def on_unmount(self) -> None:
+        self.screen_layout_refresh_signal.unsubscribe(self)
+
+    def _toasts_above_detail(self, _screen: Screen[None]) -> None:
+        """Toasts sit above the detail line, as many lines as it takes after each layout: at
+        80x24 one lay over it (the selected row's title and what `a` does), where Textual puts
+        them, just above the footer. The list's last rows it may cover are said whole there."""
+        detail = self.query_one("#inbox-detail")
+        below = self.size.height - detail.region.y if detail.region.height else 1
+        for rack in self.query_children(ToastRack):
+            if rack.styles.margin.bottom != below:
+                rack.styles.margin = (0, 0, below, 0)
 
     # -- what is shown --------------------------------------------------------------------------
 
