@@ -53,7 +53,7 @@ class Action:
 
     id: str  # the binding id a keymap file remaps, e.g. "task.cancel"
     call: str  # the Textual action, e.g. "cancel" or "move_step(-1)"
-    title: str  # the footer's and the help screen's words
+    title: str  # the help screen's words, and the footer's unless `short` says otherwise
     keys: str  # default keys, comma-separated Textual key names
     screens: tuple[str, ...]
     section: str  # the help screen's heading
@@ -76,6 +76,9 @@ class Action:
     # The decision the task waits on (approve, reject, land): first in the footer where it
     # applies, last where it does not (`footer_rank`).
     leads: bool = False
+    # The footer's word where the title crowds it at 80 columns (`W`: "Land"; help and palette
+    # keep the title: "Approve and land").
+    short: str | None = None
 
     @property
     def name(self) -> str:
@@ -89,8 +92,9 @@ class Action:
         return Binding(
             self.keys,
             self.call,
-            self.title,
+            self.short or self.title,
             show=screen in self.footer,
+            tooltip=self.title if self.short else "",
             key_display=self.key_display,
             priority=self.priority,
             id=self.id,
@@ -555,6 +559,7 @@ ACTIONS: tuple[Action, ...] = (
         "W",
         footer=(DRAWER,),
         leads=True,
+        short="Land",
         applies=_lands_approving,
         in_columns=(t.IN_REVIEW,),
         only="only for a task in review, or done, with worktree work not landed yet "

@@ -253,6 +253,44 @@ async def test_side_by_side_from_160_columns(review: ReviewBoard) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+async def test_the_footer_says_w_land_the_help_and_palette_approve_and_land(
+    review: ReviewBoard,
+) -> None:
+    """Found in tmux at 80x24: the drawer's footer "W Approve and land" took 20 of its cells,
+    and the hints after it did not fit. The footer says "W Land"; the help and the palette keep
+    the whole decision."""
+    import io
+
+    from rich.console import Console
+    from textual.widgets._footer import FooterKey
+
+    from tui import registry
+    from tui.commands import board_commands
+    from tui.components.footer import HintFooter
+    from tui.components.help_screen import help_table
+
+    app = app_on(review, "review")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot, app, review.ids["review"])
+
+        def shown() -> dict[str, str]:
+            keys = app.screen.query_one(HintFooter).query(FooterKey)
+            return {key.key_display: key.description for key in keys if key.visible}
+
+        await until(pilot, lambda: "W" in shown())
+        await pilot.pause(0.2)
+        assert shown()["W"] == "Land", shown()
+        assert "/" in shown(), shown()  # the search hint fits now, after a, R, W and esc
+        approve_land = registry.BY_ID["task.approve_land"]
+        console = Console(width=120, record=True, file=io.StringIO())
+        console.print(help_table({}))
+        assert "W  Approve and land" in console.export_text()
+        assert approve_land.title == "Approve and land"
+        titles = [command.title for command in board_commands(app, app.drawers()[0])]
+        assert f"Approve and land {review.ids['review']}" in titles, titles
+
+
 async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: ReviewBoard) -> None:
     task_id = review.ids["review"]
     app = app_on(review, "review")
