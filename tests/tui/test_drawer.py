@@ -671,3 +671,32 @@ async def test_a_runs_note_has_its_own_line_not_the_executor_column(tmp_path: Pa
         note = " ".join(lines[starts[0] : starts[0] + 3])
         assert run.error.split()[0] in note and "…" not in note, text
         assert MARKUP in " ".join(lines), text  # drawn as written, never as markup
+
+
+async def test_beside_the_board_the_footer_spans_the_screen_under_the_drawer(review) -> None:  # type: ignore[no-untyped-def]
+    """Found in a 160x48 screenshot: with the drawer beside the board the footer ran under the
+    board alone (80 cells: "W Approve and land" and the rest crowded as at 80x24) and the drawer
+    down to the last row. The footer spans the screen; the drawer stands on it, nothing over its
+    last line, and the board, header and activity pane keep the rest."""
+    from tui.components.activity_pane import ActivityPane
+    from tui.components.board_screen import BoardScreen
+    from tui.components.footer import HintFooter
+    from tui.components.header_bar import HeaderBar
+
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, board.ids["review"])
+        screen = app.screen
+        assert isinstance(screen, BoardScreen) and drawer.beside
+        await pilot.press("A")  # the activity pane: docked under the board, beside the drawer
+        await pilot.pause(0.2)
+        footer = screen.query_one(HintFooter).region
+        assert (footer.x, footer.width, footer.bottom) == (0, 160, 48), footer
+        side = drawer.region
+        assert side.right == 160 and side.bottom == footer.y, (side, footer)
+        assert screen.board.region.right <= side.x, (screen.board.region, side)  # whole columns
+        for widget in (screen.query_one(HeaderBar), screen.query_one(ActivityPane)):
+            assert widget.display and widget.region.right == side.x, (widget.region, side)
+        await until(pilot, lambda: _footer_shows(app)[:3] == ["a", "R", "W"])
+        assert "/" in _footer_shows(app), _footer_shows(app)  # the room: more keys are said

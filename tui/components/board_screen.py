@@ -76,7 +76,8 @@ class BoardScreen(TaskActions, Screen[None]):
         drawer = self.drawer
         if drawer is None:
             drawer = TaskDrawer(task_id, beside=True, tab=tab or "overview")
-            self.mount(drawer, before=self.query_one(FilterBar))
+            # after the footer: both are split off the screen in this order (board_screen.tcss)
+            self.mount(drawer)
         else:
             drawer.show_task(task_id)
             if tab:
