@@ -340,3 +340,50 @@ async def test_moving_off_an_empty_strip_leaves_no_room_a_column_would_fill(
             await until(pilot, lambda status=status: view.active_status == status)  # type: ignore[misc]
             await until(pilot, lambda: t.BLOCKED not in header(app).hidden_right)
             await until(pilot, lambda: view.region.width == 80)  # no blank room at the right
+
+
+def rightmost_shown(view: BoardView) -> int:
+    """Where the rightmost column wholly on screen ends (0 when none is)."""
+    left, right = view.region.x, view.region.right
+    return max(
+        (
+            c.region.right
+            for c in view.columns.values()
+            if c.region.width and left <= c.region.x and c.region.right <= right
+        ),
+        default=0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("size", "running", "keys"),
+    [
+        ((80, 24), 4, ()),  # the demo's start: todo and in progress open, three strips
+        ((80, 24), 4, ("l", "l", "l")),  # the window moved right, onto the strips
+        ((80, 24), 0, ("slash", *"no such task", "enter")),  # every column a strip or folded
+        ((160, 48), 4, ()),
+        ((160, 48), 0, ("slash", *"no such task", "enter")),
+    ],
+)
+async def test_the_columns_fill_the_width(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size, running, keys
+) -> None:
+    """Found by an exploring helper in tmux at 80x24 (`kanban demo`): the columns on screen
+    ended 15 cells short of the right edge, the next column (done, folded) not fitting in what
+    was left, and the view as wide as the whole columns it showed."""
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(1_767_261_600_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_plan([PlanItem(str(i), f"Todo task {i}") for i in range(32)])
+        for i in range(running):
+            task = board.create_task(f"running {i}")
+            board.claim(task.id, f"agent-{i}")
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        view = board_view(app)
+        await pilot.press(*keys)
+        await pilot.pause(0.1)
+        await until(pilot, lambda: rightmost_shown(view) == size[0])

@@ -160,16 +160,13 @@ class BoardView(HorizontalScroll, can_focus=False):
         index = 0
         for column in self.columns.values():
             if column.strip:
-                column.styles.width = STRIP_WIDTH
                 widths.append(STRIP_WIDTH)
             elif column.collapsed:
-                column.styles.width = FOLDED_COLUMN_WIDTH
                 widths.append(FOLDED_COLUMN_WIDTH)
             else:
-                column.styles.width = each + (1 if index < extra else 0)
                 widths.append(each + (1 if index < extra else 0))
                 index += 1
-        self._widths = widths
+        self._widths = widths  # the columns' own widths; `_clip` gives the spare room to some
         # Room after the last column, so the far right also starts at a column's edge.
         total = sum(widths)
         starts = [sum(widths[:i]) for i in range(len(widths))]
@@ -237,16 +234,47 @@ class BoardView(HorizontalScroll, can_focus=False):
         edges = self._edges()
         if self._sideways:
             shown = [end for start, end in edges if start >= x and end <= x + self._capacity]
-            self.styles.width = (max(shown) - x) if shown else self._capacity
         else:
-            self.styles.width = "1fr"
+            shown = [end for _start, end in edges]
         visible = (max(shown) - x) if self._sideways and shown else self._capacity
+        self._fill(x, self._capacity - (max(shown) - x) if shown else 0)
+        self.styles.width = "1fr"
         statuses = list(self.columns)
         left = tuple(statuses[i] for i, (start, _end) in enumerate(edges) if start < x)
         right = tuple(statuses[i] for i, (_start, end) in enumerate(edges) if end > x + visible)
         if (left, right) != self._hidden:
             self._hidden = (left, right)
             self.post_message(self.ColumnsHidden(left, right))
+
+    def _fill(self, x: int, spare: int) -> None:
+        """Share the `spare` cells the whole columns from `x` leave at the right edge between
+        them: to the open ones on screen, else the folded ones, else the strips. At 80 columns the
+        demo's board had ended 15 cells short, done (folded) not fitting in what was left. Only
+        columns from `x` grow, so each column's start up to `x` stays a start of `_edges`."""
+        shown = [
+            (column, start)
+            for column, (start, end) in zip(self.columns.values(), self._edges(), strict=True)
+            if start >= x and end <= x + self._capacity
+        ]
+        growing = next(
+            (
+                group
+                for group in (
+                    [c for c, _ in shown if not (c.collapsed or c.strip)],
+                    [c for c, _ in shown if c.collapsed],
+                    [c for c, _ in shown],
+                )
+                if group
+            ),
+            [],
+        )
+        each, extra = divmod(max(spare, 0), max(len(growing), 1))
+        index = 0
+        for column, width in zip(self.columns.values(), self._widths, strict=True):
+            if column in growing:
+                width += each + (1 if index < extra else 0)
+                index += 1
+            column.styles.width = width
 
     # -- what is selected -----------------------------------------------------------------------
 
