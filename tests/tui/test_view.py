@@ -387,3 +387,44 @@ async def test_the_columns_fill_the_width(  # type: ignore[no-untyped-def]
         await pilot.press(*keys)
         await pilot.pause(0.1)
         await until(pilot, lambda: rightmost_shown(view) == size[0])
+
+
+async def test_a_column_not_looked_at_keeps_its_cursor_on_its_newest_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by an exploring helper in tmux at 80x24 (`kanban demo` run to its end, then `l` to
+    done and `z`): the cursor was on TASK-1, the first task done, at the far end of 36, the view
+    scrolled down to it. Done's first card had been selected when it arrived and the selection
+    stayed on it as every later one arrived above. A column the operator is not in, at its top
+    with the cursor on its first card, keeps the cursor there."""
+    monkeypatch.chdir(tmp_path)
+    utc()
+    clock = ManualClock(1_767_261_600_000)
+    path = tmp_path / "board.db"
+
+    def finish(board: Board, title: str) -> str:
+        task = board.create_task(title)
+        board.claim(task.id, "agent-ada")
+        board.complete(task.id, "agent-ada")
+        board.approve(task.id, "agent-bob")
+        clock.advance(seconds=1)
+        return task.id
+
+    with Board(path, clock=clock) as board:
+        board.create_task("still to do")
+        first = finish(board, "first done")
+    app = make_app(path, clock)
+    async with app.run_test(size=(200, 50)) as pilot:  # wide enough: done is not folded
+        await loaded(pilot)
+        view = board_view(app)
+        done = view.columns[t.DONE]
+        assert view.active_status == t.TODO and done.selected_id == first
+        with Board(path, clock=clock) as agent:
+            last = [finish(agent, f"done {i}") for i in range(12)][-1]
+        await until(pilot, lambda: app.state.counts[t.DONE] == 13)
+        await pilot.pause(0.1)
+        for _ in range(4):
+            await pilot.press("l")
+        await until(pilot, lambda: view.active_status == t.DONE)
+        assert app.selected_task().id == last  # type: ignore[union-attr]
+        assert done.scroll_offset.y == 0

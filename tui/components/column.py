@@ -411,9 +411,11 @@ class TaskColumn(ScrollView, can_focus=False):
         top_index, top_offset = divmod(scroll_y, CARD_HEIGHT)
         top_id = self._top_id
         # The selection stays on its task; if that task left the column, on the same row (the
-        # neighbour that took its place), as in a triage list.
+        # neighbour that took its place), as in a triage list. A column the operator is not in,
+        # at its top with the cursor on its first card, keeps the cursor on the first card: done's
+        # first task had kept it, and `l` to done showed the oldest of 36.
         index = self._mine(self.selected_id)
-        if index is None:
+        if index is None or (not self.active and scroll_y == 0 and self.cursor == 0):
             index = min(self.cursor, max(rows - 1, 0))
         self.cursor = index
         self.selected_id = self.id_at(index)
