@@ -96,14 +96,28 @@ def links_table(view: TaskView) -> RenderableType:
     return Group(table, Text("  o: go to one of them", style="dim"))
 
 
+def _state_and_summary(state: CheckoutState, *, upper: bool) -> Text:
+    """The checkout's state, styled, then its summary; a summary that starts with the state's
+    own words (`checked out at ...`, `paused: ...`) goes on from them, not after them again (the
+    Overview read `checked out  checked out at ...`)."""
+    name = state.state.replace("_", " ")
+    style = STATE_STYLE.get(state.state, "bold")
+    line = Text(style=style if upper else "")  # the Files tab's whole line in the state's style
+    line.append(name.upper() if upper else name, style)
+    if state.summary.lower().startswith(name):
+        line.append_text(plain(state.summary[len(name) :]))
+    else:
+        line.append("  ")
+        line.append_text(plain(state.summary))
+    return line
+
+
 def workspace_line(view: TaskView, state: CheckoutState | None) -> RenderableType:
     """The workspace in one line: the checkout's true state (checked out, paused, kept on its
     branch, cleaned), never the row's bare `active`."""
     if state is not None:
         line = Text("  ")
-        line.append(state.state.replace("_", " "), STATE_STYLE.get(state.state, "bold"))
-        line.append("  ")
-        line.append_text(plain(state.summary))
+        line.append_text(_state_and_summary(state, upper=False))
         line.append("  (2 Files, 3 Diff)", style="dim")
         return line
     if not view.workspaces:
@@ -337,10 +351,7 @@ def checkout_block(detail: DetailResult) -> RenderableType:
     parts: list[RenderableType] = []
     state = detail.checkout
     if state is not None:
-        line = Text(state.state.replace("_", " ").upper(), STATE_STYLE.get(state.state, "bold"))
-        line.append("  ")
-        line.append_text(plain(state.summary))
-        parts.append(line)
+        parts.append(_state_and_summary(state, upper=True))
     for warning in detail.warnings:
         parts.append(plain(f"! {warning}", "yellow"))
     if state is not None and state.state == PAUSED and detail.resume:

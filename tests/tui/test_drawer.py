@@ -169,7 +169,8 @@ async def test_files_of_a_paused_worktree_and_of_a_task_without_one(review) -> N
     async with app.run_test(size=(80, 24)) as pilot:
         drawer = await opened(pilot, app, board.ids["paused"])
         assert isinstance(app.screen, DrawerScreen) and not drawer.beside  # 80x24: full screen
-        await until(pilot, lambda: "paused  paused: all work committed" in overview_text(drawer))
+        await until(pilot, lambda: "paused: all work committed" in overview_text(drawer))
+        assert "paused  paused" not in overview_text(drawer)  # the state named once
         await on_tab(pilot, drawer, "2", "files")
         text = await shows(pilot, app, "PAUSED", "What a cold resume rebuilds")
         assert "all work committed on kanban/task-" in text
@@ -700,3 +701,21 @@ async def test_beside_the_board_the_footer_spans_the_screen_under_the_drawer(rev
             assert widget.display and widget.region.right == side.x, (widget.region, side)
         await until(pilot, lambda: _footer_shows(app)[:3] == ["a", "R", "W"])
         assert "/" in _footer_shows(app), _footer_shows(app)  # the room: more keys are said
+
+
+async def test_the_workspace_says_checked_out_once(review) -> None:  # type: ignore[no-untyped-def]
+    """Found by an exploring helper in tmux: the Overview read `checked out  checked out at
+    /tmp/.../TASK-32 on kanban/task-TASK-32` and the Files tab `CHECKED OUT  checked out at ...`,
+    the state's name and then the summary that starts with it."""
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        drawer = await opened(pilot, app, board.ids["review"])
+        await until(pilot, lambda: "checked out at" in overview_text(drawer).lower())
+        [line] = [s for s in overview_text(drawer).splitlines() if "checked out" in s.lower()]
+        assert line.lower().count("checked out") == 1, line
+        assert line.split()[:3] == ["checked", "out", "at"], line
+        await pilot.press("2")
+        text = await shows(pilot, app, "CHECKED OUT")
+        [line] = [s for s in text.splitlines() if "CHECKED OUT" in s]
+        assert line.lower().count("checked out") == 1, line
