@@ -8,7 +8,7 @@ docs/architecture.md#agent-text-is-inert
 
 import unicodedata
 
-__all__ = ["inert"]
+__all__ = ["as_written", "inert"]
 
 _REPLACEMENT = "\ufffd"
 _NEWLINE_SYMBOL = "\u2424"  # ␤
@@ -66,3 +66,19 @@ def inert(text: str, *, multiline: bool = False) -> str:
     if text.isprintable():
         return text
     return text.translate(_MULTILINE if multiline else _ONE_LINE)
+
+
+# What `inert` draws a control as, back to the control: ␁..␟, ␡ and ␤ (a newline, one line).
+# Not ␀: no board keeps a NUL (PostgreSQL's text cannot hold one), so none was written.
+_WRITTEN = {
+    **{0x2400 + code: chr(code) for code in range(1, 0x20)},
+    0x2421: "\x7f",
+    0x2424: "\n",
+}
+
+
+def as_written(shown: str) -> str:
+    """The text an agent wrote that `inert` draws as `shown`, as far as pictures tell: each
+    control picture back to its control (`␛[31m` -> ESC `[31m`). A search typed or pasted from
+    what the screen shows finds what was written; the store matches both forms."""
+    return shown.translate(_WRITTEN)

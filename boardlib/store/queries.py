@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..columns import FinishedKey, TaskSearch
 from ..errors import BoardError, Reason
+from ..inert import as_written
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import EXECUTION_TIMED_OUT, MICROS_PER_USD, Task
 from .base import TABLES, Row
@@ -149,6 +150,22 @@ def like_pattern(text: str) -> str:
     """A `LIKE ... ESCAPE '\\'` pattern matching `text` anywhere, its wildcards taken literally."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def text_match(
+    like: str, columns: Sequence[str], name: str, text: str, params: dict[str, Any]
+) -> str:
+    """`text` anywhere in any of `columns`, ignoring case, as the condition `(...)` with its
+    parameters added to `params` under `name`. Text typed from what a screen shows (`␛[31m`,
+    agent text drawn `inert`) also finds what was written (ESC `[31m`)."""
+    params[name] = like_pattern(text)
+    names = [name]
+    written = as_written(text)
+    if written != text:
+        params[f"{name}w"] = like_pattern(written)
+        names.append(f"{name}w")
+    found = [f"{column} {like} :{each} ESCAPE '\\'" for each in names for column in columns]
+    return f"({' OR '.join(found)})"
 
 
 # Statement texts built from a table and column names, built once per shape: building one costs
@@ -360,13 +377,11 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             where.append(FOR_ROLE if ready else "role = :role")
             params["role"] = role
         if text:
-            like = self.LIKE_ANY_CASE
-            where.append(
-                f"(id = :exact OR title {like} :pattern ESCAPE '\\' "
-                f"OR description {like} :pattern ESCAPE '\\')"
+            found = text_match(
+                self.LIKE_ANY_CASE, ("title", "description"), "pattern", text, params
             )
+            where.append(f"(id = :exact OR {found})")
             params["exact"] = text
-            params["pattern"] = like_pattern(text)
         return where, params
 
     @staticmethod
@@ -490,10 +505,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             params["assignee"] = search.assignee.lower()
         for index, word in enumerate(search.words):
             where.append(
-                f"(id {like} :w{index} ESCAPE '\\' OR title {like} :w{index} ESCAPE '\\' "
-                f"OR description {like} :w{index} ESCAPE '\\')"
+                text_match(like, ("id", "title", "description"), f"w{index}", word, params)
             )
-            params[f"w{index}"] = like_pattern(word)
         return "".join(f" AND {condition}" for condition in where), params
 
     def matching_ids(self, search: TaskSearch, task_ids: Sequence[str] | None) -> list[str]:

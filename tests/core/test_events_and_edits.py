@@ -123,6 +123,26 @@ def test_search_matches_id_title_description_and_escapes_wildcards(board: Board)
     assert [x.title for x in board.search("ex")] == ["Lexer"]
 
 
+def test_a_search_typed_from_the_screen_finds_what_was_written(board: Board) -> None:
+    """Agent text is drawn inert (ESC as ␛): found by an exploring helper, a search typed or
+    pasted from the screen (`␛[31m`) matched nothing, on both backends. It finds the task with
+    the control written, and one whose title holds the picture itself."""
+    from boardlib.columns import TaskSearch
+    from boardlib.inert import inert
+
+    written = board.create_task("\x1b[31mred alert\x07", description="line one\nline two")
+    pictured = board.create_task("a literal \u241b[31m in its title")
+    board.create_task("plain")
+    shown = inert(written.title)
+    assert shown == "\u241b[31mred alert\u2407"
+    assert {x.id for x in board.search(shown[:5])} == {written.id, pictured.id}
+    assert [x.id for x in board.search(shown)] == [written.id]
+    assert [x.id for x in board.search("one\u2424line")] == [written.id]  # a newline, one line
+    found = board.find_tasks(TaskSearch(words=(shown[:6], "alert\u2407")))
+    assert [x.id for x in found] == [written.id]
+    assert board.search("\u2400") == []  # no board keeps a NUL: nothing to find, no error
+
+
 def test_list_filters(board: Board) -> None:
     a = board.create_task("a", team_id="red", role="worker")
     board.create_task("b", team_id="blue", role="reviewer")
