@@ -77,8 +77,9 @@ class HourCount(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class Throughput(Record):
-    """`per_hour_avg` is `done` over `over_ms`: the window, or the part of it the board has
-    existed when that is shorter (a 10-minute-old board's 300 done read as 12.5/h over 24 h)."""
+    """`per_hour_avg` is `done` over `over_ms`: the window, or the part of it what was counted
+    (the board, or the team) has existed when that is shorter (a 10-minute-old board's 300 done
+    read as 12.5/h over 24 h)."""
 
     done: int
     per_hour_avg: float
@@ -251,9 +252,10 @@ def _hours(since: int, until: int) -> range:
 
 
 def _throughput(rows: list[Row], since: int, until: int, born: int | None) -> Throughput:
-    """The average divides by the part of the window the board has existed (from its first
-    task's creation), at least a minute: dividing a young board's work by the whole window
-    understated its rate by the window over its age."""
+    """The average divides by the part of the window what was counted has existed (from the
+    first task's creation, the team's first with a team), at least a minute: dividing a young
+    board's (or team's) work by the whole window, or by the older board's age, understated its
+    rate by the window over its age."""
     counts = {int(row["hour"]): int(row["done"]) for row in rows}
     hours = _hours(since, until)
     per_hour = [HourCount(hour=hour * HOUR_MS, done=counts.get(hour, 0)) for hour in hours]
@@ -405,7 +407,7 @@ def compute(tx: Tx, *, now: int, window_ms: int, team: str | None) -> Stats:
         window=_label(window_ms),
         team_id=team,
         throughput=_throughput(
-            tx.throughput_by_hour(since, until, team), since, until, tx.board_born()
+            tx.throughput_by_hour(since, until, team), since, until, tx.born(team)
         ),
         cycle_time=_percentiles(tx.cycle_times(since, until, team)),
         review=_review(tx.review_waits(since, until, team), tx.review_queue(team), now),

@@ -118,8 +118,9 @@ class StatsTx(Protocol):
         """`agent`, `holding` (tasks in progress) and `last_at` (the latest heartbeat)."""
         ...
 
-    def board_born(self) -> int | None:
-        """When the board's first task was created (epoch ms), None on an empty board."""
+    def born(self, team: str | None) -> int | None:
+        """When the board's (or the team's) first task was created (epoch ms), None when there
+        is none."""
         ...
 
 
@@ -272,10 +273,13 @@ class StatsStatements(ABC):
             {"team": team} if team is not None else {},
         )
 
-    def board_born(self) -> int | None:
-        # The first task is a root task (a subtask's parent is older): `tasks_root_created`
-        # answers MIN from its first entry. Events are not asked: archiving prunes the oldest.
-        row = self._one_row(
-            "SELECT MIN(created_at) AS born FROM tasks WHERE parent_task_id IS NULL", {}
-        )
+    def born(self, team: str | None) -> int | None:
+        # The board's first task is a root task (a subtask's parent is older): `tasks_root_created`
+        # answers MIN from its first entry. A team's may be a subtask: its tasks, by `tasks_team`.
+        # Events are not asked: archiving prunes the oldest.
+        if team is None:
+            query = "SELECT MIN(created_at) AS born FROM tasks WHERE parent_task_id IS NULL"
+        else:
+            query = "SELECT MIN(created_at) AS born FROM tasks WHERE team_id = :team"
+        row = self._one_row(query, {"team": team} if team is not None else {})
         return None if row["born"] is None else int(row["born"])

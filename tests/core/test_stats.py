@@ -242,6 +242,30 @@ def test_a_young_boards_rate_divides_by_its_age(board: Board, clock: ManualClock
     assert day["throughput"]["overMs"] == 24 * HOUR and rate_text(day) == "0/h over 24h"
 
 
+def test_a_teams_rate_divides_by_the_teams_age(board: Board, clock: ManualClock) -> None:
+    """Found by review: `kanban stats --team web` divided the team's work by the board's age, so
+    a team that began ten minutes ago on a day-old board read its 3 done as 0.1/h. The average
+    divides by the age of what it counted: the team's first task's."""
+    at(clock, 0)
+    board.create_task("the board's first task")
+    at(clock, 30)
+    ids = [board.create_task(f"w{n}", team_id="web").id for n in range(3)]
+    board.create_task("an epic's part", team_id="mobile", parent_task_id=ids[0])
+    for task_id in ids:
+        board.claim(task_id, "ann")
+        board.move(task_id, t.DONE, reason="done by hand")
+    at(clock, 30, 10)
+    web = figures(board, team_id="web").to_json()
+    assert (web["throughput"]["done"], web["throughput"]["overMs"]) == (3, 10 * MIN + 1)
+    assert rate_text(web) == "18/h over its 10 min"
+    mobile = figures(board, team_id="mobile").to_json()  # a subtask's team: from its creation
+    assert mobile["throughput"]["overMs"] == 10 * MIN + 1
+    whole = figures(board).to_json()  # the board is older than the day: over the whole window
+    assert whole["throughput"]["overMs"] == 24 * HOUR and rate_text(whole) == "0.1/h over 24h"
+    nobody = figures(board, team_id="nobody").to_json()  # no task of the team: the window
+    assert nobody["throughput"]["overMs"] == 24 * HOUR
+
+
 def test_windows_are_durations() -> None:
     assert [parse_window(w) for w in ("90m", "24h", "7d", "2w")] == [
         90 * MIN, 24 * HOUR, 7 * 24 * HOUR, 14 * 24 * HOUR,
