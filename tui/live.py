@@ -255,6 +255,7 @@ class BoardReader:
                     self._post(ChangesWaiting())
                 if asked:  # scrolling and filtering still answer; the changes wait
                     self._read_changes(board, changes=False)
+                self._maybe_stats(board, changed=False)  # so do the figures asked for
                 return
             self._waiting_flagged = False
             changed = full or self._version is None or version != self._version
@@ -272,8 +273,9 @@ class BoardReader:
             self._went_unreadable(error)
 
     def _maybe_stats(self, board: Board, changed: bool) -> None:
-        """Post the figures when the stats screen is open and the board changed (at most once a
-        `STATS_MIN_INTERVAL_S`; a change inside it is picked up at a later poll)."""
+        """Post the figures when the stats screen is open and the board changed, or they were
+        asked for (`watch_stats`, `poke_stats`: answered while paused too), at most once a
+        `STATS_MIN_INTERVAL_S` (a change inside it is picked up at a later poll)."""
         with self._lock:
             window = self._stats_window
             if window is None:

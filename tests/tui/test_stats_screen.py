@@ -106,6 +106,43 @@ async def test_it_follows_the_feed_and_is_still_when_the_board_is(flow: Any) -> 
 
 
 @pytest.mark.slow
+async def test_a_paused_board_still_answers_the_stats_screen(flow: Any) -> None:
+    """Found in tmux: with the board paused (`p`), the stats screen said "reading…" for ever, at
+    `S` and again at `w`: the reader read nothing while paused. Figures asked for (`S`, `w`,
+    `r`) are read; a board change still waits for the resume, as the board's own do."""
+    path, clock, ids = flow
+    updates: list[StatsUpdate] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, StatsUpdate):
+            updates.append(message)
+
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await loaded(pilot)
+        await pilot.press("p")
+        assert app.paused
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        assert "reading" not in shown(app, "#stats-title")
+        day = app.screen.stats  # type: ignore[attr-defined]
+        await pilot.press("w")
+        await until(pilot, lambda: app.screen.stats is not None)  # type: ignore[attr-defined]
+        assert app.screen.stats.window == "7d"  # type: ignore[attr-defined]
+        assert "the last 7d" in shown(app, "#stats-title")
+        assert "reading" not in shown(app, "#stats-title")
+        app.screen.show(day)  # type: ignore[attr-defined]  # late, from before `w`: not shown
+        assert app.screen.stats.window == "7d"  # type: ignore[attr-defined]
+        seen = len(updates)
+        with Board(path, clock=clock) as board:
+            board.add_comment(ids["ast"], "while paused")
+        await pilot.pause(1.5)
+        assert len(updates) == seen  # paused: a change is not followed
+        await pilot.press("r")
+        await until(pilot, lambda: len(updates) == seen + 1)  # asked for: read
+
+
+@pytest.mark.slow
 async def test_a_young_boards_rate_is_over_its_age(tmp_path: Path) -> None:
     """Found by an operator: a 10-minute-old board read "done/h 300 (12.5/h)", its work divided
     by the whole 24-hour window. The screen shows the rate over the board's 10 minutes, and says

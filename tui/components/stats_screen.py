@@ -173,7 +173,7 @@ class StatsScreen(Screen[None]):
             title.append(
                 f" · {clock_text(self.stats.until - 1, self.kanban.now_ms())}", style="dim"
             )
-        elif self.stats is None:
+        else:
             title.append(" · reading…", style="dim")
         if self.kanban.read_only:
             title.append(" · read-only", style="dim")
@@ -186,8 +186,8 @@ class StatsScreen(Screen[None]):
         if error is not None:
             self.query_one("#times", Static).update(Text(inert(error), style="bold red"))
             return
-        if stats is None:
-            return
+        if stats is None or stats.window != self.window:
+            return  # the figures of the window before `w`, read before it was pressed
         self.stats, self.budgets = stats, budgets
         doc = stats.to_json()
         with self.app.batch_update():
@@ -290,6 +290,7 @@ class StatsScreen(Screen[None]):
 
     def action_window(self) -> None:
         self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)]
+        self.stats = None  # the title says "reading…" until the window's figures come
         self.query_one("#stats-title", Static).update(self._title())
         self.kanban.reader.watch_stats(self.window)
 
