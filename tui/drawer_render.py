@@ -23,13 +23,21 @@ from boardlib.actors import actor_label
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
-from boardlib.records import EXECUTION_RUNNING, AuditEntry, Comment, Event, Execution, TaskView
+from boardlib.records import (
+    EXECUTION_RUNNING,
+    AuditEntry,
+    Comment,
+    Event,
+    Execution,
+    Task,
+    TaskView,
+)
 from boardlib.review import anchor_of, review_comments
 from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
-from .cards import clock_text, money
-from .task_view import RUN_STYLE
+from .cards import EXPIRED, SOON, clock_text, lease_state, money
+from .task_view import RUN_STYLE, describe_verdict
 from .task_view import heading as heading  # re-exported: the drawer panes use them
 from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
 
@@ -75,6 +83,96 @@ def safe_markdown(text: str) -> str:
 
 
 # -- Overview ------------------------------------------------------------------------------------
+
+
+def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ()) -> Group:
+    """The Overview above the description: the title, the fields, a human override's mark and
+    why the task is blocked."""
+    task = view.task
+    head: list[RenderableType] = [plain(task.title, "bold"), facts_table(task, now_ms)]
+    head += override_lines(audit, now_ms)
+    if task.blocked_reason:
+        head += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
+    return Group(*head)
+
+
+def overview_rest(view: TaskView, checkout: CheckoutState | None, now_ms: int) -> Group:
+    """The Overview below the description: the verdict, both dependency directions, the parent
+    chain, the workspace, the runs in a line, the review comments and the comments."""
+    rest: list[RenderableType] = [
+        heading("Verdict"),
+        describe_verdict(view.task.verification, now_ms),
+    ]
+    rest += [heading("Dependencies"), links_table(view)]
+    if view.ancestors:
+        chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
+        rest += [heading("Parent chain"), plain(f"  {chain}")]
+    rest += [heading("Workspace"), workspace_line(view, checkout)]
+    rest += [heading("Runs"), runs_summary(view.executions)]
+    rest += review_block(view, now_ms)
+    rest += comments_block(view, now_ms)
+    rest.append(Text(""))
+    return Group(*rest)
+
+
+def facts_table(task: Task, now_ms: int) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", justify="right")
+    table.add_column()
+
+    def row(name: str, value: object, style: str = "") -> None:
+        if value not in (None, "", [], 0) or name in ("priority",):
+            table.add_row(Text(name), plain(value, style))
+
+    row("status", t.label(task.status) + (" (dropped)" if task.dropped else ""), "bold")
+    row("priority", task.priority)
+    row("role", task.role)
+    row("team", task.team_id)
+    row("kind", task.kind)
+    who = task.assignee_agent_id
+    if who and task.assignee_runtime:
+        who += f" · {task.assignee_runtime}"
+    row("assignee", who)
+    attempt_claimer = task.attempt_claimer  # the card names the same one (`tui.cards`)
+    row("claimed by", attempt_claimer)
+    if task.claimed_by != attempt_claimer:  # the review rule still bars the first claimer
+        row("first claimed by", task.claimed_by)
+    row("holders", ", ".join(task.holders))
+    row("attempts", task.attempts)
+    row("claim epoch", task.claim_epoch)
+    if task.lease_until is not None:
+        state = lease_state(task, now_ms)
+        style = "bold red" if state == EXPIRED else "bold yellow" if state == SOON else ""
+        suffix = " (expired)" if state == EXPIRED else " (about to expire)" if state == SOON else ""
+        row("lease until", clock_text(task.lease_until, now_ms) + suffix, style)
+    if task.last_heartbeat_at is not None:
+        row("heartbeat", clock_text(task.last_heartbeat_at, now_ms))
+    row("waits on", f"{task.unmet_deps} unfinished" if task.unmet_deps else None, "yellow")
+    row("created", clock_text(task.created_at, now_ms))
+    row("updated", clock_text(task.updated_at, now_ms))
+    if task.completed_at is not None:
+        row("completed", clock_text(task.completed_at, now_ms))
+    row("cost", money(task.cost_usd) if task.cost_usd else None)
+    row("branch", task.branch_ref)
+    row("worktree", task.worktree_ref)
+    return table
+
+
+def override_lines(audit: Sequence[AuditEntry], now_ms: int) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    for entry in audit:
+        if entry.action != "human_override":
+            continue
+        line = Text("⚑ human override: ", style="bold yellow")
+        line.append(
+            inert(
+                f"{entry.actor} moved it from {entry.from_status or '?'} to "
+                f"{entry.to_status or '?'} over the verdict at "
+                f"{clock_text(entry.created_at, now_ms)}"
+            )
+        )
+        lines.append(line)
+    return lines
 
 
 def links_table(view: TaskView) -> RenderableType:
@@ -259,17 +357,31 @@ def runs_table(executions: Sequence[Execution], now_ms: int) -> RenderableType:
 # -- History -------------------------------------------------------------------------------------
 
 
+def history_block(
+    events: Sequence[Event],
+    audit: Sequence[AuditEntry],
+    now_ms: int,
+    *,
+    comments: Sequence[Comment] = (),
+) -> RenderableType:
+    """The History tab: a line a thing done, newest first."""
+    rows = history_lines(events, audit, now_ms, comments=comments)
+    if not rows:
+        return Text("Nothing recorded yet.", "dim")
+    return Text("\n").join(Text.assemble(when, "  ", words) for when, words in rows)
+
+
 def history_lines(
     events: Sequence[Event],
     audit: Sequence[AuditEntry],
     now_ms: int,
     *,
     comments: Sequence[Comment] = (),
-) -> list[Text]:
+) -> list[tuple[Text, Text]]:
     """Everything done to the task, newest first, in words. The audit table says what the events
     say less well (the gate's summary of a run, a human override with the verdict it overrode),
     so those rows replace their events; runs of routine heartbeats fold into one line; a comment
-    shows its first line."""
+    shows its first line. Each is its time and its words."""
     entries: list[tuple[int, int, Text]] = []
     bodies = {comment.id: comment.body for comment in comments}
     overrides = {(row.created_at, row.actor) for row in audit if row.action == "human_override"}
@@ -319,12 +431,8 @@ def history_lines(
     order = sorted(
         range(len(entries)), key=lambda i: (entries[i][0], entries[i][1], i), reverse=True
     )
-    lines = []
-    for at, _, words in (entries[i] for i in order):
-        line = Text(f"{clock_text(at, now_ms)}  ", style="dim")
-        line.append_text(words)
-        lines.append(line)
-    return lines
+    return [(Text(clock_text(at, now_ms), style="dim"), words) for at, _, words in
+            (entries[i] for i in order)]  # fmt: skip
 
 
 def _event_style(event: Event) -> str:

@@ -563,14 +563,14 @@ def test_claimed_by_names_the_current_attempt_not_the_first_claimer(tmp_path: Pa
 
     from tests.tui.test_inert_rendering import rendered
     from tui.drawer_data import read_task
-    from tui.task_view import render_task_view
+    from tui.drawer_render import overview_head
 
     with Board(tmp_path / "board.db", clock=ManualClock(START_MS)) as board:
         task = board.create_task("Pick a payment provider")
         claimed = board.claim(task.id, "agent-ada")
         board.release(task.id, "agent-ada", epoch=claimed.claim_epoch)
         board.claim(task.id, "agent-bob")
-        drawn = rendered(render_task_view(read_task(board, task.id).view, START_MS))
+        drawn = rendered(overview_head(read_task(board, task.id).view, START_MS))
     facts = dict(re.findall(r"^\s*(\S.*?)  +(\S+)\s*$", drawn, re.MULTILINE))
     assert facts["claimed by"] == "agent-bob", drawn
     assert facts["first claimed by"] == "agent-ada", drawn
@@ -583,7 +583,7 @@ def test_a_done_card_names_whoever_did_the_work_as_the_drawer_does(tmp_path: Pat
     from tests.tui.test_inert_rendering import PALETTE, rendered
     from tui.cards import card_lines
     from tui.drawer_data import read_task
-    from tui.task_view import render_task_view
+    from tui.drawer_render import overview_head
 
     with Board(tmp_path / "board.db", clock=ManualClock(START_MS)) as board:
         task = board.create_task("Pick a payment provider")
@@ -592,7 +592,7 @@ def test_a_done_card_names_whoever_did_the_work_as_the_drawer_does(tmp_path: Pat
         board.claim(task.id, "agent-bob")
         board.complete(task.id, "agent-bob")
         done = board.approve(task.id, "agent-cy")
-        drawn = rendered(render_task_view(read_task(board, task.id).view, START_MS))
+        drawn = rendered(overview_head(read_task(board, task.id).view, START_MS))
     meta = card_lines(done, 60, PALETTE, now_ms=START_MS)[2].text
     assert "agent-bob" in meta and "agent-ada" not in meta, meta
     assert "claimed by" in drawn and "agent-bob" in drawn.split("claimed by")[1], drawn

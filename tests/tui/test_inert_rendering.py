@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from textual.command import Matcher
 from textual.content import Content
@@ -25,7 +25,17 @@ from boardlib import Board, ManualClock
 from boardlib import transitions as t
 from boardlib.inert import inert
 from boardlib.narration import narrate
-from boardlib.records import Comment, Event, Execution, LinkedTask, Task, TaskView, Workspace
+from boardlib.records import (
+    AuditEntry,
+    Comment,
+    Event,
+    Execution,
+    LinkedTask,
+    Task,
+    TaskView,
+    Workspace,
+)
+from boardlib.worktrees.landing import LandingPreview
 from kanban.cli.table import _events_table, _record_table, _rows_table, _tasks_table, render_line
 from tests.core.test_inert import HOSTILE
 from tests.examples import examples
@@ -33,7 +43,8 @@ from tests.tui.conftest import Notes, loaded, make_app, until, utc
 from tui.cards import CardPalette, CardTones, card_lines
 from tui.commands import plain_highlight
 from tui.components.header_bar import HeaderBar
-from tui.task_view import render_task_view
+from tui.drawer_render import history_block, overview_head, overview_rest, runs_table
+from tui.landing_data import Preview, landing_words
 
 NOW = 1_767_261_600_000
 HOSTILE_TEXT = st.one_of(
@@ -171,7 +182,22 @@ def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
             Workspace("W-1", "TASK-1", text, "active", NOW, branch=text, worktree_path=text)
         ],
     )
-    drawn = rendered(render_task_view(view, NOW))
+    events = [
+        Event(1, "comment_added", NOW, "TASK-1", text, {"comment_id": "C-1"}),
+        Event(2, "status_changed", NOW, "TASK-1", text, {"verb": "reject", "reason": text}),
+        Event(3, "lease_renewed", NOW, "TASK-1", text, {}),
+    ]
+    audit = [AuditEntry(1, text, "human_override", NOW, "TASK-1", t.IN_REVIEW, t.DONE, text)]
+    preview = Preview("TASK-1", LandingPreview("TASK-1", "conflicts", text, conflicts=[text]), "s")
+    # What the drawer draws, tab by tab: the Overview (but its Markdown), Runs, History, Landing.
+    drawer = Group(
+        overview_head(view, NOW, audit),
+        overview_rest(view, None, NOW),
+        runs_table(view.executions, NOW),
+        history_block(events, audit, NOW, comments=view.comments),
+        landing_words(preview),
+    )
+    drawn = rendered(drawer)
     if "[@click=app.quit]" in text:
         assert "[@click=app.quit]" in drawn  # drawn as its characters, not run
 

@@ -33,7 +33,7 @@ from .. import registry, tools
 from ..actions import TaskActions
 from ..diff_rows import DiffRows, ListedFile
 from ..drawer_data import TaskData, WorkspaceData, fingerprint, read_task, read_workspace
-from ..drawer_render import history_lines, plain, runs_table
+from ..drawer_render import history_block, plain, runs_table
 from ..gateway import BOARD_UNREADABLE
 from ..registry import SIDE_BY_SIDE_MIN_COLUMNS
 from . import tcss
@@ -198,8 +198,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if self._taken_down() or self.kanban.closing_down():
             return  # the app closed, or the drawer went, while the Overview was drawn
         self.query_one("#runs-pane", TextPane).show(runs_table(data.view.executions, now))
-        lines = history_lines(data.events, data.audit, now, comments=data.view.comments)
-        history = Text("\n").join(lines) if lines else Text("Nothing recorded yet.", "dim")
+        history = history_block(data.events, data.audit, now, comments=data.view.comments)
         self.query_one("#history-pane", TextPane).show(history)
         self.diff.set_comments(data.view.comments)
         # A board change may come with a worktree change (a commit, a pause): on screen, the

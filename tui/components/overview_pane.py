@@ -2,8 +2,6 @@
 verdict, both dependency directions (`o` goes to one), the workspace's true state, a summary of
 its runs and the comments; for reviewed work, whether it would land (or where it landed)."""
 
-from rich.console import Group, RenderableType
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -11,16 +9,7 @@ from textual.widgets import Static
 from boardlib.records import AuditEntry, TaskView
 from boardlib.worktrees import CheckoutState
 
-from ..drawer_render import (
-    comments_block,
-    heading,
-    links_table,
-    plain,
-    review_block,
-    runs_summary,
-    workspace_line,
-)
-from ..task_view import _facts, _overrides, describe_verdict
+from ..drawer_render import heading, overview_head, overview_rest
 from . import tcss
 from .agent_markdown import AgentMarkdown
 from .landing_line import LandingLine
@@ -44,11 +33,7 @@ class OverviewPane(VerticalScroll, can_focus=False):
         audit: list[AuditEntry] | None = None,
     ) -> None:
         task = view.task
-        head: list[RenderableType] = [plain(task.title, "bold"), _facts(task, now_ms)]
-        head += _overrides(audit or [], now_ms)  # a human override is marked
-        if task.blocked_reason:
-            head += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
-        self.query_one("#overview-head", Static).update(Group(*head))
+        self.query_one("#overview-head", Static).update(overview_head(view, now_ms, audit or []))
         self.query_one(LandingLine).show_task(task)  # before approving: would it land?
         description = task.description or ""
         self.query_one("#overview-description-heading", Static).display = bool(description)
@@ -58,17 +43,4 @@ class OverviewPane(VerticalScroll, can_focus=False):
         await markdown.show(description)
         if not rest_widget.is_attached:
             return  # the drawer was closed while the description was drawn: its widgets went
-        rest: list[RenderableType] = [
-            heading("Verdict"),
-            describe_verdict(task.verification, now_ms),
-        ]
-        rest += [heading("Dependencies"), links_table(view)]
-        if view.ancestors:
-            chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
-            rest += [heading("Parent chain"), plain(f"  {chain}")]
-        rest += [heading("Workspace"), workspace_line(view, checkout)]
-        rest += [heading("Runs"), runs_summary(view.executions)]
-        rest += review_block(view, now_ms)
-        rest += comments_block(view, now_ms)
-        rest.append(Text(""))
-        rest_widget.update(Group(*rest))
+        rest_widget.update(overview_rest(view, checkout, now_ms))
