@@ -37,7 +37,7 @@ from boardlib.worktrees import CheckoutState, DetailResult
 from boardlib.worktrees.results import CHECKED_OUT, CLEANED, KEPT, MISSING, PAUSED
 
 from .cards import EXPIRED, SOON, clock_text, lease_state, money
-from .task_view import RUN_STYLE, describe_verdict
+from .task_view import RUN_STYLE, Hanging, describe_verdict, hanging
 from .task_view import heading as heading  # re-exported: the drawer panes use them
 from .task_view import plain as plain  # one `plain`: agent text as inert `Text`
 
@@ -92,7 +92,7 @@ def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ())
     head: list[RenderableType] = [plain(task.title, "bold"), facts_table(task, now_ms)]
     head += override_lines(audit, now_ms)
     if task.blocked_reason:
-        head += [heading("Blocked because"), plain(f"  {task.blocked_reason}", "yellow")]
+        head += [heading("Blocked because"), hanging(plain(f"  {task.blocked_reason}", "yellow"))]
     return Group(*head)
 
 
@@ -106,7 +106,7 @@ def overview_rest(view: TaskView, checkout: CheckoutState | None, now_ms: int) -
     rest += [heading("Dependencies"), links_table(view)]
     if view.ancestors:
         chain = " ← ".join(f"{a.id} ({a.status})" for a in view.ancestors)
-        rest += [heading("Parent chain"), plain(f"  {chain}")]
+        rest += [heading("Parent chain"), hanging(plain(f"  {chain}"))]
     rest += [heading("Workspace"), workspace_line(view, checkout)]
     rest += [heading("Runs"), runs_summary(view.executions)]
     rest += review_block(view, now_ms)
@@ -171,7 +171,7 @@ def override_lines(audit: Sequence[AuditEntry], now_ms: int) -> list[RenderableT
                 f"{clock_text(entry.created_at, now_ms)}"
             )
         )
-        lines.append(line)
+        lines.append(hanging(line))
     return lines
 
 
@@ -364,11 +364,12 @@ def history_block(
     *,
     comments: Sequence[Comment] = (),
 ) -> RenderableType:
-    """The History tab: a line a thing done, newest first."""
+    """The History tab: a line a thing done, its words wrapped under its words, not under its
+    time."""
     rows = history_lines(events, audit, now_ms, comments=comments)
     if not rows:
         return Text("Nothing recorded yet.", "dim")
-    return Text("\n").join(Text.assemble(when, "  ", words) for when, words in rows)
+    return Hanging(rows, gap=2)
 
 
 def history_lines(

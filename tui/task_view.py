@@ -11,8 +11,11 @@ gate attempts and reviews render as what they are (a criterion, a severity, a ju
 as an object dumped into text.
 """
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -43,6 +46,48 @@ def heading(text: str) -> Text:
 def plain(text: object, style: str = "", *, multiline: bool = False) -> Text:
     """Agent text (or anything from the database) as inert `Text`."""
     return Text(inert("" if text is None else str(text), multiline=multiline), style=style)
+
+
+def hanging(text: Text) -> RenderableType:
+    """`text` wrapped under its own words: its leading spaces, and a mark before the words (`✓ `,
+    `⋯ `), are a column of their own, so a wrapped line starts under the text, not at the
+    pane's edge."""
+    words = text.plain.lstrip(" ")
+    lead = len(text.plain) - len(words)
+    if len(words) > 2 and words[1] == " " and not words[0].isalnum() and words[0] not in "`'\"([":
+        lead += 2  # a mark
+    if lead == 0:
+        return text
+    return Hanging([(text[:lead], text[lead:])], gap=0)
+
+
+class Hanging:
+    """Rows of a lead (a time, an indent) and words that wrap under the words, `gap` cells
+    between the two. Segments of its own: a table grid drew the same 3-4 times slower, and a
+    long task's History is hundreds of rows."""
+
+    def __init__(self, rows: "list[tuple[Text, Text]]", *, gap: int) -> None:
+        self.rows = rows
+        self.width = max((cell_len(lead.plain) for lead, _ in rows), default=0) + gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = max(1, options.max_width - self.width)
+        pad = Segment(" " * self.width)
+        for lead, words in self.rows:
+            first = [*_spanned(lead).render(console), Segment(" " * (self.width - lead.cell_len))]
+            for n, line in enumerate(words.wrap(console, room) if words.plain else [words]):
+                yield from first if n == 0 else (pad,)
+                yield from _spanned(line).render(console)
+                yield Segment.line()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((words.cell_len for _, words in self.rows), default=0)
+        return Measurement(self.width + 1, min(options.max_width, self.width + widest))
+
+
+def _spanned(text: Text) -> Text:
+    """`text` with its own style as a span: `Text.render` draws a text without spans unstyled."""
+    return Text(end="").append_text(text)
 
 
 def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:

@@ -25,6 +25,7 @@ from tui.components.drawer import TaskDrawer
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.files_pane import FilesPane
 from tui.components.prompt import PromptDialog
+from tui.components.text_pane import TextPane
 from tui.review_board import START_MS, ReviewBoard
 
 
@@ -719,3 +720,43 @@ async def test_the_workspace_says_checked_out_once(review) -> None:  # type: ign
         text = await shows(pilot, app, "CHECKED OUT")
         [line] = [s for s in text.splitlines() if "CHECKED OUT" in s]
         assert line.lower().count("checked out") == 1, line
+
+
+def _hangs_under(lines: list[str], first: str, words: str) -> list[str]:
+    """The lines of the block that starts at the first line holding `first`, up to the next line
+    that starts left of where its `words` start: they must start there, not at the edge."""
+    start = next(n for n, line in enumerate(lines) if first in line)
+    column = lines[start].index(words)
+    block = [lines[start]]
+    for line in lines[start + 1 :]:
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip() or indent < column - 2:
+            break  # the next entry (its own lead), or the end of the section
+        block.append(line)
+    assert len(block) > 1, f"{first!r} does not wrap here:\n" + "\n".join(lines)
+    for line in block[1:]:
+        assert len(line) - len(line.lstrip(" ")) == column, "\n".join(block)
+    return block
+
+
+@pytest.mark.slow  # a board with real worktrees, and a landing preview on the merged tree
+async def test_wrapped_landing_and_history_lines_hang_under_their_words(review) -> None:  # type: ignore[no-untyped-def]
+    """Found in tmux at 80x24: a Landing line too long for the pane (`cannot land: the
+    workspace of TASK-6 is recorded at /tmp/...`) and a History entry (a comment's first line)
+    wrapped to the pane's edge, under the time, not under their words."""
+    board, clock = review
+    task_id = board.ids["review"]
+    words = "the receipts round down to the cent, which is what the finance team asked for"
+    with Board(board.db, clock=clock) as writer:
+        writer.add_comment(task_id, words, author_agent_id="agent-linus")
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=(48, 30)) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        await until(pilot, lambda: "lands cleanly" in screen_text(app), timeout=30)
+        landing = _hangs_under(screen_text(app).splitlines(), "W: approve", "W:")
+        assert "merged tree first" in " ".join(landing)  # the whole line, wrapped
+        await pilot.press("5")
+        pane = drawer.query_one("#history-pane", TextPane)
+        await until(pilot, lambda: "round down" in pane.text())
+        block = _hangs_under(pane.text().splitlines(), "commented on", "agent-linus")
+        assert "finance team" in " ".join(block)

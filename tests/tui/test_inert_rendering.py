@@ -45,6 +45,7 @@ from tui.commands import plain_highlight
 from tui.components.header_bar import HeaderBar
 from tui.drawer_render import history_block, overview_head, overview_rest, runs_table
 from tui.landing_data import Preview, landing_words
+from tui.task_view import hanging
 
 NOW = 1_767_261_600_000
 HOSTILE_TEXT = st.one_of(
@@ -195,7 +196,7 @@ def test_the_drawer_draws_no_control_character_and_no_action(text: str) -> None:
         overview_rest(view, None, NOW),
         runs_table(view.executions, NOW),
         history_block(events, audit, NOW, comments=view.comments),
-        landing_words(preview),
+        hanging(landing_words(preview)),
     )
     drawn = rendered(drawer)
     if "[@click=app.quit]" in text:

@@ -33,7 +33,7 @@ from ..landing_data import (
     read_stamp,
 )
 from ..registry import has_work_to_land
-from ..task_view import plain
+from ..task_view import hanging, plain
 from . import tcss
 
 if TYPE_CHECKING:
@@ -173,9 +173,9 @@ class LandingLine(Static):
     def _draw(self) -> None:
         task = self._shown_task
         if task is not None and task.landed_commit is not None:  # the board's record says it
-            self.update(Group(TITLE, landed_words(task, self.kanban.now_ms())))
+            self.update(Group(TITLE, hanging(landed_words(task, self.kanban.now_ms()))))
             return
-        self.update(Group(TITLE, *self._lines()))
+        self.update(Group(TITLE, *map(hanging, self._lines())))  # wrapped under their words
 
     def _lines(self) -> list[Text]:
         shown = self.preview_for(self.task_id or "")
