@@ -12,14 +12,17 @@ from typing import Annotated, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     NonNegativeInt,
+    StrictInt,
     StringConstraints,
 )
 
 from . import transitions
 from .naming import camel
+from .validation import INT64_MAX, whole
 
 Verdict = Literal["pass", "fail", "completed_with_debt"]
 
@@ -151,9 +154,15 @@ class HandoffEvidence(CamelModel):
     lint_results: Text | None = None
 
 
+# A seq as a number, as seed 003's zod `number` takes it (`5.0` is 5; `"5"` and `true` are not),
+# within 64 bits: a bigger one was written, then every read of the handoff failed (orjson
+# cannot encode it), so the cold-resume GET was a 500 until the file was rewritten.
+Seq = Annotated[StrictInt, Field(ge=0, le=INT64_MAX), BeforeValidator(whole)]
+
+
 class RoomCursor(CamelModel):
     room_id: Name
-    last_seen_seq: NonNegativeInt
+    last_seen_seq: Seq
 
 
 class AgentHandoff(CamelModel):

@@ -196,6 +196,39 @@ def test_handoff_refusals(api: Api, repo: Path) -> None:
     assert api.fingerprint() == before
 
 
+def test_a_room_cursor_seq_is_a_64_bit_number_or_the_handoff_is_refused(
+    api: Api, repo: Path
+) -> None:
+    """`roomCursor.lastSeenSeq` took `"1"` and `true` (pydantic's lax int) and any size: a seq
+    past 64 bits was written with a 200, then every cold-resume read of it was a 500 (orjson
+    cannot encode it). Now such a handoff is the 400 and writes nothing; the largest seq, and
+    `5.0` (zod's number), still round-trip; a hand-written file with a bad seq is ignored with a
+    warning, never a 500."""
+    task_id, path = provisioned(api, repo)
+    before = api.fingerprint()
+    for bad in ["1", True, 2**63, 10**22, -1, 1.5]:
+        body = {**HANDOFF, "roomCursor": {"roomId": "room-1", "lastSeenSeq": bad}}
+        answer = api.client.post(f"/api/board/{task_id}/workspace/handoff", json=body)
+        assert answer.status_code == 400, (bad, answer.text)
+        assert answer.json()["error"] == "invalid handoff"
+        assert list(answer.json()["details"]["fieldErrors"]) == ["roomCursor.lastSeenSeq"]
+    assert not (path / "AGENT_HANDOFF.json").exists()
+    assert api.fingerprint() == before
+    for good, stored in [(2**63 - 1, 2**63 - 1), (5.0, 5)]:
+        body = {**HANDOFF, "roomCursor": {"roomId": "room-1", "lastSeenSeq": good}}
+        written = api.client.post(f"/api/board/{task_id}/workspace/handoff", json=body)
+        assert written.status_code == 200, written.text
+        resumed = api.client.get(f"/api/board/{task_id}/workspace")
+        assert resumed.status_code == 200, resumed.text
+        assert resumed.json()["handoff"]["roomCursor"]["lastSeenSeq"] == stored
+    by_hand = {**HANDOFF, "roomCursor": {"roomId": "room-1", "lastSeenSeq": 10**22}}
+    (path / "AGENT_HANDOFF.json").write_text(json.dumps(by_hand))
+    resumed = api.client.get(f"/api/board/{task_id}/workspace")
+    assert resumed.status_code == 200, resumed.text
+    assert resumed.json()["handoff"] is None
+    assert any("AGENT_HANDOFF.json is invalid" in w for w in resumed.json()["resume"]["warnings"])
+
+
 # -- PATCH .../workspace -----------------------------------------------------------------------
 
 
