@@ -29,9 +29,11 @@ from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
 from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX, whole
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
+# The 64-bit bounds are -2**63 and (exclusive) 2**63: both exact as a JSON double, where 2**63 - 1
+# is not. A whole number's bounds go before `WholeNumber` in its `Annotated`: after it, pydantic
+# kept them out of the integer schema, so /openapi.json said `ge`/`lt` (no JSON Schema keyword: a
+# client never saw the bound) and the 400 named 2**63 rounded through a float.
 INT64 = 2**63
-
-
 WholeNumber = BeforeValidator(whole)
 
 
@@ -80,7 +82,7 @@ AnchorPath = Annotated[
     str, Field(min_length=1, max_length=PATH_MAX, description="The file, from the repository's top")
 ]
 AnchorLine = Annotated[
-    int, WholeNumber, Field(ge=1, le=LINE_MAX, description="The line of the file")
+    int, Field(ge=1, le=LINE_MAX, description="The line of the file"), WholeNumber
 ]
 LineText = Annotated[
     str, Field(max_length=LINE_TEXT_MAX, description="The line's text, to find it after edits")
@@ -89,20 +91,20 @@ Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
 Text = Annotated[str, Field(max_length=TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
-Priority = Annotated[int, WholeNumber, Field(ge=-INT64, lt=INT64)]
+Priority = Annotated[int, Field(ge=-INT64, lt=INT64), WholeNumber]
 Epoch = Annotated[
     int,
-    WholeNumber,
     Field(
         ge=0,
         lt=INT64,
         description="The claimEpoch your claim returned: refused as stale_claim once the task "
         "has moved to another claim.",
     ),
+    WholeNumber,
 ]
 Minutes = Annotated[float, Field(gt=0, le=MAX_LEASE_MINUTES, allow_inf_nan=False)]
 Usd = Annotated[float, Field(ge=0, le=USD_MAX, allow_inf_nan=False)]
-Tokens = Annotated[int, WholeNumber, Field(ge=0, le=TOKENS_MAX)]
+Tokens = Annotated[int, Field(ge=0, le=TOKENS_MAX), WholeNumber]
 ChangeReason = Annotated[str, Field(min_length=1, max_length=2000)]
 
 

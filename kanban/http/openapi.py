@@ -1,5 +1,6 @@
 """The `/openapi.json` document: FastAPI's, with the API's description, the bearer scheme, and
-without the 422 FastAPI adds to every route (this API answers a bad request with seed 003's 400)."""
+without the 422 FastAPI adds to every route (this API answers a bad request with seed 003's 400).
+An integer's bounds are written as integers: FastAPI's model holds them as floats (`1.0`)."""
 
 import json
 from typing import Any
@@ -53,5 +54,25 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
         for name in ("HTTPValidationError", "ValidationError"):
             if f'/{name}"' not in text:
                 schemas.pop(name, None)
+        _integer_bounds(document)
         app.openapi_schema = document
     return app.openapi_schema
+
+
+BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _integer_bounds(node: object) -> None:
+    """`"minimum": 1.0` as `1` wherever the schema is an integer's. Exact: the bounds the bodies
+    declare are doubles exactly (`bodies.INT64` is 2**63, not 2**63 - 1)."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            for key in BOUNDS:
+                value = node.get(key)
+                if isinstance(value, float) and value.is_integer():
+                    node[key] = int(value)
+        for value in node.values():
+            _integer_bounds(value)
+    elif isinstance(node, list):
+        for item in node:
+            _integer_bounds(item)

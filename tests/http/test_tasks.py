@@ -10,6 +10,7 @@ import pytest
 
 from boardlib import transitions as t
 from boardlib.models import VerificationResult
+from boardlib.review import LINE_MAX
 from tests.backends import is_postgres, raw_execute
 from tests.http.conftest import Api, live_server, serving
 
@@ -140,6 +141,50 @@ def test_a_whole_number_written_as_a_float_is_that_integer(api: Api) -> None:
     task = api.create("five", priority=5.0)
     assert api.stored(task["id"]).priority == 5
     assert api.create("hundred", priority=1e2)["priority"] == 100
+
+
+PYDANTIC_ONLY_BOUNDS = {"ge", "gt", "le", "lt"}  # pydantic's names, no JSON Schema keyword
+
+
+def test_an_integer_bound_is_one_the_document_and_the_refusal_state_exactly(api: Api) -> None:
+    """A whole number's bounds sat after the 5.0-is-5 validator: /openapi.json then said
+    `"ge": 1, "le": 1000000000` for a review comment's line and `"lt": 2**63` for a priority
+    (no JSON Schema keyword: a client generator or validator never saw them), and a priority
+    past 2**63 was told `Input should be less than 9223372036854776000` (the bound through a
+    float: 9223372036854775900 is less, and refused). Every bound is now a JSON Schema keyword,
+    an integer's written as an integer (exactly: FastAPI's floats made 2**63 - 1 read 2**63),
+    and the 400 names the bound the server holds; nothing is written."""
+    document = api.client.get("/openapi.json").json()
+    stray: list[str] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            if "type" in node:
+                stray.extend(f"{where}: {key}" for key in PYDANTIC_ONLY_BOUNDS & set(node))
+            for key, value in node.items():
+                walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, where)
+
+    walk(document, "")
+    assert stray == []
+    schemas = document["components"]["schemas"]
+    priority = schemas["CreateTaskBody"]["properties"]["priority"]
+    assert (priority["minimum"], priority["exclusiveMaximum"]) == (-(2**63), 2**63)
+    assert all(type(priority[key]) is int for key in ("minimum", "exclusiveMaximum"))
+    line = schemas["CommentBody"]["properties"]["line"]["anyOf"][0]
+    assert (line["type"], line["minimum"], line["maximum"]) == ("integer", 1, LINE_MAX)
+    task = api.create("bounded")
+    before = api.fingerprint()
+    over = api.client.patch(
+        f"/api/board/{task['id']}",
+        content=b'{"priority": 9223372036854775900}',
+        headers={"Content-Type": "application/json"},
+    )
+    said = invalid(over, fields={"priority"})["details"]["fieldErrors"]["priority"]
+    assert said == ["Input should be less than 9223372036854775808"]
+    assert api.fingerprint() == before
 
 
 def test_create_defaults_to_todo_and_links_dependencies(api: Api) -> None:
