@@ -56,6 +56,7 @@ class ServerReason(StrEnum):
     TOO_LARGE = "too_large"  # 413: a body over the cap, not read whole
     UNSUPPORTED_ENCODING = "unsupported_encoding"  # 415: a Content-Encoding it does not inflate
     SHUTTING_DOWN = "shutting_down"  # 503: cut off at shutdown; it may or may not have happened
+    METHOD_NOT_ALLOWED = "method_not_allowed"  # 405: the path takes other methods (`Allow`)
 
 
 # HTTP status per reason: the REST surface maps with this table and nothing else.

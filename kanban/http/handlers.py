@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from boardlib.errors import BoardError
+from boardlib.errors import BoardError, Reason, ServerReason
 from boardlib.store.base import StoreError
 from boardlib.worktrees import GitFailure
 
@@ -118,7 +118,17 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
     headers = dict(error.headers or {})
     if error.status_code == 405:
         headers["Allow"] = ", ".join(_allowed(request))
-    return reply({"error": text}, error.status_code, headers)
+    reason = ROUTING_REASONS.get(error.status_code)
+    answer = {"error": text} if reason is None else {"error": text, "reason": reason}
+    return reply(answer, error.status_code, headers)
+
+
+# A request no route takes is refused with a reason like any other: a path no route has, or a
+# method its path does not take (the answer's `Allow` names those it does).
+ROUTING_REASONS: dict[int, str] = {
+    404: Reason.NOT_FOUND.value,
+    405: ServerReason.METHOD_NOT_ALLOWED.value,
+}
 
 
 def _allowed(request: Request) -> list[str]:

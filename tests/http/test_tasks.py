@@ -678,9 +678,19 @@ def test_cancel_dependents_cancels_the_pending_chain(api: Api) -> None:
 
 
 def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> None:
-    assert api.client.get("/api/nothing").json() == {"error": "not found"}
+    """Each with a reason, as every other refusal (found by hand: `{"error": "not found"}` and
+    `{"error": "method not allowed"}` alone, the one refusals a client could not switch on)."""
+    before = api.fingerprint()
+    nothing = api.client.get("/api/nothing")
+    assert nothing.status_code == 404
+    assert nothing.json() == {"error": "not found", "reason": "not_found"}
     wrong = api.client.delete("/api/board")
-    assert wrong.status_code == 405 and wrong.json() == {"error": "method not allowed"}
+    assert wrong.status_code == 405
+    assert wrong.json() == {"error": "method not allowed", "reason": "method_not_allowed"}
+    executions = api.client.get("/api/board/executions/EXEC-1")
+    assert (executions.status_code, executions.headers["allow"]) == (405, "PATCH")
+    assert executions.json()["reason"] == "method_not_allowed"
+    assert api.fingerprint() == before
     # `Allow` names every method of the path (found by hand: only the first route's).
     for path, allowed in [
         ("/api/board", "GET, HEAD, POST"),
@@ -694,7 +704,10 @@ def test_unknown_routes_and_methods_answer_in_the_plain_envelope(api: Api) -> No
     before = api.fingerprint()
     slash = api.client.post("/api/board/", json={"title": "x"}, follow_redirects=False)
     assert slash.status_code == 404
-    assert slash.json() == {"error": "not found: no route ends in '/' (did you mean /api/board?)"}
+    assert slash.json() == {
+        "error": "not found: no route ends in '/' (did you mean /api/board?)",
+        "reason": "not_found",
+    }
     assert api.fingerprint() == before
 
 
