@@ -235,16 +235,23 @@ class BearerAuth:
         return None
 
 
+# What every JSON answer carries, the app's (`replies.Json`) and the middlewares' alike: never
+# sniffed as anything but JSON, never kept by a cache.
+HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+_RAW_HEADERS = tuple((name.lower().encode(), value.encode()) for name, value in HEADERS.items())
+
+
 async def send_json(send: Send, status: int, body: bytes, *headers: tuple[bytes, bytes]) -> None:
     """A whole JSON response from a middleware that answers before the app (no framework below
-    it to build one)."""
+    it to build one), with the headers every answer of the app carries."""
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                *_RAW_HEADERS,
                 (b"content-length", str(len(body)).encode()),
+                (b"content-type", b"application/json"),
                 *headers,
             ],
         }

@@ -37,6 +37,7 @@ from boardlib.worktrees.results import CompleteInfo, DiffStat, PauseInfo, Worktr
 from kanban.documents import one_line_utf8
 
 from .acting import Forbidden
+from .auth import HEADERS
 from .envelopes import (
     RETRY_AFTER_S,
     SHUTTING_DOWN_MESSAGE,
@@ -50,7 +51,6 @@ from .envelopes import (
     status_of,
 )
 
-HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 _RAW_HEADERS = [(name.lower().encode(), value.encode()) for name, value in HEADERS.items()]
 _JSON_TYPE = (b"content-type", b"application/json")
 

@@ -57,6 +57,39 @@ def test_every_route_but_healthz_needs_the_token(shared: Api, header: str | None
     assert shared.client.get("/healthz", headers=headers).json() == {"ok": True}
 
 
+def test_a_refusal_made_before_the_app_carries_the_apps_headers(shared: Api) -> None:
+    """The 401, the browser guard's 403, and the body cap's 413 and 415 are answered by the
+    middlewares in front of the app, and came without the `X-Content-Type-Options: nosniff` and
+    `Cache-Control: no-store` every answer of the app carries (found by hand with curl -i). Each
+    now has both, and still writes nothing."""
+    token = {"Authorization": f"Bearer {SHARED_TOKEN}"}
+    json_type = {"Content-Type": "application/json"}
+    before = shared.fingerprint()
+    answers = {
+        401: shared.client.post("/api/board", json={"title": "x"}),
+        403: shared.client.post(
+            "/api/board", json={"title": "x"}, headers={**token, "Origin": "https://evil.example"}
+        ),
+        413: shared.client.post(
+            "/api/board", content=b" " * (2 * 1024 * 1024 + 1), headers={**token, **json_type}
+        ),
+        415: shared.client.post(
+            "/api/board",
+            content=b'{"title": "x"}',
+            headers={**token, **json_type, "Content-Encoding": "br"},
+        ),
+    }
+    app_answer = shared.client.get("/api/board/TASK-404", headers=token)
+    assert app_answer.status_code == 404
+    for status, answer in [*answers.items(), (404, app_answer)]:
+        assert answer.status_code == status, answer.text
+        assert answer.headers["content-type"] == "application/json", status
+        assert answer.headers["x-content-type-options"] == "nosniff", status
+        assert answer.headers["cache-control"] == "no-store", status
+        assert answer.json()["reason"], status
+    assert shared.fingerprint() == before
+
+
 def test_the_right_token_opens_every_route(shared: Api) -> None:
     headers = {"Authorization": f"Bearer {SHARED_TOKEN}"}
     created = shared.client.post("/api/board", json={"title": "x"}, headers=headers)
