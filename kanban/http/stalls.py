@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 
 from starlette.types import Receive, Scope, Send
 
+from .accept import wants_stream
+
 log = logging.getLogger("kanban.http")
 
 SHUTDOWN_STALL_S = 1.0
@@ -43,7 +45,6 @@ CHECKS_PER_ALLOWANCE = 4
 SOONEST_CHECK_S = 0.01
 # An event stream's kernel send buffer (Linux doubles it): ~4,000 events/s at 100 ms round trip.
 STREAM_SNDBUF = 64 * 1024
-EVENT_STREAM = b"text/event-stream"
 
 
 def _unacknowledged(transport: asyncio.Transport) -> int:
@@ -75,7 +76,8 @@ def _taken(transport: asyncio.Transport, unacknowledged: int) -> int:
 def _asks_for_a_stream(scope: Scope) -> bool:
     if scope["type"] != "http" or scope["method"] != "GET":
         return False
-    return any(name == b"accept" and EVENT_STREAM in value for name, value in scope["headers"])
+    accept = [value for name, value in scope["headers"] if name == b"accept"]
+    return wants_stream(b",".join(accept).decode("latin-1"))
 
 
 class _StallGuard(asyncio.Protocol):

@@ -129,6 +129,41 @@ def test_the_stream_delivers_new_events_live_and_resumes(live: Live) -> None:
     assert [event["id"] for event in again] == ["3"]
 
 
+@pytest.mark.parametrize(
+    ("accept", "streams"),
+    [
+        (["text/event-stream"], True),
+        (["Text/Event-Stream"], True),  # media types match whatever their case
+        (["application/json, text/event-stream"], True),
+        (["application/json", "text/event-stream"], True),  # two headers are one list
+        (["text/event-stream;q=0.5, */*;q=0.1"], True),
+        (["text/event-stream;q=0"], False),  # not acceptable: RFC 9110 12.4.2
+        (["text/event-stream;q=0.1, application/json"], False),  # JSON preferred
+        (["text/event-stream-ish"], False),
+        (["*/*"], False),
+        ([], False),
+    ],
+)
+def test_accept_is_weighed_as_http_says(live: Live, accept: list[str], streams: bool) -> None:
+    """The stream was chosen by `text/event-stream` anywhere in `Accept` (found by hand):
+    `text/event-stream;q=0` (which says it is not acceptable), or one a client weighs below
+    JSON, got the stream anyway, and `Text/Event-Stream` the page. Each now gets what its
+    weights ask for."""
+    live.api.create("one")
+    headers = [("Accept", value) for value in accept]
+    with (
+        httpx.Client(base_url=live.url, timeout=10) as client,
+        client.stream("GET", "/api/board/events", headers=headers) as answer,
+    ):
+        assert answer.status_code == 200
+        kind = answer.headers["content-type"]
+        if streams:
+            assert kind.startswith("text/event-stream"), kind
+        else:
+            assert kind == "application/json", kind
+            assert [event["seq"] for event in json.loads(answer.read())["events"]] == [1]
+
+
 def test_the_stream_sends_heartbeat_comments(live: Live) -> None:
     with feed_stream(live) as stream:
         seen: list[str] = []

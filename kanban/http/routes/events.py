@@ -26,6 +26,7 @@ from boardlib import Board
 from boardlib import validation as validate
 from boardlib.errors import BoardError, Reason
 
+from ..accept import STREAM, wants_stream
 from ..deps import Who
 from ..envelopes import INVALID_QUERY, envelope, error_responses
 from ..replies import EventPage, reply
@@ -34,7 +35,6 @@ router = APIRouter(prefix="/api/board", tags=["events"])
 
 log = logging.getLogger(__name__)
 
-STREAM = "text/event-stream"
 RECONNECT_MS = 1000  # the `retry:` hint of a stream the server ends at shutdown
 # sse-starlette also ends streams on shutdown (it watches uvicorn's exit flag every 0.5 s); this
 # long it lets ours finish on its own, goodbye included, before it cancels them.
@@ -112,7 +112,7 @@ async def events(
 ) -> Response:
     # checked here, as the page's read checks it, so the stream refuses it before it starts
     task_id = validate.optional_identifier(task_id, "taskId")
-    if accept is not None and STREAM in accept:
+    if wants_stream(",".join(request.headers.getlist("accept"))):
         cursor = since
         resumed = _last_event_id(request.headers.getlist(LAST_EVENT_ID))
         if resumed is not None:
