@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from boardlib import Board
-from boardlib.actors import AUTHOR_AGENT, AUTHOR_USER, author_type_of
+from boardlib.actors import AUTHOR_AGENT, author_type_of
 from boardlib.errors import BoardError, invalid_input
 from boardlib.validation import caller_name
 from boardlib.worktrees import Worktrees
@@ -89,9 +89,9 @@ class Caller:
 
     def comment_author(self, author: str | None, author_type: str | None) -> tuple[str | None, str]:
         """Who a comment is from. An agent token writes as itself, as an agent; an operator
-        token as the operator, as a user (unless it says otherwise); an open server takes the
-        body's word, its type defaulting to the author's kind (`operator:NAME` is a person, not
-        an agent) or, for a comment naming nobody, to seed 003's `agent`."""
+        token as the operator, as a user, unless the body names another author; otherwise the
+        body's word is taken, its type defaulting to the author's kind (`operator:NAME` is a
+        person, not an agent) or, for a comment naming nobody, to seed 003's `agent`."""
         identity = self.identity
         if identity.is_agent:
             if author_type not in (None, "agent"):
@@ -102,7 +102,8 @@ class Caller:
         if author is not None:
             author = caller_name(author, "authorAgentId")
         if identity.kind == "operator":
-            return author or self.actor, author_type or AUTHOR_USER
+            author = author or self.actor
+            return author, author_type or author_type_of(author)
         return author, author_type or (author_type_of(author) if author else AUTHOR_AGENT)
 
     def role(self, role: str | None) -> str | None:

@@ -186,6 +186,17 @@ def test_comments_are_written_as_the_token(api: Api) -> None:
     assert as_(api, "alice", "POST", path, {"body": "x", "authorType": "system"}).status_code == 403
     person = as_(api, "ops", "POST", path, {"body": "from ops"}).json()["comment"]
     assert (person["authorAgentId"], person["authorType"]) == ("operator:ops", "user")
+    # An operator naming an agent as the author writes it as that agent's, as an open server
+    # does (found by hand: a "user" comment by worker-1, a person the board has no name for).
+    for body, expected in [
+        ({"body": "relayed", "authorAgentId": "bob"}, ("bob", "agent")),
+        ({"body": "said", "authorAgentId": "operator:dana"}, ("operator:dana", "user")),
+        ({"body": "as told", "authorAgentId": "bob", "authorType": "user"}, ("bob", "user")),
+    ]:
+        written = as_(api, "ops", "POST", path, body).json()["comment"]
+        assert (written["authorAgentId"], written["authorType"]) == expected, body
+    relayed = api.client.get(f"/api/board/{task['id']}", headers=bearer("ops")).json()
+    assert [c["authorType"] for c in relayed["comments"]][-3:] == ["agent", "user", "user"]
 
 
 def test_creates_are_recorded_as_the_token_and_capped_for_agents(api: Api) -> None:
