@@ -258,6 +258,12 @@ SEED_CREATE_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
+def seed_create_holds(status: str) -> bool:
+    """Whether a seed client's create in `status` passes through a claim by its creator (in
+    progress, in review, done): a surface that limits what a caller claims limits it there too."""
+    return t.IN_PROGRESS in SEED_CREATE_PATHS.get(status, ())
+
+
 def plan_move(
     task: Task,
     target: str,

@@ -199,6 +199,31 @@ def test_comments_are_written_as_the_token(api: Api) -> None:
     assert [c["authorType"] for c in relayed["comments"]][-3:] == ["agent", "user", "user"]
 
 
+def test_a_create_the_creator_holds_is_a_claim_for_its_roles_only(api: Api) -> None:
+    """A seed create in progress (or in review) is held by its creator, as a claim is: a
+    role-limited agent token made and held a task of another role that way (found by hand:
+    worker-1, refused the claim of a reviewer task by id, created one in_progress), though it
+    claims only for its roles. Such a create is now the claim's 403 and writes nothing; a
+    create it does not hold (todo, backlog), or one of its role or of none, is taken."""
+    before = api.fingerprint()
+    for status in ("in_progress", "in_review"):
+        body = {"title": "not mine", "role": "worker", "status": status}
+        refused = as_(api, "carol", "POST", "/api/board", body)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["reason"] == "forbidden"
+        assert refused.json()["roles"] == ["reviewer"]
+    assert api.fingerprint() == before
+    for body in [
+        {"title": "review it", "role": "reviewer", "status": "in_progress"},
+        {"title": "anyone's", "status": "in_progress"},
+        {"title": "filed for a worker", "role": "worker"},
+        {"title": "triage", "role": "worker", "status": "backlog"},
+    ]:
+        made = as_(api, "carol", "POST", "/api/board", body)
+        assert made.status_code == 200, (body, made.text)
+        assert made.json()["task"]["status"] == body.get("status", "todo")
+
+
 def test_creates_are_recorded_as_the_token_and_capped_for_agents(api: Api) -> None:
     root = as_(api, "alice", "POST", "/api/board", {"title": "root"}).json()["task"]
     assert api.events()[-1].actor == "alice"

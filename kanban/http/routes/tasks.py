@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from boardlib.config import minutes_to_ms
 from boardlib.errors import Reason
+from boardlib.lifecycle import seed_create_holds
 from boardlib.paging import PAGE_DEFAULT
 from boardlib.review import review_entries
 from boardlib.store.base import WouldWait
@@ -139,6 +140,8 @@ async def list_tasks(
 )
 @envelope("plain")
 def create_task(body: CreateTaskBody, who: Who) -> JSONResponse:
+    if who.identity.roles and seed_create_holds(body.status):  # held by its creator: a claim
+        who.may_claim_role(body.role)
     task = who.board.create_task(
         body.title,
         description=body.description,
