@@ -81,6 +81,30 @@ def test_a_list_flag_is_true_or_false_and_no_other_spelling(api: Api, flag: str)
         assert body["details"]["fieldErrors"] == {flag: ["must be true or false"]}, spelling
 
 
+def test_a_query_parameter_sent_twice_with_different_values_is_refused(api: Api) -> None:
+    """FastAPI took the last of two values silently (found by hand): `?status=todo&status=done`
+    listed the done tasks alone, `?ready=true&ready=false` every task, and a feed page with two
+    `since` read from the second. Which one the client meant is not known, so each is the 400
+    `invalid query` naming the parameter, as two `Last-Event-ID`s are; the same value twice is
+    that value."""
+    api.create("waiting")
+    before = api.fingerprint()
+    for path, query, name in [
+        ("/api/board", "status=todo&status=done", "status"),
+        ("/api/board", "ready=true&teamId=a&ready=false", "ready"),
+        ("/api/board/events", "since=0&since=1", "since"),
+    ]:
+        answer = api.client.get(f"{path}?{query}")
+        assert answer.status_code == 400, (path, query, answer.text)
+        body = answer.json()
+        assert (body["error"], body["reason"]) == ("invalid query", "invalid_input")
+        assert list(body["details"]["fieldErrors"]) == [name]
+        assert "more than once" in body["details"]["fieldErrors"][name][0]
+    same = api.client.get("/api/board?status=todo&status=todo")
+    assert [task["title"] for task in same.json()["tasks"]] == ["waiting"]
+    assert api.fingerprint() == before
+
+
 def test_list_refuses_an_unknown_status(api: Api) -> None:
     answer = api.client.get("/api/board", params={"status": "finished"})
     assert answer.status_code == 400
