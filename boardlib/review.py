@@ -51,8 +51,8 @@ def anchor(
     path: Any = None, line: Any = None, side: Any = None, line_text: Any = None
 ) -> Anchor | None:
     """The anchor the caller gave, checked; None when it gave none. A line needs a path; a path
-    is relative, without `..` and without control characters (it is shown in terminals and
-    written into files)."""
+    is a file's, as a diff names it (relative, no `.`, `..` or empty segment), without control
+    characters (it is shown in terminals and written into files)."""
     if path is None:
         for value, field in ((line, "line"), (side, "side"), (line_text, "lineText")):
             if value is not None:
@@ -66,10 +66,13 @@ def anchor(
         raise invalid_input(
             "path must be a file name: no control characters or backslashes", field="path"
         )
-    parts = path.split("/")
-    if path.startswith("/") or ".." in parts or "" in parts[:-1]:
+    # every segment a name: `a//b` and `./a` name the file `a/b` and `a` differently from the
+    # diff (the anchor then matched no line of it), and `a/` names no file at all
+    if {"", ".", ".."} & set(path.split("/")):
         raise invalid_input(
-            "path must be relative to the repository's top, without `..`", field="path"
+            "path must be a file's path from the repository's top: no leading or trailing `/`, "
+            "and no `.`, `..` or empty segment",
+            field="path",
         )
     number = None
     if line is not None:

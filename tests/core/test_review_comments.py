@@ -54,6 +54,9 @@ def test_an_anchored_comment_keeps_its_anchor(board: Board) -> None:
         ({"path": "/etc/passwd", "line": 1}, "path"),
         ({"path": "../outside.py", "line": 1}, "path"),
         ({"path": "a//b.py", "line": 1}, "path"),
+        ({"path": "app.py/", "line": 1}, "path"),  # found by hand: a trailing `/` was taken
+        ({"path": "./app.py", "line": 1}, "path"),  # and `.`: app.py as no diff names it
+        ({"path": "src/./app.py", "line": 1}, "path"),
         ({"path": "evil\x1b]52;c;eA==\x07.py", "line": 1}, "path"),
         ({"path": "app.py", "line": 0}, "line"),
         ({"path": "app.py", "line": True}, "line"),

@@ -74,6 +74,8 @@ def test_anchored_comments_reach_the_agent_over_http(api: Api, tmp_path: Path) -
         {"body": "x", "path": "app.py", "line": "12"},
         {"body": "x", "path": "app.py", "line": 1, "side": "left"},
         {"body": "x", "path": "a\x1b[2J", "line": 1},
+        {"body": "x", "path": "app.py/", "line": 1},
+        {"body": "x", "path": "./app.py", "line": 1},
     ],
 )
 def test_a_bad_anchor_is_the_seeds_400_and_writes_nothing(api: Api, body: dict) -> None:  # type: ignore[type-arg]
