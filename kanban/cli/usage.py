@@ -66,6 +66,15 @@ def _subcommands(ctx: click.Context | None) -> list[str]:
     return command.list_commands(ctx) if isinstance(command, click.Group) and ctx else []
 
 
+def _envvar(error: click.UsageError) -> str | None:
+    """The variable a missing option may also come from (`--agent`: KANBAN_AGENT), which
+    Click's "Missing option '--agent'" leaves out: a new user's first claim-next says only that."""
+    if not isinstance(error, click.MissingParameter) or not isinstance(error.param, click.Option):
+        return None
+    envvar = error.param.envvar
+    return envvar if isinstance(envvar, str) else None
+
+
 def _message(error: click.UsageError) -> tuple[str, str | None]:
     """Click's message and a suggestion. A group called without a command gets one line naming
     its commands (Click's "message" is then the whole help page); a mistyped command gets the
@@ -75,6 +84,9 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
         names = ", ".join(_subcommands(ctx))
         return f"Missing command: {ctx.command_path} needs one of {names}.", None
     message = error.format_message()
+    envvar = _envvar(error)
+    if envvar is not None:
+        return f"{message} Give it, or set {envvar} in the environment.", None
     typo = _NO_SUCH_COMMAND.fullmatch(message)
     if typo is not None:
         commands = _subcommands(ctx)

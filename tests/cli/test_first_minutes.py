@@ -1,0 +1,32 @@
+"""The mistakes of someone's first minutes with the CLI, each a typed refusal that names what to
+do and changes nothing: found by a helper walking every command's help and then getting things
+wrong on purpose (a missing `--agent`, an option given no value, ...)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Kanban, unchanged
+
+
+@pytest.fixture
+def kanban(tmp_path: Path) -> Kanban:
+    return Kanban(tmp_path / "board.db")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("task", "claim-next"), ("task", "claim", "TASK-1"), ("task", "heartbeat", "TASK-1")],
+)
+def test_a_missing_agent_says_it_may_come_from_the_environment(
+    kanban: Kanban, args: tuple[str, ...]
+) -> None:
+    """`kanban task claim-next` without KANBAN_AGENT said only "Missing option '--agent'",
+    though every agent loop sets the variable once rather than pass the option each call."""
+    with kanban.board() as board:
+        board.create_task("first")
+    with unchanged(kanban.db):
+        error = kanban.refused(*args, reason="usage")
+    assert error["error"].startswith("Missing option '--agent'"), error
+    assert "KANBAN_AGENT" in error["error"], error
+    assert error["command"] == "kanban " + " ".join(args[:2])
