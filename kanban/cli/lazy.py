@@ -8,7 +8,8 @@ command it loads renders its help through `HelpFormatter`, which wraps at spaces
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import click
 
@@ -43,6 +44,19 @@ class HelpContext(click.Context):
     """A command's context, rendering its help through `HelpFormatter`."""
 
     formatter_class = HelpFormatter
+
+    @contextmanager
+    def scope(self, cleanup: bool = True) -> Iterator[click.Context]:
+        """Click's parser raises some usage errors with no context (`--role` given no value);
+        they get the context they were raised in, so the refusal names the command and its
+        help as every other usage error does."""
+        try:
+            with super().scope(cleanup) as ctx:
+                yield ctx
+        except click.UsageError as error:
+            if error.ctx is None:
+                error.ctx = self
+            raise
 
 
 def _with_help_context(command: click.Command) -> click.Command:

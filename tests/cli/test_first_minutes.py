@@ -30,3 +30,25 @@ def test_a_missing_agent_says_it_may_come_from_the_environment(
     assert error["error"].startswith("Missing option '--agent'"), error
     assert "KANBAN_AGENT" in error["error"], error
     assert error["command"] == "kanban " + " ".join(args[:2])
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (("task", "claim-next", "-a", "bob", "--role"), "kanban task claim-next"),
+        (("task", "list", "--db"), "kanban task list"),
+        (("--db",), "kanban"),
+        (("events", "--task"), "kanban events"),
+    ],
+)
+def test_an_option_given_no_value_names_its_command_and_help(
+    kanban: Kanban, args: tuple[str, ...], command: str
+) -> None:
+    """Click's parser raised "Option '--role' requires an argument." with no context, so the
+    refusal alone of all usage errors named neither the command nor the help to read."""
+    with kanban.board() as board:
+        board.create_task("first")
+    with unchanged(kanban.db):
+        error = kanban.refused(*args, reason="usage")
+    assert error["error"].endswith("requires an argument."), error
+    assert (error["command"], error["help"]) == (command, f"{command} -h")
