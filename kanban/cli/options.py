@@ -38,7 +38,19 @@ class Number(click.FloatRange):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         refuse_unplain(self, value, param, ctx)
-        number = super().convert(value, param, ctx)
+        try:
+            number = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        try:
+            number = super().convert(number, param, ctx)
+        except click.BadParameter:
+            # Click names the parsed float (`--minutes 0`: "0.0 is not in the range"); the
+            # refusal quotes what was typed, as the range is said the way a person writes it.
+            typed = value.strip() if isinstance(value, str) else value
+            self.fail(f"{typed} is not in the range {self._describe_range()}.", param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return number

@@ -52,3 +52,27 @@ def test_an_option_given_no_value_names_its_command_and_help(
         error = kanban.refused(*args, reason="usage")
     assert error["error"].endswith("requires an argument."), error
     assert (error["command"], error["help"]) == (command, f"{command} -h")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("task", "claim-next", "-a", "bob", "--minutes", "0"), "'--minutes': 0 is not in the"),
+        (("task", "claim-next", "-a", "bob", "--minutes", "2000"), ": 2000 is not in the range"),
+        (("task", "dispatch", "x", "--budget-usd", "1e400"), ": 1e400 is not in the range"),
+        (("task", "claim-next", "-a", "bob", "--minutes", "abc"), ": 'abc' is not a number"),
+        (
+            ("task", "exec", "finish", "EX-1", "-a", "b", "--status", "failed", "--cost", "1,5"),
+            ": '1,5' is not a number",
+        ),
+    ],
+)
+def test_a_number_out_of_its_range_is_quoted_as_typed(
+    kanban: Kanban, args: tuple[str, ...], says: str
+) -> None:
+    """`--minutes 0` was refused as "0.0 is not in the range 0<x<=1440", `--budget-usd 1e400`
+    as "inf is not ...", and `--minutes abc` as "not a valid float range": Python's words for
+    what the person typed, where the range beside them was already written as people write it."""
+    with unchanged(kanban.db):
+        error = kanban.refused(*args, reason="usage")
+    assert says in error["error"], error
