@@ -120,6 +120,13 @@ def board_location(raw: "str | os.PathLike[str] | DatabaseUrl") -> BoardLocation
     if isinstance(raw, DatabaseUrl):
         return raw
     text = os.fspath(raw)
+    if not text.strip():  # `--db "$BOARD"` with BOARD unset: never "." (the current folder)
+        raise BoardError(
+            Reason.INVALID_INPUT,
+            'the board location is empty (an unset variable in --db "$VAR"?): give a board '
+            "file path or a postgresql:// URL, or leave --db out to use KANBAN_DB or the default",
+            field="db",
+        )
     match = _URL.match(text)
     if match is None:
         return _path_or_refusal(text)

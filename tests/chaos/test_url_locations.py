@@ -125,6 +125,36 @@ def test_a_path_no_file_system_can_name_is_refused_as_input(empty: Path) -> None
         assert one_error(run.stderr)["reason"] == "invalid_input", (verb, run)
 
 
+def test_an_empty_location_is_refused_not_taken_for_the_current_folder(empty: Path) -> None:
+    """`kanban --db "$BOARD" task list` with BOARD unset opened `.`: "`.` is not a kanban board
+    (it is a folder)", and `db path` said the board was the current folder. An empty (or blank)
+    location is refused as input on every door; an empty KANBAN_DB still means unset."""
+    for text in ("", "  "):
+        with pytest.raises(BoardError) as caught:
+            board_location(text)
+        assert (caught.value.reason, caught.value.details["field"]) == (Reason.INVALID_INPUT, "db")
+    for verb in (
+        ["task", "list", "--db", ""],
+        ["--db", " ", "task", "dispatch", "-t", "x"],
+        ["db", "init", ""],
+        ["db", "path", "--db", ""],
+        ["db", "copy", "--from", "", "--to", "new.db"],
+    ):
+        run = run_kanban([str(KANBAN), *verb], env=clean_env(), cwd=empty, timeout=60)
+        assert (run.returncode, run.stdout) == (2, ""), (verb, run)
+        error = one_error(run.stderr)
+        assert (error["reason"], error["field"]) == ("invalid_input", "db"), (verb, run)
+        assert "empty" in error["error"], (verb, run)
+    state = empty.parent / "state"
+    unset = run_kanban(
+        [str(KANBAN), "db", "path"],
+        env=clean_env(KANBAN_DB="", XDG_STATE_HOME=str(state)),
+        cwd=empty,
+        timeout=60,
+    )
+    assert json.loads(unset.stdout)["path"] == str(state / "kanban" / "board.db"), unset
+
+
 def _kanban(empty: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_kanban([str(KANBAN), *args], env=clean_env(), cwd=empty, timeout=60)
 
