@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             click.echo("Aborted!", err=True)
         code = exitcodes.INTERRUPTED if interrupted else exitcodes.UNEXPECTED
     except click.exceptions.UsageError as error:
-        error_line(usage_document(error))
+        error_line(usage_document(error, args))
         code = exitcodes.REFUSED
     except click.exceptions.ClickException as error:
         error_line({"error": error.format_message(), "reason": "unavailable"})

@@ -8,7 +8,7 @@ command to run as `help`. `--help` itself still prints Click's help.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
@@ -99,12 +99,50 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
     return message, None
 
 
-def usage_document(error: click.UsageError) -> dict[str, Any]:
-    """The JSON line for a usage error."""
+def _command_named(ctx: click.Context, args: Sequence[str]) -> tuple[str, click.Command] | None:
+    """The command the words of `args` name from the root (`task claim-next`), options and
+    their values skipped, or None when they name none."""
+    root = ctx.find_root()
+    command: click.Command = root.command
+    path = [root.info_name or "kanban"]
+    for arg in args:
+        if not isinstance(command, click.Group):
+            break
+        subcommand = None if arg.startswith("-") else command.get_command(root, arg)
+        if subcommand is not None:
+            command = subcommand
+            path.append(arg)
+    return (" ".join(path), command) if len(path) > 1 else None
+
+
+def _misplaced(error: click.UsageError, args: Sequence[str]) -> str | None:
+    """Where an option a group does not know belongs: `kanban --agent bob task claim-next` is
+    refused at the root, though `--agent` is claim-next's; the refusal says to put it after."""
+    ctx = error.ctx
+    if not isinstance(error, click.NoSuchOption) or ctx is None:
+        return None
+    if not isinstance(ctx.command, click.Group):
+        return None
+    named = _command_named(ctx, args)
+    if named is None or named[1] is ctx.command:
+        return None
+    path, command = named
+    option = error.option_name.split("=", 1)[0]
+    if not any(option in [*param.opts, *param.secondary_opts] for param in command.get_params(ctx)):
+        return None
+    return f"{option} is an option of {path}: put it after the command ({path} {option} ...)."
+
+
+def usage_document(error: click.UsageError, args: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON line for a usage error; `args` are the command line's, to say where a
+    misplaced option belongs."""
     message, suggestion = _message(error)
+    placement = _misplaced(error, args)
+    if placement is not None:
+        message, suggestion = f"{message} {placement}", None
     doc: dict[str, Any] = {"error": message, "reason": USAGE}
     possibilities = getattr(error, "possibilities", None)
-    if suggestion is None and possibilities:
+    if suggestion is None and possibilities and placement is None:
         suggestion = sorted(possibilities)[0]
     if suggestion is None and isinstance(error, click.BadParameter) and error.param is not None:
         choices = getattr(error.param.type, "choices", None)

@@ -76,3 +76,32 @@ def test_a_number_out_of_its_range_is_quoted_as_typed(
     with unchanged(kanban.db):
         error = kanban.refused(*args, reason="usage")
     assert says in error["error"], error
+
+
+@pytest.mark.parametrize(
+    ("args", "refused_by", "belongs_to"),
+    [
+        (("--agent", "bob", "task", "claim-next"), "kanban", "kanban task claim-next --agent"),
+        (("-a", "bob", "task", "claim-next"), "kanban", "kanban task claim-next -a"),
+        (("--status", "todo", "task", "list"), "kanban", "kanban task list --status"),
+        (("task", "--agent=bob", "claim-next"), "kanban task", "kanban task claim-next --agent"),
+        (("task", "--db", "b.db", "list"), "kanban task", "kanban task list --db"),
+    ],
+)
+def test_an_option_before_its_command_says_where_it_belongs(
+    kanban: Kanban, args: tuple[str, ...], refused_by: str, belongs_to: str
+) -> None:
+    """`kanban --agent bob task claim-next` was refused as "No such option '--agent'." alone,
+    though the option exists: it is the verb's, and goes after the verb."""
+    with kanban.board() as board:
+        board.create_task("first")
+    with unchanged(kanban.db):
+        error = kanban.refused(*args, reason="usage")
+    assert error["command"] == refused_by, error
+    assert f"({belongs_to} ...)" in error["error"], error
+    assert "suggestion" not in error, error
+
+
+def test_an_option_no_command_has_is_refused_as_before(kanban: Kanban) -> None:
+    error = kanban.refused("--agent", "bob", "task", "list", reason="usage")
+    assert error["error"] == "No such option '--agent'.", error
