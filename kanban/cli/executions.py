@@ -26,7 +26,7 @@ def exec_group() -> None:
     envvar="KANBAN_AGENT",
     type=AGENT,
     metavar="NAME",
-    help="The holder (default: the task's assignee).",
+    help="The holder (env: KANBAN_AGENT; neither: the task's assignee).",
 )
 @epoch_option
 @click.option("--reason", metavar="TEXT", help="Why this run.")

@@ -102,7 +102,12 @@ def resume(task_id: str) -> None:
     help="Print a valid AGENT_HANDOFF.json skeleton for the task instead of writing one.",
 )
 @click.option(
-    "--agent", "-a", envvar="KANBAN_AGENT", type=AGENT, metavar="NAME", help="Who hands off."
+    "--agent",
+    "-a",
+    envvar="KANBAN_AGENT",
+    type=AGENT,
+    metavar="NAME",
+    help="Who hands off (env: KANBAN_AGENT).",
 )
 @epoch_option
 @global_options
@@ -144,7 +149,7 @@ def pause(task_id: str, actor: str, epoch: int | None) -> None:
     envvar="KANBAN_AGENT",
     type=AGENT,
     metavar="NAME",
-    help="The builder (default: the task's assignee).",
+    help="The builder (env: KANBAN_AGENT; neither: the task's assignee).",
 )
 @epoch_option
 @click.option("--summary", metavar="TEXT", help="What was done (kept as a comment).")

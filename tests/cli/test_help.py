@@ -61,6 +61,20 @@ def test_every_option_says_what_it_is_for() -> None:
     assert sorted(silent) == []
 
 
+def test_an_option_the_environment_may_give_names_its_variable() -> None:
+    """`task exec start -a` said "default: the task's assignee" while KANBAN_AGENT, which every
+    agent loop sets, took precedence unsaid (so did `workspace complete` and `handoff`)."""
+    unsaid = sorted(
+        (path, max(param.opts, key=len))
+        for path, command, ctx in commands()
+        for param in command.get_params(ctx)
+        if isinstance(param, click.Option)
+        and isinstance(param.envvar, str)
+        and param.envvar not in (param.help or "")
+    )
+    assert unsaid == []
+
+
 def test_options_are_spelled_as_typed_not_as_python() -> None:
     """`claim-next --respect-deps` said `[default: True]` while its text said `=false`; demo
     and serve said INTEGER RANGE where every other number is N; a range said 1000000000.0."""
