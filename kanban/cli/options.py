@@ -120,17 +120,23 @@ agent_option = click.option(
     help="Who is acting (env: KANBAN_AGENT).",
 )
 
-actor_option = click.option(
-    "--agent",
-    "-a",
-    "actor",
-    envvar="KANBAN_AGENT",
-    type=AGENT,
-    default="operator",
-    show_default=True,
-    metavar="NAME",
-    help="Who is acting, for the event log (env: KANBAN_AGENT).",
-)
+
+def actor_option_saying(help_text: str) -> Callable[[F], F]:
+    """`--agent` as the actor, operator when not given; `help_text` names KANBAN_AGENT."""
+    return click.option(
+        "--agent",
+        "-a",
+        "actor",
+        envvar="KANBAN_AGENT",
+        type=AGENT,
+        default="operator",
+        show_default=True,
+        metavar="NAME",
+        help=help_text,
+    )
+
+
+actor_option = actor_option_saying("Who is acting, for the event log (env: KANBAN_AGENT).")
 
 epoch_option = click.option(
     "--epoch",

@@ -18,7 +18,7 @@ from boardlib.location import location_exists
 
 from .context import board_path, global_options, open_board
 from .creating import creating_as
-from .options import actor_option
+from .options import actor_option, actor_option_saying
 from .output import emit
 
 plan_file = click.argument(
@@ -35,11 +35,24 @@ name_option = click.option(
     help="The plan's name, which scopes its keys on the board (default: the file's `name:`, "
     "else the file name without its extension).",
 )
+UPDATABLE = (
+    "the title and description of a task nobody claimed, and new dependencies that close no cycle"
+)
 update_option = click.option(
     "--update",
     is_flag=True,
-    help="Change what is still safe to change where an item differs from its task: the title "
-    "and description of a task nobody claimed, and new dependencies that close no cycle.",
+    help=f"Change what is still safe to change where an item differs from its task: {UPDATABLE}.",
+)
+# lint writes nothing: its --update and --agent judge the plan as apply would with them.
+lint_update_option = click.option(
+    "--update",
+    is_flag=True,
+    help=f"Judge it as `plan apply --update` would: a difference it may change ({UPDATABLE}) "
+    "is no problem.",
+)
+lint_actor_option = actor_option_saying(
+    "Judge it as `plan apply --agent NAME` would: the create caps and no links onto another "
+    "agent's tasks (env: KANBAN_AGENT)."
 )
 
 
@@ -73,8 +86,8 @@ def _load(plan_file: Path) -> tuple[Any, Any]:
 @plan.command("lint")
 @plan_file
 @name_option
-@update_option
-@actor_option
+@lint_update_option
+@lint_actor_option
 @global_options
 def lint(plan_file: Path, name: str | None, update: bool, actor: str) -> None:
     """Report every problem of a plan without touching the board.

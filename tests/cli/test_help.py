@@ -75,6 +75,19 @@ def test_an_option_the_environment_may_give_names_its_variable() -> None:
     assert unsaid == []
 
 
+def test_plan_lint_options_promise_no_writes() -> None:
+    """`plan lint` writes nothing, yet its --update said "Change what is still safe to change"
+    and its --agent "Who is acting, for the event log" (apply's words, shared)."""
+    lint = {
+        max(option.opts, key=len): text
+        for path, option, (_names, text) in help_records()
+        if path == "kanban plan lint"
+    }
+    for option in ("--update", "--agent"):
+        assert lint[option].startswith("Judge it as `plan apply"), (option, lint[option])
+        assert "Change" not in lint[option] and "event log" not in lint[option]
+
+
 def test_options_are_spelled_as_typed_not_as_python() -> None:
     """`claim-next --respect-deps` said `[default: True]` while its text said `=false`; demo
     and serve said INTEGER RANGE where every other number is N; a range said 1000000000.0."""
