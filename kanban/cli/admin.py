@@ -10,7 +10,7 @@ from boardlib.config import BoardConfig
 from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl, board_location, display_location, known_to_exist
 
-from .context import board_path, global_options, open_board, settings
+from .context import board_path, format_option, global_options, open_board, settings
 from .exitcodes import UNEXPECTED
 from .output import emit, error_line
 
@@ -172,7 +172,7 @@ def migrate() -> None:
 @click.option(
     "--to", "target", required=True, metavar="PATH|URL", help="An empty or new board to fill."
 )
-@global_options
+@format_option  # no --db: --from and --to name both boards
 def copy(source: str, target: str) -> None:
     """Copy a whole board between SQLite and PostgreSQL, losing nothing.
 

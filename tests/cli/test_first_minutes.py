@@ -105,3 +105,27 @@ def test_an_option_before_its_command_says_where_it_belongs(
 def test_an_option_no_command_has_is_refused_as_before(kanban: Kanban) -> None:
     error = kanban.refused("--agent", "bob", "task", "list", reason="usage")
     assert error["error"] == "No such option '--agent'.", error
+
+
+def test_db_copy_takes_no_db_it_would_ignore(kanban: Kanban, tmp_path: Path) -> None:
+    """`db copy` listed --db ("Board file, ...") beside --from and --to, and ignored it: `kanban
+    db copy --db other.db --from a.db --to b.db` copied a.db. It is refused, creating nothing."""
+    with kanban.board() as board:
+        board.create_task("first")
+    target = tmp_path / "copy.db"
+    other = str(tmp_path / "other.db")
+    with unchanged(kanban.db):
+        error = kanban.refused(
+            "db",
+            "copy",
+            "--db",
+            other,
+            "--from",
+            str(kanban.db),
+            "--to",
+            str(target),
+            reason="usage",
+        )
+    assert error["error"] == "No such option '--db'.", error
+    assert not target.exists()
+    assert [path.name for path in tmp_path.iterdir() if "board.db" not in path.name] == []
