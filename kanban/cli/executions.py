@@ -29,7 +29,7 @@ def exec_group() -> None:
     help="The holder (env: KANBAN_AGENT; neither: the task's assignee).",
 )
 @epoch_option
-@click.option("--reason", metavar="TEXT", help="Why this run.")
+@click.option("--reason", "-m", metavar="TEXT", help="Why this run.")
 @click.option(
     "--before-commit", metavar="SHA", help="The commit the run starts from (its worktree's HEAD)."
 )
@@ -57,7 +57,9 @@ def start(
 
 @exec_group.command("finish")
 @click.argument("execution_id", metavar="EXEC_ID")
-@click.option("--status", required=True, type=Choice(EXECUTION_OUTCOMES), help="How the run ended.")
+@click.option(
+    "--status", "-s", required=True, type=Choice(EXECUTION_OUTCOMES), help="How the run ended."
+)
 @click.option(
     "--cost",
     type=DOLLARS,

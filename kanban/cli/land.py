@@ -39,6 +39,7 @@ from .workspace import open_worktrees
 )
 @click.option(
     "--reason",
+    "-m",
     "unverified_reason",
     metavar="TEXT",
     help="With --allow-unverified: why it lands unverified (in the audit and the history).",

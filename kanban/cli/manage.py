@@ -54,6 +54,7 @@ from .usage import Choice
 )
 @click.option(
     "--status",
+    "-s",
     type=Choice(sorted(transitions.CREATABLE, key=transitions.STATUSES.index)),
     default=transitions.TODO,
     show_default=True,
@@ -174,7 +175,7 @@ def edit(
     is_flag=True,
     help="Move to done over a failing verdict (audited).",
 )
-@click.option("--reason", metavar="TEXT", help="Why (kept in the event; the block reason).")
+@click.option("--reason", "-m", metavar="TEXT", help="Why (kept in the event; the block reason).")
 @actor_option
 @epoch_option
 @global_options
@@ -229,7 +230,7 @@ def reclaim(task_id: str, actor: str) -> None:
 
 @click.command("cancel")
 @task_id_argument
-@click.option("--reason", metavar="TEXT", help="Why (kept in the event).")
+@click.option("--reason", "-m", metavar="TEXT", help="Why (kept in the event).")
 @actor_option
 @global_options
 def cancel(task_id: str, reason: str | None, actor: str) -> None:

@@ -206,7 +206,7 @@ def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -
 @click.command("block")
 @task_id_argument
 @agent_option
-@click.option("--reason", required=True, metavar="TEXT", help="Why you cannot go on.")
+@click.option("--reason", "-m", required=True, metavar="TEXT", help="Why you cannot go on.")
 @epoch_option
 @global_options
 def block(task_id: str, agent: str, reason: str, epoch: int | None) -> None:

@@ -23,7 +23,7 @@ def approve(task_id: str, agent: str) -> None:
 @task_id_argument
 @agent_option
 @click.option(
-    "--reason", required=True, metavar="TEXT", help="What must change (kept as a comment)."
+    "--reason", "-m", required=True, metavar="TEXT", help="What must change (kept as a comment)."
 )
 @click.option(
     "--comment",

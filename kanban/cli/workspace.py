@@ -152,7 +152,7 @@ def pause(task_id: str, actor: str, epoch: int | None) -> None:
     help="The builder (env: KANBAN_AGENT; neither: the task's assignee).",
 )
 @epoch_option
-@click.option("--summary", metavar="TEXT", help="What was done (kept as a comment).")
+@click.option("--summary", "-m", metavar="TEXT", help="What was done (kept as a comment).")
 @click.option(
     "--verify-timeout",
     type=Number(min=0, min_open=True),

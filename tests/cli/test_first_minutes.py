@@ -129,3 +129,13 @@ def test_db_copy_takes_no_db_it_would_ignore(kanban: Kanban, tmp_path: Path) -> 
     assert error["error"] == "No such option '--db'.", error
     assert not target.exists()
     assert [path.name for path in tmp_path.iterdir() if "board.db" not in path.name] == []
+
+
+def test_m_gives_a_verbs_text_as_it_does_for_log_progress(kanban: Kanban) -> None:
+    """`-m` is the text of `log-progress`, `complete` and `comment`; `task block ID -m ...` was
+    "No such option '-m'", the block's reason being the one thing it needs."""
+    with kanban.board() as board:
+        task = board.create_task("stuck work")
+        board.claim(task.id, "alice")
+    blocked = kanban.ok("task", "block", task.id, "-a", "alice", "-m", "no credentials")
+    assert (blocked["status"], blocked["blockedReason"]) == ("blocked", "no credentials")

@@ -88,6 +88,21 @@ def test_plan_lint_options_promise_no_writes() -> None:
         assert "Change" not in lint[option] and "event log" not in lint[option]
 
 
+def test_an_option_has_the_same_short_name_on_every_command() -> None:
+    """`task complete -m` worked and `task workspace complete -m` was "No such option"; `task
+    reject --reason` had no `-m` where `budget set` did, nor `task block`, whose reason is the
+    one thing it needs. One long option, one short name (or none) on every command."""
+    shorts: dict[str, set[tuple[str, ...]]] = {}
+    for _path, command, ctx in commands():
+        for param in command.get_params(ctx):
+            if isinstance(param, click.Option):
+                short = tuple(sorted(opt for opt in param.opts if not opt.startswith("--")))
+                for opt in param.opts:
+                    if opt.startswith("--"):
+                        shorts.setdefault(opt, set()).add(short)
+    assert {opt: found for opt, found in shorts.items() if len(found) > 1} == {}
+
+
 def test_options_are_spelled_as_typed_not_as_python() -> None:
     """`claim-next --respect-deps` said `[default: True]` while its text said `=false`; demo
     and serve said INTEGER RANGE where every other number is N; a range said 1000000000.0."""
