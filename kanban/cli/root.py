@@ -73,6 +73,15 @@ def cli(ctx: click.Context) -> None:
 
     Agents claim tasks, renew their lease while they work, and finish into review; another agent
     or a person judges the result. Run `kanban` alone to watch the board live.
+
+    \b
+    First steps (one JSON document each; --format table to read it):
+      kanban db init                     # the board: --db, KANBAN_DB or default
+      kanban task dispatch "Write the parser"
+      export KANBAN_AGENT=worker-1       # who acts (or --agent on each call)
+      kanban task claim-next             # the best ready task; exit 3: none
+      kanban task complete TASK-1 -m ok  # into review, for another to approve
+      kanban init --harness claude-code  # set a repo up for an agent runtime
     """
     if ctx.invoked_subcommand is None:
         from .apps import launch_tui

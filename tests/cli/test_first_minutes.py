@@ -2,11 +2,14 @@
 do and changes nothing: found by a helper walking every command's help and then getting things
 wrong on purpose (a missing `--agent`, an option given no value, ...)."""
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Kanban, unchanged
+from boardlib import Board
+from tests.cli.conftest import BIN, KANBAN, Kanban, clean_env, unchanged
 
 
 @pytest.fixture
@@ -139,3 +142,37 @@ def test_m_gives_a_verbs_text_as_it_does_for_log_progress(kanban: Kanban) -> Non
         board.claim(task.id, "alice")
     blocked = kanban.ok("task", "block", task.id, "-a", "alice", "-m", "no credentials")
     assert (blocked["status"], blocked["blockedReason"]) == ("blocked", "no credentials")
+
+
+def test_the_first_steps_of_kanban_help_run_as_printed(tmp_path: Path) -> None:
+    """`kanban --help` listed commands and exit codes but no way to start; its first steps are
+    copied from the printed help into a shell, in a fresh git repository, and must run."""
+    env = clean_env(
+        HOME=str(tmp_path),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        PATH=f"{BIN}:{os.environ['PATH']}",
+        COLUMNS="80",
+    )
+    shown = subprocess.run(
+        [str(KANBAN), "--help"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    steps = shown.split("First steps", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert steps and all(line.startswith("    ") for line in steps), shown
+    script = "\n".join(line.split("#", 1)[0].strip() for line in steps)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    done = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + script],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
+    with Board(tmp_path / "state" / "kanban" / "board.db", read_only=True) as board:
+        task = board.get_task("TASK-1")
+    assert (task.title, task.status) == ("Write the parser", "in_review")
+    assert (repo / "CLAUDE.md").exists() and (repo / ".mcp.json").exists()
