@@ -3,7 +3,9 @@ do and changes nothing: found by a helper walking every command's help and then 
 wrong on purpose (a missing `--agent`, an option given no value, ...)."""
 
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -176,3 +178,31 @@ def test_the_first_steps_of_kanban_help_run_as_printed(tmp_path: Path) -> None:
         task = board.get_task("TASK-1")
     assert (task.title, task.status) == ("Write the parser", "in_review")
     assert (repo / "CLAUDE.md").exists() and (repo / ".mcp.json").exists()
+
+
+def test_every_exit_code_is_in_the_agents_table_and_ctrl_c_is_130(tmp_path: Path) -> None:
+    """Ctrl-C exits 130 (`exitcodes.INTERRUPTED`), which no page listed: the agents page's
+    table of exit codes has a row for every code the console script returns."""
+    from kanban.cli import exitcodes
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
+    table = page.split("## Exit codes and reasons", 1)[1].split("\n\n", 2)[1]
+    listed = {int(line.split("|")[1]) for line in table.splitlines()[2:]}
+    declared = {
+        value for key, value in vars(exitcodes).items() if key.isupper() and isinstance(value, int)
+    }
+    assert listed == declared
+    kanban = Kanban(tmp_path / "board.db")
+    serving = subprocess.Popen(
+        [str(KANBAN), "mcp", "-a", "bob"],
+        env=kanban.env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1)  # up and reading its stdin (an interrupt while it starts exits 130 too)
+    serving.send_signal(signal.SIGINT)
+    _out, err = serving.communicate(timeout=30)
+    assert serving.returncode == exitcodes.INTERRUPTED
+    assert err.strip() == "", err
