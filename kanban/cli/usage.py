@@ -75,6 +75,18 @@ def _envvar(error: click.UsageError) -> str | None:
     return envvar if isinstance(envvar, str) else None
 
 
+def _takes_text(ctx: click.Context | None) -> bool:
+    """Whether the command takes free text (a TITLE, a TEXT), which typed unquoted (`kanban task
+    dispatch Write the parser`) leaves its other words over as "extra arguments"."""
+    if ctx is None:
+        return False
+    for param in ctx.command.params:
+        shown = param.metavar or (param.name or "").upper()
+        if "TEXT" in shown or "TITLE" in shown:
+            return True
+    return False
+
+
 def _message(error: click.UsageError) -> tuple[str, str | None]:
     """Click's message and a suggestion. A group called without a command gets one line naming
     its commands (Click's "message" is then the whole help page); a mistyped command gets the
@@ -87,6 +99,9 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
     envvar = _envvar(error)
     if envvar is not None:
         return f"{message} Give it, or set {envvar} in the environment.", None
+    if message.startswith("Got unexpected extra argument") and _takes_text(ctx):
+        said = message if message.endswith(".") else f"{message}."
+        return f"{said} Text with spaces is one argument: put it in quotes.", None
     typo = _NO_SUCH_COMMAND.fullmatch(message)
     if typo is not None:
         commands = _subcommands(ctx)

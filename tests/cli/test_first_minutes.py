@@ -206,3 +206,27 @@ def test_every_exit_code_is_in_the_agents_table_and_ctrl_c_is_130(tmp_path: Path
     _out, err = serving.communicate(timeout=30)
     assert serving.returncode == exitcodes.INTERRUPTED
     assert err.strip() == "", err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("task", "dispatch", "Write", "the", "parser"),
+        ("task", "search", "fix", "the", "bug"),
+        ("task", "log-progress", "TASK-1", "-a", "alice", "-m", "half", "way"),
+    ],
+)
+def test_unquoted_text_is_told_to_be_quoted(kanban: Kanban, args: tuple[str, ...]) -> None:
+    """`kanban task dispatch Write the parser` was "Got unexpected extra arguments (the parser)",
+    which does not say that a title with spaces is one quoted argument."""
+    with kanban.board() as board:
+        board.claim(board.create_task("first").id, "alice")
+    with unchanged(kanban.db):
+        error = kanban.refused(*args, reason="usage")
+    assert error["error"].startswith("Got unexpected extra argument"), error
+    assert error["error"].endswith(". Text with spaces is one argument: put it in quotes."), error
+
+
+def test_extra_ids_are_not_told_to_be_quoted(kanban: Kanban) -> None:
+    error = kanban.refused("task", "get", "TASK-1", "TASK-2", reason="usage")
+    assert error["error"] == "Got unexpected extra argument (TASK-2)", error
