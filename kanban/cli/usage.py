@@ -103,6 +103,9 @@ def _message(error: click.UsageError) -> tuple[str, str | None]:
         said = message if message.endswith(".") else f"{message}."
         return f"{said} Text with spaces is one argument: put it in quotes.", None
     typo = _NO_SUCH_COMMAND.fullmatch(message)
+    if typo is not None and typo["name"].lower() == "help" and ctx is not None:
+        path = ctx.command_path
+        return f"{message} Help is an option: {path} -h, or {path} COMMAND -h.", None
     if typo is not None:
         commands = _subcommands(ctx)
         verbs = SYNONYMS.get(typo["name"].lower(), ())

@@ -230,3 +230,18 @@ def test_unquoted_text_is_told_to_be_quoted(kanban: Kanban, args: tuple[str, ...
 def test_extra_ids_are_not_told_to_be_quoted(kanban: Kanban) -> None:
     error = kanban.refused("task", "get", "TASK-1", "TASK-2", reason="usage")
     assert error["error"] == "Got unexpected extra argument (TASK-2)", error
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("help",), "Help is an option: kanban -h, or kanban COMMAND -h."),
+        (("task", "help"), "Help is an option: kanban task -h, or kanban task COMMAND -h."),
+    ],
+)
+def test_help_as_a_command_points_at_the_option(
+    kanban: Kanban, args: tuple[str, ...], says: str
+) -> None:
+    """`kanban help`, as git and docker take it, was "No such command 'help'." alone."""
+    error = kanban.refused(*args, reason="usage")
+    assert error["error"] == f"No such command 'help'. {says}", error
