@@ -1,5 +1,6 @@
 """16 concurrent `kanban task claim-next` processes drain 200 tasks: each task claimed exactly
-once, none lost, and every worker ends on exit 3 (`{"task": null}`)."""
+once, none lost, and every worker ends on exit 3 (`{"task": null}`, with `heldByYou` naming
+the tasks it claimed)."""
 
 import json
 import threading
@@ -35,7 +36,10 @@ def test_sixteen_claim_next_processes_claim_each_task_exactly_once(board_path: P
                     failures.append(str(result))
                 claims[agent].append(task["id"])
             elif result.code == 3:
-                if json.loads(result.out) != {"task": None}:
+                idle = json.loads(result.out)  # and the tasks it holds (its leases are live)
+                if idle != {"task": None, "heldByYou": idle.get("heldByYou", [])} or set(
+                    idle.get("heldByYou", [])
+                ) != set(claims[agent]):
                     failures.append(str(result))
                 return
             elif result.code != 4:  # busy is "try again"; anything else is a failure
