@@ -5,10 +5,13 @@ created at all. The board itself is only ever used through `boardlib`."""
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from boardlib.location import DatabaseUrl, board_location
+
+if TYPE_CHECKING:
+    from tests.pg_cluster import Cluster
 
 
 def is_postgres(location: Any) -> bool:
@@ -146,3 +149,17 @@ def read_only_session(location: Any) -> str:
     url = str(location)
     assert "options=" in url, url
     return url.replace("options=", "options=-cdefault_transaction_read_only%3Don%20", 1)
+
+
+def allow_connections(cluster: "Cluster", database: str, allowed: bool) -> None:
+    """Refuse (or allow again) new connections to `database`, ending the ones it has: what a
+    server going down looks like to a board, without stopping the session's shared cluster."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as admin:
+        admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS {str(allowed).lower()}")
+        if not allowed:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                (database,),
+            )

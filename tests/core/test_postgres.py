@@ -24,7 +24,7 @@ from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.base import CREATING_VERBS
 from boardlib.store.postgres import CONNECT_TIMEOUT_S, StoreUnavailable, board_lock_and_channel
 from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
-from tests.backends import kanban_backends
+from tests.backends import allow_connections, kanban_backends
 from tests.cli.conftest import Kanban
 from tests.conftest import new_postgres_board
 from tests.pg_cluster import PASSWORD_ROLE, Cluster
@@ -296,6 +296,29 @@ def test_connections_the_server_dropped_while_idle_are_replaced_not_failed(
         for n in range(6):  # one call per connection the pool had, and then some
             board.create_task(f"after {n}")
         assert len(board.list_tasks()) == 14
+
+
+def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
+    postgres_cluster: Cluster, own_database: str
+) -> None:
+    """Found by an exploring helper: `kanban serve` answered 503 `database_unavailable` for
+    25 s after a 47 s outage had ended. The pool retries a lost connection with a backoff that
+    doubles (1, 2, 4, 8... s, for 5 minutes): the longer the outage, the longer the server,
+    back, was not asked again. Ten seconds down put the next try some 5 s past the outage."""
+    url = board_location(postgres_cluster.url_of(own_database))
+    with Board(url, clock=ManualClock(START), pool_size=4) as board:
+        board.create_task("before")
+        allow_connections(postgres_cluster, own_database, False)
+        try:
+            down_until = time.monotonic() + 10
+            while time.monotonic() < down_until:  # callers keep asking meanwhile, as agents do
+                with pytest.raises(StoreUnavailable):
+                    board.list_tasks()
+                time.sleep(0.5)
+        finally:
+            allow_connections(postgres_cluster, own_database, True)
+        board.create_task("after")  # the first call after the outage
+        assert [task.title for task in board.list_tasks()] == ["after", "before"]
 
 
 def test_a_read_waits_for_a_locked_table_no_longer_than_the_budget(url: str) -> None:

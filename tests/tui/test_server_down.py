@@ -10,7 +10,6 @@ defect, named by its exception type, instead of refused."""
 
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import pytest
 from textual.pilot import Pilot
 
@@ -18,6 +17,7 @@ from boardlib import Board, ManualClock
 from boardlib import transitions as t
 from boardlib.errors import Reason
 from boardlib.location import board_location
+from tests.backends import allow_connections
 from tests.tui.conftest import loaded, until
 from tui.app import KanbanApp
 from tui.components.header_bar import HeaderBar
@@ -26,18 +26,6 @@ if TYPE_CHECKING:
     from tests.pg_cluster import Cluster
 
 OPERATOR = "operator:test"
-
-
-def allow_connections(cluster: "Cluster", database: str, allowed: bool) -> None:
-    """Refuse (or allow again) new connections to `database`, ending the ones it has: what a
-    server going down looks like to the app, without stopping the session's shared cluster."""
-    with psycopg.connect(cluster.url, autocommit=True) as admin:
-        admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS {str(allowed).lower()}")
-        if not allowed:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                (database,),
-            )
 
 
 def shown(app: KanbanApp) -> dict[str, list[str]]:
