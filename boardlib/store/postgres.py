@@ -39,6 +39,7 @@ from ..records import Task
 from ..shell import shell_command
 from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
+from .pool_log import pool_news
 from .postgres_schema import BOARD_TABLES, META_DDL, MIGRATIONS, SCHEMA_VERSION
 from .queries import (
     CLAIM_ORDER,
@@ -955,6 +956,7 @@ class PostgresStore:
         self._lock = threading.Lock()
         self._conn: Conn | None = None
         self._pool: Any = None
+        self._pool_name = ""
         self._listener: Conn | None = None
         self._token: int | None = None
         self._token_read_at = 0.0
@@ -985,13 +987,16 @@ class PostgresStore:
             # password) is libpq's reason at once, where the pool would retry it for
             # CONNECT_TIMEOUT_S, logging each try, then say only "pool initialization incomplete".
             self._connect().close()
+            news = pool_news()  # its retries told once an outage, not twice a second
+            self._pool_name = news.watch(url.display)
             self._pool = ConnectionPool(
                 url.conninfo,
                 min_size=1,
                 max_size=pool_size,
                 kwargs=self._connect_kwargs(),
                 open=False,
-                name="kanban",
+                name=self._pool_name,
+                configure=functools.partial(news.connected, self._pool_name),
                 reconnect_timeout=POOL_RECONNECT_S,
             )
             try:
@@ -1107,7 +1112,8 @@ class PostgresStore:
             try:
                 conn: Conn = self._pool.getconn(timeout=max(deadline - time.monotonic(), 0.001))
             except psycopg.OperationalError as error:  # no connection to be had (PoolTimeout)
-                raise self._unavailable(error) from None
+                why = pool_news().failure(self._pool_name)  # the server's reason, if it gave one
+                raise self._unavailable(psycopg.OperationalError(why) if why else error) from None
             if not dropped_while_idle(conn):
                 return conn
             conn.close()
@@ -1571,6 +1577,7 @@ class PostgresStore:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+            pool_news().forget(self._pool_name)
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

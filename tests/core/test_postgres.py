@@ -4,6 +4,7 @@ never printed, libpq's own ways of finding a password, pooled boards, and refusa
 are not boards. (Everything the two stores share runs on both through the `board_path` fixture.)"""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -319,6 +320,38 @@ def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
             allow_connections(postgres_cluster, own_database, True)
         board.create_task("after")  # the first call after the outage
         assert [task.title for task in board.list_tasks()] == ["after", "before"]
+
+
+def test_a_pooled_board_tells_an_outage_once_and_its_end_once(
+    postgres_cluster: Cluster, own_database: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by an exploring helper: `kanban serve` wrote 92 lines on stderr in a 30 s outage,
+    the pool's warning of each failed connection (the MCP server's log, rich-framed, ten times
+    as tall), while its 503s said only "couldn't get a connection after 1.50 sec". Now: one line
+    when the server stops answering, one when it is back, and each refusal says why."""
+    caplog.set_level(logging.WARNING, logger="psycopg.pool")
+    url = board_location(postgres_cluster.url_of(own_database))
+    with Board(url, clock=ManualClock(START), pool_size=4) as board:
+        board.create_task("before")
+        allow_connections(postgres_cluster, own_database, False)
+        try:
+            down_until = time.monotonic() + 5
+            while time.monotonic() < down_until:
+                with pytest.raises(StoreUnavailable) as refused:
+                    board.list_tasks()
+                assert "is not currently accepting connections" in str(refused.value)
+                time.sleep(0.2)
+        finally:
+            allow_connections(postgres_cluster, own_database, True)
+        board.create_task("after")
+    told = [record.getMessage() for record in caplog.records if record.name == "psycopg.pool"]
+    shown = redact_url(postgres_cluster.url_of(own_database))
+    assert told == [
+        f"kanban: database unavailable at {shown}: connection failed: connection to server at "
+        f'"127.0.0.1", port {postgres_cluster.port} failed: FATAL: database "{own_database}" '
+        "is not currently accepting connections (database_unavailable); retrying",
+        f"kanban: the board's database is reachable again ({shown})",
+    ], told
 
 
 def test_a_read_waits_for_a_locked_table_no_longer_than_the_budget(url: str) -> None:
