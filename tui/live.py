@@ -15,6 +15,7 @@ the board became unreadable and retries every poll, then resynchronises from a f
 """
 
 import contextlib
+import re
 import sqlite3
 import threading
 import time
@@ -424,9 +425,21 @@ class BoardReader:
         )
 
 
+# libpq's opening of a failed connection: the host and port the header and `db path` show already
+_TRIED = re.compile(
+    r"(?:connection failed: )?connection to server (?:at \"[^\"]*\"(?: \([^)]*\))?, port \d+|"
+    r"on socket \"[^\"]*\") failed: (?:FATAL: )?"
+)
+
+
 def _describe(error: Exception, path: BoardLocation) -> str:
     if isinstance(path, DatabaseUrl):
-        return path.scrub(error.message if isinstance(error, BoardError) else str(error))
+        text = path.scrub(error.message if isinstance(error, BoardError) else str(error))
+        # "database unavailable at URL: connection failed: connection to server at ..., port
+        # N failed: Connection refused" is cut after the URL at 80 columns and after the port
+        # at 160: the header says why first (the URL is on the header when the board reads).
+        text = text.replace(f" at {path.display}: ", ": ", 1)
+        return _TRIED.sub("", text, count=1)
     if isinstance(error, FileNotFoundError):
         return f"{path.name} is gone"
     if isinstance(error, BoardReplaced):

@@ -6,7 +6,9 @@ again the board reads afresh by itself and answers the filter asked meanwhile.
 
 Found in tmux: opening the drawer while the server was down ended the app (the store's
 `StoreUnavailable` escaped the drawer's read, which handles refusals), and a write was told as a
-defect, named by its exception type, instead of refused."""
+defect, named by its exception type, instead of refused. And the header's reason, "database
+unavailable at URL: connection failed: connection to server at ..., port N failed: Connection
+refused", was cut before its last words at 160 columns (after the URL at 80)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +62,9 @@ async def test_a_server_that_stops_answering_keeps_the_last_board_on_screen(
             allow_connections(postgres_cluster, own_database, False)
             await until(pilot, lambda: header.facts.unreadable_since is not None)
             assert "unreadable since" in str(header.render())
+            await pilot.pause()
+            seen = header.render_line(0).text  # on screen, 160 columns: why, to its last word
+            assert " is not currently accepting connections)" in seen, seen
             assert shown(app) == before
 
             await pilot.press("j", "k", "l", "h")  # moving about
