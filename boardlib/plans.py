@@ -7,7 +7,7 @@ transaction, so `plan lint` and `plan apply` report the same problems. This modu
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -227,6 +227,23 @@ def _plan_loader() -> Any:
 
         return construct
 
+    def mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        # PyYAML keeps the last of a key written twice: a second `tasks:` dropped the first list
+        seen: set[Any] = set()
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                continue  # PyYAML refuses it itself
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is written twice", key_node.start_mark
+                )
+            seen.add(key)
+        return base.construct_mapping(loader, node, deep)
+
+    PlanLoader.construct_mapping = mapping
     for tag, pattern, firsts, read in (
         (numbers[0], _YAML_INT, "-+0123456789", int),
         (numbers[1], _YAML_FLOAT, "-+.0123456789", float),
@@ -237,11 +254,27 @@ def _plan_loader() -> Any:
     return PlanLoader
 
 
+class _WrittenTwice(ValueError):
+    pass
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when it names a key twice (`json` keeps the last one silently)."""
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise _WrittenTwice(f"the key {key!r} is written twice in one object")
+        document[key] = value
+    return document
+
+
 def parse_plan(text: str, *, name: str = "<plan>") -> Any:
     """JSON for `.json` files, YAML otherwise (YAML also reads JSON)."""
     if name.endswith(".json"):
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_once_each)
+        except _WrittenTwice as error:
+            raise PlanSyntaxError(f"{name}: invalid JSON: {error}") from None
         except json.JSONDecodeError as error:
             raise PlanSyntaxError(
                 f"{name}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"

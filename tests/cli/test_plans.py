@@ -243,6 +243,37 @@ def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -
     assert "does not exist" in missing.err
 
 
+def test_a_field_written_twice_is_refused_not_read_as_its_last_value(
+    kanban: Kanban, tmp_path: Path
+) -> None:
+    """Found by an exploring helper: YAML and JSON readers keep the last of a key written twice,
+    so a plan with a second `tasks:` (two plans pasted together) created only the second list,
+    and an item with two `key:`s took the last one, all with exit 0. The file is refused as a
+    syntax error naming the key (the line, in YAML), on lint and apply, and nothing is written."""
+    before = kanban.snapshot()
+    twice = {
+        "tasks.yaml": "tasks:\n  - {key: a, title: A}\ntasks:\n  - {key: b, title: B}\n",
+        "key.yaml": "- key: a\n  title: A\n  key: b\n",
+        "tasks.json": '{"tasks": [{"key": "a", "title": "A"}], "tasks": [{"key": "b"}]}',
+        "key.json": '[{"key": "a", "title": "A", "key": "b"}]',
+    }
+    for name, text in twice.items():
+        plan = write(tmp_path, name, text)
+        for verb in ("lint", "apply"):
+            error = kanban.refused("plan", verb, plan, reason="invalid_input")
+            written = "'tasks'" if name.startswith("tasks") else "'key'"
+            assert f"the key {written} is written twice" in error["error"], (name, error)
+            assert [p["kind"] for p in error["problems"]] == ["syntax"]
+            if name.endswith(".yaml"):
+                assert "at line 3" in error["error"] or "at line 4" in error["error"], error
+    assert kanban.snapshot() == before
+    # a merge key's fields may be written over: that is what it is for
+    merged = write(
+        tmp_path, "merged.yaml", "tasks:\n  - &a {key: a, title: A}\n  - {<<: *a, key: b}\n"
+    )
+    assert kanban.ok("plan", "apply", merged)["keys"] == {"a": "TASK-1", "b": "TASK-2"}
+
+
 def test_a_link_onto_a_cancelled_task_is_refused_on_every_cli_path(
     kanban: Kanban, tmp_path: Path
 ) -> None:
