@@ -12,7 +12,7 @@ from rich.text import Text
 from boardlib.budgets import amount
 from boardlib.clock import span
 from boardlib.inert import inert
-from boardlib.records import BUDGET_BOARD_DAILY, DAY_MS
+from boardlib.records import BUDGET_BOARD_DAILY, BUDGET_TASK, DAY_MS
 from boardlib.stats import AGENT_HEADINGS, day_label, rate_text
 
 BARS = " ▁▂▃▄▅▆▇█"
@@ -41,10 +41,14 @@ def _share(value: Any) -> str:
 
 
 def _spend(spent: float, limit: Any, unit: str = "usd") -> Text:
+    """`$2.40 / $2.00 spent`: a spent budget says so in words, as a table piped to a file or read
+    without colour shows no red (found by an exploring helper: nothing told it apart)."""
     if limit is None:
         return Text(amount(spent, unit))
-    style = "bold red" if spent >= limit else "yellow" if limit and spent >= WARN_AT * limit else ""
-    return Text(f"{amount(spent, unit)} / {amount(limit, unit)}", style=style)
+    shown = f"{amount(spent, unit)} / {amount(limit, unit)}"
+    if spent >= limit:
+        return Text(f"{shown} spent", style="bold red")
+    return Text(shown, style="yellow" if limit and spent >= WARN_AT * limit else "")
 
 
 def _figures(doc: dict[str, Any]) -> Table:
@@ -119,6 +123,10 @@ def _days(days: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _owner(row: dict[str, Any]) -> str:
+    return "board" if row["scope"] == BUDGET_BOARD_DAILY else f"team {row['owner']}"
+
+
 def _daily_budgets(rows: list[dict[str, Any]]) -> Table:
     """Today's daily budgets against the whole UTC day's spend (`dailyBudgets`), whatever the
     window: with `--since 1h` the window's share of today beside the day's limit undercounted."""
@@ -128,8 +136,7 @@ def _daily_budgets(rows: list[dict[str, Any]]) -> Table:
     for header in ("budget of", f"spent {today} UTC, whole day / limit"):
         table.add_column(header)
     for row in rows:
-        owner = "board" if row["scope"] == BUDGET_BOARD_DAILY else f"team {row['owner']}"
-        table.add_row(Text(inert(owner)), _spend(row["spent"], row["limit"], row["unit"]))
+        table.add_row(Text(inert(_owner(row))), _spend(row["spent"], row["limit"], row["unit"]))
     return table
 
 
@@ -161,21 +168,32 @@ def render_stats(console: Console, doc: dict[str, Any]) -> None:
     console.print(Group(*parts))
 
 
-def _standings(rows: list[dict[str, Any]], title: str) -> Table:
+def _standings(rows: list[dict[str, Any]], title: str, report: dict[str, Any]) -> Table:
+    """Budgets and their spend, a task's with its title and status (the report's `titles`,
+    `statuses`): an id alone did not say which task, nor that a spent one is blocked."""
     table = Table(box=box.SIMPLE_HEAD, title=Text(title, style="bold"), title_justify="left")
-    for header in ("budget", "of", "spent / limit"):
-        table.add_column(header)
+    named = "titles" in report and any(row["scope"] == BUDGET_TASK for row in rows)
+    for header in ("budget of", "title", "status") if named else ("budget of",):
+        table.add_column(header, overflow="fold")
+    table.add_column("spent / limit")
     for row in rows:
-        owner = row["owner"] or ("board" if row["scope"] == "board_daily" else "")
-        table.add_row(
-            row["scope"], Text(inert(str(owner))), _spend(row["spent"], row["limit"], row["unit"])
-        )
+        owner = str(row["owner"]) if row["scope"] == BUDGET_TASK else _owner(row)
+        cells = [Text(inert(owner))]
+        if named:
+            cells += [
+                Text(inert(str(report[key].get(owner, "")))) for key in ("titles", "statuses")
+            ]
+        table.add_row(*cells, _spend(row["spent"], row["limit"], row["unit"]))
     return table
 
 
 def render_budgets(console: Console, doc: Any) -> None:
     if isinstance(doc, list):
-        console.print(_standings(doc, "budgets over the task") if doc else "[dim]no budget[/]")
+        console.print(_standings(doc, "budgets over the task", {}) if doc else "[dim]no budget[/]")
         return
-    console.print(_standings(doc["daily"], f"daily, {day_label(doc['day'] * DAY_MS)} UTC"))
-    console.print(_standings(doc["tasks"], "tasks"))
+    today = f"daily, {day_label(doc['day'] * DAY_MS)} UTC"
+    for rows, title, none in (
+        (doc["daily"], today, "no daily budget (kanban budget set --daily-usd N)"),
+        (doc["tasks"], "tasks", "no task has a budget"),
+    ):
+        console.print(_standings(rows, title, doc) if rows else Text(f"{title}: {none}"))

@@ -110,6 +110,27 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
         assert usage.code == 2 and said in usage.error["error"], str(usage)  # not "is negative"
 
 
+def test_budget_show_table_names_each_task_and_says_which_is_spent(kanban: Kanban) -> None:
+    """Found by an exploring helper: `kanban budget show --format table` listed task ids alone
+    (no title, no status, though the report has both) and told a spent budget apart by colour
+    only, which a table piped to a file or read without colour loses; with no daily budget it
+    drew an empty table. Each task's row names it and its status, a spent budget says `spent`."""
+    task_id, run_id = claimed_with_a_run(kanban)
+    kanban.ok("task", "edit", task_id, "--title", "Port the parser")
+    kanban.ok("task", "dispatch", "--title", "Lexer", "--budget-usd", "3")
+    kanban.ok(
+        "task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1.5", "--agent", "ada"
+    )
+    table = kanban.run("budget", "show", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    [spent] = [line for line in table.out.splitlines() if task_id in line]
+    assert "Port the parser" in spent and "blocked" in spent, table.out
+    assert spent.rstrip().endswith("$1.50 / $1.00 spent"), table.out
+    [lexer] = [line for line in table.out.splitlines() if "Lexer" in line]
+    assert "todo" in lexer and lexer.rstrip().endswith("$0.00 / $3.00"), table.out
+    assert "no daily budget" in table.out, table.out
+
+
 def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
     """Found by an exploring helper: with 60 budgeted tasks `kanban budget show` listed 50 and
     said nothing of the rest, while its help and the docs say every budget."""
