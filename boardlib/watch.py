@@ -328,6 +328,10 @@ class Backoff:
 OUTAGE_BACKOFF = Backoff(first_s=0.5, longest_s=5.0)
 # Told when an outage starts (the refusal) and when it ends (None): a follower says so once.
 OnOutage = Callable[[BoardError | None], None]
+# Told of each failed delivery (the event, the consumer as the failure left it, the wait before
+# the next try) and of the success that ends a run of them (None, 0): a watch whose command
+# fails is not silent (found by an exploring helper: a mistyped command idled without a word).
+OnFailure = Callable[[Event, Consumer | None, float], None]
 
 
 def outage_tolerant(
@@ -383,9 +387,11 @@ class Delivery:
         consumers: Consumers | None = None,
         interrupt: Callable[[], None] | None = None,
         on_outage: OnOutage | None = None,
+        on_failure: OnFailure | None = None,
     ) -> None:
         self.board = board
         self.on_outage = on_outage
+        self.on_failure = on_failure
         self.name = validate.name(name, "consumer")
         self.deliver = deliver
         self.kinds = kinds
@@ -493,15 +499,21 @@ class Delivery:
 
     def _deliver_one(self, event: Event) -> bool:
         """Deliver `event` until it succeeds (True) or the loop is stopped (False)."""
+        failed_here = False
         while not self.stopped:
             outcome = self.deliver(event)
             if outcome.ok:
                 self.consumers.delivered(self.name, event.seq)
                 self.delivered += 1
+                if failed_here and self.on_failure is not None:
+                    self.on_failure(event, None, 0.0)
                 return True
             if outcome.interrupted:  # the watch's fault, not the command's: no failure counted
                 return False
             failed = self.consumers.failed(self.name, event.seq, outcome.error)
+            failed_here = True
+            if self.on_failure is not None:
+                self.on_failure(event, failed, self.backoff.delay(failed.failures))
             self._wait_to_retry(failed.failures)
         return False
 

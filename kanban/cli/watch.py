@@ -7,15 +7,46 @@ The delivery promise (at least once, in order, the cursor advanced only after th
 """
 
 import signal
+import sys
 from typing import Any
 
 import click
 
-from boardlib.watch import Backoff, Consumers, Delivery, command_delivery, parse_kinds
+from boardlib.inert import inert
+from boardlib.records import Consumer, Event
+from boardlib.watch import (
+    Backoff,
+    Consumers,
+    Delivery,
+    OnFailure,
+    command_delivery,
+    parse_kinds,
+)
 
 from .context import global_options, open_board
 from .options import Number, WholeNumber
 from .output import emit, outage_notice
+
+
+def failure_notice(name: str) -> OnFailure:
+    """One line on stderr per failed delivery, and one when the event is delivered after all:
+    the watcher's stdout is its own last line, and the command's stderr is kept on the
+    consumer, so without it a failing command (a typo, a host down) was not seen at all."""
+
+    def notice(event: Event, failed: Consumer | None, retry_s: float) -> None:
+        what = f"kanban: watch {inert(name)}: event {event.seq} ({event.kind})"
+        if failed is None:
+            line = f"{what} delivered after failing"
+        else:
+            held = "; held, in kanban inbox" if failed.held_since is not None else ""
+            line = (
+                f"{what} failed ({failed.failures} in a row{held}): "
+                f"{inert(failed.last_error or '')}; retrying in {retry_s:g} s"
+            )
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return notice
 
 
 def _stop_on_signals(delivery: Delivery) -> None:
@@ -115,6 +146,7 @@ def watch(
             since=since,
             interrupt=deliver.interrupt,  # --timeout kills a run still going at the deadline
             on_outage=outage_notice,  # a database away (restart, failover) is waited out
+            on_failure=failure_notice(consumer),
         )
         _stop_on_signals(delivery)
         delivered = delivery.run(limit=limit, timeout_s=timeout)

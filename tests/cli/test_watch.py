@@ -97,6 +97,40 @@ def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(cli: Kanban, tmp_
     assert watcher.returncode == 0
 
 
+def test_a_failing_delivery_says_so_on_stderr(cli: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: `kanban watch -- crul ...` (a typo) ran for ever without a
+    word: the command's stderr is kept on the consumer and the watcher's stdout is its last line,
+    so a person saw nothing fail. Each failed try is one line on stderr (the event, how many in
+    a row, the error drawn inert, the wait), and so is the success that ends them."""
+    seed(cli, 1)
+    first = status_seqs(cli)[0]
+    tries = tmp_path / "tries"
+    script = (
+        f"echo x >> {tries}; test $(wc -l < {tries}) -ge 3 && exit 0; "
+        "printf 'webhook down\\033[2J\\n' >&2; exit 7"
+    )
+    watcher = cli.popen(
+        "watch", "--consumer", "hook", "--on", "status_changed", "--since", "0", "--limit", "1",
+        "--backoff-max", "0.1", "--", "sh", "-c", script, KANBAN_WATCH_HOLD_AFTER="2",
+    )  # fmt: skip
+    out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, err
+    assert json.loads(out)["delivered"] == 1
+    what = f"kanban: watch hook: event {first} (status_changed)"
+    assert err.splitlines() == [
+        f"{what} failed (1 in a row): exit status 7: webhook down␛[2J; retrying in 0.1 s",
+        f"{what} failed (2 in a row; held, in kanban inbox): exit status 7: webhook down␛[2J; "
+        "retrying in 0.1 s",
+        f"{what} delivered after failing",
+    ]
+    missing = cli.popen(
+        "watch", "--consumer", "typo", "--since", "0", "--timeout", "1.5", "--", "crul", "-d", "@-"
+    )
+    _out, said = missing.communicate(timeout=30)
+    assert missing.returncode == 0, said
+    assert "failed (1 in a row): cannot run crul" in said, said
+
+
 def _watch_until_done(cli: Kanban, *args: str) -> tuple[dict[str, object], float]:
     """A fresh `kanban watch` run to its end: its one JSON line and its wall time. One still
     running long after its --timeout is killed and fails the test (it ignored the deadline)."""
@@ -273,7 +307,8 @@ def test_a_delivery_is_spawned_through_setpriv_and_a_missing_command_still_says_
         ("no-such-hook-on-the-path", "No such file or directory"),
         (str(not_executable), "Permission denied"),
     ):
-        cli.ok("watch", "--consumer", "c", "--since", "0", "--timeout", "1", "--", command)
+        ran = cli.run("watch", "--consumer", "c", "--since", "0", "--timeout", "1", "--", command)
+        assert ran.code == 0 and f"cannot run {command}: {words}" in ran.err, str(ran)
         with Board(cli.db, reconcile_orphans=False) as board:
             failed = Consumers(board).get("c")
             Consumers(board).forget("c")
