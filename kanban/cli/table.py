@@ -53,7 +53,9 @@ def _time(ms: int, *, seconds: bool = True) -> str:
 # line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
 MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
 TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
-TIME_KEYS = frozenset({"at"})  # the same, in nested values (a verdict's reviews and attempts)
+# the same, in nested values (a verdict's reviews and attempts), and a prune's cut (found by an
+# exploring helper drawn as `beforeMs 1796536448482`)
+TIME_KEYS = frozenset({"at", "beforeMs"})
 MONEY = ("Usd", "CostMicros")  # dollars, or whole micro-dollars: drawn as `budgets.amount`
 INDENT = "  "  # a nested value's lines under its key
 

@@ -197,6 +197,22 @@ def test_a_prune_names_the_consumers_that_held_events_back(kanban: Kanban, tmp_p
     assert "stay until" not in report["message"]
 
 
+def test_a_prune_table_shows_its_cut_as_a_time(kanban: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: `kanban prune --format table` drew the cut as
+    `beforeMs 1796536448482`, epoch milliseconds, where every other time in a table is a date."""
+    with kanban.board() as board:
+        board.create_task("old")
+    kanban.advance(minutes=120 * 24 * 60)
+    archive = str(tmp_path / "a.jsonl")
+    cut = kanban.ok("prune", "--events-before", "90d", "--archive", archive)["beforeMs"]
+    table = kanban.run("prune", "--events-before", "90d", "--archive", archive, "--format", "table")
+    assert table.code == 0, str(table)
+    [line] = [line for line in table.out.splitlines() if "beforeMs" in line]
+    assert str(cut) not in line
+    shown = time.strftime("%Y-%m-%d %H:%M", time.localtime(cut / 1000))
+    assert shown in line, table.out
+
+
 @pytest.mark.parametrize("follow", [(), ("--follow", "--timeout", "5")])
 def test_a_consumer_read_with_a_bad_task_filter_takes_no_cursor(
     kanban: Kanban, follow: tuple[str, ...]
