@@ -475,11 +475,9 @@ def render(doc: Any, kind: str) -> None:
         verdict = "[green]ok[/]" if doc["ok"] else f"[red]{len(doc['problems'])} problem(s)[/]"
         console.print(f"{doc['tasks']} task(s): {verdict}")
         for problem in doc["problems"]:
-            console.print(
-                Text.assemble("  - ", inert(str(problem["kind"])), ": ", inert(problem["message"]))
-            )
+            console.print(_bullet(inert(str(problem["kind"])), ": ", inert(problem["message"])))
         for link in doc.get("unplannedLinks", []):
-            console.print(Text.assemble("  - unplanned link: ", inert(link["message"])))
+            console.print(_bullet("unplanned link: ", inert(link["message"])))
     elif kind == "stats":
         from .stats_table import render_stats
 
@@ -495,7 +493,7 @@ def render(doc: Any, kind: str) -> None:
         if doc["tasks"]:
             console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
         for change in doc["updated"]:
-            console.print(Text.assemble("  - changed: ", inert(change["message"])))
+            console.print(_bullet("changed: ", inert(change["message"])))
     elif kind == "consumers":
         console.print(_Rows(doc, None, CONSUMER_DROPPED_FIRST) if doc else "[dim]no consumers[/]")
     elif isinstance(doc, list):
@@ -504,6 +502,16 @@ def render(doc: Any, kind: str) -> None:
         console.print(_record_table(doc))
     else:
         console.print(_text(doc))
+
+
+def _bullet(*parts: str) -> Table:
+    """`  - text`, its wrapped lines under the text, not at the edge (found by an exploring
+    helper: a plan's problems read as one ragged block at 80 columns)."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("  - ", Text.assemble(*parts))
+    return grid
 
 
 def render_line(doc: dict[str, Any], kind: str) -> str:

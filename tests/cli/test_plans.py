@@ -274,6 +274,18 @@ def test_a_field_written_twice_is_refused_not_read_as_its_last_value(
     assert kanban.ok("plan", "apply", merged)["keys"] == {"a": "TASK-1", "b": "TASK-2"}
 
 
+def test_lint_table_wraps_a_problem_under_its_text(kanban: Kanban, tmp_path: Path) -> None:
+    """Found by an exploring helper: at 80 columns `plan lint --format table` wrapped a long
+    problem back to the left edge, so its second line read as the start of another."""
+    plan = write(tmp_path, "plan.yaml", "- {key: x, title: X, depends_on: [nowhere-at-all]}\n")
+    table = kanban.run("plan", "lint", plan, "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 2, str(table)
+    lines = table.out.rstrip("\n").splitlines()
+    assert lines[1].startswith("  - unknown_key: x.depends_on refers to 'nowhere-at-all'")
+    assert len(lines) > 2, table.out  # the message is longer than one line
+    assert all(line.startswith("    ") and line.strip() for line in lines[2:]), table.out
+
+
 def test_a_link_onto_a_cancelled_task_is_refused_on_every_cli_path(
     kanban: Kanban, tmp_path: Path
 ) -> None:
