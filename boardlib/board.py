@@ -249,6 +249,23 @@ def cancelled_blocker(task: str, blocker: str) -> BoardError:
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
 
 
+def _closed_already(execution_id: str, row: Row) -> BoardError:
+    """A closed run closed again: still `not_found` (no running run of that id, as the seed's
+    HTTP 404 says), but saying how it closed, found by an exploring helper: a run the budget's
+    block cancelled was answered `execution not found` while `exec show` showed it."""
+    said = str(row["error"] or "")
+    said = said if len(said) <= 160 else said[:159] + "…"  # an agent's words may be 20,000
+    how = f"{row['status']}: {said}" if said else row["status"]
+    return BoardError(
+        Reason.NOT_FOUND,
+        f"{execution_id} is not running: it was closed ({how}); a closed run is not closed again, "
+        "so what this close reports is not recorded",
+        id=execution_id,
+        what="execution",
+        status=row["status"],
+    )
+
+
 class Board:
     """One shared board: a SQLite file or a PostgreSQL schema. Thread-safe; open one per process
     (or per simulated agent)."""
@@ -2223,8 +2240,10 @@ class Board:
         def work(tx: Tx) -> ClosedExecution:
             now = self.now()
             existing = tx.execution(execution_id)
-            if existing is None or existing["status"] != EXECUTION_RUNNING:
+            if existing is None:
                 raise not_found("execution", execution_id)
+            if existing["status"] != EXECUTION_RUNNING:
+                raise _closed_already(execution_id, existing)
             task = self._load(tx, existing["task_id"])
             if is_agent(closer):
                 self._check_holder(task, f"close {execution_id}", closer, epoch, now)

@@ -131,6 +131,25 @@ def test_budget_show_table_names_each_task_and_says_which_is_spent(kanban: Kanba
     assert "no daily budget" in table.out, table.out
 
 
+def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) -> None:
+    """Found by an exploring helper: an agent with two runs open on a task, whose first close
+    spent the budget, was answered `execution not found` closing the second, which `exec show`
+    showed, cancelled by the block. Still `not_found` (no running run of that id), the refusal
+    says the run is closed and how, and writes nothing."""
+    task_id, first = claimed_with_a_run(kanban)
+    second = kanban.ok("task", "exec", "start", task_id, "--executor", "sh", "--agent", "ada")["id"]
+    kanban.ok("task", "exec", "finish", first, "--status", "succeeded", "--cost", "1", "-a", "ada")
+    with unchanged(kanban.db):
+        late = kanban.run("task", "exec", "finish", second, "--status", "succeeded",
+                          "--cost", "0.5", "--agent", "ada")  # fmt: skip
+    assert late.code == 2 and late.out == "", str(late)
+    assert (late.error["reason"], late.error["status"]) == ("not_found", "cancelled")
+    assert f"{second} is not running: it was closed (cancelled: still running when the task " \
+        "moved to blocked by system (budget))" in late.error["error"], str(late)  # fmt: skip
+    unknown = kanban.run("task", "exec", "finish", "EXEC-404", "--status", "failed", "-a", "ada")
+    assert unknown.error["error"] == "execution not found", str(unknown)
+
+
 def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
     """Found by an exploring helper: with 60 budgeted tasks `kanban budget show` listed 50 and
     said nothing of the rest, while its help and the docs say every budget."""
