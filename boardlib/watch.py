@@ -15,7 +15,7 @@ Exactly, with the failure cases: docs/watch.md
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from . import validation as validate
@@ -62,6 +62,16 @@ def parse_kinds(kinds: Iterable[str]) -> frozenset[str]:
             f"unknown event kind(s): {named}", field="on", allowed=sorted(known), **extra
         )
     return frozenset(wanted)
+
+
+def _owned(consumer: Consumer, now: int) -> bool:
+    """Whether another process reads `consumer` now: its owner's lease runs and the owner is not
+    known gone (a process of this machine that died, SIGKILL included, is known at once)."""
+    return (
+        consumer.owner is not None
+        and (consumer.owner_until or 0) >= now
+        and not process_gone(consumer.owner)
+    )
 
 
 def _busy(consumer: Consumer, now: int) -> BoardError:
@@ -123,7 +133,16 @@ class Consumers:
         return Consumer.from_row(row) if row is not None else None
 
     def all(self) -> list[Consumer]:
-        return Consumer.from_rows(self.board.store.read(lambda tx: tx.consumers()))
+        """Every consumer, owned as `open` judges it: one whose owner died or whose lease ran out
+        is listed with no owner (found by an exploring helper: a SIGKILLed watcher was listed as
+        its owner for 15 s, while a new watch took the consumer at once)."""
+        now = self.board.now()
+        found = Consumer.from_rows(self.board.store.read(lambda tx: tx.consumers()))
+        return [
+            consumer if consumer.owner is None or _owned(consumer, now)
+            else replace(consumer, owner=None, owner_until=None)
+            for consumer in found
+        ]  # fmt: skip
 
     def open(self, name: str, *, since: int | None = None) -> Consumer:
         """Take the consumer for this process, making it when new (its cursor at `since`, else at
@@ -148,11 +167,7 @@ class Consumers:
                         field="since",
                         last_seq=consumer.last_seq,
                     )
-            if (
-                consumer.owner not in (None, self.owner)
-                and (consumer.owner_until or 0) >= now
-                and not process_gone(consumer.owner or "")
-            ):
+            if consumer.owner != self.owner and _owned(consumer, now):
                 raise _busy(consumer, now)
             return self._own(tx, name, now)
 
@@ -269,8 +284,7 @@ class Consumers:
             now = self.board.now()
             consumer = self._load(tx, name)
             _within_log(tx, seq, "seq")
-            live = consumer.owner is not None and (consumer.owner_until or 0) >= now
-            if live and not process_gone(consumer.owner or ""):
+            if _owned(consumer, now):
                 raise _busy(consumer, now)
             row = tx.update_consumer(
                 name,

@@ -220,6 +220,29 @@ def test_one_process_per_consumer(cli: Kanban) -> None:
     assert cli.ok("watch", "--consumer", "one", "--timeout", "0.5", "--", "true")["delivered"] == 0
 
 
+def test_a_killed_owner_is_not_listed_as_the_owner(cli: Kanban) -> None:
+    """Found by an exploring helper: after `kill -9` of a watcher, `kanban consumers list` named
+    the dead process as the consumer's owner until its lease ran out (15 s), while a new watch
+    took the consumer at once. The list judges an owner as taking it over does."""
+    seed(cli, 1)
+    watcher = cli.popen("watch", "--consumer", "one", "--", "sh", "-c", "cat > /dev/null")
+    try:
+        deadline = time.monotonic() + 20
+        owners: list[object] = []
+        while time.monotonic() < deadline and not any(owners):
+            owners = [c["owner"] for c in cli.ok("consumers", "list")]
+            time.sleep(0.1)
+        assert any(owners), "the watcher never took its consumer"
+    finally:
+        watcher.kill()
+        watcher.wait(timeout=30)
+    [listed] = cli.ok("consumers", "list")
+    assert (listed["name"], listed["owner"], listed["ownerUntil"]) == ("one", None, None)
+    with Board(cli.db, reconcile_orphans=False) as board:
+        stored = Consumers(board).get("one")  # the row itself is left as the kill left it
+    assert stored is not None and stored.owner is not None
+
+
 def test_events_follow_consumer_resumes_where_it_stopped(cli: Kanban) -> None:
     seed(cli, 2)
     run = cli.run("events", "--follow", "--consumer", "tail", "--since", "0", "--limit", "3")
