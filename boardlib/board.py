@@ -2148,7 +2148,7 @@ class Board:
                     tx, task, now, "start a run on {task}"
                 )  # say why, not just "blocked"
             self._check_holder(task, "open an execution", holder, epoch, now)
-            self._refuse_if_spent(tx, task, now, "start a run on {task}")
+            self._refuse_if_spent(tx, task, now, "start a run on {task}", budgets.HOLDER_NEXT)
             if workspace_id is not None:
                 found = tx.workspace(workspace_id) if isinstance(workspace_id, str) else None
                 if found is None or found["task_id"] != task_id:
@@ -2291,10 +2291,10 @@ class Board:
 
     # -- budgets (budgets.py) -------------------------------------------------------------------
 
-    def _refuse_if_spent(self, tx: Tx, task: Task, now: int, action: str) -> None:
+    def _refuse_if_spent(self, tx: Tx, task: Task, now: int, action: str, then: str = "") -> None:
         spent = budgets.first_spent(budgets.standings(tx, task, now))
         if spent is not None:
-            raise budgets.refusal(task.id, action, spent)
+            raise budgets.refusal(task.id, action, spent, then)
 
     @staticmethod
     def _check_operator(actor: str, verb: str) -> None:

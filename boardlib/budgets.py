@@ -294,15 +294,22 @@ def short_of(standing: BudgetStanding, limit: float) -> str | None:
     )
 
 
-def refusal(task_id: str, action: str, standing: BudgetStanding) -> BoardError:
+# What the holder refused a run does meanwhile (found by an exploring helper: the CLI's refusal
+# named only the operator's command, which an agent is refused, so an agent released the task)
+HOLDER_NEXT = "block the task saying so, not release it: "
+
+
+def refusal(task_id: str, action: str, standing: BudgetStanding, then: str = "") -> BoardError:
     """`budget_exceeded`: no run starts under a spent budget. Retrying does not help; an
     operator raising the budget does (or the next UTC day, for a daily one). `action` names what
-    was refused, `{task}` standing for the task: `start a run on {task}`."""
+    was refused, `{task}` standing for the task: `start a run on {task}`; `then`, what the one
+    refused does meanwhile (`HOLDER_NEXT`)."""
     later = " (or wait for the next UTC day)" if standing.day is not None else ""
     return BoardError(
         Reason.BUDGET_EXCEEDED,
         f"cannot {action.format(task=task_id)}: {describe(standing, task_id)} is spent "
-        f"({spent_words(standing)}); an operator must raise it{later}: {raise_hint(standing)}",
+        f"({spent_words(standing)}); {then}an operator must raise it{later}: "
+        f"{raise_hint(standing)}",  # the command last: copied as it stands
         id=task_id,
         budget=standing.to_json(),
     )

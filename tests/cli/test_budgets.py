@@ -150,6 +150,21 @@ def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) ->
     assert unknown.error["error"] == "execution not found", str(unknown)
 
 
+def test_a_refused_start_tells_the_holder_to_block_not_release(kanban: Kanban) -> None:
+    """Found by an exploring helper: docs/budgets.md says an agent refused a run under a spent
+    budget is told to block the task, but the CLI's refusal named only the operator's command
+    (which an agent is refused): nothing told the agent not to release it."""
+    kanban.ok("budget", "set", "--daily-usd", "0", "-m", "no spending today")
+    task = kanban.ok("task", "dispatch", "--title", "priced")
+    kanban.ok("task", "claim", task["id"], "--agent", "ada")
+    with unchanged(kanban.db):
+        refused = kanban.refused(
+            "task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada",
+            reason="budget_exceeded",
+        )  # fmt: skip
+    assert "; block the task saying so, not release it: an operator must raise it" in str(refused)
+
+
 def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
     """Found by an exploring helper: with 60 budgeted tasks `kanban budget show` listed 50 and
     said nothing of the rest, while its help and the docs say every budget."""
