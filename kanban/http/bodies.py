@@ -17,6 +17,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -91,6 +92,23 @@ Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
 Text = Annotated[str, Field(max_length=TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+# Seed 003's PATCH takes `description?: string`: a null is no description, and was read as the
+# field left out ("at least one field required"), as if a caller clearing it had sent nothing.
+NULL_DESCRIPTION = 'null is not a description: send "" to clear it'
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError(NULL_DESCRIPTION)
+    return value
+
+
+# Optional in the body (left out: None), never null in it.
+EditedText = Annotated[
+    Text | None,
+    BeforeValidator(_not_null),
+    WithJsonSchema({"type": "string", "maxLength": TEXT_MAX}),
+]
 Priority = Annotated[int, Field(ge=-INT64, lt=INT64), WholeNumber]
 Epoch = Annotated[
     int,
@@ -175,7 +193,7 @@ class UpdateTaskBody(Body):
     status: Status | None = None
     priority: Priority | None = None
     title: Title | None = None
-    description: Text | None = None
+    description: EditedText = None
     human_override: bool | None = None
     reason: Annotated[str, Field(max_length=2000)] | None = None
     epoch: Epoch | None = None

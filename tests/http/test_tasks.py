@@ -440,6 +440,24 @@ def test_empty_patch_is_400_with_the_seed_form_error(api: Api) -> None:
     assert api.fingerprint() == before
 
 
+@pytest.mark.parametrize("body", [{"description": None}, {"title": "new", "description": None}])
+def test_a_null_description_is_refused_saying_empty_clears_it(api: Api, body: dict) -> None:
+    """Seed 003's `description?: string` takes no null: it was read as the field left out, so a
+    caller clearing the description got "at least one field required", or a silent no-op."""
+    task = api.create(description="old")
+    before = api.fingerprint()
+    refused = invalid(
+        api.client.patch(f"/api/board/{task['id']}", json=body), fields={"description"}
+    )
+    assert refused["details"]["fieldErrors"]["description"] == [
+        'null is not a description: send "" to clear it'
+    ]
+    assert api.fingerprint() == before
+    cleared = api.client.patch(f"/api/board/{task['id']}", json={"description": ""})
+    assert cleared.status_code == 200, cleared.text
+    assert api.stored(task["id"]).description is None
+
+
 @pytest.mark.parametrize(
     ("body", "fields"),
     [
