@@ -6,6 +6,7 @@ route declares its envelope with `@envelope(...)`; the exception handlers read i
 route. The shapes: docs/architecture.md#http-envelopes
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -119,6 +120,23 @@ def malformed_request(why: str) -> dict[str, Any]:
     """A request HTTP's parser refused before any route saw it (`server.py`): no route, so no
     route's envelope, only the seed's 400 shape; `why` is the parser's own fixed text."""
     return invalid_body(INVALID_REQUEST, flattened([f"not a valid HTTP/1.1 request: {why}"], {}))
+
+
+# JSON over HTTP is UTF-8 (RFC 8259 section 8.1). Python's `json.loads` would read a UTF-16 or
+# UTF-32 body (it guesses the encoding from the first bytes), and a byte that is not UTF-8 was
+# FastAPI's "There was an error parsing the body", naming neither the cause nor the place.
+NOT_UTF8 = "the body is not UTF-8 JSON (JSON over HTTP is UTF-8)"
+
+
+def bad_byte(error: UnicodeDecodeError) -> str:
+    """What `NOT_UTF8` says of a body that does not decode: the first bad byte and its offset."""
+    return f"{NOT_UTF8}: byte 0x{error.object[error.start]:02x} at offset {error.start}"
+
+
+def other_encoding(body: bytes) -> str | None:
+    """What `NOT_UTF8` says of a body `json.loads` would read in another encoding, else None."""
+    encoding = json.detect_encoding(body)
+    return None if encoding.startswith("utf-8") else f"{NOT_UTF8}: it reads as {encoding}"
 
 
 def status_of(error: BoardError) -> int:

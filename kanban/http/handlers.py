@@ -22,6 +22,7 @@ from .envelopes import (
     INVALID_QUERY,
     PLAIN,
     Envelope,
+    bad_byte,
     flattened,
     invalid_body,
 )
@@ -109,7 +110,9 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, BodyTooLarge):  # met while the route read the body: the cap's answer
         return reply(too_large(error.limit), 413)
     if error.status_code == 400:  # a body FastAPI could not read at all
-        details = flattened([str(error.detail)], {})
+        cause = error.__cause__  # FastAPI raises its 400 from what failed
+        why = bad_byte(cause) if isinstance(cause, UnicodeDecodeError) else str(error.detail)
+        details = flattened([why], {})
         return reply(invalid_body(_envelope(request).invalid, details), 400)
     text = {404: "not found", 405: "method not allowed"}.get(error.status_code, str(error.detail))
     path = request.url.path

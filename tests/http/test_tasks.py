@@ -270,6 +270,48 @@ def test_malformed_json_is_told_where_without_a_dangling_word(api: Api, path: st
     assert api.fingerprint() == before
 
 
+NOT_UTF8 = "the body is not UTF-8 JSON (JSON over HTTP is UTF-8)"
+NOT_UTF8_BODIES = [
+    (b'{"agent": "latin \xe9"}', f"{NOT_UTF8}: byte 0xe9 at offset 17"),
+    ('{"agent": "alice"}'.encode("utf-16"), f"{NOT_UTF8}: it reads as utf-16"),
+    ('{"agent": "alice"}'.encode("utf-16-le"), f"{NOT_UTF8}: it reads as utf-16-le"),
+    ('{"agent": "alice"}'.encode("utf-32-be"), f"{NOT_UTF8}: it reads as utf-32-be"),
+]
+
+
+@pytest.mark.parametrize(("raw", "said"), NOT_UTF8_BODIES, ids=["latin-1", "utf-16", "le", "32"])
+@pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
+def test_a_body_that_is_not_utf8_is_refused_saying_so(
+    api: Api, path: str, raw: bytes, said: str
+) -> None:
+    """A byte that is not UTF-8 was FastAPI's "There was an error parsing the body", and
+    Python's JSON read a UTF-16 or UTF-32 body as if it were UTF-8 (a claim-next claimed);
+    RFC 8259: JSON over HTTP is UTF-8. Both are the seed's 400, saying why (and where)."""
+    api.create("claimable")
+    before = api.fingerprint()
+    answer = api.client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    body = invalid(answer, form=True)
+    assert body["reason"] == "invalid_input"
+    assert body["details"]["formErrors"] == [said]
+    assert api.fingerprint() == before
+
+
+def test_a_streamed_body_that_is_not_utf8_is_refused_under_uvicorn(tmp_path: Path) -> None:
+    """The same through a real server, the body chunked (read through the body cap's counter)."""
+    with live_server(tmp_path) as live:
+        live.api.create("claimable")
+        before = live.api.fingerprint()
+        for raw, said in NOT_UTF8_BODIES:
+            answer = live.api.client.post(
+                "/api/board/claim-next",
+                content=iter([raw[:5], raw[5:]]),
+                headers={"Content-Type": "application/json"},
+            )
+            assert answer.request.headers.get("transfer-encoding") == "chunked"
+            assert invalid(answer, form=True)["details"]["formErrors"] == [said]
+        assert live.api.fingerprint() == before
+
+
 def test_create_under_a_missing_parent_is_404(api: Api) -> None:
     before = api.fingerprint()
     answer = api.client.post("/api/board", json={"title": "orphan", "parentTaskId": "TASK-404"})
