@@ -964,6 +964,7 @@ class KanbanApp(App[None]):
         self.paused = not self.paused
         self.reader.pause(self.paused)
         self.board_screen.header.update_facts(paused=self.paused, waiting=False)
+        self.board_screen.refresh_bindings()  # the footer's `p` says Resume while paused
 
     def refresh_now(self) -> None:
         self._refresh_asked = True  # the full read, when it arrives, says what it read

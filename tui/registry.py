@@ -79,6 +79,9 @@ class Action:
     # The footer's word where the title crowds it at 80 columns (`W`: "Land"; help and palette
     # keep the title: "Approve and land").
     short: str | None = None
+    # The footer's word while the board is paused, for a key whose press reverses the pause
+    # (`p`: "Resume"). Textual's bindings are fixed, so the footer asks (`footer_title`).
+    paused_title: str | None = None
 
     @property
     def name(self) -> str:
@@ -293,6 +296,7 @@ ACTIONS: tuple[Action, ...] = (
         "Pause",
         "p",
         footer=_ON_BOARD,
+        paused_title="Resume",
         palette="Pause or resume live updates",
     ),
     _board(
@@ -856,6 +860,13 @@ def availability(action: Action | None, *, read_only: bool, task: Task | None) -
     ):
         return False
     return shared
+
+
+def footer_title(action_id: str | None, *, paused: bool) -> str | None:
+    """The footer's word for a key other than its binding's, in the app's state: `p` says
+    Resume while the board is paused. None: the binding's own."""
+    action = BY_ID.get(action_id) if action_id is not None else None
+    return action.paused_title if action is not None and paused else None
 
 
 def footer_rank(action_id: str | None, *, enabled: bool, screen: str | None) -> int:

@@ -73,6 +73,36 @@ async def test_pause_holds_the_screen_until_resumed(demo) -> None:  # type: igno
         assert not header.facts.paused and not header.facts.waiting
 
 
+def _footer_words(app: Any) -> dict[str, str]:
+    """The board footer's hints: key -> its word."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    keys = app.screen.query_one(Footer).query(FooterKey)
+    return {key.key: key.description for key in keys}
+
+
+@pytest.mark.parametrize("remapped", [None, "ctrl+g"])
+async def test_the_footer_says_resume_while_paused(demo, remapped: str | None) -> None:  # type: ignore[no-untyped-def]
+    """The header said "paused · changes waiting (p)" while the footer still offered `p Pause`:
+    the key's word follows the state, on the key as the operator remapped it too."""
+    path, clock, _ids = demo
+    app = make_app(path, clock, poll_ms=POLL_MS)
+    if remapped is not None:
+        app.user_keymap = {"board.pause": remapped}
+        app.set_keymap(app.user_keymap)
+    key = remapped or "p"
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        assert _footer_words(app)[key] == "Pause"
+        await pilot.press(key)
+        assert app.paused
+        await until(pilot, lambda: _footer_words(app).get(key) == "Resume", timeout=3)
+        await pilot.press(key)
+        assert not app.paused
+        await until(pilot, lambda: _footer_words(app).get(key) == "Pause", timeout=3)
+
+
 async def test_scrolling_done_while_paused_shows_each_task_in_one_column(tmp_path: Path) -> None:
     """Found in tmux (`kanban demo` at 160x48): after `p`, `G` `g` and more, then `p` again,
     finished tasks stayed in todo and in progress as done cards ("311/310 shown") until `r`. A

@@ -5,7 +5,8 @@ the footer's screen, with the sizes that layout gave them; a recompose forgets t
 bindings (Textual kept them alive: ~30,000 objects per drawer opened); and the footer recomposes
 once for the binding refreshes of one frame, only when the hints would change (opening the drawer
 asked five times). The hints go in the registry's order for footers (`footer_rank`): the
-task's deciding keys first. docs/architecture.md#the-footer says why each is needed.
+task's deciding keys first, each in the registry's word for the app's state (`footer_title`:
+`p` says Resume while paused). docs/architecture.md#the-footer says why each is needed.
 """
 
 from collections.abc import Hashable
@@ -16,7 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel
 
-from ..registry import footer_rank
+from ..registry import footer_rank, footer_title
 
 
 class HintFooter(Footer):
@@ -32,7 +33,23 @@ class HintFooter(Footer):
     def compose(self) -> ComposeResult:
         self._forget_removed_hints()
         self._composed_from = self._hints_from()
-        yield from self._ranked(list(super().compose()))
+        yield from self._ranked(self._worded(list(super().compose())))
+
+    def _paused(self) -> bool:
+        """The board's pause (a dialog's own test app has none)."""
+        return bool(getattr(self.app, "paused", False))
+
+    def _worded(self, widgets: list[Widget]) -> list[Widget]:
+        """Each key hint in the registry's word for the app's state (`footer_title`), found by
+        its key as bound now (a remapped key included)."""
+        bindings = self.screen.active_bindings
+        paused = self._paused()
+        for widget in widgets:
+            active = bindings.get(widget.key) if isinstance(widget, FooterKey) else None
+            word = None if active is None else footer_title(active.binding.id, paused=paused)
+            if word is not None and isinstance(widget, FooterKey):
+                widget.description = word
+        return widgets
 
     def _ranked(self, widgets: list[Widget]) -> list[Widget]:
         """Textual's hints in the registry's footer order (`registry.footer_rank`): the keys
@@ -66,11 +83,12 @@ class HintFooter(Footer):
         palette = (
             bindings.get(self.app.COMMAND_PALETTE_BINDING) if self.show_command_palette else None
         )
-        return tuple(
+        shown = tuple(
             (active.binding, active.enabled, active.tooltip)
             for active in (*bindings.values(), palette)
             if active is not None and (active.binding.show or active is palette)
         )
+        return shown, self._paused()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         self._bindings_ready = True
