@@ -17,6 +17,7 @@ from typing import Any
 from boardlib import attention
 from boardlib import transitions as t
 from boardlib.errors import Reason
+from boardlib.records import EXECUTION_OUTCOMES
 from boardlib.worktrees.results import DONE_SYNC, REPLAYED
 
 from .catalog import TOOLS
@@ -56,6 +57,18 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "Check the run's id; get_task with detail=true lists a task's runs",
         "Check the run's id (runs look like EXEC-3)",
     ),
+    # The run is there and closed already (closed twice, or cancelled by a budget's block): the
+    # message says how, and its id was right (found by an exploring helper: the hint said "Use
+    # the id start_run returned" under a message saying the run was closed). The refusal says
+    # the run's `status` before `what`, so this wording is chosen first.
+    **{
+        when("check_id", "status", outcome): (
+            "That run is already closed (the message says how) and stays as it closed; "
+            "start_run opens a new one if you go on working on the task",
+            "That run is already closed (the message says how) and stays as it closed; leave it be",
+        )
+        for outcome in EXECUTION_OUTCOMES
+    },
     # The task is there; it has no live worktree (the message says why).
     when("check_id", "what", "workspace"): (
         "The task has no live worktree (the message says why): provision_workspace makes one or "

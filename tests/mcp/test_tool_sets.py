@@ -311,6 +311,31 @@ async def test_an_unknown_run_id_is_not_sent_to_look_for_a_task(db: Path) -> Non
         assert doc["what"] == "task" and "task ids look like TASK-12" in doc["hint"]
 
 
+async def test_a_closed_run_closed_again_is_not_sent_to_look_for_its_id(db: Path) -> None:
+    """Found by an exploring helper: finish_run on a run closed already said the run was closed
+    and how, and the hint below it said "Use the id start_run returned", as if the id were
+    wrong. The hint says the run is closed, and that start_run opens a new one; nothing is
+    written."""
+    with Board(db) as board:
+        board.create_task("port the parser")
+    async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
+        task = await ok(worker, "claim_next")
+        run = await ok(worker, "start_run", task_id=task["id"], executor="sh")
+        await ok(worker, "finish_run", execution_id=run["id"], status="failed")
+        before = fingerprint(db)
+        doc = await refused(worker, "finish_run", "not_found", execution_id=run["id"],
+                            status="succeeded")  # fmt: skip
+        assert fingerprint(db) == before
+        assert (doc["what"], doc["status"]) == ("execution", "failed"), doc
+        assert f"{run['id']} is not running: it was closed (failed)" in doc["error"], doc
+        assert doc["hint"].startswith("That run is already closed"), doc["hint"]
+        assert "start_run opens a new one" in doc["hint"], doc["hint"]
+        assert "Use the id" not in doc["hint"] and "Check" not in doc["hint"], doc["hint"]
+        doc = await refused(worker, "finish_run", "not_found", execution_id="EXEC-404",
+                            status="succeeded")  # fmt: skip
+        assert doc["hint"].startswith("Use the id start_run returned"), doc["hint"]
+
+
 def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> None:
     import re
 
