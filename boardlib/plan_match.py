@@ -19,7 +19,7 @@ from . import validation as validate
 from .errors import BoardError, Reason, invalid_input
 from .graph import closing_a_cycle, cycle_path
 from .naming import camel
-from .records import Task, looks_like_task_id
+from .records import BUDGET_TOKENS, BUDGET_USD, Task, looks_like_task_id
 from .store.base import Tx
 
 # What a plan says about a task, compared field by field with the task on the board. The status
@@ -41,6 +41,9 @@ DIFFERS = "differs"
 CYCLE = "cycle"
 # The fields `--update` may change, on a task nobody has claimed yet.
 TEXT_FIELDS = frozenset({"title", "description"})
+# A task's budgets, by field: shown as money and token counts, and changed only by an operator
+# with `kanban budget set` (audited), under this option.
+BUDGET_FIELDS = {"budget_usd": (BUDGET_USD, "--usd"), "budget_tokens": (BUDGET_TOKENS, "--tokens")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +89,9 @@ class Difference:
             said = f"{self.key} ({self.task_id}) depends on {self.plan} in the plan, not here"
         else:
             said = (
-                f"{self.key} ({self.task_id}): {camel(self.field)} is {_shown(self.board)} on "
-                f"the board, {_shown(self.plan)} in the plan"
+                f"{self.key} ({self.task_id}): {camel(self.field)} is "
+                f"{_shown(self.board, self.field)} on the board, {_shown(self.plan, self.field)} "
+                "in the plan"
             )
         verdict = "--update changes it" if self.updatable else "refused" if self.cycle else "kept"
         return f"{said} ({verdict}: {self.why})"
@@ -223,7 +227,7 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
             on_board = task.parent_task_id if name == "parent" else getattr(task, name)
             if said[name] == on_board:
                 continue
-            updatable, why = _may_change(task, name)
+            updatable, why = _may_change(task, name, said[name])
             comparison.differences.append(
                 Difference(item.key, task.id, name, said[name], on_board, updatable, why)
             )
@@ -256,8 +260,14 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
     return comparison
 
 
-def _shown(value: Any) -> str:
-    return "none" if value is None else json.dumps(value, ensure_ascii=False)
+def _shown(value: Any, field: str = "") -> str:
+    """A value as a message shows it: a budget as `$2.00` or `5,000 tokens` (found by an
+    exploring helper: `budgetUsd is 2.0 on the board, 9.0 in the plan`)."""
+    if value is None:
+        return "none"
+    if field in BUDGET_FIELDS:
+        return budgets.amount(value, BUDGET_FIELDS[field][0])
+    return json.dumps(value, ensure_ascii=False)
 
 
 def plan_key(key: Any) -> str:
@@ -291,8 +301,15 @@ def normalised(item: PlanItem) -> dict[str, Any]:
     }
 
 
-def _may_change(task: Task, name: str) -> tuple[bool, str]:
-    """Whether `--update` may change field `name` of `task`, and why (not)."""
+def _may_change(task: Task, name: str, planned: Any) -> tuple[bool, str]:
+    """Whether `--update` may change field `name` of `task` to `planned`, and why (not): a
+    budget's why names the command that does change it."""
+    if name in BUDGET_FIELDS:
+        value = "none" if planned is None else str(planned).removesuffix(".0")
+        return False, (
+            "only an operator changes a budget, audited: `kanban budget set "
+            f"{task.id} {BUDGET_FIELDS[name][1]} {value} -m WHY`"
+        )
     if name not in TEXT_FIELDS:
         return False, "--update changes only the title, description and new dependencies"
     if task.attempts or task.status not in t.PENDING:

@@ -331,3 +331,18 @@ def test_a_plans_budgets_are_compared_and_kept(kanban: Kanban, tmp_path: Path) -
         ("budgetTokens", 90001, 90000, False),
     ]
     assert kanban.row(first["keys"]["api"])["budgetUsd"] == 2.5
+    # Found by an exploring helper: the message said `2.5`/`4.0` and that `--update` changes
+    # only text, not what does change a budget. Money as money, and the command that sets it.
+    task_id = first["keys"]["api"]
+    usd, tokens = (problem["message"] for problem in refused["problems"])
+    assert f"api ({task_id}): budgetUsd is $2.50 on the board, $4.00 in the plan (kept: only an " \
+        f"operator changes a budget, audited: `kanban budget set {task_id} --usd 4 -m WHY`)" \
+        == usd, usd  # fmt: skip
+    assert "budgetTokens is 90,000 tokens on the board, 90,001 tokens in the plan" in tokens
+    assert f"`kanban budget set {task_id} --tokens 90001 -m WHY`" in tokens, tokens
+    table = kanban.run("plan", "lint", raised, "--format", "table")
+    assert "$2.50 on the board, $4.00 in the plan" in table.out, table.out
+    said = usd.split("`")[1].replace("WHY", "raised").split()  # the command, run as printed
+    kanban.ok(*said[1:])
+    left = kanban.run("plan", "lint", raised)
+    assert [p["field"] for p in json.loads(left.out)["problems"]] == ["budgetTokens"], left.out
