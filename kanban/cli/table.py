@@ -261,12 +261,15 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in record.items():
-        if value not in (None, [], {}, ""):
+        if value not in (None, [], {}, "") and key not in INTERNAL_KEYS:
             table.add_row(_text(_label(key)), _cell(key, value))
     return table
 
 
 EMPTY: tuple[Any, ...] = (None, "", [], {})
+# The board's bookkeeping, not a fact for people: a table leaves it out, the JSON keeps it (found
+# by an exploring helper: `task exec list --format table` showed `recoveryTombstone 0`).
+INTERNAL_KEYS = frozenset({"recoveryTombstone"})
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -291,7 +294,11 @@ class _Rows:
         self.dropped_first = dropped_first
         self.columns: list[str] = []
         for row in rows:  # a key empty in every row says nothing in a table (the JSON keeps it)
-            self.columns += [k for k in row if k not in self.columns and row[k] not in EMPTY]
+            self.columns += [
+                k
+                for k in row
+                if k not in self.columns and row[k] not in EMPTY and k not in INTERNAL_KEYS
+            ]
         self.every_column = list(self.columns)
 
     def _fits(self, width: int) -> bool:

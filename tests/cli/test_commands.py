@@ -346,6 +346,26 @@ def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban
     assert "in_progress" in listing and "priced" in listing, listing  # a status kept whole
 
 
+def test_a_run_table_leaves_the_boards_bookkeeping_to_the_json(kanban: Kanban) -> None:
+    """Found by an exploring helper: `task exec list --format table` showed `recoveryTombstone
+    0`, a recovery pass's marker that says nothing to a person. Tables leave it out, as narrow
+    blocks and as wide columns, in `exec show` and `task view`; the JSON keeps it."""
+    with kanban.board() as board:
+        task = board.create_task("run")
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "sh", agent="ada").id
+    assert kanban.ok("task", "exec", "list", task.id)[0]["recoveryTombstone"] == 0
+    for columns in ("80", "250"):
+        table = kanban.run("task", "exec", "list", task.id, "--format", "table",
+                           env={"COLUMNS": columns}).out  # fmt: skip
+        assert run in table and "running" in table, table
+        assert "recovery" not in table.lower(), table
+    shown = kanban.run("task", "exec", "show", run, "--format", "table").out
+    assert run in shown and "recovery" not in shown.lower(), shown
+    view = kanban.run("task", "view", task.id, "--format", "table", env={"COLUMNS": "250"}).out
+    assert run in view and "recovery" not in view.lower(), view
+
+
 def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban) -> None:
     """Found by an exploring helper: `--format table` broke a path mid-name when it wrapped, and
     drew subtreeCostMicros in dollars under a label that said micros."""
