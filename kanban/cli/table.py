@@ -13,6 +13,7 @@ from typing import Any
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -410,25 +411,70 @@ def _events_table(events: list[dict[str, Any]]) -> _Events:
     return _Events(events)
 
 
-def _inbox_table(doc: dict[str, Any]) -> Table:
-    """Oldest first: how long each has waited, the task, why, and the key action."""
-    from boardlib.clock import span
+def _why(item: dict[str, Any]) -> str:
+    """An item's why without the words its kind says already (`budget_exceeded`, then `budget
+    exceeded: the budget of TASK-1 is spent ...`): the table shows the kind beside it."""
+    said = str(item["why"])
+    return said.removeprefix(str(item["kind"]).replace("_", " ") + ": ")
 
-    count = doc["count"]
-    table = Table(box=box.SIMPLE_HEAD, title=Text(f"{count} need you", style="bold"))
-    for header in ("Waiting", "Task", "Kind", "Why", "Action"):
-        table.add_column(header, overflow="fold")
-    for item in doc["items"]:
-        waited = max(0, int(doc["now"]) - int(item["since"]))
-        task = item.get("taskId") or item.get("consumer") or ""
-        table.add_row(
-            Text(span(waited) if waited >= 1000 else "now"),
-            _text(task, "bold"),
-            _text(item["kind"]),
-            _text(item["why"]),
-            _text(item["action"], "cyan"),
-        )
-    return table
+
+class _Inbox:
+    """Oldest first: how long each has waited, the task, its kind, why, and the key action. A
+    table while Why gets `WHY_MIN` cells; narrower, each item on a line and its why on the lines
+    under it, the terminal's full width (found by an exploring helper: at 80 columns Why got 26
+    cells and a budget's item took 7 lines)."""
+
+    HEADERS = ("Waiting", "Task", "Kind", "Why", "Action")
+    WHY_MIN = 60
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        from boardlib.clock import span
+
+        self.title = Text(f"{doc['count']} need you", style="bold")
+        self.rows: list[tuple[Text, ...]] = []
+        for item in doc["items"]:
+            waited = max(0, int(doc["now"]) - int(item["since"]))
+            task = item.get("taskId") or item.get("consumer") or ""
+            self.rows.append((
+                Text(span(waited) if waited >= 1000 else "now"),
+                _text(task, "bold"),
+                _text(item["kind"]),
+                _text(_why(item)),
+                _text(item["action"], "cyan"),
+            ))  # fmt: skip
+
+    def _widths(self) -> list[int]:
+        return [
+            max([len(header), *(row[n].cell_len for row in self.rows)])
+            for n, header in enumerate(self.HEADERS)
+        ]
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        widths = self._widths()
+        beside = sum(width + 2 for n, width in enumerate(widths) if n != 3) + 4  # pads, edges
+        room = options.max_width - beside
+        if room >= min(self.WHY_MIN, widths[3]):
+            table = Table(box=box.SIMPLE_HEAD, title=self.title)
+            for header in self.HEADERS:
+                table.add_column(header, overflow="fold")
+            for row in self.rows:
+                table.add_row(*row)
+            yield table
+            return
+        yield self.title
+        shown = [n for n in range(len(self.HEADERS)) if n != 3]  # Why goes under each item
+
+        def line(*cells: Text) -> Padding:
+            grid = Table.grid(padding=(0, 2, 0, 0))
+            for n in shown:
+                grid.add_column(width=widths[n], no_wrap=True)
+            grid.add_row(*cells)
+            return Padding(grid, (0, 0, 0, 2))
+
+        yield line(*(Text(self.HEADERS[n], style="bold") for n in shown))
+        for row in self.rows:
+            yield line(*(row[n] for n in shown))
+            yield Padding(row[3], (0, 0, 1, 4))
 
 
 def render(doc: Any, kind: str) -> None:
@@ -494,7 +540,7 @@ def render(doc: Any, kind: str) -> None:
 
         render_budgets(console, doc)
     elif kind == "inbox":
-        console.print(_inbox_table(doc) if doc["items"] else "[dim]nothing needs you[/]")
+        console.print(_Inbox(doc) if doc["items"] else "[dim]nothing needs you[/]")
     elif kind == "plan-applied":
         console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
         if doc["tasks"]:

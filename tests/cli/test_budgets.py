@@ -3,6 +3,7 @@ exit 2 with `budget_exceeded` on stderr and nothing written; the close that spen
 with the run and `budgetExceeded`, the task blocked (read back); an agent setting a budget is
 `operator_only`; the operator's raise is audited and unblocks; the pages' examples run."""
 
+import itertools
 import json
 from pathlib import Path
 
@@ -129,6 +130,40 @@ def test_budget_show_table_names_each_task_and_says_which_is_spent(kanban: Kanba
     [lexer] = [line for line in table.out.splitlines() if "Lexer" in line]
     assert "todo" in lexer and lexer.rstrip().endswith("$0.00 / $3.00"), table.out
     assert "no daily budget" in table.out, table.out
+
+
+def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kanban) -> None:
+    """Found by an exploring helper: `kanban inbox --format table` at 80 columns gave Why 26
+    cells, a spent budget's item took 7 lines, and its why began "budget exceeded" beside the
+    kind `budget_exceeded`. At 80 columns each item is a line and its why the lines under it,
+    the full width, without the kind's words; a wide terminal keeps one row per item. The JSON
+    is unchanged."""
+    spent = []
+    for _ in range(2):
+        task_id, run_id = claimed_with_a_run(kanban)
+        kanban.ok("task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1.25",
+                  "--agent", "ada")  # fmt: skip
+        spent.append(task_id)
+    items = kanban.ok("inbox")["items"]
+    assert [item["kind"] for item in items] == ["budget_exceeded"] * 2, items
+    assert all(item["why"].startswith("budget exceeded: the budget of") for item in items)
+    narrow = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
+    assert narrow.code == 0, str(narrow)
+    lines = narrow.out.splitlines()
+    assert all(len(line) <= 80 for line in lines), narrow.out
+    assert "budget exceeded" not in narrow.out, narrow.out
+    for task_id in spent:
+        start = next(n for n, line in enumerate(lines) if f" {task_id} " in line)
+        assert "budget_exceeded" in lines[start] and "raise_budget" in lines[start], narrow.out
+        told = list(itertools.takewhile(str.strip, lines[start + 1 :]))
+        assert 1 <= len(told) <= 2, narrow.out  # the why: was 7 lines, in a 26-cell column
+        said = " ".join(line.strip() for line in told)
+        assert said.startswith(f"the budget of {task_id} is spent ($1.25 recorded against " \
+                               "$1.00); raise it with `kanban budget set"), said  # fmt: skip
+    wide = kanban.run("inbox", "--format", "table", env={"COLUMNS": "200"}).out
+    rows = [line for line in wide.splitlines() if "budget_exceeded" in line]
+    assert len(rows) == 2 and all("raise_budget" in row for row in rows), wide
+    assert " Why " in wide and "budget exceeded" not in wide, wide
 
 
 def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) -> None:

@@ -70,7 +70,9 @@ async def test_the_tui_names_each_kind_as_kanban_inbox_does(board_path: Path) ->
 
     clock = ManualClock(START_MS)
     busy_board(board_path, clock)
-    table = Kanban(board_path, now_ms=clock.now_ms()).run("inbox", "--format", "table")
+    table = Kanban(board_path, now_ms=clock.now_ms()).run(
+        "inbox", "--format", "table", env={"COLUMNS": "200"}
+    )  # wide: one row per item (narrower, each item's why goes on the lines under it)
     assert table.code == 0, str(table)
     app = make_app(board_path, clock, read_only=True)
     async with app.run_test(size=(120, 32)) as pilot:
