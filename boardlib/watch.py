@@ -101,6 +101,20 @@ def past_the_log(field: str, seq: int, newest: int) -> BoardError:
     )
 
 
+def resumed_words(consumer: Consumer, since: int) -> str:
+    """What a surface says when `--since` met a consumer that already exists (`Consumers.open`):
+    it resumes, and how to go back on purpose."""
+    return (
+        f"consumer {consumer.name} exists and has read up to {consumer.last_seq}: resuming from "
+        f"there (--since {since} only places a new consumer; `kanban consumers reset "
+        f"{consumer.name} --to SEQ` replays)"
+    )
+
+
+# Told the words of `resumed_words` when `open` resumed an existing consumer given a `--since`.
+OnResume = Callable[[str], None]
+
+
 def _within_log(tx: "Tx", seq: int, field: str) -> int:
     """A cursor placed by hand is at most the newest event: one past it would skip events that
     have not happened yet."""
@@ -144,34 +158,46 @@ class Consumers:
             for consumer in found
         ]  # fmt: skip
 
-    def open(self, name: str, *, since: int | None = None) -> Consumer:
+    def open(
+        self, name: str, *, since: int | None = None, on_resume: "OnResume | None" = None
+    ) -> Consumer:
         """Take the consumer for this process, making it when new (its cursor at `since`, else at
-        the newest event: a new consumer reads what happens from now on). `since` on an existing
-        consumer must be its cursor: moving a cursor is `reset`, on purpose."""
+        the newest event: a new consumer reads what happens from now on). An existing consumer
+        resumes from its cursor: a `since` at or below it is where the consumer once started,
+        so the same command line works on every restart (`on_resume` is told, once); a `since`
+        above it would skip events it has not read and is refused (`consumers reset` skips, or
+        replays, on purpose)."""
         name = validate.name(name, "consumer")
         if since is not None:
             since = validate.integer(since, "since", minimum=0)
 
-        def work(tx: "Tx") -> Consumer:
+        def work(tx: "Tx") -> tuple[Consumer, bool]:
             now = self.board.now()
             row = tx.consumer(name)
+            resumed = False
             if row is None:
                 start = tx.last_event_seq() if since is None else _within_log(tx, since, "since")
                 consumer = Consumer.from_row(tx.insert_consumer(name, start, now))
             else:
                 consumer = Consumer.from_row(row)
-                if since is not None and since != consumer.last_seq:
+                if since is not None and since > consumer.last_seq:
                     raise invalid_input(
-                        f"consumer {name} exists and has read up to {consumer.last_seq}; --since "
-                        "only places a new consumer (`kanban consumers reset` moves a cursor)",
+                        f"consumer {name} has read up to {consumer.last_seq}; --since {since} "
+                        f"would skip events {consumer.last_seq + 1}..{since}, which it has not "
+                        f"read (`kanban consumers reset {name} --to {since}` skips them on "
+                        "purpose)",
                         field="since",
                         last_seq=consumer.last_seq,
                     )
+                resumed = since is not None
             if consumer.owner != self.owner and _owned(consumer, now):
                 raise _busy(consumer, now)
-            return self._own(tx, name, now)
+            return self._own(tx, name, now), resumed
 
-        return self._write(work)
+        opened, resumed = self._write(work)
+        if resumed and on_resume is not None and since is not None:
+            on_resume(resumed_words(opened, since))  # after the commit: told once, not per retry
+        return opened
 
     def _own(self, tx: "Tx", name: str, now: int, **changes: object) -> Consumer:
         row = tx.update_consumer(
@@ -402,8 +428,10 @@ class Delivery:
         interrupt: Callable[[], None] | None = None,
         on_outage: OnOutage | None = None,
         on_failure: OnFailure | None = None,
+        on_resume: OnResume | None = None,
     ) -> None:
         self.board = board
+        self.on_resume = on_resume
         self.on_outage = on_outage
         self.on_failure = on_failure
         self.name = validate.name(name, "consumer")
@@ -454,7 +482,7 @@ class Delivery:
         would otherwise wait for ever, and leave a cursor behind holding events back."""
         if self.task_id is not None:
             self.board.get_task(self.task_id)
-        consumer = self.consumers.open(self.name, since=self._since)
+        consumer = self.consumers.open(self.name, since=self._since, on_resume=self.on_resume)
         self._renewer = threading.Thread(target=self._renew_loop, name="kanban-watch", daemon=True)
         self._renewer.start()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -552,6 +580,7 @@ def read_once(
     task_id: str | None = None,
     since: int | None = None,
     limit: int = 1000,
+    on_resume: OnResume | None = None,
 ) -> Consumer:
     """One read as consumer `name`, not following (`kanban events --consumer NAME`): the events
     after its cursor (up to `limit`) handed to `write` at once, then the cursor moved past them.
@@ -559,7 +588,7 @@ def read_once(
     limit = validate.integer(limit, "limit", minimum=1)
     task_id = validate.optional_identifier(task_id, "taskId")  # before the cursor is taken
     consumers = Consumers(board)
-    consumer = consumers.open(name, since=since)
+    consumer = consumers.open(name, since=since, on_resume=on_resume)
     try:
         batch = board.events(since=consumer.last_seq, task_id=task_id, limit=limit)
         write(batch)

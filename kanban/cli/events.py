@@ -20,7 +20,7 @@ from boardlib.records import Event
 
 from .context import global_options, open_board
 from .options import Number, WholeNumber
-from .output import emit, emit_line, outage_notice
+from .output import emit, emit_line, outage_notice, resume_notice
 
 PAGE = 500
 
@@ -86,7 +86,7 @@ def events(
             from boardlib.watch import read_once
 
             read_once(board, consumer, _print_batch, task_id=task_id, since=since,
-                      limit=limit or 1000)  # fmt: skip
+                      limit=limit or 1000, on_resume=resume_notice)  # fmt: skip
             return
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)
@@ -124,8 +124,9 @@ def _follow_consumer(
         return Outcome(True)
 
     delivery = Delivery(
-        board, name, write, task_id=task_id, poll_s=poll_s, since=since, on_outage=outage_notice
-    )
+        board, name, write, task_id=task_id, poll_s=poll_s, since=since, on_outage=outage_notice,
+        on_resume=resume_notice,
+    )  # fmt: skip
     try:
         delivery.run(limit=limit, timeout_s=timeout)
     except (KeyboardInterrupt, BrokenPipeError):

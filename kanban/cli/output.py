@@ -5,6 +5,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from boardlib.inert import inert
 from kanban.documents import one_line, verdicts_as_objects
 
 from .context import settings
@@ -61,4 +62,11 @@ def outage_notice(error: "BoardError | None") -> None:
     else:
         line = f"kanban: {one_line(error.message)} ({error.reason.value}); waiting for it"
     sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def resume_notice(words: str) -> None:
+    """What `watch` and `events --consumer` say on stderr when `--since` met a consumer that
+    exists (`boardlib.watch.resumed_words`): the restart goes on from its cursor."""
+    sys.stderr.write(f"kanban: {inert(words)}\n")
     sys.stderr.flush()

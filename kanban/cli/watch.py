@@ -25,7 +25,7 @@ from boardlib.watch import (
 
 from .context import global_options, open_board
 from .options import Number, WholeNumber
-from .output import emit, outage_notice
+from .output import emit, outage_notice, resume_notice
 
 
 def failure_notice(name: str) -> OnFailure:
@@ -76,7 +76,8 @@ def _stop_on_signals(delivery: Delivery) -> None:
     "--since",
     type=WholeNumber(min=0),
     metavar="SEQ",
-    help="Where a NEW consumer starts (default: now).",
+    help="Where a NEW consumer starts (default: now); an existing one at or past it resumes "
+    "from its cursor, so a restart may repeat the same line.",
 )
 @click.option(
     "--command-timeout",
@@ -147,6 +148,7 @@ def watch(
             interrupt=deliver.interrupt,  # --timeout kills a run still going at the deadline
             on_outage=outage_notice,  # a database away (restart, failover) is waited out
             on_failure=failure_notice(consumer),
+            on_resume=resume_notice,  # --since met an existing consumer: it resumes
         )
         _stop_on_signals(delivery)
         delivered = delivery.run(limit=limit, timeout_s=timeout)

@@ -121,7 +121,8 @@ def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     """`kanban events --consumer NAME` (no --follow) prints what NAME has not read and moves its
     cursor past it: the cursors `kanban watch` keeps. `kanban prune` keeps every event a consumer
     has not read; `kanban consumers list` shows the cursors and `consumers forget` drops one. A
-    bad name or a `--since` that would move a cursor is refused before any output."""
+    bad name or a `--since` that would skip events a consumer has not read is refused before any
+    output."""
     with kanban.board() as board:
         for title in ("one", "two"):
             task = board.create_task(title)
@@ -141,7 +142,17 @@ def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
     assert len(kanban.ok("events", "--consumer", "late", "--since", "1")) == newest - 1
     cursors = {c["name"]: c["lastSeq"] for c in kanban.ok("consumers", "list")}
     assert cursors == {"indexer": newest, "fresh": newest, "tail": newest, "late": newest}
-    kanban.refused("events", "--consumer", "late", "--since", "1", reason="invalid_input")
+    # The same line again (a restart) resumes from the cursor; a --since past it is refused.
+    resumed = kanban.noticed(
+        "events", "--consumer", "late", "--since", "1",
+        notice=f"consumer late exists and has read up to {newest}: resuming from there (--since "
+        "1 only places a new consumer; `kanban consumers reset late --to SEQ` replays)",
+    )  # fmt: skip
+    assert resumed == []
+    with kanban.board() as board:
+        board.create_task("three")
+    kanban.refused("events", "--consumer", "late", "--since", str(newest + 1),
+                   reason="invalid_input")  # fmt: skip
     kanban.refused("events", "--consumer", "", reason="invalid_input")
     kanban.refused("consumers", "forget", "nobody", reason="not_found")
     for name in ("indexer", "fresh", "tail", "late"):

@@ -346,6 +346,46 @@ def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
     seed(cli, 2)
     with Board(cli.db, reconcile_orphans=False) as board:
         board.add_comment("TASK-1", "looks good", author_type="user")
-    run(example("docs/watch.md#watch-log"), tmp_path, reader_env(tmp_path, KANBAN_DB=str(cli.db)))
+    env = reader_env(tmp_path, KANBAN_DB=str(cli.db))
+    first = run(example("docs/watch.md#watch-log"), tmp_path, env)
     lines = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
     assert [e["kind"] for e in lines] == ["status_changed", "status_changed", "comment_added"]
+    assert "resuming" not in first.stderr  # a new consumer: placed at --since, nothing to say
+    # Found by a helper: the same line run again (a service restarted) was refused once the
+    # cursor had moved. It resumes from the cursor, says so once, and hands on only what is new.
+    with Board(cli.db, reconcile_orphans=False) as board:
+        board.add_comment("TASK-2", "and this", author_type="user")
+        cursor = Consumers(board).get("log")
+    assert cursor is not None
+    again = run(example("docs/watch.md#watch-log"), tmp_path, env)
+    lines = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
+    assert [e["kind"] for e in lines[3:]] == ["comment_added"]
+    assert lines[3]["taskId"] == "TASK-2"
+    assert json.loads(again.stdout)["delivered"] == 1
+    resumed = [line for line in again.stderr.splitlines() if "resuming" in line]
+    assert resumed == [
+        f"kanban: consumer log exists and has read up to {cursor.last_seq}: resuming from there "
+        "(--since 0 only places a new consumer; `kanban consumers reset log --to SEQ` replays)"
+    ]
+
+
+def test_a_since_past_the_cursor_is_refused_and_changes_nothing(cli: Kanban) -> None:
+    """A `--since` above an existing consumer's cursor would skip events it has not read: refused,
+    the cursor where it was; one at or below it resumes (`events --consumer`, from cron, too)."""
+    seed(cli, 2)
+    first = cli.run("events", "--consumer", "cron", "--since", "0", "--limit", "2")
+    assert first.code == 0 and "resuming" not in first.err, str(first)
+    before = cli.snapshot()
+    error = cli.refused("watch", "--consumer", "cron", "--since", "4", "--timeout", "1", "--",
+                        "true", reason="invalid_input")  # fmt: skip
+    assert (error["field"], error["lastSeq"]) == ("since", 2)
+    assert "kanban consumers reset cron --to 4" in error["error"]
+    cli.refused("events", "--consumer", "cron", "--since", "3", reason="invalid_input")
+    assert cli.snapshot() == before
+    with cli.board() as board:
+        stored = Consumers(board).get("cron")
+    assert stored is not None and (stored.last_seq, stored.owner) == (2, None)
+    again = cli.run("events", "--consumer", "cron", "--since", "0", "--limit", "1")
+    assert again.code == 0, str(again)
+    assert [e["seq"] for e in json.loads(again.out)] == [3]  # on from the cursor, not from 0
+    assert again.err.count("resuming from there") == 1
