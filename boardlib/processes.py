@@ -91,6 +91,18 @@ def kill_group(process: "subprocess.Popen[bytes]") -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
+def token_words(token: str) -> str:
+    """A token as a person reads it in a table: `pid 5457 here` for a process of this machine,
+    `pid 5457 @a2b2f67e` (its boot id, cut) for another's; the whole token (some 70 characters,
+    found by a helper folding over three lines of `consumers list` at 80 columns) is in the
+    JSON. An unreadable token is given back as it is."""
+    pid = token_pid(token)
+    if pid is None:
+        return token
+    host = token.partition("/")[0]
+    return f"pid {pid} here" if host == host_key() else f"pid {pid} @{host[:8] or '?'}"
+
+
 def group_token(pid: int) -> str:
     """The process group `pid` leads, as a later process can judge it: this process's token
     (the one that started it), then the leader's pid and start."""

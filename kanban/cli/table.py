@@ -288,9 +288,14 @@ class _Rows:
     CELL_MAX = 30  # the widest a cell is reckoned when judging whether the table fits
 
     def __init__(
-        self, rows: list[dict[str, Any]], title: str | None, dropped_first: tuple[str, ...] = ()
+        self,
+        rows: list[dict[str, Any]],
+        title: str | None,
+        dropped_first: tuple[str, ...] = (),
+        whole: frozenset[str] = frozenset(),
     ) -> None:
         self.rows = rows
+        self.whole = whole  # columns kept on one line: the others fold first
         self.title = title
         self.dropped_first = dropped_first
         self.columns: list[str] = []
@@ -303,9 +308,9 @@ class _Rows:
         self.every_column = list(self.columns)
 
     def _fits(self, width: int) -> bool:
-        needed = 2 * max(len(self.columns) - 1, 0)
+        needed = 3 * max(len(self.columns) - 1, 0) + 2  # a gap: padding, rule, padding; 2 edges
         for column in self.columns:
-            words = max((len(word) for word in _header(_label(column)).split()), default=0)
+            words = cell_len(_header(_label(column)))  # rich keeps a header whole if it can
             cells = (_cell(column, row.get(column), seconds=False).cell_len for row in self.rows)
             needed += max(words, min(max(cells, default=0), self.CELL_MAX))
         return needed <= width
@@ -315,7 +320,9 @@ class _Rows:
             box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
         )
         for column in self.columns:
-            table.add_column(_text(_header(_label(column))), overflow="fold")
+            table.add_column(
+                _text(_header(_label(column))), overflow="fold", no_wrap=column in self.whole
+            )
         for row in self.rows:
             table.add_row(
                 *(_cell(column, row.get(column), seconds=False) for column in self.columns)
@@ -348,6 +355,15 @@ def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> _Rows:
 # helper, a held consumer with an owner fell to one block per row at 120 columns, though its
 # name, cursor, failures, hold and owner fit; the error and the times are in the JSON.
 CONSUMER_DROPPED_FIRST = ("lastError", "createdAt", "updatedAt", "ownerUntil", "failingSeq")
+CONSUMER_WHOLE = frozenset({"name", "owner"})  # on one line: what rows are told apart by
+
+
+def _consumer_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The owner as `pid 1234 here` (`processes.token_words`), not its whole token."""
+    from boardlib.processes import token_words
+
+    owner = row.get("owner")
+    return {**row, "owner": token_words(owner)} if isinstance(owner, str) else row
 
 
 def _event(doc: dict[str, Any]) -> Event:
@@ -548,7 +564,9 @@ def render(doc: Any, kind: str) -> None:
         for change in doc["updated"]:
             console.print(_bullet("changed: ", inert(change["message"])))
     elif kind == "consumers":
-        console.print(_Rows(doc, None, CONSUMER_DROPPED_FIRST) if doc else "[dim]no consumers[/]")
+        rows = [_consumer_row(row) for row in doc]
+        shown = _Rows(rows, None, CONSUMER_DROPPED_FIRST, CONSUMER_WHOLE)
+        console.print(shown if doc else "[dim]no consumers[/]")
     elif isinstance(doc, list):
         console.print(_rows_table(doc) if doc else "[dim]nothing[/]")
     elif isinstance(doc, dict):

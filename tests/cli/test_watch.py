@@ -4,6 +4,7 @@ retried and held (in the inbox), never skipped, one owner per consumer, unread e
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -241,6 +242,29 @@ def test_a_killed_owner_is_not_listed_as_the_owner(cli: Kanban) -> None:
     with Board(cli.db, reconcile_orphans=False) as board:
         stored = Consumers(board).get("one")  # the row itself is left as the kill left it
     assert stored is not None and stored.owner is not None
+
+
+def test_a_running_owner_is_one_short_cell_at_80_columns(cli: Kanban) -> None:
+    """Found by a helper: `consumers list --format table` at 80 columns folded a watcher's owner
+    token over three lines and dropped its lease; it reads `pid N here`, the lease beside it."""
+    seed(cli, 1)
+    watcher = cli.popen("watch", "--consumer", "webhook", "--", "sh", "-c", "cat > /dev/null")
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not cli.ok("consumers", "list")[0:1]:
+            time.sleep(0.1)
+        table = cli.run("consumers", "list", "--format", "table", env={"COLUMNS": "80"}).out
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    lines = table.splitlines()
+    assert all(len(line) <= 80 for line in lines), table
+    header = next(line for line in lines if line.split()[:1] == ["name"])
+    assert "owner" in header and "owner until" in header, table
+    [row] = [line for line in lines if line.split()[:1] == ["webhook"]]
+    assert f"pid {watcher.pid} here" in row and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d *$", row), (
+        table
+    )
 
 
 def test_events_follow_consumer_resumes_where_it_stopped(cli: Kanban) -> None:
