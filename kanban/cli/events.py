@@ -4,7 +4,8 @@ Without `--follow` it prints one JSON array. With `--follow` it prints one event
 are committed by any process (NDJSON). Each poll asks the board's change token (SQLite: `PRAGMA
 data_version`, microseconds; Postgres: a LISTEN/NOTIFY check with a fallback read of the event
 cursor) and reads the log only when it moved. It starts from now unless `--since` says otherwise,
-and stops after `--limit` events or `--timeout` seconds if given, else on Ctrl-C (exit 0).
+and stops after `--limit` events or `--timeout` seconds if given, else on Ctrl-C or SIGTERM
+(exit 0).
 With `--consumer NAME` it reads from that durable cursor (shared with `kanban watch`) and moves it
 past what it printed once the output is flushed: at least once, in order (docs/watch.md).
 """
@@ -18,7 +19,7 @@ import click
 from boardlib.board import Board
 from boardlib.records import Event
 
-from .context import global_options, open_board
+from .context import global_options, open_board, stop_on_signals
 from .options import Number, WholeNumber
 from .output import emit, emit_line, outage_notice, resume_notice
 
@@ -127,6 +128,7 @@ def _follow_consumer(
         board, name, write, task_id=task_id, poll_s=poll_s, since=since, on_outage=outage_notice,
         on_resume=resume_notice,
     )  # fmt: skip
+    stop_on_signals(delivery.stop)  # SIGTERM too: a clean stop, exit 0, the consumer released
     try:
         delivery.run(limit=limit, timeout_s=timeout)
     except (KeyboardInterrupt, BrokenPipeError):
@@ -155,6 +157,8 @@ def _follow(
         if version != seen_version:
             batch = board.events(since=cursor, task_id=task_id, limit=PAGE)
             for event in batch:
+                if done.is_set():  # stopped (a signal) mid-batch: no more lines
+                    return
                 emit_line(event.to_json(), kind="event")
                 cursor = event.seq
                 printed += 1
@@ -166,8 +170,9 @@ def _follow(
             seen_version = version
         left = poll_s if deadline is None else min(poll_s, deadline - time.monotonic())
         if left > 0:
-            time.sleep(left)
+            done.wait(left)  # a stop (a signal) ends the wait at once
 
     tolerant = outage_tolerant(step, done, outage_notice)
+    stop_on_signals(done.set)  # SIGTERM as Ctrl-C: a clean stop, exit 0
     while not done.is_set() and (deadline is None or time.monotonic() < deadline):
         tolerant()

@@ -6,9 +6,7 @@ The delivery promise (at least once, in order, the cursor advanced only after th
 `boardlib.watch`'s; this module parses the command line and prints. docs/watch.md
 """
 
-import signal
 import sys
-from typing import Any
 
 import click
 
@@ -23,7 +21,7 @@ from boardlib.watch import (
     parse_kinds,
 )
 
-from .context import global_options, open_board
+from .context import global_options, open_board, stop_on_signals
 from .options import Number, WholeNumber
 from .output import emit, outage_notice, resume_notice
 
@@ -47,14 +45,6 @@ def failure_notice(name: str) -> OnFailure:
         sys.stderr.flush()
 
     return notice
-
-
-def _stop_on_signals(delivery: Delivery) -> None:
-    def stop(_signum: int, _frame: Any) -> None:
-        delivery.stop()
-
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, stop)
 
 
 @click.command("watch", context_settings={"ignore_unknown_options": False})
@@ -150,7 +140,7 @@ def watch(
             on_failure=failure_notice(consumer),
             on_resume=resume_notice,  # --since met an existing consumer: it resumes
         )
-        _stop_on_signals(delivery)
+        stop_on_signals(delivery.stop)
         delivered = delivery.run(limit=limit, timeout_s=timeout)
         after = Consumers(board).get(consumer)
     emit(

@@ -267,6 +267,43 @@ def test_a_running_owner_is_one_short_cell_at_80_columns(cli: Kanban) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("events", "--follow"),
+        ("events", "--follow", "--consumer", "tail"),
+        ("watch", "--consumer", "tail", "--", "sh", "-c", "cat > /dev/null"),
+    ],
+    ids=["events", "events-consumer", "watch"],
+)
+def test_sigterm_stops_a_follower_cleanly_with_exit_0(cli: Kanban, args: tuple[str, ...]) -> None:
+    """Found by a helper: `events --follow` died of SIGTERM (exit 143, a failure to systemd
+    without SuccessExitStatus) while `watch` stopped cleanly (exit 0). Both stop as on Ctrl-C:
+    exit 0, what was read printed whole, a consumer released at once (not left to its lease)."""
+    seed(cli, 1)
+    follower = cli.popen(*args, "--since", "0") if args[0] == "events" else cli.popen(*args)
+    try:
+        deadline = time.monotonic() + 20
+        while "--consumer" in args and time.monotonic() < deadline:
+            with Board(cli.db, reconcile_orphans=False) as board:
+                found = Consumers(board).get("tail")
+            if found is not None and found.owner:
+                break
+            time.sleep(0.1)
+        time.sleep(1)  # following: the first events read and printed
+    finally:
+        follower.terminate()
+        out, err = follower.communicate(timeout=30)
+    assert follower.returncode == 0, err
+    if args[0] == "events":
+        lines = [json.loads(line) for line in out.splitlines()]
+        assert [e["seq"] for e in lines] == list(range(1, len(lines) + 1)) and lines, out
+    if "--consumer" in args:
+        with Board(cli.db, reconcile_orphans=False) as board:
+            stored = Consumers(board).get("tail")
+        assert stored is not None and stored.owner is None  # released, not just known gone
+
+
 def test_events_follow_consumer_resumes_where_it_stopped(cli: Kanban) -> None:
     seed(cli, 2)
     run = cli.run("events", "--follow", "--consumer", "tail", "--since", "0", "--limit", "3")
