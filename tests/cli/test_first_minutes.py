@@ -12,6 +12,7 @@ import pytest
 
 from boardlib import Board
 from tests.cli.conftest import BIN, KANBAN, Kanban, clean_env, unchanged
+from tests.cli.test_doc_examples import run
 
 
 @pytest.fixture
@@ -165,15 +166,7 @@ def test_the_first_steps_of_kanban_help_run_as_printed(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    done = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + script],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
+    run(script, repo, env)  # the steps as printed, in bash with errexit
     with Board(tmp_path / "state" / "kanban" / "board.db", read_only=True) as board:
         task = board.get_task("TASK-1")
     assert (task.title, task.status) == ("Write the parser", "in_review")
