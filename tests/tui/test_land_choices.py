@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from boardlib import Board, BoardError, ManualClock, PlanItem, Reason
 from boardlib.worktrees import Worktrees
 from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
-from tests.tui.test_drawer import opened
+from tests.tui.test_drawer import opened, overview_text
 from tests.tui.test_landing import git, repository_state
 from tui.app import KanbanApp
 from tui.components.branch_menu import BranchMenu
@@ -390,6 +390,10 @@ async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
     drawer = await opened(pilot, app, task_id)
     line = drawer.query_one(LandingLine)  # behind the dialog: its preview read, not "checking"
     await until(pilot, lambda: line.preview_for(task_id) is not None, timeout=30)
+    # and its verdict drawn (a CI run's snapshot took "No verdict recorded." behind the menu)
+    held = app.state.tasks.get(task_id)
+    if held is not None and held.verification is not None:
+        await until(pilot, lambda: "No verdict recorded" not in overview_text(drawer))
     await pilot.press("W")
     dialog = await land_dialog(pilot)
     await until(pilot, lambda: dialog.shown is not None and dialog.shown.preview is not None)
