@@ -33,7 +33,7 @@ from .columns import (
 from .config import MAX_LEASE_MINUTES, MAX_LEASE_MS, BoardConfig, minutes_to_ms
 from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
-from .explain import explain_idle, explain_task, preview_claim
+from .explain import explain_idle, explain_task, held_live, preview_claim
 from .graph import closing_a_cycle, cycle_path, find_cycles, topological_order
 from .lifecycle import (
     SEED_CREATE_PATHS,
@@ -1356,8 +1356,7 @@ class Board:
         agent = validate.name(agent, "agent")
         now = self.now()
         rows = self.store.read(lambda tx: tx.list_tasks(status=t.IN_PROGRESS, assignee=agent))
-        live = [task for task in Task.from_rows(rows) if not task.lease_expired(now)]
-        return [task.id for task in sorted(live, key=lambda task: task.updated_at)]
+        return [task.id for task in held_live(Task.from_rows(rows), agent, now)]
 
     def preview_claim_next(
         self,

@@ -73,6 +73,15 @@ def explain_task(
     )
 
 
+def held_live(held: Sequence[Task], agent: str, now: int) -> list[Task]:
+    """Of the in-progress `held`, the ones `agent` holds under a live lease, oldest change first:
+    what an empty claim-next names (`heldByYou`) and the idle explanation says first."""
+    mine = (
+        task for task in held if task.assignee_agent_id == agent and not task.lease_expired(now)
+    )
+    return sorted(mine, key=lambda task: task.updated_at)
+
+
 def explain_idle(
     todo: Sequence[Task],
     held: Sequence[Task],
@@ -95,10 +104,7 @@ def explain_idle(
     lapsed = [task for task in held if task.lease_expired(now) and suits(task)]
     live = [task for task in held if not task.lease_expired(now)]
     leases = sorted(task.lease_until for task in live if task.lease_until is not None)
-    yours = sorted(
-        (task for task in live if agent is not None and task.assignee_agent_id == agent),
-        key=lambda task: task.updated_at,
-    )
+    yours = held_live(live, agent, now) if agent is not None else []
     reasons = []
     if yours:
         ids = ", ".join(task.id for task in yours[:LISTED])
