@@ -299,6 +299,25 @@ def test_connections_the_server_dropped_while_idle_are_replaced_not_failed(
         assert len(board.list_tasks()) == 14
 
 
+def refused_while_down(
+    board: Board, cluster: Cluster, database: str, *, seconds: float, every_s: float
+) -> list[str]:
+    """Take `database` down for `seconds` while a caller keeps asking every `every_s`, as agents
+    do; every call is refused. Its refusals' messages, the database allowed again after."""
+    allow_connections(cluster, database, False)
+    said = []
+    try:
+        down_until = time.monotonic() + seconds
+        while time.monotonic() < down_until:
+            with pytest.raises(StoreUnavailable) as refused:
+                board.list_tasks()
+            said.append(str(refused.value))
+            time.sleep(every_s)
+    finally:
+        allow_connections(cluster, database, True)
+    return said
+
+
 def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
     postgres_cluster: Cluster, own_database: str
 ) -> None:
@@ -309,15 +328,7 @@ def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
     url = board_location(postgres_cluster.url_of(own_database))
     with Board(url, clock=ManualClock(START), pool_size=4) as board:
         board.create_task("before")
-        allow_connections(postgres_cluster, own_database, False)
-        try:
-            down_until = time.monotonic() + 10
-            while time.monotonic() < down_until:  # callers keep asking meanwhile, as agents do
-                with pytest.raises(StoreUnavailable):
-                    board.list_tasks()
-                time.sleep(0.5)
-        finally:
-            allow_connections(postgres_cluster, own_database, True)
+        refused_while_down(board, postgres_cluster, own_database, seconds=10, every_s=0.5)
         board.create_task("after")  # the first call after the outage
         assert [task.title for task in board.list_tasks()] == ["after", "before"]
 
@@ -333,23 +344,12 @@ def test_a_pooled_board_tells_an_outage_once_and_its_end_once(
     url = board_location(postgres_cluster.url_of(own_database))
     with Board(url, clock=ManualClock(START), pool_size=4) as board:
         board.create_task("before")
-        allow_connections(postgres_cluster, own_database, False)
-        try:
-            down_until = time.monotonic() + 5
-            said = []
-            while time.monotonic() < down_until:
-                with pytest.raises(StoreUnavailable) as refused:
-                    board.list_tasks()
-                said.append(str(refused.value))
-                time.sleep(0.2)
-            # each refusal says why: the first may be the pooled connection the outage ended
-            # (CI saw "terminating connection due to administrator command"), then the refusal
-            # of every new one
-            ended, refusing = "due to administrator command", "is not currently accepting"
-            assert all(ended in why or refusing in why for why in said), said
-            assert refusing in said[-1], said
-        finally:
-            allow_connections(postgres_cluster, own_database, True)
+        said = refused_while_down(board, postgres_cluster, own_database, seconds=5, every_s=0.2)
+        # each refusal says why: the first may be the pooled connection the outage ended (CI saw
+        # "terminating connection due to administrator command"), then the refusal of every new one
+        ended, refusing = "due to administrator command", "is not currently accepting"
+        assert all(ended in why or refusing in why for why in said), said
+        assert refusing in said[-1], said
         board.create_task("after")
     told = [record.getMessage() for record in caplog.records if record.name == "psycopg.pool"]
     shown = redact_url(postgres_cluster.url_of(own_database))
