@@ -167,6 +167,24 @@ def make_app(path: Path, clock: ManualClock, **options: Any) -> KanbanApp:
     )  # fmt: skip
 
 
+def demo_app(folder: Path, **options: Any) -> KanbanApp:
+    """The app (`make_app`) on a copy of the demo board in `folder`, its clock where the build
+    left it."""
+    path, clock, _ids = demo_board(folder)
+    return make_app(path, clock, **options)
+
+
+def text_of(renderable: Any, width: int = 200) -> str:
+    """A renderable as the plain text a terminal `width` columns wide shows."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
 class Notes:
     """Collects the notifications the app raises (a `run_test` message hook)."""
 

@@ -18,7 +18,7 @@ from boardlib import transitions as t
 from boardlib.narration import ROUTINE, narrate
 from boardlib.records import EXECUTION_SUCCEEDED
 from boardlib.worktrees import SOR_FILES, Worktrees
-from tests.tui.conftest import OPERATOR, Notes, answer, until
+from tests.tui.conftest import OPERATOR, Notes, answer, text_of, until
 from tui.app import KanbanApp
 from tui.components.diff_view import HEADER, LINE, DiffView
 from tui.components.drawer import TaskDrawer
@@ -55,14 +55,9 @@ async def shows(pilot: Any, app: KanbanApp, *needles: str) -> str:
 
 def overview_text(drawer: TaskDrawer) -> str:
     """The Overview's text below the description, whatever is scrolled into view."""
-    import io
-
-    from rich.console import Console
     from textual.widgets import Static
 
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(drawer.query_one("#overview-rest", Static).content)
-    return console.export_text()
+    return text_of(drawer.query_one("#overview-rest", Static).content)
 
 
 def _board_state(app: KanbanApp, task_id: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from boardlib import Board
 from boardlib import transitions as t
-from tests.tui.conftest import demo_board, loaded, make_app, utc
+from tests.tui.conftest import demo_app, demo_board, loaded, make_app, utc
 from tui.keymap import KeymapError, conflicts, known_ids, load_user_keymap
 
 
@@ -33,8 +33,7 @@ def test_keymap_file_is_read_and_checked(tmp_path: Path) -> None:
 async def test_a_remapped_key_drives_its_action(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     app.set_keymap({"board.down": "ctrl+n"})
     async with app.run_test(size=(160, 48)) as pilot:
         await loaded(pilot)

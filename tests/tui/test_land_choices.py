@@ -6,7 +6,6 @@ agent's text inert, leaving the repository as it was (git status, every ref, eve
 
 No landing here touches `main`, so every test sees the same base whatever ran before it."""
 
-import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 from textual.pilot import Pilot
 
 from boardlib import Board, BoardError, ManualClock, PlanItem, Reason
 from boardlib.worktrees import Worktrees
-from tests.tui.conftest import OPERATOR, Notes, fresh, until, utc
+from tests.tui.conftest import OPERATOR, Notes, fresh, text_of, until, utc
 from tests.tui.test_drawer import opened, overview_text
 from tests.tui.test_landing import git, repository_state
 from tui.app import KanbanApp
@@ -118,12 +116,6 @@ def app_on(shop: Shop, task: str | None = None) -> KanbanApp:
         shop.db, poll_ms=30, clock=ManualClock(START_MS + 3_600_000), operator=OPERATOR,
         user_keymap={}, open_task=shop.ids[task] if task else None,
     )  # fmt: skip
-
-
-def text_of(renderable: Any) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 async def land_dialog(pilot: Pilot[Any]) -> LandDialog:

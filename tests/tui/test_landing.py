@@ -7,6 +7,7 @@ status, every file's sha256, every ref)."""
 
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,10 @@ from tests.tui.conftest import (
     make_app,
     settled,
     shown_question,
+    text_of,
     until,
 )
-from tests.tui.test_drawer import drawer_of, opened, screen_text
+from tests.tui.test_drawer import app_on, drawer_of, opened, screen_text
 from tests.tui.test_trust import card_text
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
@@ -34,13 +36,6 @@ from tui.review_board import START_MS, ReviewBoard
 @pytest.fixture
 def review(review_board: ReviewBoard) -> tuple[ReviewBoard, ManualClock]:
     return review_board, ManualClock(START_MS + 3_600_000)
-
-
-def app_on(board: ReviewBoard, clock: ManualClock, task: str | None = None) -> KanbanApp:
-    return KanbanApp(
-        board.db, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={},
-        open_task=board.ids[task] if task else None,
-    )  # fmt: skip
 
 
 def git(repo: Path, *args: str) -> str:
@@ -64,14 +59,7 @@ def repository_state(repo: Path) -> dict[str, str]:
 
 
 def landing_text(app: KanbanApp) -> str:
-    import io
-
-    from rich.console import Console
-
-    line = drawer_of(app).query_one(LandingLine)
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(line.content)
-    return console.export_text()
+    return text_of(drawer_of(app).query_one(LandingLine).content)
 
 
 async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
@@ -83,13 +71,40 @@ async def confirm(pilot: Any, app: KanbanApp) -> ConfirmDialog:
 
 
 def dialog_text(dialog: ConfirmDialog) -> str:
-    import io
+    return text_of(dialog.body)
 
-    from rich.console import Console
 
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(dialog.body)
-    return console.export_text()
+def worktree_of(board: ReviewBoard, task_id: str) -> Path:
+    """The task's worktree (its newest workspace)."""
+    with Board(board.db, read_only=True) as b:
+        return Path(b.view(task_id).workspaces[-1].worktree_path)
+
+
+def verify_with(board: ReviewBoard, task_id: str, command: str) -> None:
+    """The task's handoff names `command` as its verify command (the landing runs it)."""
+    import json
+
+    handoff = worktree_of(board, task_id) / "AGENT_HANDOFF.json"
+    data = json.loads(handoff.read_text())
+    data["commands"]["verify"] = command
+    handoff.write_text(json.dumps(data))
+
+
+async def approve_and_land(
+    pilot: Any, app: KanbanApp, before_yes: Callable[[], object] = lambda: None
+) -> None:
+    """In the open drawer: `W`, the question once it takes answers, `before_yes()`, `y`."""
+    await pilot.press("W")
+    await confirm(pilot, app)
+    before_yes()
+    await pilot.press("y")
+
+
+async def the_refusal(pilot: Any, notes: Notes) -> str:
+    """The one error notification a refused landing raises."""
+    await until(pilot, lambda: notes.errors(), timeout=60)
+    [error] = notes.errors()
+    return error
 
 
 @pytest.mark.slow  # builds a repository with worktrees, verifies on the merged tree
@@ -154,11 +169,8 @@ async def test_a_refused_landing_is_a_notification_and_changes_nothing(review) -
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
         await until(pilot, lambda: "lands cleanly" in landing_text(app), timeout=30)
-        await pilot.press("W")
-        await confirm(pilot, app)
-        await pilot.press("y")
-        await until(pilot, lambda: notes.errors(), timeout=60)
-        [error] = notes.errors()
+        await approve_and_land(pilot, app)
+        error = await the_refusal(pilot, notes)
         assert f"approve and land {task_id}: refused (base_checked_out_dirty)" in error
         assert "README.md" in error
         await pilot.pause(0.3)
@@ -224,9 +236,7 @@ async def test_the_preview_follows_the_base_and_shows_file_names_inert(review) -
     board, clock = review
     task_id = board.ids["review"]
     name = "shop/[b]x[@click=app.quit]\x1b]52;c;ZXZpbA==\x07.py"
-    with Board(board.db) as b:
-        ws = b.view(task_id).workspaces[-1]
-    worktree = Path(ws.worktree_path)
+    worktree = worktree_of(board, task_id)
     (worktree / name).write_text("the agent's version\n")
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48)) as pilot:
@@ -252,19 +262,16 @@ async def test_work_changed_after_the_preview_is_refused(review) -> None:  # typ
     the yes: the landing lands nothing (`not_landable`, changed since review)."""
     board, clock = review
     task_id = board.ids["review"]
-    with Board(board.db) as b:
-        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
+    discounts = worktree_of(board, task_id) / "shop" / "discounts.py"
     main_before = git(board.repo, "rev-parse", "main")
     notes = Notes()
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
-        await pilot.press("W")
-        await confirm(pilot, app)
-        (worktree / "shop" / "discounts.py").write_text("# rewritten after the review\n")
-        await pilot.press("y")
-        await until(pilot, lambda: notes.errors(), timeout=60)
-        [error] = notes.errors()
+        await approve_and_land(
+            pilot, app, lambda: discounts.write_text("# rewritten after the review\n")
+        )
+        error = await the_refusal(pilot, notes)
         assert f"approve and land {task_id}: refused (not_landable)" in error
     assert git(board.repo, "rev-parse", "main") == main_before
     assert fresh(board.db, task_id).status == "in_review"
@@ -275,26 +282,17 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
     """The verify command waits for a flag: meanwhile the drawer says the landing is verifying,
     and a priority change of another task is written at once (a landing runs outside the app's
     write lock). Then the flag: it lands."""
-    import json
-
     board, clock = review
     task_id = board.ids["review"]
     other = board.ids["later"]
     flag = board.repo.parent / "go"
-    with Board(board.db) as b:
-        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
-    handoff = worktree / "AGENT_HANDOFF.json"
-    data = json.loads(handoff.read_text())
-    data["commands"]["verify"] = f"while [ ! -e {flag} ]; do sleep 0.05; done; true"
-    handoff.write_text(json.dumps(data))
+    verify_with(board, task_id, f"while [ ! -e {flag} ]; do sleep 0.05; done; true")
     priority = fresh(board.db, other).priority
     notes = Notes()
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
-        await pilot.press("W")
-        await confirm(pilot, app)
-        await pilot.press("y")
+        await approve_and_land(pilot, app)
         await until(pilot, lambda: "landing: verifying the merged tree" in landing_text(app), 30)
         app.write("bump", lambda b: b.update_task(other, priority=priority + 1, actor=OPERATOR))
         # the landing waits for the flag forever: any timeout shows the write did not wait on it
@@ -311,26 +309,16 @@ async def test_a_landing_under_way_names_its_step_and_blocks_no_other_write(revi
 
 @pytest.mark.slow
 async def test_a_failed_verification_says_why_and_keeps_the_task_in_review(review) -> None:  # type: ignore[no-untyped-def]
-    import json
-
     board, clock = review
     task_id = board.ids["review"]
-    with Board(board.db) as b:
-        worktree = Path(b.view(task_id).workspaces[-1].worktree_path)
-    handoff = worktree / "AGENT_HANDOFF.json"
-    data = json.loads(handoff.read_text())
-    data["commands"]["verify"] = "echo the merged tree is broken >&2; exit 3"
-    handoff.write_text(json.dumps(data))
+    verify_with(board, task_id, "echo the merged tree is broken >&2; exit 3")
     main_before = git(board.repo, "rev-parse", "main")
     notes = Notes()
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
         await opened(pilot, app, task_id)
-        await pilot.press("W")
-        await confirm(pilot, app)
-        await pilot.press("y")
-        await until(pilot, lambda: notes.errors(), timeout=60)
-        [error] = notes.errors()
+        await approve_and_land(pilot, app)
+        error = await the_refusal(pilot, notes)
         assert f"approve and land {task_id}: refused (verification_failed)" in error
         assert "exited 3 on the merged tree" in error
         assert error.endswith("the merged tree is broken")  # the tail of its output

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.conftest import Notes, demo_board, loaded, make_app, until
+from tests.tui.conftest import Notes, demo_app, loaded, until
 from tests.tui.test_drawer import screen_text
 
 
@@ -18,8 +18,7 @@ async def test_a_scrolled_dialog_says_its_keys_and_a_key_without_use(
 ) -> None:
     """Found driving `kanban demo` in tmux at 80x24: neither said how to close it, and `x` in
     the log showed nothing."""
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     notes = Notes()
     hint = "j/k scroll · ctrl+d/ctrl+u page · g/G top/bottom · esc close"
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from boardlib import transitions as t
-from tests.tui.conftest import ReviewTemplate, demo_board, make_app, settled, until, utc
+from tests.tui.conftest import ReviewTemplate, demo_app, demo_board, make_app, settled, until, utc
 from tui.app import KanbanApp
 
 
@@ -18,8 +18,7 @@ from tui.app import KanbanApp
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    return make_app(path, clock)
+    return demo_app(tmp_path)
 
 
 async def settle(pilot: Pilot[Any]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import Button
 from textual.widgets._toast import Toast
 
-from tests.tui.conftest import Notes, demo_board, loaded, make_app, until, utc
+from tests.tui.conftest import Notes, demo_app, loaded, until, utc
 from tests.tui.test_land_dialog_fits import land_dialog_on_a_long_title
 from tui.app import ROWS_PER_TOAST, KanbanApp
 from tui.components.drawer_screen import DrawerScreen
@@ -18,8 +18,7 @@ SMALL = (80, 24)
 
 async def test_a_burst_of_toasts_shows_only_what_fits_at_80x24(tmp_path: Path) -> None:
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         await loaded(pilot)
         app.clear_notifications()
@@ -36,9 +35,8 @@ async def test_a_burst_of_toasts_shows_only_what_fits_at_80x24(tmp_path: Path) -
 
 async def test_follow_hints_replace_each_other_and_skip_the_inbox(tmp_path: Path) -> None:
     utc()
-    path, clock, _ids = demo_board(tmp_path)
     notes = Notes()
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     async with app.run_test(size=(160, 48), message_hook=notes, notifications=True) as pilot:
         await loaded(pilot)
         app.clear_notifications()
@@ -66,8 +64,7 @@ async def test_toasts_over_the_land_dialog_leave_its_buttons_in_view_at_80x24(
     """Found in tmux: `b` and `u` in the land dialog (each says why it does nothing) piled two
     toasts over its Approve and Back buttons."""
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         await loaded(pilot)
         dialog = land_dialog_on_a_long_title("make test")
@@ -95,8 +92,7 @@ async def test_the_follow_note_goes_once_followed_and_stays_on_the_board(tmp_pat
     """Found in tmux: after `f` the "f follows it" toast stayed its five seconds, and `enter`
     then brought it back over the drawer, where `f` does nothing."""
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         await loaded(pilot)
         app.clear_notifications()
@@ -124,8 +120,7 @@ async def test_a_toast_shows_once_over_a_dialog(tmp_path: Path) -> None:
     """Found in tmux at 80x24: with the move menu open, a toast showed twice, at the top of the
     screen (where toasts go over a dialog) and at the foot of the board under it."""
     utc()
-    path, clock, _ids = demo_board(tmp_path)
-    app = make_app(path, clock)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         await loaded(pilot)
         app.clear_notifications()
