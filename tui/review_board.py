@@ -9,6 +9,8 @@ dates, so the same build gives the same shas and the same screens. Its tasks (`r
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +69,23 @@ def _git_env() -> dict[str, str]:
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_CONFIG_NOSYSTEM": "1",
     }
+
+
+@contextmanager
+def fixed_git_dates() -> Iterator[None]:
+    """The git commits made inside, in this process and the ones it starts, get `GIT_DATE`
+    and no user's git config (fixed shas: the snapshots show them); the environment is put
+    back after."""
+    saved = {key: os.environ.get(key) for key in _git_env()}
+    os.environ.update(_git_env())
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _repository(path: Path) -> Path:
@@ -184,11 +203,9 @@ def build_review_board(
     `big`'s worktree."""
     clock = clock or ManualClock(START_MS)
     folder.mkdir(parents=True, exist_ok=True)
-    saved = {key: os.environ.get(key) for key in _git_env()}
-    os.environ.update(_git_env())  # git's commits (scaffold, pause, gate) get fixed dates
     worktrees = folder / "worktrees"
     os.environ["KANBAN_WORKTREES"] = str(worktrees)
-    try:
+    with fixed_git_dates():  # git's commits (scaffold, pause, gate) get fixed dates
         repo = _repository(folder / "shop")
         db = folder / "board.db"
         with Board(db, clock=clock) as board:
@@ -196,12 +213,6 @@ def build_review_board(
                 board, clock, repo, big_diff=big_diff, huge_lines=huge_lines,
                 generated_mb=generated_mb,
             )  # fmt: skip
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     return ReviewBoard(db=db, repo=repo, worktrees=worktrees, ids=ids)
 
 

@@ -6,7 +6,6 @@ agent's text inert, leaving the repository as it was (git status, every ref, eve
 
 No landing here touches `main`, so every test sees the same base whatever ran before it."""
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from tui.components.landing_line import LandingLine
 from tui.components.menu_list import MenuList
 from tui.components.prompt import PromptDialog
 from tui.landing_data import refusal_message
-from tui.review_board import GIT_DATE, START_MS, build_review_board
+from tui.review_board import START_MS, build_review_board, fixed_git_dates
 
 AGENT = "agent-ada"
 HOSTILE = "\x1b]52;c;SGVsbG8=\x07[bold red]boom[/][@click=app.quit]"
@@ -54,10 +53,7 @@ def _build(folder: Path) -> Shop:
     (no verify command; only looked at)."""
     board = build_review_board(folder, ManualClock(START_MS))
     repo = board.repo
-    dates = {"GIT_AUTHOR_DATE": GIT_DATE, "GIT_COMMITTER_DATE": GIT_DATE}
-    saved = {key: os.environ.get(key) for key in dates}
-    os.environ.update(dates)  # fixed shas: the snapshots show them
-    try:
+    with fixed_git_dates():
         for branch in ("release", "side"):
             git(repo, "branch", branch, "main")
         git(repo, "checkout", "-q", "-b", "conflicting")
@@ -92,12 +88,6 @@ def _build(folder: Path) -> Shop:
                     )
                 clock.advance(seconds=30)
                 b.complete(ids[key], AGENT, summary="ready", epoch=task.claim_epoch)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     return Shop(board.db, repo, {**board.ids, **ids})
 
 
@@ -135,6 +125,13 @@ async def land_dialog(pilot: Pilot[Any]) -> LandDialog:
     return pilot.app.screen
 
 
+async def asked_to_land(pilot: Pilot[Any], app: KanbanApp, task_id: str) -> LandDialog:
+    """`W` in the task's open drawer; its land dialog once it takes answers."""
+    await opened(pilot, app, task_id)
+    await pilot.press("W")
+    return await land_dialog(pilot)
+
+
 async def branch_menu(pilot: Pilot[Any]) -> BranchMenu:
     """`b`'s menu once it lists the branches (it reads them again as it opens)."""
     await pilot.press("b")
@@ -161,9 +158,7 @@ async def test_strategy_and_branch_are_chosen_and_the_preview_follows(shop: Shop
     notes = Notes()
     app = app_on(shop, "review")
     async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
-        await opened(pilot, app, task_id)
-        await pilot.press("W")
-        dialog = await land_dialog(pilot)
+        dialog = await asked_to_land(pilot, app, task_id)
         assert f"lands cleanly onto main@{main[:7]}" in said(dialog)
         assert "● squash" in said(dialog)
         assert "main (the worktree's base); 3 other branches" in said(dialog)
@@ -205,9 +200,7 @@ async def test_the_branch_menu_lists_the_branches_the_repository_has_now(shop: S
     try:
         app = app_on(shop, "shown")
         async with app.run_test(size=(120, 40)) as pilot:
-            await opened(pilot, app, shop.ids["shown"])
-            await pilot.press("W")
-            dialog = await land_dialog(pilot)
+            dialog = await asked_to_land(pilot, app, shop.ids["shown"])
             assert "4 other branches" in said(dialog)
             git(shop.repo, "branch", "-D", "stale")
             git(shop.repo, "branch", "hotfix", "main")
@@ -230,9 +223,7 @@ async def test_no_verify_command_lands_only_unverified_with_a_reason(shop: Shop)
     notes = Notes()
     app = app_on(shop, "bare")
     async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
-        await opened(pilot, app, task_id)
-        await pilot.press("W")
-        dialog = await land_dialog(pilot)
+        dialog = await asked_to_land(pilot, app, task_id)
         text = said(dialog)
         assert "No verify command" in text and "lands unverified on side" in text
         assert "(the worktree's base" in text
@@ -273,9 +264,7 @@ async def test_a_conflict_on_the_chosen_branch_is_refused_and_changes_nothing(sh
     notes = Notes()
     app = app_on(shop, "clash")
     async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
-        await opened(pilot, app, task_id)
-        await pilot.press("W")
-        dialog = await land_dialog(pilot)
+        dialog = await asked_to_land(pilot, app, task_id)
         assert "lands cleanly onto main@" in said(dialog)
         await branch_menu(pilot)
         await pilot.press("down", "enter")  # conflicting
@@ -301,9 +290,7 @@ async def test_a_failing_verification_says_its_exit_code_and_tail_inert(shop: Sh
     notes = Notes()
     app = app_on(shop, "failing")
     async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
-        await opened(pilot, app, task_id)
-        await pilot.press("W")
-        await land_dialog(pilot)
+        await asked_to_land(pilot, app, task_id)
         drawer_screen = app.screen_stack[-2]
         await pilot.click("#yes")  # the button answers once, as y does
         await until(pilot, lambda: notes.errors(), timeout=60)
