@@ -2698,30 +2698,35 @@ class Board:
         time."""
         return self._purge_rest(self.now(), PURGE_BATCH)
 
-    def _purge_rest(self, now: int, last: int) -> int:
+    def _purge_rest(self, now: int, last: int, *, give_way: bool = False) -> int:
         """More purge transactions while the last one was full: a year of expired events goes in
-        many short writes, so agents' writes take turns with it instead of timing out."""
+        many short writes, so agents' writes take turns with it instead of timing out.
+        `give_way`: a purge that stays `busy` stops there, quietly (a later pass goes on)."""
         purged = 0
         while last == PURGE_BATCH:
-            last = self.store.write(lambda tx: tx.purge_expired_events(now, PURGE_BATCH))
+            try:
+                last = self.store.write(lambda tx: tx.purge_expired_events(now, PURGE_BATCH))
+            except BoardError as error:
+                if not give_way or error.reason is not Reason.BUSY:
+                    raise
+                break
             purged += last
         return purged
 
     def reconcile_stale_tasks(self) -> ReconcileReport:
         """One stale-task reconciliation pass (seed 000: on an interval; `recovery.py`): release
-        expired leases, time out their executions, purge events past their TTL."""
-
-        def work(tx: Tx) -> ReconcileReport:
-            released, timed_out = release_expired_leases(tx, now, self.config.event_ttl_seconds)
-            purged = tx.purge_expired_events(now, PURGE_BATCH)
-            return ReconcileReport(
-                released=released, timed_out_executions=timed_out, purged_events=purged
-            )
-
+        expired leases, time out their executions, purge events past their TTL. The release is a
+        shared write, as claim-next's reclaim is: every server and TUI runs a pass, and none
+        waits for another's (or a writer's) turn at the board. The purge takes that turn and
+        gives way when it stays taken: the next pass purges."""
         now = self.now()
-        report = self.store.write(work)
-        report.purged_events += self._purge_rest(now, report.purged_events)
-        return report
+        released, timed_out = self.store.write(
+            lambda tx: release_expired_leases(tx, now, self.config.event_ttl_seconds), shared=True
+        )
+        purged = self._purge_rest(now, PURGE_BATCH, give_way=True)
+        return ReconcileReport(
+            released=released, timed_out_executions=timed_out, purged_events=purged
+        )
 
     def start_stale_task_reconciler(self, interval_ms: int | None = None) -> StaleTaskReconciler:
         """Stale-task reconciliation every `interval_ms` (default: the config's) in a background

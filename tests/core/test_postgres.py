@@ -221,10 +221,16 @@ def test_a_role_claim_takes_the_better_of_its_own_and_role_less_tasks(url: str) 
         assert board.claim_next("r3", role="reviewer") is None
 
 
-def _reconcile(url: str, now: int, barrier: Any, results: Any) -> None:
-    with Board(url, clock=ManualClock(now), reconcile_orphans=False) as board:
+def _reconcile(url: str, now: int, barrier: Any, results: Any, budget_ms: int = 1500) -> None:
+    """One reconciliation pass, its released ids put on `results` (or the reason it failed)."""
+    config = BoardConfig(retry_budget_ms=budget_ms)
+    with Board(url, clock=ManualClock(now), config=config, reconcile_orphans=False) as board:
         barrier.wait()
-        report = board.reconcile_stale_tasks()
+        try:
+            report = board.reconcile_stale_tasks()
+        except BoardError as error:
+            results.put(str(error.reason))
+            return
         results.put([task.id for task in report.released])
 
 
@@ -252,6 +258,42 @@ def test_many_reconcilers_release_each_expired_lease_exactly_once(url: str) -> N
         assert kinds["lease_expired"] == 60
         assert {task.status for task in board.list_tasks()} == {"todo"}
         assert board.check().ok
+
+
+def test_reconcilers_release_expired_leases_while_a_writer_holds_the_board_lock(url: str) -> None:
+    """Found in CI: one of six reconcilers failed `busy`, queued for the board's lock behind the
+    others past its retry budget. A pass releases expired leases as claims do, beside other
+    writers (each row it takes is its own, SKIP LOCKED), so a writer holding the board's lock
+    longer than every pass's budget delays none of them: only the purge, which needs the lock,
+    gives way until a later pass."""
+    with Board(url, clock=ManualClock(START)) as board:
+        for n in range(20):
+            board.create_task(f"t{n}")
+        for n in range(20):
+            board.claim_next(f"w{n}", lease_ms=1_000)
+        key = board.store.lock_key  # type: ignore[attr-defined]
+    reconcilers = 4
+    barrier, results = CTX.Barrier(reconcilers), CTX.Queue()
+    with psycopg.connect(url, autocommit=True) as writer:
+        writer.execute("BEGIN")
+        writer.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+        workers = [
+            CTX.Process(target=_reconcile, args=(url, START + 60_000, barrier, results, 200))
+            for _ in range(reconcilers)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(30)
+        writer.execute("ROLLBACK")
+    assert [outcome for outcome in outcomes if not isinstance(outcome, list)] == []
+    released = [task for outcome in outcomes for task in outcome]
+    assert Counter(released) == {f"TASK-{n}": 1 for n in range(1, 21)}
+    with Board(url, read_only=True) as board:
+        assert {task.status for task in board.list_tasks()} == {"todo"}
+        kinds = Counter(event.kind for event in board.events(limit=10_000))
+        assert kinds["lease_expired"] == 20
 
 
 def test_a_pooled_board_serves_many_threads(url: str) -> None:
