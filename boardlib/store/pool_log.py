@@ -4,9 +4,10 @@ answering, one when it answers again, on the `psycopg.pool` logger where the poo
 psycopg-pool warns of every connection it fails to make or finds closed: two lines each on
 stderr, several a second while calls keep coming (92 lines from `kanban serve` in a 30 s
 outage; the MCP server's log, rich-framed, ten times as tall). Each call already answers
-`database_unavailable`, so of a kanban pool's retries the first of an outage is told, reworded,
-and its reason kept for the refusals that follow (the pool's own says only "couldn't get a
-connection after 1.50 sec"); the rest are dropped. Other pools in the process are untouched.
+`database_unavailable`, so of a kanban pool's retries the first of an outage is told, reworded;
+the rest are dropped. Until the pool connects again it is `reconnecting`: a call then asks the
+server itself (`PostgresStore`), so it never waits for the pool's backoff nor repeats the pool's
+last, maybe stale, reason. Other pools in the process are untouched.
 """
 
 import itertools
@@ -30,7 +31,8 @@ class PoolNews(logging.Filter):
         self._lock = threading.Lock()
         self._names = itertools.count(1)
         self._shown: dict[str, str] = {}  # pool name -> the board it serves, as shown
-        self._failure: dict[str, str] = {}  # pool name -> why its last connect failed
+        self._down: set[str] = set()  # pools whose outage was told and its end not yet
+        self._reconnecting: set[str] = set()  # pools that failed to connect and have not since
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # every kanban pool's
 
     def watch(self, shown: str) -> str:
@@ -43,18 +45,28 @@ class PoolNews(logging.Filter):
     def forget(self, name: str) -> None:
         with self._lock:
             self._shown.pop(name, None)
-            self._failure.pop(name, None)
+            self._down.discard(name)
+            self._reconnecting.discard(name)
 
-    def failure(self, name: str) -> str | None:
-        """Why the pool's last connection attempt failed, while it has made none since."""
+    def reconnecting(self, name: str) -> bool:
+        """Whether the pool's last connection attempt failed and it has made none since: it
+        retries on a backoff, so a server that is back may not be asked again for a second."""
         with self._lock:
-            return self._failure.get(name)
+            return name in self._reconnecting
 
     def connected(self, name: str, conn: Any) -> None:
         """The pool made a connection (its `configure`): an outage it told of is over."""
         self._connections.add(conn)
         with self._lock:
-            was_down = self._failure.pop(name, None) is not None
+            self._reconnecting.discard(name)
+        self.reached(name)
+
+    def reached(self, name: str) -> None:
+        """A connection to the pool's server was made, by the pool or by a caller past it: an
+        outage told of is over (told once), though the pool may still be reconnecting."""
+        with self._lock:
+            was_down = name in self._down
+            self._down.discard(name)
             shown = self._shown.get(name)
         if was_down and shown is not None:
             logging.getLogger(POOL_LOGGER).warning(
@@ -69,12 +81,13 @@ class PoolNews(logging.Filter):
                 shown = self._shown.get(first)
                 if shown is None:
                     return True  # not kanban's pool
-                told = first in self._failure
-                self._failure[first] = database_line(str(args[1]))
+                self._reconnecting.add(first)
+                told = first in self._down
+                self._down.add(first)
             if told:
                 return False
             record.msg = "kanban: database unavailable at %s: %s (database_unavailable); retrying"
-            record.args = (shown, self._failure.get(first, ""))
+            record.args = (shown, database_line(str(args[1])))
             return True
         if isinstance(record.msg, str) and record.msg.startswith(_RETRIES):
             if isinstance(first, str):

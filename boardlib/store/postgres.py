@@ -9,6 +9,7 @@ How each of the SQLite store's guarantees carries over: docs/architecture.md#pos
 import functools
 import hashlib
 import json
+import math
 import random
 import re
 import select
@@ -1097,25 +1098,36 @@ class PostgresStore:
 
     def _connect(self, **extra: Any) -> Conn:
         try:
-            conn: Conn = psycopg.connect(self.url.conninfo, **self._connect_kwargs(), **extra)
+            conn: Conn = psycopg.connect(self.url.conninfo, **{**self._connect_kwargs(), **extra})
         except psycopg.Error as error:
             raise self._unavailable(error) from None
         return conn
 
-    def _pooled_connection(self) -> Conn:
-        """A live connection from the pool: those the server dropped while they waited in it (a
-        restart ends them all) are closed and handed back, which the pool replaces. (The pool's
-        own `check` sleeps a second or more between failed checks: past the retry budget.)"""
+    def _pooled_connection(self) -> tuple[Conn, bool]:
+        """A live connection, and whether it is the pool's: those the server dropped while they
+        waited in it (a restart ends them all) are closed and handed back, which the pool
+        replaces. (The pool's own `check` sleeps a second or more between failed checks: past
+        the retry budget.) While the pool is reconnecting it retries on a backoff (1 s, 2 s:
+        `POOL_RECONNECT_S`), so a server that is back may go unasked for a second, past a call's
+        budget (seen in CI): then the call asks the server itself, once, and a connection made
+        so serves this call alone (closed after); a refusal names the server's reason now."""
         assert self._pool is not None
+        news = pool_news()
         deadline = time.monotonic() + self.config.retry_budget_ms / 1000
         while True:
+            reconnecting = news.reconnecting(self._pool_name)
+            wait = 0.001 if reconnecting else max(deadline - time.monotonic(), 0.001)
             try:
-                conn: Conn = self._pool.getconn(timeout=max(deadline - time.monotonic(), 0.001))
+                conn: Conn = self._pool.getconn(timeout=wait)
             except psycopg.OperationalError as error:  # no connection to be had (PoolTimeout)
-                why = pool_news().failure(self._pool_name)  # the server's reason, if it gave one
-                raise self._unavailable(psycopg.OperationalError(why) if why else error) from None
+                if not (reconnecting or news.reconnecting(self._pool_name)):
+                    raise self._unavailable(error) from None  # every connection in use
+                left = deadline - time.monotonic()
+                conn = self._connect(connect_timeout=max(math.ceil(left), 2))  # libpq's least
+                news.reached(self._pool_name)
+                return conn, False
             if not dropped_while_idle(conn):
-                return conn
+                return conn, True
             conn.close()
             self._pool.putconn(conn)
 
@@ -1124,7 +1136,7 @@ class PostgresStore:
         """A connection for one transaction: from the pool, or the one plain connection (opened
         on first use, reopened after the server dropped it)."""
         if self._pool is not None:
-            conn = self._pooled_connection()
+            conn, pooled = self._pooled_connection()
             try:
                 yield conn
             except psycopg.OperationalError as error:
@@ -1133,7 +1145,10 @@ class PostgresStore:
                     raise self._unavailable(error) from None
                 raise
             finally:
-                self._pool.putconn(conn)  # discards a broken one, rolls back a stray transaction
+                if pooled:  # discards a broken one, rolls back a stray transaction
+                    self._pool.putconn(conn)
+                else:
+                    conn.close()
             return
         with self._lock:
             if self._conn is not None and dropped_while_idle(self._conn):

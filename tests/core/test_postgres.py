@@ -23,7 +23,12 @@ import pytest
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.base import CREATING_VERBS
-from boardlib.store.postgres import CONNECT_TIMEOUT_S, StoreUnavailable, board_lock_and_channel
+from boardlib.store.postgres import (
+    CONNECT_TIMEOUT_S,
+    POOL_RECONNECT_S,
+    StoreUnavailable,
+    board_lock_and_channel,
+)
 from boardlib.store.postgres_schema import META_DDL, MIGRATIONS, SCHEMA_VERSION
 from tests.backends import allow_connections, kanban_backends
 from tests.cli.conftest import Kanban
@@ -373,6 +378,65 @@ def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
         refused_while_down(board, postgres_cluster, own_database, seconds=10, every_s=0.5)
         board.create_task("after")  # the first call after the outage
         assert [task.title for task in board.list_tasks()] == ["after", "before"]
+
+
+@contextmanager
+def pool_backing_off(board: Board, cluster: Cluster, database: str) -> Iterator[str]:
+    """`database` down, and the board's pool deep in its backoff: its tries of the outage given
+    up (POOL_RECONNECT_S), then a call's refusal starts a new round, whose next try is a second
+    away, past the board's budget. Yields that refusal's message; the database allowed again
+    after."""
+    allow_connections(cluster, database, False)
+    try:
+        with pytest.raises(StoreUnavailable):
+            board.list_tasks()
+        time.sleep(POOL_RECONNECT_S + 0.5)
+        with pytest.raises(StoreUnavailable) as refused:
+            board.list_tasks()
+        yield str(refused.value)
+    finally:
+        allow_connections(cluster, database, True)
+
+
+def test_the_first_call_works_while_the_pool_waits_to_retry(
+    postgres_cluster: Cluster, own_database: str
+) -> None:
+    """Found in CI: the first call after an outage was refused with the pool's timeout, and the
+    outage's reason: the server was back but the pool had not asked it again yet (its backoff,
+    1 s then 2 s), and the call's budget ended first. Here it always does (a 300 ms budget, the
+    pool's next try a second away): the call asks the server itself."""
+    url = board_location(postgres_cluster.url_of(own_database))
+    config = BoardConfig(retry_budget_ms=300)
+    with Board(url, clock=ManualClock(START), config=config, pool_size=4) as board:
+        board.create_task("before")
+        with pool_backing_off(board, postgres_cluster, own_database) as said:
+            assert "is not currently accepting" in said, said
+        board.create_task("after")  # the first call after the outage, before the pool's retry
+        assert [task.title for task in board.list_tasks()] == ["after", "before"]
+
+
+def test_a_refusal_names_the_current_failure_not_the_pools_last(
+    postgres_cluster: Cluster, own_database: str
+) -> None:
+    """Found in CI: a refusal said the reason the pool's last try got, which may be long gone.
+    Here the outage changes its reason (the database renamed away) while the pool waits to
+    retry: the next call's refusal names the new one."""
+    url = board_location(postgres_cluster.url_of(own_database))
+    config = BoardConfig(retry_budget_ms=300)
+    moved = f"{own_database}_moved"
+    with Board(url, clock=ManualClock(START), config=config, pool_size=4) as board:
+        board.create_task("before")
+        with pool_backing_off(board, postgres_cluster, own_database) as said:
+            assert "is not currently accepting" in said, said
+            with psycopg.connect(postgres_cluster.url, autocommit=True) as admin:
+                admin.execute(f"ALTER DATABASE {own_database} RENAME TO {moved}")
+                try:
+                    with pytest.raises(StoreUnavailable) as refused:
+                        board.list_tasks()
+                finally:
+                    admin.execute(f"ALTER DATABASE {moved} RENAME TO {own_database}")
+            assert f"database {own_database} does not exist" in str(refused.value), refused.value
+        assert [task.title for task in board.list_tasks()] == ["before"]
 
 
 def test_a_pooled_board_tells_an_outage_once_and_its_end_once(
