@@ -16,6 +16,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from boardlib.attention import APPROVE, REVIEW, UNLANDED
+from boardlib.attention import LAND as LAND_ACTION
 from boardlib.errors import Reason
 from kanban.cli import exitcodes
 from kanban.mcp.catalog import TOOL_SETS, minutes_text, renew_every_ms
@@ -138,15 +140,20 @@ def work_commands(briefing: Briefing, others: Mapping[str, Identity] | None = No
 def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = None) -> list[str]:
     """The reviewer's loop, for work another agent did. It starts from the inbox, as the MCP
     steps do: a code task that passed its gate is done, not in review, and waits there to be
-    landed (found by an exploring helper: the shell steps looked only at in_review)."""
+    landed (found by an exploring helper: the shell steps looked only at in_review). The task
+    and its verb come from the inbox item too (found by another: the id was still taken from
+    in_review, so a gate-passed task was never reached and `approve` was its wrong verb)."""
     return [
         *path_line(briefing),
         export_line(briefing),
         *other_runtimes_lines(others or {}, briefing),
         f"{INBOX}   # what waits: review (approve) and unlanded (land)",
-        "id=$(kanban task list --status in_review | jq -r '.[0].id')   # work waiting for review",
-        'kanban task view "$id"   # the task with its comments, dependencies and runs',
-        'kanban task approve "$id"   # accept it: done',
+        f"item=$({PICK})   # the oldest work to judge (yours is refused: self_review)",
+        "id=$(printf '%s' \"$item\" | jq -r .taskId)",
+        "action=$(printf '%s' \"$item\" | jq -r .action)"
+        f"   # {APPROVE} (in review) or {LAND_ACTION} (done by its gate)",
+        'kanban task view "$id"   # the task with its comments, dependencies, runs and worktree',
+        'kanban task "$action" "$id"   # approve: done; land: approves if need be, then lands',
     ]
 
 
@@ -157,7 +164,7 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
 WORKTREE_COMMANDS = [
     'ws=$(kanban task workspace provision "$id" --epoch "$epoch" --repo .)   # from this root',
     'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
-    "verify='make test'   # the command that checks this work: this project's tests",
+    "verify='make test'   # put this project's own test command here (pytest -q, npm test...)",
     'kanban task workspace handoff "$id" --epoch "$epoch" --template'
     ' | jq --arg verify "$verify" \'.runtime = "shell" | .commands.verify = $verify\''
     ' | kanban task workspace handoff "$id" --epoch "$epoch" --file -   # the gate runs it',
@@ -172,6 +179,15 @@ RELEASE = 'kanban task release "$id" --epoch "$epoch"'
 REJECT = 'kanban task reject "$id" --reason "what must change"'
 LAND = 'kanban task land "$id"'
 INBOX = "kanban inbox | jq -c '.items[] | {kind, taskId, action, why}'"
+# The inbox items a judge acts on with a CLI verb of the same name: work in review to approve,
+# and done work in a worktree to land (an operator's items, an override or an unblock, are not).
+PICK = (
+    "kanban inbox | jq -c 'first(.items[] | select("
+    f'(.kind == "{REVIEW}" and .action == "{APPROVE}") or .kind == "{UNLANDED}"'
+    "))'"
+)
+# A restarted shell has lost `$epoch`: the held task gives it back.
+RESUME_EPOCH = 'epoch=$(kanban task get "$id" | jq -r .claimEpoch)'
 
 
 def explain_command(briefing: Briefing) -> str:
@@ -304,7 +320,7 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
                 f"- **Stuck:** `{BLOCK}`; to give it back untouched, `{RELEASE}`.",
                 f"- **Nothing to claim** (exit {exitcodes.IDLE}): `{explain_command(briefing)}` "
                 "says why. If the answer lists `heldByYou`, those tasks are still yours (claimed "
-                "before a restart): go on with them.",
+                f"before a restart): go on with them, each `id` with its epoch, `{RESUME_EPOCH}`.",
             ]
         ),
         "A code task is worked in a git worktree of its own, never in this checkout: provision "
