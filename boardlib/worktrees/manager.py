@@ -382,8 +382,18 @@ class Worktrees:
         sha = gitrepo.resolve_commit(repo, value)
         if sha is None:
             field = "baseSha" if kind == "sha" else "baseRef"
+            # A repository just made with `git init` has no commit for HEAD to name: say so, and
+            # what to do (found by an exploring helper onboarding onto a fresh repository).
+            fresh = (
+                "; the repository has no commit yet: commit its files first (a task's "
+                "worktree branches from a commit)"
+                if (kind, value) == ("ref", "HEAD")
+                else ""
+            )
             raise invalid_input(
-                f"{field} {value} does not name a commit in {repo}", field=field, **{field: value}
+                f"{field} {value} does not name a commit in {repo}{fresh}",
+                field=field,
+                **{field: value},
             )
         return str(sha)
 

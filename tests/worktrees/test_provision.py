@@ -162,6 +162,31 @@ def test_hostile_base_refs_are_refused_and_create_nothing(env, ref):
     assert env.board.get_task(task_id).worktree_ref is None
 
 
+def test_a_repository_with_no_commit_yet_is_refused_saying_so(env, tmp_path):
+    """`git init` and no commit: HEAD names nothing to branch from. The refusal says the
+    repository has no commit yet, not only that HEAD names none, and creates nothing."""
+    task_id = env.task()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    (fresh / "app.py").write_text("print('hi')\n")
+
+    def state() -> tuple[str, str, list[str]]:  # repo_state's, but HEAD names no commit here
+        status = git(fresh, "status", "--porcelain=v1", "--branch", "--untracked-files=all")
+        files = sorted(str(path.relative_to(fresh)) for path in fresh.rglob("*"))
+        return status, git(fresh, "for-each-ref"), files
+
+    before = state()
+    with pytest.raises(BoardError) as refused:
+        env.trees.provision(task_id, fresh)
+    assert refused.value.reason == Reason.INVALID_INPUT
+    assert "has no commit yet: commit its files first" in refused.value.message
+    assert refused.value.details["field"] == "baseRef"
+    assert state() == before and not env.root.exists()
+    assert env.board.workspaces(task_id) == []
+    assert env.board.get_task(task_id).worktree_ref is None
+
+
 @pytest.mark.parametrize("sha", ["--all", "xyz123", "12", "-1234abcd", "0" * 65])
 def test_hostile_base_shas_are_refused(env, sha):
     task_id = env.task()
