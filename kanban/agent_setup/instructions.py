@@ -160,7 +160,9 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
 # A code task's own checkout: where its files are changed, the handoff that names the command
 # judging them, and the complete that runs it. Without the handoff step the gate found no command
 # in a scaffolded worktree (init.sh's VERIFY_CMD is empty unless an operator set one) and blocked
-# every shell agent's first code task for an operator (found by an exploring helper).
+# every shell agent's first code task for an operator (found by an exploring helper). A fail
+# gives the task back under a new epoch, which the block says (found by another: the next call
+# with the old one was refused stale_claim, whose hint says to stop work on the task).
 WORKTREE_COMMANDS = [
     'ws=$(kanban task workspace provision "$id" --epoch "$epoch" --repo .)   # from this root',
     'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
@@ -168,7 +170,8 @@ WORKTREE_COMMANDS = [
     'kanban task workspace handoff "$id" --epoch "$epoch" --template'
     ' | jq --arg verify "$verify" \'.runtime = "shell" | .commands.verify = $verify\''
     ' | kanban task workspace handoff "$id" --epoch "$epoch" --file -   # the gate runs it',
-    'kanban task workspace complete "$id" --epoch "$epoch" --summary "what changed"',
+    'kanban task workspace complete "$id" --epoch "$epoch" --summary "what changed"'
+    "   # a fail: a new claimEpoch",
 ]
 
 # The commands the bullets name inline, each in backticks: the extend, block, release and
@@ -328,8 +331,9 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
         "them (`commands.verify`), and finish with the workspace's complete rather than the "
         "plain one: it commits the work and runs the verify command (the handoff's "
         "`commands.verify`, else `VERIFY_CMD` in the worktree's `init.sh`). A pass is done, to "
-        "be landed by another; a fail comes back to you with its output; no verify command "
-        "blocks it for an operator.",
+        "be landed by another; a fail comes back to you with its output and a new epoch, the "
+        f"answer's `claimEpoch`: quote it from then on (`{RESUME_EPOCH}` reads it again), as "
+        "the old one is refused, `stale_claim`; no verify command blocks it for an operator.",
         _fence(WORKTREE_COMMANDS),
         "Reviewing work other agents finished (whoever held a task cannot judge it):",
         _fence(review_commands(briefing, others)),

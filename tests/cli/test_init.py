@@ -622,7 +622,7 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     # A shell that restarted holding a task has lost `$epoch`: the block says how to get it back
     # (found by an exploring helper: "go on with them" named no way to the epoch).
     assert bash(claim_prefix, env).returncode == 0  # claims "for release" again
-    resume = re.findall(r"`(epoch=\$\(kanban [^`]+)`", block)
+    resume = sorted(set(re.findall(r"`(epoch=\$\(kanban [^`]+)`", block)))
     assert len(resume) == 1, "the heldByYou bullet says how to get the epoch back"
     heartbeat = next(line for line in work if line.startswith("kanban task heartbeat"))
     held_again = "id=$(kanban task claim-next --role worker | jq -r '.heldByYou[0]')"
@@ -645,7 +645,23 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
     with Board(db, reconcile_orphans=False) as board:
         coded = board.create_task("Write the lexer", role="worker")
-    lexed = [*claim_prefix, *worktree[:2], "echo lexed > lexer.txt", *worktree[2:]]
+    # No lexer.txt yet: the project's tests fail and the task comes back under a new epoch, which
+    # the block says to quote (found by an exploring helper: the old one is refused stale_claim,
+    # whose hint says to stop work on the task).
+    drafted = [*claim_prefix, *worktree[:2], "echo draft > notes.txt", *worktree[2:]]
+    result = bash(drafted, env, repo)
+    assert result.returncode == 0, result.stderr
+    failed = json.loads(result.stdout.splitlines()[-1])
+    with Board(db, reconcile_orphans=False) as board:
+        again = board.get_task(coded.id)
+    assert (failed["verified"], again.status) == ("fail", "in_progress"), result.stdout
+    assert failed["claimEpoch"] == again.claim_epoch
+    assert (
+        "a fail comes back to you with its output and a new epoch, the answer's `claimEpoch`"
+        in (" ".join(block.split()))
+    )
+    retry = [f"id={coded.id}", f"epoch={failed['claimEpoch']}"]
+    lexed = [*before_claim_of(work), *retry, *worktree[:2], "echo lexed > lexer.txt", *worktree[2:]]
     result = bash(lexed, env, repo)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1])["verified"] == "pass", result.stdout
