@@ -102,11 +102,11 @@ def _role(briefing: Briefing) -> str:
 
 
 def path_line(briefing: Briefing) -> list[str]:
-    """When PATH does not find this kanban, a shell function that does (as the MCP config
+    """When PATH may not find this kanban, a shell function that does (as the MCP config
     names it by path)."""
     if briefing.command == "kanban":
         return []
-    return [f'kanban() {{ {shlex.quote(briefing.command)} "$@"; }}   # kanban is not on PATH']
+    return [f'kanban() {{ {shlex.quote(briefing.command)} "$@"; }}   # PATH may not find kanban']
 
 
 def other_runtimes_lines(others: Mapping[str, Identity], first: Briefing) -> list[str]:

@@ -83,14 +83,26 @@ def _board_text(location: Path | DatabaseUrl) -> str:
 
 def kanban_command() -> str:
     """How a runtime should start kanban: `kanban` when this very console script is what PATH
-    finds, else the script's absolute path (a GUI runtime's PATH seldom holds a virtualenv)."""
+    finds, and not through an activated virtualenv; else the script's absolute path. A GUI
+    runtime's PATH seldom holds a virtualenv, and an activated one is on this shell's PATH only
+    (found by an exploring helper: run in the venv the README makes, init wrote `kanban`, which
+    a runtime started from another terminal or the desktop cannot find)."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is None or script.name != "kanban" or not script.is_file():
         return "kanban"
     on_path = shutil.which("kanban")
-    if on_path is not None and os.path.samefile(on_path, script):
+    if on_path is not None and os.path.samefile(on_path, script) and not _activated(script):
         return "kanban"
     return str(script.absolute())
+
+
+def _activated(script: Path) -> bool:
+    """Whether `script` is PATH's through an activated virtualenv (`VIRTUAL_ENV`, which
+    `activate` sets for this shell alone)."""
+    venv = os.environ.get("VIRTUAL_ENV")
+    if not venv:
+        return False
+    return script.absolute().is_relative_to(Path(venv).absolute())
 
 
 def _file_doc(change: Change, *, printed: bool) -> dict[str, Any]:

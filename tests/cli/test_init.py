@@ -22,7 +22,7 @@ from boardlib.errors import Reason
 from kanban.agent_setup.files import outside_block
 from kanban.cli import exitcodes
 from kanban.mcp.catalog import TOOL_SETS
-from tests.cli.conftest import KANBAN, Run, clean_env, user_namespaces
+from tests.cli.conftest import BIN, KANBAN, Run, clean_env, user_namespaces
 from tests.cli.warm import run_kanban
 
 FILES = {
@@ -157,6 +157,34 @@ def test_the_mcp_configs_are_in_each_runtimes_format(repo: Path, db: Path) -> No
         assert Path(entry["command"]).name == "kanban"
     claude_md = (repo / "CLAUDE.md").read_text()
     assert "\n@AGENTS.md\n" in claude_md  # Claude Code reads CLAUDE.md, which imports AGENTS.md
+
+
+def test_a_kanban_found_through_an_activated_virtualenv_is_written_by_its_path(
+    repo: Path, db: Path
+) -> None:
+    """An activated virtualenv is on the PATH of the shell that ran init, not of a runtime
+    started from another terminal or the desktop: the config names the script by its path, and
+    starts from a PATH without the venv. Without activation, PATH's `kanban` is written as such."""
+    plain_path = "/usr/local/bin:/usr/bin:/bin"
+    activated = clean_env(VIRTUAL_ENV=str(BIN.parent), PATH=f"{BIN}:{plain_path}")
+    argv = [str(KANBAN), "init", "--harness", "cursor", "--repo", str(repo), "--db", str(db)]
+    done = subprocess.run(argv, env=activated, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]["kanban"]
+    assert entry["command"] == str(KANBAN)
+    runtime_env = {"PATH": plain_path, "HOME": str(repo.parent), **entry["env"]}
+    started = subprocess.run(
+        [entry["command"], "db", "path"], env=runtime_env, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert started.returncode == 0 and json.loads(started.stdout)["exists"], started.stderr
+
+    shutil.rmtree(repo / ".cursor")
+    bare = {key: value for key, value in activated.items() if key != "VIRTUAL_ENV"}
+    done = subprocess.run(argv, env=bare, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]["kanban"]
+    assert entry["command"] == "kanban"
 
 
 @pytest.mark.slow  # kanban init run again and again
