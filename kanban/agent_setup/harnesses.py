@@ -43,7 +43,9 @@ HARNESSES: dict[str, Harness] = {
             (AGENTS, Target("CLAUDE.md", "claude"), Target(".mcp.json", "mcp_json")),
             stdio_type=True,
             note="Claude Code reads CLAUDE.md (it imports AGENTS.md) and the project's .mcp.json; "
-            "it asks once before starting the project's MCP servers (see `claude mcp list`).",
+            "it asks once before starting the project's MCP servers (see `claude mcp list`). Its "
+            "file tools work in the project's folder: add the worktrees' folder (`--add-dir`, or "
+            "permissions.additionalDirectories; docs/agent-setup.md, Sandboxed runtimes).",
         ),
         Harness(
             "codex",

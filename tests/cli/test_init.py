@@ -908,3 +908,16 @@ def test_codex_is_told_which_folders_its_sandbox_must_allow(repo: Path, db: Path
     section = section[: section.index("\n## ", 1)]
     for said in ("writable_roots", "[sandbox_workspace_write]", "KANBAN_WORKTREES", "KANBAN_DB"):
         assert said in section, said
+
+
+def test_claude_code_is_told_to_add_the_worktrees_folder(repo: Path, db: Path) -> None:
+    """Found by an exploring helper: Claude Code's file tools work in the folder it started in
+    (and the folders added to it), and a task's worktree is outside the project, so every edit
+    there asks or is refused. init's note says to add the folder; the doc names the settings."""
+    note = ok(kanban_init(repo, db, "--harness", "claude-code"))["note"]
+    assert "--add-dir" in note and "docs/agent-setup.md" in note
+    guide = (Path(__file__).parents[2] / "docs" / "agent-setup.md").read_text()
+    section = guide[guide.index("## Sandboxed runtimes") :]
+    section = section[: section.index("\n## ", 1)]
+    for said in ("claude --add-dir", "additionalDirectories", ".claude/settings.json"):
+        assert said in section, said
