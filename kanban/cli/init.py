@@ -84,9 +84,8 @@ def _board_text(location: Path | DatabaseUrl) -> str:
 def kanban_command() -> str:
     """How a runtime should start kanban: `kanban` when this very console script is what PATH
     finds, and not through an activated virtualenv; else the script's absolute path. A GUI
-    runtime's PATH seldom holds a virtualenv, and an activated one is on this shell's PATH only
-    (found by an exploring helper: run in the venv the README makes, init wrote `kanban`, which
-    a runtime started from another terminal or the desktop cannot find)."""
+    runtime's PATH seldom holds a virtualenv, and an activated one is on this shell's PATH only:
+    a runtime started from another terminal or the desktop would not find `kanban`."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is None or script.name != "kanban" or not script.is_file():
         return "kanban"
