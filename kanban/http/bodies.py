@@ -17,6 +17,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    TypeAdapter,
     WithJsonSchema,
     model_validator,
 )
@@ -92,24 +93,41 @@ Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
 Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
 Text = Annotated[str, Field(max_length=TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
-# Seed 003's PATCH takes `description?: string`: a null is no description, and was read as the
-# field left out ("at least one field required"), as if a caller clearing it had sent nothing.
-NULL_DESCRIPTION = 'null is not a description: send "" to clear it'
-
-
-def _not_null(value: Any) -> Any:
-    if value is None:
-        raise ValueError(NULL_DESCRIPTION)
-    return value
-
-
-# Optional in the body (left out: None), never null in it.
-EditedText = Annotated[
-    Text | None,
-    BeforeValidator(_not_null),
-    WithJsonSchema({"type": "string", "maxLength": TEXT_MAX}),
-]
 Priority = Annotated[int, Field(ge=-INT64, lt=INT64), WholeNumber]
+# Seed 003's PATCH takes `title?`, `status?`, `priority?`, `description?` and `humanOverride?`,
+# none nullable: a null was read as the field left out ("at least one field required" alone, a
+# silent no-op beside another field), so a caller clearing a field was told it sent nothing.
+# Each field's refusal says what to send instead (one table: `PATCH` below and its tests).
+NULL_REFUSALS: dict[str, str] = {
+    "title": "null is not a title: leave the field out to keep it",
+    "status": "null is not a status: leave the field out to keep it",
+    "priority": "null is not a priority: leave the field out to keep it (0 is the default)",
+    "description": 'null is not a description: send "" to clear it',
+    "humanOverride": "null is not a humanOverride: send true or false, or leave the field out",
+}
+
+
+def _refuse_null(field: str) -> BeforeValidator:
+    """Optional in the body (left out: None), never null in it."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            raise ValueError(NULL_REFUSALS[field])
+        return value
+
+    return BeforeValidator(check)
+
+
+def _schema_of(kind: Any) -> WithJsonSchema:
+    """/openapi.json describes the field as `kind`, not nullable."""
+    return WithJsonSchema(TypeAdapter(kind).json_schema())
+
+
+EditedTitle = Annotated[Title | None, _refuse_null("title"), _schema_of(Title)]
+EditedStatus = Annotated[Status | None, _refuse_null("status"), _schema_of(Status)]
+EditedPriority = Annotated[Priority | None, _refuse_null("priority"), _schema_of(Priority)]
+EditedText = Annotated[Text | None, _refuse_null("description"), _schema_of(Text)]
+Override = Annotated[bool | None, _refuse_null("humanOverride"), _schema_of(bool)]
 Epoch = Annotated[
     int,
     Field(
@@ -190,11 +208,11 @@ class UpdateTaskBody(Body):
     default reason naming the caller and the route, as seed 003's body has none); `epoch` refuses
     a move of a task that was reclaimed since (`stale_claim`)."""
 
-    status: Status | None = None
-    priority: Priority | None = None
-    title: Title | None = None
+    status: EditedStatus = None
+    priority: EditedPriority = None
+    title: EditedTitle = None
     description: EditedText = None
-    human_override: bool | None = None
+    human_override: Override = None
     reason: Annotated[str, Field(max_length=2000)] | None = None
     epoch: Epoch | None = None
 

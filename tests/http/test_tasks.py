@@ -500,6 +500,32 @@ def test_a_null_description_is_refused_saying_empty_clears_it(api: Api, body: di
     assert api.stored(task["id"]).description is None
 
 
+@pytest.mark.parametrize("field", ["title", "status", "priority", "humanOverride"])
+@pytest.mark.parametrize("beside", [{}, {"description": "new"}])
+def test_a_null_field_is_refused_on_that_field_saying_what_to_send(
+    api: Api, field: str, beside: dict
+) -> None:
+    """Seed 003's PATCH fields are optional, never nullable: a null was read as the field left
+    out, so alone it was "at least one field required" and beside another field a silent no-op.
+    Now the seed's 400 names the field and says what to send instead; nothing is written."""
+    task = api.create(title="kept", description="old", priority=3)
+    before = api.fingerprint()
+    refused = invalid(
+        api.client.patch(f"/api/board/{task['id']}", json={field: None, **beside}),
+        fields={field},
+    )
+    [said] = refused["details"]["fieldErrors"][field]
+    assert said.startswith(f"null is not a {field}: "), said
+    assert api.fingerprint() == before
+    kept = api.stored(task["id"])
+    assert (kept.title, kept.status, kept.priority, kept.description) == ("kept", "todo", 3, "old")
+    schema = api.client.get("/openapi.json").json()["components"]["schemas"]["UpdateTaskBody"]
+    assert "anyOf" not in schema["properties"][field], schema["properties"][field]
+    from kanban.http.bodies import NULL_REFUSALS  # the one table of what each null is told
+
+    assert said == NULL_REFUSALS[field]
+
+
 @pytest.mark.parametrize(
     ("body", "fields"),
     [
