@@ -134,9 +134,21 @@ def bad_byte(error: UnicodeDecodeError) -> str:
 
 
 def other_encoding(body: bytes) -> str | None:
-    """What `NOT_UTF8` says of a body `json.loads` would read in another encoding, else None."""
+    """What `NOT_UTF8` says of a body `json.loads` would read in another encoding, else None: in
+    words, not a codec's name ("it reads as utf-16-le" left a caller to decode the jargon)."""
     encoding = json.detect_encoding(body)
-    return None if encoding.startswith("utf-8") else f"{NOT_UTF8}: it reads as {encoding}"
+    if encoding.startswith("utf-8"):
+        return None
+    name, _, order = encoding.upper().partition("-")[2].partition("-")
+    looks = (
+        f"UTF-{name} with a byte-order mark"
+        if not order
+        else f"UTF-{name} {ENDIANNESS[order]}, without a byte-order mark"
+    )
+    return f"{NOT_UTF8}: it looks like {looks}; send it encoded as UTF-8"
+
+
+ENDIANNESS = {"LE": "little-endian", "BE": "big-endian"}
 
 
 def status_of(error: BoardError) -> int:

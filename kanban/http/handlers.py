@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from boardlib.errors import BoardError, Reason, ServerReason
+from boardlib.inert import inert
 from boardlib.store.base import StoreError
 from boardlib.worktrees import GitFailure
 
@@ -64,7 +65,16 @@ async def _forbidden(request: Request, error: Exception) -> JSONResponse:
 NOT_JSON_TYPE = "the body must be a JSON object sent with Content-Type: application/json"
 
 
+# A `\ud800` escape with no other half decodes to no text: pydantic said "Input should be a
+# valid string, unable to parse raw data as a unicode string", though the input was a string.
+LONE_SURROGATE = (
+    "not text: a \\u escape in \\ud800-\\udfff is half of a pair and needs its other half"
+)
+
+
 def _message(item: dict[str, Any]) -> str:
+    if item.get("type") == "string_unicode":
+        return LONE_SURROGATE
     text = str(item.get("msg", "invalid"))
     return text.removeprefix("Value error, ")
 
@@ -96,7 +106,7 @@ async def _invalid_request(request: Request, error: Exception) -> JSONResponse:
         if item.get("type") == "missing" and not path and where == "body":
             form.append("a JSON object body is required")
             continue
-        key = ".".join(str(part) for part in path)
+        key = inert(".".join(str(part) for part in path))  # a field the caller made up
         if key:
             fields.setdefault(key, []).append(_message(item))
         else:

@@ -271,15 +271,25 @@ def test_malformed_json_is_told_where_without_a_dangling_word(api: Api, path: st
 
 
 NOT_UTF8 = "the body is not UTF-8 JSON (JSON over HTTP is UTF-8)"
+AS_UTF8 = "send it encoded as UTF-8"
 NOT_UTF8_BODIES = [
     (b'{"agent": "latin \xe9"}', f"{NOT_UTF8}: byte 0xe9 at offset 17"),
-    ('{"agent": "alice"}'.encode("utf-16"), f"{NOT_UTF8}: it reads as utf-16"),
-    ('{"agent": "alice"}'.encode("utf-16-le"), f"{NOT_UTF8}: it reads as utf-16-le"),
-    ('{"agent": "alice"}'.encode("utf-32-be"), f"{NOT_UTF8}: it reads as utf-32-be"),
+    *[
+        ('{"agent": "alice"}'.encode(codec), f"{NOT_UTF8}: it looks like {looks}; {AS_UTF8}")
+        for codec, looks in [
+            ("utf-16", "UTF-16 with a byte-order mark"),
+            ("utf-16-le", "UTF-16 little-endian, without a byte-order mark"),
+            ("utf-16-be", "UTF-16 big-endian, without a byte-order mark"),
+            ("utf-32", "UTF-32 with a byte-order mark"),
+            ("utf-32-be", "UTF-32 big-endian, without a byte-order mark"),
+        ]
+    ],
 ]
 
 
-@pytest.mark.parametrize(("raw", "said"), NOT_UTF8_BODIES, ids=["latin-1", "utf-16", "le", "32"])
+@pytest.mark.parametrize(
+    ("raw", "said"), NOT_UTF8_BODIES, ids=["latin-1", "utf-16", "le", "be", "32", "32-be"]
+)
 @pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
 def test_a_body_that_is_not_utf8_is_refused_saying_so(
     api: Api, path: str, raw: bytes, said: str
@@ -293,6 +303,28 @@ def test_a_body_that_is_not_utf8_is_refused_saying_so(
     body = invalid(answer, form=True)
     assert body["reason"] == "invalid_input"
     assert body["details"]["formErrors"] == [said]
+    assert api.fingerprint() == before
+
+
+@pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
+def test_a_refused_body_is_told_in_words_never_echoing_a_control(api: Api, path: str) -> None:
+    """A lone `\\ud800` escape was "Input should be a valid string, unable to parse raw data as
+    a unicode string" (it was a string), and a made-up field's name came back as sent, an ESC
+    included, to be drawn by whatever shows the error: now words, and the field drawn inert."""
+    api.create("claimable")
+    before = api.fingerprint()
+    field = "title" if path == "/api/board" else "agent"
+    answer = api.client.post(
+        path,
+        content=f'{{"{field}": "a\\ud800", "\\u001b[2Jx": 1}}'.encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    errors = invalid(answer)["details"]["fieldErrors"]
+    assert errors[field] == [
+        "not text: a \\u escape in \\ud800-\\udfff is half of a pair and needs its other half"
+    ]
+    assert errors["\u241b[2Jx"] == ["Extra inputs are not permitted"], errors
+    assert all(key.isprintable() for key in errors), errors
     assert api.fingerprint() == before
 
 
