@@ -237,7 +237,8 @@ class _Tasks:
         shown = [
             (key, header)
             for key, header in TASK_COLUMNS
-            if key in ("id", "title") or any(task.get(key) not in EMPTY for task in self.tasks)
+            if key in ("id", "title")
+            or any(_says_something(key, task.get(key)) for task in self.tasks)
         ]
         return _room_for(shown, self.cells, "title", TITLE_MIN, TASK_DROPPED_FIRST, width)
 
@@ -262,7 +263,7 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in record.items():
-        if value not in (None, [], {}, "") and key not in INTERNAL_KEYS:
+        if _says_something(key, value):
             table.add_row(_text(_label(key)), _cell(key, value))
     return table
 
@@ -271,6 +272,18 @@ EMPTY: tuple[Any, ...] = (None, "", [], {})
 # The board's bookkeeping, not a fact for people: a table leaves it out, the JSON keeps it (found
 # by an exploring helper: `task exec list --format table` showed `recoveryTombstone 0`).
 INTERNAL_KEYS = frozenset({"recoveryTombstone"})
+# Flags a table shows only when set: `dropped 0` on every task said nothing (found by an exploring
+# helper in `task view` and `task get`); a dropped task says `dropped 1`. The JSON keeps both.
+SHOWN_WHEN_SET = frozenset({"dropped"})
+
+
+def _says_something(key: str, value: Any) -> bool:
+    """Whether a table shows `key`'s `value`: not empty, not bookkeeping, not an unset flag."""
+    if value in EMPTY or key in INTERNAL_KEYS:
+        return False
+    return key not in SHOWN_WHEN_SET or bool(value)
+
+
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -300,11 +313,7 @@ class _Rows:
         self.dropped_first = dropped_first
         self.columns: list[str] = []
         for row in rows:  # a key empty in every row says nothing in a table (the JSON keeps it)
-            self.columns += [
-                k
-                for k in row
-                if k not in self.columns and row[k] not in EMPTY and k not in INTERNAL_KEYS
-            ]
+            self.columns += [k for k in row if k not in self.columns and _says_something(k, row[k])]
         self.every_column = list(self.columns)
 
     def _fits(self, width: int) -> bool:

@@ -381,6 +381,24 @@ def test_a_run_table_leaves_the_boards_bookkeeping_to_the_json(kanban: Kanban) -
     assert run in view and "recovery" not in view.lower(), view
 
 
+def test_a_task_table_says_dropped_only_of_a_dropped_task(kanban: Kanban) -> None:
+    """Found by an exploring helper: `task view` and `task get --format table` showed `dropped 0`
+    on every task, a flag that is news only when set. A dropped task still says `dropped 1`, as
+    a block and in a wide row table; the JSON keeps both."""
+    with kanban.board() as board:
+        kept = board.create_task("kept").id
+        gone = board.create_task("gone").id
+        board.drop(gone)
+    assert kanban.ok("task", "get", kept)["dropped"] == 0
+    for verb in ("get", "view"):
+        for columns in ("80", "250"):
+            env = {"COLUMNS": columns}
+            shown = kanban.run("task", verb, kept, "--format", "table", env=env).out
+            assert kept in shown and "dropped" not in shown, shown
+            shown = kanban.run("task", verb, gone, "--format", "table", env=env).out
+            assert re.search(r"dropped\s+1", shown), shown
+
+
 def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban) -> None:
     """Found by an exploring helper: `--format table` broke a path mid-name when it wrapped, and
     drew subtreeCostMicros in dollars under a label that said micros."""
