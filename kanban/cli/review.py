@@ -19,19 +19,55 @@ def approve(task_id: str, agent: str) -> None:
     emit(task.to_json(), kind="task")
 
 
-@click.command("reject")
+# Where each of reject's texts lands, and what a `--comment TEXT` meant as the reason is told:
+# `--comment` takes two values, so it took the next option as its text (`--comment 'no tests'
+# -m x` left `x` over and said --reason was missing) or said only "requires 2 arguments".
+COMMENT_IS_ANCHORED = (
+    "--comment takes FILE[:LINE] and TEXT, a review comment on a line of the work; what must "
+    "change goes in --reason/-m TEXT (kept as the task's comment `rejected: TEXT`)"
+)
+
+
+class _RejectCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.BadOptionUsage as error:
+            if error.option_name == "--comment":  # one value: the text, meant as the reason
+                raise click.UsageError(COMMENT_IS_ANCHORED, ctx) from error
+            raise
+
+
+def _anchored_comments(
+    ctx: click.Context, _param: click.Parameter, value: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """A comment whose text is one of this command's options took that option as its text."""
+    names = {name for param in ctx.command.params for name in getattr(param, "opts", ())}
+    if any(body in names or where in names for where, body in value):
+        raise click.UsageError(COMMENT_IS_ANCHORED, ctx)
+    return value
+
+
+@click.command("reject", cls=_RejectCommand)
 @task_id_argument
 @agent_option
 @click.option(
-    "--reason", "-m", required=True, metavar="TEXT", help="What must change (kept as a comment)."
+    "--reason",
+    "-m",
+    required=True,
+    metavar="TEXT",
+    help="What must change: kept as the task's comment (`rejected: TEXT`) and as the reason in "
+    "its history.",
 )
 @click.option(
     "--comment",
     "comments",
     type=(str, str),
     multiple=True,
-    metavar="FILE:LINE TEXT",
-    help="A review comment anchored to a line (repeatable): `--comment app.py:12 'why'`.",
+    metavar="FILE[:LINE] TEXT",
+    callback=_anchored_comments,
+    help="A review comment anchored to a file's line (repeatable): `--comment app.py:12 'why'`. "
+    "Kept with the reason, not as it; the worktree's REVIEW.md lists them.",
 )
 @global_options
 def reject(task_id: str, agent: str, reason: str, comments: tuple[tuple[str, str], ...]) -> None:

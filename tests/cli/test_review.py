@@ -143,3 +143,31 @@ def test_reject_sends_work_back_with_the_reason_as_a_comment(kanban: Kanban) -> 
     assert (
         error["error"] == "cannot approve: task is todo (current state: todo, expected: in_review)"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--comment", "no tests"),  # the reason typed as --comment: one value, not two
+        ("--comment", "no tests", "--reason", "x"),  # it took --reason as its text
+        ("--comment", "no tests", "-a", "rita", "-m", "x"),  # it took -a as its text
+    ],
+)
+def test_a_comment_meant_as_the_reason_is_told_where_the_reason_goes(
+    kanban: Kanban, args: tuple[str, ...]
+) -> None:
+    """`--comment` is a line's review comment (FILE[:LINE] TEXT, as HTTP's and MCP's `comments`);
+    the reason is `--reason`/`-m`. A `--comment TEXT` meant as the reason said "requires 2
+    arguments", or swallowed the next option and said --reason (or --agent) was missing: now one
+    usage line says where the reason goes, and the board is what it was."""
+    task = claimed_by(kanban, "alice")
+    kanban.ok("task", "complete", task["id"], "-a", "alice")
+    before = kanban.snapshot()
+    result = kanban.run("task", "reject", task["id"], *args, env={"KANBAN_AGENT": "rita"})
+    assert (result.code, result.out) == (2, ""), str(result)
+    assert result.error["reason"] == "usage", result.error
+    assert "what must change goes in --reason/-m TEXT" in result.error["error"], result.error
+    assert kanban.snapshot() == before
+    shown = " ".join(kanban.run("task", "reject", "-h").out.split())
+    assert "kept as the task's comment (`rejected: TEXT`) and as the reason in its history" in shown
+    assert "Kept with the reason, not as it" in shown
