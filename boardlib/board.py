@@ -261,8 +261,8 @@ def _closed_already(execution_id: str, row: Row) -> BoardError:
         f"{execution_id} is not running: it was closed ({how}); a closed run is not closed again, "
         "so what this close reports is not recorded",
         id=execution_id,
-        status=row["status"],  # before `what`: the MCP hint for a closed run is chosen first
         what="execution",
+        status=row["status"],  # how it closed: the MCP hint for a closed run (not a wrong id)
     )
 
 

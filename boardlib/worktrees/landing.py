@@ -676,8 +676,8 @@ class Lander:
             f"cannot land {source.task.id}: it conflicts with {source.into}@{_short(tip)} in "
             f"{shown or '(unknown files)'}{step}; {advice}",
             id=source.task.id,
-            why=REPLAYED if step else None,  # before the status: its hint is chosen first
             status=source.task.status,  # who resolves it depends on it (the MCP hint's choice)
+            why=REPLAYED if step else None,  # a replay's: squash or merge may land it as it is
             files=files,
             into=source.into,
             base_tip=tip,

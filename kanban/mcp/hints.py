@@ -8,6 +8,7 @@ only tools it lists (`mcp_verbs`), and the same table also speaks CLI (`CLI_VERB
 instructions `kanban init` writes list each reason with this hint, in commands. Where the next
 step depends on where the task stands (who resolves a conflict at landing), a refusal that says
 (its `status`) gets that status's wording (`hint_for`); the plain one holds in every status.
+Which details choose is declared by reason (`CHOSEN_BY`), never read off the details' order.
 """
 
 import re
@@ -59,8 +60,8 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     # The run is there and closed already (closed twice, or cancelled by a budget's block): the
     # message says how, and its id was right (found by an exploring helper: the hint said "Use
-    # the id start_run returned" under a message saying the run was closed). The refusal says
-    # the run's `status` before `what`, so this wording is chosen first.
+    # the id start_run returned" under a message saying the run was closed). `CHOSEN_BY` reads
+    # a not_found's `status` before its `what`, so this wording is chosen first.
     **{
         when("check_id", "status", outcome): (
             "That run is already closed (the message says how) and stays as it closed; "
@@ -291,6 +292,18 @@ HINTS: dict[str, str] = {
     ),
 }
 
+# Which details of a refusal choose its hint's wordings (`when`), by the refusal's reason, the
+# first detail that has a wording first: the order is this table's, never the order of the
+# refusal's details (a closed run's hint hung on its `status` coming before its `what`). A
+# detail not named here changes no hint.
+CHOSEN_BY: dict[str, tuple[str, ...]] = {
+    # A closed run: how it closed (its status) says more than that it is not running.
+    Reason.NOT_FOUND: ("status", "what"),
+    # A replay's conflict (`why`) may land as one change before anyone need resolve it.
+    Reason.MERGE_CONFLICT: ("why", "status"),
+    Reason.VERIFICATION_FAILED: ("status",),
+}
+
 _UNEXPECTED = (
     "Something outside the board's rules went wrong; call {get_task} to see where things stand, "
     "and tell an operator if it happens again."
@@ -306,11 +319,12 @@ def hint_for(
     reason: str, verbs: Mapping[str, str] = MCP_VERBS, document: Mapping[str, Any] | None = None
 ) -> str:
     """The next step for `reason`, naming the tools (or with `CLI_VERBS`, the commands), in the
-    wording the refusal's `document` calls for where one is declared (`when`: a conflict at
-    landing is its builder's to resolve while in review, an operator's once done); a reason
-    this table does not know yet gets a safe default."""
-    if document:
-        said = [(field, value) for field, value in document.items() if isinstance(value, str)]
+    wording the refusal's `document` calls for where one is declared (`when`, read in the order
+    `CHOSEN_BY` gives: a conflict at landing is its builder's to resolve while in review, an
+    operator's once done); a reason this table does not know yet gets a safe default."""
+    fields = CHOSEN_BY.get(reason, ())
+    if document and fields:
+        said = [(f, document[f]) for f in fields if isinstance(document.get(f), str)]
         verbs = {
             name: next(
                 (verbs[key] for field, value in said if (key := when(name, field, value)) in verbs),

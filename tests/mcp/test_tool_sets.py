@@ -336,6 +336,65 @@ async def test_a_closed_run_closed_again_is_not_sent_to_look_for_its_id(db: Path
         assert doc["hint"].startswith("Use the id start_run returned"), doc["hint"]
 
 
+@pytest.mark.parametrize(
+    ("reason", "details", "starts"),
+    [
+        ("not_found", {"what": "execution", "status": "failed"}, "That run is already closed"),
+        ("not_found", {"what": "execution"}, "Use the id start_run returned"),
+        ("merge_conflict", {"status": "done", "why": "replayed"}, "call land_task again"),
+        ("merge_conflict", {"status": "done"}, "The work conflicts"),
+    ],
+)
+def test_a_hint_is_chosen_by_the_refusals_reason_whatever_order_its_details_are_in(
+    reason: str, details: dict[str, str], starts: str
+) -> None:
+    """Found by an exploring helper: the wording a refusal's details call for was the first
+    detail's that had one, so a closed run's hint hung on the board putting `status` before
+    `what` (and a replay's on `why` before `status`). `CHOSEN_BY` orders them by reason; every
+    order of the details gets one hint."""
+    from itertools import permutations
+
+    from kanban.mcp.hints import HINTS, MCP_WORDINGS, hint_for
+
+    document = {"error": "refused", "reason": reason, "id": "EXEC-1", **details}
+    hints = {
+        hint_for(reason, document={key: document[key] for key in order})
+        for order in permutations(document)
+    }
+    assert len(hints) == 1, hints
+    [hint] = hints
+    assert starts in hint, hint
+    # Each wording a detail calls for is reachable: its field is one CHOSEN_BY reads for a
+    # reason whose hint has its placeholder.
+    from kanban.mcp.hints import CHOSEN_BY
+
+    for key in (key for key in MCP_WORDINGS if "/" in key):
+        placeholder, _, said = key.partition("/")
+        field = said.partition("=")[0]
+        assert any(
+            f"{{{placeholder}}}" in HINTS[reason] and field in fields
+            for reason, fields in CHOSEN_BY.items()
+        ), key
+
+
+async def test_a_closed_run_is_hinted_as_closed_with_what_before_its_status(db: Path) -> None:
+    """Over stdio: the closed run's refusal names `what` before `status`, as any refusal may
+    order its details, and its hint is still the closed run's, not the lost id's."""
+    with Board(db) as board:
+        board.create_task("port the parser")
+    async with mcp_session(db, "w1") as worker:
+        task = await ok(worker, "claim_next")
+        run = await ok(worker, "start_run", task_id=task["id"], executor="sh")
+        await ok(worker, "finish_run", execution_id=run["id"], status="succeeded")
+        before = fingerprint(db)
+        doc = await refused(worker, "finish_run", "not_found", execution_id=run["id"],
+                            status="failed")  # fmt: skip
+        assert fingerprint(db) == before
+        keys = list(doc)
+        assert keys.index("what") < keys.index("status"), keys
+        assert doc["hint"].startswith("That run is already closed"), doc["hint"]
+
+
 def test_the_mcp_page_names_each_reduced_set_as_the_catalog_declares_it() -> None:
     import re
 
