@@ -472,6 +472,40 @@ def inbox(lines: list[Line]) -> list[str]:
     )  # fmt: skip
 
 
+def year(lines: list[Line]) -> list[str]:
+    board = next(ln for ln in lines if ln["part"] == "board")
+    out = [
+        f"Reads no other benchmark times, on a year's board: {number(board['tasks'])} tasks, 81% "
+        f"finished, over {board['teams']} teams, one in 50 with a budget. In process, CPU ms "
+        "(the median of 20 calls; 5 for stats and drawing): a text search for a word no task "
+        "holds, typed plainly (one LIKE pattern a column) and with a control picture (two); a "
+        "team's first task (`born`); the flow figures, the board's and one team's.",
+        "",
+    ]
+    rows = []
+    for ln in lines:
+        if ln["part"] == "search":
+            patterns = "1 pattern" if ln["patterns"] == 1 else f"{ln['patterns']} patterns"
+            rows.append(["search", f"{ln['query']}, {patterns}", ln["cpu_ms"]])
+        elif ln["part"] == "born":
+            owner = "the board" if ln["team"] is None else "a team"
+            what = f"{owner}: {number(ln['rows'])} rows, {ln['plan']}"
+            rows.append(["born", what, ln["cpu_ms"]])
+        elif ln["part"] == "stats":
+            owner = "the board" if ln["team"] is None else "a team"
+            rows.append(["stats", f"{ln['window']}, {owner}", ln["cpu_ms"]])
+    out += table(["part", "read", "CPU ms"], rows)
+    out.append(
+        "`kanban budget show` with every budgeted task: the store's read and rich's drawing in "
+        "process (CPU ms), and the whole command's CPU seconds beside `kanban --version`'s."
+    )
+    out.append("")
+    for ln in lines:
+        if ln["part"] == "budget show":
+            out += figures({k: v for k, v in ln.items() if k != "part"})
+    return out
+
+
 def new_board(lines: list[Line]) -> list[str]:
     out = [
         "What a new PostgreSQL board costs (`kanban db init`, every `[postgres]` test), per "
@@ -516,6 +550,7 @@ BENCHMARKS: list[tuple[str, str, Callable[[list[Line]], list[str]]]] = [
     ("distance", "Claimers at a network distance", distance),
     ("sse", "Many watchers on one server", sse),
     ("inbox", "The inbox", inbox),
+    ("year", "Reads at 100k tasks", year),
     ("new_board", "A new PostgreSQL board", new_board),
 ]
 

@@ -90,8 +90,11 @@ EVENT_KINDS = (
 )  # fmt: skip
 
 
-def generate(tasks: int, events: int) -> tuple[list[tuple[Any, ...]], ...]:
-    """The rows of one board: tasks, runs, events (the same for every backend)."""
+def generate(
+    tasks: int, events: int, teams: list[str] = TEAMS
+) -> tuple[list[tuple[Any, ...]], ...]:
+    """The rows of one board: tasks, runs, events (the same for every backend), its tasks spread
+    over `teams` and none."""
     pick = random.Random(tasks * 31 + events)
     # In progress and in review are bounded by the agents and the reviewers, not by the board:
     # 200 and 400 of them whatever its size (the rest is done, todo, blocked or cancelled).
@@ -115,7 +118,7 @@ def generate(tasks: int, events: int) -> tuple[list[tuple[Any, ...]], ...]:
         parent = f"TASK-{pick.randrange(1, seq)}" if seq > 10 and pick.random() < 0.1 else None
         task_rows.append((
             seq, f"TASK-{seq}", f"generated task {seq}", status, pick.randrange(0, 4),
-            pick.choice([*TEAMS, None]), "builder", "code",
+            pick.choice([*teams, None]), "builder", "code",
             agent if status == "in_progress" else None, agent if claimed else None,
             json.dumps([agent] if claimed else []), 1 if claimed else 0,
             NOW + 10 * MIN if status == "in_progress" else None,
