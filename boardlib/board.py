@@ -2622,9 +2622,12 @@ class Board:
     def reconcile_orphans(self, *, best_effort: bool = False) -> list[Task]:
         """Orphan reconciliation (seed 000: once at startup; `recovery.py`): release the tasks
         whose lease expired while nobody watched. Cheap when nothing expired: one read, no lock.
-        `best_effort` gives up (returning []) when the write lock is taken, the file is read-only
-        or the look itself stays `busy` (a table locked on the server), so opening a board to
-        read it never waits on, or fails for, a writer: the caller's own call says busy."""
+        The release is a shared write, as the stale-task pass's is: servers starting together
+        (or beside a long writer) release beside each other, each lease once, and none fails
+        `busy` for another's turn at the board. `best_effort` gives up (returning []) when the
+        write lock is taken (SQLite's one writer), the file is read-only or the look itself
+        stays `busy` (a table locked on the server), so opening a board to read it never waits
+        on, or fails for, a writer: the caller's own call says busy."""
         now = self.now()
         try:
             expired = self.store.read(lambda tx: tx.any_lease_expired(now))
@@ -2639,8 +2642,8 @@ class Board:
             return release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
 
         if best_effort:
-            return self.store.try_write(work) or []
-        return self.store.write(work)
+            return self.store.try_write(work, shared=True) or []
+        return self.store.write(work, shared=True)
 
     def reclaim(self, task_id: str, *, actor: str = OPERATOR) -> Task:
         """Release one task whose lease ran out, now, as the reconciliation pass would (back to

@@ -543,9 +543,10 @@ class Store(Protocol):
         round trips as the store can (Postgres: one). `work` may then ask `claim_held_back`."""
         ...
 
-    def try_write(self, work: Callable[[Tx], T]) -> T | None:
+    def try_write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T | None:
         """`write` if it can be done at once; None (nothing written) when another writer holds
-        the board's write turn or this process may not write. For best-effort upkeep."""
+        the board's write turn (with `shared`, as `write`'s: only what the work itself waits
+        for) or this process may not write. For best-effort upkeep."""
         ...
 
     def read(self, work: Callable[[Tx], T]) -> T:

@@ -1409,12 +1409,13 @@ class PostgresStore:
         if known is not None:
             state.prepared.add(name)
 
-    def try_write(self, work: Callable[[Tx], T]) -> T | None:
-        """One attempt that waits for no lock (a 1 ms lock timeout); None when it would have."""
+    def try_write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T | None:
+        """One attempt that waits for no lock (a 1 ms lock timeout); None when it would have.
+        `shared`: without the board's lock, so a writer holding it is no reason to give up."""
         if self.read_only:
             return None
         try:
-            return self._run(work, write=True, shared=False, budget_ms=0)
+            return self._run(work, write=True, shared=shared, budget_ms=0)
         except BoardError as error:
             if error.reason in (Reason.BUSY, Reason.READ_ONLY):
                 return None

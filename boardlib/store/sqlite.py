@@ -637,10 +637,11 @@ class SqliteStore:
         """One write transaction (SQLite's are local and short: no round trips to save)."""
         return self.write(work, shared=True)
 
-    def try_write(self, work: Callable[[Tx], T]) -> T | None:
+    def try_write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T | None:
         """`write` if it can be done at once: None (nothing written) when another writer holds
         the lock or the file is read-only for this process. For best-effort upkeep, such as the
-        recovery pass at open, that the next writer does anyway."""
+        recovery pass at open, that the next writer does anyway. `shared` changes nothing here
+        (one writer), as `write`'s."""
         once = replace(self.config, retry_budget_ms=0, retry_max_attempts=1)
         try:
             return self._write(work, once)

@@ -301,6 +301,58 @@ def test_reconcilers_release_expired_leases_while_a_writer_holds_the_board_lock(
         assert kinds["lease_expired"] == 20
 
 
+def _reconcile_orphans(
+    url: str, now: int, barrier: Any, results: Any, budget_ms: int, best_effort: bool
+) -> None:
+    """One orphan pass (`kanban serve`'s at start; `best_effort`: a board's at open), its
+    released ids put on `results` (or the reason it failed)."""
+    config = BoardConfig(retry_budget_ms=budget_ms)
+    with Board(url, clock=ManualClock(now), config=config, reconcile_orphans=False) as board:
+        barrier.wait()
+        try:
+            released = board.reconcile_orphans(best_effort=best_effort)
+        except BoardError as error:
+            results.put(str(error.reason))
+            return
+        results.put([task.id for task in released])
+
+
+@pytest.mark.parametrize("best_effort", [False, True], ids=["at-serve-start", "at-open"])
+def test_orphan_passes_release_expired_leases_while_a_writer_holds_the_board_lock(
+    url: str, best_effort: bool
+) -> None:
+    """Servers started together each run an orphan pass, beside agents' writes. It took the
+    board's lock, so while a writer held it past the retry budget the pass at `kanban serve`
+    start failed `busy` (the server did not start), and the pass at open released nothing. It
+    releases as the stale-task pass does, each row its own (SKIP LOCKED): every lease once."""
+    with Board(url, clock=ManualClock(START)) as board:
+        for n in range(20):
+            board.create_task(f"t{n}")
+        for n in range(20):
+            board.claim_next(f"w{n}", lease_ms=1_000)
+        key = board.store.lock_key  # type: ignore[attr-defined]
+    passes = 4
+    barrier, results = CTX.Barrier(passes), CTX.Queue()
+    with psycopg.connect(url, autocommit=True) as writer:
+        writer.execute("BEGIN")
+        writer.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+        args = (url, START + 60_000, barrier, results, 200, best_effort)
+        workers = [CTX.Process(target=_reconcile_orphans, args=args) for _ in range(passes)]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(30)
+        writer.execute("ROLLBACK")
+    assert [outcome for outcome in outcomes if not isinstance(outcome, list)] == []
+    released = [task for outcome in outcomes for task in outcome]
+    assert Counter(released) == {f"TASK-{n}": 1 for n in range(1, 21)}
+    with Board(url, read_only=True) as board:
+        assert {task.status for task in board.list_tasks()} == {"todo"}
+        kinds = Counter(event.kind for event in board.events(limit=10_000))
+        assert kinds["lease_expired"] == 20
+
+
 def test_a_pooled_board_serves_many_threads(url: str) -> None:
     with Board(url, clock=ManualClock(START), pool_size=4) as board:
         for n in range(40):
