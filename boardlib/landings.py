@@ -322,15 +322,19 @@ class LandQueue:
 
         self._write(work)
 
-    def leave(self, entry: QueueEntry, *, comment: str | None = None) -> bool:
+    def leave(
+        self, entry: QueueEntry, *, comment: str | None = None, settling: bool = False
+    ) -> bool:
         """Remove a row (a landing that refused or gave up, or a dead one a successor cleared),
         with an optional system comment on its task in the same transaction when the task is
-        still in review (the approve-and-land that did not land says why)."""
+        still in review (the approve-and-land that did not land says why). `settling` (a dead
+        row): the comment only from the call that removed the row, as two callers may settle
+        the same dead landing at once."""
 
         def work(tx: "Tx") -> bool:
             now = self.board.now()
             removed = tx.delete_land_queue_entry(entry.id, entry.holder)
-            if comment:
+            if comment and (removed or not settling):
                 row = tx.task(entry.task_id)
                 if row is not None and row["status"] == t.IN_REVIEW:
                     added = tx.insert_comment(

@@ -1741,7 +1741,7 @@ class Lander:
                 f"The landing of {dead.task_id} by {dead.lander} ({dead.id}) was interrupted "
                 f"before it reached {into}; nothing landed. Land it again."
             )
-        self.queue.leave(dead, comment=comment)
+        self.queue.leave(dead, comment=comment, settling=True)
         return None
 
     @staticmethod

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -1341,3 +1342,31 @@ def test_a_guess_whose_verify_command_failed_says_so_while_it_waits(
     assert caught.value.reason == Reason.VERIFICATION_FAILED
     assert steps[:3] == ["joined", BUILT_AHEAD, FAILED_AHEAD], steps
     assert answers[first] == land.main()
+
+
+def test_two_callers_recovering_one_dead_landing_say_it_was_interrupted_once(
+    land: LandEnv,
+) -> None:
+    """Two landers waiting behind a dead landing (or an operator's recovery beside one) each
+    read it dead and settle it. The row goes once, and so must the system comment telling the
+    task's reviewer that nothing landed: the second recovery found the row gone and still
+    commented, a second comment and `comment_added` event for one interrupted landing."""
+    task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    lander = land.trees.lander(lease_ms=500)
+    tip = land.main()
+    entry = lander.queue.join(
+        task_id, repo_path=str(land.repo), ref="refs/heads/main", lander="bob",
+        holder="dead-lander", strategy="squash", fence=tip,
+    )  # fmt: skip
+    assert lander.queue.take_turn(entry) is not None
+    seen = [lander.queue.entry_of_task(task_id) for _ in range(2)]  # both read it dead
+    while not all(dead is not None and dead.dead(land.board.now()) for dead in seen):
+        time.sleep(0.05)  # its lease runs out
+    for dead in seen:
+        assert dead is not None
+        assert lander.recover_entry(dead, by="operator:carol") is None
+    interrupted = [c for c in land.board.comments(task_id) if "was interrupted" in c.body]
+    assert len(interrupted) == 1
+    kinds = [event.kind for event in land.board.events(task_id=task_id)]
+    assert kinds.count(EventKind.COMMENT_ADDED) == 1
+    assert lander.queue.all_entries() == [] and land.main() == tip
