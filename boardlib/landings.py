@@ -168,8 +168,10 @@ class LandQueue:
         self.board = board
         self.lease_ms = lease_ms_from_env() if lease_ms is None else lease_ms
 
-    def _write(self, work: "Callable[[Tx], T]") -> T:
-        return self.board.store.write(work)
+    def _write(self, work: "Callable[[Tx], T]", *, shared: bool = False) -> T:
+        """`shared`: one guarded update of the caller's own row (its id, its holder, a lease
+        still running), which needs no turn at the board (`Store.write`)."""
+        return self.board.store.write(work, shared=shared)
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -277,7 +279,9 @@ class LandQueue:
 
     def renew(self, entry: QueueEntry) -> QueueEntry | None:
         """Another lease for a row whose lease still runs; None when it ran out (the row may
-        already be a successor's to recover, so the lander must stop)."""
+        already be a successor's to recover, so the lander must stop). A shared write, as a
+        claim's renewal: a writer holding the board's lock cannot keep the heartbeat `busy`
+        until a lander still at work loses its turn."""
 
         def work(tx: "Tx") -> QueueEntry | None:
             now = self.board.now()
@@ -286,7 +290,7 @@ class LandQueue:
             )
             return None if row is None else QueueEntry.from_row(row)
 
-        return self._write(work)
+        return self._write(work, shared=True)
 
     def record_intent(self, entry: QueueEntry, old_tip: str, new_commit: str) -> QueueEntry | None:
         """Write the intent (the tip built on, the commit the branch moves to) just before the
@@ -320,7 +324,7 @@ class LandQueue:
             changes = {"built_base": base, "built_commit": commit, "updated_at": now}
             tx.update_land_queue_entry(entry.id, entry.holder, changes, live_at=now)
 
-        self._write(work)
+        self._write(work, shared=True)
 
     def leave(
         self, entry: QueueEntry, *, comment: str | None = None, settling: bool = False

@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
+from boardlib.landings import LandQueue
 from boardlib.location import DatabaseUrl, board_location, redact_url
 from boardlib.store.base import CREATING_VERBS
 from boardlib.store.postgres import (
@@ -351,6 +352,39 @@ def test_orphan_passes_release_expired_leases_while_a_writer_holds_the_board_loc
         assert {task.status for task in board.list_tasks()} == {"todo"}
         kinds = Counter(event.kind for event in board.events(limit=10_000))
         assert kinds["lease_expired"] == 20
+
+
+def test_a_landing_renews_its_turn_while_a_writer_holds_the_board_lock(url: str) -> None:
+    """A lander's heartbeat renews its queue row every third of its lease. The renewal took the
+    board's lock, so a writer holding it past the retry budget made each renewal `busy`, and one
+    holding it a lease long lost the lander its turn mid-landing. The renewal is one guarded
+    update of the lander's own row (its id, its holder, a lease still running), as a claim's
+    renewal is: it runs beside other writers, and a row whose lease ran out stays unrenewed."""
+    with Board(url, clock=ManualClock(START)) as board:
+        task = board.create_task("land me")
+        board.claim_next("builder", lease_ms=60_000)
+        board.complete(task.id, "builder")
+        key = board.store.lock_key  # type: ignore[attr-defined]
+    config = BoardConfig(retry_budget_ms=200)
+    clock = ManualClock(START + 1_000)
+    with Board(url, clock=clock, config=config, reconcile_orphans=False) as board:
+        queue = LandQueue(board, lease_ms=30_000)
+        entry = queue.join(
+            task.id, repo_path="/repo", ref="refs/heads/main", lander="reviewer",
+            holder="lander-1", strategy="squash", fence="0" * 40,
+        )  # fmt: skip
+        turn = queue.take_turn(entry)
+        assert turn is not None
+        with psycopg.connect(url, autocommit=True) as writer:
+            writer.execute("BEGIN")
+            writer.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+            clock.advance(seconds=10)
+            renewed = queue.renew(turn)
+            assert renewed is not None and renewed.lease_until == START + 41_000
+            clock.advance(seconds=60)  # past the lease: no longer the lander's to renew
+            assert queue.renew(renewed) is None
+            writer.execute("ROLLBACK")
+        assert queue.entry(entry.id) == renewed
 
 
 def test_a_pooled_board_serves_many_threads(url: str) -> None:
