@@ -120,7 +120,12 @@ DependsOn = Annotated[
 ]
 BudgetUsd = Annotated[
     float | None,
-    Field(description="A dollar budget over this task and its subtasks.", ge=0, le=USD_MAX),
+    Field(
+        description="A dollar budget over this task and its subtasks.",
+        ge=0,
+        le=USD_MAX,
+        allow_inf_nan=False,  # NaN is no number: said so, not `must be at most` (as HTTP's)
+    ),
 ]
 BudgetTokens = Annotated[
     int | None, Field(description="A token budget, likewise.", ge=0, le=TOKENS_MAX)
@@ -281,6 +286,7 @@ class BoardTools:
                 description="New lease length from now, in minutes (default: the board's lease).",
                 gt=0,
                 le=MAX_LEASE_MINUTES,
+                allow_inf_nan=False,
             ),
         ] = None,
     ) -> CallToolResult:
@@ -350,7 +356,8 @@ class BoardTools:
         ],
         status: Annotated[Outcome, Field(description="How the run ended.")],
         cost_usd: Annotated[
-            float | None, Field(description="What it cost.", ge=0, le=USD_MAX)
+            float | None,
+            Field(description="What it cost.", ge=0, le=USD_MAX, allow_inf_nan=False),
         ] = None,
         input_tokens: InputTokens = None,
         output_tokens: OutputTokens = None,

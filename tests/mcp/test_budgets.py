@@ -1,13 +1,17 @@
 """Budgets through the real `kanban mcp` over stdio, on both backends: a subtask's budget from
 `create_subtask`, `start_run` under a spent budget as a tool error that says retrying will not
-help (nothing written), and the `finish_run` that spends a budget: kept, the task blocked."""
+help (nothing written), the `finish_run` that spends a budget: kept, the task blocked, and a
+cost that is no number of dollars (NaN, Infinity) refused in those words."""
 
+import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from boardlib import Board
-from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, text_of
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, server_parameters, text_of
 
 
 @pytest.mark.slow
@@ -54,3 +58,66 @@ async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
                               budget_tokens=1000.5)  # fmt: skip
         assert "budget_tokens must be a whole number" in error["error"]
         assert fingerprint(board_path) == before
+
+
+def raw_calls(db: Path, agent: str, calls: list[str]) -> list[dict[str, Any]]:
+    """Each `tools/call` params, as JSON text, sent to a real `kanban mcp` as written, one at a
+    time: the SDK's client sends NaN and Infinity as null, and a client that writes them as
+    JavaScript literals (Python's `json.dumps` does) reaches the server as they are."""
+    params = server_parameters(db, agent)
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *(
+            f'{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{call}}}'
+            for n, call in enumerate(calls, 1)
+        ),
+    ]
+    argv = [params.command, *params.args]
+    pipe = subprocess.PIPE
+    server = subprocess.Popen(argv, env=params.env, text=True, stdin=pipe, stdout=pipe)
+    assert server.stdin is not None and server.stdout is not None
+    answers = []
+    try:
+        for line in lines:
+            server.stdin.write(line + "\n")
+            server.stdin.flush()
+            if '"id"' in line:  # a request: wait for its answer before the next
+                answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    return [answer["result"] for answer in answers[1:]]
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_a_cost_that_is_no_number_is_refused_as_one(board_path: Path, literal: str) -> None:
+    """A NaN cost was refused as `cost_usd must be at most 1000000000` (a NaN budget likewise,
+    and a NaN lease `must be greater than 0`), which sends an agent to lower a number it never
+    had (found by an exploring helper); HTTP and the CLI say it is not a finite number."""
+    with Board(board_path) as board:
+        task = board.create_task("priced")
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "sh", agent="ada")
+    before = fingerprint(board_path)
+    answers = raw_calls(board_path, "ada", [
+        f'{{"name":"finish_run","arguments":{{"execution_id":"{run.id}","status":"succeeded",'
+        f'"cost_usd":{literal}}}}}',
+        f'{{"name":"create_task","arguments":{{"title":"x","budget_usd":{literal}}}}}',
+        f'{{"name":"extend_lease","arguments":{{"task_id":"{task.id}","minutes":{literal}}}}}',
+    ])  # fmt: skip
+    problems = [answer["structuredContent"] for answer in answers]
+    assert all(answer["isError"] for answer in answers), answers
+    assert [(doc["reason"], doc["error"]) for doc in problems] == [
+        ("invalid_input", "cost_usd must be a finite number"),
+        ("invalid_input", "budget_usd must be a finite number"),
+        ("invalid_input", "minutes must be a finite number"),
+    ]
+    assert fingerprint(board_path) == before
+    with Board(board_path, read_only=True) as board:
+        assert board.get_execution(run.id).status == "running"
