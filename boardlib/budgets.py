@@ -270,6 +270,29 @@ def spent_words(standing: BudgetStanding) -> str:
     )
 
 
+def spent_sentence(standing: BudgetStanding, task_id: str | None = None) -> str:
+    """`the budget of TASK-3 is spent ($2.50 recorded against $2.00)`: a refusal's, a budget
+    block's and a spending close's words for the budget."""
+    return f"{describe(standing, task_id)} is spent ({spent_words(standing)})"
+
+
+def closed_over(document: Mapping[str, Any], task_id: str) -> str:
+    """A close's `budgetExceeded` (its JSON) for people: which budget it spent, in dollars or
+    tokens as every amount is drawn, and that the task waits for an operator now."""
+    standing = BudgetStanding(
+        scope=str(document["scope"]),
+        unit=str(document["unit"]),
+        limit=float(document["limit"]),
+        spent=float(document["spent"]),
+        owner=document.get("owner"),
+        day=document.get("day"),
+    )
+    return (
+        f"{spent_sentence(standing, task_id)}: {task_id} is blocked until an operator raises it "
+        f"({raise_hint(standing)})"
+    )
+
+
 def raise_hint(standing: BudgetStanding) -> str:
     """The operator's command that raises this budget (a team id is an agent's word: quoted)."""
     if standing.scope == BUDGET_TASK:
@@ -307,8 +330,8 @@ def refusal(task_id: str, action: str, standing: BudgetStanding, then: str = "")
     later = " (or wait for the next UTC day)" if standing.day is not None else ""
     return BoardError(
         Reason.BUDGET_EXCEEDED,
-        f"cannot {action.format(task=task_id)}: {describe(standing, task_id)} is spent "
-        f"({spent_words(standing)}); {then}an operator must raise it{later}: "
+        f"cannot {action.format(task=task_id)}: {spent_sentence(standing, task_id)}; "
+        f"{then}an operator must raise it{later}: "
         f"{raise_hint(standing)}",  # the command last: copied as it stands
         id=task_id,
         budget=standing.to_json(),
@@ -318,7 +341,7 @@ def refusal(task_id: str, action: str, standing: BudgetStanding, then: str = "")
 def blocked_reason(task_id: str, standing: BudgetStanding) -> str:
     """The blocked reason of a task whose run spent a budget."""
     return (
-        f"{BLOCKED_PREFIX}{describe(standing, task_id)} is spent ({spent_words(standing)}); "
+        f"{BLOCKED_PREFIX}{spent_sentence(standing, task_id)}; "
         f"raise it with `{raise_hint(standing)}`, then unblock"
     )
 

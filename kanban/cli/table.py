@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.budgets import amount
+from boardlib.budgets import amount, closed_over
 from boardlib.inert import inert
 from boardlib.narration import narrate
 from boardlib.records import BUDGET_USD, MICROS_PER_USD, Event
@@ -263,12 +263,20 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in record.items():
-        if _says_something(key, value):
-            table.add_row(_text(_label(key)), _cell(key, value))
+        if not _says_something(key, value):
+            continue
+        if key == SPENDING_CLOSE and isinstance(value, dict) and "taskId" in record:
+            cell = _text(closed_over(value, str(record["taskId"])))  # in words, in dollars
+        else:
+            cell = _cell(key, value)
+        table.add_row(_text(_label(key)), cell)
     return table
 
 
 EMPTY: tuple[Any, ...] = (None, "", [], {})
+# A close's budget it spent (`ClosedExecution`): its JSON drawn as it stands said `limit: 1.0`
+# beside a `$1.25` cost and not that the task is blocked (found by an exploring helper).
+SPENDING_CLOSE = "budgetExceeded"
 # The board's bookkeeping, not a fact for people: a table leaves it out, the JSON keeps it (found
 # by an exploring helper: `task exec list --format table` showed `recoveryTombstone 0`).
 INTERNAL_KEYS = frozenset({"recoveryTombstone"})

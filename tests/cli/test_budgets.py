@@ -44,6 +44,25 @@ def test_the_spending_close_is_kept_and_blocks_the_task(kanban: Kanban) -> None:
     assert row["blockedReason"].startswith("budget_exceeded: the budget of")
 
 
+def test_the_spending_close_as_a_table_says_which_budget_in_dollars(kanban: Kanban) -> None:
+    """Found by an exploring helper: `task exec finish --format table` drew the budget a close
+    spent as its JSON (`limit: 1.0`, `spent: 1.25`), neither in dollars as the cost beside it
+    (`$1.25`) nor saying the task is now blocked. It says so in the board's words."""
+    task_id, run_id = claimed_with_a_run(kanban)
+    table = kanban.run(
+        "task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1.25",
+        "--agent", "ada", "--format", "table", env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert table.code == 0, str(table)
+    [said] = [line for line in table.out.splitlines() if "recorded against" in line]
+    assert said.split()[0] == "budgetExceeded", table.out
+    assert " ".join(said.split()[1:]) == (
+        f"the budget of {task_id} is spent ($1.25 recorded against $1.00): {task_id} is blocked "
+        f"until an operator raises it (kanban budget set {task_id} --usd N --reason WHY)"
+    ), table.out
+    assert "limit:" not in table.out and "spent: 1.25" not in table.out, table.out
+
+
 def test_a_start_under_a_spent_budget_is_exit_2_and_writes_nothing(kanban: Kanban) -> None:
     task_id, run_id = claimed_with_a_run(kanban)
     kanban.ok("task", "exec", "finish", run_id, "--status", "failed", "--cost", "1", "-a", "ada")
