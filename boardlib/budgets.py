@@ -223,6 +223,20 @@ def nearest(report: BudgetReport, count: int) -> list[BudgetStanding]:
     return sorted(most.values(), key=lambda standing: standing.fraction, reverse=True)[:count]
 
 
+def nearest_teams(report: BudgetReport, count: int) -> list[BudgetStanding]:
+    """Of the teams' daily budgets `Board.budget_report` lists, each team's most spent one, the
+    most spent first, the first `count`: for a glance beside the board's own (the TUI's stats
+    screen), so a team's spent budget shows where the operator looks."""
+    most: dict[str | None, BudgetStanding] = {}
+    for standing in report.daily:
+        if standing.scope != BUDGET_TEAM_DAILY:
+            continue
+        kept = most.get(standing.owner)
+        if kept is None or standing.fraction > kept.fraction:
+            most[standing.owner] = standing
+    return sorted(most.values(), key=lambda standing: standing.fraction, reverse=True)[:count]
+
+
 def first_spent(standings: Sequence[BudgetStanding]) -> BudgetStanding | None:
     """The budget to name when several are spent: the task's own first, then the nearest
     ancestor's, then the team's and the board's (the order `standings` come in)."""

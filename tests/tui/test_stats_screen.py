@@ -246,6 +246,34 @@ async def test_a_parent_spent_by_its_children_is_among_the_nearest(tmp_path: Pat
         assert lines[2].split() == [other.id, "Untouched", "$0.00", "/", "$3.00", "0%"]
 
 
+@pytest.mark.slow
+async def test_a_teams_spent_daily_budget_is_on_the_screen(tmp_path: Path) -> None:
+    """Found by an exploring helper: with a team's daily budget spent (its tasks blocked, new
+    runs refused) and none of the board's, the screen said `budget no daily budget`, and the
+    blocked task's own budget line `15%`: the operator saw no trouble. The teams' daily budgets,
+    the most spent first (three at most), are under the board's; a team id is drawn inert."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for team, limit in (("[b]web[/b]", 0.5), ("ops", 10.0)):
+            board.set_daily_budget(usd=limit, team_id=team, reason="share", actor="operator")
+        task = board.create_task("Port", team_id="[b]web[/b]", budget_usd=5)
+        board.claim(task.id, "zed")
+        run = board.open_execution(task.id, "sh", agent="zed")
+        board.close_execution(run.id, EXECUTION_SUCCEEDED, agent="zed", cost_usd=0.75)
+        assert board.get_task(task.id).status == "blocked"
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        await until(pilot, lambda: getattr(app.screen, "stats", None) is not None)
+        await until(pilot, lambda: "web" in shown(app, "#budgets"))
+        lines = shown(app, "#budgets").splitlines()
+        assert lines[0] == "budget team [b]web[/b] today $0.75 / $0.50  over budget", lines
+        assert lines[1].split() == ["team", "ops", "today", "$0.00", "/", "$10.00", "0%"], lines
+        assert lines[2].split() == [task.id, "Port", "$0.75", "/", "$5.00", "15%"], lines
+
+
 def test_a_card_shows_spend_against_its_budget() -> None:
     base = Task(id="TASK-1", title="t", status="in_progress", created_at=1, updated_at=1)
     assert spend(base) is None

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Sparkline, Static
 
-from boardlib.budgets import amount, nearest
+from boardlib.budgets import amount, nearest, nearest_teams
 from boardlib.clock import span
 from boardlib.inert import inert
 from boardlib.records import BUDGET_BOARD_DAILY, BudgetReport, BudgetStanding
@@ -96,17 +96,20 @@ def budget_state(standing: BudgetStanding) -> Text:
 
 
 def budgets_text(stats: Stats, report: BudgetReport | None) -> Text:
-    """Today's daily budget of the window's scope (the whole day's spend), then the tasks
+    """Today's daily budget of the window's scope (the whole day's spend) and, over the whole
+    board, the teams' most spent (`budgets.nearest_teams`: a spent one was missing), then the tasks
     nearest their budgets as the board's budget report ranks them (`budgets.nearest`): a parent
     whose children spent its budget is there, runs of its own or not. Titles and team names are
     agent text: drawn inert."""
     text = Text.assemble(("budget ", "bold"))
-    daily = stats.cost.daily_budgets
+    daily = list(stats.cost.daily_budgets)
+    if report is not None and not stats.team_id:  # the board's window: the teams' too
+        daily += nearest_teams(report, BUDGET_TASKS_SHOWN)
     if not daily:
         text.append("no daily budget", style="dim")
     for n, standing in enumerate(daily):
         whose = "board" if standing.scope == BUDGET_BOARD_DAILY else f"team {standing.owner}"
-        text.append(" · " if n else "")
+        text.append("\n       " if n else "")
         text.append(f"{inert(whose)} today ")
         text.append_text(budget_state(standing))
     if report is None:
