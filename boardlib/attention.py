@@ -49,6 +49,9 @@ LANDING_REFUSALS: frozenset[str] = frozenset({
 })  # fmt: skip
 # A landing refusal stands for the task until it lands, moves on, or is refused again.
 SUPERSEDED_BY_REFUSAL = frozenset({REVIEW, UNLANDED})
+# The kinds whose action is a judge's (approve, land, an override from review): refused to the
+# task's builders (`self_review`), so an inbox read for one agent leaves out its own.
+JUDGED = frozenset({REVIEW, UNLANDED, LANDING_REFUSED})
 
 # -- the one obvious action of each kind -----------------------------------------------------
 APPROVE = "approve"  # in review -> done, with a pass verdict (`kanban task approve`)
@@ -112,6 +115,7 @@ def _item(task: Task, kind: str, why: str, since: int, action: str | None = None
         action=action or ACTION_OF[kind],
         title=task.title,
         status=task.status,
+        builders=task.builders,
     )
 
 
@@ -265,6 +269,13 @@ def collect(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
         if not (item.task_id in refused_ids and item.kind in SUPERSEDED_BY_REFUSAL)
     ]
     return sorted(items, key=sort_key)
+
+
+def judged_by(item: InboxItem, agent: str) -> bool:
+    """Whether `agent` may take `item`'s action as far as builder-is-not-judge goes: not when
+    it built the item's task and the action is a judge's (a reviewer that took the oldest item
+    looped on its own work, refused self_review, found by an exploring helper)."""
+    return item.kind not in JUDGED or agent not in (item.builders or ())
 
 
 def item_key(item: InboxItem) -> tuple[str, str, str]:

@@ -380,7 +380,7 @@ class Board:
         if epoch is not None:
             validate.integer(epoch, "epoch", minimum=0)
         if epoch is not None and epoch < task.claim_epoch:
-            raise stale_claim(task, verb, epoch)
+            raise stale_claim(task, verb, epoch, agent)
         if task.status != t.IN_PROGRESS:
             raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
         if task.assignee_agent_id != agent:
@@ -390,7 +390,7 @@ class Board:
                 id=task.id,
                 assignee=task.assignee_agent_id,
             )
-        check_epoch(task, verb, epoch)
+        check_epoch(task, verb, epoch, agent)
         if task.lease_expired(now):
             raise BoardError(
                 Reason.STALE_CLAIM,
@@ -1397,15 +1397,20 @@ class Board:
 
         return self.store.read(work)
 
-    def inbox(self) -> Inbox:
+    def inbox(self, judge: str | None = None) -> Inbox:
         """What needs a person now, oldest first (`attention.collect`): the same list on every
-        surface. Reads only what the indexes find, so it costs the same on a 100,000-task board."""
-        from .attention import collect
+        surface. Reads only what the indexes find, so it costs the same on a 100,000-task board.
+        `judge`: read for that agent, leaving out what it built and may not judge
+        (`attention.judged_by`), so a reviewer taking the oldest item never loops on its own."""
+        from .attention import collect, judged_by
+
+        judge = None if judge is None else validate.name(judge, "agent")
 
         def work(tx: Tx) -> Inbox:
             now = self.now()
             items = collect(tx, now, self.config)
-            return Inbox(items=items, count=len(items), now=now)
+            kept = items if judge is None else [i for i in items if judged_by(i, judge)]
+            return Inbox(items=kept, count=len(kept), now=now, left_out=len(items) - len(kept))
 
         return self.store.read(work)
 
@@ -1709,7 +1714,7 @@ class Board:
     def _check_reviewer(self, task: Task, verb: str, reviewer: str) -> None:
         if task.status != t.IN_REVIEW:
             raise wrong_state(verb, task.status, t.IN_REVIEW, id=task.id)
-        if reviewer in task.holders or reviewer == task.claimed_by:
+        if reviewer in task.builders:
             raise BoardError(
                 Reason.SELF_REVIEW,
                 f"cannot {verb}: {reviewer} worked on {task.id}; another agent must review",

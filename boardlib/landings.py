@@ -54,7 +54,7 @@ def check_lander(task: Task, actor: str, verb: str = LAND_VERB) -> None:
     (nor its first claimer) may land it. Operators and the board's own passes may."""
     if is_operator(actor) or is_system(actor):
         return
-    if actor in task.holders or actor in (task.claimed_by, task.assignee_agent_id):
+    if actor in task.builders:
         raise BoardError(
             Reason.SELF_REVIEW,
             f"cannot {verb} {task.id}: {actor} worked on it; another agent or an operator lands it",

@@ -64,25 +64,37 @@ def override_reaches_done(task: Task) -> bool:
     return override_route(task) is not None
 
 
-def stale_claim(task: Task, verb: str, epoch: int) -> BoardError:
-    """The refusal of a caller quoting a claim epoch that is not the task's current one."""
+def stale_claim(task: Task, verb: str, epoch: int, actor: str | None = None) -> BoardError:
+    """The refusal of a caller quoting a claim epoch that is not the task's current one. When
+    the caller (`actor`) holds the task now, under the newer epoch (a failed gate gave it back),
+    it says so (`heldByYou`): its claim is not gone, its epoch is old (an exploring helper was
+    told to stop work on a task it still held). The fence stands: only the name is known, not
+    the process, so the stale epoch is refused all the same."""
+    held = actor is not None and task.status == t.IN_PROGRESS and task.assignee_agent_id == actor
+    said = (
+        f"you hold {task.id} under epoch {task.claim_epoch} now, given back by a failed gate "
+        "or claimed again under your name: use that epoch if that claim is yours"
+        if held
+        else f"current: {task.claim_epoch}"
+    )
     return BoardError(
         Reason.STALE_CLAIM,
-        f"cannot {verb}: claim epoch {epoch} is stale (current: {task.claim_epoch})",
+        f"cannot {verb}: claim epoch {epoch} is stale ({said})",
         id=task.id,
         epoch=epoch,
         current_epoch=task.claim_epoch,
+        held_by_you=held,
     )
 
 
-def check_epoch(task: Task, verb: str, epoch: int | None) -> None:
+def check_epoch(task: Task, verb: str, epoch: int | None, actor: str | None = None) -> None:
     """`epoch`, when the caller quotes one, must be the task's current claim epoch: a caller that
     read an earlier attempt is refused (`stale_claim`) instead of acting on a later one."""
     if epoch is None:
         return
     integer(epoch, "epoch", minimum=0)
     if epoch != task.claim_epoch:
-        raise stale_claim(task, verb, epoch)
+        raise stale_claim(task, verb, epoch, actor)
 
 
 def check_mover(
@@ -99,10 +111,10 @@ def check_mover(
     """
     if target == task.status:
         return
-    check_epoch(task, f"{verb} {task.id}", epoch)
+    check_epoch(task, f"{verb} {task.id}", epoch, actor)
     if not is_agent(actor):
         return
-    built_it = actor == task.assignee_agent_id or actor in task.holders or actor == task.claimed_by
+    built_it = actor in task.builders
     if built_it and (target == t.DONE or task.status == t.IN_REVIEW):
         why = "into done" if target == t.DONE else f"out of in_review (to {target})"
         raise BoardError(
@@ -153,7 +165,7 @@ def check_worker(
     own passes act on any. A refusal is `not_assignee`; an `epoch` quoted and not the task's
     current one is `stale_claim` first, as for the lease verbs: a lapsed process under the
     holder's own name must not pause or sync its successor's work."""
-    check_epoch(task, f"{verb} {task.id}", epoch)
+    check_epoch(task, f"{verb} {task.id}", epoch, actor)
     holder = task.assignee_agent_id
     if not is_agent(actor) or holder == actor:
         return

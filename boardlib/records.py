@@ -311,6 +311,15 @@ class Task(Record):
         return self.holders[-1] if self.holders else self.claimed_by
 
     @property
+    def builders(self) -> list[str]:
+        """Who built this task and so may not judge it (builder is not judge: approve, reject,
+        land, a move out of review): every holder of the current attempt, its first claimer
+        and its holder now. The one declaration the review, landing and move rules and the
+        inbox's `--as` read."""
+        named = [*self.holders, self.claimed_by, self.assignee_agent_id]
+        return list(dict.fromkeys(name for name in named if name))
+
+    @property
     def attempt_claimer(self) -> str | None:
         """Who claimed the current (or, once done, the last) attempt: its first holder; None when
         a release or an expiry ended it. `claimed_by` is the task's first claimer, kept for the
@@ -451,15 +460,18 @@ class InboxItem(Record):
     status: str | None = None
     consumer: str | None = None
     event_seq: int | None = None
+    builders: list[str] | None = None  # who built its task (`Task.builders`): not its judges
 
 
 @dataclass(slots=True, eq=False, repr=False)
 class Inbox(Record):
-    """Everything that needs a person now, oldest first, as of `now`."""
+    """Everything that needs a person now, oldest first, as of `now`. Read for one judge
+    (`left_out`): the items whose action is refused to it as their builder are left out."""
 
     items: list[InboxItem]
     count: int
     now: int
+    left_out: int = 0
 
 
 @dataclass(slots=True, eq=False, repr=False)

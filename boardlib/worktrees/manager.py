@@ -1070,7 +1070,7 @@ class Worktrees:
             if task.status == t.BLOCKED:
                 return self._repeat_on_blocked(task, ws)
             if epoch is not None and epoch < task.claim_epoch:  # as the lease verbs judge it
-                check_epoch(task, "complete", epoch)
+                check_epoch(task, "complete", epoch, agent)
             if task.status == t.IN_PROGRESS:
                 if task.assignee_agent_id != agent:
                     raise BoardError(

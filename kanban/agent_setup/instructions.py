@@ -148,7 +148,7 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
         export_line(briefing),
         *other_runtimes_lines(others or {}, briefing),
         f"{INBOX}   # what waits: review (approve) and unlanded (land)",
-        f"item=$({PICK})   # the oldest work to judge (yours is refused: self_review)",
+        f"item=$({PICK})   # the oldest work to judge (--as leaves out yours: self_review)",
         "id=$(printf '%s' \"$item\" | jq -r .taskId)",
         "action=$(printf '%s' \"$item\" | jq -r .action)"
         f"   # {APPROVE} (in review) or {LAND_ACTION} (done by its gate)",
@@ -181,11 +181,14 @@ BLOCK = 'kanban task block "$id" --epoch "$epoch" --reason "what would unblock i
 RELEASE = 'kanban task release "$id" --epoch "$epoch"'
 REJECT = 'kanban task reject "$id" --reason "what must change"'
 LAND = 'kanban task land "$id"'
-INBOX = "kanban inbox | jq -c '.items[] | {kind, taskId, action, why}'"
+# Read as this agent (`--as`): its own work, which it may not judge, is left out, so taking the
+# oldest item never picks it again and again (found by an exploring helper: the reviewer's step
+# looped on its own work, refused self_review each time, and judged nothing else).
+INBOX = "kanban inbox --as \"$KANBAN_AGENT\" | jq -c '.items[] | {kind, taskId, action, why}'"
 # The inbox items a judge acts on with a CLI verb of the same name: work in review to approve,
 # and done work in a worktree to land (an operator's items, an override or an unblock, are not).
 PICK = (
-    "kanban inbox | jq -c 'first(.items[] | select("
+    'kanban inbox --as "$KANBAN_AGENT" | jq -c \'first(.items[] | select('
     f'(.kind == "{REVIEW}" and .action == "{APPROVE}") or .kind == "{UNLANDED}"'
     "))'"
 )
@@ -319,7 +322,8 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
                 f"`{EXTEND}`. A lapsed lease gives the task to someone else.",
                 "- **Epoch:** pass the claim's `claimEpoch` as `--epoch` on every call about a "
                 "task you hold. `stale_claim` means your claim is gone: stop work on it and "
-                "claim again.",
+                "claim again; unless it says `heldByYou`: you hold the task under a newer "
+                "epoch, its `currentEpoch`, so use that one and go on.",
                 f"- **Stuck:** `{BLOCK}`; to give it back untouched, `{RELEASE}`.",
                 f"- **Nothing to claim** (exit {exitcodes.IDLE}): `{explain_command(briefing)}` "
                 "says why. If the answer lists `heldByYou`, those tasks are still yours (claimed "

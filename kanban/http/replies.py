@@ -340,6 +340,7 @@ class InboxReply(Reply):
     items: list[InboxItem]
     count: int
     now: int
+    left_out: int = Field(default=0, alias="leftOut")  # an agent token's own work, left out
 
 
 class EventPage(Reply):

@@ -127,6 +127,26 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     when("fix_failure", "status", t.DONE): (f"the task is done, and {_DONE_FAILURE}",),
     "land_again": ("Call land_task again", "Make the same call again"),
+    "stale_claim": (
+        "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
+        "working on it and call claim_next.",
+        "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
+        "working on it and call list_tasks for other work.",
+        "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
+        "working on it and ask an operator for other work.",
+    ),
+    # The caller's name holds the task under a newer epoch. A shell agent given it back by a
+    # failed gate uses that epoch (the refusal says so); a session keeps the epochs it was
+    # given itself (a failed gate's too), so a newer one is a claim made since by another
+    # process under its name, whose work it must not touch: not "your claim is gone", and
+    # not "use it" either.
+    when("stale_claim", "heldByYou", "true"): (
+        "Your name holds this task under a newer epoch (currentEpoch) than this session's: "
+        "another session or process under your name claimed it since. Leave it to that claim "
+        "and call claim_next for other work.",
+        "Your name holds this task under a newer epoch (currentEpoch) than this session's: "
+        "another session or process under your name claimed it since. Leave it to that claim.",
+    ),
 }
 # The same placeholders for an agent using the CLI (the instructions `kanban init` writes).
 CLI_VERBS: dict[str, str] = {
@@ -150,6 +170,8 @@ CLI_VERBS: dict[str, str] = {
         f"builder fixes it; if it is done, {_DONE_FAILURE}"
     ),
     "land_again": "Run `kanban task land ID` again",
+    "stale_claim": "Your claim is gone (the lease lapsed, the task may belong to someone else "
+    "now): stop working on it and run `kanban task claim-next`.",
 }
 
 # The inbox's actions (`boardlib.attention`, the one declaration of the inbox rule) that an
@@ -211,10 +233,7 @@ HINTS: dict[str, str] = {
         "You do not hold this task, and only its holder may do this; call {claim_next} to get "
         "work of your own."
     ),
-    Reason.STALE_CLAIM: (
-        "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
-        "working on it and call {claim_next}."
-    ),
+    Reason.STALE_CLAIM: "{stale_claim}",
     # Said to a builder approving or rejecting its work in review, and landing it done too.
     Reason.SELF_REVIEW: (
         "You worked on this task, so you may not judge it or land it; leave that to another "
@@ -302,6 +321,8 @@ CHOSEN_BY: dict[str, tuple[str, ...]] = {
     # A replay's conflict (`why`) may land as one change before anyone need resolve it.
     Reason.MERGE_CONFLICT: ("why", "status"),
     Reason.VERIFICATION_FAILED: ("status",),
+    # A stale epoch from the task's holder now: use the new one (`true`), not stop work.
+    Reason.STALE_CLAIM: ("heldByYou",),
 }
 
 _UNEXPECTED = (
@@ -315,6 +336,11 @@ UNEXPECTED_HINT = _UNEXPECTED.format_map(MCP_VERBS)
 UNKNOWN_TOOL_HINT = "Call one of the tools the message names (this session's tool list)."
 
 
+def _word(value: str | bool) -> str:
+    """A detail's value as `when` keys it: a flag as `true` or `false`."""
+    return str(value).lower() if isinstance(value, bool) else value
+
+
 def hint_for(
     reason: str, verbs: Mapping[str, str] = MCP_VERBS, document: Mapping[str, Any] | None = None
 ) -> str:
@@ -324,7 +350,7 @@ def hint_for(
     operator's once done); a reason this table does not know yet gets a safe default."""
     fields = CHOSEN_BY.get(reason, ())
     if document and fields:
-        said = [(f, document[f]) for f in fields if isinstance(document.get(f), str)]
+        said = [(f, _word(document[f])) for f in fields if isinstance(document.get(f), str | bool)]
         verbs = {
             name: next(
                 (verbs[key] for field, value in said if (key := when(name, field, value)) in verbs),

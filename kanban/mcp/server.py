@@ -667,10 +667,9 @@ class BoardTools:
         return self.call(lambda: self.session.sync_workspace(task_id, strategy=strategy))
 
     def inbox(self) -> CallToolResult:
-        """What needs a person or a judge now, oldest first: tasks in review, blocked, passed
-        with debt, done but not landed, refused landings, lapsed leases, held deliveries. Each
-        item: taskId, kind, why, since (epoch ms) and its one obvious action (approve_task,
-        land_task...)."""
+        """What needs a person or a judge now, oldest first, but for your own work: tasks in
+        review, blocked, passed with debt, done but not landed, refused landings, lapsed leases,
+        held deliveries. Each item: taskId, kind, why, since (epoch ms), its action."""
 
         def with_tools() -> Doc:
             answer = self.session.inbox()

@@ -152,7 +152,8 @@ class AgentSession:
         return self.board.get_task(task_id).to_json()
 
     def inbox(self) -> Doc:
-        return self.board.inbox().to_json()
+        """Read for the session's agent: its own work, which it may not judge, is left out."""
+        return self.board.inbox(judge=self.agent).to_json()
 
     def list_tasks(
         self,

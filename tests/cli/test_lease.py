@@ -116,6 +116,37 @@ def test_a_reclaimed_task_fences_the_stale_worker_by_epoch(kanban: Kanban) -> No
     assert done["status"] == "in_review"
 
 
+def test_a_stale_epoch_from_the_holder_now_is_told_it_holds_the_task(kanban: Kanban) -> None:
+    """Found by an exploring helper: an agent that still held its task under a newer epoch (a
+    failed gate gave it back) was told its claim was gone. The refusal stands (the epoch
+    fences) and says what is true: `heldByYou`, and the epoch to use; to anyone else, not."""
+    task = kanban.ok("task", "dispatch", "--title", "long job")
+    first = kanban.ok("task", "claim", task["id"], "--agent", "alice")
+    kanban.ok(
+        "task", "release", task["id"], "--agent", "alice", "--epoch", str(first["claimEpoch"])
+    )
+    second = kanban.ok("task", "claim", task["id"], "--agent", "alice")
+    before = kanban.snapshot()
+    for verb in ("heartbeat", "complete"):
+        error = kanban.refused(
+            "task", verb, task["id"], "--agent", "alice", "--epoch", str(first["claimEpoch"]),
+            reason="stale_claim",
+        )  # fmt: skip
+        assert (error["heldByYou"], error["currentEpoch"]) == (True, second["claimEpoch"])
+        assert f"you hold {task['id']} under epoch {second['claimEpoch']} now" in error["error"]
+    assert kanban.snapshot() == before
+
+    kanban.ok("task", "transfer", task["id"], "--agent", "alice", "--to", "bob",
+              "--epoch", str(second["claimEpoch"]))  # fmt: skip
+    before = kanban.snapshot()
+    error = kanban.refused(
+        "task", "heartbeat", task["id"], "--agent", "alice", "--epoch", str(second["claimEpoch"]),
+        reason="stale_claim",
+    )  # fmt: skip
+    assert error["heldByYou"] is False and "you hold" not in error["error"]
+    assert kanban.snapshot() == before
+
+
 def test_an_expired_holder_cannot_renew_before_anyone_reclaims(kanban: Kanban) -> None:
     task = kanban.ok("task", "dispatch", "--title", "t")
     kanban.ok("task", "claim", task["id"], "--agent", "alice")

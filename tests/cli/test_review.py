@@ -171,3 +171,40 @@ def test_a_comment_meant_as_the_reason_is_told_where_the_reason_goes(
     shown = " ".join(kanban.run("task", "reject", "-h").out.split())
     assert "kept as the task's comment (`rejected: TEXT`) and as the reason in its history" in shown
     assert "Kept with the reason, not as it" in shown
+
+
+def test_a_reviewer_taking_the_oldest_of_its_inbox_never_takes_its_own(kanban: Kanban) -> None:
+    """Found by an exploring helper following the AGENTS.md reviewer's step: it took the oldest
+    inbox item, its own work, was refused self_review, and took it again, forever. Read `--as`
+    the reviewer, the inbox leaves out what it built (and says how many: `leftOut`); its items
+    name their builders. The loop judges the other agent's work, then finds nothing."""
+    built = {}
+    for agent in ("alice", "bob"):  # alice's work is the oldest
+        task = kanban.ok("task", "dispatch", "--title", f"{agent}'s work")
+        held = kanban.ok("task", "claim", task["id"], "--agent", agent)
+        kanban.advance(minutes=1)
+        kanban.ok("task", "complete", task["id"], "--agent", agent,
+                  "--epoch", str(held["claimEpoch"]))  # fmt: skip
+        built[agent] = task["id"]
+    everything = kanban.ok("inbox")
+    assert [(i["taskId"], i["builders"]) for i in everything["items"]] == [
+        (built["alice"], ["alice"]), (built["bob"], ["bob"])
+    ]  # fmt: skip
+    assert everything["leftOut"] == 0
+
+    judged = []
+    for _ in range(3):  # the reviewer's loop: the oldest item, its action
+        items = kanban.ok("inbox", "--as", "alice")["items"]
+        if not items:
+            break
+        item = items[0]
+        kanban.ok("task", item["action"], item["taskId"], "--agent", "alice")
+        judged.append(item["taskId"])
+    assert judged == [built["bob"]]
+    mine = kanban.ok("inbox", "--as", "alice")
+    assert (mine["items"], mine["count"], mine["leftOut"]) == ([], 0, 1)
+    assert kanban.row(built["alice"])["status"] == "in_review"
+    assert kanban.row(built["bob"])["status"] == "done"
+    before = kanban.snapshot()
+    kanban.refused("inbox", "--as", "", reason="invalid_input")
+    assert kanban.snapshot() == before

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from tests.conftest import task_in
-from tests.http.conftest import serving
+from tests.http.conftest import bearer, serving, token_book
 
 
 def test_the_inbox_route_and_its_schema(tmp_path: Path) -> None:
@@ -22,3 +22,22 @@ def test_the_inbox_route_and_its_schema(tmp_path: Path) -> None:
         assert set(schema["required"]) == {"items", "count", "now"}
         fields = document["components"]["schemas"]["InboxItem"]["properties"]
         assert {"kind", "taskId", "why", "since", "action"} <= set(fields)
+
+
+def test_an_agent_token_reads_the_inbox_without_its_own_work(tmp_path: Path) -> None:
+    """Found by an exploring helper: a reviewer taking the oldest inbox item took its own work,
+    refused self_review, again and again. With an agent token the inbox is read for that agent
+    (as `kanban inbox --as`): its own work is left out and counted; each item names its
+    builders. An operator's token and an open server see everything."""
+    with serving(tmp_path, tokens=token_book()) as api:
+        mine = task_in(api.board, "in_review", title="alice's", builder="alice")
+        theirs = task_in(api.board, "in_review", title="bob's", builder="bob")
+        alice = api.client.get("/api/board/inbox", headers=bearer("alice")).json()
+        assert [i["taskId"] for i in alice["items"]] == [theirs.id]
+        assert (alice["count"], alice["leftOut"]) == (1, 1)
+        ops = api.client.get("/api/board/inbox", headers=bearer("ops")).json()
+        assert [(i["taskId"], i["builders"]) for i in ops["items"]] == [
+            (mine.id, ["alice"]),
+            (theirs.id, ["bob"]),
+        ]
+        assert ops["leftOut"] == 0

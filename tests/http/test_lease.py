@@ -201,7 +201,20 @@ def test_transfer_hands_the_task_on_with_a_new_epoch(api: Api) -> None:
     assert (moved["assigneeAgentId"], moved["claimEpoch"]) == ("bob", 2)
     assert api.kinds()[-1] == "task_transferred"
     refused(post(api, task["id"], "heartbeat", {"agent": "alice"}), 403, "not_assignee")
-    refused(post(api, task["id"], "heartbeat", {"agent": "bob", "epoch": 1}), 409, "stale_claim")
+    before = api.fingerprint()
+    body = refused(
+        post(api, task["id"], "heartbeat", {"agent": "bob", "epoch": 1}), 409, "stale_claim"
+    )
+    # bob holds it now, under epoch 2: the refusal says so (its claim is not gone), alice's not
+    assert (body["heldByYou"], body["currentEpoch"]) == (True, 2)
+    assert f"you hold {task['id']} under epoch 2 now" in body["message"]
+    body = refused(
+        post(api, task["id"], "extend-lease", {"agent": "alice", "epoch": 1, "minutes": 5}),
+        409,
+        "stale_claim",
+    )
+    assert body["heldByYou"] is False and "you hold" not in body["message"]
+    assert api.fingerprint() == before
     same = post(api, task["id"], "transfer", {"agent": "bob", "to": "bob"})
     assert same.status_code == 400
 

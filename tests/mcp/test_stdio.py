@@ -439,6 +439,61 @@ async def test_the_inbox_names_the_tool_of_each_action_or_the_operator(db: Path)
     assert actions[review.id] in tools
 
 
+async def test_a_reviewer_session_never_takes_its_own_work_from_the_inbox(db: Path) -> None:
+    """Found by an exploring helper: a reviewer taking the oldest inbox item took its own work,
+    was refused self_review, and took the same item again, forever. The session's inbox is
+    read for its agent: the work it built is left out (`leftOut` counts it), so the loop
+    judges the other agent's work, then finds nothing; the other reviewer sees the rest."""
+    with Board(db) as board:
+        built = {}
+        for agent in ("alice", "bob"):  # alice's work is the oldest
+            task = board.create_task(f"{agent}'s work")
+            board.claim(task.id, agent)
+            board.complete(task.id, agent)
+            built[agent] = task.id
+    async with mcp_session(db, "alice", "--tools", "reviewer") as alice:
+        judged = []
+        for _ in range(3):  # the reviewer's loop: the oldest item, its action
+            items = (await ok(alice, "inbox"))["items"]
+            if not items:
+                break
+            assert items[0]["action"] == "approve_task"
+            await ok(alice, "approve_task", task_id=items[0]["taskId"])
+            judged.append(items[0]["taskId"])
+        left = await ok(alice, "inbox")
+    assert judged == [built["bob"]]
+    assert (left["items"], left["leftOut"]) == ([], 1)
+    async with mcp_session(db, "bob", "--tools", "reviewer") as bob:
+        items = (await ok(bob, "inbox"))["items"]
+    assert [(i["taskId"], i["builders"]) for i in items] == [(built["alice"], ["alice"])]
+    with Board(db, reconcile_orphans=False) as board:
+        assert board.get_task(built["alice"]).status == "in_review"
+
+
+async def test_a_stale_epoch_under_the_sessions_own_name_is_told_so(db: Path) -> None:
+    """Found by an exploring helper: a stale epoch's hint said the claim was gone, the task
+    maybe someone else's, while the caller's name held it under a newer epoch. The refusal
+    stands and changes nothing; it says `heldByYou` and the epoch, and a hint that is true
+    for a session (another claim under its name holds the task now); to anyone else, not."""
+    task_id = add_task(db, "long job")
+    async with mcp_session(db, "alice") as alice:
+        await ok(alice, "claim_next")
+        with Board(db, reconcile_orphans=False) as board:  # another process of alice's
+            board.release(task_id, "alice")
+            again = board.claim(task_id, "alice")
+        before = fingerprint(db)
+        doc = await refused(alice, "heartbeat", "stale_claim", task_id=task_id)
+        assert (doc["heldByYou"], doc["currentEpoch"]) == (True, again.claim_epoch)
+        assert "claim is gone" not in doc["hint"] and "under your name" in doc["hint"]
+        assert fingerprint(db) == before
+        with Board(db, reconcile_orphans=False) as board:
+            board.transfer(task_id, "alice", "bob", epoch=again.claim_epoch)
+        before = fingerprint(db)
+        doc = await refused(alice, "heartbeat", "stale_claim", task_id=task_id)
+        assert doc["heldByYou"] is False and "claim is gone" in doc["hint"]
+        assert fingerprint(db) == before
+
+
 async def test_a_refusal_names_the_argument_as_the_tool_takes_it(db: Path, tmp_path: Path) -> None:
     """Found by an exploring helper: the board names fields in camelCase, as its JSON does, and
     over MCP a refusal said `repoPath` to a model that had passed `repo_path`. An argument of

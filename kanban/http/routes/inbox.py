@@ -1,5 +1,6 @@
 """`GET /api/board/inbox`: what needs a person now, oldest first (the rule:
-`boardlib.attention`), the same list as `kanban inbox`, the MCP tool and the TUI."""
+`boardlib.attention`), the same list as `kanban inbox`, the MCP tool and the TUI. With an agent
+token it is read for that agent (`kanban inbox --as`): the work it built is left out."""
 
 from anyio import to_thread
 from fastapi import APIRouter
@@ -20,5 +21,5 @@ router = APIRouter(prefix="/api/board", tags=["board"])
 )
 @envelope("plain", invalid=INVALID_QUERY)
 async def inbox(who: Who) -> JSONResponse:
-    found = await to_thread.run_sync(who.board.inbox)
+    found = await to_thread.run_sync(who.board.inbox, who.token_agent)
     return reply(found.to_json())
