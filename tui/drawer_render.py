@@ -217,13 +217,13 @@ def workspace_line(view: TaskView, state: CheckoutState | None) -> RenderableTyp
         line = Text("  ")
         line.append_text(_state_and_summary(state, upper=False))
         line.append("  (2 Files, 3 Diff)", style="dim")
-        return line
+        return hanging(line)
     if not view.workspaces:
         return Text("  no worktree: this task changes no files, or was never provisioned", "dim")
     space = view.workspaces[-1]
     line = plain(f"  {space.id} on {space.branch or '?'}")
     line.append("  (2 Files and 3 Diff read the worktree)", style="dim")
-    return line
+    return hanging(line)
 
 
 def runs_summary(executions: Sequence[Execution]) -> Text:

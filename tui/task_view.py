@@ -48,17 +48,18 @@ def plain(text: object, style: str = "", *, multiline: bool = False) -> Text:
     return Text(inert("" if text is None else str(text), multiline=multiline), style=style)
 
 
-def hanging(text: Text) -> RenderableType:
+def hanging(text: Text, *, indent: int = 0) -> RenderableType:
     """`text` wrapped under its own words: its leading spaces, and a mark before the words (`✓ `,
     `⋯ `), are a column of their own, so a wrapped line starts under the text, not at the
-    pane's edge."""
+    pane's edge; `indent` cells further in where entries at one indent follow each other (a
+    verdict's attempts), so a wrapped line does not read as the next entry."""
     words = text.plain.lstrip(" ")
     lead = len(text.plain) - len(words)
     if len(words) > 2 and words[1] == " " and not words[0].isalnum() and words[0] not in "`'\"([":
         lead += 2  # a mark
     if lead == 0:
         return text
-    return Hanging([(text[:lead], text[lead:])], gap=0)
+    return Hanging([(text[:lead], text[lead:])], gap=0, indent=indent)
 
 
 class Hanging:
@@ -66,13 +67,14 @@ class Hanging:
     between the two. Segments of its own: a table grid drew the same 3-4 times slower, and a
     long task's History is hundreds of rows."""
 
-    def __init__(self, rows: "list[tuple[Text, Text]]", *, gap: int) -> None:
+    def __init__(self, rows: "list[tuple[Text, Text]]", *, gap: int, indent: int = 0) -> None:
         self.rows = rows
         self.width = max((cell_len(lead.plain) for lead, _ in rows), default=0) + gap
+        self.indent = indent  # a wrapped line's cells further in than its first
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        room = max(1, options.max_width - self.width)
-        pad = Segment(" " * self.width)
+        room = max(1, options.max_width - self.width - self.indent)
+        pad = Segment(" " * (self.width + self.indent))
         for lead, words in self.rows:
             first = [*_spanned(lead).render(console), Segment(" " * (self.width - lead.cell_len))]
             for n, line in enumerate(words.wrap(console, room) if words.plain else [words]):
@@ -108,7 +110,7 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
     parts.append(line)
     if verdict.command_source is not None:
         source, author = verdict.command_source, verdict.command_author
-        parts.append(_judged_by(source, author, verdict.verify_from))
+        parts.append(hanging(_judged_by(source, author, verdict.verify_from), indent=2))
     for attempt in verdict.attempts:
         text = Text(f"  attempt {attempt.attempt} at {clock_text(attempt.at, now_ms)}: ")
         text.append(inert(attempt.status), style=VERDICT_STYLE.get(attempt.status, ""))
@@ -119,8 +121,8 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
             text.append(ran, style="dim")
             tail = (gate.stderr_tail or gate.stdout_tail).strip().splitlines()[-3:]
             for row in tail:
-                text.append(f"\n      {inert(row)}", style="dim")
-        parts.append(text)
+                text.append(f"\n  {inert(row)}", style="dim")  # under the wrapped words
+        parts.append(hanging(text, indent=2))
     if verdict.debt_notes:
         notes = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
         notes.add_column("severity")
@@ -138,7 +140,7 @@ def describe_verdict(verification: str | None, now_ms: int) -> RenderableType:
         text = plain(f"  {review.decision} by {review.reviewer} at {clock_text(review.at, now_ms)}")
         if review.reason:
             text.append(f": {inert(review.reason)}", style="italic")
-        parts.append(text)
+        parts.append(hanging(text, indent=2))
     return Group(*parts)
 
 

@@ -755,3 +755,53 @@ async def test_wrapped_landing_and_history_lines_hang_under_their_words(review) 
         await until(pilot, lambda: "round down" in pane.text())
         block = _hangs_under(pane.text().splitlines(), "commented on", "agent-linus")
         assert "finance team" in " ".join(block)
+
+
+def test_wrapped_verdict_and_workspace_lines_hang_under_their_words() -> None:
+    """Found in tmux at 80x24 on `kanban demo`: the Verdict's `judged by ...` and gate lines and
+    the Workspace's `checked out at /tmp/.../TASK-3 on kanban/task-TASK-3` wrapped to the pane's
+    edge, under the section's heading, not under their words."""
+    import io
+
+    from rich.console import Console
+
+    from boardlib.records import Task, TaskView
+    from boardlib.worktrees import CheckoutState
+    from tui.drawer_render import describe_verdict, workspace_line
+
+    now = START_MS
+    gate = {"command": "python3 -m unittest discover -q -s tests -t . --failfast", "exitCode": 0,
+            "passed": True, "stdoutTail": "", "stderrTail": "Ran 6 tests in 0.002s\n\nOK\n",
+            "durationMs": 269, "timedOut": False}  # fmt: skip
+    verdict = {
+        "status": "pass", "updatedAt": now, "debtNotes": [],
+        "attempts": [{"attempt": 1, "at": now, "deterministic": gate, "status": "pass",
+                      "source": "handoff", "author": "agent-barbara"}],
+        "reviews": [{"decision": "approve", "reviewer": "operator:olivia", "at": now,
+                     "reason": "the receipts round down to the cent, as finance asked"}],
+        "commandSource": "handoff", "commandAuthor": "agent-barbara", "verifyFrom": "builder",
+    }  # fmt: skip
+    task = Task(id="TASK-3", title="t", status=t.DONE, created_at=now, updated_at=now)
+    view = TaskView(task, [], [], [], [], [], [])
+    path = "/tmp/demo/worktrees/6d71b1be866c/TASK-3"
+    state = CheckoutState("checked_out", f"checked out at {path} on kanban/task-TASK-3 "
+                          "(everything committed)")  # fmt: skip
+    console = Console(width=60, record=True, file=io.StringIO())
+    console.print(describe_verdict(json.dumps(verdict), now))
+    lines = console.export_text().splitlines()
+    starts = ("PASS", "  judged by", "  attempt 1", "  approve by")
+    assert [line for line in lines if line.startswith(starts)] == [
+        next(line for line in lines if line.startswith(start)) for start in starts
+    ], lines  # each entry once, at its own indent
+    wrapped = [line for line in lines if line.strip() and not line.startswith(starts)]
+    assert len(wrapped) >= 3, lines  # each entry wraps at 60 columns
+    # under its words and further in, so a wrapped line does not read as the next entry
+    assert all(line.startswith("    ") for line in wrapped), "\n".join(lines)
+    gate_lines = [line for line in lines if "Ran 6 tests" in line or line.strip() == "OK"]
+    assert all(line.startswith("      ") for line in gate_lines), lines  # the gate's own words
+    console = Console(width=60, record=True, file=io.StringIO())
+    console.print(workspace_line(view, state))
+    first, *rest = console.export_text().splitlines()
+    assert first.startswith("  checked out at") and rest, [first, *rest]
+    assert all(line.startswith("  ") and line.strip() for line in rest), [first, *rest]
+    assert "(2 Files, 3 Diff)" in " ".join(" ".join([first, *rest]).split())
