@@ -132,10 +132,14 @@ def verdict_of(task: Task) -> str | None:
 
 
 def clock_text(ms: int, now_ms: int) -> str:
-    """`14:35:07` today, `11-03 14:35` on another day (local time)."""
+    """`14:35:07` today, `11-03 14:35` on another day this year, `2024-12-06` in another year
+    (local time): a task done two years ago read `12-06 08:13`, as if done today."""
     moment = time.localtime(ms / 1000)
-    if time.localtime(now_ms / 1000)[:3] == moment[:3]:
+    today = time.localtime(now_ms / 1000)
+    if today[:3] == moment[:3]:
         return time.strftime("%H:%M:%S", moment)
+    if today[0] != moment[0]:
+        return time.strftime("%Y-%m-%d", moment)
     return time.strftime("%m-%d %H:%M", moment)
 
 

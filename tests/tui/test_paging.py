@@ -248,3 +248,26 @@ def test_a_page_read_while_paused_takes_its_tasks_out_of_the_live_columns(
     assert state.columns[t.DONE][:2] == [waiting, started]
     assert state.columns[t.TODO] == state.columns[t.IN_PROGRESS] == []
     assert state.counts == {**dict.fromkeys(t.STATUSES, 0), t.DONE: 27}
+
+
+async def test_a_task_done_in_another_year_says_its_year(
+    board_path: Path, clock: ManualClock
+) -> None:
+    """Found in tmux on a 100,000-task board: the oldest done task, two years old, read
+    `✓12-06 08:13` on its card on 12-06, as if it was done that morning."""
+    import time
+
+    with Board(board_path, clock=clock) as board:
+        old = finish(board, clock, 1, title="Zebra ledger migration")[0]
+        done_at = board.get_task(old).completed_at
+        assert done_at is not None
+        clock.advance(ms=2 * YEAR_MS + 86_400_000)  # another year, on any day of it
+        board.create_task("to do")
+    app = make_app(board_path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app_loaded(pilot)
+        await pilot.press("z")
+        await until(pilot, lambda: "Zebra ledger" in screen_text(app))
+        year = time.strftime("%Y-%m-%d", time.localtime(done_at / 1000))
+        [card] = [line for line in screen_text(app).splitlines() if "✓" in line]
+        assert f"✓{year}" in card, card
