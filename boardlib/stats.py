@@ -93,6 +93,8 @@ def rate_text(doc: dict[str, Any]) -> str:
     through = doc["throughput"]
     avg = through["perHourAvg"]
     rate = f"{avg:,.0f}/h" if avg >= 100 else f"{round(avg, 1):g}/h"  # 1,527/h, 12.5/h, 0.2/h
+    if 0 < avg < 0.05:  # one done in a day is 0.04/h: `0/h` beside `1 done` read as a fault
+        rate = f"{avg:.1g}/h"
     if through["overMs"] < doc["until"] - doc["since"]:
         return f"{rate} over its {span(through['overMs'])}"
     return f"{rate} over {doc['window']}"

@@ -415,3 +415,19 @@ def test_the_jsons_day_budget_is_named_a_days_and_each_bucket_says_what_it_count
     assert [(d["unit"], d["spent"]) for d in doc["cost"]["dailyBudgets"]] == [
         ("usd", 3.5), ("tokens", 0),
     ]  # fmt: skip
+
+
+def test_a_slow_rate_is_not_rounded_to_nothing(board: Board, clock: ManualClock) -> None:
+    """Found in the TUI's stats screen (`S`) and `kanban stats`: a day-old board with one task
+    done in the day read `1 done`, `0/h over 24h`. A rate under 0.05/h keeps one figure."""
+    at(clock, 0)
+    board.create_task("the board's first task")
+    at(clock, 30)
+    task_id = board.create_task("one").id
+    board.claim(task_id, "ann")
+    board.move(task_id, t.DONE, reason="done by hand")
+    day = figures(board).to_json()
+    assert day["throughput"]["done"] == 1 and day["throughput"]["overMs"] == 24 * HOUR
+    assert rate_text(day) == "0.04/h over 24h"
+    week = figures(board, since="7d").to_json()  # over its 30 h: 0.033/h
+    assert rate_text(week) == "0.03/h over its 30 h"
