@@ -13,6 +13,7 @@ from boardlib import attention as a
 from boardlib import transitions as t
 from boardlib.worktrees.layout import branch_name
 from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
+from tests.tui.test_drawer import screen_text
 from tui import notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.header_bar import HeaderBar
@@ -1033,3 +1034,31 @@ async def test_each_row_names_its_task_by_title_too(tmp_path: Path) -> None:
         row = {text.split()[1]: text for text in rows}
         assert "approve Checkout: a title much … waiting for review" in row[review], rows
         assert "\x1b" not in row[hostile] and "unblock pwn ␛]52;c;aGk=␇" in row[hostile], rows
+
+
+async def test_a_wide_inbox_shows_whole_titles_and_a_narrow_one_cuts_them(tmp_path: Path) -> None:
+    """In tmux at 160x48 on `kanban demo`: every title was cut at 24 cells (`Set up the
+    repository a…`) beside a blank band 25 columns wide. A title gets what the longest why
+    leaves, at least 24 cells, and a resize draws the rows again."""
+    clock, path = ManualClock(START), tmp_path / "board.db"
+    title = "Set up the repository and CI for the whole shop"
+    with Board(path, clock=clock) as board:
+        task = board.create_task(title)
+        board.claim(task.id, "alice")
+        board.complete(task.id, "alice")
+    app = make_app(path, clock)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await inbox_on(pilot, task.id)
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await until(pilot, lambda: title in screen_text(app))
+        [line] = [line for line in screen_text(app).splitlines() if task.id in line]
+        assert f"{title} {inbox.items[0].why}" in line, line  # the why follows, whole
+
+        def row() -> str:  # the task's row (the detail line under the list says its title too)
+            return next(line for line in screen_text(app).splitlines() if task.id in line)
+
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: "Set up the repository a… " in row())
+        await pilot.resize_terminal(160, 30)
+        await until(pilot, lambda: title in row())

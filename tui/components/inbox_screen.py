@@ -37,8 +37,13 @@ from .footer import HintFooter
 WAITED_TICK_S = 1.0
 
 # A row's title is cut to this many cells: 300 rows of "passed its gate, not landed: its work
-# wai…" at 80x24 (a busy demo) said which task only by its id; the why keeps some room.
+# wai…" at 80x24 (a busy demo) said which task only by its id; the why keeps some room. A wider
+# screen gives the title what the longest why leaves (at 160 columns titles were cut at 24 cells
+# beside a blank band).
 TITLE_CELLS = 24
+# A row's cells besides its kind, action, title and why: the waited and task columns, the spaces
+# between, the option list's padding and a scrollbar.
+ROW_CELLS = 7 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2
 
 # The actions whose `a` opens a question naming the task anyway (the land dialog, the override's
 # confirmation, the release's, the budget's prompt): an unchosen row asks nothing more for them.
@@ -59,14 +64,16 @@ def title_of(item: InboxItem) -> str:
     return inert(item.title or "")
 
 
-def column_widths(items: list[InboxItem]) -> tuple[int, int, int]:
+def column_widths(items: list[InboxItem], width: int = 0) -> tuple[int, int, int]:
     """The kind, action and title columns' widths: the widest shown (a title at most
-    TITLE_CELLS), so the columns after them line up (a fixed action width let `raise_budget`
-    push its row's why three cells right)."""
+    TITLE_CELLS, or what the longest why leaves of `width`), so the columns after them line up
+    (a fixed action width let `raise_budget` push its row's why three cells right)."""
     kinds = max((len(item.kind) for item in items), default=0)
     actions = max((len(item.action) for item in items), default=0)
     titles = max((cell_len(title_of(item)) for item in items), default=0)
-    return kinds, actions, min(titles, TITLE_CELLS)
+    whys = max((cell_len(inert(item.why)) for item in items), default=0)
+    room = width - ROW_CELLS - kinds - actions - whys
+    return kinds, actions, min(titles, max(TITLE_CELLS, room))
 
 
 def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int, int] = (0, 0, 0)) -> Content:
@@ -150,7 +157,7 @@ class InboxScreen(TaskActions, Screen[None]):
         self.items = list(items)
         self._keys = [a.item_key(item) for item in self.items]
         self._waited = [waited(item, now_ms) for item in self.items]
-        self._widths = column_widths(self.items)
+        self._widths = column_widths(self.items, self.size.width)
         # Only the operator's own moves are "highlighted" messages: they choose a row.
         with self.prevent(OptionList.OptionHighlighted):
             options.clear_options()
@@ -218,6 +225,21 @@ class InboxScreen(TaskActions, Screen[None]):
             severity="information" if own else "warning",  # the operator's own doing: no alarm
             timeout=8,
         )
+
+    def on_resize(self) -> None:
+        """A title gets what the whys leave of the new width: the rows are drawn again."""
+        widths = column_widths(self.items, self.size.width)
+        if widths != self._widths:
+            self._widths = widths
+            self._redraw_rows()
+
+    def _redraw_rows(self) -> None:
+        now_ms = self.kanban.now_ms()
+        with self.prevent(OptionList.OptionHighlighted):  # no row is chosen by a repaint
+            for index, item in enumerate(self.items):
+                self.options.replace_option_prompt_at_index(
+                    index, row_text(item, now_ms, self._widths)
+                )
 
     def refresh_waited(self) -> None:
         """Time alone moves the "waited" column: repaint the rows whose words changed."""
