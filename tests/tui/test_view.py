@@ -428,3 +428,34 @@ async def test_a_column_not_looked_at_keeps_its_cursor_on_its_newest_card(
         await until(pilot, lambda: view.active_status == t.DONE)
         assert app.selected_task().id == last  # type: ignore[union-attr]
         assert done.scroll_offset.y == 0
+
+
+async def test_a_folded_column_says_a_count_its_title_cannot_hold(tmp_path: Path) -> None:
+    """In tmux on a 100,000-task board: the folded cancelled column, 17 cells wide, read
+    `cancelled …`: its 15,000 (and any count of two digits) went unseen. The count goes in the
+    column's body then; a title that holds it (`done 4`) stays as it was."""
+    from tests.tui.test_drawer import screen_text
+
+    clock, path = ManualClock(1_800_000_000_000), tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for n in range(12):
+            board.cancel(board.create_task(f"dropped idea {n}").id)
+        for n in range(4):
+            task = board.create_task(f"shipped {n}")
+            board.claim(task.id, "ada")
+            board.move(task.id, t.DONE)
+        board.create_task("still to do")
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        view = app.board_screen.board
+        assert view.columns[t.CANCELLED].collapsed and view.columns[t.DONE].collapsed
+        await until(pilot, lambda: "12" in screen_text(app))
+        lines = screen_text(app).splitlines()
+        assert "─ cancelled ─" in lines[1] and "─ done 4 ─" in lines[1], lines[1]
+        assert "…" not in lines[1], lines[1]
+        body = [line[view.columns[t.CANCELLED].region.x :] for line in lines[2:5]]
+        assert [line.strip(" │") for line in body] == ["12", "folded", "z opens"], body
+        with Board(path, clock=clock) as board:  # one more: the body says it
+            board.cancel(board.create_task("one more").id)
+        await until(pilot, lambda: "13" in screen_text(app))

@@ -33,6 +33,11 @@ from ..cards import CARD_HEIGHT, CardNotes, CardPalette, CardTones, card_lines, 
 from ..legibility import distinct, system_named
 from . import tcss
 
+# A border title's cells besides its words, in the width inside the border: a line and a space
+# on each side. A folded column 17 cells wide read `cancelled …` on a board of 15,000 cancelled
+# (or of 12): its count went unseen.
+TITLE_FRAME = 4
+
 
 class TaskColumn(ScrollView, can_focus=False):
     """The cards of one status, in the board's display order."""
@@ -88,6 +93,7 @@ class TaskColumn(ScrollView, can_focus=False):
         self.active = False
         self.collapsed = False
         self.strip = False  # drawn as a narrow strip (empty, or folded, on a narrow board)
+        self._folded_count = -1  # the count a folded column's body says, when its title cannot
         self.new_above: set[str] = set()  # arrived above the viewport since the operator looked
         self._drawn_width = 0
         self._palette: CardPalette | None = None
@@ -147,6 +153,11 @@ class TaskColumn(ScrollView, can_focus=False):
             title, subtitle = "", ""
         elif self.collapsed:
             title = f"{label(self.status)} {count}"
+            if self.size.width and len(title) > self.size.width - TITLE_FRAME:
+                title = label(self.status)  # the count is said in the body (`_collapsed_line`)
+                if count != self._folded_count:
+                    self._folded_count = count
+                    self.refresh()
             subtitle = ""
         else:
             title = f"{label(self.status)} · {count}"
@@ -155,6 +166,8 @@ class TaskColumn(ScrollView, can_focus=False):
             subtitle = f"{shown} shown" if shown != count else ""
         if self.border_title != title:
             self.border_title = title
+            if self.collapsed:
+                self.refresh()  # the body says the count, or stops saying it
         if (self.border_subtitle or "") != subtitle:
             self.border_subtitle = subtitle
 
@@ -293,6 +306,8 @@ class TaskColumn(ScrollView, can_focus=False):
 
     def _collapsed_line(self, y: int, width: int) -> Strip:
         texts = {1: "folded", 2: "z opens"}
+        if self.border_title == label(self.status):  # a count too long for the title
+            texts = {0: f"{self.state.counts.get(self.status, 0):,}", **texts}  # under the title
         text = texts.get(y, "")
         style = self.get_component_rich_style("task-column--collapsed")
         if not text:
