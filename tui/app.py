@@ -257,9 +257,18 @@ class KanbanApp(App[None]):
         task = owner() if callable(owner) else self.selected_task()
         on_board = self.screen is self.board_screen and active.node is self.board_screen
         column = self.board_screen.board.active_status if on_board and task is None else None
+        unfold = None
+        if (
+            column is not None
+            and self.board_screen.board.active.collapsed
+            and self.state.counts.get(column)
+        ):
+            fold = registry.BY_ID["board.fold"]
+            unfold = keymap.key_names(fold, keymap.operator_keymap(self))[0]
         why = registry.unavailable_because(
-            action, read_only=self.read_only, task=task, marked=marked, column=column
-        )
+            action, read_only=self.read_only, task=task, marked=marked, column=column,
+            unfold=unfold,
+        )  # fmt: skip
         self.notify(why[0].upper() + why[1:] + ".", severity="warning", timeout=4)
 
     def _key_without_use(self, event: events.Key) -> None:

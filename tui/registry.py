@@ -906,11 +906,14 @@ def unavailable_because(
     task: Task | None,
     marked: int = 0,
     column: str | None = None,
+    unfold: str | None = None,
 ) -> str:
     """Why `availability` greyed `action` out, in one line for the key's press ("approve: only
     for tasks in review (TASK-3 is todo)"). `marked`: a batch found no marked task it applies to.
     `column`: the board's column, where no task is selected (a shared key is said as its action
-    there: "land: no task selected in the done column")."""
+    there: "land: no task selected in the done column"). `unfold`: that column is folded, and
+    this key unfolds it (Enter on a folded cancelled column of 15,000 said only "no task
+    selected")."""
     if task is None and column is not None and action.yields_to is not None:
         shared = BY_ID[action.yields_to]
         action = shared if column in shared.in_columns else action
@@ -921,6 +924,8 @@ def unavailable_because(
         return f"{verb}: it applies to none of the {marked} marked tasks"
     if action.needs_task and task is None:
         where = f" in the {t.label(column)} column" if column is not None else ""
+        if column is not None and unfold is not None:
+            return f"{verb}: the {t.label(column)} column is folded ({unfold} unfolds it)"
         return f"{verb}: no task selected{where}"
     if task is not None and action.only:
         return f"{verb}: " + action.only.format(task=task.id, status=t.label(task.status))

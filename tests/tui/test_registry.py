@@ -290,3 +290,31 @@ def test_land_is_offered_exactly_when_the_board_takes_reviewed_work(status: str)
             offered = land.applies(task) or approve_land.applies(task)
             assert offered == taken == may_land_reviewed(task), (landed, dropped)
             assert registry.has_work_to_land(task) == taken
+
+
+async def test_a_key_on_a_folded_column_of_tasks_says_it_is_folded(tmp_path: Path) -> None:
+    """In tmux on a 100,000-task board, Enter on the folded cancelled column (15,000 tasks) said
+    "Open: no task selected in the cancelled column.": true of the fold, not of the column. A
+    key that needs a task there says the column is folded and which key unfolds it (as
+    remapped)."""
+    from boardlib import Board, ManualClock
+    from tests.tui.conftest import Notes
+
+    clock = ManualClock(1_800_000_000_000)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_task("only todo")
+        board.cancel(board.create_task("dropped idea").id)
+    app = KanbanApp(
+        path, poll_ms=30, clock=clock, operator="olivia", user_keymap={"board.fold": "Z"}
+    )
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await loaded(pilot)
+        view = app.board_screen.board
+        while view.active_status != t.CANCELLED:
+            await pilot.press("l")
+        assert view.columns[t.CANCELLED].collapsed
+        await pilot.press("enter")
+        await until(pilot, lambda: notes.warnings())
+        assert notes.warnings() == [": Open: the cancelled column is folded (Z unfolds it)."]
