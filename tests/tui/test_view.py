@@ -459,3 +459,30 @@ async def test_a_folded_column_says_a_count_its_title_cannot_hold(tmp_path: Path
         with Board(path, clock=clock) as board:  # one more: the body says it
             board.cancel(board.create_task("one more").id)
         await until(pilot, lambda: "13" in screen_text(app))
+
+
+async def test_a_folded_column_counts_a_filters_matches(tmp_path: Path) -> None:
+    """In tmux on a 100,000-task board, `/task 4242` said `31/100000 shown` in the header while
+    the screen showed two cards: the 29 matches in the folded done and cancelled columns were
+    not counted anywhere. A folded column says its matches at its foot, as an open one does."""
+    from tests.tui.test_drawer import screen_text
+
+    clock, path = ManualClock(1_800_000_000_000), tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        for n in range(5):
+            task = board.create_task(f"ledger {n}" if n < 3 else f"shipped {n}")
+            board.claim(task.id, "ada")
+            board.move(task.id, t.DONE)
+        board.create_task("ledger to do")
+    app = make_app(path, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        done = app.board_screen.board.columns[t.DONE]
+        assert done.collapsed
+        app.set_filter("ledger")
+        await until(pilot, lambda: app.state.row_count(t.DONE) == 3)
+        await until(pilot, lambda: "3 shown" in screen_text(app).splitlines()[-2])
+        foot = screen_text(app).splitlines()[-2][done.region.x : done.region.right]
+        assert "3 shown" in foot, foot
+        app.set_filter("")
+        await until(pilot, lambda: "shown" not in screen_text(app).splitlines()[-2])

@@ -158,7 +158,9 @@ class TaskColumn(ScrollView, can_focus=False):
                 if count != self._folded_count:
                     self._folded_count = count
                     self.refresh()
-            subtitle = ""
+            # a filter's matches folded away: `31/100000 shown` with 2 cards on screen said
+            # nothing of the 29 in done and cancelled
+            subtitle = f"{shown} shown" if shown != count else ""
         else:
             title = f"{label(self.status)} · {count}"
             if self.new_above:
