@@ -147,7 +147,7 @@ def facts_table(task: Task, now_ms: int) -> Table:
         row("lease until", clock_text(task.lease_until, now_ms) + suffix, style)
     if task.last_heartbeat_at is not None:
         row("heartbeat", clock_text(task.last_heartbeat_at, now_ms))
-    row("waits on", f"{task.unmet_deps} unfinished" if task.unmet_deps else None, "yellow")
+    row("waits on", f"{task.unmet_deps} not done" if task.unmet_deps else None, "yellow")
     row("created", clock_text(task.created_at, now_ms))
     row("updated", clock_text(task.updated_at, now_ms))
     if task.completed_at is not None:
@@ -191,7 +191,25 @@ def links_table(view: TaskView) -> RenderableType:
             plain(t.label(linked.status), "green" if done else "yellow"),
             plain(linked.title),
         )
-    return Group(table, Text("  o: go to one of them", style="dim"))
+    parts: list[RenderableType] = [table]
+    if view.task.status in (t.TODO, t.BACKLOG):
+        for linked in view.dependencies:
+            if linked.status == t.CANCELLED:  # never done: the wait never ends by itself
+                parts.append(hanging(never_done(view.task.id, linked.id), indent=2))
+    return Group(*parts, Text("  o: go to one of them", style="dim"))
+
+
+def never_done(task_id: str, blocker: str) -> Text:
+    """A pending task waiting on a cancelled one waits for ever (the card said `deps:1 waiting`,
+    the drawer `waits on 1 unfinished`): what ends the wait, as `kanban task why` says it."""
+    line = plain(f"  ⚠ {blocker} is cancelled and will never be done: ", "bold red")
+    line.append_text(
+        plain(
+            f"remove the link (kanban task deps remove {task_id} --on {blocker}) or cancel what "
+            f"waits on it (X on {blocker})"
+        )
+    )
+    return line
 
 
 def _state_and_summary(state: CheckoutState, *, upper: bool) -> Text:

@@ -805,3 +805,26 @@ def test_wrapped_verdict_and_workspace_lines_hang_under_their_words() -> None:
     assert first.startswith("  checked out at") and rest, [first, *rest]
     assert all(line.startswith("  ") and line.strip() for line in rest), [first, *rest]
     assert "(2 Files, 3 Diff)" in " ".join(" ".join([first, *rest]).split())
+
+
+async def test_a_task_waiting_on_a_cancelled_one_is_told_it_waits_for_ever(
+    tmp_path: Path,
+) -> None:
+    """Found in tmux on `kanban demo`: a task whose dependency was cancelled read `waits on 1
+    unfinished` (a cancelled task is finished) and nothing said the wait never ends. The drawer
+    counts what is not done and says what ends the wait, as `kanban task why` does."""
+    clock, path = ManualClock(START_MS), tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        blocker = board.create_task("Write the quick start")
+        waiting = board.create_task("Launch the docs site", depends_on=[blocker.id])
+        board.cancel(blocker.id)
+    app = KanbanApp(path, poll_ms=30, clock=clock, operator=OPERATOR, user_keymap={},
+                    open_task=waiting.id)  # fmt: skip
+    async with app.run_test(size=(100, 40)) as pilot:
+        drawer = await opened(pilot, app, waiting.id)
+        await until(pilot, lambda: "never be done" in overview_text(drawer))
+        text = overview_text(drawer)
+        assert f"{blocker.id} is cancelled and will never be done" in text, text
+        assert f"kanban task deps remove {waiting.id} --on {blocker.id}" in text, text
+        assert "unfinished" not in screen_text(app)
+        assert "1 not done" in screen_text(app)
