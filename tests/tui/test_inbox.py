@@ -1062,3 +1062,45 @@ async def test_a_wide_inbox_shows_whole_titles_and_a_narrow_one_cuts_them(tmp_pa
         await until(pilot, lambda: "Set up the repository a… " in row())
         await pilot.resize_terminal(160, 30)
         await until(pilot, lambda: title in row())
+
+
+async def test_a_long_inbox_opens_without_measuring_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In tmux on a 100,000-task board, `i` with 2,142 items took 1.5 s: each row was parsed
+    from markup, and the option list measured every row by cutting it to the width, two or
+    three times. A row is assembled and is one line by the list's CSS; the rows cut to the
+    width are the ones drawn. Counted, not timed: the real cutting runs, each call is tallied."""
+    from textual.content import Content
+
+    clock, path = ManualClock(START), tmp_path / "board.db"
+    count = 400
+    with Board(path, clock=clock) as board:
+        for n in range(count):
+            task = board.create_task(f"stuck {n}")
+            board.claim(task.id, "bob")
+            board.block(task.id, "bob", "needs a key")
+    calls = {"parsed": 0, "cut": 0}
+    parse, cut = Content.from_markup.__func__, Content._wrap_and_format  # type: ignore[attr-defined]
+
+    def parsed(cls: Any, *args: Any, **kw: Any) -> Any:
+        calls["parsed"] += 1
+        return parse(cls, *args, **kw)
+
+    def measured(self: Any, *args: Any, **kw: Any) -> Any:
+        calls["cut"] += 1
+        return cut(self, *args, **kw)
+
+    app = make_app(path, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: len(app.inbox_items) == count, timeout=20)
+        monkeypatch.setattr(Content, "from_markup", classmethod(parsed))
+        monkeypatch.setattr(Content, "_wrap_and_format", measured)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+        inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
+        await until(pilot, lambda: inbox.options.option_count == count)
+        await pilot.pause(0.2)
+        assert calls["parsed"] < count // 4, calls  # the title and detail lines, not each row
+        assert calls["cut"] < count // 4, calls  # the rows on screen, not all 400

@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets._toast import ToastRack
@@ -76,6 +77,15 @@ def column_widths(items: list[InboxItem], width: int = 0) -> tuple[int, int, int
     return kinds, actions, min(titles, max(TITLE_CELLS, room))
 
 
+class RowContent(Content):
+    """A row of the list, one line (the list is `text-wrap: nowrap`): measured as one without
+    wrapping it. The option list measured each of 2,142 rows by cutting it to the width, twice
+    or more per open, most of what `i` took on a large board."""
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return 1
+
+
 def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int, int] = (0, 0, 0)) -> Content:
     """One row: waited, task, kind, what `a` does, the task's title, why. Our markup, the facts
     inert. The kind is the board's own name for it (`attention.KINDS`), as `kanban inbox` and
@@ -83,15 +93,19 @@ def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int, int] = (0, 0,
     item "gate red"."""
     kind_cells, action_cells, title_cells = widths
     who = who_of(item)
-    return Content.from_markup(
-        "[$text-muted]$waited[/] [b $text-accent]$who[/] [$text-warning]$kind[/] "
-        "[b]$action[/] $title$why",
-        waited=f"{waited(item, now_ms):<7}",
-        who=inert(f"{who:<8}"),
-        kind=f"{item.kind:<{kind_cells}}",
-        action=f"{item.action:<{action_cells}}",
-        title=fit(title_of(item), title_cells) + " " if title_cells else "",
-        why=inert(item.why),
+    # Assembled, not parsed from markup: 15 times cheaper, and `i` on a board with 2,142 items
+    # took 1.5 s, most of it parsing the same markup once a row.
+    return RowContent.assemble(
+        (f"{waited(item, now_ms):<7}", "$text-muted"),
+        " ",
+        (inert(f"{who:<8}"), "b $text-accent"),
+        " ",
+        (f"{item.kind:<{kind_cells}}", "$text-warning"),
+        " ",
+        (f"{item.action:<{action_cells}}", "b"),
+        " ",
+        fit(title_of(item), title_cells) + " " if title_cells else "",
+        inert(item.why),
     )
 
 
