@@ -529,7 +529,10 @@ class KanbanApp(App[None]):
             self.notify(f"Re-read {state.total} tasks{shown} at {at}.", timeout=3)
         self._sought(applied)
         if self._pending_select and self.state.row_of(self._pending_select) is not None:
-            self.jump_to(self._pending_select)
+            # selected, the drawer left open: `--open TASK-1` (or a drawer's link) to a task
+            # far down done closed its own drawer when the page came (a palette jump closed the
+            # drawer as it asked)
+            self._select_on_board(self._pending_select)
             self._pending_select = None
         if first and self.demo:
             self.board_screen.header.update_facts(demo=True)

@@ -271,3 +271,29 @@ async def test_a_task_done_in_another_year_says_its_year(
         year = time.strftime("%Y-%m-%d", time.localtime(done_at / 1000))
         [card] = [line for line in screen_text(app).splitlines() if "✓" in line]
         assert f"✓{year}" in card, card
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_open_on_a_task_far_down_done_keeps_its_drawer_open(
+    board_path: Path, clock: ManualClock, size: tuple[int, int]
+) -> None:
+    """In tmux on a 100,000-task board, `kanban tui --open TASK-1` (the oldest done task) showed
+    its drawer for a moment and closed it: the page that holds the task came, and selecting it
+    there went through the palette's jump, which closes the drawer first."""
+    from tui.components.drawer_screen import DrawerScreen
+
+    with Board(board_path, clock=clock) as board:
+        old = finish(board, clock, 1, title="Zebra ledger migration")[0]
+        clock.advance(ms=YEAR_MS // 12)
+        finish(board, clock, 150)
+        board.create_task("to do")
+    app = make_app(board_path, clock, open_task=old)
+    async with app.run_test(size=size) as pilot:
+        view = app.board_screen.board
+        await until(pilot, lambda: view.active.selected_id == old, timeout=10)
+        await until(pilot, lambda: app.drawer_task_id() == old)
+        await pilot.pause(0.3)
+        assert app.drawer_task_id() == old
+        if size[0] < 140:
+            assert isinstance(app.screen, DrawerScreen)
+        assert "Zebra ledger" in screen_text(app)
