@@ -17,7 +17,7 @@ from . import tcss
 FILTER_HELP = (
     "Filter syntax: words match id, title and description; team:NAME role:NAME "
     "assignee:NAME (or @NAME) status:NAME narrow further. Cards: P = priority, deps:N = waits on "
-    "N unfinished tasks, lease→time (yellow ! = about to run out, red = expired), ♥ last "
+    "N tasks not done, lease→time (yellow ! = about to run out, red = expired), ♥ last "
     "heartbeat, ✓ pass / ✗ fail / ≈ debt = verdict, $ = cost."
 )
 
