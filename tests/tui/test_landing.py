@@ -142,6 +142,10 @@ async def test_approve_and_land_from_the_drawer(review) -> None:  # type: ignore
         # The card carries the commit; the history says who landed it, where and as what.
         await until(pilot, lambda: app.state.tasks[task_id].landed_commit is not None)
         assert f"⤓{short}" in card_text(app, task_id)
+        # The Diff tab says where the work is now, not the checkout's sentence again (cut).
+        await pilot.press("3")
+        await until(pilot, lambda: f"git show {short}" in screen_text(app), 30)
+        assert f"no diff to show: the work landed as {short}" in screen_text(app)
         await pilot.press("5")
         drawer = drawer_of(app)
         await until(pilot, lambda: drawer.active_tab == "history")

@@ -290,7 +290,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         ]  # fmt: skip
         unread = None
         if detail.diff_stat is None:  # no checkout or branch to read it from: say so
-            unread = detail.checkout.summary if detail.checkout else "the work cannot be read"
+            task = self.current_task()
+            if task is not None and task.landed_commit:  # where the work is now, and its diff
+                short = task.landed_commit[:7]
+                unread = f"the work landed as {short}: git show {short} shows it"
+            else:
+                unread = detail.checkout.summary if detail.checkout else "the work cannot be read"
         rows = DiffRows(
             data.index, listed, truncated=detail.diff_truncated,
             limit_bytes=detail.diff_limit_bytes, notes=notes, unread=unread,
