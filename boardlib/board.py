@@ -59,6 +59,7 @@ from .plan_match import (
     plan_key,
 )
 from .plan_match import PlanItem as PlanItem  # where callers have always found it
+from .processes import machine_id
 from .records import (
     AUTHOR_TYPES,
     BOARD_SCOPE,
@@ -2528,6 +2529,7 @@ class Board:
                         "tenant_id": task.tenant_id,
                         "created_at": now,
                         "last_used_at": now,
+                        "host": machine_id(),
                     }
                 )
             )
@@ -2551,18 +2553,24 @@ class Board:
         actor: str = SYSTEM,
         reason: str | None = None,
         base_commit: str | None = None,
+        only_from: str | None = None,
+        here: bool = False,
     ) -> Workspace:
         """Move a workspace along its lifecycle (`active`, `archived` on cleanup, `stale` on garbage
         collection) and mark it used now; one event either way, so live views see pauses and
-        handoffs too. `base_commit` moves the baseline (a sync with the base branch)."""
+        handoffs too. `base_commit` moves the baseline (a sync with the base branch). `only_from`
+        changes it only while in that status, else `conflict` and nothing written (two janitors
+        of two machines: one marks it, one event); `here` records this machine as its host (its
+        checkout was made again here)."""
         actor = validate.name(actor, "actor")
         baseline = validate.text(base_commit, "baseCommit", limit=validate.NAME_MAX, required=False)
         note = validate.text(reason, "reason", limit=2000, required=False)
-        if status is not None and status not in WORKSPACE_STATUSES:
-            raise invalid_input(
-                f"workspace status must be one of {', '.join(WORKSPACE_STATUSES)}",
-                field="status",
-            )
+        for given in (status, only_from):
+            if given is not None and given not in WORKSPACE_STATUSES:
+                raise invalid_input(
+                    f"workspace status must be one of {', '.join(WORKSPACE_STATUSES)}",
+                    field="status",
+                )
 
         def work(tx: Tx) -> Workspace:
             now = self.now()
@@ -2576,8 +2584,15 @@ class Board:
                 changes["status"] = status
             if baseline is not None:
                 changes["base_commit"] = baseline
-            updated = tx.update_workspace(workspace_id, changes)
-            assert updated is not None
+            if here:
+                changes["host"] = machine_id()
+            updated = tx.update_workspace(workspace_id, changes, only_from=only_from)
+            if updated is None:  # only with `only_from`: another writer moved it first
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"workspace {workspace_id} is no longer {only_from}",
+                    id=workspace_id,
+                )
             workspace = Workspace.from_row(updated)
             data: WorkspaceUpdated = {"workspace_id": workspace_id, "status": workspace.status}
             if workspace.status != before.status:

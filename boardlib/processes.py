@@ -1,7 +1,8 @@
 """Which process holds something, in a form another process can judge: the machine (boot id and
 pid namespace), the pid, when that pid started (so a reused pid is told apart) and a random part.
 A process of this machine that is gone is known gone at once; one of another machine only by its
-lease running out. And the killing of a command's process group. Imports nothing of the project.
+lease running out. The machine a worktree was made on (`machine_id`), kept across reboots. And
+the killing of a command's process group. Imports nothing of the project.
 """
 
 import contextlib
@@ -38,6 +39,27 @@ def host_key() -> str:
     except OSError:
         namespace = 0
     return f"{boot}:{namespace}"
+
+
+HOST_ID_VARIABLE = "KANBAN_HOST_ID"
+
+
+def machine_id() -> str:
+    """The machine a worktree was made on, kept across reboots (unlike `host_key`): the host name
+    and the first 12 hex of /etc/machine-id (the boot id where there is none). `KANBAN_HOST_ID`
+    overrides it: machines that share one worktrees folder and the repositories set the same
+    value, and a test plays another machine with it. Why: docs/worktrees.md, "Several machines"."""
+    given = os.environ.get(HOST_ID_VARIABLE, "").strip()
+    return given[:200] if given else _machine_file_id()
+
+
+@functools.cache
+def _machine_file_id() -> str:
+    import socket
+
+    found = _read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")
+    found = found or _read("/proc/sys/kernel/random/boot_id").replace("-", "")
+    return f"{socket.gethostname()}:{found[:12] or '?'}"
 
 
 def stat_fields(pid: int | str) -> list[str]:

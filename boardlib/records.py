@@ -410,6 +410,7 @@ class Workspace(Record):
     tenant_id: str | None = None
     last_used_at: int | None = None
     base_ref: str | None = None  # the branch the worktree was made from (its landing target)
+    host: str | None = None  # the machine it was made on (`processes.machine_id`); None: older
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -300,6 +300,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE land_queue ADD COLUMN built_base TEXT",
         "ALTER TABLE land_queue ADD COLUMN built_commit TEXT",
     ),
+    # 9: the machine each worktree was made on (schema.py's migration 9)
+    ("ALTER TABLE workspaces ADD COLUMN host TEXT",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -52,7 +52,7 @@ EXECUTION_CLOSE_COLUMNS = frozenset({
     "cache_read", "cache_write", "cost_usd", "completed_at",
 })  # fmt: skip
 WORKSPACE_UPDATE_COLUMNS = frozenset(
-    {"status", "worktree_path", "branch", "base_commit", "last_used_at"}
+    {"status", "worktree_path", "branch", "base_commit", "last_used_at", "host"}
 )
 # The tables whose rows get a short typeable id (`TASK-42`) numbered like their seq.
 NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "workspaces"})
@@ -855,12 +855,16 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
     def insert_workspace(self, values: dict[str, Any]) -> Row:
         return self._insert_numbered("workspaces", "WS-", values)
 
-    def update_workspace(self, workspace_id: str, changes: dict[str, Any]) -> Row | None:
+    def update_workspace(
+        self, workspace_id: str, changes: dict[str, Any], *, only_from: str | None = None
+    ) -> Row | None:
+        """The updated row; None when there is none, or (`only_from`) when its status is another
+        by now: the condition is in the UPDATE itself, so of two writers one changes it."""
         assert set(changes) <= WORKSPACE_UPDATE_COLUMNS
-        return self._fetchone(
-            _update_sql("workspaces", tuple(changes), "id = :id"),
-            {**changes, "id": workspace_id},
-        )
+        where, params = "id = :id", {**changes, "id": workspace_id}
+        if only_from is not None:
+            where, params = "id = :id AND status = :only_from", {**params, "only_from": only_from}
+        return self._fetchone(_update_sql("workspaces", tuple(changes), where), params)
 
     def workspace(self, workspace_id: str) -> Row | None:
         return self._fetchone("SELECT * FROM workspaces WHERE id = ?", (workspace_id,))

@@ -401,6 +401,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE land_queue ADD COLUMN built_base TEXT",
         "ALTER TABLE land_queue ADD COLUMN built_commit TEXT",
     ),
+    # 9: several machines on one board (boardlib.worktrees.gc): the machine each worktree was
+    # made on, so one machine's upkeep judges only the checkouts it can see (NULL: made before)
+    ("ALTER TABLE workspaces ADD COLUMN host TEXT",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,7 +2,9 @@
 
 A finished task's checkout is committed and removed after the retention period (its branch stays);
 a vanished checkout or branch is pruned; a paused workspace is left alone. Every recursive delete
-goes through `Layout.remove_tree`. The rules: docs/architecture.md#worktree-garbage-collection
+goes through `Layout.remove_tree`. A worktree another machine made is left to that machine (its
+checkout is not on this one's disk), and marking one stale is exactly-once across janitors. The
+rules: docs/architecture.md#worktree-garbage-collection and docs/worktrees.md
 """
 
 import contextlib
@@ -14,6 +16,7 @@ from .. import transitions as t
 from ..actors import GC
 from ..config import env_number
 from ..errors import BoardError, Reason
+from ..processes import machine_id
 from .layout import Layout, board_key, branch_name, slot_board
 from .lock import WorktreeLock
 from .results import GcReport, GitFailure
@@ -56,7 +59,11 @@ def collect_garbage(
     retention = retention_ms_from_env() if retention_ms is None else retention_ms
     report = GcReport()
     now = board.now()
+    here = machine_id()
     for ws in board.workspaces_with_status("active"):
+        if ws.host is not None and ws.host != here:  # None: made before hosts were recorded
+            report.elsewhere.append({"workspaceId": ws.id, "host": ws.host})
+            continue
         try:
             _collect_one(board, board_id, layout, ws, now, retention, lock_timeout_s, report)
         except BoardError as error:
@@ -161,7 +168,17 @@ def _repo_lock(layout: Layout, repo: Path, timeout_s: float) -> WorktreeLock:
 
 
 def _mark_stale(board: "Board", ws: "Workspace", why: str, report: GcReport) -> None:
-    board.update_workspace(ws.id, status="stale", actor=GC_ACTOR, reason=why)
+    """Only while still active, in the UPDATE itself: two janitors that share no lock (two
+    machines on one Postgres board) both judging it stale write one event between them."""
+    try:
+        board.update_workspace(
+            ws.id, status="stale", actor=GC_ACTOR, reason=why, only_from="active"
+        )
+    except BoardError as error:
+        if error.reason != Reason.CONFLICT:
+            raise
+        report.skipped.append({"workspaceId": ws.id, "why": "another janitor acted on it first"})
+        return
     report.stale.append(ws.id)
 
 

@@ -29,6 +29,7 @@ from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..lifecycle import check_epoch, check_worker
+from ..processes import machine_id
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
 from ..shell import shell_command
@@ -240,7 +241,7 @@ class Worktrees:
         with self._repo_lock(repo, f"re-attach {ws.task_id}"):
             self._clear_leftover(repo, ws.task_id, slot)
             gitrepo.add_worktree(repo, path, branch, start=None)
-        self.board.update_workspace(ws.id, actor=actor, reason="re-attached")
+        self.board.update_workspace(ws.id, actor=actor, reason="re-attached", here=True)
         return path
 
     def _check_branch(self, path: Path, ws: Workspace, verb: str) -> None:
@@ -519,11 +520,12 @@ class Worktrees:
             status = "active" if ws.status != "active" else None
             if self._branch_made_again(repo.root, ws, branch):
                 updated = self.board.update_workspace(
-                    ws.id, status=status, actor=actor, reason=f"branch {branch} made again"
-                )
+                    ws.id, status=status, actor=actor, reason=f"branch {branch} made again",
+                    here=True,
+                )  # fmt: skip
                 return self._provisioned(updated, reattached=True)
             updated = self.board.update_workspace(
-                ws.id, status=status, actor=actor, reason="reused"
+                ws.id, status=status, actor=actor, reason="reused", here=True
             )
             return self._provisioned(updated, reused=True)
         if gitrepo.branch_head(repo.root, branch) is None:
@@ -540,6 +542,7 @@ class Worktrees:
             status="active" if ws.status != "active" else None,
             actor=actor,
             reason="re-attached",
+            here=True,
         )
         return self._provisioned(updated, reattached=True)
 
@@ -1244,6 +1247,12 @@ class Worktrees:
         gitrepo = _git()
         repo = Path(ws.repo_path)
         branch = ws.branch or branch_name(ws.task_id)
+        if ws.status == "active" and path is None and ws.host not in (None, machine_id()):
+            # not "deleted outside the board": its files are on the machine that made it
+            return CheckoutState(
+                MISSING, f"checked out on another machine ({ws.host}), not on this one",
+                branch=branch,
+            )  # fmt: skip
         if problem:
             return CheckoutState(MISSING, problem, branch=branch)
         if path is not None:

@@ -185,6 +185,8 @@ class GcReport(Record):
     removed: list[str] = field(default_factory=list)  # checkouts deleted
     skipped: list[dict[str, str]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
+    # another machine's worktrees, not judged here (its own janitor does): workspaceId and host
+    elsewhere: list[dict[str, str]] = field(default_factory=list)
 
 
 def name_files(files: list[str], most: int = 5) -> str:
