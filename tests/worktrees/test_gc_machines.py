@@ -4,6 +4,7 @@ no lock file, both finding one workspace stale, mark it once with one event."""
 
 import json
 import os
+import select
 import shutil
 import sqlite3
 import subprocess
@@ -112,7 +113,9 @@ def test_two_janitors_sharing_no_lock_mark_a_stale_workspace_once(
         )
     try:
         for racer in racers:  # both judged it stale and are about to write
-            assert racer.stdout is not None and racer.stdout.readline() == "ready\n"
+            assert racer.stdout is not None
+            readable, _, _ = select.select([racer.stdout], [], [], 120)  # a hung racer fails
+            assert readable and racer.stdout.readline() == "ready\n"
         reports = []
         for racer in racers:
             out, _ = racer.communicate("\n", timeout=120)
