@@ -250,20 +250,27 @@ def cancelled_blocker(task: str, blocker: str) -> BoardError:
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
 
 
-def _closed_already(execution_id: str, row: Row) -> BoardError:
+def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -> BoardError:
     """A closed run closed again: still `not_found` (no running run of that id, as the seed's
     HTTP 404 says), but saying how it closed, found by an exploring helper: a run the budget's
-    block cancelled was answered `execution not found` while `exec show` showed it."""
+    block cancelled was answered `execution not found` while `exec show` showed it. Under a
+    spent budget (`spent`) it says no new run starts either, so no hint offers one."""
     said = str(row["error"] or "")
     said = said if len(said) <= 160 else said[:159] + "…"  # an agent's words may be 20,000
     how = f"{row['status']}: {said}" if said else row["status"]
+    details: dict[str, Any] = {}
+    then = ""
+    if spent is not None:
+        details = {"budget_spent": True, "budget": spent.to_json()}
+        then = "; " + budgets.no_new_run(str(row["task_id"]), spent)
     return BoardError(
         Reason.NOT_FOUND,
         f"{execution_id} is not running: it was closed ({how}); a closed run is not closed again, "
-        "so what this close reports is not recorded",
+        f"so what this close reports is not recorded{then}",
         id=execution_id,
         what="execution",
         status=row["status"],  # how it closed: the MCP hint for a closed run (not a wrong id)
+        **details,
     )
 
 
@@ -370,7 +377,9 @@ class Board:
             raise not_found("task", task_id)
         return Task.from_row(row)
 
-    def _check_holder(self, task: Task, verb: str, agent: str, epoch: int | None, now: int) -> None:
+    def _check_holder(
+        self, tx: Tx, task: Task, verb: str, agent: str, epoch: int | None, now: int
+    ) -> None:
         """The lease-protected verbs: only the current holder, with a current claim, may act.
 
         A caller quoting an epoch older than the task's has had its claim superseded (its lease
@@ -383,6 +392,12 @@ class Board:
         if epoch is not None and epoch < task.claim_epoch:
             raise stale_claim(task, verb, epoch, agent)
         if task.status != t.IN_PROGRESS:
+            # A task its budget blocked says so, not just `blocked` (found by an exploring helper)
+            spent = budgets.blocked_by_budget(tx, task) and budgets.first_spent(
+                budgets.standings(tx, task, now)
+            )
+            if spent:
+                raise budgets.held_refusal(task.id, verb, task.status, spent)
             raise wrong_state(verb, task.status, t.IN_PROGRESS, id=task.id)
         if task.assignee_agent_id != agent:
             raise BoardError(
@@ -1586,7 +1601,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            self._check_holder(task, verb.replace("_", "-"), agent, epoch, now)
+            self._check_holder(tx, task, verb.replace("_", "-"), agent, epoch, now)
             lease_until = now + (lease_ms or self.config.lease_ms)
             new = Task.from_row(
                 tx.update_task(task_id, {"lease_until": lease_until, "last_heartbeat_at": now})
@@ -1633,7 +1648,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            self._check_holder(task, "complete", agent, epoch, now)
+            self._check_holder(tx, task, "complete", agent, epoch, now)
             new = self._apply_move(tx, task, t.IN_REVIEW, actor=agent, now=now, verb="complete")
             if text:
                 tx.insert_comment(task_id, text, "agent", agent, now, task.tenant_id)
@@ -1649,7 +1664,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            self._check_holder(task, "block", agent, epoch, now)
+            self._check_holder(tx, task, "block", agent, epoch, now)
             return self._apply_move(
                 tx, task, t.BLOCKED, actor=agent, now=now, verb="block", reason=text
             )
@@ -1663,7 +1678,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            self._check_holder(task, "release", agent, epoch, now)
+            self._check_holder(tx, task, "release", agent, epoch, now)
             return self._apply_move(tx, task, t.TODO, actor=agent, now=now, verb="release")
 
         return self.store.write(work)
@@ -1680,7 +1695,7 @@ class Board:
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
-            self._check_holder(task, "transfer", from_agent, epoch, now)
+            self._check_holder(tx, task, "transfer", from_agent, epoch, now)
             closed = tx.close_running_executions(
                 task_id, EXECUTION_CANCELLED, now,
                 f"still running when {from_agent} transferred the task to {to_agent}",
@@ -2152,7 +2167,7 @@ class Board:
                 self._refuse_if_spent(
                     tx, task, now, "start a run on {task}"
                 )  # say why, not just "blocked"
-            self._check_holder(task, "open an execution", holder, epoch, now)
+            self._check_holder(tx, task, "open an execution", holder, epoch, now)
             self._refuse_if_spent(tx, task, now, "start a run on {task}", budgets.HOLDER_NEXT)
             if workspace_id is not None:
                 found = tx.workspace(workspace_id) if isinstance(workspace_id, str) else None
@@ -2248,10 +2263,14 @@ class Board:
             if existing is None:
                 raise not_found("execution", execution_id)
             if existing["status"] != EXECUTION_RUNNING:
-                raise _closed_already(execution_id, existing)
+                held = tx.task(existing["task_id"])
+                spent = held and budgets.first_spent(
+                    budgets.standings(tx, Task.from_row(held), now)
+                )
+                raise _closed_already(execution_id, existing, spent or None)
             task = self._load(tx, existing["task_id"])
             if is_agent(closer):
-                self._check_holder(task, f"close {execution_id}", closer, epoch, now)
+                self._check_holder(tx, task, f"close {execution_id}", closer, epoch, now)
                 if existing["agent_id"] not in (None, closer):
                     raise BoardError(
                         Reason.NOT_ASSIGNEE,

@@ -352,6 +352,30 @@ def refusal(task_id: str, action: str, standing: BudgetStanding, then: str = "")
     )
 
 
+def held_refusal(task_id: str, verb: str, current: str, standing: BudgetStanding) -> BoardError:
+    """A holder's verb (heartbeat, complete...) on a task its spent budget blocked: `invalid_state`
+    as on any blocked task, but saying why and what now: the holder stops, an operator raises
+    the budget and unblocks the task (found by an exploring helper: it said only `blocked`)."""
+    return BoardError(
+        Reason.INVALID_STATE,
+        f"cannot {verb}: {task_id} is blocked, as {spent_sentence(standing, task_id)}; stop "
+        f"working on it: an operator must raise the budget, then unblock the task: "
+        f"{raise_hint(standing)}",
+        current=current,
+        expected=t.IN_PROGRESS,
+        id=task_id,
+        budget=standing.to_json(),
+    )
+
+
+def no_new_run(task_id: str, standing: BudgetStanding) -> str:
+    """What a refusal adds when no run can start on `task_id` either (a closed run closed again)."""
+    return (
+        f"no new run starts on {task_id} while {spent_sentence(standing, task_id)}: an operator "
+        f"must raise it: {raise_hint(standing)}"
+    )
+
+
 def blocked_reason(task_id: str, standing: BudgetStanding) -> str:
     """The blocked reason of a task whose run spent a budget."""
     return (

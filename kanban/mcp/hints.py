@@ -70,6 +70,19 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         )
         for outcome in EXECUTION_OUTCOMES
     },
+    # The run is closed and a budget over its task is spent, so start_run would be refused too
+    # (found by an exploring helper: the hint offered it after the budget's block).
+    when("check_id", "budgetSpent", "true"): (
+        "That run is already closed (the message says how) and no new one starts while a budget "
+        "over the task is spent (the message says which; only an operator raises it): stop "
+        "working on the task and call claim_next for other work",
+        "That run is already closed (the message says how) and no new one starts while a budget "
+        "over the task is spent (the message says which; only an operator raises it): stop "
+        "working on the task and call list_tasks for other work",
+        "That run is already closed (the message says how) and no new one starts while a budget "
+        "over the task is spent (the message says which; only an operator raises it): stop "
+        "working on the task and ask an operator for other work",
+    ),
     # The task is there; it has no live worktree (the message says why).
     when("check_id", "what", "workspace"): (
         "The task has no live worktree (the message says why): provision_workspace makes one or "
@@ -317,7 +330,8 @@ HINTS: dict[str, str] = {
 # detail not named here changes no hint.
 CHOSEN_BY: dict[str, tuple[str, ...]] = {
     # A closed run: how it closed (its status) says more than that it is not running.
-    Reason.NOT_FOUND: ("status", "what"),
+    # A spent budget first: then no run starts, however this one closed.
+    Reason.NOT_FOUND: ("budgetSpent", "status", "what"),
     # A replay's conflict (`why`) may land as one change before anyone need resolve it.
     Reason.MERGE_CONFLICT: ("why", "status"),
     Reason.VERIFICATION_FAILED: ("status",),

@@ -200,8 +200,35 @@ def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) ->
     assert (late.error["reason"], late.error["status"]) == ("not_found", "cancelled")
     assert f"{second} is not running: it was closed (cancelled: still running when the task " \
         "moved to blocked by system (budget))" in late.error["error"], str(late)  # fmt: skip
+    assert late.error["budgetSpent"] is True, str(late)
+    assert late.error["error"].endswith(
+        f"; no new run starts on {task_id} while the budget of {task_id} is spent ($1.00 "
+        f"recorded against $1.00): an operator must raise it: kanban budget set {task_id} "
+        "--usd N --reason WHY"
+    ), str(late)
     unknown = kanban.run("task", "exec", "finish", "EXEC-404", "--status", "failed", "-a", "ada")
     assert unknown.error["error"] == "execution not found", str(unknown)
+
+
+def test_the_holders_verbs_on_a_task_its_budget_blocked_say_the_budget(kanban: Kanban) -> None:
+    """Found by an exploring helper: heartbeat and complete on a task its spent budget blocked
+    were refused with a bare `invalid_state` (`task is blocked`), nothing about the budget. Still
+    `invalid_state`, the refusal says which budget is spent, that the holder stops, and the
+    operator's command; the row reads back as it was."""
+    task_id, run_id = claimed_with_a_run(kanban)
+    kanban.ok("task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1", "-a", "ada")
+    before = kanban.row(task_id)
+    for verb in (("heartbeat",), ("complete", "--summary", "done")):
+        with unchanged(kanban.db):
+            error = kanban.refused("task", *verb[:1], task_id, *verb[1:], "--agent", "ada",
+                                   reason="invalid_state")  # fmt: skip
+        assert error["error"] == (
+            f"cannot {verb[0]}: {task_id} is blocked, as the budget of {task_id} is spent ($1.00 "
+            "recorded against $1.00); stop working on it: an operator must raise the budget, "
+            f"then unblock the task: kanban budget set {task_id} --usd N --reason WHY"
+        ), error
+        assert (error["current"], error["budget"]["owner"]) == ("blocked", task_id), error
+        assert kanban.row(task_id) == before
 
 
 def test_a_refused_start_tells_the_holder_to_block_not_release(kanban: Kanban) -> None:

@@ -200,7 +200,7 @@ def _judged(
         current = Task.from_row(tx.update_task(task_id, changes))
         epoch = None if quoted is None else 3 + quoted
         try:
-            board._check_holder(current, "heartbeat", "alice", epoch, now)
+            board._check_holder(tx, current, "heartbeat", "alice", epoch, now)
             outcome["check"] = True
         except BoardError:
             outcome["check"] = False

@@ -58,6 +58,30 @@ def test_the_spending_close_and_the_refused_start(api: Api) -> None:
     assert api.fingerprint() == before
 
 
+def test_heartbeat_and_complete_on_a_task_its_budget_blocked_say_the_budget(api: Api) -> None:
+    """Found by an exploring helper: the holder's heartbeat and complete on a task its spent
+    budget blocked were a bare `invalid_state`. Still 409 `invalid_state` in the seed's
+    envelope (its `message`), saying which budget is spent, that the holder stops and the
+    operator's command; the row reads back as it was."""
+    task_id, run_id = a_run(api, 1.0)
+    call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",
+         {"status": "succeeded", "costUsd": 1.5})  # fmt: skip
+    before, fingerprint = api.stored(task_id), api.fingerprint()
+    for verb in ("heartbeat", "complete"):
+        refused = call(api, "POST", f"/api/board/{task_id}/{verb}", "alice", {"agent": "alice"})
+        assert refused.status_code == 409, refused.text
+        body = refused.json()
+        assert (body["reason"], body["current"], body["budget"]["spent"]) == (
+            "invalid_state", "blocked", 1.5,
+        ), body  # fmt: skip
+        assert body["message"].startswith(
+            f"cannot {verb}: {task_id} is blocked, as the budget of {task_id} is spent ($1.50 "
+            "recorded against $1.00); stop working on it"
+        ), body
+        assert body["message"].endswith(f"kanban budget set {task_id} --usd N --reason WHY"), body
+    assert api.stored(task_id) == before and api.fingerprint() == fingerprint
+
+
 def test_budgets_are_the_operators(api: Api) -> None:
     task_id, run_id = a_run(api, 1.0)
     call(api, "PATCH", f"/api/board/executions/{run_id}", "alice",

@@ -44,6 +44,40 @@ async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -
         assert result.is_error and "budget_usd" in text_of(result)
 
 
+async def test_after_a_budgets_block_no_refusal_sends_the_holder_to_a_refused_call(
+    board_path: Path,
+) -> None:
+    """Found by an exploring helper: after the close that spent a task's budget, heartbeat and
+    complete_task were a bare `invalid_state`, and closing the other run the block cancelled
+    was hinted "start_run opens a new one if you go on working", which start_run then refused
+    `budget_exceeded`. The refusals say the budget is spent, the hint names no start_run, and
+    nothing is written (the row read back)."""
+    with Board(board_path) as board:
+        board.create_task("port the parser", budget_usd=1.0)
+    async with mcp_session(board_path, "ada") as client:
+        task = await ok(client, "claim_next")
+        first = await ok(client, "start_run", task_id=task["id"], executor="sh")
+        second = await ok(client, "start_run", task_id=task["id"], executor="sh")
+        await ok(client, "finish_run", execution_id=first["id"], status="succeeded", cost_usd=1.0)
+        with Board(board_path, read_only=True) as board:
+            row = board.get_task(task["id"])
+        before = fingerprint(board_path)
+        spent = f"the budget of {task['id']} is spent ($1.00 recorded against $1.00)"
+        for tool, extra in (("heartbeat", {}), ("complete_task", {"summary": "done"})):
+            error = await refused(client, tool, "invalid_state", task_id=task["id"], **extra)
+            assert spent in error["error"] and "stop working on it" in error["error"], error
+            assert f"kanban budget set {task['id']} --usd N" in error["error"], error
+        late = await refused(client, "finish_run", "not_found", execution_id=second["id"],
+                             status="succeeded")  # fmt: skip
+        assert (late["status"], late["budgetSpent"]) == ("cancelled", True), late
+        assert spent in late["error"], late
+        assert "start_run" not in late["hint"] and "claim_next" in late["hint"], late["hint"]
+        assert late["hint"].startswith("That run is already closed"), late["hint"]
+        assert fingerprint(board_path) == before
+        with Board(board_path, read_only=True) as board:
+            assert board.get_task(task["id"]) == row
+
+
 async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
     board_path: Path,
 ) -> None:
