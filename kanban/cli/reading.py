@@ -44,7 +44,11 @@ def get(task_id: str) -> None:
 @click.option("--assignee", metavar="NAME", help="Only tasks this agent holds.")
 @click.option("--team", metavar="ID", help="Only this team's tasks.")
 @click.option("--ready", is_flag=True, help="Only claimable tasks, in claim order.")
-@click.option("--dropped", is_flag=True, help="Include dropped tasks.")
+@click.option(
+    "--dropped",
+    is_flag=True,
+    help="Include dropped tasks (JSON: `dropped` 1; the table says `(dropped)` after the status).",
+)
 @click.option(
     "--limit",
     type=WholeNumber(min=1),
@@ -92,7 +96,11 @@ def list_tasks(
 
 @click.command("search")
 @click.argument("text")
-@click.option("--dropped", is_flag=True, help="Include dropped tasks.")
+@click.option(
+    "--dropped",
+    is_flag=True,
+    help="Include dropped tasks (JSON: `dropped` 1; the table says `(dropped)` after the status).",
+)
 @click.option(
     "--limit",
     type=WholeNumber(min=1),

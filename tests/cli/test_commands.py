@@ -255,6 +255,27 @@ def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) 
     assert "no dependencies" in deps.out and "no dependents" in deps.out, deps.out
 
 
+def test_a_task_table_marks_the_dropped_tasks_it_lists_with_the_rest(kanban: Kanban) -> None:
+    """Found by an exploring helper: `task list --dropped --format table` listed dropped tasks
+    among the others and nothing told them apart (the JSON says `dropped`). A dropped task says
+    `(dropped)` after its status, where no agent's words are: a title saying `[dropped]` is not
+    taken for the mark. `search --dropped` draws the same table, and fits 80 columns."""
+    with kanban.board() as board:
+        gone = board.create_task("port the lexer")
+        board.drop(gone.id)
+        kept = board.create_task("(dropped) port the parser")
+    for command in (("task", "list", "--dropped"), ("task", "search", "port", "--dropped")):
+        table = kanban.run(*command, "--format", "table", env={"COLUMNS": "80"})
+        assert table.code == 0, str(table)
+        assert all(len(line) <= 80 for line in table.out.splitlines()), table.out
+        rows = {line.split()[0]: line.split()[1:] for line in table.out.splitlines()
+                if line.strip().startswith("TASK-")}  # fmt: skip
+        assert rows[gone.id][:2] == ["todo", "(dropped)"], table.out
+        assert rows[kept.id][:2] == ["todo", "0"], table.out
+    listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "80"})
+    assert "(dropped)" not in listing.out.replace("(dropped) port", ""), listing.out
+
+
 def test_a_record_table_draws_nested_values_as_lines_not_json(kanban: Kanban) -> None:
     """Found by an exploring helper: `task view --format table` drew the holders as `["ada"]`
     and the verdict as one long JSON blob folded over three lines, its times raw milliseconds.
