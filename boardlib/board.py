@@ -93,7 +93,7 @@ from .records import (
     TaskView,
     Workspace,
 )
-from .recovery import StaleTaskReconciler, release_expired_leases
+from .recovery import RELEASE_BATCH, StaleTaskReconciler, release_expired_leases
 from .store import open_store
 from .store.base import Row, RowEvent, Store, Tx
 
@@ -1432,11 +1432,43 @@ class Board:
 
     # -- claiming -------------------------------------------------------------------------------
 
-    def _reclaim_expired_leases(self, tx: Tx, now: int) -> bool:
-        """Seed 002's expired-lease reclaim, for a claim that came back empty: whether it released
-        anything (then the claim is worth another try, inside the same transaction)."""
-        released, _ = release_expired_leases(tx, now, self.config.event_ttl_seconds)
-        return bool(released)
+    def _reclaim_expired_leases(self, tx: Tx, now: int) -> tuple[bool, bool]:
+        """Seed 002's expired-lease reclaim, for a claim that came back empty, one batch of them
+        (`RELEASE_BATCH`): whether it released any (then the claim is worth another try, inside
+        the same transaction) and whether more may be left (a full batch: the caller's next
+        transaction releases the next, as a claim statement claims nothing while any is left)."""
+        released, _ = release_expired_leases(
+            tx, now, self.config.event_ttl_seconds, limit=RELEASE_BATCH
+        )
+        return bool(released), len(released) == RELEASE_BATCH
+
+    def _release_in_batches(
+        self, now: int | None, *, best_effort: bool = False
+    ) -> tuple[list[Task], list[str]]:
+        """Release the expired leases a batch per shared write (`RELEASE_BATCH`), so a fleet's
+        leases lapsing together do not hold SQLite's one write lock past other writers' patience
+        (`busy`); each lease is still released once, by whichever pass takes it. `now` None: the
+        time of each batch. `best_effort` stops when the write lock is taken (`try_write`)."""
+        released: list[Task] = []
+        timed_out: list[str] = []
+        ttl = self.config.event_ttl_seconds
+
+        def batch(tx: Tx) -> tuple[list[Task], list[str]]:
+            at = self.now() if now is None else now
+            return release_expired_leases(tx, at, ttl, limit=RELEASE_BATCH)
+
+        while True:
+            if best_effort:
+                done = self.store.try_write(batch, shared=True)
+                if done is None:
+                    break
+            else:
+                done = self.store.write(batch, shared=True)
+            released += done[0]
+            timed_out += done[1]
+            if len(done[0]) < RELEASE_BATCH:
+                break
+        return released, timed_out
 
     def _lease_ms(self, lease_ms: int | None) -> int:
         if lease_ms is None:
@@ -1481,11 +1513,15 @@ class Board:
         if task is not None:  # the common case: one statement, its event written with it
             return task
 
-        def work(tx: Tx) -> Task:
+        def work(tx: Tx) -> Task | None:
             now = self.now()
             task = tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
-            if task is None and self._reclaim_expired_leases(tx, now):
-                task = tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
+            if task is None:
+                released, more = self._reclaim_expired_leases(tx, now)
+                if released:
+                    task = tx.claim_by_id(task_id, agent, runtime, now, now + lease, event)
+                if task is None and more:
+                    return None  # the next batch, in a transaction of its own
             if task is None:
                 current = self._load(tx, task_id)
                 if current.status == t.TODO and not current.dropped and current.unmet_deps:
@@ -1499,7 +1535,9 @@ class Board:
                 raise claim_conflict(current, agent)
             return task
 
-        return self.store.write(work, shared=True)
+        while (claimed := self.store.write(work, shared=True)) is None:
+            pass
+        return claimed
 
     def claim_next(
         self,
@@ -1515,7 +1553,7 @@ class Board:
         when given, or None. Expired leases are released in the same transaction, so an abandoned
         task is claimable the moment its lease lapses: the claim statement claims nothing while
         any lease has expired, and the reclaim runs then (and on an empty board) instead of before
-        every claim."""
+        every claim, a batch per transaction (`RELEASE_BATCH`) while more are left."""
         agent = validate.name(agent, "agent")
         role = validate.optional_name(role, "role")
         team = validate.optional_name(team_id, "teamId")
@@ -1540,14 +1578,20 @@ class Board:
         if task is not None or not held_back:
             return task
 
-        def release_then_claim(tx: Tx) -> Task | None:
+        def release_then_claim(tx: Tx) -> tuple[Task | None, bool]:
             now = self.now()
             task = claim(tx, now)
-            if task is None and self._reclaim_expired_leases(tx, now):
+            if task is not None:
+                return task, False
+            released, more = self._reclaim_expired_leases(tx, now)
+            if released:
                 task = claim(tx, now)
-            return task
+            return task, task is None and more
 
-        return self.store.write(release_then_claim, shared=True)
+        while True:  # a batch of expired leases per transaction, until one is claimed or none left
+            task, more = self.store.write(release_then_claim, shared=True)
+            if not more:
+                return task
 
     # -- the holder's verbs (lease-protected) ---------------------------------------------------
 
@@ -2677,12 +2721,7 @@ class Board:
         if not expired:
             return []
 
-        def work(tx: Tx) -> list[Task]:
-            return release_expired_leases(tx, self.now(), self.config.event_ttl_seconds)[0]
-
-        if best_effort:
-            return self.store.try_write(work, shared=True) or []
-        return self.store.write(work, shared=True)
+        return self._release_in_batches(None, best_effort=best_effort)[0]
 
     def reclaim(self, task_id: str, *, actor: str = OPERATOR) -> Task:
         """Release one task whose lease ran out, now, as the reconciliation pass would (back to
@@ -2762,9 +2801,7 @@ class Board:
         waits for another's (or a writer's) turn at the board. The purge takes that turn and
         gives way when it stays taken: the next pass purges."""
         now = self.now()
-        released, timed_out = self.store.write(
-            lambda tx: release_expired_leases(tx, now, self.config.event_ttl_seconds), shared=True
-        )
+        released, timed_out = self._release_in_batches(now)
         purged = self._purge_rest(now, PURGE_BATCH, give_way=True)
         return ReconcileReport(
             released=released, timed_out_executions=timed_out, purged_events=purged

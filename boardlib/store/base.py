@@ -196,9 +196,9 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         locking nothing (what `claim-next --dry-run` reports)."""
         ...
 
-    def expired_leases(self, now: int) -> list[Row]:
-        """In-progress tasks whose lease ran out, each taken by this transaction alone: of many
-        releasers running at once, each expired task goes to exactly one."""
+    def expired_leases(self, now: int, limit: int | None = None) -> list[Row]:
+        """In-progress tasks whose lease ran out (the `limit` longest expired, when given), each
+        taken by this transaction alone: of many releasers at once, each goes to exactly one."""
         ...
 
     def release_after_lease_expiry(self, task_id: str, now: int) -> Row: ...

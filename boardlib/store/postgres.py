@@ -596,12 +596,12 @@ class PostgresTx(SharedTx):
 
     # Differs: releasers run side by side here, so each locks what it releases (SKIP LOCKED); SQLite
     # pins its lease index instead.
-    def expired_leases(self, now: int) -> list[Row]:
+    def expired_leases(self, now: int, limit: int | None = None) -> list[Row]:
         """Locked by this transaction alone (`SKIP LOCKED`): concurrent releasers split the work."""
         return self._all(
             f"SELECT * FROM tasks WHERE status = {IN_PROGRESS} AND {_EXPIRED} "
-            "ORDER BY lease_until FOR NO KEY UPDATE SKIP LOCKED",
-            (now,),
+            "ORDER BY lease_until LIMIT %s FOR NO KEY UPDATE SKIP LOCKED",
+            (now, limit),
         )
 
     # Differs: SQLite's twin pins its lease index with INDEXED BY (Postgres has no index hints).

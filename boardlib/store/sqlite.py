@@ -402,12 +402,12 @@ class SqliteTx(SharedTx):
         return row
 
     # Differs: SQLite pins the lease index (INDEXED BY); Postgres locks what it releases instead.
-    def expired_leases(self, now: int) -> list[Row]:
+    def expired_leases(self, now: int, limit: int | None = None) -> list[Row]:
         """In-progress tasks whose lease ran out (one probe of the lease index when none did)."""
         return self.conn.execute(
             "SELECT * FROM tasks INDEXED BY tasks_lease "
-            f"WHERE status = {IN_PROGRESS} AND {EXPIRED_SQL} ORDER BY lease_until",
-            (now,),
+            f"WHERE status = {IN_PROGRESS} AND {EXPIRED_SQL} ORDER BY lease_until LIMIT ?",
+            (now, -1 if limit is None else limit),
         ).fetchall()
 
     # Differs: INDEXED BY, as above (Postgres has no index hints).
