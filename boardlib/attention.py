@@ -125,8 +125,8 @@ def awaiting(
     """A task in review or blocked: why a person is needed, from its status and verdict.
     `over_budget`: the board blocked it because a budget is spent (`budgets.blocked_by_budget`,
     which reads the move itself, never the reason's words alone); `spent_now`, the budget over
-    it that is spent now, if one still is: its figures are today's, not the block's (an
-    exploring helper raised a budget to the blocked reason's figure and was still refused)."""
+    it that is spent now, if one still is: its figures are today's, not the block's (a budget raised
+    to the blocked reason's figure was still refused)."""
     since = task.status_since or task.updated_at
     verdict = _verdict(task)
     if task.status == t.IN_REVIEW:
@@ -138,8 +138,8 @@ def awaiting(
         return _item(task, REVIEW, f"waiting for review{by}", since)
     status = verdict.get("status")
     # No verify command ran (no attempt): the gate could not judge, nothing passed with debt. Its
-    # reason says what moves it, an unblock for an agent to name the command (found by an
-    # exploring helper: it was filed as debt to override, unverified).
+    # reason says what moves it, an unblock for an agent to name the command (it was filed as debt
+    # to override, unverified).
     if status == "completed_with_debt" and verdict.get("attempts"):
         notes = verdict.get("debtNotes") or []
         criteria = [str(n.get("criterion", "")) for n in notes if isinstance(n, dict)]
@@ -274,7 +274,7 @@ def collect(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
 def judged_by(item: InboxItem, agent: str) -> bool:
     """Whether `agent` may take `item`'s action as far as builder-is-not-judge goes: not when
     it built the item's task and the action is a judge's (a reviewer that took the oldest item
-    looped on its own work, refused self_review, found by an exploring helper)."""
+    looped on its own work, refused self_review)."""
     return item.kind not in JUDGED or agent not in (item.builders or ())
 
 

@@ -252,9 +252,9 @@ PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the writ
 
 def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -> BoardError:
     """A closed run closed again: still `not_found` (no running run of that id, as the seed's
-    HTTP 404 says), but saying how it closed, found by an exploring helper: a run the budget's
-    block cancelled was answered `execution not found` while `exec show` showed it. Under a
-    spent budget (`spent`) it says no new run starts either, so no hint offers one."""
+    HTTP 404 says), but saying how it closed: a run the budget's block cancelled was answered
+    `execution not found` while `exec show` showed it. Under a spent budget (`spent`) it says no
+    new run starts either, so no hint offers one."""
     said = str(row["error"] or "")
     said = said if len(said) <= 160 else said[:159] + "…"  # an agent's words may be 20,000
     how = f"{row['status']}: {said}" if said else row["status"]

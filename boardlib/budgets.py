@@ -331,8 +331,8 @@ def short_of(standing: BudgetStanding, limit: float) -> str | None:
     )
 
 
-# What the holder refused a run does meanwhile (found by an exploring helper: the CLI's refusal
-# named only the operator's command, which an agent is refused, so an agent released the task)
+# What the holder refused a run does meanwhile (the CLI's refusal named only the operator's command,
+# which an agent is refused, so an agent released the task)
 HOLDER_NEXT = "block the task saying so, not release it: "
 
 

@@ -67,9 +67,9 @@ def override_reaches_done(task: Task) -> bool:
 def stale_claim(task: Task, verb: str, epoch: int, actor: str | None = None) -> BoardError:
     """The refusal of a caller quoting a claim epoch that is not the task's current one. When
     the caller (`actor`) holds the task now, under the newer epoch (a failed gate gave it back),
-    it says so (`heldByYou`): its claim is not gone, its epoch is old (an exploring helper was
-    told to stop work on a task it still held). The fence stands: only the name is known, not
-    the process, so the stale epoch is refused all the same."""
+    it says so (`heldByYou`): its claim is not gone, its epoch is old (an agent was told to stop
+    work on a task it still held). The fence stands: only the name is known, not the process, so the
+    stale epoch is refused all the same."""
     held = actor is not None and task.status == t.IN_PROGRESS and task.assignee_agent_id == actor
     said = (
         f"you hold {task.id} under epoch {task.claim_epoch} now, given back by a failed gate "

@@ -261,8 +261,8 @@ def compare(tx: Tx, items: Sequence[PlanItem], plan_name: str) -> Comparison:
 
 
 def _shown(value: Any, field: str = "") -> str:
-    """A value as a message shows it: a budget as `$2.00` or `5,000 tokens` (found by an
-    exploring helper: `budgetUsd is 2.0 on the board, 9.0 in the plan`)."""
+    """A value as a message shows it: a budget as `$2.00` or `5,000 tokens` (`budgetUsd is 2.0 on
+    the board, 9.0 in the plan`)."""
     if value is None:
         return "none"
     if field in BUDGET_FIELDS:
@@ -272,8 +272,8 @@ def _shown(value: Any, field: str = "") -> str:
 
 def plan_key(key: Any) -> str:
     """An item's key, or its refusal: a key of a task id's shape (`TASK-3`) is refused, since a
-    dependency written `TASK-3` would mean either this item or the board's TASK-3 (found by an
-    exploring helper: the plan's item silently won). Keys are words; ids name board tasks."""
+    dependency written `TASK-3` would mean either this item or the board's TASK-3 (the plan's item
+    silently won). Keys are words; ids name board tasks."""
     checked = validate.identifier(key, "key")
     if looks_like_task_id(checked):
         raise invalid_input(

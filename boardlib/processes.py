@@ -116,8 +116,8 @@ def kill_group(process: "subprocess.Popen[bytes]") -> None:
 def token_words(token: str) -> str:
     """A token as a person reads it in a table: `pid 5457 here` for a process of this machine,
     `pid 5457 @a2b2f67e` (its boot id, cut) for another's; the whole token (some 70 characters,
-    found by a helper folding over three lines of `consumers list` at 80 columns) is in the
-    JSON. An unreadable token is given back as it is."""
+    which folded over three lines of `consumers list` at 80 columns) is in the JSON. An unreadable
+    token is given back as it is."""
     pid = token_pid(token)
     if pid is None:
         return token

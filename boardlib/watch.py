@@ -148,8 +148,8 @@ class Consumers:
 
     def all(self) -> list[Consumer]:
         """Every consumer, owned as `open` judges it: one whose owner died or whose lease ran out
-        is listed with no owner (found by an exploring helper: a SIGKILLed watcher was listed as
-        its owner for 15 s, while a new watch took the consumer at once)."""
+        is listed with no owner (a SIGKILLed watcher was listed as its owner for 15 s, while a new
+        watch took the consumer at once)."""
         now = self.board.now()
         found = Consumer.from_rows(self.board.store.read(lambda tx: tx.consumers()))
         return [
@@ -370,7 +370,7 @@ OUTAGE_BACKOFF = Backoff(first_s=0.5, longest_s=5.0)
 OnOutage = Callable[[BoardError | None], None]
 # Told of each failed delivery (the event, the consumer as the failure left it, the wait before
 # the next try) and of the success that ends a run of them (None, 0): a watch whose command
-# fails is not silent (found by an exploring helper: a mistyped command idled without a word).
+# fails is not silent (a mistyped command idled without a word).
 OnFailure = Callable[[Event, Consumer | None, float], None]
 
 

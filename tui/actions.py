@@ -458,8 +458,8 @@ class TaskActions:
 
     def ask_budget(self, task: Task, *, raising: bool = False) -> None:
         """The amount, then why. `raising` (the inbox's spent budget): an amount that leaves
-        the budget spent is told in the budget rule's words, and nothing is written (an
-        exploring helper "raised" one to its spend and the task stayed blocked, unexplained)."""
+        the budget spent is told in the budget rule's words, and nothing is written (one "raised" to
+        its spend left the task blocked, unexplained)."""
         app = self.kanban
         current = "none" if task.budget_usd is None else f"{task.budget_usd:g}"
         title = f"budget of {task.id}"

@@ -34,7 +34,7 @@ def run_tui(
     first sentence it returns stays on screen (the demo's "demo ended 03:10: ..."). `demo`: the
     header says DEMO all along, and a first note says what that means. `user_keymap`: the
     operator's keys as the caller already read and checked them (None: the app reads the file).
-    An exploring helper found `kanban tui` reading the keymap file twice at start."""
+    `kanban tui` read the keymap file twice at start."""
     if poll_ms < MIN_POLL_MS:
         raise ValueError(f"poll_ms must be at least {MIN_POLL_MS}")
     gc.disable()  # until the first frame (`prefetch.GC_PAUSE_MAX_S`): the app turns it on

@@ -396,8 +396,8 @@ def judge(
 
 
 # What moves a task the gate blocked for want of a verify command. A complete on a blocked task
-# re-runs nothing and nobody holds it, so neither its builder's complete nor its unblock can (found
-# by an exploring helper: the reason said "complete again", and the refusals pointed at each other).
+# re-runs nothing and nobody holds it, so neither its builder's complete nor its unblock can (the
+# reason said "complete again", and the refusals pointed at each other).
 AGAIN = (
     "an operator unblocks it, then an agent claims it, sets "
     "commands.verify in AGENT_HANDOFF.json or VERIFY_CMD in init.sh and completes again; or an "

@@ -655,9 +655,9 @@ class Lander:
         """`merge_conflict` in words every surface can show: handed-in work says who may sync
         it (the same words as the MCP hint), how is each surface's hint (the MCP tools, the
         CLI's commands), decided by the task's `status`; a replay's conflict (`why`: `replayed`)
-        has the strategies that land the work as one change. Found by exploring helpers: the
-        refusal quoted `kanban task workspace sync` to an MCP reviewer, on done work an agent
-        may not sync, and then said a sync lets the files be resolved without saying whose."""
+        has the strategies that land the work as one change. Before, the refusal quoted `kanban task
+        workspace sync` to an MCP reviewer, on done work an agent may not sync, and then said a sync
+        lets the files be resolved without saying whose."""
         shown = name_files(files, 10)
         sync = "a sync of the worktree with the base lets them be resolved"
         who_syncs = {t.DONE: DONE_SYNC, t.IN_REVIEW: REVIEW_SYNC}.get(source.task.status)

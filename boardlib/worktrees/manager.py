@@ -71,7 +71,7 @@ REPO_PATH_MAX = 4000
 BASE_REF_MAX = 400
 KIND_MAX = 100
 # What `handoff --template` writes where it knows no value: a handoff that still says it is
-# refused (found by an exploring helper: "your-runtime" was recorded as the task's runtime).
+# refused ("your-runtime" was recorded as the task's runtime).
 HANDOFF_PLACEHOLDERS = {"handoffFrom": "your-agent-name", "runtime": "your-runtime"}
 
 _HEX_SHA = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -384,7 +384,7 @@ class Worktrees:
         if sha is None:
             field = "baseSha" if kind == "sha" else "baseRef"
             # A repository just made with `git init` has no commit for HEAD to name: say so, and
-            # what to do (found by an exploring helper onboarding onto a fresh repository).
+            # what to do.
             fresh = (
                 "; the repository has no commit yet: commit its files first (a task's "
                 "worktree branches from a commit)"
@@ -1148,7 +1148,7 @@ class Worktrees:
         """A repeat complete on a blocked task: seed 003's answer, `verified: 'fail'` whatever
         blocked it (a debt verdict too: it cannot re-enter review); the stored verdict itself
         is in `verification`. The gate does not run again, and `note` says so with what moves the
-        task (found by an exploring helper: the answer read as a fresh gate result)."""
+        task (the answer read as a fresh gate result)."""
         path, _ = self._checkout(ws)
         try:
             stat, _ = self._stat(ws, path if ws.status == "active" else None)
@@ -1258,7 +1258,7 @@ class Worktrees:
         if path is not None:
             try:
                 # the board's own files (a gate's VERIFICATION.md, a reviewer's REVIEW.md) are not
-                # the agent's work left uncommitted (found by an exploring helper in the drawer)
+                # the agent's work left uncommitted
                 if status is not None and status.head is not None:
                     at, uncommitted = status.head, status.uncommitted(sor.SOR_FILES)
                 else:

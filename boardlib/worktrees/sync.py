@@ -76,7 +76,7 @@ def sync_with_base(
         raise BoardError(Reason.INVALID_STATE, f"cannot sync: {task_id} is cancelled", id=task_id)
     if is_agent(actor) and task.status in (t.IN_REVIEW, t.DONE):
         # Handed in: a sync (and the resolving after it) would change work that was judged, or
-        # is being judged, and it would land unreviewed. Found by an exploring helper.
+        # is being judged, and it would land unreviewed.
         raise BoardError(
             Reason.INVALID_STATE,
             f"cannot sync {task_id} as {actor}: it is {t.label(task.status)}, its work handed "

@@ -58,8 +58,7 @@ class Identity:
 
 # The runtimes the block speaks for, kept in the block itself (one JSON line in a comment) so an
 # init for one runtime keeps what the others were told: AGENTS.md is read by every runtime. A
-# CRLF file's line ends in `\r` before `$` (found by an exploring helper: each init forgot the
-# other runtimes).
+# CRLF file's line ends in `\r` before `$` (each init forgot the other runtimes).
 _RUNTIMES = re.compile(r"^<!-- kanban:runtimes (\{.*\}) -->\r?$", re.MULTILINE)
 
 
@@ -140,9 +139,9 @@ def work_commands(briefing: Briefing, others: Mapping[str, Identity] | None = No
 def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = None) -> list[str]:
     """The reviewer's loop, for work another agent did. It starts from the inbox, as the MCP
     steps do: a code task that passed its gate is done, not in review, and waits there to be
-    landed (found by an exploring helper: the shell steps looked only at in_review). The task
-    and its verb come from the inbox item too (found by another: the id was still taken from
-    in_review, so a gate-passed task was never reached and `approve` was its wrong verb)."""
+    landed (the shell steps looked only at in_review). The task and its verb come from the inbox
+    item too (the id was still taken from in_review, so a gate-passed task was never reached and
+    `approve` was its wrong verb)."""
     return [
         *path_line(briefing),
         export_line(briefing),
@@ -160,9 +159,9 @@ def review_commands(briefing: Briefing, others: Mapping[str, Identity] | None = 
 # A code task's own checkout: where its files are changed, the handoff that names the command
 # judging them, and the complete that runs it. Without the handoff step the gate found no command
 # in a scaffolded worktree (init.sh's VERIFY_CMD is empty unless an operator set one) and blocked
-# every shell agent's first code task for an operator (found by an exploring helper). A fail
-# gives the task back under a new epoch, which the block says (found by another: the next call
-# with the old one was refused stale_claim, whose hint says to stop work on the task).
+# every shell agent's first code task for an operator. A fail gives the task back under a new epoch,
+# which the block says (the next call with the old one was refused stale_claim, whose hint says to
+# stop work on the task).
 WORKTREE_COMMANDS = [
     'ws=$(kanban task workspace provision "$id" --epoch "$epoch" --repo .)   # from this root',
     'cd "$(printf \'%s\' "$ws" | jq -r .worktree.worktreePath)"   # change and commit files here',
@@ -182,8 +181,8 @@ RELEASE = 'kanban task release "$id" --epoch "$epoch"'
 REJECT = 'kanban task reject "$id" --reason "what must change"'
 LAND = 'kanban task land "$id"'
 # Read as this agent (`--as`): its own work, which it may not judge, is left out, so taking the
-# oldest item never picks it again and again (found by an exploring helper: the reviewer's step
-# looped on its own work, refused self_review each time, and judged nothing else).
+# oldest item never picks it again and again (the reviewer's step looped on its own work, refused
+# self_review each time, and judged nothing else).
 INBOX = "kanban inbox --as \"$KANBAN_AGENT\" | jq -c '.items[] | {kind, taskId, action, why}'"
 # The inbox items a judge acts on with a CLI verb of the same name: work in review to approve,
 # and done work in a worktree to land (an operator's items, an override or an unblock, are not).
@@ -239,8 +238,8 @@ def _runtime(label: str, who: Identity) -> str:
 def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
     """What the MCP server does for the agent: as whom, with which tools, how to go about it.
     With runtimes acting under different names, each is said by its label; when their tool sets
-    call for different steps, each runtime's steps are its own line (found by an exploring
-    helper: a worker runtime read the reviewer's steps in the same sentence as its own)."""
+    call for different steps, each runtime's steps are its own line (a worker runtime read the
+    reviewer's steps in the same sentence as its own)."""
     refusal = "A refusal is a tool error: `reason: message`, then `Next:` what to do."
     several = runtimes is not None and len(set(runtimes.values())) > 1
     if runtimes and several:

@@ -138,8 +138,8 @@ def _entries_recorded(setup: Setup, written: tuple[str, ...]) -> str | None:
     """What the AGENTS.md block records as kanban's MCP entries once this init is written: one
     per JSON config a runtime reads here, in the runtimes' order. This runtime's is the entry it
     writes; another's is the one in its file now, while that is kanban's (one of `written`).
-    Found by an exploring helper: the four newest of any runtime were kept, so a few Claude
-    Code inits pushed Cursor's untouched entry out, and the next Cursor init refused it."""
+    The four newest of any runtime were kept, so a few Claude Code inits pushed Cursor's untouched
+    entry out, and the next Cursor init refused it."""
     digests = []
     for harness in HARNESSES.values():
         for target in harness.targets:

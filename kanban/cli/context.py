@@ -162,8 +162,8 @@ def lease_ms(minutes: float | None) -> int | None:
 def stop_on_signals(stop: Callable[[], None]) -> None:
     """A follower (`watch`, `events --follow`) stops cleanly on SIGTERM, SIGINT and SIGHUP: it
     finishes the step under way, releases its consumer and exits 0, as a service manager expects
-    of a daemon it stops (found by a helper: `events --follow` died of SIGTERM, exit 143, which
-    systemd counts as a failure without SuccessExitStatus)."""
+    of a daemon it stops (`events --follow` died of SIGTERM, exit 143, which systemd counts as a
+    failure without SuccessExitStatus)."""
     import signal
 
     def handler(_signum: int, _frame: Any) -> None:

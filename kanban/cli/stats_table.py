@@ -42,7 +42,7 @@ def _share(value: Any) -> str:
 
 def _spend(spent: float, limit: Any, unit: str = "usd") -> Text:
     """`$2.40 / $2.00 spent`: a spent budget says so in words, as a table piped to a file or read
-    without colour shows no red (found by an exploring helper: nothing told it apart)."""
+    without colour shows no red (nothing told it apart)."""
     if limit is None:
         return Text(amount(spent, unit))
     shown = f"{amount(spent, unit)} / {amount(limit, unit)}"

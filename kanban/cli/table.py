@@ -54,8 +54,8 @@ def _time(ms: int, *, seconds: bool = True) -> str:
 # line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
 MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
 TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
-# the same, in nested values (a verdict's reviews and attempts), and a prune's cut (found by an
-# exploring helper drawn as `beforeMs 1796536448482`)
+# the same, in nested values (a verdict's reviews and attempts), and a prune's cut (drawn as
+# `beforeMs 1796536448482`)
 TIME_KEYS = frozenset({"at", "beforeMs"})
 MONEY = ("Usd", "CostMicros")  # dollars, or whole micro-dollars: drawn as `budgets.amount`
 INDENT = "  "  # a nested value's lines under its key
@@ -70,8 +70,8 @@ PATH_SEPARATORS = "/\\"
 
 class _Path(Text):
     """A path (or any one word with separators: a branch, an owner token) wrapped after its
-    separators, not in the middle of a name: found by an exploring helper, a worktree's path
-    broke as `test_/ignored`. A part longer than the width is folded as any word is."""
+    separators, not in the middle of a name: a worktree's path broke as `test_/ignored`. A part
+    longer than the width is folded as any word is."""
 
     def _parts(self) -> list[str]:
         parts, start = [], 0
@@ -104,7 +104,7 @@ def _path_like(text: str) -> bool:
 
 def _label(key: str) -> str:
     """A key as a label: an amount kept in micro-dollars is drawn in dollars (`_scalar`), so its
-    label does not say micros (an exploring helper read `subtreeCostMicros $2.28` as micros)."""
+    label does not say micros (`subtreeCostMicros $2.28` read as micros)."""
     return key.removesuffix("Micros") if key.endswith(MONEY[1]) else key
 
 
@@ -129,9 +129,8 @@ def _flat(value: Any) -> bool:
 def _nested(key: str, value: Any, *, seconds: bool = True) -> list[str]:
     """A nested value as inert lines for people: a mapping as `key: value` lines (empty values
     left out, a nested one indented under its key), a list of plain values joined with commas,
-    a list of mappings as `- ` items. Found by an exploring helper: `task view --format table`
-    drew a verdict as one long JSON blob. Every leaf is one line, so agent text cannot draw a
-    line of its own."""
+    a list of mappings as `- ` items. `task view --format table` drew a verdict as one long JSON
+    blob. Every leaf is one line, so agent text cannot draw a line of its own."""
     if isinstance(value, dict):
         lines = []
         for name, inner in value.items():
@@ -213,17 +212,17 @@ def _room_for(
 
 
 # A dropped task's mark in a task table's status cell (`task list --dropped` mixes them with the
-# rest; found by an exploring helper, nothing told them apart). Not in the title, which is an
-# agent's words and may say anything, `[dropped]` included.
+# rest, and nothing told them apart). Not in the title, which is an agent's words and may say
+# anything, `[dropped]` included.
 DROPPED_MARK = " (dropped)"
 
 
 class _Tasks:
-    """A task table that gives the title the width: found by an exploring helper, at 80 columns
-    the status broke mid-word (`in_progres`/`s`) and a title got ten cells while empty columns
-    kept theirs. Columns empty in every row are left out; then, while the title would get
-    fewer than TITLE_MIN cells, the least needed columns (`TASK_DROPPED_FIRST`). The JSON has
-    every field; `task view` shows one task whole. A dropped task says so after its status."""
+    """A task table that gives the title the width: at 80 columns the status broke mid-word
+    (`in_progres`/`s`) and a title got ten cells while empty columns kept theirs. Columns empty in
+    every row are left out; then, while the title would get fewer than TITLE_MIN cells, the least
+    needed columns (`TASK_DROPPED_FIRST`). The JSON has every field; `task view` shows one task
+    whole. A dropped task says so after its status."""
 
     def __init__(self, tasks: list[dict[str, Any]], title: str | None) -> None:
         self.tasks = tasks
@@ -284,13 +283,13 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
 
 EMPTY: tuple[Any, ...] = (None, "", [], {})
 # A close's budget it spent (`ClosedExecution`): its JSON drawn as it stands said `limit: 1.0`
-# beside a `$1.25` cost and not that the task is blocked (found by an exploring helper).
+# beside a `$1.25` cost and not that the task is blocked.
 SPENDING_CLOSE = "budgetExceeded"
-# The board's bookkeeping, not a fact for people: a table leaves it out, the JSON keeps it (found
-# by an exploring helper: `task exec list --format table` showed `recoveryTombstone 0`).
+# The board's bookkeeping, not a fact for people: a table leaves it out, the JSON keeps it (`task
+# exec list --format table` showed `recoveryTombstone 0`).
 INTERNAL_KEYS = frozenset({"recoveryTombstone"})
-# Flags a table shows only when set: `dropped 0` on every task said nothing (found by an exploring
-# helper in `task view` and `task get`); a dropped task says `dropped 1`. The JSON keeps both.
+# Flags a table shows only when set: `dropped 0` on every task said nothing in `task view` and `task
+# get`; a dropped task says `dropped 1`. The JSON keeps both.
 SHOWN_WHEN_SET = frozenset({"dropped"})
 
 
@@ -312,8 +311,8 @@ def _header(key: str) -> str:
 class _Rows:
     """Rows of any list: a table when its columns fit the terminal, else one block per row
     (its keys down the side), so no column is squeezed to nothing or a header broken inside a
-    word (found by exploring helpers at 80 columns: `consumers list` folded its headers and
-    times, and a run table with four times kept whole gave status and cost no width at all)."""
+    word (at 80 columns `consumers list` folded its headers and times, and a run table with four
+    times kept whole gave status and cost no width at all)."""
 
     CELL_MAX = 30  # the widest a cell is reckoned when judging whether the table fits
 
@@ -377,9 +376,9 @@ def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> _Rows:
     return _Rows(rows, title)
 
 
-# What `consumers list` gives up first when its table would not fit: found by an exploring
-# helper, a held consumer with an owner fell to one block per row at 120 columns, though its
-# name, cursor, failures, hold and owner fit; the error and the times are in the JSON.
+# What `consumers list` gives up first when its table would not fit: a held consumer with an owner
+# fell to one block per row at 120 columns, though its name, cursor, failures, hold and owner fit;
+# the error and the times are in the JSON.
 CONSUMER_DROPPED_FIRST = ("lastError", "createdAt", "updatedAt", "ownerUntil", "failingSeq")
 CONSUMER_WHOLE = frozenset({"name", "owner"})  # on one line: what rows are told apart by
 
@@ -419,10 +418,10 @@ WHAT_MIN = 48
 
 class _Events:
     """The log in words (`boardlib.narration`), with the fields a script would grep beside. The
-    words get the width: found by an exploring helper, at 80 columns "What happened" had 26
-    cells, each event folded over three lines, while the kind and the task said again what the
-    words say. The other columns are kept whole; the least needed go first
-    (`EVENT_DROPPED_FIRST`) while the words would get fewer than WHAT_MIN cells."""
+    words get the width: at 80 columns "What happened" had 26 cells, each event folded over three
+    lines, while the kind and the task said again what the words say. The other columns are kept
+    whole; the least needed go first (`EVENT_DROPPED_FIRST`) while the words would get fewer than
+    WHAT_MIN cells."""
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.cells: dict[str, list[Text]] = {
@@ -463,8 +462,8 @@ def _why(item: dict[str, Any]) -> str:
 class _Inbox:
     """Oldest first: how long each has waited, the task, its kind, why, and the key action. A
     table while Why gets `WHY_MIN` cells; narrower, each item on a line and its why on the lines
-    under it, the terminal's full width (found by an exploring helper: at 80 columns Why got 26
-    cells and a budget's item took 7 lines)."""
+    under it, the terminal's full width (at 80 columns Why got 26 cells and a budget's item took 7
+    lines)."""
 
     HEADERS = ("Waiting", "Task", "Kind", "Why", "Action")
     WHY_MIN = 60
@@ -602,8 +601,8 @@ def render(doc: Any, kind: str) -> None:
 
 
 def _bullet(*parts: str) -> Table:
-    """`  - text`, its wrapped lines under the text, not at the edge (found by an exploring
-    helper: a plan's problems read as one ragged block at 80 columns)."""
+    """` - text`, its wrapped lines under the text, not at the edge (a plan's problems read as one
+    ragged block at 80 columns)."""
     grid = Table.grid()
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")

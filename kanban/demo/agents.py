@@ -208,8 +208,8 @@ class Flag:
     """A flag set once by the supervisor and seen by every member process. Not a
     `multiprocessing.Event`: its `set()` waits for each sleeper on it to wake, and a member
     killed while asleep on it never does (a closed tmux pane sends SIGHUP to the agents too), so
-    `kanban demo` hung for good in `Fleet.stop` (found exploring, in tmux). One shared byte, no
-    lock: setting it waits for nobody."""
+    `kanban demo` hung for good in `Fleet.stop`. One shared byte, no lock: setting it waits for
+    nobody."""
 
     def __init__(self, context: "BaseContext") -> None:
         self._value = context.RawValue(ctypes.c_bool, False)

@@ -87,7 +87,7 @@ TOOL_SETS_ENV = "KANBAN_MCP_TOOLS"
 
 def tool_sets_text() -> str:
     """Each tool set with its tools, read from `TOOL_SETS`, for `kanban mcp --help`: words kept
-    by hand there left out the worktree and landing tools (found by an exploring helper)."""
+    by hand there left out the worktree and landing tools."""
     named = [f"{name} ({', '.join(tools)})" for name, tools in TOOL_SETS.items() if name != ALL]
     return ", ".join(named) + f" or {ALL} (every tool)"
 

@@ -59,9 +59,9 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "Check the run's id (runs look like EXEC-3)",
     ),
     # The run is there and closed already (closed twice, or cancelled by a budget's block): the
-    # message says how, and its id was right (found by an exploring helper: the hint said "Use
-    # the id start_run returned" under a message saying the run was closed). `CHOSEN_BY` reads
-    # a not_found's `status` before its `what`, so this wording is chosen first.
+    # message says how, and its id was right (the hint said "Use the id start_run returned" under a
+    # message saying the run was closed). `CHOSEN_BY` reads a not_found's `status` before its
+    # `what`, so this wording is chosen first.
     **{
         when("check_id", "status", outcome): (
             "That run is already closed (the message says how) and stays as it closed; "
@@ -123,7 +123,7 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     when("resolve_conflict", "status", t.DONE): (f"the task is done, and {_DONE_CONFLICT}",),
     # Replaying its commits conflicted (rebase); the work as one change may merge, and whoever
-    # may land it can try that before anyone syncs (found by an exploring helper).
+    # may land it can try that before anyone syncs.
     when("resolve_conflict", "why", REPLAYED): (
         "call land_task again with strategy squash or merge, which lands the work as one change; "
         "if that conflicts too, its refusal says who resolves it",
@@ -195,7 +195,7 @@ INBOX_TOOLS: dict[str, str] = {attention.APPROVE: "approve_task", attention.LAND
 def inbox_action(action: str, listed: Collection[str] = TOOLS) -> str:
     """An inbox item's action as a model calling tools reads it: the tool that does it, if the
     session lists one, else whose it is (`ask an operator (unblock)`), never a name that looks
-    like a tool and is none (found by an exploring helper)."""
+    like a tool and is none."""
     tool = INBOX_TOOLS.get(action)
     return tool if tool is not None and tool in listed else f"ask an operator ({action})"
 

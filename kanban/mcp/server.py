@@ -767,8 +767,8 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     sanity ceilings (`_sanity_ceiling`). Defaults that say something (`false`, `50`) stay.
     Arguments are still validated by the tool's pydantic model, so a client that sends `null` for
     an optional parameter, or 30,000 characters for a note, is answered as before. The models a
-    parameter refers to (`$defs`, reject_task's LineComment) are compacted alike: found by an
-    exploring helper, they kept both."""
+    parameter refers to (`$defs`, reject_task's LineComment) are compacted alike: they once kept
+    both."""
     compact = {key: value for key, value in schema.items() if key != "title"}
     if "properties" in schema:
         compact["properties"] = {
@@ -872,9 +872,8 @@ class BoardServer(MCPServer):
         self, result: CallToolResult | InputRequiredResult, known: tuple[str, ...]
     ) -> CallToolResult | InputRequiredResult:
         """A board refusal naming a field in its JSON's camelCase (`repoPath`) names it as the
-        tool takes it (`repo_path`), in the message and its `field`, where the tool takes it:
-        found by an exploring helper. Fields of an argument's own object (a handoff's
-        `handoffFrom`) keep their names."""
+        tool takes it (`repo_path`), in the message and its `field`, where the tool takes it. Fields
+        of an argument's own object (a handoff's `handoffFrom`) keep their names."""
         if not isinstance(result, CallToolResult) or not result.is_error:
             return result
         document = result.structured_content
@@ -917,8 +916,7 @@ def wrong_types(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list
     """Arguments whose JSON type is not the one their schema names: the SDK's pydantic is lax,
     and took `true` for 1 token, "12" for 12 and "yes" for true, where HTTP refuses them. A whole
     number written 5.0 stays an integer (as zod takes it); null is pydantic's to judge. Items of
-    a list and fields of an object are judged alike (reject_task's comments: "3" was line 3,
-    found by an exploring helper)."""
+    a list and fields of an object are judged alike (reject_task's comments: "3" was line 3)."""
     properties = schema.get("properties", {})
     definitions = schema.get("$defs", {})
     problems = []

@@ -108,9 +108,9 @@ def test_a_lander_killed_at_each_step_is_recovered_by_the_next_call(
 def test_a_landing_recovered_after_a_crash_says_so_by_whom_and_when_it_started(
     land: LandEnv, board_path: object
 ) -> None:
-    """Found by an exploring helper: a landing whose lander died after moving the branch was
-    recorded by the next call in the dead lander's name, with "recovered" the only trace: not
-    whose call completed it, nor when the landing that crashed had started."""
+    """A landing whose lander died after moving the branch was recorded by the next call in the dead
+    lander's name, with "recovered" the only trace: not whose call completed it, nor when the
+    landing that crashed had started."""
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
     proc = lander(board_path, task_id, "--crash-at", "updated")  # lands as bob
     proc.communicate(timeout=120)
@@ -172,10 +172,10 @@ def test_a_lander_killed_while_verifying_ahead_leaves_nothing_behind(
 def test_a_killed_lander_left_a_zombie_is_settled_by_the_next_call(
     land: LandEnv, board_path: object
 ) -> None:
-    """Found by an exploring helper: a lander killed under `timeout -s KILL` stays a zombie
-    until its parent reaps it (never, under a container's pid 1 that does not reap), and its
-    start time still read as alive, so every retry was `conflict` until the queue's lease ran
-    out. The lander here is killed and not reaped while the next call runs."""
+    """A lander killed under `timeout -s KILL` stays a zombie until its parent reaps it (never,
+    under a container's pid 1 that does not reap), and its start time still read as alive, so every
+    retry was `conflict` until the queue's lease ran out. The lander here is killed and not reaped
+    while the next call runs."""
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
     tip = land.main()
     proc = lander(board_path, task_id, "--crash-at", "intent")

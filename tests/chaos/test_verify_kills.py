@@ -1,9 +1,9 @@
 """Guarantee: a verify command dies with the lander or gate that ran it, kill -9 included, and
 what it started in the background is stopped by the next run that reuses its checkout.
 
-Found by an exploring helper: a lander or `workspace complete` killed with SIGKILL while its
-verify command ran left the command's process group running on, writing into the scratch
-checkout (or the worktree) the next landing (or gate) then used.
+A lander or `workspace complete` killed with SIGKILL while its verify command ran left the command's
+process group running on, writing into the scratch checkout (or the worktree) the next landing (or
+gate) then used.
 """
 
 import contextlib

@@ -45,9 +45,9 @@ def test_the_spending_close_is_kept_and_blocks_the_task(kanban: Kanban) -> None:
 
 
 def test_the_spending_close_as_a_table_says_which_budget_in_dollars(kanban: Kanban) -> None:
-    """Found by an exploring helper: `task exec finish --format table` drew the budget a close
-    spent as its JSON (`limit: 1.0`, `spent: 1.25`), neither in dollars as the cost beside it
-    (`$1.25`) nor saying the task is now blocked. It says so in the board's words."""
+    """`task exec finish --format table` drew the budget a close spent as its JSON (`limit: 1.0`,
+    `spent: 1.25`), neither in dollars as the cost beside it (`$1.25`) nor saying the task is now
+    blocked. It says so in the board's words."""
     task_id, run_id = claimed_with_a_run(kanban)
     table = kanban.run(
         "task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "1.25",
@@ -131,10 +131,10 @@ def test_budget_set_and_show(kanban: Kanban) -> None:
 
 
 def test_budget_show_table_names_each_task_and_says_which_is_spent(kanban: Kanban) -> None:
-    """Found by an exploring helper: `kanban budget show --format table` listed task ids alone
-    (no title, no status, though the report has both) and told a spent budget apart by colour
-    only, which a table piped to a file or read without colour loses; with no daily budget it
-    drew an empty table. Each task's row names it and its status, a spent budget says `spent`."""
+    """`kanban budget show --format table` listed task ids alone (no title, no status, though the
+    report has both) and told a spent budget apart by colour only, which a table piped to a file or
+    read without colour loses; with no daily budget it drew an empty table. Each task's row names it
+    and its status, a spent budget says `spent`."""
     task_id, run_id = claimed_with_a_run(kanban)
     kanban.ok("task", "edit", task_id, "--title", "Port the parser")
     kanban.ok("task", "dispatch", "--title", "Lexer", "--budget-usd", "3")
@@ -152,11 +152,10 @@ def test_budget_show_table_names_each_task_and_says_which_is_spent(kanban: Kanba
 
 
 def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kanban) -> None:
-    """Found by an exploring helper: `kanban inbox --format table` at 80 columns gave Why 26
-    cells, a spent budget's item took 7 lines, and its why began "budget exceeded" beside the
-    kind `budget_exceeded`. At 80 columns each item is a line and its why the lines under it,
-    the full width, without the kind's words; a wide terminal keeps one row per item. The JSON
-    is unchanged."""
+    """`kanban inbox --format table` at 80 columns gave Why 26 cells, a spent budget's item took 7
+    lines, and its why began "budget exceeded" beside the kind `budget_exceeded`. At 80 columns each
+    item is a line and its why the lines under it, the full width, without the kind's words; a wide
+    terminal keeps one row per item. The JSON is unchanged."""
     spent = []
     for _ in range(2):
         task_id, run_id = claimed_with_a_run(kanban)
@@ -186,10 +185,10 @@ def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kan
 
 
 def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) -> None:
-    """Found by an exploring helper: an agent with two runs open on a task, whose first close
-    spent the budget, was answered `execution not found` closing the second, which `exec show`
-    showed, cancelled by the block. Still `not_found` (no running run of that id), the refusal
-    says the run is closed and how, and writes nothing."""
+    """An agent with two runs open on a task, whose first close spent the budget, was answered
+    `execution not found` closing the second, which `exec show` showed, cancelled by the block.
+    Still `not_found` (no running run of that id), the refusal says the run is closed and how, and
+    writes nothing."""
     task_id, first = claimed_with_a_run(kanban)
     second = kanban.ok("task", "exec", "start", task_id, "--executor", "sh", "--agent", "ada")["id"]
     kanban.ok("task", "exec", "finish", first, "--status", "succeeded", "--cost", "1", "-a", "ada")
@@ -232,9 +231,9 @@ def test_the_holders_verbs_on_a_task_its_budget_blocked_say_the_budget(kanban: K
 
 
 def test_a_refused_start_tells_the_holder_to_block_not_release(kanban: Kanban) -> None:
-    """Found by an exploring helper: docs/budgets.md says an agent refused a run under a spent
-    budget is told to block the task, but the CLI's refusal named only the operator's command
-    (which an agent is refused): nothing told the agent not to release it."""
+    """docs/budgets.md says an agent refused a run under a spent budget is told to block the task,
+    but the CLI's refusal named only the operator's command (which an agent is refused): nothing
+    told the agent not to release it."""
     kanban.ok("budget", "set", "--daily-usd", "0", "-m", "no spending today")
     task = kanban.ok("task", "dispatch", "--title", "priced")
     kanban.ok("task", "claim", task["id"], "--agent", "ada")
@@ -247,8 +246,8 @@ def test_a_refused_start_tells_the_holder_to_block_not_release(kanban: Kanban) -
 
 
 def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
-    """Found by an exploring helper: with 60 budgeted tasks `kanban budget show` listed 50 and
-    said nothing of the rest, while its help and the docs say every budget."""
+    """With 60 budgeted tasks `kanban budget show` listed 50 and said nothing of the rest, while its
+    help and the docs say every budget."""
     with kanban.board() as board:
         for n in range(60):
             board.create_task(f"priced {n}", budget_usd=1 + n)
@@ -258,9 +257,9 @@ def test_budget_show_lists_every_budgeted_task(kanban: Kanban) -> None:
 
 
 def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanban) -> None:
-    """Found by an exploring helper: `kanban budget set ID --usd -1` was a usage error and
-    `--usd 1e10` the board's invalid_input, two refusals of one fact. Every budget option takes
-    the range a cost takes (USD_MAX, TOKENS_MAX), refused alike and writing nothing."""
+    """`kanban budget set ID --usd -1` was a usage error and `--usd 1e10` the board's invalid_input,
+    two refusals of one fact. Every budget option takes the range a cost takes (USD_MAX,
+    TOKENS_MAX), refused alike and writing nothing."""
     task_id = kanban.ok("task", "dispatch", "--title", "priced")["id"]
     for command in (
         ["budget", "set", task_id, "-m", "x", "--usd"],
@@ -277,10 +276,10 @@ def test_a_limit_out_of_range_is_one_usage_refusal_on_every_option(kanban: Kanba
 
 @pytest.mark.sqlite_only  # refused by the option's type, before any board is opened
 def test_a_number_option_takes_plain_ascii_digits_only(kanban: Kanban) -> None:
-    """Found by an exploring helper: `--usd 1_000` set $1,000 and `--usd` with full-width
-    digits $10, as Python's float() and int() read underscores and any script's digits. Every
-    number option (`Number`, `WholeNumber`, the amounts) refuses them as it refuses one out of
-    range: exit 2, one JSON line (`usage`), the board's bytes (sha256) unchanged."""
+    """`--usd 1_000` set $1,000 and `--usd` with full-width digits $10, as Python's float() and
+    int() read underscores and any script's digits. Every number option (`Number`, `WholeNumber`,
+    the amounts) refuses them as it refuses one out of range: exit 2, one JSON line (`usage`), the
+    board's bytes (sha256) unchanged."""
     task_id, run_id = claimed_with_a_run(kanban, budget="100")
     for command in (
         ["budget", "set", task_id, "-m", "x", "--usd"],
@@ -305,8 +304,8 @@ def test_a_number_option_takes_plain_ascii_digits_only(kanban: Kanban) -> None:
 
 
 def test_budget_set_help_says_each_limits_range(kanban: Kanban) -> None:
-    """A helper found `kanban budget set --help` silent on the ranges its refusals name: each
-    limit option says the range its amount type takes."""
+    """`kanban budget set --help` was silent on the ranges its refusals name: each limit option says
+    the range its amount type takes."""
     from boardlib.budgets import TOKENS_MAX, USD_MAX
 
     shown = kanban.run("budget", "set", "--help", env={"COLUMNS": "200"}).out
@@ -317,10 +316,9 @@ def test_budget_set_help_says_each_limits_range(kanban: Kanban) -> None:
 
 
 def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> None:
-    """Found by an exploring helper: `--daily-usd 1e-7` was kept as 1e-07 and shown `$0.00 /
-    $0.00`, yet runs still started under it (a $0 budget allows no run); `--usd 5.0000004` was
-    shown `$5.00 / $5.00` after $5 of spend and not counted as spent. A limit is now rounded to
-    whole micro-dollars as a cost is."""
+    """`--daily-usd 1e-7` was kept as 1e-07 and shown `$0.00 / $0.00`, yet runs still started under
+    it (a $0 budget allows no run); `--usd 5.0000004` was shown `$5.00 / $5.00` after $5 of spend
+    and not counted as spent. A limit is now rounded to whole micro-dollars as a cost is."""
     daily = kanban.ok("budget", "set", "--daily-usd", "1e-7", "-m", "a trace of a budget")
     assert daily["dailyUsd"] == 0.0
     task = kanban.ok("task", "dispatch", "--title", "priced", "--budget-usd", "5.0000004")
@@ -344,10 +342,9 @@ def test_a_limit_is_kept_in_whole_micro_dollars_as_costs_are(kanban: Kanban) -> 
 
 
 def test_a_whole_number_of_tokens_may_be_written_as_http_and_mcp_take_it(kanban: Kanban) -> None:
-    """Found by an exploring helper: HTTP and MCP took `budgetTokens: 1e3` and `1000.0` (a JSON
-    number with no fraction is a whole number there) while `--tokens 1e3` was refused. Every
-    token count on the command line now takes a whole number however it is written; a fraction
-    is still a usage refusal."""
+    """HTTP and MCP took `budgetTokens: 1e3` and `1000.0` (a JSON number with no fraction is a whole
+    number there) while `--tokens 1e3` was refused. Every token count on the command line now takes
+    a whole number however it is written; a fraction is still a usage refusal."""
     task = kanban.ok("task", "dispatch", "--title", "counted", "--budget-tokens", "1e3")
     assert task["budgetTokens"] == 1000
     raised = kanban.ok("budget", "set", task["id"], "--tokens", "2000.0", "-m", "more")
@@ -376,10 +373,10 @@ def test_a_whole_number_of_tokens_may_be_written_as_http_and_mcp_take_it(kanban:
 def test_a_plan_files_whole_numbers_are_taken_as_json_writes_them(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """Found exploring: a JSON plan's `"budgetTokens": 1e3` (or `1000.0`) was refused "Input
-    should be a valid integer" while the same number in an HTTP body was 1000. A plan's whole
-    numbers (budgetTokens, priority) follow the bodies' rule; a fraction or a string is still a
-    problem and the plan writes nothing."""
+    """A JSON plan's `"budgetTokens": 1e3` (or `1000.0`) was refused "Input should be a valid
+    integer" while the same number in an HTTP body was 1000. A plan's whole numbers (budgetTokens,
+    priority) follow the bodies' rule; a fraction or a string is still a problem and the plan writes
+    nothing."""
     plan = tmp_path / "plan.json"
     plan.write_text('{"tasks": [{"key": "a", "title": "A", "budgetTokens": 1e3, "priority": 2.0}]}')
     (made,) = kanban.ok("plan", "apply", str(plan))["tasks"]
@@ -459,9 +456,9 @@ def test_a_plan_file_carries_budgets(kanban: Kanban, tmp_path: Path) -> None:
 
 
 def test_a_plan_does_not_move_a_task_out_of_a_budgeted_team(kanban: Kanban, tmp_path: Path) -> None:
-    """Checked after `task edit --team` was closed to agents (an exploring helper asked whether
-    a plan, which edits through `plan_match`, could do the same): a plan never changes a task's
-    team, `--update` or not, for an agent or an operator; the refusal writes nothing."""
+    """Checked after `task edit --team` was closed to agents (asked whether a plan, which edits
+    through `plan_match`, could do the same): a plan never changes a task's team, `--update` or not,
+    for an agent or an operator; the refusal writes nothing."""
     plan = tmp_path / "plan.yaml"
     plan.write_text("name: web\ntasks:\n  - {key: work, title: Web work, team: web}\n")
     task_id = kanban.ok("plan", "apply", str(plan))["keys"]["work"]

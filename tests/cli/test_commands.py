@@ -134,8 +134,8 @@ def test_view_why_and_dependency_links(kanban: Kanban) -> None:
 
 
 def test_an_operators_comment_is_the_operators(kanban: Kanban) -> None:
-    """Found by an exploring helper: a comment without --agent was logged with no actor
-    ("unnamed actor commented"), and `--agent operator:alice` was written as an agent."""
+    """A comment without --agent was logged with no actor ("unnamed actor commented"), and `--agent
+    operator:alice` was written as an agent."""
     with kanban.board() as board:
         task = board.create_task("task")
     plain = kanban.ok("task", "comment", task.id, "--body", "operator note")
@@ -193,9 +193,9 @@ def test_edit_move_cancel_drop_restore(kanban: Kanban) -> None:
 
 
 def test_a_whole_number_is_taken_however_it_is_written(kanban: Kanban) -> None:
-    """Found exploring budgets: `--priority 1e3` was refused (click's int) while `--tokens 1e3`
-    and HTTP's `"priority": 1e3` took it. Every whole-number option parses alike; a fraction is
-    still a usage refusal and writes nothing."""
+    """`--priority 1e3` was refused (click's int) while `--tokens 1e3` and HTTP's `"priority": 1e3`
+    took it. Every whole-number option parses alike; a fraction is still a usage refusal and writes
+    nothing."""
     task = kanban.ok("task", "dispatch", "--title", "urgent", "--priority", "1e3")
     assert task["priority"] == 1000
     assert kanban.ok("task", "edit", task["id"], "--priority", "-2.0")["priority"] == -2
@@ -236,9 +236,9 @@ def test_table_format_is_for_people(kanban: Kanban) -> None:
 
 
 def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) -> None:
-    """Found by an exploring helper: a title holding U+2028 or a newline drew a second line
-    under its row that read as another task ("TASK-98  done  9  y"); statusSince was raw
-    milliseconds; an empty deps section printed nothing at all."""
+    """A title holding U+2028 or a newline drew a second line under its row that read as another
+    task ("TASK-98 done 9 y"); statusSince was raw milliseconds; an empty deps section printed
+    nothing at all."""
     with kanban.board() as board:
         forged = board.create_task("x\u2028  TASK-98  done  9  y")
         other = board.create_task("a\nb", description="line one\nline two")
@@ -277,9 +277,9 @@ def test_a_task_table_marks_the_dropped_tasks_it_lists_with_the_rest(kanban: Kan
 
 
 def test_a_record_table_draws_nested_values_as_lines_not_json(kanban: Kanban) -> None:
-    """Found by an exploring helper: `task view --format table` drew the holders as `["ada"]`
-    and the verdict as one long JSON blob folded over three lines, its times raw milliseconds.
-    Nested values are `key: value` lines, lists joined, times readable; the JSON is unchanged."""
+    """`task view --format table` drew the holders as `["ada"]` and the verdict as one long JSON
+    blob folded over three lines, its times raw milliseconds. Nested values are `key: value` lines,
+    lists joined, times readable; the JSON is unchanged."""
     with kanban.board() as board:
         task = board.create_task("judged")
         board.claim(task.id, "ada")
@@ -300,9 +300,9 @@ def test_a_record_table_draws_nested_values_as_lines_not_json(kanban: Kanban) ->
 
 
 def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban) -> None:
-    """Found by an exploring helper: `consumers list --format table` at 80 columns broke its
-    headers mid-word (`lastS/eq`, `faili/ngSeq`), each time over three lines and a long name
-    over three more, in columns that were empty in every row."""
+    """`consumers list --format table` at 80 columns broke its headers mid-word (`lastS/eq`,
+    `faili/ngSeq`), each time over three lines and a long name over three more, in columns that were
+    empty in every row."""
     from boardlib.watch import Consumers
 
     with kanban.board() as board:
@@ -323,9 +323,9 @@ def test_a_list_table_fits_80_columns_with_whole_words_and_times(kanban: Kanban)
 
 
 def test_a_consumer_table_keeps_its_hold_and_owner_where_they_fit(kanban: Kanban) -> None:
-    """Found by an exploring helper: a held consumer with an owner made `consumers list --format
-    table` one block per row at 120 columns, though its hold and owner fit beside its name; the
-    least needed columns (the error, the times) go first, and a narrow terminal gets blocks."""
+    """A held consumer with an owner made `consumers list --format table` one block per row at 120
+    columns, though its hold and owner fit beside its name; the least needed columns (the error, the
+    times) go first, and a narrow terminal gets blocks."""
     from boardlib.watch import Consumers
 
     with kanban.board() as board:
@@ -343,8 +343,8 @@ def test_a_consumer_table_keeps_its_hold_and_owner_where_they_fit(kanban: Kanban
     assert "held since" in header and "owner" in header and "last error" not in header, table
     row = next(line for line in lines if line.split()[:1] == ["webhook-forwarder"])
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", row), table
-    # Found by a helper: at 80 columns the owner's token (some 70 characters) folded over three
-    # lines and pushed out the failing seq; it is `pid N here`, and the hold fits beside it.
+    # At 80 columns the owner's token (some 70 characters) folded over three lines and pushed out
+    # the failing seq; it is `pid N here`, and the hold fits beside it.
     with kanban.board() as board:  # a short name: a long one is given the room of a column
         consumers = Consumers(board)
         consumers.forget("webhook-forwarder")
@@ -362,9 +362,9 @@ def test_a_consumer_table_keeps_its_hold_and_owner_where_they_fit(kanban: Kanban
 
 
 def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban) -> None:
-    """Found by an exploring helper: the first 80-column fix kept four times whole, and rich gave
-    a run's status, cost and tokens no width at all; the id read `EXE`. A list too wide for the
-    terminal is drawn one block per row, every filled field on its line."""
+    """The first 80-column fix kept four times whole, and rich gave a run's status, cost and tokens
+    no width at all; the id read `EXE`. A list too wide for the terminal is drawn one block per row,
+    every filled field on its line."""
     from boardlib.records import EXECUTION_SUCCEEDED
 
     with kanban.board() as board:
@@ -383,9 +383,9 @@ def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban
 
 
 def test_a_run_table_leaves_the_boards_bookkeeping_to_the_json(kanban: Kanban) -> None:
-    """Found by an exploring helper: `task exec list --format table` showed `recoveryTombstone
-    0`, a recovery pass's marker that says nothing to a person. Tables leave it out, as narrow
-    blocks and as wide columns, in `exec show` and `task view`; the JSON keeps it."""
+    """`task exec list --format table` showed `recoveryTombstone 0`, a recovery pass's marker that
+    says nothing to a person. Tables leave it out, as narrow blocks and as wide columns, in `exec
+    show` and `task view`; the JSON keeps it."""
     with kanban.board() as board:
         task = board.create_task("run")
         board.claim(task.id, "ada")
@@ -403,9 +403,9 @@ def test_a_run_table_leaves_the_boards_bookkeeping_to_the_json(kanban: Kanban) -
 
 
 def test_a_task_table_says_dropped_only_of_a_dropped_task(kanban: Kanban) -> None:
-    """Found by an exploring helper: `task view` and `task get --format table` showed `dropped 0`
-    on every task, a flag that is news only when set. A dropped task still says `dropped 1`, as
-    a block and in a wide row table; the JSON keeps both."""
+    """`task view` and `task get --format table` showed `dropped 0` on every task, a flag that is
+    news only when set. A dropped task still says `dropped 1`, as a block and in a wide row table;
+    the JSON keeps both."""
     with kanban.board() as board:
         kept = board.create_task("kept").id
         gone = board.create_task("gone").id
@@ -421,8 +421,8 @@ def test_a_task_table_says_dropped_only_of_a_dropped_task(kanban: Kanban) -> Non
 
 
 def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban) -> None:
-    """Found by an exploring helper: `--format table` broke a path mid-name when it wrapped, and
-    drew subtreeCostMicros in dollars under a label that said micros."""
+    """`--format table` broke a path mid-name when it wrapped, and drew subtreeCostMicros in dollars
+    under a label that said micros."""
     from boardlib.records import EXECUTION_SUCCEEDED
 
     shown = kanban.run("db", "path", "--format", "table", env={"COLUMNS": "60"})
@@ -447,10 +447,10 @@ def test_a_table_wraps_a_path_at_its_separators_and_says_dollars(kanban: Kanban)
 
 
 def test_the_event_log_gives_what_happened_the_width_at_80_columns(kanban: Kanban) -> None:
-    """Found by an exploring helper: `kanban events --format table` at 80 columns gave "What
-    happened" 26 cells, each event folded over three lines, while the kind and the task said
-    again what the words say. At 80 columns the words keep the seq and the time beside them,
-    each event on one line; a wide terminal shows every column."""
+    """`kanban events --format table` at 80 columns gave "What happened" 26 cells, each event folded
+    over three lines, while the kind and the task said again what the words say. At 80 columns the
+    words keep the seq and the time beside them, each event on one line; a wide terminal shows every
+    column."""
     with kanban.board() as board:
         first = board.create_task("first")
         second = board.create_task("second", depends_on=[first.id])

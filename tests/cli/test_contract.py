@@ -68,9 +68,9 @@ def test_a_holder_cannot_move_its_own_work_to_done_or_out_of_review(kanban: Kanb
 
 
 def test_no_caller_acts_under_the_boards_own_names(kanban: Kanban) -> None:
-    """Found by an exploring helper: `approve --agent verification-gate` recorded a person's
-    approval under the gate's name, `transfer --to system` made the system the holder, and
-    `--agent operator:` recorded a reviewer named nobody."""
+    """`approve --agent verification-gate` recorded a person's approval under the gate's name,
+    `transfer --to system` made the system the holder, and `--agent operator:` recorded a reviewer
+    named nobody."""
     task_id = str(claimed(kanban, "dana")["id"])
     kanban.ok("task", "complete", task_id, "--agent", "dana")
     for name in ("verification-gate", "system", "worktree-gc", "operator:", "operator:  "):
@@ -600,8 +600,8 @@ def test_bad_numbers_are_invalid_input(
 
 
 def test_a_number_past_64_bits_is_refused_with_the_options_own_bound(kanban: Kanban) -> None:
-    """Found by an exploring helper: `--limit 99999999999999999999` said "must be between
-    -9223372036854775808 and ...", a negative bound for an option that starts at 1."""
+    """`--limit 99999999999999999999` said "must be between -9223372036854775808 and ...", a
+    negative bound for an option that starts at 1."""
     huge = str(10**20)
     error = refused_unchanged(kanban, "task", "list", "--limit", huge, reason="invalid_input")
     assert error["field"] == "limit" and "between 1 and 9223372036854775807" in error["error"]
@@ -634,7 +634,7 @@ def test_invalid_utf8_in_argv_is_invalid_input(kanban: Kanban) -> None:
         (("task", "create", "-t", "x"), "dispatch"),  # another tool's word for the verb
         (("task", "Show", "TASK-1"), "view"),
         (("task", "rm", "TASK-1"), "drop"),
-        (("task", "deps", "rm", "TASK-1"), "remove"),  # found by an exploring helper: none
+        (("task", "deps", "rm", "TASK-1"), "remove"),  # it once suggested nothing
         (("consumers", "rm", "w"), "forget"),
         (("task", "exec", "done", "EXEC-1"), None),  # a synonym only where its command is
         (("task", "claim-next"), None),  # a missing --agent
@@ -680,8 +680,8 @@ def test_plan_lint_and_apply_report_the_same_problems(kanban: Kanban, tmp_path: 
     assert lint.error["problems"] == applied["problems"] == lint.doc["problems"]
     kinds = sorted(problem["kind"] for problem in applied["problems"])
     assert kinds == ["bad_field", "unknown_key", "unknown_key"]
-    # what the board refuses, lint finds too (found by an exploring helper: a 64-bit priority
-    # and names holding an escape or a bidi override passed lint, then apply refused them)
+    # what the board refuses, lint finds too (a 64-bit priority and names holding an escape or a
+    # bidi override passed lint, then apply refused them)
     plan.write_text(
         "- {key: d, title: d, priority: 99999999999999999999}\n"
         '- {key: e, title: e, role: "r\\e"}\n'

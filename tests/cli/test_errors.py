@@ -547,9 +547,9 @@ def test_an_unknown_theme_is_a_usage_refusal_before_the_terminal_is_taken(kanban
 def test_a_keymap_that_cannot_be_used_is_a_usage_refusal_naming_it(
     kanban: Kanban, tmp_path: Path, text: str, says: str
 ) -> None:
-    """Found by an exploring helper: a TOML error or an unknown id stopped `kanban tui` as an
-    unexpected failure (exit 1, the file not named), and a key given to two actions was taken,
-    the first bound winning, the other action left with no key and no word."""
+    """A TOML error or an unknown id stopped `kanban tui` as an unexpected failure (exit 1, the file
+    not named), and a key given to two actions was taken, the first bound winning, the other action
+    left with no key and no word."""
     keymap = tmp_path / "keymap.toml"
     keymap.write_text(text)
     before = kanban.snapshot()
@@ -586,7 +586,7 @@ def test_the_live_board_on_a_dead_postgres_url_is_one_json_line_and_exit_2(tmp_p
 
 
 # a line break to str.splitlines, a CSI, two separators, and two bidi controls (a title drawn
-# reversed from U+202E on: found by an exploring helper, raw in the CLI's JSON)
+# reversed from U+202E on: raw in the CLI's JSON)
 LINE_BREAKERS = "\x85\x9b\u2028\u2029\u202e\u2066"
 
 
@@ -624,9 +624,9 @@ def test_a_board_path_under_a_regular_file_is_not_a_board(tmp_path: Path, under:
 
 
 def test_a_postgres_url_without_the_driver_is_a_typed_refusal(tmp_path: Path) -> None:
-    """Found by an exploring helper: on the README's install (no postgres extra) a
-    postgresql:// board was `unexpected`, exit 1, ModuleNotFoundError. It says what to install,
-    exit 2. (The driver is hidden from a child process, as an install without it would be.)"""
+    """On the README's install (no postgres extra) a postgresql:// board was `unexpected`, exit 1,
+    ModuleNotFoundError. It says what to install, exit 2. (The driver is hidden from a child
+    process, as an install without it would be.)"""
     code = (
         "import sys\n"
         "class NoDriver:\n"

@@ -48,13 +48,12 @@ def test_events_list_from_a_cursor_and_per_task(kanban: Kanban) -> None:
 def test_a_since_past_the_newest_event_is_refused_where_it_would_skip_events(
     kanban: Kanban,
 ) -> None:
-    """Found by an exploring helper: `events --follow --since N` above the newest seq (a cursor
-    from another board, or from before this one was restored) waited without a word, then
-    skipped every event up to N, while `--consumer` refused the same N. Both refuse it alike,
-    before any output and without waiting; a one-off read answers none yet (as the HTTP page
-    does), and a follower exactly at the newest seq follows. The refusal is `conflict`, as HTTP
-    refuses a stream resumed there with `Last-Event-ID` (it was `invalid_input`: found by an
-    exploring helper, the two surfaces told one condition apart)."""
+    """`events --follow --since N` above the newest seq (a cursor from another board, or from before
+    this one was restored) waited without a word, then skipped every event up to N, while
+    `--consumer` refused the same N. Both refuse it alike, before any output and without waiting; a
+    one-off read answers none yet (as the HTTP page does), and a follower exactly at the newest seq
+    follows. The refusal is `conflict`, as HTTP refuses a stream resumed there with `Last-Event-ID`
+    (it was `invalid_input`: the two surfaces told one condition apart)."""
     with kanban.board() as board:
         board.create_task("the only event")
         newest = board.last_event_seq()
@@ -174,9 +173,9 @@ def test_a_consumer_reads_on_from_its_cursor_and_holds_a_prune_back(
 
 
 def test_a_prune_names_the_consumers_that_held_events_back(kanban: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: with a consumer stopped at seq 100, a prune archived 100
-    events and said only `throughSeq: 100`. Now it names the consumers whose cursors kept old
-    events on the board, and how many stayed because of them."""
+    """With a consumer stopped at seq 100, a prune archived 100 events and said only `throughSeq:
+    100`. Now it names the consumers whose cursors kept old events on the board, and how many stayed
+    because of them."""
     with kanban.board() as board:
         for title in ("one", "two", "three", "four"):
             task = board.create_task(title)
@@ -209,8 +208,8 @@ def test_a_prune_names_the_consumers_that_held_events_back(kanban: Kanban, tmp_p
 
 
 def test_a_prune_table_shows_its_cut_as_a_time(kanban: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: `kanban prune --format table` drew the cut as
-    `beforeMs 1796536448482`, epoch milliseconds, where every other time in a table is a date."""
+    """`kanban prune --format table` drew the cut as `beforeMs 1796536448482`, epoch milliseconds,
+    where every other time in a table is a date."""
     with kanban.board() as board:
         board.create_task("old")
     kanban.advance(minutes=120 * 24 * 60)
@@ -384,9 +383,8 @@ def test_prune_archives_old_events_and_import_puts_them_back(
 def test_import_events_refuses_another_boards_archive_byte_for_byte(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: `kanban db import-events` put board A's archive into board
-    B (`imported: 2247`, A's history under B's tasks). Now it is refused as a conflict, and B's
-    file is the same bytes after."""
+    """`kanban db import-events` put board A's archive into board B (`imported: 2247`, A's history
+    under B's tasks). Now it is refused as a conflict, and B's file is the same bytes after."""
     other = Kanban(tmp_path / "other" / "board.db", now_ms=kanban.now + 1)
     for each in (kanban, other):
         with each.board() as board:
@@ -408,10 +406,10 @@ def test_import_events_refuses_another_boards_archive_byte_for_byte(
 def test_a_daily_prune_retried_succeeds_and_a_taken_default_name_is_numbered(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: a second `kanban prune --events-before 90d` the same day
-    failed (exit 2, "exists: an archive is never overwritten") though there was nothing left to
-    prune, so a retried daily cron job failed. Now nothing to take is exit 0; with events to
-    take, the day's taken name gives way to the next free one (`NAME.2.jsonl`), never over it."""
+    """A second `kanban prune --events-before 90d` the same day failed (exit 2, "exists: an archive
+    is never overwritten") though there was nothing left to prune, so a retried daily cron job
+    failed. Now nothing to take is exit 0; with events to take, the day's taken name gives way to
+    the next free one (`NAME.2.jsonl`), never over it."""
     if is_postgres(kanban.db):
         pytest.skip("the default archive name is beside a board file")
     with kanban.board() as board:
@@ -439,9 +437,9 @@ def test_a_daily_prune_retried_succeeds_and_a_taken_default_name_is_numbered(
 def test_a_prune_with_nothing_to_archive_writes_no_file_and_frees_the_name(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: a prune that archived nothing still wrote an empty archive
-    under the day's default name, so a later prune the same day that had events to take was
-    refused over that name. Now it writes nothing and says so."""
+    """A prune that archived nothing still wrote an empty archive under the day's default name, so a
+    later prune the same day that had events to take was refused over that name. Now it writes
+    nothing and says so."""
     if is_postgres(kanban.db):
         pytest.skip("the default archive name is beside a board file")
     with kanban.board() as board:
@@ -486,10 +484,10 @@ def loopback_link(target: str, port: int = 0) -> Iterator[int]:
 def test_a_follower_waits_out_a_lost_database_and_goes_on(
     postgres_cluster: "Cluster", tmp_path: Path, how: str
 ) -> None:
-    """Found by an exploring helper: `events --follow` and `watch` exited database_unavailable
-    when the Postgres server restarted, while `serve` and the terminal board came back: a
-    watch forwarding to a webhook went quiet until someone restarted it. The link to the
-    server is cut and restored here; the follower says so on stderr and goes on."""
+    """`events --follow` and `watch` exited database_unavailable when the Postgres server restarted,
+    while `serve` and the terminal board came back: a watch forwarding to a webhook went quiet until
+    someone restarted it. The link to the server is cut and restored here; the follower says so on
+    stderr and goes on."""
     board_url = new_postgres_board(postgres_cluster)
     kanban = Kanban(board_url)  # type: ignore[arg-type]
     url = urlsplit(board_url)

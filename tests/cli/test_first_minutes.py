@@ -1,6 +1,5 @@
 """The mistakes of someone's first minutes with the CLI, each a typed refusal that names what to
-do and changes nothing: found by a helper walking every command's help and then getting things
-wrong on purpose (a missing `--agent`, an option given no value, ...)."""
+do and changes nothing (a missing `--agent`, an option given no value, ...)."""
 
 import os
 import signal

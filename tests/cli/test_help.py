@@ -1,6 +1,6 @@
 """Every command's --help, read as a person reads it: each option says what it is for, in the
 command line's own words (`true`, `N`, `1000000000`), and no option or verb named in the text is
-split across lines at its hyphen. Found by an exploring helper reading the whole help wall.
+split across lines at its hyphen.
 
 The walk renders each command's help in-process, through the contexts the console script uses,
 at several terminal widths; one run of the real script checks the same rendering end to end.

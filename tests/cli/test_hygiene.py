@@ -167,8 +167,8 @@ def test_help_lists_every_verb_of_the_issue(kanban: Kanban) -> None:
 def test_a_command_with_no_result_refuses_format_table(
     kanban: Kanban, args: tuple[str, ...]
 ) -> None:
-    """Found by an exploring helper: `kanban --format table serve --port 0` printed the JSON
-    ready line, the option silently ignored. A server, an MCP session or a full-screen app has
-    no result to draw: it refuses, starting nothing; --format json is what it does anyway."""
+    """`kanban --format table serve --port 0` printed the JSON ready line, the option silently
+    ignored. A server, an MCP session or a full-screen app has no result to draw: it refuses,
+    starting nothing; --format json is what it does anyway."""
     refusal = kanban.refused("--format", "table", *args, reason="usage")
     assert "--format table" in refusal["error"] and "has none" in refusal["error"], refusal

@@ -483,9 +483,9 @@ def test_the_instructions_come_from_the_clis_declarations(repo: Path, db: Path) 
 
 
 def test_the_mcp_paragraph_names_the_worktree_tools_its_sessions_list() -> None:
-    """Found by an exploring helper: over MCP an agent had no way to provision a worktree or
-    complete through the gate, so it could not follow the block's code-task steps. The MCP
-    paragraph names those tools, and only tools each set lists."""
+    """Over MCP an agent had no way to provision a worktree or complete through the gate, so it
+    could not follow the block's code-task steps. The MCP paragraph names those tools, and only
+    tools each set lists."""
     from kanban.agent_setup.instructions import Briefing, agents_block
     from kanban.mcp.hints import tools_named
 
@@ -502,10 +502,10 @@ def test_the_mcp_paragraph_names_the_worktree_tools_its_sessions_list() -> None:
 
 
 def test_each_runtime_reads_only_the_mcp_steps_of_its_own_tool_set() -> None:
-    """Found by an exploring helper: with Claude Code set up as a worker and Codex as a reviewer,
-    the MCP paragraph named both runtimes, then the worker's and the reviewer's steps in one
-    run of sentences, so each runtime read the other's steps as its own. Each runtime's steps
-    are its own line now, naming only the tools its set lists."""
+    """With Claude Code set up as a worker and Codex as a reviewer, the MCP paragraph named both
+    runtimes, then the worker's and the reviewer's steps in one run of sentences, so each runtime
+    read the other's steps as its own. Each runtime's steps are its own line now, naming only the
+    tools its set lists."""
     from kanban.agent_setup.instructions import Briefing, Identity, agents_block
     from kanban.mcp.hints import tools_named
 
@@ -648,7 +648,7 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     ran.add(command)
 
     # A shell that restarted holding a task has lost `$epoch`: the block says how to get it back
-    # (found by an exploring helper: "go on with them" named no way to the epoch).
+    # ("go on with them" named no way to the epoch).
     assert bash(claim_prefix, env).returncode == 0  # claims "for release" again
     resume = sorted(set(re.findall(r"`(epoch=\$\(kanban [^`]+)`", block)))
     assert len(resume) == 1, "the heldByYou bullet says how to get the epoch back"
@@ -659,11 +659,11 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     with Board(db, reconcile_orphans=False) as board:
         board.cancel(task.id)  # nothing claimable is left
 
-    # A code task in its own worktree (found by an exploring helper: the block never said
-    # so, and an agent following it changed the person's checkout): provision, change a file
-    # there, complete through the gate; the repository's own checkout is untouched. No operator
-    # set a verify command: the block's handoff step names the project's (found by an exploring
-    # helper: without it the gate found none and blocked the task for an operator).
+    # A code task in its own worktree (the block never said so, and an agent following it changed
+    # the person's checkout): provision, change a file there, complete through the gate; the
+    # repository's own checkout is untouched. No operator set a verify command: the block's handoff
+    # step names the project's (without it the gate found none and blocked the task for an
+    # operator).
     (repo / "Makefile").write_text("test:\n\ttest -f lexer.txt\n")  # the project's tests
     for args in (
         ("init", "-q", "-b", "main"),
@@ -674,8 +674,8 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     with Board(db, reconcile_orphans=False) as board:
         coded = board.create_task("Write the lexer", role="worker")
     # No lexer.txt yet: the project's tests fail and the task comes back under a new epoch, which
-    # the block says to quote (found by an exploring helper: the old one is refused stale_claim,
-    # whose hint says to stop work on the task).
+    # the block says to quote (the old one is refused stale_claim, whose hint says to stop work on
+    # the task).
     drafted = [*claim_prefix, *worktree[:2], "echo draft > notes.txt", *worktree[2:]]
     result = bash(drafted, env, repo)
     assert result.returncode == 0, result.stderr
@@ -707,8 +707,8 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
 
     # The reviewer's steps take the oldest work to judge from the inbox, with its verb. The
     # oldest (the parser in review, the coded task unlanded) is the block agent's own, which it
-    # may not judge: the step passes over it to another agent's work, every time (found by an
-    # exploring helper: it took its own, was refused self_review, and took it again, forever).
+    # may not judge: the step passes over it to another agent's work, every time (it took its own,
+    # was refused self_review, and took it again, forever).
     with Board(db, reconcile_orphans=False) as board:
         theirs = board.create_task("someone else's work")
         held = board.claim(theirs.id, "worker-w")
@@ -768,7 +768,7 @@ def test_the_instruction_blocks_commands_run_as_written(repo: Path, db: Path) ->
     ]
     assert bash(built_by_x, env, repo).returncode == 0
     # Its gate passed: done, not in review. The reviewer's steps find it in the inbox and land it
-    # (found by exploring helpers: they looked only at in_review, then took the id from there).
+    # (the steps looked only at in_review, then took the id from there).
     result = bash(review, env, repo)
     assert result.returncode == 0, result.stderr
     with Board(db, reconcile_orphans=False) as board:
@@ -815,9 +815,9 @@ def test_a_repository_set_up_for_two_runtimes_keeps_both_entries_its_own(
 
 
 def test_many_inits_for_one_runtime_never_forget_anothers_entry(repo: Path, db: Path) -> None:
-    """Found by an exploring helper: the block kept the four newest entries of any runtime, so
-    after a Cursor init and four Claude Code inits with other options the next Cursor init
-    refused the untouched .cursor/mcp.json as edited by hand. It keeps one per config now."""
+    """The block kept the four newest entries of any runtime, so after a Cursor init and four Claude
+    Code inits with other options the next Cursor init refused the untouched .cursor/mcp.json as
+    edited by hand. It keeps one per config now."""
     ok(kanban_init(repo, db, "--harness", "cursor", "--agent", "cu"))
     cursor = (repo / ".cursor/mcp.json").read_bytes()
     for options in ((), ("--tools", "worker"), ("--tools", "reviewer"), ("--role", "qa")):
@@ -869,11 +869,10 @@ def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, d
 
 @pytest.mark.slow  # kanban init run again and again
 def test_a_crlf_repository_keeps_every_runtime_and_its_line_endings(repo: Path, db: Path) -> None:
-    """Found by an exploring helper: with a CRLF AGENTS.md the runtimes line of the block was
-    not found (`$` stops before the `\\r`), so each init spoke for its own runtime only and
-    none was ever up to date; a CRLF CLAUDE.md importing AGENTS.md got a second import, and a
-    CRLF JSON config got LF lines spliced in. Every file keeps CRLF, and a second round of
-    inits changes no byte."""
+    """With a CRLF AGENTS.md the runtimes line of the block was not found (`$` stops before the
+    `\\r`), so each init spoke for its own runtime only and none was ever up to date; a CRLF
+    CLAUDE.md importing AGENTS.md got a second import, and a CRLF JSON config got LF lines spliced
+    in. Every file keeps CRLF, and a second round of inits changes no byte."""
     crlf = {
         "AGENTS.md": "# Mine\r\n",
         "CLAUDE.md": "# Claude\r\n@AGENTS.md\r\n",
@@ -902,9 +901,9 @@ def test_a_crlf_repository_keeps_every_runtime_and_its_line_endings(repo: Path, 
 
 
 def test_every_command_of_the_loop_about_a_held_task_passes_its_epoch() -> None:
-    """Found by an exploring helper: the block said to pass the epoch on every call about a held
-    task, and its own `workspace provision` line did not (a lapsed claim's leftover process
-    could provision a successor's task unfenced)."""
+    """The block said to pass the epoch on every call about a held task, and its own `workspace
+    provision` line did not (a lapsed claim's leftover process could provision a successor's task
+    unfenced)."""
     from kanban.agent_setup.instructions import BLOCK, EXTEND, RELEASE, WORKTREE_COMMANDS
 
     held = [line for line in WORKTREE_COMMANDS if "kanban task workspace" in line]
@@ -913,9 +912,9 @@ def test_every_command_of_the_loop_about_a_held_task_passes_its_epoch() -> None:
 
 
 def test_codex_is_told_which_folders_its_sandbox_must_allow(repo: Path, db: Path) -> None:
-    """Found by an exploring helper: nothing said that Codex's workspace-write sandbox lets the
-    agent write only in the project and /tmp, while the board and the worktrees live under
-    ~/.local/state/kanban: init's note says so, and the doc it points at names the setting."""
+    """Nothing said that Codex's workspace-write sandbox lets the agent write only in the project
+    and /tmp, while the board and the worktrees live under ~/.local/state/kanban: init's note says
+    so, and the doc it points at names the setting."""
     note = ok(kanban_init(repo, db, "--harness", "codex"))["note"]
     assert "sandbox" in note and "docs/agent-setup.md" in note
     guide = (Path(__file__).parents[2] / "docs" / "agent-setup.md").read_text()
@@ -926,9 +925,9 @@ def test_codex_is_told_which_folders_its_sandbox_must_allow(repo: Path, db: Path
 
 
 def test_claude_code_is_told_to_add_the_worktrees_folder(repo: Path, db: Path) -> None:
-    """Found by an exploring helper: Claude Code's file tools work in the folder it started in
-    (and the folders added to it), and a task's worktree is outside the project, so every edit
-    there asks or is refused. init's note says to add the folder; the doc names the settings."""
+    """Claude Code's file tools work in the folder it started in (and the folders added to it), and
+    a task's worktree is outside the project, so every edit there asks or is refused. init's note
+    says to add the folder; the doc names the settings."""
     note = ok(kanban_init(repo, db, "--harness", "claude-code"))["note"]
     assert "--add-dir" in note and "docs/agent-setup.md" in note
     guide = (Path(__file__).parents[2] / "docs" / "agent-setup.md").read_text()

@@ -130,8 +130,8 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
 
 
 def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(setup) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper: `kanban task complete` put a worktree holding git's
-    conflict markers in review; it is refused as `workspace complete` refuses it."""
+    """`kanban task complete` put a worktree holding git's conflict markers in review; it is refused
+    as `workspace complete` refuses it."""
     kanban, land, env = setup
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
     kanban.now = land.board.get_task(task_id).updated_at  # the CLI's clock within the lease

@@ -117,9 +117,9 @@ def test_a_reclaimed_task_fences_the_stale_worker_by_epoch(kanban: Kanban) -> No
 
 
 def test_a_stale_epoch_from_the_holder_now_is_told_it_holds_the_task(kanban: Kanban) -> None:
-    """Found by an exploring helper: an agent that still held its task under a newer epoch (a
-    failed gate gave it back) was told its claim was gone. The refusal stands (the epoch
-    fences) and says what is true: `heldByYou`, and the epoch to use; to anyone else, not."""
+    """An agent that still held its task under a newer epoch (a failed gate gave it back) was told
+    its claim was gone. The refusal stands (the epoch fences) and says what is true: `heldByYou`,
+    and the epoch to use; to anyone else, not."""
     task = kanban.ok("task", "dispatch", "--title", "long job")
     first = kanban.ok("task", "claim", task["id"], "--agent", "alice")
     kanban.ok(

@@ -140,9 +140,9 @@ def test_lint_reports_each_difference_and_apply_refuses_it_whole(
 
 
 def test_lint_reports_a_link_the_board_has_beyond_the_plans(kanban: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: a dependency added by hand (`deps add`) to a plan's task
-    went unreported, so lint called plan and board the same while they were not. It is listed
-    (apply leaves the board's links alone, so it is no problem and apply still goes through)."""
+    """A dependency added by hand (`deps add`) to a plan's task went unreported, so lint called plan
+    and board the same while they were not. It is listed (apply leaves the board's links alone, so
+    it is no problem and apply still goes through)."""
     plan = write(tmp_path, PLAN)
     keys = kanban.ok("plan", "apply", plan)["keys"]
     assert kanban.ok("plan", "lint", plan)["unplannedLinks"] == []
@@ -198,9 +198,9 @@ def test_update_changes_only_what_is_safe_to_change(kanban: Kanban, tmp_path: Pa
 
 def test_update_refuses_a_dependency_that_closes_a_cycle(kanban: Kanban, tmp_path: Path) -> None:
     """Through a task outside the plan: `ship` would wait on TASK-x, which waits on `ship`. One
-    fact, one reason (found by an exploring helper: the plan said invalid_input where `deps add`
-    said dependency_cycle): the plan is refused `dependency_cycle`, the cycle named as `deps
-    add` names it, by lint, apply and the library alike, with or without --update."""
+    fact, one reason (the plan said invalid_input where `deps add` said dependency_cycle): the plan
+    is refused `dependency_cycle`, the cycle named as `deps add` names it, by lint, apply and the
+    library alike, with or without --update."""
     keys = kanban.ok("plan", "apply", write(tmp_path, PLAN))["keys"]
     with kanban.board() as board:
         outside = board.create_task("outside the plan", depends_on=[keys["ship"]])
@@ -331,8 +331,8 @@ def test_a_plans_budgets_are_compared_and_kept(kanban: Kanban, tmp_path: Path) -
         ("budgetTokens", 90001, 90000, False),
     ]
     assert kanban.row(first["keys"]["api"])["budgetUsd"] == 2.5
-    # Found by an exploring helper: the message said `2.5`/`4.0` and that `--update` changes
-    # only text, not what does change a budget. Money as money, and the command that sets it.
+    # The message said `2.5`/`4.0` and that `--update` changes only text, not what does change a
+    # budget. Money as money, and the command that sets it.
     task_id = first["keys"]["api"]
     usd, tokens = (problem["message"] for problem in refused["problems"])
     assert f"api ({task_id}): budgetUsd is $2.50 on the board, $4.00 in the plan (kept: only an " \

@@ -198,9 +198,9 @@ def test_apply_is_all_or_nothing(kanban: Kanban, tmp_path: Path) -> None:
 
 
 def test_a_key_shaped_like_a_task_id_is_refused_naming_it(kanban: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: an item keyed `TASK-1` on a board with a TASK-1 took the
-    other item's dependency on `TASK-1` for itself, silently. Such a key is refused, by lint,
-    apply and the library alike, and nothing is written."""
+    """An item keyed `TASK-1` on a board with a TASK-1 took the other item's dependency on `TASK-1`
+    for itself, silently. Such a key is refused, by lint, apply and the library alike, and nothing
+    is written."""
     with kanban.board() as board:
         real = board.create_task("the board's own")
     before = kanban.snapshot()
@@ -246,10 +246,10 @@ def test_plans_read_from_stdin_and_syntax_errors_name_the_line(kanban: Kanban) -
 def test_a_field_written_twice_is_refused_not_read_as_its_last_value(
     kanban: Kanban, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: YAML and JSON readers keep the last of a key written twice,
-    so a plan with a second `tasks:` (two plans pasted together) created only the second list,
-    and an item with two `key:`s took the last one, all with exit 0. The file is refused as a
-    syntax error naming the key (the line, in YAML), on lint and apply, and nothing is written."""
+    """YAML and JSON readers keep the last of a key written twice, so a plan with a second `tasks:`
+    (two plans pasted together) created only the second list, and an item with two `key:`s took the
+    last one, all with exit 0. The file is refused as a syntax error naming the key (the line, in
+    YAML), on lint and apply, and nothing is written."""
     before = kanban.snapshot()
     twice = {
         "tasks.yaml": "tasks:\n  - {key: a, title: A}\ntasks:\n  - {key: b, title: B}\n",
@@ -275,8 +275,8 @@ def test_a_field_written_twice_is_refused_not_read_as_its_last_value(
 
 
 def test_lint_table_wraps_a_problem_under_its_text(kanban: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: at 80 columns `plan lint --format table` wrapped a long
-    problem back to the left edge, so its second line read as the start of another."""
+    """At 80 columns `plan lint --format table` wrapped a long problem back to the left edge, so its
+    second line read as the start of another."""
     plan = write(tmp_path, "plan.yaml", "- {key: x, title: X, depends_on: [nowhere-at-all]}\n")
     table = kanban.run("plan", "lint", plan, "--format", "table", env={"COLUMNS": "80"})
     assert table.code == 2, str(table)

@@ -174,10 +174,10 @@ def test_a_comment_meant_as_the_reason_is_told_where_the_reason_goes(
 
 
 def test_a_reviewer_taking_the_oldest_of_its_inbox_never_takes_its_own(kanban: Kanban) -> None:
-    """Found by an exploring helper following the AGENTS.md reviewer's step: it took the oldest
-    inbox item, its own work, was refused self_review, and took it again, forever. Read `--as`
-    the reviewer, the inbox leaves out what it built (and says how many: `leftOut`); its items
-    name their builders. The loop judges the other agent's work, then finds nothing."""
+    """Following the AGENTS.md reviewer's step, an agent took the oldest inbox item, its own work,
+    was refused self_review, and took it again, forever. Read `--as` the reviewer, the inbox leaves
+    out what it built (and says how many: `leftOut`); its items name their builders. The loop judges
+    the other agent's work, then finds nothing."""
     built = {}
     for agent in ("alice", "bob"):  # alice's work is the oldest
         task = kanban.ok("task", "dispatch", "--title", f"{agent}'s work")

@@ -99,10 +99,10 @@ def test_a_failing_delivery_is_held_in_the_inbox_never_skipped(cli: Kanban, tmp_
 
 
 def test_a_failing_delivery_says_so_on_stderr(cli: Kanban, tmp_path: Path) -> None:
-    """Found by an exploring helper: `kanban watch -- crul ...` (a typo) ran for ever without a
-    word: the command's stderr is kept on the consumer and the watcher's stdout is its last line,
-    so a person saw nothing fail. Each failed try is one line on stderr (the event, how many in
-    a row, the error drawn inert, the wait), and so is the success that ends them."""
+    """`kanban watch -- crul ...` (a typo) ran for ever without a word: the command's stderr is kept
+    on the consumer and the watcher's stdout is its last line, so a person saw nothing fail. Each
+    failed try is one line on stderr (the event, how many in a row, the error drawn inert, the
+    wait), and so is the success that ends them."""
     seed(cli, 1)
     first = status_seqs(cli)[0]
     tries = tmp_path / "tries"
@@ -222,9 +222,9 @@ def test_one_process_per_consumer(cli: Kanban) -> None:
 
 
 def test_a_killed_owner_is_not_listed_as_the_owner(cli: Kanban) -> None:
-    """Found by an exploring helper: after `kill -9` of a watcher, `kanban consumers list` named
-    the dead process as the consumer's owner until its lease ran out (15 s), while a new watch
-    took the consumer at once. The list judges an owner as taking it over does."""
+    """After `kill -9` of a watcher, `kanban consumers list` named the dead process as the
+    consumer's owner until its lease ran out (15 s), while a new watch took the consumer at once.
+    The list judges an owner as taking it over does."""
     seed(cli, 1)
     watcher = cli.popen("watch", "--consumer", "one", "--", "sh", "-c", "cat > /dev/null")
     try:
@@ -245,8 +245,8 @@ def test_a_killed_owner_is_not_listed_as_the_owner(cli: Kanban) -> None:
 
 
 def test_a_running_owner_is_one_short_cell_at_80_columns(cli: Kanban) -> None:
-    """Found by a helper: `consumers list --format table` at 80 columns folded a watcher's owner
-    token over three lines and dropped its lease; it reads `pid N here`, the lease beside it."""
+    """`consumers list --format table` at 80 columns folded a watcher's owner token over three lines
+    and dropped its lease; it reads `pid N here`, the lease beside it."""
     seed(cli, 1)
     watcher = cli.popen("watch", "--consumer", "webhook", "--", "sh", "-c", "cat > /dev/null")
     try:
@@ -277,9 +277,9 @@ def test_a_running_owner_is_one_short_cell_at_80_columns(cli: Kanban) -> None:
     ids=["events", "events-consumer", "watch"],
 )
 def test_sigterm_stops_a_follower_cleanly_with_exit_0(cli: Kanban, args: tuple[str, ...]) -> None:
-    """Found by a helper: `events --follow` died of SIGTERM (exit 143, a failure to systemd
-    without SuccessExitStatus) while `watch` stopped cleanly (exit 0). Both stop as on Ctrl-C:
-    exit 0, what was read printed whole, a consumer released at once (not left to its lease)."""
+    """`events --follow` died of SIGTERM (exit 143, a failure to systemd without SuccessExitStatus)
+    while `watch` stopped cleanly (exit 0). Both stop as on Ctrl-C: exit 0, what was read printed
+    whole, a consumer released at once (not left to its lease)."""
     seed(cli, 1)
     follower = cli.popen(*args, "--since", "0") if args[0] == "events" else cli.popen(*args)
     try:
@@ -321,12 +321,12 @@ def test_unknown_kinds_and_names_are_refused(cli: Kanban) -> None:
     before = cli.snapshot()
     error = cli.refused("watch", "--consumer", "x", "--on", "status_changd,zzz", "--", "true",
                         reason="invalid_input")  # fmt: skip
-    # An exploring helper: a misspelt kind got no "did you mean"; nothing close, nothing guessed.
+    # A misspelt kind got no "did you mean"; nothing close, nothing guessed.
     assert "status_changd (did you mean status_changed?), zzz" in error["error"]
     assert error["suggestions"] == {"status_changd": "status_changed"}
     cli.refused("consumers", "retry", "nobody", reason="not_found")
     cli.refused("consumers", "forget", "nobody", reason="not_found")
-    # an exploring helper: a mistyped task filter made a consumer and then waited for ever
+    # a mistyped task filter made a consumer and then waited for ever
     cli.refused("watch", "--consumer", "y", "--task", "TASK-999", "--timeout", "5", "--", "true",
                 reason="not_found")  # fmt: skip
     assert cli.snapshot() == before
@@ -370,10 +370,10 @@ def test_watch_refuses_a_missing_command(cli: Kanban) -> None:
 def test_a_delivery_is_spawned_through_setpriv_and_a_missing_command_still_says_so(
     cli: Kanban, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: deliveries still took a `preexec_fn` (Python forks, copying
-    the watcher's page tables, instead of a vfork), as verify commands did before b67d340. They
-    go through `processes.dying_with_parent` now; a command that cannot start still fails with
-    the words a plain spawn's OSError gave, not setpriv's exit 127."""
+    """Deliveries still took a `preexec_fn` (Python forks, copying the watcher's page tables,
+    instead of a vfork), as verify commands did before b67d340. They go through
+    `processes.dying_with_parent` now; a command that cannot start still fails with the words a
+    plain spawn's OSError gave, not setpriv's exit 127."""
     from boardlib.processes import _setpriv
     from boardlib.watch import spawn_delivery
 
@@ -412,8 +412,8 @@ def test_the_docs_watch_example_runs(cli: Kanban, tmp_path: Path) -> None:
     lines = [json.loads(line) for line in (tmp_path / "events.ndjson").read_text().splitlines()]
     assert [e["kind"] for e in lines] == ["status_changed", "status_changed", "comment_added"]
     assert "resuming" not in first.stderr  # a new consumer: placed at --since, nothing to say
-    # Found by a helper: the same line run again (a service restarted) was refused once the
-    # cursor had moved. It resumes from the cursor, says so once, and hands on only what is new.
+    # The same line run again (a service restarted) was refused once the cursor had moved. It
+    # resumes from the cursor, says so once, and hands on only what is new.
     with Board(cli.db, reconcile_orphans=False) as board:
         board.add_comment("TASK-2", "and this", author_type="user")
         cursor = Consumers(board).get("log")

@@ -64,7 +64,7 @@ def test_refused_kind_exits_2_with_no_isolation_and_creates_nothing(setup) -> No
         reason="no_isolation",
     )  # fmt: skip
     assert error["reason"] == "no_isolation" and error["isolation"] == "none"
-    # An exploring helper: the error was the bare code; it says what is wrong and what to do.
+    # The error was the bare code; it says what is wrong and what to do.
     assert error["error"].startswith(f"cannot provision a worktree for {task_id}: a research")
     assert "without a worktree" in error["error"]
     assert kanban.snapshot() == before
@@ -72,8 +72,8 @@ def test_refused_kind_exits_2_with_no_isolation_and_creates_nothing(setup) -> No
 
 
 def test_only_the_holder_or_an_operator_provisions(setup) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper: provision took no --agent and acted as the system, so any
-    agent made a worktree for a task another agent holds."""
+    """Provision took no --agent and acted as the system, so any agent made a worktree for a task
+    another agent holds."""
     kanban, repo, env = setup
     task_id = claimed(kanban)
     before, files = kanban.snapshot(), repo_state(repo)
@@ -95,10 +95,10 @@ def test_only_the_holder_or_an_operator_provisions(setup) -> None:  # type: igno
 
 
 def test_a_lapsed_holder_quoting_its_epoch_cannot_touch_its_successors_worktree(setup) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper: only `complete` took --epoch, so a process whose lease
-    lapsed, still running under the name its restarted successor claimed again, paused the
-    successor's worktree (committing its unfinished work and removing the checkout). Every
-    workspace verb takes the epoch now, and a stale one is stale_claim, as the lease verbs say."""
+    """Only `complete` took --epoch, so a process whose lease lapsed, still running under the name
+    its restarted successor claimed again, paused the successor's worktree (committing its
+    unfinished work and removing the checkout). Every workspace verb takes the epoch now, and a
+    stale one is stale_claim, as the lease verbs say."""
     kanban, repo, env = setup
     task_id = claimed(kanban)
     agent = {**env, "KANBAN_AGENT": "alice"}
@@ -253,8 +253,8 @@ def test_handoff_template_is_valid_and_prefilled_from_the_worktree(setup) -> Non
         "task", "workspace", "handoff", task_id, "--template", "--agent", "bob", env=env
     )
     assert template["handoffFrom"] == "bob" and template["commands"]["verify"] == "make check"
-    # as printed it still says "your-runtime": refused, not recorded as the task's runtime
-    # (found by an exploring helper), and nothing is written
+    # as printed it still says "your-runtime": refused, not recorded as the task's runtime, and
+    # nothing is written
     before = kanban.snapshot()
     error = kanban.refused(
         "task", "workspace", "handoff", task_id, "--file", "-", env=env,

@@ -202,11 +202,11 @@ def without_identity(archive: Path, written: Path) -> Path:
 def test_an_archive_of_another_board_is_refused_and_writes_nothing(
     board: Board, clock: ManualClock, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: an archive pruned from board A imported onto board B (the
-    same year of work, built a little later) went in whole, A's history under B's TASK-n, since
-    only seqs were compared. Now an archive names when each of its tasks was created, and B's
-    tasks were created at other times; an archive written before that is judged by its own
-    `task_created` events, and still imports onto its own board."""
+    """An archive pruned from board A imported onto board B (the same year of work, built a little
+    later) went in whole, A's history under B's TASK-n, since only seqs were compared. Now an
+    archive names when each of its tasks was created, and B's tasks were created at other times; an
+    archive written before that is judged by its own `task_created` events, and still imports onto
+    its own board."""
     a_year(board, clock)
     clock.advance(ms=1)
     with Board(tmp_path / "other.db", clock=clock, config=BoardConfig()) as other:
@@ -240,8 +240,8 @@ def test_an_archive_of_another_board_is_refused_and_writes_nothing(
 def test_imported_events_past_their_ttl_are_purged_again(
     board: Board, clock: ManualClock, tmp_path: Path
 ) -> None:
-    """docs/agents.md#pruning-old-events says so (an exploring helper's finding, kept as the
-    rule): an import restores each event's TTL with it, and the next purge takes those past it."""
+    """docs/agents.md#pruning-old-events says so (kept as the rule): an import restores each event's
+    TTL with it, and the next purge takes those past it."""
     a_year(board, clock)
     archive = tmp_path / "old.jsonl"
     report = board.prune_events("90d", archive)

@@ -98,10 +98,10 @@ def test_the_close_that_spends_a_budget_keeps_the_cost_and_blocks_the_task(
 
 
 def test_a_cost_is_kept_in_whole_micro_dollars_once_accepted(board: Board) -> None:
-    """Found by an exploring helper: the run rows kept costs finer than a micro-dollar while
-    the budgets rounded each run, so runs of $0.999999, $0.0000004 and $0.0000005 showed the
-    task at costUsd 0.9999998999999999 yet blocked at "$1.00 recorded against $1.00". A cost is
-    rounded once, half up, when accepted; the task's cost is the exact sum of its runs."""
+    """The run rows kept costs finer than a micro-dollar while the budgets rounded each run, so runs
+    of $0.999999, $0.0000004 and $0.0000005 showed the task at costUsd 0.9999998999999999 yet
+    blocked at "$1.00 recorded against $1.00". A cost is rounded once, half up, when accepted; the
+    task's cost is the exact sum of its runs."""
     task = board.create_task("fine-grained", budget_usd=1)
     board.claim(task.id, "ada")
     kept = []
@@ -201,7 +201,7 @@ def test_removing_and_lowering_budgets(board: Board) -> None:
         assert refused.value.reason is Reason.INVALID_INPUT
     with pytest.raises(BoardError):
         board.create_task("bad", budget_usd=float("nan"))
-    # found exploring: `--tokens 1e16` was told "a whole number of tokens from 0", not its ceiling
+    # `--tokens 1e16` was told "a whole number of tokens from 0", not its ceiling
     for limits, ceiling in (
         ({"usd": USD_MAX * 10}, USD_MAX),
         ({"tokens": TOKENS_MAX + 1}, TOKENS_MAX),
@@ -251,9 +251,9 @@ def test_daily_budgets_of_the_board_and_of_a_team(board: Board, clock: ManualClo
 def test_an_agent_does_not_take_its_task_from_under_a_team_budget(
     board: Board, board_path: Path
 ) -> None:
-    """Found exploring: under web's spent daily budget an agent's start was refused, then its
-    `kanban task edit --team ''` moved the task out of web and the run started. Leaving a
-    budgeted team is an operator's change; joining one, or leaving a team with none, is not."""
+    """Under web's spent daily budget an agent's start was refused, then its `kanban task edit
+    --team ''` moved the task out of web and the run started. Leaving a budgeted team is an
+    operator's change; joining one, or leaving a team with none, is not."""
     board.set_daily_budget(team_id="web", usd=1, reason="web's share")
     spent = board.create_task("web work", team_id="web")
     board.close_execution(running(board, spent, "ada"), EXECUTION_SUCCEEDED, agent="ada",
@@ -279,8 +279,8 @@ def test_an_agent_does_not_take_its_task_from_under_a_team_budget(
 
 def test_the_raise_command_quotes_an_agents_team_id(board: Board, tmp_path: Path) -> None:
     """A team id is an agent's word: the refusal's and the block's `kanban budget set` quote it,
-    so pasting the command runs `kanban` with it as one argument, never a second command (found
-    by an exploring helper: `--team web; touch /tmp/x` was printed as is)."""
+    so pasting the command runs `kanban` with it as one argument, never a second command (`--team
+    web; touch /tmp/x` was printed as is)."""
     team = f"web; touch {tmp_path / 'x'}"
     task = board.create_task("web work", team_id=team)
     board.set_daily_budget(team_id=team, usd=1, reason="web's share")
@@ -401,7 +401,7 @@ def test_sixteen_processes_closing_runs_under_one_budget(board_path: Path) -> No
      (0.375, "$0.38"), (0.0099995, "$0.01"), (0.0000004, "$0.00")],
 )  # fmt: skip
 def test_an_amount_is_drawn_from_whole_micro_dollars_half_up(usd: float, shown: str) -> None:
-    """Found by exploring helpers: a $0.00004 budget read `$0.0000` in `budget show` and `$0.00`
-    on the card, and $2.275 read `$2.27` beside $0.375 as `$0.38`. The board counts whole
-    micro-dollars, so a cent is shown to the micro-dollar, and every amount rounds half up."""
+    """A $0.00004 budget read `$0.0000` in `budget show` and `$0.00` on the card, and $2.275 read
+    `$2.27` beside $0.375 as `$0.38`. The board counts whole micro-dollars, so a cent is shown to
+    the micro-dollar, and every amount rounds half up."""
     assert amount(usd, BUDGET_USD) == shown

@@ -126,9 +126,9 @@ def test_search_matches_id_title_description_and_escapes_wildcards(board: Board)
 
 
 def test_a_search_typed_from_the_screen_finds_what_was_written(board: Board) -> None:
-    """Agent text is drawn inert (ESC as ␛): found by an exploring helper, a search typed or
-    pasted from the screen (`␛[31m`) matched nothing, on both backends. It finds the task with
-    the control written, and one whose title holds the picture itself."""
+    """Agent text is drawn inert (ESC as ␛): a search typed or pasted from the screen (`␛[31m`)
+    matched nothing, on both backends. It finds the task with the control written, and one whose
+    title holds the picture itself."""
     from boardlib.columns import TaskSearch
     from boardlib.inert import inert
 
@@ -174,8 +174,8 @@ def test_comments_are_typed_and_ordered(board: Board) -> None:
 
 
 def test_a_comment_naming_nobody_is_logged_as_the_operator_or_the_system(board: Board) -> None:
-    """Found by an exploring helper: the operator's comment was logged with no actor and read
-    "unnamed actor", which is only for older rows."""
+    """The operator's comment was logged with no actor and read "unnamed actor", which is only for
+    older rows."""
     task = board.create_task("a")
     seq = board.last_event_seq()
     board.add_comment(task.id, "a person's note", author_type="user")

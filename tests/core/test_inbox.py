@@ -217,8 +217,8 @@ def test_a_spent_budget_is_its_own_kind_until_raised_and_unblocked(board: Board)
     assert (item.kind, item.task_id, item.action) == (a.BUDGET_EXCEEDED, task.id, a.RAISE_BUDGET)
     assert item.why.startswith(f"budget exceeded: the budget of {task.id} is spent")
     assert "$2.50 recorded against $2.00" in item.why and "kanban budget set" in item.why
-    # The figures are today's, not the block's (an exploring helper raised a budget to the
-    # figure the inbox quoted, $1.08, while $1.26 was recorded, and was refused at unblock).
+    # The figures are today's, not the block's (a budget raised to the figure the inbox quoted,
+    # $1.08, while $1.26 was recorded, was refused at unblock).
     board.set_budget(task.id, usd=2.25, reason="not enough", actor="operator:maria")
     [item] = board.inbox().items
     assert item.action == a.RAISE_BUDGET and "$2.50 recorded against $2.25" in item.why
@@ -233,7 +233,7 @@ def test_a_spent_budget_is_its_own_kind_until_raised_and_unblocked(board: Board)
 def test_an_agents_reason_in_the_budgets_words_is_an_agents_block(board: Board) -> None:
     """Only the board's own move makes a budget block: an agent's reason starting with
     `budget_exceeded: ` (here with a command for a person to paste) is a plain block, its
-    words inert data (found by an exploring helper)."""
+    words inert data."""
     from boardlib.budgets import BLOCKED_PREFIX
 
     task = board.create_task("no budgets on this board")

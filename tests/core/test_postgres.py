@@ -411,10 +411,10 @@ def test_a_pooled_board_serves_many_threads(url: str) -> None:
 def test_connections_the_server_dropped_while_idle_are_replaced_not_failed(
     url: str, pool_size: int | None
 ) -> None:
-    """Found by an exploring helper: after `pg_ctl restart` the first call on each connection
-    the board had open (the pool of `kanban serve`, the MCP server, the terminal board) failed
-    `database_unavailable` though the server was back. A restart ends every session as
-    `pg_terminate_backend` does (FATAL 57P01); each next call must get a new connection."""
+    """After `pg_ctl restart` the first call on each connection the board had open (the pool of
+    `kanban serve`, the MCP server, the terminal board) failed `database_unavailable` though the
+    server was back. A restart ends every session as `pg_terminate_backend` does (FATAL 57P01); each
+    next call must get a new connection."""
     with Board(url, clock=ManualClock(START), pool_size=pool_size) as board:
         with ThreadPoolExecutor(4) as pool:  # every pooled connection opened and put back
             list(pool.map(lambda n: board.create_task(f"before {n}"), range(8)))
@@ -454,10 +454,10 @@ def refused_while_down(
 def test_a_pooled_board_works_at_the_first_call_once_its_server_is_back(
     postgres_cluster: Cluster, own_database: str
 ) -> None:
-    """Found by an exploring helper: `kanban serve` answered 503 `database_unavailable` for
-    25 s after a 47 s outage had ended. The pool retries a lost connection with a backoff that
-    doubles (1, 2, 4, 8... s, for 5 minutes): the longer the outage, the longer the server,
-    back, was not asked again. Ten seconds down put the next try some 5 s past the outage."""
+    """`kanban serve` answered 503 `database_unavailable` for 25 s after a 47 s outage had ended.
+    The pool retries a lost connection with a backoff that doubles (1, 2, 4, 8... s, for 5 minutes):
+    the longer the outage, the longer the server, back, was not asked again. Ten seconds down put
+    the next try some 5 s past the outage."""
     url = board_location(postgres_cluster.url_of(own_database))
     with Board(url, clock=ManualClock(START), pool_size=4) as board:
         board.create_task("before")
@@ -528,10 +528,10 @@ def test_a_refusal_names_the_current_failure_not_the_pools_last(
 def test_a_pooled_board_tells_an_outage_once_and_its_end_once(
     postgres_cluster: Cluster, own_database: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Found by an exploring helper: `kanban serve` wrote 92 lines on stderr in a 30 s outage,
-    the pool's warning of each failed connection (the MCP server's log, rich-framed, ten times
-    as tall), while its 503s said only "couldn't get a connection after 1.50 sec". Now: one line
-    when the server stops answering, one when it is back, and each refusal says why."""
+    """`kanban serve` wrote 92 lines on stderr in a 30 s outage, the pool's warning of each failed
+    connection (the MCP server's log, rich-framed, ten times as tall), while its 503s said only
+    "couldn't get a connection after 1.50 sec". Now: one line when the server stops answering, one
+    when it is back, and each refusal says why."""
     caplog.set_level(logging.WARNING, logger="psycopg.pool")
     url = board_location(postgres_cluster.url_of(own_database))
     with Board(url, clock=ManualClock(START), pool_size=4) as board:

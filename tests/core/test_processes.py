@@ -14,8 +14,8 @@ def alive(pid: int) -> bool:
 
 
 def test_kill_group_kills_what_the_command_started_and_is_the_one_killer(tmp_path: Path) -> None:
-    """Found by an exploring helper: the watcher and git's capped reads each had their own copy
-    of this kill; both use this one now."""
+    """The watcher and git's capped reads each had their own copy of this kill; both use this one
+    now."""
     from boardlib import watch
     from boardlib.worktrees import gitrepo
 

@@ -44,7 +44,7 @@ def test_cost_reads_back_as_a_float_on_every_path(board_path) -> None:  # type: 
         dropped = board.drop(created.id)
         again = board.drop(created.id)
         listed = board.list_tasks(include_dropped=True)
-        # an exploring helper: the claim and heartbeat answered `0` where dispatch said `0.0`
+        # the claim and heartbeat answered `0` where dispatch said `0.0`
         held = board.claim(board.create_task("held").id, "alice")
         beat = board.heartbeat(held.id, "alice")
         board.create_task("next")

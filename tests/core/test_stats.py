@@ -162,7 +162,7 @@ def test_every_figure_of_a_known_day(board: Board, clock: ManualClock) -> None:
     day = 86_400_000
     assert [(d["start"], d["runs"], d["costUsd"], d["budgetUsd"]) for d in cost["perDay"]] == [
         (T0 // day * day, 5, 4.5, None), (T0 // day * day + day, 0, 0.0, 20.0),
-    ]  # fmt: skip  # an exploring helper: yesterday was shown against today's budget
+    ]  # fmt: skip  # yesterday was shown against today's budget
     assert [(a["agent"], a["runs"], a["costUsd"], a["tokens"]) for a in cost["perAgent"]] == [
         ("cy", 1, 2.0, 0), ("ann", 2, 1.75, 1300), ("dee", 1, 0.75, 0), ("gus", 1, 0.0, 0),
     ]  # fmt: skip
@@ -329,9 +329,8 @@ def test_kanban_stats_prints_the_same_figures(board_path: Path, clock: ManualClo
 
 
 def test_the_money_in_the_table_adds_up_as_shown(board_path: Path, clock: ManualClock) -> None:
-    """Found by an exploring helper: the table's total read $2.27 for $2.275 while its agents'
-    rows, $1.50, $0.40 and $0.38, add up to $2.28. Every amount is drawn from whole
-    micro-dollars with one rule, half up."""
+    """The table's total read $2.27 for $2.275 while its agents' rows, $1.50, $0.40 and $0.38, add
+    up to $2.28. Every amount is drawn from whole micro-dollars with one rule, half up."""
     with Board(board_path, clock=clock) as board:
         for agent, cost in (("ada", 1.5), ("bob", 0.4), ("cy", 0.375)):
             at(clock, 20)
@@ -344,7 +343,7 @@ def test_the_money_in_the_table_adds_up_as_shown(board_path: Path, clock: Manual
 
 
 def test_the_table_counts_one_in_the_singular(board_path: Path, clock: ManualClock) -> None:
-    """Found by an exploring helper: one task through claim to done read "(1 tasks)"."""
+    """One task through claim to done read "(1 tasks)"."""
     with Board(board_path, clock=clock) as board:
         at(clock, 20)
         task = board.create_task("the one")
@@ -361,9 +360,9 @@ def test_the_table_counts_one_in_the_singular(board_path: Path, clock: ManualClo
 def test_the_tables_daily_budget_is_the_whole_days_whatever_the_window(
     board_path: Path, clock: ManualClock
 ) -> None:
-    """Found by an exploring helper: with `--since 1h` the table set the window's spend (the
-    last hour's) against the whole day's limit, undercounting the day. The daily budget's line
-    is today's whole spend (`dailyBudgets`), said to be so; the days show the window's part."""
+    """With `--since 1h` the table set the window's spend (the last hour's) against the whole day's
+    limit, undercounting the day. The daily budget's line is today's whole spend (`dailyBudgets`),
+    said to be so; the days show the window's part."""
     with Board(board_path, clock=clock) as board:
         at(clock, 5)  # 05:00 UTC, three hours before "now"
         board.set_daily_budget(usd=20, reason="the board's ceiling")

@@ -101,10 +101,10 @@ def _descendants(pid: int, depth: int | None = None) -> set[int]:
 @pytest.mark.slow  # the demo team works for seconds, in a real tmux server
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
 def test_a_killed_tmux_server_ends_the_demo_and_its_agents_at_once(tmp_path: Path) -> None:
-    """Found exploring: `tmux kill-server` under `kanban demo` hung it for good. The SIGHUP
-    reached the agents too, one died asleep on the stop event, and a multiprocessing Event's
-    `set()` waits for its sleepers to wake: the demo's stop, and the app's backstop behind it,
-    waited forever, the folder left behind."""
+    """`tmux kill-server` under `kanban demo` hung it for good. The SIGHUP reached the agents too,
+    one died asleep on the stop event, and a multiprocessing Event's `set()` waits for its sleepers
+    to wake: the demo's stop, and the app's backstop behind it, waited forever, the folder left
+    behind."""
     import os
     import shlex
     import shutil

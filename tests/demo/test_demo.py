@@ -436,7 +436,7 @@ def test_ctrl_c_stops_every_agent_and_cleans_up(tmp_path: Path) -> None:
     assert any(" claimed " in line for line in lines), lines
     folder = Path(re.search(r"board at (\S+)", "".join(lines)).group(1)).parent  # type: ignore[union-attr]
     assert folder.is_dir() and folder.parent == tmp_path
-    # the hints name a folder that goes at the end: said (found by an exploring helper)
+    # the hints name a folder that goes at the end: said
     assert "(while the demo runs; --keep keeps it after)" in "".join(lines)
     os.killpg(process.pid, signal.SIGINT)
     rest, err = process.communicate(timeout=30)
@@ -492,11 +492,10 @@ def test_the_demo_opens_the_board_while_the_team_works(
 def test_the_advice_to_watch_is_printed_only_where_it_can_be_followed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper: with the TUI, "watch it: kanban tui --db ... (while the
-    demo runs...)" was printed under it, so it showed only once the TUI closed, the demo over,
-    just before "removed ...". It is printed without the TUI (from another terminal, while the
-    feed runs), never with it. The TUI is a stand-in the operator quits at once, as in the test
-    above."""
+    """With the TUI, "watch it: kanban tui --db ... (while the demo runs...)" was printed under it,
+    so it showed only once the TUI closed, the demo over, just before "removed ...". It is printed
+    without the TUI (from another terminal, while the feed runs), never with it. The TUI is a
+    stand-in the operator quits at once, as in the test above."""
     app = types.ModuleType("tui.launch")
     app.run_tui = lambda db_path, **_: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tui", types.ModuleType("tui"))

@@ -97,7 +97,7 @@ def test_the_right_token_opens_every_route(shared: Api) -> None:
     assert shared.client.get("/openapi.json", headers=headers).status_code == 200
     claimed = shared.client.post("/api/board/claim-next", json={"agent": "anyone"}, headers=headers)
     assert claimed.json()["task"]["assigneeAgentId"] == "anyone"
-    # two Authorization headers are nobody (found by an exploring helper: the first won)
+    # two Authorization headers are nobody (the first won)
     twice = [("Authorization", f"Bearer {SHARED_TOKEN}"), ("Authorization", "Bearer junk")]
     before = shared.fingerprint()
     for path in ("/api/board", "/api/board/claim-next"):

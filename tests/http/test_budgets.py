@@ -118,9 +118,9 @@ def test_budgets_are_the_operators(api: Api) -> None:
 
 
 def test_a_daily_budget_put_answers_what_the_cli_prints(api: Api) -> None:
-    """Found exploring budgets: `kanban budget set --daily-usd` printed the daily budget, the
-    same change over HTTP answered only the report of every budget. The PUT's `dailyBudget` is
-    the CLI's document (the report is kept beside it), set and removed alike."""
+    """`kanban budget set --daily-usd` printed the daily budget, the same change over HTTP answered
+    only the report of every budget. The PUT's `dailyBudget` is the CLI's document (the report is
+    kept beside it), set and removed alike."""
     kanban = Kanban(api.path, init=False)
     for limit in ("4", "none"):
         usd = None if limit == "none" else float(limit)
@@ -137,8 +137,8 @@ def test_a_daily_budget_put_answers_what_the_cli_prints(api: Api) -> None:
 
 
 def test_the_budgets_route_lists_every_budgeted_task(api: Api) -> None:
-    """Found exploring budgets: `GET /api/board/budgets` listed at most 50 budgeted tasks,
-    silently; it lists every one, as `kanban budget show` does."""
+    """`GET /api/board/budgets` listed at most 50 budgeted tasks, silently; it lists every one, as
+    `kanban budget show` does."""
     with Kanban(api.path, init=False).board() as board:
         ids = [board.create_task(f"priced {n}", budget_tokens=100 + n).id for n in range(60)]
     report = call(api, "GET", "/api/board/budgets", "alice").json()["budgets"]
@@ -146,8 +146,8 @@ def test_the_budgets_route_lists_every_budgeted_task(api: Api) -> None:
 
 
 def test_a_limit_over_http_is_kept_in_whole_micro_dollars(api: Api) -> None:
-    """A limit below the micro-dollar the board counts in is rounded as a cost is (found by an
-    exploring helper on the CLI; the same rule on every surface)."""
+    """A limit below the micro-dollar the board counts in is rounded as a cost is (the CLI's rule;
+    the same on every surface)."""
     task_id, _run = a_run(api, 1.0)
     task = call(api, "PUT", f"/api/board/{task_id}/budget", "ops",
                 {"budgetUsd": 5.0000004, "reason": "a fraction"})  # fmt: skip

@@ -216,7 +216,7 @@ def open_stream(
 
 
 # What an SSE client library could resend, that no board sent: each is refused as `since` is.
-# "+5", "1_0" and "5.0" were taken for 5, 10 and 5 (found by an exploring helper).
+# "+5", "1_0" and "5.0" were taken for 5, 10 and 5.
 NOT_A_SEQ = [
     b"9223372036854775808", b"\xb2", b"abc", b"-1", b"1.5", b"0x10", b"1e3", b"+5", b"1_0", b"5.0"
 ]  # fmt: skip
@@ -323,10 +323,9 @@ def test_an_empty_last_event_id_is_no_id(live: Live) -> None:
 def test_the_cli_refuses_a_follower_resumed_ahead_of_the_log_as_the_stream_does(
     live: Live, board_path: Path
 ) -> None:
-    """Found by an exploring helper: a stream resumed above the newest event (`Last-Event-ID`)
-    is 409 `conflict`, while the CLI's resume, `events --follow --since`, refused the same seq
-    `invalid_input`: one condition, two reasons for a loop to branch on. Both are `conflict`,
-    naming the newest seq."""
+    """A stream resumed above the newest event (`Last-Event-ID`) is 409 `conflict`, while the CLI's
+    resume, `events --follow --since`, refused the same seq `invalid_input`: one condition, two
+    reasons for a loop to branch on. Both are `conflict`, naming the newest seq."""
     live.api.create("one")
     live.api.create("two")
     stream = open_stream(live, "99").json()

@@ -25,10 +25,10 @@ def test_the_inbox_route_and_its_schema(tmp_path: Path) -> None:
 
 
 def test_an_agent_token_reads_the_inbox_without_its_own_work(tmp_path: Path) -> None:
-    """Found by an exploring helper: a reviewer taking the oldest inbox item took its own work,
-    refused self_review, again and again. With an agent token the inbox is read for that agent
-    (as `kanban inbox --as`): its own work is left out and counted; each item names its
-    builders. An operator's token and an open server see everything."""
+    """A reviewer taking the oldest inbox item took its own work, refused self_review, again and
+    again. With an agent token the inbox is read for that agent (as `kanban inbox --as`): its own
+    work is left out and counted; each item names its builders. An operator's token and an open
+    server see everything."""
     with serving(tmp_path, tokens=token_book()) as api:
         mine = task_in(api.board, "in_review", title="alice's", builder="alice")
         theirs = task_in(api.board, "in_review", title="bob's", builder="bob")

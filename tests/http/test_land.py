@@ -111,8 +111,8 @@ def test_sync_brings_the_base_into_the_worktree(api: Api, repo: Path, tmp_path: 
 def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(
     api: Api, repo: Path, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: `POST .../complete` put a worktree holding git's conflict
-    markers in review, where `workspace complete` refused it; now both refuse."""
+    """`POST .../complete` put a worktree holding git's conflict markers in review, where `workspace
+    complete` refused it; now both refuse."""
     trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
     task = api.board.create_task("Catch up")
     api.board.claim(task.id, "alice")

@@ -74,9 +74,9 @@ def test_the_ready_line_names_the_url_and_the_board(tmp_path: Path, board_path: 
 def test_a_board_file_removed_under_the_server_is_refused_never_lost(
     tmp_path: Path, how: str
 ) -> None:
-    """Found by an exploring helper: with the board file removed under a running server,
-    writes were answered 200 into the unlinked file (lost when the server stopped), or, on a
-    server that had only read, a new connection made an empty file there and answered 500."""
+    """With the board file removed under a running server, writes were answered 200 into the
+    unlinked file (lost when the server stopped), or, on a server that had only read, a new
+    connection made an empty file there and answered 500."""
     db = tmp_path / "board.db"
     with kanban_serve(tmp_path, db=db) as served:
         made = httpx.post(f"{served.url}/api/board", json={"title": "before"})

@@ -641,8 +641,8 @@ def test_comment_is_stored_and_emits_comment_added(api: Api) -> None:
 
 
 def test_an_operator_named_author_writes_as_a_person(api: Api) -> None:
-    """Found by an exploring helper: `operator:NAME` was written as an agent, and an operator's
-    comment naming nobody was logged with no actor."""
+    """`operator:NAME` was written as an agent, and an operator's comment naming nobody was logged
+    with no actor."""
     task = api.create()
     path = f"/api/board/{task['id']}/comments"
     named = api.client.post(path, json={"body": "x", "authorAgentId": "operator:alice"})
@@ -906,7 +906,7 @@ def test_agent_text_is_json_escaped_never_interpreted(api: Api) -> None:
 
 
 # a line break to str.splitlines, a CSI, two separators, and two bidi controls (a title drawn
-# reversed from U+202E on: found by an exploring helper, raw in the CLI's JSON)
+# reversed from U+202E on: raw in the CLI's JSON)
 LINE_BREAKERS = "\x85\x9b\u2028\u2029\u202e\u2066"
 
 

@@ -110,8 +110,8 @@ def test_provision_is_limited_to_the_repo_roots(tmp_path: Path, repo: Path) -> N
         outside = provision(api, task["id"], other)
         assert outside.status_code == 403 and outside.json()["reason"] == "forbidden"
         assert api.stored(task["id"]).worktree_ref is None
-        # Found by an exploring helper: under the root, a `.git` file naming the repository
-        # elsewhere, and a folder of the outside repository given as the root itself
+        # Under the root, a `.git` file naming the repository elsewhere, and a folder of the outside
+        # repository given as the root itself
         pointer = tmp_path / "repo" / "pointer"
         pointer.mkdir()
         (pointer / ".git").write_text(f"gitdir: {other / '.git'}\n")

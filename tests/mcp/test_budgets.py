@@ -82,7 +82,7 @@ async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
     board_path: Path,
 ) -> None:
     """`budget_tokens: 1000.0` is 1000 and `1000.5` is refused, as HTTP's `budgetTokens` and
-    the CLI's `--tokens` (found by an exploring helper: the CLI refused `1e3`)."""
+    the CLI's `--tokens` (the CLI refused `1e3`)."""
     Board(board_path).close()
     async with mcp_session(board_path, "ada") as client:
         task = await ok(client, "create_task", title="counted", budget_tokens=1000.0)
@@ -133,7 +133,7 @@ def raw_calls(db: Path, agent: str, calls: list[str]) -> list[dict[str, Any]]:
 def test_a_cost_that_is_no_number_is_refused_as_one(board_path: Path, literal: str) -> None:
     """A NaN cost was refused as `cost_usd must be at most 1000000000` (a NaN budget likewise,
     and a NaN lease `must be greater than 0`), which sends an agent to lower a number it never
-    had (found by an exploring helper); HTTP and the CLI say it is not a finite number."""
+    had; HTTP and the CLI say it is not a finite number."""
     with Board(board_path) as board:
         task = board.create_task("priced")
         board.claim(task.id, "ada")

@@ -272,8 +272,8 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
      "strategy must be one of 'squash', 'rebase' or 'merge'"),
     ("reject_task", {"task_id": "HELD", "reason": "r", "comments": [{"path": "a.py"}, "x"]},
      "comments[0].body is required; comments[1] must be an object"),
-    # pydantic's lax mode took these (found by an exploring helper): true as 1 minute or
-    # 1 token, "12" as 12, "yes" and 1 as true, "3" as line 3
+    # pydantic's lax mode took these: true as 1 minute or 1 token, "12" as 12, "yes" and 1 as true,
+    # "3" as line 3
     ("extend_lease", {"task_id": "HELD", "minutes": True}, "minutes must be a number"),
     ("extend_lease", {"task_id": "HELD", "minutes": "5"}, "minutes must be a number"),
     ("get_task", {"task_id": "HELD", "detail": 1}, "detail must be true or false"),
@@ -286,7 +286,7 @@ SCHEMA_REFUSALS: list[tuple[str, dict[str, object], str]] = [
      "budget_tokens must be a whole number"),
     ("finish_run", {"execution_id": "r", "status": "succeeded", "cost_usd": "1_000"},
      "cost_usd must be a number"),
-    # and inside reject_task's comments too (found by an exploring helper)
+    # and inside reject_task's comments too
     ("reject_task", {"task_id": "HELD", "reason": "r",
                      "comments": [{"path": "a.py", "line": "3", "body": "b"}]},
      "comments[0].line must be a whole number"),
@@ -416,10 +416,9 @@ async def test_sessions_racing_for_one_task_get_it_exactly_once(db: Path) -> Non
 
 
 async def test_the_inbox_names_the_tool_of_each_action_or_the_operator(db: Path) -> None:
-    """Found by an exploring helper: the inbox answered `approve` and `unblock` over MCP, the
-    board's names for its actions, which are no tools (approve_task is; unblock is an
-    operator's). The MCP answer names the tool where there is one, else says it is an
-    operator's; the items and their order are the board's."""
+    """The inbox answered `approve` and `unblock` over MCP, the board's names for its actions, which
+    are no tools (approve_task is; unblock is an operator's). The MCP answer names the tool where
+    there is one, else says it is an operator's; the items and their order are the board's."""
     with Board(db) as board:
         review = board.create_task("to judge")
         board.claim(review.id, "alice")
@@ -440,10 +439,10 @@ async def test_the_inbox_names_the_tool_of_each_action_or_the_operator(db: Path)
 
 
 async def test_a_reviewer_session_never_takes_its_own_work_from_the_inbox(db: Path) -> None:
-    """Found by an exploring helper: a reviewer taking the oldest inbox item took its own work,
-    was refused self_review, and took the same item again, forever. The session's inbox is
-    read for its agent: the work it built is left out (`leftOut` counts it), so the loop
-    judges the other agent's work, then finds nothing; the other reviewer sees the rest."""
+    """A reviewer taking the oldest inbox item took its own work, was refused self_review, and took
+    the same item again, forever. The session's inbox is read for its agent: the work it built is
+    left out (`leftOut` counts it), so the loop judges the other agent's work, then finds nothing;
+    the other reviewer sees the rest."""
     with Board(db) as board:
         built = {}
         for agent in ("alice", "bob"):  # alice's work is the oldest
@@ -471,10 +470,10 @@ async def test_a_reviewer_session_never_takes_its_own_work_from_the_inbox(db: Pa
 
 
 async def test_a_stale_epoch_under_the_sessions_own_name_is_told_so(db: Path) -> None:
-    """Found by an exploring helper: a stale epoch's hint said the claim was gone, the task
-    maybe someone else's, while the caller's name held it under a newer epoch. The refusal
-    stands and changes nothing; it says `heldByYou` and the epoch, and a hint that is true
-    for a session (another claim under its name holds the task now); to anyone else, not."""
+    """A stale epoch's hint said the claim was gone, the task maybe someone else's, while the
+    caller's name held it under a newer epoch. The refusal stands and changes nothing; it says
+    `heldByYou` and the epoch, and a hint that is true for a session (another claim under its name
+    holds the task now); to anyone else, not."""
     task_id = add_task(db, "long job")
     async with mcp_session(db, "alice") as alice:
         await ok(alice, "claim_next")
@@ -495,9 +494,9 @@ async def test_a_stale_epoch_under_the_sessions_own_name_is_told_so(db: Path) ->
 
 
 async def test_a_refusal_names_the_argument_as_the_tool_takes_it(db: Path, tmp_path: Path) -> None:
-    """Found by an exploring helper: the board names fields in camelCase, as its JSON does, and
-    over MCP a refusal said `repoPath` to a model that had passed `repo_path`. An argument of
-    the tool is named as the tool takes it; the board is untouched."""
+    """The board names fields in camelCase, as its JSON does, and over MCP a refusal said `repoPath`
+    to a model that had passed `repo_path`. An argument of the tool is named as the tool takes it;
+    the board is untouched."""
     task_id = add_task(db, "Code work")
     missing = tmp_path / "no such repo"
     async with mcp_session(db, "alice") as alice:

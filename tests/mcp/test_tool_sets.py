@@ -37,9 +37,9 @@ def test_the_catalog_names_every_tool_the_server_has() -> None:
 
 
 def test_mcp_help_names_every_tool_of_each_set() -> None:
-    """Found by an exploring helper: `kanban mcp --help` said worker was "(claim, renew, finish,
-    comment)" and reviewer "(read, approve, reject, comment)", leaving out the worktree tools
-    and inbox, preview_landing and land_task. The words now come from `TOOL_SETS`."""
+    """`kanban mcp --help` said worker was "(claim, renew, finish, comment)" and reviewer "(read,
+    approve, reject, comment)", leaving out the worktree tools and inbox, preview_landing and
+    land_task. The words now come from `TOOL_SETS`."""
     helped = subprocess.run(
         ["kanban", "mcp", "--help"], capture_output=True, text=True, check=True, timeout=60
     )
@@ -86,8 +86,7 @@ def test_compact_schemas_drop_titles_null_options_and_sanity_ceilings_only() -> 
         },
         "required": [],
     }
-    # Found by an exploring helper: a model a parameter refers to kept both (reject_task's
-    # LineComment).
+    # A model a parameter refers to kept both (reject_task's LineComment).
     schema["$defs"] = {
         "LineComment": {
             "title": "LineComment",
@@ -259,10 +258,10 @@ def test_no_hint_description_or_instruction_names_a_tool_the_session_lacks() -> 
 
 
 def test_a_landing_refusal_hint_fits_where_the_task_stands() -> None:
-    """Found by an exploring helper: a gate-passed task is done, and its conflicting landing
-    sent the model to reject_task and its builder to sync_workspace, both refused on done work.
-    In review the work goes back to its builder; done, only an operator may sync or change it;
-    the hint with no status (the AGENTS.md table) says both."""
+    """A gate-passed task is done, and its conflicting landing sent the model to reject_task and its
+    builder to sync_workspace, both refused on done work. In review the work goes back to its
+    builder; done, only an operator may sync or change it; the hint with no status (the AGENTS.md
+    table) says both."""
     from boardlib.errors import Reason
     from kanban.mcp.hints import CLI_VERBS, MCP_VERBS, hint_for, mcp_verbs, tools_named
 
@@ -297,9 +296,9 @@ async def test_a_worker_session_refusal_names_only_its_tools(db: Path) -> None:
 
 
 async def test_an_unknown_run_id_is_not_sent_to_look_for_a_task(db: Path) -> None:
-    """Found by an exploring helper: finish_run with an unknown execution id answered "Check
-    the id with list_tasks or get_task; task ids look like TASK-12", though runs are EXEC-n and
-    list_tasks lists none. The refusal says what was not found, and the hint fits it."""
+    """finish_run with an unknown execution id answered "Check the id with list_tasks or get_task;
+    task ids look like TASK-12", though runs are EXEC-n and list_tasks lists none. The refusal says
+    what was not found, and the hint fits it."""
     Board(db).close()
     async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
         doc = await refused(worker, "finish_run", "not_found", execution_id="EXEC-404",
@@ -312,10 +311,9 @@ async def test_an_unknown_run_id_is_not_sent_to_look_for_a_task(db: Path) -> Non
 
 
 async def test_a_closed_run_closed_again_is_not_sent_to_look_for_its_id(db: Path) -> None:
-    """Found by an exploring helper: finish_run on a run closed already said the run was closed
-    and how, and the hint below it said "Use the id start_run returned", as if the id were
-    wrong. The hint says the run is closed, and that start_run opens a new one; nothing is
-    written."""
+    """finish_run on a run closed already said the run was closed and how, and the hint below it
+    said "Use the id start_run returned", as if the id were wrong. The hint says the run is closed,
+    and that start_run opens a new one; nothing is written."""
     with Board(db) as board:
         board.create_task("port the parser")
     async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
@@ -348,10 +346,9 @@ async def test_a_closed_run_closed_again_is_not_sent_to_look_for_its_id(db: Path
 def test_a_hint_is_chosen_by_the_refusals_reason_whatever_order_its_details_are_in(
     reason: str, details: dict[str, str], starts: str
 ) -> None:
-    """Found by an exploring helper: the wording a refusal's details call for was the first
-    detail's that had one, so a closed run's hint hung on the board putting `status` before
-    `what` (and a replay's on `why` before `status`). `CHOSEN_BY` orders them by reason; every
-    order of the details gets one hint."""
+    """The wording a refusal's details call for was the first detail's that had one, so a closed
+    run's hint hung on the board putting `status` before `what` (and a replay's on `why` before
+    `status`). `CHOSEN_BY` orders them by reason; every order of the details gets one hint."""
     from itertools import permutations
 
     from kanban.mcp.hints import HINTS, MCP_WORDINGS, hint_for

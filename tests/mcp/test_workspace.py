@@ -57,10 +57,10 @@ async def test_a_builder_works_in_its_worktree_and_a_reviewer_lands_it(  # type:
 async def test_sessions_that_follow_their_instructions_land_a_code_task(  # type: ignore[no-untyped-def]
     land, board_path: Path
 ) -> None:
-    """Found by an exploring helper: a reviewer's instructions said to list in_review tasks and
-    approve them, but work that passes its gate is done, never in review, so a reviewer doing
-    just that found nothing and the work never landed; and a worker's named no verify command,
-    so its work would be blocked for an operator. Each session is told the steps that work."""
+    """A reviewer's instructions said to list in_review tasks and approve them, but work that passes
+    its gate is done, never in review, so a reviewer doing just that found nothing and the work
+    never landed; and a worker's named no verify command, so its work would be blocked for an
+    operator. Each session is told the steps that work."""
     from kanban.mcp.hints import tools_named
 
     task = land.board.create_task("Write the greeting")
@@ -84,9 +84,9 @@ async def test_sessions_that_follow_their_instructions_land_a_code_task(  # type
 
 
 async def test_an_invalid_handoff_names_each_wrong_field(land, board_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper: a handoff of the wrong shape was refused as "invalid
-    handoff" and nothing more in the text, which is all many runtimes show the model, while
-    its next step said to fix the argument the message names. The text names each field."""
+    """A handoff of the wrong shape was refused as "invalid handoff" and nothing more in the text,
+    which is all many runtimes show the model, while its next step said to fix the argument the
+    message names. The text names each field."""
     handoff = {"nextBestStep": 5, "nextStep": "misspelt", "commands": {"verify": ["pytest"]}}
     task = land.board.create_task("Write the greeting")
     async with mcp_session(board_path, "alice", **server_env(land)) as alice:
@@ -103,7 +103,7 @@ async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_kee
 ) -> None:
     """The gate's fail is a result (the task is back with its builder under a new claim epoch),
     and the session quotes that epoch from then on: its next calls are not stale_claim. The task
-    keeps the runtime its claim recorded (found by an exploring helper: it read null)."""
+    keeps the runtime its claim recorded (it read null)."""
     task = land.board.create_task("Write the greeting")
     async with mcp_session(board_path, "alice", runtime="claude-code", **server_env(land)) as alice:
         claimed = await ok(alice, "claim_next")

@@ -290,10 +290,10 @@ async def test_review_from_the_drawer_goes_through_the_board_rules(review) -> No
 
 
 async def test_a_key_refused_in_the_drawer_names_the_drawers_task(review) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper at 160x48: approve the only card in review from the drawer
-    beside the board; the column is empty, the drawer still shows the task (done now), and `a`
-    and `m` said "no task selected" (the board's selection) while the drawer's `c` commented on
-    it. A refused key says why for the task of whatever bound it."""
+    """At 160x48, approve the only card in review from the drawer beside the board; the column is
+    empty, the drawer still shows the task (done now), and `a` and `m` said "no task selected" (the
+    board's selection) while the drawer's `c` commented on it. A refused key says why for the task
+    of whatever bound it."""
     board, _clock = review
     async with review_drawer(review) as (app, pilot, drawer, notes):
         task_id = drawer.task_id
@@ -534,8 +534,8 @@ def _comments(board: ReviewBoard, task_id: str) -> list[tuple[str | None, str]]:
 async def test_a_resize_under_another_screen_moves_the_drawer_when_the_board_returns(
     review,  # type: ignore[no-untyped-def]
 ) -> None:
-    """Found by an exploring helper in tmux: drawer beside the board at 160x48, `i`, the
-    terminal shrunk to 80x24, esc: the drawer stayed beside a board squeezed to 15 columns."""
+    """Drawer beside the board at 160x48, `i`, the terminal shrunk to 80x24, esc: the drawer stayed
+    beside a board squeezed to 15 columns."""
     board, clock = review
     task_id = board.ids["review"]
     app = app_on(board, clock, "review")
@@ -552,9 +552,8 @@ async def test_a_resize_under_another_screen_moves_the_drawer_when_the_board_ret
 
 
 def test_claimed_by_names_the_current_attempt_not_the_first_claimer(tmp_path: Path) -> None:
-    """Found exploring: after agent-ada's claim was released and agent-bob claimed the task, the
-    drawer still said "claimed by agent-ada" (the first claimer, which the board keeps for the
-    review rule)."""
+    """After agent-ada's claim was released and agent-bob claimed the task, the drawer still said
+    "claimed by agent-ada" (the first claimer, which the board keeps for the review rule)."""
     import re
 
     from tests.tui.test_inert_rendering import rendered
@@ -573,9 +572,9 @@ def test_claimed_by_names_the_current_attempt_not_the_first_claimer(tmp_path: Pa
 
 
 def test_a_done_card_names_whoever_did_the_work_as_the_drawer_does(tmp_path: Path) -> None:
-    """Found exploring: once the drawer named the current attempt's claimer, a done card still
-    showed `claimed_by`, the task's first claimer, whose attempt was released before agent-bob
-    did the work the card shows. Both now follow `Task.attempt_claimer`."""
+    """Once the drawer named the current attempt's claimer, a done card still showed `claimed_by`,
+    the task's first claimer, whose attempt was released before agent-bob did the work the card
+    shows. Both now follow `Task.attempt_claimer`."""
     from tests.tui.test_inert_rendering import PALETTE, rendered
     from tui.cards import card_lines
     from tui.drawer_data import read_task
@@ -700,9 +699,9 @@ async def test_beside_the_board_the_footer_spans_the_screen_under_the_drawer(rev
 
 
 async def test_the_workspace_says_checked_out_once(review) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper in tmux: the Overview read `checked out  checked out at
-    /tmp/.../TASK-32 on kanban/task-TASK-32` and the Files tab `CHECKED OUT  checked out at ...`,
-    the state's name and then the summary that starts with it."""
+    """The Overview read `checked out checked out at /tmp/.../TASK-32 on kanban/task-TASK-32` and
+    the Files tab `CHECKED OUT checked out at ...`, the state's name and then the summary that
+    starts with it."""
     board, clock = review
     app = app_on(board, clock, "review")
     async with app.run_test(size=(160, 48)) as pilot:

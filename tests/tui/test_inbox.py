@@ -230,7 +230,7 @@ async def test_a_new_item_is_said_once_without_moving_the_view(tmp_path: Path) -
         assert said == [f"Needs you: {task.id} is blocked. i opens the inbox."]
         assert app.board_screen.header.facts.inbox_new == f"{task.id} is blocked"
         # At 80 columns with columns off screen the note stays, as the inbox promises: the task
-        # count and the arrows go first (it went first, found exploring); "need you" never goes.
+        # count and the arrows go first (it went first); "need you" never goes.
         text = header_text(app)
         assert "2 need you" in text and f"new: {task.id} is blocked (i)" in text, text
         assert app.board_screen.header.facts.hidden_right  # columns are off screen
@@ -404,9 +404,9 @@ async def test_a_on_a_spent_budget_asks_for_the_new_amount(tmp_path: Path) -> No
 async def test_raising_a_spent_budget_to_its_spend_is_told_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
-    """An exploring helper raised a spent $2 budget to $2.50 with $2.50 spent: the budget was
-    "raised", the task stayed blocked, and nothing said why. The amount is judged by the budget
-    rule before anything is written (or any why is asked), and told in its words."""
+    """A spent $2 budget raised to $2.50 with $2.50 spent: the budget was "raised", the task stayed
+    blocked, and nothing said why. The amount is judged by the budget rule before anything is
+    written (or any why is asked), and told in its words."""
     from tui.components.prompt import PromptDialog
 
     clock, path, task = spent_budget(tmp_path)
@@ -500,10 +500,10 @@ def three_blocked(path: Path, clock: ManualClock) -> list[str]:
 
 
 async def test_a_asks_first_on_a_row_the_cursor_was_moved_to(tmp_path: Path) -> None:
-    """Found exploring: the selected row left the inbox (another process unblocked it), the
-    highlight moved silently to the next row, and `a` unblocked that task at once. The inbox
-    now says where the task went and where the cursor is, and `a` asks before acting on a row
-    the operator did not choose; a cursor move chooses it."""
+    """The selected row left the inbox (another process unblocked it), the highlight moved silently
+    to the next row, and `a` unblocked that task at once. The inbox now says where the task went and
+    where the cursor is, and `a` asks before acting on a row the operator did not choose; a cursor
+    move chooses it."""
     from tui.components.confirm import ConfirmDialog
 
     clock = ManualClock(START)
@@ -556,8 +556,8 @@ async def test_a_asks_first_on_a_row_the_cursor_was_moved_to(tmp_path: Path) -> 
 
 
 async def test_the_waited_column_moves_with_time_while_the_inbox_is_open(tmp_path: Path) -> None:
-    """Found exploring: "Waiting" froze while the inbox was open (it was redrawn only when the
-    list changed, or every 30 s). Time alone moves it now: no board read, no new item."""
+    """The "Waiting" column froze while the inbox was open (it was redrawn only when the list
+    changed, or every 30 s). Time alone moves it now: no board read, no new item."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     review = sixty_and_one(path, clock)
@@ -580,8 +580,8 @@ async def test_the_waited_column_moves_with_time_while_the_inbox_is_open(tmp_pat
 
 
 async def test_a_key_the_inbox_has_no_use_for_says_its_keys(tmp_path: Path) -> None:
-    """Found exploring: `u`, `x`, `y` in the inbox vanished in silence (docs/tui.md: a key that
-    does not apply says why, in one line)."""
+    """`u`, `x`, `y` in the inbox vanished in silence (docs/tui.md: a key that does not apply says
+    why, in one line)."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     review = sixty_and_one(path, clock)
@@ -605,9 +605,9 @@ async def test_a_key_the_inbox_has_no_use_for_says_its_keys(tmp_path: Path) -> N
 async def test_a_key_typed_with_the_a_that_opens_a_landing_is_said_typed_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found exploring: a `y` typed in the same burst as the `a` that opens a landing question
-    reached the inbox (the dialog waits for git's preview) and vanished; it is now told as typed
-    before the question, and lands nothing."""
+    """A `y` typed in the same burst as the `a` that opens a landing question reached the inbox (the
+    dialog waits for git's preview) and vanished; it is now told as typed before the question, and
+    lands nothing."""
     from textual import events
 
     from tui.components.land_dialog import LandDialog
@@ -633,7 +633,7 @@ async def test_a_key_typed_with_the_a_that_opens_a_landing_is_said_typed_before(
 
 
 async def test_a_new_item_while_the_inbox_is_open_gives_no_hint_to_open_it(tmp_path: Path) -> None:
-    """Found exploring: "Needs you: ... i opens the inbox." appeared with the inbox open."""
+    """The hint "Needs you: ... i opens the inbox." appeared with the inbox open."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     review = sixty_and_one(path, clock)
@@ -652,7 +652,7 @@ async def test_a_new_item_while_the_inbox_is_open_gives_no_hint_to_open_it(tmp_p
 
 
 async def test_the_detail_line_says_the_action_once(tmp_path: Path) -> None:
-    """Found exploring: the detail line read "a land: land it: onto..." (the word twice)."""
+    """The detail line read "a land: land it: onto..." (the word twice)."""
     from textual.widgets import Static
 
     clock = ManualClock(START)
@@ -753,9 +753,9 @@ async def test_the_why_column_lines_up_past_a_long_action(tmp_path: Path) -> Non
 async def test_the_operators_own_action_here_is_not_news_and_another_operators_is(
     tmp_path: Path,
 ) -> None:
-    """Found exploring: `a` on a review row (approved here) was followed by "Needs you: TASK-2
-    is ready to land", as if someone else had done it. The same action by another TUI or the
-    CLI under the same operator name is still said: only this app's own writes are quiet."""
+    """`a` on a review row (approved here) was followed by "Needs you: TASK-2 is ready to land", as
+    if someone else had done it. The same action by another TUI or the CLI under the same operator
+    name is still said: only this app's own writes are quiet."""
     clock = ManualClock(START_MS)
     path = tmp_path / "board.db"
     with Board(path, clock=clock) as board:
@@ -787,10 +787,10 @@ async def test_the_operators_own_action_here_is_not_news_and_another_operators_i
 async def test_the_operators_own_approve_moves_the_row_on_without_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found exploring: after `a` approved TASK-2 here, a warning said "TASK-2 is now
-    “unlanded” in the inbox. The cursor is on TASK-2 (land)", an alarm about the operator's own
-    action. The cursor stays on the row, whose action and detail line say what `a` does now; the
-    same change made elsewhere (even under the operator's name) is still a warning."""
+    """After `a` approved TASK-2 here, a warning said "TASK-2 is now “unlanded” in the inbox. The
+    cursor is on TASK-2 (land)", an alarm about the operator's own action. The cursor stays on the
+    row, whose action and detail line say what `a` does now; the same change made elsewhere (even
+    under the operator's name) is still a warning."""
     from tests.worktrees.conftest import make_land_env
 
     path = tmp_path / "board.db"

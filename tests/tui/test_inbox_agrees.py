@@ -63,9 +63,9 @@ async def test_cli_http_and_tui_list_the_same_inbox(board_path: Path, tmp_path: 
 
 @pytest.mark.slow
 async def test_the_tui_names_each_kind_as_kanban_inbox_does(board_path: Path) -> None:
-    """An exploring helper found the TUI's rows calling a `lapsed_lease` item "lease out" and a
-    `watch_held` one "watch" while `kanban inbox` and docs/inbox.md said the kind: one name, the
-    board's (`attention.KINDS`), on every surface."""
+    """The TUI's rows called a `lapsed_lease` item "lease out" and a `watch_held` one "watch" while
+    `kanban inbox` and docs/inbox.md said the kind: one name, the board's (`attention.KINDS`), on
+    every surface."""
     from tui.components.inbox_screen import InboxScreen
 
     clock = ManualClock(START_MS)

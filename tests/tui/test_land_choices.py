@@ -400,8 +400,8 @@ def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
 
 
 async def test_a_conflict_offers_another_branch_only_when_there_is_one() -> None:
-    """Found exploring: the conflict's words offered "or land on another branch (b)" and `b`
-    then answered "the repository has no other branch"."""
+    """The conflict's words offered "or land on another branch (b)" and `b` then answered "the
+    repository has no other branch"."""
     from textual.app import App
 
     from boardlib import transitions as t

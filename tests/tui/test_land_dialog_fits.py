@@ -1,5 +1,5 @@
-"""The land dialog at 80x24 with a ~250-character title (found by an exploring helper: the
-title pushed the buttons off the screen, so the question could only be answered by key)."""
+"""The land dialog at 80x24 with a ~250-character title (the title pushed the buttons off the
+screen, so the question could only be answered by key)."""
 
 from textual.app import App
 from textual.widgets import Button, Static

@@ -423,8 +423,8 @@ async def test_a_defect_in_a_preview_read_is_reported_once_an_outage_is_not(  # 
 
 
 def test_a_preview_that_cannot_land_says_so_once() -> None:
-    """Found by an exploring helper in tmux: "cannot land: cannot land: the worktree of TASK-8
-    has unresolved conflicts": the board's sentence already says it."""
+    """The preview said "cannot land: cannot land: the worktree of TASK-8 has unresolved
+    conflicts": the board's sentence already says it."""
     from boardlib.worktrees.landing import LandingPreview
     from tui.landing_data import Preview, landing_words
 
@@ -441,11 +441,11 @@ def test_a_preview_that_cannot_land_says_so_once() -> None:
 async def test_a_guess_that_stops_holding_is_not_still_shown_as_verified_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper: a landing waiting in its branch's queue verified on the
-    commit the landing ahead would land (docs/landing.md, verifying ahead); that guess then
-    failed (the landing ahead's own verify command failed there, so it would never land that
-    commit), and the drawer went on saying "verified on the landing ahead" until the task's
-    turn. The lander now tells that the guess no longer holds, and the drawer says so."""
+    """A landing waiting in its branch's queue verified on the commit the landing ahead would land
+    (docs/landing.md, verifying ahead); that guess then failed (the landing ahead's own verify
+    command failed there, so it would never land that commit), and the drawer went on saying
+    "verified on the landing ahead" until the task's turn. The lander now tells that the guess no
+    longer holds, and the drawer says so."""
     import threading
     import time
 

@@ -327,10 +327,10 @@ BORDER_FLOOR = 2.0  # a quiet border (a column not focused, the drawer's edge) i
 
 
 async def test_a_columns_quiet_border_is_seen_on_dark_and_light_themes(demo) -> None:  # type: ignore[no-untyped-def]
-    """An exploring helper found the columns' borders white on textual-light's grey (1.3:1,
-    `$panel-lighten-2`, a lighter panel: lighter still on a light theme). The border a column
-    not focused draws, as the terminal shows it, stands out from the board's background on the
-    main dark and light themes; the focused column's ($primary) is not measured here."""
+    """The columns' borders were white on textual-light's grey (1.3:1, `$panel-lighten-2`, a lighter
+    panel: lighter still on a light theme). The border a column not focused draws, as the terminal
+    shows it, stands out from the board's background on the main dark and light themes; the focused
+    column's ($primary) is not measured here."""
     path, clock, _ids = demo
     app = make_app(path, clock)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -173,8 +173,8 @@ def test_selected_remembered_and_changed_cards_have_their_own_marks() -> None:
 
 
 def test_an_expired_lease_says_so_on_the_narrowest_card() -> None:
-    """Found by an exploring helper in tmux: at 80x24 an expired card showed only its holder
-    ("al ♥09:36:35"): "EXPIRED 09:37:35" did not fit and was left out whole."""
+    """At 80x24 an expired card showed only its holder ("al ♥09:36:35"): "EXPIRED 09:37:35" did not
+    fit and was left out whole."""
     none = Style()
     tones = CardTones(*([none] * 9))
     palette = CardPalette(tones, tones, tones, none)
@@ -263,8 +263,8 @@ async def test_the_reject_prompt_is_shown_whole(demo, size) -> None:  # type: ig
 
 
 async def test_a_pasted_paragraph_in_a_one_line_answer_keeps_every_line(demo) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper in tmux: a bracketed paste of two lines into the block
-    reason kept only the first, with no word (Textual's Input keeps the first line)."""
+    """A bracketed paste of two lines into the block reason kept only the first, with no word
+    (Textual's Input keeps the first line)."""
     from textual.widgets import Input
 
     path, clock, ids = demo
@@ -282,8 +282,8 @@ async def test_a_pasted_paragraph_in_a_one_line_answer_keeps_every_line(demo) ->
 
 
 async def test_a_title_typed_in_the_burst_that_opens_the_form_is_kept(demo) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper in tmux: `send-keys n a b c` opened the new-task form with
-    an empty title: the keys arrived before it ran, and went nowhere."""
+    """`send-keys n a b c` opened the new-task form with an empty title: the keys arrived before it
+    ran, and went nowhere."""
     from textual.widgets import Input
 
     from tui.components.task_form import TaskForm
@@ -593,8 +593,8 @@ async def test_actors_are_named_one_way_on_every_line(demo) -> None:  # type: ig
 
 
 def test_a_batch_confirmation_lists_each_task_on_one_line_whatever_its_title() -> None:
-    """Found by an exploring helper: a title holding U+2028 was a line break in the batch
-    confirmation, so "Cancel 2 marked tasks" listed four, two of them never marked."""
+    """A title holding U+2028 was a line break in the batch confirmation, so "Cancel 2 marked tasks"
+    listed four, two of them never marked."""
     from tui.batch import listing
 
     forged = "Fix typo\u2028  TASK-1  Set up CI\u2029  TASK-6  Cart\n  TASK-7  x\x1b[2J"

@@ -148,8 +148,8 @@ async def test_done_with_human_override_writes_the_audit_row(demo) -> None:  # t
 
 
 async def test_the_override_question_names_the_agent_whose_claim_it_ends(demo) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper: `d` on a task an agent holds said only that no verdict is
-    recorded; `y` then ended the agent's live claim. Cancel and release named the holder."""
+    """`d` on a task an agent holds said only that no verdict is recorded; `y` then ended the
+    agent's live claim. Cancel and release named the holder."""
     path, clock, ids = demo
     app = make_app(path, clock)
     async with app.run_test(size=(160, 48)) as pilot:

@@ -222,8 +222,8 @@ async def test_drawer_footer_is_generated_and_q_goes_back(demo) -> None:  # type
 
 
 def test_side_by_side_under_its_width_says_what_it_needs() -> None:
-    """Found by an exploring helper in tmux: `s` at 80x24 said "Side by side: does not apply
-    here", though the registry knew why ("from 160 columns")."""
+    """`s` at 80x24 said "Side by side: does not apply here", though the registry knew why ("from
+    160 columns")."""
     task = Task(id="TASK-1", title="t", status="in_review", created_at=0, updated_at=0)
     action = registry.BY_ID["drawer.side_by_side"]
     said = registry.unavailable_because(action, read_only=False, task=task)
@@ -231,8 +231,8 @@ def test_side_by_side_under_its_width_says_what_it_needs() -> None:
 
 
 def test_a_shared_key_with_no_task_is_said_as_its_columns_action() -> None:
-    """Found exploring: `W` on an empty or folded done column said "Approve and land: no task
-    selected." In done, `W` lands."""
+    """`W` on an empty or folded done column said "Approve and land: no task selected." In done, `W`
+    lands."""
     approve_land = registry.BY_ID["task.approve_land"]
 
     def said(column: str | None) -> str:

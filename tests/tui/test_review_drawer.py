@@ -467,10 +467,9 @@ async def test_a_diff_that_cannot_be_read_says_why_not_zero_files(review: Review
 
 
 async def test_every_diff_line_is_drawn_in_the_themes_colours(review: ReviewBoard) -> None:
-    """Found by an exploring helper in tmux (capture-pane -e): a line with nothing to highlight
-    (a .txt line, a .py line with no keyword) was drawn in the terminal's default colours
-    (39/49), a dark patch in a light theme: Rich drops a Text's own style when it has no
-    spans."""
+    """A line with nothing to highlight (a .txt line, a .py line with no keyword) was drawn in the
+    terminal's default colours (39/49), a dark patch in a light theme: Rich drops a Text's own style
+    when it has no spans."""
     task_id = review.ids["review"]
     app = app_on(review, "review", theme="textual-light")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -490,9 +489,8 @@ async def test_every_diff_line_is_drawn_in_the_themes_colours(review: ReviewBoar
 async def test_a_line_that_cannot_anchor_a_comment_says_so_before_the_prompt(
     review: ReviewBoard,
 ) -> None:
-    """Found by an exploring helper in tmux: on a file named with an escape sequence, `c`
-    opened the prompt, took the comment, then the board refused its path and the text was
-    lost. It is said before anything is typed."""
+    """On a file named with an escape sequence, `c` opened the prompt, took the comment, then the
+    board refused its path and the text was lost. It is said before anything is typed."""
     task_id = review.ids["review"]
     [worktree] = review.worktrees.glob(f"*/{task_id}")
     (worktree / "evil\x1b[31mname.txt").write_text("hello\n")
@@ -542,8 +540,8 @@ async def test_c_on_a_file_header_comments_on_the_file(review: ReviewBoard) -> N
 
 
 async def test_onto_a_wrapped_line_taller_than_the_view_its_start_is_shown() -> None:
-    """Found by an exploring helper in tmux: with wrap on, j onto a 4,700-character line
-    showed the line's end, its number and sign off screen above."""
+    """With wrap on, j onto a 4,700-character line showed the line's end, its number and sign off
+    screen above."""
     from textual.app import App, ComposeResult
 
     from boardlib.worktrees.diffs import index_diff

@@ -100,10 +100,10 @@ async def test_recovery_starts_once_a_board_down_at_start_comes_back(
     clock: ManualClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Found by an exploring helper: started while the server was down, the app's open was
-    refused, and its recovery (the reconciler that releases expired leases, the worktree
-    janitor) never started, even once the board read again: an abandoned task stayed in progress,
-    its lease long expired, for as long as the app ran. It starts once the board reads."""
+    """Started while the server was down, the app's open was refused, and its recovery (the
+    reconciler that releases expired leases, the worktree janitor) never started, even once the
+    board read again: an abandoned task stayed in progress, its lease long expired, for as long as
+    the app ran. It starts once the board reads."""
     monkeypatch.setenv("KANBAN_RECONCILE_INTERVAL_MS", "100")
     url = board_location(postgres_cluster.url_of(own_database))
     with Board(url, clock=clock) as board:

@@ -182,9 +182,9 @@ async def test_read_only_mode_shows_it(flow: Any) -> None:
 async def test_the_screen_shows_todays_budget_and_the_tasks_nearest_theirs(
     flow: Any, size: tuple[int, int]
 ) -> None:
-    """Found by an exploring helper: `kanban stats --format table` showed the day's spend
-    against the daily budget and the costliest tasks against theirs, the stats screen neither.
-    It shows both, from `Board.stats`; a title is agent text, drawn as written."""
+    """`kanban stats --format table` showed the day's spend against the daily budget and the
+    costliest tasks against theirs, the stats screen neither. It shows both, from `Board.stats`; a
+    title is agent text, drawn as written."""
     path, clock, ids = flow
     with Board(path, clock=clock) as board:
         task = board.create_task("[b]mine[/b] $(rm -rf ~)", budget_usd=2)
@@ -209,10 +209,10 @@ async def test_the_screen_shows_todays_budget_and_the_tasks_nearest_theirs(
 
 @pytest.mark.slow
 async def test_a_parent_spent_by_its_children_is_among_the_nearest(tmp_path: Path) -> None:
-    """Found by an exploring helper: a budgeted parent with no runs of its own, its children
-    having spent 90% of its budget, was missing from the screen's tasks nearest their budgets
-    (the list was the window's costliest tasks, by their own runs), though `kanban budget
-    show` lists it. The screen shows the top of the board's own budget report."""
+    """A budgeted parent with no runs of its own, its children having spent 90% of its budget, was
+    missing from the screen's tasks nearest their budgets (the list was the window's costliest
+    tasks, by their own runs), though `kanban budget show` lists it. The screen shows the top of the
+    board's own budget report."""
     clock = ManualClock(START_MS)
     path = tmp_path / "board.db"
     with Board(path, clock=clock) as board:
@@ -248,10 +248,10 @@ async def test_a_parent_spent_by_its_children_is_among_the_nearest(tmp_path: Pat
 
 @pytest.mark.slow
 async def test_a_teams_spent_daily_budget_is_on_the_screen(tmp_path: Path) -> None:
-    """Found by an exploring helper: with a team's daily budget spent (its tasks blocked, new
-    runs refused) and none of the board's, the screen said `budget no daily budget`, and the
-    blocked task's own budget line `15%`: the operator saw no trouble. The teams' daily budgets,
-    the most spent first (three at most), are under the board's; a team id is drawn inert."""
+    """With a team's daily budget spent (its tasks blocked, new runs refused) and none of the
+    board's, the screen said `budget no daily budget`, and the blocked task's own budget line `15%`:
+    the operator saw no trouble. The teams' daily budgets, the most spent first (three at most), are
+    under the board's; a team id is drawn inert."""
     clock = ManualClock(START_MS)
     path = tmp_path / "board.db"
     with Board(path, clock=clock) as board:
@@ -297,9 +297,9 @@ COLUMN_TEXT_WIDTH = 20  # a card at 80x24 and 160x48: 20 cells of text (a 23-cel
 
 
 def test_a_spent_budget_shows_on_the_narrowest_card() -> None:
-    """Found exploring: a budgeted card hid its spend whenever the text was 13 cells or longer,
-    at both documented sizes: TASK-6 ($0.20 spent of $0.05, blocked) showed no figure. It is
-    said shorter now, and a spent budget outlasts the verdict."""
+    """A budgeted card hid its spend whenever the text was 13 cells or longer, at both documented
+    sizes: TASK-6 ($0.20 spent of $0.05, blocked) showed no figure. It is said shorter now, and a
+    spent budget outlasts the verdict."""
     none = Style()
     tones = CardTones(*([none] * 9))
     palette = CardPalette(tones, tones, tones, none)
@@ -421,9 +421,9 @@ def test_at_a_narrow_width_the_agent_column_keeps_its_name() -> None:
 
 
 async def test_the_agents_figures_say_they_count_runs(tmp_path: Path) -> None:
-    """Found exploring: the screen headed the agents' succeeded runs "done", beside the tasks
-    done: an agent whose one task was rejected and redone showed 2. docs/stats.md counts runs
-    there; the screen now says runs, with the headings `kanban stats` draws."""
+    """The screen headed the agents' succeeded runs "done", beside the tasks done: an agent whose
+    one task was rejected and redone showed 2. docs/stats.md counts runs there; the screen now says
+    runs, with the headings `kanban stats` draws."""
     clock = ManualClock(START_MS)
     path = tmp_path / "board.db"
     with Board(path, clock=clock) as board:

@@ -291,10 +291,10 @@ def test_approve_and_land_in_a_real_terminal_at_80x24(
 
 
 def test_the_keymap_file_is_read_once_at_start(tmp_path: Path, tmux: Tmux) -> None:
-    """Found by an exploring helper: `kanban tui` read the keymap file twice, once to refuse a
-    bad one before taking the terminal and again in the app. The file here is a named pipe
-    that gives its keys once: a second read would wait for a writer forever and the board would
-    never show. Read once, the board shows with the remapped key in its footer."""
+    """`kanban tui` read the keymap file twice, once to refuse a bad one before taking the terminal
+    and again in the app. The file here is a named pipe that gives its keys once: a second read
+    would wait for a writer forever and the board would never show. Read once, the board shows with
+    the remapped key in its footer."""
     import threading
 
     db = tmp_path / "board.db"

@@ -124,9 +124,9 @@ def test_a_drawer_closed_after_the_terminal_narrowed_gives_the_board_back_whole(
 def test_the_selected_card_stays_on_screen_when_the_terminal_shrinks(
     tmp_path: Path, terminal: Tmux
 ) -> None:
-    """Found by an exploring helper in tmux: at 160x48 `G` on the last of 40 todo cards, then
-    the terminal made 80x24: the column stayed scrolled where it was, the selected card below
-    its edge (no selection bar on screen) and Enter opened a card nobody saw."""
+    """At 160x48 `G` on the last of 40 todo cards, then the terminal made 80x24: the column stayed
+    scrolled where it was, the selected card below its edge (no selection bar on screen) and Enter
+    opened a card nobody saw."""
     db = tmp_path / "board.db"
     todo_and_one_in_review(db, 40)
     terminal.start([KANBAN, "tui", "--db", str(db)], size=(160, 48))

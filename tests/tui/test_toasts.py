@@ -1,6 +1,6 @@
-"""Toasts at 80x24 (found by an exploring helper in a busy `kanban demo`: five toasts piled
-over the board, and "f follows it" toasts showed while the inbox, where `f` does nothing, was
-open). Every notification stays in the message log; only the toasts on screen are fewer."""
+"""Toasts at 80x24 (five toasts piled over the board, and "f follows it" toasts showed while the
+inbox, where `f` does nothing, was open). Every notification stays in the message log; only the
+toasts on screen are fewer."""
 
 from pathlib import Path
 

@@ -242,10 +242,9 @@ async def test_counts_agree_with_dropped_tasks_shown(demo) -> None:  # type: ign
 async def test_columns_changed_behind_the_drawer_are_laid_out_when_it_closes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper in tmux at 80x24: with the drawer open over the board, a
-    claim and two new tasks made the board scroll sideways; closed, the view stayed at the
-    left edge, the last column running off screen, while the header named backlog as off
-    screen to the left."""
+    """At 80x24, with the drawer open over the board, a claim and two new tasks made the board
+    scroll sideways; closed, the view stayed at the left edge, the last column running off screen,
+    while the header named backlog as off screen to the left."""
     monkeypatch.chdir(tmp_path)
     utc()
     clock = ManualClock(1_767_261_600_000)
@@ -275,8 +274,8 @@ async def test_columns_changed_behind_the_drawer_are_laid_out_when_it_closes(
 
 
 async def test_a_strip_counts_the_matches_while_a_filter_narrows(long_todo) -> None:  # type: ignore[no-untyped-def]
-    """Found by an exploring helper in tmux: with a filter on, the narrow strips still counted
-    every task of their status ("1" over an in-progress strip none of whose tasks matched)."""
+    """With a filter on, the narrow strips still counted every task of their status ("1" over an
+    in-progress strip none of whose tasks matched)."""
     path, clock = long_todo
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -313,9 +312,9 @@ async def test_a_filter_brings_its_first_match_into_view(long_todo) -> None:  # 
 async def test_moving_off_an_empty_strip_leaves_no_room_a_column_would_fill(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper at 80x24: h onto backlog's empty strip at the far left, then
-    l: the view kept the strip and stopped short, 20 cells blank, blocked (which needs you) off
-    screen. Among the edges that show the active column, the one showing most is taken."""
+    """At 80x24, h onto backlog's empty strip at the far left, then l: the view kept the strip and
+    stopped short, 20 cells blank, blocked (which needs you) off screen. Among the edges that show
+    the active column, the one showing most is taken."""
     monkeypatch.chdir(tmp_path)
     utc()
     clock = ManualClock(1_767_261_600_000)
@@ -368,9 +367,9 @@ def rightmost_shown(view: BoardView) -> int:
 async def test_the_columns_fill_the_width(  # type: ignore[no-untyped-def]
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size, running, keys
 ) -> None:
-    """Found by an exploring helper in tmux at 80x24 (`kanban demo`): the columns on screen
-    ended 15 cells short of the right edge, the next column (done, folded) not fitting in what
-    was left, and the view as wide as the whole columns it showed."""
+    """At 80x24, the columns on screen ended 15 cells short of the right edge, the next column
+    (done, folded) not fitting in what was left, and the view as wide as the whole columns it
+    showed."""
     monkeypatch.chdir(tmp_path)
     utc()
     clock = ManualClock(1_767_261_600_000)
@@ -392,11 +391,10 @@ async def test_the_columns_fill_the_width(  # type: ignore[no-untyped-def]
 async def test_a_column_not_looked_at_keeps_its_cursor_on_its_newest_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper in tmux at 80x24 (`kanban demo` run to its end, then `l` to
-    done and `z`): the cursor was on TASK-1, the first task done, at the far end of 36, the view
+    """At 80x24, the cursor was on TASK-1, the first task done, at the far end of 36, the view
     scrolled down to it. Done's first card had been selected when it arrived and the selection
-    stayed on it as every later one arrived above. A column the operator is not in, at its top
-    with the cursor on its first card, keeps the cursor there."""
+    stayed on it as every later one arrived above. A column the operator is not in, at its top with
+    the cursor on its first card, keeps the cursor there."""
     monkeypatch.chdir(tmp_path)
     utc()
     clock = ManualClock(1_767_261_600_000)

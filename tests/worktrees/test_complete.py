@@ -199,9 +199,9 @@ def test_no_verify_command_means_debt_and_blocked_with_advice(env):
 
 
 def test_a_task_blocked_for_want_of_a_verify_command_moves_as_its_words_say(env):
-    """Found by an exploring helper: the reason said "complete again", but a repeat complete on
-    a blocked task runs nothing and answered like a gate result; the builder's unblock said
-    "claim it first" and its claim said "unblock it first". Each answer now says what moves it."""
+    """The reason said "complete again", but a repeat complete on a blocked task runs nothing and
+    answered like a gate result; the builder's unblock said "claim it first" and its claim said
+    "unblock it first". Each answer now says what moves it."""
     task_id, _, path = provisioned(env)
     change(path)
     env.trees.complete(task_id, "alice")
@@ -230,8 +230,8 @@ def test_a_task_blocked_for_want_of_a_verify_command_moves_as_its_words_say(env)
 
 
 def test_the_inbox_files_a_gate_with_no_verify_command_as_blocked_not_debt(env):
-    """Found by an exploring helper: the inbox filed it as `debt` to override, but no command
-    ran and nothing passed with debt (docs/inbox.md); its reason says what moves it."""
+    """The inbox filed it as `debt` to override, but no command ran and nothing passed with debt
+    (docs/inbox.md); its reason says what moves it."""
     task_id, _, path = provisioned(env)
     change(path)
     env.trees.complete(task_id, "alice")
@@ -286,8 +286,8 @@ def test_only_the_assignee_completes_and_a_refusal_changes_nothing(env):
 
 
 def test_a_repository_with_no_commit_in_the_worktree_is_named_not_a_git_failure(env):
-    """Found by an exploring helper: `git init vendor` inside the worktree made complete fail
-    git_failed ("'vendor/' does not have a commit checked out"); the agent is told what to do."""
+    """`git init vendor` inside the worktree made complete fail git_failed ("'vendor/' does not have
+    a commit checked out"); the agent is told what to do."""
     task_id, _, path = provisioned(env, verify="true")
     change(path)
     (path / "vendor").mkdir()

@@ -105,8 +105,8 @@ def test_verification_failing_and_no_verify_command_are_kept(land: LandEnv) -> N
     assert "(verification_failed)" in reasons[failing]
     assert "(verification_required)" in reasons[unverified]
     assert [item.kind for item in land.board.inbox().items] == [a.LANDING_REFUSED] * 2
-    # The drawer's preview says so too: merging cleanly is not landing (an exploring helper saw
-    # "lands cleanly onto main" right after the refusal the inbox named).
+    # The drawer's preview says so too: merging cleanly is not landing (it said "lands cleanly onto
+    # main" right after the refusal the inbox named).
     preview = land.trees.landing_preview(failing)
     assert preview.state == "clean" and preview.refused is not None
     assert preview.refused.startswith("verification_failed: ")

@@ -198,11 +198,11 @@ def test_a_land_run_from_a_git_hook_works_on_its_own_folders_not_the_hooks_repos
 def test_a_caller_pointing_git_at_another_repository_provisions_and_lands_the_given_one(
     land: LandEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found by an exploring helper: finding the work tree around a path (gitpython) obeyed a
-    caller's GIT_WORK_TREE while every git the board ran dropped it: given a repository's git
-    folder from a git hook of another repository, provision took that other one's work tree
-    for the given repository's and made the task's worktree there. git is asked, without the
-    caller's location variables, as everywhere: a git folder is no work tree (as git says)."""
+    """Finding the work tree around a path (gitpython) obeyed a caller's GIT_WORK_TREE while every
+    git the board ran dropped it: given a repository's git folder from a git hook of another
+    repository, provision took that other one's work tree for the given repository's and made the
+    task's worktree there. git is asked, without the caller's location variables, as everywhere: a
+    git folder is no work tree (as git says)."""
     other = make_repo(land.tmp / "other")
     untouched = checkout_state(other), git(other, "worktree", "list", "--porcelain")
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
@@ -413,7 +413,7 @@ def test_an_operator_may_land_without_a_verify_command_audited(land: LandEnv) ->
     task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
     error = refused(land, task_id, Reason.VERIFICATION_REQUIRED)
     assert "allowUnverified" in error.message
-    # operator_only, as a budget is (found by an exploring helper: it was invalid_input)
+    # operator_only, as a budget is (it was invalid_input)
     error = refused(land, task_id, Reason.OPERATOR_ONLY, allow_unverified=True)
     # A reason goes with the override, and is text.
     refused(land, task_id, Reason.INVALID_INPUT, actor="operator", unverified_reason="hotfix")
@@ -451,8 +451,8 @@ def test_builders_may_not_land_their_own_work_operators_may(land: LandEnv) -> No
 
 
 def refused_and_previewed(land: LandEnv, task_id: str) -> str:
-    """The landing's refusal, and the preview saying the same (an exploring helper found the
-    preview calling a cancelled, dropped or unfinished task's work "lands cleanly")."""
+    """The landing's refusal, and the preview saying the same (the preview called a cancelled,
+    dropped or unfinished task's work "lands cleanly")."""
     why = str(refused(land, task_id, Reason.NOT_LANDABLE).details["why"])
     preview = land.trees.landing_preview(task_id)
     assert (preview.state, preview.why) == ("unavailable", why), preview.to_json()
@@ -527,10 +527,9 @@ def test_a_conflicting_pair_lands_one_then_the_other_after_a_sync(land: LandEnv)
 
 
 def test_handed_in_work_is_synced_by_an_operator_only(land: LandEnv) -> None:
-    """Found by an exploring helper: the builder synced its approved (done) task, the sync said
-    "resolve them, then complete again", complete refused (done), and the resolution it wrote
-    landed without review. An agent may not sync work in review or done; an operator may, and
-    is told to land again."""
+    """The builder synced its approved (done) task, the sync said "resolve them, then complete
+    again", complete refused (done), and the resolution it wrote landed without review. An agent may
+    not sync work in review or done; an operator may, and is told to land again."""
     first, _ = land.task_with({"app.py": ANSWER})
     second, path = land.task_with({"app.py": "def answer():\n    return 44\n"})  # done
     land.trees.land(first, actor="bob")
@@ -546,10 +545,10 @@ def test_handed_in_work_is_synced_by_an_operator_only(land: LandEnv) -> None:
 
 
 def test_a_conflict_says_who_may_sync_handed_in_work(land: LandEnv) -> None:
-    """Found by an exploring helper: landing conflicting done work over HTTP or the CLI said "a
-    sync of the worktree with the base lets them be resolved", where an agent's sync of done
-    work (or work in review) is refused: the refusal says whose sync it is, in the words the
-    MCP hint says (`_DONE_CONFLICT` imports them)."""
+    """Landing conflicting done work over HTTP or the CLI said "a sync of the worktree with the base
+    lets them be resolved", where an agent's sync of done work (or work in review) is refused: the
+    refusal says whose sync it is, in the words the MCP hint says (`_DONE_CONFLICT` imports
+    them)."""
     first, _ = land.task_with({"app.py": ANSWER})
     done, _ = land.task_with({"app.py": "def answer():\n    return 44\n"})
     review, _ = land.task_with({"app.py": "def answer():\n    return 45\n"}, finish="review")
@@ -602,9 +601,9 @@ def test_a_conflict_left_unresolved_is_never_completed_paused_or_landed(land: La
 def test_the_lease_protocols_complete_refuses_an_unresolved_conflict_as_complete_does(
     land: LandEnv,
 ) -> None:
-    """Found by an exploring helper: the lease protocol's complete (CLI, HTTP, MCP) took a
-    worktree whose sync left git's markers in app.py into review, where `workspace complete`
-    refused it. Both refuse now, with the same reason, changing nothing."""
+    """The lease protocol's complete (CLI, HTTP, MCP) took a worktree whose sync left git's markers
+    in app.py into review, where `workspace complete` refused it. Both refuse now, with the same
+    reason, changing nothing."""
     task_id, path, _ = conflicted_after_sync(land)
     before = checkout_state(path), board_snapshot(land, task_id)
     with pytest.raises(BoardError) as caught:
@@ -721,11 +720,11 @@ EXACT_TREE = (
 def test_the_next_landing_is_verified_on_its_own_tree_whatever_git_did_there(
     land: LandEnv, case: str
 ) -> None:
-    """Found by an exploring helper: a verify command that marked a file skip-worktree after
-    editing it (or made the scratch sparse, or set core.autocrlf) in its scratch checkout
-    changed what the next landing verified there: `checkout --force` kept the edited file, the
-    missing ones, the CRLF line ends. The next landing's verify command judged files its
-    commit does not have. The scratch repository is put back as it was made first."""
+    """A verify command that marked a file skip-worktree after editing it (or made the scratch
+    sparse, or set core.autocrlf) in its scratch checkout changed what the next landing verified
+    there: `checkout --force` kept the edited file, the missing ones, the CRLF line ends. The next
+    landing's verify command judged files its commit does not have. The scratch repository is put
+    back as it was made first."""
     meddler, _ = land.task_with(
         {"first.txt": "one\n"}, verify=f'if [ -n "$KANBAN_LANDING" ]; then {MEDDLING[case]}; fi'
     )
@@ -749,10 +748,10 @@ CONFIG_REWRITES = {
 def test_a_config_a_verify_command_writes_runs_nothing_in_the_next_landing(
     land: LandEnv, tmp_path: Path, case: str
 ) -> None:
-    """Found by an exploring helper: the scratch repository's config as made was kept in a file
-    beside the checkout, where the verify command runs: one that rewrote it (and the config)
-    with a `core.fsmonitor` had its command run by the next landing's git there, in the lander.
-    The config as made is kept in the lander's memory now, and a `commondir` goes."""
+    """The scratch repository's config as made was kept in a file beside the checkout, where the
+    verify command runs: one that rewrote it (and the config) with a `core.fsmonitor` had its
+    command run by the next landing's git there, in the lander. The config as made is kept in the
+    lander's memory now, and a `commondir` goes."""
     ran = tmp_path / "ran"
     hook = tmp_path / "fsmonitor.sh"  # a lander's git runs it; the verify command's own do not
     hook.write_text(f'#!/bin/sh\n[ -n "$KANBAN_LANDING" ] || echo "$PWD" >> {ran}\nexit 1\n')
@@ -819,14 +818,14 @@ def test_what_would_stop_main_coming_along_is_refused_before_main_moves(
         files = ["README.md"]
     error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)
     assert error.details["files"] == files and error.details["path"] == str(land.repo)
-    if case == "index_lock":  # an exploring helper: "commit, stash or move them" helped nobody
+    if case == "index_lock":  # "commit, stash or move them" helped nobody
         assert "wait for it to finish" in error.message and "commit, stash" not in error.message
 
 
 def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land: LandEnv) -> None:
-    """Found by an exploring helper: git's dry run passes over ignored files (read-tree -m -u
-    takes them for disposable), so a person's ignored `.env` was overwritten by the task's and
-    their ignored `build/` folder deleted for the task's `build` file, without a word."""
+    """Git's dry run passes over ignored files (read-tree -m -u takes them for disposable), so a
+    person's ignored `.env` was overwritten by the task's and their ignored `build/` folder deleted
+    for the task's `build` file, without a word."""
     land.commit_on_main(".gitignore", ".env\nbuild/\ncache\n", "ignore local files")
     task_id, _ = land.task_with(
         {".gitignore": "", ".env": "TEMPLATE=1\n", "build": "a file now\n", "cache/x": "x\n"}
@@ -839,9 +838,8 @@ def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land:
     error = refused(land, task_id, Reason.BASE_CHECKED_OUT_DIRTY)  # every file as it was
     assert error.details["files"] == [".env", "build", "cache"]
     assert "ignored ones included" in error.message
-    # An exploring helper: it said "git would not overwrite" and "would overwrite them without
-    # a word" at once; it says what blocks and what to do, and stash (which leaves ignored
-    # files alone) is not it.
+    # It said "git would not overwrite" and "would overwrite them without a word" at once; it says
+    # what blocks and what to do, and stash (which leaves ignored files alone) is not it.
     assert "move or delete them, then land again" in error.message
     assert "would not overwrite" not in error.message and "stash" not in error.message
     for name in (".env", "build", "cache"):
@@ -852,8 +850,8 @@ def test_ignored_files_where_the_landing_puts_files_or_folders_are_refused(land:
 
 
 def test_a_rebase_of_main_under_way_is_refused_and_can_go_on(land: LandEnv) -> None:
-    """Found by an exploring helper: with a rebase of main stopped in its checkout (HEAD
-    detached), main was moved under it and `git rebase --continue` then failed to lock main."""
+    """With a rebase of main stopped in its checkout (HEAD detached), main was moved under it and
+    `git rebase --continue` then failed to lock main."""
     land.commit_on_main("one.txt", "1\n", "one")
     land.commit_on_main("two.txt", "2\n", "two")
     task_id, _ = land.task_with({"app.py": ANSWER})
@@ -920,12 +918,11 @@ def test_a_repository_made_inside_the_worktree_is_not_landed_as_a_bare_pointer(
 
 
 def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> None:
-    """Found by an exploring helper: a task that moved a submodule landed, but the user's
-    checkout kept the submodule's files at the old commit (` M lib`), and every later landing
-    into main was refused base_checked_out_dirty until `git submodule update`. The submodule
-    comes along when its commit is there (never fetched), else a warning says what to run (its
-    path quoted: a path in the repository is anyone's word); a submodule's pointer alone never
-    makes the checkout dirty for a landing."""
+    """A task that moved a submodule landed, but the user's checkout kept the submodule's files at
+    the old commit (` M lib`), and every later landing into main was refused base_checked_out_dirty
+    until `git submodule update`. The submodule comes along when its commit is there (never
+    fetched), else a warning says what to run (its path quoted: a path in the repository is anyone's
+    word); a submodule's pointer alone never makes the checkout dirty for a landing."""
     lib = "the lib"  # a path a shell splits in two unless it is quoted
     allow = ("-c", "protocol.file.allow=always")
     upstream = land.tmp / "lib-upstream"
@@ -970,10 +967,10 @@ def test_a_submodule_bump_lands_and_its_checkout_comes_along(land: LandEnv) -> N
 
 
 def test_a_submodule_commit_only_the_worktree_holds_is_not_landed(land: LandEnv) -> None:
-    """Found by an exploring helper: an agent committed inside its worktree's submodule; the
-    landing pointed main at that commit, then archived the worktree and the only copy with it
-    (`git submodule update` failed for good: "not our ref"). Refused until the commit is
-    somewhere else: the person's submodule, or a remote-tracking branch."""
+    """An agent committed inside its worktree's submodule; the landing pointed main at that commit,
+    then archived the worktree and the only copy with it (`git submodule update` failed for good:
+    "not our ref"). Refused until the commit is somewhere else: the person's submodule, or a
+    remote-tracking branch."""
     allow = ("-c", "protocol.file.allow=always")
     who = ("-c", "user.name=a", "-c", "user.email=a@x")
     upstream = land.tmp / "lib-upstream"
@@ -1095,8 +1092,8 @@ def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
     none = land.board.create_task("no worktree")
     unavailable = land.trees.landing_preview(none.id)
     assert (unavailable.state, unavailable.why) == ("unavailable", "not_reviewed")
-    # Found by an exploring helper: the same change already on main (another task landed it)
-    # previewed "lands cleanly", and the landing then refused it as empty. They agree now.
+    # The same change already on main (another task landed it) previewed "lands cleanly", and the
+    # landing then refused it as empty. They agree now.
     twin, _ = land.task_with({"same.txt": "same\n"})
     land.commit_on_main("same.txt", "same\n", "the same change, landed another way")
     already = land.trees.landing_preview(twin)
@@ -1183,9 +1180,9 @@ def test_the_branch_move_hands_the_fence_to_the_next_lander(land: LandEnv) -> No
 def test_landing_a_task_whose_checkout_was_deleted_by_hand_leaves_git_no_trace(
     land: LandEnv,
 ) -> None:
-    """Found by an exploring helper: the landing deleted the branch, but git still listed the
-    deleted checkout (prunable) with that branch, so a later `git branch -D` of the same name
-    was refused "checked out at ...". The work was committed, so it lands from the branch."""
+    """The landing deleted the branch, but git still listed the deleted checkout (prunable) with
+    that branch, so a later `git branch -D` of the same name was refused "checked out at ...". The
+    work was committed, so it lands from the branch."""
     task_id, path = land.task_with({"app.py": ANSWER}, finish="review", verify=None)
     shutil.rmtree(path)
     result = land.trees.land(
@@ -1198,8 +1195,8 @@ def test_landing_a_task_whose_checkout_was_deleted_by_hand_leaves_git_no_trace(
 
 
 def test_the_preview_names_a_landing_under_way(land: LandEnv) -> None:
-    """Found by an exploring helper in tmux: while a landing verified, the drawer still said
-    "lands cleanly" and the land dialog offered a second landing, refused only once asked."""
+    """While a landing verified, the drawer still said "lands cleanly" and the land dialog offered a
+    second landing, refused only once asked."""
     task_id, _ = land.task_with({"app.py": ANSWER})
     seen: dict[str, object] = {}
 
@@ -1217,9 +1214,9 @@ def test_the_preview_names_a_landing_under_way(land: LandEnv) -> None:
 
 
 def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandEnv) -> None:
-    """Found by an exploring helper in tmux: with rebase chosen, the preview said "lands
-    cleanly" (it merges the work as a whole), the landing conflicted at commit 2 of 3, and its
-    advice was a sync the builder had done already. The refusal names the other way."""
+    """With rebase chosen, the preview said "lands cleanly" (it merges the work as a whole), the
+    landing conflicted at commit 2 of 3, and its advice was a sync the builder had done already. The
+    refusal names the other way."""
     land.commit_on_main("notes.txt", "orig\n")
     task_id, path = land.task_with({}, finish="none")
     for text, extra in (("changed\n", None), ("orig\n", "other.txt")):
@@ -1231,8 +1228,8 @@ def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandE
     land.board.complete(task_id, "alice")
     land.commit_on_main("notes.txt", "theirs\n")
     tip = land.main()
-    # The preview honours the strategy (found by an exploring helper: it said "lands cleanly"
-    # for a rebase, the work merging as one change, and the landing then conflicted).
+    # The preview honours the strategy (it said "lands cleanly" for a rebase, the work merging as
+    # one change, and the landing then conflicted).
     squashed = land.trees.landing_preview(task_id)
     assert (squashed.state, squashed.strategy) == ("clean", "squash")
     replayed = land.trees.landing_preview(task_id, strategy="rebase")
@@ -1252,10 +1249,10 @@ def test_a_replay_that_conflicts_where_the_whole_work_merges_says_so(land: LandE
 
 
 def test_a_rebase_preview_after_a_sync_replays_as_the_landing_does(land: LandEnv) -> None:
-    """Found by an exploring helper over MCP: a builder synced a conflicting base, resolved it
-    and passed the gate; the base had not moved since, so the rebase preview said "lands
-    cleanly" without replaying, and the rebase landing conflicted (replaying the work saved
-    before the sync). The preview replays whenever the strategy is rebase."""
+    """Over MCP, a builder synced a conflicting base, resolved it and passed the gate; the base had
+    not moved since, so the rebase preview said "lands cleanly" without replaying, and the rebase
+    landing conflicted (replaying the work saved before the sync). The preview replays whenever the
+    strategy is rebase."""
     land.commit_on_main("notes.txt", "orig\n")
     task_id, path = land.task_with({"notes.txt": "ours\n"}, finish="none")
     land.commit_on_main("notes.txt", "theirs\n")
@@ -1274,10 +1271,9 @@ def test_a_rebase_preview_after_a_sync_replays_as_the_landing_does(land: LandEnv
 
 
 def test_a_branch_moved_back_under_a_landing_gets_a_build_on_its_tip(land: LandEnv) -> None:
-    """Found by an exploring helper: a landing built on B (a commit that came after its early
-    build on A), then saw the branch moved back to A (a reset), and landed the build on B onto
-    A, bringing back the commit the person had removed. Each attempt lands only a build on the
-    tip it moves the branch from."""
+    """A landing built on B (a commit that came after its early build on A), then saw the branch
+    moved back to A (a reset), and landed the build on B onto A, bringing back the commit the person
+    had removed. Each attempt lands only a build on the tip it moves the branch from."""
     git(land.repo, "branch", "release")
     a = git(land.repo, "rev-parse", "release")
     marker = land.tmp / "person-commit"
@@ -1301,9 +1297,9 @@ def test_a_branch_moved_back_under_a_landing_gets_a_build_on_its_tip(land: LandE
 def test_a_guess_whose_verify_command_failed_says_so_while_it_waits(
     land: LandEnv, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: a waiting landing's verify command failed on the commit the
-    landing ahead would land, and its last step stayed `built_ahead` ("verifying on the landing
-    ahead") until its turn. It now tells `failed_ahead`; the turn on that commit is refused."""
+    """A waiting landing's verify command failed on the commit the landing ahead would land, and its
+    last step stayed `built_ahead` ("verifying on the landing ahead") until its turn. It now tells
+    `failed_ahead`; the turn on that commit is refused."""
     import threading
     import time
 

@@ -108,10 +108,10 @@ def test_landings_waiting_in_the_queue_verify_side_by_side(
 def test_landings_verifying_ahead_leave_scratch_checkouts_for_other_turns(
     land: LandEnv, board_path: Path, tmp_path: Path
 ) -> None:
-    """Found by an exploring helper: two branches with four landings each, all verifying (the
-    turns, and the waiting ones ahead), took all eight scratch checkouts of the repository, and
-    the turn of a landing onto a third branch was refused `busy`, as if the repository were
-    overloaded with turns. Guesses now take only their own share of the checkouts."""
+    """Two branches with four landings each, all verifying (the turns, and the waiting ones ahead),
+    took all eight scratch checkouts of the repository, and the turn of a landing onto a third
+    branch was refused `busy`, as if the repository were overloaded with turns. Guesses now take
+    only their own share of the checkouts."""
     started, release = tmp_path / "started", tmp_path / "release"
     started.mkdir()
     held = (

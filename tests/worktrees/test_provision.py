@@ -342,9 +342,9 @@ def test_a_checkout_made_just_before_a_crash_is_adopted(env):
 
 
 def test_a_checkout_git_fails_after_making_is_undone_and_provision_works_again(env):
-    """Found by an exploring helper: a post-checkout hook that fails (as a missing git-lfs
-    does) made `git worktree add -b` fail after it made the branch and the checkout; both stayed,
-    and every later provision was refused: "branch ... was not made by this board"."""
+    """A post-checkout hook that fails (as a missing git-lfs does) made `git worktree add -b` fail
+    after it made the branch and the checkout; both stayed, and every later provision was refused:
+    "branch ... was not made by this board"."""
     task_id = env.task()
     hook = env.repo / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\necho 'git-lfs was not found' >&2\nexit 2\n")

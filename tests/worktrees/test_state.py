@@ -23,8 +23,8 @@ def test_a_live_checkout_says_whether_work_is_uncommitted(env):
     state = env.trees.detail(task_id).checkout
     assert state is not None and state.state == CHECKED_OUT and state.uncommitted is False
     assert state.path == str(path) and state.head == made.worktree.base_commit
-    # The board's own files are not the agent's work left uncommitted (an exploring helper: the
-    # gate's VERIFICATION.md and a reviewer's REVIEW.md read "with uncommitted changes").
+    # The board's own files are not the agent's work left uncommitted (the gate's VERIFICATION.md
+    # and a reviewer's REVIEW.md read "with uncommitted changes").
     (path / "VERIFICATION.md").write_text("# appended by the gate\n")
     (path / "REVIEW.md").write_text("# written by a line comment\n")
     again = env.trees.detail(task_id).checkout
@@ -93,8 +93,8 @@ def test_a_vanished_checkout_and_branch_is_missing(env):
 
 
 def test_a_checkout_deleted_by_hand_is_missing_not_paused(env):
-    """Found by an exploring helper in tmux: `rm -rf` of a worktree with uncommitted changes
-    read "paused: all work committed", the lost work described as kept."""
+    """`rm -rf` of a worktree with uncommitted changes read "paused: all work committed", the lost
+    work described as kept."""
     import shutil
 
     task_id, made, path = provisioned(env)

@@ -66,8 +66,8 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path):
 
 
 def test_what_a_finished_command_left_running_is_stopped(tmp_path):
-    """Found by an exploring helper: `npm run dev &` in a verify command outlived the verdict,
-    running in the checkout (a landing's scratch one, holding its lock) after it was judged."""
+    """`npm run dev &` in a verify command outlived the verdict, running in the checkout (a
+    landing's scratch one, holding its lock) after it was judged."""
     pid_file = tmp_path / "server.pid"
     result = run_verify_command(
         f"sleep 60 & echo $! > {pid_file}; echo tested", tmp_path, timeout_s=10

@@ -78,7 +78,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def fit_body(self) -> None:
         """The body gets the lines the rest of the dialog leaves on screen, so the buttons are
-        always on it (a ~250-character title at 80x24 pushed them off: found exploring)."""
+        always on it (a ~250-character title at 80x24 pushed them off)."""
         dialog = self.query_one("#dialog")
         body = self.query_one("#dialog-body")
         rest = dialog.styles.gutter.height + sum(

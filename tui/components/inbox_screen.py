@@ -89,8 +89,7 @@ class RowContent(Content):
 def row_text(item: InboxItem, now_ms: int, widths: tuple[int, int, int] = (0, 0, 0)) -> Content:
     """One row: waited, task, kind, what `a` does, the task's title, why. Our markup, the facts
     inert. The kind is the board's own name for it (`attention.KINDS`), as `kanban inbox` and
-    docs/inbox.md say it: an exploring helper found the TUI calling a `verification_failed`
-    item "gate red"."""
+    docs/inbox.md say it: the TUI called a `verification_failed` item "gate red"."""
     kind_cells, action_cells, title_cells = widths
     who = who_of(item)
     # Assembled, not parsed from markup: 15 times cheaper, and `i` on a board with 2,142 items

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # About two lines of the dialog: the whole title is in the drawer, and a longer one pushed the
-# preview and the buttons off an 80x24 screen (found exploring).
+# preview and the buttons off an 80x24 screen.
 TITLE_SHOWN_CHARS = 130
 
 
