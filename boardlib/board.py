@@ -392,7 +392,7 @@ class Board:
         if epoch is not None and epoch < task.claim_epoch:
             raise stale_claim(task, verb, epoch, agent)
         if task.status != t.IN_PROGRESS:
-            # A task its budget blocked says so, not just `blocked` (found by an exploring helper)
+            # A task its budget blocked says so, not just `blocked`
             spent = budgets.blocked_by_budget(tx, task) and budgets.first_spent(
                 budgets.standings(tx, task, now)
             )

@@ -355,7 +355,7 @@ def refusal(task_id: str, action: str, standing: BudgetStanding, then: str = "")
 def held_refusal(task_id: str, verb: str, current: str, standing: BudgetStanding) -> BoardError:
     """A holder's verb (heartbeat, complete...) on a task its spent budget blocked: `invalid_state`
     as on any blocked task, but saying why and what now: the holder stops, an operator raises
-    the budget and unblocks the task (found by an exploring helper: it said only `blocked`)."""
+    the budget and unblocks the task (it said only `blocked`)."""
     return BoardError(
         Reason.INVALID_STATE,
         f"cannot {verb}: {task_id} is blocked, as {spent_sentence(standing, task_id)}; stop "

@@ -71,7 +71,7 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         for outcome in EXECUTION_OUTCOMES
     },
     # The run is closed and a budget over its task is spent, so start_run would be refused too
-    # (found by an exploring helper: the hint offered it after the budget's block).
+    # (the hint offered it after the budget's block).
     when("check_id", "budgetSpent", "true"): (
         "That run is already closed (the message says how) and no new one starts while a budget "
         "over the task is spent (the message says which; only an operator raises it): stop "

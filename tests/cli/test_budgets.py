@@ -210,7 +210,7 @@ def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) ->
 
 
 def test_the_holders_verbs_on_a_task_its_budget_blocked_say_the_budget(kanban: Kanban) -> None:
-    """Found by an exploring helper: heartbeat and complete on a task its spent budget blocked
+    """Heartbeat and complete on a task its spent budget blocked
     were refused with a bare `invalid_state` (`task is blocked`), nothing about the budget. Still
     `invalid_state`, the refusal says which budget is spent, that the holder stops, and the
     operator's command; the row reads back as it was."""

@@ -256,7 +256,7 @@ def test_a_table_draws_a_title_on_its_own_row_whatever_it_holds(kanban: Kanban) 
 
 
 def test_a_task_table_marks_the_dropped_tasks_it_lists_with_the_rest(kanban: Kanban) -> None:
-    """Found by an exploring helper: `task list --dropped --format table` listed dropped tasks
+    """`task list --dropped --format table` listed dropped tasks
     among the others and nothing told them apart (the JSON says `dropped`). A dropped task says
     `(dropped)` after its status, where no agent's words are: a title saying `[dropped]` is not
     taken for the mark. `search --dropped` draws the same table, and fits 80 columns."""

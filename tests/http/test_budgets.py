@@ -59,7 +59,7 @@ def test_the_spending_close_and_the_refused_start(api: Api) -> None:
 
 
 def test_heartbeat_and_complete_on_a_task_its_budget_blocked_say_the_budget(api: Api) -> None:
-    """Found by an exploring helper: the holder's heartbeat and complete on a task its spent
+    """The holder's heartbeat and complete on a task its spent
     budget blocked were a bare `invalid_state`. Still 409 `invalid_state` in the seed's
     envelope (its `message`), saying which budget is spent, that the holder stops and the
     operator's command; the row reads back as it was."""

@@ -47,7 +47,7 @@ async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -
 async def test_after_a_budgets_block_no_refusal_sends_the_holder_to_a_refused_call(
     board_path: Path,
 ) -> None:
-    """Found by an exploring helper: after the close that spent a task's budget, heartbeat and
+    """After the close that spent a task's budget, heartbeat and
     complete_task were a bare `invalid_state`, and closing the other run the block cancelled
     was hinted "start_run opens a new one if you go on working", which start_run then refused
     `budget_exceeded`. The refusals say the budget is spent, the hint names no start_run, and
