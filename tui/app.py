@@ -204,6 +204,7 @@ class KanbanApp(App[None]):
         self.set_keymap(self.user_keymap)
         # The operator's view preferences (`tui.settings`); given ones (a test's) are not saved.
         self._saves_settings = view_settings is None
+        self._moving_beside = False  # a full-screen drawer is moving beside the board
         self.view_settings = load_settings() if view_settings is None else dict(view_settings)
         self.theme = theme or DEFAULT_THEME
         # The floor under every text: lifted to 4.5:1 as this terminal will show it.
@@ -1130,13 +1131,30 @@ class KanbanApp(App[None]):
         wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS
         side = self.board_screen.drawer
         if not wide and side is not None and self.screen is self.board_screen:
-            task_id, tab = side.task_id, side.active_tab
+            # the new drawer draws what the old one holds; the old one goes once it is covered
+            self.push_screen(DrawerScreen(side.task_id, tab=side.active_tab, carried=side))
             self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
-            self.push_screen(DrawerScreen(task_id, tab=tab))
-        elif wide and isinstance(self.screen, DrawerScreen):
-            task_id, tab = self.screen.drawer.task_id, self.screen.drawer.active_tab
+        elif wide and isinstance(self.screen, DrawerScreen) and not self._moving_beside:
+            self._moving_beside = True
+            self.run_worker(self._move_beside(self.screen), group="drawer-move")
+
+    async def _move_beside(self, screen: DrawerScreen) -> None:
+        """The full-screen drawer stays on top until the one beside the board is drawn (with
+        its data) under it: one switch, not the board alone, then a drawer reading its task."""
+        try:
+            old = screen.drawer
+            self._select_on_board(old.task_id)
+            drawer = self.board_screen.show_drawer(old.task_id, old.active_tab, carried=old)
+            await drawer.drawn.wait()
+            if self.screen is not screen:
+                return
+            # Lay the covered board out with the drawer in it, and fit its columns to the room
+            # left: its first frame is the final one, not one board too wide, then the right one.
+            self.board_screen._refresh_layout(self.size)
+            self.board_screen.board.fit_room()
             self.pop_screen()
-            self.open_drawer(task_id, tab)
+        finally:
+            self._moving_beside = False
 
     def remember_setting(self, key: str, value: Any) -> None:
         """Keep a view preference for next time (`tui.settings`, beside the keymap)."""

@@ -70,12 +70,14 @@ class BoardScreen(TaskActions, Screen[None]):
         found = self.query(TaskDrawer)
         return found.first() if found else None
 
-    def show_drawer(self, task_id: str, tab: str | None = None) -> TaskDrawer:
+    def show_drawer(
+        self, task_id: str, tab: str | None = None, *, carried: TaskDrawer | None = None
+    ) -> TaskDrawer:
         """Open the drawer beside the board on `task_id` (or turn the open one to it), with the
-        keys in it."""
+        keys in it; `carried`: the full-screen drawer it replaces, whose data it shows."""
         drawer = self.drawer
         if drawer is None:
-            drawer = TaskDrawer(task_id, beside=True, tab=tab or "overview")
+            drawer = TaskDrawer(task_id, beside=True, tab=tab or "overview", carried=carried)
             # after the footer: both are split off the screen in this order (board_screen.tcss)
             self.mount(drawer)
         else:

@@ -8,6 +8,7 @@ operator's own editor, pager and shell (`o` `O` `!`) with the app suspended.
 How: docs/architecture.md#the-task-drawer and docs/tui.md#reviewing-in-depth
 """
 
+import asyncio
 import os
 import subprocess
 from collections.abc import Callable
@@ -70,7 +71,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         The board cannot see this itself: its width is its own, so the split does not resize it,
         and a resize it gets for other reasons may come before the drawer has a size."""
 
-    def __init__(self, task_id: str, *, beside: bool, tab: str = "overview") -> None:
+    def __init__(
+        self,
+        task_id: str,
+        *,
+        beside: bool,
+        tab: str = "overview",
+        carried: "TaskDrawer | None" = None,
+    ) -> None:
         super().__init__(id="drawer", classes="-beside" if beside else "-full")
         self.task_id = task_id
         self.beside = beside
@@ -84,6 +92,15 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self._poll_timer: Timer | None = None
         self.searches: dict[str, str] = {}  # tab -> the query searched on it
         self._state_shown: str | None = None  # what the header's right says now
+        self.drawn = asyncio.Event()  # mounted, and what it carried is drawn
+        self._drawing_carried = False  # drawn as it mounts: not mounted yet, nor taken down
+        self._task_read_pending = False  # a read of the task asked for and not shown yet
+        # The drawer this one replaces (the layout changed): its data is drawn at once, not
+        # read again, unless a read of it was still under way.
+        self._carried = carried if carried is not None and carried.task_id == task_id else None
+        if self._carried is not None:
+            self.data, self.workspace = self._carried.data, self._carried.workspace
+            self._workspace_outdated = self._carried._workspace_outdated
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -109,15 +126,39 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if self.beside:
             self.post_message(self.Resized())
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         for tabs in self.query(Tabs):
             tabs.can_focus = False  # the drawer is one focus stop; 1-5 and [ ] pick tabs
         self._poll_timer = self.set_interval(POLL_S, self._poll, pause=True)
         view = self.query_one(DiffView)
         view.wrap = bool(self.kanban.view_settings.get("diff_wrap", False))
+        carried, self._carried = self._carried, None
+        if carried is not None and carried.is_mounted and carried.query(LandingLine):
+            self.query_one(LandingLine).carry(carried.query_one(LandingLine))
         self.start_landing_preview()
-        self.reload()
+        if carried is None or not await self._draw_carried(carried):
+            self.reload()
+            self._tab_changed()
+        self.drawn.set()
+
+    async def _draw_carried(self, carried: "TaskDrawer") -> bool:
+        """Draw what the replaced drawer held, before the first frame; False when it held
+        nothing to draw yet (then this drawer reads the task as a new one does)."""
+        data, workspace, outdated = self.data, self.workspace, self._workspace_outdated
+        if data is None or not self.query("#overview-head"):
+            return False
+        self._drawing_carried = True
+        try:
+            await self._show_task_data(data)
+            if workspace is not None and not self._taken_down():
+                await self._show_workspace(workspace)
+        finally:
+            self._drawing_carried = False
+        self._workspace_outdated = outdated or workspace is None
+        if carried._task_read_pending:
+            self.reload()  # what it showed was being read again: read it here
         self._tab_changed()
+        return True
 
     @property
     def tabs(self) -> TabbedContent:
@@ -165,11 +206,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         if task is not None and self.query(LandingLine):
             self.query_one(LandingLine).show_task(task)
 
-    @work(thread=True, exclusive=True, group="drawer-task")
     def reload(self) -> None:
         """Read the task again (the live feed said it changed); the worktree too when its tab is
         on screen, since a move (complete, the gate) changes the worktree as well."""
-        task_id = self.task_id
+        self._task_read_pending = True
+        self._reload(self.task_id)
+
+    @work(thread=True, exclusive=True, group="drawer-task")
+    def _reload(self, task_id: str) -> None:
         try:
             data = self.kanban.gateway.read(lambda board: read_task(board, task_id))
         except BoardError as error:
@@ -180,12 +224,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
     def _taken_down(self) -> bool:
         """Gone, or going: a drawer being removed (Escape, or a resize moving it to a screen of
         its own) is still mounted a moment after its children have gone."""
-        return not self.is_mounted or not self.query("#drawer-title")
+        mounted = self.is_mounted or self._drawing_carried
+        return not mounted or not self.query("#drawer-title")
 
     async def _show_task_data(self, data: TaskData) -> None:
         if data.task_id != self.task_id or self._taken_down():
             return  # the drawer moved on while this was read, or is being taken down
         self.data = data
+        self._task_read_pending = False
         task = data.view.task
         title = plain(task.id, "bold")
         title.append(" ")
@@ -212,6 +258,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
     def _failed(self, task_id: str, error: BoardError) -> None:
         if task_id == self.task_id and not self._taken_down():
+            self._task_read_pending = False
             self.query_one("#drawer-title", Static).update(
                 plain(f"Cannot read {task_id}: {error.message}", "bold red")
             )

@@ -14,9 +14,11 @@ class DrawerScreen(Screen[None]):
     DEFAULT_CSS = tcss(__file__)
     AUTO_FOCUS = "TaskDrawer"
 
-    def __init__(self, task_id: str, *, tab: str = "overview") -> None:
+    def __init__(
+        self, task_id: str, *, tab: str = "overview", carried: TaskDrawer | None = None
+    ) -> None:
         super().__init__()
-        self.drawer = TaskDrawer(task_id, beside=False, tab=tab)
+        self.drawer = TaskDrawer(task_id, beside=False, tab=tab, carried=carried)
 
     def compose(self) -> ComposeResult:
         yield self.drawer

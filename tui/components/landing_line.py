@@ -79,6 +79,14 @@ class LandingLine(Static):
         shown = self.shown
         return shown if shown is not None and shown.task_id == task_id else None
 
+    def carry(self, other: "LandingLine") -> None:
+        """Show what `other` shows (the drawer moved to its other layout): its preview is not
+        read again unless the task changed since."""
+        self.task_id, self.status, self._shown_task = other.task_id, other.status, other._shown_task
+        self.shown = other.shown
+        if self._shown_task is not None:
+            self._draw()
+
     def show_task(self, task: Task) -> None:
         """The drawer read the task again: show where it landed, or (re)read its preview when
         the task or its status changed (a status change may change what would land)."""
