@@ -94,6 +94,8 @@ def while_open(handler: Callable[["KanbanApp", M], None]) -> Callable[["KanbanAp
 
 
 DRAWER_BESIDE_MIN_COLUMNS = 140  # from this width the drawer sits beside the board
+MOVE_BOUND_S = 2.0  # a drawer moving layout is drawn in the other one within this, or shown as is
+MOVE_SETTLE_S = 0.05  # the board shown again beside the drawer settles its scroll meanwhile
 FOLLOW_DELAY_S = 0.12  # the side drawer follows the selection once the cursor rests
 DEFAULT_THEME = "textual-dark"
 # An announcement (the demo finished) is a toast this long, then a header fact: a toast that
@@ -1131,12 +1133,24 @@ class KanbanApp(App[None]):
         wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS
         side = self.board_screen.drawer
         if not wide and side is not None and self.screen is self.board_screen:
-            # the new drawer draws what the old one holds; the old one goes once it is covered
-            self.push_screen(DrawerScreen(side.task_id, tab=side.active_tab, carried=side))
-            self.run_worker(self.board_screen.hide_drawer(), group="drawer-close")
+            # the new drawer draws what the old one holds; no frame is sent until it has (the
+            # board squeezed beside the side drawer, or alone once that went, showed meanwhile)
+            screen = DrawerScreen(side.task_id, tab=side.active_tab, carried=side)
+            self._begin_batch()
+            self.push_screen(screen)
+            self.run_worker(self._move_full_screen(screen), group="drawer-close")
         elif wide and isinstance(self.screen, DrawerScreen) and not self._moving_beside:
             self._moving_beside = True
             self.run_worker(self._move_beside(self.screen), group="drawer-move")
+
+    async def _move_full_screen(self, screen: DrawerScreen) -> None:
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(screen.drawer.drawn.wait(), MOVE_BOUND_S)
+        finally:
+            self._end_batch()
+            self.screen.refresh()
+        await self.board_screen.hide_drawer()
 
     async def _move_beside(self, screen: DrawerScreen) -> None:
         """The full-screen drawer stays on top until the one beside the board is drawn (with
@@ -1145,7 +1159,8 @@ class KanbanApp(App[None]):
             old = screen.drawer
             self._select_on_board(old.task_id)
             drawer = self.board_screen.show_drawer(old.task_id, old.active_tab, carried=old)
-            await drawer.drawn.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drawer.drawn.wait(), MOVE_BOUND_S)
             if self.screen is not screen:
                 return
             # Lay the covered board out with the drawer in it, and fit its columns to the room
@@ -1153,6 +1168,8 @@ class KanbanApp(App[None]):
             self.board_screen._refresh_layout(self.size)
             self.board_screen.board.fit_room()
             self.pop_screen()
+            # its scroll is applied once it is shown (`BoardView.settle`): that frame is not sent
+            self.delay_update(MOVE_SETTLE_S)
         finally:
             self._moving_beside = False
 
