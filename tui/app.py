@@ -264,7 +264,7 @@ class KanbanApp(App[None]):
         if (
             column is not None
             and self.board_screen.board.active.collapsed
-            and self.state.counts.get(column)
+            and (self.state.counts.get(column) or action.in_column)
         ):
             fold = registry.BY_ID["board.fold"]
             unfold = keymap.key_names(fold, keymap.operator_keymap(self))[0]

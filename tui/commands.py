@@ -44,6 +44,7 @@ T = TypeVar("T")
 MAX_HITS = 30
 EXACT_ID = 100.0  # fuzzy scores reach 2.0 for a substring; an exact id must outrank them all
 FUZZY_CEILING = 0.9
+REFUSED_CEILING = 0.3  # an entry saying why an action does not apply ranks below those that do
 ID_QUERY = re.compile(r"[A-Za-z][A-Za-z0-9_]*-\d+")
 
 
@@ -129,13 +130,17 @@ class BoardCommand:
     help: str
     run: Callable[[], object]
     writes: bool
+    why_not: str | None = None  # it does not apply now: why (the entry only says so)
 
 
-def board_commands(app: "KanbanApp", screen: Widget) -> Iterator[BoardCommand]:
+def board_commands(
+    app: "KanbanApp", screen: Widget, *, refused: bool = False
+) -> Iterator[BoardCommand]:
     """The registry's palette entries for this screen (or, for a full-screen drawer, the drawer
     widget that holds its keys), only those that apply right now (as the
     footer greys them), each naming the task it acts on; "move" offers exactly the legal
-    targets of the selected task."""
+    targets of the selected task. `refused`: the greyed ones too, each saying why it does not
+    apply (its key's words, `unavailable_because`), so a query naming one is not "No matches"."""
     name = getattr(screen, "SCREEN", None)
     if name is None:
         return
@@ -152,10 +157,25 @@ def board_commands(app: "KanbanApp", screen: Widget) -> Iterator[BoardCommand]:
             )
     for action in registry.palette_entries(name):
         runner = app if registry.APP in action.screens else screen
-        if runner.check_action(action.name, action.parameters) is not True:
+        available = runner.check_action(action.name, action.parameters)
+        assert action.palette is not None
+        if available is None and refused:  # greyed out (False: its key is another action's)
+            marked = len(app.marked) if action.id in registry.BATCH else 0
+            why = registry.unavailable_because(
+                action, read_only=app.read_only, task=task, marked=marked
+            )
+            why = why[0].upper() + why[1:] + "."
+            yield BoardCommand(
+                inert(f"{action.palette_title(task)} (not now)"),
+                action.palette.replace("{task}", "").replace("  ", " ").strip(),
+                why,
+                partial(app.notify, why, severity="warning", timeout=4),
+                writes=False,
+                why_not=why,
+            )
+        if available is not True:
             continue
         help_text = " · ".join(part for part in (_keys(app, action), action.palette_help) if part)
-        assert action.palette is not None
         yield BoardCommand(
             inert(action.palette_title(task)),
             action.palette.replace("{task}", "").replace("  ", " ").strip(),
@@ -188,11 +208,12 @@ class BoardActionsProvider(Provider):
         if not query.strip() or looks_like_id(query):
             return
         matcher = self.matcher(query)
-        for command in board_commands(self.kanban, _runner(self.screen)):
+        for command in board_commands(self.kanban, _runner(self.screen), refused=True):
             score = matcher.match(command.words)
             if score > 0:
+                ceiling = FUZZY_CEILING if command.why_not is None else REFUSED_CEILING
                 yield Hit(
-                    min(score, FUZZY_CEILING),
+                    min(score, ceiling),
                     plain_highlight(matcher, command.title),
                     command.run,
                     text=command.title,

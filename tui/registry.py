@@ -73,6 +73,9 @@ class Action:
     # The columns where a shared key (`yields_to`) is this action's: what the key is said to do
     # with no task selected there (`W` in an empty or folded done column: land, not approve).
     in_columns: tuple[str, ...] = ()
+    # Moves the cursor within the board's column: on a folded column it does not apply, and
+    # its key says the column is folded (`j` or `G` there did nothing, in silence).
+    in_column: bool = False
     # The decision the task waits on (approve, reject, land): first in the footer where it
     # applies, last where it does not (`footer_rank`).
     leads: bool = False
@@ -195,14 +198,14 @@ def _dialog(id: str, call: str, title: str, keys: str, screen: str, **more: Any)
 
 ACTIONS: tuple[Action, ...] = (
     # The board: moving around and the board-wide toggles.
-    _board("board.down", "cursor(1)", "Down", "j,down"),
-    _board("board.up", "cursor(-1)", "Up", "k,up"),
+    _board("board.down", "cursor(1)", "Down", "j,down", in_column=True),
+    _board("board.up", "cursor(-1)", "Up", "k,up", in_column=True),
     _board("board.left", "column(-1)", "Column left", "h,left"),
     _board("board.right", "column(1)", "Column right", "l,right"),
-    _board("board.home", "home", "First card", "g,home"),
-    _board("board.end", "end", "Last card", "G,end"),
-    _board("board.page_down", "page(1)", "Page down", "ctrl+d,pagedown"),
-    _board("board.page_up", "page(-1)", "Page up", "ctrl+u,pageup"),
+    _board("board.home", "home", "First card", "g,home", in_column=True),
+    _board("board.end", "end", "Last card", "G,end", in_column=True),
+    _board("board.page_down", "page(1)", "Page down", "ctrl+d,pagedown", in_column=True),
+    _board("board.page_up", "page(-1)", "Page up", "ctrl+u,pageup", in_column=True),
     _board(
         "board.open",
         "open_drawer",
@@ -922,10 +925,10 @@ def unavailable_because(
         return f"{verb}: the board is open read-only"
     if marked:
         return f"{verb}: it applies to none of the {marked} marked tasks"
+    if (action.needs_task or action.in_column) and column is not None and unfold is not None:
+        return f"{verb}: the {t.label(column)} column is folded ({unfold} unfolds it)"
     if action.needs_task and task is None:
         where = f" in the {t.label(column)} column" if column is not None else ""
-        if column is not None and unfold is not None:
-            return f"{verb}: the {t.label(column)} column is folded ({unfold} unfolds it)"
         return f"{verb}: no task selected{where}"
     if task is not None and action.only:
         return f"{verb}: " + action.only.format(task=task.id, status=t.label(task.status))

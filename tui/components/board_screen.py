@@ -61,6 +61,9 @@ class BoardScreen(TaskActions, Screen[None]):
             return bool(self.kanban.marked) or self.kanban.state.filter.active
         if action == "focus_drawer":
             return self.drawer is not None or None
+        entry = registry.lookup(self.SCREEN, action, parameters)
+        if entry is not None and entry.in_column and self.board.active.collapsed:
+            return None  # a folded column has no cursor: its key says so (`App.on_key`)
         return super().check_action(action, parameters)
 
     # -- the drawer beside the board --------------------------------------------------------------

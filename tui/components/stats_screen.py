@@ -27,6 +27,7 @@ from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
 from ..cards import BUDGET_WARN_AT, clock_text
+from ..keymap import key_names, operator_keymap
 from . import tcss
 from .footer import HintFooter
 
@@ -287,6 +288,29 @@ class StatsScreen(Screen[None]):
         next_hour = (until // HOUR_MS + 1) * HOUR_MS
         delay = max((next_hour - self.kanban.now_ms()) / 1000, 1.0)
         self._slide = self.set_timer(delay, self.kanban.reader.poke_stats)
+
+    def keys_hint(self) -> str:
+        """What a key the stats screen has no use for is told (the app says it,
+        `_key_without_use`): `h` and `G` did nothing, in silence."""
+        return f"not a stats key. {self._keys_line()}"
+
+    def _keys_line(self) -> str:
+        remapped = operator_keymap(self.app)
+
+        def first(action_id: str) -> str:
+            return key_names(registry.BY_ID[action_id], remapped)[0]
+
+        return (
+            f"Here {first('stats.window')} changes the window, {first('stats.refresh')} reads "
+            f"the figures again, up/down move in the agents, {first('stats.close')} goes back, "
+            f"{first('app.help')} lists every key."
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on an agent's row opens nothing: it says so (it was silent)."""
+        event.stop()
+        words = f"Enter: an agent's row opens nothing. {self._keys_line()}"
+        self.notify(words, severity="warning", timeout=4)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,102 @@
+"""Keys that did nothing in silence (found driving the TUI in tmux) each act or say why not:
+`j`/`G` on a folded column, `h`/`G`/Enter on the stats screen, and an action's name typed in the
+command palette for a task it does not apply to ("No matches found" said nothing of why)."""
+
+import hashlib
+from pathlib import Path
+
+from textual.command import CommandPalette
+
+from boardlib import Board, ManualClock
+from boardlib import transitions as t
+from tests.tui.conftest import Notes, loaded, until
+from tests.tui.test_drawer import screen_text
+from tui.app import KanbanApp
+from tui.components.stats_screen import StatsScreen
+from tui.stats_board import build_stats_board
+
+START = 1_800_000_000_000
+
+
+def board_with_a_folded_column(tmp_path: Path) -> tuple[Path, ManualClock]:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_task("only todo")
+        board.cancel(board.create_task("dropped idea").id)
+    return path, clock
+
+
+async def test_cursor_keys_on_a_folded_column_say_it_is_folded(tmp_path: Path) -> None:
+    path, clock = board_with_a_folded_column(tmp_path)
+    app = KanbanApp(path, poll_ms=30, clock=clock, operator="olivia", user_keymap={})
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await loaded(pilot)
+        view = app.board_screen.board
+        while view.active_status != t.CANCELLED:
+            await pilot.press("l")
+        assert view.columns[t.CANCELLED].collapsed
+        for count, key in enumerate(("j", "G"), start=1):
+            await pilot.press(key)
+            await until(pilot, lambda n=count: len(notes.warnings()) == n)
+        assert notes.warnings() == [
+            ": Down: the cancelled column is folded (z unfolds it).",
+            ": Last card: the cancelled column is folded (z unfolds it).",
+        ]
+        assert view.active_status == t.CANCELLED and view.columns[t.CANCELLED].collapsed
+        while view.active_status != t.TODO:  # an open column: `j` moves, and says nothing
+            await pilot.press("h")
+        await pilot.press("j")
+        await pilot.pause(0.1)
+        assert len(notes.warnings()) == 2
+
+
+async def test_keys_the_stats_screen_has_no_use_for_say_which_it_has(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    build_stats_board(path, clock)
+    app = KanbanApp(path, poll_ms=30, clock=clock, operator="olivia", user_keymap={})
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        assert isinstance(app.screen, StatsScreen)
+        await until(pilot, lambda: app.screen.stats is not None)
+        keys = "w changes the window, r reads the figures again"
+        for count, key in enumerate(("h", "G", "enter"), start=1):
+            await pilot.press(key)
+            await until(pilot, lambda n=count: len(notes.warnings()) >= n)
+        said = notes.warnings()
+        assert said[0].startswith(": h: not a stats key. Here ") and keys in said[0], said
+        assert said[1].startswith(": G: not a stats key. Here ") and keys in said[1], said
+        assert said[2].startswith(": Enter: an agent's row opens nothing. ") and keys in said[2]
+        assert isinstance(app.screen, StatsScreen) and len(said) == 3
+
+
+async def test_the_palette_says_why_an_action_named_does_not_apply(tmp_path: Path) -> None:
+    """Typing "approve" with a todo task selected said "No matches found"; it lists the action
+    as not applying, with the key's own reason, and choosing it changes nothing."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("only todo")
+    app = KanbanApp(path, poll_ms=30, clock=clock, operator="olivia", user_keymap={})
+    notes = Notes()
+    async with app.run_test(size=(100, 30), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await until(pilot, lambda: app.selected_task() is not None)
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"approve")
+        why = f"Approve: only for tasks in review ({task.id} is todo)."
+        await until(pilot, lambda: f"Approve {task.id} (not now)" in screen_text(app))
+        assert "No matches found" not in screen_text(app)
+        assert why in screen_text(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: notes.warnings())
+        assert notes.warnings() == [f": {why}"]
+        with Board(path, read_only=True) as reader:
+            assert reader.get_task(task.id).status == t.TODO
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
