@@ -249,6 +249,19 @@ def quiet(app: KanbanApp) -> bool:
     return not app.query(Toast) and not any(worker.state in busy for worker in app.workers)
 
 
+def drawn(screen: Any) -> bool:
+    """`screen` shows what it holds: no layout, repaint or after-refresh call still to come (a
+    dialog fits its body after a refresh, and changes its height). Only the screen on top is laid
+    out: a dialog covered before its last layout stays drawn as it was until it is on top again.
+    Textual's own flags: nothing public says it."""
+    if screen._recompose_required or screen._dirty_widgets or screen._callbacks:
+        return False
+    return not any(
+        widget._layout_required or widget._scroll_required or widget._repaint_required
+        for widget in [screen, *screen.walk_children()]
+    )
+
+
 async def settled(pilot: Pilot[Any], check: Callable[[], object] = lambda: True) -> None:
     """The frame a screenshot takes is final: the board loaded with every shown card, `check`
     holds, nothing is under way; twice, an idle pause apart (a timer may start a read)."""

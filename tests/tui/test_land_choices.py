@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 
 from boardlib import Board, BoardError, ManualClock, PlanItem, Reason
 from boardlib.worktrees import Worktrees
-from tests.tui.conftest import OPERATOR, Notes, fresh, text_of, until, utc
+from tests.tui.conftest import OPERATOR, Notes, drawn, fresh, settled, text_of, until, utc
 from tests.tui.test_drawer import opened, overview_text
 from tests.tui.test_landing import git, repository_state
 from tui.app import KanbanApp
@@ -375,7 +375,12 @@ async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
         await until(pilot, lambda: "No verdict recorded" not in overview_text(drawer))
     await pilot.press("W")
     dialog = await land_dialog(pilot)
-    await until(pilot, lambda: dialog.shown is not None and dialog.shown.preview is not None)
+    # its preview read and the dialog laid out with it: a key that covers it sooner (`b`'s
+    # menu) left it drawn at its height before, its body not yet fitted (one row lower once)
+    await settled(
+        pilot,
+        lambda: dialog.shown is not None and dialog.shown.preview is not None and drawn(dialog),
+    )
     return dialog
 
 
@@ -394,7 +399,8 @@ def test_branch_menu_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
     async def menu(pilot: Pilot[Any]) -> None:
         await _asked(pilot, fixed_shop.ids["clash"])
         await branch_menu(pilot)
-        await until(pilot, lambda: pilot.app.screen.query_one(MenuList).highlighted == 0)
+        menu = pilot.app.screen
+        await settled(pilot, lambda: menu.query_one(MenuList).highlighted == 0 and drawn(menu))
 
     assert snap_compare(app_on(fixed_shop, "clash"), terminal_size=(80, 24), run_before=menu)
 

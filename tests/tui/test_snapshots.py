@@ -10,7 +10,16 @@ import pytest
 from textual.pilot import Pilot
 
 from boardlib import transitions as t
-from tests.tui.conftest import ReviewTemplate, demo_app, demo_board, make_app, settled, until, utc
+from tests.tui.conftest import (
+    ReviewTemplate,
+    demo_app,
+    demo_board,
+    drawn,
+    make_app,
+    settled,
+    until,
+    utc,
+)
 from tui.app import KanbanApp
 
 
@@ -109,12 +118,23 @@ def test_landing_preview_in_the_overview_at_80x24(review_app, snap_compare) -> N
 
 @pytest.mark.slow
 def test_approve_and_land_confirmation_at_80x24(review_app, snap_compare) -> None:  # type: ignore[no-untyped-def]
-    from tui.components.confirm import ConfirmDialog
+    from boardlib.worktrees.landing import CLEAN
+    from tui.components.land_dialog import LandDialog
 
     async def asked(pilot: Pilot[Any]) -> None:
         await preview_shown(pilot)
         await pilot.press("W")
-        await settled(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog))
+
+        def shown() -> bool:
+            """The question with its own preview read clean (not one failed for a passing
+            reason, as the drawer's may), laid out with it (its body fitted after a refresh)."""
+            dialog = pilot.app.screen
+            if not isinstance(dialog, LandDialog) or dialog.shown is None:
+                return False
+            preview = dialog.shown.preview
+            return preview is not None and preview.state == CLEAN and drawn(dialog)
+
+        await settled(pilot, shown)
 
     assert snap_compare(review_app, terminal_size=(80, 24), run_before=asked)
 
@@ -185,7 +205,9 @@ async def message_log_open(pilot: Pilot[Any]) -> None:
     async def steps() -> None:
         await settled(pilot, lambda: not app.query(Toast))
         await pilot.press("M")
-        await settled(pilot, lambda: type(app.screen).__name__ == "MessageLogScreen")
+        await settled(
+            pilot, lambda: type(app.screen).__name__ == "MessageLogScreen" and drawn(app.screen)
+        )
 
     await asyncio.wait_for(steps(), timeout=90)
 
