@@ -45,5 +45,5 @@ async def test_the_finished_note_says_when_its_figures_were_true(tmp_path: Path)
         assert said in screen_text(app).splitlines()[0]
         # The demo ends with work to land: beside "30 need you" at 80 columns the date still fits.
         header.update_facts(inbox=30, inbox_new="", note=header.facts.note.replace("1 d", "35 d"))
-        await pilot.pause(0.1)
+        await until(pilot, lambda: "30 need you │ demo ended 11:06: 35 done" in screen_text(app))
         assert "30 need you │ demo ended 11:06: 35 done, 1 cancelled" in screen_text(app)

@@ -831,8 +831,8 @@ async def test_a_task_waiting_on_a_cancelled_one_is_told_it_waits_for_ever(
         text = overview_text(drawer)
         assert f"{blocker.id} is cancelled and will never be done" in text, text
         assert f"kanban task deps remove {waiting.id} --on {blocker.id}" in text, text
+        await until(pilot, lambda: "1 not done" in screen_text(app))  # drawn, not just set
         assert "unfinished" not in screen_text(app)
-        assert "1 not done" in screen_text(app)
     from tui.components.help_screen import FILTER_HELP
 
     assert "deps:N = waits on N tasks not done" in FILTER_HELP  # `?` says the card's count so
