@@ -266,27 +266,23 @@ def test_many_reconcilers_release_each_expired_lease_exactly_once(url: str) -> N
         assert board.check().ok
 
 
-def test_reconcilers_release_expired_leases_while_a_writer_holds_the_board_lock(url: str) -> None:
-    """Found in CI: one of six reconcilers failed `busy`, queued for the board's lock behind the
-    others past its retry budget. A pass releases expired leases as claims do, beside other
-    writers (each row it takes is its own, SKIP LOCKED), so a writer holding the board's lock
-    longer than every pass's budget delays none of them: only the purge, which needs the lock,
-    gives way until a later pass."""
+def _passes_beside_a_held_board_lock(url: str, target: Any, extra: tuple[Any, ...]) -> None:
+    """Four processes each run one pass (`target(url, now, barrier, results, 200, *extra)`,
+    a 200 ms budget) over 20 expired leases while a writer holds the board's lock: none fails,
+    and each lease is released once, with its event."""
     with Board(url, clock=ManualClock(START)) as board:
         for n in range(20):
             board.create_task(f"t{n}")
         for n in range(20):
             board.claim_next(f"w{n}", lease_ms=1_000)
         key = board.store.lock_key  # type: ignore[attr-defined]
-    reconcilers = 4
-    barrier, results = CTX.Barrier(reconcilers), CTX.Queue()
+    passes = 4
+    barrier, results = CTX.Barrier(passes), CTX.Queue()
     with psycopg.connect(url, autocommit=True) as writer:
         writer.execute("BEGIN")
         writer.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-        workers = [
-            CTX.Process(target=_reconcile, args=(url, START + 60_000, barrier, results, 200))
-            for _ in range(reconcilers)
-        ]
+        args = (url, START + 60_000, barrier, results, 200, *extra)
+        workers = [CTX.Process(target=target, args=args) for _ in range(passes)]
         for worker in workers:
             worker.start()
         outcomes = [results.get(timeout=60) for _ in workers]
@@ -300,6 +296,15 @@ def test_reconcilers_release_expired_leases_while_a_writer_holds_the_board_lock(
         assert {task.status for task in board.list_tasks()} == {"todo"}
         kinds = Counter(event.kind for event in board.events(limit=10_000))
         assert kinds["lease_expired"] == 20
+
+
+def test_reconcilers_release_expired_leases_while_a_writer_holds_the_board_lock(url: str) -> None:
+    """Found in CI: one of six reconcilers failed `busy`, queued for the board's lock behind the
+    others past its retry budget. A pass releases expired leases as claims do, beside other
+    writers (each row it takes is its own, SKIP LOCKED), so a writer holding the board's lock
+    longer than every pass's budget delays none of them: only the purge, which needs the lock,
+    gives way until a later pass."""
+    _passes_beside_a_held_board_lock(url, _reconcile, ())
 
 
 def _reconcile_orphans(
@@ -326,32 +331,7 @@ def test_orphan_passes_release_expired_leases_while_a_writer_holds_the_board_loc
     board's lock, so while a writer held it past the retry budget the pass at `kanban serve`
     start failed `busy` (the server did not start), and the pass at open released nothing. It
     releases as the stale-task pass does, each row its own (SKIP LOCKED): every lease once."""
-    with Board(url, clock=ManualClock(START)) as board:
-        for n in range(20):
-            board.create_task(f"t{n}")
-        for n in range(20):
-            board.claim_next(f"w{n}", lease_ms=1_000)
-        key = board.store.lock_key  # type: ignore[attr-defined]
-    passes = 4
-    barrier, results = CTX.Barrier(passes), CTX.Queue()
-    with psycopg.connect(url, autocommit=True) as writer:
-        writer.execute("BEGIN")
-        writer.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-        args = (url, START + 60_000, barrier, results, 200, best_effort)
-        workers = [CTX.Process(target=_reconcile_orphans, args=args) for _ in range(passes)]
-        for worker in workers:
-            worker.start()
-        outcomes = [results.get(timeout=60) for _ in workers]
-        for worker in workers:
-            worker.join(30)
-        writer.execute("ROLLBACK")
-    assert [outcome for outcome in outcomes if not isinstance(outcome, list)] == []
-    released = [task for outcome in outcomes for task in outcome]
-    assert Counter(released) == {f"TASK-{n}": 1 for n in range(1, 21)}
-    with Board(url, read_only=True) as board:
-        assert {task.status for task in board.list_tasks()} == {"todo"}
-        kinds = Counter(event.kind for event in board.events(limit=10_000))
-        assert kinds["lease_expired"] == 20
+    _passes_beside_a_held_board_lock(url, _reconcile_orphans, (best_effort,))
 
 
 def test_a_landing_renews_its_turn_while_a_writer_holds_the_board_lock(url: str) -> None:
