@@ -49,6 +49,23 @@ def test_a_worktree_of_another_machine_is_left_to_it_an_older_one_judged_here(en
     assert updates(env.board, task_id)[-1]["reason"] == f"repository {env.repo} is gone"
 
 
+def test_a_worktree_another_host_name_made_is_judged_where_it_can_be_seen(env, monkeypatch):
+    """A container started again gets a new host name: the worktrees it made before, still on
+    its disk (a volume), are judged as its own, so a finished task's checkout is collected
+    rather than kept for ever as another machine's."""
+    monkeypatch.setenv(HOST_ID_VARIABLE, "container-1")
+    task_id = env.task()
+    made = env.trees.provision(task_id, env.repo)
+    path = Path(made.worktree.worktree_path)
+    (path / "init.sh").write_text("VERIFY_CMD='true'\n")
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    assert env.trees.complete(task_id, "alice").task_status == "done"
+    monkeypatch.setenv(HOST_ID_VARIABLE, "container-2")
+    report = collect_garbage(env.board, retention_ms=0)
+    assert report.elsewhere == [] and report.removed == [made.workspace_id]
+    assert not path.exists()
+
+
 def test_a_workspace_made_again_here_is_this_machines(env, monkeypatch):
     monkeypatch.setenv(HOST_ID_VARIABLE, "machine-a")
     task_id = env.task()
