@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .registry import ACTIONS, Action, actions_for, known_ids
+from .registry import ACTIONS, BY_ID, Action, actions_for, known_ids
 
 KEY_NAMES = {
     "question_mark": "?",
@@ -98,6 +98,11 @@ def key_names(action: Action, remapped: Mapping[str, str]) -> list[str]:
         if action.key_display:
             keys[0] = action.key_display
     return [KEY_NAMES.get(key.strip(), key.strip()) for key in keys]
+
+
+def first_key(action_id: str, remapped: Mapping[str, str]) -> str:
+    """The first key that runs the action `action_id` now: what a hint in a sentence names."""
+    return key_names(BY_ID[action_id], remapped)[0]
 
 
 def key_text(action: Action, remapped: Mapping[str, str]) -> str:

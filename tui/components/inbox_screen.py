@@ -28,7 +28,7 @@ from boardlib.records import InboxItem, Task
 from .. import registry
 from ..actions import TaskActions
 from ..cards import fit
-from ..keymap import key_names, operator_keymap
+from ..keymap import first_key, operator_keymap
 from . import tcss
 from .confirm import ConfirmDialog
 from .footer import HintFooter
@@ -268,14 +268,14 @@ class InboxScreen(TaskActions, Screen[None]):
                     )
 
     def _act_key(self) -> str:
-        return key_names(registry.BY_ID["inbox.act"], operator_keymap(self.app))[0]
+        return first_key("inbox.act", operator_keymap(self.app))
 
     def keys_hint(self) -> str:
         """What a key the inbox has no use for is told (the app says it, `_key_without_use`)."""
         remapped = operator_keymap(self.app)
 
         def first(action_id: str) -> str:
-            return key_names(registry.BY_ID[action_id], remapped)[0]
+            return first_key(action_id, remapped)
 
         return (
             f"not an inbox key. Here {first('inbox.down')}/{first('inbox.up')} move, "

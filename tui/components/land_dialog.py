@@ -27,7 +27,7 @@ from boardlib.worktrees.landing import CONFLICTS
 
 from .. import registry
 from ..gateway import BOARD_UNREADABLE
-from ..keymap import key_names, operator_keymap
+from ..keymap import first_key, operator_keymap
 from ..landing_data import (
     STRATEGY_WORDS,
     Choices,
@@ -129,7 +129,7 @@ class LandDialog(ConfirmDialog):
                 yield Button(f"Back ({self._keys('confirm.no')})", id="no")
 
     def _keys(self, action_id: str) -> str:
-        return key_names(registry.BY_ID[action_id], operator_keymap(self.app))[0]
+        return first_key(action_id, operator_keymap(self.app))
 
     # -- what it says ---------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from boardlib.store.stats_sql import HOUR_MS
 
 from .. import registry
 from ..cards import BUDGET_WARN_AT, clock_text
-from ..keymap import key_names, operator_keymap
+from ..keymap import first_key, operator_keymap
 from . import tcss
 from .footer import HintFooter
 
@@ -298,7 +298,7 @@ class StatsScreen(Screen[None]):
         remapped = operator_keymap(self.app)
 
         def first(action_id: str) -> str:
-            return key_names(registry.BY_ID[action_id], remapped)[0]
+            return first_key(action_id, remapped)
 
         return (
             f"Here {first('stats.window')} changes the window, {first('stats.refresh')} reads "
