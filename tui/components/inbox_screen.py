@@ -9,6 +9,8 @@ a note says where the task went, and `a` asks before acting on a row the operato
 (an operator unblocked TASK-10 believing it was TASK-7). Agent text (titles, reasons) is inert.
 """
 
+from functools import partial
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
@@ -272,11 +274,7 @@ class InboxScreen(TaskActions, Screen[None]):
 
     def keys_hint(self) -> str:
         """What a key the inbox has no use for is told (the app says it, `_key_without_use`)."""
-        remapped = operator_keymap(self.app)
-
-        def first(action_id: str) -> str:
-            return first_key(action_id, remapped)
-
+        first = partial(first_key, remapped=operator_keymap(self.app))
         return (
             f"not an inbox key. Here {first('inbox.down')}/{first('inbox.up')} move, "
             f"{first('inbox.open')} opens the task, {first('inbox.act')} does the row's action, "

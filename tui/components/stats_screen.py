@@ -9,6 +9,7 @@ sliding past an hour, is a timer set to that hour. Everything an agent wrote (it
 is drawn inert, as `Text`, never markup. Read-only mode shows it too: it only reads.
 """
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
@@ -295,11 +296,7 @@ class StatsScreen(Screen[None]):
         return f"not a stats key. {self._keys_line()}"
 
     def _keys_line(self) -> str:
-        remapped = operator_keymap(self.app)
-
-        def first(action_id: str) -> str:
-            return first_key(action_id, remapped)
-
+        first = partial(first_key, remapped=operator_keymap(self.app))
         return (
             f"Here {first('stats.window')} changes the window, {first('stats.refresh')} reads "
             f"the figures again, up/down move in the agents, {first('stats.close')} goes back, "
