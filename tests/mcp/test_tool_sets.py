@@ -5,6 +5,7 @@ schemas still accepting what the full ones did."""
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -310,20 +311,28 @@ async def test_an_unknown_run_id_is_not_sent_to_look_for_a_task(db: Path) -> Non
         assert doc["what"] == "task" and "task ids look like TASK-12" in doc["hint"]
 
 
+async def closed_twice(
+    db: Path, worker: Any, first: str, again: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run the session started on a task it claimed, closed `first` then `again`: the run and
+    the second close's refusal (`not_found`), the board's bytes unchanged by it."""
+    with Board(db) as board:
+        board.create_task("port the parser")
+    task = await ok(worker, "claim_next")
+    run = await ok(worker, "start_run", task_id=task["id"], executor="sh")
+    await ok(worker, "finish_run", execution_id=run["id"], status=first)
+    before = fingerprint(db)
+    doc = await refused(worker, "finish_run", "not_found", execution_id=run["id"], status=again)
+    assert fingerprint(db) == before
+    return run, doc
+
+
 async def test_a_closed_run_closed_again_is_not_sent_to_look_for_its_id(db: Path) -> None:
     """finish_run on a run closed already said the run was closed and how, and the hint below it
     said "Use the id start_run returned", as if the id were wrong. The hint says the run is closed,
     and that start_run opens a new one; nothing is written."""
-    with Board(db) as board:
-        board.create_task("port the parser")
     async with mcp_session(db, "w1", KANBAN_MCP_TOOLS="worker") as worker:
-        task = await ok(worker, "claim_next")
-        run = await ok(worker, "start_run", task_id=task["id"], executor="sh")
-        await ok(worker, "finish_run", execution_id=run["id"], status="failed")
-        before = fingerprint(db)
-        doc = await refused(worker, "finish_run", "not_found", execution_id=run["id"],
-                            status="succeeded")  # fmt: skip
-        assert fingerprint(db) == before
+        run, doc = await closed_twice(db, worker, "failed", "succeeded")
         assert (doc["what"], doc["status"]) == ("execution", "failed"), doc
         assert f"{run['id']} is not running: it was closed (failed)" in doc["error"], doc
         assert doc["hint"].startswith("That run is already closed"), doc["hint"]
@@ -377,16 +386,8 @@ def test_a_hint_is_chosen_by_the_refusals_reason_whatever_order_its_details_are_
 async def test_a_closed_run_is_hinted_as_closed_with_what_before_its_status(db: Path) -> None:
     """Over stdio: the closed run's refusal names `what` before `status`, as any refusal may
     order its details, and its hint is still the closed run's, not the lost id's."""
-    with Board(db) as board:
-        board.create_task("port the parser")
     async with mcp_session(db, "w1") as worker:
-        task = await ok(worker, "claim_next")
-        run = await ok(worker, "start_run", task_id=task["id"], executor="sh")
-        await ok(worker, "finish_run", execution_id=run["id"], status="succeeded")
-        before = fingerprint(db)
-        doc = await refused(worker, "finish_run", "not_found", execution_id=run["id"],
-                            status="failed")  # fmt: skip
-        assert fingerprint(db) == before
+        _run, doc = await closed_twice(db, worker, "succeeded", "failed")
         keys = list(doc)
         assert keys.index("what") < keys.index("status"), keys
         assert doc["hint"].startswith("That run is already closed"), doc["hint"]

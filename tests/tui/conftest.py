@@ -290,6 +290,16 @@ async def loaded(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.05)
 
 
+async def onto_folded_column(pilot: Pilot[Any], status: str) -> None:
+    """The board's cursor moved right (`l`) onto `status`'s column, which is folded."""
+    app = pilot.app
+    assert isinstance(app, KanbanApp)
+    view = app.board_screen.board
+    while view.active_status != status:
+        await pilot.press("l")
+    assert view.columns[status].collapsed
+
+
 async def shown_question(pilot: Pilot[Any]) -> ConfirmDialog:
     """The confirmation on screen, once it was painted: keys typed before a question is on
     screen are not answers (the app drops them), so a test answers as a person does."""

@@ -9,7 +9,7 @@ from textual.command import CommandPalette
 
 from boardlib import Task
 from boardlib import transitions as t
-from tests.tui.conftest import loaded, make_app, until
+from tests.tui.conftest import loaded, make_app, onto_folded_column, until
 from tui import registry
 from tui.app import KanbanApp
 from tui.commands import board_commands
@@ -255,10 +255,7 @@ async def test_w_on_the_folded_done_column_says_land(tmp_path: Path) -> None:
     notes = Notes()
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
         await loaded(pilot)
-        view = app.board_screen.board
-        while view.active_status != t.DONE:
-            await pilot.press("l")
-        assert view.columns[t.DONE].collapsed
+        await onto_folded_column(pilot, t.DONE)
         await pilot.press("W")
         await until(pilot, lambda: notes.warnings())
         assert notes.warnings() == [": Land: no task selected in the done column."]
@@ -311,10 +308,7 @@ async def test_a_key_on_a_folded_column_of_tasks_says_it_is_folded(tmp_path: Pat
     notes = Notes()
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
         await loaded(pilot)
-        view = app.board_screen.board
-        while view.active_status != t.CANCELLED:
-            await pilot.press("l")
-        assert view.columns[t.CANCELLED].collapsed
+        await onto_folded_column(pilot, t.CANCELLED)
         await pilot.press("enter")
         await until(pilot, lambda: notes.warnings())
         assert notes.warnings() == [": Open: the cancelled column is folded (Z unfolds it)."]

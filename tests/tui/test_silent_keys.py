@@ -9,7 +9,7 @@ from textual.command import CommandPalette
 
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
-from tests.tui.conftest import Notes, loaded, until
+from tests.tui.conftest import Notes, loaded, onto_folded_column, until
 from tests.tui.test_drawer import screen_text
 from tui.app import KanbanApp
 from tui.components.stats_screen import StatsScreen
@@ -33,10 +33,8 @@ async def test_cursor_keys_on_a_folded_column_say_it_is_folded(tmp_path: Path) -
     notes = Notes()
     async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
         await loaded(pilot)
+        await onto_folded_column(pilot, t.CANCELLED)
         view = app.board_screen.board
-        while view.active_status != t.CANCELLED:
-            await pilot.press("l")
-        assert view.columns[t.CANCELLED].collapsed
         for count, key in enumerate(("j", "G"), start=1):
             await pilot.press(key)
             await until(pilot, lambda n=count: len(notes.warnings()) == n)
