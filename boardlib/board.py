@@ -1122,6 +1122,13 @@ class Board:
         limit = validate.integer(limit, "limit", minimum=1)
         return Task.from_rows(self.store.read(lambda tx: tx.search_tasks(search, limit)))
 
+    def tasks_by_id_prefix(self, prefix: str, *, limit: int = 50) -> list[Task]:
+        """Up to `limit` tasks whose id starts with `prefix` (any case), the unfinished first and
+        each part newest first: what a shell offers when a person completes a task id."""
+        start = validate.text(prefix, "prefix", limit=validate.NAME_MAX, required=False) or ""
+        limit = validate.integer(limit, "limit", minimum=1)
+        return Task.from_rows(self.store.read(lambda tx: tx.tasks_by_id_prefix(start, limit)))
+
     def live_view(
         self,
         search: TaskSearch | None = None,

@@ -263,6 +263,11 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """Up to `limit` tasks `search` matches, in any column, newest first."""
         ...
 
+    def tasks_by_id_prefix(self, prefix: str, limit: int) -> list[Row]:
+        """Up to `limit` undropped tasks whose id starts with `prefix` (any case): the unfinished
+        first, each part newest first."""
+        ...
+
     def finished_page(
         self,
         status: str,

@@ -148,8 +148,16 @@ def pyformat(query: str) -> str:
 
 def like_pattern(text: str) -> str:
     """A `LIKE ... ESCAPE '\\'` pattern matching `text` anywhere, its wildcards taken literally."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+    return f"%{_like_escaped(text)}%"
+
+
+def like_prefix(text: str) -> str:
+    """A `LIKE ... ESCAPE '\\'` pattern matching what starts with `text`, taken literally."""
+    return f"{_like_escaped(text)}%"
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def text_match(
@@ -528,6 +536,16 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         params["limit"] = limit
         return self._fetchall(
             f"SELECT * FROM tasks WHERE seq > 0{where} ORDER BY seq DESC LIMIT :limit", params
+        )
+
+    def tasks_by_id_prefix(self, prefix: str, limit: int) -> list[Row]:
+        """Up to `limit` undropped tasks whose id starts with `prefix` (any case): the unfinished
+        first, each part newest first."""
+        return self._fetchall(
+            f"SELECT * FROM tasks WHERE seq > 0 AND dropped = 0"
+            f" AND id {self.LIKE_ANY_CASE} :prefix ESCAPE '\\'"
+            f" ORDER BY CASE WHEN status IN ({TERMINAL}) THEN 1 ELSE 0 END, seq DESC LIMIT :limit",
+            {"prefix": like_prefix(prefix), "limit": limit},
         )
 
     def finished_page(

@@ -9,7 +9,7 @@ from boardlib.budgets import KEEP, daily_answer
 
 from .amounts import DOLLARS, TOKEN_COUNT
 from .context import global_options, open_board
-from .options import actor_option
+from .options import actor_option, complete_task_id
 from .output import emit
 
 NONE_WORDS = ("none", "off")
@@ -55,7 +55,7 @@ def budget() -> None:
 
 
 @budget.command("set")
-@click.argument("task_id", metavar="[ID]", required=False)
+@click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_id)
 @click.option(
     "--usd", type=USD, default=KEEP, metavar="N|none", help=f"The task's dollar budget{USD_RANGE}."
 )
@@ -112,7 +112,7 @@ def set_budget(
 
 
 @budget.command("show")
-@click.argument("task_id", metavar="[ID]", required=False)
+@click.argument("task_id", metavar="[ID]", required=False, shell_complete=complete_task_id)
 @global_options
 def show(task_id: str | None) -> None:
     """Every budget and today's spend; with ID, the budgets over that task."""

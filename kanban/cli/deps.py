@@ -4,7 +4,7 @@
 import click
 
 from .context import global_options, open_board
-from .options import actor_option, split_ids, task_id_argument
+from .options import actor_option, complete_task_id, split_ids, task_id_argument
 from .output import emit
 
 
@@ -24,6 +24,7 @@ def deps() -> None:
     required=True,
     multiple=True,
     metavar="ID",
+    shell_complete=complete_task_id,
     help="A task ID must wait for; repeat it, or give a comma-separated list, for several.",
 )
 @actor_option
@@ -40,7 +41,14 @@ def add(task_id: str, on: tuple[str, ...], actor: str) -> None:
 
 @deps.command("remove")
 @task_id_argument
-@click.option("--on", "on", required=True, metavar="ID", help="The task it no longer waits on.")
+@click.option(
+    "--on",
+    "on",
+    required=True,
+    metavar="ID",
+    shell_complete=complete_task_id,
+    help="The task it no longer waits on.",
+)
 @actor_option
 @global_options
 def remove(task_id: str, on: str, actor: str) -> None:

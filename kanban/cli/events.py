@@ -20,14 +20,20 @@ from boardlib.board import Board
 from boardlib.records import Event
 
 from .context import global_options, open_board, stop_on_signals
-from .options import Number, WholeNumber
+from .options import Number, WholeNumber, complete_task_id
 from .output import emit, emit_line, outage_notice, resume_notice
 
 PAGE = 500
 
 
 @click.command("events")
-@click.option("--task", "task_id", metavar="ID", help="Only this task's events.")
+@click.option(
+    "--task",
+    "task_id",
+    metavar="ID",
+    shell_complete=complete_task_id,
+    help="Only this task's events.",
+)
 @click.option(
     "--since",
     type=WholeNumber(min=0),

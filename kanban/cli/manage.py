@@ -14,6 +14,7 @@ from .options import (
     AGENT,
     WholeNumber,
     actor_option,
+    complete_task_id,
     epoch_option,
     split_ids,
     task_id_argument,
@@ -42,7 +43,9 @@ from .usage import Choice
     metavar="ID,ID",
     help="Tasks that must be done first (comma-separated, repeatable).",
 )
-@click.option("--parent", metavar="ID", help="Parent task (delegation).")
+@click.option(
+    "--parent", metavar="ID", shell_complete=complete_task_id, help="Parent task (delegation)."
+)
 @click.option("--team", metavar="ID", help="Team id.")
 @click.option(
     "--kind",

@@ -108,7 +108,15 @@ class AgentName(click.ParamType):  # type: ignore[type-arg]
 
 AGENT = AgentName()
 
-task_id_argument = click.argument("task_id", metavar="ID")
+
+def complete_task_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """The shell's task-id completion, imported only when a shell asks (`completion.py`)."""
+    from .completion import complete_task_id as complete
+
+    return complete(ctx, param, incomplete)
+
+
+task_id_argument = click.argument("task_id", metavar="ID", shell_complete=complete_task_id)
 
 agent_option = click.option(
     "--agent",

@@ -23,6 +23,7 @@ EPILOG = "\b\n" + textwrap.fill(
             "Set up",
             {
                 "init": "kanban.cli.init:init",
+                "completion": "kanban.cli.completion:completion",
             },
         ),
         (
