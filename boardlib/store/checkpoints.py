@@ -7,10 +7,10 @@ Here the writer's own automatic checkpoint is raised to a backstop (`BACKSTOP_PA
 thread checkpoints every `EVERY_COMMITS` commits on its own connection, in two passes. The first,
 PASSIVE, waits for no reader or writer: it copies the bulk of the log and waits for the fsyncs
 while the log keeps taking commits. Those commits would keep the log from ever starting over (a
-writer starts it from its beginning only when every frame has been copied), so the second pass
-holds this process's writers back (the store's write lock: the server's event loop is not
-blocked, its claims wait on the lease pool, `WouldWait`) while it copies the few frames written
-meanwhile; the next write then starts the log over, as after an automatic checkpoint. The thread
+writer starts it from its beginning only when every frame has been copied), so once the log
+is `RESTART_AT_FRAMES` long a second pass holds this process's writers back (the store's write
+lock: the event loop is not blocked, its claims wait on the lease pool) while it copies the
+frames written meanwhile; the next write then starts the log over. The thread
 drops the GIL for the copies and the fsyncs (sqlite3 runs each step without it).
 """
 
@@ -21,6 +21,10 @@ from pathlib import Path
 
 # A claim writes ~7 pages: 128 claims is about SQLite's default of 1,000 pages between checkpoints.
 EVERY_COMMITS = 128
+# The second pass holds the writers back only once the log is this long (~8 MB of 4 KB pages,
+# about two rounds of claims): the pass waits for two fsyncs, and every claim meanwhile waits
+# too, so it runs every few checkpoints rather than after each.
+RESTART_AT_FRAMES = 2_000
 # The writer checkpoints itself past this many pages (~40 MB of log): a write far larger than a
 # claim (an import, a prune) or a checkpoint thread that cannot keep up never grows the log
 # without bound.
@@ -50,6 +54,7 @@ class BackgroundCheckpoints:
         # first, as the second pass here does): one at a time
         self.lock = threading.Lock()
         self.runs = 0  # checkpoints run: what the tests read
+        self.held = 0  # of those, how many held the writers back for a second pass
 
     def committed(self) -> None:
         self._commits += 1
@@ -74,9 +79,12 @@ class BackgroundCheckpoints:
                 try:
                     conn = conn or self._connect(self._path)
                     with self.lock:  # the bulk, while the writers go on
-                        conn.execute(PASSIVE).fetchone()
-                    with self._write_lock, self.lock:  # in the order `SqliteStore.checkpoint` takes
-                        conn.execute(PASSIVE).fetchone()
+                        _, log_frames, _ = conn.execute(PASSIVE).fetchone()
+                    if log_frames >= RESTART_AT_FRAMES:
+                        # in the order `SqliteStore.checkpoint` takes
+                        with self._write_lock, self.lock:
+                            conn.execute(PASSIVE).fetchone()
+                        self.held += 1
                     self.runs += 1
                 except sqlite3.Error:
                     # the file went read-only, or away: the writer's backstop still bounds the
