@@ -45,7 +45,7 @@ def lease_ms_from_env() -> int:
 
 def not_landable(message: str, why: str, **details: Any) -> BoardError:
     """`not_landable` with a machine-readable `why`: no_worktree, not_reviewed, already_landed,
-    empty, no_base_branch, dropped, changed_since_review."""
+    empty, no_base_branch, dropped, changed_since_review, elsewhere (on another machine)."""
     return BoardError(Reason.NOT_LANDABLE, message, why=why, **details)
 
 

@@ -17,7 +17,7 @@ from ..actors import GC
 from ..config import env_number
 from ..errors import BoardError, Reason
 from ..processes import machine_id
-from .layout import Layout, board_key, branch_name, slot_board
+from .layout import Layout, board_key, branch_name, elsewhere, slot_board
 from .lock import WorktreeLock
 from .results import GcReport, GitFailure
 
@@ -61,8 +61,9 @@ def collect_garbage(
     now = board.now()
     here = machine_id()
     for ws in board.workspaces_with_status("active"):
-        if _left_to_its_machine(ws, here):
-            report.elsewhere.append({"workspaceId": ws.id, "host": ws.host or ""})
+        host = elsewhere(ws, here)  # its own machine's janitor judges it
+        if host is not None:
+            report.elsewhere.append({"workspaceId": ws.id, "host": host})
             continue
         try:
             _collect_one(board, board_id, layout, ws, now, retention, lock_timeout_s, report)
@@ -156,17 +157,6 @@ def _collect_one(
             _mark_stale(board, ws, "worktree folder vanished", report)
         elif gitrepo.branch_head(repo, branch) is None:
             _mark_stale(board, ws, f"worktree and branch {branch} are gone", report)
-
-
-def _left_to_its_machine(ws: "Workspace", here: str) -> bool:
-    """Whether another machine made `ws` and this one cannot see it (its checkout or its
-    repository is not on this disk): that machine's janitor judges it. One this machine can see
-    is judged here as any: a container started again under a new host name, a folder every
-    machine mounts. A row from before hosts were recorded (None) is judged by whoever looks."""
-    if ws.host is None or ws.host == here:
-        return False
-    checkout = ws.worktree_path
-    return not (checkout and Path(checkout).is_dir() and Path(ws.repo_path).is_dir())
 
 
 def _repo_lock(layout: Layout, repo: Path, timeout_s: float) -> WorktreeLock:

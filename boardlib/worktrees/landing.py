@@ -46,7 +46,7 @@ from .gate import (
     run_verify_command,
     stop_orphaned_verify,
 )
-from .layout import branch_name, branch_slot, slot_board
+from .layout import branch_name, branch_slot, elsewhere, slot_board
 from .lock import WorktreeLock
 from .results import DONE_SYNC, REPLAYED, REVIEW_SYNC, GitFailure, name_files
 
@@ -392,6 +392,7 @@ class Lander:
         (`not_landable`, `invalid_input`, `conflict`) have written nothing."""
         trees = self.trees
         task, ws = self._workspace_of(task_id)
+        self._check_here(ws)
         repo = Path(ws.repo_path)
         if not os.path.lexists(repo / ".git"):  # a look, not a git run: a landing runs few
             raise not_landable(
@@ -400,6 +401,7 @@ class Lander:
         lock = trees._lock(repo, task_id, "read what lands of" if shared else "land", shared=shared)
         with lock:
             task, ws = self._workspace_of(task_id)
+            self._check_here(ws)
             branch = ws.branch or branch_name(task_id)
             path, problem = trees._checkout(ws)
             if problem:
@@ -472,6 +474,24 @@ class Lander:
             )
         return _Source(task, ws, repo, branch, live, head, snapshot, provisioned, tree, into_name,
                        verify)  # fmt: skip
+
+    @staticmethod
+    def _check_here(ws: Workspace) -> None:
+        """Refuse (`not_landable`, why `elsewhere`, naming the machine) a landing whose work is
+        on another machine: its live checkout may hold what is not committed, and landing its
+        branch from here would delete that branch under it; a finished one's repository is not
+        on this disk (not "gone")."""
+        host = elsewhere(ws)
+        if host is None:
+            return
+        where = "worktree" if ws.status == "active" else f"repository {ws.repo_path}"
+        raise not_landable(
+            f"cannot land {ws.task_id} here: its {where} is on machine {host}, not on this one; "
+            "land it from there",
+            "elsewhere",
+            id=ws.task_id,
+            host=host,
+        )
 
     def _completed_empty(self, ws: Workspace) -> bool:
         """Whether `ws` was archived by an empty complete (its record may be pruned: then no)."""

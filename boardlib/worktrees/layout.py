@@ -17,10 +17,15 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import invalid_input
 from ..location import BoardLocation, location_key
 from ..paths import worktrees_root
+from ..processes import machine_id
+
+if TYPE_CHECKING:
+    from ..records import Workspace
 
 BRANCH_PREFIX = "kanban/task-"
 # Between a task id and a board key in a slot: no task id holds it, so no slot is another's.
@@ -147,3 +152,18 @@ class Layout:
             raise RuntimeError(f"refusing to delete {path}: not inside {self.root}")
         shutil.rmtree(path)
         return True
+
+
+def elsewhere(ws: "Workspace", here: str | None = None) -> str | None:
+    """The machine holding `ws`'s files when it is another one and this one cannot see them (a
+    live checkout, or the repository of a finished one, not on this disk): what reads or changes
+    them is done there, and this machine says so rather than that they are gone. None when they
+    are judged here: this machine's, a row from before hosts were recorded, or one whose checkout
+    and repository are both on this disk (a container started again under a new host name)."""
+    if ws.host is None or ws.host == (here or machine_id()):
+        return None
+    repo_here = Path(ws.repo_path).is_dir()
+    if ws.status != "active":
+        return None if repo_here else ws.host
+    checkout = ws.worktree_path
+    return None if checkout and Path(checkout).is_dir() and repo_here else ws.host

@@ -29,13 +29,12 @@ from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..lifecycle import check_epoch, check_worker
-from ..processes import machine_id
 from ..records import Comment, Task, Workspace
 from ..review import review_entries
 from ..shell import shell_command
 from . import sor
 from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, run_gate
-from .layout import Layout, board_key, branch_name, check_task_id, slot_board
+from .layout import Layout, board_key, branch_name, check_task_id, elsewhere, slot_board
 from .lock import WorktreeLock
 from .results import (
     CHECKED_OUT,
@@ -211,7 +210,23 @@ class Worktrees:
             f"gone, and `{provision_command(ws.task_id, ws.repo_path)}` makes a fresh worktree"
         )
 
+    @staticmethod
+    def _check_here(ws: Workspace, verb: str) -> None:
+        """Refuse (`invalid_state`, naming the machine) to `verb` a workspace whose files are on
+        another machine: not "not checked out", which sends the operator to provision it here,
+        nor a re-attach of its branch that would judge it without what is uncommitted there."""
+        host = elsewhere(ws)
+        if host is not None:
+            raise BoardError(
+                Reason.INVALID_STATE,
+                f"cannot {verb} here: the worktree of {ws.task_id} is on machine {host}, not on "
+                f"this one; {verb} it from there",
+                id=ws.task_id,
+                host=host,
+            )
+
     def _live_checkout(self, ws: Workspace, verb: str) -> Path:
+        self._check_here(ws, verb)
         path, problem = self._checkout(ws)
         if problem:
             raise BoardError(Reason.CONFLICT, problem, id=ws.task_id)
@@ -1012,6 +1027,7 @@ class Worktrees:
                     id=task_id,
                     workspaceStatus=ws.status,
                 )
+            self._check_here(ws, "pause")  # not "already paused": its checkout is there
             path, problem = self._checkout(ws)
             if problem:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
@@ -1086,6 +1102,7 @@ class Worktrees:
             elif not (task.status == t.IN_REVIEW and agent in task.holders):
                 # in_review by one of its holders is a gate interrupted by a crash: run it again.
                 raise wrong_state("complete", task.status, t.IN_PROGRESS, id=task_id)
+            self._check_here(ws, "complete")  # before a re-attach would take its branch here
             live, problem = self._checkout(ws)
             reattached = False
             if live is None and not problem and ws.status == "active":
@@ -1247,10 +1264,11 @@ class Worktrees:
         gitrepo = _git()
         repo = Path(ws.repo_path)
         branch = ws.branch or branch_name(ws.task_id)
-        if ws.status == "active" and path is None and ws.host not in (None, machine_id()):
+        host = elsewhere(ws) if ws.status == "active" and path is None else None
+        if host is not None:
             # not "deleted outside the board": its files are on the machine that made it
             return CheckoutState(
-                MISSING, f"checked out on another machine ({ws.host}), not on this one",
+                MISSING, f"checked out on another machine ({host}), not on this one",
                 branch=branch,
             )  # fmt: skip
         if problem:
