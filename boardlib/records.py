@@ -605,7 +605,8 @@ class ClaimPreview(Record):
 
 @dataclass(slots=True, eq=False, repr=False)
 class CheckReport(Record):
-    """`kanban db check`: SQLite's own checks, the schema version and the kept counters."""
+    """`kanban db check`: SQLite's own checks, the schema version and the kept counters; with the
+    worktrees (`Worktrees.check`), the live checkouts this machine is missing among `problems`."""
 
     ok: bool
     path: str
@@ -615,6 +616,9 @@ class CheckReport(Record):
     counts: dict[str, int]
     last_event_seq: int
     full: bool = False  # the thorough database check ran (SQLite: integrity_check, not quick)
+    # active workspaces whose checkout is on another machine (workspaceId, taskId, host): theirs
+    # to judge, not a problem here
+    elsewhere: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False, repr=False)

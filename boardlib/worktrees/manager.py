@@ -29,7 +29,7 @@ from ..actors import OPERATOR, SYSTEM
 from ..config import env_number
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..lifecycle import check_epoch, check_worker
-from ..records import Comment, Task, Workspace
+from ..records import CheckReport, Comment, Task, Workspace
 from ..review import review_entries
 from ..shell import shell_command
 from . import sor
@@ -1335,6 +1335,29 @@ class Worktrees:
         return CheckoutState(
             KEPT, summary, branch=branch, head=head, uncommitted=False, resume_command=command
         )
+
+    def check(self, *, full: bool = False) -> CheckReport:
+        """`Board.check`, and every active workspace whose checkout should be on this machine and
+        is not (deleted outside the board, its branch or repository gone) among its problems. One
+        on another machine is listed in `elsewhere`, not a problem: its files are on that disk. A
+        live checkout costs a look at its folder, a missing one a few git reads."""
+        report = self.board.check(full=full)
+        for ws in self.board.workspaces_with_status("active"):
+            host = elsewhere(ws)
+            if host is not None:
+                report.elsewhere.append({"workspaceId": ws.id, "taskId": ws.task_id, "host": host})
+                continue
+            if ws.worktree_path and Path(ws.worktree_path).is_dir():
+                continue  # there: a look, no git (as garbage collection passes a live one)
+            path, problem = self._checkout(ws)
+            task = self.board.find_task(ws.task_id)
+            if path is not None or task is None or problem is not None:
+                continue  # for garbage collection to judge (a row outside the root, remade)
+            state = self._checkout_state(task, ws, None, None)
+            if state.state == MISSING:
+                report.problems.append(f"workspace {ws.id} of {ws.task_id}: {state.summary}")
+        report.ok = not report.problems
+        return report
 
     def fingerprint(self, task_id: str) -> str:
         """A cheap token that changes whenever the task's workspace changes (an agent editing files

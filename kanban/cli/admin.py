@@ -85,14 +85,16 @@ def db() -> None:
 )
 @global_options
 def check(full: bool) -> None:
-    """Integrity, schema version and readiness counters, read-only.
+    """Integrity, schema version, readiness counters and this machine's checkouts, read-only.
 
     Every page of the file is read and its structure checked (SQLite's quick_check); `--full`
     also looks every row up in each of its indexes. Exits 0 when healthy, 1 when problems were
     found (listed in the report).
     """
+    from boardlib.worktrees import Worktrees
+
     with open_board(read_only=True) as board:
-        report = board.check(full=full)
+        report = Worktrees(board).check(full=full)
     emit(report.to_json(), kind="check")
     if not report.ok:
         problems = report.problems
