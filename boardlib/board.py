@@ -69,6 +69,7 @@ from .records import (
     BUDGET_TOKENS,
     BUDGET_USD,
     EXECUTION_CANCELLED,
+    EXECUTION_LEDGER,
     EXECUTION_OUTCOMES,
     EXECUTION_RUNNING,
     TASK_ID_PREFIX,
@@ -253,8 +254,9 @@ PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the writ
 def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -> BoardError:
     """A closed run closed again: still `not_found` (no running run of that id, as the seed's
     HTTP 404 says), but saying how it closed: a run the budget's block cancelled was answered
-    `execution not found` while `exec show` showed it. Under a spent budget (`spent`) it says no
-    new run starts either, so no hint offers one."""
+    `execution not found` while `exec show` showed it. A run the board closed before its cost
+    was reported takes that report once (`Board._record_late`); this close reported none. Under
+    a spent budget (`spent`) it says no new run starts either, so no hint offers one."""
     said = str(row["error"] or "")
     said = said if len(said) <= 160 else said[:159] + "…"  # an agent's words may be 20,000
     how = f"{row['status']}: {said}" if said else row["status"]
@@ -263,6 +265,8 @@ def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -
     if spent is not None:
         details = {"budget_spent": True, "budget": spent.to_json()}
         then = "; " + budgets.no_new_run(str(row["task_id"]), spent)
+    if row["recovery_tombstone"] and all(row[name] is None for name in EXECUTION_LEDGER):
+        then = "; what it cost is counted once when you report it (cost, tokens)" + then
     return BoardError(
         Reason.NOT_FOUND,
         f"{execution_id} is not running: it was closed ({how}); a closed run is not closed again, "
@@ -2314,6 +2318,9 @@ class Board:
             if existing is None:
                 raise not_found("execution", execution_id)
             if existing["status"] != EXECUTION_RUNNING:
+                late = self._record_late(tx, existing, closer, epoch, changes, now)
+                if late is not None:
+                    return late
                 held = tx.task(existing["task_id"])
                 spent = held and budgets.first_spent(
                     budgets.standings(tx, Task.from_row(held), now)
@@ -2336,22 +2343,7 @@ class Board:
             row = tx.close_running_execution(execution_id, {**changes, "completed_at": now})
             if row is None:
                 raise not_found("execution", execution_id)
-            execution = ClosedExecution.from_row(row)
-            micros = budgets.to_micros(execution.cost_usd or 0.0)
-            tokens = budgets.run_tokens(row)
-            tx.update_task(
-                task.id, {"cost_usd": tx.execution_cost(task.id), "tokens": task.tokens + tokens}
-            )
-            if micros or tokens:
-                tx.add_subtree_spend(task.id, micros, tokens)
-                scopes = budgets.daily_scopes(task.team_id)
-                tx.add_daily_spend(scopes, budgets.day_of(now), micros, tokens)
-            completed: ExecutionCompleted = {
-                "execution_id": execution_id, "status": status, "cost_usd": execution.cost_usd,
-                "agent_id": execution.agent_id, "team_id": task.team_id,
-                "runtime": execution.executor_type,
-            }  # fmt: skip
-            self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
+            execution = self._count_run(tx, task, row, closer, now)
             spent = budgets.first_spent(budgets.standings(tx, task, now))
             if spent is not None and task.status == t.IN_PROGRESS:
                 # The cost is recorded; the work stops here until an operator raises the budget.
@@ -2363,6 +2355,68 @@ class Board:
             return execution
 
         return self.store.write(work)
+
+    def _count_run(self, tx: Tx, task: Task, row: Row, closer: str, now: int) -> ClosedExecution:
+        """A run's ledger counted, once, when it is written: the task's cost (the sum of its runs)
+        and tokens, the spend of its subtree and ancestors, today's board and team spend, and
+        its `execution_completed` event (`late` when the board had closed it already)."""
+        execution = ClosedExecution.from_row(row)
+        micros = budgets.to_micros(execution.cost_usd or 0.0)
+        tokens = budgets.run_tokens(row)
+        tx.update_task(
+            task.id, {"cost_usd": tx.execution_cost(task.id), "tokens": task.tokens + tokens}
+        )
+        if micros or tokens:
+            tx.add_subtree_spend(task.id, micros, tokens)
+            scopes = budgets.daily_scopes(task.team_id)
+            tx.add_daily_spend(scopes, budgets.day_of(now), micros, tokens)
+        completed: ExecutionCompleted = {
+            "execution_id": execution.id, "status": execution.status,
+            "cost_usd": execution.cost_usd, "agent_id": execution.agent_id,
+            "team_id": task.team_id, "runtime": execution.executor_type,
+        }  # fmt: skip
+        if execution.recovery_tombstone:
+            completed["late"] = True
+        self._emit(tx, EventKind.EXECUTION_COMPLETED, task, closer, now, completed)
+        return execution
+
+    def _record_late(
+        self, tx: Tx, existing: Row, closer: str, epoch: int | None, changes: dict[str, Any],
+        now: int,
+    ) -> ClosedExecution | None:  # fmt: skip
+        """A closed run's late cost: money spent is spent. A run the board closed (its task left
+        in progress, its lease expired) before its holder reported what it cost takes that
+        report once: counted in every ledger as a close is, the run staying as it closed (its
+        status, its reason) and its task where it is. None: not such a run, or nothing to
+        report (the close is refused as closed, `_closed_already`)."""
+        ledger = {name: changes[name] for name in EXECUTION_LEDGER if name in changes}
+        if not ledger or not existing["recovery_tombstone"]:
+            return None
+        if any(existing[name] is not None for name in EXECUTION_LEDGER):
+            return None  # reported once already
+        run_id = existing["id"]
+        if is_agent(closer) and existing["agent_id"] not in (None, closer):
+            raise BoardError(
+                Reason.NOT_ASSIGNEE,
+                f"cannot report the cost of {run_id}: it is the run of {existing['agent_id']}, "
+                f"not {closer}",
+                id=existing["task_id"],
+                execution_id=run_id,
+                assignee=existing["agent_id"],
+            )
+        if epoch is not None and epoch != existing["claim_epoch"]:
+            raise BoardError(
+                Reason.STALE_CLAIM,
+                f"cannot report the cost of {run_id}: it ran under claim epoch "
+                f"{existing['claim_epoch']}, not {epoch}",
+                id=existing["task_id"],
+                epoch=epoch,
+                current_epoch=existing["claim_epoch"],
+            )
+        row = tx.record_late_ledger(run_id, ledger)
+        if row is None:
+            return None
+        return self._count_run(tx, self._load(tx, existing["task_id"]), row, closer, now)
 
     # -- budgets (budgets.py) -------------------------------------------------------------------
 

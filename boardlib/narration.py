@@ -134,10 +134,10 @@ def _execution_completed(event: Event) -> str:
     cost = data.get("cost_usd")
     spent = f" ({amount(cost, BUDGET_USD)})" if isinstance(cost, int | float) and cost else ""
     runner = data.get("agent_id") or event.actor or "?"
-    return (
-        f"run {data.get('execution_id') or '?'} of {_task(event)} by {runner} "
-        f"{data.get('status') or 'ended'}{spent}"
-    )
+    run = f"run {data.get('execution_id') or '?'} of {_task(event)} by {runner}"
+    if data.get("late"):  # closed by the board before; its cost came after
+        return f"{run} ({data.get('status') or 'closed'}) reported its cost late{spent}"
+    return f"{run} {data.get('status') or 'ended'}{spent}"
 
 
 def _transferred(event: Event) -> str:

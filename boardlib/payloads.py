@@ -139,6 +139,7 @@ class ExecutionCompleted(TypedDict):
     agent_id: str | None
     team_id: str | None  # seed 003: the event carries the run's team, for its correlators
     runtime: str
+    late: NotRequired[bool]  # the cost of a run the board had closed, reported after it
 
 
 class VerificationRecorded(TypedDict):

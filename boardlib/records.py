@@ -33,6 +33,8 @@ EXECUTION_OUTCOMES = (
     EXECUTION_SUCCEEDED, EXECUTION_FAILED, EXECUTION_TIMED_OUT, EXECUTION_CANCELLED
 )  # fmt: skip
 EXECUTION_STATUSES = (EXECUTION_QUEUED, EXECUTION_RUNNING, *EXECUTION_OUTCOMES)
+# What a run cost, as its holder reports it on the close (or once later: `Board.close_execution`)
+EXECUTION_LEDGER = ("input_tokens", "output_tokens", "cache_read", "cache_write", "cost_usd")
 WORKSPACE_ACTIVE = "active"  # a live worktree: its work has not landed or been archived
 WORKSPACE_STATUSES = (WORKSPACE_ACTIVE, "archived", "stale")
 LAND_STRATEGIES = ("squash", "rebase", "merge")  # how a task's work lands on its base branch

@@ -17,7 +17,7 @@ from ..columns import FinishedKey, TaskSearch
 from ..errors import BoardError, Reason
 from ..inert import as_written
 from ..leases import EXPIRED_SQL, expired_sql
-from ..records import EXECUTION_TIMED_OUT, MICROS_PER_USD, Task
+from ..records import EXECUTION_LEDGER, EXECUTION_TIMED_OUT, MICROS_PER_USD, Task
 from .base import TABLES, Row
 from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
@@ -48,9 +48,10 @@ Params = Mapping[str, Any] | Sequence[Any]
 TASK_COLUMNS: frozenset[str] = frozenset(f.name for f in fields(Task)) - {"id"}
 TASK_JSON_COLUMNS = Task._json_columns  # TEXT columns holding JSON, on both stores
 EXECUTION_CLOSE_COLUMNS = frozenset({
-    "status", "summary", "error", "after_commit", "input_tokens", "output_tokens",
-    "cache_read", "cache_write", "cost_usd", "completed_at",
+    "status", "summary", "error", "after_commit", "completed_at", *EXECUTION_LEDGER
 })  # fmt: skip
+# A run the board closed (tombstoned) whose holder has not reported its ledger yet
+_LEDGER_UNREPORTED = " AND ".join(f"{column} IS NULL" for column in EXECUTION_LEDGER)
 WORKSPACE_UPDATE_COLUMNS = frozenset(
     {"status", "worktree_path", "branch", "base_commit", "last_used_at", "host"}
 )
@@ -838,6 +839,21 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
                 "execution_processes", tuple(changes), f"id = :id AND status = {RUN_RUNNING}"
             ),
             {**changes, "id": execution_id},
+        )
+
+    def record_late_ledger(self, execution_id: str, ledger: dict[str, Any]) -> Row | None:
+        """Write the cost and tokens its holder reports for a run the board closed before it
+        did (`close_running_executions`, lease expiry), once: only while the run reported none,
+        so a second report matches nothing and returns None. Nothing else of the run changes."""
+        assert ledger and set(ledger) <= set(EXECUTION_LEDGER)
+        return self._fetchone(
+            _update_sql(
+                "execution_processes",
+                tuple(ledger),
+                f"id = :id AND status <> {RUN_RUNNING} AND recovery_tombstone = 1 AND "
+                f"{_LEDGER_UNREPORTED}",
+            ),
+            {**ledger, "id": execution_id},
         )
 
     def time_out_running_executions(self, task_id: str, now: int, error: str) -> list[Row]:

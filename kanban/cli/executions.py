@@ -111,7 +111,7 @@ def finish(
 
     --cost is kept in whole micro-dollars, rounded half up ($0.0000004 is $0). Only the run's
     holder closes it (a closed or unknown run is not_found); a run still open when its task
-    leaves in_progress was already closed as cancelled.
+    leaves in_progress was already closed as cancelled: its cost, reported here, is counted once.
     """
     with open_board(reconcile_orphans=False) as board:
         execution = board.close_execution(

@@ -192,10 +192,11 @@ def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) ->
     task_id, first = claimed_with_a_run(kanban)
     second = kanban.ok("task", "exec", "start", task_id, "--executor", "sh", "--agent", "ada")["id"]
     kanban.ok("task", "exec", "finish", first, "--status", "succeeded", "--cost", "1", "-a", "ada")
-    with unchanged(kanban.db):
+    with unchanged(kanban.db):  # it reports no cost: nothing to count
         late = kanban.run("task", "exec", "finish", second, "--status", "succeeded",
-                          "--cost", "0.5", "--agent", "ada")  # fmt: skip
+                          "--summary", "done", "--agent", "ada")  # fmt: skip
     assert late.code == 2 and late.out == "", str(late)
+    assert "what it cost is counted once when you report it" in late.error["error"], str(late)
     assert (late.error["reason"], late.error["status"]) == ("not_found", "cancelled")
     assert f"{second} is not running: it was closed (cancelled: still running when the task " \
         "moved to blocked by system (budget))" in late.error["error"], str(late)  # fmt: skip
@@ -207,6 +208,31 @@ def test_closing_a_run_the_block_cancelled_says_how_it_closed(kanban: Kanban) ->
     ), str(late)
     unknown = kanban.run("task", "exec", "finish", "EXEC-404", "--status", "failed", "-a", "ada")
     assert unknown.error["error"] == "execution not found", str(unknown)
+
+
+def test_a_late_cost_of_a_run_the_block_cancelled_is_counted_once(kanban: Kanban) -> None:
+    """The second run's cost, reported after the block cancelled it, was refused `not_found`
+    and lost: money spent is spent. It is counted once (the task, its subtree, the board's day),
+    the run stays cancelled and the task blocked; a second report writes nothing."""
+    kanban.ok("budget", "set", "--daily-usd", "50", "-m", "the day")
+    task_id, first = claimed_with_a_run(kanban)
+    second = kanban.ok("task", "exec", "start", task_id, "--executor", "sh", "--agent", "ada")["id"]
+    kanban.ok("task", "exec", "finish", first, "--status", "succeeded", "--cost", "1", "-a", "ada")
+    before = kanban.row(task_id)
+    late = kanban.ok("task", "exec", "finish", second, "--status", "succeeded", "--cost", "0.5",
+                     "--output-tokens", "40", "--agent", "ada")  # fmt: skip
+    assert (late["status"], late["costUsd"], late["outputTokens"]) == ("cancelled", 0.5, 40)
+    row = kanban.row(task_id)
+    assert (row["costUsd"], row["subtreeCostMicros"], row["tokens"]) == (1.5, 1_500_000, 40)
+    assert {k: v for k, v in row.items() if k not in ("costUsd", "subtreeCostMicros", "tokens",
+            "subtreeTokens")} == {k: v for k, v in before.items() if k not in ("costUsd",
+            "subtreeCostMicros", "tokens", "subtreeTokens")}  # fmt: skip
+    [daily] = kanban.ok("budget", "show")["daily"]
+    assert daily["spent"] == 1.5, daily
+    with unchanged(kanban.db):
+        again = kanban.run("task", "exec", "finish", second, "--status", "succeeded",
+                           "--cost", "0.5", "--agent", "ada")  # fmt: skip
+    assert (again.code, again.error["reason"]) == (2, "not_found"), str(again)
 
 
 def test_the_holders_verbs_on_a_task_its_budget_blocked_say_the_budget(kanban: Kanban) -> None:

@@ -34,7 +34,9 @@ STORED: dict[str, set[str]] = {
     "dep_unlinked": {"dependsOn"},
     "comment_added": {"commentId", "path", "line"},
     "execution_started": {"executionId"},
-    "execution_completed": {"executionId", "status", "costUsd", "agentId", "teamId", "runtime"},
+    "execution_completed": {
+        "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
+    },
     "verification_recorded": {"status"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},

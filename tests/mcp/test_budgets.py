@@ -78,6 +78,34 @@ async def test_after_a_budgets_block_no_refusal_sends_the_holder_to_a_refused_ca
             assert board.get_task(task["id"]) == row
 
 
+async def test_a_late_cost_of_a_run_the_block_cancelled_is_counted_once(
+    board_path: Path,
+) -> None:
+    """finish_run on the run the block cancelled, with its cost, was refused `not_found` and the
+    money lost. It answers the run, still cancelled, with its cost, counted in the task once; a
+    second finish_run is refused and writes nothing."""
+    with Board(board_path) as board:
+        board.create_task("port the parser", budget_usd=1.0)
+    async with mcp_session(board_path, "ada") as client:
+        task = await ok(client, "claim_next")
+        first = await ok(client, "start_run", task_id=task["id"], executor="sh")
+        second = await ok(client, "start_run", task_id=task["id"], executor="sh")
+        await ok(client, "finish_run", execution_id=first["id"], status="succeeded", cost_usd=1.0)
+        late = await ok(client, "finish_run", execution_id=second["id"], status="succeeded",
+                        cost_usd=0.75, output_tokens=12)  # fmt: skip
+        assert (late["status"], late["costUsd"], late["outputTokens"]) == ("cancelled", 0.75, 12)
+        with Board(board_path, read_only=True) as board:
+            held = board.get_task(task["id"])
+            assert (held.status, held.cost_usd, held.subtree_cost_micros, held.tokens) == (
+                "blocked", 1.75, 1_750_000, 12,
+            )  # fmt: skip
+        before = fingerprint(board_path)
+        again = await refused(client, "finish_run", "not_found", execution_id=second["id"],
+                              status="succeeded", cost_usd=0.75)  # fmt: skip
+        assert again["status"] == "cancelled", again
+        assert fingerprint(board_path) == before
+
+
 async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
     board_path: Path,
 ) -> None:
