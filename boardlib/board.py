@@ -1880,7 +1880,8 @@ class Board:
     ) -> Task:
         """Change the status (through the transition table, the done-gate and the agent contract
         of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
-        applies or nothing does. `epoch` refuses the move once the task was reclaimed; `holder`
+        applies or nothing does. `epoch` refuses the move and the edits once the task was
+        reclaimed (a same-status move with no edits writes nothing, and is not judged); `holder`
         names who takes an unowned task moved to in_progress (default: the mover), for operators
         and the board's own passes (the gate hands failed work back to its builder), and
         `holder_runtime` the runtime it works in (the builder's, which its complete cleared).
@@ -1928,6 +1929,8 @@ class Board:
             task = self._load(tx, task_id)
             target = task.status if status is None else status
             check_mover(task, target, actor=actor, now=now, epoch=epoch)
+            if edits:  # the epoch holds the edit too, not the move alone
+                check_epoch(task, f"edit {task.id}", epoch, actor)
             check_editor(task, edits, actor=actor)
             if "team_id" in edits:
                 budgets.check_team_move(tx, task, edits["team_id"], actor)

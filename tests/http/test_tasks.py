@@ -949,3 +949,27 @@ def test_patch_honours_a_quoted_epoch(api: Api) -> None:
     assert api.fingerprint() == before
     moved = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 1})
     assert moved.status_code == 200 and api.stored(task["id"]).status == "todo"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"title": "rewritten"}, {"priority": 9}, {"description": "new"}, {"status": "in_progress",
+                                                                     "title": "rewritten"}],
+)  # fmt: skip
+def test_a_quoted_epoch_holds_an_edit_as_it_holds_a_move(api: Api, edit: dict) -> None:
+    """An edit quoting the epoch of a claim since taken over is that claim's caller acting on
+    another's attempt: refused as a move would be, in the route's envelope, writing nothing."""
+    task = api.claimed("alice")
+    handed = {"agent": "alice", "epoch": 1, "to": "bob"}
+    moved_on = api.client.post(f"/api/board/{task['id']}/transfer", json=handed)
+    assert moved_on.json()["task"]["claimEpoch"] == 2
+    before = api.fingerprint()
+    stale = api.client.patch(f"/api/board/{task['id']}", json={**edit, "epoch": 1})
+    assert stale.status_code == 409, stale.text
+    body = stale.json()
+    assert (body["reason"], body["epoch"], body["currentEpoch"]) == ("stale_claim", 1, 2)
+    assert api.fingerprint() == before
+    stored = api.stored(task["id"])
+    assert (stored.title, stored.priority, stored.description) == ("task", 0, None)
+    fresh = api.client.patch(f"/api/board/{task['id']}", json={**edit, "epoch": 2})
+    assert fresh.status_code == 200, fresh.text
