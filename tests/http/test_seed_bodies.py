@@ -174,6 +174,41 @@ def test_an_empty_kind_provisions_by_the_tasks_own_kind(api: Api, repo: Path) ->
     assert made.json()["isolation"] == "worktree"
 
 
+def test_an_empty_optional_identifier_is_the_field_left_out(api: Api, repo: Path) -> None:
+    """The seed's zod takes `""` in every optional string it does not name non-empty (it names
+    `teamId` and `tenantId`): such a body is a 200 with the field read as not given."""
+    created = api.client.post("/api/board", json={
+        "title": "t", "assigneeRuntime": "", "parentTaskId": "", "sourceDelegationId": "",
+    })  # fmt: skip
+    assert created.status_code == 200, created.text
+    task = created.json()["task"]
+    assert (task["assigneeRuntime"], task["parentTaskId"], task["sourceDelegationId"]) == (
+        None, None, None,
+    )  # fmt: skip
+    claim = {"assigneeAgentId": "alice", "assigneeRuntime": ""}
+    claimed = api.client.post(f"/api/board/{task['id']}/claim", json=claim)
+    assert claimed.status_code == 200, claimed.text
+    assert claimed.json()["task"]["assigneeRuntime"] is None
+    comment = {"body": "hello", "authorAgentId": ""}
+    commented = api.client.post(f"/api/board/{task['id']}/comments", json=comment)
+    assert commented.status_code == 200, commented.text
+    assert commented.json()["comment"]["authorAgentId"] is None
+    run = {"executorType": "claude-code", "workspaceId": ""}
+    opened = api.client.post(f"/api/board/{task['id']}/executions", json=run)
+    assert opened.status_code == 200, opened.text
+    assert opened.json()["execution"]["workspaceId"] is None
+    where = {"repoPath": str(repo), "baseSha": "", "baseRef": ""}
+    made = api.client.post(f"/api/board/{task['id']}/workspace", json=where)
+    assert made.status_code == 200, made.text
+    assert api.stored(task["id"]).worktree_ref == made.json()["worktree"]["worktreePath"]
+    # The two the seed names non-empty are still refused.
+    before = api.fingerprint()
+    for field in ("teamId", "tenantId"):
+        refused = api.client.post("/api/board", json={"title": "t", field: ""})
+        assert refused.status_code == 400 and field in refused.json()["details"]["fieldErrors"]
+    assert api.fingerprint() == before
+
+
 def test_a_claim_409_names_the_holder_or_says_the_task_is_finished(api: Api) -> None:
     held = api.claimed("worker-1", title="held")
     lost = api.client.post(f"/api/board/{held['id']}/claim", json={"assigneeAgentId": "worker-2"})
