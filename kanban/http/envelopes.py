@@ -150,6 +150,10 @@ def other_encoding(body: bytes) -> str | None:
 
 ENDIANNESS = {"LE": "little-endian", "BE": "big-endian"}
 
+# Python's JSON reader recurses once per array or object level and gives up near the recursion
+# limit (about 1,000 levels); FastAPI said "There was an error parsing the body" of it too.
+TOO_DEEP = "malformed JSON: nested too deeply to read"
+
 
 def status_of(error: BoardError) -> int:
     return HTTP_STATUS.get(error.reason, 500)

@@ -22,6 +22,7 @@ from .envelopes import (
     ENVELOPE_ATTRIBUTE,
     INVALID_QUERY,
     PLAIN,
+    TOO_DEEP,
     Envelope,
     bad_byte,
     flattened,
@@ -121,7 +122,13 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
         return reply(too_large(error.limit), 413)
     if error.status_code == 400:  # a body FastAPI could not read at all
         cause = error.__cause__  # FastAPI raises its 400 from what failed
-        why = bad_byte(cause) if isinstance(cause, UnicodeDecodeError) else str(error.detail)
+        why = (
+            bad_byte(cause)
+            if isinstance(cause, UnicodeDecodeError)
+            else TOO_DEEP
+            if isinstance(cause, RecursionError)
+            else str(error.detail)
+        )
         details = flattened([why], {})
         return reply(invalid_body(_envelope(request).invalid, details), 400)
     text = {404: "not found", 405: "method not allowed"}.get(error.status_code, str(error.detail))

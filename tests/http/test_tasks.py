@@ -270,6 +270,20 @@ def test_malformed_json_is_told_where_without_a_dangling_word(api: Api, path: st
     assert api.fingerprint() == before
 
 
+@pytest.mark.parametrize("path", ["/api/board", "/api/board/claim-next"])
+def test_json_nested_too_deeply_to_read_is_told_so(api: Api, path: str) -> None:
+    """JSON nested past Python's recursion limit was FastAPI's "There was an error parsing the
+    body", naming no cause; the fast lane's reader gives up earlier and hands it on."""
+    api.create("claimable")
+    before = api.fingerprint()
+    raw = b'{"agent": "a", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    answer = api.client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    assert invalid(answer, form=True)["details"]["formErrors"] == [
+        "malformed JSON: nested too deeply to read"
+    ]
+    assert api.fingerprint() == before
+
+
 NOT_UTF8 = "the body is not UTF-8 JSON (JSON over HTTP is UTF-8)"
 AS_UTF8 = "send it encoded as UTF-8"
 NOT_UTF8_BODIES = [
