@@ -251,7 +251,9 @@ def cancelled_blocker(task: str, blocker: str) -> BoardError:
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
 
 
-def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -> BoardError:
+def _closed_already(
+    execution_id: str, row: Row, spent: BudgetStanding | None, late_cost: bool
+) -> BoardError:
     """A closed run closed again: still `not_found` (no running run of that id, as the seed's
     HTTP 404 says), but saying how it closed: a run the budget's block cancelled was answered
     `execution not found` while `exec show` showed it. A run the board closed before its cost
@@ -265,7 +267,11 @@ def _closed_already(execution_id: str, row: Row, spent: BudgetStanding | None) -
     if spent is not None:
         details = {"budget_spent": True, "budget": spent.to_json()}
         then = "; " + budgets.no_new_run(str(row["task_id"]), spent)
-    if row["recovery_tombstone"] and all(row[name] is None for name in EXECUTION_LEDGER):
+    if (
+        late_cost
+        and row["recovery_tombstone"]
+        and all(row[name] is None for name in EXECUTION_LEDGER)
+    ):
         then = "; what it cost is counted once when you report it (cost, tokens)" + then
     return BoardError(
         Reason.NOT_FOUND,
@@ -2272,6 +2278,7 @@ class Board:
         cache_read: int | None = None,
         cache_write: int | None = None,
         cost_usd: float | None = None,
+        late_cost: bool = True,
     ) -> ClosedExecution:
         """Close a running execution once, with its outcome and ledger; the task's cost becomes
         the sum of its executions, and the run's cost and tokens are added to the spend of the
@@ -2285,7 +2292,11 @@ class Board:
         `agent` is who closes it. An identified agent must be the run's holder: the task's
         current assignee, in progress under a live lease (`not_assignee`, `invalid_state`,
         `stale_claim` otherwise), with `epoch` current when given; so nobody closes another
-        agent's run or rewrites a finished task's cost. Operators may close any running run."""
+        agent's run or rewrites a finished task's cost. Operators may close any running run.
+
+        A run the board closed before its cost was reported takes that report once
+        (`_record_late`); `late_cost=False` refuses it as closed, as seed 003's HTTP route does
+        (404: nothing closed, no event)."""
         execution_id = validate.identifier(execution_id, "executionId")  # as get_execution
         closer = validate.name(agent, "agent")
         if epoch is not None:
@@ -2321,14 +2332,15 @@ class Board:
             if existing is None:
                 raise not_found("execution", execution_id)
             if existing["status"] != EXECUTION_RUNNING:
-                late = self._record_late(tx, existing, closer, epoch, changes, now)
-                if late is not None:
-                    return late
+                if late_cost:
+                    late = self._record_late(tx, existing, closer, epoch, changes, now)
+                    if late is not None:
+                        return late
                 held = tx.task(existing["task_id"])
                 spent = held and budgets.first_spent(
                     budgets.standings(tx, Task.from_row(held), now)
                 )
-                raise _closed_already(execution_id, existing, spent or None)
+                raise _closed_already(execution_id, existing, spent or None, late_cost)
             task = self._load(tx, existing["task_id"])
             if is_agent(closer):
                 self._check_holder(tx, task, f"close {execution_id}", closer, epoch, now)

@@ -65,5 +65,6 @@ def close_execution(exec_id: str, body: CompleteExecutionBody, who: Who) -> JSON
         cache_read=body.cache_read,
         cache_write=body.cache_write,
         cost_usd=body.cost_usd,
+        late_cost=False,  # the seed's 404 for a run no longer running: nothing closed, no event
     )
     return reply({"ok": True, "execution": closed.to_json()})
