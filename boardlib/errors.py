@@ -44,6 +44,8 @@ class Reason(StrEnum):
     BASE_CHECKED_OUT_DIRTY = "base_checked_out_dirty"  # a checkout of the base has local changes
     BUDGET_EXCEEDED = "budget_exceeded"  # a budget over the task is spent: an operator raises it
     OPERATOR_ONLY = "operator_only"  # a verb for people only (setting budgets): agents never
+    # The plain complete of work in a worktree: its verify gate judges it (`workspace complete`).
+    GATE_REQUIRED = "gate_required"
 
 
 class ServerReason(StrEnum):
@@ -90,6 +92,7 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.BASE_CHECKED_OUT_DIRTY: 409,
     Reason.BUDGET_EXCEEDED: 409,
     Reason.OPERATOR_ONLY: 403,
+    Reason.GATE_REQUIRED: 409,
 }
 
 

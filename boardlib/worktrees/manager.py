@@ -1148,17 +1148,28 @@ class Worktrees:
         self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None
     ) -> Task:
         """The lease protocol's complete (`Board.complete`: in review, nothing committed or run),
-        refused as `complete` refuses it while the holder's checked-out worktree holds a sync's
-        unresolved conflict: a reviewer would judge git's markers, not the work."""
+        refused `gate_required`, nothing changed, while the holder's task has a live workspace
+        (checked out or paused): it put work no gate ran on in review, where a reviewer took it
+        for verified work. `complete` commits it and runs the gate; a task without a worktree
+        (seed 003's plain complete) goes to review as before. Not the holder, or a stale epoch:
+        the board's own refusal comes first."""
         rows = self.board.workspaces(task_id)
         ws = rows[-1] if rows else None
-        path, problem = self._checkout(ws) if ws and ws.status == "active" else (None, None)
-        if ws is None or path is None or problem:
+        if ws is None or ws.status != "active":
             return self.board.complete(task_id, agent, summary=summary, epoch=epoch)
         with self._lock(Path(ws.repo_path), task_id, "complete"):
             task = self.board.get_task(task_id)
-            if task.status == t.IN_PROGRESS and task.assignee_agent_id == agent:
-                self._check_resolved(path, ws, "complete")  # else the board says why not
+            held = task.status == t.IN_PROGRESS and task.assignee_agent_id == agent
+            if held and (epoch is None or epoch == task.claim_epoch):
+                raise BoardError(
+                    Reason.GATE_REQUIRED,
+                    f"cannot complete {task_id} plainly: its work is in a worktree, which "
+                    "`workspace complete` commits and judges with the verify gate (the plain "
+                    "complete would put it in review unverified); nothing changed",
+                    id=task_id,
+                    use="workspace complete",
+                    worktreePath=ws.worktree_path,
+                )
             return self.board.complete(task_id, agent, summary=summary, epoch=epoch)
 
     def _repeat_on_blocked(self, task: Task, ws: Workspace) -> CompleteResult:

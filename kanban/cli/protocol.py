@@ -193,10 +193,10 @@ def complete(task_id: str, agent: str, summary: str | None, epoch: int | None) -
     """Finish: to in_review, for another agent to judge.
 
     The task leaves you (no owner, no lease); whoever held it cannot approve it.
-    A checked-out worktree still holding a sync's conflict markers is refused
-    (merge_conflict), as `workspace complete` refuses it.
+    A task with a worktree is refused (gate_required): `kanban task workspace
+    complete` commits its work and runs the verify gate.
     """
-    from boardlib.worktrees import Worktrees  # a checked-out worktree's conflicts refuse it
+    from boardlib.worktrees import Worktrees  # a task with a worktree is refused here
 
     with open_board(reconcile_orphans=False) as board:
         task = Worktrees(board).complete_lease(task_id, agent, summary=summary, epoch=epoch)

@@ -140,6 +140,7 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     ),
     when("fix_failure", "status", t.DONE): (f"the task is done, and {_DONE_FAILURE}",),
     "land_again": ("Call land_task again", "Make the same call again"),
+    "complete_workspace": ("complete_workspace", "the workspace's complete"),
     "stale_claim": (
         "Your claim is gone (the lease lapsed, the task may belong to someone else now): stop "
         "working on it and call claim_next.",
@@ -183,6 +184,7 @@ CLI_VERBS: dict[str, str] = {
         f"builder fixes it; if it is done, {_DONE_FAILURE}"
     ),
     "land_again": "Run `kanban task land ID` again",
+    "complete_workspace": "`kanban task workspace complete ID`",
     "stale_claim": "Your claim is gone (the lease lapsed, the task may belong to someone else "
     "now): stop working on it and run `kanban task claim-next`.",
 }
@@ -317,6 +319,10 @@ HINTS: dict[str, str] = {
     Reason.OPERATOR_ONLY: (
         "Only a person may do this (agents never set budgets or land unverified work); ask an "
         "operator. Retrying will not help."
+    ),
+    Reason.GATE_REQUIRED: (
+        "The task's work is in its worktree: finish it with {complete_workspace}, which commits "
+        "it and runs its verify gate (the plain complete would put it in review unverified)."
     ),
     Reason.BUSY: (
         "Transient: the board stayed busy and nothing was written; it is safe to retry the "

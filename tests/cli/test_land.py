@@ -129,25 +129,28 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1
 
 
-def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(setup) -> None:  # type: ignore[no-untyped-def]
-    """`kanban task complete` put a worktree holding git's conflict markers in review; it is refused
-    as `workspace complete` refuses it."""
+def test_the_plain_complete_of_work_in_a_worktree_is_refused_for_the_gate(setup) -> None:  # type: ignore[no-untyped-def]
+    """`kanban task complete` put a worktree's work in review with no gate run (one holding git's
+    conflict markers too), where a reviewer took it for verified work: it is refused
+    `gate_required`, changing nothing, and `workspace complete` runs the gate."""
     kanban, land, env = setup
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
     kanban.now = land.board.get_task(task_id).updated_at  # the CLI's clock within the lease
     land.commit_on_main("app.py", "def answer():\n    return 44\n")
     kanban.refused("task", "workspace", "sync", task_id, "--agent", "alice", env=env,
                    reason="merge_conflict")  # fmt: skip
-    before = checkout_state(path)
-    with unchanged(kanban.db):
-        error = kanban.refused("task", "complete", task_id, "--agent", "alice", env=env,
-                               reason="merge_conflict")  # fmt: skip
-    assert (error["why"], error["files"]) == ("unresolved", ["app.py"])
-    assert checkout_state(path) == before
+    for fix in (None, ANSWER):  # with git's markers, then resolved
+        if fix is not None:
+            (path / "app.py").write_text(fix)
+        before = checkout_state(path)
+        with unchanged(kanban.db):
+            error = kanban.refused("task", "complete", task_id, "--agent", "alice", env=env,
+                                   reason="gate_required")  # fmt: skip
+        assert error["use"] == "workspace complete" and error["worktreePath"] == str(path)
+        assert checkout_state(path) == before
     assert kanban.ok("task", "get", task_id)["status"] == "in_progress"
-    (path / "app.py").write_text(ANSWER)
-    done = kanban.ok("task", "complete", task_id, "--agent", "alice", env=env)
-    assert done["status"] == "in_review"
+    done = kanban.ok("task", "workspace", "complete", task_id, "--agent", "alice", env=env)
+    assert done["verified"] == "pass" and done["taskStatus"] == "done"
 
 
 @pytest.mark.slow

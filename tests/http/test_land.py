@@ -108,25 +108,39 @@ def test_sync_brings_the_base_into_the_worktree(api: Api, repo: Path, tmp_path: 
     assert (path / "main.txt").read_text() == "from main\n"
 
 
-def test_the_lease_complete_refuses_a_worktree_with_a_sync_left_unresolved(
+def test_the_plain_complete_of_work_in_a_worktree_is_refused_for_the_gate(
     api: Api, repo: Path, tmp_path: Path
 ) -> None:
-    """`POST .../complete` put a worktree holding git's conflict markers in review, where `workspace
-    complete` refused it; now both refuse."""
+    """`POST .../complete` put a worktree's work in review with no gate run (one holding git's
+    conflict markers too), where a reviewer took it for verified: 409 `gate_required` now,
+    changing nothing; the workspace's complete runs the gate. A task without a worktree completes
+    as seed 003's client expects."""
     trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
     task = api.board.create_task("Catch up")
     api.board.claim(task.id, "alice")
     path = Path(trees.provision(task.id, repo).worktree.worktree_path)
+    set_verify(path, "true")
     (path / "app.py").write_text(ANSWER)
     (repo / "app.py").write_text("def answer():\n    return 44\n")
     git(repo, "commit", "-qam", "main moved")
     answer = api.client.post(f"/api/board/{task.id}/workspace/sync", headers=bearer("alice"))
     assert answer.status_code == 409 and answer.json()["reason"] == "merge_conflict"
-    before = api.fingerprint(), checkout_state(path)
-    answer = api.client.post(f"/api/board/{task.id}/complete", headers=bearer("alice"))
-    assert answer.status_code == 409, answer.text
-    body = answer.json()
-    assert body["reason"] == "merge_conflict"
-    assert (body["why"], body["files"]) == ("unresolved", ["app.py"])
-    assert (api.fingerprint(), checkout_state(path)) == before
+    for fix in (None, ANSWER):  # with git's markers, then resolved
+        if fix is not None:
+            (path / "app.py").write_text(fix)
+        before = api.fingerprint(), checkout_state(path)
+        answer = api.client.post(f"/api/board/{task.id}/complete", headers=bearer("alice"))
+        assert answer.status_code == 409, answer.text
+        body = answer.json()
+        assert (body["reason"], body["use"]) == ("gate_required", "workspace complete")
+        assert (api.fingerprint(), checkout_state(path)) == before
     assert api.stored(task.id).status == "in_progress"
+    answer = api.client.patch(
+        f"/api/board/{task.id}/workspace", json={"action": "complete"}, headers=bearer("alice")
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["verified"] == "pass"
+    plain = api.board.create_task("Write the notes")  # no worktree
+    api.board.claim(plain.id, "alice")
+    answer = api.client.post(f"/api/board/{plain.id}/complete", headers=bearer("alice"))
+    assert answer.status_code == 200 and answer.json()["task"]["status"] == "in_review"

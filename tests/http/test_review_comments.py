@@ -30,7 +30,7 @@ def test_anchored_comments_reach_the_agent_over_http(api: Api, tmp_path: Path) -
     )
     worktree = Path(made.json()["worktree"]["worktreePath"])
     (worktree / "app.py").write_text(APP)
-    api.client.post(f"/api/board/{task_id}/complete", json={"agent": "alice"})
+    api.board.complete(task_id, "alice")  # in review, no gate run (the route: gate_required)
     seed = api.client.post(f"/api/board/{task_id}/comments", json={"body": "looks close"})
     assert seed.status_code == 200 and seed.json()["comment"]["path"] is None  # as before
     anchored = api.client.post(

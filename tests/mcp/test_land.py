@@ -113,19 +113,25 @@ async def test_a_refused_landing_sends_the_model_where_the_task_stands(
             assert rejected["status"] == "todo"  # back to its builder
 
 
-async def test_complete_task_refuses_a_worktree_with_a_sync_left_unresolved(
+async def test_complete_task_of_work_in_a_worktree_is_refused_for_the_gate(
     land, board_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """`complete_task` put a worktree holding git's conflict markers in review, where `workspace
-    complete` refused it; now both refuse."""
+    """`complete_task` put a worktree's work in review with no gate run (one holding git's
+    conflict markers too), where a reviewer took it for verified: refused `gate_required` now,
+    changing nothing, its hint naming complete_workspace, which runs the gate."""
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
     land.commit_on_main("app.py", "def answer():\n    return 44\n")
     async with mcp_session(board_path, "alice", **server_env(land)) as alice:
         await refused(alice, "sync_workspace", "merge_conflict", task_id=task_id)
-        before = checkout_state(path), land.board.get_task(task_id)
-        doc = await refused(alice, "complete_task", "merge_conflict", task_id=task_id)
-        assert (doc["why"], doc["files"]) == ("unresolved", ["app.py"])
-        assert (checkout_state(path), land.board.get_task(task_id)) == before
+        for fix in (None, ANSWER):  # with git's markers, then resolved
+            if fix is not None:
+                (path / "app.py").write_text(fix)
+            before = checkout_state(path), land.board.get_task(task_id)
+            doc = await refused(alice, "complete_task", "gate_required", task_id=task_id)
+            assert doc["use"] == "workspace complete" and "complete_workspace" in doc["hint"]
+            assert (checkout_state(path), land.board.get_task(task_id)) == before
+        done = await ok(alice, "complete_workspace", task_id=task_id)
+        assert (done["verified"], done["taskStatus"]) == ("pass", "done")
 
 
 @pytest.mark.slow

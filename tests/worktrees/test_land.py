@@ -598,26 +598,28 @@ def test_a_conflict_left_unresolved_is_never_completed_paused_or_landed(land: La
     assert "<<<<<<<" not in git(land.repo, "show", "main:app.py")
 
 
-def test_the_lease_protocols_complete_refuses_an_unresolved_conflict_as_complete_does(
+def test_the_lease_protocols_complete_of_work_in_a_worktree_is_refused_for_the_gate(
     land: LandEnv,
 ) -> None:
-    """The lease protocol's complete (CLI, HTTP, MCP) took a worktree whose sync left git's markers
-    in app.py into review, where `workspace complete` refused it. Both refuse now, with the same
-    reason, changing nothing."""
+    """The lease protocol's complete (CLI, HTTP, MCP) put a worktree's work in review with no gate
+    run, where a reviewer took it for verified (and one holding git's markers too). It is refused
+    `gate_required` now, changing nothing, whatever the checkout holds; `complete` runs the gate."""
     task_id, path, _ = conflicted_after_sync(land)
     before = checkout_state(path), board_snapshot(land, task_id)
     with pytest.raises(BoardError) as caught:
         land.trees.complete_lease(task_id, "alice", summary="done")
-    assert caught.value.reason == Reason.MERGE_CONFLICT
-    details = caught.value.details
-    assert (details["why"], details["files"]) == ("unresolved", ["app.py"])
+    assert caught.value.reason == Reason.GATE_REQUIRED
+    assert caught.value.details["use"] == "workspace complete"
     assert (checkout_state(path), board_snapshot(land, task_id)) == before
-    assert land.board.get_task(task_id).status == "in_progress"
     with pytest.raises(BoardError) as caught:  # not the holder: the board's own refusal first
         land.trees.complete_lease(task_id, "bob")
     assert caught.value.reason == Reason.NOT_ASSIGNEE
     (path / "app.py").write_text("def answer():\n    return 44  # after 43\n")  # edited clean
-    assert land.trees.complete_lease(task_id, "alice").status == "in_review"
+    with pytest.raises(BoardError) as caught:
+        land.trees.complete_lease(task_id, "alice")
+    assert caught.value.reason == Reason.GATE_REQUIRED
+    assert land.board.get_task(task_id).status == "in_progress"
+    assert land.trees.complete(task_id, "alice").gate_ran  # the gate judges it
 
 
 def test_a_rebase_stopped_on_a_conflict_is_named_not_taken_for_a_detached_head(
