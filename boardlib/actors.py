@@ -22,6 +22,17 @@ GC = "worktree-gc"  # worktree garbage collection
 
 SYSTEM_ACTORS: frozenset[str] = frozenset({SYSTEM, GATE, GC})
 
+# One runtime session's own name: the name its config gives, then `-` and the runtime's process id
+# (the MCP server's parent, the agent's shell's `$PPID`). Every session of a runtime reads one
+# config; under that one name no session could judge another's work (self_review), nor tell its
+# claims from theirs. The suffix keeps the name a session's for as long as its runtime runs.
+SESSION_ROOM = 8  # `-` and a pid: Linux's pid_max is at most 4194304, 7 digits
+
+
+def session_agent(agent: str, runtime_pid: int) -> str:
+    """`agent`'s name for the session its runtime process `runtime_pid` runs."""
+    return f"{agent}-{runtime_pid}"
+
 
 def operator_named(name: str) -> str:
     """The operator identity for a person: `operator:<name>`."""

@@ -39,7 +39,8 @@ class Briefing:
     command: str = "kanban"  # how to start kanban here: "kanban" when PATH finds it, else a path
 
     def environment(self) -> dict[str, str]:
-        """The variables a process needs to act on this board as this agent."""
+        """The variables a process needs to act on this board as this agent (the MCP server
+        adds its session's suffix: `kanban mcp --per-session`)."""
         return {"KANBAN_DB": self.board, "KANBAN_AGENT": self.agent, **self.settings}
 
 
@@ -91,9 +92,24 @@ def read_runtimes(body: str) -> dict[str, Identity]:
         return {}
 
 
+# A shell's session name (`boardlib.actors.session_agent`): the agent's name, `-` and the
+# runtime's process id, the shell's parent, as the MCP server's is. Each session of a runtime then
+# acts under a name of its own, its shell commands and its MCP server under the same one; under the
+# runtime's one name, two sessions could not judge each other's work (self_review).
+SESSION_SUFFIX = "-$PPID"
+
+
+def session_name(agent: str) -> str:
+    """`agent`'s session name as a shell word."""
+    return shlex.quote(agent) + SESSION_SUFFIX
+
+
 def export_line(briefing: Briefing) -> str:
-    words = [f"{key}={shlex.quote(value)}" for key, value in briefing.environment().items()]
-    return "export " + " ".join(words)
+    words = [
+        f"{key}={session_name(value) if key == 'KANBAN_AGENT' else shlex.quote(value)}"
+        for key, value in briefing.environment().items()
+    ]
+    return "export " + " ".join(words) + "   # -$PPID: a name of this session's own"
 
 
 def _role(briefing: Briefing) -> str:
@@ -112,7 +128,7 @@ def other_runtimes_lines(others: Mapping[str, Identity], first: Briefing) -> lis
     """After the export line, a comment for each other runtime: the name it acts under."""
     lines = []
     for label, who in others.items():
-        said = f"# in {label} instead: KANBAN_AGENT={shlex.quote(who.agent)}"
+        said = f"# in {label} instead: KANBAN_AGENT={session_name(who.agent)}"
         if who.role != first.role:
             said += f", claim-next --role {shlex.quote(who.role)}" if who.role else ", no --role"
         lines.append(said)
@@ -230,9 +246,16 @@ def _mcp_steps(tool_sets: set[str]) -> list[str]:
     return steps
 
 
+# What the `-PID` of a session's name is, said once in the MCP paragraph.
+_PID = (
+    "PID your runtime's process id (each session a name of its own, so one session may judge "
+    "another's work; your shell's `$PPID`)"
+)
+
+
 def _runtime(label: str, who: Identity) -> str:
     role = f" (role `{who.role}`)" if who.role else ""
-    return f"in {label} as `{who.agent}`{role} with {_tools(who.tool_set)}"
+    return f"in {label} as `{who.agent}-PID`{role} with {_tools(who.tool_set)}"
 
 
 def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
@@ -251,16 +274,18 @@ def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None =
             ]
             return "\n".join(
                 [
-                    "Over MCP, the `kanban` server acts under each runtime's own name; each "
-                    f"runtime follows its own line below. {refusal}",
+                    "Over MCP, the `kanban` server acts under each runtime's own name, "
+                    f"{_PID}; each runtime follows its own line below. {refusal}",
                     *lines,
                 ]
             )
         each = "; ".join(_runtime(label, who) for label, who in runtimes.items())
-        who_and_tools = f"acts under each runtime's own name: {each}."
+        who_and_tools = f"acts under each runtime's own name, {_PID}: {each}."
         sets = {who.tool_set for who in runtimes.values()}
     else:
-        who_and_tools = f"acts as agent `{briefing.agent}` with {_tools(briefing.tool_set)}:"
+        who_and_tools = (
+            f"acts as agent `{briefing.agent}-PID` with {_tools(briefing.tool_set)}, {_PID}:"
+        )
         sets = {briefing.tool_set}
     return f"Over MCP, the `kanban` server {who_and_tools} {' '.join(_mcp_steps(sets))} {refusal}"
 
@@ -300,8 +325,8 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
         )
     else:
         shell = (
-            "From a shell, the same board under the same name (each command prints one JSON "
-            "document):"
+            "From a shell, the same board under the same name, your session's (each command "
+            "prints one JSON document):"
         )
     lease = minutes_text(briefing.lease_ms)
     renew = minutes_text(renew_every_ms(briefing.lease_ms))
@@ -331,8 +356,9 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
         ),
         "A code task is worked in a git worktree of its own, never in this checkout: provision "
         "it once claimed, change files there, write the handoff with the command that checks "
-        "them (`commands.verify`), and finish with the workspace's complete rather than the "
-        "plain one: it commits the work and runs the verify command (the handoff's "
+        "them (`commands.verify`), and finish with the workspace's complete (the plain one is "
+        f"refused, `{Reason.GATE_REQUIRED.value}`): it commits the work and runs the verify "
+        "command (the handoff's "
         "`commands.verify`, else `VERIFY_CMD` in the worktree's `init.sh`). A pass is done, to "
         "be landed by another; a fail comes back to you with its output and a new epoch, the "
         f"answer's `claimEpoch`: quote it from then on (`{RESUME_EPOCH}` reads it again), as "

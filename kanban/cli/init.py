@@ -18,12 +18,12 @@ from typing import Any
 
 import click
 
-from boardlib.actors import is_agent
+from boardlib.actors import SESSION_ROOM, is_agent
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl, display_location, location_exists
-from boardlib.validation import name
+from boardlib.validation import NAME_MAX, name
 from kanban.agent_setup.harnesses import DEFAULT_HARNESS, HARNESSES, SERVER_NAME, default_agent
 from kanban.agent_setup.instructions import Briefing
 from kanban.agent_setup.plan import Change, Refused, Setup, check, plan, writing
@@ -205,6 +205,12 @@ def init(
     agent = name(agent if agent is not None else default_agent(harness), "agent")
     if not is_agent(agent):
         raise click.BadParameter(f"{agent!r} is not an agent name", param_hint="--agent")
+    if len(agent) > NAME_MAX - SESSION_ROOM:  # each session adds `-` and its runtime's pid
+        raise click.BadParameter(
+            f"at most {NAME_MAX - SESSION_ROOM} characters: each session acts as the name, `-` "
+            "and its runtime's process id",
+            param_hint="--agent",
+        )
     if role is not None:
         role = name(role, "role")
     location = board_path()

@@ -4,7 +4,9 @@ args and env (over the client's default environment, as a runtime does), and an 
 completes a task through it, under the name and with the tool set the config gives."""
 
 import json
+import os
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,12 @@ CONFIGS = {
     "cursor": ".cursor/mcp.json",
     "codex": ".codex/config.toml",
 }
+
+
+def server_env(entry: dict[str, Any]) -> dict[str, str]:
+    """The entry's env, and the PYTHONPATH this test runs under (a checkout's code to serve)."""
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+    return {**entry["env"], **path}
 
 
 def server_entry(repo: Path, harness: str) -> dict[str, Any]:
@@ -60,12 +68,57 @@ async def test_the_written_config_starts_a_server_that_completes_a_claim(
 
     entry = server_entry(repo, harness)
     assert entry.get("type", "stdio") == "stdio"
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"])
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=server_env(entry)
+    )
     async with Client(params) as client:
         listed = [tool.name for tool in (await client.list_tools()).tools]
         assert listed == list(TOOL_SETS[tool_set])
         claimed = await ok(client, "claim_next")
-        assert (claimed["id"], claimed["assigneeAgentId"]) == (task.id, "worker-1")
+        # The session's own name: the runtime (this process, which started the server) its suffix.
+        assert (claimed["id"], claimed["assigneeAgentId"]) == (task.id, f"worker-1-{os.getpid()}")
         finished = await ok(client, "complete_task", task_id=task.id, summary="wired")
         assert finished["status"] == "in_review"
         assert await ok(client, "claim_next") == {"task": None}  # --role worker from the config
+
+
+# A runtime's process: it starts the server it is given and waits for it, stdio passed through.
+RUNTIME = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
+async def test_two_sessions_of_one_runtime_judge_each_others_work(tmp_path: Path) -> None:
+    """Every session of a runtime starts the server its one config names, so all acted as that
+    config's one agent: a session that built a task could not have another session approve it
+    (self_review), nor tell its claims from theirs. Each session of Claude Code (each its own
+    runtime process, played here by a process that starts the server) acts as the name and its
+    runtime's pid now: one builds, the other approves."""
+    repo, db = tmp_path / "repo", tmp_path / "board.db"
+    repo.mkdir()
+    argv = ["init", "--harness", "claude-code", "--repo", str(repo), "--db", str(db)]
+    done = subprocess.run(
+        [str(KANBAN), *argv], env=clean_env(), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    with Board(db, reconcile_orphans=False) as board:
+        task = board.create_task("Build the parser")
+    entry = server_entry(repo, "claude-code")
+    session = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", RUNTIME, entry["command"], *entry["args"]],
+        env=server_env(entry),
+    )
+    async with Client(session) as builder, Client(session) as judge:
+        claimed = await ok(builder, "claim_next")
+        assert claimed["id"] == task.id
+        built = await ok(builder, "complete_task", task_id=task.id, summary="parser and tests")
+        assert built["status"] == "in_review"
+        waiting = await ok(judge, "inbox")
+        assert [item["taskId"] for item in waiting["items"]] == [task.id]
+        approved = await ok(judge, "approve_task", task_id=task.id)
+        assert approved["status"] == "done"
+    with Board(db, reconcile_orphans=False) as board:
+        holders = board.get_task(task.id).holders
+        moves = [e for e in board.events(task_id=task.id) if e.kind == "status_changed"]
+        judged = [moves[-1].actor]  # into done
+    names = {*holders, *judged}
+    assert len(names) == 2 and all(name.startswith("claude-code-") for name in names), names
