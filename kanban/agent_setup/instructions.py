@@ -37,10 +37,11 @@ class Briefing:
     lease_ms: int
     settings: Mapping[str, str]  # board settings that differ from the defaults (KANBAN_*)
     command: str = "kanban"  # how to start kanban here: "kanban" when PATH finds it, else a path
+    per_session: bool = False  # each session as AGENT-PID (`kanban init --per-session`)
 
     def environment(self) -> dict[str, str]:
-        """The variables a process needs to act on this board as this agent (the MCP server
-        adds its session's suffix: `kanban mcp --per-session`)."""
+        """The variables a process needs to act on this board as this agent (per session, the
+        MCP server adds its session's suffix: `kanban mcp --per-session`)."""
         return {"KANBAN_DB": self.board, "KANBAN_AGENT": self.agent, **self.settings}
 
 
@@ -104,12 +105,18 @@ def session_name(agent: str) -> str:
     return shlex.quote(agent) + SESSION_SUFFIX
 
 
+def agent_word(agent: str, briefing: Briefing) -> str:
+    """`agent` as the shell lines name it: per session, with the session's suffix."""
+    return session_name(agent) if briefing.per_session else shlex.quote(agent)
+
+
 def export_line(briefing: Briefing) -> str:
     words = [
-        f"{key}={session_name(value) if key == 'KANBAN_AGENT' else shlex.quote(value)}"
+        f"{key}={agent_word(value, briefing) if key == 'KANBAN_AGENT' else shlex.quote(value)}"
         for key, value in briefing.environment().items()
     ]
-    return "export " + " ".join(words) + "   # -$PPID: a name of this session's own"
+    said = "   # -$PPID: a name of this session's own" if briefing.per_session else ""
+    return "export " + " ".join(words) + said
 
 
 def _role(briefing: Briefing) -> str:
@@ -128,7 +135,7 @@ def other_runtimes_lines(others: Mapping[str, Identity], first: Briefing) -> lis
     """After the export line, a comment for each other runtime: the name it acts under."""
     lines = []
     for label, who in others.items():
-        said = f"# in {label} instead: KANBAN_AGENT={session_name(who.agent)}"
+        said = f"# in {label} instead: KANBAN_AGENT={agent_word(who.agent, first)}"
         if who.role != first.role:
             said += f", claim-next --role {shlex.quote(who.role)}" if who.role else ", no --role"
         lines.append(said)
@@ -253,9 +260,9 @@ _PID = (
 )
 
 
-def _runtime(label: str, who: Identity) -> str:
+def _runtime(label: str, who: Identity, suffix: str) -> str:
     role = f" (role `{who.role}`)" if who.role else ""
-    return f"in {label} as `{who.agent}-PID`{role} with {_tools(who.tool_set)}"
+    return f"in {label} as `{who.agent}{suffix}`{role} with {_tools(who.tool_set)}"
 
 
 def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None = None) -> str:
@@ -264,27 +271,28 @@ def _mcp_paragraph(briefing: Briefing, runtimes: Mapping[str, Identity] | None =
     call for different steps, each runtime's steps are its own line (a worker runtime read the
     reviewer's steps in the same sentence as its own)."""
     refusal = "A refusal is a tool error: `reason: message`, then `Next:` what to do."
+    suffix, pid = ("-PID", f", {_PID}") if briefing.per_session else ("", "")
     several = runtimes is not None and len(set(runtimes.values())) > 1
     if runtimes and several:
         steps = {label: _mcp_steps({who.tool_set}) for label, who in runtimes.items()}
         if len({tuple(said) for said in steps.values()}) > 1:
             lines = [
-                f"- {_runtime(label, who)}: {' '.join(steps[label])}"
+                f"- {_runtime(label, who, suffix)}: {' '.join(steps[label])}"
                 for label, who in runtimes.items()
             ]
             return "\n".join(
                 [
-                    "Over MCP, the `kanban` server acts under each runtime's own name, "
-                    f"{_PID}; each runtime follows its own line below. {refusal}",
+                    f"Over MCP, the `kanban` server acts under each runtime's own name{pid}; "
+                    f"each runtime follows its own line below. {refusal}",
                     *lines,
                 ]
             )
-        each = "; ".join(_runtime(label, who) for label, who in runtimes.items())
-        who_and_tools = f"acts under each runtime's own name, {_PID}: {each}."
+        each = "; ".join(_runtime(label, who, suffix) for label, who in runtimes.items())
+        who_and_tools = f"acts under each runtime's own name{pid}: {each}."
         sets = {who.tool_set for who in runtimes.values()}
     else:
         who_and_tools = (
-            f"acts as agent `{briefing.agent}-PID` with {_tools(briefing.tool_set)}, {_PID}:"
+            f"acts as agent `{briefing.agent}{suffix}` with {_tools(briefing.tool_set)}{pid}:"
         )
         sets = {briefing.tool_set}
     return f"Over MCP, the `kanban` server {who_and_tools} {' '.join(_mcp_steps(sets))} {refusal}"
@@ -325,8 +333,9 @@ def agents_block(briefing: Briefing, runtimes: Mapping[str, Identity] | None = N
         )
     else:
         shell = (
-            "From a shell, the same board under the same name, your session's (each command "
-            "prints one JSON document):"
+            "From a shell, the same board under the same name"
+            + (", your session's" if briefing.per_session else "")
+            + " (each command prints one JSON document):"
         )
     lease = minutes_text(briefing.lease_ms)
     renew = minutes_text(renew_every_ms(briefing.lease_ms))

@@ -44,7 +44,8 @@ class Setup:
 
     def server_args(self) -> list[str]:
         role = ["--role", self.briefing.role] if self.briefing.role else []
-        return ["mcp", "--tools", self.briefing.tool_set, *role, "--per-session"]
+        session = ["--per-session"] if self.briefing.per_session else []
+        return ["mcp", "--tools", self.briefing.tool_set, *role, *session]
 
     def server_entry(self, *, stdio_type: bool = False) -> dict[str, Any]:
         """The MCP server as the runtime's config declares it: the command, its arguments and

@@ -185,6 +185,12 @@ def _message(changes: list[Change], board_created: bool, *, printed: bool) -> st
     "--print", "printed", is_flag=True, help="Write nothing; print what would be written."
 )
 @click.option("--force", is_flag=True, help="Also replace a kanban block edited by hand.")
+@click.option(
+    "--per-session",
+    is_flag=True,
+    help="Each session acts as AGENT-PID, PID the runtime's process, so two sessions of one "
+    "runtime may judge each other's work (its shell must be the runtime's child).",
+)
 @global_options
 def init(
     harness: str,
@@ -194,6 +200,7 @@ def init(
     tool_set: str,
     printed: bool,
     force: bool,
+    per_session: bool,
 ) -> None:
     """Set up this repository for an agent runtime, in one command.
 
@@ -205,7 +212,7 @@ def init(
     agent = name(agent if agent is not None else default_agent(harness), "agent")
     if not is_agent(agent):
         raise click.BadParameter(f"{agent!r} is not an agent name", param_hint="--agent")
-    if len(agent) > NAME_MAX - SESSION_ROOM:  # each session adds `-` and its runtime's pid
+    if per_session and len(agent) > NAME_MAX - SESSION_ROOM:  # a session adds `-` and a pid
         raise click.BadParameter(
             f"at most {NAME_MAX - SESSION_ROOM} characters: each session acts as the name, `-` "
             "and its runtime's process id",
@@ -223,6 +230,7 @@ def init(
         lease_ms=config.lease_ms,
         settings=config.to_env(),
         command=kanban_command(),
+        per_session=per_session,
     )
     setup = Setup(harness, _repository(repo), briefing)
     changes, refused = plan(setup, force=force)

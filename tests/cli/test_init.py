@@ -131,7 +131,7 @@ def test_init_writes_the_runtimes_files_and_a_second_run_changes_no_byte(
         assert board.all_tasks() == []
     entry = doc["mcpServer"]
     assert entry["env"] == {"KANBAN_DB": str(db), "KANBAN_AGENT": doc["agent"]}
-    assert entry["args"] == ["mcp", "--tools", "all", "--per-session"]
+    assert entry["args"] == ["mcp", "--tools", "all"]
     agents = (repo / "AGENTS.md").read_text()
     assert f"export KANBAN_DB={db} KANBAN_AGENT={doc['agent']}" in block_of(agents)
 
@@ -153,7 +153,7 @@ def test_the_mcp_configs_are_in_each_runtimes_format(repo: Path, db: Path) -> No
     codex = tomllib.loads((repo / ".codex/config.toml").read_text())["mcp_servers"]["kanban"]
     assert claude["type"] == "stdio" and "type" not in cursor and "type" not in codex
     for entry in (claude, cursor, codex):
-        assert entry["args"] == ["mcp", "--tools", "worker", "--per-session"]
+        assert entry["args"] == ["mcp", "--tools", "worker"]
         assert entry["env"] == {"KANBAN_DB": str(db), "KANBAN_AGENT": "w1"}
         assert Path(entry["command"]).name == "kanban"
     claude_md = (repo / "CLAUDE.md").read_text()
@@ -518,8 +518,8 @@ def test_each_runtime_reads_only_the_mcp_steps_of_its_own_tool_set() -> None:
     block = agents_block(briefing, runtimes)
     paragraph = next(part for part in block.split("\n\n") if part.startswith("Over MCP"))
     lines = paragraph.splitlines()
-    worker = next(line for line in lines if "in Claude Code as `cc-PID`" in line)
-    reviewer = next(line for line in lines if "in Codex as `cx-PID` (role `qa`)" in line)
+    worker = next(line for line in lines if "in Claude Code as `cc`" in line)
+    reviewer = next(line for line in lines if "in Codex as `cx` (role `qa`)" in line)
     for line, tool_set in ((worker, "worker"), (reviewer, "reviewer")):
         assert f"tool set `{tool_set}`" in line
         assert tools_named(line) <= set(TOOL_SETS[tool_set]), (tool_set, line)
@@ -785,9 +785,10 @@ def test_two_sessions_of_one_runtime_review_each_others_work_from_the_shell(
     """The shell lines exported the runtime's one name, so two Claude Code sessions acted as one
     agent: the second one's review step passed over the first one's work as its own (self_review)
     and judged nothing. Each session's name ends in its runtime's pid (`$PPID`) now: one session
-    builds, another (its shell started by another runtime process) approves."""
+    builds, another (its shell started by another runtime process) approves, under
+    `kanban init --per-session`; without it the shell lines keep the runtime's one name."""
     assert shutil.which("jq"), "the instructions use jq; install it (apt-get install jq)"
-    ok(kanban_init(repo, db, "--harness", "claude-code"))
+    ok(kanban_init(repo, db, "--harness", "claude-code", "--per-session"))
     work, _worktree, review = fences(block_of((repo / "AGENTS.md").read_text()))
     env = {key: value for key, value in clean_env().items() if key != "KANBAN_DB"}
     with Board(db, reconcile_orphans=False) as board:
@@ -872,16 +873,15 @@ def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, d
     block now records the runtimes set up here and names each one's agent (and role)."""
     ok(kanban_init(repo, db, "--harness", "claude-code", "--agent", "cc"))
     single = block_of((repo / "AGENTS.md").read_text())
-    assert "acts as agent `cc-PID`" in single and "in Codex" not in single
+    assert "acts as agent `cc`" in single and "in Codex" not in single
     ok(kanban_init(repo, db, "--harness", "codex", "--agent", "c-->x", "--role", "reviewer"))
     block = block_of((repo / "AGENTS.md").read_text())
-    assert "in Claude Code as `cc-PID` with tool set `all`" in block
-    assert "in Codex as `c-->x-PID` (role `reviewer`) with tool set `all`" in block
+    assert "in Claude Code as `cc` with tool set `all`" in block
+    assert "in Codex as `c-->x` (role `reviewer`) with tool set `all`" in block
     work, _worktree, review = fences(block)
     for lines in (work, review):
-        own = "   # -$PPID: a name of this session's own"
-        assert f"export KANBAN_DB={db} KANBAN_AGENT=cc-$PPID{own}" in lines  # the first runtime's
-        assert "# in Codex instead: KANBAN_AGENT='c-->x'-$PPID, claim-next --role reviewer" in lines
+        assert f"export KANBAN_DB={db} KANBAN_AGENT=cc" in lines  # the first runtime's
+        assert "# in Codex instead: KANBAN_AGENT='c-->x', claim-next --role reviewer" in lines
     assert block.count("-->") == 1 + 1 + 2  # the end of the runtimes line, the prose, the fences
     before = digests(repo)
     for harness, agent, role in (
@@ -897,7 +897,7 @@ def test_each_runtime_is_told_its_own_name_in_the_shared_agents_md(repo: Path, d
     assert done.returncode == 0, done.stderr
     with Board(db, reconcile_orphans=False) as board:
         assert board.get_task(task.id).status == "in_review"
-        assert board.view(task.id).comments[-1].author_agent_id == f"cc-{os.getpid()}"
+        assert board.view(task.id).comments[-1].author_agent_id == "cc"
 
 
 @pytest.mark.slow  # kanban init run again and again
@@ -923,7 +923,7 @@ def test_a_crlf_repository_keeps_every_runtime_and_its_line_endings(repo: Path, 
         assert ok(kanban_init(repo, db, "--harness", harness, "--agent", agent))["upToDate"]
     assert digests(repo) == before
     block = block_of((repo / "AGENTS.md").read_bytes().decode().replace("\r\n", "\n"))
-    for said in ("in Claude Code as `cc-PID`", "in Codex as `cx-PID`", "in Cursor as `cu-PID`"):
+    for said in ("in Claude Code as `cc`", "in Codex as `cx`", "in Cursor as `cu`"):
         assert said in block
     assert (repo / "CLAUDE.md").read_bytes() == crlf["CLAUDE.md"].encode()  # imports it already
     for name in ("AGENTS.md", ".cursor/mcp.json"):

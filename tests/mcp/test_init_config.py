@@ -75,8 +75,7 @@ async def test_the_written_config_starts_a_server_that_completes_a_claim(
         listed = [tool.name for tool in (await client.list_tools()).tools]
         assert listed == list(TOOL_SETS[tool_set])
         claimed = await ok(client, "claim_next")
-        # The session's own name: the runtime (this process, which started the server) its suffix.
-        assert (claimed["id"], claimed["assigneeAgentId"]) == (task.id, f"worker-1-{os.getpid()}")
+        assert (claimed["id"], claimed["assigneeAgentId"]) == (task.id, "worker-1")
         finished = await ok(client, "complete_task", task_id=task.id, summary="wired")
         assert finished["status"] == "in_review"
         assert await ok(client, "claim_next") == {"task": None}  # --role worker from the config
@@ -91,10 +90,19 @@ async def test_two_sessions_of_one_runtime_judge_each_others_work(tmp_path: Path
     config's one agent: a session that built a task could not have another session approve it
     (self_review), nor tell its claims from theirs. Each session of Claude Code (each its own
     runtime process, played here by a process that starts the server) acts as the name and its
-    runtime's pid now: one builds, the other approves."""
+    runtime's pid under `kanban init --per-session`: one builds, the other approves."""
     repo, db = tmp_path / "repo", tmp_path / "board.db"
     repo.mkdir()
-    argv = ["init", "--harness", "claude-code", "--repo", str(repo), "--db", str(db)]
+    argv = [
+        "init",
+        "--harness",
+        "claude-code",
+        "--per-session",
+        "--repo",
+        str(repo),
+        "--db",
+        str(db),
+    ]
     done = subprocess.run(
         [str(KANBAN), *argv], env=clean_env(), capture_output=True, text=True, check=False
     )
