@@ -593,12 +593,13 @@ class KanbanApp(App[None]):
         if blocks != self._budget_blocks:  # their cards say the board blocked them
             changed, self._budget_blocks = blocks ^ self._budget_blocks, blocks
             self.board_screen.board.refresh_changed(changed)
-        # What the operator's own write here put in the inbox (approved: now to land) is not
-        # news to them; the same action from another TUI or the CLI is.
+        # What the operator's own write here put in the inbox (approved: now to land; a landing
+        # refused, which the refusal's own notification said) is not news to them; the same
+        # action from another TUI or the CLI is.
         new = [] if self._inbox_keys is None else [
             item
             for item in message.items
-            if item_key(item) not in self._inbox_keys and item.task_id not in self._acted_here
+            if item_key(item) not in self._inbox_keys and not self.put_here(item)
         ]  # fmt: skip
         self._inbox_keys = keys
         header = self.board_screen.header
@@ -632,6 +633,19 @@ class KanbanApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
                 screen.show_items(message.items, message.now_ms)
+
+    def put_here(self, item: InboxItem) -> bool:
+        """Whether this app's own write put `item` in the inbox. A refused landing writes no
+        event of the operator's, only its refusal (when: the item's `since`), so it is told by
+        the landing write running here then; a refusal during another write of the task here is
+        taken as its own too."""
+        from boardlib.attention import LANDING_REFUSED
+
+        if item.task_id is None:
+            return False
+        if item.kind == LANDING_REFUSED:
+            return self.gateway.wrote_on(item.task_id, item.since)
+        return item.task_id in self._acted_here
 
     def tell_terminal(self, text: str) -> None:
         """Write our own escape sequence (`tui.notify`: fixed words and an id) to the terminal."""

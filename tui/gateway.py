@@ -90,7 +90,9 @@ class OwnWrites:
     """The spans of the event log this app's own writes ran in. Another TUI, or the CLI, acting
     as the same operator writes under the same actor name: an event by the operator is this
     app's own only when it falls in one of these spans (and the live feed reads an event only
-    after its write began, so the span is there before the event is)."""
+    after its write began, so the span is there before the event is). A write on one task also
+    keeps when it ran by the board's clock: a refused landing writes no event of the operator's,
+    only its refusal, stamped with that clock (`wrote_on`)."""
 
     KEPT = 256  # the newest spans: the live feed reads an event within a poll of its write
 
@@ -98,21 +100,36 @@ class OwnWrites:
     class Span:
         after: int  # the newest event when the write began
         through: int | None = None  # the newest when it ended; None while it runs
+        task_id: str | None = None  # the task the write decided on, when it named one
+        began_ms: int = 0  # the board's clock when it began, and when it ended (None: running)
+        ended_ms: int | None = None
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._spans: deque[OwnWrites.Span] = deque(maxlen=self.KEPT)
 
-    def begin(self, last_seq: int) -> "OwnWrites.Span":
+    def begin(
+        self, last_seq: int, *, task_id: str | None = None, now_ms: int = 0
+    ) -> "OwnWrites.Span":
         """A write starts after the event `last_seq`; its end is open until `end`."""
-        span = self.Span(last_seq)
+        span = self.Span(last_seq, task_id=task_id, began_ms=now_ms)
         with self._lock:
             self._spans.append(span)
         return span
 
-    def end(self, span: "OwnWrites.Span", last_seq: int) -> None:
+    def end(self, span: "OwnWrites.Span", last_seq: int, *, now_ms: int = 0) -> None:
         with self._lock:
-            span.through = last_seq
+            span.through, span.ended_ms = last_seq, now_ms
+
+    def wrote_on(self, task_id: str, at_ms: int) -> bool:
+        """Whether a write of this app on `task_id` was running at `at_ms` (the board's clock)."""
+        with self._lock:
+            return any(
+                span.task_id == task_id
+                and span.began_ms <= at_ms
+                and (span.ended_ms is None or at_ms <= span.ended_ms)
+                for span in self._spans
+            )
 
     def made(self, seq: int) -> bool:
         with self._lock:
@@ -261,6 +278,10 @@ class BoardGateway:
         """Whether the event `seq` is one of this app's own writes (see `OwnWrites`)."""
         return self._own_writes.made(seq)
 
+    def wrote_on(self, task_id: str, at_ms: int) -> bool:
+        """Whether this app wrote on `task_id` at `at_ms`: a landing refused then was its own."""
+        return self._own_writes.wrote_on(task_id, at_ms)
+
     def write(
         self,
         work: Callable[[Board], T],
@@ -281,7 +302,11 @@ class BoardGateway:
             # events are numbered only as it commits (the library hands back no seq), and
             # another process acting as this operator may write just before it or just after
             # it; the span between the two reads is what tells this app's events from theirs.
-            span = self._own_writes.begin(board.last_event_seq())
+            span = self._own_writes.begin(
+                board.last_event_seq(),
+                task_id=None if expect is None else expect.id,
+                now_ms=self.clock.now_ms(),
+            )
             try:
                 with self._write_lock:
                     if expect is not None:
@@ -296,7 +321,7 @@ class BoardGateway:
                     last_seq = board.last_event_seq()
                 except BOARD_UNREADABLE:  # the write's own error says why; it made no event here
                     last_seq = span.after
-                self._own_writes.end(span, last_seq)
+                self._own_writes.end(span, last_seq, now_ms=self.clock.now_ms())
 
     def close(self) -> None:
         with self._open_lock:

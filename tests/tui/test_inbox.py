@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from boardlib import Board, ManualClock
+from boardlib import Board, BoardError, ManualClock
 from boardlib import attention as a
 from boardlib import transitions as t
 from boardlib.worktrees.layout import branch_name
@@ -346,6 +346,60 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             await until(pilot, lambda: any("(base_checked_out_dirty)" in n for n in notes.errors()))
             assert checkout_state(land.repo) == before
             assert fresh(board_path, second).landed_commit is None
+    finally:
+        land.board.close()
+
+
+@pytest.mark.slow
+async def test_a_landing_refused_here_is_not_news_and_one_refused_elsewhere_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path
+) -> None:
+    """Found in tmux: `W` on work in review was refused (its base checked out dirty here; a
+    conflict there), said as the refusal's error, then again as "Needs you: TASK-2 was refused
+    landing" with a desktop notification (OSC 9) for another window: the operator's own landing
+    of a second before, as news. A refusal by another process as the same operator still is."""
+    from tests.worktrees.conftest import make_land_env
+
+    land = make_land_env(tmp_path, monkeypatch, board_path)
+    here, _ = land.task_with({"here.txt": "from here\n"}, finish="review")
+    elsewhere, _ = land.task_with({"elsewhere.txt": "from elsewhere\n"})
+    (land.repo / "README.md").write_text("# my uncommitted edit\n")  # every landing is refused
+    clock = ManualClock(land.board.now())
+    sent: list[str] = []
+    notes = Notes()
+    app = make_app(board_path, clock, notify_mode=notify.OSC)
+    app.tell_terminal = sent.append  # type: ignore[method-assign]
+
+    def needs_you() -> list[str]:
+        return [n for n in notes.seen_text() if n.startswith("Needs you")]
+
+    def refused(task_id: str) -> bool:
+        return any(i.kind == a.LANDING_REFUSED and i.task_id == task_id for i in app.inbox_items)
+
+    try:
+        async with app.run_test(size=(120, 30), message_hook=notes) as pilot:
+            await inbox_on(pilot, here)
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+            await pilot.press("W")
+            await shown_question(pilot)
+            await pilot.press("y")
+            await until(pilot, lambda: refused(here))
+            await until(pilot, lambda: any("(base_checked_out_dirty)" in n for n in notes.errors()))
+            await pilot.pause(0.5)  # a poll or two more: nothing more is said
+            assert needs_you() == [] and sent == [], (needs_you(), sent)
+            # nor does the inbox under the drawer call its row moving on news ("TASK-1 is now
+            # “landing_refused” in the inbox"): the row says what `a` does now
+            assert not [n for n in notes.seen_text() if "in the inbox" in n], notes.seen_text()
+            assert app.board_screen.header.facts.inbox_new == ""
+            with pytest.raises(BoardError):  # the CLI, as the same operator
+                land.trees.lander().land(elsewhere, actor=OPERATOR)
+            await until(pilot, lambda: refused(elsewhere))
+            await until(pilot, needs_you)
+            assert needs_you() == [
+                f"Needs you: {elsewhere} was refused landing. i opens the inbox."
+            ]
+            assert sent == [f"\x1b]9;kanban: {elsewhere} was refused landing\x1b\\"]
     finally:
         land.board.close()
 

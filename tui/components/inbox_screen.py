@@ -215,10 +215,10 @@ class InboxScreen(TaskActions, Screen[None]):
                 if self.unchosen == a.item_key(gone):
                     self.unchosen = a.item_key(now)
                 return
-            if own:
-                # The operator's own action here moved the row on (approved: now to land): the
-                # cursor stays on it, and the row and its detail line say what `a` does now;
-                # `a` still asks before a second action they have not seen yet.
+            if own or self.kanban.put_here(now):
+                # The operator's own action here moved the row on (approved: now to land; a
+                # landing refused): the cursor stays on it, and the row and its detail line say
+                # what `a` does now; `a` still asks before a second action they have not seen yet.
                 self.unchosen = a.item_key(now)
                 return
             said = f"{who_of(now)} is now “{now.kind}” in the inbox"
