@@ -619,12 +619,17 @@ class KanbanApp(App[None]):
                 changes["inbox_new_short"] = f"{short}{more}" if short else ""
                 self._inbox_said = {item_key(item) for item in new}
             self.needs_you.new([(item_key(item), item) for item in new])
-            for item in new:
-                self.tell_terminal(
-                    notify.sequence(
-                        self.notify_mode, item.kind, item.task_id, in_tmux=notify.inside_tmux()
-                    )
+            # One bell or desktop notification for what one read found, as the header says it:
+            # three items at once were three notifications stacked in the same instant.
+            self.tell_terminal(
+                notify.sequence(
+                    self.notify_mode,
+                    newest.kind,
+                    newest.task_id,
+                    in_tmux=notify.inside_tmux(),
+                    more=len(new) - 1,
                 )
+            )
         elif self._inbox_said and not self._inbox_said & keys:
             # what "new:" names has left the inbox (approved and landed, say): it goes too
             changes["inbox_new"] = changes["inbox_new_short"] = ""

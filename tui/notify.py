@@ -53,13 +53,14 @@ def sentence(kind: str, task_id: str | None) -> str:
     return f"a task {words}" if task_id is not None else "something needs you"
 
 
-def sequence(mode: str, kind: str, task_id: str | None, *, in_tmux: bool) -> str:
-    """What to write to the terminal for one new inbox item in `mode` ("" when off)."""
+def sequence(mode: str, kind: str, task_id: str | None, *, in_tmux: bool, more: int = 0) -> str:
+    """What to write to the terminal for a new inbox item in `mode` ("" when off); `more`: how
+    many others came with it (`kanban: TASK-12 needs review (+2 more)`), said in the same one."""
     if mode == BELL:
         return "\a"
     if mode not in (OSC, OSC777):
         return ""
-    body = sentence(kind, task_id)
+    body = sentence(kind, task_id) + (f" (+{int(more)} more)" if more > 0 else "")
     assert body.isascii() and body.isprintable(), body  # built above from fixed words
     osc = f"\x1b]9;kanban: {body}\x1b\\" if mode == OSC else f"\x1b]777;notify;kanban;{body}\x1b\\"
     if in_tmux:  # DCS passthrough: every ESC inside doubled

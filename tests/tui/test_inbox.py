@@ -286,6 +286,32 @@ def test_no_agent_byte_reaches_the_sequence() -> None:
     assert notify.sequence(notify.OFF, a.REVIEW, "TASK-1", in_tmux=False) == ""
     tmux = notify.sequence(notify.OSC, a.REVIEW, "TASK-1", in_tmux=True)
     assert tmux == "\x1bPtmux;\x1b\x1b]9;kanban: TASK-1 needs review\x1b\x1b\\\x1b\\"
+    assert notify.sequence(notify.BELL, a.REVIEW, "TASK-1", in_tmux=False, more=3) == "\a"
+    more = notify.sequence(notify.OSC777, a.REVIEW, "TASK-1", in_tmux=False, more=2)
+    assert more == "\x1b]777;notify;kanban;TASK-1 needs review (+2 more)\x1b\\"
+
+
+async def test_items_that_come_in_one_read_are_one_bell_or_notification(tmp_path: Path) -> None:
+    """Found in tmux with `--notify osc`: agents finishing in the same second posted three
+    desktop notifications in one write (TASK-1 and TASK-2 need review, TASK-6 is ready to land),
+    stacked at once, while the header said them as one ("(+2)"). What one read finds new is one
+    notification, naming the newest and counting the others."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    sent: list[str] = []
+    app = make_app(path, clock, notify_mode=notify.OSC)
+    app.tell_terminal = sent.append  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        await pilot.press("p")  # the changes wait: the resume reads them in one go
+        await until(pilot, lambda: app.paused)
+        blocked = [block_one(path, clock, title) for title in ("one", "two", "three")]
+        await pilot.press("p")
+        await until(pilot, lambda: len(app.inbox_items) == 4)
+        await pilot.pause(0.3)
+        assert sent == [f"\x1b]9;kanban: {blocked[-1]} is blocked (+2 more)\x1b\\"], sent
+        assert app.board_screen.header.facts.inbox_new == f"{blocked[-1]} is blocked (+2)"
 
 
 def test_every_kind_is_told_in_its_own_words() -> None:
