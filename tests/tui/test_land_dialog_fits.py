@@ -6,7 +6,7 @@ from textual.widgets import Button, Static
 
 from boardlib import transitions as t
 from boardlib.records import Task
-from boardlib.worktrees.landing import CLEAN, LandingPreview
+from boardlib.worktrees.landing import CLEAN, UNAVAILABLE, LandingPreview
 from boardlib.worktrees.results import LandingChoices
 from tui.components.land_dialog import LandDialog
 from tui.landing_data import Choices, Preview
@@ -47,3 +47,50 @@ async def test_a_long_title_is_clipped_and_the_preview_stays_in_view() -> None:
         shown = _lines(dialog.query_one("#dialog-body", Static))
         assert "✓ lands cleanly" in shown
         assert "…" in shown and LONG_TITLE not in shown.replace("\n", " ")
+
+
+def _body_of_done(preview: LandingPreview, verification: str | None, title: str) -> LandDialog:
+    task = Task(
+        id="TASK-7",
+        title=title,
+        status=t.DONE,
+        created_at=0,
+        updated_at=0,
+        verification=verification,
+    )
+    choices = Choices(task.id, LandingChoices(task.id, "main", ["main", "release"], "make test"))
+    return LandDialog(task, Preview(task.id, preview, "s"), choices, operator="operator:o")
+
+
+async def test_a_landing_over_a_failed_gate_says_so_before_the_buttons() -> None:
+    """Found in tmux: `W` on done work overridden over a failing gate said "its work is verified
+    and lands on main" and nothing of the verdict, then waited for the same command to fail on
+    the merged tree; on work already on main it said the same above "cannot land TASK-9: its
+    change is already on main", and `y` was refused. Both are said up front, and at 80x24 with a
+    long title the buttons stay on screen (the first here, the second below)."""
+    failing = '{"status": "fail", "attempts": []}'
+    clean = LandingPreview("TASK-7", CLEAN, "lands cleanly", into="main", base_tip="2d55f48aa")
+    async with App[None]().run_test(size=SMALL) as pilot:
+        dialog = _body_of_done(clean, failing, LONG_TITLE)
+        await pilot.app.push_screen(dialog)
+        await pilot.pause()
+        shown = " ".join(_lines(dialog.query_one("#dialog-body", Static)).split())
+        assert "⚠ Its verify command failed at the gate (done by an override)" in shown, shown
+        assert "refused if it fails again" in shown
+        inside = dialog.query_one("#dialog").content_region
+        for button in dialog.query(Button):
+            assert button.region.intersection(inside) == button.region, button.id
+
+
+async def test_work_already_on_its_branch_is_said_not_to_land() -> None:
+    """The second half of the above: no "is verified and lands" over a refusal to come."""
+    already = "cannot land TASK-7: its change is already on main"
+    empty = LandingPreview("TASK-7", UNAVAILABLE, already, into="main", why="empty")
+    async with App[None]().run_test(size=SMALL) as pilot:
+        dialog = _body_of_done(empty, '{"status": "pass"}', "Bump the price")
+        await pilot.app.push_screen(dialog)
+        await pilot.pause()
+        shown = " ".join(_lines(dialog.query_one("#dialog-body", Static)).split())
+        assert "TASK-7 does not land on main as it is: the landing would be refused." in shown
+        assert "is verified and lands" not in shown and already in shown
+        assert "verify command failed" not in shown  # a passing verdict says nothing of it

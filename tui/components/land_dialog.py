@@ -23,9 +23,10 @@ from textual.widgets import Button, Static
 from boardlib import transitions as t
 from boardlib.inert import inert
 from boardlib.records import LAND_STRATEGIES, Task
-from boardlib.worktrees.landing import CONFLICTS
+from boardlib.worktrees.landing import CONFLICTS, UNAVAILABLE
 
 from .. import registry
+from ..cards import verdict_of
 from ..gateway import BOARD_UNREADABLE
 from ..keymap import first_key, operator_keymap
 from ..landing_data import (
@@ -165,17 +166,34 @@ class LandDialog(ConfirmDialog):
                 f"{task.id} does not land on {into} as it is: the landing would be refused "
                 f"(merge_conflict). {who}{elsewhere}."
             )
+        elif known is not None and known.state == UNAVAILABLE and not self.unverified_only:
+            # found in tmux: "its work is verified and lands on main" above "cannot land TASK-9:
+            # its change is already on main", and `y` was refused
+            lead = f"{task.id} does not land on {into} as it is: the landing would be refused."
         shown = self.shown
         preview = (
             landing_words(shown)
             if shown is not None
             else plain(f"  checking whether it lands on {into}…", "dim")
         )
+        failed: list[RenderableType] = []
+        if verdict_of(task) == "fail" and task.status == t.DONE and not self.unverified_only:
+            # found in tmux: done by an override over a failing gate, `W` said "its work is
+            # verified and lands", then waited for the same command to fail on the merged tree
+            failed = [
+                Text(""),
+                plain(
+                    "⚠ Its verify command failed at the gate (done by an override): the landing "
+                    "runs it again on the merged tree and is refused if it fails again.",
+                    "bold yellow",
+                ),
+            ]
         return Group(
             plain(lead),
             Text(""),
             plain(clipped(task.title, TITLE_SHOWN_CHARS), "bold"),
             preview,
+            *failed,
             Text(""),
             plain(
                 f"As {self.operator}. Afterwards the worktree is archived and the task branch "
