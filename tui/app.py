@@ -268,7 +268,11 @@ class KanbanApp(App[None]):
         ):
             fold = registry.BY_ID["board.fold"]
             unfold = keymap.key_names(fold, keymap.operator_keymap(self))[0]
-        why = registry.unavailable_because(
+        # The node that bound the key may know why better than the registry's sentence can (the
+        # drawer: what its task's checkout is, for the editor and the shell).
+        explain = getattr(active.node, "why_not", None)
+        said = explain(action.id) if callable(explain) and not self.read_only else None
+        why = f"{action.title.lower()}: {said}" if said else registry.unavailable_because(
             action, read_only=self.read_only, task=task, marked=marked, column=column,
             unfold=unfold,
         )  # fmt: skip

@@ -386,6 +386,29 @@ async def test_read_only_offers_only_the_pager(review: ReviewBoard) -> None:
         assert app.screen is screen
 
 
+async def test_the_shell_and_editor_keys_say_why_there_is_no_checkout(review: ReviewBoard) -> None:
+    """Found in tmux: `!` and `o` in the drawer of a task whose work had landed said "Shell in
+    the worktree: does not apply here.", nothing of why. They say what its checkout is (here
+    paused: committed on its branch, the checkout removed), and nothing opens."""
+    app = app_on(review, "paused")
+    notes = Notes()
+    async with app.run_test(size=(120, 40), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, review.ids["paused"])
+        view = await diff_tab(pilot, drawer)
+        view.move_cursor(next(n for n, r in enumerate(view.rows) if r.kind == LINE))
+        screen = app.screen
+        await pilot.press("exclamation_mark")
+        await until(pilot, lambda: len(notes.warnings()) == 1)
+        await pilot.press("o")
+        await until(pilot, lambda: len(notes.warnings()) == 2)
+        shell, editor = notes.warnings()
+        paused = f"no checkout of {review.ids['paused']} to open: "
+        assert shell.startswith(f": Shell in the worktree: {paused}"), shell
+        assert editor.startswith(f": Open in $editor: {paused}"), editor
+        assert "paused" in shell and "does not apply" not in shell + editor
+        assert app.screen is screen
+
+
 def test_the_pager_and_editor_arguments_keep_agent_text_inert(tmp_path: Path) -> None:
     from boardlib.worktrees.diffs import index_diff
     from tui import tools

@@ -28,7 +28,7 @@ from boardlib.inert import inert
 from boardlib.records import Comment, Task
 from boardlib.review import LINE_TEXT_MAX, review_comments
 from boardlib.review import anchor as review_anchor
-from boardlib.worktrees.results import CHECKED_OUT
+from boardlib.worktrees.results import CHECKED_OUT, CheckoutState
 
 from .. import registry, tools
 from ..actions import TaskActions
@@ -379,13 +379,30 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         elif self._poll_again and self.is_mounted:
             self._poll()
 
-    def checked_out(self) -> bool:
-        """The task's worktree is on disk (what the editor and the shell open)."""
+    def _checkout(self) -> CheckoutState | None:
         workspace = self.workspace
         checkout = workspace.detail.checkout if workspace and workspace.detail else None
         if checkout is None and self.data is not None:
             checkout = self.data.checkout
+        return checkout
+
+    def checked_out(self) -> bool:
+        """The task's worktree is on disk (what the editor and the shell open)."""
+        checkout = self._checkout()
         return checkout is not None and checkout.state == CHECKED_OUT
+
+    def why_not(self, action_id: str) -> str | None:
+        """Why the editor or the shell cannot open for this task, in what the drawer knows of
+        its checkout (found in tmux: `!` on a landed task said only "does not apply here");
+        None: the registry's sentence says it."""
+        if action_id not in ("drawer.editor", "drawer.shell") or self.checked_out():
+            if action_id == "drawer.editor" and self.active_tab == "diff":
+                return "put the cursor on a line of a file first"
+            return None
+        checkout = self._checkout()
+        if checkout is None:
+            return f"{self.task_id} has no worktree"
+        return f"no checkout of {self.task_id} to open: {checkout.summary}"
 
     # -- tabs -----------------------------------------------------------------------------------
 
