@@ -221,8 +221,10 @@ class _Tasks:
     """A task table that gives the title the width: at 80 columns the status broke mid-word
     (`in_progres`/`s`) and a title got ten cells while empty columns kept theirs. Columns empty in
     every row are left out; then, while the title would get fewer than TITLE_MIN cells, the least
-    needed columns (`TASK_DROPPED_FIRST`). The JSON has every field; `task view` shows one task
-    whole. A dropped task says so after its status."""
+    needed columns (`TASK_DROPPED_FIRST`). Each task is one line, its title cut with `…` where
+    the width ends: folded, a 300-character title took nine lines and a list of 500 tasks over a
+    thousand. The JSON has every field; `task view` shows one task whole. A dropped task says so
+    after its status."""
 
     def __init__(self, tasks: list[dict[str, Any]], title: str | None) -> None:
         self.tasks = tasks
@@ -256,7 +258,17 @@ class _Tasks:
             box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
         )
         for key, header in shown:
-            table.add_column(header, overflow="fold", no_wrap=key in TASK_WHOLE)
+            if key == "title":  # the room the others leave: three cells apart, one at each edge
+                room = options.max_width - 3 * len(shown) + 1 - sum(
+                    max(len(other), *(cell.cell_len for cell in self.cells[name]))
+                    for name, other in shown
+                    if name != key
+                )
+                table.add_column(
+                    header, overflow="ellipsis", no_wrap=True, max_width=max(room, len(header))
+                )
+            else:
+                table.add_column(header, overflow="fold", no_wrap=key in TASK_WHOLE)
         for row in range(len(self.tasks)):
             table.add_row(*(self.cells[key][row] for key, _ in shown))
         yield table

@@ -1,0 +1,47 @@
+"""What an operator at an 80-column terminal reads: `--format table` output kept to one line a
+task, every agent string drawn inert, the outcome of a command before the task it moved."""
+
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+from tests.cli.conftest import Kanban
+
+HOSTILE = "Hostile \x1b]52;c;aGk=\x07 clip \x1b[2J [bold]x[/] \u202eevil\u202c"
+WIDE = "修复解析器的宽字符问题 🚀🔥 emoji タイトル " * 3
+
+
+@pytest.fixture
+def kanban(board_path: Path) -> Kanban:
+    return Kanban(board_path)
+
+
+def _fits(out: str, width: int = 80) -> None:
+    assert all(cell_len(line) <= width for line in out.splitlines()), out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, repr(out)
+
+
+def test_a_task_list_at_80_columns_is_one_line_a_task(kanban: Kanban) -> None:
+    """A 300-character title folded over nine lines of `task list --format table`, a wide one
+    over two: a list of 500 tasks took 1,062 lines. Each task is one line, its title cut with
+    `…`; `task view` shows it whole."""
+    with kanban.board() as board:
+        long = board.create_task("Very long title " + "x" * 284)
+        wide = board.create_task(WIDE)
+        hostile = board.create_task(HOSTILE)
+        short = board.create_task("Write the parser")
+        board.claim(short.id, "alice")
+    table = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    _fits(table.out)
+    rows = [line for line in table.out.splitlines() if line.strip()[:5] == "TASK-"]
+    assert len(rows) == 4, table.out
+    assert len(table.out.splitlines()) == 4 + 4, table.out  # a blank, header, rule, rows, blank
+    by_id = {row.split()[0]: row for row in rows}
+    assert "Very long title xxx" in by_id[long.id] and by_id[long.id].rstrip().endswith("…")
+    assert "修复解析器" in by_id[wide.id] and by_id[wide.id].rstrip().endswith("…")
+    assert "Hostile ␛]52;c;aGk=␇" in by_id[hostile.id]
+    assert by_id[short.id].split()[1:] == ["in_progress", "0", "alice", "Write", "the", "parser"]
+    view = kanban.run("task", "view", long.id, "--format", "table", env={"COLUMNS": "80"})
+    assert "x" * 50 in view.out and "…" not in view.out, view.out  # whole where it is one task
