@@ -259,10 +259,15 @@ class _Tasks:
         )
         for key, header in shown:
             if key == "title":  # the room the others leave: three cells apart, one at each edge
-                room = options.max_width - 3 * len(shown) + 1 - sum(
-                    max(len(other), *(cell.cell_len for cell in self.cells[name]))
-                    for name, other in shown
-                    if name != key
+                room = (
+                    options.max_width
+                    - 3 * len(shown)
+                    + 1
+                    - sum(
+                        max(len(other), *(cell.cell_len for cell in self.cells[name]))
+                        for name, other in shown
+                        if name != key
+                    )
                 )
                 table.add_column(
                     header, overflow="ellipsis", no_wrap=True, max_width=max(room, len(header))
@@ -472,13 +477,16 @@ def _why(item: dict[str, Any]) -> str:
 
 
 class _Inbox:
-    """Oldest first: how long each has waited, the task, its kind, why, and the key action. A
-    table while Why gets `WHY_MIN` cells; narrower, each item on a line and its why on the lines
-    under it, the terminal's full width (at 80 columns Why got 26 cells and a budget's item took 7
-    lines)."""
+    """Oldest first: how long each has waited, the task and its title, its kind, why, and the
+    key action. A table while Why gets `WHY_MIN` cells; narrower, each item on a line (its title
+    last, cut with `…` where the terminal ends) and its why on the lines under it, the terminal's
+    full width (at 80 columns Why got 26 cells and a budget's item took 7 lines). Without the
+    title an operator read `TASK-3 review approve` and had to look each task up."""
 
-    HEADERS = ("Waiting", "Task", "Kind", "Why", "Action")
+    HEADERS = ("Waiting", "Task", "Title", "Kind", "Why", "Action")
+    WHY, TITLE = 4, 2
     WHY_MIN = 60
+    TITLE_MAX, TITLE_MIN = 30, 16  # a title column's cells: the why says more
 
     def __init__(self, doc: dict[str, Any]) -> None:
         from boardlib.clock import span
@@ -491,43 +499,55 @@ class _Inbox:
             self.rows.append((
                 Text(span(waited) if waited >= 1000 else "now"),
                 _text(task, "bold"),
+                _text(item.get("title") or ""),
                 _text(item["kind"]),
                 _text(_why(item)),
                 _text(item["action"], "cyan"),
             ))  # fmt: skip
 
     def _widths(self) -> list[int]:
-        return [
+        widths = [
             max([len(header), *(row[n].cell_len for row in self.rows)])
             for n, header in enumerate(self.HEADERS)
         ]
+        widths[self.TITLE] = min(widths[self.TITLE], self.TITLE_MAX)
+        return widths
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         widths = self._widths()
-        beside = sum(width + 2 for n, width in enumerate(widths) if n != 3) + 4  # pads, edges
-        room = options.max_width - beside
-        if room >= min(self.WHY_MIN, widths[3]):
+        beside = sum(width + 2 for n, width in enumerate(widths) if n != self.WHY) + 4
+        # what Why leaves the title (2 pads a column, edges), once Why has its due
+        titled = options.max_width - beside + widths[self.TITLE]
+        titled -= min(self.WHY_MIN, widths[self.WHY])
+        if titled >= min(self.TITLE_MIN, widths[self.TITLE]):
             table = Table(box=box.SIMPLE_HEAD, title=self.title)
-            for header in self.HEADERS:
-                table.add_column(header, overflow="fold")
+            for n, header in enumerate(self.HEADERS):
+                if n == self.TITLE:
+                    cut = max(min(titled, widths[n]), len(header))
+                    table.add_column(header, overflow="ellipsis", no_wrap=True, max_width=cut)
+                else:
+                    table.add_column(header, overflow="fold")
             for row in self.rows:
                 table.add_row(*row)
             yield table
             return
         yield self.title
-        shown = [n for n in range(len(self.HEADERS)) if n != 3]  # Why goes under each item
+        # Why goes under each item; the title last, in what the others leave
+        shown = [n for n in range(len(self.HEADERS)) if n not in (self.WHY, self.TITLE)]
+        left = options.max_width - 2 - sum(widths[n] + 2 for n in shown)
 
         def line(*cells: Text) -> Padding:
             grid = Table.grid(padding=(0, 2, 0, 0))
             for n in shown:
                 grid.add_column(width=widths[n], no_wrap=True)
+            grid.add_column(max_width=max(left, 1), no_wrap=True, overflow="ellipsis")
             grid.add_row(*cells)
             return Padding(grid, (0, 0, 0, 2))
 
-        yield line(*(Text(self.HEADERS[n], style="bold") for n in shown))
+        yield line(*(Text(self.HEADERS[n], style="bold") for n in [*shown, self.TITLE]))
         for row in self.rows:
-            yield line(*(row[n] for n in shown))
-            yield Padding(row[3], (0, 0, 1, 4))
+            yield line(*(row[n] for n in [*shown, self.TITLE]))
+            yield Padding(row[self.WHY], (0, 0, 1, 4))
 
 
 def render(doc: Any, kind: str) -> None:

@@ -45,3 +45,28 @@ def test_a_task_list_at_80_columns_is_one_line_a_task(kanban: Kanban) -> None:
     assert by_id[short.id].split()[1:] == ["in_progress", "0", "alice", "Write", "the", "parser"]
     view = kanban.run("task", "view", long.id, "--format", "table", env={"COLUMNS": "80"})
     assert "x" * 50 in view.out and "…" not in view.out, view.out  # whole where it is one task
+
+
+def test_the_inbox_at_80_columns_names_each_tasks_title(kanban: Kanban) -> None:
+    """`kanban inbox --format table` said `TASK-3  review  approve` and not which task that is:
+    the operator looked each one up. Each item's line ends with its title, drawn inert and cut
+    with `…` where the terminal ends; a wide terminal gives it a column. The JSON is unchanged."""
+    with kanban.board() as board:
+        tasks = [board.create_task(title) for title in (HOSTILE, WIDE, "Migrate to pg 16")]
+        for task in tasks:
+            board.claim(task.id, "bob")
+            board.complete(task.id, "bob")
+    narrow = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
+    assert narrow.code == 0, str(narrow)
+    _fits(narrow.out)
+    lines = {line.split()[1]: line for line in narrow.out.splitlines() if " TASK-" in line[:20]}
+    assert set(lines) == {task.id for task in tasks}, narrow.out
+    assert "Hostile ␛]52;c;aGk=␇" in lines[tasks[0].id], narrow.out
+    assert "修复解析器" in lines[tasks[1].id] and lines[tasks[1].id].rstrip().endswith("…")
+    assert lines[tasks[2].id].rstrip().split()[-5:] == ["approve", "Migrate", "to", "pg", "16"], (
+        narrow.out
+    )
+    wide = kanban.run("inbox", "--format", "table", env={"COLUMNS": "200"})
+    _fits(wide.out, 200)
+    assert " Title " in wide.out and "Migrate to pg 16" in wide.out, wide.out
+    assert [item["title"] for item in kanban.ok("inbox")["items"]] == [t.title for t in tasks]
