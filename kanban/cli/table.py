@@ -134,10 +134,11 @@ def _nested(key: str, value: Any, *, seconds: bool = True) -> list[str]:
     if isinstance(value, dict):
         lines = []
         for name, inner in value.items():
-            shown = [] if inner in EMPTY else _nested(str(name), inner, seconds=seconds)
+            kept = _says_something(str(name), inner)  # `dropped: 0` said nothing here either
+            shown = _nested(str(name), inner, seconds=seconds) if kept else []
             if not shown:
                 continue
-            label = inert(str(name))
+            label = inert(_label(str(name)))  # `subtreeCost: $0.00`, not `...Micros: $0.00`
             if not _flat(inner):
                 lines += [f"{label}:", *(INDENT + line for line in shown)]
             else:
@@ -292,10 +293,26 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
             continue
         if key == SPENDING_CLOSE and isinstance(value, dict) and "taskId" in record:
             cell = _text(closed_over(value, str(record["taskId"])))  # in words, in dollars
+        elif key == "task" and _is_task(value) and len(record) > 1:
+            cell = _task_line(value)
         else:
             cell = _cell(key, value)
         table.add_row(_text(_label(key)), cell)
     return table
+
+
+def _is_task(value: Any) -> bool:
+    return isinstance(value, dict) and {"id", "status", "title"} <= value.keys()
+
+
+def _task_line(task: dict[str, Any]) -> Text:
+    """The task a result moved, as one line beside what happened to it: `task land --format
+    table` drew its 45 fields first (the verdict nested in it), and the outcome (landed, the
+    commit) scrolled off under them. `task view ID` shows the task whole."""
+    line = Text.assemble(
+        _text(task["id"], "bold"), "  ", _text(task["status"], STATUS_STYLE.get(task["status"], ""))
+    )
+    return line.append_text(Text("  ")).append_text(_text(task["title"]))
 
 
 EMPTY: tuple[Any, ...] = (None, "", [], {})

@@ -198,3 +198,25 @@ def test_the_docs_landing_example_runs_in_the_order_shown(tmp_path: Path) -> Non
     assert json.loads(lines[2])["landed"] is True
     assert lines[3] == "Count the cart (TASK-7)"
     assert (repo / "cart.py").is_file()
+
+
+def test_a_landing_table_says_what_landed_not_the_tasks_every_field(setup) -> None:  # type: ignore[no-untyped-def]
+    """`task land --format table` drew the task's 45 fields first, its verdict nested in them
+    (`dropped: 0`, `subtreeCostMicros: $0.00`), and at 80 columns the outcome scrolled off under
+    them. The task is one line, its title inert; the landing's fields follow; the JSON keeps the
+    whole task."""
+    kanban, land, env = setup
+    title = "Land \x1b]52;c;aGk=\x07 it [bold]x[/] \u202eevil"
+    task_id, _ = land.task_with({"app.py": ANSWER}, title=title)
+    table = kanban.run("--format", "table", "task", "land", task_id, "--agent", "bob",
+                       env={**env, "COLUMNS": "80"})  # fmt: skip
+    assert table.code == 0, str(table)
+    lines = [line.split() for line in table.out.splitlines() if line.strip()]
+    assert lines[0][:3] == ["task", task_id, "done"], table.out
+    assert " ".join(lines[0][3:]) == "Land ␛]52;c;aGk=␇ it [bold]x[/] �evil", table.out
+    assert ["landed", "True"] in lines and ["commit", land.main()] in lines, table.out
+    for field in ("claimEpoch", "dropped", "subtreeCostMicros", "\x1b", "\u202e"):
+        assert field not in table.out, table.out
+    assert len(lines) < 30, table.out  # about a screen: it was 72 lines
+    whole = kanban.ok("task", "get", task_id)
+    assert whole["landedCommit"] == land.main() and whole["title"] == title

@@ -70,3 +70,19 @@ def test_the_inbox_at_80_columns_names_each_tasks_title(kanban: Kanban) -> None:
     _fits(wide.out, 200)
     assert " Title " in wide.out and "Migrate to pg 16" in wide.out, wide.out
     assert [item["title"] for item in kanban.ok("inbox")["items"]] == [t.title for t in tasks]
+
+
+def test_a_nested_record_leaves_out_unset_flags_as_its_rows_do(kanban: Kanban) -> None:
+    """`task why --format table` listed each unmet dependency with `dropped: 0`, a flag the
+    table leaves out of any row where it is unset (`_says_something`), and a nested amount kept
+    in micro-dollars said `subtreeCostMicros: $0.00`. Nested values follow the rows' rules."""
+    with kanban.board() as board:
+        first = board.create_task("Write changelog")
+        waiting = board.create_task("Needs changelog", depends_on=[first.id])
+    table = kanban.run("task", "why", waiting.id, "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    _fits(table.out)
+    assert "title: Write changelog" in table.out and "status: todo" in table.out, table.out
+    assert "dropped" not in table.out, table.out
+    unmet = kanban.ok("task", "why", waiting.id)["unmetDependencies"]
+    assert unmet[0]["dropped"] == 0  # the JSON keeps it
