@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from .naming import camel
+from .transitions import legal_targets
 
 
 class Reason(StrEnum):
@@ -179,10 +180,16 @@ def wrong_state(
 
 
 def illegal_transition(current: str, requested: str, **details: Any) -> BoardError:
+    """It says where the task may go instead (`allowed`): `illegal transition: todo -> done`
+    alone left the operator to find the table in the docs."""
+    allowed = legal_targets(current)
+    then = f"; from {current} it may move to {', '.join(allowed)}" if allowed else ""
+    then = then or f"; {current} is final, no move leaves it"
     return BoardError(
         Reason.ILLEGAL_TRANSITION,
-        f"illegal transition: {current} -> {requested}",
+        f"illegal transition: {current} -> {requested}{then}",
         current=current,
         requested=requested,
+        allowed=list(allowed),
         **details,
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from tests.cli.conftest import Kanban
+from tests.cli.conftest import Kanban, unchanged
 
 HOSTILE = "Hostile \x1b]52;c;aGk=\x07 clip \x1b[2J [bold]x[/] \u202eevil\u202c"
 WIDE = "修复解析器的宽字符问题 🚀🔥 emoji タイトル " * 3
@@ -86,3 +86,31 @@ def test_a_nested_record_leaves_out_unset_flags_as_its_rows_do(kanban: Kanban) -
     assert "dropped" not in table.out, table.out
     unmet = kanban.ok("task", "why", waiting.id)["unmetDependencies"]
     assert unmet[0]["dropped"] == 0  # the JSON keeps it
+
+
+def test_an_illegal_move_says_where_the_task_may_go(kanban: Kanban) -> None:
+    """`task move T --to done` on a todo task was refused `illegal transition: todo -> done`, and
+    the operator had to find the table in the docs. The refusal names the statuses the task may
+    move to (`allowed`, from the one transition table), or that its status is final; it writes
+    nothing."""
+    from boardlib.transitions import legal_targets
+
+    with kanban.board() as board:
+        todo = board.create_task("Write changelog")
+        done = board.create_task("Cut the branch")
+        board.claim(done.id, "ada")
+        board.complete(done.id, "ada")
+        board.approve(done.id, "bob")
+    with unchanged(kanban.db):
+        error = kanban.refused("task", "move", todo.id, "--to", "done",
+                               reason="illegal_transition")  # fmt: skip
+        assert error["allowed"] == list(legal_targets("todo")) and "in_progress" in error["allowed"]
+        assert error["error"] == (
+            "illegal transition: todo -> done; from todo it may move to "
+            + ", ".join(legal_targets("todo"))
+        )
+        error = kanban.refused("task", "move", done.id, "--to", "todo",
+                               reason="illegal_transition")  # fmt: skip
+        assert error["allowed"] == [] and error["error"].endswith(
+            "done is final, no move leaves it"
+        )
