@@ -567,6 +567,36 @@ class _Inbox:
             yield Padding(row[self.WHY], (0, 0, 1, 4))
 
 
+class _Comments:
+    """A task's comments as a thread: who, when and where (a review comment's file and line) on
+    one line, the words under it. As rows they were a block of six lines each at 80 columns (the
+    task's id again, `authorType`), a review read as a form."""
+
+    def __init__(self, comments: list[dict[str, Any]]) -> None:
+        self.comments = comments
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        yield Text("comments", style="bold")
+        for comment in self.comments:
+            who = comment.get("authorAgentId") or (
+                "operator" if comment.get("authorType") == "user" else comment.get("authorType")
+            )
+            head = Text.assemble(
+                "  ", _text(comment.get("id") or "", "bold"), "  ", _text(who or "", "cyan")
+            )
+            if comment.get("createdAt"):
+                head.append("  " + _time(int(comment["createdAt"])), style="dim")
+            if comment.get("path"):
+                where = str(comment["path"]) + (
+                    f":{comment['line']}" if comment.get("line") else ""
+                )
+                head.append_text(Text("  ")).append_text(_text(where, "magenta"))
+                if comment.get("side") and comment["side"] != "new":
+                    head.append_text(_text(f" ({comment['side']})", "dim"))
+            yield head
+            yield Padding(_text(comment.get("body") or "", multiline=True), (0, 0, 1, 6))
+
+
 def render(doc: Any, kind: str) -> None:
     console = Console()
     if kind == "idle":
@@ -598,7 +628,9 @@ def render(doc: Any, kind: str) -> None:
         for section in ("ancestors", "dependencies", "dependents"):
             if doc.get(section):
                 console.print(_rows_table(doc[section], title=section))
-        for section in ("comments", "executions", "workspaces"):
+        if doc.get("comments"):
+            console.print(_Comments(doc["comments"]))
+        for section in ("executions", "workspaces"):
             if doc.get(section):
                 console.print(_rows_table(doc[section], title=section))
     elif kind == "deps":

@@ -114,3 +114,26 @@ def test_an_illegal_move_says_where_the_task_may_go(kanban: Kanban) -> None:
         assert error["allowed"] == [] and error["error"].endswith(
             "done is final, no move leaves it"
         )
+
+
+def test_task_view_reads_its_comments_as_a_thread(kanban: Kanban) -> None:
+    """`task view --format table` drew each comment as a block of six rows (its task's id again,
+    `authorType`), a review as a form. Each comment is one line saying who, when and where (a
+    review comment's file and line), its words under it, drawn inert, line breaks kept."""
+    with kanban.board() as board:
+        task = board.create_task("Write the parser")
+        board.claim(task.id, "bob")
+        board.complete(task.id, "bob", summary="done: " + HOSTILE)
+        board.reject(task.id, "carol", "needs tests",
+                     comments=[{"path": "app.py", "line": 3, "body": "first\nsecond"}])  # fmt: skip
+        board.add_comment(task.id, WIDE, author_type="user")
+    table = kanban.run("task", "view", task.id, "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    _fits(table.out)
+    thread = table.out[table.out.index("\ncomments\n") :].splitlines()
+    heads = [line.split()[:2] for line in thread if line.startswith("  C-")]
+    assert [who for _, who in heads] == ["bob", "carol", "carol", "operator"], table.out
+    assert "authorType" not in table.out and "taskId" not in table.out, table.out
+    anchored = next(n for n, line in enumerate(thread) if "app.py:3" in line)
+    assert [line.strip() for line in thread[anchored + 1 : anchored + 3]] == ["first", "second"]
+    assert any("done: Hostile ␛]52;c;aGk=␇" in line for line in thread), table.out
