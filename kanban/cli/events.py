@@ -47,6 +47,12 @@ PAGE = 500
     metavar="N",
     help="At most N events (default 1000; with --follow: no limit).",
 )
+@click.option(
+    "--last",
+    type=WholeNumber(min=1),
+    metavar="N",
+    help="The newest N events (of --task, if given), oldest of them first: what just happened.",
+)
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new events, one per line.")
 @click.option(
     "--poll-ms",
@@ -73,6 +79,7 @@ def events(
     task_id: str | None,
     since: int | None,
     limit: int | None,
+    last: int | None,
     follow: bool,
     poll_ms: int,
     timeout: float | None,
@@ -80,8 +87,16 @@ def events(
 ) -> None:
     """The event log, or --follow it live.
 
-    Every mutation, oldest first, each with its seq cursor.
+    Every mutation, oldest first, each with its seq cursor; --last N for the newest N.
     """
+    if last is not None:  # the tail of the log now: no cursor to start from or to move
+        clash = [name for name, given in (("--since", since is not None), ("--limit", limit),
+                 ("--follow", follow), ("--consumer", consumer)) if given]  # fmt: skip
+        if clash:
+            raise click.UsageError(
+                f"--last reads the newest events now; leave out {', '.join(clash)} "
+                "(--since SEQ --limit N reads from a cursor)"
+            )
     with open_board(reconcile_orphans=False, create=False) as board:
         if task_id is not None:  # a mistyped id would read (or wait for) nothing, silently
             board.events(task_id=task_id, limit=1)  # the filter's own refusal first (taskId)
@@ -94,6 +109,10 @@ def events(
 
             read_once(board, consumer, _print_batch, task_id=task_id, since=since,
                       limit=limit or 1000, on_resume=resume_notice)  # fmt: skip
+            return
+        if last is not None:
+            batch = board.recent_events(task_id=task_id, limit=last)[::-1]
+            emit([event.to_json() for event in batch], kind="events")
             return
         if not follow:
             batch = board.events(since=since or 0, task_id=task_id, limit=limit or 1000)

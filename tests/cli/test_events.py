@@ -533,3 +533,26 @@ def test_a_follower_waits_out_a_lost_database_and_goes_on(
     lines = (out if how == "events" else log.read_text()).splitlines()
     created = [(json.loads(line)["kind"], json.loads(line)["taskId"]) for line in lines]
     assert created == [("task_created", "TASK-1"), ("task_created", "TASK-2")], lines
+
+
+def test_events_last_reads_what_just_happened(kanban: Kanban) -> None:
+    """An operator asking `kanban events` what just happened got the log's oldest 1,000 events (a
+    day's board: the first hour); the newest needed a seq found first. `--last N` is the newest N,
+    oldest of them first, of one task with `--task`; it refuses a cursor's options, and reads
+    without writing."""
+    with kanban.board() as board:
+        tasks = [board.create_task(f"task {n}") for n in range(5)]
+        board.claim(tasks[0].id, "alice")
+        board.complete(tasks[0].id, "alice")
+    every = kanban.ok("events")
+    with unchanged(kanban.db):
+        assert kanban.ok("events", "--last", "3") == every[-3:]
+        assert kanban.ok("events", "--last", "100") == every
+        mine = kanban.ok("events", "--last", "2", "--task", tasks[0].id)
+        assert [e["kind"] for e in mine] == ["task_claimed", "status_changed"], mine
+        table = kanban.run("events", "--last", "1", "--format", "table", env={"COLUMNS": "80"})
+        assert table.code == 0 and f"alice finished {tasks[0].id}" in table.out, str(table)
+        for clash in (("--follow",), ("--since", "1"), ("--consumer", "c")):
+            refused = kanban.run("events", "--last", "1", *clash)
+            assert refused.code == 2 and refused.error["reason"] == "usage", str(refused)
+            assert clash[0] in refused.error["error"], str(refused)
