@@ -12,7 +12,7 @@ from typing import Any
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, Group
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -52,7 +52,12 @@ def _time(ms: int, *, seconds: bool = True) -> str:
 
 # The fields written as several lines; any other cell (a title, a name, an id) is one line, its
 # line breaks drawn as ␤, so a title cannot draw a row of its own under the real one.
-MULTILINE_KEYS = frozenset({"description", "body", "summary", "notes", "stdoutTail", "stderrTail"})
+MULTILINE_KEYS = frozenset(
+    {"description", "body", "summary", "notes", "stdoutTail", "stderrTail", "diff"}
+)
+# Mappings of a file's name to its text (`workspace detail`): each file drawn as its lines under
+# its name. As one line, `TASK.md: # TASK-20: ...␤␤desc...` folded into a block nobody could read.
+FILE_MAPS = frozenset({"sorFiles"})
 TIME_SUFFIXES = ("At", "Until", "Since")  # epoch milliseconds, shown as local times
 # the same, in nested values (a verdict's reviews and attempts), and a prune's cut (drawn as
 # `beforeMs 1796536448482`)
@@ -126,6 +131,14 @@ def _flat(value: Any) -> bool:
     return not isinstance(value, dict)
 
 
+def _lines_of(parent: str, key: str, value: Any) -> list[str] | None:
+    """A nested text of several lines (a file's, a summary's) as its inert lines, else None."""
+    if not isinstance(value, str) or not (parent in FILE_MAPS or key in MULTILINE_KEYS):
+        return None
+    text = inert(value, multiline=True).rstrip("\n")  # a file's last line break is no line
+    return text.split("\n") if "\n" in text or parent in FILE_MAPS else None
+
+
 def _nested(key: str, value: Any, *, seconds: bool = True) -> list[str]:
     """A nested value as inert lines for people: a mapping as `key: value` lines (empty values
     left out, a nested one indented under its key), a list of plain values joined with commas,
@@ -139,7 +152,10 @@ def _nested(key: str, value: Any, *, seconds: bool = True) -> list[str]:
             if not shown:
                 continue
             label = inert(_label(str(name)))  # `subtreeCost: $0.00`, not `...Micros: $0.00`
-            if not _flat(inner):
+            text = _lines_of(key, str(name), inner)
+            if text:
+                lines += [f"{label}:", *(INDENT + line for line in text)]
+            elif not _flat(inner):
                 lines += [f"{label}:", *(INDENT + line for line in shown)]
             else:
                 lines.append(f"{label}: {shown[0]}")
@@ -291,14 +307,27 @@ def _record_table(record: dict[str, Any], title: str | None = None) -> Table:
     for key, value in record.items():
         if not _says_something(key, value):
             continue
+        cell: Text | Group
         if key == SPENDING_CLOSE and isinstance(value, dict) and "taskId" in record:
             cell = _text(closed_over(value, str(record["taskId"])))  # in words, in dollars
         elif key == "task" and _is_task(value) and len(record) > 1:
             cell = _task_line(value)
+        elif isinstance(value, (dict, list)):
+            cell = _indented(_nested(key, value))
         else:
             cell = _cell(key, value)
         table.add_row(_text(_label(key)), cell)
     return table
+
+
+def _indented(lines: list[str]) -> Group:
+    """A nested value's lines, each wrapped under its own indent: as one text, a long line went
+    on at the cell's edge, under its parent's key (`init.sh`'s comments read as keys)."""
+    shown = []
+    for line in lines:
+        text = line.lstrip(" ")
+        shown.append(Padding(Text(text), (0, 0, 0, len(line) - len(text))))
+    return Group(*shown)
 
 
 def _is_task(value: Any) -> bool:

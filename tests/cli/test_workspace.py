@@ -271,3 +271,25 @@ def test_handoff_template_is_valid_and_prefilled_from_the_worktree(setup) -> Non
     kanban.refused(
         "task", "workspace", "handoff", "TASK-99", "--template", reason="not_found", env=env
     )
+
+
+def test_workspace_detail_as_a_table_draws_the_diff_and_files_as_lines(setup) -> None:  # type: ignore[no-untyped-def]
+    """An operator reviewing over SSH read `task workspace detail --format table`'s diff as one
+    line, `diff --git a/app.py b/app.py␤index ...␤+    return 43␤`, folded into a block, and each
+    file of the worktree's record likewise. The diff and each file are their lines (inert: an
+    escape in the work is drawn as ␛), a wrapped line under its own indent."""
+    kanban, repo, env = setup
+    task_id = claimed(kanban)
+    made = kanban.ok("task", "workspace", "provision", task_id, "--repo", str(repo), env=env)
+    worktree = Path(made["worktree"]["worktreePath"])
+    (worktree / "app.py").write_text("def answer():\n    return 43  # \x1b[2J\n")
+    table = kanban.run("task", "workspace", "detail", task_id, "--format", "table",
+                       env={**env, "COLUMNS": "80"})  # fmt: skip
+    assert table.code == 0, str(table)
+    lines = [line.strip() for line in table.out.splitlines()]
+    at = lines.index("-    return 42")
+    assert lines[at - 2 : at + 2] == ["@@ -1,2 +1,2 @@", "def answer():", "-    return 42",
+                                      "+    return 43  # ␛[2J"], table.out  # fmt: skip
+    assert "␤" not in table.out and "\x1b" not in table.out, table.out
+    assert lines[lines.index(f"# {task_id}: Fix answer") - 1].endswith("TASK.md:"), table.out
+    assert all(len(line) <= 80 for line in table.out.splitlines()), table.out
