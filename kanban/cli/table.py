@@ -670,7 +670,10 @@ def render(doc: Any, kind: str) -> None:
                 else Text(f"no {section}", style="dim")
             )
     elif kind == "reconcile":
-        console.print(_tasks_table(doc["released"], title="released") if doc["released"] else "")
+        released = doc["released"]  # none: said, not a blank line above the counts
+        console.print(
+            _tasks_table(released, title="released") if released else "no lease to release"
+        )
         console.print(
             f"timed-out executions: {len(doc['timedOutExecutions'])}, "
             f"purged events: {doc['purgedEvents']}"

@@ -137,3 +137,16 @@ def test_task_view_reads_its_comments_as_a_thread(kanban: Kanban) -> None:
     anchored = next(n for n, line in enumerate(thread) if "app.py:3" in line)
     assert [line.strip() for line in thread[anchored + 1 : anchored + 3]] == ["first", "second"]
     assert any("done: Hostile ␛]52;c;aGk=␇" in line for line in thread), table.out
+
+
+def test_reconcile_as_a_table_says_when_nothing_was_released(kanban: Kanban) -> None:
+    """`kanban reconcile --format table` with no lease run out printed a blank line above its
+    counts: the operator could not tell "nothing to do" from output lost. It says so."""
+    with kanban.board() as board:
+        board.create_task("Write the parser")
+    table = kanban.run("reconcile", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    assert table.out.splitlines() == [
+        "no lease to release",
+        "timed-out executions: 0, purged events: 0",
+    ], table.out
