@@ -140,14 +140,20 @@ def _daily_budgets(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _title(title: str) -> Text:
+    """A title in a row: one line, cut with `…` where the width ends, in the one column left to
+    give way (the others are kept whole). Folded, a 300-character title took nine lines."""
+    return Text(inert(title), no_wrap=True, overflow="ellipsis")
+
+
 def _tasks(rows: list[dict[str, Any]]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text("costliest tasks", style="bold"))
     for header in ("task", "title", "cost", "subtree / budget"):
-        table.add_column(header, overflow="fold")
+        table.add_column(header, overflow="fold", no_wrap=header != "title")
     for row in rows:
         table.add_row(
             Text(inert(row["taskId"])),
-            Text(inert(row["title"])),
+            _title(row["title"]),
             amount(row["costUsd"], "usd"),
             _spend(row["subtreeCostUsd"], row["budgetUsd"]),
         )
@@ -174,15 +180,14 @@ def _standings(rows: list[dict[str, Any]], title: str, report: dict[str, Any]) -
     table = Table(box=box.SIMPLE_HEAD, title=Text(title, style="bold"), title_justify="left")
     named = "titles" in report and any(row["scope"] == BUDGET_TASK for row in rows)
     for header in ("budget of", "title", "status") if named else ("budget of",):
-        table.add_column(header, overflow="fold")
-    table.add_column("spent / limit")
+        table.add_column(header, overflow="fold", no_wrap=named and header != "title")
+    table.add_column("spent / limit", no_wrap=named)
     for row in rows:
         owner = str(row["owner"]) if row["scope"] == BUDGET_TASK else _owner(row)
         cells = [Text(inert(owner))]
         if named:
-            cells += [
-                Text(inert(str(report[key].get(owner, "")))) for key in ("titles", "statuses")
-            ]
+            titles, statuses = report["titles"], report["statuses"]
+            cells += [_title(str(titles.get(owner, ""))), Text(inert(str(statuses.get(owner, ""))))]
         table.add_row(*cells, _spend(row["spent"], row["limit"], row["unit"]))
     return table
 

@@ -150,3 +150,25 @@ def test_reconcile_as_a_table_says_when_nothing_was_released(kanban: Kanban) -> 
         "no lease to release",
         "timed-out executions: 0, purged events: 0",
     ], table.out
+
+
+def test_budget_show_and_stats_keep_a_task_to_one_line(kanban: Kanban) -> None:
+    """`budget show` and `stats` at 80 columns folded a 300-character title over eight lines of
+    their task tables. Each task is one line there too, its title cut with `…`, inert."""
+    long = "Very long title " + "x" * 284
+    ids = []
+    for title in (long, HOSTILE):
+        task = kanban.ok("task", "dispatch", "--title", title, "--budget-usd", "1")
+        kanban.ok("task", "claim", task["id"], "--agent", "ada")
+        run = kanban.ok("task", "exec", "start", task["id"], "--executor", "sh", "--agent", "ada")
+        kanban.ok("task", "exec", "finish", run["id"], "--status", "succeeded", "--cost", "0.5",
+                  "--agent", "ada")  # fmt: skip
+        ids.append(task["id"])
+    for command in (("budget", "show"), ("stats",)):
+        table = kanban.run(*command, "--format", "table", env={"COLUMNS": "80"})
+        assert table.code == 0, str(table)
+        _fits(table.out)
+        rows = {line.split()[0]: line for line in table.out.splitlines() if line.strip()}
+        assert sum(line.strip()[:5] == "TASK-" for line in table.out.splitlines()) == 2, table.out
+        assert "Very long title xxx" in rows[ids[0]] and "…" in rows[ids[0]], table.out
+        assert "Hostile ␛]52;c;aGk=␇" in rows[ids[1]] and "$0.50" in rows[ids[1]], table.out
