@@ -1188,6 +1188,8 @@ class KanbanApp(App[None]):
                 return
             # Lay the covered board out with the drawer in it, and fit its columns to the room
             # left: its first frame is the final one, not one board too wide, then the right one.
+            # Textual 8.2 has no public call for it: `refresh(layout=True)` lays out only the
+            # screen on top, after this one's first frame.
             self.board_screen._refresh_layout(self.size)
             self.board_screen.board.fit_room()
             self.pop_screen()

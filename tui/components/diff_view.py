@@ -102,6 +102,11 @@ class DiffView(ScrollView, can_focus=False):
         self._content: LRUCache[tuple[int, int], tuple[Strip, int]] = LRUCache(4096)
         self._styles: dict[str, Style] | None = None
         self._lexers: dict[int, Any] = {}
+        # The row the operator had at the top, kept while a resize moves the view (a taller one
+        # cannot scroll as far down): the way back to the size shows it again.
+        self._kept_top = 0
+        self._placing = False  # the view puts the kept row at its top: no move of the operator's
+        self._cursor_kept = False  # carried: the cursor is brought in view once sized
 
     # -- content --------------------------------------------------------------------------------
 
@@ -133,6 +138,48 @@ class DiffView(ScrollView, can_focus=False):
             self.matches = find_all(self.source, self.search_text)
             self.match_index = None
         self._relayout()
+
+    def carry(self, other: "DiffView") -> None:
+        """Show what `other` shows, as the operator left it (the drawer moved to its other
+        layout): the rows, side by side or not, the search and its current match, the cursor,
+        the sideways offset and the line at the top; the cursor is kept in view once this view
+        has its size."""
+        self.unified, self.source, self._signature = other.unified, other.source, other._signature
+        self.side_by_side, self.wrap, self.pan_x = other.side_by_side, other.wrap, other.pan_x
+        self.cursor, self.comments = other.cursor, other.comments
+        self.search_text, self.matches = other.search_text, list(other.matches)
+        self.match_index = other.match_index
+        self._kept_top = other._kept_top
+        self._cursor_kept = True
+        self._place_kept_top()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Up to exactly the new foot is Textual clamping the view to a taller size: the operator
+        # did not move (from the foot, a line up is above it).
+        clamped = new_value < old_value and round(new_value) == self.max_scroll_y
+        if not self._placing and not clamped:
+            self._kept_top = self._locate(int(new_value))[0] if len(self.source) else 0
+
+    def _place_kept_top(self) -> None:
+        """Lay out at this width with the kept row at the top, as far as the view can scroll."""
+        self._placing = True
+        try:
+            self._relayout(keep_row=self._kept_top)
+        finally:
+            self._placing = False
+
+    def _cursor_in_view(self) -> None:
+        """Scroll the least that shows the cursor's line (a view shorter than the one it was left
+        in may have it below its foot)."""
+        if not len(self.source):
+            return
+        first = self.display_row(self.cursor)
+        last = first + self._height_of(self.cursor) - 1
+        top, height = int(self.scroll_offset.y), self._view_height()
+        if first < top or last >= top + height:
+            y = first if first < top else min(first, last - height + 1)
+            self.scroll_to(y=y, animate=False, immediate=True)
 
     def set_comments(self, comments: Sequence[Comment]) -> None:
         anchored = [comment for comment in comments if comment.path is not None]
@@ -247,8 +294,11 @@ class DiffView(ScrollView, can_focus=False):
             self._relayout(keep_row=self._row_at_top())
 
     def on_resize(self, _event: events.Resize) -> None:
-        if self._width() != self._layout_width:
-            self._relayout(keep_row=self._row_at_top())
+        if self._width() != self._layout_width or self._kept_top != self.top_row:
+            self._place_kept_top()
+        if self._cursor_kept and self.scrollable_content_region.height > 0:
+            self._cursor_kept = False
+            self._cursor_in_view()
 
     # -- the gutter ------------------------------------------------------------------------------
 

@@ -95,6 +95,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         self.drawn = asyncio.Event()  # mounted, and what it carried is drawn
         self._drawing_carried = False  # drawn as it mounts: not mounted yet, nor taken down
         self._task_read_pending = False  # a read of the task asked for and not shown yet
+        self._side_by_side_kept = False  # asked for (`s`), off while the terminal is too narrow
         # The drawer this one replaces (the layout changed): its data is drawn at once, not
         # read again, unless a read of it was still under way.
         self._carried = carried if carried is not None and carried.task_id == task_id else None
@@ -122,6 +123,12 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 yield TextPane(id="history-pane")
         yield SearchBar()
 
+    def on_focus(self, _event: events.Focus) -> None:
+        """A search line still open keeps the keys: the drawer is focused when its layout
+        changes (a resize), and its screen gives it the focus back."""
+        if self.query(SearchBar) and self.query_one(SearchBar).display:
+            self.query_one(SearchBar).focus()
+
     def on_resize(self, event: events.Resize) -> None:
         if self.beside:
             self.post_message(self.Resized())
@@ -135,11 +142,33 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         carried, self._carried = self._carried, None
         if carried is not None and carried.is_mounted and carried.query(LandingLine):
             self.query_one(LandingLine).carry(carried.query_one(LandingLine))
+        if carried is not None and carried.is_mounted and carried.query(SearchBar):
+            self._carry_view(carried)
         self.start_landing_preview()
         if carried is None or not await self._draw_carried(carried):
             self.reload()
             self._tab_changed()
         self.drawn.set()
+
+    def _carry_view(self, carried: "TaskDrawer") -> None:
+        """Keep what the operator was doing in the drawer this one replaces (a resize lost it):
+        each tab's search and place, the diff's cursor and side by side (kept for when the
+        terminal is wide enough again), and a search line still being typed."""
+        self.searches = dict(carried.searches)
+        self.diff.carry(carried.diff)
+        for pane in self.query(TextPane):
+            pane.carry(carried.query_one(f"#{pane.id}", TextPane))
+        self._side_by_side_kept = carried._side_by_side_kept
+        self._fit_side_by_side()
+        bar = carried.query_one(SearchBar)
+        if bar.display:
+            value, at = bar.value, bar.cursor_position
+            # after the layout's own focus (the drawer's), which would take the keys from it
+            self.call_after_refresh(self._reopen_search, value, at)
+
+    def _reopen_search(self, value: str, at: int) -> None:
+        if not self._taken_down():
+            self.query_one(SearchBar).open(self.active_tab, value, at=at)
 
     async def _draw_carried(self, carried: "TaskDrawer") -> bool:
         """Draw what the replaced drawer held, before the first frame; False when it held
@@ -313,7 +342,10 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             await self.query_one(OverviewPane).show(
                 self.data.view, data.detail.checkout, self.kanban.now_ms(), self.data.audit
             )
-        self._rerun_searches()
+        if self._drawing_carried:
+            self._update_state()  # the carried searches stand as they were, current match kept
+        else:
+            self._rerun_searches()
         if self._workspace_outdated and self._worktree_visible():
             self.read_workspace()
         self.screen.refresh_bindings()
@@ -430,8 +462,7 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             self._poll_timer.pause()
         else:
             self._tab_changed()
-        if self.diff.side_by_side and not self._wide_enough():
-            self._set_side_by_side(False)
+        self._fit_side_by_side()
 
     def action_tab(self, name: str) -> None:
         if name in TABS:
@@ -523,6 +554,14 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
             )
             return
         self._set_side_by_side(not self.diff.side_by_side)
+
+    def _fit_side_by_side(self) -> None:
+        """Side by side as the operator asked for it, where the terminal is wide enough: a
+        narrower one turns it off until a wide one turns it back on."""
+        wanted = self.diff.side_by_side or self._side_by_side_kept
+        on = wanted and self._wide_enough()
+        self._side_by_side_kept = wanted and not on
+        self._set_side_by_side(on)
 
     def _set_side_by_side(self, on: bool) -> None:
         """Side by side takes the terminal's whole width (the board returns when it ends)."""

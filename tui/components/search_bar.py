@@ -34,17 +34,21 @@ class SearchBar(Input):
     def on_unmount(self) -> None:
         self.screen.text_selection_started_signal.unsubscribe(self)
 
-    def open(self, tab: str, value: str) -> None:
+    def open(self, tab: str, value: str, *, at: int | None = None) -> None:
+        """Open on `tab` with `value`: the query searched there, selected (typing replaces it),
+        or the words being typed when the drawer changed layout, the cursor `at` where it was."""
         self.placeholder = f"search {tab}   enter find (n/N next/previous) · esc back"
         self.can_focus = True
         self.display = True
         self.value = value
-        self.cursor_position = len(value)
+        self.select_on_focus = at is None
+        self.cursor_position = len(value) if at is None else at
         self.focus()
 
     def close(self) -> None:
         self.display = False
         self.can_focus = False
+        self.select_on_focus = True
 
     def action_cancel(self) -> None:
         self.post_message(self.Closed())

@@ -35,6 +35,13 @@ class TextPane(ScrollView, can_focus=False):
         self.matches: list[TextMatch] = []
         self._match_lines: list[int] = []
         self.match_index: int | None = None
+        self._kept_top: int | None = None  # carried: the line at the top once lines are drawn
+
+    def carry(self, other: "TextPane") -> None:
+        """Keep `other`'s search, its current match and the line at its top (the drawer moved to
+        its other layout): applied when this pane draws its lines at its own width."""
+        self.search_text, self.match_index = other.search_text, other.match_index
+        self._kept_top = int(other.scroll_offset.y)
 
     def show(self, renderable: RenderableType) -> None:
         self.renderable = renderable
@@ -57,7 +64,9 @@ class TextPane(ScrollView, can_focus=False):
         if self.search_text:
             self._find(keep=True)
         height = max(1, self.scrollable_content_region.height)
-        top = min(int(self.scroll_offset.y), max(0, len(self.lines) - height))
+        top = int(self.scroll_offset.y) if self._kept_top is None else self._kept_top
+        self._kept_top = None
+        top = min(top, max(0, len(self.lines) - height))
         self.scroll_to(y=top, animate=False, immediate=True)
         self.refresh()
 
