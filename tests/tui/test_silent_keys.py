@@ -1,18 +1,20 @@
 """Keys that did nothing in silence (found driving the TUI in tmux) each act or say why not:
-`j`/`G` on a folded column, `h`/`G`/Enter on the stats screen, and an action's name typed in the
-command palette for a task it does not apply to ("No matches found" said nothing of why)."""
+`j`/`G` on a folded column, `h`/`G`/Enter on the stats screen (its empty table too), and an
+action's name typed in the command palette for a task it does not apply to ("No matches found"
+said nothing of why)."""
 
 import hashlib
 from pathlib import Path
 
 from textual.command import CommandPalette
+from textual.widgets import DataTable
 
 from boardlib import Board, ManualClock
 from boardlib import transitions as t
 from tests.tui.conftest import Notes, loaded, onto_folded_column, until
 from tests.tui.test_drawer import screen_text
 from tui.app import KanbanApp
-from tui.components.stats_screen import StatsScreen
+from tui.components.stats_screen import NO_AGENT_ROWS, ROW_OPENS_NOTHING, StatsScreen
 from tui.stats_board import build_stats_board
 
 START = 1_800_000_000_000
@@ -68,7 +70,7 @@ async def test_keys_the_stats_screen_has_no_use_for_say_which_it_has(tmp_path: P
         said = notes.warnings()
         assert said[0].startswith(": h: not a stats key. Here ") and keys in said[0], said
         assert said[1].startswith(": G: not a stats key. Here ") and keys in said[1], said
-        assert said[2].startswith(": Enter: an agent's row opens nothing. ") and keys in said[2]
+        assert said[2].startswith(f": {ROW_OPENS_NOTHING} ") and keys in said[2]
         assert isinstance(app.screen, StatsScreen) and len(said) == 3
 
 
@@ -99,3 +101,25 @@ async def test_the_palette_says_why_an_action_named_does_not_apply(tmp_path: Pat
         with Board(path, read_only=True) as reader:
             assert reader.get_task(task.id).status == t.TODO
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+async def test_enter_on_an_empty_agents_table_says_there_is_no_row(tmp_path: Path) -> None:
+    """A board no agent has worked on: Enter on the stats screen's empty table did nothing and
+    said nothing (the table posts no row selected without a row)."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        board.create_task("nobody has run this")
+    app = KanbanApp(path, poll_ms=30, clock=clock, operator="olivia", user_keymap={})
+    notes = Notes()
+    async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+        await loaded(pilot)
+        await pilot.press("S")
+        assert isinstance(app.screen, StatsScreen)
+        await until(pilot, lambda: app.screen.stats is not None)
+        assert app.screen.query_one(DataTable).row_count == 0
+        await pilot.press("enter")
+        await until(pilot, lambda: notes.warnings())
+        [said] = notes.warnings()
+        assert said.startswith(f": {NO_AGENT_ROWS.format(window='24h')} Here "), said
+        assert "w changes the window" in said and isinstance(app.screen, StatsScreen)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Sparkline, Static
@@ -44,6 +45,10 @@ CELL_PADDING = 2  # DataTable's cell padding, one space each side
 NAME_KEPT = 24  # cells of an agent's name kept before any figure is dropped for it
 BUDGET_TASKS_SHOWN = 3  # the tasks nearest their budgets, under today's daily budget
 TITLE_KEPT = 32  # cells of a task's title beside its budget
+# What Enter in the agents table is told (it said nothing): a row opens nothing, and a window no
+# agent was seen in has no row.
+ROW_OPENS_NOTHING = "Enter: an agent's row opens nothing."
+NO_AGENT_ROWS = "Enter: no agent was seen in the last {window}, so the table has no row."
 
 
 def agent_layout(widths: dict[str, int], room: int) -> dict[str, int]:
@@ -128,6 +133,19 @@ def budgets_text(stats: Stats, report: BudgetReport | None) -> Text:
     return text
 
 
+class AgentsTable(DataTable[Any]):
+    """The agents table. Enter with no row selects nothing and Textual's table posts nothing:
+    this one says it was pressed (`NoRow`)."""
+
+    class NoRow(Message):
+        """Enter was pressed on the table with no row."""
+
+    def action_select_cursor(self) -> None:
+        if not self.row_count:
+            self.post_message(self.NoRow())
+        super().action_select_cursor()
+
+
 class StatsScreen(Screen[None]):
     DEFAULT_CSS = tcss(__file__)
     BINDINGS = registry.bindings_for(registry.STATS)
@@ -159,8 +177,7 @@ class StatsScreen(Screen[None]):
             yield Static("", id="review")
             yield Static("", id="health")
             yield Static("", id="budgets")
-        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield AgentsTable(id="agents", cursor_type="row", zebra_stripes=True)
         yield HintFooter()
 
     def on_mount(self) -> None:
@@ -306,8 +323,13 @@ class StatsScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on an agent's row opens nothing: it says so (it was silent)."""
         event.stop()
-        words = f"Enter: an agent's row opens nothing. {self._keys_line()}"
-        self.notify(words, severity="warning", timeout=4)
+        self.notify(f"{ROW_OPENS_NOTHING} {self._keys_line()}", severity="warning", timeout=4)
+
+    def on_agents_table_no_row(self, event: AgentsTable.NoRow) -> None:
+        """Enter on the empty table: it says why there is no row (it was silent)."""
+        event.stop()
+        why = NO_AGENT_ROWS.format(window=self.window)
+        self.notify(f"{why} {self._keys_line()}", severity="warning", timeout=4)
 
     def action_close(self) -> None:
         self.dismiss(None)
