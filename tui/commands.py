@@ -140,13 +140,15 @@ def board_commands(
     widget that holds its keys), only those that apply right now (as the
     footer greys them), each naming the task it acts on; "move" offers exactly the legal
     targets of the selected task. `refused`: the greyed ones too, each saying why it does not
-    apply (its key's words, `unavailable_because`), so a query naming one is not "No matches"."""
+    apply (its key's words, `unavailable_because`), so a query naming one is not "No matches";
+    a greyed move is one entry, `Move TASK-1 (not now)`, with the reason."""
     name = getattr(screen, "SCREEN", None)
     if name is None:
         return
     task = app.selected_task()
     move = registry.BY_ID["task.move"]
-    if task is not None and screen.check_action(move.name, move.parameters) is True:
+    movable = screen.check_action(move.name, move.parameters)
+    if task is not None and movable is True:
         for target in t.legal_targets(task.status):
             yield BoardCommand(
                 inert(f"Move {task.id} to {label(target)}"),
@@ -155,24 +157,17 @@ def board_commands(
                 partial(screen.request_move, task, target),  # type: ignore[attr-defined]
                 writes=True,
             )
+    elif movable is None and refused:
+        title = f"Move {task.id}" if task is not None else "Move"
+        yield _not_now(app, move, task, title, "Move to another column")
     for action in registry.palette_entries(name):
         runner = app if registry.APP in action.screens else screen
         available = runner.check_action(action.name, action.parameters)
         assert action.palette is not None
         if available is None and refused:  # greyed out (False: its key is another action's)
-            marked = len(app.marked) if action.id in registry.BATCH else 0
-            why = registry.unavailable_because(
-                action, read_only=app.read_only, task=task, marked=marked
-            )
-            why = why[0].upper() + why[1:] + "."
-            yield BoardCommand(
-                inert(f"{action.palette_title(task)} (not now)"),
-                action.palette.replace("{task}", "").replace("  ", " ").strip(),
-                why,
-                partial(app.notify, why, severity="warning", timeout=4),
-                writes=False,
-                why_not=why,
-            )
+            words = action.palette.replace("{task}", "").replace("  ", " ").strip()
+            title = " ".join(action.palette_title(task).split())  # "Mark  done": no task
+            yield _not_now(app, action, task, title, words)
         if available is not True:
             continue
         help_text = " · ".join(part for part in (_keys(app, action), action.palette_help) if part)
@@ -183,6 +178,24 @@ def board_commands(
             partial(runner.run_action, action.call),
             writes=action.writes,
         )
+
+
+def _not_now(
+    app: "KanbanApp", action: registry.Action, task: Task | None, title: str, words: str
+) -> BoardCommand:
+    """An action greyed out now, listed as such: its help is why, in its key's words
+    (`unavailable_because`), and choosing it only says that."""
+    marked = len(app.marked) if action.id in registry.BATCH else 0
+    why = registry.unavailable_because(action, read_only=app.read_only, task=task, marked=marked)
+    why = why[0].upper() + why[1:] + "."
+    return BoardCommand(
+        inert(f"{title} (not now)"),
+        words,
+        why,
+        partial(app.notify, why, severity="warning", timeout=4),
+        writes=False,
+        why_not=why,
+    )
 
 
 def _keys(app: "KanbanApp", action: registry.Action) -> str:

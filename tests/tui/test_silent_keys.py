@@ -6,6 +6,7 @@ said nothing of why)."""
 import hashlib
 from pathlib import Path
 
+import pytest
 from textual.command import CommandPalette
 from textual.widgets import DataTable
 
@@ -123,3 +124,48 @@ async def test_enter_on_an_empty_agents_table_says_there_is_no_row(tmp_path: Pat
         [said] = notes.warnings()
         assert said.startswith(f": {NO_AGENT_ROWS.format(window='24h')} Here "), said
         assert "w changes the window" in said and isinstance(app.screen, StatsScreen)
+
+
+@pytest.mark.parametrize("case", ["read-only", "cancelled"])
+async def test_the_palette_says_why_move_is_not_now(tmp_path: Path, case: str) -> None:
+    """ "move" typed in the palette on a read-only board, or for a cancelled task (no move leads
+    out), listed no move at all, and what it did list ("Mark … done with a human override (not
+    now)", a fuzzy match) said nothing of why the task cannot move."""
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("only one")
+        if case == "cancelled":
+            board.cancel(task.id)
+    app = KanbanApp(
+        path, poll_ms=30, clock=clock, operator="olivia", user_keymap={},
+        read_only=case == "read-only",
+    )  # fmt: skip
+    notes = Notes()
+    async with app.run_test(size=(100, 30), message_hook=notes) as pilot:
+        await loaded(pilot)
+        if case == "cancelled":
+            await pilot.press("z")  # unfold done and cancelled
+            view = app.board_screen.board
+            while view.active_status != t.CANCELLED:
+                await pilot.press("l")
+        await until(pilot, lambda: app.selected_task() is not None)
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"move to another")  # the one entry it names
+        why = {
+            "read-only": "Move: the board is open read-only.",
+            "cancelled": f"Move: {task.id} is cancelled: the transition table has no move "
+            "from there.",
+        }[case]
+        await until(pilot, lambda: f"Move {task.id} (not now)" in screen_text(app))
+        await until(pilot, lambda: why in " ".join(screen_text(app).split()))
+        assert "No matches found" not in screen_text(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: notes.warnings())
+        assert notes.warnings() == [f": {why}"]
+        status = t.CANCELLED if case == "cancelled" else t.TODO
+        with Board(path, read_only=True) as reader:
+            assert reader.get_task(task.id).status == status
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
