@@ -266,8 +266,7 @@ class KanbanApp(App[None]):
             and self.board_screen.board.active.collapsed
             and (self.state.counts.get(column) or action.in_column)
         ):
-            fold = registry.BY_ID["board.fold"]
-            unfold = keymap.key_names(fold, keymap.operator_keymap(self))[0]
+            unfold = keymap.first_key("board.fold", keymap.operator_keymap(self))
         # The node that bound the key may know why better than the registry's sentence can (the
         # drawer: what its task's checkout is, for the editor and the shell).
         explain = getattr(active.node, "why_not", None)

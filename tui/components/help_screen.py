@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .. import registry
-from ..keymap import key_names, key_text, operator_keymap
+from ..keymap import first_key, key_text, operator_keymap
 from . import tcss
 
 FILTER_HELP = (
@@ -37,7 +37,7 @@ class ScrolledDialog(ModalScreen[None]):
         remapped = operator_keymap(self.app)
 
         def first(step: str) -> str:
-            return key_names(registry.BY_ID[f"{self.KEYS}.{step}"], remapped)[0]
+            return first_key(f"{self.KEYS}.{step}", remapped)
 
         return (
             f"{first('down')}/{first('up')} scroll · {first('page_down')}/{first('page_up')} "
