@@ -9,9 +9,10 @@ route. The shapes: docs/architecture.md#http-envelopes
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from boardlib.errors import HTTP_STATUS, BoardError, Reason, ServerReason
 from boardlib.naming import camel
@@ -27,6 +28,10 @@ INVALID_REQUEST = "invalid request"
 RESERVED_KEYS = frozenset({"ok", "error", "reason", "message", "details"})
 
 
+def status_of(error: BoardError) -> int:
+    return HTTP_STATUS.get(error.reason, 500)
+
+
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """How one route answers a refusal: its style, the seed's fixed 404 text (when it has one)
@@ -35,15 +40,30 @@ class Envelope:
     style: Style = "plain"
     not_found: str | None = None
     invalid: str = INVALID_BODY
-    # Reasons this route answers as `{ok: false, error: <text>}` whatever its style, with the
-    # seed's spelling (the deps route's `task_dependency_cycle`).
-    ok_forms: tuple[tuple[Reason, str], ...] = ()
+    # The refusals this route answers as `{ok: false, error: <text>}` whatever its style, in the
+    # seed's words: keyed by the board's reason (the deps route's `task_dependency_cycle`), or
+    # by HTTP status for every reason answered with it (the claim's 409 is `conflict`, whichever
+    # rule refused it: the seed names no other). A reason's entry wins over its status's.
+    ok_forms: tuple[tuple[Reason | int, str], ...] = ()
+
+    def seed_word(self, error: BoardError) -> str | None:
+        forms = dict(self.ok_forms)
+        return forms.get(error.reason, forms.get(status_of(error)))
+
+    def words(self) -> dict[int, tuple[str, ...]]:
+        """The `error` values of each status keyed in `ok_forms` (its own word, and those of the
+        reasons keyed that answer with it): what the route's OpenAPI document enumerates."""
+        words = {key: [word] for key, word in self.ok_forms if isinstance(key, int)}
+        for key, word in self.ok_forms:
+            if isinstance(key, Reason) and HTTP_STATUS.get(key) in words:
+                words[HTTP_STATUS[key]].append(word)
+        return {status: tuple(sorted(set(spelled))) for status, spelled in words.items()}
 
     def style_for(self, error: BoardError) -> Style:
-        return "reason" if error.reason in dict(self.ok_forms) else self.style
+        return "reason" if self.seed_word(error) is not None else self.style
 
     def error_text(self, error: BoardError) -> str:
-        spelled = dict(self.ok_forms).get(error.reason)
+        spelled = self.seed_word(error)
         if spelled is not None:
             return spelled
         if self.style == "reason":
@@ -62,10 +82,14 @@ def envelope(
     *,
     not_found: str | None = None,
     invalid: str = INVALID_BODY,
-    ok_forms: dict[Reason, str] | None = None,
+    ok_forms: dict[Reason | int, str] | None = None,
 ) -> Callable[[F], F]:
     """Declare the refusal envelope of the decorated endpoint."""
-    spec = Envelope(style, not_found, invalid, tuple((ok_forms or {}).items()))
+    return declare(Envelope(style, not_found, invalid, tuple((ok_forms or {}).items())))
+
+
+def declare(spec: Envelope) -> Callable[[F], F]:
+    """Declare `spec`, an envelope a route also chooses per request (`request.state.envelope`)."""
 
     def mark(endpoint: F) -> F:
         setattr(endpoint, ENVELOPE_ATTRIBUTE, spec)
@@ -155,10 +179,6 @@ ENDIANNESS = {"LE": "little-endian", "BE": "big-endian"}
 TOO_DEEP = "malformed JSON: nested too deeply to read"
 
 
-def status_of(error: BoardError) -> int:
-    return HTTP_STATUS.get(error.reason, 500)
-
-
 def http_refusal(reason: str, message: str, spec: Envelope, **details: Any) -> dict[str, Any]:
     """A refusal the server makes itself, the board never having judged the request, in the
     route's envelope as the board's own refusals are (`refusal_body`)."""
@@ -245,30 +265,43 @@ DESCRIPTIONS = {
 }
 
 
+@cache
+def seed_refusal(words: tuple[str, ...]) -> type[BaseModel]:
+    """`Refusal` whose `error` is one of `words` (an `Envelope.words()` entry): one model, and
+    one schema name (`RefusalConflict`), per set of words, whichever routes answer it."""
+    name = "Refusal" + "".join(camel(word)[:1].upper() + camel(word)[1:] for word in words)
+    error: Any = Literal[words]  # Literal[("a", "b")] is Literal["a", "b"]
+    made: type[BaseModel] = create_model(name, __base__=Refusal, error=(error, ...))
+    made.__doc__ = f"`{{ok: false, error}}`, `error` in seed 003's words: {', '.join(words)}."
+    return made
+
+
 def error_responses(
-    style: Style,
+    declared: Style | Envelope,
     *codes: int,
-    ok_codes: tuple[int, ...] = (),
     either_codes: tuple[int, ...] = (),
 ) -> dict[int | str, Any]:
-    """The `responses=` of a route: its own refusal codes in its style, plus those every route
-    shares: 400 (a body, query or path parameter the board refuses: an id is one too), 401,
-    403 (a request a browser marks as cross-site), 413, 415, 500, 503."""
+    """The `responses=` of a route: its own refusal codes in its style (given as the route's
+    `Envelope`, a status it answers in the seed's words is that `seed_refusal`), plus those every
+    route shares: 400 (a body, query or path parameter the board refuses: an id is one too),
+    401, 403 (a request a browser marks as cross-site), 413, 415, 500, 503."""
+    spec = declared if isinstance(declared, Envelope) else Envelope(declared)
+    style, words = spec.style, spec.words()
     refusal = Refusal if style != "plain" else ErrorBody
     shared = {400, 401, 403, 413, 415, 500, 503}
     out: dict[int | str, Any] = {}
     for code in sorted(set(codes) | shared):
         if code == 400:
-            model: type[BaseModel] = InvalidBody
+            model: Any = InvalidBody
         elif code in (401, 413, 415, 500, 503):
             model = ErrorBody
+        elif code in words:
+            model = seed_refusal(words[code])
         else:
-            model = Refusal if code in ok_codes else refusal
+            model = refusal
         if code == 403 and style != "plain":  # the board's refusal, or the browser guard's
-            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
-            continue
-        if code in either_codes:  # the route answers in one form or the other (PATCH's 404)
-            out[code] = {"model": Refusal | ErrorBody, "description": DESCRIPTIONS[code]}
-            continue
+            model = Refusal | ErrorBody
+        elif code in either_codes:  # the route answers in one form or the other (PATCH's 404)
+            model = (model if model is not ErrorBody else Refusal) | ErrorBody
         out[code] = {"model": model, "description": DESCRIPTIONS[code]}
     return out

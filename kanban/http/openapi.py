@@ -12,7 +12,9 @@ The board's REST surface: seed 003's Board API route for route, plus the lease p
 (claim-next, heartbeat, complete, review...) and a live change feed.
 
 **Envelopes.** Refusals answer `{ok: false, error}` (claim, status changes, workspace actions)
-or `{error}` as each route documents, always with the board's `reason`. A 400 carries
+or `{error}` as each route documents, always with the board's `reason`. Where seed 003 names a
+route's `error` values (the claim's `conflict`...), its schema enumerates them and `reason`
+keeps the board's more precise one (`unmet_dependencies`). A 400 carries
 `details: {formErrors, fieldErrors}`. **A 409 is data, not a transient error: do not retry it.**
 503 (busy) is the one refusal to retry, after `Retry-After` seconds.
 

@@ -33,7 +33,7 @@ from tests.http.conftest import TOKENS, Api, live_server, serving, token_book
 
 # The lease verbs, and seed 003's claim by id.
 VERBS = [*sorted(route.path.rsplit("/", 1)[1] for route in lease.router.routes), "claim"]  # type: ignore[attr-defined]
-TASK_IDS = ["TASK-1", "TASK-2", "TASK-3", "TASK-4", "TASK-5", "TASK-6", "TASK-99", "task-1", " "]
+TASK_IDS = [*(f"TASK-{n}" for n in range(1, 8)), "TASK-99", "task-1", " "]
 NAMES = ["alice", "bob", "carol", "ops", ""]
 KEYS = [
     "agent",
@@ -167,12 +167,14 @@ def lane_in(app: Any) -> LeaseFastLane | None:
 
 
 def seed(api: Api) -> None:
-    """Six tasks: four todo, one held by alice, one of alice's in review."""
+    """Seven tasks: four todo, one held by alice, one of alice's in review, and a todo waiting
+    on the first (its claim is the seed's `conflict`, `unmet_dependencies` in `reason`)."""
     for n in range(4):
         api.create(f"task {n}", priority=n % 2)
     held = api.claimed("alice", title="held")
     assert api.client.post(f"/api/board/{held['id']}/complete", json={"agent": "alice"}).is_success
     api.claimed("alice", title="in progress")
+    api.create("waiting", dependsOn=["TASK-1"])
 
 
 def board_state(api: Api) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -238,6 +240,31 @@ def test_the_fast_lane_answers_every_lease_request_as_fastapi_does(
     # A floor, not an expectation: CI once drew exactly 20 plain requests of 300.
     least = examples(300) // 50  # 6 of CI's 300 examples, 1 of the fast loop's 75
     assert lane.answered > least and lane.handed_on > least, (lane.answered, lane.handed_on)
+
+
+def test_a_claim_waiting_on_dependencies_is_refused_alike_on_and_off_the_lane(
+    twins: tuple[Api, Api],
+) -> None:
+    """The lane answers the claim in the route's envelope as FastAPI does: seed 003's `conflict`,
+    the board's `unmet_dependencies` in `reason`, byte for byte; neither board changes."""
+    fast, slow = twins
+    lane = lane_of_app(fast)
+    assert lane is not None
+    request = {
+        "method": "POST", "verb": "claim", "task_id": "TASK-7",
+        "body": b'{"assigneeAgentId": "bob"}', "content_type": "application/json",
+        "chunked": False, "token": "bob", "advance_ms": 0, "browser": {}, "padding": 0,
+    }  # fmt: skip
+    before = board_state(fast)
+    answered = lane.answered
+    on_lane = send(fast, request)
+    assert lane.answered == answered + 1
+    assert on_lane == send(slow, request)
+    status, _headers, body = on_lane
+    refusal = json.loads(body)
+    assert status == 409
+    assert (refusal["error"], refusal["reason"]) == ("conflict", "unmet_dependencies")
+    assert board_state(fast) == board_state(slow) == before
 
 
 def test_plain_claims_are_answered_by_the_lane_and_a_bad_body_by_fastapi(tmp_path: Path) -> None:

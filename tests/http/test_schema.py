@@ -177,7 +177,23 @@ def test_the_document_declares_every_route_and_error_shape(api_schema: object, l
         if "requestBody" in paths[path][method]:
             assert {"400", "413"} <= set(responses), (method, path)
     claim = paths["/api/board/{task_id}/claim"]["post"]["responses"]
-    assert claim["409"]["content"]["application/json"]["schema"]["$ref"].endswith("/Refusal")
     assert claim["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/InvalidBody")
+    # Seed 003's `error` words, enumerated where its routes enumerate them.
+    schemas = document["components"]["schemas"]
+
+    def words(path: str, method: str, status: str) -> set[str]:
+        schema = paths[path][method]["responses"][status]["content"]["application/json"]["schema"]
+        refs = [schema["$ref"]] if "$ref" in schema else [one["$ref"] for one in schema["anyOf"]]
+        assert refs[1:] in ([], ["#/components/schemas/ErrorBody"]), refs
+        error = schemas[refs[0].rsplit("/", 1)[1]]["properties"]["error"]
+        assert schemas[refs[0].rsplit("/", 1)[1]]["properties"]["ok"]["const"] is False
+        return {error["const"]} if "const" in error else set(error["enum"])
+
+    assert words("/api/board/{task_id}/claim", "post", "404") == {"not_found"}
+    assert words("/api/board/{task_id}/claim", "post", "409") == {"conflict"}
+    assert words("/api/board/{task_id}", "patch", "404") == {"not_found"}
+    assert words("/api/board/{task_id}", "patch", "409") == {
+        "illegal_transition", "verification_required",
+    }  # fmt: skip
     assert "204" in paths["/api/board/claim-next"]["post"]["responses"]
     assert "text/event-stream" in paths["/api/board/events"]["get"]["responses"]["200"]["content"]

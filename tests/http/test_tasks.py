@@ -467,7 +467,7 @@ def test_claim_of_a_task_waiting_on_dependencies_is_409(api: Api) -> None:
     waiting = api.create("second", dependsOn=[blocker["id"]])
     answer = api.client.post(f"/api/board/{waiting['id']}/claim", json={"assigneeAgentId": "a"})
     assert answer.status_code == 409
-    assert answer.json()["error"] == "unmet_dependencies"
+    assert (answer.json()["error"], answer.json()["reason"]) == ("conflict", "unmet_dependencies")
     assert answer.json()["unmet"] == [blocker["id"]]
 
 
@@ -959,7 +959,7 @@ def test_patch_honours_a_quoted_epoch(api: Api) -> None:
     task = api.claimed("alice")
     before = api.fingerprint()
     stale = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 0})
-    assert stale.status_code == 409 and stale.json()["error"] == "stale_claim"
+    assert stale.status_code == 409 and stale.json()["reason"] == "stale_claim"
     assert api.fingerprint() == before
     moved = api.client.patch(f"/api/board/{task['id']}", json={"status": "todo", "epoch": 1})
     assert moved.status_code == 200 and api.stored(task["id"]).status == "todo"

@@ -26,7 +26,7 @@ from ..bodies import (
     UpdateTaskBody,
 )
 from ..deps import Who
-from ..envelopes import INVALID_QUERY, Envelope, envelope, error_responses
+from ..envelopes import INVALID_QUERY, Envelope, declare, envelope, error_responses
 from ..pages import PageCache
 from ..replies import (
     CancelledList,
@@ -184,13 +184,36 @@ def get_task(task_id: TaskId, who: Who) -> JSONResponse:
     )
 
 
+# Seed 003 names four `error` values for the claim and a status change: 404 is `not_found`,
+# any 409 of a claim is `conflict` (not claimable: dependencies unmet too), any 409 of a move
+# `illegal_transition` but the done-gate's (a spent budget, a lapsed lease, a stale `epoch`
+# too). The board's own reason stays in `reason`; 400, 403 and the statuses the seed's routes
+# never answer (429, 503...) keep theirs in `error` as well.
+NOT_FOUND = (404, Reason.NOT_FOUND.value)
+CLAIM = Envelope("reason", ok_forms=(NOT_FOUND, (409, Reason.CONFLICT.value)))
+STATUS_CHANGE = Envelope(
+    "reason",
+    ok_forms=(
+        NOT_FOUND,
+        (409, Reason.ILLEGAL_TRANSITION.value),
+        (Reason.VERIFICATION_REQUIRED, Reason.VERIFICATION_REQUIRED.value),
+    ),
+)
+DEPS = Envelope(
+    "plain",
+    not_found="task not found",
+    ok_forms=((Reason.DEPENDENCY_CYCLE, "task_dependency_cycle"),),
+)
+FIELD_EDIT = Envelope("plain", not_found="task not found")
+
+
 @router.post(
     "/{task_id}/claim",
     response_model=None,
-    responses={200: {"model": TaskReply}, **error_responses("reason", 403, 404, 409)},
+    responses={200: {"model": TaskReply}, **error_responses(CLAIM, 403, 404, 409)},
     summary="Atomically claim a todo task (409 is data: do not retry)",
 )
-@envelope("reason")
+@declare(CLAIM)
 def claim(task_id: TaskId, body: ClaimBody, who: Who) -> JSONResponse:
     agent = who.agent(body.assignee_agent_id, field="assigneeAgentId")
     if who.identity.roles:
@@ -204,20 +227,16 @@ def claim(task_id: TaskId, body: ClaimBody, who: Who) -> JSONResponse:
     return reply({"ok": True, "task": task.to_json()})
 
 
-STATUS_CHANGE = Envelope("reason")
-FIELD_EDIT = Envelope("plain", not_found="task not found")
-
-
 @router.patch(
     "/{task_id}",
     response_model=None,
     responses={
         200: {"model": TaskReply},
-        **error_responses("reason", 403, 404, 409, either_codes=(404,)),
+        **error_responses(STATUS_CHANGE, 403, 404, 409, either_codes=(404, 409)),
     },
     summary="Transition status (verification-gated) and/or edit metadata, in one transaction",
 )
-@envelope("reason")
+@declare(STATUS_CHANGE)
 def update_task(
     request: Request,
     task_id: TaskId,
@@ -264,17 +283,10 @@ def add_comment(task_id: TaskId, body: CommentBody, who: Who) -> JSONResponse:
 @router.post(
     "/{task_id}/deps",
     response_model=None,
-    responses={
-        200: {"model": Ok},
-        **error_responses("plain", 403, 404, 409, ok_codes=(409,)),
-    },
+    responses={200: {"model": Ok}, **error_responses(DEPS, 403, 404, 409, either_codes=(409,))},
     summary="Link a dependency: the task waits until dependsOnTaskId is done",
 )
-@envelope(
-    "plain",
-    not_found="task not found",
-    ok_forms={Reason.DEPENDENCY_CYCLE: "task_dependency_cycle"},
-)
+@declare(DEPS)
 def link_dependency(task_id: TaskId, body: LinkDepBody, who: Who) -> JSONResponse:
     task = who.board.link_dependency(task_id, body.depends_on_task_id, actor=who.actor)
     return reply({"ok": True, "task": task.to_json()})
