@@ -24,12 +24,13 @@ from .records import LAND_STRATEGIES, Record, Task
 
 if TYPE_CHECKING:
     from .board import Board
-    from .payloads import CommentAdded, TaskLanded
+    from .payloads import CommentAdded, TaskLanded, WorkspaceUpdated
     from .store.base import Row, Tx
 
 T = TypeVar("T")
 
 LAND_VERB = "land"
+ABANDON_ACTION = "land_abandoned"  # the audit row of an operator's "won't land" decision
 DEFAULT_LEASE_MS = 30_000
 REFUSAL_MESSAGE_MAX = 1000  # characters of a refusal's message kept for the inbox
 
@@ -118,6 +119,28 @@ def may_land_reviewed(task: Task) -> bool:
     """Whether `check_reviewed` lets the task's work land: what a surface offers Land for, so
     the offer and the board's answer cannot disagree."""
     return unreviewed_refusal(task) is None
+
+
+def check_abandonable(task: Task, actor: str) -> None:
+    """Refuse a "won't land" decision (nothing is written) unless an operator takes it on done
+    work that has not landed: in review it is a reject, landed or dropped there is nothing to
+    decide."""
+    if not is_operator(actor):
+        raise BoardError(
+            Reason.OPERATOR_ONLY,
+            f"cannot decide that {task.id} won't land as {actor}: only an operator does; ask a "
+            "person",
+            actor=actor,
+        )
+    check_reviewed(task)
+    if task.status != t.DONE:
+        raise BoardError(
+            Reason.INVALID_STATE,
+            f"cannot decide that {task.id} won't land: it is {task.status}, not done; reject it "
+            "instead, back to its builder",
+            id=task.id,
+            current=task.status,
+        )
 
 
 # -- who holds a place in a queue ---------------------------------------------------------------
@@ -400,6 +423,48 @@ class LandQueue:
 
         return self._write(work)
 
+    def record_abandoned(
+        self, task_id: str, *, actor: str, reason: str, workspace_id: str, kept: str | None
+    ) -> Task:
+        """An operator's "won't land": the workspace archived (its event says why), the standing
+        refusal cleared and an audit row (the verdict kept, as a human override's), in one
+        transaction; the task keeps its status, so the inbox no longer lists it. Refused, nothing
+        written, when the task may no longer be abandoned or a landing of it is under way."""
+
+        def work(tx: "Tx") -> Task:
+            now = self.board.now()
+            task = self.board._load(tx, task_id)
+            check_abandonable(task, actor)
+            entry = tx.land_queue_entry_of_task(task_id)
+            if entry is not None and not QueueEntry.from_row(entry).dead(now):
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{task_id} is being landed by {entry['lander']} ({entry['id']}); decide "
+                    "once that landing ends",
+                    id=task_id,
+                    entry=entry["id"],
+                )
+            row = tx.workspace(workspace_id)
+            assert row is not None
+            why = f"won't land, decided by {actor}: {reason}"
+            tx.update_workspace(workspace_id, {"status": "archived", "last_used_at": now})
+            data: WorkspaceUpdated = {"workspace_id": workspace_id, "status": "archived",
+                                      "reason": why}  # fmt: skip
+            if row["status"] != "archived":
+                data["from"] = row["status"]
+            self.board._emit(tx, EventKind.WORKSPACE_UPDATED, task, actor, now, data)
+            tx.delete_land_refusal(task_id)
+            branch = row["branch"] or "its branch"
+            where = f"its work kept on {branch} at {kept[:12]}" if kept else "no branch left"
+            tx.insert_audit(
+                task_id=task_id, actor=actor, action=ABANDON_ACTION, from_status=task.status,
+                to_status=task.status, verdict_overridden=task.verification,
+                detail=f"{why}; {where}", now=now, tenant=task.tenant_id,
+            )  # fmt: skip
+            return task
+
+        return self._write(work)
+
     # -- the record -----------------------------------------------------------------------------
 
     def record_landed(
@@ -416,6 +481,7 @@ class LandQueue:
         entry: QueueEntry | None = None,
         unverified: str | None = None,
         recovered_by: str | None = None,
+        already_on: bool = False,
     ) -> Task:
         """Record that `commit` carries the task's work on `into`: the `landed_*` columns, one
         `task_landed` event and an audit row, the queue row removed, all in one transaction.
@@ -426,7 +492,9 @@ class LandQueue:
         `unverified` says why it landed without verification ("no verify command; why: ...",
         the operator's reason): in the event and the audit. `recovered_by`: the actor whose
         call completed the landing of `entry`, whose lander died after moving the branch (the
-        event and the audit say so, and when that landing started)."""
+        event and the audit say so, and when that landing started). `already_on`: `commit` is the
+        base's tip, found holding the task's change already (nothing moved, so nothing was on
+        the branch for this landing: the task must still be landable, checked here)."""
         from .board import _import_models_before_the_turn, _with_review
 
         if approve:  # the verdict is read and extended inside; landing done work reads none
@@ -439,6 +507,9 @@ class LandQueue:
                 tx.delete_land_queue_entry(entry.id, entry.holder)
             if task.landed_commit == commit:
                 return task
+            if already_on:  # nothing of this call is on the branch: refuse as a landing would
+                check_reviewed(task)
+                check_epoch(task, LAND_VERB, epoch)
             landed = {
                 "landed_commit": commit,
                 "landed_into": into,
@@ -464,6 +535,9 @@ class LandQueue:
                     f"; completed by recovery by {recovered_by}: the landing{started} crashed "
                     "after moving the branch"
                 )
+            if already_on:
+                data["already_on"] = True
+                recovered += f"; its change was already on {into}, nothing moved"
             if unverified:
                 data["unverified"] = True
                 data["unverified_detail"] = unverified  # the history tells it, not only the audit

@@ -90,6 +90,8 @@ def _landed(event: Event) -> str:
     commit = str(data.get("landed_commit") or "?")[:7]
     into = data.get("landed_into") or "?"
     how = "approved and landed" if data.get("to") == "done" else "landed"
+    if data.get("already_on"):  # nothing moved: the base's tip held the change already
+        how += " (found already on the branch)"
     again = " (recovered after a crash)" if data.get("recovered") else ""
     by, started = data.get("recovered_by"), data.get("started_at")
     if by:  # older events do not say by whom, nor when

@@ -183,6 +183,7 @@ TaskLanded = TypedDict(
         "started_at": NotRequired[int],  # ...when the landing that crashed joined its queue
         "unverified": NotRequired[bool],  # an operator landed it without a verify command
         "unverified_detail": NotRequired[str],  # "no verify command; why: <the operator's words>"
+        "already_on": NotRequired[bool],  # the base held the change already: nothing moved
     },
 )
 

@@ -31,6 +31,7 @@ from ..inert import inert
 from ..landings import (
     LandQueue,
     QueueEntry,
+    check_abandonable,
     check_landable,
     check_reviewed,
     holder_token,
@@ -48,7 +49,7 @@ from .gate import (
 )
 from .layout import branch_name, branch_slot, elsewhere, slot_board
 from .lock import WorktreeLock
-from .results import DONE_SYNC, REPLAYED, REVIEW_SYNC, GitFailure, name_files
+from .results import ALREADY_ON, DONE_SYNC, REPLAYED, REVIEW_SYNC, GitFailure, name_files
 
 if TYPE_CHECKING:
     from .manager import Worktrees
@@ -160,9 +161,25 @@ class LandResult(Record):
     checkouts: list[str] = field(default_factory=list)  # checkouts of the base fast-forwarded
     archived: bool = False  # worktree removed and task branch deleted
     recovered: bool = False  # an earlier, interrupted landing of this task was found landed
+    already_on: bool = False  # the base's tip held the change already: recorded there, not moved
     entry: str | None = None  # the queue entry (LAND-n)
     waited_ms: int = 0  # in the branch's queue
     elapsed_ms: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonResult(Record):
+    """An operator's "won't land" decision: the task as it is (its status kept), its worktree
+    archived and the branch that keeps its work (`commit` its tip; `committed` when the
+    uncommitted part was committed there first), never deleted."""
+
+    task: Task
+    reason: str
+    branch: str | None = None
+    commit: str | None = None
+    committed: bool = False
+    archived: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -621,9 +638,13 @@ class Lander:
             shown = name_files(files)
             return done(state=CONFLICTS, summary=f"conflicts with {into_name} in {shown}{moved}",
                         conflicts=files, **common)  # fmt: skip
-        if merged.tree == landgit.tree_of(repo, tip):  # as the landing itself refuses it
-            summary = f"cannot land {task_id}: its change is already on {into_name}"
-            return done(state=UNAVAILABLE, why="empty", summary=summary, **common)
+        if merged.tree == landgit.tree_of(repo, tip):  # whatever the strategy: nothing would move
+            summary = (
+                f"its change is already on {into_name}@{_short(tip)}: landing records it as "
+                f"landed there, and {into_name} does not move"
+            )
+            return done(state=CLEAN, why=ALREADY_ON, merged_tree=merged.tree, summary=summary,
+                        **common)  # fmt: skip
         summary = f"lands cleanly onto {into_name}@{_short(tip)}{moved}"
         if strategy != "rebase":
             return done(state=CLEAN, merged_tree=merged.tree, summary=summary, **common)
@@ -706,9 +727,18 @@ class Lander:
     def _build(
         self, source: _Source, tip: str, strategy: str, actor: str, tip_tree: str | None = None
     ) -> _Built:
-        """The commit that would carry the work on `tip`, made in memory."""
+        """The commit that would carry the work on `tip`, made in memory. A change the tip holds
+        already raises `_already_on`, whatever the strategy: a replay that conflicts on the way
+        to a tree the tip has would move nothing either."""
         if strategy == "rebase":
-            return self._replay(source, tip)
+            try:
+                return self._replay(source, tip)
+            except BoardError as error:
+                if error.details.get("why") != REPLAYED or not self._holds_change(
+                    source, tip, tip_tree or landgit.tree_of(source.repo, tip)
+                ):
+                    raise
+                raise self._already_on(source, tip) from None
         return self._commit(source, tip, self._merged_tree(source, tip, tip_tree), strategy, actor)
 
     def _merged_tree(self, source: _Source, tip: str, tip_tree: str | None = None) -> str:
@@ -738,11 +768,7 @@ class Lander:
                 raise self._conflict(source, tip, merged.conflicts, "")
             tree = merged.tree
         if tree == (tip_tree or landgit.tree_of(repo, tip)):
-            raise not_landable(
-                f"cannot land {source.task.id}: its change is already on {source.into}",
-                "empty",
-                id=source.task.id,
-            )
+            raise self._already_on(source, tip)
         return tree
 
     def _commit(self, source: _Source, tip: str, tree: str, strategy: str, actor: str) -> _Built:
@@ -787,12 +813,19 @@ class Lander:
             current = landgit.commit_tree(repo, merged.tree, (current,), message, author=author)
             tree = merged.tree
         if current == tip:
-            raise not_landable(
-                f"cannot land {source.task.id}: its change is already on {source.into}",
-                "empty",
-                id=source.task.id,
-            )
+            raise self._already_on(source, tip)
         return _Built(current, tree, tip)
+
+    @staticmethod
+    def _already_on(source: _Source, tip: str) -> BoardError:
+        """The change is on `tip` already: not a refusal of `land`, which records the task as
+        landed there (`_record_already_on`); raised from a build so every path finds it."""
+        return not_landable(
+            f"{source.task.id}'s change is already on {source.into}@{_short(tip)}",
+            ALREADY_ON,
+            id=source.task.id,
+            base_tip=tip,
+        )
 
     # -- the checkouts of the base --------------------------------------------------------------
 
@@ -1150,6 +1183,12 @@ class Lander:
             )
         unverified = None
         if source.verify is None or source.verify.command is None:
+            found = landgit.tip_and_tree(source.repo, source.ref)
+            if found is not None and self._holds_change(source, *found):
+                # nothing would move (landed another way): no verify command to ask for
+                return self._record_already_on(
+                    source, found[0], strategy, actor, approve, epoch, keep, dry_run, started
+                )
             if not allow_unverified:
                 raise BoardError(
                     Reason.VERIFICATION_REQUIRED,
@@ -1163,9 +1202,65 @@ class Lander:
             unverified = "no verify command"
             if reason:
                 unverified += f"; why: {one_line(reason, 500)}"
-        if dry_run:
-            return self._dry_run(source, strategy, actor, started)
-        return self._land(source, strategy, actor, approve, epoch, keep, unverified, started)
+        try:
+            if dry_run:
+                return self._dry_run(source, strategy, actor, started)
+            return self._land(source, strategy, actor, approve, epoch, keep, unverified, started)
+        except BoardError as error:  # the base took the same change meanwhile
+            tip = error.details.get("base_tip")
+            if error.details.get("why") != ALREADY_ON or not isinstance(tip, str):
+                raise
+            return self._record_already_on(
+                source, tip, strategy, actor, approve, epoch, keep, dry_run, started
+            )
+
+    def _holds_change(self, source: _Source, tip: str, tip_tree: str) -> bool:
+        """Whether `tip` holds the task's change already: the work merged as one change onto it
+        leaves its tree as it is. A change only partly there merges as usual (not this); a
+        conflict is the landing's to report. Decided on the whole change whatever the strategy:
+        a replay that conflicts on the way to a tree the base has already moves nothing either."""
+        if tip == source.provisioned:
+            return False  # `_source` refused a worktree holding no change
+        try:
+            self._merged_tree(source, tip, tip_tree)
+        except BoardError as error:
+            return error.details.get("why") == ALREADY_ON
+        return False
+
+    def _record_already_on(
+        self,
+        source: _Source,
+        tip: str,
+        strategy: str,
+        actor: str,
+        approve: bool,
+        epoch: int | None,
+        keep: bool,
+        dry_run: bool,
+        started: float,
+    ) -> LandResult:
+        """The change is on `tip` already: record the task as landed in `tip` (one `task_landed`
+        event saying so, `already_on`; approved too from in_review) and archive its worktree as
+        a landing does. Nothing moves, so nothing is verified. A dry run says so, writing
+        nothing."""
+        repo, warnings = source.repo, list[str]()
+        tree = landgit.tree_of(repo, tip)
+        task, archived = source.task, False
+        if not dry_run:
+            task = self.queue.record_landed(
+                task.id, commit=tip, into=source.into, strategy=strategy, actor=actor,
+                approve=approve, old_tip=tip, epoch=epoch, already_on=True,
+            )  # fmt: skip
+            self._step("recorded", commit=tip)
+            if not keep:
+                archived = self._archive(source, _Built(tip, tree, tip), actor, warnings)
+            self._step("archived", archived=archived)
+        return LandResult(
+            task=self.board.get_task(task.id) if archived else task, landed=not dry_run,
+            dry_run=dry_run, into=source.into, strategy=strategy, commit=tip, base_before=tip,
+            tree=tree, archived=archived, already_on=True, warnings=warnings,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+        )  # fmt: skip
 
     def _dry_run(self, source: _Source, strategy: str, actor: str, started: float) -> LandResult:
         tip = landgit.rev(source.repo, source.ref)
@@ -1663,6 +1758,68 @@ class Lander:
             except RuntimeError:  # no new thread (the interpreter is shutting down): here, then
                 self._empty_trash(repo)
         return True
+
+    def abandon(self, task_id: str, *, actor: str, reason: str | None) -> AbandonResult:
+        """An operator's "won't land" for done work that never will (its verify command fails on
+        the merged tree, say): the worktree's uncommitted part committed to the task branch, the
+        checkout removed, the branch kept (the work is not lost: `git diff main...BRANCH`, or a
+        later `land` from it), the workspace archived with the reason, the standing refusal
+        cleared and the decision audited (`land_abandoned`), so the inbox no longer lists it. The
+        base is never touched. Refusals (`operator_only`, `invalid_state`, `not_landable`,
+        `conflict`) write nothing."""
+        from ..validation import name as valid_name
+        from ..validation import text as valid_text
+
+        actor = valid_name(actor, "actor")
+        said = valid_text(reason, "reason", limit=500, required=True)
+        assert said is not None
+        check_abandonable(self.board.get_task(task_id), actor)
+        _, ws = self._workspace_of(task_id)
+        self._check_here(ws)
+        trees, repo = self.trees, Path(ws.repo_path)
+        committed, archived, warnings = False, False, list[str]()
+        branch = ws.branch or branch_name(task_id)
+        alive = os.path.lexists(repo / ".git")
+        with trees._lock(repo, task_id, "abandon the landing of"):
+            task, ws = self._workspace_of(task_id)
+            check_abandonable(task, actor)
+            entry = self.queue.entry_of_task(task_id)
+            if entry is not None and not entry.dead(self.board.now()):
+                raise BoardError(
+                    Reason.CONFLICT,
+                    f"{task_id} is being landed by {entry.lander} ({entry.id}); decide once "
+                    "that landing ends",
+                    id=task_id,
+                )
+            path, problem = trees._checkout(ws, ours=True) if alive else (None, None)
+            if problem:
+                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+            if ws.status == "active" and path is not None:
+                if gitrepo.current_branch(path) != branch:
+                    raise BoardError(
+                        Reason.CONFLICT,
+                        f"cannot archive the worktree of {task_id}: it is not on {branch}",
+                        id=task_id,
+                    )
+                message = f"kanban: {task_id} work kept, won't land: {one_line(said, 200)}"
+                committed = gitrepo.commit_all(path, message) is not None
+                with trees._repo_lock(repo, f"archive {task_id}, which won't land"):
+                    trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
+                    landgit.remove_checkout(repo, path, trash=trash)
+                    trees.layout.remove_tree(repo, task_id, slot_board(task_id, ws.branch))
+                archived = True
+            elif ws.status == "active" and alive:
+                gitrepo.prune(repo)  # deleted by hand: git still lists it, prunable
+            kept = landgit.branch_tip(repo, branch) if alive else None
+            task = self.queue.record_abandoned(
+                task_id, actor=actor, reason=said, workspace_id=ws.id, kept=kept
+            )
+        if archived:
+            self._empty_trash(repo)
+        return AbandonResult(
+            task=task, reason=said, branch=branch if kept else None, commit=kept,
+            committed=committed, archived=archived, warnings=warnings,
+        )  # fmt: skip
 
     def _trash(self, repo: Path) -> Path:
         return self.trees.layout.repo_dir(repo) / ".trash"

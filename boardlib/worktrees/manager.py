@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ..board import Board
     from ..review import ReviewNote
     from .gitrepo import CheckoutStatus, DiffRead, RepoInfo
-    from .landing import Lander, LandingPreview, LandResult
+    from .landing import AbandonResult, Lander, LandingPreview, LandResult
     from .sync import SyncResult
 
 NO_ISOLATION_KINDS = frozenset({"research", "review"})
@@ -1530,6 +1530,10 @@ class Worktrees:
     def land(self, task_id: str, *, actor: str, **options: Any) -> "LandResult":
         """Land the task's reviewed work onto its base branch (`landing.Lander.land`)."""
         return self.lander().land(task_id, actor=actor, **options)
+
+    def abandon_landing(self, task_id: str, *, actor: str, reason: str | None) -> "AbandonResult":
+        """An operator's "won't land" for done work (`landing.Lander.abandon`)."""
+        return self.lander().abandon(task_id, actor=actor, reason=reason)
 
     def landing_preview(
         self, task_id: str, *, into: str | None = None, strategy: str = "squash"

@@ -43,6 +43,10 @@ CHECKOUT_STATES = (CHECKED_OUT, PAUSED, KEPT, CLEANED, MISSING)
 # rebase): the work as one change (squash, merge) may still merge.
 REPLAYED = "replayed"
 
+# The `why` of a preview (and a dry run's answer) whose change the base's tip holds already (landed
+# another way, cherry-picked): a landing records it as landed in that tip and moves nothing.
+ALREADY_ON = "already_on"
+
 # Who may sync handed-in work (`sync` refuses an agent: docs/landing.md), in the words a landing's
 # `merge_conflict` and the MCP hints both say, so no surface tells an agent to sync it.
 DONE_SYNC = "only an operator may sync done work"

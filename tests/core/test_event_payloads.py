@@ -42,7 +42,7 @@ STORED: dict[str, set[str]] = {
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},
     "task_landed": {
         "verb", "landedCommit", "landedInto", "strategy", "baseBefore", "from", "to", "fields",
-        "recovered", "recoveredBy", "startedAt", "unverified", "unverifiedDetail",
+        "recovered", "recoveredBy", "startedAt", "unverified", "unverifiedDetail", "alreadyOn",
     },
     "budget_changed": {"scope", "unit", "from", "to", "reason", "teamId"},
 }  # fmt: skip

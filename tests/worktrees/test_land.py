@@ -1094,15 +1094,16 @@ def test_the_preview_says_clean_behind_landed_or_why_not(land: LandEnv) -> None:
     none = land.board.create_task("no worktree")
     unavailable = land.trees.landing_preview(none.id)
     assert (unavailable.state, unavailable.why) == ("unavailable", "not_reviewed")
-    # The same change already on main (another task landed it) previewed "lands cleanly", and the
-    # landing then refused it as empty. They agree now.
+    # The same change already on main (another task landed it): the landing records it there
+    # (tests/worktrees/test_land_settled.py), and the preview says so.
     twin, _ = land.task_with({"same.txt": "same\n"})
-    land.commit_on_main("same.txt", "same\n", "the same change, landed another way")
+    tip = land.commit_on_main("same.txt", "same\n", "the same change, landed another way")
     already = land.trees.landing_preview(twin)
-    assert (already.state, already.why) == ("unavailable", "empty")
-    assert already.summary == f"cannot land {twin}: its change is already on main"
-    error = refused(land, twin, Reason.NOT_LANDABLE)
-    assert error.details["why"] == "empty"
+    assert (already.state, already.why) == ("clean", "already_on")
+    assert already.summary == (
+        f"its change is already on main@{tip[:7]}: landing records it as landed there, and main "
+        "does not move"
+    )
 
 
 @pytest.mark.slow  # a race, run for two seconds

@@ -1,0 +1,199 @@
+"""Work that can never land does not wait in the inbox for ever, on both backends with real
+repositories: a change the base holds already is recorded as landed in the base's tip (nothing
+moves), and done work an operator decides will not land is archived with its reason, branch kept.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from boardlib import BoardError, Reason
+from boardlib import attention as a
+from boardlib.events import EventKind, read
+from boardlib.narration import narrate
+from tests.worktrees.conftest import LandEnv, checkout_state, file_hashes, git
+from tests.worktrees.test_land import ANSWER, board_snapshot
+
+
+def inbox(land: LandEnv) -> list[tuple[str, str | None]]:
+    return [(item.kind, item.task_id) for item in land.board.inbox().items]
+
+
+def landed_events(land: LandEnv, task_id: str) -> list[dict[str, object]]:
+    events = land.board.events(task_id=task_id)
+    return [read(e.data) for e in events if e.kind == EventKind.TASK_LANDED]
+
+
+# -- the change is on the base already ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["squash", "rebase", "merge"])
+def test_a_change_already_on_main_is_recorded_there_and_leaves_the_inbox(
+    land: LandEnv, strategy: str
+) -> None:
+    """Found as the operator: someone landed the same change by hand, the task stayed
+    `unlanded: land` and every landing was refused `not_landable` ("already on main") until the
+    janitor collected the worktree a day later."""
+    task_id, path = land.task_with({"same.txt": "same\n"})
+    tip = land.commit_on_main("same.txt", "same\n", "the same change, cherry-picked")
+    assert inbox(land) == [(a.UNLANDED, task_id)]
+    before = checkout_state(land.repo), board_snapshot(land, task_id)
+    dry = land.trees.land(task_id, actor="bob", strategy=strategy, dry_run=True)
+    assert (dry.dry_run, dry.landed, dry.already_on, dry.commit) == (True, False, True, tip)
+    assert (checkout_state(land.repo), board_snapshot(land, task_id)) == before  # a question
+    result = land.trees.land(task_id, actor="bob", strategy=strategy)
+    assert (result.landed, result.already_on, result.commit, result.archived) == (
+        True, True, tip, True,
+    )  # fmt: skip
+    assert land.main() == tip  # main did not move: no empty commit, no merge of nothing
+    assert git(land.repo, "status", "--porcelain") == ""
+    task = land.board.get_task(task_id)
+    assert (task.landed_commit, task.landed_into, task.landed_by) == (tip, "main", "bob")
+    [data] = landed_events(land, task_id)
+    assert data["already_on"] is True and data["base_before"] == tip
+    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
+    assert "found already on the branch" in narrate(event)
+    assert inbox(land) == []
+    assert not path.exists()  # archived as after a landing
+    assert land.board.workspaces(task_id)[-1].status == "archived"
+    # landing twice changes nothing
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, actor="bob")
+    assert caught.value.details["why"] == "already_landed"
+
+
+def test_approve_and_land_of_a_change_on_main_approves_it_without_a_verify_command(
+    land: LandEnv,
+) -> None:
+    """Nothing moves, so nothing is verified: no verify command is asked for, and a task in
+    review is approved in the same decision, as any approve-and-land."""
+    task_id, _ = land.task_with({"same.txt": "same\n"}, verify=None, finish="review")
+    tip = land.commit_on_main("same.txt", "same\n")
+    result = land.trees.land(task_id, actor="bob")
+    task = land.board.get_task(task_id)
+    assert (result.already_on, task.status, task.landed_commit) == (True, "done", tip)
+    [data] = landed_events(land, task_id)
+    assert (data["from"], data["to"]) == ("in_review", "done")
+    assert land.main() == tip and inbox(land) == []
+
+
+def test_a_rebase_whose_replay_conflicts_on_the_way_to_main_s_tree_is_already_on(
+    land: LandEnv,
+) -> None:
+    """Commit 1 of the task conflicts with main when replayed, commit 2 brings the file to what
+    main has: the change as a whole is on main, so the rebase records it too (the preview said
+    so, the landing said merge_conflict)."""
+    task_id, path = land.task_with({"app.py": "first\n"}, finish="none")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first try")
+    (path / "app.py").write_text(ANSWER)
+    land.trees.complete(task_id, "alice")
+    tip = land.commit_on_main("app.py", ANSWER)
+    preview = land.trees.landing_preview(task_id, strategy="rebase")
+    assert (preview.state, preview.why) == ("clean", "already_on")
+    result = land.trees.land(task_id, actor="bob", strategy="rebase")
+    assert (result.already_on, result.commit, land.main()) == (True, tip, tip)
+
+
+def test_a_change_only_partly_on_main_lands_as_usual(land: LandEnv) -> None:
+    task_id, _ = land.task_with({"same.txt": "same\n", "app.py": ANSWER})
+    tip = land.commit_on_main("same.txt", "same\n")
+    preview = land.trees.landing_preview(task_id)
+    assert (preview.state, preview.why) == ("clean", None)
+    result = land.trees.land(task_id, actor="bob")
+    assert not result.already_on and result.commit != tip
+    assert git(land.repo, "rev-parse", "main~1") == tip
+    assert result.files == ["app.py"]
+    assert land.board.get_task(task_id).landed_commit == result.commit
+
+
+def test_a_refused_landing_whose_change_reaches_main_is_settled_by_the_next(land: LandEnv) -> None:
+    """A refusal standing in the inbox (`landing_refused`) goes with the record too."""
+    task_id, _ = land.task_with({"same.txt": "same\n"})
+    (land.repo / "README.md").write_text("# my uncommitted edit\n")
+    with pytest.raises(BoardError):
+        land.trees.land(task_id, actor="bob")
+    assert inbox(land) == [(a.LANDING_REFUSED, task_id)]
+    git(land.repo, "checkout", "README.md")
+    tip = land.commit_on_main("same.txt", "same\n")
+    assert land.trees.land(task_id, actor="bob").already_on
+    assert inbox(land) == [] and land.main() == tip
+    assert land.board.store.read(lambda tx: tx.land_refusals_waiting()) == []
+
+
+# -- an operator's "won't land" -------------------------------------------------------------------
+
+
+def failing_on_main(land: LandEnv) -> str:
+    """Done work whose verify command fails on the merged tree: every landing is refused
+    `verification_failed`, and the base must never take that tree."""
+    task_id, _ = land.task_with({"app.py": ANSWER}, verify="test ! -e BROKEN")
+    land.commit_on_main("BROKEN", "main broke the assumption\n")
+    with pytest.raises(BoardError) as caught:
+        land.trees.land(task_id, actor="bob")
+    assert caught.value.reason == Reason.VERIFICATION_FAILED
+    assert inbox(land) == [(a.LANDING_REFUSED, task_id)]
+    return task_id
+
+
+def test_an_operator_decides_work_wont_land_and_it_leaves_the_inbox(land: LandEnv) -> None:
+    task_id = failing_on_main(land)
+    [ws] = land.board.workspaces(task_id)
+    path, branch = Path(str(ws.worktree_path)), str(ws.branch)
+    (path / "notes.txt").write_text("an uncommitted note\n")  # kept on the branch, not lost
+    main, files, status = land.main(), file_hashes(land.repo), git(land.repo, "status")
+    result = land.trees.abandon_landing(task_id, actor="operator:ada", reason="superseded by T-9")
+    assert (result.archived, result.committed, result.branch) == (True, True, branch)
+    assert git(land.repo, "rev-parse", f"refs/heads/{branch}") == result.commit
+    assert git(land.repo, "show", f"{result.commit}:notes.txt") == "an uncommitted note"
+    assert not path.exists()
+    # the base and the user's checkout are untouched
+    assert (land.main(), file_hashes(land.repo), git(land.repo, "status")) == (main, files, status)
+    task = land.board.get_task(task_id)
+    assert (task.status, task.landed_commit) == ("done", None)
+    assert inbox(land) == []
+    assert land.board.store.read(lambda tx: tx.land_refusals_waiting()) == []
+    [audit] = [row for row in land.board.audit(task_id) if row.action == "land_abandoned"]
+    assert audit.actor == "operator:ada" and "superseded by T-9" in str(audit.detail)
+    assert branch in str(audit.detail)
+    [event] = [e for e in land.board.events(task_id=task_id) if e.kind == "workspace_updated"][-1:]
+    assert read(event.data)["status"] == "archived"
+    assert "won't land, decided by operator:ada: superseded by T-9" in read(event.data)["reason"]
+    # deciding twice: nothing left to archive, the board says so again (one more audit row)
+    again = land.trees.abandon_landing(task_id, actor="operator:ada", reason="still")
+    assert not again.archived and again.commit == result.commit
+
+
+@pytest.mark.parametrize(
+    ("actor", "reason", "expected"),
+    [
+        ("bob", "no", Reason.OPERATOR_ONLY),  # an agent never decides it
+        ("operator:ada", None, Reason.INVALID_INPUT),  # why is required
+        ("operator:ada", "  ", Reason.INVALID_INPUT),
+    ],
+)
+def test_a_wont_land_refused_changes_nothing(
+    land: LandEnv, actor: str, reason: str | None, expected: Reason
+) -> None:
+    task_id = failing_on_main(land)
+    before = checkout_state(land.repo), board_snapshot(land, task_id), inbox(land)
+    [ws] = land.board.workspaces(task_id)
+    with pytest.raises(BoardError) as caught:
+        land.trees.abandon_landing(task_id, actor=actor, reason=reason)
+    assert caught.value.reason == expected, caught.value.to_dict()
+    assert (checkout_state(land.repo), board_snapshot(land, task_id), inbox(land)) == before
+    assert Path(str(ws.worktree_path)).is_dir()
+
+
+def test_work_in_review_or_landed_is_not_abandoned(land: LandEnv) -> None:
+    review, _ = land.task_with({"app.py": ANSWER}, finish="review")
+    before = checkout_state(land.repo), board_snapshot(land, review)
+    with pytest.raises(BoardError) as caught:
+        land.trees.abandon_landing(review, actor="operator", reason="no")
+    assert caught.value.reason == Reason.INVALID_STATE and "reject it" in caught.value.message
+    assert (checkout_state(land.repo), board_snapshot(land, review)) == before
+    landed, _ = land.task_with({"other.py": "x = 1\n"})
+    land.trees.land(landed, actor="bob", keep=True)
+    with pytest.raises(BoardError) as caught:
+        land.trees.abandon_landing(landed, actor="operator", reason="no")
+    assert caught.value.details["why"] == "already_landed"
