@@ -5,11 +5,13 @@ work approved earlier. The change is built in memory, verified on the merged tre
 checkout, and moved onto the branch with a compare-and-swap, one landing at a time per branch
 (`boardlib.worktrees.landing`). Prints the landing's JSON; a refusal is one JSON line on stderr
 and exit 2 (not_landable, merge_conflict, verification_failed, base_moved,
-base_checked_out_dirty, self_review...), a git failure exit 1 (`git_failed`).
+base_checked_out_dirty, self_review...), a git failure exit 1 (`git_failed`). `--abandon --reason`
+is an operator's "won't land" for done work that never will: archived, its branch kept, audited.
 """
 
 import click
 
+from boardlib.errors import invalid_input
 from boardlib.records import LAND_STRATEGIES
 
 from .context import global_options
@@ -42,7 +44,14 @@ from .workspace import open_worktrees
     "-m",
     "unverified_reason",
     metavar="TEXT",
-    help="With --allow-unverified: why it lands unverified (in the audit and the history).",
+    help="With --allow-unverified: why it lands unverified; with --abandon: why it won't land "
+    "(in the audit and the history).",
+)
+@click.option(
+    "--abandon",
+    is_flag=True,
+    help="Operators only: done work that will never land leaves the inbox: its worktree "
+    "archived, its branch kept, the decision audited (needs --reason).",
 )
 @click.option(
     "--expect-source",
@@ -68,13 +77,23 @@ def land(
     unverified_reason: str | None,
     expect_source: str | None,
     preview: bool,
+    abandon: bool,
     actor: str,
     epoch: int | None,
 ) -> None:
     """Approve and land (in_review) or land (done) the task's work onto its base branch:
     verified on the merged tree, never touching uncommitted changes, never force-moving a
     branch, never landing bookkeeping files."""
+    if abandon and (preview or dry_run or keep or allow_unverified or expect_source or into):
+        raise invalid_input(
+            "--abandon takes only --reason (and --agent): it decides the work won't land",
+            field="abandon",
+        )
     with open_worktrees() as trees:
+        if abandon:
+            decided = trees.abandon_landing(task_id, actor=actor, reason=unverified_reason)
+            emit(decided.to_json())
+            return
         if preview:
             emit(trees.landing_preview(task_id, into=into, strategy=strategy).to_json())
             return

@@ -430,6 +430,15 @@ class LandBody(Body):
     )
 
 
+class AbandonBody(Body):
+    """`kanban task land --abandon`: an operator decides done work won't land."""
+
+    agent: Name | None = ActorField
+    reason: Annotated[str, Field(min_length=1, max_length=500)] = Field(
+        description="Why it won't land (in the audit and the history)."
+    )
+
+
 class SyncBody(Body):
     """`kanban task workspace sync`: bring the base branch's tip into the task's worktree."""
 

@@ -374,6 +374,17 @@ class Landed(Reply):
     commit: str | None = None
 
 
+class Abandoned(Reply):
+    """An operator's "won't land": `boardlib.worktrees.landing.AbandonResult`."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    ok: Literal[True]
+    task: Task
+    reason: str
+    archived: bool
+
+
 class LandingPreviewReply(Reply):
     """Would it land now: `boardlib.worktrees.LandingPreview` (clean, conflicts, landed,
     unavailable)."""

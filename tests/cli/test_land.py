@@ -220,3 +220,35 @@ def test_a_landing_table_says_what_landed_not_the_tasks_every_field(setup) -> No
     assert len(lines) < 30, table.out  # about a screen: it was 72 lines
     whole = kanban.ok("task", "get", task_id)
     assert whole["landedCommit"] == land.main() and whole["title"] == title
+
+
+def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(setup) -> None:  # type: ignore[no-untyped-def]
+    """Found as the operator: both stayed in `kanban inbox` for ever, every landing refused."""
+    kanban, land, env = setup
+    twin, _ = land.task_with({"same.txt": "same\n"})
+    failing, _ = land.task_with({"app.py": ANSWER}, verify="test ! -e BROKEN")
+    tip = land.commit_on_main("same.txt", "same\n")
+    with unchanged(kanban.db):
+        dry = kanban.ok("task", "land", twin, "--dry-run", "--agent", "bob", env=env)
+    assert (dry["alreadyOn"], dry["landed"], dry["commit"]) == (True, False, tip)
+    done = kanban.ok("task", "land", twin, "--agent", "bob", env=env)
+    assert (done["alreadyOn"], done["task"]["landedCommit"], land.main()) == (True, tip, tip)
+    land.commit_on_main("BROKEN", "broken\n")
+    kanban.refused("task", "land", failing, "--agent", "bob", env=env,
+                   reason="verification_failed")  # fmt: skip
+    assert [item["taskId"] for item in kanban.ok("inbox")["items"]] == [failing]
+    before = checkout_state(land.repo)
+    with unchanged(kanban.db):
+        kanban.refused("task", "land", failing, "--abandon", "--reason", "no", "--agent", "bob",
+                       env=env, reason="operator_only")  # fmt: skip
+        kanban.refused("task", "land", failing, "--abandon", "--agent", "operator", env=env,
+                       reason="invalid_input")  # fmt: skip
+        kanban.refused("task", "land", failing, "--abandon", "--dry-run", "--reason", "no",
+                       "--agent", "operator", env=env, reason="invalid_input")  # fmt: skip
+    assert checkout_state(land.repo) == before
+    decided = kanban.ok("task", "land", failing, "--abandon", "--reason", "superseded",
+                        "--agent", "operator", env=env)  # fmt: skip
+    assert decided["archived"] is True and decided["task"]["status"] == "done"
+    assert git(land.repo, "rev-parse", f"refs/heads/{decided['branch']}") == decided["commit"]
+    assert kanban.ok("inbox")["items"] == []
+    assert checkout_state(land.repo)[:2] == before[:2]  # the user's files and status as they were

@@ -144,3 +144,42 @@ def test_the_plain_complete_of_work_in_a_worktree_is_refused_for_the_gate(
     api.board.claim(plain.id, "alice")
     answer = api.client.post(f"/api/board/{plain.id}/complete", headers=bearer("alice"))
     assert answer.status_code == 200 and answer.json()["task"]["status"] == "in_review"
+
+
+def test_work_already_on_main_lands_and_an_operator_abandons_what_wont(
+    api: Api, repo: Path, tmp_path: Path
+) -> None:
+    """Both sat in the inbox for ever: every landing refused, nothing to clear them with."""
+    first = reviewed(api, repo, tmp_path)  # in review: approve and land finds main has it
+    (repo / "app.py").write_text(ANSWER)
+    git(repo, "commit", "-qam", "the same fix, by hand")
+    tip = git(repo, "rev-parse", "main")
+    answer = api.client.post(f"/api/board/{first}/land", headers=bearer("bob"))
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["alreadyOn"], body["commit"], body["task"]["status"]) == (True, tip, "done")
+    assert git(repo, "rev-parse", "main") == tip
+    second = reviewed(api, repo, tmp_path)  # its verify command fails on what main has now
+    trees = Worktrees(api.board, root=tmp_path / "state" / "worktrees")
+    path = Path(trees.checkout_path(second))
+    (path / "app.py").write_text("def answer():\n    return 44\n")
+    api.board.approve(second, "bob")
+    refused = api.client.post(f"/api/board/{second}/land", headers=bearer("bob"))
+    assert refused.json()["error"] == "verification_failed", refused.text
+    inbox = api.client.get("/api/board/inbox", headers=bearer("ops")).json()["items"]
+    assert [item["taskId"] for item in inbox] == [second]
+    before = api.fingerprint(), checkout_state(repo)
+    agent = api.client.post(
+        f"/api/board/{second}/land/abandon", json={"reason": "no"}, headers=bearer("bob")
+    )
+    assert agent.status_code == 403 and agent.json()["reason"] == "operator_only"
+    missing = api.client.post(f"/api/board/{second}/land/abandon", json={}, headers=bearer("ops"))
+    assert missing.status_code == 400
+    assert (api.fingerprint(), checkout_state(repo)) == before
+    decided = api.client.post(
+        f"/api/board/{second}/land/abandon", json={"reason": "44 was wrong"}, headers=bearer("ops")
+    )
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["archived"] is True and decided.json()["task"]["status"] == "done"
+    assert api.client.get("/api/board/inbox", headers=bearer("ops")).json()["items"] == []
+    assert checkout_state(repo)[:2] == before[1][:2]  # the user's files and status

@@ -1,9 +1,10 @@
 """Landing over HTTP (beyond seed 003): `POST /api/board/{taskId}/land` approves and lands (in
 review) or lands (done) a task's work onto its base branch, `GET` of the same path previews it,
-and `POST .../workspace/sync` brings the base's tip into the task's worktree. The same rules,
-reasons and JSON as `kanban task land` and `kanban task workspace sync`; refusals in the lease
-verbs' envelope (`{ok: false, error: <reason>}`, 409 for the landing's own reasons, 403
-self_review). With an agent token the lander is the token's agent."""
+`POST .../land/abandon` is an operator's "won't land" for done work that never will (archived,
+branch kept, audited), and `POST .../workspace/sync` brings the base's tip into the task's
+worktree. The same rules, reasons and JSON as `kanban task land` and `kanban task workspace
+sync`; refusals in the lease verbs' envelope (`{ok: false, error: <reason>}`, 409 for the
+landing's own reasons, 403 self_review). With an agent token the lander is the token's agent."""
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -12,10 +13,10 @@ from fastapi.responses import JSONResponse
 
 from boardlib.records import LAND_STRATEGIES
 
-from ..bodies import LandBody, SyncBody
+from ..bodies import AbandonBody, LandBody, SyncBody
 from ..deps import Who
 from ..envelopes import envelope, error_responses
-from ..replies import Landed, LandingPreviewReply, Synced, reply
+from ..replies import Abandoned, Landed, LandingPreviewReply, Synced, reply
 
 router = APIRouter(prefix="/api/board", tags=["land"])
 
@@ -46,6 +47,19 @@ def land(task_id: str, who: Who, body: Annotated[LandBody | None, Body()] = None
         epoch=body.epoch,
         expect_source=body.expect_source,
     )
+    return reply({"ok": True, **result.to_json()})
+
+
+@router.post(
+    "/{task_id}/land/abandon",
+    response_model=None,
+    responses={200: {"model": Abandoned}, **error_responses("reason", 403, 404, 409)},
+    summary="Operators: done work that won't land leaves the inbox (archived, branch kept)",
+)
+@envelope("reason")
+def abandon(task_id: str, who: Who, body: AbandonBody) -> JSONResponse:
+    actor = who.acting(body.agent)
+    result = who.trees.abandon_landing(task_id, actor=actor, reason=body.reason)
     return reply({"ok": True, **result.to_json()})
 
 
