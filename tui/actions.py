@@ -45,6 +45,8 @@ from .landing_data import (
     Choices,
     LandChoice,
     Preview,
+    abandon,
+    abandoned_message,
     land,
     landed_message,
     read_choices,
@@ -715,6 +717,18 @@ class TaskActions:
                 )
 
         app.push_screen(TaskForm(), filled)
+
+
+def start_abandon(app: "KanbanApp", task: Task, reason: str) -> None:
+    """The operator's "won't land" (`landing_data.abandon`) in a worker; a refusal is a
+    notification and changes nothing."""
+    app.write(
+        f"won't land {task.id}",
+        lambda board: abandon(board, task.id, app.operator, reason),
+        expect=task,
+        success=abandoned_message,
+        explain=refusal_message,
+    )
 
 
 def start_landing(app: "KanbanApp", task: Task, choice: LandChoice, into: str) -> None:

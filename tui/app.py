@@ -41,7 +41,7 @@ from boardlib.records import Event, InboxItem, Task
 from boardlib.transitions import label
 
 from . import keymap, notify, registry, textual_fixes
-from .actions import start_landing
+from .actions import start_abandon, start_landing
 from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
 from .cards import CardNotes, clock_text, next_lease_change
@@ -954,6 +954,9 @@ class KanbanApp(App[None]):
 
     def on_land_dialog_decided(self, message: LandDialog.Decided) -> None:
         start_landing(self, message.task, message.choice, message.into_label)
+
+    def on_land_dialog_abandoned(self, message: LandDialog.Abandoned) -> None:
+        start_abandon(self, message.task, message.reason)
 
     def landing_step(self, task_id: str, step: str | None) -> None:
         """A landing started from here moved on a step (None: it ended); the drawer says so."""

@@ -22,6 +22,7 @@ from boardlib.worktrees.landing import (
     FAILED_AHEAD,
     LANDED,
     VERIFIED_AHEAD,
+    AbandonResult,
     LandingPreview,
     LandResult,
     OnStep,
@@ -136,6 +137,17 @@ def land(
     )
 
 
+def abandon(board: Board, task_id: str, actor: str, reason: str) -> AbandonResult:
+    """An operator's "won't land" for done work (archived, its branch kept, audited): git and one
+    write, a worker thread only."""
+    return Worktrees(board).abandon_landing(task_id, actor=actor, reason=reason)
+
+
+def abandoned_message(result: AbandonResult) -> str:
+    kept = f"; its work stays on {result.branch}" if result.branch else ""
+    return f"{result.task.id} won't land: out of the inbox{kept}"
+
+
 # -- the words -------------------------------------------------------------------------------
 
 STEP_WORDS = {  # what a landing is doing after each step (`Lander(on_step=...)`)
@@ -205,6 +217,8 @@ def landed_message(result: LandResult, *, approved: bool = False) -> str:
     if result.task.landed_commit is None:  # a landing that did not land (never expected)
         return f"{result.task.id}: nothing landed"
     said = f"{result.task.id} {done} on {result.into} as {short(result.commit)}"
+    if result.already_on:
+        said += f" (its change was already on {result.into}: nothing moved)"
     if result.verification is None and result.unverified:
         said += " (unverified, audited)"
     for warning in result.warnings:

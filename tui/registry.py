@@ -670,6 +670,13 @@ ACTIONS: tuple[Action, ...] = (
         "u",
         LAND,
     ),
+    _dialog(
+        "land.abandon",
+        "abandon",
+        "Landing: won't land, done work (asks why, audited)",
+        "x",
+        LAND,
+    ),
     _dialog("prompt.submit", "submit", "Save", "ctrl+s", PROMPT),
     _dialog("prompt.cancel", "cancel", "Back", "escape", PROMPT),
     _dialog("form.submit", "submit", "Save", "ctrl+s", FORM),

@@ -7,7 +7,7 @@ from textual.widgets import Button, Static
 from boardlib import transitions as t
 from boardlib.records import Task
 from boardlib.worktrees.landing import CLEAN, UNAVAILABLE, LandingPreview
-from boardlib.worktrees.results import LandingChoices
+from boardlib.worktrees.results import ALREADY_ON, LandingChoices
 from tui.components.land_dialog import LandDialog
 from tui.landing_data import Choices, Preview
 
@@ -82,15 +82,29 @@ async def test_a_landing_over_a_failed_gate_says_so_before_the_buttons() -> None
             assert button.region.intersection(inside) == button.region, button.id
 
 
-async def test_work_already_on_its_branch_is_said_not_to_land() -> None:
+async def test_work_that_will_not_land_is_said_not_to_land() -> None:
     """The second half of the above: no "is verified and lands" over a refusal to come."""
-    already = "cannot land TASK-7: its change is already on main"
-    empty = LandingPreview("TASK-7", UNAVAILABLE, already, into="main", why="empty")
+    nothing = "cannot land TASK-7: its worktree holds no change (bookkeeping files aside)"
+    empty = LandingPreview("TASK-7", UNAVAILABLE, nothing, into="main", why="empty")
     async with App[None]().run_test(size=SMALL) as pilot:
         dialog = _body_of_done(empty, '{"status": "pass"}', "Bump the price")
         await pilot.app.push_screen(dialog)
         await pilot.pause()
         shown = " ".join(_lines(dialog.query_one("#dialog-body", Static)).split())
         assert "TASK-7 does not land on main as it is: the landing would be refused." in shown
-        assert "is verified and lands" not in shown and already in shown
+        assert "is verified and lands" not in shown and nothing in shown
         assert "verify command failed" not in shown  # a passing verdict says nothing of it
+
+
+async def test_work_already_on_its_branch_is_said_to_be_recorded_there() -> None:
+    """Work already on main was said to be refused, and every landing was: it is recorded now,
+    and the question says what happens (nothing moves, nothing is verified)."""
+    words = "its change is already on main@2d55f48: landing records it as landed there"
+    already = LandingPreview("TASK-7", CLEAN, words, into="main", why=ALREADY_ON)
+    async with App[None]().run_test(size=SMALL) as pilot:
+        dialog = _body_of_done(already, '{"status": "pass"}', "Bump the price")
+        await pilot.app.push_screen(dialog)
+        await pilot.pause()
+        shown = " ".join(_lines(dialog.query_one("#dialog-body", Static)).split())
+        assert "TASK-7's change is already on main: landing records it as landed there" in shown
+        assert "is verified and lands" not in shown and "would be refused" not in shown

@@ -3,7 +3,8 @@ merge), the branch it lands on (`b`: the worktree's base unless chosen, from the
 again when the menu opens; the preview is read again for the chosen branch and strategy: a
 replay may conflict where a squash merges) and, for a task with no verify command, the one way
 it lands anyway: `u`, land unverified, which asks why (audited as the operator, with those
-words). Never the default: `enter` backs out, `y` does not land an unverified task.
+words). Never the default: `enter` backs out, `y` does not land an unverified task. `x` on done
+work: it won't land (asks why; archived, its branch kept, audited), out of the inbox.
 
 A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). Its answer goes
 back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
@@ -24,6 +25,7 @@ from boardlib import transitions as t
 from boardlib.inert import inert
 from boardlib.records import LAND_STRATEGIES, Task
 from boardlib.worktrees.landing import CONFLICTS, UNAVAILABLE
+from boardlib.worktrees.results import ALREADY_ON
 
 from .. import registry
 from ..cards import verdict_of
@@ -73,6 +75,14 @@ class LandDialog(ConfirmDialog):
             self.task = task
             self.choice = choice
             self.into_label = into_label
+
+    class Abandoned(Message):
+        """The operator said the done work won't land, and why."""
+
+        def __init__(self, task: Task, reason: str) -> None:
+            super().__init__()
+            self.task = task
+            self.reason = reason
 
     @staticmethod
     def verb_for(task: Task) -> str:
@@ -166,6 +176,11 @@ class LandDialog(ConfirmDialog):
                 f"{task.id} does not land on {into} as it is: the landing would be refused "
                 f"(merge_conflict). {who}{elsewhere}."
             )
+        elif known is not None and known.why == ALREADY_ON:
+            lead = (
+                f"{task.id}'s change is already on {into}: landing records it as landed there; "
+                f"{into} does not move and nothing is verified."
+            )
         elif known is not None and known.state == UNAVAILABLE and not self.unverified_only:
             # found in tmux: "its work is verified and lands on main" above "cannot land TASK-9:
             # its change is already on main", and `y` was refused
@@ -184,7 +199,8 @@ class LandDialog(ConfirmDialog):
                 Text(""),
                 plain(
                     "⚠ Its verify command failed at the gate (done by an override): the landing "
-                    "runs it again on the merged tree and is refused if it fails again.",
+                    "runs it again on the merged tree and is refused if it fails again "
+                    f"({self._keys('land.abandon')}: it won't land, asks why).",
                     "bold yellow",
                 ),
             ]
@@ -379,6 +395,30 @@ class LandDialog(ConfirmDialog):
             f"your name ({self.operator}).",
         )
         self.app.push_screen(prompt, self._reason_given)
+
+    def action_abandon(self) -> None:
+        """`x`: done work that won't land (its verify command fails on the merged tree): asks
+        why; the app archives it, its branch kept, audited."""
+        task = self.task_row
+        if task.status != t.DONE:
+            self.app.notify(
+                f"{task.id} is {task.status}: only done work is decided not to land; "
+                f"{self._keys('confirm.no')} backs out.",
+                timeout=5,
+            )
+            return
+        prompt = PromptDialog(
+            f"{task.id} won't land?",
+            f"Its worktree is archived, its work kept on its branch; {self.target} does not "
+            "move, and it leaves the inbox. Why won't it land? Your words go to the audit table "
+            f"with your name ({self.operator}).",
+        )
+        self.app.push_screen(prompt, self._abandon_given)
+
+    def _abandon_given(self, reason: str | None) -> None:
+        if reason and reason.strip():
+            self.app.post_message(self.Abandoned(self.task_row, reason.strip()))
+            self.dismiss(False)
 
     def _reason_given(self, reason: str | None) -> None:
         if reason and reason.strip():
