@@ -1223,6 +1223,12 @@ class KanbanApp(App[None]):
             "theme ansi-dark (for SSH)",
             partial(setattr, self, "theme", "ansi-dark"),
         )
+        # Found in tmux: "light" found nothing, the themes being only behind "Theme". Each is
+        # found by its name (not listed before a query: the picker lists them).
+        for name in sorted(self.available_themes):
+            yield SystemCommand(
+                f"Theme: {name}", "use this theme", partial(setattr, self, "theme", name), False
+            )
         if not isinstance(screen, BoardScreen | DrawerScreen):
             yield SystemCommand("Back to the board", "", self.pop_screen)
 
