@@ -1112,14 +1112,16 @@ async def test_each_row_names_its_task_by_title_too(tmp_path: Path) -> None:
         screen = app.screen
         rows = [str(screen.options.get_option_at_index(n).prompt) for n in range(2)]
         row = {text.split()[1]: text for text in rows}
-        assert "approve Checkout: a title much … waiting for review" in row[review], rows
+        # cut to half the room it shares with the why (80x24: 21 cells)
+        assert "approve Checkout: a title mu… waiting for review" in row[review], rows
         assert "\x1b" not in row[hostile] and "unblock pwn ␛]52;c;aGk=␇" in row[hostile], rows
 
 
 async def test_a_wide_inbox_shows_whole_titles_and_a_narrow_one_cuts_them(tmp_path: Path) -> None:
     """In tmux at 160x48 on `kanban demo`: every title was cut at 24 cells (`Set up the
     repository a…`) beside a blank band 25 columns wide. A title gets what the longest why
-    leaves, at least 24 cells, and a resize draws the rows again."""
+    leaves, at least half the room it shares with the why (at most 24 cells), and a resize
+    draws the rows again."""
     clock, path = ManualClock(START), tmp_path / "board.db"
     title = "Set up the repository and CI for the whole shop"
     with Board(path, clock=clock) as board:
@@ -1139,7 +1141,7 @@ async def test_a_wide_inbox_shows_whole_titles_and_a_narrow_one_cuts_them(tmp_pa
             return next(line for line in screen_text(app).splitlines() if task.id in line)
 
         await pilot.resize_terminal(80, 24)
-        await until(pilot, lambda: "Set up the repository a… " in row())
+        await until(pilot, lambda: "Set up the repositor… " in row())
         await pilot.resize_terminal(160, 30)
         await until(pilot, lambda: title in row())
 

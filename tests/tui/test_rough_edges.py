@@ -4,8 +4,14 @@ each test here failed before its fix."""
 from pathlib import Path
 from typing import Any
 
-from tests.tui.conftest import demo_app, loaded, until
+from boardlib import Board, ManualClock
+from boardlib import attention as a
+from boardlib.records import EXECUTION_SUCCEEDED
+from tests.tui.conftest import demo_app, loaded, make_app, until
+from tests.tui.test_drawer import screen_text
+from tests.tui.test_inbox import on_row
 from tests.tui.test_trust import palette_results
+from tui.screenshots import START_MS
 
 
 async def test_the_palette_finds_a_theme_by_its_name(tmp_path: Path) -> None:
@@ -20,3 +26,26 @@ async def test_the_palette_finds_a_theme_by_its_name(tmp_path: Path) -> None:
             await pilot.press("down")
         await pilot.press("enter")
         await until(pilot, lambda: app.theme == "textual-light")
+
+
+async def test_the_inbox_why_keeps_a_share_of_80_columns(tmp_path: Path) -> None:
+    """At 80x24 a spent budget's row (its kind and action the longest) gave the title 24 cells
+    and the why 5: the title now gets at most half of what the two share."""
+    clock = ManualClock(START_MS)
+    path = tmp_path / "board.db"
+    with Board(path, clock=clock) as board:
+        task = board.create_task("Reconcile the cart totals with the ledger", budget_usd=2)
+        board.claim(task.id, "ada")
+        run = board.open_execution(task.id, "script", agent="ada").id
+        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=2.5)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.BUDGET_EXCEEDED])
+        await pilot.press("i")
+        await on_row(pilot, task.id)
+        await pilot.pause(0.2)
+        why = app.inbox_items[0].why
+        row = next(line for line in screen_text(app).splitlines() if task.id in line)
+        shown = row.split(a.RAISE_BUDGET, 1)[1].split("…")
+        assert len(shown) == 3, row  # the title and the why, each cut
+        assert len(shown[1].strip()) >= 12 and why.startswith(shown[1].strip()), row

@@ -69,14 +69,19 @@ def title_of(item: InboxItem) -> str:
 
 def column_widths(items: list[InboxItem], width: int = 0) -> tuple[int, int, int]:
     """The kind, action and title columns' widths: the widest shown (a title at most
-    TITLE_CELLS, or what the longest why leaves of `width`), so the columns after them line up
+    TITLE_CELLS and half the room it shares with the why, or what the longest why leaves of
+    `width`), so the columns after them line up
     (a fixed action width let `raise_budget` push its row's why three cells right)."""
     kinds = max((len(item.kind) for item in items), default=0)
     actions = max((len(item.action) for item in items), default=0)
     titles = max((cell_len(title_of(item)) for item in items), default=0)
     whys = max((cell_len(inert(item.why)) for item in items), default=0)
-    room = width - ROW_CELLS - kinds - actions - whys
-    return kinds, actions, min(titles, max(TITLE_CELLS, room))
+    free = width - ROW_CELLS - kinds - actions  # the title's and the why's
+    # At 80x24 a long kind and action (`budget_exceeded`, `raise_budget`) left the why 5 cells
+    # beside a 24-cell title: the title gets at most half of what they share, unless the whys
+    # leave it more.
+    share = TITLE_CELLS if width <= 0 else max(0, min(TITLE_CELLS, free // 2))
+    return kinds, actions, min(titles, max(share, free - whys))
 
 
 class RowContent(Content):
