@@ -4,12 +4,17 @@ each test here failed before its fix."""
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
+from textual.widgets import Button
+
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib.records import EXECUTION_SUCCEEDED
+from boardlib.worktrees.landing import CLEAN, LandingPreview
 from tests.tui.conftest import demo_app, loaded, make_app, until
 from tests.tui.test_drawer import screen_text
 from tests.tui.test_inbox import on_row
+from tests.tui.test_land_dialog_fits import _body_of_done
 from tests.tui.test_trust import palette_results
 from tui.screenshots import START_MS
 
@@ -49,3 +54,27 @@ async def test_the_inbox_why_keeps_a_share_of_80_columns(tmp_path: Path) -> None
         shown = row.split(a.RAISE_BUDGET, 1)[1].split("…")
         assert len(shown) == 3, row  # the title and the why, each cut
         assert len(shown[1].strip()) >= 12 and why.startswith(shown[1].strip()), row
+
+
+async def test_the_land_question_fits_80x24_with_a_failed_gate_and_hangs_its_lines() -> None:
+    """With the warning of a failing verdict (overridden) and a two-line title, "As operator...
+    deleted." was below the body's last line at 80x24, and the preview's second line began at
+    the dialog's edge: the body drops its blank lines when it would not fit whole, and a marked
+    line's wrapped lines stand under its words."""
+    failing = '{"status": "fail", "attempts": []}'
+    summary = "lands cleanly: 3 files changed, src/shop/cart.py, src/shop/discount.py, tests/x.py"
+    clean = LandingPreview("TASK-7", CLEAN, summary, into="main", base_tip="2d55f48aa")
+    title = "Reconcile the cart's discount rounding with the ledger's totals when a coupon applies"
+    async with App[None]().run_test(size=(80, 24)) as pilot:
+        dialog = _body_of_done(clean, failing, title)
+        await pilot.app.push_screen(dialog)
+        await pilot.pause()
+        await pilot.pause()
+        lines = [line.strip("█ ") for line in screen_text(pilot.app).splitlines()]
+        assert "branch deleted." in lines, "\n".join(lines)
+        said = screen_text(pilot.app).splitlines()
+        wrapped = next(line for line in said if "src/shop/discount.py" in line)
+        assert wrapped.split("█", 1)[1].startswith("     src/"), "\n".join(said)  # under "lands"
+        for button in dialog.query(Button):
+            inside = dialog.query_one("#dialog").content_region
+            assert button.region.intersection(inside) == button.region, button.id

@@ -40,7 +40,7 @@ from ..landing_data import (
     read_choices,
     read_preview,
 )
-from ..task_view import plain
+from ..task_view import hanging, plain
 from . import tcss
 from .branch_menu import BranchMenu
 from .confirm import ConfirmDialog
@@ -104,6 +104,7 @@ class LandDialog(ConfirmDialog):
         self.into: str | None = None  # None: the worktree's base
         self.decided: LandChoice | None = None
         self._reads = 0  # previews asked for; only the last one's answer is shown
+        self._compact = False  # the body without its blank lines: it fits the screen so
         super().__init__(self.question_for(task), self._body(), confirm=self.verb)
 
     @property
@@ -187,36 +188,64 @@ class LandDialog(ConfirmDialog):
             lead = f"{task.id} does not land on {into} as it is: the landing would be refused."
         shown = self.shown
         preview = (
-            landing_words(shown)
+            hanging(landing_words(shown))
             if shown is not None
             else plain(f"  checking whether it lands on {into}…", "dim")
         )
+        gap: list[RenderableType] = [] if self._compact else [Text("")]
         failed: list[RenderableType] = []
         if verdict_of(task) == "fail" and task.status == t.DONE and not self.unverified_only:
             # found in tmux: done by an override over a failing gate, `W` said "its work is
             # verified and lands", then waited for the same command to fail on the merged tree
             failed = [
-                Text(""),
-                plain(
-                    "⚠ Its verify command failed at the gate (done by an override): the landing "
-                    "runs it again on the merged tree and is refused if it fails again "
-                    f"({self._keys('land.abandon')}: it won't land, asks why).",
-                    "bold yellow",
+                *gap,
+                hanging(
+                    plain(
+                        "⚠ Its verify command failed at the gate (done by an override): the "
+                        "landing runs it again on the merged tree and is refused if it fails "
+                        f"again ({self._keys('land.abandon')}: it won't land, asks why).",
+                        "bold yellow",
+                    )
                 ),
             ]
         return Group(
             plain(lead),
-            Text(""),
+            *gap,
             plain(clipped(task.title, TITLE_SHOWN_CHARS), "bold"),
             preview,
             *failed,
-            Text(""),
+            *gap,
             plain(
                 f"As {self.operator}. Afterwards the worktree is archived and the task branch "
                 "deleted.",
                 "dim",
             ),
         )
+
+    def fit_body(self) -> None:
+        """The body without its blank lines when it would not fit whole: at 80x24 the failing
+        verdict's warning pushed "As operator... deleted" out of view (the buttons stayed)."""
+        super().fit_body()
+        body = self.query_one("#dialog-body", Static)
+        width = body.content_region.width
+        room = body.styles.max_height
+        if not width or room is None:
+            return
+        full = self._body_lines(width, compact=False)
+        compact = full > int(room.value)
+        if compact != self._compact:
+            self._compact = compact
+            self.update_body(self._body())
+
+    def _body_lines(self, width: int, *, compact: bool) -> int:
+        """How many lines the body takes `width` cells wide, with or without its blank lines."""
+        kept, self._compact = self._compact, compact
+        try:
+            body = self._body()
+        finally:
+            self._compact = kept
+        console = self.app.console
+        return len(console.render_lines(body, console.options.update_width(width), pad=False))
 
     def _choices_text(self) -> RenderableType:
         strategies = Text("Strategy  ", "bold")
