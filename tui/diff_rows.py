@@ -153,6 +153,7 @@ class DiffRows:
         self.count = 0
         self.file_rows: list[int] = []  # each file's header row
         self.highest = self.index.highest
+        self.unread: str | None = None  # why there is no diff, said in its one row
         if index is None and not listed:
             return  # nothing read yet, or no workspace: no rows at all
         files = self.index.files
@@ -165,7 +166,8 @@ class DiffRows:
         deletions = sum(item.deletions or 0 for item in catalogue)
         count = len(catalogue)
         if unread is not None and not catalogue:
-            top.append(Row(NOTE, f"no diff to show: {inert(unread)}"))
+            self.unread = inert(unread)
+            top.append(Row(NOTE, f"no diff to show: {self.unread}"))
         else:
             changed = f"{count} file{'s' if count != 1 else ''} changed"
             top.append(Row(STAT, f"{changed}, +{insertions} -{deletions}"))

@@ -25,6 +25,7 @@ from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
 from boardlib.records import (
     EXECUTION_RUNNING,
+    WORKSPACE_ACTIVE,
     AuditEntry,
     Comment,
     Event,
@@ -89,7 +90,10 @@ def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ())
     """The Overview above the description: the title, the fields, a human override's mark and
     why the task is blocked."""
     task = view.task
-    head: list[RenderableType] = [plain(task.title, "bold"), facts_table(task, now_ms)]
+    head: list[RenderableType] = [
+        plain(task.title, "bold"),
+        facts_table(task, now_ms, removed=removed_by_landing(view)),
+    ]
     head += override_lines(audit, now_ms)
     if task.blocked_reason:
         head += [heading("Blocked because"), hanging(plain(f"  {task.blocked_reason}", "yellow"))]
@@ -115,7 +119,18 @@ def overview_rest(view: TaskView, checkout: CheckoutState | None, now_ms: int) -
     return Group(*rest)
 
 
-def facts_table(task: Task, now_ms: int) -> Table:
+def removed_by_landing(view: TaskView) -> str | None:
+    """Why the task's branch and worktree are gone, when its landing removed them (its
+    workspace archived): found in tmux, the Overview still listed both after the landing."""
+    task = view.task
+    space = view.workspaces[-1] if view.workspaces else None
+    if task.landed_commit is None or space is None or space.status == WORKSPACE_ACTIVE:
+        return None
+    into = f" on {task.landed_into}" if task.landed_into else ""
+    return f"removed: landed as {task.landed_commit[:7]}{into}"
+
+
+def facts_table(task: Task, now_ms: int, *, removed: str | None = None) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim", justify="right")
     table.add_column()
@@ -153,8 +168,13 @@ def facts_table(task: Task, now_ms: int) -> Table:
     if task.completed_at is not None:
         row("completed", clock_text(task.completed_at, now_ms))
     row("cost", money(task.cost_usd) if task.cost_usd else None)
-    row("branch", task.branch_ref)
-    row("worktree", task.worktree_ref)
+    for name, ref in (("branch", task.branch_ref), ("worktree", task.worktree_ref)):
+        if ref and removed:  # the name stays (the commit says where the work went)
+            shown = plain(ref)
+            shown.append_text(plain(f"  ({removed})", "dim"))
+            table.add_row(Text(name), shown)
+        else:
+            row(name, ref)
     return table
 
 

@@ -5,22 +5,25 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from boardlib import Board, ManualClock
 from boardlib import attention as a
 from boardlib.records import EXECUTION_SUCCEEDED
+from boardlib.worktrees import Worktrees
 from boardlib.worktrees.landing import CLEAN, LandingPreview
-from tests.tui.conftest import demo_app, loaded, make_app, until
-from tests.tui.test_drawer import screen_text
+from tests.tui.conftest import OPERATOR, Notes, demo_app, loaded, make_app, text_of, until
+from tests.tui.test_drawer import app_on, on_tab, opened, screen_text
 from tests.tui.test_inbox import on_row
 from tests.tui.test_land_dialog_fits import _body_of_done
 from tests.tui.test_trust import palette_results
+from tui.review_board import START_MS as REVIEW_START_MS
+from tui.review_board import ReviewBoard
 from tui.screenshots import START_MS
 
 
 async def test_the_palette_finds_a_theme_by_its_name(tmp_path: Path) -> None:
-    """"light" found nothing: the themes were only behind the palette's "Theme" entry."""
+    """ "light" found nothing: the themes were only behind the palette's "Theme" entry."""
     app = demo_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
@@ -78,3 +81,33 @@ async def test_the_land_question_fits_80x24_with_a_failed_gate_and_hangs_its_lin
         for button in dialog.query(Button):
             inside = dialog.query_one("#dialog").content_region
             assert button.region.intersection(inside) == button.region, button.id
+
+
+async def test_a_landed_task_says_its_branch_and_worktree_went_and_why_o_pages_nothing(
+    review_board: ReviewBoard,
+) -> None:
+    """After a landing the Overview still listed the deleted branch and the archived worktree's
+    path as if they were there, and `O` opened the pager on the Diff tab's one note: the fields
+    say they were removed (landed as the commit), and `O` says why there is nothing to page."""
+    board = review_board
+    task_id = board.ids["gated"]  # done, passed its gate, not landed
+    with Board(board.db) as opened_board:
+        commit = Worktrees(opened_board).land(task_id, actor=OPERATOR).commit or ""
+    short = commit[:7]
+    notes = Notes()
+    app = app_on(board, ManualClock(REVIEW_START_MS + 3_600_000), "gated")
+    async with app.run_test(size=(160, 48), message_hook=notes) as pilot:
+        drawer = await opened(pilot, app, task_id)
+        head = drawer.query_one("#overview-head", Static)
+        await until(pilot, lambda: f"removed: landed as {short} on main" in text_of(head.content))
+        said = text_of(head.content)
+        assert said.count(f"(removed: landed as {short} on main)") == 2, said  # branch, worktree
+        await on_tab(pilot, drawer, "3", "diff")
+        await until(
+            pilot, lambda: f"no diff to show: the work landed as {short}" in screen_text(app)
+        )
+        await pilot.press("O")
+        await until(pilot, lambda: any(f"landed as {short}" in n for n in notes.seen_text()))
+        [told] = [n for n in notes.seen_text() if f"landed as {short}" in n]
+        assert f"no diff of {task_id} to page through" in told, told
+        assert app.screen is drawer.screen  # no pager ran: the drawer is where it was

@@ -427,6 +427,9 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
         """Why the editor or the shell cannot open for this task, in what the drawer knows of
         its checkout (found in tmux: `!` on a landed task said only "does not apply here");
         None: the registry's sentence says it."""
+        if action_id == "drawer.pager":  # found in tmux: `O` on a landed task paged one note
+            unread = self.diff.unified.unread
+            return f"no diff of {self.task_id} to page through: {unread}" if unread else None
         if action_id not in ("drawer.editor", "drawer.shell") or self.checked_out():
             if action_id == "drawer.editor" and self.active_tab == "diff":
                 return "put the cursor on a line of a file first"
@@ -682,8 +685,9 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
 
     def action_open_pager(self) -> None:
         rows = self.diff.unified
-        if not len(rows):
-            self.kanban.notify("There is no diff to page through.", timeout=3)
+        if not len(rows) or rows.unread is not None:
+            why = self.why_not("drawer.pager") or "there is no diff to page through"
+            self.kanban.notify(why[0].upper() + why[1:] + ".", timeout=4)
             return
         with tools.pager_file(rows, self.task_id) as path:
             self._suspend_and_run(tools.pager_command(path, os.environ), cwd=path.parent)
@@ -795,8 +799,9 @@ class TaskDrawer(TaskActions, Vertical, can_focus=True):
                 return action == "pan"  # never let < > left right reach the board
             if action == "toggle_side_by_side":
                 return self._wide_enough() or None
-            if action == "open_pager":
-                return bool(len(self.diff.unified)) or None
+            if action == "open_pager":  # a note alone is no diff to page through
+                rows = self.diff.unified
+                return bool(len(rows) and rows.unread is None) or None
         if action == "comment_line" and (tab != "diff" or self.diff.cursor_anchor() is None):
             return False
         if action == "open_editor":
