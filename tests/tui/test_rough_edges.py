@@ -6,6 +6,7 @@ from typing import Any
 
 from textual.app import App
 from textual.widgets import Button, Static
+from textual.widgets._toast import Toast
 
 from boardlib import Board, ManualClock
 from boardlib import attention as a
@@ -17,6 +18,7 @@ from tests.tui.test_drawer import app_on, on_tab, opened, screen_text
 from tests.tui.test_inbox import on_row
 from tests.tui.test_land_dialog_fits import _body_of_done
 from tests.tui.test_trust import palette_results
+from tui.components.prompt import PromptDialog
 from tui.review_board import START_MS as REVIEW_START_MS
 from tui.review_board import ReviewBoard
 from tui.screenshots import START_MS
@@ -111,3 +113,24 @@ async def test_a_landed_task_says_its_branch_and_worktree_went_and_why_o_pages_n
         [told] = [n for n in notes.seen_text() if f"landed as {short}" in n]
         assert f"no diff of {task_id} to page through" in told, told
         assert app.screen is drawer.screen  # no pager ran: the drawer is where it was
+
+
+async def test_a_question_opens_over_no_toast_left_from_before_it(tmp_path: Path) -> None:
+    """A refused landing's error toast covered the reject question (`R`) for seconds at 80x24:
+    a question opens with the toasts from before it gone (the message log keeps them), and a
+    toast it raises itself still shows."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await loaded(pilot)
+        app.jump_to("TASK-4")  # in review
+        await pilot.pause()
+        refused = "cannot land TASK-9: verification_failed: make test failed on the merged tree"
+        app.notify(refused, severity="error", timeout=30)
+        await until(pilot, lambda: list(app.query(Toast)))
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.pause(0.3)
+        assert not list(app.screen.query(Toast)), [t.region for t in app.screen.query(Toast)]
+        assert any(said.message == refused for said in app.said.newest_first())  # kept
+        app.notify("a toast the question raised")
+        await until(pilot, lambda: list(app.screen.query(Toast)))

@@ -22,7 +22,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import key_names, operator_keymap
-from . import tcss
+from . import tcss, toasts_gone
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
 # Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
@@ -61,6 +61,7 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Back (n)", id="no")
 
     def on_mount(self) -> None:
+        toasts_gone(self)
         body = self.query_one("#dialog-body", Static)
         body.update(self.body)
         body.styles.max_height = BODY_MAX_LINES  # until the first layout says what fits

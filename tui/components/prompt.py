@@ -12,7 +12,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import hint_line, operator_keymap
-from . import tcss
+from . import tcss, toasts_gone
 
 
 class OneLineInput(Input):
@@ -72,6 +72,7 @@ class PromptDialog(ModalScreen[str | None]):
             yield Static("", id="error")
 
     def on_mount(self) -> None:
+        toasts_gone(self)
         self.query_one("#answer").focus()
 
     def _value(self) -> str:
