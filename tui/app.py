@@ -25,7 +25,7 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.filter import LineFilter
 from textual.notifications import Notification, Notify, SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState
@@ -1157,6 +1157,11 @@ class KanbanApp(App[None]):
             return
         wide = self.size.width >= DRAWER_BESIDE_MIN_COLUMNS
         side = self.board_screen.drawer
+        if side is not None and (wide or self._under_dialogs()):
+            # under a question the screens cannot change: the drawer covers the board as the
+            # full-screen one would (found in tmux: 160 to 80 columns with the land question
+            # open left it squeezed beside the board), and moves once the question closes
+            side.set_class(not wide, "-covering")
         if not wide and side is not None and self.screen is self.board_screen:
             # the new drawer draws what the old one holds; no frame is sent until it has (the
             # board squeezed beside the side drawer, or alone once that went, showed meanwhile)
@@ -1167,6 +1172,11 @@ class KanbanApp(App[None]):
         elif wide and isinstance(self.screen, DrawerScreen) and not self._moving_beside:
             self._moving_beside = True
             self.run_worker(self._move_beside(self.screen), group="drawer-move")
+
+    def _under_dialogs(self) -> bool:
+        """The board screen is covered by dialogs only (the board shows around them)."""
+        above = self.screen_stack[1:]
+        return bool(above) and all(isinstance(screen, ModalScreen) for screen in above)
 
     async def _move_full_screen(self, screen: DrawerScreen) -> None:
         try:

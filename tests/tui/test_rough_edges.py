@@ -2,7 +2,6 @@
 each test here failed before its fix."""
 
 from pathlib import Path
-from typing import Any
 
 from textual.app import App
 from textual.widgets import Button, Static
@@ -18,6 +17,8 @@ from tests.tui.test_drawer import app_on, on_tab, opened, screen_text
 from tests.tui.test_inbox import on_row
 from tests.tui.test_land_dialog_fits import _body_of_done
 from tests.tui.test_trust import palette_results
+from tui.components.confirm import ConfirmDialog
+from tui.components.drawer_screen import DrawerScreen
 from tui.components.prompt import PromptDialog
 from tui.review_board import START_MS as REVIEW_START_MS
 from tui.review_board import ReviewBoard
@@ -31,7 +32,7 @@ async def test_the_palette_finds_a_theme_by_its_name(tmp_path: Path) -> None:
         await loaded(pilot)
         shown = await palette_results(pilot, "light")
         assert "Theme: textual-light" in shown, shown
-        chosen: Any = shown.index("Theme: textual-light")
+        chosen = shown.index("Theme: textual-light")
         for _ in range(chosen):
             await pilot.press("down")
         await pilot.press("enter")
@@ -134,3 +135,36 @@ async def test_a_question_opens_over_no_toast_left_from_before_it(tmp_path: Path
         assert any(said.message == refused for said in app.said.newest_first())  # kept
         app.notify("a toast the question raised")
         await until(pilot, lambda: list(app.screen.query(Toast)))
+
+
+async def test_narrowing_under_a_question_lets_the_drawer_cover_the_board(
+    review_board: ReviewBoard,
+) -> None:
+    """160 to 80 columns with a question open over the drawer beside the board left the drawer
+    squeezed beside the board under the question until it closed: the drawer covers the board
+    at once (as the full-screen one would), and moves full screen with its data once the question
+    closes; widened again under a question, it is beside the board again."""
+    board = review_board
+    task_id = board.ids["review"]
+    app = app_on(board, ManualClock(REVIEW_START_MS + 3_600_000), "review")
+    async with app.run_test(size=(160, 48)) as pilot:
+        before = await opened(pilot, app, task_id)
+        assert before.beside
+
+        def under() -> str:  # what the board screen under the question shows
+            strips = app.board_screen._compositor.render_strips()
+            return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+        await app.push_screen(ConfirmDialog("Reject TASK-2?", "a question over the drawer"))
+        await pilot.pause()
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: under().startswith(f"  {task_id}  in review"))
+        assert before.region == app.board_screen.region.intersection(before.region)
+        assert not any(line.startswith(" kanban") for line in under().splitlines()), under()
+        await pilot.resize_terminal(160, 48)
+        await until(pilot, lambda: under().startswith(" kanban"))  # beside the board again
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: under().startswith(f"  {task_id}  in review"))
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, DrawerScreen))
+        assert isinstance(app.screen, DrawerScreen) and app.screen.drawer.data is before.data
