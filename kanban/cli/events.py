@@ -20,20 +20,14 @@ from boardlib.board import Board
 from boardlib.records import Event
 
 from .context import global_options, open_board, stop_on_signals
-from .options import Number, WholeNumber, complete_task_id
+from .options import Number, WholeNumber, task_events_option
 from .output import emit, emit_line, outage_notice, resume_notice
 
 PAGE = 500
 
 
 @click.command("events")
-@click.option(
-    "--task",
-    "task_id",
-    metavar="ID",
-    shell_complete=complete_task_id,
-    help="Only this task's events.",
-)
+@task_events_option
 @click.option(
     "--since",
     type=WholeNumber(min=0),

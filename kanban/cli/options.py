@@ -118,6 +118,14 @@ def complete_task_id(ctx: click.Context, param: click.Parameter, incomplete: str
 
 task_id_argument = click.argument("task_id", metavar="ID", shell_complete=complete_task_id)
 
+task_events_option = click.option(
+    "--task",
+    "task_id",
+    metavar="ID",
+    shell_complete=complete_task_id,
+    help="Only this task's events.",
+)
+
 agent_option = click.option(
     "--agent",
     "-a",

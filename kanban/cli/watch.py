@@ -22,7 +22,7 @@ from boardlib.watch import (
 )
 
 from .context import global_options, open_board, stop_on_signals
-from .options import Number, WholeNumber, complete_task_id
+from .options import Number, WholeNumber, task_events_option
 from .output import emit, outage_notice, resume_notice
 
 
@@ -61,13 +61,7 @@ def failure_notice(name: str) -> OnFailure:
     required=True,
     help="The durable cursor to resume from (made at the newest event if new).",
 )
-@click.option(
-    "--task",
-    "task_id",
-    metavar="ID",
-    shell_complete=complete_task_id,
-    help="Only this task's events.",
-)
+@task_events_option
 @click.option(
     "--since",
     type=WholeNumber(min=0),

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from boardlib import Board, ManualClock
 from tests.backends import board_created, content_digest, is_postgres
 from tests.cli.warm import run_kanban
@@ -215,3 +217,20 @@ def unchanged(db: Path) -> Iterator[None]:
     finally:
         watcher.close()
     assert board_digest(db) == before, "the board's bytes changed"
+
+
+@pytest.fixture
+def land_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path
+) -> Iterator[tuple["Kanban", Any, dict[str, str]]]:
+    """The CLI on a board with a real repository to land in (`make_land_env`), and the
+    environment its worktrees and git need."""
+    from tests.worktrees.conftest import GIT_ENV, make_land_env
+
+    land = make_land_env(tmp_path, monkeypatch, board_path)
+    env = {
+        "KANBAN_WORKTREES": str(land.root),
+        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
+    }
+    yield Kanban(board_path), land, env
+    land.board.close()

@@ -9,25 +9,14 @@ from typing import Any
 import pytest
 
 from boardlib.store.copy import board_digest
-from tests.cli.conftest import Kanban, unchanged
-from tests.worktrees.conftest import GIT_ENV, checkout_state, git, make_land_env
+from tests.cli.conftest import unchanged
+from tests.worktrees.conftest import GIT_ENV, checkout_state, git
 
 ANSWER = "def answer():\n    return 43\n"
 
 
-@pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
-    land = make_land_env(tmp_path, monkeypatch, board_path)
-    env = {
-        "KANBAN_WORKTREES": str(land.root),
-        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
-    }
-    yield Kanban(board_path), land, env
-    land.board.close()
-
-
-def test_land_prints_the_landing_and_the_task_shows_where_it_landed(setup) -> None:  # type: ignore[no-untyped-def]
-    kanban, land, env = setup
+def test_land_prints_the_landing_and_the_task_shows_where_it_landed(land_setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = land_setup
     task_id, _ = land.task_with({"app.py": ANSWER})
     preview = kanban.ok("task", "land", task_id, "--preview", env=env)
     assert preview["state"] == "clean" and preview["into"] == "main"
@@ -52,8 +41,8 @@ def digests(db: Path) -> dict[str, Any]:
         return board.store.read(board_digest)
 
 
-def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type: ignore[no-untyped-def]
-    kanban, land, env = setup
+def test_refusals_are_one_stderr_line_and_change_nothing(land_setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = land_setup
     task_id, _ = land.task_with({"app.py": ANSWER}, finish="review")
     before = checkout_state(land.repo)
     with unchanged(kanban.db):
@@ -88,11 +77,11 @@ def test_refusals_are_one_stderr_line_and_change_nothing(setup) -> None:  # type
     assert result.code == 2 and result.error["reason"] == "usage"
 
 
-def test_no_verify_command_is_refused_with_the_override_a_cli_user_can_run(setup) -> None:  # type: ignore[no-untyped-def]
+def test_no_verify_command_is_refused_with_the_override_a_cli_user_can_run(land_setup) -> None:  # type: ignore[no-untyped-def]
     """The refusal names the CLI's flags, not only the HTTP body's field (found running
     docs/landing.md: it said `allowUnverified`, which no CLI option is), and the command it
     names, run as written by an operator, lands the work."""
-    kanban, land, env = setup
+    kanban, land, env = land_setup
     task_id, _ = land.task_with({"app.py": ANSWER}, verify=None, finish="review")
     error = kanban.refused("task", "land", task_id, "--agent", "bob", env=env,
                            reason="verification_required")  # fmt: skip
@@ -108,8 +97,8 @@ def test_no_verify_command_is_refused_with_the_override_a_cli_user_can_run(setup
     assert done["landed"] is True and done["unverified"] is True
 
 
-def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> None:  # type: ignore[no-untyped-def]
-    kanban, land, env = setup
+def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(land_setup) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = land_setup
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
     other, _ = land.task_with({"new.txt": "n\n"}, finish="none")
     land.commit_on_main("app.py", "def answer():\n    return 44\n")
@@ -129,11 +118,11 @@ def test_workspace_sync_reports_the_conflict_and_leaves_it_to_resolve(setup) -> 
     assert synced["action"] == "sync" and synced["upToDate"] is False and synced["commits"] == 1
 
 
-def test_the_plain_complete_of_work_in_a_worktree_is_refused_for_the_gate(setup) -> None:  # type: ignore[no-untyped-def]
+def test_the_plain_complete_of_work_in_a_worktree_is_refused_for_the_gate(land_setup) -> None:  # type: ignore[no-untyped-def]
     """`kanban task complete` put a worktree's work in review with no gate run (one holding git's
     conflict markers too), where a reviewer took it for verified work: it is refused
     `gate_required`, changing nothing, and `workspace complete` runs the gate."""
-    kanban, land, env = setup
+    kanban, land, env = land_setup
     task_id, path = land.task_with({"app.py": ANSWER}, finish="none")
     kanban.now = land.board.get_task(task_id).updated_at  # the CLI's clock within the lease
     land.commit_on_main("app.py", "def answer():\n    return 44\n")
@@ -200,12 +189,12 @@ def test_the_docs_landing_example_runs_in_the_order_shown(tmp_path: Path) -> Non
     assert (repo / "cart.py").is_file()
 
 
-def test_a_landing_table_says_what_landed_not_the_tasks_every_field(setup) -> None:  # type: ignore[no-untyped-def]
+def test_a_landing_table_says_what_landed_not_the_tasks_every_field(land_setup) -> None:  # type: ignore[no-untyped-def]
     """`task land --format table` drew the task's 45 fields first, its verdict nested in them
     (`dropped: 0`, `subtreeCostMicros: $0.00`), and at 80 columns the outcome scrolled off under
     them. The task is one line, its title inert; the landing's fields follow; the JSON keeps the
     whole task."""
-    kanban, land, env = setup
+    kanban, land, env = land_setup
     title = "Land \x1b]52;c;aGk=\x07 it [bold]x[/] \u202eevil"
     task_id, _ = land.task_with({"app.py": ANSWER}, title=title)
     table = kanban.run("--format", "table", "task", "land", task_id, "--agent", "bob",
@@ -222,9 +211,9 @@ def test_a_landing_table_says_what_landed_not_the_tasks_every_field(setup) -> No
     assert whole["landedCommit"] == land.main() and whole["title"] == title
 
 
-def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(setup) -> None:  # type: ignore[no-untyped-def]
+def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(land_setup) -> None:  # type: ignore[no-untyped-def]
     """Found as the operator: both stayed in `kanban inbox` for ever, every landing refused."""
-    kanban, land, env = setup
+    kanban, land, env = land_setup
     twin, _ = land.task_with({"same.txt": "same\n"})
     failing, _ = land.task_with({"app.py": ANSWER}, verify="test ! -e BROKEN")
     tip = land.commit_on_main("same.txt", "same\n")

@@ -5,30 +5,15 @@ machine's missing one among its problems (exit 1). Machine B is played with KANB
 the checkout moved off the disk while B looks."""
 
 import shutil
-from pathlib import Path
-
-import pytest
 
 from boardlib.processes import HOST_ID_VARIABLE
-from tests.cli.conftest import Kanban, unchanged
-from tests.worktrees.conftest import GIT_ENV, checkout_state, make_land_env
-
-ANSWER = "def answer():\n    return 43\n"
-
-
-@pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board_path: Path):
-    land = make_land_env(tmp_path, monkeypatch, board_path)
-    env = {
-        "KANBAN_WORKTREES": str(land.root),
-        **{key: GIT_ENV[key] for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")},
-    }
-    yield Kanban(board_path), land, env
-    land.board.close()
+from tests.cli.conftest import unchanged
+from tests.cli.test_land import ANSWER
+from tests.worktrees.conftest import checkout_state
 
 
-def test_land_on_another_machine_names_it_and_writes_nothing(setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    kanban, land, env = setup
+def test_land_on_another_machine_names_it_and_writes_nothing(land_setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    kanban, land, env = land_setup
     monkeypatch.setenv(HOST_ID_VARIABLE, "machine-a")
     task_id, path = land.task_with({"app.py": ANSWER})
     away = land.tmp / "away"
@@ -51,9 +36,9 @@ def test_land_on_another_machine_names_it_and_writes_nothing(setup, monkeypatch)
     assert kanban.ok("task", "land", task_id, env=a)["landed"] is True
 
 
-def test_db_check_lists_another_machines_checkout_fails_on_its_own(setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_db_check_lists_another_machines_checkout_fails_on_its_own(land_setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The old check looked at no checkout: exit 0 with a checkout deleted under the board."""
-    kanban, land, env = setup
+    kanban, land, env = land_setup
     monkeypatch.setenv(HOST_ID_VARIABLE, "machine-a")
     theirs, their_path = land.task_with({"app.py": ANSWER}, finish="none")
     seen, _ = land.task_with({"app.py": ANSWER}, finish="none")  # A's, on a disk B shares

@@ -15,6 +15,16 @@ from tests.mcp.conftest import fingerprint, mcp_session, ok, refused, server_par
 
 
 @pytest.mark.slow
+async def spent_with_a_second_run(client: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Claim the $1 task and open two runs; closing the first at $1 spends the budget, and the
+    block cancels the second: the task and that second run."""
+    task = await ok(client, "claim_next")
+    first = await ok(client, "start_run", task_id=task["id"], executor="sh")
+    second = await ok(client, "start_run", task_id=task["id"], executor="sh")
+    await ok(client, "finish_run", execution_id=first["id"], status="succeeded", cost_usd=1.0)
+    return task, second
+
+
 async def test_a_spent_budget_stops_the_runs_of_an_mcp_agent(board_path: Path) -> None:
     with Board(board_path) as board:
         parent = board.create_task("port the parser", budget_usd=1.5)
@@ -55,10 +65,7 @@ async def test_after_a_budgets_block_no_refusal_sends_the_holder_to_a_refused_ca
     with Board(board_path) as board:
         board.create_task("port the parser", budget_usd=1.0)
     async with mcp_session(board_path, "ada") as client:
-        task = await ok(client, "claim_next")
-        first = await ok(client, "start_run", task_id=task["id"], executor="sh")
-        second = await ok(client, "start_run", task_id=task["id"], executor="sh")
-        await ok(client, "finish_run", execution_id=first["id"], status="succeeded", cost_usd=1.0)
+        task, second = await spent_with_a_second_run(client)
         with Board(board_path, read_only=True) as board:
             row = board.get_task(task["id"])
         before = fingerprint(board_path)
@@ -87,10 +94,7 @@ async def test_a_late_cost_of_a_run_the_block_cancelled_is_counted_once(
     with Board(board_path) as board:
         board.create_task("port the parser", budget_usd=1.0)
     async with mcp_session(board_path, "ada") as client:
-        task = await ok(client, "claim_next")
-        first = await ok(client, "start_run", task_id=task["id"], executor="sh")
-        second = await ok(client, "start_run", task_id=task["id"], executor="sh")
-        await ok(client, "finish_run", execution_id=first["id"], status="succeeded", cost_usd=1.0)
+        task, second = await spent_with_a_second_run(client)
         late = await ok(client, "finish_run", execution_id=second["id"], status="succeeded",
                         cost_usd=0.75, output_tokens=12)  # fmt: skip
         assert (late["status"], late["costUsd"], late["outputTokens"]) == ("cancelled", 0.75, 12)
