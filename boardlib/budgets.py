@@ -319,14 +319,17 @@ def raise_hint(standing: BudgetStanding) -> str:
     return shell_command("kanban", "budget", "set", *which, "N", "--reason", "WHY")
 
 
-def short_of(standing: BudgetStanding, limit: float) -> str | None:
+def short_of(standing: BudgetStanding, limit: float, *, kept: bool = False) -> str | None:
     """Why `limit` would not lift `standing`: a budget at or below what is recorded against it
-    is still spent, and the task it blocked stays blocked. None when `limit` covers the spend."""
+    is still spent, and the task it blocked stays blocked. None when `limit` covers the spend.
+    `kept`: said once the limit is set (`kanban budget set` takes it), not before (the TUI)."""
     after = dataclasses.replace(standing, limit=limit)
     if not after.exhausted:
         return None
+    still = "is still spent" if kept else "would still be spent"
+    blocked = ": a task it blocked stays blocked" if kept else ""
     return (
-        f"{describe(after)} would still be spent ({spent_words(after)}); "
+        f"{describe(after)} {still} ({spent_words(after)}){blocked}; "
         f"raise it above {amount(after.spent, after.unit)}"
     )
 

@@ -1,16 +1,21 @@
 """`kanban budget ...`: the operator's budgets. A task's budget covers its subtree; the daily
 budgets cover the board or one team for a UTC day. Agents never set them (operator_only)."""
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from boardlib.budgets import KEEP, daily_answer
+from boardlib.budgets import KEEP, daily_answer, short_of
+from boardlib.records import BUDGET_TASK, BUDGET_TOKENS, BUDGET_USD
 
 from .amounts import DOLLARS, TOKEN_COUNT
 from .context import global_options, open_board
 from .options import actor_option, complete_task_id
 from .output import emit
+
+if TYPE_CHECKING:
+    from boardlib import Board
 
 NONE_WORDS = ("none", "off")
 
@@ -52,6 +57,18 @@ def budget() -> None:
     A run cannot start while a budget over its task is spent (budget_exceeded); the run whose
     close spends one blocks its task until an operator raises the budget and unblocks it.
     """
+
+
+def still_spent(board: "Board", task_id: str, units: list[str]) -> list[str]:
+    """A task budget just set at or below what its subtree spent: taken (lowering is a real
+    choice), and said on stderr in the words the TUI refuses it with (`budgets.short_of`), as
+    the task it blocked stays blocked and an unblock is refused."""
+    said = []
+    for standing in board.budgets_of(task_id):
+        if (standing.scope, standing.owner) == (BUDGET_TASK, task_id) and standing.unit in units:
+            short = short_of(standing, standing.limit, kept=True)
+            said += [short] if short is not None else []
+    return said
 
 
 @budget.command("set")
@@ -103,7 +120,12 @@ def set_budget(
     with open_board() as board:
         if task_id is not None:
             task = board.set_budget(task_id, usd=usd, tokens=tokens, reason=reason, actor=actor)
+            units = [unit for unit, limit in ((BUDGET_USD, usd), (BUDGET_TOKENS, tokens))
+                     if limit is not KEEP and limit is not None]  # fmt: skip
+            still = still_spent(board, task.id, units)
             emit(task.to_json(), kind="task")
+            for words in still:
+                sys.stderr.write(f"kanban: {words}\n")
             return
         stored = board.set_daily_budget(
             team_id=team, usd=daily_usd, tokens=daily_tokens, reason=reason, actor=actor

@@ -107,6 +107,29 @@ def test_agents_never_set_budgets_and_the_operators_raise_is_audited(kanban: Kan
     )  # fmt: skip
 
 
+def test_a_budget_set_below_the_spend_is_taken_and_says_it_is_still_spent(
+    kanban: Kanban,
+) -> None:
+    """`budget set --usd N` below what the subtree spent succeeded silently and the task stayed
+    blocked (its unblock refused). It is still taken (lowering is a real choice), and says on
+    stderr, in the TUI's words (`budgets.short_of`), that it is still spent and what covers it;
+    a budget that covers the spend says nothing."""
+    task_id, run_id = claimed_with_a_run(kanban)
+    kanban.ok("task", "exec", "finish", run_id, "--status", "failed", "--cost", "2", "-a", "ada")
+    low = kanban.noticed(
+        "budget", "set", task_id, "--usd", "1.5", "--reason", "not enough", notice=(
+            f"the budget of {task_id} is still spent ($2.00 recorded against $1.50): a task it "
+            "blocked stays blocked; raise it above $2.00"
+        ),
+    )  # fmt: skip
+    assert (low["budgetUsd"], low["status"]) == (1.5, "blocked")
+    kanban.noticed("budget", "set", task_id, "--usd", "2", "--tokens", "9", "-m", "equal",
+                   notice=f"the budget of {task_id} is still spent ($2.00 recorded against "
+                   "$2.00): a task it blocked stays blocked; raise it above $2.00")  # fmt: skip
+    assert kanban.ok("budget", "set", task_id, "--usd", "2.01", "-m", "covers it")["budgetUsd"]
+    assert kanban.ok("task", "unblock", task_id, "--note", "raised")["status"] == "todo"
+
+
 def test_budget_set_and_show(kanban: Kanban) -> None:
     task = kanban.ok("task", "dispatch", "--title", "t", "--team", "web", "--budget-tokens", "50")
     daily = kanban.ok("budget", "set", "--team", "web", "--daily-usd", "4", "-m", "share")
