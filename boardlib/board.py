@@ -42,6 +42,7 @@ from .lifecycle import (
     check_mover,
     check_worker,
     claim_conflict,
+    not_in_review,
     override_route,
     plan_move,
     seed_block_reason,
@@ -1790,7 +1791,7 @@ class Board:
 
     def _check_reviewer(self, task: Task, verb: str, reviewer: str) -> None:
         if task.status != t.IN_REVIEW:
-            raise wrong_state(verb, task.status, t.IN_REVIEW, id=task.id)
+            raise not_in_review(task, verb)
         if reviewer in task.builders:
             raise BoardError(
                 Reason.SELF_REVIEW,

@@ -166,13 +166,21 @@ def unstorable(detail: str) -> BoardError:
 
 
 def wrong_state(
-    verb: str, current: str, expected: str | tuple[str, ...], **details: Any
+    verb: str,
+    current: str,
+    expected: str | tuple[str, ...],
+    *,
+    then: str | None = None,
+    **details: Any,
 ) -> BoardError:
-    """The seed-002 style state error: it names the current and the expected state."""
+    """The seed-002 style state error: it names the current and the expected state. `then`, what
+    gets the task there, said in their place (`cannot approve TASK-1: its builder ...`), once."""
     wanted = expected if isinstance(expected, str) else " or ".join(expected)
+    said = f"task is {current}" if then is None else then
+    which = f" {details['id']}" if then is not None and details.get("id") else ""
     return BoardError(
         Reason.INVALID_STATE,
-        f"cannot {verb}: task is {current} (current state: {current}, expected: {wanted})",
+        f"cannot {verb}{which}: {said} (current state: {current}, expected: {wanted})",
         current=current,
         expected=wanted,
         **details,

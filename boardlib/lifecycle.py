@@ -13,7 +13,7 @@ from typing import Any
 from . import transitions as t
 from .actors import is_agent
 from .clock import moment
-from .errors import BoardError, Reason, illegal_transition, invalid_input
+from .errors import BoardError, Reason, illegal_transition, invalid_input, wrong_state
 from .records import Task
 from .validation import integer
 
@@ -248,6 +248,26 @@ def claim_conflict(task: Task, agent: str | None = None) -> BoardError:
         assignee=holder,
         dropped=bool(task.dropped) or None,
     )
+
+
+# What a task not in review needs before it is approved or rejected: the refusal said its status
+# twice (`task is todo (current state: todo, ...)`) and not what to do.
+BEFORE_REVIEW = {
+    t.BACKLOG: "it is not ready yet: it moves to todo, and an agent claims and completes it",
+    t.TODO: "nothing is built yet: an agent claims and completes it first",
+    t.IN_PROGRESS: "its holder completes it first",
+    t.BLOCKED: "it is unblocked and completed first",
+    t.DONE: "it was judged (or moved to done) already",
+    t.CANCELLED: "it was cancelled",
+}
+
+
+def not_in_review(task: Task, verb: str) -> BoardError:
+    """An approve or reject of a task not in review: `invalid_state`, its status said once (in
+    the seed's `(current state: ..., expected: ...)`) and what gets it to review."""
+    then = BEFORE_REVIEW.get(task.status)
+    said = "only work in review is judged" + (f"; {then}" if then else "")
+    return wrong_state(verb, task.status, t.IN_REVIEW, then=said, id=task.id)
 
 
 def seed_block_reason(actor: str, route: str) -> str:

@@ -16,10 +16,25 @@ from collections.abc import Sequence
 import click
 
 from boardlib.errors import BoardError, Reason
+from boardlib.inert import inert
 
 from . import exitcodes
 from .output import error_line
 from .usage import usage_document
+
+# Where a task id that is not on the board may be found: the refusal said only `task not
+# found`, the id in its details. The HTTP routes keep the seed's fixed 404 text.
+TASK_IDS = frozenset({"task", "parent task", "dependency"})
+FIND_TASK = "find it with `kanban task search TEXT` or `kanban task list`"
+
+
+def _refusal(error: BoardError) -> dict[str, object]:
+    """A refusal's JSON line; a task not found names the id and where to look."""
+    said = error.to_dict()
+    what, ident = error.details.get("what"), error.details.get("id")
+    if error.reason is Reason.NOT_FOUND and what in TASK_IDS and isinstance(ident, str):
+        said["error"] = f"{what} {inert(ident)} not found: {FIND_TASK}"
+    return said
 
 
 def _debug() -> bool:
@@ -105,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BoardError as error:
         if _debug():
             _traceback(error)
-        error_line(error.to_dict())
+        error_line(_refusal(error))
         code = exitcodes.refusal_code(error.reason)
     except click.exceptions.Abort as error:
         interrupted = isinstance(error.__cause__, KeyboardInterrupt)

@@ -17,7 +17,7 @@ import pytest
 from boardlib import Board
 from boardlib.errors import BoardError, Reason
 from tests.backends import hold_write_lock, is_postgres
-from tests.cli.conftest import KANBAN, Kanban, agent_notice, clean_env
+from tests.cli.conftest import KANBAN, Kanban, agent_notice, clean_env, unchanged
 
 FAIL_VERDICT = json.dumps({"status": "fail", "attempts": [], "updatedAt": 1})
 
@@ -67,8 +67,8 @@ Setup = Callable[[Board], str]
 
 # (setup returning the ids the command needs, command with {0}/{1} for them, reason, message part)
 REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
-    ("not_found", None, "task claim TASK-404 -a bob", "not_found", "task not found"),
-    ("not_found_view", None, "task view TASK-404", "not_found", "task not found"),
+    ("not_found", None, "task claim TASK-404 -a bob", "not_found", "task TASK-404 not found"),
+    ("not_found_view", None, "task view TASK-404", "not_found", "task TASK-404 not found"),
     (
         "illegal_transition",
         done,
@@ -81,7 +81,8 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
         lambda b: b.create_task("todo").id,
         "task approve {0} -a judge",
         "invalid_state",
-        "cannot approve: task is todo (current state: todo, expected: in_review)",
+        "only work in review is judged; nothing is built yet: an agent claims and completes it "
+        "first (current state: todo, expected: in_review)",
     ),
     (
         "invalid_state_complete",
@@ -144,7 +145,13 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ),
     ("exec_unknown", None, "task exec finish EX-9 --status failed -a bo", "not_found", "not found"),
     ("dependency_unknown", held, "task deps add {0} --on TASK-99", "not_found", "dependency"),
-    ("parent_unknown", None, "task dispatch -t x --parent TASK-9", "not_found", "parent task"),
+    (
+        "parent_unknown",
+        None,
+        "task dispatch -t x --parent TASK-9",
+        "not_found",
+        "parent task TASK-9 not found",
+    ),
     # Agent names are drawn on operators' terminals: a control character is refused, not stored.
     ("mcp_agent_escape", None, "mcp --agent 'ev\x1bil'", "invalid_input", "U+001B"),
     (
@@ -194,6 +201,28 @@ def test_refusals_exit_2_with_one_json_line_and_change_nothing(
     error = kanban.refused(*shlex.split(command.format(*ids)), reason=reason)
     assert says in error["error"]
     assert kanban.snapshot() == before
+
+
+def test_a_task_not_found_names_the_id_and_where_to_look(kanban: Kanban) -> None:
+    """`task not found` named neither the id (only the details did) nor where to look. The line
+    names it (inert: it is the caller's text) and the commands that find a task; the details
+    are as they were, and the suggested search answers."""
+    with kanban.board() as board:
+        board.create_task("Write the parser")
+    for ident, shown in (
+        ("TASK-404", "TASK-404"),
+        ("TASK-\u202e9\x1b[2J", "TASK-\ufffd9\u241b[2J"),
+    ):
+        with unchanged(kanban.db):
+            error = kanban.refused("task", "view", ident, reason="not_found")
+        assert error == {
+            "error": f"task {shown} not found: find it with `kanban task search TEXT` or "
+            "`kanban task list`",
+            "reason": "not_found",
+            "id": ident,
+            "what": "task",
+        }
+    assert [task["title"] for task in kanban.ok("task", "search", "parser")] == ["Write the parser"]
 
 
 def blocked(board: Board) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import LEASE_MS, Kanban
+from tests.cli.conftest import LEASE_MS, Kanban, unchanged
 
 
 @pytest.fixture
@@ -80,6 +80,32 @@ def test_only_an_in_progress_task_can_be_transferred(kanban: Kanban) -> None:
 
 
 @pytest.mark.parametrize(
+    ("status", "then"),
+    [
+        ("todo", "nothing is built yet: an agent claims and completes it first"),
+        ("in_progress", "its holder completes it first"),
+    ],
+)
+def test_approving_work_not_in_review_says_what_gets_it_there(
+    kanban: Kanban, status: str, then: str
+) -> None:
+    """Approving a todo task said its status twice (`task is todo (current state: todo, ...)`)
+    and no next step. It says it once, in the seed's words, and what gets it to review."""
+    task = claimed_by(kanban, "alice") if status == "in_progress" else None
+    if task is None:
+        with kanban.board() as board:
+            task = board.create_task("not built").to_json()
+    with unchanged(kanban.db):
+        error = kanban.refused("task", "approve", task["id"], "-a", "rita", reason="invalid_state")
+    assert error["error"] == (
+        f"cannot approve {task['id']}: only work in review is judged; {then} (current state: "
+        f"{status}, expected: in_review)"
+    )
+    assert error["error"].count(status) == 1
+    assert (error["current"], error["expected"]) == (status, "in_review")
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ("-a", "bob", "--transfer"),  # no --to
@@ -140,8 +166,9 @@ def test_reject_sends_work_back_with_the_reason_as_a_comment(kanban: Kanban) -> 
     assert comments[-1]["authorAgentId"] == "rita"
 
     error = kanban.refused("task", "approve", task["id"], "-a", "rita", reason="invalid_state")
-    assert (
-        error["error"] == "cannot approve: task is todo (current state: todo, expected: in_review)"
+    assert error["error"] == (
+        f"cannot approve {task['id']}: only work in review is judged; nothing is built yet: an "
+        "agent claims and completes it first (current state: todo, expected: in_review)"
     )
 
 

@@ -77,8 +77,9 @@ def test_reject_sends_it_back_for_a_fresh_attempt(board: Board) -> None:
     with pytest.raises(BoardError) as refused:
         board.reject(task.id, "judge", "again")
     assert refused.value.reason is Reason.INVALID_STATE
-    assert "cannot reject: task is todo (current state: todo, expected: in_review)" in str(
-        refused.value
+    assert refused.value.message == (
+        f"cannot reject {task.id}: only work in review is judged; nothing is built yet: an agent "
+        "claims and completes it first (current state: todo, expected: in_review)"
     )
 
 
@@ -87,7 +88,8 @@ def test_approve_on_done_names_the_states(board: Board) -> None:
     with pytest.raises(BoardError) as refused:
         board.approve(task.id, "someone")
     assert refused.value.message == (
-        "cannot approve: task is done (current state: done, expected: in_review)"
+        f"cannot approve {task.id}: only work in review is judged; it was judged (or moved to "
+        "done) already (current state: done, expected: in_review)"
     )
 
 
