@@ -109,4 +109,4 @@ def land(
             epoch=epoch,
             expect_source=expect_source,
         )
-    emit(result.to_json())
+    emit(result.to_json(), kind="land")

@@ -113,8 +113,14 @@ def _label(key: str) -> str:
     return key.removesuffix("Micros") if key.endswith(MONEY[1]) else key
 
 
+# A flag in words: `landed True` was Python's, read on an operator's terminal.
+YES_NO = {True: "yes", False: "no"}
+
+
 def _scalar(key: str, value: Any, *, seconds: bool = True) -> str | None:
-    """A time or an amount in words, by its key; None for any other value."""
+    """A flag, a time or an amount in words, by its key; None for any other value."""
+    if isinstance(value, bool):
+        return YES_NO[value]
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if number and isinstance(value, int) and (key.endswith(TIME_SUFFIXES) or key in TIME_KEYS):
         return _time(value, seconds=seconds)
@@ -701,6 +707,10 @@ def render(doc: Any, kind: str) -> None:
             console.print(_tasks_table(doc["tasks"], title=f"created {doc['count']} task(s)"))
         for change in doc["updated"]:
             console.print(_bullet("changed: ", inert(change["message"])))
+    elif kind == "land":
+        console.print(Text(inert(land_headline(doc)), style="bold"))
+        rest = {key: value for key, value in doc.items() if key not in LAND_SAID}
+        console.print(_record_table({k: v for k, v in rest.items() if v is not False}))
     elif kind == "consumers":
         rows = [_consumer_row(row) for row in doc]
         shown = _Rows(rows, None, CONSUMER_DROPPED_FIRST, CONSUMER_WHOLE)
@@ -711,6 +721,33 @@ def render(doc: Any, kind: str) -> None:
         console.print(_record_table(doc))
     else:
         console.print(_text(doc))
+
+
+# A landing's flags its headline says (`land_headline`): a dry run began `landed False`. Its
+# other flags are drawn only when set (`archived no` on a dry run said nothing).
+LAND_SAID = frozenset({"landed", "dryRun", "alreadyOn"})
+
+
+def land_headline(doc: dict[str, Any]) -> str:
+    """What a landing did, or a dry run found, first: `would land on main@abc1234 (squash, 1
+    file, verified)`, `landed on main as def5678`. A dry run that would be refused is refused:
+    its one JSON line on stderr says why (a line for people here would break the one-line
+    contract)."""
+    into, commit = str(doc.get("into")), str(doc.get("commit") or "?")[:7]
+    if doc.get("alreadyOn"):
+        held = f"{into}@{commit} has its change already"
+        if doc.get("dryRun"):
+            return f"would be recorded landed: {held}; nothing moves"
+        return f"recorded landed: {held}; nothing moved"
+    if not doc.get("dryRun"):
+        return f"landed on {into} as {commit}" + (" (unverified)" if doc.get("unverified") else "")
+    files = len(doc.get("files") or ())
+    checked = "unverified: no verify command" if doc.get("unverified") else "verified"
+    tip = str(doc.get("baseBefore") or "?")[:7]
+    return (
+        f"would land on {into}@{tip} ({doc.get('strategy')}, {files} file"
+        f"{'' if files == 1 else 's'}, {checked}); nothing was changed"
+    )
 
 
 def _bullet(*parts: str) -> Table:

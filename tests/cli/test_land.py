@@ -201,14 +201,44 @@ def test_a_landing_table_says_what_landed_not_the_tasks_every_field(land_setup) 
                        env={**env, "COLUMNS": "80"})  # fmt: skip
     assert table.code == 0, str(table)
     lines = [line.split() for line in table.out.splitlines() if line.strip()]
-    assert lines[0][:3] == ["task", task_id, "done"], table.out
-    assert " ".join(lines[0][3:]) == "Land ␛]52;c;aGk=␇ it [bold]x[/] �evil", table.out
-    assert ["landed", "True"] in lines and ["commit", land.main()] in lines, table.out
+    assert " ".join(lines[1][3:]) == "Land ␛]52;c;aGk=␇ it [bold]x[/] �evil", table.out
+    assert lines[0] == ["landed", "on", "main", "as", land.main()[:7]], table.out
+    assert lines[1][:3] == ["task", task_id, "done"], table.out
+    assert ["commit", land.main()] in lines and ["landed", "True"] not in lines, table.out
     for field in ("claimEpoch", "dropped", "subtreeCostMicros", "\x1b", "\u202e"):
         assert field not in table.out, table.out
     assert len(lines) < 30, table.out  # about a screen: it was 72 lines
     whole = kanban.ok("task", "get", task_id)
     assert whole["landedCommit"] == land.main() and whole["title"] == title
+
+
+def test_a_dry_runs_table_says_first_what_it_found(land_setup) -> None:  # type: ignore[no-untyped-def]
+    """`task land --dry-run --format table` began `landed False`, `dryRun True`: read as a
+    failure. It says first where it would land (or that the base holds the change already),
+    then the landing's fields without those flags; the JSON keeps them."""
+    kanban, land, env = land_setup
+    task_id, _ = land.task_with({"app.py": ANSWER})
+    twin, _ = land.task_with({"same.txt": "same\n"})
+    tip = land.main()
+    with unchanged(kanban.db):
+        table = kanban.run("--format", "table", "task", "land", task_id, "--dry-run", "--agent",
+                           "bob", env={**env, "COLUMNS": "80"})  # fmt: skip
+    assert table.code == 0 and table.err == "", str(table)
+    lines = [line.split() for line in table.out.splitlines() if line.strip()]
+    assert " ".join(lines[0]) == (
+        f"would land on main@{tip[:7]} (squash, 1 file, verified); nothing was changed"
+    ), table.out
+    assert not any(line[0] in ("landed", "dryRun", "alreadyOn") for line in lines), table.out
+    assert ["baseBefore", tip] in lines and "True" not in table.out, table.out
+    assert ["archived", "no"] not in lines, table.out  # a flag unset is left out
+    on_main = land.commit_on_main("same.txt", "same\n")
+    with unchanged(kanban.db):
+        table = kanban.run("--format", "table", "task", "land", twin, "--dry-run", "--agent",
+                           "bob", env={**env, "COLUMNS": "80"})  # fmt: skip
+    assert table.code == 0, str(table)
+    assert table.out.strip().splitlines()[0] == (
+        f"would be recorded landed: main@{on_main[:7]} has its change already; nothing moves"
+    ), table.out
 
 
 def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(land_setup) -> None:  # type: ignore[no-untyped-def]

@@ -152,6 +152,19 @@ def test_reconcile_as_a_table_says_when_nothing_was_released(kanban: Kanban) -> 
     ], table.out
 
 
+def test_a_records_flags_read_yes_or_no(kanban: Kanban) -> None:
+    """`db check --format table` drew its flags as Python does (`ok True`, `full False`). One
+    rule draws every flag of a record, nested or not, as yes or no; the JSON keeps true/false."""
+    with kanban.board() as board:
+        board.create_task("t")
+    table = kanban.run("db", "check", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    lines = [line.split() for line in table.out.splitlines()]
+    assert ["ok", "yes"] in lines and ["full", "no"] in lines, table.out
+    assert "True" not in table.out and "False" not in table.out, table.out
+    assert kanban.ok("db", "check")["ok"] is True
+
+
 def test_budget_show_and_stats_keep_a_task_to_one_line(kanban: Kanban) -> None:
     """`budget show` and `stats` at 80 columns folded a 300-character title over eight lines of
     their task tables. Each task is one line there too, its title cut with `…`, inert."""
