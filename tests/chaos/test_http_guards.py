@@ -282,6 +282,7 @@ POSING: dict[tuple[str, str, str], dict[str, Any]] = {
     ("POST", "/api/board/{task_id}/transfer", "agent"): {"to": "dana"},
     ("POST", "/api/board/{task_id}/comments", "authorAgentId"): {"body": "b"},
     ("POST", "/api/board/{task_id}/land", "agent"): {},
+    ("POST", "/api/board/{task_id}/land/abandon", "agent"): {"reason": "r"},
     ("POST", "/api/board/{task_id}/workspace/sync", "agent"): {},
     ("POST", "/api/board/{task_id}/unblock", "agent"): {},
     ("POST", "/api/board/{task_id}/drop", "agent"): {},
@@ -308,6 +309,7 @@ def test_an_agent_token_cannot_name_another_agent_anywhere(server: Server) -> No
             takes_no_epoch = path in (
                 "/api/board/claim-next",
                 "/api/board/{task_id}/workspace/sync",
+                "/api/board/{task_id}/land/abandon",  # an operator's decision, under no claim
             )
             if "epoch" not in body and not takes_no_epoch and field == "agent":
                 body["epoch"] = epoch

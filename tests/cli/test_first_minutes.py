@@ -1,10 +1,10 @@
 """The mistakes of someone's first minutes with the CLI, each a typed refusal that names what to
 do and changes nothing (a missing `--agent`, an option given no value, ...)."""
 
+import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -197,7 +197,15 @@ def test_every_exit_code_is_in_the_agents_table_and_ctrl_c_is_130(tmp_path: Path
         # stdin `communicate` closes, exit 0 (the demo's Ctrl-C test says the same)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(1)  # up and reading its stdin (an interrupt while it starts exits 130 too)
+    # Up and serving before the interrupt: its answer to `initialize` (a sleep of 1 s was not
+    # enough on a loaded machine: the signal came before Python's own handler, and it died -2).
+    assert serving.stdin is not None and serving.stdout is not None
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}  # fmt: skip
+    serving.stdin.write(json.dumps(hello) + "\n")
+    serving.stdin.flush()
+    assert json.loads(serving.stdout.readline())["id"] == 1
     serving.send_signal(signal.SIGINT)
     _out, err = serving.communicate(timeout=30)
     assert serving.returncode == exitcodes.INTERRUPTED

@@ -156,6 +156,7 @@ def test_the_document_declares_every_route_and_error_shape(api_schema: object, l
     other = {("get", "/api/board/events"), ("get", "/healthz"), ("get", "/readyz")}
     landing = {
         ("post", "/api/board/{task_id}/land"),
+        ("post", "/api/board/{task_id}/land/abandon"),
         ("get", "/api/board/{task_id}/land"),
         ("post", "/api/board/{task_id}/workspace/sync"),
     }
