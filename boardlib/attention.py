@@ -4,7 +4,8 @@ list `collect` builds, so they agree item for item.
 
 The store finds the candidates through indexes (the few tasks in review or blocked, lapsed leases,
 quiet runs, live worktrees whose done work has not landed, standing landing refusals, held
-deliveries: never a scan of the whole board); this module turns each into an item. `why` is built
+deliveries: never a scan of the whole board); this module turns each into an item, but for a task
+in review whose verification gate still runs: none until the gate ends. `why` is built
 from fixed words and fields; the fields may be agent text (a blocked reason, a builder's name),
 which every surface shows inert. Design: docs/inbox.md
 """
@@ -19,7 +20,9 @@ from .budgets import blocked_by_budget, blocked_reason, first_spent, standings
 from .clock import local_time
 from .config import BoardConfig
 from .errors import Reason
+from .events import EventKind
 from .lifecycle import verdict_blocks_done
+from .processes import process_gone
 from .records import BudgetStanding, InboxItem, Task
 from .store.base import Row, Tx
 
@@ -193,9 +196,33 @@ def held(row: Row) -> InboxItem:
     )
 
 
+def gate_running(tx: Tx, task: Task, now: int) -> bool:
+    """Whether `task`, in review, waits on its verification gate rather than on a person: its
+    newest move or gate event is the gate's start (no verdict, stop or move since), its process
+    still runs, and its time bound has not passed. A gate killed with -9 is over at once on its
+    own machine (as a dead lander's turn), elsewhere at its bound: the task comes back."""
+    if task.status != t.IN_REVIEW:
+        return False
+    entry = tx.gate_entry(task.id)
+    if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
+        return False
+    try:
+        data = json.loads(entry["data"])
+    except ValueError:
+        return False
+    if not isinstance(data, dict):
+        return False
+    holder, until = data.get("holder"), data.get("until")
+    if not isinstance(holder, str) or not isinstance(until, int) or isinstance(until, bool):
+        return False
+    return now < until and not process_gone(holder)
+
+
 def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
     items = []
     for task in (Task.from_row(row) for row in tx.awaiting_person()):
+        if gate_running(tx, task, now):
+            continue  # the gate judges it: its verdict says what it needs then
         over_budget = blocked_by_budget(tx, task)
         spent = first_spent(standings(tx, task, now)) if over_budget else None
         items.append(awaiting(task, over_budget, spent))

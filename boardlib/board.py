@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import budgets, caps
 from . import transitions as t
 from . import validation as validate
-from .actors import OPERATOR, SYSTEM, author_type_of, comment_actor, is_agent
+from .actors import GATE, OPERATOR, SYSTEM, author_type_of, comment_actor, is_agent
 from .clock import Clock, SystemClock, moment
 from .columns import (
     FINISHED,
@@ -60,7 +60,7 @@ from .plan_match import (
     plan_key,
 )
 from .plan_match import PlanItem as PlanItem  # where callers have always found it
-from .processes import machine_id
+from .processes import machine_id, process_token
 from .records import (
     AUTHOR_TYPES,
     BOARD_SCOPE,
@@ -119,6 +119,8 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         TaskTransferred,
         TaskUpdated,
         VerificationRecorded,
+        VerificationStarted,
+        VerificationStopped,
         WorkspaceProvisioned,
         WorkspaceUpdated,
     )
@@ -1701,9 +1703,17 @@ class Board:
         )
 
     def complete(
-        self, task_id: str, agent: str, *, summary: str | None = None, epoch: int | None = None
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        summary: str | None = None,
+        epoch: int | None = None,
+        gate_ms: int | None = None,
     ) -> Task:
-        """The holder is done building: in_review with no owner, awaiting a different judge."""
+        """The holder is done building: in_review with no owner, awaiting a different judge.
+        `gate_ms`: this process's verification gate judges it first, for at most that long; the
+        move and the gate's start are one write, so no reader sees it waiting on a person."""
         agent = validate.name(agent, "agent")
         text = validate.text(summary, "summary", required=False)
 
@@ -1714,9 +1724,45 @@ class Board:
             new = self._apply_move(tx, task, t.IN_REVIEW, actor=agent, now=now, verb="complete")
             if text:
                 tx.insert_comment(task_id, text, "agent", agent, now, task.tenant_id)
+            if gate_ms is not None:
+                self._gate_started(tx, new, now, gate_ms)
             return new
 
         return self.store.write(work)
+
+    def _gate_started(self, tx: Tx, task: Task, now: int, gate_ms: int) -> None:
+        started: VerificationStarted = {"holder": process_token(), "until": now + gate_ms}
+        self._emit(tx, EventKind.VERIFICATION_STARTED, task, GATE, now, started)
+
+    def gate_started(self, task_id: str, *, gate_ms: int) -> Task:
+        """The gate judges an in_review task again (one interrupted before its verdict): until it
+        ends, the task waits on it, not on a person (`attention.gate_running`)."""
+
+        def work(tx: Tx) -> Task:
+            now = self.now()
+            task = self._load(tx, task_id)
+            if task.status != t.IN_REVIEW:
+                raise wrong_state("run the verification gate", task.status, t.IN_REVIEW, id=task_id)
+            self._gate_started(tx, task, now, gate_ms)
+            return task
+
+        return self.store.write(work)
+
+    def gate_stopped(self, task_id: str, reason: str) -> None:
+        """The gate this process started ended without a verdict (an error): the task in review
+        waits on a person again at once, not at the gate's time bound. Nothing when the gate's
+        start is no longer the task's newest move or gate event."""
+        said = validate.text(reason, "reason") or "the gate stopped without a verdict"
+
+        def work(tx: Tx) -> None:
+            entry = tx.gate_entry(task_id)
+            if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
+                return
+            stopped: VerificationStopped = {"reason": said}
+            task = self._load(tx, task_id)
+            self._emit(tx, EventKind.VERIFICATION_STOPPED, task, GATE, self.now(), stopped)
+
+        self.store.write(work)
 
     def block(self, task_id: str, agent: str, reason: str, *, epoch: int | None = None) -> Task:
         """The holder cannot go on: blocked with a reason, lease cleared."""

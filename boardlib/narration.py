@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # types only: see boardlib/payloads.py
         TaskTransferred,
         TaskUpdated,
         VerificationRecorded,
+        VerificationStopped,
         WorkspaceProvisioned,
     )
 
@@ -177,6 +178,11 @@ def _verdict(event: Event) -> str:
     return f"verdict on {_task(event)}: {data.get('status') or '?'} (by {_who(event)})"
 
 
+def _gate_stopped(event: Event) -> str:
+    data: VerificationStopped = read(event.data)
+    return f"{_who(event)} stopped judging {_task(event)}, no verdict{_because(data.get('reason'))}"
+
+
 def _provisioned(event: Event) -> str:
     data: WorkspaceProvisioned = read(event.data)
     return f"{_who(event)} provisioned a worktree for {_task(event)} on {data.get('branch') or '?'}"
@@ -215,7 +221,9 @@ _SAYINGS: dict[str, Callable[[Event], str]] = {
     EventKind.DEP_UNLINKED: _unlinked,
     EventKind.COMMENT_ADDED: _commented,
     EventKind.EXECUTION_STARTED: _run_started,
+    EventKind.VERIFICATION_STARTED: lambda e: f"{_who(e)} began judging {_task(e)}",
     EventKind.VERIFICATION_RECORDED: _verdict,
+    EventKind.VERIFICATION_STOPPED: _gate_stopped,
     EventKind.WORKSPACE_PROVISIONED: _provisioned,
     EventKind.WORKSPACE_UPDATED: lambda e: f"{_who(e)} updated the workspace of {_task(e)}",
     EventKind.TASK_LANDED: _landed,

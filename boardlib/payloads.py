@@ -35,6 +35,8 @@ __all__ = [
     "TaskTransferred",
     "TaskUpdated",
     "VerificationRecorded",
+    "VerificationStarted",
+    "VerificationStopped",
     "WorkspaceProvisioned",
     "WorkspaceUpdated",
 ]
@@ -142,8 +144,20 @@ class ExecutionCompleted(TypedDict):
     late: NotRequired[bool]  # the cost of a run the board had closed, reported after it
 
 
+class VerificationStarted(TypedDict):
+    """The gate began judging: the task in review waits on it, not on a person, until a verdict,
+    a stop, a move, its process gone, or `until` (`attention.gate_running`)."""
+
+    holder: str  # the judging process (`processes.process_token`)
+    until: int  # ms: its time bound (the verify timeout and a margin)
+
+
 class VerificationRecorded(TypedDict):
     status: str  # the verdict's status
+
+
+class VerificationStopped(TypedDict):
+    reason: str  # the gate stopped without a verdict (an error in the completing process)
 
 
 class WorkspaceProvisioned(TypedDict):
@@ -218,7 +232,9 @@ Payload = (
     | CommentAdded
     | ExecutionStarted
     | ExecutionCompleted
+    | VerificationStarted
     | VerificationRecorded
+    | VerificationStopped
     | WorkspaceProvisioned
     | WorkspaceUpdated
     | TaskLanded
@@ -243,7 +259,9 @@ PAYLOADS: dict[EventKind, type] = {
     EventKind.COMMENT_ADDED: CommentAdded,
     EventKind.EXECUTION_STARTED: ExecutionStarted,
     EventKind.EXECUTION_COMPLETED: ExecutionCompleted,
+    EventKind.VERIFICATION_STARTED: VerificationStarted,
     EventKind.VERIFICATION_RECORDED: VerificationRecorded,
+    EventKind.VERIFICATION_STOPPED: VerificationStopped,
     EventKind.WORKSPACE_PROVISIONED: WorkspaceProvisioned,
     EventKind.WORKSPACE_UPDATED: WorkspaceUpdated,
     EventKind.TASK_LANDED: TaskLanded,

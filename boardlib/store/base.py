@@ -380,6 +380,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """The newest `status_changed` event of a task: the move into its status (or None)."""
         ...
 
+    def gate_entry(self, task_id: str) -> Row | None:
+        """The newest of a task's moves and gate events (started, recorded, stopped), or None."""
+        ...
+
     def lapsed_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out and nobody released yet (a read)."""
         ...

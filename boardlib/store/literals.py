@@ -61,4 +61,12 @@ STATUS_CHANGED_EVENT = sql_literal(EventKind.STATUS_CHANGED.value)  # a task's m
 TASK_CREATED_EVENT = sql_literal(EventKind.TASK_CREATED.value)  # who created a task (root caps)
 LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
 VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)
+# What says whether a task in review waits on its gate (`attention.gate_running`).
+GATE_EVENTS = sql_list(
+    kind.value
+    for kind in (
+        EventKind.STATUS_CHANGED, EventKind.VERIFICATION_STARTED,
+        EventKind.VERIFICATION_RECORDED, EventKind.VERIFICATION_STOPPED,
+    )
+)  # fmt: skip
 WORKSPACE_ACTIVE = sql_literal(_WORKSPACE_ACTIVE)

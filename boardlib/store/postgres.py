@@ -710,6 +710,11 @@ class PostgresTx(SharedTx):
         self.flush_events()
         return super().status_entry(task_id)
 
+    # Differs: the shared read, with this transaction's queued events written first.
+    def gate_entry(self, task_id: str) -> Row | None:
+        self.flush_events()
+        return super().gate_entry(task_id)
+
     # Differs: the shared purge, with the queued events written first and the horizon persisted.
     def purge_expired_events(self, now: int, limit: int) -> int:
         self.flush_events()

@@ -25,6 +25,7 @@ from .literals import (
     BLOCKED,
     CANCELLED,
     DONE,
+    GATE_EVENTS,
     IN_PROGRESS,
     IN_REVIEW,
     LIVE,
@@ -924,6 +925,16 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         never pruned, so a task still waiting on a person keeps it."""
         return self._fetchone(
             f"SELECT * FROM events WHERE task_id = ? AND kind = {STATUS_CHANGED_EVENT} "
+            "ORDER BY seq DESC LIMIT 1",
+            (task_id,),
+        )
+
+    def gate_entry(self, task_id: str) -> Row | None:
+        """The task's newest move or gate event (`GATE_EVENTS`): a `verification_started` one
+        while its gate has neither recorded, stopped nor been overtaken by a move. Read through
+        `events_task`, newest first: a task in review has few events since it came there."""
+        return self._fetchone(
+            f"SELECT * FROM events WHERE task_id = ? AND kind IN ({GATE_EVENTS}) "
             "ORDER BY seq DESC LIMIT 1",
             (task_id,),
         )

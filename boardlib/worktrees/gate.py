@@ -48,6 +48,13 @@ TAIL_CHARS = 4000  # of stdout and stderr kept in the verdict
 COMMENT_TAIL_CHARS = 1500
 COMMENT_MAX = 18_000  # below the board's comment limit
 KILL_GRACE_S = 2.0
+GATE_MARGIN_MS = 60_000  # the commit before the command, the record and comment after it
+
+
+def gate_bound_ms(timeout_s: float) -> int:
+    """How long a gate may run, all told: past it a reader takes it for dead (on another machine,
+    where its process cannot be seen) and the task waits on a person again."""
+    return int(timeout_s * 1000) + int(2 * KILL_GRACE_S * 1000) + GATE_MARGIN_MS
 
 
 HANDOFF = "handoff"

@@ -33,7 +33,7 @@ from ..records import CheckReport, Comment, Task, Workspace
 from ..review import review_entries
 from ..shell import shell_command
 from . import sor
-from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, run_gate
+from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, gate_bound_ms, run_gate
 from .layout import Layout, board_key, branch_name, check_task_id, elsewhere, slot_board
 from .lock import WorktreeLock
 from .results import (
@@ -1115,22 +1115,34 @@ class Worktrees:
             if not stat.dirty:
                 empty = self._complete_empty(task, ws, path, stat, agent, epoch, summary)
                 return replace(empty, reattached=reattached)
+            timeout_s = verify_timeout_s or self.verify_timeout_s
+            # The gate's start goes with the move to in_review: until its verdict the task waits
+            # on the gate, not on a person (`attention.gate_running`).
+            gate_ms = gate_bound_ms(timeout_s)
             if task.status == t.IN_PROGRESS:
-                self.board.complete(task_id, agent, epoch=epoch, summary=summary)
-            gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
-            head = gitrepo.head(path)
-            provisioned = (
-                gitrepo.read_blob(path, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
-            )
-            outcome = run_gate(
-                self.board,
-                task_id,
-                path,
-                builder=agent,
-                timeout_s=verify_timeout_s or self.verify_timeout_s,
-                provisioned_init=provisioned,
-                runtime=task.assignee_runtime,  # the complete clears it; a fail brings it back
-            )
+                self.board.complete(task_id, agent, epoch=epoch, summary=summary, gate_ms=gate_ms)
+            else:
+                self.board.gate_started(task_id, gate_ms=gate_ms)
+            try:
+                gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
+                head = gitrepo.head(path)
+                provisioned = (
+                    gitrepo.read_blob(path, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
+                )
+                outcome = run_gate(
+                    self.board,
+                    task_id,
+                    path,
+                    builder=agent,
+                    timeout_s=timeout_s,
+                    provisioned_init=provisioned,
+                    runtime=task.assignee_runtime,  # the complete clears it; a fail brings it back
+                )
+            except BaseException as error:  # a server lives on: the task must not wait unseen
+                with contextlib.suppress(Exception):
+                    why = f"{type(error).__name__}: {error}"[:500]
+                    self.board.gate_stopped(task_id, f"the gate stopped without a verdict: {why}")
+                raise
             self.board.update_workspace(ws.id, actor=GATE_ACTOR, reason="verified")
             back = outcome.task.status == t.IN_PROGRESS
             return CompleteResult(

@@ -37,7 +37,9 @@ STORED: dict[str, set[str]] = {
     "execution_completed": {
         "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
     },
+    "verification_started": {"holder", "until"},
     "verification_recorded": {"status"},
+    "verification_stopped": {"reason"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},
     "task_landed": {
@@ -87,7 +89,9 @@ def a_life_with_every_kind(board: Board, clock: ManualClock) -> list[Event]:
     board.complete(first.id, "bob")
     board.reject(first.id, "rita", "again")
     board.claim(first.id, "bob")
-    board.complete(first.id, "bob")
+    board.complete(first.id, "bob", gate_ms=60_000)  # the gate's start goes with the move
+    board.gate_stopped(first.id, "the gate stopped without a verdict")
+    board.gate_started(first.id, gate_ms=60_000)  # run again, on the task in review
     board.record_verification(first.id, PASS)
     board.approve(first.id, "rita")
     board.update_task("TASK-3", priority=3)

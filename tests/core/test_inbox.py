@@ -8,6 +8,7 @@ import pytest
 from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib import attention as a
 from boardlib import transitions as t
+from boardlib.narration import narrate
 from boardlib.watch import Consumers
 from tests.conftest import row, task_in
 
@@ -247,3 +248,42 @@ def test_an_agents_reason_in_the_budgets_words_is_an_agents_block(board: Board) 
     assert (item.kind, item.action) == (a.BLOCKED, a.UNBLOCK)
     assert item.why == f"blocked: {forged}"
     assert board.unblock(task.id).status == t.TODO  # no budget guard for an agent's words
+
+
+def test_a_task_under_its_running_gate_waits_on_the_gate_not_a_person(
+    board: Board, clock: ManualClock
+) -> None:
+    """Found in tmux: each gate-passing task was told "needs review" while its gate ran, then
+    "is ready to land". Under its gate it is no item; its verdict, a stop, or its time bound (a
+    gate on another machine, dead unseen) gives it back to the inbox as what it is then."""
+    gated = {}
+    for builder in ("alice", "bob", "carol"):
+        task = task_in(board, t.IN_PROGRESS, builder=builder)
+        board.complete(task.id, builder, gate_ms=60_000)
+        gated[builder] = task.id
+    timed, stopped, judged = gated["alice"], gated["bob"], gated["carol"]
+    plain = task_in(board, t.IN_REVIEW, builder="dan")  # the lease protocol's: no gate runs
+    assert kinds(board) == [(a.REVIEW, plain.id, a.APPROVE)]
+    board.gate_stopped(stopped, "OSError: disk full")
+    said = [narrate(event) for event in board.events(task_id=stopped)][-2:]
+    assert said == [
+        f"verification-gate began judging {stopped}",
+        f"verification-gate stopped judging {stopped}, no verdict: OSError: disk full",
+    ]  # the History tab, `kanban events --format table`
+    board.record_verification(judged, FAILED, actor="verification-gate")
+    assert {item.task_id for item in board.inbox().items} == {plain.id, stopped, judged}
+    [item] = [item for item in board.inbox().items if item.task_id == judged]
+    assert item.action == a.OVERRIDE  # whatever its verdict makes it: here, a failed one
+    # A stop once the gate's start is no longer the newest word writes nothing.
+    events = len(board.events(task_id=judged))
+    board.gate_stopped(judged, "late")
+    assert len(board.events(task_id=judged)) == events
+    clock.advance(ms=59_999)
+    assert timed not in {item.task_id for item in board.inbox().items}
+    clock.advance(ms=1)  # its bound: a gate whose process cannot be seen counts as ended
+    assert (a.REVIEW, timed, a.APPROVE) in kinds(board)
+    # The gate run again on the task in review (one interrupted) hides it again.
+    board.gate_started(timed, gate_ms=1_000)
+    assert timed not in {item.task_id for item in board.inbox().items}
+    clock.advance(ms=1_000)
+    assert (a.REVIEW, timed, a.APPROVE) in kinds(board)

@@ -112,6 +112,7 @@ MUST_DIFFER = {
 POSTGRES_WRAPS = {
     "purge_expired_events": "flush the queued events first, persist the horizon",
     "status_entry": "flush the queued events first: a move this transaction made is the newest",
+    "gate_entry": "flush the queued events first: a gate start this transaction made is the newest",
 }
 
 

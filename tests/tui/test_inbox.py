@@ -314,6 +314,49 @@ async def test_items_that_come_in_one_read_are_one_bell_or_notification(tmp_path
         assert app.board_screen.header.facts.inbox_new == f"{blocked[-1]} is blocked (+2)"
 
 
+async def test_a_gate_passing_task_is_told_once_ready_to_land_never_needing_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in tmux with `--notify osc`: each task that passed its gate posted two "needs you":
+    "TASK-n needs review" while its gate ran (in review for the gate, not for a person), then
+    "TASK-n is ready to land". The gate's run is no inbox item: one notification, the second."""
+    import threading
+
+    from tests.worktrees.conftest import make_land_env
+
+    path = tmp_path / "board.db"
+    land = make_land_env(tmp_path, monkeypatch, path)
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    verify = f"touch {signals}/started; while [ ! -e {signals}/go ]; do sleep 0.05; done"
+    task_id, _ = land.task_with({"app.py": "def answer():\n    return 43\n"}, verify=verify,
+                                finish="none")  # fmt: skip
+    sent: list[str] = []
+    notes = Notes()
+    app = make_app(path, ManualClock(land.board.now()), notify_mode=notify.OSC)
+    app.tell_terminal = sent.append  # type: ignore[method-assign]
+    worker = threading.Thread(target=lambda: land.trees.complete(task_id, "alice"))
+    try:
+        async with app.run_test(size=(80, 24), message_hook=notes) as pilot:
+            await until(pilot, lambda: app.state.tasks.get(task_id) is not None)
+            worker.start()
+            await until(pilot, lambda: (signals / "started").exists())
+            await until(pilot, lambda: app.state.tasks[task_id].status == t.IN_REVIEW)
+            await pilot.pause(0.5)  # the polls that read the task in review read the inbox too
+            assert app.inbox_items == [] and sent == [], sent
+            (signals / "go").touch()
+            await until(pilot, lambda: [i.kind for i in app.inbox_items] == [a.UNLANDED])
+            await pilot.pause(0.3)
+            assert sent == [f"\x1b]9;kanban: {task_id} is ready to land\x1b\\"], sent
+            said = [text for text in notes.infos() if "Needs you" in text]
+            assert said == [f"Needs you: {task_id} is ready to land. i opens the inbox."], said
+    finally:
+        (signals / "go").touch()
+        if worker.ident is not None:  # started
+            worker.join(30)
+        land.board.close()
+
+
 def test_every_kind_is_told_in_its_own_words() -> None:
     """Stop 47's list: a gate-passing complete was told "TASK-3 needs review", then, passed and
     waiting to land, "TASK-3 needs you": the unlanded kind had no words of its own."""
