@@ -661,6 +661,28 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
     _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM),
     _dialog("confirm.no", "answer(False)", "No", "n,escape", CONFIRM),
+    # A question longer than the screen (the land question at 80x24) scrolls; the buttons
+    # keep the focus, so enter, tab and y/n answer as ever.
+    _dialog(
+        "confirm.down", "scroll(1)", "Question: scroll down", "down,j", CONFIRM, key_display="↓"
+    ),
+    _dialog("confirm.up", "scroll(-1)", "Question: scroll up", "up,k", CONFIRM, key_display="↑"),
+    _dialog(
+        "confirm.page_down",
+        "page(1)",
+        "Question: page down",
+        "pagedown,ctrl+d",
+        CONFIRM,
+        key_display="pgdn",
+    ),
+    _dialog(
+        "confirm.page_up",
+        "page(-1)",
+        "Question: page up",
+        "pageup,ctrl+u",
+        CONFIRM,
+        key_display="pgup",
+    ),
     _dialog("land.strategy", "strategy", "Landing: next strategy (squash, rebase...)", "s", LAND),
     _dialog("land.into", "choose_into", "Landing: onto another branch", "b", LAND),
     _dialog(

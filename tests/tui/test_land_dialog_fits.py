@@ -6,9 +6,12 @@ from textual.widgets import Button, Static
 
 from boardlib import transitions as t
 from boardlib.records import Task
-from boardlib.worktrees.landing import CLEAN, UNAVAILABLE, LandingPreview
+from boardlib.worktrees.landing import CLEAN, CONFLICTS, UNAVAILABLE, LandingPreview
 from boardlib.worktrees.results import ALREADY_ON, LandingChoices
+from tests.tui.conftest import until
+from tests.tui.test_drawer import screen_text
 from tui.components.land_dialog import LandDialog
+from tui.components.prompt import PromptDialog
 from tui.landing_data import Choices, Preview
 
 LONG_TITLE = ("Reconcile the cart's discount rounding with the ledger's totals " * 5)[:250]
@@ -108,3 +111,48 @@ async def test_work_already_on_its_branch_is_said_to_be_recorded_there() -> None
         shown = " ".join(_lines(dialog.query_one("#dialog-body", Static)).split())
         assert "TASK-7's change is already on main: landing records it as landed there" in shown
         assert "is verified and lands" not in shown and "would be refused" not in shown
+
+
+async def test_a_question_longer_than_80x24_scrolls_by_keys_and_says_there_is_more() -> None:
+    """A long conflict line, the override's warning and a long title at 80x24: the body was cut
+    where the screen ended (a Static clips; no key, not even the wheel, reached the warning or
+    "As operator..."), and `down` only said the question was waiting. Now a line says there is
+    more, the arrows and pgdn/pgup scroll the body while Back keeps the focus, and `x`/`y`
+    still answer."""
+    files = [f"src/shop/cart/discount_rounding_{n}.py" for n in range(16)]
+    summary = "conflicts with main in " + ", ".join(files)
+    conflict = LandingPreview("TASK-7", CONFLICTS, summary, into="main", conflicts=files)
+    answers: list[bool | None] = []
+    async with App[None]().run_test(size=SMALL) as pilot:
+
+        def on_screen() -> str:
+            return screen_text(pilot.app)  # type: ignore[arg-type]
+
+        dialog = _body_of_done(conflict, '{"status": "fail", "attempts": []}', LONG_TITLE)
+        await pilot.app.push_screen(dialog, answers.append)
+        await until(pilot, lambda: dialog.shown_at is not None)
+        shown = on_screen()
+        assert "▼ more below: ↓/↑ scroll, pgdn/pgup page" in shown, shown
+        assert "discount_rounding_15.py" not in shown and "branch deleted." not in shown
+        await pilot.press("down")
+        await until(pilot, lambda: "▲▼ more above and below" in on_screen())
+        for _ in range(4):
+            await pilot.press("pagedown")
+        await until(pilot, lambda: "▲ more above:" in on_screen())
+        shown = on_screen()
+        assert "discount_rounding_15.py" in shown and "branch deleted." in shown, shown
+        assert "⚠ Its verify command failed at the gate" in " ".join(shown.split())
+        for button in dialog.query(Button):  # the buttons stayed, Back with the focus
+            inside = dialog.query_one("#dialog").content_region
+            assert button.region.intersection(inside) == button.region, button.id
+        assert pilot.app.focused is dialog.query_one("#no", Button)
+        await pilot.press(*["pageup"] * 4)
+        await until(pilot, lambda: "▼ more below:" in on_screen())
+        await pilot.press("x")  # it won't land: asks why
+        await until(pilot, lambda: isinstance(pilot.app.screen, PromptDialog))
+        await pilot.press("escape")
+        await until(pilot, lambda: pilot.app.screen is dialog)
+        await pilot.pause(0.15)
+        await pilot.press("y")
+        await until(pilot, lambda: answers == [True])
+        assert dialog.decided is not None and dialog.decided.strategy == "squash"

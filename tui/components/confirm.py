@@ -5,7 +5,9 @@ The dialog opens with the focus on the safe button, so `enter` (the key a hurrie
 presses to get a dialog out of the way) backs out: only an explicit `y`, or tab then enter, or a
 click, says yes. Keys typed before the question was on screen are not answers (`x` `y` in one
 burst cancelled a task whose question nobody saw; under load a dialog paints late): the app drops
-them and says so. A key the dialog has no use for says what it waits for, instead of vanishing."""
+them and says so. A key the dialog has no use for says what it waits for, instead of vanishing.
+A body longer than the room the screen leaves scrolls by keys while the buttons keep the focus,
+and a line above the next part says there is more, and where."""
 
 import time
 
@@ -13,7 +15,7 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.scalar import Scalar
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
@@ -21,7 +23,7 @@ from textual.widgets import Button, Static
 from boardlib.inert import inert
 
 from .. import registry
-from ..keymap import key_names, operator_keymap
+from ..keymap import first_key, key_names, operator_keymap
 from . import tcss, toasts_gone
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
@@ -51,7 +53,7 @@ class ConfirmDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(inert(self.title_text)), id="dialog-title")
-            yield Static(self.body, id="dialog-body")
+            yield from self.scrolled_body()
             with Horizontal(id="dialog-buttons"):
                 yield Button(
                     f"{self.confirm_label} (y)",
@@ -60,11 +62,22 @@ class ConfirmDialog(ModalScreen[bool]):
                 )
                 yield Button("Back (n)", id="no")
 
+    def scrolled_body(self) -> ComposeResult:
+        """The body, in a box that scrolls (a Static alone clips its overflow: at 80x24 a long
+        conflict line hid the land question's last lines, and no key or wheel reached them),
+        and the line that says there is more."""
+        with VerticalScroll(id="dialog-scroll", can_focus=False):  # the buttons keep the focus
+            yield Static(self.body, id="dialog-body")
+        yield Static("", id="dialog-more")
+
     def on_mount(self) -> None:
         toasts_gone(self)
         body = self.query_one("#dialog-body", Static)
         body.update(self.body)
-        body.styles.max_height = BODY_MAX_LINES  # until the first layout says what fits
+        scroll = self.query_one("#dialog-scroll")
+        scroll.styles.max_height = BODY_MAX_LINES  # until the first layout says what fits
+        self.watch(scroll, "scroll_y", self._say_more, init=False)
+        self.watch(scroll, "virtual_size", self._say_more, init=False)
         self.call_after_refresh(self.fit_body)
         self.query_one("#no", Button).focus()
         # The moment of the first paint: the layout refresh that drew the question publishes this
@@ -81,13 +94,50 @@ class ConfirmDialog(ModalScreen[bool]):
         """The body gets the lines the rest of the dialog leaves on screen, so the buttons are
         always on it (a ~250-character title at 80x24 pushed them off)."""
         dialog = self.query_one("#dialog")
-        body = self.query_one("#dialog-body")
+        scroll = self.query_one("#dialog-scroll")
         rest = dialog.styles.gutter.height + sum(
-            part.outer_size.height for part in dialog.children if part is not body
+            part.outer_size.height for part in dialog.children if part is not scroll
         )
         room = max(BODY_MIN_LINES, min(BODY_MAX_LINES, self.size.height - rest))
-        if body.styles.max_height != Scalar.from_number(room):
-            body.styles.max_height = room
+        if scroll.styles.max_height != Scalar.from_number(room):
+            scroll.styles.max_height = room
+        self.call_after_refresh(self._say_more)
+
+    def _say_more(self) -> None:
+        """`▼ more below: ↓/↑ scroll, pgdn/pgup page` while part of the body is out of view. It
+        takes the blank line over the part after it, so the room the body has does not change."""
+        if not self.is_attached:
+            return
+        scroll = self.query_one("#dialog-scroll", VerticalScroll)
+        more = self.query_one("#dialog-more", Static)
+        dialog = self.query_one("#dialog")
+        after = dialog.children[dialog.children.index(more) + 1]
+        above, below = scroll.scroll_y > 0, scroll.scroll_y < scroll.max_scroll_y
+        more.display = above or below
+        after.set_class(above or below, "-under-more")
+        if not (above or below):
+            return
+        where = "above and below" if above and below else "above" if above else "below"
+        mark = "▲▼" if above and below else "▲" if above else "▼"
+        remapped = operator_keymap(self.app)
+
+        def key(step: str) -> str:
+            return first_key(f"confirm.{step}", remapped)
+
+        more.update(
+            f"{mark} more {where}: {key('down')}/{key('up')} scroll, "
+            f"{key('page_down')}/{key('page_up')} page"
+        )
+
+    def action_scroll(self, step: int) -> None:
+        self.query_one("#dialog-scroll").scroll_relative(y=step, animate=False)
+
+    def action_page(self, step: int) -> None:
+        scroll = self.query_one("#dialog-scroll", VerticalScroll)
+        if step > 0:
+            scroll.scroll_page_down(animate=False)
+        else:
+            scroll.scroll_page_up(animate=False)
 
     def _laid_out(self, _screen: object) -> None:
         if self.is_current:

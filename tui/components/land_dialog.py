@@ -129,7 +129,7 @@ class LandDialog(ConfirmDialog):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text(inert(self.title_text)), id="dialog-title")
-            yield Static(self.body, id="dialog-body")
+            yield from self.scrolled_body()
             yield Static(self._choices_text(), id="land-choices")
             with Horizontal(id="dialog-buttons"):
                 if self.unverified_only:
@@ -226,9 +226,8 @@ class LandDialog(ConfirmDialog):
         """The body without its blank lines when it would not fit whole: at 80x24 the failing
         verdict's warning pushed "As operator... deleted" out of view (the buttons stayed)."""
         super().fit_body()
-        body = self.query_one("#dialog-body", Static)
-        width = body.content_region.width
-        room = body.styles.max_height
+        width = self.query_one("#dialog-body", Static).content_region.width
+        room = self.query_one("#dialog-scroll").styles.max_height
         if not width or room is None:
             return
         full = self._body_lines(width, compact=False)
