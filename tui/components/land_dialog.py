@@ -267,12 +267,14 @@ class LandDialog(ConfirmDialog):
             onto.append_text(plain(f"  (branches unreadable: {self.choices.problem})", "dim"))
         lines: list[RenderableType] = [strategies, words, onto]
         if self.unverified_only:
-            lines.append(
-                Text(
-                    "⚠ No verify command: nothing checks the merged tree. Only "
-                    f"{self._keys('land.unverified')} lands it, unverified, with your reason "
-                    "(audited).",
-                    "bold yellow",
+            lines.append(  # wrapped under its words, as the body's warning and preview
+                hanging(
+                    Text(
+                        "⚠ No verify command: nothing checks the merged tree. Only "
+                        f"{self._keys('land.unverified')} lands it, unverified, with your "
+                        "reason (audited).",
+                        "bold yellow",
+                    )
                 )
             )
         return Group(*lines)
