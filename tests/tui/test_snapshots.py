@@ -184,6 +184,44 @@ def test_landed_card_and_drawer_at_160x48(tmp_path, monkeypatch, snap_compare) -
     assert snap_compare(app, terminal_size=(160, 48), run_before=unfolded)
 
 
+@pytest.mark.slow
+def test_drawer_resized_to_80x24_with_a_diff_search(review_app, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """The drawer beside the board at 160x48, on its Diff tab with "total" searched and the
+    second match current, then the terminal narrowed to 80x24: the drawer full screen keeps the
+    tab, the search (the header's `match 2/N`, the matches highlighted) and the diff's place. A
+    regression in what a resize carries over (tests/tui/test_drawer_resize.py) shows here as a
+    picture."""
+    from tui.components.drawer_screen import DrawerScreen
+
+    async def resized(pilot: Pilot[Any]) -> None:
+        await preview_shown(pilot)
+        app = pilot.app
+        assert isinstance(app, KanbanApp)
+        beside = app.drawers()[0]
+        await pilot.press("3")
+        await until(pilot, lambda: beside.workspace is not None and len(beside.diff.rows) > 20)
+        await pilot.press("slash", *"total", "enter")
+        await until(pilot, lambda: beside.searches.get("diff") == "total")
+        await pilot.press("n")
+        await until(pilot, lambda: beside.diff.match_index == 1)
+        await pilot.resize_terminal(80, 24)
+
+        def narrowed() -> bool:
+            """Laid out full screen, and nothing of what it carried asked for: what it lost
+            must show in the picture, not as a wait that never ends."""
+            if not isinstance(app.screen, DrawerScreen):
+                return False
+            drawers = [d for d in app.drawers() if d.screen is app.screen and d.is_mounted]
+            return (
+                len(drawers) == 1 and not drawers[0].beside and drawers[0].drawn.is_set()
+                and app.focused is drawers[0] and drawn(app.screen)
+            )  # fmt: skip
+
+        await settled(pilot, narrowed)
+
+    assert snap_compare(review_app, terminal_size=(160, 48), run_before=resized)
+
+
 async def message_log_open(pilot: Pilot[Any]) -> None:
     """Three things said (a refusal among them), their toasts gone, then `M`."""
     await settle(pilot)
