@@ -8,7 +8,7 @@ from boardlib import transitions as t
 from boardlib.records import Task
 from boardlib.worktrees.landing import CLEAN, CONFLICTS, UNAVAILABLE, LandingPreview
 from boardlib.worktrees.results import ALREADY_ON, LandingChoices
-from tests.tui.conftest import until
+from tests.tui.conftest import Notes, until
 from tests.tui.test_drawer import screen_text
 from tui.components.land_dialog import LandDialog
 from tui.components.prompt import PromptDialog
@@ -156,3 +156,20 @@ async def test_a_question_longer_than_80x24_scrolls_by_keys_and_says_there_is_mo
         await pilot.press("y")
         await until(pilot, lambda: answers == [True])
         assert dialog.decided is not None and dialog.decided.strategy == "squash"
+
+
+async def test_a_scroll_key_on_a_question_all_on_screen_says_so() -> None:
+    """Before the body scrolled, `down` on any question said it was waiting; a scroll key on
+    a question with nothing out of view still says something, and changes nothing."""
+    notes = Notes()
+    clean = LandingPreview("TASK-7", CLEAN, "lands cleanly", into="main", base_tip="2d55f48aa")
+    async with App[None]().run_test(size=SMALL, message_hook=notes) as pilot:
+        dialog = _body_of_done(clean, '{"status": "pass"}', "Bump the price")
+        await pilot.app.push_screen(dialog)
+        await until(pilot, lambda: dialog.shown_at is not None)
+        assert "more below" not in screen_text(pilot.app)  # type: ignore[arg-type]
+        await pilot.press("pagedown")
+        await until(pilot, lambda: notes.warnings())
+        said = notes.warnings()
+        assert said == [": “Land TASK-7?” is all on screen: y land, n/esc backs out."], said
+        assert pilot.app.screen is dialog and dialog.decided is None

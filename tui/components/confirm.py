@@ -112,7 +112,7 @@ class ConfirmDialog(ModalScreen[bool]):
         more = self.query_one("#dialog-more", Static)
         dialog = self.query_one("#dialog")
         after = dialog.children[dialog.children.index(more) + 1]
-        above, below = scroll.scroll_y > 0, scroll.scroll_y < scroll.max_scroll_y
+        above, below = scroll.scroll_y > 0, scroll.scroll_y < _hidden_lines(scroll)
         more.display = above or below
         after.set_class(above or below, "-under-more")
         if not (above or below):
@@ -129,11 +129,23 @@ class ConfirmDialog(ModalScreen[bool]):
             f"{key('page_down')}/{key('page_up')} page"
         )
 
+    def _scrolled(self) -> VerticalScroll | None:
+        """The body's box, or None and the operator told the question is all on screen (the
+        keys said "is waiting" before they scrolled: they do not go silent where it fits)."""
+        scroll = self.query_one("#dialog-scroll", VerticalScroll)
+        if _hidden_lines(scroll) > 0:
+            return scroll
+        self._notice(f"“{self.title_text}” is all on screen")
+        return None
+
     def action_scroll(self, step: int) -> None:
-        self.query_one("#dialog-scroll").scroll_relative(y=step, animate=False)
+        if scroll := self._scrolled():
+            scroll.scroll_relative(y=step, animate=False)
 
     def action_page(self, step: int) -> None:
-        scroll = self.query_one("#dialog-scroll", VerticalScroll)
+        scroll = self._scrolled()
+        if scroll is None:
+            return
         if step > 0:
             scroll.scroll_page_down(animate=False)
         else:
@@ -197,3 +209,10 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+
+def _hidden_lines(scroll: VerticalScroll) -> int:
+    """How many of the body's lines its box cannot show. Not `max_scroll_y`: on the first
+    layout its container size is still 0 when the virtual size is known, and a question that
+    fits said "▼ more below" for a frame."""
+    return max(0, scroll.virtual_size.height - scroll.size.height)
