@@ -117,6 +117,7 @@ async def moved(pilot: Any, app: KanbanApp, size: tuple[int, int], beside: bool)
     return drawer
 
 
+@pytest.mark.slow  # 3-6 s each: a review board resized both ways
 @pytest.mark.parametrize(
     ("first", "second", "beside"), [((80, 24), (160, 48), False), ((160, 48), (80, 24), True)]
 )
@@ -158,6 +159,7 @@ async def test_a_resize_keeps_the_drawers_tab_searches_and_place_in_the_diff(
         assert where_it_stands(again) == kept
 
 
+@pytest.mark.slow  # ~4 s: 160 -> 80 -> 160
 async def test_side_by_side_is_kept_for_when_the_terminal_is_wide_again(review: Any) -> None:
     """At 160x48 with the diff side by side, 80x24 cannot show it (it needs 160 columns): the
     drawer there shows it one column wide, and back at 160x48 it is side by side again (it was
@@ -182,6 +184,7 @@ async def test_side_by_side_is_kept_for_when_the_terminal_is_wide_again(review: 
         assert wide.region.width == 160
 
 
+@pytest.mark.slow  # 3-6 s each: a review board resized both ways
 @pytest.mark.parametrize(
     ("first", "second", "beside"), [((80, 24), (160, 48), False), ((160, 48), (80, 24), True)]
 )

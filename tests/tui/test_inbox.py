@@ -1046,6 +1046,7 @@ async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
         assert f"new: {task_id} is blocked (i)" in header_text(app)
 
 
+@pytest.mark.slow  # ~8 s of toast turns by the wall clock
 async def test_a_busy_inbox_says_needs_you_briefly_and_counts_what_still_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
