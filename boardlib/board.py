@@ -1716,6 +1716,8 @@ class Board:
         move and the gate's start are one write, so no reader sees it waiting on a person."""
         agent = validate.name(agent, "agent")
         text = validate.text(summary, "summary", required=False)
+        if gate_ms is not None:
+            gate_ms = validate.integer(gate_ms, "gateMs", minimum=1)
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1737,6 +1739,7 @@ class Board:
     def gate_started(self, task_id: str, *, gate_ms: int) -> Task:
         """The gate judges an in_review task again (one interrupted before its verdict): until it
         ends, the task waits on it, not on a person (`attention.gate_running`)."""
+        gate_ms = validate.integer(gate_ms, "gateMs", minimum=1)
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1755,11 +1758,11 @@ class Board:
         said = validate.text(reason, "reason") or "the gate stopped without a verdict"
 
         def work(tx: Tx) -> None:
+            task = self._load(tx, task_id)  # a task id checked before any SQL sees it
             entry = tx.gate_entry(task_id)
             if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
                 return
             stopped: VerificationStopped = {"reason": said}
-            task = self._load(tx, task_id)
             self._emit(tx, EventKind.VERIFICATION_STOPPED, task, GATE, self.now(), stopped)
 
         self.store.write(work)
