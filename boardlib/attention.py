@@ -12,7 +12,7 @@ which every surface shows inert. Design: docs/inbox.md
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import transitions as t
 from .budgets import BLOCKED_PREFIX as BUDGET_BLOCKED_PREFIX
@@ -20,11 +20,14 @@ from .budgets import blocked_by_budget, blocked_reason, first_spent, standings
 from .clock import local_time
 from .config import BoardConfig
 from .errors import Reason
-from .events import EventKind
+from .events import EventKind, read
 from .lifecycle import verdict_blocks_done
 from .processes import process_gone
-from .records import BudgetStanding, InboxItem, Task
+from .records import BudgetStanding, Event, InboxItem, Task
 from .store.base import Row, Tx
+
+if TYPE_CHECKING:  # types only: see boardlib/payloads.py
+    from .payloads import VerificationStarted
 
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
 REVIEW = "review"  # in review: a judge approves or rejects
@@ -206,16 +209,8 @@ def gate_running(tx: Tx, task: Task, now: int) -> bool:
     entry = tx.gate_entry(task.id)
     if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
         return False
-    try:
-        data = json.loads(entry["data"])
-    except ValueError:
-        return False
-    if not isinstance(data, dict):
-        return False
-    holder, until = data.get("holder"), data.get("until")
-    if not isinstance(holder, str) or not isinstance(until, int) or isinstance(until, bool):
-        return False
-    return now < until and not process_gone(holder)
+    started: VerificationStarted = read(Event.from_row(entry).data)
+    return now < started["until"] and not process_gone(started["holder"])
 
 
 def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
