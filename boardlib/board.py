@@ -2434,7 +2434,7 @@ class Board:
         if micros or tokens:
             tx.add_subtree_spend(task.id, micros, tokens)
             scopes = budgets.daily_scopes(task.team_id)
-            tx.add_daily_spend(scopes, budgets.day_of(now), micros, tokens)
+            tx.add_daily_spend(scopes, budgets.run_day(row), micros, tokens)
         completed: ExecutionCompleted = {
             "execution_id": execution.id, "status": execution.status,
             "cost_usd": execution.cost_usd, "agent_id": execution.agent_id,

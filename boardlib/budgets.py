@@ -25,6 +25,7 @@ from .records import (
     BUDGET_USD,
     DAY_MS,
     MICROS_PER_USD,
+    RUN_COUNTED_AT,
     TEAM_SCOPE_PREFIX,
     BudgetReport,
     BudgetStanding,
@@ -74,6 +75,13 @@ def run_tokens(row: Any) -> int:
 def day_of(now_ms: int) -> int:
     """The UTC day (epoch days) a daily budget counts in."""
     return now_ms // DAY_MS
+
+
+def run_day(run: Row) -> int:
+    """The UTC day a run's cost counts in: its close's (`RUN_COUNTED_AT`), a late cost's too. A
+    late cost reported after midnight lands on the day its run closed, as `kanban stats` counts
+    it: the tokens were spent while it ran, and each day's spend reads the same everywhere."""
+    return day_of(int(run[RUN_COUNTED_AT]))
 
 
 def team_scope(team_id: str) -> str:

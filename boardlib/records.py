@@ -647,6 +647,10 @@ BUDGET_UNITS = (BUDGET_USD, BUDGET_TOKENS)
 BOARD_SCOPE = "board"
 TEAM_SCOPE_PREFIX = "team:"
 DAY_MS = 86_400_000  # a daily budget's day is the UTC day: epoch milliseconds // DAY_MS
+# When a run's cost and tokens count by time: when the run closed. A cost reported after the board
+# closed the run (a late cost, `Board._record_late`) counts at that close too, so the daily
+# budgets' day (`budgets.run_day`) and `kanban stats` (`store/stats_sql.py`) add up alike.
+RUN_COUNTED_AT = "completed_at"
 MICROS_PER_USD = 1_000_000  # the ledger counts whole micro-dollars (`budgets.whole_micros`)
 
 

@@ -10,7 +10,7 @@ a window is, how the figures read) live in `boardlib.stats`.
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..records import DAY_MS
+from ..records import DAY_MS, RUN_COUNTED_AT
 from .literals import (
     DONE,
     IN_PROGRESS,
@@ -39,7 +39,8 @@ _RUN_TOKENS = (
 _DONE_IN_WINDOW = (
     f"status = {DONE} AND completed_at >= :since AND completed_at < :until AND dropped = 0"
 )
-_RUNS_IN_WINDOW = "e.completed_at >= :since AND e.completed_at < :until"
+_RUN_AT = f"e.{RUN_COUNTED_AT}"  # a run counts when its cost does: budgets.run_day
+_RUNS_IN_WINDOW = f"{_RUN_AT} >= :since AND {_RUN_AT} < :until"
 _EVENTS_IN_WINDOW = "created_at >= :since AND created_at < :until"
 
 
@@ -249,9 +250,9 @@ class StatsStatements(ABC):
 
     def _cost_by(self, size_ms: int, name: str, since: int, until: int, team: str | None) -> Any:
         return self._fetchall(
-            f"SELECT e.completed_at / {size_ms} AS {name}, COUNT(*) AS runs, "
+            f"SELECT {_RUN_AT} / {size_ms} AS {name}, COUNT(*) AS runs, "
             f"SUM(COALESCE(e.cost_usd, 0)) AS cost_usd, SUM({_RUN_TOKENS}) AS tokens "
-            f"{self._runs_from(team)} GROUP BY e.completed_at / {size_ms} ORDER BY {name}",
+            f"{self._runs_from(team)} GROUP BY {_RUN_AT} / {size_ms} ORDER BY {name}",
             self._window(since, until, team),
         )
 

@@ -258,6 +258,39 @@ def test_a_late_cost_of_a_run_the_block_cancelled_is_counted_once(kanban: Kanban
     assert (again.code, again.error["reason"]) == (2, "not_found"), str(again)
 
 
+def test_a_late_cost_after_midnight_counts_on_one_day_in_budgets_and_stats(
+    kanban: Kanban,
+) -> None:
+    """A cost reported after midnight for a run the board closed the day before counted on the
+    report's day in `kanban budget show` and on the close's in `kanban stats`: the two disagreed
+    on both days' totals. Both count it on the day its run closed (`budgets.run_day`)."""
+    day = 86_400_000
+    midnight = (kanban.now // day + 1) * day
+    kanban.now = midnight - 20 * 60_000  # 23:40 UTC
+    kanban.ok("budget", "set", "--daily-usd", "50", "-m", "the day")
+    _, run_id = claimed_with_a_run(kanban, budget="10")
+    kanban.ok("task", "exec", "finish", run_id, "--status", "succeeded", "--cost", "2", "-a", "ada")
+    cancelled, late = claimed_with_a_run(kanban, budget="10")
+    kanban.advance(minutes=10)  # 23:50: the task is cancelled, its open run closed with it
+    kanban.ok("task", "cancel", cancelled, "--reason", "not needed")
+    kanban.now = midnight + 10 * 60_000  # 00:10 the next day: the run's cost arrives
+    counted = kanban.ok("task", "exec", "finish", late, "--status", "succeeded", "--cost", "0.5",
+                        "--agent", "ada")  # fmt: skip
+    assert (counted["status"], counted["costUsd"]) == ("cancelled", 0.5), counted
+    _, today = claimed_with_a_run(kanban, budget="10")
+    kanban.ok("task", "exec", "finish", today, "--status", "succeeded", "--cost", "1", "-a", "ada")
+    stats = kanban.ok("stats", "--since", "2d")["cost"]
+    by_stats = {d["start"] // day: d["costUsd"] for d in stats["perDay"] if d["runs"]}
+    [standing] = stats["dailyBudgets"]
+    assert standing["spent"] == by_stats[midnight // day] == 1.0, stats  # stats agrees itself
+    by_budgets = {}
+    for at in (midnight - 60_000, midnight + 20 * 60_000):  # 23:59, then 00:20
+        kanban.now = at
+        [daily] = kanban.ok("budget", "show")["daily"]
+        by_budgets[at // day] = daily["spent"]
+    assert by_budgets == by_stats == {midnight // day - 1: 2.5, midnight // day: 1.0}
+
+
 def test_the_holders_verbs_on_a_task_its_budget_blocked_say_the_budget(kanban: Kanban) -> None:
     """Heartbeat and complete on a task its spent budget blocked
     were refused with a bare `invalid_state` (`task is blocked`), nothing about the budget. Still
