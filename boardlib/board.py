@@ -260,7 +260,9 @@ def _closed_already(
     """A closed run closed again: still `not_found` (no running run of that id, as the seed's
     HTTP 404 says), but saying how it closed: a run the budget's block cancelled was answered
     `execution not found` while `exec show` showed it. A run the board closed before its cost
-    was reported takes that report once (`Board._record_late`); this close reported none. Under
+    was reported takes that report once (`Board._record_late`); this close reported none
+    (`costPending`: what that run cost is not counted yet; a closed run without it has its cost
+    counted, at its close or its one late report). Under
     a spent budget (`spent`) it says no new run starts either, so no hint offers one."""
     said = str(row["error"] or "")
     said = said if len(said) <= 160 else said[:159] + "…"  # an agent's words may be 20,000
@@ -276,6 +278,7 @@ def _closed_already(
         and all(row[name] is None for name in EXECUTION_LEDGER)
     ):
         then = "; what it cost is counted once when you report it (cost, tokens)" + then
+        details["cost_pending"] = True  # the MCP hint sends its holder to report it, not away
     return BoardError(
         Reason.NOT_FOUND,
         f"{execution_id} is not running: it was closed ({how}); a closed run is not closed again, "

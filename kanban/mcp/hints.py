@@ -62,26 +62,36 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
     # message says how, and its id was right (the hint said "Use the id start_run returned" under a
     # message saying the run was closed). `CHOSEN_BY` reads a not_found's `status` before its
     # `what`, so this wording is chosen first.
+    # Its cost was counted, at its close or at its one late report (`finish_run` on a run the
+    # board closed counts what it cost: the hint said only "leave it be", as if it were lost).
     **{
         when("check_id", "status", outcome): (
-            "That run is already closed (the message says how) and stays as it closed; "
-            "start_run opens a new one if you go on working on the task",
-            "That run is already closed (the message says how) and stays as it closed; leave it be",
+            "That run is already closed (the message says how) and stays as it closed; what it "
+            "cost was counted when first reported, once; start_run opens a new one if you go on "
+            "working on the task",
+            "That run is already closed (the message says how) and stays as it closed; what it "
+            "cost was counted when first reported, once; leave it be",
         )
         for outcome in EXECUTION_OUTCOMES
     },
+    # The board closed the run before its cost was reported, and this call reported none: the
+    # cost is still taken, once (`Board._record_late`).
+    when("check_id", "costPending", "true"): (
+        "That run is already closed (the message says how) and stays as it closed, but what it "
+        "cost is not counted yet: call finish_run on it again with cost_usd and the token "
+        "counts, counted once",
+        "That run is already closed (the message says how) and what it cost is not counted yet: "
+        "its holder reports it once, with its cost and tokens",
+    ),
     # The run is closed and a budget over its task is spent, so start_run would be refused too
-    # (the hint offered it after the budget's block).
-    when("check_id", "budgetSpent", "true"): (
-        "That run is already closed (the message says how) and no new one starts while a budget "
-        "over the task is spent (the message says which; only an operator raises it): stop "
-        "working on the task and call claim_next for other work",
-        "That run is already closed (the message says how) and no new one starts while a budget "
-        "over the task is spent (the message says which; only an operator raises it): stop "
-        "working on the task and call list_tasks for other work",
-        "That run is already closed (the message says how) and no new one starts while a budget "
-        "over the task is spent (the message says which; only an operator raises it): stop "
-        "working on the task and ask an operator for other work",
+    # (the hint offered it after the budget's block). Its cost may still be taken (the block
+    # cancelled it): the message says so, and finish_run with the cost counts it.
+    when("check_id", "budgetSpent", "true"): tuple(
+        "That run is already closed (the message says how, and if what it cost is still taken: "
+        "report it once, finish_run with cost_usd) and no new one starts while a budget over "
+        "the task is spent (the message says which; only an operator raises it): stop working "
+        f"on the task and {then} for other work"
+        for then in ("call claim_next", "call list_tasks", "ask an operator")
     ),
     # The task is there; it has no live worktree (the message says why).
     when("check_id", "what", "workspace"): (
@@ -337,7 +347,8 @@ HINTS: dict[str, str] = {
 CHOSEN_BY: dict[str, tuple[str, ...]] = {
     # A closed run: how it closed (its status) says more than that it is not running.
     # A spent budget first: then no run starts, however this one closed.
-    Reason.NOT_FOUND: ("budgetSpent", "status", "what"),
+    # A run whose cost is still taken: report it, whatever its status.
+    Reason.NOT_FOUND: ("budgetSpent", "costPending", "status", "what"),
     # A replay's conflict (`why`) may land as one change before anyone need resolve it.
     Reason.MERGE_CONFLICT: ("why", "status"),
     Reason.VERIFICATION_FAILED: ("status",),

@@ -80,6 +80,7 @@ async def test_after_a_budgets_block_no_refusal_sends_the_holder_to_a_refused_ca
         assert spent in late["error"], late
         assert "start_run" not in late["hint"] and "claim_next" in late["hint"], late["hint"]
         assert late["hint"].startswith("That run is already closed"), late["hint"]
+        assert "if what it cost is still taken: report it once, finish_run" in late["hint"]
         assert fingerprint(board_path) == before
         with Board(board_path, read_only=True) as board:
             assert board.get_task(task["id"]) == row
@@ -108,6 +109,38 @@ async def test_a_late_cost_of_a_run_the_block_cancelled_is_counted_once(
                               status="succeeded", cost_usd=0.75)  # fmt: skip
         assert again["status"] == "cancelled", again
         assert fingerprint(board_path) == before
+
+
+async def test_a_closed_runs_hint_says_whether_its_cost_is_counted(board_path: Path) -> None:
+    """finish_run on a run the board closed (its task cancelled) without a cost was hinted "stays
+    as it closed; start_run opens a new one", though the board takes that cost once; and after
+    that one report, a second was hinted the same, as if the money were lost. The first hint
+    sends the agent to report the cost, the second says it was counted; neither writes."""
+    with Board(board_path) as board:
+        board.create_task("port the parser")
+    async with mcp_session(board_path, "ada") as client:
+        task = await ok(client, "claim_next")
+        run = await ok(client, "start_run", task_id=task["id"], executor="sh")
+        with Board(board_path) as board:
+            board.cancel(task["id"], reason="not needed")
+        before = fingerprint(board_path)
+        pending = await refused(client, "finish_run", "not_found", execution_id=run["id"],
+                                status="succeeded")  # fmt: skip
+        assert (pending["status"], pending["costPending"]) == ("cancelled", True), pending
+        assert "not counted yet: call finish_run on it again with cost_usd" in pending["hint"]
+        assert "start_run" not in pending["hint"], pending["hint"]
+        assert fingerprint(board_path) == before
+        counted = await ok(client, "finish_run", execution_id=run["id"], status="succeeded",
+                           cost_usd=0.4)  # fmt: skip
+        assert (counted["status"], counted["costUsd"]) == ("cancelled", 0.4), counted
+        before = fingerprint(board_path)
+        again = await refused(client, "finish_run", "not_found", execution_id=run["id"],
+                              status="succeeded", cost_usd=0.4)  # fmt: skip
+        assert "costPending" not in again, again
+        assert "what it cost was counted when first reported, once" in again["hint"], again
+        assert fingerprint(board_path) == before
+        with Board(board_path, read_only=True) as board:
+            assert board.get_task(task["id"]).cost_usd == 0.4
 
 
 async def test_a_whole_number_of_tokens_is_taken_as_http_and_the_cli_take_it(
