@@ -14,6 +14,8 @@ gets the same rules from the same decision:
   the worktree garbage collector (`GC`). They follow the transition table, not the agent contract.
 """
 
+import re
+
 SYSTEM = "system"
 OPERATOR = "operator"
 OPERATOR_PREFIX = OPERATOR + ":"
@@ -32,6 +34,17 @@ SESSION_ROOM = 8  # `-` and a pid: Linux's pid_max is at most 4194304, 7 digits
 def session_agent(agent: str, runtime_pid: int) -> str:
     """`agent`'s name for the session its runtime process `runtime_pid` runs."""
     return f"{agent}-{runtime_pid}"
+
+
+_SESSION_NAME = re.compile(rf"(.+)-([1-9][0-9]{{0,{SESSION_ROOM - 2}}})")
+
+
+def runtime_agent(agent: str) -> str:
+    """The name `session_agent` made `agent` from (`ada` for `ada-4242`); a name without a
+    session's suffix is its own. Read off the name alone, so an agent named `worker-2` reads as a
+    session of `worker`: a grouped view says how many names each of its rows folds."""
+    match = _SESSION_NAME.fullmatch(agent)
+    return match.group(1) if match else agent
 
 
 def operator_named(name: str) -> str:

@@ -2810,10 +2810,17 @@ class Board:
 
     # -- the flow figures (stats.py) ------------------------------------------------------------
 
-    def stats(self, *, since: str | int | None = None, team_id: str | None = None) -> "Stats":
+    def stats(
+        self,
+        *,
+        since: str | int | None = None,
+        team_id: str | None = None,
+        by_runtime: bool = False,
+    ) -> "Stats":
         """The flow figures of the last `since` (`24h`, `7d`..., or milliseconds; default
         `stats.DEFAULT_WINDOW`), of one team if given: throughput, cycle and review times, lease
-        expiries, gate verdicts, cost, agents. One query per figure, all in one snapshot
+        expiries, gate verdicts, cost, agents (`by_runtime`: a runtime's session names folded
+        under its name, `stats.by_runtime`). One query per figure, all in one snapshot
         (`stats.compute`). The module loads here, not at import: its fourteen record classes
         would add ~10% to every CLI call's start-up."""
         from . import stats
@@ -2825,9 +2832,10 @@ class Board:
             else stats.parse_window(since)
         )
         team = validate.optional_name(team_id, "teamId")
-        return self.store.read(
+        figures = self.store.read(
             lambda tx: stats.compute(tx, now=self.now(), window_ms=window, team=team)
         )
+        return stats.by_runtime(figures) if by_runtime else figures
 
     # -- reconciliation (recovery.py) -----------------------------------------------------------
 

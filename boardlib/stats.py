@@ -7,11 +7,12 @@ docs/stats.md
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
+from .actors import runtime_agent
 from .budgets import daily_scopes, daily_standings
 from .clock import span
 from .errors import invalid_input
@@ -212,6 +213,7 @@ class AgentRow(Record):
     cost_usd: float = 0.0
     holding: int = 0
     last_seen: int | None = None
+    sessions: int = 1  # the names this row counts: a runtime's sessions, folded (`by_runtime`)
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -418,6 +420,42 @@ def compute(tx: Tx, *, now: int, window_ms: int, team: str | None) -> Stats:
         cost=_costs(tx, since, until, team, day, agent_rows),
         agents=_agents(tx, since, until, team, agent_rows),
     )
+
+
+def by_runtime(stats: Stats) -> Stats:
+    """`stats` with the agents' rows (`agents.table`, `cost.perAgent`) of each runtime's sessions
+    (`NAME-PID`, `kanban init --per-session`) folded into one row under NAME
+    (`actors.runtime_agent`), summed, last seen at the latest; `sessions` says how many names a
+    row counts. A session name lasts as long as its runtime runs, so per session a week's
+    table held a row per restart."""
+    folded: dict[str, AgentRow] = {}
+    for row in stats.agents.table:
+        name = runtime_agent(row.agent)
+        into = folded.get(name)
+        if into is None:
+            folded[name] = replace(row, agent=name)
+            continue
+        into.claims += row.claims
+        into.runs_done += row.runs_done
+        into.runs_failed += row.runs_failed
+        into.cost_usd = _usd(into.cost_usd + row.cost_usd)
+        into.holding += row.holding
+        into.sessions += row.sessions
+        if row.last_seen is not None and (into.last_seen or 0) < row.last_seen:
+            into.last_seen = row.last_seen
+    rows = sorted(folded.values(), key=lambda a: (-(a.last_seen or 0), a.agent))
+    stats.agents = Agents(
+        active=len(rows), holding=sum(1 for row in rows if row.holding), table=rows
+    )
+    costs: dict[str | None, AgentCost] = {}
+    for cost in stats.cost.per_agent:
+        key = None if cost.agent is None else runtime_agent(cost.agent)
+        into_cost = costs.setdefault(key, AgentCost(agent=key, runs=0, cost_usd=0.0, tokens=0))
+        into_cost.runs += cost.runs
+        into_cost.cost_usd = _usd(into_cost.cost_usd + cost.cost_usd)
+        into_cost.tokens += cost.tokens
+    stats.cost.per_agent = sorted(costs.values(), key=lambda c: (-c.cost_usd, c.agent or ""))
+    return stats
 
 
 def _pairs(row: Row) -> list[tuple[str, Any]]:

@@ -17,14 +17,21 @@ from .output import emit
     help="The window that ends now: 90m, 24h, 7d, 2w.",
 )
 @click.option("--team", metavar="ID", help="Only this team's tasks.")
+@click.option(
+    "--sessions",
+    is_flag=True,
+    help="One agents row per session name (NAME-PID, `kanban init --per-session`); by default "
+    "a runtime's sessions are folded under NAME, `sessions` saying how many.",
+)
 @global_options
-def stats(since: str, team: str | None) -> None:
+def stats(since: str, team: str | None, sessions: bool) -> None:
     """Throughput, cycle and review times, leases, gate verdicts, cost and agents.
 
     Throughput per hour; cycle time claim -> done and the wait in review (p50/p90,
     and the human's share of the cycle); lease expiries and reclaims; gate pass and fail
-    rates; cost per agent, task and day against the budgets; the agents seen.
+    rates; cost per agent, task and day against the budgets; the agents seen, each
+    runtime's sessions as one row unless --sessions.
     """
     with open_board(create=False) as board:
-        figures = board.stats(since=since, team_id=team)
+        figures = board.stats(since=since, team_id=team, by_runtime=not sessions)
     emit(figures.to_json(), kind="stats")

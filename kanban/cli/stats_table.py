@@ -88,6 +88,11 @@ def _figures(doc: dict[str, Any]) -> Table:
     return table
 
 
+def _sessions(count: int) -> str:
+    """A folded runtime's row says how many session names it counts (`stats.by_runtime`)."""
+    return f" ({count} sessions)" if count > 1 else ""
+
+
 def _agents(rows: list[dict[str, Any]], now: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=Text("agents", style="bold"), title_justify="left")
     for header in AGENT_HEADINGS:
@@ -95,7 +100,7 @@ def _agents(rows: list[dict[str, Any]], now: int) -> Table:
     for row in rows:
         seen = row["lastSeen"]
         table.add_row(
-            Text(inert(str(row["agent"]))),
+            Text(inert(str(row["agent"])) + _sessions(row.get("sessions", 1))),
             str(row["claims"]),
             str(row["runsDone"]),
             str(row["runsFailed"]),

@@ -9,6 +9,7 @@ import pytest
 
 from boardlib import Board, BoardError, ManualClock, Reason
 from boardlib import transitions as t
+from boardlib.actors import runtime_agent, session_agent
 from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
 from boardlib.stats import Stats, parse_window, rate_text
 from tests.cli.conftest import Kanban
@@ -430,3 +431,48 @@ def test_a_slow_rate_is_not_rounded_to_nothing(board: Board, clock: ManualClock)
     assert rate_text(day) == "0.04/h over 24h"
     week = figures(board, since="7d").to_json()  # over its 30 h: 0.033/h
     assert rate_text(week) == "0.03/h over its 30 h"
+
+
+def test_a_runtimes_sessions_are_one_agents_row_unless_asked(
+    board_path: Path, clock: ManualClock
+) -> None:
+    """With `kanban init --per-session` each session acts as NAME-PID, and `kanban stats` listed a
+    row per session: a week of restarts, a row each. The rows of NAME-PID fold under NAME (the
+    naming rule of `actors.session_agent`, read back by `actors.runtime_agent`), summed and
+    saying how many; `--sessions` lists each name as before."""
+    first, second = session_agent("ada", 4242), session_agent("ada", 77)
+    with Board(board_path, clock=clock) as board:
+        at(clock, 20)
+        for agent, cost in ((first, 1.5), (second, 0.25), ("bob", 1.0), ("worker-x", 0.5)):
+            task = board.create_task(f"priced at {cost}")
+            board.claim(task.id, agent, lease_ms=LONG)
+            priced_run(board, clock, task.id, agent, (1, 2), cost_usd=cost)
+        held = board.create_task("held")
+        board.claim(held.id, second, lease_ms=10 * HOUR)
+    kanban = Kanban(board_path, now_ms=END)
+    doc = kanban.ok("stats")
+    table = {row["agent"]: row for row in doc["agents"]["table"]}
+    assert set(table) == {"ada", "bob", "worker-x"}, table
+    ada = table["ada"]
+    assert (ada["sessions"], ada["claims"], ada["runsDone"], ada["costUsd"]) == (2, 3, 2, 1.75)
+    assert (ada["holding"], table["bob"]["sessions"]) == (1, 1)
+    assert (doc["agents"]["active"], doc["agents"]["holding"]) == (3, 1)
+    assert [(a["agent"], a["runs"], a["costUsd"]) for a in doc["cost"]["perAgent"]] == [
+        ("ada", 2, 1.75), ("bob", 1, 1.0), ("worker-x", 1, 0.5),
+    ]  # fmt: skip
+    each = kanban.ok("stats", "--sessions")
+    assert {row["agent"] for row in each["agents"]["table"]} == {first, second, "bob", "worker-x"}
+    assert each["agents"]["active"] == 4
+    with Board(board_path, clock=ManualClock(END), read_only=True) as board:
+        assert each == board.stats().to_json()
+    shown = kanban.run("stats", "--format", "table", env={"COLUMNS": "200"})
+    assert shown.code == 0 and "ada (2 sessions)" in shown.out, str(shown)
+    assert first not in shown.out and second not in shown.out, shown.out
+
+
+def test_a_session_name_reads_back_as_its_runtimes_and_no_other_does() -> None:
+    for agent in ("ada", "worker-1", "a-b"):
+        for pid in (2, 4242, 4_194_304):  # Linux's pid_max at most
+            assert runtime_agent(session_agent(agent, pid)) == agent
+    for own in ("ada", "ada-0", "ada-12345678", "-12", "ada-x1"):
+        assert runtime_agent(own) == own
