@@ -18,20 +18,20 @@ from .output import emit
 )
 @click.option("--team", metavar="ID", help="Only this team's tasks.")
 @click.option(
-    "--sessions",
+    "--fold-sessions",
     is_flag=True,
-    help="One agents row per session name (NAME-PID, `kanban init --per-session`); by default "
-    "a runtime's sessions are folded under NAME, `sessions` saying how many.",
+    help="Fold the agents rows of a runtime's sessions (NAME-PID, `kanban init --per-session`) "
+    "under NAME, `sessions` saying how many. Read off the name: worker-1 and worker-2 fold too.",
 )
 @global_options
-def stats(since: str, team: str | None, sessions: bool) -> None:
+def stats(since: str, team: str | None, fold_sessions: bool) -> None:
     """Throughput, cycle and review times, leases, gate verdicts, cost and agents.
 
     Throughput per hour; cycle time claim -> done and the wait in review (p50/p90,
     and the human's share of the cycle); lease expiries and reclaims; gate pass and fail
-    rates; cost per agent, task and day against the budgets; the agents seen, each
-    runtime's sessions as one row unless --sessions.
+    rates; cost per agent, task and day against the budgets; the agents seen (a runtime's
+    sessions as one row with --fold-sessions).
     """
     with open_board(create=False) as board:
-        figures = board.stats(since=since, team_id=team, by_runtime=not sessions)
+        figures = board.stats(since=since, team_id=team, by_runtime=fold_sessions)
     emit(figures.to_json(), kind="stats")

@@ -433,13 +433,14 @@ def test_a_slow_rate_is_not_rounded_to_nothing(board: Board, clock: ManualClock)
     assert rate_text(week) == "0.03/h over its 30 h"
 
 
-def test_a_runtimes_sessions_are_one_agents_row_unless_asked(
+def test_a_runtimes_sessions_are_one_agents_row_when_asked(
     board_path: Path, clock: ManualClock
 ) -> None:
     """With `kanban init --per-session` each session acts as NAME-PID, and `kanban stats` listed a
-    row per session: a week of restarts, a row each. The rows of NAME-PID fold under NAME (the
-    naming rule of `actors.session_agent`, read back by `actors.runtime_agent`), summed and
-    saying how many; `--sessions` lists each name as before."""
+    row per session: a week of restarts, a row each. With --fold-sessions the rows of NAME-PID
+    fold under NAME (the naming rule of `actors.session_agent`, read back by
+    `actors.runtime_agent`), summed and saying how many; by default each name is its own row (the
+    fold reads names alone, and the docs' own agents are worker-1, worker-2)."""
     first, second = session_agent("ada", 4242), session_agent("ada", 77)
     with Board(board_path, clock=clock) as board:
         at(clock, 20)
@@ -450,7 +451,7 @@ def test_a_runtimes_sessions_are_one_agents_row_unless_asked(
         held = board.create_task("held")
         board.claim(held.id, second, lease_ms=10 * HOUR)
     kanban = Kanban(board_path, now_ms=END)
-    doc = kanban.ok("stats")
+    doc = kanban.ok("stats", "--fold-sessions")
     table = {row["agent"]: row for row in doc["agents"]["table"]}
     assert set(table) == {"ada", "bob", "worker-x"}, table
     ada = table["ada"]
@@ -460,12 +461,12 @@ def test_a_runtimes_sessions_are_one_agents_row_unless_asked(
     assert [(a["agent"], a["runs"], a["costUsd"]) for a in doc["cost"]["perAgent"]] == [
         ("ada", 2, 1.75), ("bob", 1, 1.0), ("worker-x", 1, 0.5),
     ]  # fmt: skip
-    each = kanban.ok("stats", "--sessions")
+    each = kanban.ok("stats")
     assert {row["agent"] for row in each["agents"]["table"]} == {first, second, "bob", "worker-x"}
     assert each["agents"]["active"] == 4
     with Board(board_path, clock=ManualClock(END), read_only=True) as board:
         assert each == board.stats().to_json()
-    shown = kanban.run("stats", "--format", "table", env={"COLUMNS": "200"})
+    shown = kanban.run("stats", "--fold-sessions", "--format", "table", env={"COLUMNS": "200"})
     assert shown.code == 0 and "ada (2 sessions)" in shown.out, str(shown)
     assert first not in shown.out and second not in shown.out, shown.out
 
