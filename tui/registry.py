@@ -683,6 +683,8 @@ ACTIONS: tuple[Action, ...] = (
         CONFIRM,
         key_display="pgup",
     ),
+    _dialog("confirm.top", "edge(-1)", "Question: to its top", "home,g", CONFIRM),
+    _dialog("confirm.bottom", "edge(1)", "Question: to its end", "end,G", CONFIRM),
     _dialog("land.strategy", "strategy", "Landing: next strategy (squash, rebase...)", "s", LAND),
     _dialog("land.into", "choose_into", "Landing: onto another branch", "b", LAND),
     _dialog(

@@ -173,3 +173,37 @@ async def test_a_scroll_key_on_a_question_all_on_screen_says_so() -> None:
         said = notes.warnings()
         assert said == [": “Land TASK-7?” is all on screen: y land, n/esc backs out."], said
         assert pilot.app.screen is dialog and dialog.decided is None
+
+
+async def test_home_and_end_take_a_long_question_to_its_ends_and_remap() -> None:
+    """`↓` and `pgdn` reached the end of a long question a line or a page at a time (four
+    pages at 80x24); `end` (`G`) goes there at once and `home` (`g`) back, by their ids."""
+    await _to_the_ends("end", "home", {})
+    await _to_the_ends("G", "g", {})
+    await _to_the_ends("ctrl+e", "ctrl+a", {"confirm.bottom": "ctrl+e", "confirm.top": "ctrl+a"})
+
+
+async def _to_the_ends(bottom: str, top: str, keymap: dict[str, str]) -> None:
+    files = [f"src/shop/cart/discount_rounding_{n}.py" for n in range(16)]
+    summary = "conflicts with main in " + ", ".join(files)
+    conflict = LandingPreview("TASK-7", CONFLICTS, summary, into="main", conflicts=files)
+    app = App[None]()
+    async with app.run_test(size=SMALL) as pilot:
+        app.set_keymap(keymap)
+
+        def on_screen() -> str:
+            return screen_text(app)  # type: ignore[arg-type]
+
+        dialog = _body_of_done(conflict, '{"status": "fail", "attempts": []}', LONG_TITLE)
+        await app.push_screen(dialog)
+        await until(pilot, lambda: "▼ more below:" in on_screen() and "Back (n)" in on_screen())
+        assert "branch deleted." not in on_screen()
+        await pilot.press(bottom)
+        await until(pilot, lambda: "▲ more above:" in on_screen())
+        shown = on_screen()
+        assert "discount_rounding_15.py" in shown and "branch deleted." in shown, bottom
+        await pilot.press(top)
+        await until(pilot, lambda: "▼ more below:" in on_screen())
+        assert "TASK-7 does not land on main" in on_screen() and "▲" not in on_screen()
+        assert app.screen is dialog and dialog.decided is None
+        assert app.focused is dialog.query_one("#no", Button)

@@ -151,6 +151,15 @@ class ConfirmDialog(ModalScreen[bool]):
         else:
             scroll.scroll_page_up(animate=False)
 
+    def action_edge(self, step: int) -> None:
+        scroll = self._scrolled()
+        if scroll is None:
+            return
+        if step > 0:  # after a refresh: the end is known once laid out
+            scroll.scroll_end(animate=False, x_axis=False)
+        else:
+            scroll.scroll_home(animate=False, x_axis=False)
+
     def _laid_out(self, _screen: object) -> None:
         if self.is_current:
             self._painted()
