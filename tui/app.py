@@ -70,7 +70,7 @@ from .live import (
 )
 from .marks import Marks
 from .messages import MessageLog, Said
-from .needs_you import NEEDS_YOU_TOAST, NeedsYou
+from .needs_you import NEEDS_YOU_TOAST, ItemKey, NeedsYou
 from .prefetch import GC_PAUSE_MAX_S, RECENT_EVENTS, Prefetch
 from .settings import load_settings, save_setting
 
@@ -200,6 +200,8 @@ class KanbanApp(App[None]):
         self._toast_kinds: dict[str, tuple[str, Notification]] = {}
         self._said_of_kind: dict[str, Said] = {}  # the message log's line of each kind's last toast
         self.needs_you = NeedsYou(self)  # the "Needs you" toast's pacing
+        # the "Needs you" toast a question covered: it, its time left, the items it stood for
+        self._covered_news: tuple[Notification, float, frozenset[ItemKey]] | None = None
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -902,6 +904,37 @@ class KanbanApp(App[None]):
             self._unnotify(toast, refresh=False)
         if showing:
             self._refresh_notifications()
+
+    def cover_toasts(self) -> None:
+        """A question opens: the toasts go (`components.toasts_gone`), but the "Needs you" one
+        is kept, with the time it had left and the items it stood for, to show again once the
+        question is answered: over a question it hid the words (at 80x24 the title), and gone
+        for good it left the header counting news no toast had said long enough to read."""
+        news = [toast for toast in self._notifications if self._kind_of(toast) == NEEDS_YOU_TOAST]
+        if news:
+            self._covered_news = (news[-1], news[-1].time_left, self.needs_you.standing_for())
+        self._toast_kinds.clear()
+        self.clear_notifications()
+
+    def uncover_toasts(self) -> None:
+        """A question closed: the covered "Needs you" toast shows again for the time it had left,
+        once no dialog is on top, if every item it named still waits and no newer one shows."""
+        self.call_after_refresh(self._show_covered_news)
+
+    def _show_covered_news(self) -> None:
+        covered = self._covered_news
+        if covered is None or not self.screen_stack or isinstance(self.screen, ModalScreen):
+            return
+        self._covered_news = None
+        toast, left, items = covered
+        if left <= 0 or not items <= (self._inbox_keys or set()):
+            return  # its time had run out, or what it named has left the inbox meanwhile
+        if any(self._kind_of(shown) == NEEDS_YOU_TOAST for shown in self._notifications):
+            return
+        again = Notification(toast.message, toast.title, toast.severity, left, markup=False)
+        self._toast_kinds[again.identity] = (NEEDS_YOU_TOAST, again)  # the log has its line
+        self.post_message(Notify(again))
+        self.set_timer(left + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
 
     def _kind_of(self, toast: Notification) -> str | None:
         kept = self._toast_kinds.get(toast.identity)

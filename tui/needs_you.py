@@ -5,7 +5,8 @@ replacing the toast anew kept it on screen for good (over the drawer's foot and 
 line), counting "+38 more" with 23 in the inbox. So a newer item while it shows changes its words,
 not its end (and its one line in the message log, not a line per item); the next toast comes
 NEEDS_YOU_EVERY_S after it began, saying what came meanwhile and still waits. None over a dialog:
-the header's count and "new:" line wait for the operator instead. The app hands this the new items
+the header's count and "new:" line wait for the operator instead; one on screen when a question
+opens comes back when it is answered (`KanbanApp.cover_toasts`). The app hands this the new items
 and the inbox's keys; this asks the app to say the words (`KanbanApp.notify`).
 """
 
@@ -84,6 +85,10 @@ class NeedsYou:
             kind=NEEDS_YOU_TOAST,
             reword=reword,
         )
+
+    def standing_for(self) -> frozenset[ItemKey]:
+        """The items the toast on screen names (or counts)."""
+        return frozenset(self._shown)
 
     def _due(self) -> None:
         self._next = None

@@ -1046,6 +1046,61 @@ async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
         assert f"new: {task_id} is blocked (i)" in header_text(app)
 
 
+async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question opens with the toasts from before it gone (one covered the reject question
+    at 80x24), and the "Needs you" toast went with them for good while the header counted it.
+    It is covered, not gone: back once the question is answered, for the time it had left, one
+    line in the message log; the other toasts stay gone, and a toast whose item left the inbox
+    while the question was open does not come back."""
+    import tui.needs_you
+    from tui.components.confirm import ConfirmDialog
+
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 30.0)  # not over before the test is
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_EVERY_S", 60.0)
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        task_id = block_one(path, clock, "meanwhile")
+        words = f"{task_id} is blocked. i opens the inbox."
+        await until(pilot, lambda: needs_you_toasts(app) == [words])
+        app.notify("an older note", timeout=30)
+        await until(pilot, lambda: "an older note" in toast_words(app))
+        for answer in ("n", "y"):
+            dialog = ConfirmDialog("Cancel TASK-1?", "It stops there.")
+            await app.push_screen(dialog)
+            await shown_question(pilot)
+            await pilot.pause(0.2)
+            assert toast_words(app) == [], toast_words(app)  # the question is uncovered
+            assert "2 need you" in header_text(app)
+            await pilot.press(answer)
+            await until(pilot, lambda: app.screen is app.board_screen)
+            await until(pilot, lambda: needs_you_toasts(app) == [words])
+            assert toast_words(app) == [words]  # the older note stays gone
+        logged = [said.message for said in app.said.newest_first() if said.title == "Needs you"]
+        assert logged == [words], logged
+        dialog = ConfirmDialog("Cancel TASK-1?", "It stops there.")
+        await app.push_screen(dialog)
+        await until(pilot, lambda: not toast_words(app))
+        with Board(path, clock=clock) as board:
+            board.unblock(task_id, actor=OPERATOR)
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is app.board_screen)
+        await pilot.pause(0.3)
+        assert needs_you_toasts(app) == []  # what it named has left the inbox
+
+
+def toast_words(app: Any) -> list[str]:
+    from textual.widgets._toast import Toast
+
+    return [toast._notification.message for toast in app.screen.query(Toast)]
+
+
 @pytest.mark.slow  # ~8 s of toast turns by the wall clock
 async def test_a_busy_inbox_says_needs_you_briefly_and_counts_what_still_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,9 +1,18 @@
 """The board's widgets and screens, one per module, each with its `.tcss` beside it."""
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from textual.screen import Screen
+
+
+@runtime_checkable
+class KeepsNews(Protocol):
+    """An app whose toasts a question covers and gives back (`KanbanApp`: the "Needs you")."""
+
+    def cover_toasts(self) -> None: ...
+
+    def uncover_toasts(self) -> None: ...
 
 
 def tcss(module_file: str) -> str:
@@ -14,5 +23,17 @@ def tcss(module_file: str) -> str:
 def toasts_gone(screen: "Screen[Any]") -> None:
     """A question opens over no toast from before it (the message log keeps them): found in
     tmux, a refused landing's error toast covered the reject question for seconds at 80x24.
-    Toasts the question itself raises (a key it has no use for) show, at the top."""
-    screen.app.clear_notifications()
+    Toasts the question itself raises (a key it has no use for) show, at the top. The app may
+    keep some to show again once the question is answered (`toasts_back`)."""
+    app = screen.app
+    if isinstance(app, KeepsNews):
+        app.cover_toasts()
+    else:
+        app.clear_notifications()
+
+
+def toasts_back(screen: "Screen[Any]") -> None:
+    """The question is gone: what it covered and the app kept comes back (`toasts_gone`)."""
+    app = screen.app
+    if isinstance(app, KeepsNews):
+        app.uncover_toasts()

@@ -24,7 +24,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import first_key, key_names, operator_keymap
-from . import tcss, toasts_gone
+from . import tcss, toasts_back, toasts_gone
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
 # Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
@@ -86,6 +86,9 @@ class ConfirmDialog(ModalScreen[bool]):
         # dropped as "typed before" (seen in tmux at 160x48).
         self.screen_layout_refresh_signal.subscribe(self, self._laid_out)
         self.call_after_refresh(self._painted)
+
+    def on_unmount(self) -> None:
+        toasts_back(self)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit_body)

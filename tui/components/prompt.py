@@ -12,7 +12,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import hint_line, operator_keymap
-from . import tcss, toasts_gone
+from . import tcss, toasts_back, toasts_gone
 
 
 class OneLineInput(Input):
@@ -74,6 +74,9 @@ class PromptDialog(ModalScreen[str | None]):
     def on_mount(self) -> None:
         toasts_gone(self)
         self.query_one("#answer").focus()
+
+    def on_unmount(self) -> None:
+        toasts_back(self)
 
     def _value(self) -> str:
         widget = self.query_one("#answer")
