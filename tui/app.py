@@ -202,6 +202,7 @@ class KanbanApp(App[None]):
         self.needs_you = NeedsYou(self)  # the "Needs you" toast's pacing
         # the "Needs you" toast a question covered: it, its time left, the items it stood for
         self._covered_news: tuple[Notification, float, frozenset[ItemKey]] | None = None
+        self._news_back: tuple[Notification, frozenset[ItemKey]] | None = None  # and given back
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -614,6 +615,7 @@ class KanbanApp(App[None]):
             "inbox_by_status": tuple(sorted(by_status.items())),
         }
         self.needs_you.inbox_is(keys)
+        self._drop_news_back_gone(keys)
         if new:
             newest = new[-1]
             said = notify.sentence(newest.kind, newest.task_id)
@@ -933,8 +935,20 @@ class KanbanApp(App[None]):
             return
         again = Notification(toast.message, toast.title, toast.severity, left, markup=False)
         self._toast_kinds[again.identity] = (NEEDS_YOU_TOAST, again)  # the log has its line
+        self._news_back = (again, items)
         self.post_message(Notify(again))
         self.set_timer(left + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
+
+    def _drop_news_back_gone(self, keys: set[ItemKey]) -> None:
+        """A given-back toast goes once what it named leaves the inbox: answering the land
+        question `y` lands the task its "ready to land" named, and the toast came back for it."""
+        back = self._news_back
+        if back is None or back[1] <= keys:
+            return
+        self._news_back = None
+        if back[0] in self._notifications:
+            self._toast_kinds.pop(back[0].identity, None)
+            self._unnotify(back[0])
 
     def _kind_of(self, toast: Notification) -> str | None:
         kept = self._toast_kinds.get(toast.identity)

@@ -1085,6 +1085,7 @@ async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
         assert logged == [words], logged
         dialog = ConfirmDialog("Cancel TASK-1?", "It stops there.")
         await app.push_screen(dialog)
+        await shown_question(pilot)
         await until(pilot, lambda: not toast_words(app))
         with Board(path, clock=clock) as board:
             board.unblock(task_id, actor=OPERATOR)
@@ -1093,6 +1094,37 @@ async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
         await until(pilot, lambda: app.screen is app.board_screen)
         await pilot.pause(0.3)
         assert needs_you_toasts(app) == []  # what it named has left the inbox
+
+
+async def test_a_given_back_needs_you_toast_goes_when_its_item_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A toast a question gave back said its item still waited after the answer took it away:
+    `y` to the land question lands the task its "ready to land" toast named, and the toast came
+    back for it. It goes once the inbox read says its item has left."""
+    import tui.needs_you
+    from tui.components.confirm import ConfirmDialog
+
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 30.0)  # not over before the test is
+    clock = ManualClock(START)
+    path = tmp_path / "board.db"
+    sixty_and_one(path, clock)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(pilot, lambda: app.inbox_items)
+        task_id = block_one(path, clock, "meanwhile")
+        words = f"{task_id} is blocked. i opens the inbox."
+        await until(pilot, lambda: needs_you_toasts(app) == [words])
+        await app.push_screen(ConfirmDialog("Cancel TASK-1?", "It stops there."))
+        await shown_question(pilot)
+        await until(pilot, lambda: not toast_words(app))
+        await pilot.pause(0.2)
+        await pilot.press("y")
+        await until(pilot, lambda: needs_you_toasts(app) == [words])
+        with Board(path, clock=clock) as board:  # as the landing takes its item away
+            board.unblock(task_id, actor=OPERATOR)
+        await until(pilot, lambda: len(app.inbox_items) == 1)
+        await until(pilot, lambda: needs_you_toasts(app) == [], timeout=5)  # its 30 s not over
 
 
 def toast_words(app: Any) -> list[str]:
