@@ -31,6 +31,7 @@ from .envelopes import ENVELOPE_ATTRIBUTE, PLAIN, Envelope
 from .handlers import failure_reply
 from .limits import declared_length
 from .replies import board_error_reply, forbidden_reply
+from .segments import unescaped
 from .service import Service
 
 TASK_ID = "{task_id}"
@@ -115,7 +116,7 @@ class LeaseLanes:
         if not slash or not task_id:
             return None
         lane = self.by_verb.get(verb)
-        return None if lane is None else (lane, task_id)
+        return None if lane is None else (lane, unescaped(task_id))
 
 
 class LeaseFastLane:
