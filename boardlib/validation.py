@@ -29,6 +29,14 @@ def text(value: Any, field: str, *, limit: int = TEXT_MAX, required: bool = True
     return value or None
 
 
+def utf16_units(value: str) -> int:
+    """A string's length as JavaScript gives it, and so seed 003's zod `.max(n)`: in UTF-16 code
+    units, a character beyond U+FFFF (most emoji) counting two."""
+    if value.isascii():
+        return len(value)
+    return len(value) + sum(1 for char in value if ord(char) > 0xFFFF)
+
+
 NUL = "\0"
 
 

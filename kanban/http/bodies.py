@@ -1,9 +1,10 @@
 """Request bodies: seed 003's zod schemas as pydantic models, plus the lease verbs' bodies.
 
 Field names are the seed's camelCase; limits come from `boardlib.validation` and the worktree
-subsystem, so every surface refuses the same input. Unknown fields are refused (a misspelt
-`humanOveride` is an error, not a silent no-op), and types are strict: `"5"` is not a priority,
-though `5.0` is (a JSON number is a JavaScript one: the seed's `z.number().int()` takes it).
+subsystem, so every surface refuses the same input. A length the seed states is counted as zod
+counts it (UTF-16 code units: `js_max`). Unknown fields of the seed's bodies are dropped, as a zod
+object drops them; the board's own bodies refuse them (a misspelt `agent` is an error). Types are
+strict: `"5"` is not a priority, though `5.0` is (the seed's `z.number().int()` takes it).
 The board validates again when it is called; these models exist so a bad body gets seed 003's
 400 with per-field details, and so `/openapi.json` describes every body exactly.
 """
@@ -25,10 +26,11 @@ from pydantic import (
 from boardlib import transitions as t
 from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
 from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
+from boardlib.models import AgentHandoff, HandoffCommands, HandoffEvidence, RoomCursor
 from boardlib.naming import camel
 from boardlib.records import ANCHOR_SIDES, AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
-from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX, whole
+from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX, utf16_units, whole
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
 # The 64-bit bounds are -2**63 and (exclusive) 2**63: both exact as a JSON double, where 2**63 - 1
@@ -89,10 +91,36 @@ AnchorLine = Annotated[
 LineText = Annotated[
     str, Field(max_length=LINE_TEXT_MAX, description="The line's text, to find it after edits")
 ]
+
+
+def js_max(limit: int) -> AfterValidator:
+    """At most `limit` as seed 003's zod `.max(limit)` counts: JavaScript's string length, in
+    UTF-16 code units, so 251 emoji are over a 500 limit. Beside the field's `max_length`, which
+    /openapi.json states and which counts characters (a string over it is over this too)."""
+
+    def check(value: str) -> str:
+        units = utf16_units(value)
+        if units > limit:
+            raise ValueError(
+                f"String should have at most {limit} characters as JavaScript counts them "
+                f"(UTF-16 code units; a character beyond U+FFFF, as most emoji are, is two): "
+                f"this one has {units}"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
 Name = Annotated[str, Field(min_length=1, max_length=NAME_MAX)]
-Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX)]
-Text = Annotated[str, Field(max_length=TEXT_MAX)]
-RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX)]
+Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX), js_max(TITLE_MAX)]
+Text = Annotated[str, Field(max_length=TEXT_MAX), js_max(TEXT_MAX)]
+RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX), js_max(TEXT_MAX)]
+# Seed 003's other stated lengths (executions, provision): "1-100 chars", "<= 2000 chars"...
+ExecutorType = Annotated[str, Field(min_length=1, max_length=100), js_max(100)]
+RunReason = Annotated[str, Field(max_length=2000), js_max(2000)]
+Commit = Annotated[str, Field(max_length=NAME_MAX), js_max(NAME_MAX)]
+RepoPath = Annotated[str, Field(min_length=1, max_length=REPO_PATH_MAX), js_max(REPO_PATH_MAX)]
+Kind = Annotated[str, Field(max_length=KIND_MAX), js_max(KIND_MAX)]
 Priority = Annotated[int, Field(ge=-INT64, lt=INT64), WholeNumber]
 # Seed 003's PATCH takes `title?`, `status?`, `priority?`, `description?` and `humanOverride?`,
 # none nullable: a null was read as the field left out ("at least one field required" alone, a
@@ -144,9 +172,14 @@ OptionalId = Annotated[
     _schema_of(Annotated[str, Field(max_length=NAME_MAX)] | None),
 ]
 OptionalRef = Annotated[
-    Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX)] | None,
+    Annotated[str, Field(min_length=1, max_length=BASE_REF_MAX), js_max(BASE_REF_MAX)] | None,
     BlankIsAbsent,
     _schema_of(Annotated[str, Field(max_length=BASE_REF_MAX)] | None),
+]
+OptionalSha = Annotated[
+    Annotated[Name, js_max(NAME_MAX)] | None,
+    BlankIsAbsent,
+    _schema_of(Annotated[str, Field(max_length=NAME_MAX)] | None),
 ]
 
 
@@ -187,10 +220,17 @@ ActorField = Field(
 )
 
 
+class SeedBody(Body):
+    """One of seed 003's bodies: an unknown key is dropped, as a zod object (not `.strict()`)
+    drops it, so a seed client's extra field is no 400. A known field is judged as ever."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 # -- seed 003 ---------------------------------------------------------------------------------
 
 
-class CreateTaskBody(Body):
+class CreateTaskBody(SeedBody):
     """`createTaskBody`, plus `role`, `kind` and `dependsOn` (the board's own task fields)."""
 
     title: Title
@@ -214,7 +254,7 @@ class CreateTaskBody(Body):
     budget_tokens: Tokens | None = Field(default=None, description="Tokens, likewise.")
 
 
-class ClaimBody(Body):
+class ClaimBody(SeedBody):
     """`claimBody`, plus an optional lease length."""
 
     assignee_agent_id: Name
@@ -224,7 +264,7 @@ class ClaimBody(Body):
     )
 
 
-class UpdateTaskBody(Body):
+class UpdateTaskBody(SeedBody):
     """`updateTaskBody`: a status change and/or field edits, at least one; `reason` is kept with
     the change (and in the audit log of an override; a move to blocked without one records a
     default reason naming the caller and the route, as seed 003's body has none); `epoch` refuses
@@ -246,7 +286,7 @@ class UpdateTaskBody(Body):
         return self
 
 
-class CommentBody(Body):
+class CommentBody(SeedBody):
     """Seed 003's `commentBody`; with `path` (and `line`, `side`, `lineText`) a review comment
     anchored to a line of the task's diff."""
 
@@ -273,23 +313,23 @@ class ReviewCommentBody(Body):
     line_text: LineText | None = None
 
 
-class CreateExecutionBody(Body):
+class CreateExecutionBody(SeedBody):
     """`createExecutionBody`, plus the holder's `epoch`."""
 
-    executor_type: Annotated[str, Field(min_length=1, max_length=100)]
+    executor_type: ExecutorType
     workspace_id: OptionalId = None
-    run_reason: Annotated[str, Field(max_length=2000)] | None = None
-    before_commit: Annotated[str, Field(max_length=NAME_MAX)] | None = None
+    run_reason: RunReason | None = None
+    before_commit: Commit | None = None
     epoch: Epoch | None = None
 
 
-class CompleteExecutionBody(Body):
+class CompleteExecutionBody(SeedBody):
     """`completeExecutionBody`, plus the holder's `epoch`."""
 
     status: Outcome
     summary: Text | None = None
     error: Text | None = None
-    after_commit: Annotated[str, Field(max_length=NAME_MAX)] | None = None
+    after_commit: Commit | None = None
     input_tokens: Tokens | None = None
     output_tokens: Tokens | None = None
     cache_read: Tokens | None = None
@@ -298,22 +338,22 @@ class CompleteExecutionBody(Body):
     epoch: Epoch | None = None
 
 
-class LinkDepBody(Body):
+class LinkDepBody(SeedBody):
     depends_on_task_id: Name
 
 
-class ProvisionBody(Body):
+class ProvisionBody(SeedBody):
     """`provisionWorkspaceBody`, plus the holder's `epoch` and the `agent` that acts."""
 
-    repo_path: Annotated[str, Field(min_length=1, max_length=REPO_PATH_MAX)]
-    base_sha: OptionalId = None
+    repo_path: RepoPath
+    base_sha: OptionalSha = None
     base_ref: OptionalRef = None
-    kind: Annotated[str, Field(max_length=KIND_MAX)] | None = None
+    kind: Kind | None = None
     epoch: Epoch | None = None
     agent: Name | None = ActorField
 
 
-class WorkspaceActionBody(Body):
+class WorkspaceActionBody(SeedBody):
     """`workspaceActionBody`, plus the holder's `epoch`, the `agent` that acts and, for
     `complete`, a `summary`."""
 
@@ -326,6 +366,29 @@ class WorkspaceActionBody(Body):
         "refused); without one, the agent named, else for pause the caller (the operator) and "
         "for complete the task's holder, its builder.",
     )
+
+
+class HandoffCommandsBody(HandoffCommands):
+    model_config = ConfigDict(extra="ignore")
+
+
+class HandoffEvidenceBody(HandoffEvidence):
+    model_config = ConfigDict(extra="ignore")
+
+
+class RoomCursorBody(RoomCursor):
+    model_config = ConfigDict(extra="ignore")
+
+
+class HandoffBody(AgentHandoff):
+    """`agentHandoffSchema`, a zod object like the others: an unknown key is dropped at every
+    level (the file it writes, `AgentHandoff`, still refuses one when it is read)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    commands: HandoffCommandsBody = Field(default_factory=HandoffCommandsBody)
+    evidence: HandoffEvidenceBody | None = None
+    room_cursor: RoomCursorBody | None = None
 
 
 # -- the lease protocol (beyond the seed) -----------------------------------------------------

@@ -177,7 +177,8 @@ def test_handoff_refusals(api: Api, repo: Path) -> None:
         {"handoffFrom": "", "runtime": "x"},
         {**HANDOFF, "completedSubtasks": "not a list"},
         {**HANDOFF, "timestamp": "yesterday"},
-        {**HANDOFF, "nextBestStp": "typo"},
+        {**HANDOFF, "nextBestStep": 5, "nextBestStp": "typo"},  # the known field is judged
+        {**HANDOFF, "commands": {"verify": ["pytest"], "deploy": "x"}},
     ]:
         answer = api.client.post(f"/api/board/{task_id}/workspace/handoff", json=bad)
         assert answer.status_code == 400, bad
@@ -194,6 +195,29 @@ def test_handoff_refusals(api: Api, repo: Path) -> None:
     assert missing.status_code == 404
     assert missing.json()["ok"] is False and missing.json()["error"] == "workspace not found"
     assert api.fingerprint() == before
+
+
+def test_a_handoff_s_unknown_keys_are_dropped_at_every_level(api: Api, repo: Path) -> None:
+    """`agentHandoffSchema` is a zod object, which drops a key it does not know: a seed client's
+    extra field was 400 `invalid handoff`. The file written holds only the schema's fields."""
+    task_id, path = provisioned(api, repo)
+    body = {
+        **HANDOFF,
+        "mood": "tired",
+        "commands": {"verify": "pytest -q", "deploy": "make ship"},
+        "evidence": {"testResults": "12 passed", "coverage": 0.9},
+        "roomCursor": {"roomId": "room-1", "lastSeenSeq": 3, "cursor": "x"},
+    }
+    answer = api.client.post(f"/api/board/{task_id}/workspace/handoff", json=body)
+    assert answer.status_code == 200, answer.text
+    written = json.loads((path / "AGENT_HANDOFF.json").read_text())
+    assert "mood" not in written
+    assert written["commands"]["verify"] == "pytest -q" and "deploy" not in written["commands"]
+    assert written["evidence"]["testResults"] == "12 passed"
+    assert "coverage" not in written["evidence"]
+    assert written["roomCursor"] == {"roomId": "room-1", "lastSeenSeq": 3}
+    resumed = api.client.get(f"/api/board/{task_id}/workspace")  # and it reads back
+    assert resumed.status_code == 200 and resumed.json()["handoff"]["handoffFrom"], resumed.text
 
 
 def test_a_room_cursor_seq_is_a_64_bit_number_or_the_handoff_is_refused(
@@ -302,7 +326,7 @@ def test_workspace_action_refusals(api: Api, repo: Path) -> None:
     task_id, _ = provisioned(api, repo)
     plain = api.create()
     before = api.fingerprint()
-    for bad in [{}, {"action": "archive"}, {"action": "pause", "extra": 1}]:
+    for bad in [{}, {"action": "archive"}, {"action": "pause", "epoch": "1", "extra": 1}]:
         answer = api.client.patch(f"/api/board/{task_id}/workspace", json=bad)
         assert answer.status_code == 400 and answer.json()["error"] == "invalid body"
     stale = api.client.patch(

@@ -2,10 +2,12 @@
 dependency, cancel a dead chain. Each asks the board as the caller's actor and answers in the
 seed's envelope; the board decides every rule."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import TypeAdapter, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from boardlib.config import minutes_to_ms
@@ -14,6 +16,7 @@ from boardlib.lifecycle import seed_create_holds
 from boardlib.paging import PAGE_DEFAULT
 from boardlib.review import review_entries
 from boardlib.store.base import WouldWait
+from boardlib.transitions import STATUSES
 
 from ..bodies import (
     ClaimBody,
@@ -51,6 +54,25 @@ TaskId = Annotated[str, "the task's id (TASK-n)"]
 SEED_CREATE = "POST /api/board"
 SEED_UPDATE = "PATCH /api/board/:taskId"
 INLINE_PAGE = 500  # pages up to this many tasks are read on the event loop when they can be
+# No `enum` in /openapi.json: with ready=true any value is taken, which a schema cannot say.
+STATUS_QUERY = f"One of {', '.join(STATUSES)}. Ignored, whatever its value, when ready=true."
+DROPPED_QUERY = "true or false (default). Ignored, whatever its value, when ready=true."
+
+
+def overridden(given: dict[str, tuple[Any, str | None]]) -> dict[str, Any]:
+    """The list filters `ready=true` overrides (name: its type and the value sent), judged once
+    they count: any bad one is the same 400 `invalid query` FastAPI gives a declared parameter,
+    naming each."""
+    judged: dict[str, Any] = {}
+    errors: list[Any] = []
+    for name, (kind, value) in given.items():
+        try:
+            judged[name] = None if value is None else TypeAdapter(kind).validate_python(value)
+        except ValidationError as error:
+            errors += [{**item, "loc": ("query", name)} for item in error.errors(include_url=False)]
+    if errors:
+        raise RequestValidationError(errors)
+    return judged
 
 
 @router.get(
@@ -68,9 +90,11 @@ async def list_tasks(
     who: Who,
     request: Request,
     team_id: Annotated[Name | None, Query(alias="teamId")] = None,
-    status: Annotated[Status | None, Query(description="Ignored when ready=true.")] = None,
+    status: Annotated[str | None, Query(description=STATUS_QUERY)] = None,
     ready: Annotated[QueryFlag, Query(description="Only todo tasks whose deps are done.")] = False,
-    include_dropped: Annotated[QueryFlag, Query(alias="includeDropped")] = False,
+    dropped_flag: Annotated[
+        str | None, Query(alias="includeDropped", description=DROPPED_QUERY)
+    ] = None,
     role: Annotated[Name | None, Query()] = None,
     assignee: Annotated[Name | None, Query(description="Tasks held by this agent.")] = None,
     limit: Annotated[
@@ -84,7 +108,16 @@ async def list_tasks(
     if_none_match: Annotated[str | None, Header(alias="If-None-Match")] = None,
 ) -> Response:
     board = who.board
-    status = None if ready else status
+    # Seed 003: `status` is "Ignored when ready=true", which "Overrides status/includeDropped":
+    # judged only when they count, so a seed client's `ready=true&status=...` is the ready list.
+    include_dropped = False
+    if ready:
+        status = None
+    else:
+        judged = overridden(
+            {"status": (Status, status), "includeDropped": (QueryFlag, dropped_flag)}
+        )
+        status, include_dropped = judged["status"], bool(judged["includeDropped"])
     query = (team_id, status, ready, include_dropped, role, assignee, cursor, limit)
     board_id = str(board.path)
     small = (cursor is not None or limit is not None) and (limit or PAGE_DEFAULT) <= INLINE_PAGE

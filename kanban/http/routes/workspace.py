@@ -7,10 +7,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from boardlib.errors import Reason, wrong_state
-from boardlib.models import AgentHandoff
 from boardlib.review import review_entries
 
-from ..bodies import ProvisionBody, WorkspaceActionBody
+from ..bodies import HandoffBody, ProvisionBody, WorkspaceActionBody
 from ..deps import Who
 from ..envelopes import INVALID_HANDOFF, envelope, error_responses
 from ..replies import Completed, Ok, Paused, Provisioned, Resumed, WorkspaceDetail, reply
@@ -27,7 +26,7 @@ router = APIRouter(prefix="/api/board", tags=["workspace"])
     summary="Write the clock-out AGENT_HANDOFF.json into the task's worktree",
 )
 @envelope("message", not_found="workspace not found", invalid=INVALID_HANDOFF)
-def write_handoff(task_id: str, body: AgentHandoff, who: Who) -> JSONResponse:
+def write_handoff(task_id: str, body: HandoffBody, who: Who) -> JSONResponse:
     given = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if who.token_agent is not None:  # an agent token signs its handoffs as itself, never another
         who.agent(body.handoff_from, field="handoffFrom")
