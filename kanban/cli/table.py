@@ -234,6 +234,102 @@ def _room_for(
     return shown
 
 
+RULE = "\u2500"
+GAP = "   "  # between columns: a pad, rich's SIMPLE_HEAD rule (a space), a pad
+
+
+class _Lines:
+    """A table of one line a row, drawn as rich's SIMPLE_HEAD table drew it (a blank line, the
+    headers, a rule, the rows, a blank line; columns three cells apart) but cut and padded here:
+    rich measured and wrapped every cell of 500 tasks for lines that never wrap, 0.3 s of `task
+    list`. The `wide` column gets what the others leave, cut with `…`; a column too wide for
+    the terminal is cut too (the widest first, never one of `whole`), so a row stays one line.
+    `under`: a row's words on a line of their own below it, cut with `…` (a run's summary)."""
+
+    def __init__(
+        self,
+        shown: list[tuple[str, str]],
+        cells: dict[str, list[Text]],
+        *,
+        wide: str | None,
+        whole: frozenset[str] = frozenset(),
+        title: Text | None = None,
+        under: list[Text | None] | None = None,
+    ) -> None:
+        self.shown, self.cells, self.wide, self.whole = shown, cells, wide, whole
+        self.title, self.under = title, under
+        self.count = len(cells[shown[0][0]]) if shown else 0
+
+    def _widths(self, width: int) -> list[int]:
+        widths = [
+            max(len(header), *(cell.cell_len for cell in self.cells[key]))
+            for key, header in self.shown
+        ]
+        left = width - 2 - len(GAP) * (len(self.shown) - 1) - sum(widths)
+        for n, (key, header) in enumerate(self.shown):
+            if key == self.wide:  # what the others leave, at least its header
+                widths[n] = max(len(header), min(widths[n], widths[n] + left))
+        over = 2 + len(GAP) * (len(self.shown) - 1) + sum(widths) - width
+        cuttable = [n for n, (key, _) in enumerate(self.shown) if key not in self.whole]
+        while over > 0 and cuttable:  # the widest that may be cut, down to its header
+            n = max(cuttable, key=lambda at: widths[at] - len(self.shown[at][1]))
+            cut = min(over, widths[n] - len(self.shown[n][1]))
+            if cut <= 0:
+                break
+            widths[n] -= cut
+            over -= cut
+        return widths
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        from rich.segment import Segment
+
+        widths = self._widths(options.max_width)
+        total = 2 + len(GAP) * (len(widths) - 1) + sum(widths)
+        blank, gap, edge = Segment(" " * total), Segment(GAP), Segment(" ")
+
+        styles: dict[Any, Any] = {}
+
+        def line(cells: list[Text]) -> Any:
+            yield edge
+            for n, cell in enumerate(cells):
+                if n:
+                    yield gap
+                if cell.cell_len > widths[n]:
+                    cell = cell.copy()
+                    cell.truncate(widths[n], overflow="ellipsis")
+                if cell.style not in styles:  # a cell's own style, under its spans' (rich's way)
+                    styles[cell.style] = console.get_style(cell.style, default="")
+                style = styles[cell.style]
+                yield from Segment.apply_style(cell.render(console), style)
+                if widths[n] > cell.cell_len:
+                    yield Segment(" " * (widths[n] - cell.cell_len), style)
+            yield edge
+            yield Segment.line()
+
+        if self.title is not None:
+            said = self.title.copy()
+            said.truncate(max(total, options.max_width), overflow="ellipsis")
+            said.pad_right(total - said.cell_len)
+            yield from Text().join([said]).render(console)
+            yield Segment.line()
+        yield from (blank, Segment.line())
+        yield from line([Text(header, style="bold") for _, header in self.shown])
+        yield from (edge, Segment(RULE * (total - 2)), edge, Segment.line())
+        for row in range(self.count):
+            yield from line([self.cells[key][row] for key, _ in self.shown])
+            words = self.under[row] if self.under else None
+            if words is not None:
+                shown = words.copy()
+                shown.truncate(max(options.max_width - len(UNDER), 1), overflow="ellipsis")
+                yield Segment(UNDER)
+                yield from Text().join([shown]).render(console)
+                yield Segment.line()
+        yield from (blank, Segment.line())
+
+
+UNDER = " " * 4  # a row's words under it, indented past its id's first cells
+
+
 # A dropped task's mark in a task table's status cell (`task list --dropped` mixes them with the
 # rest, and nothing told them apart). Not in the title, which is an agent's words and may say
 # anything, `[dropped]` included.
@@ -277,29 +373,7 @@ class _Tasks:
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         shown = self._shown(options.max_width)
-        table = Table(
-            box=box.SIMPLE_HEAD, title=_title(self.title), title_justify="left", pad_edge=False
-        )
-        for key, header in shown:
-            if key == "title":  # the room the others leave: three cells apart, one at each edge
-                room = (
-                    options.max_width
-                    - 3 * len(shown)
-                    + 1
-                    - sum(
-                        max(len(other), *(cell.cell_len for cell in self.cells[name]))
-                        for name, other in shown
-                        if name != key
-                    )
-                )
-                table.add_column(
-                    header, overflow="ellipsis", no_wrap=True, max_width=max(room, len(header))
-                )
-            else:
-                table.add_column(header, overflow="fold", no_wrap=key in TASK_WHOLE)
-        for row in range(len(self.tasks)):
-            table.add_row(*(self.cells[key][row] for key, _ in shown))
-        yield table
+        yield _Lines(shown, self.cells, wide="title", whole=TASK_WHOLE, title=_title(self.title))
 
 
 def _tasks_table(tasks: list[dict[str, Any]], title: str | None = None) -> _Tasks:
