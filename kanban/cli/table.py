@@ -21,7 +21,15 @@ from boardlib import transitions as t
 from boardlib.budgets import amount, closed_over
 from boardlib.inert import inert
 from boardlib.narration import narrate
-from boardlib.records import BUDGET_USD, MICROS_PER_USD, Event
+from boardlib.records import (
+    BUDGET_USD,
+    EXECUTION_FAILED,
+    EXECUTION_RUNNING,
+    EXECUTION_SUCCEEDED,
+    EXECUTION_TIMED_OUT,
+    MICROS_PER_USD,
+    Event,
+)
 
 TASK_COLUMNS = (
     ("id", "ID"),
@@ -515,6 +523,74 @@ class _Rows:
             yield _record_table(shown, title=None if first is None else str(row.get(first)))
 
 
+RUN_COLUMNS = (
+    ("id", "ID"),
+    ("status", "Status"),
+    ("agentId", "Agent"),
+    ("executorType", "Executor"),
+    ("startedAt", "Started"),
+    ("tokens", "Tokens"),
+    ("costUsd", "Cost"),
+)
+RUN_STYLE = {
+    EXECUTION_RUNNING: "yellow",
+    EXECUTION_SUCCEEDED: "green",
+    EXECUTION_FAILED: "red",
+    EXECUTION_TIMED_OUT: "red",
+}
+# What a run table gives up first where its line would not fit; its id and status stay.
+RUN_DROPPED_FIRST = ("executorType", "tokens", "startedAt", "agentId", "costUsd")
+RUN_WHOLE = frozenset({"id", "status", "startedAt", "costUsd"})
+# The words under a run, the first it has: what went wrong, what it did, why it ran.
+RUN_WORDS = ("error", "summary", "runReason")
+
+
+def _run_words(run: dict[str, Any]) -> Text | None:
+    for key in RUN_WORDS:
+        if run.get(key):
+            return Text.assemble((f"{_header(key)}: ", "dim"), inert(str(run[key])))
+    return None
+
+
+def _runs_table(runs: list[dict[str, Any]], title: str | None = None) -> "_Runs":
+    return _Runs(runs, title)
+
+
+class _Runs:
+    """A task's runs, a line each (its id, status, agent, executor, start, tokens in and out,
+    cost) and its words on the line under it, cut with `…`: drawn as any list, a run was a block
+    of 13 to 20 lines at 80 columns. `exec show ID` and the JSON have every field."""
+
+    def __init__(self, runs: list[dict[str, Any]], title: str | None) -> None:
+        self.title = title
+        self.cells: dict[str, list[Text]] = {key: [] for key, _ in RUN_COLUMNS}
+        for run in runs:
+            run = {**run, "startedAt": run.get("startedAt") or run.get("createdAt")}
+            counts = [run.get(key) for key in ("inputTokens", "outputTokens")]
+            run["tokens"] = sum(n for n in counts if n) if any(counts) else None
+            for key, _ in RUN_COLUMNS:
+                style = RUN_STYLE.get(str(run.get("status")), "") if key == "status" else ""
+                self.cells[key].append(_cell(key, run.get(key), style, seconds=False))
+        self.under = [_run_words(run) for run in runs]
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        shown = [
+            (key, header)
+            for key, header in RUN_COLUMNS
+            if key in ("id", "status") or any(cell.cell_len for cell in self.cells[key])
+        ]
+        for key in RUN_DROPPED_FIRST:  # the least needed go first, while the line is too wide
+            widths = (
+                max(len(header), *(cell.cell_len for cell in self.cells[name]))
+                for name, header in shown
+            )
+            if 2 + len(GAP) * (len(shown) - 1) + sum(widths) <= options.max_width:
+                break
+            shown = [column for column in shown if column[0] != key]
+        title = _title(self.title)
+        yield _Lines(shown, self.cells, wide=None, whole=RUN_WHOLE, title=title, under=self.under)
+
+
 def _rows_table(rows: list[dict[str, Any]], title: str | None = None) -> _Rows:
     return _Rows(rows, title)
 
@@ -730,6 +806,8 @@ def render(doc: Any, kind: str) -> None:
         console.print(_tasks_table(doc["tasks"]) if doc["tasks"] else "[dim]no tasks[/]")
         if doc["nextCursor"] is not None:
             console.print(Text.assemble("next page: --cursor ", inert(str(doc["nextCursor"]))))
+    elif kind == "executions":
+        console.print(_runs_table(doc) if doc else "[dim]no runs[/]")
     elif kind == "events":
         console.print(_events_table(doc) if doc else "[dim]no events[/]")
     elif kind == "view":
@@ -739,9 +817,10 @@ def render(doc: Any, kind: str) -> None:
                 console.print(_rows_table(doc[section], title=section))
         if doc.get("comments"):
             console.print(_Comments(doc["comments"]))
-        for section in ("executions", "workspaces"):
-            if doc.get(section):
-                console.print(_rows_table(doc[section], title=section))
+        if doc.get("executions"):
+            console.print(_runs_table(doc["executions"], title="executions"))
+        if doc.get("workspaces"):
+            console.print(_rows_table(doc["workspaces"], title="workspaces"))
     elif kind == "deps":
         for section in ("dependencies", "dependents"):
             console.print(

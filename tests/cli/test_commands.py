@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from tests.cli.conftest import Kanban, unchanged
 
@@ -361,23 +362,40 @@ def test_a_consumer_table_keeps_its_hold_and_owner_where_they_fit(kanban: Kanban
     assert row.rstrip().endswith(f"pid {os.getpid()} here"), narrow
 
 
-def test_a_run_table_too_wide_for_80_columns_shows_each_run_whole(kanban: Kanban) -> None:
-    """The first 80-column fix kept four times whole, and rich gave a run's status, cost and tokens
-    no width at all; the id read `EXE`. A list too wide for the terminal is drawn one block per row,
-    every filled field on its line."""
-    from boardlib.records import EXECUTION_SUCCEEDED
+def test_a_run_table_at_80_columns_is_a_line_a_run_and_its_words(kanban: Kanban) -> None:
+    """`task exec list --format table` at 80 columns drew each run as a block of 13 to 20 lines
+    (a field a line), a task's few runs a screen. A run is one line (id, status, agent, executor,
+    start, tokens, cost) and its words under it (its error, else its summary, else why it ran),
+    cut with `…` and inert; `exec show` and the JSON have every field."""
+    from boardlib.records import EXECUTION_FAILED, EXECUTION_SUCCEEDED
 
+    hostile = "did \x1b]0;pwned\x07 it \x1b[31mred\u202eevil\nsecond line " + "word " * 30
     with kanban.board() as board:
-        task = board.create_task("priced")
+        task = board.create_task("priced \x1b[2J")
         board.claim(task.id, "ada")
-        run = board.open_execution(task.id, "claude-code", agent="ada").id
-        board.close_execution(run, EXECUTION_SUCCEEDED, agent="ada", cost_usd=1.2345,
-                              input_tokens=48_000)  # fmt: skip
-    narrow = kanban.run("task", "exec", "list", task.id, "--format", "table",
-                        env={"COLUMNS": "80"}).out  # fmt: skip
-    assert all(len(line) <= 80 for line in narrow.splitlines()), narrow
-    for shown in (run, "succeeded", "$1.23", "48000", "claude-code"):
-        assert shown in narrow, narrow
+        done = board.open_execution(task.id, "claude-code", agent="ada").id
+        board.close_execution(done, EXECUTION_SUCCEEDED, agent="ada", cost_usd=1.2345,
+                              input_tokens=48_000, output_tokens=2_000,
+                              summary=hostile)  # fmt: skip
+        failed = board.open_execution(task.id, "codex", agent="ada").id
+        board.close_execution(failed, EXECUTION_FAILED, agent="ada", error="boom \x1b[31m")
+        running = board.open_execution(task.id, "script", agent="ada").id
+    for args in (("task", "exec", "list", task.id), ("task", "view", task.id)):
+        narrow = kanban.run(*args, "--format", "table", env={"COLUMNS": "80"})
+        assert narrow.code == 0, str(narrow)
+        lines = narrow.out.splitlines()
+        assert all(cell_len(line) <= 80 for line in lines), narrow.out
+        assert not any(c in narrow.out for c in "\x1b\x07\u202e"), repr(narrow.out)
+        rows = {line.split()[0]: n for n, line in enumerate(lines) if line.startswith(" EXEC-")}
+        assert set(rows) == {done, failed, running}, narrow.out
+        first = lines[rows[done]].split()
+        assert first[1:4] == ["succeeded", "ada", "claude-code"], narrow.out
+        assert first[-2:] == ["50000", "$1.23"], narrow.out
+        assert lines[rows[done] + 1].startswith("    summary: did ␛]0;pwned␇ it"), narrow.out
+        assert lines[rows[done] + 1].rstrip().endswith("…"), narrow.out
+        assert lines[rows[failed] + 1].strip() == "error: boom ␛[31m", narrow.out
+        assert rows[failed] == rows[done] + 2 and rows[running] == rows[failed] + 2, narrow.out
+        assert not lines[rows[running] + 1].strip(), narrow.out  # no words: the next run or end
     listing = kanban.run("task", "list", "--format", "table", env={"COLUMNS": "80"}).out
     assert "in_progress" in listing and "priced" in listing, listing  # a status kept whole
 
