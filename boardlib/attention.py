@@ -46,6 +46,27 @@ KINDS: tuple[str, ...] = (
     QUIET_RUN, BUDGET_EXCEEDED, WATCH_HELD,
 )  # fmt: skip
 
+# The words each kind's why opens with: a surface that shows the kind beside the why may leave
+# them out (`short_why`); the why keeps them, as every surface's JSON does.
+OPENS: dict[str, str] = {
+    REVIEW: "waiting for review",
+    DEBT: "completed with debt",
+    VERIFICATION_FAILED: "verification failed",
+    BUDGET_EXCEEDED: "budget exceeded",
+    BLOCKED: "blocked",
+    LANDING_REFUSED: "landing refused",
+}
+
+
+def short_why(kind: str, why: str) -> str:
+    """A why without the words its kind opens with (`blocked: ` beside `blocked`): at 80 columns
+    they took a line's room twice. Whole where it opens otherwise or nothing would be left."""
+    opening = OPENS.get(kind)
+    if opening is None or not why.startswith(opening):
+        return why
+    return why[len(opening) :].lstrip(" :") or why
+
+
 # The landing refusals a person must resolve (the work or the base must change, or an operator
 # must allow an unverified landing): `boardlib.landings` keeps the last one of a task for the
 # inbox. The others (self_review, not_landable, bad input) are the caller's, answered at once.
@@ -141,7 +162,7 @@ def awaiting(
         if verdict and verdict_blocks_done(task.verification):
             why = f"in review{by}; its verdict ({verdict.get('status')}) blocks approval"
             return _item(task, REVIEW, why, since, OVERRIDE)
-        return _item(task, REVIEW, f"waiting for review{by}", since)
+        return _item(task, REVIEW, f"{OPENS[REVIEW]}{by}", since)
     status = verdict.get("status")
     # No verify command ran (no attempt): the gate could not judge, nothing passed with debt. Its
     # reason says what moves it, an unblock for an agent to name the command (it was filed as debt
@@ -150,19 +171,20 @@ def awaiting(
         notes = verdict.get("debtNotes") or []
         criteria = [str(n.get("criterion", "")) for n in notes if isinstance(n, dict)]
         owed = f": {_clip('; '.join(c for c in criteria if c))}" if any(criteria) else ""
-        return _item(task, DEBT, f"completed with debt{owed}", since)
+        return _item(task, DEBT, f"{OPENS[DEBT]}{owed}", since)
     if status == "fail":
         runs = verdict.get("attempts") or []
         count = len(runs) if isinstance(runs, list) else 0
-        return _item(task, VERIFICATION_FAILED, f"verification failed {count} time(s)", since)
+        why = f"{OPENS[VERIFICATION_FAILED]} {count} time(s)"
+        return _item(task, VERIFICATION_FAILED, why, since)
     if over_budget and spent_now is not None:
         said = blocked_reason(task.id, spent_now).removeprefix(BUDGET_BLOCKED_PREFIX)
-        return _item(task, BUDGET_EXCEEDED, f"budget exceeded: {said}", since)
+        return _item(task, BUDGET_EXCEEDED, f"{OPENS[BUDGET_EXCEEDED]}: {said}", since)
     if over_budget:  # raised since, or a daily budget on a new day: nothing stops it now
         why = "blocked when a budget over it was spent; none is spent now: unblock it"
         return _item(task, BUDGET_EXCEEDED, why, since, UNBLOCK)
     return _item(
-        task, BLOCKED, f"blocked: {_clip(task.blocked_reason) or 'no reason given'}", since
+        task, BLOCKED, f"{OPENS[BLOCKED]}: {_clip(task.blocked_reason) or 'no reason given'}", since
     )
 
 
@@ -250,7 +272,7 @@ def unlanded(row: Row) -> InboxItem:
 def refused(row: Row) -> InboxItem:
     task = Task.from_row(row)
     why = (
-        f"landing refused ({row['refusal_reason']}) for {row['refusal_actor']}: "
+        f"{OPENS[LANDING_REFUSED]} ({row['refusal_reason']}) for {row['refusal_actor']}: "
         f"{_clip(row['refusal_message'])}"
     )
     return _item(task, LANDING_REFUSED, why, row["refusal_at"])

@@ -672,18 +672,19 @@ def _events_table(events: list[dict[str, Any]]) -> _Events:
 
 
 def _why(item: dict[str, Any]) -> str:
-    """An item's why without the words its kind says already (`budget_exceeded`, then `budget
-    exceeded: the budget of TASK-1 is spent ...`): the table shows the kind beside it."""
-    said = str(item["why"])
-    return said.removeprefix(str(item["kind"]).replace("_", " ") + ": ")
+    """An item's why without the words its kind says already (`attention.short_why`): the table
+    shows the kind beside it."""
+    from boardlib.attention import short_why
+
+    return short_why(str(item["kind"]), str(item["why"]))
 
 
 class _Inbox:
     """Oldest first: how long each has waited, the task and its title, its kind, why, and the
     key action. A table while Why gets `WHY_MIN` cells; narrower, each item on a line (its title
-    last, cut with `…` where the terminal ends) and its why on the lines under it, the terminal's
-    full width (at 80 columns Why got 26 cells and a budget's item took 7 lines). Without the
-    title an operator read `TASK-3 review approve` and had to look each task up."""
+    last, cut with `…` where the terminal ends) and its why on one line under it, cut with `…`
+    (at 80 columns Why got 26 cells and a budget's item took 7 lines; then 3, a blank between
+    items). Without the title an operator read `TASK-3 review approve` and looked each task up."""
 
     HEADERS = ("Waiting", "Task", "Title", "Kind", "Why", "Action")
     WHY, TITLE = 4, 2
@@ -717,8 +718,9 @@ class _Inbox:
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         widths = self._widths()
-        beside = sum(width + 2 for n, width in enumerate(widths) if n != self.WHY) + 4
-        # what Why leaves the title (2 pads a column, edges), once Why has its due
+        # what Why leaves the title once Why has its due: a column's 2 pads and the rule after
+        # it, Why's and the edges (2 a column, and no rule, folded `from bob` at 80 columns)
+        beside = sum(width + 3 for n, width in enumerate(widths) if n != self.WHY) + 4
         titled = options.max_width - beside + widths[self.TITLE]
         titled -= min(self.WHY_MIN, widths[self.WHY])
         if titled >= min(self.TITLE_MIN, widths[self.TITLE]):
@@ -749,7 +751,9 @@ class _Inbox:
         yield line(*(Text(self.HEADERS[n], style="bold") for n in [*shown, self.TITLE]))
         for row in self.rows:
             yield line(*(row[n] for n in [*shown, self.TITLE]))
-            yield Padding(row[self.WHY], (0, 0, 1, 4))
+            why = row[self.WHY].copy()  # one line, cut: `task why ID` and the JSON say it whole
+            why.truncate(max(options.max_width - 4, 1), overflow="ellipsis")
+            yield Padding(why, (0, 0, 0, 4))
 
 
 class _Comments:

@@ -1,6 +1,7 @@
 """What an operator at an 80-column terminal reads: `--format table` output kept to one line a
 task, every agent string drawn inert, the outcome of a command before the task it moved."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,10 @@ def test_a_task_list_at_80_columns_is_one_line_a_task(kanban: Kanban) -> None:
 
 def test_the_inbox_at_80_columns_names_each_tasks_title(kanban: Kanban) -> None:
     """`kanban inbox --format table` said `TASK-3  review  approve` and not which task that is:
-    the operator looked each one up. Each item's line ends with its title, drawn inert and cut
-    with `…` where the terminal ends; a wide terminal gives it a column. The JSON is unchanged."""
+    the operator looked each one up. Each item's line has its title, drawn inert and cut with
+    `…`; whys as short as `from bob` (`attention.short_why`) leave the title a column even at
+    80 columns, each item one line (the table's width was reckoned without its rules, and
+    `from bob` and `approve` folded over two). The JSON is unchanged."""
     with kanban.board() as board:
         tasks = [board.create_task(title) for title in (HOSTILE, WIDE, "Migrate to pg 16")]
         for task in tasks:
@@ -62,14 +65,45 @@ def test_the_inbox_at_80_columns_names_each_tasks_title(kanban: Kanban) -> None:
     lines = {line.split()[1]: line for line in narrow.out.splitlines() if " TASK-" in line[:20]}
     assert set(lines) == {task.id for task in tasks}, narrow.out
     assert "Hostile ␛]52;c;aGk=␇" in lines[tasks[0].id], narrow.out
-    assert "修复解析器" in lines[tasks[1].id] and lines[tasks[1].id].rstrip().endswith("…")
-    assert lines[tasks[2].id].rstrip().split()[-5:] == ["approve", "Migrate", "to", "pg", "16"], (
-        narrow.out
-    )
+    assert "修复解析器" in lines[tasks[1].id] and "…" in lines[tasks[1].id], narrow.out
+    assert lines[tasks[2].id].split()[2:] == ["Migrate", "to", "pg", "16", "review", "from",
+                                              "bob", "approve"], narrow.out  # fmt: skip
+    assert len(narrow.out.splitlines()) == 4 + 3 + 1, narrow.out  # a line an item
     wide = kanban.run("inbox", "--format", "table", env={"COLUMNS": "200"})
     _fits(wide.out, 200)
     assert " Title " in wide.out and "Migrate to pg 16" in wide.out, wide.out
     assert [item["title"] for item in kanban.ok("inbox")["items"]] == [t.title for t in tasks]
+
+
+ITEM = re.compile(r"  \S+(?: min| s| h| d)?\s+(TASK-\d+) ")  # an item's line: waited, task
+
+
+def test_an_inbox_item_at_80_columns_takes_two_lines(kanban: Kanban) -> None:
+    """At 80 columns each inbox item took three lines (its line, its why, a blank), its why
+    folded over more when long. An item is its line (the title cut with `…`) and its why on one
+    line under it, cut with `…`, without the words its kind says already
+    (`attention.short_why`: `blocked: `, `waiting for review`); the JSON keeps the why whole."""
+    reason = "waiting on \x1b[2J the DBA " + "to give access to the replica " * 4
+    with kanban.board() as board:
+        judged = board.create_task(HOSTILE + " and a title too long for the line")
+        board.claim(judged.id, "bob")
+        board.complete(judged.id, "bob")
+        stuck = board.create_task("Migrate to pg 16")
+        board.claim(stuck.id, "bob")
+        board.block(stuck.id, "bob", reason)
+    narrow = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
+    assert narrow.code == 0, str(narrow)
+    _fits(narrow.out)
+    lines = narrow.out.splitlines()
+    assert len(lines) == 2 + 2 * 2 and all(line.strip() for line in lines), narrow.out
+    at = {found[1]: n for n, line in enumerate(lines) if (found := ITEM.match(line))}
+    assert lines[at[judged.id]].rstrip().endswith("…"), narrow.out
+    assert lines[at[judged.id] + 1].strip() == "from bob", narrow.out
+    why = lines[at[stuck.id] + 1].strip()
+    assert why.startswith("waiting on ␛[2J the DBA") and why.endswith("…"), narrow.out
+    items = {item["taskId"]: item["why"] for item in kanban.ok("inbox")["items"]}
+    assert items[stuck.id].startswith("blocked: waiting on") and items[stuck.id].endswith("replica")
+    assert items[judged.id] == "waiting for review from bob"
 
 
 def test_a_nested_record_leaves_out_unset_flags_as_its_rows_do(kanban: Kanban) -> None:
