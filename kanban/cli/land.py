@@ -7,11 +7,15 @@ checkout, and moved onto the branch with a compare-and-swap, one landing at a ti
 and exit 2 (not_landable, merge_conflict, verification_failed, base_moved,
 base_checked_out_dirty, self_review...), a git failure exit 1 (`git_failed`). `--abandon --reason`
 is an operator's "won't land" for done work that never will: archived, its branch kept, audited.
+A refused `--dry-run` at a terminal also says why in words on stdout (`refused_line`).
 """
+
+import sys
 
 import click
 
-from boardlib.errors import invalid_input
+from boardlib.errors import BoardError, invalid_input
+from boardlib.inert import inert
 from boardlib.records import LAND_STRATEGIES
 
 from .context import global_options
@@ -97,16 +101,29 @@ def land(
         if preview:
             emit(trees.landing_preview(task_id, into=into, strategy=strategy).to_json())
             return
-        result = trees.land(
-            task_id,
-            actor=actor,
-            into=into,
-            strategy=strategy,
-            dry_run=dry_run,
-            keep=keep,
-            allow_unverified=allow_unverified,
-            unverified_reason=unverified_reason,
-            epoch=epoch,
-            expect_source=expect_source,
-        )
+        try:
+            result = trees.land(
+                task_id,
+                actor=actor,
+                into=into,
+                strategy=strategy,
+                dry_run=dry_run,
+                keep=keep,
+                allow_unverified=allow_unverified,
+                unverified_reason=unverified_reason,
+                epoch=epoch,
+                expect_source=expect_source,
+            )
+        except BoardError as error:
+            if dry_run and sys.stdout.isatty():
+                click.echo(refused_line(task_id, error))
+            raise
     emit(result.to_json(), kind="land")
+
+
+def refused_line(task_id: str, error: BoardError) -> str:
+    """A refused dry run in words, for a person at a terminal: the refusal is one JSON line on
+    stderr (unchanged, for scripts), and a person read nothing else. Written on stdout, where a
+    dry run that would land says so, so stderr stays the one line; a pipe gets none of it."""
+    said = inert(f"{task_id} would not land: {error.message}")
+    return f"{said} ({error.reason.value}); nothing was changed"

@@ -888,8 +888,8 @@ LAND_SAID = frozenset({"landed", "dryRun", "alreadyOn"})
 def land_headline(doc: dict[str, Any]) -> str:
     """What a landing did, or a dry run found, first: `would land on main@abc1234 (squash, 1
     file, verified)`, `landed on main as def5678`. A dry run that would be refused is refused:
-    its one JSON line on stderr says why (a line for people here would break the one-line
-    contract)."""
+    its one JSON line on stderr says why, and at a terminal a line on stdout too
+    (`land.refused_line`)."""
     into, commit = str(doc.get("into")), str(doc.get("commit") or "?")[:7]
     if doc.get("alreadyOn"):
         held = f"{into}@{commit} has its change already"

@@ -108,6 +108,36 @@ class Kanban:
         done = run_kanban([str(KANBAN), *args], env=self.env(**(env or {})), input=stdin)
         return Run(tuple(args), done.returncode, done.stdout, done.stderr)
 
+    def on_terminal(self, *args: str, env: dict[str, str] | None = None) -> Run:
+        """Run with stdout on a pseudo-terminal of 80 columns (as a person runs it) and stderr
+        on a pipe, so what each says is told apart; the pty's CRLFs read as line breaks."""
+        import pty
+
+        leader, follower = pty.openpty()
+        process = subprocess.Popen(
+            [str(KANBAN), *args],
+            env=self.env(COLUMNS="80", **(env or {})),
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+        )
+        os.close(follower)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the pty's other end closed: the process is gone
+                break
+            if not chunk:
+                break
+            said += chunk
+        os.close(leader)
+        assert process.stderr is not None
+        err = process.stderr.read().decode()
+        process.stderr.close()
+        code = process.wait()
+        return Run(tuple(args), code, said.decode().replace("\r\n", "\n"), err)
+
     def popen(self, *args: str, **extra: str) -> "subprocess.Popen[str]":
         return subprocess.Popen(
             [str(KANBAN), *args],

@@ -271,3 +271,27 @@ def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(land_setup
     assert git(land.repo, "rev-parse", f"refs/heads/{decided['branch']}") == decided["commit"]
     assert kanban.ok("inbox")["items"] == []
     assert checkout_state(land.repo)[:2] == before[:2]  # the user's files and status as they were
+
+
+HOSTILE_TITLE = "Change \x1b]0;pwned\x07 the \x1b[31manswer\x1b[0m \u202eevil"
+
+
+def test_a_refused_dry_run_at_a_terminal_says_why_in_words(land_setup) -> None:  # type: ignore[no-untyped-def]
+    """A refused `task land --dry-run` printed only its JSON line on stderr: at a terminal a
+    person got no line to read. It says why in words on stdout, inert; stderr is still the one
+    JSON line (and the exit code 2), and a pipe gets no words."""
+    kanban, land, env = land_setup
+    conflicting, _ = land.task_with({"app.py": ANSWER}, title=HOSTILE_TITLE)
+    land.commit_on_main("app.py", "def answer():\n    return 44\n")
+    unfinished, _ = land.task_with({"new.txt": "n\n"}, title=HOSTILE_TITLE, finish="none")
+    for task_id, reason in ((conflicting, "merge_conflict"), (unfinished, "not_landable")):
+        args = ("task", "land", task_id, "--dry-run", "--agent", "bob")
+        shown = kanban.on_terminal(*args, env=env)
+        assert shown.code == 2, str(shown)
+        assert shown.error["reason"] == reason, str(shown)  # one JSON line on stderr
+        [said] = shown.out.splitlines()
+        assert said.startswith(f"{task_id} would not land: "), said
+        assert said.endswith(f"({reason}); nothing was changed"), said
+        assert not any(c in shown.out for c in "\x1b\x07\u202e"), repr(shown.out)
+        piped = kanban.refused(*args, env=env, reason=reason)  # no words on a pipe
+        assert piped == shown.error
