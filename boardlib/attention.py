@@ -23,7 +23,7 @@ from .errors import Reason
 from .events import EventKind, read
 from .lifecycle import verdict_blocks_done
 from .processes import process_gone
-from .records import BudgetStanding, Event, InboxItem, Task
+from .records import BudgetStanding, Event, GateRun, InboxItem, Task
 from .store.base import Row, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
@@ -221,25 +221,56 @@ def held(row: Row) -> InboxItem:
     )
 
 
-def gate_running(tx: Tx, task: Task, now: int) -> bool:
-    """Whether `task`, in review, waits on its verification gate rather than on a person: its
-    newest move or gate event is the gate's start (no verdict, stop or move since), its process
-    still runs, and its time bound has not passed. A gate killed with -9 is over at once on its
-    own machine (as a dead lander's turn), elsewhere at its bound: the task comes back."""
+# A gate beats while it runs (`payloads.VerificationStarted.beat_ms`); one that missed this many
+# beats is taken for dead wherever it is read: another machine cannot see its process go.
+GATE_BEATS_MISSED = 3
+VERIFYING = "verifying"  # what every surface says of a task its gate judges now
+
+
+def verifying_since(at: str) -> str:
+    """The words for a task its gate judges now, with when it began as the surface says a time."""
+    return f"{VERIFYING} since {at}"
+
+
+def gate_since(tx: Tx, task: Task, now: int) -> int | None:
+    """When the verification gate judging `task` (in review) began, while it still judges it;
+    else None. It judges while its start is the task's newest move or gate event (no verdict,
+    stop or move since), its process runs, it beat within `GATE_BEATS_MISSED` beats (a gate
+    that beats: the task's `last_heartbeat_at`, or the start) and its time bound has not passed.
+    A gate killed with -9 is over at once on its own machine (as a dead lander's turn),
+    elsewhere after three missed beats (at its bound when it does not beat)."""
     if task.status != t.IN_REVIEW:
-        return False
+        return None
     entry = tx.gate_entry(task.id)
     if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
-        return False
-    started: VerificationStarted = read(Event.from_row(entry).data)
-    return now < started["until"] and not process_gone(started["holder"])
+        return None
+    event = Event.from_row(entry)
+    started: VerificationStarted = read(event.data)
+    if now >= started["until"] or process_gone(started["holder"]):
+        return None
+    beat_ms = started.get("beat_ms")
+    if beat_ms:
+        last = max(event.created_at, task.last_heartbeat_at or 0)
+        if now > last + GATE_BEATS_MISSED * beat_ms:
+            return None
+    return event.created_at
 
 
-def _tasks(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
+def gate_running(tx: Tx, task: Task, now: int) -> bool:
+    """Whether `task`, in review, waits on its verification gate rather than on a person."""
+    return gate_since(tx, task, now) is not None
+
+
+def _tasks(
+    tx: Tx, now: int, config: BoardConfig, gates: list[GateRun] | None = None
+) -> list[InboxItem]:
     items = []
     for task in (Task.from_row(row) for row in tx.awaiting_person()):
-        if gate_running(tx, task, now):
-            continue  # the gate judges it: its verdict says what it needs then
+        since = gate_since(tx, task, now)
+        if since is not None:  # the gate judges it: its verdict says what it needs then
+            if gates is not None:
+                gates.append(GateRun(task_id=task.id, since=since, title=task.title))
+            continue
         over_budget = blocked_by_budget(tx, task)
         spent = first_spent(standings(tx, task, now)) if over_budget else None
         items.append(awaiting(task, over_budget, spent))
@@ -294,8 +325,9 @@ def _deliveries(tx: Tx, _now: int, _config: BoardConfig) -> list[InboxItem]:
 
 Source = Callable[[Tx, int, BoardConfig], list[InboxItem]]
 
-# Where the items come from: each a function of (tx, now, config) over an index.
-SOURCES: list[Source] = [_tasks, _landing, _deliveries]
+# Where the items come from beside `_tasks` (which also hands back the gates it leaves out):
+# each a function of (tx, now, config) over an index.
+SOURCES: list[Source] = [_landing, _deliveries]
 
 
 def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
@@ -303,9 +335,13 @@ def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
     return (item.since, KINDS.index(item.kind), item.task_id or "", item.consumer or "")
 
 
-def collect(tx: Tx, now: int, config: BoardConfig) -> list[InboxItem]:
-    """Everything that needs a person at `now`, oldest first, read in the caller's transaction."""
-    items = [item for source in SOURCES for item in source(tx, now, config)]
+def collect(
+    tx: Tx, now: int, config: BoardConfig, gates: list[GateRun] | None = None
+) -> list[InboxItem]:
+    """Everything that needs a person at `now`, oldest first, read in the caller's transaction.
+    `gates`, when given, gets the tasks left out because their gate judges them now."""
+    items = _tasks(tx, now, config, gates)
+    items += [item for source in SOURCES for item in source(tx, now, config)]
     refused_ids = {item.task_id for item in items if item.kind == LANDING_REFUSED}
     items = [
         item

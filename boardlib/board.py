@@ -87,6 +87,7 @@ from .records import (
     Event,
     Execution,
     Explanation,
+    GateRun,
     IdleExplanation,
     Inbox,
     LinkedTask,
@@ -1282,7 +1283,9 @@ class Board:
 
     def view(self, task_id: str) -> TaskView:
         """One task with its comments, parent chain, dependencies both ways, executions and
-        workspaces, read in one snapshot."""
+        workspaces, and since when its verification gate judges it (if it does), read in one
+        snapshot."""
+        from .attention import gate_since
 
         def work(tx: Tx) -> TaskView:
             task = self._load(tx, task_id)
@@ -1294,6 +1297,7 @@ class Board:
                 dependents=[LinkedTask.from_row(r) for r in tx.dependents(task_id)],
                 executions=[Execution.from_row(r) for r in tx.executions(task_id)],
                 workspaces=[Workspace.from_row(r) for r in tx.workspaces(task_id)],
+                verifying_since=gate_since(tx, task, self.now()),
             )
 
         return self.store.read(work)
@@ -1447,9 +1451,17 @@ class Board:
 
         def work(tx: Tx) -> Inbox:
             now = self.now()
-            items = collect(tx, now, self.config)
+            gates: list[GateRun] = []
+            items = collect(tx, now, self.config, gates)
             kept = items if judge is None else [i for i in items if judged_by(i, judge)]
-            return Inbox(items=kept, count=len(kept), now=now, left_out=len(items) - len(kept))
+            gates.sort(key=lambda gate: (gate.since, gate.task_id))
+            return Inbox(
+                items=kept,
+                count=len(kept),
+                now=now,
+                left_out=len(items) - len(kept),
+                verifying=gates,
+            )
 
         return self.store.read(work)
 
@@ -1713,14 +1725,18 @@ class Board:
         summary: str | None = None,
         epoch: int | None = None,
         gate_ms: int | None = None,
+        beat_ms: int | None = None,
     ) -> Task:
         """The holder is done building: in_review with no owner, awaiting a different judge.
         `gate_ms`: this process's verification gate judges it first, for at most that long; the
-        move and the gate's start are one write, so no reader sees it waiting on a person."""
+        move and the gate's start are one write, so no reader sees it waiting on a person.
+        `beat_ms`: the gate beats that often (`gate_beat`)."""
         agent = validate.name(agent, "agent")
         text = validate.text(summary, "summary", required=False)
         if gate_ms is not None:
             gate_ms = validate.integer(gate_ms, "gateMs", minimum=1)
+        if beat_ms is not None:
+            beat_ms = validate.integer(beat_ms, "beatMs", minimum=1)
 
         def work(tx: Tx) -> Task:
             now = self.now()
@@ -1730,27 +1746,52 @@ class Board:
             if text:
                 tx.insert_comment(task_id, text, "agent", agent, now, task.tenant_id)
             if gate_ms is not None:
-                self._gate_started(tx, new, now, gate_ms)
+                self._gate_started(tx, new, now, gate_ms, beat_ms)
             return new
 
         return self.store.write(work)
 
-    def _gate_started(self, tx: Tx, task: Task, now: int, gate_ms: int) -> None:
+    def _gate_started(
+        self, tx: Tx, task: Task, now: int, gate_ms: int, beat_ms: int | None
+    ) -> None:
         started: VerificationStarted = {"holder": process_token(), "until": now + gate_ms}
+        if beat_ms is not None:
+            started["beat_ms"] = beat_ms
         self._emit(tx, EventKind.VERIFICATION_STARTED, task, GATE, now, started)
 
-    def gate_started(self, task_id: str, *, gate_ms: int) -> Task:
+    def gate_started(self, task_id: str, *, gate_ms: int, beat_ms: int | None = None) -> Task:
         """The gate judges an in_review task again (one interrupted before its verdict): until it
         ends, the task waits on it, not on a person (`attention.gate_running`)."""
         gate_ms = validate.integer(gate_ms, "gateMs", minimum=1)
+        if beat_ms is not None:
+            beat_ms = validate.integer(beat_ms, "beatMs", minimum=1)
 
         def work(tx: Tx) -> Task:
             now = self.now()
             task = self._load(tx, task_id)
             if task.status != t.IN_REVIEW:
                 raise wrong_state("run the verification gate", task.status, t.IN_REVIEW, id=task_id)
-            self._gate_started(tx, task, now, gate_ms)
+            self._gate_started(tx, task, now, gate_ms, beat_ms)
             return task
+
+        return self.store.write(work)
+
+    def gate_beat(self, task_id: str) -> bool:
+        """The running gate of an in_review task says it lives (its `last_heartbeat_at`, no
+        event): one small write a beat, so a reader on another machine, which cannot see the
+        gate's process, takes it for dead three beats after it stops (`attention.gate_since`),
+        not at its bound. False, writing nothing, once the gate's start is no longer the task's
+        newest move or gate event (its verdict is in)."""
+
+        def work(tx: Tx) -> bool:
+            task = self._load(tx, task_id)
+            entry = tx.gate_entry(task_id)
+            if task.status != t.IN_REVIEW or entry is None:
+                return False
+            if entry["kind"] != EventKind.VERIFICATION_STARTED:
+                return False
+            tx.update_task(task_id, {"last_heartbeat_at": self.now()})
+            return True
 
         return self.store.write(work)
 

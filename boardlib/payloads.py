@@ -150,6 +150,9 @@ class VerificationStarted(TypedDict):
 
     holder: str  # the judging process (`processes.process_token`)
     until: int  # ms: its time bound (the verify timeout and a margin)
+    # ms: the gate beats this often while it runs (the task's `last_heartbeat_at`); one that
+    # missed `attention.GATE_BEATS_MISSED` beats is dead, wherever it is read. Absent: no beat.
+    beat_ms: NotRequired[int]
 
 
 class VerificationRecorded(TypedDict):

@@ -28,9 +28,14 @@ def _read(path: str) -> str:
         return ""
 
 
+HOST_ID_VARIABLE = "KANBAN_HOST_ID"
+
+
 def host_key() -> str:
     """This machine and pid namespace (empty off Linux), so a pid is judged only where it was
-    given out."""
+    given out; and `KANBAN_HOST_ID` when set: a process under another value is of another
+    machine (never judged gone from here), as a test plays one. Every process of a machine sets
+    the same value (`machine_id`), so it changes nothing there."""
     boot = _read("/proc/sys/kernel/random/boot_id")
     if not boot:
         return ""
@@ -38,10 +43,8 @@ def host_key() -> str:
         namespace = os.stat("/proc/self/ns/pid").st_ino
     except OSError:
         namespace = 0
-    return f"{boot}:{namespace}"
-
-
-HOST_ID_VARIABLE = "KANBAN_HOST_ID"
+    given = os.environ.get(HOST_ID_VARIABLE, "").strip().replace("/", "_").replace(" ", "_")
+    return f"{boot}:{namespace}" + (f":{given[:64]}" if given else "")
 
 
 def machine_id() -> str:

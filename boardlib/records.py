@@ -467,14 +467,26 @@ class InboxItem(Record):
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class GateRun(Record):
+    """A task in review whose verification gate judges it now (`attention.gate_since`): no
+    inbox item until the gate ends; `since` (ms) is when it began."""
+
+    task_id: str
+    since: int
+    title: str | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class Inbox(Record):
     """Everything that needs a person now, oldest first, as of `now`. Read for one judge
-    (`left_out`): the items whose action is refused to it as their builder are left out."""
+    (`left_out`): the items whose action is refused to it as their builder are left out.
+    `verifying`: the tasks left out because their gate judges them now, oldest first."""
 
     items: list[InboxItem]
     count: int
     now: int
     left_out: int = 0
+    verifying: list[GateRun] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -544,6 +556,7 @@ class TaskView(Record):
     dependents: list[LinkedTask]
     executions: list[Execution]
     workspaces: list[Workspace]
+    verifying_since: int | None = None  # ms: its verification gate judges it now, since then
 
     def to_json(self) -> dict[str, Any]:
         """The view, plus `review`: the comments anchored to lines, as an agent acts on them."""

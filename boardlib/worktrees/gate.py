@@ -13,8 +13,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -51,10 +52,41 @@ KILL_GRACE_S = 2.0
 GATE_MARGIN_MS = 60_000  # the commit before the command, the record and comment after it
 
 
+# How often a running gate says it lives (`Board.gate_beat`: one small write, no event): a reader
+# on another machine takes a gate that missed three beats for dead (`attention.gate_since`), a
+# minute after a kill -9 rather than at its bound (the verify timeout and a minute). Set by
+# KANBAN_GATE_BEAT_S (a test beats faster). Why this figure: docs/worktrees.md
+GATE_BEAT_S = 20.0
+
+
 def gate_bound_ms(timeout_s: float) -> int:
     """How long a gate may run, all told: past it a reader takes it for dead (on another machine,
     where its process cannot be seen) and the task waits on a person again."""
     return int(timeout_s * 1000) + int(2 * KILL_GRACE_S * 1000) + GATE_MARGIN_MS
+
+
+@contextlib.contextmanager
+def gate_beating(board: "Board", task_id: str, every_s: float) -> Iterator[None]:
+    """Beat for the gate judging `task_id` from a thread, every `every_s` seconds, while the
+    block runs (the commit before the command and the record after it too). A failed beat is
+    skipped: the next may pass, and a gate that cannot write cannot record its verdict either."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(every_s):
+            try:
+                if not board.gate_beat(task_id):
+                    return  # its verdict is in, or it moved: nothing waits on the gate now
+            except Exception:
+                continue
+
+    thread = threading.Thread(target=beat, name=f"gate-beat-{task_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 HANDOFF = "handoff"

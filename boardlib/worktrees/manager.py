@@ -33,7 +33,15 @@ from ..records import CheckReport, Comment, Task, Workspace
 from ..review import review_entries
 from ..shell import shell_command
 from . import sor
-from .gate import DEFAULT_TIMEOUT_S, EMPTY_DIFF_REMOVED, GATE_ACTOR, gate_bound_ms, run_gate
+from .gate import (
+    DEFAULT_TIMEOUT_S,
+    EMPTY_DIFF_REMOVED,
+    GATE_ACTOR,
+    GATE_BEAT_S,
+    gate_beating,
+    gate_bound_ms,
+    run_gate,
+)
 from .layout import Layout, board_key, branch_name, check_task_id, elsewhere, slot_board
 from .lock import WorktreeLock
 from .results import (
@@ -116,6 +124,7 @@ class Worktrees:
         read_lock_timeout_s: float = 2.0,
         verify_timeout_s: float | None = None,
         diff_limit_bytes: int | None = None,
+        gate_beat_s: float | None = None,
     ) -> None:
         self.board = board
         self.layout = Layout(root)
@@ -127,6 +136,9 @@ class Worktrees:
                 "KANBAN_VERIFY_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.001, maximum=7 * 86_400
             )
         self.verify_timeout_s = verify_timeout_s
+        if gate_beat_s is None:
+            gate_beat_s = env_number("KANBAN_GATE_BEAT_S", GATE_BEAT_S, minimum=0.01, maximum=3600)
+        self.gate_beat_s = gate_beat_s  # how often a running gate says it lives (`gate_beating`)
         self.board_key = board_key(board.path)
 
     # -- locks ----------------------------------------------------------------------------------
@@ -1119,25 +1131,31 @@ class Worktrees:
             # The gate's start goes with the move to in_review: until its verdict the task waits
             # on the gate, not on a person (`attention.gate_running`).
             gate_ms = gate_bound_ms(timeout_s)
+            beat_ms = max(1, int(self.gate_beat_s * 1000))
             if task.status == t.IN_PROGRESS:
-                self.board.complete(task_id, agent, epoch=epoch, summary=summary, gate_ms=gate_ms)
+                self.board.complete(
+                    task_id, agent, epoch=epoch, summary=summary, gate_ms=gate_ms, beat_ms=beat_ms
+                )
             else:
-                self.board.gate_started(task_id, gate_ms=gate_ms)
+                self.board.gate_started(task_id, gate_ms=gate_ms, beat_ms=beat_ms)
             try:
-                gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
-                head = gitrepo.head(path)
-                provisioned = (
-                    gitrepo.read_blob(path, ws.base_commit, sor.INIT_SH) if ws.base_commit else None
-                )
-                outcome = run_gate(
-                    self.board,
-                    task_id,
-                    path,
-                    builder=agent,
-                    timeout_s=timeout_s,
-                    provisioned_init=provisioned,
-                    runtime=task.assignee_runtime,  # the complete clears it; a fail brings it back
-                )
+                with gate_beating(self.board, task_id, self.gate_beat_s):
+                    gitrepo.commit_all(path, f"kanban: {task_id} completed by {agent}")
+                    head = gitrepo.head(path)
+                    provisioned = (
+                        gitrepo.read_blob(path, ws.base_commit, sor.INIT_SH)
+                        if ws.base_commit
+                        else None
+                    )
+                    outcome = run_gate(
+                        self.board,
+                        task_id,
+                        path,
+                        builder=agent,
+                        timeout_s=timeout_s,
+                        provisioned_init=provisioned,
+                        runtime=task.assignee_runtime,  # the complete clears it; a fail: back
+                    )
             except BaseException as error:  # a server lives on: the task must not wait unseen
                 with contextlib.suppress(Exception):
                     why = f"{type(error).__name__}: {error}"[:500]

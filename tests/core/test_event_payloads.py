@@ -37,7 +37,7 @@ STORED: dict[str, set[str]] = {
     "execution_completed": {
         "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
     },
-    "verification_started": {"holder", "until"},
+    "verification_started": {"holder", "until", "beatMs"},
     "verification_recorded": {"status"},
     "verification_stopped": {"reason"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},

@@ -287,3 +287,36 @@ def test_a_task_under_its_running_gate_waits_on_the_gate_not_a_person(
     assert timed not in {item.task_id for item in board.inbox().items}
     clock.advance(ms=1_000)
     assert (a.REVIEW, timed, a.APPROVE) in kinds(board)
+
+
+def test_a_beating_gate_is_shown_verifying_and_one_that_stops_beating_is_dead_in_3_beats(
+    board: Board, clock: ManualClock
+) -> None:
+    """A gate elsewhere that dies unseen (kill -9 on another machine) held its task out of the
+    inbox until its bound, 11 minutes by default. A gate that beats is dead three beats after
+    its last: its beats renew it (no event written), its bound still caps it. While it runs,
+    the inbox and the task's view say so: `verifying`, since the gate began."""
+    task = task_in(board, t.IN_PROGRESS, builder="alice")
+    began = clock.now_ms()
+    board.complete(task.id, "alice", gate_ms=600_000, beat_ms=1_000)
+    events = len(board.events(task_id=task.id))
+    found = board.inbox()
+    assert found.items == []
+    assert [(gate.task_id, gate.since) for gate in found.verifying] == [(task.id, began)]
+    assert board.view(task.id).verifying_since == began
+    for _ in range(5):  # beating: alive long past three beats from its start
+        clock.advance(ms=2_500)
+        assert board.gate_beat(task.id) is True
+        assert board.inbox().items == []
+    assert len(board.events(task_id=task.id)) == events  # a beat is no event
+    clock.advance(ms=3_000)  # three beats missed, to the millisecond: still running
+    assert board.inbox().items == []
+    clock.advance(ms=1)  # then dead, wherever read: the task waits on a person again
+    assert kinds(board) == [(a.REVIEW, task.id, a.APPROVE)]
+    assert board.inbox().verifying == []
+    assert board.view(task.id).verifying_since is None
+    # Its verdict in, a late beat writes nothing and says so.
+    board.record_verification(task.id, FAILED, actor="verification-gate")
+    before = row(board, task.id).last_heartbeat_at
+    assert board.gate_beat(task.id) is False
+    assert row(board, task.id).last_heartbeat_at == before
