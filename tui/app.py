@@ -154,6 +154,7 @@ class KanbanApp(App[None]):
         self._inbox_keys: set[tuple[str, str, str]] | None = None  # None until the first read
         self._inbox_said: set[tuple[str, str, str]] = set()  # what the header's "new:" names
         self._budget_blocks: set[str] = set()  # tasks the board blocked over a spent budget
+        self._verifying: dict[str, int] = {}  # tasks their gate judges now: since when (ms)
         # A question on its way (the land dialog waits for git's preview): its title, and how
         # many keys no screen had a use for were typed meanwhile (they were meant for it).
         self.question_coming: str | None = None
@@ -351,6 +352,8 @@ class KanbanApp(App[None]):
             notes = replace(notes, marked=True)
         if task_id in self._budget_blocks:
             notes = replace(notes, budget_block=True)
+        if task_id in self._verifying:
+            notes = replace(notes, verifying_since=self._verifying[task_id])
         return notes
 
     # -- several cards at once ----------------------------------------------------------------
@@ -599,6 +602,7 @@ class KanbanApp(App[None]):
         if blocks != self._budget_blocks:  # their cards say the board blocked them
             changed, self._budget_blocks = blocks ^ self._budget_blocks, blocks
             self.board_screen.board.refresh_changed(changed)
+        self._verifying_is({gate.task_id: gate.since for gate in message.verifying})
         # What the operator's own write here put in the inbox (approved: now to land; a landing
         # refused, which the refusal's own notification said) is not news to them; the same
         # action from another TUI or the CLI is.
@@ -645,6 +649,21 @@ class KanbanApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
                 screen.show_items(message.items, message.now_ms)
+
+    def _verifying_is(self, verifying: dict[str, int]) -> None:
+        """The tasks whose gate judges them now: their cards say "verifying since", and an open
+        drawer of one that started or stopped reads it again (a gate dead on another machine
+        writes nothing the live feed would see)."""
+        if verifying == self._verifying:
+            return
+        old, self._verifying = self._verifying, verifying
+        changed = {
+            key for key in old.keys() | verifying.keys() if old.get(key) != verifying.get(key)
+        }
+        self.board_screen.board.refresh_changed(changed)
+        for drawer in self.drawers():
+            if drawer.task_id in changed:
+                drawer.reload()
 
     def put_here(self, item: InboxItem) -> bool:
         """Whether this app's own write put `item` in the inbox. A refused landing writes no

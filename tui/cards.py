@@ -19,6 +19,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from boardlib import transitions as t
+from boardlib.attention import verifying_since
 from boardlib.budgets import amount
 from boardlib.inert import inert
 from boardlib.records import BUDGET_USD, MICROS_PER_USD, Task
@@ -48,6 +49,7 @@ class CardNotes:
     # The board itself blocked it over a spent budget (its own event, as the inbox reads it): an
     # agent's reason in the same words (`budget_exceeded: ...`) is drawn as the agent's words.
     budget_block: bool = False
+    verifying_since: int | None = None  # ms: in review, its verification gate judges it now
 
 
 NO_NOTES = CardNotes()
@@ -141,6 +143,15 @@ def clock_text(ms: int, now_ms: int) -> str:
     if today[0] != moment[0]:
         return time.strftime("%Y-%m-%d", moment)
     return time.strftime("%m-%d %H:%M", moment)
+
+
+def short_clock(ms: int, now_ms: int) -> str:
+    """`14:35` today (a card's room: "verifying since 14:35" is a 21-cell card's width), else
+    as `clock_text` says it."""
+    moment = time.localtime(ms / 1000)
+    if time.localtime(now_ms / 1000)[:3] == moment[:3]:
+        return time.strftime("%H:%M", moment)
+    return clock_text(ms, now_ms)
 
 
 def fit(text: str, width: int) -> str:
@@ -345,6 +356,9 @@ def card_lines(
         meta.add(BUDGET_BLOCK, p.error)  # the board's words, not the reason an agent could write
     elif status == t.BLOCKED:
         meta.add(f"⚠ {inert(task.blocked_reason or 'blocked')}", p.warning)
+    elif status == t.IN_REVIEW and notes.verifying_since is not None:
+        # Its gate judges it, nobody need act: the inbox leaves it out (`attention.gate_since`).
+        meta.add(verifying_since(short_clock(notes.verifying_since, now_ms)), p.accent)
     elif status == t.IN_REVIEW:
         meta.add("to review", p.accent)
         builder = task.builder

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from boardlib import transitions as t
 from boardlib.actors import actor_label
+from boardlib.attention import verifying_since
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
@@ -92,7 +93,7 @@ def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ())
     task = view.task
     head: list[RenderableType] = [
         plain(task.title, "bold"),
-        facts_table(task, now_ms, removed=removed_by_landing(view)),
+        facts_table(task, now_ms, removed=removed_by_landing(view), verifying=view.verifying_since),
     ]
     head += override_lines(audit, now_ms)
     if task.blocked_reason:
@@ -130,7 +131,9 @@ def removed_by_landing(view: TaskView) -> str | None:
     return f"removed: landed as {task.landed_commit[:7]}{into}"
 
 
-def facts_table(task: Task, now_ms: int, *, removed: str | None = None) -> Table:
+def facts_table(
+    task: Task, now_ms: int, *, removed: str | None = None, verifying: int | None = None
+) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim", justify="right")
     table.add_column()
@@ -140,6 +143,8 @@ def facts_table(task: Task, now_ms: int, *, removed: str | None = None) -> Table
             table.add_row(Text(name), plain(value, style))
 
     row("status", t.label(task.status) + (" (dropped)" if task.dropped else ""), "bold")
+    if verifying is not None:  # in review for its gate, not a person (`attention.gate_since`)
+        row("gate", verifying_since(clock_text(verifying, now_ms)), "magenta")
     row("priority", task.priority)
     row("role", task.role)
     row("team", task.team_id)

@@ -27,7 +27,7 @@ from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.columns import FINISHED, FinishedKey, PageRequest, TaskSearch, ViewRead
 from boardlib.location import BoardLocation, DatabaseUrl
-from boardlib.records import BudgetReport, Event, InboxItem, Task
+from boardlib.records import BudgetReport, Event, GateRun, InboxItem, Task
 from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
@@ -82,12 +82,16 @@ class StatsUpdate(Message):
 
 
 class InboxUpdate(Message):
-    """What needs a person now, oldest first (every item, each time it changed)."""
+    """What needs a person now, oldest first (every item, each time it changed), and the tasks
+    left out of it while their verification gate judges them (`Inbox.verifying`)."""
 
-    def __init__(self, items: list[InboxItem], now_ms: int) -> None:
+    def __init__(
+        self, items: list[InboxItem], now_ms: int, verifying: list[GateRun] | None = None
+    ) -> None:
         super().__init__()
         self.items = items
         self.now_ms = now_ms
+        self.verifying = verifying or []
 
 
 class SchemaNewer(Message):
@@ -380,10 +384,10 @@ class BoardReader:
             return
         self._inbox_read_at = now
         inbox = board.inbox()
-        shown = [item.to_json() for item in inbox.items]
+        shown = [item.to_json() for item in [*inbox.items, *inbox.verifying]]
         if shown != self._inbox:
             self._inbox = shown
-            self._post(InboxUpdate(inbox.items, inbox.now))
+            self._post(InboxUpdate(inbox.items, inbox.now, inbox.verifying))
 
     def _read_changes(self, board: Board, *, changes: bool = True) -> None:
         search, rematch, pages, anchors = self._take()

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
+from boardlib.attention import VERIFYING, verifying_since
 from boardlib.budgets import amount, closed_over
 from boardlib.inert import inert
 from boardlib.narration import narrate
@@ -816,6 +817,8 @@ def render(doc: Any, kind: str) -> None:
         console.print(_events_table(doc) if doc else "[dim]no events[/]")
     elif kind == "view":
         console.print(_record_table(doc["task"], title=str(doc["task"]["id"])))
+        if doc.get("verifyingSince") is not None:
+            console.print(Text(verifying_since(_time(int(doc["verifyingSince"]))), style="magenta"))
         for section in ("ancestors", "dependencies", "dependents"):
             if doc.get(section):
                 console.print(_rows_table(doc[section], title=section))
@@ -858,6 +861,8 @@ def render(doc: Any, kind: str) -> None:
         render_budgets(console, doc)
     elif kind == "inbox":
         console.print(_Inbox(doc) if doc["items"] else "[dim]nothing needs you[/]")
+        if doc.get("verifying"):
+            console.print(_verifying_line(doc["verifying"]))
     elif kind == "plan-applied":
         console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
         if doc["tasks"]:
@@ -878,6 +883,14 @@ def render(doc: Any, kind: str) -> None:
         console.print(_record_table(doc))
     else:
         console.print(_text(doc))
+
+
+def _verifying_line(gates: list[dict[str, Any]]) -> Text:
+    """`1 task verifying: TASK-4`: in review, left out of the inbox while their gate judges them
+    (`attention.gate_since`), so an empty inbox does not read as nothing in flight."""
+    count = len(gates)
+    ids = ", ".join(str(gate["taskId"]) for gate in gates)
+    return Text.assemble(f"{count} task{'' if count == 1 else 's'} {VERIFYING}: ", inert(ids))
 
 
 # A landing's flags its headline says (`land_headline`): a dry run began `landed False`. Its

@@ -27,6 +27,7 @@ from boardlib.records import (
     DailyBudget,
     Event,
     Execution,
+    GateRun,
     InboxItem,
     LinkedTask,
     Task,
@@ -231,6 +232,8 @@ class TaskDetail(Reply):
     dependencies: list[LinkedTask]
     dependents: list[LinkedTask]
     review: list[ReviewComment] = []
+    # Beyond the seed: since when (epoch ms) its verification gate judges it; null when none does.
+    verifying_since: int | None = Field(default=None, alias="verifyingSince")
 
 
 class CommentReply(Reply):
@@ -341,6 +344,7 @@ class InboxReply(Reply):
     count: int
     now: int
     left_out: int = Field(default=0, alias="leftOut")  # an agent token's own work, left out
+    verifying: list[GateRun] = []  # in review, left out while their gate judges them
 
 
 class EventPage(Reply):

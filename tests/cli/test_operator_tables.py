@@ -2,6 +2,7 @@
 task, every agent string drawn inert, the outcome of a command before the task it moved."""
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,31 @@ def test_a_table_of_500_tasks_costs_less_over_the_json_than_the_json(kanban: Kan
             times.append(cpu(form))
     json_s, table_s = (statistics.median(times) for times in spent.values())
     assert table_s - json_s < json_s, spent
+
+
+def test_a_task_under_its_running_gate_says_verifying_in_the_inbox_and_its_view(
+    kanban: Kanban,
+) -> None:
+    """Under its running gate a task is no inbox item, and only its history said why: an empty
+    inbox read as nothing in flight. `kanban inbox` counts it in a line ("1 task verifying"),
+    `task view` says since when, and both JSON documents carry it."""
+    with kanban.board() as board:
+        gated, plain = (board.create_task(title) for title in ("Migrate to pg 16", HOSTILE))
+        for task, gate_ms in ((gated, 600_000), (plain, None)):
+            board.claim(task.id, "bob")
+            board.complete(task.id, "bob", gate_ms=gate_ms, beat_ms=20_000 if gate_ms else None)
+    table = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    _fits(table.out)
+    assert f"1 task verifying: {gated.id}" in table.out, table.out
+    assert [line for line in table.out.splitlines() if f" {gated.id} " in line] == [], table.out
+    doc = kanban.ok("inbox")
+    assert [item["taskId"] for item in doc["items"]] == [plain.id]
+    assert doc["verifying"] == [{"taskId": gated.id, "since": kanban.now, "title": gated.title}]
+    assert kanban.ok("task", "view", gated.id)["verifyingSince"] == kanban.now
+    assert kanban.ok("task", "view", plain.id)["verifyingSince"] is None
+    view = kanban.run("task", "view", gated.id, "--format", "table", env={"COLUMNS": "80"})
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kanban.now / 1000))
+    assert f"verifying since {when}" in view.out, view.out
+    other = kanban.run("task", "view", plain.id, "--format", "table", env={"COLUMNS": "80"})
+    assert "verifying" not in other.out, other.out

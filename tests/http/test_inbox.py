@@ -41,3 +41,30 @@ def test_an_agent_token_reads_the_inbox_without_its_own_work(tmp_path: Path) -> 
             (theirs.id, ["bob"]),
         ]
         assert ops["leftOut"] == 0
+
+
+def test_a_task_under_its_running_gate_is_said_verifying_beside_the_seeds_fields(
+    tmp_path: Path,
+) -> None:
+    """A task its gate judges is no inbox item; the inbox lists it under `verifying`, and the
+    task's read says since when in `verifyingSince`, an extension field: the seed's `task` and
+    its siblings are as they were."""
+    with serving(tmp_path) as api:
+        gated = task_in(api.board, "in_progress", builder="alice")
+        plain = task_in(api.board, "in_progress", builder="bob")
+        before = api.client.get(f"/api/board/{gated.id}").json()
+        began = api.clock.now_ms()
+        api.board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=20_000)
+        api.board.complete(plain.id, "bob")
+        body = api.client.get("/api/board/inbox").json()
+        assert [item["taskId"] for item in body["items"]] == [plain.id]
+        assert body["verifying"] == [{"taskId": gated.id, "since": began, "title": gated.title}]
+        read = api.client.get(f"/api/board/{gated.id}").json()
+        assert read["verifyingSince"] == began
+        assert set(read) == set(before)  # the same keys: the extension is there, null, before
+        assert before["verifyingSince"] is None
+        assert set(read["task"]) == set(before["task"])  # the seed's task: no new field
+        assert api.client.get(f"/api/board/{plain.id}").json()["verifyingSince"] is None
+        document = api.client.get("/openapi.json").json()
+        assert "verifyingSince" in document["components"]["schemas"]["TaskDetail"]["properties"]
+        assert "verifying" in document["components"]["schemas"]["InboxReply"]["properties"]

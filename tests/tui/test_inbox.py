@@ -1317,3 +1317,46 @@ async def test_a_long_inbox_opens_without_measuring_every_row(
         await pilot.pause(0.2)
         assert calls["parsed"] < count // 4, calls  # the title and detail lines, not each row
         assert calls["cut"] < count // 4, calls  # the rows on screen, not all 400
+
+
+@pytest.mark.parametrize(("size", "ending"), [((80, 24), "dead"), ((160, 48), "stopped")])
+async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_its_drawer(
+    tmp_path: Path, size: tuple[int, int], ending: str
+) -> None:
+    """Under its gate a task is no inbox item, and its card said "to review" as if it waited on a
+    person: only its history said the gate ran. Its card says "verifying since HH:MM", its
+    drawer when the gate began; once the gate ends, both say "to review" again: one stopped
+    (an event the feed brings), or one seen dead, which stopped beating (no event: the inbox's
+    own recheck, every `INBOX_RECHECK_S`, finds it)."""
+    import time
+
+    from boardlib.attention import GATE_BEATS_MISSED
+
+    path = tmp_path / "board.db"
+    clock = ManualClock(START)
+    with Board(path, clock=clock) as board:
+        gated, plain = (board.create_task(title) for title in ("the gated one", "a plain one"))
+        for task in (gated, plain):
+            board.claim(task.id, "alice")
+        board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=1_000)
+        board.complete(plain.id, "alice")
+    began = time.localtime(START / 1000)
+    on_card = time.strftime("verifying since %H:%M", began)  # a card's room: the minute
+    in_drawer = time.strftime("verifying since %H:%M:%S", began)  # the drawer's times
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: [i.task_id for i in app.inbox_items] == [plain.id])
+        await until(pilot, lambda: on_card in screen_text(app))
+        assert screen_text(app).count("to review from") == 1  # the plain card: waits on a person
+        app.open_drawer(gated.id)
+        await until(pilot, lambda: in_drawer in screen_text(app))
+        if ending == "dead":
+            clock.advance(ms=GATE_BEATS_MISSED * 1_000 + 1)  # no beat: the gate is dead, unseen
+        else:
+            with Board(path, clock=clock) as board:
+                board.gate_stopped(gated.id, "OSError: disk full")
+        await until(pilot, lambda: in_drawer not in screen_text(app), timeout=15)
+        assert {i.task_id for i in app.inbox_items} == {gated.id, plain.id}
+        await pilot.press("escape")
+        await until(pilot, lambda: screen_text(app).count("to review from") == 2)
+        assert on_card not in screen_text(app)

@@ -156,3 +156,58 @@ def test_the_selected_card_stays_on_screen_when_the_terminal_shrinks(
         time.sleep(0.1)
         text = terminal.text()
     assert selection(text) == last, text  # the selection bar, beside the selected card
+
+
+GATE_HOLDER = """
+import sys, time
+from boardlib import Board
+with Board(sys.argv[1]) as board:
+    board.complete(sys.argv[2], "alice", gate_ms=3_600_000)
+print("judging", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_a_task_under_its_gate_says_verifying_until_the_gate_is_killed(
+    tmp_path: Path, terminal: Tmux, size: tuple[int, int]
+) -> None:
+    """A real process judging a task (its gate's start written, then waiting): its card says
+    "verifying since HH:MM" at both sizes and the header counts one need (the other review), not
+    two; the judging process killed with -9, the card says "to review" again, two needs."""
+    import os
+    import signal
+    import subprocess
+
+    db = tmp_path / "board.db"
+    todo_and_one_in_review(db, 3)
+    with Board(db) as board:
+        gated = board.create_task("judged by its gate")
+        board.claim(gated.id, "alice")
+    child_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", GATE_HOLDER, str(db), gated.id],
+        env=child_env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "judging\n"
+        terminal.start([KANBAN, "tui", "--db", str(db)], size=size)
+        board_text = terminal.wait_for("verifying since ")
+        assert "1 need you" in board_text.splitlines()[0], board_text
+        assert board_text.count("to review from alice") == 1, board_text
+        assert all(len(line.rstrip()) <= size[0] for line in board_text.splitlines())
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(20)
+        deadline = time.monotonic() + 20
+        text = terminal.text()
+        while time.monotonic() < deadline and text.count("to review from alice") < 2:
+            time.sleep(0.1)
+            text = terminal.text()
+        assert text.count("to review from alice") == 2 and "verifying" not in text, text
+        assert "2 need you" in text.splitlines()[0], text
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()

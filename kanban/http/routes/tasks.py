@@ -213,6 +213,7 @@ def get_task(task_id: TaskId, who: Who) -> JSONResponse:
             "dependencies": [linked.to_json() for linked in view.dependencies],
             "dependents": [linked.to_json() for linked in view.dependents],
             "review": review_entries(view.comments),
+            "verifyingSince": view.verifying_since,  # beyond the seed: its gate judges it now
         }
     )
 
