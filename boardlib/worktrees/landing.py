@@ -1794,7 +1794,9 @@ class Lander:
             path, problem = trees._checkout(ws, ours=True) if alive else (None, None)
             if problem:
                 raise BoardError(Reason.CONFLICT, problem, id=task_id)
-            if ws.status == "active" and path is not None:
+            live = ws.status == "active" and path is not None
+            if live:
+                assert path is not None
                 if gitrepo.current_branch(path) != branch:
                     raise BoardError(
                         Reason.CONFLICT,
@@ -1803,17 +1805,27 @@ class Lander:
                     )
                 message = f"kanban: {task_id} work kept, won't land: {one_line(said, 200)}"
                 committed = gitrepo.commit_all(path, message) is not None
-                with trees._repo_lock(repo, f"archive {task_id}, which won't land"):
-                    trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
-                    landgit.remove_checkout(repo, path, trash=trash)
-                    trees.layout.remove_tree(repo, task_id, slot_board(task_id, ws.branch))
-                archived = True
-            elif ws.status == "active" and alive:
-                gitrepo.prune(repo)  # deleted by hand: git still lists it, prunable
             kept = landgit.branch_tip(repo, branch) if alive else None
+            # The board's word first (it refuses a landing that joined the queue meanwhile),
+            # then the checkout: never an active workspace whose checkout is gone.
             task = self.queue.record_abandoned(
                 task_id, actor=actor, reason=said, workspace_id=ws.id, kept=kept
             )
+            try:
+                if live:
+                    assert path is not None
+                    with trees._repo_lock(repo, f"archive {task_id}, which won't land"):
+                        trash = self._trash(repo) / f"{task_id}-{uuid.uuid4().hex[:12]}"
+                        landgit.remove_checkout(repo, path, trash=trash)
+                        trees.layout.remove_tree(repo, task_id, slot_board(task_id, ws.branch))
+                    archived = True
+                elif ws.status == "active" and alive:
+                    gitrepo.prune(repo)  # deleted by hand: git still lists it, prunable
+            except (BoardError, GitFailure, OSError) as error:
+                warnings.append(  # archived already: no janitor looks at it again
+                    f"the checkout {path} of {task_id} was not removed ({error}); its work is "
+                    f"kept on {branch}: `git -C {repo} worktree remove --force {path}`"
+                )
         if archived:
             self._empty_trash(repo)
         return AbandonResult(

@@ -3,6 +3,11 @@ repositories: a change the base holds already is recorded as landed in the base'
 moves), and done work an operator decides will not land is archived with its reason, branch kept.
 """
 
+import os
+import shlex
+import signal
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +16,7 @@ from boardlib import BoardError, Reason
 from boardlib import attention as a
 from boardlib.events import EventKind, read
 from boardlib.narration import narrate
-from tests.worktrees.conftest import LandEnv, checkout_state, file_hashes, git
+from tests.worktrees.conftest import ROOT, LandEnv, checkout_state, file_hashes, git
 from tests.worktrees.test_land import ANSWER, board_snapshot
 
 
@@ -197,3 +202,50 @@ def test_work_in_review_or_landed_is_not_abandoned(land: LandEnv) -> None:
     with pytest.raises(BoardError) as caught:
         land.trees.abandon_landing(landed, actor="operator", reason="no")
     assert caught.value.details["why"] == "already_landed"
+
+
+def test_a_landing_that_joins_while_wont_land_is_decided_keeps_its_checkout(
+    land: LandEnv,
+) -> None:
+    """A landing joins the queue after "won't land" looked (none under way) and before it wrote:
+    the decision is refused (`conflict`) and the workspace keeps its checkout. The old code
+    removed the checkout first, then was refused: an active workspace without a checkout until
+    the janitor. The racer joins from git's post-commit hook, run while the uncommitted part is
+    committed to the task branch (a real process, as a landing's join)."""
+    task_id = failing_on_main(land)
+    [ws] = land.board.workspaces(task_id)
+    path = Path(str(ws.worktree_path))
+    (path / "notes.txt").write_text("an uncommitted note\n")
+    ready = land.tmp / "racer.pid"
+    racer = [sys.executable, "-m", "tests.worktrees.queue_holder", str(land.board.path),
+             task_id, ws.repo_path, "refs/heads/main", str(ready)]  # fmt: skip
+    hook = land.repo / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(
+        f'#!/bin/sh\nrm -f "$0"\ncd {shlex.quote(str(ROOT))}\n'
+        f"env -u GIT_DIR -u GIT_INDEX_FILE PYTHONPATH={shlex.quote(str(ROOT))} "
+        f"{shlex.join(racer)} </dev/null >/dev/null 2>&1 &\n"
+        f"while [ ! -s {shlex.quote(str(ready))} ]; do sleep 0.05; done\n"
+    )
+    hook.chmod(0o755)
+    try:
+        with pytest.raises(BoardError) as caught:
+            land.trees.abandon_landing(task_id, actor="operator:ada", reason="superseded")
+        assert caught.value.reason == Reason.CONFLICT, caught.value.to_dict()
+        assert path.is_dir() and (path / "notes.txt").is_file()
+        [ws] = land.board.workspaces(task_id)
+        assert ws.status == "active"
+        assert str(path) in git(land.repo, "worktree", "list", "--porcelain")
+        assert not [row for row in land.board.audit(task_id) if row.action == "land_abandoned"]
+    finally:
+        if ready.exists():
+            os.kill(int(ready.read_text()), signal.SIGKILL)
+    deadline = time.monotonic() + 10  # its place is freed at once once its process is gone
+    while land.trees.lander().queue.entry_of_task(task_id) is not None:
+        entry = land.trees.lander().queue.entry_of_task(task_id)
+        if entry is not None and entry.dead(land.board.now()):
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    result = land.trees.abandon_landing(task_id, actor="operator:ada", reason="superseded")
+    assert result.archived and not path.exists()
