@@ -494,7 +494,9 @@ class LandQueue:
         call completed the landing of `entry`, whose lander died after moving the branch (the
         event and the audit say so, and when that landing started). `already_on`: `commit` is the
         base's tip, found holding the task's change already (nothing moved, so nothing was on
-        the branch for this landing: the task must still be landable, checked here)."""
+        the branch for this landing: the task must still be landable, checked here); no strategy
+        was applied, so `landed_strategy` and the event's `strategy` are None (null), whichever
+        the caller asked for."""
         from .board import _import_models_before_the_turn, _with_review
 
         if approve:  # the verdict is read and extended inside; landing done work reads none
@@ -507,21 +509,23 @@ class LandQueue:
                 tx.delete_land_queue_entry(entry.id, entry.holder)
             if task.landed_commit == commit:
                 return task
+            applied: str | None = strategy
             if already_on:  # nothing of this call is on the branch: refuse as a landing would
                 check_reviewed(task)
                 check_epoch(task, LAND_VERB, epoch)
+                applied = None  # nothing was merged, rebased or squashed
             landed = {
                 "landed_commit": commit,
                 "landed_into": into,
                 "landed_at": now,
                 "landed_by": actor,
-                "landed_strategy": strategy,
+                "landed_strategy": applied,
             }
             data: TaskLanded = {
                 "verb": LAND_VERB,
                 "landed_commit": commit,
                 "landed_into": into,
-                "strategy": strategy,
+                "strategy": applied,
                 "base_before": old_tip,
             }
             recovered = ""
@@ -572,7 +576,7 @@ class LandQueue:
             tx.insert_audit(
                 task_id=task_id, actor=actor, action="land", from_status=task.status,
                 to_status=new.status, verdict_overridden=None,
-                detail=f"landed {commit} on {into} ({strategy}){recovered}",
+                detail=f"landed {commit} on {into} ({applied or 'no strategy'}){recovered}",
                 now=now, tenant=task.tenant_id,
             )  # fmt: skip
             if unverified:

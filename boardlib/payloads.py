@@ -190,7 +190,7 @@ TaskLanded = TypedDict(
         "verb": str,  # land
         "landed_commit": str,
         "landed_into": str,
-        "strategy": str,  # squash, rebase, merge
+        "strategy": str | None,  # squash, rebase, merge; None: already on the base, none applied
         "base_before": str | None,  # the branch's tip it was built on
         "from": NotRequired[str],
         "to": NotRequired[str],

@@ -147,7 +147,7 @@ class LandResult(Record):
     landed: bool
     dry_run: bool
     into: str
-    strategy: str
+    strategy: str | None  # None: already on the base, so no strategy was applied
     commit: str | None = None  # on the branch (or, dry run, the commit that would be)
     base_before: str | None = None
     tree: str | None = None
@@ -1257,7 +1257,7 @@ class Lander:
             self._step("archived", archived=archived)
         return LandResult(
             task=self.board.get_task(task.id) if archived else task, landed=not dry_run,
-            dry_run=dry_run, into=source.into, strategy=strategy, commit=tip, base_before=tip,
+            dry_run=dry_run, into=source.into, strategy=None, commit=tip, base_before=tip,
             tree=tree, archived=archived, already_on=True, warnings=warnings,
             elapsed_ms=int((time.monotonic() - started) * 1000),
         )  # fmt: skip

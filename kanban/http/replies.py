@@ -374,7 +374,7 @@ class Landed(Reply):
     landed: bool
     dry_run: bool = Field(alias="dryRun")
     into: str
-    strategy: str
+    strategy: str | None  # null: already on the base, no strategy applied
     commit: str | None = None
 
 

@@ -54,8 +54,13 @@ def test_a_change_already_on_main_is_recorded_there_and_leaves_the_inbox(
     assert git(land.repo, "status", "--porcelain") == ""
     task = land.board.get_task(task_id)
     assert (task.landed_commit, task.landed_into, task.landed_by) == (tip, "main", "bob")
+    # nothing was squashed, rebased or merged: no strategy is recorded, whichever was asked
+    assert (task.landed_strategy, result.strategy, dry.strategy) == (None, None, None)
     [data] = landed_events(land, task_id)
     assert data["already_on"] is True and data["base_before"] == tip
+    assert data["strategy"] is None
+    [audit] = [row for row in land.board.audit(task_id) if row.action == "land"]
+    assert "(no strategy)" in str(audit.detail) and strategy not in str(audit.detail)
     [event] = [e for e in land.board.events(task_id=task_id) if e.kind == EventKind.TASK_LANDED]
     assert "found already on the branch" in narrate(event)
     assert inbox(land) == []
