@@ -99,6 +99,7 @@ from .records import (
 from .recovery import RELEASE_BATCH, StaleTaskReconciler, release_expired_leases
 from .store import open_store
 from .store.base import Row, RowEvent, Store, Tx
+from .wontland import wont_land
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .archive import ImportReport, PruneReport
@@ -1289,6 +1290,9 @@ class Board:
 
         def work(tx: Tx) -> TaskView:
             task = self._load(tx, task_id)
+            decided = None
+            if task.status == t.DONE and task.landed_commit is None:  # only then may one stand
+                decided = wont_land(task, [AuditEntry.from_row(row) for row in tx.audit(task_id)])
             return TaskView(
                 task=task,
                 comments=[Comment.from_row(r) for r in tx.comments(task_id)],
@@ -1298,6 +1302,7 @@ class Board:
                 executions=[Execution.from_row(r) for r in tx.executions(task_id)],
                 workspaces=[Workspace.from_row(r) for r in tx.workspaces(task_id)],
                 verifying_since=gate_since(tx, task, self.now()),
+                wont_land=decided,
             )
 
         return self.store.read(work)

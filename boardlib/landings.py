@@ -21,6 +21,7 @@ from .events import EventKind
 from .lifecycle import check_epoch, verdict_blocks_done
 from .processes import process_gone, process_token
 from .records import LAND_STRATEGIES, Record, Task
+from .wontland import ABANDON_ACTION, ABANDON_PREFIX, abandon_detail
 
 if TYPE_CHECKING:
     from .board import Board
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 LAND_VERB = "land"
-ABANDON_ACTION = "land_abandoned"  # the audit row of an operator's "won't land" decision
 DEFAULT_LEASE_MS = 30_000
 REFUSAL_MESSAGE_MAX = 1000  # characters of a refusal's message kept for the inbox
 
@@ -446,7 +446,7 @@ class LandQueue:
                 )
             row = tx.workspace(workspace_id)
             assert row is not None
-            why = f"won't land, decided by {actor}: {reason}"
+            why = ABANDON_PREFIX.format(actor=actor) + reason
             tx.update_workspace(workspace_id, {"status": "archived", "last_used_at": now})
             data: WorkspaceUpdated = {"workspace_id": workspace_id, "status": "archived",
                                       "reason": why}  # fmt: skip
@@ -459,7 +459,7 @@ class LandQueue:
             tx.insert_audit(
                 task_id=task_id, actor=actor, action=ABANDON_ACTION, from_status=task.status,
                 to_status=task.status, verdict_overridden=task.verification,
-                detail=f"{why}; {where}", now=now, tenant=task.tenant_id,
+                detail=abandon_detail(actor, reason, where), now=now, tenant=task.tenant_id,
             )  # fmt: skip
             return task
 

@@ -544,10 +544,21 @@ class Claim(Record):
     claim_epoch: int
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class WontLand(Record):
+    """An operator's "won't land" decision that still stands on a task (`wontland.wont_land`,
+    read back from its audit row): who took it, when, why, and where the work was kept."""
+
+    by: str
+    at: int
+    reason: str
+    kept: str | None = None  # "its work kept on BRANCH at SHA", or "no branch left"
+
+
 @dataclass(slots=True, eq=False, repr=False)
 class TaskView(Record):
     """One task with everything around it: comments, parent chain, both dependency directions,
-    executions and workspaces."""
+    executions and workspaces; `wont_land` when an operator decided its work won't land."""
 
     task: Task
     comments: list[Comment]
@@ -557,6 +568,7 @@ class TaskView(Record):
     executions: list[Execution]
     workspaces: list[Workspace]
     verifying_since: int | None = None  # ms: its verification gate judges it now, since then
+    wont_land: WontLand | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The view, plus `review`: the comments anchored to lines, as an agent acts on them."""

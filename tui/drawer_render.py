@@ -96,6 +96,7 @@ def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ())
         facts_table(task, now_ms, removed=removed_by_landing(view), verifying=view.verifying_since),
     ]
     head += override_lines(audit, now_ms)
+    head += wont_land_lines(view, now_ms)
     if task.blocked_reason:
         head += [heading("Blocked because"), hanging(plain(f"  {task.blocked_reason}", "yellow"))]
     return Group(*head)
@@ -198,6 +199,21 @@ def override_lines(audit: Sequence[AuditEntry], now_ms: int) -> list[RenderableT
         )
         lines.append(hanging(line))
     return lines
+
+
+def wont_land_lines(view: TaskView, now_ms: int) -> list[RenderableType]:
+    """An operator's standing "won't land" on done work (`TaskView.wont_land`): the task row
+    alone says only done, not landed, as for work still waiting to land."""
+    decided = view.wont_land
+    if decided is None:
+        return []
+    line = Text("✗ won't land: ", style="bold yellow")
+    line.append(
+        inert(f"decided by {decided.by} at {clock_text(decided.at, now_ms)}: {decided.reason}")
+    )
+    if decided.kept:
+        line.append(inert(f" ({decided.kept})"), style="dim")
+    return [hanging(line)]
 
 
 def links_table(view: TaskView) -> RenderableType:

@@ -819,6 +819,8 @@ def render(doc: Any, kind: str) -> None:
         console.print(_record_table(doc["task"], title=str(doc["task"]["id"])))
         if doc.get("verifyingSince") is not None:
             console.print(Text(verifying_since(_time(int(doc["verifyingSince"]))), style="magenta"))
+        if doc.get("wontLand"):  # an operator's decision, kept in the audit, not the task row
+            console.print(_record_table(doc["wontLand"], title="won't land"))
         for section in ("ancestors", "dependencies", "dependents"):
             if doc.get(section):
                 console.print(_rows_table(doc[section], title=section))

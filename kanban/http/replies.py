@@ -31,6 +31,7 @@ from boardlib.records import (
     InboxItem,
     LinkedTask,
     Task,
+    WontLand,
     Workspace,
 )
 from boardlib.stats import Stats
@@ -224,7 +225,8 @@ class ReviewComment(Reply):
 
 class TaskDetail(Reply):
     """One task with its comments (oldest first), its parent chain (nearest first), and, beyond
-    the seed, the tasks it waits on and the tasks waiting on it."""
+    the seed, the tasks it waits on and the tasks waiting on it, and whether an operator decided
+    its work won't land (`wontLand`: `by`, `at`, `reason`, `kept`)."""
 
     task: Task
     comments: list[Comment]
@@ -234,6 +236,8 @@ class TaskDetail(Reply):
     review: list[ReviewComment] = []
     # Beyond the seed: since when (epoch ms) its verification gate judges it; null when none does.
     verifying_since: int | None = Field(default=None, alias="verifyingSince")
+    # an operator decided its work won't land (null otherwise, and once it lands after all)
+    wont_land: WontLand | None = Field(None, alias="wontLand")
 
 
 class CommentReply(Reply):

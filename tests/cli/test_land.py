@@ -271,6 +271,13 @@ def test_work_already_on_main_and_work_that_wont_land_leave_the_inbox(land_setup
     assert git(land.repo, "rev-parse", f"refs/heads/{decided['branch']}") == decided["commit"]
     assert kanban.ok("inbox")["items"] == []
     assert checkout_state(land.repo)[:2] == before[:2]  # the user's files and status as they were
+    # `task view` says it won't land, by whom and why: the task row alone did not
+    shown = kanban.ok("task", "view", failing)["wontLand"]
+    assert (shown["by"], shown["reason"]) == ("operator", "superseded")
+    assert decided["branch"] in shown["kept"]
+    table = kanban.run("--format", "table", "task", "view", failing, env=env)
+    assert "won't land" in table.out and "superseded" in table.out, table.out
+    assert kanban.ok("task", "view", twin)["wontLand"] is None
 
 
 HOSTILE_TITLE = "Change \x1b]0;pwned\x07 the \x1b[31manswer\x1b[0m \u202eevil"

@@ -183,3 +183,8 @@ def test_work_already_on_main_lands_and_an_operator_abandons_what_wont(
     assert decided.json()["archived"] is True and decided.json()["task"]["status"] == "done"
     assert api.client.get("/api/board/inbox", headers=bearer("ops")).json()["items"] == []
     assert checkout_state(repo)[:2] == before[1][:2]  # the user's files and status
+    # the task read says it won't land, by whom and why (an extension field: the seed's stay)
+    read = api.client.get(f"/api/board/{second}", headers=bearer("ops")).json()
+    assert read["wontLand"]["by"] == "operator:ops" and read["wontLand"]["reason"] == "44 was wrong"
+    assert set(read["wontLand"]) == {"by", "at", "reason", "kept"}
+    assert api.client.get(f"/api/board/{first}", headers=bearer("ops")).json()["wontLand"] is None

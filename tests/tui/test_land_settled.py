@@ -11,11 +11,14 @@ from boardlib import Board
 from boardlib.worktrees import Worktrees
 from tests.tui.conftest import OPERATOR, Notes, fresh, text_of, until
 from tests.tui.test_drawer import opened
+from tests.tui.test_inert_rendering import rendered
 from tests.tui.test_land_choices import land_dialog
 from tests.worktrees.conftest import file_hashes, git, make_repo, set_verify
 from tui.app import KanbanApp
 from tui.components.land_dialog import LandDialog
 from tui.components.prompt import PromptDialog
+from tui.drawer_data import read_task
+from tui.drawer_render import overview_head
 
 
 def done_task(db: Path, repo: Path, name: str, verify: str) -> str:
@@ -102,6 +105,12 @@ async def test_x_decides_done_work_wont_land_and_it_leaves_the_inbox(
         [row] = [e for e in board.audit(task_id) if e.action == "land_abandoned"]
         assert row.actor == OPERATOR and "main broke it for good" in str(row.detail)
         assert board.workspaces(task_id)[-1].status == "archived"
+        # the drawer says so, by whom and why: the task row alone read as work waiting to land
+        drawn = " ".join(
+            rendered(overview_head(read_task(board, task_id).view, row.created_at)).split()
+        )
+        assert f"won't land: decided by {OPERATOR} at" in drawn, drawn
+        assert "main broke it for good" in drawn, drawn
     assert (file_hashes(repo), git(repo, "status"), git(repo, "rev-parse", "main")) == (
         files, status, main,
     )  # fmt: skip

@@ -16,6 +16,8 @@ from boardlib import BoardError, Reason
 from boardlib import attention as a
 from boardlib.events import EventKind, read
 from boardlib.narration import narrate
+from boardlib.records import AuditEntry, Task, WontLand
+from boardlib.wontland import ABANDON_ACTION, abandon_detail, wont_land
 from tests.worktrees.conftest import ROOT, LandEnv, checkout_state, file_hashes, git
 from tests.worktrees.test_land import ANSWER, board_snapshot
 
@@ -169,9 +171,31 @@ def test_an_operator_decides_work_wont_land_and_it_leaves_the_inbox(land: LandEn
     [event] = [e for e in land.board.events(task_id=task_id) if e.kind == "workspace_updated"][-1:]
     assert read(event.data)["status"] == "archived"
     assert "won't land, decided by operator:ada: superseded by T-9" in read(event.data)["reason"]
+    # the task read says so, by whom and why (`wontLand`): not only the audit row and an event
+    view = land.board.view(task_id)
+    assert view.wont_land is not None
+    assert (view.wont_land.by, view.wont_land.reason) == ("operator:ada", "superseded by T-9")
+    assert view.wont_land.kept == f"its work kept on {branch} at {result.commit[:12]}"
+    assert view.to_json()["wontLand"]["reason"] == "superseded by T-9"
     # deciding twice: nothing left to archive, the board says so again (one more audit row)
-    again = land.trees.abandon_landing(task_id, actor="operator:ada", reason="still")
+    again = land.trees.abandon_landing(task_id, actor="operator:ada", reason="still; really")
     assert not again.archived and again.commit == result.commit
+    decided = land.board.view(task_id).wont_land
+    assert decided is not None and decided.reason == "still; really"
+
+
+def test_work_that_wont_land_landed_later_from_its_branch_says_landed(land: LandEnv) -> None:
+    """The kept branch lands once main is fixed: the task then says landed, not won't land."""
+    task_id = failing_on_main(land)
+    land.trees.abandon_landing(task_id, actor="operator:ada", reason="main is broken")
+    assert land.board.view(task_id).wont_land is not None
+    git(land.repo, "rm", "-q", "BROKEN")
+    git(land.repo, "commit", "-q", "-m", "main fixed")
+    result = land.trees.land(task_id, actor="bob")
+    assert result.landed and git(land.repo, "show", "main:app.py") == ANSWER.strip()
+    view = land.board.view(task_id)
+    assert view.task.landed_commit == result.commit and view.wont_land is None
+    assert view.to_json()["wontLand"] is None
 
 
 @pytest.mark.parametrize(
@@ -254,3 +278,20 @@ def test_a_landing_that_joins_while_wont_land_is_decided_keeps_its_checkout(
         time.sleep(0.05)
     result = land.trees.abandon_landing(task_id, actor="operator:ada", reason="superseded")
     assert result.archived and not path.exists()
+
+
+def test_a_wont_land_stands_only_on_the_done_stint_it_was_decided_in() -> None:
+    """Read back from the audit: a decision from before the task last became done (reopened and
+    done again with new work) no longer stands; the reason may hold "; " itself."""
+    task = Task(id="T-1", title="x", status="done", created_at=0, updated_at=0, status_since=2000)
+    detail = abandon_detail("operator:ada", "first; then", "no branch left")
+    earlier = AuditEntry(seq=1, actor="operator:ada", action=ABANDON_ACTION, created_at=1000,
+                         detail=detail)  # fmt: skip
+    assert wont_land(task, [earlier]) is None
+    later = AuditEntry(seq=2, actor="operator:ada", action=ABANDON_ACTION, created_at=3000,
+                       detail=detail)  # fmt: skip
+    assert wont_land(task, [earlier, later]) == WontLand(
+        by="operator:ada", at=3000, reason="first; then", kept="no branch left"
+    )
+    task.landed_commit = "a" * 40
+    assert wont_land(task, [earlier, later]) is None
