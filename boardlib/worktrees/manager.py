@@ -996,13 +996,21 @@ class Worktrees:
         """The cold-resume read: the workspace row and the resume state rebuilt only from the
         worktree (the handoff when present, else task-progress.md + init.sh); `resume` and
         `handoff` are None when the worktree is not checked out. `review`: the reviewers'
-        comments anchored to lines, from the board (they are in REVIEW.md too)."""
+        comments anchored to lines, from the board (they are in REVIEW.md too). A checkout on
+        another machine is named (`host`, and a warning), as land, sync and complete name it:
+        not live here is not "not checked out"."""
         _, ws = self._workspace(task_id)
-        path, problem = self._checkout(ws)
+        host = elsewhere(ws)
+        path, problem = (None, None) if host else self._checkout(ws)
         warnings = [problem] if problem else []
+        if host is not None:
+            warnings.append(
+                f"the worktree of {task_id} is on machine {host}, not on this one; resume it "
+                "from there"
+            )
         if path is None:
             return ResumeResult(workspace=ws, resume=None, handoff=None, live=False,
-                                warnings=warnings,
+                                warnings=warnings, host=host,
                                 review=review_entries(self.board.comments(task_id)))  # fmt: skip
         lock, busy = self._read_lock(Path(ws.repo_path), task_id, "resume")
         try:

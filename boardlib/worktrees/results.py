@@ -115,6 +115,7 @@ class ResumeResult(Record):
     live: bool
     warnings: list[str] = field(default_factory=list)
     review: list[dict[str, Any]] = field(default_factory=list)  # anchored review comments
+    host: str | None = None  # the machine its checkout is on, when not this one (not live here)
 
 
 @dataclass(frozen=True, slots=True)

@@ -311,6 +311,7 @@ class Resumed(Reply):
     resume: dict[str, Any] | None
     handoff: dict[str, Any] | None
     review: list[ReviewComment] = []
+    host: str | None = None  # the machine holding its checkout, when not this one (not live here)
 
 
 class Paused(Reply):

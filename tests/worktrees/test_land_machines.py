@@ -5,13 +5,16 @@ Machine B is played with KANBAN_HOST_ID and the checkout (or the repository) mov
 while B looks, as B's disk would not hold it."""
 
 import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from boardlib import BoardError, Reason
-from boardlib.processes import HOST_ID_VARIABLE
+from boardlib.landings import LandQueue, holder_gone
+from boardlib.processes import HOST_ID_VARIABLE, host_key
 from tests.worktrees.conftest import LandEnv, checkout_state, git
 from tests.worktrees.test_land import ANSWER, board_snapshot
 
@@ -141,6 +144,48 @@ def test_sync_complete_and_pause_on_another_machine_name_it_and_change_nothing(
         assert error.message == (
             f"cannot pause here: the worktree of {task_id} is {ELSEWHERE}; pause it from there"
         )
+        before = everything(land, task_id)
+        resumed = land.trees.resume(task_id)  # said only `live: false`, as if paused away
+        assert (resumed.live, resumed.host) == (False, "machine-a")
+        assert resumed.warnings == [
+            f"the worktree of {task_id} is {ELSEWHERE}; resume it from there"
+        ]
+        assert everything(land, task_id) == before
+    resumed = land.trees.resume(task_id)  # on machine A: read from its files
+    assert resumed.live and resumed.host is None and resumed.warnings == []
     result = land.trees.complete(task_id, "alice")  # on machine A: the gate judges the work
     assert result.task_status == "done" and result.gate_ran
     assert land.board.workspaces(task_id)[0].host == "machine-a"
+
+
+def test_a_dead_landing_of_another_machine_holds_its_branch_until_its_lease_runs_out(
+    land: LandEnv,
+) -> None:
+    """Machine A's lander took its turn on main and died. Its pid means nothing on machine B: B
+    neither judges it gone by a pid (here the pid of a process that exited on B) nor waits for
+    ever. B's landing behind it waits, gives up `busy` while A's lease runs, and once the lease
+    ran out settles A's row (nothing landed) and lands."""
+    first, _ = land.task_with({"app.py": ANSWER})
+    second, _ = land.task_with({"notes.txt": "notes\n"})
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    token = f"another-boot:4026531836/{gone.stdout.strip()}/12345/0123456789ab"
+    assert not token.startswith(host_key()) and not holder_gone(token)
+    fence = git(land.repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "A's fence")
+    a = LandQueue(land.board, lease_ms=8000)  # machine A's landing, its lease 8 s
+    [ws] = land.board.workspaces(first)
+    entry = a.join(first, repo_path=ws.repo_path, ref="refs/heads/main", lander="carol",
+                   holder=token, strategy="squash", fence=fence)  # fmt: skip
+    turn = a.take_turn(entry)
+    assert turn is not None and turn.state == "active"
+    main = land.main()
+    with pytest.raises(BoardError) as caught:  # A's lease runs: B waits, never takes it over
+        land.trees.lander(queue_timeout_s=1.0).land(second, actor="bob")
+    assert caught.value.reason == Reason.BUSY, caught.value.to_dict()
+    assert a.entry(entry.id) is not None and land.main() == main
+    result = land.trees.lander(queue_timeout_s=60).land(second, actor="bob")  # A's lease ends
+    assert result.landed and land.board.now() >= turn.lease_until
+    assert a.entry(entry.id) is None  # settled: it had moved nothing
+    assert land.board.get_task(first).landed_commit is None
+    assert land.board.get_task(second).landed_commit == result.commit == land.main()
+    assert git(land.repo, "rev-parse", "main~1") == main
