@@ -99,7 +99,7 @@ from .records import (
 from .recovery import RELEASE_BATCH, StaleTaskReconciler, release_expired_leases
 from .store import open_store
 from .store.base import Row, RowEvent, Store, Tx
-from .wontland import wont_land
+from .wontland import ABANDON_ACTION, wont_land
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
     from .archive import ImportReport, PruneReport
@@ -1367,6 +1367,23 @@ class Board:
         """Tasks a person moved to done over the verdict (`human_override` audit rows): a
         board view marks them, since the override is otherwise invisible on the task itself."""
         return self.store.read(lambda tx: set(tx.overridden_task_ids()))
+
+    def wont_land_task_ids(self) -> set[str]:
+        """Done tasks whose work an operator decided won't land, the decision still standing
+        (`wontland.wont_land`): a board view marks their cards, as the row does not say it."""
+
+        def work(tx: Tx) -> set[str]:
+            found = set()
+            for task_id in tx.audited_task_ids(ABANDON_ACTION):
+                row = tx.task(task_id)
+                if row is None or row["status"] != t.DONE or row["landed_commit"] is not None:
+                    continue
+                audit = [AuditEntry.from_row(entry) for entry in tx.audit(task_id)]
+                if wont_land(Task.from_row(row), audit) is not None:
+                    found.add(task_id)
+            return found
+
+        return self.store.read(work)
 
     def explain(self, task_id: str, *, role: str | None = None) -> Explanation:
         """Why `task_id` is or is not claimable right now (by an agent of `role`, if given):

@@ -521,6 +521,8 @@ class KanbanApp(App[None]):
         marked: set[str] = set()
         if message.overridden is not None:
             marked |= self.marks.set_overridden(message.overridden)
+        if message.wont_land is not None:
+            marked |= self.marks.set_wont_land(message.wont_land)
         marked |= self.marks.note_events(message.events, now_ms=self.now_ms(), now=now)
         if not first and applied.changed:
             self.marks.highlight(applied.changed, now)

@@ -50,6 +50,7 @@ class CardNotes:
     # agent's reason in the same words (`budget_exceeded: ...`) is drawn as the agent's words.
     budget_block: bool = False
     verifying_since: int | None = None  # ms: in review, its verification gate judges it now
+    wont_land: bool = False  # done work an operator decided won't land (the audit table says so)
 
 
 NO_NOTES = CardNotes()
@@ -57,6 +58,7 @@ BUDGET_BLOCK = "⚠ board: over budget"  # the board's own budget block: 20 cell
 SPENT_MARK = "⚠"  # before the spend, in its shortest form, once a budget is spent
 OVERRIDE_MARK = "⚑"
 LANDED_MARK = "⤓"  # before the landed commit, on the card and in the drawer
+WONT_LAND = "✗ won't land"  # a done card whose work an operator decided won't land
 MARKED_MARK = "◆"  # marked to act on several cards at once
 SELECTED_MARK = "▌"  # the bar down the selected card
 CHANGED_MARK = "●"  # an agent just changed the card (on its first line)
@@ -376,6 +378,8 @@ def card_lines(
     elif status == t.DONE:
         if task.landed_commit:  # where its work is now: the commit on its base branch
             meta.add(f"{LANDED_MARK}{inert(task.landed_commit[:7])}", p.success)
+        elif notes.wont_land:  # not waiting to land: an operator decided (the drawer says why)
+            meta.add(WONT_LAND, p.warning)
         meta.add(inert(task.attempt_claimer or ""), p.muted)  # who did this work, as the drawer
         if task.completed_at is not None:
             meta.add(f"✓{clock_text(task.completed_at, now_ms)}", p.muted)

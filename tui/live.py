@@ -51,6 +51,7 @@ class BoardUpdate(Message):
         last_change_ms: int | None,
         events: list[Event] | None = None,
         overridden: frozenset[str] | None = None,
+        wont_land: frozenset[str] | None = None,
     ) -> None:
         super().__init__()
         self.read = read
@@ -62,6 +63,7 @@ class BoardUpdate(Message):
         # for the activity pane); the same feed as `kanban events --follow`, read once.
         self.events = events or []
         self.overridden = overridden  # on a full read: every task done by a human override
+        self.wont_land = wont_land  # ...and every done task decided won't land
 
 
 class StatsUpdate(Message):
@@ -323,6 +325,7 @@ class BoardReader:
                 last_change_ms=last_change(first.read),
                 events=first.events,
                 overridden=first.overridden,
+                wont_land=first.wont_land,
             )
         )
 
@@ -371,6 +374,7 @@ class BoardReader:
                 last_change_ms=last_change(read),
                 events=recent_events(board, RECENT_EVENTS),
                 overridden=frozenset(board.overridden_task_ids()),
+                wont_land=frozenset(board.wont_land_task_ids()),
             )
         )
 

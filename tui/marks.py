@@ -1,8 +1,8 @@
 """What the board shows about a card beyond its row, and for how long.
 
 - A card an agent just changed carries a bar for `HIGHLIGHT_S`.
-- A card a person moved to done over the verdict carries `⚑` for good (the audit table says so;
-  the row does not).
+- A card a person moved to done over the verdict carries `⚑` for good, and done work an operator
+  decided won't land says so (the audit table says both; the row does not).
 - A card whose lease ran out and that recovery put back in todo says "lease expired: ada" for
   `EXPIRED_LEASE_S`: recovery acts within one poll, so without it the red EXPIRED is never seen.
 
@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 from boardlib.events import EventKind, read
 from boardlib.records import Event
+from boardlib.wontland import ABANDON_PREFIX
 
 from .cards import NO_NOTES, CardNotes
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
-    from boardlib.payloads import LeaseExpired, StatusChanged
+    from boardlib.payloads import LeaseExpired, StatusChanged, WorkspaceUpdated
 
 
 HIGHLIGHT_S = 4.0
@@ -32,6 +33,7 @@ EXPIRED_LEASE_S = 60.0
 class Marks:
     changed_until: dict[str, float] = field(default_factory=dict)
     overridden: set[str] = field(default_factory=set)
+    wont_land: set[str] = field(default_factory=set)  # done work decided won't land (audited)
     expired_leases: dict[str, tuple[str, float]] = field(default_factory=dict)  # id -> holder
 
     def is_changed(self, task_id: str) -> bool:
@@ -40,9 +42,14 @@ class Marks:
     def notes_of(self, task_id: str) -> CardNotes:
         expired = self.expired_leases.get(task_id)
         overridden = task_id in self.overridden
-        if expired is None and not overridden:
+        wont_land = task_id in self.wont_land
+        if expired is None and not overridden and not wont_land:
             return NO_NOTES
-        return CardNotes(overridden=overridden, expired_lease_of=expired[0] if expired else None)
+        return CardNotes(
+            overridden=overridden,
+            expired_lease_of=expired[0] if expired else None,
+            wont_land=wont_land,
+        )
 
     def highlight(self, task_ids: Iterable[str], now: float) -> None:
         until = now + HIGHLIGHT_S
@@ -54,6 +61,14 @@ class Marks:
         new = set(task_ids)
         changed = new ^ self.overridden
         self.overridden = new
+        return changed
+
+    def set_wont_land(self, task_ids: Iterable[str]) -> set[str]:
+        """A full read's set of done work decided won't land; returns the ids whose mark changed
+        (a card draws it only while done and not landed: a landing later needs no removal)."""
+        new = set(task_ids)
+        changed = new ^ self.wont_land
+        self.wont_land = new
         return changed
 
     def note_events(self, events: Iterable[Event], *, now_ms: int, now: float) -> set[str]:
@@ -68,6 +83,13 @@ class Marks:
                 changed: StatusChanged = read(event.data)
                 if changed.get("human_override"):
                     self.overridden.add(task_id)
+                    touched.add(task_id)
+            elif event.kind == EventKind.WORKSPACE_UPDATED and event.actor:
+                updated: WorkspaceUpdated = read(event.data)
+                if str(updated.get("reason") or "").startswith(
+                    ABANDON_PREFIX.format(actor=event.actor)
+                ):
+                    self.wont_land.add(task_id)
                     touched.add(task_id)
             elif event.kind == EventKind.LEASE_EXPIRED:
                 left = EXPIRED_LEASE_S - max(now_ms - event.created_at, 0) / 1000

@@ -54,6 +54,7 @@ class FirstRead:
     events: list[Event]
     overridden: frozenset[str]
     schema_newer: bool
+    wont_land: frozenset[str] = frozenset()
 
 
 class Prefetch:
@@ -75,11 +76,14 @@ class Prefetch:
             read = board.live_view(search)
             events = recent_events(board, RECENT_EVENTS)
             overridden = frozenset(board.overridden_task_ids())
+            wont_land = frozenset(board.wont_land_task_ids())
             newer = board.schema_is_newer()
         except Exception:
             board.close()
             return None
-        return FirstRead(board, identity, version, read, search, events, overridden, newer)
+        return FirstRead(
+            board, identity, version, read, search, events, overridden, newer, wont_land
+        )
 
     def take(self) -> FirstRead | None:
         """The prefetched read (once), or None when there is none to adopt."""

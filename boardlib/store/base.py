@@ -504,6 +504,8 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
 
     def overridden_task_ids(self) -> list[str]: ...
 
+    def audited_task_ids(self, action: str) -> list[str]: ...
+
     # -- health and whole-board copies
     def integrity_problems(self, *, full: bool = False) -> list[str]:
         """What the database itself finds wrong; `full`: the thorough check where the backend

@@ -1162,6 +1162,12 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         )
         return [row[0] for row in rows]
 
+    def audited_task_ids(self, action: str) -> list[str]:
+        rows = self._fetchall(
+            "SELECT DISTINCT task_id FROM audit WHERE action = ? AND task_id IS NOT NULL", (action,)
+        )
+        return [row[0] for row in rows]
+
     # -- whole-board copies ---------------------------------------------------------------------
 
     def table_rows(self, table: str) -> list[Row]:

@@ -11,10 +11,11 @@ from boardlib import Board
 from boardlib.worktrees import Worktrees
 from tests.tui.conftest import OPERATOR, Notes, fresh, text_of, until
 from tests.tui.test_drawer import opened
-from tests.tui.test_inert_rendering import rendered
+from tests.tui.test_inert_rendering import PALETTE, rendered
 from tests.tui.test_land_choices import land_dialog
 from tests.worktrees.conftest import file_hashes, git, make_repo, set_verify
 from tui.app import KanbanApp
+from tui.cards import card_lines
 from tui.components.land_dialog import LandDialog
 from tui.components.prompt import PromptDialog
 from tui.drawer_data import read_task
@@ -101,6 +102,11 @@ async def test_x_decides_done_work_wont_land_and_it_leaves_the_inbox(
         await until(pilot, lambda: inbox_ids(db) == [], 30)
         await until(pilot, lambda: any("won't land" in n for n in notes.infos()))
         assert not isinstance(app.screen, LandDialog)
+        # its done card says so, as it no longer waits to land
+        await until(pilot, lambda: app.marks.notes_of(task_id).wont_land)
+        card = card_lines(fresh(db, task_id), 60, PALETTE, now_ms=app.now_ms(),
+                          notes=app.marks.notes_of(task_id))  # fmt: skip
+        assert "✗ won't land" in " ".join(line.text for line in card)
     with Board(db, read_only=True) as board:
         [row] = [e for e in board.audit(task_id) if e.action == "land_abandoned"]
         assert row.actor == OPERATOR and "main broke it for good" in str(row.detail)
@@ -115,3 +121,16 @@ async def test_x_decides_done_work_wont_land_and_it_leaves_the_inbox(
         files, status, main,
     )  # fmt: skip
     assert fresh(db, task_id).status == "done" and not notes.errors()
+
+
+async def test_a_card_decided_wont_land_before_the_tui_opened_says_so(
+    shop: tuple[Path, Path],
+) -> None:
+    """The first read marks it (no event of it is read then): the row alone is done, unlanded."""
+    db, repo = shop
+    task_id = done_task(db, repo, "feature.txt", "true")
+    with Board(db) as board:
+        Worktrees(board).abandon_landing(task_id, actor=OPERATOR, reason="not wanted")
+    app = app_on(db, task_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.marks.notes_of(task_id).wont_land)

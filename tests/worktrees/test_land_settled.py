@@ -177,6 +177,7 @@ def test_an_operator_decides_work_wont_land_and_it_leaves_the_inbox(land: LandEn
     assert (view.wont_land.by, view.wont_land.reason) == ("operator:ada", "superseded by T-9")
     assert view.wont_land.kept == f"its work kept on {branch} at {result.commit[:12]}"
     assert view.to_json()["wontLand"]["reason"] == "superseded by T-9"
+    assert land.board.wont_land_task_ids() == {task_id}  # what a board view marks cards by
     # deciding twice: nothing left to archive, the board says so again (one more audit row)
     again = land.trees.abandon_landing(task_id, actor="operator:ada", reason="still; really")
     assert not again.archived and again.commit == result.commit
@@ -196,6 +197,7 @@ def test_work_that_wont_land_landed_later_from_its_branch_says_landed(land: Land
     view = land.board.view(task_id)
     assert view.task.landed_commit == result.commit and view.wont_land is None
     assert view.to_json()["wontLand"] is None
+    assert land.board.wont_land_task_ids() == set()
 
 
 @pytest.mark.parametrize(
