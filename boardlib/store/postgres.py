@@ -46,6 +46,7 @@ from .queries import (
     CLAIM_ORDER,
     CLAIMABLE,
     HOLDING,
+    PG_TRGM,
     READY,
     TASK_BY_ID,
     WAITING,
@@ -420,6 +421,11 @@ class PostgresTx(SharedTx):
         self.held_back = False  # an expired lease held the last claim statement back
 
     # -- the seam: the shared `?` / `:name` text in psycopg's style, converted once per text ----
+
+    # Differs: each store's own text index (Postgres's made only where pg_trgm is available;
+    # where it is not, a short word written for it reads the same rows the same way).
+    def _text_index(self) -> str | None:
+        return PG_TRGM
 
     def _fetchall(self, query: str, params: Params = ()) -> list[Row]:
         return self._all(pyformat(query), params)

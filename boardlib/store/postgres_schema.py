@@ -28,7 +28,9 @@ from .literals import (
     sql_list,
 )
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
-from .schema import budgets_and_flow
+from .schema import TEXT_INDEX, TEXT_INDEX_COLUMNS, budgets_and_flow
+
+TRIGRAM_COLUMNS = ", ".join(f"{column} %I.gin_trgm_ops" for column in TEXT_INDEX_COLUMNS)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1: the board of seed 000 plus the lease protocol of seed 002 (schema.py's migration 1)
@@ -302,6 +304,42 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 9: the machine each worktree was made on (schema.py's migration 9)
     ("ALTER TABLE workspaces ADD COLUMN host TEXT",),
+    # 10: text search at 100,000 tasks (schema.py's migration 10): a pg_trgm GIN index on the
+    # searched columns, which `ILIKE '%word%'` uses as it is written. Only where the server has
+    # the extension and the role may create it (trusted since PostgreSQL 13: a database owner
+    # may); elsewhere the search reads as before. Made in `public` when the role may (not in one
+    # board's schema, which another board's index would then hang on), and its operator class
+    # named in the schema it lives in, which need not be on this board's search_path.
+    (
+        f"""
+        DO $$
+        DECLARE home TEXT;
+        BEGIN
+            IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
+                BEGIN
+                    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+                        IF EXISTS (SELECT 1 FROM pg_namespace
+                                   WHERE nspname = 'public' AND has_schema_privilege(oid, 'CREATE'))
+                        THEN
+                            CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+                        ELSE
+                            CREATE EXTENSION IF NOT EXISTS pg_trgm;
+                        END IF;
+                    END IF;
+                    SELECT n.nspname INTO home FROM pg_extension e
+                    JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+                    EXECUTE format(
+                        'CREATE INDEX {TEXT_INDEX} ON tasks USING gin ({TRIGRAM_COLUMNS})',
+                        {", ".join(["home"] * len(TEXT_INDEX_COLUMNS))});
+                -- not the role's to make, or another board's migration made it at this moment
+                EXCEPTION WHEN insufficient_privilege OR unique_violation OR duplicate_object THEN
+                    NULL;
+                END;
+            END IF;
+        END
+        $$
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

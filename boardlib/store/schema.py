@@ -33,6 +33,17 @@ from .literals import (
     sql_list,
 )
 
+# The full-text index of tasks (migration 10) and the columns it holds, in the index's order:
+# a search's words are looked up there first (queries.text_match).
+TEXT_INDEX = "tasks_text"
+TEXT_INDEX_VERSION = 10  # the schema version that made it
+TEXT_INDEX_COLUMNS = ("id", "title", "description")
+TEXT_INDEXED = ", ".join(TEXT_INDEX_COLUMNS)
+
+
+def _columns(row: str) -> str:
+    return ", ".join(f"{row}.{column}" for column in TEXT_INDEX_COLUMNS)
+
 
 def budgets_and_flow(real: str, integer: str, without_rowid: str) -> tuple[str, ...]:
     """Migration 3 of both stores, in their column types: task budgets with the running spend of
@@ -404,6 +415,40 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 9: several machines on one board (boardlib.worktrees.gc): the machine each worktree was
     # made on, so one machine's upkeep judges only the checkouts it can see (NULL: made before)
     ("ALTER TABLE workspaces ADD COLUMN host TEXT",),
+    # 10: text search at 100,000 tasks (queries.text_match): a trigram index of each task's id,
+    # title and description, its content the tasks table itself, without positions or sizes (a
+    # fifth of the size; no ranking; the LIKE re-checks what it finds). Kept by triggers on a
+    # task's insert, delete and a write naming its text: a claim, a beat, a move never touch it.
+    (
+        f"""
+        CREATE VIRTUAL TABLE {TEXT_INDEX} USING fts5({TEXT_INDEXED},
+            content = 'tasks', content_rowid = 'seq', tokenize = 'trigram', detail = 'none',
+            columnsize = 0)
+        """,
+        f"""
+        CREATE TRIGGER {TEXT_INDEX}_insert AFTER INSERT ON tasks BEGIN
+            INSERT INTO {TEXT_INDEX} (rowid, {TEXT_INDEXED})
+            VALUES (new.seq, {_columns("new")});
+        END
+        """,
+        f"""
+        CREATE TRIGGER {TEXT_INDEX}_delete AFTER DELETE ON tasks BEGIN
+            INSERT INTO {TEXT_INDEX} ({TEXT_INDEX}, rowid, {TEXT_INDEXED})
+            VALUES ('delete', old.seq, {_columns("old")});
+        END
+        """,
+        f"""
+        CREATE TRIGGER {TEXT_INDEX}_update AFTER UPDATE OF {TEXT_INDEXED} ON tasks BEGIN
+            INSERT INTO {TEXT_INDEX} ({TEXT_INDEX}, rowid, {TEXT_INDEXED})
+            VALUES ('delete', old.seq, {_columns("old")});
+            INSERT INTO {TEXT_INDEX} (rowid, {TEXT_INDEXED})
+            VALUES (new.seq, {_columns("new")});
+        END
+        """,
+        f"INSERT INTO {TEXT_INDEX} ({TEXT_INDEX}) VALUES ('rebuild')",
+        # one segment: left as the rebuild's many, each create paid ~300 us merging them
+        f"INSERT INTO {TEXT_INDEX} ({TEXT_INDEX}) VALUES ('optimize')",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -35,8 +35,8 @@ from .contention import (
     run_transaction,
 )
 from .literals import IN_PROGRESS
-from .queries import CLAIM_ORDER, CLAIMABLE, HOLDING, READY, WAITING, Params, SharedTx
-from .schema import SCHEMA_VERSION, apply_pending_migrations, schema_version
+from .queries import CLAIM_ORDER, CLAIMABLE, FTS5, HOLDING, READY, WAITING, Params, SharedTx
+from .schema import SCHEMA_VERSION, TEXT_INDEX_VERSION, apply_pending_migrations, schema_version
 from .writer_queue import WriterQueue
 
 T = TypeVar("T")
@@ -263,6 +263,10 @@ class SqliteTx(SharedTx):
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+
+    # Differs: each store's own text index. A file opened read-only may predate it.
+    def _text_index(self) -> str | None:
+        return FTS5 if schema_version(self.conn) >= TEXT_INDEX_VERSION else None
 
     # -- the seam -------------------------------------------------------------------------------
 

@@ -1,0 +1,246 @@
+"""Text search through SQLite's full-text index (schema migration 10, `queries.text_match`): the
+same rows in the same order as the LIKE alone, whatever the words (wildcards, quotes, Unicode
+case, control pictures); kept by a task's creation and text edits, never by a claim or a beat."""
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boardlib import Board, ManualClock
+from boardlib.columns import FINISHED, TaskSearch
+from boardlib.store import schema
+from boardlib.store.queries import text_index_query
+from boardlib.store.sqlite import SqliteTx
+from tests.pg_cluster import Cluster
+
+pytestmark = pytest.mark.sqlite_only
+
+# Texts that tell LIKE's ASCII-only case folding from the index's Unicode folding, LIKE's
+# wildcards and escape from literal text, FTS5's quotes from its strings, and a control
+# character (ESC) from its picture (␛), which a search typed from the screen holds.
+TEXTS = [
+    "Fix the Parser",
+    "fix THE parser again",
+    "ÉCOLE normale",
+    "école Normale",
+    "Straße und STRASSE",
+    "Kelvin \u212a and kelvin",
+    "İstanbul istanbul",
+    "100% done_right",
+    "1000 done right",
+    'say "hello" to a\\b',
+    "red \x1b[31m alert",
+    "red ␛[31m alert",
+    "ΣΊΣΥΦΟΣ σίσυφος",
+    "日本語のテキスト",
+]
+ALPHABET = "abcdeilnorstxyzABCDEILNORSTÉéßẞİ\u0131Σ\u03c3ς\u212a%_\\\"' [␛\x1b0123日本語-"
+
+
+class LikeOnlyTx(SqliteTx):
+    """The same transaction, searching as before the index: the LIKE alone."""
+
+    def _text_index(self) -> str | None:
+        return None
+
+
+def _board(path: Path, clock: ManualClock) -> tuple[Board, list[str]]:
+    board = Board(path, clock=clock)
+    made = []
+    for n, text in enumerate(TEXTS):
+        title, description = (text, None) if n % 2 else (f"task {n}", text)
+        task = board.create_task(title, description=description)
+        made.append(task.id)
+        clock.advance(ms=1)
+        if n % 3 == 0:  # some finished, so the finished columns' reads are compared too
+            board.claim(task.id, "w")
+            board.complete(task.id, "w")
+            board.approve(task.id, "reviewer")
+        elif n % 3 == 1:
+            board.update_task(task.id, status="cancelled", reason="not needed")
+    return board, made
+
+
+def _reads(tx: SqliteTx, words: tuple[str, ...]) -> list[object]:
+    search = TaskSearch(words=words)
+    found: list[object] = [
+        [row["id"] for row in tx.search_tasks(search, 100)],
+        tx.matching_ids(search, None),
+        [row["id"] for row in tx.list_tasks(text=" ".join(words), limit=100)],
+    ]
+    for status in FINISHED:
+        found.append([row["id"] for row in tx.finished_page(status, search, limit=100)])
+        found.append(tx.finished_count(status, search, None))
+    return found
+
+
+def _compare(board: Board, words: tuple[str, ...]) -> None:
+    def both(tx: SqliteTx) -> tuple[list[object], list[object]]:
+        return _reads(tx, words), _reads(LikeOnlyTx(tx.conn), words)
+
+    indexed, like_only = board.store.read(both)
+    assert indexed == like_only, words
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> "Board":
+    clock = ManualClock(start_ms=1_800_000_000_000)
+    opened, _ = _board(tmp_path_factory.mktemp("text") / "board.db", clock)
+    return opened
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["parser", "PARSER", "école", "ÉCOLE", "École", "strasse", "STRAßE", "kelvin", "\u212aelvin",
+     "istanbul", "İstanbul", "σίσυφος", "ΣΊΣΥΦΟΣ", "0% d", "e_r", "done_", "%_%", '"hello"',
+     'o" to', "a\\b", "␛[31m", "\x1b[31", "テキスト", "TASK-1", "task-1", "ask 1", "no such"],
+)  # fmt: skip
+def test_the_index_finds_what_like_finds(board: Board, word: str) -> None:
+    _compare(board, (word,))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    words=st.lists(
+        st.one_of(
+            st.text(ALPHABET, min_size=1, max_size=6),
+            # pieces of the board's own texts, so most searches find something
+            st.builds(
+                lambda text, start, size: text[start : start + size],
+                st.sampled_from(TEXTS), st.integers(0, 12), st.integers(1, 8),
+            ).filter(bool),
+        ),
+        min_size=1, max_size=2,
+    )
+)  # fmt: skip
+def test_any_words_find_the_same_rows_in_the_same_order(board: Board, words: list[str]) -> None:
+    _compare(board, tuple(words))
+
+
+def test_the_index_query_quotes_each_trigram() -> None:
+    assert text_index_query(['a"bc']) == '("a""b" AND """bc")'
+    assert text_index_query(["abcab", "xy␛"]) == '("abc" AND "bca" AND "cab") OR ("xy␛")'
+    assert text_index_query(["ab"]) is None  # no trigram: the LIKE alone
+    assert text_index_query(["ab\0c"]) is None
+
+
+def _plan(board: Board, words: tuple[str, ...]) -> str:
+    def plan(tx: SqliteTx) -> str:
+        where, params = tx._search(TaskSearch(words=words))
+        query = f"EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE status = 'done'{where}"
+        return " / ".join(str(row[-1]) for row in tx.conn.execute(query, params))
+
+    return board.store.read(plan)
+
+
+def test_a_word_of_three_characters_is_looked_up_in_the_index(board: Board) -> None:
+    assert "VIRTUAL TABLE INDEX" in _plan(board, ("abc",))
+    assert schema.TEXT_INDEX not in _plan(board, ("ab",))
+
+
+def _index_pages(path: Path) -> str:
+    """A digest of the index's stored pages (its `_data` table: every segment and record)."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(f"SELECT id, block FROM {schema.TEXT_INDEX}_data ORDER BY id")
+        return hashlib.sha256(repr(rows.fetchall()).encode()).hexdigest()
+    finally:
+        conn.close()
+
+
+def test_a_claim_a_beat_and_a_move_never_touch_the_index(tmp_path: Path) -> None:
+    """The triggers fire on a task's insert, delete and a write naming its id, title or
+    description: a claim, a heartbeat and a completion write none of those, so the index's
+    pages stay byte for byte as they were (every write it takes adds a segment)."""
+    path = tmp_path / "board.db"
+    with Board(path) as board:
+        task = board.create_task("a task to claim")
+        before = _index_pages(path)
+        board.claim(task.id, "w")
+        board.heartbeat(task.id, "w")
+        board.update_task(task.id, priority=3, actor="w", epoch=1)
+        board.complete(task.id, "w")
+        assert _index_pages(path) == before
+        board.update_task(task.id, title="a task renamed")
+        assert _index_pages(path) != before  # the index does take a text edit
+        assert [t.id for t in board.search("renamed")] == [task.id]
+        assert board.search("to claim") == []
+
+
+def _board_of_schema_9(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    for migration in schema.MIGRATIONS[:9]:
+        for statement in migration:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version=9")
+    conn.execute(
+        "INSERT INTO tasks (seq, id, title, description, status, created_at, updated_at) "
+        "VALUES (1, 'TASK-1', 'Legacy Work', 'written before the index', 'done', 1, 1)"
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_a_board_read_only_from_before_the_index_searches_as_before(tmp_path: Path) -> None:
+    """Opened read-only, a board of schema 9 is not migrated: its search is the LIKE alone."""
+    path = tmp_path / "board.db"
+    _board_of_schema_9(path)
+    with Board(path, read_only=True) as board:
+        assert [t.id for t in board.search("written before")] == ["TASK-1"]
+        found = board.store.read(lambda tx: tx.search_tasks(TaskSearch(words=("legacy",)), 5))
+        assert [row["id"] for row in found] == ["TASK-1"]
+
+
+def test_an_existing_board_is_indexed_by_the_migration(tmp_path: Path) -> None:
+    """A board of schema 9 (made before the index) has its tasks found once it is opened."""
+    path = tmp_path / "board.db"
+    _board_of_schema_9(path)
+    with Board(path) as board:
+        found = board.store.read(lambda tx: tx.search_tasks(TaskSearch(words=("before",)), 5))
+        assert [row["id"] for row in found] == ["TASK-1"]  # found through the index alone
+    conn = sqlite3.connect(path)
+    query = f"SELECT rowid FROM {schema.TEXT_INDEX} WHERE {schema.TEXT_INDEX} MATCH '\"gac\"'"
+    assert conn.execute(query).fetchall() == [(1,)]  # 'Legacy', any case
+    conn.close()
+
+
+def test_postgres_searches_through_its_trigram_index(postgres_cluster: "Cluster") -> None:
+    """Where the server has pg_trgm, the migration makes a GIN index the search's ILIKE uses as
+    written (the plan with sequential scans priced out, as on a board too big to read whole)."""
+    import psycopg
+
+    from boardlib.store.queries import pyformat
+    from tests.backends import conninfo
+    from tests.conftest import new_postgres_board
+
+    url = new_postgres_board(postgres_cluster)
+    with Board(url) as board:
+        made = [board.create_task(f"Task number {n}").id for n in range(20)]
+        where, params = board.store.read(lambda tx: tx._search(TaskSearch(words=("BER 1",))))
+        short = board.store.read(lambda tx: tx._search(TaskSearch(words=("r 1",))))
+        assert [t.id for t in board.search("number 7")] == [made[7]]
+    query = pyformat(f"SELECT id FROM tasks WHERE TRUE{where}")
+    with psycopg.connect(conninfo(url)) as conn:
+        (made_index,) = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s AND schemaname = "
+            "current_schema()", (schema.TEXT_INDEX,),
+        ).fetchone() or (None,)  # fmt: skip
+        assert made_index is not None and "gin_trgm_ops" in made_index
+        conn.execute("SET enable_seqscan = off")
+        plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {query}", params))  # type: ignore[arg-type]
+        assert schema.TEXT_INDEX in plan, plan
+        found = sorted(row[0] for row in conn.execute(query, params))  # type: ignore[arg-type]
+        assert found == sorted([made[1], *made[10:20]])
+        # No three letters or digits in a row: no trigram to look up, and the index would be
+        # read whole (1.8 s at 100,000 tasks), so the condition is one it does not serve.
+        query = pyformat(f"SELECT id FROM tasks WHERE TRUE{short[0]}")
+        plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {query}", short[1]))  # type: ignore[arg-type]
+        assert schema.TEXT_INDEX not in plan, plan
+        found = sorted(row[0] for row in conn.execute(query, short[1]))  # type: ignore[arg-type]
+        assert found == sorted([made[1], *made[10:20]])
