@@ -232,16 +232,16 @@ def verifying_since(at: str) -> str:
     return f"{VERIFYING} since {at}"
 
 
-def gate_since(tx: Tx, task: Task, now: int) -> int | None:
+def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     """When the verification gate judging `task` (in review) began, while it still judges it;
-    else None. It judges while its start is the task's newest move or gate event (no verdict,
+    else None. `entry` is the task's newest move or gate event (`Tx.gate_entry`, or
+    `Tx.gate_entries` for many tasks in one read). It judges while that is the gate's start (no verdict,
     stop or move since), its process runs, it beat within `GATE_BEATS_MISSED` beats (a gate
     that beats: the task's `last_heartbeat_at`, or the start) and its time bound has not passed.
     A gate killed with -9 is over at once on its own machine (as a dead lander's turn),
     elsewhere after three missed beats (at its bound when it does not beat)."""
     if task.status != t.IN_REVIEW:
         return None
-    entry = tx.gate_entry(task.id)
     if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
         return None
     event = Event.from_row(entry)
@@ -256,17 +256,14 @@ def gate_since(tx: Tx, task: Task, now: int) -> int | None:
     return event.created_at
 
 
-def gate_running(tx: Tx, task: Task, now: int) -> bool:
-    """Whether `task`, in review, waits on its verification gate rather than on a person."""
-    return gate_since(tx, task, now) is not None
-
-
 def _tasks(
     tx: Tx, now: int, config: BoardConfig, gates: list[GateRun] | None = None
 ) -> list[InboxItem]:
     items = []
-    for task in (Task.from_row(row) for row in tx.awaiting_person()):
-        since = gate_since(tx, task, now)
+    waiting = [Task.from_row(row) for row in tx.awaiting_person()]
+    entries = tx.gate_entries([task.id for task in waiting if task.status == t.IN_REVIEW])
+    for task in waiting:
+        since = gate_since(task, entries.get(task.id), now)
         if since is not None:  # the gate judges it: its verdict says what it needs then
             if gates is not None:
                 gates.append(GateRun(task_id=task.id, since=since, title=task.title))

@@ -1301,7 +1301,7 @@ class Board:
                 dependents=[LinkedTask.from_row(r) for r in tx.dependents(task_id)],
                 executions=[Execution.from_row(r) for r in tx.executions(task_id)],
                 workspaces=[Workspace.from_row(r) for r in tx.workspaces(task_id)],
-                verifying_since=gate_since(tx, task, self.now()),
+                verifying_since=gate_since(task, tx.gate_entry(task.id), self.now()),
                 wont_land=decided,
             )
 
@@ -1783,7 +1783,7 @@ class Board:
 
     def gate_started(self, task_id: str, *, gate_ms: int, beat_ms: int | None = None) -> Task:
         """The gate judges an in_review task again (one interrupted before its verdict): until it
-        ends, the task waits on it, not on a person (`attention.gate_running`)."""
+        ends, the task waits on it, not on a person (`attention.gate_since`)."""
         gate_ms = validate.integer(gate_ms, "gateMs", minimum=1)
         if beat_ms is not None:
             beat_ms = validate.integer(beat_ms, "beatMs", minimum=1)

@@ -146,7 +146,7 @@ class ExecutionCompleted(TypedDict):
 
 class VerificationStarted(TypedDict):
     """The gate began judging: the task in review waits on it, not on a person, until a verdict,
-    a stop, a move, its process gone, or `until` (`attention.gate_running`)."""
+    a stop, a move, its process gone, or `until` (`attention.gate_since`)."""
 
     holder: str  # the judging process (`processes.process_token`)
     until: int  # ms: its time bound (the verify timeout and a margin)

@@ -384,6 +384,10 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         """The newest of a task's moves and gate events (started, recorded, stopped), or None."""
         ...
 
+    def gate_entries(self, task_ids: Sequence[str]) -> dict[str, Row]:
+        """`gate_entry` of each of these tasks that has one, by task id, in one read."""
+        ...
+
     def lapsed_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out and nobody released yet (a read)."""
         ...

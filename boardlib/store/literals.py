@@ -61,7 +61,7 @@ STATUS_CHANGED_EVENT = sql_literal(EventKind.STATUS_CHANGED.value)  # a task's m
 TASK_CREATED_EVENT = sql_literal(EventKind.TASK_CREATED.value)  # who created a task (root caps)
 LEASE_EXPIRED_EVENT = sql_literal(EventKind.LEASE_EXPIRED.value)
 VERIFICATION_EVENT = sql_literal(EventKind.VERIFICATION_RECORDED.value)
-# What says whether a task in review waits on its gate (`attention.gate_running`).
+# What says whether a task in review waits on its gate (`attention.gate_since`).
 GATE_EVENTS = sql_list(
     kind.value
     for kind in (

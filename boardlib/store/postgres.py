@@ -721,6 +721,11 @@ class PostgresTx(SharedTx):
         self.flush_events()
         return super().gate_entry(task_id)
 
+    # Differs: the shared read, with this transaction's queued events written first.
+    def gate_entries(self, task_ids: Sequence[str]) -> dict[str, Row]:
+        self.flush_events()
+        return super().gate_entries(task_ids)
+
     # Differs: the shared purge, with the queued events written first and the horizon persisted.
     def purge_expired_events(self, now: int, limit: int) -> int:
         self.flush_events()

@@ -268,6 +268,8 @@ _CLOSE_RUNNING = (
 
 _NEXT_NUMBER = {table: f"SELECT COALESCE(MAX(seq), 0) FROM {table}" for table in NUMBERED_TABLES}
 TASK_BY_ID = "SELECT * FROM tasks WHERE id = ?"
+# Ids bound in one statement, well under either store's limit on parameters (SQLite's 32,766).
+_IDS_PER_STATEMENT = 1000
 
 
 def _task_params(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -988,6 +990,24 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             "ORDER BY seq DESC LIMIT 1",
             (task_id,),
         )
+
+    def gate_entries(self, task_ids: Sequence[str]) -> dict[str, Row]:
+        """`gate_entry` of each of these tasks that has one, by task id: one statement for the
+        inbox's tasks in review, each one's newest found first through `events_task` (1,299
+        tasks: 5.3 ms of CPU, 8.4 asked one by one). `MAX(seq) ... GROUP BY task_id` was slower
+        than both: SQLite read it from `events_kind`, every move's entry."""
+        found: dict[str, Row] = {}
+        for start in range(0, len(task_ids), _IDS_PER_STATEMENT):
+            chunk = task_ids[start : start + _IDS_PER_STATEMENT]
+            marks = ", ".join(f":t{i}" for i in range(len(chunk)))
+            rows = self._fetchall(
+                "SELECT * FROM events WHERE seq IN (SELECT (SELECT g.seq FROM events g "
+                f"WHERE g.task_id = t.id AND g.kind IN ({GATE_EVENTS}) "
+                f"ORDER BY g.seq DESC LIMIT 1) FROM tasks t WHERE t.id IN ({marks}))",
+                {f"t{i}": task_id for i, task_id in enumerate(chunk)},
+            )
+            found.update((row["task_id"], row) for row in rows)
+        return found
 
     def lapsed_leases(self, now: int) -> list[Row]:
         """In-progress tasks whose lease ran out and that nobody released yet (a read: the

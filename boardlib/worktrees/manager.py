@@ -1137,7 +1137,7 @@ class Worktrees:
                 return replace(empty, reattached=reattached)
             timeout_s = verify_timeout_s or self.verify_timeout_s
             # The gate's start goes with the move to in_review: until its verdict the task waits
-            # on the gate, not on a person (`attention.gate_running`).
+            # on the gate, not on a person (`attention.gate_since`).
             gate_ms = gate_bound_ms(timeout_s)
             beat_ms = max(1, int(self.gate_beat_s * 1000))
             if task.status == t.IN_PROGRESS:

@@ -2,6 +2,7 @@
 and leaves when that is done; oldest first; the one obvious action works."""
 
 import json
+from typing import Any
 
 import pytest
 
@@ -320,3 +321,38 @@ def test_a_beating_gate_is_shown_verifying_and_one_that_stops_beating_is_dead_in
     before = row(board, task.id).last_heartbeat_at
     assert board.gate_beat(task.id) is False
     assert row(board, task.id).last_heartbeat_at == before
+
+
+@pytest.mark.sqlite_only
+def test_the_gates_of_all_tasks_in_review_are_read_in_one_statement(
+    board: Board, clock: ManualClock
+) -> None:
+    """Each task in review's newest move or gate event is one grouped read for all of them (it
+    was one query per task), and each task still gets its own: running, stopped, judged, none."""
+    gated = {}
+    for builder in ("alice", "bob", "carol", "erin"):
+        task = task_in(board, t.IN_PROGRESS, builder=builder)
+        board.complete(task.id, builder, gate_ms=60_000)
+        gated[builder] = task.id
+    plain = [task_in(board, t.IN_REVIEW, builder=f"dev{n}").id for n in range(3)]
+    blocked = task_in(board, t.BLOCKED, builder="frank").id
+    board.gate_stopped(gated["bob"], "OSError: disk full")
+    board.record_verification(gated["carol"], FAILED, actor="verification-gate")
+    statements: list[str] = []
+
+    def traced(tx: Any) -> list[a.InboxItem]:
+        tx.conn.set_trace_callback(statements.append)
+        try:
+            return a.collect(tx, clock.now_ms(), board.config)
+        finally:
+            tx.conn.set_trace_callback(None)
+
+    items = board.store.read(traced)
+    assert {item.task_id for item in items} == {
+        *plain,
+        gated["bob"],
+        gated["carol"],
+        blocked,
+    }  # alice's and erin's gates still run
+    gate_reads = [s for s in statements if "FROM events" in s and "verification_started" in s]
+    assert len(gate_reads) == 1, gate_reads

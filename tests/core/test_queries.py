@@ -113,6 +113,7 @@ POSTGRES_WRAPS = {
     "purge_expired_events": "flush the queued events first, persist the horizon",
     "status_entry": "flush the queued events first: a move this transaction made is the newest",
     "gate_entry": "flush the queued events first: a gate start this transaction made is the newest",
+    "gate_entries": "flush the queued events first, as for `gate_entry`",
 }
 
 
