@@ -11,8 +11,8 @@ median of 20 calls (5 for `Board.stats` and drawing):
 
 - search: the store's query for `kanban task search` (`list_tasks`), the TUI's palette
   (`search_tasks`) and its filter of the live columns (`matching_ids`), with a word no task
-  holds (every row is read), typed plainly (one LIKE pattern a column) and with a control
-  picture in it (two: `queries.text_match`);
+  holds, typed plainly (one LIKE pattern a column) and with a control picture in it (two:
+  `queries.text_match`), each looked up in the full-text index first (schema migration 10);
 - born: `born(team)` and `born(None)`, each with SQLite's plan;
 - stats: `Board.stats()`, the board's and one team's, over 24 hours and 7 days;
 - budget show: `Board.budget_report()` and drawing it (`render_budgets`) in process, and the
@@ -41,7 +41,7 @@ from boardlib import Board, ManualClock
 from boardlib.columns import TaskSearch
 from kanban.cli.stats_table import render_budgets
 
-MISSING = "zzz-nowhere"  # held by no task: every row is read
+MISSING = "zzz-nowhere"  # held by no task (without the index every row was read)
 PICTURED = "zzz\u241bnowhere"  # the same with ␛ in it: matched as typed and as ESC
 
 
