@@ -235,9 +235,10 @@ def verifying_since(at: str) -> str:
 def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     """When the verification gate judging `task` (in review) began, while it still judges it;
     else None. `entry` is the task's newest move or gate event (`Tx.gate_entry`, or
-    `Tx.gate_entries` for many tasks in one read). It judges while that is the gate's start (no verdict,
-    stop or move since), its process runs, it beat within `GATE_BEATS_MISSED` beats (a gate
-    that beats: the task's `last_heartbeat_at`, or the start) and its time bound has not passed.
+    `Tx.gate_entries` for many tasks in one read). It judges while that is the gate's start
+    (no verdict, stop or move since), its process runs, it beat within `GATE_BEATS_MISSED`
+    beats (a gate that beats: the task's `last_heartbeat_at`, or the start) and its time bound
+    has not passed.
     A gate killed with -9 is over at once on its own machine (as a dead lander's turn),
     elsewhere after three missed beats (at its bound when it does not beat)."""
     if task.status != t.IN_REVIEW:
