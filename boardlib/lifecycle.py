@@ -69,17 +69,25 @@ def stale_claim(task: Task, verb: str, epoch: int, actor: str | None = None) -> 
     the caller (`actor`) holds the task now, under the newer epoch (a failed gate gave it back),
     it says so (`heldByYou`): its claim is not gone, its epoch is old (an agent was told to stop
     work on a task it still held). The fence stands: only the name is known, not the process, so the
-    stale epoch is refused all the same."""
+    stale epoch is refused all the same. An epoch above the task's was never one of its claims
+    (read from another task, or made up): the same refusal, saying that rather than "stale"."""
     held = actor is not None and task.status == t.IN_PROGRESS and task.assignee_agent_id == actor
-    said = (
-        f"you hold {task.id} under epoch {task.claim_epoch} now, given back by a failed gate "
-        "or claimed again under your name: use that epoch if that claim is yours"
-        if held
-        else f"current: {task.claim_epoch}"
-    )
+    if epoch > task.claim_epoch:
+        said = f"its newest is {task.claim_epoch}"
+        if held:
+            said += ", under which you hold it: use that epoch if that claim is yours"
+        message = f"cannot {verb}: claim epoch {epoch} is one {task.id} never had ({said})"
+    else:
+        said = (
+            f"you hold {task.id} under epoch {task.claim_epoch} now, given back by a failed "
+            "gate or claimed again under your name: use that epoch if that claim is yours"
+            if held
+            else f"current: {task.claim_epoch}"
+        )
+        message = f"cannot {verb}: claim epoch {epoch} is stale ({said})"
     return BoardError(
         Reason.STALE_CLAIM,
-        f"cannot {verb}: claim epoch {epoch} is stale ({said})",
+        message,
         id=task.id,
         epoch=epoch,
         current_epoch=task.claim_epoch,

@@ -101,7 +101,7 @@ REFUSALS: list[tuple[str, Setup | None, str, str, str]] = [
     ("conflict", held, "task claim {0} -a bob", "conflict", "held by alice"),
     ("not_assignee", held, "task complete {0} -a bob", "not_assignee", "held by alice, not bob"),
     ("not_assignee_block", held, "task block {0} -a bob --reason x", "not_assignee", "not bob"),
-    ("stale_claim", held, "task heartbeat {0} -a alice --epoch 7", "stale_claim", "is stale"),
+    ("stale_claim", held, "task heartbeat {0} -a alice --epoch 7", "stale_claim", "never had"),
     ("self_review", in_review, "task approve {0} -a alice", "self_review", "must review"),
     (
         "dependency_cycle",

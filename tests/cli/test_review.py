@@ -52,7 +52,7 @@ def test_transfer_hands_over_with_a_fresh_lease_and_a_new_epoch(kanban: Kanban) 
     [
         (("-a", "bob", "--transfer", "--to", "bob"), "invalid_input", "yourself"),
         (("-a", "mallory", "--transfer", "--to", "eve"), "not_assignee", "held by bob"),
-        (("-a", "bob", "--transfer", "--to", "eve", "--epoch", "99"), "stale_claim", "stale"),
+        (("-a", "bob", "--transfer", "--to", "eve", "--epoch", "99"), "stale_claim", "never had"),
     ],
 )
 def test_transfer_refusals_change_nothing(

@@ -82,6 +82,29 @@ def test_a_move_under_a_stale_epoch_is_the_seed_s_illegal_transition(api: Api) -
     assert api.stored(task["id"]).assignee_agent_id == "alice"
 
 
+def test_a_future_epoch_is_called_one_the_task_never_had_not_stale(api: Api) -> None:
+    """An epoch above the task's was never one of its claims (found by a seed-only client: the
+    refusal called it "stale"): the seed's word and `stale_claim` stay, the message says what
+    it is; an older epoch is still called stale. Each writes nothing."""
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    path = f"/api/board/{task['id']}"
+    move = api.client.patch(path, json={"status": "in_review", "epoch": 7})
+    body = seed_refusal(move, STATUS_CHANGE, 409, "stale_claim")
+    assert (body["epoch"], body["currentEpoch"]) == (7, 1)
+    said = f"claim epoch 7 is one {task['id']} never had (its newest is 1)"
+    assert said in body["message"] and "stale" not in body["message"]
+    edit = api.client.patch(path, json={"title": "renamed", "epoch": 7})
+    assert edit.status_code == 409 and edit.json()["reason"] == "stale_claim"
+    assert said in edit.json()["error"] and "stale" not in edit.json()["error"]
+    beat = api.client.post(f"{path}/heartbeat", json={"agent": "alice", "epoch": 7})
+    assert beat.status_code == 409 and "never had" in beat.json()["message"]
+    assert "under which you hold it" in beat.json()["message"]
+    old = api.client.patch(path, json={"status": "in_review", "epoch": 0})
+    assert "claim epoch 0 is stale" in old.json()["message"]
+    assert api.fingerprint() == before
+
+
 def test_a_move_under_a_spent_budget_is_the_seed_s_illegal_transition(api: Api) -> None:
     task_id = spent(api)
     before = api.fingerprint()
