@@ -2259,13 +2259,15 @@ class Board:
                     id=task_id,
                     current=blocker.status,
                 )
-            cancelled = Task.from_rows(tx.cancel_pending_dependents(task_id, now))
-            for task in cancelled:
+            cancelled: list[Task] = []
+            for left, row in tx.cancel_pending_dependents(task_id, now):
+                task = Task.from_row(row)
                 changed: StatusChanged = {
-                    "to": t.CANCELLED, "reason": "blocker_failed", "blocker": task_id,
-                    "verb": "cancel_dependents",
+                    "from": left, "to": t.CANCELLED, "reason": "blocker_failed",
+                    "blocker": task_id, "verb": "cancel_dependents",
                 }  # fmt: skip
                 self._emit(tx, EventKind.STATUS_CHANGED, task, actor, now, changed)
+                cancelled.append(task)
             return cancelled
 
         return self.store.write(work)

@@ -57,7 +57,7 @@ StatusChanged = TypedDict(
     "StatusChanged",
     {
         "verb": str,
-        "from": NotRequired[str],  # absent when the mover did not read the task (cancel_dependents)
+        "from": NotRequired[str],  # absent on an edit (TaskUpdated's shape) and in older events
         "to": NotRequired[str],
         "assignee": NotRequired[str | None],  # handed to someone else (the gate's handback)
         "human_override": NotRequired[bool],  # done over the verdict (the audit table has the row)

@@ -18,6 +18,7 @@ from ..errors import BoardError, Reason
 from ..inert import as_written
 from ..leases import EXPIRED_SQL, expired_sql
 from ..records import EXECUTION_LEDGER, EXECUTION_TIMED_OUT, MICROS_PER_USD, Task
+from ..transitions import PENDING as PENDING_STATUSES
 from .base import TABLES, Row
 from .budget_sql import BudgetStatements
 from .landing_sql import LandingStatements
@@ -29,13 +30,13 @@ from .literals import (
     IN_PROGRESS,
     IN_REVIEW,
     LIVE,
-    PENDING,
     RUN_RUNNING,
     STATUS_CHANGED_EVENT,
     TASK_CREATED_EVENT,
     TERMINAL,
     TODO,
     WORKSPACE_ACTIVE,
+    in_column_order,
     sql_literal,
 )
 from .schema import TEXT_INDEX, TEXT_INDEX_COLUMNS
@@ -772,24 +773,31 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         """`done_task_id` just reached done: each direct dependent has one unmet dependency less."""
         self._execute(_SATISFY_DEPENDENTS, (done_task_id,))
 
-    def cancel_pending_dependents(self, task_id: str, now: int) -> list[Row]:
-        """Cancel every still-pending transitive dependent of `task_id` in one statement, so a
-        dependent claimed a moment earlier is left alone rather than cancelled under its worker
-        (on Postgres the claimer's row lock is waited for, then its committed status re-read)."""
-        return self._fetchall(
-            f"""
-            WITH RECURSIVE downstream(id) AS (
-                SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
-                UNION
-                SELECT d.task_id FROM task_deps d JOIN downstream s ON d.depends_on_task_id = s.id
+    def cancel_pending_dependents(self, task_id: str, now: int) -> list[tuple[str, Row]]:
+        """Cancel every still-pending transitive dependent of `task_id`, each with the status it
+        left (its event's `from`), so a dependent claimed a moment earlier is left alone rather
+        than cancelled under its worker (on Postgres the claimer's row lock is waited for, then
+        its committed status re-read). One statement per pending status: the status each row
+        left is the one its statement matched, never one read before it."""
+        cancelled: list[tuple[str, Row]] = []
+        for pending in in_column_order(PENDING_STATUSES):
+            rows = self._fetchall(
+                f"""
+                WITH RECURSIVE downstream(id) AS (
+                    SELECT task_id FROM task_deps WHERE depends_on_task_id = :id
+                    UNION
+                    SELECT d.task_id FROM task_deps d
+                    JOIN downstream s ON d.depends_on_task_id = s.id
+                )
+                UPDATE tasks SET status = {CANCELLED}, lease_until = NULL, updated_at = :now,
+                    status_since = :now
+                WHERE id IN (SELECT id FROM downstream) AND status = :pending
+                RETURNING *
+                """,
+                {"id": task_id, "now": now, "pending": pending},
             )
-            UPDATE tasks SET status = {CANCELLED}, lease_until = NULL, updated_at = :now,
-                status_since = :now
-            WHERE id IN (SELECT id FROM downstream) AND status IN ({PENDING})
-            RETURNING *
-            """,
-            {"id": task_id, "now": now},
-        )
+            cancelled += [(pending, row) for row in rows]
+        return cancelled
 
     def dependency_cycle_edges(self) -> list[tuple[str, str]]:
         """Every depends-on edge that can lie on a cycle: both ends have dependencies of their

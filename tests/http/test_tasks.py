@@ -830,6 +830,12 @@ def test_cancel_dependents_cancels_the_pending_chain(api: Api) -> None:
     events = api.events(seq)
     assert [event.kind for event in events] == ["status_changed", "status_changed"]
     assert {event.data["reason"] for event in events} == {"blocker_failed"}
+    # Each says the status it left, as every other move does (found by a seed-only client).
+    moved = {event.task_id: (event.data["from"], event.data["to"]) for event in events}
+    assert moved == {
+        pending["id"]: ("todo", "cancelled"),
+        downstream["id"]: ("backlog", "cancelled"),
+    }
     missing = api.client.post("/api/board/TASK-404/cancel-dependents")
     assert missing.status_code == 404 and missing.json()["error"] == "task not found"
 
