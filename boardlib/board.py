@@ -35,6 +35,7 @@ from .errors import BoardError, Reason, invalid_input, not_found, wrong_state
 from .events import EventKind, wire, wire_key
 from .explain import explain_idle, explain_task, held_live, preview_claim
 from .graph import closing_a_cycle, cycle_path, find_cycles, topological_order
+from .leases import renewal
 from .lifecycle import (
     SEED_CREATE_PATHS,
     check_editor,
@@ -453,6 +454,7 @@ class Board:
         emit: bool = True,
         via_takes: bool = True,
         holder_runtime: str | None = None,
+        renew: Mapping[str, int] | None = None,
     ) -> Task:
         """Move `task` to `target` with every side effect: the lifecycle's column changes, readiness
         of dependents on done, executions of abandoned work, the audit row of an override, and one
@@ -460,7 +462,8 @@ class Board:
         (seed 002's reject is in_review -> in_progress -> todo here); each step is checked, the
         result is written once; `via_takes=False` passes through without taking the task (an
         override's way out of blocked). `emit=False` leaves the one event to a verb that has its
-        own kind (a landing's `task_landed`, which also carries the move)."""
+        own kind (a landing's `task_landed`, which also carries the move). `renew`: the lease
+        columns of the holder's sign of life (`_beat`), written with the edit."""
         changes: dict[str, Any] = {}
         passing = task
         for step in via:
@@ -487,6 +490,7 @@ class Board:
         changes |= extra or {}
         if move.is_noop and not extra:
             return task
+        changes |= renew or {}
         if extra and "updated_at" not in changes:
             changes["updated_at"] = now
         # Runs belong to a holder's stay in progress: leaving it ends them.
@@ -535,8 +539,17 @@ class Board:
             data["fields"] = sorted(key for key in extra if key != "updated_at")
         # A move that moved nothing is an edit: the same payload minus from/to (TaskUpdated).
         kind = EventKind.TASK_UPDATED if move.is_noop else EventKind.STATUS_CHANGED
-        if emit:
-            self._emit(tx, kind, new, actor, now, data)
+        if not emit:
+            return new
+        if renew:  # only on an edit (a move that moved nothing): the holder's, renewing its lease
+            edited: TaskUpdated = {"verb": verb, "lease_until": renew["lease_until"]}
+            if "reason" in data:
+                edited["reason"] = data["reason"]
+            if "fields" in data:
+                edited["fields"] = data["fields"]
+            self._emit(tx, kind, new, actor, now, edited)
+            return new
+        self._emit(tx, kind, new, actor, now, data)
         return new
 
     # -- creating -------------------------------------------------------------------------------
@@ -1703,10 +1716,9 @@ class Board:
             now = self.now()
             task = self._load(tx, task_id)
             self._check_holder(tx, task, verb.replace("_", "-"), agent, epoch, now)
-            lease_until = now + (lease_ms or self.config.lease_ms)
-            new = Task.from_row(
-                tx.update_task(task_id, {"lease_until": lease_until, "last_heartbeat_at": now})
-            )
+            renewed_columns = renewal(now, lease_ms or self.config.lease_ms)
+            lease_until = renewed_columns["lease_until"]
+            new = Task.from_row(tx.update_task(task_id, renewed_columns))
             if note is not None:
                 tx.insert_comment(task_id, note, "agent", agent, now, task.tenant_id)
             if note is not None:
@@ -1738,6 +1750,21 @@ class Board:
         return self.store.one_statement(
             lambda tx: tx.renew_lease(task_id, agent, epoch, now, lease_until, event)
         )
+
+    def _beat(self, task: Task, who: str | None, now: int) -> dict[str, int]:
+        """A call of the task's holder is its sign of life (seed 000 counts the holder's calls,
+        seed 003 has no heartbeat route): the columns that renew its lease as a heartbeat does,
+        for the call's own write to carry. Nothing for anyone else's call, a task not in
+        progress, a lease already run out (the release pass takes it: a late call revives
+        nothing), or a lease that runs longer already (an extended one is not cut short)."""
+        if who is None or task.status != t.IN_PROGRESS or task.assignee_agent_id != who:
+            return {}
+        if task.lease_expired(now):
+            return {}
+        columns = renewal(now, self.config.lease_ms)
+        if task.lease_until is not None and task.lease_until >= columns["lease_until"]:
+            return {}
+        return columns
 
     def complete(
         self,
@@ -1999,6 +2026,7 @@ class Board:
         holder: str | None = None,
         seed_route: str | None = None,
         holder_runtime: str | None = None,
+        by_holder: bool = False,
     ) -> Task:
         """Change the status (through the transition table, the done-gate and the agent contract
         of `lifecycle.check_mover`) and/or edit fields, all in one transaction: either everything
@@ -2010,7 +2038,12 @@ class Board:
         `seed_route` marks a seed 003 client's request (`PATCH /api/board/:taskId`): a move to
         blocked without a reason then records `lifecycle.seed_block_reason`, naming the actor and
         the route, as the seed (whose body has no reason) expects. Without it a move to blocked
-        needs a reason, as on every surface of the board's own."""
+        needs a reason, as on every surface of the board's own.
+
+        A change by the task's holder (the actor, or whoever holds it when `by_holder` says the
+        caller is the holder though it names nobody: seed 003's PATCH on a server without
+        per-caller tokens) that leaves it in progress renews its lease in the same write
+        (`_beat`); a PATCH that changes nothing else writes only that, as a heartbeat."""
         seed_route = validate.optional_name(seed_route, "seedRoute")
         actor = validate.name(actor, "actor")
         holder = validate.optional_name(holder, "holder")
@@ -2063,10 +2096,18 @@ class Board:
                 reason = seed_block_reason(actor, seed_route)
             # An override out of blocked passes through the table's steps (lifecycle.OVERRIDE_VIA)
             via = (override_route(task) or ()) if human_override and target != task.status else ()
+            beating = task.assignee_agent_id if by_holder else actor
+            current = epoch is None or epoch == task.claim_epoch  # a moved-on claim beats nothing
+            renew = self._beat(task, beating, now) if target == task.status and current else {}
+            if renew and not edits:  # a bare sign of life: the lease alone, as a heartbeat
+                new = Task.from_row(tx.update_task(task.id, renew))
+                renewed: LeaseRenewed = {"lease_until": renew["lease_until"], "verb": "move"}
+                self._emit(tx, EventKind.LEASE_RENEWED, new, beating or actor, now, renewed)
+                return new
             return self._apply_move(
                 tx, task, target, actor=actor, now=now, verb="move",
                 reason=reason, human_override=human_override, extra=edits or None, holder=holder,
-                via=via, via_takes=False, holder_runtime=holder_runtime,
+                via=via, via_takes=False, holder_runtime=holder_runtime, renew=renew,
             )  # fmt: skip
 
         return self.store.write(work)
@@ -2305,7 +2346,12 @@ class Board:
             comment = Comment.from_row(
                 tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id, where)
             )
+            renew = self._beat(task, author, now)  # the holder's note is a sign of life
+            if renew:
+                task = Task.from_row(tx.update_task(task_id, renew))
             added: CommentAdded = {"comment_id": comment.id}
+            if renew:
+                added["lease_until"] = renew["lease_until"]
             if where is not None:
                 added["path"] = where.path
                 if where.line is not None:
@@ -2375,7 +2421,12 @@ class Board:
                     }
                 )
             )
+            renew = self._beat(task, holder, now)  # opening a run is a sign of life
+            if renew:
+                task = Task.from_row(tx.update_task(task_id, renew))
             started: ExecutionStarted = {"execution_id": execution.id}
+            if renew:
+                started["lease_until"] = renew["lease_until"]
             self._emit(tx, EventKind.EXECUTION_STARTED, task, holder, now, started)
             return execution
 

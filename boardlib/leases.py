@@ -3,7 +3,9 @@
 A lease is live through its last millisecond: it has expired only once `now` is strictly past
 `lease_until`. The store's release of expired leases uses `EXPIRED_SQL`; the board's holder
 check and the TUI's card use `lease_expired`, so at the boundary millisecond every surface agrees
-that the worker still holds the task (a test pins it). Imports nothing, like `transitions`.
+that the worker still holds the task (a test pins it). A renewal writes `renewal`'s columns,
+whether a heartbeat asked for it or a seed 003 call of the holder carries it (`Board._beat`).
+Imports nothing, like `transitions`.
 """
 
 
@@ -19,3 +21,9 @@ EXPIRED_SQL = expired_sql()
 def lease_expired(lease_until: int | None, now: int) -> bool:
     """Whether a lease ending at `lease_until` has run out at `now` (no lease: never expires)."""
     return lease_until is not None and lease_until < now
+
+
+def renewal(now: int, lease_ms: int) -> dict[str, int]:
+    """The columns a renewal writes: the lease runs `lease_ms` from `now`, the beat is `now`
+    (`updated_at` is left alone: a beat never reorders a list)."""
+    return {"lease_until": now + lease_ms, "last_heartbeat_at": now}

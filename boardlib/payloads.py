@@ -76,11 +76,12 @@ class TaskUpdated(TypedDict):
     verb: str
     reason: NotRequired[str]
     fields: NotRequired[list[str]]
+    lease_until: NotRequired[int]  # the holder's edit renewed its lease to this (Board._beat)
 
 
 class LeaseRenewed(TypedDict):
     lease_until: int
-    verb: str  # heartbeat, extend_lease
+    verb: str  # heartbeat, extend_lease; move: a holder's PATCH that changed nothing else
 
 
 class ProgressLogged(TypedDict):
@@ -128,10 +129,12 @@ class CommentAdded(TypedDict):
     comment_id: str
     path: NotRequired[str]  # a review comment: the file it is about
     line: NotRequired[int]  # and the line, when it names one
+    lease_until: NotRequired[int]  # the holder's comment renewed its lease to this
 
 
 class ExecutionStarted(TypedDict):
     execution_id: str
+    lease_until: NotRequired[int]  # opening the run renewed the holder's lease to this
 
 
 class ExecutionCompleted(TypedDict):

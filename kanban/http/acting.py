@@ -49,6 +49,13 @@ class Caller:
         """The agent an agent token names; None for an operator token or an open server."""
         return self.identity.name if self.identity.is_agent else None
 
+    @property
+    def unnamed(self) -> bool:
+        """No per-caller token (an open server, or one shared token): the seed's bodies name
+        nobody, so its PATCH of a task, like its run routes (`run_closer`), is the holder's
+        sign of life. With per-caller tokens the token says who calls."""
+        return self.identity == OPEN
+
     def agent(self, named: str | None, *, field: str = "agent") -> str:
         """The agent a lease verb acts for: the token's agent (a body naming another is
         forbidden), else the body's, which is then required."""

@@ -6,7 +6,8 @@ it rebuilds who held each task, under which epoch, and until when, at every mome
 - a claim is only of a task nobody holds (`double_held` otherwise): the guarded UPDATE's promise;
 - a holder's write (heartbeat, progress, opening or closing a run, complete) comes from the current
   holder while its lease is live (`late_writes` otherwise): a frozen worker that thawed after
-  its lease ran out, or a killed incarnation, never writes over its successor;
+  its lease ran out, or a killed incarnation, never writes over its successor; a renewal its
+  comment, edit or run carried (`lease_until` in the event) moves the lease's end too;
 - a lease is released only once it has run out (`early_releases` otherwise);
 - every task reaches done exactly once, and every run that was opened is closed.
 
@@ -137,7 +138,7 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
             state.lease_until = at + leases.get(str(actor), lease_ms)
         elif kind in HOLDER_WRITES:
             check_holder(seq, kind, task_id, state, actor, at)
-            if "lease_until" in data and kind != EventKind.EXECUTION_STARTED:
+            if "lease_until" in data:  # a run's opening renews the lease too
                 state.lease_until = int(data["lease_until"])
             if kind == EventKind.EXECUTION_STARTED:
                 verdict.runs_opened += 1
@@ -156,6 +157,8 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
                         f"opened under {opened[2]}",
                     )
             close_runs([run_id])
+        elif kind in (EventKind.COMMENT_ADDED, EventKind.TASK_UPDATED) and "lease_until" in data:
+            state.lease_until = int(data["lease_until"])  # the holder's note or edit renewed it
         elif kind == EventKind.LEASE_EXPIRED:
             verdict.lease_expiries += 1
             if state.status != t.IN_PROGRESS or state.holder != data.get("assignee"):

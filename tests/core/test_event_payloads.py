@@ -21,7 +21,7 @@ STORED: dict[str, set[str]] = {
         "verb", "from", "to", "assignee", "humanOverride", "via", "closedExecutions", "reason",
         "fields", "blocker",
     },
-    "task_updated": {"verb", "reason", "fields"},
+    "task_updated": {"verb", "reason", "fields", "leaseUntil"},
     "lease_renewed": {"leaseUntil", "verb"},
     "progress_logged": {"leaseUntil", "verb"},
     "lease_expired": {
@@ -32,8 +32,8 @@ STORED: dict[str, set[str]] = {
     "task_restored": set(),
     "dep_linked": {"dependsOn"},
     "dep_unlinked": {"dependsOn"},
-    "comment_added": {"commentId", "path", "line"},
-    "execution_started": {"executionId"},
+    "comment_added": {"commentId", "path", "line", "leaseUntil"},
+    "execution_started": {"executionId", "leaseUntil"},
     "execution_completed": {
         "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
     },

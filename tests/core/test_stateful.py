@@ -328,6 +328,7 @@ class BoardMachine(RuleBasedStateMachine):
         run = self.expect(reason, lambda: self.board.open_execution(task.id, "sh", agent=agent))
         if run is not None:
             self.runs[run.id] = ModelRun(task.id, agent)  # type: ignore[attr-defined]
+            task.lease = max(task.lease or 0, now + LEASE)  # the holder's sign of life
 
     @precondition(lambda self: self.runs)
     @rule(index=PICK, agent=AGENTS, who=st.sampled_from(["holder", "other", "operator"]))

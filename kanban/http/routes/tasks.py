@@ -290,6 +290,7 @@ def update_task(
         actor=who.actor,
         epoch=body.epoch,
         seed_route=SEED_UPDATE,  # a move to blocked without a reason gets a default one
+        by_holder=who.unnamed,  # the seed's client names nobody: its PATCH keeps its lease
     )
     return reply({"ok": True, "task": task.to_json()})
 
