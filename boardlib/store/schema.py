@@ -36,7 +36,7 @@ from .literals import (
 # The full-text index of tasks (migration 10) and the columns it holds, in the index's order:
 # a search's words are looked up there first (queries.text_match).
 TEXT_INDEX = "tasks_text"
-TEXT_INDEX_VERSION = 10  # the schema version that made it
+TEXT_INDEX_VERSION = 10  # the schema version that made it, where this SQLite can
 TEXT_INDEX_COLUMNS = ("id", "title", "description")
 TEXT_INDEXED = ", ".join(TEXT_INDEX_COLUMNS)
 
@@ -454,6 +454,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def has_trigram_index(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite can hold the text index: FTS5 compiled in, with its trigram tokenizer
+    (SQLite 3.34+). Without them the board has no index and searches as before it (a LIKE)."""
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.kanban_probe USING fts5(x, tokenize = 'trigram')")
+    except sqlite3.OperationalError:
+        return False
+    conn.execute("DROP TABLE temp.kanban_probe")
+    return True
+
+
+def has_text_index(conn: sqlite3.Connection) -> bool:
+    """Whether the board's file holds the text index (made by migration 10 where it could be)."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TEXT_INDEX,)
+    ).fetchone()
+    return found is not None
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
@@ -468,7 +487,8 @@ def apply_pending_migrations(conn: sqlite3.Connection) -> int:
         path = conn.execute("PRAGMA database_list").fetchone()[2]
         raise newer_schema(Path(path), current, SCHEMA_VERSION)
     for version in range(current, SCHEMA_VERSION):
-        for statement in MIGRATIONS[version]:
-            conn.execute(statement)
+        if version + 1 != TEXT_INDEX_VERSION or has_trigram_index(conn):
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
         conn.execute(f"PRAGMA user_version={version + 1}")
     return SCHEMA_VERSION - current

@@ -36,7 +36,7 @@ from .contention import (
 )
 from .literals import IN_PROGRESS
 from .queries import CLAIM_ORDER, CLAIMABLE, FTS5, HOLDING, READY, WAITING, Params, SharedTx
-from .schema import SCHEMA_VERSION, TEXT_INDEX_VERSION, apply_pending_migrations, schema_version
+from .schema import SCHEMA_VERSION, apply_pending_migrations, has_text_index, schema_version
 from .writer_queue import WriterQueue
 
 T = TypeVar("T")
@@ -264,9 +264,10 @@ class SqliteTx(SharedTx):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    # Differs: each store's own text index. A file opened read-only may predate it.
+    # Differs: each store's own text index. A file opened read-only may predate it, and a
+    # SQLite without FTS5's trigram tokenizer made none.
     def _text_index(self) -> str | None:
-        return FTS5 if schema_version(self.conn) >= TEXT_INDEX_VERSION else None
+        return FTS5 if has_text_index(self.conn) else None
 
     # -- the seam -------------------------------------------------------------------------------
 

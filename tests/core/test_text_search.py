@@ -244,3 +244,26 @@ def test_postgres_searches_through_its_trigram_index(postgres_cluster: "Cluster"
         assert schema.TEXT_INDEX not in plan, plan
         found = sorted(row[0] for row in conn.execute(query, short[1]))  # type: ignore[arg-type]
         assert found == sorted([made[1], *made[10:20]])
+
+
+def test_a_sqlite_without_the_trigram_tokenizer_makes_a_board_without_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FTS5's trigram tokenizer is SQLite 3.34+ (Ubuntu 20.04 ships 3.31), and FTS5 itself may be
+    compiled out: migration 10 failed there, and no board could be made. It skips the index, the
+    board is made, and its search is the LIKE alone, finding the same rows."""
+    monkeypatch.setattr(schema, "has_trigram_index", lambda conn: False)  # as such a build says
+    clock = ManualClock(start_ms=1_800_000_000_000)
+    board, _ = _board(tmp_path / "board.db", clock)
+    with board:
+        assert board.store.schema_version() == schema.SCHEMA_VERSION
+        assert not board.store.read(lambda tx: schema.has_text_index(tx.conn))
+        for words in (("parser",), ("école",), ("TASK-1",), ("0% d",)):
+            _compare(board, words)
+        found = board.store.read(lambda tx: tx.search_tasks(TaskSearch(words=("again",)), 5))
+        assert [row["title"] for row in found] == ["fix THE parser again"]
+
+
+def test_this_sqlite_has_the_trigram_tokenizer() -> None:
+    """The probe itself: this machine's SQLite (3.40) has it, so the other tests use the index."""
+    assert schema.has_trigram_index(sqlite3.connect(":memory:"))
