@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import transitions as t
 from .budgets import BLOCKED_PREFIX as BUDGET_BLOCKED_PREFIX
-from .budgets import blocked_by_budget, blocked_reason, first_spent, standings
+from .budgets import blocked_by_budget, blocked_reason, first_spent, raise_hint, standings
 from .clock import local_time
 from .config import BoardConfig
 from .errors import Reason
@@ -133,7 +133,9 @@ def _verdict(task: Task) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _item(task: Task, kind: str, why: str, since: int, action: str | None = None) -> InboxItem:
+def _item(
+    task: Task, kind: str, why: str, since: int, action: str | None = None, command: str = ""
+) -> InboxItem:
     return InboxItem(
         kind=kind,
         task_id=task.id,
@@ -143,6 +145,7 @@ def _item(task: Task, kind: str, why: str, since: int, action: str | None = None
         title=task.title,
         status=task.status,
         builders=task.builders,
+        command=command or None,
     )
 
 
@@ -179,7 +182,8 @@ def awaiting(
         return _item(task, VERIFICATION_FAILED, why, since)
     if over_budget and spent_now is not None:
         said = blocked_reason(task.id, spent_now).removeprefix(BUDGET_BLOCKED_PREFIX)
-        return _item(task, BUDGET_EXCEEDED, f"{OPENS[BUDGET_EXCEEDED]}: {said}", since)
+        why = f"{OPENS[BUDGET_EXCEEDED]}: {said}"
+        return _item(task, BUDGET_EXCEEDED, why, since, command=raise_hint(spent_now))
     if over_budget:  # raised since, or a daily budget on a new day: nothing stops it now
         why = "blocked when a budget over it was spent; none is spent now: unblock it"
         return _item(task, BUDGET_EXCEEDED, why, since, UNBLOCK)

@@ -464,6 +464,7 @@ class InboxItem(Record):
     consumer: str | None = None
     event_seq: int | None = None
     builders: list[str] | None = None  # who built its task (`Task.builders`): not its judges
+    command: str | None = None  # the operator's command that acts on it (a spent budget's raise)
 
 
 @dataclass(slots=True, eq=False, repr=False)

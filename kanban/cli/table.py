@@ -685,7 +685,8 @@ class _Inbox:
     key action. A table while Why gets `WHY_MIN` cells; narrower, each item on a line (its title
     last, cut with `…` where the terminal ends) and its why on one line under it, cut with `…`
     (at 80 columns Why got 26 cells and a budget's item took 7 lines; then 3, a blank between
-    items). Without the title an operator read `TASK-3 review approve` and looked each task up."""
+    items), and an item's command (a spent budget's raise) whole on the line under that, as the
+    cut took it. Without the title an operator read `TASK-3 review approve` and looked it up."""
 
     HEADERS = ("Waiting", "Task", "Title", "Kind", "Why", "Action")
     WHY, TITLE = 4, 2
@@ -697,7 +698,10 @@ class _Inbox:
 
         self.title = Text(f"{doc['count']} need you", style="bold")
         self.rows: list[tuple[Text, ...]] = []
+        self.commands: list[Text | None] = []  # a spent budget's raise: its own line at 80
         for item in doc["items"]:
+            command = item.get("command")
+            self.commands.append(_text(command, "cyan") if command else None)
             waited = max(0, int(doc["now"]) - int(item["since"]))
             task = item.get("taskId") or item.get("consumer") or ""
             self.rows.append((
@@ -750,11 +754,13 @@ class _Inbox:
             return Padding(grid, (0, 0, 0, 2))
 
         yield line(*(Text(self.HEADERS[n], style="bold") for n in [*shown, self.TITLE]))
-        for row in self.rows:
+        for row, command in zip(self.rows, self.commands, strict=True):
             yield line(*(row[n] for n in [*shown, self.TITLE]))
             why = row[self.WHY].copy()  # one line, cut: `task why ID` and the JSON say it whole
             why.truncate(max(options.max_width - 4, 1), overflow="ellipsis")
             yield Padding(why, (0, 0, 0, 4))
+            if command is not None:  # the why's end, cut above: what the operator runs, whole
+                yield Padding(command, (0, 0, 0, 4))
 
 
 class _Comments:

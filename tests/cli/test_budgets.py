@@ -177,8 +177,9 @@ def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kan
     """`kanban inbox --format table` at 80 columns gave Why 26 cells, a spent budget's item took 7
     lines, and its why began "budget exceeded" beside the kind `budget_exceeded`. At 80 columns each
     item is a line and its why the line under it, the full width, without the kind's words, cut
-    with `…` (an item took three lines, then; `task view` has the reason whole); a wide terminal
-    keeps one row per item. The JSON is unchanged."""
+    with `…`; the cut took the `kanban budget set` command, the one thing the operator runs, so
+    the item's `command` is the line under that, whole; a wide terminal keeps one row per item.
+    The JSON's why is unchanged; its `command` is the raise, null on other items."""
     spent = []
     for _ in range(2):
         task_id, run_id = claimed_with_a_run(kanban)
@@ -188,6 +189,9 @@ def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kan
     items = kanban.ok("inbox")["items"]
     assert [item["kind"] for item in items] == ["budget_exceeded"] * 2, items
     assert all(item["why"].startswith("budget exceeded: the budget of") for item in items)
+    commands = [f"kanban budget set {task_id} --usd N --reason WHY" for task_id in spent]
+    assert [item["command"] for item in items] == commands, items
+    assert all(f"`{item['command']}`" in item["why"] for item in items), items
     narrow = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
     assert narrow.code == 0, str(narrow)
     lines = narrow.out.splitlines()
@@ -199,8 +203,10 @@ def test_the_inbox_table_gives_a_budgets_why_the_width_at_80_columns(kanban: Kan
         said = lines[start + 1].strip()  # the why: was 7 lines, in a 26-cell column, then 2
         assert said.startswith(f"the budget of {task_id} is spent ($1.25 recorded against " \
                                "$1.00); raise it"), said  # fmt: skip
-        assert said.endswith("…"), said
-    assert len(lines) == 2 + 2 * 2, narrow.out  # its count, the headers, two lines an item
+        assert said.endswith("…") and "--reason WHY" not in said, said
+        raise_it = f"    kanban budget set {task_id} --usd N --reason WHY"
+        assert lines[start + 2].rstrip() == raise_it, narrow.out  # whole, where it was cut
+    assert len(lines) == 2 + 3 * 2, narrow.out  # its count, the headers, three lines an item
     wide = kanban.run("inbox", "--format", "table", env={"COLUMNS": "200"}).out
     rows = [line for line in wide.splitlines() if "budget_exceeded" in line]
     assert len(rows) == 2 and all("raise_budget" in row for row in rows), wide
