@@ -74,6 +74,7 @@ from .records import (
     EXECUTION_LEDGER,
     EXECUTION_OUTCOMES,
     EXECUTION_RUNNING,
+    OVERRIDE_ACTION,
     TASK_ID_PREFIX,
     WORKSPACE_STATUSES,
     Ancestor,
@@ -92,6 +93,7 @@ from .records import (
     IdleExplanation,
     Inbox,
     LinkedTask,
+    Marks,
     ReconcileReport,
     Task,
     TaskView,
@@ -254,6 +256,7 @@ def cancelled_blocker(task: str, blocker: str) -> BoardError:
     )
 
 
+MARKED_BATCH = 500  # won't-land tasks per read: under SQLite's oldest bound-parameter limit (999)
 PURGE_BATCH = 2_000  # expired events per purge transaction: each holds the write turn briefly
 
 
@@ -512,7 +515,7 @@ class Board:
             tx.insert_audit(
                 task_id=task.id,
                 actor=actor,
-                action="human_override",
+                action=OVERRIDE_ACTION,
                 from_status=task.status,
                 to_status=target,
                 verdict_overridden=task.verification,
@@ -1377,24 +1380,37 @@ class Board:
         return self.store.read(lambda tx: tx.schema_version()) > SCHEMA_VERSION
 
     def overridden_task_ids(self) -> set[str]:
-        """Tasks a person moved to done over the verdict (`human_override` audit rows): a
+        """Tasks a person moved to done over the verdict (`OVERRIDE_ACTION` audit rows): a
         board view marks them, since the override is otherwise invisible on the task itself."""
-        return self.store.read(lambda tx: set(tx.overridden_task_ids()))
+        return set(self.marked_task_ids().overridden)
 
     def wont_land_task_ids(self) -> set[str]:
         """Done tasks whose work an operator decided won't land, the decision still standing
         (`wontland.wont_land`): a board view marks their cards, as the row does not say it."""
+        return set(self.marked_task_ids().wont_land)
 
-        def work(tx: Tx) -> set[str]:
+    def marked_task_ids(self) -> Marks:
+        """Both marks of a board view, read together: one scan of the audit table for both
+        actions (it has no index on action; each mark scanned it), and the won't-land tasks
+        read in batches, not a task and its audit per decision."""
+
+        def work(tx: Tx) -> Marks:
+            overridden: set[str] = set()
+            decided: dict[str, list[AuditEntry]] = {}
+            for row in tx.audit_of((OVERRIDE_ACTION, ABANDON_ACTION)):
+                if row["action"] == OVERRIDE_ACTION:
+                    overridden.add(row["task_id"])
+                else:  # `wont_land` reads only these of a task's rows, oldest first
+                    decided.setdefault(row["task_id"], []).append(AuditEntry.from_row(row))
             found = set()
-            for task_id in tx.audited_task_ids(ABANDON_ACTION):
-                row = tx.task(task_id)
-                if row is None or row["status"] != t.DONE or row["landed_commit"] is not None:
-                    continue
-                audit = [AuditEntry.from_row(entry) for entry in tx.audit(task_id)]
-                if wont_land(Task.from_row(row), audit) is not None:
-                    found.add(task_id)
-            return found
+            ids = sorted(decided)
+            for start in range(0, len(ids), MARKED_BATCH):
+                for row in tx.tasks_by_id(ids[start : start + MARKED_BATCH]):
+                    if row["status"] != t.DONE or row["landed_commit"] is not None:
+                        continue
+                    if wont_land(Task.from_row(row), decided[row["id"]]) is not None:
+                        found.add(row["id"])
+            return Marks(frozenset(overridden), frozenset(found))
 
         return self.store.read(work)
 

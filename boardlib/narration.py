@@ -17,7 +17,7 @@ from .actors import actor_label
 from .budgets import amount, budget_name
 from .clock import span
 from .events import EventKind, read
-from .records import BUDGET_TASK, BUDGET_USD, AuditEntry, Event
+from .records import BUDGET_TASK, BUDGET_USD, OVERRIDE_ACTION, AuditEntry, Event
 from .transitions import label
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
@@ -256,7 +256,7 @@ def narrate_audit(entry: AuditEntry) -> str:
     """One audit row (a human override, a verification-gate run) as one line of plain words, e.g.
     "human override: done over a fail verdict by operator:sam"."""
     task = entry.task_id or "the board"
-    if entry.action == "human_override":
+    if entry.action == OVERRIDE_ACTION:
         overridden = _verdict_status(entry.verdict_overridden)
         over = f" over a {overridden} verdict" if overridden else " (no verdict to override)"
         why = f": {entry.detail}" if entry.detail else ""

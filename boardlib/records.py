@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter, itemgetter
-from typing import Any, ClassVar, Self, get_args
+from typing import Any, ClassVar, NamedTuple, Self, get_args
 
 from .actors import AUTHOR_AGENT, AUTHOR_SYSTEM, AUTHOR_USER
 from .leases import lease_expired
@@ -488,6 +488,18 @@ class Inbox(Record):
     now: int
     left_out: int = 0
     verifying: list[GateRun] = field(default_factory=list)
+
+
+# The audit row of a move to done over the verdict by a person (`task move --human-override`)
+OVERRIDE_ACTION = "human_override"
+
+
+class Marks(NamedTuple):
+    """What a board view marks on cards and no task row says (`Board.marked_task_ids`): the tasks
+    moved to done over the verdict, and the done tasks an operator decided won't land."""
+
+    overridden: frozenset[str]
+    wont_land: frozenset[str]
 
 
 @dataclass(slots=True, eq=False, repr=False)

@@ -367,14 +367,15 @@ class BoardReader:
         read = board.live_view(search)
         self._cursor = read.cursor
         self._known = {task.id: task for task in read.tasks}
+        marks = board.marked_task_ids()  # one audit scan for both
         self._post(
             BoardUpdate(
                 read,
                 touched=frozenset(),
                 last_change_ms=last_change(read),
                 events=recent_events(board, RECENT_EVENTS),
-                overridden=frozenset(board.overridden_task_ids()),
-                wont_land=frozenset(board.wont_land_task_ids()),
+                overridden=marks.overridden,
+                wont_land=marks.wont_land,
             )
         )
 

@@ -75,8 +75,7 @@ class Prefetch:
             search = TaskSearch()
             read = board.live_view(search)
             events = recent_events(board, RECENT_EVENTS)
-            overridden = frozenset(board.overridden_task_ids())
-            wont_land = frozenset(board.wont_land_task_ids())
+            overridden, wont_land = board.marked_task_ids()
             newer = board.schema_is_newer()
         except Exception:
             board.close()

@@ -1233,18 +1233,12 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             return self._fetchall("SELECT * FROM audit ORDER BY seq")
         return self._fetchall("SELECT * FROM audit WHERE task_id = ? ORDER BY seq", (task_id,))
 
-    def overridden_task_ids(self) -> list[str]:
-        rows = self._fetchall(
-            "SELECT DISTINCT task_id FROM audit "
-            "WHERE action = 'human_override' AND task_id IS NOT NULL"
+    def audit_of(self, actions: Sequence[str]) -> list[Row]:
+        marks = ", ".join("?" * len(actions))
+        return self._fetchall(
+            f"SELECT * FROM audit WHERE action IN ({marks}) AND task_id IS NOT NULL ORDER BY seq",
+            tuple(actions),
         )
-        return [row[0] for row in rows]
-
-    def audited_task_ids(self, action: str) -> list[str]:
-        rows = self._fetchall(
-            "SELECT DISTINCT task_id FROM audit WHERE action = ? AND task_id IS NOT NULL", (action,)
-        )
-        return [row[0] for row in rows]
 
     # -- whole-board copies ---------------------------------------------------------------------
 
