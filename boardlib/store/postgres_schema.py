@@ -30,6 +30,8 @@ from .literals import (
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
 from .schema import TEXT_INDEX, TEXT_INDEX_COLUMNS, budgets_and_flow
 
+# The name of the table that tells a schema holding a board (`META_DDL` below).
+META_TABLE = "board_meta"
 TRIGRAM_COLUMNS = ", ".join(f"{column} %I.gin_trgm_ops" for column in TEXT_INDEX_COLUMNS)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -305,34 +307,42 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 9: the machine each worktree was made on (schema.py's migration 9)
     ("ALTER TABLE workspaces ADD COLUMN host TEXT",),
     # 10: text search at 100,000 tasks (schema.py's migration 10): a pg_trgm GIN index on the
-    # searched columns, which `ILIKE '%word%'` uses as it is written. Only where the server has
-    # the extension and the role may create it (trusted since PostgreSQL 13: a database owner
-    # may); elsewhere the search reads as before. Made in `public` when the role may (not in one
-    # board's schema, which another board's index would then hang on), and its operator class
-    # named in the schema it lives in, which need not be on this board's search_path.
+    # searched columns, which `ILIKE '%word%'` uses as it is written. Only where the extension is
+    # installed or the role may install it in `public` (trusted since PostgreSQL 13: a role that
+    # may create in the database may); elsewhere the search reads as before. Never in (nor an
+    # index hung on one in) a board's schema: dropping that schema with CASCADE would take the
+    # extension and every other board's index along. Its operator class is named in the schema
+    # it lives in, which need not be on this board's search_path. Two boards creating it at once:
+    # the second waits for the first's COMMIT, fails, and finds it made (docs/postgresql.md).
     (
         f"""
         DO $$
         DECLARE home TEXT;
         BEGIN
-            IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
+            IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')
+               AND EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm')
+               AND EXISTS (SELECT 1 FROM pg_namespace
+                           WHERE nspname = 'public' AND has_schema_privilege(oid, 'CREATE'))
+            THEN
                 BEGIN
-                    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-                        IF EXISTS (SELECT 1 FROM pg_namespace
-                                   WHERE nspname = 'public' AND has_schema_privilege(oid, 'CREATE'))
-                        THEN
-                            CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
-                        ELSE
-                            CREATE EXTENSION IF NOT EXISTS pg_trgm;
-                        END IF;
-                    END IF;
-                    SELECT n.nspname INTO home FROM pg_extension e
-                    JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+                    CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+                -- not the role's to make, or another board's migration made it at this moment
+                -- (this one waited for its COMMIT): then it is found below
+                EXCEPTION WHEN insufficient_privilege OR unique_violation OR duplicate_object THEN
+                    NULL;
+                END;
+            END IF;
+            SELECT n.nspname INTO home FROM pg_extension e
+            JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'
+            AND NOT EXISTS (SELECT 1 FROM pg_class c
+                            WHERE c.relnamespace = n.oid AND c.relname = '{META_TABLE}');
+            IF home IS NOT NULL THEN
+                BEGIN
                     EXECUTE format(
                         'CREATE INDEX {TEXT_INDEX} ON tasks USING gin ({TRIGRAM_COLUMNS})',
                         {", ".join(["home"] * len(TEXT_INDEX_COLUMNS))});
-                -- not the role's to make, or another board's migration made it at this moment
-                EXCEPTION WHEN insufficient_privilege OR unique_violation OR duplicate_object THEN
+                -- the extension's schema is not one the role may use
+                EXCEPTION WHEN insufficient_privilege THEN
                     NULL;
                 END;
             END IF;
@@ -351,7 +361,9 @@ if len(MIGRATIONS) != len(SQLITE_MIGRATIONS):  # pragma: no cover - a developer'
     )
 
 # The one table that says "this schema holds a kanban board", and its version.
-META_DDL = "CREATE TABLE board_meta (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER)"
+META_DDL = (
+    f"CREATE TABLE {META_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER)"
+)
 
 # Every table a board's migrations make, read from their DDL: what a board that was made and must
 # be unmade again (a failed `db copy` into an empty schema) drops. Sequences go with their columns.
