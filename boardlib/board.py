@@ -1107,7 +1107,9 @@ class Board:
         return self.list_tasks(ready=True, team_id=team_id, role=role)
 
     def search(self, text: str, *, include_dropped: bool = False, limit: int = 200) -> list[Task]:
-        """Tasks whose id is `text` or whose title or description contains it."""
+        """Tasks whose id, title or description holds `text`, ignoring case: the filter's
+        match (a not-found refusal points here with the id as typed, `task-7`); that exact id
+        first, then newest change first."""
         query = validate.text(text, "text", limit=validate.NAME_MAX)
         include_dropped = validate.flag(include_dropped, "includeDropped")
         limit = validate.integer(limit, "limit", minimum=1)

@@ -66,7 +66,8 @@ NUMBERED_TABLES = frozenset({"tasks", "task_comments", "execution_processes", "w
 # on a dependency, and the guard that is part of the very statement that claims.
 CLAIM_ORDER = "ORDER BY priority DESC, updated_at DESC"
 # Seed 003's order of a task list, and the order pages walk (`SharedTx._listing` says why).
-CHANGE_ORDER = "ORDER BY updated_at DESC, seq DESC"
+CHANGE_KEYS = "updated_at DESC, seq DESC"
+CHANGE_ORDER = f"ORDER BY {CHANGE_KEYS}"
 PAGE_ORDER = "ORDER BY seq DESC"
 READY = f"status = {TODO} AND dropped = 0 AND unmet_deps = 0"
 WAITING = f"status = {TODO} AND dropped = 0 AND unmet_deps > 0"
@@ -441,11 +442,11 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             params["role"] = role
         if text:
             found = text_match(
-                self.LIKE_ANY_CASE, ("title", "description"), "pattern", text, params,
+                self.LIKE_ANY_CASE, TEXT_INDEX_COLUMNS, "pattern", text, params,
                 index=self._text_index(),
             )  # fmt: skip
-            where.append(f"(id = :exact OR {found})")
-            params["exact"] = text
+            where.append(found)
+            params["exact"] = text.lower()  # ranked first (`_listing`)
         return where, params
 
     @staticmethod
@@ -462,7 +463,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         """A task list's statement. A page walks creation order, newest first, from a cursor: the
         one order no write reshuffles (seq never changes), so a walk sees every task that was
         there all along exactly once. Otherwise the seed's order: claim order for ready lists,
-        newest change first for the rest."""
+        newest change first for the rest (a text search's task of that exact id first, so a
+        limit never cuts it for TASK-10...TASK-19)."""
         terms = list(where)
         if page and before_seq is not None:
             terms.append("seq < :before_seq")
@@ -472,6 +474,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
             query += " WHERE " + " AND ".join(terms)
         if page:
             query += f" {PAGE_ORDER}"
+        elif "exact" in params and not ready:  # a text search: that id before longer ones
+            query += f" ORDER BY CASE WHEN LOWER(id) = :exact THEN 0 ELSE 1 END, {CHANGE_KEYS}"
         else:
             query += f" {CLAIM_ORDER}" if ready else f" {CHANGE_ORDER}"
         if limit is not None:
@@ -494,7 +498,8 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         before_seq: int | None = None,
     ) -> list[Row]:
         """Filtered task list. Ready lists rank like claim-next; the rest newest change first.
-        A text search matches an exact id, or the title or description ignoring case. With
+        A text search matches the id, title or description holding it, ignoring case (as a
+        view's filter), the task of that exact id first. With
         `page`, creation order newest first, below `before_seq` (see `_listing`)."""
         where, params = self._task_filter(
             status=status, team_id=team_id, assignee=assignee, role=role,

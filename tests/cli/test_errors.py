@@ -223,6 +223,10 @@ def test_a_task_not_found_names_the_id_and_where_to_look(kanban: Kanban) -> None
             "what": "task",
         }
     assert [task["title"] for task in kanban.ok("task", "search", "parser")] == ["Write the parser"]
+    # found by use: the id as it was typed, refused, then searched as the refusal says
+    with unchanged(kanban.db):
+        kanban.refused("task", "view", "task-1", reason="not_found")
+    assert [task["id"] for task in kanban.ok("task", "search", "task-1")] == ["TASK-1"]
 
 
 def blocked(board: Board) -> str:

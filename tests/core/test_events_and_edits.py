@@ -125,6 +125,22 @@ def test_search_matches_id_title_description_and_escapes_wildcards(board: Board)
     assert [x.title for x in board.search("ex")] == ["Lexer"]
 
 
+def test_search_finds_an_id_as_the_filter_does_any_case_anywhere(board: Board) -> None:
+    """Found by use: `kanban task view task-1` is refused "find it with `kanban task search
+    TEXT`", and `kanban task search task-1` found nothing, where the TUI's filter and
+    docs/tui.md find an id holding the text in any case. The exact id still comes first, so a
+    limit never cuts it for the longer ids after it."""
+    made = [board.create_task(f"t{n}").id for n in range(1, 13)]
+    board.update_task(made[0], title="t1 edited first")
+    board.update_task(made[11], title="t12 edited last")
+    assert [x.id for x in board.search("task-1", limit=1)] == ["TASK-1"]
+    assert [x.id for x in board.search("TASK-1", limit=1)] == ["TASK-1"]
+    found = [x.id for x in board.search("ask-1")]  # no exact id: newest change first
+    assert found[0] == "TASK-12" and sorted(found) == ["TASK-1", "TASK-10", "TASK-11", "TASK-12"]
+    assert board.search("Task-1")[0].id == "TASK-1"
+    assert [x.id for x in board.search("K-7")] == ["TASK-7"]
+
+
 def test_a_search_typed_from_the_screen_finds_what_was_written(board: Board) -> None:
     """Agent text is drawn inert (ESC as ␛): a search typed or pasted from the screen (`␛[31m`)
     matched nothing, on both backends. It finds the task with the control written, and one whose
