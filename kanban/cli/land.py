@@ -125,5 +125,6 @@ def refused_line(task_id: str, error: BoardError) -> str:
     """A refused dry run in words, for a person at a terminal: the refusal is one JSON line on
     stderr (unchanged, for scripts), and a person read nothing else. Written on stdout, where a
     dry run that would land says so, so stderr stays the one line; a pipe gets none of it."""
-    said = inert(f"{task_id} would not land: {error.message}")
+    why = error.message.removeprefix(f"cannot land {task_id}: ")  # the line names it already
+    said = inert(f"{task_id} would not land: {why}")
     return f"{said} ({error.reason.value}); nothing was changed"

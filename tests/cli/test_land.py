@@ -298,6 +298,7 @@ def test_a_refused_dry_run_at_a_terminal_says_why_in_words(land_setup) -> None: 
         assert shown.error["reason"] == reason, str(shown)  # one JSON line on stderr
         [said] = shown.out.splitlines()
         assert said.startswith(f"{task_id} would not land: "), said
+        assert said.count(task_id) == 1, said  # not "would not land: cannot land TASK-2: ..."
         assert said.endswith(f"({reason}); nothing was changed"), said
         assert not any(c in shown.out for c in "\x1b\x07\u202e"), repr(shown.out)
         piped = kanban.refused(*args, env=env, reason=reason)  # no words on a pipe
