@@ -27,7 +27,7 @@ from .records import BudgetStanding, Event, GateRun, InboxItem, Task
 from .store.base import Row, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
-    from .payloads import VerificationStarted
+    from .payloads import VerificationRecorded, VerificationStarted
 
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
 REVIEW = "review"  # in review: a judge approves or rejects
@@ -228,6 +228,10 @@ def held(row: Row) -> InboxItem:
 # A gate beats while it runs (`payloads.VerificationStarted.beat_ms`); one that missed this many
 # beats is taken for dead wherever it is read: another machine cannot see its process go.
 GATE_BEATS_MISSED = 3
+# The gate records its verdict, then moves the task (done, back, blocked) in a second write: in
+# between the task is in review with no gate running, and a reader took it for work waiting on a
+# person ("needs review" rang, then "ready to land"). The verdict's process holds it that long.
+GATE_MOVE_MS = 60_000
 VERIFYING = "verifying"  # what every surface says of a task its gate judges now
 
 
@@ -245,9 +249,15 @@ def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     has not passed.
     A gate killed with -9 is over at once on its own machine (as a dead lander's turn),
     elsewhere after three missed beats (at its bound when it does not beat)."""
-    if task.status != t.IN_REVIEW:
+    if task.status != t.IN_REVIEW or entry is None:
         return None
-    if entry is None or entry["kind"] != EventKind.VERIFICATION_STARTED:
+    if entry["kind"] == EventKind.VERIFICATION_RECORDED:  # the gate's move follows its verdict
+        recorded: VerificationRecorded = read(Event.from_row(entry).data)
+        holder, until = recorded.get("holder"), recorded.get("until")
+        if holder is None or until is None or now >= until or process_gone(holder):
+            return None
+        return int(entry["created_at"])
+    if entry["kind"] != EventKind.VERIFICATION_STARTED:
         return None
     event = Event.from_row(entry)
     started: VerificationStarted = read(event.data)

@@ -2786,10 +2786,13 @@ class Board:
         actor: str = SYSTEM,
         detail: str | None = None,
         expected_status: str | None = None,
+        moving: bool = False,
     ) -> Task:
         """Store a verdict (validated `VerificationResult` JSON) on a task, audited.
         `expected_status` refuses the write (`invalid_state`) when the task has moved on meanwhile,
-        e.g. a reviewer judged it while a slow gate was still running."""
+        e.g. a reviewer judged it while a slow gate was still running. `moving`: this process
+        moves the task next (the gate): until it does, the task waits on it, not on a person."""
+        from .attention import GATE_MOVE_MS
         from .models import parse_verdict
 
         detail = validate.text(detail, "detail", required=False)
@@ -2813,6 +2816,9 @@ class Board:
                 now=now, tenant=task.tenant_id,
             )  # fmt: skip
             recorded: VerificationRecorded = {"status": verdict.status}
+            if moving:
+                recorded["holder"] = process_token()
+                recorded["until"] = now + GATE_MOVE_MS
             self._emit(tx, EventKind.VERIFICATION_RECORDED, new, actor, now, recorded)
             return new
 

@@ -653,8 +653,9 @@ def run_gate(
     )
     try:
         board.record_verification(
-            task_id, verdict.dumps(), actor=GATE_ACTOR, detail=summary, expected_status=t.IN_REVIEW
-        )
+            task_id, verdict.dumps(), actor=GATE_ACTOR, detail=summary, expected_status=t.IN_REVIEW,
+            moving=True,
+        )  # fmt: skip
     except BoardError as error:
         if error.reason != Reason.INVALID_STATE:
             raise

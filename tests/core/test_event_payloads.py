@@ -38,7 +38,7 @@ STORED: dict[str, set[str]] = {
         "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
     },
     "verification_started": {"holder", "until", "beatMs"},
-    "verification_recorded": {"status"},
+    "verification_recorded": {"status", "holder", "until"},
     "verification_stopped": {"reason"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},

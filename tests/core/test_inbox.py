@@ -290,6 +290,29 @@ def test_a_task_under_its_running_gate_waits_on_the_gate_not_a_person(
     assert (a.REVIEW, timed, a.APPROVE) in kinds(board)
 
 
+def test_between_its_verdict_and_its_move_the_task_waits_on_the_gate(
+    board: Board, clock: ManualClock
+) -> None:
+    """Found by CI under load: the gate records its verdict, then moves the task in a second
+    write; a read between took the task, in review with no gate running, for work waiting on a
+    person ("needs review" rang, then "ready to land"). The verdict's process holds it until its
+    move (or its process gone, or `GATE_MOVE_MS`); a verdict recorded by anyone else does not."""
+    mine, other = (task_in(board, t.IN_PROGRESS, builder=b) for b in ("al", "bo"))
+    for task in (mine, other):
+        board.complete(task.id, task.assignee_agent_id or "", gate_ms=600_000)
+    board.record_verification(mine.id, FAILED, actor="verification-gate", moving=True)
+    board.record_verification(other.id, FAILED, actor="reviewer")  # no move follows from it
+    found = board.inbox()
+    assert [item.task_id for item in found.items] == [other.id]
+    assert [gate.task_id for gate in found.verifying] == [mine.id]
+    clock.advance(ms=a.GATE_MOVE_MS - 1)
+    assert [item.task_id for item in board.inbox().items] == [other.id]
+    clock.advance(ms=1)  # the move's bound passed: it waits on a person again
+    assert {item.task_id for item in board.inbox().items} == {mine.id, other.id}
+    board.move(mine.id, t.IN_PROGRESS, actor="verification-gate", holder="al", reason="failed")
+    assert [item.task_id for item in board.inbox().items] == [other.id]  # moved: the builder's
+
+
 def test_a_beating_gate_is_shown_verifying_and_one_that_stops_beating_is_dead_in_3_beats(
     board: Board, clock: ManualClock
 ) -> None:
