@@ -619,6 +619,7 @@ class KanbanApp(App[None]):
         changes: dict[str, object] = {
             "inbox": len(message.items),
             "inbox_by_status": tuple(sorted(by_status.items())),
+            "verifying": len(message.verifying),  # beside the count: "· 1 verifying"
         }
         self.needs_you.inbox_is(keys)
         self._drop_news_back_gone(keys)

@@ -1360,3 +1360,43 @@ async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_i
         await pilot.press("escape")
         await until(pilot, lambda: screen_text(app).count("to review from") == 2)
         assert on_card not in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_header_counts_the_tasks_under_their_running_gate(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """`kanban inbox` says "1 task verifying"; the header counted only what needs a person, so
+    an empty inbox read as nothing in flight. Beside that count, "· 1 verifying" while a gate
+    runs, nothing once none does; at 80 columns too, the count still on the one line."""
+    from boardlib.attention import VERIFYING
+
+    path = tmp_path / "board.db"
+    clock = ManualClock(START)
+    with Board(path, clock=clock) as board:
+        gated, plain = (board.create_task(title) for title in ("the gated one", "a plain one"))
+        for task in (gated, plain):
+            board.claim(task.id, "alice")
+        board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=1_000)
+        board.complete(plain.id, "alice")
+    app = make_app(path, clock)
+
+    def header() -> str:
+        return screen_text(app).split("\n")[0]
+
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: f"1 need you · 1 {VERIFYING}" in header())
+        assert len(header().rstrip()) <= size[0]
+        # a filter outlasts it; the count of what needs a person outlasts everything
+        app.board_screen.header.update_facts(filter="status:review builder:alice")
+        await until(pilot, lambda: "review builder" in header())
+        wide = size[0] > 80
+        assert (f"1 need you · 1 {VERIFYING} │" in header()) is wide, header()
+        assert "1 need you │ 2 tasks" in header() or wide, header()
+        assert len(header().rstrip()) <= size[0]
+        app.board_screen.header.update_facts(filter="")
+        await until(pilot, lambda: f"1 need you · 1 {VERIFYING}" in header())
+        with Board(path, clock=clock) as board:
+            board.gate_stopped(gated.id, "OSError: disk full")
+        await until(pilot, lambda: "2 need you" in header())
+        assert VERIFYING not in header(), header()

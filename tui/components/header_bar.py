@@ -12,6 +12,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widget import Widget
 
+from boardlib.attention import VERIFYING
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, DatabaseUrl
 from boardlib.transitions import label
@@ -62,12 +63,16 @@ class HeaderFacts:
     inbox_new: str = ""  # the newest arrival, said once ("TASK-5 needs review"), until `i`
     inbox_new_short: str = ""  # the same, shorter: its id ("TASK-5", "TASK-5 (+1)"), or ""
     inbox_by_status: tuple[tuple[str, int], ...] = ()  # how many of the items in each column
+    verifying: int = 0  # tasks their gate judges now: no item, nobody need act (`1 verifying`)
 
 
 NEW_ITEM_PRIORITY = 8.5  # above the counts and the arrows (8), below what is never dropped (9)
 # The filter decides what every column shows: with it gone, a filter matching nothing left seven
 # empty columns and no word of why. It outlasts the new item's note, which is said shorter first.
 FILTER_PRIORITY = 8.7
+# Tasks their gate judges now, beside what needs a person ("0 need you · 1 verifying" tells an
+# empty inbox from nothing in flight). First of the counts to go: nobody need act on it.
+VERIFYING_PRIORITY = 8
 
 
 class HeaderBar(Widget):
@@ -99,6 +104,7 @@ class HeaderBar(Widget):
         if f.demo:
             parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
         said_shorter_first: dict[int, tuple[float, Content]] = {}
+        beside: set[int] = set()  # parts joined to the one before by " · ", not " │ "
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
@@ -127,6 +133,10 @@ class HeaderBar(Widget):
                 else "[$text-muted]$count need you[/]"
             )
             parts.append((9, _markup(need, count=str(f.inbox))))
+            if f.verifying:
+                verifying = _markup("[$text-accent]$count[/]", count=f"{f.verifying} {VERIFYING}")
+                beside.add(id(verifying))  # "2 need you · 1 verifying"
+                parts.append((VERIFYING_PRIORITY, verifying))
             if f.inbox_new:
                 # Said in the header, as the inbox promises: it outlasts the counts and the
                 # arrows (at 80 columns with columns off screen it was the first to go).
@@ -202,7 +212,12 @@ class HeaderBar(Widget):
                 continue
             del parts[least]
             compact = {i - (i > least): c for i, c in compact.items() if i != least}
-        return Content(" │ ").join(part for _, part in parts)
+        joined = Content("")
+        for n, (_, part) in enumerate(parts):
+            if n:
+                joined += Content(" · " if id(part) in beside else " │ ")
+            joined += part
+        return joined
 
 
 def _columns(count: int) -> str:
