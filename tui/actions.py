@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from boardlib import BoardError, budgets
@@ -118,11 +118,13 @@ class TaskActions:
                 f"{verb}: none of the {len(tasks)} marked tasks applies.", severity="warning"
             )
             return
-        parts = [Text(f"{verb} these {len(applies)} task(s), each checked again as it is written:")]
-        parts.append(plain(listing(applies), multiline=True))
+        parts: list[RenderableType] = [
+            Text(f"{verb} these {len(applies)} task(s), each checked again as it is written:")
+        ]
+        parts.append(listing(applies))
         if skipped:
             parts.append(Text(f"Left alone ({entry.title.lower()} does not apply):", style="bold"))
-            parts.append(plain(listing(skipped), multiline=True))
+            parts.append(listing(skipped))
         self._confirm(
             f"{verb} {len(applies)} marked task(s)?",
             Group(*parts),
@@ -399,8 +401,10 @@ class TaskActions:
                     )
                 )
                 return
-            lines = [Text(f"{len(cancelled)} task(s) cancelled:", style="bold")]
-            lines += [plain(f"  {c.id}  {c.title}") for c in cancelled]
+            lines: list[RenderableType] = [
+                Text(f"{len(cancelled)} task(s) cancelled:", style="bold")
+            ]
+            lines.append(listing(cancelled, limit=len(cancelled)))
             app.push_screen(InfoDialog(f"Cancelled the dependents of {task.id}", Group(*lines)))
 
         body = Text(

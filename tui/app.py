@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, TypeVar, cast
+from weakref import WeakSet
 
 from rich.terminal_theme import TerminalTheme
 from textual import events, work
@@ -56,6 +57,7 @@ from .components.inbox_screen import InboxScreen
 from .components.land_dialog import LandDialog
 from .components.landing_line import LandingLine
 from .components.message_log import MessageLogScreen
+from .components.prompt import PromptDialog
 from .components.stats_screen import StatsScreen
 from .gateway import NEWER_SCHEMA, BoardGateway, ChangedMeanwhile
 from .legibility import LegibleText, system_named
@@ -105,6 +107,7 @@ TOAST_GONE_REPAINT_S = 0.1
 # Toasts on screen at once: one per this many rows (two at 80x24, four at 160x48), the oldest
 # going first. A busy demo at 80x24 piled five over the board; the message log keeps them all.
 ROWS_PER_TOAST = 12
+QUESTIONS = (ConfirmDialog, PromptDialog)  # the screens that cover the toasts (`cover_toasts`)
 FOLLOW_TOAST = "follow"  # the `f` hint: only the newest applies, so it replaces the one before
 DEMO_NOTE = (
     "This is a demo: simulated agents work a throwaway board. Nothing here is real work; "
@@ -204,6 +207,8 @@ class KanbanApp(App[None]):
         # the "Needs you" toast a question covered: it, its time left, the items it stood for
         self._covered_news: tuple[Notification, float, frozenset[ItemKey]] | None = None
         self._news_back: tuple[Notification, frozenset[ItemKey]] | None = None  # and given back
+        self._question_toasts: set[str] = set()  # the toasts the open questions raised
+        self._questions_pushed: WeakSet[Screen[Any]] = WeakSet()  # their toasts gone at push
         self._binding_signature: object = None
         self.landing_steps: dict[str, str] = {}  # task -> the last step of its landing under way
         self.user_keymap = keymap.load_user_keymap() if user_keymap is None else user_keymap
@@ -422,6 +427,7 @@ class KanbanApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_timer(GC_PAUSE_MAX_S, gc.enable)  # `run_tui` paused it for the first frame
+        self.screen_change_signal.subscribe(self, self._question_pushed, immediate=True)
         self._open_board()
         if not self.is_headless:
             self._watch_terminal()
@@ -861,11 +867,13 @@ class KanbanApp(App[None]):
         defect: bool = False,
         kind: str | None = None,
         reword: bool = False,
+        question: bool = False,
     ) -> None:
         """Every notification of the app passes here: a refusal's message or a title can quote
         agent text, so both are made inert and shown as plain text, never markup. `reword`: the
         words of the last toast of `kind` change, so its line in the message log is rewritten
-        (as the newest) rather than one more added."""
+        (as the newest) rather than one more added. `question`: an open question raised it, and
+        it goes when the question closes (`question_says`)."""
         del markup
         message, title = inert(message, multiline=True), inert(title)
         said = Said(self.now_ms(), severity, title, message, defect=defect)
@@ -876,6 +884,8 @@ class KanbanApp(App[None]):
         toast = Notification(message, title, severity, shown_for, markup=False)
         if kind is not None:
             self._toast_kinds[toast.identity] = (kind, toast)
+        if question:
+            self._question_toasts.add(toast.identity)
         self.post_message(Notify(toast))
         self.set_timer(shown_for + TOAST_GONE_REPAINT_S, self._repaint_where_toasts_were)
 
@@ -938,11 +948,35 @@ class KanbanApp(App[None]):
         if news:
             self._covered_news = (news[-1], news[-1].time_left, self.needs_you.standing_for())
         self._toast_kinds.clear()
+        self._question_toasts.clear()
         self.clear_notifications()
 
+    def question_says(self, message: str, *, severity: SeverityLevel, timeout: float) -> None:
+        """A toast of the question on screen (`components.question_says`): it goes with it."""
+        self.notify(message, severity=severity, timeout=timeout, question=True)
+
+    def _question_pushed(self, screen: Screen[Any]) -> None:
+        """A question is pushed: the toasts go now (`immediate`: in the push itself, not on the
+        next idle), so their removal ends before its first frame. Its mount
+        (`components.toasts_gone`, still the way for a plain app) was too late: at 160x48 a
+        board toast showed, tinted, at the board's foot under the question for ~0.3 s."""
+        if not isinstance(screen, QUESTIONS) or screen in self._questions_pushed:
+            return  # on top again (a prompt over it closed): its toasts are its own
+        self._questions_pushed.add(screen)
+        self.cover_toasts()
+
     def uncover_toasts(self) -> None:
-        """A question closed: the covered "Needs you" toast shows again for the time it had left,
-        once no dialog is on top, if every item it named still waits and no newer one shows."""
+        """A question closed: its own toasts go (a prompt over the land question has the only
+        ones on screen: opening it cleared the others), and the covered "Needs you" toast shows
+        again for the time it had left, once no dialog is on top, if every item it named still
+        waits and no newer one shows."""
+        own = [toast for toast in self._notifications if toast.identity in self._question_toasts]
+        self._question_toasts.clear()
+        for toast in own:
+            self._toast_kinds.pop(toast.identity, None)
+            self._unnotify(toast, refresh=False)
+        if own:
+            self._refresh_notifications()
         self.call_after_refresh(self._show_covered_news)
 
     def _show_covered_news(self) -> None:

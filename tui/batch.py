@@ -8,8 +8,13 @@ the writes (`KanbanApp.write_each`), the actions decide what to ask.
 
 from dataclasses import dataclass, field
 
+from rich.console import Group, RenderableType
+from rich.text import Text
+
 from boardlib.inert import inert
 from boardlib.records import Task
+
+from .task_view import Hanging
 
 
 @dataclass(slots=True)
@@ -38,11 +43,12 @@ class Outcome:
         return not self.changed and not self.refused
 
 
-def listing(tasks: list[Task], *, limit: int = 12) -> str:
-    """The tasks a batch confirmation names, one a line: each title made inert on its own line
-    first (a U+2028 in a title was a line break here, so one title could list tasks that
-    were never marked)."""
-    lines = [f"  {inert(task.id)}  {inert(task.title)}" for task in tasks[:limit]]
-    if len(tasks) > limit:
-        lines.append(f"  and {len(tasks) - limit} more")
-    return "\n".join(lines)
+def listing(tasks: list[Task], *, limit: int = 12) -> RenderableType:
+    """The tasks a batch confirmation names, one a row: each title made inert on its own (a
+    U+2028 in a title was a line break here, so one title could list tasks that were never
+    marked), and a long one wrapped under its first character, not at the dialog's edge."""
+    rows = [(Text(f"  {inert(task.id)}"), Text(inert(task.title))) for task in tasks[:limit]]
+    listed = Hanging(rows, gap=2)
+    if len(tasks) <= limit:
+        return listed
+    return Group(listed, Text(f"  and {len(tasks) - limit} more"))

@@ -26,6 +26,7 @@ from tests.tui.conftest import (
     loaded,
     make_app,
     shown_question,
+    text_of,
     until,
 )
 from tests.tui.test_drawer import app_on
@@ -602,6 +603,6 @@ def test_a_batch_confirmation_lists_each_task_on_one_line_whatever_its_title() -
         Task(id="TASK-27", title="Profile", status="todo", created_at=1, updated_at=1),
         Task(id="TASK-45", title=forged, status="todo", created_at=1, updated_at=1),
     ]
-    lines = listing(tasks).split("\n")
-    assert len(lines) == 2 and lines[1].startswith("  TASK-45  Fix typo␤")
+    lines = text_of(listing(tasks), width=400).rstrip("\n").split("\n")
+    assert len(lines) == 2 and lines[1].startswith("  TASK-45  Fix typo␤"), lines
     assert all(line.isprintable() for line in lines)

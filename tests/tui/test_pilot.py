@@ -7,7 +7,7 @@ from textual.widgets import Input, OptionList, TextArea
 
 from boardlib import Board, BoardError, Reason
 from boardlib import transitions as t
-from tests.tui.conftest import OPERATOR, Notes, answer, fresh, loaded, make_app, until
+from tests.tui.conftest import OPERATOR, Notes, answer, fresh, loaded, make_app, text_of, until
 from tui import registry
 from tui.app import KanbanApp
 from tui.components.confirm import ConfirmDialog
@@ -177,7 +177,7 @@ async def test_cancel_dependents_lists_what_it_cancelled(demo) -> None:  # type:
         await answer(pilot, "y")
         await until(pilot, lambda: isinstance(app.screen, InfoDialog))
         assert fresh(path, ids["docs"]).status == t.CANCELLED
-        assert ids["docs"] in str(app.screen.body.renderables[1])  # type: ignore[attr-defined]
+        assert f"  {ids['docs']}  " in text_of(app.screen.body)  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow  # a long scripted session of the app

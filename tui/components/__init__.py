@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 
@@ -13,6 +14,8 @@ class KeepsNews(Protocol):
     def cover_toasts(self) -> None: ...
 
     def uncover_toasts(self) -> None: ...
+
+    def question_says(self, message: str, *, severity: SeverityLevel, timeout: float) -> None: ...
 
 
 def tcss(module_file: str) -> str:
@@ -32,8 +35,21 @@ def toasts_gone(screen: "Screen[Any]") -> None:
         app.clear_notifications()
 
 
+def question_says(
+    screen: "Screen[Any]", message: str, *, severity: SeverityLevel = "information", timeout: float
+) -> None:
+    """A toast the question raises ("is all on screen", "is waiting"): it goes with the question
+    (`toasts_back`); it stayed on beside the board's toasts, about a question no longer there."""
+    app = screen.app
+    if isinstance(app, KeepsNews):
+        app.question_says(message, severity=severity, timeout=timeout)
+    else:
+        app.notify(message, severity=severity, timeout=timeout)
+
+
 def toasts_back(screen: "Screen[Any]") -> None:
-    """The question is gone: what it covered and the app kept comes back (`toasts_gone`)."""
+    """The question is gone: its own toasts go with it (`question_says`), and what it covered
+    and the app kept comes back (`toasts_gone`)."""
     app = screen.app
     if isinstance(app, KeepsNews):
         app.uncover_toasts()

@@ -24,7 +24,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import first_key, key_names, operator_keymap
-from . import tcss, toasts_back, toasts_gone
+from . import question_says, tcss, toasts_back, toasts_gone
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
 # Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
@@ -207,7 +207,7 @@ class ConfirmDialog(ModalScreen[bool]):
         yes = "/".join(key_names(registry.BY_ID["confirm.yes"], remapped))
         no = "/".join(key_names(registry.BY_ID["confirm.no"], remapped))
         keys = f"{yes} {self.confirm_label.lower()}, {no} backs out"
-        self.app.notify(f"{what}: {keys}.", severity="warning", timeout=4)
+        question_says(self, f"{what}: {keys}.", severity="warning", timeout=4)
 
     def update_body(self, body: RenderableType) -> None:
         """A fact that arrived after the question was shown (git's word on a worktree)."""

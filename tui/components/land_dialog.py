@@ -41,7 +41,7 @@ from ..landing_data import (
     read_preview,
 )
 from ..task_view import hanging, plain
-from . import tcss
+from . import question_says, tcss
 from .branch_menu import BranchMenu
 from .confirm import ConfirmDialog
 from .prompt import PromptDialog
@@ -302,7 +302,7 @@ class LandDialog(ConfirmDialog):
         found = self.choices.choices
         if found is None:
             why = self.choices.problem or "the repository has no other branch"
-            self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
+            question_says(self, f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
             return
         menu = BranchMenu(self.task_row.id, None, base=found.base, current=self.target)
         self.app.push_screen(menu, self._chosen_into)
@@ -328,7 +328,7 @@ class LandDialog(ConfirmDialog):
         if read is None or not self._other_branches():
             menu.dismiss(None)
             why = fresh.problem or "the repository has no other branch"
-            self.app.notify(f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
+            question_says(self, f"{self.task_row.id} lands on {self.target}: {why}.", timeout=4)
             return
         menu.show(read.branches, base=read.base)
 
@@ -387,7 +387,8 @@ class LandDialog(ConfirmDialog):
         if not answer:
             self.dismiss(False)
         elif self.unverified_only:
-            self.app.notify(
+            question_says(
+                self,
                 f"{self.task_row.id} has no verify command: "
                 f"{self._keys('land.unverified')} lands it unverified (asks why), "
                 f"{self._keys('confirm.no')} backs out.",
@@ -412,7 +413,8 @@ class LandDialog(ConfirmDialog):
             found = self.choices.choices
             command = found.verify_command if found is not None else None
             said = f"`{command}` verifies it" if command else "the landing looks for its command"
-            self.app.notify(
+            question_says(
+                self,
                 f"{self.task_row.id} lands verified ({said}): "
                 f"{self._keys('confirm.yes')} {self.verb.lower()}.",
                 timeout=5,
@@ -431,7 +433,8 @@ class LandDialog(ConfirmDialog):
         why; the app archives it, its branch kept, audited."""
         task = self.task_row
         if task.status != t.DONE:
-            self.app.notify(
+            question_says(
+                self,
                 f"{task.id} is {task.status}: only done work is decided not to land; "
                 f"{self._keys('confirm.no')} backs out.",
                 timeout=5,

@@ -12,7 +12,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from ..keymap import hint_line, operator_keymap
-from . import tcss, toasts_back, toasts_gone
+from . import question_says, tcss, toasts_back, toasts_gone
 
 
 class OneLineInput(Input):
@@ -31,7 +31,7 @@ class OneLineInput(Input):
             else:
                 self.replace(joined, *selection)
             said = f"Pasted {len(lines)} lines as one: this answer is one line."
-            self.app.notify(said, timeout=4)
+            question_says(self.screen, said, timeout=4)
 
 
 class PromptDialog(ModalScreen[str | None]):
