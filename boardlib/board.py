@@ -1771,15 +1771,21 @@ class Board:
 
     def _beat(self, task: Task, who: str | None, now: int) -> dict[str, int]:
         """A call of the task's holder is its sign of life (seed 000 counts the holder's calls,
-        seed 003 has no heartbeat route): the columns that renew its lease as a heartbeat does,
-        for the call's own write to carry. Nothing for anyone else's call, a task not in
+        seed 003 has no heartbeat route): the columns that renew its lease for as long as its
+        claim or last renewal gave it, for the call's own write to carry. Nothing for anyone
+        else's call, a task not in
         progress, a lease already run out (the release pass takes it: a late call revives
         nothing), or a lease that runs longer already (an extended one is not cut short)."""
         if who is None or task.status != t.IN_PROGRESS or task.assignee_agent_id != who:
             return {}
         if task.lease_expired(now):
             return {}
-        columns = renewal(now, self.config.lease_ms)
+        span = self.config.lease_ms
+        if task.lease_until is not None and task.last_heartbeat_at is not None:
+            # the length its claim or last renewal gave it: a holder that chose a short lease
+            # keeps it short (its liveness is what it asked for), a seed client's is the board's
+            span = max(1, task.lease_until - task.last_heartbeat_at)
+        columns = renewal(now, span)
         if task.lease_until is not None and task.lease_until >= columns["lease_until"]:
             return {}
         return columns

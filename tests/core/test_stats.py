@@ -97,10 +97,10 @@ def a_day_of_work(board: Board, clock: ManualClock) -> dict[str, str]:
     # G: gus's lease lapses (his run times out), hal reclaims it and blocks it.
     at(clock, 12)
     board.claim(ids["G"], "gus", lease_ms=MIN)
-    board.open_execution(ids["G"], "script", agent="gus")  # a sign of life: the board's lease
-    at(clock, 12, 20)
+    board.open_execution(ids["G"], "script", agent="gus")
+    at(clock, 12, 5)
     board.reconcile_stale_tasks()
-    at(clock, 12, 25)
+    at(clock, 12, 10)
     board.claim(ids["G"], "hal", lease_ms=LONG)
     board.block(ids["G"], "hal", "needs a decision")
     # H: ivy's lease lapses, nobody claims it again.

@@ -652,8 +652,8 @@ async def test_a_runs_note_has_its_own_line_not_the_executor_column(tmp_path: Pa
         board.claim(task.id, "agent-ada", lease_ms=60_000)
         first = board.open_execution(task.id, "codex", agent="agent-ada")
         board.close_execution(first.id, EXECUTION_SUCCEEDED, agent="agent-ada", summary=MARKUP)
-        board.open_execution(task.id, "codex", agent="agent-ada")  # renews: the board's lease
-        clock.advance(minutes=20)
+        board.open_execution(task.id, "codex", agent="agent-ada")
+        clock.advance(ms=5 * 60_000)
         board.reconcile_stale_tasks()
         run = next(run for run in board.executions(task.id) if run.recovery_tombstone)
     assert run.error
