@@ -312,7 +312,7 @@ def test_a_user_folder_keeps_everything_but_the_demo_files(tmp_path: Path) -> No
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("keep me")
-    code, out = _demo(tmp_path, directory=folder, keep=False, duration=0.5)
+    code, out = _demo(tmp_path, directory=folder, keep=False, duration=0.5, agents=2, tasks=3)
     assert code == EXIT_OK, out
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
@@ -489,6 +489,7 @@ def test_the_demo_opens_the_board_while_the_team_works(
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow  # ~1.6 CPU-s: two demo teams of spawned agents
 def test_the_advice_to_watch_is_printed_only_where_it_can_be_followed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

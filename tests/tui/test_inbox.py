@@ -14,7 +14,7 @@ from boardlib import transitions as t
 from boardlib.worktrees.layout import branch_name
 from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
 from tests.tui.test_drawer import screen_text
-from tui import notify
+from tui import live, notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.header_bar import HeaderBar
 from tui.components.inbox_screen import InboxScreen
@@ -1321,7 +1321,7 @@ async def test_a_long_inbox_opens_without_measuring_every_row(
 
 @pytest.mark.parametrize(("size", "ending"), [((80, 24), "dead"), ((160, 48), "stopped")])
 async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_its_drawer(
-    tmp_path: Path, size: tuple[int, int], ending: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], ending: str
 ) -> None:
     """Under its gate a task is no inbox item, and its card said "to review" as if it waited on a
     person: only its history said the gate ran. Its card says "verifying since HH:MM", its
@@ -1351,6 +1351,9 @@ async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_i
         app.open_drawer(gated.id)
         await until(pilot, lambda: in_drawer in screen_text(app))
         if ending == "dead":
+            # The recheck's period is the wait here (5 s by the clock, ~1 CPU-s of the app
+            # drawing): a shorter one runs the same recheck sooner.
+            monkeypatch.setattr(live, "INBOX_RECHECK_S", 0.5)
             clock.advance(ms=GATE_BEATS_MISSED * 1_000 + 1)  # no beat: the gate is dead, unseen
         else:
             with Board(path, clock=clock) as board:
