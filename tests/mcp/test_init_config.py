@@ -85,6 +85,7 @@ async def test_the_written_config_starts_a_server_that_completes_a_claim(
 RUNTIME = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 
 
+@pytest.mark.slow  # ~2 CPU-s: init and two MCP servers, fresh processes
 async def test_two_sessions_of_one_runtime_judge_each_others_work(tmp_path: Path) -> None:
     """Every session of a runtime starts the server its one config names, so all acted as that
     config's one agent: a session that built a task could not have another session approve it

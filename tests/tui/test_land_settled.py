@@ -81,6 +81,7 @@ async def test_w_records_a_change_already_on_main(shop: tuple[Path, Path]) -> No
     assert inbox_ids(db) == [] and not notes.errors()
 
 
+@pytest.mark.slow  # ~1.1 CPU-s: a landing refused by its gate, then decided
 async def test_x_decides_done_work_wont_land_and_it_leaves_the_inbox(
     shop: tuple[Path, Path],
 ) -> None:

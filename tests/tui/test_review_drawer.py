@@ -291,6 +291,7 @@ async def test_the_footer_says_w_land_the_help_and_palette_approve_and_land(
         assert f"Approve and land {review.ids['review']}" in titles, titles
 
 
+@pytest.mark.slow  # ~1.4 CPU-s: a review drawer, a comment written and read back
 async def test_a_comment_on_a_diff_line_is_anchored_and_shown_under_it(review: ReviewBoard) -> None:
     task_id = review.ids["review"]
     app = app_on(review, "review")

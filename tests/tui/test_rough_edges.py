@@ -3,6 +3,7 @@ each test here failed before its fix."""
 
 from pathlib import Path
 
+import pytest
 from textual.app import App
 from textual.widgets import Button, Static
 from textual.widgets._toast import Toast
@@ -137,6 +138,7 @@ async def test_a_question_opens_over_no_toast_left_from_before_it(tmp_path: Path
         await until(pilot, lambda: list(app.screen.query(Toast)))
 
 
+@pytest.mark.slow  # ~2 CPU-s: the app resized under a dialog
 async def test_narrowing_under_a_question_lets_the_drawer_cover_the_board(
     review_board: ReviewBoard,
 ) -> None:

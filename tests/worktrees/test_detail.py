@@ -128,6 +128,7 @@ def test_limits_that_are_not_sizes_are_invalid_input(env, limits, field):
     assert refused.value.reason == Reason.INVALID_INPUT and refused.value.details["field"] == field
 
 
+@pytest.mark.slow  # ~2 CPU-s: 900 files written, committed and diffed by git
 def test_one_diff_run_says_what_the_separate_runs_say(env):
     """`read_diff` reads the file list, the blobs and the text from one `git diff` whose listing
     comes first: a listing longer than a pipe read (900 files here) and names git quotes in the
