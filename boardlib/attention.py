@@ -5,7 +5,8 @@ list `collect` builds, so they agree item for item.
 The store finds the candidates through indexes (the few tasks in review or blocked, lapsed leases,
 quiet runs, live worktrees whose done work has not landed, standing landing refusals, held
 deliveries: never a scan of the whole board); this module turns each into an item, but for a task
-in review whose verification gate still runs: none until the gate ends. `why` is built
+in review whose verification gate still runs, or whose landing is under way: none until it
+ends. `why` is built
 from fixed words and fields; the fields may be agent text (a blocked reason, a builder's name),
 which every surface shows inert. Design: docs/inbox.md
 """
@@ -23,7 +24,7 @@ from .errors import Reason
 from .events import EventKind, read
 from .lifecycle import verdict_blocks_done
 from .processes import process_gone
-from .records import BudgetStanding, Event, GateRun, InboxItem, Task
+from .records import BudgetStanding, Event, GateRun, InboxItem, LandingRun, QueueEntry, Task
 from .store.base import Row, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
@@ -271,6 +272,45 @@ def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     return event.created_at
 
 
+LANDING = "landing"  # what every surface says of a task a landing of which is under way
+# The kinds a landing under way answers (it approves, lands, or is refused again): left out while
+# it runs, so a second operator is not offered a second landing the queue would only serialise.
+LANDED_BY_LANDING = frozenset({REVIEW, UNLANDED, LANDING_REFUSED})
+
+
+def landing_by(lander: str | None, at: str | None = None) -> str:
+    """The words for a task being landed: by whom, since when it began as the surface says a
+    time (a card too narrow for both says one: `landing by carol`, `landing since 14:35`)."""
+    by = f" by {lander}" if lander is not None else ""
+    return f"{LANDING}{by}" + (f" since {at}" if at is not None else "")
+
+
+def landing_of(row: Row | None, now: int, title: str | None = None) -> LandingRun | None:
+    """The landing under way that `row` (the task's `land_queue` row) is, unless its lander
+    is dead (its lease ran out, or its process is gone: `QueueEntry.dead`), which hides
+    nothing: the next lander of its branch settles it."""
+    if row is None:
+        return None
+    entry = QueueEntry.from_row(row)
+    if entry.dead(now):
+        return None
+    return LandingRun(
+        task_id=entry.task_id, since=entry.created_at, lander=entry.lander, entry=entry.id,
+        title=title,
+    )  # fmt: skip
+
+
+def landings(tx: Tx, now: int) -> list[LandingRun]:
+    """The landings under way, oldest first: the queue's live rows (a few: one a landing)."""
+    runs = []
+    for row in tx.land_queue_all():
+        task = tx.task(row["task_id"])
+        run = landing_of(row, now, task["title"] if task is not None else None)
+        if run is not None:
+            runs.append(run)
+    return sorted(runs, key=lambda run: (run.since, run.task_id))
+
+
 def _tasks(
     tx: Tx, now: int, config: BoardConfig, gates: list[GateRun] | None = None
 ) -> list[InboxItem]:
@@ -348,17 +388,28 @@ def sort_key(item: InboxItem) -> tuple[int, int, str, str]:
 
 
 def collect(
-    tx: Tx, now: int, config: BoardConfig, gates: list[GateRun] | None = None
+    tx: Tx,
+    now: int,
+    config: BoardConfig,
+    gates: list[GateRun] | None = None,
+    landing: list[LandingRun] | None = None,
 ) -> list[InboxItem]:
     """Everything that needs a person at `now`, oldest first, read in the caller's transaction.
-    `gates`, when given, gets the tasks left out because their gate judges them now."""
+    `gates`, when given, gets the tasks left out because their gate judges them now; `landing`,
+    the landings under way (`landings`), whose tasks' review, land and refusal items are left
+    out until they end."""
     items = _tasks(tx, now, config, gates)
     items += [item for source in SOURCES for item in source(tx, now, config)]
     refused_ids = {item.task_id for item in items if item.kind == LANDING_REFUSED}
+    runs = landings(tx, now)
+    if landing is not None:
+        landing += runs
+    being_landed = {run.task_id for run in runs}
     items = [
         item
         for item in items
         if not (item.task_id in refused_ids and item.kind in SUPERSEDED_BY_REFUSAL)
+        and not (item.task_id in being_landed and item.kind in LANDED_BY_LANDING)
     ]
     return sorted(items, key=sort_key)
 

@@ -92,6 +92,7 @@ from .records import (
     GateRun,
     IdleExplanation,
     Inbox,
+    LandingRun,
     LinkedTask,
     Marks,
     ReconcileReport,
@@ -1302,9 +1303,9 @@ class Board:
 
     def view(self, task_id: str) -> TaskView:
         """One task with its comments, parent chain, dependencies both ways, executions and
-        workspaces, and since when its verification gate judges it (if it does), read in one
-        snapshot."""
-        from .attention import gate_since
+        workspaces, since when its verification gate judges it (if it does) and the landing of
+        it under way (if one is), read in one snapshot."""
+        from .attention import gate_since, landing_of
 
         def work(tx: Tx) -> TaskView:
             task = self._load(tx, task_id)
@@ -1321,6 +1322,7 @@ class Board:
                 workspaces=[Workspace.from_row(r) for r in tx.workspaces(task_id)],
                 verifying_since=gate_since(task, tx.gate_entry(task.id), self.now()),
                 wont_land=decided,
+                landing=landing_of(tx.land_queue_entry_of_task(task_id), self.now(), task.title),
             )
 
         return self.store.read(work)
@@ -1505,7 +1507,8 @@ class Board:
         def work(tx: Tx) -> Inbox:
             now = self.now()
             gates: list[GateRun] = []
-            items = collect(tx, now, self.config, gates)
+            landing: list[LandingRun] = []
+            items = collect(tx, now, self.config, gates, landing)
             kept = items if judge is None else [i for i in items if judged_by(i, judge)]
             gates.sort(key=lambda gate: (gate.since, gate.task_id))
             return Inbox(
@@ -1514,6 +1517,7 @@ class Board:
                 now=now,
                 left_out=len(items) - len(kept),
                 verifying=gates,
+                landing=landing,
             )
 
         return self.store.read(work)

@@ -9,8 +9,7 @@ docs/landing.md.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import transitions as t
 from .actors import is_operator, is_system
@@ -20,7 +19,7 @@ from .errors import BoardError, Reason
 from .events import EventKind
 from .lifecycle import check_epoch, verdict_blocks_done
 from .processes import process_gone, process_token
-from .records import LAND_STRATEGIES, Record, Task
+from .records import LAND_STRATEGIES, QueueEntry, Task
 from .wontland import ABANDON_ACTION, ABANDON_PREFIX, abandon_detail
 
 if TYPE_CHECKING:
@@ -150,38 +149,6 @@ def check_abandonable(task: Task, actor: str) -> None:
 # is, otherwise only when its lease runs out.
 holder_token = process_token
 holder_gone = process_gone
-
-
-@dataclass(slots=True, eq=False, repr=False)
-class QueueEntry(Record):
-    """One landing in its branch's queue (table `land_queue`)."""
-
-    _json_columns: ClassVar[frozenset[str]] = frozenset({"options"})
-
-    seq: int
-    id: str
-    repo_path: str
-    ref: str
-    task_id: str
-    lander: str  # who lands (the actor)
-    holder: str  # the landing's token (`holder_token`)
-    state: str  # waiting | active
-    lease_until: int
-    strategy: str
-    from_status: str  # in_review (approve and land) or done
-    fence: str  # the commit this landing fences the branch with while it holds the turn
-    created_at: int
-    updated_at: int
-    old_tip: str | None = None  # the intent: the tip it builds on...
-    new_commit: str | None = None  # ...and the commit the branch moves to
-    built_base: str | None = None  # the tip its current build is on (verified or not)...
-    built_commit: str | None = None  # ...and that build: what the landing behind builds on
-    options: dict[str, Any] = field(default_factory=dict)
-    tenant_id: str | None = None
-
-    def dead(self, now: int) -> bool:
-        """Its lander can no longer act: the lease ran out, or its process is gone."""
-        return self.lease_until < now or holder_gone(self.holder)
 
 
 class LandQueue:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, NamedTuple, Self, get_args
 from .actors import AUTHOR_AGENT, AUTHOR_SYSTEM, AUTHOR_USER
 from .leases import lease_expired
 from .naming import camel
+from .processes import process_gone
 from .transitions import TODO
 
 # The values some columns may hold, declared once: the schema's CHECK constraints, the board's
@@ -478,16 +479,64 @@ class GateRun(Record):
 
 
 @dataclass(slots=True, eq=False, repr=False)
+class QueueEntry(Record):
+    """One landing in its branch's queue (table `land_queue`; `boardlib.landings` keeps it)."""
+
+    _json_columns: ClassVar[frozenset[str]] = frozenset({"options"})
+
+    seq: int
+    id: str
+    repo_path: str
+    ref: str
+    task_id: str
+    lander: str  # who lands (the actor)
+    holder: str  # the landing's token (`landings.holder_token`)
+    state: str  # waiting | active
+    lease_until: int
+    strategy: str
+    from_status: str  # in_review (approve and land) or done
+    fence: str  # the commit this landing fences the branch with while it holds the turn
+    created_at: int
+    updated_at: int
+    old_tip: str | None = None  # the intent: the tip it builds on...
+    new_commit: str | None = None  # ...and the commit the branch moves to
+    built_base: str | None = None  # the tip its current build is on (verified or not)...
+    built_commit: str | None = None  # ...and that build: what the landing behind builds on
+    options: dict[str, Any] = field(default_factory=dict)
+    tenant_id: str | None = None
+
+    def dead(self, now: int) -> bool:
+        """Its lander can no longer act: the lease ran out, or its process is gone
+        (`landings.holder_gone`)."""
+        return self.lease_until < now or process_gone(self.holder)
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class LandingRun(Record):
+    """A task whose landing is under way (its live row in the landing queue, `attention.landing`):
+    its review, land or refusal item is left out until the landing ends; `since` (ms) is when
+    `lander` joined the queue (`entry`, LAND-n)."""
+
+    task_id: str
+    since: int
+    lander: str
+    entry: str
+    title: str | None = None
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class Inbox(Record):
     """Everything that needs a person now, oldest first, as of `now`. Read for one judge
     (`left_out`): the items whose action is refused to it as their builder are left out.
-    `verifying`: the tasks left out because their gate judges them now, oldest first."""
+    `verifying`: the tasks left out because their gate judges them now, oldest first;
+    `landing`: those left out because a landing of them is under way, oldest first."""
 
     items: list[InboxItem]
     count: int
     now: int
     left_out: int = 0
     verifying: list[GateRun] = field(default_factory=list)
+    landing: list[LandingRun] = field(default_factory=list)
 
 
 # The audit row of a move to done over the verdict by a person (`task move --human-override`)
@@ -582,6 +631,7 @@ class TaskView(Record):
     workspaces: list[Workspace]
     verifying_since: int | None = None  # ms: its verification gate judges it now, since then
     wont_land: WontLand | None = None
+    landing: LandingRun | None = None  # a landing of it under way (`attention.landing`)
 
     def to_json(self) -> dict[str, Any]:
         """The view, plus `review`: the comments anchored to lines, as an agent acts on them."""

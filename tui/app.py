@@ -34,6 +34,7 @@ from textual.worker import Worker, WorkerState
 from boardlib import Board, BoardError
 from boardlib import transitions as t
 from boardlib.actors import OPERATOR, is_operator, operator_named
+from boardlib.attention import landing_by
 from boardlib.clock import Clock, SystemClock
 from boardlib.columns import PageRequest
 from boardlib.inert import inert
@@ -45,7 +46,7 @@ from . import keymap, notify, registry, textual_fixes
 from .actions import start_abandon, start_landing
 from .batch import Outcome
 from .board_state import FINISHED, Applied, BoardState, TaskFilter
-from .cards import CardNotes, clock_text, next_lease_change
+from .cards import CardNotes, clock_text, next_lease_change, short_clock
 from .commands import BoardActionsProvider, TaskJumpProvider
 from .components.board_screen import BoardScreen
 from .components.column import TaskColumn
@@ -158,6 +159,7 @@ class KanbanApp(App[None]):
         self._inbox_said: set[tuple[str, str, str]] = set()  # what the header's "new:" names
         self._budget_blocks: set[str] = set()  # tasks the board blocked over a spent budget
         self._verifying: dict[str, int] = {}  # tasks their gate judges now: since when (ms)
+        self._landing: dict[str, tuple[str, int]] = {}  # tasks being landed: by whom, since when
         # A question on its way (the land dialog waits for git's preview): its title, and how
         # many keys no screen had a use for were typed meanwhile (they were meant for it).
         self.question_coming: str | None = None
@@ -359,6 +361,8 @@ class KanbanApp(App[None]):
             notes = replace(notes, budget_block=True)
         if task_id in self._verifying:
             notes = replace(notes, verifying_since=self._verifying[task_id])
+        if task_id in self._landing:
+            notes = replace(notes, landing=self._landing[task_id])
         return notes
 
     # -- several cards at once ----------------------------------------------------------------
@@ -611,6 +615,7 @@ class KanbanApp(App[None]):
             changed, self._budget_blocks = blocks ^ self._budget_blocks, blocks
             self.board_screen.board.refresh_changed(changed)
         self._verifying_is({gate.task_id: gate.since for gate in message.verifying})
+        self._landing_is({run.task_id: (run.lander, run.since) for run in message.landing})
         # What the operator's own write here put in the inbox (approved: now to land; a landing
         # refused, which the refusal's own notification said) is not news to them; the same
         # action from another TUI or the CLI is.
@@ -669,6 +674,19 @@ class KanbanApp(App[None]):
         changed = {
             key for key in old.keys() | verifying.keys() if old.get(key) != verifying.get(key)
         }
+        self.board_screen.board.refresh_changed(changed)
+        for drawer in self.drawers():
+            if drawer.task_id in changed:
+                drawer.reload()
+
+    def _landing_is(self, landing: dict[str, tuple[str, int]]) -> None:
+        """The tasks a landing of which is under way: their cards say "landing by X since", and
+        an open drawer of one that began or ended reads it again (a refusal, or a lander dead on
+        another machine, writes no event the live feed would see)."""
+        if landing == self._landing:
+            return
+        old, self._landing = self._landing, landing
+        changed = {key for key in old.keys() | landing.keys() if old.get(key) != landing.get(key)}
         self.board_screen.board.refresh_changed(changed)
         for drawer in self.drawers():
             if drawer.task_id in changed:
@@ -1186,6 +1204,9 @@ class KanbanApp(App[None]):
         task = self.state.tasks.get(task_id)
         if task is None:
             return ""
+        if task_id in self._landing and not task.landed_commit:  # left while a landing runs
+            lander, since = self._landing[task_id]
+            return f" ({landing_by(inert(lander), short_clock(since, self.now_ms()))})"
         if task.landed_commit:  # it was done already: what moved is its work, onto its base
             onto = f" on {inert(task.landed_into)}" if task.landed_into else ""
             return f" (landed as {inert(task.landed_commit[:7])}{onto}{self._moved_by(task_id)})"

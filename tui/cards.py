@@ -19,7 +19,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from boardlib import transitions as t
-from boardlib.attention import verifying_since
+from boardlib.attention import landing_by, verifying_since
 from boardlib.budgets import amount
 from boardlib.inert import inert
 from boardlib.records import BUDGET_USD, MICROS_PER_USD, Task
@@ -51,6 +51,7 @@ class CardNotes:
     budget_block: bool = False
     verifying_since: int | None = None  # ms: in review, its verification gate judges it now
     wont_land: bool = False  # done work an operator decided won't land (the audit table says so)
+    landing: tuple[str, int] | None = None  # a landing of it under way: its lander, since (ms)
 
 
 NO_NOTES = CardNotes()
@@ -358,6 +359,11 @@ def card_lines(
         meta.add(BUDGET_BLOCK, p.error)  # the board's words, not the reason an agent could write
     elif status == t.BLOCKED:
         meta.add(f"⚠ {inert(task.blocked_reason or 'blocked')}", p.warning)
+    elif status in (t.IN_REVIEW, t.DONE) and notes.landing is not None and not task.landed_commit:
+        # Another landing would only queue behind it: the inbox leaves it out (`attention.landings`)
+        lander, at = inert(notes.landing[0]), short_clock(notes.landing[1], now_ms)
+        said = [landing_by(lander, at), landing_by(lander), landing_by(None, at)]
+        meta.add(next((s for s in said if cell_len(s) <= inner), said[-1]), p.accent)
     elif status == t.IN_REVIEW and notes.verifying_since is not None:
         # Its gate judges it, nobody need act: the inbox leaves it out (`attention.gate_since`).
         meta.add(verifying_since(short_clock(notes.verifying_since, now_ms)), p.accent)

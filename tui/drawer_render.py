@@ -20,7 +20,7 @@ from rich.text import Text
 
 from boardlib import transitions as t
 from boardlib.actors import actor_label
-from boardlib.attention import verifying_since
+from boardlib.attention import landing_by, verifying_since
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
 from boardlib.narration import ROUTINE, narrate, narrate_audit
@@ -31,6 +31,7 @@ from boardlib.records import (
     Comment,
     Event,
     Execution,
+    LandingRun,
     Task,
     TaskView,
 )
@@ -93,7 +94,13 @@ def overview_head(view: TaskView, now_ms: int, audit: Sequence[AuditEntry] = ())
     task = view.task
     head: list[RenderableType] = [
         plain(task.title, "bold"),
-        facts_table(task, now_ms, removed=removed_by_landing(view), verifying=view.verifying_since),
+        facts_table(
+            task,
+            now_ms,
+            removed=removed_by_landing(view),
+            verifying=view.verifying_since,
+            landing=view.landing,
+        ),
     ]
     head += override_lines(audit, now_ms)
     head += wont_land_lines(view, now_ms)
@@ -133,7 +140,12 @@ def removed_by_landing(view: TaskView) -> str | None:
 
 
 def facts_table(
-    task: Task, now_ms: int, *, removed: str | None = None, verifying: int | None = None
+    task: Task,
+    now_ms: int,
+    *,
+    removed: str | None = None,
+    verifying: int | None = None,
+    landing: LandingRun | None = None,
 ) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="dim", justify="right")
@@ -146,6 +158,8 @@ def facts_table(
     row("status", t.label(task.status) + (" (dropped)" if task.dropped else ""), "bold")
     if verifying is not None:  # in review for its gate, not a person (`attention.gate_since`)
         row("gate", verifying_since(clock_text(verifying, now_ms)), "magenta")
+    if landing is not None:  # another landing would queue behind it (`attention.landings`)
+        row("queue", landing_by(landing.lander, clock_text(landing.since, now_ms)), "magenta")
     row("priority", task.priority)
     row("role", task.role)
     row("team", task.team_id)

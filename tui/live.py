@@ -27,7 +27,7 @@ from boardlib import Board, BoardError
 from boardlib.clock import Clock
 from boardlib.columns import FINISHED, FinishedKey, PageRequest, TaskSearch, ViewRead
 from boardlib.location import BoardLocation, DatabaseUrl
-from boardlib.records import BudgetReport, Event, GateRun, InboxItem, Task
+from boardlib.records import BudgetReport, Event, GateRun, InboxItem, LandingRun, Task
 from boardlib.stats import Stats
 from boardlib.store.base import StoreError
 
@@ -85,15 +85,21 @@ class StatsUpdate(Message):
 
 class InboxUpdate(Message):
     """What needs a person now, oldest first (every item, each time it changed), and the tasks
-    left out of it while their verification gate judges them (`Inbox.verifying`)."""
+    left out of it while their verification gate judges them (`Inbox.verifying`) or a landing
+    of them is under way (`Inbox.landing`)."""
 
     def __init__(
-        self, items: list[InboxItem], now_ms: int, verifying: list[GateRun] | None = None
+        self,
+        items: list[InboxItem],
+        now_ms: int,
+        verifying: list[GateRun] | None = None,
+        landing: list[LandingRun] | None = None,
     ) -> None:
         super().__init__()
         self.items = items
         self.now_ms = now_ms
         self.verifying = verifying or []
+        self.landing = landing or []
 
 
 class SchemaNewer(Message):
@@ -389,10 +395,10 @@ class BoardReader:
             return
         self._inbox_read_at = now
         inbox = board.inbox()
-        shown = [item.to_json() for item in [*inbox.items, *inbox.verifying]]
+        shown = [item.to_json() for item in [*inbox.items, *inbox.verifying, *inbox.landing]]
         if shown != self._inbox:
             self._inbox = shown
-            self._post(InboxUpdate(inbox.items, inbox.now, inbox.verifying))
+            self._post(InboxUpdate(inbox.items, inbox.now, inbox.verifying, inbox.landing))
 
     def _read_changes(self, board: Board, *, changes: bool = True) -> None:
         search, rematch, pages, anchors = self._take()

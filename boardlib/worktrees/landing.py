@@ -30,14 +30,13 @@ from ..events import EventKind, read
 from ..inert import inert
 from ..landings import (
     LandQueue,
-    QueueEntry,
     check_abandonable,
     check_landable,
     check_reviewed,
     holder_token,
     not_landable,
 )
-from ..records import LAND_STRATEGIES, Record, Task, Workspace
+from ..records import LAND_STRATEGIES, QueueEntry, Record, Task, Workspace
 from ..shell import shell_command
 from . import gitrepo, landgit, sor
 from .gate import (

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from boardlib import transitions as t
-from boardlib.attention import VERIFYING, verifying_since
+from boardlib.attention import LANDING, VERIFYING, landing_by, verifying_since
 from boardlib.budgets import amount, closed_over
 from boardlib.inert import inert
 from boardlib.narration import narrate
@@ -825,6 +825,10 @@ def render(doc: Any, kind: str) -> None:
         console.print(_record_table(doc["task"], title=str(doc["task"]["id"])))
         if doc.get("verifyingSince") is not None:
             console.print(Text(verifying_since(_time(int(doc["verifyingSince"]))), style="magenta"))
+        if doc.get("landing") is not None:
+            landing = doc["landing"]
+            said = landing_by(inert(str(landing["lander"])), _time(int(landing["since"])))
+            console.print(Text(said, style="magenta"))
         if doc.get("wontLand"):  # an operator's decision, kept in the audit, not the task row
             console.print(_record_table(doc["wontLand"], title="won't land"))
         for section in ("ancestors", "dependencies", "dependents"):
@@ -870,7 +874,9 @@ def render(doc: Any, kind: str) -> None:
     elif kind == "inbox":
         console.print(_Inbox(doc) if doc["items"] else "[dim]nothing needs you[/]")
         if doc.get("verifying"):
-            console.print(_verifying_line(doc["verifying"]))
+            console.print(_in_flight_line(doc["verifying"], VERIFYING))
+        if doc.get("landing"):
+            console.print(_in_flight_line(doc["landing"], LANDING))
     elif kind == "plan-applied":
         console.print(Text.assemble("plan ", inert(str(doc["plan"])), ": ", inert(doc["summary"])))
         if doc["tasks"]:
@@ -893,12 +899,13 @@ def render(doc: Any, kind: str) -> None:
         console.print(_text(doc))
 
 
-def _verifying_line(gates: list[dict[str, Any]]) -> Text:
-    """`1 task verifying: TASK-4`: in review, left out of the inbox while their gate judges them
-    (`attention.gate_since`), so an empty inbox does not read as nothing in flight."""
-    count = len(gates)
-    ids = ", ".join(str(gate["taskId"]) for gate in gates)
-    return Text.assemble(f"{count} task{'' if count == 1 else 's'} {VERIFYING}: ", inert(ids))
+def _in_flight_line(runs: list[dict[str, Any]], word: str) -> Text:
+    """`1 task verifying: TASK-4`: left out of the inbox while their gate judges them
+    (`attention.gate_since`) or, `1 task landing`, a landing of them is under way
+    (`attention.landings`), so an empty inbox does not read as nothing in flight."""
+    count = len(runs)
+    ids = ", ".join(str(run["taskId"]) for run in runs)
+    return Text.assemble(f"{count} task{'' if count == 1 else 's'} {word}: ", inert(ids))
 
 
 # A landing's flags its headline says (`land_headline`): a dry run began `landed False`. Its

@@ -29,6 +29,7 @@ from boardlib.records import (
     Execution,
     GateRun,
     InboxItem,
+    LandingRun,
     LinkedTask,
     Task,
     WontLand,
@@ -236,6 +237,8 @@ class TaskDetail(Reply):
     review: list[ReviewComment] = []
     # Beyond the seed: since when (epoch ms) its verification gate judges it; null when none does.
     verifying_since: int | None = Field(default=None, alias="verifyingSince")
+    # Beyond the seed: the landing of it under way (who, since when); null when none is.
+    landing: LandingRun | None = None
     # an operator decided its work won't land (null otherwise, and once it lands after all)
     wont_land: WontLand | None = Field(None, alias="wontLand")
 
@@ -350,6 +353,7 @@ class InboxReply(Reply):
     now: int
     left_out: int = Field(default=0, alias="leftOut")  # an agent token's own work, left out
     verifying: list[GateRun] = []  # in review, left out while their gate judges them
+    landing: list[LandingRun] = []  # left out while a landing of them is under way
 
 
 class EventPage(Reply):

@@ -261,6 +261,42 @@ def test_a_table_of_500_tasks_costs_less_over_the_json_than_the_json(kanban: Kan
     assert table_s - json_s < json_s, spent
 
 
+def test_a_task_being_landed_says_landing_by_whom_in_the_inbox_and_its_view(
+    kanban: Kanban,
+) -> None:
+    """While a landing verified the merged tree, `kanban inbox` still listed the task as
+    "unlanded, land" and nothing said a landing ran, so another operator started a second. The
+    inbox counts it in a line ("1 task landing"), `task view` says by whom and since when, and
+    both JSON documents carry it. A landing's place is taken through the queue's own `join`."""
+    from boardlib.landings import LandQueue
+
+    with kanban.board() as board:
+        landing, plain = (board.create_task(title) for title in ("Migrate to pg 16", HOSTILE))
+        for task in (landing, plain):
+            board.claim(task.id, "bob")
+            board.complete(task.id, "bob")
+        LandQueue(board, lease_ms=60_000).join(
+            landing.id, repo_path="/repo", ref="refs/heads/main", lander="operator:ops",
+            holder="another-machine/4242/1/abc", strategy="squash", fence="0" * 40,
+        )  # fmt: skip
+    table = kanban.run("inbox", "--format", "table", env={"COLUMNS": "80"})
+    assert table.code == 0, str(table)
+    _fits(table.out)
+    assert f"1 task landing: {landing.id}" in table.out, table.out
+    assert [line for line in table.out.splitlines() if f" {landing.id} " in line] == [], table.out
+    doc = kanban.ok("inbox")
+    assert [item["taskId"] for item in doc["items"]] == [plain.id]
+    [run] = doc["landing"]
+    assert (run["taskId"], run["lander"], run["since"]) == (landing.id, "operator:ops", kanban.now)
+    assert kanban.ok("task", "view", landing.id)["landing"]["lander"] == "operator:ops"
+    assert kanban.ok("task", "view", plain.id)["landing"] is None
+    view = kanban.run("task", "view", landing.id, "--format", "table", env={"COLUMNS": "80"})
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(kanban.now / 1000))
+    assert f"landing by operator:ops since {when}" in view.out, view.out
+    other = kanban.run("task", "view", plain.id, "--format", "table", env={"COLUMNS": "80"})
+    assert "landing by" not in other.out, other.out
+
+
 def test_a_task_under_its_running_gate_says_verifying_in_the_inbox_and_its_view(
     kanban: Kanban,
 ) -> None:

@@ -379,3 +379,32 @@ def test_the_gates_of_all_tasks_in_review_are_read_in_one_statement(
     }  # alice's and erin's gates still run
     gate_reads = [s for s in statements if "FROM events" in s and "verification_started" in s]
     assert len(gate_reads) == 1, gate_reads
+
+
+def join_queue(board: Board, task_id: str, lander: str = "bob", holder: str = "") -> object:
+    """A landing's place in its branch's queue, as a lander on another machine takes it (its
+    process is not seen from here: only its lease says whether it lives)."""
+    from boardlib.landings import LandQueue
+
+    return LandQueue(board, lease_ms=30_000).join(
+        task_id, repo_path="/repo", ref="refs/heads/main", lander=lander,
+        holder=holder or "another-machine/4242/1/abc", strategy="squash", fence="0" * 40,
+    )  # fmt: skip
+
+
+def test_a_landing_whose_lease_ran_out_hides_nothing(board: Board, clock: ManualClock) -> None:
+    """A landing under way leaves its task out (`Inbox.landing` says who, since when); one
+    whose lander on another machine stopped renewing is dead once its lease runs out, and its
+    task is listed again as it was: a dead landing must not hide work."""
+    task = task_in(board, t.IN_REVIEW, builder="alice")
+    began = board.now()
+    join_queue(board, task.id)
+    found = board.inbox()
+    assert found.items == [] and [(r.task_id, r.lander, r.since) for r in found.landing] == [
+        (task.id, "bob", began)
+    ]
+    assert board.view(task.id).landing is not None
+    clock.advance(ms=30_001)
+    found = board.inbox()
+    assert [(i.kind, i.task_id) for i in found.items] == [(a.REVIEW, task.id)]
+    assert found.landing == [] and board.view(task.id).landing is None

@@ -68,3 +68,32 @@ def test_a_task_under_its_running_gate_is_said_verifying_beside_the_seeds_fields
         document = api.client.get("/openapi.json").json()
         assert "verifyingSince" in document["components"]["schemas"]["TaskDetail"]["properties"]
         assert "verifying" in document["components"]["schemas"]["InboxReply"]["properties"]
+
+
+def test_a_task_being_landed_is_said_landing_beside_the_seeds_fields(tmp_path: Path) -> None:
+    """A task a landing of which is under way is no inbox item; the inbox lists it under
+    `landing`, and the task's read says by whom and since when in `landing`, an extension
+    field (null when none runs): the seed's `task` and its siblings are as they were."""
+    from boardlib.landings import LandQueue
+
+    with serving(tmp_path) as api:
+        landing = task_in(api.board, "in_review", builder="alice")
+        plain = task_in(api.board, "in_review", builder="bob")
+        before = api.client.get(f"/api/board/{landing.id}").json()
+        began = api.clock.now_ms()
+        LandQueue(api.board, lease_ms=60_000).join(
+            landing.id, repo_path="/repo", ref="refs/heads/main", lander="carol",
+            holder="another-machine/4242/1/abc", strategy="squash", fence="0" * 40,
+        )  # fmt: skip
+        body = api.client.get("/api/board/inbox").json()
+        assert [item["taskId"] for item in body["items"]] == [plain.id]
+        [run] = body["landing"]
+        assert (run["taskId"], run["lander"], run["since"]) == (landing.id, "carol", began)
+        read = api.client.get(f"/api/board/{landing.id}").json()
+        assert (read["landing"]["lander"], read["landing"]["since"]) == ("carol", began)
+        assert set(read) == set(before) and before["landing"] is None
+        assert set(read["task"]) == set(before["task"])
+        assert api.client.get(f"/api/board/{plain.id}").json()["landing"] is None
+        document = api.client.get("/openapi.json").json()
+        assert "landing" in document["components"]["schemas"]["TaskDetail"]["properties"]
+        assert "landing" in document["components"]["schemas"]["InboxReply"]["properties"]

@@ -393,9 +393,13 @@ async def test_a_lands_unlanded_work_after_a_confirm_and_a_refusal_stays(
             await until(pilot, lambda: not app.inbox_items)
             landed = fresh(board_path, first).landed_commit
             assert landed == git(land.repo, "rev-parse", "main")
-            # it was done already: the note says where its work went, not "→ done"
-            said = f"{first} left the inbox (landed as {landed[:7]} on main (you))"
-            await until(pilot, lambda: any(said in note for note in notes.seen_text()))
+            # it was done already: the note says where its work went, not "→ done"; or, when
+            # the inbox was read while its landing ran, that it is being landed (by whom)
+            said = (
+                f"{first} left the inbox (landed as {landed[:7]} on main (you))",
+                f"{first} left the inbox (landing by {OPERATOR} since ",
+            )
+            await until(pilot, lambda: any(s in note for note in notes.seen_text() for s in said))
             # the landing records its commit, then archives the worktree and deletes the branch:
             # the refs are compared below only once that is over
             gone = f"refs/heads/{branch_name(first)}"
@@ -1125,6 +1129,48 @@ async def test_a_given_back_needs_you_toast_goes_when_its_item_leaves(
             board.unblock(task_id, actor=OPERATOR)
         await until(pilot, lambda: len(app.inbox_items) == 1)
         await until(pilot, lambda: needs_you_toasts(app) == [], timeout=5)  # its 30 s not over
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_a_task_being_landed_says_so_on_its_card_and_in_its_drawer(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """While a landing verified the merged tree, its card said "to review" (or nothing, done)
+    outside the lander's own drawer, so another operator started a second landing. Its card says
+    "landing by carol" (a card's 20 cells: the time too where it fits), its drawer since when;
+    once its lander is dead (its lease ran out, no event: the inbox's recheck), both say "to
+    review" again. The landing's place is taken through the queue's own `join`, by a lander of
+    another machine (its lease alone says whether it lives)."""
+    import time
+
+    from boardlib.landings import LandQueue
+
+    path = tmp_path / "board.db"
+    clock = ManualClock(START)
+    with Board(path, clock=clock) as board:
+        landing, plain = (board.create_task(title) for title in ("the landing one", "a plain one"))
+        for task in (landing, plain):
+            board.claim(task.id, "alice")
+            board.complete(task.id, "alice")
+        LandQueue(board, lease_ms=30_000).join(
+            landing.id, repo_path="/repo", ref="refs/heads/main", lander="carol",
+            holder="another-machine/4242/1/abc", strategy="squash", fence="0" * 40,
+        )  # fmt: skip
+    began = time.localtime(START / 1000)
+    in_drawer = time.strftime("landing by carol since %H:%M:%S", began)
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: [i.task_id for i in app.inbox_items] == [plain.id])
+        await until(pilot, lambda: "landing by carol" in screen_text(app))
+        assert screen_text(app).count("to review from") == 1  # the plain card: waits on a person
+        app.open_drawer(landing.id)
+        await until(pilot, lambda: in_drawer in screen_text(app))
+        clock.advance(ms=30_001)  # no renewal: the lander is dead, unseen but for its lease
+        await until(pilot, lambda: in_drawer not in screen_text(app), timeout=15)
+        assert {i.task_id for i in app.inbox_items} == {landing.id, plain.id}
+        await pilot.press("escape")
+        await until(pilot, lambda: screen_text(app).count("to review from") == 2)
+        assert "landing by" not in screen_text(app)
 
 
 def toast_words(app: Any) -> list[str]:

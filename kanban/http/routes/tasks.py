@@ -214,6 +214,7 @@ def get_task(task_id: TaskId, who: Who) -> JSONResponse:
             "dependents": [linked.to_json() for linked in view.dependents],
             "review": review_entries(view.comments),
             "verifyingSince": view.verifying_since,  # beyond the seed: its gate judges it now
+            "landing": None if view.landing is None else view.landing.to_json(),  # under way
             "wontLand": None if view.wont_land is None else view.wont_land.to_json(),
         }
     )
