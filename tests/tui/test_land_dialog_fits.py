@@ -215,3 +215,26 @@ async def _to_the_ends(bottom: str, top: str, keymap: dict[str, str]) -> None:
         assert "TASK-7 does not land on main" in on_screen() and "▲" not in on_screen()
         assert app.screen is dialog and dialog.decided is None
         assert app.focused is dialog.query_one("#no", Button)
+
+
+async def test_done_work_is_offered_won_t_land_beside_the_strategy_at_both_sizes() -> None:
+    """Found end to end: for ordinary done work the question listed Land, Back, `s: next` and
+    Onto, and `x` (it won't land) was named only under an override's warning and in `?`. It is
+    offered on the strategy's line, whole, with the buttons still on an 80x24 screen; work in
+    review, which a reject sends back instead, is not offered it."""
+    clean = LandingPreview("TASK-7", CLEAN, "lands cleanly", into="main", base_tip="2d55f48aa")
+    for size in (SMALL, (160, 48)):
+        async with App[None]().run_test(size=size) as pilot:
+            dialog = _body_of_done(clean, '{"status": "pass"}', LONG_TITLE)
+            await pilot.app.push_screen(dialog)
+            await pilot.pause()
+            rows = screen_text(pilot.app).split("\n")  # type: ignore[arg-type]
+            [line] = [row for row in rows if "Strategy" in row]
+            assert "s: next" in line and "x: won't land" in line, (size, line)
+            inside = dialog.query_one("#dialog").content_region
+            for button in dialog.query(Button):
+                assert button.region.intersection(inside) == button.region, (size, button.id)
+        async with App[None]().run_test(size=size) as pilot:
+            await pilot.app.push_screen(land_dialog_on_a_long_title("make test"))
+            await pilot.pause()
+            assert "won't land" not in screen_text(pilot.app)  # type: ignore[arg-type]

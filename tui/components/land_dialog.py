@@ -252,6 +252,8 @@ class LandDialog(ConfirmDialog):
             chosen = name == self.strategy
             strategies.append(f"{'●' if chosen else '○'} {name}  ", "bold" if chosen else "dim")
         strategies.append(f"{self._keys('land.strategy')}: next", "dim")
+        if self.task_row.status == t.DONE:  # done work may be decided not to land (`x`)
+            strategies.append(f"   {self._keys('land.abandon')}: won't land", "dim")
         words = Text(f"          {STRATEGY_WORDS.get(self.strategy, '')}", "dim")
         onto = Text("Onto      ", "bold")
         onto.append_text(plain(self.target, "bold"))
