@@ -35,6 +35,7 @@ from typing import Any
 IN_CALL = 1
 HOLDING = 2
 SURFACES = ("lib", "cli", "http")
+LATE_COST = "late_cost"  # a close_run answered with the run as the board had closed it
 BUSY_RETRIES = 40  # busy means nothing was written: the same step is tried again this often
 
 
@@ -97,6 +98,7 @@ class LibClient:
             return self.board.log_progress(task_id, agent, note, epoch=epoch).to_json()
 
     def close_run(self, run_id: str, agent: str, epoch: int, cost: float) -> dict[str, Any]:
+        """The run's answer: `succeeded`, or as the board closed it when this is a late cost."""
         with self._mapped():
             closed = self.board.close_execution(
                 run_id, "succeeded", agent=agent, epoch=epoch, cost_usd=cost, input_tokens=1000
@@ -386,7 +388,11 @@ class Agent:
             entry["error"] = f"{type(error).__name__}: {error}"[:2000]
             raise
         else:
-            entry["outcome"] = "ok"
+            # A run the board timed out takes its cost once, late (`Board._record_late`): money
+            # spent is counted, the run stays as it closed and the task where it is. Data, not a
+            # holder's write: the judge counts it apart.
+            late_cost = verb == "close_run" and result.get("status") != "succeeded"
+            entry["outcome"] = LATE_COST if late_cost else "ok"
             return result
         finally:
             entry["t1"] = now_ms()

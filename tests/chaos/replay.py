@@ -40,6 +40,7 @@ class Verdict:
     violations: list[str] = field(default_factory=list)
     double_held: int = 0
     late_writes: int = 0
+    late_costs: int = 0  # costs of runs the board had timed out, reported late (counted apart)
     early_releases: int = 0
     claims: int = 0
     lease_expiries: int = 0
@@ -55,6 +56,7 @@ class Verdict:
             "violationCount": len(self.violations),
             "doubleHeld": self.double_held,
             "lateWritesAccepted": self.late_writes,
+            "lateCosts": self.late_costs,
             "earlyReleases": self.early_releases,
             "claims": self.claims,
             "leaseExpiries": self.lease_expiries,
@@ -146,7 +148,9 @@ def replay(events: list[Any], *, lease_ms: int, leases: dict[str, int] | None = 
         elif kind == EventKind.EXECUTION_COMPLETED:
             run_id = str(data["execution_id"])
             opened = runs.get(run_id)
-            if opened is None:
+            if opened is None and data.get("late"):
+                verdict.late_costs += 1  # a timed-out run's cost, taken once: no holder's write
+            elif opened is None:
                 fault("late", f"#{seq} {run_id} closed by {actor} but it was not running")
             elif actor == opened[1]:
                 check_holder(seq, EventKind.EXECUTION_COMPLETED, task_id, state, actor, at)
