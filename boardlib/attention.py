@@ -247,9 +247,10 @@ def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     `Tx.gate_entries` for many tasks in one read). It judges while that is the gate's start
     (no verdict, stop or move since), its process runs, it beat within `GATE_BEATS_MISSED`
     beats (a gate that beats: the task's `last_heartbeat_at`, or the start) and its time bound
-    has not passed.
-    A gate killed with -9 is over at once on its own machine (as a dead lander's turn),
-    elsewhere after three missed beats (at its bound when it does not beat)."""
+    has not passed; or while that is the verdict the gate recorded and its move has yet to
+    follow (`GATE_MOVE_MS`). A gate killed with -9 is over at once on its own machine (as a
+    dead lander's turn), elsewhere after three missed beats (at its bound when it does not
+    beat)."""
     if task.status != t.IN_REVIEW or entry is None:
         return None
     if entry["kind"] == EventKind.VERIFICATION_RECORDED:  # the gate's move follows its verdict
