@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, TypeVar, cast
@@ -668,25 +668,22 @@ class KanbanApp(App[None]):
         """The tasks whose gate judges them now: their cards say "verifying since", and an open
         drawer of one that started or stopped reads it again (a gate dead on another machine
         writes nothing the live feed would see)."""
-        if verifying == self._verifying:
-            return
         old, self._verifying = self._verifying, verifying
-        changed = {
-            key for key in old.keys() | verifying.keys() if old.get(key) != verifying.get(key)
-        }
-        self.board_screen.board.refresh_changed(changed)
-        for drawer in self.drawers():
-            if drawer.task_id in changed:
-                drawer.reload()
+        self._cards_read_again(old, verifying)
 
     def _landing_is(self, landing: dict[str, tuple[str, int]]) -> None:
         """The tasks a landing of which is under way: their cards say "landing by X since", and
         an open drawer of one that began or ended reads it again (a refusal, or a lander dead on
         another machine, writes no event the live feed would see)."""
-        if landing == self._landing:
-            return
         old, self._landing = self._landing, landing
-        changed = {key for key in old.keys() | landing.keys() if old.get(key) != landing.get(key)}
+        self._cards_read_again(old, landing)
+
+    def _cards_read_again(self, old: Mapping[str, object], new: Mapping[str, object]) -> None:
+        """The cards of the tasks whose entry changed from `old` to `new` drawn again, and an
+        open drawer of one read again."""
+        changed = {key for key in old.keys() | new.keys() if old.get(key) != new.get(key)}
+        if not changed:
+            return
         self.board_screen.board.refresh_changed(changed)
         for drawer in self.drawers():
             if drawer.task_id in changed:
