@@ -1777,9 +1777,9 @@ class Board:
         """A call of the task's holder is its sign of life (seed 000 counts the holder's calls,
         seed 003 has no heartbeat route): the columns that renew its lease for as long as its
         claim or last renewal gave it, for the call's own write to carry. Nothing for anyone
-        else's call, a task not in
-        progress, a lease already run out (the release pass takes it: a late call revives
-        nothing), or a lease that runs longer already (an extended one is not cut short)."""
+        else's call, a task not in progress, a lease already run out (the release pass takes
+        it: a late call revives nothing), or a lease that runs longer already (an extended one
+        is not cut short)."""
         if who is None or task.status != t.IN_PROGRESS or task.assignee_agent_id != who:
             return {}
         if task.lease_expired(now):
