@@ -79,9 +79,11 @@ def test_the_log_starts_over_long_before_the_backstop(tmp_path: Path) -> None:
         page_size = board.store._writer.execute("PRAGMA page_size").fetchone()[0]  # type: ignore[attr-defined]
         log_bytes = Path(f"{path}-wal").stat().st_size  # the furthest the log ever reached
         assert background.runs >= 4
-        # The writers were held back for a second pass only every few checkpoints: each such
-        # pass waits for two fsyncs, and every claim of a server with it.
-        assert 1 <= background.held <= background.runs // 2, (background.held, background.runs)
+        # The writers were held back for a second pass only on some checkpoints (it was every
+        # one): each such pass waits for two fsyncs, and every claim of a server with it. Not
+        # half: a create writes the text index too (migration 10), and a loaded machine runs
+        # fewer, larger checkpoints (6 of 11 in a CI run beside other tests; 5 of 11 quiet).
+        assert 1 <= background.held <= 2 * background.runs // 3, (background.held, background.runs)
     assert log_bytes < BACKSTOP_PAGES * page_size / 2, log_bytes
     assert log_bytes > RESTART_AT_FRAMES * page_size  # the log grew to the second pass's mark
 
