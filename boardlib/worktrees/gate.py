@@ -13,9 +13,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -24,6 +24,7 @@ from .. import transitions as t
 from .. import validation as validate
 from ..actors import GATE, OPERATOR
 from ..errors import BoardError, Reason, wrong_state
+from ..leases import beating
 from ..processes import EXITED_STATES, dying_with_parent, group_token, orphaned_group, stat_fields
 from .gitrepo import GIT_LOCATION_VARIABLES
 from .results import name_files
@@ -65,28 +66,18 @@ def gate_bound_ms(timeout_s: float) -> int:
     return int(timeout_s * 1000) + int(2 * KILL_GRACE_S * 1000) + GATE_MARGIN_MS
 
 
-@contextlib.contextmanager
-def gate_beating(board: "Board", task_id: str, every_s: float) -> Iterator[None]:
+def gate_beating(board: "Board", task_id: str, every_s: float) -> "AbstractContextManager[None]":
     """Beat for the gate judging `task_id` from a thread, every `every_s` seconds, while the
     block runs (the commit before the command and the record after it too). A failed beat is
     skipped: the next may pass, and a gate that cannot write cannot record its verdict either."""
-    done = threading.Event()
 
-    def beat() -> None:
-        while not done.wait(every_s):
-            try:
-                if not board.gate_beat(task_id):
-                    return  # its verdict is in, or it moved: nothing waits on the gate now
-            except Exception:
-                continue
+    def beat() -> bool:
+        try:
+            return board.gate_beat(task_id)  # False: its verdict is in, or it moved
+        except Exception:
+            return True
 
-    thread = threading.Thread(target=beat, name=f"gate-beat-{task_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+    return beating(every_s, beat, f"gate-beat-{task_id}")
 
 
 HANDOFF = "handoff"

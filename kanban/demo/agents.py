@@ -11,7 +11,6 @@ import os
 import random
 import signal
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from boardlib.actors import operator_named
 from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import BoardError
+from boardlib.leases import beating
 from boardlib.records import EXECUTION_CANCELLED, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
 from boardlib.worktrees import GitFailure, Worktrees, isolation_for
 
@@ -354,22 +354,18 @@ class Agent(_Member):
         """Heartbeat from a thread while a long git step runs (provision, the gate): a real agent
         renews its lease while its tools work, or a busy machine makes it lose the task. Stops at
         the first refusal (the task left in_progress, e.g. into review)."""
-        done = threading.Event()
 
-        def beat() -> None:
-            while not done.wait(self.pace.heartbeat_s):
-                try:
-                    self.board.heartbeat(task_id, self.name, epoch=epoch)
-                except BoardError:
-                    return
+        def beat() -> bool:
+            try:
+                self.board.heartbeat(task_id, self.name, epoch=epoch)
+            except BoardError:
+                return False
+            return True
 
-        thread = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
-        thread.start()
         try:
-            yield
+            with beating(self.pace.heartbeat_s, beat, f"{self.name}-heartbeat"):
+                yield
         finally:
-            done.set()
-            thread.join()
             self._renewed = time.monotonic()
 
     def build_in_worktree(self, task: Task, fate: Fate, fate_step: int, steps: int) -> None:
