@@ -16,10 +16,11 @@ import psycopg
 import pytest
 
 from boardlib import Board
-from boardlib.columns import FINISHED, TaskSearch
+from boardlib.columns import TaskSearch
 from boardlib.store import postgres_schema, schema
 from boardlib.store.postgres import PostgresTx
 from boardlib.store.queries import pyformat
+from tests.core.test_text_search import search_reads
 from tests.pg_cluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,24 +113,12 @@ def _fill(board: Board) -> list[str]:
     return made
 
 
-def _reads(tx: PostgresTx, words: tuple[str, ...]) -> list[object]:
-    search = TaskSearch(words=words)
-    found: list[object] = [
-        [row["id"] for row in tx.search_tasks(search, 100)],
-        tx.matching_ids(search, None),
-        [row["id"] for row in tx.list_tasks(text=" ".join(words), limit=100)],
-    ]
-    for status in FINISHED:
-        found.append([row["id"] for row in tx.finished_page(status, search, limit=100)])
-        found.append(tx.finished_count(status, search, None))
-    return found
-
-
 def _searches_as_the_ilike_alone(board: Board) -> None:
     for words in WORDS:
 
         def both(tx: Any, words: tuple[str, ...] = words) -> tuple[list[object], list[object]]:
-            return _reads(tx, words), _reads(LikeOnlyTx(tx.conn, tx.store, locking=False), words)
+            like_only = LikeOnlyTx(tx.conn, tx.store, locking=False)
+            return search_reads(tx, words), search_reads(like_only, words)
 
         indexed, like_only = board.store.read(both)
         assert indexed == like_only, words

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from boardlib import Board, ManualClock
 from boardlib.columns import FINISHED, TaskSearch
 from boardlib.store import schema
-from boardlib.store.queries import text_index_query
+from boardlib.store.queries import SharedTx, text_index_query
 from boardlib.store.sqlite import SqliteTx
 from tests.pg_cluster import Cluster
 
@@ -65,7 +65,9 @@ def _board(path: Path, clock: ManualClock) -> tuple[Board, list[str]]:
     return board, made
 
 
-def _reads(tx: SqliteTx, words: tuple[str, ...]) -> list[object]:
+def search_reads(tx: "SharedTx", words: tuple[str, ...]) -> list[object]:
+    """Every read a search of `words` makes (the CLI's, the palette's, the filter's, the finished
+    columns' pages and counts): compared with and without a text index, on either store."""
     search = TaskSearch(words=words)
     found: list[object] = [
         [row["id"] for row in tx.search_tasks(search, 100)],
@@ -80,7 +82,7 @@ def _reads(tx: SqliteTx, words: tuple[str, ...]) -> list[object]:
 
 def _compare(board: Board, words: tuple[str, ...]) -> None:
     def both(tx: SqliteTx) -> tuple[list[object], list[object]]:
-        return _reads(tx, words), _reads(LikeOnlyTx(tx.conn), words)
+        return search_reads(tx, words), search_reads(LikeOnlyTx(tx.conn), words)
 
     indexed, like_only = board.store.read(both)
     assert indexed == like_only, words
