@@ -9,10 +9,13 @@ server binaries; as root, no `runuser`) the `[postgres]` half says so once: one 
 one skip elsewhere, the rest deselected.
 """
 
+import atexit
 import itertools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +32,16 @@ if TYPE_CHECKING:
     from tests.worktrees.conftest import Env
 
 BACKENDS = ("sqlite", "postgres")
+
+# The operator's own settings and keymap (tui.settings, tui.keymap: $XDG_CONFIG_HOME/kanban, or
+# KANBAN_SETTINGS and KANBAN_KEYMAP) are neither read nor written by a test: a drawer test pressed
+# `w` and saved diff_wrap = true in ~/.config, and later runs' diff tests failed (no sideways pan
+# in a wrapped diff). Each test process, and every process it starts, gets an empty folder of
+# its own; a test that wants a file sets the variable to it.
+for _variable in ("KANBAN_SETTINGS", "KANBAN_KEYMAP"):
+    os.environ.pop(_variable, None)
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="kanban-tests-config-")
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
 
 # With PYTHONDONTWRITEBYTECODE (set in some environments; CI unsets it) nothing a test process
 # compiles was kept: each worker of every run rewrote the assertions of every test module and
