@@ -3,6 +3,8 @@ opens the task's drawer, `a` does the row's one action, a new item is said once 
 posted outside the terminal when asked) without moving the view, and no agent byte ever reaches
 the escape sequence."""
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -1050,18 +1052,16 @@ async def test_no_needs_you_toast_over_a_dialog_the_header_keeps_the_news(
         assert f"new: {task_id} is blocked (i)" in header_text(app)
 
 
-async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
+@contextlib.asynccontextmanager
+async def blocked_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A question opens with the toasts from before it gone (one covered the reject question
-    at 80x24), and the "Needs you" toast went with them for good while the header counted it.
-    It is covered, not gone: back once the question is answered, for the time it had left, one
-    line in the message log; the other toasts stay gone, and a toast whose item left the inbox
-    while the question was open does not come back."""
+) -> AsyncIterator[tuple[Any, Any, Path, ManualClock, str]]:
+    """An app at 80x24 on the busy board whose "Needs you" toast says a task was blocked
+    meanwhile (the toast's 30 s, the next one's 60, outlast the test): the app, its pilot, the
+    board's path and clock, the task."""
     import tui.needs_you
-    from tui.components.confirm import ConfirmDialog
 
-    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 30.0)  # not over before the test is
+    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 30.0)
     monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_EVERY_S", 60.0)
     clock = ManualClock(START)
     path = tmp_path / "board.db"
@@ -1070,8 +1070,24 @@ async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await until(pilot, lambda: app.inbox_items)
         task_id = block_one(path, clock, "meanwhile")
+        await until(
+            pilot, lambda: needs_you_toasts(app) == [f"{task_id} is blocked. i opens the inbox."]
+        )
+        yield app, pilot, path, clock, task_id
+
+
+async def test_a_question_covers_the_needs_you_toast_and_gives_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question opens with the toasts from before it gone (one covered the reject question
+    at 80x24), and the "Needs you" toast went with them for good while the header counted it.
+    It is covered, not gone: back once the question is answered, for the time it had left, one
+    line in the message log; the other toasts stay gone, and a toast whose item left the inbox
+    while the question was open does not come back."""
+    from tui.components.confirm import ConfirmDialog
+
+    async with blocked_meanwhile(tmp_path, monkeypatch) as (app, pilot, path, clock, task_id):
         words = f"{task_id} is blocked. i opens the inbox."
-        await until(pilot, lambda: needs_you_toasts(app) == [words])
         app.notify("an older note", timeout=30)
         await until(pilot, lambda: "an older note" in toast_words(app))
         for answer in ("n", "y"):
@@ -1106,19 +1122,10 @@ async def test_a_given_back_needs_you_toast_goes_when_its_item_leaves(
     """A toast a question gave back said its item still waited after the answer took it away:
     `y` to the land question lands the task its "ready to land" toast named, and the toast came
     back for it. It goes once the inbox read says its item has left."""
-    import tui.needs_you
     from tui.components.confirm import ConfirmDialog
 
-    monkeypatch.setattr(tui.needs_you, "NEEDS_YOU_S", 30.0)  # not over before the test is
-    clock = ManualClock(START)
-    path = tmp_path / "board.db"
-    sixty_and_one(path, clock)
-    app = make_app(path, clock)
-    async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await until(pilot, lambda: app.inbox_items)
-        task_id = block_one(path, clock, "meanwhile")
+    async with blocked_meanwhile(tmp_path, monkeypatch) as (app, pilot, path, clock, task_id):
         words = f"{task_id} is blocked. i opens the inbox."
-        await until(pilot, lambda: needs_you_toasts(app) == [words])
         await app.push_screen(ConfirmDialog("Cancel TASK-1?", "It stops there."))
         await shown_question(pilot)
         await until(pilot, lambda: not toast_words(app))
