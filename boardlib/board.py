@@ -1794,6 +1794,14 @@ class Board:
             return {}
         return columns
 
+    def _beat_in(self, tx: Tx, task: Task, who: str | None, now: int) -> tuple[Task, int | None]:
+        """`_beat` written in this transaction, for a call that writes no task row of its own
+        (a comment, a run's start): the task as it is then, and its new lease's end, if any."""
+        renew = self._beat(task, who, now)
+        if not renew:
+            return task, None
+        return Task.from_row(tx.update_task(task.id, renew)), renew["lease_until"]
+
     def complete(
         self,
         task_id: str,
@@ -2374,12 +2382,10 @@ class Board:
             comment = Comment.from_row(
                 tx.insert_comment(task_id, text, author_type, author, now, task.tenant_id, where)
             )
-            renew = self._beat(task, author, now)  # the holder's note is a sign of life
-            if renew:
-                task = Task.from_row(tx.update_task(task_id, renew))
+            task, lease_until = self._beat_in(tx, task, author, now)  # the holder's note
             added: CommentAdded = {"comment_id": comment.id}
-            if renew:
-                added["lease_until"] = renew["lease_until"]
+            if lease_until is not None:
+                added["lease_until"] = lease_until
             if where is not None:
                 added["path"] = where.path
                 if where.line is not None:
@@ -2449,12 +2455,10 @@ class Board:
                     }
                 )
             )
-            renew = self._beat(task, holder, now)  # opening a run is a sign of life
-            if renew:
-                task = Task.from_row(tx.update_task(task_id, renew))
+            task, lease_until = self._beat_in(tx, task, holder, now)  # opening a run
             started: ExecutionStarted = {"execution_id": execution.id}
-            if renew:
-                started["lease_until"] = renew["lease_until"]
+            if lease_until is not None:
+                started["lease_until"] = lease_until
             self._emit(tx, EventKind.EXECUTION_STARTED, task, holder, now, started)
             return execution
 
