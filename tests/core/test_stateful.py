@@ -138,6 +138,13 @@ class BoardMachine(RuleBasedStateMachine):
             return "stale_claim"
         return None
 
+    def signs_of_life(self, task: ModelTask, actor: str, now: int) -> None:
+        """The holder's own call renews its live lease for the board's span (never shortens it);
+        anyone else's call, or a run-out lease, renews nothing."""
+        live = task.lease is not None and task.lease >= now
+        if task.status == "in_progress" and task.assignee == actor and live:
+            task.lease = max(task.lease or 0, now + LEASE)
+
     def table_refusal(self, task: ModelTask, target: str) -> str | None:
         if target != task.status and target not in MODEL_MOVES[task.status]:
             return "illegal_transition"
@@ -284,6 +291,8 @@ class BoardMachine(RuleBasedStateMachine):
         )
         if moved is not None and target != task.status:
             self.enter(task, target, "operator:op", now)
+        elif moved is not None:
+            self.signs_of_life(task, "operator:op", now)
 
     @precondition(lambda self: self.tasks)
     @rule(index=PICK, agent=AGENTS, to=st.sampled_from(t.STATUSES), unblock=st.booleans())
@@ -306,8 +315,11 @@ class BoardMachine(RuleBasedStateMachine):
                 task, target
             )
             call = lambda: self.board.move(task.id, target, actor=agent, reason="r")  # noqa: E731
-        if self.expect(reason, call) is not None and target != task.status:
+        moved = self.expect(reason, call)
+        if moved is not None and target != task.status:
             self.enter(task, target, agent, now)
+        elif moved is not None:
+            self.signs_of_life(task, agent, now)
 
     @precondition(lambda self: self.tasks)
     @rule(index=PICK, agent=AGENTS, as_holder=st.booleans())
@@ -328,7 +340,7 @@ class BoardMachine(RuleBasedStateMachine):
         run = self.expect(reason, lambda: self.board.open_execution(task.id, "sh", agent=agent))
         if run is not None:
             self.runs[run.id] = ModelRun(task.id, agent)  # type: ignore[attr-defined]
-            task.lease = max(task.lease or 0, now + LEASE)  # the holder's sign of life
+            self.signs_of_life(task, agent, now)
 
     @precondition(lambda self: self.runs)
     @rule(index=PICK, agent=AGENTS, who=st.sampled_from(["holder", "other", "operator"]))
@@ -348,7 +360,7 @@ class BoardMachine(RuleBasedStateMachine):
         closer = "operator" if operator else agent
         if run.status != "running":
             reason: str | None = "not_found"
-        elif operator:
+        elif operator or closer.startswith("operator"):  # an operator holder closes as one
             reason = None
         else:
             reason = self.holder_refusal(task, agent, now)
@@ -447,3 +459,33 @@ BoardMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestBoardRules = BoardMachine.TestCase
+
+
+FOUND_CASES = {  # cases hypothesis found once, kept so they run every time
+    "an operator holding the task closes its run as an operator": [
+        ("create", {"backlog": False, "deps": [], "priority": 0}),
+        ("operator_move", {"index": 0, "to": "in_progress"}),
+        ("open_run", {"agent": "ann", "as_holder": True, "index": 0}),
+        ("time_passes", {"minutes": 1.2}),
+        ("close_run", {"agent": "ann", "index": 0, "who": "holder"}),
+    ],
+    "the holder's move to where its task is renews the lease": [
+        ("create", {"backlog": False, "deps": [], "priority": 0}),
+        ("operator_move", {"index": 0, "to": "in_progress"}),
+        ("time_passes", {"minutes": 0}),
+        ("operator_move", {"index": 0, "to": "in_progress"}),
+    ],
+}
+
+
+def test_found_cases() -> None:
+    for steps in FOUND_CASES.values():
+        machine = BoardMachine()
+        try:
+            for name, arguments in steps:
+                getattr(machine, name)(**arguments)
+                machine.board_agrees_with_model()
+                machine.integrity()
+                machine.runs_agree_with_model()
+        finally:
+            machine.teardown()
