@@ -1140,7 +1140,7 @@ async def test_a_given_back_needs_you_toast_goes_when_its_item_leaves(
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
 async def test_a_task_being_landed_says_so_on_its_card_and_in_its_drawer(
-    tmp_path: Path, size: tuple[int, int]
+    tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """While a landing verified the merged tree, its card said "to review" (or nothing, done)
     outside the lander's own drawer, so another operator started a second landing. Its card says
@@ -1172,6 +1172,7 @@ async def test_a_task_being_landed_says_so_on_its_card_and_in_its_drawer(
         assert screen_text(app).count("to review from") == 1  # the plain card: waits on a person
         app.open_drawer(landing.id)
         await until(pilot, lambda: in_drawer in screen_text(app))
+        monkeypatch.setattr(live, "INBOX_RECHECK_S", 0.5)  # the same recheck, sooner
         clock.advance(ms=30_001)  # no renewal: the lander is dead, unseen but for its lease
         await until(pilot, lambda: in_drawer not in screen_text(app), timeout=15)
         assert {i.task_id for i in app.inbox_items} == {landing.id, plain.id}

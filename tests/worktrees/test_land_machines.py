@@ -172,7 +172,7 @@ def test_a_dead_landing_of_another_machine_holds_its_branch_until_its_lease_runs
     token = f"another-boot:4026531836/{gone.stdout.strip()}/12345/0123456789ab"
     assert not token.startswith(host_key()) and not holder_gone(token)
     fence = git(land.repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "A's fence")
-    a = LandQueue(land.board, lease_ms=8000)  # machine A's landing, its lease 8 s
+    a = LandQueue(land.board, lease_ms=3000)  # machine A's landing: 3 s, B waits 1 s of it
     [ws] = land.board.workspaces(first)
     entry = a.join(first, repo_path=ws.repo_path, ref="refs/heads/main", lander="carol",
                    holder=token, strategy="squash", fence=fence)  # fmt: skip
