@@ -23,6 +23,7 @@ from boardlib.board import Board
 from boardlib.config import BoardConfig
 from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl, display_location, location_exists
+from boardlib.paths import worktrees_root
 from boardlib.validation import NAME_MAX, name
 from kanban.agent_setup.harnesses import DEFAULT_HARNESS, HARNESSES, SERVER_NAME, default_agent
 from kanban.agent_setup.instructions import Briefing
@@ -79,6 +80,19 @@ def _board_text(location: Path | DatabaseUrl) -> str:
     if any(ord(char) < 32 or ord(char) == 127 for char in text):
         raise invalid_input("the board's location holds a control character", field="db")
     return text
+
+
+def _worktrees_setting() -> dict[str, str]:
+    """`KANBAN_WORKTREES` for the configs, absolute, when this run's worktrees folder is not the
+    one a server started with neither it nor `XDG_STATE_HOME` finds: a runtime passes its MCP
+    server only a few variables of its own (Codex: HOME, PATH...), and a server working in
+    another folder than the shell's cannot resume or land the shell's worktrees."""
+    root = os.path.abspath(worktrees_root())
+    if root == os.path.abspath(worktrees_root({})):
+        return {}
+    if any(ord(char) < 32 or ord(char) == 127 for char in root):
+        raise invalid_input("the worktrees folder holds a control character", field="worktrees")
+    return {"KANBAN_WORKTREES": root}
 
 
 def kanban_command() -> str:
@@ -228,7 +242,7 @@ def init(
         role=role,
         tool_set=tool_set,
         lease_ms=config.lease_ms,
-        settings=config.to_env(),
+        settings={**config.to_env(), **_worktrees_setting()},
         command=kanban_command(),
         per_session=per_session,
     )

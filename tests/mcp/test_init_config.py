@@ -131,3 +131,48 @@ async def test_two_sessions_of_one_runtime_judge_each_others_work(tmp_path: Path
         judged = [moves[-1].actor]  # into done
     names = {*holders, *judged}
     assert len(names) == 2 and all(name.startswith("claude-code-") for name in names), names
+
+
+@pytest.mark.slow  # init, a provision on the CLI and an MCP server
+async def test_the_config_serves_the_worktrees_folder_init_ran_with(tmp_path: Path) -> None:
+    """Init run with `KANBAN_WORKTREES` wrote a config without it: the runtime's server (which
+    gets only the config's env over a few variables, as Codex gives it) made and looked for
+    worktrees in the per-user folder, so the worktree a shell agent provisioned under the
+    instructions' export line was "outside this worktrees folder": not live, not resumable."""
+    repo, db, worktrees = tmp_path / "repo", tmp_path / "board.db", tmp_path / "worktrees"
+    repo.mkdir()
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    (repo / "app.py").write_text("print('hi')\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    commit = [*git, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "init"]
+    subprocess.run(commit, check=True)
+    argv = ["init", "--harness", "codex", "--agent", "worker-1", "--repo", str(repo)]
+    env = clean_env(KANBAN_DB=str(db), KANBAN_WORKTREES=str(worktrees))
+    done = subprocess.run([str(KANBAN), *argv], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    entry = server_entry(repo, "codex")
+    assert entry["env"]["KANBAN_WORKTREES"] == str(worktrees)
+    assert f"KANBAN_WORKTREES={worktrees}" in (repo / "AGENTS.md").read_text()
+
+    with Board(db, reconcile_orphans=False) as board:
+        task = board.create_task("Write the lexer")
+    shell = {**env, "KANBAN_AGENT": "worker-1"}
+    claim = [str(KANBAN), "task", "claim-next"]
+    epoch = json.loads(subprocess.check_output(claim, env=shell, text=True))["claimEpoch"]
+    provision = [str(KANBAN), "task", "workspace", "provision", task.id, "--epoch", str(epoch)]
+    made = json.loads(subprocess.check_output([*provision, "--repo", str(repo)], env=shell))
+    checkout = made["worktree"]["worktreePath"]
+    assert Path(checkout).is_relative_to(worktrees)
+
+    home = tmp_path / "home"  # the runtime's own HOME: nothing here reaches the tester's
+    home.mkdir()
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={**server_env(entry), "HOME": str(home)}
+    )
+    async with Client(params) as client:
+        resumed = await ok(client, "resume_workspace", task_id=task.id)
+        assert (resumed["live"], resumed["warnings"]) == (True, [])
+        again = await ok(client, "provision_workspace", task_id=task.id, repo_path=str(repo))
+        assert (again["reused"], again["worktree"]["worktreePath"]) == (True, checkout)
+    assert not (home / ".local").exists()
