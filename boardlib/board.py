@@ -1394,9 +1394,9 @@ class Board:
         return set(self.marked_task_ids().wont_land)
 
     def marked_task_ids(self) -> Marks:
-        """Both marks of a board view, read together: one scan of the audit table for both
-        actions (it has no index on action; each mark scanned it), and the won't-land tasks
-        read in batches, not a task and its audit per decision."""
+        """Both marks of a board view, read together: one read of the audit rows of both
+        actions (through its index on action, migration 11), and the won't-land tasks read in
+        batches, not a task and its audit per decision."""
 
         def work(tx: Tx) -> Marks:
             overridden: set[str] = set()

@@ -373,7 +373,7 @@ class BoardReader:
         read = board.live_view(search)
         self._cursor = read.cursor
         self._known = {task.id: task for task in read.tasks}
-        marks = board.marked_task_ids()  # one audit scan for both
+        marks = board.marked_task_ids()  # one audit read for both
         self._post(
             BoardUpdate(
                 read,

@@ -507,7 +507,7 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
     def audit(self, task_id: str | None = None) -> list[Row]: ...
 
     def audit_of(self, actions: Sequence[str]) -> list[Row]:
-        """Every task's audit rows of these actions, oldest first: one scan (no index on action)."""
+        """Every task's audit rows of these actions, oldest first (by the index on action)."""
         ...
 
     # -- health and whole-board copies

@@ -350,6 +350,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         $$
         """,
     ),
+    # 11: the audit read by action (schema.py's migration 11)
+    ("CREATE INDEX audit_action ON audit (action)",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
