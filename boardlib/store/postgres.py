@@ -41,7 +41,14 @@ from ..shell import shell_command
 from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait
 from .literals import IN_PROGRESS
 from .pool_log import pool_news
-from .postgres_schema import BOARD_TABLES, META_DDL, MIGRATIONS, SCHEMA_VERSION
+from .postgres_schema import (
+    BOARD_TABLES,
+    META_DDL,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    TEXT_INDEX_MIGRATION,
+    TEXT_INDEX_WANTED,
+)
 from .queries import (
     CLAIM_ORDER,
     CLAIMABLE,
@@ -54,6 +61,7 @@ from .queries import (
     SharedTx,
     pyformat,
 )
+from .schema import TEXT_INDEX_VERSION
 
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
@@ -856,12 +864,14 @@ class _EventHorizon:
 
 
 class _Survey(NamedTuple):
-    """What an opener found in its schema: its name, the board's version (None: no board) and,
-    with no board, the tables of kanban's names someone else keeps there."""
+    """What an opener found in its schema: its name, the board's version (None: no board),
+    with no board, the tables of kanban's names someone else keeps there, and whether its text
+    index is missing where it could now be made (`TEXT_INDEX_WANTED`)."""
 
     schema: str | None
     version: int | None
     foreign: tuple[str, ...]
+    wants_text_index: bool = False
 
 
 _KANBAN_TABLES = ", ".join(f"'{table}'" for table, _ in TABLES)  # our own names: safe literals
@@ -869,7 +879,8 @@ _SURVEY = (
     "SELECT current_schema(), EXISTS (SELECT 1 FROM pg_class WHERE relname = 'board_meta' "
     "AND relnamespace = current_schema()::regnamespace), "
     "(SELECT array_agg(relname::text ORDER BY relname) FROM pg_class WHERE relnamespace = "
-    f"current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname IN ({_KANBAN_TABLES}))"
+    f"current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname IN ({_KANBAN_TABLES})), "
+    f"{TEXT_INDEX_WANTED}"
 )
 
 
@@ -1061,7 +1072,7 @@ class PostgresStore:
                         f"`{shell_command('kanban', 'db', 'init', url.display)}` {CREATING_VERBS}",
                         path=url.display,
                     )
-            if found.version != SCHEMA_VERSION and not read_only:
+            if (found.version != SCHEMA_VERSION or found.wants_text_index) and not read_only:
                 try:
                     self.migrations_applied = self._migrate(conn)
                 except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction) as error:
@@ -1202,12 +1213,12 @@ class PostgresStore:
 
     @staticmethod
     def _surveyed(conn: Conn, row: Row) -> "_Survey":
-        schema, has_meta, foreign = row[0], row[1], row[2]
+        schema, has_meta, foreign, wants_text_index = row[0], row[1], row[2], bool(row[3])
         if not has_meta:
             return _Survey(schema, None, tuple(foreign or ()))
         version = conn.execute("SELECT schema_version FROM board_meta").fetchone()
         number = int(version[0]) if version is not None and version[0] is not None else 0
-        return _Survey(schema, number, ())
+        return _Survey(schema, number, (), wants_text_index)
 
     def _migrate(self, conn: Conn) -> int:
         """Create or upgrade the board under its advisory lock, in one transaction; a schema
@@ -1239,6 +1250,8 @@ class PostgresStore:
                 )
             for migration in MIGRATIONS[current:]:
                 statements.extend(migration)
+            if current >= TEXT_INDEX_VERSION and found.wants_text_index:
+                statements.extend(TEXT_INDEX_MIGRATION)  # pg_trgm installed since: made now
             if found.version is not None and current < SCHEMA_VERSION:
                 statements.append(f"UPDATE board_meta SET schema_version = {SCHEMA_VERSION}")
             statements.append("COMMIT")

@@ -272,3 +272,84 @@ def test_an_extension_found_in_a_boards_schema_is_not_used(shared: Shared) -> No
     assert shared.indexes("fourth") == before
     with Board(fourth) as board:
         _searches_as_the_ilike_alone(board)
+
+
+def _index_is_read(url: str, schema_name: str) -> None:
+    """The board's search for a word is planned on its text index (seqscan off: a few rows)."""
+    with Board(url) as board:
+        where, params = board.store.read(lambda tx: tx._search(TaskSearch(words=("parser",))))
+    query = pyformat(f"SELECT id FROM tasks WHERE TRUE{where}")
+    with psycopg.connect(url.split("?")[0], options=f"-csearch_path={schema_name}") as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = " ".join(row[0] for row in conn.execute(f"EXPLAIN {query}", params))  # type: ignore[arg-type]
+    assert schema.TEXT_INDEX in plan, plan
+
+
+def test_a_board_made_without_the_extension_gets_its_index_once_an_admin_installs_it(
+    shared: Shared,
+) -> None:
+    """A board made where pg_trgm could not be had, at the current version: after an admin
+    installs the extension, the next writable open by its owner makes the index (no migration
+    counted; searches unchanged and read through it). A read-only open, and a role that may
+    write the tables but does not own them (so may not index them), make nothing and fail not."""
+    role = shared.role()
+    url = shared.board_url(role, "late")
+    with Board(url) as board:
+        _fill(board)
+    assert schema.TEXT_INDEX not in shared.indexes("late")
+    with shared.admin() as conn:
+        conn.execute("CREATE EXTENSION pg_trgm SCHEMA public")
+    with Board(url, read_only=True) as board:
+        assert len(board.search("parser")) == 2
+    writer = shared.role(
+        "GRANT USAGE ON SCHEMA late TO {role}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA late TO {role}",
+        "GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA late TO {role}",
+    )
+    server = f"127.0.0.1:{shared.cluster.port}/{shared.database}"
+    with Board(f"postgresql://{writer}@{server}?options=-csearch_path%3Dlate") as board:
+        assert board.store.migrations_applied == 0
+        board.create_task("written by a role that does not own the tables")
+    assert schema.TEXT_INDEX not in shared.indexes("late")
+
+    with Board(url) as board:
+        assert board.store.migrations_applied == 0
+        assert board.store.schema_version() == schema.SCHEMA_VERSION
+    assert "gin_trgm_ops" in shared.indexes("late").get(schema.TEXT_INDEX, "")
+    with Board(url) as board:  # made once: the next open finds it
+        _searches_as_the_ilike_alone(board)
+    _index_is_read(url, "late")
+
+
+def test_two_openers_at_once_make_the_late_index_once(shared: Shared) -> None:
+    """Two processes open a board that lacks its index once the extension is there: one takes
+    the board's lock and builds it (held here by a lock on its tasks table until the other waits
+    on the board's lock), the other then finds it made, and neither fails."""
+    role = shared.role()
+    url = shared.board_url(role, "raced")
+    with Board(url) as board:
+        _fill(board)
+    with shared.admin() as conn:
+        conn.execute("CREATE EXTENSION pg_trgm SCHEMA public")
+    with shared.admin() as admin, shared.admin() as watch:
+        admin.execute("BEGIN")
+        admin.execute("LOCK TABLE raced.tasks IN ROW EXCLUSIVE MODE")  # CREATE INDEX waits
+        processes = [_open_in_a_process(url) for _ in range(2)]
+        deadline = time.monotonic() + 30
+        waiting: list[str] = []
+        while len(waiting) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            waiting = sorted(  # autocommit: a new look at the activity each time
+                str(row[0]) for row in watch.execute(
+                    "SELECT l.locktype FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
+                    "WHERE a.datname = %s AND a.usename = %s AND NOT l.granted",
+                    (shared.database, role),
+                )
+            )  # fmt: skip
+        admin.execute("COMMIT")
+        assert waiting == ["advisory", "relation"], "one builds, the other waits for its lock"
+    for process in processes:
+        _, errors = process.communicate(timeout=120)
+        assert process.returncode == 0, errors
+    assert "gin_trgm_ops" in shared.indexes("raced").get(schema.TEXT_INDEX, "")
+    _index_is_read(url, "raced")
