@@ -478,6 +478,26 @@ def has_text_index(conn: sqlite3.Connection) -> bool:
     return found is not None
 
 
+# SQLite's words for a virtual table whose module this build lacks (FTS5 compiled out): the text
+# index of a file made where it was, on a Python whose SQLite has it not.
+NO_MODULE = "no such module: "
+
+
+def text_index_missing_module(conn: sqlite3.Connection) -> str | None:
+    """SQLite's message when the file holds the text index and this SQLite cannot read it (its
+    module is not compiled in): then a search reads without it and a write it keeps is refused
+    (docs/architecture.md#the-sqlite-schema). None when there is no index, or it can be read."""
+    if not has_text_index(conn):
+        return None
+    try:
+        conn.execute(f"SELECT 1 FROM {TEXT_INDEX} LIMIT 0")
+    except sqlite3.OperationalError as error:
+        if str(error).startswith(NO_MODULE):
+            return str(error)
+        raise
+    return None
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 

@@ -36,7 +36,15 @@ from .contention import (
 )
 from .literals import IN_PROGRESS
 from .queries import CLAIM_ORDER, CLAIMABLE, FTS5, HOLDING, READY, WAITING, Params, SharedTx
-from .schema import SCHEMA_VERSION, apply_pending_migrations, has_text_index, schema_version
+from .schema import (
+    NO_MODULE,
+    SCHEMA_VERSION,
+    TEXT_INDEX,
+    apply_pending_migrations,
+    has_text_index,
+    schema_version,
+    text_index_missing_module,
+)
 from .writer_queue import WriterQueue
 
 T = TypeVar("T")
@@ -60,6 +68,25 @@ def _disk_full(path: Path, error: BaseException) -> BoardError:
         Reason.DISK_FULL,
         f"no space left on the device holding the board {path}: nothing was written; free some "
         f"space and try again ({error})",
+        path=str(path),
+    )
+
+
+def _missing_module_text(message: str) -> str:
+    return (
+        f"the board's text index ({TEXT_INDEX}, SQLite FTS5 with its trigram tokenizer) cannot "
+        f"be read by this Python's SQLite {sqlite3.sqlite_version} ({message}): searches read "
+        "every task instead, and a write that keeps the index (a new task, a title or "
+        "description changed) is refused; use a Python whose SQLite has FTS5 (3.34 or later)"
+    )
+
+
+def _missing_module(path: Path, error: sqlite3.OperationalError) -> BoardError:
+    """A write the text index's trigger needs, on a SQLite without its module: refused, rolled
+    back, where it was SQLite's bare "no such module" (`unexpected`)."""
+    return BoardError(
+        Reason.UNSUPPORTED_BACKEND,
+        f"{_missing_module_text(str(error))}; nothing was written to {path}",
         path=str(path),
     )
 
@@ -264,10 +291,12 @@ class SqliteTx(SharedTx):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    # Differs: each store's own text index. A file opened read-only may predate it, and a
-    # SQLite without FTS5's trigram tokenizer made none.
+    # Differs: each store's own text index. A file opened read-only may predate it, a SQLite
+    # without FTS5's trigram tokenizer made none, and one without FTS5 cannot read one made.
     def _text_index(self) -> str | None:
-        return FTS5 if has_text_index(self.conn) else None
+        if not has_text_index(self.conn) or text_index_missing_module(self.conn) is not None:
+            return None
+        return FTS5
 
     # -- the seam -------------------------------------------------------------------------------
 
@@ -496,6 +525,9 @@ class SqliteTx(SharedTx):
             f"foreign key: {row[0]} row {row[1]} -> {row[2]}"
             for row in self.conn.execute("PRAGMA foreign_key_check").fetchall()
         ]
+        missing = text_index_missing_module(self.conn)
+        if missing is not None:
+            problems.append(_missing_module_text(missing))
         return problems
 
     def schema_version(self) -> int:
@@ -730,6 +762,8 @@ class SqliteStore:
                     raise _disk_full(self.path, error) from None
                 if getattr(error, "sqlite_errorcode", 0) & 0xFF == board_file.SQLITE_READONLY:
                     raise _read_only_file(self.path, error) from None
+                if isinstance(error, sqlite3.OperationalError) and str(error).startswith(NO_MODULE):
+                    raise _missing_module(self.path, error) from None
                 raise
 
     def read(self, work: Callable[[Tx], T]) -> T:

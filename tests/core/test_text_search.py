@@ -269,3 +269,56 @@ def test_a_sqlite_without_the_trigram_tokenizer_makes_a_board_without_the_index(
 def test_this_sqlite_has_the_trigram_tokenizer() -> None:
     """The probe itself: this machine's SQLite (3.40) has it, so the other tests use the index."""
     assert schema.has_trigram_index(sqlite3.connect(":memory:"))
+
+
+def _without_the_index_module(path: Path) -> None:
+    """The file as a SQLite without FTS5 sees it: its index's module is one this SQLite lacks
+    (renamed in the schema, as FTS5 itself cannot be compiled out of this one)."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET sql = replace(sql, 'USING fts5(', 'USING fts5_absent(') "
+        "WHERE name = ?", (schema.TEXT_INDEX,),
+    )  # fmt: skip
+    conn.commit()
+    conn.close()
+
+
+def test_a_sqlite_that_cannot_read_the_index_searches_without_it_and_refuses_its_writes(
+    tmp_path: Path,
+) -> None:
+    """A board made with the index, then opened where SQLite lacks its module: every search and
+    a create failed with SQLite's bare "no such module" (`unexpected`). The search now reads as
+    the LIKE alone (the same rows); a write the index keeps (a create, a title edit) is refused
+    `unsupported_backend` naming the cause, and changes nothing; a claim, which touches no
+    text, works; `db check`'s problems say it."""
+    from boardlib import BoardError, Reason
+
+    path = tmp_path / "board.db"
+    clock = ManualClock(start_ms=1_800_000_000_000)
+    board, made = _board(path, clock)
+    board.close()
+    _without_the_index_module(path)
+    with Board(path, clock=clock) as board:
+        for words in (("parser",), ("école",), ("TASK-1",), ("0% d",)):
+            _compare(board, words)
+        assert {t.title for t in board.search("again")} == {"fix THE parser again"}
+        before = board.store.read(
+            lambda tx: (tx.audit(), [dict(r) for r in tx.table_rows("tasks")])
+        )
+        for write in (
+            lambda: board.create_task("a new task"),
+            lambda: board.update_task(made[1], title="renamed"),
+        ):
+            with pytest.raises(BoardError) as caught:
+                write()
+            assert caught.value.reason is Reason.UNSUPPORTED_BACKEND
+            assert "no such module: fts5_absent" in str(caught.value)
+            assert "tasks_text" in str(caught.value) and "nothing was written" in str(caught.value)
+            after = board.store.read(
+                lambda tx: (tx.audit(), [dict(r) for r in tx.table_rows("tasks")])
+            )
+            assert after == before
+        board.claim(made[2], "w2")
+        problems = board.store.read(lambda tx: tx.integrity_problems())
+        assert len(problems) == 1 and "fts5_absent" in problems[0], problems
