@@ -28,7 +28,7 @@ from .records import BudgetStanding, Event, GateRun, InboxItem, LandingRun, Queu
 from .store.base import Row, Tx
 
 if TYPE_CHECKING:  # types only: see boardlib/payloads.py
-    from .payloads import VerificationRecorded, VerificationStarted
+    from .payloads import VerificationStarted
 
 # -- the kinds, in the order a tie on `since` is shown ------------------------------------------
 REVIEW = "review"  # in review: a judge approves or rejects
@@ -229,10 +229,6 @@ def held(row: Row) -> InboxItem:
 # A gate beats while it runs (`payloads.VerificationStarted.beat_ms`); one that missed this many
 # beats is taken for dead wherever it is read: another machine cannot see its process go.
 GATE_BEATS_MISSED = 3
-# The gate records its verdict, then moves the task (done, back, blocked) in a second write: in
-# between the task is in review with no gate running, and a reader took it for work waiting on a
-# person ("needs review" rang, then "ready to land"). The verdict's process holds it that long.
-GATE_MOVE_MS = 60_000
 VERIFYING = "verifying"  # what every surface says of a task its gate judges now
 
 
@@ -247,18 +243,12 @@ def gate_since(task: Task, entry: Row | None, now: int) -> int | None:
     `Tx.gate_entries` for many tasks in one read). It judges while that is the gate's start
     (no verdict, stop or move since), its process runs, it beat within `GATE_BEATS_MISSED`
     beats (a gate that beats: the task's `last_heartbeat_at`, or the start) and its time bound
-    has not passed; or while that is the verdict the gate recorded and its move has yet to
-    follow (`GATE_MOVE_MS`). A gate killed with -9 is over at once on its own machine (as a
-    dead lander's turn), elsewhere after three missed beats (at its bound when it does not
-    beat)."""
+    has not passed. Its verdict and its move are one write (`Board.record_gate_verdict`): a task
+    in review with a verdict and no gate judging it waits on a person (a refused move). A gate
+    killed with -9 is over at once on its own machine (as a dead lander's turn), elsewhere after
+    three missed beats (at its bound when it does not beat)."""
     if task.status != t.IN_REVIEW or entry is None:
         return None
-    if entry["kind"] == EventKind.VERIFICATION_RECORDED:  # the gate's move follows its verdict
-        recorded: VerificationRecorded = read(Event.from_row(entry).data)
-        holder, until = recorded.get("holder"), recorded.get("until")
-        if holder is None or until is None or now >= until or process_gone(holder):
-            return None
-        return int(entry["created_at"])
     if entry["kind"] != EventKind.VERIFICATION_STARTED:
         return None
     event = Event.from_row(entry)

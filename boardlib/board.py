@@ -2125,8 +2125,7 @@ class Board:
             check_editor(task, edits, actor=actor)
             if "team_id" in edits:
                 budgets.check_team_move(tx, task, edits["team_id"], actor)
-            if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(tx, task):
-                self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
+            self._refuse_move_if_spent(tx, task, target, now)
             reason = note
             if reason is None and seed_route and target == t.BLOCKED != task.status:
                 reason = seed_block_reason(actor, seed_route)
@@ -2636,6 +2635,11 @@ class Board:
 
     # -- budgets (budgets.py) -------------------------------------------------------------------
 
+    def _refuse_move_if_spent(self, tx: Tx, task: Task, target: str, now: int) -> None:
+        """A task a spent budget blocked goes back to work only once no budget over it is."""
+        if target in (t.TODO, t.IN_PROGRESS) and budgets.blocked_by_budget(tx, task):
+            self._refuse_if_spent(tx, task, now, f"move {{task}} to {target}")
+
     def _refuse_if_spent(self, tx: Tx, task: Task, now: int, action: str, then: str = "") -> None:
         spent = budgets.first_spent(budgets.standings(tx, task, now))
         if spent is not None:
@@ -2800,41 +2804,92 @@ class Board:
         actor: str = SYSTEM,
         detail: str | None = None,
         expected_status: str | None = None,
-        moving: bool = False,
     ) -> Task:
         """Store a verdict (validated `VerificationResult` JSON) on a task, audited.
         `expected_status` refuses the write (`invalid_state`) when the task has moved on meanwhile,
-        e.g. a reviewer judged it while a slow gate was still running. `moving`: this process
-        moves the task next (the gate): until it does, the task waits on it, not on a person."""
-        from .attention import GATE_MOVE_MS
+        e.g. a reviewer judged it while a slow gate was still running. The gate records its
+        verdict and its move together: `record_gate_verdict`."""
+        detail = validate.text(detail, "detail", required=False)
+        stored, status = self._valid_verdict(verdict_json)
+
+        def work(tx: Tx) -> Task:
+            task = self._load(tx, task_id)
+            if expected_status is not None and task.status != expected_status:
+                raise wrong_state("record a verdict", task.status, expected_status, id=task_id)
+            return self._record_verdict(tx, task, stored, status, actor, detail, self.now())
+
+        return self.store.write(work)
+
+    @staticmethod
+    def _valid_verdict(verdict_json: str) -> tuple[str, str]:
+        """The verdict as stored, and its status; `invalid_input` when it is no verdict."""
         from .models import parse_verdict
 
-        detail = validate.text(detail, "detail", required=False)
         try:
             verdict = parse_verdict(verdict_json)
         except ValueError as error:
             raise invalid_input(f"invalid verification verdict: {error}") from None
-        stored = verdict.dumps()
+        return verdict.dumps(), verdict.status
 
-        def work(tx: Tx) -> Task:
+    def _record_verdict(
+        self, tx: Tx, task: Task, stored: str, status: str, actor: str, detail: str | None, now: int
+    ) -> Task:
+        """A verdict's writes: the task's column, the audit row and one event."""
+        new = Task.from_row(tx.update_task(task.id, {"verification": stored, "updated_at": now}))
+        tx.insert_audit(
+            task_id=task.id, actor=actor, action="verification", from_status=task.status,
+            to_status=task.status, verdict_overridden=None, detail=detail or status, now=now,
+            tenant=task.tenant_id,
+        )  # fmt: skip
+        recorded: VerificationRecorded = {"status": status}
+        self._emit(tx, EventKind.VERIFICATION_RECORDED, new, actor, now, recorded)
+        return new
+
+    def record_gate_verdict(
+        self,
+        task_id: str,
+        verdict_json: str,
+        to: str,
+        *,
+        detail: str | None = None,
+        reason: str | None = None,
+        holder: str | None = None,
+        holder_runtime: str | None = None,
+    ) -> tuple[Task, BoardError | None]:
+        """The verification gate's verdict on a task in review and the move it decides (`to`:
+        done, back to in_progress for `holder` in `holder_runtime`, or blocked with `reason`), in
+        one transaction: no reader ever sees the verdict in without the move (a task in review
+        with no gate judging it waits on a person: "needs review" rang between two writes). The
+        move is judged as `move` judges it (the table, the done-gate reading this verdict, the
+        budgets); a move so refused leaves the verdict recorded, the task where it is and nothing
+        of the move written: the task and that refusal. `invalid_state`, recording nothing, when
+        the task left review meanwhile (a reviewer judged it while the gate ran)."""
+        detail = validate.text(detail, "detail", required=False)
+        stored, status = self._valid_verdict(verdict_json)
+
+        def work(tx: Tx) -> tuple[Task, BoardError | None]:
             now = self.now()
             task = self._load(tx, task_id)
-            if expected_status is not None and task.status != expected_status:
-                raise wrong_state("record a verdict", task.status, expected_status, id=task_id)
-            new = Task.from_row(
-                tx.update_task(task_id, {"verification": stored, "updated_at": now})
-            )
-            tx.insert_audit(
-                task_id=task_id, actor=actor, action="verification", from_status=task.status,
-                to_status=task.status, verdict_overridden=None, detail=detail or verdict.status,
-                now=now, tenant=task.tenant_id,
+            if task.status != t.IN_REVIEW:
+                raise wrong_state("record a verdict", task.status, t.IN_REVIEW, id=task_id)
+            judged = self._record_verdict(tx, task, stored, status, GATE, detail, now)
+            try:  # every refusal before the move's first write: a refused move writes nothing
+                note = validate.text(reason, "reason", required=False)
+                taker = validate.optional_name(holder, "holder")
+                runtime = validate.optional_name(holder_runtime, "holderRuntime")
+                check_mover(judged, to, actor=GATE, now=now)
+                self._refuse_move_if_spent(tx, judged, to, now)
+                plan_move(
+                    judged, to, actor=GATE, now=now, lease_ms=self.config.lease_ms, reason=note,
+                    holder=taker, holder_runtime=runtime,
+                )  # fmt: skip
+            except BoardError as refusal:
+                return judged, refusal
+            moved = self._apply_move(
+                tx, judged, to, actor=GATE, now=now, verb="move", reason=note, holder=taker,
+                holder_runtime=runtime,
             )  # fmt: skip
-            recorded: VerificationRecorded = {"status": verdict.status}
-            if moving:
-                recorded["holder"] = process_token()
-                recorded["until"] = now + GATE_MOVE_MS
-            self._emit(tx, EventKind.VERIFICATION_RECORDED, new, actor, now, recorded)
-            return new
+            return moved, None
 
         return self.store.write(work)
 

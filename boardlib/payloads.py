@@ -159,11 +159,7 @@ class VerificationStarted(TypedDict):
 
 
 class VerificationRecorded(TypedDict):
-    status: str  # the verdict's status
-    # Recorded by the gate, which moves the task next (done, back, blocked) in its own write:
-    # until then the task waits on that process, not on a person (`attention.gate_since`).
-    holder: NotRequired[str]  # the gate's process (`processes.process_token`)
-    until: NotRequired[int]  # ms: the move's time bound
+    status: str  # the verdict's status (the gate's move, if any, is in the same transaction)
 
 
 class VerificationStopped(TypedDict):

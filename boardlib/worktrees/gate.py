@@ -642,10 +642,12 @@ def run_gate(
         + (f" ({_ending(deterministic)})" if deterministic else " (no verify command)")
         + f" -> {plan.target}"
     )
+    holder = builder if plan.target == t.IN_PROGRESS else None
     try:
-        board.record_verification(
-            task_id, verdict.dumps(), actor=GATE_ACTOR, detail=summary, expected_status=t.IN_REVIEW,
-            moving=True,
+        moved, refusal = board.record_gate_verdict(
+            task_id, verdict.dumps(), plan.target, detail=summary, holder=holder,
+            holder_runtime=runtime if holder else None,
+            reason=None if plan.target == t.DONE else plan.reason,
         )  # fmt: skip
     except BoardError as error:
         if error.reason != Reason.INVALID_STATE:
@@ -660,26 +662,17 @@ def run_gate(
         )
         return GateOutcome(verdict, current, plan, found, recorded=False)
 
-    try:
-        if plan.target == t.IN_PROGRESS:
-            assert builder is not None
-            moved = board.move(
-                task_id, t.IN_PROGRESS, actor=GATE_ACTOR, holder=builder, reason=plan.reason,
-                holder_runtime=runtime,
-            )  # fmt: skip
-            outcome = (
-                f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
-                f"claim epoch {moved.claim_epoch})."
-            )
-        elif plan.target == t.DONE:
-            moved = board.move(task_id, t.DONE, actor=GATE_ACTOR)
-            outcome = "Moved to done."
-        else:
-            moved = board.move(task_id, t.BLOCKED, actor=GATE_ACTOR, reason=plan.reason)
-            outcome = f"Blocked: {plan.reason}."
-    except BoardError as error:
-        moved = board.get_task(task_id)
-        outcome = f"Could not move the task ({error.message}); it is {moved.status}."
+    if refusal is not None:
+        outcome = f"Could not move the task ({refusal.message}); it is {moved.status}."
+    elif plan.target == t.IN_PROGRESS:
+        outcome = (
+            f"Back to in_progress for {builder} ({plan.attempts_left} attempt(s) left; "
+            f"claim epoch {moved.claim_epoch})."
+        )
+    elif plan.target == t.DONE:
+        outcome = "Moved to done."
+    else:
+        outcome = f"Blocked: {plan.reason}."
     if left_behind:
         outcome += (
             f" Removed what the verify command left in the worktree, untracked: "

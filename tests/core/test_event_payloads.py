@@ -38,7 +38,8 @@ STORED: dict[str, set[str]] = {
         "executionId", "status", "costUsd", "agentId", "teamId", "runtime", "late",
     },
     "verification_started": {"holder", "until", "beatMs"},
-    "verification_recorded": {"status", "holder", "until"},
+    # An older build's gate verdict also carried `holder` and `until`, read by nothing now.
+    "verification_recorded": {"status"},
     "verification_stopped": {"reason"},
     "workspace_provisioned": {"workspaceId", "branch", "worktreePath", "baseCommit"},
     "workspace_updated": {"workspaceId", "status", "from", "reason", "baseCommit"},

@@ -2,6 +2,7 @@
 and leaves when that is done; oldest first; the one obvious action works."""
 
 import json
+from dataclasses import fields
 from typing import Any
 
 import pytest
@@ -290,27 +291,72 @@ def test_a_task_under_its_running_gate_waits_on_the_gate_not_a_person(
     assert (a.REVIEW, timed, a.APPROVE) in kinds(board)
 
 
-def test_between_its_verdict_and_its_move_the_task_waits_on_the_gate(
+def test_the_gate_records_its_verdict_and_its_move_in_one_write(
     board: Board, clock: ManualClock
 ) -> None:
-    """Found by CI under load: the gate records its verdict, then moves the task in a second
+    """Found by CI under load: the gate recorded its verdict, then moved the task in a second
     write; a read between took the task, in review with no gate running, for work waiting on a
-    person ("needs review" rang, then "ready to land"). The verdict's process holds it until its
-    move (or its process gone, or `GATE_MOVE_MS`); a verdict recorded by anyone else does not."""
-    mine, other = (task_in(board, t.IN_PROGRESS, builder=b) for b in ("al", "bo"))
-    for task in (mine, other):
-        board.complete(task.id, task.assignee_agent_id or "", gate_ms=600_000)
-    board.record_verification(mine.id, FAILED, actor="verification-gate", moving=True)
-    board.record_verification(other.id, FAILED, actor="reviewer")  # no move follows from it
-    found = board.inbox()
-    assert [item.task_id for item in found.items] == [other.id]
-    assert [gate.task_id for gate in found.verifying] == [mine.id]
-    clock.advance(ms=a.GATE_MOVE_MS - 1)
-    assert [item.task_id for item in board.inbox().items] == [other.id]
-    clock.advance(ms=1)  # the move's bound passed: it waits on a person again
-    assert {item.task_id for item in board.inbox().items} == {mine.id, other.id}
-    board.move(mine.id, t.IN_PROGRESS, actor="verification-gate", holder="al", reason="failed")
-    assert [item.task_id for item in board.inbox().items] == [other.id]  # moved: the builder's
+    person ("needs review" rang, then "ready to land"). Now one transaction: the verdict's event
+    and the move's are neighbours in the log, and after the call the task is where the verdict
+    sends it (here back to its builder, in its runtime, a new claim), in no inbox."""
+    mine = task_in(board, t.IN_PROGRESS, builder="al")
+    board.complete(mine.id, "al", gate_ms=600_000)
+    moved, refusal = board.record_gate_verdict(
+        mine.id, FAILED, t.IN_PROGRESS, holder="al", holder_runtime="codex",
+        reason="verification failed (attempt 1/3)", detail="attempt 1: fail -> in_progress",
+    )  # fmt: skip
+    assert refusal is None
+    assert (moved.status, moved.assignee_agent_id, moved.assignee_runtime) == (
+        t.IN_PROGRESS, "al", "codex",
+    )  # fmt: skip
+    assert moved.claim_epoch == mine.claim_epoch + 1 and moved.verification is not None
+    recorded, changed = board.events(task_id=mine.id)[-2:]
+    assert (recorded.kind, changed.kind) == ("verification_recorded", "status_changed")
+    assert changed.seq == recorded.seq + 1 and recorded.data == {"status": "fail"}
+    assert changed.data["to"] == t.IN_PROGRESS and changed.data["assignee"] == "al"
+    assert [entry.action for entry in board.audit(mine.id)][-1:] == ["verification"]
+    assert board.inbox().items == [] and board.inbox().verifying == []
+
+
+def test_a_refused_gate_move_keeps_the_verdict_and_writes_nothing_of_the_move(
+    board: Board, clock: ManualClock
+) -> None:
+    """A move a rule refuses (here the done-gate, reading the verdict just recorded) leaves the
+    verdict recorded and audited, the task in review, and no row of the move: the task waits on
+    a person at once, its verdict saying what it needs."""
+    task = task_in(board, t.IN_PROGRESS, builder="al")
+    board.complete(task.id, "al", gate_ms=600_000)
+    before = board.get_task(task.id)
+    events = len(board.events(task_id=task.id))
+    clock.advance(ms=5)
+    moved, refusal = board.record_gate_verdict(task.id, FAILED, t.DONE, detail="-> done")
+    assert refusal is not None and refusal.reason == Reason.VERIFICATION_REQUIRED
+    after = board.get_task(task.id)
+    assert moved == after and after.status == t.IN_REVIEW
+    assert json.loads(after.verification or "")["status"] == "fail"
+    changed = {f.name for f in fields(after) if getattr(before, f.name) != getattr(after, f.name)}
+    assert changed == {"verification", "updated_at"}  # nothing of the move
+    kinds_after = [e.kind for e in board.events(task_id=task.id)][events:]
+    assert kinds_after == ["verification_recorded"]
+    assert [(e.action, e.detail) for e in board.audit(task.id)] == [("verification", "-> done")]
+    assert kinds(board) == [(a.REVIEW, task.id, a.OVERRIDE)]  # a person now: nothing hides it
+    # A block without its reason is refused the same way, and so writes nothing of it either.
+    moved, refusal = board.record_gate_verdict(task.id, FAILED, t.BLOCKED)
+    assert refusal is not None and refusal.reason == Reason.INVALID_INPUT
+    assert board.get_task(task.id).status == t.IN_REVIEW
+
+
+def test_a_gate_verdict_on_a_task_that_left_review_records_nothing(board: Board) -> None:
+    """A reviewer judged the task while its gate ran: the gate's verdict is refused whole."""
+    task = task_in(board, t.IN_PROGRESS, builder="al")
+    board.complete(task.id, "al", gate_ms=600_000)
+    board.approve(task.id, "reviewer")
+    before = (board.get_task(task.id), len(board.events(task_id=task.id)), board.audit(task.id))
+    with pytest.raises(BoardError) as refused:
+        board.record_gate_verdict(task.id, FAILED, t.IN_PROGRESS, holder="al", reason="failed")
+    assert refused.value.reason == Reason.INVALID_STATE
+    after = (board.get_task(task.id), len(board.events(task_id=task.id)), board.audit(task.id))
+    assert after == before
 
 
 def test_a_beating_gate_is_shown_verifying_and_one_that_stops_beating_is_dead_in_3_beats(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from boardlib import Board
+from boardlib import Board, BoardConfig
 from boardlib import attention as a
 from boardlib import transitions as t
 from boardlib.events import EventKind
@@ -199,3 +199,110 @@ def test_a_gate_killed_on_another_machine_gives_its_task_back_in_three_beats(
         assert [(i.kind, i.task_id) for i in board.inbox().items] == [(a.REVIEW, task_id)]
         assert board.inbox().verifying == []
         assert back_s < 3 * BEAT_S + 5.0, back_s  # three beats and a read, not 11 minutes
+
+
+READER = """
+import sys, time
+from pathlib import Path
+from boardlib import Board
+from boardlib import attention as a
+from boardlib import transitions as t
+from boardlib.events import EventKind
+stop, task_id = Path(sys.argv[2]), sys.argv[3]
+seen, reads = [], 0
+with Board(sys.argv[1]) as board:
+    print("reading", flush=True)
+    def look(tx):  # one snapshot: the task, its newest move or gate event, the inbox rule's
+        task, entry = tx.task(task_id), tx.gate_entry(task_id)
+        kinds = [i.kind for i in a.collect(tx, board.now(), board.config) if i.task_id == task_id]
+        time.sleep(0.03)  # a busy writer's turn: the gate's next write queues behind it
+        return task["status"], entry["kind"] if entry is not None else None, kinds
+    while not stop.exists():
+        status, newest, kinds = board.store.write(look)
+        reads += 1
+        if status == t.IN_REVIEW and newest == EventKind.VERIFICATION_RECORDED:
+            seen.append(("verdict in, still in review", newest))
+        if a.REVIEW in kinds:
+            seen.append(("needs review", status))
+print(reads, len(seen), seen[:3], flush=True)
+"""
+
+
+ROUNDS = 8  # gate runs: seven fail (back to the builder), the last passes (done)
+
+
+def test_no_reader_sees_a_gate_verdict_without_its_move(env) -> None:
+    """The gate recorded its verdict, then moved the task in a second write: a reader between
+    saw a task in review with a verdict and no gate judging it ("needs review" rang). A reader
+    process polls the board as fast as it can while eight gates judge the task (seven fail: back
+    to the builder; the last passes: done), reading in a write turn of its own that it holds a
+    moment (a busy board: the gate's next write queues behind it, holding the old window open
+    for it); no snapshot of its holds the verdict without the move, nor the
+    task in the inbox as waiting for review."""
+    board_path = env.tmp / "board.db"
+    env.board.close()
+    stop = env.tmp / "stop-reading"
+    child_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    config = BoardConfig(verification_attempt_budget=ROUNDS)
+    with Board(board_path, config=config) as board:  # the system's clock, as the reader's
+        task_id = board.create_task("Fix the answer").id
+        board.claim(task_id, "alice")
+        trees = Worktrees(board, verify_timeout_s=60)
+        path = Path(trees.provision(task_id, env.repo).worktree.worktree_path)
+        reader = subprocess.Popen(
+            [sys.executable, "-c", READER, str(board_path), str(stop), task_id],
+            env=child_env, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+            set_verify(path, f"test -e {env.tmp}/pass")
+            for round in range(1, ROUNDS + 1):
+                if round == ROUNDS:
+                    (env.tmp / "pass").touch()
+                (path / "app.py").write_text(f"def answer():\n    return {100 + round}\n")
+                trees.complete(task_id, "alice")
+            assert board.get_task(task_id).status == t.DONE, board.get_task(task_id).blocked_reason
+        finally:
+            stop.touch()
+            try:
+                out, _ = reader.communicate(timeout=WAIT_S)
+            finally:
+                if reader.poll() is None:
+                    reader.kill()
+                    reader.wait()
+    reads, seen = out.split()[:2]
+    assert int(reads) > ROUNDS, out  # it did read while the gates ran
+    assert int(seen) == 0, out
+
+
+def test_each_gate_verdict_and_its_move_are_one_transaction(land, backend) -> None:
+    """Read back from the store itself: on Postgres each row's `xmin` names the transaction that
+    wrote it, and every gate run's `verification_recorded` shares it with the move that follows
+    (back to the builder, then done); the old gate wrote them in two. SQLite keeps no such mark:
+    there the two events are neighbours in the log, at the same time."""
+    task_id, path = land.task_with({"app.py": "x = 1\n"}, verify=f"test -e {land.tmp}/pass",
+                                   finish="none")  # fmt: skip
+    land.trees.complete(task_id, "alice")  # fails: back to alice
+    (path / "app.py").write_text("x = 2\n")
+    (land.tmp / "pass").touch()
+    land.trees.complete(task_id, "alice")  # passes: done
+    assert land.board.get_task(task_id).status == t.DONE
+    events = land.board.events(task_id=task_id)
+    pairs = [
+        (verdict, events[i + 1])
+        for i, verdict in enumerate(events)
+        if verdict.kind == EventKind.VERIFICATION_RECORDED
+    ]
+    assert [(v.data["status"], m.kind, m.data["to"]) for v, m in pairs] == [
+        ("fail", EventKind.STATUS_CHANGED, t.IN_PROGRESS),
+        ("pass", EventKind.STATUS_CHANGED, t.DONE),
+    ]
+    assert all(m.seq == v.seq + 1 and m.created_at == v.created_at for v, m in pairs)
+    if backend != "postgres":
+        return
+    import psycopg
+
+    with psycopg.connect(str(land.board.path)) as conn:
+        xmin = dict(conn.execute("SELECT seq, xmin::text FROM events WHERE task_id = %s",
+                                 (task_id,)).fetchall())  # fmt: skip
+    assert [xmin[v.seq] == xmin[m.seq] for v, m in pairs] == [True, True]
