@@ -735,6 +735,7 @@ class KanbanApp(App[None]):
             in_progress=state.counts[t.IN_PROGRESS],
             in_review=state.counts[t.IN_REVIEW],
             blocked=state.counts[t.BLOCKED],
+            column_counts=tuple(state.counts.items()),  # the columns off screen are counted
             last_change_ms=self.last_change_ms,
             filter=state.filter.describe() + (" +dropped" if state.show_dropped else ""),
             filter_problems=state.filter.problems,

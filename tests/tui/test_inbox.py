@@ -14,7 +14,15 @@ from boardlib import Board, BoardError, ManualClock
 from boardlib import attention as a
 from boardlib import transitions as t
 from boardlib.worktrees.layout import branch_name
-from tests.tui.conftest import OPERATOR, Notes, fresh, make_app, settled, shown_question, until
+from tests.tui.conftest import (
+    OPERATOR,
+    Notes,
+    fresh,
+    make_app,
+    settled,
+    shown_question,
+    until,
+)
 from tests.tui.test_drawer import screen_text
 from tui import live, notify
 from tui.components.drawer_screen import DrawerScreen
@@ -100,8 +108,9 @@ async def test_header_counts_and_i_enter_opens_the_drawer(
 
 
 async def test_the_header_says_what_needs_you_in_the_columns_off_screen(tmp_path: Path) -> None:
-    """At 80x24 three columns of seven show: blocked and review work off screen is named beside
-    its side's arrow, and the words go when its column comes into view."""
+    """At 80x24 three columns of seven show: the columns off screen are named with their counts
+    (`◀ 1 column · 1 column ▶` told an operator nothing), blocked and review work there marked
+    `!`, and the mark goes when its column comes into view."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
     with Board(path, clock=clock) as board:
@@ -120,34 +129,88 @@ async def test_the_header_says_what_needs_you_in_the_columns_off_screen(tmp_path
         await settled(pilot, lambda: len(app.inbox_items) == 3)
         assert t.BLOCKED in facts().hidden_right and t.IN_REVIEW not in facts().hidden_right
         text = header_text(app)
-        assert "3 need you" in text and "3▶ (1 blocked)" in text, text
+        assert "3 need you" in text and "blocked 1!, done 0, cancelled 0 ▶" in text, text
         await pilot.press("l", "l", "l", "l")  # to blocked
         await settled(pilot, lambda: t.BLOCKED not in facts().hidden_right)
-        assert "blocked)" not in header_text(app), header_text(app)
+        assert "blocked 1" not in header_text(app), header_text(app)
         await pilot.press("l", "l")  # to cancelled: review off to the left
         await settled(pilot, lambda: t.IN_REVIEW in facts().hidden_left)
-        count = len(facts().hidden_left)
-        assert f"◀{count} (2 in review)" in header_text(app), header_text(app)
+        assert "review 2!" in header_text(app), header_text(app)
         with Board(path, clock=clock) as board:
             board.approve(ids[1], OPERATOR)
         await settled(pilot, lambda: len(app.inbox_items) == 2)
-        assert f"◀{count} (1 in review)" in header_text(app), header_text(app)
+        assert "review 1!" in header_text(app), header_text(app)
 
 
-def test_each_side_names_its_columns_needs_in_board_order() -> None:
+def test_each_side_names_its_columns_and_what_there_needs_you() -> None:
     bar = HeaderBar(Path("board.db"), read_only=False, now_ms=lambda: START)
     bar.update_facts(
         loaded=True,
         inbox=4,
         hidden_right=(t.IN_REVIEW, t.BLOCKED, t.DONE),
+        column_counts=((t.TODO, 5), (t.IN_REVIEW, 3), (t.BLOCKED, 1), (t.DONE, 30)),
         inbox_by_status=((t.BLOCKED, 1), (t.DONE, 1), (t.IN_REVIEW, 2), (t.TODO, 5)),
     )
     text = str(bar.render())
-    assert "3 columns ▶ (2 in review, 1 blocked, 1 done need you)" in text, text
+    right = "in review 3 (2 need you), blocked 1 (1 needs you), done 30 (1 needs you) ▶"
+    assert right in text, text
     bar.update_facts(hidden_left=(t.TODO,), hidden_right=(t.CANCELLED,))
-    assert "◀ 1 column (5 todo need you) · 1 column ▶" in str(bar.render()), str(bar.render())
+    assert "◀ todo 5 (5 need you) · cancelled 0 ▶" in str(bar.render()), str(bar.render())
     bar.update_facts(inbox_by_status=((t.TODO, 1),))
-    assert "◀ 1 column (1 todo needs you)" in str(bar.render())
+    assert "◀ todo 5 (1 needs you)" in str(bar.render())
+
+
+@pytest.mark.parametrize(
+    ("width", "said"),
+    [
+        # wide: every column off screen named, with what needs you in words
+        (160, "◀ backlog 4, todo 5 · in review 2 (2 need you), blocked 1 (1 needs you), done 30"),
+        # narrower: shorter names, `!` for what needs you, then the empty ones left out
+        (120, "◀ backlog 4, todo 5 · review 2!, blocked 1!, done 30, cancelled 0 ▶"),
+        (100, "◀ backlog 4, todo 5 · review 2!, blocked 1!, done 30 ▶"),
+        # 80: what needs you named, the other tasks each way counted
+        (80, "◀ +9 · review 2! blocked 1! +30 ▶"),
+        # narrower still: each side's tasks counted, `!` where something needs you
+        (50, "◀9 · 33!▶"),
+    ],
+)
+def test_the_columns_off_screen_are_said_shorter_as_the_header_narrows(
+    width: int, said: str
+) -> None:
+    """`◀ 2 columns · 4 columns ▶` said neither which columns nor how much work was there."""
+    from textual.geometry import Size
+
+    class Bar(HeaderBar):
+        @property
+        def size(self) -> Size:
+            return Size(width, 1)
+
+    bar = Bar(Path("board.db"), read_only=False, now_ms=lambda: START)
+    bar.update_facts(
+        loaded=True,
+        inbox=3,
+        total=42,
+        shown=42,
+        hidden_left=(t.BACKLOG, t.TODO),
+        hidden_right=(t.IN_REVIEW, t.BLOCKED, t.DONE, t.CANCELLED),
+        column_counts=(
+            (t.BACKLOG, 4),
+            (t.TODO, 5),
+            (t.IN_PROGRESS, 2),
+            (t.IN_REVIEW, 2),
+            (t.BLOCKED, 1),
+            (t.DONE, 30),
+            (t.CANCELLED, 0),
+        ),
+        inbox_by_status=((t.BLOCKED, 1), (t.IN_REVIEW, 2)),
+    )
+    text = str(bar.render())
+    assert said in text and "3 need you" in text, text
+    assert len(text) <= width, text
+    if width == 80:  # a new item at 80 columns: said by its id before the columns go
+        bar.update_facts(demo=True, inbox_new="TASK-26 is ready to land", inbox_new_short="TASK-26")
+        text = str(bar.render())
+        assert "new: TASK-26 (i) │ ◀9 · 33!▶" in text, text
 
 
 async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widget import Widget
 
+from boardlib import transitions as t
 from boardlib.attention import VERIFYING
 from boardlib.inert import inert
 from boardlib.location import BoardLocation, DatabaseUrl
@@ -57,6 +58,7 @@ class HeaderFacts:
     schema_newer: bool = False  # the file was written by a newer kanban
     hidden_left: tuple[str, ...] = ()  # the statuses of the columns off screen on each side
     hidden_right: tuple[str, ...] = ()
+    column_counts: tuple[tuple[str, int], ...] = ()  # each column's tasks, as its title counts
     note: str = ""  # a lasting word from whoever started the app ("demo ended 03:10: ...")
     demo: bool = False  # `kanban demo`: simulated agents on a throwaway board, said always
     inbox: int = 0  # how many items need a person (the inbox, `i`)
@@ -66,10 +68,25 @@ class HeaderFacts:
     verifying: int = 0  # tasks their gate judges now: no item, nobody need act (`1 verifying`)
 
 
-NEW_ITEM_PRIORITY = 8.5  # above the counts and the arrows (8), below what is never dropped (9)
-# The filter decides what every column shows: with it gone, a filter matching nothing left seven
-# empty columns and no word of why. It outlasts the new item's note, which is said shorter first.
+# Each form of a fact has its own priority: the least gives way first, to the fact's next
+# form, else the fact goes. 9 is never dropped (the state, what needs you). At 80 columns with
+# columns off screen: their names stop saying "need you" in words (7.9); the gate count goes
+# (8); the counts say the total alone (8.05); empty columns off screen are left out (8.1); the
+# total goes (8.2); a new item is said by its id (8.25); the columns off screen name only what
+# needs you (8.3), then are counted (8.4), then go (8.42); a note (`demo ended ...`), said by
+# its first clause, goes (8.45), then the new item (8.5); the filter last of all: it decides
+# what every column shows (with it gone, a filter matching nothing left seven empty columns
+# and no word of why).
 FILTER_PRIORITY = 8.7
+NEW_ITEM_PRIORITY = 8.25
+NEW_ITEM_SHORT_PRIORITY = 8.5
+NOTE_PRIORITY = 8.45
+SIDES = (7.9, 8.1, 8.3, 8.4, 8.42)  # the columns off screen at each level of `_sides`
+COUNTS_PRIORITY = 8.05
+TOTAL_PRIORITY = 8.2
+# How people read a column's status in the header's few cells: the words its counts use.
+RUNNING = "running"  # the header's word for in progress work, in its counts too
+SHORT_LABELS = {t.IN_PROGRESS: RUNNING, t.IN_REVIEW: "review"}
 # Tasks their gate judges now, beside what needs a person ("0 need you · 1 verifying" tells an
 # empty inbox from nothing in flight). First of the counts to go: nobody need act on it.
 VERIFYING_PRIORITY = 8
@@ -93,18 +110,17 @@ class HeaderBar(Widget):
         """Markup is ours; every fact is passed as a variable, which Textual inserts as plain
         text, after `inert` (a path or an error message can hold anything). Facts keep their
         order; when they do not all fit, the least important go first (the path, then the time
-        of the last change), never the state, the counts or the filter."""
+        of the last change), each said shorter first where it can be (the priorities above),
+        never the state or what needs you."""
         f = self.facts
         now = self.now_ms()
 
         def clock(ms: int) -> str:
             return clock_text(ms, now)
 
-        parts: list[tuple[float, Content]] = [(9, Content.from_markup("[b $accent]kanban[/]"))]
+        parts: list[_Part] = [_Part(9, Content.from_markup("[b $accent]kanban[/]"))]
         if f.demo:
-            parts.append((9, Content.from_markup("[b $text-warning]DEMO[/]")))
-        said_shorter_first: dict[int, tuple[float, Content]] = {}
-        beside: set[int] = set()  # parts joined to the one before by " · ", not " │ "
+            parts.append(_Part(9, Content.from_markup("[b $text-warning]DEMO[/]")))
         if f.unreadable_since is not None:
             reason = f" ({f.unreadable_reason})" if f.unreadable_reason else ""
             unreadable = _markup(
@@ -112,19 +128,21 @@ class HeaderBar(Widget):
                 when=clock(f.unreadable_since),
                 reason=reason,
             )
-            parts.append((9, unreadable))
+            parts.append(_Part(9, unreadable))
         elif not f.loaded:
-            parts.append((9, Content.from_markup("[$text-muted]loading…[/]")))
+            parts.append(_Part(9, Content.from_markup("[$text-muted]loading…[/]")))
         elif f.paused:
             waiting = " · changes waiting (p)" if f.waiting else ""
-            parts.append((9, _markup("[b $text-warning]❚❚ paused$waiting[/]", waiting=waiting)))
+            parts.append(
+                _Part(9, _markup("[b $text-warning]❚❚ paused$waiting[/]", waiting=waiting))
+            )
         else:
-            parts.append((9, Content.from_markup("[b $text-success]● live[/]")))
+            parts.append(_Part(9, Content.from_markup("[b $text-success]● live[/]")))
         if f.schema_newer:
             newer = "[b $text-warning]read-only: schema newer than this kanban[/]"
-            parts.append((9, Content.from_markup(newer)))
+            parts.append(_Part(9, Content.from_markup(newer)))
         elif f.read_only:
-            parts.append((9, Content.from_markup("[b $text-warning]read-only[/]")))
+            parts.append(_Part(9, Content.from_markup("[b $text-warning]read-only[/]")))
         if f.loaded:
             # What needs a person: never dropped, at any width (the state's priority).
             need = (
@@ -132,112 +150,149 @@ class HeaderBar(Widget):
                 if f.inbox
                 else "[$text-muted]$count need you[/]"
             )
-            parts.append((9, _markup(need, count=str(f.inbox))))
+            parts.append(_Part(9, _markup(need, count=str(f.inbox))))
             if f.verifying:
                 verifying = _markup("[$text-accent]$count[/]", count=f"{f.verifying} {VERIFYING}")
-                beside.add(id(verifying))  # "2 need you · 1 verifying"
-                parts.append((VERIFYING_PRIORITY, verifying))
+                # beside what needs you: "2 need you · 1 verifying"
+                parts.append(_Part(VERIFYING_PRIORITY, verifying, beside=True))
             if f.inbox_new:
-                # Said in the header, as the inbox promises: it outlasts the counts and the
-                # arrows (at 80 columns with columns off screen it was the first to go).
+                # Said in the header, as the inbox promises: it outlasts the counts, and is said
+                # shorter before what is off screen goes (at 80 columns it had taken its room).
                 new = _markup("[b $text-warning]new: $new (i)[/]", new=f.inbox_new)
                 brief = f"new: {f.inbox_new_short} (i)" if f.inbox_new_short else "new (i)"
-                said_shorter_first[id(new)] = (
-                    NEW_ITEM_PRIORITY,
-                    _markup("[b $text-warning]$new[/]", new=brief),
-                )
-                parts.append((NEW_ITEM_PRIORITY, new))
+                brief_new = _markup("[b $text-warning]$new[/]", new=brief)
+                parts.append(_Part(NEW_ITEM_PRIORITY, new, (NEW_ITEM_SHORT_PRIORITY, brief_new)))
             count = (
                 f"{f.total} task{'' if f.total == 1 else 's'}"
                 if f.shown == f.total
                 else f"{f.shown}/{f.total} shown"
             )
-            extra = f" · {f.in_progress} running" if f.in_progress else ""
+            extra = f" · {f.in_progress} {RUNNING}" if f.in_progress else ""
             extra += f" · {f.in_review} to review" if f.in_review else ""
             extra += f" · {f.blocked} blocked" if f.blocked else ""
-            counts = Content(count + extra)
             if extra:  # before the counts go, they are said shorter: the total alone
-                said_shorter_first[id(counts)] = (8, Content(count))
-            parts.append((8, counts))
-        compact: dict[int, Content] = {}
+                counts = Content(count + extra)
+                parts.append(_Part(COUNTS_PRIORITY, counts, (TOTAL_PRIORITY, Content(count))))
+            else:
+                parts.append(_Part(TOTAL_PRIORITY, Content(count)))
         if f.hidden_left or f.hidden_right:
-            # What needs a person in a column off screen is said beside its arrow: at 80x24
-            # three columns of seven show, and review or blocked can be among the rest.
+            # The columns off screen, named with their counts, and what there needs a person:
+            # at 80x24 three columns of seven show, and review or blocked can be among the rest.
             needing = dict(f.inbox_by_status) if f.loaded else {}
-            left_needs = _needs(f.hidden_left, needing)
-            right_needs = _needs(f.hidden_right, needing)
-            left, right = len(f.hidden_left), len(f.hidden_right)
-            wide = [
-                _side(f"◀ {_columns(left)}", left_needs, long=True) if left else None,
-                _side(f"{_columns(right)} ▶", right_needs, long=True) if right else None,
-            ]
-            narrow = [
-                _side(f"◀{left}", left_needs, long=False) if left else None,
-                _side(f"{right}▶", right_needs, long=False) if right else None,
-            ]
-            compact[len(parts)] = Content(" ").join(side for side in narrow if side is not None)
-            parts.append((8, Content(" · ").join(side for side in wide if side is not None)))
-        # A fact that is said shorter before it goes, by the part it replaces.
-        said_shorter: dict[int, tuple[float, Content]] = dict(said_shorter_first)
+            tasks = dict(f.column_counts)
+            left = [(s, tasks.get(s, 0), needing.get(s, 0)) for s in f.hidden_left]
+            right = [(s, tasks.get(s, 0), needing.get(s, 0)) for s in f.hidden_right]
+            forms = [(rank, _sides(left, right, level)) for level, rank in enumerate(SIDES)]
+            parts.append(_Part(*forms[0], *forms[1:]))
         if f.note:
             note = _markup("[b $text-success]$note[/]", note=f.note)
             first_clause = _markup("[b $text-success]$note[/]", note=f.note.split(";")[0])
-            said_shorter[id(note)] = (8, first_clause)  # then it stays with the counts
-            parts.append((5, note))
+            # said shorter, it then outlasts the counts and the columns off screen
+            parts.append(_Part(5, note, (NOTE_PRIORITY, first_clause)))
         if f.last_change_ms is not None:
             changed = _markup("[$text-muted]changed [/]$when", when=clock(f.last_change_ms))
-            parts.append((3, changed))
+            parts.append(_Part(3, changed))
         if f.filter:
             filtered = _markup("[$text-accent]filter:[/] $filter", filter=f.filter)
-            parts.append((FILTER_PRIORITY, filtered))
+            parts.append(_Part(FILTER_PRIORITY, filtered))
         if f.filter_problems:
             problems = "; ".join(f.filter_problems)
-            parts.append((6, _markup("[b $text-warning]⚠ $problems[/]", problems=problems)))
-        parts.append((1, _markup("[$text-muted]$path[/]", path=f.path)))
+            parts.append(_Part(6, _markup("[b $text-warning]⚠ $problems[/]", problems=problems)))
+        parts.append(_Part(1, _markup("[$text-muted]$path[/]", path=f.path)))
         width = self.size.width
 
         def used() -> int:
-            return sum(part.cell_length for _, part in parts) + 3 * (len(parts) - 1)
+            return sum(part.content.cell_length for part in parts) + 3 * (len(parts) - 1)
 
+        # The least important part goes first, said shorter first where it has a shorter form
+        # (each form has its own priority); what is never dropped (9) stays.
         while width and used() > width and len(parts) > 2:
-            least = min(range(len(parts)), key=lambda i: parts[i][0])
-            if parts[least][0] >= 8 and compact:  # before losing a fact, say it shorter
-                for index, short in compact.items():
-                    parts[index] = (parts[index][0], short)
-                compact.clear()
-                continue
-            shorter = said_shorter.pop(id(parts[least][1]), None)
-            if shorter is not None:
-                parts[least] = shorter
-                continue
-            del parts[least]
-            compact = {i - (i > least): c for i, c in compact.items() if i != least}
+            least = min(range(len(parts)), key=lambda i: parts[i].priority)
+            if parts[least].priority >= 9:
+                break
+            if not parts[least].shorter():
+                del parts[least]
         joined = Content("")
-        for n, (_, part) in enumerate(parts):
+        for n, part in enumerate(parts):
             if n:
-                joined += Content(" · " if id(part) in beside else " │ ")
-            joined += part
+                joined += Content(" · " if part.beside else " │ ")
+            joined += part.content
         return joined
 
 
-def _columns(count: int) -> str:
-    return f"{count} column" if count == 1 else f"{count} columns"
+class _Part:
+    """One fact of the header in its forms, longest first, each with its own priority: the
+    form shown now is the first, and a shorter one replaces it before the fact goes."""
+
+    def __init__(
+        self,
+        priority: float,
+        content: Content,
+        *shorter: tuple[float, Content],
+        beside: bool = False,
+    ) -> None:
+        self.forms = [(priority, content), *shorter]
+        self.beside = beside  # joined to the part before by " · ", not " │ "
+
+    @property
+    def priority(self) -> float:
+        return self.forms[0][0]
+
+    @property
+    def content(self) -> Content:
+        return self.forms[0][1]
+
+    def shorter(self) -> bool:
+        """One form shorter; False when this was the last."""
+        if len(self.forms) == 1:
+            return False
+        del self.forms[0]
+        return True
 
 
-def _needs(statuses: tuple[str, ...], waiting: dict[str, int]) -> tuple[int, str]:
-    """How many items need a person in these columns, and which: `1 blocked, 2 in review`."""
-    held = [(waiting[status], status) for status in statuses if waiting.get(status)]
-    return sum(n for n, _ in held), ", ".join(f"{n} {label(status)}" for n, status in held)
+_Hidden = list[tuple[str, int, int]]  # a hidden column: its status, tasks, items needing you
 
 
-def _side(arrow: str, needs: tuple[int, str], *, long: bool) -> Content:
-    """One side's arrow and count, then what needs a person there, if anything."""
-    count, which = needs
-    if not count:
-        return _markup("[$text-accent]$arrow[/]", arrow=arrow)
-    if long:
-        which += " needs you" if count == 1 else " need you"
-    return _markup("[$text-accent]$arrow[/] [b $text-warning]($which)[/]", arrow=arrow, which=which)
+def _sides(left: _Hidden, right: _Hidden, level: int) -> Content:
+    """The columns off screen on each side at one `level` of detail: 0 names each with its
+    count and what there needs you (`in review 2 (2 need you)`); 1 says shorter names and `!`
+    for what needs you (`review 2!`); 2 leaves the empty columns out; 3 names only what needs
+    you and counts the other tasks that way (`◀ +9`, `review 2! +30 ▶`); 4 counts each side's
+    tasks, `!` when something there needs you (`◀9 · 33!▶`)."""
+    sides = [
+        _side(left, level, arrow_first=True) if left else None,
+        _side(right, level, arrow_first=False) if right else None,
+    ]
+    return Content(" · ").join(side for side in sides if side is not None)
+
+
+def _side(columns: _Hidden, level: int, *, arrow_first: bool) -> Content:
+    words: list[Content] = []
+    if level == 4:
+        that_way = sum(tasks for _status, tasks, _needs in columns)
+        mark = "!" if any(needs for _status, _tasks, needs in columns) else ""
+        words.append(_markup(NEEDING if mark else SHOWING, text=f"{that_way}{mark}"))
+    for status, tasks, needs in columns if level < 4 else ():
+        name = label(status) if level == 0 else SHORT_LABELS.get(status, label(status))
+        if needs:
+            mark = f" ({needs} need{'s' if needs == 1 else ''} you)" if level == 0 else "!"
+            words.append(_markup(NEEDING, text=f"{name} {tasks}{mark}"))
+        elif level < 2 or (level == 2 and tasks):
+            words.append(_markup(SHOWING, text=f"{name} {tasks}"))
+    if level == 3:
+        rest = sum(tasks for _status, tasks, needs in columns if not needs)
+        if rest or not words:
+            words.append(_markup(SHOWING, text=f"+{rest}"))
+    elif not words:
+        words.append(_markup(SHOWING, text="empty"))
+    body = Content(" " if level >= 3 else ", ").join(words)
+    arrow = Content.from_markup("[$text-accent]◀[/]" if arrow_first else "[$text-accent]▶[/]")
+    gap = Content("" if level == 4 else " ")
+    return arrow + gap + body if arrow_first else body + gap + arrow
+
+
+NEEDING = "[b $text-warning]$text[/]"  # a column off screen with something that needs you
+SHOWING = "[$text-accent]$text[/]"
 
 
 def _markup(markup: str, **facts: str) -> Content:
