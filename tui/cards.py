@@ -293,6 +293,15 @@ def _fit_right(right: list[_Right]) -> None:
     right.pop()
 
 
+def _done_facts(task: Task, now_ms: int) -> list[str]:
+    """A done card's who and when (`carol ✓14:35:07`), longest first, as its line says them."""
+    if task.completed_at is None:
+        return []
+    when = f"✓{clock_text(task.completed_at, now_ms)}"
+    who = inert(task.attempt_claimer or "")
+    return [f"{who} {when}", when] if who else [when]
+
+
 def card_lines(
     task: Task,
     width: int,
@@ -363,7 +372,15 @@ def card_lines(
         # Another landing would only queue behind it: the inbox leaves it out (`attention.landings`)
         lander, at = inert(notes.landing[0]), short_clock(notes.landing[1], now_ms)
         said = [landing_by(lander, at), landing_by(lander), landing_by(None, at)]
-        meta.add(next((s for s in said if cell_len(s) <= inner), said[-1]), p.accent)
+        # A done card says who did the work and when it was approved too, where it has room;
+        # where it has not (80 columns), the landing wins: it is what happens now, and why the
+        # inbox leaves the card out. The drawer says both, always.
+        done = _done_facts(task, now_ms) if status == t.DONE else []
+        both = [(s, d) for s in said for d in done if cell_len(f"{s} · {d}") <= inner]
+        if both:
+            meta.add(both[0][0], p.accent).add(f"· {both[0][1]}", p.muted)
+        else:
+            meta.add(next((s for s in said if cell_len(s) <= inner), said[-1]), p.accent)
     elif status == t.IN_REVIEW and notes.verifying_since is not None:
         # Its gate judges it, nobody need act: the inbox leaves it out (`attention.gate_since`).
         meta.add(verifying_since(short_clock(notes.verifying_since, now_ms)), p.accent)

@@ -19,6 +19,7 @@ from tests.tui.conftest import (
     Notes,
     fresh,
     make_app,
+    onto_folded_column,
     settled,
     shown_question,
     until,
@@ -1242,6 +1243,52 @@ async def test_a_task_being_landed_says_so_on_its_card_and_in_its_drawer(
         await pilot.press("escape")
         await until(pilot, lambda: screen_text(app).count("to review from") == 2)
         assert "landing by" not in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (300, 40)])
+async def test_a_done_card_being_landed_keeps_who_did_it_and_when_where_it_has_room(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """A done card whose landing was under way said only "landing by carol": who did the work
+    and when it was approved (`alice ✓14:35:07`) went even where the card had room for both. At
+    80 columns, beside three columns of work, the landing alone (it is what happens now); the
+    drawer says both at any width."""
+    import time
+
+    from boardlib.landings import LandQueue
+
+    path = tmp_path / "board.db"
+    clock = ManualClock(START)
+    with Board(path, clock=clock) as board:
+        task = board.create_task("the landing one")
+        board.claim(task.id, "alice")
+        board.complete(task.id, "alice")
+        board.approve(task.id, OPERATOR)
+        for status in (t.TODO, t.IN_PROGRESS, t.IN_REVIEW):  # work beside: no column a strip
+            other = board.create_task(f"other {status}")
+            if status != t.TODO:
+                board.claim(other.id, "bob")
+            if status == t.IN_REVIEW:
+                board.complete(other.id, "bob")
+        LandQueue(board, lease_ms=30_000).join(
+            task.id, repo_path="/repo", ref="refs/heads/main", lander="carol",
+            holder="another-machine/4242/1/abc", strategy="squash", fence="0" * 40,
+        )  # fmt: skip
+    done = time.strftime("✓%H:%M:%S", time.localtime(START / 1000))
+    app = make_app(path, clock)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot, lambda: app.loaded)
+        if size[0] < 180:  # done starts folded there
+            await onto_folded_column(pilot, t.DONE)
+            await pilot.press("z")
+        await until(pilot, lambda: "landing by carol" in screen_text(app))
+        if size[0] >= 180:
+            assert f"landing by carol · alice {done}" in screen_text(app), screen_text(app)
+        else:
+            assert done not in screen_text(app), screen_text(app)  # 21 cells: the landing wins
+        app.open_drawer(task.id)
+        await until(pilot, lambda: "landing by carol since" in screen_text(app))
+        assert f"approve by {OPERATOR} at" in screen_text(app), screen_text(app)
 
 
 def toast_words(app: Any) -> list[str]:
