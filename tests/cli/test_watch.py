@@ -5,6 +5,7 @@ retried and held (in the inbox), never skipped, one owner per consumer, unread e
 import json
 import os
 import re
+import select
 import subprocess
 import time
 from pathlib import Path
@@ -282,6 +283,7 @@ def test_sigterm_stops_a_follower_cleanly_with_exit_0(cli: Kanban, args: tuple[s
     whole, a consumer released at once (not left to its lease)."""
     seed(cli, 1)
     follower = cli.popen(*args, "--since", "0") if args[0] == "events" else cli.popen(*args)
+    first = ""
     try:
         deadline = time.monotonic() + 20
         while "--consumer" in args and time.monotonic() < deadline:
@@ -290,10 +292,15 @@ def test_sigterm_stops_a_follower_cleanly_with_exit_0(cli: Kanban, args: tuple[s
             if found is not None and found.owner:
                 break
             time.sleep(0.1)
+        if args[0] == "events":  # its first event printed: it follows, its signals handled
+            assert follower.stdout is not None
+            assert select.select([follower.stdout], [], [], 20)[0], "nothing printed in 20 s"
+            first = follower.stdout.readline()
         time.sleep(1)  # following: the first events read and printed
     finally:
         follower.terminate()
         out, err = follower.communicate(timeout=30)
+    out = first + out
     assert follower.returncode == 0, err
     if args[0] == "events":
         lines = [json.loads(line) for line in out.splitlines()]
