@@ -915,7 +915,18 @@ def checkouts_of(repo: Path, branch: str) -> list[Path]:
     """Every checkout (the main work tree or a linked one) that has `branch` checked out. Read
     from the repository's git folder (`HEAD`, `worktrees/*/HEAD` and `gitdir`, as `git worktree
     list` reads them) when it is a plain one; from `git worktree list` otherwise."""
-    found = _checkouts_from_files(repo)
+    return _checkouts_of(repo, branch, _git_folders(repo))
+
+
+def operations_and_checkouts(repo: Path, branch: str) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """`branch_operations` and `checkouts_of`, from one read of the repository's checkouts (a
+    landing asks both twice, and each read resolves every checkout's path)."""
+    folders = _git_folders(repo)
+    return _branch_operations(repo, branch, folders), _checkouts_of(repo, branch, folders)
+
+
+def _checkouts_of(repo: Path, branch: str, folders: list[tuple[str, str]] | None) -> list[Path]:
+    found = _checkouts_from_files(repo, folders)
     if found is None:
         return [
             Path(entry.path)
@@ -924,7 +935,10 @@ def checkouts_of(repo: Path, branch: str) -> list[Path]:
             and not entry.prunable
             and (Path(entry.path) / ".git").exists()
         ]
-    return [path for path, name in found if name == branch and (path / ".git").exists()]
+    return [
+        Path(path) for path, name in found
+        if name == branch and os.path.exists(os.path.join(path, ".git"))
+    ]  # fmt: skip
 
 
 _UNUSUAL_CONFIG = re.compile(r"^\s*(worktree|refstorage|bare\s*=\s*true)\b", re.I | re.M)
@@ -946,8 +960,58 @@ def _plain_git_folder(repo: Path) -> bool:
     return not _UNUSUAL_CONFIG.search(config)
 
 
-def _head_branch(head_file: Path) -> str | None:
-    text = head_file.read_text(encoding="utf-8").strip()
+def _resolver() -> Callable[[str], str]:
+    """`os.path.realpath`, remembering each folder it resolved: the checkouts of a repository
+    share their parent folders, resolved once per read of them instead of once per checkout
+    (a symlink found on the way is resolved by `realpath` itself)."""
+    known: dict[str, str] = {}
+
+    def resolve(path: str) -> str:
+        found = known.get(path)
+        if found is None:
+            head, tail = os.path.split(path)
+            if not head or head == path or tail in ("", ".", ".."):
+                found = os.path.realpath(path)
+            else:
+                joined = os.path.join(resolve(head), tail)
+                found = os.path.realpath(joined) if os.path.islink(joined) else joined
+            known[path] = found
+        return found
+
+    return resolve
+
+
+def _git_folders(repo: Path) -> list[tuple[str, str]] | None:
+    """(checkout, its git folder) for the main work tree of `repo` and each linked one whose
+    `gitdir` file can be read, or None when the layout is not the plain one (a `.git` file, a
+    work tree set in the config, a ref backend other than files): the callers ask git then."""
+    if not _plain_git_folder(repo):
+        return None
+    resolve = _resolver()
+    dot = os.path.join(repo, ".git")
+    folders = [(resolve(os.fspath(repo)), dot)]
+    admin = os.path.join(dot, "worktrees")
+    try:
+        names = sorted(os.listdir(admin))
+    except OSError:
+        names = []
+    for name in names:
+        entry = os.path.join(admin, name)
+        try:
+            pointer = _read(os.path.join(entry, "gitdir")).strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        folders.append((os.path.dirname(resolve(os.path.join(entry, pointer))), entry))
+    return folders
+
+
+def _read(path: str | Path) -> str:
+    with open(path, "rb") as file:
+        return file.read().decode("utf-8")
+
+
+def _head_branch(head_file: str | Path) -> str | None:
+    text = _read(head_file).strip()
     if text.startswith("ref: refs/heads/"):
         return text.removeprefix("ref: refs/heads/")
     if is_sha(text):
@@ -959,65 +1023,56 @@ def branch_operations(repo: Path, branch: str) -> list[tuple[Path, str]]:
     """(checkout, `rebase` or `bisect`) for each checkout where one of `branch` is under way:
     its HEAD is detached then, so `checkouts_of` does not list it, but git counts the branch as
     checked out there (`git branch -f` refuses), and moving it would break the operation."""
-    if _plain_git_folder(repo):
-        dot = repo / ".git"
-        admin = dot / "worktrees"
-        folders = [(Path(os.path.realpath(repo)), dot)]
-        for entry in sorted(admin.iterdir()) if admin.is_dir() else []:
-            with contextlib.suppress(OSError):
-                pointer = (entry / "gitdir").read_text(encoding="utf-8").strip()
-                folders.append((Path(os.path.realpath(entry / pointer)).parent, entry))
-    else:
+    return _branch_operations(repo, branch, _git_folders(repo))
+
+
+def _branch_operations(
+    repo: Path, branch: str, folders: list[tuple[str, str]] | None
+) -> list[tuple[Path, str]]:
+    if folders is None:
         folders = []
         for listed in gitrepo.worktrees(repo):
             if listed.branch is None and not listed.prunable and Path(listed.path).is_dir():
                 found = gitrepo.output(Path(listed.path), "rev-parse", "--absolute-git-dir")
-                folders.append((Path(listed.path), Path(found)))
+                folders.append((listed.path, found))
     busy = []
     for checkout, git_dir in folders:
         operation = _operation_on(git_dir)
         if operation is not None and operation[1] == branch:
-            busy.append((checkout, operation[0]))
+            busy.append((Path(checkout), operation[0]))
     return busy
 
 
-def _operation_on(git_dir: Path) -> tuple[str, str] | None:
+def _operation_on(git_dir: str) -> tuple[str, str] | None:
     """(`rebase` or `bisect`, the branch it works on) when one is under way in the checkout
     whose git folder is `git_dir`, as git records it there."""
     try:
         for folder in ("rebase-merge", "rebase-apply"):
-            named = git_dir / folder / "head-name"
-            if named.is_file():
-                name = named.read_text(encoding="utf-8").strip()
+            named = os.path.join(git_dir, folder, "head-name")
+            if os.path.isfile(named):
+                name = _read(named).strip()
                 if name.startswith("refs/heads/"):
                     return "rebase", name.removeprefix("refs/heads/")
-        started = git_dir / "BISECT_START"
-        if started.is_file():
-            return "bisect", started.read_text(encoding="utf-8").strip()
+        started = os.path.join(git_dir, "BISECT_START")
+        if os.path.isfile(started):
+            return "bisect", _read(started).strip()
     except (OSError, UnicodeDecodeError):
         return None
     return None
 
 
-def _checkouts_from_files(repo: Path) -> list[tuple[Path, str | None]] | None:
-    """(checkout, its branch) for the main work tree of `repo` and each linked one, or None when
-    the layout is not the plain one (a `.git` file, a work tree set in the config, a ref backend
-    other than files): the caller asks git then."""
-    dot = repo / ".git"
-    if not _plain_git_folder(repo):
+def _checkouts_from_files(
+    repo: Path, folders: list[tuple[str, str]] | None
+) -> list[tuple[str, str | None]] | None:
+    """(checkout, its branch) for each of `folders` (`_git_folders`), or None when there are
+    none to read (not the plain layout) or a HEAD is not one git 2.39 writes: the caller asks
+    git then."""
+    if folders is None:
         return None
     try:
-        found: list[tuple[Path, str | None]] = [
-            (Path(os.path.realpath(repo)), _head_branch(dot / "HEAD"))
+        return [
+            (checkout, _head_branch(os.path.join(git_dir, "HEAD"))) for checkout, git_dir in folders
         ]
-        admin = dot / "worktrees"
-        for entry in sorted(admin.iterdir()) if admin.is_dir() else []:
-            if not (entry / "gitdir").is_file():
-                continue
-            pointer = (entry / "gitdir").read_text(encoding="utf-8").strip()
-            checkout = Path(os.path.realpath(entry / pointer)).parent
-            found.append((checkout, _head_branch(entry / "HEAD")))
-        return found
     except (OSError, ValueError):
         return None
 

@@ -845,14 +845,14 @@ class Lander:
                 into=source.into,
             )
 
-        for checkout, operation in landgit.branch_operations(source.repo, source.into):
+        operations, checkouts = landgit.operations_and_checkouts(source.repo, source.into)
+        for checkout, operation in operations:
             raise dirty(
                 checkout,
                 f"a {operation} of {source.into} is under way at {checkout}; finish or abort it "
                 "first (moving the branch now would break it)",
                 [],
             )
-        checkouts = landgit.checkouts_of(source.repo, source.into)
         for checkout in checkouts:
             if landgit.index_locked(checkout):
                 raise dirty(

@@ -383,3 +383,24 @@ def test_what_two_trees_differ_in_is_read_without_a_git_run_as_diff_tree_says_it
     monkeypatch.setattr(landgit, "WALKED_TREES_MAX", 1)  # a wide change: git is asked
     assert landgit._walked_changes(repo, first, second) is None
     assert landgit._changes(repo, first, second) == landgit._diff_tree(repo, first, second)
+
+
+def test_the_checkouts_of_a_branch_are_read_once_with_their_real_paths(tmp_path: Path) -> None:
+    """A landing reads the base's checkouts and the operations under way on it in one pass,
+    resolving the folders the checkouts share once: the paths are still `realpath`'s (a
+    checkout made through a symlinked folder is named by its real one), and a rebase of the
+    branch under way in a checkout is still found."""
+    repo = make_repo(tmp_path / "repo")
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    git(repo, "worktree", "add", "-q", "-b", "one", str(tmp_path / "link" / "one"))
+    git(repo, "worktree", "add", "-q", "-b", "two", str(tmp_path / "link" / "two"))
+    assert landgit.checkouts_of(repo, "one") == [real / "one"]
+    assert landgit.checkouts_of(repo, "main") == [Path(os.path.realpath(repo))]
+    admin = repo / ".git" / "worktrees" / "two"
+    (admin / "rebase-merge").mkdir()
+    (admin / "rebase-merge" / "head-name").write_text("refs/heads/main\n")
+    operations, checkouts = landgit.operations_and_checkouts(repo, "main")
+    assert operations == [(real / "two", "rebase")] == landgit.branch_operations(repo, "main")
+    assert checkouts == [Path(os.path.realpath(repo))]
