@@ -506,11 +506,20 @@ def still_conflicted(path: Path) -> list[str]:
     return left
 
 
-def add_all(worktree: Path, *config: str, env: dict[str, str] | None = None) -> None:
-    """`git add --all`. A git repository made inside the worktree with no commit yet is the
-    agent's to fix, not git failing: git cannot stage it, so it is refused naming it."""
+def add_all(
+    worktree: Path,
+    *config: str,
+    env: dict[str, str] | None = None,
+    leave_out: Sequence[str] = (),
+) -> None:
+    """`git add --all`, but for the top-level paths `leave_out` (left as the index has them). A
+    git repository made inside the worktree with no commit yet is the agent's to fix, not git
+    failing: git cannot stage it, so it is refused naming it."""
+    paths = [f":(top,exclude,literal){name}" for name in leave_out]
+    if paths:
+        paths = ["--", ":/", *paths]
     try:
-        run(worktree, *config, "add", "--all", env=env)
+        run(worktree, *config, "add", "--all", *paths, env=env)
     except GitFailure as failure:
         names = _NO_COMMIT_CHECKED_OUT.findall(failure.stderr)
         if not names:
@@ -562,7 +571,12 @@ def _index_file(worktree: Path) -> Path:
 SNAPSHOT_INDEX = "kanban-snapshot"  # beside a linked worktree's index: the snapshot's own
 
 
-def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None) -> str:
+def snapshot_tree(
+    worktree: Path,
+    *,
+    exists: Callable[[str], bool] | None = None,
+    leave_out: Sequence[str] = (),
+) -> str:
     """The tree of the worktree as it is on disk, untracked files included, built in a temporary
     index so the real index and the branch are left exactly as they were.
 
@@ -576,9 +590,13 @@ def snapshot_tree(worktree: Path, *, exists: Callable[[str], bool] | None = None
 
     With `exists` (whether the repository holds an object, asked of a kept lookup process), an
     index that `git add` left byte for byte as the last snapshot's is that snapshot's tree,
-    remembered beside it: unchanged work costs one git run, not two (a landing reads it twice)."""
+    remembered beside it: unchanged work costs one git run, not two (a landing reads it twice).
+    So does work unchanged since its last commit or checkout: the index records that tree
+    (`index_cached_tree`). `leave_out`: top-level paths taken as the index has them, not as
+    they are on disk (a landing replaces the bookkeeping files, which the gate edits after its
+    commit)."""
     return _from_kept_index(
-        worktree, lambda start, kept: _snapshot_from(worktree, start, kept, exists)
+        worktree, lambda start, kept: _snapshot_from(worktree, start, kept, exists, leave_out)
     )
 
 
@@ -606,24 +624,32 @@ def _from_kept_index(worktree: Path, build: Callable[[Path | None, Path | None],
 
 
 def _snapshot_from(
-    worktree: Path, start: Path | None, kept: Path | None, exists: Callable[[str], bool] | None
+    worktree: Path,
+    start: Path | None,
+    kept: Path | None,
+    exists: Callable[[str], bool] | None,
+    leave_out: Sequence[str] = (),
 ) -> str:
     """`snapshot_tree` in a temporary index copied from `start` (HEAD's tree when None or not
     there); the result is kept as `kept`."""
     with tempfile.TemporaryDirectory(prefix="kanban-index-") as folder:
-        index, env = _snapshot_index(worktree, start, Path(folder))
+        index, env = _snapshot_index(worktree, start, Path(folder), leave_out)
         if kept is not None and exists is not None:
             known = _remembered_tree(kept, index)
             if known is not None and exists(known):
                 return known
-        tree = output(worktree, "write-tree", env=env)
+        recorded = index_cached_tree(index) if exists is not None else None
+        if recorded is not None and exists is not None and exists(recorded):
+            tree = recorded  # nothing changed since the last commit or checkout: no write-tree
+        else:
+            tree = output(worktree, "write-tree", env=env)
         if kept is not None:
             _keep_snapshot_index(index, kept, tree)
         return tree
 
 
 def _snapshot_index(
-    worktree: Path, start: Path | None, folder: Path
+    worktree: Path, start: Path | None, folder: Path, leave_out: Sequence[str] = ()
 ) -> tuple[Path, dict[str, str]]:
     """A temporary index in `folder` holding the worktree as it is on disk, and the environment
     naming it: a copy of `start` (HEAD's tree when None or not there) after `git add --all`."""
@@ -637,7 +663,7 @@ def _snapshot_index(
         shutil.copy2(start, index)
     except OSError:  # no index yet, or not where a checkout keeps it
         run(worktree, "read-tree", "HEAD", env=env)
-    add_all(worktree, "-c", "core.bigFileThreshold=1", env=env)
+    add_all(worktree, "-c", "core.bigFileThreshold=1", env=env, leave_out=leave_out)
     return index, env
 
 
@@ -672,6 +698,59 @@ def _checkout_diff_from(
 def index_digest(index: Path) -> str:
     """The sha256 of an index file's bytes: equal digests, the same entries and flags."""
     return hashlib.sha256(index.read_bytes()).hexdigest()
+
+
+def index_cached_tree(index: Path) -> str | None:
+    """The tree `git write-tree` would write from `index`, when the index itself records it: the
+    root of its cache-tree extension (TREE), kept valid by git until an entry under it changes
+    (a checkout, a commit and a `git add` that changed nothing leave it so). None when not
+    recorded (invalidated, no extension) or the file is not one read here with confidence: a
+    checksum that does not match (a skipped or partial write), version 4, a split or sparse
+    index, a conflicted or extended entry. `write-tree` itself starts from the same record."""
+    try:
+        data = index.read_bytes()
+    except OSError:
+        return None
+    if len(data) < 12 + 20 or data[:4] != b"DIRC":
+        return None
+    width = next(
+        (size for size, algorithm in ((20, "sha1"), (32, "sha256"))
+         if len(data) > 12 + size
+         and hashlib.new(algorithm, data[:-size]).digest() == data[-size:]),
+        None,
+    )  # fmt: skip
+    version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
+    if width is None or version not in (2, 3):
+        return None
+    end, at = len(data) - width, 12
+    for _ in range(count):
+        name_at = at + 40 + width + 2
+        if name_at > end:
+            return None
+        flags = int.from_bytes(data[name_at - 2 : name_at], "big")
+        if flags & 0x7000:  # an extended entry (skip-worktree, intent to add) or a conflict
+            return None
+        length = flags & 0x0FFF
+        if length == 0x0FFF:
+            length = data.find(b"\0", name_at) - name_at
+            if length < 0:
+                return None
+        at += (40 + width + 2 + length + 8) & ~7
+    recorded = None
+    while at + 8 <= end:
+        signature, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "big")
+        body = data[at + 8 : at + 8 + size]
+        if signature in (b"link", b"sdir"):
+            return None
+        if signature == b"TREE":
+            path, _, rest = body.partition(b"\0")
+            counts, newline, rest = rest.partition(b"\n")
+            entries = counts.split(b" ")[0]
+            if path or not newline or not entries.isdigit() or len(rest) < width:
+                return None  # the root is first; `-1` entries: invalidated
+            recorded = rest[:width].hex()
+        at += 8 + size
+    return recorded if at == end else None
 
 
 def _remembered_tree(kept: Path, index: Path) -> str | None:

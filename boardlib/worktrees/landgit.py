@@ -464,10 +464,15 @@ def grown_from(repo: Path, tip: str, base: str, needles: tuple[str, ...]) -> boo
     return False
 
 
-def snapshot_tree(checkout: Path, repo: Path) -> str:
-    """`gitrepo.snapshot_tree` of a task's checkout of `repo`, whose unchanged work is the last
-    snapshot's tree without a `write-tree` (its object looked up in the kept lookup process)."""
-    return gitrepo.snapshot_tree(checkout, exists=lambda sha: rev(repo, sha) is not None)
+def work_snapshot(checkout: Path, repo: Path) -> str:
+    """`gitrepo.snapshot_tree` of a task's checkout of `repo`, its system-of-record files as its
+    index has them: the work, for `without_bookkeeping`, which replaces those files anyway. Work
+    unchanged since the last snapshot, or since its commit, needs no `write-tree` (the tree's
+    object looked up in the kept lookup process): the gate edits VERIFICATION.md after committing
+    the work, and a landing read the whole checkout again for that one file."""
+    return gitrepo.snapshot_tree(
+        checkout, exists=lambda sha: rev(repo, sha) is not None, leave_out=SOR_FILES
+    )
 
 
 def branch_tip(repo: Path, branch: str) -> str | None:

@@ -192,7 +192,7 @@ class _Source:
     branch: str  # the task branch
     live: Path | None  # the checkout, when there is one
     head: str  # the task branch's commit
-    snapshot: str  # the tree of the work as the drawer shows it (bookkeeping included)
+    snapshot: str  # the tree of the work (its bookkeeping files as the index or branch has them)
     provisioned: str  # the commit the worktree was made from
     tree: str  # what lands: `snapshot` with the bookkeeping files as `provisioned` has them
     into: str  # the base branch
@@ -428,7 +428,7 @@ class Lander:
                 head, current = landgit.head_and_branch(live, repo)
                 trees._check_branch_name(ws, "land", current)
                 assert head is not None
-                snapshot = landgit.snapshot_tree(live, repo)
+                snapshot = landgit.work_snapshot(live, repo)
             else:
                 found = landgit.branch_tip(repo, branch)
                 if found is None and self._completed_empty(ws):
@@ -1711,7 +1711,7 @@ class Lander:
                     return False
                 if ws.status == "active" and path is not None:
                     now = landgit.without_bookkeeping(
-                        repo, landgit.snapshot_tree(path, repo), source.provisioned
+                        repo, landgit.work_snapshot(path, repo), source.provisioned
                     )
                     if now != source.tree or landgit.head_and_branch(path, repo)[0] != source.head:
                         warnings.append(

@@ -149,20 +149,20 @@ def test_unchanged_work_is_the_last_snapshots_tree_without_writing_it_again(
     for path in linked.iterdir():
         if path.is_file():
             os.utime(path, (an_hour_ago, an_hour_ago))
-    first = landgit.snapshot_tree(linked, repo)
+    first = landgit.work_snapshot(linked, repo)
     assert landgit.rev(repo, first) == first  # the kept lookup process, started
     with git_runs() as runs:
-        again = landgit.snapshot_tree(linked, repo)
-    assert again == first and [run[-2:] for run in runs] == [["add", "--all"]]
+        again = landgit.work_snapshot(linked, repo)
+    assert again == first and [run[run.index("add") :][:2] for run in runs] == [["add", "--all"]]
     (linked / "file3.py").write_text("VALUE = +3\n")  # same size, same second
     (linked / "new.py").write_text("NEW = 1\n")
-    edited = landgit.snapshot_tree(linked, repo)
+    edited = landgit.work_snapshot(linked, repo)
     assert edited != first and edited == plain_add_tree(linked, tmp_path)
     # a remembered tree the repository no longer holds (pruned) is written again
     kept = next(gitrepo._index_file(linked).parent.glob(f"{gitrepo.SNAPSHOT_INDEX}-*.tree"))
     digest = kept.read_text().split()[0]
     kept.write_text(f"{digest} {'0' * 40}")
-    assert landgit.snapshot_tree(linked, repo) == edited
+    assert landgit.work_snapshot(linked, repo) == edited
 
 
 def test_a_snapshot_after_git_gc_pruned_its_objects_is_written_again(
@@ -179,12 +179,12 @@ def test_a_snapshot_after_git_gc_pruned_its_objects_is_written_again(
     for path in linked.iterdir():
         if path.is_file():
             os.utime(path, (an_hour_ago, an_hour_ago))
-    first = landgit.snapshot_tree(linked, repo)
+    first = landgit.work_snapshot(linked, repo)
     git(repo, "-c", "gc.cruftPacks=true", "gc", "-q")  # the unreachable snapshot: a cruft pack
     assert landgit.rev(repo, first) == first  # the kept lookup process opens that pack
     git(repo, "-c", "gc.cruftPacks=true", "gc", "-q", "--prune=now")
     assert landgit.rev(repo, first) is None
-    again = landgit.snapshot_tree(linked, repo)
+    again = landgit.work_snapshot(linked, repo)
     assert again == first == plain_add_tree(linked, tmp_path)
     git(repo, "cat-file", "-e", f"{again}:untracked.py")
     assert gitrepo.snapshot_tree(linked) == first  # the kept index no longer names lost blobs
@@ -383,6 +383,78 @@ def test_what_two_trees_differ_in_is_read_without_a_git_run_as_diff_tree_says_it
     monkeypatch.setattr(landgit, "WALKED_TREES_MAX", 1)  # a wide change: git is asked
     assert landgit._walked_changes(repo, first, second) is None
     assert landgit._changes(repo, first, second) == landgit._diff_tree(repo, first, second)
+
+
+def test_work_unchanged_since_its_commit_is_that_commits_tree_without_writing_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Found profiling the landing benchmark: the gate commits the work, then appends to
+    VERIFICATION.md, so the landing's snapshot hashed that file and wrote a tree nobody had,
+    only to replace the file with the base's (`without_bookkeeping`). The bookkeeping files are
+    left as the index has them, and the index records its commit's tree: `add` and no
+    `write-tree`. What lands is what the whole snapshot gives."""
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "task", str(linked))
+    (linked / "file3.py").write_text("VALUE = -3\n")
+    (linked / "VERIFICATION.md").write_text("# Verification\n")
+    an_hour_ago = time.time() - 3600  # as an agent's finished work is: not racily clean
+    for path in linked.iterdir():
+        if path.is_file():
+            os.utime(path, (an_hour_ago, an_hour_ago))
+    git(linked, "add", "--all")
+    git(linked, "commit", "-q", "-m", "the work")
+    committed = git(linked, "rev-parse", "HEAD^{tree}")
+    (linked / "VERIFICATION.md").write_text("# Verification\n\npassed\n")  # the gate's entry
+    base = git(repo, "rev-parse", "HEAD")
+    assert landgit.rev(repo, committed) == committed  # the kept lookup process, started
+    with git_runs() as runs:
+        work = landgit.work_snapshot(linked, repo)
+    assert work == committed
+    assert [run[run.index("add") :][:2] for run in runs] == [["add", "--all"]]
+    whole = gitrepo.snapshot_tree(linked)
+    assert whole != work
+    lands = landgit.without_bookkeeping(repo, work, base)
+    assert lands == landgit.without_bookkeeping(repo, whole, base)
+    assert "VERIFICATION.md" not in git(repo, "ls-tree", "--name-only", lands).split()
+    # an edit of the work itself is seen, and written
+    (linked / "file4.py").write_text("VALUE = -4\n")
+    edited = landgit.work_snapshot(linked, repo)
+    assert edited != committed
+    assert git(repo, "cat-file", "-p", f"{edited}:file4.py") == "VALUE = -4"
+
+
+def test_the_tree_an_index_records_is_read_only_when_it_can_be_trusted(
+    repo: Path, tmp_path: Path
+) -> None:
+    """`index_cached_tree` answers what `write-tree` would write, or nothing: not for an index
+    with a change staged since its tree was recorded, nor one of a format it does not read
+    (version 4, a split index), nor a file whose checksum does not match."""
+    index = repo / ".git" / "index"
+    git(repo, "read-tree", "HEAD")  # a fresh index records HEAD's tree
+    assert gitrepo.index_cached_tree(index) == git(repo, "rev-parse", "HEAD^{tree}")
+    (repo / "file7.py").write_text("VALUE = -7\n")
+    git(repo, "add", "file7.py")
+    assert gitrepo.index_cached_tree(index) is None
+    written = git(repo, "write-tree")
+    assert gitrepo.index_cached_tree(index) == written
+    broken = tmp_path / "broken-index"
+    data = bytearray(index.read_bytes())
+    data[-25] ^= 0xFF  # inside the cache-tree record: the checksum no longer matches
+    broken.write_bytes(bytes(data))
+    assert gitrepo.index_cached_tree(broken) is None
+    git(repo, "update-index", "--index-version", "4")
+    assert gitrepo.index_cached_tree(index) is None
+    git(repo, "update-index", "--index-version", "2")
+    git(repo, "update-index", "--split-index")
+    assert gitrepo.index_cached_tree(index) is None
+    assert gitrepo.index_cached_tree(tmp_path / "no-such-index") is None
+    sha256 = tmp_path / "sha256"
+    sha256.mkdir()
+    git(sha256, "init", "-q", "--object-format=sha256")
+    (sha256 / "a.txt").write_text("a\n")
+    git(sha256, "add", "a.txt")
+    tree = git(sha256, "write-tree")
+    assert len(tree) == 64 and gitrepo.index_cached_tree(sha256 / ".git" / "index") == tree
 
 
 def test_the_checkouts_of_a_branch_are_read_once_with_their_real_paths(tmp_path: Path) -> None:
