@@ -13,6 +13,8 @@ business: SQLite serialises every write (`BEGIN IMMEDIATE` behind its writer que
 claims side by side on row locks and serialises the rest on one advisory lock per board.
 """
 
+import json
+import json.encoder
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -53,6 +55,39 @@ class WouldWait(Exception):
     """Inside `Store.at_once()`: the transaction would have had to wait (for a lock, the writers'
     turn, or a database round trip). Raised before anything was written, so the caller can run
     the same call again where waiting is fine."""
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """`json.dumps(value, separators=(",", ":"))`, the text every event's payload is stored as,
+    without building the standard library's C encoder on each call (a claim's two-key payload:
+    3.4 -> 1.4 us). Built once, it keeps no table of the containers on the way: no state is
+    shared between threads, and a cycle (never in a payload of the board's own values) ends in
+    RecursionError rather than ValueError. Where the C encoder is missing or answers otherwise,
+    the call itself."""
+    standard = json.JSONEncoder(separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)  # undeclared in the stubs
+    if make is None:  # pragma: no cover - CPython always has it
+        return standard.encode
+    try:
+        encoder = make(
+            None, standard.default, json.encoder.encode_basestring_ascii, None, ":", ",",
+            False, False, True,
+        )  # fmt: skip
+        sample = {"a": [1, 2.5, None, True, "\u00e9\n\u2028"], "b": {}, "c": -0.0}
+        if "".join(encoder(sample, 0)) != standard.encode(sample):
+            return standard.encode  # pragma: no cover - another C encoder's arguments
+    except TypeError:  # pragma: no cover - another C encoder's arguments
+        return standard.encode
+
+    def encode(value: Any) -> str:
+        if value.__class__ is not dict:  # a str is encoded whole, as `encode` does
+            return standard.encode(value)
+        return "".join(encoder(value, 0))
+
+    return encode
+
+
+compact_json = _compact_encoder()
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # compared and hashed by identity

@@ -38,7 +38,7 @@ from ..location import DatabaseUrl
 from ..naming import camel
 from ..records import Task
 from ..shell import shell_command
-from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait
+from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait, compact_json
 from .literals import IN_PROGRESS
 from .pool_log import pool_news
 from .postgres_schema import (
@@ -642,7 +642,7 @@ class PostgresTx(SharedTx):
         """Queued, and written in one statement just before COMMIT (`flush_events`): the seq is
         taken as late as possible, which keeps the window in which a later seq can commit first
         as short as the COMMIT itself."""
-        payload = json.dumps(data, separators=(",", ":"))
+        payload = compact_json(data)
         self._events.append((task_id, kind, actor, payload, now, ttl_seconds, tenant))
 
     def flush_events(self) -> int:

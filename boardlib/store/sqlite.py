@@ -19,13 +19,15 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
+
 from ..config import BoardConfig
 from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
 from ..naming import camel
 from ..records import Task
 from . import board_file
-from .base import TABLES, Row, RowEvent, Tx, WouldWait
+from .base import TABLES, Row, RowEvent, Tx, WouldWait, compact_json
 from .checkpoints import BACKSTOP_PAGES, BackgroundCheckpoints
 from .contention import (
     BUSY_TIMEOUT_MS,
@@ -178,8 +180,17 @@ def _task_document() -> str:
 
 # The documented one-value decoder, without json.loads's wrapper and whitespace checks.
 _decode_json = json.JSONDecoder().raw_decode
-# json.dumps(data, separators=...) builds a new encoder on every call; this one is built once.
-_compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _task_values(document: str) -> list[Any]:
+    """The values of a task's JSON array as the standard library reads them. orjson reads the
+    array in a third of the time (~1.6 us against ~4 a claim); a document it refuses (an escaped
+    lone surrogate, an integer past 64 bits) is read by the standard library, which takes them."""
+    try:
+        values: list[Any] = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        values = _decode_json(document)[0]
+    return values
 
 
 def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
@@ -187,7 +198,7 @@ def _task_returned(cursor: sqlite3.Cursor) -> Task | None:
     row = cursor.fetchone()
     if row is None:
         return None
-    values, _ = _decode_json(row[0])
+    values = _task_values(row[0])
     for column, position in enumerate(_TASK_REAL_POSITIONS, start=1):
         value = row[column]  # RETURNING gives a REAL's integral value as an int (`_as_float`)
         values[position] = float(value) if value.__class__ is int else value
@@ -474,7 +485,7 @@ class SqliteTx(SharedTx):
                 task_id,
                 kind,
                 actor,
-                _compact_json(data),
+                compact_json(data),
                 now,
                 ttl_seconds,
                 tenant,

@@ -1,6 +1,8 @@
 """The atomic claim and claim-next: guards, ordering, roles, readiness."""
 
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -255,3 +257,19 @@ def test_a_claimed_task_is_the_stored_row_value_for_value(board: Board, verb: st
     assert claimed is not None and claimed.id == task.id
     assert claimed == row(board, task.id)
     assert claimed.cost_usd == cost and claimed.holders == ['x"y', 'agent " \\ ü']
+
+
+def test_a_claim_returns_a_task_whose_stored_json_orjson_refuses(tmp_path: Path) -> None:
+    """The claim reads its returned row with orjson, and with the standard library when orjson
+    refuses it: holders written by another program as an escaped lone surrogate still come back
+    (as they did before orjson read them), and the claim is not lost after its commit."""
+    path = tmp_path / "board.db"
+    with Board(path) as board:
+        task = board.create_task("t")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE tasks SET holders = ? WHERE id = ?", ('["\\ud800"]', task.id))
+    with Board(path) as board:
+        claimed = board.claim_next("agent-a")
+        assert claimed is not None and claimed.id == task.id
+        assert claimed.holders == ["\ud800", "agent-a"]
+        assert board.claim(board.create_task("u").id, "agent-b").holders == ["agent-b"]

@@ -3,6 +3,8 @@
 spellings are pinned here too, as agents and scripts read them from `kanban events` and the feed."""
 
 import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from boardlib import Board, ManualClock
@@ -136,3 +138,34 @@ def test_every_event_carries_its_kinds_payload(board: Board, clock: ManualClock)
     assert seen["status_changed"] == STORED["status_changed"] - {"assignee"}
     assert seen["task_transferred"] == STORED["task_transferred"]
     assert seen["workspace_updated"] == STORED["workspace_updated"]
+
+
+def test_a_payload_is_stored_as_the_standard_librarys_compact_json(tmp_path: Path) -> None:
+    """The stores write a payload with one prebuilt encoder (`store.base.compact_json`): the
+    stored text is still `json.dumps(payload, separators=(",", ":"))`, byte for byte (non-ASCII
+    escaped, key order kept), which readers and the archive have always seen."""
+    from boardlib.store.base import compact_json
+
+    payloads: list[Any] = [
+        {"epoch": 3, "verb": "claim_next"},
+        {"reason": "caf\u00e9 \u2028 \U0001f600 \x1b[31m", "n": -0.0, "x": 2.5, "no": None},
+        {"nested": {"list": [1, True, "\u0000"], "empty": {}}, "big": 2**70},
+        {"nan": float("nan"), "inf": float("-inf")},
+        {},
+        [1, "a"],
+        "text",
+    ]
+    for payload in payloads:
+        assert compact_json(payload) == json.dumps(payload, separators=(",", ":"))
+    with Board(tmp_path / "board.db") as board:
+        task = board.create_task("t")
+        board.claim(task.id, "builder")
+        board.block(task.id, "builder", "caf\u00e9 \u2028 \U0001f600")
+    with sqlite3.connect(tmp_path / "board.db") as conn:
+        stored = conn.execute(
+            "SELECT data FROM events WHERE task_id = ? AND kind = 'status_changed' "
+            "ORDER BY seq DESC LIMIT 1",
+            (task.id,),
+        ).fetchone()[0]
+    assert stored == json.dumps(json.loads(stored), separators=(",", ":"))
+    assert "\\u00e9 \\u2028 \\ud83d\\ude00" in stored
