@@ -4,7 +4,9 @@
 A bad setting is an error naming the variable (`invalid_input`), never silently dropped or taken
 as given: `KANBAN_LEASE_MS=-5` would otherwise make every claim born expired, and `1e20`
 overflow SQLite's integers on the first claim. Each field has its range here, checked for the
-environment and for a `BoardConfig` built in code alike.
+environment and for a `BoardConfig` built in code alike. The settings of one machine's processes
+(the worktrees' folder, a gate's time limit...) are not the board's: `MACHINE_SETTINGS` declares
+them, each read from the environment of the process that needs it.
 """
 
 import math
@@ -210,3 +212,64 @@ def env_number(
             variable=variable,
         )
     return value
+
+
+# -- settings of this machine's processes, not of the board -------------------------------------
+# Read from the environment of the process that works, never stored on the board: `kanban init`
+# writes each one set where it runs into the MCP config it writes (a runtime gives its server only
+# the config's env over a few variables of its own), so its server works as the shell does.
+
+WORKTREES_VARIABLE = "KANBAN_WORKTREES"  # where per-task worktrees live (`boardlib.paths`)
+
+
+@dataclass(frozen=True, slots=True)
+class MachineSetting:
+    """A number one machine's processes read from the environment (`env_number`'s range)."""
+
+    variable: str
+    tunes: str
+    minimum: float
+    maximum: float
+
+    def read(self, default: float, environ: Mapping[str, str] | None = None) -> float:
+        return env_number(
+            self.variable, default, minimum=self.minimum, maximum=self.maximum, environ=environ
+        )
+
+    def carried(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The value to hand another process (stripped), None when unset or empty; a value with
+        a control character, or one `read` refuses, is `invalid_input` naming the variable."""
+        raw = (os.environ if environ is None else environ).get(self.variable)
+        if raw is None or not raw.strip():
+            return None
+        if any(ord(char) < 32 or ord(char) == 127 for char in raw):
+            raise invalid_input(
+                f"{self.variable} holds a control character", variable=self.variable
+            )
+        self.read(0, {self.variable: raw})
+        return raw.strip()
+
+
+VERIFY_TIMEOUT = MachineSetting(
+    "KANBAN_VERIFY_TIMEOUT_S", "a verification gate's time limit, in seconds", 0.001, 7 * 86_400
+)
+GATE_BEAT = MachineSetting(
+    "KANBAN_GATE_BEAT_S", "how often a running gate says it lives, in seconds", 0.01, 3600
+)
+LAND_LEASE = MachineSetting(
+    "KANBAN_LAND_LEASE_MS", "a lander's turn without a renewal, in milliseconds", 100, 3_600_000
+)
+LAND_QUEUE_TIMEOUT = MachineSetting(
+    "KANBAN_LAND_QUEUE_TIMEOUT_S", "how long a lander waits in its queue, in seconds", 0.001,
+    7 * 86_400,
+)  # fmt: skip
+WORKTREE_RETENTION = MachineSetting(
+    "KANBAN_WORKTREE_RETENTION_MS", "how long a finished task keeps its checkout, in ms", 0, _FAR
+)
+WORKTREE_GC_INTERVAL = MachineSetting(
+    "KANBAN_WORKTREE_GC_INTERVAL_MS", "how often a server collects worktrees, in ms", 0, _FAR
+)
+MACHINE_SETTINGS: tuple[MachineSetting, ...] = (
+    VERIFY_TIMEOUT, GATE_BEAT, LAND_LEASE, LAND_QUEUE_TIMEOUT, WORKTREE_RETENTION,
+    WORKTREE_GC_INTERVAL,
+)  # fmt: skip

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import transitions as t
 from .actors import is_operator, is_system
 from .clock import local_time
-from .config import env_number
+from .config import LAND_LEASE
 from .errors import BoardError, Reason
 from .events import EventKind
 from .lifecycle import check_epoch, verdict_blocks_done
@@ -37,7 +37,7 @@ REFUSAL_MESSAGE_MAX = 1000  # characters of a refusal's message kept for the inb
 def lease_ms_from_env() -> int:
     """`KANBAN_LAND_LEASE_MS`: how long a lander's turn (or place in the queue) lasts without a
     renewal; the lander renews it every third of that while it works."""
-    return int(env_number("KANBAN_LAND_LEASE_MS", DEFAULT_LEASE_MS, minimum=100, maximum=3_600_000))
+    return int(LAND_LEASE.read(DEFAULT_LEASE_MS))
 
 
 # -- who may land -------------------------------------------------------------------------------

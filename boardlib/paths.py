@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 # The one function that tells a file from a URL lives in location.py (re-exported here).
+from .config import WORKTREES_VARIABLE
 from .location import BOARD_FILE_SUFFIXES, WRITERS_SUFFIX, BoardLocation, DatabaseUrl
 from .location import board_location as board_location
 
@@ -38,7 +39,7 @@ def is_default_board(path: BoardLocation, environ: Mapping[str, str] | None = No
 
 def worktrees_root(environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
-    explicit = env.get("KANBAN_WORKTREES")
+    explicit = env.get(WORKTREES_VARIABLE)
     return Path(explicit) if explicit else state_dir(env) / "worktrees"
 
 

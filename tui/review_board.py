@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boardlib import Board, ManualClock, PlanItem
+from boardlib.config import WORKTREES_VARIABLE
 from boardlib.records import EXECUTION_SUCCEEDED
 from boardlib.worktrees import Worktrees
 
@@ -204,7 +205,7 @@ def build_review_board(
     clock = clock or ManualClock(START_MS)
     folder.mkdir(parents=True, exist_ok=True)
     worktrees = folder / "worktrees"
-    os.environ["KANBAN_WORKTREES"] = str(worktrees)
+    os.environ[WORKTREES_VARIABLE] = str(worktrees)
     with fixed_git_dates():  # git's commits (scaffold, pause, gate) get fixed dates
         repo = _repository(folder / "shop")
         db = folder / "board.db"

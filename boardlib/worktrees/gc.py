@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import transitions as t
 from ..actors import GC
-from ..config import env_number
+from ..config import WORKTREE_GC_INTERVAL, WORKTREE_RETENTION
 from ..errors import BoardError, Reason
 from ..processes import machine_id
 from .layout import Layout, board_key, branch_name, elsewhere, slot_board
@@ -31,14 +31,9 @@ DEFAULT_RETENTION_MS = DAY_MS
 DEFAULT_INTERVAL_MS = 10 * 60 * 1000
 
 
-def _env_ms(name: str, default: int) -> int:
-    """A duration setting; a bad value is `invalid_input` naming the variable."""
-    return int(env_number(name, default, minimum=0, maximum=10**12))
-
-
 def retention_ms_from_env() -> int:
     """`KANBAN_WORKTREE_RETENTION_MS`: how long a terminal task keeps its checkout (1 day)."""
-    return _env_ms("KANBAN_WORKTREE_RETENTION_MS", DEFAULT_RETENTION_MS)
+    return int(WORKTREE_RETENTION.read(DEFAULT_RETENTION_MS))
 
 
 def _finished_at(task: "Task") -> int:
@@ -239,7 +234,7 @@ def start_worktree_gc(
 ) -> WorktreeJanitor:
     """Garbage-collect now and then every interval (`KANBAN_WORKTREE_GC_INTERVAL_MS`, default
     10 min) in the background; stop the returned janitor when the process shuts down."""
-    interval = interval_ms or _env_ms("KANBAN_WORKTREE_GC_INTERVAL_MS", DEFAULT_INTERVAL_MS)
+    interval = interval_ms or int(WORKTREE_GC_INTERVAL.read(DEFAULT_INTERVAL_MS))
     return WorktreeJanitor(
         board, interval_s=interval / 1000, root=root, retention_ms=retention_ms
     ).start()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import transitions as t
 from ..actors import SYSTEM, is_operator
-from ..config import env_number
+from ..config import LAND_QUEUE_TIMEOUT
 from ..errors import BoardError, Reason, invalid_input
 from ..events import EventKind, read
 from ..inert import inert
@@ -331,10 +331,7 @@ class Lander:
         self.on_step = on_step
         self.max_builds = max_builds
         if queue_timeout_s is None:
-            queue_timeout_s = env_number(
-                "KANBAN_LAND_QUEUE_TIMEOUT_S", DEFAULT_QUEUE_TIMEOUT_S, minimum=0.001,
-                maximum=7 * 86_400,
-            )  # fmt: skip
+            queue_timeout_s = LAND_QUEUE_TIMEOUT.read(DEFAULT_QUEUE_TIMEOUT_S)
         self.queue_timeout_s = queue_timeout_s
 
     def _step(self, step: str, **info: Any) -> None:

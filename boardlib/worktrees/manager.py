@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .. import transitions as t
 from .. import validation as validate
 from ..actors import OPERATOR, SYSTEM
-from ..config import env_number
+from ..config import GATE_BEAT, VERIFY_TIMEOUT, WORKTREES_VARIABLE
 from ..errors import BoardError, Reason, invalid_input, wrong_state
 from ..lifecycle import check_epoch, check_worker
 from ..records import CheckReport, Comment, Task, Workspace
@@ -132,12 +132,10 @@ class Worktrees:
         self.lock_timeout_s = lock_timeout_s
         self.read_lock_timeout_s = read_lock_timeout_s
         if verify_timeout_s is None:
-            verify_timeout_s = env_number(
-                "KANBAN_VERIFY_TIMEOUT_S", DEFAULT_TIMEOUT_S, minimum=0.001, maximum=7 * 86_400
-            )
+            verify_timeout_s = VERIFY_TIMEOUT.read(DEFAULT_TIMEOUT_S)
         self.verify_timeout_s = verify_timeout_s
         if gate_beat_s is None:
-            gate_beat_s = env_number("KANBAN_GATE_BEAT_S", GATE_BEAT_S, minimum=0.01, maximum=3600)
+            gate_beat_s = GATE_BEAT.read(GATE_BEAT_S)
         self.gate_beat_s = gate_beat_s  # how often a running gate says it lives (`gate_beating`)
         self.board_key = board_key(board.path)
 
@@ -185,7 +183,7 @@ class Worktrees:
         ):
             return None, (
                 f"the workspace of {ws.task_id} is recorded at {ws.worktree_path}, outside this "
-                f"worktrees folder ({self.layout.root}); run with the same KANBAN_WORKTREES"
+                f"worktrees folder ({self.layout.root}); run with the same {WORKTREES_VARIABLE}"
             )
         remade = None if ours else self._remade(ws)
         if remade:
@@ -366,7 +364,7 @@ class Worktrees:
         if self.layout.root.is_relative_to(info.root):
             raise invalid_input(
                 f"kanban's worktrees folder ({self.layout.root}) lies inside the repository, so "
-                "checkouts would show up in its git status; set KANBAN_WORKTREES elsewhere",
+                f"checkouts would show up in its git status; set {WORKTREES_VARIABLE} elsewhere",
                 field="repoPath",
             )
         return info

@@ -20,7 +20,7 @@ import click
 
 from boardlib.actors import SESSION_ROOM, is_agent
 from boardlib.board import Board
-from boardlib.config import BoardConfig
+from boardlib.config import MACHINE_SETTINGS, WORKTREES_VARIABLE, BoardConfig
 from boardlib.errors import invalid_input
 from boardlib.location import DatabaseUrl, display_location, location_exists
 from boardlib.paths import worktrees_root
@@ -82,17 +82,24 @@ def _board_text(location: Path | DatabaseUrl) -> str:
     return text
 
 
-def _worktrees_setting() -> dict[str, str]:
-    """`KANBAN_WORKTREES` for the configs, absolute, when this run's worktrees folder is not the
-    one a server started with neither it nor `XDG_STATE_HOME` finds: a runtime passes its MCP
-    server only a few variables of its own (Codex: HOME, PATH...), and a server working in
-    another folder than the shell's cannot resume or land the shell's worktrees."""
+def _machine_settings() -> dict[str, str]:
+    """This machine's settings init runs with (`MACHINE_SETTINGS`), for the configs: a runtime
+    passes its MCP server only the config's env over a few variables of its own (Codex: HOME,
+    PATH...), and a server working in another worktrees folder than the shell's cannot resume or
+    land the shell's worktrees, nor time its gates as the shell does. The worktrees' folder goes
+    absolute, and only when it is not the one a server started with neither it nor
+    `XDG_STATE_HOME` finds."""
+    settings: dict[str, str] = {}
     root = os.path.abspath(worktrees_root())
-    if root == os.path.abspath(worktrees_root({})):
-        return {}
-    if any(ord(char) < 32 or ord(char) == 127 for char in root):
-        raise invalid_input("the worktrees folder holds a control character", field="worktrees")
-    return {"KANBAN_WORKTREES": root}
+    if root != os.path.abspath(worktrees_root({})):
+        if any(ord(char) < 32 or ord(char) == 127 for char in root):
+            raise invalid_input("the worktrees folder holds a control character", field="worktrees")
+        settings[WORKTREES_VARIABLE] = root
+    for setting in MACHINE_SETTINGS:
+        value = setting.carried()
+        if value is not None:
+            settings[setting.variable] = value
+    return settings
 
 
 def kanban_command() -> str:
@@ -242,7 +249,7 @@ def init(
         role=role,
         tool_set=tool_set,
         lease_ms=config.lease_ms,
-        settings={**config.to_env(), **_worktrees_setting()},
+        settings={**config.to_env(), **_machine_settings()},
         command=kanban_command(),
         per_session=per_session,
     )

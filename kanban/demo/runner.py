@@ -30,7 +30,7 @@ from boardlib import transitions as t
 from boardlib import validation as validate
 from boardlib.board import Board
 from boardlib.budgets import amount
-from boardlib.config import BoardConfig
+from boardlib.config import WORKTREES_VARIABLE, BoardConfig
 from boardlib.errors import BoardError
 from boardlib.events import EventKind, read
 from boardlib.inert import inert
@@ -413,7 +413,7 @@ def run_demo(
     )
     db_path = folder / BOARD_FILE
     log_path = folder / LOG_FILE
-    worktrees_before = os.environ.get("KANBAN_WORKTREES")
+    worktrees_before = os.environ.get(WORKTREES_VARIABLE)
     notices: queue.SimpleQueue[str] = queue.SimpleQueue()
     board: Board | None = None
     fleet: Fleet | None = None
@@ -424,7 +424,7 @@ def run_demo(
         repo = project.make_repository(folder)
         worktrees = folder / project.WORKTREES_DIR
         # The TUI's drawer (this process) and the agents find the demo's worktrees here.
-        os.environ["KANBAN_WORKTREES"] = str(worktrees)
+        os.environ[WORKTREES_VARIABLE] = str(worktrees)
         board = Board(db_path, config=config)
         titles = seed_board(board, tasks=tasks, agents=agents, rng=random.Random(seed))
         board.start_stale_task_reconciler(config.reconcile_interval_ms)
@@ -520,9 +520,9 @@ def run_demo(
                 if board is not None:
                     board.close()
                 if worktrees_before is None:
-                    os.environ.pop("KANBAN_WORKTREES", None)
+                    os.environ.pop(WORKTREES_VARIABLE, None)
                 else:
-                    os.environ["KANBAN_WORKTREES"] = worktrees_before
+                    os.environ[WORKTREES_VARIABLE] = worktrees_before
                 if keep:
                     tell(f"  kept: {folder}")
                 else:

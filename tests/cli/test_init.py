@@ -537,6 +537,12 @@ def test_bad_settings_are_refused_before_anything_is_written(repo: Path, db: Pat
     harness = kanban_init(repo, db, "--harness", "claude")
     assert harness.code == 2 and "claude-code" in harness.error["error"], str(harness)
     assert digests(repo) == {} and not db.exists()
+    # A machine setting is carried into the configs as it is set: checked first, as paths are.
+    for value in ("30\x1b[2J", "-5", "a while"):
+        bad = kanban_init(repo, db, KANBAN_VERIFY_TIMEOUT_S=value)
+        assert bad.code == 2 and bad.error["reason"] == "invalid_input", str(bad)
+        assert bad.error["variable"] == "KANBAN_VERIFY_TIMEOUT_S", str(bad)
+    assert digests(repo) == {} and not db.exists()
     foreign = repo.parent / "notes.txt"
     foreign.write_text("not a board\n")
     refused = kanban_init(repo, foreign)

@@ -133,13 +133,8 @@ async def test_two_sessions_of_one_runtime_judge_each_others_work(tmp_path: Path
     assert len(names) == 2 and all(name.startswith("claude-code-") for name in names), names
 
 
-@pytest.mark.slow  # init, a provision on the CLI and an MCP server
-async def test_the_config_serves_the_worktrees_folder_init_ran_with(tmp_path: Path) -> None:
-    """Init run with `KANBAN_WORKTREES` wrote a config without it: the runtime's server (which
-    gets only the config's env over a few variables, as Codex gives it) made and looked for
-    worktrees in the per-user folder, so the worktree a shell agent provisioned under the
-    instructions' export line was "outside this worktrees folder": not live, not resumable."""
-    repo, db, worktrees = tmp_path / "repo", tmp_path / "board.db", tmp_path / "worktrees"
+def git_repo(repo: Path) -> Path:
+    """A repository with one commit on main."""
     repo.mkdir()
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
@@ -147,6 +142,16 @@ async def test_the_config_serves_the_worktrees_folder_init_ran_with(tmp_path: Pa
     subprocess.run([*git, "add", "-A"], check=True)
     commit = [*git, "-c", "user.name=a", "-c", "user.email=a@x", "commit", "-q", "-m", "init"]
     subprocess.run(commit, check=True)
+    return repo
+
+
+@pytest.mark.slow  # init, a provision on the CLI and an MCP server
+async def test_the_config_serves_the_worktrees_folder_init_ran_with(tmp_path: Path) -> None:
+    """Init run with `KANBAN_WORKTREES` wrote a config without it: the runtime's server (which
+    gets only the config's env over a few variables, as Codex gives it) made and looked for
+    worktrees in the per-user folder, so the worktree a shell agent provisioned under the
+    instructions' export line was "outside this worktrees folder": not live, not resumable."""
+    repo, db, worktrees = git_repo(tmp_path / "repo"), tmp_path / "board.db", tmp_path / "worktrees"
     argv = ["init", "--harness", "codex", "--agent", "worker-1", "--repo", str(repo)]
     env = clean_env(KANBAN_DB=str(db), KANBAN_WORKTREES=str(worktrees))
     done = subprocess.run([str(KANBAN), *argv], env=env, capture_output=True, text=True)
@@ -176,3 +181,40 @@ async def test_the_config_serves_the_worktrees_folder_init_ran_with(tmp_path: Pa
         again = await ok(client, "provision_workspace", task_id=task.id, repo_path=str(repo))
         assert (again["reused"], again["worktree"]["worktreePath"]) == (True, checkout)
     assert not (home / ".local").exists()
+
+
+@pytest.mark.slow  # init and an MCP server whose gate runs
+async def test_the_config_serves_the_gate_time_limit_init_ran_with(tmp_path: Path) -> None:
+    """Init run with `KANBAN_VERIFY_TIMEOUT_S` (a machine setting, read from the environment)
+    wrote a config without it: the runtime's server timed its gates at the default (10 min), so
+    a gate the shell cut at its limit ran on over MCP (and a slow project's the other way)."""
+    repo, db = git_repo(tmp_path / "repo"), tmp_path / "board.db"
+    argv = ["init", "--harness", "codex", "--agent", "worker-1", "--repo", str(repo)]
+    env = clean_env(
+        KANBAN_DB=str(db),
+        KANBAN_WORKTREES=str(tmp_path / "worktrees"),
+        KANBAN_VERIFY_CMD="sleep 6",
+        KANBAN_VERIFY_TIMEOUT_S=" 0.5 ",
+    )
+    done = subprocess.run([str(KANBAN), *argv], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    entry = server_entry(repo, "codex")
+    assert entry["env"]["KANBAN_VERIFY_TIMEOUT_S"] == "0.5"
+    assert "KANBAN_VERIFY_TIMEOUT_S=0.5" in (repo / "AGENTS.md").read_text()
+
+    with Board(db, reconcile_orphans=False) as board:
+        task = board.create_task("Write the lexer")
+    home = tmp_path / "home"
+    home.mkdir()
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={**server_env(entry), "HOME": str(home)}
+    )
+    async with Client(params) as client:
+        await ok(client, "claim_next")
+        made = await ok(client, "provision_workspace", task_id=task.id, repo_path=str(repo))
+        (Path(made["worktree"]["worktreePath"]) / "lexer.py").write_text("TOKENS = []\n")
+        judged = await ok(client, "complete_workspace", task_id=task.id)
+    assert (judged["taskStatus"], judged["verified"]) == ("in_progress", "fail"), judged
+    with Board(db, reconcile_orphans=False) as board:
+        said = [comment.body for comment in board.comments(task.id)]
+    assert any("timed out" in body for body in said), said

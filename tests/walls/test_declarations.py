@@ -19,6 +19,7 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 from boardlib import transitions as t
+from boardlib.config import MACHINE_SETTINGS, WORKTREES_VARIABLE
 from boardlib.events import EventKind, read, wire, wire_key
 from boardlib.naming import camel, snake
 from boardlib.payloads import PAYLOADS
@@ -29,6 +30,7 @@ PACKAGES = ("boardlib", "kanban", "tui")
 EVENT_READERS = (*PACKAGES, "tests/chaos")
 EVENTS_MODULE = "boardlib/events.py"
 STATUS_DECLARATIONS = {"boardlib/records.py", "boardlib/transitions.py"}
+CONFIG_MODULE = "boardlib/config.py"
 
 # (file, literal) -> (how many, why): the same word, another fact.
 ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
@@ -39,6 +41,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
 KINDS = frozenset(EventKind)
 EXECUTION_WORDS = frozenset(EXECUTION_STATUSES)
 SQL_WORDS = frozenset({*t.STATUSES, *EXECUTION_STATUSES})
+MACHINE_VARIABLES = frozenset({WORKTREES_VARIABLE, *(s.variable for s in MACHINE_SETTINGS)})
 PAYLOAD_NAMES = {payload.__name__: payload for payload in PAYLOADS.values()}
 
 
@@ -100,6 +103,15 @@ def test_event_kinds_are_spelled_only_in_boardlib_events() -> None:
 def test_execution_statuses_are_spelled_only_where_declared() -> None:
     found = offences(PACKAGES, EXECUTION_WORDS, exempt=STATUS_DECLARATIONS)
     assert found == [], "use records.EXECUTION_* (or transitions for a task):\n" + "\n".join(found)
+
+
+@pytest.mark.slow
+def test_machine_settings_are_spelled_only_in_boardlib_config() -> None:
+    """`kanban init` carries the machine settings `MACHINE_SETTINGS` declares into the MCP config
+    it writes: one read by a name spelled elsewhere would be left out of it (as all but the
+    worktrees' folder were)."""
+    found = offences(PACKAGES, MACHINE_VARIABLES, exempt={CONFIG_MODULE})
+    assert found == [], "use boardlib.config's MachineSetting:\n" + "\n".join(found)
 
 
 def test_every_allowance_is_still_used() -> None:
