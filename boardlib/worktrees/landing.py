@@ -418,7 +418,7 @@ class Lander:
             branch = ws.branch or branch_name(task_id)
             path, problem = trees._checkout(ws)
             if problem:
-                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+                raise trees._untrusted(ws, problem)
             live = path if ws.status == "active" else None
             if live is not None:
                 trees._check_resolved(live, ws, "land")

@@ -49,6 +49,7 @@ from .results import (
     CLEANED,
     KEPT,
     MISSING,
+    OUTSIDE_WORKTREES,
     PAUSED,
     CheckoutState,
     CompleteInfo,
@@ -178,9 +179,7 @@ class Worktrees:
         branch must still be this board's (`_remade`; `ours` when the caller knows it is)."""
         repo = Path(ws.repo_path)
         slot = slot_board(ws.task_id, ws.branch)
-        if not ws.worktree_path or not self.layout.owns_worktree(
-            repo, ws.task_id, ws.worktree_path, slot
-        ):
+        if not self._owned(ws):
             return None, (
                 f"the workspace of {ws.task_id} is recorded at {ws.worktree_path}, outside this "
                 f"worktrees folder ({self.layout.root}); run with the same {WORKTREES_VARIABLE}"
@@ -192,6 +191,19 @@ class Worktrees:
         if path.is_symlink() or not path.is_dir():
             return None, None
         return path, None
+
+    def _owned(self, ws: Workspace) -> bool:
+        """Whether the row's path is exactly where this root puts the task's checkout."""
+        if not ws.worktree_path:
+            return False
+        slot = slot_board(ws.task_id, ws.branch)
+        return self.layout.owns_worktree(Path(ws.repo_path), ws.task_id, ws.worktree_path, slot)
+
+    def _untrusted(self, ws: Workspace, problem: str) -> BoardError:
+        """The `conflict` of a workspace `_checkout` cannot trust, `why` it is another worktrees
+        folder's (`OUTSIDE_WORKTREES`): not someone else's task, a process run elsewhere."""
+        why = {} if self._owned(ws) else {"why": OUTSIDE_WORKTREES}
+        return BoardError(Reason.CONFLICT, problem, id=ws.task_id, **why)
 
     def _remade(self, ws: Workspace) -> str | None:
         """Why the row's plain branch (and so its checkout folder) is no longer this workspace's:
@@ -239,7 +251,7 @@ class Worktrees:
         self._check_here(ws, verb)
         path, problem = self._checkout(ws)
         if problem:
-            raise BoardError(Reason.CONFLICT, problem, id=ws.task_id)
+            raise self._untrusted(ws, problem)
         if ws.status != "active" or path is None:
             command = provision_command(ws.task_id, ws.repo_path)
             raise BoardError(
@@ -532,7 +544,7 @@ class Worktrees:
             return None
         _, problem = self._checkout(ws)
         if problem:
-            raise BoardError(Reason.CONFLICT, problem, id=task.id)
+            raise self._untrusted(ws, problem)
         entry = gitrepo.registered(repo.root, path)
         if entry is not None and not entry.prunable and path.is_dir() and not path.is_symlink():
             if entry.branch != branch:
@@ -819,7 +831,7 @@ class Worktrees:
                 check_worker(task, "write the handoff of", actor=actor or OPERATOR, epoch=epoch)
             path, problem = self._checkout(ws)
             if problem:
-                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+                raise self._untrusted(ws, problem)
             if path is None or ws.status != "active":
                 raise workspace_not_found(
                     task_id,
@@ -1048,7 +1060,7 @@ class Worktrees:
             self._check_here(ws, "pause")  # not "already paused": its checkout is there
             path, problem = self._checkout(ws)
             if problem:
-                raise BoardError(Reason.CONFLICT, problem, id=task_id)
+                raise self._untrusted(ws, problem)
             branch = ws.branch or branch_name(task_id)
             if path is None:
                 return PauseResult(

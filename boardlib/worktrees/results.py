@@ -43,6 +43,10 @@ CHECKOUT_STATES = (CHECKED_OUT, PAUSED, KEPT, CLEANED, MISSING)
 # rebase): the work as one change (squash, merge) may still merge.
 REPLAYED = "replayed"
 
+# The `why` of a `conflict` over a workspace recorded outside this process's worktrees folder: it
+# was made under another `KANBAN_WORKTREES`, and only a process run with that one may touch it.
+OUTSIDE_WORKTREES = "outside_worktrees"
+
 # The `why` of a preview (and a dry run's answer) whose change the base's tip holds already (landed
 # another way, cherry-picked): a landing records it as landed in that tip and moves nothing.
 ALREADY_ON = "already_on"

@@ -17,9 +17,10 @@ from typing import Any
 
 from boardlib import attention
 from boardlib import transitions as t
+from boardlib.config import WORKTREES_VARIABLE
 from boardlib.errors import Reason
 from boardlib.records import EXECUTION_OUTCOMES
-from boardlib.worktrees.results import DONE_SYNC, REPLAYED
+from boardlib.worktrees.results import DONE_SYNC, OUTSIDE_WORKTREES, REPLAYED
 
 from .catalog import TOOLS
 
@@ -101,6 +102,19 @@ MCP_WORDINGS: dict[str, tuple[str, ...]] = {
         "its workspaces",
         "The task has no live worktree (the message says why)",
     ),
+    "conflict": tuple(
+        f"Someone else has it or it is not claimable; {then} for other work (retrying this one "
+        "will not help)."
+        for then in ("call claim_next", "call list_tasks", "ask an operator")
+    ),
+    # The task's worktree was made under another worktrees folder than this server's: nobody else
+    # has it, and other work would not help; the server's config lacks the shell's folder.
+    when("conflict", "why", OUTSIDE_WORKTREES): (
+        "The task's worktree was made under another worktrees folder than this server's (the "
+        f"message names both): this server runs with another {WORKTREES_VARIABLE} than the "
+        "process that made it. Tell an operator to give this server's config the same "
+        f"{WORKTREES_VARIABLE} (kanban init run with it writes it); retrying will not help.",
+    ),
     "explain_task": ("explain(task_id)", "get_task"),
     "reject_task": ("reject_task", "ask a reviewer to reject it"),
     "block_task": (
@@ -178,6 +192,8 @@ CLI_VERBS: dict[str, str] = {
     "get_task": "`kanban task get ID`",
     "check_id": "Check the id with `kanban task list` or `kanban task get ID`; task ids look "
     "like TASK-12, runs like EXEC-3 (`kanban task exec list ID` lists a task's)",
+    "conflict": "Someone else has it or it is not claimable; call `kanban task claim-next` for "
+    "other work (retrying this one will not help).",
     "explain_task": "`kanban task why ID`",
     "reject_task": "`kanban task reject ID --reason ...`",
     "block_task": "run `kanban task block ID --reason ...` saying so (it goes to the operator's "
@@ -245,10 +261,7 @@ HINTS: dict[str, str] = {
         "Its verification verdict does not allow done: {reject_task} with what must change, "
         "or leave it for an operator."
     ),
-    Reason.CONFLICT: (
-        "Someone else has it or it is not claimable; call {claim_next} for other work "
-        "(retrying this one will not help)."
-    ),
+    Reason.CONFLICT: "{conflict}",
     Reason.UNMET_DEPENDENCIES: (
         "Its dependencies are not done yet; {explain_task} lists them. Take other work with "
         "{claim_next}."
@@ -354,6 +367,8 @@ CHOSEN_BY: dict[str, tuple[str, ...]] = {
     Reason.VERIFICATION_FAILED: ("status",),
     # A stale epoch from the task's holder now: use the new one (`true`), not stop work.
     Reason.STALE_CLAIM: ("heldByYou",),
+    # A worktree of another worktrees folder: nobody else's, so not "call claim_next".
+    Reason.CONFLICT: ("why",),
 }
 
 _UNEXPECTED = (

@@ -172,3 +172,32 @@ async def test_the_worktree_verbs_refuse_anyone_but_the_holder_and_change_nothin
         assert (fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)) == (
             before
         )
+
+
+async def test_a_worktree_of_another_worktrees_folder_is_refused_with_what_to_do(  # type: ignore[no-untyped-def]
+    land, board_path: Path, tmp_path: Path
+) -> None:
+    """A server run with another `KANBAN_WORKTREES` than the process that made a task's worktree
+    refused it as `conflict` with the hint "someone else has it ... call claim_next": its holder
+    gave up its own task for other work. It says whose folder it is and what to do, and changes
+    nothing."""
+    task = land.board.create_task("Write the greeting")
+    async with mcp_session(board_path, "alice", **server_env(land)) as alice:
+        await ok(alice, "claim_next")
+        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
+        worktree = Path(made["worktree"]["worktreePath"])
+        (worktree / "greeting.txt").write_text(GREETING)
+    land.board.checkpoint()
+    before = fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)
+    elsewhere = {**server_env(land), "KANBAN_WORKTREES": str(tmp_path / "other-worktrees")}
+    async with mcp_session(board_path, "alice", **elsewhere) as alice:
+        for tool, arguments in (
+            ("provision_workspace", {"repo_path": str(land.repo)}),
+            ("write_handoff", {"handoff": {"nextBestStep": "go on"}}),
+            ("complete_workspace", {}),
+        ):
+            doc = await refused(alice, tool, "conflict", task_id=task.id, **arguments)
+            assert (doc["id"], doc["why"]) == (task.id, "outside_worktrees"), tool
+            assert "KANBAN_WORKTREES" in doc["hint"] and "claim_next" not in doc["hint"], tool
+            assert str(land.root) in doc["error"], tool
+    assert (fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)) == before
