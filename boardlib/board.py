@@ -2413,7 +2413,7 @@ class Board:
         own or an ancestor's, its team's or the board's daily one). The check reads the spend
         in this transaction, which every close also writes in its own: serialised, so no run
         starts once a budget is spent."""
-        executor = validate.text(executor_type, "executorType", limit=100)
+        executor = validate.name(executor_type, "executorType", limit=validate.EXECUTOR_MAX)
         opener = validate.optional_name(agent, "agent")
         reason = validate.text(run_reason, "runReason", limit=2000, required=False)
         before = validate.text(

@@ -10,6 +10,7 @@ from .errors import invalid_input
 TITLE_MAX = 500
 TEXT_MAX = 20_000
 NAME_MAX = 200
+EXECUTOR_MAX = 100  # a run's executor type (`claude-code`, `codex`...), a name
 
 
 def text(value: Any, field: str, *, limit: int = TEXT_MAX, required: bool = True) -> str | None:
@@ -64,11 +65,12 @@ def _encodable(value: str) -> bool:
     return True
 
 
-def name(value: Any, field: str) -> str:
-    """A name (an agent, an actor, a team, a role): one printable line. A name is drawn in every
-    operator's view and written into audit rows, so a control or format character in it (an
-    escape, a bell, a bidi override) is refused, never stored and cleaned up later."""
-    checked = text(value, field, limit=NAME_MAX)
+def name(value: Any, field: str, *, limit: int = NAME_MAX) -> str:
+    """A name (an agent, an actor, a team, a role, a run's executor): one printable line. A name
+    is drawn in every operator's view and written into audit rows, so a control or format
+    character in it (an escape, a bell, a bidi override) is refused, never stored and cleaned up
+    later."""
+    checked = text(value, field, limit=limit)
     assert checked is not None
     if not checked.isprintable():
         bad = next(char for char in checked if not char.isprintable())

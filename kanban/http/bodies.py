@@ -30,7 +30,7 @@ from boardlib.models import AgentHandoff, HandoffCommands, HandoffEvidence, Room
 from boardlib.naming import camel
 from boardlib.records import ANCHOR_SIDES, AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
-from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX, utf16_units, whole
+from boardlib.validation import EXECUTOR_MAX, NAME_MAX, TEXT_MAX, TITLE_MAX, utf16_units, whole
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX
 
 # The 64-bit bounds are -2**63 and (exclusive) 2**63: both exact as a JSON double, where 2**63 - 1
@@ -116,7 +116,7 @@ Title = Annotated[str, Field(min_length=1, max_length=TITLE_MAX), js_max(TITLE_M
 Text = Annotated[str, Field(max_length=TEXT_MAX), js_max(TEXT_MAX)]
 RequiredText = Annotated[str, Field(min_length=1, max_length=TEXT_MAX), js_max(TEXT_MAX)]
 # Seed 003's other stated lengths (executions, provision): "1-100 chars", "<= 2000 chars"...
-ExecutorType = Annotated[str, Field(min_length=1, max_length=100), js_max(100)]
+ExecutorType = Annotated[str, Field(min_length=1, max_length=EXECUTOR_MAX), js_max(EXECUTOR_MAX)]
 RunReason = Annotated[str, Field(max_length=2000), js_max(2000)]
 Commit = Annotated[str, Field(max_length=NAME_MAX), js_max(NAME_MAX)]
 RepoPath = Annotated[str, Field(min_length=1, max_length=REPO_PATH_MAX), js_max(REPO_PATH_MAX)]

@@ -38,7 +38,7 @@ from boardlib.naming import snake
 from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.store.base import StoreError
-from boardlib.validation import NAME_MAX, TEXT_MAX, TITLE_MAX
+from boardlib.validation import EXECUTOR_MAX, NAME_MAX, TEXT_MAX, TITLE_MAX
 from boardlib.worktrees.manager import BASE_REF_MAX, REPO_PATH_MAX
 from boardlib.worktrees.results import GitFailure
 from kanban.documents import one_line, verdicts_as_objects
@@ -340,7 +340,8 @@ class BoardTools:
         self,
         task_id: TaskId,
         executor: Annotated[
-            str, Field(description="What runs: claude-code, codex, a script.", max_length=100)
+            str,
+            Field(description="What runs: claude-code, codex, a script.", max_length=EXECUTOR_MAX),
         ],
         reason: Annotated[str | None, Field(description="Why this run.", max_length=2000)] = None,
     ) -> CallToolResult:

@@ -94,6 +94,22 @@ def test_no_caller_acts_under_the_boards_own_names(kanban: Kanban) -> None:
     assert kanban.ok("task", "approve", task_id, "--agent", "operator:ann")["status"] == "done"
 
 
+def test_a_runs_executor_is_refused_with_a_control_character_and_nothing_changes(
+    kanban: Kanban,
+) -> None:
+    """`--executor` was stored with an escape or a bidi override in it, where `--role` and
+    `--team`, names as well, are refused."""
+    task_id = str(claimed(kanban, "dana")["id"])
+    for executor in ("codex\x1b[2J", "sh\x07", "claude\u202ecode"):
+        error = refused_unchanged(
+            kanban, "task", "exec", "start", task_id, "--executor", executor, "--agent", "dana",
+            reason="invalid_input",
+        )  # fmt: skip
+        assert error["field"] == "executorType", error
+    started = kanban.ok("task", "exec", "start", task_id, "--executor", "codex", "--agent", "dana")
+    assert started["executorType"] == "codex"
+
+
 def test_an_agent_cannot_move_or_cancel_another_agents_work(kanban: Kanban) -> None:
     task_id = str(claimed(kanban, "dana")["id"])
     for args in (

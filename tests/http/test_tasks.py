@@ -724,6 +724,22 @@ def test_the_execution_ledger_opens_lists_and_closes(api: Api) -> None:
     assert again.status_code == 404 and again.json()["error"] == "execution not found"
 
 
+def test_a_runs_executor_with_a_control_character_is_refused_and_nothing_changes(
+    api: Api,
+) -> None:
+    """An executorType with an escape, a bell or a bidi override was stored, where a role or a
+    team, names as well, is refused."""
+    task = api.claimed("alice")
+    before = api.fingerprint()
+    for executor in ("codex\x1b[2J", "sh\x07", "claude\u202ecode"):
+        answer = api.client.post(
+            f"/api/board/{task['id']}/executions", json={"executorType": executor}
+        )
+        assert answer.status_code == 400, answer.text
+        assert "executorType" in answer.text and "U+" in answer.text, answer.text
+    assert api.fingerprint() == before
+
+
 def test_a_run_starts_and_ends_as_its_holder_on_an_open_server(api: Api) -> None:
     """With no tokens the seed's bodies name nobody: the start was recorded as the holder (the
     board's rule), the close as the operator, so one agent's run read as two people's."""

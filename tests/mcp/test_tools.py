@@ -10,7 +10,7 @@ import pytest
 from boardlib import Board, transitions
 from boardlib.errors import Reason
 from kanban.mcp.hints import HINTS, UNEXPECTED_HINT, hint_for
-from tests.mcp.conftest import mcp_session
+from tests.mcp.conftest import fingerprint, mcp_session, ok, refused
 
 # The tools and their parameters, as issue 13 names them.
 EXPECTED = {
@@ -243,3 +243,26 @@ def test_a_database_gone_under_a_session_is_a_typed_tool_error() -> None:
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.startswith("database_unavailable: cannot reach the database")
     assert "Next: The board's database cannot be reached" in text
+
+
+# Control and format characters a name may not hold: an escape, a bell, a bidi override.
+HOSTILE_EXECUTORS = ("codex\x1b[2J", "sh\x07", "claude\u202ecode")
+
+
+async def test_a_runs_executor_is_a_name_and_a_hostile_one_changes_nothing(
+    board_path: Path,
+) -> None:
+    """`start_run` took an executor with control characters (drawn inert, but stored), where
+    the role and the team, names too, are refused."""
+    with Board(board_path) as board:
+        board.create_task("port the parser")
+    async with mcp_session(board_path, "ada") as client:
+        task = await ok(client, "claim_next")
+        before = fingerprint(board_path)
+        for executor in HOSTILE_EXECUTORS:
+            doc = await refused(
+                client, "start_run", "invalid_input", task_id=task["id"], executor=executor
+            )
+            assert doc["field"] == "executorType", doc
+        assert fingerprint(board_path) == before
+        assert (await ok(client, "start_run", task_id=task["id"], executor="codex"))["id"]

@@ -389,7 +389,8 @@ async def test_hostile_agent_text_renders_literally_and_runs_nothing(review) -> 
         agent.add_comment(task_id, HOSTILE, author_agent_id="agent-linus")
         runner = agent.create_task("victim")
         agent.claim(runner.id, "agent-linus")
-        run = agent.open_execution(runner.id, HOSTILE.replace("\r", ""), agent="agent-linus")
+        # An executor is a name (no control character); its markup is still only characters.
+        run = agent.open_execution(runner.id, "pwn[@click=app.quit]x[/]", agent="agent-linus")
         agent.close_execution(run.id, "failed", agent="agent-linus", error=HOSTILE)
     worktree = next(board.worktrees.glob(f"*/{task_id}"))
     (worktree / "task-progress.md").write_text(f"# {HOSTILE}\n\n[{HOSTILE}](app.quit)\n")
