@@ -221,6 +221,7 @@ def held(row: Row) -> InboxItem:
         why=why,
         since=row["held_since"],
         action=RETRY,
+        title=row["event_task_title"],  # its task's, as every task's item shows (none: None)
         consumer=row["name"],
         event_seq=seq,
     )

@@ -433,7 +433,8 @@ class Tx(LandingTx, BudgetTx, StatsTx, Protocol):
         ...
 
     def held_consumers(self) -> list[Row]:
-        """Consumers holding a delivery, with the event's `event_task_id` and `event_kind`."""
+        """Consumers holding a delivery, with the event's `event_task_id`, that task's
+        `event_task_title` and the event's `event_kind`."""
         ...
 
     def unlanded_work(self) -> list[Row]:

@@ -1047,11 +1047,13 @@ class SharedTx(LandingStatements, BudgetStatements, StatsStatements, ABC):
         )
 
     def held_consumers(self) -> list[Row]:
-        """Consumers holding a delivery, each with the held event's task and kind (NULL once the
-        event is gone, which the purge never does to an unread one)."""
+        """Consumers holding a delivery, each with the held event's task, its title and the
+        event's kind (NULL once the event is gone, which the purge never does to an unread one)."""
         return self._fetchall(
-            "SELECT c.*, e.task_id AS event_task_id, e.kind AS event_kind "
+            "SELECT c.*, e.task_id AS event_task_id, e.kind AS event_kind, "
+            "t.title AS event_task_title "
             "FROM event_consumers c LEFT JOIN events e ON e.seq = c.failing_seq "
+            "LEFT JOIN tasks t ON t.id = e.task_id "
             "WHERE c.held_since IS NOT NULL ORDER BY c.held_since, c.name"
         )
 

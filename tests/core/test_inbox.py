@@ -161,6 +161,7 @@ def test_a_held_delivery(board: Board) -> None:
         a.WATCH_HELD, task.id, "hook", seq, a.RETRY
     )  # fmt: skip
     assert "after 5 failed deliveries: exit status 7" in item.why
+    assert item.title == task.title  # every surface shows its task's title, as any task's item
     consumers.retry("hook")
     assert board.inbox().items == []
 

@@ -59,6 +59,8 @@ async def test_cli_http_and_tui_list_the_same_inbox(board_path: Path, tmp_path: 
         a.REVIEW, a.BLOCKED, a.WATCH_HELD, a.LEASE_EXPIRED
     ]  # fmt: skip
     assert shown(from_cli["items"]) == shown(from_http["items"]) == shown(from_tui)
+    held = next(item for item in from_cli["items"] if item["kind"] == a.WATCH_HELD)
+    assert held["title"] == "judge me"  # the held event's task's, as a task's own item shows it
 
 
 @pytest.mark.slow
@@ -87,3 +89,6 @@ async def test_the_tui_names_each_kind_as_kanban_inbox_does(board_path: Path) ->
     said_by_cli = [line[at:].split()[0] for line in lines if line[at : at + 1].isalpha()][1:]
     said_by_tui = [next((word for word in row.split() if word in a.KINDS), row) for row in rows]
     assert said_by_tui == said_by_cli == [item.kind for item in screen.items], rows
+    # A held delivery's row shows its task's title, in the table and the TUI alike.
+    held = [line for line in lines if a.WATCH_HELD in line] + [r for r in rows if a.WATCH_HELD in r]
+    assert len(held) == 2 and all("judge me" in row for row in held), held
