@@ -2098,11 +2098,9 @@ class Board:
         if priority is not None:
             edits["priority"] = validate.integer(priority, "priority")
         if role is not None:
-            edits["role"] = validate.text(role, "role", limit=validate.NAME_MAX, required=False)
+            edits["role"] = validate.clearable_name(role, "role")
         if team_id is not None:
-            edits["team_id"] = validate.text(
-                team_id, "teamId", limit=validate.NAME_MAX, required=False
-            )
+            edits["team_id"] = validate.clearable_name(team_id, "teamId")
         if kind is not None:
             edits["kind"] = validate.name(kind, "kind")
         if status is None and not edits:

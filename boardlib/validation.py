@@ -104,6 +104,13 @@ def optional_name(value: Any, field: str) -> str | None:
     return None if value is None else name(value, field)
 
 
+def clearable_name(value: Any, field: str) -> str | None:
+    """An edit's new name, or blank (`--role ''`) for none: the blank clears it, anything else
+    is a name as at creation (no control or format character)."""
+    checked = text(value, field, limit=NAME_MAX, required=False)
+    return None if checked is None else name(checked, field)
+
+
 def identifier(value: Any, field: str) -> str:
     """An id as given (not stripped: ids are exact): a non-empty string both stores can keep (no
     NUL), no longer than a name. Anything else is refused before it reaches a query."""

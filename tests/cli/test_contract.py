@@ -110,6 +110,22 @@ def test_a_runs_executor_is_refused_with_a_control_character_and_nothing_changes
     assert started["executorType"] == "codex"
 
 
+def test_an_edit_refuses_a_role_or_team_that_creating_refuses(kanban: Kanban) -> None:
+    """`task edit --role` and `--team` stored an escape or a bidi override that `task create`
+    refuses in the same names; blank still clears them."""
+    with kanban.board() as board:
+        task_id = board.create_task("work", role="dev", team_id="core").id
+    for option, field in (("--role", "role"), ("--team", "teamId")):
+        for value in ("ev\x1b[2Jil", "dev\u202e"):
+            error = refused_unchanged(
+                kanban, "task", "edit", task_id, option, value, reason="invalid_input"
+            )
+            assert error["field"] == field, error
+    cleared = kanban.ok("task", "edit", task_id, "--role", "", "--team", " ")
+    assert (cleared["role"], cleared["teamId"]) == (None, None)
+    assert kanban.ok("task", "edit", task_id, "--role", "qa")["role"] == "qa"
+
+
 def test_an_agent_cannot_move_or_cancel_another_agents_work(kanban: Kanban) -> None:
     task_id = str(claimed(kanban, "dana")["id"])
     for args in (
