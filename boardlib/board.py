@@ -3174,6 +3174,12 @@ class Board:
         """The board's schema version (one pragma or row read; `check` reads the whole file)."""
         return self.store.schema_version()
 
+    def build_text_index(self) -> str:
+        """Give a board made where its text index could not be had the index, now that it can
+        (`kanban db migrate`): "built", "present" or "unavailable" (`store.base.TEXT_INDEX_*`).
+        Never on an open: the build is long on a large board (docs/postgresql.md)."""
+        return self.store.build_text_index()
+
     def check(self, *, full: bool = False) -> CheckReport:
         """Integrity report: the database's own checks (`full`: the thorough one, every index
         against its table), schema version, foreign keys, the readiness counters, cycles."""

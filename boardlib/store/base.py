@@ -112,6 +112,13 @@ class RowEvent:
 # either store's `no_board`.
 CREATING_VERBS = "(or `kanban task dispatch`, which creates the board it files into)"
 
+# What `Store.build_text_index` (`kanban db migrate`) found: the board's text index built now,
+# there already, or not to be had here (no FTS5 trigram in this SQLite; no pg_trgm the role may
+# use, or a role that does not own the tables).
+TEXT_INDEX_BUILT = "built"
+TEXT_INDEX_PRESENT = "present"
+TEXT_INDEX_UNAVAILABLE = "unavailable"
+
 # Every table of a board, parents before children: the order copies load them in and checks count
 # them in. Each is ordered by its first key column when dumped.
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -628,6 +635,12 @@ class Store(Protocol):
 
     def schema_version(self) -> int:
         """The board's schema version, cheaply (a readiness probe, no transaction of the board)."""
+        ...
+
+    def build_text_index(self) -> str:
+        """Give a board made where its text index could not be had (migration 10 skipped it) the
+        index, now that it can: `TEXT_INDEX_BUILT`, `_PRESENT` or `_UNAVAILABLE`. Never run by
+        an open: `kanban db migrate` asks for it (docs/postgresql.md). Two at once build it once."""
         ...
 
     def discard_new_board(self) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg.adapt import Transformer
 from psycopg.pq import ConnStatus, ExecStatus, TransactionStatus
 from psycopg.rows import BaseRowFactory, RowMaker
@@ -38,7 +39,19 @@ from ..location import DatabaseUrl
 from ..naming import camel
 from ..records import Task
 from ..shell import shell_command
-from .base import CREATING_VERBS, TABLES, Row, RowEvent, StoreError, Tx, WouldWait, compact_json
+from .base import (
+    CREATING_VERBS,
+    TABLES,
+    TEXT_INDEX_BUILT,
+    TEXT_INDEX_PRESENT,
+    TEXT_INDEX_UNAVAILABLE,
+    Row,
+    RowEvent,
+    StoreError,
+    Tx,
+    WouldWait,
+    compact_json,
+)
 from .literals import IN_PROGRESS
 from .pool_log import pool_news
 from .postgres_schema import (
@@ -46,8 +59,8 @@ from .postgres_schema import (
     META_DDL,
     MIGRATIONS,
     SCHEMA_VERSION,
-    TEXT_INDEX_MIGRATION,
-    TEXT_INDEX_WANTED,
+    TEXT_INDEX_BUILD,
+    TEXT_INDEX_LOOK,
 )
 from .queries import (
     CLAIM_ORDER,
@@ -61,7 +74,7 @@ from .queries import (
     SharedTx,
     pyformat,
 )
-from .schema import TEXT_INDEX_VERSION
+from .schema import TEXT_INDEX
 
 T = TypeVar("T")
 IDLE = TransactionStatus.IDLE
@@ -763,7 +776,21 @@ class PostgresTx(SharedTx):
             "WHERE c.relnamespace = current_schema()::regnamespace "
             "AND NOT (i.indisvalid AND i.indisready)"
         ):
-            problems.append(f"index {row[0]} is invalid (rebuild it with REINDEX)")
+            if row[0] != TEXT_INDEX:
+                problems.append(f"index {row[0]} is invalid (rebuild it with REINDEX)")
+        look = self._one(TEXT_INDEX_LOOK)
+        assert look is not None  # one row, always
+        if look[2] is False or (look[2] is None and look[0] is not None):
+            what = (
+                "missing, though pg_trgm is installed"
+                if look[2] is None
+                else "invalid, left so by a build that did not finish"
+            )
+            problems.append(
+                f"the text index {TEXT_INDEX} is {what}: searches "
+                "read every task; `kanban db migrate`, run by a role owning the board's tables, "
+                "builds it without stopping writers"
+            )
         if "events" in present:
             numbers = self._one(
                 "SELECT (SELECT last_value FROM event_seq), (SELECT COALESCE(MAX(seq), 0) "
@@ -864,14 +891,12 @@ class _EventHorizon:
 
 
 class _Survey(NamedTuple):
-    """What an opener found in its schema: its name, the board's version (None: no board),
-    with no board, the tables of kanban's names someone else keeps there, and whether its text
-    index is missing where it could now be made (`TEXT_INDEX_WANTED`)."""
+    """What an opener found in its schema: its name, the board's version (None: no board) and,
+    with no board, the tables of kanban's names someone else keeps there."""
 
     schema: str | None
     version: int | None
     foreign: tuple[str, ...]
-    wants_text_index: bool = False
 
 
 _KANBAN_TABLES = ", ".join(f"'{table}'" for table, _ in TABLES)  # our own names: safe literals
@@ -879,9 +904,19 @@ _SURVEY = (
     "SELECT current_schema(), EXISTS (SELECT 1 FROM pg_class WHERE relname = 'board_meta' "
     "AND relnamespace = current_schema()::regnamespace), "
     "(SELECT array_agg(relname::text ORDER BY relname) FROM pg_class WHERE relnamespace = "
-    f"current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname IN ({_KANBAN_TABLES})), "
-    f"{TEXT_INDEX_WANTED}"
+    f"current_schema()::regnamespace AND relkind IN ('r', 'p') AND relname IN ({_KANBAN_TABLES}))"
 )
+
+
+def text_index_lock(schema: str) -> int:
+    """The key of the session lock a late text index's builder holds (`build_text_index`): its
+    own, so no writer of the board waits on it."""
+    digest = hashlib.sha256(f"kanban-text-index:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+# How often a late text index's builder asks again whether another one is done.
+_BUILDER_POLL_S = 0.1
 
 
 def board_lock_and_channel(schema: str) -> tuple[int, str]:
@@ -1072,7 +1107,7 @@ class PostgresStore:
                         f"`{shell_command('kanban', 'db', 'init', url.display)}` {CREATING_VERBS}",
                         path=url.display,
                     )
-            if (found.version != SCHEMA_VERSION or found.wants_text_index) and not read_only:
+            if found.version != SCHEMA_VERSION and not read_only:
                 try:
                     self.migrations_applied = self._migrate(conn)
                 except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction) as error:
@@ -1213,12 +1248,12 @@ class PostgresStore:
 
     @staticmethod
     def _surveyed(conn: Conn, row: Row) -> "_Survey":
-        schema, has_meta, foreign, wants_text_index = row[0], row[1], row[2], bool(row[3])
+        schema, has_meta, foreign = row[0], row[1], row[2]
         if not has_meta:
             return _Survey(schema, None, tuple(foreign or ()))
         version = conn.execute("SELECT schema_version FROM board_meta").fetchone()
         number = int(version[0]) if version is not None and version[0] is not None else 0
-        return _Survey(schema, number, (), wants_text_index)
+        return _Survey(schema, number, ())
 
     def _migrate(self, conn: Conn) -> int:
         """Create or upgrade the board under its advisory lock, in one transaction; a schema
@@ -1250,8 +1285,6 @@ class PostgresStore:
                 )
             for migration in MIGRATIONS[current:]:
                 statements.extend(migration)
-            if current >= TEXT_INDEX_VERSION and found.wants_text_index:
-                statements.extend(TEXT_INDEX_MIGRATION)  # pg_trgm installed since: made now
             if found.version is not None and current < SCHEMA_VERSION:
                 statements.append(f"UPDATE board_meta SET schema_version = {SCHEMA_VERSION}")
             statements.append("COMMIT")
@@ -1262,6 +1295,60 @@ class PostgresStore:
             raise
         self.created = found.version is None
         return SCHEMA_VERSION - current
+
+    def build_text_index(self) -> str:
+        """Migration 10's index, for a board made or migrated without it (pg_trgm not to be had
+        then), built CONCURRENTLY: writers go on for the build's length (7-11 s at 100,000
+        tasks), where `CREATE INDEX` locked them out. On a session of its own, outside any
+        transaction as CONCURRENTLY must be, under a session lock of the board's index (not the
+        board's lock, which every writer takes). Another builder is waited for by asking again
+        every `_BUILDER_POLL_S`, never in a statement: a build waits for every transaction older
+        than its snapshot, a waiting lock call among them, and that would deadlock. An index a
+        build that did not finish left invalid (killed, cancelled) is dropped and built again."""
+        if self.read_only:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        conn = self._connect()
+        try:
+            return self._build_text_index(conn)
+        except pg_errors.InsufficientPrivilege as error:
+            raise self._not_permitted(error, write=True) from None
+        finally:
+            conn.close()  # the session lock, if still held, goes with it
+
+    def _build_text_index(self, conn: Conn) -> str:
+        key = text_index_lock(self.schema)
+        home, owned, valid = self._text_index_look(conn)
+        if valid:
+            return TEXT_INDEX_PRESENT
+        if home is None or not owned:
+            return TEXT_INDEX_UNAVAILABLE
+        # the build runs as long as it needs: a timeout the URL sets would leave it invalid
+        conn.execute("SET statement_timeout = 0; SET lock_timeout = 0")
+        while not (conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone() or (0,))[0]:
+            time.sleep(_BUILDER_POLL_S)
+        try:
+            home, owned, valid = self._text_index_look(conn)  # what the last builder left
+            if valid:
+                return TEXT_INDEX_PRESENT
+            if home is None or not owned:
+                return TEXT_INDEX_UNAVAILABLE
+            if valid is False:
+                conn.execute(
+                    sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
+                        sql.Identifier(self.schema, TEXT_INDEX)
+                    )
+                )
+            conn.execute(sql.SQL(TEXT_INDEX_BUILD).format(home=sql.Identifier(home)))
+            return TEXT_INDEX_BUILT
+        finally:
+            if not conn.closed and not conn.broken:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    @staticmethod
+    def _text_index_look(conn: Conn) -> tuple[str | None, bool, bool | None]:
+        row = conn.execute(TEXT_INDEX_LOOK).fetchone()
+        assert row is not None  # one row, always
+        return row[0], bool(row[1]), row[2]
 
     def _no_schema(self, conn: Conn) -> BoardError:
         """No schema of the search_path exists: the server answered, so this is no board (a

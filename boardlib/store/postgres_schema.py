@@ -28,7 +28,7 @@ from .literals import (
     sql_list,
 )
 from .schema import MIGRATIONS as SQLITE_MIGRATIONS
-from .schema import TEXT_INDEX, TEXT_INDEX_COLUMNS, TEXT_INDEX_VERSION, budgets_and_flow
+from .schema import TEXT_INDEX, TEXT_INDEX_COLUMNS, budgets_and_flow
 
 # The name of the table that tells a schema holding a board (`META_DDL` below).
 META_TABLE = "board_meta"
@@ -356,21 +356,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
-# A board past migration 10 made where pg_trgm could not be had gets its text index once it can
-# (an admin installed the extension since): an opener that owns its tasks table and finds the
-# extension in a schema it may use holding no board, and the index missing (this, read with the
-# opener's first look), runs migration 10's statement again under the board's lock, looking
-# again first: of two openers at once, the second finds it made (docs/postgresql.md).
-TEXT_INDEX_WANTED = (
-    "EXISTS (SELECT 1 FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-    "WHERE e.extname = 'pg_trgm' AND has_schema_privilege(n.oid, 'USAGE') AND NOT EXISTS "
-    f"(SELECT 1 FROM pg_class m WHERE m.relnamespace = n.oid AND m.relname = '{META_TABLE}')) "
-    "AND EXISTS (SELECT 1 FROM pg_class t WHERE t.relnamespace = current_schema()::regnamespace "
-    "AND t.relname = 'tasks' AND t.relkind = 'r' AND pg_has_role(t.relowner, 'USAGE')) "
-    "AND NOT EXISTS (SELECT 1 FROM pg_class i WHERE "
-    f"i.relnamespace = current_schema()::regnamespace AND i.relname = '{TEXT_INDEX}')"
+# A board made or migrated where pg_trgm could not be had gets its text index later, from
+# `kanban db migrate` only (`PostgresStore.build_text_index`), built CONCURRENTLY so writers go on
+# (docs/postgresql.md). This looks, in one row: the schema pg_trgm lives in, when the role may use
+# it and it holds no board (never a board's: see migration 10); whether the role owns the board's
+# tasks table (only an owner may index it); the index's state: NULL none, TRUE valid, FALSE left
+# invalid by a concurrent build that did not finish (killed, cancelled, failed).
+TEXT_INDEX_LOOK = (
+    "SELECT (SELECT n.nspname::text FROM pg_extension e JOIN pg_namespace n "
+    "ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm' "
+    "AND has_schema_privilege(n.oid, 'USAGE') AND NOT EXISTS "
+    f"(SELECT 1 FROM pg_class m WHERE m.relnamespace = n.oid AND m.relname = '{META_TABLE}')), "
+    "EXISTS (SELECT 1 FROM pg_class t WHERE t.relnamespace = current_schema()::regnamespace "
+    "AND t.relname = 'tasks' AND t.relkind = 'r' AND pg_has_role(t.relowner, 'USAGE')), "
+    "(SELECT x.indisvalid AND x.indisready FROM pg_class i JOIN pg_index x "
+    "ON x.indexrelid = i.oid WHERE i.relnamespace = current_schema()::regnamespace "
+    f"AND i.relname = '{TEXT_INDEX}')"
 )
-TEXT_INDEX_MIGRATION = MIGRATIONS[TEXT_INDEX_VERSION - 1]
+# Migration 10's index, built without taking writes' lock ({home}: pg_trgm's schema, quoted).
+TEXT_INDEX_BUILD = (
+    f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {TEXT_INDEX} ON tasks USING gin ("
+    + ", ".join(f"{column} {{home}}.gin_trgm_ops" for column in TEXT_INDEX_COLUMNS)
+    + ")"
+)
 
 if len(MIGRATIONS) != len(SQLITE_MIGRATIONS):  # pragma: no cover - a developer's mistake
     raise ImportError(

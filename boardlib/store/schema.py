@@ -5,6 +5,7 @@ new migrations, never edit a released one. Readiness is kept in `tasks.unmet_dep
 are few on purpose: docs/architecture.md#the-sqlite-schema
 """
 
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -459,14 +460,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def has_trigram_index(conn: sqlite3.Connection) -> bool:
+@functools.cache
+def has_trigram_index() -> bool:
     """Whether this SQLite can hold the text index: FTS5 compiled in, with its trigram tokenizer
-    (SQLite 3.34+). Without them the board has no index and searches as before it (a LIKE)."""
+    (SQLite 3.34+). Without them the board has no index and searches as before it (a LIKE).
+    Asked once per process, of a connection of its own: the library cannot change meanwhile."""
+    conn = sqlite3.connect(":memory:")
     try:
-        conn.execute("CREATE VIRTUAL TABLE temp.kanban_probe USING fts5(x, tokenize = 'trigram')")
+        conn.execute("CREATE VIRTUAL TABLE kanban_probe USING fts5(x, tokenize = 'trigram')")
     except sqlite3.OperationalError:
         return False
-    conn.execute("DROP TABLE temp.kanban_probe")
+    finally:
+        conn.close()
+    return True
+
+
+def build_text_index(conn: sqlite3.Connection) -> bool:
+    """Make the text index of a board made where this SQLite could not (migration 10 skipped it),
+    inside the caller's write transaction, looking again first: whether it was made now."""
+    if has_text_index(conn) or schema_version(conn) < TEXT_INDEX_VERSION or not has_trigram_index():
+        return False
+    for statement in MIGRATIONS[TEXT_INDEX_VERSION - 1]:
+        conn.execute(statement)
     return True
 
 
@@ -512,7 +527,7 @@ def apply_pending_migrations(conn: sqlite3.Connection) -> int:
         path = conn.execute("PRAGMA database_list").fetchone()[2]
         raise newer_schema(Path(path), current, SCHEMA_VERSION)
     for version in range(current, SCHEMA_VERSION):
-        if version + 1 != TEXT_INDEX_VERSION or has_trigram_index(conn):
+        if version + 1 != TEXT_INDEX_VERSION or has_trigram_index():
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version={version + 1}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -26,8 +26,18 @@ from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
 from ..naming import camel
 from ..records import Task
-from . import board_file
-from .base import TABLES, Row, RowEvent, Tx, WouldWait, compact_json
+from . import board_file, schema
+from .base import (
+    TABLES,
+    TEXT_INDEX_BUILT,
+    TEXT_INDEX_PRESENT,
+    TEXT_INDEX_UNAVAILABLE,
+    Row,
+    RowEvent,
+    Tx,
+    WouldWait,
+    compact_json,
+)
 from .checkpoints import BACKSTOP_PAGES, BackgroundCheckpoints
 from .contention import (
     BUSY_TIMEOUT_MS,
@@ -43,6 +53,7 @@ from .schema import (
     SCHEMA_VERSION,
     TEXT_INDEX,
     apply_pending_migrations,
+    build_text_index,
     has_text_index,
     schema_version,
     text_index_missing_module,
@@ -54,6 +65,9 @@ T = TypeVar("T")
 # Rows are `sqlite3.Row`s, typed as the interface's `Row` (by name or position, `keys()`).
 
 _SQLITE_FULL = 13
+
+# How long a late text index's build waits for the writer turn (`SqliteStore.build_text_index`).
+TEXT_INDEX_BUILD_WAIT_MS = 60_000
 
 
 def _read_only_file(path: Path, error: BaseException) -> BoardError:
@@ -539,6 +553,13 @@ class SqliteTx(SharedTx):
         missing = text_index_missing_module(self.conn)
         if missing is not None:
             problems.append(_missing_module_text(missing))
+        elif not has_text_index(self.conn) and schema.has_trigram_index():
+            problems.append(
+                f"the text index {TEXT_INDEX} is missing (the board was made by a SQLite without "
+                "FTS5 or its trigram tokenizer; this one has them): searches read every task; "
+                "`kanban db migrate` builds it (a Python whose SQLite lacks FTS5 can then not "
+                "create tasks on this board)"
+            )
         return problems
 
     def schema_version(self) -> int:
@@ -675,6 +696,22 @@ class SqliteStore:
     @property
     def display(self) -> str:
         return str(self.path)
+
+    def build_text_index(self) -> str:
+        """The text index of a board file made where SQLite lacked FTS5 or its trigram tokenizer,
+        made now by this SQLite that has them: migration 10's statements in one write
+        transaction, which looks again first (of two at once, the second finds it made). The
+        writer turn is waited for up to `TEXT_INDEX_BUILD_WAIT_MS`: another build holds it for
+        its length (~1.3 s at 100,000 tasks), past a call's budget."""
+        if self.read_only:
+            raise BoardError(Reason.READ_ONLY, "the board is open read-only")
+        if self.read(lambda tx: has_text_index(cast(SqliteTx, tx).conn)):  # no writer turn
+            return TEXT_INDEX_PRESENT
+        if not schema.has_trigram_index():  # looked up here: the one probe, as tests set it
+            return TEXT_INDEX_UNAVAILABLE
+        budget = max(self.config.retry_budget_ms, TEXT_INDEX_BUILD_WAIT_MS)
+        built = self._write_conn(build_text_index, replace(self.config, retry_budget_ms=budget))
+        return TEXT_INDEX_BUILT if built else TEXT_INDEX_PRESENT
 
     def write(self, work: Callable[[Tx], T], *, shared: bool = False) -> T:
         """Run `work` in one `BEGIN IMMEDIATE` transaction, retried on lock errors. Every SQLite

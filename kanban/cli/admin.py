@@ -154,10 +154,13 @@ def path() -> None:
 @db.command("migrate")
 @global_options
 def migrate() -> None:
-    """Bring an existing board's schema up to this kanban's version.
+    """Bring an existing board's schema up to this kanban's version, and its text index.
 
-    Works on a SQLite file and on a PostgreSQL URL alike. Prints the schema version and how many
-    migrations ran (0 when it was already current); a missing board is refused, not created.
+    Works on a SQLite file and on a PostgreSQL URL alike. Prints the schema version, how many
+    migrations ran (0 when it was already current) and the text index: "present", "built" now
+    (a board made where it could not be: a SQLite without FTS5, a server without pg_trgm; on
+    PostgreSQL built without stopping writers) or "unavailable" here. A missing board is
+    refused, not created.
     """
     with open_board(reconcile_orphans=False, create=False) as board:
         doc = {
@@ -165,6 +168,7 @@ def migrate() -> None:
             "backend": board.store.backend,
             "schemaVersion": board.schema_version(),
             "applied": board.store.migrations_applied,
+            "textIndex": board.build_text_index(),
         }
     emit(doc, kind="record")
 

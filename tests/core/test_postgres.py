@@ -828,6 +828,7 @@ def test_db_migrate_and_check_on_postgres(url: str) -> None:
     migrated = kanban.ok("db", "migrate")
     assert migrated == {
         "path": url, "backend": "postgres", "schemaVersion": SCHEMA_VERSION, "applied": 0,
+        "textIndex": "present",
     }  # fmt: skip
     assert kanban.ok("db", "check")["ok"] is True
 

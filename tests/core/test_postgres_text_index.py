@@ -1,11 +1,15 @@
 """Migration 10's `pg_trgm` index on Postgres where the role is not a superuser: a role that may
 not create the extension gets a board without the index (fresh or from schema 9, migrated once),
 one an admin installed is used, two boards migrating at once both get theirs, and the extension
-is never placed in (or an index hung on) a board's schema, which dropping would take along."""
+is never placed in (or an index hung on) a board's schema, which dropping would take along. A
+board made without it gets it from `kanban db migrate` (never an open), built concurrently:
+writers go on meanwhile, two builds build it once, and a killed build's invalid index heals."""
 
+import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,8 +22,10 @@ import pytest
 from boardlib import Board
 from boardlib.columns import TaskSearch
 from boardlib.store import postgres_schema, schema
+from boardlib.store.base import TEXT_INDEX_BUILT, TEXT_INDEX_PRESENT, TEXT_INDEX_UNAVAILABLE
 from boardlib.store.postgres import PostgresTx
 from boardlib.store.queries import pyformat
+from tests.cli.conftest import Kanban
 from tests.core.test_text_search import search_reads
 from tests.pg_cluster import Cluster
 
@@ -285,22 +291,64 @@ def _index_is_read(url: str, schema_name: str) -> None:
     assert schema.TEXT_INDEX in plan, plan
 
 
-def test_a_board_made_without_the_extension_gets_its_index_once_an_admin_installs_it(
+def _valid(shared: Shared, schema_name: str) -> bool | None:
+    """The board's text index: None when there is none, else whether it is valid."""
+    with shared.admin() as conn:
+        row = conn.execute(
+            "SELECT x.indisvalid AND x.indisready FROM pg_index x JOIN pg_class i "
+            "ON i.oid = x.indexrelid WHERE i.relnamespace = %s::regnamespace AND i.relname = %s",
+            (schema_name, schema.TEXT_INDEX),
+        ).fetchone()
+    return None if row is None else bool(row[0])
+
+
+def _late_board(shared: Shared, schema_name: str) -> tuple[str, str]:
+    """A plain role's board, filled, made where pg_trgm could not be had; then an admin installs
+    the extension. Its role and URL."""
+    role = shared.role()
+    url = shared.board_url(role, schema_name)
+    with Board(url) as board:
+        _fill(board)
+    assert _valid(shared, schema_name) is None
+    with shared.admin() as conn:
+        conn.execute("CREATE EXTENSION pg_trgm SCHEMA public")
+    return role, url
+
+
+def _migrate(url: str) -> "subprocess.Popen[str]":
+    return Kanban(url, init=False).popen("db", "migrate")  # type: ignore[arg-type]
+
+
+def _builder_waits(shared: Shared, role: str, watch: "psycopg.Connection[Any]") -> list[int]:
+    """The backends of `role` waiting on a lock (the build, held), once one does."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = watch.execute(  # autocommit: a new look at the activity each time
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND usename = %s "
+            "AND wait_event_type = 'Lock'", (shared.database, role),
+        ).fetchall()  # fmt: skip
+        if rows:
+            return [int(row[0]) for row in rows]
+        time.sleep(0.05)
+    raise AssertionError("no build waited")
+
+
+def test_a_board_made_without_the_extension_gets_its_index_from_db_migrate(
     shared: Shared,
 ) -> None:
     """A board made where pg_trgm could not be had, at the current version: after an admin
-    installs the extension, the next writable open by its owner makes the index (no migration
-    counted; searches unchanged and read through it). A read-only open, and a role that may
-    write the tables but does not own them (so may not index them), make nothing and fail not."""
-    role = shared.role()
-    url = shared.board_url(role, "late")
-    with Board(url) as board:
-        _fill(board)
-    assert schema.TEXT_INDEX not in shared.indexes("late")
-    with shared.admin() as conn:
-        conn.execute("CREATE EXTENSION pg_trgm SCHEMA public")
+    installs the extension no open builds the index (a long build in some agent's call), and
+    `db check` says it is missing and what builds it; `kanban db migrate` by a role that may
+    write the tables but does not own them (so may not index them) builds nothing; the owner's
+    builds it (no migration counted), and the next finds it; searches read through it."""
+    _, url = _late_board(shared, "late")
     with Board(url, read_only=True) as board:
         assert len(board.search("parser")) == 2
+    with Board(url) as board:
+        assert board.store.migrations_applied == 0
+        problems = board.check().problems
+    assert _valid(shared, "late") is None
+    assert any("`kanban db migrate`" in problem for problem in problems), problems
     writer = shared.role(
         "GRANT USAGE ON SCHEMA late TO {role}",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA late TO {role}",
@@ -308,48 +356,108 @@ def test_a_board_made_without_the_extension_gets_its_index_once_an_admin_install
     )
     server = f"127.0.0.1:{shared.cluster.port}/{shared.database}"
     with Board(f"postgresql://{writer}@{server}?options=-csearch_path%3Dlate") as board:
-        assert board.store.migrations_applied == 0
+        assert board.build_text_index() == TEXT_INDEX_UNAVAILABLE
         board.create_task("written by a role that does not own the tables")
-    assert schema.TEXT_INDEX not in shared.indexes("late")
+    assert _valid(shared, "late") is None
 
-    with Board(url) as board:
-        assert board.store.migrations_applied == 0
-        assert board.store.schema_version() == schema.SCHEMA_VERSION
+    kanban = Kanban(url, init=False)  # type: ignore[arg-type]
+    migrated = kanban.ok("db", "migrate")
+    assert (migrated["applied"], migrated["textIndex"]) == (0, TEXT_INDEX_BUILT)
     assert "gin_trgm_ops" in shared.indexes("late").get(schema.TEXT_INDEX, "")
-    with Board(url) as board:  # made once: the next open finds it
+    assert _valid(shared, "late") is True
+    assert kanban.ok("db", "migrate")["textIndex"] == TEXT_INDEX_PRESENT
+    assert kanban.ok("db", "check")["ok"] is True
+    with Board(url) as board:
         _searches_as_the_ilike_alone(board)
     _index_is_read(url, "late")
 
 
-def test_two_openers_at_once_make_the_late_index_once(shared: Shared) -> None:
-    """Two processes open a board that lacks its index once the extension is there: one takes
-    the board's lock and builds it (held here by a lock on its tasks table until the other waits
-    on the board's lock), the other then finds it made, and neither fails."""
-    role = shared.role()
-    url = shared.board_url(role, "raced")
-    with Board(url) as board:
-        _fill(board)
-    with shared.admin() as conn:
-        conn.execute("CREATE EXTENSION pg_trgm SCHEMA public")
+def test_the_late_build_does_not_stop_the_boards_writers(shared: Shared) -> None:
+    """`kanban db migrate` building the late index, held mid-build (an admin's transaction with
+    the tasks table locked as a writer does, which the build waits for): another agent opens the
+    board and creates a task meanwhile, at once. `CREATE INDEX` inside the board's lock (the
+    old way) kept that write waiting for the whole build (7-11 s at 100,000 tasks)."""
+    role, url = _late_board(shared, "busy")
     with shared.admin() as admin, shared.admin() as watch:
         admin.execute("BEGIN")
-        admin.execute("LOCK TABLE raced.tasks IN ROW EXCLUSIVE MODE")  # CREATE INDEX waits
-        processes = [_open_in_a_process(url) for _ in range(2)]
-        deadline = time.monotonic() + 30
-        waiting: list[str] = []
-        while len(waiting) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-            waiting = sorted(  # autocommit: a new look at the activity each time
-                str(row[0]) for row in watch.execute(
-                    "SELECT l.locktype FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
-                    "WHERE a.datname = %s AND a.usename = %s AND NOT l.granted",
-                    (shared.database, role),
-                )
-            )  # fmt: skip
-        admin.execute("COMMIT")
-        assert waiting == ["advisory", "relation"], "one builds, the other waits for its lock"
-    for process in processes:
-        _, errors = process.communicate(timeout=120)
-        assert process.returncode == 0, errors
-    assert "gin_trgm_ops" in shared.indexes("raced").get(schema.TEXT_INDEX, "")
+        admin.execute("LOCK TABLE busy.tasks IN ROW EXCLUSIVE MODE")
+        builder = _migrate(url)
+        try:
+            _builder_waits(shared, role, watch)
+            written: list[object] = []
+
+            def write() -> None:
+                with Board(url) as board:
+                    written.append(board.create_task("written during the build").id)
+
+            started = time.monotonic()
+            writer = threading.Thread(target=write, daemon=True)
+            writer.start()
+            writer.join(timeout=15)
+            took = time.monotonic() - started
+            assert written, f"the write waited for the build ({took:.1f} s)"
+            assert builder.poll() is None, "the build was still held while the write went"
+        finally:
+            admin.execute("COMMIT")
+        out, errors = builder.communicate(timeout=120)
+    assert builder.returncode == 0, errors
+    assert json.loads(out)["textIndex"] == TEXT_INDEX_BUILT
+    assert _valid(shared, "busy") is True
+    with Board(url) as board:
+        assert [t.title for t in board.search("during the build")] == ["written during the build"]
+    _index_is_read(url, "busy")
+
+
+def test_a_killed_build_leaves_a_board_the_next_migrate_heals(shared: Shared) -> None:
+    """A concurrent build killed midway (its process and its server backend) leaves an invalid
+    index: the search never reads it but every write keeps it. `db check` says so, and the next
+    `kanban db migrate` drops it and builds it whole."""
+    role, url = _late_board(shared, "killed")
+    with shared.admin() as admin, shared.admin() as watch:
+        admin.execute("BEGIN")
+        admin.execute("LOCK TABLE killed.tasks IN ROW EXCLUSIVE MODE")
+        builder = _migrate(url)
+        try:
+            pids = _builder_waits(shared, role, watch)
+            builder.kill()
+            builder.wait(timeout=30)
+            for pid in pids:
+                watch.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        finally:
+            admin.execute("COMMIT")
+    assert _valid(shared, "killed") is False
+    kanban = Kanban(url, init=False)  # type: ignore[arg-type]
+    checked = kanban.run("db", "check")
+    assert checked.code != 0 and "left so by a build that did not finish" in checked.err
+    assert kanban.ok("db", "migrate")["textIndex"] == TEXT_INDEX_BUILT
+    assert _valid(shared, "killed") is True
+    assert kanban.ok("db", "check")["ok"] is True
+    with Board(url) as board:
+        _searches_as_the_ilike_alone(board)
+    _index_is_read(url, "killed")
+
+
+def test_two_builds_at_once_build_the_late_index_once(shared: Shared) -> None:
+    """Two `kanban db migrate` at once, the build held: one builds, the other asks for the
+    builders' lock until it is free (waiting on it in a statement would be one of the
+    transactions the build waits for: a deadlock), then finds the index made."""
+    role, url = _late_board(shared, "raced")
+    with shared.admin() as admin, shared.admin() as watch:
+        admin.execute("BEGIN")
+        admin.execute("LOCK TABLE raced.tasks IN ROW EXCLUSIVE MODE")
+        builders = [_migrate(url) for _ in range(2)]
+        try:
+            waiting = _builder_waits(shared, role, watch)
+            time.sleep(1.5)  # both past their open: one building, one asking for the lock
+            waiting = _builder_waits(shared, role, watch)
+            assert len(waiting) == 1, "one builds; the other waits on no lock"
+        finally:
+            admin.execute("COMMIT")
+    said = []
+    for builder in builders:
+        out, errors = builder.communicate(timeout=120)
+        assert builder.returncode == 0, errors
+        said.append(json.loads(out)["textIndex"])
+    assert sorted(said) == sorted([TEXT_INDEX_BUILT, TEXT_INDEX_PRESENT])
+    assert _valid(shared, "raced") is True
     _index_is_read(url, "raced")

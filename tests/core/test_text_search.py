@@ -3,7 +3,9 @@ same rows in the same order as the LIKE alone, whatever the words (wildcards, qu
 case, control pictures); kept by a task's creation and text edits, never by a claim or a beat."""
 
 import hashlib
+import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,10 @@ from hypothesis import strategies as st
 from boardlib import Board, ManualClock
 from boardlib.columns import FINISHED, TaskSearch
 from boardlib.store import schema
+from boardlib.store.base import TEXT_INDEX_BUILT, TEXT_INDEX_PRESENT
 from boardlib.store.queries import SharedTx, text_index_query
 from boardlib.store.sqlite import SqliteTx
+from tests.cli.conftest import Kanban
 from tests.pg_cluster import Cluster
 
 pytestmark = pytest.mark.sqlite_only
@@ -254,7 +258,7 @@ def test_a_sqlite_without_the_trigram_tokenizer_makes_a_board_without_the_index(
     """FTS5's trigram tokenizer is SQLite 3.34+ (Ubuntu 20.04 ships 3.31), and FTS5 itself may be
     compiled out: migration 10 failed there, and no board could be made. It skips the index, the
     board is made, and its search is the LIKE alone, finding the same rows."""
-    monkeypatch.setattr(schema, "has_trigram_index", lambda conn: False)  # as such a build says
+    monkeypatch.setattr(schema, "has_trigram_index", lambda: False)  # as such a build says
     clock = ManualClock(start_ms=1_800_000_000_000)
     board, _ = _board(tmp_path / "board.db", clock)
     with board:
@@ -268,7 +272,7 @@ def test_a_sqlite_without_the_trigram_tokenizer_makes_a_board_without_the_index(
 
 def test_this_sqlite_has_the_trigram_tokenizer() -> None:
     """The probe itself: this machine's SQLite (3.40) has it, so the other tests use the index."""
-    assert schema.has_trigram_index(sqlite3.connect(":memory:"))
+    assert schema.has_trigram_index()
 
 
 def _without_the_index_module(path: Path) -> None:
@@ -322,3 +326,76 @@ def test_a_sqlite_that_cannot_read_the_index_searches_without_it_and_refuses_its
         board.claim(made[2], "w2")
         problems = board.store.read(lambda tx: tx.integrity_problems())
         assert len(problems) == 1 and "fts5_absent" in problems[0], problems
+
+
+def _text_index_objects(path: Path) -> list[str]:
+    """The file's schema objects of the text index: its table, shadow tables and triggers."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE name LIKE ? ORDER BY name",
+            (f"{schema.TEXT_INDEX}%",),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [str(row[0]) for row in rows]
+
+
+def test_a_board_made_without_fts5_gets_its_index_from_db_migrate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board file made where SQLite lacked FTS5's trigram tokenizer (migration 10 skipped, as
+    such a SQLite's probe says), then used by one that has it: it never got its index. No open
+    makes it (the build holds the writer turn, ~1.3 s at 100,000 tasks, and a Python without
+    FTS5 could then no longer create tasks there), `db check` says what does: `kanban db
+    migrate`, which builds it; the searches read the same rows through it, and a task created
+    after is in it. Two migrates at once, the writer turn held: one builds, the other finds it."""
+    path = tmp_path / "board.db"
+    clock = ManualClock(start_ms=1_800_000_000_000)
+    with monkeypatch.context() as lacking:
+        lacking.setattr(schema, "has_trigram_index", lambda: False)
+        board, _ = _board(path, clock)
+        board.close()
+    assert _text_index_objects(path) == []
+    with Board(path, clock=clock) as board:
+        assert board.store.migrations_applied == 0
+        assert not board.store.read(lambda tx: schema.has_text_index(tx.conn))
+        problems = board.check().problems
+    assert len(problems) == 1 and "`kanban db migrate`" in problems[0], problems
+    assert _text_index_objects(path) == []
+
+    kanban = Kanban(path, init=False)
+    migrated = kanban.ok("db", "migrate")
+    assert (migrated["applied"], migrated["textIndex"]) == (0, TEXT_INDEX_BUILT)
+    assert schema.TEXT_INDEX in _text_index_objects(path)
+    assert kanban.ok("db", "migrate")["textIndex"] == TEXT_INDEX_PRESENT
+    assert kanban.ok("db", "check")["ok"] is True
+    with Board(path, clock=clock) as board:
+        for words in (("parser",), ("école",), ("TASK-1",), ("0% d",), ("Normale",)):
+            _compare(board, words)
+        added = board.create_task("a parser written after the index").id
+        found = board.store.read(
+            lambda tx: tx.search_tasks(TaskSearch(words=("written after",)), 5)
+        )
+        assert [row["id"] for row in found] == [added]
+        _compare(board, ("parser",))
+
+    raced = tmp_path / "raced.db"
+    with monkeypatch.context() as lacking:
+        lacking.setattr(schema, "has_trigram_index", lambda: False)
+        board, _ = _board(raced, clock)
+        board.close()
+    holder = sqlite3.connect(raced, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the writer turn, held past a call's 1.5 s budget
+    racing = Kanban(raced, init=False)
+    builders = [racing.popen("db", "migrate") for _ in range(2)]
+    time.sleep(2.5)
+    holder.execute("ROLLBACK")
+    holder.close()
+    said = []
+    for builder in builders:
+        out, errors = builder.communicate(timeout=120)
+        assert builder.returncode == 0, errors
+        said.append(json.loads(out)["textIndex"])
+    assert sorted(said) == sorted([TEXT_INDEX_BUILT, TEXT_INDEX_PRESENT])
+    assert schema.TEXT_INDEX in _text_index_objects(raced)
