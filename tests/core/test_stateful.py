@@ -3,7 +3,8 @@ after every step the two must agree on status, owner, holders, readiness, runs a
 
 The model includes the agent contract (issue 9): the generic move by an identified agent (only a
 task it holds, never into done, never its own work out of review), the operator's overrides, and
-runs that belong to their holder (closed only by it, closed for it when the task moves on)."""
+runs that belong to their holder (closed only by it, closed for it when the task moves on), and
+the holder's own calls (a same-place move, a comment, a run opened) renewing its live lease."""
 
 import copy
 import tempfile
@@ -341,6 +342,17 @@ class BoardMachine(RuleBasedStateMachine):
         if run is not None:
             self.runs[run.id] = ModelRun(task.id, agent)  # type: ignore[attr-defined]
             self.signs_of_life(task, agent, now)
+
+    @precondition(lambda self: self.tasks)
+    @rule(index=PICK, agent=AGENTS, as_holder=st.booleans())
+    def comment(self, index: int, agent: str, as_holder: bool) -> None:
+        """Anyone may comment on any task; the holder's comment is its sign of life."""
+        now = self.clock.now_ms()
+        task = self.pick(index)
+        if as_holder and task.assignee is not None:
+            agent = task.assignee
+        self.board.add_comment(task.id, "a note", author_agent_id=agent)
+        self.signs_of_life(task, agent, now)
 
     @precondition(lambda self: self.runs)
     @rule(index=PICK, agent=AGENTS, who=st.sampled_from(["holder", "other", "operator"]))
