@@ -659,8 +659,11 @@ ACTIONS: tuple[Action, ...] = (
     # Inside dialogs.
     _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
-    _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM),
-    _dialog("confirm.no", "answer(False)", "No", "n,escape", CONFIRM),
+    # A dialog's footer says its answers and choices (its scroll keys: the line "more below").
+    _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM, footer=(CONFIRM,)),
+    _dialog(
+        "confirm.no", "answer(False)", "No", "n,escape", CONFIRM, footer=(CONFIRM,), short="Back"
+    ),
     # A question longer than the screen (the land question at 80x24) scrolls; the buttons
     # keep the focus, so enter, tab and y/n answer as ever.
     _dialog(
@@ -685,14 +688,32 @@ ACTIONS: tuple[Action, ...] = (
     ),
     _dialog("confirm.top", "edge(-1)", "Question: to its top", "home,g", CONFIRM),
     _dialog("confirm.bottom", "edge(1)", "Question: to its end", "end,G", CONFIRM),
-    _dialog("land.strategy", "strategy", "Landing: next strategy (squash, rebase...)", "s", LAND),
-    _dialog("land.into", "choose_into", "Landing: onto another branch", "b", LAND),
+    _dialog(
+        "land.strategy",
+        "strategy",
+        "Landing: next strategy (squash, rebase...)",
+        "s",
+        LAND,
+        footer=(LAND,),
+        short="Strategy",
+    ),
+    _dialog(
+        "land.into",
+        "choose_into",
+        "Landing: onto another branch",
+        "b",
+        LAND,
+        footer=(LAND,),
+        short="Branch",
+    ),
     _dialog(
         "land.unverified",
         "land_unverified",
         "Landing: land without a verify command (asks why, audited)",
         "u",
         LAND,
+        footer=(LAND,),
+        short="Land unverified",
     ),
     _dialog(
         "land.abandon",
@@ -700,15 +721,18 @@ ACTIONS: tuple[Action, ...] = (
         "Landing: won't land, done work (asks why, audited)",
         "x",
         LAND,
+        footer=(LAND,),
+        short="Won't land",
     ),
-    _dialog("prompt.submit", "submit", "Save", "ctrl+s", PROMPT),
-    _dialog("prompt.cancel", "cancel", "Back", "escape", PROMPT),
-    _dialog("form.submit", "submit", "Save", "ctrl+s", FORM),
-    _dialog("form.cancel", "cancel", "Back", "escape", FORM),
-    _dialog("move.cancel", "cancel", "Back", "escape,q", MOVE),
+    _dialog("prompt.submit", "submit", "Save", "ctrl+s", PROMPT, footer=(PROMPT,)),
+    _dialog("prompt.cancel", "cancel", "Back", "escape", PROMPT, footer=(PROMPT,)),
+    _dialog("form.submit", "submit", "Save", "ctrl+s", FORM, footer=(FORM,)),
+    _dialog("form.cancel", "cancel", "Back", "escape", FORM, footer=(FORM,)),
+    _dialog("move.cancel", "cancel", "Back", "escape,q", MOVE, footer=(MOVE,)),
+    # no footer hint: the query line (an Input) binds ↓ first, and its binding hides this one
     _dialog("picker.list", "focus_list", "To the matches", "down", PICKER),
-    _dialog("picker.cancel", "cancel", "Back", "escape", PICKER),
-    _dialog("info.close", "close", "Close", "escape,enter,q", INFO),
+    _dialog("picker.cancel", "cancel", "Back", "escape", PICKER, footer=(PICKER,)),
+    _dialog("info.close", "close", "Close", "escape,enter,q", INFO, footer=(INFO,)),
     _dialog("filter.clear", "clear_filter", "Clear filter", "escape", FILTER),
     _dialog("search.cancel", "cancel", "Back", "escape", SEARCH),
     _dialog("help.down", "scroll(1)", "Down", "j,down", HELP),
@@ -717,14 +741,14 @@ ACTIONS: tuple[Action, ...] = (
     _dialog("help.page_up", "page(-1)", "Page up", "ctrl+u,pageup", HELP),
     _dialog("help.top", "edge(-1)", "Top", "g,home", HELP),
     _dialog("help.bottom", "edge(1)", "Bottom", "G,end", HELP),
-    _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP),
+    _dialog("help.close", "close", "Close", "escape,q,question_mark", HELP, footer=(HELP,)),
     _dialog("log.down", "scroll(1)", "Down", "j,down", LOG),
     _dialog("log.up", "scroll(-1)", "Up", "k,up", LOG),
     _dialog("log.page_down", "page(1)", "Page down", "ctrl+d,pagedown,space", LOG),
     _dialog("log.page_up", "page(-1)", "Page up", "ctrl+u,pageup", LOG),
     _dialog("log.top", "edge(-1)", "Top", "g,home", LOG),
     _dialog("log.bottom", "edge(1)", "Bottom", "G,end", LOG),
-    _dialog("log.close", "close", "Close", "escape,q,M", LOG),
+    _dialog("log.close", "close", "Close", "escape,q,M", LOG, footer=(LOG,)),
     # Everywhere.
     Action(
         "app.help",

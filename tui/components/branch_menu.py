@@ -14,6 +14,7 @@ from boardlib.inert import inert
 
 from .. import registry
 from . import tcss
+from .footer import HintFooter
 from .menu_list import MenuList
 
 READING = "reading the repository's branches…"
@@ -38,6 +39,7 @@ class BranchMenu(ModalScreen[str | None]):
             yield Static(Text(inert(f"Land {self.task_id} onto…")), id="dialog-title")
             yield Static(Text(READING, "dim"), id="branches-reading")
             yield MenuList()
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def _option(self, index: int, name: str) -> Option:
         line = Text(inert(name))

@@ -10,6 +10,7 @@ A body longer than the room the screen leaves scrolls by keys while the buttons 
 and a line above the next part says there is more, and where."""
 
 import time
+from collections.abc import Mapping
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -25,6 +26,7 @@ from boardlib.inert import inert
 from .. import registry
 from ..keymap import first_key, key_names, operator_keymap
 from . import question_says, tcss, toasts_back, toasts_gone
+from .footer import HintFooter
 
 NOTICE_EVERY_S = 1.5  # the same notice at most this often
 # Nobody reads a question and answers it this fast: a key pressed sooner after the first paint
@@ -61,6 +63,7 @@ class ConfirmDialog(ModalScreen[bool]):
                     variant="error" if self.has_class("-danger") else "primary",
                 )
                 yield Button("Back (n)", id="no")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def scrolled_body(self) -> ComposeResult:
         """The body, in a box that scrolls (a Static alone clips its overflow: at 80x24 a long
@@ -69,6 +72,10 @@ class ConfirmDialog(ModalScreen[bool]):
         with VerticalScroll(id="dialog-scroll", can_focus=False):  # the buttons keep the focus
             yield Static(self.body, id="dialog-body")
         yield Static("", id="dialog-more")
+
+    def footer_words(self) -> Mapping[str, str | None]:
+        """Its footer's `y` says what yes does (as its button): "y Cancel task"."""
+        return {"confirm.yes": self.confirm_label}
 
     def on_mount(self) -> None:
         toasts_gone(self)
@@ -101,7 +108,8 @@ class ConfirmDialog(ModalScreen[bool]):
         rest = dialog.styles.gutter.height + sum(
             part.outer_size.height for part in dialog.children if part is not scroll
         )
-        room = max(BODY_MIN_LINES, min(BODY_MAX_LINES, self.size.height - rest))
+        footer = sum(shown.outer_size.height for shown in self.query(HintFooter))
+        room = max(BODY_MIN_LINES, min(BODY_MAX_LINES, self.size.height - footer - rest))
         if scroll.styles.max_height != Scalar.from_number(room):
             scroll.styles.max_height = room
         self.call_after_refresh(self._say_more)

@@ -18,6 +18,7 @@ from boardlib.transitions import label
 from .. import registry
 from ..keymap import hint_line, operator_keymap
 from . import tcss
+from .footer import HintFooter
 from .menu_list import MenuList
 
 SHOWN = 50
@@ -39,6 +40,7 @@ class DependencyPicker(ModalScreen[str | None]):
             yield MenuList(id="matches")
             hint = hint_line(registry.PICKER, operator_keymap(self.app), before=["enter link"])
             yield Static(hint, classes="hint")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def on_mount(self) -> None:
         self._show("")

@@ -6,10 +6,13 @@ bindings (Textual kept them alive: ~30,000 objects per drawer opened); and the f
 once for the binding refreshes of one frame, only when the hints would change (opening the drawer
 asked five times). The hints go in the registry's order for footers (`footer_rank`): the
 task's deciding keys first, each in the registry's word for the app's state (`footer_title`:
-`p` says Resume while paused). docs/architecture.md#the-footer says why each is needed.
+`p` says Resume while paused). A dialog has its own footer, saying its keys (the screen behind's
+did not work there); a screen may word or leave out a hint (`footer_words`: a question's `y` says
+its verb). docs/architecture.md#the-footer says why each is needed.
 """
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from typing import Protocol, runtime_checkable
 
 from textual.app import ComposeResult
 from textual.screen import Screen
@@ -18,6 +21,14 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel
 
 from ..registry import footer_rank, footer_title
+
+
+@runtime_checkable
+class WordsItsKeys(Protocol):
+    """A screen whose footer words some hints its own way, by binding id: a word, or None to
+    leave the hint out (a key that does nothing on this screen now)."""
+
+    def footer_words(self) -> Mapping[str, str | None]: ...
 
 
 class HintFooter(Footer):
@@ -44,12 +55,23 @@ class HintFooter(Footer):
         its key as bound now (a remapped key included)."""
         bindings = self.screen.active_bindings
         paused = self._paused()
+        own = self._screen_words()
+        kept: list[Widget] = []
         for widget in widgets:
             active = bindings.get(widget.key) if isinstance(widget, FooterKey) else None
-            word = None if active is None else footer_title(active.binding.id, paused=paused)
+            binding_id = (active.binding.id if active is not None else None) or ""
+            if binding_id in own and own[binding_id] is None:
+                continue  # the screen says the key does nothing now
+            word = own.get(binding_id) or footer_title(binding_id or None, paused=paused)
             if word is not None and isinstance(widget, FooterKey):
                 widget.description = word
-        return widgets
+            kept.append(widget)
+        return kept
+
+    def _screen_words(self) -> Mapping[str, str | None]:
+        """The screen's own words for its hints (`WordsItsKeys`), none for most screens."""
+        screen = self.screen
+        return dict(screen.footer_words()) if isinstance(screen, WordsItsKeys) else {}
 
     def _ranked(self, widgets: list[Widget]) -> list[Widget]:
         """Textual's hints in the registry's footer order (`registry.footer_rank`): the keys
@@ -88,7 +110,8 @@ class HintFooter(Footer):
             for active in (*bindings.values(), palette)
             if active is not None and (active.binding.show or active is palette)
         )
-        return shown, self._paused()
+        words = tuple(sorted((str(key), str(word)) for key, word in self._screen_words().items()))
+        return shown, self._paused(), words
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         self._bindings_ready = True

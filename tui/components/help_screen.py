@@ -13,6 +13,7 @@ from textual.widgets import Static
 from .. import registry
 from ..keymap import first_key, key_text, operator_keymap
 from . import tcss
+from .footer import HintFooter
 
 FILTER_HELP = (
     "Filter syntax: words match id, title and description; team:NAME role:NAME "
@@ -99,3 +100,4 @@ class HelpScreen(ScrolledDialog):
                 yield Static(help_table(self.remapped))
                 yield Static(FILTER_HELP, classes="hint")
             yield Static(self.hint(), id="dialog-hint", classes="hint")
+        yield HintFooter()  # its own keys: the screen behind's do not work here

@@ -12,6 +12,7 @@ from boardlib.inert import inert
 from .. import registry
 from ..keymap import hint_line, operator_keymap
 from . import tcss
+from .footer import HintFooter
 
 
 class InfoDialog(ModalScreen[None]):
@@ -29,6 +30,7 @@ class InfoDialog(ModalScreen[None]):
             with VerticalScroll(id="dialog-body"):
                 yield Static(self.body)
             yield Static(hint_line(registry.INFO, operator_keymap(self.app)), classes="hint")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -10,7 +10,7 @@ A confirmation (`ConfirmDialog`: keys typed before it was painted are dropped). 
 back to the app as a message (`LandDialog.Decided`); branch names and titles are drawn inert.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -44,6 +44,7 @@ from ..task_view import hanging, plain
 from . import question_says, tcss
 from .branch_menu import BranchMenu
 from .confirm import ConfirmDialog
+from .footer import HintFooter
 from .prompt import PromptDialog
 
 if TYPE_CHECKING:
@@ -139,6 +140,20 @@ class LandDialog(ConfirmDialog):
                     yes = f"{self.verb} ({self._keys('confirm.yes')})"
                     yield Button(yes, id="yes", variant="primary")
                 yield Button(f"Back ({self._keys('confirm.no')})", id="no")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
+
+    def footer_words(self) -> Mapping[str, str | None]:
+        """Its footer says the keys that act on this landing: `u` only with no verify command
+        (then `y` does not land), `x` only on done work, `b` only with another branch."""
+        left_out = {
+            "confirm.yes": self.unverified_only,
+            "land.unverified": not self.unverified_only,
+            "land.abandon": self.task_row.status != t.DONE,
+            "land.into": not self._other_branches(),
+        }
+        words: dict[str, str | None] = dict(super().footer_words())  # `y`: the verb
+        words.update({action_id: None for action_id, out in left_out.items() if out})
+        return words
 
     def _keys(self, action_id: str) -> str:
         return first_key(action_id, operator_keymap(self.app))
@@ -287,6 +302,7 @@ class LandDialog(ConfirmDialog):
         return len(found.branches) - 1 if found is not None and found.branches else 0
 
     def _redraw(self) -> None:
+        self.refresh_bindings()  # the footer: `b` once there is another branch, or not
         self.update_body(self._body())
         for shown in self.query("#land-choices").results(Static):
             shown.update(self._choices_text())

@@ -13,6 +13,7 @@ from boardlib.transitions import label
 from .. import registry
 from ..drawer_render import plain
 from . import tcss
+from .footer import HintFooter
 from .menu_list import MenuList
 
 
@@ -39,6 +40,7 @@ class LinkMenu(ModalScreen[str | None]):
                 yield MenuList(*options, id="links")
             else:
                 yield Static("Nothing waits on it, and it waits on nothing.")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def on_mount(self) -> None:
         if self.links:

@@ -11,6 +11,7 @@ from .. import registry
 from ..cards import clock_text
 from ..messages import Said
 from . import tcss
+from .footer import HintFooter
 from .help_screen import ScrolledDialog
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow"}
@@ -58,3 +59,4 @@ class MessageLogScreen(ScrolledDialog):
                 else:
                     yield Static("Nothing said yet.", classes="hint")
             yield Static(self.hint(), id="dialog-hint", classes="hint")
+        yield HintFooter()  # its own keys: the screen behind's do not work here

@@ -15,6 +15,7 @@ from boardlib.transitions import label
 
 from .. import registry
 from . import tcss
+from .footer import HintFooter
 from .menu_list import MenuList
 
 HINTS = {
@@ -64,6 +65,7 @@ class MoveMenu(ModalScreen[str | None]):
                     else f"{label(self.task_row.status)} is final: no move is legal."
                 )
                 yield Static(Text(inert(final)))
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def on_mount(self) -> None:
         if self.targets:

@@ -13,6 +13,7 @@ from boardlib.inert import inert
 from .. import registry
 from ..keymap import hint_line, operator_keymap
 from . import question_says, tcss, toasts_back, toasts_gone
+from .footer import HintFooter
 
 
 class OneLineInput(Input):
@@ -70,6 +71,7 @@ class PromptDialog(ModalScreen[str | None]):
                 hint = hint_line(registry.PROMPT, operator_keymap(self.app), widget_keys=enter)
                 yield Static(hint, classes="hint")
             yield Static("", id="error")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def on_mount(self) -> None:
         toasts_gone(self)

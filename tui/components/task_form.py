@@ -22,6 +22,7 @@ from boardlib.records import Task
 from .. import registry
 from ..keymap import hint_line, operator_keymap
 from . import tcss
+from .footer import HintFooter
 
 
 class TaskForm(ModalScreen[dict[str, Any] | None]):
@@ -86,6 +87,7 @@ class TaskForm(ModalScreen[dict[str, Any] | None]):
             hint = hint_line(registry.FORM, operator_keymap(self.app), also=["tab next field"])
             yield Static(hint, classes="hint")
             yield Static("", id="error")
+        yield HintFooter()  # its own keys: the screen behind's do not work here
 
     def on_mount(self) -> None:
         title = self.query_one("#title", Input)
