@@ -837,3 +837,30 @@ async def test_a_task_waiting_on_a_cancelled_one_is_told_it_waits_for_ever(
     from tui.components.help_screen import FILTER_HELP
 
     assert "deps:N = waits on N tasks not done" in FILTER_HELP  # `?` says the card's count so
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_diff_tab_s_lines_start_where_the_checkout_line_and_other_tabs_do(
+    review, size
+) -> None:  # type: ignore[no-untyped-def]
+    """In tmux the Diff tab's `checked out at …` line stood one cell in, its file list and diff
+    lines at the drawer's edge. Every line of the tab starts one cell in, as the checkout line
+    and the text of the Files, Runs and History tabs do."""
+    board, clock = review
+    app = app_on(board, clock, "review")
+    async with app.run_test(size=size) as pilot:
+        drawer = await opened(pilot, app, board.ids["review"])
+        await on_tab(pilot, drawer, "3", "diff")
+        await until(pilot, lambda: len(drawer.diff.rows) > 1)
+        edge = drawer.content_region.x  # inside its border, beside the board
+        lines = [line[edge:] for line in (await shows(pilot, app, "@@ -1,8")).splitlines()]
+        wanted = ("checked out at", "3 files changed", "M shop/cart.py", "shop/cart.py  +5", "@@")
+        starts = {}
+        for line in lines:
+            for needle in wanted:
+                if line.lstrip().startswith(needle) and needle not in starts:
+                    starts[needle] = len(line) - len(line.lstrip())
+        assert starts == dict.fromkeys(wanted, 1), (starts, lines)
+        await on_tab(pilot, drawer, "5", "history")
+        history = [line[edge:] for line in screen_text(app).splitlines()]
+        assert any(line.startswith(" ") and line[1].isdigit() for line in history), history
