@@ -135,3 +135,5 @@ async def test_a_card_decided_wont_land_before_the_tui_opened_says_so(
     app = app_on(db, task_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.marks.notes_of(task_id).wont_land)
+        await opened(pilot, app, task_id)  # its drawer up: the app is not left mid-mount
+        await pilot.pause()
