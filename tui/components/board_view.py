@@ -5,8 +5,8 @@ The view stays where the operator put it:
   operator did), the cursor lands on the neighbour that took its place, as in a triage list, and
   `SelectionLeft` lets the app say where the task went (with a key to follow it);
 - columns never get narrower than a readable card; when they do not all fit, empty ones shrink
-  to a count strip and the first view starts at the first column with work, so review and blocked
-  get room; the rest scrolls sideways by whole columns, `ColumnsHidden` counting what is off;
+  to a count strip, so review and blocked get room; the rest scrolls sideways by whole columns,
+  `ColumnsHidden` counting what is off. The first view is the same every time (`_place`);
 - `h`/`l` reach every column, folded ones included; a column folds or unfolds only when the
   operator asks (`z`, or jumping to a task in it);
 - a new filter scrolls every column to its first match, and focuses the first column that has
@@ -184,15 +184,16 @@ class BoardView(HorizontalScroll, can_focus=False):
             x += width
         return edges
 
-    def _snap(self, column: TaskColumn) -> None:
-        """Scroll sideways so `column` is in view and the left edge is a column's edge."""
+    def _snap(self, column: TaskColumn, *, from_x: int | None = None) -> None:
+        """Scroll sideways so `column` is in view and the left edge is a column's edge, from the
+        edge the view is at (or `from_x`)."""
         width = self._capacity
         edges = self._edges()
         if not edges or not width:
             return
         index = list(self.columns.values()).index(column)
         left, right = edges[index]
-        x = int(self.scroll_offset.x)
+        x = int(self.scroll_offset.x) if from_x is None else from_x
         starts = [start for start, _end in edges]
         if not self._sideways:
             x = 0
@@ -387,25 +388,15 @@ class BoardView(HorizontalScroll, can_focus=False):
         self._announce()
 
     def _place(self) -> None:
-        """The first view: the first column of `START_ORDER` with work, and the window starting
-        where the work is (empty strips before the first column with cards scrolled away)."""
+        """The first view: the first column of `START_ORDER` with work under the cursor, and the
+        window `_snap` gives it from the far left (the leftmost edge showing the most of the
+        board). Any later `_snap` keeps that edge, so the first view is the same every time: a
+        scroll of its own here (leading strips away), done after a refresh, raced `_snap`'s."""
         for status in START_ORDER:
             if self.state.columns[status] and not self.columns[status].collapsed:
                 self.focus_column(status)
                 break
-        if not self._sideways:
-            return
-        columns = list(self.columns.values())
-        first = next((i for i, c in enumerate(columns) if not c.strip), 0)
-        start = sum(self._widths[:first])
-        if 0 < start <= self._edges()[columns.index(self.active)][0]:
-            self._clip(start)  # the view's width first: scrolling is clamped to it
-
-            def scroll() -> None:
-                self.scroll_to(x=start, animate=False, immediate=True)
-                self._clip(start)
-
-            self.call_after_refresh(scroll)
+        self._snap(self.active, from_x=0)
 
     def refresh_changed(self, task_ids: set[str]) -> None:
         """Repaint single cards (their highlight ended, say)."""
