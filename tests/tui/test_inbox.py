@@ -217,6 +217,35 @@ def test_the_columns_off_screen_are_said_shorter_as_the_header_narrows(
         assert "new: TASK-26 (i) │ ◀9 · 33!▶" in text, text
 
 
+def test_no_task_either_way_is_said_once() -> None:
+    """The demo at 80x24 (a new item in the header, backlog and cancelled empty off screen) said
+    `◀ empty · empty ▶`, which read as two things missing; one side empty still says so."""
+    from textual.geometry import Size
+
+    class Bar(HeaderBar):
+        @property
+        def size(self) -> Size:
+            return Size(80, 1)
+
+    bar = Bar(Path("board.db"), read_only=False, now_ms=lambda: START)
+    bar.update_facts(
+        loaded=True,
+        demo=True,
+        inbox=7,
+        inbox_new="TASK-11 is ready to land",
+        inbox_new_short="TASK-11",
+        hidden_left=(t.BACKLOG,),
+        hidden_right=(t.CANCELLED,),
+        column_counts=((t.TODO, 25), (t.IN_PROGRESS, 3), (t.DONE, 8)),
+        inbox_by_status=((t.DONE, 7),),
+    )
+    text = str(bar.render())
+    assert text.endswith("new: TASK-11 (i) │ ◀ empty ▶"), text
+    bar.update_facts(hidden_right=(t.DONE, t.CANCELLED))
+    text = str(bar.render())
+    assert text.endswith(" │ ◀ empty · done 8! ▶"), text
+
+
 async def test_a_approves_and_the_item_leaves(tmp_path: Path) -> None:
     clock = ManualClock(START)
     path = tmp_path / "board.db"

@@ -256,9 +256,14 @@ _Hidden = list[tuple[str, int, int]]  # a hidden column: its status, tasks, item
 def _sides(left: _Hidden, right: _Hidden, level: int) -> Content:
     """The columns off screen on each side at one `level` of detail: 0 names each with its
     count and what there needs you (`in review 2 (2 need you)`); 1 says shorter names and `!`
-    for what needs you (`review 2!`); 2 leaves the empty columns out; 3 names only what needs
-    you and counts the other tasks that way (`◀ +9`, `review 2! +30 ▶`); 4 counts each side's
-    tasks, `!` when something there needs you (`◀9 · 33!▶`)."""
+    for what needs you (`review 2!`); 2 leaves the empty columns out (`empty` for a side with no
+    task); 3 names only what needs you and counts the other tasks that way (`◀ +9`, `review 2!
+    +30 ▶`); 4 counts each side's tasks, `!` when something there needs you (`◀9 · 33!▶`). At 2
+    and 3, no task either way is said once: `◀ empty ▶`."""
+    empty = not any(tasks or needs for _status, tasks, needs in [*left, *right])
+    if left and right and level in (2, 3) and empty:
+        # `◀ empty · empty ▶` (the demo at 80 columns) read as two things missing
+        return _arrow(left=True) + _markup(SHOWING, text=" empty ") + _arrow(left=False)
     sides = [
         _side(left, level, arrow_first=True) if left else None,
         _side(right, level, arrow_first=False) if right else None,
@@ -286,9 +291,13 @@ def _side(columns: _Hidden, level: int, *, arrow_first: bool) -> Content:
     elif not words:
         words.append(_markup(SHOWING, text="empty"))
     body = Content(" " if level >= 3 else ", ").join(words)
-    arrow = Content.from_markup("[$text-accent]◀[/]" if arrow_first else "[$text-accent]▶[/]")
     gap = Content("" if level == 4 else " ")
+    arrow = _arrow(left=arrow_first)
     return arrow + gap + body if arrow_first else body + gap + arrow
+
+
+def _arrow(*, left: bool) -> Content:
+    return Content.from_markup("[$text-accent]◀[/]" if left else "[$text-accent]▶[/]")
 
 
 NEEDING = "[b $text-warning]$text[/]"  # a column off screen with something that needs you
