@@ -76,6 +76,8 @@ from .records import (
     EXECUTION_RUNNING,
     OVERRIDE_ACTION,
     TASK_ID_PREFIX,
+    TOKENS_MAX,
+    USD_MAX,
     WORKSPACE_STATUSES,
     Ancestor,
     AuditEntry,
@@ -2511,10 +2513,10 @@ class Board:
             ("cache_write", cache_write),
         ):
             if count is not None:  # at most a budget's ceiling: sums of them stay 64-bit
-                changes[name] = validate.integer(count, name, minimum=0, maximum=budgets.TOKENS_MAX)
+                changes[name] = validate.integer(count, name, minimum=0, maximum=TOKENS_MAX)
         if cost_usd is not None:  # the ledger counts micro-dollars in 64 bits: a sane ceiling
             changes["cost_usd"] = budgets.whole_micros(
-                validate.number(cost_usd, "costUsd", minimum=0, maximum=budgets.USD_MAX)
+                validate.number(cost_usd, "costUsd", minimum=0, maximum=USD_MAX)
             )
         for name, text, limit in (
             ("summary", summary, validate.TEXT_MAX),

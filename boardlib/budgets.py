@@ -27,6 +27,8 @@ from .records import (
     MICROS_PER_USD,
     RUN_COUNTED_AT,
     TEAM_SCOPE_PREFIX,
+    TOKENS_MAX,
+    USD_MAX,
     BudgetReport,
     BudgetStanding,
     DailyBudget,
@@ -40,8 +42,6 @@ from .store.base import Row, Tx
 # reason may start with the same words and stays an agent's block (`blocked_by_budget`).
 BLOCK_VERB = "budget"
 BLOCKED_PREFIX = f"{Reason.BUDGET_EXCEEDED.value}: "
-USD_MAX = 1e9  # a sanity ceiling on a budget, not a policy
-TOKENS_MAX = 10**15
 AUDIT_ACTION = EventKind.BUDGET_CHANGED.value  # the audit row of a change: the event's word
 
 

@@ -740,6 +740,8 @@ DAY_MS = 86_400_000  # a daily budget's day is the UTC day: epoch milliseconds /
 # budgets' day (`budgets.run_day`) and `kanban stats` (`store/stats_sql.py`) add up alike.
 RUN_COUNTED_AT = "completed_at"
 MICROS_PER_USD = 1_000_000  # the ledger counts whole micro-dollars (`budgets.whole_micros`)
+USD_MAX = 1e9  # the ledger's ceilings on a budget or a cost: sanity, not a policy
+TOKENS_MAX = 10**15
 
 
 @dataclass(slots=True, eq=False, repr=False)

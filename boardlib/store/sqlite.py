@@ -25,7 +25,7 @@ from ..config import BoardConfig
 from ..errors import BoardError, Reason, not_utf8
 from ..leases import EXPIRED_SQL, expired_sql
 from ..naming import camel
-from ..records import Task
+from ..records import MICROS_PER_USD, USD_MAX, Task
 from . import board_file, schema
 from .base import (
     TABLES,
@@ -162,16 +162,20 @@ _TASK_RETURNING, _TASK_REAL_POSITIONS = _json_returning(Task)
 
 
 def _exact_real(column: str) -> str:
-    """A REAL column as a JSON number that reads back as the same double: json_object prints 15
-    digits (0.1 + 0.2 as 0.3), so 17 are written whenever 15 do not round-trip. A whole number
-    below 10^15 (a cost of 0.0, the common case) is exact in 15 digits and goes to json_object as
-    it is, which prints it as `printf('%!.15g')` does: no printf at all (two a row were a sixth
-    of a 10,000-task list's query)."""
+    """A REAL column as a JSON number that reads back as the same double. A whole number below
+    10^15 (a cost of 0.0, the common case) goes to json_object as it is, which prints it as
+    `printf('%!.15g')` does: no printf at all (two a row were a sixth of a 10,000-task list's
+    query). Whole micro-dollars below USD_MAX (every amount the board keeps: `whole_micros`)
+    have at most 15 digits, so 15 print them exactly; any other double is printed in 17. Whether
+    15 would do is never asked of SQLite's text-to-double conversion: 3.40's misreads some
+    (`268435456.264339` as 268435456.26433897), which passed 15 digits that do not round-trip."""
     short, full = f"printf('%!.15g', {column})", f"printf('%!.17g', {column})"
     return (
         f"CASE WHEN {column} IS NULL THEN NULL "
         f"WHEN {column} = CAST({column} AS INTEGER) AND abs({column}) < 1e15 THEN {column} "
-        f"ELSE json(CASE WHEN CAST({short} AS REAL) = {column} THEN {short} ELSE {full} END) END"
+        f"WHEN abs({column}) < {USD_MAX:.0f} "
+        f"AND round({column} * {MICROS_PER_USD}) / {MICROS_PER_USD}.0 = {column} "
+        f"THEN json({short}) ELSE json({full}) END"
     )
 
 

@@ -2,7 +2,7 @@
 schemas state (`USD_MAX`, `TOKENS_MAX`), so a cost, a count or a budget past one is the same
 usage refusal on every verb (`-1` and `1e10` alike), and each option's help says its range."""
 
-from boardlib.budgets import TOKENS_MAX, USD_MAX
+from boardlib.records import TOKENS_MAX, USD_MAX
 
 from .options import Number, WholeNumber
 

@@ -24,11 +24,18 @@ from pydantic import (
 )
 
 from boardlib import transitions as t
-from boardlib.budgets import KEEP, TOKENS_MAX, USD_MAX
+from boardlib.budgets import KEEP
 from boardlib.config import DEFAULT_LEASE_MINUTES, MAX_LEASE_MINUTES
 from boardlib.models import AgentHandoff, HandoffCommands, HandoffEvidence, RoomCursor
 from boardlib.naming import camel
-from boardlib.records import ANCHOR_SIDES, AUTHOR_TYPES, EXECUTION_OUTCOMES, LAND_STRATEGIES
+from boardlib.records import (
+    ANCHOR_SIDES,
+    AUTHOR_TYPES,
+    EXECUTION_OUTCOMES,
+    LAND_STRATEGIES,
+    TOKENS_MAX,
+    USD_MAX,
+)
 from boardlib.review import LINE_MAX, LINE_TEXT_MAX, NOTES_MAX, PATH_MAX
 from boardlib.validation import EXECUTOR_MAX, NAME_MAX, TEXT_MAX, TITLE_MAX, utf16_units, whole
 from boardlib.worktrees.manager import BASE_REF_MAX, KIND_MAX, REPO_PATH_MAX

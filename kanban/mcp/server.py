@@ -29,13 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 from pydantic_core import ErrorDetails
 
 from boardlib import transitions
-from boardlib.budgets import TOKENS_MAX, USD_MAX
 from boardlib.config import MAX_LEASE_MINUTES
 from boardlib.errors import BoardError, Reason
 from boardlib.inert import inert
 from boardlib.location import DatabaseUrl
 from boardlib.naming import snake
-from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES
+from boardlib.records import EXECUTION_OUTCOMES, LAND_STRATEGIES, TOKENS_MAX, USD_MAX
 from boardlib.review import LINE_MAX, NOTES_MAX, PATH_MAX
 from boardlib.store.base import StoreError
 from boardlib.validation import EXECUTOR_MAX, NAME_MAX, TEXT_MAX, TITLE_MAX

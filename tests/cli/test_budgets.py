@@ -394,7 +394,7 @@ def test_a_number_option_takes_plain_ascii_digits_only(kanban: Kanban) -> None:
 def test_budget_set_help_says_each_limits_range(kanban: Kanban) -> None:
     """`kanban budget set --help` was silent on the ranges its refusals name: each limit option says
     the range its amount type takes."""
-    from boardlib.budgets import TOKENS_MAX, USD_MAX
+    from boardlib.records import TOKENS_MAX, USD_MAX
 
     shown = kanban.run("budget", "set", "--help", env={"COLUMNS": "200"}).out
     for option, ceiling in (("--usd", USD_MAX), ("--tokens", TOKENS_MAX),

@@ -12,10 +12,17 @@ import pytest
 
 from boardlib import Board, BoardConfig, BoardError, ManualClock, Reason
 from boardlib import transitions as t
-from boardlib.budgets import BLOCKED_PREFIX, TOKENS_MAX, USD_MAX, amount, to_micros
+from boardlib.budgets import BLOCKED_PREFIX, amount, to_micros
 from boardlib.events import EventKind
 from boardlib.narration import narrate
-from boardlib.records import BUDGET_USD, EXECUTION_FAILED, EXECUTION_SUCCEEDED, Task
+from boardlib.records import (
+    BUDGET_USD,
+    EXECUTION_FAILED,
+    EXECUTION_SUCCEEDED,
+    TOKENS_MAX,
+    USD_MAX,
+    Task,
+)
 from tests.cli.conftest import unchanged
 from tests.racers import racing_context
 

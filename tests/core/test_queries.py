@@ -6,11 +6,11 @@ import sqlite3
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from boardlib import Board, BoardConfig, ManualClock
-from boardlib.budgets import USD_MAX
+from boardlib.records import MICROS_PER_USD, USD_MAX
 from boardlib.store.base import Tx
 from boardlib.store.queries import SharedTx, like_pattern, pyformat
 from boardlib.store.sqlite import SqliteTx, _exact_real
@@ -151,18 +151,20 @@ def test_a_page_larger_than_any_board_is_the_whole_list(board: Board, size: int)
 @settings(max_examples=examples(400), deadline=None)
 @given(
     value=st.one_of(
-        # down to a millionth of a cent: SQLite's own text-to-double conversion (3.40) misreads
-        # some doubles far below that (1.4465233386839201e-133 read back one ulp off, found by
-        # this test in CI), so its round-trip check would pass 15 digits that do not round-trip
         st.floats(min_value=1e-8, max_value=USD_MAX),
         st.integers(min_value=0, max_value=int(USD_MAX)).map(float),
+        st.integers(min_value=0, max_value=int(USD_MAX) * MICROS_PER_USD).map(
+            lambda micros: micros / MICROS_PER_USD  # the amounts the board keeps
+        ),
         st.sampled_from([0.0, 1.0, USD_MAX, 0.1 + 0.2, 0.012, 1e-8, 1e15 - 1, 1e15]),
     )
 )
+@example(268435456.26433897)  # SQLite 3.40 reads 268435456.264339 as this double (found in CI)
+@example(1.4465233386839201e-133)  # and 1.4465233386839201e-133 one ulp off
 def test_a_task_documents_dollars_read_back_as_themselves(value: float) -> None:
     """The documents the database writes (`GET /api/board`) carry a REAL column (dollars, from 0
     to USD_MAX) as a number that reads back as the same double: a whole number in json_object's
-    own printing, the rest in the shortest printf that round-trips."""
+    own printing, whole micro-dollars in 15 digits, any other double in 17."""
     connection = sqlite3.connect(":memory:")
     written = connection.execute(
         f"SELECT json_object('x', {_exact_real('v')}) FROM (SELECT ? AS v)", (value,)
