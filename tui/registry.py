@@ -659,6 +659,7 @@ ACTIONS: tuple[Action, ...] = (
     # Inside dialogs.
     _dialog("menu.down", "cursor_down", "Down (in lists)", "j", MENU),
     _dialog("menu.up", "cursor_up", "Up (in lists)", "k", MENU),
+    _dialog("menu.choose", "select", "Choose", "enter", MENU, footer=(MENU,)),  # the list's own
     # A dialog's footer says its answers and choices (its scroll keys: the line "more below").
     _dialog("confirm.yes", "answer(True)", "Yes", "y", CONFIRM, footer=(CONFIRM,)),
     _dialog(

@@ -65,7 +65,7 @@ DIALOGS = [
     # (opened by, the dialog, its footer as the last line shows it)
     (press_opens("x"), ConfirmDialog, "y Cancel task n Back"),
     (press_opens("b"), PromptDialog, "^s Save esc Back"),
-    (press_opens("m"), MoveMenu, "esc Back"),
+    (press_opens("m"), MoveMenu, "⏎ Choose esc Back"),
     (press_opens("D"), DependencyPicker, "esc Back"),  # its ↓ is the query line's (Input)
     (press_opens("n"), TaskForm, "^s Save esc Back"),
     (press_opens("question_mark"), HelpScreen, "esc Close"),

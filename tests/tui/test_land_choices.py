@@ -195,8 +195,8 @@ async def test_strategy_and_branch_are_chosen_and_the_preview_follows(shop: Shop
 async def test_the_land_footer_says_b_with_other_branches_and_u_with_no_verify(shop: Shop) -> None:
     """The footer under the land question says the keys that act on that landing: with no
     verify command `u` and no `y` (`y` does not land it), and `b` where the repository has
-    other branches. Each acts: `b` opens the branch menu, whose footer says its own `esc Back`;
-    `u` asks why. (`shown` is only looked at: other tests land other tasks.)"""
+    other branches. Each acts: `b` opens the branch menu, whose footer says its own `⏎ Choose
+    esc Back`; `u` asks why. (`shown` is only looked at: other tests land other tasks.)"""
     from tests.tui.test_dialog_footer import footer_line
 
     app = app_on(shop, "shown")
@@ -206,7 +206,7 @@ async def test_the_land_footer_says_b_with_other_branches_and_u_with_no_verify(s
         shown = "n Back s Strategy b Branch u Land unverified"
         await until(pilot, lambda: footer_line(app) == shown)
         await branch_menu(pilot)
-        await until(pilot, lambda: footer_line(app) == "esc Back")
+        await until(pilot, lambda: footer_line(app) == "⏎ Choose esc Back")
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is dialog and footer_line(app) == shown)
         await pilot.press("u")

@@ -1,5 +1,6 @@
 """An `OptionList` that also moves with j/k, so a keyboard-only operator never has to reach for
-the arrows inside a dialog (the move menu, the dependency picker)."""
+the arrows inside a dialog (the move menu, the dependency picker), and whose Enter is said in the
+dialog's footer: the registry's bindings come first, so its `enter` is the one shown."""
 
 from textual.widgets import OptionList
 
@@ -7,4 +8,4 @@ from .. import registry
 
 
 class MenuList(OptionList):
-    BINDINGS = [*OptionList.BINDINGS, *registry.bindings_for(registry.MENU)]
+    BINDINGS = [*registry.bindings_for(registry.MENU), *OptionList.BINDINGS]
