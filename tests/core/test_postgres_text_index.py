@@ -5,6 +5,7 @@ is never placed in (or an index hung on) a board's schema, which dropping would 
 board made without it gets it from `kanban db migrate` (never an open), built concurrently:
 writers go on meanwhile, two builds build it once, and a killed build's invalid index heals."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -315,6 +316,20 @@ def _late_board(shared: Shared, schema_name: str) -> tuple[str, str]:
     return role, url
 
 
+@contextlib.contextmanager
+def _tasks_held(shared: Shared, name: str) -> "Iterator[psycopg.Connection[Any]]":
+    """An admin's open transaction holding board `name`'s tasks as a writer does (a concurrent
+    index build waits for it), and a second admin connection to watch with; committed on
+    leaving, whatever the test found."""
+    with shared.admin() as admin, shared.admin() as watch:
+        admin.execute("BEGIN")
+        admin.execute(f"LOCK TABLE {name}.tasks IN ROW EXCLUSIVE MODE")
+        try:
+            yield watch
+        finally:
+            admin.execute("COMMIT")
+
+
 def _migrate(url: str) -> "subprocess.Popen[str]":
     return Kanban(url, init=False).popen("db", "migrate")  # type: ignore[arg-type]
 
@@ -378,28 +393,23 @@ def test_the_late_build_does_not_stop_the_boards_writers(shared: Shared) -> None
     board and creates a task meanwhile, at once. `CREATE INDEX` inside the board's lock (the
     old way) kept that write waiting for the whole build (7-11 s at 100,000 tasks)."""
     role, url = _late_board(shared, "busy")
-    with shared.admin() as admin, shared.admin() as watch:
-        admin.execute("BEGIN")
-        admin.execute("LOCK TABLE busy.tasks IN ROW EXCLUSIVE MODE")
+    with _tasks_held(shared, "busy") as watch:
         builder = _migrate(url)
-        try:
-            _builder_waits(shared, role, watch)
-            written: list[object] = []
+        _builder_waits(shared, role, watch)
+        written: list[object] = []
 
-            def write() -> None:
-                with Board(url) as board:
-                    written.append(board.create_task("written during the build").id)
+        def write() -> None:
+            with Board(url) as board:
+                written.append(board.create_task("written during the build").id)
 
-            started = time.monotonic()
-            writer = threading.Thread(target=write, daemon=True)
-            writer.start()
-            writer.join(timeout=15)
-            took = time.monotonic() - started
-            assert written, f"the write waited for the build ({took:.1f} s)"
-            assert builder.poll() is None, "the build was still held while the write went"
-        finally:
-            admin.execute("COMMIT")
-        out, errors = builder.communicate(timeout=120)
+        started = time.monotonic()
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(timeout=15)
+        took = time.monotonic() - started
+        assert written, f"the write waited for the build ({took:.1f} s)"
+        assert builder.poll() is None, "the build was still held while the write went"
+    out, errors = builder.communicate(timeout=120)
     assert builder.returncode == 0, errors
     assert json.loads(out)["textIndex"] == TEXT_INDEX_BUILT
     assert _valid(shared, "busy") is True
@@ -413,18 +423,13 @@ def test_a_killed_build_leaves_a_board_the_next_migrate_heals(shared: Shared) ->
     index: the search never reads it but every write keeps it. `db check` says so, and the next
     `kanban db migrate` drops it and builds it whole."""
     role, url = _late_board(shared, "killed")
-    with shared.admin() as admin, shared.admin() as watch:
-        admin.execute("BEGIN")
-        admin.execute("LOCK TABLE killed.tasks IN ROW EXCLUSIVE MODE")
+    with _tasks_held(shared, "killed") as watch:
         builder = _migrate(url)
-        try:
-            pids = _builder_waits(shared, role, watch)
-            builder.kill()
-            builder.wait(timeout=30)
-            for pid in pids:
-                watch.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        finally:
-            admin.execute("COMMIT")
+        pids = _builder_waits(shared, role, watch)
+        builder.kill()
+        builder.wait(timeout=30)
+        for pid in pids:
+            watch.execute("SELECT pg_terminate_backend(%s)", (pid,))
     assert _valid(shared, "killed") is False
     kanban = Kanban(url, init=False)  # type: ignore[arg-type]
     checked = kanban.run("db", "check")
@@ -442,17 +447,12 @@ def test_two_builds_at_once_build_the_late_index_once(shared: Shared) -> None:
     builders' lock until it is free (waiting on it in a statement would be one of the
     transactions the build waits for: a deadlock), then finds the index made."""
     role, url = _late_board(shared, "raced")
-    with shared.admin() as admin, shared.admin() as watch:
-        admin.execute("BEGIN")
-        admin.execute("LOCK TABLE raced.tasks IN ROW EXCLUSIVE MODE")
+    with _tasks_held(shared, "raced") as watch:
         builders = [_migrate(url) for _ in range(2)]
-        try:
-            waiting = _builder_waits(shared, role, watch)
-            time.sleep(1.5)  # both past their open: one building, one asking for the lock
-            waiting = _builder_waits(shared, role, watch)
-            assert len(waiting) == 1, "one builds; the other waits on no lock"
-        finally:
-            admin.execute("COMMIT")
+        waiting = _builder_waits(shared, role, watch)
+        time.sleep(1.5)  # both past their open: one building, one asking for the lock
+        waiting = _builder_waits(shared, role, watch)
+        assert len(waiting) == 1, "one builds; the other waits on no lock"
     said = []
     for builder in builders:
         out, errors = builder.communicate(timeout=120)

@@ -5,6 +5,7 @@ worktree verbs are the holder's, judged by the board as the CLI's are: another a
 `not_assignee`, a session whose claim is gone `stale_claim`, and nothing changes."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,16 +127,22 @@ async def test_a_failed_gate_gives_the_task_back_under_the_epoch_the_session_kee
         assert (passed["taskStatus"], passed["verified"]) == ("done", "pass"), passed
 
 
+async def greeting_written(session: Any, land: Any, task_id: str) -> Path:
+    """The session claims the task, provisions its worktree and writes the greeting there."""
+    await ok(session, "claim_next")
+    made = await ok(session, "provision_workspace", task_id=task_id, repo_path=str(land.repo))
+    worktree = Path(made["worktree"]["worktreePath"])
+    (worktree / "greeting.txt").write_text(GREETING)
+    return worktree
+
+
 @pytest.mark.slow
 async def test_the_worktree_verbs_refuse_anyone_but_the_holder_and_change_nothing(  # type: ignore[no-untyped-def]
     land, board_path: Path
 ) -> None:
     task = land.board.create_task("Write the greeting")
     async with mcp_session(board_path, "alice", **server_env(land)) as alice:
-        await ok(alice, "claim_next")
-        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
-        worktree = Path(made["worktree"]["worktreePath"])
-        (worktree / "greeting.txt").write_text(GREETING)
+        worktree = await greeting_written(alice, land, task.id)
         doc = await refused(alice, "write_handoff", "invalid_input", task_id=task.id,
                             handoff={"handoffFrom": "bob"})  # fmt: skip
         assert doc["field"] == "handoffFrom"
@@ -183,10 +190,7 @@ async def test_a_worktree_of_another_worktrees_folder_is_refused_with_what_to_do
     nothing."""
     task = land.board.create_task("Write the greeting")
     async with mcp_session(board_path, "alice", **server_env(land)) as alice:
-        await ok(alice, "claim_next")
-        made = await ok(alice, "provision_workspace", task_id=task.id, repo_path=str(land.repo))
-        worktree = Path(made["worktree"]["worktreePath"])
-        (worktree / "greeting.txt").write_text(GREETING)
+        worktree = await greeting_written(alice, land, task.id)
     land.board.checkpoint()
     before = fingerprint(board_path), checkout_state(land.repo), checkout_state(worktree)
     elsewhere = {**server_env(land), "KANBAN_WORKTREES": str(tmp_path / "other-worktrees")}

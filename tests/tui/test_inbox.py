@@ -25,6 +25,7 @@ from tests.tui.conftest import (
     until,
 )
 from tests.tui.test_drawer import screen_text
+from tests.tui.test_view import todo_review_and_blocked
 from tui import live, notify
 from tui.components.drawer_screen import DrawerScreen
 from tui.components.header_bar import HeaderBar
@@ -114,16 +115,7 @@ async def test_the_header_says_what_needs_you_in_the_columns_off_screen(tmp_path
     `!`, and the mark goes when its column comes into view."""
     clock = ManualClock(START)
     path = tmp_path / "board.db"
-    with Board(path, clock=clock) as board:
-        for n in range(5):
-            board.create_task(f"todo {n}")
-        ids = [board.create_task(f"busy {n}").id for n in range(4)]
-        board.claim(ids[0], "ada")
-        for task_id in ids[1:3]:
-            board.claim(task_id, "ada")
-            board.complete(task_id, "ada")
-        board.claim(ids[3], "bob")
-        board.block(ids[3], "bob", "needs a key")
+    ids = todo_review_and_blocked(path, clock)
     app = make_app(path, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         facts = lambda: app.board_screen.header.facts  # noqa: E731

@@ -486,8 +486,9 @@ async def test_a_folded_column_counts_a_filters_matches(tmp_path: Path) -> None:
         await until(pilot, lambda: "shown" not in screen_text(app).splitlines()[-2])
 
 
-def todo_review_and_blocked(path: Path, clock: ManualClock) -> None:
-    """5 todo, 1 in progress, 2 in review, 1 blocked; backlog, done and cancelled empty."""
+def todo_review_and_blocked(path: Path, clock: ManualClock) -> list[str]:
+    """5 todo, 1 in progress, 2 in review, 1 blocked; backlog, done and cancelled empty. The ids
+    of the four tasks past todo, in that order."""
     with Board(path, clock=clock) as board:
         for n in range(5):
             board.create_task(f"todo {n}")
@@ -498,6 +499,7 @@ def todo_review_and_blocked(path: Path, clock: ManualClock) -> None:
             board.complete(task_id, "ada")
         board.claim(ids[3], "bob")
         board.block(ids[3], "bob", "needs a key")
+    return ids
 
 
 async def first_view(path: Path, clock: ManualClock) -> tuple[Any, list[tuple[str, ...]]]:
