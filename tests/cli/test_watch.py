@@ -268,6 +268,21 @@ def test_a_running_owner_is_one_short_cell_at_80_columns(cli: Kanban) -> None:
     )
 
 
+def first_line(fd: int, *, timeout_s: float) -> str:
+    """The first line a pipe carries, read a byte at a time from its file descriptor: a buffered
+    `readline` would keep what follows it, which `communicate` (reading the descriptor) then
+    never sees."""
+    line = b""
+    deadline = time.monotonic() + timeout_s
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([fd], [], [], left)[0], f"no line in {timeout_s} s"
+        byte = os.read(fd, 1)
+        assert byte, f"the pipe closed after {line!r}"
+        line += byte
+    return line.decode()
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -294,8 +309,7 @@ def test_sigterm_stops_a_follower_cleanly_with_exit_0(cli: Kanban, args: tuple[s
             time.sleep(0.1)
         if args[0] == "events":  # its first event printed: it follows, its signals handled
             assert follower.stdout is not None
-            assert select.select([follower.stdout], [], [], 20)[0], "nothing printed in 20 s"
-            first = follower.stdout.readline()
+            first = first_line(follower.stdout.fileno(), timeout_s=20)
         time.sleep(1)  # following: the first events read and printed
     finally:
         follower.terminate()
