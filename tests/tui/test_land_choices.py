@@ -410,8 +410,8 @@ async def _asked(pilot: Pilot[Any], task_id: str) -> LandDialog:
 def test_land_unverified_dialog_at_80x24(fixed_shop: Shop, snap_compare: Any) -> None:
     async def asked(pilot: Pilot[Any]) -> None:
         dialog = await _asked(pilot, fixed_shop.ids["shown"])
-        await pilot.press("s")  # rebase: the choice shows
-        await until(pilot, lambda: "● rebase" in said(dialog))
+        await pilot.press("s")  # rebase: the choice shows, its line and the body refitted
+        await settled(pilot, lambda: "● rebase" in said(dialog) and drawn(dialog))
 
     assert snap_compare(app_on(fixed_shop, "shown"), terminal_size=(80, 24), run_before=asked)
 
