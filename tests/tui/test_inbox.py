@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from boardlib import Board, BoardError, ManualClock
+from boardlib import Board, BoardError, ManualClock, Task
 from boardlib import attention as a
 from boardlib import transitions as t
 from boardlib.worktrees.layout import branch_name
@@ -1507,6 +1507,18 @@ async def test_a_long_inbox_opens_without_measuring_every_row(
         assert calls["cut"] < count // 4, calls  # the rows on screen, not all 400
 
 
+def gated_and_plain(path: Path, clock: ManualClock) -> tuple[Task, Task]:
+    """Two tasks in review: one under its running gate (beating every second), one waiting on a
+    person."""
+    with Board(path, clock=clock) as board:
+        gated, plain = (board.create_task(title) for title in ("the gated one", "a plain one"))
+        for task in (gated, plain):
+            board.claim(task.id, "alice")
+        board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=1_000)
+        board.complete(plain.id, "alice")
+    return gated, plain
+
+
 @pytest.mark.parametrize(("size", "ending"), [((80, 24), "dead"), ((160, 48), "stopped")])
 async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_its_drawer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], ending: str
@@ -1522,12 +1534,7 @@ async def test_a_task_under_its_running_gate_says_verifying_on_its_card_and_in_i
 
     path = tmp_path / "board.db"
     clock = ManualClock(START)
-    with Board(path, clock=clock) as board:
-        gated, plain = (board.create_task(title) for title in ("the gated one", "a plain one"))
-        for task in (gated, plain):
-            board.claim(task.id, "alice")
-        board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=1_000)
-        board.complete(plain.id, "alice")
+    gated, plain = gated_and_plain(path, clock)
     began = time.localtime(START / 1000)
     on_card = time.strftime("verifying since %H:%M", began)  # a card's room: the minute
     in_drawer = time.strftime("verifying since %H:%M:%S", began)  # the drawer's times
@@ -1564,12 +1571,7 @@ async def test_the_header_counts_the_tasks_under_their_running_gate(
 
     path = tmp_path / "board.db"
     clock = ManualClock(START)
-    with Board(path, clock=clock) as board:
-        gated, plain = (board.create_task(title) for title in ("the gated one", "a plain one"))
-        for task in (gated, plain):
-            board.claim(task.id, "alice")
-        board.complete(gated.id, "alice", gate_ms=600_000, beat_ms=1_000)
-        board.complete(plain.id, "alice")
+    gated, _plain = gated_and_plain(path, clock)
     app = make_app(path, clock)
 
     def header() -> str:

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +74,23 @@ def test_the_inbox_leaves_out_a_task_under_its_gate_and_lists_what_the_verdict_m
     assert inbox_of(env.tmp / "board.db", env.clock) == [(a.UNLANDED, task_id)]
 
 
+def worked_on_behind_a_waiting_gate(env: Any) -> tuple[Path, str, Path]:
+    """A task alice holds in its worktree, edited, whose verify command waits for `signals/go`
+    (on the board file, with the system's clock, as a child process's: the lease holds): the
+    board's path, the task and the signals' folder."""
+    board_path = env.tmp / "board.db"
+    env.board.close()
+    with Board(board_path) as board:
+        task_id = board.create_task("Fix the answer").id
+        board.claim(task_id, "alice")
+        path = Path(Worktrees(board).provision(task_id, env.repo).worktree.worktree_path)
+    signals = env.tmp / "signals"
+    signals.mkdir()
+    set_verify(path, waiting_verify(signals))
+    (path / "app.py").write_text("def answer():\n    return 41\n")
+    return board_path, task_id, signals
+
+
 CHILD = """
 import sys
 from boardlib import Board
@@ -86,16 +104,7 @@ def test_a_gate_killed_with_minus_9_gives_its_task_back_to_the_inbox(env) -> Non
     """The completing process killed mid-gate: its task stays in review, and a gate whose
     process is gone counts as ended (as a dead lander's turn), or it would wait unseen for ever.
     Completed again, the gate runs again, the task unlisted meanwhile."""
-    board_path = env.tmp / "board.db"
-    env.board.close()
-    with Board(board_path) as board:  # the system's clock, as the child's: the lease holds
-        task_id = board.create_task("Fix the answer").id
-        board.claim(task_id, "alice")
-        path = Path(Worktrees(board).provision(task_id, env.repo).worktree.worktree_path)
-    signals = env.tmp / "signals"
-    signals.mkdir()
-    set_verify(path, waiting_verify(signals))
-    (path / "app.py").write_text("def answer():\n    return 41\n")
+    board_path, task_id, signals = worked_on_behind_a_waiting_gate(env)
     child_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(board_path), task_id], env=child_env)
     try:
@@ -152,16 +161,7 @@ def test_a_gate_killed_on_another_machine_gives_its_task_back_in_three_beats(
     The gate beats; three beats missed, it is dead wherever read. Machine B, whose gate runs, is
     played with KANBAN_HOST_ID; this process reads as machine A."""
     monkeypatch.setenv(HOST_ID_VARIABLE, "machine-a")
-    board_path = env.tmp / "board.db"
-    env.board.close()
-    with Board(board_path) as board:
-        task_id = board.create_task("Fix the answer").id
-        board.claim(task_id, "alice")
-        path = Path(Worktrees(board).provision(task_id, env.repo).worktree.worktree_path)
-    signals = env.tmp / "signals"
-    signals.mkdir()
-    set_verify(path, waiting_verify(signals))
-    (path / "app.py").write_text("def answer():\n    return 41\n")
+    board_path, task_id, signals = worked_on_behind_a_waiting_gate(env)
     child_env = {
         **os.environ,
         "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
